@@ -1,0 +1,274 @@
+/* The Plexus backend ABI.
+ *
+ * Everything a backend (a plug-in shared object, or a table compiled into an
+ * application) shares with the host. Includes only standard headers and the
+ * other SDK headers. The contract, with numbered requirements, is
+ * docs/backend-abi.md; the comments here say the same thing per field, and
+ * name the requirement (R-n) where one applies.
+ *
+ * Growth rules (R-1): every struct that crosses the boundary starts with
+ * `struct_size`, and only ever grows at its end. A reader never touches a
+ * field that lies beyond the `struct_size` the writer declared; a field
+ * added in a later minor version is therefore "absent" (NULL / zero) for a
+ * peer built earlier. Optional function pointers may be NULL; the host then
+ * supplies a default or treats the feature as unsupported. */
+#ifndef PLEXUS_BACKEND_H
+#define PLEXUS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <plexus/abi_version.h>
+#include <plexus/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PLX_BACKEND_EXPORT __attribute__((visibility("default")))
+#define PLX_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define PLX_BACKEND_EXPORT
+#define PLX_PRINTF_LIKE(fmt_index, first_arg)
+#endif
+
+/* The size a struct had when a given field was its last: the value to write
+ * in, or compare against, `struct_size` (R-1). */
+#define PLX_STRUCT_SIZE_UPTO(type, last_field) \
+    (offsetof(type, last_field) + sizeof(((type *)0)->last_field))
+
+/* ------------------------------------------------------------------------ */
+/* Host services                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum plx_log_level {
+    PLX_LOG_ERROR = 0,
+    PLX_LOG_WARN = 1,
+    PLX_LOG_INFO = 2,
+    PLX_LOG_DEBUG = 3
+} plx_log_level;
+
+typedef struct plx_host plx_host;
+
+/* The table of services the host hands to a backend (R-3: a backend links
+ * nothing from libplexus and reaches the host only through this table).
+ *
+ * Ownership and lifetime: owned by the host. The pointer given to the entry
+ * point is valid only during that call. The pointer given to `create` is
+ * valid until the host calls `destroy` on the backend it created; a backend
+ * may keep it in its own state for that long, but never in a global, since
+ * one plug-in file can be loaded by several runtimes at once, each with its
+ * own table.
+ *
+ * Thread-safety: every function in the table may be called from any thread
+ * at any time while the table is valid. */
+struct plx_host {
+    /* PLX_STRUCT_SIZE_UPTO(plx_host, <last field the host knows>). */
+    uint32_t struct_size;
+    /* The ABI version the host implements, PLX_MAKE_ABI_VERSION(major, minor). */
+    uint32_t abi_version;
+
+    /* Writes one log line attributed to this backend. `fmt` is a printf
+     * format; no trailing newline is needed. Messages below the runtime's
+     * log level are dropped cheaply. Messages logged at PLX_LOG_ERROR during
+     * the entry point or `check_available` or `create` are kept by the host
+     * and quoted in the rejection reason when that call fails (R-6). */
+    void (*log)(const plx_host *host, plx_log_level level, const char *fmt, ...)
+        PLX_PRINTF_LIKE(3, 4);
+
+    /* Allocates `size` bytes aligned to `alignment`, which is 0 (meaning
+     * alignof(max_align_t)) or a power of two. Returns NULL on failure or
+     * on a bad alignment. `size` 0 returns a unique pointer that must still
+     * be freed. Memory must be released with `free` of the same table. */
+    void *(*alloc)(const plx_host *host, size_t size, size_t alignment);
+    /* Releases memory from `alloc`; NULL is ignored. */
+    void (*free)(const plx_host *host, void *ptr);
+
+    /* Creates a status with `code` (never PLX_OK) and a printf-formatted
+     * message. Ownership passes to the caller, who returns it to the host
+     * (which then owns it) or releases it with `status_free`. Never returns
+     * NULL: on allocation failure it returns a preallocated out-of-memory
+     * status, which may be freed like any other. */
+    plx_status (*status_create)(const plx_host *host, plx_status_code code,
+                                const char *fmt, ...) PLX_PRINTF_LIKE(3, 4);
+    /* The code of `status`; PLX_OK for NULL. */
+    plx_status_code (*status_code)(const plx_host *host, plx_status status);
+    /* The message of `status`, valid until the status is freed; "OK" for NULL. */
+    const char *(*status_message)(const plx_host *host, plx_status status);
+    /* Releases a status the backend owns; NULL is ignored. */
+    void (*status_free)(const plx_host *host, plx_status status);
+
+    /* Reserved for the host; backends must not read or write it. */
+    void *host_data;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Options and capabilities                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One `key=value` option for a backend instance. Both strings are owned by
+ * the host and valid only during the `create` call. */
+typedef struct plx_option {
+    const char *key;
+    const char *value;
+} plx_option;
+
+/* Describes one option a backend accepts. The host refuses, before calling
+ * `create`, any key that is not in the descriptor's list (R-9), so a backend
+ * sees only keys it declared. Layout frozen for ABI major 1: new facts about
+ * options would come as a new array, never as fields appended here, because
+ * arrays of this struct are indexed with its size. */
+typedef struct plx_option_info {
+    const char *key;           /* [a-z][a-z0-9_]*, unique in the list */
+    const char *description;   /* one line, for `plexus info` */
+    const char *default_value; /* as text; NULL when there is no default */
+} plx_option_info;
+
+typedef enum plx_value_type {
+    PLX_VALUE_BOOL = 1,
+    PLX_VALUE_INT = 2,
+    PLX_VALUE_STRING = 3
+} plx_value_type;
+
+/* One capability: a typed key/value fact about a created backend instance.
+ * Layout frozen for ABI major 1 (see plx_option_info).
+ *
+ * Keys are either standard (one of the PLX_CAP_* names below, always of the
+ * type given there) or namespaced vendor keys, `vendor.name` with each part
+ * [a-z][a-z0-9_]*, which the host lists untouched (R-10). A capability
+ * counts only when it is present and, for booleans, true (R-11). */
+typedef struct plx_capability {
+    const char *key;
+    plx_value_type type;
+    bool bool_value;          /* meaningful when type == PLX_VALUE_BOOL */
+    int64_t int_value;        /* meaningful when type == PLX_VALUE_INT */
+    const char *string_value; /* meaningful when type == PLX_VALUE_STRING; not NULL */
+} plx_capability;
+
+/* Standard capability keys of ABI 1.0, all boolean. */
+/* Executions with different working-memory handles may run concurrently. */
+#define PLX_CAP_ASYNC_EXECUTION "async_execution"
+/* Intermediate tensors may live in memory the host plans and allocates. */
+#define PLX_CAP_EXTERNALLY_MANAGED_MEMORY "externally_managed_memory"
+/* Network inputs/outputs may be imported once and reused across executions. */
+#define PLX_CAP_PREIMPORT_IO_TENSORS "preimport_io_tensors"
+/* The backend can allocate protected (secure) memory. */
+#define PLX_CAP_PROTECTED_CONTENT_ALLOCATION "protected_content_allocation"
+/* Constant tensors may be fed to workloads as ordinary inputs. */
+#define PLX_CAP_CONSTANT_TENSORS_AS_INPUTS "constant_tensors_as_inputs"
+/* The backend computes in IEEE half precision. */
+#define PLX_CAP_FP16 "fp16"
+/* Memory sources the backend's tensor handles can import caller memory from
+ * (import) or lend their memory to another backend as (export). */
+#define PLX_CAP_IMPORT_MALLOC "memory_import_malloc"
+#define PLX_CAP_IMPORT_DMA_BUF "memory_import_dma_buf"
+#define PLX_CAP_IMPORT_DMA_BUF_PROTECTED "memory_import_dma_buf_protected"
+#define PLX_CAP_EXPORT_MALLOC "memory_export_malloc"
+#define PLX_CAP_EXPORT_DMA_BUF "memory_export_dma_buf"
+#define PLX_CAP_EXPORT_DMA_BUF_PROTECTED "memory_export_dma_buf_protected"
+
+/* Memory sources as bit flags, for APIs that take a set of them. */
+typedef enum plx_memory_source {
+    PLX_MEMORY_SOURCE_MALLOC = 1u << 0,
+    PLX_MEMORY_SOURCE_DMA_BUF = 1u << 1,
+    PLX_MEMORY_SOURCE_DMA_BUF_PROTECTED = 1u << 2
+} plx_memory_source;
+
+/* ------------------------------------------------------------------------ */
+/* The backend                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A created backend instance. The backend defines `struct plx_backend`; the
+ * host only passes the pointer back. */
+typedef struct plx_backend plx_backend;
+
+/* The backend's function table. Owned by the backend; it must stay valid and
+ * unchanged while the plug-in is loaded (a `static const` object). */
+typedef struct plx_backend_functions {
+    /* PLX_STRUCT_SIZE_UPTO(plx_backend_functions, <last field the backend knows>). */
+    uint32_t struct_size;
+
+    /* Optional. Says whether the backend can work on this machine (a device
+     * is present, a driver answers). Returns NULL when available; otherwise
+     * a status from host->status_create whose message says why not (code
+     * PLX_UNAVAILABLE). An unavailable backend is listed with that reason and
+     * is not created (R-7). NULL function: always available.
+     * Called at most once per runtime, before `create`, on the thread that
+     * creates the runtime. Must not crash when no device exists. */
+    plx_status (*check_available)(const plx_host *host);
+
+    /* Required. Creates an instance with the given options (only keys that
+     * the descriptor declares; values unchecked). On success writes
+     * *out_backend and returns NULL. On failure returns a status naming the
+     * bad option or the failing step, and leaves *out_backend NULL; the
+     * backend then holds no resources. `host` stays valid until `destroy`.
+     * Called once per runtime, on the thread that creates the runtime. */
+    plx_status (*create)(const plx_host *host, const plx_option *options,
+                         size_t option_count, plx_backend **out_backend);
+
+    /* Required. Releases an instance created by `create` and everything it
+     * holds. Called once, after every other use of the instance has
+     * returned, on the thread that destroys the runtime. */
+    void (*destroy)(plx_backend *backend);
+
+    /* Optional. Writes the instance's capabilities: an array owned by the
+     * backend, valid and unchanged until `destroy`. Returns NULL on success.
+     * The host copies the list once, right after `create`, and validates it
+     * (R-10); an invalid list rejects the plug-in. NULL function: no
+     * capabilities. */
+    plx_status (*get_capabilities)(plx_backend *backend,
+                                   const plx_capability **out_capabilities,
+                                   size_t *out_count);
+} plx_backend_functions;
+
+/* Describes a backend. Owned by the backend; it must stay valid and
+ * unchanged while the plug-in is loaded (a `static const` object). The host
+ * copies the strings it keeps. */
+typedef struct plx_backend_descriptor {
+    /* PLX_STRUCT_SIZE_UPTO(plx_backend_descriptor, <last field the backend knows>). */
+    uint32_t struct_size;
+    /* The ABI version the backend implements for this host:
+     * PLX_MAKE_ABI_VERSION(major, minor). The major must equal the host's;
+     * the minor must not exceed the host's (R-5). */
+    uint32_t abi_version;
+    /* Unique backend id: [a-z][a-z0-9_]*, 1 to 63 characters. */
+    const char *id;
+    /* Human-readable name, for listings. Not NULL, at most 255 bytes. */
+    const char *name;
+    /* Backend version, a semantic version string ("1.4.0", "2.0.0-rc.1"). */
+    const char *version;
+    /* The function table. */
+    const plx_backend_functions *functions;
+    /* The options `create` accepts; may be NULL when option_count is 0. */
+    const plx_option_info *options;
+    size_t option_count;
+} plx_backend_descriptor;
+
+/* The one symbol a plug-in exports (R-2). The host calls it once per
+ * runtime that loads the file, with the ABI version the host implements and
+ * the host table (valid only during the call). It returns a descriptor for
+ * an ABI the host can use (same major, minor <= the host's), or NULL when it
+ * cannot work with this host, after logging the reason through
+ * host->log(PLX_LOG_ERROR, ...). Must not allocate resources that would
+ * need releasing: there is no matching "unload" call. May be called from
+ * any thread, and concurrently for different runtimes. */
+#define PLX_BACKEND_ENTRY_SYMBOL "plx_backend_entry"
+
+typedef const plx_backend_descriptor *(*plx_backend_entry_fn)(uint32_t host_abi_version,
+                                                              const plx_host *host);
+
+/* Plug-ins define this function; the declaration gives it default
+ * visibility so that it is the one exported symbol of a backend built with
+ * -fvisibility=hidden. Backends compiled into an application do not define
+ * it: they pass an entry function of their own name to the runtime instead
+ * (plx_runtime_options.static_backends). */
+PLX_BACKEND_EXPORT const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version,
+                                                                   const plx_host *host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_BACKEND_H */

@@ -1,0 +1,98 @@
+/* Internals shared by the core's translation units (prefix plxi_). */
+#ifndef PLEXUS_CORE_INTERNAL_H
+#define PLEXUS_CORE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <plexus/plexus.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PLXI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PLXI_PRINTF(f, a)
+#endif
+
+/* status.c */
+plx_status plxi_status_create(plx_status_code code, const char *fmt, ...) PLXI_PRINTF(2, 3);
+plx_status plxi_status_vcreate(plx_status_code code, const char *fmt, va_list ap);
+
+/* strutil.c: heap strings. Each returns NULL only when out of memory. */
+char *plxi_strdup(const char *s);
+char *plxi_asprintf(const char *fmt, ...) PLXI_PRINTF(1, 2);
+char *plxi_vasprintf(const char *fmt, va_list ap);
+/* A printable, quoted-free copy of untrusted text (a plug-in's id, say):
+ * at most max_len bytes are read; bytes outside printable ASCII become \xNN. */
+char *plxi_sanitize(const char *s, size_t max_len);
+
+/* A growable array of pointers; the owner decides what the elements are. */
+typedef struct plxi_ptr_vec {
+    void **items;
+    size_t count;
+    size_t capacity;
+} plxi_ptr_vec;
+bool plxi_ptr_vec_push(plxi_ptr_vec *vec, void *item);
+void plxi_ptr_vec_release(plxi_ptr_vec *vec);
+
+/* log.c */
+typedef struct plxi_logger {
+    plx_log_level level;
+    plx_log_fn fn;
+    void *user_data;
+} plxi_logger;
+void plxi_logger_init(plxi_logger *logger, int level, plx_log_fn fn, void *user_data);
+static inline bool plxi_log_enabled(const plxi_logger *logger, plx_log_level level) {
+    return level <= logger->level;
+}
+void plxi_log(const plxi_logger *logger, plx_log_level level, const char *source,
+              const char *fmt, ...) PLXI_PRINTF(4, 5);
+void plxi_vlog(const plxi_logger *logger, plx_log_level level, const char *source,
+               const char *fmt, va_list ap);
+
+/* One backend known to a runtime (registry.c). The public view is `info`;
+ * `host` is the service table handed to this backend, whose host_data
+ * points back at the record, so records never move once created. */
+typedef struct plxi_backend_record {
+    plx_backend_info info;
+    plx_host host;
+    const plxi_logger *logger;
+    char *log_source;            /* id once known, else the file name */
+    void *dl_handle;             /* NULL for static backends and once closed */
+    plx_backend_functions functions; /* copy, zero beyond the backend's size */
+    plx_backend *instance;
+    bool capture_errors;         /* keep error-level messages */
+    char *captured_errors;
+    dev_t file_dev;
+    ino_t file_ino;
+} plxi_backend_record;
+
+/* host.c */
+void plxi_host_init(plxi_backend_record *record);
+
+struct plx_runtime {
+    plxi_logger logger;
+    plxi_ptr_vec search;     /* plx_search_entry*, strings owned */
+    plxi_ptr_vec backends;   /* plxi_backend_record* */
+    plxi_ptr_vec rejections; /* plx_rejection*, strings owned */
+    plxi_ptr_vec skipped;    /* plx_rejection*, strings owned */
+    plxi_ptr_vec notes;      /* char* */
+    /* PLEXUS_BACKENDS, split; NULL when not filtering. */
+    char **filter_ids;
+    bool *filter_seen;
+    size_t filter_count;
+    /* Per-backend options, copied, and whether a backend claimed each. */
+    plx_backend_option *options;
+    bool *option_used;
+    size_t option_count;
+};
+
+/* registry.c */
+plx_status plxi_registry_load_static(plx_runtime *rt, plx_backend_entry_fn entry);
+plx_status plxi_registry_scan(plx_runtime *rt, plx_search_entry *entry);
+void plxi_backend_record_destroy(plxi_backend_record *record);
+/* Adds a note; false when out of memory. */
+bool plxi_runtime_note(plx_runtime *rt, const char *fmt, ...) PLXI_PRINTF(2, 3);
+
+#endif /* PLEXUS_CORE_INTERNAL_H */

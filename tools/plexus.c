@@ -1,0 +1,432 @@
+/* plexus: the command-line front end.
+ *
+ * Exit status: 0 success, 1 runtime error, 2 bad usage (with the usage
+ * text on stderr). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <plexus/plexus.h>
+
+#include "json_writer.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+static const char main_usage[] =
+    "usage: plexus [--help] [--version] <command> [<args>]\n"
+    "\n"
+    "Commands:\n"
+    "  info    list the backend search path, the backends found, their\n"
+    "          capabilities, and every plug-in file refused with its reason\n"
+    "\n"
+    "Run 'plexus <command> --help' for a command's options.\n";
+
+static const char info_usage[] =
+    "usage: plexus info [--json] [--backend-path PATH]... [--no-env] [--no-default-dir]\n"
+    "                   [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
+    "\n"
+    "  --json                 print one JSON document instead of text\n"
+    "  --backend-path PATH    search PATH (a directory or a plug-in file) first;\n"
+    "                         may be repeated\n"
+    "  --no-env               ignore PLEXUS_BACKEND_PATH and PLEXUS_BACKENDS\n"
+    "  --no-default-dir       do not search the installed backend directory\n"
+    "  --option ID.KEY=VALUE  pass KEY=VALUE to backend ID when it is created;\n"
+    "                         may be repeated\n"
+    "  --log-level LEVEL      error, warn, info or debug (default: PLEXUS_LOG, else warn)\n"
+    "\n"
+    "Environment: PLEXUS_BACKEND_PATH (colon-separated directories or files),\n"
+    "PLEXUS_BACKENDS (comma-separated ids to load), PLEXUS_LOG (log level).\n";
+
+static int usage_error(const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *usage, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("plexus: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n\n%s", usage);
+    return EXIT_USAGE;
+}
+
+typedef struct info_args {
+    bool json;
+    const char **paths;
+    size_t path_count;
+    plx_backend_option *options;
+    size_t option_count;
+    plx_runtime_options rt;
+} info_args;
+
+/* ID.KEY=VALUE, split in place. */
+static bool parse_option(char *text, plx_backend_option *out) {
+    char *dot = strchr(text, '.');
+    char *eq = dot ? strchr(dot + 1, '=') : NULL;
+    if (!dot || !eq || dot == text || eq == dot + 1) {
+        return false;
+    }
+    *dot = '\0';
+    *eq = '\0';
+    out->backend_id = text;
+    out->key = dot + 1;
+    out->value = eq + 1;
+    return true;
+}
+
+/* Returns -1 when parsing succeeded, else an exit status. */
+static int parse_info_args(int argc, char **argv, info_args *a) {
+    plx_runtime_options_init(&a->rt);
+    a->paths = calloc((size_t)argc, sizeof *a->paths);
+    a->options = calloc((size_t)argc, sizeof *a->options);
+    if (!a->paths || !a->options) {
+        fprintf(stderr, "plexus: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(info_usage, stdout);
+            return EXIT_OK;
+        } else if (strcmp(arg, "--json") == 0) {
+            a->json = true;
+        } else if (strcmp(arg, "--no-env") == 0) {
+            a->rt.ignore_environment = true;
+        } else if (strcmp(arg, "--no-default-dir") == 0) {
+            a->rt.skip_default_dir = true;
+        } else if (strcmp(arg, "--backend-path") == 0) {
+            if (!has_value || !*argv[i + 1]) {
+                return usage_error(info_usage, "%s needs a non-empty path", arg);
+            }
+            a->paths[a->path_count++] = argv[++i];
+        } else if (strcmp(arg, "--option") == 0) {
+            if (!has_value) {
+                return usage_error(info_usage, "%s needs ID.KEY=VALUE", arg);
+            }
+            if (!parse_option(argv[++i], &a->options[a->option_count])) {
+                return usage_error(info_usage, "bad --option '%s': expected ID.KEY=VALUE",
+                                   argv[i]);
+            }
+            a->option_count++;
+        } else if (strcmp(arg, "--log-level") == 0) {
+            plx_log_level level;
+            if (!has_value) {
+                return usage_error(info_usage, "%s needs a level", arg);
+            }
+            if (!plx_log_level_parse(argv[++i], &level)) {
+                return usage_error(info_usage,
+                                   "bad --log-level '%s': expected error, warn, info or debug",
+                                   argv[i]);
+            }
+            a->rt.log_level = (int)level;
+        } else {
+            return usage_error(info_usage, "unknown argument '%s' for 'info'", arg);
+        }
+    }
+    a->rt.search_paths = a->paths;
+    a->rt.search_path_count = a->path_count;
+    a->rt.backend_options = a->options;
+    a->rt.backend_option_count = a->option_count;
+    return -1;
+}
+
+static const char *abi_text(uint32_t v, char *buf, size_t n) {
+    snprintf(buf, n, "%u.%u", PLX_ABI_VERSION_GET_MAJOR(v), PLX_ABI_VERSION_GET_MINOR(v));
+    return buf;
+}
+
+static void print_capability_value(FILE *out, const plx_capability *c) {
+    switch (c->type) {
+    case PLX_VALUE_BOOL:
+        fputs(c->bool_value ? "true" : "false", out);
+        break;
+    case PLX_VALUE_INT:
+        fprintf(out, "%" PRId64, c->int_value);
+        break;
+    case PLX_VALUE_STRING:
+        fprintf(out, "\"%s\"", c->string_value);
+        break;
+    }
+}
+
+static void print_rejections(FILE *out, const char *title, size_t count,
+                             const plx_rejection *(*get)(const plx_runtime *, size_t),
+                             const plx_runtime *rt) {
+    fprintf(out, "\n%s (%zu):\n", title, count);
+    if (count == 0) {
+        fputs("  (none)\n", out);
+    }
+    for (size_t i = 0; i < count; i++) {
+        const plx_rejection *r = get(rt, i);
+        fprintf(out, "  %s", r->path ? r->path : "(static backend)");
+        if (r->id) {
+            fprintf(out, " [%s]", r->id);
+        }
+        fprintf(out, "\n    %s\n", r->reason);
+    }
+}
+
+static void print_info_text(FILE *out, const plx_runtime *rt) {
+    char buf[32];
+    fprintf(out, "Plexus %s, backend ABI %s\n", plx_version_string(),
+            abi_text(plx_abi_version(), buf, sizeof buf));
+
+    fprintf(out, "\nSearch path:\n");
+    size_t n = plx_runtime_search_path_count(rt);
+    if (n == 0) {
+        fputs("  (empty)\n", out);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const plx_search_entry *e = plx_runtime_search_path(rt, i);
+        fprintf(out, "  %-12s %s%s%s%s\n", plx_search_source_name(e->source), e->path,
+                *e->problem ? " (" : "", e->problem, *e->problem ? ")" : "");
+    }
+
+    n = plx_runtime_backend_count(rt);
+    fprintf(out, "\nBackends (%zu):\n", n);
+    if (n == 0) {
+        fputs("  (none)\n", out);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const plx_backend_info *b = plx_runtime_backend(rt, i);
+        fprintf(out, "  %s: %s %s (ABI %s)\n", b->id, b->name, b->version,
+                abi_text(b->abi_version, buf, sizeof buf));
+        fprintf(out, "    path:         %s\n", b->path ? b->path : "(compiled into the application)");
+        if (b->available) {
+            fputs("    available:    yes\n", out);
+        } else {
+            fprintf(out, "    available:    no: %s\n", b->reason);
+        }
+        if (b->available) {
+            fputs("    capabilities:", out);
+            if (b->capability_count == 0) {
+                fputs(" (none)", out);
+            }
+            fputc('\n', out);
+            for (size_t k = 0; k < b->capability_count; k++) {
+                fprintf(out, "      %s = ", b->capabilities[k].key);
+                print_capability_value(out, &b->capabilities[k]);
+                fputc('\n', out);
+            }
+        }
+        if (b->option_count) {
+            fputs("    options:\n", out);
+            for (size_t k = 0; k < b->option_count; k++) {
+                const plx_option_info *o = &b->options[k];
+                fprintf(out, "      %s: %s", o->key, o->description);
+                if (o->default_value) {
+                    fprintf(out, " (default: %s)", o->default_value);
+                }
+                fputc('\n', out);
+            }
+        }
+    }
+
+    print_rejections(out, "Rejected", plx_runtime_rejection_count(rt), plx_runtime_rejection,
+                     rt);
+    n = plx_runtime_skipped_count(rt);
+    if (n) {
+        print_rejections(out, "Skipped", n, plx_runtime_skipped, rt);
+    }
+    n = plx_runtime_note_count(rt);
+    if (n) {
+        fputs("\nNotes:\n", out);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(out, "  %s\n", plx_runtime_note(rt, i));
+        }
+    }
+}
+
+static void json_abi(json_writer *w, uint32_t v) {
+    json_begin_object(w);
+    json_key(w, "major");
+    json_int(w, PLX_ABI_VERSION_GET_MAJOR(v));
+    json_key(w, "minor");
+    json_int(w, PLX_ABI_VERSION_GET_MINOR(v));
+    json_end_object(w);
+}
+
+static void json_rejections(json_writer *w, size_t count,
+                            const plx_rejection *(*get)(const plx_runtime *, size_t),
+                            const plx_runtime *rt) {
+    json_begin_array(w);
+    for (size_t i = 0; i < count; i++) {
+        const plx_rejection *r = get(rt, i);
+        json_begin_object(w);
+        json_key(w, "path");
+        json_string(w, r->path);
+        json_key(w, "id");
+        json_string(w, r->id);
+        json_key(w, "reason");
+        json_string(w, r->reason);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
+static void json_memory_sources(json_writer *w, uint32_t mask) {
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } names[] = {{PLX_MEMORY_SOURCE_MALLOC, "malloc"},
+                 {PLX_MEMORY_SOURCE_DMA_BUF, "dma_buf"},
+                 {PLX_MEMORY_SOURCE_DMA_BUF_PROTECTED, "dma_buf_protected"}};
+    json_begin_array(w);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (mask & names[i].bit) {
+            json_string(w, names[i].name);
+        }
+    }
+    json_end_array(w);
+}
+
+static void print_info_json(FILE *out, const plx_runtime *rt) {
+    json_writer w;
+    json_init(&w, out);
+    json_begin_object(&w);
+    json_key(&w, "version");
+    json_string(&w, plx_version_string());
+    json_key(&w, "abi");
+    json_abi(&w, plx_abi_version());
+
+    json_key(&w, "search_path");
+    json_begin_array(&w);
+    for (size_t i = 0; i < plx_runtime_search_path_count(rt); i++) {
+        const plx_search_entry *e = plx_runtime_search_path(rt, i);
+        json_begin_object(&w);
+        json_key(&w, "path");
+        json_string(&w, e->path);
+        json_key(&w, "source");
+        json_string(&w, plx_search_source_name(e->source));
+        json_key(&w, "problem");
+        json_string(&w, *e->problem ? e->problem : NULL);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+
+    json_key(&w, "backends");
+    json_begin_array(&w);
+    for (size_t i = 0; i < plx_runtime_backend_count(rt); i++) {
+        const plx_backend_info *b = plx_runtime_backend(rt, i);
+        json_begin_object(&w);
+        json_key(&w, "id");
+        json_string(&w, b->id);
+        json_key(&w, "name");
+        json_string(&w, b->name);
+        json_key(&w, "version");
+        json_string(&w, b->version);
+        json_key(&w, "abi");
+        json_abi(&w, b->abi_version);
+        json_key(&w, "path");
+        json_string(&w, b->path);
+        json_key(&w, "available");
+        json_bool(&w, b->available);
+        json_key(&w, "reason");
+        json_string(&w, b->reason);
+        json_key(&w, "capabilities");
+        json_begin_object(&w);
+        for (size_t k = 0; k < b->capability_count; k++) {
+            const plx_capability *c = &b->capabilities[k];
+            json_key(&w, c->key);
+            switch (c->type) {
+            case PLX_VALUE_BOOL:
+                json_bool(&w, c->bool_value);
+                break;
+            case PLX_VALUE_INT:
+                json_int(&w, c->int_value);
+                break;
+            case PLX_VALUE_STRING:
+                json_string(&w, c->string_value);
+                break;
+            }
+        }
+        json_end_object(&w);
+        json_key(&w, "memory_sources");
+        json_begin_object(&w);
+        json_key(&w, "import");
+        json_memory_sources(&w, plx_backend_info_import_sources(b));
+        json_key(&w, "export");
+        json_memory_sources(&w, plx_backend_info_export_sources(b));
+        json_end_object(&w);
+        json_key(&w, "options");
+        json_begin_array(&w);
+        for (size_t k = 0; k < b->option_count; k++) {
+            json_begin_object(&w);
+            json_key(&w, "key");
+            json_string(&w, b->options[k].key);
+            json_key(&w, "description");
+            json_string(&w, b->options[k].description);
+            json_key(&w, "default");
+            json_string(&w, b->options[k].default_value);
+            json_end_object(&w);
+        }
+        json_end_array(&w);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+
+    json_key(&w, "rejected");
+    json_rejections(&w, plx_runtime_rejection_count(rt), plx_runtime_rejection, rt);
+    json_key(&w, "skipped");
+    json_rejections(&w, plx_runtime_skipped_count(rt), plx_runtime_skipped, rt);
+    json_key(&w, "notes");
+    json_begin_array(&w);
+    for (size_t i = 0; i < plx_runtime_note_count(rt); i++) {
+        json_string(&w, plx_runtime_note(rt, i));
+    }
+    json_end_array(&w);
+    json_end_object(&w);
+}
+
+static int cmd_info(int argc, char **argv) {
+    info_args a = {0};
+    int rc = parse_info_args(argc, argv, &a);
+    if (rc < 0) {
+        plx_runtime *rt = NULL;
+        plx_status s = plx_runtime_create(&a.rt, &rt);
+        if (s) {
+            fprintf(stderr, "plexus: cannot create the runtime: %s\n", plx_status_get_message(s));
+            plx_status_free(s);
+            rc = EXIT_RUNTIME;
+        } else {
+            if (a.json) {
+                print_info_json(stdout, rt);
+            } else {
+                print_info_text(stdout, rt);
+            }
+            plx_runtime_destroy(&rt);
+            rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+            if (rc != EXIT_OK) {
+                fprintf(stderr, "plexus: cannot write the output: %s\n", strerror(errno));
+            }
+        }
+    }
+    free(a.paths);
+    free(a.options);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "plexus: no command given\n\n%s", main_usage);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(main_usage, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        char buf[32];
+        printf("plexus %s (backend ABI %s)\n", plx_version_string(),
+               abi_text(plx_abi_version(), buf, sizeof buf));
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "info") == 0) {
+        return cmd_info(argc - 2, argv + 2);
+    }
+    return usage_error(main_usage, "unknown command '%s'", cmd);
+}

@@ -9,10 +9,11 @@ static plxi_backend_record *record_of(const plx_host *host) {
     return (plxi_backend_record *)host->host_data;
 }
 
-/* Appends an error-level message to the record's capture (R-6), so that a
- * failing entry/check_available/create is reported with the backend's own
- * words. Only runs on the thread creating the runtime: capture_errors is
- * set just around those calls. */
+/* Appends an error-level message to the record's capture (R-6), so that an
+ * entry point returning NULL is reported with the backend's own words. Only
+ * runs on the thread creating the runtime: capture_errors is set just
+ * around the entry call. */
+static void capture(plxi_backend_record *record, const char *fmt, va_list ap) PLXI_PRINTF(2, 0);
 static void capture(plxi_backend_record *record, const char *fmt, va_list ap) {
     char *msg = plxi_vasprintf(fmt, ap);
     if (!msg) {
@@ -30,6 +31,8 @@ static void capture(plxi_backend_record *record, const char *fmt, va_list ap) {
     }
 }
 
+static void host_log(const plx_host *host, plx_log_level level, const char *fmt, ...)
+    PLXI_PRINTF(3, 4);
 static void host_log(const plx_host *host, plx_log_level level, const char *fmt, ...) {
     if (!host || !fmt) {
         return;
@@ -72,6 +75,8 @@ static void host_free(const plx_host *host, void *ptr) {
     free(ptr);
 }
 
+static plx_status host_status_create(const plx_host *host, plx_status_code code,
+                                     const char *fmt, ...) PLXI_PRINTF(3, 4);
 static plx_status host_status_create(const plx_host *host, plx_status_code code,
                                      const char *fmt, ...) {
     (void)host;

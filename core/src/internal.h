@@ -17,12 +17,13 @@
 
 /* status.c */
 plx_status plxi_status_create(plx_status_code code, const char *fmt, ...) PLXI_PRINTF(2, 3);
-plx_status plxi_status_vcreate(plx_status_code code, const char *fmt, va_list ap);
+plx_status plxi_status_vcreate(plx_status_code code, const char *fmt, va_list ap)
+    PLXI_PRINTF(2, 0);
 
 /* strutil.c: heap strings. Each returns NULL only when out of memory. */
 char *plxi_strdup(const char *s);
 char *plxi_asprintf(const char *fmt, ...) PLXI_PRINTF(1, 2);
-char *plxi_vasprintf(const char *fmt, va_list ap);
+char *plxi_vasprintf(const char *fmt, va_list ap) PLXI_PRINTF(1, 0);
 /* A printable, quoted-free copy of untrusted text (a plug-in's id, say):
  * at most max_len bytes are read; bytes outside printable ASCII become \xNN. */
 char *plxi_sanitize(const char *s, size_t max_len);
@@ -49,7 +50,7 @@ static inline bool plxi_log_enabled(const plxi_logger *logger, plx_log_level lev
 void plxi_log(const plxi_logger *logger, plx_log_level level, const char *source,
               const char *fmt, ...) PLXI_PRINTF(4, 5);
 void plxi_vlog(const plxi_logger *logger, plx_log_level level, const char *source,
-               const char *fmt, va_list ap);
+               const char *fmt, va_list ap) PLXI_PRINTF(4, 0);
 
 /* One backend known to a runtime (registry.c). The public view is `info`;
  * `host` is the service table handed to this backend, whose host_data
@@ -62,7 +63,7 @@ typedef struct plxi_backend_record {
     void *dl_handle;             /* NULL for static backends and once closed */
     plx_backend_functions functions; /* copy, zero beyond the backend's size */
     plx_backend *instance;
-    bool capture_errors;         /* keep error-level messages */
+    bool capture_errors;         /* keep error-level messages of the entry */
     char *captured_errors;
     dev_t file_dev;
     ino_t file_ino;

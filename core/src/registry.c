@@ -232,12 +232,6 @@ static plx_status reject(plx_runtime *rt, plxi_backend_record *rec, const char *
     return s;
 }
 
-static void begin_capture(plxi_backend_record *rec) {
-    free(rec->captured_errors);
-    rec->captured_errors = NULL;
-    rec->capture_errors = true;
-}
-
 /* Copies and checks the descriptor's option list. NULL reason: fine. */
 static char *copy_options(plxi_backend_record *rec, const plx_backend_descriptor *d) {
     if (d->option_count == 0) {
@@ -440,7 +434,8 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
                                      plx_backend_entry_fn entry) {
     const unsigned host_major = PLX_ABI_VERSION_MAJOR, host_minor = PLX_ABI_VERSION_MINOR;
 
-    begin_capture(rec);
+    /* what the entry logs at error level explains a NULL result. */
+    rec->capture_errors = true;
     const plx_backend_descriptor *d = entry(PLX_ABI_VERSION, &rec->host);
     rec->capture_errors = false;
     if (!d) {
@@ -453,8 +448,8 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     }
     /* read struct_size and abi_version first; they never move. */
     if (d->struct_size < DESCRIPTOR_HEADER_SIZE) {
-        return reject(rt, rec, "descriptor too small: %u bytes, ABI %u.%u needs at least %zu",
-                      d->struct_size, host_major, host_minor, (size_t)DESCRIPTOR_V1_0_SIZE);
+        return reject(rt, rec, "descriptor too small: %u bytes, ABI 1.0 needs at least %zu",
+                      d->struct_size, (size_t)DESCRIPTOR_V1_0_SIZE);
     }
     rec->info.abi_version = d->abi_version;
     unsigned major = PLX_ABI_VERSION_GET_MAJOR(d->abi_version);
@@ -470,8 +465,8 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
                       "newer host", major, minor, host_major, host_minor);
     }
     if (d->struct_size < DESCRIPTOR_V1_0_SIZE) {
-        return reject(rt, rec, "descriptor too small: %u bytes, ABI %u.%u needs at least %zu",
-                      d->struct_size, host_major, host_minor, (size_t)DESCRIPTOR_V1_0_SIZE);
+        return reject(rt, rec, "descriptor too small: %u bytes, ABI 1.0 needs at least %zu",
+                      d->struct_size, (size_t)DESCRIPTOR_V1_0_SIZE);
     }
     /* id, name, version. */
     if (!d->id) {
@@ -526,8 +521,8 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         return reject(rt, rec, "descriptor has no function table");
     }
     if (f->struct_size < FUNCTIONS_V1_0_SIZE) {
-        return reject(rt, rec, "function table too small: %u bytes, ABI %u.%u needs at least %zu",
-                      f->struct_size, host_major, host_minor, (size_t)FUNCTIONS_V1_0_SIZE);
+        return reject(rt, rec, "function table too small: %u bytes, ABI 1.0 needs at least %zu",
+                      f->struct_size, (size_t)FUNCTIONS_V1_0_SIZE);
     }
     memcpy(&rec->functions, f,
            f->struct_size < sizeof rec->functions ? f->struct_size : sizeof rec->functions);
@@ -536,6 +531,39 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     }
     if (!rec->functions.destroy) {
         return reject(rt, rec, "required function 'destroy' is NULL");
+    }
+    if (minor < 1) {
+        /* R-1: an ABI 1.0 backend has no network functions, whatever its
+         * table's size says. */
+        size_t keep = FUNCTIONS_V1_0_SIZE;
+        memset((char *)&rec->functions + keep, 0, sizeof rec->functions - keep);
+    }
+    if (rec->functions.check_layer) {
+        /* a backend that runs layers provides the whole group. */
+        static const struct {
+            size_t offset;
+            const char *name;
+        } required[] = {
+#define REQ(f) {offsetof(plx_backend_functions, f), #f}
+            REQ(create_factory),        REQ(destroy_factory),        REQ(create_tensor_handle),
+            REQ(destroy_tensor_handle), REQ(allocate_tensor_handle), REQ(release_tensor_handle),
+            REQ(map_tensor_handle),     REQ(unmap_tensor_handle),    REQ(create_workload),
+            REQ(destroy_workload),      REQ(execute_workload),
+#undef REQ
+        };
+        for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+            void (*fn)(void);
+            memcpy(&fn, (const char *)&rec->functions + required[i].offset, sizeof fn);
+            if (!fn) {
+                return reject(rt, rec,
+                              "required function '%s' is NULL (the backend sets check_layer, so "
+                              "it runs layers)", required[i].name);
+            }
+        }
+        if (rec->functions.import_tensor_handle && !rec->functions.unimport_tensor_handle) {
+            return reject(rt, rec, "required function 'unimport_tensor_handle' is NULL (the "
+                                   "backend sets import_tensor_handle)");
+        }
     }
     char *problem = copy_options(rec, d);
     if (problem || (d->option_count && !rec->info.options)) {
@@ -577,9 +605,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     /* R-7: availability. An unavailable backend is listed, not rejected; its
      * file is closed since nothing of it is used. */
     if (rec->functions.check_available) {
-        begin_capture(rec);
         plx_status s = rec->functions.check_available(&rec->host);
-        rec->capture_errors = false;
         if (s) {
             rec->info.available = false;
             rec->info.reason = plxi_strdup(plx_status_get_message(s));
@@ -600,10 +626,8 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         }
     }
 
-    begin_capture(rec);
     plx_backend *instance = NULL;
     plx_status s = rec->functions.create(&rec->host, opts, opt_count, &instance);
-    rec->capture_errors = false;
     free(opts);
     if (s) {
         if (instance) {

@@ -10,8 +10,12 @@
  * `struct_size`, and only ever grows at its end. A reader never touches a
  * field that lies beyond the `struct_size` the writer declared; a field
  * added in a later minor version is therefore "absent" (NULL / zero) for a
- * peer built earlier. Optional function pointers may be NULL; the host then
- * supplies a default or treats the feature as unsupported. */
+ * peer built earlier. The host requires at least the size of ABI 1.0's
+ * descriptor and function table (through `option_count` and
+ * `get_capabilities`). Optional function pointers may be NULL; the host then
+ * supplies a default or treats the feature as unsupported. The entry
+ * point's name and signature, the descriptor's first two fields and the
+ * host table's first three never change, in any major version. */
 #ifndef PLEXUS_BACKEND_H
 #define PLEXUS_BACKEND_H
 
@@ -20,7 +24,9 @@
 #include <stdint.h>
 
 #include <plexus/abi_version.h>
+#include <plexus/ops.h>
 #include <plexus/status.h>
+#include <plexus/tensor.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,8 +79,11 @@ struct plx_host {
     /* Writes one log line attributed to this backend. `fmt` is a printf
      * format; no trailing newline is needed. Messages below the runtime's
      * log level are dropped cheaply. Messages logged at PLX_LOG_ERROR during
-     * the entry point or `check_available` or `create` are kept by the host
-     * and quoted in the rejection reason when that call fails (R-6). */
+     * the entry point are kept by the host and quoted in the rejection
+     * reason when the entry returns NULL (R-6); `check_available` and
+     * `create` report through the status they return instead.
+     * This field and the two before it keep their place in every major
+     * version, so a backend can always say why it refuses a host (R-1). */
     void (*log)(const plx_host *host, plx_log_level level, const char *fmt, ...)
         PLX_PRINTF_LIKE(3, 4);
 
@@ -86,8 +95,9 @@ struct plx_host {
     /* Releases memory from `alloc`; NULL is ignored. */
     void (*free)(const plx_host *host, void *ptr);
 
-    /* Creates a status with `code` (never PLX_OK) and a printf-formatted
-     * message. Ownership passes to the caller, who returns it to the host
+    /* Creates a status with `code` and a printf-formatted message. `code`
+     * must not be PLX_OK (a status object always means failure); PLX_OK is
+     * turned into PLX_INTERNAL. Ownership passes to the caller, who returns it to the host
      * (which then owns it) or releases it with `status_free`. Never returns
      * NULL: on allocation failure it returns a preallocated out-of-memory
      * status, which may be freed like any other. */
@@ -184,6 +194,41 @@ typedef enum plx_memory_source {
  * host only passes the pointer back. */
 typedef struct plx_backend plx_backend;
 
+/* ABI 1.1: the objects a backend creates to run networks. Each is defined by
+ * the backend; the host only passes the pointers back.
+ * - A factory exists once per loaded network and backend (R-16): it creates
+ *   that network's tensor handles and workloads.
+ * - A tensor handle is the backend's memory for one tensor (R-17).
+ * - A workload runs one layer, bound to its input and output handles (R-18). */
+typedef struct plx_factory plx_factory;
+typedef struct plx_tensor_handle plx_tensor_handle;
+typedef struct plx_workload plx_workload;
+
+/* What the host asks of a factory. Owned by the host; valid during
+ * `create_factory` only. */
+typedef struct plx_factory_params {
+    uint32_t struct_size;
+    /* Memory sources (plx_memory_source bits) the network may import caller
+     * memory from into this backend's handles, and export this backend's
+     * memory to other backends or to the caller through. 0: none. */
+    uint32_t import_sources;
+    uint32_t export_sources;
+    /* The loaded network's id, for the backend's own logs. */
+    uint32_t network_id;
+} plx_factory_params;
+
+/* How one tensor handle will be used. Owned by the host; valid during
+ * `create_tensor_handle` only. */
+typedef struct plx_tensor_handle_params {
+    uint32_t struct_size;
+    /* true: the backend owns the memory (allocate_tensor_handle gives it,
+     * release_tensor_handle takes it back). false: the host will import
+     * memory into the handle before every use (import_sources says from
+     * which sources), and never calls allocate. */
+    bool managed;
+    uint32_t import_sources;
+} plx_tensor_handle_params;
+
 /* The backend's function table. Owned by the backend; it must stay valid and
  * unchanged while the plug-in is loaded (a `static const` object). */
 typedef struct plx_backend_functions {
@@ -196,11 +241,13 @@ typedef struct plx_backend_functions {
      * PLX_UNAVAILABLE). An unavailable backend is listed with that reason and
      * is not created (R-7). NULL function: always available.
      * Called at most once per runtime, before `create`, on the thread that
-     * creates the runtime. Must not crash when no device exists. */
+     * creates the runtime; `host` is valid only during the call. Must not
+     * crash when no device exists. */
     plx_status (*check_available)(const plx_host *host);
 
     /* Required. Creates an instance with the given options (only keys that
-     * the descriptor declares; values unchecked). On success writes
+     * the descriptor declares, each at most once; values unchecked; the host
+     * does not fill in defaults, so absent keys take the backend's own). On success writes
      * *out_backend and returns NULL. On failure returns a status naming the
      * bad option or the failing step, and leaves *out_backend NULL; the
      * backend then holds no resources. `host` stays valid until `destroy`.
@@ -221,6 +268,91 @@ typedef struct plx_backend_functions {
     plx_status (*get_capabilities)(plx_backend *backend,
                                    const plx_capability **out_capabilities,
                                    size_t *out_count);
+
+    /* ---- ABI 1.1: running networks (R-16 to R-19) ----------------------
+     * A backend runs layers when it sets `check_layer`; then every other
+     * function of this group is required, except the ones marked optional.
+     * A backend that leaves `check_layer` NULL (or is built for ABI 1.0) is
+     * listed but assigned no layers. Unless said otherwise, the functions of
+     * one factory and of the handles and workloads it created are called by
+     * one thread at a time (the host serialises them per loaded network). */
+
+    /* Says whether the backend can run `layer` (op, descriptor, input and
+     * output infos, all already validated by the host). NULL: supported.
+     * Otherwise a status (PLX_UNSUPPORTED) whose message is the reason,
+     * shown to users as is ("cpu_ref runs conv in float32 only, not
+     * float16"). Must not keep any pointer from `layer`. May be called from
+     * any thread, concurrently. */
+    plx_status (*check_layer)(plx_backend *backend, const plx_layer_view *layer);
+
+    /* Creates the factory for one loaded network. The factory lives until
+     * destroy_factory, which the host calls after destroying every handle
+     * and workload it created. */
+    plx_status (*create_factory)(plx_backend *backend, const plx_factory_params *params,
+                                 plx_factory **out_factory);
+    void (*destroy_factory)(plx_factory *factory);
+    /* Optional. Called once after every workload of the network exists and
+     * before any memory is allocated, so a factory can plan across them. */
+    plx_status (*factory_workloads_created)(plx_factory *factory);
+
+    /* Creates a handle for a tensor described by `info` (copy what you
+     * keep). It holds no memory until allocate_tensor_handle (managed) or
+     * import_tensor_handle (not managed). */
+    plx_status (*create_tensor_handle)(plx_factory *factory, const plx_tensor_info *info,
+                                       const plx_tensor_handle_params *params,
+                                       plx_tensor_handle **out_handle);
+    /* Releases the handle and any memory it owns. Never called while a
+     * workload bound to it still exists. */
+    void (*destroy_tensor_handle)(plx_tensor_handle *handle);
+    /* Gives a managed handle its memory (at least the info's byte size).
+     * Called when the host needs the memory (constants at load, working
+     * memory at the first execution); called again after a release. */
+    plx_status (*allocate_tensor_handle)(plx_tensor_handle *handle);
+    /* Takes a managed handle's memory back; the handle stays usable and is
+     * allocated again before its next use. No-op when not allocated. */
+    void (*release_tensor_handle)(plx_tensor_handle *handle);
+    /* Makes the handle's contents readable and writable by the host at
+     * *out_data: dense, row-major, the info's byte size, aligned to at least
+     * the element size. Valid until unmap_tensor_handle. The host maps a
+     * handle only while no workload runs on it. For a backend that exports
+     * malloc memory (memory_export_malloc), the pointer is the handle's
+     * memory itself and stays valid while that memory is allocated. */
+    plx_status (*map_tensor_handle)(plx_tensor_handle *handle, void **out_data);
+    void (*unmap_tensor_handle)(plx_tensor_handle *handle);
+    /* Optional (NULL: the backend imports nothing). Makes `memory` (of the
+     * given source; for PLX_MEMORY_SOURCE_MALLOC a host pointer of at least
+     * `size` bytes) the handle's storage until unimport_tensor_handle or the
+     * next import: workloads bound to the handle then read and write it
+     * directly, with no copy. The memory stays owned by the caller. Fails
+     * (PLX_INVALID_ARGUMENT, naming the problem) when the source is not one
+     * the backend imports, the size is too small, or the alignment is not
+     * one the backend can use; the host then reports an error, never a
+     * silent copy. */
+    plx_status (*import_tensor_handle)(plx_tensor_handle *handle, void *memory, size_t size,
+                                       plx_memory_source source);
+    /* Required with import_tensor_handle. Ends the import; after it the
+     * handle holds no memory until the next import. For memory written by
+     * the backend (an exported output), everything written is visible in
+     * the imported memory when this returns. */
+    void (*unimport_tensor_handle)(plx_tensor_handle *handle);
+
+    /* Creates the workload for `layer`, bound to its handles (input_count
+     * and output_count entries, in slot order; handles may belong to other
+     * factories of the same backend only through the host's copy or import
+     * layers, so every handle here is this factory's). The layer view is
+     * valid during the call only: copy what you keep. No workload is created
+     * for input and output layers; constant layers get one, which the host
+     * runs once at load. A failure names the layer and says why. */
+    plx_status (*create_workload)(plx_factory *factory, const plx_layer_view *layer,
+                                  plx_tensor_handle *const *inputs,
+                                  plx_tensor_handle *const *outputs, plx_workload **out_workload);
+    void (*destroy_workload)(plx_workload *workload);
+    /* Optional. Called after the workload's handles first get memory (and
+     * again after working memory was released and allocated anew). */
+    plx_status (*configure_workload)(plx_workload *workload);
+    /* Runs the layer. A failure returns a status naming the layer; the
+     * workload and network stay usable. Must not allocate in steady state. */
+    plx_status (*execute_workload)(plx_workload *workload);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

@@ -1,0 +1,511 @@
+/* Operators: layer types and their descriptors. Shared by applications
+ * (which build networks from them) and backends (which receive them in
+ * support queries and workload creation). Semantics follow ONNX: images are
+ * NCHW, elementwise operators broadcast like numpy, negative axes count from
+ * the end. Weights, biases and other tensors are layer inputs (usually fed
+ * by constant layers), as in ONNX; descriptors hold only attributes.
+ *
+ * Every descriptor starts with `struct_size` and grows only at its end
+ * (backend.h, R-1); initialise one with its PLX_*_DESC_INIT macro, which
+ * sets the size and ONNX's defaults. Pointers inside a descriptor point to
+ * memory owned by the network, valid for the network's lifetime.
+ * Includes only standard headers and the other SDK headers. */
+#ifndef PLEXUS_OPS_H
+#define PLEXUS_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdint.h>
+
+#include <plexus/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Layer types. Values are part of the ABI: only append. For each: inputs
+ * in order ([optional] in brackets), outputs, descriptor. */
+typedef enum plx_op {
+    PLX_OP_INVALID = 0,
+    PLX_OP_INPUT = 1,          /* network input; no inputs; 1 output; plx_io_desc */
+    PLX_OP_OUTPUT = 2,         /* network output; 1 input; no outputs; plx_io_desc */
+    PLX_OP_CONSTANT = 3,       /* no inputs; 1 output holding the data; plx_constant_desc */
+    PLX_OP_CONV = 4,           /* X, W, [B] -> Y; plx_conv_desc */
+    PLX_OP_CONV_TRANSPOSE = 5, /* X, W, [B] -> Y; plx_conv_transpose_desc */
+    PLX_OP_FULLY_CONNECTED = 6,/* X, W, [B] -> Y; plx_fully_connected_desc */
+    PLX_OP_MATMUL = 7,         /* A, B -> Y (numpy matmul, batched); no descriptor */
+    PLX_OP_GEMM = 8,           /* A, B, [C] -> Y; plx_gemm_desc */
+    PLX_OP_POOL = 9,           /* X -> Y; plx_pool_desc */
+    PLX_OP_GLOBAL_POOL = 10,   /* X -> Y; plx_global_pool_desc */
+    PLX_OP_ACTIVATION = 11,    /* X -> Y; plx_activation_desc */
+    PLX_OP_BINARY = 12,        /* A, B -> Y (broadcasting); plx_binary_desc */
+    PLX_OP_UNARY = 13,         /* X -> Y; plx_unary_desc */
+    PLX_OP_BATCH_NORM = 14,    /* X, scale, bias, mean, var -> Y; plx_batch_norm_desc */
+    PLX_OP_LAYER_NORM = 15,    /* X, scale, [bias] -> Y; plx_layer_norm_desc */
+    PLX_OP_SOFTMAX = 16,       /* X -> Y; plx_softmax_desc */
+    PLX_OP_REDUCE = 17,        /* X -> Y; plx_reduce_desc */
+    PLX_OP_RESHAPE = 18,       /* X -> Y; plx_reshape_desc */
+    PLX_OP_FLATTEN = 19,       /* X -> Y; plx_axis_desc */
+    PLX_OP_TRANSPOSE = 20,     /* X -> Y; plx_transpose_desc */
+    PLX_OP_CONCAT = 21,        /* X0..Xn-1 -> Y; plx_axis_desc */
+    PLX_OP_SPLIT = 22,         /* X -> Y0..Yn-1; plx_split_desc */
+    PLX_OP_SLICE = 23,         /* X -> Y; plx_slice_desc */
+    PLX_OP_PAD = 24,           /* X -> Y; plx_pad_desc */
+    PLX_OP_SQUEEZE = 25,       /* X -> Y; plx_axes_desc (no axes: every dim of size 1) */
+    PLX_OP_UNSQUEEZE = 26,     /* X -> Y; plx_axes_desc (axes of the output) */
+    PLX_OP_GATHER = 27,        /* data, indices (int32/int64) -> Y; plx_axis_desc */
+    PLX_OP_EXPAND = 28,        /* X -> Y; plx_shape_desc (broadcast to the shape) */
+    PLX_OP_WHERE = 29,         /* cond (bool), X, Y -> Z (broadcasting); no descriptor */
+    PLX_OP_CAST = 30,          /* X -> Y; plx_cast_desc */
+    PLX_OP_RESIZE = 31,        /* X (rank 4) -> Y; plx_resize_desc */
+    PLX_OP_DEPTH_TO_SPACE = 32,/* X -> Y; plx_depth_space_desc */
+    PLX_OP_SPACE_TO_DEPTH = 33,/* X -> Y; plx_depth_space_desc */
+    PLX_OP_QUANTIZE = 34,      /* X, scale, [zero_point] -> Y; plx_quantize_desc */
+    PLX_OP_DEQUANTIZE = 35,    /* X, scale, [zero_point] -> Y; plx_quantize_desc */
+    PLX_OP_MEM_COPY = 36,      /* X -> Y, inserted by the optimiser between backends */
+    PLX_OP_MEM_IMPORT = 37     /* X -> Y, inserted by the optimiser: Y imports X's memory */
+} plx_op;
+
+#define PLX_OP_COUNT 38
+
+/* "conv", "batch_norm", ...: the lower-case name of an operator;
+ * "invalid" for values out of range. */
+static inline const char *plx_op_name(plx_op op) {
+    static const char *const names[PLX_OP_COUNT] = {
+        "invalid",
+        "input",
+        "output",
+        "constant",
+        "conv",
+        "conv_transpose",
+        "fully_connected",
+        "matmul",
+        "gemm",
+        "pool",
+        "global_pool",
+        "activation",
+        "binary",
+        "unary",
+        "batch_norm",
+        "layer_norm",
+        "softmax",
+        "reduce",
+        "reshape",
+        "flatten",
+        "transpose",
+        "concat",
+        "split",
+        "slice",
+        "pad",
+        "squeeze",
+        "unsqueeze",
+        "gather",
+        "expand",
+        "where",
+        "cast",
+        "resize",
+        "depth_to_space",
+        "space_to_depth",
+        "quantize",
+        "dequantize",
+        "mem_copy",
+        "mem_import"};
+    return (unsigned)op < PLX_OP_COUNT ? names[op] : "invalid";
+}
+
+/* Padding rule of ONNX's auto_pad. */
+typedef enum plx_auto_pad {
+    PLX_AUTO_PAD_NOTSET = 0, /* use pads_begin/pads_end */
+    PLX_AUTO_PAD_SAME_UPPER = 1,
+    PLX_AUTO_PAD_SAME_LOWER = 2,
+    PLX_AUTO_PAD_VALID = 3
+} plx_auto_pad;
+
+/* Operators with spatial dimensions take 1 (NCW) or 2 (NCHW) of them; the
+ * spatial rank is the input's rank minus 2. Arrays hold one entry per
+ * spatial dimension; entries past the spatial rank are ignored. */
+#define PLX_MAX_SPATIAL 2
+
+typedef struct plx_io_desc {
+    uint32_t struct_size;
+    int32_t binding_id; /* unique among the network's inputs, or outputs */
+} plx_io_desc;
+#define PLX_IO_DESC_INIT(binding) {sizeof(plx_io_desc), (binding)}
+
+/* The data of a constant layer lives in the network; a backend's constant
+ * workload copies it into its output handle once, at load time. */
+typedef struct plx_constant_desc {
+    uint32_t struct_size;
+    const void *data;   /* byte size of the output's tensor info; valid while the network lives */
+} plx_constant_desc;
+
+typedef struct plx_conv_desc {
+    uint32_t struct_size;
+    int64_t strides[PLX_MAX_SPATIAL];    /* default 1 */
+    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 */
+    int64_t pads_begin[PLX_MAX_SPATIAL]; /* default 0; used when auto_pad is NOTSET */
+    int64_t pads_end[PLX_MAX_SPATIAL];
+    plx_auto_pad auto_pad;
+    int64_t group;                       /* default 1; C_in/group channels per group */
+} plx_conv_desc;
+#define PLX_CONV_DESC_INIT {sizeof(plx_conv_desc), {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, 1}
+
+/* W is [C_in, C_out/group, kH, kW]. Output size per spatial dim:
+ * stride*(in-1) + output_padding + ((k-1)*dilation+1) - pads_begin - pads_end,
+ * unless output_shape is given (non-zero), as in ONNX ConvTranspose. */
+typedef struct plx_conv_transpose_desc {
+    uint32_t struct_size;
+    int64_t strides[PLX_MAX_SPATIAL];
+    int64_t dilations[PLX_MAX_SPATIAL];
+    int64_t pads_begin[PLX_MAX_SPATIAL];
+    int64_t pads_end[PLX_MAX_SPATIAL];
+    int64_t output_padding[PLX_MAX_SPATIAL]; /* default 0 */
+    int64_t output_shape[PLX_MAX_SPATIAL];   /* 0: computed */
+    plx_auto_pad auto_pad;
+    int64_t group;
+} plx_conv_transpose_desc;
+#define PLX_CONV_TRANSPOSE_DESC_INIT \
+    {sizeof(plx_conv_transpose_desc), {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, 1}
+
+/* Y[n, m] = sum_k X[n, k] * W'[k, m] + B[m], X of rank 2 ([N, K]) or more
+ * (flattened to [prod(dims[0..rank-2]), K], Y keeps the leading dims).
+ * W' is W ([K, M]) or, when weights_transposed, W is [M, K]. */
+typedef struct plx_fully_connected_desc {
+    uint32_t struct_size;
+    bool weights_transposed;
+} plx_fully_connected_desc;
+#define PLX_FULLY_CONNECTED_DESC_INIT {sizeof(plx_fully_connected_desc), false}
+
+/* Y = alpha * A' B' + beta * C, A' = A or A^T, B' likewise; C broadcasts
+ * to [M, N]. A and B are rank 2. */
+typedef struct plx_gemm_desc {
+    uint32_t struct_size;
+    float alpha; /* default 1 */
+    float beta;  /* default 1 */
+    bool trans_a;
+    bool trans_b;
+} plx_gemm_desc;
+#define PLX_GEMM_DESC_INIT {sizeof(plx_gemm_desc), 1.0f, 1.0f, false, false}
+
+typedef enum plx_pool_kind {
+    PLX_POOL_MAX = 0,
+    PLX_POOL_AVERAGE = 1
+} plx_pool_kind;
+
+typedef struct plx_pool_desc {
+    uint32_t struct_size;
+    plx_pool_kind kind;
+    int64_t kernel[PLX_MAX_SPATIAL];     /* required, >= 1 */
+    int64_t strides[PLX_MAX_SPATIAL];    /* default 1 */
+    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max pool only; average needs 1) */
+    int64_t pads_begin[PLX_MAX_SPATIAL];
+    int64_t pads_end[PLX_MAX_SPATIAL];
+    plx_auto_pad auto_pad;
+    bool ceil_mode;
+    bool count_include_pad;              /* average only */
+} plx_pool_desc;
+#define PLX_POOL_DESC_INIT(kind_) \
+    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false}
+
+/* Pools over every spatial dimension: Y is [N, C, 1, ...]. */
+typedef struct plx_global_pool_desc {
+    uint32_t struct_size;
+    plx_pool_kind kind;
+} plx_global_pool_desc;
+#define PLX_GLOBAL_POOL_DESC_INIT(kind_) {sizeof(plx_global_pool_desc), (kind_)}
+
+typedef enum plx_activation_func {
+    PLX_ACT_RELU = 0,
+    PLX_ACT_CLIP = 1,         /* min(max(x, alpha), beta); alpha/beta default -inf/+inf */
+    PLX_ACT_LEAKY_RELU = 2,   /* x < 0 ? alpha * x : x; alpha default 0.01 */
+    PLX_ACT_ELU = 3,          /* x < 0 ? alpha * (exp(x) - 1) : x; alpha default 1 */
+    PLX_ACT_SIGMOID = 4,
+    PLX_ACT_HARD_SIGMOID = 5, /* max(0, min(1, alpha * x + beta)); 0.2, 0.5 */
+    PLX_ACT_HARD_SWISH = 6,   /* x * max(0, min(1, x / 6 + 0.5)) */
+    PLX_ACT_TANH = 7,
+    PLX_ACT_GELU = 8,         /* exact (erf); alpha != 0 selects the tanh approximation */
+    PLX_ACT_SOFTPLUS = 9      /* log(1 + exp(x)) */
+} plx_activation_func;
+
+typedef struct plx_activation_desc {
+    uint32_t struct_size;
+    plx_activation_func func;
+    float alpha;
+    float beta;
+} plx_activation_desc;
+/* Sets func and its ONNX defaults for alpha and beta (calls functions, so
+ * it initialises automatic variables, not static ones). */
+#define PLX_ACTIVATION_DESC_INIT(func_) \
+    {sizeof(plx_activation_desc), (func_), plx_activation_default_alpha(func_), plx_activation_default_beta(func_)}
+
+static inline float plx_activation_default_alpha(plx_activation_func f) {
+    switch (f) {
+    case PLX_ACT_CLIP: return -INFINITY;
+    case PLX_ACT_LEAKY_RELU: return 0.01f;
+    case PLX_ACT_ELU: return 1.0f;
+    case PLX_ACT_HARD_SIGMOID: return 0.2f;
+    default: return 0.0f;
+    }
+}
+static inline float plx_activation_default_beta(plx_activation_func f) {
+    switch (f) {
+    case PLX_ACT_CLIP: return INFINITY;
+    case PLX_ACT_HARD_SIGMOID: return 0.5f;
+    default: return 0.0f;
+    }
+}
+
+typedef enum plx_binary_func {
+    PLX_BINARY_ADD = 0,
+    PLX_BINARY_SUB = 1,
+    PLX_BINARY_MUL = 2,
+    PLX_BINARY_DIV = 3,     /* integer division truncates toward zero; x/0 is an execution error */
+    PLX_BINARY_POW = 4,
+    PLX_BINARY_MAX = 5,
+    PLX_BINARY_MIN = 6,
+    PLX_BINARY_EQUAL = 7,   /* output bool */
+    PLX_BINARY_LESS = 8,    /* output bool */
+    PLX_BINARY_GREATER = 9  /* output bool */
+} plx_binary_func;
+
+typedef struct plx_binary_desc {
+    uint32_t struct_size;
+    plx_binary_func func;
+} plx_binary_desc;
+#define PLX_BINARY_DESC_INIT(func_) {sizeof(plx_binary_desc), (func_)}
+
+typedef enum plx_unary_func {
+    PLX_UNARY_ABS = 0,
+    PLX_UNARY_NEG = 1,
+    PLX_UNARY_SQRT = 2,
+    PLX_UNARY_RECIPROCAL = 3,
+    PLX_UNARY_EXP = 4,
+    PLX_UNARY_LOG = 5,
+    PLX_UNARY_ERF = 6,
+    PLX_UNARY_FLOOR = 7,
+    PLX_UNARY_CEIL = 8,
+    PLX_UNARY_NOT = 9 /* bool only */
+} plx_unary_func;
+
+typedef struct plx_unary_desc {
+    uint32_t struct_size;
+    plx_unary_func func;
+} plx_unary_desc;
+#define PLX_UNARY_DESC_INIT(func_) {sizeof(plx_unary_desc), (func_)}
+
+/* Inference batch normalisation over channel axis 1:
+ * Y = (X - mean) / sqrt(var + epsilon) * scale + bias. */
+typedef struct plx_batch_norm_desc {
+    uint32_t struct_size;
+    float epsilon; /* default 1e-5 */
+} plx_batch_norm_desc;
+#define PLX_BATCH_NORM_DESC_INIT {sizeof(plx_batch_norm_desc), 1e-5f}
+
+/* Normalises over the dims from `axis` to the last (ONNX LayerNormalization);
+ * scale and bias have those dims' shape (or broadcast to it). */
+typedef struct plx_layer_norm_desc {
+    uint32_t struct_size;
+    int32_t axis;  /* default -1 */
+    float epsilon; /* default 1e-5 */
+} plx_layer_norm_desc;
+#define PLX_LAYER_NORM_DESC_INIT {sizeof(plx_layer_norm_desc), -1, 1e-5f}
+
+/* Softmax (or log-softmax) along one axis (ONNX opset 13 semantics). */
+typedef struct plx_softmax_desc {
+    uint32_t struct_size;
+    int32_t axis; /* default -1 */
+    bool log;
+} plx_softmax_desc;
+#define PLX_SOFTMAX_DESC_INIT {sizeof(plx_softmax_desc), -1, false}
+
+typedef enum plx_reduce_func {
+    PLX_REDUCE_MEAN = 0,
+    PLX_REDUCE_MAX = 1,
+    PLX_REDUCE_MIN = 2,
+    PLX_REDUCE_SUM = 3
+} plx_reduce_func;
+
+/* Reduces over `axes` (all axes when axis_count is 0, unless
+ * noop_with_empty_axes, which makes it an identity). */
+typedef struct plx_reduce_desc {
+    uint32_t struct_size;
+    plx_reduce_func func;
+    int32_t axes[PLX_MAX_RANK];
+    uint32_t axis_count;
+    bool keepdims; /* default true */
+    bool noop_with_empty_axes;
+} plx_reduce_desc;
+#define PLX_REDUCE_DESC_INIT(func_) {sizeof(plx_reduce_desc), (func_), {0}, 0, true, false}
+
+/* ONNX Reshape: a 0 copies the input's dim (unless allow_zero), one -1 is
+ * inferred. */
+typedef struct plx_reshape_desc {
+    uint32_t struct_size;
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t rank;
+    bool allow_zero;
+} plx_reshape_desc;
+#define PLX_RESHAPE_DESC_INIT {sizeof(plx_reshape_desc), {0}, 0, false}
+
+/* One axis: flatten (default 1), concat, gather (default 0). */
+typedef struct plx_axis_desc {
+    uint32_t struct_size;
+    int32_t axis;
+} plx_axis_desc;
+#define PLX_AXIS_DESC_INIT(axis_) {sizeof(plx_axis_desc), (axis_)}
+
+/* perm_count 0: reverse the dimensions, as ONNX's default. */
+typedef struct plx_transpose_desc {
+    uint32_t struct_size;
+    uint32_t perm[PLX_MAX_RANK];
+    uint32_t perm_count;
+} plx_transpose_desc;
+#define PLX_TRANSPOSE_DESC_INIT {sizeof(plx_transpose_desc), {0}, 0}
+
+/* The layer's output count is the number of parts. `sizes` has one entry
+ * per output (summing to the axis' size), or is NULL for equal parts (the
+ * last one smaller when the size does not divide, as ONNX opset 18). */
+typedef struct plx_split_desc {
+    uint32_t struct_size;
+    int32_t axis;
+    const int64_t *sizes;
+} plx_split_desc;
+#define PLX_SPLIT_DESC_INIT(axis_) {sizeof(plx_split_desc), (axis_), NULL}
+
+/* ONNX Slice: for each of `count` entries, axis axes[i] from starts[i] to
+ * ends[i] (exclusive) by steps[i]; negative starts/ends count from the end,
+ * out-of-range values are clamped. */
+typedef struct plx_slice_desc {
+    uint32_t struct_size;
+    int64_t starts[PLX_MAX_RANK];
+    int64_t ends[PLX_MAX_RANK];
+    int32_t axes[PLX_MAX_RANK];
+    int64_t steps[PLX_MAX_RANK]; /* non-zero */
+    uint32_t count;
+} plx_slice_desc;
+#define PLX_SLICE_DESC_INIT {sizeof(plx_slice_desc), {0}, {0}, {0}, {0}, 0}
+
+typedef enum plx_pad_mode {
+    PLX_PAD_CONSTANT = 0,
+    PLX_PAD_REFLECT = 1,
+    PLX_PAD_EDGE = 2
+} plx_pad_mode;
+
+/* Pads every dimension i by pads_begin[i] before and pads_end[i] after
+ * (negative values crop, as in ONNX). */
+typedef struct plx_pad_desc {
+    uint32_t struct_size;
+    plx_pad_mode mode;
+    int64_t pads_begin[PLX_MAX_RANK];
+    int64_t pads_end[PLX_MAX_RANK];
+    double value; /* constant mode; converted to the tensor's dtype */
+} plx_pad_desc;
+#define PLX_PAD_DESC_INIT(mode_) {sizeof(plx_pad_desc), (mode_), {0}, {0}, 0.0}
+
+/* A list of axes: squeeze, unsqueeze. */
+typedef struct plx_axes_desc {
+    uint32_t struct_size;
+    int32_t axes[PLX_MAX_RANK];
+    uint32_t axis_count;
+} plx_axes_desc;
+#define PLX_AXES_DESC_INIT {sizeof(plx_axes_desc), {0}, 0}
+
+/* A target shape: expand. */
+typedef struct plx_shape_desc {
+    uint32_t struct_size;
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t rank;
+} plx_shape_desc;
+#define PLX_SHAPE_DESC_INIT {sizeof(plx_shape_desc), {0}, 0}
+
+/* Float to integer truncates toward zero (saturation is not defined by
+ * ONNX and not relied on); anything to bool is x != 0. */
+typedef struct plx_cast_desc {
+    uint32_t struct_size;
+    plx_dtype to;
+} plx_cast_desc;
+#define PLX_CAST_DESC_INIT(to_) {sizeof(plx_cast_desc), (to_)}
+
+typedef enum plx_resize_mode {
+    PLX_RESIZE_NEAREST = 0,
+    PLX_RESIZE_LINEAR = 1 /* bilinear over H and W */
+} plx_resize_mode;
+
+typedef enum plx_resize_coord {
+    PLX_RESIZE_COORD_HALF_PIXEL = 0,
+    PLX_RESIZE_COORD_ASYMMETRIC = 1,
+    PLX_RESIZE_COORD_ALIGN_CORNERS = 2,
+    PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL = 3,
+    PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN = 4
+} plx_resize_coord;
+
+typedef enum plx_resize_nearest {
+    PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR = 0,
+    PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL = 1,
+    PLX_RESIZE_NEAREST_FLOOR = 2,
+    PLX_RESIZE_NEAREST_CEIL = 3
+} plx_resize_nearest;
+
+/* Resizes the last two dims (H, W) of an NCHW tensor. Either sizes (both
+ * non-zero) or scales (both > 0) give the output size; with scales the
+ * output is floor(in * scale) and the scale itself maps coordinates. */
+typedef struct plx_resize_desc {
+    uint32_t struct_size;
+    plx_resize_mode mode;
+    plx_resize_coord coord;
+    plx_resize_nearest nearest;
+    float scales[2];
+    int64_t sizes[2];
+} plx_resize_desc;
+#define PLX_RESIZE_DESC_INIT(mode_) \
+    {sizeof(plx_resize_desc), (mode_), PLX_RESIZE_COORD_HALF_PIXEL, PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR, {0, 0}, {0, 0}}
+
+typedef enum plx_depth_space_mode {
+    PLX_DEPTH_SPACE_DCR = 0, /* depth-column-row (ONNX default) */
+    PLX_DEPTH_SPACE_CRD = 1  /* column-row-depth; depth-to-space only */
+} plx_depth_space_mode;
+
+typedef struct plx_depth_space_desc {
+    uint32_t struct_size;
+    int64_t block_size;
+    plx_depth_space_mode mode;
+} plx_depth_space_desc;
+#define PLX_DEPTH_SPACE_DESC_INIT(block_) {sizeof(plx_depth_space_desc), (block_), PLX_DEPTH_SPACE_DCR}
+
+/* Linear (de)quantization with scale and zero-point inputs, per tensor
+ * (scalar scale) or per axis (1-D scale along `axis`):
+ * quantize: y = saturate(round_half_even(x / scale) + zero_point);
+ * dequantize: y = (x - zero_point) * scale. Quantize's output dtype is the
+ * zero point's (uint8 when absent); `output_dtype` must agree. */
+typedef struct plx_quantize_desc {
+    uint32_t struct_size;
+    int32_t axis; /* default 1 */
+    plx_dtype output_dtype; /* quantize: uint8 or int8; dequantize: float32 */
+} plx_quantize_desc;
+#define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
+
+/* One layer as a backend sees it: in support queries and when creating its
+ * workload. Everything it points to is owned by the host and valid only
+ * during the call that receives it; a backend that needs something later
+ * (a descriptor field, a shape) copies it. */
+typedef struct plx_layer_view {
+    uint32_t struct_size;
+    const char *name;             /* unique in the network */
+    plx_op op;
+    const void *desc;             /* the op's descriptor; NULL for ops without one */
+    const plx_tensor_info *inputs;  /* input_count entries, in slot order */
+    uint32_t input_count;
+    const plx_tensor_info *outputs; /* output_count entries, in slot order */
+    uint32_t output_count;
+    /* Per input slot: the data when that input is fed by a constant layer
+     * (valid for the network's lifetime, so it may be kept, e.g. to pre-pack
+     * weights), else NULL. The array itself may be NULL: no constant inputs. */
+    const void *const *input_constants;
+} plx_layer_view;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_OPS_H */

@@ -1,0 +1,83 @@
+/* Helpers shared by the registry tests: runtimes isolated from the system
+ * (STYLE.md habit 9), lookups in a runtime's lists, and scratch directories
+ * under /tmp. Paths to build outputs come from meson as compile definitions:
+ * FAKE_PLUGIN_DIR, CPU_REF_MODULE, SAMPLE_MODULE. */
+#ifndef PLEXUS_TEST_UTIL_H
+#define PLEXUS_TEST_UTIL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <plexus/plexus.h>
+
+#ifndef FAKE_PLUGIN_DIR
+#error "FAKE_PLUGIN_DIR must be defined by the build"
+#endif
+
+/* Options that see nothing of the system: environment ignored, default
+ * directory skipped, logging to a quiet sink (PLEXUS_TEST_LOG=1 shows it). */
+void tu_options(plx_runtime_options *options);
+
+/* Creates a runtime with `options` and asserts that it succeeded. */
+plx_runtime *tu_create(const plx_runtime_options *options);
+
+/* A runtime over `count` search paths, isolated as tu_options. */
+plx_runtime *tu_runtime(const char *const *paths, size_t count);
+
+/* A runtime over the directory of fake plug-ins. */
+plx_runtime *tu_fake_runtime(void);
+
+/* Writes FAKE_PLUGIN_DIR/<name>.so into buf (PATH_MAX bytes). */
+const char *tu_fake_path(char *buf, const char *name);
+/* realpath() of FAKE_PLUGIN_DIR/<name>.so into buf (PATH_MAX bytes); asserts. */
+const char *tu_fake_realpath(char *buf, const char *name);
+
+/* The first rejection whose path is `path`, or NULL. */
+const plx_rejection *tu_rejection_at(const plx_runtime *rt, const char *path);
+/* The rejection of fake plug-in file <name>.so (its resolved path); asserts
+ * that there is one. */
+const plx_rejection *tu_fake_rejection(const plx_runtime *rt, const char *name);
+/* The first rejection whose reason contains `needle`, or NULL. */
+const plx_rejection *tu_rejection_containing(const plx_runtime *rt, const char *needle);
+/* The first skipped backend with `id`, or NULL. */
+const plx_rejection *tu_skipped_id(const plx_runtime *rt, const char *id);
+/* How many listed backends have `id`. */
+size_t tu_backend_id_count(const plx_runtime *rt, const char *id);
+/* The index of backend `id` in the listing, or (size_t)-1. */
+size_t tu_backend_index(const plx_runtime *rt, const char *id);
+/* true when some note contains `needle`. */
+bool tu_has_note(const plx_runtime *rt, const char *needle);
+
+/* Asserts that the good fakes beside a broken one still load: fake_good
+ * (fake_good.so) and fake_zulu (fake_first.so), available, from their files. */
+void tu_assert_good_fakes_loaded(const plx_runtime *rt);
+
+/* The runtime's lists as text, for assertion messages (Criterion discards
+ * what workers print under --tap=-). A static buffer, overwritten by the
+ * next call. */
+const char *tu_dump(const plx_runtime *rt);
+
+/* A fresh world-searchable directory under /tmp, into buf (PATH_MAX); its
+ * path is fully resolved. Remove with tu_rmtree. */
+const char *tu_mkdtemp(char *buf);
+/* Removes a directory tree made by a test (does not follow links). */
+void tu_rmtree(const char *dir);
+/* Joins dir and name into buf (PATH_MAX). */
+const char *tu_join(char *buf, const char *dir, const char *name);
+/* Creates dir/name as a symbolic link to target; asserts. */
+void tu_symlink(const char *target, const char *dir, const char *name);
+/* Links fake plug-in <fake>.so into dir as <link_name>; asserts. */
+void tu_link_fake(const char *dir, const char *fake, const char *link_name);
+/* Writes `size` bytes of `data` to dir/name with `mode`; asserts. */
+void tu_write_file(const char *dir, const char *name, const void *data, size_t size,
+                   unsigned mode);
+/* Copies file src to dir/name; asserts. */
+void tu_copy_file(const char *src, const char *dir, const char *name);
+
+/* true when built with AddressSanitizer. */
+bool tu_under_asan(void);
+/* true when the test setup runs the tests under valgrind. */
+bool tu_under_valgrind(void);
+
+#endif /* PLEXUS_TEST_UTIL_H */

@@ -1,13 +1,16 @@
 /* cpu_ref: the CPU backend, as a plug-in built with the SDK alone.
  *
- * This file holds the plug-in's entry point, descriptor and capabilities.
- * The capabilities are those the CPU backend is designed for: its memory is
- * ordinary host memory, so it can run executions concurrently on separate
- * working memory, let the host plan that memory, pre-import inputs and
- * outputs, and import or lend malloc memory. Tensor handles and workloads
- * arrive with the networks issue; until then the ABI has no call that
- * would exercise them. */
+ * The entry point, descriptor and capabilities, and the ABI 1.1 objects:
+ * factories, tensor handles in host memory, and workloads that run the
+ * kernels of kernels.h. Memory is ordinary host memory, so handles can
+ * import caller (malloc) memory and lend theirs to other backends. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
 #include <plexus/backend.h>
+
+#include "kernels.h"
 
 struct plx_backend {
     const plx_host *host; /* valid until destroy (backend.h, plx_host) */
@@ -52,12 +55,274 @@ static plx_status cpu_ref_get_capabilities(plx_backend *backend,
     return NULL;
 }
 
+/* ---- layers ------------------------------------------------------------- */
+
+static plx_status cpu_ref_check_layer(plx_backend *backend, const plx_layer_view *layer) {
+    const plx_host *host = backend->host;
+    cpu_ref_check_fn check;
+    cpu_ref_run_fn run;
+    if (!cpu_ref_kernel_lookup(layer->op, &check, &run)) {
+        return host->status_create(host, PLX_UNSUPPORTED, "cpu_ref has no kernel for %s",
+                                   plx_op_name(layer->op));
+    }
+    char buf[256];
+    const char *reason = check(layer, buf, sizeof buf);
+    return reason ? host->status_create(host, PLX_UNSUPPORTED, "%s", reason) : NULL;
+}
+
+struct plx_factory {
+    const plx_host *host;
+};
+
+static plx_status cpu_ref_create_factory(plx_backend *backend, const plx_factory_params *params,
+                                         plx_factory **out_factory) {
+    (void)params;
+    const plx_host *host = backend->host;
+    plx_factory *f = host->alloc(host, sizeof *f, 0);
+    if (!f) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
+    }
+    f->host = host;
+    *out_factory = f;
+    return NULL;
+}
+
+static void cpu_ref_destroy_factory(plx_factory *factory) {
+    factory->host->free(factory->host, factory);
+}
+
+/* Tensor memory is host memory: owned (managed handles) or imported. */
+struct plx_tensor_handle {
+    const plx_host *host;
+    size_t bytes;
+    size_t alignment; /* what kernels need: the element size */
+    bool managed;
+    void *owned;
+    void *data; /* owned, imported, or NULL */
+};
+
+/* Allocations are aligned for vector loads; kernels need the element size. */
+#define CPU_REF_ALIGNMENT 64
+
+static plx_status cpu_ref_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
+                                               const plx_tensor_handle_params *params,
+                                               plx_tensor_handle **out_handle) {
+    const plx_host *host = factory->host;
+    size_t bytes;
+    if (!plx_tensor_info_byte_size(info, &bytes)) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_ref: invalid tensor info (dtype %d, rank %u)",
+                                   (int)info->dtype, info->rank);
+    }
+    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
+    if (!h) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
+    }
+    h->host = host;
+    h->bytes = bytes;
+    h->alignment = plx_dtype_size(info->dtype);
+    h->managed = params->managed;
+    h->owned = NULL;
+    h->data = NULL;
+    *out_handle = h;
+    return NULL;
+}
+
+static void cpu_ref_release_tensor_handle(plx_tensor_handle *h) {
+    if (h->data == h->owned) {
+        h->data = NULL;
+    }
+    h->host->free(h->host, h->owned);
+    h->owned = NULL;
+}
+
+static void cpu_ref_destroy_tensor_handle(plx_tensor_handle *h) {
+    cpu_ref_release_tensor_handle(h);
+    h->host->free(h->host, h);
+}
+
+static plx_status cpu_ref_allocate_tensor_handle(plx_tensor_handle *h) {
+    if (h->owned) {
+        return NULL;
+    }
+    h->owned = h->host->alloc(h->host, h->bytes, CPU_REF_ALIGNMENT);
+    if (!h->owned) {
+        return h->host->status_create(h->host, PLX_OUT_OF_MEMORY,
+                                      "cpu_ref: cannot allocate %zu bytes", h->bytes);
+    }
+    h->data = h->owned;
+    return NULL;
+}
+
+static plx_status cpu_ref_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
+    if (!h->data) {
+        return h->host->status_create(h->host, PLX_FAILED_PRECONDITION,
+                                      "cpu_ref: the tensor has no memory (neither allocated nor "
+                                      "imported)");
+    }
+    *out_data = h->data;
+    return NULL;
+}
+
+static void cpu_ref_unmap_tensor_handle(plx_tensor_handle *h) {
+    (void)h; /* host memory needs no unmapping */
+}
+
+static plx_status cpu_ref_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
+                                               plx_memory_source source) {
+    const plx_host *host = h->host;
+    if (source != PLX_MEMORY_SOURCE_MALLOC) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_ref imports malloc memory only (memory source %d)",
+                                   (int)source);
+    }
+    if (!memory || size < h->bytes) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_ref: imported memory of %zu bytes is smaller than the "
+                                   "tensor's %zu", memory ? size : 0, h->bytes);
+    }
+    if ((uintptr_t)memory % h->alignment != 0) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_ref: imported memory at %p is not aligned to the element "
+                                   "size (%zu bytes)", memory, h->alignment);
+    }
+    h->data = memory;
+    return NULL;
+}
+
+static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h) {
+    h->data = h->owned;
+}
+
+/* A workload keeps its own copy of the layer view (the host's is valid
+ * during create_workload only) and buffers for the data pointers, so that
+ * executing allocates nothing. */
+struct plx_workload {
+    const plx_host *host;
+    cpu_ref_run_fn run;
+    plx_layer_view view;
+    plx_tensor_handle **inputs;
+    plx_tensor_handle **outputs;
+    const void **in_data;
+    void **out_data;
+    char error[512];
+};
+
+static void cpu_ref_destroy_workload(plx_workload *w) {
+    const plx_host *host = w->host;
+    host->free(host, (void *)w->view.name);
+    host->free(host, (void *)w->view.desc);
+    host->free(host, (void *)w->view.inputs);
+    host->free(host, (void *)w->view.outputs);
+    host->free(host, w->inputs);
+    host->free(host, w->outputs);
+    host->free(host, (void *)w->in_data);
+    host->free(host, w->out_data);
+    host->free(host, w);
+}
+
+static void *copy_to(const plx_host *host, const void *src, size_t n, bool *ok) {
+    void *p = host->alloc(host, n, 0);
+    if (!p) {
+        *ok = false;
+        return NULL;
+    }
+    if (n) {
+        memcpy(p, src, n);
+    }
+    return p;
+}
+
+static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_view *layer,
+                                          plx_tensor_handle *const *inputs,
+                                          plx_tensor_handle *const *outputs,
+                                          plx_workload **out_workload) {
+    const plx_host *host = factory->host;
+    cpu_ref_check_fn check;
+    cpu_ref_run_fn run;
+    char buf[256];
+    if (!cpu_ref_kernel_lookup(layer->op, &check, &run)) {
+        return host->status_create(host, PLX_UNSUPPORTED, "cpu_ref has no kernel for %s",
+                                   plx_op_name(layer->op));
+    }
+    const char *reason = check(layer, buf, sizeof buf);
+    if (reason) {
+        return host->status_create(host, PLX_UNSUPPORTED, "%s", reason);
+    }
+    plx_workload *w = host->alloc(host, sizeof *w, 0);
+    if (!w) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
+    }
+    memset(w, 0, sizeof *w);
+    w->host = host;
+    w->run = run;
+    w->view = *layer;
+    bool ok = true;
+    w->view.name = copy_to(host, layer->name, strlen(layer->name) + 1, &ok);
+    w->view.desc = layer->desc ? copy_to(host, layer->desc, *(const uint32_t *)layer->desc, &ok)
+                               : NULL;
+    w->view.inputs = copy_to(host, layer->inputs, layer->input_count * sizeof *layer->inputs, &ok);
+    w->view.outputs = copy_to(host, layer->outputs, layer->output_count * sizeof *layer->outputs,
+                              &ok);
+    w->view.input_constants = NULL;
+    w->inputs = copy_to(host, inputs, layer->input_count * sizeof *inputs, &ok);
+    w->outputs = copy_to(host, outputs, layer->output_count * sizeof *outputs, &ok);
+    w->in_data = host->alloc(host, (layer->input_count + 1) * sizeof *w->in_data, 0);
+    w->out_data = host->alloc(host, (layer->output_count + 1) * sizeof *w->out_data, 0);
+    if (!ok || !w->in_data || !w->out_data) {
+        cpu_ref_destroy_workload(w);
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
+    }
+    *out_workload = w;
+    return NULL;
+}
+
+static plx_status cpu_ref_execute_workload(plx_workload *w) {
+    for (uint32_t i = 0; i < w->view.input_count; i++) {
+        w->in_data[i] = w->inputs[i]->data;
+        if (!w->in_data[i] && w->inputs[i]->bytes) {
+            return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
+                                          "cpu_ref: input %u has no memory", i);
+        }
+    }
+    for (uint32_t i = 0; i < w->view.output_count; i++) {
+        w->out_data[i] = w->outputs[i]->data;
+        if (!w->out_data[i] && w->outputs[i]->bytes) {
+            return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
+                                          "cpu_ref: output %u has no memory", i);
+        }
+    }
+    cpu_ref_kernel_args args = {&w->view, w->in_data, w->out_data, w->error, sizeof w->error};
+    w->error[0] = '\0';
+    if (!w->run(&args)) {
+        return w->host->status_create(w->host, PLX_INVALID_ARGUMENT, "%s",
+                                      w->error[0] ? w->error : "cpu_ref: kernel failed");
+    }
+    return NULL;
+}
+
 static const plx_backend_functions cpu_ref_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, get_capabilities),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, execute_workload),
     .check_available = NULL, /* the CPU is always there */
     .create = cpu_ref_create,
     .destroy = cpu_ref_destroy,
     .get_capabilities = cpu_ref_get_capabilities,
+    .check_layer = cpu_ref_check_layer,
+    .create_factory = cpu_ref_create_factory,
+    .destroy_factory = cpu_ref_destroy_factory,
+    .factory_workloads_created = NULL,
+    .create_tensor_handle = cpu_ref_create_tensor_handle,
+    .destroy_tensor_handle = cpu_ref_destroy_tensor_handle,
+    .allocate_tensor_handle = cpu_ref_allocate_tensor_handle,
+    .release_tensor_handle = cpu_ref_release_tensor_handle,
+    .map_tensor_handle = cpu_ref_map_tensor_handle,
+    .unmap_tensor_handle = cpu_ref_unmap_tensor_handle,
+    .import_tensor_handle = cpu_ref_import_tensor_handle,
+    .unimport_tensor_handle = cpu_ref_unimport_tensor_handle,
+    .create_workload = cpu_ref_create_workload,
+    .destroy_workload = cpu_ref_destroy_workload,
+    .configure_workload = NULL,
+    .execute_workload = cpu_ref_execute_workload,
 };
 
 static const plx_backend_descriptor cpu_ref_descriptor = {

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -87,6 +88,10 @@ struct plx_runtime {
     plx_backend_option *options;
     bool *option_used;
     size_t option_count;
+    /* Loaded networks (plx_loaded_network*), unloaded at destroy. */
+    plxi_ptr_vec loaded;
+    pthread_mutex_t loaded_lock;
+    uint32_t last_network_id;
 };
 
 /* registry.c */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "network_internal.h"
 
 #ifndef PLX_DEFAULT_BACKEND_DIR
 #error "PLX_DEFAULT_BACKEND_DIR must be defined by the build"
@@ -57,6 +58,9 @@ PLX_API void plx_runtime_destroy(plx_runtime **runtime) {
     }
     plx_runtime *rt = *runtime;
     *runtime = NULL;
+    plxi_runtime_unload_all(rt);
+    plxi_ptr_vec_release(&rt->loaded);
+    pthread_mutex_destroy(&rt->loaded_lock);
     for (size_t i = rt->backends.count; i-- > 0;) {
         plxi_backend_record_destroy(rt->backends.items[i]);
     }
@@ -301,6 +305,7 @@ PLX_API plx_status plx_runtime_create(const plx_runtime_options *options,
     if (!rt) {
         return oom();
     }
+    pthread_mutex_init(&rt->loaded_lock, NULL);
     plxi_logger_init(&rt->logger, options->log_level, options->log_fn, options->log_user_data);
     plx_status s = copy_options(rt, options);
     if (!s) {

@@ -384,7 +384,7 @@ typedef struct plx_slice_desc {
     int64_t steps[PLX_MAX_RANK]; /* non-zero */
     uint32_t count;
 } plx_slice_desc;
-#define PLX_SLICE_DESC_INIT {sizeof(plx_slice_desc), {0}, {0}, {0}, {0}, 0}
+#define PLX_SLICE_DESC_INIT {sizeof(plx_slice_desc), {0}, {0}, {0}, {1, 1, 1, 1, 1, 1, 1, 1}, 0}
 
 typedef enum plx_pad_mode {
     PLX_PAD_CONSTANT = 0,

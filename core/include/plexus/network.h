@@ -1,0 +1,230 @@
+/* Networks: build a graph of layers, assign its layers to backends
+ * (optimise), load it into a runtime, and execute it.
+ *
+ * Conventions as in plexus.h: a plx_status is NULL on success and owned by
+ * the caller otherwise; out_* parameters are written only on success. */
+#ifndef PLEXUS_NETWORK_H
+#define PLEXUS_NETWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <plexus/ops.h>
+#include <plexus/plexus.h>
+#include <plexus/status.h>
+#include <plexus/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Building                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A network under construction. Not thread-safe: one thread builds it. It
+ * may be optimised any number of times, and destroyed once every optimised
+ * network made from it is destroyed or loaded (they copy what they need). */
+typedef struct plx_network plx_network;
+
+/* Index of a layer in its network, in the order layers were added. */
+typedef uint32_t plx_layer_id;
+
+PLX_API plx_status plx_network_create(plx_network **out_network);
+/* Destroys the network; sets *network to NULL. NULL is ignored. */
+PLX_API void plx_network_destroy(plx_network **network);
+
+/* Adds a layer. `name` must be unique in the network and non-empty; it is
+ * copied. `desc` is the op's descriptor (see ops.h; NULL for ops without
+ * one); it is copied, including what it points to (split sizes).
+ * `input_count` and `output_count` give the slots (ops.h lists each op's;
+ * optional inputs count only when connected). Inputs, outputs and
+ * constants have their own functions below. Errors name the layer. */
+PLX_API plx_status plx_network_add_layer(plx_network *network, const char *name, plx_op op,
+                                         const void *desc, uint32_t input_count,
+                                         uint32_t output_count, plx_layer_id *out_layer);
+
+/* Adds a network input with binding id `binding_id` and its tensor info. */
+PLX_API plx_status plx_network_add_input(plx_network *network, const char *name,
+                                         int32_t binding_id, const plx_tensor_info *info,
+                                         plx_layer_id *out_layer);
+
+/* Adds a network output with binding id `binding_id`; connect its input. */
+PLX_API plx_status plx_network_add_output(plx_network *network, const char *name,
+                                          int32_t binding_id, plx_layer_id *out_layer);
+
+typedef enum plx_constant_ownership {
+    /* The network copies the data now. */
+    PLX_CONSTANT_COPY = 0,
+    /* The network keeps the caller's pointer: the data must stay valid and
+     * unchanged until the network, every optimised network made from it and
+     * every network loaded from those are destroyed or unloaded. */
+    PLX_CONSTANT_BORROW = 1
+} plx_constant_ownership;
+
+/* Adds a constant layer whose single output holds `data` (the info's byte
+ * size, dense row-major). */
+PLX_API plx_status plx_network_add_constant(plx_network *network, const char *name,
+                                            const plx_tensor_info *info, const void *data,
+                                            plx_constant_ownership ownership,
+                                            plx_layer_id *out_layer);
+
+/* Connects output slot `from_slot` of layer `from` to input slot `to_slot`
+ * of layer `to`. An output may feed any number of inputs; an input is fed
+ * once. */
+PLX_API plx_status plx_network_connect(plx_network *network, plx_layer_id from,
+                                       uint32_t from_slot, plx_layer_id to, uint32_t to_slot);
+
+/* Sets an output slot's tensor info explicitly. Only needed where shape
+ * inference cannot know it; inputs and constants get theirs when added.
+ * An info that contradicts inference is an error at validation. Per-axis
+ * quantization arrays are copied. */
+PLX_API plx_status plx_network_set_output_info(plx_network *network, plx_layer_id layer,
+                                               uint32_t slot, const plx_tensor_info *info);
+
+/* Checks the whole network (every input slot connected, no cycle, binding
+ * ids unique, descriptors valid, dtypes allowed) and infers every output
+ * info. The first error found is returned, naming the layer. */
+PLX_API plx_status plx_network_validate(plx_network *network);
+
+/* After a successful validate: the info of an output slot. */
+PLX_API plx_status plx_network_get_output_info(const plx_network *network, plx_layer_id layer,
+                                               uint32_t slot, plx_tensor_info *out_info);
+
+PLX_API size_t plx_network_layer_count(const plx_network *network);
+
+/* ------------------------------------------------------------------------ */
+/* Optimising: assigning layers to backends                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct plx_optimize_options {
+    uint32_t struct_size;
+    /* Backend ids in order of preference. */
+    const char *const *backends;
+    size_t backend_count;
+    /* true (default): a layer the first backend refuses goes to the next that
+     * supports it. false: every refusal by the first backend is an error. */
+    bool allow_fallback;
+    /* Let network inputs import the caller's memory (zero copy), and layers
+     * export into the caller's output memory or another backend's. */
+    bool import_enabled;
+    bool export_enabled;
+} plx_optimize_options;
+
+PLX_API void plx_optimize_options_init(plx_optimize_options *options);
+
+typedef struct plx_optimized_network plx_optimized_network;
+
+/* Validates the network and assigns every layer to a backend of `runtime`
+ * (which must outlive the result). Errors: none of the requested backends
+ * is available (naming what was asked and what is available); a layer no
+ * backend supports, or with fallback off every layer the first backend
+ * refuses (all listed, each with every reason); validation errors. */
+PLX_API plx_status plx_optimize(plx_runtime *runtime, plx_network *network,
+                                const plx_optimize_options *options,
+                                plx_optimized_network **out_optimized);
+PLX_API void plx_optimized_network_destroy(plx_optimized_network **optimized);
+
+/* A refusal on the way to a layer's backend. */
+typedef struct plx_refusal {
+    const char *backend_id;
+    const char *reason;
+} plx_refusal;
+
+/* Where one layer of the optimised network runs. Layers inserted by the
+ * optimiser (copies and imports between backends) have `inserted` set. */
+typedef struct plx_layer_assignment {
+    const char *layer_name;
+    plx_op op;
+    const char *backend_id;
+    bool inserted;
+    const plx_refusal *refusals;
+    size_t refusal_count;
+} plx_layer_assignment;
+
+/* Layers in execution (topological) order. Pointers valid until destroy. */
+PLX_API size_t plx_optimized_network_layer_count(const plx_optimized_network *optimized);
+PLX_API const plx_layer_assignment *plx_optimized_network_layer(
+    const plx_optimized_network *optimized, size_t index);
+/* Requested backend ids that were not used because they are not loaded or
+ * not available, each with why; and other remarks. */
+PLX_API size_t plx_optimized_network_note_count(const plx_optimized_network *optimized);
+PLX_API const char *plx_optimized_network_note(const plx_optimized_network *optimized,
+                                               size_t index);
+/* One line per backend and per fallback, e.g.
+ * "5 layers on cpu_ref; 1 fell back from fake: 'c1' (conv): needs float16". */
+PLX_API const char *plx_optimized_network_summary(const plx_optimized_network *optimized);
+
+/* ------------------------------------------------------------------------ */
+/* Loading and executing                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct plx_loaded_network plx_loaded_network;
+
+/* Loads an optimised network into its runtime: creates each backend's
+ * factory, the tensor handles, the workloads, runs constant workloads.
+ * Consumes *optimized (sets it to NULL) whether or not loading succeeds.
+ * Errors name the layer, op and backend at fault. The loaded network must
+ * be unloaded before its runtime is destroyed; plx_runtime_destroy unloads
+ * any left. */
+PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
+                                            plx_optimized_network **optimized,
+                                            plx_loaded_network **out_loaded);
+
+/* Unloads: destroys workloads, handles and factories; sets *loaded NULL. */
+PLX_API void plx_loaded_network_unload(plx_loaded_network **loaded);
+
+/* The id of a loaded network, unique within its runtime. */
+PLX_API uint32_t plx_loaded_network_id(const plx_loaded_network *loaded);
+
+/* Caller memory for one input or output: `size` must equal the tensor's
+ * byte size. For inputs, `data` is only read. */
+typedef struct plx_tensor_binding {
+    int32_t binding_id;
+    void *data;
+    size_t size;
+} plx_tensor_binding;
+
+/* Runs the network once, synchronously. Every input and every output of the
+ * network appears exactly once. Inputs are imported (import enabled and
+ * supported) or copied in; outputs are exported into (export enabled and
+ * the producer feeds only that output) or copied out. Working memory is
+ * allocated at the first execution. Thread-safe: concurrent calls on one
+ * loaded network run one at a time. A failing workload returns its message;
+ * the network stays loaded and usable. */
+PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
+                                              const plx_tensor_binding *inputs,
+                                              size_t input_count,
+                                              const plx_tensor_binding *outputs,
+                                              size_t output_count);
+
+/* Tensor info of an input or output by binding id. */
+PLX_API plx_status plx_loaded_network_input_info(const plx_loaded_network *loaded,
+                                                 int32_t binding_id, plx_tensor_info *out_info);
+PLX_API plx_status plx_loaded_network_output_info(const plx_loaded_network *loaded,
+                                                  int32_t binding_id, plx_tensor_info *out_info);
+/* Binding ids, in the order the network's input (output) layers were added. */
+PLX_API size_t plx_loaded_network_input_count(const plx_loaded_network *loaded);
+PLX_API int32_t plx_loaded_network_input_binding(const plx_loaded_network *loaded, size_t index);
+PLX_API size_t plx_loaded_network_output_count(const plx_loaded_network *loaded);
+PLX_API int32_t plx_loaded_network_output_binding(const plx_loaded_network *loaded, size_t index);
+
+/* Releases working memory (intermediate tensors); it is allocated again at
+ * the next execution. Constants stay. Waits for a running execution. */
+PLX_API void plx_loaded_network_release_working_memory(plx_loaded_network *loaded);
+
+/* Called after every workload with each of its outputs (data valid during
+ * the call only). Runs on the executing thread. */
+typedef void (*plx_debug_fn)(void *user_data, const char *layer_name, plx_op op,
+                             const char *backend_id, uint32_t slot, const plx_tensor_info *info,
+                             const void *data);
+/* Sets (or, with fn NULL, clears) the debug callback. */
+PLX_API void plx_loaded_network_set_debug_callback(plx_loaded_network *loaded, plx_debug_fn fn,
+                                                   void *user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_NETWORK_H */

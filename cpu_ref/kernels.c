@@ -1,0 +1,66 @@
+/* The operator -> kernel table of cpu_ref. */
+#include "kernels.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...) {
+    if (args->error && args->error_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(args->error, args->error_size, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+#define ENTRY(op, name) [op] = {cpu_ref_check_##name, cpu_ref_run_##name}
+
+static const struct {
+    cpu_ref_check_fn check;
+    cpu_ref_run_fn run;
+} table[PLX_OP_COUNT] = {
+    ENTRY(PLX_OP_CONSTANT, constant),
+    ENTRY(PLX_OP_CONV, conv),
+    ENTRY(PLX_OP_CONV_TRANSPOSE, conv_transpose),
+    ENTRY(PLX_OP_FULLY_CONNECTED, fully_connected),
+    ENTRY(PLX_OP_MATMUL, matmul),
+    ENTRY(PLX_OP_GEMM, gemm),
+    ENTRY(PLX_OP_POOL, pool),
+    ENTRY(PLX_OP_GLOBAL_POOL, global_pool),
+    ENTRY(PLX_OP_ACTIVATION, activation),
+    ENTRY(PLX_OP_BINARY, binary),
+    ENTRY(PLX_OP_UNARY, unary),
+    ENTRY(PLX_OP_BATCH_NORM, batch_norm),
+    ENTRY(PLX_OP_LAYER_NORM, layer_norm),
+    ENTRY(PLX_OP_SOFTMAX, softmax),
+    ENTRY(PLX_OP_REDUCE, reduce),
+    ENTRY(PLX_OP_RESHAPE, reshape),
+    ENTRY(PLX_OP_FLATTEN, reshape),
+    ENTRY(PLX_OP_TRANSPOSE, transpose),
+    ENTRY(PLX_OP_CONCAT, concat),
+    ENTRY(PLX_OP_SPLIT, split),
+    ENTRY(PLX_OP_SLICE, slice),
+    ENTRY(PLX_OP_PAD, pad),
+    ENTRY(PLX_OP_SQUEEZE, reshape),
+    ENTRY(PLX_OP_UNSQUEEZE, reshape),
+    ENTRY(PLX_OP_GATHER, gather),
+    ENTRY(PLX_OP_EXPAND, expand),
+    ENTRY(PLX_OP_WHERE, where),
+    ENTRY(PLX_OP_CAST, cast),
+    ENTRY(PLX_OP_RESIZE, resize),
+    ENTRY(PLX_OP_DEPTH_TO_SPACE, depth_to_space),
+    ENTRY(PLX_OP_SPACE_TO_DEPTH, space_to_depth),
+    ENTRY(PLX_OP_QUANTIZE, quantize),
+    ENTRY(PLX_OP_DEQUANTIZE, dequantize),
+    ENTRY(PLX_OP_MEM_COPY, mem_copy),
+};
+
+bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_fn *out_run) {
+    if ((unsigned)op >= PLX_OP_COUNT || !table[op].run) {
+        return false;
+    }
+    *out_check = table[op].check;
+    *out_run = table[op].run;
+    return true;
+}

@@ -1,0 +1,94 @@
+/* cpu_ref's kernels: one check and one run function per operator.
+ *
+ * Kernels are plain, readable loops over dense row-major buffers (speed
+ * comes in a later issue). They allocate nothing: everything they need is
+ * in their arguments, so executing a workload never touches the heap.
+ * Shapes have been inferred and validated by the host before a kernel sees
+ * them (outputs[i] infos are final); kernels still never read or write out
+ * of bounds whatever the infos say, and report data-dependent errors (an
+ * index out of range, an integer division by zero) through `error`. */
+#ifndef CPU_REF_KERNELS_H
+#define CPU_REF_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <plexus/ops.h>
+#include <plexus/tensor.h>
+
+typedef struct cpu_ref_kernel_args {
+    const plx_layer_view *layer; /* infos and descriptor of the layer */
+    const void *const *inputs;   /* layer->input_count dense buffers */
+    void *const *outputs;        /* layer->output_count dense buffers */
+    char *error;                 /* on failure: a message naming the problem */
+    size_t error_size;
+} cpu_ref_kernel_args;
+
+/* Runs the layer. true on success; false with a message in args->error. */
+typedef bool (*cpu_ref_run_fn)(const cpu_ref_kernel_args *args);
+
+/* NULL when cpu_ref can run the layer (op, dtypes, attributes); otherwise
+ * the reason, which may be written into buf (size bytes). */
+typedef const char *(*cpu_ref_check_fn)(const plx_layer_view *layer, char *buf, size_t size);
+
+/* Looks up an operator's kernel. false when cpu_ref has no kernel for op. */
+bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_fn *out_run);
+
+/* Writes a printf-formatted message into args->error; returns false so that
+ * kernels can `return cpu_ref_fail(args, ...)`. */
+bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* float16 and bfloat16 conversions (round to nearest even). */
+float cpu_ref_f16_to_f32(uint16_t h);
+uint16_t cpu_ref_f32_to_f16(float f);
+float cpu_ref_bf16_to_f32(uint16_t h);
+uint16_t cpu_ref_f32_to_bf16(float f);
+
+/* One declaration pair per operator with a kernel; defined in
+ * kernels_compute.c (dense math), kernels_elementwise.c and kernels_data.c. */
+#define CPU_REF_KERNEL(name)                                                           \
+    const char *cpu_ref_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
+    bool cpu_ref_run_##name(const cpu_ref_kernel_args *args);
+
+/* kernels_compute.c */
+CPU_REF_KERNEL(conv)
+CPU_REF_KERNEL(conv_transpose)
+CPU_REF_KERNEL(fully_connected)
+CPU_REF_KERNEL(matmul)
+CPU_REF_KERNEL(gemm)
+CPU_REF_KERNEL(pool)
+CPU_REF_KERNEL(global_pool)
+CPU_REF_KERNEL(batch_norm)
+CPU_REF_KERNEL(layer_norm)
+CPU_REF_KERNEL(softmax)
+CPU_REF_KERNEL(reduce)
+CPU_REF_KERNEL(resize)
+/* kernels_elementwise.c */
+CPU_REF_KERNEL(activation)
+CPU_REF_KERNEL(binary)
+CPU_REF_KERNEL(unary)
+CPU_REF_KERNEL(where)
+CPU_REF_KERNEL(cast)
+CPU_REF_KERNEL(quantize)
+CPU_REF_KERNEL(dequantize)
+/* kernels_data.c */
+CPU_REF_KERNEL(constant)
+CPU_REF_KERNEL(mem_copy)
+CPU_REF_KERNEL(reshape) /* also flatten, squeeze, unsqueeze: a byte copy */
+CPU_REF_KERNEL(transpose)
+CPU_REF_KERNEL(concat)
+CPU_REF_KERNEL(split)
+CPU_REF_KERNEL(slice)
+CPU_REF_KERNEL(pad)
+CPU_REF_KERNEL(gather)
+CPU_REF_KERNEL(expand)
+CPU_REF_KERNEL(depth_to_space)
+CPU_REF_KERNEL(space_to_depth)
+
+#undef CPU_REF_KERNEL
+
+#endif /* CPU_REF_KERNELS_H */

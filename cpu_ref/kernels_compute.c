@@ -1,0 +1,1598 @@
+/* cpu_ref's dense-math kernels: convolutions, matrix products, pooling,
+ * normalisations, softmax, reductions and resize (ONNX semantics, opset 13+).
+ *
+ * Every operator has a prepare function that checks the layer (counts,
+ * dtypes, attributes, shapes) and derives what the loops need. The check
+ * function calls it and reports its reason; the run function calls it again
+ * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
+ * index only within the tensor infos, so they never read or write out of
+ * bounds. Nothing here allocates; scratch lives in small stack arrays. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Attribute values above this are refused so that index arithmetic in
+ * int64_t cannot overflow whatever the descriptor holds. */
+#define ATTR_LIMIT ((int64_t)1 << 30)
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+/* Formats a refusal into buf and returns it (a fixed text when there is no
+ * buffer to write into). */
+static const char *say(char *buf, size_t size, const char *fmt, ...) PRINTF_LIKE(3, 4);
+static const char *say(char *buf, size_t size, const char *fmt, ...) {
+    if (!buf || size == 0) {
+        return "cpu_ref cannot run this layer";
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+/* Element count of an info already checked by check_layer. */
+static int64_t numel(const plx_tensor_info *t) {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+/* Product of dims[from..to-1]. */
+static int64_t dim_product(const plx_tensor_info *t, uint32_t from, uint32_t to) {
+    int64_t n = 1;
+    for (uint32_t i = from; i < to; i++) {
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) {
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* What every layer needs: the view, the input/output counts, a descriptor
+ * of at least desc_size bytes (0: none needed), and infos whose shapes have
+ * a byte size (so element counts fit size_t and int64_t). */
+static const char *check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
+                               uint32_t max_in, size_t desc_size, char *buf, size_t size) {
+    if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
+        return say(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
+    }
+    if (l->input_count < min_in || l->input_count > max_in) {
+        return say(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
+                   l->input_count);
+    }
+    if (l->output_count != 1 || !l->outputs || !l->inputs) {
+        return say(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
+                   l->output_count);
+    }
+    if (desc_size) {
+        if (!l->desc) {
+            return say(buf, size, "cpu_ref %s needs a descriptor", op);
+        }
+        uint32_t ss;
+        memcpy(&ss, l->desc, sizeof ss);
+        if (ss < desc_size) {
+            return say(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
+                       ss, desc_size);
+        }
+    }
+    for (uint32_t i = 0; i <= l->input_count; i++) {
+        const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
+        size_t bytes;
+        if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
+            return say(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
+                       i < l->input_count ? "input" : "output", i < l->input_count ? i : 0);
+        }
+    }
+    return NULL;
+}
+
+/* Refuses any input or output whose dtype is not float32. */
+static const char *require_float32(const plx_layer_view *l, const char *op, char *buf,
+                                   size_t size) {
+    for (uint32_t i = 0; i <= l->input_count; i++) {
+        const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
+        if (t->dtype != PLX_DTYPE_FLOAT32) {
+            return say(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
+                       plx_dtype_name(t->dtype), i < l->input_count ? "input" : "output",
+                       i < l->input_count ? i : 0);
+        }
+    }
+    return NULL;
+}
+
+/* Refuses a layer whose output's shape differs from `dims`. */
+static const char *require_output_shape(const plx_layer_view *l, const char *op, uint32_t rank,
+                                        const int64_t *dims, char *buf, size_t size) {
+    const plx_tensor_info *y = &l->outputs[0];
+    bool same = y->rank == rank;
+    for (uint32_t i = 0; same && i < rank; i++) {
+        same = y->dims[i] == dims[i];
+    }
+    if (!same) {
+        char want[160] = "", *p = want;
+        for (uint32_t i = 0; i < rank && p < want + sizeof want - 24; i++) {
+            p += snprintf(p, (size_t)(want + sizeof want - p), "%s%lld", i ? "," : "",
+                          (long long)dims[i]);
+        }
+        return say(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
+                   op, want);
+    }
+    return NULL;
+}
+
+static bool is_int_dtype(plx_dtype dt) {
+    return dt == PLX_DTYPE_INT32 || dt == PLX_DTYPE_INT64;
+}
+
+/* Integer loads and stores for int32/int64 kernels. Sums wrap (two's
+ * complement, through uint64_t) instead of overflowing, which would be UB. */
+static int64_t load_int(const void *p, plx_dtype dt, int64_t i) {
+    return dt == PLX_DTYPE_INT32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+static void store_int(void *p, plx_dtype dt, int64_t i, int64_t v) {
+    if (dt == PLX_DTYPE_INT32) {
+        ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v;
+    } else {
+        ((int64_t *)p)[i] = v;
+    }
+}
+
+static int64_t wrap_add(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t wrap_mul(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Spatial windows (conv, conv_transpose, pool)                        */
+/* ------------------------------------------------------------------ */
+
+/* Geometry of a 1-D or 2-D windowed operator. A 1-D operator uses slot 1
+ * and leaves slot 0 of size 1, so that one pair of loops serves both. */
+typedef struct window_geom {
+    int64_t n, c, m;      /* batch, input channels, output channels */
+    int64_t group;
+    int64_t in[2], out[2];
+    int64_t k[2], s[2], d[2];
+    int64_t pb[2], pe[2]; /* padding before and after (after: pools only) */
+} window_geom;
+
+/* Descriptor index for geometry slot `slot` of an operator with `nsp`
+ * spatial dims; -1 for the unused slot 0 of a 1-D operator. */
+static int desc_index(int nsp, int slot) {
+    return nsp == 2 ? slot : slot == 1 ? 0 : -1;
+}
+
+static void geom_trivial_slot(window_geom *g, int slot) {
+    g->in[slot] = g->out[slot] = g->k[slot] = g->s[slot] = g->d[slot] = 1;
+    g->pb[slot] = g->pe[slot] = 0;
+}
+
+/* ONNX's window arithmetic for one spatial dim of conv and pool: padding
+ * before and after and the number of windows. auto_pad SAME pads a total of
+ * max(0, (ceil(in/s)-1)*s + (k-1)*d+1 - in), the odd one at the end for
+ * SAME_UPPER and at the start for SAME_LOWER. With ceil_mode the count
+ * rounds up, but a last window that would start in the right padding is
+ * dropped. */
+static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t in, int64_t k,
+                              int64_t s, int64_t d, int64_t pads_begin, int64_t pads_end,
+                              bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
+                              char *buf, size_t size) {
+    if (k < 1 || k > ATTR_LIMIT || s < 1 || s > ATTR_LIMIT || d < 1 || d > ATTR_LIMIT) {
+        return say(buf, size,
+                   "cpu_ref %s: spatial dim %d has kernel %lld, stride %lld, dilation %lld "
+                   "(each must be 1 to 2^30)",
+                   op, axis, (long long)k, (long long)s, (long long)d);
+    }
+    int64_t dk = (k - 1) * d + 1;
+    int64_t pb = 0, pe = 0, n;
+    switch (ap) {
+    case PLX_AUTO_PAD_SAME_UPPER:
+    case PLX_AUTO_PAD_SAME_LOWER: {
+        n = ceil_div(in, s);
+        int64_t total = (n - 1) * s + dk - in;
+        if (total < 0) {
+            total = 0;
+        }
+        pb = ap == PLX_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        pe = total - pb;
+        break;
+    }
+    case PLX_AUTO_PAD_NOTSET:
+    case PLX_AUTO_PAD_VALID: {
+        if (ap == PLX_AUTO_PAD_NOTSET) {
+            if (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT) {
+                return say(buf, size, "cpu_ref %s: spatial dim %d has pads %lld/%lld (0 to 2^30)",
+                           op, axis, (long long)pads_begin, (long long)pads_end);
+            }
+            pb = pads_begin;
+            pe = pads_end;
+        }
+        int64_t span = in + pb + pe - dk;
+        if (span < 0) {
+            return say(buf, size,
+                       "cpu_ref %s: spatial dim %d: the window (%lld with dilation) is larger "
+                       "than the padded input (%lld)",
+                       op, axis, (long long)dk, (long long)(in + pb + pe));
+        }
+        n = (ceil_mode ? ceil_div(span, s) : span / s) + 1;
+        if (ceil_mode && (n - 1) * s >= in + pb) {
+            n--;
+        }
+        break;
+    }
+    default:
+        return say(buf, size, "cpu_ref %s: auto_pad %d is not implemented", op, (int)ap);
+    }
+    *out_pb = pb;
+    *out_pe = pe;
+    *out_n = n;
+    return NULL;
+}
+
+/* Checks X (rank 3 or 4) and sets n, c, in[] of g. */
+static const char *geom_input(const plx_layer_view *l, const char *op, window_geom *g, int *nsp,
+                              char *buf, size_t size) {
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank != 3 && x->rank != 4) {
+        return say(buf, size, "cpu_ref %s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u", op,
+                   x->rank);
+    }
+    *nsp = (int)x->rank - 2;
+    g->n = x->dims[0];
+    g->c = x->dims[1];
+    if (*nsp == 1) {
+        geom_trivial_slot(g, 0);
+        g->in[1] = x->dims[2];
+    } else {
+        g->in[0] = x->dims[2];
+        g->in[1] = x->dims[3];
+    }
+    return NULL;
+}
+
+static int64_t geom_x_index(const window_geom *g, int64_t n, int64_t c, int64_t h, int64_t w) {
+    return ((n * g->c + c) * g->in[0] + h) * g->in[1] + w;
+}
+
+static int64_t geom_y_index(const window_geom *g, int64_t n, int64_t m, int64_t h, int64_t w) {
+    return ((n * g->m + m) * g->out[0] + h) * g->out[1] + w;
+}
+
+/* Output shape [n, m, out...] of a windowed operator. */
+static const char *geom_check_output(const plx_layer_view *l, const char *op, const window_geom *g,
+                                     int nsp, char *buf, size_t size) {
+    int64_t dims[4] = {g->n, g->m, nsp == 2 ? g->out[0] : g->out[1], g->out[1]};
+    return require_output_shape(l, op, (uint32_t)nsp + 2, dims, buf, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* conv                                                                */
+/* ------------------------------------------------------------------ */
+
+static const char *conv_prepare(const plx_layer_view *l, window_geom *g, char *buf, size_t size) {
+    const char *why = check_layer(l, "conv", 2, 3, sizeof(plx_conv_desc), buf, size);
+    if (!why) {
+        why = require_float32(l, "conv", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_conv_desc *desc = l->desc;
+    int nsp;
+    if ((why = geom_input(l, "conv", g, &nsp, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *w = &l->inputs[1];
+    if (w->rank != l->inputs[0].rank) {
+        return say(buf, size, "cpu_ref conv: W has rank %u, X has rank %u", w->rank,
+                   l->inputs[0].rank);
+    }
+    g->group = desc->group;
+    g->m = w->dims[0];
+    if (g->group < 1 || g->group > ATTR_LIMIT || g->c % g->group || g->m % g->group ||
+        w->dims[1] * g->group != g->c) {
+        return say(buf, size,
+                   "cpu_ref conv: group %lld does not fit X's %lld channels and W [%lld,%lld,...]",
+                   (long long)g->group, (long long)g->c, (long long)w->dims[0],
+                   (long long)w->dims[1]);
+    }
+    if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
+        return say(buf, size, "cpu_ref conv: B has %lld elements, W has %lld output channels",
+                   (long long)numel(&l->inputs[2]), (long long)g->m);
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        int di = desc_index(nsp, slot);
+        if (di < 0) {
+            continue;
+        }
+        g->k[slot] = w->dims[2 + di];
+        g->s[slot] = desc->strides[di];
+        g->d[slot] = desc->dilations[di];
+        if ((why = window_dim("conv", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
+                              g->d[slot], desc->pads_begin[di], desc->pads_end[di], false,
+                              &g->pb[slot], &g->pe[slot], &g->out[slot], buf, size))) {
+            return why;
+        }
+    }
+    return geom_check_output(l, "conv", g, nsp, buf, size);
+}
+
+const char *cpu_ref_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
+    window_geom g;
+    return conv_prepare(layer, &g, buf, size);
+}
+
+bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
+    char why[256];
+    window_geom g;
+    if (conv_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const float *x = args->inputs[0];
+    const float *w = args->inputs[1];
+    const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t m = 0; m < g.m; m++) {
+            int64_t c0 = (m / mg) * cg; /* first input channel of m's group */
+            for (int64_t oh = 0; oh < g.out[0]; oh++) {
+                for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < cg; c++) {
+                        for (int64_t kh = 0; kh < g.k[0]; kh++) {
+                            int64_t ih = oh * g.s[0] - g.pb[0] + kh * g.d[0];
+                            if (ih < 0 || ih >= g.in[0]) {
+                                continue;
+                            }
+                            for (int64_t kw = 0; kw < g.k[1]; kw++) {
+                                int64_t iw = ow * g.s[1] - g.pb[1] + kw * g.d[1];
+                                if (iw < 0 || iw >= g.in[1]) {
+                                    continue;
+                                }
+                                acc += x[geom_x_index(&g, n, c0 + c, ih, iw)] *
+                                       w[((m * cg + c) * g.k[0] + kh) * g.k[1] + kw];
+                            }
+                        }
+                    }
+                    y[geom_y_index(&g, n, m, oh, ow)] = b ? acc + b[m] : acc;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv_transpose                                                      */
+/* ------------------------------------------------------------------ */
+
+/* ONNX ConvTranspose, following the reference implementation: with
+ * auto_pad SAME_* the output is output_shape (or in*stride) and the total
+ * padding stride*(in-1) + output_padding + (k-1)*d+1 - out is split with
+ * the odd one at the end for SAME_UPPER, at the start for SAME_LOWER.
+ * Otherwise pads_begin/pads_end apply. output_shape together with
+ * NOTSET/VALID is accepted only when it equals the size the pads give:
+ * ONNX's spec would then derive the pads from output_shape while its
+ * reference keeps the explicit ones, and the descriptor cannot say whether
+ * pads were given. */
+static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *g, char *buf,
+                                          size_t size) {
+    const char *why = check_layer(l, "conv_transpose", 2, 3, sizeof(plx_conv_transpose_desc), buf,
+                                  size);
+    if (!why) {
+        why = require_float32(l, "conv_transpose", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_conv_transpose_desc *desc = l->desc;
+    int nsp;
+    if ((why = geom_input(l, "conv_transpose", g, &nsp, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *w = &l->inputs[1];
+    if (w->rank != l->inputs[0].rank) {
+        return say(buf, size, "cpu_ref conv_transpose: W has rank %u, X has rank %u", w->rank,
+                   l->inputs[0].rank);
+    }
+    g->group = desc->group;
+    if (g->group < 1 || g->group > ATTR_LIMIT || g->c % g->group || w->dims[0] != g->c ||
+        w->dims[1] > ATTR_LIMIT) {
+        return say(buf, size,
+                   "cpu_ref conv_transpose: group %lld does not fit X's %lld channels and W "
+                   "[%lld,%lld,...]",
+                   (long long)g->group, (long long)g->c, (long long)w->dims[0],
+                   (long long)w->dims[1]);
+    }
+    g->m = w->dims[1] * g->group;
+    if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
+        return say(buf, size,
+                   "cpu_ref conv_transpose: B has %lld elements, the output has %lld channels",
+                   (long long)numel(&l->inputs[2]), (long long)g->m);
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        int di = desc_index(nsp, slot);
+        if (di < 0) {
+            continue;
+        }
+        int64_t in = g->in[slot], k = w->dims[2 + di], s = desc->strides[di],
+                d = desc->dilations[di], op = desc->output_padding[di],
+                os = desc->output_shape[di];
+        if (k < 1 || s < 1 || s > ATTR_LIMIT || d < 1 || d > ATTR_LIMIT || op < 0 ||
+            op > ATTR_LIMIT || os < 0 || os > ATTR_LIMIT || in > ATTR_LIMIT || k > ATTR_LIMIT) {
+            return say(buf, size,
+                       "cpu_ref conv_transpose: spatial dim %d has kernel %lld, stride %lld, "
+                       "dilation %lld, output_padding %lld, output_shape %lld out of range",
+                       di, (long long)k, (long long)s, (long long)d, (long long)op, (long long)os);
+        }
+        int64_t natural = s * (in - 1) + op + (k - 1) * d + 1, out, pb;
+        if (desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER || desc->auto_pad == PLX_AUTO_PAD_SAME_LOWER) {
+            out = os ? os : in * s;
+            int64_t total = natural - out;
+            pb = desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER ? floor_div(total, 2)
+                                                            : total - floor_div(total, 2);
+        } else if (desc->auto_pad == PLX_AUTO_PAD_NOTSET || desc->auto_pad == PLX_AUTO_PAD_VALID) {
+            int64_t pe = 0;
+            pb = 0;
+            if (desc->auto_pad == PLX_AUTO_PAD_NOTSET) {
+                pb = desc->pads_begin[di];
+                pe = desc->pads_end[di];
+                if (pb < 0 || pb > ATTR_LIMIT || pe < 0 || pe > ATTR_LIMIT) {
+                    return say(buf, size,
+                               "cpu_ref conv_transpose: spatial dim %d has pads %lld/%lld", di,
+                               (long long)pb, (long long)pe);
+                }
+            }
+            out = natural - pb - pe;
+            if (os && os != out) {
+                return say(buf, size,
+                           "cpu_ref conv_transpose: output_shape %lld with auto_pad NOTSET/VALID "
+                           "differs from the %lld the pads give; ONNX's spec and reference "
+                           "disagree on that case, so cpu_ref does not implement it",
+                           (long long)os, (long long)out);
+            }
+        } else {
+            return say(buf, size, "cpu_ref conv_transpose: auto_pad %d is not implemented",
+                       (int)desc->auto_pad);
+        }
+        if (out < 0) {
+            return say(buf, size, "cpu_ref conv_transpose: spatial dim %d would have size %lld",
+                       di, (long long)out);
+        }
+        g->k[slot] = k;
+        g->s[slot] = s;
+        g->d[slot] = d;
+        g->pb[slot] = pb;
+        g->pe[slot] = 0;
+        g->out[slot] = out;
+    }
+    return geom_check_output(l, "conv_transpose", g, nsp, buf, size);
+}
+
+const char *cpu_ref_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
+    window_geom g;
+    return conv_transpose_prepare(layer, &g, buf, size);
+}
+
+/* Gather form: output position o receives input i through kernel tap t
+ * when i*s + t*d - pb == o. */
+bool cpu_ref_run_conv_transpose(const cpu_ref_kernel_args *args) {
+    char why[256];
+    window_geom g;
+    if (conv_transpose_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const float *x = args->inputs[0];
+    const float *w = args->inputs[1];
+    const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t m = 0; m < g.m; m++) {
+            int64_t c0 = (m / mg) * cg, mm = m % mg;
+            for (int64_t oh = 0; oh < g.out[0]; oh++) {
+                for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < cg; c++) {
+                        for (int64_t kh = 0; kh < g.k[0]; kh++) {
+                            int64_t th = oh + g.pb[0] - kh * g.d[0];
+                            if (th < 0 || th % g.s[0] || th / g.s[0] >= g.in[0]) {
+                                continue;
+                            }
+                            for (int64_t kw = 0; kw < g.k[1]; kw++) {
+                                int64_t tw = ow + g.pb[1] - kw * g.d[1];
+                                if (tw < 0 || tw % g.s[1] || tw / g.s[1] >= g.in[1]) {
+                                    continue;
+                                }
+                                acc += x[geom_x_index(&g, n, c0 + c, th / g.s[0], tw / g.s[1])] *
+                                       w[(((c0 + c) * mg + mm) * g.k[0] + kh) * g.k[1] + kw];
+                            }
+                        }
+                    }
+                    y[geom_y_index(&g, n, m, oh, ow)] = b ? acc + b[m] : acc;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* fully_connected, gemm                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct fc_geom {
+    int64_t rows, k, m;
+    bool transposed;
+} fc_geom;
+
+static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, size_t size) {
+    const char *why = check_layer(l, "fully_connected", 2, 3, sizeof(plx_fully_connected_desc),
+                                  buf, size);
+    if (!why) {
+        why = require_float32(l, "fully_connected", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_fully_connected_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
+    if (x->rank < 2 || w->rank != 2) {
+        return say(buf, size, "cpu_ref fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
+                   x->rank, w->rank);
+    }
+    g->transposed = desc->weights_transposed;
+    g->k = x->dims[x->rank - 1];
+    g->rows = dim_product(x, 0, x->rank - 1);
+    g->m = g->transposed ? w->dims[0] : w->dims[1];
+    if ((g->transposed ? w->dims[1] : w->dims[0]) != g->k) {
+        return say(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
+                   (long long)w->dims[0], (long long)w->dims[1],
+                   g->transposed ? " (transposed)" : "", (long long)g->k);
+    }
+    if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
+        return say(buf, size, "cpu_ref fully_connected: B has %lld elements, not %lld",
+                   (long long)numel(&l->inputs[2]), (long long)g->m);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[x->rank - 1] = g->m;
+    return require_output_shape(l, "fully_connected", x->rank, dims, buf, size);
+}
+
+const char *cpu_ref_check_fully_connected(const plx_layer_view *layer, char *buf, size_t size) {
+    fc_geom g;
+    return fc_prepare(layer, &g, buf, size);
+}
+
+bool cpu_ref_run_fully_connected(const cpu_ref_kernel_args *args) {
+    char why[256];
+    fc_geom g;
+    if (fc_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const float *x = args->inputs[0];
+    const float *w = args->inputs[1];
+    const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    /* W' [k, m] element: W[k*M + m], or W[m*K + k] when transposed. */
+    int64_t sk = g.transposed ? 1 : g.m, sm = g.transposed ? g.k : 1;
+    for (int64_t r = 0; r < g.rows; r++) {
+        for (int64_t m = 0; m < g.m; m++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < g.k; k++) {
+                acc += x[r * g.k + k] * w[k * sk + m * sm];
+            }
+            y[r * g.m + m] = b ? acc + b[m] : acc;
+        }
+    }
+    return true;
+}
+
+typedef struct gemm_geom {
+    int64_t m, n, k;
+    int64_t a_sm, a_sk, b_sk, b_sn; /* element strides of A' and B' */
+    int64_t c_sm, c_sn;             /* C's broadcast strides (0 along broadcast dims) */
+} gemm_geom;
+
+static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf, size_t size) {
+    const char *why = check_layer(l, "gemm", 2, 3, sizeof(plx_gemm_desc), buf, size);
+    if (!why) {
+        why = require_float32(l, "gemm", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_gemm_desc *desc = l->desc;
+    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
+    if (a->rank != 2 || b->rank != 2) {
+        return say(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u", a->rank,
+                   b->rank);
+    }
+    g->m = desc->trans_a ? a->dims[1] : a->dims[0];
+    g->k = desc->trans_a ? a->dims[0] : a->dims[1];
+    g->n = desc->trans_b ? b->dims[0] : b->dims[1];
+    int64_t kb = desc->trans_b ? b->dims[1] : b->dims[0];
+    if (kb != g->k) {
+        return say(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->k,
+                   (long long)kb);
+    }
+    g->a_sm = desc->trans_a ? 1 : a->dims[1];
+    g->a_sk = desc->trans_a ? a->dims[1] : 1;
+    g->b_sk = desc->trans_b ? 1 : b->dims[1];
+    g->b_sn = desc->trans_b ? b->dims[1] : 1;
+    g->c_sm = g->c_sn = 0;
+    if (l->input_count == 3) {
+        const plx_tensor_info *c = &l->inputs[2];
+        int64_t cm = 1, cn = 1;
+        if (c->rank == 2) {
+            cm = c->dims[0];
+            cn = c->dims[1];
+        } else if (c->rank == 1) {
+            cn = c->dims[0];
+        } else if (c->rank != 0) {
+            return say(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", c->rank);
+        }
+        if ((cm != 1 && cm != g->m) || (cn != 1 && cn != g->n)) {
+            return say(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
+                       (long long)cm, (long long)cn, (long long)g->m, (long long)g->n);
+        }
+        g->c_sn = cn == 1 ? 0 : 1;
+        g->c_sm = cm == 1 ? 0 : cn;
+    }
+    int64_t dims[2] = {g->m, g->n};
+    return require_output_shape(l, "gemm", 2, dims, buf, size);
+}
+
+const char *cpu_ref_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
+    gemm_geom g;
+    return gemm_prepare(layer, &g, buf, size);
+}
+
+bool cpu_ref_run_gemm(const cpu_ref_kernel_args *args) {
+    char why[256];
+    gemm_geom g;
+    if (gemm_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_gemm_desc *desc = args->layer->desc;
+    const float *a = args->inputs[0];
+    const float *b = args->inputs[1];
+    const float *c = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    for (int64_t i = 0; i < g.m; i++) {
+        for (int64_t j = 0; j < g.n; j++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < g.k; k++) {
+                acc += a[i * g.a_sm + k * g.a_sk] * b[k * g.b_sk + j * g.b_sn];
+            }
+            float v = desc->alpha * acc;
+            if (c) {
+                v += desc->beta * c[i * g.c_sm + j * g.c_sn];
+            }
+            y[i * g.n + j] = v;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* matmul                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct matmul_geom {
+    int64_t m, n, k;
+    uint32_t batch_rank;
+    int64_t batch[PLX_MAX_RANK];   /* broadcast batch dims */
+    int64_t a_bs[PLX_MAX_RANK];    /* A's element stride per batch dim (0: broadcast) */
+    int64_t b_bs[PLX_MAX_RANK];
+} matmul_geom;
+
+/* numpy matmul: a 1-D A is [1,K] and a 1-D B is [K,1], the added dim being
+ * removed from the result; the batch dims (all but the last two)
+ * broadcast. */
+static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char *buf,
+                                  size_t size) {
+    const char *why = check_layer(l, "matmul", 2, 2, 0, buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
+    if (a->dtype != PLX_DTYPE_FLOAT32 && !is_int_dtype(a->dtype)) {
+        return say(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",
+                   plx_dtype_name(a->dtype));
+    }
+    if (b->dtype != a->dtype || y->dtype != a->dtype) {
+        return say(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
+                   plx_dtype_name(a->dtype), plx_dtype_name(b->dtype), plx_dtype_name(y->dtype));
+    }
+    if (a->rank < 1 || b->rank < 1) {
+        return say(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
+                   a->rank, b->rank);
+    }
+    g->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    g->k = a->dims[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    g->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (kb != g->k) {
+        return say(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->k,
+                   (long long)kb);
+    }
+    uint32_t ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
+    g->batch_rank = ra > rb ? ra : rb;
+    int64_t as = g->m * g->k, bs = g->k * g->n; /* strides, innermost batch dim first */
+    for (uint32_t i = g->batch_rank; i-- > 0;) {
+        /* batch dim i of the result is dim i-(batch_rank-ra) of A's batch */
+        int64_t da = 1, db = 1;
+        int64_t ia = (int64_t)i - (int64_t)(g->batch_rank - ra);
+        int64_t ib = (int64_t)i - (int64_t)(g->batch_rank - rb);
+        if (ia >= 0) {
+            da = a->dims[ia];
+        }
+        if (ib >= 0) {
+            db = b->dims[ib];
+        }
+        if (da != db && da != 1 && db != 1) {
+            return say(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
+                       (long long)da, (long long)db);
+        }
+        g->batch[i] = da == 1 ? db : da;
+        g->a_bs[i] = da == 1 ? 0 : as;
+        g->b_bs[i] = db == 1 ? 0 : bs;
+        as *= da;
+        bs *= db;
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t rank = g->batch_rank;
+    memcpy(dims, g->batch, sizeof(int64_t) * rank);
+    if (a->rank > 1) {
+        dims[rank++] = g->m;
+    }
+    if (b->rank > 1) {
+        dims[rank++] = g->n;
+    }
+    return require_output_shape(l, "matmul", rank, dims, buf, size);
+}
+
+const char *cpu_ref_check_matmul(const plx_layer_view *layer, char *buf, size_t size) {
+    matmul_geom g;
+    return matmul_prepare(layer, &g, buf, size);
+}
+
+bool cpu_ref_run_matmul(const cpu_ref_kernel_args *args) {
+    char why[256];
+    matmul_geom g;
+    if (matmul_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    plx_dtype dt = args->layer->inputs[0].dtype;
+    const void *a = args->inputs[0], *b = args->inputs[1];
+    void *y = args->outputs[0];
+    int64_t batches = 1;
+    for (uint32_t i = 0; i < g.batch_rank; i++) {
+        batches *= g.batch[i];
+    }
+    int64_t idx[PLX_MAX_RANK] = {0};
+    int64_t a0 = 0, b0 = 0; /* offsets of the current batch's matrices */
+    for (int64_t bi = 0; bi < batches; bi++) {
+        int64_t y0 = bi * g.m * g.n;
+        for (int64_t i = 0; i < g.m; i++) {
+            for (int64_t j = 0; j < g.n; j++) {
+                int64_t ai = a0 + i * g.k, bj = b0 + j;
+                if (dt == PLX_DTYPE_FLOAT32) {
+                    float acc = 0.0f;
+                    for (int64_t k = 0; k < g.k; k++) {
+                        acc += ((const float *)a)[ai + k] * ((const float *)b)[bj + k * g.n];
+                    }
+                    ((float *)y)[y0 + i * g.n + j] = acc;
+                } else {
+                    int64_t acc = 0;
+                    for (int64_t k = 0; k < g.k; k++) {
+                        acc = wrap_add(acc, wrap_mul(load_int(a, dt, ai + k),
+                                                     load_int(b, dt, bj + k * g.n)));
+                    }
+                    store_int(y, dt, y0 + i * g.n + j, acc);
+                }
+            }
+        }
+        /* next batch index (odometer, last dim fastest) */
+        for (uint32_t d = g.batch_rank; d-- > 0;) {
+            a0 += g.a_bs[d];
+            b0 += g.b_bs[d];
+            if (++idx[d] < g.batch[d]) {
+                break;
+            }
+            a0 -= g.a_bs[d] * g.batch[d];
+            b0 -= g.b_bs[d] * g.batch[d];
+            idx[d] = 0;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* pool, global_pool                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Max pools also run on int8/uint8; values pass through double, which
+ * holds float32, int8 and uint8 exactly. */
+static double load_real(const void *p, plx_dtype dt, int64_t i) {
+    switch (dt) {
+    case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+static void store_real(void *p, plx_dtype dt, int64_t i, double v) {
+    switch (dt) {
+    case PLX_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    default: ((float *)p)[i] = (float)v; break;
+    }
+}
+
+/* Value of a max over no element (a window entirely in padding). */
+static double lowest_value(plx_dtype dt) {
+    return dt == PLX_DTYPE_INT8 ? -128.0 : dt == PLX_DTYPE_UINT8 ? 0.0 : -INFINITY;
+}
+
+static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_kind kind,
+                              char *buf, size_t size) {
+    plx_dtype dt = l->inputs[0].dtype;
+    if (kind != PLX_POOL_MAX && kind != PLX_POOL_AVERAGE) {
+        return say(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
+    }
+    bool ok = dt == PLX_DTYPE_FLOAT32 ||
+              (kind == PLX_POOL_MAX && (dt == PLX_DTYPE_INT8 || dt == PLX_DTYPE_UINT8));
+    if (!ok) {
+        return say(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
+                   op, kind == PLX_POOL_MAX ? "float32, int8 and uint8" : "float32",
+                   plx_dtype_name(dt));
+    }
+    if (l->outputs[0].dtype != dt) {
+        return say(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
+                   plx_dtype_name(l->outputs[0].dtype));
+    }
+    return NULL;
+}
+
+static const char *pool_prepare(const plx_layer_view *l, window_geom *g, char *buf, size_t size) {
+    const char *why = check_layer(l, "pool", 1, 1, sizeof(plx_pool_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_pool_desc *desc = l->desc;
+    if ((why = pool_dtype(l, "pool", desc->kind, buf, size))) {
+        return why;
+    }
+    int nsp;
+    if ((why = geom_input(l, "pool", g, &nsp, buf, size))) {
+        return why;
+    }
+    g->m = g->c;
+    g->group = g->c;
+    for (int slot = 0; slot < 2; slot++) {
+        int di = desc_index(nsp, slot);
+        if (di < 0) {
+            continue;
+        }
+        g->k[slot] = desc->kernel[di];
+        g->s[slot] = desc->strides[di];
+        g->d[slot] = desc->dilations[di];
+        if ((why = window_dim("pool", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
+                              g->d[slot], desc->pads_begin[di], desc->pads_end[di],
+                              desc->ceil_mode, &g->pb[slot], &g->pe[slot], &g->out[slot], buf,
+                              size))) {
+            return why;
+        }
+    }
+    return geom_check_output(l, "pool", g, nsp, buf, size);
+}
+
+const char *cpu_ref_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
+    window_geom g;
+    return pool_prepare(layer, &g, buf, size);
+}
+
+/* Average pools divide by the taps inside the input (count_include_pad
+ * false) or inside input plus padding (true); taps past the padding, which
+ * ceil_mode can create, never count, as in ONNX's reference and PyTorch.
+ * A window with nothing to average gives NaN; a max over nothing gives the
+ * lowest value of the dtype. */
+bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
+    char why[256];
+    window_geom g;
+    if (pool_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_pool_desc *desc = args->layer->desc;
+    plx_dtype dt = args->layer->inputs[0].dtype;
+    const void *x = args->inputs[0];
+    void *y = args->outputs[0];
+    bool is_max = desc->kind == PLX_POOL_MAX;
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t c = 0; c < g.c; c++) {
+            for (int64_t oh = 0; oh < g.out[0]; oh++) {
+                for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                    double best = lowest_value(dt);
+                    float sum = 0.0f;
+                    int64_t count = 0;
+                    for (int64_t kh = 0; kh < g.k[0]; kh++) {
+                        int64_t ih = oh * g.s[0] - g.pb[0] + kh * g.d[0];
+                        bool h_in = ih >= 0 && ih < g.in[0];
+                        bool h_pad = ih >= -g.pb[0] && ih < g.in[0] + g.pe[0];
+                        for (int64_t kw = 0; kw < g.k[1]; kw++) {
+                            int64_t iw = ow * g.s[1] - g.pb[1] + kw * g.d[1];
+                            bool w_in = iw >= 0 && iw < g.in[1];
+                            bool w_pad = iw >= -g.pb[1] && iw < g.in[1] + g.pe[1];
+                            if (h_in && w_in) {
+                                double v = load_real(x, dt, geom_x_index(&g, n, c, ih, iw));
+                                if (is_max) {
+                                    best = v > best || isnan(v) ? v : best;
+                                } else {
+                                    sum += (float)v;
+                                }
+                                count++;
+                            } else if (desc->count_include_pad && h_pad && w_pad) {
+                                count++;
+                            }
+                        }
+                    }
+                    int64_t yi = geom_y_index(&g, n, c, oh, ow);
+                    if (is_max) {
+                        store_real(y, dt, yi, best);
+                    } else {
+                        ((float *)y)[yi] = count ? sum / (float)count : NAN;
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
+static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, int64_t *inner,
+                                       char *buf, size_t size) {
+    const char *why = check_layer(l, "global_pool", 1, 1, sizeof(plx_global_pool_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_global_pool_desc *desc = l->desc;
+    if ((why = pool_dtype(l, "global_pool", desc->kind, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 3) {
+        return say(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < x->rank; i++) {
+        dims[i] = i < 2 ? x->dims[i] : 1;
+    }
+    *outer = x->dims[0] * x->dims[1];
+    *inner = dim_product(x, 2, x->rank);
+    return require_output_shape(l, "global_pool", x->rank, dims, buf, size);
+}
+
+const char *cpu_ref_check_global_pool(const plx_layer_view *layer, char *buf, size_t size) {
+    int64_t outer, inner;
+    return global_pool_prepare(layer, &outer, &inner, buf, size);
+}
+
+bool cpu_ref_run_global_pool(const cpu_ref_kernel_args *args) {
+    char why[256];
+    int64_t outer, inner;
+    if (global_pool_prepare(args->layer, &outer, &inner, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_global_pool_desc *desc = args->layer->desc;
+    plx_dtype dt = args->layer->inputs[0].dtype;
+    for (int64_t o = 0; o < outer; o++) {
+        if (desc->kind == PLX_POOL_MAX) {
+            double best = lowest_value(dt);
+            for (int64_t i = 0; i < inner; i++) {
+                double v = load_real(args->inputs[0], dt, o * inner + i);
+                best = v > best || isnan(v) ? v : best;
+            }
+            store_real(args->outputs[0], dt, o, best);
+        } else {
+            /* double: a whole feature map is summed at once */
+            double sum = 0.0;
+            for (int64_t i = 0; i < inner; i++) {
+                sum += ((const float *)args->inputs[0])[o * inner + i];
+            }
+            ((float *)args->outputs[0])[o] = inner ? (float)(sum / (double)inner) : NAN;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* batch_norm, layer_norm                                              */
+/* ------------------------------------------------------------------ */
+
+static const char *batch_norm_prepare(const plx_layer_view *l, char *buf, size_t size) {
+    const char *why = check_layer(l, "batch_norm", 5, 5, sizeof(plx_batch_norm_desc), buf, size);
+    if (!why) {
+        why = require_float32(l, "batch_norm", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 2) {
+        return say(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
+    }
+    static const char *const names[5] = {"X", "scale", "bias", "mean", "var"};
+    for (uint32_t i = 1; i < 5; i++) {
+        if (numel(&l->inputs[i]) != x->dims[1]) {
+            return say(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
+                       names[i], (long long)numel(&l->inputs[i]), (long long)x->dims[1]);
+        }
+    }
+    return require_output_shape(l, "batch_norm", x->rank, x->dims, buf, size);
+}
+
+const char *cpu_ref_check_batch_norm(const plx_layer_view *layer, char *buf, size_t size) {
+    return batch_norm_prepare(layer, buf, size);
+}
+
+bool cpu_ref_run_batch_norm(const cpu_ref_kernel_args *args) {
+    char why[256];
+    if (batch_norm_prepare(args->layer, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_batch_norm_desc *desc = args->layer->desc;
+    const plx_tensor_info *xi = &args->layer->inputs[0];
+    const float *x = args->inputs[0], *scale = args->inputs[1], *bias = args->inputs[2],
+                *mean = args->inputs[3], *var = args->inputs[4];
+    float *y = args->outputs[0];
+    int64_t n = xi->dims[0], c = xi->dims[1], inner = dim_product(xi, 2, xi->rank);
+    for (int64_t b = 0; b < n; b++) {
+        for (int64_t ch = 0; ch < c; ch++) {
+            float denom = sqrtf(var[ch] + desc->epsilon);
+            int64_t base = (b * c + ch) * inner;
+            for (int64_t i = 0; i < inner; i++) {
+                y[base + i] = (x[base + i] - mean[ch]) / denom * scale[ch] + bias[ch];
+            }
+        }
+    }
+    return true;
+}
+
+typedef struct layer_norm_geom {
+    int64_t outer, inner;
+    int64_t scale_st[PLX_MAX_RANK]; /* broadcast strides of scale over X's dims */
+    int64_t bias_st[PLX_MAX_RANK];
+    uint32_t rank, axis;
+} layer_norm_geom;
+
+/* Strides of `t` broadcast (numpy, right-aligned) to X's shape; refuses
+ * shapes that would broadcast X itself to something larger. */
+static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_info *x,
+                                     const char *op, const char *name, int64_t *st, char *buf,
+                                     size_t size) {
+    if (t->rank > x->rank) {
+        return say(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
+                   x->rank);
+    }
+    int64_t s = 1;
+    for (uint32_t i = x->rank; i-- > 0;) {
+        int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
+        int64_t d = ti >= 0 ? t->dims[ti] : 1;
+        if (d != 1 && d != x->dims[i]) {
+            return say(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
+                       op, name, i, (long long)d, (long long)x->dims[i]);
+        }
+        st[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return NULL;
+}
+
+static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *g, char *buf,
+                                      size_t size) {
+    const char *why = check_layer(l, "layer_norm", 2, 3, sizeof(plx_layer_norm_desc), buf, size);
+    if (!why) {
+        why = require_float32(l, "layer_norm", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_layer_norm_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
+    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+        return say(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
+                   desc->axis, x->rank);
+    }
+    g->rank = x->rank;
+    g->axis = (uint32_t)axis;
+    g->outer = dim_product(x, 0, g->axis);
+    g->inner = dim_product(x, g->axis, x->rank);
+    if ((why = broadcast_strides(&l->inputs[1], x, "layer_norm", "scale", g->scale_st, buf, size))) {
+        return why;
+    }
+    if (l->input_count == 3 &&
+        (why = broadcast_strides(&l->inputs[2], x, "layer_norm", "bias", g->bias_st, buf, size))) {
+        return why;
+    }
+    return require_output_shape(l, "layer_norm", x->rank, x->dims, buf, size);
+}
+
+const char *cpu_ref_check_layer_norm(const plx_layer_view *layer, char *buf, size_t size) {
+    layer_norm_geom g;
+    return layer_norm_prepare(layer, &g, buf, size);
+}
+
+/* Mean and variance are accumulated in double (two passes), which keeps
+ * them accurate for long rows; the result is rounded to float once. */
+bool cpu_ref_run_layer_norm(const cpu_ref_kernel_args *args) {
+    char why[256];
+    layer_norm_geom g;
+    if (layer_norm_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_layer_norm_desc *desc = args->layer->desc;
+    const plx_tensor_info *xi = &args->layer->inputs[0];
+    const float *x = args->inputs[0], *scale = args->inputs[1];
+    const float *bias = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    int64_t idx[PLX_MAX_RANK] = {0};
+    for (int64_t o = 0; o < g.outer; o++) {
+        const float *row = x + o * g.inner;
+        double mean = 0.0, var = 0.0;
+        for (int64_t i = 0; i < g.inner; i++) {
+            mean += row[i];
+        }
+        mean /= (double)g.inner;
+        for (int64_t i = 0; i < g.inner; i++) {
+            var += (row[i] - mean) * (row[i] - mean);
+        }
+        var /= (double)g.inner;
+        double inv = 1.0 / sqrt(var + (double)desc->epsilon);
+        for (int64_t i = 0; i < g.inner; i++) {
+            int64_t so = 0, bo = 0;
+            for (uint32_t d = 0; d < g.rank; d++) {
+                so += idx[d] * g.scale_st[d];
+                bo += idx[d] * (bias ? g.bias_st[d] : 0);
+            }
+            double v = (row[i] - mean) * inv * scale[so] + (bias ? bias[bo] : 0.0f);
+            y[o * g.inner + i] = (float)v;
+            for (uint32_t d = g.rank; d-- > 0;) {
+                if (++idx[d] < xi->dims[d]) {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* softmax                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int64_t *len,
+                                   int64_t *inner, char *buf, size_t size) {
+    const char *why = check_layer(l, "softmax", 1, 1, sizeof(plx_softmax_desc), buf, size);
+    if (!why) {
+        why = require_float32(l, "softmax", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_softmax_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
+    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+        return say(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
+                   x->rank);
+    }
+    *outer = dim_product(x, 0, (uint32_t)axis);
+    *len = x->dims[axis];
+    *inner = dim_product(x, (uint32_t)axis + 1, x->rank);
+    return require_output_shape(l, "softmax", x->rank, x->dims, buf, size);
+}
+
+const char *cpu_ref_check_softmax(const plx_layer_view *layer, char *buf, size_t size) {
+    int64_t o, n, i;
+    return softmax_prepare(layer, &o, &n, &i, buf, size);
+}
+
+/* Subtracts the max before exponentiating; the sum of exponentials is kept
+ * in double (it is the one long accumulation here). */
+bool cpu_ref_run_softmax(const cpu_ref_kernel_args *args) {
+    char why[256];
+    int64_t outer, len, inner;
+    if (softmax_prepare(args->layer, &outer, &len, &inner, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    bool log_form = ((const plx_softmax_desc *)args->layer->desc)->log;
+    const float *x = args->inputs[0];
+    float *y = args->outputs[0];
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = o * len * inner + in;
+            float mx = -INFINITY;
+            for (int64_t i = 0; i < len; i++) {
+                float v = x[base + i * inner];
+                mx = v > mx || isnan(v) ? v : mx;
+            }
+            double sum = 0.0;
+            for (int64_t i = 0; i < len; i++) {
+                sum += exp((double)(x[base + i * inner] - mx));
+            }
+            float log_sum = (float)log(sum);
+            for (int64_t i = 0; i < len; i++) {
+                float shifted = x[base + i * inner] - mx;
+                y[base + i * inner] =
+                    log_form ? shifted - log_sum : (float)(exp((double)shifted) / sum);
+            }
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* reduce                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct reduce_geom {
+    bool identity;
+    uint32_t kept_rank, red_rank;
+    int64_t kept_dims[PLX_MAX_RANK], kept_st[PLX_MAX_RANK]; /* X strides of kept dims */
+    int64_t red_dims[PLX_MAX_RANK], red_st[PLX_MAX_RANK];
+    int64_t count; /* elements reduced into each output */
+} reduce_geom;
+
+static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char *buf,
+                                  size_t size) {
+    const char *why = check_layer(l, "reduce", 1, 1, sizeof(plx_reduce_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_reduce_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->dtype != PLX_DTYPE_FLOAT32 && !is_int_dtype(x->dtype)) {
+        return say(buf, size, "cpu_ref runs reduce in float32, int32 and int64 only, not %s",
+                   plx_dtype_name(x->dtype));
+    }
+    if (l->outputs[0].dtype != x->dtype) {
+        return say(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
+                   plx_dtype_name(l->outputs[0].dtype));
+    }
+    if (desc->func > PLX_REDUCE_SUM) {
+        return say(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
+    }
+    if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
+        return say(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
+    }
+    bool reduced[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < desc->axis_count; i++) {
+        int64_t a = desc->axes[i] < 0 ? (int64_t)desc->axes[i] + x->rank : desc->axes[i];
+        if (a < 0 || a >= (int64_t)x->rank || reduced[a]) {
+            return say(buf, size, "cpu_ref reduce: axis %d is out of range or repeated (rank %u)",
+                       desc->axes[i], x->rank);
+        }
+        reduced[a] = true;
+    }
+    g->identity = desc->axis_count == 0 && desc->noop_with_empty_axes;
+    if (g->identity) {
+        return require_output_shape(l, "reduce", x->rank, x->dims, buf, size);
+    }
+    int64_t st[PLX_MAX_RANK], out_dims[PLX_MAX_RANK];
+    uint32_t out_rank = 0;
+    plx_tensor_info_strides(x, st);
+    g->kept_rank = g->red_rank = 0;
+    g->count = 1;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        bool r = desc->axis_count == 0 || reduced[i];
+        if (r) {
+            g->red_dims[g->red_rank] = x->dims[i];
+            g->red_st[g->red_rank++] = st[i];
+            g->count *= x->dims[i];
+            if (desc->keepdims) {
+                out_dims[out_rank++] = 1;
+            }
+        } else {
+            g->kept_dims[g->kept_rank] = x->dims[i];
+            g->kept_st[g->kept_rank++] = st[i];
+            out_dims[out_rank++] = x->dims[i];
+        }
+    }
+    return require_output_shape(l, "reduce", out_rank, out_dims, buf, size);
+}
+
+const char *cpu_ref_check_reduce(const plx_layer_view *layer, char *buf, size_t size) {
+    reduce_geom g;
+    return reduce_prepare(layer, &g, buf, size);
+}
+
+/* Float sums and means accumulate in double. Integer sums wrap; an integer
+ * mean is the sum divided by the count, truncated toward zero. Over an
+ * empty set: sum 0, max -inf (or the dtype's minimum), min +inf (maximum),
+ * float mean NaN, integer mean an error. */
+bool cpu_ref_run_reduce(const cpu_ref_kernel_args *args) {
+    char why[256];
+    reduce_geom g;
+    if (reduce_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_reduce_desc *desc = args->layer->desc;
+    const plx_tensor_info *xi = &args->layer->inputs[0];
+    plx_dtype dt = xi->dtype;
+    const void *x = args->inputs[0];
+    void *y = args->outputs[0];
+    int64_t total = numel(xi);
+    if (g.identity) {
+        if (total) {
+            memcpy(y, x, (size_t)total * plx_dtype_size(dt));
+        }
+        return true;
+    }
+    bool is_float = dt == PLX_DTYPE_FLOAT32;
+    if (!is_float && desc->func == PLX_REDUCE_MEAN && g.count == 0 && numel(&args->layer->outputs[0])) {
+        return cpu_ref_fail(args, "cpu_ref reduce: integer mean over an empty set");
+    }
+    int64_t int_min = dt == PLX_DTYPE_INT32 ? INT32_MIN : INT64_MIN;
+    int64_t int_max = dt == PLX_DTYPE_INT32 ? INT32_MAX : INT64_MAX;
+    int64_t outputs = 1;
+    for (uint32_t i = 0; i < g.kept_rank; i++) {
+        outputs *= g.kept_dims[i];
+    }
+    int64_t kidx[PLX_MAX_RANK] = {0}, base = 0;
+    for (int64_t o = 0; o < outputs; o++) {
+        int64_t ridx[PLX_MAX_RANK] = {0}, off = 0;
+        double fsum = 0.0;
+        float fbest = desc->func == PLX_REDUCE_MAX ? -INFINITY : INFINITY;
+        int64_t isum = 0, ibest = desc->func == PLX_REDUCE_MAX ? int_min : int_max;
+        for (int64_t r = 0; r < g.count; r++) {
+            if (is_float) {
+                float v = ((const float *)x)[base + off];
+                if (desc->func == PLX_REDUCE_MAX) {
+                    fbest = v > fbest || isnan(v) ? v : fbest;
+                } else if (desc->func == PLX_REDUCE_MIN) {
+                    fbest = v < fbest || isnan(v) ? v : fbest;
+                } else {
+                    fsum += v;
+                }
+            } else {
+                int64_t v = load_int(x, dt, base + off);
+                if (desc->func == PLX_REDUCE_MAX) {
+                    ibest = v > ibest ? v : ibest;
+                } else if (desc->func == PLX_REDUCE_MIN) {
+                    ibest = v < ibest ? v : ibest;
+                } else {
+                    isum = wrap_add(isum, v);
+                }
+            }
+            for (uint32_t d = g.red_rank; d-- > 0;) {
+                off += g.red_st[d];
+                if (++ridx[d] < g.red_dims[d]) {
+                    break;
+                }
+                off -= g.red_st[d] * g.red_dims[d];
+                ridx[d] = 0;
+            }
+        }
+        if (is_float) {
+            float v = desc->func == PLX_REDUCE_SUM    ? (float)fsum
+                      : desc->func == PLX_REDUCE_MEAN ? (float)(fsum / (double)g.count)
+                                                      : fbest;
+            ((float *)y)[o] = v;
+        } else {
+            int64_t v = ibest;
+            if (desc->func == PLX_REDUCE_SUM) {
+                v = dt == PLX_DTYPE_INT32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)isum : isum;
+            } else if (desc->func == PLX_REDUCE_MEAN) {
+                /* int32 sums wrap at 32 bits like the result; the count may
+                 * exceed int32's range, hence the division in int64 */
+                int64_t s = dt == PLX_DTYPE_INT32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)isum
+                                                  : isum;
+                v = s / g.count;
+            }
+            store_int(y, dt, o, v);
+        }
+        for (uint32_t d = g.kept_rank; d-- > 0;) {
+            base += g.kept_st[d];
+            if (++kidx[d] < g.kept_dims[d]) {
+                break;
+            }
+            base -= g.kept_st[d] * g.kept_dims[d];
+            kidx[d] = 0;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* resize                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct resize_geom {
+    int64_t nc, in[2], out[2];
+    double scale[2];
+} resize_geom;
+
+static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char *buf,
+                                  size_t size) {
+    const char *why = check_layer(l, "resize", 1, 1, sizeof(plx_resize_desc), buf, size);
+    if (!why) {
+        why = require_float32(l, "resize", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_resize_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    if (x->rank != 4) {
+        return say(buf, size, "cpu_ref resize takes rank-4 (NCHW) inputs, not rank %u", x->rank);
+    }
+    if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
+        return say(buf, size, "cpu_ref resize: mode %d is not implemented", (int)desc->mode);
+    }
+    if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
+        return say(buf, size, "cpu_ref resize: coordinate transformation %d is not implemented",
+                   (int)desc->coord);
+    }
+    if (desc->mode == PLX_RESIZE_NEAREST && (unsigned)desc->nearest > PLX_RESIZE_NEAREST_CEIL) {
+        return say(buf, size, "cpu_ref resize: nearest mode %d is not implemented",
+                   (int)desc->nearest);
+    }
+    if (y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
+        return say(buf, size, "cpu_ref resize: Y must be rank 4 with X's N and C");
+    }
+    g->nc = x->dims[0] * x->dims[1];
+    for (int i = 0; i < 2; i++) {
+        g->in[i] = x->dims[2 + i];
+        g->out[i] = y->dims[2 + i];
+        float s = desc->scales[i];
+        if (!(s >= 0.0f) || isinf(s)) {
+            return say(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
+                       (double)s);
+        }
+        if (g->in[i] == 0 && g->out[i] != 0) {
+            return say(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
+                       (long long)g->out[i]);
+        }
+        g->scale[i] = s > 0.0f ? (double)s
+                      : g->in[i]  ? (double)g->out[i] / (double)g->in[i]
+                                  : 1.0;
+    }
+    return NULL;
+}
+
+const char *cpu_ref_check_resize(const plx_layer_view *layer, char *buf, size_t size) {
+    resize_geom g;
+    return resize_prepare(layer, &g, buf, size);
+}
+
+/* Input coordinate of output coordinate x, as ONNX's reference computes it
+ * (in double). Like the reference, align_corners and pytorch_half_pixel use
+ * the scaled length scale*in, which equals the output size unless explicit
+ * scales do not divide it. */
+static double resize_source(plx_resize_coord mode, double x, double scale, int64_t in) {
+    double out_len = scale * (double)in;
+    switch (mode) {
+    case PLX_RESIZE_COORD_ASYMMETRIC:
+        return x / scale;
+    case PLX_RESIZE_COORD_ALIGN_CORNERS:
+        return out_len == 1.0 ? 0.0 : x * (double)(in - 1) / (out_len - 1.0);
+    case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL:
+        return out_len == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / scale;
+    case PLX_RESIZE_COORD_HALF_PIXEL:
+    default:
+        return (x + 0.5) / scale - 0.5;
+    }
+}
+
+/* Bounds a source coordinate so that converting it to an integer is safe;
+ * indices get clamped to the input later anyway (edge padding). */
+static double bound_coord(double c, int64_t in) {
+    if (!(c > -2.0)) { /* also NaN */
+        return -2.0;
+    }
+    return c > (double)in + 1.0 ? (double)in + 1.0 : c;
+}
+
+/* ONNX's nearest rules: an integer coordinate is itself; otherwise the
+ * fraction picks floor or floor+1 (round_prefer_floor rounds .5 down,
+ * round_prefer_ceil up). The index is clamped to the input. */
+static int64_t resize_nearest_index(plx_resize_nearest mode, double c, int64_t in) {
+    double f = floor(c);
+    int64_t i = (int64_t)f;
+    if (c != f) {
+        double r = c - f;
+        bool up;
+        switch (mode) {
+        case PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL: up = r >= 0.5; break;
+        case PLX_RESIZE_NEAREST_FLOOR: up = false; break;
+        case PLX_RESIZE_NEAREST_CEIL: up = true; break;
+        case PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR:
+        default: up = r > 0.5; break;
+        }
+        i += up;
+    }
+    return clamp_i64(i, 0, in - 1);
+}
+
+/* Linear taps: lo, hi (clamped) and the weight of hi. */
+static void resize_linear_taps(double c, int64_t in, int64_t *lo, int64_t *hi, double *w) {
+    double f = floor(c);
+    *w = c - f;
+    *lo = clamp_i64((int64_t)f, 0, in - 1);
+    *hi = clamp_i64((int64_t)f + 1, 0, in - 1);
+}
+
+/* Bilinear interpolates along W first, then H, in double, as the
+ * reference does. */
+bool cpu_ref_run_resize(const cpu_ref_kernel_args *args) {
+    char why[256];
+    resize_geom g;
+    if (resize_prepare(args->layer, &g, why, sizeof why)) {
+        return cpu_ref_fail(args, "%s", why);
+    }
+    const plx_resize_desc *desc = args->layer->desc;
+    const float *x = args->inputs[0];
+    float *y = args->outputs[0];
+    int64_t in_plane = g.in[0] * g.in[1], out_plane = g.out[0] * g.out[1];
+    for (int64_t p = 0; p < g.nc; p++) {
+        const float *src = x + p * in_plane;
+        float *dst = y + p * out_plane;
+        for (int64_t oh = 0; oh < g.out[0]; oh++) {
+            double ch = bound_coord(resize_source(desc->coord, (double)oh, g.scale[0], g.in[0]),
+                                    g.in[0]);
+            for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                double cw = bound_coord(
+                    resize_source(desc->coord, (double)ow, g.scale[1], g.in[1]), g.in[1]);
+                double v;
+                if (desc->mode == PLX_RESIZE_NEAREST) {
+                    int64_t ih = resize_nearest_index(desc->nearest, ch, g.in[0]);
+                    int64_t iw = resize_nearest_index(desc->nearest, cw, g.in[1]);
+                    v = src[ih * g.in[1] + iw];
+                } else {
+                    int64_t h0, h1, w0, w1;
+                    double rh, rw;
+                    resize_linear_taps(ch, g.in[0], &h0, &h1, &rh);
+                    resize_linear_taps(cw, g.in[1], &w0, &w1, &rw);
+                    double top = (1.0 - rw) * src[h0 * g.in[1] + w0] + rw * src[h0 * g.in[1] + w1];
+                    double bot = (1.0 - rw) * src[h1 * g.in[1] + w0] + rw * src[h1 * g.in[1] + w1];
+                    v = (1.0 - rh) * top + rh * bot;
+                }
+                dst[oh * g.out[1] + ow] = (float)v;
+            }
+        }
+    }
+    return true;
+}

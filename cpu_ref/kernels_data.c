@@ -1,0 +1,835 @@
+/* cpu_ref's data-movement kernels: constant, mem_copy, reshape (also
+ * flatten, squeeze, unsqueeze), transpose, concat, split, slice, pad,
+ * gather, expand, depth_to_space and space_to_depth.
+ *
+ * All of them move whole elements of plx_dtype_size bytes, so they work for
+ * every dtype. Most are one strided copy: the output is walked densely with
+ * an N-d counter while the input offset follows per-dimension strides (zero
+ * for broadcast, negative for reversed slices, permuted for transposes).
+ * Every run function first calls its check function, which verifies that
+ * the infos agree with each other, so no copy can leave the buffers. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *refuse(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Formats a refusal into buf; a caller without a buffer still gets a reason. */
+static const char *refuse(char *buf, size_t size, const char *fmt, ...) {
+    if (!buf || size == 0) {
+        return "not supported by cpu_ref";
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+static const char *layer_name(const plx_layer_view *layer) {
+    return layer->name ? layer->name : "?";
+}
+
+static bool byte_size(const plx_tensor_info *t, size_t *out) {
+    return t->rank <= PLX_MAX_RANK && plx_tensor_info_byte_size(t, out);
+}
+
+static size_t count_of(const plx_tensor_info *t) {
+    size_t n = 0;
+    plx_tensor_info_element_count(t, &n);
+    return n;
+}
+
+/* Normalises a possibly negative axis into [0, rank); false when outside. */
+static bool norm_axis(int64_t axis, uint32_t rank, uint32_t *out) {
+    if (axis < 0) {
+        axis += rank;
+    }
+    if (axis < 0 || axis >= (int64_t)rank) {
+        return false;
+    }
+    *out = (uint32_t)axis;
+    return true;
+}
+
+/* Slot counts, descriptor presence and valid infos; every tensor shares
+ * the first input's dtype unless `any_dtype`. */
+static const char *check_common(const plx_layer_view *layer, const char *what, uint32_t min_in,
+                                uint32_t max_in, uint32_t min_out, uint32_t max_out,
+                                size_t desc_size, bool any_dtype, char *buf, size_t size) {
+    if (layer->input_count < min_in || layer->input_count > max_in ||
+        layer->output_count < min_out || layer->output_count > max_out ||
+        (layer->input_count && !layer->inputs) || (layer->output_count && !layer->outputs)) {
+        return refuse(buf, size, "%s: unexpected slot counts (%u inputs, %u outputs)", what,
+                      layer->input_count, layer->output_count);
+    }
+    if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
+        return refuse(buf, size, "%s: missing or too small descriptor", what);
+    }
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < layer->input_count; i++) {
+        if (!byte_size(&layer->inputs[i], &bytes)) {
+            return refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
+        }
+    }
+    for (uint32_t i = 0; i < layer->output_count; i++) {
+        if (!byte_size(&layer->outputs[i], &bytes)) {
+            return refuse(buf, size, "%s: output %u has an invalid dtype or shape", what, i);
+        }
+        if (!any_dtype && layer->input_count && layer->outputs[i].dtype != layer->inputs[0].dtype) {
+            return refuse(buf, size, "%s: output %u is %s, the input %s", what, i,
+                          plx_dtype_name(layer->outputs[i].dtype),
+                          plx_dtype_name(layer->inputs[0].dtype));
+        }
+    }
+    return NULL;
+}
+
+/* Copies a dense output of `rank` dims element by element from src, whose
+ * element for output index (i0, .., ir-1) is at base + sum(i_d * strides[d]). */
+static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t rank,
+                         const int64_t *dims, const int64_t *strides, int64_t base) {
+    size_t n = 1;
+    for (uint32_t d = 0; d < rank; d++) {
+        n *= (size_t)dims[d];
+    }
+    int64_t idx[PLX_MAX_RANK] = {0};
+    int64_t off = base;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(dst + i * es, src + (size_t)off * es, es);
+        for (uint32_t d = rank; d-- > 0;) {
+            if (++idx[d] < dims[d]) {
+                off += strides[d];
+                break;
+            }
+            idx[d] = 0;
+            off -= strides[d] * (dims[d] - 1);
+        }
+    }
+}
+
+/* Runs the layer's check; on a refusal fails with it. */
+#define RUN_CHECK(name, args)                                                                    \
+    do {                                                                                         \
+        char why_buf_[192];                                                                      \
+        const char *why_ = cpu_ref_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
+        if (why_) {                                                                              \
+            return cpu_ref_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
+        }                                                                                        \
+    } while (0)
+
+/* ---- constant, mem_copy, reshape ---------------------------------------- */
+
+const char *cpu_ref_check_constant(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "constant", 0, 0, 1, 1, sizeof(plx_constant_desc), true,
+                                   buf, size);
+    if (why) {
+        return why;
+    }
+    size_t bytes = 0;
+    byte_size(&layer->outputs[0], &bytes);
+    if (bytes && !((const plx_constant_desc *)layer->desc)->data) {
+        return refuse(buf, size, "constant: no data");
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_constant(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(constant, args);
+    size_t bytes = 0;
+    byte_size(&args->layer->outputs[0], &bytes);
+    if (bytes) {
+        memcpy(args->outputs[0], ((const plx_constant_desc *)args->layer->desc)->data, bytes);
+    }
+    return true;
+}
+
+/* Same byte size in and out. */
+static const char *check_byte_copy(const plx_layer_view *layer, const char *what, char *buf,
+                                   size_t size) {
+    const char *why = check_common(layer, what, 1, 1, 1, 1, 0, false, buf, size);
+    if (why) {
+        return why;
+    }
+    size_t in = 0, out = 0;
+    byte_size(&layer->inputs[0], &in);
+    byte_size(&layer->outputs[0], &out);
+    if (in != out) {
+        return refuse(buf, size, "%s: input of %zu bytes, output of %zu", what, in, out);
+    }
+    return NULL;
+}
+
+static bool run_byte_copy(const cpu_ref_kernel_args *args) {
+    size_t bytes = 0;
+    byte_size(&args->layer->outputs[0], &bytes);
+    if (bytes && args->outputs[0] != args->inputs[0]) {
+        memmove(args->outputs[0], args->inputs[0], bytes);
+    }
+    return true;
+}
+
+const char *cpu_ref_check_mem_copy(const plx_layer_view *layer, char *buf, size_t size) {
+    return check_byte_copy(layer, "mem_copy", buf, size);
+}
+
+bool cpu_ref_run_mem_copy(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(mem_copy, args);
+    return run_byte_copy(args);
+}
+
+const char *cpu_ref_check_reshape(const plx_layer_view *layer, char *buf, size_t size) {
+    return check_byte_copy(layer, plx_op_name(layer->op), buf, size);
+}
+
+bool cpu_ref_run_reshape(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(reshape, args);
+    return run_byte_copy(args);
+}
+
+/* ---- transpose ---------------------------------------------------------- */
+
+/* The permutation: the descriptor's, or the reversal when perm_count is 0. */
+static const char *transpose_perm(const plx_layer_view *layer, uint32_t perm[PLX_MAX_RANK],
+                                  char *buf, size_t size) {
+    const plx_transpose_desc *d = layer->desc;
+    uint32_t rank = layer->inputs[0].rank;
+    if (d->perm_count != 0 && d->perm_count != rank) {
+        return refuse(buf, size, "transpose: perm has %u entries for rank %u", d->perm_count, rank);
+    }
+    bool seen[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < rank; i++) {
+        perm[i] = d->perm_count ? d->perm[i] : rank - 1 - i;
+        if (perm[i] >= rank || seen[perm[i]]) {
+            return refuse(buf, size, "transpose: perm is not a permutation of 0..%u", rank - 1);
+        }
+        seen[perm[i]] = true;
+    }
+    return NULL;
+}
+
+const char *cpu_ref_check_transpose(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "transpose", 1, 1, 1, 1, sizeof(plx_transpose_desc),
+                                   false, buf, size);
+    if (why) {
+        return why;
+    }
+    uint32_t perm[PLX_MAX_RANK];
+    if ((why = transpose_perm(layer, perm, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
+    if (y->rank != x->rank) {
+        return refuse(buf, size, "transpose: output rank %u, input rank %u", y->rank, x->rank);
+    }
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (y->dims[i] != x->dims[perm[i]]) {
+            return refuse(buf, size, "transpose: output dim %u is not input dim %u", i, perm[i]);
+        }
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_transpose(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(transpose, args);
+    const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
+    uint32_t perm[PLX_MAX_RANK];
+    char buf[8];
+    transpose_perm(args->layer, perm, buf, sizeof buf);
+    int64_t xs[PLX_MAX_RANK], strides[PLX_MAX_RANK];
+    plx_tensor_info_strides(x, xs);
+    for (uint32_t i = 0; i < x->rank; i++) {
+        strides[i] = xs[perm[i]];
+    }
+    strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
+                 strides, 0);
+    return true;
+}
+
+/* ---- concat / split ----------------------------------------------------- */
+
+/* `whole` is the tensor cut along `axis` into `parts`: same rank, the
+ * other dims equal, the axis sizes summing up. */
+static const char *check_parts(const char *what, const plx_tensor_info *whole,
+                               const plx_tensor_info *parts, uint32_t count, int32_t axis_in,
+                               uint32_t *out_axis, char *buf, size_t size) {
+    uint32_t axis = 0;
+    if (!norm_axis(axis_in, whole->rank, &axis)) {
+        return refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)axis_in,
+                      whole->rank);
+    }
+    int64_t sum = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        if (parts[k].rank != whole->rank) {
+            return refuse(buf, size, "%s: part %u has rank %u, expected %u", what, k,
+                          parts[k].rank, whole->rank);
+        }
+        for (uint32_t d = 0; d < whole->rank; d++) {
+            if (d != axis && parts[k].dims[d] != whole->dims[d]) {
+                return refuse(buf, size, "%s: part %u differs in dim %u", what, k, d);
+            }
+        }
+        sum += parts[k].dims[axis];
+    }
+    if (sum != whole->dims[axis]) {
+        return refuse(buf, size, "%s: the parts sum to %lld along axis %u, not %lld", what,
+                      (long long)sum, axis, (long long)whole->dims[axis]);
+    }
+    *out_axis = axis;
+    return NULL;
+}
+
+/* Bytes of one "row" along and after the axis, and the number of rows. */
+static void split_layout(const plx_tensor_info *t, uint32_t axis, size_t *outer, size_t *inner) {
+    size_t o = 1, in = plx_dtype_size(t->dtype);
+    for (uint32_t d = 0; d < t->rank; d++) {
+        if (d < axis) {
+            o *= (size_t)t->dims[d];
+        } else if (d > axis) {
+            in *= (size_t)t->dims[d];
+        }
+    }
+    *outer = o;
+    *inner = in;
+}
+
+const char *cpu_ref_check_concat(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "concat", 1, UINT32_MAX, 1, 1, sizeof(plx_axis_desc),
+                                   false, buf, size);
+    if (why) {
+        return why;
+    }
+    for (uint32_t k = 0; k < layer->input_count; k++) {
+        if (layer->inputs[k].dtype != layer->outputs[0].dtype) {
+            return refuse(buf, size, "concat: input %u is %s, the output %s", k,
+                          plx_dtype_name(layer->inputs[k].dtype),
+                          plx_dtype_name(layer->outputs[0].dtype));
+        }
+    }
+    uint32_t axis = 0;
+    return check_parts("concat", &layer->outputs[0], layer->inputs, layer->input_count,
+                       ((const plx_axis_desc *)layer->desc)->axis, &axis, buf, size);
+}
+
+bool cpu_ref_run_concat(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(concat, args);
+    const plx_layer_view *layer = args->layer;
+    const plx_tensor_info *y = &layer->outputs[0];
+    uint32_t axis = 0;
+    norm_axis(((const plx_axis_desc *)layer->desc)->axis, y->rank, &axis);
+    size_t outer = 0, row = 0;
+    split_layout(y, axis, &outer, &row);
+    size_t y_block = row * (size_t)y->dims[axis], at = 0;
+    for (uint32_t k = 0; k < layer->input_count; k++) {
+        size_t block = row * (size_t)layer->inputs[k].dims[axis];
+        const uint8_t *src = args->inputs[k];
+        uint8_t *dst = args->outputs[0];
+        for (size_t o = 0; o < outer && block; o++) {
+            memcpy(dst + o * y_block + at, src + o * block, block);
+        }
+        at += block;
+    }
+    return true;
+}
+
+const char *cpu_ref_check_split(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "split", 1, 1, 1, UINT32_MAX, sizeof(plx_split_desc),
+                                   false, buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_split_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0];
+    uint32_t axis = 0;
+    if ((why = check_parts("split", x, layer->outputs, layer->output_count, d->axis, &axis, buf,
+                           size))) {
+        return why;
+    }
+    /* the parts must be the ones the descriptor asks for */
+    int64_t dim = x->dims[axis], n = layer->output_count;
+    int64_t chunk = (dim + n - 1) / n; /* ONNX 18: ceil, the last part smaller */
+    for (uint32_t k = 0; k < layer->output_count; k++) {
+        int64_t want;
+        if (d->sizes) {
+            want = d->sizes[k];
+        } else {
+            want = dim - (int64_t)k * chunk;
+            want = want < 0 ? 0 : want > chunk ? chunk : want;
+        }
+        if (layer->outputs[k].dims[axis] != want) {
+            return refuse(buf, size, "split: output %u has %lld along axis %u, expected %lld", k,
+                          (long long)layer->outputs[k].dims[axis], axis, (long long)want);
+        }
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_split(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(split, args);
+    const plx_layer_view *layer = args->layer;
+    const plx_tensor_info *x = &layer->inputs[0];
+    uint32_t axis = 0;
+    norm_axis(((const plx_split_desc *)layer->desc)->axis, x->rank, &axis);
+    size_t outer = 0, row = 0;
+    split_layout(x, axis, &outer, &row);
+    size_t x_block = row * (size_t)x->dims[axis], at = 0;
+    for (uint32_t k = 0; k < layer->output_count; k++) {
+        size_t block = row * (size_t)layer->outputs[k].dims[axis];
+        const uint8_t *src = args->inputs[0];
+        uint8_t *dst = args->outputs[k];
+        for (size_t o = 0; o < outer && block; o++) {
+            memcpy(dst + o * block, src + o * x_block + at, block);
+        }
+        at += block;
+    }
+    return true;
+}
+
+/* ---- slice -------------------------------------------------------------- */
+
+/* ONNX Slice's effective start and step per dim, and the output dims. */
+static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX_RANK],
+                              int64_t step[PLX_MAX_RANK], int64_t dims[PLX_MAX_RANK], char *buf,
+                              size_t size) {
+    const plx_slice_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0];
+    if (d->count > x->rank) {
+        return refuse(buf, size, "slice: %u entries for rank %u", d->count, x->rank);
+    }
+    bool seen[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < x->rank; i++) {
+        start[i] = 0;
+        step[i] = 1;
+        dims[i] = x->dims[i];
+    }
+    for (uint32_t i = 0; i < d->count; i++) {
+        uint32_t axis = 0;
+        if (!norm_axis(d->axes[i], x->rank, &axis) || seen[axis]) {
+            return refuse(buf, size, "slice: axis %d is out of range or repeated", (int)d->axes[i]);
+        }
+        seen[axis] = true;
+        int64_t n = x->dims[axis], s = d->starts[i], e = d->ends[i], st = d->steps[i];
+        if (st == 0) {
+            return refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
+        }
+        s = s < 0 ? s + n : s; /* INT64_MIN + n does not overflow: n >= 0 */
+        e = e < 0 ? e + n : e;
+        int64_t len;
+        if (st > 0) {
+            s = s < 0 ? 0 : s > n ? n : s;
+            e = e < 0 ? 0 : e > n ? n : e;
+            len = e > s ? (e - s - 1) / st + 1 : 0;
+        } else {
+            s = s < 0 ? 0 : s > n - 1 ? n - 1 : s;
+            e = e < -1 ? -1 : e > n - 1 ? n - 1 : e;
+            /* -st cannot overflow usefully: a step of INT64_MIN takes one element */
+            len = s > e ? (st == INT64_MIN ? 1 : (s - e - 1) / -st + 1) : 0;
+        }
+        if (n == 0) {
+            len = 0;
+            s = 0;
+        }
+        start[axis] = s;
+        step[axis] = st;
+        dims[axis] = len;
+    }
+    return NULL;
+}
+
+const char *cpu_ref_check_slice(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "slice", 1, 1, 1, 1, sizeof(plx_slice_desc), false, buf,
+                                   size);
+    if (why) {
+        return why;
+    }
+    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
+    if ((why = slice_plan(layer, start, step, dims, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
+    if (y->rank != x->rank) {
+        return refuse(buf, size, "slice: output rank %u, input rank %u", y->rank, x->rank);
+    }
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (y->dims[i] != dims[i]) {
+            return refuse(buf, size, "slice: output dim %u is %lld, expected %lld", i,
+                          (long long)y->dims[i], (long long)dims[i]);
+        }
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_slice(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(slice, args);
+    const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
+    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK], xs[PLX_MAX_RANK];
+    int64_t strides[PLX_MAX_RANK];
+    char buf[8];
+    slice_plan(args->layer, start, step, dims, buf, sizeof buf);
+    if (count_of(y) == 0) {
+        return true;
+    }
+    plx_tensor_info_strides(x, xs);
+    int64_t base = 0;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        base += start[i] * xs[i];
+        /* a dim of one element never steps, whatever its step */
+        strides[i] = dims[i] > 1 ? step[i] * xs[i] : 0;
+    }
+    strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
+                 strides, base);
+    return true;
+}
+
+/* ---- pad ---------------------------------------------------------------- */
+
+/* Writes the pad value converted to dtype (as cast converts a float:
+ * truncation toward zero, NaN -> 0, saturation; bool: value != 0). */
+static void pad_value_bytes(double v, plx_dtype t, uint8_t out[8]) {
+    memset(out, 0, 8);
+    if (t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16) {
+        float f = (float)v;
+        uint16_t h = t == PLX_DTYPE_FLOAT16 ? cpu_ref_f32_to_f16(f) : cpu_ref_f32_to_bf16(f);
+        if (t == PLX_DTYPE_FLOAT32) {
+            memcpy(out, &f, 4);
+        } else {
+            memcpy(out, &h, 2);
+        }
+        return;
+    }
+    if (t == PLX_DTYPE_BOOL) {
+        out[0] = v != 0;
+        return;
+    }
+    int64_t i;
+    double tr = trunc(v);
+    if (isnan(v)) {
+        i = 0;
+    } else if (tr >= 9223372036854775808.0) {
+        i = INT64_MAX;
+    } else if (tr <= -9223372036854775808.0) {
+        i = INT64_MIN;
+    } else {
+        i = (int64_t)tr;
+    }
+    switch (t) {
+    case PLX_DTYPE_INT8: {
+        int8_t w = (int8_t)(i < INT8_MIN ? INT8_MIN : i > INT8_MAX ? INT8_MAX : i);
+        memcpy(out, &w, 1);
+        return;
+    }
+    case PLX_DTYPE_UINT8: {
+        uint8_t w = (uint8_t)(i < 0 ? 0 : i > UINT8_MAX ? UINT8_MAX : i);
+        memcpy(out, &w, 1);
+        return;
+    }
+    case PLX_DTYPE_INT16: {
+        int16_t w = (int16_t)(i < INT16_MIN ? INT16_MIN : i > INT16_MAX ? INT16_MAX : i);
+        memcpy(out, &w, 2);
+        return;
+    }
+    case PLX_DTYPE_INT32: {
+        int32_t w = (int32_t)(i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i);
+        memcpy(out, &w, 4);
+        return;
+    }
+    default: memcpy(out, &i, 8); return;
+    }
+}
+
+const char *cpu_ref_check_pad(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "pad", 1, 1, 1, 1, sizeof(plx_pad_desc), false, buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_pad_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
+    if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE) {
+        return refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
+    }
+    if (y->rank != x->rank) {
+        return refuse(buf, size, "pad: output rank %u, input rank %u", y->rank, x->rank);
+    }
+    for (uint32_t i = 0; i < x->rank; i++) {
+        int64_t pb = d->pads_begin[i], pe = d->pads_end[i];
+        if (pb < -x->dims[i] || pe < -x->dims[i] || pb > INT32_MAX || pe > INT32_MAX ||
+            y->dims[i] != x->dims[i] + pb + pe) {
+            return refuse(buf, size, "pad: output dim %u is %lld, input %lld padded by %lld, %lld",
+                          i, (long long)y->dims[i], (long long)x->dims[i], (long long)pb,
+                          (long long)pe);
+        }
+        if (d->mode != PLX_PAD_CONSTANT && x->dims[i] == 0 && y->dims[i] > 0) {
+            return refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
+                          d->mode == PLX_PAD_REFLECT ? "reflect" : "edge", i);
+        }
+    }
+    return NULL;
+}
+
+/* The input coordinate read for coordinate c (possibly outside [0, n)) of
+ * a padded dim; -1 for the constant. Reflect mirrors without repeating the
+ * edge (numpy "reflect"), as often as the pad needs. */
+static int64_t pad_source(plx_pad_mode mode, int64_t c, int64_t n) {
+    if (c >= 0 && c < n) {
+        return c;
+    }
+    if (mode == PLX_PAD_CONSTANT) {
+        return -1;
+    }
+    if (mode == PLX_PAD_EDGE || n == 1) {
+        return c < 0 ? 0 : n - 1;
+    }
+    int64_t period = 2 * (n - 1);
+    int64_t m = c % period;
+    m = m < 0 ? m + period : m;
+    return m < n ? m : period - m;
+}
+
+bool cpu_ref_run_pad(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(pad, args);
+    const plx_pad_desc *d = args->layer->desc;
+    const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
+    size_t es = plx_dtype_size(x->dtype), n = count_of(y);
+    uint8_t value[8];
+    pad_value_bytes(d->value, x->dtype, value);
+    int64_t xs[PLX_MAX_RANK], idx[PLX_MAX_RANK] = {0};
+    plx_tensor_info_strides(x, xs);
+    const uint8_t *src = args->inputs[0];
+    uint8_t *dst = args->outputs[0];
+    for (size_t i = 0; i < n; i++) {
+        int64_t off = 0;
+        for (uint32_t k = 0; k < y->rank && off >= 0; k++) {
+            int64_t c = pad_source(d->mode, idx[k] - d->pads_begin[k], x->dims[k]);
+            off = c < 0 ? -1 : off + c * xs[k];
+        }
+        memcpy(dst + i * es, off < 0 ? value : src + (size_t)off * es, es);
+        for (uint32_t k = y->rank; k-- > 0;) {
+            if (++idx[k] < y->dims[k]) {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    return true;
+}
+
+/* ---- gather ------------------------------------------------------------- */
+
+const char *cpu_ref_check_gather(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "gather", 2, 2, 1, 1, sizeof(plx_axis_desc), true, buf,
+                                   size);
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1], *y = &layer->outputs[0];
+    if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
+        return refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
+                      plx_dtype_name(ind->dtype));
+    }
+    if (y->dtype != x->dtype) {
+        return refuse(buf, size, "gather: output is %s, data %s", plx_dtype_name(y->dtype),
+                      plx_dtype_name(x->dtype));
+    }
+    uint32_t axis = 0;
+    int32_t a = ((const plx_axis_desc *)layer->desc)->axis;
+    if (!norm_axis(a, x->rank, &axis)) {
+        return refuse(buf, size, "gather: axis %d is out of range for rank %u", (int)a, x->rank);
+    }
+    if (y->rank != x->rank - 1 + ind->rank) {
+        return refuse(buf, size, "gather: output rank %u, expected %u", y->rank,
+                      x->rank - 1 + ind->rank);
+    }
+    for (uint32_t i = 0; i < y->rank; i++) {
+        int64_t want = i < axis ? x->dims[i]
+                       : i < axis + ind->rank ? ind->dims[i - axis]
+                                               : x->dims[i - ind->rank + 1];
+        if (y->dims[i] != want) {
+            return refuse(buf, size, "gather: output dim %u is %lld, expected %lld", i,
+                          (long long)y->dims[i], (long long)want);
+        }
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_gather(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(gather, args);
+    const plx_layer_view *layer = args->layer;
+    const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1];
+    uint32_t axis = 0;
+    norm_axis(((const plx_axis_desc *)layer->desc)->axis, x->rank, &axis);
+    size_t outer = 0, row = 0, ni = count_of(ind);
+    split_layout(x, axis, &outer, &row);
+    int64_t dim = x->dims[axis];
+    /* validate every index before writing anything */
+    for (size_t j = 0; j < ni; j++) {
+        int64_t v = ind->dtype == PLX_DTYPE_INT32 ? ((const int32_t *)args->inputs[1])[j]
+                                                  : ((const int64_t *)args->inputs[1])[j];
+        if (v < -dim || v >= dim) {
+            return cpu_ref_fail(args,
+                                "layer '%s' (gather): index %lld (indices element %zu) is out of "
+                                "range for axis %u of size %lld",
+                                layer_name(layer), (long long)v, j, axis, (long long)dim);
+        }
+    }
+    const uint8_t *src = args->inputs[0];
+    uint8_t *dst = args->outputs[0];
+    size_t x_block = row * (size_t)dim;
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t j = 0; j < ni; j++) {
+            int64_t v = ind->dtype == PLX_DTYPE_INT32 ? ((const int32_t *)args->inputs[1])[j]
+                                                      : ((const int64_t *)args->inputs[1])[j];
+            v = v < 0 ? v + dim : v;
+            memcpy(dst + (o * ni + j) * row, src + o * x_block + (size_t)v * row, row);
+        }
+    }
+    return true;
+}
+
+/* ---- expand ------------------------------------------------------------- */
+
+const char *cpu_ref_check_expand(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "expand", 1, 1, 1, 1, sizeof(plx_shape_desc), false, buf,
+                                   size);
+    if (why) {
+        return why;
+    }
+    const plx_shape_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
+    uint32_t rank = x->rank > d->rank ? x->rank : d->rank;
+    if (d->rank > PLX_MAX_RANK || y->rank != rank) {
+        return refuse(buf, size, "expand: output rank %u, expected %u", y->rank, rank);
+    }
+    /* the output is the broadcast of the input's shape and the descriptor's */
+    for (uint32_t i = 0; i < rank; i++) {
+        int64_t a = i + x->rank >= rank ? x->dims[i + x->rank - rank] : 1;
+        int64_t b = i + d->rank >= rank ? d->dims[i + d->rank - rank] : 1;
+        if (a != b && a != 1 && b != 1) {
+            return refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
+                          "do not broadcast", i, (long long)a, (long long)b);
+        }
+        int64_t want = a == 1 ? b : a;
+        if (y->dims[i] != want) {
+            return refuse(buf, size, "expand: output dim %u is %lld, expected %lld", i,
+                          (long long)y->dims[i], (long long)want);
+        }
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_expand(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(expand, args);
+    const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
+    int64_t xs[PLX_MAX_RANK], strides[PLX_MAX_RANK];
+    plx_tensor_info_strides(x, xs);
+    uint32_t lead = y->rank - x->rank;
+    for (uint32_t i = 0; i < y->rank; i++) {
+        strides[i] = i < lead || x->dims[i - lead] == 1 ? 0 : xs[i - lead];
+    }
+    strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
+                 strides, 0);
+    return true;
+}
+
+/* ---- depth_to_space / space_to_depth ------------------------------------ */
+
+static const char *check_depth_space(const plx_layer_view *layer, bool to_space, char *buf,
+                                     size_t size) {
+    const char *what = to_space ? "depth_to_space" : "space_to_depth";
+    const char *why = check_common(layer, what, 1, 1, 1, 1, sizeof(plx_depth_space_desc), false,
+                                   buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_depth_space_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
+    int64_t b = d->block_size;
+    if (d->mode != PLX_DEPTH_SPACE_DCR && (d->mode != PLX_DEPTH_SPACE_CRD || !to_space)) {
+        return refuse(buf, size, "%s: mode %d is not supported", what, (int)d->mode);
+    }
+    if (x->rank != 4 || y->rank != 4 || b < 1 || b > INT32_MAX) {
+        return refuse(buf, size, "%s: needs rank 4 tensors and a block size >= 1", what);
+    }
+    int64_t want[4];
+    if (to_space) {
+        if (x->dims[1] % (b * b)) {
+            return refuse(buf, size, "%s: %lld channels are not divisible by %lld", what,
+                          (long long)x->dims[1], (long long)(b * b));
+        }
+        want[0] = x->dims[0], want[1] = x->dims[1] / (b * b);
+        want[2] = x->dims[2] * b, want[3] = x->dims[3] * b;
+    } else {
+        if (x->dims[2] % b || x->dims[3] % b) {
+            return refuse(buf, size, "%s: H %lld and W %lld must be divisible by %lld", what,
+                          (long long)x->dims[2], (long long)x->dims[3], (long long)b);
+        }
+        want[0] = x->dims[0], want[1] = x->dims[1] * b * b;
+        want[2] = x->dims[2] / b, want[3] = x->dims[3] / b;
+    }
+    for (uint32_t i = 0; i < 4; i++) {
+        if (y->dims[i] != want[i]) {
+            return refuse(buf, size, "%s: output dim %u is %lld, expected %lld", what, i,
+                          (long long)y->dims[i], (long long)want[i]);
+        }
+    }
+    return NULL;
+}
+
+const char *cpu_ref_check_depth_to_space(const plx_layer_view *layer, char *buf, size_t size) {
+    return check_depth_space(layer, true, buf, size);
+}
+
+bool cpu_ref_run_depth_to_space(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(depth_to_space, args);
+    const plx_depth_space_desc *d = args->layer->desc;
+    const plx_tensor_info *x = &args->layer->inputs[0];
+    int64_t b = d->block_size, N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    int64_t c = C / (b * b), hw = H * W;
+    /* The output viewed as [N, c, H, b1, W, b2] reads input channel
+     * b1*b*c + b2*c + ch (DCR) or ch*b*b + b1*b + b2 (CRD). */
+    int64_t dims[6] = {N, c, H, b, W, b};
+    int64_t strides[6];
+    strides[0] = C * hw;
+    strides[2] = W;
+    strides[4] = 1;
+    if (d->mode == PLX_DEPTH_SPACE_DCR) {
+        strides[1] = hw;
+        strides[3] = b * c * hw;
+        strides[5] = c * hw;
+    } else {
+        strides[1] = b * b * hw;
+        strides[3] = b * hw;
+        strides[5] = hw;
+    }
+    if (count_of(x)) {
+        strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), 6, dims, strides, 0);
+    }
+    return true;
+}
+
+const char *cpu_ref_check_space_to_depth(const plx_layer_view *layer, char *buf, size_t size) {
+    return check_depth_space(layer, false, buf, size);
+}
+
+bool cpu_ref_run_space_to_depth(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(space_to_depth, args);
+    const plx_depth_space_desc *d = args->layer->desc;
+    const plx_tensor_info *x = &args->layer->inputs[0];
+    int64_t b = d->block_size, N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    /* The output viewed as [N, b1, b2, C, H/b, W/b]: channel (b1*b + b2)*C + ch
+     * reads input (n, ch, h*b + b1, w*b + b2). */
+    int64_t dims[6] = {N, b, b, C, H / b, W / b};
+    int64_t strides[6] = {C * H * W, W, 1, H * W, b * W, b};
+    if (count_of(x)) {
+        strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), 6, dims, strides, 0);
+    }
+    return true;
+}

@@ -1,0 +1,983 @@
+/* cpu_ref's elementwise kernels: activation, binary, unary, where, cast,
+ * quantize and dequantize, plus the float16/bfloat16 conversions.
+ *
+ * Every run function first calls its check function, so a kernel never
+ * trusts infos that would make it read or write out of bounds. Values are
+ * loaded into a wide type (float for the float dtypes, int64_t for the
+ * integers and bool), computed, and stored back with the target's rules:
+ * integer results wrap modulo 2^bits as in numpy (signed overflow never
+ * happens in C: the arithmetic is done on uint64_t). */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- float16 / bfloat16 ---------------------------------------------- */
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float cpu_ref_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24, exact in float32 */
+        float v = ldexpf((float)man, -24);
+        return sign ? -v : v;
+    }
+    if (exp == 31) {
+        /* inf, or NaN keeping its payload */
+        return bits_f32(sign | 0x7f800000u | (man << 13));
+    }
+    return bits_f32(sign | ((exp - 15 + 127) << 23) | (man << 13));
+}
+
+uint16_t cpu_ref_f32_to_f16(float f) {
+    uint32_t u = f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t abs = u & 0x7fffffffu;
+    if (abs >= 0x7f800000u) {
+        if (abs == 0x7f800000u) {
+            return (uint16_t)(sign | 0x7c00u);
+        }
+        /* NaN: keep the top payload bits, force quiet so it stays a NaN */
+        return (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+    }
+    if (abs >= 0x47800000u) { /* >= 2^16: past the largest finite half */
+        return (uint16_t)(sign | 0x7c00u);
+    }
+    if (abs >= 0x38800000u) { /* >= 2^-14: a normal half (or rounds to inf) */
+        uint32_t e = (abs >> 23) - 112u; /* rebias 127 -> 15 */
+        uint32_t mant = abs & 0x7fffffu;
+        uint32_t h = (e << 10) | (mant >> 13);
+        uint32_t rem = mant & 0x1fffu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) {
+            h++; /* a carry into the exponent is the correct result, up to inf */
+        }
+        return (uint16_t)(sign | h);
+    }
+    if (abs < 0x33000000u) { /* < 2^-25: rounds to zero (2^-25 itself ties to 0) */
+        return sign;
+    }
+    /* subnormal half: the value in units of 2^-24 */
+    uint32_t m = (abs & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126u - (abs >> 23); /* 14..24 */
+    uint32_t h = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1u);
+    uint32_t half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (h & 1u))) {
+        h++; /* 0x400 is the smallest normal: still correct */
+    }
+    return (uint16_t)(sign | h);
+}
+
+float cpu_ref_bf16_to_f32(uint16_t h) {
+    return bits_f32((uint32_t)h << 16);
+}
+
+uint16_t cpu_ref_f32_to_bf16(float f) {
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN, sign kept */
+    }
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even; overflows to inf */
+    return (uint16_t)(u >> 16);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *const activation_names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
+                                               "hard_sigmoid", "hard_swish", "tanh", "gelu",
+                                               "softplus"};
+static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow",
+                                           "max", "min", "equal", "less", "greater"};
+static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "exp",
+                                          "log", "erf", "floor", "ceil", "not"};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *refuse(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Formats a refusal into buf; a caller without a buffer still gets a reason. */
+static const char *refuse(char *buf, size_t size, const char *fmt, ...) {
+    if (!buf || size == 0) {
+        return "not supported by cpu_ref";
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+static const char *layer_name(const plx_layer_view *layer) {
+    return layer->name ? layer->name : "?";
+}
+
+static bool is_float_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16;
+}
+
+static bool is_int_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_INT8 || t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_INT16 ||
+           t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
+}
+
+static bool is_signed_int_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_INT8 || t == PLX_DTYPE_INT16 || t == PLX_DTYPE_INT32 ||
+           t == PLX_DTYPE_INT64;
+}
+
+/* The range of an integer dtype (bool: 0..1). */
+static void int_range(plx_dtype t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case PLX_DTYPE_INT8: *lo = INT8_MIN; *hi = INT8_MAX; return;
+    case PLX_DTYPE_UINT8: *lo = 0; *hi = UINT8_MAX; return;
+    case PLX_DTYPE_INT16: *lo = INT16_MIN; *hi = INT16_MAX; return;
+    case PLX_DTYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; return;
+    case PLX_DTYPE_BOOL: *lo = 0; *hi = 1; return;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; return;
+    }
+}
+
+/* uint64_t -> int64_t modulo 2^64 without implementation-defined behaviour. */
+static int64_t wrap_i64(uint64_t u) {
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+static float load_float(plx_dtype t, const void *p, size_t i) {
+    switch (t) {
+    case PLX_DTYPE_FLOAT16: return cpu_ref_f16_to_f32(((const uint16_t *)p)[i]);
+    case PLX_DTYPE_BFLOAT16: return cpu_ref_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+static void store_float(plx_dtype t, void *p, size_t i, float v) {
+    switch (t) {
+    case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = cpu_ref_f32_to_f16(v); return;
+    case PLX_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = cpu_ref_f32_to_bf16(v); return;
+    default: ((float *)p)[i] = v; return;
+    }
+}
+
+/* Integers and bool (any non-zero byte reads as 1). */
+static int64_t load_int(plx_dtype t, const void *p, size_t i) {
+    switch (t) {
+    case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case PLX_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case PLX_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case PLX_DTYPE_INT64: return ((const int64_t *)p)[i];
+    case PLX_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return 0;
+    }
+}
+
+/* Stores v modulo 2^bits (bool: v != 0). */
+static void store_int(plx_dtype t, void *p, size_t i, int64_t v) {
+    uint64_t u = (uint64_t)v;
+    switch (t) {
+    case PLX_DTYPE_INT8: {
+        int w = (int)(u & 0xffu);
+        ((int8_t *)p)[i] = (int8_t)(w >= 0x80 ? w - 0x100 : w);
+        return;
+    }
+    case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(u & 0xffu); return;
+    case PLX_DTYPE_INT16: {
+        long w = (long)(u & 0xffffu);
+        ((int16_t *)p)[i] = (int16_t)(w >= 0x8000 ? w - 0x10000 : w);
+        return;
+    }
+    case PLX_DTYPE_INT32: {
+        int64_t w = (int64_t)(u & 0xffffffffu);
+        ((int32_t *)p)[i] = (int32_t)(w >= 0x80000000 ? w - 0x100000000 : w);
+        return;
+    }
+    case PLX_DTYPE_INT64: ((int64_t *)p)[i] = v; return;
+    case PLX_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; return;
+    default: return;
+    }
+}
+
+/* Float -> integer dtype: truncates toward zero; NaN gives 0; values
+ * outside the target's range (infinities included) saturate to its
+ * minimum or maximum. C leaves out-of-range conversions undefined, so the
+ * value is clamped before it is converted. */
+static int64_t float_to_int_sat(float v, plx_dtype t) {
+    if (isnan(v)) {
+        return 0;
+    }
+    float tr = truncf(v);
+    int64_t r;
+    if (tr >= 9223372036854775808.0f) {
+        r = INT64_MAX;
+    } else if (tr <= -9223372036854775808.0f) {
+        r = INT64_MIN;
+    } else {
+        r = (int64_t)tr;
+    }
+    int64_t lo = 0, hi = 0;
+    int_range(t, &lo, &hi);
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* int64 -> float rounded to odd at float32's 24 bits: a later rounding to
+ * float16 or bfloat16 (at most 11 bits) is then correctly rounded, which
+ * going through a round-to-nearest float32 would not be. */
+static float int_to_float_odd(int64_t v) {
+    uint64_t m = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+    int shift = 0;
+    while ((m >> shift) >= (1u << 24)) {
+        shift++;
+    }
+    uint64_t kept = m >> shift;
+    if (shift && (m & ((UINT64_C(1) << shift) - 1u))) {
+        kept |= 1u; /* sticky */
+    }
+    float f = ldexpf((float)kept, shift);
+    return v < 0 ? -f : f;
+}
+
+static bool element_count(const plx_tensor_info *t, size_t *n) {
+    size_t bytes = 0;
+    return t->rank <= PLX_MAX_RANK && plx_tensor_info_byte_size(t, &bytes) &&
+           plx_tensor_info_element_count(t, n);
+}
+
+/* The element strides with which `in` is read when broadcast (numpy rules,
+ * aligned at the last dimension) to `out`: 0 along broadcast dims. false
+ * when `in` does not broadcast to `out`. */
+static bool broadcast_strides(const plx_tensor_info *in, const plx_tensor_info *out,
+                              int64_t strides[PLX_MAX_RANK]) {
+    if (in->rank > out->rank || out->rank > PLX_MAX_RANK) {
+        return false;
+    }
+    int64_t in_strides[PLX_MAX_RANK];
+    plx_tensor_info_strides(in, in_strides);
+    uint32_t lead = out->rank - in->rank;
+    for (uint32_t d = 0; d < out->rank; d++) {
+        if (d < lead) {
+            strides[d] = 0;
+            continue;
+        }
+        int64_t di = in->dims[d - lead];
+        if (di == out->dims[d]) {
+            strides[d] = di == 1 ? 0 : in_strides[d - lead];
+        } else if (di == 1) {
+            strides[d] = 0;
+        } else {
+            return false;
+        }
+    }
+    for (uint32_t d = out->rank; d < PLX_MAX_RANK; d++) {
+        strides[d] = 0;
+    }
+    return true;
+}
+
+/* Checks that the output is exactly the broadcast of `count` inputs: each
+ * input broadcasts to it, and each output dim comes from some input. */
+static bool is_broadcast_of(const plx_tensor_info *const *ins, uint32_t count,
+                            const plx_tensor_info *out) {
+    int64_t strides[PLX_MAX_RANK];
+    for (uint32_t k = 0; k < count; k++) {
+        if (!broadcast_strides(ins[k], out, strides)) {
+            return false;
+        }
+    }
+    for (uint32_t d = 0; d < out->rank; d++) {
+        if (out->dims[d] == 1) {
+            continue;
+        }
+        bool found = false;
+        for (uint32_t k = 0; k < count; k++) {
+            uint32_t lead = out->rank - ins[k]->rank;
+            if (d >= lead && ins[k]->dims[d - lead] == out->dims[d]) {
+                found = true;
+            }
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* An N-d counter over a dense output with the offsets of up to three
+ * broadcast inputs. */
+typedef struct nd_iter {
+    uint32_t rank;
+    int64_t dims[PLX_MAX_RANK];
+    int64_t idx[PLX_MAX_RANK];
+    int64_t strides[3][PLX_MAX_RANK];
+    int64_t off[3];
+} nd_iter;
+
+static void nd_iter_init(nd_iter *it, const plx_tensor_info *out) {
+    memset(it, 0, sizeof *it);
+    it->rank = out->rank;
+    for (uint32_t d = 0; d < out->rank; d++) {
+        it->dims[d] = out->dims[d];
+    }
+}
+
+static void nd_iter_next(nd_iter *it) {
+    for (uint32_t d = it->rank; d-- > 0;) {
+        if (++it->idx[d] < it->dims[d]) {
+            for (int k = 0; k < 3; k++) {
+                it->off[k] += it->strides[k][d];
+            }
+            return;
+        }
+        it->idx[d] = 0;
+        for (int k = 0; k < 3; k++) {
+            it->off[k] -= it->strides[k][d] * (it->dims[d] - 1);
+        }
+    }
+}
+
+/* Common structure checks: slot counts, valid shapes, descriptor. */
+static const char *check_slots(const plx_layer_view *layer, uint32_t min_in, uint32_t max_in,
+                               size_t desc_size, const char *what, char *buf, size_t size) {
+    if (layer->input_count < min_in || layer->input_count > max_in || layer->output_count != 1 ||
+        !layer->inputs || !layer->outputs) {
+        return refuse(buf, size, "%s: expects %u to %u inputs and 1 output, got %u and %u", what,
+                      min_in, max_in, layer->input_count, layer->output_count);
+    }
+    if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
+        return refuse(buf, size, "%s: missing or too small descriptor", what);
+    }
+    size_t n = 0;
+    for (uint32_t i = 0; i < layer->input_count; i++) {
+        if (!element_count(&layer->inputs[i], &n)) {
+            return refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
+        }
+    }
+    if (!element_count(&layer->outputs[0], &n)) {
+        return refuse(buf, size, "%s: the output has an invalid dtype or shape", what);
+    }
+    return NULL;
+}
+
+static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
+    if (a->rank != b->rank) {
+        return false;
+    }
+    for (uint32_t d = 0; d < a->rank; d++) {
+        if (a->dims[d] != b->dims[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runs the layer's check; on a refusal fails with it. */
+#define RUN_CHECK(name, args)                                                                    \
+    do {                                                                                         \
+        char why_buf_[192];                                                                      \
+        const char *why_ = cpu_ref_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
+        if (why_) {                                                                              \
+            return cpu_ref_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
+        }                                                                                        \
+    } while (0)
+
+/* ---- activation --------------------------------------------------------- */
+
+const char *cpu_ref_check_activation(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 1, 1, sizeof(plx_activation_desc), "activation", buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_activation_desc *d = layer->desc;
+    if ((unsigned)d->func >= COUNT_OF(activation_names)) {
+        return refuse(buf, size, "activation: unknown func %d", (int)d->func);
+    }
+    const char *fname = activation_names[d->func];
+    plx_dtype t = layer->inputs[0].dtype;
+    bool ok = t == PLX_DTYPE_FLOAT32 ||
+              ((d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) && is_signed_int_dtype(t)) ||
+              (d->func == PLX_ACT_CLIP && t == PLX_DTYPE_UINT8);
+    if (!ok) {
+        return refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
+                      plx_dtype_name(t));
+    }
+    if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
+        return refuse(buf, size, "activation %s: the output must have the input's dtype and shape",
+                      fname);
+    }
+    return NULL;
+}
+
+static float sigmoidf_(float x) {
+    double v = x;
+    if (v >= 0) {
+        return (float)(1.0 / (1.0 + exp(-v)));
+    }
+    double e = exp(v);
+    return (float)(e / (1.0 + e));
+}
+
+static float activate(const plx_activation_desc *d, float x) {
+    double v = x;
+    switch (d->func) {
+    case PLX_ACT_RELU: return x < 0 ? 0.0f : x;
+    case PLX_ACT_CLIP:
+        x = x < d->alpha ? d->alpha : x;
+        return x > d->beta ? d->beta : x;
+    case PLX_ACT_LEAKY_RELU: return x < 0 ? d->alpha * x : x;
+    case PLX_ACT_ELU: return x < 0 ? (float)(d->alpha * expm1(v)) : x;
+    case PLX_ACT_SIGMOID: return sigmoidf_(x);
+    case PLX_ACT_HARD_SIGMOID: {
+        float y = d->alpha * x + d->beta;
+        return y < 0 ? 0.0f : y > 1 ? 1.0f : y;
+    }
+    case PLX_ACT_HARD_SWISH: {
+        float y = x / 6.0f + 0.5f;
+        y = y < 0 ? 0.0f : y > 1 ? 1.0f : y;
+        return x * y;
+    }
+    case PLX_ACT_TANH: return (float)tanh(v);
+    case PLX_ACT_GELU:
+        if (d->alpha != 0) {
+            const double k = 0.79788456080286535588; /* sqrt(2 / pi) */
+            return (float)(0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v))));
+        }
+        return (float)(0.5 * v * (1.0 + erf(v * 0.70710678118654752440)));
+    case PLX_ACT_SOFTPLUS:
+        /* log(1 + exp(x)) without overflowing exp for large x */
+        return (float)(v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)));
+    }
+    return x;
+}
+
+bool cpu_ref_run_activation(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(activation, args);
+    const plx_layer_view *layer = args->layer;
+    const plx_activation_desc *d = layer->desc;
+    plx_dtype t = layer->inputs[0].dtype;
+    size_t n = 0;
+    plx_tensor_info_element_count(&layer->outputs[0], &n);
+    const void *x = args->inputs[0];
+    void *y = args->outputs[0];
+    if (t == PLX_DTYPE_FLOAT32) {
+        for (size_t i = 0; i < n; i++) {
+            ((float *)y)[i] = activate(d, ((const float *)x)[i]);
+        }
+        return true;
+    }
+    /* integers: relu, or clip with float bounds narrowed to the integers
+     * inside them (ceil of the lower, floor of the upper bound) */
+    int64_t lo = 0, hi = 0;
+    int_range(t, &lo, &hi);
+    if (d->func == PLX_ACT_RELU) {
+        lo = 0;
+    } else {
+        if (d->alpha >= (float)hi) {
+            lo = hi;
+        } else if (d->alpha > (float)lo) {
+            lo = (int64_t)ceilf(d->alpha);
+        }
+        if (d->beta <= (float)lo) {
+            hi = lo;
+        } else if (d->beta < (float)hi) {
+            hi = (int64_t)floorf(d->beta);
+        }
+        /* NaN bounds leave the range unchanged */
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = load_int(t, x, i);
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        store_int(t, y, i, v);
+    }
+    return true;
+}
+
+/* ---- binary ------------------------------------------------------------- */
+
+const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 2, 2, sizeof(plx_binary_desc), "binary", buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_binary_desc *d = layer->desc;
+    if ((unsigned)d->func >= COUNT_OF(binary_names)) {
+        return refuse(buf, size, "binary: unknown func %d", (int)d->func);
+    }
+    const char *fname = binary_names[d->func];
+    plx_dtype t = layer->inputs[0].dtype;
+    if (layer->inputs[1].dtype != t) {
+        return refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
+                      fname, plx_dtype_name(t), plx_dtype_name(layer->inputs[1].dtype));
+    }
+    bool compare = d->func == PLX_BINARY_EQUAL || d->func == PLX_BINARY_LESS ||
+                   d->func == PLX_BINARY_GREATER;
+    bool ok;
+    if (compare) {
+        /* float16/bfloat16 compare exactly through float32 */
+        ok = is_float_dtype(t) || is_int_dtype(t) || (t == PLX_DTYPE_BOOL && d->func == PLX_BINARY_EQUAL);
+    } else {
+        ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t);
+    }
+    if (!ok) {
+        return refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
+                      plx_dtype_name(t));
+    }
+    plx_dtype want = compare ? PLX_DTYPE_BOOL : t;
+    if (layer->outputs[0].dtype != want) {
+        return refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
+                      plx_dtype_name(layer->outputs[0].dtype), plx_dtype_name(want));
+    }
+    const plx_tensor_info *ins[2] = {&layer->inputs[0], &layer->inputs[1]};
+    if (!is_broadcast_of(ins, 2, &layer->outputs[0])) {
+        return refuse(buf, size, "binary %s: the output shape is not the broadcast of the inputs",
+                      fname);
+    }
+    return NULL;
+}
+
+static float binary_float(plx_binary_func f, float a, float b) {
+    switch (f) {
+    case PLX_BINARY_ADD: return a + b;
+    case PLX_BINARY_SUB: return a - b;
+    case PLX_BINARY_MUL: return a * b;
+    case PLX_BINARY_DIV: return a / b;
+    case PLX_BINARY_POW: return (float)pow(a, b);
+    /* numpy's maximum/minimum: a NaN in either operand gives NaN */
+    case PLX_BINARY_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+    case PLX_BINARY_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    default: return 0.0f;
+    }
+}
+
+/* Integer arithmetic modulo 2^64 (the store narrows modulo the dtype).
+ * false on a division by zero or zero to a negative power. */
+static bool binary_int(plx_binary_func f, int64_t a, int64_t b, int64_t *out) {
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch (f) {
+    case PLX_BINARY_ADD: *out = wrap_i64(ua + ub); return true;
+    case PLX_BINARY_SUB: *out = wrap_i64(ua - ub); return true;
+    case PLX_BINARY_MUL: *out = wrap_i64(ua * ub); return true;
+    case PLX_BINARY_DIV:
+        if (b == 0) {
+            return false;
+        }
+        *out = (a == INT64_MIN && b == -1) ? INT64_MIN : a / b; /* C truncates toward zero */
+        return true;
+    case PLX_BINARY_POW:
+        if (b < 0) {
+            /* 1 / a^|b| truncated: 0 unless |a| == 1 */
+            if (a == 0) {
+                return false;
+            }
+            *out = a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+            return true;
+        } else {
+            uint64_t r = 1, base = ua;
+            for (uint64_t e = ub; e; e >>= 1) {
+                if (e & 1u) {
+                    r *= base;
+                }
+                base *= base;
+            }
+            *out = wrap_i64(r);
+            return true;
+        }
+    case PLX_BINARY_MAX: *out = a > b ? a : b; return true;
+    case PLX_BINARY_MIN: *out = a < b ? a : b; return true;
+    default: *out = 0; return true;
+    }
+}
+
+bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(binary, args);
+    const plx_layer_view *layer = args->layer;
+    plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
+    plx_dtype t = layer->inputs[0].dtype, ot = layer->outputs[0].dtype;
+    const plx_tensor_info *out = &layer->outputs[0];
+    size_t n = 0;
+    plx_tensor_info_element_count(out, &n);
+    nd_iter it;
+    nd_iter_init(&it, out);
+    broadcast_strides(&layer->inputs[0], out, it.strides[0]);
+    broadcast_strides(&layer->inputs[1], out, it.strides[1]);
+    const void *a = args->inputs[0], *b = args->inputs[1];
+    void *y = args->outputs[0];
+    bool compare = ot == PLX_DTYPE_BOOL;
+    bool fl = is_float_dtype(t);
+    for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {
+        size_t ia = (size_t)it.off[0], ib = (size_t)it.off[1];
+        if (compare) {
+            bool r;
+            if (fl) {
+                float va = load_float(t, a, ia), vb = load_float(t, b, ib);
+                r = f == PLX_BINARY_EQUAL ? va == vb : f == PLX_BINARY_LESS ? va < vb : va > vb;
+            } else {
+                int64_t va = load_int(t, a, ia), vb = load_int(t, b, ib);
+                r = f == PLX_BINARY_EQUAL ? va == vb : f == PLX_BINARY_LESS ? va < vb : va > vb;
+            }
+            ((uint8_t *)y)[i] = r;
+        } else if (fl) {
+            ((float *)y)[i] = binary_float(f, ((const float *)a)[ia], ((const float *)b)[ib]);
+        } else {
+            int64_t r;
+            if (!binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r)) {
+                return cpu_ref_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
+                                    layer_name(layer), binary_names[f],
+                                    f == PLX_BINARY_DIV ? "division by zero"
+                                                        : "zero raised to a negative power",
+                                    i);
+            }
+            store_int(t, y, i, r);
+        }
+    }
+    return true;
+}
+
+/* ---- unary -------------------------------------------------------------- */
+
+const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 1, 1, sizeof(plx_unary_desc), "unary", buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_unary_desc *d = layer->desc;
+    if ((unsigned)d->func >= COUNT_OF(unary_names)) {
+        return refuse(buf, size, "unary: unknown func %d", (int)d->func);
+    }
+    const char *fname = unary_names[d->func];
+    plx_dtype t = layer->inputs[0].dtype;
+    bool ok;
+    switch (d->func) {
+    case PLX_UNARY_ABS: ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t); break;
+    case PLX_UNARY_NEG: ok = t == PLX_DTYPE_FLOAT32 || is_signed_int_dtype(t); break;
+    case PLX_UNARY_NOT: ok = t == PLX_DTYPE_BOOL; break;
+    default: ok = t == PLX_DTYPE_FLOAT32; break;
+    }
+    if (!ok) {
+        return refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
+                      plx_dtype_name(t));
+    }
+    if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
+        return refuse(buf, size, "unary %s: the output must have the input's dtype and shape", fname);
+    }
+    return NULL;
+}
+
+static float unary_float(plx_unary_func f, float x) {
+    double v = x;
+    switch (f) {
+    case PLX_UNARY_ABS: return fabsf(x);
+    case PLX_UNARY_NEG: return -x;
+    case PLX_UNARY_SQRT: return sqrtf(x);
+    case PLX_UNARY_RECIPROCAL: return 1.0f / x;
+    case PLX_UNARY_EXP: return (float)exp(v);
+    case PLX_UNARY_LOG: return (float)log(v);
+    case PLX_UNARY_ERF: return (float)erf(v);
+    case PLX_UNARY_FLOOR: return floorf(x);
+    case PLX_UNARY_CEIL: return ceilf(x);
+    default: return x;
+    }
+}
+
+bool cpu_ref_run_unary(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(unary, args);
+    const plx_layer_view *layer = args->layer;
+    plx_unary_func f = ((const plx_unary_desc *)layer->desc)->func;
+    plx_dtype t = layer->inputs[0].dtype;
+    size_t n = 0;
+    plx_tensor_info_element_count(&layer->outputs[0], &n);
+    const void *x = args->inputs[0];
+    void *y = args->outputs[0];
+    for (size_t i = 0; i < n; i++) {
+        if (t == PLX_DTYPE_FLOAT32) {
+            ((float *)y)[i] = unary_float(f, ((const float *)x)[i]);
+        } else if (t == PLX_DTYPE_BOOL) {
+            ((uint8_t *)y)[i] = ((const uint8_t *)x)[i] == 0;
+        } else {
+            /* abs/neg wrap like numpy: abs(INT8_MIN) == INT8_MIN */
+            int64_t v = load_int(t, x, i);
+            uint64_t neg = 0u - (uint64_t)v;
+            store_int(t, y, i, (f == PLX_UNARY_NEG || v < 0) ? wrap_i64(neg) : v);
+        }
+    }
+    return true;
+}
+
+/* ---- where -------------------------------------------------------------- */
+
+const char *cpu_ref_check_where(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 3, 3, 0, "where", buf, size);
+    if (why) {
+        return why;
+    }
+    if (layer->inputs[0].dtype != PLX_DTYPE_BOOL) {
+        return refuse(buf, size, "where: condition dtype %s is not supported (bool expected)",
+                      plx_dtype_name(layer->inputs[0].dtype));
+    }
+    plx_dtype t = layer->inputs[1].dtype;
+    if (layer->inputs[2].dtype != t || layer->outputs[0].dtype != t) {
+        return refuse(buf, size, "where: X, Y and the output must have one dtype (%s, %s, %s)",
+                      plx_dtype_name(t), plx_dtype_name(layer->inputs[2].dtype),
+                      plx_dtype_name(layer->outputs[0].dtype));
+    }
+    const plx_tensor_info *ins[3] = {&layer->inputs[0], &layer->inputs[1], &layer->inputs[2]};
+    if (!is_broadcast_of(ins, 3, &layer->outputs[0])) {
+        return refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_where(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(where, args);
+    const plx_layer_view *layer = args->layer;
+    const plx_tensor_info *out = &layer->outputs[0];
+    size_t n = 0, es = plx_dtype_size(out->dtype);
+    plx_tensor_info_element_count(out, &n);
+    nd_iter it;
+    nd_iter_init(&it, out);
+    for (int k = 0; k < 3; k++) {
+        broadcast_strides(&layer->inputs[k], out, it.strides[k]);
+    }
+    const uint8_t *c = args->inputs[0];
+    const uint8_t *x = args->inputs[1], *yv = args->inputs[2];
+    uint8_t *z = args->outputs[0];
+    for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {
+        const uint8_t *src = c[it.off[0]] ? x + (size_t)it.off[1] * es : yv + (size_t)it.off[2] * es;
+        memcpy(z + i * es, src, es);
+    }
+    return true;
+}
+
+/* ---- cast --------------------------------------------------------------- */
+
+static bool is_known_dtype(plx_dtype t) {
+    return plx_dtype_size(t) != 0;
+}
+
+const char *cpu_ref_check_cast(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 1, 1, sizeof(plx_cast_desc), "cast", buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_cast_desc *d = layer->desc;
+    plx_dtype from = layer->inputs[0].dtype, to = layer->outputs[0].dtype;
+    if (!is_known_dtype(from) || !is_known_dtype(to) || d->to != to) {
+        return refuse(buf, size, "cast: %s to %s is not supported (descriptor says %s)",
+                      plx_dtype_name(from), plx_dtype_name(to), plx_dtype_name(d->to));
+    }
+    if (!same_dims(&layer->inputs[0], &layer->outputs[0])) {
+        return refuse(buf, size, "cast: the output must have the input's shape");
+    }
+    return NULL;
+}
+
+bool cpu_ref_run_cast(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(cast, args);
+    const plx_layer_view *layer = args->layer;
+    plx_dtype from = layer->inputs[0].dtype, to = layer->outputs[0].dtype;
+    size_t n = 0;
+    plx_tensor_info_element_count(&layer->outputs[0], &n);
+    const void *x = args->inputs[0];
+    void *y = args->outputs[0];
+    if (from == to) {
+        if (n) {
+            memmove(y, x, n * plx_dtype_size(to));
+        }
+        if (to == PLX_DTYPE_BOOL) {
+            for (size_t i = 0; i < n; i++) {
+                ((uint8_t *)y)[i] = ((uint8_t *)y)[i] != 0;
+            }
+        }
+        return true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (is_float_dtype(from)) {
+            float v = load_float(from, x, i);
+            if (is_float_dtype(to)) {
+                store_float(to, y, i, v); /* float32 holds float16/bfloat16 exactly */
+            } else if (to == PLX_DTYPE_BOOL) {
+                ((uint8_t *)y)[i] = v != 0; /* NaN != 0: true, as numpy */
+            } else {
+                store_int(to, y, i, float_to_int_sat(v, to));
+            }
+        } else {
+            int64_t v = load_int(from, x, i);
+            if (to == PLX_DTYPE_FLOAT32) {
+                ((float *)y)[i] = (float)v;
+            } else if (is_float_dtype(to)) {
+                store_float(to, y, i, int_to_float_odd(v));
+            } else {
+                store_int(to, y, i, v); /* integers wrap; bool is v != 0 */
+            }
+        }
+    }
+    return true;
+}
+
+/* ---- quantize / dequantize ---------------------------------------------- */
+
+/* Scale (and zero point) layout: per tensor (one element, rank 0 or 1) or
+ * per axis (1-D of X's dims[axis], axis from the descriptor, negative
+ * counting from the end). Also checks the output's shape. */
+static const char *check_qparams(const plx_layer_view *layer, const char *what, bool *per_axis,
+                                 char *buf, size_t size) {
+    const plx_quantize_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0], *s = &layer->inputs[1];
+    if (s->dtype != PLX_DTYPE_FLOAT32) {
+        return refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
+                      plx_dtype_name(s->dtype));
+    }
+    size_t sn = 0;
+    plx_tensor_info_element_count(s, &sn);
+    if (s->rank == 0 || (s->rank == 1 && sn == 1)) {
+        *per_axis = false;
+        if (sn != 1) {
+            return refuse(buf, size, "%s: scale has %zu elements", what, sn);
+        }
+    } else if (s->rank == 1) {
+        int64_t axis = d->axis < 0 ? (int64_t)d->axis + x->rank : d->axis;
+        if (axis < 0 || axis >= (int64_t)x->rank) {
+            return refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
+                          x->rank);
+        }
+        if (s->dims[0] != x->dims[axis]) {
+            return refuse(buf, size, "%s: scale has %lld entries, X has %lld along axis %d", what,
+                          (long long)s->dims[0], (long long)x->dims[axis], (int)d->axis);
+        }
+        *per_axis = true;
+    } else {
+        return refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
+                      what, s->rank);
+    }
+    if (layer->input_count > 2 && !same_dims(&layer->inputs[2], s)) {
+        return refuse(buf, size, "%s: zero_point must have the scale's shape", what);
+    }
+    if (!same_dims(x, &layer->outputs[0])) {
+        return refuse(buf, size, "%s: the output must have the input's shape", what);
+    }
+    return NULL;
+}
+
+const char *cpu_ref_check_quantize(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 2, 3, sizeof(plx_quantize_desc), "quantize", buf, size);
+    if (why) {
+        return why;
+    }
+    plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
+    if (xt != PLX_DTYPE_FLOAT32) {
+        return refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
+                      plx_dtype_name(xt));
+    }
+    if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8) {
+        return refuse(buf, size, "quantize: output dtype %s is not supported (int8 or uint8)",
+                      plx_dtype_name(yt));
+    }
+    if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
+        return refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
+                      plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(yt));
+    }
+    bool per_axis = false;
+    return check_qparams(layer, "quantize", &per_axis, buf, size);
+}
+
+/* The element stride of the per-axis dim in X and its size. */
+static void axis_layout(const plx_layer_view *layer, size_t *inner, size_t *dim) {
+    const plx_quantize_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0];
+    int64_t axis = d->axis < 0 ? (int64_t)d->axis + x->rank : d->axis;
+    int64_t strides[PLX_MAX_RANK];
+    plx_tensor_info_strides(x, strides);
+    *inner = (size_t)strides[axis];
+    *dim = (size_t)x->dims[axis];
+}
+
+bool cpu_ref_run_quantize(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(quantize, args);
+    const plx_layer_view *layer = args->layer;
+    char buf[8];
+    bool per_axis = false;
+    check_qparams(layer, "quantize", &per_axis, buf, sizeof buf);
+    size_t n = 0, inner = 1, dim = 1;
+    plx_tensor_info_element_count(&layer->outputs[0], &n);
+    if (per_axis) {
+        axis_layout(layer, &inner, &dim);
+    }
+    plx_dtype yt = layer->outputs[0].dtype;
+    int64_t lo = 0, hi = 0;
+    int_range(yt, &lo, &hi);
+    const float *x = args->inputs[0], *scale = args->inputs[1];
+    const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = per_axis && dim ? (i / inner) % dim : 0;
+        /* nearbyint rounds half to even in the default rounding mode; NaN
+         * quantizes to the zero point */
+        float r = nearbyintf(x[i] / scale[c]);
+        double v = (isnan(r) ? 0.0 : (double)r) + (zp ? (double)load_int(yt, zp, c) : 0.0);
+        v = v < (double)lo ? (double)lo : v > (double)hi ? (double)hi : v;
+        store_int(yt, args->outputs[0], i, (int64_t)v);
+    }
+    return true;
+}
+
+const char *cpu_ref_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_slots(layer, 2, 3, sizeof(plx_quantize_desc), "dequantize", buf, size);
+    if (why) {
+        return why;
+    }
+    plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
+    if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT32) {
+        return refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",
+                      plx_dtype_name(xt));
+    }
+    if (yt != PLX_DTYPE_FLOAT32) {
+        return refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
+                      plx_dtype_name(yt));
+    }
+    if (layer->input_count > 2 && layer->inputs[2].dtype != xt) {
+        return refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
+                      plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(xt));
+    }
+    bool per_axis = false;
+    return check_qparams(layer, "dequantize", &per_axis, buf, size);
+}
+
+bool cpu_ref_run_dequantize(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(dequantize, args);
+    const plx_layer_view *layer = args->layer;
+    char buf[8];
+    bool per_axis = false;
+    check_qparams(layer, "dequantize", &per_axis, buf, sizeof buf);
+    size_t n = 0, inner = 1, dim = 1;
+    plx_tensor_info_element_count(&layer->outputs[0], &n);
+    if (per_axis) {
+        axis_layout(layer, &inner, &dim);
+    }
+    plx_dtype xt = layer->inputs[0].dtype;
+    const float *scale = args->inputs[1];
+    const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    for (size_t i = 0; i < n; i++) {
+        size_t c = per_axis && dim ? (i / inner) % dim : 0;
+        int64_t q = load_int(xt, args->inputs[0], i) - (zp ? load_int(xt, zp, c) : 0);
+        y[i] = (float)q * scale[c];
+    }
+    return true;
+}

@@ -1,0 +1,82 @@
+/* See alloc_counter.h. glibc exports its allocator as __libc_* as well, so
+ * the wrappers defined here (which take precedence over libc's for every
+ * library in the process) can count and forward. */
+#include "alloc_counter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ALLOC_COUNTER_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ALLOC_COUNTER_OFF 1
+#endif
+#endif
+
+static _Thread_local bool counting;
+static _Thread_local size_t count;
+
+void alloc_counter_start(void) {
+    count = 0;
+    counting = true;
+}
+
+size_t alloc_counter_stop(void) {
+    counting = false;
+    return count;
+}
+
+#ifdef ALLOC_COUNTER_OFF
+bool alloc_counter_available(void) {
+    return false;
+}
+#else
+bool alloc_counter_available(void) {
+    return getenv("PLEXUS_TEST_VALGRIND") == NULL;
+}
+
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+void *__libc_memalign(size_t alignment, size_t size);
+void __libc_free(void *p);
+
+void *malloc(size_t size) {
+    count += counting;
+    return __libc_malloc(size);
+}
+
+void *calloc(size_t n, size_t size) {
+    count += counting;
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size) {
+    count += counting;
+    return __libc_realloc(p, size);
+}
+
+void free(void *p) {
+    __libc_free(p);
+}
+
+int posix_memalign(void **out, size_t alignment, size_t size) {
+    count += counting;
+    if (alignment < sizeof(void *) || (alignment & (alignment - 1))) {
+        return EINVAL;
+    }
+    void *p = __libc_memalign(alignment, size);
+    if (!p) {
+        return ENOMEM;
+    }
+    *out = p;
+    return 0;
+}
+
+void *aligned_alloc(size_t alignment, size_t size) {
+    count += counting;
+    return __libc_memalign(alignment, size);
+}
+#endif

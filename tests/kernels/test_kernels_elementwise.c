@@ -1,0 +1,1201 @@
+/* Tests of cpu_ref's elementwise kernels (kernels_elementwise.c), called
+ * directly with hand-built layer views: hand-derived cases (the derivation
+ * is in the comments) and seeded random cases checked against plain
+ * reference loops written here, independently of the kernels. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+#define SHAPE(...) (const int64_t[]){__VA_ARGS__}, (uint32_t)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define SCALAR NULL, 0u
+
+static plx_tensor_info info(plx_dtype t, const int64_t *dims, uint32_t rank) {
+    plx_tensor_info ti;
+    memset(&ti, 0, sizeof ti);
+    ti.dtype = t;
+    ti.rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        ti.dims[i] = dims[i];
+    }
+    return ti;
+}
+
+static size_t numel(const plx_tensor_info *t) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= (size_t)t->dims[i];
+    }
+    return n;
+}
+
+static plx_layer_view layer_of(plx_op op, const void *desc, const plx_tensor_info *ins, uint32_t nin,
+                               const plx_tensor_info *outs, uint32_t nout) {
+    plx_layer_view l;
+    memset(&l, 0, sizeof l);
+    l.struct_size = sizeof(plx_layer_view);
+    l.name = "L1";
+    l.op = op;
+    l.desc = desc;
+    l.inputs = ins;
+    l.input_count = nin;
+    l.outputs = outs;
+    l.output_count = nout;
+    return l;
+}
+
+static char g_err[256];
+
+static bool run_layer(cpu_ref_run_fn fn, const plx_layer_view *l, const void *const *ins,
+                      void *const *outs) {
+    cpu_ref_kernel_args a = {l, ins, outs, g_err, sizeof g_err};
+    g_err[0] = 0;
+    return fn(&a);
+}
+
+/* xorshift64*, fixed seeds */
+static uint64_t g_rng;
+static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
+static uint64_t rnd(void) {
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return g_rng * 2685821657736338717u;
+}
+static double rnd_unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+static float rnd_f(float lo, float hi) { return lo + (float)rnd_unit() * (hi - lo); }
+static int64_t rnd_i(int64_t lo, int64_t hi) {
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1u; /* 0: the whole int64 range */
+    uint64_t r = span ? rnd() % span : rnd();
+    return (int64_t)((uint64_t)lo + r); /* gcc: modulo */
+}
+
+/* Test-side element access, independent of the kernels' helpers. */
+static int64_t get_i(plx_dtype t, const void *p, size_t i) {
+    switch (t) {
+    case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case PLX_DTYPE_BOOL: return ((const uint8_t *)p)[i];
+    case PLX_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case PLX_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case PLX_DTYPE_INT64: return ((const int64_t *)p)[i];
+    default: cr_assert(eq(int, 0, 1), "get_i on %s", plx_dtype_name(t)); return 0;
+    }
+}
+static void set_i(plx_dtype t, void *p, size_t i, int64_t v) {
+    switch (t) {
+    case PLX_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break; /* gcc: modulo */
+    case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case PLX_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(v != 0); break;
+    case PLX_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case PLX_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case PLX_DTYPE_INT64: ((int64_t *)p)[i] = v; break;
+    default: cr_assert(eq(int, 0, 1), "set_i on %s", plx_dtype_name(t));
+    }
+}
+static void int_limits(plx_dtype t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case PLX_DTYPE_INT8: *lo = -128; *hi = 127; break;
+    case PLX_DTYPE_UINT8: *lo = 0; *hi = 255; break;
+    case PLX_DTYPE_INT16: *lo = -32768; *hi = 32767; break;
+    case PLX_DTYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
+static bool close_f(float got, double want, double tol) {
+    if (isnan(want)) {
+        return isnan(got);
+    }
+    if (isinf(want)) {
+        return got == want;
+    }
+    return fabs((double)got - want) <= tol * (1.0 + fabs(want));
+}
+
+#define ASSERT_CLOSE(got, want, tol, ...)                                                       \
+    cr_assert(close_f((got), (want), (tol)), "got %.9g want %.9g: " __VA_ARGS__, (double)(got), \
+              (double)(want))
+
+/* unravels out index i and maps it to a broadcast input's flat index */
+static size_t bcast_index(const plx_tensor_info *in, const plx_tensor_info *out, size_t i) {
+    size_t coord[PLX_MAX_RANK];
+    for (uint32_t d = out->rank; d-- > 0;) {
+        coord[d] = i % (size_t)out->dims[d];
+        i /= (size_t)out->dims[d];
+    }
+    size_t idx = 0;
+    uint32_t lead = out->rank - in->rank;
+    for (uint32_t d = 0; d < in->rank; d++) {
+        size_t c = in->dims[d] == 1 ? 0 : coord[d + lead];
+        idx = idx * (size_t)in->dims[d] + c;
+    }
+    return idx;
+}
+
+/* ---- float16 / bfloat16 ------------------------------------------------- */
+
+static float bits_to_f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+Test(f16, known_values) {
+    /* 1 = 0 01111 0000000000 */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f), 0x3c00));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(-2.0f), 0xc000));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0.0f), 0x0000));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(-0.0f), 0x8000));
+    /* largest finite half 65504 = 0x7bff; 65520 is the midpoint to 65536
+     * whose tie goes to the even "mantissa" 0x400, i.e. inf */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(65504.0f), 0x7bff));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(65519.0f), 0x7bff));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(65520.0f), 0x7c00));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1e6f), 0x7c00));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(-1e6f), 0xfc00));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(INFINITY), 0x7c00));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(-INFINITY), 0xfc00));
+    uint16_t n = cpu_ref_f32_to_f16(NAN);
+    cr_assert(eq(u16, n & 0x7c00, 0x7c00));
+    cr_assert(not(zero(u16, n & 0x3ff)));
+    /* a NaN whose payload lies only in the low 13 bits must stay a NaN */
+    n = cpu_ref_f32_to_f16(bits_to_f(0x7f800001u));
+    cr_assert(not(zero(u16, n & 0x3ff)));
+    /* round half to even at 1: ulp is 2^-10; 1 + 2^-11 ties down to 1,
+     * 1 + 3*2^-11 ties up to 1 + 2^-9 (mantissa 2) */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f + 0x1p-11f), 0x3c00));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f + 0x3p-11f), 0x3c02));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01));
+    /* subnormals: units of 2^-24 */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1p-24f), 0x0001));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1p-25f), 0x0000));        /* tie -> 0 */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1.000002p-25f), 0x0001)); /* just over the tie */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x3p-25f), 0x0002));        /* 1.5 -> 2 */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x5p-25f), 0x0002));        /* 2.5 -> 2 */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(-0x1p-24f), 0x8001));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1023.0f * 0x1p-24f), 0x03ff));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1023.5f * 0x1p-24f), 0x0400)); /* rounds to min normal */
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1p-14f), 0x0400));
+    cr_assert(eq(u16, cpu_ref_f32_to_f16(1e-30f), 0x0000));
+    /* to float */
+    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x3c00), 1.0f));
+    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x0001), 0x1p-24f));
+    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x83ff), -1023.0f * 0x1p-24f));
+    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x7bff), 65504.0f));
+    cr_assert(eq(flt, cpu_ref_f16_to_f32(0xfc00), -INFINITY));
+    cr_assert(isnan(cpu_ref_f16_to_f32(0x7e00)));
+    cr_assert(isnan(cpu_ref_f16_to_f32(0x7c01)));
+}
+
+Test(f16, every_half_round_trips) {
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float f = cpu_ref_f16_to_f32((uint16_t)h);
+        uint16_t back = cpu_ref_f32_to_f16(f);
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) {
+            cr_assert(isnan(f));
+            cr_assert(eq(u16, back & 0x7c00, 0x7c00));
+            cr_assert(not(zero(u16, back & 0x3ff)));
+        } else {
+            cr_assert(eq(u16, back, h), "half 0x%04x", h);
+        }
+    }
+}
+
+/* Reference: nearest value among the ordered positive finite halves (and
+ * 65536 standing for inf), ties to the even code, by binary search. */
+static uint16_t ref_f32_to_f16(float f) {
+    uint16_t sign = signbit(f) ? 0x8000 : 0;
+    double a = fabs((double)f);
+    uint32_t lo = 0, hi = 0x7c00; /* value(0x7c00) taken as 65536 */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if ((double)cpu_ref_f16_to_f32((uint16_t)mid) <= a) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    double vlo = cpu_ref_f16_to_f32((uint16_t)lo), vhi = hi == 0x7c00 ? 65536.0 : cpu_ref_f16_to_f32((uint16_t)hi);
+    uint32_t r;
+    if (a - vlo < vhi - a) {
+        r = lo;
+    } else if (a - vlo > vhi - a) {
+        r = hi;
+    } else {
+        r = (lo & 1) ? hi : lo;
+    }
+    return (uint16_t)(sign | r);
+}
+
+Test(f16, random_against_reference) {
+    seed(1);
+    for (int i = 0; i < 200000; i++) {
+        /* random bit patterns across the half range: exponents 2^-27..2^17 */
+        uint32_t e = (uint32_t)rnd_i(127 - 27, 127 + 17);
+        uint32_t bits = (uint32_t)(rnd() & 0x807fffffu) | (e << 23);
+        if (i % 4 == 0) {
+            bits &= ~0x0fffu; /* many exact ties */
+            bits |= 0x1000u * (uint32_t)(rnd() & 1);
+        }
+        float f = bits_to_f(bits);
+        cr_assert(eq(u16, cpu_ref_f32_to_f16(f), ref_f32_to_f16(f)), "f=%a", (double)f);
+    }
+}
+
+static uint16_t ref_f32_to_bf16(float f) {
+    /* the two bfloat16 neighbours by truncation, the nearer one (ties even) */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t down = u & 0xffff0000u, up = down + 0x10000u;
+    double a = fabs((double)f), vd = fabs((double)bits_to_f(down));
+    double vu = (up & 0x7fffffffu) == 0x7f800000u ? ldexp(1.0, 128) : fabs((double)bits_to_f(up));
+    if (a - vd < vu - a) {
+        return (uint16_t)(down >> 16);
+    }
+    if (a - vd > vu - a) {
+        return (uint16_t)(up >> 16);
+    }
+    return (uint16_t)(((down >> 16) & 1) ? up >> 16 : down >> 16);
+}
+
+Test(bf16, known_and_random) {
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(1.0f), 0x3f80));
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x3f808000u)), 0x3f80)); /* tie, even down */
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x3f818000u)), 0x3f82)); /* tie, even up */
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x3f808001u)), 0x3f81));
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x00008000u)), 0x0000)); /* subnormal tie */
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x00018000u)), 0x0002));
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(3.4028235e38f), 0x7f80)); /* FLT_MAX overflows */
+    cr_assert(eq(u16, cpu_ref_f32_to_bf16(-INFINITY), 0xff80));
+    uint16_t n = cpu_ref_f32_to_bf16(bits_to_f(0x7f800001u)); /* would round to inf naively */
+    cr_assert(eq(u16, n & 0x7f80, 0x7f80));
+    cr_assert(not(zero(u16, n & 0x7f)));
+    cr_assert(eq(flt, cpu_ref_bf16_to_f32(0x3f80), 1.0f));
+    cr_assert(eq(flt, cpu_ref_bf16_to_f32(0xc040), -3.0f));
+    cr_assert(isnan(cpu_ref_bf16_to_f32(0x7fc0)));
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) {
+            continue;
+        }
+        cr_assert(eq(u16, cpu_ref_f32_to_bf16(cpu_ref_bf16_to_f32((uint16_t)h)), h));
+    }
+    seed(2);
+    for (int i = 0; i < 200000; i++) {
+        uint32_t bits = (uint32_t)rnd();
+        if ((bits & 0x7f800000u) == 0x7f800000u) {
+            continue;
+        }
+        if (i % 4 == 0) {
+            bits = (bits & 0xffff0000u) | 0x8000u;
+        }
+        float f = bits_to_f(bits);
+        cr_assert(eq(u16, cpu_ref_f32_to_bf16(f), ref_f32_to_bf16(f)), "bits=%08x", bits);
+    }
+}
+
+/* ---- activation --------------------------------------------------------- */
+
+static double ref_act(plx_activation_func f, double x, double alpha, double beta) {
+    switch (f) {
+    case PLX_ACT_RELU: return x > 0 ? x : 0;
+    case PLX_ACT_CLIP: return fmin(fmax(x, alpha), beta);
+    case PLX_ACT_LEAKY_RELU: return x >= 0 ? x : alpha * x;
+    case PLX_ACT_ELU: return x >= 0 ? x : alpha * (exp(x) - 1);
+    case PLX_ACT_SIGMOID: return 1 / (1 + exp(-x));
+    case PLX_ACT_HARD_SIGMOID: return fmax(0, fmin(1, alpha * x + beta));
+    case PLX_ACT_HARD_SWISH: return x * fmax(0, fmin(1, x / 6 + 0.5));
+    case PLX_ACT_TANH: return tanh(x);
+    case PLX_ACT_GELU:
+        if (alpha != 0) {
+            return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+        }
+        return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case PLX_ACT_SOFTPLUS: return log(1 + exp(x));
+    }
+    return NAN;
+}
+
+static bool act_f32(plx_activation_func f, float alpha, float beta, const float *x, float *y, size_t n) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(f);
+    d.alpha = alpha;
+    d.beta = beta;
+    plx_tensor_info in = info(PLX_DTYPE_FLOAT32, (const int64_t[]){(int64_t)n}, 1), out = in;
+    plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+    cr_assert(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    return run_layer(cpu_ref_run_activation, &l, ins, outs);
+}
+
+Test(activation, hand_values) {
+    float x[] = {-2.0f, -0.5f, 0.0f, 0.5f, 3.0f};
+    float y[5];
+    /* relu: negatives to 0 */
+    cr_assert(act_f32(PLX_ACT_RELU, 0, 0, x, y, 5));
+    float relu[] = {0, 0, 0, 0.5f, 3};
+    for (int i = 0; i < 5; i++) cr_assert(eq(flt, y[i], relu[i]));
+    /* clip to [-1, 1] */
+    cr_assert(act_f32(PLX_ACT_CLIP, -1, 1, x, y, 5));
+    float clip[] = {-1, -0.5f, 0, 0.5f, 1};
+    for (int i = 0; i < 5; i++) cr_assert(eq(flt, y[i], clip[i]));
+    /* leaky 0.1: -2 -> -0.2, -0.5 -> -0.05 */
+    cr_assert(act_f32(PLX_ACT_LEAKY_RELU, 0.1f, 0, x, y, 5));
+    float leaky[] = {-0.2f, -0.05f, 0, 0.5f, 3};
+    for (int i = 0; i < 5; i++) ASSERT_CLOSE(y[i], leaky[i], 1e-6, "leaky %d", i);
+    /* hard_sigmoid 0.2x+0.5: -2 -> 0.1, 3 -> 1.1 -> 1 */
+    cr_assert(act_f32(PLX_ACT_HARD_SIGMOID, 0.2f, 0.5f, x, y, 5));
+    float hs[] = {0.1f, 0.4f, 0.5f, 0.6f, 1.0f};
+    for (int i = 0; i < 5; i++) ASSERT_CLOSE(y[i], hs[i], 1e-6, "hard_sigmoid %d", i);
+    /* hard_swish: x*clamp(x/6+0.5): -2 -> -2/6 = -0.3333, 3 -> 3*1 = 3 */
+    cr_assert(act_f32(PLX_ACT_HARD_SWISH, 0, 0, x, y, 5));
+    float hw[] = {-2.0f / 6, -0.5f * (0.5f - 0.5f / 6), 0, 0.5f * (0.5f + 0.5f / 6), 3};
+    for (int i = 0; i < 5; i++) ASSERT_CLOSE(y[i], hw[i], 1e-6, "hard_swish %d", i);
+    /* sigmoid(0) = 0.5, tanh(0) = 0, gelu(0) = 0, softplus(0) = ln 2, elu(-inf)->-alpha */
+    cr_assert(act_f32(PLX_ACT_SIGMOID, 0, 0, x, y, 5));
+    cr_assert(eq(flt, y[2], 0.5f));
+    cr_assert(act_f32(PLX_ACT_SOFTPLUS, 0, 0, x, y, 5));
+    ASSERT_CLOSE(y[2], 0.69314718, 1e-6, "softplus(0)");
+    /* gelu(3) exact = 1.5 * (1 + erf(3/sqrt2)) = 2.99595031 */
+    cr_assert(act_f32(PLX_ACT_GELU, 0, 0, x, y, 5));
+    ASSERT_CLOSE(y[4], 2.9959502, 1e-6, "gelu(3)");
+    /* tanh approx at 3: 1.5*(1+tanh(0.79788456*(3+1.207305))) = 2.99636245 */
+    cr_assert(act_f32(PLX_ACT_GELU, 1, 0, x, y, 5));
+    ASSERT_CLOSE(y[4], 2.9963627, 1e-6, "gelu tanh(3)");
+    float big[] = {-100.0f, 100.0f, -1000.0f};
+    cr_assert(act_f32(PLX_ACT_ELU, 2.0f, 0, big, y, 3));
+    ASSERT_CLOSE(y[0], -2.0, 1e-7, "elu(-100)");
+    cr_assert(act_f32(PLX_ACT_SOFTPLUS, 0, 0, big, y, 3)); /* no overflow */
+    ASSERT_CLOSE(y[1], 100.0, 1e-7, "softplus(100)");
+    cr_assert(act_f32(PLX_ACT_SIGMOID, 0, 0, big, y, 3));
+    cr_assert(eq(flt, y[2], 0.0f));
+    cr_assert(eq(flt, y[1], 1.0f));
+}
+
+Test(activation, random_all_funcs) {
+    seed(3);
+    float x[257], y[257];
+    for (int f = PLX_ACT_RELU; f <= PLX_ACT_SOFTPLUS; f++) {
+        for (int rep = 0; rep < 4; rep++) {
+            size_t n = (size_t)rnd_i(1, 257);
+            for (size_t i = 0; i < n; i++) x[i] = rnd_f(-8, 8);
+            float alpha = rnd_f(-2, 2), beta = rnd_f(-1, 3);
+            if (f == PLX_ACT_GELU) alpha = (float)(rep & 1);
+            if (f == PLX_ACT_CLIP && alpha > beta) { float t = alpha; alpha = beta; beta = t; }
+            cr_assert(act_f32((plx_activation_func)f, alpha, beta, x, y, n), "%s", g_err);
+            for (size_t i = 0; i < n; i++) {
+                ASSERT_CLOSE(y[i], ref_act((plx_activation_func)f, x[i], alpha, beta), 2e-6,
+                             "func %d x %g", f, (double)x[i]);
+            }
+        }
+    }
+}
+
+Test(activation, integer_relu_and_clip) {
+    plx_dtype types[] = {PLX_DTYPE_INT8, PLX_DTYPE_INT16, PLX_DTYPE_INT32, PLX_DTYPE_INT64};
+    seed(4);
+    for (int t = 0; t < 4; t++) {
+        for (int func = 0; func < 2; func++) {
+            int64_t buf_x[64], buf_y[64], lo, hi;
+            int_limits(types[t], &lo, &hi);
+            for (size_t i = 0; i < 64; i++) set_i(types[t], buf_x, i, i < 2 ? (i ? lo : hi) : rnd_i(lo, hi));
+            /* clip [-2.5, 3.5] keeps the integers -2..3 */
+            plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(func ? PLX_ACT_CLIP : PLX_ACT_RELU);
+            if (func) { d.alpha = -2.5f; d.beta = 3.5f; }
+            plx_tensor_info in = info(types[t], SHAPE(4, 16)), out = in;
+            plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+            const void *ins[] = {buf_x};
+            void *outs[] = {buf_y};
+            cr_assert(run_layer(cpu_ref_run_activation, &l, ins, outs), "%s", g_err);
+            for (size_t i = 0; i < 64; i++) {
+                int64_t v = get_i(types[t], buf_x, i);
+                int64_t want = func ? (v < -2 ? -2 : v > 3 ? 3 : v) : (v < 0 ? 0 : v);
+                cr_assert(eq(i64, get_i(types[t], buf_y, i), want));
+            }
+        }
+    }
+    /* uint8 clip with default (infinite) bounds is the identity; [10.2, 20] -> 11..20 */
+    uint8_t x[] = {0, 5, 11, 200, 255}, y[5];
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    plx_tensor_info in = info(PLX_DTYPE_UINT8, SHAPE(5)), out = in;
+    plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    cr_assert(run_layer(cpu_ref_run_activation, &l, ins, outs));
+    cr_assert(zero(int, memcmp(x, y, 5)));
+    d.alpha = 10.2f;
+    d.beta = 20.0f;
+    cr_assert(run_layer(cpu_ref_run_activation, &l, ins, outs));
+    uint8_t want[] = {11, 11, 11, 20, 20};
+    cr_assert(zero(int, memcmp(want, y, 5)));
+}
+
+Test(activation, refusals) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
+    plx_tensor_info in = info(PLX_DTYPE_INT32, SHAPE(3)), out = in;
+    plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+    const char *why = cpu_ref_check_activation(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "gelu"))), "%s", why);
+    cr_assert(not(zero(ptr, strstr(why, "int32"))), "%s", why);
+    cr_assert(not(zero(ptr, strstr(why, "activation"))), "%s", why);
+    in.dtype = out.dtype = PLX_DTYPE_FLOAT16;
+    d.func = PLX_ACT_RELU;
+    why = cpu_ref_check_activation(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "float16"))));
+    in.dtype = out.dtype = PLX_DTYPE_UINT8; /* relu on unsigned: not in ONNX */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
+    d.func = (plx_activation_func)42;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    d.func = PLX_ACT_TANH;
+    out.dims[0] = 4; /* shape mismatch */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    /* run refuses too, naming the layer */
+    float x[4] = {0}, y[4];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    cr_assert(not(run_layer(cpu_ref_run_activation, &l, ins, outs)));
+    cr_assert(not(zero(ptr, strstr(g_err, "'L1'"))), "%s", g_err);
+}
+
+/* ---- binary ------------------------------------------------------------- */
+
+static bool binary_run(plx_binary_func f, const plx_tensor_info *a, const plx_tensor_info *b,
+                       const plx_tensor_info *y, const void *pa, const void *pb, void *py) {
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(f);
+    plx_tensor_info ins_i[2] = {*a, *b};
+    plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins_i, 2, y, 1);
+    const void *ins[] = {pa, pb};
+    void *outs[] = {py};
+    return run_layer(cpu_ref_run_binary, &l, ins, outs);
+}
+
+Test(binary, hand_broadcast_float) {
+    /* row: [[1,2,3],[4,5,6]] + [10,20,30] = [[11,22,33],[14,25,36]] */
+    float a[] = {1, 2, 3, 4, 5, 6}, row[] = {10, 20, 30}, col[] = {100, 200}, y[6];
+    plx_tensor_info ta = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3)), tr = info(PLX_DTYPE_FLOAT32, SHAPE(3));
+    cr_assert(binary_run(PLX_BINARY_ADD, &ta, &tr, &ta, a, row, y));
+    float w1[] = {11, 22, 33, 14, 25, 36};
+    for (int i = 0; i < 6; i++) cr_assert(eq(flt, y[i], w1[i]));
+    /* column [2,1] times [2,3]: rows scaled by 100 and 200 */
+    plx_tensor_info tc = info(PLX_DTYPE_FLOAT32, SHAPE(2, 1));
+    cr_assert(binary_run(PLX_BINARY_MUL, &tc, &ta, &ta, col, a, y));
+    float w2[] = {100, 200, 300, 800, 1000, 1200};
+    for (int i = 0; i < 6; i++) cr_assert(eq(flt, y[i], w2[i]));
+    /* scalar (rank 0) minus a tensor: 1 - a */
+    float one = 1;
+    plx_tensor_info ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_SUB, &ts, &ta, &ta, &one, a, y));
+    for (int i = 0; i < 6; i++) cr_assert(eq(flt, y[i], 1 - a[i]));
+    /* column [2,1] x row [3] -> outer [2,3]: pow(col/100, row/10) */
+    float base[] = {2, 3}, ex[] = {1, 2, 3};
+    plx_tensor_info t3 = info(PLX_DTYPE_FLOAT32, SHAPE(3));
+    cr_assert(binary_run(PLX_BINARY_POW, &tc, &t3, &ta, base, ex, y));
+    float w3[] = {2, 4, 8, 3, 9, 27};
+    for (int i = 0; i < 6; i++) ASSERT_CLOSE(y[i], w3[i], 1e-7, "pow %d", i);
+    /* max/min with NaN give NaN (numpy) */
+    float p[] = {1, NAN, 3}, q[] = {2, 0, NAN}, r[3];
+    cr_assert(binary_run(PLX_BINARY_MAX, &t3, &t3, &t3, p, q, r));
+    cr_assert(eq(flt, r[0], 2.0f));
+    cr_assert(isnan(r[1]));
+    cr_assert(isnan(r[2]));
+    /* float division by zero is IEEE, not an error */
+    float z[] = {0, 0, 0};
+    cr_assert(binary_run(PLX_BINARY_DIV, &t3, &t3, &t3, ex, z, r));
+    cr_assert(isinf(r[0]));
+}
+
+Test(binary, integer_semantics) {
+    plx_tensor_info t = info(PLX_DTYPE_INT32, SHAPE(4));
+    /* C-like truncation: -7/2 = -3, 7/-2 = -3, -7/-2 = 3, 7/2 = 3 */
+    int32_t a[] = {-7, 7, -7, 7}, b[] = {2, -2, -2, 2}, y[4];
+    cr_assert(binary_run(PLX_BINARY_DIV, &t, &t, &t, a, b, y), "%s", g_err);
+    int32_t w[] = {-3, -3, 3, 3};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i32, y[i], w[i]));
+    /* division by zero: an execution error naming the layer */
+    int32_t bz[] = {1, 1, 0, 1};
+    cr_assert(not(binary_run(PLX_BINARY_DIV, &t, &t, &t, a, bz, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "'L1'"))), "%s", g_err);
+    cr_assert(not(zero(ptr, strstr(g_err, "division by zero"))), "%s", g_err);
+    /* int pow: 3^4 = 81, (-2)^3 = -8, 5^0 = 1, 2^-1 = 0 (truncated), (-1)^-3 = -1 */
+    int64_t pa[] = {3, -2, 5, 2, -1}, pb[] = {4, 3, 0, -1, -3}, py[5];
+    plx_tensor_info t64 = info(PLX_DTYPE_INT64, SHAPE(5));
+    cr_assert(binary_run(PLX_BINARY_POW, &t64, &t64, &t64, pa, pb, py), "%s", g_err);
+    int64_t pw[] = {81, -8, 1, 0, -1};
+    for (int i = 0; i < 5; i++) cr_assert(eq(i64, py[i], pw[i]));
+    /* wraparound: uint8 250 + 10 = 4; 3 - 5 = 254; int8 127 + 1 = -128; int64 min / -1 = min */
+    uint8_t ua[] = {250, 3}, ub[] = {10, 5}, uy[2];
+    plx_tensor_info tu = info(PLX_DTYPE_UINT8, SHAPE(2));
+    cr_assert(binary_run(PLX_BINARY_ADD, &tu, &tu, &tu, ua, ub, uy));
+    cr_assert(eq(u8, uy[0], 4));
+    cr_assert(binary_run(PLX_BINARY_SUB, &tu, &tu, &tu, ua, ub, uy));
+    cr_assert(eq(u8, uy[1], 254));
+    int8_t ia = 127, ib = 1, iy;
+    plx_tensor_info ti8 = info(PLX_DTYPE_INT8, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_ADD, &ti8, &ti8, &ti8, &ia, &ib, &iy));
+    cr_assert(eq(i8, iy, -128));
+    int64_t m = INT64_MIN, n1 = -1, my;
+    plx_tensor_info ti64 = info(PLX_DTYPE_INT64, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_DIV, &ti64, &ti64, &ti64, &m, &n1, &my));
+    cr_assert(eq(i64, my, INT64_MIN));
+}
+
+static double ref_binary_f(plx_binary_func f, double a, double b) {
+    switch (f) {
+    case PLX_BINARY_ADD: return (float)a + (float)b;
+    case PLX_BINARY_SUB: return (float)a - (float)b;
+    case PLX_BINARY_MUL: return (float)a * (float)b;
+    case PLX_BINARY_DIV: return (float)a / (float)b;
+    case PLX_BINARY_POW: return pow(a, b);
+    case PLX_BINARY_MAX: return a > b ? a : b;
+    case PLX_BINARY_MIN: return a < b ? a : b;
+    case PLX_BINARY_EQUAL: return a == b;
+    case PLX_BINARY_LESS: return a < b;
+    case PLX_BINARY_GREATER: return a > b;
+    }
+    return NAN;
+}
+
+/* results in int64 (or __int128-free: small operands never overflow int64) */
+static int64_t ref_binary_i(plx_binary_func f, int64_t a, int64_t b) {
+    switch (f) {
+    case PLX_BINARY_ADD: return a + b;
+    case PLX_BINARY_SUB: return a - b;
+    case PLX_BINARY_MUL: return a * b;
+    case PLX_BINARY_DIV: return a / b;
+    case PLX_BINARY_POW: {
+        int64_t r = 1;
+        for (int64_t i = 0; i < b; i++) r *= a;
+        return r;
+    }
+    case PLX_BINARY_MAX: return a > b ? a : b;
+    case PLX_BINARY_MIN: return a < b ? a : b;
+    case PLX_BINARY_EQUAL: return a == b;
+    case PLX_BINARY_LESS: return a < b;
+    case PLX_BINARY_GREATER: return a > b;
+    }
+    return 0;
+}
+
+typedef struct shape_case {
+    int64_t a[4], b[4], y[4];
+    uint32_t ra, rb, ry;
+} shape_case;
+
+static const shape_case g_bshapes[] = {
+    {{2, 3, 4}, {4}, {2, 3, 4}, 3, 1, 3},          /* row */
+    {{2, 1, 4}, {3, 1}, {2, 3, 4}, 3, 2, 3},       /* both broadcast, rank mismatch */
+    {{0}, {2, 3}, {2, 3}, 0, 2, 2},                /* scalar */
+    {{5}, {5}, {5}, 1, 1, 1},                      /* same */
+    {{3, 1, 2, 1}, {4, 1, 5}, {3, 4, 2, 5}, 4, 3, 4},
+    {{7, 1}, {1, 3}, {7, 3}, 2, 2, 2},             /* column x row */
+    {{0, 3}, {3}, {0, 3}, 2, 1, 2},                /* empty */
+    {{1}, {1, 1, 1}, {1, 1, 1}, 1, 3, 3},
+};
+
+static void random_fill(plx_dtype t, void *p, size_t n, int64_t lo, int64_t hi) {
+    for (size_t i = 0; i < n; i++) {
+        if (t == PLX_DTYPE_FLOAT32) {
+            ((float *)p)[i] = rnd_f((float)lo, (float)hi);
+            if (rnd() % 5 == 0) ((float *)p)[i] = (float)rnd_i(lo, hi); /* some equal values */
+        } else {
+            set_i(t, p, i, rnd_i(lo, hi));
+        }
+    }
+}
+
+Test(binary, random_all_dtypes_funcs_shapes) {
+    plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT8, PLX_DTYPE_UINT8, PLX_DTYPE_INT16,
+                         PLX_DTYPE_INT32, PLX_DTYPE_INT64};
+    seed(5);
+    int64_t ba[128], bb[128], by[128];
+    for (size_t s = 0; s < sizeof g_bshapes / sizeof g_bshapes[0]; s++) {
+        const shape_case *sc = &g_bshapes[s];
+        for (int ti = 0; ti < 6; ti++) {
+            plx_dtype t = types[ti];
+            for (int f = PLX_BINARY_ADD; f <= PLX_BINARY_GREATER; f++) {
+                bool cmp = f >= PLX_BINARY_EQUAL;
+                plx_tensor_info a = info(t, sc->a, sc->ra), b = info(t, sc->b, sc->rb);
+                plx_tensor_info y = info(cmp ? PLX_DTYPE_BOOL : t, sc->y, sc->ry);
+                int64_t lo = t == PLX_DTYPE_UINT8 ? 0 : -9, hi = 9;
+                if (f == PLX_BINARY_POW) { lo = t == PLX_DTYPE_FLOAT32 ? 0 : -3; hi = 3; }
+                random_fill(t, ba, numel(&a), lo, hi);
+                random_fill(t, bb, numel(&b), f == PLX_BINARY_POW ? 0 : lo, hi);
+                if (f == PLX_BINARY_DIV && t != PLX_DTYPE_FLOAT32) {
+                    for (size_t i = 0; i < numel(&b); i++)
+                        if (get_i(t, bb, i) == 0) set_i(t, bb, i, 3);
+                }
+                cr_assert(binary_run((plx_binary_func)f, &a, &b, &y, ba, bb, by),
+                          "shape %zu %s f %d: %s", s, plx_dtype_name(t), f, g_err);
+                for (size_t i = 0; i < numel(&y); i++) {
+                    size_t ia = bcast_index(&a, &y, i), ib = bcast_index(&b, &y, i);
+                    if (t == PLX_DTYPE_FLOAT32) {
+                        double want = ref_binary_f((plx_binary_func)f, ((float *)ba)[ia], ((float *)bb)[ib]);
+                        if (cmp) cr_assert(eq(u8, ((uint8_t *)by)[i], (uint8_t)want));
+                        else ASSERT_CLOSE(((float *)by)[i], want, 1e-6, "f %d", f);
+                    } else {
+                        int64_t want = ref_binary_i((plx_binary_func)f, get_i(t, ba, ia), get_i(t, bb, ib));
+                        if (cmp) {
+                            cr_assert(eq(u8, ((uint8_t *)by)[i], (uint8_t)want));
+                        } else {
+                            int64_t tmp[1];
+                            set_i(t, tmp, 0, want); /* wraps like the kernel must */
+                            cr_assert(eq(i64, get_i(t, by, i), get_i(t, tmp, 0)), "%s f %d i %zu",
+                                      plx_dtype_name(t), f, i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+Test(binary, compare_bool_and_halfs) {
+    /* equal on bool: [1,0,1] == [1,1,1] -> [1,0,1] */
+    uint8_t a[] = {1, 0, 1}, b[] = {1, 1, 1}, y[3];
+    plx_tensor_info tb = info(PLX_DTYPE_BOOL, SHAPE(3));
+    cr_assert(binary_run(PLX_BINARY_EQUAL, &tb, &tb, &tb, a, b, y), "%s", g_err);
+    cr_assert(eq(u8, y[0], 1));
+    cr_assert(eq(u8, y[1], 0));
+    cr_assert(eq(u8, y[2], 1));
+    /* less on bool is not ONNX: refused */
+    cr_assert(not(binary_run(PLX_BINARY_LESS, &tb, &tb, &tb, a, b, y)));
+    /* float16 compares exactly: 1.0 (0x3c00) < 1.0009765625 (0x3c01) */
+    uint16_t h1[] = {0x3c00, 0x3c01, 0x7e00}, h2[] = {0x3c01, 0x3c01, 0x7e00};
+    plx_tensor_info th = info(PLX_DTYPE_FLOAT16, SHAPE(3));
+    cr_assert(binary_run(PLX_BINARY_LESS, &th, &th, &tb, h1, h2, y), "%s", g_err);
+    cr_assert(eq(u8, y[0], 1));
+    cr_assert(eq(u8, y[1], 0));
+    cr_assert(binary_run(PLX_BINARY_EQUAL, &th, &th, &tb, h1, h2, y));
+    cr_assert(eq(u8, y[1], 1));
+    cr_assert(eq(u8, y[2], 0)); /* NaN != NaN */
+    th.dtype = PLX_DTYPE_BFLOAT16;
+    cr_assert(binary_run(PLX_BINARY_GREATER, &th, &th, &tb, h2, h1, y));
+    cr_assert(eq(u8, y[0], 1));
+}
+
+Test(binary, refusals) {
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_tensor_info ins[2] = {info(PLX_DTYPE_FLOAT16, SHAPE(3)), info(PLX_DTYPE_FLOAT16, SHAPE(3))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT16, SHAPE(3));
+    plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins, 2, &out, 1);
+    const char *why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "add"))), "%s", why);
+    cr_assert(not(zero(ptr, strstr(why, "float16"))), "%s", why);
+    ins[0].dtype = ins[1].dtype = out.dtype = PLX_DTYPE_BOOL;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    ins[0].dtype = PLX_DTYPE_FLOAT32; /* mixed */
+    ins[1].dtype = out.dtype = PLX_DTYPE_INT32;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    ins[0].dtype = ins[1].dtype = out.dtype = PLX_DTYPE_FLOAT32;
+    cr_assert(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err)));
+    d.func = PLX_BINARY_LESS; /* output must be bool */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    d.func = PLX_BINARY_ADD;
+    ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(4)); /* [3] and [4] do not broadcast */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1));
+    out = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3)); /* larger than the broadcast */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    /* NULL buffer still gives a reason */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, NULL, 0))));
+}
+
+/* ---- unary -------------------------------------------------------------- */
+
+static bool unary_run(plx_unary_func f, plx_dtype t, size_t n, const void *x, void *y) {
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(f);
+    plx_tensor_info in = info(t, (const int64_t[]){(int64_t)n}, 1), out = in;
+    plx_layer_view l = layer_of(PLX_OP_UNARY, &d, &in, 1, &out, 1);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    return run_layer(cpu_ref_run_unary, &l, ins, outs);
+}
+
+static double ref_unary(plx_unary_func f, double x) {
+    switch (f) {
+    case PLX_UNARY_ABS: return fabs(x);
+    case PLX_UNARY_NEG: return -x;
+    case PLX_UNARY_SQRT: return sqrt(x);
+    case PLX_UNARY_RECIPROCAL: return 1 / x;
+    case PLX_UNARY_EXP: return exp(x);
+    case PLX_UNARY_LOG: return log(x);
+    case PLX_UNARY_ERF: return erf(x);
+    case PLX_UNARY_FLOOR: return floor(x);
+    case PLX_UNARY_CEIL: return ceil(x);
+    default: return NAN;
+    }
+}
+
+Test(unary, hand_values) {
+    /* floor(-1.5) = -2, ceil(-1.5) = -1, sqrt(4) = 2, 1/4 = 0.25, log(1) = 0, erf(0) = 0 */
+    float x[] = {-1.5f, 4.0f, 1.0f, 0.0f}, y[4];
+    cr_assert(unary_run(PLX_UNARY_FLOOR, PLX_DTYPE_FLOAT32, 4, x, y));
+    cr_assert(eq(flt, y[0], -2.0f));
+    cr_assert(unary_run(PLX_UNARY_CEIL, PLX_DTYPE_FLOAT32, 4, x, y));
+    cr_assert(eq(flt, y[0], -1.0f));
+    cr_assert(unary_run(PLX_UNARY_SQRT, PLX_DTYPE_FLOAT32, 4, x, y));
+    cr_assert(eq(flt, y[1], 2.0f));
+    cr_assert(isnan(y[0]));
+    cr_assert(unary_run(PLX_UNARY_RECIPROCAL, PLX_DTYPE_FLOAT32, 4, x, y));
+    cr_assert(eq(flt, y[1], 0.25f));
+    cr_assert(isinf(y[3]));
+    cr_assert(unary_run(PLX_UNARY_LOG, PLX_DTYPE_FLOAT32, 4, x, y));
+    cr_assert(eq(flt, y[2], 0.0f));
+    cr_assert(unary_run(PLX_UNARY_ERF, PLX_DTYPE_FLOAT32, 4, x, y));
+    cr_assert(eq(flt, y[3], 0.0f));
+    /* not: bool */
+    uint8_t b[] = {0, 1, 1}, nb[3];
+    cr_assert(unary_run(PLX_UNARY_NOT, PLX_DTYPE_BOOL, 3, b, nb));
+    cr_assert(eq(u8, nb[0], 1));
+    cr_assert(eq(u8, nb[1], 0));
+    /* signed ints wrap: abs(-128) = -128, neg(-128) = -128 (int8) */
+    int8_t i8[] = {-128, -5, 7}, o8[3];
+    cr_assert(unary_run(PLX_UNARY_ABS, PLX_DTYPE_INT8, 3, i8, o8));
+    cr_assert(eq(i8, o8[0], -128));
+    cr_assert(eq(i8, o8[1], 5));
+    cr_assert(unary_run(PLX_UNARY_NEG, PLX_DTYPE_INT8, 3, i8, o8));
+    cr_assert(eq(i8, o8[0], -128));
+    cr_assert(eq(i8, o8[2], -7));
+    int64_t i64[] = {INT64_MIN, -3}, o64[2];
+    cr_assert(unary_run(PLX_UNARY_NEG, PLX_DTYPE_INT64, 2, i64, o64));
+    cr_assert(eq(i64, o64[0], INT64_MIN));
+    cr_assert(eq(i64, o64[1], 3));
+    /* abs on uint8 is the identity */
+    uint8_t u[] = {0, 200}, uo[2];
+    cr_assert(unary_run(PLX_UNARY_ABS, PLX_DTYPE_UINT8, 2, u, uo));
+    cr_assert(eq(u8, uo[1], 200));
+}
+
+Test(unary, random_float_and_ints) {
+    seed(6);
+    float x[300], y[300];
+    for (int f = PLX_UNARY_ABS; f <= PLX_UNARY_CEIL; f++) {
+        for (int i = 0; i < 300; i++) {
+            x[i] = rnd_f(-6, 6);
+            if (f == PLX_UNARY_SQRT || f == PLX_UNARY_LOG) x[i] = fabsf(x[i]) + 1e-3f;
+        }
+        cr_assert(unary_run((plx_unary_func)f, PLX_DTYPE_FLOAT32, 300, x, y), "%s", g_err);
+        for (int i = 0; i < 300; i++) ASSERT_CLOSE(y[i], ref_unary((plx_unary_func)f, x[i]), 1e-6, "f %d", f);
+    }
+    plx_dtype types[] = {PLX_DTYPE_INT8, PLX_DTYPE_INT16, PLX_DTYPE_INT32, PLX_DTYPE_INT64};
+    for (int t = 0; t < 4; t++) {
+        int64_t bx[50], by[50], lo, hi;
+        int_limits(types[t], &lo, &hi);
+        for (int i = 0; i < 50; i++) set_i(types[t], bx, (size_t)i, rnd_i(lo + 1, hi));
+        for (int f = 0; f < 2; f++) {
+            cr_assert(unary_run((plx_unary_func)f, types[t], 50, bx, by));
+            for (size_t i = 0; i < 50; i++) {
+                int64_t v = get_i(types[t], bx, i);
+                cr_assert(eq(i64, get_i(types[t], by, i), f ? -v : (v < 0 ? -v : v)));
+            }
+        }
+    }
+    /* empty tensor: nothing happens */
+    cr_assert(unary_run(PLX_UNARY_EXP, PLX_DTYPE_FLOAT32, 0, x, y));
+}
+
+Test(unary, refusals) {
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_tensor_info in = info(PLX_DTYPE_INT32, SHAPE(2)), out = in;
+    plx_layer_view l = layer_of(PLX_OP_UNARY, &d, &in, 1, &out, 1);
+    const char *why = cpu_ref_check_unary(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "sqrt"))));
+    cr_assert(not(zero(ptr, strstr(why, "int32"))));
+    d.func = PLX_UNARY_NEG;
+    in.dtype = out.dtype = PLX_DTYPE_UINT8;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    d.func = PLX_UNARY_NOT;
+    in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    d.func = PLX_UNARY_EXP;
+    in.dtype = out.dtype = PLX_DTYPE_BFLOAT16;
+    cr_assert(not(zero(ptr, strstr(cpu_ref_check_unary(&l, g_err, sizeof g_err), "bfloat16"))));
+}
+
+/* ---- where -------------------------------------------------------------- */
+
+static bool where_run(const plx_tensor_info *c, const plx_tensor_info *x, const plx_tensor_info *yv,
+                      const plx_tensor_info *z, const void *pc, const void *px, const void *py, void *pz) {
+    plx_tensor_info ins_i[3] = {*c, *x, *yv};
+    plx_layer_view l = layer_of(PLX_OP_WHERE, NULL, ins_i, 3, z, 1);
+    const void *ins[] = {pc, px, py};
+    void *outs[] = {pz};
+    return run_layer(cpu_ref_run_where, &l, ins, outs);
+}
+
+Test(where, hand_three_way) {
+    /* cond [3,1] = [1,0,1], X [1,4] = [1,2,3,4], Y scalar 9 -> rows 1,3 are X, row 2 is 9 */
+    uint8_t c[] = {1, 0, 1};
+    int64_t x[] = {1, 2, 3, 4}, yv = 9, z[12];
+    plx_tensor_info tc = info(PLX_DTYPE_BOOL, SHAPE(3, 1)), tx = info(PLX_DTYPE_INT64, SHAPE(1, 4));
+    plx_tensor_info ty = info(PLX_DTYPE_INT64, SCALAR), tz = info(PLX_DTYPE_INT64, SHAPE(3, 4));
+    cr_assert(where_run(&tc, &tx, &ty, &tz, c, x, &yv, z), "%s", g_err);
+    int64_t w[] = {1, 2, 3, 4, 9, 9, 9, 9, 1, 2, 3, 4};
+    for (int i = 0; i < 12; i++) cr_assert(eq(i64, z[i], w[i]));
+    /* cond must be bool */
+    tc.dtype = PLX_DTYPE_UINT8;
+    cr_assert(not(where_run(&tc, &tx, &ty, &tz, c, x, &yv, z)));
+}
+
+Test(where, random_all_dtypes) {
+    plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16, PLX_DTYPE_INT8,
+                         PLX_DTYPE_UINT8, PLX_DTYPE_INT16, PLX_DTYPE_INT32, PLX_DTYPE_INT64, PLX_DTYPE_BOOL};
+    seed(7);
+    uint8_t c[64], x[64 * 8], yv[64 * 8], z[64 * 8];
+    for (int t = 0; t < 9; t++) {
+        size_t es = plx_dtype_size(types[t]);
+        /* cond [2,1,4], X [3,1], Y [2,3,1] -> [2,3,4] */
+        plx_tensor_info tc = info(PLX_DTYPE_BOOL, SHAPE(2, 1, 4)), tx = info(types[t], SHAPE(3, 1));
+        plx_tensor_info ty = info(types[t], SHAPE(2, 3, 1)), tz = info(types[t], SHAPE(2, 3, 4));
+        for (size_t i = 0; i < sizeof x; i++) { x[i] = (uint8_t)rnd(); yv[i] = (uint8_t)rnd(); }
+        for (size_t i = 0; i < 8; i++) c[i] = (uint8_t)(rnd() & 1);
+        if (types[t] == PLX_DTYPE_BOOL) for (size_t i = 0; i < sizeof x; i++) { x[i] &= 1; yv[i] &= 1; }
+        cr_assert(where_run(&tc, &tx, &ty, &tz, c, x, yv, z), "%s", g_err);
+        for (size_t i = 0; i < 24; i++) {
+            size_t ic = bcast_index(&tc, &tz, i), ix = bcast_index(&tx, &tz, i), iy = bcast_index(&ty, &tz, i);
+            const uint8_t *want = c[ic] ? x + ix * es : yv + iy * es;
+            cr_assert(zero(int, memcmp(z + i * es, want, es)), "dtype %s i %zu", plx_dtype_name(types[t]), i);
+        }
+    }
+}
+
+/* ---- cast --------------------------------------------------------------- */
+
+static bool cast_run(plx_dtype from, plx_dtype to, size_t n, const void *x, void *y) {
+    plx_cast_desc d = PLX_CAST_DESC_INIT(to);
+    plx_tensor_info in = info(from, (const int64_t[]){(int64_t)n}, 1);
+    plx_tensor_info out = info(to, (const int64_t[]){(int64_t)n}, 1);
+    plx_layer_view l = layer_of(PLX_OP_CAST, &d, &in, 1, &out, 1);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    return run_layer(cpu_ref_run_cast, &l, ins, outs);
+}
+
+Test(cast, float_to_int_edges) {
+    /* truncation toward zero; NaN -> 0; out of range saturates (documented) */
+    float x[] = {-2.7f, 2.7f, NAN, 1e10f, -1e10f, INFINITY, -INFINITY, -0.9f, 300.0f, -1.0f};
+    int32_t y32[10];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_INT32, 10, x, y32));
+    int32_t w32[] = {-2, 2, 0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 0, 300, -1};
+    for (int i = 0; i < 10; i++) cr_assert(eq(i32, y32[i], w32[i]), "i %d", i);
+    uint8_t u8v[10];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_UINT8, 10, x, u8v));
+    uint8_t wu[] = {0, 2, 0, 255, 0, 255, 0, 0, 255, 0};
+    for (int i = 0; i < 10; i++) cr_assert(eq(u8, u8v[i], wu[i]), "i %d", i);
+    int64_t y64[10];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, 10, x, y64));
+    cr_assert(eq(i64, y64[3], 10000000000LL));
+    cr_assert(eq(i64, y64[5], INT64_MAX));
+    float big = 9.2233720e18f; /* exactly 2^63: saturates */
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, 1, &big, y64));
+    cr_assert(eq(i64, y64[0], INT64_MAX));
+    /* to bool: x != 0, NaN is true */
+    uint8_t b[10];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_BOOL, 10, x, b));
+    cr_assert(eq(u8, b[2], 1));
+    cr_assert(eq(u8, b[7], 1));
+    float zf[] = {0.0f, -0.0f};
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_BOOL, 2, zf, b));
+    cr_assert(eq(u8, b[0], 0));
+    cr_assert(eq(u8, b[1], 0));
+}
+
+Test(cast, int_and_bool_edges) {
+    /* int -> int wraps modulo 2^bits: 300 -> int8 44, -1 -> uint8 255, 65536+5 -> int16 5 */
+    int32_t x[] = {300, -1, 65541, -129};
+    int8_t y8[4];
+    cr_assert(cast_run(PLX_DTYPE_INT32, PLX_DTYPE_INT8, 4, x, y8));
+    cr_assert(eq(i8, y8[0], 44));
+    cr_assert(eq(i8, y8[1], -1));
+    cr_assert(eq(i8, y8[3], 127));
+    uint8_t u8v[4];
+    cr_assert(cast_run(PLX_DTYPE_INT32, PLX_DTYPE_UINT8, 4, x, u8v));
+    cr_assert(eq(u8, u8v[1], 255));
+    int16_t y16[4];
+    cr_assert(cast_run(PLX_DTYPE_INT32, PLX_DTYPE_INT16, 4, x, y16));
+    cr_assert(eq(i16, y16[2], 5));
+    /* bool -> float: 0/1, any non-zero byte reads as true */
+    uint8_t b[] = {0, 1, 7};
+    float f[3];
+    cr_assert(cast_run(PLX_DTYPE_BOOL, PLX_DTYPE_FLOAT32, 3, b, f));
+    cr_assert(eq(flt, f[0], 0.0f));
+    cr_assert(eq(flt, f[1], 1.0f));
+    cr_assert(eq(flt, f[2], 1.0f));
+    uint8_t bb[3];
+    cr_assert(cast_run(PLX_DTYPE_BOOL, PLX_DTYPE_BOOL, 3, b, bb));
+    cr_assert(eq(u8, bb[2], 1));
+    /* int -> bfloat16 must round once: 2^30 + 2^22 + 1 lies above the tie
+     * between 2^30 and 2^30 + 2^23 (bf16 ulp at 2^30 is 2^23), so it rounds
+     * up to 0x4e81; rounding via float32 first (which drops the +1) would
+     * produce the tie and then 0x4e80 */
+    int64_t v = (1LL << 30) + (1LL << 22) + 1;
+    uint16_t h;
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_BFLOAT16, 1, &v, &h));
+    cr_assert(eq(u16, h, 0x4e81));
+    int32_t v32 = (int32_t)v;
+    cr_assert(cast_run(PLX_DTYPE_INT32, PLX_DTYPE_BFLOAT16, 1, &v32, &h));
+    cr_assert(eq(u16, h, 0x4e81));
+    /* exact tie stays even: 2^30 + 2^22 -> 0x4e80 */
+    v = (1LL << 30) + (1LL << 22);
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_BFLOAT16, 1, &v, &h));
+    cr_assert(eq(u16, h, 0x4e80));
+    /* int -> float16 overflow: 70000 -> inf; 65519 -> 65504; INT64_MIN -> -inf */
+    int64_t vv[] = {70000, 65519, INT64_MIN, -3};
+    uint16_t hh[4];
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_FLOAT16, 4, vv, hh));
+    cr_assert(eq(u16, hh[0], 0x7c00));
+    cr_assert(eq(u16, hh[1], 0x7bff));
+    cr_assert(eq(u16, hh[2], 0xfc00));
+    cr_assert(eq(u16, hh[3], 0xc200));
+    /* float16 -> int8: 0x5bd0 = 250 saturates to 127; 0xc580 = -5.5 -> -5 */
+    uint16_t hx[] = {0x5bd0, 0xc580, 0x7e00};
+    int8_t o8[3];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT16, PLX_DTYPE_INT8, 3, hx, o8));
+    cr_assert(eq(i8, o8[0], 127));
+    cr_assert(eq(i8, o8[1], -5));
+    cr_assert(eq(i8, o8[2], 0));
+    /* bfloat16 -> float16: 1/3 in bf16 (0x3eab = 0.333984375) -> half 0x3558 */
+    uint16_t bf = 0x3eab, hf;
+    cr_assert(cast_run(PLX_DTYPE_BFLOAT16, PLX_DTYPE_FLOAT16, 1, &bf, &hf));
+    cr_assert(eq(u16, hf, cpu_ref_f32_to_f16(0.333984375f)));
+    cr_assert(eq(u16, hf, 0x3558));
+}
+
+/* Reference value of element i as double (exact for all test values). */
+static double val_of(plx_dtype t, const void *p, size_t i) {
+    switch (t) {
+    case PLX_DTYPE_FLOAT32: return ((const float *)p)[i];
+    case PLX_DTYPE_FLOAT16: return cpu_ref_f16_to_f32(((const uint16_t *)p)[i]);
+    case PLX_DTYPE_BFLOAT16: return cpu_ref_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return (double)get_i(t, p, i);
+    }
+}
+
+Test(cast, every_pair_small_values) {
+    /* values exact in every dtype (bool: 0/1 only), so every cast is exact */
+    const double vals[] = {0, 1, 3, 7, 100, 127, 0, 1};
+    plx_dtype all[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16, PLX_DTYPE_INT8,
+                       PLX_DTYPE_UINT8, PLX_DTYPE_INT16, PLX_DTYPE_INT32, PLX_DTYPE_INT64, PLX_DTYPE_BOOL};
+    for (int a = 0; a < 9; a++) {
+        for (int b = 0; b < 9; b++) {
+            int64_t src[8], dst[8];
+            for (size_t i = 0; i < 8; i++) {
+                double v = vals[i];
+                if (all[a] == PLX_DTYPE_BOOL) v = v != 0;
+                switch (all[a]) {
+                case PLX_DTYPE_FLOAT32: ((float *)src)[i] = (float)v; break;
+                case PLX_DTYPE_FLOAT16: ((uint16_t *)src)[i] = cpu_ref_f32_to_f16((float)v); break;
+                case PLX_DTYPE_BFLOAT16: ((uint16_t *)src)[i] = cpu_ref_f32_to_bf16((float)v); break;
+                default: set_i(all[a], src, i, (int64_t)v); break;
+                }
+            }
+            cr_assert(cast_run(all[a], all[b], 8, src, dst), "%s -> %s: %s",
+                      plx_dtype_name(all[a]), plx_dtype_name(all[b]), g_err);
+            for (size_t i = 0; i < 8; i++) {
+                double want = val_of(all[a], src, i);
+                if (all[b] == PLX_DTYPE_BOOL) want = want != 0;
+                cr_assert(eq(dbl, val_of(all[b], dst, i), want), "%s -> %s i %zu",
+                          plx_dtype_name(all[a]), plx_dtype_name(all[b]), i);
+            }
+        }
+    }
+}
+
+Test(cast, random_float_to_int_and_halfs) {
+    seed(8);
+    float x[500];
+    for (int i = 0; i < 500; i++) x[i] = rnd_f(-40000, 40000) * (i % 3 ? 1.0f : 1e-4f);
+    int16_t y[500];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_INT16, 500, x, y));
+    for (int i = 0; i < 500; i++) {
+        double t = trunc(x[i]);
+        t = t < -32768 ? -32768 : t > 32767 ? 32767 : t; /* saturates */
+        cr_assert(eq(i16, y[i], (int16_t)t), "x %g", (double)x[i]);
+    }
+    uint16_t h[500], bh[500];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, 500, x, h));
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_BFLOAT16, 500, x, bh));
+    for (int i = 0; i < 500; i++) {
+        cr_assert(eq(u16, h[i], ref_f32_to_f16(x[i])));
+        cr_assert(eq(u16, bh[i], ref_f32_to_bf16(x[i])));
+    }
+    /* random int64 -> float16/bfloat16 against the reference applied to the
+     * exact value (int64 -> double is exact below 2^53) */
+    int64_t iv[500];
+    for (int i = 0; i < 500; i++) iv[i] = rnd_i(-(1LL << 40), 1LL << 40) >> rnd_i(0, 30);
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_BFLOAT16, 500, iv, bh));
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_FLOAT16, 500, iv, h));
+    for (int i = 0; i < 500; i++) {
+        /* reference: nearest of the two bf16 neighbours of the exact value */
+        double a = (double)iv[i];
+        float trunc_f = (float)a; /* may round; pick neighbours around a */
+        uint32_t u;
+        memcpy(&u, &trunc_f, 4);
+        uint16_t cand[3] = {(uint16_t)((u >> 16) - 1), (uint16_t)(u >> 16), (uint16_t)((u >> 16) + 1)};
+        uint16_t best = cand[0];
+        double bd = INFINITY;
+        for (int k = 0; k < 3; k++) {
+            double dv = fabs(cpu_ref_bf16_to_f32(cand[k]) - a);
+            if (dv < bd || (dv == bd && !(cand[k] & 1))) { bd = dv; best = cand[k]; }
+        }
+        if (a == 0) best = 0;
+        cr_assert(eq(u16, bh[i], best), "v %lld", (long long)iv[i]);
+        if (fabs(a) < 65504) cr_assert(eq(u16, h[i], ref_f32_to_f16((float)a)), "v %lld", (long long)iv[i]);
+    }
+}
+
+Test(cast, refusals) {
+    plx_cast_desc d = PLX_CAST_DESC_INIT(PLX_DTYPE_INT8);
+    plx_tensor_info in = info(PLX_DTYPE_FLOAT32, SHAPE(2)), out = info(PLX_DTYPE_INT32, SHAPE(2));
+    plx_layer_view l = layer_of(PLX_OP_CAST, &d, &in, 1, &out, 1);
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_cast(&l, g_err, sizeof g_err)))); /* desc disagrees */
+    d.to = PLX_DTYPE_INT32;
+    cr_assert(zero(ptr, (void *)cpu_ref_check_cast(&l, g_err, sizeof g_err)));
+    in.dtype = PLX_DTYPE_INVALID;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_cast(&l, g_err, sizeof g_err))));
+}
+
+/* ---- quantize / dequantize ---------------------------------------------- */
+
+static bool quant_run(cpu_ref_run_fn fn, plx_op op, int32_t axis, const plx_tensor_info *x,
+                      const plx_tensor_info *s, const plx_tensor_info *zp, const plx_tensor_info *y,
+                      const void *px, const void *ps, const void *pz, void *py) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(y->dtype);
+    d.axis = axis;
+    plx_tensor_info ins_i[3] = {*x, *s, zp ? *zp : *s};
+    plx_layer_view l = layer_of(op, &d, ins_i, zp ? 3 : 2, y, 1);
+    const void *ins[] = {px, ps, pz};
+    void *outs[] = {py};
+    return run_layer(fn, &l, ins, outs);
+}
+
+Test(quantize, rounding_and_saturation) {
+    /* scale 1, no zero point (uint8): 2.5 -> 2, 3.5 -> 4, 0.5 -> 0, 1.5 -> 2
+     * (half to even); 300 -> 255, -1 -> 0 (saturate); NaN -> zero point 0 */
+    float x[] = {2.5f, 3.5f, 0.5f, 1.5f, 300.0f, -1.0f, NAN, 2.4999998f};
+    float s = 1.0f;
+    uint8_t y[8];
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(8)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info ty = info(PLX_DTYPE_UINT8, SHAPE(8));
+    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, NULL, &ty, x, &s, NULL, y), "%s", g_err);
+    uint8_t w[] = {2, 4, 0, 2, 255, 0, 0, 2};
+    for (int i = 0; i < 8; i++) cr_assert(eq(u8, y[i], w[i]), "i %d", i);
+    /* int8 with scale 0.5 and zero point -3: x/0.5 = 5, 7, 1, 3, 600, -2
+     * -> +(-3): 2, 4, -2, 0, 127 (sat), -5; -2.5/0.5 = -5 -> -8 */
+    int8_t zp = -3, y8[8];
+    float x2[] = {2.5f, 3.5f, 0.5f, 1.5f, 300.0f, -1.0f, -2.5f, -1000.0f};
+    s = 0.5f;
+    plx_tensor_info tz = info(PLX_DTYPE_INT8, SCALAR), ty8 = info(PLX_DTYPE_INT8, SHAPE(8));
+    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty8, x2, &s, &zp, y8), "%s", g_err);
+    int8_t w8[] = {2, 4, -2, 0, 127, -5, -8, -128};
+    for (int i = 0; i < 8; i++) cr_assert(eq(i8, y8[i], w8[i]), "i %d", i);
+    /* -2.5 / 1 = -2.5 -> -2 (even) with zero point 0 */
+    float m = -2.5f;
+    s = 1.0f;
+    zp = 0;
+    plx_tensor_info t1 = info(PLX_DTYPE_FLOAT32, SHAPE(1)), t1y = info(PLX_DTYPE_INT8, SHAPE(1));
+    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 1, &t1, &ts, &tz, &t1y, &m, &s, &zp, y8));
+    cr_assert(eq(i8, y8[0], -2));
+}
+
+Test(quantize, per_axis_and_random) {
+    /* x [2,3], per axis 1 scales {1, 2, 4}, zero points {0, 10, 20} (uint8):
+     * row 0: 4/1+0 = 4, 4/2+10 = 12, 4/4+20 = 21; row 1: -4 -> 0 (sat), -4/2+10 = 8, 10/4 = 2.5 -> 2 + 20 = 22 */
+    float x[] = {4, 4, 4, -4, -4, 10}, s[] = {1, 2, 4};
+    uint8_t zp[] = {0, 10, 20}, y[6];
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3)), ts = info(PLX_DTYPE_FLOAT32, SHAPE(3));
+    plx_tensor_info tz = info(PLX_DTYPE_UINT8, SHAPE(3)), ty = info(PLX_DTYPE_UINT8, SHAPE(2, 3));
+    uint8_t w[] = {4, 12, 21, 0, 8, 22};
+    for (int axis = 1; axis >= -1; axis -= 2) { /* 1 and -1 are the same axis */
+        cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, axis, &tx, &ts, &tz, &ty, x, s, zp, y), "%s", g_err);
+        for (int i = 0; i < 6; i++) cr_assert(eq(u8, y[i], w[i]), "axis %d i %d", axis, i);
+    }
+    /* axis 0 with a 3-element scale does not match dims[0] = 2: refused */
+    cr_assert(not(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 0, &tx, &ts, &tz, &ty, x, s, zp, y)));
+    /* random [3,4,5] per axis 1 (int8) and dequantize back */
+    seed(9);
+    float rx[60], rs[4], back[60];
+    int8_t rz[4], ry[60];
+    for (int i = 0; i < 60; i++) rx[i] = rnd_f(-30, 30);
+    for (int i = 0; i < 4; i++) { rs[i] = rnd_f(0.05f, 0.5f); rz[i] = (int8_t)rnd_i(-20, 20); }
+    plx_tensor_info rtx = info(PLX_DTYPE_FLOAT32, SHAPE(3, 4, 5)), rts = info(PLX_DTYPE_FLOAT32, SHAPE(4));
+    plx_tensor_info rtz = info(PLX_DTYPE_INT8, SHAPE(4)), rty = info(PLX_DTYPE_INT8, SHAPE(3, 4, 5));
+    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, -2, &rtx, &rts, &rtz, &rty, rx, rs, rz, ry), "%s", g_err);
+    for (int i = 0; i < 60; i++) {
+        int c = (i / 5) % 4;
+        double q = rint((double)(rx[i] / rs[c])) + rz[c];
+        q = q < -128 ? -128 : q > 127 ? 127 : q;
+        cr_assert(eq(i8, ry[i], (int8_t)q), "i %d", i);
+    }
+    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &rty, &rts, &rtz, &rtx, ry, rs, rz, back), "%s", g_err);
+    for (int i = 0; i < 60; i++) {
+        int c = (i / 5) % 4;
+        cr_assert(eq(flt, back[i], (float)(ry[i] - rz[c]) * rs[c]), "i %d", i);
+    }
+}
+
+Test(dequantize, dtypes) {
+    /* uint8: (x - 128) * 0.5 -> 0 -> -64, 255 -> 63.5 */
+    uint8_t u[] = {0, 128, 255}, uz = 128;
+    float s = 0.5f, y[3];
+    plx_tensor_info tx = info(PLX_DTYPE_UINT8, SHAPE(3)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info tz = info(PLX_DTYPE_UINT8, SCALAR), ty = info(PLX_DTYPE_FLOAT32, SHAPE(3));
+    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, u, &s, &uz, y), "%s", g_err);
+    cr_assert(eq(flt, y[0], -64.0f));
+    cr_assert(eq(flt, y[1], 0.0f));
+    cr_assert(eq(flt, y[2], 63.5f));
+    /* int32 without zero point: x * 0.5 */
+    int32_t i32[] = {-4, 0, 1 << 20};
+    tx.dtype = PLX_DTYPE_INT32;
+    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y), "%s", g_err);
+    cr_assert(eq(flt, y[0], -2.0f));
+    cr_assert(eq(flt, y[2], 524288.0f));
+    /* int8 per axis 0 of [3,1]: scales {1,2,3}, zps {1,2,3}: x = {5,5,5} -> 4, 6, 6 */
+    int8_t i8[] = {5, 5, 5}, z8[] = {1, 2, 3};
+    float s3[] = {1, 2, 3};
+    plx_tensor_info tx8 = info(PLX_DTYPE_INT8, SHAPE(3, 1)), ts3 = info(PLX_DTYPE_FLOAT32, SHAPE(3));
+    plx_tensor_info tz3 = info(PLX_DTYPE_INT8, SHAPE(3)), ty3 = info(PLX_DTYPE_FLOAT32, SHAPE(3, 1));
+    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 0, &tx8, &ts3, &tz3, &ty3, i8, s3, z8, y), "%s", g_err);
+    cr_assert(eq(flt, y[0], 4.0f));
+    cr_assert(eq(flt, y[1], 6.0f));
+    cr_assert(eq(flt, y[2], 6.0f));
+    /* refusals: int16 input; zero point of another dtype; float16 output */
+    tx.dtype = PLX_DTYPE_INT16;
+    cr_assert(not(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "int16"))), "%s", g_err);
+    tx.dtype = PLX_DTYPE_INT8;
+    cr_assert(not(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, i32, &s, &uz, y)));
+    tx.dtype = PLX_DTYPE_UINT8;
+    ty.dtype = PLX_DTYPE_FLOAT16;
+    cr_assert(not(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, u, &s, &uz, y)));
+}
+
+Test(quantize, refusals) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT16, SHAPE(2)), info(PLX_DTYPE_FLOAT32, SCALAR),
+                              info(PLX_DTYPE_UINT8, SCALAR)};
+    plx_tensor_info out = info(PLX_DTYPE_UINT8, SHAPE(2));
+    plx_layer_view l = layer_of(PLX_OP_QUANTIZE, &d, ins, 3, &out, 1);
+    cr_assert(not(zero(ptr, strstr(cpu_ref_check_quantize(&l, g_err, sizeof g_err), "float16"))));
+    ins[0].dtype = PLX_DTYPE_FLOAT32;
+    cr_assert(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err)));
+    out.dtype = PLX_DTYPE_INT8; /* zero point is uint8 */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err))));
+    ins[2].dtype = PLX_DTYPE_INT8;
+    cr_assert(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err)));
+    out.dtype = ins[2].dtype = PLX_DTYPE_INT16;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err))));
+    out.dtype = ins[2].dtype = PLX_DTYPE_UINT8;
+    ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2)); /* blocked */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err))));
+}

@@ -1,0 +1,603 @@
+/* Networks end to end: the builder's validation, the optimiser's
+ * assignment and edge layers, and the loaded network's execution rules
+ * (LOADED-NETWORK.md). Backends: cpu_ref and the test-only testdev (see
+ * tests/testdev/testdev_backend.c). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+
+#include "alloc_counter.h"
+#include "test_util.h"
+
+#define OK(expr)                                                                       \
+    do {                                                                               \
+        plx_status ok_status_ = (expr);                                                \
+        cr_assert(zero(ptr, ok_status_), "%s: %s", #expr, plx_status_get_message(ok_status_)); \
+    } while (0)
+
+/* Asserts that `expr` fails with a message containing `needle`. */
+#define FAILS_WITH(expr, needle)                                                       \
+    do {                                                                               \
+        plx_status st_ = (expr);                                                       \
+        cr_assert(not(zero(ptr, st_)), "%s succeeded", #expr);                          \
+        cr_assert(not(zero(ptr, strstr(plx_status_get_message(st_), (needle)))),        \
+                  "%s: message '%s' lacks '%s'", #expr, plx_status_get_message(st_), (needle)); \
+        plx_status_free(st_);                                                          \
+    } while (0)
+
+static plx_runtime *runtime_with(const char *testdev_import) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_REF_DIR, TESTDEV_DIR, FAKE_PLUGIN_DIR "/fake_abi_1_0.so"};
+    o.search_paths = paths;
+    o.search_path_count = 3;
+    plx_backend_option opt = {"testdev", "import", testdev_import};
+    if (testdev_import) {
+        o.backend_options = &opt;
+        o.backend_option_count = 1;
+    }
+    return tu_create(&o);
+}
+
+static plx_tensor_info f32(uint32_t rank, const int64_t *dims) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    t.rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+    }
+    return t;
+}
+
+static const int64_t shape16[] = {1, 16};
+
+/* input(0) -> act(func, name) -> output(0) */
+static plx_network *unary_net(const char *layer_name, plx_op op, const void *desc) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, mid, out;
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, layer_name, op, desc, 1, 1, &mid));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, in, 0, mid, 0));
+    OK(plx_network_connect(n, mid, 0, out, 0));
+    return n;
+}
+
+static plx_network *relu_net(void) {
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    return unary_net("relu", PLX_OP_ACTIVATION, &relu);
+}
+
+static plx_loaded_network *load(plx_runtime *rt, plx_network *n, const char *const *backends,
+                                size_t count, bool import, bool exp) {
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = backends;
+    oo.backend_count = count;
+    oo.import_enabled = import;
+    oo.export_enabled = exp;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &ln));
+    cr_assert(zero(ptr, on));
+    return ln;
+}
+
+static void fill(float *x, size_t n, float start) {
+    for (size_t i = 0; i < n; i++) {
+        x[i] = start + (float)i * 0.5f;
+    }
+}
+
+static void run1(plx_loaded_network *ln, float *x, float *y, size_t n) {
+    plx_tensor_binding in = {0, x, n * sizeof *x};
+    plx_tensor_binding out = {0, y, n * sizeof *y};
+    OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+}
+
+Test(network, relu_on_cpu_ref) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n = relu_net();
+    const char *b[] = {"cpu_ref"};
+    plx_loaded_network *ln = load(rt, n, b, 1, false, false);
+    float x[16], y[16];
+    fill(x, 16, -4.0f);
+    run1(ln, x, y, 16);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, y[i], x[i] > 0 ? x[i] : 0.0f), "y[%d]", i);
+    }
+    plx_tensor_info info;
+    OK(plx_loaded_network_input_info(ln, 0, &info));
+    cr_assert(eq(u32, info.rank, 2));
+    cr_assert(eq(i64, info.dims[1], 16));
+    FAILS_WITH(plx_loaded_network_output_info(ln, 7, &info), "output binding id 7");
+    plx_loaded_network_unload(&ln);
+    cr_assert(zero(ptr, ln));
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(network, builder_rejects_bad_graphs) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, r1, out, out2;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    FAILS_WITH(plx_network_add_input(n, "x", 1, &t, NULL), "layer 'x': the name is already used");
+    OK(plx_network_add_layer(n, "r1", PLX_OP_ACTIVATION, &relu, 1, 1, &r1));
+    FAILS_WITH(plx_network_add_layer(n, "r2", PLX_OP_ACTIVATION, &relu, 2, 1, NULL),
+               "layer 'r2' (activation): takes 1 to 1 inputs, got 2");
+    FAILS_WITH(plx_network_add_layer(n, "r3", PLX_OP_ACTIVATION, NULL, 1, 1, NULL),
+               "layer 'r3' (activation): descriptor is NULL");
+    FAILS_WITH(plx_network_connect(n, in, 1, r1, 0), "layer 'x' (input) has 1 outputs");
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, in, 0, r1, 0));
+    FAILS_WITH(plx_network_connect(n, in, 0, r1, 0), "input 0 is already connected to 'x'");
+    /* Unconnected input slot. */
+    FAILS_WITH(plx_network_validate(n), "layer 'y' (output): input 0 is not connected");
+    OK(plx_network_connect(n, r1, 0, out, 0));
+    OK(plx_network_validate(n));
+    /* Duplicate binding id among outputs. */
+    OK(plx_network_add_output(n, "y2", 0, &out2));
+    OK(plx_network_connect(n, r1, 0, out2, 0));
+    FAILS_WITH(plx_network_validate(n), "binding id 0 is already used by 'y'");
+    plx_network_destroy(&n);
+
+    /* A cycle: a -> b -> a. */
+    OK(plx_network_create(&n));
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id a, b2;
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, "a", PLX_OP_BINARY, &add, 2, 1, &a));
+    OK(plx_network_add_layer(n, "b", PLX_OP_ACTIVATION, &relu, 1, 1, &b2));
+    OK(plx_network_connect(n, in, 0, a, 0));
+    OK(plx_network_connect(n, b2, 0, a, 1));
+    OK(plx_network_connect(n, a, 0, b2, 0));
+    FAILS_WITH(plx_network_validate(n), "is on a cycle");
+    plx_network_destroy(&n);
+
+    /* An output info that contradicts inference. */
+    n = relu_net();
+    const int64_t wrong[] = {1, 8};
+    plx_tensor_info w = f32(2, wrong);
+    OK(plx_network_set_output_info(n, 1, 0, &w));
+    FAILS_WITH(plx_network_validate(n),
+               "layer 'relu' (activation): output 0 is set to float32 [1,8] but inference gives "
+               "float32 [1,16]");
+    plx_network_destroy(&n);
+
+    /* A shape whose byte size overflows. */
+    OK(plx_network_create(&n));
+    const int64_t huge[] = {INT64_MAX / 2, 4};
+    plx_tensor_info h = f32(2, huge);
+    FAILS_WITH(plx_network_add_input(n, "big", 0, &h, NULL), "overflows");
+    plx_network_destroy(&n);
+}
+
+/* Preference order, fallback with its reason, and the copy layer between
+ * testdev (exports nothing) and cpu_ref. */
+Test(network, fallback_is_visible_and_copies_are_inserted) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, relu, sq, out;
+    plx_activation_desc rd = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &rd, 1, 1, &relu));
+    OK(plx_network_add_layer(n, "sqrt", PLX_OP_UNARY, &ud, 1, 1, &sq));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, in, 0, relu, 0));
+    OK(plx_network_connect(n, relu, 0, sq, 0));
+    OK(plx_network_connect(n, sq, 0, out, 0));
+
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *b[] = {"testdev", "nosuch", "fake_abi_1_0", "cpu_ref"};
+    oo.backends = b;
+    oo.backend_count = 4;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    size_t count = plx_optimized_network_layer_count(on);
+    cr_assert(eq(sz, count, 5), "input, relu, copy, sqrt, output");
+    const char *expect_layer[] = {"x", "relu", NULL, "sqrt", "y"};
+    const char *expect_backend[] = {"testdev", "testdev", "cpu_ref", "cpu_ref", "cpu_ref"};
+    for (size_t i = 0; i < count; i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        cr_assert(eq(str, (char *)a->backend_id, (char *)expect_backend[i]), "layer %zu", i);
+        if (expect_layer[i]) {
+            cr_assert(eq(str, (char *)a->layer_name, (char *)expect_layer[i]));
+            cr_assert(not(a->inserted));
+        } else {
+            cr_assert(a->inserted);
+            cr_assert(eq(int, a->op, PLX_OP_MEM_COPY));
+        }
+    }
+    const plx_layer_assignment *sqa = plx_optimized_network_layer(on, 3);
+    cr_assert(eq(sz, sqa->refusal_count, 1));
+    cr_assert(eq(str, (char *)sqa->refusals[0].backend_id, "testdev"));
+    cr_assert(not(zero(ptr, strstr(sqa->refusals[0].reason, "testdev runs only"))));
+    const char *summary = plx_optimized_network_summary(on);
+    cr_assert(not(zero(ptr, strstr(summary, "'sqrt' (unary) fell back from testdev to cpu_ref"))),
+              "%s", summary);
+    cr_assert(not(zero(ptr, strstr(summary, "2 layers on testdev"))), "%s", summary);
+    /* The ids that could not be used are noted with why. */
+    cr_assert(eq(sz, plx_optimized_network_note_count(on), 2));
+    cr_assert(eq(str, (char *)plx_optimized_network_note(on, 0), "backend 'nosuch' is not loaded"));
+    cr_assert(not(zero(ptr, strstr(plx_optimized_network_note(on, 1), "'fake_abi_1_0' runs no layers"))));
+
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &ln));
+    float x[16], y[16];
+    fill(x, 16, -3.0f);
+    run1(ln, x, y, 16);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, y[i], sqrtf(x[i] > 0 ? x[i] : 0.0f)), "y[%d]", i);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* input -> sqrt (cpu_ref) -> relu (testdev) -> output: the cpu_ref ->
+ * testdev edge is an import when import is enabled and testdev imports
+ * malloc (what cpu_ref exports), a copy otherwise. */
+static void edge_case(const char *testdev_import, bool import, plx_op expected) {
+    plx_runtime *rt = runtime_with(testdev_import);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, sq, relu, out;
+    plx_activation_desc rd = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, "sqrt", PLX_OP_UNARY, &ud, 1, 1, &sq));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &rd, 1, 1, &relu));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, in, 0, sq, 0));
+    OK(plx_network_connect(n, sq, 0, relu, 0));
+    OK(plx_network_connect(n, relu, 0, out, 0));
+    const char *b[] = {"testdev", "cpu_ref"};
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = b;
+    oo.backend_count = 2;
+    oo.import_enabled = import;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    bool found = false;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        if (a->inserted) {
+            cr_assert(eq(int, a->op, expected), "%s", a->layer_name);
+            cr_assert(eq(str, (char *)a->backend_id, "testdev"));
+            found = true;
+        }
+    }
+    cr_assert(found);
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &ln));
+    float x[16], y[16];
+    fill(x, 16, 0.0f);
+    for (int rep = 0; rep < 2; rep++) {
+        run1(ln, x, y, 16);
+        for (int i = 0; i < 16; i++) {
+            cr_assert(eq(flt, y[i], sqrtf(x[i])), "y[%d]", i);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(network, import_layer_when_sources_match) {
+    edge_case("malloc", true, PLX_OP_MEM_IMPORT);
+}
+
+Test(network, copy_layer_when_import_disabled) {
+    edge_case("malloc", false, PLX_OP_MEM_COPY);
+}
+
+Test(network, copy_layer_when_sources_differ) {
+    edge_case("dma_buf", true, PLX_OP_MEM_COPY);
+}
+
+Test(network, no_fallback_lists_every_refusal) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, s1, s2, out;
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, "s1", PLX_OP_UNARY, &ud, 1, 1, &s1));
+    OK(plx_network_add_layer(n, "s2", PLX_OP_UNARY, &ud, 1, 1, &s2));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, in, 0, s1, 0));
+    OK(plx_network_connect(n, s1, 0, s2, 0));
+    OK(plx_network_connect(n, s2, 0, out, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *b[] = {"testdev", "cpu_ref"};
+    oo.backends = b;
+    oo.backend_count = 2;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    plx_status s = plx_optimize(rt, n, &oo, &on);
+    cr_assert(not(zero(ptr, s)));
+    const char *m = plx_status_get_message(s);
+    cr_assert(not(zero(ptr, strstr(m, "2 layers cannot be assigned (fallback is disabled)"))), "%s", m);
+    cr_assert(not(zero(ptr, strstr(m, "layer 's1' (unary): testdev: testdev runs only"))), "%s", m);
+    cr_assert(not(zero(ptr, strstr(m, "layer 's2' (unary): testdev:"))), "%s", m);
+    cr_assert(zero(ptr, on));
+    plx_status_free(s);
+
+    const char *none[] = {"nosuch", "fake_abi_1_0"};
+    oo.backends = none;
+    oo.allow_fallback = true;
+    FAILS_WITH(plx_optimize(rt, n, &oo, &on),
+               "none of the requested backends can run layers (asked for: nosuch, fake_abi_1_0; "
+               "available: cpu_ref, testdev");
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* An imported input is read in place: the probe layer reports the address
+ * it read from. Without import, the backend reads its own copy. */
+Test(network, input_import_is_zero_copy) {
+    plx_runtime *rt = runtime_with(NULL);
+    for (int import = 0; import < 2; import++) {
+        plx_network *n;
+        OK(plx_network_create(&n));
+        const int64_t one[] = {1};
+        plx_tensor_info t = f32(1, one);
+        plx_layer_id in, probe, out;
+        plx_cast_desc cd = PLX_CAST_DESC_INIT(PLX_DTYPE_INT64);
+        OK(plx_network_add_input(n, "x", 0, &t, &in));
+        OK(plx_network_add_layer(n, "probe", PLX_OP_CAST, &cd, 1, 1, &probe));
+        OK(plx_network_add_output(n, "y", 0, &out));
+        OK(plx_network_connect(n, in, 0, probe, 0));
+        OK(plx_network_connect(n, probe, 0, out, 0));
+        const char *b[] = {"testdev"};
+        plx_loaded_network *ln = load(rt, n, b, 1, import, false);
+        float x = 1.0f;
+        int64_t address = 0;
+        plx_tensor_binding ib = {0, &x, sizeof x}, ob = {0, &address, sizeof address};
+        OK(plx_loaded_network_execute(ln, &ib, 1, &ob, 1));
+        if (import) {
+            cr_assert(eq(i64, address, (int64_t)(uintptr_t)&x));
+        } else {
+            cr_assert(ne(i64, address, (int64_t)(uintptr_t)&x));
+        }
+        /* A misaligned buffer cannot be imported: an error, not a silent copy. */
+        if (import) {
+            char raw[16];
+            plx_tensor_binding bad = {0, raw + 1, sizeof x};
+            FAILS_WITH(plx_loaded_network_execute(ln, &bad, 1, &ob, 1),
+                       "input binding id 0: import into testdev failed");
+        }
+        plx_loaded_network_unload(&ln);
+        plx_network_destroy(&n);
+    }
+    plx_runtime_destroy(&rt);
+}
+
+typedef struct seen_outputs {
+    const void *data[8];
+    const char *layer[8];
+    size_t count;
+} seen_outputs;
+
+static void record(void *user, const char *layer, plx_op op, const char *backend, uint32_t slot,
+                   const plx_tensor_info *info, const void *data) {
+    (void)op;
+    (void)backend;
+    (void)slot;
+    (void)info;
+    seen_outputs *s = user;
+    if (s->count < 8) {
+        s->layer[s->count] = layer;
+        s->data[s->count] = data;
+    }
+    s->count++;
+}
+
+/* An exported output is written in place by the producing workload. */
+Test(network, output_export_is_zero_copy) {
+    plx_runtime *rt = runtime_with(NULL);
+    for (int exp = 0; exp < 2; exp++) {
+        plx_network *n = relu_net();
+        const char *b[] = {"cpu_ref"};
+        plx_loaded_network *ln = load(rt, n, b, 1, false, exp);
+        seen_outputs seen = {0};
+        plx_loaded_network_set_debug_callback(ln, record, &seen);
+        float x[16], y[16];
+        fill(x, 16, -1.0f);
+        run1(ln, x, y, 16);
+        cr_assert(eq(sz, seen.count, 1));
+        cr_assert(eq(str, (char *)seen.layer[0], "relu"));
+        if (exp) {
+            cr_assert(eq(ptr, (void *)seen.data[0], y));
+        } else {
+            cr_assert(ne(ptr, (void *)seen.data[0], y));
+        }
+        for (int i = 0; i < 16; i++) {
+            cr_assert(eq(flt, y[i], x[i] > 0 ? x[i] : 0.0f));
+        }
+        plx_loaded_network_unload(&ln);
+        plx_network_destroy(&n);
+    }
+    plx_runtime_destroy(&rt);
+}
+
+Test(network, execute_validates_bindings) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n = relu_net();
+    const char *b[] = {"cpu_ref"};
+    plx_loaded_network *ln = load(rt, n, b, 1, false, false);
+    float x[16], y[16];
+    plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+    plx_tensor_binding two[] = {in, in};
+    plx_tensor_binding unknown = {5, x, sizeof x};
+    plx_tensor_binding small = {0, x, 8};
+    plx_tensor_binding null_data = {0, NULL, sizeof x};
+    FAILS_WITH(plx_loaded_network_execute(ln, NULL, 0, &out, 1),
+               "the network has 1 inputs, the call gives 0");
+    FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, &out, 0),
+               "the network has 1 outputs, the call gives 0");
+    FAILS_WITH(plx_loaded_network_execute(ln, &unknown, 1, &out, 1),
+               "input binding id 5 is not one of the network's inputs");
+    FAILS_WITH(plx_loaded_network_execute(ln, two, 2, &out, 1),
+               "the network has 1 inputs, the call gives 2");
+    FAILS_WITH(plx_loaded_network_execute(ln, &small, 1, &out, 1),
+               "input binding id 0 ('x'): 8 bytes given, the tensor needs 64");
+    FAILS_WITH(plx_loaded_network_execute(ln, &null_data, 1, &out, 1),
+               "input binding id 0: data is NULL");
+    /* Still usable. */
+    fill(x, 16, -2.0f);
+    OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+    cr_assert(eq(flt, y[15], x[15]));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* Two inputs with the same id given twice is an error naming it. */
+Test(network, duplicate_binding_in_call) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id a, b, add, out;
+    plx_binary_desc ad = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    OK(plx_network_add_input(n, "a", 0, &t, &a));
+    OK(plx_network_add_input(n, "b", 1, &t, &b));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &ad, 2, 1, &add));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, a, 0, add, 0));
+    OK(plx_network_connect(n, b, 0, add, 1));
+    OK(plx_network_connect(n, add, 0, out, 0));
+    const char *be[] = {"cpu_ref"};
+    plx_loaded_network *ln = load(rt, n, be, 1, true, true);
+    float x[16], z[16], y[16];
+    fill(x, 16, 1.0f);
+    fill(z, 16, 2.0f);
+    plx_tensor_binding dup[] = {{0, x, sizeof x}, {0, z, sizeof z}};
+    plx_tensor_binding ok[] = {{1, z, sizeof z}, {0, x, sizeof x}};
+    plx_tensor_binding ob = {0, y, sizeof y};
+    FAILS_WITH(plx_loaded_network_execute(ln, dup, 2, &ob, 1),
+               "input binding id 0 is given more than once");
+    OK(plx_loaded_network_execute(ln, ok, 2, &ob, 1));
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, y[i], x[i] + z[i]));
+    }
+    cr_assert(eq(sz, plx_loaded_network_input_count(ln), 2));
+    cr_assert(eq(i32, plx_loaded_network_input_binding(ln, 1), 1));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(network, failing_workload_leaves_network_usable) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_network *n = unary_net("fail_relu", PLX_OP_ACTIVATION, &relu);
+    const char *b[] = {"testdev"};
+    plx_loaded_network *ln = load(rt, n, b, 1, false, false);
+    float x[16], y[16];
+    fill(x, 16, -1.0f);
+    plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+    FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, &out, 1),
+               "layer 'fail_relu' (activation) on testdev: execution failed: testdev: workload "
+               "'fail_relu' fails on purpose");
+    fill(x, 16, 1.0f);
+    OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+    cr_assert(eq(flt, y[3], x[3]));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* Constants are computed at load and feed every execution. */
+Test(network, constants_and_several_networks) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    float bias[16];
+    fill(bias, 16, 10.0f);
+    plx_layer_id in, c, add, out;
+    plx_binary_desc ad = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_constant(n, "bias", &t, bias, PLX_CONSTANT_COPY, &c));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &ad, 2, 1, &add));
+    OK(plx_network_add_output(n, "y", 3, &out));
+    OK(plx_network_connect(n, in, 0, add, 0));
+    OK(plx_network_connect(n, c, 0, add, 1));
+    OK(plx_network_connect(n, add, 0, out, 0));
+    const char *b[] = {"cpu_ref"};
+    plx_loaded_network *l1 = load(rt, n, b, 1, false, false);
+    bias[0] = -1000.0f; /* copied: no effect */
+    plx_network *r = relu_net();
+    plx_loaded_network *l2 = load(rt, r, b, 1, false, false);
+    cr_assert(ne(u32, plx_loaded_network_id(l1), plx_loaded_network_id(l2)));
+    plx_network_destroy(&n);
+    plx_network_destroy(&r);
+
+    float x[16], y[16];
+    fill(x, 16, 0.0f);
+    for (int rep = 0; rep < 3; rep++) {
+        plx_tensor_binding in1 = {0, x, sizeof x}, out1 = {3, y, sizeof y};
+        OK(plx_loaded_network_execute(l1, &in1, 1, &out1, 1));
+        cr_assert(eq(flt, y[0], 10.0f));
+        cr_assert(eq(flt, y[15], 0.5f * 15 + 10.0f + 0.5f * 15));
+        run1(l2, x, y, 16);
+        cr_assert(eq(flt, y[2], 1.0f));
+        /* Working memory can go and come back. */
+        plx_loaded_network_release_working_memory(l1);
+    }
+    plx_loaded_network_unload(&l2);
+    /* l1 stays loaded: destroying the runtime unloads it. */
+    plx_runtime_destroy(&rt);
+}
+
+/* LOADED-NETWORK.md, Executing 5: no heap allocation per execution in
+ * steady state. */
+Test(network, execute_allocates_nothing) {
+    if (!alloc_counter_available()) {
+        cr_skip_test("the allocator is replaced by a sanitizer or valgrind");
+    }
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n = relu_net();
+    const char *b[] = {"cpu_ref"};
+    plx_loaded_network *ln = load(rt, n, b, 1, true, true);
+    float x[16], y[16];
+    fill(x, 16, -1.0f);
+    run1(ln, x, y, 16); /* first execution allocates working memory */
+    alloc_counter_start();
+    for (int i = 0; i < 100; i++) {
+        plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+        plx_status s = plx_loaded_network_execute(ln, &in, 1, &out, 1);
+        if (s) {
+            alloc_counter_stop();
+            cr_assert(zero(ptr, s), "execute: %s", plx_status_get_message(s));
+        }
+    }
+    size_t allocs = alloc_counter_stop();
+    cr_assert(eq(sz, allocs, 0), "%zu allocations in 100 executions", allocs);
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

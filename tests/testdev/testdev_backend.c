@@ -1,0 +1,326 @@
+/* testdev: a test-only backend that runs a few layers, for the optimiser
+ * and loaded-network tests.
+ *
+ * - Supports: relu and add (float32, equal shapes), constants (float32),
+ *   and "probe" layers: a cast to int64 [1] of a layer whose name starts
+ *   with "probe", whose output is the address its input was read from, so
+ *   that tests can see whether an input was imported (pointer identity).
+ * - A relu layer whose name starts with "fail" fails at execution when its
+ *   first input element is negative, and otherwise works as relu.
+ * - Option `import` = malloc (default) | dma_buf | none: the memory source
+ *   its handles import, so that tests can steer the optimiser between
+ *   import and copy layers. It exports nothing. (Its dma_buf "import" is
+ *   only declared, to give the optimiser a source cpu_ref does not export;
+ *   importing dma-buf memory for real comes with the memory issue.)
+ * Lives in its own build directory so that registry tests scanning the
+ * fake plug-ins do not see it. */
+#include <stdint.h>
+#include <string.h>
+
+#include <plexus/backend.h>
+
+struct plx_backend {
+    const plx_host *host;
+    uint32_t import_sources;
+    plx_capability caps[3];
+};
+
+struct plx_factory {
+    const plx_host *host;
+    uint32_t import_sources;
+};
+
+struct plx_tensor_handle {
+    const plx_host *host;
+    size_t bytes;
+    void *owned;
+    void *data;
+    uint32_t import_sources;
+};
+
+enum kind { RELU, ADD, CONSTANT, PROBE, FAIL };
+
+struct plx_workload {
+    const plx_host *host;
+    enum kind kind;
+    size_t elements;
+    const void *constant;
+    plx_tensor_handle *in[2];
+    plx_tensor_handle *out;
+    char name[64];
+};
+
+static const plx_option_info options[] = {
+    {"import", "memory source handles import: malloc, dma_buf or none", "malloc"},
+};
+
+static plx_status create(const plx_host *host, const plx_option *opts, size_t count,
+                         plx_backend **out) {
+    uint32_t sources = PLX_MEMORY_SOURCE_MALLOC;
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp(opts[i].value, "malloc") == 0) {
+            sources = PLX_MEMORY_SOURCE_MALLOC;
+        } else if (strcmp(opts[i].value, "dma_buf") == 0) {
+            sources = PLX_MEMORY_SOURCE_DMA_BUF;
+        } else if (strcmp(opts[i].value, "none") == 0) {
+            sources = 0;
+        } else {
+            return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                       "testdev: option import=%s: expected malloc, dma_buf or none",
+                                       opts[i].value);
+        }
+    }
+    plx_backend *b = host->alloc(host, sizeof *b, 0);
+    if (!b) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "testdev: out of memory");
+    }
+    b->host = host;
+    b->import_sources = sources;
+    b->caps[0] = (plx_capability){PLX_CAP_IMPORT_MALLOC, PLX_VALUE_BOOL,
+                                  (sources & PLX_MEMORY_SOURCE_MALLOC) != 0, 0, NULL};
+    b->caps[1] = (plx_capability){PLX_CAP_IMPORT_DMA_BUF, PLX_VALUE_BOOL,
+                                  (sources & PLX_MEMORY_SOURCE_DMA_BUF) != 0, 0, NULL};
+    b->caps[2] = (plx_capability){PLX_CAP_ASYNC_EXECUTION, PLX_VALUE_BOOL, false, 0, NULL};
+    *out = b;
+    return NULL;
+}
+
+static void destroy(plx_backend *b) {
+    b->host->free(b->host, b);
+}
+
+static plx_status get_capabilities(plx_backend *b, const plx_capability **out, size_t *count) {
+    *out = b->caps;
+    *count = 3;
+    return NULL;
+}
+
+static bool all_float(const plx_tensor_info *t, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (t[i].dtype != PLX_DTYPE_FLOAT32) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Which kernel runs `layer`, or -1. */
+static int kind_of(const plx_layer_view *l) {
+    if (l->op == PLX_OP_CAST && strncmp(l->name, "probe", 5) == 0 &&
+        l->outputs[0].dtype == PLX_DTYPE_INT64 && l->inputs[0].dtype == PLX_DTYPE_FLOAT32) {
+        return PROBE;
+    }
+    if (!all_float(l->inputs, l->input_count) || !all_float(l->outputs, l->output_count)) {
+        return -1;
+    }
+    if (l->op == PLX_OP_CONSTANT) {
+        return CONSTANT;
+    }
+    if (l->op == PLX_OP_ACTIVATION &&
+        ((const plx_activation_desc *)l->desc)->func == PLX_ACT_RELU) {
+        return strncmp(l->name, "fail", 4) == 0 ? FAIL : RELU;
+    }
+    if (l->op == PLX_OP_BINARY && ((const plx_binary_desc *)l->desc)->func == PLX_BINARY_ADD &&
+        plx_tensor_info_same_shape(&l->inputs[0], &l->inputs[1])) {
+        return ADD;
+    }
+    return -1;
+}
+
+static plx_status check_layer(plx_backend *b, const plx_layer_view *l) {
+    if (kind_of(l) < 0) {
+        return b->host->status_create(b->host, PLX_UNSUPPORTED,
+                                      "testdev runs only float32 relu, add of equal shapes and "
+                                      "constants, not %s", plx_op_name(l->op));
+    }
+    return NULL;
+}
+
+static plx_status create_factory(plx_backend *b, const plx_factory_params *p, plx_factory **out) {
+    (void)p;
+    plx_factory *f = b->host->alloc(b->host, sizeof *f, 0);
+    if (!f) {
+        return b->host->status_create(b->host, PLX_OUT_OF_MEMORY, "testdev: out of memory");
+    }
+    f->host = b->host;
+    f->import_sources = b->import_sources;
+    *out = f;
+    return NULL;
+}
+
+static void destroy_factory(plx_factory *f) {
+    f->host->free(f->host, f);
+}
+
+static plx_status create_handle(plx_factory *f, const plx_tensor_info *info,
+                                const plx_tensor_handle_params *p, plx_tensor_handle **out) {
+    (void)p;
+    plx_tensor_handle *h = f->host->alloc(f->host, sizeof *h, 0);
+    if (!h) {
+        return f->host->status_create(f->host, PLX_OUT_OF_MEMORY, "testdev: out of memory");
+    }
+    memset(h, 0, sizeof *h);
+    h->host = f->host;
+    plx_tensor_info_byte_size(info, &h->bytes);
+    h->import_sources = f->import_sources;
+    *out = h;
+    return NULL;
+}
+
+static void release(plx_tensor_handle *h) {
+    if (h->data == h->owned) {
+        h->data = NULL;
+    }
+    h->host->free(h->host, h->owned);
+    h->owned = NULL;
+}
+
+static void destroy_handle(plx_tensor_handle *h) {
+    release(h);
+    h->host->free(h->host, h);
+}
+
+static plx_status allocate(plx_tensor_handle *h) {
+    if (!h->owned) {
+        h->owned = h->host->alloc(h->host, h->bytes, 16);
+        if (!h->owned) {
+            return h->host->status_create(h->host, PLX_OUT_OF_MEMORY, "testdev: out of memory");
+        }
+    }
+    h->data = h->owned;
+    return NULL;
+}
+
+static plx_status map(plx_tensor_handle *h, void **out) {
+    if (!h->data) {
+        return h->host->status_create(h->host, PLX_FAILED_PRECONDITION, "testdev: no memory");
+    }
+    *out = h->data;
+    return NULL;
+}
+
+static void unmap(plx_tensor_handle *h) {
+    (void)h;
+}
+
+static plx_status import(plx_tensor_handle *h, void *mem, size_t size, plx_memory_source src) {
+    if (!(h->import_sources & (uint32_t)src) || src != PLX_MEMORY_SOURCE_MALLOC) {
+        return h->host->status_create(h->host, PLX_INVALID_ARGUMENT,
+                                      "testdev: cannot import memory source %d", (int)src);
+    }
+    if (size < h->bytes || (uintptr_t)mem % 4) {
+        return h->host->status_create(h->host, PLX_INVALID_ARGUMENT,
+                                      "testdev: imported memory too small or misaligned");
+    }
+    h->data = mem;
+    return NULL;
+}
+
+static void unimport(plx_tensor_handle *h) {
+    h->data = h->owned;
+}
+
+static plx_status create_workload(plx_factory *f, const plx_layer_view *l,
+                                  plx_tensor_handle *const *in, plx_tensor_handle *const *out,
+                                  plx_workload **result) {
+    int kind = kind_of(l);
+    if (kind < 0) {
+        return f->host->status_create(f->host, PLX_UNSUPPORTED, "testdev: unsupported layer");
+    }
+    plx_workload *w = f->host->alloc(f->host, sizeof *w, 0);
+    if (!w) {
+        return f->host->status_create(f->host, PLX_OUT_OF_MEMORY, "testdev: out of memory");
+    }
+    memset(w, 0, sizeof *w);
+    w->host = f->host;
+    w->kind = (enum kind)kind;
+    size_t bytes = 0;
+    plx_tensor_info_byte_size(&l->outputs[0], &bytes);
+    w->elements = bytes / plx_dtype_size(l->outputs[0].dtype);
+    w->constant = kind == CONSTANT ? ((const plx_constant_desc *)l->desc)->data : NULL;
+    for (uint32_t i = 0; i < l->input_count && i < 2; i++) {
+        w->in[i] = in[i];
+    }
+    w->out = out[0];
+    strncpy(w->name, l->name, sizeof w->name - 1);
+    *result = w;
+    return NULL;
+}
+
+static void destroy_workload(plx_workload *w) {
+    w->host->free(w->host, w);
+}
+
+static plx_status execute(plx_workload *w) {
+    float *y = w->out->data;
+    switch (w->kind) {
+    case CONSTANT:
+        memcpy(y, w->constant, w->elements * sizeof(float));
+        break;
+    case RELU:
+        for (size_t i = 0; i < w->elements; i++) {
+            float x = ((const float *)w->in[0]->data)[i];
+            y[i] = x > 0 ? x : 0;
+        }
+        break;
+    case ADD:
+        for (size_t i = 0; i < w->elements; i++) {
+            y[i] = ((const float *)w->in[0]->data)[i] + ((const float *)w->in[1]->data)[i];
+        }
+        break;
+    case PROBE: {
+        int64_t address = (int64_t)(uintptr_t)w->in[0]->data;
+        memcpy(w->out->data, &address, sizeof address);
+        break;
+    }
+    case FAIL:
+        if (((const float *)w->in[0]->data)[0] < 0) {
+            return w->host->status_create(w->host, PLX_INTERNAL,
+                                          "testdev: workload '%s' fails on purpose", w->name);
+        }
+        for (size_t i = 0; i < w->elements; i++) {
+            float x = ((const float *)w->in[0]->data)[i];
+            y[i] = x > 0 ? x : 0;
+        }
+        break;
+    }
+    return NULL;
+}
+
+static const plx_backend_functions functions = {
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, execute_workload),
+    .create = create,
+    .destroy = destroy,
+    .get_capabilities = get_capabilities,
+    .check_layer = check_layer,
+    .create_factory = create_factory,
+    .destroy_factory = destroy_factory,
+    .create_tensor_handle = create_handle,
+    .destroy_tensor_handle = destroy_handle,
+    .allocate_tensor_handle = allocate,
+    .release_tensor_handle = release,
+    .map_tensor_handle = map,
+    .unmap_tensor_handle = unmap,
+    .import_tensor_handle = import,
+    .unimport_tensor_handle = unimport,
+    .create_workload = create_workload,
+    .destroy_workload = destroy_workload,
+    .execute_workload = execute,
+};
+
+static const plx_backend_descriptor descriptor = {
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_descriptor, option_count),
+    .abi_version = PLX_ABI_VERSION,
+    .id = "testdev",
+    .name = "Test device",
+    .version = "1.0.0",
+    .functions = &functions,
+    .options = options,
+    .option_count = 1,
+};
+
+const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const plx_host *host) {
+    (void)host;
+    return PLX_ABI_VERSION_GET_MAJOR(host_abi_version) == PLX_ABI_VERSION_MAJOR ? &descriptor
+                                                                                  : NULL;
+}

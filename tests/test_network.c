@@ -601,3 +601,57 @@ Test(network, execute_allocates_nothing) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+/* A zero-copy input whose memory another backend imports: the import layer
+ * is bound to the caller's buffer at every execution. */
+Test(network, imported_input_feeds_an_import_layer) {
+    plx_runtime *rt = runtime_with("malloc");
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, sq, relu, y0, y1;
+    plx_activation_desc rd = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, "sqrt", PLX_OP_UNARY, &ud, 1, 1, &sq));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &rd, 1, 1, &relu));
+    OK(plx_network_add_output(n, "y0", 0, &y0));
+    OK(plx_network_add_output(n, "y1", 1, &y1));
+    OK(plx_network_connect(n, in, 0, sq, 0));
+    OK(plx_network_connect(n, in, 0, relu, 0));
+    OK(plx_network_connect(n, sq, 0, y0, 0));
+    OK(plx_network_connect(n, relu, 0, y1, 0));
+    const char *b[] = {"testdev", "cpu_ref"};
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = b;
+    oo.backend_count = 2;
+    oo.import_enabled = true;
+    oo.export_enabled = true;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    size_t imports = 0;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        imports += plx_optimized_network_layer(on, i)->op == PLX_OP_MEM_IMPORT;
+    }
+    cr_assert(eq(sz, imports, 1), "%s", plx_optimized_network_summary(on));
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &ln));
+    for (int rep = 0; rep < 3; rep++) {
+        /* A different caller buffer every time. */
+        float *x = malloc(16 * sizeof *x), q[16], r[16];
+        fill(x, 16, (float)rep);
+        plx_tensor_binding ib = {0, x, 16 * sizeof *x};
+        plx_tensor_binding ob[] = {{0, q, sizeof q}, {1, r, sizeof r}};
+        OK(plx_loaded_network_execute(ln, &ib, 1, ob, 2));
+        for (int i = 0; i < 16; i++) {
+            cr_assert(eq(flt, q[i], sqrtf(x[i])));
+            cr_assert(eq(flt, r[i], x[i]));
+        }
+        free(x);
+        plx_loaded_network_release_working_memory(ln);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

@@ -8,8 +8,9 @@
  *
  * Execute, under the network's mutex: validate the bindings, import or copy
  * inputs in, import callers' output buffers into exported handles, run the
- * layers in order (the core does copy layers itself), then copy outputs
- * out and end every import. Every array execution needs is sized at load,
+ * layers in order (the core does copy layers itself and binds import
+ * layers to their producer's memory), then copy outputs out and end every
+ * import. Every array execution needs is sized at load,
  * so a steady-state execution allocates nothing. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ typedef struct handle_slot {
 
 typedef struct layer_state {
     plxi_layer *layer;
+    bool import_bound;        /* an import layer's handle holds its producer's memory */
     plx_workload *workload;   /* compute and constant layers */
     handle_slot **outputs;    /* output_count entries */
     handle_slot **inputs;     /* input_count entries: the producers' slots */
@@ -296,7 +298,8 @@ static plx_status bind_import(layer_state *ls) {
         return at_layer(s, ls->layer, "cannot map the producer's tensor for import");
     }
     /* A backend exporting malloc memory keeps this pointer valid while the
-     * memory is allocated (backend.h, map_tensor_handle). */
+     * memory is allocated (backend.h, map_tensor_handle); the import is
+     * ended at the end of the execution. */
     src->backend->functions.unmap_tensor_handle(src->handle);
     s = dst->backend->functions.import_tensor_handle(dst->handle, data, src->bytes,
                                                      PLX_MEMORY_SOURCE_MALLOC);
@@ -306,7 +309,8 @@ static plx_status bind_import(layer_state *ls) {
 static void configure_all(plx_loaded_network *n, plx_status *s) {
     for (size_t i = 0; !*s && i < n->layer_count; i++) {
         layer_state *ls = &n->layers[i];
-        if (ls->workload && ls->layer->backend->functions.configure_workload) {
+        if (ls->workload && ls->layer->op != PLX_OP_CONSTANT &&
+            ls->layer->backend->functions.configure_workload) {
             plx_status c = ls->layer->backend->functions.configure_workload(ls->workload);
             if (c) {
                 *s = at_layer(c, ls->layer, "configure failed");
@@ -325,11 +329,6 @@ static plx_status ensure_working_memory(plx_loaded_network *n) {
         layer_state *ls = &n->layers[i];
         for (uint32_t k = 0; !s && k < ls->layer->output_count; k++) {
             s = allocate(ls->outputs[k], ls->layer);
-        }
-    }
-    for (size_t i = 0; !s && i < n->layer_count; i++) {
-        if (n->layers[i].layer->op == PLX_OP_MEM_IMPORT) {
-            s = bind_import(&n->layers[i]);
         }
     }
     configure_all(n, &s);
@@ -664,6 +663,15 @@ static plx_status run_layers(plx_loaded_network *n) {
             if (s) {
                 return s;
             }
+        } else if (l->op == PLX_OP_MEM_IMPORT) {
+            /* Bound per execution: the producer may be a zero-copy input,
+             * whose memory is the caller's and changes every time. */
+            s = bind_import(ls);
+            if (s) {
+                return s;
+            }
+            ls->import_bound = true;
+            continue;
         } else {
             continue;
         }
@@ -729,6 +737,14 @@ PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
         io_binding *b = &n->inputs[i];
         if (b->zero_copy) {
             b->slot->backend->functions.unimport_tensor_handle(b->slot->handle);
+        }
+    }
+    for (size_t i = 0; i < n->layer_count; i++) {
+        layer_state *ls = &n->layers[i];
+        if (ls->import_bound) {
+            handle_slot *h = ls->outputs[0];
+            h->backend->functions.unimport_tensor_handle(h->handle);
+            ls->import_bound = false;
         }
     }
     pthread_mutex_unlock(&n->lock);

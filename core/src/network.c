@@ -257,6 +257,10 @@ static plx_status add_layer(plx_network *n, const char *name, plx_op op, const v
         plxi_layer_free(l);
         return oom();
     }
+    if (desc_size) {
+        /* The copy is exactly this host's descriptor; say so to backends. */
+        *(uint32_t *)l->desc = (uint32_t)desc_size;
+    }
     for (uint32_t i = 0; i < input_count; i++) {
         l->inputs[i].layer = PLXI_NO_LAYER;
         l->inputs[i].slot = 0;

@@ -5,8 +5,8 @@
  * on their first consumer's backend, outputs on their producer's, constants
  * on their first consumer's when it accepts them. Every connection between
  * layers on different backends then gets an import layer (the consumer's
- * handle imports the producer's memory: import enabled and a memory source
- * the producer exports and the consumer imports) or a copy layer. */
+ * handle imports the producer's memory: import enabled, the producer
+ * exports malloc memory and the consumer imports it) or a copy layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,10 +252,12 @@ static const plxi_layer *first_consumer(plxi_layer *const *layers, size_t count,
     return NULL;
 }
 
+/* The host hands memory from producer to consumer as a mapped host
+ * pointer, so in ABI 1.1 the shared source must be malloc. */
 static bool can_import(const plxi_backend_record *producer, const plxi_backend_record *consumer) {
     return consumer->functions.import_tensor_handle &&
            (plx_backend_info_export_sources(&producer->info) &
-            plx_backend_info_import_sources(&consumer->info)) != 0;
+            plx_backend_info_import_sources(&consumer->info) & PLX_MEMORY_SOURCE_MALLOC) != 0;
 }
 
 /* Inserts copy/import layers on connections between backends and writes

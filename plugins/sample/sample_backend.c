@@ -1,8 +1,10 @@
 /* The sample backend: the smallest complete Plexus backend plug-in.
  *
  * Copy this file to start a backend of your own (plugins/sample/README.md).
- * It shows everything the backend ABI asks of a plug-in
- * (docs/backend-abi.md, "Plexus backend ABI 1.0") and nothing more:
+ * It shows everything the backend ABI asks of every plug-in
+ * (docs/backend-abi.md, "Plexus backend ABI 1.1") and nothing more. It runs
+ * no layers: the ABI 1.1 network functions (R-16 to R-19) are an optional
+ * group, shown complete in cpu_ref/cpu_ref_backend.c.
  *
  *   - one exported symbol, plx_backend_entry, that checks the host's ABI
  *     version and returns a static descriptor (R-2, R-5, R-6);
@@ -227,7 +229,7 @@ const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const
         return NULL;
     }
     /* Majors are equal, so this compares the minors (written this way
-     * because "host_minor < 0" would be a constant for ABI 1.0). */
+     * because "host_minor < 0" would be a constant when the minor is 0). */
     if (host_abi_version < PLX_ABI_VERSION) {
         host->log(host, PLX_LOG_ERROR,
                   "backend '%s' is built for ABI %u.%u, this host implements %u.%u: "

@@ -208,9 +208,9 @@ typedef struct plx_workload plx_workload;
  * `create_factory` only. */
 typedef struct plx_factory_params {
     uint32_t struct_size;
-    /* Memory sources (plx_memory_source bits) the network may import caller
-     * memory from into this backend's handles, and export this backend's
-     * memory to other backends or to the caller through. 0: none. */
+    /* Memory sources (plx_memory_source bits) the network may import into
+     * this backend's handles (caller memory, or another backend's), and
+     * export this backend's memory to other backends through. 0: none. */
     uint32_t import_sources;
     uint32_t export_sources;
     /* The loaded network's id, for the backend's own logs. */
@@ -342,16 +342,19 @@ typedef struct plx_backend_functions {
      * layers, so every handle here is this factory's). The layer view is
      * valid during the call only: copy what you keep. No workload is created
      * for input and output layers; constant layers get one, which the host
-     * runs once at load. A failure names the layer and says why. */
+     * runs once at load. A failure says why (the host prefixes the layer). */
     plx_status (*create_workload)(plx_factory *factory, const plx_layer_view *layer,
                                   plx_tensor_handle *const *inputs,
                                   plx_tensor_handle *const *outputs, plx_workload **out_workload);
     void (*destroy_workload)(plx_workload *workload);
-    /* Optional. Called after the workload's handles first get memory (and
-     * again after working memory was released and allocated anew). */
+    /* Optional. Called once working memory is allocated (and again after it
+     * was released and allocated anew); constant workloads once, at load.
+     * Handles that import memory get it per execution, so they may still be
+     * empty here. */
     plx_status (*configure_workload)(plx_workload *workload);
-    /* Runs the layer. A failure returns a status naming the layer; the
-     * workload and network stay usable. Must not allocate in steady state. */
+    /* Runs the layer. A failure returns a status saying what went wrong
+     * (the host prefixes the layer, op and backend); the workload and
+     * network stay usable. Must not allocate in steady state. */
     plx_status (*execute_workload)(plx_workload *workload);
 } plx_backend_functions;
 

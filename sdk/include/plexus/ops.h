@@ -486,9 +486,12 @@ typedef struct plx_quantize_desc {
 #define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
 
 /* One layer as a backend sees it: in support queries and when creating its
- * workload. Everything it points to is owned by the host and valid only
- * during the call that receives it; a backend that needs something later
- * (a descriptor field, a shape) copies it. */
+ * workload. The view, its arrays and the descriptor struct are owned by the
+ * host and valid only during the call that receives it; a backend that
+ * needs something later (a descriptor field, a shape) copies it. Memory
+ * that descriptor fields point to (split sizes, constant data) and the
+ * input_constants data stay valid as long as the network that holds the
+ * layer (for a workload: until its factory is destroyed). */
 typedef struct plx_layer_view {
     uint32_t struct_size;
     const char *name;             /* unique in the network */

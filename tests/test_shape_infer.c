@@ -1,0 +1,1295 @@
+/* Operator rules of the core (core/src/shape_infer.c): arity, descriptor
+ * sizes, and for every operator at least one inference and its main
+ * refusals, called directly through plxi_infer_layer. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <plexus/plexus.h>
+
+#include "shape_infer.h"
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+
+static plx_tensor_info make_info(plx_dtype dtype, const int64_t *dims, size_t rank) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    t.rank = (uint32_t)rank;
+    for (size_t i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+    }
+    return t;
+}
+
+#define DIMS(...) (const int64_t[]){__VA_ARGS__}
+#define NDIMS(...) (sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+/* T(FLOAT32, 1, 3, 224, 224); SCALAR(FLOAT32) for rank 0. */
+#define T(dt, ...) make_info(PLX_DTYPE_##dt, DIMS(__VA_ARGS__), NDIMS(__VA_ARGS__))
+#define SCALAR(dt) make_info(PLX_DTYPE_##dt, NULL, 0)
+#define F32(...) T(FLOAT32, __VA_ARGS__)
+
+static void check_info(const plx_tensor_info *o, plx_dtype dtype, const int64_t *dims,
+                       size_t rank) {
+    char got[192];
+    plxi_format_shape(o, got, sizeof got);
+    cr_assert(eq(str, (char *)plx_dtype_name(o->dtype), (char *)plx_dtype_name(dtype)),
+              "dtype of %s", got);
+    cr_assert(eq(u32, o->rank, (uint32_t)rank), "rank of %s", got);
+    for (size_t i = 0; i < rank; i++) {
+        cr_assert(eq(i64, o->dims[i], dims[i]), "dim %zu of %s", i, got);
+    }
+    for (size_t i = rank; i < PLX_MAX_RANK; i++) {
+        cr_assert(eq(i64, o->dims[i], 0), "unused dim %zu of %s", i, got);
+    }
+}
+#define EXPECT(o, dt, ...) check_info((o), PLX_DTYPE_##dt, DIMS(__VA_ARGS__), NDIMS(__VA_ARGS__))
+#define EXPECT_SCALAR(o, dt) check_info((o), PLX_DTYPE_##dt, NULL, 0)
+
+static void ok(plx_status s) {
+    cr_assert(zero(ptr, (void *)s), "unexpected error: %s", plx_status_get_message(s));
+}
+
+/* The message contains `text`; the status is freed. */
+static void fails_with(plx_status s, const char *text) {
+    cr_assert(not(zero(ptr, (void *)s)), "expected an error containing \"%s\"", text);
+    cr_assert(eq(int, plx_status_get_code(s), PLX_INVALID_ARGUMENT));
+    const char *m = plx_status_get_message(s);
+    cr_assert(not(zero(ptr, (void *)strstr(m, text))), "message \"%s\" lacks \"%s\"", m, text);
+    cr_assert(eq(int, strncmp(m, "layer '", 7), 0), "message \"%s\" does not name the layer", m);
+    plx_status_free(s);
+}
+
+/* The message is exactly `text`; the status is freed. */
+static void fails_exactly(plx_status s, const char *text) {
+    cr_assert(not(zero(ptr, (void *)s)), "expected the error \"%s\"", text);
+    cr_assert(eq(int, plx_status_get_code(s), PLX_INVALID_ARGUMENT));
+    cr_assert(eq(str, (char *)plx_status_get_message(s), (char *)text));
+    plx_status_free(s);
+}
+
+/* One input, one output, layer "L". */
+static plx_status run1(plx_op op, const void *desc, plx_tensor_info x, plx_tensor_info *y) {
+    return plxi_infer_layer("L", op, desc, &x, 1, y, 1);
+}
+
+/* Several inputs (given as an array), one output, layer "L". */
+#define RUN(op, desc, y, ...)                                                                  \
+    plxi_infer_layer("L", (op), (desc), (const plx_tensor_info[]){__VA_ARGS__},                \
+                     (uint32_t)(sizeof((const plx_tensor_info[]){__VA_ARGS__}) /               \
+                                sizeof(plx_tensor_info)),                                      \
+                     (y), 1)
+
+/* ------------------------------------------------------------------------ */
+/* Arity, descriptors, generic checks                                       */
+
+Test(shape_infer, arity_table) {
+    uint32_t a, b, c, d;
+    cr_assert(plxi_op_arity(PLX_OP_CONV, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 2));
+    cr_assert(eq(u32, b, 3));
+    cr_assert(eq(u32, c, 1));
+    cr_assert(eq(u32, d, 1));
+    cr_assert(plxi_op_arity(PLX_OP_INPUT, &a, &b, &c, &d));
+    cr_assert(eq(u32, a + b, 0));
+    cr_assert(eq(u32, c, 1));
+    cr_assert(plxi_op_arity(PLX_OP_OUTPUT, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, c + d, 0));
+    cr_assert(plxi_op_arity(PLX_OP_CONCAT, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, b, UINT32_MAX));
+    cr_assert(plxi_op_arity(PLX_OP_SPLIT, &a, &b, &c, &d));
+    cr_assert(eq(u32, b, 1));
+    cr_assert(eq(u32, d, UINT32_MAX));
+    cr_assert(plxi_op_arity(PLX_OP_BATCH_NORM, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 5));
+    cr_assert(eq(u32, b, 5));
+    cr_assert(plxi_op_arity(PLX_OP_WHERE, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 3));
+    cr_assert(plxi_op_arity(PLX_OP_QUANTIZE, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 2));
+    cr_assert(eq(u32, b, 3));
+    for (int op = 1; op < PLX_OP_COUNT; op++) {
+        cr_assert(plxi_op_arity((plx_op)op, &a, &b, &c, &d), "op %d", op);
+        cr_assert(le(u32, a, b));
+        cr_assert(le(u32, c, d));
+    }
+    cr_assert(not(plxi_op_arity(PLX_OP_INVALID, &a, &b, &c, &d)));
+    cr_assert(not(plxi_op_arity((plx_op)PLX_OP_COUNT, &a, &b, &c, &d)));
+}
+
+Test(shape_infer, desc_sizes) {
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_CONV), sizeof(plx_conv_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_INPUT), sizeof(plx_io_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_FLATTEN), sizeof(plx_axis_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_SQUEEZE), sizeof(plx_axes_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_EXPAND), sizeof(plx_shape_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_DEQUANTIZE), sizeof(plx_quantize_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MATMUL), 0));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_WHERE), 0));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MEM_COPY), 0));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MEM_IMPORT), 0));
+    for (int op = 1; op < PLX_OP_COUNT; op++) {
+        bool none = op == PLX_OP_MATMUL || op == PLX_OP_WHERE || op == PLX_OP_MEM_COPY ||
+                    op == PLX_OP_MEM_IMPORT;
+        cr_assert(eq(int, plxi_op_desc_size((plx_op)op) == 0, none), "op %d", op);
+    }
+}
+
+Test(shape_infer, arity_errors) {
+    plx_conv_desc conv = PLX_CONV_DESC_INIT;
+    plx_tensor_info x = F32(1, 3, 8, 8), y;
+    fails_exactly(plxi_infer_layer("x", PLX_OP_CONV, &conv, &x, 1, &y, 1),
+                  "layer 'x' (conv): takes 2 to 3 inputs, got 1");
+    plx_tensor_info three[3] = {F32(2, 2), F32(2, 2), F32(2, 2)};
+    fails_exactly(plxi_infer_layer("mm", PLX_OP_MATMUL, NULL, three, 3, &y, 1),
+                  "layer 'mm' (matmul): takes 2 inputs, got 3");
+    plx_axis_desc axis = PLX_AXIS_DESC_INIT(0);
+    fails_exactly(plxi_infer_layer("cat", PLX_OP_CONCAT, &axis, NULL, 0, &y, 1),
+                  "layer 'cat' (concat): takes at least 1 input, got 0");
+    plx_io_desc io = PLX_IO_DESC_INIT(0);
+    fails_exactly(plxi_infer_layer("out", PLX_OP_OUTPUT, &io, &x, 1, &y, 1),
+                  "layer 'out' (output): takes 0 outputs, got 1");
+    plx_split_desc split = PLX_SPLIT_DESC_INIT(0);
+    fails_exactly(plxi_infer_layer("sp", PLX_OP_SPLIT, &split, &x, 1, NULL, 0),
+                  "layer 'sp' (split): takes at least 1 output, got 0");
+    fails_exactly(plxi_infer_layer("u", (plx_op)99, NULL, &x, 1, &y, 1),
+                  "layer 'u' (invalid): unknown operator 99");
+}
+
+Test(shape_infer, descriptor_errors) {
+    plx_tensor_info in[2] = {F32(1, 3, 8, 8), F32(4, 3, 3, 3)}, y;
+    fails_exactly(plxi_infer_layer("c", PLX_OP_CONV, NULL, in, 2, &y, 1),
+                  "layer 'c' (conv): descriptor is NULL");
+    plx_conv_desc conv = PLX_CONV_DESC_INIT;
+    conv.struct_size = 8;
+    char want[128];
+    snprintf(want, sizeof want, "layer 'c' (conv): descriptor struct_size 8 is smaller than %zu",
+             sizeof(plx_conv_desc));
+    fails_exactly(plxi_infer_layer("c", PLX_OP_CONV, &conv, in, 2, &y, 1), want);
+    /* Ops without a descriptor ignore the pointer. */
+    plx_tensor_info mm[2] = {F32(2, 3), F32(3, 4)};
+    ok(plxi_infer_layer("m", PLX_OP_MATMUL, NULL, mm, 2, &y, 1));
+    EXPECT(&y, FLOAT32, 2, 4);
+}
+
+Test(shape_infer, invalid_input_infos) {
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_tensor_info x = F32(2, 3), y;
+    x.dtype = (plx_dtype)0;
+    fails_exactly(run1(PLX_OP_ACTIVATION, &relu, x, &y),
+                  "layer 'L' (activation): X has an invalid dtype 0");
+    x = F32(2, -3);
+    fails_exactly(run1(PLX_OP_ACTIVATION, &relu, x, &y),
+                  "layer 'L' (activation): X [2,-3] has a negative dimension");
+    x = F32(2, 3);
+    x.rank = 9;
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, x, &y), "X has rank 9, more than 8");
+    x = T(INT8, 2, 3);
+    x.quant.kind = PLX_QUANT_PER_TENSOR;
+    x.quant.scale = 0.0f;
+    relu.func = PLX_ACT_RELU;
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, x, &y), "X has quantization scale 0");
+    x.quant.scale = 0.5f;
+    x.quant.zero_point = 300;
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, x, &y), "X has zero point 300, out of range for int8");
+    x = T(INT8, 2, 3);
+    x.quant.kind = PLX_QUANT_PER_AXIS;
+    x.quant.axis = 2;
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, x, &y), "per-axis quantization along axis 2");
+    x = T(UINT8, INT64_C(1) << 40, INT64_C(1) << 40);
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, x, &y), "its byte size overflows size_t");
+}
+
+Test(shape_infer, failure_leaves_output_untouched) {
+    plx_tensor_info in[2] = {F32(2, 3), F32(4, 5)};
+    plx_tensor_info y = T(INT16, 7, 7);
+    fails_exactly(plxi_infer_layer("fc", PLX_OP_MATMUL, NULL, in, 2, &y, 1),
+                  "layer 'fc' (matmul): inner dimensions differ: A [2,3] and B [4,5]");
+    EXPECT(&y, INT16, 7, 7);
+}
+
+Test(shape_infer, format_shape) {
+    char buf[64];
+    plx_tensor_info t = F32(1, 3, 224, 224);
+    cr_assert(eq(str, (char *)plxi_format_shape(&t, buf, sizeof buf), "[1,3,224,224]"));
+    t = SCALAR(FLOAT32);
+    cr_assert(eq(str, (char *)plxi_format_shape(&t, buf, sizeof buf), "[]"));
+    t = F32(123456789, 123456789);
+    char small[10];
+    plxi_format_shape(&t, small, sizeof small);
+    cr_assert(eq(sz, strlen(small), sizeof small - 1));
+    cr_assert(eq(str, small + sizeof small - 4, "..."));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Graph boundary                                                           */
+
+Test(shape_infer, input_layer) {
+    plx_io_desc io = PLX_IO_DESC_INIT(0);
+    plx_tensor_info y = F32(1, 3, 224, 224);
+    ok(plxi_infer_layer("in", PLX_OP_INPUT, &io, NULL, 0, &y, 1));
+    EXPECT(&y, FLOAT32, 1, 3, 224, 224);
+    y.dtype = PLX_DTYPE_INVALID;
+    fails_exactly(plxi_infer_layer("in", PLX_OP_INPUT, &io, NULL, 0, &y, 1),
+                  "layer 'in' (input): output 0 has an invalid dtype 0");
+    y = F32(INT64_C(1) << 62, 4);
+    fails_with(plxi_infer_layer("in", PLX_OP_INPUT, &io, NULL, 0, &y, 1),
+               "output 0 [4611686018427387904,4] (float32) is too large");
+}
+
+Test(shape_infer, constant_layer) {
+    float data[6] = {0};
+    plx_constant_desc d = {sizeof d, data};
+    plx_tensor_info y = F32(2, 3);
+    ok(plxi_infer_layer("k", PLX_OP_CONSTANT, &d, NULL, 0, &y, 1));
+    EXPECT(&y, FLOAT32, 2, 3);
+    d.data = NULL;
+    fails_exactly(plxi_infer_layer("k", PLX_OP_CONSTANT, &d, NULL, 0, &y, 1),
+                  "layer 'k' (constant): descriptor data is NULL");
+}
+
+Test(shape_infer, output_layer) {
+    plx_io_desc io = PLX_IO_DESC_INIT(3);
+    plx_tensor_info x = T(BOOL, 4);
+    ok(plxi_infer_layer("out", PLX_OP_OUTPUT, &io, &x, 1, NULL, 0));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Convolutions and dense layers                                            */
+
+Test(shape_infer, conv_basic) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 3;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 224, 224), F32(64, 3, 7, 7), F32(64)));
+    EXPECT(&y, FLOAT32, 1, 64, 112, 112);
+    /* Depthwise, dilated, no bias. */
+    plx_conv_desc dw = PLX_CONV_DESC_INIT;
+    dw.group = 32;
+    dw.dilations[0] = dw.dilations[1] = 2;
+    ok(RUN(PLX_OP_CONV, &dw, &y, T(FLOAT16, 2, 32, 10, 12), T(FLOAT16, 64, 1, 3, 3)));
+    EXPECT(&y, FLOAT16, 2, 64, 6, 8);
+    /* 1-D: entries past the spatial rank are ignored. */
+    plx_conv_desc one = PLX_CONV_DESC_INIT;
+    one.strides[1] = 0;
+    ok(RUN(PLX_OP_CONV, &one, &y, F32(1, 2, 10), F32(4, 2, 3)));
+    EXPECT(&y, FLOAT32, 1, 4, 8);
+}
+
+Test(shape_infer, conv_auto_pad) {
+    /* in 7, kernel 4, stride 2: SAME gives ceil(7/2) = 4 whichever side
+     * takes the odd pad (total 3: 1+2 upper, 2+1 lower); VALID gives 2. */
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = 100; /* ignored with auto_pad */
+    plx_tensor_info y;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 1, 7, 8), F32(1, 1, 4, 4)));
+    EXPECT(&y, FLOAT32, 1, 1, 4, 4);
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 1, 7, 8), F32(1, 1, 4, 4)));
+    EXPECT(&y, FLOAT32, 1, 1, 4, 4);
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 1, 7, 8), F32(1, 1, 4, 4)));
+    EXPECT(&y, FLOAT32, 1, 1, 2, 3);
+    /* The same with explicit pads: asymmetric pads change the output. */
+    d.auto_pad = PLX_AUTO_PAD_NOTSET;
+    d.pads_begin[0] = 1;
+    d.pads_end[0] = 2;
+    d.pads_begin[1] = 0;
+    d.pads_end[1] = 0;
+    ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 1, 7, 8), F32(1, 1, 4, 4)));
+    EXPECT(&y, FLOAT32, 1, 1, 4, 3);
+    d.auto_pad = (plx_auto_pad)9;
+    fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 1, 7, 8), F32(1, 1, 4, 4)),
+                  "layer 'L' (conv): auto_pad 9 is not a plx_auto_pad");
+}
+
+Test(shape_infer, conv_errors) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    plx_tensor_info y;
+    fails_exactly(plxi_infer_layer("c1", PLX_OP_CONV, &d,
+                                   (const plx_tensor_info[]){F32(1, 4, 8, 8), F32(8, 3, 3, 3)}, 2,
+                                   &y, 1),
+                  "layer 'c1' (conv): W has 3 input channels per group, X has 4 channels and group 1");
+    d.group = 4;
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 6, 8, 8), F32(8, 3, 3, 3)),
+               "X [1,6,8,8] has 6 channels, not divisible by group 4");
+    d.group = 2;
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 6, 8, 8), F32(5, 3, 3, 3)),
+               "W [5,3,3,3] has 5 output channels, not divisible by group 2");
+    d.group = 0;
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 6, 8, 8), F32(6, 6, 3, 3)), "group 0 must be >= 1");
+    d = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    d.strides[1] = 0;
+    fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3)),
+                  "layer 'L' (conv): strides[1] = 0 must be >= 1");
+    d = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    d.dilations[0] = 0;
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3)),
+               "dilations[0] = 0 must be >= 1");
+    d = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    d.pads_end[0] = -1;
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3)),
+               "pads_end[0] = -1 must be >= 0");
+    d = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    fails_exactly(RUN(PLX_OP_CONV, &d, &y, T(INT8, 1, 3, 8, 8), T(INT8, 8, 3, 3, 3)),
+                  "layer 'L' (conv): X has dtype int8, expected float32, float16 or bfloat16");
+    fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), T(FLOAT16, 8, 3, 3, 3)),
+                  "layer 'L' (conv): W has dtype float16 but X has float32; they must match");
+    fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3), F32(4)),
+                  "layer 'L' (conv): B [4] must be [8], one value per output channel");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(3, 8), F32(8, 3)), "X [3,8] must have rank 3 or 4");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8, 8), F32(8, 3, 3, 3, 3)),
+               "X [1,3,8,8,8] must have rank 3 or 4 (N, C and 1 or 2 spatial dims)");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3)),
+               "W [8,3,3] must have rank 4 like X [1,3,8,8]");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 2, 8), F32(8, 3, 3, 3)),
+               "X spatial dim 0 has size 2 (2 with pads), smaller than the dilated kernel 3");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 0, 3)),
+               "W [8,3,0,3] has an empty kernel along spatial dim 0");
+}
+
+Test(shape_infer, conv_transpose) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    plx_tensor_info y;
+    /* 2*(5-1) + 0 + 3 = 11; group 2 doubles W's output channels. */
+    d.group = 2;
+    ok(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 3, 3, 3), F32(6)));
+    EXPECT(&y, FLOAT32, 1, 6, 11, 13);
+    d.group = 1;
+    d.pads_begin[0] = d.pads_end[0] = 1;
+    d.output_padding[0] = 1;
+    ok(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)));
+    EXPECT(&y, FLOAT32, 1, 2, 10, 13);
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    ok(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)));
+    EXPECT(&y, FLOAT32, 1, 2, 10, 12);
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    ok(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)));
+    EXPECT(&y, FLOAT32, 1, 2, 12, 13);
+    d.auto_pad = PLX_AUTO_PAD_NOTSET;
+    d.output_shape[0] = 9;
+    d.output_shape[1] = 12;
+    ok(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)));
+    EXPECT(&y, FLOAT32, 1, 2, 9, 12);
+    d.output_shape[1] = 14;
+    fails_with(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)),
+               "output_shape[1] = 14 is larger than the full output 13");
+    d.output_shape[1] = 0;
+    fails_with(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)),
+               "output_shape[1] is 0: give every spatial dim or none");
+    d = (plx_conv_transpose_desc)PLX_CONV_TRANSPOSE_DESC_INIT;
+    fails_exactly(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(3, 2, 3, 3)),
+                  "layer 'L' (conv_transpose): W [3,2,3,3] has 3 input channels, X [1,4,5,6] has 4");
+    d.pads_begin[0] = 4;
+    d.pads_end[0] = 3;
+    fails_with(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)),
+               "pads 4 + 3 leave no output along spatial dim 0 (full size 7)");
+    d = (plx_conv_transpose_desc)PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.output_padding[1] = -1;
+    fails_with(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 2, 3, 3)),
+               "output_padding[1] = -1 must be >= 0");
+}
+
+Test(shape_infer, fully_connected) {
+    plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_FULLY_CONNECTED, &d, &y, F32(2, 3, 8), F32(8, 16), F32(16)));
+    EXPECT(&y, FLOAT32, 2, 3, 16);
+    d.weights_transposed = true;
+    ok(RUN(PLX_OP_FULLY_CONNECTED, &d, &y, F32(5, 8), F32(16, 8)));
+    EXPECT(&y, FLOAT32, 5, 16);
+    fails_exactly(RUN(PLX_OP_FULLY_CONNECTED, &d, &y, F32(5, 8), F32(8, 16)),
+                  "layer 'L' (fully_connected): X [5,8] has 8 features but W [8,16] has 16 (W is "
+                  "[M,K])");
+    fails_with(RUN(PLX_OP_FULLY_CONNECTED, &d, &y, F32(8), F32(16, 8)),
+               "X [8] must have rank 2 or more");
+    fails_with(RUN(PLX_OP_FULLY_CONNECTED, &d, &y, F32(5, 8), F32(16, 8), F32(1, 16)),
+               "B [1,16] must be [16]");
+}
+
+Test(shape_infer, matmul) {
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 3), F32(3, 4)));
+    EXPECT(&y, FLOAT32, 2, 4);
+    /* 1-D operands: the added dim is removed again. */
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(3), F32(3, 4)));
+    EXPECT(&y, FLOAT32, 4);
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 3), F32(3)));
+    EXPECT(&y, FLOAT32, 2);
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(3), F32(3)));
+    EXPECT_SCALAR(&y, FLOAT32);
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(3), F32(7, 3, 4)));
+    EXPECT(&y, FLOAT32, 7, 4);
+    /* Batch broadcasting. */
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(5, 1, 2, 3), F32(4, 3, 6)));
+    EXPECT(&y, FLOAT32, 5, 4, 2, 6);
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, T(INT32, 2, 3), T(INT32, 3, 0)));
+    EXPECT(&y, INT32, 2, 0);
+    fails_exactly(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 2, 3), F32(3, 3, 4)),
+                  "layer 'L' (matmul): batch dimensions of A [2,2,3] and B [3,3,4] do not broadcast");
+    fails_exactly(RUN(PLX_OP_MATMUL, NULL, &y, F32(3), F32(4)),
+                  "layer 'L' (matmul): inner dimensions differ: A [3] and B [4]");
+    fails_with(RUN(PLX_OP_MATMUL, NULL, &y, T(INT8, 2, 3), T(INT8, 3, 4)),
+               "A has dtype int8, expected float32, float16, bfloat16, int32 or int64");
+    fails_with(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 3), T(FLOAT16, 3, 4)),
+               "B has dtype float16 but A has float32");
+    fails_with(RUN(PLX_OP_MATMUL, NULL, &y, SCALAR(FLOAT32), F32(3)), "A [] must have rank 1 or more");
+}
+
+Test(shape_infer, gemm) {
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(3, 5), F32(5)));
+    EXPECT(&y, FLOAT32, 4, 5);
+    ok(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(3, 5), F32(4, 1)));
+    ok(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(3, 5), SCALAR(FLOAT32)));
+    d.trans_a = true;
+    d.trans_b = true;
+    ok(RUN(PLX_OP_GEMM, &d, &y, F32(3, 4), F32(5, 3)));
+    EXPECT(&y, FLOAT32, 4, 5);
+    fails_exactly(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(5, 3)),
+                  "layer 'L' (gemm): inner dimensions differ: A [4,3] (transposed) and B [5,3] "
+                  "(transposed)");
+    d.trans_a = d.trans_b = false;
+    fails_exactly(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(3, 5), F32(4)),
+                  "layer 'L' (gemm): C [4] does not broadcast to [M,N] = [4,5]");
+    fails_with(RUN(PLX_OP_GEMM, &d, &y, F32(2, 4, 3), F32(3, 5)), "A [2,4,3] must have rank 2");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pooling                                                                  */
+
+Test(shape_infer, pool_basic) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    plx_tensor_info y;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 64, 112, 112), &y));
+    EXPECT(&y, FLOAT32, 1, 64, 56, 56);
+    /* Max pooling takes int8 and keeps per-tensor quantization. */
+    plx_tensor_info q = T(INT8, 1, 8, 9, 9);
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.25f;
+    q.quant.zero_point = -3;
+    ok(run1(PLX_OP_POOL, &d, q, &y));
+    EXPECT(&y, INT8, 1, 8, 5, 5);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(flt, y.quant.scale, 0.25f));
+    cr_assert(eq(i32, y.quant.zero_point, -3));
+    plx_pool_desc avg = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    avg.kernel[0] = 2;
+    ok(run1(PLX_OP_POOL, &avg, T(BFLOAT16, 1, 2, 9), &y));
+    EXPECT(&y, BFLOAT16, 1, 2, 8);
+    fails_exactly(run1(PLX_OP_POOL, &avg, T(INT8, 1, 2, 9), &y),
+                  "layer 'L' (pool): X has dtype int8, expected float32, float16 or bfloat16 for "
+                  "average pooling");
+}
+
+Test(shape_infer, pool_ceil_mode) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    plx_tensor_info y;
+    /* in 5: floor((5-2)/2)+1 = 2, ceil gives 3 (the last window starts at 4). */
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 2, 2);
+    d.ceil_mode = true;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 3, 3);
+    /* in 4 with pads_end 1: ceil((4+1-2)/2)+1 = 3, but the third window
+     * would start at 4, in the right padding: dropped, leaving 2. */
+    d.pads_end[0] = 1;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 2, 3);
+    /* With the pad on the left instead, the third window starts at 4 of
+     * the padded axis, inside left padding + input (5): kept. */
+    d.pads_begin[0] = 1;
+    d.pads_end[0] = 0;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 3, 3);
+    d.ceil_mode = false;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 2, 2);
+}
+
+Test(shape_infer, pool_auto_pad) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    plx_tensor_info y;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 6), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 3, 3);
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 6), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 3, 3);
+    /* VALID: ceil((in - k + 1) / stride); ceil_mode does not apply. */
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    d.ceil_mode = true;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 6), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 2, 3);
+    fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 1, 6), &y),
+               "X spatial dim 0 has size 1, smaller than the dilated kernel 2 (auto_pad VALID)");
+}
+
+Test(shape_infer, pool_errors) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    plx_tensor_info y;
+    d.dilations[1] = 2;
+    fails_exactly(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y),
+                  "layer 'L' (pool): average pooling needs dilations of 1, got dilations[1] = 2");
+    d = (plx_pool_desc)PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 0;
+    fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y), "kernel[0] = 0 must be >= 1");
+    d.kernel[0] = 2;
+    d.pads_begin[0] = 2;
+    fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y),
+               "pads 2 + 0 along spatial dim 0 must be smaller than the dilated kernel 2");
+    d.pads_begin[0] = 0;
+    d.kind = (plx_pool_kind)7;
+    fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y), "kind 7 is not a plx_pool_kind");
+    d.kind = PLX_POOL_MAX;
+    fails_with(run1(PLX_OP_POOL, &d, T(INT32, 1, 1, 5, 5), &y),
+               "X has dtype int32, expected float32, float16, bfloat16, int8 or uint8 for max "
+               "pooling");
+    /* Dilated max pooling: (3-1)*2+1 = 5. */
+    d.kernel[0] = d.kernel[1] = 3;
+    d.dilations[0] = d.dilations[1] = 2;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 9, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 5, 1);
+}
+
+Test(shape_infer, global_pool) {
+    plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7, 9), &y));
+    EXPECT(&y, FLOAT32, 2, 8, 1, 1);
+    ok(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y));
+    EXPECT(&y, FLOAT32, 2, 8, 1);
+    fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8), &y), "X [2,8] must have rank 3 or 4");
+    d.kind = (plx_pool_kind)2;
+    fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y), "kind 2 is not a plx_pool_kind");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Elementwise                                                              */
+
+Test(shape_infer, activation) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_ACTIVATION, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 2, 3);
+    ok(run1(PLX_OP_ACTIVATION, &d, T(INT32, 4), &y));
+    EXPECT(&y, INT32, 4);
+    fails_with(run1(PLX_OP_ACTIVATION, &d, T(UINT8, 4), &y), "X has dtype uint8");
+    plx_activation_desc clip = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    ok(run1(PLX_OP_ACTIVATION, &clip, T(UINT8, 4), &y));
+    plx_activation_desc sig = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SIGMOID);
+    fails_exactly(run1(PLX_OP_ACTIVATION, &sig, T(INT32, 4), &y),
+                  "layer 'L' (activation): X has dtype int32, expected float32, float16 or "
+                  "bfloat16 for sigmoid");
+    sig.func = (plx_activation_func)99;
+    fails_exactly(run1(PLX_OP_ACTIVATION, &sig, F32(4), &y),
+                  "layer 'L' (activation): func 99 is not a plx_activation_func");
+}
+
+Test(shape_infer, unary) {
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_UNARY, &d, T(FLOAT16, 3, 1), &y));
+    EXPECT(&y, FLOAT16, 3, 1);
+    ok(run1(PLX_OP_UNARY, &d, SCALAR(FLOAT32), &y));
+    EXPECT_SCALAR(&y, FLOAT32);
+    fails_with(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y), "expected float32, float16 or bfloat16 for sqrt");
+    d.func = PLX_UNARY_NOT;
+    ok(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y));
+    EXPECT(&y, BOOL, 3);
+    fails_exactly(run1(PLX_OP_UNARY, &d, F32(3), &y),
+                  "layer 'L' (unary): X has dtype float32, expected bool for not");
+    d.func = PLX_UNARY_ABS;
+    ok(run1(PLX_OP_UNARY, &d, T(UINT8, 3), &y));
+    d.func = PLX_UNARY_NEG;
+    ok(run1(PLX_OP_UNARY, &d, T(INT8, 3), &y));
+    fails_with(run1(PLX_OP_UNARY, &d, T(UINT8, 3), &y), "X has dtype uint8");
+    d.func = (plx_unary_func)42;
+    fails_with(run1(PLX_OP_UNARY, &d, F32(3), &y), "func 42 is not a plx_unary_func");
+}
+
+Test(shape_infer, binary) {
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_BINARY, &d, &y, F32(2, 1, 4), F32(3, 1)));
+    EXPECT(&y, FLOAT32, 2, 3, 4);
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 0, 3), T(INT8, 1, 3)));
+    EXPECT(&y, INT8, 0, 3);
+    ok(RUN(PLX_OP_BINARY, &d, &y, SCALAR(INT64), T(INT64, 5)));
+    EXPECT(&y, INT64, 5);
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, F32(2, 3), F32(4)),
+                  "layer 'L' (binary): A [2,3] and B [4] do not broadcast");
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 0), T(INT8, 3)), "A [0] and B [3] do not broadcast");
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, F32(2), T(INT32, 2)),
+                  "layer 'L' (binary): B has dtype int32 but A has float32; they must match");
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(BOOL, 2), T(BOOL, 2)), "A has dtype bool");
+    d.func = PLX_BINARY_LESS;
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(INT32, 2, 1), T(INT32, 3)));
+    EXPECT(&y, BOOL, 2, 3);
+    d.func = PLX_BINARY_EQUAL;
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(BOOL, 2), T(BOOL, 2)));
+    EXPECT(&y, BOOL, 2);
+    d.func = PLX_BINARY_POW;
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2), T(INT8, 2)), "for pow");
+    d.func = (plx_binary_func)10;
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, F32(2), F32(2)), "func 10 is not a plx_binary_func");
+}
+
+Test(shape_infer, where) {
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_WHERE, NULL, &y, T(BOOL, 2, 1), F32(1, 3), F32(3)));
+    EXPECT(&y, FLOAT32, 2, 3);
+    ok(RUN(PLX_OP_WHERE, NULL, &y, T(BOOL, 4, 1, 1), T(INT64, 2, 1), T(INT64, 5)));
+    EXPECT(&y, INT64, 4, 2, 5);
+    fails_exactly(RUN(PLX_OP_WHERE, NULL, &y, F32(2), F32(2), F32(2)),
+                  "layer 'L' (where): condition has dtype float32, expected bool");
+    fails_with(RUN(PLX_OP_WHERE, NULL, &y, T(BOOL, 2), F32(2), T(FLOAT16, 2)),
+               "Y has dtype float16 but X has float32");
+    fails_exactly(RUN(PLX_OP_WHERE, NULL, &y, T(BOOL, 2, 1), F32(1, 3), F32(4)),
+                  "layer 'L' (where): condition [2,1], X [1,3] and Y [4] do not broadcast");
+}
+
+Test(shape_infer, cast) {
+    plx_cast_desc d = PLX_CAST_DESC_INIT(PLX_DTYPE_INT8);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_CAST, &d, F32(2, 5), &y));
+    EXPECT(&y, INT8, 2, 5);
+    d.to = PLX_DTYPE_BOOL;
+    ok(run1(PLX_OP_CAST, &d, T(INT64, 2), &y));
+    EXPECT(&y, BOOL, 2);
+    d.to = PLX_DTYPE_INVALID;
+    fails_exactly(run1(PLX_OP_CAST, &d, F32(2), &y), "layer 'L' (cast): to 0 is not a valid dtype");
+    d.to = (plx_dtype)PLX_DTYPE_COUNT;
+    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 10 is not a valid dtype");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Normalisation and reductions                                             */
+
+Test(shape_infer, batch_norm) {
+    plx_batch_norm_desc d = PLX_BATCH_NORM_DESC_INIT;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(2, 3, 4, 4), F32(3), F32(3), F32(3), F32(3)));
+    EXPECT(&y, FLOAT32, 2, 3, 4, 4);
+    fails_exactly(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(2, 3, 4, 4), F32(3), F32(3), F32(3), F32(4)),
+                  "layer 'L' (batch_norm): var [4] must be [3], one value per channel of X "
+                  "[2,3,4,4]");
+    fails_with(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(3), F32(3), F32(3), F32(3), F32(3)),
+               "X [3] must have rank 2 or more");
+    fails_with(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(2, 3), T(FLOAT16, 3), F32(3), F32(3), F32(3)),
+               "scale has dtype float16 but X has float32");
+    d.epsilon = NAN;
+    fails_with(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(2, 3), F32(3), F32(3), F32(3), F32(3)),
+               "epsilon nan must be finite and >= 0");
+}
+
+Test(shape_infer, layer_norm) {
+    plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(8), F32(8)));
+    EXPECT(&y, FLOAT32, 2, 5, 8);
+    d.axis = 1;
+    ok(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(5, 8)));
+    ok(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(1, 8)));
+    fails_exactly(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(5)),
+                  "layer 'L' (layer_norm): scale [5] does not broadcast to the normalised dims "
+                  "[5,8] of X [2,5,8]");
+    d.axis = -1;
+    fails_with(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(5, 8)),
+               "scale [5,8] does not broadcast to the normalised dims [8]");
+    d.axis = 3;
+    fails_exactly(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(8)),
+                  "layer 'L' (layer_norm): axis 3 is out of range [-3, 3) for X [2,5,8]");
+    d.axis = -1;
+    fails_with(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 8), F32(8), T(FLOAT16, 8)),
+               "bias has dtype float16 but X has float32");
+}
+
+Test(shape_infer, softmax) {
+    plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
+    plx_tensor_info y;
+    ok(run1(PLX_OP_SOFTMAX, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 2, 3);
+    d.axis = -2;
+    ok(run1(PLX_OP_SOFTMAX, &d, F32(2, 3), &y));
+    d.axis = 2;
+    fails_exactly(run1(PLX_OP_SOFTMAX, &d, F32(2, 3), &y),
+                  "layer 'L' (softmax): axis 2 is out of range [-2, 2) for X [2,3]");
+    d.axis = -1;
+    fails_with(run1(PLX_OP_SOFTMAX, &d, T(INT32, 2, 3), &y), "X has dtype int32");
+}
+
+Test(shape_infer, reduce) {
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MEAN);
+    plx_tensor_info y;
+    d.axes[0] = -1;
+    d.axis_count = 1;
+    ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 2, 3, 1);
+    d.keepdims = false;
+    ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 2, 3);
+    d.axes[1] = 0;
+    d.axis_count = 2;
+    ok(run1(PLX_OP_REDUCE, &d, T(INT32, 2, 3, 4), &y));
+    EXPECT(&y, INT32, 3);
+    /* No axes: everything, unless noop_with_empty_axes. */
+    d.axis_count = 0;
+    ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
+    EXPECT_SCALAR(&y, FLOAT32);
+    d.keepdims = true;
+    ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 1);
+    d.noop_with_empty_axes = true;
+    ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 2, 3, 4);
+    d.axes[0] = 1;
+    d.axes[1] = -2;
+    d.axis_count = 2;
+    fails_exactly(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y),
+                  "layer 'L' (reduce): axes[1] = -2 repeats axis 1");
+    d.axes[1] = -4;
+    fails_exactly(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y),
+                  "layer 'L' (reduce): axes[1] -4 is out of range [-3, 3) for X [2,3,4]");
+    d.axis_count = 1;
+    fails_with(run1(PLX_OP_REDUCE, &d, T(BOOL, 2, 3, 4), &y), "X has dtype bool");
+    d.func = (plx_reduce_func)9;
+    fails_with(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y), "func 9 is not a plx_reduce_func");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data movement                                                            */
+
+Test(shape_infer, reshape) {
+    plx_reshape_desc d = PLX_RESHAPE_DESC_INIT;
+    plx_tensor_info y;
+    d.dims[0] = 0;
+    d.dims[1] = -1;
+    d.rank = 2;
+    ok(run1(PLX_OP_RESHAPE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 2, 12);
+    d.dims[0] = 4;
+    d.dims[1] = 0;
+    d.dims[2] = 2;
+    d.rank = 3;
+    ok(run1(PLX_OP_RESHAPE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 4, 3, 2);
+    d.rank = 0;
+    ok(run1(PLX_OP_RESHAPE, &d, F32(1, 1), &y));
+    EXPECT_SCALAR(&y, FLOAT32);
+    /* allow_zero: 0 is a real zero. */
+    d.allow_zero = true;
+    d.dims[0] = 0;
+    d.dims[1] = 3;
+    d.rank = 2;
+    ok(run1(PLX_OP_RESHAPE, &d, F32(3, 0), &y));
+    EXPECT(&y, FLOAT32, 0, 3);
+    d.dims[1] = -1;
+    fails_with(run1(PLX_OP_RESHAPE, &d, F32(3, 0), &y), "has both -1 and 0 with allow_zero");
+    d.allow_zero = false;
+    d.dims[0] = -1;
+    fails_exactly(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y),
+                  "layer 'L' (reshape): dims [-1,-1] has more than one -1");
+    d.dims[0] = -2;
+    fails_with(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y), "dims[0] = -2 must be >= -1");
+    d.dims[0] = 4;
+    fails_with(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y),
+               "cannot infer the -1 of dims [4,-1] from X [2,3] (6 elements)");
+    d.dims[1] = 2;
+    fails_exactly(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y),
+                  "layer 'L' (reshape): X [2,3] has 6 elements, dims [4,2] ([4,2]) have 8");
+    d.dims[0] = 1;
+    d.dims[1] = 6;
+    d.dims[2] = 0;
+    d.rank = 3;
+    fails_with(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y),
+               "dims[2] = 0 copies a dim of X [2,3], which has rank 2");
+    d.dims[0] = INT64_C(1) << 32;
+    d.dims[1] = INT64_C(1) << 32;
+    d.dims[2] = 16;
+    fails_exactly(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y),
+                  "layer 'L' (reshape): dims [4294967296,4294967296,16] overflow the element count");
+    d.rank = 9;
+    fails_with(run1(PLX_OP_RESHAPE, &d, F32(2, 3), &y), "rank 9 is more than 8");
+}
+
+Test(shape_infer, quantization_pass_through) {
+    plx_reshape_desc d = PLX_RESHAPE_DESC_INIT;
+    d.dims[0] = -1;
+    d.rank = 1;
+    plx_tensor_info x = T(UINT8, 2, 3), y;
+    x.quant.kind = PLX_QUANT_PER_TENSOR;
+    x.quant.scale = 0.5f;
+    x.quant.zero_point = 128;
+    ok(run1(PLX_OP_RESHAPE, &d, x, &y));
+    EXPECT(&y, UINT8, 6);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(flt, y.quant.scale, 0.5f));
+    cr_assert(eq(i32, y.quant.zero_point, 128));
+    /* Per-axis parameters are dropped by data movement... */
+    static const float scales[3] = {0.1f, 0.2f, 0.3f};
+    plx_tensor_info pa = T(INT8, 2, 3);
+    pa.quant.kind = PLX_QUANT_PER_AXIS;
+    pa.quant.axis = 1;
+    pa.quant.scales = scales;
+    ok(run1(PLX_OP_RESHAPE, &d, pa, &y));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    /* ...kept by copies... */
+    ok(plxi_infer_layer("copy", PLX_OP_MEM_COPY, NULL, &pa, 1, &y, 1));
+    EXPECT(&y, INT8, 2, 3);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_AXIS));
+    cr_assert(eq(ptr, (void *)y.quant.scales, (void *)scales));
+    ok(plxi_infer_layer("imp", PLX_OP_MEM_IMPORT, NULL, &x, 1, &y, 1));
+    EXPECT(&y, UINT8, 2, 3);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    /* ...and never invented by computing ops. */
+    plx_cast_desc cast = PLX_CAST_DESC_INIT(PLX_DTYPE_INT32);
+    ok(run1(PLX_OP_CAST, &cast, x, &y));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    /* Concat keeps parameters all inputs share, drops differing ones. */
+    plx_axis_desc axis = PLX_AXIS_DESC_INIT(0);
+    plx_tensor_info two[2] = {x, x};
+    ok(plxi_infer_layer("cat", PLX_OP_CONCAT, &axis, two, 2, &y, 1));
+    EXPECT(&y, UINT8, 4, 3);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    two[1].quant.zero_point = 127;
+    ok(plxi_infer_layer("cat", PLX_OP_CONCAT, &axis, two, 2, &y, 1));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+}
+
+Test(shape_infer, flatten) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(2);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_FLATTEN, &d, F32(2, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 6, 20);
+    d.axis = 0;
+    ok(run1(PLX_OP_FLATTEN, &d, F32(2, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 120);
+    d.axis = 4;
+    ok(run1(PLX_OP_FLATTEN, &d, F32(2, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 120, 1);
+    d.axis = -1;
+    ok(run1(PLX_OP_FLATTEN, &d, T(BOOL, 2, 3, 4, 5), &y));
+    EXPECT(&y, BOOL, 24, 5);
+    d.axis = 5;
+    fails_exactly(run1(PLX_OP_FLATTEN, &d, F32(2, 3, 4, 5), &y),
+                  "layer 'L' (flatten): axis 5 is out of range [-4, 4] for X [2,3,4,5]");
+}
+
+Test(shape_infer, transpose) {
+    plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+    plx_tensor_info y;
+    ok(run1(PLX_OP_TRANSPOSE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 4, 3, 2);
+    d.perm[0] = 0;
+    d.perm[1] = 2;
+    d.perm[2] = 1;
+    d.perm_count = 3;
+    ok(run1(PLX_OP_TRANSPOSE, &d, T(INT64, 2, 3, 4), &y));
+    EXPECT(&y, INT64, 2, 4, 3);
+    d.perm[2] = 2;
+    fails_exactly(run1(PLX_OP_TRANSPOSE, &d, F32(2, 3, 4), &y),
+                  "layer 'L' (transpose): perm[2] = 2: perm must be a permutation of 0..2");
+    d.perm[2] = 3;
+    fails_with(run1(PLX_OP_TRANSPOSE, &d, F32(2, 3, 4), &y), "perm[2] = 3");
+    fails_with(run1(PLX_OP_TRANSPOSE, &d, F32(2, 3), &y), "perm has 3 entries, X [2,3] has rank 2");
+}
+
+Test(shape_infer, concat) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3), F32(2, 5), F32(2, 0)));
+    EXPECT(&y, FLOAT32, 2, 8);
+    d.axis = -2;
+    ok(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3), F32(4, 3)));
+    EXPECT(&y, FLOAT32, 6, 3);
+    ok(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3)));
+    EXPECT(&y, FLOAT32, 2, 3);
+    d.axis = 1;
+    fails_exactly(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3), F32(3, 5)),
+                  "layer 'L' (concat): input 1 [3,5] differs from input 0 [2,3] outside axis 1");
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3), F32(2, 3, 1)),
+               "input 1 [2,3,1] differs from input 0 [2,3] outside axis 1");
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3), F32(2, 3), T(INT8, 2, 3)),
+               "input 2 has dtype int8 but input 0 has float32");
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, SCALAR(FLOAT32)), "axis 1 is out of range [-0, 0)");
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, T(INT8, 1, INT64_MAX), T(INT8, 1, 1)),
+               "the concatenated axis 1 overflows");
+}
+
+Test(shape_infer, split) {
+    plx_split_desc d = PLX_SPLIT_DESC_INIT(1);
+    plx_tensor_info x = F32(10, 7), y[4];
+    /* Equal parts with a remainder: ceil(7/3) = 3, 3, then 1. */
+    ok(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 3));
+    EXPECT(&y[0], FLOAT32, 10, 3);
+    EXPECT(&y[1], FLOAT32, 10, 3);
+    EXPECT(&y[2], FLOAT32, 10, 1);
+    x = F32(8);
+    d.axis = -1;
+    ok(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 3));
+    EXPECT(&y[0], FLOAT32, 3);
+    EXPECT(&y[2], FLOAT32, 2);
+    ok(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 4));
+    EXPECT(&y[3], FLOAT32, 2);
+    x = F32(5);
+    fails_exactly(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 4),
+                  "layer 's' (split): axis 0 of X [5] (size 5) cannot be split into 4 parts of 2");
+    /* Explicit sizes. */
+    int64_t sizes[3] = {2, 0, 5};
+    d.sizes = sizes;
+    x = T(INT8, 7, 2);
+    d.axis = 0;
+    ok(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 3));
+    EXPECT(&y[0], INT8, 2, 2);
+    EXPECT(&y[1], INT8, 0, 2);
+    EXPECT(&y[2], INT8, 5, 2);
+    sizes[2] = 4;
+    fails_exactly(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 3),
+                  "layer 's' (split): sizes sum to 6, but axis 0 of X [7,2] has size 7");
+    sizes[1] = -1;
+    sizes[2] = 6;
+    fails_with(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 3), "sizes[1] = -1 must be >= 0");
+    d.axis = 2;
+    fails_with(plxi_infer_layer("s", PLX_OP_SPLIT, &d, &x, 1, y, 3),
+               "axis 2 is out of range [-2, 2) for X [7,2]");
+}
+
+Test(shape_infer, slice) {
+    plx_slice_desc d = PLX_SLICE_DESC_INIT;
+    plx_tensor_info y;
+    d.count = 1;
+    d.starts[0] = 1;
+    d.ends[0] = 8;
+    d.steps[0] = 3; /* 1, 4, 7 */
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 3, 4);
+    /* Clamping. */
+    d.starts[0] = -100;
+    d.ends[0] = INT64_MAX;
+    d.steps[0] = 1;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 10, 4);
+    d.starts[0] = 20;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 0, 4);
+    d.starts[0] = -3;
+    d.ends[0] = -1;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 2, 4);
+    /* Negative steps: the whole axis reversed, 8 6 4 2, and clamped starts. */
+    d.starts[0] = -1;
+    d.ends[0] = INT64_MIN;
+    d.steps[0] = -1;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 10, 4);
+    d.starts[0] = 8;
+    d.ends[0] = 1;
+    d.steps[0] = -2;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 4, 4);
+    d.starts[0] = 100; /* clamped to 9: 9, 6, 3, 0 */
+    d.ends[0] = -100;
+    d.steps[0] = -3;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 4, 4);
+    d.starts[0] = 2;
+    d.ends[0] = 5;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 0, 4);
+    d.starts[0] = -1;
+    d.ends[0] = INT64_MIN;
+    d.steps[0] = INT64_MIN;
+    ok(run1(PLX_OP_SLICE, &d, F32(10, 4), &y));
+    EXPECT(&y, FLOAT32, 1, 4);
+    /* Several axes, negative axis. */
+    d.count = 2;
+    d.axes[0] = -1;
+    d.starts[0] = 1;
+    d.ends[0] = 3;
+    d.steps[0] = 1;
+    d.axes[1] = 0;
+    d.starts[1] = 0;
+    d.ends[1] = 5;
+    d.steps[1] = 2;
+    ok(run1(PLX_OP_SLICE, &d, T(INT8, 10, 4), &y));
+    EXPECT(&y, INT8, 3, 2);
+    ok(run1(PLX_OP_SLICE, &d, T(INT8, 0, 4), &y));
+    EXPECT(&y, INT8, 0, 2);
+    d.axes[1] = 1;
+    fails_exactly(run1(PLX_OP_SLICE, &d, F32(10, 4), &y),
+                  "layer 'L' (slice): axes[1] = 1 repeats axis 1");
+    d.axes[1] = 2;
+    fails_with(run1(PLX_OP_SLICE, &d, F32(10, 4), &y), "axes[1] 2 is out of range [-2, 2)");
+    d.axes[1] = 0;
+    d.steps[1] = 0;
+    fails_exactly(run1(PLX_OP_SLICE, &d, F32(10, 4), &y), "layer 'L' (slice): steps[1] is 0");
+}
+
+Test(shape_infer, pad) {
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
+    plx_tensor_info y;
+    d.pads_begin[0] = 1;
+    d.pads_begin[1] = 2;
+    d.pads_end[1] = -1;
+    ok(run1(PLX_OP_PAD, &d, T(BOOL, 2, 3), &y));
+    EXPECT(&y, BOOL, 3, 4);
+    d.pads_end[1] = -6;
+    fails_exactly(run1(PLX_OP_PAD, &d, F32(2, 3), &y),
+                  "layer 'L' (pad): pads 2 and -6 crop dim 1 of X [2,3] below 0");
+    d.pads_end[1] = -5;
+    ok(run1(PLX_OP_PAD, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 3, 0);
+    d.mode = PLX_PAD_REFLECT;
+    d.pads_end[1] = 0;
+    d.pads_begin[1] = 3;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y),
+               "reflect pads 3 and 0 must be smaller than dim 1 of X [2,3]");
+    d.pads_begin[1] = 2;
+    ok(run1(PLX_OP_PAD, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 3, 5);
+    d.mode = (plx_pad_mode)3;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "mode 3 is not a plx_pad_mode");
+    d.mode = PLX_PAD_CONSTANT;
+    d.pads_end[0] = INT64_MAX;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "padded dim 0 overflows");
+}
+
+Test(shape_infer, squeeze) {
+    plx_axes_desc d = PLX_AXES_DESC_INIT;
+    plx_tensor_info y;
+    ok(run1(PLX_OP_SQUEEZE, &d, F32(1, 3, 1, 5), &y));
+    EXPECT(&y, FLOAT32, 3, 5);
+    ok(run1(PLX_OP_SQUEEZE, &d, F32(1, 1), &y));
+    EXPECT_SCALAR(&y, FLOAT32);
+    d.axes[0] = -2;
+    d.axis_count = 1;
+    ok(run1(PLX_OP_SQUEEZE, &d, F32(1, 3, 1, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 5);
+    d.axes[0] = 1;
+    fails_exactly(run1(PLX_OP_SQUEEZE, &d, F32(1, 3, 1, 5), &y),
+                  "layer 'L' (squeeze): axis 1 of X [1,3,1,5] has size 3, not 1");
+    d.axes[0] = 4;
+    fails_with(run1(PLX_OP_SQUEEZE, &d, F32(1, 3, 1, 5), &y), "axes[0] 4 is out of range [-4, 4)");
+}
+
+Test(shape_infer, unsqueeze) {
+    plx_axes_desc d = PLX_AXES_DESC_INIT;
+    plx_tensor_info y;
+    d.axes[0] = 0;
+    d.axes[1] = -1;
+    d.axis_count = 2;
+    ok(run1(PLX_OP_UNSQUEEZE, &d, F32(3, 4), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 4, 1);
+    d.axes[0] = 1;
+    d.axis_count = 1;
+    ok(run1(PLX_OP_UNSQUEEZE, &d, F32(3, 4), &y));
+    EXPECT(&y, FLOAT32, 3, 1, 4);
+    d.axes[0] = 0;
+    ok(run1(PLX_OP_UNSQUEEZE, &d, SCALAR(INT64), &y));
+    EXPECT(&y, INT64, 1);
+    d.axes[0] = 3;
+    fails_exactly(run1(PLX_OP_UNSQUEEZE, &d, F32(3, 4), &y),
+                  "layer 'L' (unsqueeze): axes[0] = 3 is out of range [-3, 3) for the output rank 3");
+    d.axes[0] = 2;
+    d.axes[1] = -2;
+    d.axis_count = 2;
+    fails_with(run1(PLX_OP_UNSQUEEZE, &d, F32(3, 4), &y), "axes[1] = -2 repeats axis 2");
+    d.axis_count = 0;
+    fails_with(run1(PLX_OP_UNSQUEEZE, &d, F32(3, 4), &y), "axis_count is 0");
+    d.axis_count = 2;
+    fails_with(run1(PLX_OP_UNSQUEEZE, &d, F32(1, 1, 1, 1, 1, 1, 1), &y), "would exceed rank 8");
+}
+
+Test(shape_infer, gather) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), T(INT64, 3)));
+    EXPECT(&y, FLOAT32, 3, 4);
+    d.axis = 1;
+    ok(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), T(INT32, 2, 3)));
+    EXPECT(&y, FLOAT32, 5, 2, 3);
+    d.axis = -2;
+    ok(RUN(PLX_OP_GATHER, &d, &y, T(BOOL, 5, 4), SCALAR(INT64)));
+    EXPECT(&y, BOOL, 4);
+    fails_exactly(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), F32(3)),
+                  "layer 'L' (gather): indices has dtype float32, expected int32 or int64");
+    d.axis = 2;
+    fails_exactly(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), T(INT32, 3)),
+                  "layer 'L' (gather): axis 2 is out of range [-2, 2) for data [5,4]");
+    d.axis = 0;
+    fails_with(RUN(PLX_OP_GATHER, &d, &y, F32(1, 1, 1, 1, 1), T(INT32, 1, 1, 1, 1, 1)),
+               "the output rank 9");
+}
+
+Test(shape_infer, expand) {
+    plx_shape_desc d = PLX_SHAPE_DESC_INIT;
+    plx_tensor_info y;
+    d.dims[0] = 2;
+    d.dims[1] = 1;
+    d.dims[2] = 4;
+    d.rank = 3;
+    ok(run1(PLX_OP_EXPAND, &d, F32(3, 1), &y));
+    EXPECT(&y, FLOAT32, 2, 3, 4);
+    /* The desc shape may be shorter than the input. */
+    d.dims[0] = 4;
+    d.rank = 1;
+    ok(run1(PLX_OP_EXPAND, &d, T(INT8, 2, 1), &y));
+    EXPECT(&y, INT8, 2, 4);
+    d.dims[0] = 3;
+    fails_exactly(run1(PLX_OP_EXPAND, &d, F32(2, 2), &y),
+                  "layer 'L' (expand): X [2,2] does not broadcast with the shape [3]");
+    d.dims[0] = -1;
+    fails_with(run1(PLX_OP_EXPAND, &d, F32(2, 1), &y), "dims[0] = -1 must be >= 0");
+    /* 2^31 * 2^31 elements fit size_t, 2^65 bytes do not. */
+    d.dims[0] = INT64_C(1) << 31;
+    d.dims[1] = INT64_C(1) << 31;
+    d.rank = 2;
+    fails_exactly(plxi_infer_layer("big", PLX_OP_EXPAND, &d, (const plx_tensor_info[]){T(INT64, 1, 1)},
+                                   1, &y, 1),
+                  "layer 'big' (expand): Y [2147483648,2147483648] (int64) is too large: its byte "
+                  "size overflows size_t");
+}
+
+Test(shape_infer, resize) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    plx_tensor_info y;
+    d.scales[0] = d.scales[1] = 2.0f;
+    ok(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 8, 10);
+    d.scales[0] = d.scales[1] = 0.5f;
+    ok(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 2, 2);
+    d.scales[0] = d.scales[1] = 0.0f;
+    d.sizes[0] = 7;
+    d.sizes[1] = 9;
+    ok(run1(PLX_OP_RESIZE, &d, T(FLOAT16, 1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT16, 1, 3, 7, 9);
+    d.scales[0] = 1.0f;
+    fails_exactly(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): give either sizes or scales, not both");
+    d.sizes[0] = d.sizes[1] = 0;
+    d.scales[0] = 0.0f;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "give either sizes or scales, not neither");
+    d.sizes[0] = 4;
+    d.sizes[1] = -2;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "sizes[1] = -2 must be >= 1");
+    d.sizes[0] = d.sizes[1] = 0;
+    d.scales[0] = 2.0f;
+    d.scales[1] = -1.0f;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "scales[1] = -1 must be finite and > 0");
+    d.scales[1] = 2.0f;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(3, 4, 5), &y), "X [3,4,5] must have rank 4");
+    fails_with(run1(PLX_OP_RESIZE, &d, T(UINT8, 1, 3, 4, 5), &y), "X has dtype uint8");
+    d.mode = (plx_resize_mode)2;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "mode 2 is not a plx_resize_mode");
+    d.mode = PLX_RESIZE_NEAREST;
+    d.coord = (plx_resize_coord)5;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 5 is not a plx_resize_coord");
+}
+
+Test(shape_infer, depth_space) {
+    plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_DEPTH_TO_SPACE, &d, F32(1, 8, 2, 3), &y));
+    EXPECT(&y, FLOAT32, 1, 2, 4, 6);
+    d.mode = PLX_DEPTH_SPACE_CRD;
+    ok(run1(PLX_OP_DEPTH_TO_SPACE, &d, T(INT8, 1, 8, 2, 3), &y));
+    EXPECT(&y, INT8, 1, 2, 4, 6);
+    fails_exactly(run1(PLX_OP_SPACE_TO_DEPTH, &d, F32(1, 2, 4, 6), &y),
+                  "layer 'L' (space_to_depth): mode CRD applies to depth_to_space only");
+    d.mode = PLX_DEPTH_SPACE_DCR;
+    ok(run1(PLX_OP_SPACE_TO_DEPTH, &d, F32(1, 2, 4, 6), &y));
+    EXPECT(&y, FLOAT32, 1, 8, 2, 3);
+    fails_with(run1(PLX_OP_DEPTH_TO_SPACE, &d, F32(1, 6, 2, 3), &y),
+               "X [1,6,2,3] has 6 channels, not divisible by block_size^2 = 4");
+    fails_with(run1(PLX_OP_SPACE_TO_DEPTH, &d, F32(1, 2, 4, 5), &y),
+               "X [1,2,4,5] has H and W not divisible by block_size 2");
+    d.block_size = 0;
+    fails_with(run1(PLX_OP_SPACE_TO_DEPTH, &d, F32(1, 2, 4, 6), &y), "block_size 0 must be >= 1");
+    d.block_size = 2;
+    fails_with(run1(PLX_OP_DEPTH_TO_SPACE, &d, F32(8, 2, 3), &y), "X [8,2,3] must have rank 4");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Quantization                                                             */
+
+Test(shape_infer, quantize) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(UINT8)));
+    EXPECT(&y, UINT8, 2, 3);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    d.output_dtype = PLX_DTYPE_INT8;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)));
+    EXPECT(&y, INT8, 2, 3);
+    /* Per axis along the default axis 1; a rank-1 input with a scalar
+     * scale does not care about the axis. */
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), F32(3), T(INT8, 3)));
+    EXPECT(&y, INT8, 2, 3);
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(5), SCALAR(FLOAT32)));
+    EXPECT(&y, INT8, 5);
+    fails_exactly(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), F32(2)),
+                  "layer 'L' (quantize): scale [2] must have one entry per index of axis 1 of X "
+                  "[2,3]");
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(5), F32(5)), "axis 1 is out of range [-1, 1) for X [5]");
+    fails_exactly(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(UINT8)),
+                  "layer 'L' (quantize): output_dtype int8 differs from zero_point's dtype uint8");
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), F32(3), SCALAR(INT8)),
+               "zero_point [] must have the shape of scale [3]");
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT32)),
+               "zero_point has dtype int32, expected int8 or uint8");
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, T(INT32, 2, 3), SCALAR(INT32)), "X has dtype int32");
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT16)),
+               "scale has dtype float16 but X has float32");
+    d.output_dtype = PLX_DTYPE_FLOAT32;
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
+               "output_dtype float32 must be int8 or uint8");
+}
+
+Test(shape_infer, dequantize) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(INT8, 2, 3), SCALAR(FLOAT32), SCALAR(INT8)));
+    EXPECT(&y, FLOAT32, 2, 3);
+    d.axis = 0;
+    ok(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(INT32, 4, 3), F32(4)));
+    EXPECT(&y, FLOAT32, 4, 3);
+    fails_exactly(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(INT8, 2, 3), SCALAR(FLOAT32), SCALAR(UINT8)),
+                  "layer 'L' (dequantize): zero_point has dtype uint8 but X has int8; they must "
+                  "match");
+    fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
+               "X has dtype float32, expected int8, uint8 or int32");
+    fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), F32(2, 3)),
+               "scale [2,3] must be a scalar or 1-D");
+    d.output_dtype = PLX_DTYPE_INT8;
+    fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), SCALAR(FLOAT32)),
+               "output_dtype int8 differs from scale's dtype float32");
+}
+
+Test(shape_infer, mem_copy_and_import) {
+    plx_tensor_info x = T(INT16, 3, 0, 2), y;
+    ok(plxi_infer_layer("c", PLX_OP_MEM_COPY, NULL, &x, 1, &y, 1));
+    EXPECT(&y, INT16, 3, 0, 2);
+    ok(plxi_infer_layer("i", PLX_OP_MEM_IMPORT, NULL, &x, 1, &y, 1));
+    EXPECT(&y, INT16, 3, 0, 2);
+    fails_exactly(plxi_infer_layer("i", PLX_OP_MEM_IMPORT, NULL, &x, 1, NULL, 0),
+                  "layer 'i' (mem_import): takes 1 output, got 0");
+}

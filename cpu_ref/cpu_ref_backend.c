@@ -91,7 +91,8 @@ static void cpu_ref_destroy_factory(plx_factory *factory) {
     factory->host->free(factory->host, factory);
 }
 
-/* Tensor memory is host memory: owned (managed handles) or imported. */
+/* Tensor memory is host memory: owned (managed handles), imported, or a
+ * range of a parent's (sub-tensors). */
 struct plx_tensor_handle {
     const plx_host *host;
     size_t bytes;
@@ -99,7 +100,18 @@ struct plx_tensor_handle {
     bool managed;
     void *owned;
     void *data; /* owned, imported, or NULL */
+    plx_tensor_handle *parent; /* sub-tensors: data is parent's + offset */
+    size_t offset;
 };
+
+/* Where the handle's bytes are now; NULL when it has none. */
+static void *handle_data(const plx_tensor_handle *h) {
+    if (h->parent) {
+        char *base = h->parent->data;
+        return base ? base + h->offset : NULL;
+    }
+    return h->data;
+}
 
 /* Allocations are aligned for vector loads; kernels need the element size. */
 #define CPU_REF_ALIGNMENT 64
@@ -124,8 +136,35 @@ static plx_status cpu_ref_create_tensor_handle(plx_factory *factory, const plx_t
     h->managed = params->managed;
     h->owned = NULL;
     h->data = NULL;
+    h->parent = NULL;
+    h->offset = 0;
     *out_handle = h;
     return NULL;
+}
+
+static plx_status cpu_ref_create_sub_tensor_handle(plx_factory *factory, plx_tensor_handle *parent,
+                                                   const plx_tensor_info *info, size_t byte_offset,
+                                                   plx_tensor_handle **out_handle) {
+    const plx_host *host = factory->host;
+    size_t bytes = 0;
+    if (!plx_tensor_info_byte_size(info, &bytes) || byte_offset > parent->bytes ||
+        bytes > parent->bytes - byte_offset) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_ref: a sub-tensor of %zu bytes at offset %zu does not fit "
+                                   "its parent of %zu bytes", bytes, byte_offset, parent->bytes);
+    }
+    if (byte_offset % plx_dtype_size(info->dtype) != 0) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_ref: sub-tensor offset %zu is not a multiple of the "
+                                   "element size", byte_offset);
+    }
+    plx_tensor_handle_params params = {sizeof params, false, 0};
+    plx_status s = cpu_ref_create_tensor_handle(factory, info, &params, out_handle);
+    if (!s) {
+        (*out_handle)->parent = parent;
+        (*out_handle)->offset = byte_offset;
+    }
+    return s;
 }
 
 static void cpu_ref_release_tensor_handle(plx_tensor_handle *h) {
@@ -155,12 +194,13 @@ static plx_status cpu_ref_allocate_tensor_handle(plx_tensor_handle *h) {
 }
 
 static plx_status cpu_ref_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
-    if (!h->data) {
+    void *data = handle_data(h);
+    if (!data) {
         return h->host->status_create(h->host, PLX_FAILED_PRECONDITION,
                                       "cpu_ref: the tensor has no memory (neither allocated nor "
                                       "imported)");
     }
-    *out_data = h->data;
+    *out_data = data;
     return NULL;
 }
 
@@ -279,14 +319,14 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
 
 static plx_status cpu_ref_execute_workload(plx_workload *w) {
     for (uint32_t i = 0; i < w->view.input_count; i++) {
-        w->in_data[i] = w->inputs[i]->data;
+        w->in_data[i] = handle_data(w->inputs[i]);
         if (!w->in_data[i] && w->inputs[i]->bytes) {
             return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
                                           "cpu_ref: input %u has no memory", i);
         }
     }
     for (uint32_t i = 0; i < w->view.output_count; i++) {
-        w->out_data[i] = w->outputs[i]->data;
+        w->out_data[i] = handle_data(w->outputs[i]);
         if (!w->out_data[i] && w->outputs[i]->bytes) {
             return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
                                           "cpu_ref: output %u has no memory", i);
@@ -302,7 +342,7 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
 }
 
 static const plx_backend_functions cpu_ref_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, execute_workload),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, create_sub_tensor_handle),
     .check_available = NULL, /* the CPU is always there */
     .create = cpu_ref_create,
     .destroy = cpu_ref_destroy,
@@ -323,6 +363,7 @@ static const plx_backend_functions cpu_ref_functions = {
     .destroy_workload = cpu_ref_destroy_workload,
     .configure_workload = NULL,
     .execute_workload = cpu_ref_execute_workload,
+    .create_sub_tensor_handle = cpu_ref_create_sub_tensor_handle,
 };
 
 static const plx_backend_descriptor cpu_ref_descriptor = {

@@ -655,3 +655,101 @@ Test(network, imported_input_feeds_an_import_layer) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+typedef struct seen_by_name {
+    const char *names[8];
+    const void *data[8];
+    size_t count;
+} seen_by_name;
+
+static void record_named(void *user, const char *layer, plx_op op, const char *backend,
+                         uint32_t slot, const plx_tensor_info *info, const void *data) {
+    (void)op;
+    (void)backend;
+    (void)info;
+    seen_by_name *s = user;
+    if (s->count < 8 && slot == 0) {
+        s->names[s->count] = layer;
+        s->data[s->count++] = data;
+    }
+}
+
+static const void *seen_data(const seen_by_name *s, const char *name) {
+    for (size_t i = 0; i < s->count; i++) {
+        if (strcmp(s->names[i], name) == 0) {
+            return s->data[i];
+        }
+    }
+    cr_assert(zero(ptr, (void *)name), "no debug output for layer %s", name);
+    return NULL;
+}
+
+/* relu(a), relu(b) -> concat(axis) -> split(axis, 2) -> relu each -> outputs.
+ * With rows == 1 the parts are contiguous: concat and split run in place
+ * (cpu_ref has sub-tensors), which the debug callback shows as the parts'
+ * memory lying inside the whole's. With rows == 2 they run as kernels. */
+static void concat_split_case(int64_t rows) {
+    plx_runtime *rt = runtime_with(NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t dims[] = {rows, 4};
+    plx_tensor_info t = f32(2, dims);
+    plx_activation_desc rd = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_axis_desc cd = PLX_AXIS_DESC_INIT(1);
+    plx_split_desc sd = PLX_SPLIT_DESC_INIT(1);
+    plx_layer_id a, b, ra, rb, cat, split, sa, sb, ya, yb;
+    OK(plx_network_add_input(n, "a", 0, &t, &a));
+    OK(plx_network_add_input(n, "b", 1, &t, &b));
+    OK(plx_network_add_layer(n, "ra", PLX_OP_ACTIVATION, &rd, 1, 1, &ra));
+    OK(plx_network_add_layer(n, "rb", PLX_OP_ACTIVATION, &rd, 1, 1, &rb));
+    OK(plx_network_add_layer(n, "cat", PLX_OP_CONCAT, &cd, 2, 1, &cat));
+    OK(plx_network_add_layer(n, "split", PLX_OP_SPLIT, &sd, 1, 2, &split));
+    OK(plx_network_add_layer(n, "sa", PLX_OP_ACTIVATION, &rd, 1, 1, &sa));
+    OK(plx_network_add_layer(n, "sb", PLX_OP_ACTIVATION, &rd, 1, 1, &sb));
+    OK(plx_network_add_output(n, "ya", 0, &ya));
+    OK(plx_network_add_output(n, "yb", 1, &yb));
+    OK(plx_network_connect(n, a, 0, ra, 0));
+    OK(plx_network_connect(n, b, 0, rb, 0));
+    OK(plx_network_connect(n, ra, 0, cat, 0));
+    OK(plx_network_connect(n, rb, 0, cat, 1));
+    OK(plx_network_connect(n, cat, 0, split, 0));
+    OK(plx_network_connect(n, split, 0, sa, 0));
+    OK(plx_network_connect(n, split, 1, sb, 0));
+    OK(plx_network_connect(n, sa, 0, ya, 0));
+    OK(plx_network_connect(n, sb, 0, yb, 0));
+    const char *be[] = {"cpu_ref"};
+    plx_loaded_network *ln = load(rt, n, be, 1, false, false);
+    seen_by_name seen = {0};
+    plx_loaded_network_set_debug_callback(ln, record_named, &seen);
+    float x0[8], x1[8], y0[8], y1[8];
+    fill(x0, 8, -1.0f);
+    fill(x1, 8, -2.0f);
+    size_t bytes = (size_t)rows * 4 * sizeof(float);
+    plx_tensor_binding in[] = {{0, x0, bytes}, {1, x1, bytes}};
+    plx_tensor_binding out[] = {{0, y0, bytes}, {1, y1, bytes}};
+    OK(plx_loaded_network_execute(ln, in, 2, out, 2));
+    for (size_t i = 0; i < (size_t)rows * 4; i++) {
+        cr_assert(eq(flt, y0[i], x0[i] > 0 ? x0[i] : 0.0f), "y0[%zu]", i);
+        cr_assert(eq(flt, y1[i], x1[i] > 0 ? x1[i] : 0.0f), "y1[%zu]", i);
+    }
+    const char *whole = seen_data(&seen, "cat");
+    bool in_place = seen_data(&seen, "ra") == whole && seen_data(&seen, "rb") == whole + bytes &&
+                    seen_data(&seen, "split") == whole;
+    if (rows == 1) {
+        cr_assert(in_place, "concat and split should run in place");
+    } else {
+        cr_assert(not(in_place));
+        cr_assert(ne(ptr, (void *)seen_data(&seen, "ra"), (void *)whole));
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(network, contiguous_concat_and_split_run_in_place) {
+    concat_split_case(1);
+}
+
+Test(network, strided_concat_and_split_run_as_kernels) {
+    concat_split_case(2);
+}

@@ -22,15 +22,21 @@
 typedef struct handle_slot {
     plx_tensor_handle *handle;
     plxi_backend_record *backend;
+    const plx_tensor_info *info;
     size_t bytes;
     bool managed;
     bool constant;    /* allocated at load, kept until unload */
     bool allocated;
+    /* A sub-tensor of `parent` at `offset` bytes (in-place concat/split). */
+    struct handle_slot *parent;
+    size_t offset;
+    bool is_parent;
 } handle_slot;
 
 typedef struct layer_state {
     plxi_layer *layer;
     bool import_bound;        /* an import layer's handle holds its producer's memory */
+    bool in_place;            /* a concat or split done by sub-tensors: no workload */
     plx_workload *workload;   /* compute and constant layers */
     handle_slot **outputs;    /* output_count entries */
     handle_slot **inputs;     /* input_count entries: the producers' slots */
@@ -133,9 +139,13 @@ PLX_API void plx_loaded_network_unload(plx_loaded_network **loaded) {
         }
     }
     release_memory(n, true);
-    for (size_t i = 0; n->slots && i < n->slot_count; i++) {
-        if (n->slots[i].handle) {
-            n->slots[i].backend->functions.destroy_tensor_handle(n->slots[i].handle);
+    /* Sub-tensors go before their parents. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; n->slots && i < n->slot_count; i++) {
+            handle_slot *h = &n->slots[i];
+            if (h->handle && (h->parent != NULL) == (pass == 0)) {
+                h->backend->functions.destroy_tensor_handle(h->handle);
+            }
         }
     }
     for (size_t i = 0; i < n->factory_count; i++) {
@@ -193,6 +203,87 @@ static bool imports_malloc(const plxi_backend_record *b) {
            (plx_backend_info_import_sources(&b->info) & PLX_MEMORY_SOURCE_MALLOC);
 }
 
+/* Product of the dims before `axis`: 1 when every part along the axis is
+ * one contiguous byte range of the whole. */
+static int64_t outer_count(const plx_tensor_info *t, int32_t axis) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < axis; i++) {
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+static int32_t normalized_axis(int32_t axis, uint32_t rank) {
+    return axis < 0 ? axis + (int32_t)rank : axis;
+}
+
+/* A slot that may become a sub-tensor: a managed, ordinary handle. */
+static bool can_be_sub(const handle_slot *h, const plxi_backend_record *b) {
+    return h->backend == b && h->managed && !h->constant && !h->parent && !h->is_parent;
+}
+
+static void make_subs(handle_slot *parent, handle_slot **parts, uint32_t count) {
+    size_t offset = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        parts[k]->parent = parent;
+        parts[k]->offset = offset;
+        parts[k]->managed = false;
+        offset += parts[k]->bytes;
+    }
+    parent->is_parent = true;
+}
+
+/* Concats whose inputs are contiguous parts of the output, and splits whose
+ * outputs are contiguous parts of the input, run in place on backends with
+ * sub-tensors: the parts become sub-tensors of the whole, and the layer
+ * needs no workload (backend.h, create_sub_tensor_handle). All or nothing
+ * per layer; a tensor is a part of at most one whole. */
+static void plan_in_place(plx_loaded_network *n) {
+    plx_optimized_network *o = n->optimized;
+    for (size_t i = 0; i < n->layer_count; i++) {
+        layer_state *ls = &n->layers[i];
+        const plxi_layer *l = ls->layer;
+        const plxi_backend_record *b = l->backend;
+        if (!b->functions.create_sub_tensor_handle ||
+            (l->op != PLX_OP_CONCAT && l->op != PLX_OP_SPLIT)) {
+            continue;
+        }
+        int32_t axis = ((const plx_axis_desc *)l->desc)->axis;
+        bool ok = true;
+        if (l->op == PLX_OP_CONCAT) {
+            handle_slot *whole = ls->outputs[0];
+            ok = outer_count(whole->info, normalized_axis(axis, whole->info->rank)) == 1 &&
+                 whole->managed && !whole->parent && !whole->is_parent;
+            for (uint32_t k = 0; ok && k < l->input_count; k++) {
+                const plxi_source *src = &l->inputs[k];
+                const plxi_layer *p = o->layers.items[src->layer];
+                bool feeds_output;
+                ok = can_be_sub(ls->inputs[k], b) && p->op != PLX_OP_INPUT &&
+                     consumers(o, src->layer, src->slot, &feeds_output) == 1;
+            }
+            if (ok) {
+                make_subs(whole, ls->inputs, l->input_count);
+            }
+        } else {
+            handle_slot *whole = ls->inputs[0];
+            ok = outer_count(whole->info, normalized_axis(axis, whole->info->rank)) == 1 &&
+                 whole->backend == b && whole->managed && !whole->constant && !whole->parent;
+            for (uint32_t k = 0; ok && k < l->output_count; k++) {
+                ok = can_be_sub(ls->outputs[k], b);
+            }
+            if (ok) {
+                make_subs(whole, ls->outputs, l->output_count);
+            }
+        }
+        ls->in_place = ok;
+        if (ok) {
+            plxi_log(&n->runtime->logger, PLX_LOG_DEBUG, "plexus",
+                     "network %u: '%s' (%s) runs in place on %s (sub-tensors)", n->id, l->name,
+                     plx_op_name(l->op), b->info.id);
+        }
+    }
+}
+
 /* Creates the factories and every tensor handle. */
 static plx_status create_handles(plx_loaded_network *n) {
     plx_optimized_network *o = n->optimized;
@@ -234,10 +325,11 @@ static plx_status create_handles(plx_loaded_network *n) {
             return oom();
         }
         for (uint32_t k = 0; k < l->output_count; k++) {
-            handle_slot *h = &n->slots[n->slot_count];
+            handle_slot *h = &n->slots[n->slot_count++];
             bool feeds_output;
             size_t uses = consumers(o, i, k, &feeds_output);
             h->backend = l->backend;
+            h->info = &l->outputs[k];
             h->constant = l->op == PLX_OP_CONSTANT;
             plx_tensor_info_byte_size(&l->outputs[k], &h->bytes);
             /* LOADED-NETWORK.md, Loading 3: who manages the memory. */
@@ -246,24 +338,7 @@ static plx_status create_handles(plx_loaded_network *n) {
             bool exported_output = o->export_enabled && feeds_output && uses == 1 &&
                                    l->output_count == 1 && l->op != PLX_OP_INPUT &&
                                    l->op != PLX_OP_CONSTANT && imports_malloc(l->backend);
-            bool import_layer = l->op == PLX_OP_MEM_IMPORT;
-            h->managed = !(imported_input || exported_output || import_layer);
-            plx_tensor_handle_params hp = {(uint32_t)sizeof hp, h->managed,
-                                           h->managed ? 0u
-                                                      : (import_layer
-                                                             ? plx_backend_info_import_sources(&l->backend->info)
-                                                             : (uint32_t)PLX_MEMORY_SOURCE_MALLOC)};
-            plx_status s = l->backend->functions.create_tensor_handle(
-                factory_of(n, l->backend), &l->outputs[k], &hp, &h->handle);
-            if (s) {
-                return at_layer(s, l, "cannot create a tensor handle");
-            }
-            if (!h->handle) {
-                return plxi_status_create(PLX_INTERNAL,
-                                          "layer '%s' on %s: create_tensor_handle succeeded "
-                                          "without a handle", l->name, l->backend->info.id);
-            }
-            n->slot_count++;
+            h->managed = !(imported_input || exported_output || l->op == PLX_OP_MEM_IMPORT);
             ls->outputs[k] = h;
         }
     }
@@ -272,6 +347,43 @@ static plx_status create_handles(plx_loaded_network *n) {
         for (uint32_t k = 0; k < ls->layer->input_count; k++) {
             const plxi_source *src = &ls->layer->inputs[k];
             ls->inputs[k] = n->layers[src->layer].outputs[src->slot];
+        }
+    }
+    plan_in_place(n);
+    /* Whole tensors first, then the sub-tensors that need their parents. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < o->layers.count; i++) {
+            layer_state *ls = &n->layers[i];
+            const plxi_layer *l = ls->layer;
+            for (uint32_t k = 0; k < l->output_count; k++) {
+                handle_slot *h = ls->outputs[k];
+                if ((h->parent != NULL) != (pass == 1)) {
+                    continue;
+                }
+                plx_status s;
+                if (h->parent) {
+                    s = l->backend->functions.create_sub_tensor_handle(
+                        factory_of(n, l->backend), h->parent->handle, h->info, h->offset,
+                        &h->handle);
+                } else {
+                    plx_tensor_handle_params hp = {
+                        (uint32_t)sizeof hp, h->managed,
+                        h->managed ? 0u
+                                   : (l->op == PLX_OP_MEM_IMPORT
+                                          ? plx_backend_info_import_sources(&l->backend->info)
+                                          : (uint32_t)PLX_MEMORY_SOURCE_MALLOC)};
+                    s = l->backend->functions.create_tensor_handle(factory_of(n, l->backend),
+                                                                   h->info, &hp, &h->handle);
+                }
+                if (s) {
+                    return at_layer(s, l, "cannot create a tensor handle");
+                }
+                if (!h->handle) {
+                    return plxi_status_create(PLX_INTERNAL,
+                                              "layer '%s' on %s: the backend created no tensor "
+                                              "handle", l->name, l->backend->info.id);
+                }
+            }
         }
     }
     return NULL;
@@ -382,7 +494,7 @@ static plx_status create_workloads(plx_loaded_network *n) {
         layer_state *ls = &n->layers[i];
         plxi_layer *l = ls->layer;
         if (l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT || l->op == PLX_OP_MEM_COPY ||
-            l->op == PLX_OP_MEM_IMPORT) {
+            l->op == PLX_OP_MEM_IMPORT || ls->in_place) {
             continue;
         }
         plx_tensor_info in_small[16];
@@ -672,7 +784,7 @@ static plx_status run_layers(plx_loaded_network *n) {
             }
             ls->import_bound = true;
             continue;
-        } else {
+        } else if (!ls->in_place) {
             continue;
         }
         if (n->debug_fn) {

@@ -356,6 +356,21 @@ typedef struct plx_backend_functions {
      * (the host prefixes the layer, op and backend); the workload and
      * network stay usable. Must not allocate in steady state. */
     plx_status (*execute_workload)(plx_workload *workload);
+
+    /* Optional (NULL: no sub-tensors). Creates a handle for a part of
+     * `parent`, a managed handle of the same factory: the part is described
+     * by `info` and occupies the parent's bytes [byte_offset, byte_offset +
+     * byte size of info), a contiguous range of the parent's dense layout.
+     * The sub-tensor has no memory of its own: it sees the parent's from the
+     * parent's allocation on, and the host never allocates, releases or
+     * imports it, but maps it and binds it to workloads like any handle.
+     * The host destroys it before its parent. The host uses sub-tensors to
+     * run a concat whose parts are contiguous in its output, or a split whose
+     * parts are contiguous in its input, without a workload: the producers
+     * write into (or the consumers read from) the whole tensor's memory. */
+    plx_status (*create_sub_tensor_handle)(plx_factory *factory, plx_tensor_handle *parent,
+                                           const plx_tensor_info *info, size_t byte_offset,
+                                           plx_tensor_handle **out_handle);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

@@ -158,7 +158,7 @@ static plx_status cpu_ref_create_sub_tensor_handle(plx_factory *factory, plx_ten
                                    "cpu_ref: sub-tensor offset %zu is not a multiple of the "
                                    "element size", byte_offset);
     }
-    plx_tensor_handle_params params = {sizeof params, false, 0};
+    plx_tensor_handle_params params = {sizeof params, false, 0, 0};
     plx_status s = cpu_ref_create_tensor_handle(factory, info, &params, out_handle);
     if (!s) {
         (*out_handle)->parent = parent;

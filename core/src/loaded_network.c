@@ -31,6 +31,7 @@ typedef struct handle_slot {
     struct handle_slot *parent;
     size_t offset;
     bool is_parent;
+    bool exported;    /* an import layer reads it in place */
 } handle_slot;
 
 typedef struct layer_state {
@@ -219,7 +220,8 @@ static int32_t normalized_axis(int32_t axis, uint32_t rank) {
 
 /* A slot that may become a sub-tensor: a managed, ordinary handle. */
 static bool can_be_sub(const handle_slot *h, const plxi_backend_record *b) {
-    return h->backend == b && h->managed && !h->constant && !h->parent && !h->is_parent;
+    return h->backend == b && h->managed && !h->constant && !h->parent && !h->is_parent &&
+           !h->exported;
 }
 
 static void make_subs(handle_slot *parent, handle_slot **parts, uint32_t count) {
@@ -347,6 +349,7 @@ static plx_status create_handles(plx_loaded_network *n) {
         for (uint32_t k = 0; k < ls->layer->input_count; k++) {
             const plxi_source *src = &ls->layer->inputs[k];
             ls->inputs[k] = n->layers[src->layer].outputs[src->slot];
+            ls->inputs[k]->exported |= ls->layer->op == PLX_OP_MEM_IMPORT;
         }
     }
     plan_in_place(n);
@@ -368,10 +371,8 @@ static plx_status create_handles(plx_loaded_network *n) {
                 } else {
                     plx_tensor_handle_params hp = {
                         (uint32_t)sizeof hp, h->managed,
-                        h->managed ? 0u
-                                   : (l->op == PLX_OP_MEM_IMPORT
-                                          ? plx_backend_info_import_sources(&l->backend->info)
-                                          : (uint32_t)PLX_MEMORY_SOURCE_MALLOC)};
+                        h->managed ? 0u : (uint32_t)PLX_MEMORY_SOURCE_MALLOC,
+                        h->exported ? (uint32_t)PLX_MEMORY_SOURCE_MALLOC : 0u};
                     s = l->backend->functions.create_tensor_handle(factory_of(n, l->backend),
                                                                    h->info, &hp, &h->handle);
                 }

@@ -227,6 +227,10 @@ typedef struct plx_tensor_handle_params {
      * which sources), and never calls allocate. */
     bool managed;
     uint32_t import_sources;
+    /* Memory sources through which the host will lend this handle's memory
+     * to another backend (an import layer reads it in place): the memory must
+     * then be reachable that way, e.g. host-visible for malloc. 0: none. */
+    uint32_t export_sources;
 } plx_tensor_handle_params;
 
 /* The backend's function table. Owned by the backend; it must stay valid and

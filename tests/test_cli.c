@@ -311,6 +311,10 @@ Test(cli, environment_ignored_when_setuid) {
     if (geteuid() != 0) {
         cr_skip_test("needs root to make a setuid copy of the CLI");
     }
+    if (getenv("PLEXUS_TEST_VALGRIND")) {
+        /* valgrind cannot follow a child into a setuid program. */
+        cr_skip_test("valgrind cannot run a setuid program");
+    }
 #if defined(__SANITIZE_ADDRESS__)
     /* It aborts at exit in a setuid process, whatever ASAN_OPTIONS says
      * (secure mode ignores it); the plain build runs this test. */

@@ -239,8 +239,11 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
                        "than the padded input (%lld)",
                        op, axis, (long long)dk, (long long)(in + pb + pe));
         }
-        n = (ceil_mode ? ceil_div(span, s) : span / s) + 1;
-        if (ceil_mode && (n - 1) * s >= in + pb) {
+        /* ceil_mode only matters with explicit pads: for VALID, ONNX's
+         * ceil((in - dk + 1) / s) equals floor((in - dk) / s) + 1. */
+        bool ceil_now = ceil_mode && ap == PLX_AUTO_PAD_NOTSET;
+        n = (ceil_now ? ceil_div(span, s) : span / s) + 1;
+        if (ceil_now && (n - 1) * s >= in + pb) {
             n--;
         }
         break;
@@ -392,15 +395,12 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
 /* conv_transpose                                                      */
 /* ------------------------------------------------------------------ */
 
-/* ONNX ConvTranspose, following the reference implementation: with
- * auto_pad SAME_* the output is output_shape (or in*stride) and the total
- * padding stride*(in-1) + output_padding + (k-1)*d+1 - out is split with
- * the odd one at the end for SAME_UPPER, at the start for SAME_LOWER.
- * Otherwise pads_begin/pads_end apply. output_shape together with
- * NOTSET/VALID is accepted only when it equals the size the pads give:
- * ONNX's spec would then derive the pads from output_shape while its
- * reference keeps the explicit ones, and the descriptor cannot say whether
- * pads were given. */
+/* ONNX ConvTranspose: with auto_pad SAME_* the output is output_shape (or
+ * in*stride) and the total padding stride*(in-1) + output_padding +
+ * (k-1)*d+1 - out is split with the odd one at the end for SAME_UPPER, at
+ * the start for SAME_LOWER. Otherwise a given output_shape derives the pads
+ * the same way (odd one at the start), as ONNX's spec says; without it,
+ * pads_begin/pads_end apply. */
 static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *g, char *buf,
                                           size_t size) {
     const char *why = check_layer(l, "conv_transpose", 2, 3, sizeof(plx_conv_transpose_desc), buf,
@@ -470,12 +470,17 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
                 }
             }
             out = natural - pb - pe;
-            if (os && os != out) {
-                return say(buf, size,
-                           "cpu_ref conv_transpose: output_shape %lld with auto_pad NOTSET/VALID "
-                           "differs from the %lld the pads give; ONNX's spec and reference "
-                           "disagree on that case, so cpu_ref does not implement it",
-                           (long long)os, (long long)out);
+            if (os) {
+                /* ONNX ConvTranspose: a given output_shape derives the pads,
+                 * the odd one at the start unless auto_pad is SAME_UPPER. */
+                int64_t total = natural - os;
+                if (total < 0) {
+                    return say(buf, size,
+                               "cpu_ref conv_transpose: output_shape %lld is larger than the "
+                               "%lld the input gives", (long long)os, (long long)natural);
+                }
+                out = os;
+                pb = total - floor_div(total, 2);
             }
         } else {
             return say(buf, size, "cpu_ref conv_transpose: auto_pad %d is not implemented",

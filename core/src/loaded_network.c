@@ -32,6 +32,7 @@ typedef struct handle_slot {
     size_t offset;
     bool is_parent;
     bool exported;    /* an import layer reads it in place */
+    bool caller_memory; /* a zero-copy network input or output */
 } handle_slot;
 
 typedef struct layer_state {
@@ -341,6 +342,7 @@ static plx_status create_handles(plx_loaded_network *n) {
                                    l->output_count == 1 && l->op != PLX_OP_INPUT &&
                                    l->op != PLX_OP_CONSTANT && imports_malloc(l->backend);
             h->managed = !(imported_input || exported_output || l->op == PLX_OP_MEM_IMPORT);
+            h->caller_memory = imported_input || exported_output;
             ls->outputs[k] = h;
         }
     }
@@ -588,7 +590,7 @@ static plx_status collect_io(plx_loaded_network *n) {
             b->info = l->outputs[0];
             b->slot = ls->outputs[0];
             b->bytes = b->slot->bytes;
-            b->zero_copy = !b->slot->managed;
+            b->zero_copy = b->slot->caller_memory;
             b->layer_name = l->name;
         } else if (l->op == PLX_OP_OUTPUT) {
             io_binding *b = &n->outputs[n->output_count++];
@@ -597,8 +599,7 @@ static plx_status collect_io(plx_loaded_network *n) {
             b->info = producer->outputs[l->inputs[0].slot];
             b->slot = ls->inputs[0];
             b->bytes = b->slot->bytes;
-            b->zero_copy = !b->slot->managed && producer->op != PLX_OP_INPUT &&
-                           producer->op != PLX_OP_MEM_IMPORT;
+            b->zero_copy = b->slot->caller_memory && producer->op != PLX_OP_INPUT;
             b->layer_name = l->name;
         }
     }

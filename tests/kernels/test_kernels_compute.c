@@ -536,7 +536,7 @@ Test(conv_transpose, refusals) {
     plx_layer_view v = mkview(PLX_OP_CONV_TRANSPOSE, &d, in, 2, &out);
     REFUSED(conv_transpose, &v, "float16");
     in[0] = F32(1, 1, 3), in[1] = F32(1, 1, 2), out = F32(1, 1, 5);
-    d.output_shape[0] = 5; /* NOTSET + output_shape differing from the pads' size: ambiguous */
+    d.output_shape[0] = 5; /* larger than the input gives (4): negative padding */
     REFUSED(conv_transpose, &v, "output_shape");
     d.output_shape[0] = 4; /* equal: fine */
     out = F32(1, 1, 4);

@@ -1,0 +1,3007 @@
+/* Every operator of ops.h end to end on cpu_ref: a one-operator network is
+ * built through the public API (weights, biases, scales and the like as
+ * constant layers, as a model would have them), optimised for cpu_ref alone
+ * with fallback off (so a refusal by cpu_ref, or a disagreement between the
+ * core's shape inference and cpu_ref's own shape checks, fails the test with
+ * cpu_ref's reason), loaded, executed once, and its outputs compared with
+ * values derived here: by hand for small cases, or by plain reference loops
+ * written from ONNX's definitions (not from cpu_ref's code).
+ *
+ * input, output, mem_copy and mem_import are exercised by every network
+ * (the last two only when the optimiser inserts them; here it must not). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+
+#include "test_util.h"
+
+#define OK(expr)                                                                       \
+    do {                                                                               \
+        plx_status ok_status_ = (expr);                                                \
+        live.st = ok_status_; /* reachable if the assertion ends the test */           \
+        cr_assert(zero(ptr, ok_status_), "%s: %s", #expr, plx_status_get_message(ok_status_)); \
+    } while (0)
+
+#define F32 PLX_DTYPE_FLOAT32
+#define F16 PLX_DTYPE_FLOAT16
+#define I8 PLX_DTYPE_INT8
+#define U8 PLX_DTYPE_UINT8
+#define I32 PLX_DTYPE_INT32
+#define I64 PLX_DTYPE_INT64
+#define BOOL PLX_DTYPE_BOOL
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Relative tolerance (absolute below 1) for float results. */
+#define TOL 1e-5f
+#define TOL_LOOSE 1e-4f
+
+/* ------------------------------------------------------------------------ */
+/* The one-operator network                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One input of the operator: a network input (bound at execution) or a
+ * constant layer (copied into the network). */
+typedef struct targ {
+    plx_dtype dtype;
+    const int64_t *dims;
+    uint32_t rank;
+    const void *data;
+    bool constant;
+} targ;
+
+/* DIMS(2, 3) expands to the two fields dims and rank; SCALAR to rank 0. */
+#define DIMS(...)                                                                       \
+    (const int64_t[]){__VA_ARGS__},                                                     \
+        (uint32_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define SCALAR NULL, 0u
+#define IN(dt, dims, data) ((targ){(dt), dims, (data), false})
+#define CONST(dt, dims, data) ((targ){(dt), dims, (data), true})
+
+/* One output: its info as the loaded network reports it, and its data. */
+typedef struct tout {
+    plx_tensor_info info;
+    void *data;
+    size_t bytes;
+} tout;
+
+/* What a test allocates stays reachable from here, so that a failing
+ * assertion, which ends the test without its cleanup, adds no
+ * LeakSanitizer reports to the real failure. Entries go stale once freed. */
+static struct {
+    plx_runtime *rt;
+    plx_network *net;
+    plx_optimized_network *on;
+    plx_loaded_network *ln;
+    plx_status st;
+    void *mem[1024];
+    size_t mem_count;
+} live;
+
+static void *track(void *p) {
+    cr_assert(not(zero(ptr, p)), "out of memory");
+    live.mem[live.mem_count++ % COUNT(live.mem)] = p;
+    return p;
+}
+
+static plx_tensor_info make_info(plx_dtype dtype, const int64_t *dims, uint32_t rank) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    t.rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+    }
+    return t;
+}
+
+static const char *shape_str(char *buf, size_t size, const int64_t *dims, uint32_t rank) {
+    size_t len = (size_t)snprintf(buf, size, "[");
+    for (uint32_t i = 0; i < rank && len < size; i++) {
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "", (long long)dims[i]);
+    }
+    if (len < size) {
+        snprintf(buf + len, size - len, "]");
+    }
+    return buf;
+}
+#define SHAPE(dims, rank) shape_str((char[160]){0}, 160, (dims), (rank))
+
+/* Builds inputs -> layer `op` -> one network output per output slot, with
+ * every non-constant input a network input (binding ids 0, 1, ... in slot
+ * order), optimises it for cpu_ref without fallback, checks that every layer
+ * went to cpu_ref without a refusal or an inserted layer, loads it, runs it
+ * once and returns the outputs (free them with free_outs). */
+static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, tout *outs,
+                   uint32_t n_out) {
+    cr_assert(le(u32, n_in, 8));
+    cr_assert(le(u32, n_out, 8));
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_runtime *rt = tu_create(&o);
+    live.rt = rt;
+
+    plx_network *n;
+    OK(plx_network_create(&n));
+    live.net = n;
+    plx_layer_id layer;
+    OK(plx_network_add_layer(n, "op", op, desc, n_in, n_out, &layer));
+    plx_tensor_binding bind_in[8];
+    size_t nb = 0;
+    for (uint32_t i = 0; i < n_in; i++) {
+        plx_tensor_info t = make_info(ins[i].dtype, ins[i].dims, ins[i].rank);
+        char name[16];
+        plx_layer_id id;
+        if (ins[i].constant) {
+            snprintf(name, sizeof name, "const%u", i);
+            OK(plx_network_add_constant(n, name, &t, ins[i].data, PLX_CONSTANT_COPY, &id));
+        } else {
+            snprintf(name, sizeof name, "in%u", i);
+            size_t bytes = 0;
+            cr_assert(plx_tensor_info_byte_size(&t, &bytes));
+            int32_t binding = (int32_t)nb;
+            OK(plx_network_add_input(n, name, binding, &t, &id));
+            bind_in[nb].binding_id = binding;
+            bind_in[nb].data = (void *)ins[i].data;
+            bind_in[nb].size = bytes;
+            nb++;
+        }
+        OK(plx_network_connect(n, id, 0, layer, i));
+    }
+    cr_assert(gt(sz, nb, 0), "the network needs at least one network input");
+    for (uint32_t j = 0; j < n_out; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "out%u", j);
+        plx_layer_id id;
+        OK(plx_network_add_output(n, name, (int32_t)j, &id));
+        OK(plx_network_connect(n, layer, j, id, 0));
+    }
+
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_ref"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    plx_status st = plx_optimize(rt, n, &oo, &on);
+    live.st = st;
+    live.on = on;
+    cr_assert(zero(ptr, st), "plx_optimize (%s): %s", plx_op_name(op), plx_status_get_message(st));
+
+    /* Every layer on cpu_ref, none refused, nothing inserted. */
+    size_t count = plx_optimized_network_layer_count(on);
+    cr_assert(eq(sz, count, (size_t)n_in + n_out + 1), "%s", plx_optimized_network_summary(on));
+    for (size_t i = 0; i < count; i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        cr_assert(not(zero(ptr, (void *)a)));
+        cr_assert(eq(str, (char *)a->backend_id, "cpu_ref"), "layer '%s'", a->layer_name);
+        cr_assert(eq(sz, a->refusal_count, 0), "layer '%s' was refused: %s", a->layer_name,
+                  a->refusal_count ? a->refusals[0].reason : "");
+        cr_assert(not(a->inserted), "layer '%s' (%s) was inserted", a->layer_name,
+                  plx_op_name(a->op));
+    }
+
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &ln));
+    live.on = NULL;
+    live.ln = ln;
+    plx_tensor_binding bind_out[8];
+    for (uint32_t j = 0; j < n_out; j++) {
+        OK(plx_loaded_network_output_info(ln, (int32_t)j, &outs[j].info));
+        size_t bytes = 0;
+        cr_assert(plx_tensor_info_byte_size(&outs[j].info, &bytes));
+        outs[j].bytes = bytes;
+        /* A pattern that no expected value has, so unwritten elements show. */
+        outs[j].data = track(malloc(bytes ? bytes : 1));
+        memset(outs[j].data, 0x7d, bytes);
+        bind_out[j].binding_id = (int32_t)j;
+        bind_out[j].data = outs[j].data;
+        bind_out[j].size = bytes;
+    }
+    st = plx_loaded_network_execute(ln, bind_in, nb, bind_out, n_out);
+    live.st = st;
+    cr_assert(zero(ptr, st), "execute (%s): %s", plx_op_name(op), plx_status_get_message(st));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+    live.ln = NULL;
+    live.net = NULL;
+    live.rt = NULL;
+}
+
+#define RUN(op, desc, ins, outs, n_out) run_op((op), (desc), (ins), (uint32_t)COUNT(ins), (outs), (n_out))
+
+static void free_outs(tout *outs, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        free(outs[i].data);
+        outs[i].data = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checks                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static size_t numel(const int64_t *dims, uint32_t rank) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < rank; i++) {
+        n *= (size_t)dims[i];
+    }
+    return n;
+}
+
+static void expect_shape_(const tout *o, plx_dtype dtype, const int64_t *dims, uint32_t rank) {
+    cr_assert(eq(str, (char *)plx_dtype_name(o->info.dtype), (char *)plx_dtype_name(dtype)),
+              "output dtype");
+    char got[160], want[160];
+    shape_str(got, sizeof got, o->info.dims, o->info.rank);
+    shape_str(want, sizeof want, dims, rank);
+    cr_assert(eq(str, got, want), "output shape: got %s, want %s", got, want);
+}
+#define EXPECT_SHAPE(o, dtype, dims) expect_shape_((o), (dtype), dims)
+
+static size_t out_count(const tout *o) {
+    return numel(o->info.dims, o->info.rank);
+}
+
+static void expect_f32(const tout *o, const float *want, size_t n, float tol) {
+    cr_assert(eq(sz, out_count(o), n), "element count");
+    const float *got = o->data;
+    for (size_t i = 0; i < n; i++) {
+        if (got[i] == want[i]) {
+            continue;
+        }
+        float diff = fabsf(got[i] - want[i]);
+        float limit = tol * fmaxf(1.0f, fabsf(want[i]));
+        cr_assert(le(flt, diff, limit), "element %zu: got %.9g, want %.9g", i, (double)got[i],
+                  (double)want[i]);
+    }
+}
+
+static void expect_i32(const tout *o, const int32_t *want, size_t n) {
+    cr_assert(eq(sz, out_count(o), n), "element count");
+    const int32_t *got = o->data;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(eq(i32, got[i], want[i]), "element %zu", i);
+    }
+}
+
+static void expect_i64(const tout *o, const int64_t *want, size_t n) {
+    cr_assert(eq(sz, out_count(o), n), "element count");
+    const int64_t *got = o->data;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(eq(i64, got[i], want[i]), "element %zu", i);
+    }
+}
+
+/* uint8 and bool */
+static void expect_u8(const tout *o, const uint8_t *want, size_t n) {
+    cr_assert(eq(sz, out_count(o), n), "element count");
+    const uint8_t *got = o->data;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(eq(u8, got[i], want[i]), "element %zu", i);
+    }
+}
+
+static void expect_i8(const tout *o, const int8_t *want, size_t n) {
+    cr_assert(eq(sz, out_count(o), n), "element count");
+    const int8_t *got = o->data;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(eq(i8, got[i], want[i]), "element %zu", i);
+    }
+}
+
+static void expect_u16(const tout *o, const uint16_t *want, size_t n) {
+    cr_assert(eq(sz, out_count(o), n), "element count");
+    const uint16_t *got = o->data;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(eq(u16, got[i], want[i]), "element %zu: got 0x%04x, want 0x%04x", i,
+                  (unsigned)got[i], (unsigned)want[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data and reference helpers                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* x[i] = start + i * step */
+static void seq(float *x, size_t n, float start, float step) {
+    for (size_t i = 0; i < n; i++) {
+        x[i] = start + (float)i * step;
+    }
+}
+
+/* Irregular values in [-2.25, 2.25], multiples of 0.25 (exact sums). */
+static void gen(float *x, size_t n, int seed) {
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((int)((i * 7 + (size_t)seed * 13 + (i * i) % 5) % 19) - 9) / 4.0f;
+    }
+}
+
+static float *falloc(size_t n) {
+    return track(calloc(n ? n : 1, sizeof(float)));
+}
+
+/* Offset, in a tensor of shape dims (rank r), of the element that
+ * broadcasts (numpy) to flat index i of shape out (rank ro). */
+static size_t bcast_off(size_t i, const int64_t *out, uint32_t ro, const int64_t *dims, uint32_t r) {
+    size_t off = 0, stride = 1;
+    for (uint32_t k = ro; k-- > 0;) {
+        size_t idx = i % (size_t)out[k];
+        i /= (size_t)out[k];
+        if (k >= ro - r) {
+            int64_t d = dims[k - (ro - r)];
+            if (d != 1) {
+                off += idx * stride;
+            }
+            stride *= (size_t)d;
+        }
+    }
+    return off;
+}
+
+/* One sliding-window dim as ONNX defines it: output size and the pads
+ * actually applied (auto_pad resolved). */
+typedef struct win {
+    int64_t out, pb, pe;
+} win;
+
+static win onnx_window(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
+                       plx_auto_pad ap, bool ceil_mode) {
+    win w = {0, pb, pe};
+    int64_t ek = (k - 1) * d + 1;
+    if (ap == PLX_AUTO_PAD_SAME_UPPER || ap == PLX_AUTO_PAD_SAME_LOWER) {
+        w.out = (in + s - 1) / s;
+        int64_t total = (w.out - 1) * s + ek - in;
+        total = total < 0 ? 0 : total;
+        /* SAME_UPPER puts the odd pad at the end, SAME_LOWER at the start. */
+        w.pb = ap == PLX_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        w.pe = total - w.pb;
+    } else if (ap == PLX_AUTO_PAD_VALID) {
+        w.pb = w.pe = 0;
+        w.out = (in - ek) / s + 1;
+    } else {
+        int64_t span = in + pb + pe - ek;
+        w.out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+        /* A window that would start in the right padding is dropped. */
+        if (ceil_mode && (w.out - 1) * s >= in + pb) {
+            w.out--;
+        }
+    }
+    return w;
+}
+
+/* Spatial geometry with two slots; a 1-D operator uses slot 1 and a
+ * trivial slot 0 (size 1, kernel 1). */
+typedef struct sp {
+    int64_t in[2], k[2], s[2], d[2], pb[2], pe[2], out[2];
+} sp;
+
+static sp window_geom(uint32_t ns, const int64_t *in, const int64_t *k, const int64_t *s,
+                      const int64_t *d, const int64_t *pb, const int64_t *pe, plx_auto_pad ap,
+                      bool ceil_mode) {
+    sp g;
+    for (int slot = 0; slot < 2; slot++) {
+        g.in[slot] = g.k[slot] = g.s[slot] = g.d[slot] = g.out[slot] = 1;
+        g.pb[slot] = g.pe[slot] = 0;
+    }
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t slot = 2 - ns + i;
+        win w = onnx_window(in[i], k[i], s[i], d[i], pb[i], pe[i], ap, ceil_mode);
+        g.in[slot] = in[i];
+        g.k[slot] = k[i];
+        g.s[slot] = s[i];
+        g.d[slot] = d[i];
+        g.pb[slot] = w.pb;
+        g.pe[slot] = w.pe;
+        g.out[slot] = w.out;
+    }
+    return g;
+}
+
+/* ONNX Conv: Y[n,m] = B[m] + sum over the group's channels and the kernel. */
+static void ref_conv(const float *x, const float *w, const float *b, float *y, int64_t N,
+                     int64_t C, int64_t M, int64_t group, const sp *g) {
+    int64_t cg = C / group, mg = M / group;
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t m = 0; m < M; m++) {
+            int64_t gi = m / mg;
+            for (int64_t oh = 0; oh < g->out[0]; oh++) {
+                for (int64_t ow = 0; ow < g->out[1]; ow++) {
+                    double acc = b ? b[m] : 0.0;
+                    for (int64_t c = 0; c < cg; c++) {
+                        for (int64_t kh = 0; kh < g->k[0]; kh++) {
+                            for (int64_t kw = 0; kw < g->k[1]; kw++) {
+                                int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+                                int64_t iw = ow * g->s[1] - g->pb[1] + kw * g->d[1];
+                                if (ih < 0 || ih >= g->in[0] || iw < 0 || iw >= g->in[1]) {
+                                    continue;
+                                }
+                                acc += (double)x[((n * C + gi * cg + c) * g->in[0] + ih) * g->in[1] + iw] *
+                                       w[((m * cg + c) * g->k[0] + kh) * g->k[1] + kw];
+                            }
+                        }
+                    }
+                    y[((n * M + m) * g->out[0] + oh) * g->out[1] + ow] = (float)acc;
+                }
+            }
+        }
+    }
+}
+
+/* ONNX ConvTranspose: every input element scatters X * W[c, m] to
+ * o = i * stride + k * dilation - pads_begin. W is [C, M/group, k...]. */
+static void ref_conv_transpose(const float *x, const float *w, const float *b, float *y,
+                               int64_t N, int64_t C, int64_t mg, int64_t group, const sp *g) {
+    int64_t cg = C / group, M = mg * group;
+    size_t ny = (size_t)(N * M * g->out[0] * g->out[1]);
+    for (size_t i = 0; i < ny; i++) {
+        y[i] = b ? b[(i / (size_t)(g->out[0] * g->out[1])) % (size_t)M] : 0.0f;
+    }
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t c = 0; c < C; c++) {
+            int64_t gi = c / cg;
+            for (int64_t ih = 0; ih < g->in[0]; ih++) {
+                for (int64_t iw = 0; iw < g->in[1]; iw++) {
+                    float xv = x[((n * C + c) * g->in[0] + ih) * g->in[1] + iw];
+                    for (int64_t m = 0; m < mg; m++) {
+                        for (int64_t kh = 0; kh < g->k[0]; kh++) {
+                            for (int64_t kw = 0; kw < g->k[1]; kw++) {
+                                int64_t oh = ih * g->s[0] + kh * g->d[0] - g->pb[0];
+                                int64_t ow = iw * g->s[1] + kw * g->d[1] - g->pb[1];
+                                if (oh < 0 || oh >= g->out[0] || ow < 0 || ow >= g->out[1]) {
+                                    continue;
+                                }
+                                y[((n * M + gi * mg + m) * g->out[0] + oh) * g->out[1] + ow] +=
+                                    xv * w[((c * mg + m) * g->k[0] + kh) * g->k[1] + kw];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ONNX MaxPool / AveragePool. Average divides by the taps inside X, or
+ * (count_include_pad) inside X plus its pads; taps beyond the pads, which
+ * ceil_mode creates, never count (ONNX reference, PyTorch, ONNX Runtime). */
+static void ref_pool(const float *x, float *y, int64_t NC, const sp *g, bool is_max,
+                     bool count_include_pad) {
+    for (int64_t nc = 0; nc < NC; nc++) {
+        for (int64_t oh = 0; oh < g->out[0]; oh++) {
+            for (int64_t ow = 0; ow < g->out[1]; ow++) {
+                double best = -INFINITY, sum = 0.0;
+                int64_t real = 0, padded = 0;
+                for (int64_t kh = 0; kh < g->k[0]; kh++) {
+                    for (int64_t kw = 0; kw < g->k[1]; kw++) {
+                        int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+                        int64_t iw = ow * g->s[1] - g->pb[1] + kw * g->d[1];
+                        if (ih >= -g->pb[0] && ih < g->in[0] + g->pe[0] && iw >= -g->pb[1] &&
+                            iw < g->in[1] + g->pe[1]) {
+                            padded++;
+                        }
+                        if (ih < 0 || ih >= g->in[0] || iw < 0 || iw >= g->in[1]) {
+                            continue;
+                        }
+                        double v = x[(nc * g->in[0] + ih) * g->in[1] + iw];
+                        best = v > best ? v : best;
+                        sum += v;
+                        real++;
+                    }
+                }
+                y[(nc * g->out[0] + oh) * g->out[1] + ow] =
+                    (float)(is_max ? best : sum / (double)(count_include_pad ? padded : real));
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* conv                                                                       */
+/* ------------------------------------------------------------------------ */
+
+Test(conv, conv2d_bias_by_hand) {
+    float x[16], w[18] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+    float b[2] = {0.5f, -1.0f};
+    seq(x, 16, 0.0f, 1.0f);
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    targ ins[] = {IN(F32, DIMS(1, 1, 4, 4), x), CONST(F32, DIMS(2, 1, 3, 3), w),
+                  CONST(F32, DIMS(2), b)};
+    tout y;
+    RUN(PLX_OP_CONV, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 2, 2, 2));
+    const float want[] = {45.5f, 54.5f, 81.5f, 90.5f, 4, 5, 8, 9};
+    expect_f32(&y, want, COUNT(want), TOL);
+    free_outs(&y, 1);
+}
+
+typedef struct conv_case {
+    uint32_t ns;   /* spatial dims: 1 or 2 */
+    int64_t n, c, m;
+    int64_t in[2], k[2];
+    bool bias;
+    int64_t want[2]; /* output spatial dims, derived by hand */
+} conv_case;
+
+static void check_conv(const plx_conv_desc *d, const conv_case *cc) {
+    uint32_t r = 2 + cc->ns;
+    int64_t xd[4] = {cc->n, cc->c, cc->in[0], cc->in[1]};
+    int64_t wd[4] = {cc->m, cc->c / d->group, cc->k[0], cc->k[1]};
+    int64_t bd[1] = {cc->m};
+    int64_t yd[4] = {cc->n, cc->m, cc->want[0], cc->want[1]};
+    size_t nx = numel(xd, r), nw = numel(wd, r), ny = numel(yd, r);
+    float *x = falloc(nx), *w = falloc(nw), *b = falloc((size_t)cc->m), *ref = falloc(ny);
+    gen(x, nx, 1);
+    gen(w, nw, 2);
+    gen(b, (size_t)cc->m, 3);
+    sp g = window_geom(cc->ns, cc->in, cc->k, d->strides, d->dilations, d->pads_begin,
+                       d->pads_end, d->auto_pad, false);
+    for (uint32_t i = 0; i < cc->ns; i++) {
+        cr_assert(eq(i64, g.out[2 - cc->ns + i], cc->want[i]), "reference geometry, dim %u", i);
+    }
+    targ ins[3] = {{F32, xd, r, x, false}, {F32, wd, r, w, true}, {F32, bd, 1, b, true}};
+    tout y;
+    run_op(PLX_OP_CONV, d, ins, cc->bias ? 3 : 2, &y, 1);
+    expect_shape_(&y, F32, yd, r);
+    ref_conv(x, w, cc->bias ? b : NULL, ref, cc->n, cc->c, cc->m, d->group, &g);
+    expect_f32(&y, ref, ny, TOL);
+    free_outs(&y, 1);
+    free(x);
+    free(w);
+    free(b);
+    free(ref);
+}
+
+Test(conv, conv2d_strides_dilations_asymmetric_pads) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.strides[0] = 2;
+    d.dilations[1] = 2;
+    d.pads_begin[0] = 1;
+    d.pads_end[1] = 2;
+    /* H: (5 + 1 + 0 - 2) / 2 + 1 = 3; W: (6 + 0 + 2 - 5) / 1 + 1 = 4 */
+    conv_case cc = {2, 1, 2, 3, {5, 6}, {2, 3}, true, {3, 4}};
+    check_conv(&d, &cc);
+}
+
+Test(conv, conv2d_group_2_stride_and_pads) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.group = 2;
+    d.strides[0] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    /* H: (4 + 2 - 2) / 2 + 1 = 3; W: (4 + 2 - 2) + 1 = 5 */
+    conv_case cc = {2, 2, 4, 4, {4, 4}, {2, 2}, false, {3, 5}};
+    check_conv(&d, &cc);
+}
+
+/* Depthwise with a channel multiplier of 2; stride 2 and kernel 2 over 5
+ * leave one pad: SAME_UPPER puts it at the end, SAME_LOWER at the start. */
+Test(conv, depthwise_same_upper) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.group = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    conv_case cc = {2, 1, 3, 6, {5, 5}, {2, 2}, true, {3, 3}};
+    check_conv(&d, &cc);
+}
+
+Test(conv, depthwise_same_lower) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.group = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    conv_case cc = {2, 1, 3, 6, {5, 5}, {2, 2}, true, {3, 3}};
+    check_conv(&d, &cc);
+}
+
+Test(conv, same_lower_by_hand) {
+    /* X [1,1,1,3] = 1 2 3, kernel [1,2] = 10 1, SAME_LOWER: one pad at the
+     * start: 0*10+1*1, 1*10+2*1, 2*10+3*1. SAME_UPPER: pad at the end. */
+    float x[3] = {1, 2, 3}, w[2] = {10, 1};
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    targ ins[] = {IN(F32, DIMS(1, 1, 1, 3), x), CONST(F32, DIMS(1, 1, 1, 2), w)};
+    tout y;
+    RUN(PLX_OP_CONV, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1, 3));
+    const float lower[] = {1, 12, 23};
+    expect_f32(&y, lower, 3, TOL);
+    free_outs(&y, 1);
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    RUN(PLX_OP_CONV, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1, 3));
+    const float upper[] = {12, 23, 30};
+    expect_f32(&y, upper, 3, TOL);
+    free_outs(&y, 1);
+}
+
+Test(conv, conv1d_group_strides_dilations_pads) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.group = 2;
+    d.strides[0] = 2;
+    d.dilations[0] = 2;
+    d.pads_begin[0] = 1;
+    d.pads_end[0] = 2;
+    /* (7 + 3 - 5) / 2 + 1 = 3 */
+    conv_case cc = {1, 2, 4, 2, {7}, {3}, true, {3}};
+    check_conv(&d, &cc);
+}
+
+Test(conv, conv1d_same_lower_dilated) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.strides[0] = 2;
+    d.dilations[0] = 3;
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    /* ceil(5 / 2) = 3; pads total (3-1)*2 + 4 - 5 = 3: 2 before, 1 after */
+    conv_case cc = {1, 1, 1, 1, {5}, {2}, false, {3}};
+    check_conv(&d, &cc);
+}
+
+Test(conv, valid_ignores_pads) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1; /* not used */
+    /* (5 - 2) / 2 + 1 = 2 */
+    conv_case cc = {2, 1, 2, 1, {5, 5}, {2, 2}, true, {2, 2}};
+    check_conv(&d, &cc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* conv_transpose                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct convt_case {
+    uint32_t ns;
+    int64_t n, c, mg;
+    int64_t in[2], k[2];
+    bool bias;
+    int64_t want[2];
+} convt_case;
+
+static void check_conv_transpose(const plx_conv_transpose_desc *d, const convt_case *cc) {
+    uint32_t r = 2 + cc->ns;
+    int64_t m = cc->mg * d->group;
+    int64_t xd[4] = {cc->n, cc->c, cc->in[0], cc->in[1]};
+    int64_t wd[4] = {cc->c, cc->mg, cc->k[0], cc->k[1]};
+    int64_t bd[1] = {m};
+    int64_t yd[4] = {cc->n, m, cc->want[0], cc->want[1]};
+    size_t nx = numel(xd, r), nw = numel(wd, r), ny = numel(yd, r);
+    float *x = falloc(nx), *w = falloc(nw), *b = falloc((size_t)m), *ref = falloc(ny);
+    gen(x, nx, 4);
+    gen(w, nw, 5);
+    gen(b, (size_t)m, 6);
+    /* Output size and pads (ONNX ConvTranspose). */
+    sp g;
+    for (int slot = 0; slot < 2; slot++) {
+        g.in[slot] = g.k[slot] = g.s[slot] = g.d[slot] = g.out[slot] = 1;
+        g.pb[slot] = g.pe[slot] = 0;
+    }
+    for (uint32_t i = 0; i < cc->ns; i++) {
+        uint32_t slot = 2 - cc->ns + i;
+        int64_t ek = (cc->k[i] - 1) * d->dilations[i] + 1;
+        int64_t full = d->strides[i] * (cc->in[i] - 1) + d->output_padding[i] + ek;
+        int64_t pb = d->pads_begin[i], pe = d->pads_end[i], out;
+        if (d->auto_pad == PLX_AUTO_PAD_SAME_UPPER || d->auto_pad == PLX_AUTO_PAD_SAME_LOWER) {
+            out = cc->in[i] * d->strides[i];
+            int64_t total = full - out;
+            pb = d->auto_pad == PLX_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            pe = total - pb;
+        } else if (d->auto_pad == PLX_AUTO_PAD_VALID) {
+            pb = pe = 0;
+            out = full;
+        } else {
+            out = full - pb - pe;
+        }
+        g.in[slot] = cc->in[i];
+        g.k[slot] = cc->k[i];
+        g.s[slot] = d->strides[i];
+        g.d[slot] = d->dilations[i];
+        g.pb[slot] = pb;
+        g.pe[slot] = pe;
+        g.out[slot] = out;
+        cr_assert(eq(i64, out, cc->want[i]), "reference geometry, dim %u", i);
+    }
+    targ ins[3] = {{F32, xd, r, x, false}, {F32, wd, r, w, true}, {F32, bd, 1, b, true}};
+    tout y;
+    run_op(PLX_OP_CONV_TRANSPOSE, d, ins, cc->bias ? 3 : 2, &y, 1);
+    expect_shape_(&y, F32, yd, r);
+    ref_conv_transpose(x, w, cc->bias ? b : NULL, ref, cc->n, cc->c, cc->mg, d->group, &g);
+    expect_f32(&y, ref, ny, TOL);
+    free_outs(&y, 1);
+    free(x);
+    free(w);
+    free(b);
+    free(ref);
+}
+
+Test(conv_transpose, by_hand_stride_2) {
+    /* X [1,1,1,2] = 1 2, W [1,1,1,2] = 1 10, stride 2: each input writes two
+     * outputs: 1 10 2 20; bias 0.5. */
+    float x[2] = {1, 2}, w[2] = {1, 10}, b[1] = {0.5f};
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[1] = 2;
+    targ ins[] = {IN(F32, DIMS(1, 1, 1, 2), x), CONST(F32, DIMS(1, 1, 1, 2), w),
+                  CONST(F32, DIMS(1), b)};
+    tout y;
+    RUN(PLX_OP_CONV_TRANSPOSE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1, 4));
+    const float want[] = {1.5f, 10.5f, 2.5f, 20.5f};
+    expect_f32(&y, want, 4, TOL);
+    free_outs(&y, 1);
+}
+
+Test(conv_transpose, conv2d_strides_pads_output_padding) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = 1;
+    d.pads_end[1] = 1;
+    d.output_padding[0] = 1;
+    /* H: 2*2 + 1 + 3 - 1 - 0 = 7; W: 2*2 + 0 + 3 - 0 - 1 = 6 */
+    convt_case cc = {2, 1, 2, 3, {3, 3}, {3, 3}, true, {7, 6}};
+    check_conv_transpose(&d, &cc);
+}
+
+Test(conv_transpose, conv1d_group_dilation_output_padding) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.group = 2;
+    d.strides[0] = 3;
+    d.dilations[0] = 2;
+    d.pads_begin[0] = d.pads_end[0] = 1;
+    d.output_padding[0] = 1;
+    /* 3*2 + 1 + 3 - 2 = 8 */
+    convt_case cc = {1, 1, 4, 1, {3}, {2}, true, {8}};
+    check_conv_transpose(&d, &cc);
+}
+
+Test(conv_transpose, conv2d_group_dilations_batch) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.group = 2;
+    d.strides[1] = 2;
+    d.dilations[0] = 2;
+    /* H: 1*1 + 3 = 4; W: 2*2 + 2 = 6 */
+    convt_case cc = {2, 2, 4, 2, {2, 3}, {2, 2}, false, {4, 6}};
+    check_conv_transpose(&d, &cc);
+}
+
+/* output_shape given: the pads come from it (ONNX ConvTranspose-11:
+ * total = stride*(in-1) + output_padding + ek - output_shape; SAME_UPPER
+ * puts total/2 at the start, anything else total - total/2). Values as in
+ * ONNX Runtime's test "ConvTranspose output_shape with even strides odd
+ * kernel autopad NOTSET" (checked by hand: y[0][1] = 1 + x01 * w10 = 5). */
+Test(conv_transpose, output_shape_notset_derives_pads) {
+    float x[4] = {0, 1, 2, 3}, w[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[1] = {1};
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.output_shape[0] = d.output_shape[1] = 4;
+    targ ins[] = {IN(F32, DIMS(1, 1, 2, 2), x), CONST(F32, DIMS(1, 1, 3, 3), w),
+                  CONST(F32, DIMS(1), b)};
+    tout y;
+    RUN(PLX_OP_CONV_TRANSPOSE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 4, 4));
+    const float want[] = {1, 5, 6, 7, 5, 17, 15, 19, 11, 25, 16, 19, 17, 40, 25, 28};
+    expect_f32(&y, want, 16, TOL);
+    free_outs(&y, 1);
+}
+
+Test(conv_transpose, output_shape_with_same_upper) {
+    float x[4] = {0, 1, 2, 3}, w[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[1] = {1};
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.output_shape[0] = d.output_shape[1] = 4;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    targ ins[] = {IN(F32, DIMS(1, 1, 2, 2), x), CONST(F32, DIMS(1, 1, 3, 3), w),
+                  CONST(F32, DIMS(1), b)};
+    tout y;
+    /* total pad 2*1 + 3 - 4 = 1: SAME_UPPER puts it at the end */
+    sp g = {{2, 2}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, {4, 4}};
+    float ref[16];
+    ref_conv_transpose(x, w, b, ref, 1, 1, 1, 1, &g);
+    RUN(PLX_OP_CONV_TRANSPOSE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 4, 4));
+    expect_f32(&y, ref, 16, TOL);
+    free_outs(&y, 1);
+}
+
+Test(conv_transpose, valid_ignores_pads) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.output_padding[1] = 1;
+    d.pads_begin[0] = d.pads_end[1] = 1; /* not used */
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    /* the full size: H 2*1 + 2 = 4; W 2*2 + 1 + 2 = 7 */
+    convt_case cc = {2, 1, 2, 2, {2, 3}, {2, 2}, true, {4, 7}};
+    check_conv_transpose(&d, &cc);
+}
+
+Test(conv_transpose, same_upper_and_lower) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.strides[0] = d.strides[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    /* out = in * stride = 6; total pad 2*2 + 3 - 6 = 1 */
+    convt_case cc = {2, 1, 1, 1, {3, 3}, {3, 3}, false, {6, 6}};
+    check_conv_transpose(&d, &cc);
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    check_conv_transpose(&d, &cc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* fully_connected, matmul, gemm                                              */
+/* ------------------------------------------------------------------------ */
+
+/* X [rows, K] times W' [K, M] plus B. */
+static void ref_fc(const float *x, const float *w, bool wt, const float *b, float *y, int64_t rows,
+                   int64_t k, int64_t m) {
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < m; j++) {
+            double acc = b ? b[j] : 0.0;
+            for (int64_t i = 0; i < k; i++) {
+                acc += (double)x[r * k + i] * (wt ? w[j * k + i] : w[i * m + j]);
+            }
+            y[r * m + j] = (float)acc;
+        }
+    }
+}
+
+Test(fully_connected, weights_k_by_m_with_bias) {
+    float x[6], w[12], b[4], ref[8];
+    gen(x, 6, 1);
+    gen(w, 12, 2);
+    gen(b, 4, 3);
+    plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+    targ ins[] = {IN(F32, DIMS(2, 3), x), CONST(F32, DIMS(3, 4), w), CONST(F32, DIMS(4), b)};
+    tout y;
+    RUN(PLX_OP_FULLY_CONNECTED, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+    ref_fc(x, w, false, b, ref, 2, 3, 4);
+    expect_f32(&y, ref, 8, TOL);
+    free_outs(&y, 1);
+}
+
+Test(fully_connected, weights_transposed_m_by_k) {
+    float x[6], w[12], b[4], ref[8];
+    gen(x, 6, 4);
+    gen(w, 12, 5);
+    gen(b, 4, 6);
+    plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+    d.weights_transposed = true;
+    targ ins[] = {IN(F32, DIMS(2, 3), x), CONST(F32, DIMS(4, 3), w), CONST(F32, DIMS(4), b)};
+    tout y;
+    RUN(PLX_OP_FULLY_CONNECTED, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+    ref_fc(x, w, true, b, ref, 2, 3, 4);
+    expect_f32(&y, ref, 8, TOL);
+    free_outs(&y, 1);
+}
+
+Test(fully_connected, rank3_input_keeps_leading_dims) {
+    float x[12], w[15], ref[20];
+    gen(x, 12, 7);
+    gen(w, 15, 8);
+    plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+    d.weights_transposed = true;
+    targ ins[] = {IN(F32, DIMS(2, 2, 3), x), CONST(F32, DIMS(5, 3), w)};
+    tout y;
+    RUN(PLX_OP_FULLY_CONNECTED, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 2, 5));
+    ref_fc(x, w, true, NULL, ref, 4, 3, 5);
+    expect_f32(&y, ref, 20, TOL);
+    free_outs(&y, 1);
+}
+
+Test(matmul, vector_times_matrix) {
+    float a[3] = {1, 2, 3}, b[6] = {1, 2, 3, 4, 5, 6};
+    targ ins[] = {IN(F32, DIMS(3), a), CONST(F32, DIMS(3, 2), b)};
+    tout y;
+    RUN(PLX_OP_MATMUL, NULL, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2));
+    const float want[] = {1 + 6 + 15, 2 + 8 + 18};
+    expect_f32(&y, want, 2, TOL);
+    free_outs(&y, 1);
+}
+
+Test(matmul, matrix_times_vector) {
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[3] = {1, 0, -1};
+    targ ins[] = {IN(F32, DIMS(2, 3), a), CONST(F32, DIMS(3), b)};
+    tout y;
+    RUN(PLX_OP_MATMUL, NULL, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2));
+    const float want[] = {-2, -2};
+    expect_f32(&y, want, 2, TOL);
+    free_outs(&y, 1);
+}
+
+Test(matmul, vector_dot_vector_is_a_scalar) {
+    float a[3] = {1, 2, 3}, b[3] = {4, 5, 6};
+    targ ins[] = {IN(F32, DIMS(3), a), IN(F32, DIMS(3), b)};
+    tout y;
+    RUN(PLX_OP_MATMUL, NULL, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, SCALAR);
+    const float want[] = {32};
+    expect_f32(&y, want, 1, TOL);
+    free_outs(&y, 1);
+}
+
+Test(matmul, batched_broadcast) {
+    /* A [2,1,2,3] x B [3,3,2] -> [2,3,2,2]: A's batch dim 1 meets B's 3. */
+    float a[12], b[18], ref[24];
+    gen(a, 12, 1);
+    gen(b, 18, 2);
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 3; j++) {
+            for (int r = 0; r < 2; r++) {
+                for (int c = 0; c < 2; c++) {
+                    double acc = 0;
+                    for (int k = 0; k < 3; k++) {
+                        acc += (double)a[(i * 2 + r) * 3 + k] * b[(j * 3 + k) * 2 + c];
+                    }
+                    ref[((i * 3 + j) * 2 + r) * 2 + c] = (float)acc;
+                }
+            }
+        }
+    }
+    targ ins[] = {IN(F32, DIMS(2, 1, 2, 3), a), CONST(F32, DIMS(3, 3, 2), b)};
+    tout y;
+    RUN(PLX_OP_MATMUL, NULL, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 2, 2));
+    expect_f32(&y, ref, 24, TOL);
+    free_outs(&y, 1);
+}
+
+/* numpy's rules where one side is 1-D or has no batch dims. */
+Test(matmul, batch_from_one_side) {
+    float a[6], b[24], v[3], ref[16];
+    gen(a, 6, 3);
+    gen(b, 24, 4);
+    gen(v, 3, 5);
+    tout y;
+    /* A [2,3] x B [2,3,4] -> [2,2,4] */
+    for (int n = 0; n < 2; n++) {
+        for (int i = 0; i < 2; i++) {
+            for (int j = 0; j < 4; j++) {
+                double acc = 0;
+                for (int k = 0; k < 3; k++) {
+                    acc += (double)a[i * 3 + k] * b[(n * 3 + k) * 4 + j];
+                }
+                ref[(n * 2 + i) * 4 + j] = (float)acc;
+            }
+        }
+    }
+    targ ab[] = {IN(F32, DIMS(2, 3), a), CONST(F32, DIMS(2, 3, 4), b)};
+    RUN(PLX_OP_MATMUL, NULL, ab, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 2, 4));
+    expect_f32(&y, ref, 16, TOL);
+    free_outs(&y, 1);
+
+    /* A [3] x B [2,3,4] -> [2,4] */
+    for (int n = 0; n < 2; n++) {
+        for (int j = 0; j < 4; j++) {
+            double acc = 0;
+            for (int k = 0; k < 3; k++) {
+                acc += (double)v[k] * b[(n * 3 + k) * 4 + j];
+            }
+            ref[n * 4 + j] = (float)acc;
+        }
+    }
+    targ vb[] = {IN(F32, DIMS(3), v), CONST(F32, DIMS(2, 3, 4), b)};
+    RUN(PLX_OP_MATMUL, NULL, vb, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+    expect_f32(&y, ref, 8, TOL);
+    free_outs(&y, 1);
+
+    /* A [2,1,3] (b reused as data) x B [3] -> [2,1] */
+    for (int n = 0; n < 2; n++) {
+        double acc = 0;
+        for (int k = 0; k < 3; k++) {
+            acc += (double)b[n * 3 + k] * v[k];
+        }
+        ref[n] = (float)acc;
+    }
+    targ av[] = {IN(F32, DIMS(2, 1, 3), b), CONST(F32, DIMS(3), v)};
+    RUN(PLX_OP_MATMUL, NULL, av, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 1));
+    expect_f32(&y, ref, 2, TOL);
+    free_outs(&y, 1);
+}
+
+Test(matmul, int32) {
+    int32_t a[4] = {1, -2, 3, 4}, b[6] = {5, 6, 7, -8, 9, 10};
+    targ ins[] = {IN(I32, DIMS(2, 2), a), CONST(I32, DIMS(2, 3), b)};
+    tout y;
+    RUN(PLX_OP_MATMUL, NULL, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(2, 3));
+    const int32_t want[] = {5 + 16, 6 - 18, 7 - 20, 15 - 32, 18 + 36, 21 + 40};
+    expect_i32(&y, want, 6);
+    free_outs(&y, 1);
+}
+
+/* Y = alpha * A' B' + beta * C, with A [M,K] or [K,M] (trans_a). */
+static void ref_gemm(const float *a, const float *b, const float *c, const int64_t *cdims,
+                     uint32_t crank, float *y, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                     float alpha, float beta) {
+    const int64_t out[2] = {m, n};
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (int64_t p = 0; p < k; p++) {
+                acc += (double)(ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+            }
+            double cv = c ? c[bcast_off((size_t)(i * n + j), out, 2, cdims, crank)] : 0.0;
+            y[i * n + j] = (float)(alpha * acc + beta * cv);
+        }
+    }
+}
+
+Test(gemm, transposes_alpha_beta_row_bias) {
+    float a[6], b[12], c[4], ref[8];
+    gen(a, 6, 1);
+    gen(b, 12, 2);
+    gen(c, 4, 3);
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    d.trans_a = d.trans_b = true;
+    d.alpha = 0.5f;
+    d.beta = 2.0f;
+    /* A [3,2] transposed is [2,3]; B [4,3] transposed is [3,4]; C [4]. */
+    targ ins[] = {IN(F32, DIMS(3, 2), a), CONST(F32, DIMS(4, 3), b), CONST(F32, DIMS(4), c)};
+    tout y;
+    RUN(PLX_OP_GEMM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+    ref_gemm(a, b, c, DIMS(4), ref, 2, 4, 3, true, true, 0.5f, 2.0f);
+    expect_f32(&y, ref, 8, TOL);
+    free_outs(&y, 1);
+}
+
+Test(gemm, column_bias_trans_a_only) {
+    float a[6], b[8], c[2], ref[8];
+    gen(a, 6, 4);
+    gen(b, 8, 5);
+    gen(c, 2, 6);
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    d.trans_a = true;
+    /* A [2,2] transposed x B [2,4] plus C [2,1] along the rows. */
+    targ ins[] = {IN(F32, DIMS(2, 2), a), CONST(F32, DIMS(2, 4), b), CONST(F32, DIMS(2, 1), c)};
+    tout y;
+    RUN(PLX_OP_GEMM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+    ref_gemm(a, b, c, DIMS(2, 1), ref, 2, 4, 2, true, false, 1.0f, 1.0f);
+    expect_f32(&y, ref, 8, TOL);
+    free_outs(&y, 1);
+}
+
+Test(gemm, scalar_c_and_trans_b) {
+    float a[6], b[6], c[1] = {3.0f}, ref[4];
+    gen(a, 6, 7);
+    gen(b, 6, 8);
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    d.trans_b = true;
+    d.beta = -1.0f;
+    targ ins[] = {IN(F32, DIMS(2, 3), a), CONST(F32, DIMS(2, 3), b), CONST(F32, SCALAR, c)};
+    tout y;
+    RUN(PLX_OP_GEMM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 2));
+    ref_gemm(a, b, c, NULL, 0, ref, 2, 2, 3, false, true, 1.0f, -1.0f);
+    expect_f32(&y, ref, 4, TOL);
+    free_outs(&y, 1);
+}
+
+Test(gemm, without_c) {
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    d.alpha = 2.0f;
+    targ ins[] = {IN(F32, DIMS(2, 3), a), IN(F32, DIMS(3, 2), b)};
+    tout y;
+    RUN(PLX_OP_GEMM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 2));
+    const float want[] = {2 * 4, 2 * 5, 2 * 10, 2 * 11};
+    expect_f32(&y, want, 4, TOL);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* pool, global_pool                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pool_case {
+    uint32_t ns;
+    int64_t n, c;
+    int64_t in[2];
+    int64_t want[2];
+} pool_case;
+
+static void check_pool(const plx_pool_desc *d, const pool_case *pc) {
+    uint32_t r = 2 + pc->ns;
+    int64_t xd[4] = {pc->n, pc->c, pc->in[0], pc->in[1]};
+    int64_t yd[4] = {pc->n, pc->c, pc->want[0], pc->want[1]};
+    size_t nx = numel(xd, r), ny = numel(yd, r);
+    float *x = falloc(nx), *ref = falloc(ny);
+    gen(x, nx, 9);
+    sp g = window_geom(pc->ns, pc->in, d->kernel, d->strides, d->dilations, d->pads_begin,
+                       d->pads_end, d->auto_pad, d->ceil_mode);
+    for (uint32_t i = 0; i < pc->ns; i++) {
+        cr_assert(eq(i64, g.out[2 - pc->ns + i], pc->want[i]), "reference geometry, dim %u", i);
+    }
+    targ ins[1] = {{F32, xd, r, x, false}};
+    tout y;
+    RUN(PLX_OP_POOL, d, ins, &y, 1);
+    expect_shape_(&y, F32, yd, r);
+    ref_pool(x, ref, pc->n * pc->c, &g, d->kind == PLX_POOL_MAX, d->count_include_pad);
+    expect_f32(&y, ref, ny, TOL);
+    free_outs(&y, 1);
+    free(x);
+    free(ref);
+}
+
+Test(pool, max_ceil_mode_partial_windows) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    d.ceil_mode = true;
+    /* ceil((5 - 2) / 2) + 1 = 3 */
+    pool_case pc = {2, 1, 2, {5, 5}, {3, 3}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, max_ceil_mode_by_hand) {
+    /* 1 x 5: windows [0,1], [2,3], [4] */
+    float x[5] = {1, 5, -2, -3, 7};
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 2;
+    d.strides[0] = 2;
+    d.ceil_mode = true;
+    targ ins[] = {IN(F32, DIMS(1, 1, 5), x)};
+    tout y;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 3));
+    const float want[] = {5, -2, 7};
+    expect_f32(&y, want, 3, TOL);
+    free_outs(&y, 1);
+}
+
+/* ceil_mode adds a window only when it starts inside the input or its left
+ * padding (ONNX: "sliding windows that would start in the right padded
+ * region are ignored"). */
+Test(pool, ceil_mode_drops_window_starting_in_right_padding) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 3;
+    d.pads_end[0] = d.pads_end[1] = 1;
+    d.ceil_mode = true;
+    /* ceil((5 + 1 - 2) / 3) + 1 = 3, but window 2 would start at 6 >= 5: 2 */
+    pool_case pc = {2, 1, 1, {5, 5}, {2, 2}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, ceil_mode_1d_left_pad_counts) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 2;
+    d.strides[0] = 2;
+    d.pads_begin[0] = d.pads_end[0] = 1;
+    d.ceil_mode = true;
+    /* in 5: ceil((7 - 2) / 2) + 1 = 4, window 3 starts at 3*2 - 1 = 5 = in:
+     * in the right padding, dropped: 3 */
+    pool_case a = {1, 1, 2, {5}, {3}};
+    check_pool(&d, &a);
+    /* in 6, kernel 3: ceil((8 - 3) / 2) + 1 = 4, window 3 starts at 5 < 6: kept */
+    d.kernel[0] = 3;
+    pool_case b = {1, 1, 2, {6}, {4}};
+    check_pool(&d, &b);
+}
+
+Test(pool, average_ceil_mode_exclude_pad) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    d.ceil_mode = true;
+    /* ceil((4 + 2 - 3) / 2) + 1 = 3 */
+    pool_case pc = {2, 1, 2, {4, 4}, {3, 3}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, average_ceil_mode_include_pad) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    d.ceil_mode = true;
+    d.count_include_pad = true;
+    pool_case pc = {2, 1, 2, {4, 4}, {3, 3}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, average_by_hand_include_and_exclude_pad) {
+    /* 1 x 3 = 3 6 9, kernel 2, pads 1/1, stride 2: windows {pad,3}, {6,9}. */
+    float x[3] = {3, 6, 9};
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = 2;
+    d.strides[0] = 2;
+    d.pads_begin[0] = d.pads_end[0] = 1;
+    targ ins[] = {IN(F32, DIMS(1, 1, 3), x)};
+    tout y;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 2));
+    const float excl[] = {3, 7.5f};
+    expect_f32(&y, excl, 2, TOL);
+    free_outs(&y, 1);
+    d.count_include_pad = true;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 2));
+    const float incl[] = {1.5f, 7.5f};
+    expect_f32(&y, incl, 2, TOL);
+    free_outs(&y, 1);
+}
+
+Test(pool, average_include_pad_asymmetric) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 3;
+    d.strides[0] = 2;
+    d.pads_begin[0] = 1;
+    d.pads_begin[1] = 2;
+    d.pads_end[0] = 1;
+    d.count_include_pad = true;
+    /* H: (4 + 2 - 3) / 2 + 1 = 2; W: (4 + 2 - 3) + 1 = 4 */
+    pool_case pc = {2, 2, 1, {4, 4}, {2, 4}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, max_same_lower) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 2;
+    d.kernel[1] = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    /* ceil(5 / 2) = 3; pads H 1 (at the start), W 2 (1 + 1) */
+    pool_case pc = {2, 1, 2, {5, 5}, {3, 3}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, max_same_upper_by_hand) {
+    /* 1 x 4 = 1 4 2 3, kernel 2 stride 1 SAME_UPPER: pad at the end. */
+    float x[4] = {1, 4, 2, 3};
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 2;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    targ ins[] = {IN(F32, DIMS(1, 1, 4), x)};
+    tout y;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 4));
+    const float upper[] = {4, 4, 3, 3};
+    expect_f32(&y, upper, 4, TOL);
+    free_outs(&y, 1);
+    d.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 4));
+    const float lower[] = {1, 4, 4, 3};
+    expect_f32(&y, lower, 4, TOL);
+    free_outs(&y, 1);
+}
+
+Test(pool, average_same_upper_both_pad_counts) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 3;
+    d.strides[0] = d.strides[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    /* H: ceil(4/2) = 2, pads 0/1; W: ceil(5/2) = 3, pads 1/1 */
+    pool_case pc = {2, 1, 2, {4, 5}, {2, 3}};
+    check_pool(&d, &pc);
+    d.count_include_pad = true;
+    check_pool(&d, &pc);
+}
+
+Test(pool, max_valid_dilated) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    d.dilations[0] = d.dilations[1] = 2;
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    /* (6 - 3) / 2 + 1 = 2 */
+    pool_case pc = {2, 1, 2, {6, 6}, {2, 2}};
+    check_pool(&d, &pc);
+}
+
+/* With auto_pad, ceil_mode changes nothing: VALID gives
+ * ceil((in - ek + 1) / stride) = floor((in - ek) / stride) + 1. */
+Test(pool, valid_ignores_ceil_mode) {
+    const float x[5] = {1, 9, 3, 4, 8};
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 2;
+    d.strides[0] = 2;
+    d.auto_pad = PLX_AUTO_PAD_VALID;
+    d.ceil_mode = true;
+    targ ins[] = {IN(F32, DIMS(1, 1, 5), x)};
+    tout y;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 2));
+    const float want[] = {9, 4};
+    expect_f32(&y, want, 2, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(pool, max_1d_dilated_pads) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = 3;
+    d.dilations[0] = 2;
+    d.pads_begin[0] = 2;
+    d.pads_end[0] = 1;
+    /* (7 + 3 - 5) + 1 = 6 */
+    pool_case pc = {1, 2, 2, {7}, {6}};
+    check_pool(&d, &pc);
+}
+
+Test(pool, max_uint8) {
+    uint8_t x[8] = {1, 200, 3, 4, 250, 0, 7, 8};
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    targ ins[] = {IN(U8, DIMS(1, 1, 2, 4), x)};
+    tout y;
+    RUN(PLX_OP_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, U8, DIMS(1, 1, 1, 2));
+    const uint8_t want[] = {250, 8};
+    expect_u8(&y, want, 2);
+    free_outs(&y, 1);
+}
+
+Test(global_pool, max_and_average_2d) {
+    float x[36];
+    gen(x, 36, 10);
+    float mx[6], avg[6];
+    for (int i = 0; i < 6; i++) {
+        double best = -INFINITY, sum = 0;
+        for (int j = 0; j < 6; j++) {
+            best = fmax(best, x[i * 6 + j]);
+            sum += x[i * 6 + j];
+        }
+        mx[i] = (float)best;
+        avg[i] = (float)(sum / 6);
+    }
+    targ ins[] = {IN(F32, DIMS(2, 3, 2, 3), x)};
+    tout y;
+    plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_MAX);
+    RUN(PLX_OP_GLOBAL_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 1, 1));
+    expect_f32(&y, mx, 6, TOL);
+    free_outs(&y, 1);
+    d.kind = PLX_POOL_AVERAGE;
+    RUN(PLX_OP_GLOBAL_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 1, 1));
+    expect_f32(&y, avg, 6, TOL);
+    free_outs(&y, 1);
+}
+
+Test(global_pool, average_1d) {
+    float x[8] = {1, 2, 3, 4, -1, -2, -3, 10};
+    plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    targ ins[] = {IN(F32, DIMS(1, 2, 4), x)};
+    tout y;
+    RUN(PLX_OP_GLOBAL_POOL, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 2, 1));
+    const float want[] = {2.5f, 1.0f};
+    expect_f32(&y, want, 2, TOL);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* activation                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static const float act_x[10] = {-6.0f, -3.0f, -1.5f, -0.5f, 0.0f, 0.25f, 1.0f, 2.5f, 4.0f, 7.0f};
+
+static double ref_act(const plx_activation_desc *d, double x) {
+    double a = d->alpha, b = d->beta;
+    switch (d->func) {
+    case PLX_ACT_RELU: return x > 0 ? x : 0;
+    case PLX_ACT_CLIP: return x < a ? a : x > b ? b : x;
+    case PLX_ACT_LEAKY_RELU: return x < 0 ? a * x : x;
+    case PLX_ACT_ELU: return x < 0 ? a * (exp(x) - 1) : x;
+    case PLX_ACT_SIGMOID: return 1 / (1 + exp(-x));
+    case PLX_ACT_HARD_SIGMOID: return fmax(0, fmin(1, a * x + b));
+    case PLX_ACT_HARD_SWISH: return x * fmax(0, fmin(1, x / 6 + 0.5));
+    case PLX_ACT_TANH: return tanh(x);
+    case PLX_ACT_GELU:
+        if (a != 0) {
+            return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        }
+        return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case PLX_ACT_SOFTPLUS: return log1p(exp(x));
+    }
+    return NAN;
+}
+
+static void check_act(const plx_activation_desc *d) {
+    float ref[10];
+    for (int i = 0; i < 10; i++) {
+        ref[i] = (float)ref_act(d, act_x[i]);
+    }
+    targ ins[] = {IN(F32, DIMS(2, 5), act_x)};
+    tout y;
+    RUN(PLX_OP_ACTIVATION, d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 5));
+    expect_f32(&y, ref, 10, TOL_LOOSE);
+    free_outs(&y, 1);
+}
+
+Test(activation, relu) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    check_act(&d);
+}
+
+Test(activation, clip_defaults_and_bounds) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    check_act(&d); /* -inf, +inf: identity */
+    d.alpha = -1.0f;
+    d.beta = 2.0f;
+    check_act(&d);
+}
+
+Test(activation, leaky_relu) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_LEAKY_RELU);
+    check_act(&d); /* 0.01 */
+    d.alpha = 0.2f;
+    check_act(&d);
+}
+
+Test(activation, elu) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_ELU);
+    check_act(&d);
+    d.alpha = 0.5f;
+    check_act(&d);
+}
+
+Test(activation, sigmoid) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SIGMOID);
+    check_act(&d);
+}
+
+Test(activation, hard_sigmoid) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_HARD_SIGMOID);
+    check_act(&d); /* 0.2, 0.5 */
+    d.alpha = 0.5f;
+    d.beta = 0.25f;
+    check_act(&d);
+}
+
+Test(activation, hard_swish) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_HARD_SWISH);
+    check_act(&d);
+}
+
+Test(activation, tanh) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_TANH);
+    check_act(&d);
+}
+
+Test(activation, gelu_exact_and_tanh) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
+    check_act(&d);
+    d.alpha = 1.0f; /* tanh approximation */
+    check_act(&d);
+}
+
+Test(activation, softplus) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SOFTPLUS);
+    check_act(&d);
+}
+
+Test(activation, relu_and_clip_int32) {
+    int32_t x[6] = {-5, -1, 0, 1, 3, 100};
+    targ ins[] = {IN(I32, DIMS(6), x)};
+    tout y;
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    RUN(PLX_OP_ACTIVATION, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(6));
+    const int32_t relu[] = {0, 0, 0, 1, 3, 100};
+    expect_i32(&y, relu, 6);
+    free_outs(&y, 1);
+    plx_activation_desc c = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    c.alpha = -2.0f;
+    c.beta = 3.0f;
+    RUN(PLX_OP_ACTIVATION, &c, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(6));
+    const int32_t clip[] = {-2, -1, 0, 1, 3, 3};
+    expect_i32(&y, clip, 6);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* binary                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static bool is_compare(plx_binary_func f) {
+    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER;
+}
+
+static double ref_binary_f(plx_binary_func f, double a, double b) {
+    switch (f) {
+    case PLX_BINARY_ADD: return a + b;
+    case PLX_BINARY_SUB: return a - b;
+    case PLX_BINARY_MUL: return a * b;
+    case PLX_BINARY_DIV: return a / b;
+    case PLX_BINARY_POW: return pow(a, b);
+    case PLX_BINARY_MAX: return a > b ? a : b;
+    case PLX_BINARY_MIN: return a < b ? a : b;
+    case PLX_BINARY_EQUAL: return a == b;
+    case PLX_BINARY_LESS: return a < b;
+    case PLX_BINARY_GREATER: return a > b;
+    }
+    return NAN;
+}
+
+/* A [2,3,1] (input) op B [1,4] (constant) -> [2,3,4], every func. */
+Test(binary, float32_every_func_broadcast) {
+    const float a[6] = {1.5f, 2.0f, 0.5f, 3.0f, 4.0f, 0.25f};
+    const float b[4] = {2.0f, -1.0f, 0.5f, 3.0f};
+    const int64_t od[3] = {2, 3, 4}, ad[3] = {2, 3, 1}, bd[2] = {1, 4};
+    for (int f = PLX_BINARY_ADD; f <= PLX_BINARY_GREATER; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        targ ins[] = {IN(F32, DIMS(2, 3, 1), a), CONST(F32, DIMS(1, 4), b)};
+        tout y;
+        RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+        float ref[24];
+        uint8_t refb[24];
+        for (size_t i = 0; i < 24; i++) {
+            double v = ref_binary_f((plx_binary_func)f, a[bcast_off(i, od, 3, ad, 3)],
+                                    b[bcast_off(i, od, 3, bd, 2)]);
+            ref[i] = (float)v;
+            refb[i] = is_compare((plx_binary_func)f) ? (uint8_t)(v != 0) : 0;
+        }
+        if (is_compare((plx_binary_func)f)) {
+            EXPECT_SHAPE(&y, BOOL, DIMS(2, 3, 4));
+            expect_u8(&y, refb, 24);
+        } else {
+            EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+            expect_f32(&y, ref, 24, TOL);
+        }
+        free_outs(&y, 1);
+    }
+}
+
+/* Both sides broadcast: A [2,1,3] and B [4,1] (two network inputs). */
+Test(binary, float32_two_sided_broadcast) {
+    float a[6], b[4];
+    gen(a, 6, 11);
+    gen(b, 4, 12);
+    const int64_t od[3] = {2, 4, 3}, ad[3] = {2, 1, 3}, bd[2] = {4, 1};
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_SUB);
+    targ ins[] = {IN(F32, DIMS(2, 1, 3), a), IN(F32, DIMS(4, 1), b)};
+    tout y;
+    RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 4, 3));
+    float ref[24];
+    for (size_t i = 0; i < 24; i++) {
+        ref[i] = a[bcast_off(i, od, 3, ad, 3)] - b[bcast_off(i, od, 3, bd, 2)];
+    }
+    expect_f32(&y, ref, 24, TOL);
+    free_outs(&y, 1);
+}
+
+/* A [2,3] op B [3]: integer division truncates toward zero. */
+Test(binary, int32_every_func_broadcast) {
+    const int32_t a[6] = {7, -7, 9, -9, 2, 5};
+    const int32_t b[3] = {2, 2, -4};
+    const int32_t e[3] = {2, 3, 0}; /* exponents for pow */
+    const int32_t want[7][6] = {
+        {9, -5, 5, -7, 4, 1},          /* add */
+        {5, -9, 13, -11, 0, 9},        /* sub */
+        {14, -14, -36, -18, 4, -20},   /* mul */
+        {3, -3, -2, -4, 1, -1},        /* div */
+        {49, -343, 1, 81, 8, 1},       /* pow with e */
+        {7, 2, 9, 2, 2, 5},            /* max */
+        {2, -7, -4, -9, 2, -4},        /* min */
+    };
+    const uint8_t wantb[3][6] = {
+        {0, 0, 0, 0, 1, 0}, /* equal */
+        {0, 1, 0, 1, 0, 0}, /* less */
+        {1, 0, 1, 0, 0, 1}, /* greater */
+    };
+    for (int f = PLX_BINARY_ADD; f <= PLX_BINARY_GREATER; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        targ ins[] = {IN(I32, DIMS(2, 3), a), CONST(I32, DIMS(3), f == PLX_BINARY_POW ? e : b)};
+        tout y;
+        RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+        if (is_compare((plx_binary_func)f)) {
+            EXPECT_SHAPE(&y, BOOL, DIMS(2, 3));
+            expect_u8(&y, wantb[f - PLX_BINARY_EQUAL], 6);
+        } else {
+            EXPECT_SHAPE(&y, I32, DIMS(2, 3));
+            expect_i32(&y, want[f], 6);
+        }
+        free_outs(&y, 1);
+    }
+}
+
+Test(binary, int32_equal_with_scalar) {
+    const int32_t a[4] = {3, -3, 3, 0}, b[1] = {3};
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
+    targ ins[] = {IN(I32, DIMS(2, 2), a), CONST(I32, SCALAR, b)};
+    tout y;
+    RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, BOOL, DIMS(2, 2));
+    const uint8_t want[] = {1, 0, 1, 0};
+    expect_u8(&y, want, 4);
+    free_outs(&y, 1);
+}
+
+Test(binary, int64_mul_and_bool_equal) {
+    const int64_t a[3] = {INT64_C(3000000000), -2, 5}, b[1] = {3};
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    targ ins[] = {IN(I64, DIMS(3), a), CONST(I64, DIMS(1), b)};
+    tout y;
+    RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(3));
+    const int64_t want[] = {INT64_C(9000000000), -6, 15};
+    expect_i64(&y, want, 3);
+    free_outs(&y, 1);
+
+    const uint8_t p[4] = {0, 1, 0, 1}, q[2] = {0, 1};
+    plx_binary_desc e = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
+    targ bins[] = {IN(BOOL, DIMS(2, 2), p), IN(BOOL, DIMS(2, 1), q)};
+    RUN(PLX_OP_BINARY, &e, bins, &y, 1);
+    EXPECT_SHAPE(&y, BOOL, DIMS(2, 2));
+    const uint8_t wantb[] = {1, 0, 0, 1};
+    expect_u8(&y, wantb, 4);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* unary                                                                      */
+/* ------------------------------------------------------------------------ */
+
+Test(unary, float32_every_func) {
+    const float x[8] = {-2.5f, -1.0f, -0.25f, 0.0f, 0.5f, 1.0f, 1.5f, 3.75f};
+    const float pos[8] = {0.25f, 0.5f, 1.0f, 2.0f, 4.0f, 9.0f, 10.0f, 100.0f};
+    for (int f = PLX_UNARY_ABS; f <= PLX_UNARY_CEIL; f++) {
+        bool positive = f == PLX_UNARY_SQRT || f == PLX_UNARY_LOG || f == PLX_UNARY_RECIPROCAL;
+        const float *in = positive ? pos : x;
+        float ref[8];
+        for (int i = 0; i < 8; i++) {
+            double v = in[i];
+            switch ((plx_unary_func)f) {
+            case PLX_UNARY_ABS: v = fabs(v); break;
+            case PLX_UNARY_NEG: v = -v; break;
+            case PLX_UNARY_SQRT: v = sqrt(v); break;
+            case PLX_UNARY_RECIPROCAL: v = 1 / v; break;
+            case PLX_UNARY_EXP: v = exp(v); break;
+            case PLX_UNARY_LOG: v = log(v); break;
+            case PLX_UNARY_ERF: v = erf(v); break;
+            case PLX_UNARY_FLOOR: v = floor(v); break;
+            case PLX_UNARY_CEIL: v = ceil(v); break;
+            case PLX_UNARY_NOT: break;
+            }
+            ref[i] = (float)v;
+        }
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        targ ins[] = {IN(F32, DIMS(2, 4), in)};
+        tout y;
+        RUN(PLX_OP_UNARY, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+        expect_f32(&y, ref, 8, TOL);
+        free_outs(&y, 1);
+    }
+}
+
+Test(unary, int32_abs_neg_and_bool_not) {
+    const int32_t x[4] = {-7, 0, 5, -1};
+    targ ins[] = {IN(I32, DIMS(4), x)};
+    tout y;
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_ABS);
+    RUN(PLX_OP_UNARY, &d, ins, &y, 1);
+    const int32_t abs_want[] = {7, 0, 5, 1};
+    EXPECT_SHAPE(&y, I32, DIMS(4));
+    expect_i32(&y, abs_want, 4);
+    free_outs(&y, 1);
+    d.func = PLX_UNARY_NEG;
+    RUN(PLX_OP_UNARY, &d, ins, &y, 1);
+    const int32_t neg_want[] = {7, 0, -5, 1};
+    expect_i32(&y, neg_want, 4);
+    free_outs(&y, 1);
+
+    const uint8_t b[3] = {1, 0, 1};
+    d.func = PLX_UNARY_NOT;
+    targ bins[] = {IN(BOOL, DIMS(1, 3), b)};
+    RUN(PLX_OP_UNARY, &d, bins, &y, 1);
+    EXPECT_SHAPE(&y, BOOL, DIMS(1, 3));
+    const uint8_t not_want[] = {0, 1, 0};
+    expect_u8(&y, not_want, 3);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* batch_norm, layer_norm, softmax                                            */
+/* ------------------------------------------------------------------------ */
+
+static void check_batch_norm(const int64_t *xd, uint32_t rank) {
+    size_t n = numel(xd, rank);
+    int64_t c = xd[1];
+    size_t inner = numel(xd + 2, rank - 2);
+    float *x = falloc(n), *ref = falloc(n);
+    float scale[3], bias[3], mean[3], var[3];
+    gen(x, n, 13);
+    gen(scale, 3, 14);
+    gen(bias, 3, 15);
+    gen(mean, 3, 16);
+    const float vars[3] = {0.5f, 2.0f, 0.0f};
+    memcpy(var, vars, sizeof var);
+    plx_batch_norm_desc d = PLX_BATCH_NORM_DESC_INIT;
+    d.epsilon = 1e-3f;
+    for (size_t i = 0; i < n; i++) {
+        size_t ch = (i / inner) % (size_t)c;
+        ref[i] = (float)(((double)x[i] - mean[ch]) / sqrt((double)var[ch] + d.epsilon) * scale[ch] +
+                         bias[ch]);
+    }
+    const int64_t cd[1] = {c};
+    targ ins[] = {{F32, xd, rank, x, false}, {F32, cd, 1, scale, true}, {F32, cd, 1, bias, true},
+                  {F32, cd, 1, mean, true}, {F32, cd, 1, var, true}};
+    tout y;
+    RUN(PLX_OP_BATCH_NORM, &d, ins, &y, 1);
+    expect_shape_(&y, F32, xd, rank);
+    expect_f32(&y, ref, n, TOL_LOOSE);
+    free_outs(&y, 1);
+    free(x);
+    free(ref);
+}
+
+Test(batch_norm, ranks_4_2_and_3) {
+    const int64_t d4[4] = {2, 3, 2, 2};
+    check_batch_norm(d4, 4);
+    const int64_t d2[2] = {2, 3};
+    check_batch_norm(d2, 2);
+    const int64_t d3[3] = {1, 3, 5};
+    check_batch_norm(d3, 3);
+}
+
+/* X [2,3,4] normalised over its last `norm_rank` dims. */
+static void ref_layer_norm(const float *x, const float *scale, const int64_t *sd, uint32_t sr,
+                           const float *bias, const int64_t *bd, uint32_t br, float *y,
+                           uint32_t norm_rank, float eps) {
+    const int64_t xd[3] = {2, 3, 4};
+    const int64_t *nd = xd + 3 - norm_rank;
+    size_t group = numel(nd, norm_rank), groups = 24 / group;
+    for (size_t g = 0; g < groups; g++) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < group; i++) {
+            mean += x[g * group + i];
+        }
+        mean /= (double)group;
+        for (size_t i = 0; i < group; i++) {
+            double dv = x[g * group + i] - mean;
+            var += dv * dv;
+        }
+        var /= (double)group;
+        for (size_t i = 0; i < group; i++) {
+            double v = (x[g * group + i] - mean) / sqrt(var + eps);
+            v *= scale[bcast_off(i, nd, norm_rank, sd, sr)];
+            if (bias) {
+                v += bias[bcast_off(i, nd, norm_rank, bd, br)];
+            }
+            y[g * group + i] = (float)v;
+        }
+    }
+}
+
+Test(layer_norm, negative_axis_two_dims_broadcast_bias) {
+    float x[24], scale[12], bias[4], ref[24];
+    gen(x, 24, 17);
+    gen(scale, 12, 18);
+    gen(bias, 4, 19);
+    plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
+    d.axis = -2;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x), CONST(F32, DIMS(3, 4), scale),
+                  CONST(F32, DIMS(4), bias)};
+    tout y;
+    RUN(PLX_OP_LAYER_NORM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    ref_layer_norm(x, scale, DIMS(3, 4), bias, DIMS(4), ref, 2, d.epsilon);
+    expect_f32(&y, ref, 24, TOL_LOOSE);
+    free_outs(&y, 1);
+}
+
+Test(layer_norm, last_axis_without_bias) {
+    float x[24], scale[4], ref[24];
+    gen(x, 24, 20);
+    gen(scale, 4, 21);
+    plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
+    d.epsilon = 0.01f;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x), CONST(F32, DIMS(4), scale)};
+    tout y;
+    RUN(PLX_OP_LAYER_NORM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    ref_layer_norm(x, scale, DIMS(4), NULL, NULL, 0, ref, 1, d.epsilon);
+    expect_f32(&y, ref, 24, TOL_LOOSE);
+    free_outs(&y, 1);
+}
+
+Test(layer_norm, every_axis) {
+    float x[24], scale[24], bias[1] = {0.5f}, ref[24];
+    gen(x, 24, 29);
+    gen(scale, 24, 30);
+    plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
+    d.axis = 0;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x), CONST(F32, DIMS(2, 3, 4), scale),
+                  CONST(F32, DIMS(1), bias)};
+    tout y;
+    RUN(PLX_OP_LAYER_NORM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    ref_layer_norm(x, scale, DIMS(2, 3, 4), bias, DIMS(1), ref, 3, d.epsilon);
+    expect_f32(&y, ref, 24, TOL_LOOSE);
+    free_outs(&y, 1);
+}
+
+/* Softmax of X [2,3,4] along axis 1. */
+static void ref_softmax_axis1(const float *x, float *y, bool log_) {
+    for (int n = 0; n < 2; n++) {
+        for (int k = 0; k < 4; k++) {
+            double mx = -INFINITY, sum = 0;
+            for (int c = 0; c < 3; c++) {
+                mx = fmax(mx, x[(n * 3 + c) * 4 + k]);
+            }
+            for (int c = 0; c < 3; c++) {
+                sum += exp(x[(n * 3 + c) * 4 + k] - mx);
+            }
+            for (int c = 0; c < 3; c++) {
+                double v = x[(n * 3 + c) * 4 + k] - mx;
+                y[(n * 3 + c) * 4 + k] = (float)(log_ ? v - log(sum) : exp(v) / sum);
+            }
+        }
+    }
+}
+
+Test(softmax, middle_axis) {
+    float x[24], ref[24];
+    gen(x, 24, 22);
+    x[5] = 40.0f; /* large values must not overflow */
+    ref_softmax_axis1(x, ref, false);
+    plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
+    d.axis = 1;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+    tout y;
+    RUN(PLX_OP_SOFTMAX, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    expect_f32(&y, ref, 24, TOL);
+    free_outs(&y, 1);
+}
+
+Test(softmax, log_softmax_negative_middle_axis) {
+    float x[24], ref[24];
+    gen(x, 24, 23);
+    ref_softmax_axis1(x, ref, true);
+    plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
+    d.axis = -2;
+    d.log = true;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+    tout y;
+    RUN(PLX_OP_SOFTMAX, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    expect_f32(&y, ref, 24, TOL);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* reduce                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Reduces X [2,3,4] over the axes set in `mask` (bit i: axis i); the result
+ * in the dense order of the kept axes. */
+static size_t ref_reduce(const float *x, unsigned mask, plx_reduce_func f, float *y) {
+    const int64_t xd[3] = {2, 3, 4};
+    int64_t od[3];
+    for (int i = 0; i < 3; i++) {
+        od[i] = (mask >> i) & 1u ? 1 : xd[i];
+    }
+    size_t no = numel(od, 3);
+    double acc[24];
+    size_t cnt[24] = {0};
+    for (size_t o = 0; o < no; o++) {
+        acc[o] = f == PLX_REDUCE_MAX ? -INFINITY : f == PLX_REDUCE_MIN ? INFINITY : 0.0;
+    }
+    for (int64_t a = 0; a < 2; a++) {
+        for (int64_t b = 0; b < 3; b++) {
+            for (int64_t c = 0; c < 4; c++) {
+                int64_t ia = mask & 1u ? 0 : a, ib = mask & 2u ? 0 : b, ic = mask & 4u ? 0 : c;
+                size_t o = (size_t)((ia * od[1] + ib) * od[2] + ic);
+                double v = x[(a * 3 + b) * 4 + c];
+                acc[o] = f == PLX_REDUCE_MAX ? fmax(acc[o], v)
+                       : f == PLX_REDUCE_MIN ? fmin(acc[o], v)
+                                             : acc[o] + v;
+                cnt[o]++;
+            }
+        }
+    }
+    for (size_t o = 0; o < no; o++) {
+        y[o] = (float)(f == PLX_REDUCE_MEAN ? acc[o] / (double)cnt[o] : acc[o]);
+    }
+    return no;
+}
+
+Test(reduce, every_func_axes_keepdims_both_ways) {
+    float x[24];
+    gen(x, 24, 24);
+    for (int f = PLX_REDUCE_MEAN; f <= PLX_REDUCE_SUM; f++) {
+        float ref[24];
+        size_t n;
+        tout y;
+        targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+
+        /* axes {0, 2}, keepdims: [1,3,1] */
+        plx_reduce_desc d = PLX_REDUCE_DESC_INIT((plx_reduce_func)f);
+        d.axes[0] = 0;
+        d.axes[1] = 2;
+        d.axis_count = 2;
+        n = ref_reduce(x, 5u, (plx_reduce_func)f, ref);
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(1, 3, 1));
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+
+        /* axes {-1, -3} (the same), no keepdims: [3] */
+        d.axes[0] = -1;
+        d.axes[1] = -3;
+        d.keepdims = false;
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(3));
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+
+        /* axes {1}, no keepdims: [2,4] */
+        d.axes[0] = 1;
+        d.axis_count = 1;
+        n = ref_reduce(x, 2u, (plx_reduce_func)f, ref);
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(2, 4));
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+
+        /* no axes: every axis; keepdims [1,1,1], else a scalar */
+        d.axis_count = 0;
+        d.keepdims = true;
+        n = ref_reduce(x, 7u, (plx_reduce_func)f, ref);
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1));
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+        d.keepdims = false;
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, SCALAR);
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+    }
+}
+
+Test(reduce, noop_with_empty_axes_is_identity) {
+    float x[24];
+    gen(x, 24, 25);
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_SUM);
+    d.noop_with_empty_axes = true;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+    tout y;
+    RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    expect_f32(&y, x, 24, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(reduce, int32_sum_and_max) {
+    const int32_t x[6] = {1, -2, 3, 40, 5, -60};
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_SUM);
+    d.axes[0] = -1;
+    d.axis_count = 1;
+    d.keepdims = false;
+    targ ins[] = {IN(I32, DIMS(2, 3), x)};
+    tout y;
+    RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(2));
+    const int32_t sum[] = {2, -15};
+    expect_i32(&y, sum, 2);
+    free_outs(&y, 1);
+    d.func = PLX_REDUCE_MAX;
+    d.axes[0] = 0;
+    d.keepdims = true;
+    RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(1, 3));
+    const int32_t mx[] = {40, 5, 3};
+    expect_i32(&y, mx, 3);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* reshape, flatten, transpose, squeeze, unsqueeze                            */
+/* ------------------------------------------------------------------------ */
+
+/* Ops that keep the data in order: the output equals the input. */
+static void check_same_data(plx_op op, const void *desc, const int64_t *xd, uint32_t xr,
+                            const int64_t *yd, uint32_t yr) {
+    size_t n = numel(xd, xr);
+    float *x = falloc(n);
+    seq(x, n, 0.0f, 1.0f);
+    targ ins[] = {{F32, xd, xr, x, false}};
+    tout y;
+    RUN(op, desc, ins, &y, 1);
+    expect_shape_(&y, F32, yd, yr);
+    expect_f32(&y, x, n, 0.0f);
+    free_outs(&y, 1);
+    free(x);
+}
+
+Test(reshape, zero_copies_and_minus_one_infers) {
+    plx_reshape_desc d = PLX_RESHAPE_DESC_INIT;
+    d.rank = 2;
+    d.dims[0] = 0;
+    d.dims[1] = -1;
+    check_same_data(PLX_OP_RESHAPE, &d, DIMS(2, 3, 4), DIMS(2, 12));
+    d.rank = 3;
+    d.dims[0] = 4;
+    d.dims[1] = 0; /* copies X's dim 1: 3 */
+    d.dims[2] = -1;
+    check_same_data(PLX_OP_RESHAPE, &d, DIMS(2, 3, 4), DIMS(4, 3, 2));
+    d.rank = 4;
+    d.dims[0] = -1;
+    d.dims[1] = 1;
+    d.dims[2] = 2;
+    d.dims[3] = 1;
+    check_same_data(PLX_OP_RESHAPE, &d, DIMS(2, 3, 4), DIMS(12, 1, 2, 1));
+}
+
+Test(flatten, axes) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(2);
+    check_same_data(PLX_OP_FLATTEN, &d, DIMS(2, 3, 4), DIMS(6, 4));
+    d.axis = 0;
+    check_same_data(PLX_OP_FLATTEN, &d, DIMS(2, 3, 4), DIMS(1, 24));
+    d.axis = -2;
+    check_same_data(PLX_OP_FLATTEN, &d, DIMS(2, 3, 4), DIMS(2, 12));
+    d.axis = 3;
+    check_same_data(PLX_OP_FLATTEN, &d, DIMS(2, 3, 4), DIMS(24, 1));
+}
+
+Test(squeeze, all_ones_and_given_axes) {
+    plx_axes_desc d = PLX_AXES_DESC_INIT;
+    check_same_data(PLX_OP_SQUEEZE, &d, DIMS(1, 3, 1, 2), DIMS(3, 2));
+    d.axes[0] = -2;
+    d.axis_count = 1;
+    check_same_data(PLX_OP_SQUEEZE, &d, DIMS(1, 3, 1, 2), DIMS(1, 3, 2));
+}
+
+Test(unsqueeze, axes_of_the_output) {
+    plx_axes_desc d = PLX_AXES_DESC_INIT;
+    d.axes[0] = 0;
+    d.axes[1] = -1;
+    d.axis_count = 2;
+    check_same_data(PLX_OP_UNSQUEEZE, &d, DIMS(3, 2), DIMS(1, 3, 2, 1));
+    d.axes[0] = 1;
+    d.axis_count = 1;
+    check_same_data(PLX_OP_UNSQUEEZE, &d, DIMS(3, 2), DIMS(3, 1, 2));
+}
+
+/* Rank 0 in and out of the data-movement ops. */
+Test(squeeze, scalars_in_and_out) {
+    plx_axes_desc sq = PLX_AXES_DESC_INIT;
+    check_same_data(PLX_OP_SQUEEZE, &sq, DIMS(1, 1), SCALAR);
+    plx_axes_desc un = PLX_AXES_DESC_INIT;
+    un.axes[0] = -1;
+    un.axis_count = 1;
+    check_same_data(PLX_OP_UNSQUEEZE, &un, SCALAR, DIMS(1));
+    plx_reshape_desc rs = PLX_RESHAPE_DESC_INIT;
+    check_same_data(PLX_OP_RESHAPE, &rs, DIMS(1, 1, 1), SCALAR);
+
+    const float v[1] = {2.5f};
+    plx_shape_desc ex = PLX_SHAPE_DESC_INIT;
+    ex.rank = 2;
+    ex.dims[0] = 2;
+    ex.dims[1] = 3;
+    targ ins[] = {IN(F32, SCALAR, v)};
+    tout y;
+    RUN(PLX_OP_EXPAND, &ex, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+    const float want[] = {2.5f, 2.5f, 2.5f, 2.5f, 2.5f, 2.5f};
+    expect_f32(&y, want, 6, 0.0f);
+    free_outs(&y, 1);
+
+    const float data[4] = {10, 11, 12, 13};
+    const int32_t idx[1] = {-1};
+    plx_axis_desc g = PLX_AXIS_DESC_INIT(0);
+    targ gins[] = {IN(F32, DIMS(4), data), CONST(I32, SCALAR, idx)};
+    RUN(PLX_OP_GATHER, &g, gins, &y, 1);
+    EXPECT_SHAPE(&y, F32, SCALAR);
+    const float gwant[] = {13};
+    expect_f32(&y, gwant, 1, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(transpose, perm_and_default_reverse) {
+    float x[24], ref[24];
+    seq(x, 24, 0.0f, 1.0f);
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+    tout y;
+    plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+    d.perm[0] = 2;
+    d.perm[1] = 0;
+    d.perm[2] = 1;
+    d.perm_count = 3;
+    RUN(PLX_OP_TRANSPOSE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(4, 2, 3));
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < 2; i++) {
+            for (int j = 0; j < 3; j++) {
+                ref[(k * 2 + i) * 3 + j] = x[(i * 3 + j) * 4 + k];
+            }
+        }
+    }
+    expect_f32(&y, ref, 24, 0.0f);
+    free_outs(&y, 1);
+    d.perm_count = 0;
+    RUN(PLX_OP_TRANSPOSE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(4, 3, 2));
+    for (int k = 0; k < 4; k++) {
+        for (int j = 0; j < 3; j++) {
+            for (int i = 0; i < 2; i++) {
+                ref[(k * 3 + j) * 2 + i] = x[(i * 3 + j) * 4 + k];
+            }
+        }
+    }
+    expect_f32(&y, ref, 24, 0.0f);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* concat, split                                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(concat, three_inputs_negative_axis) {
+    float a[6], b[12], c[18], ref[36];
+    seq(a, 6, 0.0f, 1.0f);
+    seq(b, 12, 100.0f, 1.0f);
+    seq(c, 18, 200.0f, 1.0f);
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(-2);
+    targ ins[] = {IN(F32, DIMS(2, 1, 3), a), CONST(F32, DIMS(2, 2, 3), b), IN(F32, DIMS(2, 3, 3), c)};
+    tout y;
+    RUN(PLX_OP_CONCAT, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 6, 3));
+    for (int n = 0; n < 2; n++) {
+        for (int r = 0; r < 6; r++) {
+            for (int k = 0; k < 3; k++) {
+                float v = r < 1   ? a[(n * 1 + r) * 3 + k]
+                        : r < 3 ? b[(n * 2 + r - 1) * 3 + k]
+                                : c[(n * 3 + r - 3) * 3 + k];
+                ref[(n * 6 + r) * 3 + k] = v;
+            }
+        }
+    }
+    expect_f32(&y, ref, 36, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(concat, int32_axis0) {
+    const int32_t a[2] = {1, 2}, b[4] = {3, 4, 5, 6}, c[2] = {7, 8};
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
+    targ ins[] = {IN(I32, DIMS(1, 2), a), IN(I32, DIMS(2, 2), b), CONST(I32, DIMS(1, 2), c)};
+    tout y;
+    RUN(PLX_OP_CONCAT, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(4, 2));
+    const int32_t want[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    expect_i32(&y, want, 8);
+    free_outs(&y, 1);
+}
+
+/* Splits X [rows, cols] (values 0, 1, ...) along `axis` into parts of `sizes`. */
+static void check_split(const plx_split_desc *d, int64_t rows, int64_t cols, int axis,
+                        const int64_t *sizes, uint32_t parts) {
+    float x[64];
+    seq(x, (size_t)(rows * cols), 0.0f, 1.0f);
+    int64_t xd[2] = {rows, cols};
+    targ ins[] = {{F32, xd, 2, x, false}};
+    tout y[4];
+    run_op(PLX_OP_SPLIT, d, ins, 1, y, parts);
+    int64_t offset = 0;
+    for (uint32_t p = 0; p < parts; p++) {
+        int64_t yd[2] = {axis == 0 ? sizes[p] : rows, axis == 1 ? sizes[p] : cols};
+        expect_shape_(&y[p], F32, yd, 2);
+        float ref[64];
+        for (int64_t r = 0; r < yd[0]; r++) {
+            for (int64_t c = 0; c < yd[1]; c++) {
+                int64_t xr = axis == 0 ? r + offset : r, xc = axis == 1 ? c + offset : c;
+                ref[r * yd[1] + c] = x[xr * cols + xc];
+            }
+        }
+        expect_f32(&y[p], ref, (size_t)(yd[0] * yd[1]), 0.0f);
+        offset += sizes[p];
+    }
+    free_outs(y, parts);
+}
+
+Test(split, equal_parts) {
+    plx_split_desc d = PLX_SPLIT_DESC_INIT(1);
+    const int64_t sizes[3] = {2, 2, 2};
+    check_split(&d, 2, 6, 1, sizes, 3);
+}
+
+Test(split, equal_parts_last_smaller) {
+    /* 5 into 3: ceil(5/3) = 2, 2, 1 (ONNX opset 18 num_outputs) */
+    plx_split_desc d = PLX_SPLIT_DESC_INIT(1);
+    const int64_t sizes[3] = {2, 2, 1};
+    check_split(&d, 2, 5, 1, sizes, 3);
+}
+
+/* Along the outermost axis every part is one contiguous range of X, so the
+ * loaded network runs the split in place (sub-tensors, no workload); the
+ * parts feed network outputs and must still reach the caller's buffers. */
+Test(split, outermost_axis_parts_reach_network_outputs) {
+    plx_split_desc d = PLX_SPLIT_DESC_INIT(0);
+    const int64_t equal[2] = {2, 2};
+    check_split(&d, 4, 2, 0, equal, 2);
+    const int64_t uneven[3] = {2, 2, 1};
+    check_split(&d, 5, 2, 0, uneven, 3);
+}
+
+Test(split, explicit_sizes_negative_axis) {
+    const int64_t sizes[3] = {1, 3, 2};
+    plx_split_desc d = PLX_SPLIT_DESC_INIT(-1);
+    d.sizes = sizes;
+    check_split(&d, 2, 6, 1, sizes, 3);
+}
+
+/* ------------------------------------------------------------------------ */
+/* slice, pad                                                                 */
+/* ------------------------------------------------------------------------ */
+
+Test(slice, negative_step_and_clamping) {
+    float x[15];
+    seq(x, 15, 0.0f, 1.0f); /* [3,5]: x[r][c] = 5r + c */
+    plx_slice_desc d = PLX_SLICE_DESC_INIT;
+    d.count = 2;
+    d.axes[0] = 0; /* rows 0, 2: end 10 clamps to 3 */
+    d.starts[0] = 0;
+    d.ends[0] = 10;
+    d.steps[0] = 2;
+    d.axes[1] = -1; /* columns 4, 2, 0: end -100 clamps to before 0 */
+    d.starts[1] = -1;
+    d.ends[1] = -100;
+    d.steps[1] = -2;
+    targ ins[] = {IN(F32, DIMS(3, 5), x)};
+    tout y;
+    RUN(PLX_OP_SLICE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+    const float want[] = {4, 2, 0, 14, 12, 10};
+    expect_f32(&y, want, 6, 0.0f);
+    free_outs(&y, 1);
+
+    /* start past the end with a negative step clamps to the last index */
+    plx_slice_desc e = PLX_SLICE_DESC_INIT;
+    e.count = 1;
+    e.axes[0] = 1;
+    e.starts[0] = 100;
+    e.ends[0] = 1;
+    e.steps[0] = -1;
+    RUN(PLX_OP_SLICE, &e, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3, 3));
+    const float want2[] = {4, 3, 2, 9, 8, 7, 14, 13, 12};
+    expect_f32(&y, want2, 9, 0.0f);
+    free_outs(&y, 1);
+
+    /* a negative step of -3 from -2 to 0 (exclusive) on rows: row 1 only */
+    plx_slice_desc f = PLX_SLICE_DESC_INIT;
+    f.count = 1;
+    f.axes[0] = 0;
+    f.starts[0] = -2;
+    f.ends[0] = 0;
+    f.steps[0] = -3;
+    RUN(PLX_OP_SLICE, &f, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 5));
+    const float want3[] = {5, 6, 7, 8, 9};
+    expect_f32(&y, want3, 5, 0.0f);
+    free_outs(&y, 1);
+}
+
+/* Exporters write INT64_MAX ("to the end") and INT64_MIN ("past the
+ * start" for negative steps). */
+Test(slice, int64_extremes) {
+    float x[15];
+    seq(x, 15, 0.0f, 1.0f);
+    plx_slice_desc d = PLX_SLICE_DESC_INIT;
+    d.count = 2;
+    d.axes[0] = 1;
+    d.starts[0] = 2;
+    d.ends[0] = INT64_MAX;
+    d.axes[1] = 0;
+    d.starts[1] = INT64_MAX;
+    d.ends[1] = INT64_MIN;
+    d.steps[1] = -1;
+    targ ins[] = {IN(F32, DIMS(3, 5), x)};
+    tout y;
+    RUN(PLX_OP_SLICE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3, 3));
+    const float want[] = {12, 13, 14, 7, 8, 9, 2, 3, 4};
+    expect_f32(&y, want, 9, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(slice, positive_step_middle_of_3d) {
+    float x[24];
+    seq(x, 24, 0.0f, 1.0f);
+    plx_slice_desc d = PLX_SLICE_DESC_INIT;
+    d.count = 1;
+    d.axes[0] = 2;
+    d.starts[0] = 1;
+    d.ends[0] = -1;
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+    tout y;
+    RUN(PLX_OP_SLICE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 2));
+    float ref[12];
+    for (int i = 0; i < 6; i++) {
+        ref[i * 2] = x[i * 4 + 1];
+        ref[i * 2 + 1] = x[i * 4 + 2];
+    }
+    expect_f32(&y, ref, 12, 0.0f);
+    free_outs(&y, 1);
+}
+
+static int64_t pad_index(plx_pad_mode mode, int64_t i, int64_t n) {
+    if (i >= 0 && i < n) {
+        return i;
+    }
+    if (mode == PLX_PAD_EDGE) {
+        return i < 0 ? 0 : n - 1;
+    }
+    if (mode == PLX_PAD_REFLECT) {
+        return i < 0 ? -i : 2 * (n - 1) - i;
+    }
+    return -1;
+}
+
+/* Pads X [r, c] (values 1, 2, ...) and compares with the reference. */
+static void check_pad(const plx_pad_desc *d, int64_t r, int64_t c, int64_t want_r, int64_t want_c) {
+    float x[32], ref[128];
+    seq(x, (size_t)(r * c), 1.0f, 1.0f);
+    int64_t xd[2] = {r, c};
+    targ ins[] = {{F32, xd, 2, x, false}};
+    tout y;
+    RUN(PLX_OP_PAD, d, ins, &y, 1);
+    int64_t yd[2] = {want_r, want_c};
+    expect_shape_(&y, F32, yd, 2);
+    for (int64_t i = 0; i < want_r; i++) {
+        for (int64_t j = 0; j < want_c; j++) {
+            int64_t si = pad_index(d->mode, i - d->pads_begin[0], r);
+            int64_t sj = pad_index(d->mode, j - d->pads_begin[1], c);
+            ref[i * want_c + j] = si < 0 || sj < 0 ? (float)d->value : x[si * c + sj];
+        }
+    }
+    expect_f32(&y, ref, (size_t)(want_r * want_c), 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(pad, constant) {
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
+    d.pads_begin[0] = 1;
+    d.pads_end[1] = 2;
+    d.value = 9.5;
+    check_pad(&d, 2, 3, 3, 5);
+}
+
+Test(pad, constant_negative_pads_crop) {
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
+    d.pads_begin[1] = -1;
+    d.pads_end[0] = 1;
+    d.value = -2.0;
+    /* [2,3] -> [3,2]: column 0 cropped, a row of -2 appended */
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    targ ins[] = {IN(F32, DIMS(2, 3), x)};
+    tout y;
+    RUN(PLX_OP_PAD, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3, 2));
+    const float want[] = {2, 3, 5, 6, -2, -2};
+    expect_f32(&y, want, 6, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(pad, reflect) {
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_REFLECT);
+    d.pads_begin[0] = 1;
+    d.pads_begin[1] = 2;
+    d.pads_end[0] = 2;
+    d.pads_end[1] = 1;
+    check_pad(&d, 3, 4, 6, 7);
+}
+
+Test(pad, reflect_by_hand) {
+    /* 1 2 3 with pads 2, 2 in reflect mode: 3 2 1 2 3 2 1 */
+    float x[3] = {1, 2, 3};
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_REFLECT);
+    d.pads_begin[0] = 2;
+    d.pads_end[0] = 2;
+    targ ins[] = {IN(F32, DIMS(3), x)};
+    tout y;
+    RUN(PLX_OP_PAD, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(7));
+    const float want[] = {3, 2, 1, 2, 3, 2, 1};
+    expect_f32(&y, want, 7, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(pad, edge) {
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_EDGE);
+    d.pads_begin[0] = 2;
+    d.pads_begin[1] = 1;
+    d.pads_end[1] = 3;
+    check_pad(&d, 2, 3, 4, 7);
+}
+
+Test(pad, int32_constant) {
+    const int32_t x[2] = {5, 6};
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
+    d.pads_begin[0] = 1;
+    d.pads_end[0] = 2;
+    d.value = -7.0;
+    targ ins[] = {IN(I32, DIMS(2), x)};
+    tout y;
+    RUN(PLX_OP_PAD, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(5));
+    const int32_t want[] = {-7, 5, 6, -7, -7};
+    expect_i32(&y, want, 5);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* gather, expand, where                                                      */
+/* ------------------------------------------------------------------------ */
+
+Test(gather, int64_2d_indices_negative_axis0) {
+    float x[12];
+    seq(x, 12, 0.0f, 1.0f); /* [3,4] */
+    const int64_t idx[4] = {0, -1, 2, 1};
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
+    targ ins[] = {IN(F32, DIMS(3, 4), x), CONST(I64, DIMS(2, 2), idx)};
+    tout y;
+    RUN(PLX_OP_GATHER, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 2, 4));
+    const float want[] = {0, 1, 2, 3, 8, 9, 10, 11, 8, 9, 10, 11, 4, 5, 6, 7};
+    expect_f32(&y, want, 16, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(gather, int32_1d_indices_axis1) {
+    float x[12];
+    seq(x, 12, 0.0f, 1.0f);
+    const int32_t idx[3] = {3, -4, 1};
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(-1);
+    targ ins[] = {IN(F32, DIMS(3, 4), x), CONST(I32, DIMS(3), idx)};
+    tout y;
+    RUN(PLX_OP_GATHER, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3, 3));
+    const float want[] = {3, 0, 1, 7, 4, 5, 11, 8, 9};
+    expect_f32(&y, want, 9, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(gather, scalar_index_drops_the_axis) {
+    float x[12];
+    seq(x, 12, 0.0f, 1.0f);
+    const int64_t idx[1] = {-2};
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    targ ins[] = {IN(F32, DIMS(3, 4), x), IN(I64, SCALAR, idx)};
+    tout y;
+    RUN(PLX_OP_GATHER, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3));
+    const float want[] = {2, 6, 10};
+    expect_f32(&y, want, 3, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(expand, bidirectional_broadcast) {
+    /* [3,1] to shape [2,1,4]: the 1 of the shape keeps X's 3. */
+    const float x[3] = {1, 2, 3};
+    plx_shape_desc d = PLX_SHAPE_DESC_INIT;
+    d.rank = 3;
+    d.dims[0] = 2;
+    d.dims[1] = 1;
+    d.dims[2] = 4;
+    targ ins[] = {IN(F32, DIMS(3, 1), x)};
+    tout y;
+    RUN(PLX_OP_EXPAND, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 4));
+    float ref[24];
+    for (int i = 0; i < 24; i++) {
+        ref[i] = x[(i / 4) % 3];
+    }
+    expect_f32(&y, ref, 24, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(expand, lower_rank_shape) {
+    const int32_t x[6] = {1, 2, 3, 4, 5, 6};
+    plx_shape_desc d = PLX_SHAPE_DESC_INIT;
+    d.rank = 1;
+    d.dims[0] = 1;
+    targ ins[] = {IN(I32, DIMS(2, 1, 3), x)};
+    tout y;
+    RUN(PLX_OP_EXPAND, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(2, 1, 3));
+    expect_i32(&y, x, 6);
+    free_outs(&y, 1);
+}
+
+Test(where, three_way_broadcast) {
+    const uint8_t cond[3] = {1, 0, 1};
+    const float x[2] = {10, 20}, yv[1] = {-1};
+    targ ins[] = {IN(BOOL, DIMS(1, 3), cond), CONST(F32, DIMS(2, 1), x), CONST(F32, SCALAR, yv)};
+    tout z;
+    RUN(PLX_OP_WHERE, NULL, ins, &z, 1);
+    EXPECT_SHAPE(&z, F32, DIMS(2, 3));
+    const float want[] = {10, -1, 10, 20, -1, 20};
+    expect_f32(&z, want, 6, 0.0f);
+    free_outs(&z, 1);
+}
+
+Test(where, int32) {
+    const uint8_t cond[4] = {0, 1, 1, 0};
+    const int32_t x[2] = {1, 2}, yv[4] = {-1, -2, -3, -4};
+    targ ins[] = {IN(BOOL, DIMS(2, 2), cond), IN(I32, DIMS(2), x), IN(I32, DIMS(2, 2), yv)};
+    tout z;
+    RUN(PLX_OP_WHERE, NULL, ins, &z, 1);
+    EXPECT_SHAPE(&z, I32, DIMS(2, 2));
+    const int32_t want[] = {-1, 2, 1, -4};
+    expect_i32(&z, want, 4);
+    free_outs(&z, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* cast                                                                       */
+/* ------------------------------------------------------------------------ */
+
+Test(cast, float32_to_int32_truncates) {
+    const float x[8] = {-2.7f, -0.5f, 0.0f, 0.5f, 2.7f, 100.9f, -100.9f, 7.0f};
+    plx_cast_desc d = PLX_CAST_DESC_INIT(I32);
+    targ ins[] = {IN(F32, DIMS(2, 4), x)};
+    tout y;
+    RUN(PLX_OP_CAST, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(2, 4));
+    const int32_t want[] = {-2, 0, 0, 0, 2, 100, -100, 7};
+    expect_i32(&y, want, 8);
+    free_outs(&y, 1);
+}
+
+Test(cast, to_bool_and_back) {
+    const int32_t x[5] = {0, -3, 5, 0, 1};
+    plx_cast_desc d = PLX_CAST_DESC_INIT(BOOL);
+    targ ins[] = {IN(I32, DIMS(5), x)};
+    tout y;
+    RUN(PLX_OP_CAST, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, BOOL, DIMS(5));
+    const uint8_t want[] = {0, 1, 1, 0, 1};
+    expect_u8(&y, want, 5);
+    free_outs(&y, 1);
+
+    const float f[4] = {0.0f, -0.0f, 0.1f, -3.0f};
+    targ fins[] = {IN(F32, DIMS(4), f)};
+    RUN(PLX_OP_CAST, &d, fins, &y, 1);
+    EXPECT_SHAPE(&y, BOOL, DIMS(4));
+    const uint8_t wantf[] = {0, 0, 1, 1};
+    expect_u8(&y, wantf, 4);
+    free_outs(&y, 1);
+
+    const uint8_t b[3] = {1, 0, 1};
+    plx_cast_desc back = PLX_CAST_DESC_INIT(F32);
+    targ bins[] = {IN(BOOL, DIMS(3), b)};
+    RUN(PLX_OP_CAST, &back, bins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3));
+    const float wantb[] = {1, 0, 1};
+    expect_f32(&y, wantb, 3, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(cast, float32_to_float16_and_back) {
+    /* IEEE binary16 with round to nearest even. */
+    const float x[10] = {1.0f, 0.5f, -2.0f, 65504.0f, 0.1f, 1.0f / 3.0f, 0.0f, -0.0f, 1e-7f, 1e5f};
+    const uint16_t bits[10] = {0x3C00, 0x3800, 0xC000, 0x7BFF, 0x2E66,
+                               0x3555, 0x0000, 0x8000, 0x0002, 0x7C00};
+    plx_cast_desc d = PLX_CAST_DESC_INIT(F16);
+    targ ins[] = {IN(F32, DIMS(10), x)};
+    tout y;
+    RUN(PLX_OP_CAST, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F16, DIMS(10));
+    expect_u16(&y, bits, 10);
+    free_outs(&y, 1);
+
+    const uint16_t h[6] = {0x3C00, 0xC000, 0x3555, 0x0001, 0x7C00, 0x7BFF};
+    const float want[6] = {1.0f, -2.0f, 0.333251953125f, 5.9604644775390625e-8f, INFINITY, 65504.0f};
+    plx_cast_desc back = PLX_CAST_DESC_INIT(F32);
+    targ hins[] = {IN(F16, DIMS(2, 3), h)};
+    RUN(PLX_OP_CAST, &back, hins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+    expect_f32(&y, want, 6, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(cast, int32_to_float32_and_int64) {
+    const int32_t x[3] = {-5, 0, 16777216};
+    plx_cast_desc d = PLX_CAST_DESC_INIT(F32);
+    targ ins[] = {IN(I32, DIMS(3), x)};
+    tout y;
+    RUN(PLX_OP_CAST, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3));
+    const float want[] = {-5.0f, 0.0f, 16777216.0f};
+    expect_f32(&y, want, 3, 0.0f);
+    free_outs(&y, 1);
+    plx_cast_desc e = PLX_CAST_DESC_INIT(I64);
+    RUN(PLX_OP_CAST, &e, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(3));
+    const int64_t want64[] = {-5, 0, 16777216};
+    expect_i64(&y, want64, 3);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* resize                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The input coordinate of output index o (ONNX coordinate_transformation_mode). */
+static double resize_coord(plx_resize_coord cm, int64_t o, double scale, int64_t in, int64_t out) {
+    switch (cm) {
+    case PLX_RESIZE_COORD_HALF_PIXEL: return (o + 0.5) / scale - 0.5;
+    case PLX_RESIZE_COORD_ASYMMETRIC: return o / scale;
+    case PLX_RESIZE_COORD_ALIGN_CORNERS: return out == 1 ? 0.0 : o * (double)(in - 1) / (double)(out - 1);
+    case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / scale;
+    }
+    return NAN;
+}
+
+static int64_t resize_nearest_index(plx_resize_nearest nm, double x, int64_t in) {
+    double f = floor(x);
+    int64_t i;
+    switch (nm) {
+    case PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR: i = (int64_t)(x - f == 0.5 ? f : floor(x + 0.5)); break;
+    case PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL: i = (int64_t)(x - f == 0.5 ? f + 1 : floor(x + 0.5)); break;
+    case PLX_RESIZE_NEAREST_FLOOR: i = (int64_t)f; break;
+    default: i = (int64_t)ceil(x); break;
+    }
+    return i < 0 ? 0 : i >= in ? in - 1 : i;
+}
+
+/* Resizes X [1, C, h, w] to [1, C, oh, ow]; scale = the given scale, or
+ * out / in when sizes are given. */
+static void ref_resize(const plx_resize_desc *d, const float *x, int64_t c, int64_t h, int64_t w,
+                       int64_t oh, int64_t ow, float *y) {
+    const int64_t in[2] = {h, w}, out[2] = {oh, ow};
+    double scale[2];
+    for (int i = 0; i < 2; i++) {
+        scale[i] = d->sizes[i] ? (double)out[i] / (double)in[i] : (double)d->scales[i];
+    }
+    for (int64_t ch = 0; ch < c; ch++) {
+        const float *xc = x + ch * h * w;
+        for (int64_t i = 0; i < oh; i++) {
+            for (int64_t j = 0; j < ow; j++) {
+                double cy = resize_coord(d->coord, i, scale[0], h, oh);
+                double cx = resize_coord(d->coord, j, scale[1], w, ow);
+                double v;
+                if (d->mode == PLX_RESIZE_NEAREST) {
+                    v = xc[resize_nearest_index(d->nearest, cy, h) * w +
+                           resize_nearest_index(d->nearest, cx, w)];
+                } else {
+                    cy = cy < 0 ? 0 : cy > (double)(h - 1) ? (double)(h - 1) : cy;
+                    cx = cx < 0 ? 0 : cx > (double)(w - 1) ? (double)(w - 1) : cx;
+                    int64_t y0 = (int64_t)floor(cy), x0 = (int64_t)floor(cx);
+                    int64_t y1 = y0 + 1 < h ? y0 + 1 : h - 1, x1 = x0 + 1 < w ? x0 + 1 : w - 1;
+                    double ly = cy - (double)y0, lx = cx - (double)x0;
+                    v = (1 - ly) * ((1 - lx) * xc[y0 * w + x0] + lx * xc[y0 * w + x1]) +
+                        ly * ((1 - lx) * xc[y1 * w + x0] + lx * xc[y1 * w + x1]);
+                }
+                y[(ch * oh + i) * ow + j] = (float)v;
+            }
+        }
+    }
+}
+
+static void check_resize(const plx_resize_desc *d, int64_t c, int64_t h, int64_t w, int64_t oh,
+                         int64_t ow) {
+    float x[64], ref[256];
+    gen(x, (size_t)(c * h * w), 26);
+    int64_t xd[4] = {1, c, h, w}, yd[4] = {1, c, oh, ow};
+    targ ins[] = {{F32, xd, 4, x, false}};
+    tout y;
+    RUN(PLX_OP_RESIZE, d, ins, &y, 1);
+    expect_shape_(&y, F32, yd, 4);
+    ref_resize(d, x, c, h, w, oh, ow, ref);
+    expect_f32(&y, ref, (size_t)(c * oh * ow), TOL);
+    free_outs(&y, 1);
+}
+
+Test(resize, nearest_by_hand_half_pixel_ties) {
+    /* [1,1,1,2] = 1 2 with scale 1.5 along W: out floor(2*1.5) = 3; half
+     * pixel coordinates -1/6, 0.5, 7/6: the tie at 0.5 goes down with
+     * round_prefer_floor (1 1 2) and up with round_prefer_ceil (1 2 2). */
+    const float x[2] = {1, 2};
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    d.scales[0] = 1.0f;
+    d.scales[1] = 1.5f;
+    targ ins[] = {IN(F32, DIMS(1, 1, 1, 2), x)};
+    tout y;
+    RUN(PLX_OP_RESIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1, 3));
+    const float floor_want[] = {1, 1, 2};
+    expect_f32(&y, floor_want, 3, 0.0f);
+    free_outs(&y, 1);
+    d.nearest = PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL;
+    RUN(PLX_OP_RESIZE, &d, ins, &y, 1);
+    const float ceil_want[] = {1, 2, 2};
+    expect_f32(&y, ceil_want, 3, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(resize, nearest_scales_floor_output_size) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    d.scales[0] = 2.0f;
+    d.scales[1] = 1.7f; /* floor(3 * 1.7) = 5 */
+    check_resize(&d, 2, 2, 3, 4, 5);
+}
+
+Test(resize, nearest_asymmetric_floor_sizes) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    d.coord = PLX_RESIZE_COORD_ASYMMETRIC;
+    d.nearest = PLX_RESIZE_NEAREST_FLOOR;
+    d.sizes[0] = 5;
+    d.sizes[1] = 2;
+    check_resize(&d, 1, 2, 4, 5, 2);
+}
+
+Test(resize, nearest_tf_half_pixel_ceil) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    d.coord = PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN;
+    d.nearest = PLX_RESIZE_NEAREST_CEIL;
+    d.sizes[0] = 3;
+    d.sizes[1] = 7;
+    check_resize(&d, 1, 2, 3, 3, 7);
+}
+
+Test(resize, linear_half_pixel_sizes) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.sizes[0] = 3;
+    d.sizes[1] = 5;
+    check_resize(&d, 2, 2, 2, 3, 5);
+}
+
+Test(resize, linear_align_corners) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.coord = PLX_RESIZE_COORD_ALIGN_CORNERS;
+    d.sizes[0] = 4;
+    d.sizes[1] = 3;
+    check_resize(&d, 1, 3, 2, 4, 3);
+}
+
+Test(resize, linear_align_corners_by_hand) {
+    /* 0 3 along W to 4 points: 0 1 2 3 */
+    const float x[2] = {0, 3};
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.coord = PLX_RESIZE_COORD_ALIGN_CORNERS;
+    d.sizes[0] = 1;
+    d.sizes[1] = 4;
+    targ ins[] = {IN(F32, DIMS(1, 1, 1, 2), x)};
+    tout y;
+    RUN(PLX_OP_RESIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1, 4));
+    const float want[] = {0, 1, 2, 3};
+    expect_f32(&y, want, 4, TOL);
+    free_outs(&y, 1);
+}
+
+Test(resize, linear_asymmetric_scales_downsample) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.coord = PLX_RESIZE_COORD_ASYMMETRIC;
+    d.scales[0] = 0.5f;
+    d.scales[1] = 0.75f; /* floor(4 * 0.75) = 3 */
+    check_resize(&d, 1, 4, 4, 2, 3);
+}
+
+Test(resize, linear_pytorch_half_pixel_to_one) {
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.coord = PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL;
+    d.sizes[0] = 1; /* a single output row takes coordinate 0 */
+    d.sizes[1] = 6;
+    check_resize(&d, 1, 3, 4, 1, 6);
+}
+
+/* ------------------------------------------------------------------------ */
+/* depth_to_space, space_to_depth                                             */
+/* ------------------------------------------------------------------------ */
+
+Test(depth_to_space, dcr_and_crd) {
+    /* X [1,8,2,2] = 0..31, block 2 -> [1,2,4,4]. DCR: y[c][h*b+i][w*b+j] =
+     * x[(i*b + j)*C' + c][h][w]; CRD: x[c*b*b + i*b + j][h][w]. */
+    float x[32], dcr[32], crd[32];
+    seq(x, 32, 0.0f, 1.0f);
+    const int b = 2, cp = 2;
+    for (int c = 0; c < cp; c++) {
+        for (int h = 0; h < 2; h++) {
+            for (int w = 0; w < 2; w++) {
+                for (int i = 0; i < b; i++) {
+                    for (int j = 0; j < b; j++) {
+                        int o = (c * 4 + h * b + i) * 4 + w * b + j;
+                        dcr[o] = x[(((i * b + j) * cp + c) * 2 + h) * 2 + w];
+                        crd[o] = x[((c * b * b + i * b + j) * 2 + h) * 2 + w];
+                    }
+                }
+            }
+        }
+    }
+    plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
+    targ ins[] = {IN(F32, DIMS(1, 8, 2, 2), x)};
+    tout y;
+    RUN(PLX_OP_DEPTH_TO_SPACE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 2, 4, 4));
+    expect_f32(&y, dcr, 32, 0.0f);
+    free_outs(&y, 1);
+    d.mode = PLX_DEPTH_SPACE_CRD;
+    RUN(PLX_OP_DEPTH_TO_SPACE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 2, 4, 4));
+    expect_f32(&y, crd, 32, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(space_to_depth, block_2) {
+    /* X [1,2,4,6] -> [1,8,2,3]: y[(i*b + j)*C + c][h][w] = x[c][h*b+i][w*b+j] */
+    float x[48], ref[48];
+    seq(x, 48, 0.0f, 1.0f);
+    const int b = 2, C = 2;
+    for (int c = 0; c < C; c++) {
+        for (int h = 0; h < 2; h++) {
+            for (int w = 0; w < 3; w++) {
+                for (int i = 0; i < b; i++) {
+                    for (int j = 0; j < b; j++) {
+                        ref[((((i * b + j) * C + c) * 2) + h) * 3 + w] =
+                            x[(c * 4 + h * b + i) * 6 + w * b + j];
+                    }
+                }
+            }
+        }
+    }
+    plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
+    targ ins[] = {IN(F32, DIMS(1, 2, 4, 6), x)};
+    tout y;
+    RUN(PLX_OP_SPACE_TO_DEPTH, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 8, 2, 3));
+    expect_f32(&y, ref, 48, 0.0f);
+    free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* quantize, dequantize                                                       */
+/* ------------------------------------------------------------------------ */
+
+static double round_half_even(double v) {
+    double r = floor(v), f = v - r;
+    if (f > 0.5 || (f == 0.5 && fmod(r, 2.0) != 0.0)) {
+        r += 1.0;
+    }
+    return r;
+}
+
+static int64_t ref_quantize(float x, float scale, int64_t zp, int64_t lo, int64_t hi) {
+    double v = round_half_even((double)(x / scale)) + (double)zp;
+    return v < (double)lo ? lo : v > (double)hi ? hi : (int64_t)v;
+}
+
+Test(quantize, per_tensor_uint8_ties_to_even_and_saturation) {
+    const float x[8] = {0.0f, 0.25f, 0.75f, 1.25f, -0.25f, 200.0f, -100.0f, 63.5f};
+    const float scale[1] = {0.5f};
+    const uint8_t zp[1] = {128};
+    /* x / 0.5 = 0, 0.5, 1.5, 2.5, -0.5, 400, -200, 127 */
+    const uint8_t want[8] = {128, 128, 130, 130, 128, 255, 0, 255};
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(U8);
+    targ ins[] = {IN(F32, DIMS(2, 4), x), CONST(F32, SCALAR, scale), CONST(U8, SCALAR, zp)};
+    tout y;
+    RUN(PLX_OP_QUANTIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, U8, DIMS(2, 4));
+    expect_u8(&y, want, 8);
+    free_outs(&y, 1);
+}
+
+Test(quantize, per_tensor_int8_and_no_zero_point) {
+    float x[8];
+    gen(x, 8, 27);
+    x[0] = 100.0f;
+    x[1] = -100.0f;
+    const float scale[1] = {0.25f};
+    const int8_t zp[1] = {-3};
+    int8_t want[8];
+    uint8_t want_u[8];
+    for (int i = 0; i < 8; i++) {
+        want[i] = (int8_t)ref_quantize(x[i], 0.25f, -3, -128, 127);
+        want_u[i] = (uint8_t)ref_quantize(x[i], 0.25f, 0, 0, 255);
+    }
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(I8);
+    targ ins[] = {IN(F32, DIMS(8), x), CONST(F32, SCALAR, scale), CONST(I8, SCALAR, zp)};
+    tout y;
+    RUN(PLX_OP_QUANTIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I8, DIMS(8));
+    expect_i8(&y, want, 8);
+    free_outs(&y, 1);
+    /* without a zero point: uint8, zero point 0 */
+    plx_quantize_desc du = PLX_QUANTIZE_DESC_INIT(U8);
+    targ uins[] = {IN(F32, DIMS(8), x), CONST(F32, SCALAR, scale)};
+    RUN(PLX_OP_QUANTIZE, &du, uins, &y, 1);
+    EXPECT_SHAPE(&y, U8, DIMS(8));
+    expect_u8(&y, want_u, 8);
+    free_outs(&y, 1);
+}
+
+Test(quantize, per_axis_int8_positive_and_negative_axis) {
+    float x[12];
+    gen(x, 12, 28);
+    const float scale[3] = {0.5f, 1.0f, 0.25f};
+    const int8_t zp[3] = {0, -10, 5};
+    int8_t want[12];
+    for (int i = 0; i < 12; i++) {
+        int c = (i / 2) % 3; /* X [2,3,2], axis 1 */
+        want[i] = (int8_t)ref_quantize(x[i], scale[c], zp[c], -128, 127);
+    }
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(I8);
+    targ ins[] = {IN(F32, DIMS(2, 3, 2), x), CONST(F32, DIMS(3), scale), CONST(I8, DIMS(3), zp)};
+    tout y;
+    RUN(PLX_OP_QUANTIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I8, DIMS(2, 3, 2));
+    expect_i8(&y, want, 12);
+    free_outs(&y, 1);
+    d.axis = -2;
+    RUN(PLX_OP_QUANTIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I8, DIMS(2, 3, 2));
+    expect_i8(&y, want, 12);
+    free_outs(&y, 1);
+}
+
+Test(dequantize, per_tensor_int8_uint8_int32) {
+    const int8_t x[5] = {-128, -1, 0, 1, 127};
+    const float scale[1] = {0.1f};
+    const int8_t zp[1] = {-1};
+    float want[5];
+    for (int i = 0; i < 5; i++) {
+        want[i] = (float)(x[i] - zp[0]) * 0.1f;
+    }
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(F32);
+    targ ins[] = {IN(I8, DIMS(5), x), CONST(F32, SCALAR, scale), CONST(I8, SCALAR, zp)};
+    tout y;
+    RUN(PLX_OP_DEQUANTIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(5));
+    expect_f32(&y, want, 5, TOL);
+    free_outs(&y, 1);
+
+    const uint8_t xu[3] = {0, 128, 255};
+    const uint8_t zpu[1] = {128};
+    const float wantu[3] = {-12.8f, 0.0f, 12.7f};
+    targ uins[] = {IN(U8, DIMS(3), xu), CONST(F32, SCALAR, scale), CONST(U8, SCALAR, zpu)};
+    RUN(PLX_OP_DEQUANTIZE, &d, uins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3));
+    expect_f32(&y, wantu, 3, TOL);
+    free_outs(&y, 1);
+
+    const int32_t xi[3] = {-1000, 0, 7};
+    const float half[1] = {0.5f};
+    const float wanti[3] = {-500.0f, 0.0f, 3.5f};
+    targ iins[] = {IN(I32, DIMS(3), xi), CONST(F32, SCALAR, half)};
+    RUN(PLX_OP_DEQUANTIZE, &d, iins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3));
+    expect_f32(&y, wanti, 3, TOL);
+    free_outs(&y, 1);
+}
+
+Test(dequantize, per_axis_uint8_axis0) {
+    const uint8_t x[6] = {0, 10, 20, 100, 200, 255};
+    const float scale[2] = {0.5f, 2.0f};
+    const uint8_t zp[2] = {10, 100};
+    const float want[6] = {-5.0f, 0.0f, 5.0f, 0.0f, 200.0f, 310.0f};
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(F32);
+    d.axis = 0;
+    targ ins[] = {IN(U8, DIMS(2, 3), x), CONST(F32, DIMS(2), scale), CONST(U8, DIMS(2), zp)};
+    tout y;
+    RUN(PLX_OP_DEQUANTIZE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+    expect_f32(&y, want, 6, TOL);
+    free_outs(&y, 1);
+}

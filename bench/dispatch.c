@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
         return fail(s, "optimize");
     }
     plx_loaded_network *ln;
-    if ((s = plx_runtime_load_network(rt, &on, &ln))) {
+    if ((s = plx_runtime_load_network(rt, &on, NULL, &ln))) {
         return fail(s, "load");
     }
     float x[16], y[16];

@@ -1,6 +1,7 @@
 /* Counts heap allocations made by the calling thread, by interposing the
  * allocator (malloc, calloc, realloc, posix_memalign, aligned_alloc) in the
- * test executable. Not available under AddressSanitizer or valgrind, which
+ * test executable. Not available under AddressSanitizer, ThreadSanitizer or
+ * valgrind, which
  * replace the allocator themselves: alloc_counter_available() says so. */
 #ifndef PLEXUS_TEST_ALLOC_COUNTER_H
 #define PLEXUS_TEST_ALLOC_COUNTER_H

@@ -31,7 +31,8 @@ chmod 1777 "$logs"
 # process at the first error, so that the test is reported as crashed too.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$logs/asan"
 UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}log_path=$logs/tsan"
+export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 
 if [ "$valgrind" = yes ]; then
     valgrind --trace-children=yes \

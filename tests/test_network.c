@@ -88,7 +88,7 @@ static plx_loaded_network *load(plx_runtime *rt, plx_network *n, const char *con
     plx_optimized_network *on;
     OK(plx_optimize(rt, n, &oo, &on));
     plx_loaded_network *ln;
-    OK(plx_runtime_load_network(rt, &on, &ln));
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
     cr_assert(zero(ptr, on));
     return ln;
 }
@@ -239,7 +239,7 @@ Test(network, fallback_is_visible_and_copies_are_inserted) {
     cr_assert(not(zero(ptr, strstr(plx_optimized_network_note(on, 1), "'fake_abi_1_0' runs no layers"))));
 
     plx_loaded_network *ln;
-    OK(plx_runtime_load_network(rt, &on, &ln));
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
     float x[16], y[16];
     fill(x, 16, -3.0f);
     run1(ln, x, y, 16);
@@ -288,7 +288,7 @@ static void edge_case(const char *testdev_import, bool import, plx_op expected) 
     }
     cr_assert(found);
     plx_loaded_network *ln;
-    OK(plx_runtime_load_network(rt, &on, &ln));
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
     float x[16], y[16];
     fill(x, 16, 0.0f);
     for (int rep = 0; rep < 2; rep++) {
@@ -636,7 +636,7 @@ Test(network, imported_input_feeds_an_import_layer) {
     }
     cr_assert(eq(sz, imports, 1), "%s", plx_optimized_network_summary(on));
     plx_loaded_network *ln;
-    OK(plx_runtime_load_network(rt, &on, &ln));
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
     for (int rep = 0; rep < 3; rep++) {
         /* A different caller buffer every time. */
         float *x = malloc(16 * sizeof *x), q[16], r[16];

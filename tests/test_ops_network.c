@@ -192,7 +192,7 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
     }
 
     plx_loaded_network *ln;
-    OK(plx_runtime_load_network(rt, &on, &ln));
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
     live.on = NULL;
     live.ln = ln;
     plx_tensor_binding bind_out[8];

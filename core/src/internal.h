@@ -88,6 +88,11 @@ struct plx_runtime {
     plx_backend_option *options;
     bool *option_used;
     size_t option_count;
+    /* Allocators and strategies per backend id (strings owned). */
+    plx_backend_allocator *allocators;
+    size_t allocator_count;
+    plx_backend_memory_strategy *strategies;
+    size_t strategy_count;
     /* Loaded networks (plx_loaded_network*), unloaded at destroy. */
     plxi_ptr_vec loaded;
     pthread_mutex_t loaded_lock;

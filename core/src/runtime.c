@@ -11,6 +11,8 @@
 #endif
 
 #define RUNTIME_OPTIONS_V1_SIZE PLX_STRUCT_SIZE_UPTO(plx_runtime_options, log_user_data)
+#define RUNTIME_OPTIONS_MEMORY_SIZE \
+    PLX_STRUCT_SIZE_UPTO(plx_runtime_options, memory_strategy_count)
 
 PLX_API const char *plx_version_string(void) {
     return PLX_VERSION_STRING;
@@ -25,7 +27,7 @@ PLX_API void plx_runtime_options_init(plx_runtime_options *options) {
         return;
     }
     memset(options, 0, sizeof *options);
-    options->struct_size = (uint32_t)RUNTIME_OPTIONS_V1_SIZE;
+    options->struct_size = (uint32_t)RUNTIME_OPTIONS_MEMORY_SIZE;
     options->log_level = PLX_LOG_LEVEL_DEFAULT;
 }
 
@@ -90,6 +92,15 @@ PLX_API void plx_runtime_destroy(plx_runtime **runtime) {
     }
     free(rt->options);
     free(rt->option_used);
+    for (size_t i = 0; i < rt->allocator_count; i++) {
+        free((char *)rt->allocators[i].backend_id);
+    }
+    free(rt->allocators);
+    for (size_t i = 0; i < rt->strategy_count; i++) {
+        free((char *)rt->strategies[i].backend_id);
+        free((char *)rt->strategies[i].name);
+    }
+    free(rt->strategies);
     free(rt);
 }
 
@@ -213,6 +224,71 @@ static plx_status copy_options(plx_runtime *rt, const plx_runtime_options *o) {
     return NULL;
 }
 
+/* Allocators and memory strategies per backend (plx_load_options'
+ * externally managed memory). */
+static plx_status copy_memory_options(plx_runtime *rt, const plx_runtime_options *o) {
+    if (o->struct_size < RUNTIME_OPTIONS_MEMORY_SIZE) {
+        return NULL; /* built before these options existed */
+    }
+    if ((o->allocator_count && !o->allocators) ||
+        (o->memory_strategy_count && !o->memory_strategies)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s count is non-zero but the array is "
+                                  "NULL", o->allocator_count && !o->allocators ? "allocator"
+                                                                               : "memory strategy");
+    }
+    rt->allocators = calloc(o->allocator_count + 1, sizeof *rt->allocators);
+    rt->strategies = calloc(o->memory_strategy_count + 1, sizeof *rt->strategies);
+    if (!rt->allocators || !rt->strategies) {
+        return oom();
+    }
+    for (size_t i = 0; i < o->allocator_count; i++) {
+        const plx_backend_allocator *a = &o->allocators[i];
+        if (!a->backend_id || !a->allocator.allocate || !a->allocator.free) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "allocator #%zu: backend_id, allocate and free must be set",
+                                      i);
+        }
+        if (a->allocator.source != PLX_MEMORY_SOURCE_MALLOC) {
+            return plxi_status_create(PLX_UNSUPPORTED,
+                                      "allocator for backend '%s': memory source %d cannot hold "
+                                      "planned tensors (this version plans into malloc memory "
+                                      "only)", a->backend_id, (int)a->allocator.source);
+        }
+        rt->allocators[i] = *a;
+        rt->allocators[i].backend_id = plxi_strdup(a->backend_id);
+        rt->allocator_count = i + 1;
+        if (!rt->allocators[i].backend_id) {
+            return oom();
+        }
+    }
+    for (size_t i = 0; i < o->memory_strategy_count; i++) {
+        const plx_backend_memory_strategy *m = &o->memory_strategies[i];
+        if (!m->backend_id || !m->name) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "memory strategy #%zu: backend_id and name must be set", i);
+        }
+        if (m->strategy && !m->strategy->place) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "memory strategy '%s' for backend '%s' has no place "
+                                      "function", m->name, m->backend_id);
+        }
+        if (!m->strategy && strcmp(m->name, "none") != 0 && strcmp(m->name, "greedy") != 0) {
+            return plxi_status_create(PLX_NOT_FOUND,
+                                      "memory strategy '%s' for backend '%s' is not built in "
+                                      "(none, greedy) and no strategy object is given",
+                                      m->name, m->backend_id);
+        }
+        rt->strategies[i].strategy = m->strategy;
+        rt->strategies[i].backend_id = plxi_strdup(m->backend_id);
+        rt->strategies[i].name = plxi_strdup(m->name);
+        rt->strategy_count = i + 1;
+        if (!rt->strategies[i].backend_id || !rt->strategies[i].name) {
+            return oom();
+        }
+    }
+    return NULL;
+}
+
 static plx_status build_search_path(plx_runtime *rt, const plx_runtime_options *o) {
     plx_status s = NULL;
     if (o->search_path_count && !o->search_paths) {
@@ -308,6 +384,9 @@ PLX_API plx_status plx_runtime_create(const plx_runtime_options *options,
     pthread_mutex_init(&rt->loaded_lock, NULL);
     plxi_logger_init(&rt->logger, options->log_level, options->log_fn, options->log_user_data);
     plx_status s = copy_options(rt, options);
+    if (!s) {
+        s = copy_memory_options(rt, options);
+    }
     if (!s) {
         s = build_search_path(rt, options);
     }

@@ -162,17 +162,39 @@ PLX_API const char *plx_optimized_network_summary(const plx_optimized_network *o
 
 typedef struct plx_loaded_network plx_loaded_network;
 
+typedef struct plx_load_options {
+    uint32_t struct_size; /* set by plx_load_options_init */
+    /* Lets the application create working memories and run executions of
+     * the network concurrently (plx_loaded_network_create_working_memory).
+     * Every backend used must report async_execution and
+     * externally_managed_memory; implies externally_managed_memory. */
+    bool async_execution;
+    /* The host plans the intermediate tensors of every backend used in a
+     * few buffers (memory strategies, plexus/memory.h) and gives them to the
+     * backends by import. Every backend used must report
+     * externally_managed_memory and import malloc memory. */
+    bool externally_managed_memory;
+} plx_load_options;
+
+/* Defaults: synchronous execution, backend-managed memory. */
+PLX_API void plx_load_options_init(plx_load_options *options);
+
 /* Loads an optimised network into its runtime: creates each backend's
- * factory, the tensor handles, the workloads, runs constant workloads.
- * Consumes *optimized (sets it to NULL) whether or not loading succeeds.
- * Errors name the layer, op and backend at fault. The loaded network must
- * be unloaded before its runtime is destroyed; plx_runtime_destroy unloads
- * any left. */
+ * factory, runs the constants' workloads, plans memory when asked, creates
+ * the network's own working memory (tensor handles, then workloads).
+ * `options` NULL means the defaults. Consumes *optimized (sets it to NULL)
+ * whether or not loading succeeds. Errors name the layer, op and backend at
+ * fault, or the backend lacking a capability the options need. The loaded
+ * network must be unloaded before its runtime is destroyed;
+ * plx_runtime_destroy unloads any left. */
 PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
                                             plx_optimized_network **optimized,
+                                            const plx_load_options *options,
                                             plx_loaded_network **out_loaded);
 
-/* Unloads: destroys workloads, handles and factories; sets *loaded NULL. */
+/* Unloads: destroys working memories, workloads, handles and factories;
+ * sets *loaded NULL. No execution may be in flight on the network's
+ * working memories (the network's own execution is waited for). */
 PLX_API void plx_loaded_network_unload(plx_loaded_network **loaded);
 
 /* The id of a loaded network, unique within its runtime. */
@@ -199,6 +221,91 @@ PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
                                               const plx_tensor_binding *outputs,
                                               size_t output_count);
 
+/* ------------------------------------------------------------------------ */
+/* Working memories, pre-imported tensors, concurrent executions              */
+/* ------------------------------------------------------------------------ */
+
+/* Everything one execution writes: its own tensor handles, workloads and
+ * planned buffers. Constants are shared. Create one per thread that runs
+ * the network at the same time as others. */
+typedef struct plx_working_memory plx_working_memory;
+
+/* Creates a working memory; its memory is allocated at its first
+ * execution. Needs the network loaded with async_execution. Thread-safe. */
+PLX_API plx_status plx_loaded_network_create_working_memory(plx_loaded_network *loaded,
+                                                            plx_working_memory **out);
+/* Destroys a working memory (no execution may be using it); sets it NULL. */
+PLX_API void plx_working_memory_destroy(plx_working_memory **working_memory);
+/* Releases the working memory's tensor memory; the next execution on it
+ * allocates again. Fails while an execution uses it. */
+PLX_API plx_status plx_working_memory_release(plx_working_memory *working_memory);
+
+/* What one execution reads and writes. Initialise with
+ * plx_execute_args_init. Every input of the network appears once, either as
+ * a tensor or as a pre-imported id; likewise every output. */
+typedef struct plx_execute_args {
+    uint32_t struct_size;
+    const plx_tensor_binding *inputs;
+    size_t input_count;
+    const plx_tensor_binding *outputs;
+    size_t output_count;
+    const uint32_t *preimported_inputs;  /* ids from plx_loaded_network_import_inputs */
+    size_t preimported_input_count;
+    const uint32_t *preimported_outputs; /* ids from plx_loaded_network_import_outputs */
+    size_t preimported_output_count;
+} plx_execute_args;
+
+PLX_API void plx_execute_args_init(plx_execute_args *args);
+
+/* Runs the network once. With working_memory NULL it uses the network's own
+ * working memory, one call at a time (as plx_loaded_network_execute). With a
+ * working memory, calls with different working memories run at the same
+ * time from any threads; a working memory already in use by another call
+ * is refused (PLX_FAILED_PRECONDITION), never shared. Results are the same
+ * bytes as a synchronous execution. Errors as plx_loaded_network_execute,
+ * plus pre-imported ids that are unknown, cleared or given twice. */
+PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
+                                          plx_working_memory *working_memory,
+                                          const plx_execute_args *args);
+
+/* Imports caller tensors once for many executions (zero copy). Needs import
+ * (for inputs) or export (for outputs) enabled when optimising, the
+ * tensor's backend to report preimport_io_tensors, and the input (output)
+ * to be zero copy in this network. Writes one id per tensor to out_ids.
+ * All or nothing: on error no id of this call remains. The memory must stay
+ * valid until its id is cleared and no execution uses it. Thread-safe. */
+PLX_API plx_status plx_loaded_network_import_inputs(plx_loaded_network *loaded,
+                                                    const plx_tensor_binding *inputs,
+                                                    size_t count, uint32_t *out_ids);
+PLX_API plx_status plx_loaded_network_import_outputs(plx_loaded_network *loaded,
+                                                     const plx_tensor_binding *outputs,
+                                                     size_t count, uint32_t *out_ids);
+/* Forgets pre-imported ids. An id not issued (>= the number issued), one
+ * already cleared, or one given twice is an error, and then nothing is
+ * cleared. Ids are never reused. */
+PLX_API plx_status plx_loaded_network_clear_imported_inputs(plx_loaded_network *loaded,
+                                                            const uint32_t *ids, size_t count);
+PLX_API plx_status plx_loaded_network_clear_imported_outputs(plx_loaded_network *loaded,
+                                                             const uint32_t *ids, size_t count);
+
+/* The memory plan of one backend (externally managed memory): bytes
+ * allocated per working memory, and the lower bound (the largest total
+ * size of its tensors alive at one step). */
+typedef struct plx_memory_report {
+    const char *backend_id;
+    const char *strategy;
+    size_t bytes;
+    size_t lower_bound;
+    size_t buffer_count;
+    size_t tensor_count;
+} plx_memory_report;
+
+/* One report per planned backend; none without externally managed memory.
+ * Pointers valid until unload. */
+PLX_API size_t plx_loaded_network_memory_report_count(const plx_loaded_network *loaded);
+PLX_API const plx_memory_report *plx_loaded_network_memory_report(
+    const plx_loaded_network *loaded, size_t index);
+
 /* Tensor info of an input or output by binding id. */
 PLX_API plx_status plx_loaded_network_input_info(const plx_loaded_network *loaded,
                                                  int32_t binding_id, plx_tensor_info *out_info);
@@ -210,12 +317,14 @@ PLX_API int32_t plx_loaded_network_input_binding(const plx_loaded_network *loade
 PLX_API size_t plx_loaded_network_output_count(const plx_loaded_network *loaded);
 PLX_API int32_t plx_loaded_network_output_binding(const plx_loaded_network *loaded, size_t index);
 
-/* Releases working memory (intermediate tensors); it is allocated again at
- * the next execution. Constants stay. Waits for a running execution. */
+/* Releases the network's own working memory (intermediate tensors); it is
+ * allocated again at the next execution. Constants stay. Waits for a
+ * running execution. */
 PLX_API void plx_loaded_network_release_working_memory(plx_loaded_network *loaded);
 
 /* Called after every workload with each of its outputs (data valid during
- * the call only). Runs on the executing thread. */
+ * the call only). Runs on the executing thread; with working memories,
+ * possibly on several threads at once. */
 typedef void (*plx_debug_fn)(void *user_data, const char *layer_name, plx_op op,
                              const char *backend_id, uint32_t slot, const plx_tensor_info *info,
                              const void *data);

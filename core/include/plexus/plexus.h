@@ -18,6 +18,7 @@
 
 #include <plexus/abi_version.h>
 #include <plexus/backend.h>
+#include <plexus/memory.h>
 #include <plexus/status.h>
 
 #ifdef __cplusplus
@@ -78,6 +79,39 @@ typedef struct plx_backend_option {
     const char *value;
 } plx_backend_option;
 
+/* An application's allocator for the memory the host plans for a backend
+ * (externally managed memory, plx_load_options). It wins over the host's
+ * default (aligned malloc). Called from the threads that execute networks,
+ * possibly concurrently. */
+typedef struct plx_allocator {
+    void *user_data;
+    /* Memory of at least `size` bytes aligned to `alignment` (a power of
+     * two), or NULL. */
+    void *(*allocate)(void *user_data, size_t size, size_t alignment);
+    /* Frees what allocate returned. */
+    void (*free)(void *user_data, void *ptr);
+    /* What the memory is; the host plans into PLX_MEMORY_SOURCE_MALLOC
+     * memory only in this version (it hands it to backends by import). */
+    plx_memory_source source;
+} plx_allocator;
+
+/* An allocator for backend `backend_id`. The allocator's functions and
+ * user_data must stay valid as long as the runtime. */
+typedef struct plx_backend_allocator {
+    const char *backend_id;
+    plx_allocator allocator;
+} plx_backend_allocator;
+
+/* The memory strategy for backend `backend_id`: `strategy` (the
+ * application's own, valid as long as the runtime) or, when NULL, the
+ * built-in strategy called `name` ("none" or "greedy"; the default is
+ * "greedy"). */
+typedef struct plx_backend_memory_strategy {
+    const char *backend_id;
+    const char *name;
+    const plx_memory_strategy *strategy;
+} plx_backend_memory_strategy;
+
 /* Level value meaning "not set": PLEXUS_LOG decides, else PLX_LOG_WARN. */
 #define PLX_LOG_LEVEL_DEFAULT (-1)
 
@@ -113,6 +147,14 @@ typedef struct plx_runtime_options {
     /* Log sink; NULL writes "plexus[source] level: message" lines to stderr. */
     plx_log_fn log_fn;
     void *log_user_data;
+
+    /* Allocators and memory strategies per backend id, for networks loaded
+     * with externally managed memory. A backend id given twice: the last
+     * entry counts. */
+    const plx_backend_allocator *allocators;
+    size_t allocator_count;
+    const plx_backend_memory_strategy *memory_strategies;
+    size_t memory_strategy_count;
 } plx_runtime_options;
 
 /* Sets every field to its default: nothing searched but the environment

@@ -1,0 +1,574 @@
+/* Externally managed memory, allocators, pre-imported tensors and
+ * concurrent executions (LOADED-NETWORK.md: Loading 7-8, Pre-imported
+ * inputs and outputs, Executing asynchronously). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+
+#include "alloc_counter.h"
+#include "test_util.h"
+
+#define OK(expr)                                                                       \
+    do {                                                                               \
+        plx_status ok_status_ = (expr);                                                \
+        cr_assert(zero(ptr, ok_status_), "%s: %s", #expr, plx_status_get_message(ok_status_)); \
+    } while (0)
+
+#define FAILS_WITH(expr, needle)                                                       \
+    do {                                                                               \
+        plx_status st_ = (expr);                                                       \
+        cr_assert(not(zero(ptr, st_)), "%s succeeded", #expr);                          \
+        cr_assert(not(zero(ptr, strstr(plx_status_get_message(st_), (needle)))),        \
+                  "%s: message '%s' lacks '%s'", #expr, plx_status_get_message(st_), (needle)); \
+        plx_status_free(st_);                                                          \
+    } while (0)
+
+#define N 64
+
+/* Counts the application allocator's calls (atomically: executions on
+ * several threads allocate their working memories concurrently). */
+typedef struct counting {
+    atomic_size_t allocations;
+    atomic_size_t frees;
+    atomic_size_t bytes;
+    size_t misaligned;
+} counting;
+
+static void *count_alloc(void *user, size_t size, size_t alignment) {
+    counting *c = user;
+    void *p = NULL;
+    if (posix_memalign(&p, alignment, size) != 0) {
+        return NULL;
+    }
+    atomic_fetch_add(&c->allocations, 1);
+    atomic_fetch_add(&c->bytes, size);
+    return p;
+}
+
+static void count_free(void *user, void *ptr) {
+    counting *c = user;
+    atomic_fetch_add(&c->frees, 1);
+    free(ptr);
+}
+
+static plx_runtime *make_runtime(counting *c, const char *strategy,
+                                 const plx_memory_strategy *custom) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_REF_DIR, TESTDEV_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 2;
+    plx_backend_allocator a = {"cpu_ref", {c, count_alloc, count_free, PLX_MEMORY_SOURCE_MALLOC}};
+    plx_backend_memory_strategy m = {"cpu_ref", strategy, custom};
+    if (c) {
+        o.allocators = &a;
+        o.allocator_count = 1;
+    }
+    if (strategy) {
+        o.memory_strategies = &m;
+        o.memory_strategy_count = 1;
+    }
+    return tu_create(&o);
+}
+
+static plx_tensor_info vec(void) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    t.rank = 2;
+    t.dims[0] = 1;
+    t.dims[1] = N;
+    return t;
+}
+
+/* x -> relu -> add(bias) -> sqrt -> mul(scale) -> y, and a side output of
+ * the add: several intermediate tensors with overlapping lifetimes. */
+static plx_network *chain(void) {
+    static float bias[N], scale[N];
+    for (int i = 0; i < N; i++) {
+        bias[i] = 0.25f * (float)i;
+        scale[i] = 1.0f + 0.01f * (float)i;
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_unary_desc sq = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_layer_id x, r, b, a, s, c, m, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_constant(n, "bias", &t, bias, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &a));
+    OK(plx_network_add_layer(n, "sqrt", PLX_OP_UNARY, &sq, 1, 1, &s));
+    OK(plx_network_add_constant(n, "scale", &t, scale, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_layer(n, "mul", PLX_OP_BINARY, &mul, 2, 1, &m));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_add_output(n, "sum", 1, &y2));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, a, 0));
+    OK(plx_network_connect(n, b, 0, a, 1));
+    OK(plx_network_connect(n, a, 0, s, 0));
+    OK(plx_network_connect(n, s, 0, m, 0));
+    OK(plx_network_connect(n, c, 0, m, 1));
+    OK(plx_network_connect(n, m, 0, y, 0));
+    OK(plx_network_connect(n, a, 0, y2, 0));
+    return n;
+}
+
+static plx_loaded_network *load_chain(plx_runtime *rt, bool async, bool ext, bool import) {
+    plx_network *n = chain();
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *b[] = {"cpu_ref"};
+    oo.backends = b;
+    oo.backend_count = 1;
+    oo.import_enabled = import;
+    oo.export_enabled = import;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_network_destroy(&n);
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.async_execution = async;
+    lo.externally_managed_memory = ext;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    return ln;
+}
+
+static void input_for(float *x, unsigned seed) {
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)((seed * 31u + (unsigned)i * 7u) % 97u) / 8.0f - 4.0f;
+    }
+}
+
+static void run(plx_loaded_network *ln, plx_working_memory *wm, const float *x, float *y,
+                float *sum) {
+    plx_tensor_binding in = {0, (void *)x, N * sizeof *x};
+    plx_tensor_binding out[] = {{0, y, N * sizeof *y}, {1, sum, N * sizeof *sum}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    OK(plx_loaded_network_run(ln, wm, &a));
+}
+
+/* The reference: the same network executed synchronously, backend-managed. */
+static void reference(plx_runtime *rt, const float *x, float *y, float *sum) {
+    plx_loaded_network *ln = load_chain(rt, false, false, false);
+    run(ln, NULL, x, y, sum);
+    plx_loaded_network_unload(&ln);
+}
+
+Test(memory, planned_memory_gives_the_same_bytes) {
+    counting c = {0};
+    plx_runtime *rt = make_runtime(&c, NULL, NULL);
+    float x[N], y0[N], s0[N], y1[N], s1[N];
+    input_for(x, 1);
+    reference(rt, x, y0, s0);
+    plx_loaded_network *ln = load_chain(rt, false, true, false);
+    cr_assert(eq(sz, plx_loaded_network_memory_report_count(ln), 1));
+    const plx_memory_report *r = plx_loaded_network_memory_report(ln, 0);
+    cr_assert(eq(str, (char *)r->backend_id, "cpu_ref"));
+    cr_assert(eq(str, (char *)r->strategy, "greedy"));
+    cr_assert(le(sz, r->lower_bound, r->bytes));
+    cr_assert(le(dbl, (double)r->bytes, 1.10 * (double)r->lower_bound), "%zu vs %zu", r->bytes,
+              r->lower_bound);
+    /* Memory comes at the first execution, from the application's allocator. */
+    cr_assert(eq(sz, atomic_load(&c.allocations), 0));
+    run(ln, NULL, x, y1, s1);
+    cr_assert(eq(sz, atomic_load(&c.allocations), r->buffer_count));
+    cr_assert(eq(sz, atomic_load(&c.bytes), r->bytes));
+    cr_assert(eq(int, memcmp(y0, y1, sizeof y0), 0));
+    cr_assert(eq(int, memcmp(s0, s1, sizeof s0), 0));
+    /* Released and allocated again. */
+    plx_loaded_network_release_working_memory(ln);
+    cr_assert(eq(sz, atomic_load(&c.frees), r->buffer_count));
+    input_for(x, 2);
+    reference(rt, x, y0, s0);
+    run(ln, NULL, x, y1, s1);
+    cr_assert(eq(int, memcmp(y0, y1, sizeof y0), 0));
+    cr_assert(eq(sz, atomic_load(&c.allocations), 2 * r->buffer_count));
+    plx_loaded_network_unload(&ln);
+    cr_assert(eq(sz, atomic_load(&c.frees), atomic_load(&c.allocations)));
+    plx_runtime_destroy(&rt);
+}
+
+Test(memory, none_strategy_uses_more_than_greedy) {
+    plx_runtime *rt = make_runtime(NULL, "none", NULL);
+    plx_loaded_network *ln = load_chain(rt, false, true, false);
+    const plx_memory_report *none = plx_loaded_network_memory_report(ln, 0);
+    cr_assert(eq(str, (char *)none->strategy, "none"));
+    size_t none_bytes = none->bytes, tensors = none->tensor_count;
+    cr_assert(eq(sz, none->buffer_count, tensors));
+    plx_runtime *rt2 = make_runtime(NULL, "greedy", NULL);
+    plx_loaded_network *l2 = load_chain(rt2, false, true, false);
+    const plx_memory_report *greedy = plx_loaded_network_memory_report(l2, 0);
+    cr_assert(lt(sz, greedy->bytes, none_bytes));
+    cr_assert(eq(sz, greedy->buffer_count, 1));
+    float x[N], y[N], s[N], y2[N], s2[N];
+    input_for(x, 3);
+    run(ln, NULL, x, y, s);
+    run(l2, NULL, x, y2, s2);
+    cr_assert(eq(int, memcmp(y, y2, sizeof y), 0));
+    plx_loaded_network_unload(&ln);
+    plx_loaded_network_unload(&l2);
+    plx_runtime_destroy(&rt);
+    plx_runtime_destroy(&rt2);
+}
+
+/* A strategy that puts every block at offset 0 of one buffer. */
+static bool overlapping(void *user, const plx_memory_block *blocks, size_t count,
+                        plx_memory_placement *placements, size_t *buffer_sizes,
+                        size_t *out_buffer_count, char *error, size_t error_size) {
+    (void)user;
+    (void)error;
+    (void)error_size;
+    size_t largest = 0;
+    for (size_t i = 0; i < count; i++) {
+        placements[i].buffer = 0;
+        placements[i].offset = 0;
+        largest = blocks[i].size > largest ? blocks[i].size : largest;
+    }
+    buffer_sizes[0] = largest;
+    *out_buffer_count = 1;
+    return true;
+}
+
+Test(memory, buggy_strategy_is_caught) {
+    plx_memory_strategy bad = {PLX_MEMORY_STRATEGY_SIZE_1_0, "overlapper", NULL, overlapping};
+    plx_runtime *rt = make_runtime(NULL, "overlapper", &bad);
+    plx_network *n = chain();
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *b[] = {"cpu_ref"};
+    oo.backends = b;
+    oo.backend_count = 1;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = true;
+    plx_loaded_network *ln = NULL;
+    FAILS_WITH(plx_runtime_load_network(rt, &on, &lo, &ln),
+               "backend 'cpu_ref': memory strategy 'overlapper': blocks");
+    cr_assert(zero(ptr, ln));
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(memory, capabilities_are_checked_at_load) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, r, y;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    const char *b[] = {"testdev"};
+    for (int async = 0; async < 2; async++) {
+        plx_optimize_options oo;
+        plx_optimize_options_init(&oo);
+        oo.backends = b;
+        oo.backend_count = 1;
+        plx_optimized_network *on;
+        OK(plx_optimize(rt, n, &oo, &on));
+        plx_load_options lo;
+        plx_load_options_init(&lo);
+        lo.async_execution = async;
+        lo.externally_managed_memory = !async;
+        plx_loaded_network *ln = NULL;
+        FAILS_WITH(plx_runtime_load_network(rt, &on, &lo, &ln),
+                   async ? "backend 'testdev' does not report async_execution"
+                         : "backend 'testdev' does not report externally_managed_memory");
+    }
+    /* Without the options, no working memories. */
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = b;
+    oo.backend_count = 1;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    plx_working_memory *wm = NULL;
+    FAILS_WITH(plx_loaded_network_create_working_memory(ln, &wm),
+               "was not loaded for asynchronous execution");
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(preimport, every_rule) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    plx_loaded_network *ln = load_chain(rt, false, false, true);
+    float x[N], x2[N], y[N], s[N], y0[N], s0[N];
+    input_for(x, 4);
+    input_for(x2, 5);
+    plx_tensor_binding in = {0, x, sizeof x}, in2 = {0, x2, sizeof x2};
+    plx_tensor_binding bad = {7, x, sizeof x};
+    uint32_t ids[2] = {99, 99};
+    OK(plx_loaded_network_import_inputs(ln, &in, 1, ids));
+    cr_assert(eq(u32, ids[0], 0));
+    /* Half-way failure: the first import of the set is rolled back. */
+    plx_tensor_binding set[] = {in2, bad};
+    FAILS_WITH(plx_loaded_network_import_inputs(ln, set, 2, ids),
+               "input binding id 7 is not one of the network's inputs");
+    OK(plx_loaded_network_import_inputs(ln, &in2, 1, ids + 1));
+    cr_assert(eq(u32, ids[1], 1), "the rolled-back import issued no id");
+
+    plx_tensor_binding outs[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.outputs = outs;
+    a.output_count = 2;
+    a.preimported_inputs = ids;
+    a.preimported_input_count = 1;
+    OK(plx_loaded_network_run(ln, NULL, &a));
+    reference(rt, x, y0, s0);
+    cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
+    a.preimported_inputs = ids + 1;
+    OK(plx_loaded_network_run(ln, NULL, &a));
+    reference(rt, x2, y0, s0);
+    cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
+
+    /* An id equal to the number issued is unknown. */
+    uint32_t two = 2;
+    a.preimported_inputs = &two;
+    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a), "pre-imported input id 2 is unknown (2 issued)");
+    FAILS_WITH(plx_loaded_network_clear_imported_inputs(ln, &two, 1),
+               "pre-imported input id 2 is unknown");
+    /* The same id twice in one call. */
+    uint32_t twice[] = {0, 0};
+    a.preimported_inputs = twice;
+    a.preimported_input_count = 2;
+    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a),
+               "the network has 1 inputs, the call gives 0 tensors and 2 pre-imported inputs");
+    FAILS_WITH(plx_loaded_network_clear_imported_inputs(ln, twice, 2),
+               "pre-imported input id 0 is given more than once");
+    /* A tensor and a pre-imported id for the same input. */
+    a.inputs = &in;
+    a.input_count = 1;
+    a.preimported_inputs = ids;
+    a.preimported_input_count = 1;
+    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a), "the network has 1 inputs, the call gives 1 "
+                                                     "tensors and 1 pre-imported inputs");
+    /* Cleared ids are rejected by execute and by clear. */
+    OK(plx_loaded_network_clear_imported_inputs(ln, ids, 1));
+    a.inputs = NULL;
+    a.input_count = 0;
+    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a), "pre-imported input id 0 was cleared");
+    FAILS_WITH(plx_loaded_network_clear_imported_inputs(ln, ids, 1),
+               "pre-imported input id 0 was already cleared");
+    /* Pre-imported outputs. */
+    uint32_t out_id;
+    plx_tensor_binding yb = {0, y, sizeof y};
+    OK(plx_loaded_network_import_outputs(ln, &yb, 1, &out_id));
+    plx_execute_args b2;
+    plx_execute_args_init(&b2);
+    plx_tensor_binding sb = {1, s, sizeof s};
+    b2.outputs = &sb;
+    b2.output_count = 1;
+    b2.preimported_outputs = &out_id;
+    b2.preimported_output_count = 1;
+    b2.preimported_inputs = ids + 1;
+    b2.preimported_input_count = 1;
+    memset(y, 0, sizeof y);
+    OK(plx_loaded_network_run(ln, NULL, &b2));
+    reference(rt, x2, y0, s0);
+    cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
+    cr_assert(eq(int, memcmp(s, s0, sizeof s), 0));
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+Test(preimport, needs_import_enabled) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    plx_loaded_network *ln = load_chain(rt, false, false, false);
+    float x[N];
+    plx_tensor_binding in = {0, x, sizeof x};
+    uint32_t id;
+    FAILS_WITH(plx_loaded_network_import_inputs(ln, &in, 1, &id),
+               "pre-importing inputs needs import enabled");
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* A working memory in use is refused, not shared: the debug callback runs
+ * inside an execution and tries to start another on the same memory. */
+typedef struct reentry {
+    plx_loaded_network *ln;
+    plx_working_memory *wm;
+    const float *x;
+    plx_status status;
+    bool tried;
+} reentry;
+
+static void try_again(void *user, const char *layer, plx_op op, const char *backend,
+                      uint32_t slot, const plx_tensor_info *info, const void *data) {
+    (void)layer;
+    (void)op;
+    (void)backend;
+    (void)slot;
+    (void)info;
+    (void)data;
+    reentry *r = user;
+    if (r->tried) {
+        return;
+    }
+    r->tried = true;
+    float y[N], s[N];
+    plx_tensor_binding in = {0, (void *)r->x, N * sizeof(float)};
+    plx_tensor_binding out[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    r->status = plx_loaded_network_run(r->ln, r->wm, &a);
+}
+
+Test(async, working_memory_in_use_is_refused) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    plx_loaded_network *ln = load_chain(rt, true, false, false);
+    plx_working_memory *wm;
+    OK(plx_loaded_network_create_working_memory(ln, &wm));
+    float x[N], y[N], s[N];
+    input_for(x, 6);
+    reentry r = {ln, wm, x, NULL, false};
+    plx_loaded_network_set_debug_callback(ln, try_again, &r);
+    run(ln, wm, x, y, s);
+    cr_assert(r.tried);
+    cr_assert(not(zero(ptr, r.status)));
+    cr_assert(eq(str, (char *)plx_status_get_message(r.status),
+                 "the working memory is in use by another execution"));
+    plx_status_free(r.status);
+    plx_loaded_network_set_debug_callback(ln, NULL, NULL);
+    FAILS_WITH(plx_working_memory_release(NULL), "working memory is NULL");
+    OK(plx_working_memory_release(wm));
+    run(ln, wm, x, y, s);
+    plx_working_memory_destroy(&wm);
+    cr_assert(zero(ptr, wm));
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+typedef struct worker {
+    plx_loaded_network *ln;
+    plx_working_memory *wm;
+    unsigned seed;
+    int runs;
+    const float (*expect_y)[N];
+    int failures;
+    char first_failure[256];
+} worker;
+
+#define SEEDS 16
+static float expected_y[SEEDS][N], expected_s[SEEDS][N];
+
+static void *work(void *arg) {
+    worker *w = arg;
+    for (int i = 0; i < w->runs; i++) {
+        unsigned seed = (w->seed + (unsigned)i) % SEEDS;
+        float x[N], y[N], s[N];
+        input_for(x, seed);
+        plx_tensor_binding in = {0, x, sizeof x};
+        plx_tensor_binding out[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = &in;
+        a.input_count = 1;
+        a.outputs = out;
+        a.output_count = 2;
+        plx_status st = plx_loaded_network_run(w->ln, w->wm, &a);
+        if (st || memcmp(y, expected_y[seed], sizeof y) || memcmp(s, expected_s[seed], sizeof s)) {
+            if (!w->failures++) {
+                snprintf(w->first_failure, sizeof w->first_failure, "run %d: %s", i,
+                         st ? plx_status_get_message(st) : "result differs from synchronous");
+            }
+        }
+        plx_status_free(st);
+    }
+    return NULL;
+}
+
+/* 8 threads x 500 executions, each thread with its own working memory;
+ * every result is bit-identical to the synchronous execution. */
+Test(async, eight_threads_match_sync, .timeout = 120) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    for (unsigned seed = 0; seed < SEEDS; seed++) {
+        float x[N];
+        input_for(x, seed);
+        reference(rt, x, expected_y[seed], expected_s[seed]);
+    }
+    plx_loaded_network *ln = load_chain(rt, true, false, true);
+    int runs = tu_under_valgrind() ? 20 : 500;
+    worker w[8];
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++) {
+        w[i] = (worker){ln, NULL, (unsigned)i * 3u, runs, NULL, 0, {0}};
+        OK(plx_loaded_network_create_working_memory(ln, &w[i].wm));
+        cr_assert(eq(int, pthread_create(&t[i], NULL, work, &w[i]), 0));
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+    }
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(int, w[i].failures, 0), "thread %d: %d failures, first: %s", i,
+                  w[i].failures, w[i].first_failure);
+        plx_working_memory_destroy(&w[i].wm);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* Executions with a working memory allocate nothing in steady state. */
+Test(async, working_memory_execution_allocates_nothing) {
+    if (!alloc_counter_available()) {
+        cr_skip_test("the allocator is replaced by a sanitizer or valgrind");
+    }
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    plx_loaded_network *ln = load_chain(rt, true, false, true);
+    plx_working_memory *wm;
+    OK(plx_loaded_network_create_working_memory(ln, &wm));
+    float x[N], y[N], s[N];
+    input_for(x, 7);
+    run(ln, wm, x, y, s);
+    alloc_counter_start();
+    for (int i = 0; i < 50; i++) {
+        plx_tensor_binding in = {0, x, sizeof x};
+        plx_tensor_binding out[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = &in;
+        a.input_count = 1;
+        a.outputs = out;
+        a.output_count = 2;
+        plx_status st = plx_loaded_network_run(ln, wm, &a);
+        if (st) {
+            alloc_counter_stop();
+            cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+        }
+    }
+    size_t allocs = alloc_counter_stop();
+    cr_assert(eq(sz, allocs, 0));
+    plx_working_memory_destroy(&wm);
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}

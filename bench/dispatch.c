@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 16; i++) {
         x[i] = (float)i - 8.0f;
     }
-    plx_tensor_binding ib = {0, x, sizeof x}, ob = {0, y, sizeof y};
+    plx_tensor_binding ib = {0, x, sizeof x, 0}, ob = {0, y, sizeof y, 0};
     for (int i = 0; i < 1000; i++) { /* warm-up, and the first-run allocation */
         if ((s = plx_loaded_network_execute(ln, &ib, 1, &ob, 1))) {
             return fail(s, "execute");

@@ -4,9 +4,11 @@
  * factories, tensor handles in host memory, and workloads that run the
  * kernels of kernels.h. Memory is ordinary host memory, so handles can
  * import caller (malloc) memory and lend theirs to other backends. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <plexus/backend.h>
 
@@ -21,6 +23,7 @@ static const plx_capability cpu_ref_capabilities[] = {
     {.key = PLX_CAP_EXTERNALLY_MANAGED_MEMORY, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_PREIMPORT_IO_TENSORS, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_IMPORT_MALLOC, .type = PLX_VALUE_BOOL, .bool_value = true},
+    {.key = PLX_CAP_IMPORT_DMA_BUF, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_EXPORT_MALLOC, .type = PLX_VALUE_BOOL, .bool_value = true},
 };
 
@@ -102,6 +105,7 @@ struct plx_tensor_handle {
     void *data; /* owned, imported, or NULL */
     plx_tensor_handle *parent; /* sub-tensors: data is parent's + offset */
     size_t offset;
+    void *mapping; /* an imported dma-buf, mapped; unmapped at unimport */
 };
 
 /* Where the handle's bytes are now; NULL when it has none. */
@@ -138,6 +142,7 @@ static plx_status cpu_ref_create_tensor_handle(plx_factory *factory, const plx_t
     h->data = NULL;
     h->parent = NULL;
     h->offset = 0;
+    h->mapping = NULL;
     *out_handle = h;
     return NULL;
 }
@@ -176,6 +181,9 @@ static void cpu_ref_release_tensor_handle(plx_tensor_handle *h) {
 }
 
 static void cpu_ref_destroy_tensor_handle(plx_tensor_handle *h) {
+    if (h->mapping) {
+        munmap(h->mapping, h->bytes);
+    }
     cpu_ref_release_tensor_handle(h);
     h->host->free(h->host, h);
 }
@@ -208,12 +216,35 @@ static void cpu_ref_unmap_tensor_handle(plx_tensor_handle *h) {
     (void)h; /* host memory needs no unmapping */
 }
 
+static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h);
+
+/* Malloc memory is used in place; a dma-buf (memory points to its file
+ * descriptor) is mapped shared, so workloads read and write the buffer. */
 static plx_status cpu_ref_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
                                                plx_memory_source source) {
     const plx_host *host = h->host;
+    cpu_ref_unimport_tensor_handle(h);
+    if (source == PLX_MEMORY_SOURCE_DMA_BUF) {
+        if (!memory || size < h->bytes) {
+            return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                       "cpu_ref: dma-buf of %zu bytes is smaller than the "
+                                       "tensor's %zu", memory ? size : 0, h->bytes);
+        }
+        int fd = *(const int *)memory;
+        void *map = h->bytes ? mmap(NULL, h->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                             : NULL;
+        if (map == MAP_FAILED) {
+            return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                       "cpu_ref: cannot map dma-buf fd %d (%zu bytes): %s", fd,
+                                       h->bytes, strerror(errno));
+        }
+        h->mapping = map;
+        h->data = map;
+        return NULL;
+    }
     if (source != PLX_MEMORY_SOURCE_MALLOC) {
         return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref imports malloc memory only (memory source %d)",
+                                   "cpu_ref imports malloc and dma_buf memory, not source %d",
                                    (int)source);
     }
     if (!memory || size < h->bytes) {
@@ -231,6 +262,10 @@ static plx_status cpu_ref_import_tensor_handle(plx_tensor_handle *h, void *memor
 }
 
 static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h) {
+    if (h->mapping) {
+        munmap(h->mapping, h->bytes);
+        h->mapping = NULL;
+    }
     h->data = h->owned;
 }
 

@@ -48,7 +48,7 @@ static void *work(void *arg) {
         unsigned seed = (w->seed + (unsigned)i) % SEEDS;
         float x[N], y[N];
         input_for(x, seed);
-        plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+        plx_tensor_binding in = {0, x, sizeof x, 0}, out = {0, y, sizeof y, 0};
         plx_execute_args a;
         plx_execute_args_init(&a);
         a.inputs = &in;
@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
             for (unsigned s = 0; s < SEEDS; s++) {
                 float xi[N];
                 input_for(xi, s);
-                plx_tensor_binding in = {0, xi, sizeof xi}, out = {0, expected[s], N * 4};
+                plx_tensor_binding in = {0, xi, sizeof xi, 0}, out = {0, expected[s], N * 4, 0};
                 check(plx_loaded_network_execute(ln, &in, 1, &out, 1), "sync");
             }
             plx_loaded_network_unload(&ln);
@@ -137,13 +137,13 @@ int main(int argc, char **argv) {
         float spare[N];
         input_for(spare, 1);
         for (int i = 0; i < runs / 10 + 1; i++) {
-            plx_tensor_binding in = {0, spare, sizeof spare};
+            plx_tensor_binding in = {0, spare, sizeof spare, 0};
             uint32_t id;
             check(plx_loaded_network_import_inputs(ln, &in, 1, &id), "pre-import");
             check(plx_loaded_network_clear_imported_inputs(ln, &id, 1), "clear");
             plx_loaded_network_set_debug_callback(ln, i % 2 ? ignore : NULL, NULL);
             float yo[N];
-            plx_tensor_binding out = {0, yo, sizeof yo};
+            plx_tensor_binding out = {0, yo, sizeof yo, 0};
             check(plx_loaded_network_execute(ln, &in, 1, &out, 1), "own execution");
             if (memcmp(yo, expected[1], sizeof yo)) {
                 atomic_fetch_add(&failures, 1);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -153,8 +155,8 @@ static void input_for(float *x, unsigned seed) {
 
 static void run(plx_loaded_network *ln, plx_working_memory *wm, const float *x, float *y,
                 float *sum) {
-    plx_tensor_binding in = {0, (void *)x, N * sizeof *x};
-    plx_tensor_binding out[] = {{0, y, N * sizeof *y}, {1, sum, N * sizeof *sum}};
+    plx_tensor_binding in = {0, (void *)x, N * sizeof *x, 0};
+    plx_tensor_binding out[] = {{0, y, N * sizeof *y, 0}, {1, sum, N * sizeof *sum, 0}};
     plx_execute_args a;
     plx_execute_args_init(&a);
     a.inputs = &in;
@@ -320,8 +322,8 @@ Test(preimport, every_rule) {
     float x[N], x2[N], y[N], s[N], y0[N], s0[N];
     input_for(x, 4);
     input_for(x2, 5);
-    plx_tensor_binding in = {0, x, sizeof x}, in2 = {0, x2, sizeof x2};
-    plx_tensor_binding bad = {7, x, sizeof x};
+    plx_tensor_binding in = {0, x, sizeof x, 0}, in2 = {0, x2, sizeof x2, 0};
+    plx_tensor_binding bad = {7, x, sizeof x, 0};
     uint32_t ids[2] = {99, 99};
     OK(plx_loaded_network_import_inputs(ln, &in, 1, ids));
     cr_assert(eq(u32, ids[0], 0));
@@ -332,7 +334,7 @@ Test(preimport, every_rule) {
     OK(plx_loaded_network_import_inputs(ln, &in2, 1, ids + 1));
     cr_assert(eq(u32, ids[1], 1), "the rolled-back import issued no id");
 
-    plx_tensor_binding outs[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+    plx_tensor_binding outs[] = {{0, y, sizeof y, 0}, {1, s, sizeof s, 0}};
     plx_execute_args a;
     plx_execute_args_init(&a);
     a.outputs = outs;
@@ -377,11 +379,11 @@ Test(preimport, every_rule) {
                "pre-imported input id 0 was already cleared");
     /* Pre-imported outputs. */
     uint32_t out_id;
-    plx_tensor_binding yb = {0, y, sizeof y};
+    plx_tensor_binding yb = {0, y, sizeof y, 0};
     OK(plx_loaded_network_import_outputs(ln, &yb, 1, &out_id));
     plx_execute_args b2;
     plx_execute_args_init(&b2);
-    plx_tensor_binding sb = {1, s, sizeof s};
+    plx_tensor_binding sb = {1, s, sizeof s, 0};
     b2.outputs = &sb;
     b2.output_count = 1;
     b2.preimported_outputs = &out_id;
@@ -401,7 +403,7 @@ Test(preimport, needs_import_enabled) {
     plx_runtime *rt = make_runtime(NULL, NULL, NULL);
     plx_loaded_network *ln = load_chain(rt, false, false, false);
     float x[N];
-    plx_tensor_binding in = {0, x, sizeof x};
+    plx_tensor_binding in = {0, x, sizeof x, 0};
     uint32_t id;
     FAILS_WITH(plx_loaded_network_import_inputs(ln, &in, 1, &id),
                "pre-importing inputs needs import enabled");
@@ -433,8 +435,8 @@ static void try_again(void *user, const char *layer, plx_op op, const char *back
     }
     r->tried = true;
     float y[N], s[N];
-    plx_tensor_binding in = {0, (void *)r->x, N * sizeof(float)};
-    plx_tensor_binding out[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+    plx_tensor_binding in = {0, (void *)r->x, N * sizeof(float), 0};
+    plx_tensor_binding out[] = {{0, y, sizeof y, 0}, {1, s, sizeof s, 0}};
     plx_execute_args a;
     plx_execute_args_init(&a);
     a.inputs = &in;
@@ -488,8 +490,8 @@ static void *work(void *arg) {
         unsigned seed = (w->seed + (unsigned)i) % SEEDS;
         float x[N], y[N], s[N];
         input_for(x, seed);
-        plx_tensor_binding in = {0, x, sizeof x};
-        plx_tensor_binding out[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+        plx_tensor_binding in = {0, x, sizeof x, 0};
+        plx_tensor_binding out[] = {{0, y, sizeof y, 0}, {1, s, sizeof s, 0}};
         plx_execute_args a;
         plx_execute_args_init(&a);
         a.inputs = &in;
@@ -552,8 +554,8 @@ Test(async, working_memory_execution_allocates_nothing) {
     run(ln, wm, x, y, s);
     alloc_counter_start();
     for (int i = 0; i < 50; i++) {
-        plx_tensor_binding in = {0, x, sizeof x};
-        plx_tensor_binding out[] = {{0, y, sizeof y}, {1, s, sizeof s}};
+        plx_tensor_binding in = {0, x, sizeof x, 0};
+        plx_tensor_binding out[] = {{0, y, sizeof y, 0}, {1, s, sizeof s, 0}};
         plx_execute_args a;
         plx_execute_args_init(&a);
         a.inputs = &in;
@@ -570,5 +572,50 @@ Test(async, working_memory_execution_allocates_nothing) {
     cr_assert(eq(sz, allocs, 0));
     plx_working_memory_destroy(&wm);
     plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* A memfd holding `bytes`, standing in for a dma-buf. */
+static int memfd_with(const void *data, size_t bytes) {
+    int fd = memfd_create("plexus-test", 0);
+    cr_assert(ge(int, fd, 0));
+    cr_assert(eq(int, ftruncate(fd, (off_t)bytes), 0));
+    if (data) {
+        cr_assert(eq(sz, (size_t)pwrite(fd, data, bytes, 0), bytes));
+    }
+    return fd;
+}
+
+/* dma-buf memory (memfd descriptors): imported by cpu_ref when zero copy,
+ * mapped by the host for copies; results equal host-memory runs. */
+Test(memory, dma_buf_inputs_and_outputs) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    float x[N], y0[N], s0[N], y[N], s[N];
+    input_for(x, 9);
+    reference(rt, x, y0, s0);
+    for (int zero_copy = 0; zero_copy < 2; zero_copy++) {
+        plx_loaded_network *ln = load_chain(rt, false, false, zero_copy);
+        int xfd = memfd_with(x, sizeof x), yfd = memfd_with(NULL, sizeof y),
+            sfd = memfd_with(NULL, sizeof s);
+        plx_tensor_binding in = {0, &xfd, sizeof x, PLX_MEMORY_SOURCE_DMA_BUF};
+        plx_tensor_binding out[] = {{0, &yfd, sizeof y, PLX_MEMORY_SOURCE_DMA_BUF},
+                                    {1, &sfd, sizeof s, PLX_MEMORY_SOURCE_DMA_BUF}};
+        OK(plx_loaded_network_execute(ln, &in, 1, out, 2));
+        cr_assert(eq(sz, (size_t)pread(yfd, y, sizeof y, 0), sizeof y));
+        cr_assert(eq(sz, (size_t)pread(sfd, s, sizeof s, 0), sizeof s));
+        cr_assert(eq(int, memcmp(y, y0, sizeof y), 0), "zero copy %d", zero_copy);
+        cr_assert(eq(int, memcmp(s, s0, sizeof s), 0), "zero copy %d", zero_copy);
+        /* A descriptor that is not one is an error naming the binding. */
+        int bad = -1;
+        plx_tensor_binding wrong = {0, &bad, sizeof x, PLX_MEMORY_SOURCE_DMA_BUF};
+        FAILS_WITH(plx_loaded_network_execute(ln, &wrong, 1, out, 2), "input binding id 0");
+        plx_tensor_binding odd = {0, x, sizeof x, (plx_memory_source)8};
+        FAILS_WITH(plx_loaded_network_execute(ln, &odd, 1, out, 2),
+                   "input binding id 0: memory source 8 is not one the host reads or writes");
+        close(xfd);
+        close(yfd);
+        close(sfd);
+        plx_loaded_network_unload(&ln);
+    }
     plx_runtime_destroy(&rt);
 }

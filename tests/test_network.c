@@ -100,8 +100,8 @@ static void fill(float *x, size_t n, float start) {
 }
 
 static void run1(plx_loaded_network *ln, float *x, float *y, size_t n) {
-    plx_tensor_binding in = {0, x, n * sizeof *x};
-    plx_tensor_binding out = {0, y, n * sizeof *y};
+    plx_tensor_binding in = {0, x, n * sizeof *x, 0};
+    plx_tensor_binding out = {0, y, n * sizeof *y, 0};
     OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
 }
 
@@ -374,7 +374,7 @@ Test(network, input_import_is_zero_copy) {
         plx_loaded_network *ln = load(rt, n, b, 1, import, false);
         float x = 1.0f;
         int64_t address = 0;
-        plx_tensor_binding ib = {0, &x, sizeof x}, ob = {0, &address, sizeof address};
+        plx_tensor_binding ib = {0, &x, sizeof x, 0}, ob = {0, &address, sizeof address, 0};
         OK(plx_loaded_network_execute(ln, &ib, 1, &ob, 1));
         if (import) {
             cr_assert(eq(i64, address, (int64_t)(uintptr_t)&x));
@@ -384,7 +384,7 @@ Test(network, input_import_is_zero_copy) {
         /* A misaligned buffer cannot be imported: an error, not a silent copy. */
         if (import) {
             char raw[16];
-            plx_tensor_binding bad = {0, raw + 1, sizeof x};
+            plx_tensor_binding bad = {0, raw + 1, sizeof x, 0};
             FAILS_WITH(plx_loaded_network_execute(ln, &bad, 1, &ob, 1),
                        "input binding id 0: import into testdev failed");
         }
@@ -448,11 +448,11 @@ Test(network, execute_validates_bindings) {
     const char *b[] = {"cpu_ref"};
     plx_loaded_network *ln = load(rt, n, b, 1, false, false);
     float x[16], y[16];
-    plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+    plx_tensor_binding in = {0, x, sizeof x, 0}, out = {0, y, sizeof y, 0};
     plx_tensor_binding two[] = {in, in};
-    plx_tensor_binding unknown = {5, x, sizeof x};
-    plx_tensor_binding small = {0, x, 8};
-    plx_tensor_binding null_data = {0, NULL, sizeof x};
+    plx_tensor_binding unknown = {5, x, sizeof x, 0};
+    plx_tensor_binding small = {0, x, 8, 0};
+    plx_tensor_binding null_data = {0, NULL, sizeof x, 0};
     FAILS_WITH(plx_loaded_network_execute(ln, NULL, 0, &out, 1),
                "the network has 1 inputs, the call gives 0");
     FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, &out, 0),
@@ -494,9 +494,9 @@ Test(network, duplicate_binding_in_call) {
     float x[16], z[16], y[16];
     fill(x, 16, 1.0f);
     fill(z, 16, 2.0f);
-    plx_tensor_binding dup[] = {{0, x, sizeof x}, {0, z, sizeof z}};
-    plx_tensor_binding ok[] = {{1, z, sizeof z}, {0, x, sizeof x}};
-    plx_tensor_binding ob = {0, y, sizeof y};
+    plx_tensor_binding dup[] = {{0, x, sizeof x, 0}, {0, z, sizeof z, 0}};
+    plx_tensor_binding ok[] = {{1, z, sizeof z, 0}, {0, x, sizeof x, 0}};
+    plx_tensor_binding ob = {0, y, sizeof y, 0};
     FAILS_WITH(plx_loaded_network_execute(ln, dup, 2, &ob, 1),
                "input binding id 0 is given more than once");
     OK(plx_loaded_network_execute(ln, ok, 2, &ob, 1));
@@ -518,7 +518,7 @@ Test(network, failing_workload_leaves_network_usable) {
     plx_loaded_network *ln = load(rt, n, b, 1, false, false);
     float x[16], y[16];
     fill(x, 16, -1.0f);
-    plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+    plx_tensor_binding in = {0, x, sizeof x, 0}, out = {0, y, sizeof y, 0};
     FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, &out, 1),
                "layer 'fail_relu' (activation) on testdev: execution failed: testdev: workload "
                "'fail_relu' fails on purpose");
@@ -559,7 +559,7 @@ Test(network, constants_and_several_networks) {
     float x[16], y[16];
     fill(x, 16, 0.0f);
     for (int rep = 0; rep < 3; rep++) {
-        plx_tensor_binding in1 = {0, x, sizeof x}, out1 = {3, y, sizeof y};
+        plx_tensor_binding in1 = {0, x, sizeof x, 0}, out1 = {3, y, sizeof y, 0};
         OK(plx_loaded_network_execute(l1, &in1, 1, &out1, 1));
         cr_assert(eq(flt, y[0], 10.0f));
         cr_assert(eq(flt, y[15], 0.5f * 15 + 10.0f + 0.5f * 15));
@@ -588,7 +588,7 @@ Test(network, execute_allocates_nothing) {
     run1(ln, x, y, 16); /* first execution allocates working memory */
     alloc_counter_start();
     for (int i = 0; i < 100; i++) {
-        plx_tensor_binding in = {0, x, sizeof x}, out = {0, y, sizeof y};
+        plx_tensor_binding in = {0, x, sizeof x, 0}, out = {0, y, sizeof y, 0};
         plx_status s = plx_loaded_network_execute(ln, &in, 1, &out, 1);
         if (s) {
             alloc_counter_stop();
@@ -641,8 +641,8 @@ Test(network, imported_input_feeds_an_import_layer) {
         /* A different caller buffer every time. */
         float *x = malloc(16 * sizeof *x), q[16], r[16];
         fill(x, 16, (float)rep);
-        plx_tensor_binding ib = {0, x, 16 * sizeof *x};
-        plx_tensor_binding ob[] = {{0, q, sizeof q}, {1, r, sizeof r}};
+        plx_tensor_binding ib = {0, x, 16 * sizeof *x, 0};
+        plx_tensor_binding ob[] = {{0, q, sizeof q, 0}, {1, r, sizeof r, 0}};
         OK(plx_loaded_network_execute(ln, &ib, 1, ob, 2));
         for (int i = 0; i < 16; i++) {
             cr_assert(eq(flt, q[i], sqrtf(x[i])));
@@ -725,8 +725,8 @@ static void concat_split_case(int64_t rows) {
     fill(x0, 8, -1.0f);
     fill(x1, 8, -2.0f);
     size_t bytes = (size_t)rows * 4 * sizeof(float);
-    plx_tensor_binding in[] = {{0, x0, bytes}, {1, x1, bytes}};
-    plx_tensor_binding out[] = {{0, y0, bytes}, {1, y1, bytes}};
+    plx_tensor_binding in[] = {{0, x0, bytes, 0}, {1, x1, bytes, 0}};
+    plx_tensor_binding out[] = {{0, y0, bytes, 0}, {1, y1, bytes, 0}};
     OK(plx_loaded_network_execute(ln, in, 2, out, 2));
     for (size_t i = 0; i < (size_t)rows * 4; i++) {
         cr_assert(eq(flt, y0[i], x0[i] > 0 ? x0[i] : 0.0f), "y0[%zu]", i);

@@ -135,7 +135,7 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
     live.net = n;
     plx_layer_id layer;
     OK(plx_network_add_layer(n, "op", op, desc, n_in, n_out, &layer));
-    plx_tensor_binding bind_in[8];
+    plx_tensor_binding bind_in[8] = {{0, NULL, 0, 0}};
     size_t nb = 0;
     for (uint32_t i = 0; i < n_in; i++) {
         plx_tensor_info t = make_info(ins[i].dtype, ins[i].dims, ins[i].rank);
@@ -195,7 +195,7 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
     OK(plx_runtime_load_network(rt, &on, NULL, &ln));
     live.on = NULL;
     live.ln = ln;
-    plx_tensor_binding bind_out[8];
+    plx_tensor_binding bind_out[8] = {{0, NULL, 0, 0}};
     for (uint32_t j = 0; j < n_out; j++) {
         OK(plx_loaded_network_output_info(ln, (int32_t)j, &outs[j].info));
         size_t bytes = 0;

@@ -21,9 +21,11 @@
  * an execution needs is sized beforehand, so a steady-state execution
  * allocates nothing. */
 #include <pthread.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "memory_plan.h"
 #include "network_internal.h"
@@ -83,6 +85,8 @@ struct plx_working_memory {
     /* The memory each input/output uses in the current execution. */
     void **in_data;
     void **out_data;
+    plx_memory_source *in_source;
+    plx_memory_source *out_source;
 };
 
 typedef struct io_binding {
@@ -99,6 +103,7 @@ typedef struct io_binding {
 typedef struct preimport {
     size_t io;                /* index in inputs or outputs */
     void *data;
+    plx_memory_source source;
     bool cleared;
 } preimport;
 
@@ -274,6 +279,8 @@ static void destroy_working_memory(plx_working_memory *wm) {
     free(wm->output_pre);
     free(wm->in_data);
     free(wm->out_data);
+    free(wm->in_source);
+    free(wm->out_source);
     free(wm);
 }
 
@@ -415,10 +422,13 @@ static plx_status create_working_memory(plx_loaded_network *n, plx_working_memor
     wm->output_pre = calloc(n->output_count + 1, sizeof *wm->output_pre);
     wm->in_data = calloc(n->input_count + 1, sizeof *wm->in_data);
     wm->out_data = calloc(n->output_count + 1, sizeof *wm->out_data);
+    wm->in_source = calloc(n->input_count + 1, sizeof *wm->in_source);
+    wm->out_source = calloc(n->output_count + 1, sizeof *wm->out_source);
     bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
     plx_status s = NULL;
     if (!wm->layers || !wm->slots || !wm->buffers || !wm->input_args || !wm->output_args ||
-        !wm->input_pre || !wm->output_pre || !wm->in_data || !wm->out_data || !in_place) {
+        !wm->input_pre || !wm->output_pre || !wm->in_data || !wm->out_data ||
+        !wm->in_source || !wm->out_source || !in_place) {
         s = oom();
     }
     for (size_t i = 0; !s && i < n->layer_count; i++) {
@@ -1248,6 +1258,13 @@ static plx_status match(const char *kind, const io_binding *expected, size_t cou
                                       "needs %zu", kind, b->binding_id, expected[k].layer_name,
                                       b->size, expected[k].bytes);
         }
+        if (b->source != 0 && b->source != PLX_MEMORY_SOURCE_MALLOC &&
+            b->source != PLX_MEMORY_SOURCE_DMA_BUF) {
+            return plxi_status_create(PLX_UNSUPPORTED,
+                                      "%s binding id %d: memory source %d is not one the host "
+                                      "reads or writes (malloc, dma_buf)", kind, b->binding_id,
+                                      (int)b->source);
+        }
         args[k] = b;
     }
     for (size_t i = 0; i < id_count; i++) {
@@ -1291,9 +1308,48 @@ static plx_status map_slot(handle_slot *h, void **out, const char *what, int32_t
     return r;
 }
 
-static plx_status import_caller(handle_slot *h, void *data, int32_t binding, const char *kind) {
+static plx_memory_source source_of(plx_memory_source given) {
+    return given ? given : PLX_MEMORY_SOURCE_MALLOC;
+}
+
+/* The caller's memory as host bytes: a host pointer as is, a dma-buf mapped
+ * (MAP_SHARED, so writes reach it). Undo with caller_unview. */
+static plx_status caller_view(void *data, plx_memory_source source, size_t bytes, bool write,
+                              int32_t binding, const char *kind, void **out) {
+    if (source != PLX_MEMORY_SOURCE_DMA_BUF) {
+        *out = data;
+        return NULL;
+    }
+    if (bytes == 0) {
+        *out = NULL;
+        return NULL;
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | (write ? PROT_WRITE : 0), MAP_SHARED,
+                   *(const int *)data, 0);
+    if (p == MAP_FAILED) {
+        return plxi_status_create(PLX_IO_ERROR, "%s binding id %d: cannot map dma-buf fd %d: %s",
+                                  kind, binding, *(const int *)data, strerror(errno));
+    }
+    *out = p;
+    return NULL;
+}
+
+static void caller_unview(void *view, plx_memory_source source, size_t bytes) {
+    if (source == PLX_MEMORY_SOURCE_DMA_BUF && view) {
+        munmap(view, bytes);
+    }
+}
+
+static plx_status import_caller(handle_slot *h, void *data, plx_memory_source source,
+                                int32_t binding, const char *kind) {
+    if (!(plx_backend_info_import_sources(&h->backend->info) & source)) {
+        return plxi_status_create(PLX_UNSUPPORTED,
+                                  "%s binding id %d is zero copy, but backend '%s' does not "
+                                  "import %s memory", kind, binding, h->backend->info.id,
+                                  source == PLX_MEMORY_SOURCE_DMA_BUF ? "dma_buf" : "this");
+    }
     plx_status s = h->backend->functions.import_tensor_handle(h->handle, data, h->bytes,
-                                                              PLX_MEMORY_SOURCE_MALLOC);
+                                                              source);
     if (!s) {
         h->bound = true;
         return NULL;
@@ -1421,9 +1477,13 @@ static plx_status prepare(plx_working_memory *wm, const plx_execute_args *a) {
     }
     for (size_t i = 0; !s && i < n->input_count; i++) {
         wm->in_data[i] = wm->input_pre[i] ? wm->input_pre[i]->data : wm->input_args[i]->data;
+        wm->in_source[i] = source_of(wm->input_pre[i] ? wm->input_pre[i]->source
+                                                      : wm->input_args[i]->source);
     }
     for (size_t i = 0; !s && i < n->output_count; i++) {
         wm->out_data[i] = wm->output_pre[i] ? wm->output_pre[i]->data : wm->output_args[i]->data;
+        wm->out_source[i] = source_of(wm->output_pre[i] ? wm->output_pre[i]->source
+                                                        : wm->output_args[i]->source);
     }
     return s;
 }
@@ -1435,23 +1495,27 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
     for (size_t i = 0; !s && i < n->input_count; i++) {
         const io_binding *b = &n->inputs[i];
         handle_slot *h = wm->layers[b->layer].outputs[0];
-        void *data = wm->in_data[i];
         if (b->zero_copy) {
-            s = import_caller(h, data, b->binding_id, "input");
-        } else {
-            void *mapped = NULL;
+            s = import_caller(h, wm->in_data[i], wm->in_source[i], b->binding_id, "input");
+            continue;
+        }
+        void *mapped = NULL, *view = NULL;
+        s = caller_view(wm->in_data[i], wm->in_source[i], h->bytes, false, b->binding_id, "input",
+                        &view);
+        if (!s) {
             s = map_slot(h, &mapped, "input", b->binding_id);
             if (!s) {
-                memcpy(mapped, data, h->bytes);
+                memcpy(mapped, view, h->bytes);
                 h->backend->functions.unmap_tensor_handle(h->handle);
             }
+            caller_unview(view, wm->in_source[i], h->bytes);
         }
     }
     for (size_t i = 0; !s && i < n->output_count; i++) {
         const io_binding *b = &n->outputs[i];
         if (b->zero_copy) {
             handle_slot *h = wm->layers[b->layer].outputs[b->slot];
-            s = import_caller(h, wm->out_data[i], b->binding_id, "output");
+            s = import_caller(h, wm->out_data[i], wm->out_source[i], b->binding_id, "output");
         }
     }
     if (!s) {
@@ -1461,11 +1525,16 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
         const io_binding *b = &n->outputs[i];
         if (!b->zero_copy) {
             handle_slot *h = wm->layers[b->layer].outputs[b->slot];
-            void *mapped = NULL;
-            s = map_slot(h, &mapped, "output", b->binding_id);
+            void *mapped = NULL, *view = NULL;
+            s = caller_view(wm->out_data[i], wm->out_source[i], h->bytes, true, b->binding_id,
+                            "output", &view);
             if (!s) {
-                memcpy(wm->out_data[i], mapped, h->bytes);
-                h->backend->functions.unmap_tensor_handle(h->handle);
+                s = map_slot(h, &mapped, "output", b->binding_id);
+                if (!s) {
+                    memcpy(view, mapped, h->bytes);
+                    h->backend->functions.unmap_tensor_handle(h->handle);
+                }
+                caller_unview(view, wm->out_source[i], h->bytes);
             }
         }
     }
@@ -1667,10 +1736,10 @@ static plx_status preimport_set(plx_loaded_network *n, bool inputs,
             s = plxi_status_create(PLX_INVALID_ARGUMENT,
                                    "%s binding id %d: %s", kind, b->binding_id,
                                    b->data ? "size differs from the tensor's" : "data is NULL");
-        } else if (!(s = import_caller(h, b->data, b->binding_id, kind))) {
+        } else if (!(s = import_caller(h, b->data, source_of(b->source), b->binding_id, kind))) {
             h->backend->functions.unimport_tensor_handle(h->handle);
             h->bound = false;
-            (*pre)[*pre_count] = (preimport){k, b->data, false};
+            (*pre)[*pre_count] = (preimport){k, b->data, source_of(b->source), false};
             (*pre_count)++;
         }
     }

@@ -201,11 +201,18 @@ PLX_API void plx_loaded_network_unload(plx_loaded_network **loaded);
 PLX_API uint32_t plx_loaded_network_id(const plx_loaded_network *loaded);
 
 /* Caller memory for one input or output: `size` must equal the tensor's
- * byte size. For inputs, `data` is only read. */
+ * byte size. For inputs the memory is only read.
+ * `source` says what `data` is: 0 or PLX_MEMORY_SOURCE_MALLOC, a host
+ * pointer; PLX_MEMORY_SOURCE_DMA_BUF, a pointer to an int holding a dma-buf
+ * (or memfd) file descriptor whose first `size` bytes are the tensor (the
+ * caller keeps owning the descriptor). A zero-copy input or output must be
+ * in a source its backend imports (else the execution fails, naming it);
+ * others are copied, the host mapping a dma-buf for the copy. */
 typedef struct plx_tensor_binding {
     int32_t binding_id;
     void *data;
     size_t size;
+    plx_memory_source source;
 } plx_tensor_binding;
 
 /* Runs the network once, synchronously. Every input and every output of the
@@ -305,6 +312,91 @@ typedef struct plx_memory_report {
 PLX_API size_t plx_loaded_network_memory_report_count(const plx_loaded_network *loaded);
 PLX_API const plx_memory_report *plx_loaded_network_memory_report(
     const plx_loaded_network *loaded, size_t index);
+
+/* Scheduling executions on worker threads.
+ *
+ * A scheduler owns `worker_count` threads, each with its own working memory
+ * of one loaded network, and queues of requests (plx_execute_args) at three
+ * priorities. The application submits and returns at once; a worker runs the
+ * request (plx_loaded_network_run with its working memory) and then calls
+ * the request's completion callback on that worker thread.
+ *
+ * Service order, a weighted round-robin: the workers take requests in a
+ * cycle of seven turns, high high high high medium medium low. A turn whose
+ * queue is empty is skipped, so with every queue busy the order is 4 high,
+ * 2 medium, 1 low, again and again; with one queue busy it is served alone.
+ * A waiting low request is therefore taken after at most 6 others (and a
+ * waiting medium after at most 5): no priority starves. The cycle starts
+ * again at its first turn whenever the queues become empty. Within a
+ * priority, requests are taken in submission order (FIFO). With several
+ * workers the rule orders the taking of requests; executions then run side
+ * by side and may complete in another order. */
+typedef enum plx_priority {
+    PLX_PRIORITY_HIGH = 0,
+    PLX_PRIORITY_MEDIUM = 1,
+    PLX_PRIORITY_LOW = 2
+} plx_priority;
+
+/* Times of one scheduled execution, in milliseconds (CLOCK_MONOTONIC):
+ * queued_ms from submission to the start of the execution, run_ms the
+ * execution itself (plx_loaded_network_run). Both >= 0. */
+typedef struct plx_execution_timing {
+    double queued_ms;
+    double run_ms;
+} plx_execution_timing;
+
+/* Called once per submitted request, on the worker thread that ran it,
+ * after the execution has finished (the output memory holds the results).
+ * status: NULL on success, else the execution's error; borrowed, valid
+ * during the call (the callback must not free it; copy the message to keep
+ * it). timing: borrowed, valid during the call. The callback may submit
+ * more requests to the same scheduler; it must not destroy the scheduler,
+ * nor unload the network. A slow callback holds its worker. */
+typedef void (*plx_completion_fn)(void *user_data, plx_status status,
+                                  const plx_execution_timing *timing);
+
+/* A set of worker threads executing one loaded network. Thread-safe:
+ * submit may be called from any thread, including completion callbacks. */
+typedef struct plx_scheduler plx_scheduler;
+
+/* Creates a scheduler with `worker_count` (1 to 1024) threads for `loaded`,
+ * each with its own working memory made by
+ * plx_loaded_network_create_working_memory: the network must have been
+ * loaded with plx_load_options.async_execution, otherwise this fails with
+ * PLX_FAILED_PRECONDITION and a message naming async_execution. The
+ * network must stay loaded until the scheduler is destroyed (unloading
+ * destroys the working memories the workers use). On failure nothing is
+ * left running and *out_scheduler is untouched. */
+PLX_API plx_status plx_scheduler_create(plx_loaded_network *loaded, size_t worker_count,
+                                        plx_scheduler **out_scheduler);
+
+/* Queues one execution of `args` at `priority` and returns without waiting
+ * for it. The args struct and its binding and pre-imported id arrays are
+ * copied; the tensor memory they point to is the caller's and must stay
+ * valid (inputs unchanged, outputs untouched) until `done` is called, and
+ * pre-imported ids must stay uncleared until then. `done` (may be NULL:
+ * the outcome, errors included, is then discarded) gets `user_data`.
+ * Argument errors of the execution itself (unknown binding id, wrong
+ * counts, sizes) are reported through `done`, with the execution's
+ * message. Fails, without queuing and without calling `done`, when the
+ * scheduler or args are NULL, args is too small (plx_execute_args_init), a
+ * count is non-zero with its array NULL, the priority is not a
+ * plx_priority, the scheduler is being destroyed (PLX_FAILED_PRECONDITION),
+ * or memory runs out. Allocation: a request's storage is recycled from
+ * finished requests and allocated only when no recycled one is large
+ * enough; executing a request allocates nothing. Thread-safe. */
+PLX_API plx_status plx_scheduler_submit(plx_scheduler *scheduler, const plx_execute_args *args,
+                                        plx_priority priority, plx_completion_fn done,
+                                        void *user_data);
+
+/* Stops accepting requests (submit then fails), runs every request already
+ * queued to completion (callbacks included, in the service order above),
+ * joins the workers, destroys their working memories and the scheduler,
+ * and sets *scheduler to NULL. NULL is ignored. Blocks until then; must
+ * not be called from a completion callback. Submissions from other threads
+ * must have returned before the call (the scheduler is freed); those made
+ * by completion callbacks while it drains are refused. */
+PLX_API void plx_scheduler_destroy(plx_scheduler **scheduler);
 
 /* Tensor info of an input or output by binding id. */
 PLX_API plx_status plx_loaded_network_input_info(const plx_loaded_network *loaded,

@@ -277,9 +277,17 @@ typedef struct plx_backend_functions {
      * A backend runs layers when it sets `check_layer`; then every other
      * function of this group is required, except the ones marked optional.
      * A backend that leaves `check_layer` NULL (or is built for ABI 1.0) is
-     * listed but assigned no layers. Unless said otherwise, the functions of
-     * one factory and of the handles and workloads it created are called by
-     * one thread at a time (the host serialises them per loaded network). */
+     * listed but assigned no layers.
+     *
+     * Threads (R-20): calls on the handles and workloads of one working
+     * memory (one execution's objects) never overlap. A network loaded for
+     * asynchronous execution needs the backend to report async_execution:
+     * then executions of different working memories run at the same time,
+     * so execute_workload, map/unmap and import/unimport on different
+     * handles and workloads of one factory may be called concurrently, and
+     * create_tensor_handle/create_workload (a new working memory) may run
+     * beside them. Without async_execution the host serialises every call
+     * of a loaded network. */
 
     /* Says whether the backend can run `layer` (op, descriptor, input and
      * output infos, all already validated by the host). NULL: supported.
@@ -324,9 +332,11 @@ typedef struct plx_backend_functions {
     plx_status (*map_tensor_handle)(plx_tensor_handle *handle, void **out_data);
     void (*unmap_tensor_handle)(plx_tensor_handle *handle);
     /* Optional (NULL: the backend imports nothing). Makes `memory` (of the
-     * given source; for PLX_MEMORY_SOURCE_MALLOC a host pointer of at least
-     * `size` bytes) the handle's storage until unimport_tensor_handle or the
-     * next import: workloads bound to the handle then read and write it
+     * given source: for PLX_MEMORY_SOURCE_MALLOC a host pointer of at least
+     * `size` bytes; for PLX_MEMORY_SOURCE_DMA_BUF a pointer to an int holding
+     * a dma-buf file descriptor of at least `size` bytes, which the caller
+     * keeps owning and the backend may map or attach) the handle's storage
+     * until unimport_tensor_handle or the next import: workloads bound to the handle then read and write it
      * directly, with no copy. The memory stays owned by the caller. Fails
      * (PLX_INVALID_ARGUMENT, naming the problem) when the source is not one
      * the backend imports, the size is too small, or the alignment is not

@@ -39,12 +39,13 @@ Test(first_party, cpu_ref) {
     const plx_backend_info *b = load_one(&rt, CPU_REF_MODULE, "cpu_ref");
     static const char *const caps[] = {
         PLX_CAP_ASYNC_EXECUTION, PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_CAP_PREIMPORT_IO_TENSORS,
-        PLX_CAP_IMPORT_MALLOC,   PLX_CAP_EXPORT_MALLOC,
+        PLX_CAP_IMPORT_MALLOC,   PLX_CAP_IMPORT_DMA_BUF,            PLX_CAP_EXPORT_MALLOC,
     };
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         cr_assert(plx_backend_info_has_capability(b, caps[i]), "cpu_ref lacks %s", caps[i]);
     }
-    cr_assert(eq(u32, plx_backend_info_import_sources(b), (uint32_t)PLX_MEMORY_SOURCE_MALLOC));
+    cr_assert(eq(u32, plx_backend_info_import_sources(b),
+                 (uint32_t)(PLX_MEMORY_SOURCE_MALLOC | PLX_MEMORY_SOURCE_DMA_BUF)));
     cr_assert(eq(u32, plx_backend_info_export_sources(b), (uint32_t)PLX_MEMORY_SOURCE_MALLOC));
     plx_runtime_destroy(&rt);
 }

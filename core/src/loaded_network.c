@@ -136,6 +136,10 @@ struct plx_loaded_network {
     size_t input_count;
     io_binding *outputs;
     size_t output_count;
+    /* The network's input and output layers, counted before any working
+     * memory exists (working memories size their arrays with them). */
+    size_t input_layers;
+    size_t output_layers;
 
     preimport *pre_inputs;
     size_t pre_input_count;
@@ -416,14 +420,15 @@ static plx_status create_working_memory(plx_loaded_network *n, plx_working_memor
     wm->layers = calloc(n->layer_count ? n->layer_count : 1, sizeof *wm->layers);
     wm->slots = calloc(n->slot_count ? n->slot_count : 1, sizeof *wm->slots);
     wm->buffers = calloc(buffers ? buffers : 1, sizeof *wm->buffers);
-    wm->input_args = calloc(n->input_count + 1, sizeof *wm->input_args);
-    wm->output_args = calloc(n->output_count + 1, sizeof *wm->output_args);
-    wm->input_pre = calloc(n->input_count + 1, sizeof *wm->input_pre);
-    wm->output_pre = calloc(n->output_count + 1, sizeof *wm->output_pre);
-    wm->in_data = calloc(n->input_count + 1, sizeof *wm->in_data);
-    wm->out_data = calloc(n->output_count + 1, sizeof *wm->out_data);
-    wm->in_source = calloc(n->input_count + 1, sizeof *wm->in_source);
-    wm->out_source = calloc(n->output_count + 1, sizeof *wm->out_source);
+    size_t ins = n->input_layers + 1, outs = n->output_layers + 1;
+    wm->input_args = calloc(ins, sizeof *wm->input_args);
+    wm->output_args = calloc(outs, sizeof *wm->output_args);
+    wm->input_pre = calloc(ins, sizeof *wm->input_pre);
+    wm->output_pre = calloc(outs, sizeof *wm->output_pre);
+    wm->in_data = calloc(ins, sizeof *wm->in_data);
+    wm->out_data = calloc(outs, sizeof *wm->out_data);
+    wm->in_source = calloc(ins, sizeof *wm->in_source);
+    wm->out_source = calloc(outs, sizeof *wm->out_source);
     bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
     plx_status s = NULL;
     if (!wm->layers || !wm->slots || !wm->buffers || !wm->input_args || !wm->output_args ||
@@ -1139,6 +1144,8 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
         ins += l->op == PLX_OP_INPUT;
         outs += l->op == PLX_OP_OUTPUT;
     }
+    n->input_layers = ins;
+    n->output_layers = outs;
     n->constants = calloc(n->slot_count + 1, sizeof *n->constants);
     n->constant_workloads = calloc(count + 1, sizeof *n->constant_workloads);
     n->factories = calloc(count + 1, sizeof *n->factories);

@@ -65,6 +65,7 @@ typedef struct layer_state {
 typedef struct backend_plan {
     plxi_backend_record *backend;
     const char *strategy_name;
+    const plx_memory_strategy *strategy; /* NULL: the built-in by name */
     plxi_memory_plan plan;
     const plx_allocator *allocator; /* NULL: the host's aligned malloc */
     plx_memory_report report;
@@ -820,9 +821,22 @@ static plx_status plan_memory(plx_loaded_network *n) {
         backend_plan *bp = &n->plans[n->plan_count++];
         bp->backend = n->factories[f].backend;
         bp->strategy_name = "greedy";
+        bp->strategy = NULL;
+        /* The application's choice, else the backend's, else greedy. */
+        bool chosen = false;
         for (size_t k = 0; k < rt->strategy_count; k++) {
             if (strcmp(rt->strategies[k].backend_id, bp->backend->info.id) == 0) {
                 bp->strategy_name = rt->strategies[k].name;
+                bp->strategy = rt->strategies[k].strategy;
+                chosen = true;
+            }
+        }
+        if (!chosen && bp->backend->functions.get_memory_strategy) {
+            const plx_memory_strategy *own =
+                bp->backend->functions.get_memory_strategy(bp->backend->instance);
+            if (own) {
+                bp->strategy = own;
+                bp->strategy_name = own->name ? own->name : "(unnamed)";
             }
         }
         for (size_t k = 0; k < rt->allocator_count; k++) {
@@ -939,13 +953,7 @@ static plx_status plan_memory(plx_loaded_network *n) {
             n->blocks[p][n->block_counts[p]++] = (plx_memory_block){
                 (uint32_t)first[idx], (uint32_t)last[idx], size, PLAN_ALIGNMENT};
         }
-        const plx_memory_strategy *strategy = NULL;
-        for (size_t k = 0; k < rt->strategy_count; k++) {
-            if (rt->strategies[k].strategy &&
-                strcmp(rt->strategies[k].name, bp->strategy_name) == 0) {
-                strategy = rt->strategies[k].strategy;
-            }
-        }
+        const plx_memory_strategy *strategy = bp->strategy;
         if (!strategy) {
             strategy = plxi_memory_strategy_builtin(bp->strategy_name);
         }
@@ -1653,6 +1661,15 @@ PLX_API void plx_working_memory_destroy(plx_working_memory **working_memory) {
     plx_working_memory *wm = *working_memory;
     *working_memory = NULL;
     plx_loaded_network *n = wm->network;
+    bool expected = false;
+    if (!atomic_compare_exchange_strong(&wm->in_use, &expected, true)) {
+        /* Freeing it under a running execution would crash that thread:
+         * keep it (the network frees it at unload) and say so. */
+        plxi_log(&n->runtime->logger, PLX_LOG_ERROR, "plexus",
+                 "network %u: a working memory was destroyed while an execution used it; it "
+                 "is kept until the network is unloaded", n->id);
+        return;
+    }
     pthread_mutex_lock(&n->lock);
     for (size_t i = 0; i < n->working_memories.count; i++) {
         if (n->working_memories.items[i] == wm) {

@@ -12,6 +12,10 @@
  *   import and copy layers. It exports nothing. (Its dma_buf "import" is
  *   only declared, to give the optimiser a source cpu_ref does not export;
  *   importing dma-buf memory for real comes with the memory issue.)
+ * - Option `memory` = backend (default) | planned: with planned it reports
+ *   externally_managed_memory and offers its own memory strategy
+ *   ("testdev_separate": one buffer per tensor), so tests can see a
+ *   backend's strategy used, and overridden by the application's.
  * Lives in its own build directory so that registry tests scanning the
  * fake plug-ins do not see it. */
 #include <stdint.h>
@@ -22,7 +26,8 @@
 struct plx_backend {
     const plx_host *host;
     uint32_t import_sources;
-    plx_capability caps[3];
+    bool planned;
+    plx_capability caps[4];
 };
 
 struct plx_factory {
@@ -52,13 +57,45 @@ struct plx_workload {
 
 static const plx_option_info options[] = {
     {"import", "memory source handles import: malloc, dma_buf or none", "malloc"},
+    {"memory", "backend (its own allocations) or planned (externally managed)", "backend"},
 };
+
+/* One buffer per tensor, each at offset 0. */
+static bool separate(void *user, const plx_memory_block *blocks, size_t count,
+                     plx_memory_placement *placements, size_t *buffer_sizes,
+                     size_t *out_buffer_count, char *error, size_t error_size) {
+    (void)user;
+    (void)error;
+    (void)error_size;
+    for (size_t i = 0; i < count; i++) {
+        placements[i].buffer = (uint32_t)i;
+        placements[i].offset = 0;
+        buffer_sizes[i] = blocks[i].size;
+    }
+    *out_buffer_count = count;
+    return true;
+}
+
+static const plx_memory_strategy separate_strategy = {
+    PLX_MEMORY_STRATEGY_SIZE_1_0, "testdev_separate", NULL, separate};
+
+static const plx_memory_strategy *get_memory_strategy(plx_backend *b) {
+    return b->planned ? &separate_strategy : NULL;
+}
 
 static plx_status create(const plx_host *host, const plx_option *opts, size_t count,
                          plx_backend **out) {
     uint32_t sources = PLX_MEMORY_SOURCE_MALLOC;
+    bool planned = false;
     for (size_t i = 0; i < count; i++) {
-        if (strcmp(opts[i].value, "malloc") == 0) {
+        if (strcmp(opts[i].key, "memory") == 0) {
+            if (strcmp(opts[i].value, "planned") != 0 && strcmp(opts[i].value, "backend") != 0) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "testdev: option memory=%s: expected backend or planned",
+                                           opts[i].value);
+            }
+            planned = strcmp(opts[i].value, "planned") == 0;
+        } else if (strcmp(opts[i].value, "malloc") == 0) {
             sources = PLX_MEMORY_SOURCE_MALLOC;
         } else if (strcmp(opts[i].value, "dma_buf") == 0) {
             sources = PLX_MEMORY_SOURCE_DMA_BUF;
@@ -81,6 +118,9 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     b->caps[1] = (plx_capability){PLX_CAP_IMPORT_DMA_BUF, PLX_VALUE_BOOL,
                                   (sources & PLX_MEMORY_SOURCE_DMA_BUF) != 0, 0, NULL};
     b->caps[2] = (plx_capability){PLX_CAP_ASYNC_EXECUTION, PLX_VALUE_BOOL, false, 0, NULL};
+    b->caps[3] = (plx_capability){PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_VALUE_BOOL, planned, 0,
+                                  NULL};
+    b->planned = planned;
     *out = b;
     return NULL;
 }
@@ -91,7 +131,7 @@ static void destroy(plx_backend *b) {
 
 static plx_status get_capabilities(plx_backend *b, const plx_capability **out, size_t *count) {
     *out = b->caps;
-    *count = 3;
+    *count = 4;
     return NULL;
 }
 
@@ -288,7 +328,7 @@ static plx_status execute(plx_workload *w) {
 }
 
 static const plx_backend_functions functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, execute_workload),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, get_memory_strategy),
     .create = create,
     .destroy = destroy,
     .get_capabilities = get_capabilities,
@@ -306,6 +346,7 @@ static const plx_backend_functions functions = {
     .create_workload = create_workload,
     .destroy_workload = destroy_workload,
     .execute_workload = execute,
+    .get_memory_strategy = get_memory_strategy,
 };
 
 static const plx_backend_descriptor descriptor = {
@@ -316,7 +357,7 @@ static const plx_backend_descriptor descriptor = {
     .version = "1.0.0",
     .functions = &functions,
     .options = options,
-    .option_count = 1,
+    .option_count = 2,
 };
 
 const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const plx_host *host) {

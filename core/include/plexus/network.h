@@ -241,7 +241,10 @@ typedef struct plx_working_memory plx_working_memory;
  * execution. Needs the network loaded with async_execution. Thread-safe. */
 PLX_API plx_status plx_loaded_network_create_working_memory(plx_loaded_network *loaded,
                                                             plx_working_memory **out);
-/* Destroys a working memory (no execution may be using it); sets it NULL. */
+/* Destroys a working memory; sets it NULL. One that an execution is using
+ * is not destroyed (an error is logged) and goes with the network at
+ * unload. Working memories are destroyed by unload too: none may be used
+ * after its network is unloaded. */
 PLX_API void plx_working_memory_destroy(plx_working_memory **working_memory);
 /* Releases the working memory's tensor memory; the next execution on it
  * allocates again. Fails while an execution uses it. */
@@ -420,7 +423,9 @@ PLX_API void plx_loaded_network_release_working_memory(plx_loaded_network *loade
 typedef void (*plx_debug_fn)(void *user_data, const char *layer_name, plx_op op,
                              const char *backend_id, uint32_t slot, const plx_tensor_info *info,
                              const void *data);
-/* Sets (or, with fn NULL, clears) the debug callback. */
+/* Sets (or, with fn NULL, clears) the debug callback. Executions on working
+ * memories that are already running keep the callback they started with
+ * until they return. */
 PLX_API void plx_loaded_network_set_debug_callback(plx_loaded_network *loaded, plx_debug_fn fn,
                                                    void *user_data);
 

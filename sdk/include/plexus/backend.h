@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include <plexus/abi_version.h>
+#include <plexus/memory.h>
 #include <plexus/ops.h>
 #include <plexus/status.h>
 #include <plexus/tensor.h>
@@ -385,6 +386,15 @@ typedef struct plx_backend_functions {
     plx_status (*create_sub_tensor_handle)(plx_factory *factory, plx_tensor_handle *parent,
                                            const plx_tensor_info *info, size_t byte_offset,
                                            plx_tensor_handle **out_handle);
+
+    /* Optional (R-21). The memory strategy the backend wants for its
+     * tensors when the host plans them (externally managed memory): a
+     * static object, valid while the plug-in is loaded, whose `place` may be
+     * called from any thread. Used unless the application names a strategy
+     * for this backend; NULL function or result: the host's default
+     * ("greedy"). Every plan it makes is validated; a wrong one fails the
+     * load naming the strategy. */
+    const plx_memory_strategy *(*get_memory_strategy)(plx_backend *backend);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

@@ -690,3 +690,74 @@ Test(memory, backend_strategy_unless_the_application_chooses) {
     cr_assert(eq(str, (char *)planned_testdev_strategy("greedy", &buffers, &tensors), "greedy"));
     cr_assert(eq(sz, buffers, 1));
 }
+
+/* A cpu_ref tensor that testdev reads in place through an import layer must
+ * keep its planned bytes until testdev's last read, even while cpu_ref
+ * plans other tensors after the import layer's step. */
+static void import_lifetime_run(bool planned, float *out) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_REF_DIR, TESTDEV_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 2;
+    plx_backend_option opt = {"testdev", "memory", "planned"};
+    o.backend_options = &opt;
+    o.backend_option_count = 1;
+    plx_runtime *rt = tu_create(&o);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_unary_desc sq = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_unary_desc ex = PLX_UNARY_DESC_INIT(PLX_UNARY_EXP);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id x, a, r, b, c, z, y;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "a", PLX_OP_UNARY, &sq, 1, 1, &a));       /* cpu_ref */
+    OK(plx_network_add_layer(n, "r", PLX_OP_ACTIVATION, &relu, 1, 1, &r)); /* testdev, reads a */
+    OK(plx_network_add_layer(n, "b", PLX_OP_UNARY, &ex, 1, 1, &b));       /* cpu_ref */
+    OK(plx_network_add_layer(n, "c", PLX_OP_UNARY, &sq, 1, 1, &c));       /* cpu_ref */
+    OK(plx_network_add_layer(n, "z", PLX_OP_BINARY, &add, 2, 1, &z));     /* testdev, reads a */
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, a, 0));
+    OK(plx_network_connect(n, a, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, b, 0));
+    OK(plx_network_connect(n, b, 0, c, 0));
+    OK(plx_network_connect(n, a, 0, z, 0));
+    OK(plx_network_connect(n, c, 0, z, 1));
+    OK(plx_network_connect(n, z, 0, y, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *be[] = {"testdev", "cpu_ref"};
+    oo.backends = be;
+    oo.backend_count = 2;
+    oo.import_enabled = true;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    size_t imports = 0;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        imports += plx_optimized_network_layer(on, i)->op == PLX_OP_MEM_IMPORT;
+    }
+    cr_assert(ge(sz, imports, 1), "%s", plx_optimized_network_summary(on));
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = planned;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    float xin[N];
+    for (int i = 0; i < N; i++) {
+        xin[i] = 0.5f + (float)i * 0.25f;
+    }
+    plx_tensor_binding in = {0, xin, sizeof xin, 0}, ob = {0, out, N * sizeof *out, 0};
+    OK(plx_loaded_network_execute(ln, &in, 1, &ob, 1));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(memory, import_layer_keeps_its_source_alive) {
+    float backend_managed[N], planned[N];
+    import_lifetime_run(false, backend_managed);
+    import_lifetime_run(true, planned);
+    cr_assert(eq(int, memcmp(backend_managed, planned, sizeof planned), 0));
+}

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -404,39 +405,14 @@ static void plan_in_place(plx_working_memory *wm, bool *in_place) {
     }
 }
 
-/* Creates one working memory: slots, handles, workloads. The memory itself
- * comes at its first execution. */
-static plx_status create_working_memory(plx_loaded_network *n, plx_working_memory **out) {
+/* Fills a working memory's layer states and slots (its layers and slots
+ * arrays already allocated): who manages each tensor's memory
+ * (LOADED-NETWORK.md, Loading 3), the producers' slots each layer reads,
+ * and the in-place concats and splits. Calls no backend. */
+static plx_status lay_out(plx_working_memory *wm, bool *in_place) {
+    plx_loaded_network *n = wm->network;
     plx_optimized_network *o = n->optimized;
-    plx_working_memory *wm = calloc(1, sizeof *wm);
-    if (!wm) {
-        return oom();
-    }
-    wm->network = n;
-    atomic_init(&wm->in_use, false);
-    size_t buffers = 0;
-    for (size_t p = 0; p < n->plan_count; p++) {
-        buffers += n->plans[p].plan.buffer_count;
-    }
-    wm->layers = calloc(n->layer_count ? n->layer_count : 1, sizeof *wm->layers);
-    wm->slots = calloc(n->slot_count ? n->slot_count : 1, sizeof *wm->slots);
-    wm->buffers = calloc(buffers ? buffers : 1, sizeof *wm->buffers);
-    size_t ins = n->input_layers + 1, outs = n->output_layers + 1;
-    wm->input_args = calloc(ins, sizeof *wm->input_args);
-    wm->output_args = calloc(outs, sizeof *wm->output_args);
-    wm->input_pre = calloc(ins, sizeof *wm->input_pre);
-    wm->output_pre = calloc(outs, sizeof *wm->output_pre);
-    wm->in_data = calloc(ins, sizeof *wm->in_data);
-    wm->out_data = calloc(outs, sizeof *wm->out_data);
-    wm->in_source = calloc(ins, sizeof *wm->in_source);
-    wm->out_source = calloc(outs, sizeof *wm->out_source);
-    bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
     plx_status s = NULL;
-    if (!wm->layers || !wm->slots || !wm->buffers || !wm->input_args || !wm->output_args ||
-        !wm->input_pre || !wm->output_pre || !wm->in_data || !wm->out_data ||
-        !wm->in_source || !wm->out_source || !in_place) {
-        s = oom();
-    }
     for (size_t i = 0; !s && i < n->layer_count; i++) {
         plxi_layer *l = o->layers.items[i];
         layer_state *ls = &wm->layers[i];
@@ -484,6 +460,45 @@ static plx_status create_working_memory(plx_loaded_network *n, plx_working_memor
     if (!s) {
         plan_in_place(wm, in_place);
     }
+    return s;
+}
+
+/* Creates one working memory: slots, handles, workloads. The memory itself
+ * comes at its first execution. */
+static plx_status create_working_memory(plx_loaded_network *n, plx_working_memory **out) {
+    plx_optimized_network *o = n->optimized;
+    plx_working_memory *wm = calloc(1, sizeof *wm);
+    if (!wm) {
+        return oom();
+    }
+    wm->network = n;
+    atomic_init(&wm->in_use, false);
+    size_t buffers = 0;
+    for (size_t p = 0; p < n->plan_count; p++) {
+        buffers += n->plans[p].plan.buffer_count;
+    }
+    wm->layers = calloc(n->layer_count ? n->layer_count : 1, sizeof *wm->layers);
+    wm->slots = calloc(n->slot_count ? n->slot_count : 1, sizeof *wm->slots);
+    wm->buffers = calloc(buffers ? buffers : 1, sizeof *wm->buffers);
+    size_t ins = n->input_layers + 1, outs = n->output_layers + 1;
+    wm->input_args = calloc(ins, sizeof *wm->input_args);
+    wm->output_args = calloc(outs, sizeof *wm->output_args);
+    wm->input_pre = calloc(ins, sizeof *wm->input_pre);
+    wm->output_pre = calloc(outs, sizeof *wm->output_pre);
+    wm->in_data = calloc(ins, sizeof *wm->in_data);
+    wm->out_data = calloc(outs, sizeof *wm->out_data);
+    wm->in_source = calloc(ins, sizeof *wm->in_source);
+    wm->out_source = calloc(outs, sizeof *wm->out_source);
+    bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
+    plx_status s = NULL;
+    if (!wm->layers || !wm->slots || !wm->buffers || !wm->input_args || !wm->output_args ||
+        !wm->input_pre || !wm->output_pre || !wm->in_data || !wm->out_data ||
+        !wm->in_source || !wm->out_source || !in_place) {
+        s = oom();
+    }
+    if (!s) {
+        s = lay_out(wm, in_place);
+    }
     /* Whole tensors first, then the sub-tensors that need their parents. */
     for (int pass = 0; !s && pass < 2; pass++) {
         for (size_t i = 0; !s && i < n->layer_count; i++) {
@@ -503,9 +518,15 @@ static plx_status create_working_memory(plx_loaded_network *n, plx_working_memor
                                                                        h->info, h->offset,
                                                                        &h->handle);
                 } else {
+                    /* Zero-copy handles take what the caller gives, in any
+                     * source the backend imports; the others host memory. */
+                    uint32_t sources =
+                        h->managed ? 0u
+                        : h->caller_memory
+                            ? plx_backend_info_import_sources(&l->backend->info)
+                            : (uint32_t)PLX_MEMORY_SOURCE_MALLOC;
                     plx_tensor_handle_params hp = {
-                        (uint32_t)sizeof hp, h->managed,
-                        h->managed ? 0u : (uint32_t)PLX_MEMORY_SOURCE_MALLOC,
+                        (uint32_t)sizeof hp, h->managed, sources,
                         h->exported ? (uint32_t)PLX_MEMORY_SOURCE_MALLOC : 0u};
                     s = l->backend->functions.create_tensor_handle(f, h->info, &hp, &h->handle);
                 }
@@ -616,8 +637,17 @@ static plx_status ensure_memory(plx_working_memory *wm) {
     for (size_t p = 0; !s && p < n->plan_count; p++) {
         backend_plan *bp = &n->plans[p];
         for (size_t b = 0; b < bp->plan.buffer_count; b++) {
-            wm->buffers[base + b] = allocate_buffer(bp, bp->plan.buffer_sizes[b],
-                                                    bp->plan.buffer_alignments[b]);
+            size_t alignment = bp->plan.buffer_alignments[b];
+            void *mem = allocate_buffer(bp, bp->plan.buffer_sizes[b], alignment);
+            if (mem && alignment && (uintptr_t)mem % alignment) {
+                s = plxi_status_create(PLX_INTERNAL,
+                                       "backend '%s': the application's allocator returned "
+                                       "memory at %p, not aligned to the %zu bytes asked",
+                                       bp->backend->info.id, mem, alignment);
+                bp->allocator->free(bp->allocator->user_data, mem);
+                break;
+            }
+            wm->buffers[base + b] = mem;
             if (!wm->buffers[base + b]) {
                 s = plxi_status_create(PLX_OUT_OF_MEMORY,
                                        "backend '%s': cannot allocate a planned buffer of %zu "
@@ -845,69 +875,22 @@ static plx_status plan_memory(plx_loaded_network *n) {
             }
         }
     }
-    /* The layout: which slots are planned, and which are parts of wholes. */
-    plx_working_memory *layout = NULL;
+    /* The layout (which slots are planned, which are parts of wholes) is
+     * the one every working memory gets; built without handles. */
     plx_status s = NULL;
-    {
-        /* A layout needs slots and in-place decisions only: build them
-         * without creating handles by planning on a bare working memory. */
-        layout = calloc(1, sizeof *layout);
-        if (!layout) {
-            return oom();
-        }
+    plx_working_memory *layout = calloc(1, sizeof *layout);
+    bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
+    if (layout) {
         layout->network = n;
         layout->layers = calloc(n->layer_count ? n->layer_count : 1, sizeof *layout->layers);
         layout->slots = calloc(n->slot_count ? n->slot_count : 1, sizeof *layout->slots);
-        bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
-        plx_optimized_network *o = n->optimized;
-        if (!layout->layers || !layout->slots || !in_place) {
-            s = oom();
-        }
-        for (size_t i = 0; !s && i < n->layer_count; i++) {
-            plxi_layer *l = o->layers.items[i];
-            layer_state *ls = &layout->layers[i];
-            ls->layer = l;
-            ls->outputs = calloc(l->output_count ? l->output_count : 1, sizeof *ls->outputs);
-            ls->inputs = calloc(l->input_count ? l->input_count : 1, sizeof *ls->inputs);
-            if (!ls->outputs || !ls->inputs) {
-                s = oom();
-                break;
-            }
-            for (uint32_t k = 0; k < l->output_count; k++) {
-                size_t idx = n->slot_base[i] + k;
-                if (l->op == PLX_OP_CONSTANT) {
-                    ls->outputs[k] = &n->constants[idx];
-                    continue;
-                }
-                handle_slot *h = &layout->slots[idx];
-                bool feeds_output;
-                size_t uses = consumers(o, i, k, &feeds_output, NULL);
-                h->backend = l->backend;
-                h->info = &l->outputs[k];
-                plx_tensor_info_byte_size(&l->outputs[k], &h->bytes);
-                bool imported_input = l->op == PLX_OP_INPUT && o->import_enabled &&
-                                      imports_malloc(l->backend);
-                bool exported_output = o->export_enabled && feeds_output && uses == 1 &&
-                                       l->output_count == 1 && l->op != PLX_OP_INPUT &&
-                                       imports_malloc(l->backend);
-                bool unmanaged = imported_input || exported_output || l->op == PLX_OP_MEM_IMPORT;
-                h->planned = !unmanaged;
-                ls->outputs[k] = h;
-            }
-        }
-        for (size_t i = 0; !s && i < n->layer_count; i++) {
-            layer_state *ls = &layout->layers[i];
-            for (uint32_t k = 0; k < ls->layer->input_count; k++) {
-                const plxi_source *src = &ls->layer->inputs[k];
-                ls->inputs[k] = layout->layers[src->layer].outputs[src->slot];
-                ls->inputs[k]->exported |= ls->layer->op == PLX_OP_MEM_IMPORT;
-            }
-        }
-        if (!s) {
-            plan_in_place(layout, in_place);
-        }
-        free(in_place);
     }
+    if (!layout || !in_place || !layout->layers || !layout->slots) {
+        s = oom();
+    } else {
+        s = lay_out(layout, in_place);
+    }
+    free(in_place);
     /* Blocks per backend, with each whole's lifetime covering its parts. */
     size_t *first = calloc(n->slot_count + 1, sizeof *first);
     size_t *last = calloc(n->slot_count + 1, sizeof *last);
@@ -925,6 +908,16 @@ static plx_status plan_memory(plx_loaded_network *n) {
              * copied out after the last. */
             first[idx] = l->op == PLX_OP_INPUT ? 0 : i;
             last[idx] = feeds_output ? n->layer_count - 1 : end;
+        }
+    }
+    /* A tensor an import layer reads in place is read, through that layer's
+     * handle, until the import layer's last reader. */
+    for (size_t i = n->layer_count; !s && i-- > 0;) {
+        const plxi_layer *l = o->layers.items[i];
+        if (l->op == PLX_OP_MEM_IMPORT) {
+            size_t src = n->slot_base[l->inputs[0].layer] + l->inputs[0].slot;
+            size_t own = n->slot_base[i];
+            last[src] = last[own] > last[src] ? last[own] : last[src];
         }
     }
     for (size_t idx = 0; !s && idx < n->slot_count; idx++) {
@@ -987,13 +980,7 @@ static plx_status plan_memory(plx_loaded_network *n) {
             n->slot_block[idx] = layout->slots[idx].block;
         }
     }
-    for (size_t i = 0; i < n->layer_count && layout->layers; i++) {
-        free(layout->layers[i].outputs);
-        free(layout->layers[i].inputs);
-    }
-    free(layout->layers);
-    free(layout->slots);
-    free(layout);
+    destroy_working_memory(layout); /* holds no handle or workload */
     return s;
 }
 

@@ -278,11 +278,14 @@ PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
                                           plx_working_memory *working_memory,
                                           const plx_execute_args *args);
 
-/* Imports caller tensors once for many executions (zero copy). Needs import
+/* Registers caller tensors for many executions (zero copy): each is
+ * imported once now, so that the backend checks source, size and alignment,
+ * and bound again at every execution that names its id. Needs import
  * (for inputs) or export (for outputs) enabled when optimising, the
  * tensor's backend to report preimport_io_tensors, and the input (output)
  * to be zero copy in this network. Writes one id per tensor to out_ids.
- * All or nothing: on error no id of this call remains. The memory must stay
+ * All or nothing: on error no id of this call remains. The memory (for a
+ * dma-buf: the int holding the descriptor, and the descriptor) must stay
  * valid until its id is cleared and no execution uses it. Thread-safe. */
 PLX_API plx_status plx_loaded_network_import_inputs(plx_loaded_network *loaded,
                                                     const plx_tensor_binding *inputs,

@@ -104,8 +104,9 @@ typedef struct plx_backend_allocator {
 
 /* The memory strategy for backend `backend_id`: `strategy` (the
  * application's own, valid as long as the runtime) or, when NULL, the
- * built-in strategy called `name` ("none" or "greedy"; the default is
- * "greedy"). */
+ * built-in strategy called `name` ("none" or "greedy"). Without an entry a
+ * backend gets the strategy it offers (get_memory_strategy), else
+ * "greedy". */
 typedef struct plx_backend_memory_strategy {
     const char *backend_id;
     const char *name;

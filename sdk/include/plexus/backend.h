@@ -210,8 +210,10 @@ typedef struct plx_workload plx_workload;
 typedef struct plx_factory_params {
     uint32_t struct_size;
     /* Memory sources (plx_memory_source bits) the network may import into
-     * this backend's handles (caller memory, or another backend's), and
-     * export this backend's memory to other backends through. 0: none. */
+     * this backend's handles as caller memory or another backend's (0 when
+     * the application disabled import; host-planned memory, R-21, is
+     * imported regardless), and export this backend's memory to other
+     * backends through. */
     uint32_t import_sources;
     uint32_t export_sources;
     /* The loaded network's id, for the backend's own logs. */
@@ -223,9 +225,12 @@ typedef struct plx_factory_params {
 typedef struct plx_tensor_handle_params {
     uint32_t struct_size;
     /* true: the backend owns the memory (allocate_tensor_handle gives it,
-     * release_tensor_handle takes it back). false: the host will import
-     * memory into the handle before every use (import_sources says from
-     * which sources), and never calls allocate. */
+     * release_tensor_handle takes it back). false: the host imports memory
+     * into the handle and never calls allocate: at every execution (a
+     * caller's buffer for a zero-copy input or output, or the producer's
+     * memory for an import layer), or once per working-memory allocation
+     * (host-planned memory, R-21). import_sources lists the sources the
+     * host may import from. */
     bool managed;
     uint32_t import_sources;
     /* Memory sources through which the host will lend this handle's memory
@@ -285,9 +290,10 @@ typedef struct plx_backend_functions {
      * asynchronous execution needs the backend to report async_execution:
      * then executions of different working memories run at the same time,
      * so execute_workload, map/unmap and import/unimport on different
-     * handles and workloads of one factory may be called concurrently, and
-     * create_tensor_handle/create_workload (a new working memory) may run
-     * beside them. Without async_execution the host serialises every call
+     * handles and workloads of one factory may be called concurrently, a
+     * constant's handle (shared by every working memory) may be mapped by
+     * several executions at once, and creating or destroying a working
+     * memory's handles and workloads may run beside them. Without async_execution the host serialises every call
      * of a loaded network. */
 
     /* Says whether the backend can run `layer` (op, descriptor, input and
@@ -304,8 +310,11 @@ typedef struct plx_backend_functions {
     plx_status (*create_factory)(plx_backend *backend, const plx_factory_params *params,
                                  plx_factory **out_factory);
     void (*destroy_factory)(plx_factory *factory);
-    /* Optional. Called once after every workload of the network exists and
-     * before any memory is allocated, so a factory can plan across them. */
+    /* Optional. Called once at load, after the workloads of the network's
+     * own working memory exist and before its memory is allocated, so a
+     * factory can plan across them. (Constants were created and run
+     * before; working memories the application creates later add
+     * workloads after it.) */
     plx_status (*factory_workloads_created)(plx_factory *factory);
 
     /* Creates a handle for a tensor described by `info` (copy what you
@@ -373,11 +382,11 @@ typedef struct plx_backend_functions {
     plx_status (*execute_workload)(plx_workload *workload);
 
     /* Optional (NULL: no sub-tensors). Creates a handle for a part of
-     * `parent`, a managed handle of the same factory: the part is described
+     * `parent`, a managed or host-planned handle of the same factory: the part is described
      * by `info` and occupies the parent's bytes [byte_offset, byte_offset +
      * byte size of info), a contiguous range of the parent's dense layout.
      * The sub-tensor has no memory of its own: it sees the parent's from the
-     * parent's allocation on, and the host never allocates, releases or
+     * parent's allocation (or, planned, import) on, and the host never allocates, releases or
      * imports it, but maps it and binds it to workloads like any handle.
      * The host destroys it before its parent. The host uses sub-tensors to
      * run a concat whose parts are contiguous in its output, or a split whose

@@ -17,21 +17,6 @@
 #include "alloc_counter.h"
 #include "test_util.h"
 
-#define OK(expr)                                                                       \
-    do {                                                                               \
-        plx_status ok_status_ = (expr);                                                \
-        cr_assert(zero(ptr, ok_status_), "%s: %s", #expr, plx_status_get_message(ok_status_)); \
-    } while (0)
-
-#define FAILS_WITH(expr, needle)                                                       \
-    do {                                                                               \
-        plx_status st_ = (expr);                                                       \
-        cr_assert(not(zero(ptr, st_)), "%s succeeded", #expr);                          \
-        cr_assert(not(zero(ptr, strstr(plx_status_get_message(st_), (needle)))),        \
-                  "%s: message '%s' lacks '%s'", #expr, plx_status_get_message(st_), (needle)); \
-        plx_status_free(st_);                                                          \
-    } while (0)
-
 #define N 64
 
 /* Counts the application allocator's calls (atomically: executions on

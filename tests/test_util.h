@@ -75,6 +75,26 @@ void tu_write_file(const char *dir, const char *name, const void *data, size_t s
 /* Copies file src to dir/name; asserts. */
 void tu_copy_file(const char *src, const char *dir, const char *name);
 
+/* Status assertions for Criterion tests (expand only where
+ * <criterion/new/assert.h> is included): OK(expr) asserts that expr returns
+ * no status; FAILS_WITH(expr, needle) that it fails with a message
+ * containing needle, and frees the status. */
+#define OK(expr)                                                                       \
+    do {                                                                               \
+        plx_status ok_status_ = (expr);                                                \
+        cr_assert(zero(ptr, ok_status_), "%s: %s", #expr, plx_status_get_message(ok_status_)); \
+    } while (0)
+
+/* Asserts that `expr` fails with a message containing `needle`. */
+#define FAILS_WITH(expr, needle)                                                       \
+    do {                                                                               \
+        plx_status st_ = (expr);                                                       \
+        cr_assert(not(zero(ptr, st_)), "%s succeeded", #expr);                          \
+        cr_assert(not(zero(ptr, strstr(plx_status_get_message(st_), (needle)))),        \
+                  "%s: message '%s' lacks '%s'", #expr, plx_status_get_message(st_), (needle)); \
+        plx_status_free(st_);                                                          \
+    } while (0)
+
 /* true when built with AddressSanitizer. */
 bool tu_under_asan(void);
 /* true when the test setup runs the tests under valgrind. */

@@ -14,6 +14,17 @@ bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...) {
     return false;
 }
 
+const char *cpu_ref_refuse(char *buf, size_t size, const char *fmt, ...) {
+    if (!buf || size == 0) {
+        return "cpu_ref cannot run this layer";
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
 #define ENTRY(op, name) [op] = {cpu_ref_check_##name, cpu_ref_run_##name}
 
 static const struct {

@@ -42,6 +42,14 @@ bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...)
 #endif
     ;
 
+/* Formats a check function's refusal into buf (size bytes) and returns
+ * it; without a buffer, a fixed reason. */
+const char *cpu_ref_refuse(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* float16 and bfloat16 conversions (round to nearest even). */
 float cpu_ref_f16_to_f32(uint16_t h);
 uint16_t cpu_ref_f32_to_f16(float f);

@@ -27,18 +27,6 @@
 
 /* Formats a refusal into buf and returns it (a fixed text when there is no
  * buffer to write into). */
-static const char *say(char *buf, size_t size, const char *fmt, ...) PRINTF_LIKE(3, 4);
-static const char *say(char *buf, size_t size, const char *fmt, ...) {
-    if (!buf || size == 0) {
-        return "cpu_ref cannot run this layer";
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
 /* Element count of an info already checked by check_layer. */
 static int64_t numel(const plx_tensor_info *t) {
     int64_t n = 1;
@@ -75,24 +63,24 @@ static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
 static const char *check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
                                uint32_t max_in, size_t desc_size, char *buf, size_t size) {
     if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return say(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
     }
     if (l->input_count < min_in || l->input_count > max_in) {
-        return say(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
+        return cpu_ref_refuse(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
                    l->input_count);
     }
     if (l->output_count != 1 || !l->outputs || !l->inputs) {
-        return say(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
+        return cpu_ref_refuse(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
                    l->output_count);
     }
     if (desc_size) {
         if (!l->desc) {
-            return say(buf, size, "cpu_ref %s needs a descriptor", op);
+            return cpu_ref_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
         }
         uint32_t ss;
         memcpy(&ss, l->desc, sizeof ss);
         if (ss < desc_size) {
-            return say(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
+            return cpu_ref_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
                        ss, desc_size);
         }
     }
@@ -100,7 +88,7 @@ static const char *check_layer(const plx_layer_view *l, const char *op, uint32_t
         const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
         size_t bytes;
         if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return say(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
+            return cpu_ref_refuse(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
                        i < l->input_count ? "input" : "output", i < l->input_count ? i : 0);
         }
     }
@@ -113,7 +101,7 @@ static const char *require_float32(const plx_layer_view *l, const char *op, char
     for (uint32_t i = 0; i <= l->input_count; i++) {
         const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
         if (t->dtype != PLX_DTYPE_FLOAT32) {
-            return say(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
+            return cpu_ref_refuse(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
                        plx_dtype_name(t->dtype), i < l->input_count ? "input" : "output",
                        i < l->input_count ? i : 0);
         }
@@ -135,7 +123,7 @@ static const char *require_output_shape(const plx_layer_view *l, const char *op,
             p += snprintf(p, (size_t)(want + sizeof want - p), "%s%lld", i ? "," : "",
                           (long long)dims[i]);
         }
-        return say(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
                    op, want);
     }
     return NULL;
@@ -203,7 +191,7 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
                               bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
                               char *buf, size_t size) {
     if (k < 1 || k > ATTR_LIMIT || s < 1 || s > ATTR_LIMIT || d < 1 || d > ATTR_LIMIT) {
-        return say(buf, size,
+        return cpu_ref_refuse(buf, size,
                    "cpu_ref %s: spatial dim %d has kernel %lld, stride %lld, dilation %lld "
                    "(each must be 1 to 2^30)",
                    op, axis, (long long)k, (long long)s, (long long)d);
@@ -226,7 +214,7 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
     case PLX_AUTO_PAD_VALID: {
         if (ap == PLX_AUTO_PAD_NOTSET) {
             if (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT) {
-                return say(buf, size, "cpu_ref %s: spatial dim %d has pads %lld/%lld (0 to 2^30)",
+                return cpu_ref_refuse(buf, size, "cpu_ref %s: spatial dim %d has pads %lld/%lld (0 to 2^30)",
                            op, axis, (long long)pads_begin, (long long)pads_end);
             }
             pb = pads_begin;
@@ -234,7 +222,7 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
         }
         int64_t span = in + pb + pe - dk;
         if (span < 0) {
-            return say(buf, size,
+            return cpu_ref_refuse(buf, size,
                        "cpu_ref %s: spatial dim %d: the window (%lld with dilation) is larger "
                        "than the padded input (%lld)",
                        op, axis, (long long)dk, (long long)(in + pb + pe));
@@ -249,7 +237,7 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
         break;
     }
     default:
-        return say(buf, size, "cpu_ref %s: auto_pad %d is not implemented", op, (int)ap);
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: auto_pad %d is not implemented", op, (int)ap);
     }
     *out_pb = pb;
     *out_pe = pe;
@@ -262,7 +250,7 @@ static const char *geom_input(const plx_layer_view *l, const char *op, window_ge
                               char *buf, size_t size) {
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank != 3 && x->rank != 4) {
-        return say(buf, size, "cpu_ref %s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u", op,
+        return cpu_ref_refuse(buf, size, "cpu_ref %s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u", op,
                    x->rank);
     }
     *nsp = (int)x->rank - 2;
@@ -312,20 +300,20 @@ static const char *conv_prepare(const plx_layer_view *l, window_geom *g, char *b
     }
     const plx_tensor_info *w = &l->inputs[1];
     if (w->rank != l->inputs[0].rank) {
-        return say(buf, size, "cpu_ref conv: W has rank %u, X has rank %u", w->rank,
+        return cpu_ref_refuse(buf, size, "cpu_ref conv: W has rank %u, X has rank %u", w->rank,
                    l->inputs[0].rank);
     }
     g->group = desc->group;
     g->m = w->dims[0];
     if (g->group < 1 || g->group > ATTR_LIMIT || g->c % g->group || g->m % g->group ||
         w->dims[1] * g->group != g->c) {
-        return say(buf, size,
+        return cpu_ref_refuse(buf, size,
                    "cpu_ref conv: group %lld does not fit X's %lld channels and W [%lld,%lld,...]",
                    (long long)g->group, (long long)g->c, (long long)w->dims[0],
                    (long long)w->dims[1]);
     }
     if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
-        return say(buf, size, "cpu_ref conv: B has %lld elements, W has %lld output channels",
+        return cpu_ref_refuse(buf, size, "cpu_ref conv: B has %lld elements, W has %lld output channels",
                    (long long)numel(&l->inputs[2]), (long long)g->m);
     }
     for (int slot = 0; slot < 2; slot++) {
@@ -418,13 +406,13 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
     }
     const plx_tensor_info *w = &l->inputs[1];
     if (w->rank != l->inputs[0].rank) {
-        return say(buf, size, "cpu_ref conv_transpose: W has rank %u, X has rank %u", w->rank,
+        return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: W has rank %u, X has rank %u", w->rank,
                    l->inputs[0].rank);
     }
     g->group = desc->group;
     if (g->group < 1 || g->group > ATTR_LIMIT || g->c % g->group || w->dims[0] != g->c ||
         w->dims[1] > ATTR_LIMIT) {
-        return say(buf, size,
+        return cpu_ref_refuse(buf, size,
                    "cpu_ref conv_transpose: group %lld does not fit X's %lld channels and W "
                    "[%lld,%lld,...]",
                    (long long)g->group, (long long)g->c, (long long)w->dims[0],
@@ -432,7 +420,7 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
     }
     g->m = w->dims[1] * g->group;
     if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
-        return say(buf, size,
+        return cpu_ref_refuse(buf, size,
                    "cpu_ref conv_transpose: B has %lld elements, the output has %lld channels",
                    (long long)numel(&l->inputs[2]), (long long)g->m);
     }
@@ -446,7 +434,7 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
                 os = desc->output_shape[di];
         if (k < 1 || s < 1 || s > ATTR_LIMIT || d < 1 || d > ATTR_LIMIT || op < 0 ||
             op > ATTR_LIMIT || os < 0 || os > ATTR_LIMIT || in > ATTR_LIMIT || k > ATTR_LIMIT) {
-            return say(buf, size,
+            return cpu_ref_refuse(buf, size,
                        "cpu_ref conv_transpose: spatial dim %d has kernel %lld, stride %lld, "
                        "dilation %lld, output_padding %lld, output_shape %lld out of range",
                        di, (long long)k, (long long)s, (long long)d, (long long)op, (long long)os);
@@ -464,7 +452,7 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
                 pb = desc->pads_begin[di];
                 pe = desc->pads_end[di];
                 if (pb < 0 || pb > ATTR_LIMIT || pe < 0 || pe > ATTR_LIMIT) {
-                    return say(buf, size,
+                    return cpu_ref_refuse(buf, size,
                                "cpu_ref conv_transpose: spatial dim %d has pads %lld/%lld", di,
                                (long long)pb, (long long)pe);
                 }
@@ -475,7 +463,7 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
                  * the odd one at the start unless auto_pad is SAME_UPPER. */
                 int64_t total = natural - os;
                 if (total < 0) {
-                    return say(buf, size,
+                    return cpu_ref_refuse(buf, size,
                                "cpu_ref conv_transpose: output_shape %lld is larger than the "
                                "%lld the input gives", (long long)os, (long long)natural);
                 }
@@ -483,11 +471,11 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
                 pb = total - floor_div(total, 2);
             }
         } else {
-            return say(buf, size, "cpu_ref conv_transpose: auto_pad %d is not implemented",
+            return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: auto_pad %d is not implemented",
                        (int)desc->auto_pad);
         }
         if (out < 0) {
-            return say(buf, size, "cpu_ref conv_transpose: spatial dim %d would have size %lld",
+            return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: spatial dim %d would have size %lld",
                        di, (long long)out);
         }
         g->k[slot] = k;
@@ -569,7 +557,7 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     const plx_fully_connected_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
     if (x->rank < 2 || w->rank != 2) {
-        return say(buf, size, "cpu_ref fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
+        return cpu_ref_refuse(buf, size, "cpu_ref fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
                    x->rank, w->rank);
     }
     g->transposed = desc->weights_transposed;
@@ -577,12 +565,12 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     g->rows = dim_product(x, 0, x->rank - 1);
     g->m = g->transposed ? w->dims[0] : w->dims[1];
     if ((g->transposed ? w->dims[1] : w->dims[0]) != g->k) {
-        return say(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
+        return cpu_ref_refuse(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
                    (long long)w->dims[0], (long long)w->dims[1],
                    g->transposed ? " (transposed)" : "", (long long)g->k);
     }
     if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
-        return say(buf, size, "cpu_ref fully_connected: B has %lld elements, not %lld",
+        return cpu_ref_refuse(buf, size, "cpu_ref fully_connected: B has %lld elements, not %lld",
                    (long long)numel(&l->inputs[2]), (long long)g->m);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -637,7 +625,7 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
     const plx_gemm_desc *desc = l->desc;
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
     if (a->rank != 2 || b->rank != 2) {
-        return say(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u", a->rank,
+        return cpu_ref_refuse(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u", a->rank,
                    b->rank);
     }
     g->m = desc->trans_a ? a->dims[1] : a->dims[0];
@@ -645,7 +633,7 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
     g->n = desc->trans_b ? b->dims[0] : b->dims[1];
     int64_t kb = desc->trans_b ? b->dims[1] : b->dims[0];
     if (kb != g->k) {
-        return say(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->k,
+        return cpu_ref_refuse(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->k,
                    (long long)kb);
     }
     g->a_sm = desc->trans_a ? 1 : a->dims[1];
@@ -662,10 +650,10 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
         } else if (c->rank == 1) {
             cn = c->dims[0];
         } else if (c->rank != 0) {
-            return say(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", c->rank);
+            return cpu_ref_refuse(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", c->rank);
         }
         if ((cm != 1 && cm != g->m) || (cn != 1 && cn != g->n)) {
-            return say(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
+            return cpu_ref_refuse(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
                        (long long)cm, (long long)cn, (long long)g->m, (long long)g->n);
         }
         g->c_sn = cn == 1 ? 0 : 1;
@@ -730,15 +718,15 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
     }
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
     if (a->dtype != PLX_DTYPE_FLOAT32 && !is_int_dtype(a->dtype)) {
-        return say(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",
+        return cpu_ref_refuse(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",
                    plx_dtype_name(a->dtype));
     }
     if (b->dtype != a->dtype || y->dtype != a->dtype) {
-        return say(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
+        return cpu_ref_refuse(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
                    plx_dtype_name(a->dtype), plx_dtype_name(b->dtype), plx_dtype_name(y->dtype));
     }
     if (a->rank < 1 || b->rank < 1) {
-        return say(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
+        return cpu_ref_refuse(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
                    a->rank, b->rank);
     }
     g->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
@@ -746,7 +734,7 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
     int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
     g->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
     if (kb != g->k) {
-        return say(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->k,
+        return cpu_ref_refuse(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->k,
                    (long long)kb);
     }
     uint32_t ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
@@ -764,7 +752,7 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
             db = b->dims[ib];
         }
         if (da != db && da != 1 && db != 1) {
-            return say(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
+            return cpu_ref_refuse(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
                        (long long)da, (long long)db);
         }
         g->batch[i] = da == 1 ? db : da;
@@ -872,17 +860,17 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
                               char *buf, size_t size) {
     plx_dtype dt = l->inputs[0].dtype;
     if (kind != PLX_POOL_MAX && kind != PLX_POOL_AVERAGE) {
-        return say(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
     }
     bool ok = dt == PLX_DTYPE_FLOAT32 ||
               (kind == PLX_POOL_MAX && (dt == PLX_DTYPE_INT8 || dt == PLX_DTYPE_UINT8));
     if (!ok) {
-        return say(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
+        return cpu_ref_refuse(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
                    op, kind == PLX_POOL_MAX ? "float32, int8 and uint8" : "float32",
                    plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt) {
-        return say(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
                    plx_dtype_name(l->outputs[0].dtype));
     }
     return NULL;
@@ -995,7 +983,7 @@ static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, 
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return say(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
+        return cpu_ref_refuse(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
     }
     int64_t dims[PLX_MAX_RANK];
     for (uint32_t i = 0; i < x->rank; i++) {
@@ -1053,12 +1041,12 @@ static const char *batch_norm_prepare(const plx_layer_view *l, char *buf, size_t
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 2) {
-        return say(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
+        return cpu_ref_refuse(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
     }
     static const char *const names[5] = {"X", "scale", "bias", "mean", "var"};
     for (uint32_t i = 1; i < 5; i++) {
         if (numel(&l->inputs[i]) != x->dims[1]) {
-            return say(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
+            return cpu_ref_refuse(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
                        names[i], (long long)numel(&l->inputs[i]), (long long)x->dims[1]);
         }
     }
@@ -1105,7 +1093,7 @@ static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_
                                      const char *op, const char *name, int64_t *st, char *buf,
                                      size_t size) {
     if (t->rank > x->rank) {
-        return say(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
                    x->rank);
     }
     int64_t s = 1;
@@ -1113,7 +1101,7 @@ static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_
         int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
         int64_t d = ti >= 0 ? t->dims[ti] : 1;
         if (d != 1 && d != x->dims[i]) {
-            return say(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
+            return cpu_ref_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
                        op, name, i, (long long)d, (long long)x->dims[i]);
         }
         st[i] = d == 1 ? 0 : s;
@@ -1135,7 +1123,7 @@ static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *
     const plx_tensor_info *x = &l->inputs[0];
     int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
     if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
-        return say(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
+        return cpu_ref_refuse(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
                    desc->axis, x->rank);
     }
     g->rank = x->rank;
@@ -1219,7 +1207,7 @@ static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int6
     const plx_tensor_info *x = &l->inputs[0];
     int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
     if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
-        return say(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
+        return cpu_ref_refuse(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
                    x->rank);
     }
     *outer = dim_product(x, 0, (uint32_t)axis);
@@ -1288,24 +1276,24 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
     const plx_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->dtype != PLX_DTYPE_FLOAT32 && !is_int_dtype(x->dtype)) {
-        return say(buf, size, "cpu_ref runs reduce in float32, int32 and int64 only, not %s",
+        return cpu_ref_refuse(buf, size, "cpu_ref runs reduce in float32, int32 and int64 only, not %s",
                    plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != x->dtype) {
-        return say(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
+        return cpu_ref_refuse(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
                    plx_dtype_name(l->outputs[0].dtype));
     }
     if (desc->func > PLX_REDUCE_SUM) {
-        return say(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
+        return cpu_ref_refuse(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
     }
     if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
-        return say(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
+        return cpu_ref_refuse(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
     }
     bool reduced[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < desc->axis_count; i++) {
         int64_t a = desc->axes[i] < 0 ? (int64_t)desc->axes[i] + x->rank : desc->axes[i];
         if (a < 0 || a >= (int64_t)x->rank || reduced[a]) {
-            return say(buf, size, "cpu_ref reduce: axis %d is out of range or repeated (rank %u)",
+            return cpu_ref_refuse(buf, size, "cpu_ref reduce: axis %d is out of range or repeated (rank %u)",
                        desc->axes[i], x->rank);
         }
         reduced[a] = true;
@@ -1460,21 +1448,21 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
     const plx_resize_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (x->rank != 4) {
-        return say(buf, size, "cpu_ref resize takes rank-4 (NCHW) inputs, not rank %u", x->rank);
+        return cpu_ref_refuse(buf, size, "cpu_ref resize takes rank-4 (NCHW) inputs, not rank %u", x->rank);
     }
     if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
-        return say(buf, size, "cpu_ref resize: mode %d is not implemented", (int)desc->mode);
+        return cpu_ref_refuse(buf, size, "cpu_ref resize: mode %d is not implemented", (int)desc->mode);
     }
     if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
-        return say(buf, size, "cpu_ref resize: coordinate transformation %d is not implemented",
+        return cpu_ref_refuse(buf, size, "cpu_ref resize: coordinate transformation %d is not implemented",
                    (int)desc->coord);
     }
     if (desc->mode == PLX_RESIZE_NEAREST && (unsigned)desc->nearest > PLX_RESIZE_NEAREST_CEIL) {
-        return say(buf, size, "cpu_ref resize: nearest mode %d is not implemented",
+        return cpu_ref_refuse(buf, size, "cpu_ref resize: nearest mode %d is not implemented",
                    (int)desc->nearest);
     }
     if (y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return say(buf, size, "cpu_ref resize: Y must be rank 4 with X's N and C");
+        return cpu_ref_refuse(buf, size, "cpu_ref resize: Y must be rank 4 with X's N and C");
     }
     g->nc = x->dims[0] * x->dims[1];
     for (int i = 0; i < 2; i++) {
@@ -1482,11 +1470,11 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
         g->out[i] = y->dims[2 + i];
         float s = desc->scales[i];
         if (!(s >= 0.0f) || isinf(s)) {
-            return say(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
+            return cpu_ref_refuse(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
                        (double)s);
         }
         if (g->in[i] == 0 && g->out[i] != 0) {
-            return say(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
+            return cpu_ref_refuse(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
                        (long long)g->out[i]);
         }
         g->scale[i] = s > 0.0f ? (double)s

@@ -17,24 +17,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *refuse(char *buf, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Formats a refusal into buf; a caller without a buffer still gets a reason. */
-static const char *refuse(char *buf, size_t size, const char *fmt, ...) {
-    if (!buf || size == 0) {
-        return "not supported by cpu_ref";
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
 static const char *layer_name(const plx_layer_view *layer) {
     return layer->name ? layer->name : "?";
 }
@@ -69,24 +51,24 @@ static const char *check_common(const plx_layer_view *layer, const char *what, u
     if (layer->input_count < min_in || layer->input_count > max_in ||
         layer->output_count < min_out || layer->output_count > max_out ||
         (layer->input_count && !layer->inputs) || (layer->output_count && !layer->outputs)) {
-        return refuse(buf, size, "%s: unexpected slot counts (%u inputs, %u outputs)", what,
+        return cpu_ref_refuse(buf, size, "%s: unexpected slot counts (%u inputs, %u outputs)", what,
                       layer->input_count, layer->output_count);
     }
     if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
-        return refuse(buf, size, "%s: missing or too small descriptor", what);
+        return cpu_ref_refuse(buf, size, "%s: missing or too small descriptor", what);
     }
     size_t bytes = 0;
     for (uint32_t i = 0; i < layer->input_count; i++) {
         if (!byte_size(&layer->inputs[i], &bytes)) {
-            return refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
+            return cpu_ref_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
         }
     }
     for (uint32_t i = 0; i < layer->output_count; i++) {
         if (!byte_size(&layer->outputs[i], &bytes)) {
-            return refuse(buf, size, "%s: output %u has an invalid dtype or shape", what, i);
+            return cpu_ref_refuse(buf, size, "%s: output %u has an invalid dtype or shape", what, i);
         }
         if (!any_dtype && layer->input_count && layer->outputs[i].dtype != layer->inputs[0].dtype) {
-            return refuse(buf, size, "%s: output %u is %s, the input %s", what, i,
+            return cpu_ref_refuse(buf, size, "%s: output %u is %s, the input %s", what, i,
                           plx_dtype_name(layer->outputs[i].dtype),
                           plx_dtype_name(layer->inputs[0].dtype));
         }
@@ -138,7 +120,7 @@ const char *cpu_ref_check_constant(const plx_layer_view *layer, char *buf, size_
     size_t bytes = 0;
     byte_size(&layer->outputs[0], &bytes);
     if (bytes && !((const plx_constant_desc *)layer->desc)->data) {
-        return refuse(buf, size, "constant: no data");
+        return cpu_ref_refuse(buf, size, "constant: no data");
     }
     return NULL;
 }
@@ -164,7 +146,7 @@ static const char *check_byte_copy(const plx_layer_view *layer, const char *what
     byte_size(&layer->inputs[0], &in);
     byte_size(&layer->outputs[0], &out);
     if (in != out) {
-        return refuse(buf, size, "%s: input of %zu bytes, output of %zu", what, in, out);
+        return cpu_ref_refuse(buf, size, "%s: input of %zu bytes, output of %zu", what, in, out);
     }
     return NULL;
 }
@@ -204,13 +186,13 @@ static const char *transpose_perm(const plx_layer_view *layer, uint32_t perm[PLX
     const plx_transpose_desc *d = layer->desc;
     uint32_t rank = layer->inputs[0].rank;
     if (d->perm_count != 0 && d->perm_count != rank) {
-        return refuse(buf, size, "transpose: perm has %u entries for rank %u", d->perm_count, rank);
+        return cpu_ref_refuse(buf, size, "transpose: perm has %u entries for rank %u", d->perm_count, rank);
     }
     bool seen[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < rank; i++) {
         perm[i] = d->perm_count ? d->perm[i] : rank - 1 - i;
         if (perm[i] >= rank || seen[perm[i]]) {
-            return refuse(buf, size, "transpose: perm is not a permutation of 0..%u", rank - 1);
+            return cpu_ref_refuse(buf, size, "transpose: perm is not a permutation of 0..%u", rank - 1);
         }
         seen[perm[i]] = true;
     }
@@ -229,11 +211,11 @@ const char *cpu_ref_check_transpose(const plx_layer_view *layer, char *buf, size
     }
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (y->rank != x->rank) {
-        return refuse(buf, size, "transpose: output rank %u, input rank %u", y->rank, x->rank);
+        return cpu_ref_refuse(buf, size, "transpose: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         if (y->dims[i] != x->dims[perm[i]]) {
-            return refuse(buf, size, "transpose: output dim %u is not input dim %u", i, perm[i]);
+            return cpu_ref_refuse(buf, size, "transpose: output dim %u is not input dim %u", i, perm[i]);
         }
     }
     return NULL;
@@ -264,24 +246,24 @@ static const char *check_parts(const char *what, const plx_tensor_info *whole,
                                uint32_t *out_axis, char *buf, size_t size) {
     uint32_t axis = 0;
     if (!norm_axis(axis_in, whole->rank, &axis)) {
-        return refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)axis_in,
+        return cpu_ref_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)axis_in,
                       whole->rank);
     }
     int64_t sum = 0;
     for (uint32_t k = 0; k < count; k++) {
         if (parts[k].rank != whole->rank) {
-            return refuse(buf, size, "%s: part %u has rank %u, expected %u", what, k,
+            return cpu_ref_refuse(buf, size, "%s: part %u has rank %u, expected %u", what, k,
                           parts[k].rank, whole->rank);
         }
         for (uint32_t d = 0; d < whole->rank; d++) {
             if (d != axis && parts[k].dims[d] != whole->dims[d]) {
-                return refuse(buf, size, "%s: part %u differs in dim %u", what, k, d);
+                return cpu_ref_refuse(buf, size, "%s: part %u differs in dim %u", what, k, d);
             }
         }
         sum += parts[k].dims[axis];
     }
     if (sum != whole->dims[axis]) {
-        return refuse(buf, size, "%s: the parts sum to %lld along axis %u, not %lld", what,
+        return cpu_ref_refuse(buf, size, "%s: the parts sum to %lld along axis %u, not %lld", what,
                       (long long)sum, axis, (long long)whole->dims[axis]);
     }
     *out_axis = axis;
@@ -310,7 +292,7 @@ const char *cpu_ref_check_concat(const plx_layer_view *layer, char *buf, size_t 
     }
     for (uint32_t k = 0; k < layer->input_count; k++) {
         if (layer->inputs[k].dtype != layer->outputs[0].dtype) {
-            return refuse(buf, size, "concat: input %u is %s, the output %s", k,
+            return cpu_ref_refuse(buf, size, "concat: input %u is %s, the output %s", k,
                           plx_dtype_name(layer->inputs[k].dtype),
                           plx_dtype_name(layer->outputs[0].dtype));
         }
@@ -366,7 +348,7 @@ const char *cpu_ref_check_split(const plx_layer_view *layer, char *buf, size_t s
             want = want < 0 ? 0 : want > chunk ? chunk : want;
         }
         if (layer->outputs[k].dims[axis] != want) {
-            return refuse(buf, size, "split: output %u has %lld along axis %u, expected %lld", k,
+            return cpu_ref_refuse(buf, size, "split: output %u has %lld along axis %u, expected %lld", k,
                           (long long)layer->outputs[k].dims[axis], axis, (long long)want);
         }
     }
@@ -403,7 +385,7 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX
     const plx_slice_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0];
     if (d->count > x->rank) {
-        return refuse(buf, size, "slice: %u entries for rank %u", d->count, x->rank);
+        return cpu_ref_refuse(buf, size, "slice: %u entries for rank %u", d->count, x->rank);
     }
     bool seen[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < x->rank; i++) {
@@ -414,12 +396,12 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX
     for (uint32_t i = 0; i < d->count; i++) {
         uint32_t axis = 0;
         if (!norm_axis(d->axes[i], x->rank, &axis) || seen[axis]) {
-            return refuse(buf, size, "slice: axis %d is out of range or repeated", (int)d->axes[i]);
+            return cpu_ref_refuse(buf, size, "slice: axis %d is out of range or repeated", (int)d->axes[i]);
         }
         seen[axis] = true;
         int64_t n = x->dims[axis], s = d->starts[i], e = d->ends[i], st = d->steps[i];
         if (st == 0) {
-            return refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
+            return cpu_ref_refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
         }
         s = s < 0 ? s + n : s; /* INT64_MIN + n does not overflow: n >= 0 */
         e = e < 0 ? e + n : e;
@@ -457,11 +439,11 @@ const char *cpu_ref_check_slice(const plx_layer_view *layer, char *buf, size_t s
     }
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (y->rank != x->rank) {
-        return refuse(buf, size, "slice: output rank %u, input rank %u", y->rank, x->rank);
+        return cpu_ref_refuse(buf, size, "slice: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         if (y->dims[i] != dims[i]) {
-            return refuse(buf, size, "slice: output dim %u is %lld, expected %lld", i,
+            return cpu_ref_refuse(buf, size, "slice: output dim %u is %lld, expected %lld", i,
                           (long long)y->dims[i], (long long)dims[i]);
         }
     }
@@ -554,21 +536,21 @@ const char *cpu_ref_check_pad(const plx_layer_view *layer, char *buf, size_t siz
     const plx_pad_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE) {
-        return refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
+        return cpu_ref_refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
     }
     if (y->rank != x->rank) {
-        return refuse(buf, size, "pad: output rank %u, input rank %u", y->rank, x->rank);
+        return cpu_ref_refuse(buf, size, "pad: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         int64_t pb = d->pads_begin[i], pe = d->pads_end[i];
         if (pb < -x->dims[i] || pe < -x->dims[i] || pb > INT32_MAX || pe > INT32_MAX ||
             y->dims[i] != x->dims[i] + pb + pe) {
-            return refuse(buf, size, "pad: output dim %u is %lld, input %lld padded by %lld, %lld",
+            return cpu_ref_refuse(buf, size, "pad: output dim %u is %lld, input %lld padded by %lld, %lld",
                           i, (long long)y->dims[i], (long long)x->dims[i], (long long)pb,
                           (long long)pe);
         }
         if (d->mode != PLX_PAD_CONSTANT && x->dims[i] == 0 && y->dims[i] > 0) {
-            return refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
+            return cpu_ref_refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
                           d->mode == PLX_PAD_REFLECT ? "reflect" : "edge", i);
         }
     }
@@ -632,20 +614,20 @@ const char *cpu_ref_check_gather(const plx_layer_view *layer, char *buf, size_t 
     }
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1], *y = &layer->outputs[0];
     if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
-        return refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
+        return cpu_ref_refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
                       plx_dtype_name(ind->dtype));
     }
     if (y->dtype != x->dtype) {
-        return refuse(buf, size, "gather: output is %s, data %s", plx_dtype_name(y->dtype),
+        return cpu_ref_refuse(buf, size, "gather: output is %s, data %s", plx_dtype_name(y->dtype),
                       plx_dtype_name(x->dtype));
     }
     uint32_t axis = 0;
     int32_t a = ((const plx_axis_desc *)layer->desc)->axis;
     if (!norm_axis(a, x->rank, &axis)) {
-        return refuse(buf, size, "gather: axis %d is out of range for rank %u", (int)a, x->rank);
+        return cpu_ref_refuse(buf, size, "gather: axis %d is out of range for rank %u", (int)a, x->rank);
     }
     if (y->rank != x->rank - 1 + ind->rank) {
-        return refuse(buf, size, "gather: output rank %u, expected %u", y->rank,
+        return cpu_ref_refuse(buf, size, "gather: output rank %u, expected %u", y->rank,
                       x->rank - 1 + ind->rank);
     }
     for (uint32_t i = 0; i < y->rank; i++) {
@@ -653,7 +635,7 @@ const char *cpu_ref_check_gather(const plx_layer_view *layer, char *buf, size_t 
                        : i < axis + ind->rank ? ind->dims[i - axis]
                                                : x->dims[i - ind->rank + 1];
         if (y->dims[i] != want) {
-            return refuse(buf, size, "gather: output dim %u is %lld, expected %lld", i,
+            return cpu_ref_refuse(buf, size, "gather: output dim %u is %lld, expected %lld", i,
                           (long long)y->dims[i], (long long)want);
         }
     }
@@ -706,19 +688,19 @@ const char *cpu_ref_check_expand(const plx_layer_view *layer, char *buf, size_t 
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     uint32_t rank = x->rank > d->rank ? x->rank : d->rank;
     if (d->rank > PLX_MAX_RANK || y->rank != rank) {
-        return refuse(buf, size, "expand: output rank %u, expected %u", y->rank, rank);
+        return cpu_ref_refuse(buf, size, "expand: output rank %u, expected %u", y->rank, rank);
     }
     /* the output is the broadcast of the input's shape and the descriptor's */
     for (uint32_t i = 0; i < rank; i++) {
         int64_t a = i + x->rank >= rank ? x->dims[i + x->rank - rank] : 1;
         int64_t b = i + d->rank >= rank ? d->dims[i + d->rank - rank] : 1;
         if (a != b && a != 1 && b != 1) {
-            return refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
+            return cpu_ref_refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
                           "do not broadcast", i, (long long)a, (long long)b);
         }
         int64_t want = a == 1 ? b : a;
         if (y->dims[i] != want) {
-            return refuse(buf, size, "expand: output dim %u is %lld, expected %lld", i,
+            return cpu_ref_refuse(buf, size, "expand: output dim %u is %lld, expected %lld", i,
                           (long long)y->dims[i], (long long)want);
         }
     }
@@ -753,22 +735,22 @@ static const char *check_depth_space(const plx_layer_view *layer, bool to_space,
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     int64_t b = d->block_size;
     if (d->mode != PLX_DEPTH_SPACE_DCR && (d->mode != PLX_DEPTH_SPACE_CRD || !to_space)) {
-        return refuse(buf, size, "%s: mode %d is not supported", what, (int)d->mode);
+        return cpu_ref_refuse(buf, size, "%s: mode %d is not supported", what, (int)d->mode);
     }
     if (x->rank != 4 || y->rank != 4 || b < 1 || b > INT32_MAX) {
-        return refuse(buf, size, "%s: needs rank 4 tensors and a block size >= 1", what);
+        return cpu_ref_refuse(buf, size, "%s: needs rank 4 tensors and a block size >= 1", what);
     }
     int64_t want[4];
     if (to_space) {
         if (x->dims[1] % (b * b)) {
-            return refuse(buf, size, "%s: %lld channels are not divisible by %lld", what,
+            return cpu_ref_refuse(buf, size, "%s: %lld channels are not divisible by %lld", what,
                           (long long)x->dims[1], (long long)(b * b));
         }
         want[0] = x->dims[0], want[1] = x->dims[1] / (b * b);
         want[2] = x->dims[2] * b, want[3] = x->dims[3] * b;
     } else {
         if (x->dims[2] % b || x->dims[3] % b) {
-            return refuse(buf, size, "%s: H %lld and W %lld must be divisible by %lld", what,
+            return cpu_ref_refuse(buf, size, "%s: H %lld and W %lld must be divisible by %lld", what,
                           (long long)x->dims[2], (long long)x->dims[3], (long long)b);
         }
         want[0] = x->dims[0], want[1] = x->dims[1] * b * b;
@@ -776,7 +758,7 @@ static const char *check_depth_space(const plx_layer_view *layer, bool to_space,
     }
     for (uint32_t i = 0; i < 4; i++) {
         if (y->dims[i] != want[i]) {
-            return refuse(buf, size, "%s: output dim %u is %lld, expected %lld", what, i,
+            return cpu_ref_refuse(buf, size, "%s: output dim %u is %lld, expected %lld", what, i,
                           (long long)y->dims[i], (long long)want[i]);
         }
     }

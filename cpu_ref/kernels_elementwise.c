@@ -108,24 +108,6 @@ static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "e
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *refuse(char *buf, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Formats a refusal into buf; a caller without a buffer still gets a reason. */
-static const char *refuse(char *buf, size_t size, const char *fmt, ...) {
-    if (!buf || size == 0) {
-        return "not supported by cpu_ref";
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
 static const char *layer_name(const plx_layer_view *layer) {
     return layer->name ? layer->name : "?";
 }
@@ -358,20 +340,20 @@ static const char *check_slots(const plx_layer_view *layer, uint32_t min_in, uin
                                size_t desc_size, const char *what, char *buf, size_t size) {
     if (layer->input_count < min_in || layer->input_count > max_in || layer->output_count != 1 ||
         !layer->inputs || !layer->outputs) {
-        return refuse(buf, size, "%s: expects %u to %u inputs and 1 output, got %u and %u", what,
+        return cpu_ref_refuse(buf, size, "%s: expects %u to %u inputs and 1 output, got %u and %u", what,
                       min_in, max_in, layer->input_count, layer->output_count);
     }
     if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
-        return refuse(buf, size, "%s: missing or too small descriptor", what);
+        return cpu_ref_refuse(buf, size, "%s: missing or too small descriptor", what);
     }
     size_t n = 0;
     for (uint32_t i = 0; i < layer->input_count; i++) {
         if (!element_count(&layer->inputs[i], &n)) {
-            return refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
+            return cpu_ref_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
         }
     }
     if (!element_count(&layer->outputs[0], &n)) {
-        return refuse(buf, size, "%s: the output has an invalid dtype or shape", what);
+        return cpu_ref_refuse(buf, size, "%s: the output has an invalid dtype or shape", what);
     }
     return NULL;
 }
@@ -407,7 +389,7 @@ const char *cpu_ref_check_activation(const plx_layer_view *layer, char *buf, siz
     }
     const plx_activation_desc *d = layer->desc;
     if ((unsigned)d->func >= COUNT_OF(activation_names)) {
-        return refuse(buf, size, "activation: unknown func %d", (int)d->func);
+        return cpu_ref_refuse(buf, size, "activation: unknown func %d", (int)d->func);
     }
     const char *fname = activation_names[d->func];
     plx_dtype t = layer->inputs[0].dtype;
@@ -415,11 +397,11 @@ const char *cpu_ref_check_activation(const plx_layer_view *layer, char *buf, siz
               ((d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) && is_signed_int_dtype(t)) ||
               (d->func == PLX_ACT_CLIP && t == PLX_DTYPE_UINT8);
     if (!ok) {
-        return refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
+        return cpu_ref_refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
     if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
-        return refuse(buf, size, "activation %s: the output must have the input's dtype and shape",
+        return cpu_ref_refuse(buf, size, "activation %s: the output must have the input's dtype and shape",
                       fname);
     }
     return NULL;
@@ -519,12 +501,12 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
     }
     const plx_binary_desc *d = layer->desc;
     if ((unsigned)d->func >= COUNT_OF(binary_names)) {
-        return refuse(buf, size, "binary: unknown func %d", (int)d->func);
+        return cpu_ref_refuse(buf, size, "binary: unknown func %d", (int)d->func);
     }
     const char *fname = binary_names[d->func];
     plx_dtype t = layer->inputs[0].dtype;
     if (layer->inputs[1].dtype != t) {
-        return refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
+        return cpu_ref_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
                       fname, plx_dtype_name(t), plx_dtype_name(layer->inputs[1].dtype));
     }
     bool compare = d->func == PLX_BINARY_EQUAL || d->func == PLX_BINARY_LESS ||
@@ -537,17 +519,17 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t);
     }
     if (!ok) {
-        return refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
+        return cpu_ref_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
     plx_dtype want = compare ? PLX_DTYPE_BOOL : t;
     if (layer->outputs[0].dtype != want) {
-        return refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
+        return cpu_ref_refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
                       plx_dtype_name(layer->outputs[0].dtype), plx_dtype_name(want));
     }
     const plx_tensor_info *ins[2] = {&layer->inputs[0], &layer->inputs[1]};
     if (!is_broadcast_of(ins, 2, &layer->outputs[0])) {
-        return refuse(buf, size, "binary %s: the output shape is not the broadcast of the inputs",
+        return cpu_ref_refuse(buf, size, "binary %s: the output shape is not the broadcast of the inputs",
                       fname);
     }
     return NULL;
@@ -660,7 +642,7 @@ const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t s
     }
     const plx_unary_desc *d = layer->desc;
     if ((unsigned)d->func >= COUNT_OF(unary_names)) {
-        return refuse(buf, size, "unary: unknown func %d", (int)d->func);
+        return cpu_ref_refuse(buf, size, "unary: unknown func %d", (int)d->func);
     }
     const char *fname = unary_names[d->func];
     plx_dtype t = layer->inputs[0].dtype;
@@ -672,11 +654,11 @@ const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t s
     default: ok = t == PLX_DTYPE_FLOAT32; break;
     }
     if (!ok) {
-        return refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
+        return cpu_ref_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
     if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
-        return refuse(buf, size, "unary %s: the output must have the input's dtype and shape", fname);
+        return cpu_ref_refuse(buf, size, "unary %s: the output must have the input's dtype and shape", fname);
     }
     return NULL;
 }
@@ -729,18 +711,18 @@ const char *cpu_ref_check_where(const plx_layer_view *layer, char *buf, size_t s
         return why;
     }
     if (layer->inputs[0].dtype != PLX_DTYPE_BOOL) {
-        return refuse(buf, size, "where: condition dtype %s is not supported (bool expected)",
+        return cpu_ref_refuse(buf, size, "where: condition dtype %s is not supported (bool expected)",
                       plx_dtype_name(layer->inputs[0].dtype));
     }
     plx_dtype t = layer->inputs[1].dtype;
     if (layer->inputs[2].dtype != t || layer->outputs[0].dtype != t) {
-        return refuse(buf, size, "where: X, Y and the output must have one dtype (%s, %s, %s)",
+        return cpu_ref_refuse(buf, size, "where: X, Y and the output must have one dtype (%s, %s, %s)",
                       plx_dtype_name(t), plx_dtype_name(layer->inputs[2].dtype),
                       plx_dtype_name(layer->outputs[0].dtype));
     }
     const plx_tensor_info *ins[3] = {&layer->inputs[0], &layer->inputs[1], &layer->inputs[2]};
     if (!is_broadcast_of(ins, 3, &layer->outputs[0])) {
-        return refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
+        return cpu_ref_refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
     }
     return NULL;
 }
@@ -780,11 +762,11 @@ const char *cpu_ref_check_cast(const plx_layer_view *layer, char *buf, size_t si
     const plx_cast_desc *d = layer->desc;
     plx_dtype from = layer->inputs[0].dtype, to = layer->outputs[0].dtype;
     if (!is_known_dtype(from) || !is_known_dtype(to) || d->to != to) {
-        return refuse(buf, size, "cast: %s to %s is not supported (descriptor says %s)",
+        return cpu_ref_refuse(buf, size, "cast: %s to %s is not supported (descriptor says %s)",
                       plx_dtype_name(from), plx_dtype_name(to), plx_dtype_name(d->to));
     }
     if (!same_dims(&layer->inputs[0], &layer->outputs[0])) {
-        return refuse(buf, size, "cast: the output must have the input's shape");
+        return cpu_ref_refuse(buf, size, "cast: the output must have the input's shape");
     }
     return NULL;
 }
@@ -842,7 +824,7 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
     const plx_quantize_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *s = &layer->inputs[1];
     if (s->dtype != PLX_DTYPE_FLOAT32) {
-        return refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
+        return cpu_ref_refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
                       plx_dtype_name(s->dtype));
     }
     size_t sn = 0;
@@ -850,28 +832,28 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
     if (s->rank == 0 || (s->rank == 1 && sn == 1)) {
         *per_axis = false;
         if (sn != 1) {
-            return refuse(buf, size, "%s: scale has %zu elements", what, sn);
+            return cpu_ref_refuse(buf, size, "%s: scale has %zu elements", what, sn);
         }
     } else if (s->rank == 1) {
         int64_t axis = d->axis < 0 ? (int64_t)d->axis + x->rank : d->axis;
         if (axis < 0 || axis >= (int64_t)x->rank) {
-            return refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
+            return cpu_ref_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
                           x->rank);
         }
         if (s->dims[0] != x->dims[axis]) {
-            return refuse(buf, size, "%s: scale has %lld entries, X has %lld along axis %d", what,
+            return cpu_ref_refuse(buf, size, "%s: scale has %lld entries, X has %lld along axis %d", what,
                           (long long)s->dims[0], (long long)x->dims[axis], (int)d->axis);
         }
         *per_axis = true;
     } else {
-        return refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
+        return cpu_ref_refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
                       what, s->rank);
     }
     if (layer->input_count > 2 && !same_dims(&layer->inputs[2], s)) {
-        return refuse(buf, size, "%s: zero_point must have the scale's shape", what);
+        return cpu_ref_refuse(buf, size, "%s: zero_point must have the scale's shape", what);
     }
     if (!same_dims(x, &layer->outputs[0])) {
-        return refuse(buf, size, "%s: the output must have the input's shape", what);
+        return cpu_ref_refuse(buf, size, "%s: the output must have the input's shape", what);
     }
     return NULL;
 }
@@ -883,15 +865,15 @@ const char *cpu_ref_check_quantize(const plx_layer_view *layer, char *buf, size_
     }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_FLOAT32) {
-        return refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
+        return cpu_ref_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
                       plx_dtype_name(xt));
     }
     if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8) {
-        return refuse(buf, size, "quantize: output dtype %s is not supported (int8 or uint8)",
+        return cpu_ref_refuse(buf, size, "quantize: output dtype %s is not supported (int8 or uint8)",
                       plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
-        return refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
+        return cpu_ref_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
                       plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(yt));
     }
     bool per_axis = false;
@@ -944,15 +926,15 @@ const char *cpu_ref_check_dequantize(const plx_layer_view *layer, char *buf, siz
     }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT32) {
-        return refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",
+        return cpu_ref_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",
                       plx_dtype_name(xt));
     }
     if (yt != PLX_DTYPE_FLOAT32) {
-        return refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
+        return cpu_ref_refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
                       plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != xt) {
-        return refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
+        return cpu_ref_refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
                       plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(xt));
     }
     bool per_axis = false;

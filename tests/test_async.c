@@ -746,3 +746,64 @@ Test(memory, import_layer_keeps_its_source_alive) {
     import_lifetime_run(true, planned);
     cr_assert(eq(int, memcmp(backend_managed, planned, sizeof planned), 0));
 }
+
+/* With two inputs the counts add up, so the same pre-imported id twice is
+ * reported as such (and an input given twice likewise). */
+Test(preimport, same_id_twice_in_one_run) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id a, b, s, y;
+    OK(plx_network_add_input(n, "a", 0, &t, &a));
+    OK(plx_network_add_input(n, "b", 1, &t, &b));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &s));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, a, 0, s, 0));
+    OK(plx_network_connect(n, b, 0, s, 1));
+    OK(plx_network_connect(n, s, 0, y, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *be[] = {"cpu_ref"};
+    oo.backends = be;
+    oo.backend_count = 1;
+    oo.import_enabled = true;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    float xa[N], xb[N], out[N];
+    input_for(xa, 1);
+    input_for(xb, 2);
+    plx_tensor_binding both[] = {{0, xa, sizeof xa, 0}, {1, xb, sizeof xb, 0}};
+    uint32_t ids[2];
+    OK(plx_loaded_network_import_inputs(ln, both, 2, ids));
+    plx_tensor_binding ob = {0, out, sizeof out, 0};
+    plx_execute_args args;
+    plx_execute_args_init(&args);
+    args.outputs = &ob;
+    args.output_count = 1;
+    uint32_t twice[] = {ids[0], ids[0]};
+    args.preimported_inputs = twice;
+    args.preimported_input_count = 2;
+    FAILS_WITH(plx_loaded_network_run(ln, NULL, &args),
+               "pre-imported input id 0 is given more than once");
+    args.preimported_inputs = ids;
+    OK(plx_loaded_network_run(ln, NULL, &args));
+    for (int i = 0; i < N; i++) {
+        cr_assert(eq(flt, out[i], xa[i] + xb[i]));
+    }
+    /* One input as a tensor, the other pre-imported: fine. */
+    args.inputs = &both[1];
+    args.input_count = 1;
+    args.preimported_input_count = 1;
+    OK(plx_loaded_network_run(ln, NULL, &args));
+    /* The same input as a tensor and as an id. */
+    args.inputs = &both[0];
+    FAILS_WITH(plx_loaded_network_run(ln, NULL, &args),
+               "input binding id 0 is given both as a tensor and as pre-imported id 0");
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

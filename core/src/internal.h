@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <plexus/plexus.h>
@@ -97,7 +99,32 @@ struct plx_runtime {
     plxi_ptr_vec loaded;
     pthread_mutex_t loaded_lock;
     uint32_t last_network_id;
+    /* Profiler (profiler.c). `profiling` is read relaxed on every hot path;
+     * `profiler` is created under loaded_lock at the first enable, published
+     * before `profiling` is set, and freed at destroy. Counters always on. */
+    atomic_bool profiling;
+    _Atomic(struct plxi_profiler *) profiler;
+    atomic_uint_least64_t networks_loaded;
+    atomic_uint_least64_t inferences_run;
+    atomic_uint_least64_t inferences_failed;
 };
+
+/* profiler.c */
+/* true while profiling is enabled: one relaxed atomic load. */
+static inline bool plxi_profiling(const plx_runtime *rt) {
+    return atomic_load_explicit(&rt->profiling, memory_order_relaxed);
+}
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t plxi_now_ns(void);
+/* Records one complete event [start_ns, end_ns) on the calling thread.
+ * Strings are copied (truncated to 63 bytes); NULL means "". Call only
+ * after plxi_profiling returned true. An event that cannot be stored (out
+ * of memory) is counted as dropped. Thread-safe. */
+void plxi_profile_record(plx_runtime *rt, const char *name, const char *category,
+                         const char *op, const char *backend, uint32_t network,
+                         uint64_t start_ns, uint64_t end_ns);
+/* Frees the profiler (runtime destroy). */
+void plxi_profiler_destroy(plx_runtime *rt);
 
 /* registry.c */
 plx_status plxi_registry_load_static(plx_runtime *rt, plx_backend_entry_fn entry);

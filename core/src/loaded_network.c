@@ -1092,6 +1092,21 @@ void plxi_runtime_unload_all(plx_runtime *rt) {
     }
 }
 
+/* Runs one load phase, recording it as a "load" event when profiling. */
+static plx_status load_phase(plx_loaded_network *n, bool profile, const char *name,
+                             plx_status (*phase)(plx_loaded_network *)) {
+    uint64_t start = profile ? plxi_now_ns() : 0;
+    plx_status s = phase(n);
+    if (profile) {
+        plxi_profile_record(n->runtime, name, "load", "", "", n->id, start, plxi_now_ns());
+    }
+    return s;
+}
+
+static plx_status create_own_working_memory(plx_loaded_network *n) {
+    return create_working_memory(n, &n->own);
+}
+
 PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
                                             plx_optimized_network **optimized,
                                             const plx_load_options *options,
@@ -1120,6 +1135,8 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
                                       : "load options: struct_size too small (initialise with "
                                         "plx_load_options_init)");
     }
+    bool profile = plxi_profiling(runtime);
+    uint64_t load_start = profile ? plxi_now_ns() : 0;
     plx_loaded_network *n = calloc(1, sizeof *n);
     if (!n) {
         plx_optimized_network_destroy(&o);
@@ -1156,19 +1173,19 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
         s = oom();
     }
     if (!s) {
-        s = create_factories(n);
+        s = load_phase(n, profile, "create factories", create_factories);
     }
     if (!s) {
-        s = check_capabilities(n);
+        s = load_phase(n, profile, "check capabilities", check_capabilities);
     }
     if (!s) {
-        s = load_constants(n);
+        s = load_phase(n, profile, "constants", load_constants);
     }
     if (!s) {
-        s = plan_memory(n);
+        s = load_phase(n, profile, "memory plan", plan_memory);
     }
     if (!s) {
-        s = create_working_memory(n, &n->own);
+        s = load_phase(n, profile, "working memory", create_own_working_memory);
     }
     /* LOADED-NETWORK.md, Loading 6: every workload of the load exists. */
     for (size_t i = 0; !s && i < n->factory_count; i++) {
@@ -1186,10 +1203,14 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
     if (!s) {
         s = collect_io(n, n->own);
     }
+    if (profile) {
+        plxi_profile_record(runtime, "load", "load", "", "", n->id, load_start, plxi_now_ns());
+    }
     if (s) {
         plx_loaded_network_unload(&n);
         return s;
     }
+    atomic_fetch_add_explicit(&runtime->networks_loaded, 1, memory_order_relaxed);
     plxi_log(&runtime->logger, PLX_LOG_INFO, "plexus", "loaded network %u: %s", n->id,
              o->summary);
     *out_loaded = n;
@@ -1420,8 +1441,17 @@ static void debug_outputs(plx_loaded_network *n, layer_state *ls, plx_debug_fn f
     }
 }
 
+/* Records the event of one layer of an execution (a failing one too). */
+static void layer_event(plx_loaded_network *n, const plxi_layer *l, const char *category,
+                        uint64_t start) {
+    plxi_profile_record(n->runtime, l->name, category, plx_op_name(l->op), l->backend->info.id,
+                        n->id, start, plxi_now_ns());
+}
+
 static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user) {
     plx_loaded_network *n = wm->network;
+    /* Read once per execution: with profiling off this is all it costs. */
+    bool profile = plxi_profiling(n->runtime);
     for (size_t i = 0; i < n->layer_count; i++) {
         layer_state *ls = &wm->layers[i];
         const plxi_layer *l = ls->layer;
@@ -1429,17 +1459,29 @@ static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user
         if (l->op == PLX_OP_CONSTANT || l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT) {
             continue;
         }
+        uint64_t start = profile ? plxi_now_ns() : 0;
         if (ls->workload) {
             s = l->backend->functions.execute_workload(ls->workload);
+            if (profile) {
+                layer_event(n, l, "execute", start);
+            }
             if (s) {
                 return at_layer(s, l, "execution failed");
             }
         } else if (l->op == PLX_OP_MEM_COPY) {
-            if ((s = copy_between(ls->inputs[0], ls->outputs[0], l))) {
+            s = copy_between(ls->inputs[0], ls->outputs[0], l);
+            if (profile) {
+                layer_event(n, l, "copy", start);
+            }
+            if (s) {
                 return s;
             }
         } else if (l->op == PLX_OP_MEM_IMPORT) {
-            if ((s = bind_import(ls))) {
+            s = bind_import(ls);
+            if (profile) {
+                layer_event(n, l, "import", start);
+            }
+            if (s) {
                 return s;
             }
             continue;
@@ -1548,12 +1590,8 @@ static bool valid_args(const plx_execute_args *a) {
     return a && a->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_execute_args, preimported_output_count);
 }
 
-PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
-                                          plx_working_memory *working_memory,
-                                          const plx_execute_args *args) {
-    if (!loaded) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "loaded network is NULL");
-    }
+static plx_status run(plx_loaded_network *loaded, plx_working_memory *working_memory,
+                      const plx_execute_args *args) {
     if (!valid_args(args)) {
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "execute args are NULL or too small (initialise with "
@@ -1592,6 +1630,19 @@ PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
         s = execute_on(working_memory, fn, user);
     }
     atomic_store(&working_memory->in_use, false);
+    return s;
+}
+
+PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
+                                          plx_working_memory *working_memory,
+                                          const plx_execute_args *args) {
+    if (!loaded) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "loaded network is NULL");
+    }
+    plx_status s = run(loaded, working_memory, args);
+    atomic_fetch_add_explicit(s ? &loaded->runtime->inferences_failed
+                                : &loaded->runtime->inferences_run,
+                              1, memory_order_relaxed);
     return s;
 }
 

@@ -61,6 +61,7 @@ PLX_API void plx_runtime_destroy(plx_runtime **runtime) {
     plx_runtime *rt = *runtime;
     *runtime = NULL;
     plxi_runtime_unload_all(rt);
+    plxi_profiler_destroy(rt);
     plxi_ptr_vec_release(&rt->loaded);
     pthread_mutex_destroy(&rt->loaded_lock);
     for (size_t i = rt->backends.count; i-- > 0;) {

@@ -432,6 +432,75 @@ typedef void (*plx_debug_fn)(void *user_data, const char *layer_name, plx_op op,
 PLX_API void plx_loaded_network_set_debug_callback(plx_loaded_network *loaded, plx_debug_fn fn,
                                                    void *user_data);
 
+/* ------------------------------------------------------------------------ */
+/* Profiling and counters                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Counters of a runtime, always kept (atomically, whatever the profiling
+ * setting), since the runtime was created. networks_loaded: successful
+ * plx_runtime_load_network calls (not the number loaded now).
+ * inferences_run: plx_loaded_network_run and plx_loaded_network_execute
+ * calls that succeeded (scheduled executions included); inferences_failed:
+ * those that returned an error, argument errors included. */
+typedef struct plx_counters {
+    uint64_t networks_loaded;
+    uint64_t inferences_run;
+    uint64_t inferences_failed;
+} plx_counters;
+
+/* Writes the runtime's counters to *out (all zero for a NULL runtime).
+ * Each counter is read atomically, the three not as one snapshot.
+ * Thread-safe. */
+PLX_API void plx_runtime_counters(const plx_runtime *runtime, plx_counters *out);
+
+/* Starts (enabled true) or stops recording trace events in `runtime`.
+ * Recorded while enabled, each a complete event with the calling thread:
+ *   cat "load":    per plx_runtime_load_network, "create factories",
+ *                  "check capabilities", "constants", "memory plan",
+ *                  "working memory" (each phase that ran) and the whole
+ *                  "load";
+ *   cat "execute": one per workload per execution (name: the layer's,
+ *                  op: its op name, backend: its backend id);
+ *   cat "copy":    one per copy layer the host runs between backends
+ *                  (backend: the destination's);
+ *   cat "import":  one per import-layer binding.
+ * Every event carries the loaded network's id. Events are kept, across
+ * disable and enable, until plx_runtime_clear_trace or the runtime is
+ * destroyed.
+ * Cost: disabled, an execution reads one relaxed atomic flag and
+ * allocates nothing. Enabled, events go into one buffer under a mutex
+ * that grows by doubling (amortised allocation); an event that cannot be
+ * stored for lack of memory is dropped and counted (written as
+ * "dropped_events"). Errors: runtime NULL (PLX_INVALID_ARGUMENT), out of
+ * memory at the first enable. Thread-safe; executions already running see
+ * the change at their next execution or load phase. */
+PLX_API plx_status plx_runtime_enable_profiling(plx_runtime *runtime, bool enabled);
+
+/* The number of events recorded and not cleared; 0 for NULL.
+ * Thread-safe. */
+PLX_API size_t plx_runtime_trace_event_count(const plx_runtime *runtime);
+
+/* Forgets every recorded event (and the dropped count); profiling stays as
+ * it is. NULL is ignored. Thread-safe. */
+PLX_API void plx_runtime_clear_trace(plx_runtime *runtime);
+
+/* Writes the recorded events to the file `path` (created or truncated) as
+ * Chrome trace-event JSON, which Perfetto and chrome://tracing open:
+ *   {"traceEvents":[
+ *     {"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"plexus"}},
+ *     {"name":"thread_name","ph":"M","pid":1,"tid":<n>,"args":{"name":"thread <n>"}},
+ *     {"name":"conv1","cat":"execute","ph":"X","ts":<us>,"dur":<us>,"pid":1,
+ *      "tid":<n>,"args":{"op":"conv","backend":"cpu_ref","network":1}}, ...],
+ *    "displayTimeUnit":"ms","otherData":{"dropped_events":<n>}}
+ * ts and dur are microseconds (with fractions), ts counted from the first
+ * enable; tid is a small number per thread of the process (1, 2, ...).
+ * Load events have "op":"" and "backend":"". The events are kept. Writing
+ * holds the event buffer's lock: events recorded meanwhile wait.
+ * Errors: runtime or path NULL (PLX_INVALID_ARGUMENT); the file cannot be
+ * opened or written (PLX_IO_ERROR, naming the path and the system's
+ * reason). Thread-safe. */
+PLX_API plx_status plx_runtime_write_trace(plx_runtime *runtime, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,6 +47,7 @@ typedef struct handle_slot {
     bool allocated;     /* managed: allocate_tensor_handle was called */
     bool caller_memory; /* a zero-copy network input or output */
     bool exported;      /* an import layer reads it in place */
+    uint32_t import_sources; /* what its backend imports, looked up once */
     bool bound;         /* holds an import that the execution must end */
     /* A sub-tensor of `parent` at `offset` bytes (in-place concat/split). */
     struct handle_slot *parent;
@@ -434,6 +435,7 @@ static plx_status lay_out(plx_working_memory *wm, bool *in_place) {
             size_t uses = consumers(o, i, k, &feeds_output, NULL);
             h->backend = l->backend;
             h->info = &l->outputs[k];
+            h->import_sources = plx_backend_info_import_sources(&l->backend->info);
             plx_tensor_info_byte_size(&l->outputs[k], &h->bytes);
             /* LOADED-NETWORK.md, Loading 3: who manages the memory. */
             bool imported_input = l->op == PLX_OP_INPUT && o->import_enabled &&
@@ -1365,7 +1367,7 @@ static void caller_unview(void *view, plx_memory_source source, size_t bytes) {
 
 static plx_status import_caller(handle_slot *h, void *data, plx_memory_source source,
                                 int32_t binding, const char *kind) {
-    if (!(plx_backend_info_import_sources(&h->backend->info) & source)) {
+    if (!(h->import_sources & source)) {
         return plxi_status_create(PLX_UNSUPPORTED,
                                   "%s binding id %d is zero copy, but backend '%s' does not "
                                   "import %s memory", kind, binding, h->backend->info.id,

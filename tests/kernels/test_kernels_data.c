@@ -14,51 +14,8 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-#define SHAPE(...) (const int64_t[]){__VA_ARGS__}, (uint32_t)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
-#define SCALAR NULL, 0u
-
-static plx_tensor_info info(plx_dtype t, const int64_t *dims, uint32_t rank) {
-    plx_tensor_info ti;
-    memset(&ti, 0, sizeof ti);
-    ti.dtype = t;
-    ti.rank = rank;
-    for (uint32_t i = 0; i < rank; i++) {
-        ti.dims[i] = dims[i];
-    }
-    return ti;
-}
-
-static size_t numel(const plx_tensor_info *t) {
-    size_t n = 1;
-    for (uint32_t i = 0; i < t->rank; i++) {
-        n *= (size_t)t->dims[i];
-    }
-    return n;
-}
-
-static plx_layer_view layer_of(plx_op op, const void *desc, const plx_tensor_info *ins, uint32_t nin,
-                               const plx_tensor_info *outs, uint32_t nout) {
-    plx_layer_view l;
-    memset(&l, 0, sizeof l);
-    l.struct_size = sizeof(plx_layer_view);
-    l.name = "D1";
-    l.op = op;
-    l.desc = desc;
-    l.inputs = ins;
-    l.input_count = nin;
-    l.outputs = outs;
-    l.output_count = nout;
-    return l;
-}
-
-static char g_err[256];
-
-static bool run_layer(cpu_ref_run_fn fn, const plx_layer_view *l, const void *const *ins,
-                      void *const *outs) {
-    cpu_ref_kernel_args a = {l, ins, outs, g_err, sizeof g_err};
-    g_err[0] = 0;
-    return fn(&a);
-}
+#define KT_LAYER_NAME "D1"
+#include "kernel_test_util.h"
 
 static bool run1(cpu_ref_run_fn fn, plx_op op, const void *desc, const plx_tensor_info *x,
                  const plx_tensor_info *y, const void *px, void *py) {

@@ -65,6 +65,12 @@ static const struct {
     ENTRY(PLX_OP_QUANTIZE, quantize),
     ENTRY(PLX_OP_DEQUANTIZE, dequantize),
     ENTRY(PLX_OP_MEM_COPY, mem_copy),
+    ENTRY(PLX_OP_TILE, tile),
+    ENTRY(PLX_OP_ARG_REDUCE, arg_reduce),
+    ENTRY(PLX_OP_TOPK, topk),
+    ENTRY(PLX_OP_INSTANCE_NORM, instance_norm),
+    ENTRY(PLX_OP_LSTM, lstm),
+    ENTRY(PLX_OP_GRU, gru),
 };
 
 bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_fn *out_run) {

@@ -75,6 +75,9 @@ CPU_REF_KERNEL(layer_norm)
 CPU_REF_KERNEL(softmax)
 CPU_REF_KERNEL(reduce)
 CPU_REF_KERNEL(resize)
+CPU_REF_KERNEL(instance_norm)
+CPU_REF_KERNEL(arg_reduce)
+CPU_REF_KERNEL(topk)
 /* kernels_elementwise.c */
 CPU_REF_KERNEL(activation)
 CPU_REF_KERNEL(binary)
@@ -96,6 +99,10 @@ CPU_REF_KERNEL(gather)
 CPU_REF_KERNEL(expand)
 CPU_REF_KERNEL(depth_to_space)
 CPU_REF_KERNEL(space_to_depth)
+CPU_REF_KERNEL(tile)
+/* kernels_rnn.c */
+CPU_REF_KERNEL(lstm)
+CPU_REF_KERNEL(gru)
 
 #undef CPU_REF_KERNEL
 

@@ -1,6 +1,6 @@
 /* cpu_ref's data-movement kernels: constant, mem_copy, reshape (also
  * flatten, squeeze, unsqueeze), transpose, concat, split, slice, pad,
- * gather, expand, depth_to_space and space_to_depth.
+ * gather, expand, tile, depth_to_space and space_to_depth.
  *
  * All of them move whole elements of plx_dtype_size bytes, so they work for
  * every dtype. Most are one strided copy: the output is walked densely with
@@ -718,6 +718,61 @@ bool cpu_ref_run_expand(const cpu_ref_kernel_args *args) {
     }
     strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
                  strides, 0);
+    return true;
+}
+
+/* ---- tile --------------------------------------------------------------- */
+
+const char *cpu_ref_check_tile(const plx_layer_view *layer, char *buf, size_t size) {
+    const char *why = check_common(layer, "tile", 1, 1, 1, 1, sizeof(plx_tile_desc), false, buf,
+                                   size);
+    if (why) {
+        return why;
+    }
+    const plx_tile_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
+    if (y->rank != x->rank) {
+        return cpu_ref_refuse(buf, size, "tile: output rank %u, expected %u", y->rank, x->rank);
+    }
+    for (uint32_t i = 0; i < x->rank; i++) {
+        int64_t r = d->repeats[i];
+        if (r < 0 || (r > 0 && x->dims[i] > INT64_MAX / r) || y->dims[i] != x->dims[i] * r) {
+            return cpu_ref_refuse(buf, size, "tile: output dim %u is %lld, X's %lld times repeats %lld",
+                          i, (long long)y->dims[i], (long long)x->dims[i], (long long)r);
+        }
+    }
+    return NULL;
+}
+
+/* The output walked densely; the input coordinate along each dim is the
+ * output's modulo X's dim, kept incrementally beside the counter. */
+bool cpu_ref_run_tile(const cpu_ref_kernel_args *args) {
+    RUN_CHECK(tile, args);
+    const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
+    size_t n = count_of(y), es = plx_dtype_size(x->dtype);
+    if (n == 0) {
+        return true; /* else every dim of X is >= 1 */
+    }
+    int64_t st[PLX_MAX_RANK], idx[PLX_MAX_RANK] = {0}, in_idx[PLX_MAX_RANK] = {0}, off = 0;
+    plx_tensor_info_strides(x, st);
+    const uint8_t *src = args->inputs[0];
+    uint8_t *dst = args->outputs[0];
+    for (size_t i = 0; i < n; i++) {
+        memcpy(dst + i * es, src + (size_t)off * es, es);
+        for (uint32_t d = y->rank; d-- > 0;) {
+            if (++idx[d] < y->dims[d]) {
+                if (++in_idx[d] == x->dims[d]) {
+                    off -= st[d] * (x->dims[d] - 1);
+                    in_idx[d] = 0;
+                } else {
+                    off += st[d];
+                }
+                break;
+            }
+            off -= st[d] * in_idx[d];
+            idx[d] = in_idx[d] = 0;
+        }
+    }
     return true;
 }
 

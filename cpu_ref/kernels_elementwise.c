@@ -98,13 +98,20 @@ uint16_t cpu_ref_f32_to_bf16(float f) {
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* Indexed by the enum values; a value past the end is unknown to cpu_ref
+ * and refused (R-19 (3)). */
 static const char *const activation_names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
                                                "hard_sigmoid", "hard_swish", "tanh", "gelu",
-                                               "softplus"};
-static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow",
-                                           "max", "min", "equal", "less", "greater"};
-static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "exp",
-                                          "log", "erf", "floor", "ceil", "not"};
+                                               "softplus", "selu", "mish", "softsign",
+                                               "thresholded_relu", "celu", "affine",
+                                               "scaled_tanh"};
+static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow", "max",
+                                           "min", "equal", "less", "greater", "prelu", "and",
+                                           "or", "xor", "greater_equal", "less_equal", "mod"};
+static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
+                                          "erf", "floor", "ceil", "not", "sin", "cos",
+                                          "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                          "asinh", "acosh", "atanh", "round", "sign"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -416,6 +423,11 @@ static float sigmoidf_(float x) {
     return (float)(e / (1.0 + e));
 }
 
+/* log(1 + exp(x)) without overflowing exp for large x */
+static double softplus_(double v) {
+    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+
 static float activate(const plx_activation_desc *d, float x) {
     double v = x;
     switch (d->func) {
@@ -442,9 +454,21 @@ static float activate(const plx_activation_desc *d, float x) {
             return (float)(0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v))));
         }
         return (float)(0.5 * v * (1.0 + erf(v * 0.70710678118654752440)));
-    case PLX_ACT_SOFTPLUS:
-        /* log(1 + exp(x)) without overflowing exp for large x */
-        return (float)(v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)));
+    case PLX_ACT_SOFTPLUS: return (float)softplus_(v);
+    case PLX_ACT_SELU: return (float)(d->beta * (v <= 0 ? d->alpha * expm1(v) : v));
+    case PLX_ACT_MISH: return (float)(v * tanh(softplus_(v)));
+    case PLX_ACT_SOFTSIGN: return (float)(v / (1.0 + fabs(v)));
+    case PLX_ACT_THRESHOLDED_RELU: return x > d->alpha ? x : 0.0f;
+    case PLX_ACT_CELU: {
+        /* max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0; NaN stays */
+        if (isnan(v)) {
+            return x;
+        }
+        double a = d->alpha, neg = a * expm1(v / a);
+        return (float)((v > 0 ? v : 0.0) + (neg < 0 ? neg : 0.0));
+    }
+    case PLX_ACT_AFFINE: return (float)((double)d->alpha * v + d->beta);
+    case PLX_ACT_SCALED_TANH: return (float)(d->alpha * tanh((double)d->beta * v));
     }
     return x;
 }
@@ -494,6 +518,15 @@ bool cpu_ref_run_activation(const cpu_ref_kernel_args *args) {
 
 /* ---- binary ------------------------------------------------------------- */
 
+static bool is_compare(plx_binary_func f) {
+    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
+           f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
+}
+
+static bool is_logical(plx_binary_func f) {
+    return f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR;
+}
+
 const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 2, 2, sizeof(plx_binary_desc), "binary", buf, size);
     if (why) {
@@ -509,12 +542,16 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         return cpu_ref_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
                       fname, plx_dtype_name(t), plx_dtype_name(layer->inputs[1].dtype));
     }
-    bool compare = d->func == PLX_BINARY_EQUAL || d->func == PLX_BINARY_LESS ||
-                   d->func == PLX_BINARY_GREATER;
+    bool compare = is_compare(d->func);
+    bool logical = is_logical(d->func);
     bool ok;
     if (compare) {
         /* float16/bfloat16 compare exactly through float32 */
         ok = is_float_dtype(t) || is_int_dtype(t) || (t == PLX_DTYPE_BOOL && d->func == PLX_BINARY_EQUAL);
+    } else if (logical) {
+        ok = t == PLX_DTYPE_BOOL;
+    } else if (d->func == PLX_BINARY_PRELU) {
+        ok = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
     } else {
         ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t);
     }
@@ -522,10 +559,20 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         return cpu_ref_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
-    plx_dtype want = compare ? PLX_DTYPE_BOOL : t;
+    plx_dtype want = compare || logical ? PLX_DTYPE_BOOL : t;
     if (layer->outputs[0].dtype != want) {
         return cpu_ref_refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
                       plx_dtype_name(layer->outputs[0].dtype), plx_dtype_name(want));
+    }
+    if (d->func == PLX_BINARY_PRELU) {
+        /* the slope broadcasts to X (A), whose shape the output has */
+        int64_t strides[PLX_MAX_RANK];
+        if (!same_dims(&layer->inputs[0], &layer->outputs[0]) ||
+            !broadcast_strides(&layer->inputs[1], &layer->outputs[0], strides)) {
+            return cpu_ref_refuse(buf, size, "binary prelu: the output must have A's shape and the "
+                                  "slope B must broadcast to it");
+        }
+        return NULL;
     }
     const plx_tensor_info *ins[2] = {&layer->inputs[0], &layer->inputs[1]};
     if (!is_broadcast_of(ins, 2, &layer->outputs[0])) {
@@ -545,12 +592,16 @@ static float binary_float(plx_binary_func f, float a, float b) {
     /* numpy's maximum/minimum: a NaN in either operand gives NaN */
     case PLX_BINARY_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
     case PLX_BINARY_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    case PLX_BINARY_PRELU: return a < 0 ? b * a : a;
+    /* ONNX Mod with fmod=1, the only mode ONNX allows for floats: C's fmod,
+     * the sign of the dividend */
+    case PLX_BINARY_MOD: return fmodf(a, b);
     default: return 0.0f;
     }
 }
 
 /* Integer arithmetic modulo 2^64 (the store narrows modulo the dtype).
- * false on a division by zero or zero to a negative power. */
+ * false on a division or modulo by zero or zero to a negative power. */
 static bool binary_int(plx_binary_func f, int64_t a, int64_t b, int64_t *out) {
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (f) {
@@ -584,6 +635,21 @@ static bool binary_int(plx_binary_func f, int64_t a, int64_t b, int64_t *out) {
         }
     case PLX_BINARY_MAX: *out = a > b ? a : b; return true;
     case PLX_BINARY_MIN: *out = a < b ? a : b; return true;
+    case PLX_BINARY_PRELU: *out = a < 0 ? wrap_i64(ub * ua) : a; return true;
+    case PLX_BINARY_MOD:
+        /* ONNX Mod with fmod=0 (Python's %): the sign of the divisor */
+        if (b == 0) {
+            return false;
+        }
+        if (b == -1) {
+            *out = 0; /* INT64_MIN % -1 is undefined in C; the answer is 0 */
+            return true;
+        }
+        *out = a % b; /* C: the sign of the dividend */
+        if (*out != 0 && (*out < 0) != (b < 0)) {
+            *out += b; /* |*out| < |b| and opposite signs: no overflow */
+        }
+        return true;
     default: *out = 0; return true;
     }
 }
@@ -592,7 +658,7 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
     RUN_CHECK(binary, args);
     const plx_layer_view *layer = args->layer;
     plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
-    plx_dtype t = layer->inputs[0].dtype, ot = layer->outputs[0].dtype;
+    plx_dtype t = layer->inputs[0].dtype;
     const plx_tensor_info *out = &layer->outputs[0];
     size_t n = 0;
     plx_tensor_info_element_count(out, &n);
@@ -602,20 +668,29 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
     broadcast_strides(&layer->inputs[1], out, it.strides[1]);
     const void *a = args->inputs[0], *b = args->inputs[1];
     void *y = args->outputs[0];
-    bool compare = ot == PLX_DTYPE_BOOL;
+    bool compare = is_compare(f), logical = is_logical(f);
     bool fl = is_float_dtype(t);
     for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {
         size_t ia = (size_t)it.off[0], ib = (size_t)it.off[1];
         if (compare) {
-            bool r;
+            /* ordered comparisons with NaN are false, as in IEEE and numpy */
+            int c; /* -1, 0, 1; 2 when unordered */
             if (fl) {
                 float va = load_float(t, a, ia), vb = load_float(t, b, ib);
-                r = f == PLX_BINARY_EQUAL ? va == vb : f == PLX_BINARY_LESS ? va < vb : va > vb;
+                c = va < vb ? -1 : va > vb ? 1 : va == vb ? 0 : 2;
             } else {
                 int64_t va = load_int(t, a, ia), vb = load_int(t, b, ib);
-                r = f == PLX_BINARY_EQUAL ? va == vb : f == PLX_BINARY_LESS ? va < vb : va > vb;
+                c = va < vb ? -1 : va > vb ? 1 : 0;
             }
+            bool r = f == PLX_BINARY_EQUAL           ? c == 0
+                     : f == PLX_BINARY_LESS          ? c == -1
+                     : f == PLX_BINARY_GREATER       ? c == 1
+                     : f == PLX_BINARY_GREATER_EQUAL ? c == 0 || c == 1
+                                                     : c == 0 || c == -1;
             ((uint8_t *)y)[i] = r;
+        } else if (logical) {
+            bool va = ((const uint8_t *)a)[ia] != 0, vb = ((const uint8_t *)b)[ib] != 0;
+            ((uint8_t *)y)[i] = f == PLX_BINARY_AND ? va && vb : f == PLX_BINARY_OR ? va || vb : va != vb;
         } else if (fl) {
             ((float *)y)[i] = binary_float(f, ((const float *)a)[ia], ((const float *)b)[ib]);
         } else {
@@ -623,8 +698,9 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
             if (!binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r)) {
                 return cpu_ref_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
                                     layer_name(layer), binary_names[f],
-                                    f == PLX_BINARY_DIV ? "division by zero"
-                                                        : "zero raised to a negative power",
+                                    f == PLX_BINARY_DIV   ? "division by zero"
+                                    : f == PLX_BINARY_MOD ? "modulo by zero"
+                                                          : "zero raised to a negative power",
                                     i);
             }
             store_int(t, y, i, r);
@@ -649,7 +725,8 @@ const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t s
     bool ok;
     switch (d->func) {
     case PLX_UNARY_ABS: ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t); break;
-    case PLX_UNARY_NEG: ok = t == PLX_DTYPE_FLOAT32 || is_signed_int_dtype(t); break;
+    case PLX_UNARY_NEG:
+    case PLX_UNARY_SIGN: ok = t == PLX_DTYPE_FLOAT32 || is_signed_int_dtype(t); break;
     case PLX_UNARY_NOT: ok = t == PLX_DTYPE_BOOL; break;
     default: ok = t == PLX_DTYPE_FLOAT32; break;
     }
@@ -675,6 +752,22 @@ static float unary_float(plx_unary_func f, float x) {
     case PLX_UNARY_ERF: return (float)erf(v);
     case PLX_UNARY_FLOOR: return floorf(x);
     case PLX_UNARY_CEIL: return ceilf(x);
+    case PLX_UNARY_SIN: return (float)sin(v);
+    case PLX_UNARY_COS: return (float)cos(v);
+    case PLX_UNARY_TAN: return (float)tan(v);
+    case PLX_UNARY_ASIN: return (float)asin(v);
+    case PLX_UNARY_ACOS: return (float)acos(v);
+    case PLX_UNARY_ATAN: return (float)atan(v);
+    case PLX_UNARY_SINH: return (float)sinh(v);
+    case PLX_UNARY_COSH: return (float)cosh(v);
+    case PLX_UNARY_ASINH: return (float)asinh(v);
+    case PLX_UNARY_ACOSH: return (float)acosh(v);
+    case PLX_UNARY_ATANH: return (float)atanh(v);
+    /* halves to even: rintf in the default rounding mode (round-to-nearest-
+     * even), which nothing here changes */
+    case PLX_UNARY_ROUND: return rintf(x);
+    /* -1, 0 or 1; -0 and NaN stay as they are */
+    case PLX_UNARY_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x;
     default: return x;
     }
 }
@@ -693,6 +786,9 @@ bool cpu_ref_run_unary(const cpu_ref_kernel_args *args) {
             ((float *)y)[i] = unary_float(f, ((const float *)x)[i]);
         } else if (t == PLX_DTYPE_BOOL) {
             ((uint8_t *)y)[i] = ((const uint8_t *)x)[i] == 0;
+        } else if (f == PLX_UNARY_SIGN) {
+            int64_t v = load_int(t, x, i);
+            store_int(t, y, i, v > 0 ? 1 : v < 0 ? -1 : 0);
         } else {
             /* abs/neg wrap like numpy: abs(INT8_MIN) == INT8_MIN */
             int64_t v = load_int(t, x, i);

@@ -19,6 +19,7 @@
 #include <criterion/new/assert.h>
 #include <plexus/network.h>
 
+#include "rnn_reference.h"
 #include "test_util.h"
 
 /* test_util.h's OK, keeping the status reachable for the leak checkers. */
@@ -1416,6 +1417,13 @@ static double ref_act(const plx_activation_desc *d, double x) {
         }
         return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     case PLX_ACT_SOFTPLUS: return log1p(exp(x));
+    case PLX_ACT_SELU: return x <= 0 ? b * a * expm1(x) : b * x;
+    case PLX_ACT_MISH: return x * tanh(log1p(exp(x)));
+    case PLX_ACT_SOFTSIGN: return x / (1 + fabs(x));
+    case PLX_ACT_THRESHOLDED_RELU: return x > a ? x : 0;
+    case PLX_ACT_CELU: return (x > 0 ? x : 0) + fmin(0, a * expm1(x / a));
+    case PLX_ACT_AFFINE: return a * x + b;
+    case PLX_ACT_SCALED_TANH: return a * tanh(b * x);
     }
     return NAN;
 }
@@ -1495,6 +1503,48 @@ Test(activation, softplus) {
     check_act(&d);
 }
 
+Test(activation, selu_defaults_and_custom) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SELU);
+    check_act(&d); /* 1.6733, 1.0507 */
+    d.alpha = 2.0f;
+    d.beta = 0.5f;
+    check_act(&d);
+}
+
+Test(activation, mish_and_softsign) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_MISH);
+    check_act(&d);
+    d = (plx_activation_desc)PLX_ACTIVATION_DESC_INIT(PLX_ACT_SOFTSIGN);
+    check_act(&d);
+}
+
+Test(activation, thresholded_relu) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_THRESHOLDED_RELU);
+    check_act(&d); /* alpha 1: act_x has 1.0 itself, which gives 0 */
+    d.alpha = -0.5f; /* -0.5 itself gives 0 */
+    check_act(&d);
+}
+
+Test(activation, celu) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CELU);
+    check_act(&d);
+    d.alpha = 2.5f;
+    check_act(&d);
+}
+
+Test(activation, affine_and_scaled_tanh) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_AFFINE);
+    check_act(&d); /* 1, 0: the identity */
+    d.alpha = -0.5f;
+    d.beta = 2.0f;
+    check_act(&d);
+    d = (plx_activation_desc)PLX_ACTIVATION_DESC_INIT(PLX_ACT_SCALED_TANH);
+    check_act(&d);
+    d.alpha = 1.7159f;
+    d.beta = 0.6667f;
+    check_act(&d);
+}
+
 Test(activation, relu_and_clip_int32) {
     int32_t x[6] = {-5, -1, 0, 1, 3, 100};
     targ ins[] = {IN(I32, DIMS(6), x)};
@@ -1520,7 +1570,8 @@ Test(activation, relu_and_clip_int32) {
 /* ------------------------------------------------------------------------ */
 
 static bool is_compare(plx_binary_func f) {
-    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER;
+    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
+           f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
 }
 
 static double ref_binary_f(plx_binary_func f, double a, double b) {
@@ -1535,6 +1586,13 @@ static double ref_binary_f(plx_binary_func f, double a, double b) {
     case PLX_BINARY_EQUAL: return a == b;
     case PLX_BINARY_LESS: return a < b;
     case PLX_BINARY_GREATER: return a > b;
+    case PLX_BINARY_PRELU: return a < 0 ? b * a : a;
+    case PLX_BINARY_AND: return a != 0 && b != 0;
+    case PLX_BINARY_OR: return a != 0 || b != 0;
+    case PLX_BINARY_XOR: return (a != 0) != (b != 0);
+    case PLX_BINARY_GREATER_EQUAL: return a >= b;
+    case PLX_BINARY_LESS_EQUAL: return a <= b;
+    case PLX_BINARY_MOD: return a - b * trunc(a / b); /* fmod: the dividend's sign */
     }
     return NAN;
 }
@@ -1655,6 +1713,93 @@ Test(binary, int64_mul_and_bool_equal) {
     free_outs(&y, 1);
 }
 
+/* PRelu: X [N,C,H,W] (input) with the slope [C,1,1] (constant), as a
+ * model's per-channel slope; and a scalar slope on int32. */
+Test(binary, prelu_per_channel_slope) {
+    float x[2 * 3 * 2 * 2];
+    gen(x, 24, 30);
+    const float slope[3] = {0.25f, -1.5f, 2.0f};
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_PRELU);
+    targ ins[] = {IN(F32, DIMS(2, 3, 2, 2), x), CONST(F32, DIMS(3, 1, 1), slope)};
+    tout y;
+    RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 2, 2));
+    float ref[24];
+    for (size_t i = 0; i < 24; i++) {
+        float s = slope[(i / 4) % 3];
+        ref[i] = x[i] < 0 ? s * x[i] : x[i];
+    }
+    expect_f32(&y, ref, 24, TOL);
+    free_outs(&y, 1);
+
+    const int32_t xi[4] = {-3, 5, 0, -7}, si[1] = {4};
+    targ iins[] = {IN(I32, DIMS(4), xi), CONST(I32, SCALAR, si)};
+    RUN(PLX_OP_BINARY, &d, iins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(4));
+    const int32_t want[] = {-12, 5, 0, -28};
+    expect_i32(&y, want, 4);
+    free_outs(&y, 1);
+}
+
+/* and, or, xor: bool [2,1] op bool [1,2] -> [2,2], the truth tables. */
+Test(binary, bool_and_or_xor) {
+    const uint8_t a[2] = {0, 1}, b[2] = {0, 1};
+    const uint8_t want[3][4] = {{0, 0, 0, 1}, {0, 1, 1, 1}, {0, 1, 1, 0}};
+    for (int f = PLX_BINARY_AND; f <= PLX_BINARY_XOR; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        targ ins[] = {IN(BOOL, DIMS(2, 1), a), IN(BOOL, DIMS(1, 2), b)};
+        tout y;
+        RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, BOOL, DIMS(2, 2));
+        expect_u8(&y, want[f - PLX_BINARY_AND], 4);
+        free_outs(&y, 1);
+    }
+}
+
+/* greater_equal, less_equal on float32 and int32 (bool out); mod on both. */
+Test(binary, greater_equal_less_equal_and_mod) {
+    const float a[6] = {1.5f, -2.0f, 0.5f, 3.0f, -4.0f, 0.25f};
+    const float b[3] = {1.5f, -3.0f, 0.75f};
+    const int64_t od[2] = {2, 3}, bd[1] = {3};
+    for (int f = PLX_BINARY_GREATER_EQUAL; f <= PLX_BINARY_MOD; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        targ ins[] = {IN(F32, DIMS(2, 3), a), CONST(F32, DIMS(3), b)};
+        tout y;
+        RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+        float ref[6];
+        uint8_t refb[6];
+        for (size_t i = 0; i < 6; i++) {
+            double v = ref_binary_f((plx_binary_func)f, a[i], b[bcast_off(i, od, 2, bd, 1)]);
+            ref[i] = (float)v;
+            refb[i] = (uint8_t)(v != 0);
+        }
+        if (is_compare((plx_binary_func)f)) {
+            EXPECT_SHAPE(&y, BOOL, DIMS(2, 3));
+            expect_u8(&y, refb, 6);
+        } else {
+            EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+            expect_f32(&y, ref, 6, TOL);
+        }
+        free_outs(&y, 1);
+    }
+    /* int32 mod: the sign of the divisor (Python's %) */
+    const int32_t ia[6] = {-7, 7, -7, 7, 0, 9}, ib[6] = {3, -3, -3, 3, 5, 9};
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_MOD);
+    targ ins[] = {IN(I32, DIMS(6), ia), IN(I32, DIMS(6), ib)};
+    tout y;
+    RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(6));
+    const int32_t mod_want[6] = {2, -2, -1, 1, 0, 0};
+    expect_i32(&y, mod_want, 6);
+    free_outs(&y, 1);
+    d.func = PLX_BINARY_LESS_EQUAL;
+    RUN(PLX_OP_BINARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, BOOL, DIMS(6));
+    const uint8_t le_want[6] = {1, 0, 1, 0, 1, 1};
+    expect_u8(&y, le_want, 6);
+    free_outs(&y, 1);
+}
+
 /* ------------------------------------------------------------------------ */
 /* unary                                                                      */
 /* ------------------------------------------------------------------------ */
@@ -1662,9 +1807,15 @@ Test(binary, int64_mul_and_bool_equal) {
 Test(unary, float32_every_func) {
     const float x[8] = {-2.5f, -1.0f, -0.25f, 0.0f, 0.5f, 1.0f, 1.5f, 3.75f};
     const float pos[8] = {0.25f, 0.5f, 1.0f, 2.0f, 4.0f, 9.0f, 10.0f, 100.0f};
-    for (int f = PLX_UNARY_ABS; f <= PLX_UNARY_CEIL; f++) {
+    const float unit[8] = {-0.95f, -0.5f, -0.25f, 0.0f, 0.125f, 0.5f, 0.75f, 0.95f};
+    const float ge1[8] = {1.0f, 1.25f, 1.5f, 2.0f, 3.0f, 4.5f, 10.0f, 100.0f};
+    for (int f = PLX_UNARY_ABS; f <= PLX_UNARY_SIGN; f++) {
+        if (f == PLX_UNARY_NOT) {
+            continue; /* bool: below */
+        }
         bool positive = f == PLX_UNARY_SQRT || f == PLX_UNARY_LOG || f == PLX_UNARY_RECIPROCAL;
-        const float *in = positive ? pos : x;
+        bool in_unit = f == PLX_UNARY_ASIN || f == PLX_UNARY_ACOS || f == PLX_UNARY_ATANH;
+        const float *in = positive ? pos : in_unit ? unit : f == PLX_UNARY_ACOSH ? ge1 : x;
         float ref[8];
         for (int i = 0; i < 8; i++) {
             double v = in[i];
@@ -1679,6 +1830,20 @@ Test(unary, float32_every_func) {
             case PLX_UNARY_FLOOR: v = floor(v); break;
             case PLX_UNARY_CEIL: v = ceil(v); break;
             case PLX_UNARY_NOT: break;
+            case PLX_UNARY_SIN: v = sin(v); break;
+            case PLX_UNARY_COS: v = cos(v); break;
+            case PLX_UNARY_TAN: v = sin(v) / cos(v); break;
+            case PLX_UNARY_ASIN: v = asin(v); break;
+            case PLX_UNARY_ACOS: v = acos(v); break;
+            case PLX_UNARY_ATAN: v = atan(v); break;
+            case PLX_UNARY_SINH: v = (exp(v) - exp(-v)) / 2; break;
+            case PLX_UNARY_COSH: v = (exp(v) + exp(-v)) / 2; break;
+            case PLX_UNARY_ASINH: v = asinh(v); break;
+            case PLX_UNARY_ACOSH: v = acosh(v); break;
+            case PLX_UNARY_ATANH: v = atanh(v); break;
+            /* halves to even: x minus the IEEE remainder by 1 */
+            case PLX_UNARY_ROUND: v = v - remainder(v, 1.0); break;
+            case PLX_UNARY_SIGN: v = (v > 0) - (v < 0); break;
             }
             ref[i] = (float)v;
         }
@@ -1690,6 +1855,31 @@ Test(unary, float32_every_func) {
         expect_f32(&y, ref, 8, TOL);
         free_outs(&y, 1);
     }
+}
+
+/* round: ties to even, through the network: -2.5, -1.5, -0.5, 0.5, 1.5, 2.5 */
+Test(unary, round_halves_to_even) {
+    const float x[8] = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 2.4999f, -3.75f};
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_ROUND);
+    targ ins[] = {IN(F32, DIMS(8), x)};
+    tout y;
+    RUN(PLX_OP_UNARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(8));
+    const float want[8] = {-2, -2, 0, 0, 2, 2, 2, -4};
+    expect_f32(&y, want, 8, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(unary, int32_sign) {
+    const int32_t x[5] = {-7, 0, 5, INT32_MIN, INT32_MAX};
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_SIGN);
+    targ ins[] = {IN(I32, DIMS(5), x)};
+    tout y;
+    RUN(PLX_OP_UNARY, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(5));
+    const int32_t want[5] = {-1, 0, 1, -1, 1};
+    expect_i32(&y, want, 5);
+    free_outs(&y, 1);
 }
 
 Test(unary, int32_abs_neg_and_bool_not) {
@@ -1840,6 +2030,50 @@ Test(layer_norm, every_axis) {
 }
 
 /* Softmax of X [2,3,4] along axis 1. */
+/* InstanceNormalization: each (n, c) plane by its own mean and variance. */
+static void check_instance_norm(const int64_t *xd, uint32_t rank, float eps, int seed) {
+    size_t n = numel(xd, rank), plane = numel(xd + 2, rank - 2);
+    int64_t c = xd[1];
+    float *x = falloc(n), *ref = falloc(n), scale[4], bias[4];
+    gen(x, n, seed);
+    gen(scale, (size_t)c, seed + 1);
+    gen(bias, (size_t)c, seed + 2);
+    for (size_t p = 0; p < n / plane; p++) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < plane; i++) {
+            mean += x[p * plane + i];
+        }
+        mean /= (double)plane;
+        for (size_t i = 0; i < plane; i++) {
+            var += (x[p * plane + i] - mean) * (x[p * plane + i] - mean);
+        }
+        var /= (double)plane;
+        size_t ch = p % (size_t)c;
+        for (size_t i = 0; i < plane; i++) {
+            ref[p * plane + i] =
+                (float)((x[p * plane + i] - mean) / sqrt(var + eps) * scale[ch] + bias[ch]);
+        }
+    }
+    plx_instance_norm_desc d = PLX_INSTANCE_NORM_DESC_INIT;
+    d.epsilon = eps;
+    const int64_t cd[1] = {c};
+    targ ins[] = {{F32, xd, rank, x, false}, {F32, cd, 1, scale, true}, {F32, cd, 1, bias, true}};
+    tout y;
+    RUN(PLX_OP_INSTANCE_NORM, &d, ins, &y, 1);
+    expect_shape_(&y, F32, xd, rank);
+    expect_f32(&y, ref, n, TOL_LOOSE);
+    free_outs(&y, 1);
+    free(x);
+    free(ref);
+}
+
+Test(instance_norm, rank_3_and_4) {
+    const int64_t d3[3] = {2, 3, 5};
+    check_instance_norm(d3, 3, 1e-5f, 40);
+    const int64_t d4[4] = {2, 4, 3, 3};
+    check_instance_norm(d4, 4, 1e-3f, 41);
+}
+
 static void ref_softmax_axis1(const float *x, float *y, bool log_) {
     for (int n = 0; n < 2; n++) {
         for (int k = 0; k < 4; k++) {
@@ -2013,6 +2247,281 @@ Test(reduce, int32_sum_and_max) {
     const int32_t mx[] = {40, 5, 3};
     expect_i32(&y, mx, 3);
     free_outs(&y, 1);
+}
+
+/* prod .. log_sum_exp over X [2,3,4] (bit i of mask: axis i), each output
+ * from the list of its elements. */
+static size_t ref_reduce_more(const float *x, unsigned mask, plx_reduce_func f, float *y) {
+    const int64_t xd[3] = {2, 3, 4};
+    int64_t od[3];
+    for (int i = 0; i < 3; i++) {
+        od[i] = (mask >> i) & 1u ? 1 : xd[i];
+    }
+    size_t no = numel(od, 3);
+    for (size_t o = 0; o < no; o++) {
+        double vals[24];
+        size_t n = 0;
+        for (int64_t i = 0; i < 24; i++) {
+            int64_t a = i / 12, b = (i / 4) % 3, c = i % 4;
+            int64_t ia = mask & 1u ? 0 : a, ib = mask & 2u ? 0 : b, ic = mask & 4u ? 0 : c;
+            if ((size_t)((ia * od[1] + ib) * od[2] + ic) == o) {
+                vals[n++] = x[i];
+            }
+        }
+        double r = f == PLX_REDUCE_PROD ? 1.0 : 0.0;
+        for (size_t k = 0; k < n; k++) {
+            double v = vals[k];
+            r = f == PLX_REDUCE_PROD          ? r * v
+                : f == PLX_REDUCE_L1          ? r + fabs(v)
+                : f == PLX_REDUCE_LOG_SUM_EXP ? r + exp(v)
+                : f == PLX_REDUCE_LOG_SUM     ? r + v
+                                              : r + v * v;
+        }
+        y[o] = (float)(f == PLX_REDUCE_L2                                          ? sqrt(r)
+                       : f == PLX_REDUCE_LOG_SUM || f == PLX_REDUCE_LOG_SUM_EXP ? log(r)
+                                                                                 : r);
+    }
+    return no;
+}
+
+Test(reduce, prod_l1_l2_sum_square_log_sum_log_sum_exp) {
+    float x[24], pos[24];
+    gen(x, 24, 26);
+    for (int i = 0; i < 24; i++) {
+        pos[i] = x[i] + 2.5f; /* log_sum: a positive sum */
+    }
+    for (int f = PLX_REDUCE_PROD; f <= PLX_REDUCE_LOG_SUM_EXP; f++) {
+        const float *in = f == PLX_REDUCE_LOG_SUM ? pos : x;
+        targ ins[] = {IN(F32, DIMS(2, 3, 4), in)};
+        float ref[24];
+        tout y;
+        plx_reduce_desc d = PLX_REDUCE_DESC_INIT((plx_reduce_func)f);
+        d.axes[0] = 0;
+        d.axes[1] = -1;
+        d.axis_count = 2;
+        size_t n = ref_reduce_more(in, 5u, (plx_reduce_func)f, ref);
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(1, 3, 1));
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+        d.axis_count = 0;
+        d.keepdims = false;
+        n = ref_reduce_more(in, 7u, (plx_reduce_func)f, ref);
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, SCALAR);
+        expect_f32(&y, ref, n, TOL);
+        free_outs(&y, 1);
+    }
+}
+
+/* log_sum_exp of values whose exp overflows float32 and double. */
+Test(reduce, log_sum_exp_large_values) {
+    const float x[6] = {1000.0f, 999.5f, 1000.0f, -1000.0f, -1000.0f, -999.0f};
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    d.axes[0] = 1;
+    d.axis_count = 1;
+    d.keepdims = false;
+    targ ins[] = {IN(F32, DIMS(2, 3), x)};
+    tout y;
+    RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2));
+    const float want[2] = {(float)(1000.0 + log(2.0 + exp(-0.5))),
+                           (float)(-999.0 + log(1.0 + 2.0 * exp(-1.0)))};
+    expect_f32(&y, want, 2, TOL);
+    free_outs(&y, 1);
+}
+
+Test(reduce, int32_prod_l1_sum_square) {
+    const int32_t x[6] = {2, -3, 4, -1, 0, 5};
+    const plx_reduce_func fs[3] = {PLX_REDUCE_PROD, PLX_REDUCE_L1, PLX_REDUCE_SUM_SQUARE};
+    const int32_t want[3][2] = {{-24, 0}, {9, 6}, {29, 26}};
+    for (int f = 0; f < 3; f++) {
+        plx_reduce_desc d = PLX_REDUCE_DESC_INIT(fs[f]);
+        d.axes[0] = 1;
+        d.axis_count = 1;
+        targ ins[] = {IN(I32, DIMS(2, 3), x)};
+        tout y;
+        RUN(PLX_OP_REDUCE, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, I32, DIMS(2, 1));
+        expect_i32(&y, want[f], 2);
+        free_outs(&y, 1);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* arg_reduce, topk                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Index of the max (min) along `axis` of X [2,3,4], by coordinates; ties:
+ * the first, or the last with `last`. */
+static void ref_arg(const float *x, int axis, bool min, bool last, int64_t *y) {
+    const int64_t xd[3] = {2, 3, 4};
+    size_t k = 0;
+    for (int64_t a = 0; a < (axis == 0 ? 1 : 2); a++) {
+        for (int64_t b = 0; b < (axis == 1 ? 1 : 3); b++) {
+            for (int64_t c = 0; c < (axis == 2 ? 1 : 4); c++) {
+                int64_t best = 0;
+                float bv = 0;
+                for (int64_t j = 0; j < xd[axis]; j++) {
+                    int64_t co[3] = {a, b, c};
+                    co[axis] = j;
+                    float v = x[(co[0] * 3 + co[1]) * 4 + co[2]];
+                    if (j == 0 || (min ? v < bv : v > bv) || (last && v == bv)) {
+                        best = j;
+                        bv = v;
+                    }
+                }
+                y[k++] = best;
+            }
+        }
+    }
+}
+
+Test(arg_reduce, argmax_argmin_keepdims_last_index_negative_axis) {
+    float x[24];
+    for (int i = 0; i < 24; i++) {
+        x[i] = (float)((i * 5 + i / 7) % 4); /* many ties */
+    }
+    targ ins[] = {IN(F32, DIMS(2, 3, 4), x)};
+    int64_t ref[12];
+    tout y;
+    /* argmax along 1, keepdims: [2,1,4] */
+    plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(false);
+    d.axis = 1;
+    RUN(PLX_OP_ARG_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(2, 1, 4));
+    ref_arg(x, 1, false, false, ref);
+    expect_i64(&y, ref, 8);
+    free_outs(&y, 1);
+    /* argmin along -1 with the last index, no keepdims: [2,3] */
+    d.select_min = true;
+    d.select_last_index = true;
+    d.axis = -1;
+    d.keepdims = false;
+    RUN(PLX_OP_ARG_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(2, 3));
+    ref_arg(x, 2, true, true, ref);
+    expect_i64(&y, ref, 6);
+    free_outs(&y, 1);
+    /* argmax along 0 with the last index, keepdims: [1,3,4] */
+    d.select_min = false;
+    d.axis = 0;
+    d.keepdims = true;
+    RUN(PLX_OP_ARG_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(1, 3, 4));
+    ref_arg(x, 0, false, true, ref);
+    expect_i64(&y, ref, 12);
+    free_outs(&y, 1);
+}
+
+Test(arg_reduce, int32_and_uint8) {
+    const int32_t x[6] = {5, -9, 5, INT32_MIN, INT32_MAX, 0};
+    plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(true);
+    d.axis = 1;
+    d.keepdims = false;
+    targ ins[] = {IN(I32, DIMS(2, 3), x)};
+    tout y;
+    RUN(PLX_OP_ARG_REDUCE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(2));
+    const int64_t want[2] = {1, 0};
+    expect_i64(&y, want, 2);
+    free_outs(&y, 1);
+    const uint8_t u[4] = {3, 250, 250, 1};
+    d.select_min = false;
+    d.axis = 0;
+    targ uins[] = {IN(U8, DIMS(4), u)};
+    RUN(PLX_OP_ARG_REDUCE, &d, uins, &y, 1);
+    EXPECT_SHAPE(&y, I64, SCALAR);
+    const int64_t uwant[1] = {1};
+    expect_i64(&y, uwant, 1);
+    free_outs(&y, 1);
+}
+
+/* The first k of a stable sort of each line along `axis` of X [rows, cols]
+ * (largest or smallest first; equal values keep their order). */
+static void ref_topk(const float *x, int64_t rows, int64_t cols, int axis, int64_t k, bool largest,
+                     float *v, int64_t *ix) {
+    int64_t lines = axis == 1 ? rows : cols, len = axis == 1 ? cols : rows;
+    for (int64_t l = 0; l < lines; l++) {
+        int64_t order[16];
+        for (int64_t j = 0; j < len; j++) {
+            order[j] = j;
+        }
+        for (int64_t j = 1; j < len; j++) {
+            for (int64_t p = j; p > 0; p--) {
+                float a = axis == 1 ? x[l * cols + order[p]] : x[order[p] * cols + l];
+                float b = axis == 1 ? x[l * cols + order[p - 1]] : x[order[p - 1] * cols + l];
+                if (!(largest ? a > b : a < b)) {
+                    break;
+                }
+                int64_t t = order[p];
+                order[p] = order[p - 1];
+                order[p - 1] = t;
+            }
+        }
+        for (int64_t t = 0; t < k; t++) {
+            size_t o = (size_t)(axis == 1 ? l * k + t : t * cols + l);
+            v[o] = axis == 1 ? x[l * cols + order[t]] : x[order[t] * cols + l];
+            ix[o] = order[t];
+        }
+    }
+}
+
+Test(topk, largest_and_smallest_both_axes_with_ties) {
+    float x[20];
+    for (int i = 0; i < 20; i++) {
+        x[i] = (float)((i * 7) % 5) - 2.0f; /* each value four times */
+    }
+    float rv[20];
+    int64_t ri[20];
+    tout y[2];
+    targ ins[] = {IN(F32, DIMS(4, 5), x)};
+    /* largest 3 along -1: [4,3] */
+    plx_topk_desc d = PLX_TOPK_DESC_INIT(3);
+    RUN(PLX_OP_TOPK, &d, ins, y, 2);
+    EXPECT_SHAPE(&y[0], F32, DIMS(4, 3));
+    EXPECT_SHAPE(&y[1], I64, DIMS(4, 3));
+    ref_topk(x, 4, 5, 1, 3, true, rv, ri);
+    expect_f32(&y[0], rv, 12, 0.0f);
+    expect_i64(&y[1], ri, 12);
+    free_outs(y, 2);
+    /* smallest 2 along 0: [2,5] */
+    d.k = 2;
+    d.axis = 0;
+    d.largest = false;
+    RUN(PLX_OP_TOPK, &d, ins, y, 2);
+    EXPECT_SHAPE(&y[0], F32, DIMS(2, 5));
+    EXPECT_SHAPE(&y[1], I64, DIMS(2, 5));
+    ref_topk(x, 4, 5, 0, 2, false, rv, ri);
+    expect_f32(&y[0], rv, 10, 0.0f);
+    expect_i64(&y[1], ri, 10);
+    free_outs(y, 2);
+    /* k = n: the whole line sorted, unsorted flag or not */
+    d.k = 5;
+    d.axis = 1;
+    d.largest = true;
+    d.sorted = false;
+    RUN(PLX_OP_TOPK, &d, ins, y, 2);
+    EXPECT_SHAPE(&y[0], F32, DIMS(4, 5));
+    ref_topk(x, 4, 5, 1, 5, true, rv, ri);
+    expect_f32(&y[0], rv, 20, 0.0f);
+    expect_i64(&y[1], ri, 20);
+    free_outs(y, 2);
+}
+
+Test(topk, int32_values_and_indices) {
+    const int32_t x[6] = {7, -1, 7, INT32_MIN, 3, INT32_MAX};
+    plx_topk_desc d = PLX_TOPK_DESC_INIT(4);
+    targ ins[] = {IN(I32, DIMS(6), x)};
+    tout y[2];
+    RUN(PLX_OP_TOPK, &d, ins, y, 2);
+    EXPECT_SHAPE(&y[0], I32, DIMS(4));
+    EXPECT_SHAPE(&y[1], I64, DIMS(4));
+    const int32_t vw[4] = {INT32_MAX, 7, 7, 3};
+    const int64_t iw[4] = {5, 0, 2, 4};
+    expect_i32(&y[0], vw, 4);
+    expect_i64(&y[1], iw, 4);
+    free_outs(y, 2);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2530,6 +3039,41 @@ Test(expand, lower_rank_shape) {
     free_outs(&y, 1);
 }
 
+Test(tile, int32_2d_and_float32_rank3) {
+    /* [[1,2,3],[4,5,6]] x (2,2) -> [4,6] */
+    const int32_t x[6] = {1, 2, 3, 4, 5, 6};
+    plx_tile_desc d = PLX_TILE_DESC_INIT;
+    d.repeats[0] = 2;
+    d.repeats[1] = 2;
+    targ ins[] = {IN(I32, DIMS(2, 3), x)};
+    tout y;
+    RUN(PLX_OP_TILE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(4, 6));
+    const int32_t want[24] = {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6,
+                              1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6};
+    expect_i32(&y, want, 24);
+    free_outs(&y, 1);
+    /* [2,1,3] x (1,3,2) -> [2,3,6]: y[a][b][c] = x[a][0][c % 3] */
+    float xf[6];
+    gen(xf, 6, 50);
+    plx_tile_desc d3 = PLX_TILE_DESC_INIT;
+    d3.repeats[1] = 3;
+    d3.repeats[2] = 2;
+    targ fins[] = {IN(F32, DIMS(2, 1, 3), xf)};
+    RUN(PLX_OP_TILE, &d3, fins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3, 6));
+    float ref[36];
+    for (int a = 0; a < 2; a++) {
+        for (int b = 0; b < 3; b++) {
+            for (int c = 0; c < 6; c++) {
+                ref[(a * 3 + b) * 6 + c] = xf[a * 3 + c % 3];
+            }
+        }
+    }
+    expect_f32(&y, ref, 36, 0.0f);
+    free_outs(&y, 1);
+}
+
 Test(where, three_way_broadcast) {
     const uint8_t cond[3] = {1, 0, 1};
     const float x[2] = {10, 20}, yv[1] = {-1};
@@ -3006,4 +3550,176 @@ Test(dequantize, per_axis_uint8_axis0) {
     EXPECT_SHAPE(&y, F32, DIMS(2, 3));
     expect_f32(&y, want, 6, TOL);
     free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* lstm, gru                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The inputs of a recurrent layer, as gen() values scaled to [-0.45, 0.45]
+ * (X to [-1.125, 1.125]), every length seq; In is input_size. */
+typedef struct rnn_data {
+    int64_t S, B, In, H, D;
+    float *x, *w, *r, *b, *h0, *c0, *p;
+    int32_t lens[8];
+} rnn_data;
+
+static float *rnn_gen(size_t n, int seed, float scale) {
+    float *a = falloc(n);
+    gen(a, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        a[i] *= scale;
+    }
+    return a;
+}
+
+static void rnn_data_init(rnn_data *r, bool lstm, int64_t S, int64_t B, int64_t In, int64_t H,
+                          int64_t D) {
+    int64_t G = lstm ? 4 : 3;
+    cr_assert(le(i64, B, 8));
+    *r = (rnn_data){S, B, In, H, D, NULL, NULL, NULL, NULL, NULL, NULL, NULL, {0}};
+    r->x = rnn_gen((size_t)(S * B * In), 1, 0.5f);
+    r->w = rnn_gen((size_t)(D * G * H * In), 2, 0.2f);
+    r->r = rnn_gen((size_t)(D * G * H * H), 3, 0.2f);
+    r->b = rnn_gen((size_t)(D * 2 * G * H), 4, 0.2f);
+    r->h0 = rnn_gen((size_t)(D * B * H), 5, 0.2f);
+    r->c0 = rnn_gen((size_t)(D * B * H), 6, 0.2f);
+    r->p = rnn_gen((size_t)(D * 3 * H), 7, 0.2f);
+    for (int64_t i = 0; i < B; i++) {
+        r->lens[i] = (int32_t)S;
+    }
+}
+
+static void rnn_data_free(rnn_data *r) {
+    float *all[] = {r->x, r->w, r->r, r->b, r->h0, r->c0, r->p};
+    for (size_t i = 0; i < COUNT(all); i++) {
+        free(all[i]);
+    }
+}
+
+/* X and initial_h are network inputs, the rest constants. */
+static void check_lstm(const plx_lstm_desc *d, const rnn_data *r) {
+    int64_t S = r->S, B = r->B, In = r->In, H = r->H, D = r->D;
+    targ ins[8] = {IN(F32, DIMS(S, B, In), r->x),
+                   CONST(F32, DIMS(D, 4 * H, In), r->w),
+                   CONST(F32, DIMS(D, 4 * H, H), r->r),
+                   CONST(F32, DIMS(D, 8 * H), r->b),
+                   CONST(I32, DIMS(B), r->lens),
+                   IN(F32, DIMS(D, B, H), r->h0),
+                   CONST(F32, DIMS(D, B, H), r->c0),
+                   CONST(F32, DIMS(D, 3 * H), r->p)};
+    tout y[3];
+    run_op(PLX_OP_LSTM, d, ins, 8, y, 3);
+    EXPECT_SHAPE(&y[0], F32, DIMS(S, D, B, H));
+    EXPECT_SHAPE(&y[1], F32, DIMS(D, B, H));
+    EXPECT_SHAPE(&y[2], F32, DIMS(D, B, H));
+    size_t ny = (size_t)(S * D * B * H), ns = (size_t)(D * B * H);
+    float *ry = falloc(ny), *rh = falloc(ns), *rc = falloc(ns);
+    rnnref_lstm(d, S, B, In, r->x, r->w, r->r, r->b, r->lens, r->h0, r->c0, r->p, ry, rh, rc);
+    expect_f32(&y[0], ry, ny, TOL_LOOSE);
+    expect_f32(&y[1], rh, ns, TOL_LOOSE);
+    expect_f32(&y[2], rc, ns, TOL_LOOSE);
+    free_outs(y, 3);
+    free(ry);
+    free(rh);
+    free(rc);
+}
+
+/* X is a network input, the rest constants. */
+static void check_gru(const plx_gru_desc *d, const rnn_data *r) {
+    int64_t S = r->S, B = r->B, In = r->In, H = r->H, D = r->D;
+    targ ins[6] = {IN(F32, DIMS(S, B, In), r->x),
+                   CONST(F32, DIMS(D, 3 * H, In), r->w),
+                   CONST(F32, DIMS(D, 3 * H, H), r->r),
+                   CONST(F32, DIMS(D, 6 * H), r->b),
+                   CONST(I32, DIMS(B), r->lens),
+                   CONST(F32, DIMS(D, B, H), r->h0)};
+    tout y[2];
+    run_op(PLX_OP_GRU, d, ins, 6, y, 2);
+    EXPECT_SHAPE(&y[0], F32, DIMS(S, D, B, H));
+    EXPECT_SHAPE(&y[1], F32, DIMS(D, B, H));
+    size_t ny = (size_t)(S * D * B * H), ns = (size_t)(D * B * H);
+    float *ry = falloc(ny), *rh = falloc(ns);
+    rnnref_gru(d, S, B, In, r->x, r->w, r->r, r->b, r->lens, r->h0, ry, rh);
+    expect_f32(&y[0], ry, ny, TOL_LOOSE);
+    expect_f32(&y[1], rh, ns, TOL_LOOSE);
+    free_outs(y, 2);
+    free(ry);
+    free(rh);
+}
+
+/* ONNX's test_lstm_defaults (onnx/backend/test/case/node/lstm.py): W and R
+ * all 0.1; Y_h as that file's LSTM_Helper computes it (numpy, float32). */
+Test(lstm, onnx_defaults_by_value) {
+    const float x[6] = {1, 2, 3, 4, 5, 6};
+    float w[24], r[36], b[24] = {0}, h0[3] = {0}, c0[3] = {0}, p[9] = {0};
+    for (int i = 0; i < 24; i++) {
+        w[i] = 0.1f;
+    }
+    for (int i = 0; i < 36; i++) {
+        r[i] = 0.1f;
+    }
+    const int32_t lens[1] = {3};
+    plx_lstm_desc d = {sizeof d, PLX_RNN_FORWARD, 3, {{{0}}}, 0.0f, false};
+    plx_rnn_default_activations(&d.activations[0][0], 3);
+    targ ins[] = {IN(F32, DIMS(3, 1, 2), x),  CONST(F32, DIMS(1, 12, 2), w),
+                  CONST(F32, DIMS(1, 12, 3), r), CONST(F32, DIMS(1, 24), b),
+                  CONST(I32, DIMS(1), lens),   CONST(F32, DIMS(1, 1, 3), h0),
+                  CONST(F32, DIMS(1, 1, 3), c0), CONST(F32, DIMS(1, 9), p)};
+    tout y[3];
+    RUN(PLX_OP_LSTM, &d, ins, y, 3);
+    const float want[3] = {0.600429893f, 0.600429893f, 0.600429893f};
+    EXPECT_SHAPE(&y[1], F32, DIMS(1, 1, 3));
+    expect_f32(&y[1], want, 3, TOL);
+    cr_assert(eq(int, memcmp((float *)y[0].data + 6, y[1].data, sizeof want), 0),
+              "Y[2] differs from Y_h");
+    free_outs(y, 3);
+}
+
+Test(lstm, bidirectional_peepholes_lengths_activations) {
+    rnn_data r;
+    rnn_data_init(&r, true, 4, 3, 3, 5, 2);
+    r.lens[1] = 2;
+    r.lens[2] = 1;
+    plx_lstm_desc d = {sizeof d, PLX_RNN_BIDIRECTIONAL, 5, {{{0}}}, 0.0f, false};
+    plx_rnn_default_activations(&d.activations[0][0], 3);
+    d.activations[1][0] = (plx_rnn_activation){PLX_ACT_HARD_SIGMOID, 0.3f, 0.4f};
+    d.activations[1][1] = (plx_rnn_activation){PLX_ACT_SOFTSIGN, 0.0f, 0.0f};
+    d.activations[1][2] = (plx_rnn_activation){PLX_ACT_SCALED_TANH, 1.5f, 0.7f};
+    check_lstm(&d, &r);
+    rnn_data_free(&r);
+}
+
+Test(lstm, reverse_input_forget_clip) {
+    rnn_data r;
+    rnn_data_init(&r, true, 5, 2, 4, 3, 1);
+    r.lens[0] = 3;
+    plx_lstm_desc d = {sizeof d, PLX_RNN_REVERSE, 3, {{{0}}}, 0.0f, false};
+    plx_rnn_default_activations(&d.activations[0][0], 3);
+    d.input_forget = true;
+    d.clip = 0.25f;
+    check_lstm(&d, &r);
+    rnn_data_free(&r);
+}
+
+Test(gru, forward_linear_before_reset_lengths) {
+    rnn_data r;
+    rnn_data_init(&r, false, 4, 3, 3, 4, 1);
+    r.lens[0] = 2;
+    plx_gru_desc d = {sizeof d, PLX_RNN_FORWARD, 4, {{{0}}}, 0.0f, true};
+    plx_rnn_default_activations(&d.activations[0][0], 2);
+    check_gru(&d, &r);
+    rnn_data_free(&r);
+}
+
+Test(gru, bidirectional_default_reset_clip_activations) {
+    rnn_data r;
+    rnn_data_init(&r, false, 3, 2, 2, 6, 2);
+    r.lens[1] = 2;
+    plx_gru_desc d = {sizeof d, PLX_RNN_BIDIRECTIONAL, 6, {{{0}}}, 0.0f, false};
+    plx_rnn_default_activations(&d.activations[0][0], 2);
+    d.activations[1][1] = (plx_rnn_activation){PLX_ACT_LEAKY_RELU, 0.1f, 0.0f};
+    d.clip = 0.5f;
+    check_gru(&d, &r);
+    rnn_data_free(&r);
 }

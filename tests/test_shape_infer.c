@@ -648,8 +648,8 @@ Test(shape_infer, binary) {
     EXPECT(&y, BOOL, 2);
     d.func = PLX_BINARY_POW;
     fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2), T(INT8, 2)), "for pow");
-    d.func = (plx_binary_func)10;
-    fails_with(RUN(PLX_OP_BINARY, &d, &y, F32(2), F32(2)), "func 10 is not a plx_binary_func");
+    d.func = (plx_binary_func)17;
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, F32(2), F32(2)), "func 17 is not a plx_binary_func");
 }
 
 Test(shape_infer, where) {
@@ -770,8 +770,8 @@ Test(shape_infer, reduce) {
                   "layer 'L' (reduce): axes[1] -4 is out of range [-3, 3) for X [2,3,4]");
     d.axis_count = 1;
     fails_with(run1(PLX_OP_REDUCE, &d, T(BOOL, 2, 3, 4), &y), "X has dtype bool");
-    d.func = (plx_reduce_func)9;
-    fails_with(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y), "func 9 is not a plx_reduce_func");
+    d.func = (plx_reduce_func)10;
+    fails_with(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y), "func 10 is not a plx_reduce_func");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1292,4 +1292,443 @@ Test(shape_infer, mem_copy_and_import) {
     EXPECT(&y, INT16, 3, 0, 2);
     fails_exactly(plxi_infer_layer("i", PLX_OP_MEM_IMPORT, NULL, &x, 1, NULL, 0),
                   "layer 'i' (mem_import): takes 1 output, got 0");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Added in ABI 1.1: tile, arg_reduce, topk, instance_norm, and the new     */
+/* activation, unary, binary and reduce functions                           */
+
+Test(shape_infer, new_ops_arity_and_desc_sizes) {
+    uint32_t a, b, c, d;
+    cr_assert(plxi_op_arity(PLX_OP_TILE, &a, &b, &c, &d));
+    cr_assert(eq(u32, a + b + c + d, 4));
+    cr_assert(plxi_op_arity(PLX_OP_ARG_REDUCE, &a, &b, &c, &d));
+    cr_assert(eq(u32, a + b + c + d, 4));
+    cr_assert(plxi_op_arity(PLX_OP_TOPK, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, b, 1));
+    cr_assert(eq(u32, c, 2));
+    cr_assert(eq(u32, d, 2));
+    cr_assert(plxi_op_arity(PLX_OP_INSTANCE_NORM, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 3));
+    cr_assert(eq(u32, b, 3));
+    cr_assert(eq(u32, c, 1));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_TILE), sizeof(plx_tile_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_ARG_REDUCE), sizeof(plx_arg_reduce_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_TOPK), sizeof(plx_topk_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_INSTANCE_NORM), sizeof(plx_instance_norm_desc)));
+}
+
+Test(shape_infer, activation_new_funcs) {
+    plx_tensor_info y;
+    for (int f = PLX_ACT_SELU; f <= PLX_ACT_SCALED_TANH; f++) {
+        plx_activation_desc d = PLX_ACTIVATION_DESC_INIT((plx_activation_func)f);
+        ok(run1(PLX_OP_ACTIVATION, &d, F32(2, 3), &y));
+        EXPECT(&y, FLOAT32, 2, 3);
+        if (f != PLX_ACT_CELU) {
+            ok(run1(PLX_OP_ACTIVATION, &d, T(BFLOAT16, 4), &y));
+            EXPECT(&y, BFLOAT16, 4);
+        }
+        fails_with(run1(PLX_OP_ACTIVATION, &d, T(INT32, 4), &y), "X has dtype int32");
+    }
+    /* ONNX Celu is float32 only, and alpha divides x. */
+    plx_activation_desc celu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CELU);
+    fails_exactly(run1(PLX_OP_ACTIVATION, &celu, T(FLOAT16, 4), &y),
+                  "layer 'L' (activation): X has dtype float16, expected float32 for celu");
+    celu.alpha = 0.0f;
+    fails_exactly(run1(PLX_OP_ACTIVATION, &celu, F32(4), &y),
+                  "layer 'L' (activation): alpha 0 must be non-zero for celu (it divides x)");
+    plx_activation_desc mish = PLX_ACTIVATION_DESC_INIT(PLX_ACT_MISH);
+    fails_with(run1(PLX_OP_ACTIVATION, &mish, T(INT8, 4), &y),
+               "X has dtype int8, expected float32, float16 or bfloat16 for mish");
+    mish.func = (plx_activation_func)17;
+    fails_exactly(run1(PLX_OP_ACTIVATION, &mish, F32(4), &y),
+                  "layer 'L' (activation): func 17 is not a plx_activation_func");
+}
+
+Test(shape_infer, unary_new_funcs) {
+    plx_tensor_info y;
+    for (int f = PLX_UNARY_SIN; f <= PLX_UNARY_SIGN; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        ok(run1(PLX_OP_UNARY, &d, T(FLOAT16, 3, 2), &y));
+        EXPECT(&y, FLOAT16, 3, 2);
+        fails_with(run1(PLX_OP_UNARY, &d, T(UINT8, 3), &y), "X has dtype uint8");
+    }
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_ROUND);
+    fails_exactly(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y),
+                  "layer 'L' (unary): X has dtype int32, expected float32, float16 or bfloat16 "
+                  "for round");
+    d.func = PLX_UNARY_SIGN;
+    ok(run1(PLX_OP_UNARY, &d, T(INT8, 3), &y));
+    EXPECT(&y, INT8, 3);
+    ok(run1(PLX_OP_UNARY, &d, T(INT64, 3), &y));
+    fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y),
+               "expected float32, float16, bfloat16, int8, int16, int32 or int64 for sign");
+    d.func = (plx_unary_func)23;
+    fails_exactly(run1(PLX_OP_UNARY, &d, F32(3), &y),
+                  "layer 'L' (unary): func 23 is not a plx_unary_func");
+}
+
+Test(shape_infer, binary_new_funcs) {
+    plx_tensor_info y;
+    /* prelu: the slope broadcasts to X's shape, which the output keeps */
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_PRELU);
+    ok(RUN(PLX_OP_BINARY, &d, &y, F32(2, 3, 4, 4), F32(3, 1, 1)));
+    EXPECT(&y, FLOAT32, 2, 3, 4, 4);
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(INT64, 2, 3), SCALAR(INT64)));
+    EXPECT(&y, INT64, 2, 3);
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, F32(2, 3, 4, 4), F32(4, 1, 1)),
+                  "layer 'L' (binary): slope B [4,1,1] does not broadcast to the shape of A "
+                  "[2,3,4,4]");
+    /* a bidirectional broadcast is not enough: B may not grow A */
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, F32(1, 4), F32(3, 4)),
+                  "layer 'L' (binary): slope B [3,4] does not broadcast to the shape of A [1,4]");
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2), T(INT8, 2)),
+               "A has dtype int8, expected float32, float16, bfloat16, int32 or int64 for prelu");
+    /* and, or, xor: bool only */
+    for (int f = PLX_BINARY_AND; f <= PLX_BINARY_XOR; f++) {
+        d.func = (plx_binary_func)f;
+        ok(RUN(PLX_OP_BINARY, &d, &y, T(BOOL, 2, 1), T(BOOL, 3)));
+        EXPECT(&y, BOOL, 2, 3);
+    }
+    d.func = PLX_BINARY_AND;
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, T(INT32, 2), T(INT32, 2)),
+                  "layer 'L' (binary): A has dtype int32, expected bool for and");
+    d.func = PLX_BINARY_XOR;
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(BOOL, 2), T(UINT8, 2)),
+               "B has dtype uint8 but A has bool; they must match");
+    /* greater_equal, less_equal: numbers in, bool out */
+    d.func = PLX_BINARY_GREATER_EQUAL;
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(INT32, 2, 1), T(INT32, 3)));
+    EXPECT(&y, BOOL, 2, 3);
+    d.func = PLX_BINARY_LESS_EQUAL;
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(BFLOAT16, 4), SCALAR(BFLOAT16)));
+    EXPECT(&y, BOOL, 4);
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(BOOL, 2), T(BOOL, 2)), "for less_equal");
+    /* mod: every numeric type, the dividend's dtype out */
+    d.func = PLX_BINARY_MOD;
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2, 3), T(INT8, 3)));
+    EXPECT(&y, INT8, 2, 3);
+    ok(RUN(PLX_OP_BINARY, &d, &y, T(FLOAT16, 2), T(FLOAT16, 2)));
+    EXPECT(&y, FLOAT16, 2);
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2), T(INT8, 3)), "A [2] and B [3] do not broadcast");
+}
+
+Test(shape_infer, reduce_new_funcs) {
+    plx_tensor_info y;
+    for (int f = PLX_REDUCE_PROD; f <= PLX_REDUCE_LOG_SUM_EXP; f++) {
+        plx_reduce_desc d = PLX_REDUCE_DESC_INIT((plx_reduce_func)f);
+        d.axes[0] = 1;
+        d.axis_count = 1;
+        ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
+        EXPECT(&y, FLOAT32, 2, 1, 4);
+        ok(run1(PLX_OP_REDUCE, &d, T(INT64, 2, 3, 4), &y));
+        EXPECT(&y, INT64, 2, 1, 4);
+        d.keepdims = false;
+        ok(run1(PLX_OP_REDUCE, &d, T(FLOAT16, 2, 3, 4), &y));
+        EXPECT(&y, FLOAT16, 2, 4);
+        fails_with(run1(PLX_OP_REDUCE, &d, T(INT8, 2, 3, 4), &y), "X has dtype int8");
+    }
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    fails_exactly(run1(PLX_OP_REDUCE, &d, T(UINT8, 2), &y),
+                  "layer 'L' (reduce): X has dtype uint8, expected float32, float16, bfloat16, "
+                  "int32 or int64 for log_sum_exp");
+    /* mean .. sum keep every numeric type */
+    d.func = PLX_REDUCE_SUM;
+    ok(run1(PLX_OP_REDUCE, &d, T(UINT8, 2), &y));
+    EXPECT(&y, UINT8, 1);
+}
+
+Test(shape_infer, tile) {
+    plx_tile_desc d = PLX_TILE_DESC_INIT;
+    plx_tensor_info y;
+    d.repeats[0] = 2;
+    d.repeats[1] = 3;
+    ok(run1(PLX_OP_TILE, &d, F32(2, 5), &y));
+    EXPECT(&y, FLOAT32, 4, 15);
+    d.repeats[1] = 0;
+    ok(run1(PLX_OP_TILE, &d, T(BOOL, 2, 5), &y));
+    EXPECT(&y, BOOL, 4, 0);
+    d.repeats[1] = 1;
+    d.repeats[2] = 4;
+    ok(run1(PLX_OP_TILE, &d, T(INT64, 1, 2, 3), &y));
+    EXPECT(&y, INT64, 2, 2, 12);
+    /* repeats for more dims than X has */
+    fails_exactly(run1(PLX_OP_TILE, &d, F32(2, 5), &y),
+                  "layer 'L' (tile): repeats[2] = 4 is past the rank 2 of X [2,5]: repeats has "
+                  "one entry per dim of X, the rest stay 1");
+    d.repeats[2] = 0; /* a zeroed descriptor rather than PLX_TILE_DESC_INIT */
+    fails_with(run1(PLX_OP_TILE, &d, F32(2, 5), &y), "repeats[2] = 0 is past the rank 2");
+    d.repeats[2] = 1;
+    d.repeats[1] = -1;
+    fails_exactly(run1(PLX_OP_TILE, &d, F32(2, 5), &y),
+                  "layer 'L' (tile): repeats[1] = -1 must be >= 0");
+    d.repeats[1] = INT64_MAX;
+    fails_with(run1(PLX_OP_TILE, &d, F32(2, 5), &y),
+               "dim 1 of X [2,5] times repeats[1] = 9223372036854775807 overflows");
+    /* a scalar: every entry stays 1 */
+    plx_tile_desc s = PLX_TILE_DESC_INIT;
+    ok(run1(PLX_OP_TILE, &s, SCALAR(INT8), &y));
+    EXPECT_SCALAR(&y, INT8);
+    /* per-tensor quantization passes through (data movement) */
+    plx_tensor_info q = T(UINT8, 2);
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.25f;
+    q.quant.zero_point = 3;
+    s.repeats[0] = 3;
+    ok(run1(PLX_OP_TILE, &s, q, &y));
+    EXPECT(&y, UINT8, 6);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(i32, y.quant.zero_point, 3));
+}
+
+Test(shape_infer, arg_reduce) {
+    plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(false);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_ARG_REDUCE, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, INT64, 1, 3, 4);
+    d.keepdims = false;
+    d.axis = -1;
+    ok(run1(PLX_OP_ARG_REDUCE, &d, T(UINT8, 2, 3, 4), &y));
+    EXPECT(&y, INT64, 2, 3);
+    d.select_min = true;
+    d.select_last_index = true;
+    ok(run1(PLX_OP_ARG_REDUCE, &d, T(FLOAT16, 5), &y));
+    EXPECT_SCALAR(&y, INT64);
+    d.axis = 3;
+    fails_exactly(run1(PLX_OP_ARG_REDUCE, &d, F32(2, 3, 4), &y),
+                  "layer 'L' (arg_reduce): axis 3 is out of range [-3, 3) for X [2,3,4]");
+    d.axis = -4;
+    fails_with(run1(PLX_OP_ARG_REDUCE, &d, F32(2, 3, 4), &y), "axis -4 is out of range");
+    d.axis = 0;
+    fails_exactly(run1(PLX_OP_ARG_REDUCE, &d, T(BOOL, 2), &y),
+                  "layer 'L' (arg_reduce): X has dtype bool, expected float32, float16, "
+                  "bfloat16, int8, uint8, int16, int32 or int64 for argmin");
+    fails_with(run1(PLX_OP_ARG_REDUCE, &d, SCALAR(FLOAT32), &y), "axis 0 is out of range [-0, 0)");
+    d.axis = 1;
+    fails_exactly(run1(PLX_OP_ARG_REDUCE, &d, F32(2, 0), &y),
+                  "layer 'L' (arg_reduce): axis 1 of X [2,0] is empty: there is no minimum to "
+                  "index");
+    ok(run1(PLX_OP_ARG_REDUCE, &d, F32(0, 0), &y)); /* nothing to index either */
+    EXPECT(&y, INT64, 0);
+}
+
+Test(shape_infer, topk) {
+    plx_topk_desc d = PLX_TOPK_DESC_INIT(2);
+    plx_tensor_info x = T(FLOAT16, 3, 5), ys[2];
+    ok(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2));
+    EXPECT(&ys[0], FLOAT16, 3, 2);
+    EXPECT(&ys[1], INT64, 3, 2);
+    d.axis = 0;
+    d.k = 3;
+    x = T(INT32, 3, 5);
+    ok(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2));
+    EXPECT(&ys[0], INT32, 3, 5);
+    EXPECT(&ys[1], INT64, 3, 5);
+    d.k = 0;
+    ok(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2));
+    EXPECT(&ys[0], INT32, 0, 5);
+    EXPECT(&ys[1], INT64, 0, 5);
+    d.k = 4;
+    fails_exactly(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2),
+                  "layer 'L' (topk): k 4 is larger than axis 0 of X [3,5] (size 3)");
+    d.k = -1;
+    fails_exactly(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2),
+                  "layer 'L' (topk): k -1 must be >= 0");
+    d.k = 1;
+    d.axis = 2;
+    fails_exactly(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2),
+                  "layer 'L' (topk): axis 2 is out of range [-2, 2) for X [3,5]");
+    d.axis = -1;
+    fails_exactly(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 1),
+                  "layer 'L' (topk): takes 2 outputs, got 1");
+    x = T(BOOL, 3);
+    fails_with(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2), "X has dtype bool");
+    /* a failure leaves the outputs as they were */
+    ys[0] = T(INT16, 7);
+    ys[1] = T(INT16, 7);
+    d.k = 9;
+    x = F32(4);
+    fails_with(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2), "k 9 is larger");
+    EXPECT(&ys[0], INT16, 7);
+    EXPECT(&ys[1], INT16, 7);
+    /* the values keep per-tensor quantization (a selection); the indices have none */
+    x = T(INT8, 6);
+    x.quant.kind = PLX_QUANT_PER_TENSOR;
+    x.quant.scale = 2.0f;
+    x.quant.zero_point = -1;
+    d.k = 2;
+    ok(plxi_infer_layer("L", PLX_OP_TOPK, &d, &x, 1, ys, 2));
+    EXPECT(&ys[0], INT8, 2);
+    cr_assert(eq(int, ys[0].quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(flt, ys[0].quant.scale, 2.0f));
+    cr_assert(eq(int, ys[1].quant.kind, PLX_QUANT_NONE));
+}
+
+Test(shape_infer, instance_norm) {
+    plx_instance_norm_desc d = PLX_INSTANCE_NORM_DESC_INIT;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(3), F32(3)));
+    EXPECT(&y, FLOAT32, 2, 3, 5);
+    ok(RUN(PLX_OP_INSTANCE_NORM, &d, &y, T(BFLOAT16, 1, 4, 2, 2), T(BFLOAT16, 4),
+           T(BFLOAT16, 4)));
+    EXPECT(&y, BFLOAT16, 1, 4, 2, 2);
+    fails_exactly(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(4), F32(3)),
+                  "layer 'L' (instance_norm): scale [4] must be [3], one value per channel of X "
+                  "[2,3,5]");
+    fails_exactly(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(3), F32(1, 3)),
+                  "layer 'L' (instance_norm): bias [1,3] must be [3], one value per channel of X "
+                  "[2,3,5]");
+    fails_exactly(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3), F32(3), F32(3)),
+                  "layer 'L' (instance_norm): X [2,3] must have rank 3 or more");
+    fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, T(INT32, 2, 3, 5), T(INT32, 3), T(INT32, 3)),
+               "X has dtype int32, expected float32, float16 or bfloat16");
+    fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), T(FLOAT16, 3), F32(3)),
+               "scale has dtype float16 but X has float32");
+    fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(3)), "takes 3 inputs, got 2");
+    d.epsilon = -1.0f;
+    fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(3), F32(3)),
+               "epsilon -1 must be finite and >= 0");
+}
+
+/* ------------------------------------------------------------------------ */
+/* lstm, gru                                                                */
+
+/* The inputs of a lstm (8) or gru (the first 6): X [S,B,In], D directions. */
+static void rnn_inputs(plx_tensor_info *in, bool lstm, int64_t S, int64_t B, int64_t In, int64_t H,
+                       int64_t D) {
+    int64_t G = lstm ? 4 : 3;
+    in[0] = F32(S, B, In);
+    in[1] = F32(D, G * H, In);
+    in[2] = F32(D, G * H, H);
+    in[3] = F32(D, 2 * G * H);
+    in[4] = T(INT32, B);
+    in[5] = F32(D, B, H);
+    in[6] = F32(D, B, H);
+    in[7] = F32(D, 3 * H);
+}
+
+static plx_status run_rnn(plx_op op, const void *desc, const plx_tensor_info *in,
+                          plx_tensor_info *out) {
+    bool lstm = op == PLX_OP_LSTM;
+    return plxi_infer_layer("L", op, desc, in, lstm ? 8 : 6, out, lstm ? 3 : 2);
+}
+
+Test(shape_infer, rnn_arity_and_desc_sizes) {
+    uint32_t a, b, c, d;
+    cr_assert(plxi_op_arity(PLX_OP_LSTM, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 8));
+    cr_assert(eq(u32, b, 8));
+    cr_assert(eq(u32, c, 3));
+    cr_assert(eq(u32, d, 3));
+    cr_assert(plxi_op_arity(PLX_OP_GRU, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 6));
+    cr_assert(eq(u32, b, 6));
+    cr_assert(eq(u32, c, 2));
+    cr_assert(eq(u32, d, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_LSTM), sizeof(plx_lstm_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GRU), sizeof(plx_gru_desc)));
+}
+
+Test(shape_infer, lstm) {
+    plx_lstm_desc d = {sizeof d, PLX_RNN_BIDIRECTIONAL, 5, {{{0}}}, 0.0f, false};
+    plx_rnn_default_activations(&d.activations[0][0], 3);
+    plx_tensor_info in[8], out[3];
+    rnn_inputs(in, true, 7, 2, 3, 5, 2);
+    ok(run_rnn(PLX_OP_LSTM, &d, in, out));
+    EXPECT(&out[0], FLOAT32, 7, 2, 2, 5);
+    EXPECT(&out[1], FLOAT32, 2, 2, 5);
+    EXPECT(&out[2], FLOAT32, 2, 2, 5);
+
+    d.direction = PLX_RNN_REVERSE;
+    fails_exactly(run_rnn(PLX_OP_LSTM, &d, in, out),
+                  "layer 'L' (lstm): W [2,20,3] must be [1,20,3] "
+                  "([num_directions, 4*hidden_size, input_size])");
+    rnn_inputs(in, true, 7, 2, 3, 5, 1);
+    ok(run_rnn(PLX_OP_LSTM, &d, in, out));
+    EXPECT(&out[0], FLOAT32, 7, 1, 2, 5);
+    EXPECT(&out[2], FLOAT32, 1, 2, 5);
+
+    d.hidden_size = 4;
+    fails_exactly(run_rnn(PLX_OP_LSTM, &d, in, out),
+                  "layer 'L' (lstm): W [1,20,3] must be [1,16,3] "
+                  "([num_directions, 4*hidden_size, input_size])");
+    d.hidden_size = 0;
+    fails_exactly(run_rnn(PLX_OP_LSTM, &d, in, out), "layer 'L' (lstm): hidden_size 0 must be >= 1");
+    d.hidden_size = INT64_MAX / 4;
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "is too large");
+    d.hidden_size = 5;
+    d.direction = (plx_rnn_direction)3;
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "direction 3 is not a plx_rnn_direction");
+    d.direction = PLX_RNN_FORWARD;
+    d.clip = -1.0f;
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "clip -1 must be finite and >= 0");
+    d.clip = INFINITY;
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "clip inf");
+    d.clip = 0.0f;
+
+    d.activations[0][2].func = PLX_ACT_GELU;
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out),
+               "activations[0][2].func 8 is not a recurrent activation");
+    d.activations[0][2] = (plx_rnn_activation){PLX_ACT_AFFINE, NAN, 0.0f};
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "activations[0][2] has alpha nan");
+    d.activations[0][2] = (plx_rnn_activation){PLX_ACT_TANH, 0.0f, 0.0f};
+    d.activations[1][0].func = PLX_ACT_GELU; /* direction 1 is unused */
+    ok(run_rnn(PLX_OP_LSTM, &d, in, out));
+
+    in[4] = T(INT64, 2);
+    fails_exactly(run_rnn(PLX_OP_LSTM, &d, in, out),
+                  "layer 'L' (lstm): sequence_lens has dtype int64, expected int32");
+    in[4] = T(INT32, 3);
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "sequence_lens [3] must be [2] ([batch_size])");
+    in[4] = T(INT32, 2);
+    in[6] = F32(1, 3, 5);
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out),
+               "initial_c [1,3,5] must be [1,2,5] ([num_directions, batch_size, hidden_size])");
+    in[6] = F32(1, 2, 5);
+    in[7] = F32(1, 20);
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "P [1,20] must be [1,15]");
+    in[7] = F32(1, 15);
+    in[1].dtype = PLX_DTYPE_FLOAT16;
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "W has dtype float16 but X has float32");
+    in[1].dtype = PLX_DTYPE_FLOAT32;
+    in[0] = T(FLOAT16, 7, 2, 3);
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "X has dtype float16, expected float32");
+    in[0] = F32(2, 3);
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "X [2,3] must have rank 3");
+
+    /* a failure leaves the outputs as they were */
+    plx_tensor_info before[3];
+    memcpy(before, out, sizeof before);
+    fails_with(run_rnn(PLX_OP_LSTM, &d, in, out), "X [2,3]");
+    cr_assert(eq(int, memcmp(before, out, sizeof before), 0));
+    fails_with(plxi_infer_layer("L", PLX_OP_LSTM, &d, in, 8, out, 2), "takes 3 outputs, got 2");
+    fails_with(plxi_infer_layer("L", PLX_OP_LSTM, &d, in, 7, out, 3), "takes 8 inputs, got 7");
+}
+
+Test(shape_infer, gru) {
+    plx_gru_desc d = {sizeof d, PLX_RNN_BIDIRECTIONAL, 4, {{{0}}}, 0.0f, true};
+    plx_rnn_default_activations(&d.activations[0][0], 2);
+    plx_tensor_info in[8], out[2];
+    rnn_inputs(in, false, 3, 5, 2, 4, 2);
+    ok(run_rnn(PLX_OP_GRU, &d, in, out));
+    EXPECT(&out[0], FLOAT32, 3, 2, 5, 4);
+    EXPECT(&out[1], FLOAT32, 2, 5, 4);
+
+    in[2] = F32(2, 12, 3);
+    fails_exactly(run_rnn(PLX_OP_GRU, &d, in, out),
+                  "layer 'L' (gru): R [2,12,3] must be [2,12,4] "
+                  "([num_directions, 3*hidden_size, hidden_size])");
+    in[2] = F32(2, 12, 4);
+    in[3] = F32(2, 16);
+    fails_with(run_rnn(PLX_OP_GRU, &d, in, out),
+               "B [2,16] must be [2,24] ([num_directions, 6*hidden_size])");
+    in[3] = F32(2, 24);
+    in[5] = F32(1, 5, 4);
+    fails_with(run_rnn(PLX_OP_GRU, &d, in, out), "initial_h [1,5,4] must be [2,5,4]");
+    in[5] = F32(2, 5, 4);
+    d.activations[1][1].func = PLX_ACT_HARD_SWISH;
+    fails_with(run_rnn(PLX_OP_GRU, &d, in, out), "activations[1][1].func 6 is not a recurrent");
+    d.activations[1][1].func = PLX_ACT_ELU;
+    ok(run_rnn(PLX_OP_GRU, &d, in, out));
 }

@@ -14,9 +14,10 @@
  *     parameters included (the output is the same tensor in other memory);
  *   - data-movement ops (reshape, flatten, transpose, squeeze, unsqueeze,
  *     slice, pad, split, gather (data), expand, concat, depth_to_space,
- *     space_to_depth) and max pooling (a monotonic selection, valid because
- *     scales are > 0) pass per-tensor parameters through; concat only when
- *     every input has the same per-tensor parameters;
+ *     space_to_depth, tile), max pooling and topk's values (monotonic
+ *     selections, valid because scales are > 0) pass per-tensor parameters
+ *     through; concat only when every input has the same per-tensor
+ *     parameters;
  *   - per-axis parameters are dropped (NONE) by every other op, because the
  *     axis may move, vanish or change length;
  *   - every other output is NONE: its parameters are not a function of the
@@ -119,10 +120,12 @@ static const char *input_role(const layer_ctx *c, uint32_t i, char *buf, size_t 
     static const char *const ab[] = {"A", "B"};
     static const char *const abc[] = {"A", "B", "C"};
     static const char *const bn[] = {"X", "scale", "bias", "mean", "var"};
-    static const char *const ln[] = {"X", "scale", "bias"};
+    static const char *const ln[] = {"X", "scale", "bias"}; /* also instance_norm */
     static const char *const gather[] = {"data", "indices"};
     static const char *const where[] = {"condition", "X", "Y"};
     static const char *const quant[] = {"X", "scale", "zero_point"};
+    static const char *const rnn[] = {"X", "W", "R", "B", "sequence_lens", "initial_h",
+                                      "initial_c", "P"}; /* gru: the first 6 */
     static const char *const x[] = {"X"};
     const char *const *names = NULL;
     uint32_t n = 0;
@@ -134,11 +137,14 @@ static const char *input_role(const layer_ctx *c, uint32_t i, char *buf, size_t 
     case PLX_OP_BINARY: names = ab; n = 2; break;
     case PLX_OP_GEMM: names = abc; n = 3; break;
     case PLX_OP_BATCH_NORM: names = bn; n = 5; break;
-    case PLX_OP_LAYER_NORM: names = ln; n = 3; break;
+    case PLX_OP_LAYER_NORM:
+    case PLX_OP_INSTANCE_NORM: names = ln; n = 3; break;
     case PLX_OP_GATHER: names = gather; n = 2; break;
     case PLX_OP_WHERE: names = where; n = 3; break;
     case PLX_OP_QUANTIZE:
     case PLX_OP_DEQUANTIZE: names = quant; n = 3; break;
+    case PLX_OP_LSTM: names = rnn; n = 8; break;
+    case PLX_OP_GRU: names = rnn; n = 6; break;
     case PLX_OP_CONCAT: break;
     default: names = x; n = 1; break;
     }
@@ -486,6 +492,12 @@ bool plxi_op_arity(plx_op op, uint32_t *out_min_inputs, uint32_t *out_max_inputs
     case PLX_OP_CONCAT: max_in = UINT32_MAX; break;
     case PLX_OP_SPLIT: max_out = UINT32_MAX; break;
     case PLX_OP_WHERE: min_in = max_in = 3; break;
+    case PLX_OP_LSTM: min_in = max_in = 8; min_out = max_out = 3; break;
+    case PLX_OP_GRU: min_in = max_in = 6; min_out = max_out = 2; break;
+    case PLX_OP_TOPK: min_out = max_out = 2; break;
+    case PLX_OP_INSTANCE_NORM: min_in = max_in = 3; break;
+    case PLX_OP_TILE:
+    case PLX_OP_ARG_REDUCE: break;
     case PLX_OP_POOL:
     case PLX_OP_GLOBAL_POOL:
     case PLX_OP_ACTIVATION:
@@ -559,6 +571,12 @@ size_t plxi_op_desc_size(plx_op op) {
     case PLX_OP_SPACE_TO_DEPTH: return sizeof(plx_depth_space_desc);
     case PLX_OP_QUANTIZE:
     case PLX_OP_DEQUANTIZE: return sizeof(plx_quantize_desc);
+    case PLX_OP_LSTM: return sizeof(plx_lstm_desc);
+    case PLX_OP_GRU: return sizeof(plx_gru_desc);
+    case PLX_OP_TILE: return sizeof(plx_tile_desc);
+    case PLX_OP_ARG_REDUCE: return sizeof(plx_arg_reduce_desc);
+    case PLX_OP_TOPK: return sizeof(plx_topk_desc);
+    case PLX_OP_INSTANCE_NORM: return sizeof(plx_instance_norm_desc);
     case PLX_OP_MATMUL:
     case PLX_OP_WHERE:
     case PLX_OP_MEM_COPY:
@@ -899,9 +917,11 @@ static void same_as_input(const layer_ctx *c, plx_dtype dtype) {
 
 static plx_status infer_activation(const layer_ctx *c) {
     static const char *const names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
-                                        "hard_sigmoid", "hard_swish", "tanh", "gelu", "softplus"};
+                                        "hard_sigmoid", "hard_swish", "tanh", "gelu", "softplus",
+                                        "selu", "mish", "softsign", "thresholded_relu", "celu",
+                                        "affine", "scaled_tanh"};
     const plx_activation_desc *d = c->desc;
-    if ((unsigned)d->func > PLX_ACT_SOFTPLUS) {
+    if ((unsigned)d->func > PLX_ACT_SCALED_TANH) {
         return fail(c, "func %d is not a plx_activation_func", (int)d->func);
     }
     unsigned mask = DT_FLOAT;
@@ -909,6 +929,8 @@ static plx_status infer_activation(const layer_ctx *c) {
         mask |= DT_SINT; /* ONNX Relu: signed integers too */
     } else if (d->func == PLX_ACT_CLIP) {
         mask |= DT_INT; /* ONNX Clip: every numeric type */
+    } else if (d->func == PLX_ACT_CELU) {
+        mask = DT(FLOAT32); /* ONNX Celu: float32 only */
     }
     plx_status s = check_dtype(c, 0, mask, names[d->func]);
     if (s) {
@@ -917,21 +939,26 @@ static plx_status infer_activation(const layer_ctx *c) {
     if (isnan(d->alpha) || isnan(d->beta)) {
         return fail(c, "alpha %g and beta %g must not be NaN", (double)d->alpha, (double)d->beta);
     }
+    if (d->func == PLX_ACT_CELU && d->alpha == 0.0f) {
+        return fail(c, "alpha 0 must be non-zero for celu (it divides x)");
+    }
     same_as_input(c, c->in[0].dtype);
     return NULL;
 }
 
 static plx_status infer_unary(const layer_ctx *c) {
-    static const char *const names[] = {"abs", "neg", "sqrt", "reciprocal", "exp",
-                                        "log", "erf", "floor", "ceil", "not"};
+    static const char *const names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
+                                        "erf", "floor", "ceil", "not", "sin", "cos", "tan",
+                                        "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                                        "acosh", "atanh", "round", "sign"};
     const plx_unary_desc *d = c->desc;
-    if ((unsigned)d->func > PLX_UNARY_NOT) {
+    if ((unsigned)d->func > PLX_UNARY_SIGN) {
         return fail(c, "func %d is not a plx_unary_func", (int)d->func);
     }
-    unsigned mask = DT_FLOAT;
+    unsigned mask = DT_FLOAT; /* also sin .. atanh and round */
     if (d->func == PLX_UNARY_ABS) {
         mask = DT_NUM;
-    } else if (d->func == PLX_UNARY_NEG) {
+    } else if (d->func == PLX_UNARY_NEG || d->func == PLX_UNARY_SIGN) {
         mask = DT_FLOAT | DT_SINT;
     } else if (d->func == PLX_UNARY_NOT) {
         mask = DT(BOOL);
@@ -945,30 +972,46 @@ static plx_status infer_unary(const layer_ctx *c) {
 }
 
 static plx_status infer_binary(const layer_ctx *c) {
-    static const char *const names[] = {"add", "sub", "mul", "div", "pow",
-                                        "max", "min", "equal", "less", "greater"};
+    static const char *const names[] = {"add", "sub", "mul", "div", "pow", "max", "min",
+                                        "equal", "less", "greater", "prelu", "and", "or",
+                                        "xor", "greater_equal", "less_equal", "mod"};
     const plx_binary_desc *d = c->desc;
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
-    if ((unsigned)d->func > PLX_BINARY_GREATER) {
+    if ((unsigned)d->func > PLX_BINARY_MOD) {
         return fail(c, "func %d is not a plx_binary_func", (int)d->func);
     }
-    bool compare = d->func >= PLX_BINARY_EQUAL;
+    plx_binary_func f = d->func;
+    bool logical = f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR;
+    bool compare = f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
+                   f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
     unsigned mask = DT_NUM;
-    if (d->func == PLX_BINARY_POW) {
+    if (f == PLX_BINARY_POW) {
         mask = DT_FLOAT | DT(INT32) | DT(INT64);
-    } else if (d->func == PLX_BINARY_EQUAL) {
+    } else if (f == PLX_BINARY_PRELU) {
+        mask = DT_FLOAT | DT(INT32) | DT(INT64); /* ONNX PRelu */
+    } else if (f == PLX_BINARY_EQUAL) {
         mask = DT_ANY;
+    } else if (logical) {
+        mask = DT(BOOL);
     }
     plx_status s;
-    if ((s = check_dtype(c, 0, mask, names[d->func])) || (s = check_same_dtype(c, 1, 0))) {
+    if ((s = check_dtype(c, 0, mask, names[f])) || (s = check_same_dtype(c, 1, 0))) {
         return s;
     }
     int64_t dims[PLX_MAX_RANK];
     uint32_t r;
+    if (f == PLX_BINARY_PRELU) {
+        /* The slope broadcasts to X's shape (unidirectionally): Y is A's shape. */
+        if (!broadcasts_to(b->dims, b->rank, a->dims, a->rank)) {
+            return fail(c, "slope B %s does not broadcast to the shape of A %s", SHP(b), SHP(a));
+        }
+        same_as_input(c, a->dtype);
+        return NULL;
+    }
     if (!broadcast(a->dims, a->rank, b->dims, b->rank, dims, &r)) {
         return fail(c, "A %s and B %s do not broadcast", SHP(a), SHP(b));
     }
-    info_init(c->out, compare ? PLX_DTYPE_BOOL : a->dtype, r);
+    info_init(c->out, compare || logical ? PLX_DTYPE_BOOL : a->dtype, r);
     info_set_dims(c->out, dims, r);
     return NULL;
 }
@@ -1057,6 +1100,29 @@ static plx_status infer_layer_norm(const layer_ctx *c) {
     return NULL;
 }
 
+/* ONNX InstanceNormalization: X [N, C, D1, ...], scale and bias [C]. */
+static plx_status infer_instance_norm(const layer_ctx *c) {
+    const plx_instance_norm_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((s = check_dtype(c, 0, DT_FLOAT, NULL)) || (s = check_rank(c, 0, 3, PLX_MAX_RANK)) ||
+        (s = check_epsilon(c, d->epsilon))) {
+        return s;
+    }
+    for (uint32_t i = 1; i < 3; i++) {
+        const plx_tensor_info *p = &c->in[i];
+        if ((s = check_same_dtype(c, i, 0))) {
+            return s;
+        }
+        if (p->rank != 1 || p->dims[0] != x->dims[1]) {
+            return fail(c, "%s %s must be [" I64 "], one value per channel of X %s", ROLE(c, i),
+                        SHP(p), x->dims[1], SHP(x));
+        }
+    }
+    same_as_input(c, x->dtype);
+    return NULL;
+}
+
 static plx_status infer_softmax(const layer_ctx *c) {
     const plx_softmax_desc *d = c->desc;
     uint32_t axis = 0;
@@ -1073,10 +1139,15 @@ static plx_status infer_reduce(const layer_ctx *c) {
     const plx_reduce_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
-    if ((unsigned)d->func > PLX_REDUCE_SUM) {
+    static const char *const names[] = {"mean", "max", "min", "sum", "prod", "l1", "l2",
+                                        "sum_square", "log_sum", "log_sum_exp"};
+    if ((unsigned)d->func > PLX_REDUCE_LOG_SUM_EXP) {
         return fail(c, "func %d is not a plx_reduce_func", (int)d->func);
     }
-    if ((s = check_dtype(c, 0, DT_NUM, NULL))) {
+    /* ONNX ReduceProd, L1, L2, SumSquare, LogSum, LogSumExp: floats, int32
+     * and int64; mean, max, min and sum: every numeric type. */
+    unsigned mask = d->func <= PLX_REDUCE_SUM ? DT_NUM : DT_FLOAT | DT(INT32) | DT(INT64);
+    if ((s = check_dtype(c, 0, mask, names[d->func]))) {
         return s;
     }
     if (d->axis_count > PLX_MAX_RANK) {
@@ -1115,6 +1186,64 @@ static plx_status infer_reduce(const layer_ctx *c) {
     }
     info_init(c->out, x->dtype, r);
     info_set_dims(c->out, dims, r);
+    return NULL;
+}
+
+/* ONNX ArgMax / ArgMin: int64 indices along one axis. */
+static plx_status infer_arg_reduce(const layer_ctx *c) {
+    const plx_arg_reduce_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t axis = 0;
+    plx_status s;
+    if ((s = check_dtype(c, 0, DT_NUM, d->select_min ? "argmin" : "argmax")) ||
+        (s = check_axis(c, "axis", d->axis, 0, false, &axis))) {
+        return s;
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t r = 0;
+    bool empty_out = false;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (i != axis) {
+            empty_out = empty_out || x->dims[i] == 0;
+            dims[r++] = x->dims[i];
+        } else if (d->keepdims) {
+            dims[r++] = 1;
+        }
+    }
+    if (x->dims[axis] == 0 && !empty_out) {
+        return fail(c, "axis %" PRIu32 " of X %s is empty: there is no %s to index", axis, SHP(x),
+                    d->select_min ? "minimum" : "maximum");
+    }
+    info_init(c->out, PLX_DTYPE_INT64, r);
+    info_set_dims(c->out, dims, r);
+    return NULL;
+}
+
+/* ONNX TopK: values (X's dtype) and int64 indices, k along the axis. */
+static plx_status infer_topk(const layer_ctx *c) {
+    const plx_topk_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t axis = 0;
+    plx_status s;
+    if ((s = check_dtype(c, 0, DT_NUM, NULL)) ||
+        (s = check_axis(c, "axis", d->axis, 0, false, &axis))) {
+        return s;
+    }
+    if (d->k < 0) {
+        return fail(c, "k " I64 " must be >= 0", d->k);
+    }
+    if (d->k > x->dims[axis]) {
+        return fail(c, "k " I64 " is larger than axis %" PRIu32 " of X %s (size " I64 ")", d->k,
+                    axis, SHP(x), x->dims[axis]);
+    }
+    /* Multi-output: written only now that nothing can fail. */
+    plx_tensor_info *values = &c->out[0], *indices = &c->out[1];
+    info_init(values, x->dtype, x->rank);
+    info_set_dims(values, x->dims, x->rank);
+    values->dims[axis] = d->k;
+    values->quant = moved_quant(x);
+    info_init(indices, PLX_DTYPE_INT64, x->rank);
+    info_set_dims(indices, values->dims, x->rank);
     return NULL;
 }
 
@@ -1521,6 +1650,35 @@ static plx_status infer_expand(const layer_ctx *c) {
     return NULL;
 }
 
+/* ONNX Tile: repeats[i] copies of X along each dim i. */
+static plx_status infer_tile(const layer_ctx *c) {
+    const plx_tile_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < PLX_MAX_RANK; i++) {
+        int64_t rep = d->repeats[i];
+        if (i >= x->rank) {
+            /* ONNX wants exactly one entry per dim: one past the rank that
+             * is not the default 1 was meant for a tensor of another rank. */
+            if (rep != 1) {
+                return fail(c, "repeats[%" PRIu32 "] = " I64 " is past the rank %" PRIu32
+                            " of X %s: repeats has one entry per dim of X, the rest stay 1",
+                            i, rep, x->rank, SHP(x));
+            }
+            continue;
+        }
+        if (rep < 0) {
+            return fail(c, "repeats[%" PRIu32 "] = " I64 " must be >= 0", i, rep);
+        }
+        if (!mul_nonneg(x->dims[i], rep, &dims[i])) {
+            return fail(c, "dim %" PRIu32 " of X %s times repeats[%" PRIu32 "] = " I64 " overflows",
+                        i, SHP(x), i, rep);
+        }
+    }
+    moved_output(c->out, x, dims, x->rank);
+    return NULL;
+}
+
 static plx_status infer_depth_space(const layer_ctx *c) {
     const plx_depth_space_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
@@ -1679,6 +1837,135 @@ static plx_status infer_quantize(const layer_ctx *c) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Recurrent layers                                                         */
+
+/* Input i must be exactly `dims` (rank r), whose meaning `what` spells. */
+static plx_status check_exact_shape(const layer_ctx *c, uint32_t i, const int64_t *dims, uint32_t r,
+                                    const char *what) {
+    const plx_tensor_info *t = &c->in[i];
+    bool same = t->rank == r;
+    for (uint32_t k = 0; same && k < r; k++) {
+        same = t->dims[k] == dims[k];
+    }
+    if (same) {
+        return NULL;
+    }
+    plx_tensor_info want;
+    info_init(&want, t->dtype, 0);
+    info_set_dims(&want, dims, r);
+    return fail(c, "%s %s must be %s (%s)", ROLE(c, i), SHP(t), SHP(&want), what);
+}
+
+/* activations[dir][k] of a recurrent cell: one of the functions ONNX
+ * lists for RNN, LSTM and GRU, with finite parameters. */
+static plx_status check_rnn_activation(const layer_ctx *c, const plx_rnn_activation *a,
+                                       uint32_t dir, uint32_t k) {
+    switch (a->func) {
+    case PLX_ACT_RELU:
+    case PLX_ACT_TANH:
+    case PLX_ACT_SIGMOID:
+    case PLX_ACT_AFFINE:
+    case PLX_ACT_LEAKY_RELU:
+    case PLX_ACT_THRESHOLDED_RELU:
+    case PLX_ACT_SCALED_TANH:
+    case PLX_ACT_HARD_SIGMOID:
+    case PLX_ACT_ELU:
+    case PLX_ACT_SOFTSIGN:
+    case PLX_ACT_SOFTPLUS: break;
+    default:
+        return fail(c, "activations[%" PRIu32 "][%" PRIu32 "].func %d is not a recurrent activation "
+                    "(relu, tanh, sigmoid, affine, leaky_relu, thresholded_relu, scaled_tanh, "
+                    "hard_sigmoid, elu, softsign or softplus)", dir, k, (int)a->func);
+    }
+    if (!isfinite(a->alpha) || !isfinite(a->beta)) {
+        return fail(c, "activations[%" PRIu32 "][%" PRIu32 "] has alpha %g and beta %g; both must "
+                    "be finite", dir, k, (double)a->alpha, (double)a->beta);
+    }
+    return NULL;
+}
+
+/* lstm and gru (ONNX, layout 0): X [seq_length, batch, input_size] and the
+ * weights of `gates` gates per direction; see plexus/ops.h. */
+static plx_status infer_rnn(const layer_ctx *c) {
+    bool lstm = c->op == PLX_OP_LSTM;
+    const plx_lstm_desc *ld = c->desc;
+    const plx_gru_desc *gd = c->desc;
+    plx_rnn_direction direction = lstm ? ld->direction : gd->direction;
+    int64_t h = lstm ? ld->hidden_size : gd->hidden_size;
+    float clip = lstm ? ld->clip : gd->clip;
+    int64_t gates = lstm ? 4 : 3;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((unsigned)direction > PLX_RNN_BIDIRECTIONAL) {
+        return fail(c, "direction %d is not a plx_rnn_direction", (int)direction);
+    }
+    if (h < 1) {
+        return fail(c, "hidden_size " I64 " must be >= 1", h);
+    }
+    if (!(clip >= 0.0f) || !isfinite(clip)) {
+        return fail(c, "clip %g must be finite and >= 0 (0: no clipping)", (double)clip);
+    }
+    int64_t d = direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1, gh, gh2, ph;
+    if (!mul_nonneg(h, 2 * gates, &gh2)) {
+        return fail(c, "hidden_size " I64 " is too large", h);
+    }
+    gh = gh2 / 2;
+    ph = 3 * h; /* <= gh */
+    for (uint32_t dir = 0; dir < (uint32_t)d; dir++) {
+        for (uint32_t k = 0; k < (lstm ? 3u : 2u); k++) {
+            if ((s = check_rnn_activation(c, lstm ? &ld->activations[dir][k] : &gd->activations[dir][k],
+                                          dir, k))) {
+                return s;
+            }
+        }
+    }
+    if ((s = check_dtype(c, 0, DT(FLOAT32), NULL)) || (s = check_rank(c, 0, 3, 3)) ||
+        (s = check_dtype(c, 4, DT(INT32), NULL))) {
+        return s;
+    }
+    for (uint32_t i = 1; i < c->n_in; i++) {
+        if (i != 4 && (s = check_same_dtype(c, i, 0))) {
+            return s;
+        }
+    }
+    int64_t seq = x->dims[0], batch = x->dims[1], in = x->dims[2];
+    const int64_t w[3] = {d, gh, in}, r[3] = {d, gh, h}, b[2] = {d, gh2}, lens[1] = {batch};
+    const int64_t state[3] = {d, batch, h}, p[2] = {d, ph};
+    if ((s = check_exact_shape(c, 1, w, 3, lstm ? "[num_directions, 4*hidden_size, input_size]"
+                                                : "[num_directions, 3*hidden_size, input_size]")) ||
+        (s = check_exact_shape(c, 2, r, 3, lstm ? "[num_directions, 4*hidden_size, hidden_size]"
+                                                : "[num_directions, 3*hidden_size, hidden_size]")) ||
+        (s = check_exact_shape(c, 3, b, 2, lstm ? "[num_directions, 8*hidden_size]"
+                                                : "[num_directions, 6*hidden_size]")) ||
+        (s = check_exact_shape(c, 4, lens, 1, "[batch_size]")) ||
+        (s = check_exact_shape(c, 5, state, 3, "[num_directions, batch_size, hidden_size]")) ||
+        (lstm && (s = check_exact_shape(c, 6, state, 3, "[num_directions, batch_size, hidden_size]"))) ||
+        (lstm && (s = check_exact_shape(c, 7, p, 2, "[num_directions, 3*hidden_size]")))) {
+        return s;
+    }
+    /* Every output is checked before any is written. */
+    const int64_t y[4] = {seq, d, batch, h};
+    plx_tensor_info outs[3];
+    info_init(&outs[0], x->dtype, 4);
+    info_set_dims(&outs[0], y, 4);
+    for (uint32_t i = 1; i < c->n_out; i++) {
+        info_init(&outs[i], x->dtype, 3);
+        info_set_dims(&outs[i], state, 3);
+    }
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        size_t bytes;
+        if (!plx_tensor_info_byte_size(&outs[i], &bytes)) {
+            return fail(c, "%s %s (%s) is too large: its byte size overflows size_t",
+                        OUT_ROLE(c, i), SHP(&outs[i]), plx_dtype_name(outs[i].dtype));
+        }
+    }
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        c->out[i] = outs[i];
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Entry point                                                              */
 
 static plx_status check_arity(const layer_ctx *c, const char *what, uint32_t min, uint32_t max,
@@ -1770,8 +2057,14 @@ plx_status plxi_infer_layer(const char *layer_name, plx_op op, const void *desc,
     case PLX_OP_SPACE_TO_DEPTH: s = infer_depth_space(c); break;
     case PLX_OP_QUANTIZE:
     case PLX_OP_DEQUANTIZE: s = infer_quantize(c); break;
+    case PLX_OP_LSTM:
+    case PLX_OP_GRU: s = infer_rnn(c); break;
     case PLX_OP_MEM_COPY:
     case PLX_OP_MEM_IMPORT: *ctx.out = inputs[0]; s = NULL; break;
+    case PLX_OP_TILE: s = infer_tile(c); break;
+    case PLX_OP_ARG_REDUCE: s = infer_arg_reduce(c); break;
+    case PLX_OP_TOPK: s = infer_topk(c); break;
+    case PLX_OP_INSTANCE_NORM: s = infer_instance_norm(c); break;
     case PLX_OP_INVALID:
     default: s = fail(c, "unknown operator %d", (int)op); break;
     }

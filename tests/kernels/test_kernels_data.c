@@ -698,3 +698,95 @@ Test(depth_space, random_against_reference) {
         }
     }
 }
+
+/* ---- tile --------------------------------------------------------------- */
+
+static bool tile_run(const int64_t *repeats, const plx_tensor_info *x, const plx_tensor_info *y,
+                     const void *px, void *py) {
+    plx_tile_desc d = PLX_TILE_DESC_INIT;
+    for (uint32_t i = 0; i < x->rank; i++) d.repeats[i] = repeats[i];
+    return run1(cpu_ref_run_tile, PLX_OP_TILE, &d, x, y, px, py);
+}
+
+Test(tile, hand_repeats_and_zero) {
+    /* [[1,2],[3,4]] tiled (2,3) -> [4,6]: each row of X repeated 3 times across,
+     * the whole block twice down */
+    int32_t x[] = {1, 2, 3, 4}, y[24];
+    plx_tensor_info tx = info(PLX_DTYPE_INT32, SHAPE(2, 2)), ty = info(PLX_DTYPE_INT32, SHAPE(4, 6));
+    cr_assert(tile_run((const int64_t[]){2, 3}, &tx, &ty, x, y), "%s", g_err);
+    int32_t want[] = {1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4,
+                      1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4};
+    for (int i = 0; i < 24; i++) cr_assert(eq(i32, y[i], want[i]), "i %d", i);
+    /* a repeat of 0 empties the output; nothing is written */
+    int32_t sentinel = 77;
+    plx_tensor_info t0 = info(PLX_DTYPE_INT32, SHAPE(0, 2));
+    cr_assert(tile_run((const int64_t[]){0, 1}, &tx, &t0, x, &sentinel), "%s", g_err);
+    cr_assert(eq(i32, sentinel, 77));
+    /* rank 3 with 1s: [1,2,1] x (3,1,2) -> [3,2,2] */
+    uint8_t b[] = {1, 0}, by[12];
+    plx_tensor_info tb = info(PLX_DTYPE_BOOL, SHAPE(1, 2, 1)), tby = info(PLX_DTYPE_BOOL, SHAPE(3, 2, 2));
+    cr_assert(tile_run((const int64_t[]){3, 1, 2}, &tb, &tby, b, by), "%s", g_err);
+    uint8_t bw[] = {1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0};
+    cr_assert(zero(int, memcmp(by, bw, 12)));
+    /* a scalar is copied as it is */
+    float f = 2.5f, fy = 0;
+    plx_tensor_info tf = info(PLX_DTYPE_FLOAT32, SCALAR);
+    cr_assert(tile_run(NULL, &tf, &tf, &f, &fy), "%s", g_err);
+    cr_assert(eq(flt, fy, 2.5f));
+}
+
+Test(tile, random_rank3_all_dtypes) {
+    seed(40);
+    for (int rep = 0; rep < 40; rep++) {
+        plx_dtype t = g_all[rep % 9];
+        size_t es = plx_dtype_size(t);
+        uint32_t rank = rep % 2 == 0 ? 3 : (uint32_t)rnd_i(1, 4); /* rank 3 half the time */
+        int64_t xd[4], yd[4], r[4];
+        for (uint32_t d = 0; d < rank; d++) {
+            xd[d] = rnd_i(1, 4);
+            r[d] = rnd_i(rep % 7 == 0 ? 0 : 1, 3); /* some repeats of 0 */
+            yd[d] = xd[d] * r[d];
+        }
+        plx_tensor_info tx = info(t, xd, rank), ty = info(t, yd, rank);
+        size_t nx = numel(&tx), ny = numel(&ty);
+        fill_bytes(g_x, nx * es);
+        memset(g_y, 0xab, ny * es + 1);
+        cr_assert(tile_run(r, &tx, &ty, g_x, g_y), "%s", g_err);
+        /* reference: output coordinate modulo X's dims */
+        for (size_t i = 0; i < ny; i++) {
+            int64_t c[PLX_MAX_RANK];
+            unravel(&ty, i, c);
+            for (uint32_t d = 0; d < rank; d++) c[d] %= xd[d];
+            size_t src = ravel(&tx, c);
+            cr_assert(zero(int, memcmp(g_y + i * es, g_x + src * es, es)), "rep %d elem %zu", rep, i);
+        }
+        cr_assert(eq(u8, g_y[ny * es], 0xab), "wrote past the output");
+    }
+}
+
+Test(tile, refusals) {
+    plx_tile_desc d = PLX_TILE_DESC_INIT;
+    d.repeats[0] = 2;
+    plx_tensor_info x = info(PLX_DTYPE_FLOAT32, SHAPE(3, 2)), y = info(PLX_DTYPE_FLOAT32, SHAPE(6, 2));
+    plx_layer_view l = layer_of(PLX_OP_TILE, &d, &x, 1, &y, 1);
+    cr_assert(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err)), "%s", g_err);
+    y.dims[0] = 5; /* not X's dim times the repeat */
+    const char *why = cpu_ref_check_tile(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "tile"))), "%s", why);
+    y.dims[0] = 6;
+    d.repeats[1] = -1;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err))));
+    d.repeats[1] = 1;
+    y.dtype = PLX_DTYPE_INT32; /* dtype change */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err))));
+    y.dtype = PLX_DTYPE_FLOAT32;
+    y.rank = 3; /* rank change */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err))));
+    /* run refuses too, naming the layer */
+    float bx[6] = {0}, by[12];
+    const void *ins[] = {bx};
+    void *outs[] = {by};
+    cr_assert(not(run_layer(cpu_ref_run_tile, &l, ins, outs)));
+    cr_assert(not(zero(ptr, strstr(g_err, "'D1'"))), "%s", g_err);
+}

@@ -276,6 +276,13 @@ static double ref_act(plx_activation_func f, double x, double alpha, double beta
         }
         return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     case PLX_ACT_SOFTPLUS: return log(1 + exp(x));
+    case PLX_ACT_SELU: return x > 0 ? beta * x : beta * alpha * (exp(x) - 1);
+    case PLX_ACT_MISH: return x * tanh(log(1 + exp(x)));
+    case PLX_ACT_SOFTSIGN: return x / (1 + fabs(x));
+    case PLX_ACT_THRESHOLDED_RELU: return x > alpha ? x : 0;
+    case PLX_ACT_CELU: return fmax(0, x) + fmin(0, alpha * (exp(x / alpha) - 1));
+    case PLX_ACT_AFFINE: return alpha * x + beta;
+    case PLX_ACT_SCALED_TANH: return alpha * tanh(beta * x);
     }
     return NAN;
 }
@@ -339,12 +346,13 @@ Test(activation, hand_values) {
 Test(activation, random_all_funcs) {
     seed(3);
     float x[257], y[257];
-    for (int f = PLX_ACT_RELU; f <= PLX_ACT_SOFTPLUS; f++) {
+    for (int f = PLX_ACT_RELU; f <= PLX_ACT_SCALED_TANH; f++) {
         for (int rep = 0; rep < 4; rep++) {
             size_t n = (size_t)rnd_i(1, 257);
             for (size_t i = 0; i < n; i++) x[i] = rnd_f(-8, 8);
             float alpha = rnd_f(-2, 2), beta = rnd_f(-1, 3);
             if (f == PLX_ACT_GELU) alpha = (float)(rep & 1);
+            if (f == PLX_ACT_CELU) alpha = rnd_f(0.25f, 3); /* alpha != 0 */
             if (f == PLX_ACT_CLIP && alpha > beta) { float t = alpha; alpha = beta; beta = t; }
             cr_assert(act_f32((plx_activation_func)f, alpha, beta, x, y, n), "%s", g_err);
             for (size_t i = 0; i < n; i++) {
@@ -353,6 +361,65 @@ Test(activation, random_all_funcs) {
             }
         }
     }
+}
+
+Test(activation, new_funcs_hand_values) {
+    float y[6];
+    /* selu (defaults 1.6733, 1.0507): 0 -> 0, 1 -> 1.0507, -1 -> 1.0507 * 1.6733 * (e^-1 - 1)
+     * = -1.1113307; -100 -> -1.0507 * 1.6733 = -1.7580993 */
+    float xs[] = {0.0f, 1.0f, -1.0f, -100.0f};
+    plx_activation_desc selu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SELU);
+    cr_assert(act_f32(PLX_ACT_SELU, selu.alpha, selu.beta, xs, y, 4), "%s", g_err);
+    cr_assert(eq(flt, y[0], 0.0f));
+    ASSERT_CLOSE(y[1], 1.0507010, 1e-6, "selu(1)");
+    ASSERT_CLOSE(y[2], -1.1113307, 1e-6, "selu(-1)");
+    ASSERT_CLOSE(y[3], -1.7580993, 1e-6, "selu(-100)");
+    /* mish: 0 -> 0, 1 -> tanh(ln(1+e)) = 0.86509839, 100 -> 100 (no overflow),
+     * -100 -> about -3.7e-42 (0 within the tolerance) */
+    float xm[] = {0.0f, 1.0f, 100.0f, -100.0f, 1000.0f};
+    cr_assert(act_f32(PLX_ACT_MISH, 0, 0, xm, y, 5), "%s", g_err);
+    cr_assert(eq(flt, y[0], 0.0f));
+    ASSERT_CLOSE(y[1], 0.86509839, 1e-6, "mish(1)");
+    ASSERT_CLOSE(y[2], 100.0, 1e-7, "mish(100)");
+    ASSERT_CLOSE(y[3], 0.0, 1e-7, "mish(-100)");
+    ASSERT_CLOSE(y[4], 1000.0, 1e-7, "mish(1000)");
+    /* softsign: x / (1 + |x|): 1 -> 0.5, -3 -> -0.75, 1e30 -> 1 */
+    float xss[] = {1.0f, -3.0f, 1e30f, 0.0f};
+    cr_assert(act_f32(PLX_ACT_SOFTSIGN, 0, 0, xss, y, 4), "%s", g_err);
+    cr_assert(eq(flt, y[0], 0.5f));
+    cr_assert(eq(flt, y[1], -0.75f));
+    ASSERT_CLOSE(y[2], 1.0, 1e-7, "softsign(1e30)");
+    cr_assert(eq(flt, y[3], 0.0f));
+    /* thresholded_relu, alpha 1: strictly greater passes (1 -> 0) */
+    float xt[] = {0.5f, 1.0f, 1.5f, -3.0f};
+    cr_assert(act_f32(PLX_ACT_THRESHOLDED_RELU, 1.0f, 0, xt, y, 4), "%s", g_err);
+    float wt[] = {0, 0, 1.5f, 0};
+    for (int i = 0; i < 4; i++) cr_assert(eq(flt, y[i], wt[i]), "thresholded_relu %d", i);
+    /* celu alpha 2: -2 -> 2 * (e^-1 - 1) = -1.2642411, 3 -> 3, -1000 -> -2; NaN stays NaN */
+    float xc[] = {-2.0f, 3.0f, -1000.0f, NAN};
+    cr_assert(act_f32(PLX_ACT_CELU, 2.0f, 0, xc, y, 4), "%s", g_err);
+    ASSERT_CLOSE(y[0], -1.2642411, 1e-6, "celu(-2)");
+    cr_assert(eq(flt, y[1], 3.0f));
+    ASSERT_CLOSE(y[2], -2.0, 1e-7, "celu(-1000)");
+    cr_assert(isnan(y[3]));
+    /* affine 2x + 1; scaled_tanh 2 tanh(0.5 x): 0 -> 0, 2 -> 2 tanh(1) = 1.5231883 */
+    float xa[] = {-1.5f, 0.0f, 2.0f};
+    cr_assert(act_f32(PLX_ACT_AFFINE, 2.0f, 1.0f, xa, y, 3), "%s", g_err);
+    float wa[] = {-2.0f, 1.0f, 5.0f};
+    for (int i = 0; i < 3; i++) cr_assert(eq(flt, y[i], wa[i]), "affine %d", i);
+    cr_assert(act_f32(PLX_ACT_SCALED_TANH, 2.0f, 0.5f, xa, y, 3), "%s", g_err);
+    cr_assert(eq(flt, y[1], 0.0f));
+    ASSERT_CLOSE(y[2], 1.5231883, 1e-6, "scaled_tanh(2)");
+    /* float32 only in cpu_ref: float16 refused, naming the function */
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_MISH);
+    plx_tensor_info in = info(PLX_DTYPE_FLOAT16, SHAPE(3)), out = in;
+    plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+    const char *why = cpu_ref_check_activation(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "mish"))), "%s", why);
+    d.func = (plx_activation_func)(PLX_ACT_SCALED_TANH + 1); /* unknown: refused (R-19 (3)) */
+    in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
 }
 
 Test(activation, integer_relu_and_clip) {
@@ -517,6 +584,13 @@ static double ref_binary_f(plx_binary_func f, double a, double b) {
     case PLX_BINARY_EQUAL: return a == b;
     case PLX_BINARY_LESS: return a < b;
     case PLX_BINARY_GREATER: return a > b;
+    case PLX_BINARY_PRELU: return a >= 0 ? a : (float)b * (float)a;
+    case PLX_BINARY_AND: return a != 0 && b != 0;
+    case PLX_BINARY_OR: return a != 0 || b != 0;
+    case PLX_BINARY_XOR: return (a != 0) != (b != 0);
+    case PLX_BINARY_GREATER_EQUAL: return a >= b;
+    case PLX_BINARY_LESS_EQUAL: return a <= b;
+    case PLX_BINARY_MOD: return fmod(a, b); /* ONNX fmod=1: the dividend's sign */
     }
     return NAN;
 }
@@ -538,6 +612,14 @@ static int64_t ref_binary_i(plx_binary_func f, int64_t a, int64_t b) {
     case PLX_BINARY_EQUAL: return a == b;
     case PLX_BINARY_LESS: return a < b;
     case PLX_BINARY_GREATER: return a > b;
+    case PLX_BINARY_PRELU: return a >= 0 ? a : a * b;
+    case PLX_BINARY_AND: return a && b;
+    case PLX_BINARY_OR: return a || b;
+    case PLX_BINARY_XOR: return !a != !b;
+    case PLX_BINARY_GREATER_EQUAL: return a >= b;
+    case PLX_BINARY_LESS_EQUAL: return a <= b;
+    case PLX_BINARY_MOD: /* Python's %: a - b * floor(a / b) (small operands: exact in double) */
+        return a - b * (int64_t)floor((double)a / (double)b);
     }
     return 0;
 }
@@ -667,6 +749,214 @@ Test(binary, refusals) {
     cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, NULL, 0))));
 }
 
+Test(binary, mod_signs_and_zero) {
+    /* integers: the sign of the divisor (Python's %):
+     * -7 % 3 = 2, 7 % -3 = -2, -7 % -3 = -1, 7 % 3 = 1, 0 % 5 = 0, 6 % -3 = 0 */
+    int32_t a[] = {-7, 7, -7, 7, 0, 6}, b[] = {3, -3, -3, 3, 5, -3}, y[6];
+    plx_tensor_info t = info(PLX_DTYPE_INT32, SHAPE(6));
+    cr_assert(binary_run(PLX_BINARY_MOD, &t, &t, &t, a, b, y), "%s", g_err);
+    int32_t w[] = {2, -2, -1, 1, 0, 0};
+    for (int i = 0; i < 6; i++) cr_assert(eq(i32, y[i], w[i]), "int mod %d", i);
+    /* INT64_MIN % -1 is 0 (no trap); int8 -128 % 3 = 1; uint8 250 % 7 = 5 */
+    int64_t m = INT64_MIN, n1 = -1, my = 9;
+    plx_tensor_info ti64 = info(PLX_DTYPE_INT64, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_MOD, &ti64, &ti64, &ti64, &m, &n1, &my), "%s", g_err);
+    cr_assert(eq(i64, my, 0));
+    int8_t i8a = -128, i8b = 3, i8y;
+    plx_tensor_info ti8 = info(PLX_DTYPE_INT8, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_MOD, &ti8, &ti8, &ti8, &i8a, &i8b, &i8y), "%s", g_err);
+    cr_assert(eq(i8, i8y, 1));
+    uint8_t ua = 250, ub = 7, uy;
+    plx_tensor_info tu8 = info(PLX_DTYPE_UINT8, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_MOD, &tu8, &tu8, &tu8, &ua, &ub, &uy), "%s", g_err);
+    cr_assert(eq(u8, uy, 5));
+    /* integer modulo by zero: an execution error naming the layer */
+    int32_t bz[] = {3, -3, 0, 3, 5, -3};
+    cr_assert(not(binary_run(PLX_BINARY_MOD, &t, &t, &t, a, bz, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "'L1'"))), "%s", g_err);
+    cr_assert(not(zero(ptr, strstr(g_err, "modulo by zero"))), "%s", g_err);
+    /* floats: C's fmod, the sign of the dividend (ONNX fmod=1):
+     * fmod(-7.5, 2) = -1.5, fmod(7.5, -2) = 1.5, fmod(-7.5, -2) = -1.5, fmod(7.5, 2) = 1.5;
+     * x fmod 0 is NaN, not an error; fmod(5, inf) = 5 */
+    float fa[] = {-7.5f, 7.5f, -7.5f, 7.5f, 5.0f, 5.0f}, fb[] = {2, -2, -2, 2, 0, INFINITY}, fy[6];
+    plx_tensor_info tf = info(PLX_DTYPE_FLOAT32, SHAPE(6));
+    cr_assert(binary_run(PLX_BINARY_MOD, &tf, &tf, &tf, fa, fb, fy), "%s", g_err);
+    float fw[] = {-1.5f, 1.5f, -1.5f, 1.5f};
+    for (int i = 0; i < 4; i++) cr_assert(eq(flt, fy[i], fw[i]), "float mod %d", i);
+    cr_assert(isnan(fy[4]));
+    cr_assert(eq(flt, fy[5], 5.0f));
+}
+
+Test(binary, prelu_slope_broadcast) {
+    /* X [N,C,H,W] = [2,3,2,2], slope [C,1,1]: negatives scaled per channel */
+    float x[24], slope[3] = {0.1f, -2.0f, 0.5f}, y[24];
+    seed(21);
+    for (int i = 0; i < 24; i++) x[i] = rnd_f(-4, 4);
+    x[0] = -0.0f;
+    x[1] = 0.0f;
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3, 2, 2));
+    plx_tensor_info ts = info(PLX_DTYPE_FLOAT32, SHAPE(3, 1, 1));
+    cr_assert(binary_run(PLX_BINARY_PRELU, &tx, &ts, &tx, x, slope, y), "%s", g_err);
+    for (int n = 0; n < 2; n++) {
+        for (int c = 0; c < 3; c++) {
+            for (int k = 0; k < 4; k++) {
+                int i = (n * 3 + c) * 4 + k;
+                float want = x[i] < 0 ? slope[c] * x[i] : x[i];
+                cr_assert(eq(flt, y[i], want), "prelu %d", i);
+            }
+        }
+    }
+    /* int32 with a scalar slope: -5 * 3 = -15, 4 stays */
+    int32_t xi[] = {-5, 4, 0, -1}, si = 3, yi[4];
+    plx_tensor_info ti = info(PLX_DTYPE_INT32, SHAPE(2, 2)), tsi = info(PLX_DTYPE_INT32, SCALAR);
+    cr_assert(binary_run(PLX_BINARY_PRELU, &ti, &tsi, &ti, xi, &si, yi), "%s", g_err);
+    int32_t wi[] = {-15, 4, 0, -3};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i32, yi[i], wi[i]));
+    /* the slope may not grow the output: A [1,3], B [2,3] -> [2,3] is refused */
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_PRELU);
+    plx_tensor_info ins[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 3)), info(PLX_DTYPE_FLOAT32, SHAPE(2, 3))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3));
+    plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins, 2, &out, 1);
+    const char *why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "prelu"))), "%s", why);
+    /* int8 is not a PRelu type */
+    ins[0] = info(PLX_DTYPE_INT8, SHAPE(2, 3));
+    ins[1] = info(PLX_DTYPE_INT8, SHAPE(3));
+    out = ins[0];
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+}
+
+Test(binary, logical_and_ordered_compares) {
+    /* [2,1] op [2] -> [2,2]: a = [0,1], b = [0,1] */
+    uint8_t a[] = {0, 1}, b[] = {0, 1}, y[4];
+    plx_tensor_info ta = info(PLX_DTYPE_BOOL, SHAPE(2, 1)), tb = info(PLX_DTYPE_BOOL, SHAPE(2));
+    plx_tensor_info ty = info(PLX_DTYPE_BOOL, SHAPE(2, 2));
+    const uint8_t want[3][4] = {{0, 0, 0, 1}, {0, 1, 1, 1}, {0, 1, 1, 0}}; /* and, or, xor */
+    for (int f = PLX_BINARY_AND; f <= PLX_BINARY_XOR; f++) {
+        cr_assert(binary_run((plx_binary_func)f, &ta, &tb, &ty, a, b, y), "%s", g_err);
+        for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], want[f - PLX_BINARY_AND][i]), "f %d i %d", f, i);
+    }
+    /* any non-zero byte is true */
+    uint8_t a2[] = {0, 7}, b2[] = {2, 0};
+    cr_assert(binary_run(PLX_BINARY_AND, &ta, &tb, &ty, a2, b2, y), "%s", g_err);
+    const uint8_t w2[] = {0, 0, 1, 0};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], w2[i]));
+    /* and on int32 is refused */
+    int32_t ia[2] = {1, 0};
+    plx_tensor_info t32 = info(PLX_DTYPE_INT32, SHAPE(2));
+    plx_tensor_info tb2 = info(PLX_DTYPE_BOOL, SHAPE(2));
+    cr_assert(not(binary_run(PLX_BINARY_AND, &t32, &t32, &tb2, ia, ia, y)));
+    /* >= and <= with NaN are false; float16 and bfloat16 through float32 */
+    float fa[] = {1, 2, NAN, 1}, fb[] = {1, 1, NAN, 2};
+    plx_tensor_info tf = info(PLX_DTYPE_FLOAT32, SHAPE(4)), tby = info(PLX_DTYPE_BOOL, SHAPE(4));
+    cr_assert(binary_run(PLX_BINARY_GREATER_EQUAL, &tf, &tf, &tby, fa, fb, y), "%s", g_err);
+    const uint8_t ge[] = {1, 1, 0, 0}, le[] = {1, 0, 0, 1};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], ge[i]), "ge %d", i);
+    cr_assert(binary_run(PLX_BINARY_LESS_EQUAL, &tf, &tf, &tby, fa, fb, y), "%s", g_err);
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], le[i]), "le %d", i);
+    uint16_t h1[] = {0x3c00, 0x3c01, 0x7e00, 0x3c00}, h2[] = {0x3c00, 0x3c00, 0x7e00, 0x3c01};
+    plx_tensor_info th = info(PLX_DTYPE_FLOAT16, SHAPE(4));
+    cr_assert(binary_run(PLX_BINARY_GREATER_EQUAL, &th, &th, &tby, h1, h2, y), "%s", g_err);
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], ge[i]), "f16 ge %d", i);
+    th.dtype = PLX_DTYPE_BFLOAT16;
+    h1[2] = h2[2] = 0x7fc0; /* a bfloat16 NaN (0x7e00 is a finite bfloat16) */
+    cr_assert(binary_run(PLX_BINARY_LESS_EQUAL, &th, &th, &tby, h1, h2, y), "%s", g_err);
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], le[i]), "bf16 le %d", i);
+    /* int64 extremes */
+    int64_t la[] = {INT64_MIN, INT64_MAX}, lb[] = {INT64_MAX, INT64_MAX};
+    plx_tensor_info tl = info(PLX_DTYPE_INT64, SHAPE(2)), tlb = info(PLX_DTYPE_BOOL, SHAPE(2));
+    cr_assert(binary_run(PLX_BINARY_LESS_EQUAL, &tl, &tl, &tlb, la, lb, y), "%s", g_err);
+    cr_assert(eq(u8, y[0], 1));
+    cr_assert(eq(u8, y[1], 1));
+    cr_assert(binary_run(PLX_BINARY_GREATER_EQUAL, &tl, &tl, &tlb, la, lb, y), "%s", g_err);
+    cr_assert(eq(u8, y[0], 0));
+    cr_assert(eq(u8, y[1], 1));
+}
+
+Test(binary, random_new_funcs) {
+    plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT8, PLX_DTYPE_UINT8, PLX_DTYPE_INT16,
+                         PLX_DTYPE_INT32, PLX_DTYPE_INT64, PLX_DTYPE_BOOL};
+    seed(22);
+    int64_t ba[128], bb[128], by[128];
+    for (size_t s = 0; s < sizeof g_bshapes / sizeof g_bshapes[0]; s++) {
+        const shape_case *sc = &g_bshapes[s];
+        for (int ti = 0; ti < 7; ti++) {
+            plx_dtype t = types[ti];
+            for (int f = PLX_BINARY_PRELU; f <= PLX_BINARY_MOD; f++) {
+                bool logical = f >= PLX_BINARY_AND && f <= PLX_BINARY_XOR;
+                bool cmp = f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
+                if (logical != (t == PLX_DTYPE_BOOL)) continue;
+                if (f == PLX_BINARY_PRELU && t != PLX_DTYPE_FLOAT32 && t != PLX_DTYPE_INT32 &&
+                    t != PLX_DTYPE_INT64) continue;
+                /* prelu: B broadcasts to A, which is the output; here the bigger operand is A */
+                const int64_t *ad = sc->a, *bd = sc->b;
+                uint32_t ra = sc->ra, rb = sc->rb;
+                if (f == PLX_BINARY_PRELU) {
+                    ad = sc->y, ra = sc->ry;
+                }
+                plx_tensor_info a = info(t, ad, ra), b = info(t, bd, rb);
+                plx_tensor_info y = info(cmp || logical ? PLX_DTYPE_BOOL : t, sc->y, sc->ry);
+                int64_t lo = t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_BOOL ? 0 : -9, hi = t == PLX_DTYPE_BOOL ? 1 : 9;
+                random_fill(t, ba, numel(&a), lo, hi);
+                random_fill(t, bb, numel(&b), lo, hi);
+                if (f == PLX_BINARY_MOD) {
+                    for (size_t i = 0; i < numel(&b); i++) {
+                        if (t == PLX_DTYPE_FLOAT32 ? ((float *)bb)[i] == 0 : get_i(t, bb, i) == 0) {
+                            if (t == PLX_DTYPE_FLOAT32) ((float *)bb)[i] = 2.5f;
+                            else set_i(t, bb, i, 4);
+                        }
+                    }
+                }
+                cr_assert(binary_run((plx_binary_func)f, &a, &b, &y, ba, bb, by),
+                          "shape %zu %s f %d: %s", s, plx_dtype_name(t), f, g_err);
+                for (size_t i = 0; i < numel(&y); i++) {
+                    size_t ia = bcast_index(&a, &y, i), ib = bcast_index(&b, &y, i);
+                    if (t == PLX_DTYPE_FLOAT32) {
+                        double want = ref_binary_f((plx_binary_func)f, ((float *)ba)[ia], ((float *)bb)[ib]);
+                        if (cmp) cr_assert(eq(u8, ((uint8_t *)by)[i], (uint8_t)want));
+                        else ASSERT_CLOSE(((float *)by)[i], want, 1e-6, "f %d", f);
+                    } else {
+                        int64_t want = ref_binary_i((plx_binary_func)f, get_i(t, ba, ia), get_i(t, bb, ib));
+                        if (cmp || logical) {
+                            cr_assert(eq(u8, ((uint8_t *)by)[i], (uint8_t)want), "f %d i %zu", f, i);
+                        } else {
+                            int64_t tmp[1];
+                            set_i(t, tmp, 0, want);
+                            cr_assert(eq(i64, get_i(t, by, i), get_i(t, tmp, 0)), "%s f %d i %zu",
+                                      plx_dtype_name(t), f, i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+Test(binary, new_funcs_refusals) {
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_MOD);
+    plx_tensor_info ins[2] = {info(PLX_DTYPE_FLOAT16, SHAPE(3)), info(PLX_DTYPE_FLOAT16, SHAPE(3))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT16, SHAPE(3));
+    plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins, 2, &out, 1);
+    const char *why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why))); /* float16 arithmetic: float32 only */
+    cr_assert(not(zero(ptr, strstr(why, "mod"))), "%s", why);
+    ins[0].dtype = ins[1].dtype = out.dtype = PLX_DTYPE_BOOL;
+    d.func = PLX_BINARY_XOR;
+    cr_assert(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err)), "%s", g_err);
+    d.func = PLX_BINARY_GREATER_EQUAL; /* ordered compares of bools: not ONNX */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    ins[0].dtype = ins[1].dtype = PLX_DTYPE_INT32;
+    out.dtype = PLX_DTYPE_INT32; /* a comparison's output is bool */
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    d.func = (plx_binary_func)(PLX_BINARY_MOD + 1); /* unknown: refused (R-19 (3)) */
+    why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "unknown"))), "%s", why);
+    d.func = (plx_binary_func)-1;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+}
+
 /* ---- unary -------------------------------------------------------------- */
 
 static bool unary_run(plx_unary_func f, plx_dtype t, size_t n, const void *x, void *y) {
@@ -689,6 +979,24 @@ static double ref_unary(plx_unary_func f, double x) {
     case PLX_UNARY_ERF: return erf(x);
     case PLX_UNARY_FLOOR: return floor(x);
     case PLX_UNARY_CEIL: return ceil(x);
+    case PLX_UNARY_SIN: return sin(x);
+    case PLX_UNARY_COS: return cos(x);
+    case PLX_UNARY_TAN: return tan(x);
+    case PLX_UNARY_ASIN: return asin(x);
+    case PLX_UNARY_ACOS: return acos(x);
+    case PLX_UNARY_ATAN: return atan(x);
+    case PLX_UNARY_SINH: return sinh(x);
+    case PLX_UNARY_COSH: return cosh(x);
+    case PLX_UNARY_ASINH: return log(x + sqrt(x * x + 1));
+    case PLX_UNARY_ACOSH: return log(x + sqrt(x * x - 1));
+    case PLX_UNARY_ATANH: return 0.5 * log((1 + x) / (1 - x));
+    case PLX_UNARY_ROUND: {
+        /* halves to even, from floor and the fraction */
+        double f = floor(x), frac = x - f;
+        if (frac != 0.5) return frac < 0.5 ? f : f + 1;
+        return fmod(f, 2) == 0 ? f : f + 1;
+    }
+    case PLX_UNARY_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
     default: return NAN;
     }
 }
@@ -777,6 +1085,100 @@ Test(unary, refusals) {
     d.func = PLX_UNARY_EXP;
     in.dtype = out.dtype = PLX_DTYPE_BFLOAT16;
     cr_assert(not(zero(ptr, strstr(cpu_ref_check_unary(&l, g_err, sizeof g_err), "bfloat16"))));
+}
+
+Test(unary, new_funcs_hand_values) {
+    /* round: halves to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0, -1.5 -> -2,
+     * 2.4999 -> 2, -2.5 -> -2, 3.5 -> 4 */
+    float xr[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4999f, -2.5f, 3.5f}, y[8];
+    cr_assert(unary_run(PLX_UNARY_ROUND, PLX_DTYPE_FLOAT32, 8, xr, y), "%s", g_err);
+    float wr[] = {0, 2, 2, -0.0f, -2, 2, -2, 4};
+    for (int i = 0; i < 8; i++) cr_assert(eq(flt, y[i], wr[i]), "round(%g)", (double)xr[i]);
+    cr_assert(eq(int, signbit(y[3]) != 0, 1)); /* -0.5 rounds to -0 */
+    /* sign: floats keep NaN; -1, 0, 1 otherwise */
+    float xs[] = {-2.5f, 0.0f, 3.0f, NAN, -INFINITY, 1e-30f};
+    cr_assert(unary_run(PLX_UNARY_SIGN, PLX_DTYPE_FLOAT32, 6, xs, y), "%s", g_err);
+    cr_assert(eq(flt, y[0], -1.0f));
+    cr_assert(eq(flt, y[1], 0.0f));
+    cr_assert(eq(flt, y[2], 1.0f));
+    cr_assert(isnan(y[3]));
+    cr_assert(eq(flt, y[4], -1.0f));
+    cr_assert(eq(flt, y[5], 1.0f));
+    /* sign on signed integers, the extremes included */
+    int8_t i8[] = {-128, 0, 127, -1}, o8[4];
+    cr_assert(unary_run(PLX_UNARY_SIGN, PLX_DTYPE_INT8, 4, i8, o8), "%s", g_err);
+    int8_t w8[] = {-1, 0, 1, -1};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i8, o8[i], w8[i]));
+    int64_t i64[] = {INT64_MIN, INT64_MAX, 0}, o64[3];
+    cr_assert(unary_run(PLX_UNARY_SIGN, PLX_DTYPE_INT64, 3, i64, o64), "%s", g_err);
+    cr_assert(eq(i64, o64[0], -1));
+    cr_assert(eq(i64, o64[1], 1));
+    cr_assert(eq(i64, o64[2], 0));
+    /* trigonometry at exact points; out of domain gives NaN, atanh(1) = inf */
+    float xt[] = {0.0f, 1.0f};
+    cr_assert(unary_run(PLX_UNARY_COS, PLX_DTYPE_FLOAT32, 2, xt, y), "%s", g_err);
+    cr_assert(eq(flt, y[0], 1.0f));
+    ASSERT_CLOSE(y[1], 0.54030231, 1e-6, "cos(1)");
+    cr_assert(unary_run(PLX_UNARY_ATAN, PLX_DTYPE_FLOAT32, 2, xt, y), "%s", g_err);
+    ASSERT_CLOSE(y[1], 0.78539816, 1e-6, "atan(1)");
+    float xd[] = {2.0f, 0.5f, 1.0f};
+    cr_assert(unary_run(PLX_UNARY_ASIN, PLX_DTYPE_FLOAT32, 1, xd, y), "%s", g_err);
+    cr_assert(isnan(y[0]));
+    cr_assert(unary_run(PLX_UNARY_ACOSH, PLX_DTYPE_FLOAT32, 3, xd, y), "%s", g_err);
+    ASSERT_CLOSE(y[0], 1.3169579, 1e-6, "acosh(2)");
+    cr_assert(isnan(y[1]));
+    cr_assert(eq(flt, y[2], 0.0f));
+    cr_assert(unary_run(PLX_UNARY_ATANH, PLX_DTYPE_FLOAT32, 3, xd, y), "%s", g_err);
+    cr_assert(isnan(y[0]));
+    ASSERT_CLOSE(y[1], 0.54930614, 1e-6, "atanh(0.5)");
+    cr_assert(eq(flt, y[2], INFINITY));
+    cr_assert(unary_run(PLX_UNARY_COSH, PLX_DTYPE_FLOAT32, 1, (float[]){100.0f}, y), "%s", g_err);
+    cr_assert(eq(flt, y[0], INFINITY)); /* overflows float32 */
+    /* refusals: round on int32, sign on uint8 and bool, an unknown func (R-19 (3)) */
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_ROUND);
+    plx_tensor_info in = info(PLX_DTYPE_INT32, SHAPE(2)), out = in;
+    plx_layer_view l = layer_of(PLX_OP_UNARY, &d, &in, 1, &out, 1);
+    const char *why = cpu_ref_check_unary(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "round"))), "%s", why);
+    d.func = PLX_UNARY_SIGN;
+    in.dtype = out.dtype = PLX_DTYPE_UINT8;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    in.dtype = out.dtype = PLX_DTYPE_BOOL;
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
+    d.func = (plx_unary_func)(PLX_UNARY_SIGN + 1);
+    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+}
+
+Test(unary, random_new_funcs) {
+    seed(23);
+    float x[300], y[300];
+    for (int f = PLX_UNARY_SIN; f <= PLX_UNARY_SIGN; f++) {
+        for (int i = 0; i < 300; i++) {
+            x[i] = rnd_f(-6, 6);
+            if (f == PLX_UNARY_ASIN || f == PLX_UNARY_ACOS) x[i] = rnd_f(-1, 1);
+            if (f == PLX_UNARY_ATANH) x[i] = rnd_f(-0.99f, 0.99f);
+            if (f == PLX_UNARY_ACOSH) x[i] = rnd_f(1, 20);
+            if (f == PLX_UNARY_TAN) x[i] = rnd_f(-1.4f, 1.4f); /* away from the poles */
+            if (f == PLX_UNARY_ROUND && i % 3 == 0) x[i] = (float)rnd_i(-20, 20) / 2; /* halves */
+        }
+        cr_assert(unary_run((plx_unary_func)f, PLX_DTYPE_FLOAT32, 300, x, y), "%s", g_err);
+        for (int i = 0; i < 300; i++) {
+            ASSERT_CLOSE(y[i], ref_unary((plx_unary_func)f, x[i]), 2e-6, "f %d x %g", f, (double)x[i]);
+        }
+    }
+    plx_dtype types[] = {PLX_DTYPE_INT8, PLX_DTYPE_INT16, PLX_DTYPE_INT32, PLX_DTYPE_INT64};
+    for (int t = 0; t < 4; t++) {
+        int64_t bx[50], by[50], lo, hi;
+        int_limits(types[t], &lo, &hi);
+        for (int i = 0; i < 50; i++) set_i(types[t], bx, (size_t)i, i % 5 == 0 ? 0 : rnd_i(lo, hi));
+        cr_assert(unary_run(PLX_UNARY_SIGN, types[t], 50, bx, by), "%s", g_err);
+        for (size_t i = 0; i < 50; i++) {
+            int64_t v = get_i(types[t], bx, i);
+            cr_assert(eq(i64, get_i(types[t], by, i), (int64_t)ref_unary(PLX_UNARY_SIGN, (double)v)));
+        }
+    }
 }
 
 /* ---- where -------------------------------------------------------------- */

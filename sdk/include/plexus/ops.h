@@ -64,10 +64,16 @@ typedef enum plx_op {
     PLX_OP_QUANTIZE = 34,      /* X, scale, [zero_point] -> Y; plx_quantize_desc */
     PLX_OP_DEQUANTIZE = 35,    /* X, scale, [zero_point] -> Y; plx_quantize_desc */
     PLX_OP_MEM_COPY = 36,      /* X -> Y, inserted by the optimiser between backends */
-    PLX_OP_MEM_IMPORT = 37     /* X -> Y, inserted by the optimiser: Y imports X's memory */
+    PLX_OP_MEM_IMPORT = 37,    /* X -> Y, inserted by the optimiser: Y imports X's memory */
+    PLX_OP_LSTM = 38,          /* X, W, R, B, sequence_lens, initial_h, initial_c, P -> Y, Y_h, Y_c; plx_lstm_desc */
+    PLX_OP_GRU = 39,           /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_gru_desc */
+    PLX_OP_TILE = 40,          /* X -> Y; plx_tile_desc */
+    PLX_OP_ARG_REDUCE = 41,    /* X -> Y (int64); plx_arg_reduce_desc */
+    PLX_OP_TOPK = 42,          /* X -> values, indices (int64); plx_topk_desc */
+    PLX_OP_INSTANCE_NORM = 43  /* X, scale, bias -> Y; plx_instance_norm_desc */
 } plx_op;
 
-#define PLX_OP_COUNT 38
+#define PLX_OP_COUNT 44
 
 /* "conv", "batch_norm", ...: the lower-case name of an operator;
  * "invalid" for values out of range. */
@@ -110,7 +116,13 @@ static inline const char *plx_op_name(plx_op op) {
         "quantize",
         "dequantize",
         "mem_copy",
-        "mem_import"};
+        "mem_import",
+        "lstm",
+        "gru",
+        "tile",
+        "arg_reduce",
+        "topk",
+        "instance_norm"};
     return (unsigned)op < PLX_OP_COUNT ? names[op] : "invalid";
 }
 
@@ -225,7 +237,14 @@ typedef enum plx_activation_func {
     PLX_ACT_HARD_SWISH = 6,   /* x * max(0, min(1, x / 6 + 0.5)) */
     PLX_ACT_TANH = 7,
     PLX_ACT_GELU = 8,         /* exact (erf); alpha != 0 selects the tanh approximation */
-    PLX_ACT_SOFTPLUS = 9      /* log(1 + exp(x)) */
+    PLX_ACT_SOFTPLUS = 9,     /* log(1 + exp(x)) */
+    PLX_ACT_SELU = 10,        /* beta * (x <= 0 ? alpha * (exp(x) - 1) : x); alpha 1.67326319..., beta (gamma) 1.05070102... */
+    PLX_ACT_MISH = 11,        /* x * tanh(softplus(x)) */
+    PLX_ACT_SOFTSIGN = 12,    /* x / (1 + |x|) */
+    PLX_ACT_THRESHOLDED_RELU = 13, /* x > alpha ? x : 0; alpha default 1 */
+    PLX_ACT_CELU = 14,        /* max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha default 1 */
+    PLX_ACT_AFFINE = 15,      /* alpha * x + beta (RNN activations); alpha default 1 */
+    PLX_ACT_SCALED_TANH = 16  /* alpha * tanh(beta * x) (RNN activations); 1, 1 */
 } plx_activation_func;
 
 typedef struct plx_activation_desc {
@@ -245,6 +264,11 @@ static inline float plx_activation_default_alpha(plx_activation_func f) {
     case PLX_ACT_LEAKY_RELU: return 0.01f;
     case PLX_ACT_ELU: return 1.0f;
     case PLX_ACT_HARD_SIGMOID: return 0.2f;
+    case PLX_ACT_SELU: return 1.67326319217681884765625f;
+    case PLX_ACT_THRESHOLDED_RELU:
+    case PLX_ACT_CELU:
+    case PLX_ACT_AFFINE:
+    case PLX_ACT_SCALED_TANH: return 1.0f;
     default: return 0.0f;
     }
 }
@@ -252,6 +276,8 @@ static inline float plx_activation_default_beta(plx_activation_func f) {
     switch (f) {
     case PLX_ACT_CLIP: return INFINITY;
     case PLX_ACT_HARD_SIGMOID: return 0.5f;
+    case PLX_ACT_SELU: return 1.05070102214813232421875f;
+    case PLX_ACT_SCALED_TANH: return 1.0f;
     default: return 0.0f;
     }
 }
@@ -266,7 +292,14 @@ typedef enum plx_binary_func {
     PLX_BINARY_MIN = 6,
     PLX_BINARY_EQUAL = 7,   /* output bool */
     PLX_BINARY_LESS = 8,    /* output bool */
-    PLX_BINARY_GREATER = 9  /* output bool */
+    PLX_BINARY_GREATER = 9, /* output bool */
+    PLX_BINARY_PRELU = 10,  /* A < 0 ? B * A : A; B (the slope) broadcasts to A's shape */
+    PLX_BINARY_AND = 11,    /* bool inputs and output */
+    PLX_BINARY_OR = 12,     /* bool */
+    PLX_BINARY_XOR = 13,    /* bool */
+    PLX_BINARY_GREATER_EQUAL = 14, /* output bool */
+    PLX_BINARY_LESS_EQUAL = 15,    /* output bool */
+    PLX_BINARY_MOD = 16     /* integers: sign of the divisor (Python %, ONNX fmod=0); floats: fmod (sign of the dividend); x%0 is an execution error for integers */
 } plx_binary_func;
 
 typedef struct plx_binary_desc {
@@ -285,7 +318,20 @@ typedef enum plx_unary_func {
     PLX_UNARY_ERF = 6,
     PLX_UNARY_FLOOR = 7,
     PLX_UNARY_CEIL = 8,
-    PLX_UNARY_NOT = 9 /* bool only */
+    PLX_UNARY_NOT = 9, /* bool only */
+    PLX_UNARY_SIN = 10, /* float types from here to ROUND */
+    PLX_UNARY_COS = 11,
+    PLX_UNARY_TAN = 12,
+    PLX_UNARY_ASIN = 13,
+    PLX_UNARY_ACOS = 14,
+    PLX_UNARY_ATAN = 15,
+    PLX_UNARY_SINH = 16,
+    PLX_UNARY_COSH = 17,
+    PLX_UNARY_ASINH = 18,
+    PLX_UNARY_ACOSH = 19,
+    PLX_UNARY_ATANH = 20,
+    PLX_UNARY_ROUND = 21, /* halves to even */
+    PLX_UNARY_SIGN = 22   /* -1, 0 or 1; float and signed integer types */
 } plx_unary_func;
 
 typedef struct plx_unary_desc {
@@ -323,7 +369,13 @@ typedef enum plx_reduce_func {
     PLX_REDUCE_MEAN = 0,
     PLX_REDUCE_MAX = 1,
     PLX_REDUCE_MIN = 2,
-    PLX_REDUCE_SUM = 3
+    PLX_REDUCE_SUM = 3,
+    PLX_REDUCE_PROD = 4,
+    PLX_REDUCE_L1 = 5,        /* sum |x| */
+    PLX_REDUCE_L2 = 6,        /* sqrt(sum x^2) */
+    PLX_REDUCE_SUM_SQUARE = 7,
+    PLX_REDUCE_LOG_SUM = 8,   /* log(sum x) */
+    PLX_REDUCE_LOG_SUM_EXP = 9 /* log(sum exp(x)), computed stably */
 } plx_reduce_func;
 
 /* Reduces over `axes` (all axes when axis_count is 0, unless
@@ -484,6 +536,121 @@ typedef struct plx_quantize_desc {
     plx_dtype output_dtype; /* quantize: uint8 or int8; dequantize: float32 */
 } plx_quantize_desc;
 #define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
+
+typedef enum plx_rnn_direction {
+    PLX_RNN_FORWARD = 0,
+    PLX_RNN_REVERSE = 1,
+    PLX_RNN_BIDIRECTIONAL = 2 /* num_directions = 2: forward is direction 0 */
+} plx_rnn_direction;
+
+/* One activation of a recurrent cell: a function of plx_activation_func
+ * (relu, tanh, sigmoid, affine, leaky_relu, thresholded_relu,
+ * scaled_tanh, hard_sigmoid, elu, softsign, softplus) with its alpha and
+ * beta, as ONNX's activations / activation_alpha / activation_beta. */
+typedef struct plx_rnn_activation {
+    plx_activation_func func;
+    float alpha;
+    float beta;
+} plx_rnn_activation;
+
+/* ONNX LSTM (layout 0: X is [seq_length, batch, input_size]). Every input
+ * slot is present (an importer supplies ONNX's defaults for absent ones):
+ * W [D, 4H, I], R [D, 4H, H], B [D, 8H] ([Wb, Rb]), sequence_lens int32
+ * [batch] (each 0 < len <= seq_length; a value out of range is an
+ * execution error), initial_h and initial_c [D, batch, H], P [D, 3H]
+ * ([Pi, Po, Pf]); gate order i, o, f, c; D is 2 when bidirectional, else
+ * 1 (direction 0 forward, 1 reverse). A reverse direction runs each batch
+ * entry's own steps, len-1 down to 0. Outputs Y [seq_length, D, batch, H]
+ * (zero past a batch entry's length), Y_h and Y_c [D, batch, H] (the state
+ * after each direction's last step run: t = len-1 forward, t = 0
+ * reverse). float32. */
+typedef struct plx_lstm_desc {
+    uint32_t struct_size;
+    plx_rnn_direction direction;
+    int64_t hidden_size;
+    /* Per direction: f (gates), g (cell input), h (output); defaults
+     * sigmoid, tanh, tanh. Only the first D rows are used (and checked);
+     * alpha and beta must be finite. */
+    plx_rnn_activation activations[2][3];
+    /* > 0: the input of every gate's activation (i, o, f, c; not h's Ct)
+     * is clipped to [-clip, clip], as ONNX Runtime does; 0: none. */
+    float clip;
+    /* Couples the input and forget gates: ft = 1 - it (Pf unused), as ONNX
+     * Runtime does. */
+    bool input_forget;
+} plx_lstm_desc;
+
+/* ONNX GRU (layout 0), every input slot present as for LSTM: W [D, 3H, I],
+ * R [D, 3H, H], B [D, 6H] ([Wb, Rb]), sequence_lens int32 [batch],
+ * initial_h [D, batch, H]; gate order z, r, h. Outputs Y [seq_length, D,
+ * batch, H] and Y_h [D, batch, H]. Directions, lengths and zeros past
+ * them as for LSTM. float32. */
+typedef struct plx_gru_desc {
+    uint32_t struct_size;
+    plx_rnn_direction direction;
+    int64_t hidden_size;
+    /* Per direction: f (gates), g (hidden); defaults sigmoid, tanh. Only
+     * the first D rows are used (and checked). */
+    plx_rnn_activation activations[2][2];
+    float clip; /* as LSTM's: the inputs of z's, r's and h's activations */
+    /* false: ht = g(Xt*Wh^T + (rt (.) Ht-1)*Rh^T + Rbh + Wbh);
+     * true: ht = g(Xt*Wh^T + rt (.) (Ht-1*Rh^T + Rbh) + Wbh). */
+    bool linear_before_reset;
+} plx_gru_desc;
+
+/* Sets the ONNX default activations (both directions). */
+static inline void plx_rnn_default_activations(plx_rnn_activation *acts, uint32_t per_direction) {
+    for (uint32_t d = 0; d < 2; d++) {
+        for (uint32_t k = 0; k < per_direction; k++) {
+            plx_activation_func f = k == 0 ? PLX_ACT_SIGMOID : PLX_ACT_TANH;
+            plx_rnn_activation a = {f, plx_activation_default_alpha(f), plx_activation_default_beta(f)};
+            acts[d * per_direction + k] = a;
+        }
+    }
+}
+
+/* Y = X repeated repeats[i] times along each dim i (one entry per dim of
+ * X, each >= 0; the entries past X's rank must keep the default 1, so that
+ * repeats written for a tensor of another rank are refused). */
+typedef struct plx_tile_desc {
+    uint32_t struct_size;
+    int64_t repeats[PLX_MAX_RANK];
+} plx_tile_desc;
+#define PLX_TILE_DESC_INIT {sizeof(plx_tile_desc), {1, 1, 1, 1, 1, 1, 1, 1}}
+
+/* ONNX ArgMax (select_min false) and ArgMin: int64 indices along `axis`;
+ * ties give the first index, or the last with select_last_index. A NaN
+ * wins over every number in both, as numpy's argmax and argmin. */
+typedef struct plx_arg_reduce_desc {
+    uint32_t struct_size;
+    bool select_min;
+    int32_t axis;     /* default 0 */
+    bool keepdims;    /* default true */
+    bool select_last_index;
+} plx_arg_reduce_desc;
+#define PLX_ARG_REDUCE_DESC_INIT(min_) {sizeof(plx_arg_reduce_desc), (min_), 0, true, false}
+
+/* ONNX TopK: the k largest (or smallest) values along `axis` and their
+ * int64 indices; equal values keep the lower index first, and a NaN
+ * counts as larger than every number. Outputs are sorted (largest first,
+ * or smallest first) whether or not `sorted` is set (ONNX leaves the order
+ * open when it is not). */
+typedef struct plx_topk_desc {
+    uint32_t struct_size;
+    int64_t k;        /* 0 <= k <= dims[axis] */
+    int32_t axis;     /* default -1 */
+    bool largest;     /* default true */
+    bool sorted;      /* default true */
+} plx_topk_desc;
+#define PLX_TOPK_DESC_INIT(k_) {sizeof(plx_topk_desc), (k_), -1, true, true}
+
+/* ONNX InstanceNormalization: X [N, C, ...], scale and bias [C]; each
+ * (n, c) plane normalised by its own mean and variance. */
+typedef struct plx_instance_norm_desc {
+    uint32_t struct_size;
+    float epsilon; /* default 1e-5 */
+} plx_instance_norm_desc;
+#define PLX_INSTANCE_NORM_DESC_INIT {sizeof(plx_instance_norm_desc), 1e-5f}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

@@ -1,0 +1,805 @@
+/* ONNX import: the model file, the graph (initializers, inputs, nodes in
+ * topological order, outputs), the report of unsupported nodes, and the
+ * model object of the public API. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* Model files up to 4 GiB (protobuf's own limit is 2 GiB). */
+#define MAX_MODEL_BYTES ((size_t)1 << 32)
+
+struct plx_onnx_model {
+    plx_network *net;
+    void **blobs;
+    size_t blob_count;
+    plx_onnx_io *inputs;
+    size_t input_count;
+    plx_onnx_io *outputs;
+    size_t output_count;
+    char *producer;
+    plx_onnx_model_facts facts;
+};
+
+PLX_API void plx_onnx_options_init(plx_onnx_options *options) {
+    if (options) {
+        memset(options, 0, sizeof *options);
+        options->struct_size = sizeof *options;
+    }
+}
+
+static plx_status oom(const onnxi_ctx *c) {
+    return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
+}
+
+plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        const Onnx__TensorProto *t = g->initializer[i];
+        if (!t->name || !t->name[0]) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: initializer %zu has no name",
+                                      c->file, i);
+        }
+        char *what = plxi_asprintf("%s: initializer '%s'", c->file, t->name);
+        if (!what) {
+            return oom(c);
+        }
+        plx_tensor_info info;
+        void *data;
+        plx_status st = onnxi_tensor_decode(t, what, c->base_dir, &info, &data);
+        free(what);
+        onnxi_value *v = NULL;
+        if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
+            /* Not an error unless a node reads it: its readers are
+             * reported with this reason. */
+            v = onnxi_value_new(c, ONNXI_POISON, NULL);
+            if (!v) {
+                plx_status_free(st);
+                return oom(c);
+            }
+            v->poison_reason = plxi_asprintf("initializer '%s': %s", t->name,
+                                             strstr(plx_status_get_message(st), " has ")
+                                                 ? strstr(plx_status_get_message(st), " has ") + 1
+                                                 : plx_status_get_message(st));
+            plx_status_free(st);
+            st = v->poison_reason ? NULL : oom(c);
+        } else if (!st) {
+            st = onnxi_const_take(c, &info, data, &v);
+        }
+        if (!st) {
+            st = onnxi_bind(c, t->name, v);
+        }
+        if (st) {
+            return st;
+        }
+    }
+    for (size_t i = 0; i < g->n_sparse_initializer; i++) {
+        return plxi_status_create(PLX_UNSUPPORTED, "%s: sparse initializers are not supported",
+                                  c->file);
+    }
+    return NULL;
+}
+
+static bool is_default_domain(const char *d) {
+    return !d || !d[0] || strcmp(d, "ai.onnx") == 0;
+}
+
+/* The opset the model imports for a node's domain (-1: none). */
+static int64_t domain_opset(const onnxi_ctx *c, const char *domain) {
+    if (is_default_domain(domain)) {
+        return c->opset;
+    }
+    for (size_t i = 0; i < c->n_opsets; i++) {
+        const Onnx__OperatorSetIdProto *o = c->opsets[i];
+        if (o->domain && strcmp(o->domain, domain) == 0) {
+            return o->has_version ? o->version : 0;
+        }
+    }
+    return -1;
+}
+
+static plx_status add_unsupported(onnxi_ctx *c, const Onnx__NodeProto *node, const char *name,
+                                  const char *reason) {
+    char *line = plxi_asprintf("node '%s' (%s%s%s, opset %lld): %s", name,
+                               node->domain && node->domain[0] ? node->domain : "",
+                               node->domain && node->domain[0] ? "." : "", node->op_type,
+                               (long long)domain_opset(c, node->domain), reason);
+    if (!line) {
+        return oom(c);
+    }
+    if (c->unsupported_count == c->unsupported_cap) {
+        size_t cap = c->unsupported_cap ? c->unsupported_cap * 2 : 16;
+        char **p = realloc(c->unsupported, cap * sizeof *p);
+        if (!p) {
+            free(line);
+            return oom(c);
+        }
+        c->unsupported = p;
+        c->unsupported_cap = cap;
+    }
+    c->unsupported[c->unsupported_count++] = line;
+    return NULL;
+}
+
+/* Binds every output of a node that cannot be converted to a poison value
+ * so that its users are skipped (they are not reported: the cause is). */
+static plx_status poison_outputs(onnxi_ctx *c, const Onnx__NodeProto *node) {
+    for (size_t i = 0; i < node->n_output; i++) {
+        if (node->output[i] && node->output[i][0]) {
+            onnxi_value *v = onnxi_value_new(c, ONNXI_POISON, NULL);
+            plx_status st = v ? onnxi_bind(c, node->output[i], v) : oom(c);
+            if (st) {
+                return st;
+            }
+        }
+    }
+    return NULL;
+}
+
+static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
+    c->node_count++;
+    if (!node->op_type || !node->op_type[0]) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node %zu has no op_type", c->file,
+                                  c->node_count - 1);
+    }
+    /* The node's name, or one made up for an unnamed node; layers get
+     * unique names when emitted. */
+    char *name = node->name && node->name[0]
+                     ? plxi_strdup(node->name)
+                     : plxi_asprintf("%s_%zu", node->op_type, c->anon_count++);
+    if (!name) {
+        return oom(c);
+    }
+    onnxi_node n;
+    memset(&n, 0, sizeof n);
+    n.proto = node;
+    n.name = name;
+    n.all_folded = true;
+    plx_status st = NULL;
+    bool poisoned = false, reported = false;
+    const char *poison_reason = NULL;
+    n.n_in = node->n_input;
+    while (n.n_in > 0 && (!node->input[n.n_in - 1] || !node->input[n.n_in - 1][0])) {
+        n.n_in--;
+    }
+    n.n_out = node->n_output;
+    while (n.n_out > 0 && (!node->output[n.n_out - 1] || !node->output[n.n_out - 1][0])) {
+        n.n_out--;
+    }
+    if (n.n_in > 16) {
+        st = add_unsupported(c, node, name, "more than 16 inputs");
+        poisoned = reported = true;
+    }
+    for (size_t i = 0; i < n.n_in && !poisoned; i++) {
+        const char *in = node->input[i];
+        if (!in || !in[0]) {
+            continue;
+        }
+        onnxi_value *v = onnxi_map_get(&c->values, in);
+        if (!v) {
+            st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                    "%s: node '%s' (%s) reads '%s', which no node, input or "
+                                    "initializer defines", c->file, name, node->op_type, in);
+            break;
+        }
+        if (v->kind == ONNXI_POISON) {
+            poisoned = true; /* its producer is reported */
+            poison_reason = poison_reason ? poison_reason : v->poison_reason;
+        }
+        n.in[i] = v;
+    }
+    if (!st && !poisoned) {
+        if (is_default_domain(node->domain) && c->opset < 0) {
+            st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                    "%s: node '%s' (%s) is in the default ONNX domain, but the "
+                                    "model imports no opset for it", c->file, name,
+                                    node->op_type);
+        } else if (!is_default_domain(node->domain)) {
+            char *why = plxi_asprintf("domain '%s' is not supported (only the default ONNX domain)",
+                                      node->domain);
+            st = why ? add_unsupported(c, node, name, why) : oom(c);
+            free(why);
+            poisoned = reported = true;
+        } else {
+            size_t folded_before = c->folded_count;
+            st = onnxi_convert(c, &n);
+            if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
+                plx_status reason = st;
+                st = add_unsupported(c, node, name, plx_status_get_message(reason));
+                plx_status_free(reason);
+                poisoned = reported = true;
+            } else if (!st && n.all_folded && c->folded_count == folded_before) {
+                c->folded_count++;
+            }
+        }
+    }
+    if (!st && poisoned && !reported) {
+        /* Downstream of something unsupported: reported when it reads an
+         * initializer Plexus cannot hold, or is unsupported itself. */
+        const char *why = poison_reason
+                              ? poison_reason
+                              : !is_default_domain(node->domain) ? "domain not supported"
+                              : !onnxi_op_known(node->op_type)   ? "operator not supported"
+                                                                 : NULL;
+        if (why) {
+            st = add_unsupported(c, node, name, why);
+        }
+    }
+    if (!st && poisoned) {
+        st = poison_outputs(c, node);
+    }
+    free(name);
+    return st;
+}
+
+/* One pass over the graph's edges producer -> consumer: counting them
+ * (indeg set) or filling them in (edges set). */
+typedef struct edge_pass {
+    const onnxi_map *producer; /* name -> node index + 1 */
+    size_t *edges_start;
+    size_t *indeg;
+    size_t *edges;
+    size_t *fill;
+    size_t consumer;
+    size_t count;
+} edge_pass;
+
+/* Visits the inputs of a node and, since a subgraph (If's branches) may
+ * read any value of the enclosing graph, the inputs of the nodes of its
+ * subgraphs, as inputs of the node. Subgraphs nest at most 64 deep. */
+static void visit_inputs(const Onnx__NodeProto *node, edge_pass *e, int depth) {
+    for (size_t k = 0; k < node->n_input; k++) {
+        const char *in = node->input[k];
+        void *p1 = in && in[0] ? onnxi_map_get(e->producer, in) : NULL;
+        if (!p1) {
+            continue;
+        }
+        size_t p = (size_t)(uintptr_t)p1 - 1; /* p == consumer: a self-loop, a cycle */
+        if (e->indeg) {
+            e->edges_start[p + 1]++;
+            e->indeg[e->consumer]++;
+        } else {
+            e->edges[e->edges_start[p] + e->fill[p]++] = e->consumer;
+        }
+        e->count++;
+    }
+    for (size_t a = 0; a < node->n_attribute && depth < 64; a++) {
+        const Onnx__AttributeProto *attr = node->attribute[a];
+        const Onnx__GraphProto *const *graphs =
+            attr->g ? (const Onnx__GraphProto *const *)&attr->g
+                    : (const Onnx__GraphProto *const *)attr->graphs;
+        size_t n_graphs = attr->g ? 1 : attr->n_graphs;
+        for (size_t gi = 0; gi < n_graphs; gi++) {
+            for (size_t k = 0; graphs[gi] && k < graphs[gi]->n_node; k++) {
+                visit_inputs(graphs[gi]->node[k], e, depth + 1);
+            }
+        }
+    }
+}
+
+/* Kahn's algorithm over the graph's nodes, keeping the file's order among
+ * ready nodes; a leftover node lies on a cycle. */
+plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
+    size_t n = g->n_node;
+    if (n == 0) {
+        return NULL;
+    }
+    onnxi_map producer = {0};
+    size_t *indeg = calloc(n, sizeof *indeg);
+    size_t *order = calloc(n, sizeof *order);
+    size_t *edges_start = calloc(n + 1, sizeof *edges_start);
+    plx_status st = NULL;
+    size_t *edges = NULL, *fill = NULL;
+    if (!indeg || !order || !edges_start) {
+        st = oom(c);
+        goto out;
+    }
+    for (size_t i = 0; i < n && !st; i++) {
+        const Onnx__NodeProto *node = g->node[i];
+        for (size_t k = 0; k < node->n_output && !st; k++) {
+            const char *o = node->output[k];
+            if (!o || !o[0]) {
+                continue;
+            }
+            if (onnxi_map_get(&producer, o)) {
+                st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                        "%s: '%s' is the output of two nodes", c->file, o);
+            } else if (onnxi_map_get(&c->values, o)) {
+                /* Each value is defined once (ONNX's SSA rule). */
+                st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                        "%s: node '%s' (%s) writes '%s', which is already a "
+                                        "graph input or initializer", c->file,
+                                        node->name && node->name[0] ? node->name : "(unnamed)",
+                                        node->op_type ? node->op_type : "?", o);
+            } else if (!onnxi_map_put(&producer, o, (void *)(uintptr_t)(i + 1))) {
+                st = oom(c);
+            }
+        }
+    }
+    /* Edges producer -> consumer (one per input naming a node output). */
+    size_t n_edges = 0;
+    edge_pass count_pass = {&producer, edges_start, indeg, NULL, NULL, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        count_pass.consumer = i;
+        visit_inputs(g->node[i], &count_pass, 0);
+    }
+    n_edges = count_pass.count;
+    edges = calloc(n_edges ? n_edges : 1, sizeof *edges);
+    fill = calloc(n, sizeof *fill);
+    if (!edges || !fill) {
+        st = oom(c);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        edges_start[i + 1] += edges_start[i];
+    }
+    edge_pass fill_pass = {&producer, edges_start, NULL, edges, fill, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        fill_pass.consumer = i;
+        visit_inputs(g->node[i], &fill_pass, 0);
+    }
+    /* A min-ordered ready list: ready nodes are taken in file order. */
+    size_t done = 0, head = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (indeg[i] == 0) {
+            order[done++] = i;
+        }
+    }
+    while (head < done) {
+        size_t i = order[head++];
+        for (size_t e = edges_start[i]; e < edges_start[i + 1]; e++) {
+            if (--indeg[edges[e]] == 0) {
+                order[done++] = edges[e];
+            }
+        }
+    }
+    if (done < n) {
+        size_t stuck = 0;
+        while (indeg[stuck] == 0) {
+            stuck++;
+        }
+        const Onnx__NodeProto *node = g->node[stuck];
+        st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                "%s: the graph has a cycle through node '%s' (%s)", c->file,
+                                node->name && node->name[0] ? node->name : "(unnamed)",
+                                node->op_type ? node->op_type : "?");
+        goto out;
+    }
+    for (size_t k = 0; k < n && !st; k++) {
+        st = import_node(c, g->node[order[k]]);
+    }
+out:
+    onnxi_map_free(&producer);
+    free(indeg);
+    free(order);
+    free(edges_start);
+    free(edges);
+    free(fill);
+    return st;
+}
+
+/* The tensor info of a graph input, its unknown dims from the options. */
+static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
+                             const plx_onnx_options *opts, bool *shape_used,
+                             plx_tensor_info *out) {
+    const char *name = vi->name;
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !vi->type->tensor_type) {
+        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' is not a tensor (sequences, "
+                                  "maps and optionals are not supported)", c->file, name);
+    }
+    const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+    char tbuf[32];
+    int32_t et = tt->has_elem_type ? tt->elem_type : 0;
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = onnxi_dtype(et);
+    if (info.dtype == PLX_DTYPE_INVALID) {
+        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' has element type %s, which "
+                                  "Plexus does not have", c->file, name,
+                                  onnxi_dtype_name(et, tbuf, sizeof tbuf));
+    }
+    const plx_onnx_input_shape *given = NULL;
+    for (size_t i = 0; opts && i < opts->shape_count; i++) {
+        if (opts->shapes[i].name && strcmp(opts->shapes[i].name, name) == 0) {
+            given = &opts->shapes[i];
+            shape_used[i] = true;
+        }
+    }
+    if (!tt->shape && !given) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has no shape: give one "
+                                  "(--shape %s=DIMS)", c->file, name, name);
+    }
+    size_t rank = tt->shape ? tt->shape->n_dim : given->rank;
+    if (rank > PLX_MAX_RANK || (given && given->rank > PLX_MAX_RANK)) {
+        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' has rank %zu; Plexus allows "
+                                  "at most %d", c->file, name, rank, PLX_MAX_RANK);
+    }
+    if (given && tt->shape && given->rank != rank) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has rank %zu, the shape "
+                                  "given has %u dims", c->file, name, rank, given->rank);
+    }
+    info.rank = (uint32_t)rank;
+    for (size_t d = 0; d < rank; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = tt->shape ? tt->shape->dim[d] : NULL;
+        bool known = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        if (known && dim->dim_value < 0) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' dim %zu is %lld",
+                                      c->file, name, d, (long long)dim->dim_value);
+        }
+        if (given) {
+            if (given->dims[d] < 0) {
+                return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                          "%s: input '%s' dim %zu: the shape given says %lld, "
+                                          "a size must be >= 0", c->file, name, d,
+                                          (long long)given->dims[d]);
+            }
+            if (known && given->dims[d] != dim->dim_value) {
+                return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                          "%s: input '%s' dim %zu: the model says %lld, the "
+                                          "shape given says %lld", c->file, name, d,
+                                          (long long)dim->dim_value, (long long)given->dims[d]);
+            }
+            info.dims[d] = given->dims[d];
+        } else if (known) {
+            info.dims[d] = dim->dim_value;
+        } else {
+            const char *param =
+                dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                    ? dim->dim_param : NULL;
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: input '%s' dim %zu%s%s%s has no size: give the "
+                                      "input's shape (--shape %s=DIMS)", c->file, name, d,
+                                      param ? " ('" : "", param ? param : "", param ? "')" : "",
+                                      name);
+        }
+    }
+    size_t bytes;
+    if (!plx_tensor_info_byte_size(&info, &bytes)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': its size overflows",
+                                  c->file, name);
+    }
+    *out = info;
+    return NULL;
+}
+
+static plx_status format_unsupported(const onnxi_ctx *c) {
+    size_t len = 0;
+    for (size_t i = 0; i < c->unsupported_count; i++) {
+        len += strlen(c->unsupported[i]) + 4;
+    }
+    char *text = malloc(len + 1);
+    if (!text) {
+        return oom(c);
+    }
+    text[0] = '\0';
+    char *p = text;
+    for (size_t i = 0; i < c->unsupported_count; i++) {
+        p += sprintf(p, "\n  %s", c->unsupported[i]);
+    }
+    plx_status st = plxi_status_create(PLX_UNSUPPORTED, "%s: %zu unsupported node%s:%s", c->file,
+                                       c->unsupported_count,
+                                       c->unsupported_count == 1 ? "" : "s", text);
+    free(text);
+    return st;
+}
+
+static void ctx_free(onnxi_ctx *c) {
+    onnxi_map_free(&c->values);
+    onnxi_map_free(&c->layer_names);
+    for (size_t i = 0; i < c->owned_count; i++) {
+        free(c->owned[i]->poison_reason);
+        free(c->owned[i]);
+    }
+    free(c->owned);
+    for (size_t i = 0; i < c->blob_count; i++) {
+        free(c->blobs[i]);
+    }
+    free(c->blobs);
+    for (size_t i = 0; i < c->unsupported_count; i++) {
+        free(c->unsupported[i]);
+    }
+    free(c->unsupported);
+    plx_network_destroy(&c->net);
+}
+
+PLX_API void plx_onnx_model_destroy(plx_onnx_model **model) {
+    if (!model || !*model) {
+        return;
+    }
+    plx_onnx_model *m = *model;
+    plx_network_destroy(&m->net);
+    for (size_t i = 0; i < m->blob_count; i++) {
+        free(m->blobs[i]);
+    }
+    free(m->blobs);
+    for (size_t i = 0; i < m->input_count; i++) {
+        free((char *)m->inputs[i].name);
+    }
+    for (size_t i = 0; i < m->output_count; i++) {
+        free((char *)m->outputs[i].name);
+    }
+    free(m->inputs);
+    free(m->outputs);
+    free(m->producer);
+    free(m);
+    *model = NULL;
+}
+
+static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
+                               const plx_onnx_options *opts, plx_onnx_model *m) {
+    const Onnx__GraphProto *g = mp->graph;
+    plx_status st = onnxi_import_initializers(c, g);
+    if (st) {
+        return st;
+    }
+    bool *shape_used = calloc(opts && opts->shape_count ? opts->shape_count : 1, 1);
+    m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
+    m->outputs = calloc(g->n_output ? g->n_output : 1, sizeof *m->outputs);
+    if (!shape_used || !m->inputs || !m->outputs) {
+        free(shape_used);
+        return oom(c);
+    }
+    for (size_t i = 0; i < g->n_input && !st; i++) {
+        const Onnx__ValueInfoProto *vi = g->input[i];
+        if (!vi->name || !vi->name[0]) {
+            st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: graph input %zu has no name",
+                                    c->file, i);
+            break;
+        }
+        onnxi_value *known = onnxi_map_get(&c->values, vi->name);
+        if (known && known->kind == ONNXI_LAYER) {
+            st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: graph input '%s' is declared "
+                                    "twice", c->file, vi->name);
+            break;
+        }
+        if (known) {
+            continue; /* an initializer gives it a value (IR < 4 style) */
+        }
+        plx_tensor_info info;
+        st = input_info(c, vi, opts, shape_used, &info);
+        if (st) {
+            break;
+        }
+        plx_onnx_io *io = &m->inputs[m->input_count];
+        io->name = plxi_strdup(vi->name);
+        io->binding_id = (int32_t)m->input_count;
+        io->info = info;
+        if (!io->name) {
+            st = oom(c);
+            break;
+        }
+        m->input_count++;
+        onnxi_value *v = onnxi_value_new(c, ONNXI_LAYER, &info);
+        char *lname = onnxi_unique_name(c, vi->name);
+        if (!v || !lname) {
+            free(lname);
+            st = oom(c);
+            break;
+        }
+        v->has_layer = true;
+        st = plx_network_add_input(c->net, lname, io->binding_id, &info, &v->layer);
+        free(lname);
+        if (!st) {
+            st = onnxi_bind(c, vi->name, v);
+        }
+    }
+    for (size_t i = 0; !st && opts && i < opts->shape_count; i++) {
+        if (!shape_used[i]) {
+            st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                    "%s: a shape is given for '%s', which is not an input of "
+                                    "the model", c->file,
+                                    opts->shapes[i].name ? opts->shapes[i].name : "(null)");
+        }
+    }
+    free(shape_used);
+    if (st) {
+        return st;
+    }
+    st = onnxi_import_nodes(c, g);
+    if (st) {
+        return st;
+    }
+    if (c->unsupported_count) {
+        return format_unsupported(c);
+    }
+    for (size_t i = 0; i < g->n_output && !st; i++) {
+        const char *name = g->output[i]->name;
+        onnxi_value *v = name ? onnxi_map_get(&c->values, name) : NULL;
+        if (!v) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: graph output '%s' is not produced by any node",
+                                      c->file, name ? name : "(unnamed)");
+        }
+        if (v->kind == ONNXI_POISON) {
+            return plxi_status_create(PLX_UNSUPPORTED, "%s: graph output '%s': %s", c->file, name,
+                                      v->poison_reason ? v->poison_reason : "unsupported");
+        }
+        st = onnxi_materialise(c, v, name);
+        char *base = plxi_asprintf("%s.output", name);
+        char *lname = base ? onnxi_unique_name(c, base) : NULL;
+        free(base);
+        plx_onnx_io *io = &m->outputs[m->output_count++]; /* freed with the model */
+        io->name = plxi_strdup(name);
+        io->binding_id = (int32_t)i;
+        io->info = v->info;
+        if (!st && (!lname || !io->name)) {
+            st = oom(c);
+        }
+        plx_layer_id out_id;
+        if (!st) {
+            st = plx_network_add_output(c->net, lname, io->binding_id, &out_id);
+        }
+        if (!st) {
+            st = plx_network_connect(c->net, v->layer, v->slot, out_id, 0);
+        }
+        free(lname);
+    }
+    if (!st) {
+        st = plx_network_validate(c->net);
+    }
+    for (size_t i = 0; !st && i < m->output_count; i++) {
+        m->outputs[i].info.quant.kind = PLX_QUANT_NONE;
+    }
+    return st;
+}
+
+static plx_status import_model(const void *data, size_t size, const char *name,
+                               const char *base_dir, const plx_onnx_options *opts,
+                               plx_onnx_model **out_model) {
+    if (opts && opts->struct_size < sizeof(plx_onnx_options)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "plx_onnx_options.struct_size %u is too small: call "
+                                  "plx_onnx_options_init", (unsigned)opts->struct_size);
+    }
+    for (size_t i = 0; opts && i < opts->shape_count; i++) {
+        if (!opts->shapes || !opts->shapes[i].name) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.shapes[%zu] has "
+                                      "no name", i);
+        }
+    }
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, (const uint8_t *)data);
+    if (!mp) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: not an ONNX model: protobuf decoding failed (truncated "
+                                  "file or wrong wire types)", name);
+    }
+    plx_status st = NULL;
+    onnxi_ctx c;
+    memset(&c, 0, sizeof c);
+    c.file = name;
+    c.base_dir = base_dir;
+    c.opset = -1;
+    c.opsets = mp->opset_import;
+    c.n_opsets = mp->n_opset_import;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+        if (is_default_domain(o->domain)) {
+            c.opset = o->has_version ? o->version : 0;
+        }
+    }
+    if (!mp->graph) {
+        st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: the model has no graph", name);
+    } else if (!mp->has_ir_version || mp->ir_version < 3) {
+        st = plxi_status_create(PLX_UNSUPPORTED, "%s: IR version %lld; Plexus reads IR version "
+                                "3 and newer", name, (long long)mp->ir_version);
+    } else if (c.opset >= 0 && c.opset < 7) {
+        st = plxi_status_create(PLX_UNSUPPORTED, "%s: opset %lld; Plexus imports opset 7 and "
+                                "newer", name, (long long)c.opset);
+    }
+    plx_onnx_model *m = NULL;
+    if (!st) {
+        st = plx_network_create(&c.net);
+    }
+    if (!st) {
+        m = calloc(1, sizeof *m);
+        if (!m) {
+            st = oom(&c);
+        }
+    }
+    if (!st) {
+        st = import_graph(&c, mp, opts, m);
+    }
+    if (!st) {
+        const char *pn = mp->producer_name ? mp->producer_name : "";
+        const char *pv = mp->producer_version ? mp->producer_version : "";
+        m->producer = plxi_asprintf("%s%s%s", pn, pn[0] && pv[0] ? " " : "", pv);
+        if (!m->producer) {
+            st = oom(&c);
+        }
+    }
+    if (st) {
+        plx_onnx_model_destroy(&m);
+        ctx_free(&c);
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return st;
+    }
+    m->net = c.net;
+    c.net = NULL;
+    m->blobs = c.blobs;
+    m->blob_count = c.blob_count;
+    c.blobs = NULL;
+    c.blob_count = 0;
+    m->facts.producer = m->producer;
+    m->facts.ir_version = mp->ir_version;
+    m->facts.opset = c.opset;
+    m->facts.node_count = c.node_count;
+    m->facts.folded_count = c.folded_count;
+    ctx_free(&c);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    *out_model = m;
+    return NULL;
+}
+
+PLX_API plx_status plx_onnx_import_memory(const void *data, size_t size, const char *name,
+                                          const char *base_dir, const plx_onnx_options *options,
+                                          plx_onnx_model **out_model) {
+    if ((!data && size) || !out_model) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "plx_onnx_import_memory: data and out_model are required");
+    }
+    return import_model(data ? data : "", size, name ? name : "(memory)", base_dir, options,
+                        out_model);
+}
+
+PLX_API plx_status plx_onnx_import_file(const char *path, const plx_onnx_options *options,
+                                        plx_onnx_model **out_model) {
+    if (!path || !out_model) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "plx_onnx_import_file: path and out_model are required");
+    }
+    void *data;
+    size_t size;
+    plx_status st = onnxi_read_file(path, MAX_MODEL_BYTES, &data, &size);
+    if (st) {
+        return st;
+    }
+    char *dir = plxi_strdup(path);
+    if (!dir) {
+        free(data);
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    st = import_model(data, size, path, dir, options, out_model);
+    free(dir);
+    free(data);
+    return st;
+}
+
+PLX_API plx_network *plx_onnx_model_network(plx_onnx_model *model) {
+    return model ? model->net : NULL;
+}
+
+PLX_API size_t plx_onnx_model_input_count(const plx_onnx_model *model) {
+    return model ? model->input_count : 0;
+}
+
+PLX_API const plx_onnx_io *plx_onnx_model_input(const plx_onnx_model *model, size_t index) {
+    return model && index < model->input_count ? &model->inputs[index] : NULL;
+}
+
+PLX_API size_t plx_onnx_model_output_count(const plx_onnx_model *model) {
+    return model ? model->output_count : 0;
+}
+
+PLX_API const plx_onnx_io *plx_onnx_model_output(const plx_onnx_model *model, size_t index) {
+    return model && index < model->output_count ? &model->outputs[index] : NULL;
+}
+
+PLX_API void plx_onnx_model_get_facts(const plx_onnx_model *model,
+                                      plx_onnx_model_facts *out_facts) {
+    if (!out_facts) {
+        return;
+    }
+    memset(out_facts, 0, sizeof *out_facts);
+    if (model) {
+        *out_facts = model->facts;
+    }
+}

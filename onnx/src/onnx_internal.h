@@ -1,0 +1,158 @@
+/* The ONNX importer's internals, shared by import.c (files, graphs, the
+ * model object), values.c (the value table, constants, emitting and folding
+ * layers), convert.c (one converter per ONNX operator) and tensor.c
+ * (TensorProto decoding). Nothing here is exported from libplexus. */
+#ifndef PLEXUS_ONNX_INTERNAL_H
+#define PLEXUS_ONNX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <plexus/network.h>
+#include <plexus/onnx.h>
+
+#include "internal.h"
+#include "onnx.pb-c.h"
+
+/* ---- tensor.c ------------------------------------------------------------ */
+
+/* The largest tensor the importer holds: initializers and external data
+ * (64 GiB), and constants it creates itself (ConstantOfShape, Range,
+ * default inputs, folded results: 1 GiB; larger results are computed at
+ * run time or refused). */
+#define ONNXI_MAX_TENSOR_BYTES ((size_t)1 << 36)
+#define ONNXI_MAX_CONST_BYTES ((size_t)1 << 30)
+
+/* The Plexus dtype of an ONNX TensorProto.DataType; PLX_DTYPE_INVALID for
+ * types Plexus lacks (double, string, uint16/32/64, complex, float8...). */
+plx_dtype onnxi_dtype(int32_t onnx_type);
+/* "FLOAT", "DOUBLE", ...: ONNX's name of a data type ("type 42" otherwise;
+ * the buffer is used only then). */
+const char *onnxi_dtype_name(int32_t onnx_type, char *buf, size_t size);
+
+/* Decodes a dense tensor into a malloc'd buffer (never NULL) in host order.
+ * `what` names the tensor in messages (e.g. "initializer 'w'");
+ * `base_dir` NULL refuses external data. Errors: PLX_UNSUPPORTED for a
+ * dtype Plexus lacks or a segmented tensor; PLX_INVALID_ARGUMENT for data
+ * that does not match the shape, a bad shape; PLX_IO_ERROR or
+ * PLX_INVALID_ARGUMENT for external data that cannot be read or escapes. */
+plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
+                               const char *base_dir, plx_tensor_info *out_info,
+                               void **out_data);
+
+/* Reads a whole file (at most `max` bytes) into a malloc'd buffer. */
+plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size);
+
+/* ---- values.c ------------------------------------------------------------ */
+
+/* A string -> pointer hash map (keys copied). */
+typedef struct onnxi_map {
+    char **keys;
+    void **vals;
+    size_t cap;
+    size_t count;
+} onnxi_map;
+void *onnxi_map_get(const onnxi_map *m, const char *key);
+bool onnxi_map_put(onnxi_map *m, const char *key, void *val); /* false: out of memory */
+void onnxi_map_free(onnxi_map *m);
+
+typedef enum onnxi_value_kind {
+    ONNXI_CONST = 0, /* known at import: data */
+    ONNXI_LAYER = 1, /* an output slot of a layer of the network */
+    ONNXI_POISON = 2 /* produced by an unsupported node */
+} onnxi_value_kind;
+
+/* A tensor of the graph being imported. Owned by the importer's value list.
+ * A constant gets a constant layer the first time a layer reads it. */
+typedef struct onnxi_value {
+    onnxi_value_kind kind;
+    plx_tensor_info info;
+    void *data;            /* ONNXI_CONST: owned by the importer's blob list */
+    bool has_layer;        /* ONNXI_LAYER always; ONNXI_CONST once materialised */
+    plx_layer_id layer;
+    uint32_t slot;
+    char *poison_reason;   /* ONNXI_POISON from an initializer: why (owned) */
+} onnxi_value;
+
+/* The importer's state for one import. */
+typedef struct onnxi_ctx {
+    const char *file;      /* for messages */
+    const char *base_dir;  /* external data; NULL: refused */
+    plx_network *net;
+    int64_t opset;         /* of the default domain; -1: not imported */
+    Onnx__OperatorSetIdProto **opsets; /* the model's, for messages */
+    size_t n_opsets;
+    onnxi_map values;      /* ONNX name -> onnxi_value* (the current binding) */
+    onnxi_map layer_names; /* used layer names */
+    onnxi_value **owned;   /* every value, freed at the end of the import */
+    size_t owned_count, owned_cap;
+    void **blobs;          /* constant data; moved to the model (the network borrows it) */
+    size_t blob_count, blob_cap;
+    char **unsupported;    /* one line per unsupported node */
+    size_t unsupported_count, unsupported_cap;
+    size_t node_count;
+    size_t folded_count;
+    size_t anon_count;     /* for names of unnamed nodes */
+} onnxi_ctx;
+
+/* The node being converted. */
+typedef struct onnxi_node {
+    const Onnx__NodeProto *proto;
+    const char *name;       /* a unique layer name for it */
+    onnxi_value *in[16];    /* NULL for absent optional inputs (""); past n_in: NULL */
+    size_t n_in;
+    size_t n_out;           /* outputs the node names (trailing "" dropped) */
+    size_t emitted;         /* layers emitted so far (suffixes names) */
+    bool all_folded;        /* every layer it emitted was folded */
+} onnxi_node;
+
+/* Registers a value with the context (freed with it). NULL: out of memory. */
+onnxi_value *onnxi_value_new(onnxi_ctx *c, onnxi_value_kind kind, const plx_tensor_info *info);
+/* A constant value holding `data` (taken: freed with the model even on
+ * failure). */
+plx_status onnxi_const_take(onnxi_ctx *c, const plx_tensor_info *info, void *data,
+                            onnxi_value **out);
+/* A constant value holding a copy of `data`. */
+plx_status onnxi_const_copy(onnxi_ctx *c, const plx_tensor_info *info, const void *data,
+                            onnxi_value **out);
+/* Binds an ONNX name to a value (replacing any earlier binding). */
+plx_status onnxi_bind(onnxi_ctx *c, const char *name, onnxi_value *v);
+/* A unique layer name based on `base`, malloc'd. */
+char *onnxi_unique_name(onnxi_ctx *c, const char *base);
+
+/* Adds one Plexus layer for node `n` (folded to constants when every input
+ * is a constant and the reference kernels can run it). `inputs` has
+ * `n_in` values (none NULL); `outs` receives `n_out` new values. Shapes
+ * are inferred now; an inconsistency is PLX_INVALID_ARGUMENT naming the
+ * node. */
+plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
+                      onnxi_value *const *inputs, uint32_t n_in, uint32_t n_out,
+                      onnxi_value **outs);
+/* Ensures a value has a layer output (materialising a constant). */
+plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint);
+
+/* Reads integer or float constant data element `i` of a value as int64 /
+ * double (for attributes given as inputs). */
+int64_t onnxi_const_i64(const onnxi_value *v, size_t i);
+double onnxi_const_f64(const onnxi_value *v, size_t i);
+size_t onnxi_elem_count(const plx_tensor_info *info);
+
+/* ---- convert.c ----------------------------------------------------------- */
+
+/* Converts one node (inputs resolved in n->in). Binds the node's outputs.
+ * PLX_UNSUPPORTED statuses carry the reason only; the caller formats the
+ * report line with the node's name, op type and opset. */
+plx_status onnxi_convert(onnxi_ctx *c, onnxi_node *n);
+/* Whether the importer has a converter for a default-domain op type. */
+bool onnxi_op_known(const char *op);
+
+/* ---- import.c ------------------------------------------------------------ */
+
+/* Imports the nodes of a graph (sorted topologically; used for the main
+ * graph and inlined If branches). */
+plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g);
+/* Adds a graph's initializers as constants. */
+plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g);
+
+#endif /* PLEXUS_ONNX_INTERNAL_H */

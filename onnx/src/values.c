@@ -1,0 +1,371 @@
+/* The importer's value table, constants, and the one place that adds layers
+ * to the network or folds them into constants with the reference kernels. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "onnx_internal.h"
+#include "shape_infer.h"
+
+/* ---- string map (open addressing, FNV-1a) ------------------------------- */
+
+static size_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return (size_t)h;
+}
+
+void *onnxi_map_get(const onnxi_map *m, const char *key) {
+    if (m->cap == 0) {
+        return NULL;
+    }
+    for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->keys[i]) {
+            return NULL;
+        }
+        if (strcmp(m->keys[i], key) == 0) {
+            return m->vals[i];
+        }
+    }
+}
+
+static bool map_grow(onnxi_map *m) {
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    char **keys = calloc(cap, sizeof *keys);
+    void **vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    for (size_t j = 0; j < m->cap; j++) {
+        if (m->keys[j]) {
+            size_t i = hash_str(m->keys[j]) & (cap - 1);
+            while (keys[i]) {
+                i = (i + 1) & (cap - 1);
+            }
+            keys[i] = m->keys[j];
+            vals[i] = m->vals[j];
+        }
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return true;
+}
+
+bool onnxi_map_put(onnxi_map *m, const char *key, void *val) {
+    if ((m->count + 1) * 2 > m->cap && !map_grow(m)) {
+        return false;
+    }
+    size_t i = hash_str(key) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strcmp(m->keys[i], key) == 0) {
+            m->vals[i] = val;
+            return true;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    char *k = plxi_strdup(key);
+    if (!k) {
+        return false;
+    }
+    m->keys[i] = k;
+    m->vals[i] = val;
+    m->count++;
+    return true;
+}
+
+void onnxi_map_free(onnxi_map *m) {
+    for (size_t i = 0; i < m->cap; i++) {
+        free(m->keys[i]);
+    }
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static bool grow(void ***arr, size_t *cap, size_t need) {
+    if (need <= *cap) {
+        return true;
+    }
+    size_t n = *cap ? *cap * 2 : 32;
+    while (n < need) {
+        n *= 2;
+    }
+    void **p = realloc(*arr, n * sizeof *p);
+    if (!p) {
+        return false;
+    }
+    *arr = p;
+    *cap = n;
+    return true;
+}
+
+onnxi_value *onnxi_value_new(onnxi_ctx *c, onnxi_value_kind kind, const plx_tensor_info *info) {
+    if (!grow((void ***)&c->owned, &c->owned_cap, c->owned_count + 1)) {
+        return NULL;
+    }
+    onnxi_value *v = calloc(1, sizeof *v);
+    if (!v) {
+        return NULL;
+    }
+    v->kind = kind;
+    if (info) {
+        v->info = *info;
+    }
+    c->owned[c->owned_count++] = v;
+    return v;
+}
+
+static plx_status oom(onnxi_ctx *c) {
+    return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
+}
+
+plx_status onnxi_const_take(onnxi_ctx *c, const plx_tensor_info *info, void *data,
+                            onnxi_value **out) {
+    if (!grow(&c->blobs, &c->blob_cap, c->blob_count + 1)) {
+        free(data);
+        return oom(c);
+    }
+    c->blobs[c->blob_count++] = data;
+    onnxi_value *v = onnxi_value_new(c, ONNXI_CONST, info);
+    if (!v) {
+        return oom(c);
+    }
+    v->info.quant.kind = PLX_QUANT_NONE;
+    v->data = data;
+    *out = v;
+    return NULL;
+}
+
+plx_status onnxi_const_copy(onnxi_ctx *c, const plx_tensor_info *info, const void *data,
+                            onnxi_value **out) {
+    size_t bytes;
+    if (!plx_tensor_info_byte_size(info, &bytes) || bytes > ONNXI_MAX_CONST_BYTES) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: a constant of more than %zu bytes",
+                                  c->file, ONNXI_MAX_CONST_BYTES);
+    }
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) {
+        return oom(c);
+    }
+    if (bytes) {
+        memcpy(copy, data, bytes);
+    }
+    return onnxi_const_take(c, info, copy, out);
+}
+
+plx_status onnxi_bind(onnxi_ctx *c, const char *name, onnxi_value *v) {
+    return onnxi_map_put(&c->values, name, v) ? NULL : oom(c);
+}
+
+char *onnxi_unique_name(onnxi_ctx *c, const char *base) {
+    char *name = plxi_strdup(base);
+    for (unsigned k = 1; name && onnxi_map_get(&c->layer_names, name); k++) {
+        free(name);
+        name = plxi_asprintf("%s#%u", base, k);
+    }
+    if (name && !onnxi_map_put(&c->layer_names, name, c)) {
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
+size_t onnxi_elem_count(const plx_tensor_info *info) {
+    size_t n = 0;
+    return plx_tensor_info_element_count(info, &n) ? n : 0;
+}
+
+int64_t onnxi_const_i64(const onnxi_value *v, size_t i) {
+    const void *d = v->data;
+    switch (v->info.dtype) {
+    case PLX_DTYPE_INT64: return ((const int64_t *)d)[i];
+    case PLX_DTYPE_INT32: return ((const int32_t *)d)[i];
+    case PLX_DTYPE_INT16: return ((const int16_t *)d)[i];
+    case PLX_DTYPE_INT8: return ((const int8_t *)d)[i];
+    case PLX_DTYPE_UINT8:
+    case PLX_DTYPE_BOOL: return ((const uint8_t *)d)[i];
+    default: return (int64_t)onnxi_const_f64(v, i);
+    }
+}
+
+double onnxi_const_f64(const onnxi_value *v, size_t i) {
+    const void *d = v->data;
+    switch (v->info.dtype) {
+    case PLX_DTYPE_FLOAT32: return ((const float *)d)[i];
+    case PLX_DTYPE_FLOAT16: return cpu_ref_f16_to_f32(((const uint16_t *)d)[i]);
+    case PLX_DTYPE_BFLOAT16: return cpu_ref_bf16_to_f32(((const uint16_t *)d)[i]);
+    default: return (double)onnxi_const_i64(v, i);
+    }
+}
+
+/* ---- layers ------------------------------------------------------------- */
+
+plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint) {
+    if (v->has_layer) {
+        return NULL;
+    }
+    if (v->kind != ONNXI_CONST) {
+        return plxi_status_create(PLX_INTERNAL, "%s: value for '%s' has no layer", c->file, hint);
+    }
+    char *base = plxi_asprintf("%s.const", hint);
+    char *name = base ? onnxi_unique_name(c, base) : NULL;
+    free(base);
+    if (!name) {
+        return oom(c);
+    }
+    plx_status st = plx_network_add_constant(c->net, name, &v->info, v->data, PLX_CONSTANT_BORROW,
+                                             &v->layer);
+    free(name);
+    if (st) {
+        return st;
+    }
+    v->has_layer = true;
+    v->slot = 0;
+    return NULL;
+}
+
+/* Infers the outputs, reporting errors against the node. */
+static plx_status infer(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op,
+                        const void *desc, const plx_tensor_info *in, uint32_t n_in,
+                        plx_tensor_info *out, uint32_t n_out) {
+    plx_status st = plxi_infer_layer(lname, op, desc, in, n_in, out, n_out);
+    if (!st) {
+        return NULL;
+    }
+    plx_status wrapped = plxi_status_create(plx_status_get_code(st), "%s: node '%s' (%s): %s",
+                                            c->file, n->name, n->proto->op_type,
+                                            plx_status_get_message(st));
+    plx_status_free(st);
+    return wrapped;
+}
+
+/* Runs the layer with the reference kernels into new constants. false when
+ * the kernels cannot (then the layer is added to the network instead). */
+static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op,
+                       const void *desc, onnxi_value *const *inputs, uint32_t n_in,
+                       const plx_tensor_info *out_info, uint32_t n_out, onnxi_value **outs,
+                       bool *out_folded) {
+    *out_folded = false;
+    cpu_ref_check_fn check;
+    cpu_ref_run_fn run;
+    if (!cpu_ref_kernel_lookup(op, &check, &run)) {
+        return NULL;
+    }
+    plx_tensor_info in_info[16];
+    const void *in_data[16];
+    for (uint32_t i = 0; i < n_in; i++) {
+        in_info[i] = inputs[i]->info;
+        in_data[i] = inputs[i]->data;
+    }
+    plx_layer_view view = {sizeof view, lname, op, desc, in_info, n_in, out_info, n_out, in_data};
+    char buf[256];
+    if (check(&view, buf, sizeof buf)) {
+        return NULL;
+    }
+    void *out_data[16] = {0};
+    for (uint32_t i = 0; i < n_out; i++) {
+        size_t bytes;
+        if (!plx_tensor_info_byte_size(&out_info[i], &bytes) || bytes > ONNXI_MAX_CONST_BYTES) {
+            goto not_folded; /* too big to hold as a constant: compute at run time */
+        }
+        out_data[i] = calloc(1, bytes ? bytes : 1);
+        if (!out_data[i]) {
+            goto not_folded;
+        }
+    }
+    char err[256] = "";
+    cpu_ref_kernel_args args = {&view, in_data, out_data, err, sizeof err};
+    if (!run(&args)) {
+        for (uint32_t i = 0; i < n_out; i++) {
+            free(out_data[i]);
+        }
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): evaluating it at "
+                                  "import failed: %s", c->file, n->name, n->proto->op_type, err);
+    }
+    for (uint32_t i = 0; i < n_out; i++) {
+        void *d = out_data[i];
+        out_data[i] = NULL;
+        plx_status st = onnxi_const_take(c, &out_info[i], d, &outs[i]);
+        if (st) {
+            for (uint32_t j = i + 1; j < n_out; j++) {
+                free(out_data[j]);
+            }
+            return st;
+        }
+    }
+    *out_folded = true;
+    return NULL;
+not_folded:
+    for (uint32_t i = 0; i < n_out; i++) {
+        free(out_data[i]);
+    }
+    return NULL;
+}
+
+plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
+                      onnxi_value *const *inputs, uint32_t n_in, uint32_t n_out,
+                      onnxi_value **outs) {
+    if (n_in > 16 || n_out > 16) {
+        return plxi_status_create(PLX_UNSUPPORTED, "more than 16 inputs or outputs");
+    }
+    char *lname = n->emitted == 0 ? plxi_strdup(n->name)
+                                  : plxi_asprintf("%s/%zu", n->name, n->emitted);
+    char *unique = lname ? onnxi_unique_name(c, lname) : NULL;
+    free(lname);
+    if (!unique) {
+        return oom(c);
+    }
+    n->emitted++;
+    plx_tensor_info in_info[16], out_info[16];
+    memset(out_info, 0, sizeof out_info);
+    bool all_const = true;
+    for (uint32_t i = 0; i < n_in; i++) {
+        in_info[i] = inputs[i]->info;
+        all_const = all_const && inputs[i]->kind == ONNXI_CONST;
+    }
+    plx_status st = infer(c, n, unique, op, desc, in_info, n_in, out_info, n_out);
+    if (st) {
+        free(unique);
+        return st;
+    }
+    if (all_const) {
+        bool folded;
+        st = fold(c, n, unique, op, desc, inputs, n_in, out_info, n_out, outs, &folded);
+        if (st || folded) {
+            free(unique);
+            return st;
+        }
+    }
+    n->all_folded = false;
+    for (uint32_t i = 0; i < n_in && !st; i++) {
+        st = onnxi_materialise(c, inputs[i], unique);
+    }
+    plx_layer_id id = 0;
+    if (!st) {
+        st = plx_network_add_layer(c->net, unique, op, desc, n_in, n_out, &id);
+    }
+    for (uint32_t i = 0; i < n_in && !st; i++) {
+        st = plx_network_connect(c->net, inputs[i]->layer, inputs[i]->slot, id, i);
+    }
+    free(unique);
+    for (uint32_t i = 0; i < n_out && !st; i++) {
+        outs[i] = onnxi_value_new(c, ONNXI_LAYER, &out_info[i]);
+        if (!outs[i]) {
+            return oom(c);
+        }
+        outs[i]->has_layer = true;
+        outs[i]->layer = id;
+        outs[i]->slot = i;
+    }
+    return st;
+}

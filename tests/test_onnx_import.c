@@ -1,0 +1,2093 @@
+/* The ONNX importer (onnx/include/plexus/onnx.h) through its public API.
+ *
+ * Models are built in memory with the protobuf-c code generated from
+ * onnx.proto (onnx_builder.h), serialised, and imported with
+ * plx_onnx_import_memory, or written to a scratch directory and imported
+ * with plx_onnx_import_file where a file is needed (external data). Models
+ * that import are optimised for cpu_ref alone with fallback off (never a
+ * system plug-in: the runtime searches only the build's cpu_ref), loaded,
+ * run, and their outputs compared with references computed here from the
+ * ONNX operator definitions. Every failure is checked for its status code
+ * and for a message that names what is at fault.
+ *
+ * Paths come from meson: CPU_REF_DIR (the cpu_ref module's directory) and
+ * DIGITS_DIR (onnx/models/digits). PLEXUS_TEST_LOG=1 prints the runtime's
+ * log and every expected failure's message (run the program directly: under
+ * --tap=- Criterion hides what workers print). */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+#include <plexus/onnx.h>
+#include <plexus/plexus.h>
+
+#include "npy.h"
+#include "onnx_builder.h"
+
+#ifndef CPU_REF_DIR
+#error "CPU_REF_DIR must be defined by the build"
+#endif
+#ifndef DIGITS_DIR
+#error "DIGITS_DIR must be defined by the build"
+#endif
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define FILE_NAME "test.onnx"
+#define IR 7
+#define OPSET 13
+
+/* ------------------------------------------------------------------------ */
+/* Keeping allocations reachable                                              */
+/* ------------------------------------------------------------------------ */
+
+/* What a test allocates stays reachable from here, so that a failing
+ * assertion (which ends the test without its cleanup) adds no leak reports
+ * to the real failure. Each test runs in its own process. */
+static struct {
+    ob_model *ob;
+    uint8_t *buf;
+    plx_onnx_model *model;
+    plx_status st;
+    plx_runtime *rt;
+    plx_optimized_network *on;
+    plx_loaded_network *ln;
+    void *mem[64];
+    size_t mem_count;
+} live;
+
+static void *track(void *p) {
+    cr_assert(not(zero(ptr, p)), "out of memory");
+    live.mem[live.mem_count++ % COUNT(live.mem)] = p;
+    return p;
+}
+
+static ob_model *new_model(int64_t ir, int64_t opset) {
+    ob_model *m = ob_model_new(ir, opset);
+    live.ob = m;
+    return m;
+}
+
+static void free_model(ob_model *m) {
+    ob_model_free(m);
+    if (live.ob == m) {
+        live.ob = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Importing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static plx_status import_mem(ob_model *m, const plx_onnx_options *o, plx_onnx_model **out) {
+    size_t size;
+    uint8_t *buf = ob_pack(m, &size);
+    live.buf = buf;
+    plx_status st = plx_onnx_import_memory(buf, size, FILE_NAME, NULL, o, out);
+    free(buf);
+    live.buf = NULL;
+    live.st = st;
+    return st;
+}
+
+/* Imports `m` (then freed) and asserts that it succeeded. */
+static plx_onnx_model *import_ok(ob_model *m, const plx_onnx_options *o) {
+    plx_onnx_model *model = NULL;
+    plx_status st = import_mem(m, o, &model);
+    cr_assert(zero(ptr, st), "import failed: %s", plx_status_get_message(st));
+    cr_assert(not(zero(ptr, model)));
+    live.model = model;
+    free_model(m);
+    return model;
+}
+
+static void destroy_model(plx_onnx_model **model) {
+    plx_onnx_model_destroy(model);
+    live.model = NULL;
+}
+
+/* Asserts that `st` is a failure with `code` whose message contains every
+ * needle (a NULL-terminated list). Returns st (kept reachable). */
+static plx_status check_fail(plx_status st, plx_status_code code, const char *const *needles) {
+    live.st = st;
+    cr_assert(not(zero(ptr, st)), "the call succeeded; expected %s", plx_status_code_name(code));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(not(zero(ptr, (void *)msg)));
+    const char *show = getenv("PLEXUS_TEST_LOG");
+    if (show && *show && strcmp(show, "0") != 0) {
+        fprintf(stderr, "[%s] %s\n", plx_status_code_name(plx_status_get_code(st)), msg);
+    }
+    int got = (int)plx_status_get_code(st);
+    int want = (int)code;
+    cr_assert(eq(int, got, want), "status %s, expected %s: '%s'",
+              plx_status_code_name(plx_status_get_code(st)), plx_status_code_name(code), msg);
+    for (size_t i = 0; needles[i]; i++) {
+        cr_assert(not(zero(ptr, strstr(msg, needles[i]))), "message '%s' lacks '%s'", msg,
+                  needles[i]);
+    }
+    return st;
+}
+
+static void free_status(plx_status st) {
+    plx_status_free(st);
+    if (live.st == st) {
+        live.st = NULL;
+    }
+}
+
+/* Imports `m` (then freed) and asserts the failure (see check_fail). */
+static plx_status import_fail_(ob_model *m, const plx_onnx_options *o, plx_status_code code,
+                               const char *const *needles) {
+    plx_onnx_model *model = NULL;
+    plx_status st = import_mem(m, o, &model);
+    live.model = model; /* reachable if it wrongly succeeded */
+    free_model(m);
+    return check_fail(st, code, needles);
+}
+
+/* NEEDLES("a", "b"): a NULL-terminated list of strings the message must hold. */
+#define NEEDLES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define IMPORT_FAILS(m, o, code, ...) free_status(import_fail_((m), (o), (code), NEEDLES(__VA_ARGS__)))
+#define CALL_FAILS(expr, code, ...) free_status(check_fail((expr), (code), NEEDLES(__VA_ARGS__)))
+
+/* ------------------------------------------------------------------------ */
+/* Running on cpu_ref                                                         */
+/* ------------------------------------------------------------------------ */
+
+static void quiet_log(void *user_data, plx_log_level level, const char *source,
+                      const char *message) {
+    (void)user_data;
+    const char *show = getenv("PLEXUS_TEST_LOG");
+    if (show && *show && strcmp(show, "0") != 0) {
+        fprintf(stderr, "plexus[%s] %s: %s\n", source, plx_log_level_name(level), message);
+    }
+}
+
+/* A runtime that sees only the build's cpu_ref. */
+static plx_runtime *make_runtime(void) {
+    plx_runtime_options o;
+    plx_runtime_options_init(&o);
+    o.ignore_environment = true;
+    o.skip_default_dir = true;
+    o.log_level = PLX_LOG_DEBUG;
+    o.log_fn = quiet_log;
+    const char *paths[] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_runtime *rt = NULL;
+    plx_status st = plx_runtime_create(&o, &rt);
+    live.st = st;
+    cr_assert(zero(ptr, st), "plx_runtime_create: %s", plx_status_get_message(st));
+    live.rt = rt;
+    const plx_backend_info *b = plx_runtime_find_backend(rt, "cpu_ref");
+    cr_assert(not(zero(ptr, (void *)b)), "cpu_ref was not found in %s", CPU_REF_DIR);
+    cr_assert(b->available, "cpu_ref is unavailable: %s", b->reason ? b->reason : "");
+    return rt;
+}
+
+/* Optimises the model's network for cpu_ref alone, fallback off, and loads
+ * it. */
+static plx_loaded_network *load_model(plx_runtime *rt, plx_onnx_model *model) {
+    plx_network *net = plx_onnx_model_network(model);
+    cr_assert(not(zero(ptr, net)));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_ref"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    plx_status st = plx_optimize(rt, net, &oo, &on);
+    live.st = st;
+    live.on = on;
+    cr_assert(zero(ptr, st), "plx_optimize: %s", plx_status_get_message(st));
+    size_t count = plx_optimized_network_layer_count(on);
+    for (size_t i = 0; i < count; i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        cr_assert(eq(str, (char *)a->backend_id, "cpu_ref"), "layer '%s'", a->layer_name);
+        cr_assert(not(a->inserted), "layer '%s' was inserted", a->layer_name);
+    }
+    plx_loaded_network *ln = NULL;
+    st = plx_runtime_load_network(rt, &on, NULL, &ln);
+    live.on = NULL;
+    live.st = st;
+    cr_assert(zero(ptr, st), "plx_runtime_load_network: %s", plx_status_get_message(st));
+    live.ln = ln;
+    return ln;
+}
+
+static size_t info_bytes(const plx_tensor_info *info) {
+    size_t bytes = 0;
+    cr_assert(plx_tensor_info_byte_size(info, &bytes));
+    return bytes;
+}
+
+/* Runs the loaded network once: inputs[i] and outputs[i] are the data of
+ * the model's input / output i, bound by the binding ids the model reports
+ * and sized from its tensor infos (which must match the loaded network's). */
+static void run_loaded(plx_loaded_network *ln, const plx_onnx_model *model,
+                       const void *const *inputs, void *const *outputs) {
+    plx_tensor_binding in[8], out[8];
+    size_t ni = plx_onnx_model_input_count(model), no = plx_onnx_model_output_count(model);
+    cr_assert(le(sz, ni, COUNT(in)));
+    cr_assert(le(sz, no, COUNT(out)));
+    for (size_t i = 0; i < ni; i++) {
+        const plx_onnx_io *io = plx_onnx_model_input(model, i);
+        plx_tensor_info info;
+        plx_status st = plx_loaded_network_input_info(ln, io->binding_id, &info);
+        live.st = st;
+        cr_assert(zero(ptr, st), "input info of '%s': %s", io->name, plx_status_get_message(st));
+        cr_assert(eq(u32, info.rank, io->info.rank), "input '%s' rank", io->name);
+        memset(&in[i], 0, sizeof in[i]);
+        in[i].binding_id = io->binding_id;
+        in[i].data = (void *)inputs[i];
+        in[i].size = info_bytes(&io->info);
+    }
+    for (size_t i = 0; i < no; i++) {
+        const plx_onnx_io *io = plx_onnx_model_output(model, i);
+        plx_tensor_info info;
+        plx_status st = plx_loaded_network_output_info(ln, io->binding_id, &info);
+        live.st = st;
+        cr_assert(zero(ptr, st), "output info of '%s': %s", io->name, plx_status_get_message(st));
+        cr_assert(eq(u32, info.rank, io->info.rank), "output '%s' rank", io->name);
+        for (uint32_t d = 0; d < info.rank; d++) {
+            cr_assert(eq(i64, info.dims[d], io->info.dims[d]), "output '%s' dim %u", io->name, d);
+        }
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].binding_id = io->binding_id;
+        out[i].data = outputs[i];
+        out[i].size = info_bytes(&io->info);
+        memset(outputs[i], 0x7d, out[i].size); /* unwritten elements show */
+    }
+    plx_execute_args args;
+    plx_execute_args_init(&args);
+    args.inputs = in;
+    args.input_count = ni;
+    args.outputs = out;
+    args.output_count = no;
+    plx_status st = plx_loaded_network_run(ln, NULL, &args);
+    live.st = st;
+    cr_assert(zero(ptr, st), "execute: %s", plx_status_get_message(st));
+}
+
+/* Loads the model on a fresh runtime, runs it once, unloads. */
+static void run_once(plx_onnx_model *model, const void *const *inputs, void *const *outputs) {
+    plx_runtime *rt = make_runtime();
+    plx_loaded_network *ln = load_model(rt, model);
+    run_loaded(ln, model, inputs, outputs);
+    plx_loaded_network_unload(&ln);
+    live.ln = NULL;
+    plx_runtime_destroy(&rt);
+    live.rt = NULL;
+}
+
+static void expect_close(const float *got, const float *want, size_t n, float tol) {
+    for (size_t i = 0; i < n; i++) {
+        float diff = fabsf(got[i] - want[i]);
+        float limit = tol * fmaxf(1.0f, fabsf(want[i]));
+        cr_assert(le(flt, diff, limit), "element %zu: got %.9g, want %.9g", i, (double)got[i],
+                  (double)want[i]);
+    }
+}
+
+static void expect_dims(const plx_tensor_info *info, const int64_t *dims, size_t rank,
+                        const char *what) {
+    cr_assert(eq(u32, info->rank, (uint32_t)rank), "%s: rank", what);
+    for (size_t i = 0; i < rank; i++) {
+        cr_assert(eq(i64, info->dims[i], dims[i]), "%s: dim %zu", what, i);
+    }
+}
+#define EXPECT_DIMS(info, what, ...) expect_dims((info), OB_DIMS(__VA_ARGS__), (what))
+
+/* Deterministic values in [-1, 1). */
+static void fill_values(float *v, size_t n, uint32_t seed) {
+    uint32_t s = seed * 2654435761u + 12345u;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        v[i] = (float)((double)(s >> 8) / (double)(1u << 24)) * 2.0f - 1.0f;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scratch directories                                                        */
+/* ------------------------------------------------------------------------ */
+
+static char scratch[PATH_MAX];
+
+/* dir/name into buf (PATH_MAX bytes). */
+static char *join(char *buf, const char *dir, const char *name) {
+    size_t n = (size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+    cr_assert(lt(sz, n, (size_t)PATH_MAX), "path too long: %s/%s", dir, name);
+    return buf;
+}
+
+static const char *make_scratch(void) {
+    char tmpl[] = "/tmp/plexus-onnx-XXXXXX";
+    cr_assert(not(zero(ptr, mkdtemp(tmpl))), "mkdtemp: %s", strerror(errno));
+    cr_assert(not(zero(ptr, realpath(tmpl, scratch))));
+    return scratch;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_scratch(void) {
+    if (scratch[0]) {
+        nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        scratch[0] = '\0';
+    }
+}
+
+static void write_file(const char *path, const void *data, size_t size) {
+    FILE *f = fopen(path, "wb");
+    cr_assert(not(zero(ptr, f)), "%s: %s", path, strerror(errno));
+    size_t wrote = size ? fwrite(data, 1, size, f) : 0;
+    int closed = fclose(f);
+    cr_assert(eq(sz, wrote, size), "%s: short write", path);
+    cr_assert(eq(int, closed, 0), "%s: close failed", path);
+}
+
+/* Writes the model (then freed) to path. */
+static void write_model(ob_model *m, const char *path) {
+    size_t size;
+    uint8_t *buf = ob_pack(m, &size);
+    live.buf = buf;
+    write_file(path, buf, size);
+    free(buf);
+    live.buf = NULL;
+    free_model(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A small conv net                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* x [1,1,6,6] -> Conv(2 filters 3x3, pads 1) -> Relu -> MaxPool 2x2/2 ->
+ * Flatten -> Gemm(4, transB) -> Softmax; outputs prob [1,4] and flat
+ * [1,18]. */
+enum { CN_H = 6, CN_C = 2, CN_P = 3, CN_F = CN_C * CN_P * CN_P, CN_K = 4 };
+
+typedef struct conv_net_params {
+    float w1[CN_C * 9];
+    float b1[CN_C];
+    float w2[CN_K * CN_F];
+    float b2[CN_K];
+} conv_net_params;
+
+static void conv_net_params_fill(conv_net_params *p) {
+    fill_values(p->w1, COUNT(p->w1), 1);
+    fill_values(p->b1, COUNT(p->b1), 2);
+    fill_values(p->w2, COUNT(p->w2), 3);
+    fill_values(p->b2, COUNT(p->b2), 4);
+}
+
+static ob_model *conv_net_model(const conv_net_params *p) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,6,6");
+    ob_output(g, "prob", OB_FLOAT, "1,4");
+    ob_output(g, "flat", OB_FLOAT, "1,18");
+    /* Both encodings of float initializers. */
+    ob_init_f32(g, "w1", OB_DIMS(CN_C, 1, 3, 3), p->w1, true);
+    ob_init_f32(g, "b1", OB_DIMS(CN_C), p->b1, false);
+    ob_init_f32(g, "w2", OB_DIMS(CN_K, CN_F), p->w2, false);
+    ob_init_f32(g, "b2", OB_DIMS(CN_K), p->b2, true);
+    ob_node *n = ob_node_add(g, "Conv", "conv", "x,w1,b1", "c");
+    ob_attr_ints(n, "kernel_shape", OB_DIMS(3, 3));
+    ob_attr_ints(n, "pads", OB_DIMS(1, 1, 1, 1));
+    ob_attr_ints(n, "strides", OB_DIMS(1, 1));
+    ob_node_add(g, "Relu", "relu", "c", "r");
+    n = ob_node_add(g, "MaxPool", "pool", "r", "p");
+    ob_attr_ints(n, "kernel_shape", OB_DIMS(2, 2));
+    ob_attr_ints(n, "strides", OB_DIMS(2, 2));
+    n = ob_node_add(g, "Flatten", "flatten", "p", "flat");
+    ob_attr_i(n, "axis", 1);
+    n = ob_node_add(g, "Gemm", "fc", "flat,w2,b2", "logits");
+    ob_attr_i(n, "transB", 1);
+    ob_attr_f(n, "alpha", 1.0f);
+    ob_attr_f(n, "beta", 1.0f);
+    n = ob_node_add(g, "Softmax", "softmax", "logits", "prob");
+    ob_attr_i(n, "axis", 1);
+    return m;
+}
+
+/* The same network by the ONNX definitions. */
+static void conv_net_reference(const conv_net_params *p, const float *x, float *prob,
+                               float *flat) {
+    float conv[CN_C][CN_H][CN_H];
+    for (int c = 0; c < CN_C; c++) {
+        for (int i = 0; i < CN_H; i++) {
+            for (int j = 0; j < CN_H; j++) {
+                float s = p->b1[c];
+                for (int ki = 0; ki < 3; ki++) {
+                    for (int kj = 0; kj < 3; kj++) {
+                        int yi = i + ki - 1, xj = j + kj - 1;
+                        if (yi >= 0 && yi < CN_H && xj >= 0 && xj < CN_H) {
+                            s += p->w1[c * 9 + ki * 3 + kj] * x[yi * CN_H + xj];
+                        }
+                    }
+                }
+                conv[c][i][j] = s > 0 ? s : 0; /* Relu */
+            }
+        }
+    }
+    for (int c = 0; c < CN_C; c++) {
+        for (int i = 0; i < CN_P; i++) {
+            for (int j = 0; j < CN_P; j++) {
+                float mx = conv[c][2 * i][2 * j];
+                mx = fmaxf(mx, conv[c][2 * i][2 * j + 1]);
+                mx = fmaxf(mx, conv[c][2 * i + 1][2 * j]);
+                mx = fmaxf(mx, conv[c][2 * i + 1][2 * j + 1]);
+                flat[(c * CN_P + i) * CN_P + j] = mx;
+            }
+        }
+    }
+    float logits[CN_K], mx = -INFINITY;
+    for (int k = 0; k < CN_K; k++) {
+        float s = p->b2[k];
+        for (int f = 0; f < CN_F; f++) {
+            s += flat[f] * p->w2[k * CN_F + f];
+        }
+        logits[k] = s;
+        mx = fmaxf(mx, s);
+    }
+    float sum = 0;
+    for (int k = 0; k < CN_K; k++) {
+        prob[k] = expf(logits[k] - mx);
+        sum += prob[k];
+    }
+    for (int k = 0; k < CN_K; k++) {
+        prob[k] /= sum;
+    }
+}
+
+Test(onnx_import, conv_net_imports_and_runs) {
+    conv_net_params p;
+    conv_net_params_fill(&p);
+    plx_onnx_model *model = import_ok(conv_net_model(&p), NULL);
+
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1));
+    const plx_onnx_io *in = plx_onnx_model_input(model, 0);
+    cr_assert(not(zero(ptr, (void *)in)));
+    cr_assert(eq(str, (char *)in->name, "x"));
+    cr_assert(eq(i32, in->binding_id, 0));
+    cr_assert(eq(int, (int)in->info.dtype, (int)PLX_DTYPE_FLOAT32));
+    EXPECT_DIMS(&in->info, "input x", 1, 1, 6, 6);
+    cr_assert(zero(ptr, (void *)plx_onnx_model_input(model, 1)));
+
+    cr_assert(eq(sz, plx_onnx_model_output_count(model), 2));
+    const plx_onnx_io *out0 = plx_onnx_model_output(model, 0);
+    const plx_onnx_io *out1 = plx_onnx_model_output(model, 1);
+    cr_assert(eq(str, (char *)out0->name, "prob"));
+    cr_assert(eq(i32, out0->binding_id, 0));
+    cr_assert(eq(int, (int)out0->info.dtype, (int)PLX_DTYPE_FLOAT32));
+    EXPECT_DIMS(&out0->info, "output prob", 1, 4);
+    cr_assert(eq(str, (char *)out1->name, "flat"));
+    cr_assert(eq(i32, out1->binding_id, 1));
+    EXPECT_DIMS(&out1->info, "output flat", 1, 18);
+    cr_assert(zero(ptr, (void *)plx_onnx_model_output(model, 2)));
+
+    plx_onnx_model_facts facts;
+    plx_onnx_model_get_facts(model, &facts);
+    cr_assert(eq(str, (char *)facts.producer, "onnx_builder 1.0"));
+    cr_assert(eq(i64, facts.ir_version, IR));
+    cr_assert(eq(i64, facts.opset, OPSET));
+    cr_assert(eq(sz, facts.node_count, 6));
+    cr_assert(eq(sz, facts.folded_count, 0));
+    /* input, 2 constants + conv, relu, pool, flatten, 2 constants + gemm,
+     * softmax, 2 outputs. */
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    cr_assert(eq(sz, layers, 13));
+
+    float x[CN_H * CN_H], prob[CN_K], flat[CN_F], want_prob[CN_K], want_flat[CN_F];
+    fill_values(x, COUNT(x), 5);
+    conv_net_reference(&p, x, want_prob, want_flat);
+    const void *ins[] = {x};
+    void *outs[] = {prob, flat};
+    run_once(model, ins, outs);
+    expect_close(flat, want_flat, CN_F, 1e-5f);
+    expect_close(prob, want_prob, CN_K, 1e-5f);
+    destroy_model(&model);
+}
+
+Test(onnx_import, same_model_from_file) {
+    conv_net_params p;
+    conv_net_params_fill(&p);
+    char path[PATH_MAX];
+    join(path, make_scratch(), "net.onnx");
+    write_model(conv_net_model(&p), path);
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_file(path, NULL, &model);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    live.model = model;
+    float x[CN_H * CN_H], prob[CN_K], flat[CN_F], want_prob[CN_K], want_flat[CN_F];
+    fill_values(x, COUNT(x), 6);
+    conv_net_reference(&p, x, want_prob, want_flat);
+    const void *ins[] = {x};
+    void *outs[] = {prob, flat};
+    run_once(model, ins, outs);
+    expect_close(prob, want_prob, CN_K, 1e-5f);
+    destroy_model(&model);
+    remove_scratch();
+}
+
+Test(onnx_import, missing_file_is_io_error) {
+    plx_onnx_model *model = NULL;
+    CALL_FAILS(plx_onnx_import_file("/nonexistent/dir/model.onnx", NULL, &model), PLX_IO_ERROR,
+               "/nonexistent/dir/model.onnx");
+    cr_assert(zero(ptr, model));
+}
+
+Test(onnx_import, bad_arguments) {
+    plx_onnx_model *model = NULL;
+    CALL_FAILS(plx_onnx_import_memory(NULL, 4, FILE_NAME, NULL, NULL, &model),
+               PLX_INVALID_ARGUMENT, "plx_onnx_import_memory");
+    CALL_FAILS(plx_onnx_import_file(NULL, NULL, &model), PLX_INVALID_ARGUMENT,
+               "plx_onnx_import_file");
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.struct_size = 4;
+    ob_model *m = new_model(IR, OPSET);
+    IMPORT_FAILS(m, &o, PLX_INVALID_ARGUMENT, "struct_size");
+    /* A shape without a name. */
+    plx_onnx_input_shape shape;
+    memset(&shape, 0, sizeof shape);
+    plx_onnx_options_init(&o);
+    o.shapes = &shape;
+    o.shape_count = 1;
+    m = new_model(IR, OPSET);
+    IMPORT_FAILS(m, &o, PLX_INVALID_ARGUMENT, "shapes[0]");
+    /* The accessors take NULL. */
+    cr_assert(zero(ptr, plx_onnx_model_network(NULL)));
+    cr_assert(eq(sz, plx_onnx_model_input_count(NULL), 0));
+    cr_assert(eq(sz, plx_onnx_model_output_count(NULL), 0));
+    plx_onnx_model_destroy(NULL);
+    plx_onnx_model_destroy(&model);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Constant folding, aliases, If                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(onnx_import, shape_chain_folds_into_reshape) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    int64_t zero = 0, axes0 = 0, minus1 = -1;
+    ob_init_i64(g, "idx0", OB_SCALAR, &zero, false);
+    ob_init_i64(g, "axes", OB_DIMS(1), &axes0, true);
+    ob_init_i64(g, "rest", OB_DIMS(1), &minus1, false);
+    ob_node_add(g, "Shape", "shape", "x", "s");
+    ob_node_add(g, "Gather", "gather", "s,idx0", "d0");
+    ob_node_add(g, "Unsqueeze", "unsqueeze", "d0,axes", "d0v");
+    ob_attr_i(ob_node_add(g, "Concat", "concat", "d0v,rest", "newshape"), "axis", 0);
+    ob_node_add(g, "Reshape", "reshape", "x,newshape", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+
+    plx_onnx_model_facts facts;
+    plx_onnx_model_get_facts(model, &facts);
+    cr_assert(eq(sz, facts.node_count, 5));
+    cr_assert(eq(sz, facts.folded_count, 4));
+    /* input, reshape, output: the shape is the reshape's own. */
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    cr_assert(eq(sz, layers, 3));
+    EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "output y", 2, 12);
+
+    float x[24], y[24];
+    fill_values(x, 24, 7);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    cr_assert(eq(int, memcmp(x, y, sizeof x), 0), "reshape changed the data");
+    destroy_model(&model);
+}
+
+/* Constant, ConstantOfShape, Range and Cast of constants fold; only the
+ * values reach the network as constants. y = (x + float(range(0, 4))) *
+ * constant_of_shape([1, 4], 3) + k. */
+Test(onnx_import, constants_fold) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4");
+    ob_output(g, "y", OB_FLOAT, "1,4");
+    int64_t start = 0, limit = 4, delta = 1;
+    ob_init_i64(g, "start", OB_SCALAR, &start, false);
+    ob_init_i64(g, "limit", OB_SCALAR, &limit, true);
+    ob_init_i64(g, "delta", OB_SCALAR, &delta, false);
+    ob_node_add(g, "Range", "range", "start,limit,delta", "r64");
+    ob_attr_i(ob_node_add(g, "Cast", "cast", "r64", "rf"), "to", OB_FLOAT);
+    /* The shape from a Constant with an int64 tensor. */
+    Onnx__TensorProto *shape = ob_tensor(m, NULL, OB_INT64, OB_DIMS(2));
+    ob_tensor_int64s(m, shape, (const int64_t[]){1, 4}, 2);
+    ob_attr_t(ob_node_add(g, "Constant", "shape_const", "", "shp"), "value", shape);
+    Onnx__TensorProto *three = ob_tensor(m, NULL, OB_FLOAT, OB_DIMS(1));
+    ob_tensor_floats(m, three, (const float[]){3.0f}, 1);
+    ob_attr_t(ob_node_add(g, "ConstantOfShape", "cos", "shp", "threes"), "value", three);
+    ob_attr_f(ob_node_add(g, "Constant", "k_const", "", "k"), "value_float", 0.5f);
+    ob_node_add(g, "Add", "add", "x,rf", "a");
+    ob_node_add(g, "Mul", "mul", "a,threes", "b");
+    ob_node_add(g, "Add", "add_k", "b,k", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+
+    plx_onnx_model_facts facts;
+    plx_onnx_model_get_facts(model, &facts);
+    cr_assert(eq(sz, facts.node_count, 8));
+    cr_assert(eq(sz, facts.folded_count, 5), "folded %zu", facts.folded_count);
+    /* input; 3 constants and add, mul, add_k; output. */
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    cr_assert(eq(sz, layers, 8));
+
+    float x[4] = {1.0f, -2.0f, 0.25f, 10.0f}, y[4], want[4];
+    for (int i = 0; i < 4; i++) {
+        want[i] = (x[i] + (float)i) * 3.0f + 0.5f;
+    }
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 4, 1e-6f);
+    destroy_model(&model);
+}
+
+/* An output computed entirely at import is a constant layer. */
+Test(onnx_import, folded_output) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,5");
+    ob_output(g, "y", OB_FLOAT, "2,5");
+    ob_output(g, "n", OB_INT64, "2");
+    ob_node_add(g, "Shape", "shape", "x", "n");
+    ob_node_add(g, "Identity", "id", "x", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    const plx_onnx_io *n_io = plx_onnx_model_output(model, 1);
+    cr_assert(eq(int, (int)n_io->info.dtype, (int)PLX_DTYPE_INT64));
+    EXPECT_DIMS(&n_io->info, "output n", 2);
+    float x[10], y[10];
+    int64_t n[2];
+    fill_values(x, 10, 8);
+    const void *ins[] = {x};
+    void *outs[] = {y, n};
+    run_once(model, ins, outs);
+    cr_assert(eq(i64, n[0], 2));
+    cr_assert(eq(i64, n[1], 5));
+    cr_assert(eq(int, memcmp(x, y, sizeof x), 0));
+    destroy_model(&model);
+}
+
+Test(onnx_import, identity_and_dropout_are_aliases) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, "3");
+    ob_node_add(g, "Identity", "id1", "x", "x1");
+    ob_node_add(g, "Relu", "relu", "x1", "r");
+    ob_node_add(g, "Dropout", "drop", "r", "d");
+    ob_node_add(g, "Identity", "id2", "d", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    cr_assert(eq(sz, layers, 3), "input, relu, output: got %zu layers", layers);
+    float x[3] = {-1.0f, 0.0f, 2.5f}, y[3], want[3] = {0.0f, 0.0f, 2.5f};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 3, 0.0f);
+    destroy_model(&model);
+}
+
+/* x [2,3]; If(cond) then y = x + 1 (a main-graph initializer), else
+ * y = x * 2 (the branch's own initializer). `cond_from_shape` computes the
+ * condition as Shape(x)[0] == 2 (true); otherwise it is a bool initializer
+ * with value `cond`. */
+static ob_model *if_model(bool cond_from_shape, bool cond) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, "2,3");
+    ob_init_f32(g, "one", OB_SCALAR, (const float[]){1.0f}, false);
+    if (cond_from_shape) {
+        int64_t zero = 0, two = 2;
+        ob_init_i64(g, "i0", OB_SCALAR, &zero, false);
+        ob_init_i64(g, "two_i", OB_SCALAR, &two, true);
+        ob_node_add(g, "Shape", "shape", "x", "s");
+        ob_node_add(g, "Gather", "gather", "s,i0", "d0");
+        ob_node_add(g, "Equal", "equal", "d0,two_i", "cond");
+    } else {
+        Onnx__TensorProto *c = ob_tensor(m, "cond", OB_BOOL, OB_SCALAR);
+        ob_tensor_int32s(m, c, (const int32_t[]){cond ? 1 : 0}, 1);
+        ob_initializer(g, c);
+    }
+    ob_graph *then_g = ob_graph_new(m, "then");
+    ob_node_add(then_g, "Add", "then_add", "x,one", "t_out");
+    ob_output(then_g, "t_out", OB_FLOAT, NULL);
+    ob_graph *else_g = ob_graph_new(m, "else");
+    ob_init_f32(else_g, "two", OB_SCALAR, (const float[]){2.0f}, true);
+    ob_node_add(else_g, "Mul", "else_mul", "x,two", "e_out");
+    ob_output(else_g, "e_out", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "If", "if", "cond", "y");
+    ob_attr_g(n, "then_branch", then_g);
+    ob_attr_g(n, "else_branch", else_g);
+    return m;
+}
+
+static void check_if(plx_onnx_model *model, bool then_taken) {
+    /* input, constant, add or mul, output. */
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    cr_assert(eq(sz, layers, 4), "got %zu layers", layers);
+    float x[6], y[6], want[6];
+    fill_values(x, 6, 9);
+    for (int i = 0; i < 6; i++) {
+        want[i] = then_taken ? x[i] + 1.0f : x[i] * 2.0f;
+    }
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 6, 1e-6f);
+}
+
+Test(onnx_import, if_constant_true_inlines_then) {
+    plx_onnx_model *model = import_ok(if_model(false, true), NULL);
+    check_if(model, true);
+    destroy_model(&model);
+}
+
+Test(onnx_import, if_constant_false_inlines_else) {
+    plx_onnx_model *model = import_ok(if_model(false, false), NULL);
+    check_if(model, false);
+    destroy_model(&model);
+}
+
+Test(onnx_import, if_condition_folded_from_shape) {
+    plx_onnx_model *model = import_ok(if_model(true, true), NULL);
+    check_if(model, true);
+    destroy_model(&model);
+}
+
+Test(onnx_import, if_with_runtime_condition_is_unsupported) {
+    ob_model *m = if_model(false, true);
+    /* cond becomes a graph input: not known at import. */
+    Onnx__GraphProto *gp = ob_graph_proto(ob_main(m));
+    gp->n_initializer = 1; /* keep "one", drop "cond" */
+    ob_input(ob_main(m), "cond", OB_BOOL, "");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'if'", "(If, opset 13)", "cond",
+                 "known at import");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dynamic dims                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* x [N,3] + b [3] -> y. */
+static ob_model *dynamic_model(const char *x_shape) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, x_shape);
+    ob_input(g, "b", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "add", "x,b", "y");
+    return m;
+}
+
+Test(onnx_import, dim_param_without_shape_fails) {
+    IMPORT_FAILS(dynamic_model("N,3"), NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "input 'x'",
+                 "dim 0", "'N'");
+    /* A dimension with neither a value nor a name. */
+    IMPORT_FAILS(dynamic_model("2,?"), NULL, PLX_INVALID_ARGUMENT, "input 'x'", "dim 1",
+                 "no size");
+    /* No shape at all. */
+    IMPORT_FAILS(dynamic_model(NULL), NULL, PLX_INVALID_ARGUMENT, "input 'x'", "no shape");
+}
+
+Test(onnx_import, dim_param_with_shape_imports) {
+    plx_onnx_input_shape shape = {.name = "x", .dims = {5, 3}, .rank = 2};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.shapes = &shape;
+    o.shape_count = 1;
+    plx_onnx_model *model = import_ok(dynamic_model("N,3"), &o);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 2));
+    const plx_onnx_io *x = plx_onnx_model_input(model, 0);
+    const plx_onnx_io *b = plx_onnx_model_input(model, 1);
+    cr_assert(eq(str, (char *)x->name, "x"));
+    cr_assert(eq(i32, x->binding_id, 0));
+    EXPECT_DIMS(&x->info, "input x", 5, 3);
+    cr_assert(eq(str, (char *)b->name, "b"));
+    cr_assert(eq(i32, b->binding_id, 1));
+    EXPECT_DIMS(&b->info, "input b", 3);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "output y", 5, 3);
+    float xv[15], bv[3] = {1.0f, 2.0f, 3.0f}, y[15], want[15];
+    fill_values(xv, 15, 10);
+    for (int i = 0; i < 15; i++) {
+        want[i] = xv[i] + bv[i % 3];
+    }
+    const void *ins[] = {xv, bv};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 15, 1e-6f);
+    destroy_model(&model);
+
+    /* A shape may be given for an input without one. */
+    model = import_ok(dynamic_model(NULL), &o);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 0)->info, "input x", 5, 3);
+    destroy_model(&model);
+}
+
+Test(onnx_import, shape_for_unknown_input_fails) {
+    plx_onnx_input_shape shapes[2] = {{.name = "x", .dims = {5, 3}, .rank = 2},
+                                      {.name = "zz_not_there", .dims = {1}, .rank = 1}};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.shapes = shapes;
+    o.shape_count = 2;
+    IMPORT_FAILS(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT, "'zz_not_there'",
+                 "not an input");
+}
+
+Test(onnx_import, shape_contradicting_model_fails) {
+    plx_onnx_input_shape shape = {.name = "x", .dims = {5, 4}, .rank = 2};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.shapes = &shape;
+    o.shape_count = 1;
+    IMPORT_FAILS(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT, "input 'x'", "dim 1", "3",
+                 "4");
+    /* Another rank. */
+    shape = (plx_onnx_input_shape){.name = "x", .dims = {15}, .rank = 1};
+    IMPORT_FAILS(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT, "input 'x'", "rank");
+    /* A negative size. */
+    shape = (plx_onnx_input_shape){.name = "x", .dims = {-1, 3}, .rank = 2};
+    IMPORT_FAILS(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT, "input 'x'", "dim 0");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Unsupported nodes                                                          */
+/* ------------------------------------------------------------------------ */
+
+Test(onnx_import, every_unsupported_node_is_reported) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,2");
+    ob_output(g, "y1", OB_FLOAT, NULL);
+    ob_output(g, "y2", OB_FLOAT, NULL);
+    ob_output(g, "y3", OB_INT64, NULL);
+    ob_output(g, "y4", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(g, "Einsum", "ein", "x,x", "e"), "equation", "ij,jk->ik");
+    ob_node_add(g, "Det", "det", "x", "d");
+    ob_node_add(g, "NonZero", "nz", "x", "y3");
+    /* Users of unsupported nodes' outputs are not reported themselves. */
+    ob_node_add(g, "Relu", "relu_of_einsum", "e", "y1");
+    ob_node_add(g, "Neg", "neg_of_det", "d", "dn");
+    ob_node_add(g, "Abs", "abs_of_neg", "dn", "y2");
+    ob_node_add(g, "Relu", "fine", "x", "y4");
+    plx_status st = import_fail_(m, NULL, PLX_UNSUPPORTED,
+                                 NEEDLES(FILE_NAME, "3 unsupported nodes",
+                                         "node 'ein' (Einsum, opset 13)",
+                                         "node 'det' (Det, opset 13)",
+                                         "node 'nz' (NonZero, opset 13)"));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(zero(ptr, strstr(msg, "relu_of_einsum")), "%s", msg);
+    cr_assert(zero(ptr, strstr(msg, "neg_of_det")), "%s", msg);
+    cr_assert(zero(ptr, strstr(msg, "abs_of_neg")), "%s", msg);
+    cr_assert(zero(ptr, strstr(msg, "'fine'")), "%s", msg);
+    free_status(st);
+}
+
+Test(onnx_import, custom_domain_node_is_reported) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_model_opset(m, "com.example", 1);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "relu", "x", "r");
+    ob_node_domain(ob_node_add(g, "Fancy", "fancy", "r", "f"), "com.example");
+    ob_node_add(g, "Relu", "after", "f", "y");
+    plx_status st = import_fail_(m, NULL, PLX_UNSUPPORTED,
+                                 NEEDLES("1 unsupported node", "'fancy'", "com.example.Fancy",
+                                         "domain 'com.example'"));
+    cr_assert(zero(ptr, strstr(plx_status_get_message(st), "'after'")));
+    free_status(st);
+}
+
+Test(onnx_import, unnamed_unsupported_node_gets_a_name) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Det", NULL, "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "1 unsupported node", "Det_0", "(Det, opset 13)");
+}
+
+Test(onnx_import, operator_newer_than_opset_is_unsupported) {
+    ob_model *m = new_model(IR, 11);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Gelu", "gelu", "x", "y"); /* opset 20 */
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'gelu' (Gelu, opset 11)", "opset 11");
+}
+
+/* An initializer of a type Plexus lacks (DOUBLE) makes its users
+ * unsupported: the import must say so (PLX_UNSUPPORTED naming the
+ * initializer or the node that reads it). */
+Test(onnx_import, initializer_of_unsupported_type_is_reported) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    Onnx__TensorProto *t = ob_tensor(m, "dbl", OB_DOUBLE, OB_DIMS(2));
+    double d[2] = {1.0, 2.0};
+    ob_tensor_raw(m, t, d, sizeof d);
+    ob_initializer(g, t);
+    ob_attr_i(ob_node_add(g, "Cast", "to_float", "dbl", "f"), "to", OB_FLOAT);
+    ob_node_add(g, "Add", "add", "x,f", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'dbl'", "DOUBLE");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Malformed models                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A small valid model: x [2,3] + w -> Relu -> y. */
+static ob_model *small_model(void) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, "2,3");
+    ob_init_f32(g, "w", OB_DIMS(2, 3), (const float[]){1, 2, 3, 4, 5, 6}, true);
+    ob_node_add(g, "Add", "add", "x,w", "s");
+    ob_node_add(g, "Relu", "relu", "s", "y");
+    return m;
+}
+
+Test(onnx_import, small_model_imports) {
+    plx_onnx_model *model = import_ok(small_model(), NULL);
+    float x[6] = {-5, -5, -5, 0, 0, 0}, y[6], want[6] = {0, 0, 0, 4, 5, 6};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 6, 0.0f);
+    destroy_model(&model);
+}
+
+/* Every proper prefix of a valid model is refused, none crashes. */
+Test(onnx_import, every_truncation_fails) {
+    size_t size;
+    ob_model *m = small_model();
+    uint8_t *full = ob_pack(m, &size);
+    live.buf = full;
+    free_model(m);
+    cr_assert(gt(sz, size, 50));
+    for (size_t len = 0; len < size; len++) {
+        /* A copy of exactly len bytes, so that reading past it shows. */
+        uint8_t *cut = track(malloc(len ? len : 1));
+        memcpy(cut, full, len);
+        plx_onnx_model *model = NULL;
+        plx_status st = plx_onnx_import_memory(cut, len, FILE_NAME, NULL, NULL, &model);
+        live.st = st;
+        live.model = model;
+        cr_assert(not(zero(ptr, st)), "the first %zu of %zu bytes imported", len, size);
+        const char *msg = plx_status_get_message(st);
+        int code = (int)plx_status_get_code(st);
+        cr_assert(eq(int, code, (int)PLX_INVALID_ARGUMENT), "%zu bytes: %s: %s", len,
+                  plx_status_code_name(plx_status_get_code(st)), msg);
+        cr_assert(not(zero(ptr, strstr(msg, FILE_NAME))), "%zu bytes: '%s'", len, msg);
+        free_status(st);
+        free(cut);
+        live.mem_count--;
+    }
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_memory(full, size, FILE_NAME, NULL, NULL, &model);
+    live.st = st;
+    cr_assert(zero(ptr, st), "the whole model: %s", plx_status_get_message(st));
+    plx_onnx_model_destroy(&model);
+    free(full);
+    live.buf = NULL;
+}
+
+/* Random bytes, and a valid model with random bytes flipped: a status or a
+ * model, never a crash; a failure always has a message. */
+Test(onnx_import, random_bytes_never_crash) {
+    size_t size;
+    ob_model *m = small_model();
+    uint8_t *valid = ob_pack(m, &size);
+    live.buf = valid;
+    free_model(m);
+    uint32_t s = 12345;
+    uint8_t *buf = track(malloc(size > 600 ? size : 600));
+    int rounds = getenv("PLEXUS_TEST_VALGRIND") ? 60 : 600;
+    for (int round = 0; round < rounds; round++) {
+        size_t len;
+        if (round % 2 == 0) {
+            s = s * 1664525u + 1013904223u;
+            len = 1 + (s >> 8) % 600;
+            for (size_t i = 0; i < len; i++) {
+                s = s * 1664525u + 1013904223u;
+                buf[i] = (uint8_t)(s >> 24);
+            }
+        } else {
+            len = size;
+            memcpy(buf, valid, size);
+            for (int k = 0; k < 1 + round % 4; k++) {
+                s = s * 1664525u + 1013904223u;
+                size_t at = (s >> 8) % size;
+                s = s * 1664525u + 1013904223u;
+                buf[at] = (uint8_t)(s >> 24);
+            }
+        }
+        plx_onnx_model *model = NULL;
+        plx_status st = plx_onnx_import_memory(buf, len, FILE_NAME, NULL, NULL, &model);
+        live.st = st;
+        live.model = model;
+        if (st) {
+            const char *msg = plx_status_get_message(st);
+            cr_assert(not(zero(ptr, (void *)msg)));
+            cr_assert(gt(sz, strlen(msg), 0), "round %d: empty message", round);
+            cr_assert(zero(ptr, model));
+            free_status(st);
+        } else {
+            destroy_model(&model);
+        }
+    }
+    free(valid);
+    live.buf = NULL;
+}
+
+Test(onnx_import, wrong_wire_types_fail) {
+    /* ir_version 7, then field 7 (graph) as a varint instead of a message. */
+    static const uint8_t graph_as_varint[] = {0x08, 0x07, 0x38, 0x01};
+    plx_onnx_model *model = NULL;
+    CALL_FAILS(plx_onnx_import_memory(graph_as_varint, sizeof graph_as_varint, FILE_NAME, NULL,
+                                      NULL, &model),
+               PLX_INVALID_ARGUMENT, FILE_NAME);
+    /* ir_version (field 1) as a length-delimited field. */
+    static const uint8_t ir_as_bytes[] = {0x0a, 0x01, 0x07};
+    CALL_FAILS(plx_onnx_import_memory(ir_as_bytes, sizeof ir_as_bytes, FILE_NAME, NULL, NULL,
+                                      &model),
+               PLX_INVALID_ARGUMENT, FILE_NAME);
+    /* A length running past the end. */
+    static const uint8_t long_length[] = {0x08, 0x07, 0x3a, 0x7f, 0x0a};
+    CALL_FAILS(plx_onnx_import_memory(long_length, sizeof long_length, FILE_NAME, NULL, NULL,
+                                      &model),
+               PLX_INVALID_ARGUMENT, FILE_NAME, "protobuf");
+    cr_assert(zero(ptr, model));
+}
+
+Test(onnx_import, empty_input_has_no_graph) {
+    plx_onnx_model *model = NULL;
+    /* 0 bytes are a valid empty ModelProto: without a graph. */
+    CALL_FAILS(plx_onnx_import_memory("", 0, FILE_NAME, NULL, NULL, &model),
+               PLX_INVALID_ARGUMENT, FILE_NAME, "no graph");
+    CALL_FAILS(plx_onnx_import_memory(NULL, 0, FILE_NAME, NULL, NULL, &model),
+               PLX_INVALID_ARGUMENT, FILE_NAME, "no graph");
+    cr_assert(zero(ptr, model));
+    /* An empty file too. */
+    char path[PATH_MAX];
+    join(path, make_scratch(), "empty.onnx");
+    write_file(path, "", 0);
+    CALL_FAILS(plx_onnx_import_file(path, NULL, &model), PLX_INVALID_ARGUMENT, path,
+               "no graph");
+    remove_scratch();
+}
+
+Test(onnx_import, model_without_graph_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_proto(m)->graph = NULL;
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "no graph");
+}
+
+Test(onnx_import, undefined_value_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "relu", "x", "r");
+    ob_node_add(g, "MatMul", "mm", "r,missing_weight", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "node 'mm'", "'missing_weight'");
+}
+
+Test(onnx_import, undefined_graph_output_fails) {
+    ob_model *m = small_model();
+    ob_output(ob_main(m), "nowhere", OB_FLOAT, NULL);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "'nowhere'");
+}
+
+Test(onnx_import, cycle_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "loop_a", "x,b", "a");
+    ob_node_add(g, "Relu", "loop_b", "a", "b");
+    ob_node_add(g, "Relu", "out", "a", "y");
+    plx_status st = import_fail_(m, NULL, PLX_INVALID_ARGUMENT, NEEDLES(FILE_NAME, "cycle"));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(strstr(msg, "'loop_a'") || strstr(msg, "'loop_b'"), "'%s' names no node of the cycle",
+              msg);
+    free_status(st);
+}
+
+Test(onnx_import, self_loop_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "selfish", "x,y", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "cycle", "'selfish'");
+}
+
+/* A model whose one initializer `t` (added by the caller) feeds y = x + t. */
+static ob_model *init_model(ob_model *m, const char *x_shape) {
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, x_shape);
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "add", "x,t", "y");
+    return m;
+}
+
+Test(onnx_import, raw_data_length_mismatch_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(2, 3));
+    float v[5] = {0};
+    ob_tensor_raw(m, t, v, 20);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "2,3"), NULL, PLX_INVALID_ARGUMENT, FILE_NAME,
+                 "initializer 't'", "raw_data has 20 bytes", "24");
+}
+
+Test(onnx_import, float_data_count_mismatch_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(2, 3));
+    ob_tensor_floats(m, t, (const float[]){1, 2, 3, 4, 5, 6, 7}, 7);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "2,3"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'",
+                 "float_data has 7 values", "6");
+    /* int64_data too. */
+    m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    Onnx__TensorProto *s = ob_tensor(m, "shape", OB_INT64, OB_DIMS(2));
+    ob_tensor_int64s(m, s, (const int64_t[]){3}, 1);
+    ob_initializer(g, s);
+    ob_node_add(g, "Reshape", "reshape", "x,shape", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "initializer 'shape'", "int64_data has 1 value");
+}
+
+Test(onnx_import, initializer_without_data_type_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(1));
+    t->has_data_type = 0;
+    ob_tensor_floats(m, t, (const float[]){1}, 1);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'",
+                 "UNDEFINED");
+}
+
+Test(onnx_import, overflowing_dims_fail) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "huge", OB_FLOAT, OB_DIMS(1LL << 40, 1LL << 40));
+    ob_tensor_raw(m, t, "", 0);
+    ob_initializer(ob_main(m), t);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "add", "x,huge", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "initializer 'huge'", "overflow");
+    /* A graph input too. */
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1099511627776,1099511627776");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "relu", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "input 'x'", "overflow");
+}
+
+/* A large shape whose data is missing is refused for its data, without
+ * first allocating the shape's size (here 64 GiB, the most an initializer
+ * may hold: a few bytes of model must not make the importer allocate that
+ * much). */
+Test(onnx_import, large_shape_with_short_data_fails_cheaply) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(1LL << 34));
+    ob_tensor_raw(m, t, "abcd", 4);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'",
+                 "raw_data has 4 bytes");
+    m = new_model(IR, OPSET);
+    t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(1LL << 34));
+    ob_tensor_floats(m, t, (const float[]){1, 2}, 2);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'",
+                 "float_data has 2 values");
+    /* Past the limit: refused whatever the data. */
+    m = new_model(IR, OPSET);
+    t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(1LL << 38));
+    ob_tensor_raw(m, t, "abcd", 4);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'");
+}
+
+Test(onnx_import, negative_dim_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(2, -3));
+    ob_tensor_raw(m, t, "", 0);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'",
+                 "dims[1] = -3");
+    /* A graph input with a negative dim. */
+    IMPORT_FAILS(dynamic_model("-2,3"), NULL, PLX_INVALID_ARGUMENT, "input 'x'", "dim 0", "-2");
+}
+
+Test(onnx_import, rank_over_eight_is_refused) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,1,1,1,1,1,1,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "relu", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "input 'x'", "rank 9");
+}
+
+/* An initializer of rank 9 that a node reads: the import must fail as
+ * unsupported, naming the initializer (or its reader), not an internal
+ * error. */
+Test(onnx_import, initializer_rank_over_eight_is_reported) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(1, 1, 1, 1, 1, 1, 1, 1, 1));
+    ob_tensor_floats(m, t, (const float[]){1}, 1);
+    ob_initializer(ob_main(m), t);
+    IMPORT_FAILS(init_model(m, "1"), NULL, PLX_UNSUPPORTED, "'t'", "rank 9");
+}
+
+Test(onnx_import, inconsistent_shapes_fail) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "a", OB_FLOAT, "2,3");
+    ob_input(g, "b", OB_FLOAT, "4,5");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "bad_add", "a,b", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "node 'bad_add'", "(Add)");
+    /* The same with both operands constant (folding must not hide it). */
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    float z[20] = {0};
+    ob_init_f32(g, "a", OB_DIMS(2, 3), z, true);
+    ob_init_f32(g, "b", OB_DIMS(4, 5), z, false);
+    ob_input(g, "x", OB_FLOAT, "1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Add", "bad_const_add", "a,b", "s");
+    ob_node_add(g, "Add", "add", "x,s", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'bad_const_add'");
+}
+
+Test(onnx_import, two_producers_of_one_value_fail) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "first", "x", "dup");
+    ob_node_add(g, "Neg", "second", "x", "dup");
+    ob_node_add(g, "Abs", "abs", "dup", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "'dup'", "two nodes");
+}
+
+Test(onnx_import, old_ir_version_is_unsupported) {
+    ob_model *m = small_model();
+    ob_proto(m)->ir_version = 2;
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, FILE_NAME, "IR version 2");
+    m = small_model();
+    ob_proto(m)->has_ir_version = 0;
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, FILE_NAME, "IR version");
+}
+
+Test(onnx_import, old_opset_is_unsupported) {
+    ob_model *m = small_model();
+    ob_proto(m)->opset_import[0]->version = 6;
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, FILE_NAME, "opset 6");
+    /* The "ai.onnx" spelling of the default domain counts too. */
+    m = new_model(IR, -1);
+    ob_model_opset(m, "ai.onnx", 6);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "opset 6");
+}
+
+Test(onnx_import, missing_opset_import_fails) {
+    ob_model *m = small_model();
+    ob_proto(m)->n_opset_import = 0;
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'add'", "opset");
+}
+
+/* ------------------------------------------------------------------------ */
+/* External data                                                              */
+/* ------------------------------------------------------------------------ */
+
+static const float ext_w[6] = {0.5f, -1.0f, 2.0f, 8.0f, -3.5f, 0.125f};
+
+/* y = x + w [2,3], w external at `location` (offset 16, length 24). */
+static ob_model *external_model(const char *location) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(2, 3));
+    ob_tensor_external(m, t, location, 16, 24);
+    ob_initializer(ob_main(m), t);
+    return init_model(m, "2,3");
+}
+
+/* Writes w.bin: 16 bytes of padding then ext_w. */
+static void write_weights(const char *dir, const char *name) {
+    unsigned char buf[16 + sizeof ext_w];
+    memset(buf, 0xee, 16);
+    memcpy(buf + 16, ext_w, sizeof ext_w);
+    char path[PATH_MAX];
+    join(path, dir, name);
+    write_file(path, buf, sizeof buf);
+}
+
+static void check_external_run(plx_onnx_model *model) {
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6], want[6];
+    for (int i = 0; i < 6; i++) {
+        want[i] = x[i] + ext_w[i];
+    }
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 6, 0.0f);
+}
+
+Test(onnx_import, external_data_is_read) {
+    const char *dir = make_scratch();
+    write_weights(dir, "w.bin");
+    char path[PATH_MAX];
+    join(path, dir, "model.onnx");
+    write_model(external_model("w.bin"), path);
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_file(path, NULL, &model);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    live.model = model;
+    check_external_run(model);
+    destroy_model(&model);
+
+    /* In a subdirectory, through "./", and from memory with base_dir. */
+    char sub[PATH_MAX];
+    join(sub, dir, "weights");
+    cr_assert(eq(int, mkdir(sub, 0755), 0));
+    write_weights(sub, "w.bin");
+    join(path, dir, "model2.onnx");
+    write_model(external_model("./weights/w.bin"), path);
+    st = plx_onnx_import_file(path, NULL, &model);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    live.model = model;
+    check_external_run(model);
+    destroy_model(&model);
+
+    size_t size;
+    ob_model *m = external_model("w.bin");
+    uint8_t *buf = ob_pack(m, &size);
+    live.buf = buf;
+    free_model(m);
+    st = plx_onnx_import_memory(buf, size, FILE_NAME, dir, NULL, &model);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    live.model = model;
+    free(buf);
+    live.buf = NULL;
+    check_external_run(model);
+    destroy_model(&model);
+    remove_scratch();
+}
+
+/* Imports the external model referring to `location` from dir/model.onnx
+ * and checks the failure. */
+static void external_fails_(const char *dir, const char *location, plx_status_code code,
+                            const char *const *needles) {
+    char path[PATH_MAX];
+    join(path, dir, "model.onnx");
+    write_model(external_model(location), path);
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_file(path, NULL, &model);
+    live.model = model;
+    free_status(check_fail(st, code, needles));
+}
+#define EXTERNAL_FAILS(dir, location, code, ...)                                         \
+    external_fails_((dir), (location), (code), NEEDLES(__VA_ARGS__))
+
+Test(onnx_import, external_data_escaping_the_directory_is_refused) {
+    const char *root = make_scratch();
+    /* root/outside.bin exists; the model lives in root/model. */
+    write_weights(root, "outside.bin");
+    char dir[PATH_MAX];
+    join(dir, root, "model");
+    cr_assert(eq(int, mkdir(dir, 0755), 0));
+    write_weights(dir, "w.bin");
+
+    EXTERNAL_FAILS(dir, "../outside.bin", PLX_INVALID_ARGUMENT, "initializer 't'",
+                   "'../outside.bin'");
+    char sub[PATH_MAX];
+    cr_assert(eq(int, mkdir(join(sub, dir, "sub"), 0755), 0));
+    EXTERNAL_FAILS(dir, "sub/../../outside.bin", PLX_INVALID_ARGUMENT,
+                   "'sub/../../outside.bin'");
+    /* Absolute, even to a file inside the directory. */
+    char abs[PATH_MAX];
+    join(abs, dir, "w.bin");
+    char want[PATH_MAX + 8];
+    snprintf(want, sizeof want, "'%s'", abs);
+    EXTERNAL_FAILS(dir, abs, PLX_INVALID_ARGUMENT, "initializer 't'", want);
+    /* A symbolic link inside the directory to a file outside. */
+    char link[PATH_MAX], target[PATH_MAX];
+    join(link, dir, "link.bin");
+    join(target, root, "outside.bin");
+    cr_assert(eq(int, symlink(target, link), 0), "symlink: %s", strerror(errno));
+    EXTERNAL_FAILS(dir, "link.bin", PLX_INVALID_ARGUMENT, "initializer 't'", "'link.bin'");
+    /* A link to a directory outside, then a file in it. */
+    join(link, dir, "up");
+    cr_assert(eq(int, symlink(root, link), 0), "symlink: %s", strerror(errno));
+    EXTERNAL_FAILS(dir, "up/outside.bin", PLX_INVALID_ARGUMENT, "'up/outside.bin'");
+    remove_scratch();
+}
+
+Test(onnx_import, external_data_problems_fail) {
+    const char *dir = make_scratch();
+    /* Too short: 20 bytes, the tensor needs 24 at offset 16. */
+    char path[PATH_MAX];
+    join(path, dir, "short.bin");
+    write_file(path, ext_w, 20);
+    EXTERNAL_FAILS(dir, "short.bin", PLX_INVALID_ARGUMENT, "initializer 't'", "short.bin",
+                   "too short");
+    /* Missing. */
+    EXTERNAL_FAILS(dir, "absent.bin", PLX_IO_ERROR, "initializer 't'", "absent.bin");
+    /* A length that does not match the shape. */
+    write_weights(dir, "w.bin");
+    join(path, dir, "model.onnx");
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(2, 3));
+    ob_tensor_external(m, t, "w.bin", 0, 20);
+    ob_initializer(ob_main(m), t);
+    write_model(init_model(m, "2,3"), path);
+    plx_onnx_model *model = NULL;
+    CALL_FAILS(plx_onnx_import_file(path, NULL, &model), PLX_INVALID_ARGUMENT,
+               "initializer 't'", "length 20");
+    /* No location. */
+    m = new_model(IR, OPSET);
+    t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(2, 3));
+    t->has_data_location = 1;
+    t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    ob_initializer(ob_main(m), t);
+    write_model(init_model(m, "2,3"), path);
+    CALL_FAILS(plx_onnx_import_file(path, NULL, &model), PLX_INVALID_ARGUMENT,
+               "initializer 't'", "location");
+    remove_scratch();
+}
+
+Test(onnx_import, external_data_from_memory_needs_base_dir) {
+    size_t size;
+    ob_model *m = external_model("w.bin");
+    uint8_t *buf = ob_pack(m, &size);
+    live.buf = buf;
+    free_model(m);
+    plx_onnx_model *model = NULL;
+    CALL_FAILS(plx_onnx_import_memory(buf, size, FILE_NAME, NULL, NULL, &model),
+               PLX_INVALID_ARGUMENT, FILE_NAME, "initializer 't'", "'w.bin'");
+    cr_assert(zero(ptr, model));
+    free(buf);
+    live.buf = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* TensorProto files                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void write_tensor(const char *path, const Onnx__TensorProto *t, size_t keep) {
+    size_t size;
+    uint8_t *buf = ob_pack_tensor(t, &size);
+    live.buf = buf;
+    write_file(path, buf, keep < size ? keep : size);
+    free(buf);
+    live.buf = NULL;
+}
+
+Test(onnx_import, tensor_file_round_trip) {
+    const char *dir = make_scratch();
+    char path[PATH_MAX];
+    join(path, dir, "input_0.pb");
+    ob_model *m = new_model(IR, OPSET);
+    const int64_t v[6] = {1, -2, 3, 1LL << 40, 5, -6};
+    Onnx__TensorProto *t = ob_tensor(m, "input_0", OB_INT64, OB_DIMS(2, 3));
+    ob_tensor_int64s(m, t, v, 6);
+    write_tensor(path, t, SIZE_MAX);
+
+    plx_tensor_info info;
+    void *data = NULL;
+    char *name = NULL;
+    plx_status st = plx_onnx_read_tensor_file(path, &info, &data, &name);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    track(data);
+    track(name);
+    cr_assert(eq(int, (int)info.dtype, (int)PLX_DTYPE_INT64));
+    EXPECT_DIMS(&info, "tensor", 2, 3);
+    cr_assert(eq(int, memcmp(data, v, sizeof v), 0));
+    cr_assert(eq(str, name, "input_0"));
+    free(data);
+    free(name);
+    live.mem_count = 0;
+
+    /* Float, raw, unnamed, rank 0. */
+    t = ob_tensor(m, NULL, OB_FLOAT, OB_SCALAR);
+    float f = 3.25f;
+    ob_tensor_raw(m, t, &f, sizeof f);
+    write_tensor(path, t, SIZE_MAX);
+    st = plx_onnx_read_tensor_file(path, &info, &data, &name);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    track(data);
+    track(name);
+    cr_assert(eq(int, (int)info.dtype, (int)PLX_DTYPE_FLOAT32));
+    cr_assert(eq(u32, info.rank, 0));
+    cr_assert(eq(flt, *(float *)data, 3.25f));
+    cr_assert(eq(str, name, ""));
+    free(data);
+    free(name);
+    live.mem_count = 0;
+
+    /* Empty: [0, 4] int32, data never NULL. */
+    t = ob_tensor(m, "empty", OB_INT32, OB_DIMS(0, 4));
+    write_tensor(path, t, SIZE_MAX);
+    st = plx_onnx_read_tensor_file(path, &info, &data, &name);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    track(data);
+    track(name);
+    EXPECT_DIMS(&info, "empty tensor", 0, 4);
+    cr_assert(not(zero(ptr, data)));
+    free(data);
+    free(name);
+    live.mem_count = 0;
+    free_model(m);
+    remove_scratch();
+}
+
+Test(onnx_import, tensor_file_errors) {
+    const char *dir = make_scratch();
+    char path[PATH_MAX];
+    join(path, dir, "t.pb");
+    ob_model *m = new_model(IR, OPSET);
+    plx_tensor_info info;
+    void *data = NULL;
+    char *name = NULL;
+
+    /* Truncated inside the float data. */
+    float v[16];
+    fill_values(v, 16, 11);
+    Onnx__TensorProto *t = ob_tensor(m, "trunc", OB_FLOAT, OB_DIMS(4, 4));
+    ob_tensor_raw(m, t, v, sizeof v);
+    write_tensor(path, t, 30);
+    CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_INVALID_ARGUMENT, path,
+               "TensorProto");
+    cr_assert(zero(ptr, data));
+    cr_assert(zero(ptr, name));
+
+    /* DOUBLE: a type Plexus lacks. */
+    t = ob_tensor(m, "dbl", OB_DOUBLE, OB_DIMS(2));
+    double d[2] = {1, 2};
+    ob_tensor_raw(m, t, d, sizeof d);
+    write_tensor(path, t, SIZE_MAX);
+    CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_UNSUPPORTED, path,
+               "'dbl'", "DOUBLE");
+
+    /* Data not matching the shape. */
+    t = ob_tensor(m, "short", OB_FLOAT, OB_DIMS(3));
+    ob_tensor_floats(m, t, v, 2);
+    write_tensor(path, t, SIZE_MAX);
+    CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_INVALID_ARGUMENT,
+               "'short'", "float_data has 2 values");
+
+    /* External data is refused here. */
+    write_weights(dir, "w.bin");
+    t = ob_tensor(m, "ext", OB_FLOAT, OB_DIMS(6));
+    ob_tensor_external(m, t, "w.bin", 16, 24);
+    write_tensor(path, t, SIZE_MAX);
+    CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_INVALID_ARGUMENT,
+               "'ext'", "w.bin");
+
+    /* Missing file; NULL arguments. */
+    join(path, dir, "absent.pb");
+    CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_IO_ERROR, path);
+    CALL_FAILS(plx_onnx_read_tensor_file(path, NULL, &data, &name), PLX_INVALID_ARGUMENT,
+               "plx_onnx_read_tensor_file");
+    free_model(m);
+    remove_scratch();
+}
+
+/* ------------------------------------------------------------------------ */
+/* The digits example model                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void read_npy(const char *path, npy_array *a) {
+    char err[512];
+    cr_assert(npy_read(path, a, err, sizeof err), "%s", err);
+    live.mem[live.mem_count++ % COUNT(live.mem)] = a->data;
+}
+
+Test(onnx_import, digits_model_matches_reference, .timeout = 120) {
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_file(DIGITS_DIR "/digits.onnx", NULL, &model);
+    live.st = st;
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    live.model = model;
+
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1));
+    const plx_onnx_io *in = plx_onnx_model_input(model, 0);
+    cr_assert(eq(str, (char *)in->name, "image"));
+    cr_assert(eq(i32, in->binding_id, 0));
+    cr_assert(eq(int, (int)in->info.dtype, (int)PLX_DTYPE_FLOAT32));
+    EXPECT_DIMS(&in->info, "input image", 1, 1, 8, 8);
+    cr_assert(eq(sz, plx_onnx_model_output_count(model), 1));
+    const plx_onnx_io *out = plx_onnx_model_output(model, 0);
+    cr_assert(eq(str, (char *)out->name, "probabilities"));
+    cr_assert(eq(i32, out->binding_id, 0));
+    cr_assert(eq(int, (int)out->info.dtype, (int)PLX_DTYPE_FLOAT32));
+    EXPECT_DIMS(&out->info, "output probabilities", 1, 10);
+    plx_onnx_model_facts facts;
+    plx_onnx_model_get_facts(model, &facts);
+    cr_assert(eq(i64, facts.opset, 13));
+    cr_assert(eq(i64, facts.ir_version, 7));
+    cr_assert(eq(sz, facts.node_count, 9));
+
+    plx_runtime *rt = make_runtime();
+    plx_loaded_network *ln = load_model(rt, model);
+    for (int k = 0; k < 10; k++) {
+        char path[PATH_MAX];
+        npy_array x, want;
+        snprintf(path, sizeof path, "%s/inputs/digit-%d.npy", DIGITS_DIR, k);
+        read_npy(path, &x);
+        snprintf(path, sizeof path, "%s/expected/digit-%d.npy", DIGITS_DIR, k);
+        read_npy(path, &want);
+        cr_assert(eq(int, (int)x.dtype, (int)PLX_DTYPE_FLOAT32));
+        cr_assert(eq(sz, x.bytes, 64 * sizeof(float)));
+        cr_assert(eq(sz, want.bytes, 10 * sizeof(float)));
+        float probs[10];
+        const void *ins[] = {x.data};
+        void *outs[] = {probs};
+        run_loaded(ln, model, ins, outs);
+        const float *w = want.data;
+        int best = 0;
+        for (int i = 0; i < 10; i++) {
+            float diff = fabsf(probs[i] - w[i]);
+            cr_assert(le(flt, diff, 1e-5f), "digit %d, class %d: got %.9g, want %.9g", k, i,
+                      (double)probs[i], (double)w[i]);
+            best = probs[i] > probs[best] ? i : best;
+        }
+        cr_assert(eq(int, best, k), "digit %d predicted as %d", k, best);
+        npy_free(&x);
+        npy_free(&want);
+        live.mem_count -= 2;
+    }
+    plx_loaded_network_unload(&ln);
+    live.ln = NULL;
+    plx_runtime_destroy(&rt);
+    live.rt = NULL;
+    destroy_model(&model);
+}
+
+/* ------------------------------------------------------------------------ */
+/* More graph shapes                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Nodes in reverse order: the importer sorts them. */
+Test(onnx_import, unsorted_nodes_are_sorted) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Neg", "third", "b", "y");
+    ob_node_add(g, "Abs", "second", "a", "b");
+    ob_node_add(g, "Relu", "first", "x", "a");
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[4] = {-2, -1, 1, 2}, y[4], want[4] = {-0.0f, -0.0f, -1, -2};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 4, 0.0f);
+    destroy_model(&model);
+}
+
+/* A graph input that is an output too, and one value as two outputs. */
+Test(onnx_import, inputs_as_outputs) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "x", OB_FLOAT, "3");
+    ob_output(g, "r1", OB_FLOAT, "3");
+    ob_output(g, "r2", OB_FLOAT, "3");
+    ob_node_add(g, "Relu", "relu", "x", "r1");
+    ob_node_add(g, "Identity", "id", "r1", "r2");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_output_count(model), 3));
+    for (size_t i = 0; i < 3; i++) {
+        int32_t id = plx_onnx_model_output(model, i)->binding_id;
+        cr_assert(eq(i32, id, (int32_t)i));
+    }
+    float x[3] = {-1, 0.5f, 3}, o0[3], o1[3], o2[3], relu[3] = {0, 0.5f, 3};
+    const void *ins[] = {x};
+    void *outs[] = {o0, o1, o2};
+    run_once(model, ins, outs);
+    expect_close(o0, x, 3, 0.0f);
+    expect_close(o1, relu, 3, 0.0f);
+    expect_close(o2, relu, 3, 0.0f);
+    destroy_model(&model);
+}
+
+/* IR 3 style: initializers listed among the graph inputs are not inputs;
+ * the real inputs are numbered 0, 1, ... */
+Test(onnx_import, initializers_listed_as_inputs) {
+    ob_model *m = new_model(3, 8);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "w", OB_FLOAT, "3");
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_f32(g, "w", OB_DIMS(3), (const float[]){1, 2, 3}, false);
+    ob_node_add(g, "Add", "add", "x,w", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1));
+    const plx_onnx_io *in = plx_onnx_model_input(model, 0);
+    cr_assert(eq(str, (char *)in->name, "x"));
+    cr_assert(eq(i32, in->binding_id, 0));
+    float x[3] = {10, 20, 30}, y[3], want[3] = {11, 22, 33};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 3, 0.0f);
+    destroy_model(&model);
+}
+
+/* Softmax before opset 13 coerces the input to 2-D at `axis`: over
+ * [2, 3, 4] with axis 1, each row of 12 sums to 1. */
+Test(onnx_import, legacy_softmax_coerces_to_2d) {
+    ob_model *m = new_model(IR, 11);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_attr_i(ob_node_add(g, "Softmax", "sm", "x", "y"), "axis", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "output y", 2, 3, 4);
+    float x[24], y[24], want[24];
+    fill_values(x, 24, 12);
+    for (int b = 0; b < 2; b++) {
+        float mx = -INFINITY, sum = 0;
+        for (int i = 0; i < 12; i++) {
+            mx = fmaxf(mx, x[b * 12 + i]);
+        }
+        for (int i = 0; i < 12; i++) {
+            want[b * 12 + i] = expf(x[b * 12 + i] - mx);
+            sum += want[b * 12 + i];
+        }
+        for (int i = 0; i < 12; i++) {
+            want[b * 12 + i] /= sum;
+        }
+    }
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 24, 1e-5f);
+    destroy_model(&model);
+}
+
+/* An If inside an If branch, both conditions constant. */
+Test(onnx_import, nested_if_inlines) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    Onnx__TensorProto *t = ob_tensor(m, "yes", OB_BOOL, OB_SCALAR);
+    ob_tensor_int32s(m, t, (const int32_t[]){1}, 1);
+    ob_initializer(g, t);
+    t = ob_tensor(m, "no", OB_BOOL, OB_DIMS(1));
+    ob_tensor_raw(m, t, "\0", 1);
+    ob_initializer(g, t);
+    ob_graph *inner_then = ob_graph_new(m, "inner_then");
+    ob_node_add(inner_then, "Neg", "wrong", "x", "it");
+    ob_output(inner_then, "it", OB_FLOAT, NULL);
+    ob_graph *inner_else = ob_graph_new(m, "inner_else");
+    ob_node_add(inner_else, "Abs", "right", "x", "ie");
+    ob_output(inner_else, "ie", OB_FLOAT, NULL);
+    ob_graph *outer_then = ob_graph_new(m, "outer_then");
+    ob_node *inner = ob_node_add(outer_then, "If", "inner_if", "no", "ot");
+    ob_attr_g(inner, "then_branch", inner_then);
+    ob_attr_g(inner, "else_branch", inner_else);
+    ob_output(outer_then, "ot", OB_FLOAT, NULL);
+    ob_graph *outer_else = ob_graph_new(m, "outer_else");
+    ob_node_add(outer_else, "Neg", "also_wrong", "x", "oe");
+    ob_output(outer_else, "oe", OB_FLOAT, NULL);
+    ob_node *outer = ob_node_add(g, "If", "outer_if", "yes", "y");
+    ob_attr_g(outer, "then_branch", outer_then);
+    ob_attr_g(outer, "else_branch", outer_else);
+    plx_onnx_model *model = import_ok(m, NULL);
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    cr_assert(eq(sz, layers, 3), "input, abs, output: got %zu", layers);
+    float x[2] = {-3, 4}, y[2], want[2] = {3, 4};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 2, 0.0f);
+    destroy_model(&model);
+}
+
+Test(onnx_import, if_branch_problems_fail) {
+    /* The taken branch has two outputs, the node one. */
+    ob_model *m = if_model(false, true);
+    Onnx__GraphProto *then_g = ob_graph_proto(ob_main(m))->node[0]->attribute[0]->g;
+    Onnx__ValueInfoProto *extra = ob_graph_proto(ob_main(m))->output[0];
+    Onnx__ValueInfoProto **outs = ob_alloc(m, 2 * sizeof *outs);
+    outs[0] = then_g->output[0];
+    outs[1] = extra;
+    then_g->output = outs;
+    then_g->n_output = 2;
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'if'", "(If)");
+    /* The taken branch is missing. */
+    m = if_model(false, false);
+    ob_graph_proto(ob_main(m))->node[0]->n_attribute = 1; /* then_branch only */
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'if'", "else_branch");
+    /* A branch reading an undefined value. */
+    m = if_model(false, true);
+    Onnx__NodeProto *add = ob_graph_proto(ob_main(m))->node[0]->attribute[0]->g->node[0];
+    add->input[1] = ob_strdup(m, "nothing_here");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'then_add'", "'nothing_here'");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sizes and messages                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Constants the importer makes itself are bounded: ConstantOfShape and
+ * Range asked for terabytes fail naming the node, allocating nothing of
+ * that size. */
+Test(onnx_import, huge_made_constants_are_refused) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", OB_DIMS(2), (const int64_t[]){1 << 20, 1 << 20}, false);
+    ob_node_add(g, "ConstantOfShape", "big_fill", "shape", "f");
+    ob_node_add(g, "Add", "add", "x,f", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'big_fill'", "ConstantOfShape");
+
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_INT64, "1");
+    ob_output(g, "y", OB_INT64, NULL);
+    int64_t start = 0, limit = 900000000, delta = 1;
+    ob_init_i64(g, "start", OB_SCALAR, &start, false);
+    ob_init_i64(g, "limit", OB_SCALAR, &limit, false);
+    ob_init_i64(g, "delta", OB_SCALAR, &delta, false);
+    ob_node_add(g, "Range", "big_range", "start,limit,delta", "r");
+    ob_node_add(g, "Add", "add", "x,r", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'big_range'", "Range");
+}
+
+/* A gather index out of range in a folded chain is an error at import
+ * naming the node (not a failure at run time). */
+Test(onnx_import, folded_gather_out_of_range_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    int64_t five = 5, minus1 = -1;
+    ob_init_i64(g, "i5", OB_DIMS(1), &five, false);
+    ob_init_i64(g, "rest", OB_DIMS(1), &minus1, false);
+    ob_node_add(g, "Shape", "shape", "x", "s");
+    ob_node_add(g, "Gather", "bad_gather", "s,i5", "d");
+    ob_attr_i(ob_node_add(g, "Concat", "concat", "d,rest", "newshape"), "axis", 0);
+    ob_node_add(g, "Reshape", "reshape", "x,newshape", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'bad_gather'");
+}
+
+/* A value defined twice (a node output shadowing a graph input or an
+ * initializer) is malformed, like two nodes writing one value. */
+Test(onnx_import, node_output_shadowing_an_input_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_input(g, "z", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Neg", "shadow_x", "z", "x");
+    ob_node_add(g, "Add", "add", "x,z", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'x'");
+}
+
+Test(onnx_import, node_output_shadowing_an_initializer_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_f32(g, "w", OB_DIMS(3), (const float[]){1, 2, 3}, false);
+    ob_node_add(g, "Neg", "shadow_w", "x", "w");
+    ob_node_add(g, "Add", "add", "x,w", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'w'");
+}
+
+/* A given negative size is reported as such, not as what the model says. */
+Test(onnx_import, negative_given_dim_message) {
+    plx_onnx_input_shape shape = {.name = "x", .dims = {-1, 3}, .rank = 2};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.shapes = &shape;
+    o.shape_count = 1;
+    plx_status st = import_fail_(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT,
+                                 NEEDLES("input 'x'", "dim 0", "-1"));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(zero(ptr, strstr(msg, "the model says -1")),
+              "the model says 'N', not -1: '%s'", msg);
+    free_status(st);
+}
+
+/* A node of another domain is reported with that domain's opset (1 here),
+ * not the default domain's. */
+Test(onnx_import, custom_domain_node_reports_its_opset) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_model_opset(m, "com.example", 1);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_domain(ob_node_add(g, "Fancy", "fancy", "x", "y"), "com.example");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'fancy'", "com.example.Fancy, opset 1)");
+}
+
+/* A tensor over the importer's size limit (1 TiB of float32, which fits
+ * size_t) is refused for its size, not said to overflow. */
+Test(onnx_import, tensor_over_the_limit_message) {
+    ob_model *m = new_model(IR, OPSET);
+    Onnx__TensorProto *t = ob_tensor(m, "t", OB_FLOAT, OB_DIMS(1LL << 38));
+    ob_tensor_raw(m, t, "abcd", 4);
+    ob_initializer(ob_main(m), t);
+    plx_status st = import_fail_(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT,
+                                 NEEDLES("initializer 't'"));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(zero(ptr, strstr(msg, "overflow")), "1 TiB does not overflow: '%s'", msg);
+    free_status(st);
+}
+
+/* A branch may read values of the enclosing graph that nodes listed after
+ * the If produce: those are dependencies of the If. */
+Test(onnx_import, if_branch_reading_a_later_node) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    Onnx__TensorProto *c = ob_tensor(m, "cond", OB_BOOL, OB_SCALAR);
+    ob_tensor_int32s(m, c, (const int32_t[]){1}, 1);
+    ob_initializer(g, c);
+    ob_graph *then_g = ob_graph_new(m, "then");
+    ob_node_add(then_g, "Mul", "then_mul", "x,k", "t");
+    ob_output(then_g, "t", OB_FLOAT, NULL);
+    ob_graph *else_g = ob_graph_new(m, "else");
+    ob_node_add(else_g, "Neg", "else_neg", "x", "e");
+    ob_output(else_g, "e", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "If", "if", "cond", "y");
+    ob_attr_g(n, "then_branch", then_g);
+    ob_attr_g(n, "else_branch", else_g);
+    ob_attr_f(ob_node_add(g, "Constant", "k_const", "", "k"), "value_float", 3.0f);
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[2] = {1, -2}, y[2], want[2] = {3, -6};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 2, 0.0f);
+    destroy_model(&model);
+}
+
+/* A cycle through a branch: the If's branch reads a value computed from
+ * the If's own output. */
+Test(onnx_import, cycle_through_a_branch_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2");
+    ob_output(g, "r", OB_FLOAT, NULL);
+    Onnx__TensorProto *c = ob_tensor(m, "cond", OB_BOOL, OB_SCALAR);
+    ob_tensor_int32s(m, c, (const int32_t[]){1}, 1);
+    ob_initializer(g, c);
+    ob_graph *then_g = ob_graph_new(m, "then");
+    ob_node_add(then_g, "Add", "then_add", "x,r", "t");
+    ob_output(then_g, "t", OB_FLOAT, NULL);
+    ob_graph *else_g = ob_graph_new(m, "else");
+    ob_node_add(else_g, "Neg", "else_neg", "x", "e");
+    ob_output(else_g, "e", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "If", "loop_if", "cond", "y");
+    ob_attr_g(n, "then_branch", then_g);
+    ob_attr_g(n, "else_branch", else_g);
+    ob_node_add(g, "Relu", "loop_relu", "y", "r");
+    plx_status st = import_fail_(m, NULL, PLX_INVALID_ARGUMENT, NEEDLES("cycle"));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(strstr(msg, "'loop_if'") || strstr(msg, "'loop_relu'"), "'%s'", msg);
+    free_status(st);
+}
+
+Test(onnx_import, unsupported_input_types) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "dbl_in", OB_DOUBLE, "2");
+    ob_output(g, "y", OB_DOUBLE, NULL);
+    ob_node_add(g, "Identity", "id", "dbl_in", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "input 'dbl_in'", "DOUBLE");
+    /* A sequence input. */
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    Onnx__ValueInfoProto *vi = ob_input(g, "seq_in", OB_FLOAT, NULL);
+    vi->type->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+    Onnx__TypeProto__Sequence *sq = ob_alloc(m, sizeof *sq);
+    Onnx__TypeProto__Sequence sq_init = ONNX__TYPE_PROTO__SEQUENCE__INIT;
+    *sq = sq_init;
+    vi->type->sequence_type = sq;
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Identity", "id", "seq_in", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "input 'seq_in'", "not a tensor");
+}
+
+/* Node names need not be unique, nor differ from value names: layers get
+ * unique names. */
+Test(onnx_import, clashing_node_names_import) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "same", "x", "a");
+    ob_node_add(g, "Neg", "same", "a", "b");
+    ob_node_add(g, "Abs", "x", "b", "c");
+    ob_node_add(g, "Neg", "y.output", "c", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[3] = {-1, 2, -3}, y[3], want[3] = {0, -2, 0};
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, 3, 0.0f);
+    destroy_model(&model);
+}
+
+/* Two graph inputs with one name are malformed. */
+Test(onnx_import, duplicate_graph_inputs_fail) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "relu", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'x'");
+}
+
+Test(onnx_import, directory_is_not_a_model) {
+    plx_onnx_model *model = NULL;
+    const char *dir = make_scratch();
+    CALL_FAILS(plx_onnx_import_file(dir, NULL, &model), PLX_IO_ERROR, dir);
+    remove_scratch();
+}

@@ -11,9 +11,8 @@
 
 #include <plexus/plexus.h>
 
+#include "commands.h"
 #include "json_writer.h"
-
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 static const char main_usage[] =
     "usage: plexus [--help] [--version] <command> [<args>]\n"
@@ -21,6 +20,9 @@ static const char main_usage[] =
     "Commands:\n"
     "  info    list the backend search path, the backends found, their\n"
     "          capabilities, and every plug-in file refused with its reason\n"
+    "  run     load an ONNX model, run it on inputs from .npy files (or random\n"
+    "          values), and report the backend assignment, load time,\n"
+    "          latency, memory plan and outputs\n"
     "\n"
     "Run 'plexus <command> --help' for a command's options.\n";
 
@@ -29,37 +31,24 @@ static const char info_usage[] =
     "                   [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
     "\n"
     "  --json                 print one JSON document instead of text\n"
-    "  --backend-path PATH    search PATH (a directory or a plug-in file) first;\n"
-    "                         may be repeated\n"
-    "  --no-env               ignore PLEXUS_BACKEND_PATH and PLEXUS_BACKENDS\n"
-    "  --no-default-dir       do not search the installed backend directory\n"
-    "  --option ID.KEY=VALUE  pass KEY=VALUE to backend ID when it is created;\n"
-    "                         may be repeated\n"
-    "  --log-level LEVEL      error, warn, info or debug (default: PLEXUS_LOG, else warn)\n"
+    RUNTIME_ARGS_USAGE
     "\n"
     "Environment: PLEXUS_BACKEND_PATH (colon-separated directories or files),\n"
     "PLEXUS_BACKENDS (comma-separated ids to load), PLEXUS_LOG (log level).\n";
 
-static int usage_error(const char *usage, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *usage, const char *fmt, ...) {
+int usage_error(const char *command, const char *usage, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("plexus: ", stderr);
+    if (command) {
+        fprintf(stderr, "plexus %s: ", command);
+    } else {
+        fputs("plexus: ", stderr);
+    }
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\n\n%s", usage);
     return EXIT_USAGE;
 }
-
-typedef struct info_args {
-    bool json;
-    const char **paths;
-    size_t path_count;
-    plx_backend_option *options;
-    size_t option_count;
-    plx_runtime_options rt;
-} info_args;
 
 /* ID.KEY=VALUE, split in place. */
 static bool parse_option(char *text, plx_backend_option *out) {
@@ -76,60 +65,111 @@ static bool parse_option(char *text, plx_backend_option *out) {
     return true;
 }
 
-/* Returns -1 when parsing succeeded, else an exit status. */
-static int parse_info_args(int argc, char **argv, info_args *a) {
+bool runtime_args_init(runtime_args *a, int argc) {
+    memset(a, 0, sizeof *a);
     plx_runtime_options_init(&a->rt);
-    a->paths = calloc((size_t)argc, sizeof *a->paths);
-    a->options = calloc((size_t)argc, sizeof *a->options);
+    size_t n = argc > 0 ? (size_t)argc : 1;
+    a->paths = calloc(n, sizeof *a->paths);
+    a->options = calloc(n, sizeof *a->options);
     if (!a->paths || !a->options) {
         fprintf(stderr, "plexus: out of memory\n");
+        runtime_args_free(a);
+        return false;
+    }
+    return true;
+}
+
+void runtime_args_free(runtime_args *a) {
+    free(a->paths);
+    free(a->options);
+    a->paths = NULL;
+    a->options = NULL;
+    a->path_count = a->option_count = 0;
+}
+
+int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const char *command,
+                       const char *usage) {
+    const char *arg = argv[*i];
+    bool has_value = *i + 1 < argc;
+    if (strcmp(arg, "--no-env") == 0) {
+        a->rt.ignore_environment = true;
+    } else if (strcmp(arg, "--no-default-dir") == 0) {
+        a->rt.skip_default_dir = true;
+    } else if (strcmp(arg, "--backend-path") == 0) {
+        if (!has_value || !*argv[*i + 1]) {
+            return usage_error(command, usage, "%s needs a non-empty path", arg);
+        }
+        a->paths[a->path_count++] = argv[++*i];
+    } else if (strcmp(arg, "--option") == 0) {
+        if (!has_value) {
+            return usage_error(command, usage, "%s needs ID.KEY=VALUE", arg);
+        }
+        ++*i;
+        if (!parse_option(argv[*i], &a->options[a->option_count])) {
+            return usage_error(command, usage, "bad --option '%s': expected ID.KEY=VALUE",
+                               argv[*i]);
+        }
+        a->option_count++;
+    } else if (strcmp(arg, "--log-level") == 0) {
+        plx_log_level level;
+        if (!has_value) {
+            return usage_error(command, usage, "%s needs a level", arg);
+        }
+        ++*i;
+        if (!plx_log_level_parse(argv[*i], &level)) {
+            return usage_error(command, usage,
+                               "bad --log-level '%s': expected error, warn, info or debug",
+                               argv[*i]);
+        }
+        a->rt.log_level = (int)level;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+bool runtime_args_create(runtime_args *a, const char *prefix, plx_runtime **out_runtime) {
+    a->rt.search_paths = a->paths;
+    a->rt.search_path_count = a->path_count;
+    a->rt.backend_options = a->options;
+    a->rt.backend_option_count = a->option_count;
+    plx_status s = plx_runtime_create(&a->rt, out_runtime);
+    if (s) {
+        fprintf(stderr, "%s: cannot create the runtime: %s\n", prefix,
+                plx_status_get_message(s));
+        plx_status_free(s);
+        return false;
+    }
+    return true;
+}
+
+typedef struct info_args {
+    bool json;
+    runtime_args runtime;
+} info_args;
+
+/* Returns -1 when parsing succeeded, else an exit status. */
+static int parse_info_args(int argc, char **argv, info_args *a) {
+    if (!runtime_args_init(&a->runtime, argc)) {
         return EXIT_RUNTIME;
     }
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
-        bool has_value = i + 1 < argc;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(info_usage, stdout);
             return EXIT_OK;
         } else if (strcmp(arg, "--json") == 0) {
             a->json = true;
-        } else if (strcmp(arg, "--no-env") == 0) {
-            a->rt.ignore_environment = true;
-        } else if (strcmp(arg, "--no-default-dir") == 0) {
-            a->rt.skip_default_dir = true;
-        } else if (strcmp(arg, "--backend-path") == 0) {
-            if (!has_value || !*argv[i + 1]) {
-                return usage_error(info_usage, "%s needs a non-empty path", arg);
-            }
-            a->paths[a->path_count++] = argv[++i];
-        } else if (strcmp(arg, "--option") == 0) {
-            if (!has_value) {
-                return usage_error(info_usage, "%s needs ID.KEY=VALUE", arg);
-            }
-            if (!parse_option(argv[++i], &a->options[a->option_count])) {
-                return usage_error(info_usage, "bad --option '%s': expected ID.KEY=VALUE",
-                                   argv[i]);
-            }
-            a->option_count++;
-        } else if (strcmp(arg, "--log-level") == 0) {
-            plx_log_level level;
-            if (!has_value) {
-                return usage_error(info_usage, "%s needs a level", arg);
-            }
-            if (!plx_log_level_parse(argv[++i], &level)) {
-                return usage_error(info_usage,
-                                   "bad --log-level '%s': expected error, warn, info or debug",
-                                   argv[i]);
-            }
-            a->rt.log_level = (int)level;
         } else {
-            return usage_error(info_usage, "unknown argument '%s' for 'info'", arg);
+            int rc = runtime_args_parse(&a->runtime, argc, argv, &i, NULL, info_usage);
+            if (rc > 0) {
+                return rc;
+            }
+            if (rc < 0) {
+                return usage_error(NULL, info_usage, "unknown argument '%s' for 'info'", arg);
+            }
         }
     }
-    a->rt.search_paths = a->paths;
-    a->rt.search_path_count = a->path_count;
-    a->rt.backend_options = a->options;
-    a->rt.backend_option_count = a->option_count;
     return -1;
 }
 
@@ -386,10 +426,7 @@ static int cmd_info(int argc, char **argv) {
     int rc = parse_info_args(argc, argv, &a);
     if (rc < 0) {
         plx_runtime *rt = NULL;
-        plx_status s = plx_runtime_create(&a.rt, &rt);
-        if (s) {
-            fprintf(stderr, "plexus: cannot create the runtime: %s\n", plx_status_get_message(s));
-            plx_status_free(s);
+        if (!runtime_args_create(&a.runtime, "plexus", &rt)) {
             rc = EXIT_RUNTIME;
         } else {
             if (a.json) {
@@ -404,15 +441,13 @@ static int cmd_info(int argc, char **argv) {
             }
         }
     }
-    free(a.paths);
-    free(a.options);
+    runtime_args_free(&a.runtime);
     return rc;
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "plexus: no command given\n\n%s", main_usage);
-        return EXIT_USAGE;
+        return usage_error(NULL, main_usage, "no command given");
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
@@ -428,5 +463,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) {
         return cmd_info(argc - 2, argv + 2);
     }
-    return usage_error(main_usage, "unknown command '%s'", cmd);
+    if (strcmp(cmd, "run") == 0) {
+        return cmd_run(argc - 2, argv + 2);
+    }
+    return usage_error(NULL, main_usage, "unknown command '%s'", cmd);
 }

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models of the `plexus run` tests (tests/test_cli_run.c)
+into this directory. The .onnx files are committed; run this script again
+only to change them:
+
+    python3 tests/data/onnx/make-models.py
+
+It needs the `onnx` package (onnx==1.17.0, as in scripts/requirements-train.txt;
+for example the .venv-train virtual environment). The output is
+deterministic: the same files every time.
+
+Models (opset 13, IR version 8, producer "plexus-tests"):
+
+dynamic_batch.onnx
+    x: float32 [N, 4], N a dim_param (no size) -> Relu -> y: float32 [N, 4].
+    Importing it needs a size for N (`plexus run --shape x=3x4`); without
+    one the importer fails naming the input x and the dimension N.
+
+two_inputs.onnx
+    a: float32 [4, 3], idx: int64 [2] -> Gather(a, idx, axis 0) -> g [2, 3];
+    b: float32 [2, 3]; y = Add(g, b): float32 [2, 3].
+    Inputs of two dtypes, one an integer index: `plexus run` fills those
+    not given with random values (indices 0 or 1, valid here). The Gather
+    is refused by the test-only `testdev` backend (it runs only relu and
+    add), so with `--backends testdev,cpu_ref` it falls back to cpu_ref
+    while the Add stays on testdev.
+
+unsupported.onnx
+    x: float32 [2, 2] -> Einsum("ij->ji") -> t: float32 [2, 2], and
+    x -> Det -> d: float32 []: two operators Plexus does not import, side
+    by side; importing fails listing both.
+
+add_int32.onnx
+    a, b: int32 [4] -> Add -> c: int32 [4]: integer inputs and outputs,
+    for random integer inputs and .npy outputs of another dtype.
+
+odd_names.onnx
+    "in:0": float32 [3] -> Relu -> "scores/out:0": float32 [3], and
+    -> Neg -> "..": float32 [3]: output names that are not file names
+    (`--output-dir` writes scores_out_0.npy and _...npy).
+"""
+import os
+
+import onnx
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = [helper.make_opsetid("", 13)]
+
+
+def save(graph, name):
+    model = helper.make_model(graph, opset_imports=OPSET, producer_name="plexus-tests",
+                              ir_version=8)
+    onnx.checker.check_model(model)
+    path = os.path.join(HERE, name)
+    onnx.save(model, path)
+    print("wrote", path)
+
+
+def dynamic_batch():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+    relu = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    save(helper.make_graph([relu], "dynamic_batch", [x], [y]), "dynamic_batch.onnx")
+
+
+def two_inputs():
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 3])
+    idx = helper.make_tensor_value_info("idx", TensorProto.INT64, [2])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    gather = helper.make_node("Gather", ["a", "idx"], ["g"], name="gather", axis=0)
+    add = helper.make_node("Add", ["g", "b"], ["y"], name="add")
+    save(helper.make_graph([gather, add], "two_inputs", [a, idx, b], [y]), "two_inputs.onnx")
+
+
+def unsupported():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+    t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, 2])
+    d = helper.make_tensor_value_info("d", TensorProto.FLOAT, [])
+    einsum = helper.make_node("Einsum", ["x"], ["t"], name="einsum", equation="ij->ji")
+    det = helper.make_node("Det", ["x"], ["d"], name="det")
+    save(helper.make_graph([einsum, det], "unsupported", [x], [t, d]), "unsupported.onnx")
+
+
+def add_int32():
+    a = helper.make_tensor_value_info("a", TensorProto.INT32, [4])
+    b = helper.make_tensor_value_info("b", TensorProto.INT32, [4])
+    c = helper.make_tensor_value_info("c", TensorProto.INT32, [4])
+    add = helper.make_node("Add", ["a", "b"], ["c"], name="add")
+    save(helper.make_graph([add], "add_int32", [a, b], [c]), "add_int32.onnx")
+
+
+def odd_names():
+    x = helper.make_tensor_value_info("in:0", TensorProto.FLOAT, [3])
+    y = helper.make_tensor_value_info("scores/out:0", TensorProto.FLOAT, [3])
+    z = helper.make_tensor_value_info("..", TensorProto.FLOAT, [3])
+    relu = helper.make_node("Relu", ["in:0"], ["scores/out:0"], name="relu")
+    neg = helper.make_node("Neg", ["in:0"], [".."], name="neg")
+    save(helper.make_graph([relu, neg], "odd_names", [x], [y, z]), "odd_names.onnx")
+
+
+if __name__ == "__main__":
+    dynamic_batch()
+    two_inputs()
+    unsupported()
+    add_int32()
+    odd_names()

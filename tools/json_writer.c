@@ -1,6 +1,7 @@
 #include "json_writer.h"
 
 #include <inttypes.h>
+#include <math.h>
 
 void json_init(json_writer *w, FILE *out) {
     w->out = out;
@@ -86,6 +87,15 @@ void json_string(json_writer *w, const char *s) {
 void json_int(json_writer *w, int64_t v) {
     before_value(w);
     fprintf(w->out, "%" PRId64, v);
+}
+
+void json_double(json_writer *w, double v) {
+    if (!isfinite(v)) {
+        json_null(w); /* JSON has no NaN or infinity */
+        return;
+    }
+    before_value(w);
+    fprintf(w->out, "%.9g", v);
 }
 
 void json_bool(json_writer *w, bool v) {

@@ -27,6 +27,7 @@ void json_end_array(json_writer *w);
 void json_key(json_writer *w, const char *key);
 void json_string(json_writer *w, const char *s); /* NULL writes null */
 void json_int(json_writer *w, int64_t v);
+void json_double(json_writer *w, double v); /* %.9g; NaN and infinities write null */
 void json_bool(json_writer *w, bool v);
 void json_null(json_writer *w);
 

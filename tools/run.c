@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "json_writer.h"
+#include "kernels.h"
 #include "npy.h"
 
 #define PREFIX "plexus run"
@@ -342,22 +343,6 @@ static const char *shape_text(const plx_tensor_info *info, char *buf, size_t siz
 
 /* A JSON number; NaN and infinities as null. json_writer has no doubles:
  * this places the separator exactly as its own values do. */
-static void json_double(json_writer *w, double v) {
-    if (!isfinite(v)) {
-        json_null(w);
-        return;
-    }
-    if (w->after_key) {
-        w->after_key = false;
-    } else {
-        if (w->depth > 0 && !w->first[w->depth]) {
-            fputc(',', w->out);
-        }
-        w->first[w->depth] = false;
-    }
-    fprintf(w->out, "%.9g", v);
-}
-
 static void json_shape(json_writer *w, const plx_tensor_info *info) {
     json_begin_array(w);
     for (uint32_t i = 0; i < info->rank; i++) {
@@ -366,85 +351,7 @@ static void json_shape(json_writer *w, const plx_tensor_info *info) {
     json_end_array(w);
 }
 
-/* IEEE half and bfloat16 from and to float. */
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t mant = h & 0x3ffu;
-    uint32_t bits;
-    if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (mant << 13);
-    } else if (exp == 0) {
-        if (mant == 0) {
-            bits = sign;
-        } else {
-            /* subnormal: renormalise */
-            int e = -1;
-            do {
-                e++;
-                mant <<= 1;
-            } while (!(mant & 0x400u));
-            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-        }
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* Round to nearest even; for the random values in [0, 1). */
-static uint16_t float_to_half(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
-    uint32_t abs = bits & 0x7fffffffu;
-    if (abs >= 0x7f800000u) {
-        return (uint16_t)(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
-    }
-    if (abs >= 0x477ff000u) { /* rounds to >= 65520: infinity */
-        return (uint16_t)(sign | 0x7c00u);
-    }
-    if (abs < 0x38800000u) { /* below the smallest normal half */
-        if (abs < 0x33000000u) {
-            return sign;
-        }
-        uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-        int shift = 126 - (int)(abs >> 23) + 13 + 1;
-        uint32_t half_mant = mant >> shift;
-        uint32_t rem = mant & ((1u << shift) - 1);
-        uint32_t halfway = 1u << (shift - 1);
-        if (rem > halfway || (rem == halfway && (half_mant & 1u))) {
-            half_mant++;
-        }
-        return (uint16_t)(sign | half_mant);
-    }
-    uint32_t v = abs - 0x38000000u; /* rebias 127 -> 15 */
-    uint32_t half_bits = v >> 13;
-    uint32_t rem = v & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (half_bits & 1u))) {
-        half_bits++;
-    }
-    return (uint16_t)(sign | half_bits);
-}
-
-static float bf16_to_float(uint16_t b) {
-    uint32_t bits = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static uint16_t float_to_bf16(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if ((bits & 0x7fffffffu) > 0x7f800000u) {
-        return (uint16_t)((bits >> 16) | 0x40u);
-    }
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    return (uint16_t)(bits >> 16);
-}
+/* float16 and bfloat16 conversions: cpu_ref's (kernels.h), one copy in the tree. */
 
 static bool is_float_dtype(plx_dtype d) {
     return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16;
@@ -459,7 +366,7 @@ static float float_at(plx_dtype dtype, const void *data, size_t i) {
     }
     uint16_t h;
     memcpy(&h, (const char *)data + i * 2, sizeof h);
-    return dtype == PLX_DTYPE_FLOAT16 ? half_to_float(h) : bf16_to_float(h);
+    return dtype == PLX_DTYPE_FLOAT16 ? cpu_ref_f16_to_f32(h) : cpu_ref_bf16_to_f32(h);
 }
 
 /* splitmix64 */
@@ -483,12 +390,12 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
             memcpy(p + i * 4, &f, 4);
             break;
         case PLX_DTYPE_FLOAT16: {
-            uint16_t h = float_to_half(f);
+            uint16_t h = cpu_ref_f32_to_f16(f);
             memcpy(p + i * 2, &h, 2);
             break;
         }
         case PLX_DTYPE_BFLOAT16: {
-            uint16_t h = float_to_bf16(f);
+            uint16_t h = cpu_ref_f32_to_bf16(f);
             memcpy(p + i * 2, &h, 2);
             break;
         }

@@ -2091,3 +2091,82 @@ Test(onnx_import, directory_is_not_a_model) {
     CALL_FAILS(plx_onnx_import_file(dir, NULL, &model), PLX_IO_ERROR, dir);
     remove_scratch();
 }
+
+/* ------------------------------------------------------------------------ */
+/* Graph inputs frozen to constants (plx_onnx_options.constants)              */
+/* ------------------------------------------------------------------------ */
+
+/* x [2,3] float and shape [2] int64 (a graph input) -> Reshape -> y. */
+static ob_model *reshape_by_input_model(void) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_input(g, "shape", OB_INT64, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Reshape", "reshape", "x,shape", "y");
+    return m;
+}
+
+static plx_onnx_constant_input shape_constant(const int64_t *dims) {
+    plx_onnx_constant_input k;
+    memset(&k, 0, sizeof k);
+    k.name = "shape";
+    k.info.dtype = PLX_DTYPE_INT64;
+    k.info.rank = 1;
+    k.info.dims[0] = 2;
+    k.data = dims;
+    return k;
+}
+
+Test(onnx_import, input_acting_as_attribute_is_unsupported_until_frozen) {
+    IMPORT_FAILS(reshape_by_input_model(), NULL, PLX_UNSUPPORTED, "node 'reshape'",
+                 "Reshape", "must be known at import");
+
+    static const int64_t dims[2] = {3, 2};
+    plx_onnx_constant_input k = shape_constant(dims);
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.constants = &k;
+    o.constant_count = 1;
+    plx_onnx_model *model = import_ok(reshape_by_input_model(), &o);
+    /* The frozen input is no longer an input of the model. */
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1));
+    cr_assert(eq(str, (char *)plx_onnx_model_input(model, 0)->name, "x"));
+    expect_dims(&plx_onnx_model_output(model, 0)->info, dims, 2, "y");
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0};
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, x, 6, 0.0f);
+    destroy_model(&model);
+}
+
+Test(onnx_import, frozen_input_errors) {
+    static const int64_t dims[2] = {3, 2};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    plx_onnx_constant_input k = shape_constant(dims);
+    o.constants = &k;
+    o.constant_count = 1;
+
+    k.name = "nope";
+    IMPORT_FAILS(reshape_by_input_model(), &o, PLX_INVALID_ARGUMENT, "'nope'",
+                 "not an input");
+    k = shape_constant(dims);
+    k.info.dtype = PLX_DTYPE_INT32;
+    IMPORT_FAILS(reshape_by_input_model(), &o, PLX_INVALID_ARGUMENT, "input 'shape'", "INT64",
+                 "int32");
+    k = shape_constant(dims);
+    k.info.dims[0] = 3;
+    IMPORT_FAILS(reshape_by_input_model(), &o, PLX_INVALID_ARGUMENT, "input 'shape'",
+                 "shape");
+    k = shape_constant(dims);
+    k.data = NULL;
+    IMPORT_FAILS(reshape_by_input_model(), &o, PLX_INVALID_ARGUMENT, "input 'shape'", "no data");
+    k = shape_constant(dims);
+    plx_onnx_input_shape s = {.name = "shape", .dims = {2}, .rank = 1};
+    o.shapes = &s;
+    o.shape_count = 1;
+    IMPORT_FAILS(reshape_by_input_model(), &o, PLX_INVALID_ARGUMENT, "'shape'",
+                 "both a shape and a constant");
+}

@@ -816,6 +816,17 @@ static plx_status conv_conv(onnxi_ctx *c, onnxi_node *n) {
         }
         for (size_t i = 0; i < s.sp; i++) {
             d.output_shape[i] = v[off + i];
+            /* A requested size past the full output needs negative padding. */
+            const plx_tensor_info *w = &n->in[1]->info;
+            int64_t in = n->in[0]->info.dims[2 + i];
+            int64_t k = w->rank == s.sp + 2 ? w->dims[2 + i] : 1;
+            int64_t full = d.strides[i] * (in - 1) + d.output_padding[i] +
+                           (k - 1) * d.dilations[i] + 1;
+            if (d.output_shape[i] > full) {
+                return UNSUPPORTED("output_shape[%zu] = %lld is larger than the full output "
+                                   "%lld (negative padding)", i, (long long)d.output_shape[i],
+                                   (long long)full);
+            }
         }
     }
     return st ? st : emit1(c, n, PLX_OP_CONV_TRANSPOSE, &d, n->in, n_in);
@@ -836,6 +847,11 @@ static plx_status conv_pool(onnxi_ctx *c, onnxi_node *n) {
     bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
     if (!s.has_kernel) {
         return invalid(c, n, "kernel_shape is required");
+    }
+    for (size_t i = 0; !is_max && i < s.sp; i++) {
+        if (s.dilations[i] != 1) {
+            return UNSUPPORTED("AveragePool with dilations (opset 19)");
+        }
     }
     plx_pool_desc d = PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : PLX_POOL_AVERAGE);
     memcpy(d.kernel, s.kernel, sizeof d.kernel);
@@ -912,18 +928,77 @@ static plx_status conv_instance_norm(onnxi_ctx *c, onnxi_node *n) {
     return emit1(c, n, PLX_OP_INSTANCE_NORM, &d, n->in, 3);
 }
 
+/* LayerNormalization's optional outputs Mean and InvStdDev (float32, the
+ * normalised dims kept as 1): mean = ReduceMean(X), InvStdDev =
+ * 1 / sqrt(ReduceMean((X - mean)^2) + epsilon), as extra layers. */
+static plx_status layer_norm_stats(onnxi_ctx *c, onnxi_node *n, int64_t axis, float epsilon) {
+    onnxi_value *x = n->in[0];
+    int64_t rank = x->info.rank;
+    if (x->info.dtype != PLX_DTYPE_FLOAT32) {
+        return UNSUPPORTED("outputs Mean and InvStdDev for %s input",
+                           plx_dtype_name(x->info.dtype));
+    }
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank) {
+        return invalid(c, n, "axis is out of range for rank %lld", (long long)rank);
+    }
+    plx_reduce_desc rd = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MEAN);
+    for (int64_t a = axis; a < rank; a++) {
+        rd.axes[rd.axis_count++] = (int32_t)a;
+    }
+    plx_binary_desc sub = PLX_BINARY_DESC_INIT(PLX_BINARY_SUB);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_unary_desc sqrt_d = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_unary_desc recip = PLX_UNARY_DESC_INIT(PLX_UNARY_RECIPROCAL);
+    onnxi_value *mean, *diff, *sq, *var, *eps, *var_eps, *std, *inv;
+    plx_status st = onnxi_emit(c, n, PLX_OP_REDUCE, &rd, &x, 1, 1, &mean);
+    if (!st) {
+        onnxi_value *ins[2] = {x, mean};
+        st = onnxi_emit(c, n, PLX_OP_BINARY, &sub, ins, 2, 1, &diff);
+    }
+    if (!st) {
+        onnxi_value *ins[2] = {diff, diff};
+        st = onnxi_emit(c, n, PLX_OP_BINARY, &mul, ins, 2, 1, &sq);
+    }
+    if (!st) {
+        st = onnxi_emit(c, n, PLX_OP_REDUCE, &rd, &sq, 1, 1, &var);
+    }
+    if (!st) {
+        st = scalar_const(c, PLX_DTYPE_FLOAT32, epsilon, &eps);
+    }
+    if (!st) {
+        onnxi_value *ins[2] = {var, eps};
+        st = onnxi_emit(c, n, PLX_OP_BINARY, &add, ins, 2, 1, &var_eps);
+    }
+    if (!st) {
+        st = onnxi_emit(c, n, PLX_OP_UNARY, &sqrt_d, &var_eps, 1, 1, &std);
+    }
+    if (!st) {
+        st = onnxi_emit(c, n, PLX_OP_UNARY, &recip, &std, 1, 1, &inv);
+    }
+    if (!st) {
+        st = bind_out(c, n, 1, mean);
+    }
+    return st ? st : bind_out(c, n, 2, inv);
+}
+
 static plx_status conv_layer_norm(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = need_inputs(c, n, 2);
-    if (!st) {
-        st = single_output(n, "Mean / InvStdDev");
-    }
     if (st) {
         return st;
     }
     plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
     d.axis = (int32_t)attr_i(n, "axis", -1);
     d.epsilon = attr_f(n, "epsilon", 1e-5f);
-    return emit1(c, n, PLX_OP_LAYER_NORM, &d, n->in, has_in(n, 2) ? 3 : 2);
+    if (attr_i(n, "stash_type", 1) != 1) {
+        return UNSUPPORTED("stash_type other than 1 (float32)");
+    }
+    st = emit1(c, n, PLX_OP_LAYER_NORM, &d, n->in, has_in(n, 2) ? 3 : 2);
+    if (!st && n->n_out > 1) {
+        st = layer_norm_stats(c, n, d.axis, d.epsilon);
+    }
+    return st;
 }
 
 static plx_status reshape_to(onnxi_ctx *c, onnxi_node *n, onnxi_value *x,
@@ -1528,6 +1603,12 @@ static plx_status conv_quantize(onnxi_ctx *c, onnxi_node *n) {
         return UNSUPPORTED("blocked quantization (block_size)");
     }
     bool quant = strcmp(n->proto->op_type, "QuantizeLinear") == 0;
+    /* Plexus quantizes to 8 bits (and dequantizes int32 biases). */
+    plx_dtype q = quant ? (has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
+                        : n->in[0]->info.dtype;
+    if (q != PLX_DTYPE_INT8 && q != PLX_DTYPE_UINT8 && (quant || q != PLX_DTYPE_INT32)) {
+        return UNSUPPORTED("%s quantized data", plx_dtype_name(q));
+    }
     plx_dtype out = quant ? (has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
                           : PLX_DTYPE_FLOAT32;
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(out);

@@ -463,6 +463,49 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
     return NULL;
 }
 
+/* A graph input frozen to the caller's value: checked against the
+ * declared type and shape, then a constant. */
+static plx_status freeze_input(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
+                               const plx_onnx_constant_input *k) {
+    const char *name = vi->name;
+    const Onnx__TypeProto__Tensor *tt =
+        vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
+            ? vi->type->tensor_type : NULL;
+    if (!tt) {
+        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' is not a tensor", c->file,
+                                  name);
+    }
+    plx_dtype dt = onnxi_dtype(tt->has_elem_type ? tt->elem_type : 0);
+    if (dt != k->info.dtype) {
+        char tbuf[32];
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has element type %s, "
+                                  "the constant given is %s", c->file, name,
+                                  onnxi_dtype_name(tt->elem_type, tbuf, sizeof tbuf),
+                                  plx_dtype_name(k->info.dtype));
+    }
+    if (tt->shape) {
+        bool ok = tt->shape->n_dim == k->info.rank;
+        for (size_t d = 0; ok && d < tt->shape->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            ok = dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+                 dim->dim_value == k->info.dims[d];
+        }
+        if (!ok) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': the constant "
+                                      "given does not have the input's shape", c->file, name);
+        }
+    }
+    if (!k->data && onnxi_elem_count(&k->info) > 0) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': the constant given has "
+                                  "no data", c->file, name);
+    }
+    plx_tensor_info info = k->info;
+    info.quant.kind = PLX_QUANT_NONE;
+    onnxi_value *v;
+    plx_status st = onnxi_const_copy(c, &info, k->data ? k->data : "", &v);
+    return st ? st : onnxi_bind(c, name, v);
+}
+
 static plx_status format_unsupported(const onnxi_ctx *c) {
     size_t len = 0;
     for (size_t i = 0; i < c->unsupported_count; i++) {
@@ -534,10 +577,12 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
         return st;
     }
     bool *shape_used = calloc(opts && opts->shape_count ? opts->shape_count : 1, 1);
+    bool *constant_used = calloc(opts && opts->constant_count ? opts->constant_count : 1, 1);
     m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
     m->outputs = calloc(g->n_output ? g->n_output : 1, sizeof *m->outputs);
-    if (!shape_used || !m->inputs || !m->outputs) {
+    if (!shape_used || !constant_used || !m->inputs || !m->outputs) {
         free(shape_used);
+        free(constant_used);
         return oom(c);
     }
     for (size_t i = 0; i < g->n_input && !st; i++) {
@@ -555,6 +600,17 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
         }
         if (known) {
             continue; /* an initializer gives it a value (IR < 4 style) */
+        }
+        const plx_onnx_constant_input *frozen = NULL;
+        for (size_t k = 0; opts && k < opts->constant_count; k++) {
+            if (strcmp(opts->constants[k].name, vi->name) == 0) {
+                frozen = &opts->constants[k];
+                constant_used[k] = true;
+            }
+        }
+        if (frozen) {
+            st = freeze_input(c, vi, frozen);
+            continue;
         }
         plx_tensor_info info;
         st = input_info(c, vi, opts, shape_used, &info);
@@ -592,7 +648,15 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
                                     opts->shapes[i].name ? opts->shapes[i].name : "(null)");
         }
     }
+    for (size_t i = 0; !st && opts && i < opts->constant_count; i++) {
+        if (!constant_used[i]) {
+            st = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                    "%s: a constant is given for '%s', which is not an input "
+                                    "of the model", c->file, opts->constants[i].name);
+        }
+    }
     free(shape_used);
+    free(constant_used);
     if (st) {
         return st;
     }
@@ -656,6 +720,24 @@ static plx_status import_model(const void *data, size_t size, const char *name,
         if (!opts->shapes || !opts->shapes[i].name) {
             return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.shapes[%zu] has "
                                       "no name", i);
+        }
+    }
+    for (size_t i = 0; opts && i < opts->constant_count; i++) {
+        size_t bytes;
+        if (!opts->constants || !opts->constants[i].name) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.constants[%zu] "
+                                      "has no name", i);
+        }
+        if (!plx_tensor_info_byte_size(&opts->constants[i].info, &bytes)) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.constants[%zu] "
+                                      "('%s') has an invalid tensor info", i,
+                                      opts->constants[i].name);
+        }
+        for (size_t j = 0; j < opts->shape_count; j++) {
+            if (strcmp(opts->shapes[j].name, opts->constants[i].name) == 0) {
+                return plxi_status_create(PLX_INVALID_ARGUMENT, "input '%s' is given both a "
+                                          "shape and a constant", opts->constants[i].name);
+            }
         }
     }
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, (const uint8_t *)data);

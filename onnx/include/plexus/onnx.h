@@ -62,10 +62,24 @@ typedef struct plx_onnx_input_shape {
     uint32_t rank;
 } plx_onnx_input_shape;
 
+/* A graph input frozen to a value at import: it becomes a constant of the
+ * network (and is no longer one of the model's inputs), so that what it
+ * feeds can be folded or take it as an attribute (a reshape's shape, axes,
+ * pads, a resize's scales...). `info` gives the data's dtype and shape,
+ * which must be the input's (its open dims take the data's sizes); `data`
+ * is copied. */
+typedef struct plx_onnx_constant_input {
+    const char *name;
+    plx_tensor_info info;
+    const void *data;
+} plx_onnx_constant_input;
+
 typedef struct plx_onnx_options {
     uint32_t struct_size; /* set by plx_onnx_options_init */
     const plx_onnx_input_shape *shapes;
     size_t shape_count;
+    const plx_onnx_constant_input *constants;
+    size_t constant_count;
 } plx_onnx_options;
 
 PLX_API void plx_onnx_options_init(plx_onnx_options *options);
@@ -74,7 +88,8 @@ PLX_API void plx_onnx_options_init(plx_onnx_options *options);
 typedef struct plx_onnx_model plx_onnx_model;
 
 /* Reads and imports the model at `path`. `options` NULL means defaults.
- * A shape given for a name that is not a graph input is an error. */
+ * A shape or constant given for a name that is not a graph input, or both
+ * for one input, is an error. */
 PLX_API plx_status plx_onnx_import_file(const char *path, const plx_onnx_options *options,
                                         plx_onnx_model **out_model);
 

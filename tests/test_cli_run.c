@@ -744,3 +744,44 @@ Test(cli_run, output_dir_errors) {
     expect_contains(r.err, "plexus run: --output-dir: ", "stderr");
     free_result(&r);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Frozen inputs                                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(cli_run, constant_freezes_an_input) {
+    run_result r = RUN(MODEL("reshape_by_input.onnx"));
+    cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.err, "must be known at import", "stderr");
+    expect_contains(r.err, "--constant", "stderr");
+    free_result(&r);
+
+    char dir[64];
+    make_temp_dir(dir, sizeof dir);
+    char shape_arg[128], bad_arg[128];
+    snprintf(shape_arg, sizeof shape_arg, "shape=%s/shape.npy", dir);
+    snprintf(bad_arg, sizeof bad_arg, "shape=%s/missing.npy", dir);
+    write_npy(shape_arg + 6, PLX_DTYPE_INT64, 1, (const int64_t[]){2}, (const int64_t[]){3, 2},
+              2 * sizeof(int64_t));
+    r = RUN(MODEL("reshape_by_input.onnx"), "--constant", shape_arg, "--json");
+    cr_assert(eq(int, r.status, 0), "exit %d, stderr: %s", r.status, r.err);
+    json_object *doc = parse_json(r.out);
+    json_object *inputs = member(doc, "inputs", json_type_array);
+    cr_assert(eq(sz, json_object_array_length(inputs), 1), "the frozen input is not listed");
+    json_object *out0 = json_object_array_get_idx(member(doc, "outputs", json_type_array), 0);
+    json_object *shape = member(out0, "shape", json_type_array);
+    cr_assert(eq(i64, json_object_get_int64(json_object_array_get_idx(shape, 0)), 3));
+    cr_assert(eq(i64, json_object_get_int64(json_object_array_get_idx(shape, 1)), 2));
+    json_object_put(doc);
+    free_result(&r);
+
+    r = RUN(MODEL("reshape_by_input.onnx"), "--constant", bad_arg);
+    cr_assert(eq(int, r.status, 1), "exit %d", r.status);
+    expect_contains(r.err, "--constant shape", "stderr");
+    free_result(&r);
+    r = RUN(MODEL("reshape_by_input.onnx"), "--constant", "shape");
+    cr_assert(eq(int, r.status, 2), "exit %d", r.status);
+    expect_contains(r.err, "bad --constant 'shape'", "stderr");
+    free_result(&r);
+    remove_tree(dir);
+}

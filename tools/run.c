@@ -41,6 +41,7 @@
 static const char run_usage[] =
     "usage: plexus run MODEL.onnx [--backends ID,...] [--no-fallback]\n"
     "                  [--input NAME=FILE.npy]... [--shape NAME=DIMS]...\n"
+    "                  [--constant NAME=FILE.npy]...\n"
     "                  [--output-dir DIR] [--iterations N] [--warmup N] [--threads N]\n"
     "                  [--profile TRACE.json] [--json]\n"
     "                  [--backend-path PATH]... [--no-env] [--no-default-dir]\n"
@@ -61,6 +62,10 @@ static const char run_usage[] =
     "                         floats in [0, 1), integers 0 or 1, bools 0 or 1\n"
     "  --shape NAME=DIMS      the shape of input NAME, as 1x3x224x224: sizes for the\n"
     "                         dimensions the model leaves open; may be repeated\n"
+    "  --constant NAME=FILE.npy  freeze input NAME to the file's values at import: it\n"
+    "                         is no longer an input, and what it feeds is folded or\n"
+    "                         takes it as an attribute (a reshape's shape, axes,\n"
+    "                         pads); may be repeated\n"
     "  --output-dir DIR       write each output to DIR/NAME.npy (characters of NAME\n"
     "                         outside [A-Za-z0-9._-] become '_'); DIR is created\n"
     "  --iterations N         timed runs, 1 or more (default 10)\n"
@@ -92,6 +97,8 @@ typedef struct run_args {
     bool no_fallback;
     input_arg *inputs;
     size_t input_count;
+    input_arg *constants; /* --constant NAME=FILE.npy */
+    size_t constant_count;
     plx_onnx_input_shape *shapes;
     size_t shape_count;
     const char *output_dir;
@@ -107,6 +114,7 @@ static void run_args_free(run_args *a) {
     free(a->backends_text);
     free(a->backends);
     free(a->inputs);
+    free(a->constants);
     free(a->shapes);
     runtime_args_free(&a->runtime);
 }
@@ -170,21 +178,21 @@ static int parse_backends(run_args *a, const char *text) {
     return 0;
 }
 
-/* NAME=FILE: split at the first '='. */
-static int parse_input_arg(run_args *a, char *text) {
+/* NAME=FILE for --input and --constant: split at the first '='. */
+static int parse_input_arg(const char *opt, input_arg *list, size_t *count, char *text) {
     char *eq = strchr(text, '=');
     if (!eq || eq == text || !eq[1]) {
-        return usage_error("run", run_usage, "bad --input '%s': expected NAME=FILE.npy", text);
+        return usage_error("run", run_usage, "bad %s '%s': expected NAME=FILE.npy", opt, text);
     }
     *eq = '\0';
-    for (size_t i = 0; i < a->input_count; i++) {
-        if (strcmp(a->inputs[i].name, text) == 0) {
-            return usage_error("run", run_usage, "--input '%s' given twice", text);
+    for (size_t i = 0; i < *count; i++) {
+        if (strcmp(list[i].name, text) == 0) {
+            return usage_error("run", run_usage, "%s '%s' given twice", opt, text);
         }
     }
-    a->inputs[a->input_count].name = text;
-    a->inputs[a->input_count].file = eq + 1;
-    a->input_count++;
+    list[*count].name = text;
+    list[*count].file = eq + 1;
+    (*count)++;
     return 0;
 }
 
@@ -243,8 +251,9 @@ static int parse_run_args(int argc, char **argv, run_args *a) {
     }
     size_t n = argc > 0 ? (size_t)argc : 1;
     a->inputs = calloc(n, sizeof *a->inputs);
+    a->constants = calloc(n, sizeof *a->constants);
     a->shapes = calloc(n, sizeof *a->shapes);
-    if (!a->inputs || !a->shapes) {
+    if (!a->inputs || !a->constants || !a->shapes) {
         fprintf(stderr, PREFIX ": out of memory\n");
         return EXIT_RUNTIME;
     }
@@ -260,6 +269,7 @@ static int parse_run_args(int argc, char **argv, run_args *a) {
         } else if (strcmp(arg, "--no-fallback") == 0) {
             a->no_fallback = true;
         } else if (strcmp(arg, "--backends") == 0 || strcmp(arg, "--input") == 0 ||
+                   strcmp(arg, "--constant") == 0 ||
                    strcmp(arg, "--shape") == 0 || strcmp(arg, "--output-dir") == 0 ||
                    strcmp(arg, "--iterations") == 0 || strcmp(arg, "--warmup") == 0 ||
                    strcmp(arg, "--threads") == 0 || strcmp(arg, "--profile") == 0) {
@@ -270,7 +280,9 @@ static int parse_run_args(int argc, char **argv, run_args *a) {
             if (strcmp(arg, "--backends") == 0) {
                 rc = parse_backends(a, value);
             } else if (strcmp(arg, "--input") == 0) {
-                rc = parse_input_arg(a, value);
+                rc = parse_input_arg(arg, a->inputs, &a->input_count, value);
+            } else if (strcmp(arg, "--constant") == 0) {
+                rc = parse_input_arg(arg, a->constants, &a->constant_count, value);
             } else if (strcmp(arg, "--shape") == 0) {
                 rc = parse_shape_arg(a, value);
             } else if (strcmp(arg, "--iterations") == 0) {
@@ -702,9 +714,42 @@ static bool import_model(run_state *s) {
     plx_onnx_options_init(&opts);
     opts.shapes = a->shapes;
     opts.shape_count = a->shape_count;
+    npy_array *arrays = calloc(a->constant_count ? a->constant_count : 1, sizeof *arrays);
+    plx_onnx_constant_input *constants =
+        calloc(a->constant_count ? a->constant_count : 1, sizeof *constants);
+    bool ok = arrays && constants;
+    if (!ok) {
+        fprintf(stderr, PREFIX ": out of memory\n");
+    }
+    for (size_t i = 0; ok && i < a->constant_count; i++) {
+        char err[512];
+        if (!npy_read(a->constants[i].file, &arrays[i], err, sizeof err)) {
+            fprintf(stderr, PREFIX ": --constant %s: %s\n", a->constants[i].name, err);
+            ok = false;
+            break;
+        }
+        constants[i].name = a->constants[i].name;
+        constants[i].info.dtype = arrays[i].dtype;
+        constants[i].info.rank = arrays[i].rank;
+        memcpy(constants[i].info.dims, arrays[i].dims, sizeof arrays[i].dims);
+        constants[i].data = arrays[i].data;
+    }
+    opts.constants = constants;
+    opts.constant_count = a->constant_count;
     uint64_t t0 = now_ns();
-    plx_status st = plx_onnx_import_file(a->model, &opts, &s->model);
+    plx_status st = NULL;
+    if (ok) {
+        st = plx_onnx_import_file(a->model, &opts, &s->model); /* copies the constants */
+    }
     s->import_ms = ms_between(t0, now_ns());
+    for (size_t i = 0; arrays && i < a->constant_count; i++) {
+        npy_free(&arrays[i]);
+    }
+    free(arrays);
+    free(constants);
+    if (!ok) {
+        return false;
+    }
     if (st) {
         const char *msg = plx_status_get_message(st);
         /* The importer's messages name the file; say which when not. */
@@ -712,6 +757,10 @@ static bool import_model(run_state *s) {
             fprintf(stderr, PREFIX ": %s\n", msg);
         } else {
             fprintf(stderr, PREFIX ": cannot import '%s': %s\n", a->model, msg);
+        }
+        if (strstr(msg, "must be known at import")) {
+            fprintf(stderr, PREFIX ": a graph input that must be known at import can be "
+                            "frozen to a value with --constant NAME=FILE.npy\n");
         }
         plx_status_free(st);
         return false;

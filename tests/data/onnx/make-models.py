@@ -100,9 +100,20 @@ def odd_names():
     save(helper.make_graph([relu, neg], "odd_names", [x], [y, z]), "odd_names.onnx")
 
 
+def reshape_by_input():
+    """Reshape whose shape is a graph input: needs --constant shape=..."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])
+    reshape = helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")
+    save(helper.make_graph([reshape], "reshape_by_input", [x, shape], [y]),
+         "reshape_by_input.onnx")
+
+
 if __name__ == "__main__":
     dynamic_batch()
     two_inputs()
     unsupported()
     add_int32()
     odd_names()
+    reshape_by_input()

@@ -1,16 +1,18 @@
 #!/bin/sh
 # Fuzzes the ONNX importer for a bounded time with libFuzzer (clang).
 #
-#   scripts/fuzz-onnx.sh BUILD_DIR [SECONDS]
+#   scripts/fuzz-onnx.sh BUILD_DIR [SECONDS [SEED_DIR...]]
 #
 # BUILD_DIR is configured (or created) with clang, -Dfuzz=true and
-# ASan+UBSan; the seed corpus is every .onnx model of the repository. Exits
+# ASan+UBSan; the seed corpus is every .onnx model of the repository and of
+# the SEED_DIRs (CI adds the ONNX backend node tests' models). Exits
 # non-zero when libFuzzer finds a crash, a leak, undefined behaviour, an
 # allocation over 1.1 GB or a timeout; the input that did it is left in
 # BUILD_DIR/fuzz-artifacts/ and printed as a reproduction command.
 set -eu
-build=${1:?usage: fuzz-onnx.sh BUILD_DIR [SECONDS]}
+build=${1:?usage: fuzz-onnx.sh BUILD_DIR [SECONDS [SEED_DIR...]]}
 seconds=${2:-60}
+shift $(( $# < 2 ? $# : 2 ))
 src=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -22,7 +24,10 @@ ninja -C "$build" onnx/fuzz_onnx_import
 corpus="$build/fuzz-corpus"
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$corpus" "$artifacts"
-find "$src/onnx/models" "$src/tests/data" -name '*.onnx' -exec cp {} "$corpus/" \;
+# Seeds named by content, so that models of the same name do not collide.
+find "$src/onnx/models" "$src/tests/data" "$@" -name '*.onnx' -size -64k | while read -r f; do
+  cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-16).onnx"
+done
 
 echo "fuzz-onnx: $(ls "$corpus" | wc -l) seed inputs, ${seconds}s"
 if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -10,6 +10,10 @@ packages="
   ninja-build
   pkg-config
   python3
+  python3-venv
+  protobuf-c-compiler
+  libprotobuf-c-dev
+  libonnx-dev
   libcriterion-dev
   libjson-c-dev
   valgrind

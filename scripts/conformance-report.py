@@ -37,6 +37,8 @@ def group(reason):
         return "Inputs that must be known at import, still unknown after freezing"
     if reason.startswith("refused by"):
         return "Refused by the backend"
+    if reason.startswith("every input frozen"):
+        return "Folded whole at import (every input frozen)"
     return "Attributes, modes and variants not supported"
 
 

@@ -2170,3 +2170,17 @@ Test(onnx_import, frozen_input_errors) {
     IMPORT_FAILS(reshape_by_input_model(), &o, PLX_INVALID_ARGUMENT, "'shape'",
                  "both a shape and a constant");
 }
+
+/* Found by the fuzzer: a value written twice where the second writer also
+ * reads it (a cycle) reports the first error and leaks nothing (ASan and
+ * valgrind check the leak). */
+Test(onnx_import, two_producers_and_a_cycle_report_once) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Relu", "first", "x", "dup");
+    ob_node_add(g, "Neg", "second", "dup", "dup");
+    ob_node_add(g, "Abs", "abs", "dup", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "'dup'", "two nodes");
+}

@@ -316,6 +316,9 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
             }
         }
     }
+    if (st) {
+        goto out;
+    }
     /* Edges producer -> consumer (one per input naming a node output). */
     size_t n_edges = 0;
     edge_pass count_pass = {&producer, edges_start, indeg, NULL, NULL, 0, 0};

@@ -17,6 +17,10 @@ packages="
   libcriterion-dev
   libjson-c-dev
   valgrind
+  ocl-icd-opencl-dev
+  opencl-headers
+  pocl-opencl-icd
+  clinfo
 "
 
 missing=""

@@ -9,7 +9,10 @@
  *
  * Each case runs in a child process (unless --no-fork), so that a crash,
  * a hang (--timeout) or a sanitizer's report in one case fails that case
- * only, with the reason. See docs/conformance.md. */
+ * only, with the reason. The parent then loads no backend itself (a probe
+ * process lists them) and each case's process makes its own runtime: an
+ * OpenCL driver's threads do not survive fork(), so a runtime made before
+ * the fork would hang in the child. See docs/conformance.md. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strcasestr, strsignal */
 #endif
@@ -1393,7 +1396,13 @@ static char *drop_frozen(data_set *ds, size_t first, const tensor_file *frozen, 
 }
 
 /* Runs one case on every backend and reports each result. */
-static void run_case(plx_runtime *rt, const options *opt, const char *case_name,
+/* The runtime: only the paths given; no default directory, no
+ * environment. */
+static plx_status make_runtime(const options *opt, plx_runtime **out);
+
+/* Runs one case on every backend. *rt is the runtime, made here on first
+ * need when NULL (so that a case refused at import loads no backend). */
+static void run_case(plx_runtime **rtp, const options *opt, const char *case_name,
                      char *const *backend_ids, size_t backend_count, reporter *rep) {
     char *case_dir = xasprintf("%s/%s", opt->data_dir, case_name);
     char *model_path = xasprintf("%s/model.onnx", case_dir);
@@ -1516,6 +1525,18 @@ static void run_case(plx_runtime *rt, const options *opt, const char *case_name,
         }
     }
 
+    if (!*rtp) {
+        report_phase(rep, "create the runtime");
+        s = make_runtime(opt, rtp);
+        if (s) {
+            char *reason = xasprintf("cannot create a runtime: %s", plx_status_get_message(s));
+            report_all(rep, backend_count, RESULT_FAIL, "runtime", reason);
+            free(reason);
+            plx_status_free(s);
+            goto done;
+        }
+    }
+    plx_runtime *rt = *rtp;
     for (size_t b = 0; b < backend_count; b++) {
         const char *id = backend_ids[b];
         char *phase = xasprintf("optimise for %s", id);
@@ -1724,8 +1745,8 @@ static void finish_child(slot *sl, case_state *cs, size_t backend_count, unsigne
 }
 
 /* Starts the child for case `index`. */
-static bool start_child(slot *sl, size_t index, plx_runtime *rt, const options *opt,
-                        case_state *cases, char *const *backend_ids, size_t backend_count) {
+static bool start_child(slot *sl, size_t index, const options *opt, case_state *cases,
+                        char *const *backend_ids, size_t backend_count) {
     int fds[2];
     if (pipe(fds) != 0) {
         fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
@@ -1746,10 +1767,9 @@ static bool start_child(slot *sl, size_t index, plx_runtime *rt, const options *
             alarm(opt->timeout_s);
         }
         reporter rep = {fds[1], NULL};
-        run_case(rt, opt, cases[index].name, backend_ids, backend_count, &rep);
+        plx_runtime *rt = NULL;
+        run_case(&rt, opt, cases[index].name, backend_ids, backend_count, &rep);
         close(fds[1]);
-        /* Free what the parent's state left in this process, so that leak
-         * checkers see only the case's own leaks (none). */
         plx_runtime_destroy(&rt);
         exit(0);
     }
@@ -1771,6 +1791,108 @@ static void log_to_stderr(void *user_data, plx_log_level level, const char *sour
     (void)user_data;
     fprintf(stderr, "# plexus[%s] %s: %s\n", source, plx_log_level_name(level), message);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Runtime and backends                                                       */
+/* ------------------------------------------------------------------------ */
+
+static plx_status make_runtime(const options *opt, plx_runtime **out) {
+    plx_runtime_options ro;
+    plx_runtime_options_init(&ro);
+    ro.search_paths = (const char *const *)opt->backend_paths.v;
+    ro.search_path_count = opt->backend_paths.n;
+    ro.ignore_environment = true;
+    ro.skip_default_dir = true;
+    ro.log_level = PLX_LOG_WARN;
+    ro.log_fn = log_to_stderr;
+    return plx_runtime_create(&ro, out);
+}
+
+/* What the runtime found, as lines: "# rejected: ...", "# backend ..."
+ * (comments for the TAP stream) and "B\tID" for each available backend
+ * that --backends lets run. */
+static char *list_backends(plx_runtime *rt, const options *opt) {
+    strbuf b = {0};
+    for (size_t i = 0; i < plx_runtime_rejection_count(rt); i++) {
+        const plx_rejection *rj = plx_runtime_rejection(rt, i);
+        sb_add(&b, "# rejected: %s: %s\n", rj->path ? rj->path : (rj->id ? rj->id : "?"),
+               rj->reason);
+    }
+    for (size_t i = 0; i < plx_runtime_backend_count(rt); i++) {
+        const plx_backend_info *bi = plx_runtime_backend(rt, i);
+        if (!bi->available) {
+            sb_add(&b, "# backend %s unavailable: %s\n", bi->id, bi->reason ? bi->reason : "");
+            continue;
+        }
+        if (opt->backends.n && !sl_contains(&opt->backends, bi->id)) {
+            continue;
+        }
+        sb_add(&b, "# backend %s %s (%s)\n", bi->id, bi->version ? bi->version : "",
+               bi->path ? bi->path : "static");
+        sb_add(&b, "B\t%s\n", bi->id);
+    }
+    return sb_take(&b);
+}
+
+/* list_backends() in a child process, whose runtime (and whatever a
+ * driver starts with it) dies with it. False when the child fails; a
+ * runtime it cannot create is a "# " line with the reason and no backend. */
+static bool probe_backends(const options *opt, char **out) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+        return false;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return false;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_DFL);
+        plx_runtime *rt = NULL;
+        plx_status s = make_runtime(opt, &rt);
+        char *text;
+        if (s) {
+            text = xasprintf("# cannot create a runtime: %s\n", plx_status_get_message(s));
+            plx_status_free(s);
+        } else {
+            text = list_backends(rt, opt);
+        }
+        write_all(fds[1], text, strlen(text));
+        free(text);
+        close(fds[1]);
+        plx_runtime_destroy(&rt);
+        exit(0);
+    }
+    close(fds[1]);
+    strbuf b = {0};
+    char buf[4096];
+    for (;;) {
+        ssize_t got = read(fds[0], buf, sizeof buf);
+        if (got > 0) {
+            sb_addn(&b, buf, (size_t)got);
+        } else if (got == 0 || errno != EINTR) {
+            break;
+        }
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    char *text = sb_take(&b);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        free(text);
+        return false;
+    }
+    *out = text;
+    return true;
+}
+
 
 static bool keep_case(const char *dir, const char *name) {
     char *path = xasprintf("%s/%s/model.onnx", dir, name);
@@ -1920,41 +2042,39 @@ int main(int argc, char **argv) {
         goto out;
     }
 
-    /* The runtime: only the paths given; no default directory, no
-     * environment. */
-    plx_runtime_options ro;
-    plx_runtime_options_init(&ro);
-    ro.search_paths = (const char *const *)opt.backend_paths.v;
-    ro.search_path_count = opt.backend_paths.n;
-    ro.ignore_environment = true;
-    ro.skip_default_dir = true;
-    ro.log_level = PLX_LOG_WARN;
-    ro.log_fn = log_to_stderr;
-    plx_status s = plx_runtime_create(&ro, &rt);
-    if (s) {
-        printf("Bail out! cannot create a runtime: %s\n", plx_status_get_message(s));
-        plx_status_free(s);
-        exit_code = 1;
-        goto out;
-    }
-    for (size_t i = 0; i < plx_runtime_rejection_count(rt); i++) {
-        const plx_rejection *rj = plx_runtime_rejection(rt, i);
-        printf("# rejected: %s: %s\n", rj->path ? rj->path : (rj->id ? rj->id : "?"),
-               rj->reason);
-    }
-    for (size_t i = 0; i < plx_runtime_backend_count(rt); i++) {
-        const plx_backend_info *bi = plx_runtime_backend(rt, i);
-        if (!bi->available) {
-            printf("# backend %s unavailable: %s\n", bi->id, bi->reason ? bi->reason : "");
-            continue;
+    /* The backends: listed by this process with --no-fork, else by a probe
+     * process (see the top of the file). */
+    char *listing = NULL;
+    if (opt.fork) {
+        if (!probe_backends(&opt, &listing)) {
+            printf("Bail out! cannot list the backends (the probe process failed)\n");
+            exit_code = 1;
+            goto out;
         }
-        if (opt.backends.n && !sl_contains(&opt.backends, bi->id)) {
-            continue;
+    } else {
+        plx_status s = make_runtime(&opt, &rt);
+        if (s) {
+            printf("Bail out! cannot create a runtime: %s\n", plx_status_get_message(s));
+            plx_status_free(s);
+            exit_code = 1;
+            goto out;
         }
-        printf("# backend %s %s (%s)\n", bi->id, bi->version ? bi->version : "",
-               bi->path ? bi->path : "static");
-        sl_push(&backend_ids, xstrdup(bi->id));
+        listing = list_backends(rt, &opt);
     }
+    /* "#" lines are printed; "B\tID" lines are the backends to run. */
+    for (char *line = listing, *nl; line && *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl) {
+            break;
+        }
+        *nl = '\0';
+        if (strncmp(line, "B\t", 2) == 0) {
+            sl_push(&backend_ids, xstrdup(line + 2));
+        } else {
+            printf("%s\n", line);
+        }
+    }
+    free(listing);
     for (size_t i = 0; i < opt.backends.n; i++) {
         if (!sl_contains(&backend_ids, opt.backends.v[i])) {
             printf("Bail out! backend '%s' asked for with --backends is not available\n",
@@ -2017,7 +2137,7 @@ int main(int argc, char **argv) {
     if (!opt.fork) {
         for (size_t i = 0; i < case_count; i++) {
             reporter rep = {-1, cases[i].results};
-            run_case(rt, &opt, cases[i].name, backend_ids.v, nb, &rep);
+            run_case(&rt, &opt, cases[i].name, backend_ids.v, nb, &rep);
             cases[i].finished = true;
             print_case(&cases[i], backend_ids.v, nb, &xf, &test_number, &all, per_backend);
         }
@@ -2035,7 +2155,7 @@ int main(int argc, char **argv) {
                 if (slots[j].fd >= 0) {
                     continue;
                 }
-                if (!start_child(&slots[j], next, rt, &opt, cases, backend_ids.v, nb)) {
+                if (!start_child(&slots[j], next, &opt, cases, backend_ids.v, nb)) {
                     for (size_t b = 0; b < nb; b++) {
                         result_set(&cases[next].results[b], RESULT_FAIL, "process",
                                    "cannot start the case's process");

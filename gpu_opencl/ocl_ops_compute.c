@@ -1,0 +1,1424 @@
+/* gpu_opencl dense math, float32 only: conv (direct, 1x1 as a GEMM,
+ * im2col + GEMM), conv_transpose (direct), fully_connected, matmul, gemm,
+ * pool, global_pool, batch_norm, layer_norm, instance_norm, softmax,
+ * reduce, arg_reduce, resize. Geometry (padding rules, output sizes) is
+ * computed exactly as cpu_ref computes it (cpu_ref/kernels_compute.c), and
+ * checked against the output infos. Kernels in kernels/conv.cl, gemm.cl,
+ * pool.cl, reduce.cl, norm.cl, resize.cl. */
+#include "ocl_ops_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Geometry values (sizes, pads, strides, dilations, window extents) are at
+ * most this, so that kernel index arithmetic in int cannot overflow. */
+#define GEOM_LIMIT ((int64_t)1 << 24)
+
+/* Scratch for im2col at most this many bytes; larger convolutions run
+ * the direct kernel. */
+#define IM2COL_LIMIT ((int64_t)256 << 20)
+
+static int64_t ceil_div(int64_t a, int64_t b) {
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ---- spatial windows ---------------------------------------------------- */
+
+/* A 1-D or 2-D windowed operator; a 1-D one uses slot 1 and leaves slot 0
+ * of size 1 (as cpu_ref). */
+typedef struct window_geom {
+    int64_t n, c, m, group;
+    int64_t in[2], out[2], k[2], s[2], d[2];
+    int64_t pb[2], pe[2];
+} window_geom;
+
+static int desc_index(int nsp, int slot) {
+    return nsp == 2 ? slot : slot == 1 ? 0 : -1;
+}
+
+static void geom_trivial_slot(window_geom *g, int slot) {
+    g->in[slot] = g->out[slot] = g->k[slot] = g->s[slot] = g->d[slot] = 1;
+    g->pb[slot] = g->pe[slot] = 0;
+}
+
+/* ONNX's window arithmetic for one spatial dim of conv and pool (cpu_ref's
+ * window_dim): SAME pads a total of max(0, (ceil(in/s)-1)*s + (k-1)*d+1 -
+ * in), the odd one at the end for SAME_UPPER and at the start for
+ * SAME_LOWER; ceil_mode rounds the count up but drops a last window that
+ * would start in the right padding. */
+static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t in, int64_t k,
+                              int64_t s, int64_t d, int64_t pads_begin, int64_t pads_end,
+                              bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
+                              char *buf, size_t size) {
+    if (k < 1 || k > GEOM_LIMIT || s < 1 || s > GEOM_LIMIT || d < 1 || d > GEOM_LIMIT ||
+        in > GEOM_LIMIT || (k - 1) * d + 1 > GEOM_LIMIT) {
+        return ocl_refuse(buf, size,
+                          "gpu_opencl: %s: spatial dim %d has kernel %lld, stride %lld, dilation "
+                          "%lld, input %lld (each window at most 2^24)",
+                          op, axis, (long long)k, (long long)s, (long long)d, (long long)in);
+    }
+    int64_t dk = (k - 1) * d + 1;
+    int64_t pb = 0, pe = 0, n;
+    switch (ap) {
+    case PLX_AUTO_PAD_SAME_UPPER:
+    case PLX_AUTO_PAD_SAME_LOWER: {
+        n = ceil_div(in, s);
+        int64_t total = (n - 1) * s + dk - in;
+        if (total < 0) {
+            total = 0;
+        }
+        pb = ap == PLX_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        pe = total - pb;
+        break;
+    }
+    case PLX_AUTO_PAD_NOTSET:
+    case PLX_AUTO_PAD_VALID: {
+        if (ap == PLX_AUTO_PAD_NOTSET) {
+            if (pads_begin < 0 || pads_begin > GEOM_LIMIT || pads_end < 0 || pads_end > GEOM_LIMIT) {
+                return ocl_refuse(buf, size, "gpu_opencl: %s: spatial dim %d has pads %lld/%lld",
+                                  op, axis, (long long)pads_begin, (long long)pads_end);
+            }
+            pb = pads_begin;
+            pe = pads_end;
+        }
+        int64_t span = in + pb + pe - dk;
+        if (span < 0) {
+            return ocl_refuse(buf, size,
+                              "gpu_opencl: %s: spatial dim %d: the window is larger than the "
+                              "padded input",
+                              op, axis);
+        }
+        bool ceil_now = ceil_mode && ap == PLX_AUTO_PAD_NOTSET;
+        n = (ceil_now ? ceil_div(span, s) : span / s) + 1;
+        if (ceil_now && (n - 1) * s >= in + pb) {
+            n--;
+        }
+        break;
+    }
+    default:
+        return ocl_refuse(buf, size, "gpu_opencl: %s: auto_pad %d is not implemented", op, (int)ap);
+    }
+    *out_pb = pb;
+    *out_pe = pe;
+    *out_n = n;
+    return NULL;
+}
+
+static const char *geom_input(const plx_layer_view *l, const char *op, window_geom *g, int *nsp,
+                              char *buf, size_t size) {
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank != 3 && x->rank != 4) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u",
+                          op, x->rank);
+    }
+    *nsp = (int)x->rank - 2;
+    g->n = x->dims[0];
+    g->c = x->dims[1];
+    if (*nsp == 1) {
+        geom_trivial_slot(g, 0);
+        g->in[1] = x->dims[2];
+    } else {
+        g->in[0] = x->dims[2];
+        g->in[1] = x->dims[3];
+    }
+    return NULL;
+}
+
+static const char *geom_check_output(const plx_layer_view *l, const window_geom *g, int nsp,
+                                     char *buf, size_t size) {
+    int64_t dims[4] = {g->n, g->m, nsp == 2 ? g->out[0] : g->out[1], g->out[1]};
+    return ocl_require_shape(l, 0, (uint32_t)nsp + 2, dims, buf, size);
+}
+
+/* The int16 geometry of conv.cl. */
+static cl_int16 conv_geom_arg(const window_geom *g) {
+    int64_t v[16] = {g->n,    g->c,    g->in[0], g->in[1], g->m,    g->out[0], g->out[1], g->k[0],
+                     g->k[1], g->s[0], g->s[1],  g->d[0],  g->d[1], g->pb[0],  g->pb[1],  g->group};
+    cl_int16 r;
+    for (int i = 0; i < 16; i++) {
+        r.s[i] = (cl_int)v[i];
+    }
+    return r;
+}
+
+/* ---- conv --------------------------------------------------------------- */
+
+static const char *conv_prepare_geom(const plx_layer_view *l, window_geom *g, char *buf,
+                                     size_t size) {
+    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_conv_desc *desc = l->desc;
+    int nsp;
+    if ((why = geom_input(l, "conv", g, &nsp, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *w = &l->inputs[1];
+    if (w->rank != l->inputs[0].rank) {
+        return ocl_refuse(buf, size, "gpu_opencl: conv: W has rank %u, X has rank %u", w->rank,
+                          l->inputs[0].rank);
+    }
+    g->group = desc->group;
+    g->m = w->dims[0];
+    if (g->group < 1 || g->group > GEOM_LIMIT || g->c % g->group || g->m % g->group ||
+        w->dims[1] * g->group != g->c) {
+        return ocl_refuse(buf, size, "gpu_opencl: conv: group %lld does not fit X and W",
+                          (long long)g->group);
+    }
+    if (l->input_count == 3 && ocl_numel(&l->inputs[2]) != g->m) {
+        return ocl_refuse(buf, size, "gpu_opencl: conv: B has %lld elements, W %lld output channels",
+                          (long long)ocl_numel(&l->inputs[2]), (long long)g->m);
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        int di = desc_index(nsp, slot);
+        if (di < 0) {
+            continue;
+        }
+        g->k[slot] = w->dims[2 + di];
+        g->s[slot] = desc->strides[di];
+        g->d[slot] = desc->dilations[di];
+        if ((why = window_dim("conv", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
+                              g->d[slot], desc->pads_begin[di], desc->pads_end[di], false,
+                              &g->pb[slot], &g->pe[slot], &g->out[slot], buf, size))) {
+            return why;
+        }
+    }
+    return geom_check_output(l, g, nsp, buf, size);
+}
+
+const char *ocl_check_conv(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
+    (void)dev;
+    window_geom g;
+    return conv_prepare_geom(l, &g, buf, size);
+}
+
+static bool conv_direct(const ocl_device *dev, const plx_layer_view *l, const window_geom *g,
+                        const char *name, ocl_plan *plan, char *err, size_t size) {
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, name, ocl_numel(&l->outputs[0]), &k, err, size)) {
+        return false;
+    }
+    bool has_bias = l->input_count == 3;
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, has_bias ? 2 : 1);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, has_bias ? 1 : 0);
+    cl_int16 geom = conv_geom_arg(g);
+    ocl_arg_value(k, &geom, sizeof geom);
+    return true;
+}
+
+/* Depthwise (one input channel per group) and convolutions whose im2col
+ * would be too large run the direct kernel; 1x1 convolutions with stride
+ * 1 and no padding are one GEMM per image and group over X itself; the
+ * rest im2col into a scratch buffer, then GEMM. */
+bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    window_geom g;
+    char buf[8];
+    conv_prepare_geom(l, &g, buf, sizeof buf);
+    if (ocl_numel(&l->outputs[0]) == 0) {
+        return true;
+    }
+    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    int64_t kk = g.k[0] * g.k[1], P = g.out[0] * g.out[1];
+    int64_t col_elems = g.n * g.c * kk * P;
+    bool pointwise = kk == 1 && g.s[0] == 1 && g.s[1] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
+                     g.out[0] == g.in[0] && g.out[1] == g.in[1];
+    bool direct = cg == 1 || (!pointwise && (col_elems > OCL_INDEX_LIMIT ||
+                                             col_elems * 4 > IM2COL_LIMIT));
+    if (direct) {
+        return conv_direct(dev, l, &g, "conv2d_direct", plan, err, size);
+    }
+    ocl_gemm_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.m = mg;
+    gd.n = P;
+    gd.k = cg * kk;
+    gd.a_sm = cg * kk;
+    gd.a_sk = 1;
+    gd.b_sk = P;
+    gd.b_sn = 1;
+    gd.c_sm = 1;
+    gd.c_sn = 0;
+    gd.y_sm = P;
+    gd.alpha = 1.0f;
+    gd.beta = 1.0f;
+    gd.a_slot = 1;
+    gd.has_c = l->input_count == 3;
+    gd.c_slot = 2;
+    gd.batches = g.n * g.group;
+    if (!pointwise) {
+        uint32_t col = 0;
+        if (!ocl_plan_aux(plan, dev, NULL, (size_t)col_elems * sizeof(float), &col, err, size)) {
+            return false;
+        }
+        ocl_launch *k;
+        if (!ocl_kernel_1d(plan, dev, "im2col", col_elems, &k, err, size)) {
+            return false;
+        }
+        ocl_arg_input(k, 0);
+        ocl_arg_aux(k, col);
+        cl_int16 geom = conv_geom_arg(&g);
+        ocl_arg_value(k, &geom, sizeof geom);
+        gd.b_aux = true;
+        gd.b_slot = col;
+    }
+    int32_t *off = malloc((size_t)gd.batches * 4 * sizeof *off);
+    if (!off) {
+        return ocl_fail(err, size, "gpu_opencl: conv: out of memory");
+    }
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t gr = 0; gr < g.group; gr++) {
+            int32_t *o = off + 4 * (n * g.group + gr);
+            o[0] = (int32_t)(gr * mg * cg * kk);
+            o[1] = (int32_t)(pointwise ? (n * g.c + gr * cg) * P : (n * g.c + gr * cg) * kk * P);
+            o[2] = (int32_t)(gr * mg);
+            o[3] = (int32_t)((n * g.m + gr * mg) * P);
+        }
+    }
+    gd.offsets = off;
+    bool ok = ocl_plan_gemm(plan, dev, &gd, err, size);
+    free(off);
+    return ok;
+}
+
+/* ---- conv_transpose ----------------------------------------------------- */
+
+/* cpu_ref's conv_transpose_prepare: SAME_* gives output_shape (or in*s)
+ * and splits the total padding (odd one at the end for SAME_UPPER); a
+ * given output_shape otherwise derives the pads (odd one at the start). */
+static const char *conv_transpose_geom(const plx_layer_view *l, window_geom *g, char *buf,
+                                       size_t size) {
+    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_transpose_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_conv_transpose_desc *desc = l->desc;
+    int nsp;
+    if ((why = geom_input(l, "conv_transpose", g, &nsp, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *w = &l->inputs[1];
+    if (w->rank != l->inputs[0].rank) {
+        return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: W has rank %u, X has rank %u",
+                          w->rank, l->inputs[0].rank);
+    }
+    g->group = desc->group;
+    if (g->group < 1 || g->group > GEOM_LIMIT || g->c % g->group || w->dims[0] != g->c ||
+        w->dims[1] > GEOM_LIMIT) {
+        return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: group %lld does not fit X and W",
+                          (long long)g->group);
+    }
+    g->m = w->dims[1] * g->group;
+    if (l->input_count == 3 && ocl_numel(&l->inputs[2]) != g->m) {
+        return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: B has %lld elements, not %lld",
+                          (long long)ocl_numel(&l->inputs[2]), (long long)g->m);
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        int di = desc_index(nsp, slot);
+        if (di < 0) {
+            continue;
+        }
+        int64_t in = g->in[slot], k = w->dims[2 + di], s = desc->strides[di],
+                d = desc->dilations[di], op = desc->output_padding[di],
+                os = desc->output_shape[di];
+        if (k < 1 || s < 1 || s > GEOM_LIMIT || d < 1 || d > GEOM_LIMIT || op < 0 ||
+            op > GEOM_LIMIT || os < 0 || os > GEOM_LIMIT || in > GEOM_LIMIT || k > GEOM_LIMIT ||
+            (k - 1) * d + 1 > GEOM_LIMIT || s * in > GEOM_LIMIT) {
+            return ocl_refuse(buf, size,
+                              "gpu_opencl: conv_transpose: spatial dim %d has a kernel, stride, "
+                              "dilation, output padding or output shape out of range",
+                              di);
+        }
+        int64_t natural = s * (in - 1) + op + (k - 1) * d + 1, out, pb;
+        if (desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER || desc->auto_pad == PLX_AUTO_PAD_SAME_LOWER) {
+            out = os ? os : in * s;
+            int64_t total = natural - out;
+            pb = desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER ? floor_div(total, 2)
+                                                            : total - floor_div(total, 2);
+        } else if (desc->auto_pad == PLX_AUTO_PAD_NOTSET || desc->auto_pad == PLX_AUTO_PAD_VALID) {
+            int64_t pe = 0;
+            pb = 0;
+            if (desc->auto_pad == PLX_AUTO_PAD_NOTSET) {
+                pb = desc->pads_begin[di];
+                pe = desc->pads_end[di];
+                if (pb < 0 || pb > GEOM_LIMIT || pe < 0 || pe > GEOM_LIMIT) {
+                    return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: spatial dim %d has pads %lld/%lld",
+                                      di, (long long)pb, (long long)pe);
+                }
+            }
+            out = natural - pb - pe;
+            if (os) {
+                int64_t total = natural - os;
+                if (total < 0) {
+                    return ocl_refuse(buf, size,
+                                      "gpu_opencl: conv_transpose: output_shape %lld is larger "
+                                      "than the %lld the input gives",
+                                      (long long)os, (long long)natural);
+                }
+                out = os;
+                pb = total - floor_div(total, 2);
+            }
+        } else {
+            return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: auto_pad %d is not implemented",
+                              (int)desc->auto_pad);
+        }
+        if (out < 0) {
+            return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: spatial dim %d would have size %lld",
+                              di, (long long)out);
+        }
+        g->k[slot] = k;
+        g->s[slot] = s;
+        g->d[slot] = d;
+        g->pb[slot] = pb;
+        g->pe[slot] = 0;
+        g->out[slot] = out;
+    }
+    return geom_check_output(l, g, nsp, buf, size);
+}
+
+const char *ocl_check_conv_transpose(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                     size_t size) {
+    (void)dev;
+    window_geom g;
+    return conv_transpose_geom(l, &g, buf, size);
+}
+
+bool ocl_prepare_conv_transpose(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                                char *err, size_t size) {
+    window_geom g;
+    char buf[8];
+    conv_transpose_geom(l, &g, buf, sizeof buf);
+    if (ocl_numel(&l->outputs[0]) == 0) {
+        return true;
+    }
+    return conv_direct(dev, l, &g, "conv_transpose2d", plan, err, size);
+}
+
+/* ---- fully_connected, gemm, matmul -------------------------------------- */
+
+static bool one_batch_gemm(const ocl_device *dev, ocl_plan *plan, ocl_gemm_desc *gd, char *err,
+                           size_t size) {
+    static const int32_t zero[4] = {0, 0, 0, 0};
+    gd->batches = 1;
+    gd->offsets = zero;
+    return ocl_plan_gemm(plan, dev, gd, err, size);
+}
+
+const char *ocl_check_fully_connected(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                      size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_fully_connected_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_fully_connected_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
+    if (x->rank < 2 || w->rank != 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: fully_connected takes X of rank >= 2 and W of rank 2");
+    }
+    int64_t k = x->dims[x->rank - 1];
+    int64_t m = desc->weights_transposed ? w->dims[0] : w->dims[1];
+    if ((desc->weights_transposed ? w->dims[1] : w->dims[0]) != k) {
+        return ocl_refuse(buf, size, "gpu_opencl: fully_connected: W does not match X's K %lld",
+                          (long long)k);
+    }
+    if (l->input_count == 3 && ocl_numel(&l->inputs[2]) != m) {
+        return ocl_refuse(buf, size, "gpu_opencl: fully_connected: B has %lld elements, not %lld",
+                          (long long)ocl_numel(&l->inputs[2]), (long long)m);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[x->rank - 1] = m;
+    return ocl_require_shape(l, 0, x->rank, dims, buf, size);
+}
+
+bool ocl_prepare_fully_connected(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                                 char *err, size_t size) {
+    const plx_fully_connected_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
+    if (ocl_numel(&l->outputs[0]) == 0) {
+        return true;
+    }
+    ocl_gemm_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.k = x->dims[x->rank - 1];
+    gd.m = ocl_dim_product(x, 0, x->rank - 1);
+    gd.n = desc->weights_transposed ? w->dims[0] : w->dims[1];
+    gd.a_sm = gd.k;
+    gd.a_sk = 1;
+    gd.b_sk = desc->weights_transposed ? 1 : gd.n;
+    gd.b_sn = desc->weights_transposed ? gd.k : 1;
+    gd.c_sm = 0;
+    gd.c_sn = 1;
+    gd.y_sm = gd.n;
+    gd.alpha = 1.0f;
+    gd.beta = 1.0f;
+    gd.a_slot = 0;
+    gd.b_slot = 1;
+    gd.has_c = l->input_count == 3;
+    gd.c_slot = 2;
+    return one_batch_gemm(dev, plan, &gd, err, size);
+}
+
+typedef struct gemm_geom {
+    int64_t m, n, k, a_sm, a_sk, b_sk, b_sn, c_sm, c_sn;
+} gemm_geom;
+
+static const char *gemm_geom_of(const plx_layer_view *l, gemm_geom *g, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_gemm_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_gemm_desc *desc = l->desc;
+    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
+    if (a->rank != 2 || b->rank != 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: gemm takes A and B of rank 2, not %u and %u",
+                          a->rank, b->rank);
+    }
+    g->m = desc->trans_a ? a->dims[1] : a->dims[0];
+    g->k = desc->trans_a ? a->dims[0] : a->dims[1];
+    g->n = desc->trans_b ? b->dims[0] : b->dims[1];
+    if ((desc->trans_b ? b->dims[1] : b->dims[0]) != g->k) {
+        return ocl_refuse(buf, size, "gpu_opencl: gemm: A' and B' disagree on K");
+    }
+    g->a_sm = desc->trans_a ? 1 : a->dims[1];
+    g->a_sk = desc->trans_a ? a->dims[1] : 1;
+    g->b_sk = desc->trans_b ? 1 : b->dims[1];
+    g->b_sn = desc->trans_b ? b->dims[1] : 1;
+    g->c_sm = g->c_sn = 0;
+    if (l->input_count == 3) {
+        const plx_tensor_info *c = &l->inputs[2];
+        int64_t cm = 1, cn = 1;
+        if (c->rank == 2) {
+            cm = c->dims[0];
+            cn = c->dims[1];
+        } else if (c->rank == 1) {
+            cn = c->dims[0];
+        } else if (c->rank != 0) {
+            return ocl_refuse(buf, size, "gpu_opencl: gemm: C has rank %u (0 to 2)", c->rank);
+        }
+        if ((cm != 1 && cm != g->m) || (cn != 1 && cn != g->n)) {
+            return ocl_refuse(buf, size, "gpu_opencl: gemm: C does not broadcast to [%lld,%lld]",
+                              (long long)g->m, (long long)g->n);
+        }
+        g->c_sn = cn == 1 ? 0 : 1;
+        g->c_sm = cm == 1 ? 0 : cn;
+    }
+    int64_t dims[2] = {g->m, g->n};
+    return ocl_require_shape(l, 0, 2, dims, buf, size);
+}
+
+const char *ocl_check_gemm(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
+    (void)dev;
+    gemm_geom g;
+    return gemm_geom_of(l, &g, buf, size);
+}
+
+bool ocl_prepare_gemm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    const plx_gemm_desc *desc = l->desc;
+    gemm_geom g;
+    char buf[8];
+    gemm_geom_of(l, &g, buf, sizeof buf);
+    if (g.m == 0 || g.n == 0) {
+        return true;
+    }
+    ocl_gemm_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.m = g.m;
+    gd.n = g.n;
+    gd.k = g.k;
+    gd.a_sm = g.a_sm;
+    gd.a_sk = g.a_sk;
+    gd.b_sk = g.b_sk;
+    gd.b_sn = g.b_sn;
+    gd.c_sm = g.c_sm;
+    gd.c_sn = g.c_sn;
+    gd.y_sm = g.n;
+    gd.alpha = desc->alpha;
+    gd.beta = desc->beta;
+    gd.a_slot = 0;
+    gd.b_slot = 1;
+    gd.has_c = l->input_count == 3;
+    gd.c_slot = 2;
+    return one_batch_gemm(dev, plan, &gd, err, size);
+}
+
+typedef struct matmul_geom {
+    int64_t m, n, k;
+    uint32_t batch_rank;
+    int64_t batch[PLX_MAX_RANK], a_bs[PLX_MAX_RANK], b_bs[PLX_MAX_RANK];
+} matmul_geom;
+
+/* numpy matmul (cpu_ref's matmul_prepare): 1-D operands get a dim of 1
+ * added and removed; batch dims broadcast. */
+static const char *matmul_geom_of(const plx_layer_view *l, matmul_geom *g, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 2, 2, 1, 1, 0, buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
+    if (a->rank < 1 || b->rank < 1) {
+        return ocl_refuse(buf, size, "gpu_opencl: matmul: operands must have rank >= 1");
+    }
+    g->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    g->k = a->dims[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    g->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (kb != g->k) {
+        return ocl_refuse(buf, size, "gpu_opencl: matmul: A has K %lld, B has K %lld",
+                          (long long)g->k, (long long)kb);
+    }
+    uint32_t ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
+    g->batch_rank = ra > rb ? ra : rb;
+    int64_t as = g->m * g->k, bs = g->k * g->n;
+    for (uint32_t i = g->batch_rank; i-- > 0;) {
+        int64_t da = 1, db = 1;
+        int64_t ia = (int64_t)i - (int64_t)(g->batch_rank - ra);
+        int64_t ib = (int64_t)i - (int64_t)(g->batch_rank - rb);
+        if (ia >= 0) {
+            da = a->dims[ia];
+        }
+        if (ib >= 0) {
+            db = b->dims[ib];
+        }
+        if (da != db && da != 1 && db != 1) {
+            return ocl_refuse(buf, size, "gpu_opencl: matmul: batch dims do not broadcast");
+        }
+        g->batch[i] = da == 1 ? db : da;
+        g->a_bs[i] = da == 1 ? 0 : as;
+        g->b_bs[i] = db == 1 ? 0 : bs;
+        as *= da;
+        bs *= db;
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t rank = g->batch_rank;
+    memcpy(dims, g->batch, sizeof(int64_t) * rank);
+    if (a->rank > 1) {
+        dims[rank++] = g->m;
+    }
+    if (b->rank > 1) {
+        dims[rank++] = g->n;
+    }
+    return ocl_require_shape(l, 0, rank, dims, buf, size);
+}
+
+const char *ocl_check_matmul(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                             size_t size) {
+    (void)dev;
+    matmul_geom g;
+    return matmul_geom_of(l, &g, buf, size);
+}
+
+bool ocl_prepare_matmul(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                        char *err, size_t size) {
+    matmul_geom g;
+    char buf[8];
+    matmul_geom_of(l, &g, buf, sizeof buf);
+    int64_t batches = 1;
+    for (uint32_t i = 0; i < g.batch_rank; i++) {
+        batches *= g.batch[i];
+    }
+    if (batches == 0 || g.m == 0 || g.n == 0) {
+        return true;
+    }
+    int32_t *off = malloc((size_t)batches * 4 * sizeof *off);
+    if (!off) {
+        return ocl_fail(err, size, "gpu_opencl: matmul: out of memory");
+    }
+    int64_t idx[PLX_MAX_RANK] = {0}, a0 = 0, b0 = 0;
+    for (int64_t bi = 0; bi < batches; bi++) {
+        off[4 * bi] = (int32_t)a0;
+        off[4 * bi + 1] = (int32_t)b0;
+        off[4 * bi + 2] = 0;
+        off[4 * bi + 3] = (int32_t)(bi * g.m * g.n);
+        for (uint32_t d = g.batch_rank; d-- > 0;) {
+            a0 += g.a_bs[d];
+            b0 += g.b_bs[d];
+            if (++idx[d] < g.batch[d]) {
+                break;
+            }
+            a0 -= g.a_bs[d] * g.batch[d];
+            b0 -= g.b_bs[d] * g.batch[d];
+            idx[d] = 0;
+        }
+    }
+    ocl_gemm_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.m = g.m;
+    gd.n = g.n;
+    gd.k = g.k;
+    gd.a_sm = g.k;
+    gd.a_sk = 1;
+    gd.b_sk = g.n;
+    gd.b_sn = 1;
+    gd.y_sm = g.n;
+    gd.alpha = 1.0f;
+    gd.beta = 0.0f;
+    gd.a_slot = 0;
+    gd.b_slot = 1;
+    gd.batches = batches;
+    gd.offsets = off;
+    bool ok = ocl_plan_gemm(plan, dev, &gd, err, size);
+    free(off);
+    return ok;
+}
+
+/* ---- pool, global_pool -------------------------------------------------- */
+
+static const char *pool_geom(const plx_layer_view *l, window_geom *g, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_pool_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_pool_desc *desc = l->desc;
+    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: kind %d is not implemented", (int)desc->kind);
+    }
+    if ((why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    int nsp;
+    if ((why = geom_input(l, "pool", g, &nsp, buf, size))) {
+        return why;
+    }
+    g->m = g->c;
+    g->group = g->c;
+    for (int slot = 0; slot < 2; slot++) {
+        int di = desc_index(nsp, slot);
+        if (di < 0) {
+            continue;
+        }
+        g->k[slot] = desc->kernel[di];
+        g->s[slot] = desc->strides[di];
+        g->d[slot] = desc->dilations[di];
+        if ((why = window_dim("pool", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
+                              g->d[slot], desc->pads_begin[di], desc->pads_end[di],
+                              desc->ceil_mode, &g->pb[slot], &g->pe[slot], &g->out[slot], buf,
+                              size))) {
+            return why;
+        }
+    }
+    return geom_check_output(l, g, nsp, buf, size);
+}
+
+const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
+    (void)dev;
+    window_geom g;
+    return pool_geom(l, &g, buf, size);
+}
+
+bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    const plx_pool_desc *desc = l->desc;
+    window_geom g;
+    char buf[8];
+    pool_geom(l, &g, buf, sizeof buf);
+    int64_t n = ocl_numel(&l->outputs[0]);
+    if (n == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "pool2d_f32", n, &k, err, size)) {
+        return false;
+    }
+    int64_t v[16] = {g.n,    g.c,    g.in[0], g.in[1], g.out[0], g.out[1], g.k[0],  g.k[1],
+                     g.s[0], g.s[1], g.d[0],  g.d[1],  g.pb[0],  g.pb[1],  g.pe[0], g.pe[1]};
+    cl_int16 geom;
+    for (int i = 0; i < 16; i++) {
+        geom.s[i] = (cl_int)v[i];
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_value(k, &geom, sizeof geom);
+    ocl_arg_int(k, desc->kind == PLX_POOL_MAX ? 1 : 0);
+    ocl_arg_int(k, desc->count_include_pad ? 1 : 0);
+    return true;
+}
+
+/* A reduce_f32 launch: `outputs` groups, each over `count` elements; the
+ * kept and reduced dims with their X strides (collapsed here). */
+static bool reduce_launch(const ocl_device *dev, ocl_plan *plan, int func, ocl_shape *kept,
+                          ocl_shape *red, char *err, size_t size) {
+    int64_t outputs = 1, count = 1;
+    for (uint32_t d = 0; d < kept->rank; d++) {
+        outputs *= kept->dims[d];
+    }
+    for (uint32_t d = 0; d < red->rank; d++) {
+        count *= red->dims[d];
+    }
+    if (outputs == 0) {
+        return true;
+    }
+    ocl_shape_collapse(kept, 1);
+    ocl_shape_collapse(red, 1);
+    ocl_launch *k;
+    size_t wg = 1;
+    if (!ocl_kernel_groups(plan, dev, "reduce_f32", outputs, count, &k, &wg, err, size)) {
+        return false;
+    }
+    cl_int8 kd = ocl_int8_of(kept->dims, kept->rank, 1), ks = ocl_int8_of(kept->st[0], kept->rank, 0);
+    cl_int8 rd = ocl_int8_of(red->dims, red->rank, 1), rs = ocl_int8_of(red->st[0], red->rank, 0);
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)outputs);
+    ocl_arg_int(k, (int32_t)count);
+    ocl_arg_int(k, func);
+    ocl_arg_int(k, (int32_t)kept->rank);
+    ocl_arg_value(k, &kd, sizeof kd);
+    ocl_arg_value(k, &ks, sizeof ks);
+    ocl_arg_int(k, (int32_t)red->rank);
+    ocl_arg_value(k, &rd, sizeof rd);
+    ocl_arg_value(k, &rs, sizeof rs);
+    ocl_arg_local(k, wg * sizeof(float));
+    return true;
+}
+
+const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                  size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_global_pool_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_global_pool_desc *desc = l->desc;
+    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE) {
+        return ocl_refuse(buf, size, "gpu_opencl: global_pool: kind %d is not implemented",
+                          (int)desc->kind);
+    }
+    if ((why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 3) {
+        return ocl_refuse(buf, size, "gpu_opencl: global_pool takes X of rank >= 3, not %u", x->rank);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < x->rank; i++) {
+        dims[i] = i < 2 ? x->dims[i] : 1;
+    }
+    return ocl_require_shape(l, 0, x->rank, dims, buf, size);
+}
+
+bool ocl_prepare_global_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                             char *err, size_t size) {
+    const plx_global_pool_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t inner = ocl_dim_product(x, 2, x->rank);
+    ocl_shape kept, red;
+    memset(&kept, 0, sizeof kept);
+    memset(&red, 0, sizeof red);
+    kept.rank = red.rank = 1;
+    kept.dims[0] = x->dims[0] * x->dims[1];
+    kept.st[0][0] = inner;
+    red.dims[0] = inner;
+    red.st[0][0] = 1;
+    return reduce_launch(dev, plan, desc->kind == PLX_POOL_MAX ? PLX_REDUCE_MAX : PLX_REDUCE_MEAN,
+                         &kept, &red, err, size);
+}
+
+/* ---- batch_norm, layer_norm, instance_norm ------------------------------ */
+
+const char *ocl_check_batch_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                 size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 5, 5, 1, 1, sizeof(plx_batch_norm_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: batch_norm takes X of rank >= 2, not %u", x->rank);
+    }
+    for (uint32_t i = 1; i < 5; i++) {
+        if (ocl_numel(&l->inputs[i]) != x->dims[1]) {
+            return ocl_refuse(buf, size, "gpu_opencl: batch_norm: input %u has %lld elements, X %lld channels",
+                              i, (long long)ocl_numel(&l->inputs[i]), (long long)x->dims[1]);
+        }
+    }
+    return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
+}
+
+bool ocl_prepare_batch_norm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                            char *err, size_t size) {
+    const plx_batch_norm_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t n = ocl_numel(x);
+    if (n == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "batch_norm_f32", n, &k, err, size)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < 5; i++) {
+        ocl_arg_input(k, i);
+    }
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)x->dims[1]);
+    ocl_arg_int(k, (int32_t)ocl_dim_product(x, 2, x->rank));
+    ocl_arg_float(k, desc->epsilon);
+    return true;
+}
+
+/* Strides of t broadcast (numpy, right-aligned) to X's shape, refusing
+ * shapes that would broadcast X itself. */
+static const char *norm_broadcast(const plx_tensor_info *t, const plx_tensor_info *x,
+                                  const char *name, int64_t *st, char *buf, size_t size) {
+    if (t->rank > x->rank) {
+        return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s has rank %u, X %u", name, t->rank,
+                          x->rank);
+    }
+    int64_t s = 1;
+    for (uint32_t i = x->rank; i-- > 0;) {
+        int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
+        int64_t d = ti >= 0 ? t->dims[ti] : 1;
+        if (d != 1 && d != x->dims[i]) {
+            return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s does not broadcast to X", name);
+        }
+        st[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return NULL;
+}
+
+typedef struct layer_norm_geom {
+    uint32_t axis;
+    int64_t outer, inner;
+    int64_t scale_st[PLX_MAX_RANK], bias_st[PLX_MAX_RANK];
+} layer_norm_geom;
+
+static const char *layer_norm_geom_of(const plx_layer_view *l, layer_norm_geom *g, char *buf,
+                                      size_t size) {
+    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_layer_norm_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_layer_norm_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
+    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+        return ocl_refuse(buf, size, "gpu_opencl: layer_norm: axis %d is out of range for rank %u",
+                          desc->axis, x->rank);
+    }
+    g->axis = (uint32_t)axis;
+    g->outer = ocl_dim_product(x, 0, g->axis);
+    g->inner = ocl_dim_product(x, g->axis, x->rank);
+    memset(g->scale_st, 0, sizeof g->scale_st);
+    memset(g->bias_st, 0, sizeof g->bias_st);
+    if ((why = norm_broadcast(&l->inputs[1], x, "scale", g->scale_st, buf, size))) {
+        return why;
+    }
+    if (l->input_count == 3 &&
+        (why = norm_broadcast(&l->inputs[2], x, "bias", g->bias_st, buf, size))) {
+        return why;
+    }
+    return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
+}
+
+const char *ocl_check_layer_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                 size_t size) {
+    (void)dev;
+    layer_norm_geom g;
+    return layer_norm_geom_of(l, &g, buf, size);
+}
+
+bool ocl_prepare_layer_norm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                            char *err, size_t size) {
+    const plx_layer_norm_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    layer_norm_geom g;
+    char buf[8];
+    layer_norm_geom_of(l, &g, buf, sizeof buf);
+    if (g.outer == 0 || g.inner == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    size_t wg = 1;
+    if (!ocl_kernel_groups(plan, dev, "layer_norm_f32", g.outer, g.inner, &k, &wg, err, size)) {
+        return false;
+    }
+    bool has_bias = l->input_count == 3;
+    /* collapse X's dims with both stride sets */
+    ocl_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = x->rank;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        s.dims[d] = x->dims[d];
+        s.st[0][d] = g.scale_st[d];
+        s.st[1][d] = g.bias_st[d];
+    }
+    ocl_shape_collapse(&s, 2);
+    cl_int8 xd = ocl_int8_of(s.dims, s.rank, 1);
+    cl_int8 ss = ocl_int8_of(s.st[0], s.rank, 0), bs = ocl_int8_of(s.st[1], s.rank, 0);
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, has_bias ? 2 : 1);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, has_bias ? 1 : 0);
+    ocl_arg_int(k, (int32_t)g.outer);
+    ocl_arg_int(k, (int32_t)g.inner);
+    ocl_arg_int(k, (int32_t)s.rank);
+    ocl_arg_value(k, &xd, sizeof xd);
+    ocl_arg_value(k, &ss, sizeof ss);
+    ocl_arg_value(k, &bs, sizeof bs);
+    ocl_arg_float(k, desc->epsilon);
+    ocl_arg_local(k, wg * sizeof(float));
+    return true;
+}
+
+const char *ocl_check_instance_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                    size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 3, 3, 1, 1, sizeof(plx_instance_norm_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 3) {
+        return ocl_refuse(buf, size, "gpu_opencl: instance_norm takes X of rank >= 3, not %u", x->rank);
+    }
+    for (uint32_t i = 1; i < 3; i++) {
+        const plx_tensor_info *p = &l->inputs[i];
+        if (p->rank != 1 || p->dims[0] != x->dims[1]) {
+            return ocl_refuse(buf, size, "gpu_opencl: instance_norm: input %u must be 1-D with X's %lld channels",
+                              i, (long long)x->dims[1]);
+        }
+    }
+    return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
+}
+
+bool ocl_prepare_instance_norm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                               char *err, size_t size) {
+    const plx_instance_norm_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t planes = x->dims[0] * x->dims[1], inner = ocl_dim_product(x, 2, x->rank);
+    if (planes == 0 || inner == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    size_t wg = 1;
+    if (!ocl_kernel_groups(plan, dev, "instance_norm_f32", planes, inner, &k, &wg, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, 2);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)planes);
+    ocl_arg_int(k, (int32_t)x->dims[1]);
+    ocl_arg_int(k, (int32_t)inner);
+    ocl_arg_float(k, desc->epsilon);
+    ocl_arg_local(k, wg * sizeof(float));
+    return true;
+}
+
+/* ---- softmax ------------------------------------------------------------ */
+
+static const char *softmax_geom(const plx_layer_view *l, int64_t *outer, int64_t *len,
+                                int64_t *inner, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_softmax_desc), buf, size);
+    if (!why) {
+        why = ocl_require_f32(l, buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_softmax_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
+    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+        return ocl_refuse(buf, size, "gpu_opencl: softmax: axis %d is out of range for rank %u",
+                          desc->axis, x->rank);
+    }
+    *outer = ocl_dim_product(x, 0, (uint32_t)axis);
+    *len = x->dims[axis];
+    *inner = ocl_dim_product(x, (uint32_t)axis + 1, x->rank);
+    return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
+}
+
+const char *ocl_check_softmax(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                              size_t size) {
+    (void)dev;
+    int64_t o, n, i;
+    return softmax_geom(l, &o, &n, &i, buf, size);
+}
+
+bool ocl_prepare_softmax(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                         char *err, size_t size) {
+    int64_t outer, len, inner;
+    char buf[8];
+    softmax_geom(l, &outer, &len, &inner, buf, sizeof buf);
+    int64_t lines = outer * inner;
+    if (lines == 0 || len == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    size_t wg = 1;
+    if (!ocl_kernel_groups(plan, dev, "softmax_f32", lines, len, &k, &wg, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)lines);
+    ocl_arg_int(k, (int32_t)len);
+    ocl_arg_int(k, (int32_t)inner);
+    ocl_arg_int(k, ((const plx_softmax_desc *)l->desc)->log ? 1 : 0);
+    ocl_arg_local(k, wg * sizeof(float));
+    return true;
+}
+
+/* ---- reduce, arg_reduce ------------------------------------------------- */
+
+typedef struct reduce_geom {
+    bool identity;
+    ocl_shape kept, red;
+} reduce_geom;
+
+static const char *reduce_geom_of(const plx_layer_view *l, reduce_geom *g, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_reduce_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_reduce_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    if ((unsigned)desc->func > PLX_REDUCE_LOG_SUM_EXP) {
+        return ocl_refuse(buf, size, "gpu_opencl: reduce: function %d is not implemented",
+                          (int)desc->func);
+    }
+    if ((why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
+        return ocl_refuse(buf, size, "gpu_opencl: reduce: %u axes for rank %u", desc->axis_count,
+                          x->rank);
+    }
+    bool reduced[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < desc->axis_count; i++) {
+        int64_t a = desc->axes[i] < 0 ? (int64_t)desc->axes[i] + x->rank : desc->axes[i];
+        if (a < 0 || a >= (int64_t)x->rank || reduced[a]) {
+            return ocl_refuse(buf, size, "gpu_opencl: reduce: axis %d is out of range or repeated",
+                              desc->axes[i]);
+        }
+        reduced[a] = true;
+    }
+    g->identity = desc->axis_count == 0 && desc->noop_with_empty_axes;
+    if (g->identity) {
+        return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
+    }
+    int64_t st[PLX_MAX_RANK], out_dims[PLX_MAX_RANK];
+    uint32_t out_rank = 0;
+    plx_tensor_info_strides(x, st);
+    memset(&g->kept, 0, sizeof g->kept);
+    memset(&g->red, 0, sizeof g->red);
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (desc->axis_count == 0 || reduced[i]) {
+            g->red.dims[g->red.rank] = x->dims[i];
+            g->red.st[0][g->red.rank++] = st[i];
+            if (desc->keepdims) {
+                out_dims[out_rank++] = 1;
+            }
+        } else {
+            g->kept.dims[g->kept.rank] = x->dims[i];
+            g->kept.st[0][g->kept.rank++] = st[i];
+            out_dims[out_rank++] = x->dims[i];
+        }
+    }
+    return ocl_require_shape(l, 0, out_rank, out_dims, buf, size);
+}
+
+const char *ocl_check_reduce(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                             size_t size) {
+    (void)dev;
+    reduce_geom g;
+    return reduce_geom_of(l, &g, buf, size);
+}
+
+bool ocl_prepare_reduce(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                        char *err, size_t size) {
+    reduce_geom g;
+    char buf[8];
+    reduce_geom_of(l, &g, buf, sizeof buf);
+    if (g.identity) {
+        size_t bytes = (size_t)ocl_numel(&l->inputs[0]) * sizeof(float);
+        return bytes == 0 || ocl_plan_copy(plan, 0, 0, bytes, err, size);
+    }
+    return reduce_launch(dev, plan, (int)((const plx_reduce_desc *)l->desc)->func, &g.kept, &g.red,
+                         err, size);
+}
+
+static const char *arg_reduce_geom(const plx_layer_view *l, int64_t *outer, int64_t *len,
+                                   int64_t *inner, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_arg_reduce_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_arg_reduce_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->dtype != PLX_DTYPE_FLOAT32) {
+        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce needs float32, got %s",
+                          plx_dtype_name(x->dtype));
+    }
+    if (l->outputs[0].dtype != PLX_DTYPE_INT64) {
+        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: the output is %s, not int64",
+                          plx_dtype_name(l->outputs[0].dtype));
+    }
+    uint32_t axis = 0;
+    if (!ocl_norm_axis(desc->axis, x->rank, &axis)) {
+        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: axis %d is out of range for rank %u",
+                          (int)desc->axis, x->rank);
+    }
+    *outer = ocl_dim_product(x, 0, axis);
+    *len = x->dims[axis];
+    *inner = ocl_dim_product(x, axis + 1, x->rank);
+    if (*len == 0 && *outer * *inner > 0) {
+        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: axis %u of X is empty", axis);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (i != axis) {
+            dims[r++] = x->dims[i];
+        } else if (desc->keepdims) {
+            dims[r++] = 1;
+        }
+    }
+    return ocl_require_shape(l, 0, r, dims, buf, size);
+}
+
+const char *ocl_check_arg_reduce(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                 size_t size) {
+    (void)dev;
+    int64_t o, n, i;
+    return arg_reduce_geom(l, &o, &n, &i, buf, size);
+}
+
+bool ocl_prepare_arg_reduce(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                            char *err, size_t size) {
+    const plx_arg_reduce_desc *desc = l->desc;
+    int64_t outer, len, inner;
+    char buf[8];
+    arg_reduce_geom(l, &outer, &len, &inner, buf, sizeof buf);
+    int64_t outputs = outer * inner;
+    if (outputs == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "arg_reduce_f32", outputs, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)outputs);
+    ocl_arg_int(k, (int32_t)len);
+    ocl_arg_int(k, (int32_t)inner);
+    ocl_arg_int(k, desc->select_min ? 1 : 0);
+    ocl_arg_int(k, desc->select_last_index ? 1 : 0);
+    return true;
+}
+
+/* ---- resize ------------------------------------------------------------- */
+
+typedef struct resize_geom {
+    int64_t nc, in[2], out[2];
+    double scale[2];
+} resize_geom;
+
+static const char *resize_geom_of(const plx_layer_view *l, resize_geom *g, char *buf, size_t size) {
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_resize_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_resize_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
+        return ocl_refuse(buf, size, "gpu_opencl: resize: mode %d is not implemented", (int)desc->mode);
+    }
+    if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
+        return ocl_refuse(buf, size, "gpu_opencl: resize: coordinate transformation %d is not implemented",
+                          (int)desc->coord);
+    }
+    if (desc->mode == PLX_RESIZE_NEAREST && (unsigned)desc->nearest > PLX_RESIZE_NEAREST_CEIL) {
+        return ocl_refuse(buf, size, "gpu_opencl: resize: nearest mode %d is not implemented",
+                          (int)desc->nearest);
+    }
+    if ((why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (x->rank != 4 || y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
+        return ocl_refuse(buf, size, "gpu_opencl: resize takes rank-4 (NCHW) X and Y with X's N and C");
+    }
+    g->nc = x->dims[0] * x->dims[1];
+    for (int i = 0; i < 2; i++) {
+        g->in[i] = x->dims[2 + i];
+        g->out[i] = y->dims[2 + i];
+        float s = desc->scales[i];
+        if (!(s >= 0.0f) || isinf(s)) {
+            return ocl_refuse(buf, size, "gpu_opencl: resize: scale %g is not a finite non-negative number",
+                              (double)s);
+        }
+        if (g->in[i] == 0 && g->out[i] != 0) {
+            return ocl_refuse(buf, size, "gpu_opencl: resize: cannot resize an empty dim");
+        }
+        g->scale[i] = s > 0.0f ? (double)s : g->in[i] ? (double)g->out[i] / (double)g->in[i] : 1.0;
+    }
+    return NULL;
+}
+
+const char *ocl_check_resize(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                             size_t size) {
+    (void)dev;
+    resize_geom g;
+    return resize_geom_of(l, &g, buf, size);
+}
+
+/* cpu_ref's coordinate rules, in double. */
+static double resize_source(plx_resize_coord mode, double x, double scale, int64_t in) {
+    double out_len = scale * (double)in;
+    switch (mode) {
+    case PLX_RESIZE_COORD_ASYMMETRIC: return x / scale;
+    case PLX_RESIZE_COORD_ALIGN_CORNERS:
+        return out_len == 1.0 ? 0.0 : x * (double)(in - 1) / (out_len - 1.0);
+    case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL:
+        return out_len == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case PLX_RESIZE_COORD_HALF_PIXEL:
+    default: return (x + 0.5) / scale - 0.5;
+    }
+}
+
+static double bound_coord(double c, int64_t in) {
+    if (!(c > -2.0)) {
+        return -2.0;
+    }
+    return c > (double)in + 1.0 ? (double)in + 1.0 : c;
+}
+
+static int64_t nearest_index(plx_resize_nearest mode, double c, int64_t in) {
+    double f = floor(c);
+    int64_t i = (int64_t)f;
+    if (c != f) {
+        double r = c - f;
+        bool up;
+        switch (mode) {
+        case PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL: up = r >= 0.5; break;
+        case PLX_RESIZE_NEAREST_FLOOR: up = false; break;
+        case PLX_RESIZE_NEAREST_CEIL: up = true; break;
+        case PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR:
+        default: up = r > 0.5; break;
+        }
+        i += up;
+    }
+    return clamp_i64(i, 0, in - 1);
+}
+
+/* Source rows then columns: nearest indices (OH + OW ints), or linear taps
+ * (h0, h1, w0, w1: 2*OH + 2*OW ints) and second-tap weights (OH + OW
+ * floats). */
+bool ocl_prepare_resize(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                        char *err, size_t size) {
+    const plx_resize_desc *desc = l->desc;
+    resize_geom g;
+    char buf[8];
+    resize_geom_of(l, &g, buf, sizeof buf);
+    int64_t n = ocl_numel(&l->outputs[0]);
+    if (n == 0) {
+        return true;
+    }
+    bool linear = desc->mode == PLX_RESIZE_LINEAR;
+    int64_t oh = g.out[0], ow = g.out[1];
+    size_t ni = (size_t)(linear ? 2 * (oh + ow) : oh + ow);
+    int32_t *idx = malloc(ni * sizeof *idx);
+    float *wt = malloc((size_t)(oh + ow) * sizeof *wt);
+    if (!idx || !wt) {
+        free(idx);
+        free(wt);
+        return ocl_fail(err, size, "gpu_opencl: resize: out of memory");
+    }
+    for (int axis = 0; axis < 2; axis++) {
+        int64_t out = g.out[axis], in = g.in[axis];
+        for (int64_t o = 0; o < out; o++) {
+            double c = bound_coord(resize_source(desc->coord, (double)o, g.scale[axis], in), in);
+            if (!linear) {
+                idx[(axis ? oh : 0) + o] = (int32_t)nearest_index(desc->nearest, c, in);
+                continue;
+            }
+            double f = floor(c);
+            int64_t lo = clamp_i64((int64_t)f, 0, in - 1), hi = clamp_i64((int64_t)f + 1, 0, in - 1);
+            if (axis == 0) {
+                idx[o] = (int32_t)lo;
+                idx[oh + o] = (int32_t)hi;
+                wt[o] = (float)(c - f);
+            } else {
+                idx[2 * oh + o] = (int32_t)lo;
+                idx[2 * oh + ow + o] = (int32_t)hi;
+                wt[oh + o] = (float)(c - f);
+            }
+        }
+    }
+    uint32_t idx_slot = 0, wt_slot = 0;
+    bool ok = ocl_plan_aux(plan, dev, idx, ni * sizeof *idx, &idx_slot, err, size) &&
+              (!linear ||
+               ocl_plan_aux(plan, dev, wt, (size_t)(oh + ow) * sizeof *wt, &wt_slot, err, size));
+    free(idx);
+    free(wt);
+    if (!ok) {
+        return false;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, linear ? "resize_linear_f32" : "resize_nearest_f32", n, &k, err,
+                       size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_aux(k, idx_slot);
+    if (linear) {
+        ocl_arg_aux(k, wt_slot);
+    }
+    ocl_arg_int(k, (int32_t)g.nc);
+    ocl_arg_int(k, (int32_t)g.in[0]);
+    ocl_arg_int(k, (int32_t)g.in[1]);
+    ocl_arg_int(k, (int32_t)oh);
+    ocl_arg_int(k, (int32_t)ow);
+    return true;
+}

@@ -1,0 +1,374 @@
+/* gpu_opencl elementwise operators: activation, unary, binary (numpy
+ * broadcasting), where, cast. Kernels in kernels/elementwise.cl. */
+#include "ocl_ops_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const activation_names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
+                                               "hard_sigmoid", "hard_swish", "tanh", "gelu",
+                                               "softplus", "selu", "mish", "softsign",
+                                               "thresholded_relu", "celu", "affine",
+                                               "scaled_tanh"};
+static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow", "max",
+                                           "min", "equal", "less", "greater", "prelu", "and",
+                                           "or", "xor", "greater_equal", "less_equal", "mod"};
+static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
+                                          "erf", "floor", "ceil", "not", "sin", "cos",
+                                          "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                          "asinh", "acosh", "atanh", "round", "sign"};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- broadcasting ------------------------------------------------------- */
+
+/* Element strides with which `in` is read when broadcast (numpy, aligned at
+ * the last dim) to `out`: 0 along broadcast dims. false when it does not
+ * broadcast. */
+static bool broadcast_strides(const plx_tensor_info *in, const plx_tensor_info *out,
+                              int64_t strides[PLX_MAX_RANK]) {
+    if (in->rank > out->rank || out->rank > PLX_MAX_RANK) {
+        return false;
+    }
+    int64_t in_st[PLX_MAX_RANK];
+    plx_tensor_info_strides(in, in_st);
+    uint32_t lead = out->rank - in->rank;
+    for (uint32_t d = 0; d < out->rank; d++) {
+        if (d < lead) {
+            strides[d] = 0;
+            continue;
+        }
+        int64_t di = in->dims[d - lead];
+        if (di == out->dims[d]) {
+            strides[d] = di == 1 ? 0 : in_st[d - lead];
+        } else if (di == 1) {
+            strides[d] = 0;
+        } else {
+            return false;
+        }
+    }
+    for (uint32_t d = out->rank; d < PLX_MAX_RANK; d++) {
+        strides[d] = 0;
+    }
+    return true;
+}
+
+/* The output is exactly the broadcast of the inputs: each broadcasts to
+ * it, and each output dim other than 1 comes from some input. */
+static bool is_broadcast_of(const plx_tensor_info *const *ins, uint32_t count,
+                            const plx_tensor_info *out) {
+    int64_t strides[PLX_MAX_RANK];
+    for (uint32_t k = 0; k < count; k++) {
+        if (!broadcast_strides(ins[k], out, strides)) {
+            return false;
+        }
+    }
+    for (uint32_t d = 0; d < out->rank; d++) {
+        if (out->dims[d] == 1) {
+            continue;
+        }
+        bool found = false;
+        for (uint32_t k = 0; k < count; k++) {
+            uint32_t lead = out->rank - ins[k]->rank;
+            if (d >= lead && ins[k]->dims[d - lead] == out->dims[d]) {
+                found = true;
+            }
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The output's dims with the inputs' broadcast strides, collapsed. */
+static void broadcast_shape(const plx_layer_view *l, uint32_t first, uint32_t count,
+                            ocl_shape *s) {
+    const plx_tensor_info *out = &l->outputs[0];
+    memset(s, 0, sizeof *s);
+    s->rank = out->rank;
+    for (uint32_t d = 0; d < out->rank; d++) {
+        s->dims[d] = out->dims[d];
+    }
+    for (uint32_t k = 0; k < count; k++) {
+        broadcast_strides(&l->inputs[first + k], out, s->st[k]);
+    }
+    ocl_shape_collapse(s, count);
+}
+
+static void arg_shape(ocl_launch *l, const ocl_shape *s, uint32_t count) {
+    ocl_arg_int(l, (int32_t)s->rank);
+    cl_int8 dims = ocl_int8_of(s->dims, s->rank, 1);
+    ocl_arg_value(l, &dims, sizeof dims);
+    for (uint32_t k = 0; k < count; k++) {
+        cl_int8 st = ocl_int8_of(s->st[k], s->rank, 0);
+        ocl_arg_value(l, &st, sizeof st);
+    }
+}
+
+/* ---- activation --------------------------------------------------------- */
+
+const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                 size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_activation_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_activation_desc *d = l->desc;
+    if ((unsigned)d->func >= COUNT_OF(activation_names)) {
+        return ocl_refuse(buf, size, "gpu_opencl: activation: unknown func %d", (int)d->func);
+    }
+    if ((why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (!ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
+        return ocl_refuse(buf, size, "gpu_opencl: activation %s: the output must have the input's shape",
+                          activation_names[d->func]);
+    }
+    return NULL;
+}
+
+bool ocl_prepare_activation(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                            char *err, size_t size) {
+    const plx_activation_desc *d = l->desc;
+    int64_t n = ocl_numel(&l->outputs[0]);
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "activation_f32", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)d->func);
+    ocl_arg_float(k, d->alpha);
+    ocl_arg_float(k, d->beta);
+    return true;
+}
+
+/* ---- unary -------------------------------------------------------------- */
+
+const char *ocl_check_unary(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                            size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_unary_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_unary_desc *d = l->desc;
+    if ((unsigned)d->func >= COUNT_OF(unary_names)) {
+        return ocl_refuse(buf, size, "gpu_opencl: unary: unknown func %d", (int)d->func);
+    }
+    plx_dtype t = l->inputs[0].dtype;
+    plx_dtype want = d->func == PLX_UNARY_NOT ? PLX_DTYPE_BOOL : PLX_DTYPE_FLOAT32;
+    if (t != want) {
+        return ocl_refuse(buf, size, "gpu_opencl: unary %s needs %s, got %s", unary_names[d->func],
+                          plx_dtype_name(want), plx_dtype_name(t));
+    }
+    if (l->outputs[0].dtype != t || !ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
+        return ocl_refuse(buf, size,
+                          "gpu_opencl: unary %s: the output must have the input's dtype and shape",
+                          unary_names[d->func]);
+    }
+    return NULL;
+}
+
+bool ocl_prepare_unary(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                       size_t size) {
+    const plx_unary_desc *d = l->desc;
+    int64_t n = ocl_numel(&l->outputs[0]);
+    bool is_not = d->func == PLX_UNARY_NOT;
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, is_not ? "not_bool" : "unary_f32", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    if (!is_not) {
+        ocl_arg_int(k, (int32_t)d->func);
+    }
+    return true;
+}
+
+/* ---- binary ------------------------------------------------------------- */
+
+static bool is_compare(plx_binary_func f) {
+    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
+           f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
+}
+
+static bool is_logical(plx_binary_func f) {
+    return f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR;
+}
+
+const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                             size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 2, 2, 1, 1, sizeof(plx_binary_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_binary_desc *d = l->desc;
+    if ((unsigned)d->func >= COUNT_OF(binary_names)) {
+        return ocl_refuse(buf, size, "gpu_opencl: binary: unknown func %d", (int)d->func);
+    }
+    const char *fname = binary_names[d->func];
+    plx_dtype t = l->inputs[0].dtype;
+    if (l->inputs[1].dtype != t) {
+        return ocl_refuse(buf, size, "gpu_opencl: binary %s: inputs of different dtypes (%s, %s)",
+                          fname, plx_dtype_name(t), plx_dtype_name(l->inputs[1].dtype));
+    }
+    bool compare = is_compare(d->func), logical = is_logical(d->func);
+    /* float32 for arithmetic and comparisons; bool for logic and equal */
+    bool ok = t == PLX_DTYPE_FLOAT32 ? !logical
+                                     : t == PLX_DTYPE_BOOL && (logical || d->func == PLX_BINARY_EQUAL);
+    if (!ok) {
+        return ocl_refuse(buf, size, "gpu_opencl: binary %s needs %s, got %s", fname,
+                          logical ? "bool" : "float32", plx_dtype_name(t));
+    }
+    plx_dtype want = compare || logical ? PLX_DTYPE_BOOL : t;
+    if (l->outputs[0].dtype != want) {
+        return ocl_refuse(buf, size, "gpu_opencl: binary %s: output dtype %s, expected %s", fname,
+                          plx_dtype_name(l->outputs[0].dtype), plx_dtype_name(want));
+    }
+    if (d->func == PLX_BINARY_PRELU) {
+        int64_t strides[PLX_MAX_RANK];
+        if (!ocl_same_dims(&l->inputs[0], &l->outputs[0]) ||
+            !broadcast_strides(&l->inputs[1], &l->outputs[0], strides)) {
+            return ocl_refuse(buf, size,
+                              "gpu_opencl: binary prelu: the output must have A's shape and the "
+                              "slope B must broadcast to it");
+        }
+        return NULL;
+    }
+    const plx_tensor_info *ins[2] = {&l->inputs[0], &l->inputs[1]};
+    if (!is_broadcast_of(ins, 2, &l->outputs[0])) {
+        return ocl_refuse(buf, size,
+                          "gpu_opencl: binary %s: the output shape is not the broadcast of the inputs",
+                          fname);
+    }
+    return NULL;
+}
+
+bool ocl_prepare_binary(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                        char *err, size_t size) {
+    const plx_binary_desc *d = l->desc;
+    int64_t n = ocl_numel(&l->outputs[0]);
+    const char *name = l->inputs[0].dtype == PLX_DTYPE_BOOL ? "logical_bool"
+                       : is_compare(d->func)               ? "compare_f32"
+                                                           : "binary_f32";
+    ocl_shape s;
+    broadcast_shape(l, 0, 2, &s);
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, name, n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)d->func);
+    arg_shape(k, &s, 2);
+    return true;
+}
+
+/* ---- where -------------------------------------------------------------- */
+
+const char *ocl_check_where(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                            size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 3, 3, 1, 1, 0, buf, size);
+    if (why) {
+        return why;
+    }
+    if (l->inputs[0].dtype != PLX_DTYPE_BOOL) {
+        return ocl_refuse(buf, size, "gpu_opencl: where: the condition must be bool, got %s",
+                          plx_dtype_name(l->inputs[0].dtype));
+    }
+    plx_dtype t = l->inputs[1].dtype;
+    if (l->inputs[2].dtype != t || l->outputs[0].dtype != t || !ocl_size_suffix(t)) {
+        return ocl_refuse(buf, size, "gpu_opencl: where: X, Y and the output must have one dtype (%s, %s, %s)",
+                          plx_dtype_name(t), plx_dtype_name(l->inputs[2].dtype),
+                          plx_dtype_name(l->outputs[0].dtype));
+    }
+    const plx_tensor_info *ins[3] = {&l->inputs[0], &l->inputs[1], &l->inputs[2]};
+    if (!is_broadcast_of(ins, 3, &l->outputs[0])) {
+        return ocl_refuse(buf, size, "gpu_opencl: where: the output shape is not the broadcast of the inputs");
+    }
+    return NULL;
+}
+
+bool ocl_prepare_where(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                       size_t size) {
+    int64_t n = ocl_numel(&l->outputs[0]);
+    char name[32];
+    snprintf(name, sizeof name, "where_%s", ocl_size_suffix(l->outputs[0].dtype));
+    ocl_shape s;
+    broadcast_shape(l, 0, 3, &s);
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, name, n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, 2);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    arg_shape(k, &s, 3);
+    return true;
+}
+
+/* ---- cast --------------------------------------------------------------- */
+
+static bool cast_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_INT8 || t == PLX_DTYPE_UINT8 ||
+           t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64 || t == PLX_DTYPE_BOOL;
+}
+
+const char *ocl_check_cast(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                           size_t size) {
+    (void)dev;
+    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_cast_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_cast_desc *d = l->desc;
+    plx_dtype from = l->inputs[0].dtype, to = l->outputs[0].dtype;
+    if (d->to != to) {
+        return ocl_refuse(buf, size, "gpu_opencl: cast: the output is %s, the descriptor says %s",
+                          plx_dtype_name(to), plx_dtype_name(d->to));
+    }
+    if (!cast_dtype(from) || !cast_dtype(to)) {
+        return ocl_refuse(buf, size,
+                          "gpu_opencl: cast from %s to %s is not implemented (float32, "
+                          "float16, int8, uint8, int32, int64, bool)",
+                          plx_dtype_name(from), plx_dtype_name(to));
+    }
+    if (!ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
+        return ocl_refuse(buf, size, "gpu_opencl: cast: the output must have the input's shape");
+    }
+    return NULL;
+}
+
+bool ocl_prepare_cast(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    plx_dtype from = l->inputs[0].dtype, to = l->outputs[0].dtype;
+    int64_t n = ocl_numel(&l->outputs[0]);
+    if (n == 0) {
+        return true;
+    }
+    if (from == to && to != PLX_DTYPE_BOOL) {
+        return ocl_plan_copy(plan, 0, 0, (size_t)n * plx_dtype_size(to), err, size);
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "cast_any", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)from);
+    ocl_arg_int(k, (int32_t)to);
+    return true;
+}

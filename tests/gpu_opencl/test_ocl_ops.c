@@ -1,0 +1,1519 @@
+/* gpu_opencl's operators called directly, without the backend plumbing:
+ * for each case, shape inference (the core's plxi_infer_layer) gives the
+ * output infos, cpu_ref's kernel computes the expected outputs, and
+ * ocl_op_check + ocl_op_prepare + ocl_plan_enqueue run the layer on the
+ * first OpenCL device (the program built here from ocl_program_source()).
+ * Float32 outputs agree within a relative tolerance (1e-4; 1e-3 for long
+ * sums), everything else exactly. Refused cases must come with a reason.
+ *
+ * Without an OpenCL platform every test skips with the reason, unless
+ * PLEXUS_REQUIRE_OPENCL=1 makes that a failure. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <plexus/plexus.h>
+
+#include "kernels.h"
+#include "ocl_ops.h"
+#include "shape_infer.h"
+
+/* ---- the device --------------------------------------------------------- */
+
+static ocl_device dev;
+static cl_command_queue queue;
+
+static bool open_device(char *why, size_t size) {
+    cl_uint np = 0;
+    cl_platform_id platform;
+    if (clGetPlatformIDs(1, &platform, &np) != CL_SUCCESS || np == 0) {
+        snprintf(why, size, "no OpenCL platform");
+        return false;
+    }
+    cl_device_id device;
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, &nd) != CL_SUCCESS || nd == 0) {
+        snprintf(why, size, "the first OpenCL platform has no device");
+        return false;
+    }
+    cl_int rc = CL_SUCCESS;
+    memset(&dev, 0, sizeof dev);
+    dev.platform = platform;
+    dev.device = device;
+    dev.context = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
+    if (rc != CL_SUCCESS) {
+        snprintf(why, size, "clCreateContext failed (%d)", (int)rc);
+        return false;
+    }
+    clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dev.max_work_group_size,
+                    &dev.max_work_group_size, NULL);
+    clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof dev.local_mem_size,
+                    &dev.local_mem_size, NULL);
+    clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof dev.mem_base_addr_align,
+                    &dev.mem_base_addr_align, NULL);
+    const char *src = ocl_program_source();
+    dev.program = clCreateProgramWithSource(dev.context, 1, &src, NULL, &rc);
+    cr_assert(rc == CL_SUCCESS, "clCreateProgramWithSource: %d", (int)rc);
+    const char *opts = "-cl-std=CL1.2";
+    rc = clBuildProgram(dev.program, 1, &device, opts, NULL, NULL);
+    if (rc != CL_SUCCESS) {
+        static char log[65536];
+        log[0] = '\0';
+        clGetProgramBuildInfo(dev.program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        cr_fatal("the kernels do not build (%d):\n%s", (int)rc, log);
+    }
+    queue = clCreateCommandQueue(dev.context, device, 0, &rc);
+    cr_assert(rc == CL_SUCCESS, "clCreateCommandQueue: %d", (int)rc);
+    return true;
+}
+
+/* Opens the device or skips the test (fails it with PLEXUS_REQUIRE_OPENCL=1). */
+static void need_device(void) {
+    char why[128];
+    if (open_device(why, sizeof why)) {
+        return;
+    }
+    const char *req = getenv("PLEXUS_REQUIRE_OPENCL");
+    if (req && strcmp(req, "1") == 0) {
+        cr_fatal("PLEXUS_REQUIRE_OPENCL=1, but %s", why);
+    }
+    cr_skip_test("%s", why);
+}
+
+/* ---- random data -------------------------------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint32_t next_u32(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static float uniform(float lo, float hi) {
+    return lo + (hi - lo) * (float)(next_u32() & 0xffffff) / 16777216.0f;
+}
+
+/* ---- cases -------------------------------------------------------------- */
+
+#define MAX_SLOTS 8
+
+typedef struct tcase {
+    const char *name;
+    plx_op op;
+    const void *desc;
+    uint32_t nin, nout;
+    plx_tensor_info in[MAX_SLOTS];
+    void *data[MAX_SLOTS];
+    const void *constants[MAX_SLOTS];
+    bool any_constant;
+    double rtol;
+} tcase;
+
+static tcase tc_new(const char *name, plx_op op, const void *desc, uint32_t nout) {
+    tcase t;
+    memset(&t, 0, sizeof t);
+    t.name = name;
+    t.op = op;
+    t.desc = desc;
+    t.nout = nout;
+    t.rtol = 1e-4;
+    return t;
+}
+
+static size_t count_of(const plx_tensor_info *t) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= (size_t)t->dims[i];
+    }
+    return n;
+}
+
+/* Adds an input with random data: floats uniform in [lo, hi], integers in
+ * [lo, hi] (bool 0/1); returns the data to adjust. */
+static void *add_input_range(tcase *t, plx_dtype dt, uint32_t rank, const int64_t *dims,
+                             float lo, float hi) {
+    cr_assert(t->nin < MAX_SLOTS);
+    plx_tensor_info *ti = &t->in[t->nin];
+    memset(ti, 0, sizeof *ti);
+    ti->dtype = dt;
+    ti->rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        ti->dims[i] = dims[i];
+    }
+    size_t n = count_of(ti), es = plx_dtype_size(dt);
+    unsigned char *p = calloc(n ? n : 1, es);
+    cr_assert(p != NULL);
+    for (size_t i = 0; i < n; i++) {
+        float f = uniform(lo, hi);
+        int64_t v = (int64_t)floorf(f + 0.5f);
+        switch (dt) {
+        case PLX_DTYPE_FLOAT32: ((float *)p)[i] = f; break;
+        case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = cpu_ref_f32_to_f16(f); break;
+        case PLX_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+        case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+        case PLX_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+        case PLX_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+        case PLX_DTYPE_INT64: ((int64_t *)p)[i] = v; break;
+        case PLX_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(next_u32() & 1u); break;
+        default: break;
+        }
+    }
+    t->data[t->nin++] = p;
+    return p;
+}
+
+static void *add_input(tcase *t, plx_dtype dt, uint32_t rank, const int64_t *dims) {
+    bool is_int = dt != PLX_DTYPE_FLOAT32 && dt != PLX_DTYPE_FLOAT16;
+    return add_input_range(t, dt, rank, dims, is_int ? -20.0f : -1.0f, is_int ? 20.0f : 1.0f);
+}
+
+/* Marks the last input as fed by a constant layer. */
+static void last_constant(tcase *t) {
+    t->constants[t->nin - 1] = t->data[t->nin - 1];
+    t->any_constant = true;
+}
+
+#define DIMS(...) (uint32_t)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+
+static void free_case(tcase *t) {
+    for (uint32_t i = 0; i < t->nin; i++) {
+        free(t->data[i]);
+    }
+}
+
+static plx_layer_view view_of(const tcase *t, const plx_tensor_info *outs) {
+    plx_layer_view v;
+    memset(&v, 0, sizeof v);
+    v.struct_size = sizeof v;
+    v.name = t->name;
+    v.op = t->op;
+    v.desc = t->desc;
+    v.inputs = t->in;
+    v.input_count = t->nin;
+    v.outputs = outs;
+    v.output_count = t->nout;
+    v.input_constants = t->any_constant ? t->constants : NULL;
+    return v;
+}
+
+static void infer(const tcase *t, plx_tensor_info *outs) {
+    memset(outs, 0, sizeof(plx_tensor_info) * MAX_SLOTS);
+    plx_status st = plxi_infer_layer(t->name, t->op, t->desc, t->in, t->nin, outs, t->nout);
+    if (st) {
+        cr_fatal("%s: shape inference failed: %s", t->name, plx_status_get_message(st));
+    }
+}
+
+static bool close_enough(float got, float want, double rtol) {
+    if (isnan(want)) {
+        return isnan(got);
+    }
+    if (isinf(want)) {
+        return got == want;
+    }
+    return fabs((double)got - (double)want) <= rtol * fabs((double)want) + rtol / 100.0;
+}
+
+static cl_mem buffer_of(const void *data, size_t bytes, bool writable) {
+    cl_int rc = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(dev.context,
+                              (writable ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
+                                  (data && bytes ? CL_MEM_COPY_HOST_PTR : 0),
+                              bytes ? bytes : 16, data && bytes ? (void *)(uintptr_t)data : NULL,
+                              &rc);
+    cr_assert(rc == CL_SUCCESS, "clCreateBuffer: %d", (int)rc);
+    return m;
+}
+
+/* Runs the case on cpu_ref and on the device and compares; frees it. */
+static void run_case(tcase *t) {
+    plx_tensor_info outs[MAX_SLOTS];
+    infer(t, outs);
+    plx_layer_view v = view_of(t, outs);
+
+    cpu_ref_check_fn ref_check;
+    cpu_ref_run_fn ref_run;
+    cr_assert(cpu_ref_kernel_lookup(t->op, &ref_check, &ref_run), "%s: no cpu_ref kernel", t->name);
+    char why[256];
+    const char *ref_why = ref_check(&v, why, sizeof why);
+    cr_assert(ref_why == NULL, "%s: cpu_ref refuses: %s", t->name, ref_why);
+    void *expect[MAX_SLOTS], *got[MAX_SLOTS];
+    size_t bytes[MAX_SLOTS];
+    for (uint32_t i = 0; i < t->nout; i++) {
+        bytes[i] = count_of(&outs[i]) * plx_dtype_size(outs[i].dtype);
+        expect[i] = calloc(bytes[i] ? bytes[i] : 1, 1);
+        got[i] = malloc(bytes[i] ? bytes[i] : 1);
+        cr_assert(expect[i] && got[i]);
+    }
+    char err[256] = "";
+    cpu_ref_kernel_args args = {&v, (const void *const *)t->data, expect, err, sizeof err};
+    cr_assert(ref_run(&args), "%s: cpu_ref fails: %s", t->name, err);
+
+    const char *ocl_why = ocl_op_check(&dev, &v, why, sizeof why);
+    cr_assert(ocl_why == NULL, "%s: gpu_opencl refuses: %s", t->name, ocl_why);
+    ocl_plan plan;
+    cr_assert(ocl_op_prepare(&dev, &v, &plan, err, sizeof err), "%s: prepare failed: %s", t->name,
+              err);
+
+    cl_mem in[MAX_SLOTS], out[MAX_SLOTS];
+    for (uint32_t i = 0; i < t->nin; i++) {
+        in[i] = buffer_of(t->data[i], count_of(&t->in[i]) * plx_dtype_size(t->in[i].dtype), false);
+    }
+    for (uint32_t i = 0; i < t->nout; i++) {
+        /* poisoned, so that an element never written shows */
+        memset(got[i], 0xa5, bytes[i]);
+        out[i] = buffer_of(got[i], bytes[i], true);
+    }
+    cl_int rc = ocl_plan_enqueue(&plan, queue, in, out, err, sizeof err);
+    cr_assert(rc == CL_SUCCESS, "%s: enqueue failed: %s", t->name, err);
+    rc = clFinish(queue);
+    cr_assert(rc == CL_SUCCESS, "%s: clFinish: %d", t->name, (int)rc);
+    for (uint32_t i = 0; i < t->nout; i++) {
+        if (bytes[i]) {
+            rc = clEnqueueReadBuffer(queue, out[i], CL_TRUE, 0, bytes[i], got[i], 0, NULL, NULL);
+            cr_assert(rc == CL_SUCCESS, "%s: read: %d", t->name, (int)rc);
+        }
+        if (outs[i].dtype == PLX_DTYPE_FLOAT32) {
+            const float *g = got[i], *e = expect[i];
+            for (size_t j = 0; j < bytes[i] / 4; j++) {
+                if (!close_enough(g[j], e[j], t->rtol)) {
+                    cr_fatal("%s: output %u element %zu of %zu: got %.9g, expected %.9g", t->name,
+                             i, j, bytes[i] / 4, (double)g[j], (double)e[j]);
+                }
+            }
+        } else {
+            const unsigned char *g = got[i], *e = expect[i];
+            size_t es = plx_dtype_size(outs[i].dtype);
+            for (size_t j = 0; j < bytes[i]; j++) {
+                if (g[j] != e[j]) {
+                    cr_fatal("%s: output %u (%s) element %zu differs (byte %zu: %u, expected %u)",
+                             t->name, i, plx_dtype_name(outs[i].dtype), j / es, j % es,
+                             (unsigned)g[j], (unsigned)e[j]);
+                }
+            }
+        }
+    }
+    for (uint32_t i = 0; i < t->nin; i++) {
+        clReleaseMemObject(in[i]);
+    }
+    for (uint32_t i = 0; i < t->nout; i++) {
+        clReleaseMemObject(out[i]);
+        free(expect[i]);
+        free(got[i]);
+    }
+    ocl_plan_release(&plan);
+    free_case(t);
+}
+
+/* The case must be refused with a reason containing `needle`; frees it. */
+static void expect_refused(tcase *t, const plx_tensor_info *outs, const char *needle) {
+    plx_layer_view v = view_of(t, outs);
+    char why[256];
+    const char *r = ocl_op_check(&dev, &v, why, sizeof why);
+    cr_assert(r != NULL, "%s: accepted, expected a refusal with '%s'", t->name, needle);
+    cr_assert(strstr(r, needle) != NULL, "%s: reason '%s' lacks '%s'", t->name, r, needle);
+    ocl_plan plan;
+    char err[256] = "";
+    cr_assert(ocl_op_prepare(&dev, &v, &plan, err, sizeof err) == false,
+              "%s: prepare accepted a refused layer", t->name);
+    cr_assert(strstr(err, needle) != NULL, "%s: prepare's error '%s' lacks '%s'", t->name, err,
+              needle);
+    free_case(t);
+}
+
+static void refused_inferred(tcase *t, const char *needle) {
+    plx_tensor_info outs[MAX_SLOTS];
+    infer(t, outs);
+    expect_refused(t, outs, needle);
+}
+
+TestSuite(ocl_ops, .timeout = 300);
+
+/* ---- runtime ------------------------------------------------------------ */
+
+Test(ocl_ops, error_names) {
+    char buf[32];
+    cr_assert(strcmp(ocl_error_name(CL_SUCCESS, buf, sizeof buf), "CL_SUCCESS") == 0);
+    cr_assert(strcmp(ocl_error_name(CL_INVALID_WORK_GROUP_SIZE, buf, sizeof buf),
+                     "CL_INVALID_WORK_GROUP_SIZE") == 0);
+    cr_assert(strcmp(ocl_error_name(CL_INVALID_DEVICE_PARTITION_COUNT, buf, sizeof buf),
+                     "CL_INVALID_DEVICE_PARTITION_COUNT") == 0);
+    cr_assert(strcmp(ocl_error_name(CL_KERNEL_ARG_INFO_NOT_AVAILABLE, buf, sizeof buf),
+                     "CL_KERNEL_ARG_INFO_NOT_AVAILABLE") == 0);
+    cr_assert(strcmp(ocl_error_name(-9999, buf, sizeof buf), "CL error -9999") == 0);
+    /* every CL 1.2 code has a name */
+    for (cl_int c = 0; c >= -68; c--) {
+        if (c < -19 && c > -30) {
+            continue; /* unassigned */
+        }
+        const char *n = ocl_error_name(c, buf, sizeof buf);
+        cr_assert(strncmp(n, "CL_", 3) == 0, "code %d has no name (%s)", (int)c, n);
+    }
+}
+
+Test(ocl_ops, plans) {
+    need_device();
+    ocl_plan plan;
+    memset(&plan, 0, sizeof plan);
+    char err[256];
+    ocl_launch *l;
+    cr_assert(ocl_plan_kernel(&plan, &dev, "no_such_kernel", &l, err, sizeof err) == false);
+    cr_assert(strstr(err, "clCreateKernel(no_such_kernel): CL_INVALID_KERNEL_NAME") != NULL, "%s", err);
+    cr_assert(ocl_plan_kernel(&plan, &dev, "conv2d_direct", &l, err, sizeof err), "%s", err);
+    size_t global = 10, local = 4;
+    ocl_launch_range(l, 1, &global, &local);
+    cr_assert(l->global[0] == 12 && l->local[0] == 4 && l->has_local);
+    /* a work-group size that does not divide the global size */
+    l->global[0] = 8;
+    l->local[0] = 3;
+    cl_int rc = ocl_plan_enqueue(&plan, queue, NULL, NULL, err, sizeof err);
+    cr_assert(rc != CL_SUCCESS);
+    /* arguments are set first: a missing buffer fails there */
+    ocl_plan_release(&plan);
+    cr_assert(plan.count == 0 && plan.aux_count == 0);
+
+    /* full plans */
+    for (int i = 0; i < OCL_MAX_LAUNCHES; i++) {
+        cr_assert(ocl_plan_copy(&plan, 0, 0, 4, err, sizeof err));
+    }
+    cr_assert(ocl_plan_copy(&plan, 0, 0, 4, err, sizeof err) == false);
+    cr_assert(strstr(err, "plan full") != NULL, "%s", err);
+    ocl_plan_release(&plan);
+
+    /* the enqueue error names the kernel and the code */
+    int32_t zero = 0;
+    uint32_t slot;
+    cr_assert(ocl_plan_aux(&plan, &dev, &zero, sizeof zero, &slot, err, sizeof err), "%s", err);
+    cr_assert(ocl_plan_kernel(&plan, &dev, "conv2d_direct", &l, err, sizeof err), "%s", err);
+    for (int i = 0; i < 4; i++) {
+        ocl_arg_aux(l, slot);
+    }
+    ocl_arg_int(l, 0);
+    cl_int16 g;
+    memset(&g, 0, sizeof g);
+    ocl_arg_value(l, &g, sizeof g);
+    global = 8;
+    local = 4;
+    ocl_launch_range(l, 1, &global, &local);
+    l->local[0] = 3; /* does not divide 8 */
+    rc = ocl_plan_enqueue(&plan, queue, NULL, NULL, err, sizeof err);
+    cr_assert(rc == CL_INVALID_WORK_GROUP_SIZE, "%d: %s", (int)rc, err);
+    cr_assert(strcmp(err, "clEnqueueNDRangeKernel(conv2d_direct): CL_INVALID_WORK_GROUP_SIZE") == 0,
+              "%s", err);
+    ocl_plan_release(&plan);
+}
+
+/* A plan binds its buffers at enqueue time: one plan runs on other
+ * buffers, and a copy whose output is its input is skipped. */
+Test(ocl_ops, plan_reuse) {
+    need_device();
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_SUB);
+    tcase t = tc_new("sub", PLX_OP_BINARY, &d, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 5));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(5));
+    plx_tensor_info outs[MAX_SLOTS];
+    infer(&t, outs);
+    plx_layer_view v = view_of(&t, outs);
+    ocl_plan plan;
+    char err[256];
+    cr_assert(ocl_op_prepare(&dev, &v, &plan, err, sizeof err), "%s", err);
+    for (int round = 0; round < 3; round++) {
+        float a[20], b[5], y[20];
+        for (int i = 0; i < 20; i++) {
+            a[i] = uniform(-5.0f, 5.0f);
+        }
+        for (int i = 0; i < 5; i++) {
+            b[i] = uniform(-5.0f, 5.0f);
+        }
+        cl_mem in[2] = {buffer_of(a, sizeof a, false), buffer_of(b, sizeof b, false)};
+        cl_mem out = buffer_of(NULL, sizeof y, true);
+        cl_int rc = ocl_plan_enqueue(&plan, queue, in, &out, err, sizeof err);
+        cr_assert(rc == CL_SUCCESS, "%s", err);
+        rc = clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL);
+        cr_assert(rc == CL_SUCCESS);
+        for (int i = 0; i < 20; i++) {
+            cr_assert(y[i] == a[i] - b[i % 5], "round %d element %d", round, i);
+        }
+        clReleaseMemObject(in[0]);
+        clReleaseMemObject(in[1]);
+        clReleaseMemObject(out);
+    }
+    ocl_plan_release(&plan);
+    free_case(&t);
+
+    /* reshape in place: the copy is skipped */
+    plx_reshape_desc rd = PLX_RESHAPE_DESC_INIT;
+    rd.rank = 1;
+    rd.dims[0] = -1;
+    t = tc_new("reshape", PLX_OP_RESHAPE, &rd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
+    infer(&t, outs);
+    v = view_of(&t, outs);
+    cr_assert(ocl_op_prepare(&dev, &v, &plan, err, sizeof err), "%s", err);
+    cl_mem m = buffer_of(t.data[0], 6 * sizeof(float), true);
+    cr_assert(ocl_plan_enqueue(&plan, queue, &m, &m, err, sizeof err) == CL_SUCCESS, "%s", err);
+    float back[6];
+    cr_assert(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL) == CL_SUCCESS);
+    cr_assert(memcmp(back, t.data[0], sizeof back) == 0);
+    clReleaseMemObject(m);
+    ocl_plan_release(&plan);
+    free_case(&t);
+}
+
+/* ---- data movement as copies --------------------------------------------- */
+
+Test(ocl_ops, reshape_family) {
+    need_device();
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8,
+                                      PLX_DTYPE_FLOAT16, PLX_DTYPE_BOOL};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        plx_reshape_desc rd = PLX_RESHAPE_DESC_INIT;
+        rd.rank = 2;
+        rd.dims[0] = 6;
+        rd.dims[1] = -1;
+        tcase t = tc_new("reshape", PLX_OP_RESHAPE, &rd, 1);
+        add_input(&t, types[i], DIMS(2, 3, 4));
+        run_case(&t);
+
+        plx_axis_desc fd = PLX_AXIS_DESC_INIT(2);
+        t = tc_new("flatten", PLX_OP_FLATTEN, &fd, 1);
+        add_input(&t, types[i], DIMS(2, 3, 4, 5));
+        run_case(&t);
+
+        plx_axes_desc sd = PLX_AXES_DESC_INIT;
+        t = tc_new("squeeze", PLX_OP_SQUEEZE, &sd, 1);
+        add_input(&t, types[i], DIMS(1, 3, 1, 5));
+        run_case(&t);
+
+        plx_axes_desc ud = PLX_AXES_DESC_INIT;
+        ud.axis_count = 2;
+        ud.axes[0] = 0;
+        ud.axes[1] = -1;
+        t = tc_new("unsqueeze", PLX_OP_UNSQUEEZE, &ud, 1);
+        add_input(&t, types[i], DIMS(3, 5));
+        run_case(&t);
+    }
+    /* empty */
+    plx_reshape_desc rd = PLX_RESHAPE_DESC_INIT;
+    rd.rank = 2;
+    rd.dims[0] = 0;
+    rd.dims[1] = 3;
+    rd.allow_zero = true;
+    tcase t = tc_new("reshape_empty", PLX_OP_RESHAPE, &rd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 0));
+    run_case(&t);
+}
+
+/* ---- elementwise ------------------------------------------------------- */
+
+Test(ocl_ops, activation) {
+    need_device();
+    for (int f = PLX_ACT_RELU; f <= PLX_ACT_SCALED_TANH; f++) {
+        plx_activation_desc d = PLX_ACTIVATION_DESC_INIT((plx_activation_func)f);
+        if (f == PLX_ACT_CLIP) {
+            d.alpha = -0.5f;
+            d.beta = 0.75f;
+        }
+        if (f == PLX_ACT_SCALED_TANH) {
+            d.alpha = 1.5f;
+            d.beta = 0.5f;
+        }
+        if (f == PLX_ACT_AFFINE) {
+            d.alpha = 2.0f;
+            d.beta = -0.25f;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "activation_%d", f);
+        tcase t = tc_new(name, PLX_OP_ACTIVATION, &d, 1);
+        float *x = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(3, 7, 11), -6.0f, 6.0f);
+        x[0] = 0.0f;
+        x[1] = NAN;
+        x[2] = INFINITY;
+        x[3] = -INFINITY;
+        x[4] = 40.0f;
+        x[5] = -40.0f;
+        run_case(&t);
+    }
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
+    d.alpha = 1.0f; /* tanh approximation */
+    tcase t = tc_new("gelu_tanh", PLX_OP_ACTIVATION, &d, 1);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(1000), -5.0f, 5.0f);
+    run_case(&t);
+    /* empty */
+    plx_activation_desc r = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    t = tc_new("relu_empty", PLX_OP_ACTIVATION, &r, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(0, 3));
+    run_case(&t);
+}
+
+Test(ocl_ops, unary) {
+    need_device();
+    for (int f = PLX_UNARY_ABS; f <= PLX_UNARY_SIGN; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        char name[32];
+        snprintf(name, sizeof name, "unary_%d", f);
+        tcase t = tc_new(name, PLX_OP_UNARY, &d, 1);
+        if (f == PLX_UNARY_NOT) {
+            add_input(&t, PLX_DTYPE_BOOL, DIMS(4, 33));
+            run_case(&t);
+            continue;
+        }
+        float lo = -3.0f, hi = 3.0f;
+        switch (f) {
+        case PLX_UNARY_SQRT:
+        case PLX_UNARY_LOG: lo = 0.01f; hi = 10.0f; break;
+        case PLX_UNARY_ASIN:
+        case PLX_UNARY_ACOS:
+        case PLX_UNARY_ATANH: lo = -0.99f; hi = 0.99f; break;
+        case PLX_UNARY_ACOSH: lo = 1.0f; hi = 10.0f; break;
+        case PLX_UNARY_TAN: lo = -1.4f; hi = 1.4f; break;
+        default: break;
+        }
+        float *x = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(4, 33), lo, hi);
+        if (f == PLX_UNARY_ROUND) {
+            x[0] = 0.5f;
+            x[1] = 1.5f;
+            x[2] = 2.5f;
+            x[3] = -0.5f;
+            x[4] = -2.5f;
+        }
+        if (f == PLX_UNARY_SIGN || f == PLX_UNARY_ABS || f == PLX_UNARY_NEG) {
+            x[0] = 0.0f;
+            x[1] = -0.0f;
+            x[2] = NAN;
+        }
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, binary) {
+    need_device();
+    static const int64_t shapes[][2][5] = {
+        /* rank a, dims a..., | rank b, dims b... */
+        {{3, 2, 3, 4}, {3, 2, 3, 4}},
+        {{3, 2, 3, 4}, {1, 4}},
+        {{3, 2, 1, 4}, {2, 3, 1}},
+        {{1, 1}, {4, 2, 3, 4, 5}},
+        {{0}, {2, 5, 7}},
+    };
+    for (int f = PLX_BINARY_ADD; f <= PLX_BINARY_MOD; f++) {
+        if (f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR) {
+            continue;
+        }
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            if (f == PLX_BINARY_PRELU && s != 1 && s != 0) {
+                continue; /* the slope broadcasts to A */
+            }
+            plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+            char name[32];
+            snprintf(name, sizeof name, "binary_%d_%zu", f, s);
+            tcase t = tc_new(name, PLX_OP_BINARY, &d, 1);
+            bool cmp = f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
+                       f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
+            for (int k = 0; k < 2; k++) {
+                uint32_t rank = (uint32_t)shapes[s][k][0];
+                float lo = f == PLX_BINARY_POW && k == 0 ? 0.1f : -2.0f;
+                float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, rank, &shapes[s][k][1], lo, 2.0f);
+                size_t n = count_of(&t.in[k]);
+                for (size_t j = 0; j < n; j++) {
+                    if (cmp) {
+                        p[j] = floorf(p[j] * 2.0f) / 2.0f; /* equal values happen */
+                    }
+                    if ((f == PLX_BINARY_DIV || f == PLX_BINARY_MOD) && k == 1 && fabsf(p[j]) < 0.1f) {
+                        p[j] = 0.5f;
+                    }
+                }
+                if (n > 3 && (f == PLX_BINARY_MAX || f == PLX_BINARY_MIN || cmp)) {
+                    p[1] = NAN;
+                }
+            }
+            run_case(&t);
+        }
+    }
+    static const plx_binary_func logic[] = {PLX_BINARY_AND, PLX_BINARY_OR, PLX_BINARY_XOR,
+                                            PLX_BINARY_EQUAL};
+    for (size_t i = 0; i < 4; i++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT(logic[i]);
+        tcase t = tc_new("logic", PLX_OP_BINARY, &d, 1);
+        add_input(&t, PLX_DTYPE_BOOL, DIMS(3, 1, 5));
+        uint8_t *b = add_input(&t, PLX_DTYPE_BOOL, DIMS(4, 5));
+        b[0] = 7; /* any non-zero byte is true */
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, where) {
+    need_device();
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8,
+                                      PLX_DTYPE_FLOAT16};
+    for (size_t i = 0; i < 4; i++) {
+        tcase t = tc_new("where", PLX_OP_WHERE, NULL, 1);
+        add_input(&t, PLX_DTYPE_BOOL, DIMS(2, 1, 6));
+        add_input(&t, types[i], DIMS(3, 6));
+        add_input(&t, types[i], DIMS(2, 3, 1));
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, cast) {
+    need_device();
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT8,  PLX_DTYPE_UINT8,
+                                      PLX_DTYPE_INT32,   PLX_DTYPE_INT64, PLX_DTYPE_BOOL,
+                                      PLX_DTYPE_FLOAT16};
+    for (size_t a = 0; a < 7; a++) {
+        for (size_t b = 0; b < 7; b++) {
+            plx_cast_desc d = PLX_CAST_DESC_INIT(types[b]);
+            char name[48];
+            snprintf(name, sizeof name, "cast_%s_%s", plx_dtype_name(types[a]),
+                     plx_dtype_name(types[b]));
+            tcase t = tc_new(name, PLX_OP_CAST, &d, 1);
+            void *p = add_input_range(&t, types[a], DIMS(5, 41), -300.0f, 300.0f);
+            if (types[a] == PLX_DTYPE_FLOAT32) {
+                float *x = p;
+                x[0] = NAN;
+                x[1] = INFINITY;
+                x[2] = -INFINITY;
+                x[3] = 3e9f;
+                x[4] = -3e9f;
+                x[5] = 1e20f;
+                x[6] = -0.99f;
+                x[7] = 255.9f;
+                x[8] = -128.5f;
+                x[9] = 65520.0f;             /* rounds to float16 inf */
+                x[10] = 65519.0f;            /* rounds to 65504 */
+                x[11] = 5.9604645e-8f;       /* float16's smallest subnormal */
+                x[12] = 2.9802322e-8f;       /* half of it: ties to 0 */
+                x[13] = 1.0009765625f;       /* 1 + 2^-10: exact */
+                x[14] = 1.00048828125f;      /* a tie to even */
+                x[15] = -NAN;
+            } else if (types[a] == PLX_DTYPE_INT64) {
+                int64_t *x = p;
+                x[0] = INT64_MAX;
+                x[1] = INT64_MIN;
+                x[2] = 0x123456789abll;
+                x[3] = (int64_t)1 << 40;
+                x[4] = 65519;
+                x[5] = 65520;
+                x[6] = 2049; /* a float16 tie */
+            } else if (types[a] == PLX_DTYPE_INT32) {
+                int32_t *x = p;
+                x[0] = INT32_MAX;
+                x[1] = INT32_MIN;
+                x[2] = 16777217;
+            } else if (types[a] == PLX_DTYPE_FLOAT16) {
+                uint16_t *x = p;
+                x[0] = 0x7e00;  /* NaN */
+                x[1] = 0x7c00;  /* inf */
+                x[2] = 0xfc00;  /* -inf */
+                x[3] = 0x7bff;  /* 65504 */
+                x[4] = 0x0001;  /* the smallest subnormal */
+                x[5] = 0x8000;  /* -0 */
+                x[6] = 0xd800;  /* -128 */
+                x[7] = 0x5bff;  /* 255.875 */
+            } else if (types[a] == PLX_DTYPE_BOOL) {
+                ((uint8_t *)p)[0] = 9; /* non-zero byte reads true */
+            }
+            run_case(&t);
+        }
+    }
+}
+
+/* ---- compute ------------------------------------------------------------ */
+
+typedef struct conv_case {
+    int64_t n, c, h, w, m, kh, kw;
+    int64_t sh, sw, dh, dw, pt, pl, pb, pr, group;
+    plx_auto_pad ap;
+    bool bias, one_d;
+} conv_case;
+
+Test(ocl_ops, conv) {
+    need_device();
+    static const conv_case cases[] = {
+        {1, 3, 9, 11, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PLX_AUTO_PAD_NOTSET, true, false},
+        {2, 4, 10, 9, 6, 3, 2, 2, 1, 1, 1, 0, 1, 2, 0, 1, PLX_AUTO_PAD_NOTSET, false, false},
+        {1, 4, 12, 12, 8, 3, 3, 1, 2, 2, 2, 2, 1, 2, 1, 2, PLX_AUTO_PAD_NOTSET, true, false},
+        {2, 6, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, PLX_AUTO_PAD_NOTSET, true, false}, /* depthwise */
+        {1, 4, 7, 7, 8, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 4, PLX_AUTO_PAD_SAME_UPPER, true, false}, /* depthwise x2 */
+        {2, 8, 6, 5, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_NOTSET, true, false}, /* 1x1 */
+        {1, 8, 6, 5, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, PLX_AUTO_PAD_NOTSET, false, false}, /* 1x1 groups */
+        {1, 16, 20, 20, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PLX_AUTO_PAD_NOTSET, true, false}, /* tiled GEMM */
+        {1, 3, 9, 10, 5, 4, 3, 2, 3, 1, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_SAME_UPPER, true, false},
+        {1, 3, 9, 10, 5, 4, 3, 2, 3, 1, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_SAME_LOWER, true, false},
+        {1, 3, 9, 10, 5, 4, 3, 2, 3, 1, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_VALID, false, false},
+        {2, 4, 1, 17, 6, 1, 5, 1, 2, 1, 3, 0, 2, 0, 1, 2, PLX_AUTO_PAD_NOTSET, true, true}, /* 1-D */
+        {1, 1, 1, 30, 1, 1, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_SAME_UPPER, true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const conv_case *c = &cases[i];
+        plx_conv_desc d = PLX_CONV_DESC_INIT;
+        d.group = c->group;
+        d.auto_pad = c->ap;
+        if (c->one_d) {
+            d.strides[0] = c->sw;
+            d.dilations[0] = c->dw;
+            d.pads_begin[0] = c->pl;
+            d.pads_end[0] = c->pr;
+        } else {
+            d.strides[0] = c->sh;
+            d.strides[1] = c->sw;
+            d.dilations[0] = c->dh;
+            d.dilations[1] = c->dw;
+            d.pads_begin[0] = c->pt;
+            d.pads_begin[1] = c->pl;
+            d.pads_end[0] = c->pb;
+            d.pads_end[1] = c->pr;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "conv_%zu", i);
+        tcase t = tc_new(name, PLX_OP_CONV, &d, 1);
+        t.rtol = 1e-3;
+        if (c->one_d) {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->n, c->c, c->w));
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->m, c->c / c->group, c->kw));
+        } else {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->n, c->c, c->h, c->w));
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->m, c->c / c->group, c->kh, c->kw));
+        }
+        last_constant(&t);
+        if (c->bias) {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->m));
+        }
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, conv_transpose) {
+    need_device();
+    typedef struct {
+        int64_t n, c, h, w, mg, kh, kw, s, d, pb, pe, op, os, group;
+        plx_auto_pad ap;
+        bool bias, one_d;
+    } ct_case;
+    static const ct_case cases[] = {
+        {1, 3, 5, 6, 4, 3, 3, 2, 1, 1, 1, 1, 0, 1, PLX_AUTO_PAD_NOTSET, true, false},
+        {2, 4, 4, 4, 3, 2, 3, 1, 2, 0, 0, 0, 0, 2, PLX_AUTO_PAD_NOTSET, false, false},
+        {1, 2, 5, 5, 2, 3, 3, 2, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_SAME_UPPER, true, false},
+        {1, 2, 5, 5, 2, 3, 3, 2, 1, 0, 0, 0, 0, 1, PLX_AUTO_PAD_SAME_LOWER, true, false},
+        {1, 2, 5, 5, 2, 3, 3, 2, 1, 0, 0, 0, 10, 1, PLX_AUTO_PAD_NOTSET, true, false},
+        {2, 4, 1, 9, 2, 1, 4, 3, 1, 1, 2, 2, 0, 2, PLX_AUTO_PAD_NOTSET, true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const ct_case *c = &cases[i];
+        plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+        d.group = c->group;
+        d.auto_pad = c->ap;
+        int sp = c->one_d ? 1 : 2;
+        for (int k = 0; k < sp; k++) {
+            d.strides[k] = c->s;
+            d.dilations[k] = c->d;
+            d.pads_begin[k] = c->pb;
+            d.pads_end[k] = c->pe;
+            d.output_padding[k] = c->op;
+            d.output_shape[k] = c->os;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "conv_transpose_%zu", i);
+        tcase t = tc_new(name, PLX_OP_CONV_TRANSPOSE, &d, 1);
+        t.rtol = 1e-3;
+        if (c->one_d) {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->n, c->c, c->w));
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->c, c->mg, c->kw));
+        } else {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->n, c->c, c->h, c->w));
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->c, c->mg, c->kh, c->kw));
+        }
+        if (c->bias) {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(c->mg * c->group));
+        }
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, matmul) {
+    need_device();
+    static const int64_t shapes[][2][6] = {
+        {{2, 5, 7}, {2, 7, 3}},
+        {{2, 70, 130}, {2, 130, 65}},       /* tiled */
+        {{3, 2, 17, 33}, {2, 33, 20}},      /* batch broadcast */
+        {{4, 2, 1, 9, 4}, {3, 3, 4, 18}},   /* both broadcast */
+        {{1, 6}, {2, 6, 5}},                /* 1-D A */
+        {{3, 2, 4, 6}, {1, 6}},             /* 1-D B */
+        {{1, 6}, {1, 6}},                   /* dot */
+        {{2, 40, 0}, {2, 0, 30}},           /* K = 0 */
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        char name[32];
+        snprintf(name, sizeof name, "matmul_%zu", s);
+        tcase t = tc_new(name, PLX_OP_MATMUL, NULL, 1);
+        t.rtol = 1e-3;
+        add_input(&t, PLX_DTYPE_FLOAT32, (uint32_t)shapes[s][0][0], &shapes[s][0][1]);
+        add_input(&t, PLX_DTYPE_FLOAT32, (uint32_t)shapes[s][1][0], &shapes[s][1][1]);
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, gemm) {
+    need_device();
+    for (int ta = 0; ta < 2; ta++) {
+        for (int tb = 0; tb < 2; tb++) {
+            for (int c = 0; c < 4; c++) {
+                plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+                d.trans_a = ta;
+                d.trans_b = tb;
+                d.alpha = 0.75f;
+                d.beta = c == 3 ? 1.0f : -1.5f;
+                int64_t m = 67, n = 35, k = 41;
+                char name[32];
+                snprintf(name, sizeof name, "gemm_%d%d%d", ta, tb, c);
+                tcase t = tc_new(name, PLX_OP_GEMM, &d, 1);
+                t.rtol = 1e-3;
+                if (ta) {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(k, m));
+                } else {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(m, k));
+                }
+                if (tb) {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(n, k));
+                } else {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(k, n));
+                }
+                if (c == 0) {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(m, n));
+                } else if (c == 1) {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(n));
+                } else if (c == 2) {
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(m, 1));
+                }
+                run_case(&t);
+            }
+        }
+    }
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    tcase t = tc_new("gemm_small", PLX_OP_GEMM, &d, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 9));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(9, 4));
+    add_input(&t, PLX_DTYPE_FLOAT32, 0, NULL);
+    run_case(&t);
+}
+
+Test(ocl_ops, fully_connected) {
+    need_device();
+    for (int tr = 0; tr < 2; tr++) {
+        for (int b = 0; b < 2; b++) {
+            plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+            d.weights_transposed = tr;
+            tcase t = tc_new("fc", PLX_OP_FULLY_CONNECTED, &d, 1);
+            t.rtol = 1e-3;
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 9, 50));
+            if (tr) {
+                add_input(&t, PLX_DTYPE_FLOAT32, DIMS(33, 50));
+            } else {
+                add_input(&t, PLX_DTYPE_FLOAT32, DIMS(50, 33));
+            }
+            last_constant(&t);
+            if (b) {
+                add_input(&t, PLX_DTYPE_FLOAT32, DIMS(33));
+            }
+            run_case(&t);
+        }
+    }
+    plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+    tcase t = tc_new("fc_vec", PLX_OP_FULLY_CONNECTED, &d, 1);
+    t.rtol = 1e-3;
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 300));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(300, 10));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(10));
+    run_case(&t);
+}
+
+Test(ocl_ops, pool) {
+    need_device();
+    typedef struct {
+        plx_pool_kind kind;
+        int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+        plx_auto_pad ap;
+        bool ceil, cip, one_d;
+    } pcase;
+    static const pcase cases[] = {
+        {PLX_POOL_MAX, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, PLX_AUTO_PAD_NOTSET, false, false, false},
+        {PLX_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, PLX_AUTO_PAD_NOTSET, true, false, false},
+        {PLX_POOL_MAX, 3, 2, 1, 2, 2, 2, 1, 0, 2, 1, PLX_AUTO_PAD_NOTSET, false, false, false},
+        {PLX_POOL_AVERAGE, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, PLX_AUTO_PAD_NOTSET, false, false, false},
+        {PLX_POOL_AVERAGE, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, PLX_AUTO_PAD_NOTSET, false, true, false},
+        {PLX_POOL_AVERAGE, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0, PLX_AUTO_PAD_NOTSET, true, true, false},
+        {PLX_POOL_AVERAGE, 2, 3, 2, 2, 1, 1, 0, 0, 0, 0, PLX_AUTO_PAD_SAME_UPPER, false, true, false},
+        {PLX_POOL_MAX, 2, 3, 2, 2, 1, 1, 0, 0, 0, 0, PLX_AUTO_PAD_SAME_LOWER, false, false, false},
+        {PLX_POOL_MAX, 1, 3, 1, 2, 1, 1, 0, 1, 0, 1, PLX_AUTO_PAD_NOTSET, true, false, true},
+        {PLX_POOL_AVERAGE, 1, 4, 1, 3, 1, 1, 0, 2, 0, 2, PLX_AUTO_PAD_NOTSET, true, false, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const pcase *c = &cases[i];
+        plx_pool_desc d = PLX_POOL_DESC_INIT(c->kind);
+        d.auto_pad = c->ap;
+        d.ceil_mode = c->ceil;
+        d.count_include_pad = c->cip;
+        if (c->one_d) {
+            d.kernel[0] = c->kw;
+            d.strides[0] = c->sw;
+            d.dilations[0] = c->dw;
+            d.pads_begin[0] = c->pl;
+            d.pads_end[0] = c->pr;
+        } else {
+            int64_t k[2] = {c->kh, c->kw}, s[2] = {c->sh, c->sw}, dl[2] = {c->dh, c->dw},
+                    b[2] = {c->pt, c->pl}, e[2] = {c->pb, c->pr};
+            memcpy(d.kernel, k, sizeof k);
+            memcpy(d.strides, s, sizeof s);
+            memcpy(d.dilations, dl, sizeof dl);
+            memcpy(d.pads_begin, b, sizeof b);
+            memcpy(d.pads_end, e, sizeof e);
+        }
+        char name[32];
+        snprintf(name, sizeof name, "pool_%zu", i);
+        tcase t = tc_new(name, PLX_OP_POOL, &d, 1);
+        float *x;
+        if (c->one_d) {
+            x = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 13));
+        } else {
+            x = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 11, 10));
+        }
+        x[5] = NAN;
+        run_case(&t);
+    }
+    for (int k = 0; k < 2; k++) {
+        plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(k ? PLX_POOL_AVERAGE : PLX_POOL_MAX);
+        tcase t = tc_new("global_pool", PLX_OP_GLOBAL_POOL, &d, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 5, 13, 17));
+        run_case(&t);
+        t = tc_new("global_pool_1d", PLX_OP_GLOBAL_POOL, &d, 1);
+        float *x = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4, 300));
+        x[7] = NAN;
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, norms) {
+    need_device();
+    plx_batch_norm_desc bd = PLX_BATCH_NORM_DESC_INIT;
+    tcase t = tc_new("batch_norm", PLX_OP_BATCH_NORM, &bd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 5, 6, 7));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(5));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(5));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(5));
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(5), 0.1f, 2.0f);
+    run_case(&t);
+    t = tc_new("batch_norm_2d", PLX_OP_BATCH_NORM, &bd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3));
+    for (int i = 0; i < 3; i++) {
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3));
+    }
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(3), 0.1f, 2.0f);
+    run_case(&t);
+
+    static const int32_t axes[] = {-1, -2, 1, 0};
+    for (size_t a = 0; a < 4; a++) {
+        for (int bias = 0; bias < 2; bias++) {
+            plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
+            d.axis = axes[a];
+            tcase l = tc_new("layer_norm", PLX_OP_LAYER_NORM, &d, 1);
+            add_input_range(&l, PLX_DTYPE_FLOAT32, DIMS(3, 4, 50), -3.0f, 5.0f);
+            if (axes[a] == -2 || axes[a] == 1) {
+                add_input(&l, PLX_DTYPE_FLOAT32, DIMS(1, 50)); /* broadcast scale */
+            } else if (axes[a] == 0) {
+                add_input(&l, PLX_DTYPE_FLOAT32, DIMS(3, 4, 50));
+            } else {
+                add_input(&l, PLX_DTYPE_FLOAT32, DIMS(50));
+            }
+            if (bias) {
+                add_input(&l, PLX_DTYPE_FLOAT32, DIMS(50));
+            }
+            run_case(&l);
+        }
+    }
+    plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
+    tcase l = tc_new("layer_norm_long", PLX_OP_LAYER_NORM, &d, 1);
+    add_input_range(&l, PLX_DTYPE_FLOAT32, DIMS(2, 3000), 0.0f, 4.0f);
+    add_input(&l, PLX_DTYPE_FLOAT32, DIMS(3000));
+    add_input(&l, PLX_DTYPE_FLOAT32, DIMS(3000));
+    l.rtol = 1e-3;
+    run_case(&l);
+
+    plx_instance_norm_desc id = PLX_INSTANCE_NORM_DESC_INIT;
+    t = tc_new("instance_norm", PLX_OP_INSTANCE_NORM, &id, 1);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 9, 11), -2.0f, 3.0f);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3));
+    run_case(&t);
+    t = tc_new("instance_norm_1d", PLX_OP_INSTANCE_NORM, &id, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 4, 7));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    run_case(&t);
+}
+
+Test(ocl_ops, softmax) {
+    need_device();
+    static const int32_t axes[] = {-1, 0, 1, 2};
+    for (size_t a = 0; a < 4; a++) {
+        for (int lg = 0; lg < 2; lg++) {
+            plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
+            d.axis = axes[a];
+            d.log = lg;
+            tcase t = tc_new("softmax", PLX_OP_SOFTMAX, &d, 1);
+            add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(3, 7, 40), -10.0f, 10.0f);
+            run_case(&t);
+        }
+    }
+    plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
+    tcase t = tc_new("softmax_long", PLX_OP_SOFTMAX, &d, 1);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, 5000), -5.0f, 5.0f);
+    run_case(&t);
+}
+
+Test(ocl_ops, reduce) {
+    need_device();
+    typedef struct {
+        uint32_t count;
+        int32_t axes[3];
+        bool keep;
+    } rcase;
+    static const rcase cases[] = {
+        {0, {0}, true},  {1, {-1}, false}, {1, {1}, true},      {2, {0, 2}, false},
+        {2, {3, 1}, true}, {3, {0, 1, 3}, false}, {1, {0}, true},
+    };
+    for (int f = PLX_REDUCE_MEAN; f <= PLX_REDUCE_LOG_SUM_EXP; f++) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            plx_reduce_desc d = PLX_REDUCE_DESC_INIT((plx_reduce_func)f);
+            d.axis_count = cases[c].count;
+            memcpy(d.axes, cases[c].axes, sizeof cases[c].axes);
+            d.keepdims = cases[c].keep;
+            char name[32];
+            snprintf(name, sizeof name, "reduce_%d_%zu", f, c);
+            tcase t = tc_new(name, PLX_OP_REDUCE, &d, 1);
+            t.rtol = 1e-3;
+            bool positive = f == PLX_REDUCE_LOG_SUM;
+            bool near_one = f == PLX_REDUCE_PROD;
+            add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4, 5, 6), positive || near_one ? 0.5f : -2.0f,
+                            positive || near_one ? 1.5f : 2.0f);
+            run_case(&t);
+        }
+    }
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_SUM);
+    d.noop_with_empty_axes = true;
+    tcase t = tc_new("reduce_noop", PLX_OP_REDUCE, &d, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4));
+    run_case(&t);
+    /* NaN and infinities */
+    plx_reduce_desc m = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MAX);
+    m.axis_count = 1;
+    m.axes[0] = 1;
+    t = tc_new("reduce_max_nan", PLX_OP_REDUCE, &m, 1);
+    float *x = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 100));
+    x[150] = NAN;
+    run_case(&t);
+    plx_reduce_desc lse = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    t = tc_new("reduce_lse_inf", PLX_OP_REDUCE, &lse, 1);
+    x = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(50));
+    x[3] = INFINITY;
+    run_case(&t);
+    /* an empty reduced axis */
+    plx_reduce_desc e = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MEAN);
+    e.axis_count = 1;
+    e.axes[0] = 1;
+    t = tc_new("reduce_empty", PLX_OP_REDUCE, &e, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 0));
+    run_case(&t);
+    /* long sums */
+    plx_reduce_desc s = PLX_REDUCE_DESC_INIT(PLX_REDUCE_SUM);
+    t = tc_new("reduce_long", PLX_OP_REDUCE, &s, 1);
+    t.rtol = 1e-3;
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(100000), 0.0f, 1.0f);
+    run_case(&t);
+}
+
+Test(ocl_ops, arg_reduce) {
+    need_device();
+    for (int mn = 0; mn < 2; mn++) {
+        for (int last = 0; last < 2; last++) {
+            for (int axis = -1; axis < 3; axis++) {
+                plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(mn);
+                d.select_last_index = last;
+                d.axis = axis;
+                d.keepdims = axis != 1;
+                tcase t = tc_new("arg_reduce", PLX_OP_ARG_REDUCE, &d, 1);
+                float *x = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 6, 5));
+                for (size_t i = 0; i < 120; i++) {
+                    x[i] = floorf(x[i] * 2.0f); /* ties */
+                }
+                x[17] = NAN;
+                run_case(&t);
+            }
+        }
+    }
+}
+
+Test(ocl_ops, resize) {
+    need_device();
+    for (int mode = 0; mode < 2; mode++) {
+        for (int coord = 0; coord <= PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN; coord++) {
+            for (int near = 0; near <= (mode ? 0 : PLX_RESIZE_NEAREST_CEIL); near++) {
+                for (int sz = 0; sz < 3; sz++) {
+                    plx_resize_desc d = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
+                    d.coord = (plx_resize_coord)coord;
+                    d.nearest = (plx_resize_nearest)near;
+                    if (sz == 0) {
+                        d.scales[0] = 2.0f;
+                        d.scales[1] = 1.5f;
+                    } else if (sz == 1) {
+                        d.sizes[0] = 3;
+                        d.sizes[1] = 7;
+                    } else {
+                        d.sizes[0] = 1;
+                        d.sizes[1] = 13;
+                    }
+                    char name[40];
+                    snprintf(name, sizeof name, "resize_%d_%d_%d_%d", mode, coord, near, sz);
+                    tcase t = tc_new(name, PLX_OP_RESIZE, &d, 1);
+                    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 5, 6));
+                    run_case(&t);
+                }
+            }
+        }
+    }
+}
+
+/* ---- data movement with layout changes ---------------------------------- */
+
+Test(ocl_ops, transpose) {
+    need_device();
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8,
+                                      PLX_DTYPE_FLOAT16};
+    for (size_t i = 0; i < 4; i++) {
+        plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+        d.perm_count = 4;
+        uint32_t perm[4] = {0, 2, 3, 1};
+        memcpy(d.perm, perm, sizeof perm);
+        tcase t = tc_new("transpose", PLX_OP_TRANSPOSE, &d, 1);
+        add_input(&t, types[i], DIMS(2, 3, 4, 5));
+        run_case(&t);
+        plx_transpose_desc r = PLX_TRANSPOSE_DESC_INIT;
+        t = tc_new("transpose_rev", PLX_OP_TRANSPOSE, &r, 1);
+        add_input(&t, types[i], DIMS(2, 1, 3, 4, 2, 3));
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, concat_split) {
+    need_device();
+    for (int axis = -3; axis < 3; axis++) {
+        plx_axis_desc d = PLX_AXIS_DESC_INIT(axis);
+        tcase t = tc_new("concat", PLX_OP_CONCAT, &d, 1);
+        int64_t dims[3][3] = {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}};
+        uint32_t a = (uint32_t)(axis < 0 ? axis + 3 : axis);
+        dims[1][a] = 1;
+        dims[2][a] = 5;
+        for (int k = 0; k < 3; k++) {
+            add_input(&t, PLX_DTYPE_FLOAT32, 3, dims[k]);
+        }
+        run_case(&t);
+        t = tc_new("concat_i64", PLX_OP_CONCAT, &d, 1);
+        add_input(&t, PLX_DTYPE_INT64, 3, dims[0]);
+        add_input(&t, PLX_DTYPE_INT64, 3, dims[2]);
+        run_case(&t);
+    }
+    static const int64_t sizes[3] = {1, 4, 2};
+    for (int axis = 0; axis < 3; axis++) {
+        plx_split_desc d = PLX_SPLIT_DESC_INIT(axis);
+        d.sizes = sizes;
+        tcase t = tc_new("split", PLX_OP_SPLIT, &d, 3);
+        int64_t dims[3] = {7, 7, 7};
+        add_input(&t, PLX_DTYPE_FLOAT32, 3, dims);
+        run_case(&t);
+        plx_split_desc e = PLX_SPLIT_DESC_INIT(axis - 3);
+        t = tc_new("split_equal", PLX_OP_SPLIT, &e, 3);
+        add_input(&t, PLX_DTYPE_UINT8, 3, dims);
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, slice) {
+    need_device();
+    typedef struct {
+        int64_t start, end, step;
+        int32_t axis;
+    } sc;
+    static const sc cases[][2] = {
+        {{1, 4, 1, 0}, {0, 100, 2, 2}},
+        {{-1, -100, -1, 1}, {5, 0, -2, -1}},
+        {{2, 3, 1, 0}, {-3, -1, 1, 1}},
+        {{0, 10, 3, 2}, {10, -10, -4, 0}},
+        {{3, 3, 1, 1}, {0, 1, 1, 2}}, /* empty */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plx_slice_desc d = PLX_SLICE_DESC_INIT;
+        d.count = 2;
+        for (int k = 0; k < 2; k++) {
+            d.starts[k] = cases[i][k].start;
+            d.ends[k] = cases[i][k].end;
+            d.steps[k] = cases[i][k].step;
+            d.axes[k] = cases[i][k].axis;
+        }
+        tcase t = tc_new("slice", PLX_OP_SLICE, &d, 1);
+        add_input(&t, i % 2 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32, DIMS(5, 6, 7));
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, pad) {
+    need_device();
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8,
+                                      PLX_DTYPE_INT32, PLX_DTYPE_FLOAT16};
+    for (int mode = 0; mode < 3; mode++) {
+        for (size_t i = 0; i < 5; i++) {
+            plx_pad_desc d = PLX_PAD_DESC_INIT((plx_pad_mode)mode);
+            /* reflect pads must be smaller than the dim */
+            int64_t pb[3] = {1, 0, mode == PLX_PAD_REFLECT ? 2 : 7};
+            int64_t pe[3] = {2, -1, mode == PLX_PAD_REFLECT ? 1 : 3};
+            memcpy(d.pads_begin, pb, sizeof pb);
+            memcpy(d.pads_end, pe, sizeof pe);
+            d.value = -3.75;
+            tcase t = tc_new("pad", PLX_OP_PAD, &d, 1);
+            add_input(&t, types[i], DIMS(3, 4, 3));
+            run_case(&t);
+        }
+    }
+    plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_EDGE);
+    d.pads_begin[0] = 3;
+    d.pads_end[0] = 1;
+    tcase t = tc_new("pad_one", PLX_OP_PAD, &d, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1));
+    run_case(&t);
+    plx_pad_desc r = PLX_PAD_DESC_INIT(PLX_PAD_REFLECT);
+    r.pads_begin[0] = 2;
+    r.pads_end[0] = 2;
+    r.pads_begin[1] = -1;
+    t = tc_new("pad_reflect", PLX_OP_PAD, &r, 1);
+    add_input(&t, PLX_DTYPE_INT64, DIMS(3, 4));
+    run_case(&t);
+}
+
+Test(ocl_ops, gather) {
+    need_device();
+    for (int axis = -1; axis < 3; axis++) {
+        for (int it = 0; it < 2; it++) {
+            plx_axis_desc d = PLX_AXIS_DESC_INIT(axis);
+            tcase t = tc_new("gather", PLX_OP_GATHER, &d, 1);
+            add_input(&t, it ? PLX_DTYPE_FLOAT32 : PLX_DTYPE_INT64, DIMS(4, 5, 6));
+            int64_t dim = axis == 0 ? 4 : axis == 1 ? 5 : 6;
+            void *p = add_input_range(&t, it ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, DIMS(2, 3),
+                                      (float)-dim, (float)(dim - 1));
+            for (int j = 0; j < 6; j++) {
+                int64_t v = it ? ((int32_t *)p)[j] : ((int64_t *)p)[j];
+                v = v < -dim ? -dim : v >= dim ? dim - 1 : v;
+                if (it) {
+                    ((int32_t *)p)[j] = (int32_t)v;
+                } else {
+                    ((int64_t *)p)[j] = v;
+                }
+            }
+            last_constant(&t);
+            run_case(&t);
+        }
+    }
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
+    tcase t = tc_new("gather_scalar", PLX_OP_GATHER, &d, 1);
+    add_input(&t, PLX_DTYPE_UINT8, DIMS(5, 3));
+    int32_t *i = add_input(&t, PLX_DTYPE_INT32, 0, NULL);
+    *i = -2;
+    last_constant(&t);
+    run_case(&t);
+}
+
+Test(ocl_ops, expand_tile) {
+    need_device();
+    plx_shape_desc d = PLX_SHAPE_DESC_INIT;
+    d.rank = 4;
+    int64_t dims[4] = {2, 3, 1, 5};
+    memcpy(d.dims, dims, sizeof dims);
+    tcase t = tc_new("expand", PLX_OP_EXPAND, &d, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4, 1));
+    run_case(&t);
+    t = tc_new("expand_bool", PLX_OP_EXPAND, &d, 1);
+    add_input(&t, PLX_DTYPE_BOOL, DIMS(1, 5));
+    run_case(&t);
+
+    plx_tile_desc td = PLX_TILE_DESC_INIT;
+    td.repeats[0] = 2;
+    td.repeats[1] = 1;
+    td.repeats[2] = 3;
+    t = tc_new("tile", PLX_OP_TILE, &td, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 4));
+    run_case(&t);
+    t = tc_new("tile_i64", PLX_OP_TILE, &td, 1);
+    add_input(&t, PLX_DTYPE_INT64, DIMS(3, 1, 2));
+    run_case(&t);
+    td.repeats[1] = 0;
+    t = tc_new("tile_empty", PLX_OP_TILE, &td, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 4));
+    run_case(&t);
+}
+
+Test(ocl_ops, depth_space) {
+    need_device();
+    for (int mode = 0; mode < 2; mode++) {
+        plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
+        d.mode = (plx_depth_space_mode)mode;
+        tcase t = tc_new("depth_to_space", PLX_OP_DEPTH_TO_SPACE, &d, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 12, 3, 4));
+        run_case(&t);
+    }
+    plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(3);
+    tcase t = tc_new("space_to_depth", PLX_OP_SPACE_TO_DEPTH, &d, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 2, 6, 9));
+    run_case(&t);
+}
+
+/* ---- refusals ----------------------------------------------------------- */
+
+Test(ocl_ops, refusals) {
+    need_device();
+    plx_tensor_info outs[MAX_SLOTS];
+
+    /* not implemented */
+    plx_lstm_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.struct_size = sizeof ld;
+    tcase t = tc_new("lstm", PLX_OP_LSTM, &ld, 3);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 1, 3));
+    memset(outs, 0, sizeof outs);
+    expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
+    static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
+                                    PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY};
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
+        t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));
+        char needle[64];
+        snprintf(needle, sizeof needle, "gpu_opencl: %s is not implemented", plx_op_name(absent[i]));
+        expect_refused(&t, outs, needle);
+    }
+    t = tc_new("bogus", (plx_op)99, NULL, 1);
+    expect_refused(&t, outs, "unknown operator 99");
+
+    /* dtypes */
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    t = tc_new("conv_f16", PLX_OP_CONV, &cd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT16, DIMS(1, 2, 5, 5));
+    add_input(&t, PLX_DTYPE_FLOAT16, DIMS(3, 2, 3, 3));
+    refused_inferred(&t, "gpu_opencl: conv needs float32, got float16");
+    t = tc_new("matmul_i64", PLX_OP_MATMUL, NULL, 1);
+    add_input(&t, PLX_DTYPE_INT64, DIMS(2, 3));
+    add_input(&t, PLX_DTYPE_INT64, DIMS(3, 2));
+    refused_inferred(&t, "gpu_opencl: matmul needs float32, got int64");
+    plx_binary_desc bd = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    t = tc_new("add_i32", PLX_OP_BINARY, &bd, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 3));
+    add_input(&t, PLX_DTYPE_INT32, DIMS(3));
+    refused_inferred(&t, "gpu_opencl: binary add needs float32, got int32");
+    plx_reduce_desc rd = PLX_REDUCE_DESC_INIT(PLX_REDUCE_SUM);
+    t = tc_new("reduce_i32", PLX_OP_REDUCE, &rd, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: reduce needs float32, got int32");
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    t = tc_new("relu_i32", PLX_OP_ACTIVATION, &ad, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: activation needs float32, got int32");
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    pd.kernel[0] = pd.kernel[1] = 2;
+    t = tc_new("pool_u8", PLX_OP_POOL, &pd, 1);
+    add_input(&t, PLX_DTYPE_UINT8, DIMS(1, 1, 4, 4));
+    refused_inferred(&t, "gpu_opencl: pool needs float32, got uint8");
+    plx_cast_desc castd = PLX_CAST_DESC_INIT(PLX_DTYPE_BFLOAT16);
+    t = tc_new("cast_bf16", PLX_OP_CAST, &castd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: cast from float32 to bfloat16 is not implemented");
+    plx_arg_reduce_desc ard = PLX_ARG_REDUCE_DESC_INIT(false);
+    t = tc_new("argmax_i32", PLX_OP_ARG_REDUCE, &ard, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(4, 2));
+    refused_inferred(&t, "gpu_opencl: arg_reduce needs float32, got int32");
+
+    /* enum values past the end */
+    plx_activation_desc bad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    bad.func = (plx_activation_func)77;
+    t = tc_new("act_77", PLX_OP_ACTIVATION, &bad, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "unknown func 77");
+    plx_unary_desc ub = PLX_UNARY_DESC_INIT(PLX_UNARY_ABS);
+    ub.func = (plx_unary_func)40;
+    t = tc_new("unary_40", PLX_OP_UNARY, &ub, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "unknown func 40");
+    plx_pool_desc pk = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    pk.kind = (plx_pool_kind)5;
+    t = tc_new("pool_kind", PLX_OP_POOL, &pk, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 1, 4, 4));
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "kind 5 is not implemented");
+    plx_conv_desc ap = PLX_CONV_DESC_INIT;
+    ap.auto_pad = (plx_auto_pad)9;
+    t = tc_new("conv_autopad", PLX_OP_CONV, &ap, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 1, 4, 4));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 1, 3, 3));
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "auto_pad 9 is not implemented");
+
+    /* gather needs constant indices */
+    plx_axis_desc gd = PLX_AXIS_DESC_INIT(0);
+    t = tc_new("gather_dyn", PLX_OP_GATHER, &gd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3));
+    add_input_range(&t, PLX_DTYPE_INT64, DIMS(2), 0.0f, 3.0f);
+    refused_inferred(&t, "gather needs constant indices");
+    t = tc_new("gather_range", PLX_OP_GATHER, &gd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3));
+    int64_t *gi = add_input(&t, PLX_DTYPE_INT64, DIMS(2));
+    gi[0] = 0;
+    gi[1] = 4;
+    last_constant(&t);
+    refused_inferred(&t, "index 4 (element 1) is out of range");
+
+    /* too many parts */
+    plx_axis_desc cc = PLX_AXIS_DESC_INIT(0);
+    t = tc_new("concat_7", PLX_OP_CONCAT, &cc, 1);
+    for (int i = 0; i < 7; i++) {
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2));
+    }
+    refused_inferred(&t, "concat of 7 parts is not implemented");
+
+    /* an output info that disagrees */
+    plx_transpose_desc trd = PLX_TRANSPOSE_DESC_INIT;
+    t = tc_new("transpose_bad", PLX_OP_TRANSPOSE, &trd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "shape disagrees");
+
+    /* more elements than kernels index */
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    t = tc_new("huge", PLX_OP_ACTIVATION, &relu, 1);
+    t.nin = 1;
+    t.in[0].dtype = PLX_DTYPE_FLOAT32;
+    t.in[0].rank = 2;
+    t.in[0].dims[0] = 65536;
+    t.in[0].dims[1] = 32768;
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "too many elements");
+
+    /* too small a descriptor */
+    plx_softmax_desc sd = PLX_SOFTMAX_DESC_INIT;
+    sd.struct_size = 4;
+    t = tc_new("softmax_small", PLX_OP_SOFTMAX, &sd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
+    outs[0] = t.in[0];
+    expect_refused(&t, outs, "descriptor");
+}

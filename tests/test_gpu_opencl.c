@@ -1,0 +1,913 @@
+/* gpu_opencl, the OpenCL backend, end to end: availability and device
+ * choice, options, fallback to cpu_ref, copies and imports between the two,
+ * zero copy of caller memory, externally managed memory and concurrent
+ * executions, and the program cache.
+ *
+ * Runs on whatever OpenCL platform the ICD loader finds (PoCL in CI). With
+ * none, the tests that need a device skip with the reason, unless
+ * PLEXUS_REQUIRE_OPENCL=1 is set, which makes that a failure. Runtimes see
+ * only the build's gpu_opencl and cpu_ref (STYLE.md habit 9). Criterion
+ * runs each test in its own process, so a test may set OCL_ICD_VENDORS for
+ * the ICD loader, which reads it once per process. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+
+#include "test_util.h"
+
+#ifndef GPU_OPENCL_DIR
+#error "GPU_OPENCL_DIR must be defined by the build"
+#endif
+#ifndef CPU_REF_DIR
+#error "CPU_REF_DIR must be defined by the build"
+#endif
+
+#define N 64
+
+/* ---- runtimes ------------------------------------------------------------ */
+
+/* What the backends logged, for tests that read it (program cache). */
+static char log_text[32768];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void capture_log(void *user_data, plx_log_level level, const char *source,
+                        const char *message) {
+    (void)user_data;
+    pthread_mutex_lock(&log_lock);
+    size_t len = strlen(log_text);
+    if (len + 1 < sizeof log_text) {
+        snprintf(log_text + len, sizeof log_text - len, "[%s] %s: %s\n",
+                 plx_log_level_name(level), source, message);
+    }
+    pthread_mutex_unlock(&log_lock);
+    const char *show = getenv("PLEXUS_TEST_LOG");
+    if (show && *show && strcmp(show, "0") != 0) {
+        fprintf(stderr, "plexus[%s] %s: %s\n", source, plx_log_level_name(level), message);
+    }
+}
+
+static void clear_log(void) {
+    pthread_mutex_lock(&log_lock);
+    log_text[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
+}
+
+static bool log_has(const char *needle) {
+    pthread_mutex_lock(&log_lock);
+    bool found = strstr(log_text, needle) != NULL;
+    pthread_mutex_unlock(&log_lock);
+    return found;
+}
+
+/* A runtime over gpu_opencl and cpu_ref with options for gpu_opencl
+ * ("key=value" strings). */
+static plx_runtime *runtime_with(const char *const *options, size_t option_count) {
+    plx_runtime_options o;
+    tu_options(&o);
+    o.log_fn = capture_log;
+    const char *paths[] = {GPU_OPENCL_DIR, CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 2;
+    plx_backend_option opts[8];
+    char keys[8][64];
+    cr_assert(le(sz, option_count, 8));
+    for (size_t i = 0; i < option_count; i++) {
+        const char *eq = strchr(options[i], '=');
+        cr_assert(not(zero(ptr, (void *)eq)), "option '%s' has no '='", options[i]);
+        snprintf(keys[i], sizeof keys[i], "%.*s", (int)(eq - options[i]), options[i]);
+        opts[i].backend_id = "gpu_opencl";
+        opts[i].key = keys[i];
+        opts[i].value = eq + 1;
+    }
+    o.backend_options = opts;
+    o.backend_option_count = option_count;
+    return tu_create(&o);
+}
+
+static plx_runtime *runtime_plain(void) {
+    return runtime_with(NULL, 0);
+}
+
+static bool opencl_required(void) {
+    const char *v = getenv("PLEXUS_REQUIRE_OPENCL");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* gpu_opencl of a runtime created without options: available, or the test
+ * skips with the backend's reason (fails with PLEXUS_REQUIRE_OPENCL=1). The
+ * runtime is destroyed before skipping, so that nothing leaks. */
+static const plx_backend_info *require_gpu(plx_runtime **rt) {
+    const plx_backend_info *b = plx_runtime_find_backend(*rt, "gpu_opencl");
+    cr_assert(not(zero(ptr, (void *)b)), "gpu_opencl was not loaded: %s", tu_dump(*rt));
+    if (!b->available) {
+        char reason[1024];
+        snprintf(reason, sizeof reason, "%s", b->reason ? b->reason : "(no reason)");
+        plx_runtime_destroy(rt);
+        if (opencl_required()) {
+            cr_fatal("PLEXUS_REQUIRE_OPENCL=1, but gpu_opencl is unavailable: %s", reason);
+        }
+        cr_skip_test("gpu_opencl is unavailable: %s", reason);
+    }
+    return b;
+}
+
+/* A device is there: a runtime with options must then decide by itself. */
+static void require_device(void) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    plx_runtime_destroy(&rt);
+}
+
+static const char *cap_string(const plx_backend_info *b, const char *key) {
+    const plx_capability *c = plx_backend_info_capability(b, key);
+    cr_assert(not(zero(ptr, (void *)c)), "no capability %s", key);
+    cr_assert(eq(int, c->type, PLX_VALUE_STRING), "%s is not a string", key);
+    return c->string_value;
+}
+
+/* ---- networks ------------------------------------------------------------ */
+
+static plx_tensor_info vec(void) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    t.rank = 2;
+    t.dims[0] = 1;
+    t.dims[1] = N;
+    return t;
+}
+
+static float bias[N], scale[N];
+
+/* x -> relu -> add(bias) -> sqrt -> mul(scale) -> y, and the add's result
+ * as a second output: several intermediate tensors with overlapping
+ * lifetimes, two constants. */
+static plx_network *chain(void) {
+    for (int i = 0; i < N; i++) {
+        bias[i] = 0.25f * (float)i;
+        scale[i] = 1.0f + 0.01f * (float)i;
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_unary_desc sq = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_layer_id x, r, b, a, s, c, m, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_constant(n, "bias", &t, bias, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &a));
+    OK(plx_network_add_layer(n, "sqrt", PLX_OP_UNARY, &sq, 1, 1, &s));
+    OK(plx_network_add_constant(n, "scale", &t, scale, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_layer(n, "mul", PLX_OP_BINARY, &mul, 2, 1, &m));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_add_output(n, "sum", 1, &y2));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, a, 0));
+    OK(plx_network_connect(n, b, 0, a, 1));
+    OK(plx_network_connect(n, a, 0, s, 0));
+    OK(plx_network_connect(n, s, 0, m, 0));
+    OK(plx_network_connect(n, c, 0, m, 1));
+    OK(plx_network_connect(n, m, 0, y, 0));
+    OK(plx_network_connect(n, a, 0, y2, 0));
+    return n;
+}
+
+/* x -> relu -> topk(k = N/2) -> values * scale -> y: gpu_opencl has no
+ * topk, so the middle layer falls back to cpu_ref, with copies (or
+ * imports) on both sides. */
+static plx_network *mixed(void) {
+    for (int i = 0; i < N; i++) {
+        scale[i] = 1.0f + 0.01f * (float)i;
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec(), half = vec();
+    half.dims[1] = N / 2;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_topk_desc topk = PLX_TOPK_DESC_INIT(N / 2);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_layer_id x, r, k, c, m, y, yi;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_layer(n, "topk", PLX_OP_TOPK, &topk, 1, 2, &k));
+    OK(plx_network_add_constant(n, "scale", &half, scale, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_layer(n, "mul", PLX_OP_BINARY, &mul, 2, 1, &m));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_add_output(n, "indices", 1, &yi));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, k, 0));
+    OK(plx_network_connect(n, k, 0, m, 0));
+    OK(plx_network_connect(n, c, 0, m, 1));
+    OK(plx_network_connect(n, m, 0, y, 0));
+    OK(plx_network_connect(n, k, 1, yi, 0));
+    return n;
+}
+
+typedef struct load_cfg {
+    const char *const *backends;
+    size_t backend_count;
+    bool fallback;
+    bool import;
+    bool async;
+    bool external;
+} load_cfg;
+
+static plx_loaded_network *load(plx_runtime *rt, plx_network *n, const load_cfg *cfg,
+                                char *summary, size_t summary_size) {
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = cfg->backends;
+    oo.backend_count = cfg->backend_count;
+    oo.allow_fallback = cfg->fallback;
+    oo.import_enabled = cfg->import;
+    oo.export_enabled = cfg->import;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    if (summary) {
+        snprintf(summary, summary_size, "%s", plx_optimized_network_summary(on));
+    }
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.async_execution = cfg->async;
+    lo.externally_managed_memory = cfg->external;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    return ln;
+}
+
+/* How many layers of an optimised network run on `id`, and whether one
+ * named `name` does. */
+static size_t layers_on(plx_runtime *rt, plx_network *n, const load_cfg *cfg, const char *id,
+                        const char *name, bool *named_on) {
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = cfg->backends;
+    oo.backend_count = cfg->backend_count;
+    oo.allow_fallback = cfg->fallback;
+    oo.import_enabled = cfg->import;
+    oo.export_enabled = cfg->import;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    size_t count = 0;
+    *named_on = false;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        if (strcmp(a->backend_id, id) == 0) {
+            count++;
+            *named_on = *named_on || strcmp(a->layer_name, name) == 0;
+        }
+    }
+    plx_optimized_network_destroy(&on);
+    return count;
+}
+
+static void input_for(float *x, unsigned seed) {
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)((seed * 31u + (unsigned)i * 7u) % 97u) / 8.0f - 4.0f;
+    }
+}
+
+static plx_status run2(plx_loaded_network *ln, plx_working_memory *wm, const float *x,
+                       void *y, size_t y_size, void *y2, size_t y2_size) {
+    plx_tensor_binding in = {0, (void *)x, N * sizeof *x, 0};
+    plx_tensor_binding out[] = {{0, y, y_size, 0}, {1, y2, y2_size, 0}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    return plx_loaded_network_run(ln, wm, &a);
+}
+
+/* The chain on cpu_ref alone: the reference. */
+static void chain_reference(plx_runtime *rt, const float *x, float *y, float *sum) {
+    const char *ids[] = {"cpu_ref"};
+    load_cfg cfg = {ids, 1, false, false, false, false};
+    plx_network *n = chain();
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    OK(run2(ln, NULL, x, y, N * sizeof *y, sum, N * sizeof *sum));
+    plx_loaded_network_unload(&ln);
+}
+
+/* float32 results of two backends: OpenCL allows sqrt a few ulp. */
+static void assert_close(const float *got, const float *want, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++) {
+        float d = got[i] - want[i];
+        float tol = 1e-5f * (want[i] < 0 ? -want[i] : want[i]) + 1e-6f;
+        cr_assert(le(flt, d < 0 ? -d : d, tol), "%s[%zu]: %g, expected %g", what, i,
+                  (double)got[i], (double)want[i]);
+    }
+}
+
+/* ---- availability and options ------------------------------------------- */
+
+/* R-7, R-8, R-9, R-10: the plug-in loads, is available on the machine's
+ * platform, declares its options, and reports its capabilities honestly,
+ * with the devices it saw and the one it chose as vendor strings. */
+Test(gpu_opencl, loads_and_reports_its_device) {
+    plx_runtime *rt = runtime_plain();
+    const plx_backend_info *b = require_gpu(&rt);
+    cr_assert(eq(str, (char *)b->name, "OpenCL GPU backend"));
+    const char *keys[] = {"platform", "device", "device_type", "cache_dir"};
+    cr_assert(eq(sz, b->option_count, 4));
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert(eq(str, (char *)b->options[i].key, (char *)keys[i]));
+    }
+    cr_assert(plx_backend_info_has_capability(b, "async_execution"));
+    cr_assert(plx_backend_info_has_capability(b, "externally_managed_memory"));
+    cr_assert(plx_backend_info_has_capability(b, "memory_import_malloc"));
+    cr_assert(plx_backend_info_has_capability(b, "preimport_io_tensors"));
+    cr_assert(not(plx_backend_info_has_capability(b, "memory_export_malloc")));
+    cr_assert(not(plx_backend_info_has_capability(b, "memory_import_dma_buf")));
+    const char *device = cap_string(b, "gpu_opencl.device");
+    cr_assert(gt(sz, strlen(device), 0));
+    const char *devices = cap_string(b, "gpu_opencl.devices");
+    cr_assert(not(zero(ptr, strstr(devices, device))), "%s lacks %s", devices, device);
+    cr_assert(not(zero(ptr, strstr(devices, "[chosen]"))), "%s", devices);
+    const char *choice = cap_string(b, "gpu_opencl.choice");
+    cr_assert(not(zero(ptr, strstr(choice, "default"))), "%s", choice);
+    const plx_capability *align = plx_backend_info_capability(b, "gpu_opencl.import_alignment");
+    cr_assert(not(zero(ptr, (void *)align)));
+    cr_assert(le(i64, align->int_value, 64));
+    cr_assert(eq(str, (char *)cap_string(b, "gpu_opencl.program_cache"), "off"));
+    /* The device list is logged at create, the choice with its reason. */
+    cr_assert(log_has("gpu_opencl: chose device"), "%s", log_text);
+    plx_runtime_destroy(&rt);
+}
+
+/* a malformed value is a rejection naming the option and the value. */
+Test(gpu_opencl, bad_option_values_name_the_option) {
+    require_device();
+    static const struct {
+        const char *option;
+        const char *needle;
+    } cases[] = {
+        {"device_type=banana", "invalid value 'banana' for option 'device_type'"},
+        {"device=", "invalid value '' for option 'device'"},
+        {"platform=", "invalid value '' for option 'platform'"},
+        {"cache_dir=", "invalid value '' for option 'cache_dir'"},
+        {"cache_dir=/dev/null", "invalid value '/dev/null' for option 'cache_dir'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *opt[] = {cases[i].option};
+        plx_runtime *rt = runtime_with(opt, 1);
+        cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "gpu_opencl")), "%s",
+                  cases[i].option);
+        const plx_rejection *r = tu_rejection_containing(rt, cases[i].needle);
+        cr_assert(not(zero(ptr, (void *)r)), "%s: %s", cases[i].option, tu_dump(rt));
+        cr_assert(not(zero(ptr, strstr(r->reason, "create failed: "))), "%s", r->reason);
+        /* cpu_ref is not affected. */
+        cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "cpu_ref"))));
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* R-7, R-9: well-formed options that find no device on this machine: create
+ * fails (check_available has no options to go by) naming the option. */
+Test(gpu_opencl, options_that_find_no_device) {
+    require_device();
+    static const struct {
+        const char *option;
+        const char *needle;
+    } cases[] = {
+        {"device=99", "option 'device': no device 99"},
+        {"device=no-such-device", "option 'device': no device name contains 'no-such-device'"},
+        {"platform=31", "option 'platform': no platform 31"},
+        {"platform=no-such-platform", "option 'platform': no platform name contains"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *opt[] = {cases[i].option};
+        plx_runtime *rt = runtime_with(opt, 1);
+        cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "gpu_opencl")), "%s",
+                  cases[i].option);
+        cr_assert(not(zero(ptr, (void *)tu_rejection_containing(rt, cases[i].needle))), "%s: %s",
+                  cases[i].option, tu_dump(rt));
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* A device named by index or by a case-insensitive piece of its name, and a
+ * device type the machine lacks. */
+Test(gpu_opencl, device_by_index_name_and_type) {
+    plx_runtime *rt = runtime_plain();
+    const plx_backend_info *b = require_gpu(&rt);
+    char device[256], upper[256], devices[2048];
+    snprintf(device, sizeof device, "%s", cap_string(b, "gpu_opencl.device"));
+    snprintf(devices, sizeof devices, "%s", cap_string(b, "gpu_opencl.devices"));
+    plx_runtime_destroy(&rt);
+    /* A piece of the name, in upper case. */
+    size_t len = strlen(device) < 6 ? strlen(device) : 6;
+    for (size_t i = 0; i < len; i++) {
+        char c = device[i];
+        upper[i] = (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A') : c;
+    }
+    upper[len] = '\0';
+    char opt_name[300];
+    snprintf(opt_name, sizeof opt_name, "device=%s", upper);
+    const char *by_name[] = {opt_name};
+    rt = runtime_with(by_name, 1);
+    b = plx_runtime_find_backend(rt, "gpu_opencl");
+    cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
+    cr_assert(b->available, "%s", tu_dump(rt));
+    cr_assert(not(zero(ptr, strstr(cap_string(b, "gpu_opencl.choice"), "option device="))));
+    plx_runtime_destroy(&rt);
+
+    const char *by_index[] = {"device=0", "platform=0"};
+    rt = runtime_with(by_index, 2);
+    b = plx_runtime_find_backend(rt, "gpu_opencl");
+    cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
+    cr_assert(b->available);
+    plx_runtime_destroy(&rt);
+
+    const char *all[] = {"device_type=all"};
+    rt = runtime_with(all, 1);
+    b = plx_runtime_find_backend(rt, "gpu_opencl");
+    cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
+    cr_assert(not(zero(ptr, strstr(cap_string(b, "gpu_opencl.choice"), "device_type=all"))));
+    plx_runtime_destroy(&rt);
+
+    /* A type with no device here (PoCL has a CPU device only). */
+    const char *type = strstr(devices, ", accelerator,") ? NULL : "device_type=accelerator";
+    if (type) {
+        const char *opt[] = {type};
+        rt = runtime_with(opt, 1);
+        cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "gpu_opencl")));
+        cr_assert(not(zero(ptr, (void *)tu_rejection_containing(
+                                    rt, "option 'device_type': no accelerator device"))),
+                  "%s", tu_dump(rt));
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* Compute is float32 only: the fp16 capability is never claimed, while
+ * gpu_opencl.cl_khr_fp16 says what the device has; a float16 network is
+ * refused with the reason (and falls back). */
+Test(gpu_opencl, no_fp16_compute_is_claimed) {
+    plx_runtime *rt = runtime_plain();
+    const plx_backend_info *b = require_gpu(&rt);
+    cr_assert(not(zero(ptr, (void *)plx_backend_info_capability(b, "gpu_opencl.cl_khr_fp16"))));
+    cr_assert(not(plx_backend_info_has_capability(b, "fp16")));
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- no platform --------------------------------------------------------- */
+
+static void no_vendors(void) {
+    setenv("OCL_ICD_VENDORS", "/nonexistent", 1);
+}
+
+/* R-7: with no OpenCL platform the backend is listed as unavailable, with
+ * the reason, never rejected; a network that prefers it runs entirely on
+ * cpu_ref, and the optimiser says why gpu_opencl was left out. */
+Test(gpu_opencl, no_platform_is_unavailable_and_falls_back, .init = no_vendors) {
+    plx_runtime *rt = runtime_plain();
+    const plx_backend_info *b = plx_runtime_find_backend(rt, "gpu_opencl");
+    cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
+    cr_assert(not(b->available));
+    cr_assert(not(zero(ptr, strstr(b->reason, "no OpenCL platform"))), "%s", b->reason);
+    cr_assert(not(zero(ptr, strstr(b->reason, "OCL_ICD_VENDORS=/nonexistent"))), "%s",
+              b->reason);
+    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 0), "%s", tu_dump(rt));
+
+    const char *ids[] = {"gpu_opencl", "cpu_ref"};
+    load_cfg cfg = {ids, 2, true, false, false, false};
+    plx_network *n = chain();
+    bool named;
+    cr_assert(eq(sz, layers_on(rt, n, &cfg, "gpu_opencl", "relu", &named), 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = ids;
+    oo.backend_count = 2;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    bool noted = false;
+    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
+        noted = noted || strstr(plx_optimized_network_note(on, i), "gpu_opencl");
+    }
+    cr_assert(noted, "no note about gpu_opencl");
+    plx_optimized_network_destroy(&on);
+
+    float x[N], y[N], s[N], y0[N], s0[N];
+    input_for(x, 3);
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s));
+    plx_loaded_network_unload(&ln);
+    chain_reference(rt, x, y0, s0);
+    cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
+    cr_assert(eq(int, memcmp(s, s0, sizeof s), 0));
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- running networks ---------------------------------------------------- */
+
+/* R-16 to R-18: the chain entirely on gpu_opencl (constants included)
+ * gives cpu_ref's results, again and again, and after a release. */
+Test(gpu_opencl, chain_runs_on_the_device) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    const char *ids[] = {"gpu_opencl"};
+    load_cfg cfg = {ids, 1, false, false, false, false};
+    plx_network *n = chain();
+    bool named;
+    cr_assert(eq(sz, layers_on(rt, n, &cfg, "gpu_opencl", "bias", &named), 9));
+    cr_assert(named, "the constant is not on gpu_opencl");
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    for (unsigned round = 0; round < 3; round++) {
+        float x[N], y[N], s[N], y0[N], s0[N];
+        input_for(x, round);
+        OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s));
+        chain_reference(rt, x, y0, s0);
+        assert_close(y, y0, N, "y");
+        assert_close(s, s0, N, "sum");
+        if (round == 1) {
+            plx_loaded_network_release_working_memory(ln);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-18 (1), R-19 (3): a layer gpu_opencl refuses (topk) falls back to
+ * cpu_ref with the refusal kept, copies (or, with import, an import layer
+ * into gpu_opencl) are inserted, and the result is cpu_ref's. */
+Test(gpu_opencl, mixed_network_falls_back_per_layer) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    /* Aligned for import (gpu_opencl.import_alignment is at most 64). */
+    _Alignas(64) float x[N];
+    _Alignas(64) float y[N / 2];
+    _Alignas(64) int64_t idx[N / 2];
+    float want_y[N / 2];
+    int64_t want_i[N / 2];
+    input_for(x, 5);
+    {
+        const char *ids[] = {"cpu_ref"};
+        load_cfg cfg = {ids, 1, false, false, false, false};
+        plx_network *n = mixed();
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        plx_network_destroy(&n);
+        OK(run2(ln, NULL, x, want_y, sizeof want_y, want_i, sizeof want_i));
+        plx_loaded_network_unload(&ln);
+    }
+    for (int import = 0; import < 2; import++) {
+        const char *ids[] = {"gpu_opencl", "cpu_ref"};
+        load_cfg cfg = {ids, 2, true, import != 0, false, false};
+        plx_network *n = mixed();
+        bool named;
+        layers_on(rt, n, &cfg, "gpu_opencl", "relu", &named);
+        cr_assert(named, "relu is not on gpu_opencl");
+        layers_on(rt, n, &cfg, "cpu_ref", "topk", &named);
+        cr_assert(named, "topk is not on cpu_ref");
+        layers_on(rt, n, &cfg, "gpu_opencl", "mul", &named);
+        cr_assert(named, "mul is not on gpu_opencl");
+
+        plx_optimize_options oo;
+        plx_optimize_options_init(&oo);
+        oo.backends = ids;
+        oo.backend_count = 2;
+        oo.import_enabled = import != 0;
+        plx_optimized_network *on;
+        OK(plx_optimize(rt, n, &oo, &on));
+        const char *summary = plx_optimized_network_summary(on);
+        cr_assert(not(zero(ptr, strstr(summary, "inserted"))), "%s", summary);
+        bool refused = false;
+        for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+            const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+            if (strcmp(a->layer_name, "topk") == 0) {
+                cr_assert(eq(sz, a->refusal_count, 1));
+                cr_assert(eq(str, (char *)a->refusals[0].backend_id, "gpu_opencl"));
+                cr_assert(gt(sz, strlen(a->refusals[0].reason), 0));
+                refused = true;
+            }
+        }
+        cr_assert(refused);
+        plx_optimized_network_destroy(&on);
+
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        plx_network_destroy(&n);
+        for (int round = 0; round < 2; round++) {
+            memset(y, 0, sizeof y);
+            memset(idx, 0, sizeof idx);
+            OK(run2(ln, NULL, x, y, sizeof y, idx, sizeof idx));
+            assert_close(y, want_y, N / 2, "y");
+            cr_assert(eq(int, memcmp(idx, want_i, sizeof idx), 0));
+        }
+        plx_loaded_network_unload(&ln);
+    }
+    plx_runtime_destroy(&rt);
+}
+
+/* R-17 (3), (6): with import and export, an aligned caller buffer is used in
+ * place (and can be pre-imported); a misaligned one is refused with the
+ * alignment named, never copied silently; with import disabled the host
+ * copies the same misaligned buffers, correctly. */
+Test(gpu_opencl, zero_copy_aligned_and_copy_misaligned) {
+    plx_runtime *rt = runtime_plain();
+    const plx_backend_info *b = require_gpu(&rt);
+    size_t align = (size_t)plx_backend_info_capability(b, "gpu_opencl.import_alignment")->int_value;
+    float x[N], y0[N], s0[N];
+    input_for(x, 7);
+    chain_reference(rt, x, y0, s0);
+
+    /* Room for aligned and misaligned copies of x, y and sum. */
+    unsigned char *raw = aligned_alloc(256, 8 * 256 + 3 * N * sizeof(float) + 256);
+    cr_assert(not(zero(ptr, raw)));
+    const char *ids[] = {"gpu_opencl"};
+    for (int misaligned = 0; misaligned < 2; misaligned++) {
+        size_t off = misaligned ? 16 : 0; /* 16: malloc's alignment, below 64 */
+        float *ax = (float *)(raw + off);
+        float *ay = (float *)(raw + 1024 + off);
+        float *as = (float *)(raw + 2048 + off);
+        memcpy(ax, x, sizeof x);
+        for (int import = 1; import >= 0; import--) {
+            load_cfg cfg = {ids, 1, false, import != 0, false, false};
+            plx_network *n = chain();
+            plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+            plx_network_destroy(&n);
+            memset(ay, 0, N * sizeof *ay);
+            memset(as, 0, N * sizeof *as);
+            plx_status st = run2(ln, NULL, ax, ay, N * sizeof *ay, as, N * sizeof *as);
+            if (import && misaligned && align > 16) {
+                cr_assert(not(zero(ptr, st)), "a misaligned import succeeded");
+                const char *msg = plx_status_get_message(st);
+                cr_assert(not(zero(ptr, strstr(msg, "import into gpu_opencl failed"))), "%s",
+                          msg);
+                cr_assert(not(zero(ptr, strstr(msg, "is aligned to 16 bytes"))), "%s", msg);
+                plx_status_free(st);
+            } else {
+                cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+                assert_close(ay, y0, N, "y");
+                assert_close(as, s0, N, "sum");
+            }
+            if (import && !misaligned) {
+                /* Pre-import needs zero copy: the input is imported in place. */
+                plx_tensor_binding in = {0, ax, N * sizeof(float), 0};
+                uint32_t id;
+                OK(plx_loaded_network_import_inputs(ln, &in, 1, &id));
+                plx_tensor_binding out[] = {{0, ay, N * sizeof(float), 0},
+                                            {1, as, N * sizeof(float), 0}};
+                plx_execute_args a;
+                plx_execute_args_init(&a);
+                a.preimported_inputs = &id;
+                a.preimported_input_count = 1;
+                a.outputs = out;
+                a.output_count = 2;
+                memset(ay, 0, N * sizeof *ay);
+                OK(plx_loaded_network_run(ln, NULL, &a));
+                assert_close(ay, y0, N, "y (pre-imported input)");
+                OK(plx_loaded_network_clear_imported_inputs(ln, &id, 1));
+            }
+            plx_loaded_network_unload(&ln);
+        }
+    }
+    free(raw);
+    plx_runtime_destroy(&rt);
+}
+
+/* A tensor with no elements: OpenCL has no empty buffers. */
+Test(gpu_opencl, empty_tensors) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    t.dims[0] = 0;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, r, y;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    const char *ids[] = {"gpu_opencl"};
+    for (int import = 0; import < 2; import++) {
+        load_cfg cfg = {ids, 1, false, import != 0, false, false};
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        _Alignas(64) float dummy[1] = {0};
+        plx_tensor_binding in = {0, dummy, 0, 0}, out = {0, dummy, 0, 0};
+        OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+        plx_loaded_network_unload(&ln);
+    }
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- externally managed memory, concurrent executions -------------------- */
+
+typedef struct worker {
+    plx_loaded_network *ln;
+    plx_working_memory *wm;
+    unsigned seed;
+    int rounds;
+    float y[N], s[N];
+    int failures;
+    char error[512];
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    _Alignas(64) float x[N]; /* imported when import is enabled */
+    input_for(x, w->seed);
+    for (int i = 0; i < w->rounds; i++) {
+        _Alignas(64) float y[N];
+        _Alignas(64) float s[N];
+        plx_status st = run2(w->ln, w->wm, x, y, sizeof y, s, sizeof s);
+        if (st) {
+            snprintf(w->error, sizeof w->error, "%s", plx_status_get_message(st));
+            plx_status_free(st);
+            w->failures++;
+            continue;
+        }
+        if (i == 0) {
+            memcpy(w->y, y, sizeof y);
+            memcpy(w->s, s, sizeof s);
+        } else if (memcmp(w->y, y, sizeof y) != 0 || memcmp(w->s, s, sizeof s) != 0) {
+            snprintf(w->error, sizeof w->error, "round %d differs from round 0", i);
+            w->failures++;
+        }
+    }
+    return NULL;
+}
+
+/* R-20, R-21: planned memory imported into gpu_opencl's handles; two
+ * working memories executing at the same time from two threads give, bit
+ * for bit, what one synchronous execution gives. */
+Test(gpu_opencl, external_memory_and_two_threads) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    const char *ids[] = {"gpu_opencl"};
+    /* The synchronous, backend-managed results. */
+    float want[2][N], want_s[2][N];
+    {
+        load_cfg cfg = {ids, 1, false, false, false, false};
+        plx_network *n = chain();
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        plx_network_destroy(&n);
+        for (unsigned k = 0; k < 2; k++) {
+            float x[N];
+            input_for(x, 100 + k);
+            OK(run2(ln, NULL, x, want[k], sizeof want[k], want_s[k], sizeof want_s[k]));
+        }
+        plx_loaded_network_unload(&ln);
+    }
+    /* Externally managed memory, synchronous. */
+    {
+        load_cfg cfg = {ids, 1, false, false, false, true};
+        plx_network *n = chain();
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        plx_network_destroy(&n);
+        cr_assert(eq(sz, plx_loaded_network_memory_report_count(ln), 1));
+        cr_assert(eq(str, (char *)plx_loaded_network_memory_report(ln, 0)->backend_id,
+                     "gpu_opencl"));
+        float x[N], y[N], s[N];
+        input_for(x, 100);
+        OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s));
+        cr_assert(eq(int, memcmp(y, want[0], sizeof y), 0));
+        cr_assert(eq(int, memcmp(s, want_s[0], sizeof s), 0));
+        plx_loaded_network_unload(&ln);
+    }
+    /* Two working memories, two threads, with and without import. */
+    for (int import = 0; import < 2; import++) {
+        load_cfg cfg = {ids, 1, false, import != 0, true, true};
+        plx_network *n = chain();
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        plx_network_destroy(&n);
+        worker w[2];
+        pthread_t th[2];
+        memset(w, 0, sizeof w);
+        for (int k = 0; k < 2; k++) {
+            w[k].ln = ln;
+            w[k].seed = 100u + (unsigned)k;
+            w[k].rounds = 20;
+            OK(plx_loaded_network_create_working_memory(ln, &w[k].wm));
+        }
+        for (int k = 0; k < 2; k++) {
+            cr_assert(eq(int, pthread_create(&th[k], NULL, work, &w[k]), 0));
+        }
+        for (int k = 0; k < 2; k++) {
+            pthread_join(th[k], NULL);
+        }
+        for (int k = 0; k < 2; k++) {
+            cr_assert(eq(int, w[k].failures, 0), "worker %d: %s", k, w[k].error);
+            cr_assert(eq(int, memcmp(w[k].y, want[k], sizeof w[k].y), 0), "worker %d", k);
+            cr_assert(eq(int, memcmp(w[k].s, want_s[k], sizeof w[k].s), 0), "worker %d", k);
+            plx_working_memory_destroy(&w[k].wm);
+        }
+        plx_loaded_network_unload(&ln);
+    }
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- the program cache --------------------------------------------------- */
+
+/* PoCL keeps a kernel cache of its own; without it the cold build is what a
+ * first run on a machine costs. */
+static void no_driver_cache(void) {
+    setenv("POCL_KERNEL_CACHE", "0", 1);
+}
+
+/* The cache files in dir: how many, and the path of the last. */
+static size_t cache_files(const char *dir, char *path) {
+    DIR *d = opendir(dir);
+    cr_assert(not(zero(ptr, d)));
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "gpu_opencl-", 11) == 0 && strstr(e->d_name, ".bin")) {
+            n++;
+            tu_join(path, dir, e->d_name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Loads the chain once in a fresh runtime with cache_dir and checks its
+ * results; returns the load time in ms. */
+static double load_with_cache(const char *dir) {
+    char opt[PATH_MAX + 16];
+    snprintf(opt, sizeof opt, "cache_dir=%s", dir);
+    const char *opts[] = {opt};
+    plx_runtime *rt = runtime_with(opts, 1);
+    const plx_backend_info *b = plx_runtime_find_backend(rt, "gpu_opencl");
+    cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
+    cr_assert(eq(str, (char *)cap_string(b, "gpu_opencl.program_cache"), (char *)dir));
+    const char *ids[] = {"gpu_opencl"};
+    load_cfg cfg = {ids, 1, false, false, false, false};
+    plx_network *n = chain();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    plx_network_destroy(&n);
+    float x[N], y[N], s[N], y0[N], s0[N];
+    input_for(x, 11);
+    OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s));
+    plx_loaded_network_unload(&ln);
+    chain_reference(rt, x, y0, s0);
+    assert_close(y, y0, N, "y");
+    plx_runtime_destroy(&rt);
+    return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+/* Program binaries are kept in cache_dir: the first load builds from source
+ * and writes the file, the second loads it; a damaged file is logged,
+ * rebuilt and rewritten, never a failure. */
+Test(gpu_opencl, program_cache, .init = no_driver_cache, .timeout = 240) {
+    require_device();
+    char dir[PATH_MAX], sub[PATH_MAX], path[PATH_MAX];
+    tu_mkdtemp(dir);
+    tu_join(sub, dir, "cache/nested"); /* created when missing */
+
+    clear_log();
+    double cold = load_with_cache(sub);
+    cr_assert(log_has("program built from source"), "%s", log_text);
+    cr_assert(log_has("program cache: wrote"), "%s", log_text);
+    cr_assert(eq(sz, cache_files(sub, path), 1));
+
+    clear_log();
+    double warm = load_with_cache(sub);
+    cr_assert(log_has("program loaded from the cache file"), "%s", log_text);
+    cr_assert(not(log_has("program built from source")), "%s", log_text);
+    cr_log_info("gpu_opencl program: cold load %.1f ms, warm (cache) load %.1f ms", cold, warm);
+
+    /* Damaged: garbage of the same length, then a truncated file. */
+    FILE *f = fopen(path, "r+b");
+    cr_assert(not(zero(ptr, f)));
+    fseek(f, 40, SEEK_SET);
+    fputs("this is not a program binary", f);
+    fclose(f);
+    clear_log();
+    load_with_cache(sub);
+    cr_assert(log_has("checksum mismatch"), "%s", log_text);
+    cr_assert(log_has("program built from source"), "%s", log_text);
+    cr_assert(log_has("program cache: wrote"), "%s", log_text);
+
+    cr_assert(eq(int, truncate(path, 10), 0));
+    clear_log();
+    load_with_cache(sub);
+    cr_assert(log_has("program built from source"), "%s", log_text);
+    cr_assert(eq(sz, cache_files(sub, path), 1));
+
+    /* Rewritten whole: the next load uses it again. */
+    clear_log();
+    load_with_cache(sub);
+    cr_assert(log_has("program loaded from the cache file"), "%s", log_text);
+    tu_rmtree(dir);
+}

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <plexus/window.h>
+
 /* Attribute values above this are refused so that index arithmetic in
  * int64_t cannot overflow whatever the descriptor holds. */
 #define ATTR_LIMIT ((int64_t)1 << 30)
@@ -44,14 +46,6 @@ static int64_t dim_product(const plx_tensor_info *t, uint32_t from, uint32_t to)
         n *= t->dims[i];
     }
     return n;
-}
-
-static int64_t ceil_div(int64_t a, int64_t b) {
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static int64_t floor_div(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
@@ -181,12 +175,8 @@ static void geom_trivial_slot(window_geom *g, int slot) {
     g->pb[slot] = g->pe[slot] = 0;
 }
 
-/* ONNX's window arithmetic for one spatial dim of conv and pool: padding
- * before and after and the number of windows. auto_pad SAME pads a total of
- * max(0, (ceil(in/s)-1)*s + (k-1)*d+1 - in), the odd one at the end for
- * SAME_UPPER and at the start for SAME_LOWER. With ceil_mode the count
- * rounds up, but a last window that would start in the right padding is
- * dropped. */
+/* ONNX's window arithmetic for one spatial dim of conv and pool
+ * (plx_window_dim, plexus/window.h), with cpu_ref's bounds and messages. */
 static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t in, int64_t k,
                               int64_t s, int64_t d, int64_t pads_begin, int64_t pads_end,
                               bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
@@ -197,53 +187,26 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
                    "(each must be 1 to 2^30)",
                    op, axis, (long long)k, (long long)s, (long long)d);
     }
-    int64_t dk = (k - 1) * d + 1;
-    int64_t pb = 0, pe = 0, n;
-    switch (ap) {
-    case PLX_AUTO_PAD_SAME_UPPER:
-    case PLX_AUTO_PAD_SAME_LOWER: {
-        n = ceil_div(in, s);
-        int64_t total = (n - 1) * s + dk - in;
-        if (total < 0) {
-            total = 0;
-        }
-        pb = ap == PLX_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-        pe = total - pb;
-        break;
+    if (ap == PLX_AUTO_PAD_NOTSET &&
+        (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT)) {
+        return cpu_ref_refuse(buf, size, "cpu_ref %s: spatial dim %d has pads %lld/%lld (0 to 2^30)",
+                   op, axis, (long long)pads_begin, (long long)pads_end);
     }
-    case PLX_AUTO_PAD_NOTSET:
-    case PLX_AUTO_PAD_VALID: {
-        if (ap == PLX_AUTO_PAD_NOTSET) {
-            if (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT) {
-                return cpu_ref_refuse(buf, size, "cpu_ref %s: spatial dim %d has pads %lld/%lld (0 to 2^30)",
-                           op, axis, (long long)pads_begin, (long long)pads_end);
-            }
-            pb = pads_begin;
-            pe = pads_end;
-        }
-        int64_t span = in + pb + pe - dk;
-        if (span < 0) {
-            return cpu_ref_refuse(buf, size,
-                       "cpu_ref %s: spatial dim %d: the window (%lld with dilation) is larger "
-                       "than the padded input (%lld)",
-                       op, axis, (long long)dk, (long long)(in + pb + pe));
-        }
-        /* ceil_mode only matters with explicit pads: for VALID, ONNX's
-         * ceil((in - dk + 1) / s) equals floor((in - dk) / s) + 1. */
-        bool ceil_now = ceil_mode && ap == PLX_AUTO_PAD_NOTSET;
-        n = (ceil_now ? ceil_div(span, s) : span / s) + 1;
-        if (ceil_now && (n - 1) * s >= in + pb) {
-            n--;
-        }
-        break;
+    switch (plx_window_dim(ap, in, k, s, d, pads_begin, pads_end, ceil_mode, out_pb, out_pe,
+                           out_n)) {
+    case PLX_WINDOW_OK:
+        return NULL;
+    case PLX_WINDOW_NO_OUTPUT: {
+        int64_t padded = ap == PLX_AUTO_PAD_NOTSET ? in + pads_begin + pads_end : in;
+        return cpu_ref_refuse(buf, size,
+                   "cpu_ref %s: spatial dim %d: the window (%lld with dilation) is larger "
+                   "than the padded input (%lld)",
+                   op, axis, (long long)((k - 1) * d + 1), (long long)padded);
     }
+    case PLX_WINDOW_BAD_AUTO_PAD:
     default:
         return cpu_ref_refuse(buf, size, "cpu_ref %s: auto_pad %d is not implemented", op, (int)ap);
     }
-    *out_pb = pb;
-    *out_pe = pe;
-    *out_n = n;
-    return NULL;
 }
 
 /* Checks X (rank 3 or 4) and sets n, c, in[] of g. */
@@ -440,44 +403,28 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
                        "dilation %lld, output_padding %lld, output_shape %lld out of range",
                        di, (long long)k, (long long)s, (long long)d, (long long)op, (long long)os);
         }
-        int64_t natural = s * (in - 1) + op + (k - 1) * d + 1, out, pb;
-        if (desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER || desc->auto_pad == PLX_AUTO_PAD_SAME_LOWER) {
-            out = os ? os : in * s;
-            int64_t total = natural - out;
-            pb = desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER ? floor_div(total, 2)
-                                                            : total - floor_div(total, 2);
-        } else if (desc->auto_pad == PLX_AUTO_PAD_NOTSET || desc->auto_pad == PLX_AUTO_PAD_VALID) {
-            int64_t pe = 0;
-            pb = 0;
-            if (desc->auto_pad == PLX_AUTO_PAD_NOTSET) {
-                pb = desc->pads_begin[di];
-                pe = desc->pads_end[di];
-                if (pb < 0 || pb > ATTR_LIMIT || pe < 0 || pe > ATTR_LIMIT) {
-                    return cpu_ref_refuse(buf, size,
-                               "cpu_ref conv_transpose: spatial dim %d has pads %lld/%lld", di,
-                               (long long)pb, (long long)pe);
-                }
-            }
-            out = natural - pb - pe;
-            if (os) {
-                /* ONNX ConvTranspose: a given output_shape derives the pads,
-                 * the odd one at the start unless auto_pad is SAME_UPPER. */
-                int64_t total = natural - os;
-                if (total < 0) {
-                    return cpu_ref_refuse(buf, size,
-                               "cpu_ref conv_transpose: output_shape %lld is larger than the "
-                               "%lld the input gives", (long long)os, (long long)natural);
-                }
-                out = os;
-                pb = total - floor_div(total, 2);
-            }
-        } else {
+        int64_t pads_begin = desc->pads_begin[di], pads_end = desc->pads_end[di];
+        if (desc->auto_pad == PLX_AUTO_PAD_NOTSET &&
+            (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT)) {
+            return cpu_ref_refuse(buf, size,
+                       "cpu_ref conv_transpose: spatial dim %d has pads %lld/%lld", di,
+                       (long long)pads_begin, (long long)pads_end);
+        }
+        int64_t out, pb;
+        switch (plx_conv_transpose_dim(desc->auto_pad, in, k, s, d, op, os, pads_begin, pads_end,
+                                       &pb, &out)) {
+        case PLX_WINDOW_OK:
+            break;
+        case PLX_WINDOW_NO_OUTPUT:
+            return cpu_ref_refuse(buf, size,
+                       "cpu_ref conv_transpose: spatial dim %d: output_shape %lld or pads "
+                       "%lld/%lld do not fit the full output %lld",
+                       di, (long long)os, (long long)pads_begin, (long long)pads_end,
+                       (long long)(s * (in - 1) + op + (k - 1) * d + 1));
+        case PLX_WINDOW_BAD_AUTO_PAD:
+        default:
             return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: auto_pad %d is not implemented",
                        (int)desc->auto_pad);
-        }
-        if (out < 0) {
-            return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: spatial dim %d would have size %lld",
-                       di, (long long)out);
         }
         g->k[slot] = k;
         g->s[slot] = s;

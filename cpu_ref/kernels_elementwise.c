@@ -250,65 +250,6 @@ static bool element_count(const plx_tensor_info *t, size_t *n) {
            plx_tensor_info_element_count(t, n);
 }
 
-/* The element strides with which `in` is read when broadcast (numpy rules,
- * aligned at the last dimension) to `out`: 0 along broadcast dims. false
- * when `in` does not broadcast to `out`. */
-static bool broadcast_strides(const plx_tensor_info *in, const plx_tensor_info *out,
-                              int64_t strides[PLX_MAX_RANK]) {
-    if (in->rank > out->rank || out->rank > PLX_MAX_RANK) {
-        return false;
-    }
-    int64_t in_strides[PLX_MAX_RANK];
-    plx_tensor_info_strides(in, in_strides);
-    uint32_t lead = out->rank - in->rank;
-    for (uint32_t d = 0; d < out->rank; d++) {
-        if (d < lead) {
-            strides[d] = 0;
-            continue;
-        }
-        int64_t di = in->dims[d - lead];
-        if (di == out->dims[d]) {
-            strides[d] = di == 1 ? 0 : in_strides[d - lead];
-        } else if (di == 1) {
-            strides[d] = 0;
-        } else {
-            return false;
-        }
-    }
-    for (uint32_t d = out->rank; d < PLX_MAX_RANK; d++) {
-        strides[d] = 0;
-    }
-    return true;
-}
-
-/* Checks that the output is exactly the broadcast of `count` inputs: each
- * input broadcasts to it, and each output dim comes from some input. */
-static bool is_broadcast_of(const plx_tensor_info *const *ins, uint32_t count,
-                            const plx_tensor_info *out) {
-    int64_t strides[PLX_MAX_RANK];
-    for (uint32_t k = 0; k < count; k++) {
-        if (!broadcast_strides(ins[k], out, strides)) {
-            return false;
-        }
-    }
-    for (uint32_t d = 0; d < out->rank; d++) {
-        if (out->dims[d] == 1) {
-            continue;
-        }
-        bool found = false;
-        for (uint32_t k = 0; k < count; k++) {
-            uint32_t lead = out->rank - ins[k]->rank;
-            if (d >= lead && ins[k]->dims[d - lead] == out->dims[d]) {
-                found = true;
-            }
-        }
-        if (!found) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* An N-d counter over a dense output with the offsets of up to three
  * broadcast inputs. */
 typedef struct nd_iter {
@@ -568,14 +509,14 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         /* the slope broadcasts to X (A), whose shape the output has */
         int64_t strides[PLX_MAX_RANK];
         if (!same_dims(&layer->inputs[0], &layer->outputs[0]) ||
-            !broadcast_strides(&layer->inputs[1], &layer->outputs[0], strides)) {
+            !plx_tensor_info_broadcast_strides(&layer->inputs[1], &layer->outputs[0], strides)) {
             return cpu_ref_refuse(buf, size, "binary prelu: the output must have A's shape and the "
                                   "slope B must broadcast to it");
         }
         return NULL;
     }
     const plx_tensor_info *ins[2] = {&layer->inputs[0], &layer->inputs[1]};
-    if (!is_broadcast_of(ins, 2, &layer->outputs[0])) {
+    if (!plx_tensor_info_is_broadcast_of(ins, 2, &layer->outputs[0])) {
         return cpu_ref_refuse(buf, size, "binary %s: the output shape is not the broadcast of the inputs",
                       fname);
     }
@@ -664,8 +605,8 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
     plx_tensor_info_element_count(out, &n);
     nd_iter it;
     nd_iter_init(&it, out);
-    broadcast_strides(&layer->inputs[0], out, it.strides[0]);
-    broadcast_strides(&layer->inputs[1], out, it.strides[1]);
+    plx_tensor_info_broadcast_strides(&layer->inputs[0], out, it.strides[0]);
+    plx_tensor_info_broadcast_strides(&layer->inputs[1], out, it.strides[1]);
     const void *a = args->inputs[0], *b = args->inputs[1];
     void *y = args->outputs[0];
     bool compare = is_compare(f), logical = is_logical(f);
@@ -817,7 +758,7 @@ const char *cpu_ref_check_where(const plx_layer_view *layer, char *buf, size_t s
                       plx_dtype_name(layer->outputs[0].dtype));
     }
     const plx_tensor_info *ins[3] = {&layer->inputs[0], &layer->inputs[1], &layer->inputs[2]};
-    if (!is_broadcast_of(ins, 3, &layer->outputs[0])) {
+    if (!plx_tensor_info_is_broadcast_of(ins, 3, &layer->outputs[0])) {
         return cpu_ref_refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
     }
     return NULL;
@@ -832,7 +773,7 @@ bool cpu_ref_run_where(const cpu_ref_kernel_args *args) {
     nd_iter it;
     nd_iter_init(&it, out);
     for (int k = 0; k < 3; k++) {
-        broadcast_strides(&layer->inputs[k], out, it.strides[k]);
+        plx_tensor_info_broadcast_strides(&layer->inputs[k], out, it.strides[k]);
     }
     const uint8_t *c = args->inputs[0];
     const uint8_t *x = args->inputs[1], *yv = args->inputs[2];

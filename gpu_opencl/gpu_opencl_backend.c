@@ -1162,7 +1162,17 @@ static plx_status gpu_opencl_check_layer(plx_backend *b, const plx_layer_view *l
     char buf[256];
     buf[0] = '\0';
     const char *reason = ocl_op_check(&b->dev, layer, buf, sizeof buf);
-    return reason ? b->host->status_create(b->host, PLX_UNSUPPORTED, "%s", reason) : NULL;
+    if (!reason) {
+        return NULL;
+    }
+    /* The host names the backend already ("layer 'x' (conv): gpu_opencl:
+     * ..."): its prefix on the operators' reasons, which also serve as load
+     * errors, is dropped here. */
+    static const char prefix[] = GPU_OPENCL_ID ": ";
+    if (strncmp(reason, prefix, sizeof prefix - 1) == 0) {
+        reason += sizeof prefix - 1;
+    }
+    return b->host->status_create(b->host, PLX_UNSUPPORTED, "%s", reason);
 }
 
 struct plx_factory {

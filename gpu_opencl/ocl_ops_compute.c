@@ -7,6 +7,8 @@
  * pool.cl, reduce.cl, norm.cl, resize.cl. */
 #include "ocl_ops_internal.h"
 
+#include <plexus/window.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +21,6 @@
 /* Scratch for im2col at most this many bytes; larger convolutions run
  * the direct kernel. */
 #define IM2COL_LIMIT ((int64_t)256 << 20)
-
-static int64_t ceil_div(int64_t a, int64_t b) {
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static int64_t floor_div(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
 
 static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
     return v < lo ? lo : v > hi ? hi : v;
@@ -51,11 +45,8 @@ static void geom_trivial_slot(window_geom *g, int slot) {
     g->pb[slot] = g->pe[slot] = 0;
 }
 
-/* ONNX's window arithmetic for one spatial dim of conv and pool (cpu_ref's
- * window_dim): SAME pads a total of max(0, (ceil(in/s)-1)*s + (k-1)*d+1 -
- * in), the odd one at the end for SAME_UPPER and at the start for
- * SAME_LOWER; ceil_mode rounds the count up but drops a last window that
- * would start in the right padding. */
+/* ONNX's window arithmetic for one spatial dim of conv and pool
+ * (plx_window_dim, plexus/window.h), within the kernels' int indices. */
 static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t in, int64_t k,
                               int64_t s, int64_t d, int64_t pads_begin, int64_t pads_end,
                               bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
@@ -67,51 +58,24 @@ static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t
                           "%lld, input %lld (each window at most 2^24)",
                           op, axis, (long long)k, (long long)s, (long long)d, (long long)in);
     }
-    int64_t dk = (k - 1) * d + 1;
-    int64_t pb = 0, pe = 0, n;
-    switch (ap) {
-    case PLX_AUTO_PAD_SAME_UPPER:
-    case PLX_AUTO_PAD_SAME_LOWER: {
-        n = ceil_div(in, s);
-        int64_t total = (n - 1) * s + dk - in;
-        if (total < 0) {
-            total = 0;
-        }
-        pb = ap == PLX_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-        pe = total - pb;
-        break;
+    if (ap == PLX_AUTO_PAD_NOTSET &&
+        (pads_begin < 0 || pads_begin > GEOM_LIMIT || pads_end < 0 || pads_end > GEOM_LIMIT)) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: spatial dim %d has pads %lld/%lld", op, axis,
+                          (long long)pads_begin, (long long)pads_end);
     }
-    case PLX_AUTO_PAD_NOTSET:
-    case PLX_AUTO_PAD_VALID: {
-        if (ap == PLX_AUTO_PAD_NOTSET) {
-            if (pads_begin < 0 || pads_begin > GEOM_LIMIT || pads_end < 0 || pads_end > GEOM_LIMIT) {
-                return ocl_refuse(buf, size, "gpu_opencl: %s: spatial dim %d has pads %lld/%lld",
-                                  op, axis, (long long)pads_begin, (long long)pads_end);
-            }
-            pb = pads_begin;
-            pe = pads_end;
-        }
-        int64_t span = in + pb + pe - dk;
-        if (span < 0) {
-            return ocl_refuse(buf, size,
-                              "gpu_opencl: %s: spatial dim %d: the window is larger than the "
-                              "padded input",
-                              op, axis);
-        }
-        bool ceil_now = ceil_mode && ap == PLX_AUTO_PAD_NOTSET;
-        n = (ceil_now ? ceil_div(span, s) : span / s) + 1;
-        if (ceil_now && (n - 1) * s >= in + pb) {
-            n--;
-        }
-        break;
-    }
+    switch (plx_window_dim(ap, in, k, s, d, pads_begin, pads_end, ceil_mode, out_pb, out_pe,
+                           out_n)) {
+    case PLX_WINDOW_OK:
+        return NULL;
+    case PLX_WINDOW_NO_OUTPUT:
+        return ocl_refuse(buf, size,
+                          "gpu_opencl: %s: spatial dim %d: the window is larger than the padded "
+                          "input",
+                          op, axis);
+    case PLX_WINDOW_BAD_AUTO_PAD:
     default:
         return ocl_refuse(buf, size, "gpu_opencl: %s: auto_pad %d is not implemented", op, (int)ap);
     }
-    *out_pb = pb;
-    *out_pe = pe;
-    *out_n = n;
-    return NULL;
 }
 
 static const char *geom_input(const plx_layer_view *l, const char *op, window_geom *g, int *nsp,
@@ -349,42 +313,28 @@ static const char *conv_transpose_geom(const plx_layer_view *l, window_geom *g, 
                               "dilation, output padding or output shape out of range",
                               di);
         }
-        int64_t natural = s * (in - 1) + op + (k - 1) * d + 1, out, pb;
-        if (desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER || desc->auto_pad == PLX_AUTO_PAD_SAME_LOWER) {
-            out = os ? os : in * s;
-            int64_t total = natural - out;
-            pb = desc->auto_pad == PLX_AUTO_PAD_SAME_UPPER ? floor_div(total, 2)
-                                                            : total - floor_div(total, 2);
-        } else if (desc->auto_pad == PLX_AUTO_PAD_NOTSET || desc->auto_pad == PLX_AUTO_PAD_VALID) {
-            int64_t pe = 0;
-            pb = 0;
-            if (desc->auto_pad == PLX_AUTO_PAD_NOTSET) {
-                pb = desc->pads_begin[di];
-                pe = desc->pads_end[di];
-                if (pb < 0 || pb > GEOM_LIMIT || pe < 0 || pe > GEOM_LIMIT) {
-                    return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: spatial dim %d has pads %lld/%lld",
-                                      di, (long long)pb, (long long)pe);
-                }
-            }
-            out = natural - pb - pe;
-            if (os) {
-                int64_t total = natural - os;
-                if (total < 0) {
-                    return ocl_refuse(buf, size,
-                                      "gpu_opencl: conv_transpose: output_shape %lld is larger "
-                                      "than the %lld the input gives",
-                                      (long long)os, (long long)natural);
-                }
-                out = os;
-                pb = total - floor_div(total, 2);
-            }
-        } else {
-            return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: auto_pad %d is not implemented",
-                              (int)desc->auto_pad);
+        int64_t pads_begin = desc->pads_begin[di], pads_end = desc->pads_end[di];
+        if (desc->auto_pad == PLX_AUTO_PAD_NOTSET &&
+            (pads_begin < 0 || pads_begin > GEOM_LIMIT || pads_end < 0 || pads_end > GEOM_LIMIT)) {
+            return ocl_refuse(buf, size,
+                       "gpu_opencl: conv_transpose: spatial dim %d has pads %lld/%lld", di,
+                       (long long)pads_begin, (long long)pads_end);
         }
-        if (out < 0) {
-            return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: spatial dim %d would have size %lld",
-                              di, (long long)out);
+        int64_t out, pb;
+        switch (plx_conv_transpose_dim(desc->auto_pad, in, k, s, d, op, os, pads_begin, pads_end,
+                                       &pb, &out)) {
+        case PLX_WINDOW_OK:
+            break;
+        case PLX_WINDOW_NO_OUTPUT:
+            return ocl_refuse(buf, size,
+                       "gpu_opencl: conv_transpose: spatial dim %d: output_shape %lld or pads "
+                       "%lld/%lld do not fit the full output %lld",
+                       di, (long long)os, (long long)pads_begin, (long long)pads_end,
+                       (long long)(s * (in - 1) + op + (k - 1) * d + 1));
+        case PLX_WINDOW_BAD_AUTO_PAD:
+        default:
+            return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: auto_pad %d is not implemented",
+                       (int)desc->auto_pad);
         }
         g->k[slot] = k;
         g->s[slot] = s;

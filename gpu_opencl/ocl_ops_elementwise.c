@@ -22,65 +22,6 @@ static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "e
 
 /* ---- broadcasting ------------------------------------------------------- */
 
-/* Element strides with which `in` is read when broadcast (numpy, aligned at
- * the last dim) to `out`: 0 along broadcast dims. false when it does not
- * broadcast. */
-static bool broadcast_strides(const plx_tensor_info *in, const plx_tensor_info *out,
-                              int64_t strides[PLX_MAX_RANK]) {
-    if (in->rank > out->rank || out->rank > PLX_MAX_RANK) {
-        return false;
-    }
-    int64_t in_st[PLX_MAX_RANK];
-    plx_tensor_info_strides(in, in_st);
-    uint32_t lead = out->rank - in->rank;
-    for (uint32_t d = 0; d < out->rank; d++) {
-        if (d < lead) {
-            strides[d] = 0;
-            continue;
-        }
-        int64_t di = in->dims[d - lead];
-        if (di == out->dims[d]) {
-            strides[d] = di == 1 ? 0 : in_st[d - lead];
-        } else if (di == 1) {
-            strides[d] = 0;
-        } else {
-            return false;
-        }
-    }
-    for (uint32_t d = out->rank; d < PLX_MAX_RANK; d++) {
-        strides[d] = 0;
-    }
-    return true;
-}
-
-/* The output is exactly the broadcast of the inputs: each broadcasts to
- * it, and each output dim other than 1 comes from some input. */
-static bool is_broadcast_of(const plx_tensor_info *const *ins, uint32_t count,
-                            const plx_tensor_info *out) {
-    int64_t strides[PLX_MAX_RANK];
-    for (uint32_t k = 0; k < count; k++) {
-        if (!broadcast_strides(ins[k], out, strides)) {
-            return false;
-        }
-    }
-    for (uint32_t d = 0; d < out->rank; d++) {
-        if (out->dims[d] == 1) {
-            continue;
-        }
-        bool found = false;
-        for (uint32_t k = 0; k < count; k++) {
-            uint32_t lead = out->rank - ins[k]->rank;
-            if (d >= lead && ins[k]->dims[d - lead] == out->dims[d]) {
-                found = true;
-            }
-        }
-        if (!found) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* The output's dims with the inputs' broadcast strides, collapsed. */
 static void broadcast_shape(const plx_layer_view *l, uint32_t first, uint32_t count,
                             ocl_shape *s) {
@@ -91,7 +32,7 @@ static void broadcast_shape(const plx_layer_view *l, uint32_t first, uint32_t co
         s->dims[d] = out->dims[d];
     }
     for (uint32_t k = 0; k < count; k++) {
-        broadcast_strides(&l->inputs[first + k], out, s->st[k]);
+        plx_tensor_info_broadcast_strides(&l->inputs[first + k], out, s->st[k]);
     }
     ocl_shape_collapse(s, count);
 }
@@ -235,7 +176,7 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
     if (d->func == PLX_BINARY_PRELU) {
         int64_t strides[PLX_MAX_RANK];
         if (!ocl_same_dims(&l->inputs[0], &l->outputs[0]) ||
-            !broadcast_strides(&l->inputs[1], &l->outputs[0], strides)) {
+            !plx_tensor_info_broadcast_strides(&l->inputs[1], &l->outputs[0], strides)) {
             return ocl_refuse(buf, size,
                               "gpu_opencl: binary prelu: the output must have A's shape and the "
                               "slope B must broadcast to it");
@@ -243,7 +184,7 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
         return NULL;
     }
     const plx_tensor_info *ins[2] = {&l->inputs[0], &l->inputs[1]};
-    if (!is_broadcast_of(ins, 2, &l->outputs[0])) {
+    if (!plx_tensor_info_is_broadcast_of(ins, 2, &l->outputs[0])) {
         return ocl_refuse(buf, size,
                           "gpu_opencl: binary %s: the output shape is not the broadcast of the inputs",
                           fname);
@@ -293,7 +234,7 @@ const char *ocl_check_where(const ocl_device *dev, const plx_layer_view *l, char
                           plx_dtype_name(l->outputs[0].dtype));
     }
     const plx_tensor_info *ins[3] = {&l->inputs[0], &l->inputs[1], &l->inputs[2]};
-    if (!is_broadcast_of(ins, 3, &l->outputs[0])) {
+    if (!plx_tensor_info_is_broadcast_of(ins, 3, &l->outputs[0])) {
         return ocl_refuse(buf, size, "gpu_opencl: where: the output shape is not the broadcast of the inputs");
     }
     return NULL;

@@ -1,11 +1,19 @@
-/* Every operator of ops.h end to end on cpu_ref: a one-operator network is
- * built through the public API (weights, biases, scales and the like as
- * constant layers, as a model would have them), optimised for cpu_ref alone
- * with fallback off (so a refusal by cpu_ref, or a disagreement between the
- * core's shape inference and cpu_ref's own shape checks, fails the test with
- * cpu_ref's reason), loaded, executed once, and its outputs compared with
- * values derived here: by hand for small cases, or by plain reference loops
- * written from ONNX's definitions (not from cpu_ref's code).
+/* Every operator of ops.h end to end on one backend: a one-operator network
+ * is built through the public API (weights, biases, scales and the like as
+ * constant layers, as a model would have them), optimised for that backend
+ * alone with fallback off, loaded, executed once, and its outputs compared
+ * with values derived here: by hand for small cases, or by plain reference
+ * loops written from ONNX's definitions (not from any backend's code).
+ *
+ * The backend is PLEXUS_TEST_OPS_BACKEND (default cpu_ref; tests/meson.build
+ * registers the suite once per first-party backend). On cpu_ref, the
+ * reference backend, a refusal (or a disagreement between the core's shape
+ * inference and cpu_ref's own shape checks) fails the test with cpu_ref's
+ * reason. Another backend may refuse an operator or type it does not cover:
+ * the test is then skipped with the backend's reason, and what it accepts
+ * must agree with the same references within the same tolerances. Without
+ * the backend (gpu_opencl on a machine with no OpenCL platform) every test
+ * skips with the reason, or fails when PLEXUS_REQUIRE_OPENCL=1.
  *
  * input, output, mem_copy and mem_import are exercised by every network
  * (the last two only when the optimiser inserts them; here it must not). */
@@ -116,22 +124,46 @@ static const char *shape_str(char *buf, size_t size, const int64_t *dims, uint32
 }
 #define SHAPE(dims, rank) shape_str((char[160]){0}, 160, (dims), (rank))
 
+/* The backend under test (see the top of the file). */
+static const char *test_backend(void) {
+    const char *b = getenv("PLEXUS_TEST_OPS_BACKEND");
+    return b && *b ? b : "cpu_ref";
+}
+
 /* Builds inputs -> layer `op` -> one network output per output slot, with
  * every non-constant input a network input (binding ids 0, 1, ... in slot
- * order), optimises it for cpu_ref without fallback, checks that every layer
- * went to cpu_ref without a refusal or an inserted layer, loads it, runs it
- * once and returns the outputs (free them with free_outs). */
+ * order), optimises it for the backend under test without fallback, checks
+ * that every layer went to it without a refusal or an inserted layer, loads
+ * it, runs it once and returns the outputs (free them with free_outs). */
 static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, tout *outs,
                    uint32_t n_out) {
     cr_assert(le(u32, n_in, 8));
     cr_assert(le(u32, n_out, 8));
     plx_runtime_options o;
     tu_options(&o);
-    const char *paths[] = {CPU_REF_DIR};
+    const char *paths[] = {
+        CPU_REF_DIR,
+#ifdef GPU_OPENCL_DIR
+        GPU_OPENCL_DIR,
+#endif
+    };
     o.search_paths = paths;
-    o.search_path_count = 1;
+    o.search_path_count = COUNT(paths);
     plx_runtime *rt = tu_create(&o);
     live.rt = rt;
+    const char *backend = test_backend();
+    const plx_backend_info *bi = plx_runtime_find_backend(rt, backend);
+    cr_assert(not(zero(ptr, (void *)bi)), "backend %s was not loaded: %s", backend, tu_dump(rt));
+    if (!bi->available) {
+        char reason[1024];
+        snprintf(reason, sizeof reason, "%s", bi->reason ? bi->reason : "(no reason)");
+        plx_runtime_destroy(&rt);
+        live.rt = NULL;
+        const char *req = getenv("PLEXUS_REQUIRE_OPENCL");
+        cr_assert(not(req && strcmp(req, "1") == 0 && strcmp(backend, "gpu_opencl") == 0),
+                  "PLEXUS_REQUIRE_OPENCL=1, but gpu_opencl is unavailable: %s", reason);
+        cr_skip_test("%s is unavailable: %s", backend, reason);
+    }
 
     plx_network *n;
     OK(plx_network_create(&n));
@@ -171,7 +203,7 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
 
     plx_optimize_options oo;
     plx_optimize_options_init(&oo);
-    const char *backends[] = {"cpu_ref"};
+    const char *backends[] = {backend};
     oo.backends = backends;
     oo.backend_count = 1;
     oo.allow_fallback = false;
@@ -179,15 +211,18 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
     plx_status st = plx_optimize(rt, n, &oo, &on);
     live.st = st;
     live.on = on;
+    if (st && plx_status_get_code(st) == PLX_UNSUPPORTED && strcmp(backend, "cpu_ref") != 0) {
+        cr_skip_test("%s refuses it: %s", backend, plx_status_get_message(st));
+    }
     cr_assert(zero(ptr, st), "plx_optimize (%s): %s", plx_op_name(op), plx_status_get_message(st));
 
-    /* Every layer on cpu_ref, none refused, nothing inserted. */
+    /* Every layer on the backend, none refused, nothing inserted. */
     size_t count = plx_optimized_network_layer_count(on);
     cr_assert(eq(sz, count, (size_t)n_in + n_out + 1), "%s", plx_optimized_network_summary(on));
     for (size_t i = 0; i < count; i++) {
         const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
         cr_assert(not(zero(ptr, (void *)a)));
-        cr_assert(eq(str, (char *)a->backend_id, "cpu_ref"), "layer '%s'", a->layer_name);
+        cr_assert(eq(str, (char *)a->backend_id, (char *)backend), "layer '%s'", a->layer_name);
         cr_assert(eq(sz, a->refusal_count, 0), "layer '%s' was refused: %s", a->layer_name,
                   a->refusal_count ? a->refusals[0].reason : "");
         cr_assert(not(a->inserted), "layer '%s' (%s) was inserted", a->layer_name,

@@ -165,6 +165,68 @@ static inline bool plx_tensor_info_same_shape(const plx_tensor_info *a, const pl
     return true;
 }
 
+/* The element strides with which dense tensor `in` is read when broadcast
+ * (numpy's rules, aligned at the last dimension) to shape `out`: 0 along
+ * the dimensions it is broadcast over, and past out's rank. false when `in`
+ * does not broadcast to `out`. */
+static inline bool plx_tensor_info_broadcast_strides(const plx_tensor_info *in,
+                                                     const plx_tensor_info *out,
+                                                     int64_t strides[PLX_MAX_RANK]) {
+    if (in->rank > out->rank || out->rank > PLX_MAX_RANK) {
+        return false;
+    }
+    int64_t in_strides[PLX_MAX_RANK];
+    plx_tensor_info_strides(in, in_strides);
+    uint32_t lead = out->rank - in->rank;
+    for (uint32_t d = 0; d < out->rank; d++) {
+        if (d < lead) {
+            strides[d] = 0;
+            continue;
+        }
+        int64_t di = in->dims[d - lead];
+        if (di == out->dims[d]) {
+            strides[d] = di == 1 ? 0 : in_strides[d - lead];
+        } else if (di == 1) {
+            strides[d] = 0;
+        } else {
+            return false;
+        }
+    }
+    for (uint32_t d = out->rank; d < PLX_MAX_RANK; d++) {
+        strides[d] = 0;
+    }
+    return true;
+}
+
+/* True when `out` is exactly the broadcast of the `count` shapes `ins`:
+ * each broadcasts to it, and each of its dimensions other than 1 is some
+ * input's. */
+static inline bool plx_tensor_info_is_broadcast_of(const plx_tensor_info *const *ins,
+                                                   uint32_t count, const plx_tensor_info *out) {
+    int64_t strides[PLX_MAX_RANK];
+    for (uint32_t k = 0; k < count; k++) {
+        if (!plx_tensor_info_broadcast_strides(ins[k], out, strides)) {
+            return false;
+        }
+    }
+    for (uint32_t d = 0; d < out->rank; d++) {
+        if (out->dims[d] == 1) {
+            continue;
+        }
+        bool found = false;
+        for (uint32_t k = 0; k < count; k++) {
+            uint32_t lead = out->rank - ins[k]->rank;
+            if (d >= lead && ins[k]->dims[d - lead] == out->dims[d]) {
+                found = true;
+            }
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
 #ifdef __cplusplus
 }
 #endif

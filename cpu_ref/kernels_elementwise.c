@@ -98,23 +98,6 @@ uint16_t cpu_ref_f32_to_bf16(float f) {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Indexed by the enum values; a value past the end is unknown to cpu_ref
- * and refused (R-19 (3)). */
-static const char *const activation_names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
-                                               "hard_sigmoid", "hard_swish", "tanh", "gelu",
-                                               "softplus", "selu", "mish", "softsign",
-                                               "thresholded_relu", "celu", "affine",
-                                               "scaled_tanh"};
-static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow", "max",
-                                           "min", "equal", "less", "greater", "prelu", "and",
-                                           "or", "xor", "greater_equal", "less_equal", "mod"};
-static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
-                                          "erf", "floor", "ceil", "not", "sin", "cos",
-                                          "tan", "asin", "acos", "atan", "sinh", "cosh",
-                                          "asinh", "acosh", "atanh", "round", "sign"};
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
-
 static const char *layer_name(const plx_layer_view *layer) {
     return layer->name ? layer->name : "?";
 }
@@ -336,10 +319,10 @@ const char *cpu_ref_check_activation(const plx_layer_view *layer, char *buf, siz
         return why;
     }
     const plx_activation_desc *d = layer->desc;
-    if ((unsigned)d->func >= COUNT_OF(activation_names)) {
+    const char *fname = plx_activation_func_name(d->func);
+    if (!fname) {
         return cpu_ref_refuse(buf, size, "activation: unknown func %d", (int)d->func);
     }
-    const char *fname = activation_names[d->func];
     plx_dtype t = layer->inputs[0].dtype;
     bool ok = t == PLX_DTYPE_FLOAT32 ||
               ((d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) && is_signed_int_dtype(t)) ||
@@ -474,10 +457,10 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         return why;
     }
     const plx_binary_desc *d = layer->desc;
-    if ((unsigned)d->func >= COUNT_OF(binary_names)) {
+    const char *fname = plx_binary_func_name(d->func);
+    if (!fname) {
         return cpu_ref_refuse(buf, size, "binary: unknown func %d", (int)d->func);
     }
-    const char *fname = binary_names[d->func];
     plx_dtype t = layer->inputs[0].dtype;
     if (layer->inputs[1].dtype != t) {
         return cpu_ref_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
@@ -638,7 +621,7 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
             int64_t r;
             if (!binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r)) {
                 return cpu_ref_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
-                                    layer_name(layer), binary_names[f],
+                                    layer_name(layer), plx_binary_func_name(f),
                                     f == PLX_BINARY_DIV   ? "division by zero"
                                     : f == PLX_BINARY_MOD ? "modulo by zero"
                                                           : "zero raised to a negative power",
@@ -658,10 +641,10 @@ const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t s
         return why;
     }
     const plx_unary_desc *d = layer->desc;
-    if ((unsigned)d->func >= COUNT_OF(unary_names)) {
+    const char *fname = plx_unary_func_name(d->func);
+    if (!fname) {
         return cpu_ref_refuse(buf, size, "unary: unknown func %d", (int)d->func);
     }
-    const char *fname = unary_names[d->func];
     plx_dtype t = layer->inputs[0].dtype;
     bool ok;
     switch (d->func) {

@@ -5,21 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const activation_names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
-                                               "hard_sigmoid", "hard_swish", "tanh", "gelu",
-                                               "softplus", "selu", "mish", "softsign",
-                                               "thresholded_relu", "celu", "affine",
-                                               "scaled_tanh"};
-static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow", "max",
-                                           "min", "equal", "less", "greater", "prelu", "and",
-                                           "or", "xor", "greater_equal", "less_equal", "mod"};
-static const char *const unary_names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
-                                          "erf", "floor", "ceil", "not", "sin", "cos",
-                                          "tan", "asin", "acos", "atan", "sinh", "cosh",
-                                          "asinh", "acosh", "atanh", "round", "sign"};
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ---- broadcasting ------------------------------------------------------- */
 
 /* The output's dims with the inputs' broadcast strides, collapsed. */
@@ -57,7 +42,7 @@ const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l,
         return why;
     }
     const plx_activation_desc *d = l->desc;
-    if ((unsigned)d->func >= COUNT_OF(activation_names)) {
+    if (!plx_activation_func_name(d->func)) {
         return ocl_refuse(buf, size, "gpu_opencl: activation: unknown func %d", (int)d->func);
     }
     if ((why = ocl_require_f32(l, buf, size))) {
@@ -65,7 +50,7 @@ const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l,
     }
     if (!ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
         return ocl_refuse(buf, size, "gpu_opencl: activation %s: the output must have the input's shape",
-                          activation_names[d->func]);
+                          plx_activation_func_name(d->func));
     }
     return NULL;
 }
@@ -97,19 +82,19 @@ const char *ocl_check_unary(const ocl_device *dev, const plx_layer_view *l, char
         return why;
     }
     const plx_unary_desc *d = l->desc;
-    if ((unsigned)d->func >= COUNT_OF(unary_names)) {
+    if (!plx_unary_func_name(d->func)) {
         return ocl_refuse(buf, size, "gpu_opencl: unary: unknown func %d", (int)d->func);
     }
     plx_dtype t = l->inputs[0].dtype;
     plx_dtype want = d->func == PLX_UNARY_NOT ? PLX_DTYPE_BOOL : PLX_DTYPE_FLOAT32;
     if (t != want) {
-        return ocl_refuse(buf, size, "gpu_opencl: unary %s needs %s, got %s", unary_names[d->func],
+        return ocl_refuse(buf, size, "gpu_opencl: unary %s needs %s, got %s", plx_unary_func_name(d->func),
                           plx_dtype_name(want), plx_dtype_name(t));
     }
     if (l->outputs[0].dtype != t || !ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
         return ocl_refuse(buf, size,
                           "gpu_opencl: unary %s: the output must have the input's dtype and shape",
-                          unary_names[d->func]);
+                          plx_unary_func_name(d->func));
     }
     return NULL;
 }
@@ -151,10 +136,10 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
         return why;
     }
     const plx_binary_desc *d = l->desc;
-    if ((unsigned)d->func >= COUNT_OF(binary_names)) {
+    const char *fname = plx_binary_func_name(d->func);
+    if (!fname) {
         return ocl_refuse(buf, size, "gpu_opencl: binary: unknown func %d", (int)d->func);
     }
-    const char *fname = binary_names[d->func];
     plx_dtype t = l->inputs[0].dtype;
     if (l->inputs[1].dtype != t) {
         return ocl_refuse(buf, size, "gpu_opencl: binary %s: inputs of different dtypes (%s, %s)",

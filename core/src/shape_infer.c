@@ -916,10 +916,6 @@ static void same_as_input(const layer_ctx *c, plx_dtype dtype) {
 }
 
 static plx_status infer_activation(const layer_ctx *c) {
-    static const char *const names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
-                                        "hard_sigmoid", "hard_swish", "tanh", "gelu", "softplus",
-                                        "selu", "mish", "softsign", "thresholded_relu", "celu",
-                                        "affine", "scaled_tanh"};
     const plx_activation_desc *d = c->desc;
     if ((unsigned)d->func > PLX_ACT_SCALED_TANH) {
         return fail(c, "func %d is not a plx_activation_func", (int)d->func);
@@ -932,7 +928,7 @@ static plx_status infer_activation(const layer_ctx *c) {
     } else if (d->func == PLX_ACT_CELU) {
         mask = DT(FLOAT32); /* ONNX Celu: float32 only */
     }
-    plx_status s = check_dtype(c, 0, mask, names[d->func]);
+    plx_status s = check_dtype(c, 0, mask, plx_activation_func_name(d->func));
     if (s) {
         return s;
     }
@@ -947,10 +943,6 @@ static plx_status infer_activation(const layer_ctx *c) {
 }
 
 static plx_status infer_unary(const layer_ctx *c) {
-    static const char *const names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
-                                        "erf", "floor", "ceil", "not", "sin", "cos", "tan",
-                                        "asin", "acos", "atan", "sinh", "cosh", "asinh",
-                                        "acosh", "atanh", "round", "sign"};
     const plx_unary_desc *d = c->desc;
     if ((unsigned)d->func > PLX_UNARY_SIGN) {
         return fail(c, "func %d is not a plx_unary_func", (int)d->func);
@@ -963,7 +955,7 @@ static plx_status infer_unary(const layer_ctx *c) {
     } else if (d->func == PLX_UNARY_NOT) {
         mask = DT(BOOL);
     }
-    plx_status s = check_dtype(c, 0, mask, names[d->func]);
+    plx_status s = check_dtype(c, 0, mask, plx_unary_func_name(d->func));
     if (s) {
         return s;
     }
@@ -972,9 +964,6 @@ static plx_status infer_unary(const layer_ctx *c) {
 }
 
 static plx_status infer_binary(const layer_ctx *c) {
-    static const char *const names[] = {"add", "sub", "mul", "div", "pow", "max", "min",
-                                        "equal", "less", "greater", "prelu", "and", "or",
-                                        "xor", "greater_equal", "less_equal", "mod"};
     const plx_binary_desc *d = c->desc;
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
     if ((unsigned)d->func > PLX_BINARY_MOD) {
@@ -995,7 +984,7 @@ static plx_status infer_binary(const layer_ctx *c) {
         mask = DT(BOOL);
     }
     plx_status s;
-    if ((s = check_dtype(c, 0, mask, names[f])) || (s = check_same_dtype(c, 1, 0))) {
+    if ((s = check_dtype(c, 0, mask, plx_binary_func_name(f))) || (s = check_same_dtype(c, 1, 0))) {
         return s;
     }
     int64_t dims[PLX_MAX_RANK];

@@ -258,6 +258,16 @@ typedef struct plx_activation_desc {
 #define PLX_ACTIVATION_DESC_INIT(func_) \
     {sizeof(plx_activation_desc), (func_), plx_activation_default_alpha(func_), plx_activation_default_beta(func_)}
 
+/* "relu", "leaky_relu", ...: the lower-case name of an activation; NULL for
+ * values out of range (a func this header does not know). */
+static inline const char *plx_activation_func_name(plx_activation_func func) {
+    static const char *const names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
+                                        "hard_sigmoid", "hard_swish", "tanh", "gelu",
+                                        "softplus", "selu", "mish", "softsign",
+                                        "thresholded_relu", "celu", "affine", "scaled_tanh"};
+    return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
+}
+
 static inline float plx_activation_default_alpha(plx_activation_func f) {
     switch (f) {
     case PLX_ACT_CLIP: return -INFINITY;
@@ -308,6 +318,15 @@ typedef struct plx_binary_desc {
 } plx_binary_desc;
 #define PLX_BINARY_DESC_INIT(func_) {sizeof(plx_binary_desc), (func_)}
 
+/* "add", "greater_equal", ...: the lower-case name of a binary function;
+ * NULL for values out of range. */
+static inline const char *plx_binary_func_name(plx_binary_func func) {
+    static const char *const names[] = {"add", "sub", "mul", "div", "pow", "max",
+                                        "min", "equal", "less", "greater", "prelu", "and",
+                                        "or", "xor", "greater_equal", "less_equal", "mod"};
+    return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
+}
+
 typedef enum plx_unary_func {
     PLX_UNARY_ABS = 0,
     PLX_UNARY_NEG = 1,
@@ -339,6 +358,16 @@ typedef struct plx_unary_desc {
     plx_unary_func func;
 } plx_unary_desc;
 #define PLX_UNARY_DESC_INIT(func_) {sizeof(plx_unary_desc), (func_)}
+
+/* "abs", "reciprocal", ...: the lower-case name of a unary function; NULL
+ * for values out of range. */
+static inline const char *plx_unary_func_name(plx_unary_func func) {
+    static const char *const names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
+                                        "erf", "floor", "ceil", "not", "sin", "cos",
+                                        "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                        "asinh", "acosh", "atanh", "round", "sign"};
+    return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
+}
 
 /* Inference batch normalisation over channel axis 1:
  * Y = (X - mean) / sqrt(var + epsilon) * scale + bias. */

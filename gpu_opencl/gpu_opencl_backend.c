@@ -855,7 +855,7 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
     add_cap_string(b, "gpu_opencl.choice", b->choice);
     add_cap_string(b, "gpu_opencl.devices", b->devices_text);
     add_cap_int(b, "gpu_opencl.local_memory_bytes", (int64_t)b->dev.local_mem_size);
-    add_cap_int(b, "gpu_opencl.import_alignment", (int64_t)b->import_alignment);
+    add_cap_int(b, PLX_CAP_IMPORT_ALIGNMENT, (int64_t)b->import_alignment);
     add_cap_bool(b, "gpu_opencl.cl_khr_fp16", has_fp16);
     add_cap_string(b, "gpu_opencl.program_cache", b->cache_dir ? b->cache_dir : "off");
     *out_backend = b;
@@ -1460,8 +1460,7 @@ static plx_status gpu_opencl_import_tensor_handle(plx_tensor_handle *h, void *me
         }
         return host->status_create(host, PLX_INVALID_ARGUMENT,
                                    "imported memory at %p is aligned to %zu bytes; gpu_opencl "
-                                   "imports memory aligned to %zu (optimise with import and "
-                                   "export disabled to have the host copy instead)",
+                                   "imports memory aligned to %zu (import_alignment)",
                                    memory, has, align);
     }
     if (h->bytes == 0) {

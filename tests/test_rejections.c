@@ -51,8 +51,8 @@ Test(rejections, whole_directory) {
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 2)->id, "fake_good"));
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 3)->id, "fake_unavailable"));
     cr_assert(zero(ptr, (void *)plx_runtime_backend(rt, 4)));
-    /* 21 fakes: 4 listed, the 17 others rejected, nothing skipped. */
-    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 17), "%s", tu_dump(rt));
+    /* 22 fakes: 4 listed, the 18 others rejected, nothing skipped. */
+    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 18), "%s", tu_dump(rt));
     cr_assert(eq(sz, plx_runtime_skipped_count(rt), 0));
     /* One search entry, the application's, scanned without problem. */
     cr_assert(eq(sz, plx_runtime_search_path_count(rt), 1));
@@ -200,6 +200,16 @@ Test(rejections, capability_wrong_type) {
               r->reason);
     cr_assert(eq(str, (char *)r->id, "fake_caps_bad_type"));
     cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_caps_bad_type")));
+    tu_assert_good_fakes_loaded(rt);
+}
+
+/* import_alignment (ABI 1.2) is an integer power of two up to 4096. */
+Test(rejections, capability_bad_import_alignment) {
+    const plx_rejection *r = tu_fake_rejection(rt, "fake_caps_bad_alignment");
+    cr_assert(eq(str, (char *)r->reason,
+                 "invalid capability 'import_alignment': 48 is not a power of two from 1 to "
+                 "4096"));
+    cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_caps_bad_alignment")));
     tu_assert_good_fakes_loaded(rt);
 }
 

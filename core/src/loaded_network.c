@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,13 @@ typedef struct handle_slot {
     bool caller_memory; /* a zero-copy network input or output */
     bool exported;      /* an import layer reads it in place */
     uint32_t import_sources; /* what its backend imports, looked up once */
+    size_t import_alignment; /* what its backend imports malloc memory at */
     bool bound;         /* holds an import that the execution must end */
+    /* Caller memory that missed import_alignment is copied here and the
+     * stage imported instead (allocated at the first need, freed with the
+     * working memory's memory); staged: this execution did so. */
+    void *stage;
+    bool staged;
     /* A sub-tensor of `parent` at `offset` bytes (in-place concat/split). */
     struct handle_slot *parent;
     size_t offset;
@@ -153,6 +160,8 @@ struct plx_loaded_network {
     plxi_ptr_vec working_memories; /* created by the application */
     plx_debug_fn debug_fn;
     void *debug_user_data;
+    _Atomic uint64_t staged_copies; /* plx_loaded_network_staged_copy_count */
+    atomic_bool staged_warned;      /* the first staged copy logged a warning */
 };
 
 static plx_status oom(void) {
@@ -230,6 +239,8 @@ static void release_memory(plx_working_memory *wm) {
             h->backend->functions.unimport_tensor_handle(h->handle);
             h->bound = false;
         }
+        free(h->stage);
+        h->stage = NULL;
     }
     size_t base = 0;
     for (size_t p = 0; p < n->plan_count; p++) {
@@ -436,6 +447,10 @@ static plx_status lay_out(plx_working_memory *wm, bool *in_place) {
             h->backend = l->backend;
             h->info = &l->outputs[k];
             h->import_sources = plx_backend_info_import_sources(&l->backend->info);
+            h->import_alignment = plx_backend_info_import_alignment(&l->backend->info);
+            if (h->import_alignment < plx_dtype_size(l->outputs[k].dtype)) {
+                h->import_alignment = plx_dtype_size(l->outputs[k].dtype);
+            }
             plx_tensor_info_byte_size(&l->outputs[k], &h->bytes);
             /* LOADED-NETWORK.md, Loading 3: who manages the memory. */
             bool imported_input = l->op == PLX_OP_INPUT && o->import_enabled &&
@@ -942,11 +957,13 @@ static plx_status plan_memory(plx_loaded_network *n) {
             if (h->backend != bp->backend || !h->planned || h->parent) {
                 continue;
             }
-            size_t size = h->bytes;
-            size = (size + PLAN_ALIGNMENT - 1) / PLAN_ALIGNMENT * PLAN_ALIGNMENT;
+            /* Both powers of two: the larger is a multiple of the other. */
+            size_t align = h->import_alignment > PLAN_ALIGNMENT ? h->import_alignment
+                                                                : PLAN_ALIGNMENT;
+            size_t size = (h->bytes + align - 1) / align * align;
             h->block = (uint32_t)n->block_counts[p];
             n->blocks[p][n->block_counts[p]++] = (plx_memory_block){
-                (uint32_t)first[idx], (uint32_t)last[idx], size, PLAN_ALIGNMENT};
+                (uint32_t)first[idx], (uint32_t)last[idx], size, align};
         }
         const plx_memory_strategy *strategy = bp->strategy;
         if (!strategy) {
@@ -1144,6 +1161,8 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
         plx_optimized_network_destroy(&o);
         return oom();
     }
+    atomic_init(&n->staged_copies, 0);
+    atomic_init(&n->staged_warned, false);
     n->runtime = runtime;
     n->optimized = o;
     n->options = *options;
@@ -1217,6 +1236,12 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
              o->summary);
     *out_loaded = n;
     return NULL;
+}
+
+PLX_API uint64_t plx_loaded_network_staged_copy_count(const plx_loaded_network *loaded) {
+    return loaded ? atomic_load_explicit(&((plx_loaded_network *)loaded)->staged_copies,
+                                         memory_order_relaxed)
+                  : 0;
 }
 
 PLX_API uint32_t plx_loaded_network_id(const plx_loaded_network *loaded) {
@@ -1365,13 +1390,65 @@ static void caller_unview(void *view, plx_memory_source source, size_t bytes) {
     }
 }
 
-static plx_status import_caller(handle_slot *h, void *data, plx_memory_source source,
-                                int32_t binding, const char *kind) {
+/* Memory for h's import: `data`, or, when that is malloc memory that
+ * misses the backend's import alignment, h's staging buffer (holding a
+ * copy of `data` when copy_in). Counts, logs and traces the staging; `what`
+ * names the tensor. */
+static plx_status stage_if_misaligned(plx_loaded_network *n, handle_slot *h, void *data,
+                                      size_t bytes, bool copy_in, const char *what,
+                                      void **out) {
+    *out = data;
+    if (h->import_alignment <= 1 || (uintptr_t)data % h->import_alignment == 0) {
+        return NULL;
+    }
+    uint64_t start = plxi_profiling(n->runtime) ? plxi_now_ns() : 0;
+    if (!h->stage) {
+        size_t align = h->import_alignment < sizeof(void *) ? sizeof(void *)
+                                                            : h->import_alignment;
+        if (posix_memalign(&h->stage, align, bytes ? bytes : 1) != 0) {
+            h->stage = NULL;
+            return plxi_status_create(PLX_OUT_OF_MEMORY,
+                                      "%s: cannot allocate a %zu-byte staging buffer for "
+                                      "memory not aligned to %s's %zu bytes", what, bytes,
+                                      h->backend->info.id, h->import_alignment);
+        }
+    }
+    if (copy_in) {
+        memcpy(h->stage, data, bytes);
+    }
+    h->staged = true;
+    *out = h->stage;
+    atomic_fetch_add_explicit(&n->staged_copies, 1, memory_order_relaxed);
+    bool first = !atomic_exchange(&n->staged_warned, true);
+    plxi_log(&n->runtime->logger, first ? PLX_LOG_WARN : PLX_LOG_INFO, "plexus",
+             "network %u: %s: memory at %p is not aligned to the %zu bytes %s imports; "
+             "copied through a staging buffer (align it for zero copy)", n->id, what, data,
+             h->import_alignment, h->backend->info.id);
+    if (start) {
+        char name[96];
+        snprintf(name, sizeof name, "%s (staged)", what);
+        plxi_profile_record(n->runtime, name, "copy", "", h->backend->info.id, n->id, start,
+                            plxi_now_ns());
+    }
+    return NULL;
+}
+
+static plx_status import_caller(plx_loaded_network *n, handle_slot *h, void *data,
+                                plx_memory_source source, int32_t binding, const char *kind) {
     if (!(h->import_sources & source)) {
         return plxi_status_create(PLX_UNSUPPORTED,
                                   "%s binding id %d is zero copy, but backend '%s' does not "
                                   "import %s memory", kind, binding, h->backend->info.id,
                                   source == PLX_MEMORY_SOURCE_DMA_BUF ? "dma_buf" : "this");
+    }
+    if (source == PLX_MEMORY_SOURCE_MALLOC) {
+        char what[48];
+        snprintf(what, sizeof what, "%s binding id %d", kind, (int)binding);
+        plx_status e = stage_if_misaligned(n, h, data, h->bytes, strcmp(kind, "input") == 0,
+                                           what, &data);
+        if (e) {
+            return e;
+        }
     }
     plx_status s = h->backend->functions.import_tensor_handle(h->handle, data, h->bytes,
                                                               source);
@@ -1406,7 +1483,7 @@ static plx_status copy_between(handle_slot *src, handle_slot *dst, const plxi_la
 /* Binds an import layer's handle to its producer's memory, for this
  * execution: the producer may be a zero-copy input, whose memory is the
  * caller's and changes every time. */
-static plx_status bind_import(layer_state *ls) {
+static plx_status bind_import(plx_loaded_network *n, layer_state *ls) {
     handle_slot *src = ls->inputs[0], *dst = ls->outputs[0];
     void *data = NULL;
     plx_status s = src->backend->functions.map_tensor_handle(src->handle, &data);
@@ -1416,6 +1493,12 @@ static plx_status bind_import(layer_state *ls) {
     /* A backend exporting malloc memory keeps this pointer valid while the
      * memory is allocated (backend.h, map_tensor_handle). */
     src->backend->functions.unmap_tensor_handle(src->handle);
+    char what[160];
+    snprintf(what, sizeof what, "layer '%.120s'", ls->layer->name);
+    s = stage_if_misaligned(n, dst, data, src->bytes, true, what, &data);
+    if (s) {
+        return s;
+    }
     s = dst->backend->functions.import_tensor_handle(dst->handle, data, src->bytes,
                                                      PLX_MEMORY_SOURCE_MALLOC);
     if (s) {
@@ -1479,7 +1562,7 @@ static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user
                 return s;
             }
         } else if (l->op == PLX_OP_MEM_IMPORT) {
-            s = bind_import(ls);
+            s = bind_import(n, ls);
             if (profile) {
                 layer_event(n, l, "import", start);
             }
@@ -1505,6 +1588,7 @@ static void unbind_all(plx_working_memory *wm) {
             h->backend->functions.unimport_tensor_handle(h->handle);
             h->bound = false;
         }
+        h->staged = false;
     }
 }
 
@@ -1542,7 +1626,7 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
         const io_binding *b = &n->inputs[i];
         handle_slot *h = wm->layers[b->layer].outputs[0];
         if (b->zero_copy) {
-            s = import_caller(h, wm->in_data[i], wm->in_source[i], b->binding_id, "input");
+            s = import_caller(n, h, wm->in_data[i], wm->in_source[i], b->binding_id, "input");
             continue;
         }
         void *mapped = NULL, *view = NULL;
@@ -1561,7 +1645,8 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
         const io_binding *b = &n->outputs[i];
         if (b->zero_copy) {
             handle_slot *h = wm->layers[b->layer].outputs[b->slot];
-            s = import_caller(h, wm->out_data[i], wm->out_source[i], b->binding_id, "output");
+            s = import_caller(n, h, wm->out_data[i], wm->out_source[i], b->binding_id,
+                              "output");
         }
     }
     if (!s) {
@@ -1569,6 +1654,14 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
     }
     for (size_t i = 0; !s && i < n->output_count; i++) {
         const io_binding *b = &n->outputs[i];
+        handle_slot *staged = wm->layers[b->layer].outputs[b->slot];
+        if (b->zero_copy && staged->staged) {
+            /* Ending the import makes everything written visible in the
+             * stage (backend.h, unimport_tensor_handle). */
+            staged->backend->functions.unimport_tensor_handle(staged->handle);
+            staged->bound = false;
+            memcpy(wm->out_data[i], staged->stage, staged->bytes);
+        }
         if (!b->zero_copy) {
             handle_slot *h = wm->layers[b->layer].outputs[b->slot];
             void *mapped = NULL, *view = NULL;
@@ -1800,7 +1893,15 @@ static plx_status preimport_set(plx_loaded_network *n, bool inputs,
             s = plxi_status_create(PLX_INVALID_ARGUMENT,
                                    "%s binding id %d: %s", kind, b->binding_id,
                                    b->data ? "size differs from the tensor's" : "data is NULL");
-        } else if (!(s = import_caller(h, b->data, source_of(b->source), b->binding_id, kind))) {
+        } else if (source_of(b->source) == PLX_MEMORY_SOURCE_MALLOC &&
+                   h->import_alignment > 1 && (uintptr_t)b->data % h->import_alignment != 0) {
+            s = plxi_status_create(PLX_INVALID_ARGUMENT,
+                                   "%s binding id %d: memory at %p is not aligned to the %zu "
+                                   "bytes %s imports (a pre-import is never a copy)", kind,
+                                   b->binding_id, b->data, h->import_alignment,
+                                   h->backend->info.id);
+        } else if (!(s = import_caller(n, h, b->data, source_of(b->source), b->binding_id,
+                                       kind))) {
             h->backend->functions.unimport_tensor_handle(h->handle);
             h->bound = false;
             (*pre)[*pre_count] = (preimport){k, b->data, source_of(b->source), false};

@@ -381,6 +381,24 @@ static plx_status build_summary(plx_optimized_network *o) {
                    inserted == 1 ? "" : "s");
         }
     }
+    /* A zero-copy input or output whose memory may miss its backend's import
+     * alignment is copied through a staging buffer: say so at load. */
+    for (size_t i = 0; i < o->layers.count; i++) {
+        const plxi_layer *l = o->layers.items[i];
+        const plxi_backend_record *rec = l->backend;
+        if (l->op == PLX_OP_OUTPUT && l->input_count == 1) {
+            rec = ((const plxi_layer *)o->layers.items[l->inputs[0].layer])->backend;
+        }
+        bool may_import = (l->op == PLX_OP_INPUT && o->import_enabled) ||
+                          (l->op == PLX_OP_OUTPUT && o->export_enabled);
+        size_t align = rec ? plx_backend_info_import_alignment(&rec->info) : 1;
+        if (may_import && align > 1 && rec->functions.import_tensor_handle &&
+            (plx_backend_info_import_sources(&rec->info) & PLX_MEMORY_SOURCE_MALLOC)) {
+            sb_add(&b, "\n%s '%s' is zero copy on %s when its memory is %zu-byte aligned; "
+                       "otherwise it is copied through a staging buffer",
+                   l->op == PLX_OP_INPUT ? "input" : "output", l->name, rec->info.id, align);
+        }
+    }
     for (size_t i = 0; i < o->layers.count; i++) {
         const plxi_layer *l = o->layers.items[i];
         for (size_t r = 0; r < l->refusal_count; r++) {

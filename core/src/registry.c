@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,29 +142,35 @@ static bool valid_semver(const char *v) {
     return *p == '\0';
 }
 
-/* Standard capability keys of ABI 1.0; all boolean. */
-static const char *const standard_caps[] = {
-    PLX_CAP_ASYNC_EXECUTION,
-    PLX_CAP_EXTERNALLY_MANAGED_MEMORY,
-    PLX_CAP_PREIMPORT_IO_TENSORS,
-    PLX_CAP_PROTECTED_CONTENT_ALLOCATION,
-    PLX_CAP_CONSTANT_TENSORS_AS_INPUTS,
-    PLX_CAP_FP16,
-    PLX_CAP_IMPORT_MALLOC,
-    PLX_CAP_IMPORT_DMA_BUF,
-    PLX_CAP_IMPORT_DMA_BUF_PROTECTED,
-    PLX_CAP_EXPORT_MALLOC,
-    PLX_CAP_EXPORT_DMA_BUF,
-    PLX_CAP_EXPORT_DMA_BUF_PROTECTED,
+/* Standard capability keys (R-10): those of ABI 1.0 are booleans,
+ * import_alignment (1.2) an integer. */
+static const struct {
+    const char *key;
+    plx_value_type type;
+} standard_caps[] = {
+    {PLX_CAP_ASYNC_EXECUTION, PLX_VALUE_BOOL},
+    {PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_VALUE_BOOL},
+    {PLX_CAP_PREIMPORT_IO_TENSORS, PLX_VALUE_BOOL},
+    {PLX_CAP_PROTECTED_CONTENT_ALLOCATION, PLX_VALUE_BOOL},
+    {PLX_CAP_CONSTANT_TENSORS_AS_INPUTS, PLX_VALUE_BOOL},
+    {PLX_CAP_FP16, PLX_VALUE_BOOL},
+    {PLX_CAP_IMPORT_MALLOC, PLX_VALUE_BOOL},
+    {PLX_CAP_IMPORT_DMA_BUF, PLX_VALUE_BOOL},
+    {PLX_CAP_IMPORT_DMA_BUF_PROTECTED, PLX_VALUE_BOOL},
+    {PLX_CAP_EXPORT_MALLOC, PLX_VALUE_BOOL},
+    {PLX_CAP_EXPORT_DMA_BUF, PLX_VALUE_BOOL},
+    {PLX_CAP_EXPORT_DMA_BUF_PROTECTED, PLX_VALUE_BOOL},
+    {PLX_CAP_IMPORT_ALIGNMENT, PLX_VALUE_INT},
 };
 
-static bool is_standard_cap(const char *key) {
+/* The standard key's entry, or NULL for any other key. */
+static int standard_cap(const char *key) {
     for (size_t i = 0; i < sizeof standard_caps / sizeof standard_caps[0]; i++) {
-        if (strcmp(key, standard_caps[i]) == 0) {
-            return true;
+        if (strcmp(key, standard_caps[i].key) == 0) {
+            return (int)i;
         }
     }
-    return false;
+    return -1;
 }
 
 /* vendor.name, each part [a-z][a-z0-9_]*. */
@@ -305,7 +312,8 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
             return plxi_strdup("out of memory");
         }
         char *problem = NULL;
-        bool standard = len <= MAX_KEY_LEN && is_standard_cap(c->key);
+        int std_index = len <= MAX_KEY_LEN ? standard_cap(c->key) : -1;
+        bool standard = std_index >= 0;
         if (!standard && (len > MAX_KEY_LEN || !is_vendor_cap(c->key, len))) {
             problem = plxi_asprintf("invalid capability '%s': neither a standard key of ABI "
                                     "%d.%d nor a namespaced vendor key (vendor.name)",
@@ -314,9 +322,17 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
                    c->type != PLX_VALUE_STRING) {
             problem = plxi_asprintf("invalid capability '%s': unknown value type %d", shown,
                                     (int)c->type);
-        } else if (standard && c->type != PLX_VALUE_BOOL) {
-            problem = plxi_asprintf("invalid capability '%s': standard keys are booleans",
-                                    shown);
+        } else if (standard && c->type != standard_caps[std_index].type) {
+            problem = plxi_asprintf("invalid capability '%s': must be %s", shown,
+                                    standard_caps[std_index].type == PLX_VALUE_BOOL
+                                        ? "a boolean"
+                                        : "an integer");
+        } else if (standard && strcmp(c->key, PLX_CAP_IMPORT_ALIGNMENT) == 0 &&
+                   (c->int_value < 1 || c->int_value > 4096 ||
+                    (c->int_value & (c->int_value - 1)) != 0)) {
+            problem = plxi_asprintf("invalid capability '%s': %" PRId64
+                                    " is not a power of two from 1 to 4096",
+                                    shown, c->int_value);
         } else if (c->type == PLX_VALUE_STRING && !c->string_value) {
             problem = plxi_asprintf("invalid capability '%s': string value is NULL", shown);
         }

@@ -467,6 +467,12 @@ PLX_API uint32_t plx_backend_info_import_sources(const plx_backend_info *backend
                    PLX_CAP_IMPORT_DMA_BUF_PROTECTED);
 }
 
+PLX_API size_t plx_backend_info_import_alignment(const plx_backend_info *backend) {
+    const plx_capability *c = plx_backend_info_capability(backend, PLX_CAP_IMPORT_ALIGNMENT);
+    /* The registry checked it: an integer power of two from 1 to 4096. */
+    return c && c->type == PLX_VALUE_INT ? (size_t)c->int_value : 1;
+}
+
 PLX_API uint32_t plx_backend_info_export_sources(const plx_backend_info *backend) {
     return sources(backend, PLX_CAP_EXPORT_MALLOC, PLX_CAP_EXPORT_DMA_BUF,
                    PLX_CAP_EXPORT_DMA_BUF_PROTECTED);

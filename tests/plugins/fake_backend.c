@@ -22,6 +22,7 @@
  *   FAKE_CREATE_FAILS         create returns a status (R-12)
  *   FAKE_CAPS_BAD_TYPE        a standard key with the wrong type (R-10)
  *   FAKE_CAPS_UNKNOWN_KEY     a key that is neither standard nor namespaced (R-10)
+ *   FAKE_CAPS_BAD_ALIGNMENT   import_alignment that is not a power of two (R-10)
  *
  * Links nothing from libplexus (R-3) and keeps the host table only in the
  * instance (R-14). */
@@ -122,6 +123,12 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
     c[n].key = "turbo"; /* neither standard nor vendor.name */
     c[n].type = PLX_VALUE_BOOL;
     c[n].bool_value = true;
+    n++;
+#endif
+#ifdef FAKE_CAPS_BAD_ALIGNMENT
+    c[n].key = PLX_CAP_IMPORT_ALIGNMENT;
+    c[n].type = PLX_VALUE_INT;
+    c[n].int_value = 48;
     n++;
 #endif
     b->capability_count = n;

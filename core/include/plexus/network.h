@@ -228,6 +228,17 @@ PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
                                               const plx_tensor_binding *outputs,
                                               size_t output_count);
 
+/* Zero copy needs malloc memory aligned as its backend imports it
+ * (plx_backend_info_import_alignment). A zero-copy input or output, or an
+ * import layer's producer, whose memory misses that alignment is not
+ * imported: the host copies it through a staging buffer of the working
+ * memory (allocated at the first need, kept until the memory is released),
+ * logs a warning the first time per network and an info message after,
+ * and records a trace event (cat "copy", name "<what> (staged)"). This
+ * returns how many such copies the network's executions made. Pre-imports
+ * are never staged: a misaligned pre-import fails. Thread-safe. */
+PLX_API uint64_t plx_loaded_network_staged_copy_count(const plx_loaded_network *loaded);
+
 /* ------------------------------------------------------------------------ */
 /* Working memories, pre-imported tensors, concurrent executions              */
 /* ------------------------------------------------------------------------ */

@@ -232,6 +232,12 @@ PLX_API bool plx_backend_info_has_capability(const plx_backend_info *backend, co
 /* The memory sources (plx_memory_source bits) the backend can import, or export. */
 PLX_API uint32_t plx_backend_info_import_sources(const plx_backend_info *backend);
 PLX_API uint32_t plx_backend_info_export_sources(const plx_backend_info *backend);
+/* The alignment in bytes that caller memory must have for the backend to
+ * import it (PLX_CAP_IMPORT_ALIGNMENT), or 1 when it reports none (then
+ * the element size is enough). Allocate input and output buffers with it
+ * for zero copy; a buffer that misses it is copied through a staging
+ * buffer (plx_loaded_network_staged_copy_count). */
+PLX_API size_t plx_backend_info_import_alignment(const plx_backend_info *backend);
 
 /* A file that was looked at and not used, or a backend left out. */
 typedef struct plx_rejection {

@@ -180,6 +180,14 @@ typedef struct plx_capability {
 #define PLX_CAP_EXPORT_DMA_BUF "memory_export_dma_buf"
 #define PLX_CAP_EXPORT_DMA_BUF_PROTECTED "memory_export_dma_buf_protected"
 
+/* Standard capability key of ABI 1.2, of type PLX_VALUE_INT: the alignment
+ * in bytes (a power of two, 1 to 4096) that malloc memory given to
+ * import_tensor_handle must have. Absent: the tensor's element size. The
+ * host never hands the backend a pointer that misses it: it copies such a
+ * caller buffer through an aligned staging buffer of its own and reports
+ * the copy (R-10). */
+#define PLX_CAP_IMPORT_ALIGNMENT "import_alignment"
+
 /* Memory sources as bit flags, for APIs that take a set of them. */
 typedef enum plx_memory_source {
     PLX_MEMORY_SOURCE_MALLOC = 1u << 0,
@@ -351,7 +359,9 @@ typedef struct plx_backend_functions {
      * (PLX_INVALID_ARGUMENT, naming the problem) when the source is not one
      * the backend imports, the size is too small, or the alignment is not
      * one the backend can use; the host then reports an error, never a
-     * silent copy. */
+     * silent copy. A backend that needs more than element alignment says so
+     * with PLX_CAP_IMPORT_ALIGNMENT, and the host stages misaligned caller
+     * buffers instead of importing them. */
     plx_status (*import_tensor_handle)(plx_tensor_handle *handle, void *memory, size_t size,
                                        plx_memory_source source);
     /* Required with import_tensor_handle. Ends the import; after it the

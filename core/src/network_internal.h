@@ -67,6 +67,15 @@ struct plx_optimized_network {
     bool export_enabled;
 };
 
+/* optimizer.c: adds a note to the optimised network; false when out of
+ * memory. */
+bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) PLXI_PRINTF(2, 3);
+/* rewrite.c: the backend-independent rewrites of `layers` (the optimiser's
+ * working copy, *count of them in topological order, inputs numbered by
+ * position), before assignment; removed layers are freed and the array
+ * compacted, *count updated. Notes say what changed. */
+plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *count);
+
 /* loaded_network.c: unloads every network still loaded (runtime destroy). */
 void plxi_runtime_unload_all(plx_runtime *runtime);
 

@@ -23,8 +23,9 @@ PLX_API void plx_optimize_options_init(plx_optimize_options *options) {
         return;
     }
     memset(options, 0, sizeof *options);
-    options->struct_size = (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_optimize_options, export_enabled);
+    options->struct_size = (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_optimize_options, graph_rewrites);
     options->allow_fallback = true;
+    options->graph_rewrites = true;
 }
 
 PLX_API void plx_optimized_network_destroy(plx_optimized_network **optimized) {
@@ -46,8 +47,7 @@ PLX_API void plx_optimized_network_destroy(plx_optimized_network **optimized) {
     free(o);
 }
 
-static bool add_note(plx_optimized_network *o, const char *fmt, ...) PLXI_PRINTF(2, 3);
-static bool add_note(plx_optimized_network *o, const char *fmt, ...) {
+bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     char *note = plxi_vasprintf(fmt, ap);
@@ -116,15 +116,15 @@ static plx_status resolve_backends(plx_runtime *rt, const plx_optimize_options *
         }
         bool ok = false;
         if (!rec) {
-            ok = add_note(o, "backend '%s' is not loaded", id);
+            ok = plxi_optimizer_note(o, "backend '%s' is not loaded", id);
         } else if (!rec->info.available) {
-            ok = add_note(o, "backend '%s' is unavailable: %s", id, rec->info.reason);
+            ok = plxi_optimizer_note(o, "backend '%s' is unavailable: %s", id, rec->info.reason);
         } else if (!rec->functions.check_layer) {
-            ok = add_note(o, "backend '%s' runs no layers (it implements ABI %u.%u without "
+            ok = plxi_optimizer_note(o, "backend '%s' runs no layers (it implements ABI %u.%u without "
                              "check_layer)", id, PLX_ABI_VERSION_GET_MAJOR(rec->info.abi_version),
                           PLX_ABI_VERSION_GET_MINOR(rec->info.abi_version));
         } else if (dup) {
-            ok = add_note(o, "backend '%s' is requested twice; the first place counts", id);
+            ok = plxi_optimizer_note(o, "backend '%s' is requested twice; the first place counts", id);
         } else {
             out[n++] = rec;
             continue;
@@ -477,6 +477,10 @@ PLX_API plx_status plx_optimize(plx_runtime *runtime, plx_network *network,
         }
     }
     free(position);
+    if (!s && (options->struct_size < PLX_STRUCT_SIZE_UPTO(plx_optimize_options, graph_rewrites) ||
+               options->graph_rewrites)) {
+        s = plxi_rewrite(o, layers, &count);
+    }
 
     /* Compute layers by preference; constants after, to follow consumers. */
     for (int pass = 0; !s && pass < 2; pass++) {

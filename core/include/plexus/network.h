@@ -110,6 +110,15 @@ typedef struct plx_optimize_options {
      * export into the caller's output memory or another backend's. */
     bool import_enabled;
     bool export_enabled;
+    /* true (default): before assignment, backend-independent rewrites that
+     * never change what the network computes: batch_norm folded into the
+     * conv before it, transposes that cancel removed (two in a row merged),
+     * reshapes and transposes of constants folded into the constants,
+     * identity layers (a reshape to the same shape, a cast to the same
+     * dtype, a pad of nothing, ...) removed, unread constants dropped. Each
+     * is an optimiser note; removed layers are absent from the assignment.
+     * false: the network's layers as built. */
+    bool graph_rewrites;
 } plx_optimize_options;
 
 PLX_API void plx_optimize_options_init(plx_optimize_options *options);

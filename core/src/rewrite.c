@@ -1,0 +1,494 @@
+/* Backend-independent rewrites of the optimiser's working copy, before
+ * layers are assigned (network.h, plx_optimize_options.graph_rewrites).
+ *
+ * Each rewrite is always right: the network computes the same values (a
+ * folded batch-norm up to float rounding, as when its arithmetic runs in
+ * the convolution's weights). Each adds a note naming the layers it changed:
+ *   - batch_norm folded into the conv before it, whose output only it reads
+ *     (weights and bias constant float32, read by nothing else);
+ *   - transposes that cancel are removed; two in a row become one;
+ *   - reshape, flatten, squeeze, unsqueeze and transpose of a constant read
+ *     by nothing else become that constant;
+ *   - identity layers are removed: reshape-like layers, expand, tile and
+ *     single-input concat whose output equals their input, cast to the same
+ *     dtype, pad with no padding, identity transposes;
+ *   - constants that nothing reads any more are dropped.
+ * A layer is never removed when that would connect a network output
+ * straight to a network input or a constant (the loader runs no layer
+ * there), nor is a network input, output or a layer with more outputs.
+ * Layer names stay those of the layers kept. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "network_internal.h"
+#include "shape_infer.h"
+
+typedef struct rewriter {
+    plx_optimized_network *o;
+    plxi_layer **layers; /* NULL: removed */
+    size_t count;
+} rewriter;
+
+static plx_status oom(void) {
+    return plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory while rewriting the network");
+}
+
+/* Readers of output `slot` of layer `index`; *to_output: one is a network
+ * output. */
+static size_t readers(const rewriter *w, uint32_t index, uint32_t slot, bool *to_output) {
+    size_t n = 0;
+    if (to_output) {
+        *to_output = false;
+    }
+    for (size_t i = 0; i < w->count; i++) {
+        const plxi_layer *l = w->layers[i];
+        for (uint32_t k = 0; l && k < l->input_count; k++) {
+            if (l->inputs[k].layer == index && l->inputs[k].slot == slot) {
+                n++;
+                if (to_output && l->op == PLX_OP_OUTPUT) {
+                    *to_output = true;
+                }
+            }
+        }
+    }
+    return n;
+}
+
+/* Every reader of `from` reads `to` instead. */
+static void redirect(rewriter *w, plxi_source from, plxi_source to) {
+    for (size_t i = 0; i < w->count; i++) {
+        plxi_layer *l = w->layers[i];
+        for (uint32_t k = 0; l && k < l->input_count; k++) {
+            if (l->inputs[k].layer == from.layer && l->inputs[k].slot == from.slot) {
+                l->inputs[k] = to;
+            }
+        }
+    }
+}
+
+static void drop(rewriter *w, uint32_t index) {
+    plxi_layer_free(w->layers[index]);
+    w->layers[index] = NULL;
+}
+
+static plxi_layer *source_layer(const rewriter *w, const plxi_layer *l, uint32_t input) {
+    return input < l->input_count ? w->layers[l->inputs[input].layer] : NULL;
+}
+
+/* Would `l`'s readers, moved to `src`, make a network output read an
+ * input or a constant directly? */
+static bool output_would_skip_compute(const rewriter *w, uint32_t index, const plxi_layer *src) {
+    bool to_output;
+    readers(w, index, 0, &to_output);
+    return to_output && (src->op == PLX_OP_INPUT || src->op == PLX_OP_CONSTANT);
+}
+
+static bool same_info(const plx_tensor_info *a, const plx_tensor_info *b) {
+    if (a->dtype != b->dtype || a->rank != b->rank || a->quant.kind != b->quant.kind ||
+        a->quant.kind == PLX_QUANT_PER_AXIS ||
+        (a->quant.kind == PLX_QUANT_PER_TENSOR &&
+         (a->quant.scale != b->quant.scale || a->quant.zero_point != b->quant.zero_point))) {
+        return false;
+    }
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->dims[i] != b->dims[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The permutation a transpose applies, explicit (no perm: reversed). */
+static void transpose_perm(const plxi_layer *l, uint32_t rank, uint32_t perm[PLX_MAX_RANK]) {
+    const plx_transpose_desc *d = l->desc;
+    for (uint32_t i = 0; i < rank; i++) {
+        perm[i] = d && d->perm_count ? d->perm[i] : rank - 1 - i;
+    }
+}
+
+static bool is_identity_perm(const uint32_t *perm, uint32_t rank) {
+    for (uint32_t i = 0; i < rank; i++) {
+        if (perm[i] != i) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A layer whose output equals its input 0, element for element. */
+static bool is_identity(const plxi_layer *l, const plxi_layer *src) {
+    if (l->output_count != 1 || l->input_count < 1 || !src) {
+        return false;
+    }
+    const plx_tensor_info *in = &src->outputs[l->inputs[0].slot], *out = &l->outputs[0];
+    if (!same_info(in, out)) {
+        return false;
+    }
+    switch (l->op) {
+    case PLX_OP_RESHAPE:
+    case PLX_OP_FLATTEN:
+    case PLX_OP_SQUEEZE:
+    case PLX_OP_UNSQUEEZE:
+    case PLX_OP_EXPAND:
+    case PLX_OP_TILE:
+    case PLX_OP_CAST:
+        return true;
+    case PLX_OP_CONCAT:
+        return l->input_count == 1;
+    case PLX_OP_PAD: {
+        const plx_pad_desc *d = l->desc;
+        for (uint32_t i = 0; i < out->rank; i++) {
+            if (d->pads_begin[i] || d->pads_end[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+    case PLX_OP_TRANSPOSE: {
+        uint32_t perm[PLX_MAX_RANK];
+        transpose_perm(l, out->rank, perm);
+        return is_identity_perm(perm, out->rank);
+    }
+    default:
+        return false;
+    }
+}
+
+/* Gives a constant layer its own copy of its data (the network's may be
+ * borrowed from the application), to rewrite in place. */
+static float *own_floats(plxi_layer *c) {
+    plx_constant_desc *d = c->desc;
+    size_t bytes = 0;
+    plx_tensor_info_byte_size(&c->outputs[0], &bytes);
+    if (d->data != c->owned_data) {
+        void *copy = malloc(bytes ? bytes : 1);
+        if (!copy) {
+            return NULL;
+        }
+        memcpy(copy, d->data, bytes);
+        free(c->owned_data);
+        c->owned_data = copy;
+        d->data = copy;
+    }
+    return c->owned_data;
+}
+
+static bool private_f32_constant(const rewriter *w, const plxi_layer *l, uint32_t input,
+                                 int64_t count) {
+    const plxi_layer *c = source_layer(w, l, input);
+    size_t n = 0;
+    return c && c->op == PLX_OP_CONSTANT && c->outputs[0].dtype == PLX_DTYPE_FLOAT32 &&
+           readers(w, l->inputs[input].layer, 0, NULL) == 1 &&
+           plx_tensor_info_element_count(&c->outputs[0], &n) && (int64_t)n == count;
+}
+
+/* conv -> batch_norm, as conv with scaled weights and a shifted bias:
+ * f = scale / sqrt(var + eps); W' = W * f (per output channel);
+ * B' = (B - mean) * f + bias. The batch-norm's bias constant becomes the
+ * conv's bias when it had none. */
+static plx_status fold_batch_norm(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *bn = w->layers[index];
+    plxi_layer *conv = source_layer(w, bn, 0);
+    uint32_t ci = bn->inputs[0].layer;
+    if (!conv || conv->op != PLX_OP_CONV || conv->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+        readers(w, ci, 0, NULL) != 1 || bn->input_count != 5) {
+        return NULL;
+    }
+    const plx_tensor_info *wi = &conv->outputs[0];
+    int64_t m = wi->rank >= 2 ? wi->dims[1] : 0;
+    size_t wn = 0;
+    plxi_layer *wl = source_layer(w, conv, 1);
+    if (m <= 0 || !wl || !plx_tensor_info_element_count(&wl->outputs[0], &wn) ||
+        !private_f32_constant(w, conv, 1, (int64_t)wn) || wl->outputs[0].dims[0] != m) {
+        return NULL;
+    }
+    bool has_bias = conv->input_count == 3;
+    if (has_bias && !private_f32_constant(w, conv, 2, m)) {
+        return NULL;
+    }
+    for (uint32_t k = 1; k < 5; k++) {
+        const plxi_layer *c = source_layer(w, bn, k);
+        size_t n = 0;
+        if (!c || c->op != PLX_OP_CONSTANT || c->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+            !plx_tensor_info_element_count(&c->outputs[0], &n) || (int64_t)n != m) {
+            return NULL;
+        }
+    }
+    /* Without a bias of its own the conv takes the batch-norm's, rewritten. */
+    if (!has_bias && !private_f32_constant(w, bn, 2, m)) {
+        return NULL;
+    }
+    const float *scale = plxi_constant_data(source_layer(w, bn, 1));
+    const float *shift = plxi_constant_data(source_layer(w, bn, 2));
+    const float *mean = plxi_constant_data(source_layer(w, bn, 3));
+    const float *var = plxi_constant_data(source_layer(w, bn, 4));
+    double eps = ((const plx_batch_norm_desc *)bn->desc)->epsilon;
+    plxi_layer *bl = has_bias ? source_layer(w, conv, 2) : source_layer(w, bn, 2);
+    plxi_source *grown = NULL;
+    if (!has_bias) {
+        grown = realloc(conv->inputs, 3 * sizeof *conv->inputs);
+        if (!grown) {
+            return oom();
+        }
+        conv->inputs = grown;
+    }
+    /* Read shift before own_floats may replace the bias layer's data. */
+    float *f = malloc((size_t)m * sizeof *f), *b0 = malloc((size_t)m * sizeof *b0);
+    if (!f || !b0) {
+        free(f);
+        free(b0);
+        return oom();
+    }
+    const float *old_bias = has_bias ? plxi_constant_data(bl) : NULL;
+    for (int64_t j = 0; j < m; j++) {
+        double g = (double)scale[j] / sqrt((double)var[j] + eps);
+        f[j] = (float)g;
+        b0[j] = (float)(((old_bias ? (double)old_bias[j] : 0.0) - mean[j]) * g + shift[j]);
+    }
+    float *wd = own_floats(wl), *bd = own_floats(bl);
+    if (!wd || !bd) {
+        free(f);
+        free(b0);
+        return oom();
+    }
+    size_t per = wn / (size_t)m;
+    for (int64_t j = 0; j < m; j++) {
+        for (size_t e = 0; e < per; e++) {
+            wd[(size_t)j * per + e] *= f[j];
+        }
+        bd[j] = b0[j];
+    }
+    free(f);
+    free(b0);
+    if (!has_bias) {
+        conv->inputs[2] = bn->inputs[2];
+        conv->input_count = 3;
+    }
+    if (!plxi_optimizer_note(w->o, "folded batch_norm '%s' into conv '%s'", bn->name,
+                             conv->name)) {
+        return oom();
+    }
+    redirect(w, (plxi_source){index, 0}, (plxi_source){ci, 0});
+    drop(w, index);
+    *changed = true;
+    return NULL;
+}
+
+/* transpose -> transpose: one transpose, or none when they cancel. */
+static plx_status merge_transposes(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *t2 = w->layers[index];
+    plxi_layer *t1 = source_layer(w, t2, 0);
+    uint32_t i1 = t2->inputs[0].layer;
+    if (!t1 || t1->op != PLX_OP_TRANSPOSE || readers(w, i1, 0, NULL) != 1) {
+        return NULL;
+    }
+    plxi_layer *src = source_layer(w, t1, 0);
+    uint32_t rank = t2->outputs[0].rank;
+    uint32_t p[PLX_MAX_RANK], q[PLX_MAX_RANK], r[PLX_MAX_RANK];
+    transpose_perm(t1, rank, p);
+    transpose_perm(t2, rank, q);
+    for (uint32_t i = 0; i < rank; i++) {
+        r[i] = p[q[i]];
+    }
+    if (is_identity_perm(r, rank)) {
+        if (output_would_skip_compute(w, index, src)) {
+            return NULL;
+        }
+        if (!plxi_optimizer_note(w->o, "removed transposes '%s' and '%s', which cancel",
+                                 t1->name, t2->name)) {
+            return oom();
+        }
+        redirect(w, (plxi_source){index, 0}, t1->inputs[0]);
+        drop(w, index);
+    } else {
+        if (!plxi_optimizer_note(w->o, "merged transpose '%s' into transpose '%s'", t1->name,
+                                 t2->name)) {
+            return oom();
+        }
+        plx_transpose_desc *d = t2->desc;
+        memcpy(d->perm, r, sizeof r);
+        d->perm_count = rank;
+        t2->inputs[0] = t1->inputs[0];
+    }
+    drop(w, i1);
+    *changed = true;
+    return NULL;
+}
+
+/* A reshape-like layer or transpose of a private constant: the constant,
+ * reshaped or permuted. */
+static plx_status fold_into_constant(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    bool reshape_like = l->op == PLX_OP_RESHAPE || l->op == PLX_OP_FLATTEN ||
+                        l->op == PLX_OP_SQUEEZE || l->op == PLX_OP_UNSQUEEZE;
+    if ((!reshape_like && l->op != PLX_OP_TRANSPOSE) || l->input_count != 1) {
+        return NULL;
+    }
+    plxi_layer *c = source_layer(w, l, 0);
+    uint32_t ci = l->inputs[0].layer;
+    if (!c || c->op != PLX_OP_CONSTANT || readers(w, ci, 0, NULL) != 1 ||
+        output_would_skip_compute(w, index, c) || c->outputs[0].quant.kind != PLX_QUANT_NONE) {
+        return NULL;
+    }
+    if (l->op == PLX_OP_TRANSPOSE) {
+        const plx_tensor_info *in = &c->outputs[0], *out = &l->outputs[0];
+        size_t n = 0, elem = plx_dtype_size(in->dtype);
+        if (!plx_tensor_info_element_count(in, &n) || elem == 0) {
+            return NULL;
+        }
+        uint32_t perm[PLX_MAX_RANK];
+        transpose_perm(l, out->rank, perm);
+        unsigned char *dst = malloc(n * elem > 0 ? n * elem : 1);
+        if (!dst) {
+            return oom();
+        }
+        const unsigned char *srcd = plxi_constant_data(c);
+        /* Output index -> input offset, walking the output in order. */
+        int64_t in_stride[PLX_MAX_RANK], idx[PLX_MAX_RANK] = {0};
+        int64_t acc = 1;
+        for (uint32_t i = in->rank; i-- > 0;) {
+            in_stride[i] = acc;
+            acc *= in->dims[i];
+        }
+        for (size_t e = 0; e < n; e++) {
+            int64_t off = 0;
+            for (uint32_t i = 0; i < out->rank; i++) {
+                off += idx[i] * in_stride[perm[i]];
+            }
+            memcpy(dst + e * elem, srcd + (size_t)off * elem, elem);
+            for (uint32_t i = out->rank; i-- > 0;) {
+                if (++idx[i] < out->dims[i]) {
+                    break;
+                }
+                idx[i] = 0;
+            }
+        }
+        free(c->owned_data);
+        c->owned_data = dst;
+        ((plx_constant_desc *)c->desc)->data = dst;
+    }
+    plx_quant_params keep = c->outputs[0].quant;
+    c->outputs[0] = l->outputs[0];
+    c->outputs[0].quant = keep;
+    if (!plxi_optimizer_note(w->o, "folded %s '%s' into constant '%s'", plx_op_name(l->op),
+                             l->name, c->name)) {
+        return oom();
+    }
+    redirect(w, (plxi_source){index, 0}, (plxi_source){ci, 0});
+    drop(w, index);
+    *changed = true;
+    return NULL;
+}
+
+static plx_status remove_identity(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    plxi_layer *src = source_layer(w, l, 0);
+    if (!is_identity(l, src) || output_would_skip_compute(w, index, src)) {
+        return NULL;
+    }
+    if (!plxi_optimizer_note(w->o, "removed %s '%s', whose output equals its input",
+                             plx_op_name(l->op), l->name)) {
+        return oom();
+    }
+    redirect(w, (plxi_source){index, 0}, l->inputs[0]);
+    drop(w, index);
+    *changed = true;
+    return NULL;
+}
+
+/* Drops unread constants, then renumbers the survivors, keeping their
+ * order except where a producer must move before its reader (the
+ * batch-norm's bias constant given to a conv may come after it). */
+static plx_status compact(rewriter *w) {
+    for (size_t i = 0; i < w->count; i++) {
+        plxi_layer *l = w->layers[i];
+        if (l && l->op == PLX_OP_CONSTANT && readers(w, (uint32_t)i, 0, NULL) == 0) {
+            drop(w, (uint32_t)i);
+        }
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        total += w->layers[i] != NULL;
+    }
+    uint32_t *position = malloc((w->count ? w->count : 1) * sizeof *position);
+    plxi_layer **order = malloc((w->count ? w->count : 1) * sizeof *order);
+    if (!position || !order) {
+        free(position);
+        free(order);
+        return oom();
+    }
+    /* A stable topological sort: each sweep emits, in order, the layers
+     * whose producers are all emitted (one sweep when nothing moved). */
+    const uint32_t pending = UINT32_MAX;
+    for (size_t i = 0; i < w->count; i++) {
+        position[i] = pending;
+    }
+    size_t n = 0;
+    while (n < total) {
+        size_t before = n;
+        for (size_t i = 0; i < w->count; i++) {
+            plxi_layer *l = w->layers[i];
+            if (!l || position[i] != pending) {
+                continue;
+            }
+            bool ready = true;
+            for (uint32_t k = 0; ready && k < l->input_count; k++) {
+                ready = position[l->inputs[k].layer] != pending;
+            }
+            if (ready) {
+                position[i] = (uint32_t)n;
+                order[n++] = l;
+            }
+        }
+        if (n == before) { /* a cycle: a bug of the rewrites */
+            free(position);
+            free(order);
+            return plxi_status_create(PLX_INTERNAL, "rewriting the network made a cycle");
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < order[i]->input_count; k++) {
+            order[i]->inputs[k].layer = position[order[i]->inputs[k].layer];
+        }
+    }
+    memcpy(w->layers, order, n * sizeof *order);
+    w->count = n;
+    free(position);
+    free(order);
+    return NULL;
+}
+
+plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *count) {
+    rewriter w = {o, layers, *count};
+    bool any = false, changed = true;
+    plx_status s = NULL;
+    /* To a fixed point: a removal can expose another. */
+    while (!s && changed) {
+        changed = false;
+        for (uint32_t i = 0; !s && i < w.count; i++) {
+            plxi_layer *l = w.layers[i];
+            if (!l) {
+                continue;
+            }
+            if (l->op == PLX_OP_BATCH_NORM) {
+                s = fold_batch_norm(&w, i, &changed);
+            } else if (l->op == PLX_OP_TRANSPOSE) {
+                s = merge_transposes(&w, i, &changed);
+            }
+            if (!s && w.layers[i]) {
+                s = fold_into_constant(&w, i, &changed);
+            }
+            if (!s && w.layers[i]) {
+                s = remove_identity(&w, i, &changed);
+            }
+        }
+        any = any || changed;
+    }
+    if (!s && any) {
+        s = compact(&w);
+    }
+    *count = w.count;
+    return s;
+}

@@ -1,0 +1,348 @@
+/* The optimiser's backend-independent rewrites (network.h,
+ * plx_optimize_options.graph_rewrites): each network runs on cpu_ref with
+ * and without them and must give the same values; the notes name what was
+ * rewritten, the assignment lists what is left, and what must not be
+ * rewritten is not. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+
+#include "test_util.h"
+
+static plx_runtime *rt;
+
+static void setup(void) {
+    const char *paths[] = {CPU_REF_DIR};
+    rt = tu_runtime(paths, 1);
+}
+
+static void teardown(void) {
+    plx_runtime_destroy(&rt);
+}
+
+TestSuite(rewrite, .init = setup, .fini = teardown);
+
+static plx_tensor_info f32(uint32_t rank, const int64_t *dims) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    t.rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+    }
+    return t;
+}
+
+static plx_optimized_network *optimize(plx_network *n, bool rewrites) {
+    const char *ids[] = {"cpu_ref"};
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    cr_assert(oo.graph_rewrites, "rewrites are not the default");
+    oo.backends = ids;
+    oo.backend_count = 1;
+    oo.graph_rewrites = rewrites;
+    plx_optimized_network *on = NULL;
+    OK(plx_optimize(rt, n, &oo, &on));
+    return on;
+}
+
+static bool has_note(const plx_optimized_network *on, const char *text) {
+    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
+        if (strstr(plx_optimized_network_note(on, i), text)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool has_layer(const plx_optimized_network *on, const char *name) {
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        if (strcmp(plx_optimized_network_layer(on, i)->layer_name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Runs the network (one input binding 0, one output binding 0). */
+static void run(plx_network *n, bool rewrites, const float *x, size_t x_count, float *y,
+                size_t y_count, plx_optimized_network **keep) {
+    plx_optimized_network *on = optimize(n, rewrites);
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    plx_loaded_network *ln = NULL;
+    /* Keep a second optimisation for the caller to inspect. */
+    if (keep) {
+        *keep = optimize(n, rewrites);
+    }
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    plx_tensor_binding in = {0, (void *)x, x_count * sizeof *x, 0};
+    plx_tensor_binding out = {0, y, y_count * sizeof *y, 0};
+    OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+    plx_loaded_network_unload(&ln);
+}
+
+static void fill(float *v, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+    }
+}
+
+static void assert_close(const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(le(dbl, fabs((double)a[i] - b[i]), 1e-5 + 1e-5 * fabs((double)b[i])),
+                  "[%zu] %g vs %g", i, (double)a[i], (double)b[i]);
+    }
+}
+
+/* conv (3 -> 4 channels, 3x3, pad 1) [+ bias] -> batch_norm -> relu. */
+#define C 3
+#define M 4
+#define H 5
+static float w_data[M * C * 9], b_data[M], scale[M], shift[M], mean[M], var[M];
+
+static plx_network *conv_bn(bool bias, bool conv_also_output) {
+    fill(w_data, M * C * 9, 1);
+    fill(b_data, M, 2);
+    fill(scale, M, 3);
+    fill(shift, M, 4);
+    fill(mean, M, 5);
+    fill(var, M, 6);
+    for (int i = 0; i < M; i++) {
+        var[i] = var[i] * var[i] + 0.5f;
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, C, H, H}, wd[] = {M, C, 3, 3}, md[] = {M};
+    plx_tensor_info xi = f32(4, xd), wi = f32(4, wd), mi = f32(1, md);
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
+    plx_batch_norm_desc bd = PLX_BATCH_NORM_DESC_INIT;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, w, b, conv, s, sh, me, va, bn, r, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "w", &wi, w_data, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &cd, bias ? 3 : 2, 1, &conv));
+    OK(plx_network_add_constant(n, "scale", &mi, scale, PLX_CONSTANT_BORROW, &s));
+    OK(plx_network_add_constant(n, "shift", &mi, shift, PLX_CONSTANT_BORROW, &sh));
+    OK(plx_network_add_constant(n, "mean", &mi, mean, PLX_CONSTANT_BORROW, &me));
+    OK(plx_network_add_constant(n, "var", &mi, var, PLX_CONSTANT_BORROW, &va));
+    OK(plx_network_add_layer(n, "bn", PLX_OP_BATCH_NORM, &bd, 5, 1, &bn));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, conv, 0));
+    OK(plx_network_connect(n, w, 0, conv, 1));
+    if (bias) {
+        OK(plx_network_add_constant(n, "b", &mi, b_data, PLX_CONSTANT_BORROW, &b));
+        OK(plx_network_connect(n, b, 0, conv, 2));
+    }
+    OK(plx_network_connect(n, conv, 0, bn, 0));
+    OK(plx_network_connect(n, s, 0, bn, 1));
+    OK(plx_network_connect(n, sh, 0, bn, 2));
+    OK(plx_network_connect(n, me, 0, bn, 3));
+    OK(plx_network_connect(n, va, 0, bn, 4));
+    OK(plx_network_connect(n, bn, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    if (conv_also_output) {
+        OK(plx_network_add_output(n, "conv_out", 1, &y2));
+        OK(plx_network_connect(n, conv, 0, y2, 0));
+    }
+    return n;
+}
+
+/* The batch-norm's arithmetic moves into the conv's weights and bias; the
+ * application's borrowed constants are not written. */
+Test(rewrite, batch_norm_folds_into_conv) {
+    for (int bias = 0; bias < 2; bias++) {
+        plx_network *n = conv_bn(bias, false);
+        float w_before[M * C * 9], shift_before[M];
+        memcpy(w_before, w_data, sizeof w_data);
+        memcpy(shift_before, shift, sizeof shift);
+        float x[C * H * H], y0[M * H * H], y1[M * H * H];
+        fill(x, C * H * H, 7);
+        plx_optimized_network *plain, *folded;
+        run(n, false, x, C * H * H, y0, M * H * H, &plain);
+        run(n, true, x, C * H * H, y1, M * H * H, &folded);
+        assert_close(y1, y0, M * H * H);
+        cr_assert(has_note(folded, "folded batch_norm 'bn' into conv 'conv'"));
+        cr_assert(not(has_layer(folded, "bn")));
+        cr_assert(has_layer(folded, "conv"));
+        cr_assert(not(has_layer(folded, "mean")), "an unread constant was kept");
+        cr_assert(has_layer(plain, "bn"));
+        cr_assert(eq(sz, plx_optimized_network_note_count(plain), 0));
+        cr_assert(eq(int, memcmp(w_before, w_data, sizeof w_data), 0), "W was written");
+        cr_assert(eq(int, memcmp(shift_before, shift, sizeof shift), 0), "bias was written");
+        plx_optimized_network_destroy(&plain);
+        plx_optimized_network_destroy(&folded);
+        plx_network_destroy(&n);
+    }
+}
+
+/* A conv whose output something else reads keeps its batch-norm. */
+Test(rewrite, batch_norm_stays_when_conv_output_is_shared) {
+    plx_network *n = conv_bn(true, true);
+    plx_optimized_network *on = optimize(n, true);
+    cr_assert(has_layer(on, "bn"));
+    cr_assert(not(has_note(on, "folded")));
+    plx_optimized_network_destroy(&on);
+    plx_network_destroy(&n);
+}
+
+/* x -> transpose p -> transpose q -> relu -> y, with q undoing p (both go)
+ * or not (one transpose with the composed permutation). */
+static plx_network *two_transposes(const uint32_t *p, const uint32_t *q) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {2, 3, 4, 5};
+    plx_tensor_info xi = f32(4, xd);
+    plx_transpose_desc t1 = PLX_TRANSPOSE_DESC_INIT, t2 = PLX_TRANSPOSE_DESC_INIT;
+    memcpy(t1.perm, p, 4 * sizeof *p);
+    t1.perm_count = 4;
+    memcpy(t2.perm, q, 4 * sizeof *q);
+    t2.perm_count = 4;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, a, b, r, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_layer(n, "t1", PLX_OP_TRANSPOSE, &t1, 1, 1, &a));
+    OK(plx_network_add_layer(n, "t2", PLX_OP_TRANSPOSE, &t2, 1, 1, &b));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, a, 0));
+    OK(plx_network_connect(n, a, 0, b, 0));
+    OK(plx_network_connect(n, b, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    return n;
+}
+
+Test(rewrite, transposes_cancel_or_merge) {
+    const uint32_t nhwc[] = {0, 2, 3, 1}, nchw[] = {0, 3, 1, 2}, swap[] = {1, 0, 2, 3};
+    float x[120], y0[120], y1[120];
+    fill(x, 120, 9);
+    for (int cancel = 0; cancel < 2; cancel++) {
+        plx_network *n = two_transposes(nhwc, cancel ? nchw : swap);
+        plx_optimized_network *plain, *rw;
+        run(n, false, x, 120, y0, 120, &plain);
+        run(n, true, x, 120, y1, 120, &rw);
+        cr_assert(eq(int, memcmp(y0, y1, sizeof y0), 0));
+        cr_assert(not(has_layer(rw, "t1")));
+        cr_assert(eq(int, has_layer(rw, "t2"), !cancel));
+        cr_assert(has_note(rw, cancel ? "removed transposes 't1' and 't2', which cancel"
+                                      : "merged transpose 't1' into transpose 't2'"));
+        plx_optimized_network_destroy(&plain);
+        plx_optimized_network_destroy(&rw);
+        plx_network_destroy(&n);
+    }
+}
+
+/* x -> reshape (same shape) -> cast (same dtype) -> pad (nothing) -> relu
+ * -> y: the three go. */
+Test(rewrite, identities_are_removed) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {2, 6};
+    plx_tensor_info xi = f32(2, xd);
+    plx_reshape_desc rd = PLX_RESHAPE_DESC_INIT;
+    rd.dims[0] = 2;
+    rd.dims[1] = 6;
+    rd.rank = 2;
+    plx_cast_desc cd = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_pad_desc pd = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, a, b, c, r, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_layer(n, "same_shape", PLX_OP_RESHAPE, &rd, 1, 1, &a));
+    OK(plx_network_add_layer(n, "same_dtype", PLX_OP_CAST, &cd, 1, 1, &b));
+    OK(plx_network_add_layer(n, "no_pad", PLX_OP_PAD, &pd, 1, 1, &c));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, a, 0));
+    OK(plx_network_connect(n, a, 0, b, 0));
+    OK(plx_network_connect(n, b, 0, c, 0));
+    OK(plx_network_connect(n, c, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    float xv[12], y0[12], y1[12];
+    fill(xv, 12, 11);
+    plx_optimized_network *plain, *rw;
+    run(n, false, xv, 12, y0, 12, &plain);
+    run(n, true, xv, 12, y1, 12, &rw);
+    cr_assert(eq(int, memcmp(y0, y1, sizeof y0), 0));
+    static const char *const gone[] = {"same_shape", "same_dtype", "no_pad"};
+    for (int i = 0; i < 3; i++) {
+        cr_assert(not(has_layer(rw, gone[i])), "%s kept", gone[i]);
+        char note[96];
+        snprintf(note, sizeof note, "'%s', whose output equals its input", gone[i]);
+        cr_assert(has_note(rw, note), "no note: %s", note);
+    }
+    cr_assert(eq(sz, plx_optimized_network_layer_count(rw), 3)); /* x, relu, y */
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}
+
+/* An identity between a network input and output stays: the output would
+ * read the input with no layer between. */
+Test(rewrite, identity_between_input_and_output_stays) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {4};
+    plx_tensor_info xi = f32(1, xd);
+    plx_cast_desc cd = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_layer_id x, c, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_layer(n, "cast", PLX_OP_CAST, &cd, 1, 1, &c));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, c, 0));
+    OK(plx_network_connect(n, c, 0, y, 0));
+    float xv[4] = {1, -2, 3, -4}, yv[4];
+    plx_optimized_network *rw;
+    run(n, true, xv, 4, yv, 4, &rw);
+    cr_assert(has_layer(rw, "cast"));
+    cr_assert(eq(int, memcmp(xv, yv, sizeof xv), 0));
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}
+
+/* constant [3,2] -> transpose -> add with x [2,3]: the constant is stored
+ * transposed and the transpose goes. */
+Test(rewrite, transpose_of_constant_is_folded) {
+    static float k[6] = {1, 2, 3, 4, 5, 6};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t kd[] = {3, 2}, xd[] = {2, 3};
+    plx_tensor_info ki = f32(2, kd), xi = f32(2, xd);
+    plx_transpose_desc td = PLX_TRANSPOSE_DESC_INIT;
+    td.perm[0] = 1;
+    td.perm[1] = 0;
+    td.perm_count = 2;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id x, c, t, a, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "k", &ki, k, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_layer(n, "kt", PLX_OP_TRANSPOSE, &td, 1, 1, &t));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &a));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, c, 0, t, 0));
+    OK(plx_network_connect(n, x, 0, a, 0));
+    OK(plx_network_connect(n, t, 0, a, 1));
+    OK(plx_network_connect(n, a, 0, y, 0));
+    float xv[6] = {0}, y0[6], y1[6];
+    plx_optimized_network *plain, *rw;
+    run(n, false, xv, 6, y0, 6, &plain);
+    run(n, true, xv, 6, y1, 6, &rw);
+    const float want[6] = {1, 3, 5, 2, 4, 6};
+    cr_assert(eq(int, memcmp(y0, want, sizeof want), 0));
+    cr_assert(eq(int, memcmp(y1, want, sizeof want), 0));
+    cr_assert(not(has_layer(rw, "kt")));
+    cr_assert(has_note(rw, "folded transpose 'kt' into constant 'k'"));
+    const float orig[6] = {1, 2, 3, 4, 5, 6};
+    cr_assert(eq(int, memcmp(k, orig, sizeof k), 0), "the borrowed constant was written");
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}

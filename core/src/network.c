@@ -46,7 +46,7 @@ static void *dup_bytes(const void *p, size_t n) {
 
 /* Copies per-axis quantization arrays into the layer so that the infos
  * never point to caller memory. */
-static bool own_quant(plxi_layer *l, plx_tensor_info *info) {
+bool plxi_layer_own_quant(plxi_layer *l, plx_tensor_info *info) {
     plx_quant_params *q = &info->quant;
     if (q->kind != PLX_QUANT_PER_AXIS) {
         q->scales = NULL;
@@ -101,7 +101,7 @@ plxi_layer *plxi_layer_clone(const plxi_layer *src) {
         return NULL;
     }
     for (uint32_t i = 0; i < l->output_count; i++) {
-        if (!own_quant(l, &l->outputs[i])) {
+        if (!plxi_layer_own_quant(l, &l->outputs[i])) {
             plxi_layer_free(l);
             return NULL;
         }
@@ -210,7 +210,7 @@ static plx_status add_layer(plx_network *n, const char *name, plx_op op, const v
         return plxi_status_create(PLX_INVALID_ARGUMENT, "a layer needs a non-empty name");
     }
     if ((unsigned)op >= PLX_OP_COUNT || op == PLX_OP_INVALID || op == PLX_OP_MEM_COPY ||
-        op == PLX_OP_MEM_IMPORT) {
+        op == PLX_OP_MEM_IMPORT || op == PLX_OP_PRECOMPILED) {
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "layer '%s': op %d is not an operator applications add", name,
                                   (int)op);
@@ -327,7 +327,7 @@ static plx_status set_info(plxi_layer *l, uint32_t slot, const plx_tensor_info *
     for (uint32_t i = copy.rank; i < PLX_MAX_RANK; i++) {
         copy.dims[i] = 0;
     }
-    if (!own_quant(l, &copy)) {
+    if (!plxi_layer_own_quant(l, &copy)) {
         return oom();
     }
     l->outputs[slot] = copy;

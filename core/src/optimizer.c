@@ -166,8 +166,8 @@ static plx_status resolve_backends(plx_runtime *rt, const plx_optimize_options *
 }
 
 /* Asks `rec` about layer `l`; NULL when it accepts, else the reason (heap). */
-static char *ask(plxi_backend_record *rec, const plxi_layer *l, plxi_layer *const *layers,
-                 bool *oom_flag) {
+char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
+                         plxi_layer *const *layers, bool *oom_flag) {
     plx_tensor_info in_small[16];
     const void *const_small[16];
     plx_tensor_info *inputs = in_small;
@@ -200,7 +200,7 @@ static char *ask(plxi_backend_record *rec, const plxi_layer *l, plxi_layer *cons
     return reason;
 }
 
-static bool add_refusal(plxi_layer *l, const char *backend_id, char *reason) {
+bool plxi_optimizer_refusal(plxi_layer *l, const char *backend_id, char *reason) {
     plx_refusal *r = realloc(l->refusals, (l->refusal_count + 1) * sizeof *r);
     char *id = plxi_strdup(backend_id);
     if (!r || !id) {
@@ -218,13 +218,13 @@ static bool add_refusal(plxi_layer *l, const char *backend_id, char *reason) {
 
 /* Assigns one layer by preference; false only when out of memory. The
  * layer's backend stays NULL when every candidate refuses. */
-static bool assign_by_preference(plxi_layer *l, plxi_layer *const *layers,
-                                 plxi_backend_record *const *prefs, size_t pref_count,
-                                 bool allow_fallback) {
+bool plxi_assign_by_preference(plxi_layer *l, plxi_layer *const *layers,
+                               plxi_backend_record *const *prefs, size_t pref_count,
+                               bool allow_fallback) {
     size_t tries = allow_fallback ? pref_count : 1;
     for (size_t b = 0; b < tries; b++) {
         bool failed = false;
-        char *reason = ask(prefs[b], l, layers, &failed);
+        char *reason = plxi_optimizer_ask(prefs[b], l, layers, &failed);
         if (failed) {
             return false;
         }
@@ -232,7 +232,7 @@ static bool assign_by_preference(plxi_layer *l, plxi_layer *const *layers,
             l->backend = prefs[b];
             return true;
         }
-        if (!add_refusal(l, prefs[b]->info.id, reason)) {
+        if (!plxi_optimizer_refusal(l, prefs[b]->info.id, reason)) {
             return false;
         }
     }
@@ -482,8 +482,13 @@ PLX_API plx_status plx_optimize(plx_runtime *runtime, plx_network *network,
         s = plxi_rewrite(o, layers, &count);
     }
 
-    /* Compute layers by preference; constants after, to follow consumers. */
+    /* Compute layers by preference; then backends optimise their subgraphs
+     * (R-23); constants last, to follow their consumers. */
     for (int pass = 0; !s && pass < 2; pass++) {
+        if (pass == 1) {
+            s = plxi_optimize_subgraphs(o, layers, &count, prefs, pref_count,
+                                        options->allow_fallback);
+        }
         for (size_t i = 0; !s && i < count; i++) {
             plxi_layer *l = layers[i];
             if (l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT ||
@@ -493,7 +498,7 @@ PLX_API plx_status plx_optimize(plx_runtime *runtime, plx_network *network,
             if (l->op == PLX_OP_CONSTANT) {
                 const plxi_layer *c = first_consumer(layers, count, (uint32_t)i);
                 bool failed = false;
-                char *reason = c && c->backend ? ask(c->backend, l, layers, &failed) : NULL;
+                char *reason = c && c->backend ? plxi_optimizer_ask(c->backend, l, layers, &failed) : NULL;
                 if (failed) {
                     s = oom();
                     break;
@@ -504,7 +509,7 @@ PLX_API plx_status plx_optimize(plx_runtime *runtime, plx_network *network,
                 }
                 free(reason); /* the consumer's backend is not a preference */
             }
-            if (!assign_by_preference(l, layers, prefs, pref_count, options->allow_fallback)) {
+            if (!plxi_assign_by_preference(l, layers, prefs, pref_count, options->allow_fallback)) {
                 s = oom();
             }
         }

@@ -398,22 +398,13 @@ static plx_status remove_identity(rewriter *w, uint32_t index, bool *changed) {
     return NULL;
 }
 
-/* Drops unread constants, then renumbers the survivors, keeping their
- * order except where a producer must move before its reader (the
- * batch-norm's bias constant given to a conv may come after it). */
-static plx_status compact(rewriter *w) {
-    for (size_t i = 0; i < w->count; i++) {
-        plxi_layer *l = w->layers[i];
-        if (l && l->op == PLX_OP_CONSTANT && readers(w, (uint32_t)i, 0, NULL) == 0) {
-            drop(w, (uint32_t)i);
-        }
+plx_status plxi_layers_sort(plxi_layer **layers, size_t *count) {
+    size_t total = 0, all = *count;
+    for (size_t i = 0; i < all; i++) {
+        total += layers[i] != NULL;
     }
-    size_t total = 0;
-    for (size_t i = 0; i < w->count; i++) {
-        total += w->layers[i] != NULL;
-    }
-    uint32_t *position = malloc((w->count ? w->count : 1) * sizeof *position);
-    plxi_layer **order = malloc((w->count ? w->count : 1) * sizeof *order);
+    uint32_t *position = malloc((all ? all : 1) * sizeof *position);
+    plxi_layer **order = malloc((all ? all : 1) * sizeof *order);
     if (!position || !order) {
         free(position);
         free(order);
@@ -422,14 +413,14 @@ static plx_status compact(rewriter *w) {
     /* A stable topological sort: each sweep emits, in order, the layers
      * whose producers are all emitted (one sweep when nothing moved). */
     const uint32_t pending = UINT32_MAX;
-    for (size_t i = 0; i < w->count; i++) {
+    for (size_t i = 0; i < all; i++) {
         position[i] = pending;
     }
     size_t n = 0;
     while (n < total) {
         size_t before = n;
-        for (size_t i = 0; i < w->count; i++) {
-            plxi_layer *l = w->layers[i];
+        for (size_t i = 0; i < all; i++) {
+            plxi_layer *l = layers[i];
             if (!l || position[i] != pending) {
                 continue;
             }
@@ -453,11 +444,22 @@ static plx_status compact(rewriter *w) {
             order[i]->inputs[k].layer = position[order[i]->inputs[k].layer];
         }
     }
-    memcpy(w->layers, order, n * sizeof *order);
-    w->count = n;
+    memcpy(layers, order, n * sizeof *order);
+    *count = n;
     free(position);
     free(order);
     return NULL;
+}
+
+/* Drops unread constants, then renumbers the rest (plxi_layers_sort). */
+static plx_status compact(rewriter *w) {
+    for (size_t i = 0; i < w->count; i++) {
+        plxi_layer *l = w->layers[i];
+        if (l && l->op == PLX_OP_CONSTANT && readers(w, (uint32_t)i, 0, NULL) == 0) {
+            drop(w, (uint32_t)i);
+        }
+    }
+    return plxi_layers_sort(w->layers, &w->count);
 }
 
 plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *count) {

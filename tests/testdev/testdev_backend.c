@@ -16,6 +16,16 @@
  *   externally_managed_memory and offers its own memory strategy
  *   ("testdev_separate": one buffer per tensor), so tests can see a
  *   backend's strategy used, and overridden by the application's.
+ * - Option `subgraph` (ABI 1.2 optimize_subgraph, R-23) = none (default) |
+ *   fuse: every add whose only reader is a relu becomes one precompiled
+ *   "add+relu" layer | refuse_fused: the same substitutions, but
+ *   check_layer refuses the precompiled layer | give_back: every relu is
+ *   given back | bad_output: add+relu substitutions that list the add's
+ *   output instead of the relu's | bad_input: one that names the relu's
+ *   input (inside the set) as an input | whole: every subgraph with an add
+ *   and a relu replaced as a whole (the optimiser refuses it when it is
+ *   not convex) | fail: optimize_subgraph returns a status. A substitution
+ *   the host refuses makes optimize_subgraph return the host's status.
  * Lives in its own build directory so that registry tests scanning the
  * fake plug-ins do not see it. */
 #include <stdint.h>
@@ -23,10 +33,17 @@
 
 #include <plexus/backend.h>
 
+enum subgraph_mode { SG_NONE, SG_FUSE, SG_REFUSE_FUSED, SG_GIVE_BACK, SG_BAD_OUTPUT,
+                     SG_BAD_INPUT, SG_WHOLE, SG_FAIL };
+static const char *const subgraph_modes[] = {"none",       "fuse",      "refuse_fused",
+                                             "give_back",  "bad_output", "bad_input",
+                                             "whole",      "fail"};
+
 struct plx_backend {
     const plx_host *host;
     uint32_t import_sources;
     bool planned;
+    enum subgraph_mode subgraph;
     plx_capability caps[4];
 };
 
@@ -43,7 +60,10 @@ struct plx_tensor_handle {
     uint32_t import_sources;
 };
 
-enum kind { RELU, ADD, CONSTANT, PROBE, FAIL };
+enum kind { RELU, ADD, CONSTANT, PROBE, FAIL, ADD_RELU };
+
+/* The payload of testdev's precompiled add+relu. */
+static const char add_relu_data[] = "testdev add+relu v1";
 
 struct plx_workload {
     const plx_host *host;
@@ -58,6 +78,8 @@ struct plx_workload {
 static const plx_option_info options[] = {
     {"import", "memory source handles import: malloc, dma_buf or none", "malloc"},
     {"memory", "backend (its own allocations) or planned (externally managed)", "backend"},
+    {"subgraph", "none, fuse, refuse_fused, give_back, bad_output, bad_input, whole or fail",
+     "none"},
 };
 
 /* One buffer per tensor, each at offset 0. */
@@ -87,8 +109,21 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
                          plx_backend **out) {
     uint32_t sources = PLX_MEMORY_SOURCE_MALLOC;
     bool planned = false;
+    enum subgraph_mode subgraph = SG_NONE;
     for (size_t i = 0; i < count; i++) {
-        if (strcmp(opts[i].key, "memory") == 0) {
+        if (strcmp(opts[i].key, "subgraph") == 0) {
+            size_t m = 0;
+            while (m < sizeof subgraph_modes / sizeof subgraph_modes[0] &&
+                   strcmp(opts[i].value, subgraph_modes[m]) != 0) {
+                m++;
+            }
+            if (m == sizeof subgraph_modes / sizeof subgraph_modes[0]) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "testdev: option subgraph=%s is not a mode",
+                                           opts[i].value);
+            }
+            subgraph = (enum subgraph_mode)m;
+        } else if (strcmp(opts[i].key, "memory") == 0) {
             if (strcmp(opts[i].value, "planned") != 0 && strcmp(opts[i].value, "backend") != 0) {
                 return host->status_create(host, PLX_INVALID_ARGUMENT,
                                            "testdev: option memory=%s: expected backend or planned",
@@ -121,6 +156,7 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     b->caps[3] = (plx_capability){PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_VALUE_BOOL, planned, 0,
                                   NULL};
     b->planned = planned;
+    b->subgraph = subgraph;
     *out = b;
     return NULL;
 }
@@ -153,6 +189,14 @@ static int kind_of(const plx_layer_view *l) {
     if (!all_float(l->inputs, l->input_count) || !all_float(l->outputs, l->output_count)) {
         return -1;
     }
+    if (l->op == PLX_OP_PRECOMPILED) {
+        const plx_precompiled_desc *d = l->desc;
+        return strcmp(d->kind, "add+relu") == 0 && d->size == sizeof add_relu_data &&
+                       memcmp(d->data, add_relu_data, d->size) == 0 && l->input_count == 2 &&
+                       l->output_count == 1
+                   ? ADD_RELU
+                   : -1;
+    }
     if (l->op == PLX_OP_CONSTANT) {
         return CONSTANT;
     }
@@ -168,6 +212,10 @@ static int kind_of(const plx_layer_view *l) {
 }
 
 static plx_status check_layer(plx_backend *b, const plx_layer_view *l) {
+    if (l->op == PLX_OP_PRECOMPILED && b->subgraph == SG_REFUSE_FUSED) {
+        return b->host->status_create(b->host, PLX_UNSUPPORTED,
+                                      "testdev refuses its own fusions (subgraph=refuse_fused)");
+    }
     if (kind_of(l) < 0) {
         return b->host->status_create(b->host, PLX_UNSUPPORTED,
                                       "testdev runs only float32 relu, add of equal shapes and "
@@ -308,6 +356,12 @@ static plx_status execute(plx_workload *w) {
             y[i] = ((const float *)w->in[0]->data)[i] + ((const float *)w->in[1]->data)[i];
         }
         break;
+    case ADD_RELU:
+        for (size_t i = 0; i < w->elements; i++) {
+            float v = ((const float *)w->in[0]->data)[i] + ((const float *)w->in[1]->data)[i];
+            y[i] = v > 0 ? v : 0;
+        }
+        break;
     case PROBE: {
         int64_t address = (int64_t)(uintptr_t)w->in[0]->data;
         memcpy(w->out->data, &address, sizeof address);
@@ -327,8 +381,120 @@ static plx_status execute(plx_workload *w) {
     return NULL;
 }
 
+static bool is_op(const plx_subgraph_layer *l, plx_op op) {
+    if (l->view.op != op) {
+        return false;
+    }
+    if (op == PLX_OP_ACTIVATION) {
+        return ((const plx_activation_desc *)l->view.desc)->func == PLX_ACT_RELU;
+    }
+    return ((const plx_binary_desc *)l->view.desc)->func == PLX_BINARY_ADD;
+}
+
+/* The reader inside the subgraph of layer a's output 0 when it is the
+ * only reader anywhere, else UINT32_MAX. */
+static uint32_t only_reader(const plx_subgraph_view *g, uint32_t a) {
+    const plx_subgraph_layer *l = &g->layers[a];
+    if (l->readers[0] != 1 || l->escapes[0]) {
+        return UINT32_MAX;
+    }
+    for (uint32_t r = 0; r < g->layer_count; r++) {
+        const plx_subgraph_layer *c = &g->layers[r];
+        for (uint32_t k = 0; k < c->view.input_count; k++) {
+            if (c->inputs[k].layer == a && c->inputs[k].slot == 0) {
+                return r;
+            }
+        }
+    }
+    return UINT32_MAX;
+}
+
+static plx_status optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
+                                    const plx_subgraph_editor *editor) {
+    if (b->subgraph == SG_FAIL) {
+        return b->host->status_create(b->host, PLX_INTERNAL,
+                                      "testdev fails optimize_subgraph (subgraph=fail)");
+    }
+    if (b->subgraph == SG_GIVE_BACK) {
+        for (uint32_t i = 0; i < g->layer_count; i++) {
+            if (is_op(&g->layers[i], PLX_OP_ACTIVATION)) {
+                plx_status s = editor->give_back(editor, i, "testdev gives relus back");
+                if (s) {
+                    return s;
+                }
+            }
+        }
+        return NULL;
+    }
+    if (b->subgraph == SG_WHOLE) {
+        uint32_t all[16], n = 0, add = UINT32_MAX, relu = UINT32_MAX;
+        for (uint32_t i = 0; i < g->layer_count && n < 16; i++) {
+            all[n++] = i;
+            add = is_op(&g->layers[i], PLX_OP_BINARY) ? i : add;
+            relu = is_op(&g->layers[i], PLX_OP_ACTIVATION) ? i : relu;
+        }
+        if (add == UINT32_MAX || relu == UINT32_MAX) {
+            return NULL;
+        }
+        /* Inputs: every tensor the layers read from outside the subgraph. */
+        plx_subgraph_source in[32];
+        uint32_t in_count = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint32_t k = 0; k < g->layers[i].view.input_count && in_count < 32; k++) {
+                plx_subgraph_source src = g->layers[i].inputs[k];
+                bool seen = src.layer != PLX_SUBGRAPH_EXTERNAL;
+                for (uint32_t j = 0; !seen && j < in_count; j++) {
+                    seen = in[j].slot == src.slot;
+                }
+                if (!seen) {
+                    in[in_count++] = src;
+                }
+            }
+        }
+        /* Outputs: every output read outside the subgraph, relu's first. */
+        plx_subgraph_source out[16] = {{relu, 0}};
+        uint32_t out_count = 1;
+        for (uint32_t i = 0; i < n && out_count < 16; i++) {
+            if (i != relu && g->layers[i].escapes[0]) {
+                out[out_count++] = (plx_subgraph_source){i, 0};
+            }
+        }
+        plx_substitution sub = {sizeof sub, all, n, in, in_count, out, out_count,
+                                "add+relu", add_relu_data, sizeof add_relu_data};
+        return editor->substitute(editor, &sub);
+    }
+    if (b->subgraph == SG_NONE) {
+        return NULL;
+    }
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        uint32_t r = only_reader(g, a);
+        if (!is_op(&g->layers[a], PLX_OP_BINARY) || r == UINT32_MAX ||
+            !is_op(&g->layers[r], PLX_OP_ACTIVATION)) {
+            continue;
+        }
+        uint32_t set[2] = {a, r};
+        plx_subgraph_source out = {b->subgraph == SG_BAD_OUTPUT ? a : r, 0};
+        plx_subgraph_source bad_in[2] = {g->layers[a].inputs[0], {a, 0}};
+        plx_substitution sub = {sizeof sub,
+                                set,
+                                2,
+                                b->subgraph == SG_BAD_INPUT ? bad_in : g->layers[a].inputs,
+                                2,
+                                &out,
+                                1,
+                                "add+relu",
+                                add_relu_data,
+                                sizeof add_relu_data};
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
 static const plx_backend_functions functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, get_memory_strategy),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, optimize_subgraph),
     .create = create,
     .destroy = destroy,
     .get_capabilities = get_capabilities,
@@ -347,6 +513,7 @@ static const plx_backend_functions functions = {
     .destroy_workload = destroy_workload,
     .execute_workload = execute,
     .get_memory_strategy = get_memory_strategy,
+    .optimize_subgraph = optimize_subgraph,
 };
 
 static const plx_backend_descriptor descriptor = {
@@ -357,7 +524,7 @@ static const plx_backend_descriptor descriptor = {
     .version = "1.0.0",
     .functions = &functions,
     .options = options,
-    .option_count = 2,
+    .option_count = 3,
 };
 
 const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const plx_host *host) {

@@ -247,6 +247,98 @@ typedef struct plx_tensor_handle_params {
     uint32_t export_sources;
 } plx_tensor_handle_params;
 
+/* ------------------------------------------------------------------------ */
+/* ABI 1.2: graph optimisation by backends                             */
+/* ------------------------------------------------------------------------ */
+
+/* Where a tensor of a subgraph comes from: output `slot` of subgraph layer
+ * `layer`, or, when `layer` is PLX_SUBGRAPH_EXTERNAL, the subgraph's
+ * external input number `slot`. */
+#define PLX_SUBGRAPH_EXTERNAL UINT32_MAX
+typedef struct plx_subgraph_source {
+    uint32_t layer;
+    uint32_t slot;
+} plx_subgraph_source;
+
+/* One layer of a subgraph. */
+typedef struct plx_subgraph_layer {
+    /* The layer as check_layer saw it (name, op, descriptor, infos,
+     * constant inputs). */
+    plx_layer_view view;
+    /* view.input_count entries: where each input comes from. */
+    const plx_subgraph_source *inputs;
+    /* view.output_count entries each: how many subgraph layers read the
+     * output slot, and whether anything outside the subgraph reads it
+     * (another backend's layer or a network output). */
+    const uint32_t *readers;
+    const bool *escapes;
+} plx_subgraph_layer;
+
+/* A maximal connected set of compute layers the optimiser assigned to this
+ * backend (constants, network inputs and outputs are not part of it; they
+ * are external inputs or readers outside). Owned by the host, valid during
+ * optimize_subgraph only; constant data (views' input_constants,
+ * external_constants) stays valid as long as the network. */
+typedef struct plx_subgraph_view {
+    uint32_t struct_size;
+    uint32_t layer_count;
+    const plx_subgraph_layer *layers;    /* in execution (topological) order */
+    uint32_t external_input_count;
+    const plx_tensor_info *external_inputs; /* their infos */
+    /* Per external input: its data when it is a constant, else NULL. */
+    const void *const *external_constants;
+} plx_subgraph_view;
+
+/* One replacement: the layers `layers` (indices into the subgraph, at least
+ * one, no layer twice) become one PLX_OP_PRECOMPILED layer.
+ * - inputs: the new layer's inputs, in order. Each must be a tensor that a
+ *   replaced layer reads from outside the replaced set (an external input,
+ *   or an output of a subgraph layer that is not replaced); each at most
+ *   once. The backend may leave out inputs it has no use for.
+ * - outputs: the new layer's outputs, in order: output slots of replaced
+ *   layers, each at most once. Every replaced output that something outside
+ *   the replaced set reads must be listed; its readers read the new layer's
+ *   output instead, with the same tensor info.
+ * - kind, data, size: the plx_precompiled_desc the new layer gets (the host
+ *   copies both; kind non-empty, at most 63 bytes; size at most 16 MiB).
+ * The replaced set must be convex: no path leads from one replaced layer to
+ * another through a layer that is not replaced. Valid during substitute. */
+typedef struct plx_substitution {
+    uint32_t struct_size;
+    const uint32_t *layers;
+    uint32_t layer_count;
+    const plx_subgraph_source *inputs;
+    uint32_t input_count;
+    const plx_subgraph_source *outputs;
+    uint32_t output_count;
+    const char *kind;
+    const void *data;
+    size_t size;
+} plx_substitution;
+
+/* What a backend may do with the subgraph it is offered, through the
+ * host's functions. Owned by the host, valid during optimize_subgraph. */
+typedef struct plx_subgraph_editor plx_subgraph_editor;
+struct plx_subgraph_editor {
+    uint32_t struct_size;
+    /* Replaces layers by one precompiled layer. The host checks the
+     * substitution at once and returns PLX_INVALID_ARGUMENT naming what is
+     * wrong (an index out of range or already used, an input that is not
+     * read from outside the set, a missing output, a set that is not
+     * convex, ...): then nothing changed. Accepted, the host later asks
+     * check_layer about the new layer; a refusal there rejects the
+     * substitution, with a note. Later calls may not reuse the layers. */
+    plx_status (*substitute)(const plx_subgraph_editor *editor,
+                             const plx_substitution *substitution);
+    /* Gives layer `layer` back: the optimiser offers it to the backends
+     * after this one in the preference list, recording `reason` (copied;
+     * not NULL) as this backend's refusal. PLX_INVALID_ARGUMENT for an
+     * index out of range or a layer already substituted or given back. */
+    plx_status (*give_back)(const plx_subgraph_editor *editor, uint32_t layer,
+                            const char *reason);
+    void *host_data; /* the host's; do not touch */
+};
+
 /* The backend's function table. Owned by the backend; it must stay valid and
  * unchanged while the plug-in is loaded (a `static const` object). */
 typedef struct plx_backend_functions {
@@ -414,6 +506,18 @@ typedef struct plx_backend_functions {
      * ("greedy"). Every plan it makes is validated; a wrong one fails the
      * load naming the strategy. */
     const plx_memory_strategy *(*get_memory_strategy)(plx_backend *backend);
+
+    /* ---- ABI 1.2: graph optimisation (R-23) ------------------------------ */
+    /* Optional. Called by plx_optimize once per maximal subgraph assigned to
+     * this backend, after every compute layer is assigned, before copies
+     * and imports are inserted: the backend may replace layers by
+     * precompiled ones (fusions, a compiled subgraph) and give layers back,
+     * through `editor`. Returning a status discards every change made in
+     * the call (the host notes why); the network stays as assigned. The
+     * backend keeps nothing of the view. Called from the thread that runs
+     * plx_optimize; calls for different networks may be concurrent. */
+    plx_status (*optimize_subgraph)(plx_backend *backend, const plx_subgraph_view *subgraph,
+                                    const plx_subgraph_editor *editor);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

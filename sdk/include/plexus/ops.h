@@ -70,10 +70,13 @@ typedef enum plx_op {
     PLX_OP_TILE = 40,          /* X -> Y; plx_tile_desc */
     PLX_OP_ARG_REDUCE = 41,    /* X -> Y (int64); plx_arg_reduce_desc */
     PLX_OP_TOPK = 42,          /* X -> values, indices (int64); plx_topk_desc */
-    PLX_OP_INSTANCE_NORM = 43  /* X, scale, bias -> Y; plx_instance_norm_desc */
+    PLX_OP_INSTANCE_NORM = 43, /* X, scale, bias -> Y; plx_instance_norm_desc */
+    /* ABI 1.2: layers a backend put in place of others through
+     * optimize_subgraph (backend.h); never added by applications. */
+    PLX_OP_PRECOMPILED = 44    /* any -> any; plx_precompiled_desc */
 } plx_op;
 
-#define PLX_OP_COUNT 44
+#define PLX_OP_COUNT 45
 
 /* "conv", "batch_norm", ...: the lower-case name of an operator;
  * "invalid" for values out of range. */
@@ -122,9 +125,22 @@ static inline const char *plx_op_name(plx_op op) {
         "tile",
         "arg_reduce",
         "topk",
-        "instance_norm"};
+        "instance_norm",
+        "precompiled"};
     return (unsigned)op < PLX_OP_COUNT ? names[op] : "invalid";
 }
+
+/* ABI 1.2: the descriptor of a PLX_OP_PRECOMPILED layer, which stands for
+ * the layers a backend replaced (backend.h, plx_substitution). `kind`
+ * says what it computes in the backend's words ("conv+relu"); `data` is the
+ * backend's own description of it, `size` bytes, opaque to the host. Both
+ * are the host's copies, valid while the network that holds the layer. */
+typedef struct plx_precompiled_desc {
+    uint32_t struct_size;
+    const char *kind;
+    const void *data;
+    size_t size;
+} plx_precompiled_desc;
 
 /* Padding rule of ONNX's auto_pad. */
 typedef enum plx_auto_pad {

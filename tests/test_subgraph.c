@@ -283,3 +283,51 @@ Test(subgraph, applications_cannot_add_precompiled_layers) {
     plx_status_free(s);
     plx_network_destroy(&n);
 }
+
+/* Two fusions in a chain: the second's input is the first's output, which
+ * the first substitution moved to its new layer. */
+Test(subgraph, chained_fusions) {
+    plx_runtime *rt = runtime_with("fuse");
+    for (int i = 0; i < N; i++) {
+        c_data[i] = (float)(i % 3) - 1.0f;
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, c, a1, r1, a2, r2, y;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_constant(n, "c", &t, c_data, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_layer(n, "a1", PLX_OP_BINARY, &add, 2, 1, &a1));
+    OK(plx_network_add_layer(n, "r1", PLX_OP_ACTIVATION, &relu, 1, 1, &r1));
+    OK(plx_network_add_layer(n, "a2", PLX_OP_BINARY, &add, 2, 1, &a2));
+    OK(plx_network_add_layer(n, "r2", PLX_OP_ACTIVATION, &relu, 1, 1, &r2));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, a1, 0));
+    OK(plx_network_connect(n, c, 0, a1, 1));
+    OK(plx_network_connect(n, a1, 0, r1, 0));
+    OK(plx_network_connect(n, r1, 0, a2, 0));
+    OK(plx_network_connect(n, c, 0, a2, 1));
+    OK(plx_network_connect(n, a2, 0, r2, 0));
+    OK(plx_network_connect(n, r2, 0, y, 0));
+    plx_optimized_network *on = optimize(rt, n, true);
+    cr_assert(not(zero(ptr, (void *)layer(on, "a1+r1"))), "%s", notes(on));
+    cr_assert(not(zero(ptr, (void *)layer(on, "a2+r2"))), "%s", notes(on));
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    float xv[N], yv[N];
+    for (int i = 0; i < N; i++) {
+        xv[i] = 0.75f * (float)i - 2.5f;
+    }
+    plx_tensor_binding in = {0, xv, sizeof xv, 0}, out = {0, yv, sizeof yv, 0};
+    OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+    for (int i = 0; i < N; i++) {
+        float v = xv[i] + c_data[i];
+        v = (v > 0 ? v : 0.0f) + c_data[i];
+        cr_assert(eq(flt, yv[i], v > 0 ? v : 0.0f), "y[%d]", i);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

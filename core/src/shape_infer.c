@@ -498,6 +498,8 @@ bool plxi_op_arity(plx_op op, uint32_t *out_min_inputs, uint32_t *out_max_inputs
     case PLX_OP_INSTANCE_NORM: min_in = max_in = 3; break;
     case PLX_OP_TILE:
     case PLX_OP_ARG_REDUCE: break;
+    /* A backend's replacement of other layers: any count. */
+    case PLX_OP_PRECOMPILED: min_in = 0; max_in = UINT32_MAX; max_out = UINT32_MAX; break;
     case PLX_OP_POOL:
     case PLX_OP_GLOBAL_POOL:
     case PLX_OP_ACTIVATION:
@@ -577,6 +579,7 @@ size_t plxi_op_desc_size(plx_op op) {
     case PLX_OP_ARG_REDUCE: return sizeof(plx_arg_reduce_desc);
     case PLX_OP_TOPK: return sizeof(plx_topk_desc);
     case PLX_OP_INSTANCE_NORM: return sizeof(plx_instance_norm_desc);
+    case PLX_OP_PRECOMPILED: return sizeof(plx_precompiled_desc);
     case PLX_OP_MATMUL:
     case PLX_OP_WHERE:
     case PLX_OP_MEM_COPY:
@@ -2054,6 +2057,9 @@ plx_status plxi_infer_layer(const char *layer_name, plx_op op, const void *desc,
     case PLX_OP_ARG_REDUCE: s = infer_arg_reduce(c); break;
     case PLX_OP_TOPK: s = infer_topk(c); break;
     case PLX_OP_INSTANCE_NORM: s = infer_instance_norm(c); break;
+    case PLX_OP_PRECOMPILED:
+        s = fail(c, "precompiled layers come from backends, which give their outputs");
+        break;
     case PLX_OP_INVALID:
     default: s = fail(c, "unknown operator %d", (int)op); break;
     }

@@ -24,7 +24,7 @@ typedef struct edit {
     bool give_back;
     uint32_t *layers; /* local indices */
     uint32_t layer_count;
-    plx_subgraph_source *inputs;
+    plxi_source *inputs; /* global: earlier edits of the offer may move them */
     uint32_t input_count;
     plx_subgraph_source *outputs;
     uint32_t output_count;
@@ -264,8 +264,8 @@ static plx_status substitute(const plx_subgraph_editor *editor, const plx_substi
         return oom();
     }
     memcpy(e->layers, sub->layers, sub->layer_count * sizeof *e->layers);
-    if (sub->input_count) {
-        memcpy(e->inputs, sub->inputs, sub->input_count * sizeof *e->inputs);
+    for (uint32_t i = 0; i < sub->input_count; i++) {
+        e->inputs[i] = global_source(of, sub->inputs[i]);
     }
     memcpy(e->outputs, sub->outputs, sub->output_count * sizeof *e->outputs);
     if (sub->size) {
@@ -441,9 +441,7 @@ static plxi_layer *new_layer(const offer *of, edit *e) {
     l->output_count = e->output_count;
     l->binding_id = -1;
     l->backend = of->backend;
-    for (uint32_t i = 0; i < e->input_count; i++) {
-        l->inputs[i] = global_source(of, e->inputs[i]);
-    }
+    memcpy(l->inputs, e->inputs, e->input_count * sizeof *l->inputs);
     for (uint32_t i = 0; i < e->output_count; i++) {
         const plxi_layer *src = of->layers[of->global[e->outputs[i].layer]];
         l->outputs[i] = src->outputs[e->outputs[i].slot];
@@ -507,9 +505,18 @@ static plx_status apply(plx_optimized_network *o, offer *of, plxi_backend_record
             return oom();
         }
         uint32_t place = of->global[e->layers[0]];
-        /* Readers of the listed outputs read the new layer. */
+        /* Readers of the listed outputs, and the inputs of substitutions
+         * still to apply, read the new layer. */
         for (uint32_t k = 0; k < e->output_count; k++) {
             plxi_source from = {of->global[e->outputs[k].layer], e->outputs[k].slot};
+            for (size_t y = x + 1; y < of->edit_count; y++) {
+                for (uint32_t i = 0; i < of->edits[y].input_count; i++) {
+                    plxi_source *in = &of->edits[y].inputs[i];
+                    if (in->layer == from.layer && in->slot == from.slot) {
+                        *in = (plxi_source){place, k};
+                    }
+                }
+            }
             for (size_t r = 0; r < of->count; r++) {
                 plxi_layer *c = of->layers[r];
                 if (!c || global_in_set(of, e->layers, e->layer_count, r)) {

@@ -687,24 +687,14 @@ static void stats(backend_run *r, long n) {
 /* Agreement                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static double half_to_double(uint16_t h) {
-    int e = (h >> 10) & 0x1f, f = h & 0x3ff;
-    double v = e == 0 ? ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexp(f + 1024, e - 25);
-    return h & 0x8000 ? -v : v;
-}
-
 static double element(const void *data, plx_dtype dtype, size_t i) {
     switch (dtype) {
     case PLX_DTYPE_FLOAT32:
         return ((const float *)data)[i];
     case PLX_DTYPE_FLOAT16:
-        return half_to_double(((const uint16_t *)data)[i]);
-    case PLX_DTYPE_BFLOAT16: {
-        uint32_t bits = (uint32_t)((const uint16_t *)data)[i] << 16;
-        float f;
-        memcpy(&f, &bits, sizeof f);
-        return f;
-    }
+        return plx_float16_to_float32(((const uint16_t *)data)[i]);
+    case PLX_DTYPE_BFLOAT16:
+        return plx_bfloat16_to_float32(((const uint16_t *)data)[i]);
     case PLX_DTYPE_INT8:
         return ((const int8_t *)data)[i];
     case PLX_DTYPE_UINT8:

@@ -50,12 +50,6 @@ const char *cpu_ref_refuse(char *buf, size_t size, const char *fmt, ...)
 #endif
     ;
 
-/* float16 and bfloat16 conversions (round to nearest even). */
-float cpu_ref_f16_to_f32(uint16_t h);
-uint16_t cpu_ref_f32_to_f16(float f);
-float cpu_ref_bf16_to_f32(uint16_t h);
-uint16_t cpu_ref_f32_to_bf16(float f);
-
 /* One declaration pair per operator with a kernel; defined in
  * kernels_compute.c (dense math), kernels_elementwise.c and kernels_data.c. */
 #define CPU_REF_KERNEL(name)                                                           \

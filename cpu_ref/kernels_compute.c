@@ -18,8 +18,9 @@
 
 #include <plexus/window.h>
 
-/* Attribute values above this are refused so that index arithmetic in
- * int64_t cannot overflow whatever the descriptor holds. */
+/* Window geometry values (sizes, pads, strides, dilations, window extents)
+ * above this are refused so that index arithmetic in int64_t cannot
+ * overflow whatever the descriptor holds. */
 #define ATTR_LIMIT ((int64_t)1 << 30)
 
 #if defined(__GNUC__)
@@ -154,102 +155,28 @@ static int64_t wrap_mul(int64_t a, int64_t b) {
 /* Spatial windows (conv, conv_transpose, pool)                        */
 /* ------------------------------------------------------------------ */
 
-/* Geometry of a 1-D or 2-D windowed operator. A 1-D operator uses slot 1
- * and leaves slot 0 of size 1, so that one pair of loops serves both. */
-typedef struct window_geom {
-    int64_t n, c, m;      /* batch, input channels, output channels */
-    int64_t group;
-    int64_t in[2], out[2];
-    int64_t k[2], s[2], d[2];
-    int64_t pb[2], pe[2]; /* padding before and after (after: pools only) */
-} window_geom;
-
-/* Descriptor index for geometry slot `slot` of an operator with `nsp`
- * spatial dims; -1 for the unused slot 0 of a 1-D operator. */
-static int desc_index(int nsp, int slot) {
-    return nsp == 2 ? slot : slot == 1 ? 0 : -1;
+/* The geometry of a 1-D or 2-D windowed operator is the SDK's
+ * (plx_window_geom, plexus/window.h): a 1-D operator uses slot 1 and
+ * leaves slot 0 of size 1, so that one pair of loops serves both. Its
+ * checks run within ATTR_LIMIT; its reasons get cpu_ref's prefix. */
+static const char *window_refusal(const char *why, char *buf, size_t size) {
+    return why ? cpu_ref_refuse(buf, size, "cpu_ref %s", why) : NULL;
 }
 
-static void geom_trivial_slot(window_geom *g, int slot) {
-    g->in[slot] = g->out[slot] = g->k[slot] = g->s[slot] = g->d[slot] = 1;
-    g->pb[slot] = g->pe[slot] = 0;
-}
-
-/* ONNX's window arithmetic for one spatial dim of conv and pool
- * (plx_window_dim, plexus/window.h), with cpu_ref's bounds and messages. */
-static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t in, int64_t k,
-                              int64_t s, int64_t d, int64_t pads_begin, int64_t pads_end,
-                              bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
-                              char *buf, size_t size) {
-    if (k < 1 || k > ATTR_LIMIT || s < 1 || s > ATTR_LIMIT || d < 1 || d > ATTR_LIMIT) {
-        return cpu_ref_refuse(buf, size,
-                   "cpu_ref %s: spatial dim %d has kernel %lld, stride %lld, dilation %lld "
-                   "(each must be 1 to 2^30)",
-                   op, axis, (long long)k, (long long)s, (long long)d);
-    }
-    if (ap == PLX_AUTO_PAD_NOTSET &&
-        (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: spatial dim %d has pads %lld/%lld (0 to 2^30)",
-                   op, axis, (long long)pads_begin, (long long)pads_end);
-    }
-    switch (plx_window_dim(ap, in, k, s, d, pads_begin, pads_end, ceil_mode, out_pb, out_pe,
-                           out_n)) {
-    case PLX_WINDOW_OK:
-        return NULL;
-    case PLX_WINDOW_NO_OUTPUT: {
-        int64_t padded = ap == PLX_AUTO_PAD_NOTSET ? in + pads_begin + pads_end : in;
-        return cpu_ref_refuse(buf, size,
-                   "cpu_ref %s: spatial dim %d: the window (%lld with dilation) is larger "
-                   "than the padded input (%lld)",
-                   op, axis, (long long)((k - 1) * d + 1), (long long)padded);
-    }
-    case PLX_WINDOW_BAD_AUTO_PAD:
-    default:
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: auto_pad %d is not implemented", op, (int)ap);
-    }
-}
-
-/* Checks X (rank 3 or 4) and sets n, c, in[] of g. */
-static const char *geom_input(const plx_layer_view *l, const char *op, window_geom *g, int *nsp,
-                              char *buf, size_t size) {
-    const plx_tensor_info *x = &l->inputs[0];
-    if (x->rank != 3 && x->rank != 4) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u", op,
-                   x->rank);
-    }
-    *nsp = (int)x->rank - 2;
-    g->n = x->dims[0];
-    g->c = x->dims[1];
-    if (*nsp == 1) {
-        geom_trivial_slot(g, 0);
-        g->in[1] = x->dims[2];
-    } else {
-        g->in[0] = x->dims[2];
-        g->in[1] = x->dims[3];
-    }
-    return NULL;
-}
-
-static int64_t geom_x_index(const window_geom *g, int64_t n, int64_t c, int64_t h, int64_t w) {
+static int64_t geom_x_index(const plx_window_geom *g, int64_t n, int64_t c, int64_t h, int64_t w) {
     return ((n * g->c + c) * g->in[0] + h) * g->in[1] + w;
 }
 
-static int64_t geom_y_index(const window_geom *g, int64_t n, int64_t m, int64_t h, int64_t w) {
+static int64_t geom_y_index(const plx_window_geom *g, int64_t n, int64_t m, int64_t h, int64_t w) {
     return ((n * g->m + m) * g->out[0] + h) * g->out[1] + w;
-}
-
-/* Output shape [n, m, out...] of a windowed operator. */
-static const char *geom_check_output(const plx_layer_view *l, const char *op, const window_geom *g,
-                                     int nsp, char *buf, size_t size) {
-    int64_t dims[4] = {g->n, g->m, nsp == 2 ? g->out[0] : g->out[1], g->out[1]};
-    return require_output_shape(l, op, (uint32_t)nsp + 2, dims, buf, size);
 }
 
 /* ------------------------------------------------------------------ */
 /* conv                                                                */
 /* ------------------------------------------------------------------ */
 
-static const char *conv_prepare(const plx_layer_view *l, window_geom *g, char *buf, size_t size) {
+static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
+                                size_t size) {
     const char *why = check_layer(l, "conv", 2, 3, sizeof(plx_conv_desc), buf, size);
     if (!why) {
         why = require_float32(l, "conv", buf, size);
@@ -257,54 +184,18 @@ static const char *conv_prepare(const plx_layer_view *l, window_geom *g, char *b
     if (why) {
         return why;
     }
-    const plx_conv_desc *desc = l->desc;
-    int nsp;
-    if ((why = geom_input(l, "conv", g, &nsp, buf, size))) {
-        return why;
-    }
-    const plx_tensor_info *w = &l->inputs[1];
-    if (w->rank != l->inputs[0].rank) {
-        return cpu_ref_refuse(buf, size, "cpu_ref conv: W has rank %u, X has rank %u", w->rank,
-                   l->inputs[0].rank);
-    }
-    g->group = desc->group;
-    g->m = w->dims[0];
-    if (g->group < 1 || g->group > ATTR_LIMIT || g->c % g->group || g->m % g->group ||
-        w->dims[1] * g->group != g->c) {
-        return cpu_ref_refuse(buf, size,
-                   "cpu_ref conv: group %lld does not fit X's %lld channels and W [%lld,%lld,...]",
-                   (long long)g->group, (long long)g->c, (long long)w->dims[0],
-                   (long long)w->dims[1]);
-    }
-    if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
-        return cpu_ref_refuse(buf, size, "cpu_ref conv: B has %lld elements, W has %lld output channels",
-                   (long long)numel(&l->inputs[2]), (long long)g->m);
-    }
-    for (int slot = 0; slot < 2; slot++) {
-        int di = desc_index(nsp, slot);
-        if (di < 0) {
-            continue;
-        }
-        g->k[slot] = w->dims[2 + di];
-        g->s[slot] = desc->strides[di];
-        g->d[slot] = desc->dilations[di];
-        if ((why = window_dim("conv", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
-                              g->d[slot], desc->pads_begin[di], desc->pads_end[di], false,
-                              &g->pb[slot], &g->pe[slot], &g->out[slot], buf, size))) {
-            return why;
-        }
-    }
-    return geom_check_output(l, "conv", g, nsp, buf, size);
+    char msg[224];
+    return window_refusal(plx_window_geom_conv(l, ATTR_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *cpu_ref_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
-    window_geom g;
+    plx_window_geom g;
     return conv_prepare(layer, &g, buf, size);
 }
 
 bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     char why[256];
-    window_geom g;
+    plx_window_geom g;
     if (conv_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -347,14 +238,10 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
 /* conv_transpose                                                      */
 /* ------------------------------------------------------------------ */
 
-/* ONNX ConvTranspose: with auto_pad SAME_* the output is output_shape (or
- * in*stride) and the total padding stride*(in-1) + output_padding +
- * (k-1)*d+1 - out is split with the odd one at the end for SAME_UPPER, at
- * the start for SAME_LOWER. Otherwise a given output_shape derives the pads
- * the same way (odd one at the start), as ONNX's spec says; without it,
- * pads_begin/pads_end apply. */
-static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *g, char *buf,
-                                          size_t size) {
+/* ONNX ConvTranspose: output sizes and padding as plx_conv_transpose_dim
+ * (plexus/window.h) computes them. */
+static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_geom *g,
+                                          char *buf, size_t size) {
     const char *why = check_layer(l, "conv_transpose", 2, 3, sizeof(plx_conv_transpose_desc), buf,
                                   size);
     if (!why) {
@@ -363,81 +250,13 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, window_geom *
     if (why) {
         return why;
     }
-    const plx_conv_transpose_desc *desc = l->desc;
-    int nsp;
-    if ((why = geom_input(l, "conv_transpose", g, &nsp, buf, size))) {
-        return why;
-    }
-    const plx_tensor_info *w = &l->inputs[1];
-    if (w->rank != l->inputs[0].rank) {
-        return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: W has rank %u, X has rank %u", w->rank,
-                   l->inputs[0].rank);
-    }
-    g->group = desc->group;
-    if (g->group < 1 || g->group > ATTR_LIMIT || g->c % g->group || w->dims[0] != g->c ||
-        w->dims[1] > ATTR_LIMIT) {
-        return cpu_ref_refuse(buf, size,
-                   "cpu_ref conv_transpose: group %lld does not fit X's %lld channels and W "
-                   "[%lld,%lld,...]",
-                   (long long)g->group, (long long)g->c, (long long)w->dims[0],
-                   (long long)w->dims[1]);
-    }
-    g->m = w->dims[1] * g->group;
-    if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
-        return cpu_ref_refuse(buf, size,
-                   "cpu_ref conv_transpose: B has %lld elements, the output has %lld channels",
-                   (long long)numel(&l->inputs[2]), (long long)g->m);
-    }
-    for (int slot = 0; slot < 2; slot++) {
-        int di = desc_index(nsp, slot);
-        if (di < 0) {
-            continue;
-        }
-        int64_t in = g->in[slot], k = w->dims[2 + di], s = desc->strides[di],
-                d = desc->dilations[di], op = desc->output_padding[di],
-                os = desc->output_shape[di];
-        if (k < 1 || s < 1 || s > ATTR_LIMIT || d < 1 || d > ATTR_LIMIT || op < 0 ||
-            op > ATTR_LIMIT || os < 0 || os > ATTR_LIMIT || in > ATTR_LIMIT || k > ATTR_LIMIT) {
-            return cpu_ref_refuse(buf, size,
-                       "cpu_ref conv_transpose: spatial dim %d has kernel %lld, stride %lld, "
-                       "dilation %lld, output_padding %lld, output_shape %lld out of range",
-                       di, (long long)k, (long long)s, (long long)d, (long long)op, (long long)os);
-        }
-        int64_t pads_begin = desc->pads_begin[di], pads_end = desc->pads_end[di];
-        if (desc->auto_pad == PLX_AUTO_PAD_NOTSET &&
-            (pads_begin < 0 || pads_begin > ATTR_LIMIT || pads_end < 0 || pads_end > ATTR_LIMIT)) {
-            return cpu_ref_refuse(buf, size,
-                       "cpu_ref conv_transpose: spatial dim %d has pads %lld/%lld", di,
-                       (long long)pads_begin, (long long)pads_end);
-        }
-        int64_t out, pb;
-        switch (plx_conv_transpose_dim(desc->auto_pad, in, k, s, d, op, os, pads_begin, pads_end,
-                                       &pb, &out)) {
-        case PLX_WINDOW_OK:
-            break;
-        case PLX_WINDOW_NO_OUTPUT:
-            return cpu_ref_refuse(buf, size,
-                       "cpu_ref conv_transpose: spatial dim %d: output_shape %lld or pads "
-                       "%lld/%lld do not fit the full output %lld",
-                       di, (long long)os, (long long)pads_begin, (long long)pads_end,
-                       (long long)(s * (in - 1) + op + (k - 1) * d + 1));
-        case PLX_WINDOW_BAD_AUTO_PAD:
-        default:
-            return cpu_ref_refuse(buf, size, "cpu_ref conv_transpose: auto_pad %d is not implemented",
-                       (int)desc->auto_pad);
-        }
-        g->k[slot] = k;
-        g->s[slot] = s;
-        g->d[slot] = d;
-        g->pb[slot] = pb;
-        g->pe[slot] = 0;
-        g->out[slot] = out;
-    }
-    return geom_check_output(l, "conv_transpose", g, nsp, buf, size);
+    char msg[224];
+    return window_refusal(plx_window_geom_conv_transpose(l, ATTR_LIMIT, g, msg, sizeof msg), buf,
+                          size);
 }
 
 const char *cpu_ref_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
-    window_geom g;
+    plx_window_geom g;
     return conv_transpose_prepare(layer, &g, buf, size);
 }
 
@@ -445,7 +264,7 @@ const char *cpu_ref_check_conv_transpose(const plx_layer_view *layer, char *buf,
  * when i*s + t*d - pb == o. */
 bool cpu_ref_run_conv_transpose(const cpu_ref_kernel_args *args) {
     char why[256];
-    window_geom g;
+    plx_window_geom g;
     if (conv_transpose_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -824,7 +643,8 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
     return NULL;
 }
 
-static const char *pool_prepare(const plx_layer_view *l, window_geom *g, char *buf, size_t size) {
+static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
+                                size_t size) {
     const char *why = check_layer(l, "pool", 1, 1, sizeof(plx_pool_desc), buf, size);
     if (why) {
         return why;
@@ -833,32 +653,12 @@ static const char *pool_prepare(const plx_layer_view *l, window_geom *g, char *b
     if ((why = pool_dtype(l, "pool", desc->kind, buf, size))) {
         return why;
     }
-    int nsp;
-    if ((why = geom_input(l, "pool", g, &nsp, buf, size))) {
-        return why;
-    }
-    g->m = g->c;
-    g->group = g->c;
-    for (int slot = 0; slot < 2; slot++) {
-        int di = desc_index(nsp, slot);
-        if (di < 0) {
-            continue;
-        }
-        g->k[slot] = desc->kernel[di];
-        g->s[slot] = desc->strides[di];
-        g->d[slot] = desc->dilations[di];
-        if ((why = window_dim("pool", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
-                              g->d[slot], desc->pads_begin[di], desc->pads_end[di],
-                              desc->ceil_mode, &g->pb[slot], &g->pe[slot], &g->out[slot], buf,
-                              size))) {
-            return why;
-        }
-    }
-    return geom_check_output(l, "pool", g, nsp, buf, size);
+    char msg[224];
+    return window_refusal(plx_window_geom_pool(l, ATTR_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *cpu_ref_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
-    window_geom g;
+    plx_window_geom g;
     return pool_prepare(layer, &g, buf, size);
 }
 
@@ -869,7 +669,7 @@ const char *cpu_ref_check_pool(const plx_layer_view *layer, char *buf, size_t si
  * lowest value of the dtype. */
 bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
     char why[256];
-    window_geom g;
+    plx_window_geom g;
     if (pool_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -1535,12 +1335,12 @@ static int compare_elements(plx_dtype dt, const void *p, int64_t i, int64_t j) {
     switch (dt) {
     case PLX_DTYPE_FLOAT32: a = ((const float *)p)[i], b = ((const float *)p)[j]; break;
     case PLX_DTYPE_FLOAT16:
-        a = cpu_ref_f16_to_f32(((const uint16_t *)p)[i]);
-        b = cpu_ref_f16_to_f32(((const uint16_t *)p)[j]);
+        a = plx_float16_to_float32(((const uint16_t *)p)[i]);
+        b = plx_float16_to_float32(((const uint16_t *)p)[j]);
         break;
     case PLX_DTYPE_BFLOAT16:
-        a = cpu_ref_bf16_to_f32(((const uint16_t *)p)[i]);
-        b = cpu_ref_bf16_to_f32(((const uint16_t *)p)[j]);
+        a = plx_bfloat16_to_float32(((const uint16_t *)p)[i]);
+        b = plx_bfloat16_to_float32(((const uint16_t *)p)[j]);
         break;
     default:
         switch (dt) {
@@ -1560,8 +1360,8 @@ static int compare_elements(plx_dtype dt, const void *p, int64_t i, int64_t j) {
 static bool is_nan_element(plx_dtype dt, const void *p, int64_t i) {
     switch (dt) {
     case PLX_DTYPE_FLOAT32: return isnan(((const float *)p)[i]);
-    case PLX_DTYPE_FLOAT16: return isnan(cpu_ref_f16_to_f32(((const uint16_t *)p)[i]));
-    case PLX_DTYPE_BFLOAT16: return isnan(cpu_ref_bf16_to_f32(((const uint16_t *)p)[i]));
+    case PLX_DTYPE_FLOAT16: return isnan(plx_float16_to_float32(((const uint16_t *)p)[i]));
+    case PLX_DTYPE_BFLOAT16: return isnan(plx_bfloat16_to_float32(((const uint16_t *)p)[i]));
     default: return false;
     }
 }

@@ -474,60 +474,6 @@ bool cpu_ref_run_slice(const cpu_ref_kernel_args *args) {
 
 /* ---- pad ---------------------------------------------------------------- */
 
-/* Writes the pad value converted to dtype (as cast converts a float:
- * truncation toward zero, NaN -> 0, saturation; bool: value != 0). */
-static void pad_value_bytes(double v, plx_dtype t, uint8_t out[8]) {
-    memset(out, 0, 8);
-    if (t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16) {
-        float f = (float)v;
-        uint16_t h = t == PLX_DTYPE_FLOAT16 ? cpu_ref_f32_to_f16(f) : cpu_ref_f32_to_bf16(f);
-        if (t == PLX_DTYPE_FLOAT32) {
-            memcpy(out, &f, 4);
-        } else {
-            memcpy(out, &h, 2);
-        }
-        return;
-    }
-    if (t == PLX_DTYPE_BOOL) {
-        out[0] = v != 0;
-        return;
-    }
-    int64_t i;
-    double tr = trunc(v);
-    if (isnan(v)) {
-        i = 0;
-    } else if (tr >= 9223372036854775808.0) {
-        i = INT64_MAX;
-    } else if (tr <= -9223372036854775808.0) {
-        i = INT64_MIN;
-    } else {
-        i = (int64_t)tr;
-    }
-    switch (t) {
-    case PLX_DTYPE_INT8: {
-        int8_t w = (int8_t)(i < INT8_MIN ? INT8_MIN : i > INT8_MAX ? INT8_MAX : i);
-        memcpy(out, &w, 1);
-        return;
-    }
-    case PLX_DTYPE_UINT8: {
-        uint8_t w = (uint8_t)(i < 0 ? 0 : i > UINT8_MAX ? UINT8_MAX : i);
-        memcpy(out, &w, 1);
-        return;
-    }
-    case PLX_DTYPE_INT16: {
-        int16_t w = (int16_t)(i < INT16_MIN ? INT16_MIN : i > INT16_MAX ? INT16_MAX : i);
-        memcpy(out, &w, 2);
-        return;
-    }
-    case PLX_DTYPE_INT32: {
-        int32_t w = (int32_t)(i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i);
-        memcpy(out, &w, 4);
-        return;
-    }
-    default: memcpy(out, &i, 8); return;
-    }
-}
-
 const char *cpu_ref_check_pad(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "pad", 1, 1, 1, 1, sizeof(plx_pad_desc), false, buf, size);
     if (why) {
@@ -582,7 +528,7 @@ bool cpu_ref_run_pad(const cpu_ref_kernel_args *args) {
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
     size_t es = plx_dtype_size(x->dtype), n = count_of(y);
     uint8_t value[8];
-    pad_value_bytes(d->value, x->dtype, value);
+    plx_dtype_bytes_from_double(d->value, x->dtype, value); /* as cast converts */
     int64_t xs[PLX_MAX_RANK], idx[PLX_MAX_RANK] = {0};
     plx_tensor_info_strides(x, xs);
     const uint8_t *src = args->inputs[0];

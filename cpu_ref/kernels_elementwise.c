@@ -1,5 +1,6 @@
 /* cpu_ref's elementwise kernels: activation, binary, unary, where, cast,
- * quantize and dequantize, plus the float16/bfloat16 conversions.
+ * quantize and dequantize (the float16/bfloat16 conversions are the
+ * SDK's, plexus/tensor.h).
  *
  * Every run function first calls its check function, so a kernel never
  * trusts infos that would make it read or write out of bounds. Values are
@@ -13,88 +14,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- float16 / bfloat16 ---------------------------------------------- */
-
-static uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_f32(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-float cpu_ref_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    if (exp == 0) {
-        /* zero or subnormal: man * 2^-24, exact in float32 */
-        float v = ldexpf((float)man, -24);
-        return sign ? -v : v;
-    }
-    if (exp == 31) {
-        /* inf, or NaN keeping its payload */
-        return bits_f32(sign | 0x7f800000u | (man << 13));
-    }
-    return bits_f32(sign | ((exp - 15 + 127) << 23) | (man << 13));
-}
-
-uint16_t cpu_ref_f32_to_f16(float f) {
-    uint32_t u = f32_bits(f);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t abs = u & 0x7fffffffu;
-    if (abs >= 0x7f800000u) {
-        if (abs == 0x7f800000u) {
-            return (uint16_t)(sign | 0x7c00u);
-        }
-        /* NaN: keep the top payload bits, force quiet so it stays a NaN */
-        return (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
-    }
-    if (abs >= 0x47800000u) { /* >= 2^16: past the largest finite half */
-        return (uint16_t)(sign | 0x7c00u);
-    }
-    if (abs >= 0x38800000u) { /* >= 2^-14: a normal half (or rounds to inf) */
-        uint32_t e = (abs >> 23) - 112u; /* rebias 127 -> 15 */
-        uint32_t mant = abs & 0x7fffffu;
-        uint32_t h = (e << 10) | (mant >> 13);
-        uint32_t rem = mant & 0x1fffu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) {
-            h++; /* a carry into the exponent is the correct result, up to inf */
-        }
-        return (uint16_t)(sign | h);
-    }
-    if (abs < 0x33000000u) { /* < 2^-25: rounds to zero (2^-25 itself ties to 0) */
-        return sign;
-    }
-    /* subnormal half: the value in units of 2^-24 */
-    uint32_t m = (abs & 0x7fffffu) | 0x800000u;
-    uint32_t shift = 126u - (abs >> 23); /* 14..24 */
-    uint32_t h = m >> shift;
-    uint32_t rem = m & ((1u << shift) - 1u);
-    uint32_t half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (h & 1u))) {
-        h++; /* 0x400 is the smallest normal: still correct */
-    }
-    return (uint16_t)(sign | h);
-}
-
-float cpu_ref_bf16_to_f32(uint16_t h) {
-    return bits_f32((uint32_t)h << 16);
-}
-
-uint16_t cpu_ref_f32_to_bf16(float f) {
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) {
-        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN, sign kept */
-    }
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even; overflows to inf */
-    return (uint16_t)(u >> 16);
-}
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -135,16 +54,16 @@ static int64_t wrap_i64(uint64_t u) {
 
 static float load_float(plx_dtype t, const void *p, size_t i) {
     switch (t) {
-    case PLX_DTYPE_FLOAT16: return cpu_ref_f16_to_f32(((const uint16_t *)p)[i]);
-    case PLX_DTYPE_BFLOAT16: return cpu_ref_bf16_to_f32(((const uint16_t *)p)[i]);
+    case PLX_DTYPE_FLOAT16: return plx_float16_to_float32(((const uint16_t *)p)[i]);
+    case PLX_DTYPE_BFLOAT16: return plx_bfloat16_to_float32(((const uint16_t *)p)[i]);
     default: return ((const float *)p)[i];
     }
 }
 
 static void store_float(plx_dtype t, void *p, size_t i, float v) {
     switch (t) {
-    case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = cpu_ref_f32_to_f16(v); return;
-    case PLX_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = cpu_ref_f32_to_bf16(v); return;
+    case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = plx_float32_to_float16(v); return;
+    case PLX_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = plx_float32_to_bfloat16(v); return;
     default: ((float *)p)[i] = v; return;
     }
 }
@@ -186,28 +105,6 @@ static void store_int(plx_dtype t, void *p, size_t i, int64_t v) {
     case PLX_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; return;
     default: return;
     }
-}
-
-/* Float -> integer dtype: truncates toward zero; NaN gives 0; values
- * outside the target's range (infinities included) saturate to its
- * minimum or maximum. C leaves out-of-range conversions undefined, so the
- * value is clamped before it is converted. */
-static int64_t float_to_int_sat(float v, plx_dtype t) {
-    if (isnan(v)) {
-        return 0;
-    }
-    float tr = truncf(v);
-    int64_t r;
-    if (tr >= 9223372036854775808.0f) {
-        r = INT64_MAX;
-    } else if (tr <= -9223372036854775808.0f) {
-        r = INT64_MIN;
-    } else {
-        r = (int64_t)tr;
-    }
-    int64_t lo = 0, hi = 0;
-    int_range(t, &lo, &hi);
-    return r < lo ? lo : r > hi ? hi : r;
 }
 
 /* int64 -> float rounded to odd at float32's 24 bits: a later rounding to
@@ -442,15 +339,6 @@ bool cpu_ref_run_activation(const cpu_ref_kernel_args *args) {
 
 /* ---- binary ------------------------------------------------------------- */
 
-static bool is_compare(plx_binary_func f) {
-    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
-           f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
-}
-
-static bool is_logical(plx_binary_func f) {
-    return f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR;
-}
-
 const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 2, 2, sizeof(plx_binary_desc), "binary", buf, size);
     if (why) {
@@ -466,8 +354,8 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         return cpu_ref_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
                       fname, plx_dtype_name(t), plx_dtype_name(layer->inputs[1].dtype));
     }
-    bool compare = is_compare(d->func);
-    bool logical = is_logical(d->func);
+    bool compare = plx_binary_func_is_compare(d->func);
+    bool logical = plx_binary_func_is_logical(d->func);
     bool ok;
     if (compare) {
         /* float16/bfloat16 compare exactly through float32 */
@@ -592,7 +480,7 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
     plx_tensor_info_broadcast_strides(&layer->inputs[1], out, it.strides[1]);
     const void *a = args->inputs[0], *b = args->inputs[1];
     void *y = args->outputs[0];
-    bool compare = is_compare(f), logical = is_logical(f);
+    bool compare = plx_binary_func_is_compare(f), logical = plx_binary_func_is_logical(f);
     bool fl = is_float_dtype(t);
     for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {
         size_t ia = (size_t)it.off[0], ib = (size_t)it.off[1];
@@ -818,7 +706,7 @@ bool cpu_ref_run_cast(const cpu_ref_kernel_args *args) {
             } else if (to == PLX_DTYPE_BOOL) {
                 ((uint8_t *)y)[i] = v != 0; /* NaN != 0: true, as numpy */
             } else {
-                store_int(to, y, i, float_to_int_sat(v, to));
+                store_int(to, y, i, plx_dtype_int_from_double(v, to)); /* saturates */
             }
         } else {
             int64_t v = load_int(from, x, i);

@@ -1,9 +1,9 @@
 /* gpu_opencl dense math, float32 only: conv (direct, 1x1 as a GEMM,
  * im2col + GEMM), conv_transpose (direct), fully_connected, matmul, gemm,
  * pool, global_pool, batch_norm, layer_norm, instance_norm, softmax,
- * reduce, arg_reduce, resize. Geometry (padding rules, output sizes) is
- * computed exactly as cpu_ref computes it (cpu_ref/kernels_compute.c), and
- * checked against the output infos. Kernels in kernels/conv.cl, gemm.cl,
+ * reduce, arg_reduce, resize. Window geometry (padding rules, output
+ * sizes) is the SDK's (plexus/window.h), as cpu_ref's is, and checked
+ * against the output infos. Kernels in kernels/conv.cl, gemm.cl,
  * pool.cl, reduce.cl, norm.cl, resize.cl. */
 #include "ocl_ops_internal.h"
 
@@ -28,84 +28,16 @@ static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
 
 /* ---- spatial windows ---------------------------------------------------- */
 
-/* A 1-D or 2-D windowed operator; a 1-D one uses slot 1 and leaves slot 0
- * of size 1 (as cpu_ref). */
-typedef struct window_geom {
-    int64_t n, c, m, group;
-    int64_t in[2], out[2], k[2], s[2], d[2];
-    int64_t pb[2], pe[2];
-} window_geom;
-
-static int desc_index(int nsp, int slot) {
-    return nsp == 2 ? slot : slot == 1 ? 0 : -1;
-}
-
-static void geom_trivial_slot(window_geom *g, int slot) {
-    g->in[slot] = g->out[slot] = g->k[slot] = g->s[slot] = g->d[slot] = 1;
-    g->pb[slot] = g->pe[slot] = 0;
-}
-
-/* ONNX's window arithmetic for one spatial dim of conv and pool
- * (plx_window_dim, plexus/window.h), within the kernels' int indices. */
-static const char *window_dim(const char *op, int axis, plx_auto_pad ap, int64_t in, int64_t k,
-                              int64_t s, int64_t d, int64_t pads_begin, int64_t pads_end,
-                              bool ceil_mode, int64_t *out_pb, int64_t *out_pe, int64_t *out_n,
-                              char *buf, size_t size) {
-    if (k < 1 || k > GEOM_LIMIT || s < 1 || s > GEOM_LIMIT || d < 1 || d > GEOM_LIMIT ||
-        in > GEOM_LIMIT || (k - 1) * d + 1 > GEOM_LIMIT) {
-        return ocl_refuse(buf, size,
-                          "gpu_opencl: %s: spatial dim %d has kernel %lld, stride %lld, dilation "
-                          "%lld, input %lld (each window at most 2^24)",
-                          op, axis, (long long)k, (long long)s, (long long)d, (long long)in);
-    }
-    if (ap == PLX_AUTO_PAD_NOTSET &&
-        (pads_begin < 0 || pads_begin > GEOM_LIMIT || pads_end < 0 || pads_end > GEOM_LIMIT)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: spatial dim %d has pads %lld/%lld", op, axis,
-                          (long long)pads_begin, (long long)pads_end);
-    }
-    switch (plx_window_dim(ap, in, k, s, d, pads_begin, pads_end, ceil_mode, out_pb, out_pe,
-                           out_n)) {
-    case PLX_WINDOW_OK:
-        return NULL;
-    case PLX_WINDOW_NO_OUTPUT:
-        return ocl_refuse(buf, size,
-                          "gpu_opencl: %s: spatial dim %d: the window is larger than the padded "
-                          "input",
-                          op, axis);
-    case PLX_WINDOW_BAD_AUTO_PAD:
-    default:
-        return ocl_refuse(buf, size, "gpu_opencl: %s: auto_pad %d is not implemented", op, (int)ap);
-    }
-}
-
-static const char *geom_input(const plx_layer_view *l, const char *op, window_geom *g, int *nsp,
-                              char *buf, size_t size) {
-    const plx_tensor_info *x = &l->inputs[0];
-    if (x->rank != 3 && x->rank != 4) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u",
-                          op, x->rank);
-    }
-    *nsp = (int)x->rank - 2;
-    g->n = x->dims[0];
-    g->c = x->dims[1];
-    if (*nsp == 1) {
-        geom_trivial_slot(g, 0);
-        g->in[1] = x->dims[2];
-    } else {
-        g->in[0] = x->dims[2];
-        g->in[1] = x->dims[3];
-    }
-    return NULL;
-}
-
-static const char *geom_check_output(const plx_layer_view *l, const window_geom *g, int nsp,
-                                     char *buf, size_t size) {
-    int64_t dims[4] = {g->n, g->m, nsp == 2 ? g->out[0] : g->out[1], g->out[1]};
-    return ocl_require_shape(l, 0, (uint32_t)nsp + 2, dims, buf, size);
+/* The geometry of a 1-D or 2-D windowed operator is the SDK's
+ * (plx_window_geom, plexus/window.h; a 1-D one uses slot 1 and leaves slot
+ * 0 of size 1), checked within GEOM_LIMIT; its reasons get gpu_opencl's
+ * prefix. */
+static const char *window_refusal(const char *why, char *buf, size_t size) {
+    return why ? ocl_refuse(buf, size, "gpu_opencl: %s", why) : NULL;
 }
 
 /* The int16 geometry of conv.cl. */
-static cl_int16 conv_geom_arg(const window_geom *g) {
+static cl_int16 conv_geom_arg(const plx_window_geom *g) {
     int64_t v[16] = {g->n,    g->c,    g->in[0], g->in[1], g->m,    g->out[0], g->out[1], g->k[0],
                      g->k[1], g->s[0], g->s[1],  g->d[0],  g->d[1], g->pb[0],  g->pb[1],  g->group};
     cl_int16 r;
@@ -117,7 +49,7 @@ static cl_int16 conv_geom_arg(const window_geom *g) {
 
 /* ---- conv --------------------------------------------------------------- */
 
-static const char *conv_prepare_geom(const plx_layer_view *l, window_geom *g, char *buf,
+static const char *conv_prepare_geom(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                      size_t size) {
     const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_desc), buf, size);
     if (!why) {
@@ -126,51 +58,17 @@ static const char *conv_prepare_geom(const plx_layer_view *l, window_geom *g, ch
     if (why) {
         return why;
     }
-    const plx_conv_desc *desc = l->desc;
-    int nsp;
-    if ((why = geom_input(l, "conv", g, &nsp, buf, size))) {
-        return why;
-    }
-    const plx_tensor_info *w = &l->inputs[1];
-    if (w->rank != l->inputs[0].rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: conv: W has rank %u, X has rank %u", w->rank,
-                          l->inputs[0].rank);
-    }
-    g->group = desc->group;
-    g->m = w->dims[0];
-    if (g->group < 1 || g->group > GEOM_LIMIT || g->c % g->group || g->m % g->group ||
-        w->dims[1] * g->group != g->c) {
-        return ocl_refuse(buf, size, "gpu_opencl: conv: group %lld does not fit X and W",
-                          (long long)g->group);
-    }
-    if (l->input_count == 3 && ocl_numel(&l->inputs[2]) != g->m) {
-        return ocl_refuse(buf, size, "gpu_opencl: conv: B has %lld elements, W %lld output channels",
-                          (long long)ocl_numel(&l->inputs[2]), (long long)g->m);
-    }
-    for (int slot = 0; slot < 2; slot++) {
-        int di = desc_index(nsp, slot);
-        if (di < 0) {
-            continue;
-        }
-        g->k[slot] = w->dims[2 + di];
-        g->s[slot] = desc->strides[di];
-        g->d[slot] = desc->dilations[di];
-        if ((why = window_dim("conv", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
-                              g->d[slot], desc->pads_begin[di], desc->pads_end[di], false,
-                              &g->pb[slot], &g->pe[slot], &g->out[slot], buf, size))) {
-            return why;
-        }
-    }
-    return geom_check_output(l, g, nsp, buf, size);
+    char msg[224];
+    return window_refusal(plx_window_geom_conv(l, GEOM_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *ocl_check_conv(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
-    window_geom g;
+    plx_window_geom g;
     return conv_prepare_geom(l, &g, buf, size);
 }
 
-static bool conv_direct(const ocl_device *dev, const plx_layer_view *l, const window_geom *g,
+static bool conv_direct(const ocl_device *dev, const plx_layer_view *l, const plx_window_geom *g,
                         const char *name, ocl_plan *plan, char *err, size_t size) {
     ocl_launch *k;
     if (!ocl_kernel_1d(plan, dev, name, ocl_numel(&l->outputs[0]), &k, err, size)) {
@@ -193,7 +91,7 @@ static bool conv_direct(const ocl_device *dev, const plx_layer_view *l, const wi
  * rest im2col into a scratch buffer, then GEMM. */
 bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
                       size_t size) {
-    window_geom g;
+    plx_window_geom g;
     char buf[8];
     conv_prepare_geom(l, &g, buf, sizeof buf);
     if (ocl_numel(&l->outputs[0]) == 0) {
@@ -264,10 +162,7 @@ bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
 
 /* ---- conv_transpose ----------------------------------------------------- */
 
-/* cpu_ref's conv_transpose_prepare: SAME_* gives output_shape (or in*s)
- * and splits the total padding (odd one at the end for SAME_UPPER); a
- * given output_shape otherwise derives the pads (odd one at the start). */
-static const char *conv_transpose_geom(const plx_layer_view *l, window_geom *g, char *buf,
+static const char *conv_transpose_geom(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                        size_t size) {
     const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_transpose_desc), buf, size);
     if (!why) {
@@ -276,86 +171,21 @@ static const char *conv_transpose_geom(const plx_layer_view *l, window_geom *g, 
     if (why) {
         return why;
     }
-    const plx_conv_transpose_desc *desc = l->desc;
-    int nsp;
-    if ((why = geom_input(l, "conv_transpose", g, &nsp, buf, size))) {
-        return why;
-    }
-    const plx_tensor_info *w = &l->inputs[1];
-    if (w->rank != l->inputs[0].rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: W has rank %u, X has rank %u",
-                          w->rank, l->inputs[0].rank);
-    }
-    g->group = desc->group;
-    if (g->group < 1 || g->group > GEOM_LIMIT || g->c % g->group || w->dims[0] != g->c ||
-        w->dims[1] > GEOM_LIMIT) {
-        return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: group %lld does not fit X and W",
-                          (long long)g->group);
-    }
-    g->m = w->dims[1] * g->group;
-    if (l->input_count == 3 && ocl_numel(&l->inputs[2]) != g->m) {
-        return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: B has %lld elements, not %lld",
-                          (long long)ocl_numel(&l->inputs[2]), (long long)g->m);
-    }
-    for (int slot = 0; slot < 2; slot++) {
-        int di = desc_index(nsp, slot);
-        if (di < 0) {
-            continue;
-        }
-        int64_t in = g->in[slot], k = w->dims[2 + di], s = desc->strides[di],
-                d = desc->dilations[di], op = desc->output_padding[di],
-                os = desc->output_shape[di];
-        if (k < 1 || s < 1 || s > GEOM_LIMIT || d < 1 || d > GEOM_LIMIT || op < 0 ||
-            op > GEOM_LIMIT || os < 0 || os > GEOM_LIMIT || in > GEOM_LIMIT || k > GEOM_LIMIT ||
-            (k - 1) * d + 1 > GEOM_LIMIT || s * in > GEOM_LIMIT) {
-            return ocl_refuse(buf, size,
-                              "gpu_opencl: conv_transpose: spatial dim %d has a kernel, stride, "
-                              "dilation, output padding or output shape out of range",
-                              di);
-        }
-        int64_t pads_begin = desc->pads_begin[di], pads_end = desc->pads_end[di];
-        if (desc->auto_pad == PLX_AUTO_PAD_NOTSET &&
-            (pads_begin < 0 || pads_begin > GEOM_LIMIT || pads_end < 0 || pads_end > GEOM_LIMIT)) {
-            return ocl_refuse(buf, size,
-                       "gpu_opencl: conv_transpose: spatial dim %d has pads %lld/%lld", di,
-                       (long long)pads_begin, (long long)pads_end);
-        }
-        int64_t out, pb;
-        switch (plx_conv_transpose_dim(desc->auto_pad, in, k, s, d, op, os, pads_begin, pads_end,
-                                       &pb, &out)) {
-        case PLX_WINDOW_OK:
-            break;
-        case PLX_WINDOW_NO_OUTPUT:
-            return ocl_refuse(buf, size,
-                       "gpu_opencl: conv_transpose: spatial dim %d: output_shape %lld or pads "
-                       "%lld/%lld do not fit the full output %lld",
-                       di, (long long)os, (long long)pads_begin, (long long)pads_end,
-                       (long long)(s * (in - 1) + op + (k - 1) * d + 1));
-        case PLX_WINDOW_BAD_AUTO_PAD:
-        default:
-            return ocl_refuse(buf, size, "gpu_opencl: conv_transpose: auto_pad %d is not implemented",
-                       (int)desc->auto_pad);
-        }
-        g->k[slot] = k;
-        g->s[slot] = s;
-        g->d[slot] = d;
-        g->pb[slot] = pb;
-        g->pe[slot] = 0;
-        g->out[slot] = out;
-    }
-    return geom_check_output(l, g, nsp, buf, size);
+    char msg[224];
+    return window_refusal(plx_window_geom_conv_transpose(l, GEOM_LIMIT, g, msg, sizeof msg), buf,
+                          size);
 }
 
 const char *ocl_check_conv_transpose(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                      size_t size) {
     (void)dev;
-    window_geom g;
+    plx_window_geom g;
     return conv_transpose_geom(l, &g, buf, size);
 }
 
 bool ocl_prepare_conv_transpose(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                                 char *err, size_t size) {
-    window_geom g;
+    plx_window_geom g;
     char buf[8];
     conv_transpose_geom(l, &g, buf, sizeof buf);
     if (ocl_numel(&l->outputs[0]) == 0) {
@@ -645,7 +475,7 @@ bool ocl_prepare_matmul(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 
 /* ---- pool, global_pool -------------------------------------------------- */
 
-static const char *pool_geom(const plx_layer_view *l, window_geom *g, char *buf, size_t size) {
+static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *buf, size_t size) {
     const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_pool_desc), buf, size);
     if (why) {
         return why;
@@ -657,40 +487,20 @@ static const char *pool_geom(const plx_layer_view *l, window_geom *g, char *buf,
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
-    int nsp;
-    if ((why = geom_input(l, "pool", g, &nsp, buf, size))) {
-        return why;
-    }
-    g->m = g->c;
-    g->group = g->c;
-    for (int slot = 0; slot < 2; slot++) {
-        int di = desc_index(nsp, slot);
-        if (di < 0) {
-            continue;
-        }
-        g->k[slot] = desc->kernel[di];
-        g->s[slot] = desc->strides[di];
-        g->d[slot] = desc->dilations[di];
-        if ((why = window_dim("pool", di, desc->auto_pad, g->in[slot], g->k[slot], g->s[slot],
-                              g->d[slot], desc->pads_begin[di], desc->pads_end[di],
-                              desc->ceil_mode, &g->pb[slot], &g->pe[slot], &g->out[slot], buf,
-                              size))) {
-            return why;
-        }
-    }
-    return geom_check_output(l, g, nsp, buf, size);
+    char msg[224];
+    return window_refusal(plx_window_geom_pool(l, GEOM_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
-    window_geom g;
+    plx_window_geom g;
     return pool_geom(l, &g, buf, size);
 }
 
 bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
                       size_t size) {
     const plx_pool_desc *desc = l->desc;
-    window_geom g;
+    plx_window_geom g;
     char buf[8];
     pool_geom(l, &g, buf, sizeof buf);
     int64_t n = ocl_numel(&l->outputs[0]);

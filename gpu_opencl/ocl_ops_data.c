@@ -457,101 +457,6 @@ bool ocl_prepare_tile(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
 
 /* ---- pad ---------------------------------------------------------------- */
 
-static uint16_t f32_to_f16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t abs = u & 0x7fffffffu;
-    if (abs >= 0x7f800000u) {
-        return abs == 0x7f800000u ? (uint16_t)(sign | 0x7c00u)
-                                  : (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
-    }
-    if (abs >= 0x47800000u) {
-        return (uint16_t)(sign | 0x7c00u);
-    }
-    if (abs >= 0x38800000u) {
-        uint32_t e = (abs >> 23) - 112u, mant = abs & 0x7fffffu;
-        uint32_t h = (e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) {
-            h++;
-        }
-        return (uint16_t)(sign | h);
-    }
-    if (abs < 0x33000000u) {
-        return sign;
-    }
-    uint32_t m = (abs & 0x7fffffu) | 0x800000u, shift = 126u - (abs >> 23);
-    uint32_t h = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (h & 1u))) {
-        h++;
-    }
-    return (uint16_t)(sign | h);
-}
-
-static uint16_t f32_to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) {
-        return (uint16_t)((u >> 16) | 0x40u);
-    }
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-/* The pad value in the dtype's bytes, converted as cast converts a float
- * (truncation toward zero, NaN -> 0, saturation; bool: value != 0). */
-static void pad_value_bytes(double v, plx_dtype t, uint8_t out[8]) {
-    memset(out, 0, 8);
-    if (t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16) {
-        float f = (float)v;
-        uint16_t h = t == PLX_DTYPE_FLOAT16 ? f32_to_f16(f) : f32_to_bf16(f);
-        if (t == PLX_DTYPE_FLOAT32) {
-            memcpy(out, &f, 4);
-        } else {
-            memcpy(out, &h, 2);
-        }
-        return;
-    }
-    if (t == PLX_DTYPE_BOOL) {
-        out[0] = v != 0;
-        return;
-    }
-    int64_t i;
-    double tr = trunc(v);
-    if (isnan(v)) {
-        i = 0;
-    } else if (tr >= 9223372036854775808.0) {
-        i = INT64_MAX;
-    } else if (tr <= -9223372036854775808.0) {
-        i = INT64_MIN;
-    } else {
-        i = (int64_t)tr;
-    }
-    switch (t) {
-    case PLX_DTYPE_INT8: {
-        int8_t w = (int8_t)(i < INT8_MIN ? INT8_MIN : i > INT8_MAX ? INT8_MAX : i);
-        memcpy(out, &w, 1);
-        return;
-    }
-    case PLX_DTYPE_UINT8: {
-        uint8_t w = (uint8_t)(i < 0 ? 0 : i > UINT8_MAX ? UINT8_MAX : i);
-        memcpy(out, &w, 1);
-        return;
-    }
-    case PLX_DTYPE_INT16: {
-        int16_t w = (int16_t)(i < INT16_MIN ? INT16_MIN : i > INT16_MAX ? INT16_MAX : i);
-        memcpy(out, &w, 2);
-        return;
-    }
-    case PLX_DTYPE_INT32: {
-        int32_t w = (int32_t)(i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i);
-        memcpy(out, &w, 4);
-        return;
-    }
-    default: memcpy(out, &i, 8); return;
-    }
-}
-
 #define PAD_LIMIT ((int64_t)1 << 29)
 
 const char *ocl_check_pad(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
@@ -593,7 +498,7 @@ bool ocl_prepare_pad(const ocl_device *dev, const plx_layer_view *l, ocl_plan *p
         return true;
     }
     uint8_t value[8];
-    pad_value_bytes(d->value, x->dtype, value);
+    plx_dtype_bytes_from_double(d->value, x->dtype, value); /* as cast converts */
     int64_t xs[PLX_MAX_RANK];
     plx_tensor_info_strides(x, xs);
     char name[32];

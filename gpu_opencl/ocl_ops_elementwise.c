@@ -119,15 +119,6 @@ bool ocl_prepare_unary(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
 
 /* ---- binary ------------------------------------------------------------- */
 
-static bool is_compare(plx_binary_func f) {
-    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
-           f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
-}
-
-static bool is_logical(plx_binary_func f) {
-    return f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR;
-}
-
 const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
@@ -145,7 +136,7 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
         return ocl_refuse(buf, size, "gpu_opencl: binary %s: inputs of different dtypes (%s, %s)",
                           fname, plx_dtype_name(t), plx_dtype_name(l->inputs[1].dtype));
     }
-    bool compare = is_compare(d->func), logical = is_logical(d->func);
+    bool compare = plx_binary_func_is_compare(d->func), logical = plx_binary_func_is_logical(d->func);
     /* float32 for arithmetic and comparisons; bool for logic and equal */
     bool ok = t == PLX_DTYPE_FLOAT32 ? !logical
                                      : t == PLX_DTYPE_BOOL && (logical || d->func == PLX_BINARY_EQUAL);
@@ -182,7 +173,7 @@ bool ocl_prepare_binary(const ocl_device *dev, const plx_layer_view *l, ocl_plan
     const plx_binary_desc *d = l->desc;
     int64_t n = ocl_numel(&l->outputs[0]);
     const char *name = l->inputs[0].dtype == PLX_DTYPE_BOOL ? "logical_bool"
-                       : is_compare(d->func)               ? "compare_f32"
+                       : plx_binary_func_is_compare(d->func)               ? "compare_f32"
                                                            : "binary_f32";
     ocl_shape s;
     broadcast_shape(l, 0, 2, &s);

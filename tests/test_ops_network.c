@@ -1607,11 +1607,6 @@ Test(activation, relu_and_clip_int32) {
 /* binary                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static bool is_compare(plx_binary_func f) {
-    return f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
-           f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
-}
-
 static double ref_binary_f(plx_binary_func f, double a, double b) {
     switch (f) {
     case PLX_BINARY_ADD: return a + b;
@@ -1651,9 +1646,9 @@ Test(binary, float32_every_func_broadcast) {
             double v = ref_binary_f((plx_binary_func)f, a[bcast_off(i, od, 3, ad, 3)],
                                     b[bcast_off(i, od, 3, bd, 2)]);
             ref[i] = (float)v;
-            refb[i] = is_compare((plx_binary_func)f) ? (uint8_t)(v != 0) : 0;
+            refb[i] = plx_binary_func_is_compare((plx_binary_func)f) ? (uint8_t)(v != 0) : 0;
         }
-        if (is_compare((plx_binary_func)f)) {
+        if (plx_binary_func_is_compare((plx_binary_func)f)) {
             EXPECT_SHAPE(&y, BOOL, DIMS(2, 3, 4));
             expect_u8(&y, refb, 24);
         } else {
@@ -1707,7 +1702,7 @@ Test(binary, int32_every_func_broadcast) {
         targ ins[] = {IN(I32, DIMS(2, 3), a), CONST(I32, DIMS(3), f == PLX_BINARY_POW ? e : b)};
         tout y;
         RUN(PLX_OP_BINARY, &d, ins, &y, 1);
-        if (is_compare((plx_binary_func)f)) {
+        if (plx_binary_func_is_compare((plx_binary_func)f)) {
             EXPECT_SHAPE(&y, BOOL, DIMS(2, 3));
             expect_u8(&y, wantb[f - PLX_BINARY_EQUAL], 6);
         } else {
@@ -1811,7 +1806,7 @@ Test(binary, greater_equal_less_equal_and_mod) {
             ref[i] = (float)v;
             refb[i] = (uint8_t)(v != 0);
         }
-        if (is_compare((plx_binary_func)f)) {
+        if (plx_binary_func_is_compare((plx_binary_func)f)) {
             EXPECT_SHAPE(&y, BOOL, DIMS(2, 3));
             expect_u8(&y, refb, 6);
         } else {

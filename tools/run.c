@@ -27,7 +27,6 @@
 
 #include "commands.h"
 #include "json_writer.h"
-#include "kernels.h"
 #include "npy.h"
 
 #define PREFIX "plexus run"
@@ -363,7 +362,7 @@ static void json_shape(json_writer *w, const plx_tensor_info *info) {
     json_end_array(w);
 }
 
-/* float16 and bfloat16 conversions: cpu_ref's (kernels.h), one copy in the tree. */
+/* float16 and bfloat16 conversions: the SDK's (plexus/tensor.h), one copy in the tree. */
 
 static bool is_float_dtype(plx_dtype d) {
     return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16;
@@ -378,7 +377,7 @@ static float float_at(plx_dtype dtype, const void *data, size_t i) {
     }
     uint16_t h;
     memcpy(&h, (const char *)data + i * 2, sizeof h);
-    return dtype == PLX_DTYPE_FLOAT16 ? cpu_ref_f16_to_f32(h) : cpu_ref_bf16_to_f32(h);
+    return dtype == PLX_DTYPE_FLOAT16 ? plx_float16_to_float32(h) : plx_bfloat16_to_float32(h);
 }
 
 /* splitmix64 */
@@ -402,12 +401,12 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
             memcpy(p + i * 4, &f, 4);
             break;
         case PLX_DTYPE_FLOAT16: {
-            uint16_t h = cpu_ref_f32_to_f16(f);
+            uint16_t h = plx_float32_to_float16(f);
             memcpy(p + i * 2, &h, 2);
             break;
         }
         case PLX_DTYPE_BFLOAT16: {
-            uint16_t h = cpu_ref_f32_to_bf16(f);
+            uint16_t h = plx_float32_to_bfloat16(f);
             memcpy(p + i * 2, &h, 2);
             break;
         }

@@ -973,9 +973,8 @@ static plx_status infer_binary(const layer_ctx *c) {
         return fail(c, "func %d is not a plx_binary_func", (int)d->func);
     }
     plx_binary_func f = d->func;
-    bool logical = f == PLX_BINARY_AND || f == PLX_BINARY_OR || f == PLX_BINARY_XOR;
-    bool compare = f == PLX_BINARY_EQUAL || f == PLX_BINARY_LESS || f == PLX_BINARY_GREATER ||
-                   f == PLX_BINARY_GREATER_EQUAL || f == PLX_BINARY_LESS_EQUAL;
+    bool logical = plx_binary_func_is_logical(f);
+    bool compare = plx_binary_func_is_compare(f);
     unsigned mask = DT_NUM;
     if (f == PLX_BINARY_POW) {
         mask = DT_FLOAT | DT(INT32) | DT(INT64);

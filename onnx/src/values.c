@@ -202,8 +202,8 @@ double onnxi_const_f64(const onnxi_value *v, size_t i) {
     const void *d = v->data;
     switch (v->info.dtype) {
     case PLX_DTYPE_FLOAT32: return ((const float *)d)[i];
-    case PLX_DTYPE_FLOAT16: return cpu_ref_f16_to_f32(((const uint16_t *)d)[i]);
-    case PLX_DTYPE_BFLOAT16: return cpu_ref_bf16_to_f32(((const uint16_t *)d)[i]);
+    case PLX_DTYPE_FLOAT16: return plx_float16_to_float32(((const uint16_t *)d)[i]);
+    case PLX_DTYPE_BFLOAT16: return plx_bfloat16_to_float32(((const uint16_t *)d)[i]);
     default: return (double)onnxi_const_i64(v, i);
     }
 }

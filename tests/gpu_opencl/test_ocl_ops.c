@@ -154,7 +154,7 @@ static void *add_input_range(tcase *t, plx_dtype dt, uint32_t rank, const int64_
         int64_t v = (int64_t)floorf(f + 0.5f);
         switch (dt) {
         case PLX_DTYPE_FLOAT32: ((float *)p)[i] = f; break;
-        case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = cpu_ref_f32_to_f16(f); break;
+        case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = plx_float32_to_float16(f); break;
         case PLX_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
         case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
         case PLX_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;

@@ -107,55 +107,55 @@ static float bits_to_f(uint32_t u) {
 
 Test(f16, known_values) {
     /* 1 = 0 01111 0000000000 */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f), 0x3c00));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(-2.0f), 0xc000));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0.0f), 0x0000));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(-0.0f), 0x8000));
+    cr_assert(eq(u16, plx_float32_to_float16(1.0f), 0x3c00));
+    cr_assert(eq(u16, plx_float32_to_float16(-2.0f), 0xc000));
+    cr_assert(eq(u16, plx_float32_to_float16(0.0f), 0x0000));
+    cr_assert(eq(u16, plx_float32_to_float16(-0.0f), 0x8000));
     /* largest finite half 65504 = 0x7bff; 65520 is the midpoint to 65536
      * whose tie goes to the even "mantissa" 0x400, i.e. inf */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(65504.0f), 0x7bff));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(65519.0f), 0x7bff));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(65520.0f), 0x7c00));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1e6f), 0x7c00));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(-1e6f), 0xfc00));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(INFINITY), 0x7c00));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(-INFINITY), 0xfc00));
-    uint16_t n = cpu_ref_f32_to_f16(NAN);
+    cr_assert(eq(u16, plx_float32_to_float16(65504.0f), 0x7bff));
+    cr_assert(eq(u16, plx_float32_to_float16(65519.0f), 0x7bff));
+    cr_assert(eq(u16, plx_float32_to_float16(65520.0f), 0x7c00));
+    cr_assert(eq(u16, plx_float32_to_float16(1e6f), 0x7c00));
+    cr_assert(eq(u16, plx_float32_to_float16(-1e6f), 0xfc00));
+    cr_assert(eq(u16, plx_float32_to_float16(INFINITY), 0x7c00));
+    cr_assert(eq(u16, plx_float32_to_float16(-INFINITY), 0xfc00));
+    uint16_t n = plx_float32_to_float16(NAN);
     cr_assert(eq(u16, n & 0x7c00, 0x7c00));
     cr_assert(not(zero(u16, n & 0x3ff)));
     /* a NaN whose payload lies only in the low 13 bits must stay a NaN */
-    n = cpu_ref_f32_to_f16(bits_to_f(0x7f800001u));
+    n = plx_float32_to_float16(bits_to_f(0x7f800001u));
     cr_assert(not(zero(u16, n & 0x3ff)));
     /* round half to even at 1: ulp is 2^-10; 1 + 2^-11 ties down to 1,
      * 1 + 3*2^-11 ties up to 1 + 2^-9 (mantissa 2) */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f + 0x1p-11f), 0x3c00));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f + 0x3p-11f), 0x3c02));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01));
+    cr_assert(eq(u16, plx_float32_to_float16(1.0f + 0x1p-11f), 0x3c00));
+    cr_assert(eq(u16, plx_float32_to_float16(1.0f + 0x3p-11f), 0x3c02));
+    cr_assert(eq(u16, plx_float32_to_float16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01));
     /* subnormals: units of 2^-24 */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1p-24f), 0x0001));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1p-25f), 0x0000));        /* tie -> 0 */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1.000002p-25f), 0x0001)); /* just over the tie */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x3p-25f), 0x0002));        /* 1.5 -> 2 */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x5p-25f), 0x0002));        /* 2.5 -> 2 */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(-0x1p-24f), 0x8001));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1023.0f * 0x1p-24f), 0x03ff));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1023.5f * 0x1p-24f), 0x0400)); /* rounds to min normal */
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(0x1p-14f), 0x0400));
-    cr_assert(eq(u16, cpu_ref_f32_to_f16(1e-30f), 0x0000));
+    cr_assert(eq(u16, plx_float32_to_float16(0x1p-24f), 0x0001));
+    cr_assert(eq(u16, plx_float32_to_float16(0x1p-25f), 0x0000));        /* tie -> 0 */
+    cr_assert(eq(u16, plx_float32_to_float16(0x1.000002p-25f), 0x0001)); /* just over the tie */
+    cr_assert(eq(u16, plx_float32_to_float16(0x3p-25f), 0x0002));        /* 1.5 -> 2 */
+    cr_assert(eq(u16, plx_float32_to_float16(0x5p-25f), 0x0002));        /* 2.5 -> 2 */
+    cr_assert(eq(u16, plx_float32_to_float16(-0x1p-24f), 0x8001));
+    cr_assert(eq(u16, plx_float32_to_float16(1023.0f * 0x1p-24f), 0x03ff));
+    cr_assert(eq(u16, plx_float32_to_float16(1023.5f * 0x1p-24f), 0x0400)); /* rounds to min normal */
+    cr_assert(eq(u16, plx_float32_to_float16(0x1p-14f), 0x0400));
+    cr_assert(eq(u16, plx_float32_to_float16(1e-30f), 0x0000));
     /* to float */
-    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x3c00), 1.0f));
-    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x0001), 0x1p-24f));
-    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x83ff), -1023.0f * 0x1p-24f));
-    cr_assert(eq(flt, cpu_ref_f16_to_f32(0x7bff), 65504.0f));
-    cr_assert(eq(flt, cpu_ref_f16_to_f32(0xfc00), -INFINITY));
-    cr_assert(isnan(cpu_ref_f16_to_f32(0x7e00)));
-    cr_assert(isnan(cpu_ref_f16_to_f32(0x7c01)));
+    cr_assert(eq(flt, plx_float16_to_float32(0x3c00), 1.0f));
+    cr_assert(eq(flt, plx_float16_to_float32(0x0001), 0x1p-24f));
+    cr_assert(eq(flt, plx_float16_to_float32(0x83ff), -1023.0f * 0x1p-24f));
+    cr_assert(eq(flt, plx_float16_to_float32(0x7bff), 65504.0f));
+    cr_assert(eq(flt, plx_float16_to_float32(0xfc00), -INFINITY));
+    cr_assert(isnan(plx_float16_to_float32(0x7e00)));
+    cr_assert(isnan(plx_float16_to_float32(0x7c01)));
 }
 
 Test(f16, every_half_round_trips) {
     for (uint32_t h = 0; h < 0x10000; h++) {
-        float f = cpu_ref_f16_to_f32((uint16_t)h);
-        uint16_t back = cpu_ref_f32_to_f16(f);
+        float f = plx_float16_to_float32((uint16_t)h);
+        uint16_t back = plx_float32_to_float16(f);
         if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) {
             cr_assert(isnan(f));
             cr_assert(eq(u16, back & 0x7c00, 0x7c00));
@@ -174,13 +174,13 @@ static uint16_t ref_f32_to_f16(float f) {
     uint32_t lo = 0, hi = 0x7c00; /* value(0x7c00) taken as 65536 */
     while (hi - lo > 1) {
         uint32_t mid = (lo + hi) / 2;
-        if ((double)cpu_ref_f16_to_f32((uint16_t)mid) <= a) {
+        if ((double)plx_float16_to_float32((uint16_t)mid) <= a) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    double vlo = cpu_ref_f16_to_f32((uint16_t)lo), vhi = hi == 0x7c00 ? 65536.0 : cpu_ref_f16_to_f32((uint16_t)hi);
+    double vlo = plx_float16_to_float32((uint16_t)lo), vhi = hi == 0x7c00 ? 65536.0 : plx_float16_to_float32((uint16_t)hi);
     uint32_t r;
     if (a - vlo < vhi - a) {
         r = lo;
@@ -203,7 +203,7 @@ Test(f16, random_against_reference) {
             bits |= 0x1000u * (uint32_t)(rnd() & 1);
         }
         float f = bits_to_f(bits);
-        cr_assert(eq(u16, cpu_ref_f32_to_f16(f), ref_f32_to_f16(f)), "f=%a", (double)f);
+        cr_assert(eq(u16, plx_float32_to_float16(f), ref_f32_to_f16(f)), "f=%a", (double)f);
     }
 }
 
@@ -224,25 +224,25 @@ static uint16_t ref_f32_to_bf16(float f) {
 }
 
 Test(bf16, known_and_random) {
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(1.0f), 0x3f80));
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x3f808000u)), 0x3f80)); /* tie, even down */
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x3f818000u)), 0x3f82)); /* tie, even up */
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x3f808001u)), 0x3f81));
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x00008000u)), 0x0000)); /* subnormal tie */
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(bits_to_f(0x00018000u)), 0x0002));
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(3.4028235e38f), 0x7f80)); /* FLT_MAX overflows */
-    cr_assert(eq(u16, cpu_ref_f32_to_bf16(-INFINITY), 0xff80));
-    uint16_t n = cpu_ref_f32_to_bf16(bits_to_f(0x7f800001u)); /* would round to inf naively */
+    cr_assert(eq(u16, plx_float32_to_bfloat16(1.0f), 0x3f80));
+    cr_assert(eq(u16, plx_float32_to_bfloat16(bits_to_f(0x3f808000u)), 0x3f80)); /* tie, even down */
+    cr_assert(eq(u16, plx_float32_to_bfloat16(bits_to_f(0x3f818000u)), 0x3f82)); /* tie, even up */
+    cr_assert(eq(u16, plx_float32_to_bfloat16(bits_to_f(0x3f808001u)), 0x3f81));
+    cr_assert(eq(u16, plx_float32_to_bfloat16(bits_to_f(0x00008000u)), 0x0000)); /* subnormal tie */
+    cr_assert(eq(u16, plx_float32_to_bfloat16(bits_to_f(0x00018000u)), 0x0002));
+    cr_assert(eq(u16, plx_float32_to_bfloat16(3.4028235e38f), 0x7f80)); /* FLT_MAX overflows */
+    cr_assert(eq(u16, plx_float32_to_bfloat16(-INFINITY), 0xff80));
+    uint16_t n = plx_float32_to_bfloat16(bits_to_f(0x7f800001u)); /* would round to inf naively */
     cr_assert(eq(u16, n & 0x7f80, 0x7f80));
     cr_assert(not(zero(u16, n & 0x7f)));
-    cr_assert(eq(flt, cpu_ref_bf16_to_f32(0x3f80), 1.0f));
-    cr_assert(eq(flt, cpu_ref_bf16_to_f32(0xc040), -3.0f));
-    cr_assert(isnan(cpu_ref_bf16_to_f32(0x7fc0)));
+    cr_assert(eq(flt, plx_bfloat16_to_float32(0x3f80), 1.0f));
+    cr_assert(eq(flt, plx_bfloat16_to_float32(0xc040), -3.0f));
+    cr_assert(isnan(plx_bfloat16_to_float32(0x7fc0)));
     for (uint32_t h = 0; h < 0x10000; h++) {
         if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) {
             continue;
         }
-        cr_assert(eq(u16, cpu_ref_f32_to_bf16(cpu_ref_bf16_to_f32((uint16_t)h)), h));
+        cr_assert(eq(u16, plx_float32_to_bfloat16(plx_bfloat16_to_float32((uint16_t)h)), h));
     }
     seed(2);
     for (int i = 0; i < 200000; i++) {
@@ -254,7 +254,7 @@ Test(bf16, known_and_random) {
             bits = (bits & 0xffff0000u) | 0x8000u;
         }
         float f = bits_to_f(bits);
-        cr_assert(eq(u16, cpu_ref_f32_to_bf16(f), ref_f32_to_bf16(f)), "bits=%08x", bits);
+        cr_assert(eq(u16, plx_float32_to_bfloat16(f), ref_f32_to_bf16(f)), "bits=%08x", bits);
     }
 }
 
@@ -1326,7 +1326,7 @@ Test(cast, int_and_bool_edges) {
     /* bfloat16 -> float16: 1/3 in bf16 (0x3eab = 0.333984375) -> half 0x3558 */
     uint16_t bf = 0x3eab, hf;
     cr_assert(cast_run(PLX_DTYPE_BFLOAT16, PLX_DTYPE_FLOAT16, 1, &bf, &hf));
-    cr_assert(eq(u16, hf, cpu_ref_f32_to_f16(0.333984375f)));
+    cr_assert(eq(u16, hf, plx_float32_to_float16(0.333984375f)));
     cr_assert(eq(u16, hf, 0x3558));
 }
 
@@ -1334,8 +1334,8 @@ Test(cast, int_and_bool_edges) {
 static double val_of(plx_dtype t, const void *p, size_t i) {
     switch (t) {
     case PLX_DTYPE_FLOAT32: return ((const float *)p)[i];
-    case PLX_DTYPE_FLOAT16: return cpu_ref_f16_to_f32(((const uint16_t *)p)[i]);
-    case PLX_DTYPE_BFLOAT16: return cpu_ref_bf16_to_f32(((const uint16_t *)p)[i]);
+    case PLX_DTYPE_FLOAT16: return plx_float16_to_float32(((const uint16_t *)p)[i]);
+    case PLX_DTYPE_BFLOAT16: return plx_bfloat16_to_float32(((const uint16_t *)p)[i]);
     default: return (double)get_i(t, p, i);
     }
 }
@@ -1353,8 +1353,8 @@ Test(cast, every_pair_small_values) {
                 if (all[a] == PLX_DTYPE_BOOL) v = v != 0;
                 switch (all[a]) {
                 case PLX_DTYPE_FLOAT32: ((float *)src)[i] = (float)v; break;
-                case PLX_DTYPE_FLOAT16: ((uint16_t *)src)[i] = cpu_ref_f32_to_f16((float)v); break;
-                case PLX_DTYPE_BFLOAT16: ((uint16_t *)src)[i] = cpu_ref_f32_to_bf16((float)v); break;
+                case PLX_DTYPE_FLOAT16: ((uint16_t *)src)[i] = plx_float32_to_float16((float)v); break;
+                case PLX_DTYPE_BFLOAT16: ((uint16_t *)src)[i] = plx_float32_to_bfloat16((float)v); break;
                 default: set_i(all[a], src, i, (int64_t)v); break;
                 }
             }
@@ -1404,7 +1404,7 @@ Test(cast, random_float_to_int_and_halfs) {
         uint16_t best = cand[0];
         double bd = INFINITY;
         for (int k = 0; k < 3; k++) {
-            double dv = fabs(cpu_ref_bf16_to_f32(cand[k]) - a);
+            double dv = fabs(plx_bfloat16_to_float32(cand[k]) - a);
             if (dv < bd || (dv == bd && !(cand[k] & 1))) { bd = dv; best = cand[k]; }
         }
         if (a == 0) best = 0;

@@ -343,6 +343,18 @@ static inline const char *plx_binary_func_name(plx_binary_func func) {
     return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
 }
 
+/* True for the comparisons (equal, less, greater, greater_equal,
+ * less_equal), whose output is bool whatever the inputs' dtype. */
+static inline bool plx_binary_func_is_compare(plx_binary_func func) {
+    return func == PLX_BINARY_EQUAL || func == PLX_BINARY_LESS || func == PLX_BINARY_GREATER ||
+           func == PLX_BINARY_GREATER_EQUAL || func == PLX_BINARY_LESS_EQUAL;
+}
+
+/* True for the logical functions (and, or, xor): bool inputs and output. */
+static inline bool plx_binary_func_is_logical(plx_binary_func func) {
+    return func == PLX_BINARY_AND || func == PLX_BINARY_OR || func == PLX_BINARY_XOR;
+}
+
 typedef enum plx_unary_func {
     PLX_UNARY_ABS = 0,
     PLX_UNARY_NEG = 1,

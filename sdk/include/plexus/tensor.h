@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -225,6 +226,177 @@ static inline bool plx_tensor_info_is_broadcast_of(const plx_tensor_info *const 
         }
     }
     return true;
+}
+
+/* Element conversions, as every backend's cast and pad must make them.
+ * Pure functions of their arguments (thread-safe), needing no libm. */
+
+/* A float16 (IEEE binary16 bits) as float32: exact; infinities stay
+ * infinite, a NaN stays a NaN with its payload. */
+static inline float plx_float16_to_float32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24, exact in float32 */
+        float v = (float)man * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13); /* inf, or NaN keeping its payload */
+    } else {
+        bits = sign | ((exp - 15u + 127u) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* A float32 as float16 bits: rounded to nearest, ties to even; values past
+ * the largest finite half (65504, up to the tie at 65520) become infinity,
+ * values below half the smallest subnormal (2^-25, the tie included) a
+ * signed zero; a NaN stays a quiet NaN with its sign and top payload
+ * bits. */
+static inline uint16_t plx_float32_to_float16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t abs = u & 0x7fffffffu;
+    if (abs >= 0x7f800000u) {
+        if (abs == 0x7f800000u) {
+            return (uint16_t)(sign | 0x7c00u);
+        }
+        /* NaN: keep the top payload bits, force quiet so it stays a NaN */
+        return (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+    }
+    if (abs >= 0x47800000u) { /* >= 2^16: past the largest finite half */
+        return (uint16_t)(sign | 0x7c00u);
+    }
+    if (abs >= 0x38800000u) { /* >= 2^-14: a normal half (or rounds to inf) */
+        uint32_t e = (abs >> 23) - 112u; /* rebias 127 -> 15 */
+        uint32_t mant = abs & 0x7fffffu;
+        uint32_t h = (e << 10) | (mant >> 13);
+        uint32_t rem = mant & 0x1fffu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) {
+            h++; /* a carry into the exponent is the correct result, up to inf */
+        }
+        return (uint16_t)(sign | h);
+    }
+    if (abs < 0x33000000u) { /* < 2^-25: rounds to zero (2^-25 itself ties to 0) */
+        return sign;
+    }
+    /* subnormal half: the value in units of 2^-24 */
+    uint32_t m = (abs & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126u - (abs >> 23); /* 14..24 */
+    uint32_t h = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1u);
+    uint32_t half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (h & 1u))) {
+        h++; /* 0x400 is the smallest normal: still correct */
+    }
+    return (uint16_t)(sign | h);
+}
+
+/* A bfloat16 (the top 16 bits of a float32) as float32: exact. */
+static inline float plx_bfloat16_to_float32(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* A float32 as bfloat16 bits: rounded to nearest, ties to even (overflow
+ * gives infinity); a NaN stays a quiet NaN with its sign. */
+static inline uint16_t plx_float32_to_bfloat16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN, sign kept */
+    }
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even; overflows to inf */
+    return (uint16_t)(u >> 16);
+}
+
+/* v as a value of an integer dtype, as cast converts a float: truncated
+ * toward zero, NaN gives 0, values outside the dtype's range (infinities
+ * included) saturate to its minimum or maximum; for PLX_DTYPE_BOOL, v != 0
+ * (so NaN gives 1, as numpy). Any other dtype is taken as int64. C leaves
+ * out-of-range conversions undefined, so v is clamped before it is
+ * converted. */
+static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
+    if (dtype == PLX_DTYPE_BOOL) {
+        return v != 0;
+    }
+    int64_t i;
+    if (v != v) { /* NaN */
+        i = 0;
+    } else if (v >= 9223372036854775808.0) {
+        i = INT64_MAX;
+    } else if (v <= -9223372036854775808.0) {
+        i = INT64_MIN;
+    } else {
+        i = (int64_t)v; /* truncates toward zero */
+    }
+    switch (dtype) {
+    case PLX_DTYPE_INT8: return i < INT8_MIN ? INT8_MIN : i > INT8_MAX ? INT8_MAX : i;
+    case PLX_DTYPE_UINT8: return i < 0 ? 0 : i > UINT8_MAX ? UINT8_MAX : i;
+    case PLX_DTYPE_INT16: return i < INT16_MIN ? INT16_MIN : i > INT16_MAX ? INT16_MAX : i;
+    case PLX_DTYPE_INT32: return i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i;
+    default: return i;
+    }
+}
+
+/* v as one element of `dtype`, in the dtype's bytes (native byte order)
+ * at the start of out: float32 (float)v; float16 and bfloat16 (float)v
+ * rounded by plx_float32_to_float16 / plx_float32_to_bfloat16; integer
+ * dtypes and bool as plx_dtype_int_from_double. The rest of out is zeroed.
+ * Returns the element size, or 0 (out all zero) for an invalid dtype. */
+static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint8_t out[8]) {
+    memset(out, 0, 8);
+    int64_t i = plx_dtype_int_from_double(v, dtype);
+    switch (dtype) {
+    case PLX_DTYPE_FLOAT32: {
+        float f = (float)v;
+        memcpy(out, &f, 4);
+        return 4;
+    }
+    case PLX_DTYPE_FLOAT16:
+    case PLX_DTYPE_BFLOAT16: {
+        float f = (float)v;
+        uint16_t h = dtype == PLX_DTYPE_FLOAT16 ? plx_float32_to_float16(f)
+                                                : plx_float32_to_bfloat16(f);
+        memcpy(out, &h, 2);
+        return 2;
+    }
+    case PLX_DTYPE_INT8: {
+        int8_t w = (int8_t)i;
+        memcpy(out, &w, 1);
+        return 1;
+    }
+    case PLX_DTYPE_UINT8:
+    case PLX_DTYPE_BOOL: {
+        uint8_t w = (uint8_t)i;
+        memcpy(out, &w, 1);
+        return 1;
+    }
+    case PLX_DTYPE_INT16: {
+        int16_t w = (int16_t)i;
+        memcpy(out, &w, 2);
+        return 2;
+    }
+    case PLX_DTYPE_INT32: {
+        int32_t w = (int32_t)i;
+        memcpy(out, &w, 4);
+        return 4;
+    }
+    case PLX_DTYPE_INT64:
+        memcpy(out, &i, 8);
+        return 8;
+    case PLX_DTYPE_INVALID:
+        break;
+    }
+    return 0;
 }
 
 #ifdef __cplusplus

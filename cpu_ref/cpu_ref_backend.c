@@ -7,18 +7,31 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include <plexus/backend.h>
 
+#include "gemm.h"
+#include "fusion.h"
 #include "kernels.h"
+#include "threadpool.h"
+
+#define CPU_REF_ID "cpu_ref"
+
+/* The standard capabilities, then cpu_ref.threads and cpu_ref.isa. */
+#define CPU_REF_STANDARD_CAPS 6
+#define CPU_REF_CAPS (CPU_REF_STANDARD_CAPS + 2)
 
 struct plx_backend {
     const plx_host *host; /* valid until destroy (backend.h, plx_host) */
+    cpu_ref_compute compute; /* the GEMM variant and the intra-op pool, for kernels */
+    bool fusion;          /* option fusion: optimize_subgraph fuses activations */
+    plx_capability caps[CPU_REF_CAPS];
 };
 
-static const plx_capability cpu_ref_capabilities[] = {
+static const plx_capability cpu_ref_capabilities[CPU_REF_STANDARD_CAPS] = {
     {.key = PLX_CAP_ASYNC_EXECUTION, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_EXTERNALLY_MANAGED_MEMORY, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_PREIMPORT_IO_TENSORS, .type = PLX_VALUE_BOOL, .bool_value = true},
@@ -27,24 +40,100 @@ static const plx_capability cpu_ref_capabilities[] = {
     {.key = PLX_CAP_EXPORT_MALLOC, .type = PLX_VALUE_BOOL, .bool_value = true},
 };
 
-/* The host passes only declared options (R-9); cpu_ref declares none, so
- * option_count is always 0 here. */
+/* ---- options (R-9) -------------------------------------------------------- */
+
+static const plx_option_info cpu_ref_options[] = {
+    {"threads", "intra-op threads per backend instance, 1 to 256 (1: no worker threads); "
+                "unset: the number of online CPUs", NULL},
+    {"isa", "GEMM kernel variant: auto, avx512, avx2 or portable (one the CPU cannot run is "
+            "refused)", "auto"},
+    {"fusion", "on: a conv, fully_connected, gemm or matmul read only by an activation runs "
+               "as one precompiled layer; off: every layer as built", "on"},
+};
+#define CPU_REF_OPTION_COUNT (sizeof cpu_ref_options / sizeof cpu_ref_options[0])
+
+static plx_status bad_option(const plx_host *host, const char *key, const char *value,
+                             const char *expected) {
+    return host->status_create(host, PLX_INVALID_ARGUMENT,
+                               "invalid value '%s' for option '%s' of backend '" CPU_REF_ID
+                               "': expected %s", value, key, expected);
+}
+
+/* Reads the options into *threads, *isa and *fusion (the defaults when not
+ * given). */
+static plx_status parse_options(const plx_host *host, const plx_option *options, size_t count,
+                                size_t *threads, cpu_ref_isa *isa, bool *fusion) {
+    *threads = cpu_ref_pool_default_threads();
+    *isa = cpu_ref_isa_best();
+    *fusion = true;
+    for (size_t i = 0; i < count; i++) {
+        const char *k = options[i].key, *v = options[i].value ? options[i].value : "";
+        if (strcmp(k, "fusion") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+                return bad_option(host, k, v, "on or off");
+            }
+            *fusion = strcmp(v, "on") == 0;
+        } else if (strcmp(k, "threads") == 0) {
+            char *end;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || errno || n < 1 || n > CPU_REF_POOL_MAX_THREADS) {
+                return bad_option(host, k, v, "an integer from 1 to 256");
+            }
+            *threads = (size_t)n;
+        } else if (strcmp(k, "isa") == 0) {
+            if (!cpu_ref_isa_parse(v, isa)) {
+                return bad_option(host, k, v, "auto, avx512, avx2 or portable");
+            }
+            if (!cpu_ref_isa_supported(*isa)) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "invalid value '%s' for option '%s' of backend '"
+                                           CPU_REF_ID "': this CPU or build cannot run it "
+                                           "(auto picks %s here)",
+                                           v, k, cpu_ref_isa_name(cpu_ref_isa_best()));
+            }
+        }
+        /* The host passes declared keys only (R-9 (3)). */
+    }
+    return NULL;
+}
+
 static plx_status cpu_ref_create(const plx_host *host, const plx_option *options,
                                  size_t option_count, plx_backend **out_backend) {
-    (void)options;
-    (void)option_count;
+    size_t threads;
+    cpu_ref_isa isa;
+    bool fusion;
+    plx_status s = parse_options(host, options, option_count, &threads, &isa, &fusion);
+    if (s) {
+        return s;
+    }
     plx_backend *b = host->alloc(host, sizeof *b, 0);
     if (!b) {
         return host->status_create(host, PLX_OUT_OF_MEMORY,
                                    "cpu_ref: cannot allocate the backend instance");
     }
+    memset(b, 0, sizeof *b);
     b->host = host;
+    b->compute.isa = isa;
+    b->fusion = fusion;
+    char err[256];
+    b->compute.pool = cpu_ref_pool_create(threads, err, sizeof err);
+    if (!b->compute.pool) {
+        host->free(host, b);
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "%s", err);
+    }
+    memcpy(b->caps, cpu_ref_capabilities, sizeof cpu_ref_capabilities);
+    b->caps[CPU_REF_STANDARD_CAPS] = (plx_capability){
+        .key = CPU_REF_ID ".threads", .type = PLX_VALUE_INT, .int_value = (int64_t)threads};
+    b->caps[CPU_REF_STANDARD_CAPS + 1] = (plx_capability){
+        .key = CPU_REF_ID ".isa", .type = PLX_VALUE_STRING, .string_value = cpu_ref_isa_name(isa)};
     *out_backend = b;
     return NULL;
 }
 
 static void cpu_ref_destroy(plx_backend *backend) {
     if (backend) {
+        cpu_ref_pool_destroy(backend->compute.pool);
         backend->host->free(backend->host, backend);
     }
 }
@@ -52,9 +141,8 @@ static void cpu_ref_destroy(plx_backend *backend) {
 static plx_status cpu_ref_get_capabilities(plx_backend *backend,
                                            const plx_capability **out_capabilities,
                                            size_t *out_count) {
-    (void)backend;
-    *out_capabilities = cpu_ref_capabilities;
-    *out_count = sizeof cpu_ref_capabilities / sizeof cpu_ref_capabilities[0];
+    *out_capabilities = backend->caps;
+    *out_count = CPU_REF_CAPS;
     return NULL;
 }
 
@@ -75,6 +163,7 @@ static plx_status cpu_ref_check_layer(plx_backend *backend, const plx_layer_view
 
 struct plx_factory {
     const plx_host *host;
+    const cpu_ref_compute *compute; /* the backend's, valid until it is destroyed */
 };
 
 static plx_status cpu_ref_create_factory(plx_backend *backend, const plx_factory_params *params,
@@ -86,6 +175,7 @@ static plx_status cpu_ref_create_factory(plx_backend *backend, const plx_factory
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
     }
     f->host = host;
+    f->compute = &backend->compute;
     *out_factory = f;
     return NULL;
 }
@@ -274,6 +364,7 @@ static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h) {
  * executing allocates nothing. */
 struct plx_workload {
     const plx_host *host;
+    const cpu_ref_compute *compute;
     cpu_ref_run_fn run;
     plx_layer_view view;
     plx_tensor_handle **inputs;
@@ -330,6 +421,7 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
     }
     memset(w, 0, sizeof *w);
     w->host = host;
+    w->compute = factory->compute;
     w->run = run;
     w->view = *layer;
     bool ok = true;
@@ -367,7 +459,8 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
                                           "cpu_ref: output %u has no memory", i);
         }
     }
-    cpu_ref_kernel_args args = {&w->view, w->in_data, w->out_data, w->error, sizeof w->error};
+    cpu_ref_kernel_args args = {&w->view, w->in_data, w->out_data, w->error, sizeof w->error,
+                                w->compute};
     w->error[0] = '\0';
     if (!w->run(&args)) {
         return w->host->status_create(w->host, PLX_INVALID_ARGUMENT, "%s",
@@ -376,8 +469,14 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
     return NULL;
 }
 
+/* fusions (fusion.c), unless the option turned them off. */
+static plx_status cpu_ref_optimize(plx_backend *backend, const plx_subgraph_view *subgraph,
+                                   const plx_subgraph_editor *editor) {
+    return backend->fusion ? cpu_ref_optimize_subgraph(backend->host, subgraph, editor) : NULL;
+}
+
 static const plx_backend_functions cpu_ref_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, create_sub_tensor_handle),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, optimize_subgraph),
     .check_available = NULL, /* the CPU is always there */
     .create = cpu_ref_create,
     .destroy = cpu_ref_destroy,
@@ -399,6 +498,8 @@ static const plx_backend_functions cpu_ref_functions = {
     .configure_workload = NULL,
     .execute_workload = cpu_ref_execute_workload,
     .create_sub_tensor_handle = cpu_ref_create_sub_tensor_handle,
+    .get_memory_strategy = NULL,
+    .optimize_subgraph = cpu_ref_optimize,
 };
 
 static const plx_backend_descriptor cpu_ref_descriptor = {
@@ -408,8 +509,8 @@ static const plx_backend_descriptor cpu_ref_descriptor = {
     .name = "CPU reference backend",
     .version = "0.1.0",
     .functions = &cpu_ref_functions,
-    .options = NULL,
-    .option_count = 0,
+    .options = cpu_ref_options,
+    .option_count = CPU_REF_OPTION_COUNT,
 };
 
 /* R-5: the descriptor claims the SDK's minor version; a host older than

@@ -1,6 +1,8 @@
 /* The operator -> kernel table of cpu_ref. */
 #include "kernels.h"
 
+#include "fusion.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -71,6 +73,7 @@ static const struct {
     ENTRY(PLX_OP_INSTANCE_NORM, instance_norm),
     ENTRY(PLX_OP_LSTM, lstm),
     ENTRY(PLX_OP_GRU, gru),
+    ENTRY(PLX_OP_PRECOMPILED, precompiled),
 };
 
 bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_fn *out_run) {

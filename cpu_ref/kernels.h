@@ -16,12 +16,17 @@
 #include <plexus/ops.h>
 #include <plexus/tensor.h>
 
+#include "gemm.h"
+
 typedef struct cpu_ref_kernel_args {
     const plx_layer_view *layer; /* infos and descriptor of the layer */
     const void *const *inputs;   /* layer->input_count dense buffers */
     void *const *outputs;        /* layer->output_count dense buffers */
     char *error;                 /* on failure: a message naming the problem */
     size_t error_size;
+    /* The backend's GEMM variant and intra-op thread pool (gemm.h); NULL
+     * (tests that leave it out): cpu_ref_isa_best() on the calling thread. */
+    const cpu_ref_compute *compute;
 } cpu_ref_kernel_args;
 
 /* Runs the layer. true on success; false with a message in args->error. */

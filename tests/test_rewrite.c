@@ -172,10 +172,13 @@ Test(rewrite, batch_norm_folds_into_conv) {
         assert_close(y1, y0, M * H * H);
         cr_assert(has_note(folded, "folded batch_norm 'bn' into conv 'conv'"));
         cr_assert(not(has_layer(folded, "bn")));
-        cr_assert(has_layer(folded, "conv"));
+        /* Then cpu_ref fuses the conv with the relu it alone feeds now. */
+        cr_assert(has_layer(folded, "conv+relu"));
         cr_assert(not(has_layer(folded, "mean")), "an unread constant was kept");
         cr_assert(has_layer(plain, "bn"));
-        cr_assert(eq(sz, plx_optimized_network_note_count(plain), 0));
+        cr_assert(eq(sz, plx_optimized_network_note_count(plain), 0), "%s",
+                  plx_optimized_network_note_count(plain) ? plx_optimized_network_note(plain, 0)
+                                                          : "");
         cr_assert(eq(int, memcmp(w_before, w_data, sizeof w_data), 0), "W was written");
         cr_assert(eq(int, memcmp(shift_before, shift, sizeof shift), 0), "bias was written");
         plx_optimized_network_destroy(&plain);
@@ -345,4 +348,79 @@ Test(rewrite, transpose_of_constant_is_folded) {
     plx_optimized_network_destroy(&plain);
     plx_optimized_network_destroy(&rw);
     plx_network_destroy(&n);
+}
+
+/* cpu_ref's own optimisation (R-23): a conv, fully_connected or matmul read
+ * only by an activation runs as one precompiled layer ("conv+relu"), with
+ * the values of the two layers it replaces (cpu_ref option fusion=off). */
+static plx_runtime *cpu_ref_with_fusion(const char *value) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_backend_option opt = {"cpu_ref", "fusion", value};
+    o.backend_options = &opt;
+    o.backend_option_count = 1;
+    return tu_create(&o);
+}
+
+Test(rewrite, cpu_ref_fuses_activations) {
+    plx_runtime *fused_rt = cpu_ref_with_fusion("on"), *plain_rt = cpu_ref_with_fusion("off");
+    static const plx_op bases[] = {PLX_OP_CONV, PLX_OP_FULLY_CONNECTED, PLX_OP_MATMUL};
+    static const plx_activation_func funcs[] = {PLX_ACT_RELU, PLX_ACT_CLIP, PLX_ACT_SIGMOID};
+    static float wt[M * C * 9];
+    fill(wt, M * C * 9, 21);
+    for (int i = 0; i < 3; i++) {
+        plx_network *n;
+        OK(plx_network_create(&n));
+        const int64_t xd[] = {1, C, H, H}, wd[] = {M, C, 3, 3}, x2[] = {C, 9}, w3[] = {9, M};
+        plx_tensor_info xi = f32(bases[i] == PLX_OP_CONV ? 4 : 2,
+                                 bases[i] == PLX_OP_CONV ? xd : x2);
+        plx_tensor_info wi = f32(bases[i] == PLX_OP_CONV ? 4 : 2,
+                                 bases[i] == PLX_OP_CONV ? wd : w3);
+        plx_conv_desc cd = PLX_CONV_DESC_INIT;
+        plx_fully_connected_desc fd = PLX_FULLY_CONNECTED_DESC_INIT;
+        const void *desc = bases[i] == PLX_OP_CONV ? (const void *)&cd
+                           : bases[i] == PLX_OP_FULLY_CONNECTED ? (const void *)&fd
+                                                                : NULL;
+        plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(funcs[i]);
+        ad.alpha = 0.0f;
+        ad.beta = 0.5f;
+        plx_layer_id x, w, b, a, y;
+        OK(plx_network_add_input(n, "x", 0, &xi, &x));
+        OK(plx_network_add_constant(n, "w", &wi, wt, PLX_CONSTANT_BORROW, &w));
+        OK(plx_network_add_layer(n, "base", bases[i], desc, 2, 1, &b));
+        OK(plx_network_add_layer(n, "act", PLX_OP_ACTIVATION, &ad, 1, 1, &a));
+        OK(plx_network_add_output(n, "y", 0, &y));
+        OK(plx_network_connect(n, x, 0, b, 0));
+        OK(plx_network_connect(n, w, 0, b, 1));
+        OK(plx_network_connect(n, b, 0, a, 0));
+        OK(plx_network_connect(n, a, 0, y, 0));
+        float xv[C * H * H], y0[M * H * H], y1[M * H * H];
+        fill(xv, C * H * H, 23);
+        size_t out = bases[i] == PLX_OP_CONV ? (size_t)M * (H - 2) * (H - 2) : (size_t)C * M;
+        size_t in = bases[i] == PLX_OP_CONV ? (size_t)C * H * H : (size_t)C * 9;
+        plx_runtime *keep = rt;
+        plx_optimized_network *plain, *fused;
+        rt = plain_rt;
+        run(n, true, xv, in, y0, out, &plain);
+        rt = fused_rt;
+        run(n, true, xv, in, y1, out, &fused);
+        rt = keep;
+        assert_close(y1, y0, out);
+        char kind[64];
+        snprintf(kind, sizeof kind, "replaced 2 layers by 'base+act' (%s+%s)",
+                 plx_op_name(bases[i]), plx_activation_func_name(funcs[i]));
+        cr_assert(has_note(fused, kind), "no note '%s'", kind);
+        cr_assert(has_layer(fused, "base+act"));
+        cr_assert(not(has_layer(fused, "base")));
+        cr_assert(has_layer(plain, "base"));
+        cr_assert(has_layer(plain, "act"));
+        plx_optimized_network_destroy(&plain);
+        plx_optimized_network_destroy(&fused);
+        plx_network_destroy(&n);
+    }
+    plx_runtime_destroy(&fused_rt);
+    plx_runtime_destroy(&plain_rt);
 }

@@ -284,7 +284,7 @@ static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op
         }
     }
     char err[256] = "";
-    cpu_ref_kernel_args args = {&view, in_data, out_data, err, sizeof err};
+    cpu_ref_kernel_args args = {&view, in_data, out_data, err, sizeof err, NULL};
     if (!run(&args)) {
         for (uint32_t i = 0; i < n_out; i++) {
             free(out_data[i]);

@@ -252,7 +252,7 @@ static void run_case(tcase *t) {
         cr_assert(expect[i] && got[i]);
     }
     char err[256] = "";
-    cpu_ref_kernel_args args = {&v, (const void *const *)t->data, expect, err, sizeof err};
+    cpu_ref_kernel_args args = {&v, (const void *const *)t->data, expect, err, sizeof err, NULL};
     cr_assert(ref_run(&args), "%s: cpu_ref fails: %s", t->name, err);
 
     const char *ocl_why = ocl_op_check(&dev, &v, why, sizeof why);

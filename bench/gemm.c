@@ -1,0 +1,272 @@
+/* plexus-bench-gemm: GFLOP/s of cpu_ref's matrix multiply (cpu_ref/gemm.h)
+ * against the machine's measured peak.
+ *
+ * For every ISA variant this CPU supports, and for 1 and 2 threads (the
+ * calling thread plus a pool worker), times square multiplies (64 to 1024)
+ * and shapes taken from CNNs: a stem convolution as im2col (M=64 output
+ * channels, N=112*112 pixels, K=3*3*3), 3x3 and 1x1 convolutions of
+ * ResNet stages, and a fully connected layer (M=1000, N=1, K=1024). Each
+ * figure is the median of several runs. The peak is a loop of independent
+ * multiply-adds compiled with the same flags as the variant (gemm_peak.c),
+ * run on each thread at once for ~0.2 s; it is reported per thread and for
+ * the thread count, and every result as a percentage of the latter.
+ *
+ * usage: plexus-bench-gemm [--json] [--runs N] [--isa NAME] [--threads N]
+ * (--isa and --threads restrict the runs to one variant, one count). */
+#define _GNU_SOURCE /* clock_gettime */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gemm.h"
+#include "gemm_peak.h"
+
+typedef float (*peak_fn)(size_t iterations, float x, float y, double *out_flops);
+
+static peak_fn peak_of(cpu_ref_isa isa) {
+    switch (isa) {
+    case CPU_REF_ISA_PORTABLE:
+        return bench_gemm_peak_portable;
+#if defined(BENCH_GEMM_X86)
+    case CPU_REF_ISA_AVX2:
+        return bench_gemm_peak_avx2;
+    case CPU_REF_ISA_AVX512:
+        return bench_gemm_peak_avx512;
+#else
+    default:
+        break;
+#endif
+    }
+    return NULL;
+}
+
+static void die(const char *what) {
+    fprintf(stderr, "plexus-bench-gemm: %s\n", what);
+    exit(1);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- peak ------------------------------------------------------------------ */
+
+typedef struct peak_job {
+    peak_fn fn;
+    size_t iterations;
+    double gflops;
+    float sink;
+} peak_job;
+
+static void *peak_thread(void *arg) {
+    peak_job *j = arg;
+    double flops;
+    double t0 = now_s();
+    j->sink = j->fn(j->iterations, 0.999999f, 1e-7f, &flops);
+    j->gflops = flops / (now_s() - t0) * 1e-9;
+    return NULL;
+}
+
+/* GFLOP/s of `threads` threads running the peak loop at once (~0.2 s). */
+static double measure_peak(peak_fn fn, int threads) {
+    size_t iterations = 1000;
+    for (;;) { /* calibrate on one thread */
+        peak_job j = {fn, iterations, 0, 0};
+        double t0 = now_s();
+        peak_thread(&j);
+        if (now_s() - t0 > 0.02) {
+            iterations = (size_t)((double)iterations * 0.2 / (now_s() - t0));
+            break;
+        }
+        iterations *= 4;
+    }
+    peak_job jobs[2];
+    pthread_t tids[2];
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = (peak_job){fn, iterations, 0, 0};
+        if (t > 0 && pthread_create(&tids[t], NULL, peak_thread, &jobs[t]) != 0) {
+            die("cannot start a thread");
+        }
+    }
+    peak_thread(&jobs[0]);
+    double total = jobs[0].gflops;
+    for (int t = 1; t < threads; t++) {
+        pthread_join(tids[t], NULL);
+        total += jobs[t].gflops;
+    }
+    return total;
+}
+
+/* ---- GEMM ------------------------------------------------------------------ */
+
+typedef struct shape {
+    const char *name;
+    size_t m, n, k;
+} shape;
+
+static const shape shapes[] = {
+    {"square 64", 64, 64, 64},
+    {"square 128", 128, 128, 128},
+    {"square 256", 256, 256, 256},
+    {"square 512", 512, 512, 512},
+    {"square 1024", 1024, 1024, 1024},
+    {"conv stem 3x3 s2 (im2col)", 64, 112 * 112, 27},
+    {"conv 3x3 64->128 @56", 128, 56 * 56, 64 * 9},
+    {"conv 1x1 256->256 @28", 256, 28 * 28, 256},
+    {"fc 1024->1000", 1000, 1, 1024},
+};
+#define SHAPE_COUNT (sizeof shapes / sizeof shapes[0])
+
+static float *random_matrix(size_t count) {
+    float *p = malloc((count ? count : 1) * sizeof *p);
+    if (!p) {
+        die("out of memory");
+    }
+    unsigned s = 12345;
+    for (size_t i = 0; i < count; i++) {
+        s = s * 1103515245u + 12345u;
+        p[i] = (float)((s >> 9) & 0xffff) / 65536.0f - 0.5f;
+    }
+    return p;
+}
+
+/* Median GFLOP/s of `runs` timed runs, each repeating the multiply for at
+ * least ~20 ms. */
+static double time_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const shape *s, int runs) {
+    float *a = random_matrix(s->m * s->k), *b = random_matrix(s->k * s->n);
+    float *c = random_matrix(s->m * s->n);
+    size_t ws_size = cpu_ref_gemm_workspace_size(isa, s->m, s->n, s->k,
+                                                 cpu_ref_pool_threads(pool));
+    void *ws = malloc(ws_size);
+    if (!ws) {
+        die("out of memory");
+    }
+    cpu_ref_gemm_args g = {.m = s->m, .n = s->n, .k = s->k, .alpha = 1.0f,
+                           .a = a, .a_rs = (ptrdiff_t)s->k, .a_cs = 1,
+                           .b = b, .b_rs = (ptrdiff_t)s->n, .b_cs = 1,
+                           .c = c, .ldc = s->n};
+    double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    if (!cpu_ref_gemm(isa, pool, &g, ws, ws_size)) { /* warm up, and count repetitions */
+        die("cpu_ref_gemm refused the arguments");
+    }
+    double t0 = now_s();
+    cpu_ref_gemm(isa, pool, &g, ws, ws_size);
+    double once = now_s() - t0;
+    size_t reps = once > 0.02 ? 1 : (size_t)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
+    double results[32];
+    if (runs > 32) {
+        runs = 32;
+    }
+    for (int r = 0; r < runs; r++) {
+        t0 = now_s();
+        for (size_t i = 0; i < reps; i++) {
+            cpu_ref_gemm(isa, pool, &g, ws, ws_size);
+        }
+        results[r] = flops * (double)reps / (now_s() - t0) * 1e-9;
+    }
+    qsort(results, (size_t)runs, sizeof results[0], cmp_double);
+    free(a);
+    free(b);
+    free(c);
+    free(ws);
+    return results[runs / 2];
+}
+
+int main(int argc, char **argv) {
+    bool json = false;
+    int runs = 5;
+    int only_isa = -1, only_threads = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            runs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
+            cpu_ref_isa isa;
+            if (!cpu_ref_isa_parse(argv[++i], &isa)) {
+                die("--isa takes portable, avx2, avx512 or auto");
+            }
+            only_isa = (int)isa;
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            only_threads = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: plexus-bench-gemm [--json] [--runs N] [--isa NAME] "
+                            "[--threads N]\n");
+            return 2;
+        }
+    }
+    static const int thread_counts[] = {1, 2};
+    bool first = true;
+    if (json) {
+        printf("{\"benchmark\": \"gemm\", \"results\": [");
+    }
+    for (int isa_i = CPU_REF_ISA_COUNT - 1; isa_i >= 0; isa_i--) {
+        cpu_ref_isa isa = (cpu_ref_isa)isa_i;
+        cpu_ref_gemm_blocking blk;
+        if (only_isa >= 0 && isa_i != only_isa) {
+            continue;
+        }
+        if (!cpu_ref_isa_supported(isa) || !peak_of(isa) || !cpu_ref_gemm_blocking_of(isa, &blk)) {
+            if (!json) {
+                printf("%s: not supported by this CPU or build, skipped\n\n", cpu_ref_isa_name(isa));
+            }
+            continue;
+        }
+        double peak1 = measure_peak(peak_of(isa), 1);
+        for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+            int threads = thread_counts[t];
+            if (only_threads > 0 && threads != only_threads) {
+                continue;
+            }
+            double peak = threads == 1 ? peak1 : measure_peak(peak_of(isa), threads);
+            char err[256];
+            cpu_ref_pool *pool = cpu_ref_pool_create((size_t)threads, err, sizeof err);
+            if (!pool) {
+                die(err);
+            }
+            if (!json) {
+                printf("%s (MR %zu, NR %zu, KC %zu, MC %zu, NC %zu), %d thread%s: peak %.1f "
+                       "GFLOP/s per thread, %.1f for %d\n",
+                       cpu_ref_isa_name(isa), blk.mr, blk.nr, blk.kc, blk.mc, blk.nc, threads,
+                       threads == 1 ? "" : "s", peak1, peak, threads);
+                printf("  %-28s %6s %6s %6s %9s %7s\n", "shape", "M", "N", "K", "GFLOP/s",
+                       "% peak");
+            }
+            for (size_t s = 0; s < SHAPE_COUNT; s++) {
+                double gf = time_gemm(isa, pool, &shapes[s], runs);
+                if (json) {
+                    printf("%s\n  {\"isa\": \"%s\", \"threads\": %d, \"shape\": \"%s\", "
+                           "\"m\": %zu, \"n\": %zu, \"k\": %zu, \"gflops\": %.2f, "
+                           "\"peak_gflops_per_thread\": %.2f, \"peak_gflops\": %.2f, "
+                           "\"percent_of_peak\": %.1f}",
+                           first ? "" : ",", cpu_ref_isa_name(isa), threads, shapes[s].name,
+                           shapes[s].m, shapes[s].n, shapes[s].k, gf, peak1, peak,
+                           100.0 * gf / peak);
+                    first = false;
+                } else {
+                    printf("  %-28s %6zu %6zu %6zu %9.1f %6.1f%%\n", shapes[s].name, shapes[s].m,
+                           shapes[s].n, shapes[s].k, gf, 100.0 * gf / peak);
+                }
+                fflush(stdout);
+            }
+            if (!json) {
+                printf("\n");
+            }
+            cpu_ref_pool_destroy(pool);
+        }
+    }
+    if (json) {
+        printf("\n]}\n");
+    }
+    return 0;
+}

@@ -1,0 +1,162 @@
+/* cpu_ref's graph optimisation (backend.h optimize_subgraph, R-23 of
+ * docs/backend-abi.md): a conv, fully_connected, gemm or matmul whose only
+ * reader is an activation becomes one precompiled layer, "conv+relu",
+ * that runs the multiply and applies the activation to its output while
+ * that is still in cache, without the intermediate tensor. Its payload is
+ * a cpu_ref_fused: the base operator with its descriptor and the
+ * activation's descriptor. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fusion.h"
+
+#define FUSED_MAGIC 0x31465243u /* "CRF1" */
+
+typedef struct cpu_ref_fused {
+    uint32_t magic;
+    plx_op op;
+    union {
+        plx_conv_desc conv;
+        plx_fully_connected_desc fc;
+        plx_gemm_desc gemm;
+    } desc;
+    plx_activation_desc activation;
+} cpu_ref_fused;
+
+static bool fusable_base(plx_op op) {
+    return op == PLX_OP_CONV || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_GEMM ||
+           op == PLX_OP_MATMUL;
+}
+
+/* The payload of a precompiled layer, or NULL when it is not cpu_ref's. */
+static const cpu_ref_fused *payload(const plx_layer_view *l) {
+    const plx_precompiled_desc *d = l->desc;
+    if (!d || d->size != sizeof(cpu_ref_fused) || !d->data) {
+        return NULL;
+    }
+    const cpu_ref_fused *f = d->data;
+    return f->magic == FUSED_MAGIC && fusable_base(f->op) && l->output_count == 1 ? f : NULL;
+}
+
+/* The base operator's view of the fused layer, and the activation's view of
+ * its output (in place). */
+static void split_views(const plx_layer_view *l, const cpu_ref_fused *f, plx_layer_view *base,
+                        plx_layer_view *act) {
+    *base = *l;
+    base->op = f->op;
+    base->desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
+    memset(act, 0, sizeof *act);
+    act->struct_size = (uint32_t)sizeof *act;
+    act->name = l->name;
+    act->op = PLX_OP_ACTIVATION;
+    act->desc = &f->activation;
+    act->inputs = l->outputs;
+    act->input_count = 1;
+    act->outputs = l->outputs;
+    act->output_count = 1;
+}
+
+const char *cpu_ref_check_precompiled(const plx_layer_view *layer, char *buf, size_t size) {
+    const cpu_ref_fused *f = payload(layer);
+    if (!f) {
+        return cpu_ref_refuse(buf, size, "cpu_ref runs only its own precompiled layers");
+    }
+    plx_layer_view base, act;
+    split_views(layer, f, &base, &act);
+    cpu_ref_check_fn check;
+    cpu_ref_run_fn run;
+    if (!cpu_ref_kernel_lookup(f->op, &check, &run)) {
+        return cpu_ref_refuse(buf, size, "cpu_ref has no kernel for %s", plx_op_name(f->op));
+    }
+    const char *why = check(&base, buf, size);
+    return why ? why : cpu_ref_check_activation(&act, buf, size);
+}
+
+bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args) {
+    const cpu_ref_fused *f = payload(args->layer);
+    cpu_ref_check_fn check;
+    cpu_ref_run_fn run;
+    if (!f || !cpu_ref_kernel_lookup(f->op, &check, &run)) {
+        return cpu_ref_fail(args, "not a cpu_ref precompiled layer");
+    }
+    plx_layer_view base, act;
+    split_views(args->layer, f, &base, &act);
+    cpu_ref_kernel_args b = *args;
+    b.layer = &base;
+    if (!run(&b)) {
+        return false;
+    }
+    const void *in[1] = {args->outputs[0]};
+    cpu_ref_kernel_args a = *args;
+    a.layer = &act;
+    a.inputs = in;
+    return cpu_ref_run_activation(&a);
+}
+
+/* The only reader of layer `a`'s output 0 when it is inside the subgraph
+ * and nothing else reads it, else UINT32_MAX. */
+static uint32_t only_reader(const plx_subgraph_view *g, uint32_t a) {
+    const plx_subgraph_layer *l = &g->layers[a];
+    if (l->view.output_count != 1 || l->readers[0] != 1 || l->escapes[0]) {
+        return UINT32_MAX;
+    }
+    for (uint32_t r = a + 1; r < g->layer_count; r++) {
+        const plx_subgraph_layer *c = &g->layers[r];
+        for (uint32_t k = 0; k < c->view.input_count; k++) {
+            if (c->inputs[k].layer == a && c->inputs[k].slot == 0) {
+                return c->view.input_count == 1 ? r : UINT32_MAX;
+            }
+        }
+    }
+    return UINT32_MAX;
+}
+
+plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_view *g,
+                                     const plx_subgraph_editor *editor) {
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        const plx_subgraph_layer *base = &g->layers[a];
+        if (!fusable_base(base->view.op)) {
+            continue;
+        }
+        uint32_t r = only_reader(g, a);
+        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION) {
+            continue;
+        }
+        cpu_ref_fused f;
+        memset(&f, 0, sizeof f);
+        f.magic = FUSED_MAGIC;
+        f.op = base->view.op;
+        switch (f.op) {
+        case PLX_OP_CONV: f.desc.conv = *(const plx_conv_desc *)base->view.desc; break;
+        case PLX_OP_FULLY_CONNECTED:
+            f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
+            break;
+        case PLX_OP_GEMM: f.desc.gemm = *(const plx_gemm_desc *)base->view.desc; break;
+        default: break;
+        }
+        f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+        char kind[64];
+        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(f.op),
+                 plx_activation_func_name(f.activation.func)
+                     ? plx_activation_func_name(f.activation.func)
+                     : "activation");
+        uint32_t set[2] = {a, r};
+        plx_subgraph_source out = {r, 0};
+        plx_substitution sub = {(uint32_t)sizeof sub,
+                                set,
+                                2,
+                                base->inputs,
+                                base->view.input_count,
+                                &out,
+                                1,
+                                kind,
+                                &f,
+                                sizeof f};
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            /* Not this one (the host says why); the others still fuse. */
+            host->status_free(host, s);
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,281 @@
+/* cpu_ref's GEMM driver (gemm.h): picks the instruction-set variant, splits
+ * C into tiles of at most MC x NC, and lets the pool's threads take tiles;
+ * each thread packs into its own slice of the workspace, so threads share
+ * nothing but the read-only operands and write disjoint parts of C. The
+ * packing and the micro-kernel are in gemm_kernel.c. */
+#include "gemm.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "gemm_kernel.h"
+
+#define WORKSPACE_ALIGNMENT 64
+
+const char *cpu_ref_isa_name(cpu_ref_isa isa) {
+    switch (isa) {
+    case CPU_REF_ISA_PORTABLE:
+        return "portable";
+    case CPU_REF_ISA_AVX2:
+        return "avx2";
+    case CPU_REF_ISA_AVX512:
+        return "avx512";
+    }
+    return "?";
+}
+
+bool cpu_ref_isa_parse(const char *name, cpu_ref_isa *out) {
+    if (!name) {
+        return false;
+    }
+    if (strcmp(name, "auto") == 0) {
+        *out = cpu_ref_isa_best();
+        return true;
+    }
+    for (int i = 0; i < CPU_REF_ISA_COUNT; i++) {
+        if (strcmp(name, cpu_ref_isa_name((cpu_ref_isa)i)) == 0) {
+            *out = (cpu_ref_isa)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const cpu_ref_gemm_impl *impl_of(cpu_ref_isa isa) {
+    switch (isa) {
+    case CPU_REF_ISA_PORTABLE:
+        return &cpu_ref_gemm_impl_portable;
+#if defined(CPU_REF_GEMM_X86)
+    case CPU_REF_ISA_AVX2:
+        return &cpu_ref_gemm_impl_avx2;
+    case CPU_REF_ISA_AVX512:
+        return &cpu_ref_gemm_impl_avx512;
+#else
+    case CPU_REF_ISA_AVX2:
+    case CPU_REF_ISA_AVX512:
+        break;
+#endif
+    }
+    return NULL;
+}
+
+bool cpu_ref_isa_supported(cpu_ref_isa isa) {
+    if (!impl_of(isa)) {
+        return false;
+    }
+#if defined(CPU_REF_GEMM_X86)
+    __builtin_cpu_init();
+    switch (isa) {
+    case CPU_REF_ISA_PORTABLE:
+        return true;
+    case CPU_REF_ISA_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case CPU_REF_ISA_AVX512:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+    }
+    return false;
+#else
+    return isa == CPU_REF_ISA_PORTABLE;
+#endif
+}
+
+cpu_ref_isa cpu_ref_isa_best(void) {
+    if (cpu_ref_isa_supported(CPU_REF_ISA_AVX512)) {
+        return CPU_REF_ISA_AVX512;
+    }
+    if (cpu_ref_isa_supported(CPU_REF_ISA_AVX2)) {
+        return CPU_REF_ISA_AVX2;
+    }
+    return CPU_REF_ISA_PORTABLE;
+}
+
+bool cpu_ref_gemm_blocking_of(cpu_ref_isa isa, cpu_ref_gemm_blocking *out) {
+    const cpu_ref_gemm_impl *impl = impl_of(isa);
+    if (!impl) {
+        return false;
+    }
+    *out = impl->blocks;
+    return true;
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+static size_t min_size(size_t a, size_t b) {
+    return a < b ? a : b;
+}
+
+static size_t round_up(size_t v, size_t to) {
+    return (v + to - 1) / to * to;
+}
+
+static size_t ceil_div(size_t v, size_t by) {
+    return (v + by - 1) / by;
+}
+
+/* How a multiply is cut: tiles of mc x nc, and the floats of one thread's
+ * workspace slice (a packed A block and a packed B panel). */
+typedef struct plan {
+    size_t mc, nc, kc;
+    size_t tiles_m, tiles_n;
+    size_t slice_a, slice_b; /* floats, each rounded to the alignment */
+} plan;
+
+static size_t align_floats(size_t n) {
+    return round_up(n, WORKSPACE_ALIGNMENT / sizeof(float));
+}
+
+/* The largest tiles: the blocks, clamped to the problem. Slice sizes are
+ * computed from these, and make_plan only ever shrinks the tiles. */
+static plan largest_plan(const cpu_ref_gemm_blocking *b, size_t m, size_t n, size_t k) {
+    plan p;
+    p.mc = min_size(b->mc, round_up(m, b->mr));
+    p.nc = min_size(b->nc, round_up(n, b->nr));
+    p.kc = min_size(b->kc, k);
+    p.tiles_m = ceil_div(m, p.mc);
+    p.tiles_n = ceil_div(n, p.nc);
+    p.slice_a = align_floats(p.mc * p.kc);
+    p.slice_b = align_floats(p.nc * p.kc);
+    return p;
+}
+
+/* Shrinks the tiles until there are at least two per thread (when the
+ * problem allows it), halving the dimension whose tiles are larger, in
+ * multiples of MR and NR. */
+static plan make_plan(const cpu_ref_gemm_blocking *b, size_t m, size_t n, size_t k,
+                      size_t threads) {
+    plan p = largest_plan(b, m, n, k);
+    while (threads > 1 && p.tiles_m * p.tiles_n < 2 * threads) {
+        bool can_m = p.mc > b->mr, can_n = p.nc > b->nr;
+        if (can_n && (p.nc >= p.mc || !can_m)) {
+            p.nc = round_up(p.nc / 2, b->nr);
+        } else if (can_m) {
+            p.mc = round_up(p.mc / 2, b->mr);
+        } else {
+            break;
+        }
+        p.tiles_m = ceil_div(m, p.mc);
+        p.tiles_n = ceil_div(n, p.nc);
+    }
+    return p;
+}
+
+static size_t slice_bytes(const plan *p) {
+    return (p->slice_a + p->slice_b) * sizeof(float);
+}
+
+size_t cpu_ref_gemm_workspace_size(cpu_ref_isa isa, size_t m, size_t n, size_t k,
+                                   size_t threads) {
+    const cpu_ref_gemm_impl *impl = impl_of(isa);
+    if (!impl || m == 0 || n == 0 || k == 0) {
+        return 0;
+    }
+    /* cpu_ref_gemm may run the problem transposed: room for either way. */
+    plan p = largest_plan(&impl->blocks, m, n, k), t = largest_plan(&impl->blocks, n, m, k);
+    size_t slice = slice_bytes(&p) > slice_bytes(&t) ? slice_bytes(&p) : slice_bytes(&t);
+    if (threads == 0) {
+        threads = 1;
+    }
+    if (slice > (SIZE_MAX - WORKSPACE_ALIGNMENT) / threads) {
+        return SIZE_MAX;
+    }
+    return slice * threads + WORKSPACE_ALIGNMENT;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+typedef struct gemm_run {
+    const cpu_ref_gemm_impl *impl;
+    cpu_ref_gemm_problem problem;
+    plan plan;
+    char *slices; /* aligned; slice t belongs to thread t */
+    size_t slice_bytes;
+} gemm_run;
+
+static void run_tile(void *ctx, size_t task, size_t thread) {
+    const gemm_run *r = ctx;
+    const cpu_ref_gemm_args *g = &r->problem.args;
+    size_t ti = task / r->plan.tiles_n, tj = task % r->plan.tiles_n;
+    size_t i0 = ti * r->plan.mc, j0 = tj * r->plan.nc;
+    float *pack_a = (float *)(void *)(r->slices + thread * r->slice_bytes);
+    float *pack_b = pack_a + r->plan.slice_a;
+    r->impl->tile(&r->problem, i0, min_size(r->plan.mc, g->m - i0), j0, min_size(r->plan.nc, g->n - j0),
+                  pack_a, pack_b);
+}
+
+/* K = 0: C = act(beta * C + bias). */
+static void epilogue_only(const cpu_ref_gemm_args *g) {
+    for (size_t i = 0; i < g->m; i++) {
+        float *c = g->c + i * g->ldc;
+        for (size_t j = 0; j < g->n; j++) {
+            float v = g->beta != 0.0f ? g->beta * c[j] : 0.0f;
+            if (g->bias) {
+                v += g->bias[(ptrdiff_t)i * g->bias_rs + (ptrdiff_t)j * g->bias_cs];
+            }
+            if (g->act == CPU_REF_ACT_RELU) {
+                v = v > 0.0f ? v : 0.0f;
+            } else if (g->act == CPU_REF_ACT_CLIP) {
+                v = v < g->lo ? g->lo : v > g->hi ? g->hi : v;
+            }
+            c[j] = v;
+        }
+    }
+}
+
+bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *args,
+                  void *workspace, size_t workspace_size) {
+    const cpu_ref_gemm_impl *impl = impl_of(isa);
+    if (!args || !impl || !cpu_ref_isa_supported(isa)) {
+        return false;
+    }
+    const cpu_ref_gemm_args *g = args;
+    if (g->m == 0 || g->n == 0) {
+        return true;
+    }
+    if (!g->c || g->ldc < g->n || (g->k > 0 && (!g->a || !g->b))) {
+        return false;
+    }
+    if (g->k == 0) {
+        epilogue_only(g);
+        return true;
+    }
+    /* A matrix-vector product (N smaller than NR, M larger) runs transposed:
+     * C^T = op(B)^T op(A)^T, so that the long dimension fills the vectors. */
+    cpu_ref_gemm_problem pr = {*g, (ptrdiff_t)g->ldc, 1};
+    if (g->n < impl->blocks.nr && g->m > g->n) {
+        cpu_ref_gemm_args *t = &pr.args;
+        t->m = g->n;
+        t->n = g->m;
+        t->a = g->b;
+        t->a_rs = g->b_cs;
+        t->a_cs = g->b_rs;
+        t->b = g->a;
+        t->b_rs = g->a_cs;
+        t->b_cs = g->a_rs;
+        t->bias_rs = g->bias_cs;
+        t->bias_cs = g->bias_rs;
+        pr.c_rs = 1;
+        pr.c_cs = (ptrdiff_t)g->ldc;
+        g = t;
+    }
+    /* The slices that fit after aligning the workspace's start. */
+    uintptr_t start = (uintptr_t)workspace;
+    size_t skip = (size_t)(round_up(start, WORKSPACE_ALIGNMENT) - start);
+    size_t usable = workspace && workspace_size > skip ? workspace_size - skip : 0;
+    size_t threads = cpu_ref_pool_threads(pool);
+    plan p = make_plan(&impl->blocks, g->m, g->n, g->k, threads);
+    plan largest = largest_plan(&impl->blocks, g->m, g->n, g->k);
+    size_t slice = slice_bytes(&largest);
+    size_t slices = usable / slice;
+    if (slices == 0) {
+        return false;
+    }
+    if (slices < threads) {
+        pool = NULL; /* not enough room for every thread: run here */
+        p = make_plan(&impl->blocks, g->m, g->n, g->k, 1);
+    }
+    gemm_run r = {impl, pr, p, (char *)workspace + skip, slice};
+    cpu_ref_pool_run(pool, p.tiles_m * p.tiles_n, run_tile, &r);
+    return true;
+}

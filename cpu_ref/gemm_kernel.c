@@ -1,0 +1,230 @@
+/* The GEMM's packing, micro-kernel and epilogue, in plain C that the
+ * compiler vectorises. meson compiles this file once per instruction set,
+ * defining one of CPU_REF_GEMM_ISA_PORTABLE, _AVX2 or _AVX512 together with
+ * that set's -m flags; each build exports its own cpu_ref_gemm_impl_<isa>
+ * (gemm_kernel.h) with block sizes chosen for its registers and caches.
+ *
+ * A tile of C (at most MC x NC) is computed over K in passes of KC: pack
+ * op(B)'s KC x NC block as NR-wide column panels and op(A)'s MC x KC block
+ * as MR-high row panels (zero-padded at the edges, so the micro-kernel
+ * always computes a full MR x NR), then for every NR panel of B and every
+ * MR panel of A run the micro-kernel and fold its MR x NR result into C. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "gemm_kernel.h"
+
+/* Block sizes. MR x NR accumulators must fit the vector registers (AVX-512:
+ * 8 x 2 zmm of 32; AVX2: 6 x 2 ymm of 16; SSE2: 4 x 2 xmm of 16); a KC x NR
+ * panel of B stays in L1, the MC x KC block of A in L2, and the KC x NC
+ * panel of B in L2/L3. */
+#if defined(CPU_REF_GEMM_ISA_AVX512)
+#define ISA_SUFFIX avx512
+#define VL 16 /* floats per vector register */
+#define MR 8
+#define NR 32
+#define KC 256
+#define MC 128
+#define NC 2048
+#elif defined(CPU_REF_GEMM_ISA_AVX2)
+#define ISA_SUFFIX avx2
+#define VL 8
+#define MR 6
+#define NR 16
+#define KC 256
+#define MC 120
+#define NC 2048
+#elif defined(CPU_REF_GEMM_ISA_PORTABLE)
+#define ISA_SUFFIX portable
+#define VL 4
+#define MR 4
+#define NR 8
+#define KC 256
+#define MC 128
+#define NC 2048
+#else
+#error "define CPU_REF_GEMM_ISA_PORTABLE, _AVX2 or _AVX512"
+#endif
+
+#define PASTE2(a, b) a##b
+#define PASTE(a, b) PASTE2(a, b)
+#define IMPL_NAME PASTE(cpu_ref_gemm_impl_, ISA_SUFFIX)
+
+static size_t min_size(size_t a, size_t b) {
+    return a < b ? a : b;
+}
+
+/* Packs op(A) rows [i0, i0+mc) x K [p0, p0+kc) as MR-row panels: panel r
+ * holds, for p = 0..kc-1, the MR values of column p (rows past mc are 0). */
+static void pack_a(const cpu_ref_gemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
+                   float *restrict out) {
+    for (size_t ir = 0; ir < mc; ir += MR) {
+        size_t mr = min_size(MR, mc - ir);
+        float *panel = out + ir * kc;
+        for (size_t i = 0; i < MR; i++) {
+            if (i < mr) {
+                const float *row = g->a + (ptrdiff_t)(i0 + ir + i) * g->a_rs +
+                                   (ptrdiff_t)p0 * g->a_cs;
+                for (size_t p = 0; p < kc; p++) {
+                    panel[p * MR + i] = row[(ptrdiff_t)p * g->a_cs];
+                }
+            } else {
+                for (size_t p = 0; p < kc; p++) {
+                    panel[p * MR + i] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* Packs op(B) K [p0, p0+kc) x columns [j0, j0+nc) as NR-column panels:
+ * panel c holds, for p = 0..kc-1, the NR values of row p (columns past nc
+ * are 0). */
+static void pack_b(const cpu_ref_gemm_args *g, size_t p0, size_t kc, size_t j0, size_t nc,
+                   float *restrict out) {
+    for (size_t jr = 0; jr < nc; jr += NR) {
+        size_t nr = min_size(NR, nc - jr);
+        float *panel = out + jr * kc;
+        for (size_t p = 0; p < kc; p++) {
+            const float *row = g->b + (ptrdiff_t)(p0 + p) * g->b_rs +
+                               (ptrdiff_t)(j0 + jr) * g->b_cs;
+            float *dst = panel + p * NR;
+            if (nr == NR && g->b_cs == 1) {
+                for (size_t j = 0; j < NR; j++) {
+                    dst[j] = row[j];
+                }
+            } else {
+                for (size_t j = 0; j < NR; j++) {
+                    dst[j] = j < nr ? row[(ptrdiff_t)j * g->b_cs] : 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* acc = the kc-long product of an A panel (kc x MR) and a B panel (kc x
+ * NR): every step multiplies one broadcast A value by a row of B into a
+ * row of accumulators.
+ *
+ * With GCC and Clang the accumulators are vectors of VL floats (the
+ * register width of the ISA; GNU vector extensions, which compile to the
+ * same instructions as the vectoriser would), because GCC does not keep a
+ * plain float acc[MR][NR] in registers across the K loop: it stores it to
+ * the stack on every step. Other compilers get the plain loop. */
+#if defined(__GNUC__)
+typedef float vfloat __attribute__((vector_size(VL * sizeof(float))));
+#define NV (NR / VL) /* vectors per row of the tile */
+
+static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
+                         float acc_out[MR][NR]) {
+    vfloat acc[MR][NV];
+    for (size_t i = 0; i < MR; i++) {
+        for (size_t v = 0; v < NV; v++) {
+            acc[i][v] = (vfloat){0};
+        }
+    }
+    for (size_t p = 0; p < kc; p++) {
+        vfloat bv[NV];
+        for (size_t v = 0; v < NV; v++) {
+            /* packed panels are 64-byte aligned and NR a multiple of VL */
+            bv[v] = *(const vfloat *)(const void *)(b + p * NR + v * VL);
+        }
+        const float *ap = a + p * MR;
+        for (size_t i = 0; i < MR; i++) {
+            vfloat ai = ap[i] - (vfloat){0}; /* broadcast; x - 0 is exactly x */
+            for (size_t v = 0; v < NV; v++) {
+                acc[i][v] += ai * bv[v];
+            }
+        }
+    }
+    for (size_t i = 0; i < MR; i++) {
+        for (size_t v = 0; v < NV; v++) {
+            memcpy(&acc_out[i][v * VL], &acc[i][v], sizeof acc[i][v]);
+        }
+    }
+}
+#else
+static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
+                         float acc_out[MR][NR]) {
+    float acc[MR][NR] = {{0}};
+    for (size_t p = 0; p < kc; p++) {
+        for (size_t i = 0; i < MR; i++) {
+            float ai = a[p * MR + i];
+            for (size_t j = 0; j < NR; j++) {
+                acc[i][j] += ai * b[p * NR + j];
+            }
+        }
+    }
+    memcpy(acc_out, acc, sizeof acc);
+}
+#endif
+
+/* Folds an mr x nr result of one KC pass into C at (i0, j0): the first
+ * pass applies beta, later ones accumulate, the last adds the bias and
+ * applies the activation. Each step is its own simple loop over the row so
+ * that it vectorises. */
+static void update_c(const cpu_ref_gemm_problem *pr, float acc[MR][NR], size_t i0, size_t j0,
+                     size_t mr, size_t nr, bool first, bool last) {
+    const cpu_ref_gemm_args *g = &pr->args;
+    ptrdiff_t cs = pr->c_cs;
+    for (size_t i = 0; i < mr; i++) {
+        float *restrict c = g->c + (ptrdiff_t)(i0 + i) * pr->c_rs + (ptrdiff_t)j0 * cs;
+        float v[NR];
+        for (size_t j = 0; j < nr; j++) {
+            v[j] = g->alpha * acc[i][j];
+        }
+        if (!first) {
+            for (size_t j = 0; j < nr; j++) {
+                v[j] += c[(ptrdiff_t)j * cs];
+            }
+        } else if (g->beta != 0.0f) {
+            for (size_t j = 0; j < nr; j++) {
+                v[j] += g->beta * c[(ptrdiff_t)j * cs];
+            }
+        }
+        if (last && g->bias) {
+            const float *bias = g->bias + (ptrdiff_t)(i0 + i) * g->bias_rs +
+                                (ptrdiff_t)j0 * g->bias_cs;
+            for (size_t j = 0; j < nr; j++) {
+                v[j] += bias[(ptrdiff_t)j * g->bias_cs];
+            }
+        }
+        if (last && g->act == CPU_REF_ACT_RELU) {
+            for (size_t j = 0; j < nr; j++) {
+                v[j] = v[j] > 0.0f ? v[j] : 0.0f;
+            }
+        } else if (last && g->act == CPU_REF_ACT_CLIP) {
+            for (size_t j = 0; j < nr; j++) {
+                v[j] = v[j] < g->lo ? g->lo : v[j] > g->hi ? g->hi : v[j];
+            }
+        }
+        for (size_t j = 0; j < nr; j++) {
+            c[(ptrdiff_t)j * cs] = v[j];
+        }
+    }
+}
+
+static void tile(const cpu_ref_gemm_problem *pr, size_t i0, size_t mc, size_t j0, size_t nc,
+                 float *pack_a_buf, float *pack_b_buf) {
+    const cpu_ref_gemm_args *g = &pr->args;
+    for (size_t p0 = 0; p0 < g->k; p0 += KC) {
+        size_t kc = min_size(KC, g->k - p0);
+        bool first = p0 == 0, last = p0 + kc == g->k;
+        pack_b(g, p0, kc, j0, nc, pack_b_buf);
+        pack_a(g, i0, mc, p0, kc, pack_a_buf);
+        for (size_t jr = 0; jr < nc; jr += NR) {
+            for (size_t ir = 0; ir < mc; ir += MR) {
+                float acc[MR][NR];
+                micro_kernel(kc, pack_a_buf + ir * kc, pack_b_buf + jr * kc, acc);
+                update_c(pr, acc, i0 + ir, j0 + jr, min_size(MR, mc - ir),
+                         min_size(NR, nc - jr), first, last);
+            }
+        }
+    }
+}
+
+const cpu_ref_gemm_impl IMPL_NAME = {
+    .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
+    .tile = tile,
+};

@@ -1,0 +1,189 @@
+/* The intra-op thread pool (threadpool.h).
+ *
+ * One run at a time owns the workers: the caller takes `busy` (trylock; a
+ * caller that cannot runs its tasks inline), publishes the run under
+ * `lock`, bumps `generation` and wakes the workers. Everyone, the caller
+ * included, claims tasks from the atomic counter `next` until none are left;
+ * each worker then checks out (`running`), and the caller waits until every
+ * worker has, so the run's fields are never changed under a worker's feet
+ * and the tasks' writes are visible to the caller (the mutex orders them). */
+#define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN) */
+#include "threadpool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct worker {
+    cpu_ref_pool *pool;
+    size_t index; /* 1 .. threads-1; the caller is thread 0 */
+    pthread_t thread;
+} worker;
+
+struct cpu_ref_pool {
+    size_t threads;  /* the workers and the caller */
+    worker *workers; /* threads - 1 */
+    pthread_mutex_t busy; /* held by the caller whose run owns the workers */
+    pthread_mutex_t lock; /* protects everything below but `next` */
+    pthread_cond_t wake;  /* workers wait here for a new run or stop */
+    pthread_cond_t done;  /* the caller waits here for running == 0 */
+    unsigned long generation; /* bumped for every run */
+    size_t running;           /* workers that have not checked out of the run */
+    bool stop;
+    cpu_ref_pool_task_fn fn;
+    void *ctx;
+    size_t task_count;
+    atomic_size_t next; /* the next unclaimed task */
+};
+
+/* Claims and runs tasks until none are left. */
+static void run_tasks(cpu_ref_pool *p, cpu_ref_pool_task_fn fn, void *ctx, size_t count,
+                      size_t thread) {
+    for (;;) {
+        size_t task = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+        if (task >= count) {
+            return;
+        }
+        fn(ctx, task, thread);
+    }
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    cpu_ref_pool *p = w->pool;
+    unsigned long seen = 0; /* the generation at creation: a run may start before we do */
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && p->generation == seen) {
+            pthread_cond_wait(&p->wake, &p->lock);
+        }
+        if (p->stop) {
+            break;
+        }
+        seen = p->generation;
+        cpu_ref_pool_task_fn fn = p->fn;
+        void *ctx = p->ctx;
+        size_t count = p->task_count;
+        pthread_mutex_unlock(&p->lock);
+        run_tasks(p, fn, ctx, count, w->index);
+        pthread_mutex_lock(&p->lock);
+        if (--p->running == 0) {
+            pthread_cond_signal(&p->done);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Stops and joins the first `started` workers. */
+static void stop_workers(cpu_ref_pool *p, size_t started) {
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (size_t i = 0; i < started; i++) {
+        pthread_join(p->workers[i].thread, NULL);
+    }
+}
+
+cpu_ref_pool *cpu_ref_pool_create(size_t threads, char *err, size_t err_size) {
+    if (threads < 1 || threads > CPU_REF_POOL_MAX_THREADS) {
+        if (err_size) {
+            snprintf(err, err_size, "cpu_ref: a thread pool has 1 to %d threads, not %zu",
+                     CPU_REF_POOL_MAX_THREADS, threads);
+        }
+        return NULL;
+    }
+    cpu_ref_pool *p = calloc(1, sizeof *p);
+    worker *workers = threads > 1 ? calloc(threads - 1, sizeof *workers) : NULL;
+    if (!p || (threads > 1 && !workers)) {
+        free(p);
+        free(workers);
+        if (err_size) {
+            snprintf(err, err_size, "cpu_ref: out of memory for a pool of %zu threads", threads);
+        }
+        return NULL;
+    }
+    p->threads = threads;
+    p->workers = workers;
+    pthread_mutex_init(&p->busy, NULL);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->next, 0);
+    for (size_t i = 0; i + 1 < threads; i++) {
+        workers[i].pool = p;
+        workers[i].index = i + 1;
+        int rc = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
+        if (rc != 0) {
+            if (err_size) {
+                snprintf(err, err_size, "cpu_ref: cannot start thread %zu of %zu: %s", i + 1,
+                         threads, strerror(rc));
+            }
+            stop_workers(p, i);
+            p->threads = 1; /* nothing left to join */
+            cpu_ref_pool_destroy(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+void cpu_ref_pool_destroy(cpu_ref_pool *pool) {
+    if (!pool) {
+        return;
+    }
+    if (pool->threads > 1) {
+        stop_workers(pool, pool->threads - 1);
+    }
+    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_mutex_destroy(&pool->busy);
+    free(pool->workers);
+    free(pool);
+}
+
+size_t cpu_ref_pool_threads(const cpu_ref_pool *pool) {
+    return pool ? pool->threads : 1;
+}
+
+void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, cpu_ref_pool_task_fn fn, void *ctx) {
+    if (!pool || pool->threads == 1 || task_count <= 1 ||
+        pthread_mutex_trylock(&pool->busy) != 0) {
+        for (size_t task = 0; task < task_count; task++) {
+            fn(ctx, task, 0);
+        }
+        return;
+    }
+    pthread_mutex_lock(&pool->lock);
+    pool->fn = fn;
+    pool->ctx = ctx;
+    pool->task_count = task_count;
+    atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
+    pool->running = pool->threads - 1;
+    pool->generation++;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+
+    run_tasks(pool, fn, ctx, task_count, 0);
+
+    pthread_mutex_lock(&pool->lock);
+    while (pool->running > 0) {
+        pthread_cond_wait(&pool->done, &pool->lock);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    pthread_mutex_unlock(&pool->busy);
+}
+
+size_t cpu_ref_pool_default_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) {
+        return 1;
+    }
+    return n > CPU_REF_POOL_MAX_THREADS ? CPU_REF_POOL_MAX_THREADS : (size_t)n;
+}

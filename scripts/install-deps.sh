@@ -21,6 +21,7 @@ packages="
   opencl-headers
   pocl-opencl-icd
   clinfo
+  libdnnl-dev
 "
 
 missing=""

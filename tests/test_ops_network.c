@@ -152,6 +152,11 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
         paths[o.search_path_count++] = GPU_OPENCL_DIR;
     }
 #endif
+#ifdef CPU_ONEDNN_DIR
+    if (strcmp(backend, "cpu_onednn") == 0) {
+        paths[o.search_path_count++] = CPU_ONEDNN_DIR;
+    }
+#endif
     o.search_paths = paths;
     plx_runtime *rt = tu_create(&o);
     live.rt = rt;

@@ -1,0 +1,739 @@
+/* cpu_onednn: a CPU backend on oneDNN (Debian's libdnnl, 2.6), as a plug-in
+ * built with the SDK alone (docs/cpu_onednn.md).
+ *
+ * The entry point, descriptor, options and capabilities, and the ABI 1.1
+ * objects: factories, tensor handles in plain host memory (row-major, the
+ * layout the host maps), and workloads that run the oneDNN primitives that
+ * onednn_ops.c plans for their layer. Each workload creates its primitives,
+ * packs its constant weights and allocates its scratchpad once, at creation;
+ * executing binds the handles' current memory and runs the primitives, with
+ * no allocation. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <plexus/backend.h>
+
+#include "onednn_internal.h"
+
+/* Debian's oneDNN is built with GNU OpenMP (DNNL_CPU_RUNTIME OMP): a
+ * primitive runs on the calling thread's OpenMP team, whose size is that
+ * thread's nthreads ICV. These two functions of the OpenMP API (libgomp,
+ * which libdnnl itself links) set and read it; see odn_threads_enter. */
+extern int omp_get_max_threads(void);
+extern void omp_set_num_threads(int n);
+
+#define ODN_MAX_THREADS 256
+#define ODN_ALIGNMENT 64
+
+struct plx_backend {
+    const plx_host *host; /* valid until destroy (backend.h, plx_host) */
+    dnnl_engine_t engine; /* thread-safe; shared by every factory */
+    int threads;
+    char version[64];
+    char isa[32];
+    char runtime[16];
+    plx_capability caps[9];
+    size_t cap_count;
+};
+
+static const plx_option_info odn_options[] = {
+    {"threads", "threads per execution, 1 to 256 (oneDNN's OpenMP team size)",
+     "all online CPUs"},
+};
+
+/* ---- oneDNN facts ------------------------------------------------------- */
+
+static const char *isa_name(dnnl_cpu_isa_t isa) {
+    switch (isa) {
+    case dnnl_cpu_isa_all: return "all";
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "unknown";
+    }
+}
+
+static const char *runtime_name(unsigned rt) {
+    switch (rt) {
+    case DNNL_RUNTIME_SEQ: return "seq";
+    case DNNL_RUNTIME_OMP: return "omp";
+    case DNNL_RUNTIME_TBB: return "tbb";
+    case DNNL_RUNTIME_THREADPOOL: return "threadpool";
+    default: return "unknown";
+    }
+}
+
+/* R-7: the library must answer, run its CPU engine, and use a threading
+ * runtime whose team size this backend controls (OpenMP, or sequential). */
+static plx_status odn_check_available(const plx_host *host) {
+    const dnnl_version_t *v = dnnl_version();
+    if (!v) {
+        return host->status_create(host, PLX_UNAVAILABLE, "cpu_onednn: dnnl_version() gave "
+                                                          "nothing");
+    }
+    if (v->major != DNNL_VERSION_MAJOR) {
+        return host->status_create(host, PLX_UNAVAILABLE,
+                                   "cpu_onednn was built for oneDNN %d.x, the library is %d.%d.%d",
+                                   DNNL_VERSION_MAJOR, v->major, v->minor, v->patch);
+    }
+    if (v->cpu_runtime != DNNL_RUNTIME_OMP && v->cpu_runtime != DNNL_RUNTIME_SEQ) {
+        return host->status_create(host, PLX_UNAVAILABLE,
+                                   "cpu_onednn: oneDNN's CPU runtime is %s; cpu_onednn controls "
+                                   "OpenMP (or sequential) threading only",
+                                   runtime_name(v->cpu_runtime));
+    }
+    if (dnnl_engine_get_count(dnnl_cpu) == 0) {
+        return host->status_create(host, PLX_UNAVAILABLE, "cpu_onednn: oneDNN has no CPU engine");
+    }
+    dnnl_engine_t e = NULL;
+    dnnl_status_t st = dnnl_engine_create(&e, dnnl_cpu, 0);
+    if (st != dnnl_success) {
+        return odn_status(host, PLX_UNAVAILABLE, "dnnl_engine_create", st);
+    }
+    dnnl_engine_destroy(e);
+    return NULL;
+}
+
+/* ---- instance ----------------------------------------------------------- */
+
+/* "threads" is a decimal integer from 1 to 256. */
+static plx_status parse_threads(const plx_host *host, const char *value, int *out) {
+    char *end = NULL;
+    errno = 0;
+    long n = value ? strtol(value, &end, 10) : 0;
+    if (!value || !*value || errno || *end || n < 1 || n > ODN_MAX_THREADS) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "invalid value '%s' for option 'threads' of backend "
+                                   "'cpu_onednn': expected an integer from 1 to %d",
+                                   value ? value : "", ODN_MAX_THREADS);
+    }
+    *out = (int)n;
+    return NULL;
+}
+
+static plx_status odn_create(const plx_host *host, const plx_option *options,
+                             size_t option_count, plx_backend **out_backend) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cpus < 1 ? 1 : cpus > ODN_MAX_THREADS ? ODN_MAX_THREADS : (int)cpus;
+    for (size_t i = 0; i < option_count; i++) {
+        if (strcmp(options[i].key, "threads") == 0) {
+            plx_status s = parse_threads(host, options[i].value, &threads);
+            if (s) {
+                return s;
+            }
+        }
+    }
+    plx_backend *b = host->alloc(host, sizeof *b, 0);
+    if (!b) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                   "cpu_onednn: cannot allocate the backend instance");
+    }
+    memset(b, 0, sizeof *b);
+    b->host = host;
+    b->threads = threads;
+    dnnl_status_t st = dnnl_engine_create(&b->engine, dnnl_cpu, 0);
+    if (st != dnnl_success) {
+        host->free(host, b);
+        return odn_status(host, PLX_UNAVAILABLE, "dnnl_engine_create", st);
+    }
+    const dnnl_version_t *v = dnnl_version();
+    bool hash = v->hash && *v->hash && strcmp(v->hash, "N/A") != 0;
+    snprintf(b->version, sizeof b->version, "%d.%d.%d%s%s", v->major, v->minor, v->patch,
+             hash ? "+" : "", hash ? v->hash : "");
+    snprintf(b->isa, sizeof b->isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
+    snprintf(b->runtime, sizeof b->runtime, "%s", runtime_name(v->cpu_runtime));
+    /* R-10 (7): what is delivered. Handles are plain host memory at a fixed
+     * address (export, R-17 (4)); they import any element-aligned malloc
+     * memory (oneDNN's CPU primitives need no more); each workload has its
+     * own stream, memories and scratchpad, and primitives are safe to run
+     * concurrently, so different working memories execute concurrently. */
+    size_t n = 0;
+    b->caps[n++] = (plx_capability){.key = PLX_CAP_ASYNC_EXECUTION, .type = PLX_VALUE_BOOL,
+                                    .bool_value = true};
+    b->caps[n++] = (plx_capability){.key = PLX_CAP_EXTERNALLY_MANAGED_MEMORY,
+                                    .type = PLX_VALUE_BOOL, .bool_value = true};
+    b->caps[n++] = (plx_capability){.key = PLX_CAP_PREIMPORT_IO_TENSORS, .type = PLX_VALUE_BOOL,
+                                    .bool_value = true};
+    b->caps[n++] = (plx_capability){.key = PLX_CAP_IMPORT_MALLOC, .type = PLX_VALUE_BOOL,
+                                    .bool_value = true};
+    b->caps[n++] = (plx_capability){.key = PLX_CAP_EXPORT_MALLOC, .type = PLX_VALUE_BOOL,
+                                    .bool_value = true};
+    b->caps[n++] = (plx_capability){.key = "cpu_onednn.version", .type = PLX_VALUE_STRING,
+                                    .string_value = b->version};
+    b->caps[n++] = (plx_capability){.key = "cpu_onednn.isa", .type = PLX_VALUE_STRING,
+                                    .string_value = b->isa};
+    b->caps[n++] = (plx_capability){.key = "cpu_onednn.threads", .type = PLX_VALUE_INT,
+                                    .int_value = threads};
+    b->caps[n++] = (plx_capability){.key = "cpu_onednn.cpu_runtime", .type = PLX_VALUE_STRING,
+                                    .string_value = b->runtime};
+    b->cap_count = n;
+    *out_backend = b;
+    return NULL;
+}
+
+static void odn_destroy(plx_backend *backend) {
+    if (backend) {
+        dnnl_engine_destroy(backend->engine);
+        backend->host->free(backend->host, backend);
+    }
+}
+
+static plx_status odn_get_capabilities(plx_backend *backend,
+                                       const plx_capability **out_capabilities,
+                                       size_t *out_count) {
+    *out_capabilities = backend->caps;
+    *out_count = backend->cap_count;
+    return NULL;
+}
+
+/* Threads: oneDNN (OpenMP runtime) forks a team of the calling thread's
+ * nthreads ICV, which belongs to that thread alone. Every call that runs
+ * primitives sets it to the backend's `threads` and restores the caller's
+ * value afterwards, so an application's own OpenMP use is left alone and
+ * concurrent executions on different threads each get their own team. */
+static int odn_threads_enter(const plx_backend *b) {
+    int prev = omp_get_max_threads();
+    if (prev != b->threads) {
+        omp_set_num_threads(b->threads);
+    }
+    return prev;
+}
+
+static void odn_threads_leave(const plx_backend *b, int prev) {
+    if (prev != b->threads) {
+        omp_set_num_threads(prev);
+    }
+}
+
+/* ---- layers ------------------------------------------------------------- */
+
+/* Constants: any dtype, copied into their handle once at load. */
+static plx_status odn_check_layer(plx_backend *backend, const plx_layer_view *layer) {
+    if (layer->op == PLX_OP_CONSTANT) {
+        return NULL;
+    }
+    odn_context ctx = {backend->host, backend->engine};
+    odn_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plx_status s = odn_plan_build(&ctx, layer, NULL, &plan);
+    odn_plan_free(&ctx, &plan);
+    return s;
+}
+
+struct plx_factory {
+    const plx_host *host;
+    plx_backend *backend;
+};
+
+static plx_status odn_create_factory(plx_backend *backend, const plx_factory_params *params,
+                                     plx_factory **out_factory) {
+    (void)params;
+    const plx_host *host = backend->host;
+    plx_factory *f = host->alloc(host, sizeof *f, 0);
+    if (!f) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+    }
+    f->host = host;
+    f->backend = backend;
+    *out_factory = f;
+    return NULL;
+}
+
+static void odn_destroy_factory(plx_factory *factory) {
+    factory->host->free(factory->host, factory);
+}
+
+/* ---- tensor handles ----------------------------------------------------- */
+
+/* Plain host memory: owned (managed), imported (malloc), or a range of a
+ * parent's (sub-tensors). Always dense row-major: map returns it as is. */
+struct plx_tensor_handle {
+    const plx_host *host;
+    size_t bytes;
+    size_t alignment; /* what import needs: the element size */
+    void *owned;
+    void *data;                /* owned, imported, or NULL */
+    plx_tensor_handle *parent; /* sub-tensors: data is parent's + offset */
+    size_t offset;
+};
+
+/* Where the handle's bytes are now; NULL when it has none. */
+static void *handle_data(const plx_tensor_handle *h) {
+    if (h->parent) {
+        char *base = h->parent->data;
+        return base ? base + h->offset : NULL;
+    }
+    return h->data;
+}
+
+static plx_status odn_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
+                                           const plx_tensor_handle_params *params,
+                                           plx_tensor_handle **out_handle) {
+    (void)params;
+    const plx_host *host = factory->host;
+    size_t bytes;
+    if (!plx_tensor_info_byte_size(info, &bytes)) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_onednn: invalid tensor info (dtype %d, rank %u)",
+                                   (int)info->dtype, info->rank);
+    }
+    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
+    if (!h) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+    }
+    memset(h, 0, sizeof *h);
+    h->host = host;
+    h->bytes = bytes;
+    h->alignment = plx_dtype_size(info->dtype);
+    *out_handle = h;
+    return NULL;
+}
+
+static plx_status odn_create_sub_tensor_handle(plx_factory *factory, plx_tensor_handle *parent,
+                                               const plx_tensor_info *info, size_t byte_offset,
+                                               plx_tensor_handle **out_handle) {
+    const plx_host *host = factory->host;
+    size_t bytes = 0;
+    if (!plx_tensor_info_byte_size(info, &bytes) || byte_offset > parent->bytes ||
+        bytes > parent->bytes - byte_offset) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_onednn: a sub-tensor of %zu bytes at offset %zu does not "
+                                   "fit its parent of %zu bytes", bytes, byte_offset,
+                                   parent->bytes);
+    }
+    if (byte_offset % plx_dtype_size(info->dtype) != 0) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_onednn: sub-tensor offset %zu is not a multiple of the "
+                                   "element size", byte_offset);
+    }
+    plx_tensor_handle_params params = {sizeof params, false, 0, 0};
+    plx_status s = odn_create_tensor_handle(factory, info, &params, out_handle);
+    if (!s) {
+        (*out_handle)->parent = parent;
+        (*out_handle)->offset = byte_offset;
+    }
+    return s;
+}
+
+static void odn_release_tensor_handle(plx_tensor_handle *h) {
+    if (h->data == h->owned) {
+        h->data = NULL;
+    }
+    h->host->free(h->host, h->owned);
+    h->owned = NULL;
+}
+
+static void odn_destroy_tensor_handle(plx_tensor_handle *h) {
+    odn_release_tensor_handle(h);
+    h->host->free(h->host, h);
+}
+
+static plx_status odn_allocate_tensor_handle(plx_tensor_handle *h) {
+    if (h->owned) {
+        return NULL;
+    }
+    h->owned = h->host->alloc(h->host, h->bytes, ODN_ALIGNMENT);
+    if (!h->owned) {
+        return h->host->status_create(h->host, PLX_OUT_OF_MEMORY,
+                                      "cpu_onednn: cannot allocate %zu bytes", h->bytes);
+    }
+    h->data = h->owned;
+    return NULL;
+}
+
+static plx_status odn_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
+    void *data = handle_data(h);
+    if (!data) {
+        return h->host->status_create(h->host, PLX_FAILED_PRECONDITION,
+                                      "cpu_onednn: the tensor has no memory (neither allocated "
+                                      "nor imported)");
+    }
+    *out_data = data;
+    return NULL;
+}
+
+static void odn_unmap_tensor_handle(plx_tensor_handle *h) {
+    (void)h; /* plain host memory: nothing to write back */
+}
+
+/* Malloc memory is used in place (zero copy); element alignment suffices. */
+static plx_status odn_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
+                                           plx_memory_source source) {
+    const plx_host *host = h->host;
+    if (source != PLX_MEMORY_SOURCE_MALLOC) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_onednn imports malloc memory only, not source %d",
+                                   (int)source);
+    }
+    if (!memory || size < h->bytes) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_onednn: imported memory of %zu bytes is smaller than the "
+                                   "tensor's %zu", memory ? size : 0, h->bytes);
+    }
+    if ((uintptr_t)memory % h->alignment != 0) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "cpu_onednn: imported memory at %p is not aligned to the "
+                                   "element size (%zu bytes)", memory, h->alignment);
+    }
+    h->data = memory;
+    return NULL;
+}
+
+static void odn_unimport_tensor_handle(plx_tensor_handle *h) {
+    h->data = h->owned;
+}
+
+/* ---- workloads ---------------------------------------------------------- */
+
+/* A workload owns its plan (primitive descriptors and bindings), one
+ * primitive per step, one dnnl memory per plan memory (those bound to the
+ * layer's handles get the handle's current address at each execution),
+ * the buffers of packed weights and internal memories, one scratchpad
+ * shared by its steps, and its own stream. Nothing is shared with other
+ * workloads but the engine and constant data, which is only read. */
+struct plx_workload {
+    const plx_host *host;
+    plx_backend *backend;
+    /* constant layers */
+    const void *constant_data;
+    size_t constant_bytes;
+    /* compute layers */
+    odn_plan plan;
+    dnnl_primitive_t prims[ODN_MAX_STEPS];
+    dnnl_exec_arg_t args[ODN_MAX_STEPS][ODN_MAX_STEP_ARGS + 1];
+    int arg_counts[ODN_MAX_STEPS];
+    dnnl_memory_t *mems;  /* plan.mem_count */
+    void **buffers;       /* plan.mem_count: owned buffers of packed/internal mems */
+    void *scratch;
+    dnnl_memory_t scratch_mems[ODN_MAX_STEPS];
+    dnnl_stream_t stream;
+    plx_tensor_handle **inputs;
+    plx_tensor_handle **outputs;
+    unsigned input_count, output_count;
+};
+
+static void odn_destroy_workload(plx_workload *w) {
+    const plx_host *host = w->host;
+    odn_context ctx = {host, w->backend->engine};
+    for (unsigned i = 0; i < ODN_MAX_STEPS; i++) {
+        if (w->prims[i]) {
+            dnnl_primitive_destroy(w->prims[i]);
+        }
+        if (w->scratch_mems[i]) {
+            dnnl_memory_destroy(w->scratch_mems[i]);
+        }
+    }
+    for (unsigned i = 0; w->mems && i < w->plan.mem_count; i++) {
+        if (w->mems[i]) {
+            dnnl_memory_destroy(w->mems[i]);
+        }
+    }
+    for (unsigned i = 0; w->buffers && i < w->plan.mem_count; i++) {
+        host->free(host, w->buffers[i]);
+    }
+    if (w->stream) {
+        dnnl_stream_destroy(w->stream);
+    }
+    host->free(host, w->scratch);
+    host->free(host, w->mems);
+    host->free(host, w->buffers);
+    host->free(host, w->inputs);
+    host->free(host, w->outputs);
+    odn_plan_free(&ctx, &w->plan);
+    host->free(host, w);
+}
+
+/* Reorders constant data (plain layout `user_md`) into `dst` (the layout
+ * `m->md` the primitive chose), once, on the workload's stream. */
+static plx_status pack_constant(plx_workload *w, const odn_mem *m, const void *data,
+                                void *dst) {
+    const plx_host *host = w->host;
+    dnnl_engine_t eng = w->backend->engine;
+    dnnl_memory_t src_mem = NULL, dst_mem = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_t reorder = NULL;
+    const char *call = "dnnl_memory_create";
+    dnnl_status_t st = dnnl_memory_create(&src_mem, &m->user_md, eng, (void *)data);
+    if (st == dnnl_success) {
+        st = dnnl_memory_create(&dst_mem, &m->md, eng, dst);
+    }
+    if (st == dnnl_success) {
+        call = "dnnl_reorder_primitive_desc_create";
+        st = dnnl_reorder_primitive_desc_create(&rpd, &m->user_md, eng, &m->md, eng, NULL);
+    }
+    if (st == dnnl_success) {
+        call = "dnnl_primitive_create (reorder)";
+        st = dnnl_primitive_create(&reorder, rpd);
+    }
+    if (st == dnnl_success) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src_mem}, {DNNL_ARG_TO, dst_mem}};
+        call = "dnnl_primitive_execute (weights reorder)";
+        int prev = odn_threads_enter(w->backend);
+        st = dnnl_primitive_execute(reorder, w->stream, 2, args);
+        if (st == dnnl_success) {
+            call = "dnnl_stream_wait";
+            st = dnnl_stream_wait(w->stream);
+        }
+        odn_threads_leave(w->backend, prev);
+    }
+    if (reorder) {
+        dnnl_primitive_destroy(reorder);
+    }
+    if (rpd) {
+        dnnl_primitive_desc_destroy(rpd);
+    }
+    if (dst_mem) {
+        dnnl_memory_destroy(dst_mem);
+    }
+    if (src_mem) {
+        dnnl_memory_destroy(src_mem);
+    }
+    return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
+}
+
+#define WL_CHECK(call)                                                                    \
+    do {                                                                                  \
+        dnnl_status_t wl_st_ = (call);                                                    \
+        if (wl_st_ != dnnl_success) {                                                     \
+            plx_status wl_s_ = odn_status(host, wl_st_ == dnnl_out_of_memory              \
+                                                    ? PLX_OUT_OF_MEMORY : PLX_INTERNAL,   \
+                                          #call, wl_st_);                                 \
+            odn_destroy_workload(w);                                                      \
+            return wl_s_;                                                                 \
+        }                                                                                 \
+    } while (0)
+
+static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view *layer,
+                                      plx_tensor_handle *const *inputs,
+                                      plx_tensor_handle *const *outputs,
+                                      plx_workload **out_workload) {
+    const plx_host *host = factory->host;
+    plx_workload *w = host->alloc(host, sizeof *w, 0);
+    if (!w) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+    }
+    memset(w, 0, sizeof *w);
+    w->host = host;
+    w->backend = factory->backend;
+    w->input_count = layer->input_count;
+    w->output_count = layer->output_count;
+    w->inputs = host->alloc(host, (layer->input_count + 1) * sizeof *w->inputs, 0);
+    w->outputs = host->alloc(host, (layer->output_count + 1) * sizeof *w->outputs, 0);
+    if (!w->inputs || !w->outputs) {
+        odn_destroy_workload(w);
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+    }
+    for (unsigned i = 0; i < layer->input_count; i++) {
+        w->inputs[i] = inputs[i];
+    }
+    for (unsigned i = 0; i < layer->output_count; i++) {
+        w->outputs[i] = outputs[i];
+    }
+    if (layer->op == PLX_OP_CONSTANT) {
+        const plx_constant_desc *d = layer->desc;
+        w->constant_data = d->data; /* valid while the network lives (R-18 (2)) */
+        w->constant_bytes = outputs[0]->bytes;
+        *out_workload = w;
+        return NULL;
+    }
+    odn_context ctx = {host, w->backend->engine};
+    plx_status s = odn_plan_build(&ctx, layer, NULL, &w->plan);
+    if (s) {
+        odn_destroy_workload(w);
+        return s;
+    }
+    WL_CHECK(dnnl_stream_create(&w->stream, w->backend->engine, dnnl_stream_default_flags));
+    unsigned nm = w->plan.mem_count;
+    w->mems = host->alloc(host, (nm + 1) * sizeof *w->mems, 0);
+    w->buffers = host->alloc(host, (nm + 1) * sizeof *w->buffers, 0);
+    if (!w->mems || !w->buffers) {
+        odn_destroy_workload(w);
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+    }
+    memset(w->mems, 0, (nm + 1) * sizeof *w->mems);
+    memset(w->buffers, 0, (nm + 1) * sizeof *w->buffers);
+    for (unsigned i = 0; i < nm; i++) {
+        const odn_mem *m = &w->plan.mems[i];
+        void *handle = DNNL_MEMORY_NONE;
+        if (m->binding == ODN_BIND_PACKED) {
+            const void *data = layer->input_constants[m->slot];
+            if (dnnl_memory_desc_equal(&m->md, &m->user_md)) {
+                handle = (void *)data; /* the chosen layout is the plain one: read in place */
+            } else {
+                size_t size = dnnl_memory_desc_get_size(&m->md);
+                w->buffers[i] = host->alloc(host, size ? size : 1, ODN_ALIGNMENT);
+                if (!w->buffers[i]) {
+                    odn_destroy_workload(w);
+                    return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                               "cpu_onednn: cannot allocate %zu bytes for packed "
+                                               "weights", size);
+                }
+                s = pack_constant(w, m, data, w->buffers[i]);
+                if (s) {
+                    odn_destroy_workload(w);
+                    return s;
+                }
+                handle = w->buffers[i];
+            }
+        } else if (m->binding == ODN_BIND_INTERNAL) {
+            size_t size = dnnl_memory_desc_get_size(&m->md);
+            w->buffers[i] = host->alloc(host, size ? size : 1, ODN_ALIGNMENT);
+            if (!w->buffers[i]) {
+                odn_destroy_workload(w);
+                return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+            }
+            handle = w->buffers[i];
+        }
+        WL_CHECK(dnnl_memory_create(&w->mems[i], &m->md, w->backend->engine, handle));
+    }
+    /* One scratchpad, the largest any step asks for (user mode). */
+    size_t scratch = 0;
+    for (unsigned k = 0; k < w->plan.step_count; k++) {
+        const dnnl_memory_desc_t *smd =
+            dnnl_primitive_desc_query_md(w->plan.steps[k].pd, dnnl_query_scratchpad_md, 0);
+        size_t sz = smd ? dnnl_memory_desc_get_size(smd) : 0;
+        scratch = sz > scratch ? sz : scratch;
+    }
+    if (scratch) {
+        w->scratch = host->alloc(host, scratch, ODN_ALIGNMENT);
+        if (!w->scratch) {
+            odn_destroy_workload(w);
+            return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                       "cpu_onednn: cannot allocate a %zu-byte scratchpad",
+                                       scratch);
+        }
+    }
+    for (unsigned k = 0; k < w->plan.step_count; k++) {
+        const odn_step *st = &w->plan.steps[k];
+        WL_CHECK(dnnl_primitive_create(&w->prims[k], st->pd));
+        int n = 0;
+        for (unsigned a = 0; a < st->arg_count; a++) {
+            w->args[k][n].arg = st->args[a].arg;
+            w->args[k][n].memory = w->mems[st->args[a].mem];
+            n++;
+        }
+        const dnnl_memory_desc_t *smd =
+            dnnl_primitive_desc_query_md(st->pd, dnnl_query_scratchpad_md, 0);
+        if (smd && dnnl_memory_desc_get_size(smd) > 0) {
+            WL_CHECK(dnnl_memory_create(&w->scratch_mems[k], smd, w->backend->engine,
+                                        w->scratch));
+            w->args[k][n].arg = DNNL_ARG_SCRATCHPAD;
+            w->args[k][n].memory = w->scratch_mems[k];
+            n++;
+        }
+        w->arg_counts[k] = n;
+    }
+    *out_workload = w;
+    return NULL;
+}
+
+static plx_status odn_execute_workload(plx_workload *w) {
+    const plx_host *host = w->host;
+    if (w->constant_data || w->plan.step_count == 0) {
+        void *dst = w->output_count ? handle_data(w->outputs[0]) : NULL;
+        if (!dst && w->constant_bytes) {
+            return host->status_create(host, PLX_FAILED_PRECONDITION,
+                                       "cpu_onednn: the constant's output has no memory");
+        }
+        if (w->constant_bytes) {
+            memcpy(dst, w->constant_data, w->constant_bytes);
+        }
+        return NULL;
+    }
+    /* Bind the handles' memory as it is now (imports move it). */
+    for (unsigned i = 0; i < w->plan.mem_count; i++) {
+        const odn_mem *m = &w->plan.mems[i];
+        plx_tensor_handle *h;
+        if (m->binding == ODN_BIND_INPUT && m->slot < w->input_count) {
+            h = w->inputs[m->slot];
+        } else if (m->binding == ODN_BIND_OUTPUT && m->slot < w->output_count) {
+            h = w->outputs[m->slot];
+        } else {
+            continue;
+        }
+        void *data = handle_data(h);
+        if (!data) {
+            return host->status_create(host, PLX_FAILED_PRECONDITION,
+                                       "cpu_onednn: %s %u has no memory",
+                                       m->binding == ODN_BIND_INPUT ? "input" : "output",
+                                       m->slot);
+        }
+        dnnl_status_t st = dnnl_memory_set_data_handle(w->mems[i], data);
+        if (st != dnnl_success) {
+            return odn_status(host, PLX_INTERNAL, "dnnl_memory_set_data_handle", st);
+        }
+    }
+    int prev = odn_threads_enter(w->backend);
+    dnnl_status_t st = dnnl_success;
+    const char *call = "dnnl_primitive_execute";
+    for (unsigned k = 0; k < w->plan.step_count && st == dnnl_success; k++) {
+        st = dnnl_primitive_execute(w->prims[k], w->stream, w->arg_counts[k], w->args[k]);
+    }
+    if (st == dnnl_success) {
+        call = "dnnl_stream_wait";
+        st = dnnl_stream_wait(w->stream);
+    }
+    odn_threads_leave(w->backend, prev);
+    return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
+}
+
+static const plx_backend_functions odn_functions = {
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, create_sub_tensor_handle),
+    .check_available = odn_check_available,
+    .create = odn_create,
+    .destroy = odn_destroy,
+    .get_capabilities = odn_get_capabilities,
+    .check_layer = odn_check_layer,
+    .create_factory = odn_create_factory,
+    .destroy_factory = odn_destroy_factory,
+    .factory_workloads_created = NULL,
+    .create_tensor_handle = odn_create_tensor_handle,
+    .destroy_tensor_handle = odn_destroy_tensor_handle,
+    .allocate_tensor_handle = odn_allocate_tensor_handle,
+    .release_tensor_handle = odn_release_tensor_handle,
+    .map_tensor_handle = odn_map_tensor_handle,
+    .unmap_tensor_handle = odn_unmap_tensor_handle,
+    .import_tensor_handle = odn_import_tensor_handle,
+    .unimport_tensor_handle = odn_unimport_tensor_handle,
+    .create_workload = odn_create_workload,
+    .destroy_workload = odn_destroy_workload,
+    .configure_workload = NULL, /* everything is prepared at creation */
+    .execute_workload = odn_execute_workload,
+    .create_sub_tensor_handle = odn_create_sub_tensor_handle,
+};
+
+static const plx_backend_descriptor odn_descriptor = {
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_descriptor, option_count),
+    .abi_version = PLX_MAKE_ABI_VERSION(PLX_ABI_VERSION_MAJOR, PLX_ABI_VERSION_MINOR),
+    .id = "cpu_onednn",
+    .name = "CPU backend on oneDNN",
+    .version = "0.1.0",
+    .functions = &odn_functions,
+    .options = odn_options,
+    .option_count = sizeof odn_options / sizeof odn_options[0],
+};
+
+/* R-2, R-5: the only exported symbol; claims the SDK's minor version, so a
+ * host older than that refuses it with a clear reason. Keeps nothing. */
+PLX_BACKEND_EXPORT const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version,
+                                                                   const plx_host *host) {
+    if (PLX_ABI_VERSION_GET_MAJOR(host_abi_version) != PLX_ABI_VERSION_MAJOR) {
+        host->log(host, PLX_LOG_ERROR,
+                  "cpu_onednn implements backend ABI %d.x; the host implements %u.%u",
+                  PLX_ABI_VERSION_MAJOR, PLX_ABI_VERSION_GET_MAJOR(host_abi_version),
+                  PLX_ABI_VERSION_GET_MINOR(host_abi_version));
+        return NULL;
+    }
+    return &odn_descriptor;
+}

@@ -1,0 +1,435 @@
+/* cpu_onednn end to end (docs/cpu_onednn.md): its option and capabilities,
+ * a small CNN (conv + batch_norm + relu + max pool + flatten + fully
+ * connected) on cpu_onednn against the same network on cpu_ref, a layer it
+ * refuses falling back to cpu_ref with the reason in the summary,
+ * concurrent executions on two working memories (it reports
+ * async_execution), and zero-copy inputs and outputs at an address only
+ * element-aligned (it reports memory_import_malloc and no import_alignment).
+ * The operators one by one are suite ops_cpu_onednn (test_ops_network.c). */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <plexus/network.h>
+
+#include "test_util.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A runtime over cpu_onednn and cpu_ref, with `options` for cpu_onednn. */
+static plx_runtime *runtime_with(const plx_backend_option *options, size_t count) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 2;
+    o.backend_options = options;
+    o.backend_option_count = count;
+    return tu_create(&o);
+}
+
+static const plx_backend_info *onednn(plx_runtime *rt) {
+    const plx_backend_info *bi = plx_runtime_find_backend(rt, "cpu_onednn");
+    cr_assert(not(zero(ptr, (void *)bi)), "cpu_onednn was not loaded: %s", tu_dump(rt));
+    cr_assert(bi->available, "cpu_onednn is unavailable: %s", bi->reason);
+    return bi;
+}
+
+/* ---- options and capabilities ------------------------------------------- */
+
+/* R-9 (4): a bad value rejects the backend, naming the key and the value. */
+Test(cpu_onednn, bad_thread_counts_are_rejected) {
+    const char *bad[] = {"0", "257", "-1", "two", "", "4x"};
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        plx_backend_option opt = {"cpu_onednn", "threads", bad[i]};
+        plx_runtime *rt = runtime_with(&opt, 1);
+        char want[128];
+        snprintf(want, sizeof want, "invalid value '%s' for option 'threads' of backend "
+                 "'cpu_onednn'", bad[i]);
+        const plx_rejection *r = tu_rejection_containing(rt, want);
+        cr_assert(not(zero(ptr, (void *)r)), "no rejection with \"%s\": %s", want, tu_dump(rt));
+        cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "cpu_onednn")));
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* the standard keys it delivers, and its vendor keys, threads as set. */
+Test(cpu_onednn, capabilities) {
+    plx_backend_option opt = {"cpu_onednn", "threads", "1"};
+    plx_runtime *rt = runtime_with(&opt, 1);
+    const plx_backend_info *bi = onednn(rt);
+    const char *yes[] = {"async_execution", "externally_managed_memory", "preimport_io_tensors",
+                         "memory_import_malloc", "memory_export_malloc"};
+    for (size_t i = 0; i < COUNT(yes); i++) {
+        const plx_capability *c = plx_backend_info_capability(bi, yes[i]);
+        cr_assert(not(zero(ptr, (void *)c)), "%s missing", yes[i]);
+        cr_assert(c->bool_value, "%s false", yes[i]);
+    }
+    cr_assert(zero(ptr, (void *)plx_backend_info_capability(bi, "import_alignment")));
+    cr_assert(zero(ptr, (void *)plx_backend_info_capability(bi, "memory_import_dma_buf")));
+    const plx_capability *t = plx_backend_info_capability(bi, "cpu_onednn.threads");
+    cr_assert(not(zero(ptr, (void *)t)));
+    cr_assert(eq(i64, t->int_value, 1));
+    const plx_capability *v = plx_backend_info_capability(bi, "cpu_onednn.version");
+    cr_assert(not(zero(ptr, (void *)v)));
+    cr_assert(eq(int, strncmp(v->string_value, "2.", 2), 0), "version %s", v->string_value);
+    const plx_capability *isa = plx_backend_info_capability(bi, "cpu_onednn.isa");
+    cr_assert(not(zero(ptr, (void *)isa)));
+    cr_assert(not(eq(str, (char *)isa->string_value, "unknown")));
+    const plx_capability *rtm = plx_backend_info_capability(bi, "cpu_onednn.cpu_runtime");
+    cr_assert(not(zero(ptr, (void *)rtm)));
+    cr_assert(eq(str, (char *)rtm->string_value, "omp"));
+    plx_runtime_destroy(&rt);
+
+    /* Without the option: every online CPU. */
+    rt = runtime_with(NULL, 0);
+    t = plx_backend_info_capability(onednn(rt), "cpu_onednn.threads");
+    cr_assert(not(zero(ptr, (void *)t)));
+    cr_assert(ge(i64, t->int_value, 1));
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- a small CNN -------------------------------------------------------- */
+
+#define IN_C 3
+#define IN_H 12
+#define IN_W 12
+#define CONV_M 8
+#define POOL_H (IN_H / 2)
+#define POOL_W (IN_W / 2)
+#define FLAT (CONV_M * POOL_H * POOL_W)
+#define CLASSES 10
+
+static float w_conv[CONV_M * IN_C * 3 * 3], b_conv[CONV_M];
+static float bn_scale[CONV_M], bn_bias[CONV_M], bn_mean[CONV_M], bn_var[CONV_M];
+static float w_fc[FLAT * CLASSES], b_fc[CLASSES];
+
+/* Deterministic values in [-1, 1). */
+static float pseudo(uint32_t *state) {
+    *state = *state * 1664525u + 1013904223u;
+    return (float)(*state >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+static void init_weights(void) {
+    uint32_t s = 12345;
+    for (size_t i = 0; i < COUNT(w_conv); i++) {
+        w_conv[i] = 0.3f * pseudo(&s);
+    }
+    for (size_t i = 0; i < CONV_M; i++) {
+        b_conv[i] = 0.1f * pseudo(&s);
+        bn_scale[i] = 1.0f + 0.2f * pseudo(&s);
+        bn_bias[i] = 0.1f * pseudo(&s);
+        bn_mean[i] = 0.1f * pseudo(&s);
+        bn_var[i] = 1.0f + 0.5f * pseudo(&s);
+    }
+    for (size_t i = 0; i < COUNT(w_fc); i++) {
+        w_fc[i] = 0.05f * pseudo(&s);
+    }
+    for (size_t i = 0; i < CLASSES; i++) {
+        b_fc[i] = 0.1f * pseudo(&s);
+    }
+}
+
+static plx_layer_id add_const(plx_network *n, const char *name, const int64_t *dims,
+                              uint32_t rank, const float *data) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    t.rank = rank;
+    memcpy(t.dims, dims, rank * sizeof dims[0]);
+    plx_layer_id id;
+    OK(plx_network_add_constant(n, name, &t, data, PLX_CONSTANT_COPY, &id));
+    return id;
+}
+
+/* x -> conv 3x3 pad 1 -> batch_norm -> relu -> max pool 2x2 -> flatten ->
+ * fully_connected -> [extra] -> y. `extra_floor` appends a unary floor,
+ * which cpu_onednn refuses. */
+static plx_network *make_cnn(bool extra_floor) {
+    init_weights();
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi;
+    memset(&xi, 0, sizeof xi);
+    xi.dtype = PLX_DTYPE_FLOAT32;
+    xi.rank = 4;
+    xi.dims[0] = 1;
+    xi.dims[1] = IN_C;
+    xi.dims[2] = IN_H;
+    xi.dims[3] = IN_W;
+    plx_layer_id x, conv, bn, relu, pool, flat, fc, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
+    OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &cd, 3, 1, &conv));
+    OK(plx_network_connect(n, x, 0, conv, 0));
+    OK(plx_network_connect(n, add_const(n, "w_conv", (int64_t[]){CONV_M, IN_C, 3, 3}, 4, w_conv),
+                           0, conv, 1));
+    OK(plx_network_connect(n, add_const(n, "b_conv", (int64_t[]){CONV_M}, 1, b_conv), 0, conv,
+                           2));
+
+    plx_batch_norm_desc bd = PLX_BATCH_NORM_DESC_INIT;
+    OK(plx_network_add_layer(n, "bn", PLX_OP_BATCH_NORM, &bd, 5, 1, &bn));
+    OK(plx_network_connect(n, conv, 0, bn, 0));
+    const float *bn_data[4] = {bn_scale, bn_bias, bn_mean, bn_var};
+    const char *bn_names[4] = {"bn_scale", "bn_bias", "bn_mean", "bn_var"};
+    for (uint32_t i = 0; i < 4; i++) {
+        OK(plx_network_connect(n, add_const(n, bn_names[i], (int64_t[]){CONV_M}, 1, bn_data[i]), 0,
+                               bn, i + 1));
+    }
+
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &ad, 1, 1, &relu));
+    OK(plx_network_connect(n, bn, 0, relu, 0));
+
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    pd.kernel[0] = pd.kernel[1] = 2;
+    pd.strides[0] = pd.strides[1] = 2;
+    OK(plx_network_add_layer(n, "pool", PLX_OP_POOL, &pd, 1, 1, &pool));
+    OK(plx_network_connect(n, relu, 0, pool, 0));
+
+    plx_axis_desc fd = PLX_AXIS_DESC_INIT(1);
+    OK(plx_network_add_layer(n, "flatten", PLX_OP_FLATTEN, &fd, 1, 1, &flat));
+    OK(plx_network_connect(n, pool, 0, flat, 0));
+
+    plx_fully_connected_desc fcd = PLX_FULLY_CONNECTED_DESC_INIT;
+    OK(plx_network_add_layer(n, "fc", PLX_OP_FULLY_CONNECTED, &fcd, 3, 1, &fc));
+    OK(plx_network_connect(n, flat, 0, fc, 0));
+    OK(plx_network_connect(n, add_const(n, "w_fc", (int64_t[]){FLAT, CLASSES}, 2, w_fc), 0, fc,
+                           1));
+    OK(plx_network_connect(n, add_const(n, "b_fc", (int64_t[]){CLASSES}, 1, b_fc), 0, fc, 2));
+
+    plx_layer_id last = fc;
+    if (extra_floor) {
+        plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_FLOOR);
+        plx_layer_id fl;
+        OK(plx_network_add_layer(n, "floor", PLX_OP_UNARY, &ud, 1, 1, &fl));
+        OK(plx_network_connect(n, fc, 0, fl, 0));
+        last = fl;
+    }
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, last, 0, out, 0));
+    return n;
+}
+
+static void make_input(float *x, uint32_t seed) {
+    for (size_t i = 0; i < IN_C * IN_H * IN_W; i++) {
+        x[i] = pseudo(&seed);
+    }
+}
+
+static plx_loaded_network *load(plx_runtime *rt, plx_network *n, const char *const *backends,
+                                 size_t count, bool async, bool zero_copy,
+                                 plx_optimized_network **keep_summary) {
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = backends;
+    oo.backend_count = count;
+    oo.allow_fallback = true;
+    oo.import_enabled = zero_copy;
+    oo.export_enabled = zero_copy;
+    plx_optimized_network *on = NULL;
+    OK(plx_optimize(rt, n, &oo, &on));
+    if (keep_summary) {
+        *keep_summary = on;
+        return NULL;
+    }
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.async_execution = async;
+    plx_loaded_network *ln = NULL;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    return ln;
+}
+
+static void run(plx_loaded_network *ln, plx_working_memory *wm, float *x, float *y) {
+    plx_tensor_binding in = {0, x, sizeof(float) * IN_C * IN_H * IN_W, 0};
+    plx_tensor_binding out = {0, y, sizeof(float) * CLASSES, 0};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = &out;
+    a.output_count = 1;
+    OK(plx_loaded_network_run(ln, wm, &a));
+}
+
+static void expect_close(const float *got, const float *want, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float lim = 1e-4f * fmaxf(1.0f, fabsf(want[i]));
+        cr_assert(le(flt, fabsf(got[i] - want[i]), lim), "element %zu: got %.9g, want %.9g", i,
+                  (double)got[i], (double)want[i]);
+    }
+}
+
+/* cpu_ref's result for input seed `seed`. */
+static void reference(plx_runtime *rt, plx_network *n, uint32_t seed, float *y) {
+    const char *ref[] = {"cpu_ref"};
+    plx_loaded_network *ln = load(rt, n, ref, 1, false, false, NULL);
+    float x[IN_C * IN_H * IN_W];
+    make_input(x, seed);
+    run(ln, NULL, x, y);
+    plx_loaded_network_unload(&ln);
+}
+
+Test(cpu_onednn, cnn_matches_cpu_ref) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_network *n = make_cnn(false);
+    const char *both[] = {"cpu_onednn", "cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, both, 2, false, false, &on);
+    /* Every compute layer on cpu_onednn, none refused. */
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        cr_assert(eq(str, (char *)a->backend_id, "cpu_onednn"), "layer '%s': %s", a->layer_name,
+                  plx_optimized_network_summary(on));
+        cr_assert(eq(sz, a->refusal_count, 0));
+    }
+    plx_optimized_network_destroy(&on);
+    plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
+    for (uint32_t seed = 1; seed <= 3; seed++) {
+        float x[IN_C * IN_H * IN_W], y[CLASSES], want[CLASSES];
+        make_input(x, seed);
+        run(ln, NULL, x, y);
+        reference(rt, n, seed, want);
+        expect_close(y, want, CLASSES);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-18 (1): the refusal reason reaches the summary; the layer runs on
+ * cpu_ref and the result is still right. */
+Test(cpu_onednn, refused_layer_falls_back_to_cpu_ref) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_network *n = make_cnn(true);
+    const char *both[] = {"cpu_onednn", "cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, both, 2, false, false, &on);
+    const char *summary = plx_optimized_network_summary(on);
+    cr_assert(not(zero(ptr, strstr(summary, "fell back from cpu_onednn to cpu_ref"))), "%s",
+              summary);
+    cr_assert(not(zero(ptr, strstr(summary, "cpu_onednn does not run unary floor"))), "%s",
+              summary);
+    plx_optimized_network_destroy(&on);
+    plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
+    float x[IN_C * IN_H * IN_W], y[CLASSES], want[CLASSES];
+    make_input(x, 7);
+    run(ln, NULL, x, y);
+    plx_loaded_network_unload(&ln);
+    reference(rt, n, 7, want);
+    for (size_t i = 0; i < CLASSES; i++) {
+        /* floor() of values within 1e-4: equal unless one sits on an integer */
+        cr_assert(le(flt, fabsf(y[i] - want[i]), 1.0f));
+    }
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-20: two working memories executing at the same time give the same
+ * results as one at a time. */
+typedef struct worker {
+    plx_loaded_network *ln;
+    plx_working_memory *wm;
+    uint32_t seed;
+    const float *want;
+    int mismatches;
+    plx_status error;
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    float x[IN_C * IN_H * IN_W], y[CLASSES];
+    make_input(x, w->seed);
+    for (int it = 0; it < 50 && !w->error; it++) {
+        plx_tensor_binding in = {0, x, sizeof x, 0};
+        plx_tensor_binding out = {0, y, sizeof y, 0};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = &in;
+        a.input_count = 1;
+        a.outputs = &out;
+        a.output_count = 1;
+        w->error = plx_loaded_network_run(w->ln, w->wm, &a);
+        for (size_t i = 0; !w->error && i < CLASSES; i++) {
+            if (fabsf(y[i] - w->want[i]) > 1e-4f * fmaxf(1.0f, fabsf(w->want[i]))) {
+                w->mismatches++;
+            }
+        }
+    }
+    return NULL;
+}
+
+Test(cpu_onednn, concurrent_working_memories) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_network *n = make_cnn(false);
+    float want[2][CLASSES];
+    reference(rt, n, 11, want[0]);
+    reference(rt, n, 12, want[1]);
+    const char *only[] = {"cpu_onednn"};
+    plx_loaded_network *ln = load(rt, n, only, 1, true, false, NULL);
+    worker w[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].ln = ln;
+        w[i].seed = 11u + (uint32_t)i;
+        w[i].want = want[i];
+        OK(plx_loaded_network_create_working_memory(ln, &w[i].wm));
+    }
+    for (int i = 0; i < 2; i++) {
+        cr_assert(eq(int, pthread_create(&th[i], NULL, work, &w[i]), 0));
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        cr_assert(zero(ptr, w[i].error), "worker %d: %s", i, plx_status_get_message(w[i].error));
+        cr_assert(eq(int, w[i].mismatches, 0), "worker %d", i);
+        plx_working_memory_destroy(&w[i].wm);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-17 (6): the caller's input and output buffers are used in place, at an
+ * address that is only element-aligned, with no staged copy. */
+Test(cpu_onednn, zero_copy_import_unaligned) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_network *n = make_cnn(false);
+    float want[CLASSES];
+    reference(rt, n, 5, want);
+    const char *only[] = {"cpu_onednn"};
+    plx_loaded_network *ln = load(rt, n, only, 1, false, true, NULL);
+    /* 64-byte aligned + 4: element-aligned, not vector-aligned. */
+    size_t xsize = (sizeof(float) * (IN_C * IN_H * IN_W + 16) + 63) / 64 * 64;
+    size_t ysize = (sizeof(float) * (CLASSES + 16) + 63) / 64 * 64;
+    char *xbuf = aligned_alloc(64, xsize);
+    char *ybuf = aligned_alloc(64, ysize);
+    cr_assert(not(zero(ptr, xbuf)));
+    cr_assert(not(zero(ptr, ybuf)));
+    float *x = (float *)(void *)(xbuf + 4), *y = (float *)(void *)(ybuf + 4);
+    make_input(x, 5);
+    for (int rep = 0; rep < 2; rep++) {
+        run(ln, NULL, x, y);
+        expect_close(y, want, CLASSES);
+    }
+    cr_assert(eq(u64, plx_loaded_network_staged_copy_count(ln), 0));
+    plx_loaded_network_unload(&ln);
+    free(xbuf);
+    free(ybuf);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

@@ -371,6 +371,8 @@ struct plx_workload {
     plx_tensor_handle **outputs;
     const void **in_data;
     void **out_data;
+    void *workspace; /* cpu_ref_kernel_workspace bytes, allocated at creation */
+    size_t workspace_size;
     char error[512];
 };
 
@@ -383,6 +385,7 @@ static void cpu_ref_destroy_workload(plx_workload *w) {
     host->free(host, w->inputs);
     host->free(host, w->outputs);
     host->free(host, (void *)w->in_data);
+    host->free(host, w->workspace);
     host->free(host, w->out_data);
     host->free(host, w);
 }
@@ -436,9 +439,21 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
     w->outputs = copy_to(host, outputs, layer->output_count * sizeof *outputs, &ok);
     w->in_data = host->alloc(host, (layer->input_count + 1) * sizeof *w->in_data, 0);
     w->out_data = host->alloc(host, (layer->output_count + 1) * sizeof *w->out_data, 0);
-    if (!ok || !w->in_data || !w->out_data) {
+    /* The kernel's scratch, once: executing allocates nothing. */
+    w->workspace_size = cpu_ref_kernel_workspace(layer, w->compute);
+    if (w->workspace_size == SIZE_MAX) {
         cpu_ref_destroy_workload(w);
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
+        return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                   "cpu_ref: the workspace of this layer's product overflows");
+    }
+    if (w->workspace_size) {
+        w->workspace = host->alloc(host, w->workspace_size, 64);
+    }
+    if (!ok || !w->in_data || !w->out_data || (w->workspace_size && !w->workspace)) {
+        size_t bytes = w->workspace_size;
+        cpu_ref_destroy_workload(w);
+        return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                   "cpu_ref: out of memory (workspace of %zu bytes)", bytes);
     }
     *out_workload = w;
     return NULL;
@@ -459,8 +474,14 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
                                           "cpu_ref: output %u has no memory", i);
         }
     }
-    cpu_ref_kernel_args args = {&w->view, w->in_data, w->out_data, w->error, sizeof w->error,
-                                w->compute};
+    cpu_ref_kernel_args args = {.layer = &w->view,
+                                .inputs = w->in_data,
+                                .outputs = w->out_data,
+                                .error = w->error,
+                                .error_size = sizeof w->error,
+                                .compute = w->compute,
+                                .workspace = w->workspace,
+                                .workspace_size = w->workspace_size};
     w->error[0] = '\0';
     if (!w->run(&args)) {
         return w->host->status_create(w->host, PLX_INVALID_ARGUMENT, "%s",

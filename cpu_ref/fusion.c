@@ -1,8 +1,9 @@
 /* cpu_ref's graph optimisation (backend.h optimize_subgraph, R-23 of
  * docs/backend-abi.md): a conv, fully_connected, gemm or matmul whose only
  * reader is an activation becomes one precompiled layer, "conv+relu",
- * that runs the multiply and applies the activation to its output while
- * that is still in cache, without the intermediate tensor. Its payload is
+ * without the intermediate tensor: relu and clip are the GEMM's epilogue
+ * (applied as each block of the output is written); other activations run
+ * in place on the output after the product. Its payload is
  * a cpu_ref_fused: the base operator with its descriptor and the
  * activation's descriptor. */
 #include <stdio.h>
@@ -72,6 +73,21 @@ const char *cpu_ref_check_precompiled(const plx_layer_view *layer, char *buf, si
     return why ? why : cpu_ref_check_activation(&act, buf, size);
 }
 
+/* Relu and clip go into the product's epilogue. */
+static bool in_epilogue(const cpu_ref_fused *f) {
+    return f->activation.func == PLX_ACT_RELU || f->activation.func == PLX_ACT_CLIP;
+}
+
+size_t cpu_ref_workspace_precompiled(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+    const cpu_ref_fused *f = payload(layer);
+    if (!f) {
+        return 0;
+    }
+    plx_layer_view base, act;
+    split_views(layer, f, &base, &act);
+    return cpu_ref_kernel_workspace(&base, compute);
+}
+
 bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args) {
     const cpu_ref_fused *f = payload(args->layer);
     cpu_ref_check_fn check;
@@ -83,8 +99,12 @@ bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args) {
     split_views(args->layer, f, &base, &act);
     cpu_ref_kernel_args b = *args;
     b.layer = &base;
+    b.activation = in_epilogue(f) ? &f->activation : NULL;
     if (!run(&b)) {
         return false;
+    }
+    if (b.activation) {
+        return true;
     }
     const void *in[1] = {args->outputs[0]};
     cpu_ref_kernel_args a = *args;
@@ -115,7 +135,7 @@ plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_vi
                                      const plx_subgraph_editor *editor) {
     for (uint32_t a = 0; a < g->layer_count; a++) {
         const plx_subgraph_layer *base = &g->layers[a];
-        if (!fusable_base(base->view.op)) {
+        if (!fusable_base(base->view.op) || base->view.outputs[0].dtype != PLX_DTYPE_FLOAT32) {
             continue;
         }
         uint32_t r = only_reader(g, a);

@@ -20,5 +20,6 @@ plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_vi
  * operator's kernel, then the activation in place on its output. */
 const char *cpu_ref_check_precompiled(const plx_layer_view *layer, char *buf, size_t size);
 bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args);
+size_t cpu_ref_workspace_precompiled(const plx_layer_view *layer, const cpu_ref_compute *compute);
 
 #endif /* CPU_REF_FUSION_H */

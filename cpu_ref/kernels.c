@@ -4,7 +4,9 @@
 #include "fusion.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...) {
     if (args->error && args->error_size) {
@@ -27,18 +29,23 @@ const char *cpu_ref_refuse(char *buf, size_t size, const char *fmt, ...) {
     return buf;
 }
 
-#define ENTRY(op, name) [op] = {cpu_ref_check_##name, cpu_ref_run_##name}
+#define ENTRY(op, name) [op] = {cpu_ref_check_##name, cpu_ref_run_##name, NULL}
+#define ENTRY_WS(op, name) \
+    [op] = {cpu_ref_check_##name, cpu_ref_run_##name, cpu_ref_workspace_##name}
+
+typedef size_t (*workspace_fn)(const plx_layer_view *layer, const cpu_ref_compute *compute);
 
 static const struct {
     cpu_ref_check_fn check;
     cpu_ref_run_fn run;
+    workspace_fn workspace; /* NULL: none */
 } table[PLX_OP_COUNT] = {
     ENTRY(PLX_OP_CONSTANT, constant),
-    ENTRY(PLX_OP_CONV, conv),
+    ENTRY_WS(PLX_OP_CONV, conv),
     ENTRY(PLX_OP_CONV_TRANSPOSE, conv_transpose),
-    ENTRY(PLX_OP_FULLY_CONNECTED, fully_connected),
-    ENTRY(PLX_OP_MATMUL, matmul),
-    ENTRY(PLX_OP_GEMM, gemm),
+    ENTRY_WS(PLX_OP_FULLY_CONNECTED, fully_connected),
+    ENTRY_WS(PLX_OP_MATMUL, matmul),
+    ENTRY_WS(PLX_OP_GEMM, gemm),
     ENTRY(PLX_OP_POOL, pool),
     ENTRY(PLX_OP_GLOBAL_POOL, global_pool),
     ENTRY(PLX_OP_ACTIVATION, activation),
@@ -73,7 +80,7 @@ static const struct {
     ENTRY(PLX_OP_INSTANCE_NORM, instance_norm),
     ENTRY(PLX_OP_LSTM, lstm),
     ENTRY(PLX_OP_GRU, gru),
-    ENTRY(PLX_OP_PRECOMPILED, precompiled),
+    ENTRY_WS(PLX_OP_PRECOMPILED, precompiled),
 };
 
 bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_fn *out_run) {
@@ -83,4 +90,26 @@ bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_f
     *out_check = table[op].check;
     *out_run = table[op].run;
     return true;
+}
+
+size_t cpu_ref_kernel_workspace(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+    if (!layer || (unsigned)layer->op >= PLX_OP_COUNT || !table[layer->op].workspace) {
+        return 0;
+    }
+    return table[layer->op].workspace(layer, compute);
+}
+
+bool cpu_ref_kernel_run_once(cpu_ref_run_fn run, const cpu_ref_kernel_args *args) {
+    cpu_ref_kernel_args a = *args;
+    a.workspace_size = cpu_ref_kernel_workspace(args->layer, args->compute);
+    a.workspace = NULL;
+    if (a.workspace_size > SIZE_MAX - 64 ||
+        (a.workspace_size &&
+         !(a.workspace = aligned_alloc(64, (a.workspace_size + 63) / 64 * 64)))) {
+        return cpu_ref_fail(args, "cpu_ref: cannot allocate a workspace of %zu bytes",
+                            a.workspace_size);
+    }
+    bool ok = run(&a);
+    free(a.workspace);
+    return ok;
 }

@@ -24,13 +24,35 @@ typedef struct cpu_ref_kernel_args {
     void *const *outputs;        /* layer->output_count dense buffers */
     char *error;                 /* on failure: a message naming the problem */
     size_t error_size;
-    /* The backend's GEMM variant and intra-op thread pool (gemm.h); NULL
-     * (tests that leave it out): cpu_ref_isa_best() on the calling thread. */
+    /* The backend's GEMM variant and intra-op thread pool (gemm.h); NULL:
+     * cpu_ref_isa_best() on the calling thread. */
     const cpu_ref_compute *compute;
+    /* Scratch memory of cpu_ref_kernel_workspace bytes for this layer and
+     * compute (GEMM panels, an im2col buffer), owned by the caller, which
+     * allocates it once; NULL when that is 0. A kernel given less fails
+     * with a message rather than allocate. */
+    void *workspace;
+    size_t workspace_size;
+    /* Only for conv, fully_connected, gemm and matmul in float32: relu or
+     * clip applied to output 0 as it is written (a precompiled layer's
+     * fused activation); NULL: none. */
+    const plx_activation_desc *activation;
 } cpu_ref_kernel_args;
+
+/* Bytes of workspace the kernel of `layer` needs with `compute` (NULL: the
+ * best ISA, one thread); 0 for operators that need none or a layer the
+ * kernel refuses; SIZE_MAX when the size overflows. */
+size_t cpu_ref_kernel_workspace(const plx_layer_view *layer, const cpu_ref_compute *compute);
+
 
 /* Runs the layer. true on success; false with a message in args->error. */
 typedef bool (*cpu_ref_run_fn)(const cpu_ref_kernel_args *args);
+
+/* Runs `run` once outside a workload (kernel tests, constant folding at
+ * import): allocates the workspace cpu_ref_kernel_workspace asks for on
+ * the heap, runs, frees it (args->workspace is ignored). false with a
+ * message when the kernel fails or memory runs out. */
+bool cpu_ref_kernel_run_once(cpu_ref_run_fn run, const cpu_ref_kernel_args *args);
 
 /* NULL when cpu_ref can run the layer (op, dtypes, attributes); otherwise
  * the reason, which may be written into buf (size bytes). */
@@ -102,6 +124,13 @@ CPU_REF_KERNEL(tile)
 /* kernels_rnn.c */
 CPU_REF_KERNEL(lstm)
 CPU_REF_KERNEL(gru)
+
+/* Workspace sizes (cpu_ref_kernel_workspace) of the kernels that need one. */
+size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute *compute);
+size_t cpu_ref_workspace_fully_connected(const plx_layer_view *layer,
+                                         const cpu_ref_compute *compute);
+size_t cpu_ref_workspace_gemm(const plx_layer_view *layer, const cpu_ref_compute *compute);
+size_t cpu_ref_workspace_matmul(const plx_layer_view *layer, const cpu_ref_compute *compute);
 
 #undef CPU_REF_KERNEL
 

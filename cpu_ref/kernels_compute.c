@@ -7,7 +7,10 @@
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
- * bounds. Nothing here allocates; scratch lives in small stack arrays. */
+ * bounds. Nothing here allocates: small scratch lives in stack arrays, and
+ * the matrix products (conv, fully_connected, gemm, matmul in float32) run
+ * on cpu_ref's GEMM (gemm.h) in the workspace their caller sized with
+ * cpu_ref_kernel_workspace, with a fused relu or clip in its epilogue. */
 #include "kernels.h"
 
 #include <math.h>
@@ -51,6 +54,75 @@ static int64_t dim_product(const plx_tensor_info *t, uint32_t from, uint32_t to)
 
 static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ---- the GEMM, its workspace and the fused activation ---------------- */
+
+#define WS_ALIGN 64
+
+static size_t round_ws(size_t n) {
+    return (n + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
+}
+
+static cpu_ref_isa isa_of(const cpu_ref_compute *c) {
+    return c ? c->isa : cpu_ref_isa_best();
+}
+
+static cpu_ref_pool *pool_of(const cpu_ref_compute *c) {
+    return c ? c->pool : NULL;
+}
+
+/* Workspace of an M x N x K product, saturating. */
+static size_t gemm_ws(const cpu_ref_compute *c, int64_t m, int64_t n, int64_t k) {
+    size_t s = cpu_ref_gemm_workspace_size(isa_of(c), (size_t)m, (size_t)n, (size_t)k,
+                                           cpu_ref_pool_threads(pool_of(c)));
+    return s == SIZE_MAX ? SIZE_MAX : round_ws(s);
+}
+
+/* The workspace past its first `used` bytes (64-byte aligned). */
+static void *ws_at(const cpu_ref_kernel_args *a, size_t used, size_t *left) {
+    if (!a->workspace || used > a->workspace_size) {
+        *left = 0;
+        return NULL;
+    }
+    *left = a->workspace_size - used;
+    return (char *)a->workspace + used;
+}
+
+/* The fused activation (relu or clip only) as the GEMM's epilogue. */
+static void set_epilogue(const plx_activation_desc *act, cpu_ref_gemm_args *g) {
+    g->act = CPU_REF_ACT_NONE;
+    if (act && act->func == PLX_ACT_RELU) {
+        g->act = CPU_REF_ACT_RELU;
+    } else if (act && act->func == PLX_ACT_CLIP) {
+        g->act = CPU_REF_ACT_CLIP;
+        g->lo = act->alpha;
+        g->hi = act->beta;
+    }
+}
+
+/* The same in place, for a result computed without the GEMM. */
+static void apply_activation(const plx_activation_desc *act, float *y, size_t n) {
+    if (!act || (act->func != PLX_ACT_RELU && act->func != PLX_ACT_CLIP)) {
+        return;
+    }
+    float lo = act->func == PLX_ACT_RELU ? 0.0f : act->alpha;
+    float hi = act->func == PLX_ACT_RELU ? INFINITY : act->beta;
+    for (size_t i = 0; i < n; i++) {
+        float v = y[i] < lo ? lo : y[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+static bool run_gemm(const cpu_ref_kernel_args *a, cpu_ref_gemm_args *g, void *ws, size_t left,
+                     const char *op) {
+    set_epilogue(a->activation, g);
+    if (!cpu_ref_gemm(isa_of(a->compute), pool_of(a->compute), g, ws, left)) {
+        return cpu_ref_fail(a, "cpu_ref %s: the matrix product could not run (workspace of "
+                               "%zu bytes too small for %zu x %zu x %zu?)",
+                            op, left, g->m, g->n, g->k);
+    }
+    return true;
 }
 
 /* What every layer needs: the view, the input/output counts, a descriptor
@@ -193,6 +265,129 @@ const char *cpu_ref_check_conv(const plx_layer_view *layer, char *buf, size_t si
     return conv_prepare(layer, &g, buf, size);
 }
 
+/* One input channel per group: a direct kernel, no GEMM. */
+static bool conv_is_depthwise(const plx_window_geom *g) {
+    return g->c == g->group;
+}
+
+/* 1x1, unit stride, no padding: X itself is the GEMM's right operand. */
+static bool conv_is_pointwise(const plx_window_geom *g) {
+    for (int i = 0; i < 2; i++) {
+        if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* im2col's bytes: [C/group * kh * kw, OH * OW] floats. */
+static size_t conv_col_bytes(const plx_window_geom *g) {
+    if (conv_is_depthwise(g) || conv_is_pointwise(g)) {
+        return 0;
+    }
+    return round_ws((size_t)(g->c / g->group * g->k[0] * g->k[1] * g->out[0] * g->out[1]) *
+                    sizeof(float));
+}
+
+size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+    plx_window_geom g;
+    char buf[8];
+    if (conv_prepare(layer, &g, buf, sizeof buf) || conv_is_depthwise(&g)) {
+        return 0;
+    }
+    size_t gemm = gemm_ws(compute, g.m / g.group, g.out[0] * g.out[1],
+                          g.c / g.group * g.k[0] * g.k[1]);
+    size_t col = conv_col_bytes(&g);
+    return gemm == SIZE_MAX || col > SIZE_MAX - gemm ? SIZE_MAX : col + gemm;
+}
+
+/* col[(c*kh + i)*kw + j][oh*OW + ow] = X[c][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1],
+ * 0 in the padding, for the cg channels of one image's group at x. */
+static void im2col(const plx_window_geom *g, const float *x, int64_t cg, float *col) {
+    int64_t ow_n = g->out[1], plane = g->in[0] * g->in[1];
+    for (int64_t c = 0; c < cg; c++) {
+        for (int64_t i = 0; i < g->k[0]; i++) {
+            for (int64_t j = 0; j < g->k[1]; j++) {
+                float *row = col + ((c * g->k[0] + i) * g->k[1] + j) * g->out[0] * ow_n;
+                int64_t off = j * g->d[1] - g->pb[1];
+                /* ow with 0 <= ow*s1 + off < in1 */
+                int64_t lo = off >= 0 ? 0 : (-off + g->s[1] - 1) / g->s[1];
+                int64_t hi = g->in[1] - off <= 0 ? 0 : (g->in[1] - off - 1) / g->s[1] + 1;
+                lo = clamp_i64(lo, 0, ow_n);
+                hi = clamp_i64(hi, lo, ow_n);
+                for (int64_t oh = 0; oh < g->out[0]; oh++, row += ow_n) {
+                    int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+                    if (ih < 0 || ih >= g->in[0]) {
+                        memset(row, 0, (size_t)ow_n * sizeof *row);
+                        continue;
+                    }
+                    const float *xr = x + c * plane + ih * g->in[1] + off;
+                    memset(row, 0, (size_t)lo * sizeof *row);
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        row[ow] = xr[ow * g->s[1]];
+                    }
+                    memset(row + hi, 0, (size_t)(ow_n - hi) * sizeof *row);
+                }
+            }
+        }
+    }
+}
+
+typedef struct depthwise_job {
+    const plx_window_geom *g;
+    const float *x, *w, *b;
+    float *y;
+    const plx_activation_desc *act;
+} depthwise_job;
+
+/* One output plane (image n, channel m) of a depthwise conv: for each tap,
+ * a row of the input scaled into a row of the output. */
+static void depthwise_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const depthwise_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    int64_t mg = g->m / g->group, n = (int64_t)task / g->m, m = (int64_t)task % g->m;
+    int64_t c = m / mg, ow_n = g->out[1];
+    const float *x = j->x + (n * g->c + c) * g->in[0] * g->in[1];
+    const float *w = j->w + m * g->k[0] * g->k[1];
+    float *y = j->y + (n * g->m + m) * g->out[0] * ow_n;
+    float bias = j->b ? j->b[m] : 0.0f;
+    for (int64_t i = 0; i < g->out[0] * ow_n; i++) {
+        y[i] = bias;
+    }
+    for (int64_t kh = 0; kh < g->k[0]; kh++) {
+        for (int64_t kw = 0; kw < g->k[1]; kw++) {
+            float wv = w[kh * g->k[1] + kw];
+            int64_t off = kw * g->d[1] - g->pb[1];
+            int64_t lo = off >= 0 ? 0 : (-off + g->s[1] - 1) / g->s[1];
+            int64_t hi = g->in[1] - off <= 0 ? 0 : (g->in[1] - off - 1) / g->s[1] + 1;
+            lo = clamp_i64(lo, 0, ow_n);
+            hi = clamp_i64(hi, lo, ow_n);
+            for (int64_t oh = 0; oh < g->out[0]; oh++) {
+                int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+                if (ih < 0 || ih >= g->in[0]) {
+                    continue;
+                }
+                const float *xr = x + ih * g->in[1] + off;
+                float *yr = y + oh * ow_n;
+                if (g->s[1] == 1) {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        yr[ow] += wv * xr[ow];
+                    }
+                } else {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        yr[ow] += wv * xr[ow * g->s[1]];
+                    }
+                }
+            }
+        }
+    }
+    apply_activation(j->act, y, (size_t)(g->out[0] * ow_n));
+}
+
+/* Per image and group, Y_g [M/group, OH*OW] = W_g [M/group, K] x col
+ * [K, OH*OW], K = C/group * kh * kw, with the bias per output channel;
+ * depthwise convs run a direct kernel, plane by plane, on the pool. */
 bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     char why[256];
     plx_window_geom g;
@@ -203,31 +398,44 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     const float *w = args->inputs[1];
     const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
+    if (conv_is_depthwise(&g)) {
+        depthwise_job job = {&g, x, w, b, y, args->activation};
+        cpu_ref_pool_run(pool_of(args->compute), (size_t)(g.n * g.m), depthwise_plane, &job);
+        return true;
+    }
     int64_t cg = g.c / g.group, mg = g.m / g.group;
+    int64_t kk = cg * g.k[0] * g.k[1], nn = g.out[0] * g.out[1], plane = g.in[0] * g.in[1];
+    size_t col_bytes = conv_col_bytes(&g), left;
+    float *col = col_bytes ? ws_at(args, 0, &left) : NULL;
+    void *ws = ws_at(args, col_bytes, &left);
+    if (col_bytes && (!col || col_bytes > args->workspace_size)) {
+        return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                  "im2col's %zu", args->workspace_size, col_bytes);
+    }
     for (int64_t n = 0; n < g.n; n++) {
-        for (int64_t m = 0; m < g.m; m++) {
-            int64_t c0 = (m / mg) * cg; /* first input channel of m's group */
-            for (int64_t oh = 0; oh < g.out[0]; oh++) {
-                for (int64_t ow = 0; ow < g.out[1]; ow++) {
-                    float acc = 0.0f;
-                    for (int64_t c = 0; c < cg; c++) {
-                        for (int64_t kh = 0; kh < g.k[0]; kh++) {
-                            int64_t ih = oh * g.s[0] - g.pb[0] + kh * g.d[0];
-                            if (ih < 0 || ih >= g.in[0]) {
-                                continue;
-                            }
-                            for (int64_t kw = 0; kw < g.k[1]; kw++) {
-                                int64_t iw = ow * g.s[1] - g.pb[1] + kw * g.d[1];
-                                if (iw < 0 || iw >= g.in[1]) {
-                                    continue;
-                                }
-                                acc += x[geom_x_index(&g, n, c0 + c, ih, iw)] *
-                                       w[((m * cg + c) * g.k[0] + kh) * g.k[1] + kw];
-                            }
-                        }
-                    }
-                    y[geom_y_index(&g, n, m, oh, ow)] = b ? acc + b[m] : acc;
-                }
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            const float *xg = x + (n * g.c + gi * cg) * plane;
+            if (col) {
+                im2col(&g, xg, cg, col);
+            }
+            cpu_ref_gemm_args ga = {0};
+            ga.m = (size_t)mg;
+            ga.n = (size_t)nn;
+            ga.k = (size_t)kk;
+            ga.alpha = 1.0f;
+            ga.a = w + gi * mg * kk;
+            ga.a_rs = (ptrdiff_t)kk;
+            ga.a_cs = 1;
+            ga.b = col ? col : xg;
+            ga.b_rs = (ptrdiff_t)nn;
+            ga.b_cs = 1;
+            ga.c = y + (n * g.m + gi * mg) * nn;
+            ga.ldc = (size_t)nn;
+            ga.bias = b ? b + gi * mg : NULL;
+            ga.bias_rs = 1;
+            ga.bias_cs = 0;
+            if (!run_gemm(args, &ga, ws, left, "conv")) {
+                return false;
             }
         }
     }
@@ -351,28 +559,39 @@ const char *cpu_ref_check_fully_connected(const plx_layer_view *layer, char *buf
     return fc_prepare(layer, &g, buf, size);
 }
 
+size_t cpu_ref_workspace_fully_connected(const plx_layer_view *layer,
+                                         const cpu_ref_compute *compute) {
+    fc_geom g;
+    char buf[8];
+    return fc_prepare(layer, &g, buf, sizeof buf) ? 0 : gemm_ws(compute, g.rows, g.m, g.k);
+}
+
+/* Y [rows, M] = X [rows, K] x W' [K, M] + B, W' = W or W^T. */
 bool cpu_ref_run_fully_connected(const cpu_ref_kernel_args *args) {
     char why[256];
     fc_geom g;
     if (fc_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
-    const float *x = args->inputs[0];
-    const float *w = args->inputs[1];
-    const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
-    float *y = args->outputs[0];
-    /* W' [k, m] element: W[k*M + m], or W[m*K + k] when transposed. */
-    int64_t sk = g.transposed ? 1 : g.m, sm = g.transposed ? g.k : 1;
-    for (int64_t r = 0; r < g.rows; r++) {
-        for (int64_t m = 0; m < g.m; m++) {
-            float acc = 0.0f;
-            for (int64_t k = 0; k < g.k; k++) {
-                acc += x[r * g.k + k] * w[k * sk + m * sm];
-            }
-            y[r * g.m + m] = b ? acc + b[m] : acc;
-        }
-    }
-    return true;
+    cpu_ref_gemm_args ga = {0};
+    ga.m = (size_t)g.rows;
+    ga.n = (size_t)g.m;
+    ga.k = (size_t)g.k;
+    ga.alpha = 1.0f;
+    ga.a = args->inputs[0];
+    ga.a_rs = (ptrdiff_t)g.k;
+    ga.a_cs = 1;
+    ga.b = args->inputs[1];
+    ga.b_rs = g.transposed ? 1 : (ptrdiff_t)g.m;
+    ga.b_cs = g.transposed ? (ptrdiff_t)g.k : 1;
+    ga.c = args->outputs[0];
+    ga.ldc = (size_t)g.m;
+    ga.bias = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    ga.bias_rs = 0;
+    ga.bias_cs = 1;
+    size_t left;
+    void *ws = ws_at(args, 0, &left);
+    return run_gemm(args, &ga, ws, left, "fully_connected");
 }
 
 typedef struct gemm_geom {
@@ -435,6 +654,14 @@ const char *cpu_ref_check_gemm(const plx_layer_view *layer, char *buf, size_t si
     return gemm_prepare(layer, &g, buf, size);
 }
 
+size_t cpu_ref_workspace_gemm(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+    gemm_geom g;
+    char buf[8];
+    return gemm_prepare(layer, &g, buf, sizeof buf) ? 0 : gemm_ws(compute, g.m, g.n, g.k);
+}
+
+/* Y = alpha A' B' + beta C: C is the GEMM's (unscaled) strided bias when
+ * beta is 1; otherwise Y starts as beta C, which the GEMM accumulates on. */
 bool cpu_ref_run_gemm(const cpu_ref_kernel_args *args) {
     char why[256];
     gemm_geom g;
@@ -442,24 +669,36 @@ bool cpu_ref_run_gemm(const cpu_ref_kernel_args *args) {
         return cpu_ref_fail(args, "%s", why);
     }
     const plx_gemm_desc *desc = args->layer->desc;
-    const float *a = args->inputs[0];
-    const float *b = args->inputs[1];
     const float *c = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
-    for (int64_t i = 0; i < g.m; i++) {
-        for (int64_t j = 0; j < g.n; j++) {
-            float acc = 0.0f;
-            for (int64_t k = 0; k < g.k; k++) {
-                acc += a[i * g.a_sm + k * g.a_sk] * b[k * g.b_sk + j * g.b_sn];
+    cpu_ref_gemm_args ga = {0};
+    ga.m = (size_t)g.m;
+    ga.n = (size_t)g.n;
+    ga.k = (size_t)g.k;
+    ga.alpha = desc->alpha;
+    ga.a = args->inputs[0];
+    ga.a_rs = (ptrdiff_t)g.a_sm;
+    ga.a_cs = (ptrdiff_t)g.a_sk;
+    ga.b = args->inputs[1];
+    ga.b_rs = (ptrdiff_t)g.b_sk;
+    ga.b_cs = (ptrdiff_t)g.b_sn;
+    ga.c = y;
+    ga.ldc = (size_t)g.n;
+    if (c && desc->beta == 1.0f) {
+        ga.bias = c;
+        ga.bias_rs = (ptrdiff_t)g.c_sm;
+        ga.bias_cs = (ptrdiff_t)g.c_sn;
+    } else if (c && desc->beta != 0.0f) {
+        for (int64_t i = 0; i < g.m; i++) {
+            for (int64_t j = 0; j < g.n; j++) {
+                y[i * g.n + j] = desc->beta * c[i * g.c_sm + j * g.c_sn];
             }
-            float v = desc->alpha * acc;
-            if (c) {
-                v += desc->beta * c[i * g.c_sm + j * g.c_sn];
-            }
-            y[i * g.n + j] = v;
         }
+        ga.beta = 1.0f;
     }
-    return true;
+    size_t left;
+    void *ws = ws_at(args, 0, &left);
+    return run_gemm(args, &ga, ws, left, "gemm");
 }
 
 /* ------------------------------------------------------------------ */
@@ -545,6 +784,18 @@ const char *cpu_ref_check_matmul(const plx_layer_view *layer, char *buf, size_t 
     return matmul_prepare(layer, &g, buf, size);
 }
 
+size_t cpu_ref_workspace_matmul(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+    matmul_geom g;
+    char buf[8];
+    if (matmul_prepare(layer, &g, buf, sizeof buf) ||
+        layer->inputs[0].dtype != PLX_DTYPE_FLOAT32) {
+        return 0;
+    }
+    return gemm_ws(compute, g.m, g.n, g.k);
+}
+
+/* Float32 runs one GEMM per (broadcast) batch; the integer types keep the
+ * plain loops, with wrap-around arithmetic. */
 bool cpu_ref_run_matmul(const cpu_ref_kernel_args *args) {
     char why[256];
     matmul_geom g;
@@ -560,25 +811,37 @@ bool cpu_ref_run_matmul(const cpu_ref_kernel_args *args) {
     }
     int64_t idx[PLX_MAX_RANK] = {0};
     int64_t a0 = 0, b0 = 0; /* offsets of the current batch's matrices */
+    size_t left;
+    void *ws = ws_at(args, 0, &left);
     for (int64_t bi = 0; bi < batches; bi++) {
         int64_t y0 = bi * g.m * g.n;
-        for (int64_t i = 0; i < g.m; i++) {
+        if (dt == PLX_DTYPE_FLOAT32) {
+            cpu_ref_gemm_args ga = {0};
+            ga.m = (size_t)g.m;
+            ga.n = (size_t)g.n;
+            ga.k = (size_t)g.k;
+            ga.alpha = 1.0f;
+            ga.a = (const float *)a + a0;
+            ga.a_rs = (ptrdiff_t)g.k;
+            ga.a_cs = 1;
+            ga.b = (const float *)b + b0;
+            ga.b_rs = (ptrdiff_t)g.n;
+            ga.b_cs = 1;
+            ga.c = (float *)y + y0;
+            ga.ldc = (size_t)g.n;
+            if (!run_gemm(args, &ga, ws, left, "matmul")) {
+                return false;
+            }
+        }
+        for (int64_t i = 0; dt != PLX_DTYPE_FLOAT32 && i < g.m; i++) {
             for (int64_t j = 0; j < g.n; j++) {
                 int64_t ai = a0 + i * g.k, bj = b0 + j;
-                if (dt == PLX_DTYPE_FLOAT32) {
-                    float acc = 0.0f;
-                    for (int64_t k = 0; k < g.k; k++) {
-                        acc += ((const float *)a)[ai + k] * ((const float *)b)[bj + k * g.n];
-                    }
-                    ((float *)y)[y0 + i * g.n + j] = acc;
-                } else {
-                    int64_t acc = 0;
-                    for (int64_t k = 0; k < g.k; k++) {
-                        acc = wrap_add(acc, wrap_mul(load_int(a, dt, ai + k),
-                                                     load_int(b, dt, bj + k * g.n)));
-                    }
-                    store_int(y, dt, y0 + i * g.n + j, acc);
+                int64_t acc = 0;
+                for (int64_t k = 0; k < g.k; k++) {
+                    acc = wrap_add(acc, wrap_mul(load_int(a, dt, ai + k),
+                                                 load_int(b, dt, bj + k * g.n)));
                 }
+                store_int(y, dt, y0 + i * g.n + j, acc);
             }
         }
         /* next batch index (odometer, last dim fastest) */

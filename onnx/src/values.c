@@ -284,8 +284,9 @@ static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op
         }
     }
     char err[256] = "";
-    cpu_ref_kernel_args args = {&view, in_data, out_data, err, sizeof err, NULL};
-    if (!run(&args)) {
+    cpu_ref_kernel_args args = {
+        .layer = &view, .inputs = in_data, .outputs = out_data, .error = err, .error_size = sizeof err};
+    if (!cpu_ref_kernel_run_once(run, &args)) {
         for (uint32_t i = 0; i < n_out; i++) {
             free(out_data[i]);
         }

@@ -252,8 +252,12 @@ static void run_case(tcase *t) {
         cr_assert(expect[i] && got[i]);
     }
     char err[256] = "";
-    cpu_ref_kernel_args args = {&v, (const void *const *)t->data, expect, err, sizeof err, NULL};
-    cr_assert(ref_run(&args), "%s: cpu_ref fails: %s", t->name, err);
+    cpu_ref_kernel_args args = {.layer = &v,
+                                .inputs = (const void *const *)t->data,
+                                .outputs = expect,
+                                .error = err,
+                                .error_size = sizeof err};
+    cr_assert(cpu_ref_kernel_run_once(ref_run, &args), "%s: cpu_ref fails: %s", t->name, err);
 
     const char *ocl_why = ocl_op_check(&dev, &v, why, sizeof why);
     cr_assert(ocl_why == NULL, "%s: gpu_opencl refuses: %s", t->name, ocl_why);

@@ -56,9 +56,10 @@ static char g_err[256];
 
 static inline bool run_layer(cpu_ref_run_fn fn, const plx_layer_view *l, const void *const *ins,
                       void *const *outs) {
-    cpu_ref_kernel_args a = {l, ins, outs, g_err, sizeof g_err, NULL};
+    cpu_ref_kernel_args a = {
+        .layer = l, .inputs = ins, .outputs = outs, .error = g_err, .error_size = sizeof g_err};
     g_err[0] = 0;
-    return fn(&a);
+    return cpu_ref_kernel_run_once(fn, &a);
 }
 
 #endif

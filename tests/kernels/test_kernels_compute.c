@@ -72,8 +72,9 @@ static void run_checked(check_fn check, run_fn run, const plx_layer_view *v,
     cr_assert(zero(ptr, (void *)why), "check refused: %s", why ? why : "");
     char err[256] = "";
     void *outs[1] = {out};
-    cpu_ref_kernel_args a = {v, ins, outs, err, sizeof err, NULL};
-    cr_assert(run(&a), "run failed: %s", err);
+    cpu_ref_kernel_args a = {
+        .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err};
+    cr_assert(cpu_ref_kernel_run_once(run, &a), "run failed: %s", err);
 }
 
 #define RUN(name, view, out, ...) \
@@ -89,8 +90,9 @@ static void refused(check_fn check, run_fn run, const plx_layer_view *v, const c
     const void *ins[5] = {NULL, NULL, NULL, NULL, NULL};
     void *outs[1] = {NULL};
     char err[256] = "";
-    cpu_ref_kernel_args a = {v, ins, outs, err, sizeof err, NULL};
-    cr_assert(not(run(&a)), "run accepted a layer check refuses");
+    cpu_ref_kernel_args a = {
+        .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err};
+    cr_assert(not(cpu_ref_kernel_run_once(run, &a)), "run accepted a layer check refuses");
     cr_assert(not(zero(ptr, strstr(err, needle))), "run error '%s' lacks '%s'", err, needle);
 }
 
@@ -1612,7 +1614,8 @@ Test(reduce, empty_set_values) {
     char err[128] = "";
     void *outs[1] = {yi};
     const void *ins[1] = {dummy};
-    cpu_ref_kernel_args a = {&v, ins, outs, err, sizeof err, NULL};
+    cpu_ref_kernel_args a = {
+        .layer = &v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err};
     cr_assert(not(cpu_ref_run_reduce(&a)));
     cr_assert(not(zero(ptr, strstr(err, "empty"))));
 }
@@ -2250,7 +2253,8 @@ static bool topk_run(const plx_topk_desc *d, plx_tensor_info x, plx_tensor_info 
     cr_assert(zero(ptr, (void *)why), "check refused: %s", why ? why : "");
     const void *ins[1] = {px};
     void *outs[2] = {pv, pi};
-    cpu_ref_kernel_args a = {&v, ins, outs, err, err_size, NULL};
+    cpu_ref_kernel_args a = {
+        .layer = &v, .inputs = ins, .outputs = outs, .error = err, .error_size = err_size};
     return cpu_ref_run_topk(&a);
 }
 

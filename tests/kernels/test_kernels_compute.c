@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "test_compute.h"
 
 typedef const char *(*check_fn)(const plx_layer_view *, char *, size_t);
 typedef bool (*run_fn)(const cpu_ref_kernel_args *);
@@ -73,7 +74,8 @@ static void run_checked(check_fn check, run_fn run, const plx_layer_view *v,
     char err[256] = "";
     void *outs[1] = {out};
     cpu_ref_kernel_args a = {
-        .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err};
+        .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err,
+        .compute = test_compute()};
     cr_assert(cpu_ref_kernel_run_once(run, &a), "run failed: %s", err);
 }
 
@@ -91,7 +93,8 @@ static void refused(check_fn check, run_fn run, const plx_layer_view *v, const c
     void *outs[1] = {NULL};
     char err[256] = "";
     cpu_ref_kernel_args a = {
-        .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err};
+        .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err,
+        .compute = test_compute()};
     cr_assert(not(cpu_ref_kernel_run_once(run, &a)), "run accepted a layer check refuses");
     cr_assert(not(zero(ptr, strstr(err, needle))), "run error '%s' lacks '%s'", err, needle);
 }

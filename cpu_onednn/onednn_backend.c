@@ -688,8 +688,64 @@ static plx_status odn_execute_workload(plx_workload *w) {
     return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
 }
 
+/* ---- graph optimisation (R-23) ------------------------------------------ */
+
+/* A convolution, deconvolution, inner product or matmul whose output only
+ * an activation reads becomes one precompiled layer: the activation runs as
+ * eltwise post-ops of the product's primitive, on each block of the result
+ * as it is computed, with no intermediate tensor and no separate pass. The
+ * host then asks check_layer, which plans it; a combination oneDNN refuses
+ * is rejected there, and the two layers stay. */
+static plx_status odn_optimize_subgraph(plx_backend *backend, const plx_subgraph_view *g,
+                                        const plx_subgraph_editor *editor) {
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        const plx_subgraph_layer *base = &g->layers[a];
+        plx_op op = base->view.op;
+        if ((op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
+             op != PLX_OP_MATMUL) ||
+            base->view.output_count != 1 || base->readers[0] != 1 || base->escapes[0]) {
+            continue;
+        }
+        uint32_t r = a + 1;
+        for (; r < g->layer_count; r++) {
+            const plx_subgraph_layer *c = &g->layers[r];
+            if (c->view.input_count >= 1 && c->inputs[0].layer == a && c->inputs[0].slot == 0) {
+                break;
+            }
+        }
+        if (r == g->layer_count || g->layers[r].view.op != PLX_OP_ACTIVATION ||
+            g->layers[r].view.input_count != 1) {
+            continue;
+        }
+        odn_fused f;
+        memset(&f, 0, sizeof f);
+        f.magic = ODN_FUSED_MAGIC;
+        f.op = op;
+        if (op == PLX_OP_CONV) {
+            f.desc.conv = *(const plx_conv_desc *)base->view.desc;
+        } else if (op == PLX_OP_CONV_TRANSPOSE) {
+            f.desc.conv_transpose = *(const plx_conv_transpose_desc *)base->view.desc;
+        } else if (op == PLX_OP_FULLY_CONNECTED) {
+            f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
+        }
+        f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+        const char *act = plx_activation_func_name(f.activation.func);
+        char kind[64];
+        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(op), act ? act : "activation");
+        uint32_t set[2] = {a, r};
+        plx_subgraph_source out = {r, 0};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, 2, base->inputs,
+                                base->view.input_count, &out, 1, kind, &f, sizeof f};
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            backend->host->status_free(backend->host, s); /* this one stays unfused */
+        }
+    }
+    return NULL;
+}
+
 static const plx_backend_functions odn_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, create_sub_tensor_handle),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, optimize_subgraph),
     .check_available = odn_check_available,
     .create = odn_create,
     .destroy = odn_destroy,
@@ -711,6 +767,8 @@ static const plx_backend_functions odn_functions = {
     .configure_workload = NULL, /* everything is prepared at creation */
     .execute_workload = odn_execute_workload,
     .create_sub_tensor_handle = odn_create_sub_tensor_handle,
+    .get_memory_strategy = NULL,
+    .optimize_subgraph = odn_optimize_subgraph,
 };
 
 static const plx_backend_descriptor odn_descriptor = {

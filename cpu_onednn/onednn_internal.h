@@ -53,11 +53,8 @@ typedef struct odn_step {
 } odn_step;
 
 /* Post-operations a fused producer (convolution, inner product, matmul)
- * would apply to its result. The graph-optimisation hook that will offer
- * cpu_onednn its subgraphs does not exist yet (docs/cpu_onednn.md), so every
- * plan is built with an empty list today; the planners of those operators
- * already take one and append it to their primitive attributes, so that a
- * fused conv+bias+relu(+sum) needs no change to them. */
+ * applies to its result: the eltwise steps of the activation a precompiled
+ * layer fused (odn_fused), appended to the primitive's attributes. */
 typedef enum odn_post_op_kind {
     ODN_POST_ELTWISE = 0, /* alg, alpha, beta */
     ODN_POST_SUM = 1,     /* dst += scale * (what the output held): a residual add */
@@ -75,6 +72,21 @@ typedef struct odn_post_ops {
     const odn_post_op *ops;
     unsigned count;
 } odn_post_ops;
+
+/* The payload of cpu_onednn's precompiled layers (R-23): a convolution,
+ * deconvolution, inner product or matmul with the activation that alone
+ * read it, as eltwise post-ops of the one primitive. */
+#define ODN_FUSED_MAGIC 0x314e444fu /* "ODN1" */
+typedef struct odn_fused {
+    uint32_t magic;
+    plx_op op;
+    union {
+        plx_conv_desc conv;
+        plx_conv_transpose_desc conv_transpose;
+        plx_fully_connected_desc fc;
+    } desc;
+    plx_activation_desc activation;
+} odn_fused;
 
 typedef struct odn_plan {
     odn_step steps[ODN_MAX_STEPS];
@@ -97,8 +109,9 @@ typedef struct odn_context {
  * (an operator, attribute or shape cpu_onednn or oneDNN cannot run), or
  * PLX_OUT_OF_MEMORY. On failure *plan may hold parts: the caller always
  * frees it with odn_plan_free. Thread-safe: uses only its arguments and
- * oneDNN's thread-safe descriptor creation. `post_ops` is empty today
- * (see odn_post_ops). */
+ * oneDNN's thread-safe descriptor creation. `post_ops` (may be NULL) is
+ * appended to a product's primitive; PLX_OP_PRECOMPILED layers bring
+ * their own (odn_fused). */
 plx_status odn_plan_build(const odn_context *ctx, const plx_layer_view *layer,
                           const odn_post_ops *post_ops, odn_plan *plan);
 

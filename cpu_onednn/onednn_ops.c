@@ -785,11 +785,11 @@ static plx_status eltwise_chain(const odn_context *ctx, const plx_layer_view *l,
     return NULL;
 }
 
-static plx_status plan_activation(const odn_context *ctx, const plx_layer_view *l,
-                                  odn_plan *plan) {
-    const plx_activation_desc *d = l->desc;
+/* The eltwise steps (at most 3) that compute activation `d`, or the
+ * refusal. */
+static plx_status activation_elts(const odn_context *ctx, const plx_activation_desc *d,
+                                  elt e[3], unsigned *count) {
     float a = d->alpha, b = d->beta;
-    elt e[3];
     unsigned n = 1;
     switch (d->func) {
     case PLX_ACT_RELU: e[0] = (elt){dnnl_eltwise_relu, 0.0f, 0.0f}; break;
@@ -831,7 +831,65 @@ static plx_status plan_activation(const odn_context *ctx, const plx_layer_view *
                     : refuse(ctx, "cpu_onednn: unknown activation %d", (int)d->func);
     }
     }
-    return eltwise_chain(ctx, l, plan, e, n);
+    *count = n;
+    return NULL;
+}
+
+static plx_status plan_activation(const odn_context *ctx, const plx_layer_view *l,
+                                  odn_plan *plan) {
+    elt e[3];
+    unsigned n = 0;
+    plx_status s = activation_elts(ctx, l->desc, e, &n);
+    return s ? s : eltwise_chain(ctx, l, plan, e, n);
+}
+
+/* ---- precompiled: a product with its activation as post-ops (R-23) ------ */
+
+static const odn_fused *fused_payload(const plx_layer_view *l) {
+    const plx_precompiled_desc *d = l->desc;
+    if (!d || d->size != sizeof(odn_fused) || !d->data) {
+        return NULL;
+    }
+    const odn_fused *f = d->data;
+    return f->magic == ODN_FUSED_MAGIC ? f : NULL;
+}
+
+typedef plx_status (*fused_planner_fn)(const odn_context *ctx, const plx_layer_view *l,
+                                       const odn_post_ops *po, odn_plan *plan);
+
+static plx_status plan_precompiled(const odn_context *ctx, const plx_layer_view *l,
+                                   odn_plan *plan) {
+    const odn_fused *f = fused_payload(l);
+    if (!f) {
+        return refuse(ctx, "cpu_onednn runs only its own precompiled layers");
+    }
+    fused_planner_fn planner = f->op == PLX_OP_CONV             ? plan_conv
+                               : f->op == PLX_OP_CONV_TRANSPOSE ? plan_conv_transpose
+                               : f->op == PLX_OP_FULLY_CONNECTED ? plan_fully_connected
+                               : f->op == PLX_OP_MATMUL         ? plan_matmul
+                                                                : NULL;
+    if (!planner) {
+        return refuse(ctx, "cpu_onednn: precompiled base %s is not fusable", plx_op_name(f->op));
+    }
+    elt e[3];
+    unsigned n = 0;
+    plx_status s = activation_elts(ctx, &f->activation, e, &n);
+    if (s) {
+        return s;
+    }
+    odn_post_op ops[3];
+    memset(ops, 0, sizeof ops);
+    for (unsigned i = 0; i < n; i++) {
+        ops[i].kind = ODN_POST_ELTWISE;
+        ops[i].alg = e[i].alg;
+        ops[i].alpha = e[i].alpha;
+        ops[i].beta = e[i].beta;
+    }
+    odn_post_ops po = {ops, n};
+    plx_layer_view base = *l;
+    base.op = f->op;
+    base.desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
+    return planner(ctx, &base, &po, plan);
 }
 
 static plx_status plan_unary(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan) {
@@ -1253,8 +1311,6 @@ static plx_status plan_copy(const odn_context *ctx, const plx_layer_view *l, odn
 
 typedef plx_status (*planner_fn)(const odn_context *ctx, const plx_layer_view *l,
                                  odn_plan *plan);
-typedef plx_status (*fused_planner_fn)(const odn_context *ctx, const plx_layer_view *l,
-                                       const odn_post_ops *po, odn_plan *plan);
 
 plx_status odn_plan_build(const odn_context *ctx, const plx_layer_view *l,
                           const odn_post_ops *post_ops, odn_plan *plan) {
@@ -1277,6 +1333,7 @@ plx_status odn_plan_build(const odn_context *ctx, const plx_layer_view *l,
     case PLX_OP_CONCAT: plain = plan_concat; break;
     case PLX_OP_REDUCE: plain = plan_reduce; break;
     case PLX_OP_RESIZE: plain = plan_resize; break;
+    case PLX_OP_PRECOMPILED: plain = plan_precompiled; break;
     case PLX_OP_RESHAPE:
     case PLX_OP_FLATTEN:
     case PLX_OP_SQUEEZE:

@@ -285,13 +285,25 @@ Test(cpu_onednn, cnn_matches_cpu_ref) {
     const char *both[] = {"cpu_onednn", "cpu_ref"};
     plx_optimized_network *on = NULL;
     load(rt, n, both, 2, false, false, &on);
-    /* Every compute layer on cpu_onednn, none refused. */
+    /* Every compute layer on cpu_onednn, none refused; the batch-norm folded
+     * into the conv by the optimiser, then the relu fused into it by
+     * cpu_onednn (R-23) as an eltwise post-op. */
+    bool fused = false;
     for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
         const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
         cr_assert(eq(str, (char *)a->backend_id, "cpu_onednn"), "layer '%s': %s", a->layer_name,
                   plx_optimized_network_summary(on));
         cr_assert(eq(sz, a->refusal_count, 0));
+        fused = fused || (strcmp(a->layer_name, "conv+relu") == 0 && a->op == PLX_OP_PRECOMPILED);
     }
+    cr_assert(fused, "conv and relu were not fused");
+    bool noted = false;
+    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
+        noted = noted || strstr(plx_optimized_network_note(on, i),
+                                "backend 'cpu_onednn' replaced 2 layers by 'conv+relu' "
+                                "(conv+relu)") != NULL;
+    }
+    cr_assert(noted);
     plx_optimized_network_destroy(&on);
     plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
     for (uint32_t seed = 1; seed <= 3; seed++) {

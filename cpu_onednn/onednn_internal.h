@@ -18,9 +18,9 @@
 /* Most primitives one layer needs (scaled_tanh: three eltwise steps; a
  * convolution with reorders at its edges would take three as well). */
 #define ODN_MAX_STEPS 4
-/* Most memories one plan binds: the layer's inputs (concat has any number,
- * see odn_plan.mems, which is allocated) plus internal buffers. */
-#define ODN_MAX_STEP_ARGS 8
+/* Most arguments one step binds: a concat's sources (at most 64, which
+ * plan_concat enforces) and its destination, with room to spare. */
+#define ODN_MAX_STEP_ARGS 72
 
 /* What one memory of a plan is bound to. */
 typedef enum odn_binding {

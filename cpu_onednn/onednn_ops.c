@@ -72,6 +72,12 @@ static dnnl_status_t info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t) {
     return plain_md(md, t->dims, t->rank);
 }
 
+/* The "any" descriptor (oneDNN picks the layout) of `like`'s dims. */
+static dnnl_status_t any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like) {
+    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dnnl_f32,
+                                        dnnl_format_tag_any);
+}
+
 /* Appends a memory to the plan; returns its index, or -1 when out of
  * memory. */
 static int add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding, unsigned slot,
@@ -187,21 +193,71 @@ static const dnnl_memory_desc_t *step_md(odn_plan *plan, int arg) {
                                         dnnl_query_exec_arg_md, arg);
 }
 
-/* Binds weights: a constant input is packed into the primitive's chosen
- * layout (its plain layout is `user_md`); any other input is read as it is,
- * which the caller arranged by creating the primitive with `user_md`. */
-static plx_status bind_weights(const odn_context *ctx, odn_plan *plan, const plx_layer_view *l,
-                               unsigned slot, const dnnl_memory_desc_t *user_md) {
-    bool constant = l->input_constants && l->input_constants[slot];
-    if (!constant) {
-        ADD_MEM(m, ODN_BIND_INPUT, slot, user_md);
-        step_arg(plan, DNNL_ARG_WEIGHTS, m);
-        return NULL;
+/* Adds a memory (`binding`, `slot`, described by `md`) and binds it as
+ * argument `arg` of the last step. NULL, or PLX_OUT_OF_MEMORY. */
+static plx_status bind(const odn_context *ctx, odn_plan *plan, int arg, odn_binding binding,
+                       unsigned slot, const dnnl_memory_desc_t *md) {
+    ADD_MEM(m, binding, slot, md);
+    step_arg(plan, arg, m);
+    return NULL;
+}
+
+/* Binds the layer's input 0 as the last step's DNNL_ARG_SRC (described by
+ * `src`), then its output 0 as DNNL_ARG_DST (`dst`). */
+static plx_status bind_src_dst(const odn_context *ctx, odn_plan *plan,
+                               const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst) {
+    plx_status s = bind(ctx, plan, DNNL_ARG_SRC, ODN_BIND_INPUT, 0, src);
+    return s ? s : bind(ctx, plan, DNNL_ARG_DST, ODN_BIND_OUTPUT, 0, dst);
+}
+
+/* Appends the step of `desc` (with `post_ops`, may be NULL) reading input 0
+ * as `src` and writing output 0 as `dst`; further arguments are the
+ * caller's. */
+static plx_status src_dst_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
+                               const odn_post_ops *post_ops, const dnnl_memory_desc_t *src,
+                               const dnnl_memory_desc_t *dst) {
+    plx_status s = add_step(ctx, plan, desc, post_ops);
+    return s ? s : bind_src_dst(ctx, plan, src, dst);
+}
+
+/* Binds input `slot` as the last step's weights: when `pack` (a constant
+ * the primitive was created for as "any"), reordered once from its plain
+ * layout `user_md` into the layout the primitive chose; otherwise read as
+ * it is, which the caller arranged by creating the primitive with
+ * `user_md`. */
+static plx_status bind_weights(const odn_context *ctx, odn_plan *plan, unsigned slot,
+                               const dnnl_memory_desc_t *user_md, bool pack) {
+    if (!pack) {
+        return bind(ctx, plan, DNNL_ARG_WEIGHTS, ODN_BIND_INPUT, slot, user_md);
     }
     ADD_MEM(m, ODN_BIND_PACKED, slot, step_md(plan, DNNL_ARG_WEIGHTS));
     plan->mems[m].user_md = *user_md;
     step_arg(plan, DNNL_ARG_WEIGHTS, m);
     return NULL;
+}
+
+/* Binds, after the last step's source and destination, its weights (input
+ * 1, see bind_weights) and, when `bias` is given, its bias (input 2). */
+static plx_status bind_weights_bias(const odn_context *ctx, odn_plan *plan,
+                                    const dnnl_memory_desc_t *wu, bool pack,
+                                    const dnnl_memory_desc_t *bias) {
+    plx_status s = bind_weights(ctx, plan, 1, wu, pack);
+    if (s || !bias) {
+        return s;
+    }
+    return bind(ctx, plan, DNNL_ARG_BIAS, ODN_BIND_INPUT, 2, bias);
+}
+
+/* Appends the step of product `desc` (convolution, deconvolution, inner
+ * product, matmul; `post_ops` appended) and binds input 0 (`src`), output 0
+ * (`dst`), the weights (input 1, packed when `pack`) and the bias (input 2,
+ * when `bias` is given). */
+static plx_status product_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
+                               const odn_post_ops *post_ops, const dnnl_memory_desc_t *src,
+                               const dnnl_memory_desc_t *wu, bool pack,
+                               const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst) {
+    plx_status s = src_dst_step(ctx, plan, desc, post_ops, src, dst);
+    return s ? s : bind_weights_bias(ctx, plan, wu, pack, bias);
 }
 
 static bool is_const(const plx_layer_view *l, unsigned slot) {
@@ -212,30 +268,63 @@ static int norm_axis(int64_t axis, unsigned rank) {
     return (int)(axis < 0 ? axis + (int64_t)rank : axis);
 }
 
-/* ---- convolution and deconvolution ------------------------------------- */
-
-/* A reorder step from memory `from` to memory `to` of the plan. */
-static plx_status reorder_step(const odn_context *ctx, odn_plan *plan, int from, int to) {
+/* Appends, without arguments, a step whose descriptor oneDNN creates
+ * directly (user scratchpad): the concat of srcs[0..n) along `axis` into
+ * `dst` when `concat`, else the reorder from srcs[0] to `dst`. A failure is
+ * the refusal "oneDNN cannot <what> (<the creating call>: <status>)". */
+static plx_status push_direct(const odn_context *ctx, odn_plan *plan, bool concat,
+                              const dnnl_memory_desc_t *srcs, int n, int axis,
+                              const dnnl_memory_desc_t *dst, const char *what) {
     dnnl_primitive_attr_t attr = NULL;
     PLAN_CALL(dnnl_primitive_attr_create(&attr));
     dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     dnnl_primitive_desc_t pd = NULL;
-    if (st == dnnl_success) {
-        st = dnnl_reorder_primitive_desc_create(&pd, &plan->mems[from].md, ctx->engine,
-                                                &plan->mems[to].md, ctx->engine, attr);
+    const char *call = concat ? "dnnl_concat_primitive_desc_create"
+                              : "dnnl_reorder_primitive_desc_create";
+    if (st == dnnl_success && concat) {
+        st = dnnl_concat_primitive_desc_create(&pd, dst, n, axis, srcs, attr, ctx->engine);
+    } else if (st == dnnl_success) {
+        st = dnnl_reorder_primitive_desc_create(&pd, srcs, ctx->engine, dst, ctx->engine, attr);
     }
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) {
-        return refuse(ctx, "oneDNN cannot reorder between layouts "
-                           "(dnnl_reorder_primitive_desc_create: %s)", dnnl_status2str(st));
+        return refuse(ctx, "oneDNN cannot %s (%s: %s)", what, call, dnnl_status2str(st));
     }
-    plx_status s = push_pd(ctx, plan, pd);
+    return push_pd(ctx, plan, pd);
+}
+
+/* ---- convolution and deconvolution ------------------------------------- */
+
+/* A reorder step from memory `from` to memory `to` of the plan. */
+static plx_status reorder_step(const odn_context *ctx, odn_plan *plan, int from, int to) {
+    plx_status s = push_direct(ctx, plan, false, &plan->mems[from].md, 1, 0,
+                               &plan->mems[to].md, "reorder between layouts");
     if (s) {
         return s;
     }
     step_arg(plan, DNNL_ARG_FROM, from);
     step_arg(plan, DNNL_ARG_TO, to);
     return NULL;
+}
+
+/* The descriptors of a convolution or deconvolution that its weights' plain
+ * layout *wu (the caller's) does not decide: input 0 (*src), output 0
+ * (*dst), the bias (input 2, when the layer has one: *bias), and *wany,
+ * the weights with the layout left to oneDNN. */
+static dnnl_status_t conv_mds(const plx_layer_view *l, const dnnl_memory_desc_t *wu,
+                              dnnl_memory_desc_t *src, dnnl_memory_desc_t *wany,
+                              dnnl_memory_desc_t *bias, dnnl_memory_desc_t *dst) {
+    dnnl_status_t st = info_md(src, &l->inputs[0]);
+    if (st == dnnl_success) {
+        st = info_md(dst, &l->outputs[0]);
+    }
+    if (st == dnnl_success) {
+        st = any_md(wany, wu);
+    }
+    if (st == dnnl_success && l->input_count > 2) {
+        st = info_md(bias, &l->inputs[2]);
+    }
+    return st;
 }
 
 /* The convolution with activations in the layout oneDNN prefers: steps
@@ -250,10 +339,8 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
                                     const dnnl_dims_t dil, const dnnl_dims_t pl,
                                     const dnnl_dims_t pr, odn_plan *plan) {
     dnnl_memory_desc_t sany, dany;
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&sany, src->ndims, src->dims, dnnl_f32,
-                                           dnnl_format_tag_any));
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&dany, dst->ndims, dst->dims, dnnl_f32,
-                                           dnnl_format_tag_any));
+    PLAN_CALL(any_md(&sany, src));
+    PLAN_CALL(any_md(&dany, dst));
     if (dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_inference,
                                                    dnnl_convolution_direct, &sany, wany, bias,
                                                    &dany, strides, dil, pl, pr) != dnnl_success) {
@@ -291,12 +378,8 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
     dnnl_memory_desc_t wu;
     /* The plain weights: the caller's wany with plain strides. */
     PLAN_CALL(plain_md(&wu, wany->dims, (unsigned)wany->ndims));
-    if ((s = bind_weights(ctx, plan, l, 1, &wu))) {
+    if ((s = bind_weights_bias(ctx, plan, &wu, is_const(l, 1), bias))) {
         return s;
-    }
-    if (bias) {
-        ADD_MEM(mbias, ODN_BIND_INPUT, 2, bias);
-        step_arg(plan, DNNL_ARG_BIAS, mbias);
     }
     if (!src_plain) {
         if ((s = reorder_step(ctx, plan, min, ms))) {
@@ -340,9 +423,6 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
             pr[i] = pe; /* the windows stop before the end padding; keep it as given */
         }
     }
-    dnnl_memory_desc_t src, wu, wany, bias, dst;
-    PLAN_CALL(info_md(&src, x));
-    PLAN_CALL(info_md(&dst, y));
     dnnl_dims_t wd;
     int wnd;
     if (g == 1) {
@@ -359,12 +439,10 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
             wd[i + 1] = w->dims[i];
         }
     }
+    dnnl_memory_desc_t src, wu, wany, bias, dst;
     PLAN_CALL(plain_md(&wu, wd, (unsigned)wnd));
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&wany, wnd, wd, dnnl_f32, dnnl_format_tag_any));
+    PLAN_CALL(conv_mds(l, &wu, &src, &wany, &bias, &dst));
     bool has_bias = l->input_count > 2;
-    if (has_bias) {
-        PLAN_CALL(info_md(&bias, &l->inputs[2]));
-    }
     dnnl_convolution_desc_t cd;
     /* With constant weights and nothing fused, oneDNN also picks the
      * activations' layout (blocked, for its direct kernels): the workload
@@ -380,22 +458,8 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
     PLAN_CALL(dnnl_dilated_convolution_forward_desc_init(
         &cd, dnnl_forward_inference, dnnl_convolution_direct, &src, is_const(l, 1) ? &wany : &wu,
         has_bias ? &bias : NULL, &dst, strides, dil, pl, pr));
-    plx_status s = add_step(ctx, plan, &cd, po);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(ms, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(md, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    if ((s = bind_weights(ctx, plan, l, 1, &wu))) {
-        return s;
-    }
-    if (has_bias) {
-        ADD_MEM(mb, ODN_BIND_INPUT, 2, &bias);
-        step_arg(plan, DNNL_ARG_BIAS, mb);
-    }
-    return NULL;
+    return product_step(ctx, plan, &cd, po, &src, &wu, is_const(l, 1), has_bias ? &bias : NULL,
+                        &dst);
 }
 
 static plx_status plan_conv_transpose(const odn_context *ctx, const plx_layer_view *l,
@@ -427,9 +491,6 @@ static plx_status plan_conv_transpose(const odn_context *ctx, const plx_layer_vi
                                "output_shape extend it)");
         }
     }
-    dnnl_memory_desc_t src, wu, wany, bias, dst;
-    PLAN_CALL(info_md(&src, x));
-    PLAN_CALL(info_md(&dst, y));
     /* W is [C_in, C_out/g, k...]; oneDNN's logical weights are
      * [g, C_out/g, C_in/g, k...] (or [C_out, C_in, k...]): strided views. */
     int64_t cin_g = w->dims[0] / g, cout_g = w->dims[1], ksz = 1;
@@ -452,32 +513,16 @@ static plx_status plan_conv_transpose(const odn_context *ctx, const plx_layer_vi
         wd[wnd] = w->dims[i];
         ws[wnd++] = kstride;
     }
+    dnnl_memory_desc_t src, wu, wany, bias, dst;
     PLAN_CALL(dnnl_memory_desc_init_by_strides(&wu, wnd, wd, dnnl_f32, ws));
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&wany, wnd, wd, dnnl_f32, dnnl_format_tag_any));
+    PLAN_CALL(conv_mds(l, &wu, &src, &wany, &bias, &dst));
     bool has_bias = l->input_count > 2;
-    if (has_bias) {
-        PLAN_CALL(info_md(&bias, &l->inputs[2]));
-    }
     dnnl_deconvolution_desc_t dd;
     PLAN_CALL(dnnl_dilated_deconvolution_forward_desc_init(
         &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &src,
         is_const(l, 1) ? &wany : &wu, has_bias ? &bias : NULL, &dst, strides, dil, pl, pr));
-    plx_status s = add_step(ctx, plan, &dd, po);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(ms, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(md, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    if ((s = bind_weights(ctx, plan, l, 1, &wu))) {
-        return s;
-    }
-    if (has_bias) {
-        ADD_MEM(mb, ODN_BIND_INPUT, 2, &bias);
-        step_arg(plan, DNNL_ARG_BIAS, mb);
-    }
-    return NULL;
+    return product_step(ctx, plan, &dd, po, &src, &wu, is_const(l, 1), has_bias ? &bias : NULL,
+                        &dst);
 }
 
 /* ---- inner product and matmul ------------------------------------------ */
@@ -504,7 +549,7 @@ static plx_status plan_fully_connected(const odn_context *ctx, const plx_layer_v
     ws[0] = d->weights_transposed ? k : 1;
     ws[1] = d->weights_transposed ? 1 : m;
     PLAN_CALL(dnnl_memory_desc_init_by_strides(&wu, 2, wd, dnnl_f32, ws));
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&wany, 2, wd, dnnl_f32, dnnl_format_tag_any));
+    PLAN_CALL(any_md(&wany, &wu));
     bool has_bias = l->input_count > 2;
     if (has_bias) {
         int64_t bd[1] = {m};
@@ -514,22 +559,8 @@ static plx_status plan_fully_connected(const odn_context *ctx, const plx_layer_v
     PLAN_CALL(dnnl_inner_product_forward_desc_init(&ipd, dnnl_forward_inference, &src,
                                                    is_const(l, 1) ? &wany : &wu,
                                                    has_bias ? &bias : NULL, &dst));
-    plx_status s = add_step(ctx, plan, &ipd, po);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(ms, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(md, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    if ((s = bind_weights(ctx, plan, l, 1, &wu))) {
-        return s;
-    }
-    if (has_bias) {
-        ADD_MEM(mb, ODN_BIND_INPUT, 2, &bias);
-        step_arg(plan, DNNL_ARG_BIAS, mb);
-    }
-    return NULL;
+    return product_step(ctx, plan, &ipd, po, &src, &wu, is_const(l, 1), has_bias ? &bias : NULL,
+                        &dst);
 }
 
 static plx_status plan_gemm(const odn_context *ctx, const plx_layer_view *l,
@@ -555,7 +586,7 @@ static plx_status plan_gemm(const odn_context *ctx, const plx_layer_view *l,
     dnnl_memory_desc_t src, wu, wany, dst, cmd;
     PLAN_CALL(dnnl_memory_desc_init_by_strides(&src, 2, ad, dnnl_f32, as));
     PLAN_CALL(dnnl_memory_desc_init_by_strides(&wu, 2, bd, dnnl_f32, bs));
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&wany, 2, bd, dnnl_f32, dnnl_format_tag_any));
+    PLAN_CALL(any_md(&wany, &wu));
     PLAN_CALL(info_md(&dst, y));
     /* alpha scales the product only; C is added after it (a binary post-op,
      * whose second operand oneDNN broadcasts over dims of size 1). */
@@ -577,22 +608,12 @@ static plx_status plan_gemm(const odn_context *ctx, const plx_layer_view *l,
     }
     dnnl_matmul_desc_t mmd;
     PLAN_CALL(dnnl_matmul_desc_init(&mmd, &src, is_const(l, 1) ? &wany : &wu, NULL, &dst));
-    plx_status s = add_step(ctx, plan, &mmd, &po);
-    if (s) {
+    plx_status s = product_step(ctx, plan, &mmd, &po, &src, &wu, is_const(l, 1), NULL, &dst);
+    if (s || !has_c) {
         return s;
     }
-    ADD_MEM(ms, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(md, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    if ((s = bind_weights(ctx, plan, l, 1, &wu))) {
-        return s;
-    }
-    if (has_c) {
-        ADD_MEM(mc, ODN_BIND_INPUT, 2, &cmd);
-        step_arg(plan, DNNL_ARG_ATTR_MULTIPLE_POST_OP((int)po.count - 1) | DNNL_ARG_SRC_1, mc);
-    }
-    return NULL;
+    return bind(ctx, plan, DNNL_ARG_ATTR_MULTIPLE_POST_OP((int)po.count - 1) | DNNL_ARG_SRC_1,
+                ODN_BIND_INPUT, 2, &cmd);
 }
 
 static plx_status plan_matmul(const odn_context *ctx, const plx_layer_view *l,
@@ -633,29 +654,12 @@ static plx_status plan_matmul(const odn_context *ctx, const plx_layer_view *l,
     PLAN_CALL(plain_md(&src, pa, r));
     PLAN_CALL(plain_md(&wu, pb, r));
     PLAN_CALL(plain_md(&dst, pd, r));
-    dnnl_dims_t wdims;
-    for (unsigned i = 0; i < r; i++) {
-        wdims[i] = pb[i];
-    }
-    PLAN_CALL(dnnl_memory_desc_init_by_tag(&wany, (int)r, wdims, dnnl_f32, dnnl_format_tag_any));
+    PLAN_CALL(any_md(&wany, &wu));
     /* Packing pays off for a constant B that is not broadcast over a batch. */
     bool pack = is_const(l, 1) && r == 2;
     dnnl_matmul_desc_t mmd;
     PLAN_CALL(dnnl_matmul_desc_init(&mmd, &src, pack ? &wany : &wu, NULL, &dst));
-    plx_status s = add_step(ctx, plan, &mmd, po);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(ms, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(md, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    if (pack) {
-        return bind_weights(ctx, plan, l, 1, &wu);
-    }
-    ADD_MEM(mw, ODN_BIND_INPUT, 1, &wu);
-    step_arg(plan, DNNL_ARG_WEIGHTS, mw);
-    return NULL;
+    return product_step(ctx, plan, &mmd, po, &src, &wu, pack, NULL, &dst);
 }
 
 /* ---- pooling ------------------------------------------------------------ */
@@ -670,15 +674,7 @@ static plx_status pooling_step(const odn_context *ctx, const plx_layer_view *l, 
     dnnl_pooling_v2_desc_t pd;
     PLAN_CALL(dnnl_pooling_v2_forward_desc_init(&pd, dnnl_forward_inference, alg, &src, &dst,
                                                 strides, kernel, dil, pl, pr));
-    plx_status s = add_step(ctx, plan, &pd, NULL);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(ms, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(md, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    return NULL;
+    return src_dst_step(ctx, plan, &pd, NULL, &src, &dst);
 }
 
 static plx_status plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan) {
@@ -965,16 +961,11 @@ static plx_status plan_binary(const odn_context *ctx, const plx_layer_view *l, o
     dnnl_binary_desc_t bd;
     PLAN_CALL(dnnl_binary_desc_init(&bd, alg, &m0, &m1, &md));
     plx_status s = add_step(ctx, plan, &bd, NULL);
-    if (s) {
+    if (s || (s = bind(ctx, plan, DNNL_ARG_SRC_0, ODN_BIND_INPUT, first, &m0)) ||
+        (s = bind(ctx, plan, DNNL_ARG_SRC_1, ODN_BIND_INPUT, 1 - first, &m1))) {
         return s;
     }
-    ADD_MEM(i0, ODN_BIND_INPUT, first, &m0);
-    ADD_MEM(i1, ODN_BIND_INPUT, 1 - first, &m1);
-    ADD_MEM(o, ODN_BIND_OUTPUT, 0, &md);
-    step_arg(plan, DNNL_ARG_SRC_0, i0);
-    step_arg(plan, DNNL_ARG_SRC_1, i1);
-    step_arg(plan, DNNL_ARG_DST, o);
-    return NULL;
+    return bind(ctx, plan, DNNL_ARG_DST, ODN_BIND_OUTPUT, 0, &md);
 }
 
 /* ---- normalisation, softmax --------------------------------------------- */
@@ -991,15 +982,7 @@ static plx_status plan_softmax(const odn_context *ctx, const plx_layer_view *l, 
     PLAN_CALL(dnnl_softmax_v2_forward_desc_init(&sd, dnnl_forward_inference,
                                                 d->log ? dnnl_softmax_log : dnnl_softmax_accurate,
                                                 &md, &md, norm_axis(d->axis, x->rank)));
-    plx_status s = add_step(ctx, plan, &sd, NULL);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(mi, ODN_BIND_INPUT, 0, &md);
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &md);
-    step_arg(plan, DNNL_ARG_SRC, mi);
-    step_arg(plan, DNNL_ARG_DST, mo);
-    return NULL;
+    return src_dst_step(ctx, plan, &sd, NULL, &md, &md);
 }
 
 static plx_status plan_batch_norm(const odn_context *ctx, const plx_layer_view *l,
@@ -1024,23 +1007,13 @@ static plx_status plan_batch_norm(const odn_context *ctx, const plx_layer_view *
     PLAN_CALL(dnnl_batch_normalization_forward_desc_init(
         &bd, dnnl_forward_inference, &md, d->epsilon,
         dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift));
-    plx_status s = add_step(ctx, plan, &bd, NULL);
-    if (s) {
-        return s;
+    plx_status s = src_dst_step(ctx, plan, &bd, NULL, &md, &md);
+    /* Inputs 1 to 4: scale, shift, mean, variance, each [C]. */
+    const int args[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+    for (unsigned i = 0; !s && i < 4; i++) {
+        s = bind(ctx, plan, args[i], ODN_BIND_INPUT, 1 + i, &cmd);
     }
-    ADD_MEM(mi, ODN_BIND_INPUT, 0, &md);
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &md);
-    ADD_MEM(msc, ODN_BIND_INPUT, 1, &cmd);
-    ADD_MEM(msh, ODN_BIND_INPUT, 2, &cmd);
-    ADD_MEM(mme, ODN_BIND_INPUT, 3, &cmd);
-    ADD_MEM(mva, ODN_BIND_INPUT, 4, &cmd);
-    step_arg(plan, DNNL_ARG_SRC, mi);
-    step_arg(plan, DNNL_ARG_DST, mo);
-    step_arg(plan, DNNL_ARG_SCALE, msc);
-    step_arg(plan, DNNL_ARG_SHIFT, msh);
-    step_arg(plan, DNNL_ARG_MEAN, mme);
-    step_arg(plan, DNNL_ARG_VARIANCE, mva);
-    return NULL;
+    return s;
 }
 
 static plx_status plan_layer_norm(const odn_context *ctx, const plx_layer_view *l,
@@ -1079,30 +1052,20 @@ static plx_status plan_layer_norm(const odn_context *ctx, const plx_layer_view *
     PLAN_CALL(dnnl_layer_normalization_forward_desc_init(
         &ld, dnnl_forward_inference, &md, &stat, d->epsilon,
         dnnl_use_scale | (has_bias ? dnnl_use_shift : 0u)));
-    plx_status s = add_step(ctx, plan, &ld, NULL);
-    if (s) {
+    plx_status s = src_dst_step(ctx, plan, &ld, NULL, &md, &md);
+    if (s || (s = bind(ctx, plan, DNNL_ARG_SCALE, ODN_BIND_INPUT, 1, &cmd)) ||
+        (has_bias && (s = bind(ctx, plan, DNNL_ARG_SHIFT, ODN_BIND_INPUT, 2, &cmd)))) {
         return s;
-    }
-    ADD_MEM(mi, ODN_BIND_INPUT, 0, &md);
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &md);
-    ADD_MEM(msc, ODN_BIND_INPUT, 1, &cmd);
-    step_arg(plan, DNNL_ARG_SRC, mi);
-    step_arg(plan, DNNL_ARG_DST, mo);
-    step_arg(plan, DNNL_ARG_SCALE, msc);
-    if (has_bias) {
-        ADD_MEM(msh, ODN_BIND_INPUT, 2, &cmd);
-        step_arg(plan, DNNL_ARG_SHIFT, msh);
     }
     /* Inference computes the statistics; oneDNN may still want buffers. */
     const int stat_args[2] = {DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
-    for (unsigned i = 0; i < 2; i++) {
+    for (unsigned i = 0; !s && i < 2; i++) {
         const dnnl_memory_desc_t *q = step_md(plan, stat_args[i]);
         if (q && dnnl_memory_desc_get_size(q) > 0) {
-            ADD_MEM(mst, ODN_BIND_INTERNAL, 0, q);
-            step_arg(plan, stat_args[i], mst);
+            s = bind(ctx, plan, stat_args[i], ODN_BIND_INTERNAL, 0, q);
         }
     }
-    return NULL;
+    return s;
 }
 
 /* ---- data movement and reductions --------------------------------------- */
@@ -1118,37 +1081,16 @@ static plx_status plan_concat(const odn_context *ctx, const plx_layer_view *l, o
                       l->input_count);
     }
     dnnl_memory_desc_t srcs[64], dst;
-    unsigned n = 0;
     for (unsigned i = 0; i < l->input_count; i++) {
         PLAN_CALL(info_md(&srcs[i], &l->inputs[i]));
     }
     PLAN_CALL(info_md(&dst, y));
-    dnnl_primitive_attr_t attr = NULL;
-    PLAN_CALL(dnnl_primitive_attr_create(&attr));
-    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    dnnl_primitive_desc_t pd = NULL;
-    if (st == dnnl_success) {
-        st = dnnl_concat_primitive_desc_create(&pd, &dst, (int)l->input_count,
-                                               norm_axis(d->axis, y->rank), srcs, attr,
-                                               ctx->engine);
+    plx_status s = push_direct(ctx, plan, true, srcs, (int)l->input_count,
+                               norm_axis(d->axis, y->rank), &dst, "run this concat");
+    for (unsigned i = 0; !s && i < l->input_count; i++) {
+        s = bind(ctx, plan, DNNL_ARG_MULTIPLE_SRC + (int)i, ODN_BIND_INPUT, i, &srcs[i]);
     }
-    dnnl_primitive_attr_destroy(attr);
-    if (st != dnnl_success) {
-        return refuse(ctx, "oneDNN cannot run this concat (dnnl_concat_primitive_desc_create: "
-                           "%s)", dnnl_status2str(st));
-    }
-    plx_status s = push_pd(ctx, plan, pd);
-    if (s) {
-        return s;
-    }
-    for (unsigned i = 0; i < l->input_count; i++, n++) {
-        ADD_MEM(mi, ODN_BIND_INPUT, i, &srcs[i]);
-        step_arg(plan, DNNL_ARG_MULTIPLE_SRC + (int)i, mi);
-    }
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_DST, mo);
-    (void)n;
-    return NULL;
+    return s ? s : bind(ctx, plan, DNNL_ARG_DST, ODN_BIND_OUTPUT, 0, &dst);
 }
 
 static plx_status plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan) {
@@ -1194,15 +1136,7 @@ static plx_status plan_reduce(const odn_context *ctx, const plx_layer_view *l, o
     }
     dnnl_reduction_desc_t rd;
     PLAN_CALL(dnnl_reduction_desc_init(&rd, alg, &src, &dst, p, 0.0f));
-    plx_status s = add_step(ctx, plan, &rd, NULL);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(mi, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, mi);
-    step_arg(plan, DNNL_ARG_DST, mo);
-    return NULL;
+    return src_dst_step(ctx, plan, &rd, NULL, &src, &dst);
 }
 
 static plx_status plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan) {
@@ -1244,15 +1178,7 @@ static plx_status plan_resize(const odn_context *ctx, const plx_layer_view *l, o
     dnnl_resampling_desc_t rd;
     PLAN_CALL(dnnl_resampling_forward_desc_init(&rd, dnnl_forward_inference, alg, factors, &src,
                                                 &dst));
-    plx_status s = add_step(ctx, plan, &rd, NULL);
-    if (s) {
-        return s;
-    }
-    ADD_MEM(mi, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_SRC, mi);
-    step_arg(plan, DNNL_ARG_DST, mo);
-    return NULL;
+    return src_dst_step(ctx, plan, &rd, NULL, &src, &dst);
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -1284,27 +1210,13 @@ static plx_status plan_copy(const odn_context *ctx, const plx_layer_view *l, odn
     } else {
         src = dst;
     }
-    dnnl_primitive_attr_t attr = NULL;
-    PLAN_CALL(dnnl_primitive_attr_create(&attr));
-    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    dnnl_primitive_desc_t pd = NULL;
-    if (st == dnnl_success) {
-        st = dnnl_reorder_primitive_desc_create(&pd, &src, ctx->engine, &dst, ctx->engine, attr);
-    }
-    dnnl_primitive_attr_destroy(attr);
-    if (st != dnnl_success) {
-        return refuse(ctx, "oneDNN cannot run this %s (dnnl_reorder_primitive_desc_create: %s)",
-                      plx_op_name(l->op), dnnl_status2str(st));
-    }
-    plx_status s = push_pd(ctx, plan, pd);
-    if (s) {
+    char what[64];
+    snprintf(what, sizeof what, "run this %s", plx_op_name(l->op));
+    plx_status s = push_direct(ctx, plan, false, &src, 1, 0, &dst, what);
+    if (s || (s = bind(ctx, plan, DNNL_ARG_FROM, ODN_BIND_INPUT, 0, &src))) {
         return s;
     }
-    ADD_MEM(mi, ODN_BIND_INPUT, 0, &src);
-    ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &dst);
-    step_arg(plan, DNNL_ARG_FROM, mi);
-    step_arg(plan, DNNL_ARG_TO, mo);
-    return NULL;
+    return bind(ctx, plan, DNNL_ARG_TO, ODN_BIND_OUTPUT, 0, &dst);
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */

@@ -445,3 +445,56 @@ Test(cpu_onednn, zero_copy_import_unaligned) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+/* A concat of more sources than a small per-step argument table holds:
+ * every source lands in its place (cpu_ref's result). */
+Test(cpu_onednn, concat_of_many_inputs) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    enum { K = 12, L = 5 };
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi;
+    memset(&xi, 0, sizeof xi);
+    xi.dtype = PLX_DTYPE_FLOAT32;
+    xi.rank = 2;
+    xi.dims[0] = 1;
+    xi.dims[1] = L;
+    plx_axis_desc cd = PLX_AXIS_DESC_INIT(1);
+    plx_layer_id x, cat, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_layer(n, "cat", PLX_OP_CONCAT, &cd, K, 1, &cat));
+    static float parts[K][L];
+    for (int k = 0; k < K; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%d", k);
+        for (int i = 0; i < L; i++) {
+            parts[k][i] = (float)(k * 100 + i);
+        }
+        plx_layer_id c = k == 0 ? x : add_const(n, name, (int64_t[]){1, L}, 2, parts[k]);
+        OK(plx_network_connect(n, c, 0, cat, (uint32_t)k));
+    }
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, cat, 0, out, 0));
+    const char *ids[] = {"cpu_onednn"};
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = ids;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_loaded_network *ln = NULL;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    float xv[L] = {-1, -2, -3, -4, -5}, y[K * L];
+    plx_tensor_binding in = {0, xv, sizeof xv, 0}, o = {0, y, sizeof y, 0};
+    OK(plx_loaded_network_execute(ln, &in, 1, &o, 1));
+    for (int k = 0; k < K; k++) {
+        for (int i = 0; i < L; i++) {
+            cr_assert(eq(flt, y[k * L + i], k == 0 ? xv[i] : parts[k][i]), "[%d][%d]", k, i);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

@@ -514,10 +514,9 @@ static plx_status pack_constant(plx_workload *w, const odn_mem *m, const void *d
         }                                                                                 \
     } while (0)
 
-static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view *layer,
-                                      plx_tensor_handle *const *inputs,
-                                      plx_tensor_handle *const *outputs,
-                                      plx_workload **out_workload) {
+static plx_status create_workload(plx_factory *factory, const plx_layer_view *layer,
+                                  plx_tensor_handle *const *inputs,
+                                  plx_tensor_handle *const *outputs, plx_workload **out_workload) {
     const plx_host *host = factory->host;
     plx_workload *w = host->alloc(host, sizeof *w, 0);
     if (!w) {
@@ -686,6 +685,20 @@ static plx_status odn_execute_workload(plx_workload *w) {
     }
     odn_threads_leave(w->backend, prev);
     return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
+}
+
+/* oneDNN sizes a primitive's threading (its scratchpad, its work split)
+ * from the calling thread's OpenMP thread count when the primitive is
+ * created, so creation runs under the backend's `threads` too, as every
+ * execution does. */
+static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view *layer,
+                                      plx_tensor_handle *const *inputs,
+                                      plx_tensor_handle *const *outputs,
+                                      plx_workload **out_workload) {
+    int prev = odn_threads_enter(factory->backend);
+    plx_status s = create_workload(factory, layer, inputs, outputs, out_workload);
+    odn_threads_leave(factory->backend, prev);
+    return s;
 }
 
 /* ---- graph optimisation (R-23) ------------------------------------------ */

@@ -331,8 +331,10 @@ static dnnl_status_t conv_mds(const plx_layer_view *l, const dnnl_memory_desc_t 
  * [reorder in,] convolution[, reorder out], the blocked activations in
  * internal buffers of the workload. Leaves the plan empty (and returns
  * NULL) when oneDNN prefers the plain layouts or has no such
- * implementation; the caller then plans the plain convolution. */
+ * implementation; the caller then plans the plain convolution. `po` holds
+ * eltwise post-ops only (a fused activation), which need no operand. */
 static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view *l,
+                                    const odn_post_ops *po,
                                     dnnl_convolution_desc_t *cd, const dnnl_memory_desc_t *src,
                                     const dnnl_memory_desc_t *wany, const dnnl_memory_desc_t *bias,
                                     const dnnl_memory_desc_t *dst, const dnnl_dims_t strides,
@@ -346,7 +348,7 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
                                                    &dany, strides, dil, pl, pr) != dnnl_success) {
         return NULL;
     }
-    plx_status s = add_step(ctx, plan, cd, NULL);
+    plx_status s = add_step(ctx, plan, cd, po);
     if (s) {
         plx_status_code code = ctx->host->status_code(ctx->host, s);
         ctx->host->status_free(ctx->host, s);
@@ -444,12 +446,16 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
     PLAN_CALL(conv_mds(l, &wu, &src, &wany, &bias, &dst));
     bool has_bias = l->input_count > 2;
     dnnl_convolution_desc_t cd;
-    /* With constant weights and nothing fused, oneDNN also picks the
-     * activations' layout (blocked, for its direct kernels): the workload
-     * reorders the plain input into it and the result back, around the
-     * convolution, when that layout is not the plain one. */
-    if (is_const(l, 1) && !(po && po->count)) {
-        plx_status s = plan_conv_blocked(ctx, l, &cd, &src, &wany, has_bias ? &bias : NULL,
+    /* With constant weights and at most a fused activation, oneDNN also
+     * picks the activations' layout (blocked, for its direct kernels): the
+     * workload reorders the plain input into it and the result back, around
+     * the convolution, when that layout is not the plain one. */
+    bool eltwise_only = true;
+    for (unsigned i = 0; po && i < po->count; i++) {
+        eltwise_only = eltwise_only && po->ops[i].kind == ODN_POST_ELTWISE;
+    }
+    if (is_const(l, 1) && eltwise_only) {
+        plx_status s = plan_conv_blocked(ctx, l, po, &cd, &src, &wany, has_bias ? &bias : NULL,
                                          &dst, strides, dil, pl, pr, plan);
         if (s || plan->step_count) {
             return s;

@@ -117,7 +117,9 @@ size_t cpu_ref_gemm_workspace_size(cpu_ref_isa isa, size_t m, size_t n, size_t k
  * Returns false, touching nothing, when the arguments are unusable: NULL
  * args, a NULL operand that the shapes need, ldc < n, a variant that is
  * not supported (cpu_ref_isa_supported), or a workspace smaller than one
- * slice (cpu_ref_gemm_workspace_size with threads = 1). Allocates nothing. */
+ * slice (cpu_ref_gemm_workspace_size with threads = 1). M or N of 1 (one
+ * row or column of C) runs a matrix-vector loop on the calling thread and
+ * needs no workspace. Allocates nothing. */
 bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *args,
                   void *workspace, size_t workspace_size);
 

@@ -1390,6 +1390,11 @@ static void caller_unview(void *view, plx_memory_source source, size_t bytes) {
     }
 }
 
+/* Does `data` miss the alignment h's backend imports malloc memory at? */
+static bool misaligned(const handle_slot *h, const void *data) {
+    return h->import_alignment > 1 && (uintptr_t)data % h->import_alignment != 0;
+}
+
 /* Memory for h's import: `data`, or, when that is malloc memory that
  * misses the backend's import alignment, h's staging buffer (holding a
  * copy of `data` when copy_in). Counts, logs and traces the staging; `what`
@@ -1398,7 +1403,7 @@ static plx_status stage_if_misaligned(plx_loaded_network *n, handle_slot *h, voi
                                       size_t bytes, bool copy_in, const char *what,
                                       void **out) {
     *out = data;
-    if (h->import_alignment <= 1 || (uintptr_t)data % h->import_alignment == 0) {
+    if (!misaligned(h, data)) {
         return NULL;
     }
     uint64_t start = plxi_profiling(n->runtime) ? plxi_now_ns() : 0;
@@ -1894,7 +1899,7 @@ static plx_status preimport_set(plx_loaded_network *n, bool inputs,
                                    "%s binding id %d: %s", kind, b->binding_id,
                                    b->data ? "size differs from the tensor's" : "data is NULL");
         } else if (source_of(b->source) == PLX_MEMORY_SOURCE_MALLOC &&
-                   h->import_alignment > 1 && (uintptr_t)b->data % h->import_alignment != 0) {
+                   misaligned(h, b->data)) {
             s = plxi_status_create(PLX_INVALID_ARGUMENT,
                                    "%s binding id %d: memory at %p is not aligned to the %zu "
                                    "bytes %s imports (a pre-import is never a copy)", kind,

@@ -33,6 +33,7 @@ struct plx_backend {
     const plx_host *host; /* valid until destroy (backend.h, plx_host) */
     dnnl_engine_t engine; /* thread-safe; shared by every factory */
     int threads;
+    bool graph; /* option `graph` */
     char version[64];
     char isa[32];
     char runtime[16];
@@ -43,6 +44,9 @@ struct plx_backend {
 static const plx_option_info odn_options[] = {
     {"threads", "threads per execution, 1 to 256 (oneDNN's OpenMP team size)",
      "all online CPUs"},
+    {"graph", "on: each subgraph assigned to cpu_onednn runs as one layer, its activations "
+              "kept in oneDNN's blocked layouts; off: layer by layer, products fused with "
+              "their activations", "on"},
 };
 
 /* ---- oneDNN facts ------------------------------------------------------- */
@@ -126,12 +130,21 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
                              size_t option_count, plx_backend **out_backend) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = cpus < 1 ? 1 : cpus > ODN_MAX_THREADS ? ODN_MAX_THREADS : (int)cpus;
+    bool graph = true;
     for (size_t i = 0; i < option_count; i++) {
+        const char *v = options[i].value ? options[i].value : "";
         if (strcmp(options[i].key, "threads") == 0) {
             plx_status s = parse_threads(host, options[i].value, &threads);
             if (s) {
                 return s;
             }
+        } else if (strcmp(options[i].key, "graph") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "invalid value '%s' for option 'graph' of backend "
+                                           "'cpu_onednn': expected on or off", v);
+            }
+            graph = strcmp(v, "on") == 0;
         }
     }
     plx_backend *b = host->alloc(host, sizeof *b, 0);
@@ -142,6 +155,7 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
     memset(b, 0, sizeof *b);
     b->host = host;
     b->threads = threads;
+    b->graph = graph;
     dnnl_status_t st = dnnl_engine_create(&b->engine, dnnl_cpu, 0);
     if (st != dnnl_success) {
         host->free(host, b);
@@ -223,10 +237,10 @@ static plx_status odn_check_layer(plx_backend *backend, const plx_layer_view *la
     if (layer->op == PLX_OP_CONSTANT) {
         return NULL;
     }
-    odn_context ctx = {backend->host, backend->engine};
+    odn_context ctx = {backend->host, backend->engine, NULL};
     odn_plan plan;
     memset(&plan, 0, sizeof plan);
-    plx_status s = odn_plan_build(&ctx, layer, NULL, &plan);
+    plx_status s = odn_graph_plan(&ctx, layer, &plan);
     odn_plan_free(&ctx, &plan);
     return s;
 }
@@ -399,9 +413,18 @@ static void odn_unimport_tensor_handle(plx_tensor_handle *h) {
 /* A workload owns its plan (primitive descriptors and bindings), one
  * primitive per step, one dnnl memory per plan memory (those bound to the
  * layer's handles get the handle's current address at each execution),
- * the buffers of packed weights and internal memories, one scratchpad
- * shared by its steps, and its own stream. Nothing is shared with other
- * workloads but the engine and constant data, which is only read. */
+ * the buffers of packed weights, one arena for the internal memories (the
+ * activations between the layers of a graph, laid out by their lifetimes),
+ * one scratchpad shared by its steps, and its own stream. Nothing is shared
+ * with other workloads but the engine and constant data, which is only
+ * read. */
+typedef struct wl_step {
+    dnnl_primitive_t prim;
+    dnnl_memory_t scratch_mem;
+    dnnl_exec_arg_t args[ODN_MAX_STEP_ARGS + 1];
+    int arg_count;
+} wl_step;
+
 struct plx_workload {
     const plx_host *host;
     plx_backend *backend;
@@ -410,13 +433,12 @@ struct plx_workload {
     size_t constant_bytes;
     /* compute layers */
     odn_plan plan;
-    dnnl_primitive_t prims[ODN_MAX_STEPS];
-    dnnl_exec_arg_t args[ODN_MAX_STEPS][ODN_MAX_STEP_ARGS + 1];
-    int arg_counts[ODN_MAX_STEPS];
-    dnnl_memory_t *mems;  /* plan.mem_count */
-    void **buffers;       /* plan.mem_count: owned buffers of packed/internal mems */
+    wl_step *steps;      /* plan.step_count */
+    dnnl_memory_t *mems; /* plan.mem_count */
+    void **buffers;      /* plan.mem_count: owned buffers of packed mems */
+    void *arena;         /* internal mems */
+    size_t arena_bytes;
     void *scratch;
-    dnnl_memory_t scratch_mems[ODN_MAX_STEPS];
     dnnl_stream_t stream;
     plx_tensor_handle **inputs;
     plx_tensor_handle **outputs;
@@ -425,13 +447,13 @@ struct plx_workload {
 
 static void odn_destroy_workload(plx_workload *w) {
     const plx_host *host = w->host;
-    odn_context ctx = {host, w->backend->engine};
-    for (unsigned i = 0; i < ODN_MAX_STEPS; i++) {
-        if (w->prims[i]) {
-            dnnl_primitive_destroy(w->prims[i]);
+    odn_context ctx = {host, w->backend->engine, NULL};
+    for (unsigned i = 0; w->steps && i < w->plan.step_count; i++) {
+        if (w->steps[i].prim) {
+            dnnl_primitive_destroy(w->steps[i].prim);
         }
-        if (w->scratch_mems[i]) {
-            dnnl_memory_destroy(w->scratch_mems[i]);
+        if (w->steps[i].scratch_mem) {
+            dnnl_memory_destroy(w->steps[i].scratch_mem);
         }
     }
     for (unsigned i = 0; w->mems && i < w->plan.mem_count; i++) {
@@ -445,13 +467,89 @@ static void odn_destroy_workload(plx_workload *w) {
     if (w->stream) {
         dnnl_stream_destroy(w->stream);
     }
+    host->free(host, w->steps);
     host->free(host, w->scratch);
+    host->free(host, w->arena);
     host->free(host, w->mems);
     host->free(host, w->buffers);
     host->free(host, w->inputs);
     host->free(host, w->outputs);
     odn_plan_free(&ctx, &w->plan);
     host->free(host, w);
+}
+
+/* Lays the internal memories of `plan` out in one arena: each gets an
+ * offset (offsets[i], for ODN_BIND_INTERNAL mems) such that memories used
+ * by overlapping ranges of steps do not overlap (aliases count as uses of
+ * the memory they alias). First fit, largest first. Returns the arena's
+ * size, or SIZE_MAX when out of memory. */
+static size_t layout_arena(const plx_host *host, const odn_plan *plan, size_t *offsets) {
+    unsigned n = plan->mem_count;
+    unsigned *first = host->alloc(host, (n + 1) * sizeof *first, 0);
+    unsigned *last = host->alloc(host, (n + 1) * sizeof *last, 0);
+    unsigned *order = host->alloc(host, (n + 1) * sizeof *order, 0);
+    size_t *sizes = host->alloc(host, (n + 1) * sizeof *sizes, 0);
+    size_t total = SIZE_MAX;
+    if (!first || !last || !order || !sizes) {
+        goto done;
+    }
+    total = 0;
+    unsigned count = 0;
+    for (unsigned i = 0; i < n; i++) {
+        first[i] = UINT32_MAX;
+        last[i] = 0;
+        sizes[i] = (dnnl_memory_desc_get_size(&plan->mems[i].md) + ODN_ALIGNMENT - 1) /
+                   ODN_ALIGNMENT * ODN_ALIGNMENT;
+        if (sizes[i] == 0) {
+            sizes[i] = ODN_ALIGNMENT;
+        }
+    }
+    for (unsigned k = 0; k < plan->step_count; k++) {
+        for (unsigned a = 0; a < plan->steps[k].arg_count; a++) {
+            unsigned m = plan->steps[k].args[a].mem;
+            if (plan->mems[m].binding == ODN_BIND_ALIAS) {
+                m = plan->mems[m].slot;
+            }
+            first[m] = k < first[m] ? k : first[m];
+            last[m] = k > last[m] ? k : last[m];
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (plan->mems[i].binding == ODN_BIND_INTERNAL) {
+            order[count++] = i;
+        }
+    }
+    for (unsigned x = 1; x < count; x++) { /* by size, largest first */
+        unsigned v = order[x], y = x;
+        for (; y > 0 && sizes[order[y - 1]] < sizes[v]; y--) {
+            order[y] = order[y - 1];
+        }
+        order[y] = v;
+    }
+    for (unsigned x = 0; x < count; x++) {
+        unsigned m = order[x];
+        size_t off = 0;
+        bool moved = true;
+        while (moved) { /* the lowest offset clear of every placed, live-overlapping one */
+            moved = false;
+            for (unsigned y = 0; y < x; y++) {
+                unsigned o = order[y];
+                bool live = first[m] <= last[o] && first[o] <= last[m];
+                if (live && off < offsets[o] + sizes[o] && offsets[o] < off + sizes[m]) {
+                    off = offsets[o] + sizes[o];
+                    moved = true;
+                }
+            }
+        }
+        offsets[m] = off;
+        total = off + sizes[m] > total ? off + sizes[m] : total;
+    }
+done:
+    host->free(host, first);
+    host->free(host, last);
+    host->free(host, order);
+    host->free(host, sizes);
+    return total;
 }
 
 /* Reorders constant data (plain layout `user_md`) into `dst` (the layout
@@ -546,22 +644,36 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
         *out_workload = w;
         return NULL;
     }
-    odn_context ctx = {host, w->backend->engine};
-    plx_status s = odn_plan_build(&ctx, layer, NULL, &w->plan);
+    odn_context ctx = {host, w->backend->engine, NULL};
+    plx_status s = odn_graph_plan(&ctx, layer, &w->plan);
     if (s) {
         odn_destroy_workload(w);
         return s;
     }
     WL_CHECK(dnnl_stream_create(&w->stream, w->backend->engine, dnnl_stream_default_flags));
-    unsigned nm = w->plan.mem_count;
+    unsigned nm = w->plan.mem_count, ns = w->plan.step_count;
     w->mems = host->alloc(host, (nm + 1) * sizeof *w->mems, 0);
     w->buffers = host->alloc(host, (nm + 1) * sizeof *w->buffers, 0);
-    if (!w->mems || !w->buffers) {
+    w->steps = host->alloc(host, (ns + 1) * sizeof *w->steps, 0);
+    size_t *offsets = host->alloc(host, (nm + 1) * sizeof *offsets, 0);
+    if (!w->mems || !w->buffers || !w->steps || !offsets) {
+        host->free(host, offsets);
         odn_destroy_workload(w);
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
     memset(w->mems, 0, (nm + 1) * sizeof *w->mems);
     memset(w->buffers, 0, (nm + 1) * sizeof *w->buffers);
+    memset(w->steps, 0, (ns + 1) * sizeof *w->steps);
+    w->arena_bytes = layout_arena(host, &w->plan, offsets);
+    if (w->arena_bytes == SIZE_MAX ||
+        (w->arena_bytes && !(w->arena = host->alloc(host, w->arena_bytes, ODN_ALIGNMENT)))) {
+        size_t bytes = w->arena_bytes;
+        host->free(host, offsets);
+        odn_destroy_workload(w);
+        return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                   "cpu_onednn: cannot allocate %zu bytes for the activations "
+                                   "between layers", bytes == SIZE_MAX ? (size_t)0 : bytes);
+    }
     for (unsigned i = 0; i < nm; i++) {
         const odn_mem *m = &w->plan.mems[i];
         void *handle = DNNL_MEMORY_NONE;
@@ -573,6 +685,7 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
                 size_t size = dnnl_memory_desc_get_size(&m->md);
                 w->buffers[i] = host->alloc(host, size ? size : 1, ODN_ALIGNMENT);
                 if (!w->buffers[i]) {
+                    host->free(host, offsets);
                     odn_destroy_workload(w);
                     return host->status_create(host, PLX_OUT_OF_MEMORY,
                                                "cpu_onednn: cannot allocate %zu bytes for packed "
@@ -580,25 +693,27 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
                 }
                 s = pack_constant(w, m, data, w->buffers[i]);
                 if (s) {
+                    host->free(host, offsets);
                     odn_destroy_workload(w);
                     return s;
                 }
                 handle = w->buffers[i];
             }
         } else if (m->binding == ODN_BIND_INTERNAL) {
-            size_t size = dnnl_memory_desc_get_size(&m->md);
-            w->buffers[i] = host->alloc(host, size ? size : 1, ODN_ALIGNMENT);
-            if (!w->buffers[i]) {
-                odn_destroy_workload(w);
-                return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
-            }
-            handle = w->buffers[i];
+            handle = (char *)w->arena + offsets[i];
+        } else if (m->binding == ODN_BIND_ALIAS) {
+            handle = (char *)w->arena + offsets[m->slot];
         }
-        WL_CHECK(dnnl_memory_create(&w->mems[i], &m->md, w->backend->engine, handle));
+        dnnl_status_t st = dnnl_memory_create(&w->mems[i], &m->md, w->backend->engine, handle);
+        if (st != dnnl_success) {
+            host->free(host, offsets);
+        }
+        WL_CHECK(st);
     }
+    host->free(host, offsets);
     /* One scratchpad, the largest any step asks for (user mode). */
     size_t scratch = 0;
-    for (unsigned k = 0; k < w->plan.step_count; k++) {
+    for (unsigned k = 0; k < ns; k++) {
         const dnnl_memory_desc_t *smd =
             dnnl_primitive_desc_query_md(w->plan.steps[k].pd, dnnl_query_scratchpad_md, 0);
         size_t sz = smd ? dnnl_memory_desc_get_size(smd) : 0;
@@ -613,26 +728,35 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
                                        scratch);
         }
     }
-    for (unsigned k = 0; k < w->plan.step_count; k++) {
+    for (unsigned k = 0; k < ns; k++) {
         const odn_step *st = &w->plan.steps[k];
-        WL_CHECK(dnnl_primitive_create(&w->prims[k], st->pd));
+        wl_step *ws = &w->steps[k];
+        WL_CHECK(dnnl_primitive_create(&ws->prim, st->pd));
         int n = 0;
         for (unsigned a = 0; a < st->arg_count; a++) {
-            w->args[k][n].arg = st->args[a].arg;
-            w->args[k][n].memory = w->mems[st->args[a].mem];
+            ws->args[n].arg = st->args[a].arg;
+            ws->args[n].memory = w->mems[st->args[a].mem];
             n++;
         }
         const dnnl_memory_desc_t *smd =
             dnnl_primitive_desc_query_md(st->pd, dnnl_query_scratchpad_md, 0);
         if (smd && dnnl_memory_desc_get_size(smd) > 0) {
-            WL_CHECK(dnnl_memory_create(&w->scratch_mems[k], smd, w->backend->engine,
-                                        w->scratch));
-            w->args[k][n].arg = DNNL_ARG_SCRATCHPAD;
-            w->args[k][n].memory = w->scratch_mems[k];
+            WL_CHECK(dnnl_memory_create(&ws->scratch_mem, smd, w->backend->engine, w->scratch));
+            ws->args[n].arg = DNNL_ARG_SCRATCHPAD;
+            ws->args[n].memory = ws->scratch_mem;
             n++;
         }
-        w->arg_counts[k] = n;
+        ws->arg_count = n;
     }
+    unsigned reorders = 0;
+    for (unsigned k = 0; k < ns; k++) {
+        dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+        dnnl_primitive_desc_query(w->plan.steps[k].pd, dnnl_query_primitive_kind, 0, &kind);
+        reorders += kind == dnnl_reorder;
+    }
+    host->log(host, PLX_LOG_DEBUG, "cpu_onednn: layer '%s': %u primitives (%u reorders), "
+              "%zu bytes of activations between them, %zu of scratchpad", layer->name, ns,
+              reorders, w->arena_bytes, scratch);
     *out_workload = w;
     return NULL;
 }
@@ -677,7 +801,8 @@ static plx_status odn_execute_workload(plx_workload *w) {
     dnnl_status_t st = dnnl_success;
     const char *call = "dnnl_primitive_execute";
     for (unsigned k = 0; k < w->plan.step_count && st == dnnl_success; k++) {
-        st = dnnl_primitive_execute(w->prims[k], w->stream, w->arg_counts[k], w->args[k]);
+        wl_step *ws = &w->steps[k];
+        st = dnnl_primitive_execute(ws->prim, w->stream, ws->arg_count, ws->args);
     }
     if (st == dnnl_success) {
         call = "dnnl_stream_wait";
@@ -703,48 +828,37 @@ static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view
 
 /* ---- graph optimisation (R-23) ------------------------------------------ */
 
-/* A convolution, deconvolution, inner product or matmul whose output only
- * an activation reads becomes one precompiled layer: the activation runs as
- * eltwise post-ops of the product's primitive, on each block of the result
- * as it is computed, with no intermediate tensor and no separate pass. The
- * host then asks check_layer, which plans it; a combination oneDNN refuses
- * is rejected there, and the two layers stay. */
+/* With `graph` on (the default), the whole subgraph becomes one layer
+ * (odn_graph_substitute): activations stay in oneDNN's blocked layouts
+ * between its primitives. Otherwise, or when oneDNN cannot plan it so,
+ * each convolution, deconvolution, inner product or matmul whose output
+ * only an activation reads becomes one precompiled layer: the activation
+ * runs as eltwise post-ops of the product's primitive, on each block of
+ * the result as it is computed, with no intermediate tensor and no separate
+ * pass. The host then asks check_layer, which plans it; a combination
+ * oneDNN refuses is rejected there, and the layers stay. */
 static plx_status odn_optimize_subgraph(plx_backend *backend, const plx_subgraph_view *g,
                                         const plx_subgraph_editor *editor) {
+    odn_context ctx = {backend->host, backend->engine, NULL};
+    if (backend->graph && g->layer_count >= 2) {
+        int prev = odn_threads_enter(backend);
+        bool done = odn_graph_substitute(&ctx, g, editor);
+        odn_threads_leave(backend, prev);
+        if (done) {
+            return NULL;
+        }
+    }
     for (uint32_t a = 0; a < g->layer_count; a++) {
+        uint32_t r = odn_fusable_activation(g, a);
+        if (r == UINT32_MAX) {
+            continue;
+        }
         const plx_subgraph_layer *base = &g->layers[a];
-        plx_op op = base->view.op;
-        if ((op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
-             op != PLX_OP_MATMUL) ||
-            base->view.output_count != 1 || base->readers[0] != 1 || base->escapes[0]) {
-            continue;
-        }
-        uint32_t r = a + 1;
-        for (; r < g->layer_count; r++) {
-            const plx_subgraph_layer *c = &g->layers[r];
-            if (c->view.input_count >= 1 && c->inputs[0].layer == a && c->inputs[0].slot == 0) {
-                break;
-            }
-        }
-        if (r == g->layer_count || g->layers[r].view.op != PLX_OP_ACTIVATION ||
-            g->layers[r].view.input_count != 1) {
-            continue;
-        }
         odn_fused f;
-        memset(&f, 0, sizeof f);
-        f.magic = ODN_FUSED_MAGIC;
-        f.op = op;
-        if (op == PLX_OP_CONV) {
-            f.desc.conv = *(const plx_conv_desc *)base->view.desc;
-        } else if (op == PLX_OP_CONV_TRANSPOSE) {
-            f.desc.conv_transpose = *(const plx_conv_transpose_desc *)base->view.desc;
-        } else if (op == PLX_OP_FULLY_CONNECTED) {
-            f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
-        }
-        f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+        odn_fused_init(&f, g, a, r);
         const char *act = plx_activation_func_name(f.activation.func);
         char kind[64];
-        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(op), act ? act : "activation");
+        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(f.op), act ? act : "activation");
         uint32_t set[2] = {a, r};
         plx_subgraph_source out = {r, 0};
         plx_substitution sub = {(uint32_t)sizeof sub, set, 2, base->inputs,

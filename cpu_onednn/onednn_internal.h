@@ -15,9 +15,6 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <plexus/backend.h>
 
-/* Most primitives one layer needs (scaled_tanh: three eltwise steps; a
- * convolution with reorders at its edges would take three as well). */
-#define ODN_MAX_STEPS 4
 /* Most arguments one step binds: a concat's sources (at most 64, which
  * plan_concat enforces) and its destination, with room to spare. */
 #define ODN_MAX_STEP_ARGS 72
@@ -29,12 +26,19 @@ typedef enum odn_binding {
     ODN_BIND_PACKED = 2,   /* constant input slot `slot` reordered once, at workload
                             * creation, from `user_md` (its plain layout) to `md`
                             * (the layout the primitive chose) */
-    ODN_BIND_INTERNAL = 3  /* a buffer of the workload, allocated at creation */
+    ODN_BIND_INTERNAL = 3, /* a buffer of the workload, allocated at creation */
+    ODN_BIND_ALIAS = 4     /* the buffer of memory `slot` of the plan (an earlier one),
+                            * seen through another descriptor of the same size */
 } odn_binding;
 
 typedef struct odn_mem {
     odn_binding binding;
     unsigned slot;
+    /* ODN_BIND_INPUT / _OUTPUT: true when the step wants the tensor in the
+     * layout `md` (a convolution's blocked one, or the one it was at hand
+     * in), which odn_graph_plan provides by reorders; false when `md` only
+     * views the tensor's plain buffer (other dims, transposed strides). */
+    bool layout;
     dnnl_memory_desc_t md;      /* how the primitive sees the memory */
     dnnl_memory_desc_t user_md; /* ODN_BIND_PACKED: the constant's plain layout */
 } odn_mem;
@@ -88,23 +92,33 @@ typedef struct odn_fused {
     plx_activation_desc activation;
 } odn_fused;
 
+/* The steps run in order; mems and steps grow from the host's allocator. */
 typedef struct odn_plan {
-    odn_step steps[ODN_MAX_STEPS];
+    odn_step *steps;
     unsigned step_count;
-    odn_mem *mems; /* mem_count entries, from odn_plan_build's allocator */
+    unsigned step_capacity;
+    odn_mem *mems;
     unsigned mem_count;
     unsigned mem_capacity;
 } odn_plan;
 
-/* Everything a planner needs from the backend: the engine, the host for
- * memory and statuses, the backend's own name for messages. */
+/* Everything a planner needs from the backend: the engine, and the host for
+ * memory and statuses. */
 typedef struct odn_context {
     const plx_host *host;
     dnnl_engine_t engine;
+    /* Set by odn_plan_build for its planners: its input_mds. */
+    const dnnl_memory_desc_t *const *input_mds;
 } odn_context;
 
 /* Builds the plan for `layer` (a view the host validated, R-19 (2)) into
- * `*plan`, which the caller zeroes first. Returns NULL on success;
+ * `*plan`, which the caller zeroes first. `input_mds` (may be NULL; then
+ * every entry is NULL) gives per input slot the layout in which the tensor
+ * is at hand, NULL meaning plain: planners that can read it so (eltwise,
+ * binary, pooling) bind that layout, the others bind the plain one and the
+ * caller reorders (odn_graph_plan). A planner may choose its output's layout
+ * (a convolution's blocked one); ODN_BIND_INPUT and ODN_BIND_OUTPUT mems
+ * say which layouts the plan reads and writes. Returns NULL on success;
  * otherwise a PLX_UNSUPPORTED status whose message is the refusal reason
  * (an operator, attribute or shape cpu_onednn or oneDNN cannot run), or
  * PLX_OUT_OF_MEMORY. On failure *plan may hold parts: the caller always
@@ -113,7 +127,119 @@ typedef struct odn_context {
  * appended to a product's primitive; PLX_OP_PRECOMPILED layers bring
  * their own (odn_fused). */
 plx_status odn_plan_build(const odn_context *ctx, const plx_layer_view *layer,
-                          const odn_post_ops *post_ops, odn_plan *plan);
+                          const odn_post_ops *post_ops,
+                          const dnnl_memory_desc_t *const *input_mds, odn_plan *plan);
+
+/* Appends a memory to `plan`; returns its index, or -1 when out of memory. */
+int odn_plan_add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding,
+                     unsigned slot, const dnnl_memory_desc_t *md);
+
+/* Appends a copy of `step` (the plan then owns its primitive descriptor).
+ * NULL or PLX_OUT_OF_MEMORY. */
+plx_status odn_plan_push_step(const odn_context *ctx, odn_plan *plan, const odn_step *step);
+
+/* Appends a reorder step from memory `from` to memory `to` of `plan` (same
+ * dims). NULL, or the refusal / PLX_OUT_OF_MEMORY. */
+plx_status odn_plan_reorder(const odn_context *ctx, odn_plan *plan, int from, int to);
+
+/* Whether `md` is the dense row-major layout of its dims. */
+bool odn_md_is_plain(const dnnl_memory_desc_t *md);
+
+/* The plain row-major descriptor of `dims` (rank 0: one element). */
+dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank);
+
+/* ---- graphs: a whole subgraph as one precompiled layer ------------------ */
+
+/* cpu_onednn substitutes each maximal subgraph it was assigned (two layers
+ * or more) by one precompiled layer whose payload lists the layers
+ * (odn_graph_payload); its workload runs all their primitives with the
+ * activations between them in the layouts the primitives chose (blocked),
+ * reordering only where a layer needs another layout and at the graph's
+ * outputs. The payload is plain data: the host copies it. */
+#define ODN_GRAPH_MAGIC 0x324e444fu /* "ODN2" */
+#define ODN_GRAPH_NAME_MAX 64
+
+/* The descriptors of the operators a graph may hold (none has pointers). */
+typedef union odn_any_desc {
+    plx_conv_desc conv;
+    plx_conv_transpose_desc conv_transpose;
+    plx_fully_connected_desc fc;
+    plx_gemm_desc gemm;
+    plx_pool_desc pool;
+    plx_global_pool_desc global_pool;
+    plx_activation_desc activation;
+    plx_unary_desc unary;
+    plx_binary_desc binary;
+    plx_softmax_desc softmax;
+    plx_batch_norm_desc batch_norm;
+    plx_layer_norm_desc layer_norm;
+    plx_axis_desc axis;
+    plx_reduce_desc reduce;
+    plx_resize_desc resize;
+    plx_reshape_desc reshape;
+    plx_transpose_desc transpose;
+    plx_axes_desc axes;
+} odn_any_desc;
+
+/* One layer of a graph. Its inputs are tensors: 0 .. input_count-1 of the
+ * precompiled layer are its inputs in order, input_count + k is the output
+ * of layer k. op PLX_OP_PRECOMPILED: `fused` holds a product with its
+ * activation. */
+typedef struct odn_graph_layer {
+    char name[ODN_GRAPH_NAME_MAX];
+    plx_op op;
+    bool has_desc;
+    odn_any_desc desc;
+    odn_fused fused;
+    plx_tensor_info output;
+    uint32_t first_input; /* index into the payload's tensor references */
+    uint32_t input_count;
+} odn_graph_layer;
+
+/* Header of the payload; then layer_count odn_graph_layer, then ref_count
+ * uint32_t tensor references, then output_count uint32_t: the tensors that
+ * are the precompiled layer's outputs, in order. */
+typedef struct odn_graph_payload {
+    uint32_t magic;
+    uint32_t layer_size; /* sizeof(odn_graph_layer) */
+    uint32_t layer_count;
+    uint32_t input_count; /* the precompiled layer's */
+    uint32_t ref_count;
+    uint32_t output_count; /* the precompiled layer's */
+} odn_graph_payload;
+
+static inline const odn_graph_layer *odn_graph_layers(const odn_graph_payload *p) {
+    return (const odn_graph_layer *)(const void *)(p + 1);
+}
+
+static inline const uint32_t *odn_graph_refs(const odn_graph_payload *p) {
+    return (const uint32_t *)(const void *)(odn_graph_layers(p) + p->layer_count);
+}
+
+/* The precompiled graph in `layer`'s descriptor, or NULL when the layer is
+ * not one (or its payload is inconsistent). */
+const odn_graph_payload *odn_graph_payload_of(const plx_layer_view *layer);
+
+/* Builds into `*plan` (zeroed by the caller) the whole plan of `layer`: a
+ * graph's layers (odn_graph_payload_of), or the layer alone. The plan's
+ * ODN_BIND_INPUT / _OUTPUT / _PACKED slots are `layer`'s; its outputs are
+ * written plain. Errors as odn_plan_build, naming the graph layer at fault. */
+plx_status odn_graph_plan(const odn_context *ctx, const plx_layer_view *layer, odn_plan *plan);
+
+/* The activation (a subgraph layer index) that alone reads the output of
+ * layer `a` of `g` when `a` is a product cpu_onednn fuses it into
+ * (convolution, deconvolution, inner product, matmul), else UINT32_MAX. */
+uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a);
+
+/* The payload of layer `a` of `g` fused with activation `r`. */
+void odn_fused_init(odn_fused *f, const plx_subgraph_view *g, uint32_t a, uint32_t r);
+
+/* Replaces the whole of `g` (two layers or more) by one graph layer, with
+ * products and their activations fused, when oneDNN plans it (else
+ * without the fusions). true when the editor took it; false leaves `g` as
+ * it was, for the per-layer fusions. */
+bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
+                          const plx_subgraph_editor *editor);
 
 /* Releases what odn_plan_build put into `plan` (primitive descriptors and
  * the memory list); the plan is zeroed. Safe on a zeroed plan. */

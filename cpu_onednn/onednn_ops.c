@@ -49,8 +49,7 @@ static plx_status refuse(const odn_context *ctx, const char *fmt, ...) {
         }                                                                                 \
     } while (0)
 
-/* The plain row-major memory descriptor of `dims` (rank 0: one element). */
-static dnnl_status_t plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank) {
+dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank) {
     dnnl_dims_t d, s;
     int nd = rank ? (int)rank : 1;
     if (rank == 0) {
@@ -69,7 +68,30 @@ static dnnl_status_t plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsig
 }
 
 static dnnl_status_t info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t) {
-    return plain_md(md, t->dims, t->rank);
+    return odn_plain_md(md, t->dims, t->rank);
+}
+
+bool odn_md_is_plain(const dnnl_memory_desc_t *md) {
+    dnnl_memory_desc_t p;
+    return odn_plain_md(&p, md->dims, (unsigned)md->ndims) == dnnl_success &&
+           dnnl_memory_desc_equal(&p, md);
+}
+
+/* The layout input `slot` of `l` is at hand in (odn_plan_build's
+ * input_mds) when it has the input's dims, else the plain one. */
+static dnnl_status_t input_md(const odn_context *ctx, const plx_layer_view *l, unsigned slot,
+                              dnnl_memory_desc_t *md) {
+    const dnnl_memory_desc_t *h = ctx->input_mds ? ctx->input_mds[slot] : NULL;
+    const plx_tensor_info *t = &l->inputs[slot];
+    bool same = h && t->rank > 0 && h->ndims == (int)t->rank;
+    for (unsigned i = 0; same && i < t->rank; i++) {
+        same = h->dims[i] == t->dims[i];
+    }
+    if (same) {
+        *md = *h;
+        return dnnl_success;
+    }
+    return info_md(md, t);
 }
 
 /* The "any" descriptor (oneDNN picks the layout) of `like`'s dims. */
@@ -78,9 +100,7 @@ static dnnl_status_t any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *li
                                         dnnl_format_tag_any);
 }
 
-/* Appends a memory to the plan; returns its index, or -1 when out of
- * memory. */
-static int add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding, unsigned slot,
+int odn_plan_add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding, unsigned slot,
                    const dnnl_memory_desc_t *md) {
     if (plan->mem_count == plan->mem_capacity) {
         unsigned cap = plan->mem_capacity ? plan->mem_capacity * 2 : 8;
@@ -104,18 +124,54 @@ static int add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding, 
 }
 
 #define ADD_MEM(var, binding, slot, md)                                                       \
-    int var = add_mem(ctx, plan, (binding), (slot), (md));                                    \
+    int var = odn_plan_add_mem(ctx, plan, (binding), (slot), (md));                           \
     if (var < 0) {                                                                            \
-        return ctx->host->status_create(ctx->host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory"); \
+        return out_of_memory(ctx);                                                            \
     }
+
+/* A new zeroed step at the end of the plan (not counted until the caller
+ * increments step_count), or NULL when out of memory. */
+static odn_step *next_step(const odn_context *ctx, odn_plan *plan) {
+    if (plan->step_count == plan->step_capacity) {
+        unsigned cap = plan->step_capacity ? plan->step_capacity * 2 : 4;
+        odn_step *st = ctx->host->alloc(ctx->host, cap * sizeof *st, 0);
+        if (!st) {
+            return NULL;
+        }
+        if (plan->step_count) {
+            memcpy(st, plan->steps, plan->step_count * sizeof *st);
+        }
+        ctx->host->free(ctx->host, plan->steps);
+        plan->steps = st;
+        plan->step_capacity = cap;
+    }
+    odn_step *s = &plan->steps[plan->step_count];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static plx_status out_of_memory(const odn_context *ctx) {
+    return ctx->host->status_create(ctx->host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+}
+
+plx_status odn_plan_push_step(const odn_context *ctx, odn_plan *plan, const odn_step *step) {
+    odn_step *s = next_step(ctx, plan);
+    if (!s) {
+        return out_of_memory(ctx);
+    }
+    *s = *step;
+    plan->step_count++;
+    return NULL;
+}
 
 /* Creates the primitive descriptor of one step (user scratchpad, and
  * `post_ops` when given) and appends the step; its arguments are added with
  * step_arg. */
 static plx_status add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
                            const odn_post_ops *post_ops) {
-    if (plan->step_count == ODN_MAX_STEPS) {
-        return ctx->host->status_create(ctx->host, PLX_INTERNAL, "cpu_onednn: too many steps");
+    odn_step *s = next_step(ctx, plan);
+    if (!s) {
+        return out_of_memory(ctx);
     }
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
@@ -143,8 +199,6 @@ static plx_status add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op
             st = dnnl_primitive_attr_set_post_ops(attr, po);
         }
     }
-    odn_step *s = &plan->steps[plan->step_count];
-    memset(s, 0, sizeof *s);
     if (st == dnnl_success) {
         st = dnnl_primitive_desc_create(&s->pd, desc, attr, ctx->engine, NULL);
     }
@@ -168,13 +222,13 @@ static plx_status add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op
 
 /* A step whose descriptor oneDNN creates directly (concat, reorder). */
 static plx_status push_pd(const odn_context *ctx, odn_plan *plan, dnnl_primitive_desc_t pd) {
-    if (plan->step_count == ODN_MAX_STEPS) {
+    odn_step *s = next_step(ctx, plan);
+    if (!s) {
         dnnl_primitive_desc_destroy(pd);
-        return ctx->host->status_create(ctx->host, PLX_INTERNAL, "cpu_onednn: too many steps");
+        return out_of_memory(ctx);
     }
-    odn_step *s = &plan->steps[plan->step_count++];
-    memset(s, 0, sizeof *s);
     s->pd = pd;
+    plan->step_count++;
     return NULL;
 }
 
@@ -200,6 +254,13 @@ static plx_status bind(const odn_context *ctx, odn_plan *plan, int arg, odn_bind
     ADD_MEM(m, binding, slot, md);
     step_arg(plan, arg, m);
     return NULL;
+}
+
+/* Marks the plan's last `n` memories as wanting their layout (odn_mem). */
+static void want_layouts(odn_plan *plan, unsigned n) {
+    for (unsigned i = plan->mem_count - n; i < plan->mem_count; i++) {
+        plan->mems[i].layout = true;
+    }
 }
 
 /* Binds the layer's input 0 as the last step's DNNL_ARG_SRC (described by
@@ -295,8 +356,7 @@ static plx_status push_direct(const odn_context *ctx, odn_plan *plan, bool conca
 
 /* ---- convolution and deconvolution ------------------------------------- */
 
-/* A reorder step from memory `from` to memory `to` of the plan. */
-static plx_status reorder_step(const odn_context *ctx, odn_plan *plan, int from, int to) {
+plx_status odn_plan_reorder(const odn_context *ctx, odn_plan *plan, int from, int to) {
     plx_status s = push_direct(ctx, plan, false, &plan->mems[from].md, 1, 0,
                                &plan->mems[to].md, "reorder between layouts");
     if (s) {
@@ -327,10 +387,10 @@ static dnnl_status_t conv_mds(const plx_layer_view *l, const dnnl_memory_desc_t 
     return st;
 }
 
-/* The convolution with activations in the layout oneDNN prefers: steps
- * [reorder in,] convolution[, reorder out], the blocked activations in
- * internal buffers of the workload. Leaves the plan empty (and returns
- * NULL) when oneDNN prefers the plain layouts or has no such
+/* The convolution with activations in the layouts oneDNN prefers (blocked,
+ * for its direct kernels): the plan reads input 0 and writes output 0 in
+ * them, and odn_graph_plan reorders where the tensors are in other layouts.
+ * Leaves the plan empty (and returns NULL) when oneDNN has no such
  * implementation; the caller then plans the plain convolution. `po` holds
  * eltwise post-ops only (a fused activation), which need no operand. */
 static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view *l,
@@ -353,50 +413,17 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
         plx_status_code code = ctx->host->status_code(ctx->host, s);
         ctx->host->status_free(ctx->host, s);
         odn_plan_free(ctx, plan);
-        return code == PLX_OUT_OF_MEMORY
-                   ? ctx->host->status_create(ctx->host, code, "cpu_onednn: out of memory")
-                   : NULL;
+        return code == PLX_OUT_OF_MEMORY ? out_of_memory(ctx) : NULL;
     }
-    const dnnl_memory_desc_t *csrc = step_md(plan, DNNL_ARG_SRC);
-    const dnnl_memory_desc_t *cdst = step_md(plan, DNNL_ARG_DST);
-    bool src_plain = dnnl_memory_desc_equal(csrc, src), dst_plain = dnnl_memory_desc_equal(cdst, dst);
-    if (src_plain && dst_plain) {
-        odn_plan_free(ctx, plan); /* the plain plan is the same primitive */
-        return NULL;
-    }
-    ADD_MEM(min, ODN_BIND_INPUT, 0, src);
-    ADD_MEM(mout, ODN_BIND_OUTPUT, 0, dst);
-    int ms = min, md = mout;
-    if (!src_plain) {
-        ADD_MEM(mb, ODN_BIND_INTERNAL, 0, csrc);
-        ms = mb;
-    }
-    if (!dst_plain) {
-        ADD_MEM(mb, ODN_BIND_INTERNAL, 0, cdst);
-        md = mb;
-    }
-    step_arg(plan, DNNL_ARG_SRC, ms);
-    step_arg(plan, DNNL_ARG_DST, md);
-    dnnl_memory_desc_t wu;
-    /* The plain weights: the caller's wany with plain strides. */
-    PLAN_CALL(plain_md(&wu, wany->dims, (unsigned)wany->ndims));
-    if ((s = bind_weights_bias(ctx, plan, &wu, is_const(l, 1), bias))) {
+    dnnl_memory_desc_t csrc = *step_md(plan, DNNL_ARG_SRC), cdst = *step_md(plan, DNNL_ARG_DST);
+    if ((s = bind_src_dst(ctx, plan, &csrc, &cdst))) {
         return s;
     }
-    if (!src_plain) {
-        if ((s = reorder_step(ctx, plan, min, ms))) {
-            return s;
-        }
-        odn_step conv = plan->steps[0]; /* the reorder runs first */
-        plan->steps[0] = plan->steps[1];
-        plan->steps[1] = conv;
-    }
-    if (!dst_plain) {
-        if ((s = reorder_step(ctx, plan, md, mout))) {
-            return s;
-        }
-    }
-    return NULL;
+    want_layouts(plan, 2);
+    dnnl_memory_desc_t wu;
+    /* The plain weights: the caller's wany with plain strides. */
+    PLAN_CALL(odn_plain_md(&wu, wany->dims, (unsigned)wany->ndims));
+    return bind_weights_bias(ctx, plan, &wu, is_const(l, 1), bias);
 }
 
 static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
@@ -442,14 +469,12 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
         }
     }
     dnnl_memory_desc_t src, wu, wany, bias, dst;
-    PLAN_CALL(plain_md(&wu, wd, (unsigned)wnd));
+    PLAN_CALL(odn_plain_md(&wu, wd, (unsigned)wnd));
     PLAN_CALL(conv_mds(l, &wu, &src, &wany, &bias, &dst));
     bool has_bias = l->input_count > 2;
     dnnl_convolution_desc_t cd;
     /* With constant weights and at most a fused activation, oneDNN also
-     * picks the activations' layout (blocked, for its direct kernels): the
-     * workload reorders the plain input into it and the result back, around
-     * the convolution, when that layout is not the plain one. */
+     * picks the activations' layouts. */
     bool eltwise_only = true;
     for (unsigned i = 0; po && i < po->count; i++) {
         eltwise_only = eltwise_only && po->ops[i].kind == ODN_POST_ELTWISE;
@@ -548,8 +573,8 @@ static plx_status plan_fully_connected(const odn_context *ctx, const plx_layer_v
     int64_t m = d->weights_transposed ? w->dims[0] : w->dims[1];
     dnnl_memory_desc_t src, wu, wany, bias, dst;
     int64_t sd[2] = {n, k}, dd[2] = {n, m};
-    PLAN_CALL(plain_md(&src, sd, 2));
-    PLAN_CALL(plain_md(&dst, dd, 2));
+    PLAN_CALL(odn_plain_md(&src, sd, 2));
+    PLAN_CALL(odn_plain_md(&dst, dd, 2));
     /* oneDNN's weights are [M, K]: W itself when transposed, else W^T. */
     dnnl_dims_t wd = {m, k}, ws;
     ws[0] = d->weights_transposed ? k : 1;
@@ -559,7 +584,7 @@ static plx_status plan_fully_connected(const odn_context *ctx, const plx_layer_v
     bool has_bias = l->input_count > 2;
     if (has_bias) {
         int64_t bd[1] = {m};
-        PLAN_CALL(plain_md(&bias, bd, 1));
+        PLAN_CALL(odn_plain_md(&bias, bd, 1));
     }
     dnnl_inner_product_desc_t ipd;
     PLAN_CALL(dnnl_inner_product_forward_desc_init(&ipd, dnnl_forward_inference, &src,
@@ -608,7 +633,7 @@ static plx_status plan_gemm(const odn_context *ctx, const plx_layer_view *l,
         for (unsigned i = 0; i < c->rank; i++) {
             cd[2 - c->rank + i] = c->dims[i];
         }
-        PLAN_CALL(plain_md(&cmd, cd, 2));
+        PLAN_CALL(odn_plain_md(&cmd, cd, 2));
         ops[po.count++] = (odn_post_op){.kind = ODN_POST_BINARY, .alg = dnnl_binary_add,
                                         .src1_md = cmd};
     }
@@ -657,9 +682,9 @@ static plx_status plan_matmul(const odn_context *ctx, const plx_layer_view *l,
     pd[r - 2] = pa[r - 2];
     pd[r - 1] = pb[r - 1];
     dnnl_memory_desc_t src, wu, wany, dst;
-    PLAN_CALL(plain_md(&src, pa, r));
-    PLAN_CALL(plain_md(&wu, pb, r));
-    PLAN_CALL(plain_md(&dst, pd, r));
+    PLAN_CALL(odn_plain_md(&src, pa, r));
+    PLAN_CALL(odn_plain_md(&wu, pb, r));
+    PLAN_CALL(odn_plain_md(&dst, pd, r));
     PLAN_CALL(any_md(&wany, &wu));
     /* Packing pays off for a constant B that is not broadcast over a batch. */
     bool pack = is_const(l, 1) && r == 2;
@@ -674,13 +699,25 @@ static plx_status pooling_step(const odn_context *ctx, const plx_layer_view *l, 
                                dnnl_alg_kind_t alg, const dnnl_dims_t strides,
                                const dnnl_dims_t kernel, const dnnl_dims_t dil,
                                const dnnl_dims_t pl, const dnnl_dims_t pr) {
-    dnnl_memory_desc_t src, dst;
-    PLAN_CALL(info_md(&src, &l->inputs[0]));
+    /* The source as it is at hand; the destination in the layout oneDNN
+     * picks for it (the source's, for a blocked one). */
+    dnnl_memory_desc_t src, dst, dany;
+    PLAN_CALL(input_md(ctx, l, 0, &src));
     PLAN_CALL(info_md(&dst, &l->outputs[0]));
+    PLAN_CALL(any_md(&dany, &dst));
     dnnl_pooling_v2_desc_t pd;
-    PLAN_CALL(dnnl_pooling_v2_forward_desc_init(&pd, dnnl_forward_inference, alg, &src, &dst,
+    PLAN_CALL(dnnl_pooling_v2_forward_desc_init(&pd, dnnl_forward_inference, alg, &src, &dany,
                                                 strides, kernel, dil, pl, pr));
-    return src_dst_step(ctx, plan, &pd, NULL, &src, &dst);
+    plx_status s = add_step(ctx, plan, &pd, NULL);
+    if (s) {
+        return s;
+    }
+    dst = *step_md(plan, DNNL_ARG_DST);
+    if ((s = bind_src_dst(ctx, plan, &src, &dst))) {
+        return s;
+    }
+    want_layouts(plan, 2);
+    return NULL;
 }
 
 static plx_status plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan) {
@@ -766,13 +803,15 @@ typedef struct elt {
 } elt;
 
 /* Runs `n` eltwise primitives one after the other: the first from input 0
- * to output 0, the others in place on output 0. */
+ * to output 0, the others in place on output 0, all in the layout input 0
+ * is at hand in. */
 static plx_status eltwise_chain(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan,
                                 const elt *e, unsigned n) {
     dnnl_memory_desc_t md;
-    PLAN_CALL(info_md(&md, &l->inputs[0]));
+    PLAN_CALL(input_md(ctx, l, 0, &md));
     ADD_MEM(mi, ODN_BIND_INPUT, 0, &md);
     ADD_MEM(mo, ODN_BIND_OUTPUT, 0, &md);
+    want_layouts(plan, 2);
     for (unsigned i = 0; i < n; i++) {
         dnnl_eltwise_desc_t ed;
         PLAN_CALL(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, e[i].alg, &md,
@@ -961,17 +1000,37 @@ static plx_status plan_binary(const odn_context *ctx, const plx_layer_view *l, o
         first = 1; /* swap: op(a, b) == op(b, a) */
     }
     dnnl_memory_desc_t m0, m1, md;
-    PLAN_CALL(plain_md(&m0, first ? b : a, r));
-    PLAN_CALL(plain_md(&m1, first ? a : b, r));
-    PLAN_CALL(plain_md(&md, yd, r));
+    PLAN_CALL(odn_plain_md(&m0, first ? b : a, r));
+    PLAN_CALL(odn_plain_md(&m1, first ? a : b, r));
+    PLAN_CALL(odn_plain_md(&md, yd, r));
+    /* The full-shape input in the layout it is at hand in (a blocked one
+     * when a convolution wrote it), the other in that layout too when it
+     * has the same shape (odn_graph_plan reorders it if need be), and the
+     * result in it. */
+    dnnl_memory_desc_t held;
+    PLAN_CALL(input_md(ctx, l, first, &held));
+    bool blocked = held.ndims == (int)r && !odn_md_is_plain(&held);
+    if (blocked) {
+        m0 = held;
+        md = held;
+        if (a_full && b_full) {
+            m1 = held;
+        }
+    }
     dnnl_binary_desc_t bd;
     PLAN_CALL(dnnl_binary_desc_init(&bd, alg, &m0, &m1, &md));
     plx_status s = add_step(ctx, plan, &bd, NULL);
     if (s || (s = bind(ctx, plan, DNNL_ARG_SRC_0, ODN_BIND_INPUT, first, &m0)) ||
-        (s = bind(ctx, plan, DNNL_ARG_SRC_1, ODN_BIND_INPUT, 1 - first, &m1))) {
+        (s = bind(ctx, plan, DNNL_ARG_SRC_1, ODN_BIND_INPUT, 1 - first, &m1)) ||
+        (s = bind(ctx, plan, DNNL_ARG_DST, ODN_BIND_OUTPUT, 0, &md))) {
         return s;
     }
-    return bind(ctx, plan, DNNL_ARG_DST, ODN_BIND_OUTPUT, 0, &md);
+    if (blocked) {
+        plan->mems[plan->mem_count - 3].layout = true;
+        plan->mems[plan->mem_count - 2].layout = a_full && b_full;
+        plan->mems[plan->mem_count - 1].layout = true;
+    }
+    return NULL;
 }
 
 /* ---- normalisation, softmax --------------------------------------------- */
@@ -1008,7 +1067,7 @@ static plx_status plan_batch_norm(const odn_context *ctx, const plx_layer_view *
     dnnl_memory_desc_t md, cmd;
     PLAN_CALL(info_md(&md, x));
     int64_t c[1] = {x->dims[1]};
-    PLAN_CALL(plain_md(&cmd, c, 1));
+    PLAN_CALL(odn_plain_md(&cmd, c, 1));
     dnnl_batch_normalization_desc_t bd;
     PLAN_CALL(dnnl_batch_normalization_forward_desc_init(
         &bd, dnnl_forward_inference, &md, d->epsilon,
@@ -1051,9 +1110,9 @@ static plx_status plan_layer_norm(const odn_context *ctx, const plx_layer_view *
     bool has_bias = l->input_count > 2;
     int64_t dd[2] = {outer, inner}, sd[1] = {outer}, cd[1] = {inner};
     dnnl_memory_desc_t md, stat, cmd;
-    PLAN_CALL(plain_md(&md, dd, 2));
-    PLAN_CALL(plain_md(&stat, sd, 1));
-    PLAN_CALL(plain_md(&cmd, cd, 1));
+    PLAN_CALL(odn_plain_md(&md, dd, 2));
+    PLAN_CALL(odn_plain_md(&stat, sd, 1));
+    PLAN_CALL(odn_plain_md(&cmd, cd, 1));
     dnnl_layer_normalization_desc_t ld;
     PLAN_CALL(dnnl_layer_normalization_forward_desc_init(
         &ld, dnnl_forward_inference, &md, &stat, d->epsilon,
@@ -1136,7 +1195,7 @@ static plx_status plan_reduce(const odn_context *ctx, const plx_layer_view *l, o
     /* keepdims false drops the 1s, which does not move any byte. */
     dnnl_memory_desc_t src, dst;
     PLAN_CALL(info_md(&src, x));
-    PLAN_CALL(plain_md(&dst, yd, x->rank));
+    PLAN_CALL(odn_plain_md(&dst, yd, x->rank));
     if (dnnl_memory_desc_equal(&src, &dst)) {
         return refuse(ctx, "cpu_onednn: reduce over axes of size 1 only is a copy");
     }
@@ -1230,8 +1289,19 @@ static plx_status plan_copy(const odn_context *ctx, const plx_layer_view *l, odn
 typedef plx_status (*planner_fn)(const odn_context *ctx, const plx_layer_view *l,
                                  odn_plan *plan);
 
+static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
+                             const odn_post_ops *post_ops, odn_plan *plan);
+
 plx_status odn_plan_build(const odn_context *ctx, const plx_layer_view *l,
-                          const odn_post_ops *post_ops, odn_plan *plan) {
+                          const odn_post_ops *post_ops,
+                          const dnnl_memory_desc_t *const *input_mds, odn_plan *plan) {
+    odn_context c = *ctx;
+    c.input_mds = input_mds;
+    return plan_layer(&c, l, post_ops, plan);
+}
+
+static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
+                             const odn_post_ops *post_ops, odn_plan *plan) {
     planner_fn plain = NULL;
     fused_planner_fn fused = NULL;
     switch (l->op) {
@@ -1293,6 +1363,7 @@ void odn_plan_free(const odn_context *ctx, odn_plan *plan) {
             dnnl_primitive_desc_destroy(plan->steps[i].pd);
         }
     }
+    ctx->host->free(ctx->host, plan->steps);
     ctx->host->free(ctx->host, plan->mems);
     memset(plan, 0, sizeof *plan);
 }

@@ -278,6 +278,34 @@ static void reference(plx_runtime *rt, plx_network *n, uint32_t seed, float *y) 
     plx_loaded_network_unload(&ln);
 }
 
+/* Whether the optimiser noted `needle`. */
+static bool has_note(plx_optimized_network *on, const char *needle) {
+    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
+        if (strstr(plx_optimized_network_note(on, i), needle)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Every compute layer of `on` on cpu_onednn, none refused; true when one
+ * of them is the precompiled layer `name`. */
+static bool all_on_onednn_with(plx_optimized_network *on, const char *name) {
+    bool found = false;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        cr_assert(eq(str, (char *)a->backend_id, "cpu_onednn"), "layer '%s': %s", a->layer_name,
+                  plx_optimized_network_summary(on));
+        cr_assert(eq(sz, a->refusal_count, 0));
+        found = found || (strcmp(a->layer_name, name) == 0 && a->op == PLX_OP_PRECOMPILED);
+    }
+    return found;
+}
+
+/* The whole network in one graph layer (option `graph`, default on): the
+ * batch-norm folded into the conv by the optimiser, then conv, relu, pool,
+ * flatten and fc replaced by one layer whose activations stay in oneDNN's
+ * layouts; cpu_ref's results. */
 Test(cpu_onednn, cnn_matches_cpu_ref) {
     plx_runtime *rt = runtime_with(NULL, 0);
     onednn(rt);
@@ -285,25 +313,8 @@ Test(cpu_onednn, cnn_matches_cpu_ref) {
     const char *both[] = {"cpu_onednn", "cpu_ref"};
     plx_optimized_network *on = NULL;
     load(rt, n, both, 2, false, false, &on);
-    /* Every compute layer on cpu_onednn, none refused; the batch-norm folded
-     * into the conv by the optimiser, then the relu fused into it by
-     * cpu_onednn (R-23) as an eltwise post-op. */
-    bool fused = false;
-    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
-        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
-        cr_assert(eq(str, (char *)a->backend_id, "cpu_onednn"), "layer '%s': %s", a->layer_name,
-                  plx_optimized_network_summary(on));
-        cr_assert(eq(sz, a->refusal_count, 0));
-        fused = fused || (strcmp(a->layer_name, "conv+relu") == 0 && a->op == PLX_OP_PRECOMPILED);
-    }
-    cr_assert(fused, "conv and relu were not fused");
-    bool noted = false;
-    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
-        noted = noted || strstr(plx_optimized_network_note(on, i),
-                                "backend 'cpu_onednn' replaced 2 layers by 'conv+relu' "
-                                "(conv+relu)") != NULL;
-    }
-    cr_assert(noted);
+    cr_assert(all_on_onednn_with(on, "conv+...+fc"), "%s", plx_optimized_network_summary(on));
+    cr_assert(has_note(on, "backend 'cpu_onednn' replaced 5 layers by 'conv+...+fc' (graph)"));
     plx_optimized_network_destroy(&on);
     plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
     for (uint32_t seed = 1; seed <= 3; seed++) {
@@ -315,6 +326,41 @@ Test(cpu_onednn, cnn_matches_cpu_ref) {
     }
     plx_loaded_network_unload(&ln);
     plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* graph=off: layer by layer, the relu fused into the conv (R-23) as an
+ * eltwise post-op; the same results. */
+Test(cpu_onednn, without_graph_products_fuse_their_activation) {
+    plx_backend_option opt = {"cpu_onednn", "graph", "off"};
+    plx_runtime *rt = runtime_with(&opt, 1);
+    onednn(rt);
+    plx_network *n = make_cnn(false);
+    const char *both[] = {"cpu_onednn", "cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, both, 2, false, false, &on);
+    cr_assert(all_on_onednn_with(on, "conv+relu"), "conv and relu were not fused: %s",
+              plx_optimized_network_summary(on));
+    cr_assert(has_note(on, "backend 'cpu_onednn' replaced 2 layers by 'conv+relu' (conv+relu)"));
+    plx_optimized_network_destroy(&on);
+    plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
+    float x[IN_C * IN_H * IN_W], y[CLASSES], want[CLASSES];
+    make_input(x, 4);
+    run(ln, NULL, x, y);
+    reference(rt, n, 4, want);
+    expect_close(y, want, CLASSES);
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+Test(cpu_onednn, bad_graph_values_are_rejected) {
+    plx_backend_option opt = {"cpu_onednn", "graph", "yes"};
+    plx_runtime *rt = runtime_with(&opt, 1);
+    cr_assert(not(zero(ptr, (void *)tu_rejection_containing(
+                                rt, "invalid value 'yes' for option 'graph' of backend "
+                                    "'cpu_onednn': expected on or off"))),
+              "%s", tu_dump(rt));
     plx_runtime_destroy(&rt);
 }
 
@@ -495,6 +541,126 @@ Test(cpu_onednn, concat_of_many_inputs) {
         }
     }
     plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+enum { RC = 16, RH = 10, RW = 10 };
+
+static plx_layer_id layer(plx_network *n, const char *name, plx_op op, const void *desc,
+                          const plx_layer_id *inputs, uint32_t count) {
+    plx_layer_id id;
+    OK(plx_network_add_layer(n, name, op, desc, count, 1, &id));
+    for (uint32_t i = 0; i < count; i++) {
+        OK(plx_network_connect(n, inputs[i], 0, id, i));
+    }
+    return id;
+}
+
+static plx_layer_id conv3x3(plx_network *n, const char *name, plx_layer_id x, float *w,
+                            float *b) {
+    char wn[32], bn[32];
+    snprintf(wn, sizeof wn, "%s_w", name);
+    snprintf(bn, sizeof bn, "%s_b", name);
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
+    plx_layer_id in[3] = {x, add_const(n, wn, (int64_t[]){RC, RC, 3, 3}, 4, w),
+                          add_const(n, bn, (int64_t[]){RC}, 1, b)};
+    return layer(n, name, PLX_OP_CONV, &cd, in, 3);
+}
+
+/* A residual block whose tensors leave the graph at several points, in
+ * blocked and plain layouts, and whose layers read them in other layouts:
+ *   r1 = relu(conv1(x))                 -> output 0 (read inside, too)
+ *   r2 = relu(conv2(r1) + r1)           residual add of two blocked tensors
+ *   m  = r2 * scale[1,C,1,1]            broadcast operand
+ *   y  = softmax(flatten(gap(m)))       -> output 1 (plain-only layers)
+ *   t  = transpose(r1)                  -> output 2 (a strided view)
+ * Every output is cpu_ref's. */
+Test(cpu_onednn, graph_with_branches_and_outputs_in_every_layout) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    static float w1[RC * RC * 9], b1[RC], w2[RC * RC * 9], b2[RC], scale[RC];
+    uint32_t st = 99;
+    for (size_t i = 0; i < COUNT(w1); i++) {
+        w1[i] = 0.2f * pseudo(&st);
+        w2[i] = 0.2f * pseudo(&st);
+    }
+    for (size_t i = 0; i < RC; i++) {
+        b1[i] = 0.1f * pseudo(&st);
+        b2[i] = 0.1f * pseudo(&st);
+        scale[i] = 1.0f + 0.5f * pseudo(&st);
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi;
+    memset(&xi, 0, sizeof xi);
+    xi.dtype = PLX_DTYPE_FLOAT32;
+    xi.rank = 4;
+    xi.dims[0] = 1;
+    xi.dims[1] = RC;
+    xi.dims[2] = RH;
+    xi.dims[3] = RW;
+    plx_layer_id x, o[3];
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_global_pool_desc gap = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    plx_axis_desc flat = PLX_AXIS_DESC_INIT(1);
+    plx_softmax_desc sm = PLX_SOFTMAX_DESC_INIT;
+    plx_transpose_desc tr = PLX_TRANSPOSE_DESC_INIT;
+    tr.perm_count = 4;
+    tr.perm[0] = 0;
+    tr.perm[1] = 2;
+    tr.perm[2] = 3;
+    tr.perm[3] = 1;
+    plx_layer_id c1 = conv3x3(n, "conv1", x, w1, b1);
+    plx_layer_id r1 = layer(n, "relu1", PLX_OP_ACTIVATION, &relu, &c1, 1);
+    plx_layer_id c2 = conv3x3(n, "conv2", r1, w2, b2);
+    plx_layer_id s = layer(n, "add", PLX_OP_BINARY, &add, (plx_layer_id[]){c2, r1}, 2);
+    plx_layer_id r2 = layer(n, "relu2", PLX_OP_ACTIVATION, &relu, &s, 1);
+    plx_layer_id k = add_const(n, "scale", (int64_t[]){1, RC, 1, 1}, 4, scale);
+    plx_layer_id m = layer(n, "mul", PLX_OP_BINARY, &mul, (plx_layer_id[]){r2, k}, 2);
+    plx_layer_id g = layer(n, "gap", PLX_OP_GLOBAL_POOL, &gap, &m, 1);
+    plx_layer_id f = layer(n, "flatten", PLX_OP_FLATTEN, &flat, &g, 1);
+    plx_layer_id y = layer(n, "softmax", PLX_OP_SOFTMAX, &sm, &f, 1);
+    plx_layer_id t = layer(n, "transpose", PLX_OP_TRANSPOSE, &tr, &r1, 1);
+    plx_layer_id src[3] = {r1, y, t};
+    const char *names[3] = {"r1", "y", "t"};
+    for (uint32_t i = 0; i < 3; i++) {
+        OK(plx_network_add_output(n, names[i], (int32_t)i, &o[i]));
+        OK(plx_network_connect(n, src[i], 0, o[i], 0));
+    }
+    const size_t sizes[3] = {RC * RH * RW, RC, RC * RH * RW};
+    static float xv[RC * RH * RW], got[3][RC * RH * RW], want[3][RC * RH * RW];
+    for (size_t i = 0; i < COUNT(xv); i++) {
+        xv[i] = pseudo(&st);
+    }
+    const char *both[] = {"cpu_onednn", "cpu_ref"}, *ref[] = {"cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, both, 2, false, false, &on);
+    cr_assert(all_on_onednn_with(on, "conv1+...+softmax"), "%s",
+              plx_optimized_network_summary(on));
+    cr_assert(has_note(on, "backend 'cpu_onednn' replaced 10 layers by 'conv1+...+softmax' "
+                           "(graph)"));
+    plx_optimized_network_destroy(&on);
+    for (int pass = 0; pass < 2; pass++) {
+        plx_loaded_network *ln = load(rt, n, pass ? ref : both, pass ? 1 : 2, false, false, NULL);
+        plx_tensor_binding in = {0, xv, sizeof xv, 0}, out[3];
+        for (int i = 0; i < 3; i++) {
+            out[i] = (plx_tensor_binding){i, pass ? want[i] : got[i], sizes[i] * sizeof(float), 0};
+        }
+        for (int rep = 0; rep < 2; rep++) {
+            OK(plx_loaded_network_execute(ln, &in, 1, out, 3));
+        }
+        plx_loaded_network_unload(&ln);
+    }
+    for (int i = 0; i < 3; i++) {
+        expect_close(got[i], want[i], sizes[i]);
+    }
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }

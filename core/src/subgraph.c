@@ -415,9 +415,13 @@ static plxi_layer *new_layer(const offer *of, edit *e) {
     if (!l) {
         return NULL;
     }
-    size_t name_len = 0;
-    for (uint32_t i = 0; i < e->layer_count; i++) {
-        name_len += strlen(of->layers[of->global[e->layers[i]]]->name) + 1;
+    /* Named after the layers it replaces, "a+b+c"; beyond three,
+     * "first+...+last". */
+    uint32_t named = e->layer_count > 3 ? 2 : e->layer_count;
+    size_t name_len = 8;
+    for (uint32_t i = 0; i < named; i++) {
+        uint32_t k = i == 1 && named < e->layer_count ? e->layer_count - 1 : i;
+        name_len += strlen(of->layers[of->global[e->layers[k]]]->name) + 1;
     }
     l->name = malloc(name_len);
     plx_precompiled_desc *d = calloc(1, sizeof *d);
@@ -430,11 +434,10 @@ static plxi_layer *new_layer(const offer *of, edit *e) {
         return NULL;
     }
     l->name[0] = '\0';
-    for (uint32_t i = 0; i < e->layer_count; i++) {
-        if (i) {
-            strcat(l->name, "+");
-        }
-        strcat(l->name, of->layers[of->global[e->layers[i]]]->name);
+    for (uint32_t i = 0; i < named; i++) {
+        uint32_t k = i == 1 && named < e->layer_count ? e->layer_count - 1 : i;
+        strcat(l->name, i == 0 ? "" : k == i ? "+" : "+...+");
+        strcat(l->name, of->layers[of->global[e->layers[k]]]->name);
     }
     l->op = PLX_OP_PRECOMPILED;
     l->input_count = e->input_count;

@@ -155,7 +155,8 @@ static bool same_plain_bytes(const dnnl_memory_desc_t *x, const dnnl_memory_desc
 }
 
 static bool same_dims(const dnnl_memory_desc_t *x, const dnnl_memory_desc_t *y) {
-    return x->ndims == y->ndims && memcmp(x->dims, y->dims, (size_t)x->ndims * sizeof x->dims[0]) == 0;
+    return x->ndims == y->ndims &&
+           memcmp(x->dims, y->dims, (size_t)x->ndims * sizeof x->dims[0]) == 0;
 }
 
 /* The memory holding tensor `t` now (its producer's; an input's plain). */
@@ -420,24 +421,66 @@ plx_status odn_graph_plan(const odn_context *ctx, const plx_layer_view *layer, o
 
 /* ---- graph optimisation (R-23) ------------------------------------------ */
 
-uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a) {
-    const plx_subgraph_layer *base = &g->layers[a];
-    plx_op op = base->view.op;
-    if ((op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
-         op != PLX_OP_MATMUL) ||
-        base->view.output_count != 1 || base->readers[0] != 1 || base->escapes[0]) {
+/* The layer that alone reads layer a's output, and only as its input 0;
+ * else UINT32_MAX. */
+static uint32_t sole_reader(const plx_subgraph_view *g, uint32_t a) {
+    const plx_subgraph_layer *l = &g->layers[a];
+    if (l->view.output_count != 1 || l->readers[0] != 1 || l->escapes[0]) {
         return UINT32_MAX;
     }
     for (uint32_t r = a + 1; r < g->layer_count; r++) {
         const plx_subgraph_layer *c = &g->layers[r];
         for (uint32_t j = 0; j < c->view.input_count; j++) {
             if (c->inputs[j].layer == a) {
-                return c->view.op == PLX_OP_ACTIVATION && c->view.input_count == 1 ? r
-                                                                                   : UINT32_MAX;
+                return j == 0 ? r : UINT32_MAX;
             }
         }
     }
     return UINT32_MAX;
+}
+
+/* The activation that alone reads layer a's output, or UINT32_MAX. */
+static uint32_t activation_after(const plx_subgraph_view *g, uint32_t a) {
+    uint32_t r = sole_reader(g, a);
+    return r != UINT32_MAX && g->layers[r].view.op == PLX_OP_ACTIVATION &&
+                   g->layers[r].view.input_count == 1
+               ? r
+               : UINT32_MAX;
+}
+
+uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a) {
+    plx_op op = g->layers[a].view.op;
+    if (op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
+        op != PLX_OP_MATMUL) {
+        return UINT32_MAX;
+    }
+    return activation_after(g, a);
+}
+
+static bool const_input(const plx_layer_view *v, unsigned slot) {
+    return v->input_constants && v->input_constants[slot];
+}
+
+/* Whether layer `a` is a 1x1 convolution (stride 1, no padding, one group,
+ * constant weights), or `d` a depthwise 3x3 one (stride 1 or 2, padding
+ * 1, constant weights) when `depthwise`: the shapes oneDNN's depthwise
+ * post-op joins. */
+static bool conv_shape(const plx_subgraph_view *g, uint32_t a, bool depthwise) {
+    const plx_layer_view *v = &g->layers[a].view;
+    if (v->op != PLX_OP_CONV || v->inputs[0].rank != 4 || !const_input(v, 1)) {
+        return false;
+    }
+    const plx_conv_desc *d = v->desc;
+    const plx_tensor_info *w = &v->inputs[1];
+    int64_t c = v->inputs[0].dims[1], k = depthwise ? 3 : 1, p = depthwise ? 1 : 0;
+    bool ok = d->auto_pad == PLX_AUTO_PAD_NOTSET && w->dims[2] == k && w->dims[3] == k &&
+              d->strides[0] == d->strides[1] && d->strides[0] >= 1 &&
+              d->strides[0] <= (depthwise ? 2 : 1);
+    for (int i = 0; i < 2; i++) {
+        ok = ok && d->dilations[i] == 1 && d->pads_begin[i] == p && d->pads_end[i] == p;
+    }
+    return ok && (depthwise ? d->group == c && w->dims[0] == c && w->dims[1] == 1
+                            : d->group == 1);
 }
 
 void odn_fused_init(odn_fused *f, const plx_subgraph_view *g, uint32_t a, uint32_t r) {
@@ -452,7 +495,73 @@ void odn_fused_init(odn_fused *f, const plx_subgraph_view *g, uint32_t a, uint32
     } else if (base->op == PLX_OP_FULLY_CONNECTED) {
         f->desc.fc = *(const plx_fully_connected_desc *)base->desc;
     }
+    f->has_activation = true;
     f->activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+}
+
+/* Fusion groups: a product, its activation, and (for a 1x1 convolution) the
+ * depthwise convolution that alone reads the result and its activation.
+ * member[k] is a layer index or UINT32_MAX; member[0] is the head. */
+typedef struct group {
+    uint32_t member[4]; /* product, activation, depthwise, its activation */
+} group;
+
+/* The group headed by layer `a` at fusion level `level` (1: activations,
+ * 2: depthwise too); a group of the head alone when nothing fuses. */
+static group group_at(const plx_subgraph_view *g, uint32_t a, int level) {
+    group gr = {{a, UINT32_MAX, UINT32_MAX, UINT32_MAX}};
+    if (level < 1) {
+        return gr;
+    }
+    gr.member[1] = odn_fusable_activation(g, a);
+    uint32_t last = gr.member[1] != UINT32_MAX ? gr.member[1] : a;
+    uint32_t d = level >= 2 && conv_shape(g, a, false) ? sole_reader(g, last) : UINT32_MAX;
+    /* Its weights and bias must come from outside the subgraph (constants):
+     * the group's layer takes them where the head is. */
+    bool outside = d != UINT32_MAX;
+    for (uint32_t j = 1; outside && j < g->layers[d].view.input_count; j++) {
+        outside = g->layers[d].inputs[j].layer == PLX_SUBGRAPH_EXTERNAL;
+    }
+    if (outside && conv_shape(g, d, true)) {
+        gr.member[2] = d;
+        gr.member[3] = activation_after(g, d);
+    }
+    return gr;
+}
+
+/* The layer whose output is the group's. */
+static uint32_t group_tail(const group *gr) {
+    for (int k = 3; k > 0; k--) {
+        if (gr->member[k] != UINT32_MAX) {
+            return gr->member[k];
+        }
+    }
+    return gr->member[0];
+}
+
+/* The payload of a group of more than its head. */
+static void group_fused(odn_fused *f, const plx_subgraph_view *g, const group *gr) {
+    uint32_t a = gr->member[0];
+    if (gr->member[1] != UINT32_MAX) {
+        odn_fused_init(f, g, a, gr->member[1]);
+    } else {
+        memset(f, 0, sizeof *f);
+        f->magic = ODN_FUSED_MAGIC;
+        f->op = g->layers[a].view.op;
+        f->desc.conv = *(const plx_conv_desc *)g->layers[a].view.desc;
+    }
+    uint32_t d = gr->member[2];
+    if (d != UINT32_MAX) {
+        f->has_dw = true;
+        f->dw = *(const plx_conv_desc *)g->layers[d].view.desc;
+        f->dw_slot = g->layers[a].view.input_count;
+        f->dw_bias = g->layers[d].view.input_count > 2;
+        f->pw_output = g->layers[a].view.outputs[0];
+        if (gr->member[3] != UINT32_MAX) {
+            f->dw_has_activation = true;
+            f->dw_activation = *(const plx_activation_desc *)g->layers[gr->member[3]].view.desc;
+        }
+    }
 }
 
 /* The size of `op`'s descriptor when a graph may hold it (0: no
@@ -498,6 +607,7 @@ typedef struct graph_build {
     plx_subgraph_source *outputs;
     plx_tensor_info *output_infos;
     uint32_t output_count;
+    uint32_t fused_activations, fused_depthwise; /* what the groups fused */
 } graph_build;
 
 static void graph_build_free(graph_build *b) {
@@ -512,10 +622,10 @@ static void graph_build_free(graph_build *b) {
     memset(b, 0, sizeof *b);
 }
 
-/* Builds the payload of the whole subgraph `g` as one graph, fusing
- * products with the activation that alone reads them when `fuse`. false
- * when out of memory or when a layer's descriptor cannot be carried. */
-static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, bool fuse) {
+/* Builds the payload of the whole subgraph `g` as one graph, with the
+ * fusions of `level` (group_at). false when out of memory or when a layer's
+ * descriptor cannot be carried. */
+static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int level) {
     const plx_host *h = b->host;
     uint32_t n = g->layer_count, refs = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -525,10 +635,11 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, bool fus
         }
         refs += g->layers[i].view.input_count;
     }
-    /* node[i]: the graph layer computing subgraph layer i's output; an
-     * activation fused into its product shares the product's. */
+    /* node[i]: the graph layer computing subgraph layer i's output (the
+     * members of a fusion group share their head's); member[i]: whether
+     * layer i is in a group it does not head. */
     uint32_t *node = h->alloc(h, n * sizeof *node, 0);
-    uint32_t *absorbed = h->alloc(h, n * sizeof *absorbed, 0); /* product -> its activation */
+    bool *member = h->alloc(h, n * sizeof *member, 0);
     uint32_t *ext = h->alloc(h, (g->external_input_count + 1) * sizeof *ext, 0);
     uint32_t *from = h->alloc(h, (refs + 1) * sizeof *from, 0); /* per ref: its layer, or none */
     b->set = h->alloc(h, n * sizeof *b->set, 0);
@@ -540,14 +651,14 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, bool fus
     b->size = sizeof(odn_graph_payload) + (size_t)n * sizeof(odn_graph_layer) +
               ((size_t)refs + n) * sizeof(uint32_t);
     b->payload = h->alloc(h, b->size, 0);
-    bool ok = node && absorbed && ext && from && b->set && b->inputs && b->input_infos &&
+    bool ok = node && member && ext && from && b->set && b->inputs && b->input_infos &&
               b->input_consts && b->outputs && b->output_infos && b->payload;
     if (!ok) {
         goto done;
     }
     memset(b->payload, 0, b->size);
     for (uint32_t i = 0; i < n; i++) {
-        absorbed[i] = UINT32_MAX;
+        member[i] = false;
         b->set[i] = i;
     }
     b->set_count = n;
@@ -557,24 +668,15 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, bool fus
     odn_graph_payload *p = b->payload;
     odn_graph_layer *layers = (odn_graph_layer *)(void *)(p + 1);
     uint32_t count = 0, ref = 0;
-    /* First pass: which layers are graph layers, and the inputs in order
-     * of first use. */
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t r = fuse ? odn_fusable_activation(g, i) : UINT32_MAX;
-        if (r != UINT32_MAX) {
-            absorbed[i] = r;
-        }
-    }
+    /* First pass: the graph layers (a layer, or a fusion group), and the
+     * inputs in order of first use. */
     uint32_t *refv = (uint32_t *)(void *)(layers + n);
     for (uint32_t i = 0; i < n; i++) {
+        if (member[i]) {
+            continue; /* node[i] was set by its group's head */
+        }
         const plx_subgraph_layer *sl = &g->layers[i];
-        bool is_fused_act = false;
-        for (uint32_t j = 0; j < n && !is_fused_act; j++) {
-            is_fused_act = absorbed[j] == i;
-        }
-        if (is_fused_act) {
-            continue; /* node[i] was set by its product */
-        }
+        group gr = group_at(g, i, level);
         odn_graph_layer *gl = &layers[count];
         snprintf(gl->name, sizeof gl->name, "%s", sl->view.name ? sl->view.name : "");
         gl->op = sl->view.op;
@@ -583,34 +685,48 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, bool fus
             memcpy(&gl->desc, sl->view.desc, ds);
             gl->has_desc = true;
         }
-        if (absorbed[i] != UINT32_MAX) {
+        gl->output = g->layers[group_tail(&gr)].view.outputs[0];
+        if (group_tail(&gr) != i) {
             gl->op = PLX_OP_PRECOMPILED;
-            odn_fused_init(&gl->fused, g, i, absorbed[i]);
-            gl->output = g->layers[absorbed[i]].view.outputs[0];
-            node[absorbed[i]] = count;
-        } else {
-            gl->output = sl->view.outputs[0];
+            group_fused(&gl->fused, g, &gr);
+            b->fused_activations +=
+                (gr.member[1] != UINT32_MAX) + (gr.member[3] != UINT32_MAX);
+            b->fused_depthwise += gr.member[2] != UINT32_MAX;
         }
-        node[i] = count;
-        gl->first_input = ref;
-        gl->input_count = sl->view.input_count;
-        for (uint32_t j = 0; j < sl->view.input_count; j++) {
-            plx_subgraph_source src = sl->inputs[j];
-            if (src.layer == PLX_SUBGRAPH_EXTERNAL) {
-                if (ext[src.slot] == UINT32_MAX) {
-                    ext[src.slot] = b->input_count;
-                    b->inputs[b->input_count] = src;
-                    b->input_infos[b->input_count] = g->external_inputs[src.slot];
-                    b->input_consts[b->input_count] =
-                        g->external_constants ? g->external_constants[src.slot] : NULL;
-                    b->input_count++;
-                }
-                from[ref] = UINT32_MAX;
-                refv[ref++] = ext[src.slot];
-            } else {
-                from[ref++] = src.layer; /* a tensor number once the inputs are known */
+        for (int k = 0; k < 4; k++) {
+            if (gr.member[k] != UINT32_MAX) {
+                node[gr.member[k]] = count;
+                member[gr.member[k]] = k > 0;
             }
         }
+        gl->first_input = ref;
+        /* The head's inputs, then the depthwise convolution's weights and
+         * bias. */
+        for (int part = 0; part < 2; part++) {
+            uint32_t who = part == 0 ? i : gr.member[2];
+            if (who == UINT32_MAX) {
+                continue;
+            }
+            const plx_subgraph_layer *src_layer = &g->layers[who];
+            for (uint32_t j = part; j < src_layer->view.input_count; j++) {
+                plx_subgraph_source src = src_layer->inputs[j];
+                if (src.layer == PLX_SUBGRAPH_EXTERNAL) {
+                    if (ext[src.slot] == UINT32_MAX) {
+                        ext[src.slot] = b->input_count;
+                        b->inputs[b->input_count] = src;
+                        b->input_infos[b->input_count] = g->external_inputs[src.slot];
+                        b->input_consts[b->input_count] =
+                            g->external_constants ? g->external_constants[src.slot] : NULL;
+                        b->input_count++;
+                    }
+                    from[ref] = UINT32_MAX;
+                    refv[ref++] = ext[src.slot];
+                } else {
+                    from[ref++] = src.layer; /* a tensor number once the inputs are known */
+                }
+            }
+        }
+        gl->input_count = ref - gl->first_input;
         count++;
     }
     /* Second pass: layer references become tensor numbers (node outputs
@@ -642,7 +758,7 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, bool fus
               ((size_t)ref + b->output_count) * sizeof *refv;
 done:
     h->free(h, node);
-    h->free(h, absorbed);
+    h->free(h, member);
     h->free(h, ext);
     h->free(h, from);
     return ok;
@@ -651,11 +767,11 @@ done:
 bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
                           const plx_subgraph_editor *editor) {
     const plx_host *h = ctx->host;
-    for (int fuse = 1; fuse >= 0; fuse--) {
+    for (int level = 2; level >= 0; level--) {
         graph_build b;
         memset(&b, 0, sizeof b);
         b.host = h;
-        if (!graph_build_all(&b, g, fuse) || b.output_count == 0) {
+        if (!graph_build_all(&b, g, level) || b.output_count == 0) {
             h->log(h, PLX_LOG_DEBUG, "cpu_onednn: no graph of %u layers: a layer it cannot "
                    "carry, or out of memory", g->layer_count);
             graph_build_free(&b);
@@ -681,7 +797,9 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
         odn_plan_free(ctx, &plan);
         if (s) {
             h->log(h, PLX_LOG_DEBUG, "cpu_onednn: no graph of %u layers%s: %s", g->layer_count,
-                   fuse ? " with fusions" : "", h->status_message(h, s));
+                   level == 2 ? " with depthwise and activation fusions"
+                   : level == 1 ? " with activation fusions" : "",
+                   h->status_message(h, s));
             h->status_free(h, s);
             graph_build_free(&b);
             continue;
@@ -690,10 +808,16 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
                                 b.input_count, b.outputs, b.output_count, "graph",
                                 b.payload, b.size};
         s = editor->substitute(editor, &sub);
-        graph_build_free(&b);
         if (!s) {
+            h->log(h, PLX_LOG_INFO, "cpu_onednn: a graph of %u layers runs as %u: %u activations "
+                   "fused into the product before them, %u 1x1 convolutions with the "
+                   "depthwise convolution after them", g->layer_count,
+                   ((const odn_graph_payload *)b.payload)->layer_count, b.fused_activations,
+                   b.fused_depthwise);
+            graph_build_free(&b);
             return true;
         }
+        graph_build_free(&b);
         h->log(h, PLX_LOG_WARN, "cpu_onednn: the host refused a graph of %u layers: %s",
                g->layer_count, h->status_message(h, s));
         h->status_free(h, s);

@@ -62,7 +62,10 @@ typedef struct odn_step {
 typedef enum odn_post_op_kind {
     ODN_POST_ELTWISE = 0, /* alg, alpha, beta */
     ODN_POST_SUM = 1,     /* dst += scale * (what the output held): a residual add */
-    ODN_POST_BINARY = 2   /* dst = alg(dst, src1): src1_md describes the operand */
+    ODN_POST_BINARY = 2,  /* dst = alg(dst, src1): src1_md describes the operand */
+    ODN_POST_DW = 3       /* a depthwise 3x3 convolution, padding 1, stride `stride`, of
+                           * the result; its weights are input slot `slot` (constant,
+                           * [C, 1, 3, 3]), its bias slot + 1 when `bias` */
 } odn_post_op_kind;
 
 typedef struct odn_post_op {
@@ -70,6 +73,8 @@ typedef struct odn_post_op {
     dnnl_alg_kind_t alg;
     float alpha, beta, scale;
     dnnl_memory_desc_t src1_md;
+    unsigned stride, slot; /* ODN_POST_DW */
+    bool bias;
 } odn_post_op;
 
 typedef struct odn_post_ops {
@@ -79,7 +84,11 @@ typedef struct odn_post_ops {
 
 /* The payload of cpu_onednn's precompiled layers (R-23): a convolution,
  * deconvolution, inner product or matmul with the activation that alone
- * read it, as eltwise post-ops of the one primitive. */
+ * read it, as eltwise post-ops of the one primitive. Inside a graph, a 1x1
+ * convolution may also carry the depthwise 3x3 convolution that alone reads
+ * it (and that one's activation) as a depthwise post-op: the precompiled
+ * layer's inputs are then the 1x1's, followed by the depthwise weights and
+ * bias (from slot dw_slot); `pw_output` is the 1x1's own output. */
 #define ODN_FUSED_MAGIC 0x314e444fu /* "ODN1" */
 typedef struct odn_fused {
     uint32_t magic;
@@ -89,7 +98,15 @@ typedef struct odn_fused {
         plx_conv_transpose_desc conv_transpose;
         plx_fully_connected_desc fc;
     } desc;
+    bool has_activation;
     plx_activation_desc activation;
+    bool has_dw;
+    plx_conv_desc dw;
+    uint32_t dw_slot;
+    bool dw_bias;
+    bool dw_has_activation;
+    plx_activation_desc dw_activation;
+    plx_tensor_info pw_output;
 } odn_fused;
 
 /* The steps run in order; mems and steps grow from the host's allocator. */

@@ -193,6 +193,11 @@ static plx_status add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op
             case ODN_POST_BINARY:
                 st = dnnl_post_ops_append_binary(po, p->alg, &p->src1_md);
                 break;
+            case ODN_POST_DW:
+                st = dnnl_post_ops_append_dw(po, dnnl_f32,
+                                             p->bias ? dnnl_f32 : dnnl_data_type_undef,
+                                             dnnl_f32, 3, p->stride, 1, 0, 0, NULL);
+                break;
             }
         }
         if (st == dnnl_success) {
@@ -392,7 +397,8 @@ static dnnl_status_t conv_mds(const plx_layer_view *l, const dnnl_memory_desc_t 
  * them, and odn_graph_plan reorders where the tensors are in other layouts.
  * Leaves the plan empty (and returns NULL) when oneDNN has no such
  * implementation; the caller then plans the plain convolution. `po` holds
- * eltwise post-ops only (a fused activation), which need no operand. */
+ * eltwise post-ops (fused activations) and depthwise ones, whose weights
+ * and bias are bound here. */
 static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view *l,
                                     const odn_post_ops *po,
                                     dnnl_convolution_desc_t *cd, const dnnl_memory_desc_t *src,
@@ -423,7 +429,31 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
     dnnl_memory_desc_t wu;
     /* The plain weights: the caller's wany with plain strides. */
     PLAN_CALL(odn_plain_md(&wu, wany->dims, (unsigned)wany->ndims));
-    return bind_weights_bias(ctx, plan, &wu, is_const(l, 1), bias);
+    if ((s = bind_weights_bias(ctx, plan, &wu, is_const(l, 1), bias))) {
+        return s;
+    }
+    for (unsigned i = 0; po && i < po->count; i++) {
+        const odn_post_op *p = &po->ops[i];
+        if (p->kind != ODN_POST_DW) {
+            continue;
+        }
+        /* [C, 1, 3, 3] is [g = C, 1, 1, 3, 3] in memory order. */
+        dnnl_dims_t wd = {cdst.dims[1], 1, 1, 3, 3};
+        dnnl_memory_desc_t dwu, dwb;
+        PLAN_CALL(odn_plain_md(&dwu, wd, 5));
+        int arg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
+        ADD_MEM(m, ODN_BIND_PACKED, p->slot, step_md(plan, arg));
+        plan->mems[m].user_md = dwu;
+        step_arg(plan, arg, m);
+        if (p->bias) {
+            PLAN_CALL(odn_plain_md(&dwb, wd, 1));
+            if ((s = bind(ctx, plan, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, ODN_BIND_INPUT,
+                          p->slot + 1, &dwb))) {
+                return s;
+            }
+        }
+    }
+    return NULL;
 }
 
 static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
@@ -475,16 +505,22 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
     dnnl_convolution_desc_t cd;
     /* With constant weights and at most a fused activation, oneDNN also
      * picks the activations' layouts. */
-    bool eltwise_only = true;
+    bool no_operand = true, dw = false;
     for (unsigned i = 0; po && i < po->count; i++) {
-        eltwise_only = eltwise_only && po->ops[i].kind == ODN_POST_ELTWISE;
+        no_operand = no_operand && (po->ops[i].kind == ODN_POST_ELTWISE ||
+                                    po->ops[i].kind == ODN_POST_DW);
+        dw = dw || po->ops[i].kind == ODN_POST_DW;
     }
-    if (is_const(l, 1) && eltwise_only) {
+    if (is_const(l, 1) && no_operand) {
         plx_status s = plan_conv_blocked(ctx, l, po, &cd, &src, &wany, has_bias ? &bias : NULL,
                                          &dst, strides, dil, pl, pr, plan);
         if (s || plan->step_count) {
             return s;
         }
+    }
+    if (dw) {
+        return refuse(ctx, "oneDNN has no implementation of this convolution with a "
+                           "depthwise post-op");
     }
     PLAN_CALL(dnnl_dilated_convolution_forward_desc_init(
         &cd, dnnl_forward_inference, dnnl_convolution_direct, &src, is_const(l, 1) ? &wany : &wu,
@@ -912,24 +948,49 @@ static plx_status plan_precompiled(const odn_context *ctx, const plx_layer_view 
     if (!planner) {
         return refuse(ctx, "cpu_onednn: precompiled base %s is not fusable", plx_op_name(f->op));
     }
-    elt e[3];
+    /* The activation, the depthwise convolution, its activation. */
+    odn_post_op ops[7];
     unsigned n = 0;
-    plx_status s = activation_elts(ctx, &f->activation, e, &n);
-    if (s) {
-        return s;
-    }
-    odn_post_op ops[3];
     memset(ops, 0, sizeof ops);
-    for (unsigned i = 0; i < n; i++) {
-        ops[i].kind = ODN_POST_ELTWISE;
-        ops[i].alg = e[i].alg;
-        ops[i].alpha = e[i].alpha;
-        ops[i].beta = e[i].beta;
+    for (int part = 0; part < 3; part++) {
+        const plx_activation_desc *act = part == 0 && f->has_activation ? &f->activation
+                                         : part == 2 && f->dw_has_activation ? &f->dw_activation
+                                                                             : NULL;
+        if (part == 1 && f->has_dw) {
+            if (f->op != PLX_OP_CONV || f->dw_slot + (f->dw_bias ? 2u : 1u) > l->input_count ||
+                f->dw_slot < 2) {
+                return refuse(ctx, "cpu_onednn: malformed depthwise fusion");
+            }
+            ops[n].kind = ODN_POST_DW;
+            ops[n].stride = (unsigned)f->dw.strides[0];
+            ops[n].slot = f->dw_slot;
+            ops[n].bias = f->dw_bias;
+            n++;
+        }
+        if (!act) {
+            continue;
+        }
+        elt e[3];
+        unsigned k = 0;
+        plx_status s = activation_elts(ctx, act, e, &k);
+        if (s) {
+            return s;
+        }
+        for (unsigned i = 0; i < k; i++, n++) {
+            ops[n].kind = ODN_POST_ELTWISE;
+            ops[n].alg = e[i].alg;
+            ops[n].alpha = e[i].alpha;
+            ops[n].beta = e[i].beta;
+        }
     }
     odn_post_ops po = {ops, n};
     plx_layer_view base = *l;
     base.op = f->op;
     base.desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
+    if (f->has_dw) {
+        base.input_count = f->dw_slot;
+        base.outputs = &f->pw_output;
+    }
     return planner(ctx, &base, &po, plan);
 }
 

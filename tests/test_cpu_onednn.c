@@ -664,3 +664,106 @@ Test(cpu_onednn, graph_with_branches_and_outputs_in_every_layout) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+static char graph_log[4096];
+
+static void keep_log(void *user_data, plx_log_level level, const char *source,
+                     const char *message) {
+    (void)user_data;
+    (void)level;
+    if (strcmp(source, "cpu_onednn") == 0 && strstr(message, "a graph of")) {
+        snprintf(graph_log, sizeof graph_log, "%s", message);
+    }
+}
+
+static plx_layer_id conv_k(plx_network *n, const char *name, plx_layer_id x, int64_t cout,
+                           int64_t cin_per_group, int64_t k, int64_t stride, int64_t pad,
+                           int64_t group, const float *w, const float *b) {
+    char wn[32], bn[32];
+    snprintf(wn, sizeof wn, "%s_w", name);
+    snprintf(bn, sizeof bn, "%s_b", name);
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.group = group;
+    for (int i = 0; i < 2; i++) {
+        cd.strides[i] = stride;
+        cd.pads_begin[i] = cd.pads_end[i] = pad;
+    }
+    plx_layer_id in[3] = {x, add_const(n, wn, (int64_t[]){cout, cin_per_group, k, k}, 4, w),
+                          b ? add_const(n, bn, (int64_t[]){cout}, 1, b) : 0};
+    return layer(n, name, PLX_OP_CONV, &cd, in, b ? 3 : 2);
+}
+
+/* MobileNet's separable blocks: a 1x1 convolution (with or without an
+ * activation, bias) whose result only a depthwise 3x3 convolution (stride
+ * 2 or 1, with or without bias and activation) reads runs as one oneDNN
+ * convolution with a depthwise post-op; cpu_ref's results, and those of
+ * graph=off. */
+Test(cpu_onednn, graph_fuses_depthwise_after_pointwise) {
+    enum { C0 = 16, C1 = 32, H = 12 };
+    static float w1[C1 * C0], b1[C1], wd1[C1 * 9], bd1[C1], w2[C1 * C1], wd2[C1 * 9];
+    uint32_t st = 7;
+    float *all[] = {w1, b1, wd1, bd1, w2, wd2};
+    size_t sizes[] = {COUNT(w1), COUNT(b1), COUNT(wd1), COUNT(bd1), COUNT(w2), COUNT(wd2)};
+    for (size_t a = 0; a < COUNT(all); a++) {
+        for (size_t i = 0; i < sizes[a]; i++) {
+            all[a][i] = 0.3f * pseudo(&st);
+        }
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi;
+    memset(&xi, 0, sizeof xi);
+    xi.dtype = PLX_DTYPE_FLOAT32;
+    xi.rank = 4;
+    xi.dims[0] = 1;
+    xi.dims[1] = C0;
+    xi.dims[2] = H;
+    xi.dims[3] = H;
+    plx_layer_id x, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_activation_desc clip = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    clip.alpha = 0.0f;
+    clip.beta = 6.0f;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id p1 = conv_k(n, "pw1", x, C1, C0, 1, 1, 0, 1, w1, b1);
+    plx_layer_id a1 = layer(n, "pw1_clip", PLX_OP_ACTIVATION, &clip, &p1, 1);
+    plx_layer_id d1 = conv_k(n, "dw1", a1, C1, 1, 3, 2, 1, C1, wd1, bd1);
+    plx_layer_id a2 = layer(n, "dw1_relu", PLX_OP_ACTIVATION, &relu, &d1, 1);
+    plx_layer_id p2 = conv_k(n, "pw2", a2, C1, C1, 1, 1, 0, 1, w2, NULL);
+    plx_layer_id d2 = conv_k(n, "dw2", p2, C1, 1, 3, 1, 1, C1, wd2, NULL);
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, d2, 0, out, 0));
+    enum { YN = C1 * (H / 2) * (H / 2) };
+    static float xv[C0 * H * H], y[3][YN];
+    for (size_t i = 0; i < COUNT(xv); i++) {
+        xv[i] = pseudo(&st);
+    }
+    for (int pass = 0; pass < 3; pass++) { /* graph, graph=off, cpu_ref */
+        plx_backend_option off = {"cpu_onednn", "graph", "off"};
+        plx_runtime_options o;
+        tu_options(&o);
+        const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
+        o.search_paths = paths;
+        o.search_path_count = 2;
+        o.backend_options = &off;
+        o.backend_option_count = pass == 1;
+        o.log_fn = keep_log;
+        graph_log[0] = '\0';
+        plx_runtime *rt = tu_create(&o);
+        onednn(rt);
+        const char *ids[] = {pass == 2 ? "cpu_ref" : "cpu_onednn"};
+        plx_loaded_network *ln = load(rt, n, ids, 1, false, false, NULL);
+        if (pass == 0) {
+            const char *want = "a graph of 6 layers runs as 2: 2 activations fused into the "
+                               "product before them, 2 1x1 convolutions with the depthwise";
+            cr_assert(not(zero(ptr, strstr(graph_log, want))), "log: '%s'", graph_log);
+        }
+        plx_tensor_binding in = {0, xv, sizeof xv, 0}, ob = {0, y[pass], sizeof y[pass], 0};
+        OK(plx_loaded_network_execute(ln, &in, 1, &ob, 1));
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
+    expect_close(y[0], y[2], YN);
+    expect_close(y[1], y[2], YN);
+    plx_network_destroy(&n);
+}

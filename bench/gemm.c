@@ -5,7 +5,10 @@
  * calling thread plus a pool worker), times square multiplies (64 to 1024)
  * and shapes taken from CNNs: a stem convolution as im2col (M=64 output
  * channels, N=112*112 pixels, K=3*3*3), 3x3 and 1x1 convolutions of
- * ResNet stages, and a fully connected layer (M=1000, N=1, K=1024). Each
+ * ResNet stages, the pointwise (1x1) convolutions of MobileNet, whose K is
+ * small (32 to 1024 input channels) and N long (up to 112*112 pixels), and a
+ * fully connected layer (M=1000, N=1, K=1024). The convolutions have the
+ * epilogue of a fused conv+relu6 (a bias per output channel, clip(0, 6)). Each
  * figure is the median of several runs. The peak is a loop of independent
  * multiply-adds compiled with the same flags as the variant (gemm_peak.c),
  * run on each thread at once for ~0.2 s; it is reported per thread and for
@@ -109,21 +112,29 @@ static double measure_peak(peak_fn fn, int threads) {
 
 /* ---- GEMM ------------------------------------------------------------------ */
 
+/* conv: the epilogue of a fused conv+relu6 (a bias per row, clip(0, 6)),
+ * which costs as much as the product itself when K is small. */
 typedef struct shape {
     const char *name;
     size_t m, n, k;
+    bool conv;
 } shape;
 
 static const shape shapes[] = {
-    {"square 64", 64, 64, 64},
-    {"square 128", 128, 128, 128},
-    {"square 256", 256, 256, 256},
-    {"square 512", 512, 512, 512},
-    {"square 1024", 1024, 1024, 1024},
-    {"conv stem 3x3 s2 (im2col)", 64, 112 * 112, 27},
-    {"conv 3x3 64->128 @56", 128, 56 * 56, 64 * 9},
-    {"conv 1x1 256->256 @28", 256, 28 * 28, 256},
-    {"fc 1024->1000", 1000, 1, 1024},
+    {"square 64", 64, 64, 64, false},
+    {"square 128", 128, 128, 128, false},
+    {"square 256", 256, 256, 256, false},
+    {"square 512", 512, 512, 512, false},
+    {"square 1024", 1024, 1024, 1024, false},
+    {"conv stem 3x3 s2 (im2col)", 64, 112 * 112, 27, true},
+    {"conv 3x3 64->128 @56", 128, 56 * 56, 64 * 9, true},
+    {"conv 1x1 256->256 @28", 256, 28 * 28, 256, true},
+    {"conv 1x1 32->64 @112", 64, 112 * 112, 32, true},
+    {"conv 1x1 64->128 @56", 128, 56 * 56, 64, true},
+    {"conv 1x1 128->128 @56", 128, 56 * 56, 128, true},
+    {"conv 1x1 512->512 @14", 512, 14 * 14, 512, true},
+    {"conv 1x1 1024->1024 @7", 1024, 7 * 7, 1024, true},
+    {"fc 1024->1000", 1000, 1, 1024, false},
 };
 #define SHAPE_COUNT (sizeof shapes / sizeof shapes[0])
 
@@ -144,7 +155,7 @@ static float *random_matrix(size_t count) {
  * least ~20 ms. */
 static double time_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const shape *s, int runs) {
     float *a = random_matrix(s->m * s->k), *b = random_matrix(s->k * s->n);
-    float *c = random_matrix(s->m * s->n);
+    float *c = random_matrix(s->m * s->n), *bias = random_matrix(s->m);
     size_t ws_size = cpu_ref_gemm_workspace_size(isa, s->m, s->n, s->k,
                                                  cpu_ref_pool_threads(pool));
     void *ws = malloc(ws_size);
@@ -155,6 +166,12 @@ static double time_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const shape *s, int
                            .a = a, .a_rs = (ptrdiff_t)s->k, .a_cs = 1,
                            .b = b, .b_rs = (ptrdiff_t)s->n, .b_cs = 1,
                            .c = c, .ldc = s->n};
+    if (s->conv) {
+        g.bias = bias;
+        g.bias_rs = 1;
+        g.act = CPU_REF_ACT_CLIP;
+        g.hi = 6.0f;
+    }
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     if (!cpu_ref_gemm(isa, pool, &g, ws, ws_size)) { /* warm up, and count repetitions */
         die("cpu_ref_gemm refused the arguments");
@@ -178,6 +195,7 @@ static double time_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const shape *s, int
     free(a);
     free(b);
     free(c);
+    free(bias);
     free(ws);
     return results[runs / 2];
 }

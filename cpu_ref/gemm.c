@@ -1,4 +1,5 @@
-/* cpu_ref's GEMM driver (gemm.h): picks the instruction-set variant, splits
+/* cpu_ref's GEMM driver (gemm.h): picks the instruction-set variant (for
+ * the depthwise kernel of depthwise.h too), splits
  * C into tiles of at most MC x NC, and lets the pool's threads take tiles;
  * each thread packs into its own slice of the workspace, so threads share
  * nothing but the read-only operands and write disjoint parts of C. The
@@ -97,6 +98,15 @@ bool cpu_ref_gemm_blocking_of(cpu_ref_isa isa, cpu_ref_gemm_blocking *out) {
         return false;
     }
     *out = impl->blocks;
+    return true;
+}
+
+bool cpu_ref_depthwise(cpu_ref_isa isa, const cpu_ref_depthwise_plane *plane) {
+    const cpu_ref_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plane || !cpu_ref_isa_supported(isa)) {
+        return false;
+    }
+    impl->depthwise(plane);
     return true;
 }
 

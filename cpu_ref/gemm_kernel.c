@@ -20,7 +20,6 @@
  * panel of B stays in L1, the MC x KC block of A in L2, and the KC x NC
  * panel of B in L2/L3. */
 #if defined(CPU_REF_GEMM_ISA_AVX512)
-#define ISA_SUFFIX avx512
 #define VL 16 /* floats per vector register */
 #define MR 8
 #define NR 32
@@ -28,7 +27,6 @@
 #define MC 128
 #define NC 2048
 #elif defined(CPU_REF_GEMM_ISA_AVX2)
-#define ISA_SUFFIX avx2
 #define VL 8
 #define MR 6
 #define NR 16
@@ -36,7 +34,6 @@
 #define MC 120
 #define NC 2048
 #elif defined(CPU_REF_GEMM_ISA_PORTABLE)
-#define ISA_SUFFIX portable
 #define VL 4
 #define MR 4
 #define NR 8
@@ -46,10 +43,6 @@
 #else
 #error "define CPU_REF_GEMM_ISA_PORTABLE, _AVX2 or _AVX512"
 #endif
-
-#define PASTE2(a, b) a##b
-#define PASTE(a, b) PASTE2(a, b)
-#define IMPL_NAME PASTE(cpu_ref_gemm_impl_, ISA_SUFFIX)
 
 static size_t min_size(size_t a, size_t b) {
     return a < b ? a : b;
@@ -162,45 +155,65 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
 
 /* Folds an mr x nr result of one KC pass into C at (i0, j0): the first
  * pass applies beta, later ones accumulate, the last adds the bias and
- * applies the activation. Each step is its own simple loop over the row so
- * that it vectorises. */
+ * applies the activation. Each step is its own simple loop over the row,
+ * over all NR columns where only registers are touched, so that it
+ * vectorises: with a small K (a pointwise conv has K = input channels)
+ * this runs about as often per flop as the micro-kernel's K loop, and a
+ * scalar epilogue would cost more than the product. The arguments are
+ * copied into locals first: read through `g`, they might alias the stores
+ * to C, and the compiler would then keep every loop scalar. */
 static void update_c(const cpu_ref_gemm_problem *pr, float acc[MR][NR], size_t i0, size_t j0,
                      size_t mr, size_t nr, bool first, bool last) {
     const cpu_ref_gemm_args *g = &pr->args;
-    ptrdiff_t cs = pr->c_cs;
+    const float alpha = g->alpha, beta = first ? g->beta : 1.0f, lo = g->lo, hi = g->hi;
+    const float *bias = last ? g->bias : NULL;
+    const cpu_ref_activation act = last ? g->act : CPU_REF_ACT_NONE;
+    const ptrdiff_t rs = pr->c_rs, cs = pr->c_cs, bias_rs = g->bias_rs, bias_cs = g->bias_cs;
     for (size_t i = 0; i < mr; i++) {
-        float *restrict c = g->c + (ptrdiff_t)(i0 + i) * pr->c_rs + (ptrdiff_t)j0 * cs;
+        float *restrict c = g->c + (ptrdiff_t)(i0 + i) * rs + (ptrdiff_t)j0 * cs;
         float v[NR];
-        for (size_t j = 0; j < nr; j++) {
-            v[j] = g->alpha * acc[i][j];
+        for (size_t j = 0; j < NR; j++) {
+            v[j] = alpha * acc[i][j];
         }
-        if (!first) {
+        if (beta != 0.0f && cs == 1) {
             for (size_t j = 0; j < nr; j++) {
-                v[j] += c[(ptrdiff_t)j * cs];
+                v[j] += beta * c[j];
             }
-        } else if (g->beta != 0.0f) {
+        } else if (beta != 0.0f) {
             for (size_t j = 0; j < nr; j++) {
-                v[j] += g->beta * c[(ptrdiff_t)j * cs];
-            }
-        }
-        if (last && g->bias) {
-            const float *bias = g->bias + (ptrdiff_t)(i0 + i) * g->bias_rs +
-                                (ptrdiff_t)j0 * g->bias_cs;
-            for (size_t j = 0; j < nr; j++) {
-                v[j] += bias[(ptrdiff_t)j * g->bias_cs];
+                v[j] += beta * c[(ptrdiff_t)j * cs];
             }
         }
-        if (last && g->act == CPU_REF_ACT_RELU) {
-            for (size_t j = 0; j < nr; j++) {
+        if (bias) {
+            const float *b = bias + (ptrdiff_t)(i0 + i) * bias_rs + (ptrdiff_t)j0 * bias_cs;
+            if (bias_cs == 0) { /* one per row: conv's per output channel */
+                float bi = *b;
+                for (size_t j = 0; j < NR; j++) {
+                    v[j] += bi;
+                }
+            } else {
+                for (size_t j = 0; j < nr; j++) {
+                    v[j] += b[(ptrdiff_t)j * bias_cs];
+                }
+            }
+        }
+        if (act == CPU_REF_ACT_RELU) {
+            for (size_t j = 0; j < NR; j++) {
                 v[j] = v[j] > 0.0f ? v[j] : 0.0f;
             }
-        } else if (last && g->act == CPU_REF_ACT_CLIP) {
-            for (size_t j = 0; j < nr; j++) {
-                v[j] = v[j] < g->lo ? g->lo : v[j] > g->hi ? g->hi : v[j];
+        } else if (act == CPU_REF_ACT_CLIP) {
+            for (size_t j = 0; j < NR; j++) {
+                v[j] = v[j] < lo ? lo : v[j] > hi ? hi : v[j];
             }
         }
-        for (size_t j = 0; j < nr; j++) {
-            c[(ptrdiff_t)j * cs] = v[j];
+        if (cs == 1) {
+            for (size_t j = 0; j < nr; j++) {
+                c[j] = v[j];
+            }
+        } else {
+            for (size_t j = 0; j < nr; j++) {
+                c[(ptrdiff_t)j * cs] = v[j];
+            }
         }
     }
 }
@@ -224,7 +237,8 @@ static void tile(const cpu_ref_gemm_problem *pr, size_t i0, size_t mc, size_t j0
     }
 }
 
-const cpu_ref_gemm_impl IMPL_NAME = {
+const cpu_ref_gemm_impl CPU_REF_ISA_SYMBOL(cpu_ref_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
     .tile = tile,
+    .depthwise = CPU_REF_ISA_SYMBOL(cpu_ref_depthwise_),
 };

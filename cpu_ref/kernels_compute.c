@@ -21,6 +21,8 @@
 
 #include <plexus/window.h>
 
+#include "depthwise.h"
+
 /* Window geometry values (sizes, pads, strides, dilations, window extents)
  * above this are refused so that index arithmetic in int64_t cannot
  * overflow whatever the descriptor holds. */
@@ -89,7 +91,8 @@ static void *ws_at(const cpu_ref_kernel_args *a, size_t used, size_t *left) {
     return (char *)a->workspace + used;
 }
 
-/* The fused activation (relu or clip only) as the GEMM's epilogue. */
+/* The fused activation (relu or clip only) as the GEMM's epilogue (and the
+ * depthwise kernel's, which takes the same fields). */
 static void set_epilogue(const plx_activation_desc *act, cpu_ref_gemm_args *g) {
     g->act = CPU_REF_ACT_NONE;
     if (act && act->func == PLX_ACT_RELU) {
@@ -98,19 +101,6 @@ static void set_epilogue(const plx_activation_desc *act, cpu_ref_gemm_args *g) {
         g->act = CPU_REF_ACT_CLIP;
         g->lo = act->alpha;
         g->hi = act->beta;
-    }
-}
-
-/* The same in place, for a result computed without the GEMM. */
-static void apply_activation(const plx_activation_desc *act, float *y, size_t n) {
-    if (!act || (act->func != PLX_ACT_RELU && act->func != PLX_ACT_CLIP)) {
-        return;
-    }
-    float lo = act->func == PLX_ACT_RELU ? 0.0f : act->alpha;
-    float hi = act->func == PLX_ACT_RELU ? INFINITY : act->beta;
-    for (size_t i = 0; i < n; i++) {
-        float v = y[i] < lo ? lo : y[i];
-        y[i] = v > hi ? hi : v;
     }
 }
 
@@ -289,11 +279,30 @@ static size_t conv_col_bytes(const plx_window_geom *g) {
                     sizeof(float));
 }
 
+/* A depthwise conv's plane geometry (pointers and bias left NULL, 0). */
+static cpu_ref_depthwise_plane depthwise_geometry(const plx_window_geom *g) {
+    return (cpu_ref_depthwise_plane){
+        .in_h = g->in[0], .in_w = g->in[1], .k_h = g->k[0], .k_w = g->k[1],
+        .stride_h = g->s[0], .stride_w = g->s[1], .dil_h = g->d[0], .dil_w = g->d[1],
+        .pad_top = g->pb[0], .pad_left = g->pb[1], .out_h = g->out[0], .out_w = g->out[1],
+    };
+}
+
+/* The depthwise kernel's scratch for one thread, in bytes. */
+static size_t depthwise_slice(const plx_window_geom *g) {
+    cpu_ref_depthwise_plane p = depthwise_geometry(g);
+    return round_ws((size_t)cpu_ref_depthwise_scratch(&p) * sizeof(float));
+}
+
 size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute *compute) {
     plx_window_geom g;
     char buf[8];
-    if (conv_prepare(layer, &g, buf, sizeof buf) || conv_is_depthwise(&g)) {
+    if (conv_prepare(layer, &g, buf, sizeof buf)) {
         return 0;
+    }
+    if (conv_is_depthwise(&g)) { /* a scratch slice per thread */
+        size_t slice = depthwise_slice(&g), threads = cpu_ref_pool_threads(pool_of(compute));
+        return slice > SIZE_MAX / threads ? SIZE_MAX : slice * threads;
     }
     size_t gemm = gemm_ws(compute, g.m / g.group, g.out[0] * g.out[1],
                           g.c / g.group * g.k[0] * g.k[1]);
@@ -301,35 +310,38 @@ size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute
     return gemm == SIZE_MAX || col > SIZE_MAX - gemm ? SIZE_MAX : col + gemm;
 }
 
+typedef struct im2col_job {
+    const plx_window_geom *g;
+    const float *x; /* the group's first input channel of one image */
+    float *col;
+} im2col_job;
+
 /* col[(c*kh + i)*kw + j][oh*OW + ow] = X[c][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1],
- * 0 in the padding, for the cg channels of one image's group at x. */
-static void im2col(const plx_window_geom *g, const float *x, int64_t cg, float *col) {
-    int64_t ow_n = g->out[1], plane = g->in[0] * g->in[1];
-    for (int64_t c = 0; c < cg; c++) {
-        for (int64_t i = 0; i < g->k[0]; i++) {
-            for (int64_t j = 0; j < g->k[1]; j++) {
-                float *row = col + ((c * g->k[0] + i) * g->k[1] + j) * g->out[0] * ow_n;
-                int64_t off = j * g->d[1] - g->pb[1];
-                /* ow with 0 <= ow*s1 + off < in1 */
-                int64_t lo = off >= 0 ? 0 : (-off + g->s[1] - 1) / g->s[1];
-                int64_t hi = g->in[1] - off <= 0 ? 0 : (g->in[1] - off - 1) / g->s[1] + 1;
-                lo = clamp_i64(lo, 0, ow_n);
-                hi = clamp_i64(hi, lo, ow_n);
-                for (int64_t oh = 0; oh < g->out[0]; oh++, row += ow_n) {
-                    int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
-                    if (ih < 0 || ih >= g->in[0]) {
-                        memset(row, 0, (size_t)ow_n * sizeof *row);
-                        continue;
-                    }
-                    const float *xr = x + c * plane + ih * g->in[1] + off;
-                    memset(row, 0, (size_t)lo * sizeof *row);
-                    for (int64_t ow = lo; ow < hi; ow++) {
-                        row[ow] = xr[ow * g->s[1]];
-                    }
-                    memset(row + hi, 0, (size_t)(ow_n - hi) * sizeof *row);
-                }
-            }
+ * 0 in the padding: row `task` = (c*kh + i)*kw + j of col. The rows are the
+ * pool's tasks: the copy writes C/group * kh * kw times the output's size
+ * (7 MiB for a 3x3 conv of 64 channels at 56x56), so on one thread it
+ * would take a good part of the conv's time. */
+static void im2col_row(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const im2col_job *job = ctx;
+    const plx_window_geom *g = job->g;
+    int64_t r = (int64_t)task, ow_n = g->out[1];
+    int64_t c = r / (g->k[0] * g->k[1]), i = r / g->k[1] % g->k[0], j = r % g->k[1];
+    float *row = job->col + r * g->out[0] * ow_n;
+    int64_t off = j * g->d[1] - g->pb[1], lo, hi;
+    cpu_ref_window_columns(off, g->s[1], g->in[1], ow_n, &lo, &hi);
+    for (int64_t oh = 0; oh < g->out[0]; oh++, row += ow_n) {
+        int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+        if (ih < 0 || ih >= g->in[0]) {
+            memset(row, 0, (size_t)ow_n * sizeof *row);
+            continue;
         }
+        const float *xr = job->x + (c * g->in[0] + ih) * g->in[1];
+        memset(row, 0, (size_t)lo * sizeof *row);
+        for (int64_t ow = lo; ow < hi; ow++) {
+            row[ow] = xr[ow * g->s[1] + off];
+        }
+        memset(row + hi, 0, (size_t)(ow_n - hi) * sizeof *row);
     }
 }
 
@@ -337,52 +349,56 @@ typedef struct depthwise_job {
     const plx_window_geom *g;
     const float *x, *w, *b;
     float *y;
-    const plx_activation_desc *act;
+    cpu_ref_isa isa;
+    cpu_ref_gemm_args epilogue; /* only its act, lo and hi */
+    char *scratch;              /* one slice per thread, or NULL */
+    size_t slice;
 } depthwise_job;
 
-/* One output plane (image n, channel m) of a depthwise conv: for each tap,
- * a row of the input scaled into a row of the output. */
+/* One output plane (image n, channel m) of a depthwise conv, by the
+ * per-ISA kernel (depthwise.h). */
 static void depthwise_plane(void *ctx, size_t task, size_t thread) {
-    (void)thread;
     const depthwise_job *j = ctx;
     const plx_window_geom *g = j->g;
     int64_t mg = g->m / g->group, n = (int64_t)task / g->m, m = (int64_t)task % g->m;
-    int64_t c = m / mg, ow_n = g->out[1];
-    const float *x = j->x + (n * g->c + c) * g->in[0] * g->in[1];
-    const float *w = j->w + m * g->k[0] * g->k[1];
-    float *y = j->y + (n * g->m + m) * g->out[0] * ow_n;
-    float bias = j->b ? j->b[m] : 0.0f;
-    for (int64_t i = 0; i < g->out[0] * ow_n; i++) {
-        y[i] = bias;
+    int64_t c = m / mg;
+    cpu_ref_depthwise_plane p = depthwise_geometry(g);
+    p.x = j->x + (n * g->c + c) * g->in[0] * g->in[1];
+    p.w = j->w + m * g->k[0] * g->k[1];
+    p.bias = j->b ? j->b[m] : 0.0f;
+    p.act = j->epilogue.act;
+    p.lo = j->epilogue.lo;
+    p.hi = j->epilogue.hi;
+    p.y = j->y + (n * g->m + m) * g->out[0] * g->out[1];
+    p.scratch = j->scratch ? (float *)(void *)(j->scratch + thread * j->slice) : NULL;
+    cpu_ref_depthwise(j->isa, &p); /* the variant was checked before the run */
+}
+
+/* Every plane of a depthwise conv, shared among the pool's threads, each
+ * with its slice of the workspace (cpu_ref_workspace_conv). */
+static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom *g,
+                          const float *x, const float *w, const float *b, float *y) {
+    depthwise_job job = {g, x, w, b, y, isa_of(args->compute), {0}, NULL, depthwise_slice(g)};
+    if (!cpu_ref_isa_supported(job.isa)) {
+        return cpu_ref_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+                            cpu_ref_isa_name(job.isa));
     }
-    for (int64_t kh = 0; kh < g->k[0]; kh++) {
-        for (int64_t kw = 0; kw < g->k[1]; kw++) {
-            float wv = w[kh * g->k[1] + kw];
-            int64_t off = kw * g->d[1] - g->pb[1];
-            int64_t lo = off >= 0 ? 0 : (-off + g->s[1] - 1) / g->s[1];
-            int64_t hi = g->in[1] - off <= 0 ? 0 : (g->in[1] - off - 1) / g->s[1] + 1;
-            lo = clamp_i64(lo, 0, ow_n);
-            hi = clamp_i64(hi, lo, ow_n);
-            for (int64_t oh = 0; oh < g->out[0]; oh++) {
-                int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
-                if (ih < 0 || ih >= g->in[0]) {
-                    continue;
-                }
-                const float *xr = x + ih * g->in[1] + off;
-                float *yr = y + oh * ow_n;
-                if (g->s[1] == 1) {
-                    for (int64_t ow = lo; ow < hi; ow++) {
-                        yr[ow] += wv * xr[ow];
-                    }
-                } else {
-                    for (int64_t ow = lo; ow < hi; ow++) {
-                        yr[ow] += wv * xr[ow * g->s[1]];
-                    }
-                }
-            }
+    set_epilogue(args->activation, &job.epilogue);
+    cpu_ref_pool *pool = pool_of(args->compute);
+    size_t threads = cpu_ref_pool_threads(pool), left = 0;
+    if (job.slice) {
+        job.scratch = ws_at(args, 0, &left);
+        if (!job.scratch || left < job.slice) {
+            return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                      "the depthwise kernel's %zu",
+                                args->workspace_size, job.slice);
+        }
+        if (left / job.slice < threads) {
+            pool = NULL; /* room for one thread only: run here */
         }
     }
-    apply_activation(j->act, y, (size_t)(g->out[0] * ow_n));
+    cpu_ref_pool_run(pool, (size_t)(g->n * g->m), depthwise_plane, &job);
+    return true;
 }
 
 /* Per image and group, Y_g [M/group, OH*OW] = W_g [M/group, K] x col
@@ -399,9 +415,7 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
     if (conv_is_depthwise(&g)) {
-        depthwise_job job = {&g, x, w, b, y, args->activation};
-        cpu_ref_pool_run(pool_of(args->compute), (size_t)(g.n * g.m), depthwise_plane, &job);
-        return true;
+        return run_depthwise(args, &g, x, w, b, y);
     }
     int64_t cg = g.c / g.group, mg = g.m / g.group;
     int64_t kk = cg * g.k[0] * g.k[1], nn = g.out[0] * g.out[1], plane = g.in[0] * g.in[1];
@@ -416,7 +430,9 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
         for (int64_t gi = 0; gi < g.group; gi++) {
             const float *xg = x + (n * g.c + gi * cg) * plane;
             if (col) {
-                im2col(&g, xg, cg, col);
+                im2col_job job = {&g, xg, col};
+                cpu_ref_pool_run(pool_of(args->compute), (size_t)(cg * g.k[0] * g.k[1]),
+                                 im2col_row, &job);
             }
             cpu_ref_gemm_args ga = {0};
             ga.m = (size_t)mg;
@@ -925,6 +941,47 @@ const char *cpu_ref_check_pool(const plx_layer_view *layer, char *buf, size_t si
     return pool_prepare(layer, &g, buf, size);
 }
 
+typedef struct max_pool_job {
+    const plx_window_geom *g;
+    const float *x;
+    float *y;
+} max_pool_job;
+
+/* One output plane (image n, channel c = task) of a float32 max pool, the
+ * common case (ResNet's stem), on the pool's threads: each tap of the
+ * window takes the maximum into a whole output row at once, over the
+ * outputs whose input lies inside the row (cpu_ref_window_columns). Taps
+ * come in the same order and with the same NaN rule as the general loop
+ * below, so the results are the same. */
+static void max_pool_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const max_pool_job *job = ctx;
+    const plx_window_geom *g = job->g;
+    const float *x = job->x + (int64_t)task * g->in[0] * g->in[1];
+    float *y = job->y + (int64_t)task * g->out[0] * g->out[1];
+    for (int64_t oh = 0; oh < g->out[0]; oh++) {
+        float *restrict yr = y + oh * g->out[1]; /* restrict: lets the taps vectorise */
+        for (int64_t ow = 0; ow < g->out[1]; ow++) {
+            yr[ow] = -INFINITY;
+        }
+        for (int64_t kh = 0; kh < g->k[0]; kh++) {
+            int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+            if (ih < 0 || ih >= g->in[0]) {
+                continue;
+            }
+            const float *restrict xr = x + ih * g->in[1];
+            for (int64_t kw = 0; kw < g->k[1]; kw++) {
+                int64_t off = kw * g->d[1] - g->pb[1], lo, hi;
+                cpu_ref_window_columns(off, g->s[1], g->in[1], g->out[1], &lo, &hi);
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    float v = xr[ow * g->s[1] + off];
+                    yr[ow] = v > yr[ow] || isnan(v) ? v : yr[ow];
+                }
+            }
+        }
+    }
+}
+
 /* Average pools divide by the taps inside the input (count_include_pad
  * false) or inside input plus padding (true); taps past the padding, which
  * ceil_mode can create, never count, as in ONNX's reference and PyTorch.
@@ -941,6 +998,11 @@ bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
     const void *x = args->inputs[0];
     void *y = args->outputs[0];
     bool is_max = desc->kind == PLX_POOL_MAX;
+    if (is_max && dt == PLX_DTYPE_FLOAT32) {
+        max_pool_job job = {&g, x, y};
+        cpu_ref_pool_run(pool_of(args->compute), (size_t)(g.n * g.c), max_pool_plane, &job);
+        return true;
+    }
     for (int64_t n = 0; n < g.n; n++) {
         for (int64_t c = 0; c < g.c; c++) {
             for (int64_t oh = 0; oh < g.out[0]; oh++) {

@@ -65,9 +65,10 @@ static size_t count_of(const plx_tensor_info *t) {
     return n;
 }
 
-/* check must accept, then run must succeed. */
-static void run_checked(check_fn check, run_fn run, const plx_layer_view *v,
-                        const void *const *ins, void *out) {
+/* check must accept, then run must succeed, with a fused activation (relu
+ * or clip run in the kernel's epilogue; NULL: none). */
+static void run_checked_act(check_fn check, run_fn run, const plx_layer_view *v,
+                            const void *const *ins, void *out, const plx_activation_desc *act) {
     char buf[256];
     const char *why = check(v, buf, sizeof buf);
     cr_assert(zero(ptr, (void *)why), "check refused: %s", why ? why : "");
@@ -75,8 +76,14 @@ static void run_checked(check_fn check, run_fn run, const plx_layer_view *v,
     void *outs[1] = {out};
     cpu_ref_kernel_args a = {
         .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err,
-        .compute = test_compute()};
+        .compute = test_compute(), .activation = act};
     cr_assert(cpu_ref_kernel_run_once(run, &a), "run failed: %s", err);
+}
+
+/* check must accept, then run must succeed. */
+static void run_checked(check_fn check, run_fn run, const plx_layer_view *v,
+                        const void *const *ins, void *out) {
+    run_checked_act(check, run, v, ins, out, NULL);
 }
 
 #define RUN(name, view, out, ...) \
@@ -285,7 +292,9 @@ static void ref_conv(const conv_case *cc, const int64_t out[2], const int64_t pa
     free(col);
 }
 
-static void conv_random(const conv_case *cc, uint32_t seed) {
+/* A random conv against ref_conv, with a fused activation (relu or clip;
+ * NULL: none) applied to the reference's output. */
+static void conv_random_act(const conv_case *cc, uint32_t seed, const plx_activation_desc *act) {
     rng_seed(seed);
     plx_conv_desc d = PLX_CONV_DESC_INIT;
     int64_t out[2] = {1, 1}, pad[2] = {0, 0}, pe;
@@ -315,16 +324,22 @@ static void conv_random(const conv_case *cc, uint32_t seed) {
     size_t ny = count_of(&yinfo);
     float *y = zbuf(ny), *want = zbuf(ny);
     plx_layer_view v = mkview(PLX_OP_CONV, &d, in, cc->bias ? 3 : 2, &yinfo);
-    if (cc->bias) {
-        RUN(conv, &v, y, x, w, b);
-    } else {
-        RUN(conv, &v, y, x, w);
-    }
+    run_checked_act(cpu_ref_check_conv, cpu_ref_run_conv, &v, (const void *const[]){x, w, b}, y,
+                    act);
     ref_conv(cc, out, pad, x, w, cc->bias ? b : NULL, want);
+    for (size_t i = 0; act && i < ny; i++) {
+        float lo = act->func == PLX_ACT_RELU ? 0.0f : act->alpha;
+        float hi = act->func == PLX_ACT_RELU ? INFINITY : act->beta;
+        want[i] = want[i] < lo ? lo : want[i] > hi ? hi : want[i];
+    }
     /* float accumulation in the kernel vs double here: 1e-5 holds for these
      * short sums of values in [-1, 1] */
     expect_close(y, want, ny, TOL, "conv");
     free(x), free(w), free(b), free(y), free(want);
+}
+
+static void conv_random(const conv_case *cc, uint32_t seed) {
+    conv_random_act(cc, seed, NULL);
 }
 
 Test(conv, random_2d) {
@@ -355,6 +370,58 @@ Test(conv, random_1d) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         conv_random(&cases[i], 200 + (uint32_t)i);
+    }
+}
+
+/* Depthwise convs (group = C, one or more output channels per input
+ * channel), which run their own kernel: unit strides (through a padded
+ * copy of the plane, with any pads and dilations, and planes wider than
+ * its 512-output chunks, so that rows straddle chunks), strides 2 and 3
+ * (row by row), padding larger than the kernel, windows that miss the
+ * input entirely, 1-D, and the fused relu and clip. */
+Test(conv, random_depthwise) {
+    const conv_case cases[] = {
+        /* nsp n c m g   in      k      s      d      pb     pe     auto_pad  bias */
+        {2, 1, 3, 3, 3, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 2, 2, 4, 2, {7, 5}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 2, 2, 2, {6, 8}, {3, 2}, {1, 1}, {2, 3}, {2, 0}, {1, 3}, PLX_AUTO_PAD_NOTSET, false},
+        {2, 1, 2, 2, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {4, 5}, {3, 6}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 2, 2, 2, {3, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_SAME_UPPER, true},
+        {2, 1, 1, 1, 1, {3, 700}, {3, 5}, {1, 1}, {1, 1}, {1, 2}, {1, 2}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 1, 1, 1, {40, 41}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 4, 4, 4, {7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 2, 4, 2, {12, 11}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, PLX_AUTO_PAD_SAME_LOWER, true},
+        {2, 1, 2, 2, 2, {10, 9}, {3, 2}, {3, 1}, {1, 2}, {1, 0}, {2, 1}, PLX_AUTO_PAD_NOTSET, false},
+        {2, 1, 1, 1, 1, {4, 1100}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 3, 3, 3, {6, 6}, {2, 2}, {2, 3}, {3, 3}, {0, 0}, {0, 0}, PLX_AUTO_PAD_VALID, true},
+        {1, 2, 3, 6, 3, {50}, {5}, {1}, {2}, {3}, {5}, PLX_AUTO_PAD_NOTSET, true},
+        {1, 1, 2, 2, 2, {15}, {3}, {2}, {1}, {1}, {1}, PLX_AUTO_PAD_NOTSET, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conv_random(&cases[i], 300 + (uint32_t)i);
+    }
+    plx_activation_desc relu = {.struct_size = sizeof relu, .func = PLX_ACT_RELU};
+    plx_activation_desc clip = {.struct_size = sizeof clip, .func = PLX_ACT_CLIP,
+                                .alpha = -0.3f, .beta = 0.4f};
+    conv_random_act(&cases[0], 320, &relu); /* unit strides */
+    conv_random_act(&cases[5], 321, &clip); /* unit strides, several chunks */
+    conv_random_act(&cases[7], 322, &clip); /* stride 2 */
+    conv_random_act(&cases[10], 323, &relu); /* rows of several chunks */
+}
+
+/* The same activations on the GEMM's convs (1x1 and im2col), whose
+ * epilogue applies them. */
+Test(conv, random_fused_activation) {
+    const conv_case cases[] = {
+        {2, 1, 5, 7, 1, {9, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 2, 4, 6, 2, {6, 7}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 0}, PLX_AUTO_PAD_NOTSET, true},
+    };
+    plx_activation_desc relu = {.struct_size = sizeof relu, .func = PLX_ACT_RELU};
+    plx_activation_desc clip = {.struct_size = sizeof clip, .func = PLX_ACT_CLIP,
+                                .alpha = 0.0f, .beta = 0.5f};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conv_random_act(&cases[i], 400 + 2 * (uint32_t)i, &relu);
+        conv_random_act(&cases[i], 401 + 2 * (uint32_t)i, &clip);
     }
 }
 
@@ -1123,6 +1190,9 @@ Test(pool, random) {
         {1, PLX_POOL_AVERAGE, 2, 2, {11}, {4}, {3}, {1}, {2}, {1}, PLX_AUTO_PAD_NOTSET, true, true},
         {1, PLX_POOL_MAX, 1, 1, {1}, {1}, {1}, {1}, {0}, {0}, PLX_AUTO_PAD_NOTSET, false, false},
         {2, PLX_POOL_MAX, 0, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false},
+        /* ResNet's stem pool (3x3, stride 2, pads 1), and windows wholly in padding (-inf) */
+        {2, PLX_POOL_MAX, 2, 3, {16, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, false, false},
+        {2, PLX_POOL_MAX, 1, 2, {4, 5}, {2, 2}, {1, 3}, {1, 1}, {3, 2}, {3, 4}, PLX_AUTO_PAD_NOTSET, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pool_random(&cases[i], 700 + (uint32_t)i);

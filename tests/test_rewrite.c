@@ -350,6 +350,95 @@ Test(rewrite, transpose_of_constant_is_folded) {
     plx_network_destroy(&n);
 }
 
+/* The op of layer `name` in the optimised network, or PLX_OP_INVALID. */
+static plx_op layer_op(const plx_optimized_network *on, const char *name) {
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *l = plx_optimized_network_layer(on, i);
+        if (strcmp(l->layer_name, name) == 0) {
+            return l->op;
+        }
+    }
+    return PLX_OP_INVALID;
+}
+
+/* y = x + exp(a * b): mul and exp read only constants, so they are
+ * evaluated once (cpu_ref's kernels) and exp becomes a constant; mul, a and
+ * b, read by nothing any more, are dropped. The values are those of the
+ * network run as built. */
+Test(rewrite, layers_of_constants_are_folded) {
+    static float av[6] = {0.5f, -1, 2, 0, 1.5f, -0.25f}, bv[6] = {2, 0.5f, -0.5f, 3, 1, 4};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t d[] = {2, 3};
+    plx_tensor_info info = f32(2, d);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_unary_desc ex = PLX_UNARY_DESC_INIT(PLX_UNARY_EXP);
+    plx_layer_id x, a, b, m, e, s, y;
+    OK(plx_network_add_input(n, "x", 0, &info, &x));
+    OK(plx_network_add_constant(n, "a", &info, av, PLX_CONSTANT_BORROW, &a));
+    OK(plx_network_add_constant(n, "b", &info, bv, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_layer(n, "m", PLX_OP_BINARY, &mul, 2, 1, &m));
+    OK(plx_network_add_layer(n, "e", PLX_OP_UNARY, &ex, 1, 1, &e));
+    OK(plx_network_add_layer(n, "s", PLX_OP_BINARY, &add, 2, 1, &s));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, a, 0, m, 0));
+    OK(plx_network_connect(n, b, 0, m, 1));
+    OK(plx_network_connect(n, m, 0, e, 0));
+    OK(plx_network_connect(n, x, 0, s, 0));
+    OK(plx_network_connect(n, e, 0, s, 1));
+    OK(plx_network_connect(n, s, 0, y, 0));
+    float xv[6], y0[6], y1[6];
+    fill(xv, 6, 9);
+    plx_optimized_network *plain, *rw;
+    run(n, false, xv, 6, y0, 6, &plain);
+    run(n, true, xv, 6, y1, 6, &rw);
+    for (int i = 0; i < 6; i++) {
+        cr_assert(le(dbl, fabs((double)y0[i] - (xv[i] + exp((double)av[i] * bv[i]))), 1e-5),
+                  "[%d]", i);
+    }
+    assert_close(y1, y0, 6);
+    cr_assert(has_note(rw, "folded binary 'm' into a constant: its inputs are constants"));
+    cr_assert(has_note(rw, "folded unary 'e' into a constant: its inputs are constants"));
+    cr_assert(eq(int, layer_op(rw, "e"), PLX_OP_CONSTANT));
+    cr_assert(eq(int, layer_op(rw, "m"), PLX_OP_INVALID));
+    cr_assert(eq(int, layer_op(rw, "a"), PLX_OP_INVALID));
+    cr_assert(eq(int, layer_op(rw, "s"), PLX_OP_BINARY));
+    cr_assert(eq(int, layer_op(plain, "e"), PLX_OP_UNARY));
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}
+
+/* A layer of constants that a network output reads stays a layer (the
+ * loader runs nothing between a constant and an output). */
+Test(rewrite, layer_of_constants_feeding_an_output_stays) {
+    static float av[6] = {1, 4, 9, 16, 25, 36};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t d[] = {2, 3};
+    plx_tensor_info info = f32(2, d);
+    plx_unary_desc sq = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id x, a, r, s, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &info, &x));
+    OK(plx_network_add_constant(n, "a", &info, av, PLX_CONSTANT_BORROW, &a));
+    OK(plx_network_add_layer(n, "r", PLX_OP_UNARY, &sq, 1, 1, &r));
+    OK(plx_network_add_layer(n, "s", PLX_OP_BINARY, &add, 2, 1, &s));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_add_output(n, "root", 1, &y2));
+    OK(plx_network_connect(n, a, 0, r, 0));
+    OK(plx_network_connect(n, x, 0, s, 0));
+    OK(plx_network_connect(n, r, 0, s, 1));
+    OK(plx_network_connect(n, s, 0, y, 0));
+    OK(plx_network_connect(n, r, 0, y2, 0));
+    plx_optimized_network *rw = optimize(n, true);
+    cr_assert(eq(int, layer_op(rw, "r"), PLX_OP_UNARY));
+    cr_assert(not(has_note(rw, "folded unary 'r'")));
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}
+
 /* cpu_ref's own optimisation (R-23): a conv, fully_connected or matmul read
  * only by an activation runs as one precompiled layer ("conv+relu"), with
  * the values of the two layers it replaces (cpu_ref option fusion=off). */

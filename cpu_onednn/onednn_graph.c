@@ -424,19 +424,10 @@ plx_status odn_graph_plan(const odn_context *ctx, const plx_layer_view *layer, o
 /* The layer that alone reads layer a's output, and only as its input 0;
  * else UINT32_MAX. */
 static uint32_t sole_reader(const plx_subgraph_view *g, uint32_t a) {
-    const plx_subgraph_layer *l = &g->layers[a];
-    if (l->view.output_count != 1 || l->readers[0] != 1 || l->escapes[0]) {
-        return UINT32_MAX;
-    }
-    for (uint32_t r = a + 1; r < g->layer_count; r++) {
-        const plx_subgraph_layer *c = &g->layers[r];
-        for (uint32_t j = 0; j < c->view.input_count; j++) {
-            if (c->inputs[j].layer == a) {
-                return j == 0 ? r : UINT32_MAX;
-            }
-        }
-    }
-    return UINT32_MAX;
+    uint32_t slot = 0, r = g->layers[a].view.output_count == 1
+                               ? plx_subgraph_sole_reader(g, a, &slot)
+                               : UINT32_MAX;
+    return slot == 0 ? r : UINT32_MAX;
 }
 
 /* The activation that alone reads layer a's output, or UINT32_MAX. */

@@ -100,21 +100,35 @@ static dnnl_status_t any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *li
                                         dnnl_format_tag_any);
 }
 
-int odn_plan_add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding, unsigned slot,
-                   const dnnl_memory_desc_t *md) {
-    if (plan->mem_count == plan->mem_capacity) {
-        unsigned cap = plan->mem_capacity ? plan->mem_capacity * 2 : 8;
-        odn_mem *m = ctx->host->alloc(ctx->host, cap * sizeof *m, 0);
-        if (!m) {
-            return -1;
-        }
-        if (plan->mem_count) {
-            memcpy(m, plan->mems, plan->mem_count * sizeof *m);
-        }
-        ctx->host->free(ctx->host, plan->mems);
-        plan->mems = m;
-        plan->mem_capacity = cap;
+/* Makes room for one more element in the plan's array *items (count used
+ * of *capacity, `size` bytes each): doubles it, from `first`. false when
+ * out of memory (the array is left as it was). */
+static bool make_room(const odn_context *ctx, void **items, unsigned count, unsigned *capacity,
+                      size_t size, unsigned first) {
+    if (count < *capacity) {
+        return true;
     }
+    unsigned cap = *capacity ? *capacity * 2 : first;
+    void *grown = ctx->host->alloc(ctx->host, cap * size, 0);
+    if (!grown) {
+        return false;
+    }
+    if (count) {
+        memcpy(grown, *items, count * size);
+    }
+    ctx->host->free(ctx->host, *items);
+    *items = grown;
+    *capacity = cap;
+    return true;
+}
+
+int odn_plan_add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding,
+                     unsigned slot, const dnnl_memory_desc_t *md) {
+    void *mems = plan->mems;
+    if (!make_room(ctx, &mems, plan->mem_count, &plan->mem_capacity, sizeof(odn_mem), 8)) {
+        return -1;
+    }
+    plan->mems = mems;
     odn_mem *m = &plan->mems[plan->mem_count];
     memset(m, 0, sizeof *m);
     m->binding = binding;
@@ -132,19 +146,11 @@ int odn_plan_add_mem(const odn_context *ctx, odn_plan *plan, odn_binding binding
 /* A new zeroed step at the end of the plan (not counted until the caller
  * increments step_count), or NULL when out of memory. */
 static odn_step *next_step(const odn_context *ctx, odn_plan *plan) {
-    if (plan->step_count == plan->step_capacity) {
-        unsigned cap = plan->step_capacity ? plan->step_capacity * 2 : 4;
-        odn_step *st = ctx->host->alloc(ctx->host, cap * sizeof *st, 0);
-        if (!st) {
-            return NULL;
-        }
-        if (plan->step_count) {
-            memcpy(st, plan->steps, plan->step_count * sizeof *st);
-        }
-        ctx->host->free(ctx->host, plan->steps);
-        plan->steps = st;
-        plan->step_capacity = cap;
+    void *steps = plan->steps;
+    if (!make_room(ctx, &steps, plan->step_count, &plan->step_capacity, sizeof(odn_step), 4)) {
+        return NULL;
     }
+    plan->steps = steps;
     odn_step *s = &plan->steps[plan->step_count];
     memset(s, 0, sizeof *s);
     return s;

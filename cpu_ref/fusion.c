@@ -113,24 +113,6 @@ bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args) {
     return cpu_ref_run_activation(&a);
 }
 
-/* The only reader of layer `a`'s output 0 when it is inside the subgraph
- * and nothing else reads it, else UINT32_MAX. */
-static uint32_t only_reader(const plx_subgraph_view *g, uint32_t a) {
-    const plx_subgraph_layer *l = &g->layers[a];
-    if (l->view.output_count != 1 || l->readers[0] != 1 || l->escapes[0]) {
-        return UINT32_MAX;
-    }
-    for (uint32_t r = a + 1; r < g->layer_count; r++) {
-        const plx_subgraph_layer *c = &g->layers[r];
-        for (uint32_t k = 0; k < c->view.input_count; k++) {
-            if (c->inputs[k].layer == a && c->inputs[k].slot == 0) {
-                return c->view.input_count == 1 ? r : UINT32_MAX;
-            }
-        }
-    }
-    return UINT32_MAX;
-}
-
 plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_view *g,
                                      const plx_subgraph_editor *editor) {
     for (uint32_t a = 0; a < g->layer_count; a++) {
@@ -138,8 +120,10 @@ plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_vi
         if (!fusable_base(base->view.op) || base->view.outputs[0].dtype != PLX_DTYPE_FLOAT32) {
             continue;
         }
-        uint32_t r = only_reader(g, a);
-        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION) {
+        uint32_t r = base->view.output_count == 1 ? plx_subgraph_sole_reader(g, a, NULL)
+                                                  : UINT32_MAX;
+        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
+            g->layers[r].view.input_count != 1) {
             continue;
         }
         cpu_ref_fused f;

@@ -154,14 +154,7 @@ static plx_network *make_cnn(bool extra_floor) {
     init_weights();
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info xi;
-    memset(&xi, 0, sizeof xi);
-    xi.dtype = PLX_DTYPE_FLOAT32;
-    xi.rank = 4;
-    xi.dims[0] = 1;
-    xi.dims[1] = IN_C;
-    xi.dims[2] = IN_H;
-    xi.dims[3] = IN_W;
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, IN_C, IN_H, IN_W});
     plx_layer_id x, conv, bn, relu, pool, flat, fc, out;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
 
@@ -278,16 +271,6 @@ static void reference(plx_runtime *rt, plx_network *n, uint32_t seed, float *y) 
     plx_loaded_network_unload(&ln);
 }
 
-/* Whether the optimiser noted `needle`. */
-static bool has_note(plx_optimized_network *on, const char *needle) {
-    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
-        if (strstr(plx_optimized_network_note(on, i), needle)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Every compute layer of `on` on cpu_onednn, none refused; true when one
  * of them is the precompiled layer `name`. */
 static bool all_on_onednn_with(plx_optimized_network *on, const char *name) {
@@ -302,19 +285,20 @@ static bool all_on_onednn_with(plx_optimized_network *on, const char *name) {
     return found;
 }
 
-/* The whole network in one graph layer (option `graph`, default on): the
- * batch-norm folded into the conv by the optimiser, then conv, relu, pool,
- * flatten and fc replaced by one layer whose activations stay in oneDNN's
- * layouts; cpu_ref's results. */
-Test(cpu_onednn, cnn_matches_cpu_ref) {
-    plx_runtime *rt = runtime_with(NULL, 0);
+/* The CNN with cpu_onednn's `options`: every compute layer on cpu_onednn,
+ * one of them the precompiled layer `fused` that the optimiser noted as
+ * `note`, with cpu_ref's results. */
+static void cnn_as(const plx_backend_option *options, size_t count, const char *fused,
+                   const char *note) {
+    plx_runtime *rt = runtime_with(options, count);
     onednn(rt);
     plx_network *n = make_cnn(false);
     const char *both[] = {"cpu_onednn", "cpu_ref"};
     plx_optimized_network *on = NULL;
     load(rt, n, both, 2, false, false, &on);
-    cr_assert(all_on_onednn_with(on, "conv+...+fc"), "%s", plx_optimized_network_summary(on));
-    cr_assert(has_note(on, "backend 'cpu_onednn' replaced 5 layers by 'conv+...+fc' (graph)"));
+    cr_assert(all_on_onednn_with(on, fused), "no layer '%s': %s", fused,
+              plx_optimized_network_summary(on));
+    cr_assert(tu_noted(on, note));
     plx_optimized_network_destroy(&on);
     plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
     for (uint32_t seed = 1; seed <= 3; seed++) {
@@ -329,29 +313,21 @@ Test(cpu_onednn, cnn_matches_cpu_ref) {
     plx_runtime_destroy(&rt);
 }
 
+/* The whole network in one graph layer (option `graph`, default on): the
+ * batch-norm folded into the conv by the optimiser, then conv, relu, pool,
+ * flatten and fc replaced by one layer whose activations stay in oneDNN's
+ * layouts. */
+Test(cpu_onednn, cnn_matches_cpu_ref) {
+    cnn_as(NULL, 0, "conv+...+fc",
+           "backend 'cpu_onednn' replaced 5 layers by 'conv+...+fc' (graph)");
+}
+
 /* graph=off: layer by layer, the relu fused into the conv (R-23) as an
- * eltwise post-op; the same results. */
+ * eltwise post-op. */
 Test(cpu_onednn, without_graph_products_fuse_their_activation) {
     plx_backend_option opt = {"cpu_onednn", "graph", "off"};
-    plx_runtime *rt = runtime_with(&opt, 1);
-    onednn(rt);
-    plx_network *n = make_cnn(false);
-    const char *both[] = {"cpu_onednn", "cpu_ref"};
-    plx_optimized_network *on = NULL;
-    load(rt, n, both, 2, false, false, &on);
-    cr_assert(all_on_onednn_with(on, "conv+relu"), "conv and relu were not fused: %s",
-              plx_optimized_network_summary(on));
-    cr_assert(has_note(on, "backend 'cpu_onednn' replaced 2 layers by 'conv+relu' (conv+relu)"));
-    plx_optimized_network_destroy(&on);
-    plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
-    float x[IN_C * IN_H * IN_W], y[CLASSES], want[CLASSES];
-    make_input(x, 4);
-    run(ln, NULL, x, y);
-    reference(rt, n, 4, want);
-    expect_close(y, want, CLASSES);
-    plx_loaded_network_unload(&ln);
-    plx_network_destroy(&n);
-    plx_runtime_destroy(&rt);
+    cnn_as(&opt, 1, "conv+relu",
+           "backend 'cpu_onednn' replaced 2 layers by 'conv+relu' (conv+relu)");
 }
 
 Test(cpu_onednn, bad_graph_values_are_rejected) {
@@ -500,12 +476,7 @@ Test(cpu_onednn, concat_of_many_inputs) {
     enum { K = 12, L = 5 };
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info xi;
-    memset(&xi, 0, sizeof xi);
-    xi.dtype = PLX_DTYPE_FLOAT32;
-    xi.rank = 2;
-    xi.dims[0] = 1;
-    xi.dims[1] = L;
+    plx_tensor_info xi = tu_f32(2, (int64_t[]){1, L});
     plx_axis_desc cd = PLX_AXIS_DESC_INIT(1);
     plx_layer_id x, cat, out;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
@@ -559,16 +530,21 @@ static plx_layer_id layer(plx_network *n, const char *name, plx_op op, const voi
     return id;
 }
 
-static plx_layer_id conv3x3(plx_network *n, const char *name, plx_layer_id x, float *w,
-                            float *b) {
+static plx_layer_id conv_k(plx_network *n, const char *name, plx_layer_id x, int64_t cout,
+                           int64_t cin_per_group, int64_t k, int64_t stride, int64_t pad,
+                           int64_t group, const float *w, const float *b) {
     char wn[32], bn[32];
     snprintf(wn, sizeof wn, "%s_w", name);
     snprintf(bn, sizeof bn, "%s_b", name);
     plx_conv_desc cd = PLX_CONV_DESC_INIT;
-    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
-    plx_layer_id in[3] = {x, add_const(n, wn, (int64_t[]){RC, RC, 3, 3}, 4, w),
-                          add_const(n, bn, (int64_t[]){RC}, 1, b)};
-    return layer(n, name, PLX_OP_CONV, &cd, in, 3);
+    cd.group = group;
+    for (int i = 0; i < 2; i++) {
+        cd.strides[i] = stride;
+        cd.pads_begin[i] = cd.pads_end[i] = pad;
+    }
+    plx_layer_id in[3] = {x, add_const(n, wn, (int64_t[]){cout, cin_per_group, k, k}, 4, w),
+                          b ? add_const(n, bn, (int64_t[]){cout}, 1, b) : 0};
+    return layer(n, name, PLX_OP_CONV, &cd, in, b ? 3 : 2);
 }
 
 /* A residual block whose tensors leave the graph at several points, in
@@ -595,14 +571,7 @@ Test(cpu_onednn, graph_with_branches_and_outputs_in_every_layout) {
     }
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info xi;
-    memset(&xi, 0, sizeof xi);
-    xi.dtype = PLX_DTYPE_FLOAT32;
-    xi.rank = 4;
-    xi.dims[0] = 1;
-    xi.dims[1] = RC;
-    xi.dims[2] = RH;
-    xi.dims[3] = RW;
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, RC, RH, RW});
     plx_layer_id x, o[3];
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
     plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
@@ -617,9 +586,9 @@ Test(cpu_onednn, graph_with_branches_and_outputs_in_every_layout) {
     tr.perm[1] = 2;
     tr.perm[2] = 3;
     tr.perm[3] = 1;
-    plx_layer_id c1 = conv3x3(n, "conv1", x, w1, b1);
+    plx_layer_id c1 = conv_k(n, "conv1", x, RC, RC, 3, 1, 1, 1, w1, b1);
     plx_layer_id r1 = layer(n, "relu1", PLX_OP_ACTIVATION, &relu, &c1, 1);
-    plx_layer_id c2 = conv3x3(n, "conv2", r1, w2, b2);
+    plx_layer_id c2 = conv_k(n, "conv2", r1, RC, RC, 3, 1, 1, 1, w2, b2);
     plx_layer_id s = layer(n, "add", PLX_OP_BINARY, &add, (plx_layer_id[]){c2, r1}, 2);
     plx_layer_id r2 = layer(n, "relu2", PLX_OP_ACTIVATION, &relu, &s, 1);
     plx_layer_id k = add_const(n, "scale", (int64_t[]){1, RC, 1, 1}, 4, scale);
@@ -644,7 +613,7 @@ Test(cpu_onednn, graph_with_branches_and_outputs_in_every_layout) {
     load(rt, n, both, 2, false, false, &on);
     cr_assert(all_on_onednn_with(on, "conv1+...+softmax"), "%s",
               plx_optimized_network_summary(on));
-    cr_assert(has_note(on, "backend 'cpu_onednn' replaced 10 layers by 'conv1+...+softmax' "
+    cr_assert(tu_noted(on, "backend 'cpu_onednn' replaced 10 layers by 'conv1+...+softmax' "
                            "(graph)"));
     plx_optimized_network_destroy(&on);
     for (int pass = 0; pass < 2; pass++) {
@@ -676,23 +645,6 @@ static void keep_log(void *user_data, plx_log_level level, const char *source,
     }
 }
 
-static plx_layer_id conv_k(plx_network *n, const char *name, plx_layer_id x, int64_t cout,
-                           int64_t cin_per_group, int64_t k, int64_t stride, int64_t pad,
-                           int64_t group, const float *w, const float *b) {
-    char wn[32], bn[32];
-    snprintf(wn, sizeof wn, "%s_w", name);
-    snprintf(bn, sizeof bn, "%s_b", name);
-    plx_conv_desc cd = PLX_CONV_DESC_INIT;
-    cd.group = group;
-    for (int i = 0; i < 2; i++) {
-        cd.strides[i] = stride;
-        cd.pads_begin[i] = cd.pads_end[i] = pad;
-    }
-    plx_layer_id in[3] = {x, add_const(n, wn, (int64_t[]){cout, cin_per_group, k, k}, 4, w),
-                          b ? add_const(n, bn, (int64_t[]){cout}, 1, b) : 0};
-    return layer(n, name, PLX_OP_CONV, &cd, in, b ? 3 : 2);
-}
-
 /* MobileNet's separable blocks: a 1x1 convolution (with or without an
  * activation, bias) whose result only a depthwise 3x3 convolution (stride
  * 2 or 1, with or without bias and activation) reads runs as one oneDNN
@@ -711,14 +663,7 @@ Test(cpu_onednn, graph_fuses_depthwise_after_pointwise) {
     }
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info xi;
-    memset(&xi, 0, sizeof xi);
-    xi.dtype = PLX_DTYPE_FLOAT32;
-    xi.rank = 4;
-    xi.dims[0] = 1;
-    xi.dims[1] = C0;
-    xi.dims[2] = H;
-    xi.dims[3] = H;
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, C0, H, H});
     plx_layer_id x, out;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
     plx_activation_desc clip = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);

@@ -27,17 +27,6 @@ static void teardown(void) {
 
 TestSuite(rewrite, .init = setup, .fini = teardown);
 
-static plx_tensor_info f32(uint32_t rank, const int64_t *dims) {
-    plx_tensor_info t;
-    memset(&t, 0, sizeof t);
-    t.dtype = PLX_DTYPE_FLOAT32;
-    t.rank = rank;
-    for (uint32_t i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-    }
-    return t;
-}
-
 static plx_optimized_network *optimize(plx_network *n, bool rewrites) {
     const char *ids[] = {"cpu_ref"};
     plx_optimize_options oo;
@@ -49,15 +38,6 @@ static plx_optimized_network *optimize(plx_network *n, bool rewrites) {
     plx_optimized_network *on = NULL;
     OK(plx_optimize(rt, n, &oo, &on));
     return on;
-}
-
-static bool has_note(const plx_optimized_network *on, const char *text) {
-    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
-        if (strstr(plx_optimized_network_note(on, i), text)) {
-            return true;
-        }
-    }
-    return false;
 }
 
 static bool has_layer(const plx_optimized_network *on, const char *name) {
@@ -120,7 +100,7 @@ static plx_network *conv_bn(bool bias, bool conv_also_output) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t xd[] = {1, C, H, H}, wd[] = {M, C, 3, 3}, md[] = {M};
-    plx_tensor_info xi = f32(4, xd), wi = f32(4, wd), mi = f32(1, md);
+    plx_tensor_info xi = tu_f32(4, xd), wi = tu_f32(4, wd), mi = tu_f32(1, md);
     plx_conv_desc cd = PLX_CONV_DESC_INIT;
     cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
     plx_batch_norm_desc bd = PLX_BATCH_NORM_DESC_INIT;
@@ -170,7 +150,7 @@ Test(rewrite, batch_norm_folds_into_conv) {
         run(n, false, x, C * H * H, y0, M * H * H, &plain);
         run(n, true, x, C * H * H, y1, M * H * H, &folded);
         assert_close(y1, y0, M * H * H);
-        cr_assert(has_note(folded, "folded batch_norm 'bn' into conv 'conv'"));
+        cr_assert(tu_noted(folded, "folded batch_norm 'bn' into conv 'conv'"));
         cr_assert(not(has_layer(folded, "bn")));
         /* Then cpu_ref fuses the conv with the relu it alone feeds now. */
         cr_assert(has_layer(folded, "conv+relu"));
@@ -192,7 +172,7 @@ Test(rewrite, batch_norm_stays_when_conv_output_is_shared) {
     plx_network *n = conv_bn(true, true);
     plx_optimized_network *on = optimize(n, true);
     cr_assert(has_layer(on, "bn"));
-    cr_assert(not(has_note(on, "folded")));
+    cr_assert(not(tu_noted(on, "folded")));
     plx_optimized_network_destroy(&on);
     plx_network_destroy(&n);
 }
@@ -203,7 +183,7 @@ static plx_network *two_transposes(const uint32_t *p, const uint32_t *q) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t xd[] = {2, 3, 4, 5};
-    plx_tensor_info xi = f32(4, xd);
+    plx_tensor_info xi = tu_f32(4, xd);
     plx_transpose_desc t1 = PLX_TRANSPOSE_DESC_INIT, t2 = PLX_TRANSPOSE_DESC_INIT;
     memcpy(t1.perm, p, 4 * sizeof *p);
     t1.perm_count = 4;
@@ -235,7 +215,7 @@ Test(rewrite, transposes_cancel_or_merge) {
         cr_assert(eq(int, memcmp(y0, y1, sizeof y0), 0));
         cr_assert(not(has_layer(rw, "t1")));
         cr_assert(eq(int, has_layer(rw, "t2"), !cancel));
-        cr_assert(has_note(rw, cancel ? "removed transposes 't1' and 't2', which cancel"
+        cr_assert(tu_noted(rw, cancel ? "removed transposes 't1' and 't2', which cancel"
                                       : "merged transpose 't1' into transpose 't2'"));
         plx_optimized_network_destroy(&plain);
         plx_optimized_network_destroy(&rw);
@@ -249,7 +229,7 @@ Test(rewrite, identities_are_removed) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t xd[] = {2, 6};
-    plx_tensor_info xi = f32(2, xd);
+    plx_tensor_info xi = tu_f32(2, xd);
     plx_reshape_desc rd = PLX_RESHAPE_DESC_INIT;
     rd.dims[0] = 2;
     rd.dims[1] = 6;
@@ -280,7 +260,7 @@ Test(rewrite, identities_are_removed) {
         cr_assert(not(has_layer(rw, gone[i])), "%s kept", gone[i]);
         char note[96];
         snprintf(note, sizeof note, "'%s', whose output equals its input", gone[i]);
-        cr_assert(has_note(rw, note), "no note: %s", note);
+        cr_assert(tu_noted(rw, note), "no note: %s", note);
     }
     cr_assert(eq(sz, plx_optimized_network_layer_count(rw), 3)); /* x, relu, y */
     plx_optimized_network_destroy(&plain);
@@ -294,7 +274,7 @@ Test(rewrite, identity_between_input_and_output_stays) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t xd[] = {4};
-    plx_tensor_info xi = f32(1, xd);
+    plx_tensor_info xi = tu_f32(1, xd);
     plx_cast_desc cd = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT32);
     plx_layer_id x, c, y;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
@@ -318,7 +298,7 @@ Test(rewrite, transpose_of_constant_is_folded) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t kd[] = {3, 2}, xd[] = {2, 3};
-    plx_tensor_info ki = f32(2, kd), xi = f32(2, xd);
+    plx_tensor_info ki = tu_f32(2, kd), xi = tu_f32(2, xd);
     plx_transpose_desc td = PLX_TRANSPOSE_DESC_INIT;
     td.perm[0] = 1;
     td.perm[1] = 0;
@@ -342,7 +322,7 @@ Test(rewrite, transpose_of_constant_is_folded) {
     cr_assert(eq(int, memcmp(y0, want, sizeof want), 0));
     cr_assert(eq(int, memcmp(y1, want, sizeof want), 0));
     cr_assert(not(has_layer(rw, "kt")));
-    cr_assert(has_note(rw, "folded transpose 'kt' into constant 'k'"));
+    cr_assert(tu_noted(rw, "folded transpose 'kt' into constant 'k'"));
     const float orig[6] = {1, 2, 3, 4, 5, 6};
     cr_assert(eq(int, memcmp(k, orig, sizeof k), 0), "the borrowed constant was written");
     plx_optimized_network_destroy(&plain);
@@ -370,7 +350,7 @@ Test(rewrite, layers_of_constants_are_folded) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t d[] = {2, 3};
-    plx_tensor_info info = f32(2, d);
+    plx_tensor_info info = tu_f32(2, d);
     plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
     plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     plx_unary_desc ex = PLX_UNARY_DESC_INIT(PLX_UNARY_EXP);
@@ -398,8 +378,8 @@ Test(rewrite, layers_of_constants_are_folded) {
                   "[%d]", i);
     }
     assert_close(y1, y0, 6);
-    cr_assert(has_note(rw, "folded binary 'm' into a constant: its inputs are constants"));
-    cr_assert(has_note(rw, "folded unary 'e' into a constant: its inputs are constants"));
+    cr_assert(tu_noted(rw, "folded binary 'm' into a constant: its inputs are constants"));
+    cr_assert(tu_noted(rw, "folded unary 'e' into a constant: its inputs are constants"));
     cr_assert(eq(int, layer_op(rw, "e"), PLX_OP_CONSTANT));
     cr_assert(eq(int, layer_op(rw, "m"), PLX_OP_INVALID));
     cr_assert(eq(int, layer_op(rw, "a"), PLX_OP_INVALID));
@@ -417,7 +397,7 @@ Test(rewrite, layer_of_constants_feeding_an_output_stays) {
     plx_network *n;
     OK(plx_network_create(&n));
     const int64_t d[] = {2, 3};
-    plx_tensor_info info = f32(2, d);
+    plx_tensor_info info = tu_f32(2, d);
     plx_unary_desc sq = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
     plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     plx_layer_id x, a, r, s, y, y2;
@@ -434,7 +414,7 @@ Test(rewrite, layer_of_constants_feeding_an_output_stays) {
     OK(plx_network_connect(n, r, 0, y2, 0));
     plx_optimized_network *rw = optimize(n, true);
     cr_assert(eq(int, layer_op(rw, "r"), PLX_OP_UNARY));
-    cr_assert(not(has_note(rw, "folded unary 'r'")));
+    cr_assert(not(tu_noted(rw, "folded unary 'r'")));
     plx_optimized_network_destroy(&rw);
     plx_network_destroy(&n);
 }
@@ -464,9 +444,9 @@ Test(rewrite, cpu_ref_fuses_activations) {
         plx_network *n;
         OK(plx_network_create(&n));
         const int64_t xd[] = {1, C, H, H}, wd[] = {M, C, 3, 3}, x2[] = {C, 9}, w3[] = {9, M};
-        plx_tensor_info xi = f32(bases[i] == PLX_OP_CONV ? 4 : 2,
+        plx_tensor_info xi = tu_f32(bases[i] == PLX_OP_CONV ? 4 : 2,
                                  bases[i] == PLX_OP_CONV ? xd : x2);
-        plx_tensor_info wi = f32(bases[i] == PLX_OP_CONV ? 4 : 2,
+        plx_tensor_info wi = tu_f32(bases[i] == PLX_OP_CONV ? 4 : 2,
                                  bases[i] == PLX_OP_CONV ? wd : w3);
         plx_conv_desc cd = PLX_CONV_DESC_INIT;
         plx_fully_connected_desc fd = PLX_FULLY_CONNECTED_DESC_INIT;
@@ -501,7 +481,7 @@ Test(rewrite, cpu_ref_fuses_activations) {
         char kind[64];
         snprintf(kind, sizeof kind, "replaced 2 layers by 'base+act' (%s+%s)",
                  plx_op_name(bases[i]), plx_activation_func_name(funcs[i]));
-        cr_assert(has_note(fused, kind), "no note '%s'", kind);
+        cr_assert(tu_noted(fused, kind), "no note '%s'", kind);
         cr_assert(has_layer(fused, "base+act"));
         cr_assert(not(has_layer(fused, "base")));
         cr_assert(has_layer(plain, "base"));

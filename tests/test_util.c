@@ -147,6 +147,26 @@ bool tu_has_note(const plx_runtime *rt, const char *needle) {
     return false;
 }
 
+bool tu_noted(const plx_optimized_network *on, const char *needle) {
+    for (size_t i = 0; i < plx_optimized_network_note_count(on); i++) {
+        if (strstr(plx_optimized_network_note(on, i), needle)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+plx_tensor_info tu_f32(uint32_t rank, const int64_t *dims) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    t.rank = rank;
+    for (uint32_t i = 0; i < rank && i < PLX_MAX_RANK; i++) {
+        t.dims[i] = dims[i];
+    }
+    return t;
+}
+
 void tu_assert_good_fakes_loaded(const plx_runtime *rt) {
     static const char *const ids[] = {"fake_good", "fake_zulu"};
     static const char *const files[] = {"fake_good", "fake_first"};

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <plexus/network.h>
 #include <plexus/plexus.h>
 
 #ifndef FAKE_PLUGIN_DIR
@@ -48,6 +49,10 @@ size_t tu_backend_id_count(const plx_runtime *rt, const char *id);
 size_t tu_backend_index(const plx_runtime *rt, const char *id);
 /* true when some note contains `needle`. */
 bool tu_has_note(const plx_runtime *rt, const char *needle);
+/* true when some optimiser note of `on` contains `needle`. */
+bool tu_noted(const plx_optimized_network *on, const char *needle);
+/* A float32 tensor info of `rank` dims. */
+plx_tensor_info tu_f32(uint32_t rank, const int64_t *dims);
 
 /* Asserts that the good fakes beside a broken one still load: fake_good
  * (fake_good.so) and fake_zulu (fake_first.so), available, from their files. */

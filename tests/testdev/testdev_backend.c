@@ -391,24 +391,6 @@ static bool is_op(const plx_subgraph_layer *l, plx_op op) {
     return ((const plx_binary_desc *)l->view.desc)->func == PLX_BINARY_ADD;
 }
 
-/* The reader inside the subgraph of layer a's output 0 when it is the
- * only reader anywhere, else UINT32_MAX. */
-static uint32_t only_reader(const plx_subgraph_view *g, uint32_t a) {
-    const plx_subgraph_layer *l = &g->layers[a];
-    if (l->readers[0] != 1 || l->escapes[0]) {
-        return UINT32_MAX;
-    }
-    for (uint32_t r = 0; r < g->layer_count; r++) {
-        const plx_subgraph_layer *c = &g->layers[r];
-        for (uint32_t k = 0; k < c->view.input_count; k++) {
-            if (c->inputs[k].layer == a && c->inputs[k].slot == 0) {
-                return r;
-            }
-        }
-    }
-    return UINT32_MAX;
-}
-
 static plx_status optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
                                     const plx_subgraph_editor *editor) {
     if (b->subgraph == SG_FAIL) {
@@ -467,7 +449,7 @@ static plx_status optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
         return NULL;
     }
     for (uint32_t a = 0; a < g->layer_count; a++) {
-        uint32_t r = only_reader(g, a);
+        uint32_t r = plx_subgraph_sole_reader(g, a, NULL);
         if (!is_op(&g->layers[a], PLX_OP_BINARY) || r == UINT32_MAX ||
             !is_op(&g->layers[r], PLX_OP_ACTIVATION)) {
             continue;

@@ -289,6 +289,31 @@ typedef struct plx_subgraph_view {
     const void *const *external_constants;
 } plx_subgraph_view;
 
+/* A helper for optimize_subgraph: the subgraph layer that alone reads
+ * output 0 of layer `a` (nothing outside the subgraph reads it, and no
+ * other subgraph layer), or UINT32_MAX; *out_input (may be NULL) gets the
+ * input slot at which it reads it. The usual test before fusing `a` with
+ * what follows it. */
+static inline uint32_t plx_subgraph_sole_reader(const plx_subgraph_view *g, uint32_t a,
+                                                uint32_t *out_input) {
+    const plx_subgraph_layer *l = &g->layers[a];
+    if (l->view.output_count < 1 || l->readers[0] != 1 || l->escapes[0]) {
+        return UINT32_MAX;
+    }
+    for (uint32_t r = a + 1; r < g->layer_count; r++) { /* readers come later */
+        const plx_subgraph_layer *c = &g->layers[r];
+        for (uint32_t k = 0; k < c->view.input_count; k++) {
+            if (c->inputs[k].layer == a && c->inputs[k].slot == 0) {
+                if (out_input) {
+                    *out_input = k;
+                }
+                return r;
+            }
+        }
+    }
+    return UINT32_MAX;
+}
+
 /* One replacement: the layers `layers` (indices into the subgraph, at least
  * one, no layer twice) become one PLX_OP_PRECOMPILED layer.
  * - inputs: the new layer's inputs, in order. Each must be a tensor that a

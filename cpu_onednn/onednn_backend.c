@@ -9,6 +9,7 @@
  * executing binds the handles' current memory and runs the primitives, with
  * no allocation. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,9 +246,25 @@ static plx_status odn_check_layer(plx_backend *backend, const plx_layer_view *la
     return s;
 }
 
+/* Constant weights packed into a primitive's layout, shared by the
+ * workloads of every working memory of the network that use the same
+ * constant in the same layout (they only read it). */
+typedef struct odn_packed {
+    struct odn_packed *next;
+    const void *data;      /* the constant (valid while the network lives) */
+    dnnl_memory_desc_t md; /* the layout it is packed into */
+    void *buffer;
+    unsigned refs; /* workloads using it */
+} odn_packed;
+
+/* One per loaded network: its packed weights. create_workload of a new
+ * working memory runs beside destroy_workload of another (R-18 (4)), so
+ * the list is under `lock`. */
 struct plx_factory {
     const plx_host *host;
     plx_backend *backend;
+    pthread_mutex_t lock;
+    odn_packed *packed;
 };
 
 static plx_status odn_create_factory(plx_backend *backend, const plx_factory_params *params,
@@ -260,11 +277,18 @@ static plx_status odn_create_factory(plx_backend *backend, const plx_factory_par
     }
     f->host = host;
     f->backend = backend;
+    f->packed = NULL;
+    if (pthread_mutex_init(&f->lock, NULL) != 0) {
+        host->free(host, f);
+        return host->status_create(host, PLX_INTERNAL, "cpu_onednn: pthread_mutex_init failed");
+    }
     *out_factory = f;
     return NULL;
 }
 
+/* Every workload was destroyed before (R-16 (5)), so nothing is packed. */
 static void odn_destroy_factory(plx_factory *factory) {
+    pthread_mutex_destroy(&factory->lock);
     factory->host->free(factory->host, factory);
 }
 
@@ -435,7 +459,8 @@ struct plx_workload {
     odn_plan plan;
     wl_step *steps;      /* plan.step_count */
     dnnl_memory_t *mems; /* plan.mem_count */
-    void **buffers;      /* plan.mem_count: owned buffers of packed mems */
+    plx_factory *factory;
+    odn_packed **packed; /* plan.mem_count: the factory's packed weights a mem uses */
     void *arena;         /* internal mems */
     size_t arena_bytes;
     void *scratch;
@@ -444,6 +469,22 @@ struct plx_workload {
     plx_tensor_handle **outputs;
     unsigned input_count, output_count;
 };
+
+/* Drops a workload's use of packed weights; the last user frees them. */
+static void release_packed(plx_factory *f, odn_packed *p) {
+    pthread_mutex_lock(&f->lock);
+    if (--p->refs == 0) {
+        for (odn_packed **at = &f->packed; *at; at = &(*at)->next) {
+            if (*at == p) {
+                *at = p->next;
+                break;
+            }
+        }
+        f->host->free(f->host, p->buffer);
+        f->host->free(f->host, p);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
 
 static void odn_destroy_workload(plx_workload *w) {
     const plx_host *host = w->host;
@@ -461,8 +502,10 @@ static void odn_destroy_workload(plx_workload *w) {
             dnnl_memory_destroy(w->mems[i]);
         }
     }
-    for (unsigned i = 0; w->buffers && i < w->plan.mem_count; i++) {
-        host->free(host, w->buffers[i]);
+    for (unsigned i = 0; w->packed && i < w->plan.mem_count; i++) {
+        if (w->packed[i]) {
+            release_packed(w->factory, w->packed[i]);
+        }
     }
     if (w->stream) {
         dnnl_stream_destroy(w->stream);
@@ -471,7 +514,7 @@ static void odn_destroy_workload(plx_workload *w) {
     host->free(host, w->scratch);
     host->free(host, w->arena);
     host->free(host, w->mems);
-    host->free(host, w->buffers);
+    host->free(host, w->packed);
     host->free(host, w->inputs);
     host->free(host, w->outputs);
     odn_plan_free(&ctx, &w->plan);
@@ -600,6 +643,47 @@ static plx_status pack_constant(plx_workload *w, const odn_mem *m, const void *d
     return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
 }
 
+/* The weights of plan memory `m` (constant `data`, ODN_BIND_PACKED)
+ * packed into m->md, from the factory's list or packed now and added to
+ * it; the caller holds one use. */
+static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *data,
+                                 odn_packed **out) {
+    plx_factory *f = w->factory;
+    const plx_host *host = w->host;
+    plx_status s = NULL;
+    pthread_mutex_lock(&f->lock);
+    odn_packed *p = f->packed;
+    while (p && !(p->data == data && dnnl_memory_desc_equal(&p->md, &m->md))) {
+        p = p->next;
+    }
+    if (!p) {
+        size_t size = dnnl_memory_desc_get_size(&m->md);
+        p = host->alloc(host, sizeof *p, 0);
+        void *buffer = p ? host->alloc(host, size ? size : 1, ODN_ALIGNMENT) : NULL;
+        if (!buffer) {
+            host->free(host, p);
+            p = NULL;
+            s = host->status_create(host, PLX_OUT_OF_MEMORY,
+                                    "cpu_onednn: cannot allocate %zu bytes for packed weights",
+                                    size);
+        } else if ((s = pack_constant(w, m, data, buffer))) {
+            host->free(host, buffer);
+            host->free(host, p);
+            p = NULL;
+        } else {
+            *p = (odn_packed){f->packed, data, m->md, buffer, 0};
+            f->packed = p;
+            host->log(host, PLX_LOG_DEBUG, "cpu_onednn: packed %zu bytes of weights", size);
+        }
+    }
+    if (p) {
+        p->refs++;
+    }
+    pthread_mutex_unlock(&f->lock);
+    *out = p;
+    return s;
+}
+
 #define WL_CHECK(call)                                                                    \
     do {                                                                                  \
         dnnl_status_t wl_st_ = (call);                                                    \
@@ -623,6 +707,7 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
     memset(w, 0, sizeof *w);
     w->host = host;
     w->backend = factory->backend;
+    w->factory = factory;
     w->input_count = layer->input_count;
     w->output_count = layer->output_count;
     w->inputs = host->alloc(host, (layer->input_count + 1) * sizeof *w->inputs, 0);
@@ -653,16 +738,16 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
     WL_CHECK(dnnl_stream_create(&w->stream, w->backend->engine, dnnl_stream_default_flags));
     unsigned nm = w->plan.mem_count, ns = w->plan.step_count;
     w->mems = host->alloc(host, (nm + 1) * sizeof *w->mems, 0);
-    w->buffers = host->alloc(host, (nm + 1) * sizeof *w->buffers, 0);
+    w->packed = host->alloc(host, (nm + 1) * sizeof *w->packed, 0);
     w->steps = host->alloc(host, (ns + 1) * sizeof *w->steps, 0);
     size_t *offsets = host->alloc(host, (nm + 1) * sizeof *offsets, 0);
-    if (!w->mems || !w->buffers || !w->steps || !offsets) {
+    if (!w->mems || !w->packed || !w->steps || !offsets) {
         host->free(host, offsets);
         odn_destroy_workload(w);
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
     memset(w->mems, 0, (nm + 1) * sizeof *w->mems);
-    memset(w->buffers, 0, (nm + 1) * sizeof *w->buffers);
+    memset(w->packed, 0, (nm + 1) * sizeof *w->packed);
     memset(w->steps, 0, (ns + 1) * sizeof *w->steps);
     w->arena_bytes = layout_arena(host, &w->plan, offsets);
     if (w->arena_bytes == SIZE_MAX ||
@@ -681,23 +766,12 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
             const void *data = layer->input_constants[m->slot];
             if (dnnl_memory_desc_equal(&m->md, &m->user_md)) {
                 handle = (void *)data; /* the chosen layout is the plain one: read in place */
+            } else if ((s = acquire_packed(w, m, data, &w->packed[i]))) {
+                host->free(host, offsets);
+                odn_destroy_workload(w);
+                return s;
             } else {
-                size_t size = dnnl_memory_desc_get_size(&m->md);
-                w->buffers[i] = host->alloc(host, size ? size : 1, ODN_ALIGNMENT);
-                if (!w->buffers[i]) {
-                    host->free(host, offsets);
-                    odn_destroy_workload(w);
-                    return host->status_create(host, PLX_OUT_OF_MEMORY,
-                                               "cpu_onednn: cannot allocate %zu bytes for packed "
-                                               "weights", size);
-                }
-                s = pack_constant(w, m, data, w->buffers[i]);
-                if (s) {
-                    host->free(host, offsets);
-                    odn_destroy_workload(w);
-                    return s;
-                }
-                handle = w->buffers[i];
+                handle = w->packed[i]->buffer;
             }
         } else if (m->binding == ODN_BIND_INTERNAL) {
             handle = (char *)w->arena + offsets[i];

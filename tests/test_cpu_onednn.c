@@ -437,6 +437,51 @@ Test(cpu_onednn, concurrent_working_memories) {
     plx_runtime_destroy(&rt);
 }
 
+static int packings;
+
+static void count_packings(void *user_data, plx_log_level level, const char *source,
+                           const char *message) {
+    (void)user_data;
+    (void)level;
+    if (strcmp(source, "cpu_onednn") == 0 && strstr(message, "cpu_onednn: packed ")) {
+        __atomic_fetch_add(&packings, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The weights packed into oneDNN's layouts at load serve every working
+ * memory of the network: creating another packs nothing, and its results
+ * are right. */
+Test(cpu_onednn, working_memories_share_packed_weights) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 2;
+    o.log_fn = count_packings;
+    plx_runtime *rt = tu_create(&o);
+    onednn(rt);
+    plx_network *n = make_cnn(false);
+    float want[CLASSES], y[CLASSES], x[IN_C * IN_H * IN_W];
+    reference(rt, n, 21, want);
+    packings = 0;
+    const char *only[] = {"cpu_onednn"};
+    plx_loaded_network *ln = load(rt, n, only, 1, true, false, NULL);
+    int at_load = packings;
+    cr_assert(gt(int, at_load, 0), "no weights were packed at load");
+    plx_working_memory *wm = NULL;
+    OK(plx_loaded_network_create_working_memory(ln, &wm));
+    cr_assert(eq(int, packings, at_load), "a new working memory packed its weights again");
+    make_input(x, 21);
+    run(ln, wm, x, y);
+    expect_close(y, want, CLASSES);
+    plx_working_memory_destroy(&wm);
+    run(ln, NULL, x, y); /* the network's own still has them */
+    expect_close(y, want, CLASSES);
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
 /* R-17 (6): the caller's input and output buffers are used in place, at an
  * address that is only element-aligned, with no staged copy. */
 Test(cpu_onednn, zero_copy_import_unaligned) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <plexus/backend.h>
+#include <plexus/host_tensor.h>
 
 #include "onednn_internal.h"
 
@@ -294,25 +295,19 @@ static void odn_destroy_factory(plx_factory *factory) {
 
 /* ---- tensor handles ----------------------------------------------------- */
 
-/* Plain host memory: owned (managed), imported (malloc), or a range of a
- * parent's (sub-tensors). Always dense row-major: map returns it as is. */
+/* Plain host memory (the SDK's plx_host_tensor): owned (managed), imported
+ * (malloc), or a range of a parent's (sub-tensors). Always dense row-major:
+ * map returns it as is. */
 struct plx_tensor_handle {
-    const plx_host *host;
-    size_t bytes;
-    size_t alignment; /* what import needs: the element size */
-    void *owned;
-    void *data;                /* owned, imported, or NULL */
-    plx_tensor_handle *parent; /* sub-tensors: data is parent's + offset */
-    size_t offset;
+    plx_host_tensor t;
 };
 
-/* Where the handle's bytes are now; NULL when it has none. */
 static void *handle_data(const plx_tensor_handle *h) {
-    if (h->parent) {
-        char *base = h->parent->data;
-        return base ? base + h->offset : NULL;
-    }
-    return h->data;
+    return plx_host_tensor_data(&h->t);
+}
+
+static plx_tensor_handle *new_handle(const plx_host *host) {
+    return host->alloc(host, sizeof(plx_tensor_handle), 0);
 }
 
 static plx_status odn_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
@@ -320,20 +315,15 @@ static plx_status odn_create_tensor_handle(plx_factory *factory, const plx_tenso
                                            plx_tensor_handle **out_handle) {
     (void)params;
     const plx_host *host = factory->host;
-    size_t bytes;
-    if (!plx_tensor_info_byte_size(info, &bytes)) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_onednn: invalid tensor info (dtype %d, rank %u)",
-                                   (int)info->dtype, info->rank);
-    }
-    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
+    plx_tensor_handle *h = new_handle(host);
     if (!h) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
-    memset(h, 0, sizeof *h);
-    h->host = host;
-    h->bytes = bytes;
-    h->alignment = plx_dtype_size(info->dtype);
+    plx_status s = plx_host_tensor_init(&h->t, host, "cpu_onednn", info, ODN_ALIGNMENT);
+    if (s) {
+        host->free(host, h);
+        return s;
+    }
     *out_handle = h;
     return NULL;
 }
@@ -342,63 +332,34 @@ static plx_status odn_create_sub_tensor_handle(plx_factory *factory, plx_tensor_
                                                const plx_tensor_info *info, size_t byte_offset,
                                                plx_tensor_handle **out_handle) {
     const plx_host *host = factory->host;
-    size_t bytes = 0;
-    if (!plx_tensor_info_byte_size(info, &bytes) || byte_offset > parent->bytes ||
-        bytes > parent->bytes - byte_offset) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_onednn: a sub-tensor of %zu bytes at offset %zu does not "
-                                   "fit its parent of %zu bytes", bytes, byte_offset,
-                                   parent->bytes);
+    plx_tensor_handle *h = new_handle(host);
+    if (!h) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
-    if (byte_offset % plx_dtype_size(info->dtype) != 0) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_onednn: sub-tensor offset %zu is not a multiple of the "
-                                   "element size", byte_offset);
+    plx_status s = plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset);
+    if (s) {
+        host->free(host, h);
+        return s;
     }
-    plx_tensor_handle_params params = {sizeof params, false, 0, 0};
-    plx_status s = odn_create_tensor_handle(factory, info, &params, out_handle);
-    if (!s) {
-        (*out_handle)->parent = parent;
-        (*out_handle)->offset = byte_offset;
-    }
-    return s;
+    *out_handle = h;
+    return NULL;
 }
 
 static void odn_release_tensor_handle(plx_tensor_handle *h) {
-    if (h->data == h->owned) {
-        h->data = NULL;
-    }
-    h->host->free(h->host, h->owned);
-    h->owned = NULL;
+    plx_host_tensor_release(&h->t);
 }
 
 static void odn_destroy_tensor_handle(plx_tensor_handle *h) {
-    odn_release_tensor_handle(h);
-    h->host->free(h->host, h);
+    plx_host_tensor_release(&h->t);
+    h->t.host->free(h->t.host, h);
 }
 
 static plx_status odn_allocate_tensor_handle(plx_tensor_handle *h) {
-    if (h->owned) {
-        return NULL;
-    }
-    h->owned = h->host->alloc(h->host, h->bytes, ODN_ALIGNMENT);
-    if (!h->owned) {
-        return h->host->status_create(h->host, PLX_OUT_OF_MEMORY,
-                                      "cpu_onednn: cannot allocate %zu bytes", h->bytes);
-    }
-    h->data = h->owned;
-    return NULL;
+    return plx_host_tensor_allocate(&h->t);
 }
 
 static plx_status odn_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
-    void *data = handle_data(h);
-    if (!data) {
-        return h->host->status_create(h->host, PLX_FAILED_PRECONDITION,
-                                      "cpu_onednn: the tensor has no memory (neither allocated "
-                                      "nor imported)");
-    }
-    *out_data = data;
-    return NULL;
+    return plx_host_tensor_map(&h->t, out_data);
 }
 
 static void odn_unmap_tensor_handle(plx_tensor_handle *h) {
@@ -408,28 +369,16 @@ static void odn_unmap_tensor_handle(plx_tensor_handle *h) {
 /* Malloc memory is used in place (zero copy); element alignment suffices. */
 static plx_status odn_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
                                            plx_memory_source source) {
-    const plx_host *host = h->host;
     if (source != PLX_MEMORY_SOURCE_MALLOC) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_onednn imports malloc memory only, not source %d",
-                                   (int)source);
+        return h->t.host->status_create(h->t.host, PLX_INVALID_ARGUMENT,
+                                        "cpu_onednn imports malloc memory only, not source %d",
+                                        (int)source);
     }
-    if (!memory || size < h->bytes) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_onednn: imported memory of %zu bytes is smaller than the "
-                                   "tensor's %zu", memory ? size : 0, h->bytes);
-    }
-    if ((uintptr_t)memory % h->alignment != 0) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_onednn: imported memory at %p is not aligned to the "
-                                   "element size (%zu bytes)", memory, h->alignment);
-    }
-    h->data = memory;
-    return NULL;
+    return plx_host_tensor_import(&h->t, memory, size);
 }
 
 static void odn_unimport_tensor_handle(plx_tensor_handle *h) {
-    h->data = h->owned;
+    plx_host_tensor_unimport(&h->t);
 }
 
 /* ---- workloads ---------------------------------------------------------- */
@@ -725,7 +674,7 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
     if (layer->op == PLX_OP_CONSTANT) {
         const plx_constant_desc *d = layer->desc;
         w->constant_data = d->data; /* valid while the network lives (R-18 (2)) */
-        w->constant_bytes = outputs[0]->bytes;
+        w->constant_bytes = outputs[0]->t.bytes;
         *out_workload = w;
         return NULL;
     }

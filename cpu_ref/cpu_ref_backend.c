@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <plexus/backend.h>
+#include <plexus/host_tensor.h>
 
 #include "gemm.h"
 #include "fusion.h"
@@ -184,55 +185,43 @@ static void cpu_ref_destroy_factory(plx_factory *factory) {
     factory->host->free(factory->host, factory);
 }
 
-/* Tensor memory is host memory: owned (managed handles), imported, or a
- * range of a parent's (sub-tensors). */
+/* Tensor memory is host memory (the SDK's plx_host_tensor): owned (managed
+ * handles), imported, or a range of a parent's (sub-tensors); and an
+ * imported dma-buf, mapped here. */
 struct plx_tensor_handle {
-    const plx_host *host;
-    size_t bytes;
-    size_t alignment; /* what kernels need: the element size */
-    bool managed;
-    void *owned;
-    void *data; /* owned, imported, or NULL */
-    plx_tensor_handle *parent; /* sub-tensors: data is parent's + offset */
-    size_t offset;
+    plx_host_tensor t;
     void *mapping; /* an imported dma-buf, mapped; unmapped at unimport */
 };
 
-/* Where the handle's bytes are now; NULL when it has none. */
 static void *handle_data(const plx_tensor_handle *h) {
-    if (h->parent) {
-        char *base = h->parent->data;
-        return base ? base + h->offset : NULL;
-    }
-    return h->data;
+    return plx_host_tensor_data(&h->t);
 }
 
 /* Allocations are aligned for vector loads; kernels need the element size. */
 #define CPU_REF_ALIGNMENT 64
 
+static plx_tensor_handle *new_handle(const plx_host *host) {
+    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
+    if (h) {
+        h->mapping = NULL;
+    }
+    return h;
+}
+
 static plx_status cpu_ref_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
                                                const plx_tensor_handle_params *params,
                                                plx_tensor_handle **out_handle) {
+    (void)params;
     const plx_host *host = factory->host;
-    size_t bytes;
-    if (!plx_tensor_info_byte_size(info, &bytes)) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref: invalid tensor info (dtype %d, rank %u)",
-                                   (int)info->dtype, info->rank);
-    }
-    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
+    plx_tensor_handle *h = new_handle(host);
     if (!h) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
     }
-    h->host = host;
-    h->bytes = bytes;
-    h->alignment = plx_dtype_size(info->dtype);
-    h->managed = params->managed;
-    h->owned = NULL;
-    h->data = NULL;
-    h->parent = NULL;
-    h->offset = 0;
-    h->mapping = NULL;
+    plx_status s = plx_host_tensor_init(&h->t, host, CPU_REF_ID, info, CPU_REF_ALIGNMENT);
+    if (s) {
+        host->free(host, h);
+        return s;
+    }
     *out_handle = h;
     return NULL;
 }
@@ -241,95 +230,65 @@ static plx_status cpu_ref_create_sub_tensor_handle(plx_factory *factory, plx_ten
                                                    const plx_tensor_info *info, size_t byte_offset,
                                                    plx_tensor_handle **out_handle) {
     const plx_host *host = factory->host;
-    size_t bytes = 0;
-    if (!plx_tensor_info_byte_size(info, &bytes) || byte_offset > parent->bytes ||
-        bytes > parent->bytes - byte_offset) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref: a sub-tensor of %zu bytes at offset %zu does not fit "
-                                   "its parent of %zu bytes", bytes, byte_offset, parent->bytes);
+    plx_tensor_handle *h = new_handle(host);
+    if (!h) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
     }
-    if (byte_offset % plx_dtype_size(info->dtype) != 0) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref: sub-tensor offset %zu is not a multiple of the "
-                                   "element size", byte_offset);
+    plx_status s = plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset);
+    if (s) {
+        host->free(host, h);
+        return s;
     }
-    plx_tensor_handle_params params = {sizeof params, false, 0, 0};
-    plx_status s = cpu_ref_create_tensor_handle(factory, info, &params, out_handle);
-    if (!s) {
-        (*out_handle)->parent = parent;
-        (*out_handle)->offset = byte_offset;
-    }
-    return s;
+    *out_handle = h;
+    return NULL;
 }
 
 static void cpu_ref_release_tensor_handle(plx_tensor_handle *h) {
-    if (h->data == h->owned) {
-        h->data = NULL;
-    }
-    h->host->free(h->host, h->owned);
-    h->owned = NULL;
+    plx_host_tensor_release(&h->t);
 }
 
+static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h);
+
 static void cpu_ref_destroy_tensor_handle(plx_tensor_handle *h) {
-    if (h->mapping) {
-        munmap(h->mapping, h->bytes);
-    }
-    cpu_ref_release_tensor_handle(h);
-    h->host->free(h->host, h);
+    cpu_ref_unimport_tensor_handle(h);
+    plx_host_tensor_release(&h->t);
+    h->t.host->free(h->t.host, h);
 }
 
 static plx_status cpu_ref_allocate_tensor_handle(plx_tensor_handle *h) {
-    if (h->owned) {
-        return NULL;
-    }
-    h->owned = h->host->alloc(h->host, h->bytes, CPU_REF_ALIGNMENT);
-    if (!h->owned) {
-        return h->host->status_create(h->host, PLX_OUT_OF_MEMORY,
-                                      "cpu_ref: cannot allocate %zu bytes", h->bytes);
-    }
-    h->data = h->owned;
-    return NULL;
+    return plx_host_tensor_allocate(&h->t);
 }
 
 static plx_status cpu_ref_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
-    void *data = handle_data(h);
-    if (!data) {
-        return h->host->status_create(h->host, PLX_FAILED_PRECONDITION,
-                                      "cpu_ref: the tensor has no memory (neither allocated nor "
-                                      "imported)");
-    }
-    *out_data = data;
-    return NULL;
+    return plx_host_tensor_map(&h->t, out_data);
 }
 
 static void cpu_ref_unmap_tensor_handle(plx_tensor_handle *h) {
     (void)h; /* host memory needs no unmapping */
 }
 
-static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h);
-
 /* Malloc memory is used in place; a dma-buf (memory points to its file
  * descriptor) is mapped shared, so workloads read and write the buffer. */
 static plx_status cpu_ref_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
                                                plx_memory_source source) {
-    const plx_host *host = h->host;
+    const plx_host *host = h->t.host;
+    size_t bytes = h->t.bytes;
     cpu_ref_unimport_tensor_handle(h);
     if (source == PLX_MEMORY_SOURCE_DMA_BUF) {
-        if (!memory || size < h->bytes) {
+        if (!memory || size < bytes) {
             return host->status_create(host, PLX_INVALID_ARGUMENT,
                                        "cpu_ref: dma-buf of %zu bytes is smaller than the "
-                                       "tensor's %zu", memory ? size : 0, h->bytes);
+                                       "tensor's %zu", memory ? size : 0, bytes);
         }
         int fd = *(const int *)memory;
-        void *map = h->bytes ? mmap(NULL, h->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                             : NULL;
+        void *map = bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
         if (map == MAP_FAILED) {
             return host->status_create(host, PLX_INVALID_ARGUMENT,
                                        "cpu_ref: cannot map dma-buf fd %d (%zu bytes): %s", fd,
-                                       h->bytes, strerror(errno));
+                                       bytes, strerror(errno));
         }
         h->mapping = map;
-        h->data = map;
+        h->t.data = map;
         return NULL;
     }
     if (source != PLX_MEMORY_SOURCE_MALLOC) {
@@ -337,26 +296,15 @@ static plx_status cpu_ref_import_tensor_handle(plx_tensor_handle *h, void *memor
                                    "cpu_ref imports malloc and dma_buf memory, not source %d",
                                    (int)source);
     }
-    if (!memory || size < h->bytes) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref: imported memory of %zu bytes is smaller than the "
-                                   "tensor's %zu", memory ? size : 0, h->bytes);
-    }
-    if ((uintptr_t)memory % h->alignment != 0) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref: imported memory at %p is not aligned to the element "
-                                   "size (%zu bytes)", memory, h->alignment);
-    }
-    h->data = memory;
-    return NULL;
+    return plx_host_tensor_import(&h->t, memory, size);
 }
 
 static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h) {
     if (h->mapping) {
-        munmap(h->mapping, h->bytes);
+        munmap(h->mapping, h->t.bytes);
         h->mapping = NULL;
     }
-    h->data = h->owned;
+    plx_host_tensor_unimport(&h->t);
 }
 
 /* A workload keeps its own copy of the layer view (the host's is valid
@@ -462,14 +410,14 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
 static plx_status cpu_ref_execute_workload(plx_workload *w) {
     for (uint32_t i = 0; i < w->view.input_count; i++) {
         w->in_data[i] = handle_data(w->inputs[i]);
-        if (!w->in_data[i] && w->inputs[i]->bytes) {
+        if (!w->in_data[i] && w->inputs[i]->t.bytes) {
             return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
                                           "cpu_ref: input %u has no memory", i);
         }
     }
     for (uint32_t i = 0; i < w->view.output_count; i++) {
         w->out_data[i] = handle_data(w->outputs[i]);
-        if (!w->out_data[i] && w->outputs[i]->bytes) {
+        if (!w->out_data[i] && w->outputs[i]->t.bytes) {
             return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
                                           "cpu_ref: output %u has no memory", i);
         }

@@ -408,6 +408,27 @@ static plx_status build_view(offer *of, plx_subgraph_view *view, plx_tensor_info
     return NULL;
 }
 
+/* The names of the layers edit `e` replaces, ", "-separated; NULL when
+ * out of memory. */
+static char *joined_names(const offer *of, const edit *e) {
+    size_t len = 1;
+    for (uint32_t i = 0; i < e->layer_count; i++) {
+        len += strlen(of->layers[of->global[e->layers[i]]]->name) + 2;
+    }
+    char *s = malloc(len);
+    if (!s) {
+        return NULL;
+    }
+    s[0] = '\0';
+    for (uint32_t i = 0; i < e->layer_count; i++) {
+        if (i) {
+            strcat(s, ", ");
+        }
+        strcat(s, of->layers[of->global[e->layers[i]]]->name);
+    }
+    return s;
+}
+
 /* The precompiled layer of edit `e`, which takes over e->kind and e->data
  * (set to NULL); NULL when out of memory (the edit keeps them). */
 static plxi_layer *new_layer(const offer *of, edit *e) {
@@ -501,9 +522,17 @@ static plx_status apply(plx_optimized_network *o, offer *of, plxi_backend_record
             }
             continue;
         }
-        if (!plxi_optimizer_note(o, "backend '%s' replaced %u layer%s by '%s' (%s)", id,
-                                 e->layer_count, e->layer_count == 1 ? "" : "s", l->name,
-                                 ((const plx_precompiled_desc *)l->desc)->kind)) {
+        /* Beyond three layers the name is "first+...+last": the note lists
+         * them all, so that what runs where stays visible. */
+        char *all = e->layer_count > 3 ? joined_names(of, e) : NULL;
+        bool noted = (e->layer_count <= 3 || all) &&
+                     plxi_optimizer_note(o, "backend '%s' replaced %u layer%s by '%s' (%s)%s%s",
+                                         id, e->layer_count, e->layer_count == 1 ? "" : "s",
+                                         l->name,
+                                         ((const plx_precompiled_desc *)l->desc)->kind,
+                                         all ? ": " : "", all ? all : "");
+        free(all);
+        if (!noted) {
             plxi_layer_free(l);
             return oom();
         }

@@ -100,6 +100,7 @@ static void layer_view(const graph *g, unsigned k, plx_layer_view *v, plx_tensor
     }
     const odn_graph_layer *gl = &odn_graph_layers(g->payload)[k];
     memset(v, 0, sizeof *v);
+    v->struct_size = (uint32_t)sizeof *v;
     v->name = gl->name;
     v->op = gl->op;
     v->desc = gl->has_desc ? (const void *)&gl->desc : NULL;
@@ -327,7 +328,13 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
             break;
         }
         case ODN_BIND_OUTPUT:
-            if (!m->layout) {
+            if (a->ts[t_out].mem >= 0) {
+                /* bound again (same buffer), maybe under another view */
+                int o = a->ts[t_out].mem;
+                map[i] = dnnl_memory_desc_equal(&a->plan->mems[o].md, &m->md)
+                             ? o
+                             : alias_of(a, o, &m->md);
+            } else if (!m->layout) {
                 /* a view of the plain output */
                 int base = slot >= 0 ? odn_plan_add_mem(ctx, a->plan, ODN_BIND_OUTPUT,
                                                         (unsigned)slot, &out_plain)
@@ -339,11 +346,12 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
                 a->ts[t_out].mem = base;
             } else if (slot >= 0 && odn_md_is_plain(&m->md)) {
                 map[i] = odn_plan_add_mem(ctx, a->plan, ODN_BIND_OUTPUT, (unsigned)slot, &m->md);
+                a->ts[t_out].mem = map[i];
             } else {
                 map[i] = odn_plan_add_mem(ctx, a->plan, ODN_BIND_INTERNAL, 0, &m->md);
                 reorder_out = slot >= 0 ? map[i] : -1;
+                a->ts[t_out].mem = map[i];
             }
-            a->ts[t_out].mem = map[i];
             break;
         case ODN_BIND_PACKED: {
             uint32_t t = layer_input(a->g, k, m->slot);
@@ -773,6 +781,7 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
         plx_precompiled_desc d = {sizeof d, "graph", b.payload, b.size};
         plx_layer_view v;
         memset(&v, 0, sizeof v);
+        v.struct_size = (uint32_t)sizeof v;
         v.name = "graph";
         v.op = PLX_OP_PRECOMPILED;
         v.desc = &d;

@@ -270,13 +270,77 @@ static bool conv_is_pointwise(const plx_window_geom *g) {
     return true;
 }
 
-/* im2col's bytes: [C/group * kh * kw, OH * OW] floats. */
+/* im2col's whole column matrix, for the shared path of run_conv_shared:
+ * [C/group * kh * kw, OH * OW] floats. */
 static size_t conv_col_bytes(const plx_window_geom *g) {
     if (conv_is_depthwise(g) || conv_is_pointwise(g)) {
         return 0;
     }
     return round_ws((size_t)(g->c / g->group * g->k[0] * g->k[1] * g->out[0] * g->out[1]) *
                     sizeof(float));
+}
+
+/* The bytes of col that a slab may take. The whole col of a 3x3 conv is
+ * large (7 MiB for 64 channels at 56x56): written by im2col, it leaves the
+ * caches and comes back when the GEMM packs it, and at two threads that
+ * traffic, more than the arithmetic, set the conv's time. A slab of this
+ * size stays in a core's L2 (1 MiB and more on current x86) together with
+ * the GEMM's packed blocks (a KC x slab panel of B, MC x KC of A). */
+#define CONV_SLAB_BYTES ((size_t)512 * 1024)
+
+/* The narrowest slab, in NR-wide panels of the GEMM. Each slab's GEMM
+ * packs all of W_g again, and that copy is paid back only over enough
+ * panels: with ResNet's last stage (K = 4608) in slabs of one panel, the
+ * convs ran 1.5 times slower than on the whole col. A large K thus gets
+ * slabs wider than CONV_SLAB_BYTES asks for. */
+#define CONV_SLAB_MIN_PANELS 8
+
+/* How the im2col path of a conv cuts its output pixels: per image and
+ * group, `count` slabs of `width` columns (the last one narrower), a
+ * multiple of the GEMM's NR. */
+typedef struct conv_slabs {
+    size_t width, count; /* columns of a slab, slabs per image and group */
+    size_t tasks;        /* slabs of the whole conv: images x groups x count */
+    size_t col;          /* bytes of one slab of col (K x width floats), rounded */
+    size_t slice;        /* bytes of a thread's workspace: a slab of col and a 1-thread GEMM */
+} conv_slabs;
+
+static size_t ceil_div_size(size_t v, size_t by) {
+    return (v + by - 1) / by;
+}
+
+/* The slabs of an im2col conv (neither depthwise nor pointwise) in variant
+ * `isa` on `threads` threads. false sends the conv to the shared path
+ * instead: when the output cannot give every thread a slab of the minimum
+ * width (ResNet's last stage, 7x7, on two threads: there only the GEMM's
+ * split of the output channels keeps every thread busy, and col is small
+ * anyway), or when the sizes overflow. The slab count per image and group
+ * is rounded up to a multiple of the threads so that they get equal
+ * shares. */
+static bool conv_slab_plan(const plx_window_geom *g, cpu_ref_isa isa, size_t threads,
+                           conv_slabs *s) {
+    cpu_ref_gemm_blocking b;
+    if (conv_is_depthwise(g) || conv_is_pointwise(g) || !cpu_ref_gemm_blocking_of(isa, &b)) {
+        return false;
+    }
+    size_t images = (size_t)(g->n * g->group), narrowest = CONV_SLAB_MIN_PANELS * b.nr;
+    size_t k = (size_t)(g->c / g->group * g->k[0] * g->k[1]), n = (size_t)(g->out[0] * g->out[1]);
+    if (images * ceil_div_size(n, narrowest) < threads) {
+        return false;
+    }
+    size_t fit = CONV_SLAB_BYTES / sizeof(float) / k / b.nr * b.nr;
+    fit = fit < narrowest ? narrowest : fit;
+    s->count = ceil_div_size(ceil_div_size(n, fit), threads) * threads;
+    s->width = ceil_div_size(ceil_div_size(n, s->count), b.nr) * b.nr;
+    s->count = ceil_div_size(n, s->width);
+    s->tasks = images * s->count;
+    size_t gemm = cpu_ref_gemm_workspace_size(isa, (size_t)(g->m / g->group), s->width, k, 1);
+    if (k > SIZE_MAX / 4 / sizeof(float) / s->width || gemm > SIZE_MAX / 2) {
+        return false; /* (gemm is SIZE_MAX on overflow) */
+    }
+    s->col = round_ws(k * s->width * sizeof(float));
+    s->slice = s->col + round_ws(gemm);
+    return true;
 }
 
 /* A depthwise conv's plane geometry (pointers and bias left NULL, 0). */
@@ -300,8 +364,11 @@ size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute
     if (conv_prepare(layer, &g, buf, sizeof buf)) {
         return 0;
     }
-    if (conv_is_depthwise(&g)) { /* a scratch slice per thread */
-        size_t slice = depthwise_slice(&g), threads = cpu_ref_pool_threads(pool_of(compute));
+    size_t threads = cpu_ref_pool_threads(pool_of(compute));
+    conv_slabs slabs;
+    if (conv_is_depthwise(&g) || conv_slab_plan(&g, isa_of(compute), threads, &slabs)) {
+        /* a slice per thread */
+        size_t slice = conv_is_depthwise(&g) ? depthwise_slice(&g) : slabs.slice;
         return slice > SIZE_MAX / threads ? SIZE_MAX : slice * threads;
     }
     size_t gemm = gemm_ws(compute, g.m / g.group, g.out[0] * g.out[1],
@@ -310,39 +377,178 @@ size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute
     return gemm == SIZE_MAX || col > SIZE_MAX - gemm ? SIZE_MAX : col + gemm;
 }
 
-typedef struct im2col_job {
-    const plx_window_geom *g;
-    const float *x; /* the group's first input channel of one image */
-    float *col;
-} im2col_job;
-
 /* col[(c*kh + i)*kw + j][oh*OW + ow] = X[c][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1],
- * 0 in the padding: row `task` = (c*kh + i)*kw + j of col. The rows are the
- * pool's tasks: the copy writes C/group * kh * kw times the output's size
- * (7 MiB for a 3x3 conv of 64 channels at 56x56), so on one thread it
- * would take a good part of the conv's time. */
-static void im2col_row(void *ctx, size_t task, size_t thread) {
-    (void)thread;
-    const im2col_job *job = ctx;
-    const plx_window_geom *g = job->g;
-    int64_t r = (int64_t)task, ow_n = g->out[1];
+ * 0 in the padding: row r = (c*kh + i)*kw + j of col, restricted to its
+ * columns (output pixels) [j0, j1), into out[0 .. j1 - j0). The columns may
+ * start and end inside an output row, so it goes output row by output row,
+ * each run split into its padding on the left, its inside and its padding
+ * on the right. x is the group's first input channel of one image. */
+static void im2col_row(const plx_window_geom *g, const float *x, int64_t r, int64_t j0,
+                       int64_t j1, float *out) {
+    int64_t ow_n = g->out[1], s1 = g->s[1];
     int64_t c = r / (g->k[0] * g->k[1]), i = r / g->k[1] % g->k[0], j = r % g->k[1];
-    float *row = job->col + r * g->out[0] * ow_n;
     int64_t off = j * g->d[1] - g->pb[1], lo, hi;
-    cpu_ref_window_columns(off, g->s[1], g->in[1], ow_n, &lo, &hi);
-    for (int64_t oh = 0; oh < g->out[0]; oh++, row += ow_n) {
+    cpu_ref_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
+    for (int64_t p = j0; p < j1;) {
+        int64_t oh = p / ow_n, a = p % ow_n; /* the run [a, e) of output row oh */
+        int64_t e = j1 - p < ow_n - a ? a + (j1 - p) : ow_n;
         int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
         if (ih < 0 || ih >= g->in[0]) {
-            memset(row, 0, (size_t)ow_n * sizeof *row);
-            continue;
+            memset(out, 0, (size_t)(e - a) * sizeof *out);
+        } else {
+            int64_t l = clamp_i64(lo, a, e), h = clamp_i64(hi, l, e);
+            const float *xr = x + (c * g->in[0] + ih) * g->in[1];
+            memset(out, 0, (size_t)(l - a) * sizeof *out);
+            if (s1 == 1) { /* ResNet's 3x3 convs: the run is contiguous in X */
+                memcpy(out + (l - a), xr + l + off, (size_t)(h - l) * sizeof *out);
+            } else {
+                for (int64_t ow = l; ow < h; ow++) {
+                    out[ow - a] = xr[ow * s1 + off];
+                }
+            }
+            memset(out + (h - a), 0, (size_t)(e - h) * sizeof *out);
         }
-        const float *xr = job->x + (c * g->in[0] + ih) * g->in[1];
-        memset(row, 0, (size_t)lo * sizeof *row);
-        for (int64_t ow = lo; ow < hi; ow++) {
-            row[ow] = xr[ow * g->s[1] + off];
-        }
-        memset(row + hi, 0, (size_t)(ow_n - hi) * sizeof *row);
+        out += e - a;
+        p += e - a;
     }
+}
+
+/* What every part of an im2col + GEMM conv (or a pointwise one) reads. */
+typedef struct conv_run {
+    const plx_window_geom *g;
+    const float *x, *w, *b;
+    float *y;
+    int64_t k, n;               /* col's rows (C/group * kh * kw) and columns (OH * OW) */
+    cpu_ref_isa isa;
+    cpu_ref_gemm_args epilogue; /* only its act, lo and hi */
+    conv_slabs slabs;           /* the slab path's */
+    char *ws;                   /* the slab path's: a slice per thread */
+    int failed;                 /* the slab path's: a slab's GEMM refused (atomic) */
+    float *col;                 /* the shared path's whole col; NULL: X is col (pointwise) */
+} conv_run;
+
+/* The first input channel of image n's group gi. */
+static const float *conv_group_input(const conv_run *r, int64_t n, int64_t gi) {
+    const plx_window_geom *g = r->g;
+    return r->x + (n * g->c + gi * (g->c / g->group)) * g->in[0] * g->in[1];
+}
+
+/* Y_g[:, j0 .. j0 + cols) = W_g x B for image n and group gi, B being
+ * K x cols with rows b_rs apart (a slab of col, the whole col or X), with
+ * the bias per output channel and the fused activation. */
+static cpu_ref_gemm_args conv_gemm_args(const conv_run *r, int64_t n, int64_t gi, int64_t j0,
+                                        int64_t cols, const float *b, int64_t b_rs) {
+    const plx_window_geom *g = r->g;
+    int64_t mg = g->m / g->group;
+    cpu_ref_gemm_args ga = r->epilogue;
+    ga.m = (size_t)mg;
+    ga.n = (size_t)cols;
+    ga.k = (size_t)r->k;
+    ga.alpha = 1.0f;
+    ga.a = r->w + gi * mg * r->k;
+    ga.a_rs = (ptrdiff_t)r->k;
+    ga.a_cs = 1;
+    ga.b = b;
+    ga.b_rs = (ptrdiff_t)b_rs;
+    ga.b_cs = 1;
+    ga.c = r->y + (n * g->m + gi * mg) * r->n + j0;
+    ga.ldc = (size_t)r->n;
+    ga.bias = r->b ? r->b + gi * mg : NULL;
+    ga.bias_rs = 1;
+    ga.bias_cs = 0;
+    return ga;
+}
+
+/* One slab (task = (image * group + group index) * count + slab) on the
+ * thread that takes it, which needs no other thread: im2col writes the
+ * slab into the thread's slice of the workspace and a one-thread GEMM
+ * multiplies it there while it is still in the core's cache. */
+static void conv_slab(void *ctx, size_t task, size_t thread) {
+    const conv_run *r = ctx;
+    const conv_slabs *s = &r->slabs;
+    int64_t image_group = (int64_t)(task / s->count);
+    int64_t img = image_group / r->g->group, gi = image_group % r->g->group;
+    int64_t j0 = (int64_t)(task % s->count * s->width);
+    int64_t cols = r->n - j0 < (int64_t)s->width ? r->n - j0 : (int64_t)s->width;
+    char *slice = r->ws + thread * s->slice;
+    float *col = (float *)(void *)slice;
+    const float *x = conv_group_input(r, img, gi);
+    for (int64_t row = 0; row < r->k; row++) {
+        im2col_row(r->g, x, row, j0, j0 + cols, col + row * cols);
+    }
+    cpu_ref_gemm_args ga = conv_gemm_args(r, img, gi, j0, cols, col, cols);
+    /* run_conv_slabs checked the variant and the slice holds a one-thread
+     * GEMM's workspace after the slab, so this is a bug if it happens; it
+     * is reported after the run rather than lost. */
+    if (!cpu_ref_gemm(r->isa, NULL, &ga, slice + s->col, s->slice - s->col)) {
+        __atomic_store_n(&((conv_run *)ctx)->failed, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The slab path (conv_slab_plan): every slab of every image and group is a
+ * task of one run on the pool, so the threads meet once per conv. */
+static bool run_conv_slabs(const cpu_ref_kernel_args *args, conv_run *r) {
+    if (!cpu_ref_isa_supported(r->isa)) {
+        return cpu_ref_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+                            cpu_ref_isa_name(r->isa));
+    }
+    size_t left;
+    r->ws = ws_at(args, 0, &left);
+    if (!r->ws || left < r->slabs.slice) {
+        return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                  "a slab's %zu", args->workspace_size, r->slabs.slice);
+    }
+    cpu_ref_pool *pool = pool_of(args->compute);
+    if (left / r->slabs.slice < cpu_ref_pool_threads(pool)) {
+        pool = NULL; /* room for one thread only: run here */
+    }
+    cpu_ref_pool_run(pool, r->slabs.tasks, conv_slab, r);
+    if (__atomic_load_n(&r->failed, __ATOMIC_RELAXED)) {
+        return cpu_ref_fail(args, "cpu_ref conv: the GEMM of a slab refused its arguments");
+    }
+    return true;
+}
+
+typedef struct im2col_job {
+    const conv_run *r;
+    const float *x; /* the group's first input channel of one image */
+} im2col_job;
+
+/* Row `task` of the shared path's col, all its columns. */
+static void im2col_whole_row(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const im2col_job *job = ctx;
+    const conv_run *r = job->r;
+    im2col_row(r->g, job->x, (int64_t)task, 0, r->n, r->col + (int64_t)task * r->n);
+}
+
+/* The shared path: a pointwise conv (X is col), or an output too small to
+ * give every thread a slab. Per image and group, im2col writes the whole
+ * col, its rows shared among the pool's threads, then the GEMM shares the
+ * tiles of Y_g. */
+static bool run_conv_shared(const cpu_ref_kernel_args *args, conv_run *r) {
+    const plx_window_geom *g = r->g;
+    size_t col_bytes = conv_col_bytes(g), left;
+    r->col = col_bytes ? ws_at(args, 0, &left) : NULL;
+    void *ws = ws_at(args, col_bytes, &left);
+    if (col_bytes && (!r->col || col_bytes > args->workspace_size)) {
+        return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                  "im2col's %zu", args->workspace_size, col_bytes);
+    }
+    for (int64_t n = 0; n < g->n; n++) {
+        for (int64_t gi = 0; gi < g->group; gi++) {
+            const float *xg = conv_group_input(r, n, gi);
+            if (r->col) {
+                im2col_job job = {r, xg};
+                cpu_ref_pool_run(pool_of(args->compute), (size_t)r->k, im2col_whole_row, &job);
+            }
+            cpu_ref_gemm_args ga = conv_gemm_args(r, n, gi, 0, r->n, r->col ? r->col : xg, r->n);
+            if (!run_gemm(args, &ga, ws, left, "conv")) {
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 typedef struct depthwise_job {
@@ -402,8 +608,10 @@ static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom
 }
 
 /* Per image and group, Y_g [M/group, OH*OW] = W_g [M/group, K] x col
- * [K, OH*OW], K = C/group * kh * kw, with the bias per output channel;
- * depthwise convs run a direct kernel, plane by plane, on the pool. */
+ * [K, OH*OW], K = C/group * kh * kw, with the bias per output channel, in
+ * slabs of columns when the output is large enough (conv_slab_plan), at
+ * once otherwise; depthwise convs run a direct kernel, plane by plane, on
+ * the pool. */
 bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     char why[256];
     plx_window_geom g;
@@ -417,45 +625,14 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     if (conv_is_depthwise(&g)) {
         return run_depthwise(args, &g, x, w, b, y);
     }
-    int64_t cg = g.c / g.group, mg = g.m / g.group;
-    int64_t kk = cg * g.k[0] * g.k[1], nn = g.out[0] * g.out[1], plane = g.in[0] * g.in[1];
-    size_t col_bytes = conv_col_bytes(&g), left;
-    float *col = col_bytes ? ws_at(args, 0, &left) : NULL;
-    void *ws = ws_at(args, col_bytes, &left);
-    if (col_bytes && (!col || col_bytes > args->workspace_size)) {
-        return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
-                                  "im2col's %zu", args->workspace_size, col_bytes);
+    conv_run r = {.g = &g, .x = x, .w = w, .b = b, .y = y,
+                  .k = g.c / g.group * g.k[0] * g.k[1], .n = g.out[0] * g.out[1],
+                  .isa = isa_of(args->compute)};
+    set_epilogue(args->activation, &r.epilogue);
+    if (conv_slab_plan(&g, r.isa, cpu_ref_pool_threads(pool_of(args->compute)), &r.slabs)) {
+        return run_conv_slabs(args, &r);
     }
-    for (int64_t n = 0; n < g.n; n++) {
-        for (int64_t gi = 0; gi < g.group; gi++) {
-            const float *xg = x + (n * g.c + gi * cg) * plane;
-            if (col) {
-                im2col_job job = {&g, xg, col};
-                cpu_ref_pool_run(pool_of(args->compute), (size_t)(cg * g.k[0] * g.k[1]),
-                                 im2col_row, &job);
-            }
-            cpu_ref_gemm_args ga = {0};
-            ga.m = (size_t)mg;
-            ga.n = (size_t)nn;
-            ga.k = (size_t)kk;
-            ga.alpha = 1.0f;
-            ga.a = w + gi * mg * kk;
-            ga.a_rs = (ptrdiff_t)kk;
-            ga.a_cs = 1;
-            ga.b = col ? col : xg;
-            ga.b_rs = (ptrdiff_t)nn;
-            ga.b_cs = 1;
-            ga.c = y + (n * g.m + gi * mg) * nn;
-            ga.ldc = (size_t)nn;
-            ga.bias = b ? b + gi * mg : NULL;
-            ga.bias_rs = 1;
-            ga.bias_cs = 0;
-            if (!run_gemm(args, &ga, ws, left, "conv")) {
-                return false;
-            }
-        }
-    }
-    return true;
+    return run_conv_shared(args, &r);
 }
 
 /* ------------------------------------------------------------------ */

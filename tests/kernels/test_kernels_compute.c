@@ -332,9 +332,12 @@ static void conv_random_act(const conv_case *cc, uint32_t seed, const plx_activa
         float hi = act->func == PLX_ACT_RELU ? INFINITY : act->beta;
         want[i] = want[i] < lo ? lo : want[i] > hi ? hi : want[i];
     }
-    /* float accumulation in the kernel vs double here: 1e-5 holds for these
-     * short sums of values in [-1, 1] */
-    expect_close(y, want, ny, TOL, "conv");
+    /* float accumulation in the kernel vs double here: 1e-5 holds for short
+     * sums of values in [-1, 1]; the error grows with the sum of the
+     * products' magnitudes, so a longer sum (K = C/group * kh * kw, 576 for
+     * a 3x3 conv of 64 channels) gets a proportionally wider bound */
+    int64_t kk = cc->c / cc->group * (cc->nsp == 2 ? cc->k[0] * cc->k[1] : cc->k[0]);
+    expect_close(y, want, ny, TOL * (kk > 64 ? (double)kk / 64.0 : 1.0), "conv");
     free(x), free(w), free(b), free(y), free(want);
 }
 
@@ -423,6 +426,36 @@ Test(conv, random_fused_activation) {
         conv_random_act(&cases[i], 400 + 2 * (uint32_t)i, &relu);
         conv_random_act(&cases[i], 401 + 2 * (uint32_t)i, &clip);
     }
+}
+
+/* The im2col convs that cpu_ref computes in slabs of output columns
+ * (im2col of a slab, then its GEMM, per thread; kernels_compute.c,
+ * conv_slab_plan): the slab width is a multiple of the GEMM's NR chosen from
+ * K, so these outputs are cut into several slabs by every variant, slabs
+ * that start and end inside an output row, the last one narrower. With
+ * K = C/group * kh * kw of 500 and more (slabs of at least 8 NR columns) or
+ * an output larger than 4900 (the stem-like K of 27), on one thread and on
+ * several; plus a small output with a large K, which takes the whole col at
+ * once on two threads. */
+Test(conv, random_im2col_slabs) {
+    const conv_case cases[] = {
+        /* nsp n c m g   in      k      s      d      pb     pe     auto_pad  bias */
+        {2, 1, 64, 5, 1, {23, 29}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 2, 128, 4, 2, {20, 30}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 60, 3, 1, {41, 35}, {3, 3}, {2, 1}, {1, 2}, {1, 2}, {0, 1}, PLX_AUTO_PAD_NOTSET, false},
+        {2, 1, 3, 4, 1, {70, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 64, 40, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
+        {1, 2, 200, 3, 1, {1000}, {3}, {1}, {1}, {1}, {0}, PLX_AUTO_PAD_NOTSET, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conv_random(&cases[i], 500 + (uint32_t)i);
+    }
+    plx_activation_desc relu = {.struct_size = sizeof relu, .func = PLX_ACT_RELU};
+    plx_activation_desc clip = {.struct_size = sizeof clip, .func = PLX_ACT_CLIP,
+                                .alpha = -0.5f, .beta = 2.0f};
+    conv_random_act(&cases[0], 520, &relu); /* the slabs' epilogue */
+    conv_random_act(&cases[1], 521, &clip); /* groups and images as tasks */
+    conv_random_act(&cases[3], 522, &relu);
 }
 
 Test(conv, refusals) {

@@ -251,7 +251,7 @@ static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, cha
 }
 
 const char *cpu_ref_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
-    plx_window_geom g;
+    plx_window_geom g = {0};
     return conv_prepare(layer, &g, buf, size);
 }
 
@@ -359,7 +359,7 @@ static size_t depthwise_slice(const plx_window_geom *g) {
 }
 
 size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute *compute) {
-    plx_window_geom g;
+    plx_window_geom g = {0};
     char buf[8];
     if (conv_prepare(layer, &g, buf, sizeof buf)) {
         return 0;
@@ -502,7 +502,9 @@ static bool run_conv_slabs(const cpu_ref_kernel_args *args, conv_run *r) {
     if (left / r->slabs.slice < cpu_ref_pool_threads(pool)) {
         pool = NULL; /* room for one thread only: run here */
     }
-    cpu_ref_pool_run(pool, r->slabs.tasks, conv_slab, r);
+    double cost_ns = (double)r->slabs.tasks * (double)r->slabs.width * (double)r->k *
+                     (double)(r->g->m / r->g->group) / 32.0; /* the GEMMs' */
+    cpu_ref_pool_run(pool, r->slabs.tasks, cost_ns, conv_slab, r);
     if (__atomic_load_n(&r->failed, __ATOMIC_RELAXED)) {
         return cpu_ref_fail(args, "cpu_ref conv: the GEMM of a slab refused its arguments");
     }
@@ -540,7 +542,8 @@ static bool run_conv_shared(const cpu_ref_kernel_args *args, conv_run *r) {
             const float *xg = conv_group_input(r, n, gi);
             if (r->col) {
                 im2col_job job = {r, xg};
-                cpu_ref_pool_run(pool_of(args->compute), (size_t)r->k, im2col_whole_row, &job);
+                cpu_ref_pool_run(pool_of(args->compute), (size_t)r->k,
+                                 (double)r->k * (double)r->n / 2.0, im2col_whole_row, &job);
             }
             cpu_ref_gemm_args ga = conv_gemm_args(r, n, gi, 0, r->n, r->col ? r->col : xg, r->n);
             if (!run_gemm(args, &ga, ws, left, "conv")) {
@@ -603,7 +606,9 @@ static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom
             pool = NULL; /* room for one thread only: run here */
         }
     }
-    cpu_ref_pool_run(pool, (size_t)(g->n * g->m), depthwise_plane, &job);
+    double cost_ns = (double)(g->n * g->m) * (double)(g->out[0] * g->out[1]) *
+                     (double)(g->k[0] * g->k[1]) / 8.0;
+    cpu_ref_pool_run(pool, (size_t)(g->n * g->m), cost_ns, depthwise_plane, &job);
     return true;
 }
 
@@ -614,7 +619,7 @@ static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom
  * the pool. */
 bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
     char why[256];
-    plx_window_geom g;
+    plx_window_geom g = {0};
     if (conv_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -657,7 +662,7 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_ge
 }
 
 const char *cpu_ref_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
-    plx_window_geom g;
+    plx_window_geom g = {0};
     return conv_transpose_prepare(layer, &g, buf, size);
 }
 
@@ -665,7 +670,7 @@ const char *cpu_ref_check_conv_transpose(const plx_layer_view *layer, char *buf,
  * when i*s + t*d - pb == o. */
 bool cpu_ref_run_conv_transpose(const cpu_ref_kernel_args *args) {
     char why[256];
-    plx_window_geom g;
+    plx_window_geom g = {0};
     if (conv_transpose_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -1114,7 +1119,7 @@ static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, cha
 }
 
 const char *cpu_ref_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
-    plx_window_geom g;
+    plx_window_geom g = {0};
     return pool_prepare(layer, &g, buf, size);
 }
 
@@ -1166,7 +1171,7 @@ static void max_pool_plane(void *ctx, size_t task, size_t thread) {
  * lowest value of the dtype. */
 bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
     char why[256];
-    plx_window_geom g;
+    plx_window_geom g = {0};
     if (pool_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -1177,7 +1182,10 @@ bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
     bool is_max = desc->kind == PLX_POOL_MAX;
     if (is_max && dt == PLX_DTYPE_FLOAT32) {
         max_pool_job job = {&g, x, y};
-        cpu_ref_pool_run(pool_of(args->compute), (size_t)(g.n * g.c), max_pool_plane, &job);
+        double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
+                         (double)(g.k[0] * g.k[1]) / 4.0;
+        cpu_ref_pool_run(pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, max_pool_plane,
+                         &job);
         return true;
     }
     for (int64_t n = 0; n < g.n; n++) {
@@ -1245,13 +1253,13 @@ static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, 
 }
 
 const char *cpu_ref_check_global_pool(const plx_layer_view *layer, char *buf, size_t size) {
-    int64_t outer, inner;
+    int64_t outer = 0, inner = 0;
     return global_pool_prepare(layer, &outer, &inner, buf, size);
 }
 
 bool cpu_ref_run_global_pool(const cpu_ref_kernel_args *args) {
     char why[256];
-    int64_t outer, inner;
+    int64_t outer = 0, inner = 0;
     if (global_pool_prepare(args->layer, &outer, &inner, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -1542,7 +1550,7 @@ const char *cpu_ref_check_softmax(const plx_layer_view *layer, char *buf, size_t
  * in double (it is the one long accumulation here). */
 bool cpu_ref_run_softmax(const cpu_ref_kernel_args *args) {
     char why[256];
-    int64_t outer, len, inner;
+    int64_t outer = 0, len = 0, inner = 0;
     if (softmax_prepare(args->layer, &outer, &len, &inner, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -1926,7 +1934,7 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
 }
 
 const char *cpu_ref_check_arg_reduce(const plx_layer_view *layer, char *buf, size_t size) {
-    axis_geom g;
+    axis_geom g = {0};
     return arg_reduce_prepare(layer, &g, buf, size);
 }
 
@@ -1935,7 +1943,7 @@ const char *cpu_ref_check_arg_reduce(const plx_layer_view *layer, char *buf, siz
  * number in both (as numpy's argmax and argmin). */
 bool cpu_ref_run_arg_reduce(const cpu_ref_kernel_args *args) {
     char why[256];
-    axis_geom g;
+    axis_geom g = {0};
     if (arg_reduce_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }
@@ -2021,7 +2029,7 @@ static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf
 }
 
 const char *cpu_ref_check_topk(const plx_layer_view *layer, char *buf, size_t size) {
-    axis_geom g;
+    axis_geom g = {0};
     return topk_prepare(layer, &g, buf, size);
 }
 
@@ -2042,7 +2050,7 @@ static bool topk_before(plx_dtype dt, const void *x, int64_t base, int64_t inner
  * compare_elements. */
 bool cpu_ref_run_topk(const cpu_ref_kernel_args *args) {
     char why[256];
-    axis_geom g;
+    axis_geom g = {0};
     if (topk_prepare(args->layer, &g, why, sizeof why)) {
         return cpu_ref_fail(args, "%s", why);
     }

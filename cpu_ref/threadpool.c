@@ -152,8 +152,9 @@ size_t cpu_ref_pool_threads(const cpu_ref_pool *pool) {
     return pool ? pool->threads : 1;
 }
 
-void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, cpu_ref_pool_task_fn fn, void *ctx) {
-    if (!pool || pool->threads == 1 || task_count <= 1 ||
+void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, double cost_ns,
+                      cpu_ref_pool_task_fn fn, void *ctx) {
+    if (!pool || pool->threads == 1 || task_count <= 1 || cost_ns < CPU_REF_POOL_MIN_COST_NS ||
         pthread_mutex_trylock(&pool->busy) != 0) {
         for (size_t task = 0; task < task_count; task++) {
             fn(ctx, task, 0);

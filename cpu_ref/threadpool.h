@@ -46,14 +46,23 @@ void cpu_ref_pool_destroy(cpu_ref_pool *pool);
  * that are split per thread need this many slices. */
 size_t cpu_ref_pool_threads(const cpu_ref_pool *pool);
 
+/* Below this estimated cost of a run on one thread, in nanoseconds, the
+ * calling thread runs it alone: waking the sleeping workers (a futex wake
+ * and a context switch each, 10 to 15 us measured here) would cost more than
+ * they save. Tiny layers (the example model's) ran 5 times slower on two
+ * threads than on one before this. */
+#define CPU_REF_POOL_MIN_COST_NS 30000.0
+
 /* Runs fn(ctx, task, thread) once for every task in [0, task_count), in no
  * particular order, and returns when all have returned. The calling thread
  * runs tasks too (as thread 0). With a NULL pool, a pool of 1, a single
- * task, or workers busy with another caller's run, every task runs on the
- * calling thread, in order, with thread 0. task_count 0 returns at once.
- * Allocates nothing. Memory written by the tasks is visible to the caller
- * when this returns. */
-void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, cpu_ref_pool_task_fn fn, void *ctx);
+ * task, a `cost_ns` (the caller's estimate of the whole run's time on one
+ * thread) below CPU_REF_POOL_MIN_COST_NS, or workers busy with another
+ * caller's run, every task runs on the calling thread, in order, with
+ * thread 0. task_count 0 returns at once. Allocates nothing. Memory written
+ * by the tasks is visible to the caller when this returns. */
+void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, double cost_ns,
+                      cpu_ref_pool_task_fn fn, void *ctx);
 
 /* The number of CPUs online (sysconf), at least 1: the default of the option
  * `threads`, capped at CPU_REF_POOL_MAX_THREADS. */

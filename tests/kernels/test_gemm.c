@@ -357,11 +357,14 @@ static void count_task(void *ctx, size_t task, size_t thread) {
     }
 }
 
+/* A cost that always wakes the workers (CPU_REF_POOL_MIN_COST_NS). */
+#define COSTLY 1e9
+
 static void run_and_count(cpu_ref_pool *pool, size_t tasks) {
     atomic_int *hits = calloc(tasks ? tasks : 1, sizeof *hits);
     cr_assert(not(zero(ptr, hits)));
     count_ctx c = {hits, cpu_ref_pool_threads(pool), 0};
-    cpu_ref_pool_run(pool, tasks, count_task, &c);
+    cpu_ref_pool_run(pool, tasks, COSTLY, count_task, &c);
     for (size_t i = 0; i < tasks; i++) {
         cr_assert(eq(int, atomic_load(&hits[i]), 1), "task %zu of %zu ran %d times", i, tasks,
                   atomic_load(&hits[i]));
@@ -387,6 +390,28 @@ Test(pool, many_and_zero_tasks) {
     run_and_count(NULL, 50);
     cr_assert(eq(sz, cpu_ref_pool_threads(NULL), 1));
     cpu_ref_pool_destroy(NULL);
+}
+
+static void note_thread(void *ctx, size_t task, size_t thread) {
+    (void)task;
+    atomic_int *highest = ctx;
+    if ((int)thread > atomic_load(highest)) {
+        atomic_store(highest, (int)thread);
+    }
+}
+
+/* A run cheaper than waking the workers stays on the calling thread. */
+Test(pool, cheap_runs_stay_on_the_caller) {
+    char err[256];
+    cpu_ref_pool *pool = cpu_ref_pool_create(4, err, sizeof err);
+    cr_assert(not(zero(ptr, pool)), "%s", err);
+    for (int rep = 0; rep < 50; rep++) {
+        atomic_int highest;
+        atomic_init(&highest, 0);
+        cpu_ref_pool_run(pool, 100, CPU_REF_POOL_MIN_COST_NS / 2, note_thread, &highest);
+        cr_assert(eq(int, atomic_load(&highest), 0));
+    }
+    cpu_ref_pool_destroy(pool);
 }
 
 Test(pool, bad_sizes) {
@@ -415,7 +440,7 @@ static void outer_task(void *ctx, size_t task, size_t thread) {
             atomic_init(&hits[i], 0);
         }
         count_ctx c = {hits, cpu_ref_pool_threads(cc->pool), 0};
-        cpu_ref_pool_run(cc->pool, 3, count_task, &c);
+        cpu_ref_pool_run(cc->pool, 3, COSTLY, count_task, &c);
         for (size_t i = 0; i < 3; i++) {
             if (atomic_load(&hits[i]) != 1) {
                 atomic_fetch_add(&cc->failures, 1);
@@ -433,14 +458,14 @@ static void *caller_main(void *arg) {
             atomic_init(&hits[i], 0);
         }
         count_ctx c = {hits, cpu_ref_pool_threads(cc->pool), 0};
-        cpu_ref_pool_run(cc->pool, tasks, count_task, &c);
+        cpu_ref_pool_run(cc->pool, tasks, COSTLY, count_task, &c);
         for (size_t i = 0; i < tasks; i++) {
             if (atomic_load(&hits[i]) != 1) {
                 atomic_fetch_add(&cc->failures, 1);
             }
         }
         if (rep % 10 == 0) {
-            cpu_ref_pool_run(cc->pool, 8, outer_task, cc);
+            cpu_ref_pool_run(cc->pool, 8, COSTLY, outer_task, cc);
         }
     }
     return NULL;

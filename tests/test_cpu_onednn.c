@@ -21,8 +21,10 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* A runtime over cpu_onednn and cpu_ref, with `options` for cpu_onednn. */
-static plx_runtime *runtime_with(const plx_backend_option *options, size_t count) {
+/* A runtime over cpu_onednn and cpu_ref, with `options` for cpu_onednn and
+ * its log going to `log_fn` (NULL: the tests' usual sink). */
+static plx_runtime *runtime_logging(const plx_backend_option *options, size_t count,
+                                    plx_log_fn log_fn) {
     plx_runtime_options o;
     tu_options(&o);
     const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
@@ -30,7 +32,14 @@ static plx_runtime *runtime_with(const plx_backend_option *options, size_t count
     o.search_path_count = 2;
     o.backend_options = options;
     o.backend_option_count = count;
+    if (log_fn) {
+        o.log_fn = log_fn;
+    }
     return tu_create(&o);
+}
+
+static plx_runtime *runtime_with(const plx_backend_option *options, size_t count) {
+    return runtime_logging(options, count, NULL);
 }
 
 static const plx_backend_info *onednn(plx_runtime *rt) {
@@ -452,13 +461,7 @@ static void count_packings(void *user_data, plx_log_level level, const char *sou
  * memory of the network: creating another packs nothing, and its results
  * are right. */
 Test(cpu_onednn, working_memories_share_packed_weights) {
-    plx_runtime_options o;
-    tu_options(&o);
-    const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
-    o.search_paths = paths;
-    o.search_path_count = 2;
-    o.log_fn = count_packings;
-    plx_runtime *rt = tu_create(&o);
+    plx_runtime *rt = runtime_logging(NULL, 0, count_packings);
     onednn(rt);
     plx_network *n = make_cnn(false);
     float want[CLASSES], y[CLASSES], x[IN_C * IN_H * IN_W];
@@ -730,16 +733,8 @@ Test(cpu_onednn, graph_fuses_depthwise_after_pointwise) {
     }
     for (int pass = 0; pass < 3; pass++) { /* graph, graph=off, cpu_ref */
         plx_backend_option off = {"cpu_onednn", "graph", "off"};
-        plx_runtime_options o;
-        tu_options(&o);
-        const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
-        o.search_paths = paths;
-        o.search_path_count = 2;
-        o.backend_options = &off;
-        o.backend_option_count = pass == 1;
-        o.log_fn = keep_log;
         graph_log[0] = '\0';
-        plx_runtime *rt = tu_create(&o);
+        plx_runtime *rt = runtime_logging(&off, pass == 1, keep_log);
         onednn(rt);
         const char *ids[] = {pass == 2 ? "cpu_ref" : "cpu_onednn"};
         plx_loaded_network *ln = load(rt, n, ids, 1, false, false, NULL);

@@ -36,7 +36,7 @@ const odn_graph_payload *odn_graph_payload_of(const plx_layer_view *layer) {
     for (uint32_t k = 0; k < p->layer_count; k++) {
         const odn_graph_layer *g = &ls[k];
         if (g->first_input > p->ref_count || g->input_count > p->ref_count - g->first_input ||
-            g->input_count == 0) {
+            g->input_count == 0 || g->output.rank > PLX_MAX_RANK) {
             return NULL;
         }
         for (uint32_t j = 0; j < g->input_count; j++) {

@@ -51,6 +51,9 @@ static plx_status refuse(const odn_context *ctx, const char *fmt, ...) {
 
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank) {
     dnnl_dims_t d, s;
+    if (rank > DNNL_MAX_NDIMS) {
+        return dnnl_invalid_arguments;
+    }
     int nd = rank ? (int)rank : 1;
     if (rank == 0) {
         d[0] = 1;

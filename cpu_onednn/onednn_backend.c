@@ -3,11 +3,12 @@
  *
  * The entry point, descriptor, options and capabilities, and the ABI 1.1
  * objects: factories, tensor handles in plain host memory (row-major, the
- * layout the host maps), and workloads that run the oneDNN primitives that
- * onednn_ops.c plans for their layer. Each workload creates its primitives,
- * packs its constant weights and allocates its scratchpad once, at creation;
- * executing binds the handles' current memory and runs the primitives, with
- * no allocation. */
+ * layout the host maps), workloads that run the oneDNN primitives that
+ * onednn_graph.c plans for their layer or graph, and the graph optimisation
+ * that makes graphs. Each workload creates its primitives, arena and
+ * scratchpad once, at creation, and shares the weights its factory packed
+ * (once per network); executing binds the handles' current memory and runs
+ * the primitives, with no allocation. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -252,8 +253,9 @@ static plx_status odn_check_layer(plx_backend *backend, const plx_layer_view *la
  * constant in the same layout (they only read it). */
 typedef struct odn_packed {
     struct odn_packed *next;
-    const void *data;      /* the constant (valid while the network lives) */
-    dnnl_memory_desc_t md; /* the layout it is packed into */
+    const void *data;           /* the constant (valid while the network lives) */
+    dnnl_memory_desc_t user_md; /* how it is read: its plain layout, or a transposed view */
+    dnnl_memory_desc_t md;      /* the layout it is packed into */
     void *buffer;
     unsigned refs; /* workloads using it */
 } odn_packed;
@@ -386,11 +388,11 @@ static void odn_unimport_tensor_handle(plx_tensor_handle *h) {
 /* A workload owns its plan (primitive descriptors and bindings), one
  * primitive per step, one dnnl memory per plan memory (those bound to the
  * layer's handles get the handle's current address at each execution),
- * the buffers of packed weights, one arena for the internal memories (the
- * activations between the layers of a graph, laid out by their lifetimes),
- * one scratchpad shared by its steps, and its own stream. Nothing is shared
- * with other workloads but the engine and constant data, which is only
- * read. */
+ * one arena for the internal memories (the activations between the layers
+ * of a graph, laid out by their lifetimes), one scratchpad shared by its
+ * steps, and its own stream. It shares with other workloads only the
+ * engine, constant data and the factory's packed weights, all only read
+ * while executing. */
 typedef struct wl_step {
     dnnl_primitive_t prim;
     dnnl_memory_t scratch_mem;
@@ -592,9 +594,11 @@ static plx_status pack_constant(plx_workload *w, const odn_mem *m, const void *d
     return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
 }
 
-/* The weights of plan memory `m` (constant `data`, ODN_BIND_PACKED)
- * packed into m->md, from the factory's list or packed now and added to
- * it; the caller holds one use. */
+/* The weights of plan memory `m` (constant `data` read as m->user_md,
+ * ODN_BIND_PACKED) packed into m->md, from the factory's list or packed now
+ * and added to it; the caller holds one use. The key is all three: one
+ * constant may feed two layers that read it differently (transposed or
+ * not) into the same layout. */
 static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *data,
                                  odn_packed **out) {
     plx_factory *f = w->factory;
@@ -602,7 +606,8 @@ static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *
     plx_status s = NULL;
     pthread_mutex_lock(&f->lock);
     odn_packed *p = f->packed;
-    while (p && !(p->data == data && dnnl_memory_desc_equal(&p->md, &m->md))) {
+    while (p && !(p->data == data && dnnl_memory_desc_equal(&p->user_md, &m->user_md) &&
+                  dnnl_memory_desc_equal(&p->md, &m->md))) {
         p = p->next;
     }
     if (!p) {
@@ -620,7 +625,7 @@ static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *
             host->free(host, p);
             p = NULL;
         } else {
-            *p = (odn_packed){f->packed, data, m->md, buffer, 0};
+            *p = (odn_packed){f->packed, data, m->user_md, m->md, buffer, 0};
             f->packed = p;
             host->log(host, PLX_LOG_DEBUG, "cpu_onednn: packed %zu bytes of weights", size);
         }
@@ -644,6 +649,14 @@ static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *
             return wl_s_;                                                                 \
         }                                                                                 \
     } while (0)
+
+static void *zeroed(const plx_host *host, size_t bytes) {
+    void *p = host->alloc(host, bytes, 0);
+    if (p) {
+        memset(p, 0, bytes);
+    }
+    return p;
+}
 
 static plx_status create_workload(plx_factory *factory, const plx_layer_view *layer,
                                   plx_tensor_handle *const *inputs,
@@ -686,18 +699,16 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
     }
     WL_CHECK(dnnl_stream_create(&w->stream, w->backend->engine, dnnl_stream_default_flags));
     unsigned nm = w->plan.mem_count, ns = w->plan.step_count;
-    w->mems = host->alloc(host, (nm + 1) * sizeof *w->mems, 0);
-    w->packed = host->alloc(host, (nm + 1) * sizeof *w->packed, 0);
-    w->steps = host->alloc(host, (ns + 1) * sizeof *w->steps, 0);
+    /* Zeroed as soon as allocated: odn_destroy_workload walks them. */
+    w->mems = zeroed(host, (nm + 1) * sizeof *w->mems);
+    w->packed = zeroed(host, (nm + 1) * sizeof *w->packed);
+    w->steps = zeroed(host, (ns + 1) * sizeof *w->steps);
     size_t *offsets = host->alloc(host, (nm + 1) * sizeof *offsets, 0);
     if (!w->mems || !w->packed || !w->steps || !offsets) {
         host->free(host, offsets);
         odn_destroy_workload(w);
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
-    memset(w->mems, 0, (nm + 1) * sizeof *w->mems);
-    memset(w->packed, 0, (nm + 1) * sizeof *w->packed);
-    memset(w->steps, 0, (ns + 1) * sizeof *w->steps);
     w->arena_bytes = layout_arena(host, &w->plan, offsets);
     if (w->arena_bytes == SIZE_MAX ||
         (w->arena_bytes && !(w->arena = host->alloc(host, w->arena_bytes, ODN_ALIGNMENT)))) {

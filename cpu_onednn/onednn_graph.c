@@ -362,8 +362,10 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
             break;
         }
         case ODN_BIND_INTERNAL:
-        case ODN_BIND_ALIAS:
             map[i] = odn_plan_add_mem(ctx, a->plan, ODN_BIND_INTERNAL, 0, &m->md);
+            break;
+        case ODN_BIND_ALIAS: /* of an earlier memory of the same sub-plan */
+            map[i] = m->slot < i && map[m->slot] >= 0 ? alias_of(a, map[m->slot], &m->md) : -1;
             break;
         }
         if (!s && map[i] < 0) {
@@ -556,6 +558,7 @@ static void group_fused(odn_fused *f, const plx_subgraph_view *g, const group *g
         f->dw_slot = g->layers[a].view.input_count;
         f->dw_bias = g->layers[d].view.input_count > 2;
         f->pw_output = g->layers[a].view.outputs[0];
+        memset(&f->pw_output.quant, 0, sizeof f->pw_output.quant);
         if (gr->member[3] != UINT32_MAX) {
             f->dw_has_activation = true;
             f->dw_activation = *(const plx_activation_desc *)g->layers[gr->member[3]].view.desc;
@@ -685,6 +688,8 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
             gl->has_desc = true;
         }
         gl->output = g->layers[group_tail(&gr)].view.outputs[0];
+        /* float32 only: no quantisation, and no host pointers in the payload */
+        memset(&gl->output.quant, 0, sizeof gl->output.quant);
         if (group_tail(&gr) != i) {
             gl->op = PLX_OP_PRECOMPILED;
             group_fused(&gl->fused, g, &gr);

@@ -451,7 +451,11 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
         dnnl_memory_desc_t dwu, dwb;
         PLAN_CALL(odn_plain_md(&dwu, wd, 5));
         int arg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
-        ADD_MEM(m, ODN_BIND_PACKED, p->slot, step_md(plan, arg));
+        const dnnl_memory_desc_t *dw_md = step_md(plan, arg);
+        if (!dw_md || dw_md->ndims != 5) {
+            return refuse(ctx, "oneDNN gave no weights layout for the depthwise post-op");
+        }
+        ADD_MEM(m, ODN_BIND_PACKED, p->slot, dw_md);
         plan->mems[m].user_md = dwu;
         step_arg(plan, arg, m);
         if (p->bias) {
@@ -966,8 +970,14 @@ static plx_status plan_precompiled(const odn_context *ctx, const plx_layer_view 
                                          : part == 2 && f->dw_has_activation ? &f->dw_activation
                                                                              : NULL;
         if (part == 1 && f->has_dw) {
+            const plx_tensor_info *dw_w = f->dw_slot < l->input_count ? &l->inputs[f->dw_slot]
+                                                                       : NULL;
             if (f->op != PLX_OP_CONV || f->dw_slot + (f->dw_bias ? 2u : 1u) > l->input_count ||
-                f->dw_slot < 2) {
+                f->dw_slot < 2 || !is_const(l, f->dw_slot) || dw_w->rank != 4 ||
+                dw_w->dims[0] != f->pw_output.dims[1] || dw_w->dims[1] != 1 ||
+                dw_w->dims[2] != 3 || dw_w->dims[3] != 3 ||
+                (f->dw_bias && (l->inputs[f->dw_slot + 1].rank != 1 ||
+                                l->inputs[f->dw_slot + 1].dims[0] != dw_w->dims[0]))) {
                 return refuse(ctx, "cpu_onednn: malformed depthwise fusion");
             }
             ops[n].kind = ODN_POST_DW;

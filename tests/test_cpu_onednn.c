@@ -752,3 +752,42 @@ Test(cpu_onednn, graph_fuses_depthwise_after_pointwise) {
     expect_close(y[1], y[2], YN);
     plx_network_destroy(&n);
 }
+
+/* One constant read by two fully_connected layers, as it is and
+ * transposed: oneDNN packs both into the same layout, from different
+ * views, and each layer must get its own packing (cpu_ref's results). */
+Test(cpu_onednn, one_constant_packed_two_ways) {
+    enum { D = 64 };
+    static float w[D * D], xv[D], y[2][D];
+    uint32_t st = 31;
+    for (size_t i = 0; i < COUNT(w); i++) {
+        w[i] = 0.2f * pseudo(&st);
+    }
+    for (size_t i = 0; i < D; i++) {
+        xv[i] = pseudo(&st);
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(2, (int64_t[]){1, D});
+    plx_layer_id x, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_layer_id wc = add_const(n, "w", (int64_t[]){D, D}, 2, w);
+    plx_fully_connected_desc plain = PLX_FULLY_CONNECTED_DESC_INIT, tr = plain;
+    tr.weights_transposed = true;
+    plx_layer_id f1 = layer(n, "fc", PLX_OP_FULLY_CONNECTED, &plain, (plx_layer_id[]){x, wc}, 2);
+    plx_layer_id f2 = layer(n, "fc_t", PLX_OP_FULLY_CONNECTED, &tr, (plx_layer_id[]){f1, wc}, 2);
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, f2, 0, out, 0));
+    for (int pass = 0; pass < 2; pass++) {
+        plx_runtime *rt = runtime_with(NULL, 0);
+        onednn(rt);
+        const char *ids[] = {pass ? "cpu_ref" : "cpu_onednn"};
+        plx_loaded_network *ln = load(rt, n, ids, 1, false, false, NULL);
+        plx_tensor_binding in = {0, xv, sizeof xv, 0}, ob = {0, y[pass], sizeof y[pass], 0};
+        OK(plx_loaded_network_execute(ln, &in, 1, &ob, 1));
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
+    expect_close(y[0], y[1], D);
+    plx_network_destroy(&n);
+}

@@ -460,6 +460,8 @@ static plx_status fold_constant_layer(rewriter *w, uint32_t index, bool *changed
     free(l->desc);
     free(l->inputs);
     free(l->owned_data);
+    free(l->split_sizes);
+    l->split_sizes = NULL;
     l->desc = d;
     l->owned_data = data;
     l->inputs = NULL;

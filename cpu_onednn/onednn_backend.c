@@ -308,43 +308,36 @@ static void *handle_data(const plx_tensor_handle *h) {
     return plx_host_tensor_data(&h->t);
 }
 
-static plx_tensor_handle *new_handle(const plx_host *host) {
-    return host->alloc(host, sizeof(plx_tensor_handle), 0);
+/* A new handle for a tensor of `info`: its own (parent NULL), or the range
+ * of `parent` at `byte_offset` (a sub-tensor). */
+static plx_status new_handle(const plx_host *host, plx_tensor_handle *parent,
+                             const plx_tensor_info *info, size_t byte_offset,
+                             plx_tensor_handle **out_handle) {
+    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
+    if (!h) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
+    }
+    plx_status s = parent ? plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset)
+                          : plx_host_tensor_init(&h->t, host, "cpu_onednn", info, ODN_ALIGNMENT);
+    if (s) {
+        host->free(host, h);
+        return s;
+    }
+    *out_handle = h;
+    return NULL;
 }
 
 static plx_status odn_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
                                            const plx_tensor_handle_params *params,
                                            plx_tensor_handle **out_handle) {
     (void)params;
-    const plx_host *host = factory->host;
-    plx_tensor_handle *h = new_handle(host);
-    if (!h) {
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
-    }
-    plx_status s = plx_host_tensor_init(&h->t, host, "cpu_onednn", info, ODN_ALIGNMENT);
-    if (s) {
-        host->free(host, h);
-        return s;
-    }
-    *out_handle = h;
-    return NULL;
+    return new_handle(factory->host, NULL, info, 0, out_handle);
 }
 
 static plx_status odn_create_sub_tensor_handle(plx_factory *factory, plx_tensor_handle *parent,
                                                const plx_tensor_info *info, size_t byte_offset,
                                                plx_tensor_handle **out_handle) {
-    const plx_host *host = factory->host;
-    plx_tensor_handle *h = new_handle(host);
-    if (!h) {
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
-    }
-    plx_status s = plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset);
-    if (s) {
-        host->free(host, h);
-        return s;
-    }
-    *out_handle = h;
-    return NULL;
+    return new_handle(factory->host, parent, info, byte_offset, out_handle);
 }
 
 static void odn_release_tensor_handle(plx_tensor_handle *h) {

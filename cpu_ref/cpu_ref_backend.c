@@ -200,47 +200,37 @@ static void *handle_data(const plx_tensor_handle *h) {
 /* Allocations are aligned for vector loads; kernels need the element size. */
 #define CPU_REF_ALIGNMENT 64
 
-static plx_tensor_handle *new_handle(const plx_host *host) {
+/* A new handle for a tensor of `info`: its own (parent NULL), or the range
+ * of `parent` at `byte_offset` (a sub-tensor). */
+static plx_status new_handle(const plx_host *host, plx_tensor_handle *parent,
+                             const plx_tensor_info *info, size_t byte_offset,
+                             plx_tensor_handle **out_handle) {
     plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
-    if (h) {
-        h->mapping = NULL;
+    if (!h) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
     }
-    return h;
+    h->mapping = NULL;
+    plx_status s = parent ? plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset)
+                          : plx_host_tensor_init(&h->t, host, CPU_REF_ID, info, CPU_REF_ALIGNMENT);
+    if (s) {
+        host->free(host, h);
+        return s;
+    }
+    *out_handle = h;
+    return NULL;
 }
 
 static plx_status cpu_ref_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
                                                const plx_tensor_handle_params *params,
                                                plx_tensor_handle **out_handle) {
     (void)params;
-    const plx_host *host = factory->host;
-    plx_tensor_handle *h = new_handle(host);
-    if (!h) {
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
-    }
-    plx_status s = plx_host_tensor_init(&h->t, host, CPU_REF_ID, info, CPU_REF_ALIGNMENT);
-    if (s) {
-        host->free(host, h);
-        return s;
-    }
-    *out_handle = h;
-    return NULL;
+    return new_handle(factory->host, NULL, info, 0, out_handle);
 }
 
 static plx_status cpu_ref_create_sub_tensor_handle(plx_factory *factory, plx_tensor_handle *parent,
                                                    const plx_tensor_info *info, size_t byte_offset,
                                                    plx_tensor_handle **out_handle) {
-    const plx_host *host = factory->host;
-    plx_tensor_handle *h = new_handle(host);
-    if (!h) {
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
-    }
-    plx_status s = plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset);
-    if (s) {
-        host->free(host, h);
-        return s;
-    }
-    *out_handle = h;
-    return NULL;
+    return new_handle(factory->host, parent, info, byte_offset, out_handle);
 }
 
 static void cpu_ref_release_tensor_handle(plx_tensor_handle *h) {

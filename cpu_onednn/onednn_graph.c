@@ -771,7 +771,7 @@ done:
 bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
                           const plx_subgraph_editor *editor) {
     const plx_host *h = ctx->host;
-    for (int level = 2; level >= 0; level--) {
+    for (int level = 2; level >= 0;) {
         graph_build b;
         memset(&b, 0, sizeof b);
         b.host = h;
@@ -806,6 +806,9 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
                    : level == 1 ? " with activation fusions" : "",
                    h->status_message(h, s));
             h->status_free(h, s);
+            /* The next level that builds another payload: without depthwise
+             * groups level 2's is level 1's, without activations level 0's. */
+            level = level == 2 && b.fused_depthwise > 0 ? 1 : b.fused_activations > 0 ? 0 : -1;
             graph_build_free(&b);
             continue;
         }

@@ -1,6 +1,7 @@
 /* The environment: PLEXUS_BACKEND_PATH adds search entries after the
- * application's, PLEXUS_BACKENDS filters by id, and ignore_environment turns
- * both off. Each Criterion test runs in its own process, so setenv here does
+ * application's, PLEXUS_BACKENDS filters by id, PLEXUS_SKIP_DEFAULT_DIR=1
+ * leaves the installed directory out, and ignore_environment turns them
+ * off. Each Criterion test runs in its own process, so setenv here does
  * not leak into other tests. */
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ static char tmp[PATH_MAX], app_dir[PATH_MAX], env_dir[PATH_MAX];
 static void setup(void) {
     unsetenv("PLEXUS_BACKEND_PATH");
     unsetenv("PLEXUS_BACKENDS");
+    unsetenv("PLEXUS_SKIP_DEFAULT_DIR");
     tu_mkdtemp(tmp);
     tu_join(app_dir, tmp, "app");
     tu_join(env_dir, tmp, "env");
@@ -76,6 +78,35 @@ Test(environment, backend_path_after_application) {
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 1)->id, "fake_unavailable"));
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 2)->id, "fake_zulu"));
     cr_assert(eq(sz, plx_runtime_rejection_count(rt), 0));
+    plx_runtime_destroy(&rt);
+}
+
+/* PLEXUS_SKIP_DEFAULT_DIR=1 does what skip_default_dir does (the options
+ * here do not set it): only the application's directory is searched. */
+Test(environment, skip_default_dir) {
+    cr_assert(eq(int, setenv("PLEXUS_SKIP_DEFAULT_DIR", "1", 1), 0));
+    const char *paths[] = {app_dir};
+    plx_runtime_options o;
+    tu_options(&o);
+    o.ignore_environment = false;
+    o.skip_default_dir = false;
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_runtime *rt = tu_create(&o);
+    cr_assert(eq(sz, plx_runtime_search_path_count(rt), 1), "%s", tu_dump(rt));
+    expect_entry(rt, 0, app_dir, PLX_SEARCH_SOURCE_APPLICATION, "");
+    cr_assert(eq(sz, plx_runtime_note_count(rt), 0));
+    plx_runtime_destroy(&rt);
+}
+
+/* A value other than 0, 1 or empty is named in a note and changes nothing. */
+Test(environment, skip_default_dir_bad_value) {
+    cr_assert(eq(int, setenv("PLEXUS_SKIP_DEFAULT_DIR", "yes", 1), 0));
+    plx_runtime *rt = runtime_reading_env(false);
+    cr_assert(eq(sz, plx_runtime_note_count(rt), 1), "%s", tu_dump(rt));
+    cr_assert(eq(str, (char *)plx_runtime_note(rt, 0),
+                 "PLEXUS_SKIP_DEFAULT_DIR is 'yes', neither 0 nor 1: ignored"));
+    cr_assert(eq(sz, plx_runtime_backend_count(rt), 1));
     plx_runtime_destroy(&rt);
 }
 

@@ -292,6 +292,7 @@ static plx_status copy_memory_options(plx_runtime *rt, const plx_runtime_options
 
 static plx_status build_search_path(plx_runtime *rt, const plx_runtime_options *o) {
     plx_status s = NULL;
+    bool skip_default_dir = o->skip_default_dir;
     if (o->search_path_count && !o->search_paths) {
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "search_path_count is %zu but search_paths is NULL",
@@ -309,6 +310,7 @@ static plx_status build_search_path(plx_runtime *rt, const plx_runtime_options *
         bool failed = false;
         const char *env_path = read_env(rt, "PLEXUS_BACKEND_PATH", &failed);
         const char *env_filter = read_env(rt, "PLEXUS_BACKENDS", &failed);
+        const char *env_skip = read_env(rt, "PLEXUS_SKIP_DEFAULT_DIR", &failed);
         if (failed) {
             return oom();
         }
@@ -318,8 +320,17 @@ static plx_status build_search_path(plx_runtime *rt, const plx_runtime_options *
         if (!s && env_filter && *env_filter) {
             s = parse_filter(rt, env_filter);
         }
+        /* A build tree's `meson devenv` sets it, so that what is installed
+         * beside the build is not loaded as well (every backend twice). */
+        if (!s && env_skip && strcmp(env_skip, "1") == 0) {
+            skip_default_dir = true;
+        } else if (!s && env_skip && *env_skip && strcmp(env_skip, "0") != 0 &&
+                   !plxi_runtime_note(rt, "PLEXUS_SKIP_DEFAULT_DIR is '%s', neither 0 nor 1: "
+                                          "ignored", env_skip)) {
+            s = oom();
+        }
     }
-    if (!s && !o->skip_default_dir) {
+    if (!s && !skip_default_dir) {
         s = add_search(rt, PLX_DEFAULT_BACKEND_DIR, strlen(PLX_DEFAULT_BACKEND_DIR),
                        PLX_SEARCH_SOURCE_DEFAULT);
     }

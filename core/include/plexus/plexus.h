@@ -127,9 +127,11 @@ typedef struct plx_runtime_options {
     const char *const *search_paths;
     size_t search_path_count;
 
-    /* true: PLEXUS_BACKEND_PATH and PLEXUS_BACKENDS are not read. */
+    /* true: PLEXUS_BACKEND_PATH, PLEXUS_BACKENDS and PLEXUS_SKIP_DEFAULT_DIR
+     * are not read. */
     bool ignore_environment;
-    /* true: the installed backend directory is not searched. */
+    /* true: the installed backend directory is not searched (so does
+     * PLEXUS_SKIP_DEFAULT_DIR=1 unless ignore_environment is set). */
     bool skip_default_dir;
 
     /* Per-backend options. An option naming a backend id that no plug-in

@@ -1,5 +1,5 @@
 /* Externally managed memory, allocators, pre-imported tensors and
- * concurrent executions (LOADED-NETWORK.md: Loading 7-8, Pre-imported
+ * concurrent executions (docs/loaded-network.md: Loading 7-8, Pre-imported
  * inputs and outputs, Executing asynchronously). */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -2,7 +2,8 @@
  * at. Junk never crashes the scan and each file gets a reason; order is
  * deterministic; a file reached twice loads once; PLEXUS_BACKEND_PATH and
  * PLEXUS_BACKENDS are honoured unless the application says otherwise
- * (STYLE.md habit 8). Scratch directories are made under /tmp per test. */
+ * (docs/backend-abi.md, "Discovery"). Scratch directories are made under
+ * /tmp per test. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

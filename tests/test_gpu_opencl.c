@@ -6,7 +6,7 @@
  * Runs on whatever OpenCL platform the ICD loader finds (PoCL in CI). With
  * none, the tests that need a device skip with the reason, unless
  * PLEXUS_REQUIRE_OPENCL=1 is set, which makes that a failure. Runtimes see
- * only the build's gpu_opencl and cpu_ref (STYLE.md habit 9). Criterion
+ * only the build's gpu_opencl and cpu_ref, never the system's. Criterion
  * runs each test in its own process, so a test may set OCL_ICD_VENDORS for
  * the ICD loader, which reads it once per process. */
 #include <dirent.h>

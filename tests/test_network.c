@@ -1,6 +1,6 @@
 /* Networks end to end: the builder's validation, the optimiser's
  * assignment and edge layers, and the loaded network's execution rules
- * (LOADED-NETWORK.md). Backends: cpu_ref and the test-only testdev (see
+ * (docs/loaded-network.md). Backends: cpu_ref and the test-only testdev (see
  * tests/testdev/testdev_backend.c). */
 #include <math.h>
 #include <stdint.h>
@@ -561,7 +561,7 @@ Test(network, constants_and_several_networks) {
     plx_runtime_destroy(&rt);
 }
 
-/* LOADED-NETWORK.md, Executing 5: no heap allocation per execution in
+/* docs/loaded-network.md, Executing 5: no heap allocation per execution in
  * steady state. */
 Test(network, execute_allocates_nothing) {
     if (!alloc_counter_available()) {

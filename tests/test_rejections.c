@@ -1,7 +1,7 @@
 /* The registry against misbehaving plug-ins: every fake of
  * tests/plugins/fake_backend.c sits in one directory with the good ones, and
  * each test checks the exact reason one fake is rejected for, and that the
- * good plug-ins beside it still load (STYLE.md habit 8: one bad vendor never
+ * good plug-ins beside it still load (one bad plug-in never
  * breaks the loader). Requirement numbers refer to docs/backend-abi.md. */
 #include <limits.h>
 #include <stdio.h>

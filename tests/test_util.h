@@ -1,5 +1,6 @@
-/* Helpers shared by the registry tests: runtimes isolated from the system
- * (STYLE.md habit 9), lookups in a runtime's lists, and scratch directories
+/* Helpers shared by the registry tests: runtimes that never see the
+ * system's plug-ins (tests/meson.build says how), lookups in a runtime's
+ * lists, and scratch directories
  * under /tmp. Paths to build outputs come from meson as compile definitions:
  * FAKE_PLUGIN_DIR, CPU_REF_MODULE, SAMPLE_MODULE. */
 #ifndef PLEXUS_TEST_UTIL_H

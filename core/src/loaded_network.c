@@ -1,4 +1,4 @@
-/* The loaded network (LOADED-NETWORK.md, "Loading", "Executing",
+/* The loaded network (docs/loaded-network.md, "Loading", "Executing",
  * "Pre-imported inputs and outputs", "Executing asynchronously").
  *
  * Load: one factory per backend used; constants' handles and workloads,
@@ -419,7 +419,7 @@ static void plan_in_place(plx_working_memory *wm, bool *in_place) {
 
 /* Fills a working memory's layer states and slots (its layers and slots
  * arrays already allocated): who manages each tensor's memory
- * (LOADED-NETWORK.md, Loading 3), the producers' slots each layer reads,
+ * (docs/loaded-network.md, Loading 3), the producers' slots each layer reads,
  * and the in-place concats and splits. Calls no backend. */
 static plx_status lay_out(plx_working_memory *wm, bool *in_place) {
     plx_loaded_network *n = wm->network;
@@ -452,7 +452,7 @@ static plx_status lay_out(plx_working_memory *wm, bool *in_place) {
                 h->import_alignment = plx_dtype_size(l->outputs[k].dtype);
             }
             plx_tensor_info_byte_size(&l->outputs[k], &h->bytes);
-            /* LOADED-NETWORK.md, Loading 3: who manages the memory. */
+            /* docs/loaded-network.md, Loading 3: who manages the memory. */
             bool imported_input = l->op == PLX_OP_INPUT && o->import_enabled &&
                                   imports_malloc(l->backend);
             bool exported_output = o->export_enabled && feeds_output && uses == 1 &&
@@ -641,7 +641,7 @@ static void *allocate_buffer(const backend_plan *bp, size_t size, size_t alignme
     return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
 }
 
-/* LOADED-NETWORK.md, Loading 7 and 8: working memory at the first
+/* docs/loaded-network.md, Loading 7 and 8: working memory at the first
  * execution: managed handles from their backends, planned ones from the
  * plan's buffers (imported at their offsets). */
 static plx_status ensure_memory(plx_working_memory *wm) {
@@ -757,7 +757,7 @@ static plx_status create_factories(plx_loaded_network *n) {
     return NULL;
 }
 
-/* LOADED-NETWORK.md, Loading 2: what the options require of the backends. */
+/* docs/loaded-network.md, Loading 2: what the options require of the backends. */
 static plx_status check_capabilities(plx_loaded_network *n) {
     for (size_t f = 0; f < n->factory_count; f++) {
         const plxi_backend_record *b = n->factories[f].backend;
@@ -792,7 +792,7 @@ static plx_status check_capabilities(plx_loaded_network *n) {
 }
 
 /* Constants: a handle and a workload each, allocated and run at load
- * (LOADED-NETWORK.md, Loading 5), shared by every working memory. */
+ * (docs/loaded-network.md, Loading 5), shared by every working memory. */
 static plx_status load_constants(plx_loaded_network *n) {
     plx_optimized_network *o = n->optimized;
     for (size_t i = 0; i < n->layer_count; i++) {
@@ -846,7 +846,7 @@ static plx_status load_constants(plx_loaded_network *n) {
 }
 
 /* The memory plan of every backend whose intermediate tensors the host
- * manages (LOADED-NETWORK.md, Loading 7): one step per layer in execution
+ * manages (docs/loaded-network.md, Loading 7): one step per layer in execution
  * order; each planned tensor is a block from its producer's step to its
  * last reader's; a whole that has in-place parts lives from the first
  * part's producer to the last reader of any part. Imported inputs,
@@ -1208,7 +1208,7 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
     if (!s) {
         s = load_phase(n, profile, "working memory", create_own_working_memory);
     }
-    /* LOADED-NETWORK.md, Loading 6: every workload of the load exists. */
+    /* docs/loaded-network.md, Loading 6: every workload of the load exists. */
     for (size_t i = 0; !s && i < n->factory_count; i++) {
         const plxi_backend_record *b = n->factories[i].backend;
         if (b->functions.factory_workloads_created) {
@@ -1260,7 +1260,7 @@ static size_t find_io(const io_binding *list, size_t count, int32_t binding) {
     return k;
 }
 
-/* LOADED-NETWORK.md, Executing 1 and Executing asynchronously 2: tensors
+/* docs/loaded-network.md, Executing 1 and Executing asynchronously 2: tensors
  * plus pre-imported ids cover every input (output) exactly once, every id
  * known, sizes right. */
 static plx_status match(const char *kind, const io_binding *expected, size_t count,
@@ -1711,7 +1711,7 @@ static plx_status run(plx_loaded_network *loaded, plx_working_memory *working_me
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "the working memory belongs to another network");
     }
-    /* LOADED-NETWORK.md, Executing asynchronously 1: one execution per
+    /* docs/loaded-network.md, Executing asynchronously 1: one execution per
      * working memory at a time; a second one is refused, never let in. */
     bool expected = false;
     if (!atomic_compare_exchange_strong(&working_memory->in_use, &expected, true)) {
@@ -1846,7 +1846,7 @@ PLX_API void plx_loaded_network_release_working_memory(plx_loaded_network *loade
 /* Pre-imported inputs and outputs                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Imports `count` caller tensors once (LOADED-NETWORK.md, "Pre-imported
+/* Imports `count` caller tensors once (docs/loaded-network.md, "Pre-imported
  * inputs and outputs"). Each import is tried on the network's own handle
  * and ended at once: the backend checks source, size and alignment now,
  * and every later execution binds the memory again (for host-memory

@@ -1,4 +1,4 @@
-/* Assigning layers to backends (LOADED-NETWORK.md, "Optimising").
+/* Assigning layers to backends (docs/loaded-network.md, "Optimising").
  *
  * Each layer goes to the first backend of the preference list that supports
  * it; every refusal on the way is kept with its reason. Network inputs run

@@ -20,7 +20,8 @@ int usage_error(const char *command, const char *usage, const char *fmt, ...)
 #define RUNTIME_ARGS_USAGE                                                                  \
     "  --backend-path PATH    search PATH (a directory or a plug-in file) first;\n"        \
     "                         may be repeated\n"                                            \
-    "  --no-env               ignore PLEXUS_BACKEND_PATH and PLEXUS_BACKENDS\n"             \
+    "  --no-env               ignore PLEXUS_BACKEND_PATH, PLEXUS_BACKENDS and\n"           \
+    "                         PLEXUS_SKIP_DEFAULT_DIR\n"                                    \
     "  --no-default-dir       do not search the installed backend directory\n"             \
     "  --option ID.KEY=VALUE  pass KEY=VALUE to backend ID when it is created;\n"          \
     "                         may be repeated\n"                                            \
@@ -54,7 +55,8 @@ int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const cha
  * "PREFIX: cannot create the runtime: ..." and returns false. */
 bool runtime_args_create(runtime_args *a, const char *prefix, plx_runtime **out_runtime);
 
-/* `plexus run`: tools/run.c. argv holds the arguments after "run". */
+/* `plexus run`: tools/run.c (and the run_*.c beside it). argv holds the
+ * arguments after "run". */
 int cmd_run(int argc, char **argv);
 
 #endif

@@ -1,0 +1,946 @@
+/* `plexus run`'s run: the backends, the model's import, the inputs (from
+ * .npy files or seeded random values), the optimised and loaded network,
+ * the executions (from one thread or several, each with its own working
+ * memory) and the outputs. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npy.h"
+#include "run.h"
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                              */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double ms_between(uint64_t start, uint64_t end) {
+    return (double)(end - start) / 1e6;
+}
+
+void run_fail_status(const char *what, plx_status s) {
+    fprintf(stderr, PREFIX ": %s: %s\n", what, plx_status_get_message(s));
+    plx_status_free(s);
+}
+
+/* "[1,3,224,224]"; "[]" for a scalar. */
+const char *run_shape_text(const plx_tensor_info *info, char *buf, size_t size) {
+    size_t len = 0;
+    buf[0] = '\0';
+    len += (size_t)snprintf(buf, size, "[");
+    for (uint32_t i = 0; i < info->rank && len < size; i++) {
+        len += (size_t)snprintf(buf + len, size - len, "%s%" PRId64, i ? "," : "", info->dims[i]);
+    }
+    if (len < size) {
+        snprintf(buf + len, size - len, "]");
+    }
+    return buf;
+}
+
+/* float16 and bfloat16 are converted by the SDK's plexus/tensor.h. */
+static bool is_float_dtype(plx_dtype d) {
+    return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16;
+}
+
+/* Element i of a float tensor as float. */
+static float float_at(plx_dtype dtype, const void *data, size_t i) {
+    if (dtype == PLX_DTYPE_FLOAT32) {
+        float f;
+        memcpy(&f, (const char *)data + i * 4, sizeof f);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, (const char *)data + i * 2, sizeof h);
+    return dtype == PLX_DTYPE_FLOAT16 ? plx_float16_to_float32(h) : plx_bfloat16_to_float32(h);
+}
+
+/* splitmix64 */
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Seeded values: floats uniform in [0, 1), integers and bools 0 or 1. */
+static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed) {
+    uint64_t state = seed;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t r = next_random(&state);
+        float f = (float)(r >> 40) / (float)(1u << 24); /* 24 bits: exact in float */
+        unsigned bit = (unsigned)(r >> 63);
+        char *p = (char *)data;
+        switch (dtype) {
+        case PLX_DTYPE_FLOAT32:
+            memcpy(p + i * 4, &f, 4);
+            break;
+        case PLX_DTYPE_FLOAT16: {
+            uint16_t h = plx_float32_to_float16(f);
+            memcpy(p + i * 2, &h, 2);
+            break;
+        }
+        case PLX_DTYPE_BFLOAT16: {
+            uint16_t h = plx_float32_to_bfloat16(f);
+            memcpy(p + i * 2, &h, 2);
+            break;
+        }
+        case PLX_DTYPE_INT8:
+        case PLX_DTYPE_UINT8:
+        case PLX_DTYPE_BOOL:
+            p[i] = (char)bit;
+            break;
+        case PLX_DTYPE_INT16: {
+            int16_t v = (int16_t)bit;
+            memcpy(p + i * 2, &v, 2);
+            break;
+        }
+        case PLX_DTYPE_INT32: {
+            int32_t v = (int32_t)bit;
+            memcpy(p + i * 4, &v, 4);
+            break;
+        }
+        case PLX_DTYPE_INT64: {
+            int64_t v = (int64_t)bit;
+            memcpy(p + i * 8, &v, 8);
+            break;
+        }
+        case PLX_DTYPE_INVALID:
+            break;
+        }
+    }
+}
+
+/* mkdir -p. */
+static bool make_dirs(const char *path, char *err, size_t err_size) {
+    char *copy = strdup(path);
+    if (!copy) {
+        snprintf(err, err_size, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (char *p = copy + 1;; p++) {
+        if (*p != '/' && *p) {
+            continue;
+        }
+        char c = *p;
+        *p = '\0';
+        if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, err_size, "cannot create directory '%s': %s", copy, strerror(errno));
+            ok = false;
+            break;
+        }
+        *p = c;
+        if (!c) {
+            break;
+        }
+    }
+    struct stat st;
+    if (ok && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        snprintf(err, err_size, "'%s' is not a directory", path);
+        ok = false;
+    }
+    free(copy);
+    return ok;
+}
+
+/* The file name of an output: characters outside [A-Za-z0-9._-] become
+ * '_'; "", "." and ".." become "_", "_." and "_..". */
+static char *sanitize_name(const char *name) {
+    size_t n = strlen(name);
+    char *s = malloc(n + 2);
+    if (!s) {
+        return NULL;
+    }
+    size_t k = 0;
+    if (n == 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        s[k++] = '_';
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        s[k++] = ok ? c : '_';
+    }
+    s[k] = '\0';
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress on a terminal                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct progress {
+    bool enabled;
+    bool shown;
+    uint64_t last_ns;
+    int width;
+} progress;
+
+static void progress_init(progress *p) {
+    p->enabled = isatty(STDERR_FILENO) == 1;
+    p->shown = false;
+    p->last_ns = now_ns();
+    p->width = 0;
+}
+
+/* At most ten updates a second, the first after 100 ms. */
+static void progress_update(progress *p, const char *what, size_t done, size_t total) {
+    if (!p->enabled) {
+        return;
+    }
+    uint64_t now = now_ns();
+    if (now - p->last_ns < 100000000u) {
+        return;
+    }
+    p->last_ns = now;
+    int w = fprintf(stderr, "\r  %s %zu/%zu", what, done, total);
+    if (w < p->width) {
+        fprintf(stderr, "%*s", p->width - w, "");
+    } else {
+        p->width = w;
+    }
+    fflush(stderr);
+    p->shown = true;
+}
+
+static void progress_clear(progress *p) {
+    if (p->shown) {
+        fprintf(stderr, "\r%*s\r", p->width, "");
+        fflush(stderr);
+        p->shown = false;
+    }
+}
+
+void run_state_free(run_state *s) {
+    plx_optimized_network_destroy(&s->optimized);
+    plx_loaded_network_unload(&s->loaded);
+    plx_onnx_model_destroy(&s->model);
+    plx_runtime_destroy(&s->rt);
+    free(s->backends);
+    for (size_t i = 0; i < s->input_count; i++) {
+        free(s->inputs[i].data);
+    }
+    free(s->inputs);
+    for (size_t i = 0; i < s->output_count; i++) {
+        free(s->outputs[i].data);
+        free(s->outputs[i].path);
+    }
+    free(s->outputs);
+    free(s->in_bindings);
+    free(s->out_bindings);
+    for (size_t i = 0; i < s->count_count; i++) {
+        free(s->counts[i].id);
+    }
+    free(s->counts);
+    for (size_t i = 0; i < s->fallback_count; i++) {
+        free(s->fallbacks[i].layer);
+        free(s->fallbacks[i].from);
+        free(s->fallbacks[i].to);
+        free(s->fallbacks[i].reason);
+    }
+    free(s->fallbacks);
+    for (size_t i = 0; i < s->note_count; i++) {
+        free(s->notes[i]);
+    }
+    free(s->notes);
+    free(s->latencies);
+}
+
+static bool oom(void) {
+    fprintf(stderr, PREFIX ": out of memory\n");
+    return false;
+}
+
+bool run_choose_backends(run_state *s) {
+    const run_args *a = s->args;
+    size_t n = plx_runtime_backend_count(s->rt);
+    s->backends = calloc((a->backend_count ? a->backend_count : n) + 1, sizeof *s->backends);
+    if (!s->backends) {
+        return oom();
+    }
+    /* The available ones, for messages. */
+    char avail[1024] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        const plx_backend_info *b = plx_runtime_backend(s->rt, i);
+        if (b->available && len < sizeof avail) {
+            len += (size_t)snprintf(avail + len, sizeof avail - len, "%s%s", len ? ", " : "",
+                                    b->id);
+        }
+    }
+    if (a->backend_count) {
+        for (size_t i = 0; i < a->backend_count; i++) {
+            s->backends[i] = a->backends[i];
+            if (!a->no_fallback) {
+                continue;
+            }
+            const plx_backend_info *b = plx_runtime_find_backend(s->rt, a->backends[i]);
+            if (!b || !b->available) {
+                fprintf(stderr,
+                        PREFIX ": backend '%s' %s%s (available: %s); with --no-fallback every "
+                               "backend named in --backends must be available\n",
+                        a->backends[i], b ? "is unavailable: " : "is not loaded",
+                        b ? b->reason : "", *avail ? avail : "none");
+                return false;
+            }
+        }
+        s->backend_count = a->backend_count;
+        return true;
+    }
+    s->backends_defaulted = true;
+    for (size_t i = 0; i < n; i++) {
+        const plx_backend_info *b = plx_runtime_backend(s->rt, i);
+        if (b->available) {
+            s->backends[s->backend_count++] = b->id;
+        }
+    }
+    if (!s->backend_count) {
+        fprintf(stderr,
+                PREFIX ": no backend is available (%zu found, %zu plug-in files refused); "
+                       "'plexus info' shows the search path and why\n",
+                n, plx_runtime_rejection_count(s->rt));
+        return false;
+    }
+    return true;
+}
+
+bool run_import_model(run_state *s) {
+    const run_args *a = s->args;
+    plx_onnx_options opts;
+    plx_onnx_options_init(&opts);
+    opts.shapes = a->shapes;
+    opts.shape_count = a->shape_count;
+    npy_array *arrays = calloc(a->constant_count ? a->constant_count : 1, sizeof *arrays);
+    plx_onnx_constant_input *constants =
+        calloc(a->constant_count ? a->constant_count : 1, sizeof *constants);
+    bool ok = arrays && constants;
+    if (!ok) {
+        fprintf(stderr, PREFIX ": out of memory\n");
+    }
+    for (size_t i = 0; ok && i < a->constant_count; i++) {
+        char err[512];
+        if (!npy_read(a->constants[i].file, &arrays[i], err, sizeof err)) {
+            fprintf(stderr, PREFIX ": --constant %s: %s\n", a->constants[i].name, err);
+            ok = false;
+            break;
+        }
+        constants[i].name = a->constants[i].name;
+        constants[i].info.dtype = arrays[i].dtype;
+        constants[i].info.rank = arrays[i].rank;
+        memcpy(constants[i].info.dims, arrays[i].dims, sizeof arrays[i].dims);
+        constants[i].data = arrays[i].data;
+    }
+    opts.constants = constants;
+    opts.constant_count = a->constant_count;
+    uint64_t t0 = now_ns();
+    plx_status st = NULL;
+    if (ok) {
+        st = plx_onnx_import_file(a->model, &opts, &s->model); /* copies the constants */
+    }
+    s->import_ms = ms_between(t0, now_ns());
+    for (size_t i = 0; arrays && i < a->constant_count; i++) {
+        npy_free(&arrays[i]);
+    }
+    free(arrays);
+    free(constants);
+    if (!ok) {
+        return false;
+    }
+    if (st) {
+        const char *msg = plx_status_get_message(st);
+        /* The importer's messages name the file; say which when not. */
+        if (strstr(msg, a->model)) {
+            fprintf(stderr, PREFIX ": %s\n", msg);
+        } else {
+            fprintf(stderr, PREFIX ": cannot import '%s': %s\n", a->model, msg);
+        }
+        if (strstr(msg, "must be known at import")) {
+            fprintf(stderr, PREFIX ": a graph input that must be known at import can be "
+                            "frozen to a value with --constant NAME=FILE.npy\n");
+        }
+        plx_status_free(st);
+        return false;
+    }
+    return true;
+}
+
+static const plx_onnx_io *find_model_input(const plx_onnx_model *m, const char *name) {
+    for (size_t i = 0; i < plx_onnx_model_input_count(m); i++) {
+        const plx_onnx_io *io = plx_onnx_model_input(m, i);
+        if (strcmp(io->name, name) == 0) {
+            return io;
+        }
+    }
+    return NULL;
+}
+
+static bool same_shape(const plx_tensor_info *x, uint32_t rank, const int64_t *dims) {
+    if (x->rank != rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < rank; i++) {
+        if (x->dims[i] != dims[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool run_prepare_inputs(run_state *s) {
+    const run_args *a = s->args;
+    /* Every --input names an input of the model. */
+    for (size_t k = 0; k < a->input_count; k++) {
+        if (!find_model_input(s->model, a->inputs[k].name)) {
+            char names[1024] = "";
+            size_t len = 0;
+            for (size_t i = 0; i < plx_onnx_model_input_count(s->model) && len < sizeof names;
+                 i++) {
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s'%s'",
+                                        i ? ", " : "", plx_onnx_model_input(s->model, i)->name);
+            }
+            fprintf(stderr, PREFIX ": --input '%s': the model has no input '%s' (its inputs: %s)\n",
+                    a->inputs[k].name, a->inputs[k].name, *names ? names : "none");
+            return false;
+        }
+    }
+    size_t n = plx_onnx_model_input_count(s->model);
+    s->inputs = calloc(n ? n : 1, sizeof *s->inputs);
+    s->in_bindings = calloc(n ? n : 1, sizeof *s->in_bindings);
+    if (!s->inputs || !s->in_bindings) {
+        return oom();
+    }
+    for (size_t i = 0; i < n; i++) {
+        const plx_onnx_io *io = plx_onnx_model_input(s->model, i);
+        input_data *d = &s->inputs[s->input_count++];
+        d->io = io;
+        const input_arg *given = NULL;
+        for (size_t k = 0; k < a->input_count; k++) {
+            if (strcmp(a->inputs[k].name, io->name) == 0) {
+                given = &a->inputs[k];
+            }
+        }
+        size_t bytes = 0, count = 0;
+        if (!plx_tensor_info_byte_size(&io->info, &bytes) ||
+            !plx_tensor_info_element_count(&io->info, &count)) {
+            fprintf(stderr, PREFIX ": input '%s' has an invalid dtype or shape\n", io->name);
+            return false;
+        }
+        char want[128], got[128];
+        if (given) {
+            npy_array arr;
+            char err[1024];
+            if (!npy_read(given->file, &arr, err, sizeof err)) {
+                fprintf(stderr, PREFIX ": input '%s': %s\n", io->name, err);
+                return false;
+            }
+            if (arr.dtype != io->info.dtype || !same_shape(&io->info, arr.rank, arr.dims)) {
+                plx_tensor_info ai = {.dtype = arr.dtype, .rank = arr.rank};
+                memcpy(ai.dims, arr.dims, sizeof ai.dims);
+                fprintf(stderr,
+                        PREFIX ": input '%s': expected %s %s, got %s %s from '%s'\n", io->name,
+                        plx_dtype_name(io->info.dtype), run_shape_text(&io->info, want, sizeof want),
+                        plx_dtype_name(arr.dtype), run_shape_text(&ai, got, sizeof got), given->file);
+                npy_free(&arr);
+                return false;
+            }
+            d->data = arr.data; /* taken over: released with free */
+            d->bytes = arr.bytes;
+            d->file = given->file;
+        } else {
+            d->data = malloc(bytes ? bytes : 1);
+            if (!d->data) {
+                return oom();
+            }
+            d->bytes = bytes;
+            d->seed = (uint64_t)i + 1;
+            fill_random(io->info.dtype, d->data, count, d->seed);
+        }
+        s->in_bindings[i] = (plx_tensor_binding){io->binding_id, d->data, d->bytes, 0};
+    }
+    return true;
+}
+
+static bool record_assignment(run_state *s) {
+    const plx_optimized_network *o = s->optimized;
+    size_t n = plx_optimized_network_layer_count(o);
+    s->counts = calloc(n ? n : 1, sizeof *s->counts);
+    s->fallbacks = calloc(n ? n : 1, sizeof *s->fallbacks);
+    size_t notes = plx_optimized_network_note_count(o);
+    s->notes = calloc(notes ? notes : 1, sizeof *s->notes);
+    if (!s->counts || !s->fallbacks || !s->notes) {
+        return oom();
+    }
+    for (size_t i = 0; i < n; i++) {
+        const plx_layer_assignment *l = plx_optimized_network_layer(o, i);
+        backend_count *c = NULL;
+        for (size_t k = 0; k < s->count_count; k++) {
+            if (strcmp(s->counts[k].id, l->backend_id) == 0) {
+                c = &s->counts[k];
+            }
+        }
+        if (!c) {
+            c = &s->counts[s->count_count++];
+            c->id = strdup(l->backend_id);
+            if (!c->id) {
+                return oom();
+            }
+        }
+        if (l->inserted) {
+            c->inserted++;
+        } else {
+            c->layers++;
+            c->constants += l->op == PLX_OP_CONSTANT;
+            c->io += l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT;
+        }
+        if (l->refusal_count) {
+            fallback *f = &s->fallbacks[s->fallback_count++];
+            f->layer = strdup(l->layer_name);
+            f->op = l->op;
+            f->from = strdup(l->refusals[0].backend_id);
+            f->to = strdup(l->backend_id);
+            f->reason = strdup(l->refusals[0].reason);
+            if (!f->layer || !f->from || !f->to || !f->reason) {
+                return oom();
+            }
+        }
+    }
+    for (size_t i = 0; i < notes; i++) {
+        s->notes[i] = strdup(plx_optimized_network_note(o, i));
+        if (!s->notes[i]) {
+            return oom();
+        }
+        s->note_count++;
+    }
+    return true;
+}
+
+/* What the load options need of every backend used: externally managed
+ * memory (the host plans it) and, for several threads, async execution. */
+static bool backends_support(run_state *s, bool async, bool report) {
+    for (size_t i = 0; i < s->count_count; i++) {
+        const plx_backend_info *b = plx_runtime_find_backend(s->rt, s->counts[i].id);
+        const char *missing = NULL;
+        if (!b) {
+            missing = "(unknown backend)";
+        } else if (async && !plx_backend_info_has_capability(b, PLX_CAP_ASYNC_EXECUTION)) {
+            missing = PLX_CAP_ASYNC_EXECUTION;
+        } else if (!plx_backend_info_has_capability(b, PLX_CAP_EXTERNALLY_MANAGED_MEMORY)) {
+            missing = PLX_CAP_EXTERNALLY_MANAGED_MEMORY;
+        } else if (!(plx_backend_info_import_sources(b) & PLX_MEMORY_SOURCE_MALLOC)) {
+            missing = PLX_CAP_IMPORT_MALLOC;
+        }
+        if (missing) {
+            if (report) {
+                fprintf(stderr,
+                        PREFIX ": --threads %ld needs asynchronous execution, which backend "
+                               "'%s' does not support (it does not report %s); use --threads 1, "
+                               "or other backends (--backends)\n",
+                        s->args->threads, s->counts[i].id, missing);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+bool run_optimize_and_load(run_state *s) {
+    const run_args *a = s->args;
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = s->backends;
+    oo.backend_count = s->backend_count;
+    oo.allow_fallback = !a->no_fallback;
+    uint64_t t0 = now_ns();
+    plx_status st =
+        plx_optimize(s->rt, plx_onnx_model_network(s->model), &oo, &s->optimized);
+    s->optimize_ms = ms_between(t0, now_ns());
+    if (st) {
+        run_fail_status("cannot assign the model's layers to backends", st);
+        return false;
+    }
+    if (!record_assignment(s)) {
+        return false;
+    }
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    if (a->threads > 1) {
+        if (!backends_support(s, true, true)) {
+            return false;
+        }
+        lo.async_execution = true;
+    }
+    s->planned = backends_support(s, false, false);
+    lo.externally_managed_memory = s->planned;
+    t0 = now_ns();
+    st = plx_runtime_load_network(s->rt, &s->optimized, &lo, &s->loaded);
+    s->load_ms = ms_between(t0, now_ns());
+    if (st) {
+        run_fail_status("cannot load the network", st);
+        return false;
+    }
+    return true;
+}
+
+bool run_prepare_outputs(run_state *s) {
+    size_t n = plx_onnx_model_output_count(s->model);
+    s->outputs = calloc(n ? n : 1, sizeof *s->outputs);
+    s->out_bindings = calloc(n ? n : 1, sizeof *s->out_bindings);
+    if (!s->outputs || !s->out_bindings) {
+        return oom();
+    }
+    for (size_t i = 0; i < n; i++) {
+        output_data *d = &s->outputs[s->output_count++];
+        d->io = plx_onnx_model_output(s->model, i);
+        plx_status st = plx_loaded_network_output_info(s->loaded, d->io->binding_id, &d->info);
+        if (st) {
+            run_fail_status("cannot read an output's tensor info", st);
+            return false;
+        }
+        if (!plx_tensor_info_byte_size(&d->info, &d->bytes)) {
+            fprintf(stderr, PREFIX ": output '%s' has an invalid dtype or shape\n", d->io->name);
+            return false;
+        }
+        d->data = calloc(1, d->bytes ? d->bytes : 1);
+        if (!d->data) {
+            return oom();
+        }
+        s->out_bindings[i] = (plx_tensor_binding){d->io->binding_id, d->data, d->bytes, 0};
+    }
+    return true;
+}
+
+/* What the worker threads share. Workers do their warm-up runs, then wait
+ * for `go`, so that the timed runs of every thread start together. */
+typedef struct workers_shared {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t ready; /* workers done with their warm-up */
+    bool go;
+    atomic_size_t done;     /* timed runs finished, all threads */
+    atomic_size_t finished; /* workers returned */
+    atomic_bool stop;       /* a run failed: the others stop */
+} workers_shared;
+
+/* One thread's share of the iterations, with its own working memory. */
+typedef struct worker {
+    run_state *s;
+    workers_shared *shared;
+    pthread_t thread;
+    plx_working_memory *wm;
+    plx_tensor_binding *outputs; /* bindings into buffers (thread 0: the state's) */
+    void **buffers;              /* owned, threads > 0 */
+    double *latencies;           /* its slice of s->latencies */
+    size_t count;
+    plx_status error;
+} worker;
+
+static plx_status run_once(worker *w) {
+    plx_execute_args ea;
+    plx_execute_args_init(&ea);
+    ea.inputs = w->s->in_bindings;
+    ea.input_count = w->s->input_count;
+    ea.outputs = w->outputs;
+    ea.output_count = w->s->output_count;
+    return plx_loaded_network_run(w->s->loaded, w->wm, &ea);
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    workers_shared *sh = w->shared;
+    for (long i = 0; !w->error && i < w->s->args->warmup && !atomic_load(&sh->stop); i++) {
+        w->error = run_once(w);
+    }
+    if (w->error) {
+        atomic_store(&sh->stop, true);
+    }
+    pthread_mutex_lock(&sh->lock);
+    sh->ready++;
+    pthread_cond_broadcast(&sh->cond);
+    while (!sh->go) {
+        pthread_cond_wait(&sh->cond, &sh->lock);
+    }
+    pthread_mutex_unlock(&sh->lock);
+    for (size_t i = 0; !w->error && i < w->count && !atomic_load(&sh->stop); i++) {
+        uint64_t t0 = now_ns();
+        w->error = run_once(w);
+        w->latencies[i] = ms_between(t0, now_ns());
+        atomic_fetch_add(&sh->done, 1);
+    }
+    if (w->error) {
+        atomic_store(&sh->stop, true);
+    }
+    atomic_fetch_add(&sh->finished, 1);
+    return NULL;
+}
+
+/* Lets the workers waiting for `go` start. */
+static void release_workers(workers_shared *sh) {
+    pthread_mutex_lock(&sh->lock);
+    sh->go = true;
+    pthread_cond_broadcast(&sh->cond);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static bool run_threads(run_state *s, progress *pg) {
+    size_t n = (size_t)s->args->threads;
+    size_t total = s->latency_count;
+    worker *ws = calloc(n, sizeof *ws);
+    workers_shared sh = {.ready = 0, .go = false};
+    if (!ws) {
+        return oom();
+    }
+    if (pthread_mutex_init(&sh.lock, NULL) != 0 || pthread_cond_init(&sh.cond, NULL) != 0) {
+        free(ws);
+        fprintf(stderr, PREFIX ": cannot create a mutex\n");
+        return false;
+    }
+    atomic_init(&sh.done, 0);
+    atomic_init(&sh.finished, 0);
+    atomic_init(&sh.stop, false);
+    bool ok = true;
+    size_t offset = 0;
+    for (size_t t = 0; ok && t < n; t++) {
+        worker *w = &ws[t];
+        w->s = s;
+        w->shared = &sh;
+        w->count = total / n + (t < total % n);
+        w->latencies = s->latencies + offset;
+        offset += w->count;
+        plx_status st = plx_loaded_network_create_working_memory(s->loaded, &w->wm);
+        if (st) {
+            run_fail_status("cannot create a working memory", st);
+            ok = false;
+            break;
+        }
+        if (t == 0) {
+            w->outputs = s->out_bindings;
+            continue;
+        }
+        w->outputs = calloc(s->output_count ? s->output_count : 1, sizeof *w->outputs);
+        w->buffers = calloc(s->output_count ? s->output_count : 1, sizeof *w->buffers);
+        if (!w->outputs || !w->buffers) {
+            ok = oom();
+            break;
+        }
+        for (size_t k = 0; ok && k < s->output_count; k++) {
+            w->buffers[k] = malloc(s->outputs[k].bytes ? s->outputs[k].bytes : 1);
+            if (!w->buffers[k]) {
+                ok = oom();
+            }
+            w->outputs[k] = s->out_bindings[k];
+            w->outputs[k].data = w->buffers[k];
+        }
+    }
+    size_t started = 0;
+    for (; ok && started < n; started++) {
+        int rc = pthread_create(&ws[started].thread, NULL, worker_main, &ws[started]);
+        if (rc) {
+            fprintf(stderr, PREFIX ": cannot start a thread: %s\n", strerror(rc));
+            ok = false;
+            atomic_store(&sh.stop, true);
+            break;
+        }
+    }
+    if (started) {
+        /* Wait for every warm-up, then time the runs of all threads. */
+        pthread_mutex_lock(&sh.lock);
+        while (sh.ready < started) {
+            pthread_cond_wait(&sh.cond, &sh.lock);
+        }
+        pthread_mutex_unlock(&sh.lock);
+        uint64_t t0 = now_ns();
+        release_workers(&sh);
+        while (atomic_load(&sh.finished) < started) {
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+            progress_update(pg, "iteration", atomic_load(&sh.done), total);
+        }
+        for (size_t t = 0; t < started; t++) {
+            pthread_join(ws[t].thread, NULL);
+        }
+        s->run_wall_ms = ms_between(t0, now_ns());
+        progress_clear(pg);
+    }
+    for (size_t t = 0; t < n; t++) {
+        worker *w = &ws[t];
+        if (w->error) {
+            if (ok) {
+                run_fail_status("execution failed", w->error);
+            } else {
+                plx_status_free(w->error);
+            }
+            ok = false;
+        }
+        plx_working_memory_destroy(&w->wm);
+        if (t > 0) {
+            for (size_t k = 0; w->buffers && k < s->output_count; k++) {
+                free(w->buffers[k]);
+            }
+            free(w->buffers);
+            free(w->outputs);
+        }
+    }
+    pthread_cond_destroy(&sh.cond);
+    pthread_mutex_destroy(&sh.lock);
+    free(ws);
+    return ok;
+}
+
+static bool run_single(run_state *s, progress *pg) {
+    const run_args *a = s->args;
+    for (long i = 0; i < a->warmup; i++) {
+        plx_status st = plx_loaded_network_execute(s->loaded, s->in_bindings, s->input_count,
+                                                   s->out_bindings, s->output_count);
+        if (st) {
+            progress_clear(pg);
+            run_fail_status("execution failed (warm-up)", st);
+            return false;
+        }
+        progress_update(pg, "warm-up", (size_t)i + 1, (size_t)a->warmup);
+    }
+    uint64_t start = now_ns();
+    for (size_t i = 0; i < s->latency_count; i++) {
+        uint64_t t0 = now_ns();
+        plx_status st = plx_loaded_network_execute(s->loaded, s->in_bindings, s->input_count,
+                                                   s->out_bindings, s->output_count);
+        s->latencies[i] = ms_between(t0, now_ns());
+        if (st) {
+            progress_clear(pg);
+            run_fail_status("execution failed", st);
+            return false;
+        }
+        progress_update(pg, "iteration", i + 1, s->latency_count);
+    }
+    s->run_wall_ms = ms_between(start, now_ns());
+    progress_clear(pg);
+    return true;
+}
+
+bool run_execute_all(run_state *s) {
+    s->latency_count = (size_t)s->args->iterations;
+    s->latencies = calloc(s->latency_count, sizeof *s->latencies);
+    if (!s->latencies) {
+        return oom();
+    }
+    progress pg;
+    progress_init(&pg);
+    return s->args->threads > 1 ? run_threads(s, &pg) : run_single(s, &pg);
+}
+
+bool run_write_outputs(run_state *s) {
+    const char *dir = s->args->output_dir;
+    if (!dir) {
+        return true;
+    }
+    char err[1024];
+    if (!make_dirs(dir, err, sizeof err)) {
+        fprintf(stderr, PREFIX ": --output-dir: %s\n", err);
+        return false;
+    }
+    for (size_t i = 0; i < s->output_count; i++) {
+        output_data *d = &s->outputs[i];
+        char *name = sanitize_name(d->io->name);
+        if (!name) {
+            return oom();
+        }
+        /* Two names that sanitise alike: number the later ones. */
+        size_t len = strlen(dir) + strlen(name) + 32;
+        d->path = malloc(len);
+        if (!d->path) {
+            free(name);
+            return oom();
+        }
+        snprintf(d->path, len, "%s/%s.npy", dir, name);
+        for (unsigned dup = 1;; dup++) {
+            bool taken = false;
+            for (size_t k = 0; k < i; k++) {
+                taken = taken || strcmp(s->outputs[k].path, d->path) == 0;
+            }
+            if (!taken) {
+                break;
+            }
+            snprintf(d->path, len, "%s/%s-%u.npy", dir, name, dup);
+        }
+        free(name);
+
+        npy_array arr = {.dtype = d->info.dtype, .rank = d->info.rank, .data = d->data,
+                         .bytes = d->bytes};
+        memcpy(arr.dims, d->info.dims, sizeof arr.dims);
+        float *converted = NULL;
+        if (d->info.dtype == PLX_DTYPE_BFLOAT16) {
+            /* NumPy has no bfloat16: written as float32. */
+            size_t count = d->bytes / 2;
+            converted = malloc(count ? count * sizeof *converted : 1);
+            if (!converted) {
+                return oom();
+            }
+            for (size_t k = 0; k < count; k++) {
+                converted[k] = float_at(PLX_DTYPE_BFLOAT16, d->data, k);
+            }
+            arr.dtype = PLX_DTYPE_FLOAT32;
+            arr.data = converted;
+            arr.bytes = count * sizeof *converted;
+        }
+        bool ok = npy_write(d->path, &arr, err, sizeof err);
+        free(converted);
+        if (!ok) {
+            fprintf(stderr, PREFIX ": output '%s': %s\n", d->io->name, err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One output, float, shape [1, K] or [K] with K >= 2: its top classes. */
+void run_find_top_classes(run_state *s) {
+    if (s->output_count != 1) {
+        return;
+    }
+    const output_data *d = &s->outputs[0];
+    const plx_tensor_info *t = &d->info;
+    int64_t k = 0;
+    if (t->rank == 1) {
+        k = t->dims[0];
+    } else if (t->rank == 2 && t->dims[0] == 1) {
+        k = t->dims[1];
+    }
+    if (!is_float_dtype(t->dtype) || k < 2) {
+        return;
+    }
+    s->classifier = true;
+    for (size_t i = 0; i < (size_t)k; i++) {
+        float v = float_at(t->dtype, d->data, i);
+        if (isnan(v)) {
+            continue;
+        }
+        size_t pos = s->top_count;
+        while (pos > 0 && s->top[pos - 1].score < v) {
+            pos--;
+        }
+        if (pos >= TOP_K) {
+            continue;
+        }
+        size_t last = s->top_count < TOP_K ? s->top_count : TOP_K - 1;
+        memmove(&s->top[pos + 1], &s->top[pos], (last - pos) * sizeof s->top[0]);
+        s->top[pos] = (top_class){i, v};
+        if (s->top_count < TOP_K) {
+            s->top_count++;
+        }
+    }
+}
+

@@ -1,0 +1,525 @@
+/* Executions (docs/loaded-network.md, "Executing" and "Executing
+ * asynchronously"): the bindings are checked, inputs imported or copied in,
+ * callers' output buffers imported into exported handles, the layers run in
+ * order (copy layers by the host, import layers bound to their producer's
+ * memory), outputs copied out and every import ended. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "loaded_network.h"
+
+/* ------------------------------------------------------------------------ */
+/* Executing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+size_t plxi_ln_find_io(const io_binding *list, size_t count, int32_t binding) {
+    size_t k = 0;
+    while (k < count && list[k].binding_id != binding) {
+        k++;
+    }
+    return k;
+}
+
+/* docs/loaded-network.md, Executing 1 and Executing asynchronously 2: tensors
+ * plus pre-imported ids cover every input (output) exactly once, every id
+ * known, sizes right. */
+static plx_status match(const char *kind, const io_binding *expected, size_t count,
+                        const plx_tensor_binding *given, size_t given_count, const uint32_t *ids,
+                        size_t id_count, const preimport *pre, size_t pre_count,
+                        const plx_tensor_binding **args, const preimport **pres) {
+    if (given_count + id_count != count) {
+        if (id_count) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "the network has %zu %ss, the call gives %zu tensors and "
+                                      "%zu pre-imported %ss", count, kind, given_count, id_count,
+                                      kind);
+        }
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "the network has %zu %ss, the call gives %zu", count, kind,
+                                  given_count);
+    }
+    if ((given_count && !given) || (id_count && !ids)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s array is NULL",
+                                  given_count && !given ? kind : "pre-imported id");
+    }
+    for (size_t i = 0; i < count; i++) {
+        args[i] = NULL;
+        pres[i] = NULL;
+    }
+    for (size_t g = 0; g < given_count; g++) {
+        const plx_tensor_binding *b = &given[g];
+        size_t k = plxi_ln_find_io(expected, count, b->binding_id);
+        if (k == count) {
+            return plxi_status_create(PLX_NOT_FOUND, "%s binding id %d is not one of the "
+                                                     "network's %ss", kind, b->binding_id, kind);
+        }
+        if (args[k]) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s binding id %d is given more than once", kind,
+                                      b->binding_id);
+        }
+        if (!b->data) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s binding id %d: data is NULL",
+                                      kind, b->binding_id);
+        }
+        if (b->size != expected[k].bytes) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s binding id %d ('%s'): %zu bytes given, the tensor "
+                                      "needs %zu", kind, b->binding_id, expected[k].layer_name,
+                                      b->size, expected[k].bytes);
+        }
+        if (b->source != 0 && b->source != PLX_MEMORY_SOURCE_MALLOC &&
+            b->source != PLX_MEMORY_SOURCE_DMA_BUF) {
+            return plxi_status_create(PLX_UNSUPPORTED,
+                                      "%s binding id %d: memory source %d is not one the host "
+                                      "reads or writes (malloc, dma_buf)", kind, b->binding_id,
+                                      (int)b->source);
+        }
+        args[k] = b;
+    }
+    for (size_t i = 0; i < id_count; i++) {
+        uint32_t id = ids[i];
+        /* An id equal to the number issued is unknown (Arm NN's off-by-one). */
+        if (id >= pre_count) {
+            return plxi_status_create(PLX_NOT_FOUND,
+                                      "pre-imported %s id %u is unknown (%zu issued)", kind, id,
+                                      pre_count);
+        }
+        if (pre[id].cleared) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "pre-imported %s id %u was cleared", kind, id);
+        }
+        size_t k = pre[id].io;
+        if (pres[k]) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "pre-imported %s id %u is given more than once, or with "
+                                      "another id for binding id %d", kind, id,
+                                      expected[k].binding_id);
+        }
+        if (args[k]) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s binding id %d is given both as a tensor and as "
+                                      "pre-imported id %u", kind, expected[k].binding_id, id);
+        }
+        pres[k] = &pre[id];
+    }
+    return NULL;
+}
+
+static plx_status map_slot(handle_slot *h, void **out, const char *what, int32_t binding) {
+    plx_status s = h->backend->functions.map_tensor_handle(h->handle, out);
+    if (!s) {
+        return NULL;
+    }
+    plx_status r = plxi_status_create(plx_status_get_code(s),
+                                      "%s binding id %d: cannot map the tensor on %s: %s", what,
+                                      binding, h->backend->info.id, plx_status_get_message(s));
+    plx_status_free(s);
+    return r;
+}
+
+plx_memory_source plxi_ln_source_of(plx_memory_source given) {
+    return given ? given : PLX_MEMORY_SOURCE_MALLOC;
+}
+
+/* The caller's memory as host bytes: a host pointer as is, a dma-buf mapped
+ * (MAP_SHARED, so writes reach it). Undo with caller_unview. */
+static plx_status caller_view(void *data, plx_memory_source source, size_t bytes, bool write,
+                              int32_t binding, const char *kind, void **out) {
+    if (source != PLX_MEMORY_SOURCE_DMA_BUF) {
+        *out = data;
+        return NULL;
+    }
+    if (bytes == 0) {
+        *out = NULL;
+        return NULL;
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | (write ? PROT_WRITE : 0), MAP_SHARED,
+                   *(const int *)data, 0);
+    if (p == MAP_FAILED) {
+        return plxi_status_create(PLX_IO_ERROR, "%s binding id %d: cannot map dma-buf fd %d: %s",
+                                  kind, binding, *(const int *)data, strerror(errno));
+    }
+    *out = p;
+    return NULL;
+}
+
+static void caller_unview(void *view, plx_memory_source source, size_t bytes) {
+    if (source == PLX_MEMORY_SOURCE_DMA_BUF && view) {
+        munmap(view, bytes);
+    }
+}
+
+/* Does `data` miss the alignment h's backend imports malloc memory at? */
+bool plxi_ln_misaligned(const handle_slot *h, const void *data) {
+    return h->import_alignment > 1 && (uintptr_t)data % h->import_alignment != 0;
+}
+
+/* Memory for h's import: `data`, or, when that is malloc memory that
+ * misses the backend's import alignment, h's staging buffer (holding a
+ * copy of `data` when copy_in). Counts, logs and traces the staging; `what`
+ * names the tensor. */
+static plx_status stage_if_misaligned(plx_loaded_network *n, handle_slot *h, void *data,
+                                      size_t bytes, bool copy_in, const char *what,
+                                      void **out) {
+    *out = data;
+    if (!plxi_ln_misaligned(h, data)) {
+        return NULL;
+    }
+    uint64_t start = plxi_profiling(n->runtime) ? plxi_now_ns() : 0;
+    if (!h->stage) {
+        size_t align = h->import_alignment < sizeof(void *) ? sizeof(void *)
+                                                            : h->import_alignment;
+        if (posix_memalign(&h->stage, align, bytes ? bytes : 1) != 0) {
+            h->stage = NULL;
+            return plxi_status_create(PLX_OUT_OF_MEMORY,
+                                      "%s: cannot allocate a %zu-byte staging buffer for "
+                                      "memory not aligned to %s's %zu bytes", what, bytes,
+                                      h->backend->info.id, h->import_alignment);
+        }
+    }
+    if (copy_in) {
+        memcpy(h->stage, data, bytes);
+    }
+    h->staged = true;
+    *out = h->stage;
+    atomic_fetch_add_explicit(&n->staged_copies, 1, memory_order_relaxed);
+    bool first = !atomic_exchange(&n->staged_warned, true);
+    plxi_log(&n->runtime->logger, first ? PLX_LOG_WARN : PLX_LOG_INFO, "plexus",
+             "network %u: %s: memory at %p is not aligned to the %zu bytes %s imports; "
+             "copied through a staging buffer (align it for zero copy)", n->id, what, data,
+             h->import_alignment, h->backend->info.id);
+    if (start) {
+        char name[96];
+        snprintf(name, sizeof name, "%s (staged)", what);
+        plxi_profile_record(n->runtime, name, "copy", "", h->backend->info.id, n->id, start,
+                            plxi_now_ns());
+    }
+    return NULL;
+}
+
+plx_status plxi_ln_import_caller(plx_loaded_network *n, handle_slot *h, void *data,
+                                plx_memory_source source, int32_t binding, const char *kind) {
+    if (!(h->import_sources & source)) {
+        return plxi_status_create(PLX_UNSUPPORTED,
+                                  "%s binding id %d is zero copy, but backend '%s' does not "
+                                  "import %s memory", kind, binding, h->backend->info.id,
+                                  source == PLX_MEMORY_SOURCE_DMA_BUF ? "dma_buf" : "this");
+    }
+    if (source == PLX_MEMORY_SOURCE_MALLOC) {
+        char what[48];
+        snprintf(what, sizeof what, "%s binding id %d", kind, (int)binding);
+        plx_status e = stage_if_misaligned(n, h, data, h->bytes, strcmp(kind, "input") == 0,
+                                           what, &data);
+        if (e) {
+            return e;
+        }
+    }
+    plx_status s = h->backend->functions.import_tensor_handle(h->handle, data, h->bytes,
+                                                              source);
+    if (!s) {
+        h->bound = true;
+        return NULL;
+    }
+    plx_status r = plxi_status_create(plx_status_get_code(s),
+                                      "%s binding id %d: import into %s failed: %s", kind, binding,
+                                      h->backend->info.id, plx_status_get_message(s));
+    plx_status_free(s);
+    return r;
+}
+
+static plx_status copy_between(handle_slot *src, handle_slot *dst, const plxi_layer *l) {
+    void *from = NULL, *to = NULL;
+    plx_status s = src->backend->functions.map_tensor_handle(src->handle, &from);
+    if (s) {
+        return plxi_ln_at_layer(s, l, "cannot map the source tensor");
+    }
+    s = dst->backend->functions.map_tensor_handle(dst->handle, &to);
+    if (s) {
+        src->backend->functions.unmap_tensor_handle(src->handle);
+        return plxi_ln_at_layer(s, l, "cannot map the destination tensor");
+    }
+    memcpy(to, from, dst->bytes);
+    dst->backend->functions.unmap_tensor_handle(dst->handle);
+    src->backend->functions.unmap_tensor_handle(src->handle);
+    return NULL;
+}
+
+/* Binds an import layer's handle to its producer's memory, for this
+ * execution: the producer may be a zero-copy input, whose memory is the
+ * caller's and changes every time. */
+static plx_status bind_import(plx_loaded_network *n, layer_state *ls) {
+    handle_slot *src = ls->inputs[0], *dst = ls->outputs[0];
+    void *data = NULL;
+    plx_status s = src->backend->functions.map_tensor_handle(src->handle, &data);
+    if (s) {
+        return plxi_ln_at_layer(s, ls->layer, "cannot map the producer's tensor for import");
+    }
+    /* A backend exporting malloc memory keeps this pointer valid while the
+     * memory is allocated (backend.h, map_tensor_handle). */
+    src->backend->functions.unmap_tensor_handle(src->handle);
+    char what[160];
+    snprintf(what, sizeof what, "layer '%.120s'", ls->layer->name);
+    s = stage_if_misaligned(n, dst, data, src->bytes, true, what, &data);
+    if (s) {
+        return s;
+    }
+    s = dst->backend->functions.import_tensor_handle(dst->handle, data, src->bytes,
+                                                     PLX_MEMORY_SOURCE_MALLOC);
+    if (s) {
+        return plxi_ln_at_layer(s, ls->layer, "import of the producer's memory failed");
+    }
+    dst->bound = true;
+    return NULL;
+}
+
+static void debug_outputs(plx_loaded_network *n, layer_state *ls, plx_debug_fn fn, void *user) {
+    for (uint32_t k = 0; k < ls->layer->output_count; k++) {
+        handle_slot *h = ls->outputs[k];
+        void *data = NULL;
+        plx_status s = h->backend->functions.map_tensor_handle(h->handle, &data);
+        if (s) {
+            plxi_log(&n->runtime->logger, PLX_LOG_WARN, "plexus",
+                     "debug callback: cannot map output %u of '%s': %s", k, ls->layer->name,
+                     plx_status_get_message(s));
+            plx_status_free(s);
+            continue;
+        }
+        fn(user, ls->layer->name, ls->layer->op, ls->layer->backend->info.id, k,
+           &ls->layer->outputs[k], data);
+        h->backend->functions.unmap_tensor_handle(h->handle);
+    }
+}
+
+/* Records the event of one layer of an execution (a failing one too). */
+static void layer_event(plx_loaded_network *n, const plxi_layer *l, const char *category,
+                        uint64_t start) {
+    plxi_profile_record(n->runtime, l->name, category, plx_op_name(l->op), l->backend->info.id,
+                        n->id, start, plxi_now_ns());
+}
+
+static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user) {
+    plx_loaded_network *n = wm->network;
+    /* Read once per execution: with profiling off this is all it costs. */
+    bool profile = plxi_profiling(n->runtime);
+    for (size_t i = 0; i < n->layer_count; i++) {
+        layer_state *ls = &wm->layers[i];
+        const plxi_layer *l = ls->layer;
+        plx_status s = NULL;
+        if (l->op == PLX_OP_CONSTANT || l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT) {
+            continue;
+        }
+        uint64_t start = profile ? plxi_now_ns() : 0;
+        if (ls->workload) {
+            s = l->backend->functions.execute_workload(ls->workload);
+            if (profile) {
+                layer_event(n, l, "execute", start);
+            }
+            if (s) {
+                return plxi_ln_at_layer(s, l, "execution failed");
+            }
+        } else if (l->op == PLX_OP_MEM_COPY) {
+            s = copy_between(ls->inputs[0], ls->outputs[0], l);
+            if (profile) {
+                layer_event(n, l, "copy", start);
+            }
+            if (s) {
+                return s;
+            }
+        } else if (l->op == PLX_OP_MEM_IMPORT) {
+            s = bind_import(n, ls);
+            if (profile) {
+                layer_event(n, l, "import", start);
+            }
+            if (s) {
+                return s;
+            }
+            continue;
+        }
+        /* Workloads, copies and in-place concats/splits show their outputs. */
+        if (fn) {
+            debug_outputs(n, ls, fn, user);
+        }
+    }
+    return NULL;
+}
+
+/* Ends every import this execution made: callers' memory and import
+ * layers' bindings (planned memory stays bound). */
+static void unbind_all(plx_working_memory *wm) {
+    for (size_t i = 0; i < wm->network->slot_count; i++) {
+        handle_slot *h = &wm->slots[i];
+        if (h->bound && !h->planned) {
+            h->backend->functions.unimport_tensor_handle(h->handle);
+            h->bound = false;
+        }
+        h->staged = false;
+    }
+}
+
+/* Validates an execution's arguments and resolves the memory of every
+ * input and output into wm. Reads the pre-imports: the caller holds the
+ * network's lock. */
+static plx_status prepare(plx_working_memory *wm, const plx_execute_args *a) {
+    plx_loaded_network *n = wm->network;
+    plx_status s = match("input", n->inputs, n->input_count, a->inputs, a->input_count,
+                         a->preimported_inputs, a->preimported_input_count, n->pre_inputs,
+                         n->pre_input_count, wm->input_args, wm->input_pre);
+    if (!s) {
+        s = match("output", n->outputs, n->output_count, a->outputs, a->output_count,
+                  a->preimported_outputs, a->preimported_output_count, n->pre_outputs,
+                  n->pre_output_count, wm->output_args, wm->output_pre);
+    }
+    for (size_t i = 0; !s && i < n->input_count; i++) {
+        wm->in_data[i] = wm->input_pre[i] ? wm->input_pre[i]->data : wm->input_args[i]->data;
+        wm->in_source[i] = plxi_ln_source_of(wm->input_pre[i] ? wm->input_pre[i]->source
+                                                      : wm->input_args[i]->source);
+    }
+    for (size_t i = 0; !s && i < n->output_count; i++) {
+        wm->out_data[i] = wm->output_pre[i] ? wm->output_pre[i]->data : wm->output_args[i]->data;
+        wm->out_source[i] = plxi_ln_source_of(wm->output_pre[i] ? wm->output_pre[i]->source
+                                                        : wm->output_args[i]->source);
+    }
+    return s;
+}
+
+/* One prepared execution on `wm`, which the caller holds exclusively. */
+static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user) {
+    plx_loaded_network *n = wm->network;
+    plx_status s = plxi_working_memory_ensure(wm);
+    for (size_t i = 0; !s && i < n->input_count; i++) {
+        const io_binding *b = &n->inputs[i];
+        handle_slot *h = wm->layers[b->layer].outputs[0];
+        if (b->zero_copy) {
+            s = plxi_ln_import_caller(n, h, wm->in_data[i], wm->in_source[i], b->binding_id, "input");
+            continue;
+        }
+        void *mapped = NULL, *view = NULL;
+        s = caller_view(wm->in_data[i], wm->in_source[i], h->bytes, false, b->binding_id, "input",
+                        &view);
+        if (!s) {
+            s = map_slot(h, &mapped, "input", b->binding_id);
+            if (!s) {
+                memcpy(mapped, view, h->bytes);
+                h->backend->functions.unmap_tensor_handle(h->handle);
+            }
+            caller_unview(view, wm->in_source[i], h->bytes);
+        }
+    }
+    for (size_t i = 0; !s && i < n->output_count; i++) {
+        const io_binding *b = &n->outputs[i];
+        if (b->zero_copy) {
+            handle_slot *h = wm->layers[b->layer].outputs[b->slot];
+            s = plxi_ln_import_caller(n, h, wm->out_data[i], wm->out_source[i], b->binding_id,
+                              "output");
+        }
+    }
+    if (!s) {
+        s = run_layers(wm, fn, user);
+    }
+    for (size_t i = 0; !s && i < n->output_count; i++) {
+        const io_binding *b = &n->outputs[i];
+        handle_slot *staged = wm->layers[b->layer].outputs[b->slot];
+        if (b->zero_copy && staged->staged) {
+            /* Ending the import makes everything written visible in the
+             * stage (backend.h, unimport_tensor_handle). */
+            staged->backend->functions.unimport_tensor_handle(staged->handle);
+            staged->bound = false;
+            memcpy(wm->out_data[i], staged->stage, staged->bytes);
+        }
+        if (!b->zero_copy) {
+            handle_slot *h = wm->layers[b->layer].outputs[b->slot];
+            void *mapped = NULL, *view = NULL;
+            s = caller_view(wm->out_data[i], wm->out_source[i], h->bytes, true, b->binding_id,
+                            "output", &view);
+            if (!s) {
+                s = map_slot(h, &mapped, "output", b->binding_id);
+                if (!s) {
+                    memcpy(view, mapped, h->bytes);
+                    h->backend->functions.unmap_tensor_handle(h->handle);
+                }
+                caller_unview(view, wm->out_source[i], h->bytes);
+            }
+        }
+    }
+    unbind_all(wm);
+    return s;
+}
+
+static bool valid_args(const plx_execute_args *a) {
+    return a && a->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_execute_args, preimported_output_count);
+}
+
+static plx_status run(plx_loaded_network *loaded, plx_working_memory *working_memory,
+                      const plx_execute_args *args) {
+    if (!valid_args(args)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "execute args are NULL or too small (initialise with "
+                                  "plx_execute_args_init)");
+    }
+    plx_loaded_network *n = loaded;
+    if (!working_memory) {
+        pthread_mutex_lock(&n->lock);
+        plx_status s = prepare(n->own, args);
+        if (!s) {
+            s = execute_on(n->own, n->debug_fn, n->debug_user_data);
+        }
+        pthread_mutex_unlock(&n->lock);
+        return s;
+    }
+    if (working_memory->network != n) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "the working memory belongs to another network");
+    }
+    /* docs/loaded-network.md, Executing asynchronously 1: one execution per
+     * working memory at a time; a second one is refused, never let in. */
+    bool expected = false;
+    if (!atomic_compare_exchange_strong(&working_memory->in_use, &expected, true)) {
+        return plxi_status_create(PLX_FAILED_PRECONDITION,
+                                  "the working memory is in use by another execution");
+    }
+    /* Pre-imports and the debug callback change only under the lock: the
+     * arguments are resolved and the callback read under it, then the
+     * execution runs beside others. */
+    pthread_mutex_lock(&n->lock);
+    plx_status s = prepare(working_memory, args);
+    plx_debug_fn fn = n->debug_fn;
+    void *user = n->debug_user_data;
+    pthread_mutex_unlock(&n->lock);
+    if (!s) {
+        s = execute_on(working_memory, fn, user);
+    }
+    atomic_store(&working_memory->in_use, false);
+    return s;
+}
+
+PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
+                                          plx_working_memory *working_memory,
+                                          const plx_execute_args *args) {
+    if (!loaded) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "loaded network is NULL");
+    }
+    plx_status s = run(loaded, working_memory, args);
+    atomic_fetch_add_explicit(s ? &loaded->runtime->inferences_failed
+                                : &loaded->runtime->inferences_run,
+                              1, memory_order_relaxed);
+    return s;
+}
+
+PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
+                                              const plx_tensor_binding *inputs,
+                                              size_t input_count,
+                                              const plx_tensor_binding *outputs,
+                                              size_t output_count) {
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = inputs;
+    a.input_count = input_count;
+    a.outputs = outputs;
+    a.output_count = output_count;
+    return plx_loaded_network_run(loaded, NULL, &a);
+}
+

@@ -1,4 +1,4 @@
-/* plexus-bench-gemm: GFLOP/s of cpu_ref's matrix multiply (cpu_ref/gemm.h)
+/* plexus-bench-gemm: GFLOP/s of cpu_ref's matrix multiply (kernels/gemm.h)
  * against the machine's measured peak.
  *
  * For every ISA variant this CPU supports, and for 1 and 2 threads (the
@@ -29,14 +29,14 @@
 
 typedef float (*peak_fn)(size_t iterations, float x, float y, double *out_flops);
 
-static peak_fn peak_of(cpu_ref_isa isa) {
+static peak_fn peak_of(plxk_isa isa) {
     switch (isa) {
-    case CPU_REF_ISA_PORTABLE:
+    case PLXK_ISA_PORTABLE:
         return bench_gemm_peak_portable;
 #if defined(BENCH_GEMM_X86)
-    case CPU_REF_ISA_AVX2:
+    case PLXK_ISA_AVX2:
         return bench_gemm_peak_avx2;
-    case CPU_REF_ISA_AVX512:
+    case PLXK_ISA_AVX512:
         return bench_gemm_peak_avx512;
 #else
     default:
@@ -153,31 +153,31 @@ static float *random_matrix(size_t count) {
 
 /* Median GFLOP/s of `runs` timed runs, each repeating the multiply for at
  * least ~20 ms. */
-static double time_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const shape *s, int runs) {
+static double time_gemm(plxk_isa isa, plxk_pool *pool, const shape *s, int runs) {
     float *a = random_matrix(s->m * s->k), *b = random_matrix(s->k * s->n);
     float *c = random_matrix(s->m * s->n), *bias = random_matrix(s->m);
-    size_t ws_size = cpu_ref_gemm_workspace_size(isa, s->m, s->n, s->k,
-                                                 cpu_ref_pool_threads(pool));
+    size_t ws_size = plxk_gemm_workspace_size(isa, s->m, s->n, s->k,
+                                                 plxk_pool_threads(pool));
     void *ws = malloc(ws_size);
     if (!ws) {
         die("out of memory");
     }
-    cpu_ref_gemm_args g = {.m = s->m, .n = s->n, .k = s->k, .alpha = 1.0f,
+    plxk_gemm_args g = {.m = s->m, .n = s->n, .k = s->k, .alpha = 1.0f,
                            .a = a, .a_rs = (ptrdiff_t)s->k, .a_cs = 1,
                            .b = b, .b_rs = (ptrdiff_t)s->n, .b_cs = 1,
                            .c = c, .ldc = s->n};
     if (s->conv) {
         g.bias = bias;
         g.bias_rs = 1;
-        g.act = CPU_REF_ACT_CLIP;
+        g.act = PLXK_ACT_CLIP;
         g.hi = 6.0f;
     }
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    if (!cpu_ref_gemm(isa, pool, &g, ws, ws_size)) { /* warm up, and count repetitions */
-        die("cpu_ref_gemm refused the arguments");
+    if (!plxk_gemm(isa, pool, &g, ws, ws_size)) { /* warm up, and count repetitions */
+        die("plxk_gemm refused the arguments");
     }
     double t0 = now_s();
-    cpu_ref_gemm(isa, pool, &g, ws, ws_size);
+    plxk_gemm(isa, pool, &g, ws, ws_size);
     double once = now_s() - t0;
     size_t reps = once > 0.02 ? 1 : (size_t)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
     double results[32];
@@ -187,7 +187,7 @@ static double time_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const shape *s, int
     for (int r = 0; r < runs; r++) {
         t0 = now_s();
         for (size_t i = 0; i < reps; i++) {
-            cpu_ref_gemm(isa, pool, &g, ws, ws_size);
+            plxk_gemm(isa, pool, &g, ws, ws_size);
         }
         results[r] = flops * (double)reps / (now_s() - t0) * 1e-9;
     }
@@ -210,8 +210,8 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             runs = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
-            cpu_ref_isa isa;
-            if (!cpu_ref_isa_parse(argv[++i], &isa)) {
+            plxk_isa isa;
+            if (!plxk_isa_parse(argv[++i], &isa)) {
                 die("--isa takes portable, avx2, avx512 or auto");
             }
             only_isa = (int)isa;
@@ -228,15 +228,15 @@ int main(int argc, char **argv) {
     if (json) {
         printf("{\"benchmark\": \"gemm\", \"results\": [");
     }
-    for (int isa_i = CPU_REF_ISA_COUNT - 1; isa_i >= 0; isa_i--) {
-        cpu_ref_isa isa = (cpu_ref_isa)isa_i;
-        cpu_ref_gemm_blocking blk;
+    for (int isa_i = PLXK_ISA_COUNT - 1; isa_i >= 0; isa_i--) {
+        plxk_isa isa = (plxk_isa)isa_i;
+        plxk_gemm_blocking blk;
         if (only_isa >= 0 && isa_i != only_isa) {
             continue;
         }
-        if (!cpu_ref_isa_supported(isa) || !peak_of(isa) || !cpu_ref_gemm_blocking_of(isa, &blk)) {
+        if (!plxk_isa_supported(isa) || !peak_of(isa) || !plxk_gemm_blocking_of(isa, &blk)) {
             if (!json) {
-                printf("%s: not supported by this CPU or build, skipped\n\n", cpu_ref_isa_name(isa));
+                printf("%s: not supported by this CPU or build, skipped\n\n", plxk_isa_name(isa));
             }
             continue;
         }
@@ -248,14 +248,14 @@ int main(int argc, char **argv) {
             }
             double peak = threads == 1 ? peak1 : measure_peak(peak_of(isa), threads);
             char err[256];
-            cpu_ref_pool *pool = cpu_ref_pool_create((size_t)threads, err, sizeof err);
+            plxk_pool *pool = plxk_pool_create((size_t)threads, err, sizeof err);
             if (!pool) {
                 die(err);
             }
             if (!json) {
                 printf("%s (MR %zu, NR %zu, KC %zu, MC %zu, NC %zu), %d thread%s: peak %.1f "
                        "GFLOP/s per thread, %.1f for %d\n",
-                       cpu_ref_isa_name(isa), blk.mr, blk.nr, blk.kc, blk.mc, blk.nc, threads,
+                       plxk_isa_name(isa), blk.mr, blk.nr, blk.kc, blk.mc, blk.nc, threads,
                        threads == 1 ? "" : "s", peak1, peak, threads);
                 printf("  %-28s %6s %6s %6s %9s %7s\n", "shape", "M", "N", "K", "GFLOP/s",
                        "% peak");
@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
                            "\"m\": %zu, \"n\": %zu, \"k\": %zu, \"gflops\": %.2f, "
                            "\"peak_gflops_per_thread\": %.2f, \"peak_gflops\": %.2f, "
                            "\"percent_of_peak\": %.1f}",
-                           first ? "" : ",", cpu_ref_isa_name(isa), threads, shapes[s].name,
+                           first ? "" : ",", plxk_isa_name(isa), threads, shapes[s].name,
                            shapes[s].m, shapes[s].n, shapes[s].k, gf, peak1, peak,
                            100.0 * gf / peak);
                     first = false;
@@ -280,7 +280,7 @@ int main(int argc, char **argv) {
             if (!json) {
                 printf("\n");
             }
-            cpu_ref_pool_destroy(pool);
+            plxk_pool_destroy(pool);
         }
     }
     if (json) {

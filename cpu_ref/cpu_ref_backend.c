@@ -27,7 +27,7 @@
 
 struct plx_backend {
     const plx_host *host; /* valid until destroy (backend.h, plx_host) */
-    cpu_ref_compute compute; /* the GEMM variant and the intra-op pool, for kernels */
+    plxk_compute compute; /* the GEMM variant and the intra-op pool, for kernels */
     bool fusion;          /* option fusion: optimize_subgraph fuses activations */
     plx_capability caps[CPU_REF_CAPS];
 };
@@ -63,9 +63,9 @@ static plx_status bad_option(const plx_host *host, const char *key, const char *
 /* Reads the options into *threads, *isa and *fusion (the defaults when not
  * given). */
 static plx_status parse_options(const plx_host *host, const plx_option *options, size_t count,
-                                size_t *threads, cpu_ref_isa *isa, bool *fusion) {
-    *threads = cpu_ref_pool_default_threads();
-    *isa = cpu_ref_isa_best();
+                                size_t *threads, plxk_isa *isa, bool *fusion) {
+    *threads = plxk_pool_default_threads();
+    *isa = plxk_isa_best();
     *fusion = true;
     for (size_t i = 0; i < count; i++) {
         const char *k = options[i].key, *v = options[i].value ? options[i].value : "";
@@ -78,20 +78,20 @@ static plx_status parse_options(const plx_host *host, const plx_option *options,
             char *end;
             errno = 0;
             long n = strtol(v, &end, 10);
-            if (!*v || *end || errno || n < 1 || n > CPU_REF_POOL_MAX_THREADS) {
+            if (!*v || *end || errno || n < 1 || n > PLXK_POOL_MAX_THREADS) {
                 return bad_option(host, k, v, "an integer from 1 to 256");
             }
             *threads = (size_t)n;
         } else if (strcmp(k, "isa") == 0) {
-            if (!cpu_ref_isa_parse(v, isa)) {
+            if (!plxk_isa_parse(v, isa)) {
                 return bad_option(host, k, v, "auto, avx512, avx2 or portable");
             }
-            if (!cpu_ref_isa_supported(*isa)) {
+            if (!plxk_isa_supported(*isa)) {
                 return host->status_create(host, PLX_INVALID_ARGUMENT,
                                            "invalid value '%s' for option '%s' of backend '"
                                            CPU_REF_ID "': this CPU or build cannot run it "
                                            "(auto picks %s here)",
-                                           v, k, cpu_ref_isa_name(cpu_ref_isa_best()));
+                                           v, k, plxk_isa_name(plxk_isa_best()));
             }
         }
         /* The host passes declared keys only (R-9 (3)). */
@@ -102,7 +102,7 @@ static plx_status parse_options(const plx_host *host, const plx_option *options,
 static plx_status cpu_ref_create(const plx_host *host, const plx_option *options,
                                  size_t option_count, plx_backend **out_backend) {
     size_t threads;
-    cpu_ref_isa isa;
+    plxk_isa isa;
     bool fusion;
     plx_status s = parse_options(host, options, option_count, &threads, &isa, &fusion);
     if (s) {
@@ -118,7 +118,7 @@ static plx_status cpu_ref_create(const plx_host *host, const plx_option *options
     b->compute.isa = isa;
     b->fusion = fusion;
     char err[256];
-    b->compute.pool = cpu_ref_pool_create(threads, err, sizeof err);
+    b->compute.pool = plxk_pool_create(threads, err, sizeof err);
     if (!b->compute.pool) {
         host->free(host, b);
         return host->status_create(host, PLX_OUT_OF_MEMORY, "%s", err);
@@ -127,14 +127,14 @@ static plx_status cpu_ref_create(const plx_host *host, const plx_option *options
     b->caps[CPU_REF_STANDARD_CAPS] = (plx_capability){
         .key = CPU_REF_ID ".threads", .type = PLX_VALUE_INT, .int_value = (int64_t)threads};
     b->caps[CPU_REF_STANDARD_CAPS + 1] = (plx_capability){
-        .key = CPU_REF_ID ".isa", .type = PLX_VALUE_STRING, .string_value = cpu_ref_isa_name(isa)};
+        .key = CPU_REF_ID ".isa", .type = PLX_VALUE_STRING, .string_value = plxk_isa_name(isa)};
     *out_backend = b;
     return NULL;
 }
 
 static void cpu_ref_destroy(plx_backend *backend) {
     if (backend) {
-        cpu_ref_pool_destroy(backend->compute.pool);
+        plxk_pool_destroy(backend->compute.pool);
         backend->host->free(backend->host, backend);
     }
 }
@@ -151,9 +151,9 @@ static plx_status cpu_ref_get_capabilities(plx_backend *backend,
 
 static plx_status cpu_ref_check_layer(plx_backend *backend, const plx_layer_view *layer) {
     const plx_host *host = backend->host;
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
-    if (!cpu_ref_kernel_lookup(layer->op, &check, &run)) {
+    plxk_check_fn check;
+    plxk_run_fn run;
+    if (!plxk_kernel_lookup(layer->op, &check, &run)) {
         return host->status_create(host, PLX_UNSUPPORTED, "cpu_ref has no kernel for %s",
                                    plx_op_name(layer->op));
     }
@@ -164,7 +164,7 @@ static plx_status cpu_ref_check_layer(plx_backend *backend, const plx_layer_view
 
 struct plx_factory {
     const plx_host *host;
-    const cpu_ref_compute *compute; /* the backend's, valid until it is destroyed */
+    const plxk_compute *compute; /* the backend's, valid until it is destroyed */
 };
 
 static plx_status cpu_ref_create_factory(plx_backend *backend, const plx_factory_params *params,
@@ -302,14 +302,14 @@ static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h) {
  * executing allocates nothing. */
 struct plx_workload {
     const plx_host *host;
-    const cpu_ref_compute *compute;
-    cpu_ref_run_fn run;
+    const plxk_compute *compute;
+    plxk_run_fn run;
     plx_layer_view view;
     plx_tensor_handle **inputs;
     plx_tensor_handle **outputs;
     const void **in_data;
     void **out_data;
-    void *workspace; /* cpu_ref_kernel_workspace bytes, allocated at creation */
+    void *workspace; /* plxk_kernel_workspace bytes, allocated at creation */
     size_t workspace_size;
     char error[512];
 };
@@ -345,10 +345,10 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
                                           plx_tensor_handle *const *outputs,
                                           plx_workload **out_workload) {
     const plx_host *host = factory->host;
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
+    plxk_check_fn check;
+    plxk_run_fn run;
     char buf[256];
-    if (!cpu_ref_kernel_lookup(layer->op, &check, &run)) {
+    if (!plxk_kernel_lookup(layer->op, &check, &run)) {
         return host->status_create(host, PLX_UNSUPPORTED, "cpu_ref has no kernel for %s",
                                    plx_op_name(layer->op));
     }
@@ -378,7 +378,7 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
     w->in_data = host->alloc(host, (layer->input_count + 1) * sizeof *w->in_data, 0);
     w->out_data = host->alloc(host, (layer->output_count + 1) * sizeof *w->out_data, 0);
     /* The kernel's scratch, once: executing allocates nothing. */
-    w->workspace_size = cpu_ref_kernel_workspace(layer, w->compute);
+    w->workspace_size = plxk_kernel_workspace(layer, w->compute);
     if (w->workspace_size == SIZE_MAX) {
         cpu_ref_destroy_workload(w);
         return host->status_create(host, PLX_OUT_OF_MEMORY,
@@ -412,7 +412,7 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
                                           "cpu_ref: output %u has no memory", i);
         }
     }
-    cpu_ref_kernel_args args = {.layer = &w->view,
+    plxk_kernel_args args = {.layer = &w->view,
                                 .inputs = w->in_data,
                                 .outputs = w->out_data,
                                 .error = w->error,
@@ -431,7 +431,7 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
 /* fusions (fusion.c), unless the option turned them off. */
 static plx_status cpu_ref_optimize(plx_backend *backend, const plx_subgraph_view *subgraph,
                                    const plx_subgraph_editor *editor) {
-    return backend->fusion ? cpu_ref_optimize_subgraph(backend->host, subgraph, editor) : NULL;
+    return backend->fusion ? plxk_optimize_subgraph(backend->host, subgraph, editor) : NULL;
 }
 
 static const plx_backend_functions cpu_ref_functions = {

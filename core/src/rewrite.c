@@ -10,10 +10,9 @@
  *   - reshape, flatten, squeeze, unsqueeze and transpose of a constant read
  *     by nothing else become that constant;
  *   - any other layer with one output whose inputs are all constants is
- *     evaluated once, with cpu_ref's reference kernels (the same code that
- *     folds an ONNX model's constant subgraphs at import), and becomes a
- *     constant holding its result (up to FOLD_MAX_BYTES of it); the
- *     kernels are the reference every backend is tested against;
+ *     evaluated once by constant folding (fold.h, the same code that folds
+ *     an ONNX model's constant subgraphs at import), and becomes a
+ *     constant holding its result (up to PLXI_FOLD_MAX_BYTES of it);
  *   - identity layers are removed: reshape-like layers, expand, tile and
  *     single-input concat whose output equals their input, cast to the same
  *     dtype, pad with no padding, identity transposes;
@@ -27,14 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h" /* cpu_ref's reference kernels, for constant folding */
+#include "fold.h"
 #include "network_internal.h"
 #include "shape_infer.h"
-
-/* The largest result constant folding keeps as a constant: beyond, the
- * layer is computed at run time (a constant is held for the network's
- * life, an activation only while it is live). */
-#define FOLD_MAX_BYTES ((size_t)16 << 20)
 
 typedef struct rewriter {
     plx_optimized_network *o;
@@ -393,13 +387,13 @@ static plx_status fold_into_constant(rewriter *w, uint32_t index, bool *changed)
     return NULL;
 }
 
-/* A layer whose inputs are all constants, evaluated by cpu_ref's kernel
- * into a constant: the layer itself becomes that constant (same name, same
- * output info), its inputs dropped when nothing else reads them. Not done
- * when a network output reads the layer (the loader runs no layer
- * between a constant and an output), when cpu_ref has no kernel for it or
- * refuses it, or when evaluating it fails: then it runs at load time as
- * any layer, and reports its error there. */
+/* A layer whose inputs are all constants, evaluated by constant folding
+ * (fold.h) into a constant: the layer itself becomes that constant (same
+ * name, same output info), its inputs dropped when nothing else reads
+ * them. Not done when a network output reads the layer (the loader runs no
+ * layer between a constant and an output), when the reference kernels
+ * have no kernel for it or refuse it, or when evaluating it fails: then it
+ * runs at load time as any layer, and reports its error there. */
 static plx_status fold_constant_layer(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
     if (l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT || l->op == PLX_OP_CONSTANT ||
@@ -414,40 +408,27 @@ static plx_status fold_constant_layer(rewriter *w, uint32_t index, bool *changed
         }
     }
     bool to_output;
-    size_t bytes = 0;
     readers(w, index, 0, &to_output);
-    if (to_output || !plx_tensor_info_byte_size(&l->outputs[0], &bytes) ||
-        bytes > FOLD_MAX_BYTES) {
-        return NULL;
-    }
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
-    if (!cpu_ref_kernel_lookup(l->op, &check, &run)) {
+    if (to_output) {
         return NULL;
     }
     plx_tensor_info infos[64];
     const void *consts[64];
     plx_layer_view view;
     plxi_layer_view(l, w->layers, infos, consts, &view);
-    char why[256];
-    if (check(&view, why, sizeof why)) {
-        return NULL;
-    }
-    void *data = calloc(1, bytes ? bytes : 1);
-    plx_constant_desc *d = calloc(1, sizeof *d);
-    if (!data || !d) {
-        free(data);
-        free(d);
+    void *data;
+    char err[256] = "";
+    plxi_fold_result r = plxi_fold_layer(&view, PLXI_FOLD_MAX_BYTES, &data, err, sizeof err);
+    if (r == PLXI_FOLD_NO_MEMORY) {
         return oom();
     }
-    void *outs[1] = {data};
-    char err[256] = "";
-    cpu_ref_kernel_args args = {.layer = &view, .inputs = consts, .outputs = outs,
-                                .error = err, .error_size = sizeof err};
-    if (!cpu_ref_kernel_run_once(run, &args)) {
-        free(data);
-        free(d);
+    if (r != PLXI_FOLDED) {
         return NULL;
+    }
+    plx_constant_desc *d = calloc(1, sizeof *d);
+    if (!d) {
+        free(data);
+        return oom();
     }
     if (!plxi_optimizer_note(w->o, "folded %s '%s' into a constant: its inputs are constants",
                              plx_op_name(l->op), l->name)) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "fold.h"
 #include "onnx_internal.h"
 #include "shape_infer.h"
 
@@ -249,18 +249,14 @@ static plx_status infer(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op o
     return wrapped;
 }
 
-/* Runs the layer with the reference kernels into new constants. false when
- * the kernels cannot (then the layer is added to the network instead). */
+/* Runs the layer with the reference kernels (fold.h) into new constants.
+ * *out_folded false when they cannot (then the layer is added to the
+ * network instead). */
 static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op,
                        const void *desc, onnxi_value *const *inputs, uint32_t n_in,
                        const plx_tensor_info *out_info, uint32_t n_out, onnxi_value **outs,
                        bool *out_folded) {
     *out_folded = false;
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
-    if (!cpu_ref_kernel_lookup(op, &check, &run)) {
-        return NULL;
-    }
     plx_tensor_info in_info[16];
     const void *in_data[16];
     for (uint32_t i = 0; i < n_in; i++) {
@@ -268,30 +264,15 @@ static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op
         in_data[i] = inputs[i]->data;
     }
     plx_layer_view view = {sizeof view, lname, op, desc, in_info, n_in, out_info, n_out, in_data};
-    char buf[256];
-    if (check(&view, buf, sizeof buf)) {
-        return NULL;
-    }
-    void *out_data[16] = {0};
-    for (uint32_t i = 0; i < n_out; i++) {
-        size_t bytes;
-        if (!plx_tensor_info_byte_size(&out_info[i], &bytes) || bytes > ONNXI_MAX_CONST_BYTES) {
-            goto not_folded; /* too big to hold as a constant: compute at run time */
-        }
-        out_data[i] = calloc(1, bytes ? bytes : 1);
-        if (!out_data[i]) {
-            goto not_folded;
-        }
-    }
+    void *out_data[16];
     char err[256] = "";
-    cpu_ref_kernel_args args = {
-        .layer = &view, .inputs = in_data, .outputs = out_data, .error = err, .error_size = sizeof err};
-    if (!cpu_ref_kernel_run_once(run, &args)) {
-        for (uint32_t i = 0; i < n_out; i++) {
-            free(out_data[i]);
-        }
+    plxi_fold_result r = plxi_fold_layer(&view, ONNXI_MAX_CONST_BYTES, out_data, err, sizeof err);
+    if (r == PLXI_FOLD_FAILED) {
         return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): evaluating it at "
                                   "import failed: %s", c->file, n->name, n->proto->op_type, err);
+    }
+    if (r != PLXI_FOLDED) {
+        return NULL; /* too big to hold as a constant, or no kernel: compute at run time */
     }
     for (uint32_t i = 0; i < n_out; i++) {
         void *d = out_data[i];
@@ -305,11 +286,6 @@ static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op
         }
     }
     *out_folded = true;
-    return NULL;
-not_folded:
-    for (uint32_t i = 0; i < n_out; i++) {
-        free(out_data[i]);
-    }
     return NULL;
 }
 

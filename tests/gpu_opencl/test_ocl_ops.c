@@ -237,9 +237,9 @@ static void run_case(tcase *t) {
     infer(t, outs);
     plx_layer_view v = view_of(t, outs);
 
-    cpu_ref_check_fn ref_check;
-    cpu_ref_run_fn ref_run;
-    cr_assert(cpu_ref_kernel_lookup(t->op, &ref_check, &ref_run), "%s: no cpu_ref kernel", t->name);
+    plxk_check_fn ref_check;
+    plxk_run_fn ref_run;
+    cr_assert(plxk_kernel_lookup(t->op, &ref_check, &ref_run), "%s: no cpu_ref kernel", t->name);
     char why[256];
     const char *ref_why = ref_check(&v, why, sizeof why);
     cr_assert(ref_why == NULL, "%s: cpu_ref refuses: %s", t->name, ref_why);
@@ -252,12 +252,12 @@ static void run_case(tcase *t) {
         cr_assert(expect[i] && got[i]);
     }
     char err[256] = "";
-    cpu_ref_kernel_args args = {.layer = &v,
+    plxk_kernel_args args = {.layer = &v,
                                 .inputs = (const void *const *)t->data,
                                 .outputs = expect,
                                 .error = err,
                                 .error_size = sizeof err};
-    cr_assert(cpu_ref_kernel_run_once(ref_run, &args), "%s: cpu_ref fails: %s", t->name, err);
+    cr_assert(plxk_kernel_run_once(ref_run, &args), "%s: cpu_ref fails: %s", t->name, err);
 
     const char *ocl_why = ocl_op_check(&dev, &v, why, sizeof why);
     cr_assert(ocl_why == NULL, "%s: gpu_opencl refuses: %s", t->name, ocl_why);

@@ -56,16 +56,16 @@ static inline plx_layer_view layer_of(plx_op op, const void *desc, const plx_ten
 static char g_err[256];
 
 
-static inline bool run_layer(cpu_ref_run_fn fn, const plx_layer_view *l, const void *const *ins,
+static inline bool run_layer(plxk_run_fn fn, const plx_layer_view *l, const void *const *ins,
                       void *const *outs) {
-    cpu_ref_kernel_args a = {.layer = l,
+    plxk_kernel_args a = {.layer = l,
                              .inputs = ins,
                              .outputs = outs,
                              .error = g_err,
                              .error_size = sizeof g_err,
                              .compute = test_compute()};
     g_err[0] = 0;
-    return cpu_ref_kernel_run_once(fn, &a);
+    return plxk_kernel_run_once(fn, &a);
 }
 
 #endif

@@ -1,6 +1,6 @@
-/* cpu_ref's GEMM (cpu_ref/gemm.h) against a naive double-accumulating
+/* cpu_ref's GEMM (kernels/gemm.h) against a naive double-accumulating
  * reference, for every ISA variant this CPU supports, on the calling thread
- * and on pools of 2 and 3 threads; the thread pool (cpu_ref/threadpool.h),
+ * and on pools of 2 and 3 threads; the thread pool (kernels/threadpool.h),
  * concurrent callers included; and the backend options `threads` and `isa`
  * through the runtime. */
 #include <math.h>
@@ -48,19 +48,19 @@ typedef struct gemm_case {
     size_t pad_a, pad_b, pad_c; /* extra elements per stored row */
     float alpha, beta;
     int bias; /* 0 none, 1 per row, 2 per column, 3 a full matrix */
-    cpu_ref_activation act;
+    plxk_activation act;
 } gemm_case;
 
 /* The variants to test: every one compiled in and supported; the others
  * are reported on stderr (not cr_log, which leaks under LeakSanitizer). */
-static size_t supported_isas(cpu_ref_isa *out) {
+static size_t supported_isas(plxk_isa *out) {
     size_t n = 0;
-    for (int i = 0; i < CPU_REF_ISA_COUNT; i++) {
-        if (cpu_ref_isa_supported((cpu_ref_isa)i)) {
-            out[n++] = (cpu_ref_isa)i;
+    for (int i = 0; i < PLXK_ISA_COUNT; i++) {
+        if (plxk_isa_supported((plxk_isa)i)) {
+            out[n++] = (plxk_isa)i;
         } else {
             fprintf(stderr, "ISA variant %s is not supported by this CPU or build: skipped\n",
-                        cpu_ref_isa_name((cpu_ref_isa)i));
+                        plxk_isa_name((plxk_isa)i));
         }
     }
     return n;
@@ -68,7 +68,7 @@ static size_t supported_isas(cpu_ref_isa *out) {
 
 /* Runs one case with every supported variant and pools of 1, 2 and 3
  * threads, against the reference; returns the number of runs checked. */
-static size_t check_case(const gemm_case *tc, cpu_ref_pool *const *pools, size_t pool_count) {
+static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t pool_count) {
     size_t m = tc->m, n = tc->n, k = tc->k;
     size_t lda = (tc->trans_a ? m : k) + tc->pad_a, ldb = (tc->trans_b ? k : n) + tc->pad_b;
     size_t ldc = n + tc->pad_c;
@@ -82,7 +82,7 @@ static size_t check_case(const gemm_case *tc, cpu_ref_pool *const *pools, size_t
     cr_assert(not(zero(ptr, c)));
     cr_assert(not(zero(ptr, expect)));
     cr_assert(not(zero(ptr, scale)));
-    cpu_ref_gemm_args g = {.m = m, .n = n, .k = k, .alpha = tc->alpha, .beta = tc->beta,
+    plxk_gemm_args g = {.m = m, .n = n, .k = k, .alpha = tc->alpha, .beta = tc->beta,
                            .a = a, .b = b, .c = c, .ldc = ldc, .act = tc->act,
                            .lo = -0.5f, .hi = 0.75f};
     g.a_rs = tc->trans_a ? 1 : (ptrdiff_t)lda;
@@ -115,21 +115,21 @@ static size_t check_case(const gemm_case *tc, cpu_ref_pool *const *pools, size_t
                 v += bv;
                 mag += fabs(bv);
             }
-            if (tc->act == CPU_REF_ACT_RELU) {
+            if (tc->act == PLXK_ACT_RELU) {
                 v = v > 0 ? v : 0;
-            } else if (tc->act == CPU_REF_ACT_CLIP) {
+            } else if (tc->act == PLXK_ACT_CLIP) {
                 v = v < g.lo ? g.lo : v > g.hi ? g.hi : v;
             }
             expect[i * n + j] = v;
             scale[i * n + j] = mag + 1.0;
         }
     }
-    cpu_ref_isa isas[CPU_REF_ISA_COUNT];
+    plxk_isa isas[PLXK_ISA_COUNT];
     size_t isa_count = supported_isas(isas), checked = 0;
     for (size_t ii = 0; ii < isa_count; ii++) {
         for (size_t pi = 0; pi < pool_count; pi++) {
-            size_t threads = cpu_ref_pool_threads(pools[pi]);
-            size_t ws_size = cpu_ref_gemm_workspace_size(isas[ii], m, n, k, threads);
+            size_t threads = plxk_pool_threads(pools[pi]);
+            size_t ws_size = plxk_gemm_workspace_size(isas[ii], m, n, k, threads);
             void *ws = malloc(ws_size ? ws_size : 1);
             cr_assert(not(zero(ptr, ws)));
             memcpy(c, c0, m * ldc * sizeof *c);
@@ -138,8 +138,8 @@ static size_t check_case(const gemm_case *tc, cpu_ref_pool *const *pools, size_t
                     c[i] = NAN;
                 }
             }
-            cr_assert(cpu_ref_gemm(isas[ii], pools[pi], &g, ws, ws_size),
-                      "%s refused %zux%zux%zu", cpu_ref_isa_name(isas[ii]), m, n, k);
+            cr_assert(plxk_gemm(isas[ii], pools[pi], &g, ws, ws_size),
+                      "%s refused %zux%zux%zu", plxk_isa_name(isas[ii]), m, n, k);
             for (size_t i = 0; i < m; i++) {
                 for (size_t j = 0; j < n; j++) {
                     double got = c[i * ldc + j], want = expect[i * n + j];
@@ -148,7 +148,7 @@ static size_t check_case(const gemm_case *tc, cpu_ref_pool *const *pools, size_t
                         cr_fatal("%s, %zu threads, M %zu N %zu K %zu trans %d%d pads %zu/%zu/%zu "
                                  "alpha %g beta %g bias %d act %d: C[%zu,%zu] = %.9g, expected "
                                  "%.9g (tolerance %.3g)",
-                                 cpu_ref_isa_name(isas[ii]), threads, m, n, k, tc->trans_a,
+                                 plxk_isa_name(isas[ii]), threads, m, n, k, tc->trans_a,
                                  tc->trans_b, tc->pad_a, tc->pad_b, tc->pad_c, tc->alpha,
                                  tc->beta, tc->bias, (int)tc->act, i, j, got, want, tol);
                     }
@@ -177,22 +177,22 @@ static size_t check_case(const gemm_case *tc, cpu_ref_pool *const *pools, size_t
 }
 
 typedef struct pools {
-    cpu_ref_pool *p[3];
+    plxk_pool *p[3];
 } pools;
 
 static pools make_pools(void) {
     pools ps = {{NULL, NULL, NULL}};
     char err[256];
-    ps.p[1] = cpu_ref_pool_create(2, err, sizeof err);
+    ps.p[1] = plxk_pool_create(2, err, sizeof err);
     cr_assert(not(zero(ptr, ps.p[1])), "%s", err);
-    ps.p[2] = cpu_ref_pool_create(3, err, sizeof err);
+    ps.p[2] = plxk_pool_create(3, err, sizeof err);
     cr_assert(not(zero(ptr, ps.p[2])), "%s", err);
     return ps;
 }
 
 static void free_pools(pools *ps) {
     for (int i = 0; i < 3; i++) {
-        cpu_ref_pool_destroy(ps->p[i]);
+        plxk_pool_destroy(ps->p[i]);
     }
 }
 
@@ -214,7 +214,7 @@ Test(gemm, shapes_and_strides) {
         for (int t = 0; t < 4; t++) {
             gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, (t >> 1) & 1,
                             t == 3 ? 3 : 0, t == 3 ? 5 : 0, t ? 2 : 0, 1.0f, 0.0f, 0,
-                            CPU_REF_ACT_NONE};
+                            PLXK_ACT_NONE};
             if (shapes[s][0] * shapes[s][1] * shapes[s][2] > 1000000 && t != 3 && t != 0) {
                 continue; /* the large shape: plain and both transposed */
             }
@@ -229,8 +229,8 @@ Test(gemm, shapes_and_strides) {
 Test(gemm, epilogue) {
     static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1}, {50, 1, 20}};
     static const float alphas[][2] = {{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}, {0.0f, -1.0f}};
-    static const cpu_ref_activation acts[] = {CPU_REF_ACT_NONE, CPU_REF_ACT_RELU,
-                                              CPU_REF_ACT_CLIP};
+    static const plxk_activation acts[] = {PLXK_ACT_NONE, PLXK_ACT_RELU,
+                                              PLXK_ACT_CLIP};
     pools ps = make_pools();
     size_t checked = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -252,9 +252,9 @@ Test(gemm, epilogue) {
 Test(gemm, k_zero) {
     pools ps = make_pools();
     for (int bias = 0; bias < 4; bias++) {
-        gemm_case tc = {5, 7, 0, false, false, 0, 0, 1, 1.0f, 0.5f, bias, CPU_REF_ACT_RELU};
+        gemm_case tc = {5, 7, 0, false, false, 0, 0, 1, 1.0f, 0.5f, bias, PLXK_ACT_RELU};
         check_case(&tc, ps.p, 3);
-        gemm_case tc0 = {5, 7, 0, false, false, 0, 0, 0, 1.0f, 0.0f, bias, CPU_REF_ACT_NONE};
+        gemm_case tc0 = {5, 7, 0, false, false, 0, 0, 0, 1.0f, 0.0f, bias, PLXK_ACT_NONE};
         check_case(&tc0, ps.p, 3);
     }
     free_pools(&ps);
@@ -263,40 +263,40 @@ Test(gemm, k_zero) {
 /* Unusable arguments are refused without touching C; M or N = 0 is a no-op. */
 Test(gemm, refusals) {
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {9, 9, 9, 9};
-    cpu_ref_gemm_args g = {.m = 2, .n = 2, .k = 2, .alpha = 1, .a = a, .a_rs = 2, .a_cs = 1,
+    plxk_gemm_args g = {.m = 2, .n = 2, .k = 2, .alpha = 1, .a = a, .a_rs = 2, .a_cs = 1,
                            .b = b, .b_rs = 2, .b_cs = 1, .c = c, .ldc = 2};
-    cpu_ref_isa isa = cpu_ref_isa_best();
-    size_t ws_size = cpu_ref_gemm_workspace_size(isa, 2, 2, 2, 1);
+    plxk_isa isa = plxk_isa_best();
+    size_t ws_size = plxk_gemm_workspace_size(isa, 2, 2, 2, 1);
     cr_assert(gt(sz, ws_size, 0));
     char *ws = malloc(ws_size);
-    cr_assert(not(cpu_ref_gemm(isa, NULL, NULL, ws, ws_size)));
-    cr_assert(not(cpu_ref_gemm(isa, NULL, &g, ws, 16)), "a workspace too small is refused");
-    cr_assert(not(cpu_ref_gemm(isa, NULL, &g, NULL, 0)));
-    cr_assert(not(cpu_ref_gemm((cpu_ref_isa)7, NULL, &g, ws, ws_size)));
+    cr_assert(not(plxk_gemm(isa, NULL, NULL, ws, ws_size)));
+    cr_assert(not(plxk_gemm(isa, NULL, &g, ws, 16)), "a workspace too small is refused");
+    cr_assert(not(plxk_gemm(isa, NULL, &g, NULL, 0)));
+    cr_assert(not(plxk_gemm((plxk_isa)7, NULL, &g, ws, ws_size)));
     g.ldc = 1;
-    cr_assert(not(cpu_ref_gemm(isa, NULL, &g, ws, ws_size)), "ldc < n is refused");
+    cr_assert(not(plxk_gemm(isa, NULL, &g, ws, ws_size)), "ldc < n is refused");
     g.ldc = 2;
     g.a = NULL;
-    cr_assert(not(cpu_ref_gemm(isa, NULL, &g, ws, ws_size)));
+    cr_assert(not(plxk_gemm(isa, NULL, &g, ws, ws_size)));
     for (int i = 0; i < 4; i++) {
         cr_assert(eq(flt, c[i], 9.0f));
     }
     g.a = a;
     g.m = 0;
-    cr_assert(cpu_ref_gemm(isa, NULL, &g, NULL, 0), "M = 0 needs no workspace");
+    cr_assert(plxk_gemm(isa, NULL, &g, NULL, 0), "M = 0 needs no workspace");
     g.m = 2;
-    cr_assert(cpu_ref_gemm(isa, NULL, &g, ws, ws_size));
+    cr_assert(plxk_gemm(isa, NULL, &g, ws, ws_size));
     cr_assert(eq(flt, c[0], 1.0f));
     cr_assert(eq(flt, c[3], 4.0f));
     /* A misaligned workspace of the advertised size works. */
     char *odd = malloc(ws_size + 1);
-    cr_assert(cpu_ref_gemm(isa, NULL, &g, odd + 1, ws_size));
+    cr_assert(plxk_gemm(isa, NULL, &g, odd + 1, ws_size));
     free(odd);
     free(ws);
-    cr_assert(eq(sz, cpu_ref_gemm_workspace_size(isa, 0, 5, 5, 4), 0));
+    cr_assert(eq(sz, plxk_gemm_workspace_size(isa, 0, 5, 5, 4), 0));
     /* Bounded by the blocks: huge shapes need no more than large ones. */
-    cr_assert(eq(sz, cpu_ref_gemm_workspace_size(isa, SIZE_MAX / 2, SIZE_MAX / 2, 1000, 256),
-                 cpu_ref_gemm_workspace_size(isa, 4096, 4096, 4096, 256)));
+    cr_assert(eq(sz, plxk_gemm_workspace_size(isa, SIZE_MAX / 2, SIZE_MAX / 2, 1000, 256),
+                 plxk_gemm_workspace_size(isa, 4096, 4096, 4096, 256)));
 }
 
 /* A pool whose threads outnumber the workspace's slices runs on the caller. */
@@ -305,14 +305,14 @@ Test(gemm, workspace_for_fewer_threads) {
     size_t m = 70, n = 90, k = 40;
     float *a = random_buffer(m * k), *b = random_buffer(k * n), *c1 = random_buffer(m * n);
     float *c3 = random_buffer(m * n);
-    cpu_ref_isa isa = cpu_ref_isa_best();
-    size_t ws1 = cpu_ref_gemm_workspace_size(isa, m, n, k, 1);
+    plxk_isa isa = plxk_isa_best();
+    size_t ws1 = plxk_gemm_workspace_size(isa, m, n, k, 1);
     void *ws = malloc(ws1);
-    cpu_ref_gemm_args g = {.m = m, .n = n, .k = k, .alpha = 1, .a = a, .a_rs = (ptrdiff_t)k,
+    plxk_gemm_args g = {.m = m, .n = n, .k = k, .alpha = 1, .a = a, .a_rs = (ptrdiff_t)k,
                            .a_cs = 1, .b = b, .b_rs = (ptrdiff_t)n, .b_cs = 1, .c = c1, .ldc = n};
-    cr_assert(cpu_ref_gemm(isa, NULL, &g, ws, ws1));
+    cr_assert(plxk_gemm(isa, NULL, &g, ws, ws1));
     g.c = c3;
-    cr_assert(cpu_ref_gemm(isa, ps.p[2], &g, ws, ws1));
+    cr_assert(plxk_gemm(isa, ps.p[2], &g, ws, ws1));
     cr_assert(eq(int, memcmp(c1, c3, m * n * sizeof *c1), 0), "same tiles, same sums");
     free(a);
     free(b);
@@ -323,19 +323,19 @@ Test(gemm, workspace_for_fewer_threads) {
 }
 
 Test(gemm, isa_names) {
-    cpu_ref_isa isa;
-    for (int i = 0; i < CPU_REF_ISA_COUNT; i++) {
-        cr_assert(cpu_ref_isa_parse(cpu_ref_isa_name((cpu_ref_isa)i), &isa));
+    plxk_isa isa;
+    for (int i = 0; i < PLXK_ISA_COUNT; i++) {
+        cr_assert(plxk_isa_parse(plxk_isa_name((plxk_isa)i), &isa));
         cr_assert(eq(int, (int)isa, i));
     }
-    cr_assert(cpu_ref_isa_parse("auto", &isa));
-    cr_assert(eq(int, (int)isa, (int)cpu_ref_isa_best()));
-    cr_assert(not(cpu_ref_isa_parse("sse9", &isa)));
-    cr_assert(not(cpu_ref_isa_parse(NULL, &isa)));
-    cr_assert(cpu_ref_isa_supported(CPU_REF_ISA_PORTABLE));
-    cr_assert(cpu_ref_isa_supported(cpu_ref_isa_best()));
-    cpu_ref_gemm_blocking blk;
-    cr_assert(cpu_ref_gemm_blocking_of(CPU_REF_ISA_PORTABLE, &blk));
+    cr_assert(plxk_isa_parse("auto", &isa));
+    cr_assert(eq(int, (int)isa, (int)plxk_isa_best()));
+    cr_assert(not(plxk_isa_parse("sse9", &isa)));
+    cr_assert(not(plxk_isa_parse(NULL, &isa)));
+    cr_assert(plxk_isa_supported(PLXK_ISA_PORTABLE));
+    cr_assert(plxk_isa_supported(plxk_isa_best()));
+    plxk_gemm_blocking blk;
+    cr_assert(plxk_gemm_blocking_of(PLXK_ISA_PORTABLE, &blk));
     cr_assert(gt(sz, blk.mr, 0));
     cr_assert(eq(sz, blk.nc % blk.nr, 0));
     cr_assert(eq(sz, blk.mc % blk.mr, 0));
@@ -357,14 +357,14 @@ static void count_task(void *ctx, size_t task, size_t thread) {
     }
 }
 
-/* A cost that always wakes the workers (CPU_REF_POOL_MIN_COST_NS). */
+/* A cost that always wakes the workers (PLXK_POOL_MIN_COST_NS). */
 #define COSTLY 1e9
 
-static void run_and_count(cpu_ref_pool *pool, size_t tasks) {
+static void run_and_count(plxk_pool *pool, size_t tasks) {
     atomic_int *hits = calloc(tasks ? tasks : 1, sizeof *hits);
     cr_assert(not(zero(ptr, hits)));
-    count_ctx c = {hits, cpu_ref_pool_threads(pool), 0};
-    cpu_ref_pool_run(pool, tasks, COSTLY, count_task, &c);
+    count_ctx c = {hits, plxk_pool_threads(pool), 0};
+    plxk_pool_run(pool, tasks, COSTLY, count_task, &c);
     for (size_t i = 0; i < tasks; i++) {
         cr_assert(eq(int, atomic_load(&hits[i]), 1), "task %zu of %zu ran %d times", i, tasks,
                   atomic_load(&hits[i]));
@@ -376,20 +376,20 @@ static void run_and_count(cpu_ref_pool *pool, size_t tasks) {
 Test(pool, many_and_zero_tasks) {
     for (size_t threads = 1; threads <= 4; threads++) {
         char err[256];
-        cpu_ref_pool *pool = cpu_ref_pool_create(threads, err, sizeof err);
+        plxk_pool *pool = plxk_pool_create(threads, err, sizeof err);
         cr_assert(not(zero(ptr, pool)), "%s", err);
-        cr_assert(eq(sz, cpu_ref_pool_threads(pool), threads));
+        cr_assert(eq(sz, plxk_pool_threads(pool), threads));
         static const size_t counts[] = {0, 1, 2, 3, 7, 100, 10000};
         for (int rep = 0; rep < 20; rep++) {
             for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
                 run_and_count(pool, counts[i]);
             }
         }
-        cpu_ref_pool_destroy(pool);
+        plxk_pool_destroy(pool);
     }
     run_and_count(NULL, 50);
-    cr_assert(eq(sz, cpu_ref_pool_threads(NULL), 1));
-    cpu_ref_pool_destroy(NULL);
+    cr_assert(eq(sz, plxk_pool_threads(NULL), 1));
+    plxk_pool_destroy(NULL);
 }
 
 static void note_thread(void *ctx, size_t task, size_t thread) {
@@ -403,30 +403,30 @@ static void note_thread(void *ctx, size_t task, size_t thread) {
 /* A run cheaper than waking the workers stays on the calling thread. */
 Test(pool, cheap_runs_stay_on_the_caller) {
     char err[256];
-    cpu_ref_pool *pool = cpu_ref_pool_create(4, err, sizeof err);
+    plxk_pool *pool = plxk_pool_create(4, err, sizeof err);
     cr_assert(not(zero(ptr, pool)), "%s", err);
     for (int rep = 0; rep < 50; rep++) {
         atomic_int highest;
         atomic_init(&highest, 0);
-        cpu_ref_pool_run(pool, 100, CPU_REF_POOL_MIN_COST_NS / 2, note_thread, &highest);
+        plxk_pool_run(pool, 100, PLXK_POOL_MIN_COST_NS / 2, note_thread, &highest);
         cr_assert(eq(int, atomic_load(&highest), 0));
     }
-    cpu_ref_pool_destroy(pool);
+    plxk_pool_destroy(pool);
 }
 
 Test(pool, bad_sizes) {
     char err[256] = "";
-    cr_assert(zero(ptr, cpu_ref_pool_create(0, err, sizeof err)));
+    cr_assert(zero(ptr, plxk_pool_create(0, err, sizeof err)));
     cr_assert(not(zero(ptr, strstr(err, "not 0"))), "%s", err);
-    cr_assert(zero(ptr, cpu_ref_pool_create(CPU_REF_POOL_MAX_THREADS + 1, NULL, 0)));
-    cr_assert(ge(sz, cpu_ref_pool_default_threads(), 1));
+    cr_assert(zero(ptr, plxk_pool_create(PLXK_POOL_MAX_THREADS + 1, NULL, 0)));
+    cr_assert(ge(sz, plxk_pool_default_threads(), 1));
 }
 
 /* Several threads run on one pool at once (the backend's concurrent
  * executions), and tasks that run the pool again (nested): every task of
  * every run exactly once, no deadlock, no race (ThreadSanitizer). */
 typedef struct caller_ctx {
-    cpu_ref_pool *pool;
+    plxk_pool *pool;
     atomic_int failures; /* outer_task may run on any thread */
 } caller_ctx;
 
@@ -439,8 +439,8 @@ static void outer_task(void *ctx, size_t task, size_t thread) {
         for (size_t i = 0; i < 3; i++) {
             atomic_init(&hits[i], 0);
         }
-        count_ctx c = {hits, cpu_ref_pool_threads(cc->pool), 0};
-        cpu_ref_pool_run(cc->pool, 3, COSTLY, count_task, &c);
+        count_ctx c = {hits, plxk_pool_threads(cc->pool), 0};
+        plxk_pool_run(cc->pool, 3, COSTLY, count_task, &c);
         for (size_t i = 0; i < 3; i++) {
             if (atomic_load(&hits[i]) != 1) {
                 atomic_fetch_add(&cc->failures, 1);
@@ -457,15 +457,15 @@ static void *caller_main(void *arg) {
         for (size_t i = 0; i < 64; i++) {
             atomic_init(&hits[i], 0);
         }
-        count_ctx c = {hits, cpu_ref_pool_threads(cc->pool), 0};
-        cpu_ref_pool_run(cc->pool, tasks, COSTLY, count_task, &c);
+        count_ctx c = {hits, plxk_pool_threads(cc->pool), 0};
+        plxk_pool_run(cc->pool, tasks, COSTLY, count_task, &c);
         for (size_t i = 0; i < tasks; i++) {
             if (atomic_load(&hits[i]) != 1) {
                 atomic_fetch_add(&cc->failures, 1);
             }
         }
         if (rep % 10 == 0) {
-            cpu_ref_pool_run(cc->pool, 8, COSTLY, outer_task, cc);
+            plxk_pool_run(cc->pool, 8, COSTLY, outer_task, cc);
         }
     }
     return NULL;
@@ -473,7 +473,7 @@ static void *caller_main(void *arg) {
 
 Test(pool, concurrent_callers) {
     char err[256];
-    cpu_ref_pool *pool = cpu_ref_pool_create(3, err, sizeof err);
+    plxk_pool *pool = plxk_pool_create(3, err, sizeof err);
     cr_assert(not(zero(ptr, pool)), "%s", err);
     enum { CALLERS = 4 };
     pthread_t tids[CALLERS];
@@ -487,28 +487,28 @@ Test(pool, concurrent_callers) {
         pthread_join(tids[i], NULL);
         cr_assert(eq(int, atomic_load(&ctx[i].failures), 0), "caller %d", i);
     }
-    cpu_ref_pool_destroy(pool);
+    plxk_pool_destroy(pool);
 }
 
 /* GEMMs from several threads at once on one pool, each with its own
  * workspace: the results equal the single-threaded ones. */
 typedef struct gemm_caller {
-    cpu_ref_pool *pool;
-    const cpu_ref_gemm_args *g;
+    plxk_pool *pool;
+    const plxk_gemm_args *g;
     const float *expect;
     int failures;
 } gemm_caller;
 
 static void *gemm_caller_main(void *arg) {
     gemm_caller *gc = arg;
-    cpu_ref_gemm_args g = *gc->g;
+    plxk_gemm_args g = *gc->g;
     size_t count = g.m * g.n;
     g.c = malloc(count * sizeof *g.c);
-    size_t ws_size = cpu_ref_gemm_workspace_size(cpu_ref_isa_best(), g.m, g.n, g.k,
-                                                 cpu_ref_pool_threads(gc->pool));
+    size_t ws_size = plxk_gemm_workspace_size(plxk_isa_best(), g.m, g.n, g.k,
+                                                 plxk_pool_threads(gc->pool));
     void *ws = malloc(ws_size);
     for (int rep = 0; rep < 10; rep++) {
-        if (!g.c || !ws || !cpu_ref_gemm(cpu_ref_isa_best(), gc->pool, &g, ws, ws_size) ||
+        if (!g.c || !ws || !plxk_gemm(plxk_isa_best(), gc->pool, &g, ws, ws_size) ||
             memcmp(g.c, gc->expect, count * sizeof *g.c) != 0) {
             gc->failures++;
         }
@@ -520,16 +520,16 @@ static void *gemm_caller_main(void *arg) {
 
 Test(pool, concurrent_gemms) {
     char err[256];
-    cpu_ref_pool *pool = cpu_ref_pool_create(3, err, sizeof err);
+    plxk_pool *pool = plxk_pool_create(3, err, sizeof err);
     cr_assert(not(zero(ptr, pool)), "%s", err);
     size_t m = 100, n = 130, k = 70;
     float *a = random_buffer(m * k), *b = random_buffer(k * n), *expect = random_buffer(m * n);
-    cpu_ref_gemm_args g = {.m = m, .n = n, .k = k, .alpha = 1, .a = a, .a_rs = (ptrdiff_t)k,
+    plxk_gemm_args g = {.m = m, .n = n, .k = k, .alpha = 1, .a = a, .a_rs = (ptrdiff_t)k,
                            .a_cs = 1, .b = b, .b_rs = (ptrdiff_t)n, .b_cs = 1, .c = expect,
-                           .ldc = n, .act = CPU_REF_ACT_RELU};
-    size_t ws_size = cpu_ref_gemm_workspace_size(cpu_ref_isa_best(), m, n, k, 1);
+                           .ldc = n, .act = PLXK_ACT_RELU};
+    size_t ws_size = plxk_gemm_workspace_size(plxk_isa_best(), m, n, k, 1);
     void *ws = malloc(ws_size);
-    cr_assert(cpu_ref_gemm(cpu_ref_isa_best(), NULL, &g, ws, ws_size));
+    cr_assert(plxk_gemm(plxk_isa_best(), NULL, &g, ws, ws_size));
     free(ws);
     enum { CALLERS = 3 };
     pthread_t tids[CALLERS];
@@ -545,7 +545,7 @@ Test(pool, concurrent_gemms) {
     free(a);
     free(b);
     free(expect);
-    cpu_ref_pool_destroy(pool);
+    plxk_pool_destroy(pool);
 }
 
 /* ---- backend options (R-9, R-10) ------------------------------------------ */
@@ -601,11 +601,11 @@ Test(options, bad_values_name_the_key_and_value) {
         plx_runtime_destroy(&rt);
     }
     /* A variant the CPU cannot run is refused too (where there is one). */
-    for (int i = 0; i < CPU_REF_ISA_COUNT; i++) {
-        if (cpu_ref_isa_supported((cpu_ref_isa)i)) {
+    for (int i = 0; i < PLXK_ISA_COUNT; i++) {
+        if (plxk_isa_supported((plxk_isa)i)) {
             continue;
         }
-        plx_runtime *rt = cpu_ref_runtime("isa", cpu_ref_isa_name((cpu_ref_isa)i));
+        plx_runtime *rt = cpu_ref_runtime("isa", plxk_isa_name((plxk_isa)i));
         const char *reason = rejection_reason(rt);
         cr_assert(not(zero(ptr, (void *)reason)));
         cr_assert(not(zero(ptr, strstr(reason, "for option 'isa'"))), "%s", reason);
@@ -630,10 +630,10 @@ static void expect_caps(const char *key, const char *value, int64_t threads, con
 }
 
 Test(options, threads_and_isa_show_in_capabilities) {
-    const char *best = cpu_ref_isa_name(cpu_ref_isa_best());
-    expect_caps(NULL, NULL, (int64_t)cpu_ref_pool_default_threads(), best);
+    const char *best = plxk_isa_name(plxk_isa_best());
+    expect_caps(NULL, NULL, (int64_t)plxk_pool_default_threads(), best);
     expect_caps("threads", "2", 2, best);
     expect_caps("threads", "1", 1, best);
-    expect_caps("isa", "auto", (int64_t)cpu_ref_pool_default_threads(), best);
-    expect_caps("isa", "portable", (int64_t)cpu_ref_pool_default_threads(), "portable");
+    expect_caps("isa", "auto", (int64_t)plxk_pool_default_threads(), best);
+    expect_caps("isa", "portable", (int64_t)plxk_pool_default_threads(), "portable");
 }

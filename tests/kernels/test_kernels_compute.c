@@ -17,7 +17,7 @@
 #include "test_compute.h"
 
 typedef const char *(*check_fn)(const plx_layer_view *, char *, size_t);
-typedef bool (*run_fn)(const cpu_ref_kernel_args *);
+typedef bool (*run_fn)(const plxk_kernel_args *);
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
@@ -74,10 +74,10 @@ static void run_checked_act(check_fn check, run_fn run, const plx_layer_view *v,
     cr_assert(zero(ptr, (void *)why), "check refused: %s", why ? why : "");
     char err[256] = "";
     void *outs[1] = {out};
-    cpu_ref_kernel_args a = {
+    plxk_kernel_args a = {
         .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err,
         .compute = test_compute(), .activation = act};
-    cr_assert(cpu_ref_kernel_run_once(run, &a), "run failed: %s", err);
+    cr_assert(plxk_kernel_run_once(run, &a), "run failed: %s", err);
 }
 
 /* check must accept, then run must succeed. */
@@ -87,7 +87,7 @@ static void run_checked(check_fn check, run_fn run, const plx_layer_view *v,
 }
 
 #define RUN(name, view, out, ...) \
-    run_checked(cpu_ref_check_##name, cpu_ref_run_##name, (view), (const void *const[]){__VA_ARGS__}, (out))
+    run_checked(plxk_check_##name, plxk_run_##name, (view), (const void *const[]){__VA_ARGS__}, (out))
 
 /* check must refuse with a reason containing `needle`; run must fail too. */
 static void refused(check_fn check, run_fn run, const plx_layer_view *v, const char *needle) {
@@ -99,14 +99,14 @@ static void refused(check_fn check, run_fn run, const plx_layer_view *v, const c
     const void *ins[5] = {NULL, NULL, NULL, NULL, NULL};
     void *outs[1] = {NULL};
     char err[256] = "";
-    cpu_ref_kernel_args a = {
+    plxk_kernel_args a = {
         .layer = v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err,
         .compute = test_compute()};
-    cr_assert(not(cpu_ref_kernel_run_once(run, &a)), "run accepted a layer check refuses");
+    cr_assert(not(plxk_kernel_run_once(run, &a)), "run accepted a layer check refuses");
     cr_assert(not(zero(ptr, strstr(err, needle))), "run error '%s' lacks '%s'", err, needle);
 }
 
-#define REFUSED(name, view, needle) refused(cpu_ref_check_##name, cpu_ref_run_##name, (view), (needle))
+#define REFUSED(name, view, needle) refused(plxk_check_##name, plxk_run_##name, (view), (needle))
 
 /* |got - want| <= tol * max(1, |want|); NaN only matches NaN. */
 static void expect_close(const float *got, const float *want, size_t n, double tol,
@@ -324,7 +324,7 @@ static void conv_random_act(const conv_case *cc, uint32_t seed, const plx_activa
     size_t ny = count_of(&yinfo);
     float *y = zbuf(ny), *want = zbuf(ny);
     plx_layer_view v = mkview(PLX_OP_CONV, &d, in, cc->bias ? 3 : 2, &yinfo);
-    run_checked_act(cpu_ref_check_conv, cpu_ref_run_conv, &v, (const void *const[]){x, w, b}, y,
+    run_checked_act(plxk_check_conv, plxk_run_conv, &v, (const void *const[]){x, w, b}, y,
                     act);
     ref_conv(cc, out, pad, x, w, cc->bias ? b : NULL, want);
     for (size_t i = 0; act && i < ny; i++) {
@@ -646,7 +646,7 @@ Test(conv_transpose, refusals) {
     d.output_shape[0] = 4; /* equal: fine */
     out = F32(1, 1, 4);
     char buf[128];
-    cr_assert(zero(ptr, (void *)cpu_ref_check_conv_transpose(&v, buf, sizeof buf)));
+    cr_assert(zero(ptr, (void *)plxk_check_conv_transpose(&v, buf, sizeof buf)));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1242,7 +1242,7 @@ Test(pool, refusals) {
     REFUSED(pool, &v, "int8"); /* average pool of int8 */
     d.kind = PLX_POOL_MAX;
     char buf[128];
-    cr_assert(zero(ptr, (void *)cpu_ref_check_pool(&v, buf, sizeof buf)));
+    cr_assert(zero(ptr, (void *)plxk_check_pool(&v, buf, sizeof buf)));
     d.kernel[0] = 0;
     REFUSED(pool, &v, "kernel");
 }
@@ -1720,9 +1720,9 @@ Test(reduce, empty_set_values) {
     char err[128] = "";
     void *outs[1] = {yi};
     const void *ins[1] = {dummy};
-    cpu_ref_kernel_args a = {
+    plxk_kernel_args a = {
         .layer = &v, .inputs = ins, .outputs = outs, .error = err, .error_size = sizeof err};
-    cr_assert(not(cpu_ref_run_reduce(&a)));
+    cr_assert(not(plxk_run_reduce(&a)));
     cr_assert(not(zero(ptr, strstr(err, "empty"))));
 }
 
@@ -1961,7 +1961,7 @@ Test(common, bad_views_are_refused) {
     char buf[8];
     /* a short buffer still gets a terminated reason */
     in[0].dtype = PLX_DTYPE_FLOAT16;
-    const char *why = cpu_ref_check_conv(&v, buf, sizeof buf);
+    const char *why = plxk_check_conv(&v, buf, sizeof buf);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(le(sz, strlen(why), sizeof buf - 1));
 }
@@ -2355,13 +2355,13 @@ static bool topk_run(const plx_topk_desc *d, plx_tensor_info x, plx_tensor_info 
     plx_layer_view v = mkview(PLX_OP_TOPK, d, &x, 1, outs_i);
     v.output_count = 2;
     char buf[256];
-    const char *why = cpu_ref_check_topk(&v, buf, sizeof buf);
+    const char *why = plxk_check_topk(&v, buf, sizeof buf);
     cr_assert(zero(ptr, (void *)why), "check refused: %s", why ? why : "");
     const void *ins[1] = {px};
     void *outs[2] = {pv, pi};
-    cpu_ref_kernel_args a = {
+    plxk_kernel_args a = {
         .layer = &v, .inputs = ins, .outputs = outs, .error = err, .error_size = err_size};
-    return cpu_ref_run_topk(&a);
+    return plxk_run_topk(&a);
 }
 
 Test(topk, hand_largest_smallest_ties) {
@@ -2506,7 +2506,7 @@ Test(topk, refusals) {
     REFUSED(topk, &v, "2 outputs"); /* output_count 1 */
     v.output_count = 2;
     char buf[256];
-    cr_assert(zero(ptr, (void *)cpu_ref_check_topk(&v, buf, sizeof buf)), "%s", buf);
+    cr_assert(zero(ptr, (void *)plxk_check_topk(&v, buf, sizeof buf)), "%s", buf);
     d.k = 5;
     REFUSED(topk, &v, "out of range");
     d.k = 2;

@@ -17,7 +17,7 @@
 #define KT_LAYER_NAME "D1"
 #include "kernel_test_util.h"
 
-static bool run1(cpu_ref_run_fn fn, plx_op op, const void *desc, const plx_tensor_info *x,
+static bool run1(plxk_run_fn fn, plx_op op, const void *desc, const plx_tensor_info *x,
                  const plx_tensor_info *y, const void *px, void *py) {
     plx_layer_view l = layer_of(op, desc, x, 1, y, 1);
     const void *ins[] = {px};
@@ -67,34 +67,34 @@ Test(copy, constant_mem_copy_reshape) {
     plx_tensor_info t = info(PLX_DTYPE_INT32, SHAPE(2, 3));
     plx_layer_view l = layer_of(PLX_OP_CONSTANT, &cd, NULL, 0, &t, 1);
     void *outs[] = {y};
-    cr_assert(run_layer(cpu_ref_run_constant, &l, NULL, outs), "%s", g_err);
+    cr_assert(run_layer(plxk_run_constant, &l, NULL, outs), "%s", g_err);
     cr_assert(zero(int, memcmp(y, data, sizeof data)));
     cd.data = NULL;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_constant(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_constant(&l, g_err, sizeof g_err))));
     /* mem_copy and reshape: the same bytes; [2,3] -> [3,2] or [6] */
     int32_t z[6] = {0};
     plx_tensor_info t6 = info(PLX_DTYPE_INT32, SHAPE(6));
-    cr_assert(run1(cpu_ref_run_mem_copy, PLX_OP_MEM_COPY, NULL, &t, &t, data, z), "%s", g_err);
+    cr_assert(run1(plxk_run_mem_copy, PLX_OP_MEM_COPY, NULL, &t, &t, data, z), "%s", g_err);
     cr_assert(zero(int, memcmp(z, data, sizeof data)));
     memset(z, 0, sizeof z);
     plx_reshape_desc rd = PLX_RESHAPE_DESC_INIT;
-    cr_assert(run1(cpu_ref_run_reshape, PLX_OP_RESHAPE, &rd, &t, &t6, data, z), "%s", g_err);
+    cr_assert(run1(plxk_run_reshape, PLX_OP_RESHAPE, &rd, &t, &t6, data, z), "%s", g_err);
     cr_assert(zero(int, memcmp(z, data, sizeof data)));
     plx_axes_desc ad = PLX_AXES_DESC_INIT;
     plx_tensor_info t1 = info(PLX_DTYPE_INT32, SHAPE(1, 6, 1));
     memset(z, 0, sizeof z);
-    cr_assert(run1(cpu_ref_run_reshape, PLX_OP_SQUEEZE, &ad, &t1, &t6, data, z), "%s", g_err);
+    cr_assert(run1(plxk_run_reshape, PLX_OP_SQUEEZE, &ad, &t1, &t6, data, z), "%s", g_err);
     cr_assert(zero(int, memcmp(z, data, sizeof data)));
     /* byte sizes differ: refused, naming the op */
     plx_tensor_info t5 = info(PLX_DTYPE_INT32, SHAPE(5));
     plx_layer_view bad = layer_of(PLX_OP_FLATTEN, &ad, &t, 1, &t5, 1);
-    const char *why = cpu_ref_check_reshape(&bad, g_err, sizeof g_err);
+    const char *why = plxk_check_reshape(&bad, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, strstr(why, "flatten"))), "%s", why);
     /* empty and scalar */
     plx_tensor_info e = info(PLX_DTYPE_INT64, SHAPE(0, 3)), e2 = info(PLX_DTYPE_INT64, SHAPE(3, 0));
-    cr_assert(run1(cpu_ref_run_reshape, PLX_OP_RESHAPE, &rd, &e, &e2, data, z));
+    cr_assert(run1(plxk_run_reshape, PLX_OP_RESHAPE, &rd, &e, &e2, data, z));
     plx_tensor_info s = info(PLX_DTYPE_INT32, SCALAR), s1 = info(PLX_DTYPE_INT32, SHAPE(1));
-    cr_assert(run1(cpu_ref_run_reshape, PLX_OP_UNSQUEEZE, &ad, &s, &s1, data, z));
+    cr_assert(run1(plxk_run_reshape, PLX_OP_UNSQUEEZE, &ad, &s, &s1, data, z));
     cr_assert(eq(i32, z[0], 1));
 }
 
@@ -105,23 +105,23 @@ Test(transpose, hand) {
     int16_t x[] = {1, 2, 3, 4, 5, 6}, y[6];
     plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
     plx_tensor_info tx = info(PLX_DTYPE_INT16, SHAPE(2, 3)), ty = info(PLX_DTYPE_INT16, SHAPE(3, 2));
-    cr_assert(run1(cpu_ref_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, x, y), "%s", g_err);
     int16_t w[] = {1, 4, 2, 5, 3, 6};
     for (int i = 0; i < 6; i++) cr_assert(eq(i16, y[i], w[i]));
     /* reverse of rank 3 [1,2,3] -> [3,2,1]: y[k][j][0] = x[0][j][k] */
     plx_tensor_info t3 = info(PLX_DTYPE_INT16, SHAPE(1, 2, 3)), t3r = info(PLX_DTYPE_INT16, SHAPE(3, 2, 1));
-    cr_assert(run1(cpu_ref_run_transpose, PLX_OP_TRANSPOSE, &d, &t3, &t3r, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &t3, &t3r, x, y), "%s", g_err);
     for (int i = 0; i < 6; i++) cr_assert(eq(i16, y[i], w[i]));
     /* explicit perm (1, 0) on [2,3] matches; bad perms refused */
     d.perm_count = 2;
     d.perm[0] = 1;
     d.perm[1] = 0;
-    cr_assert(run1(cpu_ref_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, x, y));
+    cr_assert(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, x, y));
     d.perm[1] = 1;
-    cr_assert(not(run1(cpu_ref_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, x, y)));
+    cr_assert(not(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, x, y)));
     cr_assert(not(zero(ptr, strstr(g_err, "'D1'"))), "%s", g_err);
     d.perm[1] = 0;
-    cr_assert(not(run1(cpu_ref_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &tx, x, y))); /* dims */
+    cr_assert(not(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &tx, x, y))); /* dims */
 }
 
 Test(transpose, random_perms_up_to_rank6) {
@@ -144,7 +144,7 @@ Test(transpose, random_perms_up_to_rank6) {
         for (uint32_t i = 0; i < rank; i++) ty.dims[i] = dims[d.perm[i]];
         size_t n = numel(&tx);
         fill_bytes(g_x, n * es);
-        cr_assert(run1(cpu_ref_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, g_x, g_y), "%s", g_err);
+        cr_assert(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, g_x, g_y), "%s", g_err);
         for (size_t i = 0; i < n; i++) {
             int64_t oc[8], ic[8];
             unravel(&ty, i, oc);
@@ -167,19 +167,19 @@ Test(concat, hand_and_negative_axis) {
     for (int axis = 1; axis >= -1; axis -= 2) {
         plx_axis_desc d = PLX_AXIS_DESC_INIT(axis);
         plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, ins, 2, &ty, 1);
-        cr_assert(run_layer(cpu_ref_run_concat, &l, pin, pout), "%s", g_err);
+        cr_assert(run_layer(plxk_run_concat, &l, pin, pout), "%s", g_err);
         for (int i = 0; i < 6; i++) cr_assert(eq(i8, y[i], w[i]));
     }
     /* axis 0 with a shape mismatch in dim 1: refused */
     plx_axis_desc d0 = PLX_AXIS_DESC_INIT(0);
     plx_layer_view l0 = layer_of(PLX_OP_CONCAT, &d0, ins, 2, &ty, 1);
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_concat(&l0, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_concat(&l0, g_err, sizeof g_err))));
     /* an empty part along the axis is allowed */
     plx_tensor_info ins2[2] = {info(PLX_DTYPE_INT8, SHAPE(2, 0)), info(PLX_DTYPE_INT8, SHAPE(2, 3))};
     plx_axis_desc d1 = PLX_AXIS_DESC_INIT(1);
     plx_layer_view l1 = layer_of(PLX_OP_CONCAT, &d1, ins2, 2, &ty, 1);
     const void *pin2[] = {a, w};
-    cr_assert(run_layer(cpu_ref_run_concat, &l1, pin2, pout), "%s", g_err);
+    cr_assert(run_layer(plxk_run_concat, &l1, pin2, pout), "%s", g_err);
     for (int i = 0; i < 6; i++) cr_assert(eq(i8, y[i], w[i]));
 }
 
@@ -208,7 +208,7 @@ Test(concat_split, random_round_trip) {
         plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, ins, k, &ty, 1);
         const void *pin[4] = {parts[0], parts[1], parts[2], parts[3]};
         void *pout[] = {g_y};
-        cr_assert(run_layer(cpu_ref_run_concat, &l, pin, pout), "%s", g_err);
+        cr_assert(run_layer(plxk_run_concat, &l, pin, pout), "%s", g_err);
         /* reference: output element -> (part, coordinate - offset) */
         for (size_t i = 0; i < numel(&ty); i++) {
             int64_t c[8];
@@ -224,7 +224,7 @@ Test(concat_split, random_round_trip) {
         plx_layer_view ls = layer_of(PLX_OP_SPLIT, &sd, &ty, 1, outs, k);
         const void *sin[] = {g_y};
         void *sout[4] = {back[0], back[1], back[2], back[3]};
-        cr_assert(run_layer(cpu_ref_run_split, &ls, sin, sout), "%s", g_err);
+        cr_assert(run_layer(plxk_run_split, &ls, sin, sout), "%s", g_err);
         for (uint32_t p = 0; p < k; p++) {
             cr_assert(zero(int, memcmp(back[p], parts[p], numel(&ins[p]) * es)), "rep %d part %u", rep, p);
         }
@@ -241,7 +241,7 @@ Test(split, equal_and_explicit) {
     plx_layer_view l = layer_of(PLX_OP_SPLIT, &d, &tx, 1, outs, 3);
     const void *pin[] = {x};
     void *pout[] = {y0, y1, y2};
-    cr_assert(run_layer(cpu_ref_run_split, &l, pin, pout), "%s", g_err);
+    cr_assert(run_layer(plxk_run_split, &l, pin, pout), "%s", g_err);
     cr_assert(eq(i32, y0[2], 2));
     cr_assert(eq(i32, y1[0], 3));
     cr_assert(eq(i32, y2[0], 6));
@@ -249,12 +249,12 @@ Test(split, equal_and_explicit) {
     outs[0].dims[0] = 2;
     outs[1].dims[0] = 2;
     outs[2].dims[0] = 3;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_split(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_split(&l, g_err, sizeof g_err))));
     int64_t sizes[] = {2, 2, 3};
     d.sizes = sizes;
     int32_t z2[3];
     void *pout2[] = {y0, y1, z2};
-    cr_assert(run_layer(cpu_ref_run_split, &l, pin, pout2), "%s", g_err);
+    cr_assert(run_layer(plxk_run_split, &l, pin, pout2), "%s", g_err);
     cr_assert(eq(i32, y1[1], 3));
     cr_assert(eq(i32, z2[0], 4));
     cr_assert(eq(i32, z2[2], 6));
@@ -266,7 +266,7 @@ Test(split, equal_and_explicit) {
     plx_layer_view l1 = layer_of(PLX_OP_SPLIT, &d1, &tm, 1, o2, 2);
     const void *pin1[] = {m};
     void *pout1[] = {a, b};
-    cr_assert(run_layer(cpu_ref_run_split, &l1, pin1, pout1), "%s", g_err);
+    cr_assert(run_layer(plxk_run_split, &l1, pin1, pout1), "%s", g_err);
     int32_t wa[] = {0, 1, 4, 5}, wb[] = {2, 3, 6, 7};
     cr_assert(zero(int, memcmp(a, wa, sizeof wa)));
     cr_assert(zero(int, memcmp(b, wb, sizeof wb)));
@@ -287,7 +287,7 @@ static plx_slice_desc slice1(int64_t start, int64_t end, int32_t axis, int64_t s
 static void slice_expect(plx_slice_desc d, const int32_t *want, int64_t n) {
     int32_t x[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, y[10];
     plx_tensor_info tx = info(PLX_DTYPE_INT32, SHAPE(10)), ty = info(PLX_DTYPE_INT32, (const int64_t[]){n}, 1);
-    cr_assert(run1(cpu_ref_run_slice, PLX_OP_SLICE, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_slice, PLX_OP_SLICE, &d, &tx, &ty, x, y), "%s", g_err);
     for (int64_t i = 0; i < n; i++) cr_assert(eq(i32, y[i], want[i]), "i %lld", (long long)i);
 }
 
@@ -308,9 +308,9 @@ Test(slice, hand_onnx_rules) {
     int32_t x[10] = {0}, y[10];
     plx_tensor_info tx = info(PLX_DTYPE_INT32, SHAPE(10)), ty = info(PLX_DTYPE_INT32, SHAPE(4));
     plx_slice_desc d = slice1(0, 10, 0, 2);
-    cr_assert(not(run1(cpu_ref_run_slice, PLX_OP_SLICE, &d, &tx, &ty, x, y)));
+    cr_assert(not(run1(plxk_run_slice, PLX_OP_SLICE, &d, &tx, &ty, x, y)));
     d = slice1(0, 10, 0, 0);
-    cr_assert(not(run1(cpu_ref_run_slice, PLX_OP_SLICE, &d, &tx, &ty, x, y)));
+    cr_assert(not(run1(plxk_run_slice, PLX_OP_SLICE, &d, &tx, &ty, x, y)));
     cr_assert(not(zero(ptr, strstr(g_err, "step 0"))), "%s", g_err);
 }
 
@@ -370,7 +370,7 @@ Test(slice, random_multi_axis) {
             d.steps[0] = e.steps[1], d.steps[1] = e.steps[0];
         }
         fill_bytes(g_x, numel(&tx) * es);
-        cr_assert(run1(cpu_ref_run_slice, PLX_OP_SLICE, &d, &tx, &ty, g_x, g_y), "rep %d: %s", rep, g_err);
+        cr_assert(run1(plxk_run_slice, PLX_OP_SLICE, &d, &tx, &ty, g_x, g_y), "rep %d: %s", rep, g_err);
         for (size_t i = 0; i < numel(&ty); i++) {
             int64_t c[8];
             unravel(&ty, i, c);
@@ -389,7 +389,7 @@ static void pad1(plx_pad_mode mode, int64_t pb, int64_t pe, double value, const 
     d.pads_end[0] = pe;
     d.value = value;
     plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(4)), ty = info(PLX_DTYPE_FLOAT32, (const int64_t[]){n}, 1);
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &d, &tx, &ty, x, y), "%s", g_err);
     for (int64_t i = 0; i < n; i++) cr_assert(eq(flt, y[i], want[i]), "mode %d i %lld", mode, (long long)i);
 }
 
@@ -412,7 +412,7 @@ Test(pad, hand_modes) {
     plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_REFLECT);
     d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
     plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3)), ty = info(PLX_DTYPE_FLOAT32, SHAPE(4, 5));
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &d, &tx, &ty, x, y), "%s", g_err);
     float w[] = {5, 4, 5, 6, 5, 2, 1, 2, 3, 2, 5, 4, 5, 6, 5, 2, 1, 2, 3, 2};
     for (int i = 0; i < 20; i++) cr_assert(eq(flt, y[i], w[i]), "i %d", i);
     /* constant value converted to the dtype: int8 with 3.7 -> 3, -300 -> -128;
@@ -422,31 +422,31 @@ Test(pad, hand_modes) {
     dc.pads_begin[0] = dc.pads_end[0] = 1;
     dc.value = 3.7;
     plx_tensor_info t1 = info(PLX_DTYPE_INT8, SHAPE(1)), t3 = info(PLX_DTYPE_INT8, SHAPE(3));
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &dc, &t1, &t3, i8, o8));
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &dc, &t1, &t3, i8, o8));
     cr_assert(eq(i8, o8[0], 3));
     cr_assert(eq(i8, o8[1], 1));
     dc.value = -300;
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &dc, &t1, &t3, i8, o8));
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &dc, &t1, &t3, i8, o8));
     cr_assert(eq(i8, o8[2], -128));
     t1.dtype = t3.dtype = PLX_DTYPE_BOOL;
     dc.value = 2;
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &dc, &t1, &t3, i8, o8));
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &dc, &t1, &t3, i8, o8));
     cr_assert(eq(u8, (uint8_t)o8[0], 1));
     uint16_t h[] = {0x3c00}, ho[3];
     t1.dtype = t3.dtype = PLX_DTYPE_FLOAT16;
     dc.value = 0.5;
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &dc, &t1, &t3, h, ho));
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &dc, &t1, &t3, h, ho));
     cr_assert(eq(u16, ho[0], 0x3800));
     cr_assert(eq(u16, ho[1], 0x3c00));
     /* refusals: reflect of an empty dim, wrong output dims */
     plx_tensor_info te = info(PLX_DTYPE_FLOAT32, SHAPE(0)), t2 = info(PLX_DTYPE_FLOAT32, SHAPE(2));
     plx_pad_desc dr = PLX_PAD_DESC_INIT(PLX_PAD_REFLECT);
     dr.pads_begin[0] = dr.pads_end[0] = 1;
-    cr_assert(not(run1(cpu_ref_run_pad, PLX_OP_PAD, &dr, &te, &t2, x, y)));
+    cr_assert(not(run1(plxk_run_pad, PLX_OP_PAD, &dr, &te, &t2, x, y)));
     dr.mode = PLX_PAD_CONSTANT; /* constant pads an empty dim fine */
-    cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &dr, &te, &t2, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &dr, &te, &t2, x, y), "%s", g_err);
     cr_assert(eq(flt, y[0], 0.0f));
-    cr_assert(not(run1(cpu_ref_run_pad, PLX_OP_PAD, &dr, &t2, &t2, x, y)));
+    cr_assert(not(run1(plxk_run_pad, PLX_OP_PAD, &dr, &t2, &t2, x, y)));
 }
 
 /* numpy's pad index rule, written as repeated folding */
@@ -480,7 +480,7 @@ Test(pad, random_modes) {
         ty = tx;
         for (uint32_t i = 0; i < rank; i++) ty.dims[i] = dims[i] + d.pads_begin[i] + d.pads_end[i];
         fill_bytes(g_x, numel(&tx) * es);
-        cr_assert(run1(cpu_ref_run_pad, PLX_OP_PAD, &d, &tx, &ty, g_x, g_y), "%s", g_err);
+        cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &d, &tx, &ty, g_x, g_y), "%s", g_err);
         static const uint8_t zeros[8] = {0};
         for (size_t i = 0; i < numel(&ty); i++) {
             int64_t c[8];
@@ -505,7 +505,7 @@ static bool gather_run(int32_t axis, const plx_tensor_info *x, const plx_tensor_
     plx_layer_view l = layer_of(PLX_OP_GATHER, &d, ins_i, 2, y, 1);
     const void *ins[] = {px, pi};
     void *outs[] = {py};
-    return run_layer(cpu_ref_run_gather, &l, ins, outs);
+    return run_layer(plxk_run_gather, &l, ins, outs);
 }
 
 Test(gather, hand_and_errors) {
@@ -594,20 +594,20 @@ Test(expand, hand_and_random) {
     d.rank = 3;
     d.dims[0] = 2, d.dims[1] = 1, d.dims[2] = 4;
     plx_tensor_info tx = info(PLX_DTYPE_INT64, SHAPE(3, 1)), ty = info(PLX_DTYPE_INT64, SHAPE(2, 3, 4));
-    cr_assert(run1(cpu_ref_run_expand, PLX_OP_EXPAND, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_expand, PLX_OP_EXPAND, &d, &tx, &ty, x, y), "%s", g_err);
     for (int i = 0; i < 24; i++) cr_assert(eq(i64, y[i], (i / 4) % 3 + 1));
     /* shape smaller than the input ([1] on [3,1]): output is the input's shape */
     plx_shape_desc d1 = PLX_SHAPE_DESC_INIT;
     d1.rank = 1;
     d1.dims[0] = 1;
-    cr_assert(run1(cpu_ref_run_expand, PLX_OP_EXPAND, &d1, &tx, &tx, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_expand, PLX_OP_EXPAND, &d1, &tx, &tx, x, y), "%s", g_err);
     cr_assert(eq(i64, y[2], 3));
     /* [3,1] to [2,4] does not broadcast: refused */
     plx_shape_desc d2 = PLX_SHAPE_DESC_INIT;
     d2.rank = 2;
     d2.dims[0] = 2, d2.dims[1] = 4;
     plx_tensor_info bad = info(PLX_DTYPE_INT64, SHAPE(2, 4));
-    cr_assert(not(run1(cpu_ref_run_expand, PLX_OP_EXPAND, &d2, &tx, &bad, x, y)));
+    cr_assert(not(run1(plxk_run_expand, PLX_OP_EXPAND, &d2, &tx, &bad, x, y)));
     seed(16);
     for (int rep = 0; rep < 100; rep++) {
         plx_dtype t = g_all[rnd() % 9];
@@ -627,7 +627,7 @@ Test(expand, hand_and_random) {
             if (ds.dims[i] == 1 && (i < ry - rx)) oy.dims[i] = 1;
         }
         fill_bytes(g_x, numel(&ox) * es);
-        cr_assert(run1(cpu_ref_run_expand, PLX_OP_EXPAND, &ds, &ox, &oy, g_x, g_y), "rep %d: %s", rep, g_err);
+        cr_assert(run1(plxk_run_expand, PLX_OP_EXPAND, &ds, &ox, &oy, g_x, g_y), "rep %d: %s", rep, g_err);
         for (size_t i = 0; i < numel(&oy); i++) {
             int64_t c[8], xc[8];
             unravel(&oy, i, c);
@@ -645,27 +645,27 @@ Test(depth_space, onnx_doc_examples) {
     for (int i = 0; i < 48; i++) x[i] = (float)i;
     plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(1, 8, 2, 3)), ty = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2, 4, 6));
     plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
-    cr_assert(run1(cpu_ref_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y), "%s", g_err);
     const float dcr[] = {0,  12, 1,  13, 2,  14, 24, 36, 25, 37, 26, 38, 3,  15, 4,  16, 5,  17, 27, 39, 28, 40, 29, 41,
                          6,  18, 7,  19, 8,  20, 30, 42, 31, 43, 32, 44, 9,  21, 10, 22, 11, 23, 33, 45, 34, 46, 35, 47};
     for (int i = 0; i < 48; i++) cr_assert(eq(flt, y[i], dcr[i]), "DCR i %d", i);
     d.mode = PLX_DEPTH_SPACE_CRD;
-    cr_assert(run1(cpu_ref_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y), "%s", g_err);
+    cr_assert(run1(plxk_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y), "%s", g_err);
     const float crd[] = {0,  6,  1,  7,  2,  8,  12, 18, 13, 19, 14, 20, 3,  9,  4,  10, 5,  11, 15, 21, 16, 22, 17, 23,
                          24, 30, 25, 31, 26, 32, 36, 42, 37, 43, 38, 44, 27, 33, 28, 34, 29, 35, 39, 45, 40, 46, 41, 47};
     for (int i = 0; i < 48; i++) cr_assert(eq(flt, y[i], crd[i]), "CRD i %d", i);
     /* space_to_depth inverts DCR depth_to_space */
     float back[48];
     d.mode = PLX_DEPTH_SPACE_DCR;
-    cr_assert(run1(cpu_ref_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y));
-    cr_assert(run1(cpu_ref_run_space_to_depth, PLX_OP_SPACE_TO_DEPTH, &d, &ty, &tx, y, back), "%s", g_err);
+    cr_assert(run1(plxk_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y));
+    cr_assert(run1(plxk_run_space_to_depth, PLX_OP_SPACE_TO_DEPTH, &d, &ty, &tx, y, back), "%s", g_err);
     for (int i = 0; i < 48; i++) cr_assert(eq(flt, back[i], x[i]));
     /* space_to_depth has no CRD mode; channels not divisible refused */
     d.mode = PLX_DEPTH_SPACE_CRD;
-    cr_assert(not(run1(cpu_ref_run_space_to_depth, PLX_OP_SPACE_TO_DEPTH, &d, &ty, &tx, y, back)));
+    cr_assert(not(run1(plxk_run_space_to_depth, PLX_OP_SPACE_TO_DEPTH, &d, &ty, &tx, y, back)));
     d.mode = PLX_DEPTH_SPACE_DCR;
     d.block_size = 3;
-    cr_assert(not(run1(cpu_ref_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y)));
+    cr_assert(not(run1(plxk_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, x, y)));
 }
 
 Test(depth_space, random_against_reference) {
@@ -678,7 +678,7 @@ Test(depth_space, random_against_reference) {
         d.mode = rep & 1 ? PLX_DEPTH_SPACE_CRD : PLX_DEPTH_SPACE_DCR;
         plx_tensor_info tx = info(t, SHAPE(N, c * b * b, H, W)), ty = info(t, SHAPE(N, c, H * b, W * b));
         fill_bytes(g_x, numel(&tx) * es);
-        cr_assert(run1(cpu_ref_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, g_x, g_y), "%s", g_err);
+        cr_assert(run1(plxk_run_depth_to_space, PLX_OP_DEPTH_TO_SPACE, &d, &tx, &ty, g_x, g_y), "%s", g_err);
         /* reference: y[n, ch, h, w] with h = hh*b + i, w = ww*b + j reads
          * x[n, DCR: (i*b + j)*c + ch | CRD: ch*b*b + i*b + j, hh, ww] */
         for (size_t k = 0; k < numel(&ty); k++) {
@@ -693,7 +693,7 @@ Test(depth_space, random_against_reference) {
         }
         if (d.mode == PLX_DEPTH_SPACE_DCR) {
             d.mode = PLX_DEPTH_SPACE_DCR;
-            cr_assert(run1(cpu_ref_run_space_to_depth, PLX_OP_SPACE_TO_DEPTH, &d, &ty, &tx, g_y, g_ref), "%s", g_err);
+            cr_assert(run1(plxk_run_space_to_depth, PLX_OP_SPACE_TO_DEPTH, &d, &ty, &tx, g_y, g_ref), "%s", g_err);
             cr_assert(zero(int, memcmp(g_ref, g_x, numel(&tx) * es)));
         }
     }
@@ -705,7 +705,7 @@ static bool tile_run(const int64_t *repeats, const plx_tensor_info *x, const plx
                      const void *px, void *py) {
     plx_tile_desc d = PLX_TILE_DESC_INIT;
     for (uint32_t i = 0; i < x->rank; i++) d.repeats[i] = repeats[i];
-    return run1(cpu_ref_run_tile, PLX_OP_TILE, &d, x, y, px, py);
+    return run1(plxk_run_tile, PLX_OP_TILE, &d, x, y, px, py);
 }
 
 Test(tile, hand_repeats_and_zero) {
@@ -769,24 +769,24 @@ Test(tile, refusals) {
     d.repeats[0] = 2;
     plx_tensor_info x = info(PLX_DTYPE_FLOAT32, SHAPE(3, 2)), y = info(PLX_DTYPE_FLOAT32, SHAPE(6, 2));
     plx_layer_view l = layer_of(PLX_OP_TILE, &d, &x, 1, &y, 1);
-    cr_assert(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err)), "%s", g_err);
+    cr_assert(zero(ptr, (void *)plxk_check_tile(&l, g_err, sizeof g_err)), "%s", g_err);
     y.dims[0] = 5; /* not X's dim times the repeat */
-    const char *why = cpu_ref_check_tile(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_tile(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "tile"))), "%s", why);
     y.dims[0] = 6;
     d.repeats[1] = -1;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_tile(&l, g_err, sizeof g_err))));
     d.repeats[1] = 1;
     y.dtype = PLX_DTYPE_INT32; /* dtype change */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_tile(&l, g_err, sizeof g_err))));
     y.dtype = PLX_DTYPE_FLOAT32;
     y.rank = 3; /* rank change */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_tile(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_tile(&l, g_err, sizeof g_err))));
     /* run refuses too, naming the layer */
     float bx[6] = {0}, by[12];
     const void *ins[] = {bx};
     void *outs[] = {by};
-    cr_assert(not(run_layer(cpu_ref_run_tile, &l, ins, outs)));
+    cr_assert(not(run_layer(plxk_run_tile, &l, ins, outs)));
     cr_assert(not(zero(ptr, strstr(g_err, "'D1'"))), "%s", g_err);
 }

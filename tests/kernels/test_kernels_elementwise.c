@@ -293,10 +293,10 @@ static bool act_f32(plx_activation_func f, float alpha, float beta, const float 
     d.beta = beta;
     plx_tensor_info in = info(PLX_DTYPE_FLOAT32, (const int64_t[]){(int64_t)n}, 1), out = in;
     plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
-    cr_assert(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err)), "%s", g_err);
+    cr_assert(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err)), "%s", g_err);
     const void *ins[] = {x};
     void *outs[] = {y};
-    return run_layer(cpu_ref_run_activation, &l, ins, outs);
+    return run_layer(plxk_run_activation, &l, ins, outs);
 }
 
 Test(activation, hand_values) {
@@ -414,12 +414,12 @@ Test(activation, new_funcs_hand_values) {
     plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_MISH);
     plx_tensor_info in = info(PLX_DTYPE_FLOAT16, SHAPE(3)), out = in;
     plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
-    const char *why = cpu_ref_check_activation(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_activation(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "mish"))), "%s", why);
     d.func = (plx_activation_func)(PLX_ACT_SCALED_TANH + 1); /* unknown: refused (R-19 (3)) */
     in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
 }
 
 Test(activation, integer_relu_and_clip) {
@@ -437,7 +437,7 @@ Test(activation, integer_relu_and_clip) {
             plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
             const void *ins[] = {buf_x};
             void *outs[] = {buf_y};
-            cr_assert(run_layer(cpu_ref_run_activation, &l, ins, outs), "%s", g_err);
+            cr_assert(run_layer(plxk_run_activation, &l, ins, outs), "%s", g_err);
             for (size_t i = 0; i < 64; i++) {
                 int64_t v = get_i(types[t], buf_x, i);
                 int64_t want = func ? (v < -2 ? -2 : v > 3 ? 3 : v) : (v < 0 ? 0 : v);
@@ -452,11 +452,11 @@ Test(activation, integer_relu_and_clip) {
     plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
     const void *ins[] = {x};
     void *outs[] = {y};
-    cr_assert(run_layer(cpu_ref_run_activation, &l, ins, outs));
+    cr_assert(run_layer(plxk_run_activation, &l, ins, outs));
     cr_assert(zero(int, memcmp(x, y, 5)));
     d.alpha = 10.2f;
     d.beta = 20.0f;
-    cr_assert(run_layer(cpu_ref_run_activation, &l, ins, outs));
+    cr_assert(run_layer(plxk_run_activation, &l, ins, outs));
     uint8_t want[] = {11, 11, 11, 20, 20};
     cr_assert(zero(int, memcmp(want, y, 5)));
 }
@@ -465,28 +465,28 @@ Test(activation, refusals) {
     plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
     plx_tensor_info in = info(PLX_DTYPE_INT32, SHAPE(3)), out = in;
     plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
-    const char *why = cpu_ref_check_activation(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_activation(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "gelu"))), "%s", why);
     cr_assert(not(zero(ptr, strstr(why, "int32"))), "%s", why);
     cr_assert(not(zero(ptr, strstr(why, "activation"))), "%s", why);
     in.dtype = out.dtype = PLX_DTYPE_FLOAT16;
     d.func = PLX_ACT_RELU;
-    why = cpu_ref_check_activation(&l, g_err, sizeof g_err);
+    why = plxk_check_activation(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, strstr(why, "float16"))));
     in.dtype = out.dtype = PLX_DTYPE_UINT8; /* relu on unsigned: not in ONNX */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
     in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
     d.func = (plx_activation_func)42;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
     d.func = PLX_ACT_TANH;
     out.dims[0] = 4; /* shape mismatch */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_activation(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
     /* run refuses too, naming the layer */
     float x[4] = {0}, y[4];
     const void *ins[] = {x};
     void *outs[] = {y};
-    cr_assert(not(run_layer(cpu_ref_run_activation, &l, ins, outs)));
+    cr_assert(not(run_layer(plxk_run_activation, &l, ins, outs)));
     cr_assert(not(zero(ptr, strstr(g_err, "'L1'"))), "%s", g_err);
 }
 
@@ -499,7 +499,7 @@ static bool binary_run(plx_binary_func f, const plx_tensor_info *a, const plx_te
     plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins_i, 2, y, 1);
     const void *ins[] = {pa, pb};
     void *outs[] = {py};
-    return run_layer(cpu_ref_run_binary, &l, ins, outs);
+    return run_layer(plxk_run_binary, &l, ins, outs);
 }
 
 Test(binary, hand_broadcast_float) {
@@ -726,27 +726,27 @@ Test(binary, refusals) {
     plx_tensor_info ins[2] = {info(PLX_DTYPE_FLOAT16, SHAPE(3)), info(PLX_DTYPE_FLOAT16, SHAPE(3))};
     plx_tensor_info out = info(PLX_DTYPE_FLOAT16, SHAPE(3));
     plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins, 2, &out, 1);
-    const char *why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_binary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "add"))), "%s", why);
     cr_assert(not(zero(ptr, strstr(why, "float16"))), "%s", why);
     ins[0].dtype = ins[1].dtype = out.dtype = PLX_DTYPE_BOOL;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     ins[0].dtype = PLX_DTYPE_FLOAT32; /* mixed */
     ins[1].dtype = out.dtype = PLX_DTYPE_INT32;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     ins[0].dtype = ins[1].dtype = out.dtype = PLX_DTYPE_FLOAT32;
-    cr_assert(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err)));
+    cr_assert(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err)));
     d.func = PLX_BINARY_LESS; /* output must be bool */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     d.func = PLX_BINARY_ADD;
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(4)); /* [3] and [4] do not broadcast */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1));
     out = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3)); /* larger than the broadcast */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     /* NULL buffer still gives a reason */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, NULL, 0))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, NULL, 0))));
 }
 
 Test(binary, mod_signs_and_zero) {
@@ -817,14 +817,14 @@ Test(binary, prelu_slope_broadcast) {
     plx_tensor_info ins[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 3)), info(PLX_DTYPE_FLOAT32, SHAPE(2, 3))};
     plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(2, 3));
     plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins, 2, &out, 1);
-    const char *why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_binary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "prelu"))), "%s", why);
     /* int8 is not a PRelu type */
     ins[0] = info(PLX_DTYPE_INT8, SHAPE(2, 3));
     ins[1] = info(PLX_DTYPE_INT8, SHAPE(3));
     out = ins[0];
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
 }
 
 Test(binary, logical_and_ordered_compares) {
@@ -938,23 +938,23 @@ Test(binary, new_funcs_refusals) {
     plx_tensor_info ins[2] = {info(PLX_DTYPE_FLOAT16, SHAPE(3)), info(PLX_DTYPE_FLOAT16, SHAPE(3))};
     plx_tensor_info out = info(PLX_DTYPE_FLOAT16, SHAPE(3));
     plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins, 2, &out, 1);
-    const char *why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_binary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why))); /* float16 arithmetic: float32 only */
     cr_assert(not(zero(ptr, strstr(why, "mod"))), "%s", why);
     ins[0].dtype = ins[1].dtype = out.dtype = PLX_DTYPE_BOOL;
     d.func = PLX_BINARY_XOR;
-    cr_assert(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err)), "%s", g_err);
+    cr_assert(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err)), "%s", g_err);
     d.func = PLX_BINARY_GREATER_EQUAL; /* ordered compares of bools: not ONNX */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     ins[0].dtype = ins[1].dtype = PLX_DTYPE_INT32;
     out.dtype = PLX_DTYPE_INT32; /* a comparison's output is bool */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
     d.func = (plx_binary_func)(PLX_BINARY_MOD + 1); /* unknown: refused (R-19 (3)) */
-    why = cpu_ref_check_binary(&l, g_err, sizeof g_err);
+    why = plxk_check_binary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "unknown"))), "%s", why);
     d.func = (plx_binary_func)-1;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_binary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
 }
 
 /* ---- unary -------------------------------------------------------------- */
@@ -965,7 +965,7 @@ static bool unary_run(plx_unary_func f, plx_dtype t, size_t n, const void *x, vo
     plx_layer_view l = layer_of(PLX_OP_UNARY, &d, &in, 1, &out, 1);
     const void *ins[] = {x};
     void *outs[] = {y};
-    return run_layer(cpu_ref_run_unary, &l, ins, outs);
+    return run_layer(plxk_run_unary, &l, ins, outs);
 }
 
 static double ref_unary(plx_unary_func f, double x) {
@@ -1073,18 +1073,18 @@ Test(unary, refusals) {
     plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
     plx_tensor_info in = info(PLX_DTYPE_INT32, SHAPE(2)), out = in;
     plx_layer_view l = layer_of(PLX_OP_UNARY, &d, &in, 1, &out, 1);
-    const char *why = cpu_ref_check_unary(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_unary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, strstr(why, "sqrt"))));
     cr_assert(not(zero(ptr, strstr(why, "int32"))));
     d.func = PLX_UNARY_NEG;
     in.dtype = out.dtype = PLX_DTYPE_UINT8;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
     d.func = PLX_UNARY_NOT;
     in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
     d.func = PLX_UNARY_EXP;
     in.dtype = out.dtype = PLX_DTYPE_BFLOAT16;
-    cr_assert(not(zero(ptr, strstr(cpu_ref_check_unary(&l, g_err, sizeof g_err), "bfloat16"))));
+    cr_assert(not(zero(ptr, strstr(plxk_check_unary(&l, g_err, sizeof g_err), "bfloat16"))));
 }
 
 Test(unary, new_funcs_hand_values) {
@@ -1138,17 +1138,17 @@ Test(unary, new_funcs_hand_values) {
     plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_ROUND);
     plx_tensor_info in = info(PLX_DTYPE_INT32, SHAPE(2)), out = in;
     plx_layer_view l = layer_of(PLX_OP_UNARY, &d, &in, 1, &out, 1);
-    const char *why = cpu_ref_check_unary(&l, g_err, sizeof g_err);
+    const char *why = plxk_check_unary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "round"))), "%s", why);
     d.func = PLX_UNARY_SIGN;
     in.dtype = out.dtype = PLX_DTYPE_UINT8;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
     in.dtype = out.dtype = PLX_DTYPE_BOOL;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
     in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
     d.func = (plx_unary_func)(PLX_UNARY_SIGN + 1);
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_unary(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
 }
 
 Test(unary, random_new_funcs) {
@@ -1189,7 +1189,7 @@ static bool where_run(const plx_tensor_info *c, const plx_tensor_info *x, const 
     plx_layer_view l = layer_of(PLX_OP_WHERE, NULL, ins_i, 3, z, 1);
     const void *ins[] = {pc, px, py};
     void *outs[] = {pz};
-    return run_layer(cpu_ref_run_where, &l, ins, outs);
+    return run_layer(plxk_run_where, &l, ins, outs);
 }
 
 Test(where, hand_three_way) {
@@ -1237,7 +1237,7 @@ static bool cast_run(plx_dtype from, plx_dtype to, size_t n, const void *x, void
     plx_layer_view l = layer_of(PLX_OP_CAST, &d, &in, 1, &out, 1);
     const void *ins[] = {x};
     void *outs[] = {y};
-    return run_layer(cpu_ref_run_cast, &l, ins, outs);
+    return run_layer(plxk_run_cast, &l, ins, outs);
 }
 
 Test(cast, float_to_int_edges) {
@@ -1417,16 +1417,16 @@ Test(cast, refusals) {
     plx_cast_desc d = PLX_CAST_DESC_INIT(PLX_DTYPE_INT8);
     plx_tensor_info in = info(PLX_DTYPE_FLOAT32, SHAPE(2)), out = info(PLX_DTYPE_INT32, SHAPE(2));
     plx_layer_view l = layer_of(PLX_OP_CAST, &d, &in, 1, &out, 1);
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_cast(&l, g_err, sizeof g_err)))); /* desc disagrees */
+    cr_assert(not(zero(ptr, (void *)plxk_check_cast(&l, g_err, sizeof g_err)))); /* desc disagrees */
     d.to = PLX_DTYPE_INT32;
-    cr_assert(zero(ptr, (void *)cpu_ref_check_cast(&l, g_err, sizeof g_err)));
+    cr_assert(zero(ptr, (void *)plxk_check_cast(&l, g_err, sizeof g_err)));
     in.dtype = PLX_DTYPE_INVALID;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_cast(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_cast(&l, g_err, sizeof g_err))));
 }
 
 /* ---- quantize / dequantize ---------------------------------------------- */
 
-static bool quant_run(cpu_ref_run_fn fn, plx_op op, int32_t axis, const plx_tensor_info *x,
+static bool quant_run(plxk_run_fn fn, plx_op op, int32_t axis, const plx_tensor_info *x,
                       const plx_tensor_info *s, const plx_tensor_info *zp, const plx_tensor_info *y,
                       const void *px, const void *ps, const void *pz, void *py) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(y->dtype);
@@ -1446,7 +1446,7 @@ Test(quantize, rounding_and_saturation) {
     uint8_t y[8];
     plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(8)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
     plx_tensor_info ty = info(PLX_DTYPE_UINT8, SHAPE(8));
-    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, NULL, &ty, x, &s, NULL, y), "%s", g_err);
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, NULL, &ty, x, &s, NULL, y), "%s", g_err);
     uint8_t w[] = {2, 4, 0, 2, 255, 0, 0, 2};
     for (int i = 0; i < 8; i++) cr_assert(eq(u8, y[i], w[i]), "i %d", i);
     /* int8 with scale 0.5 and zero point -3: x/0.5 = 5, 7, 1, 3, 600, -2
@@ -1455,7 +1455,7 @@ Test(quantize, rounding_and_saturation) {
     float x2[] = {2.5f, 3.5f, 0.5f, 1.5f, 300.0f, -1.0f, -2.5f, -1000.0f};
     s = 0.5f;
     plx_tensor_info tz = info(PLX_DTYPE_INT8, SCALAR), ty8 = info(PLX_DTYPE_INT8, SHAPE(8));
-    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty8, x2, &s, &zp, y8), "%s", g_err);
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty8, x2, &s, &zp, y8), "%s", g_err);
     int8_t w8[] = {2, 4, -2, 0, 127, -5, -8, -128};
     for (int i = 0; i < 8; i++) cr_assert(eq(i8, y8[i], w8[i]), "i %d", i);
     /* -2.5 / 1 = -2.5 -> -2 (even) with zero point 0 */
@@ -1463,7 +1463,7 @@ Test(quantize, rounding_and_saturation) {
     s = 1.0f;
     zp = 0;
     plx_tensor_info t1 = info(PLX_DTYPE_FLOAT32, SHAPE(1)), t1y = info(PLX_DTYPE_INT8, SHAPE(1));
-    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 1, &t1, &ts, &tz, &t1y, &m, &s, &zp, y8));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &t1, &ts, &tz, &t1y, &m, &s, &zp, y8));
     cr_assert(eq(i8, y8[0], -2));
 }
 
@@ -1476,11 +1476,11 @@ Test(quantize, per_axis_and_random) {
     plx_tensor_info tz = info(PLX_DTYPE_UINT8, SHAPE(3)), ty = info(PLX_DTYPE_UINT8, SHAPE(2, 3));
     uint8_t w[] = {4, 12, 21, 0, 8, 22};
     for (int axis = 1; axis >= -1; axis -= 2) { /* 1 and -1 are the same axis */
-        cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, axis, &tx, &ts, &tz, &ty, x, s, zp, y), "%s", g_err);
+        cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, axis, &tx, &ts, &tz, &ty, x, s, zp, y), "%s", g_err);
         for (int i = 0; i < 6; i++) cr_assert(eq(u8, y[i], w[i]), "axis %d i %d", axis, i);
     }
     /* axis 0 with a 3-element scale does not match dims[0] = 2: refused */
-    cr_assert(not(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, 0, &tx, &ts, &tz, &ty, x, s, zp, y)));
+    cr_assert(not(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 0, &tx, &ts, &tz, &ty, x, s, zp, y)));
     /* random [3,4,5] per axis 1 (int8) and dequantize back */
     seed(9);
     float rx[60], rs[4], back[60];
@@ -1489,14 +1489,14 @@ Test(quantize, per_axis_and_random) {
     for (int i = 0; i < 4; i++) { rs[i] = rnd_f(0.05f, 0.5f); rz[i] = (int8_t)rnd_i(-20, 20); }
     plx_tensor_info rtx = info(PLX_DTYPE_FLOAT32, SHAPE(3, 4, 5)), rts = info(PLX_DTYPE_FLOAT32, SHAPE(4));
     plx_tensor_info rtz = info(PLX_DTYPE_INT8, SHAPE(4)), rty = info(PLX_DTYPE_INT8, SHAPE(3, 4, 5));
-    cr_assert(quant_run(cpu_ref_run_quantize, PLX_OP_QUANTIZE, -2, &rtx, &rts, &rtz, &rty, rx, rs, rz, ry), "%s", g_err);
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, -2, &rtx, &rts, &rtz, &rty, rx, rs, rz, ry), "%s", g_err);
     for (int i = 0; i < 60; i++) {
         int c = (i / 5) % 4;
         double q = rint((double)(rx[i] / rs[c])) + rz[c];
         q = q < -128 ? -128 : q > 127 ? 127 : q;
         cr_assert(eq(i8, ry[i], (int8_t)q), "i %d", i);
     }
-    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &rty, &rts, &rtz, &rtx, ry, rs, rz, back), "%s", g_err);
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &rty, &rts, &rtz, &rtx, ry, rs, rz, back), "%s", g_err);
     for (int i = 0; i < 60; i++) {
         int c = (i / 5) % 4;
         cr_assert(eq(flt, back[i], (float)(ry[i] - rz[c]) * rs[c]), "i %d", i);
@@ -1509,14 +1509,14 @@ Test(dequantize, dtypes) {
     float s = 0.5f, y[3];
     plx_tensor_info tx = info(PLX_DTYPE_UINT8, SHAPE(3)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
     plx_tensor_info tz = info(PLX_DTYPE_UINT8, SCALAR), ty = info(PLX_DTYPE_FLOAT32, SHAPE(3));
-    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, u, &s, &uz, y), "%s", g_err);
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, u, &s, &uz, y), "%s", g_err);
     cr_assert(eq(flt, y[0], -64.0f));
     cr_assert(eq(flt, y[1], 0.0f));
     cr_assert(eq(flt, y[2], 63.5f));
     /* int32 without zero point: x * 0.5 */
     int32_t i32[] = {-4, 0, 1 << 20};
     tx.dtype = PLX_DTYPE_INT32;
-    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y), "%s", g_err);
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y), "%s", g_err);
     cr_assert(eq(flt, y[0], -2.0f));
     cr_assert(eq(flt, y[2], 524288.0f));
     /* int8 per axis 0 of [3,1]: scales {1,2,3}, zps {1,2,3}: x = {5,5,5} -> 4, 6, 6 */
@@ -1524,19 +1524,19 @@ Test(dequantize, dtypes) {
     float s3[] = {1, 2, 3};
     plx_tensor_info tx8 = info(PLX_DTYPE_INT8, SHAPE(3, 1)), ts3 = info(PLX_DTYPE_FLOAT32, SHAPE(3));
     plx_tensor_info tz3 = info(PLX_DTYPE_INT8, SHAPE(3)), ty3 = info(PLX_DTYPE_FLOAT32, SHAPE(3, 1));
-    cr_assert(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 0, &tx8, &ts3, &tz3, &ty3, i8, s3, z8, y), "%s", g_err);
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 0, &tx8, &ts3, &tz3, &ty3, i8, s3, z8, y), "%s", g_err);
     cr_assert(eq(flt, y[0], 4.0f));
     cr_assert(eq(flt, y[1], 6.0f));
     cr_assert(eq(flt, y[2], 6.0f));
     /* refusals: int16 input; zero point of another dtype; float16 output */
     tx.dtype = PLX_DTYPE_INT16;
-    cr_assert(not(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y)));
+    cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y)));
     cr_assert(not(zero(ptr, strstr(g_err, "int16"))), "%s", g_err);
     tx.dtype = PLX_DTYPE_INT8;
-    cr_assert(not(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, i32, &s, &uz, y)));
+    cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, i32, &s, &uz, y)));
     tx.dtype = PLX_DTYPE_UINT8;
     ty.dtype = PLX_DTYPE_FLOAT16;
-    cr_assert(not(quant_run(cpu_ref_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, u, &s, &uz, y)));
+    cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, u, &s, &uz, y)));
 }
 
 Test(quantize, refusals) {
@@ -1545,16 +1545,16 @@ Test(quantize, refusals) {
                               info(PLX_DTYPE_UINT8, SCALAR)};
     plx_tensor_info out = info(PLX_DTYPE_UINT8, SHAPE(2));
     plx_layer_view l = layer_of(PLX_OP_QUANTIZE, &d, ins, 3, &out, 1);
-    cr_assert(not(zero(ptr, strstr(cpu_ref_check_quantize(&l, g_err, sizeof g_err), "float16"))));
+    cr_assert(not(zero(ptr, strstr(plxk_check_quantize(&l, g_err, sizeof g_err), "float16"))));
     ins[0].dtype = PLX_DTYPE_FLOAT32;
-    cr_assert(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err)));
+    cr_assert(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err)));
     out.dtype = PLX_DTYPE_INT8; /* zero point is uint8 */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     ins[2].dtype = PLX_DTYPE_INT8;
-    cr_assert(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err)));
+    cr_assert(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err)));
     out.dtype = ins[2].dtype = PLX_DTYPE_INT16;
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     out.dtype = ins[2].dtype = PLX_DTYPE_UINT8;
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2)); /* blocked */
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_quantize(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
 }

@@ -138,8 +138,8 @@ static const char *case_check(const rnn_case *c, const plx_tensor_info *ins,
                               const plx_tensor_info *outs) {
     plx_layer_view l = c->lstm ? layer_of(PLX_OP_LSTM, &c->ld, ins, 8, outs, 3)
                                : layer_of(PLX_OP_GRU, &c->gd, ins, 6, outs, 2);
-    return c->lstm ? cpu_ref_check_lstm(&l, g_err, sizeof g_err)
-                   : cpu_ref_check_gru(&l, g_err, sizeof g_err);
+    return c->lstm ? plxk_check_lstm(&l, g_err, sizeof g_err)
+                   : plxk_check_gru(&l, g_err, sizeof g_err);
 }
 
 /* Runs the kernel on the case, without checking it first (its outputs
@@ -155,7 +155,7 @@ static bool case_run_unchecked(rnn_case *c) {
     void *out_data[3] = {c->y, c->yh, c->yc};
     plx_layer_view l = c->lstm ? layer_of(PLX_OP_LSTM, &c->ld, ins, 8, outs, 3)
                                : layer_of(PLX_OP_GRU, &c->gd, ins, 6, outs, 2);
-    return run_layer(c->lstm ? cpu_ref_run_lstm : cpu_ref_run_gru, &l, in_data, out_data);
+    return run_layer(c->lstm ? plxk_run_lstm : plxk_run_gru, &l, in_data, out_data);
 }
 
 /* Checks the case (cpu_ref must accept it), then runs it. */
@@ -480,9 +480,9 @@ Test(lstm, refusals) {
 
     /* wrong slot counts */
     plx_layer_view l = layer_of(PLX_OP_LSTM, &c.ld, ins, 7, outs, 3);
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_lstm(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_lstm(&l, g_err, sizeof g_err))));
     l = layer_of(PLX_OP_LSTM, &c.ld, ins, 8, outs, 2);
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_lstm(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_lstm(&l, g_err, sizeof g_err))));
     case_free(&c);
 }
 
@@ -691,11 +691,11 @@ Test(gru, refusals) {
     cr_assert(zero(ptr, (void *)case_check(&c, ins, outs)), "%s", g_err);
 
     plx_layer_view l = layer_of(PLX_OP_GRU, &c.gd, ins, 6, outs, 3);
-    cr_assert(not(zero(ptr, (void *)cpu_ref_check_gru(&l, g_err, sizeof g_err))));
+    cr_assert(not(zero(ptr, (void *)plxk_check_gru(&l, g_err, sizeof g_err))));
     plx_gru_desc small = c.gd;
     small.struct_size = 8;
     l = layer_of(PLX_OP_GRU, &small, ins, 6, outs, 2);
-    why = cpu_ref_check_gru(&l, g_err, sizeof g_err);
+    why = plxk_check_gru(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, strstr(why, "struct_size 8"))), "%s", why);
     case_free(&c);
 }

@@ -115,7 +115,7 @@ typedef struct plx_optimize_options {
      * conv before it, transposes that cancel removed (two in a row merged),
      * reshapes and transposes of constants folded into the constants,
      * other layers whose inputs are all constants evaluated once (with
-     * cpu_ref's reference kernels) into constants,
+     * the reference kernels) into constants,
      * identity layers (a reshape to the same shape, a cast to the same
      * dtype, a pad of nothing, ...) removed, unread constants dropped. Each
      * is an optimiser note; removed layers are absent from the assignment.

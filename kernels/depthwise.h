@@ -7,8 +7,8 @@
  * loops are plain C that the compiler vectorises, and the wider the
  * vectors, the faster (the baseline x86-64 build has 4 floats per vector,
  * AVX-512 16). */
-#ifndef CPU_REF_DEPTHWISE_H
-#define CPU_REF_DEPTHWISE_H
+#ifndef PLXK_DEPTHWISE_H
+#define PLXK_DEPTHWISE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,30 +21,30 @@
  * padding). Planes are dense row-major; sizes, strides and dilations >= 1,
  * pads >= 0, and every product of them small enough for int64_t (the
  * caller's window geometry guarantees it). */
-typedef struct cpu_ref_depthwise_plane {
+typedef struct plxk_depthwise_plane {
     const float *x;
     int64_t in_h, in_w;
     const float *w;
     int64_t k_h, k_w;
     int64_t stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
     float bias;
-    cpu_ref_activation act;
-    float lo, hi; /* CPU_REF_ACT_CLIP's bounds */
+    plxk_activation act;
+    float lo, hi; /* PLXK_ACT_CLIP's bounds */
     float *y;
     int64_t out_h, out_w;
-    /* cpu_ref_depthwise_scratch(plane) floats of scratch (64-byte aligned
+    /* plxk_depthwise_scratch(plane) floats of scratch (64-byte aligned
      * is best), not shared with a concurrent call; NULL when that is 0. */
     float *scratch;
-} cpu_ref_depthwise_plane;
+} plxk_depthwise_plane;
 
 /* The most floats of padded input plane the unit-stride path uses: 1 MiB,
  * so that it stays in L2 while the taps read it. */
-#define CPU_REF_DEPTHWISE_SCRATCH_MAX ((int64_t)1 << 18)
+#define PLXK_DEPTHWISE_SCRATCH_MAX ((int64_t)1 << 18)
 
 /* The padded plane of the unit-stride path (see depthwise_kernel.c): its
  * rows and columns, each of the input's plus the padding the windows
  * reach. The caller sizes the scratch with it, the kernel lays it out. */
-static inline void cpu_ref_depthwise_padded(const cpu_ref_depthwise_plane *p, int64_t *rows,
+static inline void plxk_depthwise_padded(const plxk_depthwise_plane *p, int64_t *rows,
                                             int64_t *cols) {
     int64_t below = (p->out_h - 1) + (p->k_h - 1) * p->dil_h - p->pad_top - (p->in_h - 1);
     int64_t right = (p->out_w - 1) + (p->k_w - 1) * p->dil_w - p->pad_left - (p->in_w - 1);
@@ -53,17 +53,17 @@ static inline void cpu_ref_depthwise_padded(const cpu_ref_depthwise_plane *p, in
 }
 
 /* Floats of scratch a plane needs: the padded plane when both strides are 1
- * and it is at most CPU_REF_DEPTHWISE_SCRATCH_MAX floats, else 0 (the
+ * and it is at most PLXK_DEPTHWISE_SCRATCH_MAX floats, else 0 (the
  * kernel then works row by row on the input itself). Needs only the sizes,
  * strides, dilations and pads. */
-static inline int64_t cpu_ref_depthwise_scratch(const cpu_ref_depthwise_plane *p) {
+static inline int64_t plxk_depthwise_scratch(const plxk_depthwise_plane *p) {
     if (p->stride_h != 1 || p->stride_w != 1 || p->out_h < 1 || p->out_w < 1) {
         return 0;
     }
     int64_t rows, cols;
-    cpu_ref_depthwise_padded(p, &rows, &cols);
-    if (rows > CPU_REF_DEPTHWISE_SCRATCH_MAX || cols > CPU_REF_DEPTHWISE_SCRATCH_MAX ||
-        rows * cols > CPU_REF_DEPTHWISE_SCRATCH_MAX) {
+    plxk_depthwise_padded(p, &rows, &cols);
+    if (rows > PLXK_DEPTHWISE_SCRATCH_MAX || cols > PLXK_DEPTHWISE_SCRATCH_MAX ||
+        rows * cols > PLXK_DEPTHWISE_SCRATCH_MAX) {
         return 0;
     }
     return rows * cols;
@@ -72,7 +72,7 @@ static inline int64_t cpu_ref_depthwise_scratch(const cpu_ref_depthwise_plane *p
 /* The outputs [*lo, *hi) of [0, out) of a row whose input column
  * ow * stride + off lies in [0, in): the outputs one tap of a window (at
  * offset off = kw * dilation - pad) reads inside the row. stride >= 1. */
-static inline void cpu_ref_window_columns(int64_t off, int64_t stride, int64_t in, int64_t out,
+static inline void plxk_window_columns(int64_t off, int64_t stride, int64_t in, int64_t out,
                                           int64_t *lo, int64_t *hi) {
     int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
     int64_t end = in - off <= 0 ? 0 : (in - off - 1) / stride + 1;
@@ -81,8 +81,8 @@ static inline void cpu_ref_window_columns(int64_t off, int64_t stride, int64_t i
 }
 
 /* Computes one plane with variant `isa`; false, touching nothing, when the
- * variant is not supported (cpu_ref_isa_supported). Allocates nothing;
+ * variant is not supported (plxk_isa_supported). Allocates nothing;
  * thread-safe. */
-bool cpu_ref_depthwise(cpu_ref_isa isa, const cpu_ref_depthwise_plane *plane);
+bool plxk_depthwise(plxk_isa isa, const plxk_depthwise_plane *plane);
 
-#endif /* CPU_REF_DEPTHWISE_H */
+#endif /* PLXK_DEPTHWISE_H */

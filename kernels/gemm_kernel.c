@@ -1,7 +1,7 @@
 /* The GEMM's packing, micro-kernel and epilogue, in plain C that the
  * compiler vectorises. meson compiles this file once per instruction set,
- * defining one of CPU_REF_GEMM_ISA_PORTABLE, _AVX2 or _AVX512 together with
- * that set's -m flags; each build exports its own cpu_ref_gemm_impl_<isa>
+ * defining one of PLXK_GEMM_ISA_PORTABLE, _AVX2 or _AVX512 together with
+ * that set's -m flags; each build exports its own plxk_gemm_impl_<isa>
  * (gemm_kernel.h) with block sizes chosen for its registers and caches.
  *
  * A tile of C (at most MC x NC) is computed over K in passes of KC: pack
@@ -19,21 +19,21 @@
  * 8 x 2 zmm of 32; AVX2: 6 x 2 ymm of 16; SSE2: 4 x 2 xmm of 16); a KC x NR
  * panel of B stays in L1, the MC x KC block of A in L2, and the KC x NC
  * panel of B in L2/L3. */
-#if defined(CPU_REF_GEMM_ISA_AVX512)
+#if defined(PLXK_GEMM_ISA_AVX512)
 #define VL 16 /* floats per vector register */
 #define MR 8
 #define NR 32
 #define KC 256
 #define MC 128
 #define NC 2048
-#elif defined(CPU_REF_GEMM_ISA_AVX2)
+#elif defined(PLXK_GEMM_ISA_AVX2)
 #define VL 8
 #define MR 6
 #define NR 16
 #define KC 256
 #define MC 120
 #define NC 2048
-#elif defined(CPU_REF_GEMM_ISA_PORTABLE)
+#elif defined(PLXK_GEMM_ISA_PORTABLE)
 #define VL 4
 #define MR 4
 #define NR 8
@@ -41,7 +41,7 @@
 #define MC 128
 #define NC 2048
 #else
-#error "define CPU_REF_GEMM_ISA_PORTABLE, _AVX2 or _AVX512"
+#error "define PLXK_GEMM_ISA_PORTABLE, _AVX2 or _AVX512"
 #endif
 
 static size_t min_size(size_t a, size_t b) {
@@ -50,7 +50,7 @@ static size_t min_size(size_t a, size_t b) {
 
 /* Packs op(A) rows [i0, i0+mc) x K [p0, p0+kc) as MR-row panels: panel r
  * holds, for p = 0..kc-1, the MR values of column p (rows past mc are 0). */
-static void pack_a(const cpu_ref_gemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
+static void pack_a(const plxk_gemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
                    float *restrict out) {
     for (size_t ir = 0; ir < mc; ir += MR) {
         size_t mr = min_size(MR, mc - ir);
@@ -74,7 +74,7 @@ static void pack_a(const cpu_ref_gemm_args *g, size_t i0, size_t mc, size_t p0, 
 /* Packs op(B) K [p0, p0+kc) x columns [j0, j0+nc) as NR-column panels:
  * panel c holds, for p = 0..kc-1, the NR values of row p (columns past nc
  * are 0). */
-static void pack_b(const cpu_ref_gemm_args *g, size_t p0, size_t kc, size_t j0, size_t nc,
+static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, size_t nc,
                    float *restrict out) {
     for (size_t jr = 0; jr < nc; jr += NR) {
         size_t nr = min_size(NR, nc - jr);
@@ -162,12 +162,12 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
  * scalar epilogue would cost more than the product. The arguments are
  * copied into locals first: read through `g`, they might alias the stores
  * to C, and the compiler would then keep every loop scalar. */
-static void update_c(const cpu_ref_gemm_problem *pr, float acc[MR][NR], size_t i0, size_t j0,
+static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, size_t j0,
                      size_t mr, size_t nr, bool first, bool last) {
-    const cpu_ref_gemm_args *g = &pr->args;
+    const plxk_gemm_args *g = &pr->args;
     const float alpha = g->alpha, beta = first ? g->beta : 1.0f, lo = g->lo, hi = g->hi;
     const float *bias = last ? g->bias : NULL;
-    const cpu_ref_activation act = last ? g->act : CPU_REF_ACT_NONE;
+    const plxk_activation act = last ? g->act : PLXK_ACT_NONE;
     const ptrdiff_t rs = pr->c_rs, cs = pr->c_cs, bias_rs = g->bias_rs, bias_cs = g->bias_cs;
     for (size_t i = 0; i < mr; i++) {
         float *restrict c = g->c + (ptrdiff_t)(i0 + i) * rs + (ptrdiff_t)j0 * cs;
@@ -197,11 +197,11 @@ static void update_c(const cpu_ref_gemm_problem *pr, float acc[MR][NR], size_t i
                 }
             }
         }
-        if (act == CPU_REF_ACT_RELU) {
+        if (act == PLXK_ACT_RELU) {
             for (size_t j = 0; j < NR; j++) {
                 v[j] = v[j] > 0.0f ? v[j] : 0.0f;
             }
-        } else if (act == CPU_REF_ACT_CLIP) {
+        } else if (act == PLXK_ACT_CLIP) {
             for (size_t j = 0; j < NR; j++) {
                 v[j] = v[j] < lo ? lo : v[j] > hi ? hi : v[j];
             }
@@ -218,9 +218,9 @@ static void update_c(const cpu_ref_gemm_problem *pr, float acc[MR][NR], size_t i
     }
 }
 
-static void tile(const cpu_ref_gemm_problem *pr, size_t i0, size_t mc, size_t j0, size_t nc,
+static void tile(const plxk_gemm_problem *pr, size_t i0, size_t mc, size_t j0, size_t nc,
                  float *pack_a_buf, float *pack_b_buf) {
-    const cpu_ref_gemm_args *g = &pr->args;
+    const plxk_gemm_args *g = &pr->args;
     for (size_t p0 = 0; p0 < g->k; p0 += KC) {
         size_t kc = min_size(KC, g->k - p0);
         bool first = p0 == 0, last = p0 + kc == g->k;
@@ -237,8 +237,8 @@ static void tile(const cpu_ref_gemm_problem *pr, size_t i0, size_t mc, size_t j0
     }
 }
 
-const cpu_ref_gemm_impl CPU_REF_ISA_SYMBOL(cpu_ref_gemm_impl_) = {
+const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
     .tile = tile,
-    .depthwise = CPU_REF_ISA_SYMBOL(cpu_ref_depthwise_),
+    .depthwise = PLXK_ISA_SYMBOL(plxk_depthwise_),
 };

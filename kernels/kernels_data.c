@@ -51,24 +51,24 @@ static const char *check_common(const plx_layer_view *layer, const char *what, u
     if (layer->input_count < min_in || layer->input_count > max_in ||
         layer->output_count < min_out || layer->output_count > max_out ||
         (layer->input_count && !layer->inputs) || (layer->output_count && !layer->outputs)) {
-        return cpu_ref_refuse(buf, size, "%s: unexpected slot counts (%u inputs, %u outputs)", what,
+        return plxk_refuse(buf, size, "%s: unexpected slot counts (%u inputs, %u outputs)", what,
                       layer->input_count, layer->output_count);
     }
     if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
-        return cpu_ref_refuse(buf, size, "%s: missing or too small descriptor", what);
+        return plxk_refuse(buf, size, "%s: missing or too small descriptor", what);
     }
     size_t bytes = 0;
     for (uint32_t i = 0; i < layer->input_count; i++) {
         if (!byte_size(&layer->inputs[i], &bytes)) {
-            return cpu_ref_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
+            return plxk_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
         }
     }
     for (uint32_t i = 0; i < layer->output_count; i++) {
         if (!byte_size(&layer->outputs[i], &bytes)) {
-            return cpu_ref_refuse(buf, size, "%s: output %u has an invalid dtype or shape", what, i);
+            return plxk_refuse(buf, size, "%s: output %u has an invalid dtype or shape", what, i);
         }
         if (!any_dtype && layer->input_count && layer->outputs[i].dtype != layer->inputs[0].dtype) {
-            return cpu_ref_refuse(buf, size, "%s: output %u is %s, the input %s", what, i,
+            return plxk_refuse(buf, size, "%s: output %u is %s, the input %s", what, i,
                           plx_dtype_name(layer->outputs[i].dtype),
                           plx_dtype_name(layer->inputs[0].dtype));
         }
@@ -103,15 +103,15 @@ static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t r
 #define RUN_CHECK(name, args)                                                                    \
     do {                                                                                         \
         char why_buf_[192];                                                                      \
-        const char *why_ = cpu_ref_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
+        const char *why_ = plxk_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
         if (why_) {                                                                              \
-            return cpu_ref_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
+            return plxk_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
         }                                                                                        \
     } while (0)
 
 /* ---- constant, mem_copy, reshape ---------------------------------------- */
 
-const char *cpu_ref_check_constant(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_constant(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "constant", 0, 0, 1, 1, sizeof(plx_constant_desc), true,
                                    buf, size);
     if (why) {
@@ -120,12 +120,12 @@ const char *cpu_ref_check_constant(const plx_layer_view *layer, char *buf, size_
     size_t bytes = 0;
     byte_size(&layer->outputs[0], &bytes);
     if (bytes && !((const plx_constant_desc *)layer->desc)->data) {
-        return cpu_ref_refuse(buf, size, "constant: no data");
+        return plxk_refuse(buf, size, "constant: no data");
     }
     return NULL;
 }
 
-bool cpu_ref_run_constant(const cpu_ref_kernel_args *args) {
+bool plxk_run_constant(const plxk_kernel_args *args) {
     RUN_CHECK(constant, args);
     size_t bytes = 0;
     byte_size(&args->layer->outputs[0], &bytes);
@@ -146,12 +146,12 @@ static const char *check_byte_copy(const plx_layer_view *layer, const char *what
     byte_size(&layer->inputs[0], &in);
     byte_size(&layer->outputs[0], &out);
     if (in != out) {
-        return cpu_ref_refuse(buf, size, "%s: input of %zu bytes, output of %zu", what, in, out);
+        return plxk_refuse(buf, size, "%s: input of %zu bytes, output of %zu", what, in, out);
     }
     return NULL;
 }
 
-static bool run_byte_copy(const cpu_ref_kernel_args *args) {
+static bool run_byte_copy(const plxk_kernel_args *args) {
     size_t bytes = 0;
     byte_size(&args->layer->outputs[0], &bytes);
     if (bytes && args->outputs[0] != args->inputs[0]) {
@@ -160,20 +160,20 @@ static bool run_byte_copy(const cpu_ref_kernel_args *args) {
     return true;
 }
 
-const char *cpu_ref_check_mem_copy(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_mem_copy(const plx_layer_view *layer, char *buf, size_t size) {
     return check_byte_copy(layer, "mem_copy", buf, size);
 }
 
-bool cpu_ref_run_mem_copy(const cpu_ref_kernel_args *args) {
+bool plxk_run_mem_copy(const plxk_kernel_args *args) {
     RUN_CHECK(mem_copy, args);
     return run_byte_copy(args);
 }
 
-const char *cpu_ref_check_reshape(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_reshape(const plx_layer_view *layer, char *buf, size_t size) {
     return check_byte_copy(layer, plx_op_name(layer->op), buf, size);
 }
 
-bool cpu_ref_run_reshape(const cpu_ref_kernel_args *args) {
+bool plxk_run_reshape(const plxk_kernel_args *args) {
     RUN_CHECK(reshape, args);
     return run_byte_copy(args);
 }
@@ -186,20 +186,20 @@ static const char *transpose_perm(const plx_layer_view *layer, uint32_t perm[PLX
     const plx_transpose_desc *d = layer->desc;
     uint32_t rank = layer->inputs[0].rank;
     if (d->perm_count != 0 && d->perm_count != rank) {
-        return cpu_ref_refuse(buf, size, "transpose: perm has %u entries for rank %u", d->perm_count, rank);
+        return plxk_refuse(buf, size, "transpose: perm has %u entries for rank %u", d->perm_count, rank);
     }
     bool seen[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < rank; i++) {
         perm[i] = d->perm_count ? d->perm[i] : rank - 1 - i;
         if (perm[i] >= rank || seen[perm[i]]) {
-            return cpu_ref_refuse(buf, size, "transpose: perm is not a permutation of 0..%u", rank - 1);
+            return plxk_refuse(buf, size, "transpose: perm is not a permutation of 0..%u", rank - 1);
         }
         seen[perm[i]] = true;
     }
     return NULL;
 }
 
-const char *cpu_ref_check_transpose(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_transpose(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "transpose", 1, 1, 1, 1, sizeof(plx_transpose_desc),
                                    false, buf, size);
     if (why) {
@@ -211,17 +211,17 @@ const char *cpu_ref_check_transpose(const plx_layer_view *layer, char *buf, size
     }
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (y->rank != x->rank) {
-        return cpu_ref_refuse(buf, size, "transpose: output rank %u, input rank %u", y->rank, x->rank);
+        return plxk_refuse(buf, size, "transpose: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         if (y->dims[i] != x->dims[perm[i]]) {
-            return cpu_ref_refuse(buf, size, "transpose: output dim %u is not input dim %u", i, perm[i]);
+            return plxk_refuse(buf, size, "transpose: output dim %u is not input dim %u", i, perm[i]);
         }
     }
     return NULL;
 }
 
-bool cpu_ref_run_transpose(const cpu_ref_kernel_args *args) {
+bool plxk_run_transpose(const plxk_kernel_args *args) {
     RUN_CHECK(transpose, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
     uint32_t perm[PLX_MAX_RANK];
@@ -246,24 +246,24 @@ static const char *check_parts(const char *what, const plx_tensor_info *whole,
                                uint32_t *out_axis, char *buf, size_t size) {
     uint32_t axis = 0;
     if (!norm_axis(axis_in, whole->rank, &axis)) {
-        return cpu_ref_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)axis_in,
+        return plxk_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)axis_in,
                       whole->rank);
     }
     int64_t sum = 0;
     for (uint32_t k = 0; k < count; k++) {
         if (parts[k].rank != whole->rank) {
-            return cpu_ref_refuse(buf, size, "%s: part %u has rank %u, expected %u", what, k,
+            return plxk_refuse(buf, size, "%s: part %u has rank %u, expected %u", what, k,
                           parts[k].rank, whole->rank);
         }
         for (uint32_t d = 0; d < whole->rank; d++) {
             if (d != axis && parts[k].dims[d] != whole->dims[d]) {
-                return cpu_ref_refuse(buf, size, "%s: part %u differs in dim %u", what, k, d);
+                return plxk_refuse(buf, size, "%s: part %u differs in dim %u", what, k, d);
             }
         }
         sum += parts[k].dims[axis];
     }
     if (sum != whole->dims[axis]) {
-        return cpu_ref_refuse(buf, size, "%s: the parts sum to %lld along axis %u, not %lld", what,
+        return plxk_refuse(buf, size, "%s: the parts sum to %lld along axis %u, not %lld", what,
                       (long long)sum, axis, (long long)whole->dims[axis]);
     }
     *out_axis = axis;
@@ -284,7 +284,7 @@ static void split_layout(const plx_tensor_info *t, uint32_t axis, size_t *outer,
     *inner = in;
 }
 
-const char *cpu_ref_check_concat(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_concat(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "concat", 1, UINT32_MAX, 1, 1, sizeof(plx_axis_desc),
                                    false, buf, size);
     if (why) {
@@ -292,7 +292,7 @@ const char *cpu_ref_check_concat(const plx_layer_view *layer, char *buf, size_t 
     }
     for (uint32_t k = 0; k < layer->input_count; k++) {
         if (layer->inputs[k].dtype != layer->outputs[0].dtype) {
-            return cpu_ref_refuse(buf, size, "concat: input %u is %s, the output %s", k,
+            return plxk_refuse(buf, size, "concat: input %u is %s, the output %s", k,
                           plx_dtype_name(layer->inputs[k].dtype),
                           plx_dtype_name(layer->outputs[0].dtype));
         }
@@ -302,7 +302,7 @@ const char *cpu_ref_check_concat(const plx_layer_view *layer, char *buf, size_t 
                        ((const plx_axis_desc *)layer->desc)->axis, &axis, buf, size);
 }
 
-bool cpu_ref_run_concat(const cpu_ref_kernel_args *args) {
+bool plxk_run_concat(const plxk_kernel_args *args) {
     RUN_CHECK(concat, args);
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *y = &layer->outputs[0];
@@ -323,7 +323,7 @@ bool cpu_ref_run_concat(const cpu_ref_kernel_args *args) {
     return true;
 }
 
-const char *cpu_ref_check_split(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_split(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "split", 1, 1, 1, UINT32_MAX, sizeof(plx_split_desc),
                                    false, buf, size);
     if (why) {
@@ -348,14 +348,14 @@ const char *cpu_ref_check_split(const plx_layer_view *layer, char *buf, size_t s
             want = want < 0 ? 0 : want > chunk ? chunk : want;
         }
         if (layer->outputs[k].dims[axis] != want) {
-            return cpu_ref_refuse(buf, size, "split: output %u has %lld along axis %u, expected %lld", k,
+            return plxk_refuse(buf, size, "split: output %u has %lld along axis %u, expected %lld", k,
                           (long long)layer->outputs[k].dims[axis], axis, (long long)want);
         }
     }
     return NULL;
 }
 
-bool cpu_ref_run_split(const cpu_ref_kernel_args *args) {
+bool plxk_run_split(const plxk_kernel_args *args) {
     RUN_CHECK(split, args);
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *x = &layer->inputs[0];
@@ -385,7 +385,7 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX
     const plx_slice_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0];
     if (d->count > x->rank) {
-        return cpu_ref_refuse(buf, size, "slice: %u entries for rank %u", d->count, x->rank);
+        return plxk_refuse(buf, size, "slice: %u entries for rank %u", d->count, x->rank);
     }
     bool seen[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < x->rank; i++) {
@@ -396,12 +396,12 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX
     for (uint32_t i = 0; i < d->count; i++) {
         uint32_t axis = 0;
         if (!norm_axis(d->axes[i], x->rank, &axis) || seen[axis]) {
-            return cpu_ref_refuse(buf, size, "slice: axis %d is out of range or repeated", (int)d->axes[i]);
+            return plxk_refuse(buf, size, "slice: axis %d is out of range or repeated", (int)d->axes[i]);
         }
         seen[axis] = true;
         int64_t n = x->dims[axis], s = d->starts[i], e = d->ends[i], st = d->steps[i];
         if (st == 0) {
-            return cpu_ref_refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
+            return plxk_refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
         }
         s = s < 0 ? s + n : s; /* INT64_MIN + n does not overflow: n >= 0 */
         e = e < 0 ? e + n : e;
@@ -427,7 +427,7 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX
     return NULL;
 }
 
-const char *cpu_ref_check_slice(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "slice", 1, 1, 1, 1, sizeof(plx_slice_desc), false, buf,
                                    size);
     if (why) {
@@ -439,18 +439,18 @@ const char *cpu_ref_check_slice(const plx_layer_view *layer, char *buf, size_t s
     }
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (y->rank != x->rank) {
-        return cpu_ref_refuse(buf, size, "slice: output rank %u, input rank %u", y->rank, x->rank);
+        return plxk_refuse(buf, size, "slice: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         if (y->dims[i] != dims[i]) {
-            return cpu_ref_refuse(buf, size, "slice: output dim %u is %lld, expected %lld", i,
+            return plxk_refuse(buf, size, "slice: output dim %u is %lld, expected %lld", i,
                           (long long)y->dims[i], (long long)dims[i]);
         }
     }
     return NULL;
 }
 
-bool cpu_ref_run_slice(const cpu_ref_kernel_args *args) {
+bool plxk_run_slice(const plxk_kernel_args *args) {
     RUN_CHECK(slice, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
     int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK], xs[PLX_MAX_RANK];
@@ -474,7 +474,7 @@ bool cpu_ref_run_slice(const cpu_ref_kernel_args *args) {
 
 /* ---- pad ---------------------------------------------------------------- */
 
-const char *cpu_ref_check_pad(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_pad(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "pad", 1, 1, 1, 1, sizeof(plx_pad_desc), false, buf, size);
     if (why) {
         return why;
@@ -482,21 +482,21 @@ const char *cpu_ref_check_pad(const plx_layer_view *layer, char *buf, size_t siz
     const plx_pad_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE) {
-        return cpu_ref_refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
+        return plxk_refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
     }
     if (y->rank != x->rank) {
-        return cpu_ref_refuse(buf, size, "pad: output rank %u, input rank %u", y->rank, x->rank);
+        return plxk_refuse(buf, size, "pad: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         int64_t pb = d->pads_begin[i], pe = d->pads_end[i];
         if (pb < -x->dims[i] || pe < -x->dims[i] || pb > INT32_MAX || pe > INT32_MAX ||
             y->dims[i] != x->dims[i] + pb + pe) {
-            return cpu_ref_refuse(buf, size, "pad: output dim %u is %lld, input %lld padded by %lld, %lld",
+            return plxk_refuse(buf, size, "pad: output dim %u is %lld, input %lld padded by %lld, %lld",
                           i, (long long)y->dims[i], (long long)x->dims[i], (long long)pb,
                           (long long)pe);
         }
         if (d->mode != PLX_PAD_CONSTANT && x->dims[i] == 0 && y->dims[i] > 0) {
-            return cpu_ref_refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
+            return plxk_refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
                           d->mode == PLX_PAD_REFLECT ? "reflect" : "edge", i);
         }
     }
@@ -522,7 +522,7 @@ static int64_t pad_source(plx_pad_mode mode, int64_t c, int64_t n) {
     return m < n ? m : period - m;
 }
 
-bool cpu_ref_run_pad(const cpu_ref_kernel_args *args) {
+bool plxk_run_pad(const plxk_kernel_args *args) {
     RUN_CHECK(pad, args);
     const plx_pad_desc *d = args->layer->desc;
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
@@ -552,7 +552,7 @@ bool cpu_ref_run_pad(const cpu_ref_kernel_args *args) {
 
 /* ---- gather ------------------------------------------------------------- */
 
-const char *cpu_ref_check_gather(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_gather(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "gather", 2, 2, 1, 1, sizeof(plx_axis_desc), true, buf,
                                    size);
     if (why) {
@@ -560,20 +560,20 @@ const char *cpu_ref_check_gather(const plx_layer_view *layer, char *buf, size_t 
     }
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1], *y = &layer->outputs[0];
     if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
-        return cpu_ref_refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
+        return plxk_refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
                       plx_dtype_name(ind->dtype));
     }
     if (y->dtype != x->dtype) {
-        return cpu_ref_refuse(buf, size, "gather: output is %s, data %s", plx_dtype_name(y->dtype),
+        return plxk_refuse(buf, size, "gather: output is %s, data %s", plx_dtype_name(y->dtype),
                       plx_dtype_name(x->dtype));
     }
     uint32_t axis = 0;
     int32_t a = ((const plx_axis_desc *)layer->desc)->axis;
     if (!norm_axis(a, x->rank, &axis)) {
-        return cpu_ref_refuse(buf, size, "gather: axis %d is out of range for rank %u", (int)a, x->rank);
+        return plxk_refuse(buf, size, "gather: axis %d is out of range for rank %u", (int)a, x->rank);
     }
     if (y->rank != x->rank - 1 + ind->rank) {
-        return cpu_ref_refuse(buf, size, "gather: output rank %u, expected %u", y->rank,
+        return plxk_refuse(buf, size, "gather: output rank %u, expected %u", y->rank,
                       x->rank - 1 + ind->rank);
     }
     for (uint32_t i = 0; i < y->rank; i++) {
@@ -581,14 +581,14 @@ const char *cpu_ref_check_gather(const plx_layer_view *layer, char *buf, size_t 
                        : i < axis + ind->rank ? ind->dims[i - axis]
                                                : x->dims[i - ind->rank + 1];
         if (y->dims[i] != want) {
-            return cpu_ref_refuse(buf, size, "gather: output dim %u is %lld, expected %lld", i,
+            return plxk_refuse(buf, size, "gather: output dim %u is %lld, expected %lld", i,
                           (long long)y->dims[i], (long long)want);
         }
     }
     return NULL;
 }
 
-bool cpu_ref_run_gather(const cpu_ref_kernel_args *args) {
+bool plxk_run_gather(const plxk_kernel_args *args) {
     RUN_CHECK(gather, args);
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1];
@@ -602,7 +602,7 @@ bool cpu_ref_run_gather(const cpu_ref_kernel_args *args) {
         int64_t v = ind->dtype == PLX_DTYPE_INT32 ? ((const int32_t *)args->inputs[1])[j]
                                                   : ((const int64_t *)args->inputs[1])[j];
         if (v < -dim || v >= dim) {
-            return cpu_ref_fail(args,
+            return plxk_fail(args,
                                 "layer '%s' (gather): index %lld (indices element %zu) is out of "
                                 "range for axis %u of size %lld",
                                 layer_name(layer), (long long)v, j, axis, (long long)dim);
@@ -624,7 +624,7 @@ bool cpu_ref_run_gather(const cpu_ref_kernel_args *args) {
 
 /* ---- expand ------------------------------------------------------------- */
 
-const char *cpu_ref_check_expand(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_expand(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "expand", 1, 1, 1, 1, sizeof(plx_shape_desc), false, buf,
                                    size);
     if (why) {
@@ -634,26 +634,26 @@ const char *cpu_ref_check_expand(const plx_layer_view *layer, char *buf, size_t 
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     uint32_t rank = x->rank > d->rank ? x->rank : d->rank;
     if (d->rank > PLX_MAX_RANK || y->rank != rank) {
-        return cpu_ref_refuse(buf, size, "expand: output rank %u, expected %u", y->rank, rank);
+        return plxk_refuse(buf, size, "expand: output rank %u, expected %u", y->rank, rank);
     }
     /* the output is the broadcast of the input's shape and the descriptor's */
     for (uint32_t i = 0; i < rank; i++) {
         int64_t a = i + x->rank >= rank ? x->dims[i + x->rank - rank] : 1;
         int64_t b = i + d->rank >= rank ? d->dims[i + d->rank - rank] : 1;
         if (a != b && a != 1 && b != 1) {
-            return cpu_ref_refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
+            return plxk_refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
                           "do not broadcast", i, (long long)a, (long long)b);
         }
         int64_t want = a == 1 ? b : a;
         if (y->dims[i] != want) {
-            return cpu_ref_refuse(buf, size, "expand: output dim %u is %lld, expected %lld", i,
+            return plxk_refuse(buf, size, "expand: output dim %u is %lld, expected %lld", i,
                           (long long)y->dims[i], (long long)want);
         }
     }
     return NULL;
 }
 
-bool cpu_ref_run_expand(const cpu_ref_kernel_args *args) {
+bool plxk_run_expand(const plxk_kernel_args *args) {
     RUN_CHECK(expand, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
     int64_t xs[PLX_MAX_RANK], strides[PLX_MAX_RANK];
@@ -669,7 +669,7 @@ bool cpu_ref_run_expand(const cpu_ref_kernel_args *args) {
 
 /* ---- tile --------------------------------------------------------------- */
 
-const char *cpu_ref_check_tile(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_tile(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_common(layer, "tile", 1, 1, 1, 1, sizeof(plx_tile_desc), false, buf,
                                    size);
     if (why) {
@@ -678,12 +678,12 @@ const char *cpu_ref_check_tile(const plx_layer_view *layer, char *buf, size_t si
     const plx_tile_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     if (y->rank != x->rank) {
-        return cpu_ref_refuse(buf, size, "tile: output rank %u, expected %u", y->rank, x->rank);
+        return plxk_refuse(buf, size, "tile: output rank %u, expected %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         int64_t r = d->repeats[i];
         if (r < 0 || (r > 0 && x->dims[i] > INT64_MAX / r) || y->dims[i] != x->dims[i] * r) {
-            return cpu_ref_refuse(buf, size, "tile: output dim %u is %lld, X's %lld times repeats %lld",
+            return plxk_refuse(buf, size, "tile: output dim %u is %lld, X's %lld times repeats %lld",
                           i, (long long)y->dims[i], (long long)x->dims[i], (long long)r);
         }
     }
@@ -692,7 +692,7 @@ const char *cpu_ref_check_tile(const plx_layer_view *layer, char *buf, size_t si
 
 /* The output walked densely; the input coordinate along each dim is the
  * output's modulo X's dim, kept incrementally beside the counter. */
-bool cpu_ref_run_tile(const cpu_ref_kernel_args *args) {
+bool plxk_run_tile(const plxk_kernel_args *args) {
     RUN_CHECK(tile, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
     size_t n = count_of(y), es = plx_dtype_size(x->dtype);
@@ -736,22 +736,22 @@ static const char *check_depth_space(const plx_layer_view *layer, bool to_space,
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
     int64_t b = d->block_size;
     if (d->mode != PLX_DEPTH_SPACE_DCR && (d->mode != PLX_DEPTH_SPACE_CRD || !to_space)) {
-        return cpu_ref_refuse(buf, size, "%s: mode %d is not supported", what, (int)d->mode);
+        return plxk_refuse(buf, size, "%s: mode %d is not supported", what, (int)d->mode);
     }
     if (x->rank != 4 || y->rank != 4 || b < 1 || b > INT32_MAX) {
-        return cpu_ref_refuse(buf, size, "%s: needs rank 4 tensors and a block size >= 1", what);
+        return plxk_refuse(buf, size, "%s: needs rank 4 tensors and a block size >= 1", what);
     }
     int64_t want[4];
     if (to_space) {
         if (x->dims[1] % (b * b)) {
-            return cpu_ref_refuse(buf, size, "%s: %lld channels are not divisible by %lld", what,
+            return plxk_refuse(buf, size, "%s: %lld channels are not divisible by %lld", what,
                           (long long)x->dims[1], (long long)(b * b));
         }
         want[0] = x->dims[0], want[1] = x->dims[1] / (b * b);
         want[2] = x->dims[2] * b, want[3] = x->dims[3] * b;
     } else {
         if (x->dims[2] % b || x->dims[3] % b) {
-            return cpu_ref_refuse(buf, size, "%s: H %lld and W %lld must be divisible by %lld", what,
+            return plxk_refuse(buf, size, "%s: H %lld and W %lld must be divisible by %lld", what,
                           (long long)x->dims[2], (long long)x->dims[3], (long long)b);
         }
         want[0] = x->dims[0], want[1] = x->dims[1] * b * b;
@@ -759,18 +759,18 @@ static const char *check_depth_space(const plx_layer_view *layer, bool to_space,
     }
     for (uint32_t i = 0; i < 4; i++) {
         if (y->dims[i] != want[i]) {
-            return cpu_ref_refuse(buf, size, "%s: output dim %u is %lld, expected %lld", what, i,
+            return plxk_refuse(buf, size, "%s: output dim %u is %lld, expected %lld", what, i,
                           (long long)y->dims[i], (long long)want[i]);
         }
     }
     return NULL;
 }
 
-const char *cpu_ref_check_depth_to_space(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_depth_to_space(const plx_layer_view *layer, char *buf, size_t size) {
     return check_depth_space(layer, true, buf, size);
 }
 
-bool cpu_ref_run_depth_to_space(const cpu_ref_kernel_args *args) {
+bool plxk_run_depth_to_space(const plxk_kernel_args *args) {
     RUN_CHECK(depth_to_space, args);
     const plx_depth_space_desc *d = args->layer->desc;
     const plx_tensor_info *x = &args->layer->inputs[0];
@@ -798,11 +798,11 @@ bool cpu_ref_run_depth_to_space(const cpu_ref_kernel_args *args) {
     return true;
 }
 
-const char *cpu_ref_check_space_to_depth(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_space_to_depth(const plx_layer_view *layer, char *buf, size_t size) {
     return check_depth_space(layer, false, buf, size);
 }
 
-bool cpu_ref_run_space_to_depth(const cpu_ref_kernel_args *args) {
+bool plxk_run_space_to_depth(const plxk_kernel_args *args) {
     RUN_CHECK(space_to_depth, args);
     const plx_depth_space_desc *d = args->layer->desc;
     const plx_tensor_info *x = &args->layer->inputs[0];

@@ -8,13 +8,13 @@
  * register-blocked micro-kernel, plain C that the compiler vectorises,
  * multiplies them. The same source (gemm_kernel.c) is compiled once per
  * instruction set (portable, AVX2+FMA, AVX-512) and the variant is chosen at
- * run time (cpu_ref_isa_best, or the backend option `isa`).
+ * run time (plxk_isa_best, or the backend option `isa`).
  *
  * Nothing here allocates: workloads size the workspace when they are
- * created (cpu_ref_gemm_workspace_size) and pass it to every call. Every
+ * created (plxk_gemm_workspace_size) and pass it to every call. Every
  * function is thread-safe: concurrent calls need separate workspaces. */
-#ifndef CPU_REF_GEMM_H
-#define CPU_REF_GEMM_H
+#ifndef PLXK_GEMM_H
+#define PLXK_GEMM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,44 +22,44 @@
 #include "threadpool.h"
 
 /* The instruction-set variants of the micro-kernel. */
-typedef enum cpu_ref_isa {
-    CPU_REF_ISA_PORTABLE = 0, /* the compiler's baseline for the target (SSE2 on x86-64) */
-    CPU_REF_ISA_AVX2 = 1,     /* x86-64 with AVX2 and FMA */
-    CPU_REF_ISA_AVX512 = 2,   /* x86-64 with AVX-512 F, VL, BW and DQ (and AVX2, FMA) */
-} cpu_ref_isa;
-#define CPU_REF_ISA_COUNT 3
+typedef enum plxk_isa {
+    PLXK_ISA_PORTABLE = 0, /* the compiler's baseline for the target (SSE2 on x86-64) */
+    PLXK_ISA_AVX2 = 1,     /* x86-64 with AVX2 and FMA */
+    PLXK_ISA_AVX512 = 2,   /* x86-64 with AVX-512 F, VL, BW and DQ (and AVX2, FMA) */
+} plxk_isa;
+#define PLXK_ISA_COUNT 3
 
 /* "portable", "avx2" or "avx512"; "?" for a value out of range. */
-const char *cpu_ref_isa_name(cpu_ref_isa isa);
+const char *plxk_isa_name(plxk_isa isa);
 
-/* Parses an ISA name as cpu_ref_isa_name writes it, or "auto" (the best the
+/* Parses an ISA name as plxk_isa_name writes it, or "auto" (the best the
  * CPU supports). false for anything else (*out unchanged). It does not
- * check that the CPU can run the variant: see cpu_ref_isa_supported. */
-bool cpu_ref_isa_parse(const char *name, cpu_ref_isa *out);
+ * check that the CPU can run the variant: see plxk_isa_supported. */
+bool plxk_isa_parse(const char *name, plxk_isa *out);
 
 /* true when the variant was compiled in (x86 builds only, for AVX2 and
  * AVX-512) and this CPU can run it. The portable variant always can. */
-bool cpu_ref_isa_supported(cpu_ref_isa isa);
+bool plxk_isa_supported(plxk_isa isa);
 
 /* The fastest supported variant. Cheap; the backend asks once at create. */
-cpu_ref_isa cpu_ref_isa_best(void);
+plxk_isa plxk_isa_best(void);
 
 /* The block sizes of a variant, in elements: the micro-kernel computes
  * MR x NR of C; one pass packs KC of K, MC rows of A and NC columns of B. */
-typedef struct cpu_ref_gemm_blocking {
+typedef struct plxk_gemm_blocking {
     size_t mr, nr, kc, mc, nc;
-} cpu_ref_gemm_blocking;
+} plxk_gemm_blocking;
 
 /* The block sizes of `isa` (any variant, supported or not, as long as it
  * was compiled in); false when it was not. */
-bool cpu_ref_gemm_blocking_of(cpu_ref_isa isa, cpu_ref_gemm_blocking *out);
+bool plxk_gemm_blocking_of(plxk_isa isa, plxk_gemm_blocking *out);
 
 /* The activation applied last, element by element. */
-typedef enum cpu_ref_activation {
-    CPU_REF_ACT_NONE = 0,
-    CPU_REF_ACT_RELU = 1, /* max(v, 0) */
-    CPU_REF_ACT_CLIP = 2, /* min(max(v, lo), hi); relu6 is clip(0, 6) */
-} cpu_ref_activation;
+typedef enum plxk_activation {
+    PLXK_ACT_NONE = 0,
+    PLXK_ACT_RELU = 1, /* max(v, 0) */
+    PLXK_ACT_CLIP = 2, /* min(max(v, lo), hi); relu6 is clip(0, 6) */
+} plxk_activation;
 
 /* One multiply. Element (i, p) of op(A) is a[i * a_rs + p * a_cs] and
  * element (p, j) of op(B) is b[p * b_rs + j * b_cs], so a transposed or
@@ -77,7 +77,7 @@ typedef enum cpu_ref_activation {
  *
  * A, B and bias must not overlap C. Zero-initialise and fill what you need:
  * {0} is M = N = K = 0, alpha 0, no bias, no activation. */
-typedef struct cpu_ref_gemm_args {
+typedef struct plxk_gemm_args {
     size_t m, n, k;
     float alpha;
     const float *a;
@@ -89,26 +89,26 @@ typedef struct cpu_ref_gemm_args {
     size_t ldc;
     const float *bias; /* NULL: none */
     ptrdiff_t bias_rs, bias_cs;
-    cpu_ref_activation act;
-    float lo, hi; /* CPU_REF_ACT_CLIP's bounds, lo <= hi */
-} cpu_ref_gemm_args;
+    plxk_activation act;
+    float lo, hi; /* PLXK_ACT_CLIP's bounds, lo <= hi */
+} plxk_gemm_args;
 
 /* Where a kernel runs its GEMMs: the variant and the backend's pool (NULL:
  * the calling thread only). The backend owns it; kernels see it through
- * cpu_ref_kernel_args.compute. */
-typedef struct cpu_ref_compute {
-    cpu_ref_isa isa;
-    cpu_ref_pool *pool;
-} cpu_ref_compute;
+ * plxk_kernel_args.compute. */
+typedef struct plxk_compute {
+    plxk_isa isa;
+    plxk_pool *pool;
+} plxk_compute;
 
-/* Bytes of workspace that cpu_ref_gemm needs for an M x N x K multiply in
+/* Bytes of workspace that plxk_gemm needs for an M x N x K multiply in
  * variant `isa` on `threads` threads (one slice per thread, each a packed A
  * block and a packed B panel, 64-byte aligned inside; any alignment of the
- * workspace itself will do). Use cpu_ref_pool_threads(pool) for threads. It
+ * workspace itself will do). Use plxk_pool_threads(pool) for threads. It
  * never exceeds the size for larger M, N, K, so a workload that multiplies
  * several shapes can size for the largest. 0 when M, N or K is 0 or the
  * variant was not compiled in; SIZE_MAX if the size overflows. */
-size_t cpu_ref_gemm_workspace_size(cpu_ref_isa isa, size_t m, size_t n, size_t k, size_t threads);
+size_t plxk_gemm_workspace_size(plxk_isa isa, size_t m, size_t n, size_t k, size_t threads);
 
 /* Runs one multiply with variant `isa`, splitting it into tiles that the
  * pool's threads share (NULL pool: the calling thread). When the workspace
@@ -116,11 +116,11 @@ size_t cpu_ref_gemm_workspace_size(cpu_ref_isa isa, size_t m, size_t n, size_t k
  * another caller, the calling thread does everything (correct, slower).
  * Returns false, touching nothing, when the arguments are unusable: NULL
  * args, a NULL operand that the shapes need, ldc < n, a variant that is
- * not supported (cpu_ref_isa_supported), or a workspace smaller than one
- * slice (cpu_ref_gemm_workspace_size with threads = 1). M or N of 1 (one
+ * not supported (plxk_isa_supported), or a workspace smaller than one
+ * slice (plxk_gemm_workspace_size with threads = 1). M or N of 1 (one
  * row or column of C) runs a matrix-vector loop on the calling thread and
  * needs no workspace. Allocates nothing. */
-bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *args,
+bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
                   void *workspace, size_t workspace_size);
 
-#endif /* CPU_REF_GEMM_H */
+#endif /* PLXK_GEMM_H */

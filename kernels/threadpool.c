@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 typedef struct worker {
-    cpu_ref_pool *pool;
+    plxk_pool *pool;
     size_t index; /* 1 .. threads-1; the caller is thread 0 */
     pthread_t thread;
 } worker;
 
-struct cpu_ref_pool {
+struct plxk_pool {
     size_t threads;  /* the workers and the caller */
     worker *workers; /* threads - 1 */
     pthread_mutex_t busy; /* held by the caller whose run owns the workers */
@@ -34,14 +34,14 @@ struct cpu_ref_pool {
     unsigned long generation; /* bumped for every run */
     size_t running;           /* workers that have not checked out of the run */
     bool stop;
-    cpu_ref_pool_task_fn fn;
+    plxk_pool_task_fn fn;
     void *ctx;
     size_t task_count;
     atomic_size_t next; /* the next unclaimed task */
 };
 
 /* Claims and runs tasks until none are left. */
-static void run_tasks(cpu_ref_pool *p, cpu_ref_pool_task_fn fn, void *ctx, size_t count,
+static void run_tasks(plxk_pool *p, plxk_pool_task_fn fn, void *ctx, size_t count,
                       size_t thread) {
     for (;;) {
         size_t task = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
@@ -54,7 +54,7 @@ static void run_tasks(cpu_ref_pool *p, cpu_ref_pool_task_fn fn, void *ctx, size_
 
 static void *worker_main(void *arg) {
     worker *w = arg;
-    cpu_ref_pool *p = w->pool;
+    plxk_pool *p = w->pool;
     unsigned long seen = 0; /* the generation at creation: a run may start before we do */
     pthread_mutex_lock(&p->lock);
     for (;;) {
@@ -65,7 +65,7 @@ static void *worker_main(void *arg) {
             break;
         }
         seen = p->generation;
-        cpu_ref_pool_task_fn fn = p->fn;
+        plxk_pool_task_fn fn = p->fn;
         void *ctx = p->ctx;
         size_t count = p->task_count;
         pthread_mutex_unlock(&p->lock);
@@ -80,7 +80,7 @@ static void *worker_main(void *arg) {
 }
 
 /* Stops and joins the first `started` workers. */
-static void stop_workers(cpu_ref_pool *p, size_t started) {
+static void stop_workers(plxk_pool *p, size_t started) {
     pthread_mutex_lock(&p->lock);
     p->stop = true;
     pthread_cond_broadcast(&p->wake);
@@ -90,15 +90,15 @@ static void stop_workers(cpu_ref_pool *p, size_t started) {
     }
 }
 
-cpu_ref_pool *cpu_ref_pool_create(size_t threads, char *err, size_t err_size) {
-    if (threads < 1 || threads > CPU_REF_POOL_MAX_THREADS) {
+plxk_pool *plxk_pool_create(size_t threads, char *err, size_t err_size) {
+    if (threads < 1 || threads > PLXK_POOL_MAX_THREADS) {
         if (err_size) {
             snprintf(err, err_size, "cpu_ref: a thread pool has 1 to %d threads, not %zu",
-                     CPU_REF_POOL_MAX_THREADS, threads);
+                     PLXK_POOL_MAX_THREADS, threads);
         }
         return NULL;
     }
-    cpu_ref_pool *p = calloc(1, sizeof *p);
+    plxk_pool *p = calloc(1, sizeof *p);
     worker *workers = threads > 1 ? calloc(threads - 1, sizeof *workers) : NULL;
     if (!p || (threads > 1 && !workers)) {
         free(p);
@@ -126,14 +126,14 @@ cpu_ref_pool *cpu_ref_pool_create(size_t threads, char *err, size_t err_size) {
             }
             stop_workers(p, i);
             p->threads = 1; /* nothing left to join */
-            cpu_ref_pool_destroy(p);
+            plxk_pool_destroy(p);
             return NULL;
         }
     }
     return p;
 }
 
-void cpu_ref_pool_destroy(cpu_ref_pool *pool) {
+void plxk_pool_destroy(plxk_pool *pool) {
     if (!pool) {
         return;
     }
@@ -148,13 +148,13 @@ void cpu_ref_pool_destroy(cpu_ref_pool *pool) {
     free(pool);
 }
 
-size_t cpu_ref_pool_threads(const cpu_ref_pool *pool) {
+size_t plxk_pool_threads(const plxk_pool *pool) {
     return pool ? pool->threads : 1;
 }
 
-void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, double cost_ns,
-                      cpu_ref_pool_task_fn fn, void *ctx) {
-    if (!pool || pool->threads == 1 || task_count <= 1 || cost_ns < CPU_REF_POOL_MIN_COST_NS ||
+void plxk_pool_run(plxk_pool *pool, size_t task_count, double cost_ns,
+                      plxk_pool_task_fn fn, void *ctx) {
+    if (!pool || pool->threads == 1 || task_count <= 1 || cost_ns < PLXK_POOL_MIN_COST_NS ||
         pthread_mutex_trylock(&pool->busy) != 0) {
         for (size_t task = 0; task < task_count; task++) {
             fn(ctx, task, 0);
@@ -181,10 +181,10 @@ void cpu_ref_pool_run(cpu_ref_pool *pool, size_t task_count, double cost_ns,
     pthread_mutex_unlock(&pool->busy);
 }
 
-size_t cpu_ref_pool_default_threads(void) {
+size_t plxk_pool_default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) {
         return 1;
     }
-    return n > CPU_REF_POOL_MAX_THREADS ? CPU_REF_POOL_MAX_THREADS : (size_t)n;
+    return n > PLXK_POOL_MAX_THREADS ? PLXK_POOL_MAX_THREADS : (size_t)n;
 }

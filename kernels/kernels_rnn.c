@@ -132,7 +132,7 @@ static const char *require_shape(const char *op, const char *role, const plx_ten
     }
     char got[200], want[200];
     uint32_t rank = t->rank <= PLX_MAX_RANK ? t->rank : 0;
-    return cpu_ref_refuse(buf, size, "cpu_ref %s: %s %s must be %s", op, role,
+    return plxk_refuse(buf, size, "cpu_ref %s: %s %s must be %s", op, role,
                           shape_text(t->dims, rank, got, sizeof got),
                           shape_text(dims, r, want, sizeof want));
 }
@@ -148,19 +148,19 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
     uint32_t n_in = lstm ? 8 : 6, n_out = lstm ? 3 : 2;
     size_t desc_size = lstm ? sizeof(plx_lstm_desc) : sizeof(plx_gru_desc);
     if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
+        return plxk_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
     }
     if (l->input_count != n_in || l->output_count != n_out || !l->inputs || !l->outputs) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s takes %u inputs and %u outputs, not %u and %u", op,
+        return plxk_refuse(buf, size, "cpu_ref %s takes %u inputs and %u outputs, not %u and %u", op,
                               n_in, n_out, l->input_count, l->output_count);
     }
     if (!l->desc) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
+        return plxk_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
     }
     uint32_t ss;
     memcpy(&ss, l->desc, sizeof ss);
     if (ss < desc_size) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
+        return plxk_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
                               ss, desc_size);
     }
     for (uint32_t i = 0; i < n_in + n_out; i++) {
@@ -168,11 +168,11 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
         const char *role = i < n_in ? roles[i] : out_roles[i - n_in];
         size_t bytes;
         if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return cpu_ref_refuse(buf, size, "cpu_ref %s: %s has an invalid dtype or shape", op, role);
+            return plxk_refuse(buf, size, "cpu_ref %s: %s has an invalid dtype or shape", op, role);
         }
         plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
         if (t->dtype != want) {
-            return cpu_ref_refuse(buf, size, "cpu_ref runs %s with %s %s, not %s", op, role,
+            return plxk_refuse(buf, size, "cpu_ref runs %s with %s %s, not %s", op, role,
                                   plx_dtype_name(want), plx_dtype_name(t->dtype));
         }
     }
@@ -193,16 +193,16 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
         at->acts[1] = d->activations[1];
     }
     if ((unsigned)at->direction > PLX_RNN_BIDIRECTIONAL) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: direction %d is not a plx_rnn_direction", op,
+        return plxk_refuse(buf, size, "cpu_ref %s: direction %d is not a plx_rnn_direction", op,
                               (int)at->direction);
     }
     /* The bound keeps 8 * hidden_size in int64_t; the shapes bound it further. */
     if (at->hidden < 1 || at->hidden > INT64_MAX / 8) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: hidden_size %lld is out of range", op,
+        return plxk_refuse(buf, size, "cpu_ref %s: hidden_size %lld is out of range", op,
                               (long long)at->hidden);
     }
     if (!(at->clip >= 0.0f) || !isfinite(at->clip)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: clip %g must be finite and >= 0", op,
+        return plxk_refuse(buf, size, "cpu_ref %s: clip %g must be finite and >= 0", op,
                               (double)at->clip);
     }
     int64_t dirs = at->direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
@@ -210,13 +210,13 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
         for (uint32_t k = 0; k < per_dir; k++) {
             const plx_rnn_activation *a = &at->acts[d][k];
             if (!rnn_activation_ok(a->func)) {
-                return cpu_ref_refuse(buf, size,
+                return plxk_refuse(buf, size,
                                       "cpu_ref %s: activations[%lld][%u].func %d is not a recurrent "
                                       "activation cpu_ref runs",
                                       op, (long long)d, k, (int)a->func);
             }
             if (!isfinite(a->alpha) || !isfinite(a->beta)) {
-                return cpu_ref_refuse(buf, size,
+                return plxk_refuse(buf, size,
                                       "cpu_ref %s: activations[%lld][%u] needs a finite alpha and beta",
                                       op, (long long)d, k);
             }
@@ -224,7 +224,7 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank != 3) {
-        return cpu_ref_refuse(buf, size,
+        return plxk_refuse(buf, size,
                               "cpu_ref %s: X must have rank 3 ([seq_length, batch, input_size]), "
                               "not %u",
                               op, x->rank);
@@ -255,11 +255,11 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
 }
 
 /* Every length must be in [1, seq_length]: checked before anything is written. */
-static bool check_lens(const cpu_ref_kernel_args *args, const char *op, const int32_t *lens,
+static bool check_lens(const plxk_kernel_args *args, const char *op, const int32_t *lens,
                        const rnn_geom *g) {
     for (int64_t b = 0; b < g->batch; b++) {
         if (lens[b] < 1 || lens[b] > g->seq) {
-            return cpu_ref_fail(args,
+            return plxk_fail(args,
                                 "layer '%s' (%s): sequence_lens[%lld] = %ld is out of range: it must be "
                                 "in [1, %lld] (seq_length)",
                                 layer_name(args->layer), op, (long long)b, (long)lens[b],
@@ -271,18 +271,18 @@ static bool check_lens(const cpu_ref_kernel_args *args, const char *op, const in
 
 /* ---- lstm ----------------------------------------------------------------- */
 
-const char *cpu_ref_check_lstm(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_lstm(const plx_layer_view *layer, char *buf, size_t size) {
     rnn_geom g;
     rnn_attrs at;
     return rnn_prepare(layer, true, &g, &at, buf, size);
 }
 
-bool cpu_ref_run_lstm(const cpu_ref_kernel_args *args) {
+bool plxk_run_lstm(const plxk_kernel_args *args) {
     char why[256];
     rnn_geom g;
     rnn_attrs at;
     if (rnn_prepare(args->layer, true, &g, &at, why, sizeof why)) {
-        return cpu_ref_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
     }
     const plx_lstm_desc *desc = args->layer->desc;
     const float *x = args->inputs[0], *w = args->inputs[1], *r = args->inputs[2];
@@ -342,18 +342,18 @@ bool cpu_ref_run_lstm(const cpu_ref_kernel_args *args) {
 
 /* ---- gru ------------------------------------------------------------------ */
 
-const char *cpu_ref_check_gru(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_gru(const plx_layer_view *layer, char *buf, size_t size) {
     rnn_geom g;
     rnn_attrs at;
     return rnn_prepare(layer, false, &g, &at, buf, size);
 }
 
-bool cpu_ref_run_gru(const cpu_ref_kernel_args *args) {
+bool plxk_run_gru(const plxk_kernel_args *args) {
     char why[256];
     rnn_geom g;
     rnn_attrs at;
     if (rnn_prepare(args->layer, false, &g, &at, why, sizeof why)) {
-        return cpu_ref_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
     }
     const plx_gru_desc *desc = args->layer->desc;
     const float *x = args->inputs[0], *w = args->inputs[1], *r = args->inputs[2];

@@ -1,6 +1,6 @@
 /* The depthwise convolution kernel (depthwise.h), in plain C that the
  * compiler vectorises; meson compiles it once per instruction set, like
- * gemm_kernel.c, into the same per-ISA library, whose cpu_ref_gemm_impl
+ * gemm_kernel.c, into the same per-ISA library, whose plxk_gemm_impl
  * points to it.
  *
  * Sums are made CHUNK outputs at a time in a stack array (in L1) while
@@ -57,14 +57,14 @@ static void add_tap(float *restrict acc, const float *restrict x, int64_t stride
 
 /* The activation and the store of one chunk. The bounds are locals so that
  * the loops vectorise (see update_c in gemm_kernel.c). */
-static void store_chunk(const cpu_ref_depthwise_plane *p, const float *restrict acc,
+static void store_chunk(const plxk_depthwise_plane *p, const float *restrict acc,
                         float *restrict y, int64_t n) {
     const float lo = p->lo, hi = p->hi;
-    if (p->act == CPU_REF_ACT_RELU) {
+    if (p->act == PLXK_ACT_RELU) {
         for (int64_t j = 0; j < n; j++) {
             y[j] = acc[j] > 0.0f ? acc[j] : 0.0f;
         }
-    } else if (p->act == CPU_REF_ACT_CLIP) {
+    } else if (p->act == PLXK_ACT_CLIP) {
         for (int64_t j = 0; j < n; j++) {
             y[j] = acc[j] < lo ? lo : acc[j] > hi ? hi : acc[j];
         }
@@ -76,7 +76,7 @@ static void store_chunk(const cpu_ref_depthwise_plane *p, const float *restrict 
 }
 
 /* Row by row, on the input itself (any strides). */
-static void by_rows(const cpu_ref_depthwise_plane *p) {
+static void by_rows(const plxk_depthwise_plane *p) {
     const int64_t sw = p->stride_w;
     for (int64_t oh = 0; oh < p->out_h; oh++) {
         for (int64_t ow0 = 0; ow0 < p->out_w; ow0 += CHUNK) {
@@ -93,7 +93,7 @@ static void by_rows(const cpu_ref_depthwise_plane *p) {
                 const float *xr = p->x + ih * p->in_w;
                 for (int64_t kw = 0; kw < p->k_w; kw++) {
                     int64_t off = kw * p->dil_w - p->pad_left, lo, hi;
-                    cpu_ref_window_columns(off, sw, p->in_w, p->out_w, &lo, &hi);
+                    plxk_window_columns(off, sw, p->in_w, p->out_w, &lo, &hi);
                     lo = max_i64(lo, ow0);
                     hi = min_i64(hi, ow0 + n);
                     if (lo < hi) {
@@ -108,10 +108,10 @@ static void by_rows(const cpu_ref_depthwise_plane *p) {
 }
 
 /* Unit strides, through the zero-padded copy of the input in p->scratch
- * (rows x cols, cpu_ref_depthwise_padded). */
-static void padded(const cpu_ref_depthwise_plane *p) {
+ * (rows x cols, plxk_depthwise_padded). */
+static void padded(const plxk_depthwise_plane *p) {
     int64_t rows, cols;
-    cpu_ref_depthwise_padded(p, &rows, &cols);
+    plxk_depthwise_padded(p, &rows, &cols);
     float *xp = p->scratch;
     int64_t right = cols - p->pad_left - p->in_w;
     memset(xp, 0, (size_t)(p->pad_top * cols) * sizeof *xp);
@@ -147,8 +147,8 @@ static void padded(const cpu_ref_depthwise_plane *p) {
     }
 }
 
-void CPU_REF_ISA_SYMBOL(cpu_ref_depthwise_)(const cpu_ref_depthwise_plane *p) {
-    if (p->scratch && cpu_ref_depthwise_scratch(p) > 0) {
+void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *p) {
+    if (p->scratch && plxk_depthwise_scratch(p) > 0) {
         padded(p);
     } else {
         by_rows(p);

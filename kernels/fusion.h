@@ -2,8 +2,8 @@
  * optimize_subgraph hook, and the kernel of the precompiled layers it
  * makes (a conv, fully_connected, gemm or matmul with the activation that
  * alone reads it). */
-#ifndef CPU_REF_FUSION_H
-#define CPU_REF_FUSION_H
+#ifndef PLXK_FUSION_H
+#define PLXK_FUSION_H
 
 #include <plexus/backend.h>
 
@@ -13,13 +13,13 @@
  * reader is an activation to `editor` as one precompiled layer. A
  * substitution the host refuses is skipped. Never fails. Thread-safe (it
  * keeps nothing). */
-plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_view *subgraph,
+plx_status plxk_optimize_subgraph(const plx_host *host, const plx_subgraph_view *subgraph,
                                      const plx_subgraph_editor *editor);
 
 /* The precompiled layers' check and run (in the kernel table): the base
  * operator's kernel, then the activation in place on its output. */
-const char *cpu_ref_check_precompiled(const plx_layer_view *layer, char *buf, size_t size);
-bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args);
-size_t cpu_ref_workspace_precompiled(const plx_layer_view *layer, const cpu_ref_compute *compute);
+const char *plxk_check_precompiled(const plx_layer_view *layer, char *buf, size_t size);
+bool plxk_run_precompiled(const plxk_kernel_args *args);
+size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_compute *compute);
 
-#endif /* CPU_REF_FUSION_H */
+#endif /* PLXK_FUSION_H */

@@ -168,20 +168,20 @@ static const char *check_slots(const plx_layer_view *layer, uint32_t min_in, uin
                                size_t desc_size, const char *what, char *buf, size_t size) {
     if (layer->input_count < min_in || layer->input_count > max_in || layer->output_count != 1 ||
         !layer->inputs || !layer->outputs) {
-        return cpu_ref_refuse(buf, size, "%s: expects %u to %u inputs and 1 output, got %u and %u", what,
+        return plxk_refuse(buf, size, "%s: expects %u to %u inputs and 1 output, got %u and %u", what,
                       min_in, max_in, layer->input_count, layer->output_count);
     }
     if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
-        return cpu_ref_refuse(buf, size, "%s: missing or too small descriptor", what);
+        return plxk_refuse(buf, size, "%s: missing or too small descriptor", what);
     }
     size_t n = 0;
     for (uint32_t i = 0; i < layer->input_count; i++) {
         if (!element_count(&layer->inputs[i], &n)) {
-            return cpu_ref_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
+            return plxk_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
         }
     }
     if (!element_count(&layer->outputs[0], &n)) {
-        return cpu_ref_refuse(buf, size, "%s: the output has an invalid dtype or shape", what);
+        return plxk_refuse(buf, size, "%s: the output has an invalid dtype or shape", what);
     }
     return NULL;
 }
@@ -202,15 +202,15 @@ static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
 #define RUN_CHECK(name, args)                                                                    \
     do {                                                                                         \
         char why_buf_[192];                                                                      \
-        const char *why_ = cpu_ref_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
+        const char *why_ = plxk_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
         if (why_) {                                                                              \
-            return cpu_ref_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
+            return plxk_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
         }                                                                                        \
     } while (0)
 
 /* ---- activation --------------------------------------------------------- */
 
-const char *cpu_ref_check_activation(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_activation(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 1, 1, sizeof(plx_activation_desc), "activation", buf, size);
     if (why) {
         return why;
@@ -218,18 +218,18 @@ const char *cpu_ref_check_activation(const plx_layer_view *layer, char *buf, siz
     const plx_activation_desc *d = layer->desc;
     const char *fname = plx_activation_func_name(d->func);
     if (!fname) {
-        return cpu_ref_refuse(buf, size, "activation: unknown func %d", (int)d->func);
+        return plxk_refuse(buf, size, "activation: unknown func %d", (int)d->func);
     }
     plx_dtype t = layer->inputs[0].dtype;
     bool ok = t == PLX_DTYPE_FLOAT32 ||
               ((d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) && is_signed_int_dtype(t)) ||
               (d->func == PLX_ACT_CLIP && t == PLX_DTYPE_UINT8);
     if (!ok) {
-        return cpu_ref_refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
+        return plxk_refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
     if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
-        return cpu_ref_refuse(buf, size, "activation %s: the output must have the input's dtype and shape",
+        return plxk_refuse(buf, size, "activation %s: the output must have the input's dtype and shape",
                       fname);
     }
     return NULL;
@@ -294,7 +294,7 @@ static float activate(const plx_activation_desc *d, float x) {
     return x;
 }
 
-bool cpu_ref_run_activation(const cpu_ref_kernel_args *args) {
+bool plxk_run_activation(const plxk_kernel_args *args) {
     RUN_CHECK(activation, args);
     const plx_layer_view *layer = args->layer;
     const plx_activation_desc *d = layer->desc;
@@ -353,7 +353,7 @@ bool cpu_ref_run_activation(const cpu_ref_kernel_args *args) {
 
 /* ---- binary ------------------------------------------------------------- */
 
-const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 2, 2, sizeof(plx_binary_desc), "binary", buf, size);
     if (why) {
         return why;
@@ -361,11 +361,11 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
     const plx_binary_desc *d = layer->desc;
     const char *fname = plx_binary_func_name(d->func);
     if (!fname) {
-        return cpu_ref_refuse(buf, size, "binary: unknown func %d", (int)d->func);
+        return plxk_refuse(buf, size, "binary: unknown func %d", (int)d->func);
     }
     plx_dtype t = layer->inputs[0].dtype;
     if (layer->inputs[1].dtype != t) {
-        return cpu_ref_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
+        return plxk_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s) are not supported",
                       fname, plx_dtype_name(t), plx_dtype_name(layer->inputs[1].dtype));
     }
     bool compare = plx_binary_func_is_compare(d->func);
@@ -382,12 +382,12 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t);
     }
     if (!ok) {
-        return cpu_ref_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
+        return plxk_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
     plx_dtype want = compare || logical ? PLX_DTYPE_BOOL : t;
     if (layer->outputs[0].dtype != want) {
-        return cpu_ref_refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
+        return plxk_refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
                       plx_dtype_name(layer->outputs[0].dtype), plx_dtype_name(want));
     }
     if (d->func == PLX_BINARY_PRELU) {
@@ -395,14 +395,14 @@ const char *cpu_ref_check_binary(const plx_layer_view *layer, char *buf, size_t 
         int64_t strides[PLX_MAX_RANK];
         if (!same_dims(&layer->inputs[0], &layer->outputs[0]) ||
             !plx_tensor_info_broadcast_strides(&layer->inputs[1], &layer->outputs[0], strides)) {
-            return cpu_ref_refuse(buf, size, "binary prelu: the output must have A's shape and the "
+            return plxk_refuse(buf, size, "binary prelu: the output must have A's shape and the "
                                   "slope B must broadcast to it");
         }
         return NULL;
     }
     const plx_tensor_info *ins[2] = {&layer->inputs[0], &layer->inputs[1]};
     if (!plx_tensor_info_is_broadcast_of(ins, 2, &layer->outputs[0])) {
-        return cpu_ref_refuse(buf, size, "binary %s: the output shape is not the broadcast of the inputs",
+        return plxk_refuse(buf, size, "binary %s: the output shape is not the broadcast of the inputs",
                       fname);
     }
     return NULL;
@@ -511,7 +511,7 @@ static bool binary_int(plx_binary_func f, int64_t a, int64_t b, int64_t *out) {
     }
 }
 
-bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
+bool plxk_run_binary(const plxk_kernel_args *args) {
     RUN_CHECK(binary, args);
     const plx_layer_view *layer = args->layer;
     plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
@@ -557,7 +557,7 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
         } else {
             int64_t r;
             if (!binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r)) {
-                return cpu_ref_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
+                return plxk_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
                                     layer_name(layer), plx_binary_func_name(f),
                                     f == PLX_BINARY_DIV   ? "division by zero"
                                     : f == PLX_BINARY_MOD ? "modulo by zero"
@@ -572,7 +572,7 @@ bool cpu_ref_run_binary(const cpu_ref_kernel_args *args) {
 
 /* ---- unary -------------------------------------------------------------- */
 
-const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_unary(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 1, 1, sizeof(plx_unary_desc), "unary", buf, size);
     if (why) {
         return why;
@@ -580,7 +580,7 @@ const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t s
     const plx_unary_desc *d = layer->desc;
     const char *fname = plx_unary_func_name(d->func);
     if (!fname) {
-        return cpu_ref_refuse(buf, size, "unary: unknown func %d", (int)d->func);
+        return plxk_refuse(buf, size, "unary: unknown func %d", (int)d->func);
     }
     plx_dtype t = layer->inputs[0].dtype;
     bool ok;
@@ -592,11 +592,11 @@ const char *cpu_ref_check_unary(const plx_layer_view *layer, char *buf, size_t s
     default: ok = t == PLX_DTYPE_FLOAT32; break;
     }
     if (!ok) {
-        return cpu_ref_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
+        return plxk_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
     if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
-        return cpu_ref_refuse(buf, size, "unary %s: the output must have the input's dtype and shape", fname);
+        return plxk_refuse(buf, size, "unary %s: the output must have the input's dtype and shape", fname);
     }
     return NULL;
 }
@@ -633,7 +633,7 @@ static float unary_float(plx_unary_func f, float x) {
     }
 }
 
-bool cpu_ref_run_unary(const cpu_ref_kernel_args *args) {
+bool plxk_run_unary(const plxk_kernel_args *args) {
     RUN_CHECK(unary, args);
     const plx_layer_view *layer = args->layer;
     plx_unary_func f = ((const plx_unary_desc *)layer->desc)->func;
@@ -662,29 +662,29 @@ bool cpu_ref_run_unary(const cpu_ref_kernel_args *args) {
 
 /* ---- where -------------------------------------------------------------- */
 
-const char *cpu_ref_check_where(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_where(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 3, 3, 0, "where", buf, size);
     if (why) {
         return why;
     }
     if (layer->inputs[0].dtype != PLX_DTYPE_BOOL) {
-        return cpu_ref_refuse(buf, size, "where: condition dtype %s is not supported (bool expected)",
+        return plxk_refuse(buf, size, "where: condition dtype %s is not supported (bool expected)",
                       plx_dtype_name(layer->inputs[0].dtype));
     }
     plx_dtype t = layer->inputs[1].dtype;
     if (layer->inputs[2].dtype != t || layer->outputs[0].dtype != t) {
-        return cpu_ref_refuse(buf, size, "where: X, Y and the output must have one dtype (%s, %s, %s)",
+        return plxk_refuse(buf, size, "where: X, Y and the output must have one dtype (%s, %s, %s)",
                       plx_dtype_name(t), plx_dtype_name(layer->inputs[2].dtype),
                       plx_dtype_name(layer->outputs[0].dtype));
     }
     const plx_tensor_info *ins[3] = {&layer->inputs[0], &layer->inputs[1], &layer->inputs[2]};
     if (!plx_tensor_info_is_broadcast_of(ins, 3, &layer->outputs[0])) {
-        return cpu_ref_refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
+        return plxk_refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
     }
     return NULL;
 }
 
-bool cpu_ref_run_where(const cpu_ref_kernel_args *args) {
+bool plxk_run_where(const plxk_kernel_args *args) {
     RUN_CHECK(where, args);
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *out = &layer->outputs[0];
@@ -711,7 +711,7 @@ static bool is_known_dtype(plx_dtype t) {
     return plx_dtype_size(t) != 0;
 }
 
-const char *cpu_ref_check_cast(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_cast(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 1, 1, sizeof(plx_cast_desc), "cast", buf, size);
     if (why) {
         return why;
@@ -719,16 +719,16 @@ const char *cpu_ref_check_cast(const plx_layer_view *layer, char *buf, size_t si
     const plx_cast_desc *d = layer->desc;
     plx_dtype from = layer->inputs[0].dtype, to = layer->outputs[0].dtype;
     if (!is_known_dtype(from) || !is_known_dtype(to) || d->to != to) {
-        return cpu_ref_refuse(buf, size, "cast: %s to %s is not supported (descriptor says %s)",
+        return plxk_refuse(buf, size, "cast: %s to %s is not supported (descriptor says %s)",
                       plx_dtype_name(from), plx_dtype_name(to), plx_dtype_name(d->to));
     }
     if (!same_dims(&layer->inputs[0], &layer->outputs[0])) {
-        return cpu_ref_refuse(buf, size, "cast: the output must have the input's shape");
+        return plxk_refuse(buf, size, "cast: the output must have the input's shape");
     }
     return NULL;
 }
 
-bool cpu_ref_run_cast(const cpu_ref_kernel_args *args) {
+bool plxk_run_cast(const plxk_kernel_args *args) {
     RUN_CHECK(cast, args);
     const plx_layer_view *layer = args->layer;
     plx_dtype from = layer->inputs[0].dtype, to = layer->outputs[0].dtype;
@@ -781,7 +781,7 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
     const plx_quantize_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *s = &layer->inputs[1];
     if (s->dtype != PLX_DTYPE_FLOAT32) {
-        return cpu_ref_refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
+        return plxk_refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
                       plx_dtype_name(s->dtype));
     }
     size_t sn = 0;
@@ -789,48 +789,48 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
     if (s->rank == 0 || (s->rank == 1 && sn == 1)) {
         *per_axis = false;
         if (sn != 1) {
-            return cpu_ref_refuse(buf, size, "%s: scale has %zu elements", what, sn);
+            return plxk_refuse(buf, size, "%s: scale has %zu elements", what, sn);
         }
     } else if (s->rank == 1) {
         int64_t axis = d->axis < 0 ? (int64_t)d->axis + x->rank : d->axis;
         if (axis < 0 || axis >= (int64_t)x->rank) {
-            return cpu_ref_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
+            return plxk_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
                           x->rank);
         }
         if (s->dims[0] != x->dims[axis]) {
-            return cpu_ref_refuse(buf, size, "%s: scale has %lld entries, X has %lld along axis %d", what,
+            return plxk_refuse(buf, size, "%s: scale has %lld entries, X has %lld along axis %d", what,
                           (long long)s->dims[0], (long long)x->dims[axis], (int)d->axis);
         }
         *per_axis = true;
     } else {
-        return cpu_ref_refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
+        return plxk_refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
                       what, s->rank);
     }
     if (layer->input_count > 2 && !same_dims(&layer->inputs[2], s)) {
-        return cpu_ref_refuse(buf, size, "%s: zero_point must have the scale's shape", what);
+        return plxk_refuse(buf, size, "%s: zero_point must have the scale's shape", what);
     }
     if (!same_dims(x, &layer->outputs[0])) {
-        return cpu_ref_refuse(buf, size, "%s: the output must have the input's shape", what);
+        return plxk_refuse(buf, size, "%s: the output must have the input's shape", what);
     }
     return NULL;
 }
 
-const char *cpu_ref_check_quantize(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 2, 3, sizeof(plx_quantize_desc), "quantize", buf, size);
     if (why) {
         return why;
     }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_FLOAT32) {
-        return cpu_ref_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
+        return plxk_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
                       plx_dtype_name(xt));
     }
     if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8) {
-        return cpu_ref_refuse(buf, size, "quantize: output dtype %s is not supported (int8 or uint8)",
+        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int8 or uint8)",
                       plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
-        return cpu_ref_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
+        return plxk_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
                       plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(yt));
     }
     bool per_axis = false;
@@ -848,7 +848,7 @@ static void axis_layout(const plx_layer_view *layer, size_t *inner, size_t *dim)
     *dim = (size_t)x->dims[axis];
 }
 
-bool cpu_ref_run_quantize(const cpu_ref_kernel_args *args) {
+bool plxk_run_quantize(const plxk_kernel_args *args) {
     RUN_CHECK(quantize, args);
     const plx_layer_view *layer = args->layer;
     char buf[8];
@@ -876,29 +876,29 @@ bool cpu_ref_run_quantize(const cpu_ref_kernel_args *args) {
     return true;
 }
 
-const char *cpu_ref_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
     const char *why = check_slots(layer, 2, 3, sizeof(plx_quantize_desc), "dequantize", buf, size);
     if (why) {
         return why;
     }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT32) {
-        return cpu_ref_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",
+        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",
                       plx_dtype_name(xt));
     }
     if (yt != PLX_DTYPE_FLOAT32) {
-        return cpu_ref_refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
+        return plxk_refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
                       plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != xt) {
-        return cpu_ref_refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
+        return plxk_refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
                       plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(xt));
     }
     bool per_axis = false;
     return check_qparams(layer, "dequantize", &per_axis, buf, size);
 }
 
-bool cpu_ref_run_dequantize(const cpu_ref_kernel_args *args) {
+bool plxk_run_dequantize(const plxk_kernel_args *args) {
     RUN_CHECK(dequantize, args);
     const plx_layer_view *layer = args->layer;
     char buf[8];

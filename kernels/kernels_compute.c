@@ -10,7 +10,7 @@
  * bounds. Nothing here allocates: small scratch lives in stack arrays, and
  * the matrix products (conv, fully_connected, gemm, matmul in float32) run
  * on cpu_ref's GEMM (gemm.h) in the workspace their caller sized with
- * cpu_ref_kernel_workspace, with a fused relu or clip in its epilogue. */
+ * plxk_kernel_workspace, with a fused relu or clip in its epilogue. */
 #include "kernels.h"
 
 #include <math.h>
@@ -66,23 +66,23 @@ static size_t round_ws(size_t n) {
     return (n + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-static cpu_ref_isa isa_of(const cpu_ref_compute *c) {
-    return c ? c->isa : cpu_ref_isa_best();
+static plxk_isa isa_of(const plxk_compute *c) {
+    return c ? c->isa : plxk_isa_best();
 }
 
-static cpu_ref_pool *pool_of(const cpu_ref_compute *c) {
+static plxk_pool *pool_of(const plxk_compute *c) {
     return c ? c->pool : NULL;
 }
 
 /* Workspace of an M x N x K product, saturating. */
-static size_t gemm_ws(const cpu_ref_compute *c, int64_t m, int64_t n, int64_t k) {
-    size_t s = cpu_ref_gemm_workspace_size(isa_of(c), (size_t)m, (size_t)n, (size_t)k,
-                                           cpu_ref_pool_threads(pool_of(c)));
+static size_t gemm_ws(const plxk_compute *c, int64_t m, int64_t n, int64_t k) {
+    size_t s = plxk_gemm_workspace_size(isa_of(c), (size_t)m, (size_t)n, (size_t)k,
+                                           plxk_pool_threads(pool_of(c)));
     return s == SIZE_MAX ? SIZE_MAX : round_ws(s);
 }
 
 /* The workspace past its first `used` bytes (64-byte aligned). */
-static void *ws_at(const cpu_ref_kernel_args *a, size_t used, size_t *left) {
+static void *ws_at(const plxk_kernel_args *a, size_t used, size_t *left) {
     if (!a->workspace || used > a->workspace_size) {
         *left = 0;
         return NULL;
@@ -93,22 +93,22 @@ static void *ws_at(const cpu_ref_kernel_args *a, size_t used, size_t *left) {
 
 /* The fused activation (relu or clip only) as the GEMM's epilogue (and the
  * depthwise kernel's, which takes the same fields). */
-static void set_epilogue(const plx_activation_desc *act, cpu_ref_gemm_args *g) {
-    g->act = CPU_REF_ACT_NONE;
+static void set_epilogue(const plx_activation_desc *act, plxk_gemm_args *g) {
+    g->act = PLXK_ACT_NONE;
     if (act && act->func == PLX_ACT_RELU) {
-        g->act = CPU_REF_ACT_RELU;
+        g->act = PLXK_ACT_RELU;
     } else if (act && act->func == PLX_ACT_CLIP) {
-        g->act = CPU_REF_ACT_CLIP;
+        g->act = PLXK_ACT_CLIP;
         g->lo = act->alpha;
         g->hi = act->beta;
     }
 }
 
-static bool run_gemm(const cpu_ref_kernel_args *a, cpu_ref_gemm_args *g, void *ws, size_t left,
+static bool run_gemm(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t left,
                      const char *op) {
     set_epilogue(a->activation, g);
-    if (!cpu_ref_gemm(isa_of(a->compute), pool_of(a->compute), g, ws, left)) {
-        return cpu_ref_fail(a, "cpu_ref %s: the matrix product could not run (workspace of "
+    if (!plxk_gemm(isa_of(a->compute), pool_of(a->compute), g, ws, left)) {
+        return plxk_fail(a, "cpu_ref %s: the matrix product could not run (workspace of "
                                "%zu bytes too small for %zu x %zu x %zu?)",
                             op, left, g->m, g->n, g->k);
     }
@@ -121,24 +121,24 @@ static bool run_gemm(const cpu_ref_kernel_args *a, cpu_ref_gemm_args *g, void *w
 static const char *check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
                                uint32_t max_in, size_t desc_size, char *buf, size_t size) {
     if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
+        return plxk_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
     }
     if (l->input_count < min_in || l->input_count > max_in) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
+        return plxk_refuse(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
                    l->input_count);
     }
     if (l->output_count != 1 || !l->outputs || !l->inputs) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
+        return plxk_refuse(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
                    l->output_count);
     }
     if (desc_size) {
         if (!l->desc) {
-            return cpu_ref_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
+            return plxk_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
         }
         uint32_t ss;
         memcpy(&ss, l->desc, sizeof ss);
         if (ss < desc_size) {
-            return cpu_ref_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
+            return plxk_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
                        ss, desc_size);
         }
     }
@@ -146,7 +146,7 @@ static const char *check_layer(const plx_layer_view *l, const char *op, uint32_t
         const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
         size_t bytes;
         if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return cpu_ref_refuse(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
+            return plxk_refuse(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
                        i < l->input_count ? "input" : "output", i < l->input_count ? i : 0);
         }
     }
@@ -159,7 +159,7 @@ static const char *require_float32(const plx_layer_view *l, const char *op, char
     for (uint32_t i = 0; i <= l->input_count; i++) {
         const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
         if (t->dtype != PLX_DTYPE_FLOAT32) {
-            return cpu_ref_refuse(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
+            return plxk_refuse(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
                        plx_dtype_name(t->dtype), i < l->input_count ? "input" : "output",
                        i < l->input_count ? i : 0);
         }
@@ -181,7 +181,7 @@ static const char *require_output_shape(const plx_layer_view *l, const char *op,
             p += snprintf(p, (size_t)(want + sizeof want - p), "%s%lld", i ? "," : "",
                           (long long)dims[i]);
         }
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
+        return plxk_refuse(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
                    op, want);
     }
     return NULL;
@@ -222,7 +222,7 @@ static int64_t wrap_mul(int64_t a, int64_t b) {
  * leaves slot 0 of size 1, so that one pair of loops serves both. Its
  * checks run within ATTR_LIMIT; its reasons get cpu_ref's prefix. */
 static const char *window_refusal(const char *why, char *buf, size_t size) {
-    return why ? cpu_ref_refuse(buf, size, "cpu_ref %s", why) : NULL;
+    return why ? plxk_refuse(buf, size, "cpu_ref %s", why) : NULL;
 }
 
 static int64_t geom_x_index(const plx_window_geom *g, int64_t n, int64_t c, int64_t h, int64_t w) {
@@ -250,7 +250,7 @@ static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, cha
     return window_refusal(plx_window_geom_conv(l, ATTR_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
-const char *cpu_ref_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
     plx_window_geom g = {0};
     return conv_prepare(layer, &g, buf, size);
 }
@@ -317,10 +317,10 @@ static size_t ceil_div_size(size_t v, size_t by) {
  * anyway), or when the sizes overflow. The slab count per image and group
  * is rounded up to a multiple of the threads so that they get equal
  * shares. */
-static bool conv_slab_plan(const plx_window_geom *g, cpu_ref_isa isa, size_t threads,
+static bool conv_slab_plan(const plx_window_geom *g, plxk_isa isa, size_t threads,
                            conv_slabs *s) {
-    cpu_ref_gemm_blocking b;
-    if (conv_is_depthwise(g) || conv_is_pointwise(g) || !cpu_ref_gemm_blocking_of(isa, &b)) {
+    plxk_gemm_blocking b;
+    if (conv_is_depthwise(g) || conv_is_pointwise(g) || !plxk_gemm_blocking_of(isa, &b)) {
         return false;
     }
     size_t images = (size_t)(g->n * g->group), narrowest = CONV_SLAB_MIN_PANELS * b.nr;
@@ -334,7 +334,7 @@ static bool conv_slab_plan(const plx_window_geom *g, cpu_ref_isa isa, size_t thr
     s->width = ceil_div_size(ceil_div_size(n, s->count), b.nr) * b.nr;
     s->count = ceil_div_size(n, s->width);
     s->tasks = images * s->count;
-    size_t gemm = cpu_ref_gemm_workspace_size(isa, (size_t)(g->m / g->group), s->width, k, 1);
+    size_t gemm = plxk_gemm_workspace_size(isa, (size_t)(g->m / g->group), s->width, k, 1);
     if (k > SIZE_MAX / 4 / sizeof(float) / s->width || gemm > SIZE_MAX / 2) {
         return false; /* (gemm is SIZE_MAX on overflow) */
     }
@@ -344,8 +344,8 @@ static bool conv_slab_plan(const plx_window_geom *g, cpu_ref_isa isa, size_t thr
 }
 
 /* A depthwise conv's plane geometry (pointers and bias left NULL, 0). */
-static cpu_ref_depthwise_plane depthwise_geometry(const plx_window_geom *g) {
-    return (cpu_ref_depthwise_plane){
+static plxk_depthwise_plane depthwise_geometry(const plx_window_geom *g) {
+    return (plxk_depthwise_plane){
         .in_h = g->in[0], .in_w = g->in[1], .k_h = g->k[0], .k_w = g->k[1],
         .stride_h = g->s[0], .stride_w = g->s[1], .dil_h = g->d[0], .dil_w = g->d[1],
         .pad_top = g->pb[0], .pad_left = g->pb[1], .out_h = g->out[0], .out_w = g->out[1],
@@ -354,17 +354,17 @@ static cpu_ref_depthwise_plane depthwise_geometry(const plx_window_geom *g) {
 
 /* The depthwise kernel's scratch for one thread, in bytes. */
 static size_t depthwise_slice(const plx_window_geom *g) {
-    cpu_ref_depthwise_plane p = depthwise_geometry(g);
-    return round_ws((size_t)cpu_ref_depthwise_scratch(&p) * sizeof(float));
+    plxk_depthwise_plane p = depthwise_geometry(g);
+    return round_ws((size_t)plxk_depthwise_scratch(&p) * sizeof(float));
 }
 
-size_t cpu_ref_workspace_conv(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute) {
     plx_window_geom g = {0};
     char buf[8];
     if (conv_prepare(layer, &g, buf, sizeof buf)) {
         return 0;
     }
-    size_t threads = cpu_ref_pool_threads(pool_of(compute));
+    size_t threads = plxk_pool_threads(pool_of(compute));
     conv_slabs slabs;
     if (conv_is_depthwise(&g) || conv_slab_plan(&g, isa_of(compute), threads, &slabs)) {
         /* a slice per thread */
@@ -388,7 +388,7 @@ static void im2col_row(const plx_window_geom *g, const float *x, int64_t r, int6
     int64_t ow_n = g->out[1], s1 = g->s[1];
     int64_t c = r / (g->k[0] * g->k[1]), i = r / g->k[1] % g->k[0], j = r % g->k[1];
     int64_t off = j * g->d[1] - g->pb[1], lo, hi;
-    cpu_ref_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
+    plxk_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
     for (int64_t p = j0; p < j1;) {
         int64_t oh = p / ow_n, a = p % ow_n; /* the run [a, e) of output row oh */
         int64_t e = j1 - p < ow_n - a ? a + (j1 - p) : ow_n;
@@ -419,8 +419,8 @@ typedef struct conv_run {
     const float *x, *w, *b;
     float *y;
     int64_t k, n;               /* col's rows (C/group * kh * kw) and columns (OH * OW) */
-    cpu_ref_isa isa;
-    cpu_ref_gemm_args epilogue; /* only its act, lo and hi */
+    plxk_isa isa;
+    plxk_gemm_args epilogue; /* only its act, lo and hi */
     conv_slabs slabs;           /* the slab path's */
     char *ws;                   /* the slab path's: a slice per thread */
     int failed;                 /* the slab path's: a slab's GEMM refused (atomic) */
@@ -436,11 +436,11 @@ static const float *conv_group_input(const conv_run *r, int64_t n, int64_t gi) {
 /* Y_g[:, j0 .. j0 + cols) = W_g x B for image n and group gi, B being
  * K x cols with rows b_rs apart (a slab of col, the whole col or X), with
  * the bias per output channel and the fused activation. */
-static cpu_ref_gemm_args conv_gemm_args(const conv_run *r, int64_t n, int64_t gi, int64_t j0,
+static plxk_gemm_args conv_gemm_args(const conv_run *r, int64_t n, int64_t gi, int64_t j0,
                                         int64_t cols, const float *b, int64_t b_rs) {
     const plx_window_geom *g = r->g;
     int64_t mg = g->m / g->group;
-    cpu_ref_gemm_args ga = r->epilogue;
+    plxk_gemm_args ga = r->epilogue;
     ga.m = (size_t)mg;
     ga.n = (size_t)cols;
     ga.k = (size_t)r->k;
@@ -476,37 +476,37 @@ static void conv_slab(void *ctx, size_t task, size_t thread) {
     for (int64_t row = 0; row < r->k; row++) {
         im2col_row(r->g, x, row, j0, j0 + cols, col + row * cols);
     }
-    cpu_ref_gemm_args ga = conv_gemm_args(r, img, gi, j0, cols, col, cols);
+    plxk_gemm_args ga = conv_gemm_args(r, img, gi, j0, cols, col, cols);
     /* run_conv_slabs checked the variant and the slice holds a one-thread
      * GEMM's workspace after the slab, so this is a bug if it happens; it
      * is reported after the run rather than lost. */
-    if (!cpu_ref_gemm(r->isa, NULL, &ga, slice + s->col, s->slice - s->col)) {
+    if (!plxk_gemm(r->isa, NULL, &ga, slice + s->col, s->slice - s->col)) {
         __atomic_store_n(&((conv_run *)ctx)->failed, 1, __ATOMIC_RELAXED);
     }
 }
 
 /* The slab path (conv_slab_plan): every slab of every image and group is a
  * task of one run on the pool, so the threads meet once per conv. */
-static bool run_conv_slabs(const cpu_ref_kernel_args *args, conv_run *r) {
-    if (!cpu_ref_isa_supported(r->isa)) {
-        return cpu_ref_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
-                            cpu_ref_isa_name(r->isa));
+static bool run_conv_slabs(const plxk_kernel_args *args, conv_run *r) {
+    if (!plxk_isa_supported(r->isa)) {
+        return plxk_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+                            plxk_isa_name(r->isa));
     }
     size_t left;
     r->ws = ws_at(args, 0, &left);
     if (!r->ws || left < r->slabs.slice) {
-        return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+        return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
                                   "a slab's %zu", args->workspace_size, r->slabs.slice);
     }
-    cpu_ref_pool *pool = pool_of(args->compute);
-    if (left / r->slabs.slice < cpu_ref_pool_threads(pool)) {
+    plxk_pool *pool = pool_of(args->compute);
+    if (left / r->slabs.slice < plxk_pool_threads(pool)) {
         pool = NULL; /* room for one thread only: run here */
     }
     double cost_ns = (double)r->slabs.tasks * (double)r->slabs.width * (double)r->k *
                      (double)(r->g->m / r->g->group) / 32.0; /* the GEMMs' */
-    cpu_ref_pool_run(pool, r->slabs.tasks, cost_ns, conv_slab, r);
+    plxk_pool_run(pool, r->slabs.tasks, cost_ns, conv_slab, r);
     if (__atomic_load_n(&r->failed, __ATOMIC_RELAXED)) {
-        return cpu_ref_fail(args, "cpu_ref conv: the GEMM of a slab refused its arguments");
+        return plxk_fail(args, "cpu_ref conv: the GEMM of a slab refused its arguments");
     }
     return true;
 }
@@ -528,13 +528,13 @@ static void im2col_whole_row(void *ctx, size_t task, size_t thread) {
  * give every thread a slab. Per image and group, im2col writes the whole
  * col, its rows shared among the pool's threads, then the GEMM shares the
  * tiles of Y_g. */
-static bool run_conv_shared(const cpu_ref_kernel_args *args, conv_run *r) {
+static bool run_conv_shared(const plxk_kernel_args *args, conv_run *r) {
     const plx_window_geom *g = r->g;
     size_t col_bytes = conv_col_bytes(g), left;
     r->col = col_bytes ? ws_at(args, 0, &left) : NULL;
     void *ws = ws_at(args, col_bytes, &left);
     if (col_bytes && (!r->col || col_bytes > args->workspace_size)) {
-        return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+        return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
                                   "im2col's %zu", args->workspace_size, col_bytes);
     }
     for (int64_t n = 0; n < g->n; n++) {
@@ -542,10 +542,10 @@ static bool run_conv_shared(const cpu_ref_kernel_args *args, conv_run *r) {
             const float *xg = conv_group_input(r, n, gi);
             if (r->col) {
                 im2col_job job = {r, xg};
-                cpu_ref_pool_run(pool_of(args->compute), (size_t)r->k,
+                plxk_pool_run(pool_of(args->compute), (size_t)r->k,
                                  (double)r->k * (double)r->n / 2.0, im2col_whole_row, &job);
             }
-            cpu_ref_gemm_args ga = conv_gemm_args(r, n, gi, 0, r->n, r->col ? r->col : xg, r->n);
+            plxk_gemm_args ga = conv_gemm_args(r, n, gi, 0, r->n, r->col ? r->col : xg, r->n);
             if (!run_gemm(args, &ga, ws, left, "conv")) {
                 return false;
             }
@@ -558,8 +558,8 @@ typedef struct depthwise_job {
     const plx_window_geom *g;
     const float *x, *w, *b;
     float *y;
-    cpu_ref_isa isa;
-    cpu_ref_gemm_args epilogue; /* only its act, lo and hi */
+    plxk_isa isa;
+    plxk_gemm_args epilogue; /* only its act, lo and hi */
     char *scratch;              /* one slice per thread, or NULL */
     size_t slice;
 } depthwise_job;
@@ -571,7 +571,7 @@ static void depthwise_plane(void *ctx, size_t task, size_t thread) {
     const plx_window_geom *g = j->g;
     int64_t mg = g->m / g->group, n = (int64_t)task / g->m, m = (int64_t)task % g->m;
     int64_t c = m / mg;
-    cpu_ref_depthwise_plane p = depthwise_geometry(g);
+    plxk_depthwise_plane p = depthwise_geometry(g);
     p.x = j->x + (n * g->c + c) * g->in[0] * g->in[1];
     p.w = j->w + m * g->k[0] * g->k[1];
     p.bias = j->b ? j->b[m] : 0.0f;
@@ -580,25 +580,25 @@ static void depthwise_plane(void *ctx, size_t task, size_t thread) {
     p.hi = j->epilogue.hi;
     p.y = j->y + (n * g->m + m) * g->out[0] * g->out[1];
     p.scratch = j->scratch ? (float *)(void *)(j->scratch + thread * j->slice) : NULL;
-    cpu_ref_depthwise(j->isa, &p); /* the variant was checked before the run */
+    plxk_depthwise(j->isa, &p); /* the variant was checked before the run */
 }
 
 /* Every plane of a depthwise conv, shared among the pool's threads, each
- * with its slice of the workspace (cpu_ref_workspace_conv). */
-static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom *g,
+ * with its slice of the workspace (plxk_workspace_conv). */
+static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g,
                           const float *x, const float *w, const float *b, float *y) {
     depthwise_job job = {g, x, w, b, y, isa_of(args->compute), {0}, NULL, depthwise_slice(g)};
-    if (!cpu_ref_isa_supported(job.isa)) {
-        return cpu_ref_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
-                            cpu_ref_isa_name(job.isa));
+    if (!plxk_isa_supported(job.isa)) {
+        return plxk_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+                            plxk_isa_name(job.isa));
     }
     set_epilogue(args->activation, &job.epilogue);
-    cpu_ref_pool *pool = pool_of(args->compute);
-    size_t threads = cpu_ref_pool_threads(pool), left = 0;
+    plxk_pool *pool = pool_of(args->compute);
+    size_t threads = plxk_pool_threads(pool), left = 0;
     if (job.slice) {
         job.scratch = ws_at(args, 0, &left);
         if (!job.scratch || left < job.slice) {
-            return cpu_ref_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+            return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
                                       "the depthwise kernel's %zu",
                                 args->workspace_size, job.slice);
         }
@@ -608,7 +608,7 @@ static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom
     }
     double cost_ns = (double)(g->n * g->m) * (double)(g->out[0] * g->out[1]) *
                      (double)(g->k[0] * g->k[1]) / 8.0;
-    cpu_ref_pool_run(pool, (size_t)(g->n * g->m), cost_ns, depthwise_plane, &job);
+    plxk_pool_run(pool, (size_t)(g->n * g->m), cost_ns, depthwise_plane, &job);
     return true;
 }
 
@@ -617,11 +617,11 @@ static bool run_depthwise(const cpu_ref_kernel_args *args, const plx_window_geom
  * slabs of columns when the output is large enough (conv_slab_plan), at
  * once otherwise; depthwise convs run a direct kernel, plane by plane, on
  * the pool. */
-bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
+bool plxk_run_conv(const plxk_kernel_args *args) {
     char why[256];
     plx_window_geom g = {0};
     if (conv_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const float *x = args->inputs[0];
     const float *w = args->inputs[1];
@@ -634,7 +634,7 @@ bool cpu_ref_run_conv(const cpu_ref_kernel_args *args) {
                   .k = g.c / g.group * g.k[0] * g.k[1], .n = g.out[0] * g.out[1],
                   .isa = isa_of(args->compute)};
     set_epilogue(args->activation, &r.epilogue);
-    if (conv_slab_plan(&g, r.isa, cpu_ref_pool_threads(pool_of(args->compute)), &r.slabs)) {
+    if (conv_slab_plan(&g, r.isa, plxk_pool_threads(pool_of(args->compute)), &r.slabs)) {
         return run_conv_slabs(args, &r);
     }
     return run_conv_shared(args, &r);
@@ -661,18 +661,18 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_ge
                           size);
 }
 
-const char *cpu_ref_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
     plx_window_geom g = {0};
     return conv_transpose_prepare(layer, &g, buf, size);
 }
 
 /* Gather form: output position o receives input i through kernel tap t
  * when i*s + t*d - pb == o. */
-bool cpu_ref_run_conv_transpose(const cpu_ref_kernel_args *args) {
+bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     char why[256];
     plx_window_geom g = {0};
     if (conv_transpose_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const float *x = args->inputs[0];
     const float *w = args->inputs[1];
@@ -730,7 +730,7 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     const plx_fully_connected_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
     if (x->rank < 2 || w->rank != 2) {
-        return cpu_ref_refuse(buf, size, "cpu_ref fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
+        return plxk_refuse(buf, size, "cpu_ref fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
                    x->rank, w->rank);
     }
     g->transposed = desc->weights_transposed;
@@ -738,12 +738,12 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     g->rows = dim_product(x, 0, x->rank - 1);
     g->m = g->transposed ? w->dims[0] : w->dims[1];
     if ((g->transposed ? w->dims[1] : w->dims[0]) != g->k) {
-        return cpu_ref_refuse(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
+        return plxk_refuse(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
                    (long long)w->dims[0], (long long)w->dims[1],
                    g->transposed ? " (transposed)" : "", (long long)g->k);
     }
     if (l->input_count == 3 && numel(&l->inputs[2]) != g->m) {
-        return cpu_ref_refuse(buf, size, "cpu_ref fully_connected: B has %lld elements, not %lld",
+        return plxk_refuse(buf, size, "cpu_ref fully_connected: B has %lld elements, not %lld",
                    (long long)numel(&l->inputs[2]), (long long)g->m);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -752,26 +752,26 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     return require_output_shape(l, "fully_connected", x->rank, dims, buf, size);
 }
 
-const char *cpu_ref_check_fully_connected(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_fully_connected(const plx_layer_view *layer, char *buf, size_t size) {
     fc_geom g;
     return fc_prepare(layer, &g, buf, size);
 }
 
-size_t cpu_ref_workspace_fully_connected(const plx_layer_view *layer,
-                                         const cpu_ref_compute *compute) {
+size_t plxk_workspace_fully_connected(const plx_layer_view *layer,
+                                         const plxk_compute *compute) {
     fc_geom g;
     char buf[8];
     return fc_prepare(layer, &g, buf, sizeof buf) ? 0 : gemm_ws(compute, g.rows, g.m, g.k);
 }
 
 /* Y [rows, M] = X [rows, K] x W' [K, M] + B, W' = W or W^T. */
-bool cpu_ref_run_fully_connected(const cpu_ref_kernel_args *args) {
+bool plxk_run_fully_connected(const plxk_kernel_args *args) {
     char why[256];
     fc_geom g;
     if (fc_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
-    cpu_ref_gemm_args ga = {0};
+    plxk_gemm_args ga = {0};
     ga.m = (size_t)g.rows;
     ga.n = (size_t)g.m;
     ga.k = (size_t)g.k;
@@ -809,7 +809,7 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
     const plx_gemm_desc *desc = l->desc;
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
     if (a->rank != 2 || b->rank != 2) {
-        return cpu_ref_refuse(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u", a->rank,
+        return plxk_refuse(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u", a->rank,
                    b->rank);
     }
     g->m = desc->trans_a ? a->dims[1] : a->dims[0];
@@ -817,7 +817,7 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
     g->n = desc->trans_b ? b->dims[0] : b->dims[1];
     int64_t kb = desc->trans_b ? b->dims[1] : b->dims[0];
     if (kb != g->k) {
-        return cpu_ref_refuse(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->k,
+        return plxk_refuse(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->k,
                    (long long)kb);
     }
     g->a_sm = desc->trans_a ? 1 : a->dims[1];
@@ -834,10 +834,10 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
         } else if (c->rank == 1) {
             cn = c->dims[0];
         } else if (c->rank != 0) {
-            return cpu_ref_refuse(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", c->rank);
+            return plxk_refuse(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", c->rank);
         }
         if ((cm != 1 && cm != g->m) || (cn != 1 && cn != g->n)) {
-            return cpu_ref_refuse(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
+            return plxk_refuse(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
                        (long long)cm, (long long)cn, (long long)g->m, (long long)g->n);
         }
         g->c_sn = cn == 1 ? 0 : 1;
@@ -847,12 +847,12 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
     return require_output_shape(l, "gemm", 2, dims, buf, size);
 }
 
-const char *cpu_ref_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
     gemm_geom g;
     return gemm_prepare(layer, &g, buf, size);
 }
 
-size_t cpu_ref_workspace_gemm(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute) {
     gemm_geom g;
     char buf[8];
     return gemm_prepare(layer, &g, buf, sizeof buf) ? 0 : gemm_ws(compute, g.m, g.n, g.k);
@@ -860,16 +860,16 @@ size_t cpu_ref_workspace_gemm(const plx_layer_view *layer, const cpu_ref_compute
 
 /* Y = alpha A' B' + beta C: C is the GEMM's (unscaled) strided bias when
  * beta is 1; otherwise Y starts as beta C, which the GEMM accumulates on. */
-bool cpu_ref_run_gemm(const cpu_ref_kernel_args *args) {
+bool plxk_run_gemm(const plxk_kernel_args *args) {
     char why[256];
     gemm_geom g;
     if (gemm_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_gemm_desc *desc = args->layer->desc;
     const float *c = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
-    cpu_ref_gemm_args ga = {0};
+    plxk_gemm_args ga = {0};
     ga.m = (size_t)g.m;
     ga.n = (size_t)g.n;
     ga.k = (size_t)g.k;
@@ -922,15 +922,15 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
     }
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
     if (a->dtype != PLX_DTYPE_FLOAT32 && !is_int_dtype(a->dtype)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",
+        return plxk_refuse(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",
                    plx_dtype_name(a->dtype));
     }
     if (b->dtype != a->dtype || y->dtype != a->dtype) {
-        return cpu_ref_refuse(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
+        return plxk_refuse(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
                    plx_dtype_name(a->dtype), plx_dtype_name(b->dtype), plx_dtype_name(y->dtype));
     }
     if (a->rank < 1 || b->rank < 1) {
-        return cpu_ref_refuse(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
+        return plxk_refuse(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
                    a->rank, b->rank);
     }
     g->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
@@ -938,7 +938,7 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
     int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
     g->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
     if (kb != g->k) {
-        return cpu_ref_refuse(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->k,
+        return plxk_refuse(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->k,
                    (long long)kb);
     }
     uint32_t ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
@@ -956,7 +956,7 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
             db = b->dims[ib];
         }
         if (da != db && da != 1 && db != 1) {
-            return cpu_ref_refuse(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
+            return plxk_refuse(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
                        (long long)da, (long long)db);
         }
         g->batch[i] = da == 1 ? db : da;
@@ -977,12 +977,12 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
     return require_output_shape(l, "matmul", rank, dims, buf, size);
 }
 
-const char *cpu_ref_check_matmul(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_matmul(const plx_layer_view *layer, char *buf, size_t size) {
     matmul_geom g;
     return matmul_prepare(layer, &g, buf, size);
 }
 
-size_t cpu_ref_workspace_matmul(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *compute) {
     matmul_geom g;
     char buf[8];
     if (matmul_prepare(layer, &g, buf, sizeof buf) ||
@@ -994,11 +994,11 @@ size_t cpu_ref_workspace_matmul(const plx_layer_view *layer, const cpu_ref_compu
 
 /* Float32 runs one GEMM per (broadcast) batch; the integer types keep the
  * plain loops, with wrap-around arithmetic. */
-bool cpu_ref_run_matmul(const cpu_ref_kernel_args *args) {
+bool plxk_run_matmul(const plxk_kernel_args *args) {
     char why[256];
     matmul_geom g;
     if (matmul_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     plx_dtype dt = args->layer->inputs[0].dtype;
     const void *a = args->inputs[0], *b = args->inputs[1];
@@ -1014,7 +1014,7 @@ bool cpu_ref_run_matmul(const cpu_ref_kernel_args *args) {
     for (int64_t bi = 0; bi < batches; bi++) {
         int64_t y0 = bi * g.m * g.n;
         if (dt == PLX_DTYPE_FLOAT32) {
-            cpu_ref_gemm_args ga = {0};
+            plxk_gemm_args ga = {0};
             ga.m = (size_t)g.m;
             ga.n = (size_t)g.n;
             ga.k = (size_t)g.k;
@@ -1088,17 +1088,17 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
                               char *buf, size_t size) {
     plx_dtype dt = l->inputs[0].dtype;
     if (kind != PLX_POOL_MAX && kind != PLX_POOL_AVERAGE) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
+        return plxk_refuse(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
     }
     bool ok = dt == PLX_DTYPE_FLOAT32 ||
               (kind == PLX_POOL_MAX && (dt == PLX_DTYPE_INT8 || dt == PLX_DTYPE_UINT8));
     if (!ok) {
-        return cpu_ref_refuse(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
+        return plxk_refuse(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
                    op, kind == PLX_POOL_MAX ? "float32, int8 and uint8" : "float32",
                    plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
+        return plxk_refuse(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
                    plx_dtype_name(l->outputs[0].dtype));
     }
     return NULL;
@@ -1118,7 +1118,7 @@ static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, cha
     return window_refusal(plx_window_geom_pool(l, ATTR_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
-const char *cpu_ref_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
     plx_window_geom g = {0};
     return pool_prepare(layer, &g, buf, size);
 }
@@ -1132,7 +1132,7 @@ typedef struct max_pool_job {
 /* One output plane (image n, channel c = task) of a float32 max pool, the
  * common case (ResNet's stem), on the pool's threads: each tap of the
  * window takes the maximum into a whole output row at once, over the
- * outputs whose input lies inside the row (cpu_ref_window_columns). Taps
+ * outputs whose input lies inside the row (plxk_window_columns). Taps
  * come in the same order and with the same NaN rule as the general loop
  * below, so the results are the same. */
 static void max_pool_plane(void *ctx, size_t task, size_t thread) {
@@ -1154,7 +1154,7 @@ static void max_pool_plane(void *ctx, size_t task, size_t thread) {
             const float *restrict xr = x + ih * g->in[1];
             for (int64_t kw = 0; kw < g->k[1]; kw++) {
                 int64_t off = kw * g->d[1] - g->pb[1], lo, hi;
-                cpu_ref_window_columns(off, g->s[1], g->in[1], g->out[1], &lo, &hi);
+                plxk_window_columns(off, g->s[1], g->in[1], g->out[1], &lo, &hi);
                 for (int64_t ow = lo; ow < hi; ow++) {
                     float v = xr[ow * g->s[1] + off];
                     yr[ow] = v > yr[ow] || isnan(v) ? v : yr[ow];
@@ -1169,11 +1169,11 @@ static void max_pool_plane(void *ctx, size_t task, size_t thread) {
  * ceil_mode can create, never count, as in ONNX's reference and PyTorch.
  * A window with nothing to average gives NaN; a max over nothing gives the
  * lowest value of the dtype. */
-bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
+bool plxk_run_pool(const plxk_kernel_args *args) {
     char why[256];
     plx_window_geom g = {0};
     if (pool_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_pool_desc *desc = args->layer->desc;
     plx_dtype dt = args->layer->inputs[0].dtype;
@@ -1184,7 +1184,7 @@ bool cpu_ref_run_pool(const cpu_ref_kernel_args *args) {
         max_pool_job job = {&g, x, y};
         double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
                          (double)(g.k[0] * g.k[1]) / 4.0;
-        cpu_ref_pool_run(pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, max_pool_plane,
+        plxk_pool_run(pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, max_pool_plane,
                          &job);
         return true;
     }
@@ -1241,7 +1241,7 @@ static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, 
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return cpu_ref_refuse(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
+        return plxk_refuse(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
     }
     int64_t dims[PLX_MAX_RANK];
     for (uint32_t i = 0; i < x->rank; i++) {
@@ -1252,16 +1252,16 @@ static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, 
     return require_output_shape(l, "global_pool", x->rank, dims, buf, size);
 }
 
-const char *cpu_ref_check_global_pool(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_global_pool(const plx_layer_view *layer, char *buf, size_t size) {
     int64_t outer = 0, inner = 0;
     return global_pool_prepare(layer, &outer, &inner, buf, size);
 }
 
-bool cpu_ref_run_global_pool(const cpu_ref_kernel_args *args) {
+bool plxk_run_global_pool(const plxk_kernel_args *args) {
     char why[256];
     int64_t outer = 0, inner = 0;
     if (global_pool_prepare(args->layer, &outer, &inner, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_global_pool_desc *desc = args->layer->desc;
     plx_dtype dt = args->layer->inputs[0].dtype;
@@ -1299,26 +1299,26 @@ static const char *batch_norm_prepare(const plx_layer_view *l, char *buf, size_t
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 2) {
-        return cpu_ref_refuse(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
+        return plxk_refuse(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
     }
     static const char *const names[5] = {"X", "scale", "bias", "mean", "var"};
     for (uint32_t i = 1; i < 5; i++) {
         if (numel(&l->inputs[i]) != x->dims[1]) {
-            return cpu_ref_refuse(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
+            return plxk_refuse(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
                        names[i], (long long)numel(&l->inputs[i]), (long long)x->dims[1]);
         }
     }
     return require_output_shape(l, "batch_norm", x->rank, x->dims, buf, size);
 }
 
-const char *cpu_ref_check_batch_norm(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_batch_norm(const plx_layer_view *layer, char *buf, size_t size) {
     return batch_norm_prepare(layer, buf, size);
 }
 
-bool cpu_ref_run_batch_norm(const cpu_ref_kernel_args *args) {
+bool plxk_run_batch_norm(const plxk_kernel_args *args) {
     char why[256];
     if (batch_norm_prepare(args->layer, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_batch_norm_desc *desc = args->layer->desc;
     const plx_tensor_info *xi = &args->layer->inputs[0];
@@ -1351,7 +1351,7 @@ static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_
                                      const char *op, const char *name, int64_t *st, char *buf,
                                      size_t size) {
     if (t->rank > x->rank) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
+        return plxk_refuse(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
                    x->rank);
     }
     int64_t s = 1;
@@ -1359,7 +1359,7 @@ static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_
         int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
         int64_t d = ti >= 0 ? t->dims[ti] : 1;
         if (d != 1 && d != x->dims[i]) {
-            return cpu_ref_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
+            return plxk_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
                        op, name, i, (long long)d, (long long)x->dims[i]);
         }
         st[i] = d == 1 ? 0 : s;
@@ -1381,7 +1381,7 @@ static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *
     const plx_tensor_info *x = &l->inputs[0];
     int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
     if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
-        return cpu_ref_refuse(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
+        return plxk_refuse(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
                    desc->axis, x->rank);
     }
     g->rank = x->rank;
@@ -1398,18 +1398,18 @@ static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *
     return require_output_shape(l, "layer_norm", x->rank, x->dims, buf, size);
 }
 
-const char *cpu_ref_check_layer_norm(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_layer_norm(const plx_layer_view *layer, char *buf, size_t size) {
     layer_norm_geom g;
     return layer_norm_prepare(layer, &g, buf, size);
 }
 
 /* Mean and variance are accumulated in double (two passes), which keeps
  * them accurate for long rows; the result is rounded to float once. */
-bool cpu_ref_run_layer_norm(const cpu_ref_kernel_args *args) {
+bool plxk_run_layer_norm(const plxk_kernel_args *args) {
     char why[256];
     layer_norm_geom g;
     if (layer_norm_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_layer_norm_desc *desc = args->layer->desc;
     const plx_tensor_info *xi = &args->layer->inputs[0];
@@ -1463,14 +1463,14 @@ static const char *instance_norm_prepare(const plx_layer_view *l, char *buf, siz
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return cpu_ref_refuse(buf, size, "cpu_ref instance_norm takes X of rank >= 3, not %u",
+        return plxk_refuse(buf, size, "cpu_ref instance_norm takes X of rank >= 3, not %u",
                               x->rank);
     }
     static const char *const names[3] = {"X", "scale", "bias"};
     for (uint32_t i = 1; i < 3; i++) {
         const plx_tensor_info *p = &l->inputs[i];
         if (p->rank != 1 || p->dims[0] != x->dims[1]) {
-            return cpu_ref_refuse(buf, size,
+            return plxk_refuse(buf, size,
                                   "cpu_ref instance_norm: %s must be 1-D with %lld entries (X's channels)",
                                   names[i], (long long)x->dims[1]);
         }
@@ -1478,16 +1478,16 @@ static const char *instance_norm_prepare(const plx_layer_view *l, char *buf, siz
     return require_output_shape(l, "instance_norm", x->rank, x->dims, buf, size);
 }
 
-const char *cpu_ref_check_instance_norm(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_instance_norm(const plx_layer_view *layer, char *buf, size_t size) {
     return instance_norm_prepare(layer, buf, size);
 }
 
 /* Each (n, c) plane by its own mean and (biased) variance, accumulated in
  * double over two passes like layer_norm. */
-bool cpu_ref_run_instance_norm(const cpu_ref_kernel_args *args) {
+bool plxk_run_instance_norm(const plxk_kernel_args *args) {
     char why[256];
     if (instance_norm_prepare(args->layer, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_instance_norm_desc *desc = args->layer->desc;
     const plx_tensor_info *xi = &args->layer->inputs[0];
@@ -1532,7 +1532,7 @@ static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int6
     const plx_tensor_info *x = &l->inputs[0];
     int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
     if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
-        return cpu_ref_refuse(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
+        return plxk_refuse(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
                    x->rank);
     }
     *outer = dim_product(x, 0, (uint32_t)axis);
@@ -1541,18 +1541,18 @@ static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int6
     return require_output_shape(l, "softmax", x->rank, x->dims, buf, size);
 }
 
-const char *cpu_ref_check_softmax(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_softmax(const plx_layer_view *layer, char *buf, size_t size) {
     int64_t o, n, i;
     return softmax_prepare(layer, &o, &n, &i, buf, size);
 }
 
 /* Subtracts the max before exponentiating; the sum of exponentials is kept
  * in double (it is the one long accumulation here). */
-bool cpu_ref_run_softmax(const cpu_ref_kernel_args *args) {
+bool plxk_run_softmax(const plxk_kernel_args *args) {
     char why[256];
     int64_t outer = 0, len = 0, inner = 0;
     if (softmax_prepare(args->layer, &outer, &len, &inner, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     bool log_form = ((const plx_softmax_desc *)args->layer->desc)->log;
     const float *x = args->inputs[0];
@@ -1601,30 +1601,30 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
     const plx_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->dtype != PLX_DTYPE_FLOAT32 && !is_int_dtype(x->dtype)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref runs reduce in float32, int32 and int64 only, not %s",
+        return plxk_refuse(buf, size, "cpu_ref runs reduce in float32, int32 and int64 only, not %s",
                    plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != x->dtype) {
-        return cpu_ref_refuse(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
+        return plxk_refuse(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
                    plx_dtype_name(l->outputs[0].dtype));
     }
     if ((unsigned)desc->func > PLX_REDUCE_LOG_SUM_EXP) {
-        return cpu_ref_refuse(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
+        return plxk_refuse(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
     }
     if (x->dtype != PLX_DTYPE_FLOAT32 &&
         (desc->func == PLX_REDUCE_L2 || desc->func == PLX_REDUCE_LOG_SUM ||
          desc->func == PLX_REDUCE_LOG_SUM_EXP)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref runs reduce l2, log_sum and log_sum_exp in float32 only, not %s",
+        return plxk_refuse(buf, size, "cpu_ref runs reduce l2, log_sum and log_sum_exp in float32 only, not %s",
                    plx_dtype_name(x->dtype));
     }
     if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
-        return cpu_ref_refuse(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
+        return plxk_refuse(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
     }
     bool reduced[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < desc->axis_count; i++) {
         int64_t a = desc->axes[i] < 0 ? (int64_t)desc->axes[i] + x->rank : desc->axes[i];
         if (a < 0 || a >= (int64_t)x->rank || reduced[a]) {
-            return cpu_ref_refuse(buf, size, "cpu_ref reduce: axis %d is out of range or repeated (rank %u)",
+            return plxk_refuse(buf, size, "cpu_ref reduce: axis %d is out of range or repeated (rank %u)",
                        desc->axes[i], x->rank);
         }
         reduced[a] = true;
@@ -1656,7 +1656,7 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
     return require_output_shape(l, "reduce", out_rank, out_dims, buf, size);
 }
 
-const char *cpu_ref_check_reduce(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_reduce(const plx_layer_view *layer, char *buf, size_t size) {
     reduce_geom g;
     return reduce_prepare(layer, &g, buf, size);
 }
@@ -1719,11 +1719,11 @@ static float reduce_float_more(const reduce_geom *g, plx_reduce_func func, const
  * empty set: sum 0, max -inf (or the dtype's minimum), min +inf (maximum),
  * float mean NaN, integer mean an error. Integer prod, l1 and sum_square
  * wrap like sums (prod of nothing is 1). */
-bool cpu_ref_run_reduce(const cpu_ref_kernel_args *args) {
+bool plxk_run_reduce(const plxk_kernel_args *args) {
     char why[256];
     reduce_geom g;
     if (reduce_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_reduce_desc *desc = args->layer->desc;
     const plx_tensor_info *xi = &args->layer->inputs[0];
@@ -1739,7 +1739,7 @@ bool cpu_ref_run_reduce(const cpu_ref_kernel_args *args) {
     }
     bool is_float = dt == PLX_DTYPE_FLOAT32;
     if (!is_float && desc->func == PLX_REDUCE_MEAN && g.count == 0 && numel(&args->layer->outputs[0])) {
-        return cpu_ref_fail(args, "cpu_ref reduce: integer mean over an empty set");
+        return plxk_fail(args, "cpu_ref reduce: integer mean over an empty set");
     }
     int64_t int_min = dt == PLX_DTYPE_INT32 ? INT32_MIN : INT64_MIN;
     int64_t int_max = dt == PLX_DTYPE_INT32 ? INT32_MAX : INT64_MAX;
@@ -1883,7 +1883,7 @@ static const char *axis_layout(const plx_layer_view *l, const char *op, int64_t 
     const plx_tensor_info *x = &l->inputs[0];
     int64_t a = axis_in < 0 ? axis_in + (int64_t)x->rank : axis_in;
     if (a < 0 || a >= (int64_t)x->rank) {
-        return cpu_ref_refuse(buf, size, "cpu_ref %s: axis %lld is out of range for rank %u", op,
+        return plxk_refuse(buf, size, "cpu_ref %s: axis %lld is out of range for rank %u", op,
                               (long long)axis_in, x->rank);
     }
     *axis = (uint32_t)a;
@@ -1907,11 +1907,11 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
     const plx_arg_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (!is_numeric_dtype(x->dtype)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref arg_reduce: dtype %s is not supported",
+        return plxk_refuse(buf, size, "cpu_ref arg_reduce: dtype %s is not supported",
                               plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != PLX_DTYPE_INT64) {
-        return cpu_ref_refuse(buf, size, "cpu_ref arg_reduce: the output is %s, not int64",
+        return plxk_refuse(buf, size, "cpu_ref arg_reduce: the output is %s, not int64",
                               plx_dtype_name(l->outputs[0].dtype));
     }
     if ((why = axis_layout(l, "arg_reduce", desc->axis, &g->axis, &g->outer, &g->len, &g->inner,
@@ -1919,7 +1919,7 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
         return why;
     }
     if (g->len == 0 && g->outer * g->inner > 0) {
-        return cpu_ref_refuse(buf, size, "cpu_ref arg_reduce: axis %u of X is empty", g->axis);
+        return plxk_refuse(buf, size, "cpu_ref arg_reduce: axis %u of X is empty", g->axis);
     }
     int64_t dims[PLX_MAX_RANK];
     uint32_t r = 0;
@@ -1933,7 +1933,7 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
     return require_output_shape(l, "arg_reduce", r, dims, buf, size);
 }
 
-const char *cpu_ref_check_arg_reduce(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_arg_reduce(const plx_layer_view *layer, char *buf, size_t size) {
     axis_geom g = {0};
     return arg_reduce_prepare(layer, &g, buf, size);
 }
@@ -1941,11 +1941,11 @@ const char *cpu_ref_check_arg_reduce(const plx_layer_view *layer, char *buf, siz
 /* The index of the largest (smallest) element along the axis, the first
  * of equal ones or the last with select_last_index. A NaN wins over every
  * number in both (as numpy's argmax and argmin). */
-bool cpu_ref_run_arg_reduce(const cpu_ref_kernel_args *args) {
+bool plxk_run_arg_reduce(const plxk_kernel_args *args) {
     char why[256];
     axis_geom g = {0};
     if (arg_reduce_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_arg_reduce_desc *desc = args->layer->desc;
     plx_dtype dt = args->layer->inputs[0].dtype;
@@ -1974,10 +1974,10 @@ bool cpu_ref_run_arg_reduce(const cpu_ref_kernel_args *args) {
 
 static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf, size_t size) {
     if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return cpu_ref_refuse(buf, size, "cpu_ref topk: the layer view is missing or too small");
+        return plxk_refuse(buf, size, "cpu_ref topk: the layer view is missing or too small");
     }
     if (l->input_count != 1 || l->output_count != 2 || !l->inputs || !l->outputs) {
-        return cpu_ref_refuse(buf, size, "cpu_ref topk takes 1 input and 2 outputs, not %u and %u",
+        return plxk_refuse(buf, size, "cpu_ref topk takes 1 input and 2 outputs, not %u and %u",
                               l->input_count, l->output_count);
     }
     uint32_t ss = 0;
@@ -1985,24 +1985,24 @@ static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf
         memcpy(&ss, l->desc, sizeof ss);
     }
     if (ss < sizeof(plx_topk_desc)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref topk: missing or too small descriptor");
+        return plxk_refuse(buf, size, "cpu_ref topk: missing or too small descriptor");
     }
     const plx_tensor_info *infos[3] = {&l->inputs[0], &l->outputs[0], &l->outputs[1]};
     for (int i = 0; i < 3; i++) {
         size_t bytes;
         if (!plx_tensor_info_byte_size(infos[i], &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return cpu_ref_refuse(buf, size, "cpu_ref topk: %s has an invalid dtype or shape",
+            return plxk_refuse(buf, size, "cpu_ref topk: %s has an invalid dtype or shape",
                                   i == 0 ? "X" : i == 1 ? "values" : "indices");
         }
     }
     const plx_topk_desc *desc = l->desc;
     plx_dtype dt = l->inputs[0].dtype;
     if (!is_numeric_dtype(dt)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref topk: dtype %s is not supported",
+        return plxk_refuse(buf, size, "cpu_ref topk: dtype %s is not supported",
                               plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt || l->outputs[1].dtype != PLX_DTYPE_INT64) {
-        return cpu_ref_refuse(buf, size, "cpu_ref topk: outputs %s and %s, expected %s and int64",
+        return plxk_refuse(buf, size, "cpu_ref topk: outputs %s and %s, expected %s and int64",
                               plx_dtype_name(l->outputs[0].dtype),
                               plx_dtype_name(l->outputs[1].dtype), plx_dtype_name(dt));
     }
@@ -2012,7 +2012,7 @@ static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf
         return why;
     }
     if (desc->k < 0 || desc->k > g->len) {
-        return cpu_ref_refuse(buf, size, "cpu_ref topk: k %lld is out of range [0, %lld]",
+        return plxk_refuse(buf, size, "cpu_ref topk: k %lld is out of range [0, %lld]",
                               (long long)desc->k, (long long)g->len);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -2028,7 +2028,7 @@ static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf
     return require_output_shape(&indices, "topk", x->rank, dims, buf, size);
 }
 
-const char *cpu_ref_check_topk(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_topk(const plx_layer_view *layer, char *buf, size_t size) {
     axis_geom g = {0};
     return topk_prepare(layer, &g, buf, size);
 }
@@ -2048,11 +2048,11 @@ static bool topk_before(plx_dtype dt, const void *x, int64_t base, int64_t inner
  * order, of those after the (t-1)-th; O(k * n) per line. The outputs are
  * sorted whatever `sorted` says. A NaN is larger than every number, as in
  * compare_elements. */
-bool cpu_ref_run_topk(const cpu_ref_kernel_args *args) {
+bool plxk_run_topk(const plxk_kernel_args *args) {
     char why[256];
     axis_geom g = {0};
     if (topk_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_topk_desc *desc = args->layer->desc;
     plx_dtype dt = args->layer->inputs[0].dtype;
@@ -2106,21 +2106,21 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
     const plx_resize_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (x->rank != 4) {
-        return cpu_ref_refuse(buf, size, "cpu_ref resize takes rank-4 (NCHW) inputs, not rank %u", x->rank);
+        return plxk_refuse(buf, size, "cpu_ref resize takes rank-4 (NCHW) inputs, not rank %u", x->rank);
     }
     if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
-        return cpu_ref_refuse(buf, size, "cpu_ref resize: mode %d is not implemented", (int)desc->mode);
+        return plxk_refuse(buf, size, "cpu_ref resize: mode %d is not implemented", (int)desc->mode);
     }
     if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
-        return cpu_ref_refuse(buf, size, "cpu_ref resize: coordinate transformation %d is not implemented",
+        return plxk_refuse(buf, size, "cpu_ref resize: coordinate transformation %d is not implemented",
                    (int)desc->coord);
     }
     if (desc->mode == PLX_RESIZE_NEAREST && (unsigned)desc->nearest > PLX_RESIZE_NEAREST_CEIL) {
-        return cpu_ref_refuse(buf, size, "cpu_ref resize: nearest mode %d is not implemented",
+        return plxk_refuse(buf, size, "cpu_ref resize: nearest mode %d is not implemented",
                    (int)desc->nearest);
     }
     if (y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return cpu_ref_refuse(buf, size, "cpu_ref resize: Y must be rank 4 with X's N and C");
+        return plxk_refuse(buf, size, "cpu_ref resize: Y must be rank 4 with X's N and C");
     }
     g->nc = x->dims[0] * x->dims[1];
     for (int i = 0; i < 2; i++) {
@@ -2128,11 +2128,11 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
         g->out[i] = y->dims[2 + i];
         float s = desc->scales[i];
         if (!(s >= 0.0f) || isinf(s)) {
-            return cpu_ref_refuse(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
+            return plxk_refuse(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
                        (double)s);
         }
         if (g->in[i] == 0 && g->out[i] != 0) {
-            return cpu_ref_refuse(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
+            return plxk_refuse(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
                        (long long)g->out[i]);
         }
         g->scale[i] = s > 0.0f ? (double)s
@@ -2142,7 +2142,7 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
     return NULL;
 }
 
-const char *cpu_ref_check_resize(const plx_layer_view *layer, char *buf, size_t size) {
+const char *plxk_check_resize(const plx_layer_view *layer, char *buf, size_t size) {
     resize_geom g;
     return resize_prepare(layer, &g, buf, size);
 }
@@ -2208,11 +2208,11 @@ static void resize_linear_taps(double c, int64_t in, int64_t *lo, int64_t *hi, d
 
 /* Bilinear interpolates along W first, then H, in double, as the
  * reference does. */
-bool cpu_ref_run_resize(const cpu_ref_kernel_args *args) {
+bool plxk_run_resize(const plxk_kernel_args *args) {
     char why[256];
     resize_geom g;
     if (resize_prepare(args->layer, &g, why, sizeof why)) {
-        return cpu_ref_fail(args, "%s", why);
+        return plxk_fail(args, "%s", why);
     }
     const plx_resize_desc *desc = args->layer->desc;
     const float *x = args->inputs[0];

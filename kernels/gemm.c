@@ -13,87 +13,87 @@
 
 #define WORKSPACE_ALIGNMENT 64
 
-const char *cpu_ref_isa_name(cpu_ref_isa isa) {
+const char *plxk_isa_name(plxk_isa isa) {
     switch (isa) {
-    case CPU_REF_ISA_PORTABLE:
+    case PLXK_ISA_PORTABLE:
         return "portable";
-    case CPU_REF_ISA_AVX2:
+    case PLXK_ISA_AVX2:
         return "avx2";
-    case CPU_REF_ISA_AVX512:
+    case PLXK_ISA_AVX512:
         return "avx512";
     }
     return "?";
 }
 
-bool cpu_ref_isa_parse(const char *name, cpu_ref_isa *out) {
+bool plxk_isa_parse(const char *name, plxk_isa *out) {
     if (!name) {
         return false;
     }
     if (strcmp(name, "auto") == 0) {
-        *out = cpu_ref_isa_best();
+        *out = plxk_isa_best();
         return true;
     }
-    for (int i = 0; i < CPU_REF_ISA_COUNT; i++) {
-        if (strcmp(name, cpu_ref_isa_name((cpu_ref_isa)i)) == 0) {
-            *out = (cpu_ref_isa)i;
+    for (int i = 0; i < PLXK_ISA_COUNT; i++) {
+        if (strcmp(name, plxk_isa_name((plxk_isa)i)) == 0) {
+            *out = (plxk_isa)i;
             return true;
         }
     }
     return false;
 }
 
-static const cpu_ref_gemm_impl *impl_of(cpu_ref_isa isa) {
+static const plxk_gemm_impl *impl_of(plxk_isa isa) {
     switch (isa) {
-    case CPU_REF_ISA_PORTABLE:
-        return &cpu_ref_gemm_impl_portable;
-#if defined(CPU_REF_GEMM_X86)
-    case CPU_REF_ISA_AVX2:
-        return &cpu_ref_gemm_impl_avx2;
-    case CPU_REF_ISA_AVX512:
-        return &cpu_ref_gemm_impl_avx512;
+    case PLXK_ISA_PORTABLE:
+        return &plxk_gemm_impl_portable;
+#if defined(PLXK_GEMM_X86)
+    case PLXK_ISA_AVX2:
+        return &plxk_gemm_impl_avx2;
+    case PLXK_ISA_AVX512:
+        return &plxk_gemm_impl_avx512;
 #else
-    case CPU_REF_ISA_AVX2:
-    case CPU_REF_ISA_AVX512:
+    case PLXK_ISA_AVX2:
+    case PLXK_ISA_AVX512:
         break;
 #endif
     }
     return NULL;
 }
 
-bool cpu_ref_isa_supported(cpu_ref_isa isa) {
+bool plxk_isa_supported(plxk_isa isa) {
     if (!impl_of(isa)) {
         return false;
     }
-#if defined(CPU_REF_GEMM_X86)
+#if defined(PLXK_GEMM_X86)
     __builtin_cpu_init();
     switch (isa) {
-    case CPU_REF_ISA_PORTABLE:
+    case PLXK_ISA_PORTABLE:
         return true;
-    case CPU_REF_ISA_AVX2:
+    case PLXK_ISA_AVX2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case CPU_REF_ISA_AVX512:
+    case PLXK_ISA_AVX512:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
     }
     return false;
 #else
-    return isa == CPU_REF_ISA_PORTABLE;
+    return isa == PLXK_ISA_PORTABLE;
 #endif
 }
 
-cpu_ref_isa cpu_ref_isa_best(void) {
-    if (cpu_ref_isa_supported(CPU_REF_ISA_AVX512)) {
-        return CPU_REF_ISA_AVX512;
+plxk_isa plxk_isa_best(void) {
+    if (plxk_isa_supported(PLXK_ISA_AVX512)) {
+        return PLXK_ISA_AVX512;
     }
-    if (cpu_ref_isa_supported(CPU_REF_ISA_AVX2)) {
-        return CPU_REF_ISA_AVX2;
+    if (plxk_isa_supported(PLXK_ISA_AVX2)) {
+        return PLXK_ISA_AVX2;
     }
-    return CPU_REF_ISA_PORTABLE;
+    return PLXK_ISA_PORTABLE;
 }
 
-bool cpu_ref_gemm_blocking_of(cpu_ref_isa isa, cpu_ref_gemm_blocking *out) {
-    const cpu_ref_gemm_impl *impl = impl_of(isa);
+bool plxk_gemm_blocking_of(plxk_isa isa, plxk_gemm_blocking *out) {
+    const plxk_gemm_impl *impl = impl_of(isa);
     if (!impl) {
         return false;
     }
@@ -101,9 +101,9 @@ bool cpu_ref_gemm_blocking_of(cpu_ref_isa isa, cpu_ref_gemm_blocking *out) {
     return true;
 }
 
-bool cpu_ref_depthwise(cpu_ref_isa isa, const cpu_ref_depthwise_plane *plane) {
-    const cpu_ref_gemm_impl *impl = impl_of(isa);
-    if (!impl || !plane || !cpu_ref_isa_supported(isa)) {
+bool plxk_depthwise(plxk_isa isa, const plxk_depthwise_plane *plane) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plane || !plxk_isa_supported(isa)) {
         return false;
     }
     impl->depthwise(plane);
@@ -138,7 +138,7 @@ static size_t align_floats(size_t n) {
 
 /* The largest tiles: the blocks, clamped to the problem. Slice sizes are
  * computed from these, and make_plan only ever shrinks the tiles. */
-static plan largest_plan(const cpu_ref_gemm_blocking *b, size_t m, size_t n, size_t k) {
+static plan largest_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t k) {
     plan p;
     p.mc = min_size(b->mc, round_up(m, b->mr));
     p.nc = min_size(b->nc, round_up(n, b->nr));
@@ -153,7 +153,7 @@ static plan largest_plan(const cpu_ref_gemm_blocking *b, size_t m, size_t n, siz
 /* Shrinks the tiles until there are at least two per thread (when the
  * problem allows it), halving the dimension whose tiles are larger, in
  * multiples of MR and NR. */
-static plan make_plan(const cpu_ref_gemm_blocking *b, size_t m, size_t n, size_t k,
+static plan make_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t k,
                       size_t threads) {
     plan p = largest_plan(b, m, n, k);
     while (threads > 1 && p.tiles_m * p.tiles_n < 2 * threads) {
@@ -175,13 +175,13 @@ static size_t slice_bytes(const plan *p) {
     return (p->slice_a + p->slice_b) * sizeof(float);
 }
 
-size_t cpu_ref_gemm_workspace_size(cpu_ref_isa isa, size_t m, size_t n, size_t k,
+size_t plxk_gemm_workspace_size(plxk_isa isa, size_t m, size_t n, size_t k,
                                    size_t threads) {
-    const cpu_ref_gemm_impl *impl = impl_of(isa);
+    const plxk_gemm_impl *impl = impl_of(isa);
     if (!impl || m == 0 || n == 0 || k == 0) {
         return 0;
     }
-    /* cpu_ref_gemm may run the problem transposed: room for either way. */
+    /* plxk_gemm may run the problem transposed: room for either way. */
     plan p = largest_plan(&impl->blocks, m, n, k), t = largest_plan(&impl->blocks, n, m, k);
     size_t slice = slice_bytes(&p) > slice_bytes(&t) ? slice_bytes(&p) : slice_bytes(&t);
     if (threads == 0) {
@@ -196,8 +196,8 @@ size_t cpu_ref_gemm_workspace_size(cpu_ref_isa isa, size_t m, size_t n, size_t k
 /* ---- running ------------------------------------------------------------- */
 
 typedef struct gemm_run {
-    const cpu_ref_gemm_impl *impl;
-    cpu_ref_gemm_problem problem;
+    const plxk_gemm_impl *impl;
+    plxk_gemm_problem problem;
     plan plan;
     char *slices; /* aligned; slice t belongs to thread t */
     size_t slice_bytes;
@@ -205,7 +205,7 @@ typedef struct gemm_run {
 
 static void run_tile(void *ctx, size_t task, size_t thread) {
     const gemm_run *r = ctx;
-    const cpu_ref_gemm_args *g = &r->problem.args;
+    const plxk_gemm_args *g = &r->problem.args;
     size_t ti = task / r->plan.tiles_n, tj = task % r->plan.tiles_n;
     size_t i0 = ti * r->plan.mc, j0 = tj * r->plan.nc;
     float *pack_a = (float *)(void *)(r->slices + thread * r->slice_bytes);
@@ -214,18 +214,18 @@ static void run_tile(void *ctx, size_t task, size_t thread) {
                   pack_a, pack_b);
 }
 
-static float activate(const cpu_ref_gemm_args *g, float v) {
-    if (g->act == CPU_REF_ACT_RELU) {
+static float activate(const plxk_gemm_args *g, float v) {
+    if (g->act == PLXK_ACT_RELU) {
         return v > 0.0f ? v : 0.0f;
     }
-    if (g->act == CPU_REF_ACT_CLIP) {
+    if (g->act == PLXK_ACT_CLIP) {
         return v < g->lo ? g->lo : v > g->hi ? g->hi : v;
     }
     return v;
 }
 
 /* K = 0: C = act(beta * C + bias). */
-static void epilogue_only(const cpu_ref_gemm_args *g) {
+static void epilogue_only(const plxk_gemm_args *g) {
     for (size_t i = 0; i < g->m; i++) {
         float *c = g->c + i * g->ldc;
         for (size_t j = 0; j < g->n; j++) {
@@ -245,7 +245,7 @@ static void epilogue_only(const cpu_ref_gemm_args *g) {
  * block of CHUNK outputs at a time, so nothing allocates; with mo == 1 the
  * inner loop runs along contiguous outputs (vectorised), otherwise along
  * p with four partial sums. The calling thread does it all. */
-static void gemv(const cpu_ref_gemm_args *g, size_t count, const float *mat, ptrdiff_t mp,
+static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdiff_t mp,
                  ptrdiff_t mo, const float *x, ptrdiff_t xs, float *out, ptrdiff_t os,
                  const float *bias, ptrdiff_t bs) {
     enum { CHUNK = 256 };
@@ -292,13 +292,13 @@ static void gemv(const cpu_ref_gemm_args *g, size_t count, const float *mat, ptr
     }
 }
 
-bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *args,
+bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
                   void *workspace, size_t workspace_size) {
-    const cpu_ref_gemm_impl *impl = impl_of(isa);
-    if (!args || !impl || !cpu_ref_isa_supported(isa)) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!args || !impl || !plxk_isa_supported(isa)) {
         return false;
     }
-    const cpu_ref_gemm_args *g = args;
+    const plxk_gemm_args *g = args;
     if (g->m == 0 || g->n == 0) {
         return true;
     }
@@ -320,9 +320,9 @@ bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *
     }
     /* A matrix-vector product (N smaller than NR, M larger) runs transposed:
      * C^T = op(B)^T op(A)^T, so that the long dimension fills the vectors. */
-    cpu_ref_gemm_problem pr = {*g, (ptrdiff_t)g->ldc, 1};
+    plxk_gemm_problem pr = {*g, (ptrdiff_t)g->ldc, 1};
     if (g->n < impl->blocks.nr && g->m > g->n) {
-        cpu_ref_gemm_args *t = &pr.args;
+        plxk_gemm_args *t = &pr.args;
         t->m = g->n;
         t->n = g->m;
         t->a = g->b;
@@ -341,7 +341,7 @@ bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *
     uintptr_t start = (uintptr_t)workspace;
     size_t skip = (size_t)(round_up(start, WORKSPACE_ALIGNMENT) - start);
     size_t usable = workspace && workspace_size > skip ? workspace_size - skip : 0;
-    size_t threads = cpu_ref_pool_threads(pool);
+    size_t threads = plxk_pool_threads(pool);
     plan p = make_plan(&impl->blocks, g->m, g->n, g->k, threads);
     plan largest = largest_plan(&impl->blocks, g->m, g->n, g->k);
     size_t slice = slice_bytes(&largest);
@@ -356,6 +356,6 @@ bool cpu_ref_gemm(cpu_ref_isa isa, cpu_ref_pool *pool, const cpu_ref_gemm_args *
     gemm_run r = {impl, pr, p, (char *)workspace + skip, slice};
     /* About 32 multiply-adds a nanosecond on one core (AVX-512). */
     double cost_ns = (double)g->m * (double)g->n * (double)g->k / 32.0;
-    cpu_ref_pool_run(pool, p.tiles_m * p.tiles_n, cost_ns, run_tile, &r);
+    plxk_pool_run(pool, p.tiles_m * p.tiles_n, cost_ns, run_tile, &r);
     return true;
 }

@@ -1,4 +1,4 @@
-/* The operator -> kernel table of cpu_ref. */
+/* The operator -> kernel table of the reference kernels (kernels.h). */
 #include "kernels.h"
 
 #include "fusion.h"
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...) {
+bool plxk_fail(const plxk_kernel_args *args, const char *fmt, ...) {
     if (args->error && args->error_size) {
         va_list ap;
         va_start(ap, fmt);
@@ -18,7 +18,7 @@ bool cpu_ref_fail(const cpu_ref_kernel_args *args, const char *fmt, ...) {
     return false;
 }
 
-const char *cpu_ref_refuse(char *buf, size_t size, const char *fmt, ...) {
+const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...) {
     if (!buf || size == 0) {
         return "cpu_ref cannot run this layer";
     }
@@ -29,15 +29,15 @@ const char *cpu_ref_refuse(char *buf, size_t size, const char *fmt, ...) {
     return buf;
 }
 
-#define ENTRY(op, name) [op] = {cpu_ref_check_##name, cpu_ref_run_##name, NULL}
+#define ENTRY(op, name) [op] = {plxk_check_##name, plxk_run_##name, NULL}
 #define ENTRY_WS(op, name) \
-    [op] = {cpu_ref_check_##name, cpu_ref_run_##name, cpu_ref_workspace_##name}
+    [op] = {plxk_check_##name, plxk_run_##name, plxk_workspace_##name}
 
-typedef size_t (*workspace_fn)(const plx_layer_view *layer, const cpu_ref_compute *compute);
+typedef size_t (*workspace_fn)(const plx_layer_view *layer, const plxk_compute *compute);
 
 static const struct {
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
+    plxk_check_fn check;
+    plxk_run_fn run;
     workspace_fn workspace; /* NULL: none */
 } table[PLX_OP_COUNT] = {
     ENTRY(PLX_OP_CONSTANT, constant),
@@ -83,7 +83,7 @@ static const struct {
     ENTRY_WS(PLX_OP_PRECOMPILED, precompiled),
 };
 
-bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_fn *out_run) {
+bool plxk_kernel_lookup(plx_op op, plxk_check_fn *out_check, plxk_run_fn *out_run) {
     if ((unsigned)op >= PLX_OP_COUNT || !table[op].run) {
         return false;
     }
@@ -92,21 +92,21 @@ bool cpu_ref_kernel_lookup(plx_op op, cpu_ref_check_fn *out_check, cpu_ref_run_f
     return true;
 }
 
-size_t cpu_ref_kernel_workspace(const plx_layer_view *layer, const cpu_ref_compute *compute) {
+size_t plxk_kernel_workspace(const plx_layer_view *layer, const plxk_compute *compute) {
     if (!layer || (unsigned)layer->op >= PLX_OP_COUNT || !table[layer->op].workspace) {
         return 0;
     }
     return table[layer->op].workspace(layer, compute);
 }
 
-bool cpu_ref_kernel_run_once(cpu_ref_run_fn run, const cpu_ref_kernel_args *args) {
-    cpu_ref_kernel_args a = *args;
-    a.workspace_size = cpu_ref_kernel_workspace(args->layer, args->compute);
+bool plxk_kernel_run_once(plxk_run_fn run, const plxk_kernel_args *args) {
+    plxk_kernel_args a = *args;
+    a.workspace_size = plxk_kernel_workspace(args->layer, args->compute);
     a.workspace = NULL;
     if (a.workspace_size > SIZE_MAX - 64 ||
         (a.workspace_size &&
          !(a.workspace = aligned_alloc(64, (a.workspace_size + 63) / 64 * 64)))) {
-        return cpu_ref_fail(args, "cpu_ref: cannot allocate a workspace of %zu bytes",
+        return plxk_fail(args, "cpu_ref: cannot allocate a workspace of %zu bytes",
                             a.workspace_size);
     }
     bool ok = run(&a);

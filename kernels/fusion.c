@@ -4,7 +4,7 @@
  * without the intermediate tensor: relu and clip are the GEMM's epilogue
  * (applied as each block of the output is written); other activations run
  * in place on the output after the product. Its payload is
- * a cpu_ref_fused: the base operator with its descriptor and the
+ * a plxk_fused: the base operator with its descriptor and the
  * activation's descriptor. */
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 
 #define FUSED_MAGIC 0x31465243u /* "CRF1" */
 
-typedef struct cpu_ref_fused {
+typedef struct plxk_fused {
     uint32_t magic;
     plx_op op;
     union {
@@ -22,7 +22,7 @@ typedef struct cpu_ref_fused {
         plx_gemm_desc gemm;
     } desc;
     plx_activation_desc activation;
-} cpu_ref_fused;
+} plxk_fused;
 
 static bool fusable_base(plx_op op) {
     return op == PLX_OP_CONV || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_GEMM ||
@@ -30,18 +30,18 @@ static bool fusable_base(plx_op op) {
 }
 
 /* The payload of a precompiled layer, or NULL when it is not cpu_ref's. */
-static const cpu_ref_fused *payload(const plx_layer_view *l) {
+static const plxk_fused *payload(const plx_layer_view *l) {
     const plx_precompiled_desc *d = l->desc;
-    if (!d || d->size != sizeof(cpu_ref_fused) || !d->data) {
+    if (!d || d->size != sizeof(plxk_fused) || !d->data) {
         return NULL;
     }
-    const cpu_ref_fused *f = d->data;
+    const plxk_fused *f = d->data;
     return f->magic == FUSED_MAGIC && fusable_base(f->op) && l->output_count == 1 ? f : NULL;
 }
 
 /* The base operator's view of the fused layer, and the activation's view of
  * its output (in place). */
-static void split_views(const plx_layer_view *l, const cpu_ref_fused *f, plx_layer_view *base,
+static void split_views(const plx_layer_view *l, const plxk_fused *f, plx_layer_view *base,
                         plx_layer_view *act) {
     *base = *l;
     base->op = f->op;
@@ -57,47 +57,47 @@ static void split_views(const plx_layer_view *l, const cpu_ref_fused *f, plx_lay
     act->output_count = 1;
 }
 
-const char *cpu_ref_check_precompiled(const plx_layer_view *layer, char *buf, size_t size) {
-    const cpu_ref_fused *f = payload(layer);
+const char *plxk_check_precompiled(const plx_layer_view *layer, char *buf, size_t size) {
+    const plxk_fused *f = payload(layer);
     if (!f) {
-        return cpu_ref_refuse(buf, size, "cpu_ref runs only its own precompiled layers");
+        return plxk_refuse(buf, size, "cpu_ref runs only its own precompiled layers");
     }
     plx_layer_view base, act;
     split_views(layer, f, &base, &act);
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
-    if (!cpu_ref_kernel_lookup(f->op, &check, &run)) {
-        return cpu_ref_refuse(buf, size, "cpu_ref has no kernel for %s", plx_op_name(f->op));
+    plxk_check_fn check;
+    plxk_run_fn run;
+    if (!plxk_kernel_lookup(f->op, &check, &run)) {
+        return plxk_refuse(buf, size, "cpu_ref has no kernel for %s", plx_op_name(f->op));
     }
     const char *why = check(&base, buf, size);
-    return why ? why : cpu_ref_check_activation(&act, buf, size);
+    return why ? why : plxk_check_activation(&act, buf, size);
 }
 
 /* Relu and clip go into the product's epilogue. */
-static bool in_epilogue(const cpu_ref_fused *f) {
+static bool in_epilogue(const plxk_fused *f) {
     return f->activation.func == PLX_ACT_RELU || f->activation.func == PLX_ACT_CLIP;
 }
 
-size_t cpu_ref_workspace_precompiled(const plx_layer_view *layer, const cpu_ref_compute *compute) {
-    const cpu_ref_fused *f = payload(layer);
+size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_compute *compute) {
+    const plxk_fused *f = payload(layer);
     if (!f) {
         return 0;
     }
     plx_layer_view base, act;
     split_views(layer, f, &base, &act);
-    return cpu_ref_kernel_workspace(&base, compute);
+    return plxk_kernel_workspace(&base, compute);
 }
 
-bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args) {
-    const cpu_ref_fused *f = payload(args->layer);
-    cpu_ref_check_fn check;
-    cpu_ref_run_fn run;
-    if (!f || !cpu_ref_kernel_lookup(f->op, &check, &run)) {
-        return cpu_ref_fail(args, "not a cpu_ref precompiled layer");
+bool plxk_run_precompiled(const plxk_kernel_args *args) {
+    const plxk_fused *f = payload(args->layer);
+    plxk_check_fn check;
+    plxk_run_fn run;
+    if (!f || !plxk_kernel_lookup(f->op, &check, &run)) {
+        return plxk_fail(args, "not a cpu_ref precompiled layer");
     }
     plx_layer_view base, act;
     split_views(args->layer, f, &base, &act);
-    cpu_ref_kernel_args b = *args;
+    plxk_kernel_args b = *args;
     b.layer = &base;
     b.activation = in_epilogue(f) ? &f->activation : NULL;
     if (!run(&b)) {
@@ -107,13 +107,13 @@ bool cpu_ref_run_precompiled(const cpu_ref_kernel_args *args) {
         return true;
     }
     const void *in[1] = {args->outputs[0]};
-    cpu_ref_kernel_args a = *args;
+    plxk_kernel_args a = *args;
     a.layer = &act;
     a.inputs = in;
-    return cpu_ref_run_activation(&a);
+    return plxk_run_activation(&a);
 }
 
-plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_view *g,
+plx_status plxk_optimize_subgraph(const plx_host *host, const plx_subgraph_view *g,
                                      const plx_subgraph_editor *editor) {
     for (uint32_t a = 0; a < g->layer_count; a++) {
         const plx_subgraph_layer *base = &g->layers[a];
@@ -126,7 +126,7 @@ plx_status cpu_ref_optimize_subgraph(const plx_host *host, const plx_subgraph_vi
             g->layers[r].view.input_count != 1) {
             continue;
         }
-        cpu_ref_fused f;
+        plxk_fused f;
         memset(&f, 0, sizeof f);
         f.magic = FUSED_MAGIC;
         f.op = base->view.op;

@@ -1,0 +1,59 @@
+/* Internal to cpu_ref's GEMM: what each instruction-set build of
+ * gemm_kernel.c (and depthwise_kernel.c, built with it) gives gemm.c (the
+ * driver, which splits the work into tiles and hands them to threads, and
+ * dispatches the depthwise kernel with the same variant). */
+#ifndef PLXK_GEMM_KERNEL_H
+#define PLXK_GEMM_KERNEL_H
+
+#include "depthwise.h"
+#include "gemm.h"
+
+/* In the per-ISA builds (meson defines PLXK_GEMM_ISA_<NAME>), the name
+ * of this build's copy of a symbol: PLXK_ISA_SYMBOL(plxk_gemm_impl_)
+ * is plxk_gemm_impl_avx512 in the AVX-512 build. */
+#if defined(PLXK_GEMM_ISA_AVX512)
+#define PLXK_ISA_SUFFIX avx512
+#elif defined(PLXK_GEMM_ISA_AVX2)
+#define PLXK_ISA_SUFFIX avx2
+#elif defined(PLXK_GEMM_ISA_PORTABLE)
+#define PLXK_ISA_SUFFIX portable
+#endif
+#define PLXK_ISA_PASTE2(a, b) a##b
+#define PLXK_ISA_PASTE(a, b) PLXK_ISA_PASTE2(a, b)
+#define PLXK_ISA_SYMBOL(prefix) PLXK_ISA_PASTE(prefix, PLXK_ISA_SUFFIX)
+
+/* A multiply as the kernels see it: the caller's arguments (ldc unused)
+ * and C's strides, which are (ldc, 1) unless gemm.c transposed the problem
+ * (C^T = op(B)^T op(A)^T: a matrix-vector product, N = 1, is computed as
+ * 1 x M so that the micro-kernel's NR lanes are used). */
+typedef struct plxk_gemm_problem {
+    plxk_gemm_args args;
+    ptrdiff_t c_rs, c_cs;
+} plxk_gemm_problem;
+
+typedef struct plxk_gemm_impl {
+    plxk_gemm_blocking blocks;
+    /* Computes the tile rows [i0, i0+mc) x columns [j0, j0+nc) of C over
+     * the whole of K (k > 0), epilogue included. mc <= blocks.mc, nc <=
+     * blocks.nc; pack_a holds round_up(mc, MR) * min(KC, k) floats and
+     * pack_b round_up(nc, NR) * min(KC, k), both 64-byte aligned. */
+    void (*tile)(const plxk_gemm_problem *problem, size_t i0, size_t mc, size_t j0, size_t nc,
+                 float *pack_a, float *pack_b);
+    /* plxk_depthwise in this variant (depthwise_kernel.c). */
+    void (*depthwise)(const plxk_depthwise_plane *plane);
+} plxk_gemm_impl;
+
+#if defined(PLXK_ISA_SUFFIX)
+/* depthwise_kernel.c's, for this build's plxk_gemm_impl. */
+void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *plane);
+#endif
+
+/* One per build of gemm_kernel.c; AVX2 and AVX-512 exist in x86 builds only
+ * (PLXK_GEMM_X86 defined). */
+extern const plxk_gemm_impl plxk_gemm_impl_portable;
+#if defined(PLXK_GEMM_X86)
+extern const plxk_gemm_impl plxk_gemm_impl_avx2;
+extern const plxk_gemm_impl plxk_gemm_impl_avx512;
+#endif
+
+#endif /* PLXK_GEMM_KERNEL_H */

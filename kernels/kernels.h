@@ -1,0 +1,143 @@
+/* The reference kernels (kernels/): one check and one run function per
+ * operator, the code cpu_ref executes workloads on and the core's constant
+ * folding (core/src/fold.c) evaluates layers with.
+ *
+ * Kernels are C over dense row-major buffers that read as the operator's
+ * definition; where time goes they are fast: matrix products and
+ * convolutions run on a blocked GEMM with per-ISA micro-kernels and an
+ * intra-op thread pool (gemm.h), depthwise convs on a kernel of their own
+ * (depthwise.h), and the rest is compiled -O3 for the vectoriser
+ * (kernels/meson.build). They allocate nothing: everything they need is
+ * in their arguments, so executing a workload never touches the heap.
+ * Shapes have been inferred and validated by the host before a kernel sees
+ * them (outputs[i] infos are final); kernels still never read or write out
+ * of bounds whatever the infos say, and report data-dependent errors (an
+ * index out of range, an integer division by zero) through `error`. */
+#ifndef PLXK_KERNELS_H
+#define PLXK_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <plexus/ops.h>
+#include <plexus/tensor.h>
+
+#include "gemm.h"
+
+typedef struct plxk_kernel_args {
+    const plx_layer_view *layer; /* infos and descriptor of the layer */
+    const void *const *inputs;   /* layer->input_count dense buffers */
+    void *const *outputs;        /* layer->output_count dense buffers */
+    char *error;                 /* on failure: a message naming the problem */
+    size_t error_size;
+    /* The backend's GEMM variant and intra-op thread pool (gemm.h); NULL:
+     * plxk_isa_best() on the calling thread. */
+    const plxk_compute *compute;
+    /* Scratch memory of plxk_kernel_workspace bytes for this layer and
+     * compute (GEMM panels, an im2col buffer), owned by the caller, which
+     * allocates it once; NULL when that is 0. A kernel given less fails
+     * with a message rather than allocate. */
+    void *workspace;
+    size_t workspace_size;
+    /* Only for conv, fully_connected, gemm and matmul in float32: relu or
+     * clip applied to output 0 as it is written (a precompiled layer's
+     * fused activation); NULL: none. */
+    const plx_activation_desc *activation;
+} plxk_kernel_args;
+
+/* Bytes of workspace the kernel of `layer` needs with `compute` (NULL: the
+ * best ISA, one thread); 0 for operators that need none or a layer the
+ * kernel refuses; SIZE_MAX when the size overflows. */
+size_t plxk_kernel_workspace(const plx_layer_view *layer, const plxk_compute *compute);
+
+
+/* Runs the layer. true on success; false with a message in args->error. */
+typedef bool (*plxk_run_fn)(const plxk_kernel_args *args);
+
+/* Runs `run` once outside a workload (kernel tests, constant folding at
+ * import): allocates the workspace plxk_kernel_workspace asks for on
+ * the heap, runs, frees it (args->workspace is ignored). false with a
+ * message when the kernel fails or memory runs out. */
+bool plxk_kernel_run_once(plxk_run_fn run, const plxk_kernel_args *args);
+
+/* NULL when cpu_ref can run the layer (op, dtypes, attributes); otherwise
+ * the reason, which may be written into buf (size bytes). */
+typedef const char *(*plxk_check_fn)(const plx_layer_view *layer, char *buf, size_t size);
+
+/* Looks up an operator's kernel. false when cpu_ref has no kernel for op. */
+bool plxk_kernel_lookup(plx_op op, plxk_check_fn *out_check, plxk_run_fn *out_run);
+
+/* Writes a printf-formatted message into args->error; returns false so that
+ * kernels can `return plxk_fail(args, ...)`. */
+bool plxk_fail(const plxk_kernel_args *args, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Formats a check function's refusal into buf (size bytes) and returns
+ * it; without a buffer, a fixed reason. */
+const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* One declaration pair per operator with a kernel; defined in
+ * kernels_compute.c (dense math), kernels_elementwise.c and kernels_data.c. */
+#define PLXK_KERNEL(name)                                                           \
+    const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
+    bool plxk_run_##name(const plxk_kernel_args *args);
+
+/* kernels_compute.c */
+PLXK_KERNEL(conv)
+PLXK_KERNEL(conv_transpose)
+PLXK_KERNEL(fully_connected)
+PLXK_KERNEL(matmul)
+PLXK_KERNEL(gemm)
+PLXK_KERNEL(pool)
+PLXK_KERNEL(global_pool)
+PLXK_KERNEL(batch_norm)
+PLXK_KERNEL(layer_norm)
+PLXK_KERNEL(softmax)
+PLXK_KERNEL(reduce)
+PLXK_KERNEL(resize)
+PLXK_KERNEL(instance_norm)
+PLXK_KERNEL(arg_reduce)
+PLXK_KERNEL(topk)
+/* kernels_elementwise.c */
+PLXK_KERNEL(activation)
+PLXK_KERNEL(binary)
+PLXK_KERNEL(unary)
+PLXK_KERNEL(where)
+PLXK_KERNEL(cast)
+PLXK_KERNEL(quantize)
+PLXK_KERNEL(dequantize)
+/* kernels_data.c */
+PLXK_KERNEL(constant)
+PLXK_KERNEL(mem_copy)
+PLXK_KERNEL(reshape) /* also flatten, squeeze, unsqueeze: a byte copy */
+PLXK_KERNEL(transpose)
+PLXK_KERNEL(concat)
+PLXK_KERNEL(split)
+PLXK_KERNEL(slice)
+PLXK_KERNEL(pad)
+PLXK_KERNEL(gather)
+PLXK_KERNEL(expand)
+PLXK_KERNEL(depth_to_space)
+PLXK_KERNEL(space_to_depth)
+PLXK_KERNEL(tile)
+/* kernels_rnn.c */
+PLXK_KERNEL(lstm)
+PLXK_KERNEL(gru)
+
+/* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
+size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_fully_connected(const plx_layer_view *layer,
+                                         const plxk_compute *compute);
+size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *compute);
+
+#undef PLXK_KERNEL
+
+#endif /* PLXK_KERNELS_H */

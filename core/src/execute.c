@@ -453,8 +453,10 @@ static bool valid_args(const plx_execute_args *a) {
     return a && a->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_execute_args, preimported_output_count);
 }
 
-static plx_status run(plx_loaded_network *loaded, plx_working_memory *working_memory,
-                      const plx_execute_args *args) {
+/* One execution in `working_memory`, or in the network's own under its
+ * lock when that is NULL; plx_loaded_network_run counts it. */
+static plx_status execute_in(plx_loaded_network *loaded, plx_working_memory *working_memory,
+                             const plx_execute_args *args) {
     if (!valid_args(args)) {
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "execute args are NULL or too small (initialise with "
@@ -502,7 +504,7 @@ PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
     if (!loaded) {
         return plxi_status_create(PLX_INVALID_ARGUMENT, "loaded network is NULL");
     }
-    plx_status s = run(loaded, working_memory, args);
+    plx_status s = execute_in(loaded, working_memory, args);
     atomic_fetch_add_explicit(s ? &loaded->runtime->inferences_failed
                                 : &loaded->runtime->inferences_run,
                               1, memory_order_relaxed);

@@ -24,111 +24,76 @@
 extern "C" {
 #endif
 
-/* Layer types. Values are part of the ABI: only append. For each: inputs
- * in order ([optional] in brackets), outputs, descriptor. */
-typedef enum plx_op {
-    PLX_OP_INVALID = 0,
-    PLX_OP_INPUT = 1,          /* network input; no inputs; 1 output; plx_io_desc */
-    PLX_OP_OUTPUT = 2,         /* network output; 1 input; no outputs; plx_io_desc */
-    PLX_OP_CONSTANT = 3,       /* no inputs; 1 output holding the data; plx_constant_desc */
-    PLX_OP_CONV = 4,           /* X, W, [B] -> Y; plx_conv_desc */
-    PLX_OP_CONV_TRANSPOSE = 5, /* X, W, [B] -> Y; plx_conv_transpose_desc */
-    PLX_OP_FULLY_CONNECTED = 6,/* X, W, [B] -> Y; plx_fully_connected_desc */
-    PLX_OP_MATMUL = 7,         /* A, B -> Y (numpy matmul, batched); no descriptor */
-    PLX_OP_GEMM = 8,           /* A, B, [C] -> Y; plx_gemm_desc */
-    PLX_OP_POOL = 9,           /* X -> Y; plx_pool_desc */
-    PLX_OP_GLOBAL_POOL = 10,   /* X -> Y; plx_global_pool_desc */
-    PLX_OP_ACTIVATION = 11,    /* X -> Y; plx_activation_desc */
-    PLX_OP_BINARY = 12,        /* A, B -> Y (broadcasting); plx_binary_desc */
-    PLX_OP_UNARY = 13,         /* X -> Y; plx_unary_desc */
-    PLX_OP_BATCH_NORM = 14,    /* X, scale, bias, mean, var -> Y; plx_batch_norm_desc */
-    PLX_OP_LAYER_NORM = 15,    /* X, scale, [bias] -> Y; plx_layer_norm_desc */
-    PLX_OP_SOFTMAX = 16,       /* X -> Y; plx_softmax_desc */
-    PLX_OP_REDUCE = 17,        /* X -> Y; plx_reduce_desc */
-    PLX_OP_RESHAPE = 18,       /* X -> Y; plx_reshape_desc */
-    PLX_OP_FLATTEN = 19,       /* X -> Y; plx_axis_desc */
-    PLX_OP_TRANSPOSE = 20,     /* X -> Y; plx_transpose_desc */
-    PLX_OP_CONCAT = 21,        /* X0..Xn-1 -> Y; plx_axis_desc */
-    PLX_OP_SPLIT = 22,         /* X -> Y0..Yn-1; plx_split_desc */
-    PLX_OP_SLICE = 23,         /* X -> Y; plx_slice_desc */
-    PLX_OP_PAD = 24,           /* X -> Y; plx_pad_desc */
-    PLX_OP_SQUEEZE = 25,       /* X -> Y; plx_axes_desc (no axes: every dim of size 1) */
-    PLX_OP_UNSQUEEZE = 26,     /* X -> Y; plx_axes_desc (axes of the output) */
-    PLX_OP_GATHER = 27,        /* data, indices (int32/int64) -> Y; plx_axis_desc */
-    PLX_OP_EXPAND = 28,        /* X -> Y; plx_shape_desc (broadcast to the shape) */
-    PLX_OP_WHERE = 29,         /* cond (bool), X, Y -> Z (broadcasting); no descriptor */
-    PLX_OP_CAST = 30,          /* X -> Y; plx_cast_desc */
-    PLX_OP_RESIZE = 31,        /* X (rank 4) -> Y; plx_resize_desc */
-    PLX_OP_DEPTH_TO_SPACE = 32,/* X -> Y; plx_depth_space_desc */
-    PLX_OP_SPACE_TO_DEPTH = 33,/* X -> Y; plx_depth_space_desc */
-    PLX_OP_QUANTIZE = 34,      /* X, scale, [zero_point] -> Y; plx_quantize_desc */
-    PLX_OP_DEQUANTIZE = 35,    /* X, scale, [zero_point] -> Y; plx_quantize_desc */
-    PLX_OP_MEM_COPY = 36,      /* X -> Y, inserted by the optimiser between backends */
-    PLX_OP_MEM_IMPORT = 37,    /* X -> Y, inserted by the optimiser: Y imports X's memory */
-    PLX_OP_LSTM = 38,          /* X, W, R, B, sequence_lens, initial_h, initial_c, P -> Y, Y_h, Y_c; plx_lstm_desc */
-    PLX_OP_GRU = 39,           /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_gru_desc */
-    PLX_OP_TILE = 40,          /* X -> Y; plx_tile_desc */
-    PLX_OP_ARG_REDUCE = 41,    /* X -> Y (int64); plx_arg_reduce_desc */
-    PLX_OP_TOPK = 42,          /* X -> values, indices (int64); plx_topk_desc */
-    PLX_OP_INSTANCE_NORM = 43, /* X, scale, bias -> Y; plx_instance_norm_desc */
-    /* ABI 1.2: layers a backend put in place of others through
-     * optimize_subgraph (backend.h); never added by applications. */
-    PLX_OP_PRECOMPILED = 44    /* any -> any; plx_precompiled_desc */
-} plx_op;
+/* Layer types, one row each in value order:
+ * X(ENUM_SUFFIX, value, "name", descriptor type or void). Values are part
+ * of the ABI: only append. The comment of each row gives its inputs in
+ * order ([optional] in brackets), outputs and descriptor. The descriptor
+ * column is only a name here (the types are defined below); the core
+ * takes its sizeof (core/src/op_table.c). */
+#define PLX_OP_LIST(X) \
+    X(INVALID, 0, "invalid", void)                             \
+    X(INPUT, 1, "input", plx_io_desc)                          /* network input; no inputs; 1 output; plx_io_desc */ \
+    X(OUTPUT, 2, "output", plx_io_desc)                        /* network output; 1 input; no outputs; plx_io_desc */ \
+    X(CONSTANT, 3, "constant", plx_constant_desc)              /* no inputs; 1 output holding the data; plx_constant_desc */ \
+    X(CONV, 4, "conv", plx_conv_desc)                          /* X, W, [B] -> Y; plx_conv_desc */ \
+    X(CONV_TRANSPOSE, 5, "conv_transpose", plx_conv_transpose_desc) /* X, W, [B] -> Y; plx_conv_transpose_desc */ \
+    X(FULLY_CONNECTED, 6, "fully_connected", plx_fully_connected_desc) /* X, W, [B] -> Y; plx_fully_connected_desc */ \
+    X(MATMUL, 7, "matmul", void)                               /* A, B -> Y (numpy matmul, batched); no descriptor */ \
+    X(GEMM, 8, "gemm", plx_gemm_desc)                          /* A, B, [C] -> Y; plx_gemm_desc */ \
+    X(POOL, 9, "pool", plx_pool_desc)                          /* X -> Y; plx_pool_desc */ \
+    X(GLOBAL_POOL, 10, "global_pool", plx_global_pool_desc)    /* X -> Y; plx_global_pool_desc */ \
+    X(ACTIVATION, 11, "activation", plx_activation_desc)       /* X -> Y; plx_activation_desc */ \
+    X(BINARY, 12, "binary", plx_binary_desc)                   /* A, B -> Y (broadcasting); plx_binary_desc */ \
+    X(UNARY, 13, "unary", plx_unary_desc)                      /* X -> Y; plx_unary_desc */ \
+    X(BATCH_NORM, 14, "batch_norm", plx_batch_norm_desc)       /* X, scale, bias, mean, var -> Y; plx_batch_norm_desc */ \
+    X(LAYER_NORM, 15, "layer_norm", plx_layer_norm_desc)       /* X, scale, [bias] -> Y; plx_layer_norm_desc */ \
+    X(SOFTMAX, 16, "softmax", plx_softmax_desc)                /* X -> Y; plx_softmax_desc */ \
+    X(REDUCE, 17, "reduce", plx_reduce_desc)                   /* X -> Y; plx_reduce_desc */ \
+    X(RESHAPE, 18, "reshape", plx_reshape_desc)                /* X -> Y; plx_reshape_desc */ \
+    X(FLATTEN, 19, "flatten", plx_axis_desc)                   /* X -> Y; plx_axis_desc */ \
+    X(TRANSPOSE, 20, "transpose", plx_transpose_desc)          /* X -> Y; plx_transpose_desc */ \
+    X(CONCAT, 21, "concat", plx_axis_desc)                     /* X0..Xn-1 -> Y; plx_axis_desc */ \
+    X(SPLIT, 22, "split", plx_split_desc)                      /* X -> Y0..Yn-1; plx_split_desc */ \
+    X(SLICE, 23, "slice", plx_slice_desc)                      /* X -> Y; plx_slice_desc */ \
+    X(PAD, 24, "pad", plx_pad_desc)                            /* X -> Y; plx_pad_desc */ \
+    X(SQUEEZE, 25, "squeeze", plx_axes_desc)                   /* X -> Y; plx_axes_desc (no axes: every dim of size 1) */ \
+    X(UNSQUEEZE, 26, "unsqueeze", plx_axes_desc)               /* X -> Y; plx_axes_desc (axes of the output) */ \
+    X(GATHER, 27, "gather", plx_axis_desc)                     /* data, indices (int32/int64) -> Y; plx_axis_desc */ \
+    X(EXPAND, 28, "expand", plx_shape_desc)                    /* X -> Y; plx_shape_desc (broadcast to the shape) */ \
+    X(WHERE, 29, "where", void)                                /* cond (bool), X, Y -> Z (broadcasting); no descriptor */ \
+    X(CAST, 30, "cast", plx_cast_desc)                         /* X -> Y; plx_cast_desc */ \
+    X(RESIZE, 31, "resize", plx_resize_desc)                   /* X (rank 4) -> Y; plx_resize_desc */ \
+    X(DEPTH_TO_SPACE, 32, "depth_to_space", plx_depth_space_desc) /* X -> Y; plx_depth_space_desc */ \
+    X(SPACE_TO_DEPTH, 33, "space_to_depth", plx_depth_space_desc) /* X -> Y; plx_depth_space_desc */ \
+    X(QUANTIZE, 34, "quantize", plx_quantize_desc)             /* X, scale, [zero_point] -> Y; plx_quantize_desc */ \
+    X(DEQUANTIZE, 35, "dequantize", plx_quantize_desc)         /* X, scale, [zero_point] -> Y; plx_quantize_desc */ \
+    X(MEM_COPY, 36, "mem_copy", void)                          /* X -> Y, inserted by the optimiser between backends */ \
+    X(MEM_IMPORT, 37, "mem_import", void)                      /* X -> Y, inserted by the optimiser: Y imports X's memory */ \
+    X(LSTM, 38, "lstm", plx_lstm_desc)                         /* X, W, R, B, sequence_lens, initial_h, initial_c, P -> Y, Y_h, Y_c; plx_lstm_desc */ \
+    X(GRU, 39, "gru", plx_gru_desc)                            /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_gru_desc */ \
+    X(TILE, 40, "tile", plx_tile_desc)                         /* X -> Y; plx_tile_desc */ \
+    X(ARG_REDUCE, 41, "arg_reduce", plx_arg_reduce_desc)       /* X -> Y (int64); plx_arg_reduce_desc */ \
+    X(TOPK, 42, "topk", plx_topk_desc)                         /* X -> values, indices (int64); plx_topk_desc */ \
+    X(INSTANCE_NORM, 43, "instance_norm", plx_instance_norm_desc) /* X, scale, bias -> Y; plx_instance_norm_desc */ \
+    /* ABI 1.2: layers a backend put in place of others through */ \
+    /* optimize_subgraph (backend.h); never added by applications. */ \
+    X(PRECOMPILED, 44, "precompiled", plx_precompiled_desc)    /* any -> any; plx_precompiled_desc */
 
-#define PLX_OP_COUNT 45
+#define PLX_OP_ENUM_(suffix, value, name, desc) PLX_OP_##suffix = value,
+typedef enum plx_op { PLX_OP_LIST(PLX_OP_ENUM_) } plx_op;
+#undef PLX_OP_ENUM_
+
+#define PLX_OP_PLUS_ONE_(suffix, value, name, desc) +1
+#define PLX_OP_COUNT (0 PLX_OP_LIST(PLX_OP_PLUS_ONE_))
 
 /* "conv", "batch_norm", ...: the lower-case name of an operator;
  * "invalid" for values out of range. */
+#define PLX_OP_NAME_(suffix, value, name, desc) name,
 static inline const char *plx_op_name(plx_op op) {
-    static const char *const names[PLX_OP_COUNT] = {
-        "invalid",
-        "input",
-        "output",
-        "constant",
-        "conv",
-        "conv_transpose",
-        "fully_connected",
-        "matmul",
-        "gemm",
-        "pool",
-        "global_pool",
-        "activation",
-        "binary",
-        "unary",
-        "batch_norm",
-        "layer_norm",
-        "softmax",
-        "reduce",
-        "reshape",
-        "flatten",
-        "transpose",
-        "concat",
-        "split",
-        "slice",
-        "pad",
-        "squeeze",
-        "unsqueeze",
-        "gather",
-        "expand",
-        "where",
-        "cast",
-        "resize",
-        "depth_to_space",
-        "space_to_depth",
-        "quantize",
-        "dequantize",
-        "mem_copy",
-        "mem_import",
-        "lstm",
-        "gru",
-        "tile",
-        "arg_reduce",
-        "topk",
-        "instance_norm",
-        "precompiled"};
+    static const char *const names[PLX_OP_COUNT] = {PLX_OP_LIST(PLX_OP_NAME_)};
     return (unsigned)op < PLX_OP_COUNT ? names[op] : "invalid";
 }
+#undef PLX_OP_NAME_
 
 /* ABI 1.2: the descriptor of a PLX_OP_PRECOMPILED layer, which stands for
  * the layers a backend replaced (backend.h, plx_substitution). `kind`

@@ -1,0 +1,322 @@
+/* Shape inference of convolutions, dense layers and pooling. */
+#include "infer_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* ------------------------------------------------------------------------ */
+/* Convolutions and dense layers                                            */
+
+static plx_status check_bias(const layer_ctx *c, uint32_t i, int64_t m, const char *of) {
+    if (i >= c->n_in) {
+        return NULL;
+    }
+    plx_status s = plxi_check_same_dtype(c, i, 0);
+    if (s) {
+        return s;
+    }
+    const plx_tensor_info *b = &c->in[i];
+    if (b->rank != 1 || b->dims[0] != m) {
+        return plxi_fail(c, "%s %s must be [" I64 "], one value per %s", ROLE(c, i), SHP(b), m, of);
+    }
+    return NULL;
+}
+
+plx_status plxi_infer_conv(const layer_ctx *c) {
+    const plx_conv_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
+    uint32_t ns = 0;
+    plx_status s;
+    if ((s = plxi_check_spatial_input(c, DT_FLOAT, NULL, &ns)) || (s = plxi_check_same_dtype(c, 1,
+                                                                                             0)) ||
+        (s = plxi_check_min(c, "strides", d->strides, ns, 1)) ||
+        (s = plxi_check_min(c, "dilations", d->dilations, ns, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, ns, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, ns, 0)) ||
+        (s = plxi_check_auto_pad(c, d->auto_pad))) {
+        return s;
+    }
+    if (d->group < 1) {
+        return plxi_fail(c, "group " I64 " must be >= 1", d->group);
+    }
+    if (w->rank != x->rank) {
+        return plxi_fail(c, "W %s must have rank %" PRIu32 " like X %s", SHP(w), x->rank, SHP(x));
+    }
+    int64_t ch = x->dims[1], m = w->dims[0];
+    if (ch % d->group != 0) {
+        return plxi_fail(c, "X %s has " I64 " channels, not divisible by group " I64, SHP(x), ch,
+                         d->group);
+    }
+    if (w->dims[1] != ch / d->group) {
+        return plxi_fail(c,
+                         "W has " I64 " input channels per group, X has " I64 " channels and group " I64,
+                         w->dims[1], ch, d->group);
+    }
+    if (m % d->group != 0) {
+        return plxi_fail(c, "W %s has " I64 " output channels, not divisible by group " I64,
+                         SHP(w), m,
+                         d->group);
+    }
+    if ((s = check_bias(c, 2, m, "output channel"))) {
+        return s;
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], m};
+    for (uint32_t i = 0; i < ns; i++) {
+        int64_t k = w->dims[2 + i];
+        if (k < 1) {
+            return plxi_fail(c, "W %s has an empty kernel along spatial dim %" PRIu32, SHP(w), i);
+        }
+        if ((s = plxi_window_out(c, i, x->dims[2 + i], k, d->strides[i], d->dilations[i],
+                                 d->pads_begin[i], d->pads_end[i], d->auto_pad, false, &dims[2 + i]))) {
+            return s;
+        }
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
+    return NULL;
+}
+
+plx_status plxi_infer_conv_transpose(const layer_ctx *c) {
+    const plx_conv_transpose_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
+    uint32_t ns = 0;
+    plx_status s;
+    if ((s = plxi_check_spatial_input(c, DT_FLOAT, NULL, &ns)) || (s = plxi_check_same_dtype(c, 1,
+                                                                                             0)) ||
+        (s = plxi_check_min(c, "strides", d->strides, ns, 1)) ||
+        (s = plxi_check_min(c, "dilations", d->dilations, ns, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, ns, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, ns, 0)) ||
+        (s = plxi_check_min(c, "output_padding", d->output_padding, ns, 0)) ||
+        (s = plxi_check_min(c, "output_shape", d->output_shape, ns, 0)) ||
+        (s = plxi_check_auto_pad(c, d->auto_pad))) {
+        return s;
+    }
+    bool shape_given = false;
+    for (uint32_t i = 0; i < ns; i++) {
+        shape_given = shape_given || d->output_shape[i] != 0;
+    }
+    for (uint32_t i = 0; i < ns && shape_given; i++) {
+        if (d->output_shape[i] == 0) {
+            return plxi_fail(c, "output_shape[%" PRIu32 "] is 0: give every spatial dim or none",
+                             i);
+        }
+    }
+    if (d->group < 1) {
+        return plxi_fail(c, "group " I64 " must be >= 1", d->group);
+    }
+    if (w->rank != x->rank) {
+        return plxi_fail(c, "W %s must have rank %" PRIu32 " like X %s", SHP(w), x->rank, SHP(x));
+    }
+    int64_t ch = x->dims[1], m;
+    if (w->dims[0] != ch) {
+        return plxi_fail(c, "W %s has " I64 " input channels, X %s has " I64, SHP(w), w->dims[0],
+                         SHP(x),
+                         ch);
+    }
+    if (ch % d->group != 0) {
+        return plxi_fail(c, "X %s has " I64 " channels, not divisible by group " I64, SHP(x), ch,
+                         d->group);
+    }
+    if (!plxi_mul_nonneg(w->dims[1], d->group, &m)) {
+        return plxi_fail(c, "output channels of W %s times group " I64 " overflow", SHP(w),
+                         d->group);
+    }
+    if ((s = check_bias(c, 2, m, "output channel"))) {
+        return s;
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], m};
+    for (uint32_t i = 0; i < ns; i++) {
+        int64_t in = x->dims[2 + i], k = w->dims[2 + i], st = d->strides[i], full, ek, o;
+        if (in < 1) {
+            return plxi_fail(c, "X %s is empty along spatial dim %" PRIu32, SHP(x), i);
+        }
+        if (k < 1) {
+            return plxi_fail(c, "W %s has an empty kernel along spatial dim %" PRIu32, SHP(w), i);
+        }
+        /* full = stride*(in-1) + output_padding + (k-1)*dilation + 1 */
+        if (!plxi_mul_nonneg(k - 1, d->dilations[i], &ek) || !plxi_add_i64(ek, 1, &ek) ||
+            !plxi_mul_nonneg(st, in - 1, &full) || !plxi_add_i64(full, d->output_padding[i],
+                                                                 &full) ||
+            !plxi_add_i64(full, ek, &full)) {
+            return plxi_fail(c, "output size of spatial dim %" PRIu32 " overflows", i);
+        }
+        if (shape_given) {
+            o = d->output_shape[i];
+            if (o > full) {
+                return plxi_fail(c, "output_shape[%" PRIu32 "] = " I64
+                                 " is larger than the full output " I64, i, o, full);
+            }
+        } else if (d->auto_pad == PLX_AUTO_PAD_SAME_UPPER ||
+                   d->auto_pad == PLX_AUTO_PAD_SAME_LOWER) {
+            if (!plxi_mul_nonneg(in, st, &o)) {
+                return plxi_fail(c, "output size of spatial dim %" PRIu32 " overflows", i);
+            }
+        } else if (d->auto_pad == PLX_AUTO_PAD_VALID) {
+            o = full;
+        } else {
+            o = full - d->pads_begin[i]; /* pads >= 0, full > 0: no overflow */
+            if (o < 1 || o - d->pads_end[i] < 1) {
+                return plxi_fail(c,
+                                 "pads " I64 " + " I64 " leave no output along spatial dim %" PRIu32
+                                 " (full size " I64 ")", d->pads_begin[i], d->pads_end[i], i, full);
+            }
+            o -= d->pads_end[i];
+        }
+        dims[2 + i] = o;
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
+    return NULL;
+}
+
+plx_status plxi_infer_fully_connected(const layer_ctx *c) {
+    const plx_fully_connected_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_same_dtype(c, 1, 0)) ||
+        (s = plxi_check_rank(c, 0, 2, PLX_MAX_RANK)) || (s = plxi_check_rank(c, 1, 2, 2))) {
+        return s;
+    }
+    int64_t k = x->dims[x->rank - 1];
+    int64_t wk = w->dims[d->weights_transposed ? 1 : 0], m = w->dims[d->weights_transposed ? 0 : 1];
+    if (wk != k) {
+        return plxi_fail(c, "X %s has " I64 " features but W %s has " I64 " (W is %s)", SHP(x), k,
+                         SHP(w), wk, d->weights_transposed ? "[M,K]" : "[K,M]");
+    }
+    if ((s = check_bias(c, 2, m, "output feature"))) {
+        return s;
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, x->dims, x->rank);
+    c->out->dims[x->rank - 1] = m;
+    return NULL;
+}
+
+plx_status plxi_infer_matmul(const layer_ctx *c) {
+    const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_MATMUL, NULL)) || (s = plxi_check_same_dtype(c, 1, 0)) ||
+        (s = plxi_check_rank(c, 0, 1, PLX_MAX_RANK)) || (s = plxi_check_rank(c, 1, 1,
+                                                                             PLX_MAX_RANK))) {
+        return s;
+    }
+    /* numpy: a 1-D A is [1,K] and a 1-D B is [K,1], the 1 removed afterwards. */
+    int64_t ka = a->dims[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    if (ka != kb) {
+        return plxi_fail(c, "inner dimensions differ: A %s and B %s", SHP(a), SHP(b));
+    }
+    uint32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0, r;
+    int64_t dims[PLX_MAX_RANK];
+    if (!plxi_broadcast(a->dims, ba, b->dims, bb, dims, &r)) {
+        return plxi_fail(c, "batch dimensions of A %s and B %s do not broadcast", SHP(a), SHP(b));
+    }
+    if (a->rank >= 2) {
+        dims[r++] = a->dims[a->rank - 2];
+    }
+    if (b->rank >= 2) {
+        dims[r++] = b->dims[b->rank - 1];
+    }
+    plxi_info_init(c->out, a->dtype, r);
+    plxi_info_set_dims(c->out, dims, r);
+    return NULL;
+}
+
+plx_status plxi_infer_gemm(const layer_ctx *c) {
+    const plx_gemm_desc *d = c->desc;
+    const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_MATMUL, NULL)) || (s = plxi_check_same_dtype(c, 1, 0)) ||
+        (s = plxi_check_rank(c, 0, 2, 2)) || (s = plxi_check_rank(c, 1, 2, 2))) {
+        return s;
+    }
+    int64_t m = a->dims[d->trans_a ? 1 : 0], ka = a->dims[d->trans_a ? 0 : 1];
+    int64_t kb = b->dims[d->trans_b ? 1 : 0], n = b->dims[d->trans_b ? 0 : 1];
+    if (ka != kb) {
+        return plxi_fail(c, "inner dimensions differ: A %s%s and B %s%s", SHP(a),
+                         d->trans_a ? " (transposed)" : "", SHP(b), d->trans_b ? " (transposed)" : "");
+    }
+    int64_t dims[2] = {m, n};
+    if (c->n_in > 2) {
+        const plx_tensor_info *cc = &c->in[2];
+        if ((s = plxi_check_same_dtype(c, 2, 0))) {
+            return s;
+        }
+        if (!plxi_broadcasts_to(cc->dims, cc->rank, dims, 2)) {
+            return plxi_fail(c, "C %s does not broadcast to [M,N] = [" I64 "," I64 "]", SHP(cc), m,
+                             n);
+        }
+    }
+    plxi_info_init(c->out, a->dtype, 2);
+    plxi_info_set_dims(c->out, dims, 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pooling                                                                  */
+
+plx_status plxi_infer_pool(const layer_ctx *c) {
+    const plx_pool_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t ns = 0;
+    plx_status s;
+    if ((unsigned)d->kind > PLX_POOL_AVERAGE) {
+        return plxi_fail(c, "kind %d is not a plx_pool_kind", (int)d->kind);
+    }
+    bool is_max = d->kind == PLX_POOL_MAX;
+    if ((s = plxi_check_spatial_input(c, is_max ? DT_FLOAT | DT(INT8) | DT(UINT8) : DT_FLOAT,
+                                      is_max ? "max pooling" : "average pooling", &ns)) ||
+        (s = plxi_check_min(c, "kernel", d->kernel, ns, 1)) ||
+        (s = plxi_check_min(c, "strides", d->strides, ns, 1)) ||
+        (s = plxi_check_min(c, "dilations", d->dilations, ns, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, ns, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, ns, 0)) ||
+        (s = plxi_check_auto_pad(c, d->auto_pad))) {
+        return s;
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
+    for (uint32_t i = 0; i < ns; i++) {
+        if (!is_max && d->dilations[i] != 1) {
+            return plxi_fail(c,
+                             "average pooling needs dilations of 1, got dilations[%" PRIu32 "] = " I64,
+                             i, d->dilations[i]);
+        }
+        if ((s = plxi_window_out(c, i, x->dims[2 + i], d->kernel[i], d->strides[i], d->dilations[i],
+                                 d->pads_begin[i], d->pads_end[i], d->auto_pad, d->ceil_mode,
+                                 &dims[2 + i]))) {
+            return s;
+        }
+        /* A window entirely in the padding has no value (ONNX Runtime refuses
+         * pads >= kernel too). ek cannot overflow: window_out checked it. */
+        int64_t ek = (d->kernel[i] - 1) * d->dilations[i] + 1;
+        if (d->auto_pad == PLX_AUTO_PAD_NOTSET && (d->pads_begin[i] >= ek || d->pads_end[i] >= ek)) {
+            return plxi_fail(c, "pads " I64 " + " I64 " along spatial dim %" PRIu32
+                             " must be smaller than the dilated kernel " I64,
+                             d->pads_begin[i], d->pads_end[i], i, ek);
+        }
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
+    if (is_max && x->quant.kind == PLX_QUANT_PER_TENSOR) {
+        c->out->quant = plxi_moved_quant(x);
+    }
+    return NULL;
+}
+
+plx_status plxi_infer_global_pool(const layer_ctx *c) {
+    const plx_global_pool_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t ns = 0;
+    plx_status s;
+    if ((unsigned)d->kind > PLX_POOL_AVERAGE) {
+        return plxi_fail(c, "kind %d is not a plx_pool_kind", (int)d->kind);
+    }
+    if ((s = plxi_check_spatial_input(c, DT_FLOAT, NULL, &ns))) {
+        return s;
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, x->dims, x->rank);
+    for (uint32_t i = 0; i < ns; i++) {
+        c->out->dims[2 + i] = 1;
+    }
+    return NULL;
+}

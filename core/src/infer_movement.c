@@ -1,0 +1,546 @@
+/* Shape inference of data movement: reshape, transpose, concat, split,
+ * slice, pad, squeeze, gather, expand, tile, depth/space and resize. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "infer_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* ------------------------------------------------------------------------ */
+/* Data movement                                                            */
+
+/* Output with the input's dtype, given dims, and per-tensor quantization passed through. */
+static void moved_output(plx_tensor_info *o, const plx_tensor_info *x, const int64_t *dims,
+                         uint32_t rank) {
+    plxi_info_init(o, x->dtype, rank);
+    plxi_info_set_dims(o, dims, rank);
+    o->quant = plxi_moved_quant(x);
+}
+
+plx_status plxi_infer_reshape(const layer_ctx *c) {
+    const plx_reshape_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    if (d->rank > PLX_MAX_RANK) {
+        return plxi_fail(c, "rank %" PRIu32 " is more than %d", d->rank, PLX_MAX_RANK);
+    }
+    plx_tensor_info want;
+    plxi_info_init(&want, x->dtype, 0);
+    plxi_info_set_dims(&want, d->dims, d->rank);
+    int64_t dims[PLX_MAX_RANK];
+    int64_t known = 1, count;
+    int32_t infer_at = -1;
+    bool has_zero = false;
+    if (!plxi_dims_product(x->dims, 0, x->rank, &count)) {
+        return plxi_fail(c, "the element count of X %s overflows", SHP(x));
+    }
+    for (uint32_t i = 0; i < d->rank; i++) {
+        int64_t v = d->dims[i];
+        if (v < -1) {
+            return plxi_fail(c, "dims[%" PRIu32 "] = " I64 " must be >= -1", i, v);
+        }
+        if (v == -1) {
+            if (infer_at >= 0) {
+                return plxi_fail(c, "dims %s has more than one -1", SHP(&want));
+            }
+            infer_at = (int32_t)i;
+            continue;
+        }
+        if (v == 0 && !d->allow_zero) {
+            if (i >= x->rank) {
+                return plxi_fail(c,
+                                 "dims[%" PRIu32 "] = 0 copies a dim of X %s, which has rank %" PRIu32,
+                                 i, SHP(x), x->rank);
+            }
+            v = x->dims[i];
+        }
+        has_zero = has_zero || v == 0;
+        dims[i] = v;
+        if (!plxi_mul_nonneg(known, v, &known)) {
+            return plxi_fail(c, "dims %s overflow the element count", SHP(&want));
+        }
+    }
+    if (infer_at >= 0) {
+        if (d->allow_zero && has_zero) {
+            return plxi_fail(c, "dims %s has both -1 and 0 with allow_zero", SHP(&want));
+        }
+        if (known == 0 || count % known != 0) {
+            return plxi_fail(c, "cannot infer the -1 of dims %s from X %s (" I64 " elements)",
+                             SHP(&want), SHP(x), count);
+        }
+        dims[infer_at] = count / known;
+    } else if (known != count) {
+        plx_tensor_info got;
+        plxi_info_init(&got, x->dtype, 0);
+        plxi_info_set_dims(&got, dims, d->rank);
+        return plxi_fail(c, "X %s has " I64 " elements, dims %s (%s) have " I64, SHP(x), count,
+                         SHP(&want), SHP(&got), known);
+    }
+    moved_output(c->out, x, dims, d->rank);
+    return NULL;
+}
+
+plx_status plxi_infer_flatten(const layer_ctx *c) {
+    const plx_axis_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t axis = 0;
+    plx_status s = plxi_check_axis(c, "axis", d->axis, 0, true, &axis);
+    if (s) {
+        return s;
+    }
+    int64_t dims[2];
+    if (!plxi_dims_product(x->dims, 0, axis, &dims[0]) ||
+        !plxi_dims_product(x->dims, axis, x->rank, &dims[1])) {
+        return plxi_fail(c, "flattened dims of X %s overflow", SHP(x));
+    }
+    moved_output(c->out, x, dims, 2);
+    return NULL;
+}
+
+plx_status plxi_infer_transpose(const layer_ctx *c) {
+    const plx_transpose_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    int64_t dims[PLX_MAX_RANK];
+    if (d->perm_count == 0) {
+        for (uint32_t i = 0; i < x->rank; i++) {
+            dims[i] = x->dims[x->rank - 1 - i];
+        }
+    } else {
+        if (d->perm_count != x->rank) {
+            return plxi_fail(c, "perm has %" PRIu32 " entries, X %s has rank %" PRIu32,
+                             d->perm_count,
+                             SHP(x), x->rank);
+        }
+        bool seen[PLX_MAX_RANK] = {false};
+        for (uint32_t i = 0; i < x->rank; i++) {
+            uint32_t p = d->perm[i];
+            if (p >= x->rank || seen[p]) {
+                return plxi_fail(c,
+                                 "perm[%" PRIu32 "] = %" PRIu32 ": perm must be a permutation of 0..%"
+                                 PRIu32, i, p, x->rank - 1);
+            }
+            seen[p] = true;
+            dims[i] = x->dims[p];
+        }
+    }
+    moved_output(c->out, x, dims, x->rank);
+    return NULL;
+}
+
+static bool same_quant(const plx_quant_params *a, const plx_quant_params *b) {
+    return a->kind == PLX_QUANT_PER_TENSOR && b->kind == PLX_QUANT_PER_TENSOR &&
+           a->scale == b->scale && a->zero_point == b->zero_point;
+}
+
+plx_status plxi_infer_concat(const layer_ctx *c) {
+    const plx_axis_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t axis = 0;
+    plx_status s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis);
+    if (s) {
+        return s;
+    }
+    int64_t dims[PLX_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    bool quant = x->quant.kind == PLX_QUANT_PER_TENSOR;
+    for (uint32_t i = 1; i < c->n_in; i++) {
+        const plx_tensor_info *t = &c->in[i];
+        if ((s = plxi_check_same_dtype(c, i, 0))) {
+            return s;
+        }
+        bool ok = t->rank == x->rank;
+        for (uint32_t k = 0; ok && k < x->rank; k++) {
+            ok = k == axis || t->dims[k] == x->dims[k];
+        }
+        if (!ok) {
+            return plxi_fail(c, "%s %s differs from input 0 %s outside axis %" PRIu32, ROLE(c, i),
+                             SHP(t), SHP(x), axis);
+        }
+        if (!plxi_add_i64(dims[axis], t->dims[axis], &dims[axis])) {
+            return plxi_fail(c, "the concatenated axis %" PRIu32 " overflows", axis);
+        }
+        quant = quant && same_quant(&x->quant, &t->quant);
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
+    if (quant) {
+        c->out->quant = plxi_moved_quant(x);
+    }
+    return NULL;
+}
+
+plx_status plxi_infer_split(const layer_ctx *c) {
+    const plx_split_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    uint32_t axis = 0, n = c->n_out;
+    plx_status s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis);
+    if (s) {
+        return s;
+    }
+    int64_t size = x->dims[axis], chunk = 0, last = 0;
+    if (d->sizes) {
+        int64_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (d->sizes[i] < 0) {
+                return plxi_fail(c, "sizes[%" PRIu32 "] = " I64 " must be >= 0", i, d->sizes[i]);
+            }
+            if (!plxi_add_i64(sum, d->sizes[i], &sum)) {
+                return plxi_fail(c, "sizes overflow when summed");
+            }
+        }
+        if (sum != size) {
+            return plxi_fail(c, "sizes sum to " I64 ", but axis %" PRIu32 " of X %s has size " I64,
+                             sum,
+                             axis, SHP(x), size);
+        }
+    } else {
+        /* ONNX opset 18 num_outputs: ceil(size / n) each, the last smaller. */
+        chunk = size / n + (size % n != 0);
+        last = size - chunk * (int64_t)(n - 1); /* chunk * (n-1) <= size + n: no overflow */
+        if (last < 0) {
+            return plxi_fail(c,
+                             "axis %" PRIu32 " of X %s (size " I64 ") cannot be split into %" PRIu32
+                             " parts of " I64, axis, SHP(x), size, n, chunk);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        plx_tensor_info *o = &c->out[i];
+        moved_output(o, x, x->dims, x->rank);
+        o->dims[axis] = d->sizes ? d->sizes[i] : i + 1 < n ? chunk : last;
+    }
+    return NULL;
+}
+
+plx_status plxi_infer_slice(const layer_ctx *c) {
+    const plx_slice_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    if (d->count > PLX_MAX_RANK) {
+        return plxi_fail(c, "count %" PRIu32 " is more than %d", d->count, PLX_MAX_RANK);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    bool seen[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < d->count; i++) {
+        uint32_t a = 0;
+        char field[24];
+        snprintf(field, sizeof field, "axes[%" PRIu32 "]", i);
+        plx_status s = plxi_check_axis(c, field, d->axes[i], 0, false, &a);
+        if (s) {
+            return s;
+        }
+        if (seen[a]) {
+            return plxi_fail(c, "axes[%" PRIu32 "] = %" PRId32 " repeats axis %" PRIu32, i,
+                             d->axes[i], a);
+        }
+        seen[a] = true;
+        int64_t step = d->steps[i], dim = x->dims[a], start = d->starts[i], end = d->ends[i];
+        if (step == 0) {
+            return plxi_fail(c, "steps[%" PRIu32 "] is 0", i);
+        }
+        if (dim == 0) {
+            dims[a] = 0;
+            continue;
+        }
+        /* ONNX: negative values count from the end, then clamp. */
+        if (start < 0) {
+            start += dim;
+        }
+        if (end < 0) {
+            end += dim;
+        }
+        if (step > 0) {
+            start = start < 0 ? 0 : start > dim ? dim : start;
+            end = end < 0 ? 0 : end > dim ? dim : end;
+            dims[a] = end <= start ? 0 : (end - start - 1) / step + 1;
+        } else {
+            start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+            end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+            /* (start - end - 1) / step truncates toward zero: no negation of INT64_MIN */
+            dims[a] = start <= end ? 0 : 1 - (start - end - 1) / step;
+        }
+    }
+    moved_output(c->out, x, dims, x->rank);
+    return NULL;
+}
+
+plx_status plxi_infer_pad(const layer_ctx *c) {
+    const plx_pad_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    if ((unsigned)d->mode > PLX_PAD_EDGE) {
+        return plxi_fail(c, "mode %d is not a plx_pad_mode", (int)d->mode);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < x->rank; i++) {
+        int64_t pb = d->pads_begin[i], pe = d->pads_end[i], in = x->dims[i], o;
+        if (!plxi_add_i64(in, pb, &o) || !plxi_add_i64(o, pe, &o)) {
+            return plxi_fail(c, "padded dim %" PRIu32 " overflows", i);
+        }
+        if (o < 0) {
+            return plxi_fail(c, "pads " I64 " and " I64 " crop dim %" PRIu32 " of X %s below 0",
+                             pb, pe, i,
+                             SHP(x));
+        }
+        if (d->mode == PLX_PAD_REFLECT && (pb >= in || pe >= in) && (pb > 0 || pe > 0)) {
+            return plxi_fail(c, "reflect pads " I64 " and " I64 " must be smaller than dim %" PRIu32
+                             " of X %s", pb, pe, i, SHP(x));
+        }
+        if (d->mode == PLX_PAD_EDGE && in == 0 && (pb > 0 || pe > 0)) {
+            return plxi_fail(c, "edge padding of the empty dim %" PRIu32 " of X %s", i, SHP(x));
+        }
+        dims[i] = o;
+    }
+    moved_output(c->out, x, dims, x->rank);
+    return NULL;
+}
+
+plx_status plxi_infer_squeeze(const layer_ctx *c) {
+    const plx_axes_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    if (d->axis_count > PLX_MAX_RANK) {
+        return plxi_fail(c, "axis_count %" PRIu32 " is more than %d", d->axis_count, PLX_MAX_RANK);
+    }
+    bool drop[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < d->axis_count; i++) {
+        uint32_t a = 0;
+        char field[24];
+        snprintf(field, sizeof field, "axes[%" PRIu32 "]", i);
+        plx_status s = plxi_check_axis(c, field, d->axes[i], 0, false, &a);
+        if (s) {
+            return s;
+        }
+        if (drop[a]) {
+            return plxi_fail(c, "axes[%" PRIu32 "] = %" PRId32 " repeats axis %" PRIu32, i,
+                             d->axes[i], a);
+        }
+        if (x->dims[a] != 1) {
+            return plxi_fail(c, "axis %" PRIu32 " of X %s has size " I64 ", not 1", a, SHP(x),
+                             x->dims[a]);
+        }
+        drop[a] = true;
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (!(d->axis_count == 0 ? x->dims[i] == 1 : drop[i])) {
+            dims[r++] = x->dims[i];
+        }
+    }
+    moved_output(c->out, x, dims, r);
+    return NULL;
+}
+
+plx_status plxi_infer_unsqueeze(const layer_ctx *c) {
+    const plx_axes_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    if (d->axis_count == 0) {
+        return plxi_fail(c, "axis_count is 0: unsqueeze needs at least one axis");
+    }
+    if (d->axis_count > PLX_MAX_RANK || x->rank + d->axis_count > PLX_MAX_RANK) {
+        return plxi_fail(c, "X %s with %" PRIu32 " more axes would exceed rank %d", SHP(x),
+                         d->axis_count, PLX_MAX_RANK);
+    }
+    uint32_t r = x->rank + d->axis_count;
+    bool add[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < d->axis_count; i++) {
+        uint32_t a = 0;
+        if (!plxi_norm_axis(d->axes[i], r, false, &a)) {
+            return plxi_fail(c,
+                             "axes[%" PRIu32 "] = %" PRId32 " is out of range [-%" PRIu32 ", %" PRIu32
+                             ") for the output rank %" PRIu32, i, d->axes[i], r, r, r);
+        }
+        if (add[a]) {
+            return plxi_fail(c, "axes[%" PRIu32 "] = %" PRId32 " repeats axis %" PRIu32, i,
+                             d->axes[i], a);
+        }
+        add[a] = true;
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0, k = 0; i < r; i++) {
+        dims[i] = add[i] ? 1 : x->dims[k++];
+    }
+    moved_output(c->out, x, dims, r);
+    return NULL;
+}
+
+plx_status plxi_infer_gather(const layer_ctx *c) {
+    const plx_axis_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
+    uint32_t axis = 0;
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL)) ||
+        (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
+        return s;
+    }
+    uint32_t r = x->rank - 1 + idx->rank;
+    if (r > PLX_MAX_RANK) {
+        return plxi_fail(c, "the output rank %" PRIu32 " of data %s and indices %s exceeds %d", r,
+                         SHP(x), SHP(idx), PLX_MAX_RANK);
+    }
+    if (x->dims[axis] == 0) {
+        size_t n;
+        if (plx_tensor_info_element_count(idx, &n) && n > 0) {
+            return plxi_fail(c, "indices %s index the empty axis %" PRIu32 " of data %s", SHP(idx),
+                             axis,
+                             SHP(x));
+        }
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < axis; i++) {
+        dims[k++] = x->dims[i];
+    }
+    for (uint32_t i = 0; i < idx->rank; i++) {
+        dims[k++] = idx->dims[i];
+    }
+    for (uint32_t i = axis + 1; i < x->rank; i++) {
+        dims[k++] = x->dims[i];
+    }
+    moved_output(c->out, x, dims, r);
+    return NULL;
+}
+
+plx_status plxi_infer_expand(const layer_ctx *c) {
+    const plx_shape_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    if (d->rank > PLX_MAX_RANK) {
+        return plxi_fail(c, "rank %" PRIu32 " is more than %d", d->rank, PLX_MAX_RANK);
+    }
+    plx_tensor_info want;
+    plxi_info_init(&want, x->dtype, 0);
+    plxi_info_set_dims(&want, d->dims, d->rank);
+    for (uint32_t i = 0; i < d->rank; i++) {
+        if (d->dims[i] < 0) {
+            return plxi_fail(c, "dims[%" PRIu32 "] = " I64 " must be >= 0", i, d->dims[i]);
+        }
+    }
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t r;
+    if (!plxi_broadcast(x->dims, x->rank, d->dims, d->rank, dims, &r)) {
+        return plxi_fail(c, "X %s does not broadcast with the shape %s", SHP(x), SHP(&want));
+    }
+    moved_output(c->out, x, dims, r);
+    return NULL;
+}
+
+/* ONNX Tile: repeats[i] copies of X along each dim i. */
+plx_status plxi_infer_tile(const layer_ctx *c) {
+    const plx_tile_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < PLX_MAX_RANK; i++) {
+        int64_t rep = d->repeats[i];
+        if (i >= x->rank) {
+            /* ONNX wants exactly one entry per dim: one past the rank that
+             * is not the default 1 was meant for a tensor of another rank. */
+            if (rep != 1) {
+                return plxi_fail(c, "repeats[%" PRIu32 "] = " I64 " is past the rank %" PRIu32
+                                 " of X %s: repeats has one entry per dim of X, the rest stay 1",
+                                 i, rep, x->rank, SHP(x));
+            }
+            continue;
+        }
+        if (rep < 0) {
+            return plxi_fail(c, "repeats[%" PRIu32 "] = " I64 " must be >= 0", i, rep);
+        }
+        if (!plxi_mul_nonneg(x->dims[i], rep, &dims[i])) {
+            return plxi_fail(c,
+                             "dim %" PRIu32 " of X %s times repeats[%" PRIu32 "] = " I64 " overflows",
+                             i, SHP(x), i, rep);
+        }
+    }
+    moved_output(c->out, x, dims, x->rank);
+    return NULL;
+}
+
+plx_status plxi_infer_depth_space(const layer_ctx *c) {
+    const plx_depth_space_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    bool to_space = c->op == PLX_OP_DEPTH_TO_SPACE;
+    plx_status s;
+    if ((unsigned)d->mode > PLX_DEPTH_SPACE_CRD) {
+        return plxi_fail(c, "mode %d is not a plx_depth_space_mode", (int)d->mode);
+    }
+    if (!to_space && d->mode != PLX_DEPTH_SPACE_DCR) {
+        return plxi_fail(c, "mode CRD applies to depth_to_space only");
+    }
+    if (d->block_size < 1) {
+        return plxi_fail(c, "block_size " I64 " must be >= 1", d->block_size);
+    }
+    if ((s = plxi_check_rank(c, 0, 4, 4))) {
+        return s;
+    }
+    int64_t b = d->block_size, bb;
+    int64_t dims[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+    if (!plxi_mul_nonneg(b, b, &bb)) {
+        return plxi_fail(c, "block_size " I64 " squared overflows", b);
+    }
+    if (to_space) {
+        if (dims[1] % bb != 0) {
+            return plxi_fail(c, "X %s has " I64 " channels, not divisible by block_size^2 = " I64,
+                             SHP(x),
+                             dims[1], bb);
+        }
+        dims[1] /= bb;
+        if (!plxi_mul_nonneg(dims[2], b, &dims[2]) || !plxi_mul_nonneg(dims[3], b, &dims[3])) {
+            return plxi_fail(c, "output dims of X %s with block_size " I64 " overflow", SHP(x), b);
+        }
+    } else {
+        if (dims[2] % b != 0 || dims[3] % b != 0) {
+            return plxi_fail(c, "X %s has H and W not divisible by block_size " I64, SHP(x), b);
+        }
+        dims[2] /= b;
+        dims[3] /= b;
+        if (!plxi_mul_nonneg(dims[1], bb, &dims[1])) {
+            return plxi_fail(c, "output dims of X %s with block_size " I64 " overflow", SHP(x), b);
+        }
+    }
+    moved_output(c->out, x, dims, 4);
+    return NULL;
+}
+
+plx_status plxi_infer_resize(const layer_ctx *c) {
+    const plx_resize_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((unsigned)d->mode > PLX_RESIZE_LINEAR) {
+        return plxi_fail(c, "mode %d is not a plx_resize_mode", (int)d->mode);
+    }
+    if ((unsigned)d->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
+        return plxi_fail(c, "coord %d is not a plx_resize_coord", (int)d->coord);
+    }
+    if ((unsigned)d->nearest > PLX_RESIZE_NEAREST_CEIL) {
+        return plxi_fail(c, "nearest %d is not a plx_resize_nearest", (int)d->nearest);
+    }
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 4, 4))) {
+        return s;
+    }
+    bool sizes = d->sizes[0] != 0 || d->sizes[1] != 0;
+    bool scales = d->scales[0] != 0.0f || d->scales[1] != 0.0f;
+    if (sizes == scales) {
+        return plxi_fail(c, "give either sizes or scales, not %s", sizes ? "both" : "neither");
+    }
+    int64_t dims[4] = {x->dims[0], x->dims[1], 0, 0};
+    for (uint32_t i = 0; i < 2; i++) {
+        if (sizes) {
+            if (d->sizes[i] < 1) {
+                return plxi_fail(c, "sizes[%" PRIu32 "] = " I64 " must be >= 1", i, d->sizes[i]);
+            }
+            dims[2 + i] = d->sizes[i];
+            continue;
+        }
+        float sc = d->scales[i];
+        if (!(sc > 0.0f) || !isfinite(sc)) {
+            return plxi_fail(c, "scales[%" PRIu32 "] = %g must be finite and > 0", i, (double)sc);
+        }
+        /* ONNX: floor(in * scale), computed in double like its reference. */
+        double o = (double)x->dims[2 + i] * (double)sc;
+        if (!(o < 9.2e18)) {
+            return plxi_fail(c, "output dim %" PRIu32 " of X %s times %g overflows", 2 + i, SHP(x),
+                             (double)sc);
+        }
+        dims[2 + i] = (int64_t)o; /* o >= 0: truncation is floor */
+    }
+    plxi_info_init(c->out, x->dtype, 4);
+    plxi_info_set_dims(c->out, dims, 4);
+    return NULL;
+}

@@ -1,0 +1,238 @@
+/* Shape inference of the graph boundary (input, output, constant), the
+ * optimiser's copies, quantization and recurrent layers. */
+#include <math.h>
+
+#include "infer_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Graph boundary                                                           */
+
+plx_status plxi_infer_input(const layer_ctx *c) {
+    /* The caller sets the info; it only has to be valid. */
+    return plxi_check_info(c, &c->out[0], "output 0");
+}
+
+plx_status plxi_infer_constant(const layer_ctx *c) {
+    const plx_constant_desc *d = c->desc;
+    if (!d->data) {
+        return plxi_fail(c, "descriptor data is NULL");
+    }
+    return plxi_check_info(c, &c->out[0], "output 0");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Quantization                                                             */
+
+plx_status plxi_infer_quantize(const layer_ctx *c) {
+    const plx_quantize_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *scale = &c->in[1];
+    bool quantize = c->op == PLX_OP_QUANTIZE;
+    plx_status s;
+    if (quantize) {
+        if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_same_dtype(c, 1, 0))) {
+            return s;
+        }
+    } else if ((s = plxi_check_dtype(c, 0, DT(INT8) | DT(UINT8) | DT(INT32), NULL)) ||
+               (s = plxi_check_dtype(c, 1, DT_FLOAT, NULL))) {
+        return s;
+    }
+    /* Per tensor: a scalar scale (or one element, as ONNX Runtime accepts);
+     * per axis: 1-D along `axis`, which is only checked then, as in ONNX. */
+    if (scale->rank > 1) {
+        return plxi_fail(c, "scale %s must be a scalar or 1-D", SHP(scale));
+    }
+    if (scale->rank == 1 && scale->dims[0] != 1) {
+        uint32_t axis = 0;
+        if ((s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
+            return s;
+        }
+        if (scale->dims[0] != x->dims[axis]) {
+            return plxi_fail(c,
+                             "scale %s must have one entry per index of axis %" PRIu32 " of X %s",
+                             SHP(scale), axis, SHP(x));
+        }
+    }
+    plx_dtype out;
+    if (c->n_in > 2) {
+        const plx_tensor_info *zp = &c->in[2];
+        if (quantize && (s = plxi_check_dtype(c, 2, DT(INT8) | DT(UINT8), NULL))) {
+            return s;
+        }
+        if (!quantize && (s = plxi_check_same_dtype(c, 2, 0))) {
+            return s;
+        }
+        bool same = zp->rank == scale->rank && (zp->rank == 0 || zp->dims[0] == scale->dims[0]);
+        if (!same) {
+            return plxi_fail(c, "zero_point %s must have the shape of scale %s", SHP(zp),
+                             SHP(scale));
+        }
+    }
+    if (quantize) {
+        if (d->output_dtype != PLX_DTYPE_INT8 && d->output_dtype != PLX_DTYPE_UINT8) {
+            return plxi_fail(c, "output_dtype %s must be int8 or uint8",
+                             plx_dtype_name(d->output_dtype));
+        }
+        if (c->n_in > 2 && c->in[2].dtype != d->output_dtype) {
+            return plxi_fail(c, "output_dtype %s differs from zero_point's dtype %s",
+                             plx_dtype_name(d->output_dtype), plx_dtype_name(c->in[2].dtype));
+        }
+        out = d->output_dtype;
+    } else {
+        if (d->output_dtype != scale->dtype) {
+            return plxi_fail(c, "output_dtype %s differs from scale's dtype %s",
+                             plx_dtype_name(d->output_dtype), plx_dtype_name(scale->dtype));
+        }
+        out = scale->dtype;
+    }
+    plxi_same_as_input(c, out);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Recurrent layers                                                         */
+
+/* Input i must be exactly `dims` (rank r), whose meaning `what` spells. */
+static plx_status check_exact_shape(const layer_ctx *c, uint32_t i, const int64_t *dims, uint32_t r,
+                                    const char *what) {
+    const plx_tensor_info *t = &c->in[i];
+    bool same = t->rank == r;
+    for (uint32_t k = 0; same && k < r; k++) {
+        same = t->dims[k] == dims[k];
+    }
+    if (same) {
+        return NULL;
+    }
+    plx_tensor_info want;
+    plxi_info_init(&want, t->dtype, 0);
+    plxi_info_set_dims(&want, dims, r);
+    return plxi_fail(c, "%s %s must be %s (%s)", ROLE(c, i), SHP(t), SHP(&want), what);
+}
+
+/* activations[dir][k] of a recurrent cell: one of the functions ONNX
+ * lists for RNN, LSTM and GRU, with finite parameters. */
+static plx_status check_rnn_activation(const layer_ctx *c, const plx_rnn_activation *a,
+                                       uint32_t dir, uint32_t k) {
+    switch (a->func) {
+    case PLX_ACT_RELU:
+    case PLX_ACT_TANH:
+    case PLX_ACT_SIGMOID:
+    case PLX_ACT_AFFINE:
+    case PLX_ACT_LEAKY_RELU:
+    case PLX_ACT_THRESHOLDED_RELU:
+    case PLX_ACT_SCALED_TANH:
+    case PLX_ACT_HARD_SIGMOID:
+    case PLX_ACT_ELU:
+    case PLX_ACT_SOFTSIGN:
+    case PLX_ACT_SOFTPLUS: break;
+    default:
+        return plxi_fail(c,
+                         "activations[%" PRIu32 "][%" PRIu32 "].func %d is not a recurrent activation "
+                         "(relu, tanh, sigmoid, affine, leaky_relu, thresholded_relu, scaled_tanh, "
+                         "hard_sigmoid, elu, softsign or softplus)", dir, k, (int)a->func);
+    }
+    if (!isfinite(a->alpha) || !isfinite(a->beta)) {
+        return plxi_fail(c,
+                         "activations[%" PRIu32 "][%" PRIu32 "] has alpha %g and beta %g; both must "
+                         "be finite", dir, k, (double)a->alpha, (double)a->beta);
+    }
+    return NULL;
+}
+
+/* lstm and gru (ONNX, layout 0): X [seq_length, batch, input_size] and the
+ * weights of `gates` gates per direction; see plexus/ops.h. */
+plx_status plxi_infer_rnn(const layer_ctx *c) {
+    bool lstm = c->op == PLX_OP_LSTM;
+    const plx_lstm_desc *ld = c->desc;
+    const plx_gru_desc *gd = c->desc;
+    plx_rnn_direction direction = lstm ? ld->direction : gd->direction;
+    int64_t h = lstm ? ld->hidden_size : gd->hidden_size;
+    float clip = lstm ? ld->clip : gd->clip;
+    int64_t gates = lstm ? 4 : 3;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((unsigned)direction > PLX_RNN_BIDIRECTIONAL) {
+        return plxi_fail(c, "direction %d is not a plx_rnn_direction", (int)direction);
+    }
+    if (h < 1) {
+        return plxi_fail(c, "hidden_size " I64 " must be >= 1", h);
+    }
+    if (!(clip >= 0.0f) || !isfinite(clip)) {
+        return plxi_fail(c, "clip %g must be finite and >= 0 (0: no clipping)", (double)clip);
+    }
+    int64_t d = direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1, gh, gh2, ph;
+    if (!plxi_mul_nonneg(h, 2 * gates, &gh2)) {
+        return plxi_fail(c, "hidden_size " I64 " is too large", h);
+    }
+    gh = gh2 / 2;
+    ph = 3 * h; /* <= gh */
+    for (uint32_t dir = 0; dir < (uint32_t)d; dir++) {
+        for (uint32_t k = 0; k < (lstm ? 3u : 2u); k++) {
+            if ((s = check_rnn_activation(c,
+                                          lstm ? &ld->activations[dir][k] : &gd->activations[dir][k],
+                                          dir, k))) {
+                return s;
+            }
+        }
+    }
+    if ((s = plxi_check_dtype(c, 0, DT(FLOAT32), NULL)) || (s = plxi_check_rank(c, 0, 3, 3)) ||
+        (s = plxi_check_dtype(c, 4, DT(INT32), NULL))) {
+        return s;
+    }
+    for (uint32_t i = 1; i < c->n_in; i++) {
+        if (i != 4 && (s = plxi_check_same_dtype(c, i, 0))) {
+            return s;
+        }
+    }
+    int64_t seq = x->dims[0], batch = x->dims[1], in = x->dims[2];
+    const int64_t w[3] = {d, gh, in}, r[3] = {d, gh, h}, b[2] = {d, gh2}, lens[1] = {batch};
+    const int64_t state[3] = {d, batch, h}, p[2] = {d, ph};
+    if ((s = check_exact_shape(c, 1, w, 3, lstm ? "[num_directions, 4*hidden_size, input_size]"
+                                                : "[num_directions, 3*hidden_size, input_size]")) ||
+        (s = check_exact_shape(c, 2, r, 3, lstm ? "[num_directions, 4*hidden_size, hidden_size]"
+                                                : "[num_directions, 3*hidden_size, hidden_size]")) ||
+        (s = check_exact_shape(c, 3, b, 2, lstm ? "[num_directions, 8*hidden_size]"
+                                                : "[num_directions, 6*hidden_size]")) ||
+        (s = check_exact_shape(c, 4, lens, 1, "[batch_size]")) ||
+        (s = check_exact_shape(c, 5, state, 3, "[num_directions, batch_size, hidden_size]")) ||
+        (lstm && (s = check_exact_shape(c, 6, state, 3,
+                                        "[num_directions, batch_size, hidden_size]"))) ||
+        (lstm && (s = check_exact_shape(c, 7, p, 2, "[num_directions, 3*hidden_size]")))) {
+        return s;
+    }
+    /* Every output is checked before any is written. */
+    const int64_t y[4] = {seq, d, batch, h};
+    plx_tensor_info outs[3];
+    plxi_info_init(&outs[0], x->dtype, 4);
+    plxi_info_set_dims(&outs[0], y, 4);
+    for (uint32_t i = 1; i < c->n_out; i++) {
+        plxi_info_init(&outs[i], x->dtype, 3);
+        plxi_info_set_dims(&outs[i], state, 3);
+    }
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        size_t bytes;
+        if (!plx_tensor_info_byte_size(&outs[i], &bytes)) {
+            return plxi_fail(c, "%s %s (%s) is too large: its byte size overflows size_t",
+                             OUT_ROLE(c, i), SHP(&outs[i]), plx_dtype_name(outs[i].dtype));
+        }
+    }
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        c->out[i] = outs[i];
+    }
+    return NULL;
+}
+
+/* Output and the optimiser's copies have nothing to infer: outputs have no
+ * output slot, copies are their input's tensor in other memory. */
+plx_status plxi_infer_output(const layer_ctx *c) {
+    (void)c;
+    return NULL;
+}
+
+plx_status plxi_infer_mem_copy(const layer_ctx *c) {
+    *c->out = c->in[0];
+    return NULL;
+}
+
+plx_status plxi_infer_precompiled(const layer_ctx *c) {
+    return plxi_fail(c, "precompiled layers come from backends, which give their outputs");
+}

@@ -147,6 +147,86 @@ plx_status onnxi_convert(onnxi_ctx *c, onnxi_node *n);
 /* Whether the importer has a converter for a default-domain op type. */
 bool onnxi_op_known(const char *op);
 
+/* ---- convert_*.c: the operator converters --------------------------------- */
+
+#define ONNXI_UNSUPPORTED(...) plxi_status_create(PLX_UNSUPPORTED, __VA_ARGS__)
+
+/* convert_util.c */
+plx_status onnxi_invalid(const onnxi_ctx *c, const onnxi_node *n, const char *fmt, ...)
+    PLXI_PRINTF(3, 4);
+plx_status onnxi_alloc_const(const onnxi_ctx *c, const onnxi_node *n,
+                             const plx_tensor_info *info, void **out);
+const Onnx__AttributeProto *onnxi_attr(const onnxi_node *n, const char *name);
+int64_t onnxi_attr_i(const onnxi_node *n, const char *name, int64_t def);
+float onnxi_attr_f(const onnxi_node *n, const char *name, float def);
+const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def, char *buf,
+                         size_t size);
+plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, size_t max,
+                           size_t *count, bool *present);
+plx_status onnxi_need_const(const onnxi_node *n, size_t i, const char *role);
+plx_status onnxi_const_ints(const onnxi_node *n, size_t i, const char *role, int64_t *out,
+                            size_t max, size_t *count);
+bool onnxi_has_in(const onnxi_node *n, size_t i);
+plx_status onnxi_need_inputs(const onnxi_ctx *c, const onnxi_node *n, size_t min);
+plx_status onnxi_bind_out(onnxi_ctx *c, onnxi_node *n, size_t k, onnxi_value *v);
+plx_status onnxi_emit1(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
+                       onnxi_value *const *inputs, uint32_t n_in);
+plx_status onnxi_single_output(const onnxi_node *n, const char *what);
+plx_status onnxi_scalar_const(onnxi_ctx *c, plx_dtype dt, double value, onnxi_value **out);
+plx_status onnxi_reshape_to(onnxi_ctx *c, onnxi_node *n, onnxi_value *x,
+                            const plx_tensor_info *shape, onnxi_value **out);
+plx_status onnxi_zeros(onnxi_ctx *c, const onnxi_node *n, plx_dtype dt, uint32_t rank,
+                       const int64_t *dims, onnxi_value **out);
+
+/* convert_elementwise.c */
+plx_status onnxi_conv_activation(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_clip(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_unary(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_binary(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_variadic(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_where(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_cast(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_batch_norm(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_instance_norm(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_layer_norm(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_softmax(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_reduce(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_arg_reduce(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_topk(onnxi_ctx *c, onnxi_node *n);
+
+/* convert_shape.c */
+plx_status onnxi_conv_identity(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_constant(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_constant_of_shape(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_shape(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_size(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_range(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_reshape(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_flatten(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_transpose(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_concat(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_split(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_slice(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_squeeze(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_gather(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_expand(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_tile(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_depth_space(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_resize(onnxi_ctx *c, onnxi_node *n);
+
+/* convert_dense.c */
+plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);
+
+/* convert_misc.c */
+plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n);
+
 /* ---- import.c ------------------------------------------------------------ */
 
 /* Imports the nodes of a graph (sorted topologically; used for the main

@@ -1,0 +1,210 @@
+/* The ONNX converters for the dense operators: Conv and ConvTranspose, the
+ * pools (with the spatial attributes they share), MatMul and Gemm. One
+ * family per file keeps each converter file short. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ---- dense -------------------------------------------------------------- */
+
+static plx_status auto_pad(const onnxi_node *n, plx_auto_pad *out) {
+    char buf[32];
+    const char *s = onnxi_attr_s(n, "auto_pad", "NOTSET", buf, sizeof buf);
+    if (strcmp(s, "NOTSET") == 0) {
+        *out = PLX_AUTO_PAD_NOTSET;
+    } else if (strcmp(s, "SAME_UPPER") == 0) {
+        *out = PLX_AUTO_PAD_SAME_UPPER;
+    } else if (strcmp(s, "SAME_LOWER") == 0) {
+        *out = PLX_AUTO_PAD_SAME_LOWER;
+    } else if (strcmp(s, "VALID") == 0) {
+        *out = PLX_AUTO_PAD_VALID;
+    } else {
+        return ONNXI_UNSUPPORTED("auto_pad='%s'", s);
+    }
+    return NULL;
+}
+
+/* Spatial attributes shared by Conv, ConvTranspose and the pools. */
+typedef struct spatial_attrs {
+    size_t sp;
+    int64_t kernel[PLX_MAX_SPATIAL];
+    bool has_kernel;
+    int64_t strides[PLX_MAX_SPATIAL];
+    int64_t dilations[PLX_MAX_SPATIAL];
+    int64_t pads_begin[PLX_MAX_SPATIAL];
+    int64_t pads_end[PLX_MAX_SPATIAL];
+    plx_auto_pad auto_pad;
+} spatial_attrs;
+
+static plx_status read_spatial(const onnxi_ctx *c, const onnxi_node *n, spatial_attrs *s) {
+    const plx_tensor_info *x = &n->in[0]->info;
+    if (x->rank < 3 || x->rank > 2 + PLX_MAX_SPATIAL) {
+        return ONNXI_UNSUPPORTED("input X has rank %u; Plexus supports 1 or 2 spatial dimensions "
+                                 "(rank 3 or 4)", x->rank);
+    }
+    s->sp = x->rank - 2;
+    int64_t v[2 * PLX_MAX_SPATIAL];
+    size_t cnt;
+    static const char *const names[] = {"kernel_shape", "strides", "dilations"};
+    int64_t *dst[] = {s->kernel, s->strides, s->dilations};
+    for (int k = 0; k < 3; k++) {
+        bool present;
+        plx_status st = onnxi_attr_ints(n, names[k], v, PLX_MAX_SPATIAL, &cnt, &present);
+        if (st) {
+            return st;
+        }
+        if (present && cnt != s->sp) {
+            return onnxi_invalid(c, n, "%s has %zu values, X has %zu spatial dimensions", names[k],
+                                 cnt, s->sp);
+        }
+        for (size_t i = 0; i < PLX_MAX_SPATIAL; i++) {
+            dst[k][i] = present && i < cnt ? v[i] : 1;
+        }
+        if (k == 0) {
+            s->has_kernel = present;
+        }
+    }
+    bool present;
+    plx_status st = onnxi_attr_ints(n, "pads", v, 2 * PLX_MAX_SPATIAL, &cnt, &present);
+    if (st) {
+        return st;
+    }
+    if (present && cnt != 2 * s->sp) {
+        return onnxi_invalid(c, n, "pads has %zu values, expected %zu", cnt, 2 * s->sp);
+    }
+    for (size_t i = 0; i < PLX_MAX_SPATIAL; i++) {
+        s->pads_begin[i] = present && i < s->sp ? v[i] : 0;
+        s->pads_end[i] = present && i < s->sp ? v[s->sp + i] : 0;
+    }
+    return auto_pad(n, &s->auto_pad);
+}
+
+plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    spatial_attrs s;
+    if (!st) {
+        st = read_spatial(c, n, &s);
+    }
+    if (st) {
+        return st;
+    }
+    bool transpose = strcmp(n->proto->op_type, "ConvTranspose") == 0;
+    uint32_t n_in = onnxi_has_in(n, 2) ? 3 : 2;
+    if (!transpose) {
+        plx_conv_desc d = PLX_CONV_DESC_INIT;
+        memcpy(d.strides, s.strides, sizeof d.strides);
+        memcpy(d.dilations, s.dilations, sizeof d.dilations);
+        memcpy(d.pads_begin, s.pads_begin, sizeof d.pads_begin);
+        memcpy(d.pads_end, s.pads_end, sizeof d.pads_end);
+        d.auto_pad = s.auto_pad;
+        d.group = onnxi_attr_i(n, "group", 1);
+        return onnxi_emit1(c, n, PLX_OP_CONV, &d, n->in, n_in);
+    }
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    memcpy(d.strides, s.strides, sizeof d.strides);
+    memcpy(d.dilations, s.dilations, sizeof d.dilations);
+    memcpy(d.pads_begin, s.pads_begin, sizeof d.pads_begin);
+    memcpy(d.pads_end, s.pads_end, sizeof d.pads_end);
+    d.auto_pad = s.auto_pad;
+    d.group = onnxi_attr_i(n, "group", 1);
+    int64_t v[PLX_MAX_RANK];
+    size_t cnt;
+    bool present;
+    st = onnxi_attr_ints(n, "output_padding", v, PLX_MAX_SPATIAL, &cnt, &present);
+    for (size_t i = 0; !st && present && i < cnt; i++) {
+        d.output_padding[i] = v[i];
+    }
+    if (!st) {
+        st = onnxi_attr_ints(n, "output_shape", v, PLX_MAX_RANK, &cnt, &present);
+    }
+    if (!st && present) {
+        /* Either the spatial sizes or the full shape. */
+        size_t off = cnt == s.sp + 2 ? 2 : 0;
+        if (cnt != s.sp && cnt != s.sp + 2) {
+            return onnxi_invalid(c, n, "output_shape has %zu values", cnt);
+        }
+        for (size_t i = 0; i < s.sp; i++) {
+            d.output_shape[i] = v[off + i];
+            /* A requested size past the full output needs negative padding. */
+            const plx_tensor_info *w = &n->in[1]->info;
+            int64_t in = n->in[0]->info.dims[2 + i];
+            int64_t k = w->rank == s.sp + 2 ? w->dims[2 + i] : 1;
+            int64_t full = d.strides[i] * (in - 1) + d.output_padding[i] +
+                           (k - 1) * d.dilations[i] + 1;
+            if (d.output_shape[i] > full) {
+                return ONNXI_UNSUPPORTED("output_shape[%zu] = %lld is larger than the full output "
+                                         "%lld (negative padding)", i, (long long)d.output_shape[i],
+                                         (long long)full);
+            }
+        }
+    }
+    return st ? st : onnxi_emit1(c, n, PLX_OP_CONV_TRANSPOSE, &d, n->in, n_in);
+}
+
+plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    spatial_attrs s;
+    if (!st) {
+        st = read_spatial(c, n, &s);
+    }
+    if (!st) {
+        st = onnxi_single_output(n, "Indices");
+    }
+    if (st) {
+        return st;
+    }
+    bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
+    if (!s.has_kernel) {
+        return onnxi_invalid(c, n, "kernel_shape is required");
+    }
+    for (size_t i = 0; !is_max && i < s.sp; i++) {
+        if (s.dilations[i] != 1) {
+            return ONNXI_UNSUPPORTED("AveragePool with dilations (opset 19)");
+        }
+    }
+    plx_pool_desc d = PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : PLX_POOL_AVERAGE);
+    memcpy(d.kernel, s.kernel, sizeof d.kernel);
+    memcpy(d.strides, s.strides, sizeof d.strides);
+    memcpy(d.dilations, s.dilations, sizeof d.dilations);
+    memcpy(d.pads_begin, s.pads_begin, sizeof d.pads_begin);
+    memcpy(d.pads_end, s.pads_end, sizeof d.pads_end);
+    d.auto_pad = s.auto_pad;
+    d.ceil_mode = onnxi_attr_i(n, "ceil_mode", 0) != 0;
+    d.count_include_pad = onnxi_attr_i(n, "count_include_pad", 0) != 0;
+    if (is_max && onnxi_attr_i(n, "storage_order", 0) != 0) {
+        /* Only affects the Indices output, which is refused above. */
+    }
+    return onnxi_emit1(c, n, PLX_OP_POOL, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    bool is_max = strcmp(n->proto->op_type, "GlobalMaxPool") == 0;
+    plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : PLX_POOL_AVERAGE);
+    return onnxi_emit1(c, n, PLX_OP_GLOBAL_POOL, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    return st ? st : onnxi_emit1(c, n, PLX_OP_MATMUL, NULL, n->in, 2);
+}
+
+plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    if (st) {
+        return st;
+    }
+    plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+    d.alpha = onnxi_attr_f(n, "alpha", 1.0f);
+    d.beta = onnxi_attr_f(n, "beta", 1.0f);
+    d.trans_a = onnxi_attr_i(n, "transA", 0) != 0;
+    d.trans_b = onnxi_attr_i(n, "transB", 0) != 0;
+    return onnxi_emit1(c, n, PLX_OP_GEMM, &d, n->in, onnxi_has_in(n, 2) ? 3 : 2);
+}

@@ -1,0 +1,707 @@
+/* The ONNX converters for shapes, constants and data movement: Identity,
+ * Constant, ConstantOfShape, Shape, Size, Range; Reshape, Flatten,
+ * Transpose, Concat, Split, Slice, Pad, Squeeze/Unsqueeze, Gather, Expand,
+ * Tile, DepthToSpace/SpaceToDepth and Resize. One family per file keeps
+ * each converter file short. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ---- identity-like and constants ---------------------------------------- */
+
+plx_status onnxi_conv_identity(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    if (strcmp(n->proto->op_type, "Dropout") == 0) {
+        if (c->opset >= 12 && onnxi_has_in(n, 2)) {
+            st = onnxi_need_const(n, 2, "training_mode");
+            if (st) {
+                return st;
+            }
+            if (onnxi_const_i64(n->in[2], 0)) {
+                return ONNXI_UNSUPPORTED("training_mode is true");
+            }
+        }
+        if (n->n_out > 1) {
+            /* The mask of an inference dropout is all true. */
+            plx_tensor_info info = n->in[0]->info;
+            info.dtype = PLX_DTYPE_BOOL;
+            info.quant.kind = PLX_QUANT_NONE;
+            void *ones;
+            st = onnxi_alloc_const(c, n, &info, &ones);
+            if (st) {
+                return st;
+            }
+            memset(ones, 1, onnxi_elem_count(&info));
+            onnxi_value *mask;
+            st = onnxi_const_take(c, &info, ones, &mask);
+            if (!st) {
+                st = onnxi_bind_out(c, n, 1, mask);
+            }
+            if (st) {
+                return st;
+            }
+        }
+    }
+    return onnxi_bind_out(c, n, 0, n->in[0]);
+}
+
+static plx_status tensor_attr_const(onnxi_ctx *c, onnxi_node *n, const Onnx__TensorProto *t,
+                                    onnxi_value **out) {
+    char *what = plxi_asprintf("%s: node '%s' (%s): its tensor", c->file, n->name,
+                               n->proto->op_type);
+    if (!what) {
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory");
+    }
+    plx_tensor_info info;
+    void *data;
+    plx_status st = onnxi_tensor_decode(t, what, c->base_dir, &info, &data);
+    free(what);
+    if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
+        /* The reason without the file prefix: the report adds the node. */
+        plx_status r = ONNXI_UNSUPPORTED("%s", plx_status_get_message(st));
+        plx_status_free(st);
+        return r;
+    }
+    return st ? st : onnxi_const_take(c, &info, data, out);
+}
+
+plx_status onnxi_conv_constant(onnxi_ctx *c, onnxi_node *n) {
+    const Onnx__AttributeProto *a;
+    onnxi_value *v = NULL;
+    plx_status st = NULL;
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    if ((a = onnxi_attr(n, "value")) && a->t) {
+        st = tensor_attr_const(c, n, a->t, &v);
+    } else if ((a = onnxi_attr(n, "value_float")) && a->has_f) {
+        info.dtype = PLX_DTYPE_FLOAT32;
+        st = onnxi_const_copy(c, &info, &a->f, &v);
+    } else if ((a = onnxi_attr(n, "value_int")) && a->has_i) {
+        info.dtype = PLX_DTYPE_INT64;
+        st = onnxi_const_copy(c, &info, &a->i, &v);
+    } else if ((a = onnxi_attr(n, "value_floats"))) {
+        info.dtype = PLX_DTYPE_FLOAT32;
+        info.rank = 1;
+        info.dims[0] = (int64_t)a->n_floats;
+        st = onnxi_const_copy(c, &info, a->n_floats ? (const void *)a->floats : "", &v);
+    } else if ((a = onnxi_attr(n, "value_ints"))) {
+        info.dtype = PLX_DTYPE_INT64;
+        info.rank = 1;
+        info.dims[0] = (int64_t)a->n_ints;
+        st = onnxi_const_copy(c, &info, a->n_ints ? (const void *)a->ints : "", &v);
+    } else if (onnxi_attr(n, "sparse_value") || onnxi_attr(n, "value_string") ||
+               onnxi_attr(n, "value_strings")) {
+        return ONNXI_UNSUPPORTED("sparse and string constants are not supported");
+    } else {
+        return onnxi_invalid(c, n, "has no value attribute");
+    }
+    return st ? st : onnxi_bind_out(c, n, 0, v);
+}
+
+plx_status onnxi_conv_constant_of_shape(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    int64_t dims[PLX_MAX_RANK];
+    size_t rank;
+    if (!st) {
+        st = onnxi_const_ints(n, 0, "shape", dims, PLX_MAX_RANK, &rank);
+    }
+    if (st) {
+        return st;
+    }
+    onnxi_value *fill = NULL;
+    const Onnx__AttributeProto *a = onnxi_attr(n, "value");
+    if (a && a->t) {
+        st = tensor_attr_const(c, n, a->t, &fill);
+        if (st) {
+            return st;
+        }
+        if (onnxi_elem_count(&fill->info) != 1) {
+            return onnxi_invalid(c, n, "value must hold one element");
+        }
+    }
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = fill ? fill->info.dtype : PLX_DTYPE_FLOAT32;
+    info.rank = (uint32_t)rank;
+    for (size_t i = 0; i < rank; i++) {
+        if (dims[i] < 0) {
+            return onnxi_invalid(c, n, "shape[%zu] = %lld is negative", i, (long long)dims[i]);
+        }
+        info.dims[i] = dims[i];
+    }
+    void *mem;
+    st = onnxi_alloc_const(c, n, &info, &mem);
+    if (st) {
+        return st;
+    }
+    unsigned char *data = mem;
+    size_t count = onnxi_elem_count(&info);
+    size_t es = plx_dtype_size(info.dtype);
+    for (size_t i = 0; fill && i < count; i++) {
+        memcpy(data + i * es, fill->data, es);
+    }
+    onnxi_value *v;
+    st = onnxi_const_take(c, &info, data, &v);
+    return st ? st : onnxi_bind_out(c, n, 0, v);
+}
+
+plx_status onnxi_conv_shape(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    const plx_tensor_info *x = &n->in[0]->info;
+    int64_t r = x->rank;
+    int64_t start = onnxi_attr_i(n, "start", 0), end = onnxi_attr_i(n, "end", r);
+    start = start < 0 ? start + r : start;
+    end = end < 0 ? end + r : end;
+    start = start < 0 ? 0 : (start > r ? r : start);
+    end = end < 0 ? 0 : (end > r ? r : end);
+    int64_t dims[PLX_MAX_RANK];
+    size_t count = 0;
+    for (int64_t i = start; i < end; i++) {
+        dims[count++] = x->dims[i];
+    }
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = PLX_DTYPE_INT64;
+    info.rank = 1;
+    info.dims[0] = (int64_t)count;
+    onnxi_value *v;
+    st = onnxi_const_copy(c, &info, dims, &v);
+    return st ? st : onnxi_bind_out(c, n, 0, v);
+}
+
+plx_status onnxi_conv_size(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = PLX_DTYPE_INT64;
+    int64_t count = (int64_t)onnxi_elem_count(&n->in[0]->info);
+    onnxi_value *v;
+    st = onnxi_const_copy(c, &info, &count, &v);
+    return st ? st : onnxi_bind_out(c, n, 0, v);
+}
+
+plx_status onnxi_conv_range(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 3);
+    for (size_t i = 0; i < 3 && !st; i++) {
+        static const char *const roles[] = {"start", "limit", "delta"};
+        st = onnxi_need_const(n, i, roles[i]);
+        if (!st && onnxi_elem_count(&n->in[i]->info) != 1) {
+            st = onnxi_invalid(c, n, "input %zu (%s) must be a scalar", i, roles[i]);
+        }
+    }
+    if (st) {
+        /* Its output's length depends on the values: without them the
+         * shape is not static. */
+        return st;
+    }
+    plx_dtype dt = n->in[0]->info.dtype;
+    double start = onnxi_const_f64(n->in[0], 0), limit = onnxi_const_f64(n->in[1], 0),
+           delta = onnxi_const_f64(n->in[2], 0);
+    if (delta == 0) {
+        return onnxi_invalid(c, n, "delta is 0");
+    }
+    double steps = ceil((limit - start) / delta);
+    if (!(steps < 1e9)) {
+        return onnxi_invalid(c, n, "the range has too many elements");
+    }
+    size_t count = steps > 0 ? (size_t)steps : 0;
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = dt;
+    info.rank = 1;
+    info.dims[0] = (int64_t)count;
+    void *mem;
+    st = onnxi_alloc_const(c, n, &info, &mem);
+    if (st) {
+        return st;
+    }
+    unsigned char *data = mem;
+    for (size_t i = 0; i < count; i++) {
+        switch (dt) {
+        case PLX_DTYPE_FLOAT32: {
+            float s = (float)start, d = (float)delta;
+            ((float *)(void *)data)[i] = s + (float)i * d;
+            break;
+        }
+        case PLX_DTYPE_INT64: {
+            int64_t s = onnxi_const_i64(n->in[0], 0), d = onnxi_const_i64(n->in[2], 0);
+            ((int64_t *)(void *)data)[i] = s + (int64_t)i * d;
+            break;
+        }
+        case PLX_DTYPE_INT32:
+            ((int32_t *)(void *)data)[i] = (int32_t)(onnxi_const_i64(n->in[0], 0) +
+                                                     (int64_t)i * onnxi_const_i64(n->in[2], 0));
+            break;
+        case PLX_DTYPE_INT16:
+            ((int16_t *)(void *)data)[i] = (int16_t)(onnxi_const_i64(n->in[0], 0) +
+                                                     (int64_t)i * onnxi_const_i64(n->in[2], 0));
+            break;
+        default:
+            free(data);
+            return ONNXI_UNSUPPORTED("Range of %s", plx_dtype_name(dt));
+        }
+    }
+    onnxi_value *v;
+    st = onnxi_const_take(c, &info, data, &v);
+    return st ? st : onnxi_bind_out(c, n, 0, v);
+}
+/* ---- data movement ------------------------------------------------------ */
+
+plx_status onnxi_conv_reshape(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    plx_reshape_desc d = PLX_RESHAPE_DESC_INIT;
+    int64_t dims[PLX_MAX_RANK];
+    size_t rank;
+    if (c->opset < 5) {
+        st = onnxi_attr_ints(n, "shape", dims, PLX_MAX_RANK, &rank, NULL);
+    } else {
+        st = onnxi_need_inputs(c, n, 2);
+        if (!st) {
+            st = onnxi_const_ints(n, 1, "shape", dims, PLX_MAX_RANK, &rank);
+        }
+    }
+    if (st) {
+        return st;
+    }
+    for (size_t i = 0; i < rank; i++) {
+        d.dims[i] = dims[i];
+    }
+    d.rank = (uint32_t)rank;
+    d.allow_zero = onnxi_attr_i(n, "allowzero", 0) != 0;
+    return onnxi_emit1(c, n, PLX_OP_RESHAPE, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_flatten(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 1));
+    return onnxi_emit1(c, n, PLX_OP_FLATTEN, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_transpose(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+    int64_t perm[PLX_MAX_RANK];
+    size_t count;
+    st = onnxi_attr_ints(n, "perm", perm, PLX_MAX_RANK, &count, NULL);
+    if (st) {
+        return st;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (perm[i] < 0 || perm[i] >= PLX_MAX_RANK) {
+            return onnxi_invalid(c, n, "perm[%zu] = %lld is out of range", i, (long long)perm[i]);
+        }
+        d.perm[i] = (uint32_t)perm[i];
+    }
+    d.perm_count = (uint32_t)count;
+    return onnxi_emit1(c, n, PLX_OP_TRANSPOSE, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_concat(onnxi_ctx *c, onnxi_node *n) {
+    if (n->n_in == 0) {
+        return onnxi_invalid(c, n, "needs at least one input");
+    }
+    plx_status st = onnxi_need_inputs(c, n, n->n_in);
+    if (st) {
+        return st;
+    }
+    const Onnx__AttributeProto *a = onnxi_attr(n, "axis");
+    if (!a || !a->has_i) {
+        return onnxi_invalid(c, n, "attribute axis is required");
+    }
+    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)a->i);
+    return onnxi_emit1(c, n, PLX_OP_CONCAT, &d, n->in, (uint32_t)n->n_in);
+}
+
+plx_status onnxi_conv_split(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    size_t n_out = n->proto->n_output;
+    if (n_out == 0 || n_out > 16) {
+        return ONNXI_UNSUPPORTED("%zu outputs", n_out);
+    }
+    int64_t sizes[16];
+    size_t count = 0;
+    bool present = false;
+    if (c->opset < 13) {
+        st = onnxi_attr_ints(n, "split", sizes, 16, &count, &present);
+    } else if (onnxi_has_in(n, 1)) {
+        st = onnxi_const_ints(n, 1, "split", sizes, 16, &count);
+        present = true;
+    }
+    if (st) {
+        return st;
+    }
+    if (present && count != n_out) {
+        return onnxi_invalid(c, n, "split has %zu sizes for %zu outputs", count, n_out);
+    }
+    plx_split_desc d = PLX_SPLIT_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 0));
+    d.sizes = present ? sizes : NULL;
+    onnxi_value *outs[16];
+    st = onnxi_emit(c, n, PLX_OP_SPLIT, &d, n->in, 1, (uint32_t)n_out, outs);
+    for (size_t i = 0; i < n_out && !st; i++) {
+        st = onnxi_bind_out(c, n, i, outs[i]);
+    }
+    return st;
+}
+
+plx_status onnxi_conv_slice(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    int64_t starts[PLX_MAX_RANK], ends[PLX_MAX_RANK], axes[PLX_MAX_RANK], steps[PLX_MAX_RANK];
+    size_t ns = 0, ne = 0, na = 0, nst = 0;
+    bool has_axes = false, has_steps = false;
+    if (c->opset < 10) {
+        st = onnxi_attr_ints(n, "starts", starts, PLX_MAX_RANK, &ns, NULL);
+        if (!st) {
+            st = onnxi_attr_ints(n, "ends", ends, PLX_MAX_RANK, &ne, NULL);
+        }
+        if (!st) {
+            st = onnxi_attr_ints(n, "axes", axes, PLX_MAX_RANK, &na, &has_axes);
+        }
+    } else {
+        st = onnxi_need_inputs(c, n, 3);
+        if (!st) {
+            st = onnxi_const_ints(n, 1, "starts", starts, PLX_MAX_RANK, &ns);
+        }
+        if (!st) {
+            st = onnxi_const_ints(n, 2, "ends", ends, PLX_MAX_RANK, &ne);
+        }
+        if (!st && onnxi_has_in(n, 3)) {
+            has_axes = true;
+            st = onnxi_const_ints(n, 3, "axes", axes, PLX_MAX_RANK, &na);
+        }
+        if (!st && onnxi_has_in(n, 4)) {
+            has_steps = true;
+            st = onnxi_const_ints(n, 4, "steps", steps, PLX_MAX_RANK, &nst);
+        }
+    }
+    if (st) {
+        return st;
+    }
+    if (ne != ns || (has_axes && na != ns) || (has_steps && nst != ns)) {
+        return onnxi_invalid(c, n, "starts, ends, axes and steps have different lengths");
+    }
+    plx_slice_desc d = PLX_SLICE_DESC_INIT;
+    for (size_t i = 0; i < ns; i++) {
+        d.starts[i] = starts[i];
+        d.ends[i] = ends[i];
+        d.axes[i] = (int32_t)(has_axes ? axes[i] : (int64_t)i);
+        d.steps[i] = has_steps ? steps[i] : 1;
+    }
+    d.count = (uint32_t)ns;
+    return onnxi_emit1(c, n, PLX_OP_SLICE, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    char buf[32];
+    const char *mode = onnxi_attr_s(n, "mode", "constant", buf, sizeof buf);
+    plx_pad_mode m;
+    if (strcmp(mode, "constant") == 0) {
+        m = PLX_PAD_CONSTANT;
+    } else if (strcmp(mode, "reflect") == 0) {
+        m = PLX_PAD_REFLECT;
+    } else if (strcmp(mode, "edge") == 0) {
+        m = PLX_PAD_EDGE;
+    } else {
+        return ONNXI_UNSUPPORTED("mode='%s'", mode);
+    }
+    plx_pad_desc d = PLX_PAD_DESC_INIT(m);
+    uint32_t rank = n->in[0]->info.rank;
+    int64_t pads[2 * PLX_MAX_RANK], axes[PLX_MAX_RANK];
+    size_t np = 0, na = 0;
+    if (c->opset < 11) {
+        st = onnxi_attr_ints(n, "pads", pads, 2 * PLX_MAX_RANK, &np, NULL);
+        d.value = onnxi_attr_f(n, "value", 0.0f);
+    } else {
+        st = onnxi_need_inputs(c, n, 2);
+        if (!st) {
+            st = onnxi_const_ints(n, 1, "pads", pads, 2 * PLX_MAX_RANK, &np);
+        }
+        if (!st && onnxi_has_in(n, 2)) {
+            st = onnxi_need_const(n, 2, "constant_value");
+            if (!st) {
+                d.value = onnxi_elem_count(&n->in[2]->info) ? onnxi_const_f64(n->in[2], 0) : 0.0;
+            }
+        }
+        if (!st && onnxi_has_in(n, 3)) {
+            st = onnxi_const_ints(n, 3, "axes", axes, PLX_MAX_RANK, &na);
+        }
+    }
+    if (st) {
+        return st;
+    }
+    if (na == 0) {
+        if (np != 2 * (size_t)rank) {
+            return onnxi_invalid(c, n, "pads has %zu values for rank %u", np, rank);
+        }
+        for (uint32_t i = 0; i < rank; i++) {
+            d.pads_begin[i] = pads[i];
+            d.pads_end[i] = pads[rank + i];
+        }
+    } else {
+        if (np != 2 * na) {
+            return onnxi_invalid(c, n, "pads has %zu values for %zu axes", np, na);
+        }
+        for (size_t i = 0; i < na; i++) {
+            int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+            if (a < 0 || a >= (int64_t)rank) {
+                return onnxi_invalid(c, n, "axes[%zu] = %lld is out of range", i,
+                                     (long long)axes[i]);
+            }
+            d.pads_begin[a] = pads[i];
+            d.pads_end[a] = pads[na + i];
+        }
+    }
+    return onnxi_emit1(c, n, PLX_OP_PAD, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_squeeze(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    bool unsqueeze = strcmp(n->proto->op_type, "Unsqueeze") == 0;
+    int64_t axes[PLX_MAX_RANK];
+    size_t count = 0;
+    if (c->opset < 13) {
+        st = onnxi_attr_ints(n, "axes", axes, PLX_MAX_RANK, &count, NULL);
+    } else if (onnxi_has_in(n, 1)) {
+        st = onnxi_const_ints(n, 1, "axes", axes, PLX_MAX_RANK, &count);
+    }
+    if (st) {
+        return st;
+    }
+    if (unsqueeze && count == 0) {
+        return onnxi_invalid(c, n, "axes is required");
+    }
+    plx_axes_desc d = PLX_AXES_DESC_INIT;
+    for (size_t i = 0; i < count; i++) {
+        d.axes[i] = (int32_t)axes[i];
+    }
+    d.axis_count = (uint32_t)count;
+    return onnxi_emit1(c, n, unsqueeze ? PLX_OP_UNSQUEEZE : PLX_OP_SQUEEZE, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_gather(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    if (st) {
+        return st;
+    }
+    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 0));
+    return onnxi_emit1(c, n, PLX_OP_GATHER, &d, n->in, 2);
+}
+
+plx_status onnxi_conv_expand(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    int64_t dims[PLX_MAX_RANK];
+    size_t rank;
+    if (!st) {
+        st = onnxi_const_ints(n, 1, "shape", dims, PLX_MAX_RANK, &rank);
+    }
+    if (st) {
+        return st;
+    }
+    plx_shape_desc d = PLX_SHAPE_DESC_INIT;
+    for (size_t i = 0; i < rank; i++) {
+        d.dims[i] = dims[i];
+    }
+    d.rank = (uint32_t)rank;
+    return onnxi_emit1(c, n, PLX_OP_EXPAND, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_tile(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    int64_t reps[PLX_MAX_RANK];
+    size_t count;
+    if (!st) {
+        st = onnxi_const_ints(n, 1, "repeats", reps, PLX_MAX_RANK, &count);
+    }
+    if (st) {
+        return st;
+    }
+    if (count != n->in[0]->info.rank) {
+        return onnxi_invalid(c, n, "repeats has %zu values, input has rank %u", count,
+                             n->in[0]->info.rank);
+    }
+    plx_tile_desc d = PLX_TILE_DESC_INIT;
+    for (size_t i = 0; i < count; i++) {
+        d.repeats[i] = reps[i];
+    }
+    return onnxi_emit1(c, n, PLX_OP_TILE, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_depth_space(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    bool d2s = strcmp(n->proto->op_type, "DepthToSpace") == 0;
+    plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(onnxi_attr_i(n, "blocksize", 0));
+    char buf[16];
+    const char *mode = onnxi_attr_s(n, "mode", "DCR", buf, sizeof buf);
+    if (d2s && strcmp(mode, "CRD") == 0) {
+        d.mode = PLX_DEPTH_SPACE_CRD;
+    } else if (strcmp(mode, "DCR") != 0) {
+        return ONNXI_UNSUPPORTED("mode='%s'", mode);
+    }
+    return onnxi_emit1(c, n, d2s ? PLX_OP_DEPTH_TO_SPACE : PLX_OP_SPACE_TO_DEPTH, &d, n->in, 1);
+}
+
+plx_status onnxi_conv_resize(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    const char *op = n->proto->op_type;
+    bool upsample = strcmp(op, "Upsample") == 0;
+    const plx_tensor_info *x = &n->in[0]->info;
+    if (x->rank != 4) {
+        return ONNXI_UNSUPPORTED("input X has rank %u; only rank 4 (NCHW) is supported", x->rank);
+    }
+    char mbuf[32], cbuf[48], nbuf[32];
+    const char *mode = onnxi_attr_s(n, "mode", "nearest", mbuf, sizeof mbuf);
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    if (strcmp(mode, "nearest") == 0) {
+        d.mode = PLX_RESIZE_NEAREST;
+    } else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0) {
+        d.mode = PLX_RESIZE_LINEAR;
+    } else {
+        return ONNXI_UNSUPPORTED("mode='%s'", mode);
+    }
+    /* Upsample and Resize-10: asymmetric coordinates, floor for nearest. */
+    bool old = upsample || c->opset < 11;
+    const char *coord = old ? "asymmetric"
+                            : onnxi_attr_s(n, "coordinate_transformation_mode", "half_pixel", cbuf,
+                                           sizeof cbuf);
+    static const struct {
+        const char *name;
+        plx_resize_coord v;
+    } coords[] = {{"half_pixel", PLX_RESIZE_COORD_HALF_PIXEL},
+                  {"asymmetric", PLX_RESIZE_COORD_ASYMMETRIC},
+                  {"align_corners", PLX_RESIZE_COORD_ALIGN_CORNERS},
+                  {"pytorch_half_pixel", PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL},
+                  {"tf_half_pixel_for_nn", PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN}};
+    bool found = false;
+    for (size_t i = 0; i < sizeof coords / sizeof coords[0]; i++) {
+        if (strcmp(coords[i].name, coord) == 0) {
+            d.coord = coords[i].v;
+            found = true;
+        }
+    }
+    if (!found) {
+        return ONNXI_UNSUPPORTED("coordinate_transformation_mode='%s'", coord);
+    }
+    const char *nearest =
+        old ? "floor" : onnxi_attr_s(n, "nearest_mode", "round_prefer_floor", nbuf, sizeof nbuf);
+    static const struct {
+        const char *name;
+        plx_resize_nearest v;
+    } nmodes[] = {{"round_prefer_floor", PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR},
+                  {"round_prefer_ceil", PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL},
+                  {"floor", PLX_RESIZE_NEAREST_FLOOR},
+                  {"ceil", PLX_RESIZE_NEAREST_CEIL}};
+    found = false;
+    for (size_t i = 0; i < sizeof nmodes / sizeof nmodes[0]; i++) {
+        if (strcmp(nmodes[i].name, nearest) == 0) {
+            d.nearest = nmodes[i].v;
+            found = true;
+        }
+    }
+    if (!found) {
+        return ONNXI_UNSUPPORTED("nearest_mode='%s'", nearest);
+    }
+    if (onnxi_attr_i(n, "antialias", 0) != 0) {
+        return ONNXI_UNSUPPORTED("antialias=1");
+    }
+    if (onnxi_attr(n, "axes")) {
+        return ONNXI_UNSUPPORTED("the axes attribute");
+    }
+    char kbuf[32];
+    if (strcmp(onnxi_attr_s(n, "keep_aspect_ratio_policy", "stretch", kbuf, sizeof kbuf),
+               "stretch")) {
+        return ONNXI_UNSUPPORTED("keep_aspect_ratio_policy other than 'stretch'");
+    }
+    /* Scales or sizes: attribute (Upsample-7), input 1 (Upsample-9,
+     * Resize-10), inputs 2 and 3 (Resize-11+). */
+    double scales[PLX_MAX_RANK];
+    size_t ns = 0;
+    int64_t sizes[PLX_MAX_RANK];
+    size_t nz = 0;
+    if (upsample && c->opset < 9) {
+        const Onnx__AttributeProto *a = onnxi_attr(n, "scales");
+        if (!a || a->n_floats > PLX_MAX_RANK) {
+            return onnxi_invalid(c, n, "attribute scales is required");
+        }
+        for (size_t i = 0; i < a->n_floats; i++) {
+            scales[i] = a->floats[i];
+        }
+        ns = a->n_floats;
+    } else {
+        size_t si = old ? 1 : 2;
+        if (onnxi_has_in(n, si) && onnxi_elem_count(&n->in[si]->info) > 0) {
+            st = onnxi_need_const(n, si, "scales");
+            if (st) {
+                return st;
+            }
+            ns = onnxi_elem_count(&n->in[si]->info);
+            if (ns > PLX_MAX_RANK) {
+                return onnxi_invalid(c, n, "scales has %zu values", ns);
+            }
+            for (size_t i = 0; i < ns; i++) {
+                scales[i] = onnxi_const_f64(n->in[si], i);
+            }
+        }
+        if (!old && onnxi_has_in(n, 3) && onnxi_elem_count(&n->in[3]->info) > 0) {
+            st = onnxi_const_ints(n, 3, "sizes", sizes, PLX_MAX_RANK, &nz);
+            if (st) {
+                return st;
+            }
+        }
+    }
+    if (ns) {
+        if (ns != 4 || scales[0] != 1.0 || scales[1] != 1.0) {
+            return ONNXI_UNSUPPORTED("scales other than [1, 1, h, w]");
+        }
+        d.scales[0] = (float)scales[2];
+        d.scales[1] = (float)scales[3];
+    } else if (nz) {
+        if (nz != 4 || sizes[0] != x->dims[0] || sizes[1] != x->dims[1]) {
+            return ONNXI_UNSUPPORTED("sizes that change N or C");
+        }
+        d.sizes[0] = sizes[2];
+        d.sizes[1] = sizes[3];
+    } else {
+        return onnxi_invalid(c, n, "needs scales or sizes");
+    }
+    return onnxi_emit1(c, n, PLX_OP_RESIZE, &d, n->in, 1);
+}

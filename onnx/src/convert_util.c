@@ -1,0 +1,214 @@
+/* What the ONNX operator converters share: the attribute readers (node
+ * attributes and the constant inputs that act as attributes), input and
+ * output checks, binding outputs and the small constants the importer makes.
+ * Kept apart from the converters so that each family of operators (the
+ * convert_*.c files) reads its nodes the same way. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+plx_status onnxi_invalid(const onnxi_ctx *c, const onnxi_node *n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = plxi_vasprintf(fmt, ap);
+    va_end(ap);
+    plx_status st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): %s", c->file,
+                                       n->name, n->proto->op_type, msg ? msg : "invalid");
+    free(msg);
+    return st;
+}
+
+/* Zeroed memory for a constant the importer makes, within
+ * ONNXI_MAX_CONST_BYTES. */
+plx_status onnxi_alloc_const(const onnxi_ctx *c, const onnxi_node *n,
+                             const plx_tensor_info *info, void **out) {
+    size_t bytes;
+    if (!plx_tensor_info_byte_size(info, &bytes) || bytes > ONNXI_MAX_CONST_BYTES) {
+        return onnxi_invalid(c, n, "the constant it makes would exceed %zu bytes",
+                             ONNXI_MAX_CONST_BYTES);
+    }
+    *out = calloc(1, bytes ? bytes : 1);
+    return *out ? NULL : plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory");
+}
+
+/* ---- attributes --------------------------------------------------------- */
+
+const Onnx__AttributeProto *onnxi_attr(const onnxi_node *n, const char *name) {
+    for (size_t i = 0; i < n->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = n->proto->attribute[i];
+        if (a->name && strcmp(a->name, name) == 0) {
+            return a;
+        }
+    }
+    return NULL;
+}
+
+int64_t onnxi_attr_i(const onnxi_node *n, const char *name, int64_t def) {
+    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    return a && a->has_i ? a->i : def;
+}
+
+float onnxi_attr_f(const onnxi_node *n, const char *name, float def) {
+    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    return a && a->has_f ? a->f : def;
+}
+
+/* The string attribute copied into buf (truncated), or def. */
+const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def, char *buf,
+                         size_t size) {
+    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    if (!a || !a->has_s) {
+        return def;
+    }
+    size_t len = a->s.len < size - 1 ? a->s.len : size - 1;
+    memcpy(buf, a->s.data, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The ints attribute: count (0 when absent); *present tells them apart. */
+plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, size_t max,
+                           size_t *count, bool *present) {
+    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    *count = 0;
+    if (present) {
+        *present = a != NULL;
+    }
+    if (!a) {
+        return NULL;
+    }
+    if (a->n_ints > max) {
+        return ONNXI_UNSUPPORTED("attribute %s has %zu values; at most %zu are supported", name,
+                                 a->n_ints, max);
+    }
+    for (size_t i = 0; i < a->n_ints; i++) {
+        out[i] = a->ints[i];
+    }
+    *count = a->n_ints;
+    return NULL;
+}
+
+/* An input that acts as an attribute must be a constant. */
+plx_status onnxi_need_const(const onnxi_node *n, size_t i, const char *role) {
+    const onnxi_value *v = i < n->n_in ? n->in[i] : NULL;
+    if (v && v->kind != ONNXI_CONST) {
+        return ONNXI_UNSUPPORTED(
+            "input %zu (%s) must be known at import, but it is computed from the "
+            "graph's inputs",
+            i, role);
+    }
+    return NULL;
+}
+
+/* Reads a constant integer input into out (count elements). */
+plx_status onnxi_const_ints(const onnxi_node *n, size_t i, const char *role, int64_t *out,
+                            size_t max, size_t *count) {
+    plx_status st = onnxi_need_const(n, i, role);
+    if (st) {
+        return st;
+    }
+    const onnxi_value *v = n->in[i];
+    size_t cnt = onnxi_elem_count(&v->info);
+    if (cnt > max) {
+        return ONNXI_UNSUPPORTED("input %zu (%s) has %zu values; at most %zu are supported", i,
+                                 role, cnt, max);
+    }
+    for (size_t k = 0; k < cnt; k++) {
+        out[k] = onnxi_const_i64(v, k);
+    }
+    *count = cnt;
+    return NULL;
+}
+
+bool onnxi_has_in(const onnxi_node *n, size_t i) {
+    return i < n->n_in && n->in[i] != NULL;
+}
+
+plx_status onnxi_need_inputs(const onnxi_ctx *c, const onnxi_node *n, size_t min) {
+    for (size_t i = 0; i < min; i++) {
+        if (!onnxi_has_in(n, i)) {
+            return onnxi_invalid(c, n, "input %zu is required", i);
+        }
+    }
+    return NULL;
+}
+
+plx_status onnxi_bind_out(onnxi_ctx *c, onnxi_node *n, size_t k, onnxi_value *v) {
+    if (k >= n->proto->n_output || !n->proto->output[k] || !n->proto->output[k][0]) {
+        return NULL; /* output not used */
+    }
+    return onnxi_bind(c, n->proto->output[k], v);
+}
+
+/* Emits a single-output layer and binds output 0. */
+plx_status onnxi_emit1(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
+                       onnxi_value *const *inputs, uint32_t n_in) {
+    onnxi_value *out;
+    plx_status st = onnxi_emit(c, n, op, desc, inputs, n_in, 1, &out);
+    return st ? st : onnxi_bind_out(c, n, 0, out);
+}
+
+/* Only output 0 may be used. */
+plx_status onnxi_single_output(const onnxi_node *n, const char *what) {
+    if (n->n_out > 1) {
+        return ONNXI_UNSUPPORTED("output %zu (%s) is not supported", n->n_out - 1, what);
+    }
+    return NULL;
+}
+
+plx_status onnxi_scalar_const(onnxi_ctx *c, plx_dtype dt, double value, onnxi_value **out) {
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = dt;
+    unsigned char buf[8] = {0};
+    switch (dt) {
+    case PLX_DTYPE_FLOAT32: {
+        float f = (float)value;
+        memcpy(buf, &f, 4);
+        break;
+    }
+    case PLX_DTYPE_INT64: {
+        int64_t v = (int64_t)value;
+        memcpy(buf, &v, 8);
+        break;
+    }
+    case PLX_DTYPE_INT32: {
+        int32_t v = (int32_t)value;
+        memcpy(buf, &v, 4);
+        break;
+    }
+    default: {
+        /* Other dtypes: build a float32 scalar and cast it. */
+        return ONNXI_UNSUPPORTED("a constant of type %s is needed", plx_dtype_name(dt));
+    }
+    }
+    return onnxi_const_copy(c, &info, buf, out);
+}
+plx_status onnxi_reshape_to(onnxi_ctx *c, onnxi_node *n, onnxi_value *x,
+                            const plx_tensor_info *shape, onnxi_value **out) {
+    plx_reshape_desc d = PLX_RESHAPE_DESC_INIT;
+    d.rank = shape->rank;
+    for (uint32_t i = 0; i < shape->rank; i++) {
+        d.dims[i] = shape->dims[i];
+    }
+    d.allow_zero = true;
+    return onnxi_emit(c, n, PLX_OP_RESHAPE, &d, &x, 1, 1, out);
+}
+/* A zero-filled constant of the given shape. */
+plx_status onnxi_zeros(onnxi_ctx *c, const onnxi_node *n, plx_dtype dt, uint32_t rank,
+                       const int64_t *dims, onnxi_value **out) {
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = dt;
+    info.rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        info.dims[i] = dims[i];
+    }
+    void *d;
+    plx_status st = onnxi_alloc_const(c, n, &info, &d);
+    return st ? st : onnxi_const_take(c, &info, d, out);
+}

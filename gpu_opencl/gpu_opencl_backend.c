@@ -1,12 +1,10 @@
 /* gpu_opencl: the OpenCL backend's plumbing, as a plug-in built with the
  * SDK and the OpenCL ICD loader (never a vendor library directly).
  *
- * What lives here: the entry point, descriptor, options and capabilities;
- * finding the platforms and devices and choosing one; the context and the
- * program (built once per instance, at the first factory, from
- * ocl_program_source() or from the on-disk program cache); factories, tensor
- * handles on cl_mem buffers, and workloads that run the plans the operators
- * build (ocl_ops.h), each on its own in-order command queue.
+ * What lives here: the entry point, descriptor and function table; the
+ * instance (context, capabilities) and factories. Device choice and options
+ * are in ocl_device.c, the program and its cache in ocl_program.c, tensor
+ * handles in ocl_tensor.c, workloads in ocl_workload.c (ocl_backend.h).
  *
  * Threads (R-14, R-18 (9), R-20): the instance's device description is
  * read-only after create; the program is built once under a lock and then

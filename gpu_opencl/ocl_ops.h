@@ -1,6 +1,7 @@
 /* gpu_opencl internals: the split between the backend plumbing
- * (gpu_opencl_backend.c: devices, options, factories, tensor handles,
- * workloads, queues, the program cache; ocl_runtime.c: program building,
+ * (gpu_opencl_backend.c, ocl_device.c, ocl_program.c, ocl_tensor.c,
+ * ocl_workload.c: devices, options, factories, tensor handles, workloads,
+ * queues, the program cache; ocl_runtime.c: program building,
  * plans, error names) and the operators (ocl_ops_*.c: which layers run here
  * and how, as plans of kernel launches over the kernels of kernels/<name>.cl).
  *

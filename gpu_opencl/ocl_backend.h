@@ -1,0 +1,189 @@
+/* gpu_opencl internals shared by the backend's plumbing files
+ * (gpu_opencl_backend.c, ocl_device.c, ocl_program.c, ocl_tensor.c,
+ * ocl_workload.c): the instance, factory and tensor handle, and the
+ * functions one file calls in another. Not exported. */
+#ifndef GPU_OPENCL_OCL_BACKEND_H
+#define GPU_OPENCL_OCL_BACKEND_H
+
+#include <pthread.h>
+
+#include <plexus/backend.h>
+
+#include "ocl_ops.h"
+
+#define GPU_OPENCL_ID "gpu_opencl"
+
+/* ---- devices and options (ocl_device.c) ---- */
+
+/* One device seen while enumerating, with what makes it usable or not. */
+typedef struct seen_device {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_uint platform_index;
+    cl_uint index_in_platform;
+    cl_device_type type;
+    char name[256];
+    char platform_name[256];
+    char platform_version[256];
+    char version[256];   /* CL_DEVICE_VERSION */
+    char c_version[128]; /* CL_DEVICE_OPENCL_C_VERSION */
+    char driver[256];    /* CL_DRIVER_VERSION */
+    cl_ulong local_mem;
+    cl_uint base_align_bits;
+    size_t max_work_group_size;
+    bool has_fp16;
+    char problem[192]; /* empty: usable */
+} seen_device;
+
+typedef struct device_list {
+    seen_device *items; /* from host->alloc */
+    size_t count;
+    cl_uint platform_count;
+    char platform_names[8][128]; /* the first few, for messages */
+} device_list;
+
+
+typedef enum type_choice {
+    TYPE_DEFAULT = 0, /* a GPU if there is one, else any */
+    TYPE_GPU,
+    TYPE_CPU,
+    TYPE_ACCELERATOR,
+    TYPE_ALL
+} type_choice;
+
+typedef struct parsed_options {
+    const char *platform; /* NULL: any; the host's string, valid during create */
+    const char *device;
+    type_choice type;
+    const char *type_text;
+    const char *cache_dir;
+} parsed_options;
+
+#define OCL_OPTION_COUNT 4
+extern const plx_option_info ocl_options[OCL_OPTION_COUNT];
+
+const char *ocl_device_type_name(cl_device_type t);
+void ocl_device_list_free(const plx_host *host, device_list *l);
+/* Every platform's devices, each with why it is unusable, if it is. */
+plx_status ocl_enumerate_devices(const plx_host *host, device_list *out);
+plx_status ocl_parse_options(const plx_host *host, const plx_option *options, size_t count,
+                             parsed_options *out);
+/* Chooses the device: writes its index and why, or returns a status naming
+ * the option that found nothing. */
+plx_status ocl_choose_device(const plx_host *host, const device_list *l,
+                             const parsed_options *o, size_t *out_index, char *why,
+                             size_t why_size);
+
+/* ---- the instance and factories (gpu_opencl_backend.c) ---- */
+
+#define GPU_OPENCL_MAX_CAPS 20
+
+struct plx_backend {
+    const plx_host *host; /* valid until destroy (backend.h, plx_host) */
+    /* The device, context and flags; `dev.program` stays NULL: factories
+     * get a copy with the program (so that check_layer, which may run
+     * beside the first create_factory, reads only what never changes). */
+    ocl_device dev;
+    size_t import_alignment; /* bytes */
+
+    pthread_mutex_t program_lock;
+    cl_program program; /* built at the first create_factory, under program_lock */
+
+    char *cache_dir; /* from host->alloc; NULL: no program cache */
+    char build_options[64];
+    uint64_t program_key; /* FNV-1a of the device, driver, source and options */
+
+    /* Capability values (strings live here until destroy). */
+    plx_capability caps[GPU_OPENCL_MAX_CAPS];
+    size_t cap_count;
+    char device_name[256];
+    char platform_name[256];
+    char platform_version[256];
+    char device_version[256];
+    char driver_version[256];
+    char choice[256];
+    char devices_text[2048];
+};
+
+
+struct plx_factory {
+    plx_backend *backend;
+    const plx_host *host;
+    ocl_device dev;              /* the instance's, with the program */
+    cl_command_queue map_queue;  /* map/unmap of every handle of the factory */
+    cl_mem empty;                /* what tensors of 0 bytes are bound to */
+    size_t import_alignment;
+    uint32_t network_id;
+};
+
+/* Appends printf output to buf (size bytes, NUL-terminated), truncating
+ * with "..." when full. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void ocl_append(char *buf, size_t size, const char *fmt, ...);
+/* An OpenCL failure as a status naming the call and the error (R-12 (4)). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+plx_status ocl_cl_failure(const plx_host *host, cl_int rc, plx_status_code code,
+                          const char *call_fmt, ...);
+
+/* ---- the program and its cache (ocl_program.c) ---- */
+
+/* FNV-1a of the device, driver, source and options: the cache's key. */
+uint64_t ocl_program_key(const plx_backend *b);
+/* Builds (or loads) the program; called with program_lock held. */
+plx_status ocl_build_program(plx_backend *b);
+
+/* ---- tensor handles (ocl_tensor.c) ---- */
+
+
+/* A handle's memory is a cl_mem: one it created (managed), or a
+ * CL_MEM_USE_HOST_PTR wrapper of imported host memory, so that kernels use
+ * the caller's (or the host's planned) bytes in place. A tensor of 0 bytes
+ * is bound to the factory's small `empty` buffer, since OpenCL has no empty
+ * buffers; nothing reads or writes it. No sub-tensors: a sub-buffer's origin
+ * must be a multiple of the device's base address alignment, which a
+ * concat's parts are not, so the host runs concat and split as layers. */
+struct plx_tensor_handle {
+    plx_factory *factory;
+    size_t bytes;
+    size_t element_size;
+    bool managed;
+    bool has_memory;
+    bool owns_mem;      /* mem is released with the memory */
+    bool imported;      /* mem wraps imported host memory */
+    bool written;       /* some workload writes it: unimport copies back */
+    bool constant;      /* a constant's output: read-only once computed */
+    cl_mem mem;
+    void *import_ptr;
+
+    pthread_mutex_t lock; /* map state: several executions may map a constant */
+    unsigned map_count;
+    void *map_ptr;
+    unsigned char empty_view[8]; /* what mapping a tensor of 0 bytes gives */
+};
+
+
+plx_status ocl_create_tensor_handle(plx_factory *f, const plx_tensor_info *info,
+                                    const plx_tensor_handle_params *params,
+                                    plx_tensor_handle **out_handle);
+plx_status ocl_allocate_tensor_handle(plx_tensor_handle *h);
+void ocl_release_tensor_handle(plx_tensor_handle *h);
+plx_status ocl_map_tensor_handle(plx_tensor_handle *h, void **out_data);
+void ocl_unmap_tensor_handle(plx_tensor_handle *h);
+void ocl_unimport_tensor_handle(plx_tensor_handle *h);
+plx_status ocl_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
+                                    plx_memory_source source);
+void ocl_destroy_tensor_handle(plx_tensor_handle *h);
+
+/* ---- workloads (ocl_workload.c) ---- */
+
+plx_status ocl_create_workload(plx_factory *f, const plx_layer_view *layer,
+                               plx_tensor_handle *const *inputs,
+                               plx_tensor_handle *const *outputs, plx_workload **out_workload);
+void ocl_destroy_workload(plx_workload *w);
+plx_status ocl_execute_workload(plx_workload *w);
+
+#endif /* GPU_OPENCL_OCL_BACKEND_H */

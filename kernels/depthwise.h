@@ -1,6 +1,6 @@
 /* cpu_ref's depthwise convolution kernel (a conv with one input channel per
  * group): one output plane of one channel at a time, the kernel that
- * kernels_compute.c runs on the pool for every (image, channel).
+ * kernels_conv.c runs on the pool for every (image, channel).
  *
  * Like the GEMM's micro-kernel, its source (depthwise_kernel.c) is compiled
  * once per instruction set and the variant is the backend's `isa`: the

@@ -84,12 +84,14 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
     ;
 
 /* One declaration pair per operator with a kernel; defined in
- * kernels_compute.c (dense math), kernels_elementwise.c and kernels_data.c. */
+ * the dense-math files (kernels_conv.c, kernels_matmul.c, kernels_pool.c,
+ * kernels_norm.c, kernels_reduce.c, kernels_resize.c), kernels_elementwise.c
+ * and kernels_data.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
 
-/* kernels_compute.c */
+/* the dense-math files (kernels_compute.h) */
 PLXK_KERNEL(conv)
 PLXK_KERNEL(conv_transpose)
 PLXK_KERNEL(fully_connected)

@@ -1,0 +1,116 @@
+/* The dense-math kernels' shared helpers that are not inline
+ * (kernels_compute.h says what each does): the GEMM call with its workspace
+ * and fused activation, and the generic layer checks. One copy for the six
+ * families' files rather than one each. */
+#include "kernels_compute.h"
+
+#include <stdio.h>
+#include <string.h>
+
+size_t plxk_gemm_ws(const plxk_compute *c, int64_t m, int64_t n, int64_t k) {
+    size_t s = plxk_gemm_workspace_size(plxk_isa_of(c), (size_t)m, (size_t)n, (size_t)k,
+                                           plxk_pool_threads(plxk_pool_of(c)));
+    return s == SIZE_MAX ? SIZE_MAX : plxk_round_ws(s);
+}
+
+void *plxk_ws_at(const plxk_kernel_args *a, size_t used, size_t *left) {
+    if (!a->workspace || used > a->workspace_size) {
+        *left = 0;
+        return NULL;
+    }
+    *left = a->workspace_size - used;
+    return (char *)a->workspace + used;
+}
+
+void plxk_set_epilogue(const plx_activation_desc *act, plxk_gemm_args *g) {
+    g->act = PLXK_ACT_NONE;
+    if (act && act->func == PLX_ACT_RELU) {
+        g->act = PLXK_ACT_RELU;
+    } else if (act && act->func == PLX_ACT_CLIP) {
+        g->act = PLXK_ACT_CLIP;
+        g->lo = act->alpha;
+        g->hi = act->beta;
+    }
+}
+
+bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t left,
+                     const char *op) {
+    plxk_set_epilogue(a->activation, g);
+    if (!plxk_gemm(plxk_isa_of(a->compute), plxk_pool_of(a->compute), g, ws, left)) {
+        return plxk_fail(a, "cpu_ref %s: the matrix product could not run (workspace of "
+                               "%zu bytes too small for %zu x %zu x %zu?)",
+                            op, left, g->m, g->n, g->k);
+    }
+    return true;
+}
+
+const char *plxk_check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
+                               uint32_t max_in, size_t desc_size, char *buf, size_t size) {
+    if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
+        return plxk_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
+    }
+    if (l->input_count < min_in || l->input_count > max_in) {
+        return plxk_refuse(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
+                   l->input_count);
+    }
+    if (l->output_count != 1 || !l->outputs || !l->inputs) {
+        return plxk_refuse(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
+                   l->output_count);
+    }
+    if (desc_size) {
+        if (!l->desc) {
+            return plxk_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
+        }
+        uint32_t ss;
+        memcpy(&ss, l->desc, sizeof ss);
+        if (ss < desc_size) {
+            return plxk_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
+                       ss, desc_size);
+        }
+    }
+    for (uint32_t i = 0; i <= l->input_count; i++) {
+        const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
+        size_t bytes;
+        if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
+            return plxk_refuse(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
+                       i < l->input_count ? "input" : "output", i < l->input_count ? i : 0);
+        }
+    }
+    return NULL;
+}
+
+const char *plxk_require_float32(const plx_layer_view *l, const char *op, char *buf,
+                                   size_t size) {
+    for (uint32_t i = 0; i <= l->input_count; i++) {
+        const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
+        if (t->dtype != PLX_DTYPE_FLOAT32) {
+            return plxk_refuse(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
+                       plx_dtype_name(t->dtype), i < l->input_count ? "input" : "output",
+                       i < l->input_count ? i : 0);
+        }
+    }
+    return NULL;
+}
+
+const char *plxk_require_output_shape(const plx_layer_view *l, const char *op, uint32_t rank,
+                                        const int64_t *dims, char *buf, size_t size) {
+    const plx_tensor_info *y = &l->outputs[0];
+    bool same = y->rank == rank;
+    for (uint32_t i = 0; same && i < rank; i++) {
+        same = y->dims[i] == dims[i];
+    }
+    if (!same) {
+        char want[160] = "", *p = want;
+        for (uint32_t i = 0; i < rank && p < want + sizeof want - 24; i++) {
+            p += snprintf(p, (size_t)(want + sizeof want - p), "%s%lld", i ? "," : "",
+                          (long long)dims[i]);
+        }
+        return plxk_refuse(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
+                   op, want);
+    }
+    return NULL;
+}
+
+const char *plxk_window_refusal(const char *why, char *buf, size_t size) {
+    return why ? plxk_refuse(buf, size, "cpu_ref %s", why) : NULL;
+}

@@ -1,0 +1,136 @@
+/* What the dense-math kernels (kernels_conv.c, kernels_matmul.c,
+ * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c)
+ * share: the generic layer checks, element counts, integer loads and
+ * stores, window indexing, and the GEMM with its workspace and fused
+ * activation. Internal to the library: the small helpers are static inline
+ * here so that the loops calling them still inline them; the others live in
+ * kernels_common.c. */
+#ifndef PLXK_KERNELS_COMPUTE_H
+#define PLXK_KERNELS_COMPUTE_H
+
+#include "kernels.h"
+
+#include <stdint.h>
+
+#include <plexus/window.h>
+
+/* Window geometry values (sizes, pads, strides, dilations, window extents)
+ * above this are refused so that index arithmetic in int64_t cannot
+ * overflow whatever the descriptor holds. */
+#define PLXK_ATTR_LIMIT ((int64_t)1 << 30)
+
+/* Element count of an info already checked by plxk_check_layer. */
+static inline int64_t plxk_numel(const plx_tensor_info *t) {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+/* Product of dims[from..to-1]. */
+static inline int64_t plxk_dim_product(const plx_tensor_info *t, uint32_t from, uint32_t to) {
+    int64_t n = 1;
+    for (uint32_t i = from; i < to; i++) {
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+static inline int64_t plxk_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ---- the GEMM, its workspace and the fused activation ---------------- */
+
+#define PLXK_WS_ALIGN 64
+
+static inline size_t plxk_round_ws(size_t n) {
+    return (n + PLXK_WS_ALIGN - 1) / PLXK_WS_ALIGN * PLXK_WS_ALIGN;
+}
+
+static inline plxk_isa plxk_isa_of(const plxk_compute *c) {
+    return c ? c->isa : plxk_isa_best();
+}
+
+static inline plxk_pool *plxk_pool_of(const plxk_compute *c) {
+    return c ? c->pool : NULL;
+}
+
+/* Workspace of an M x N x K product, saturating. */
+size_t plxk_gemm_ws(const plxk_compute *c, int64_t m, int64_t n, int64_t k);
+
+/* The workspace past its first `used` bytes (64-byte aligned). */
+void *plxk_ws_at(const plxk_kernel_args *a, size_t used, size_t *left);
+
+/* The fused activation (relu or clip only) as the GEMM's epilogue (and the
+ * depthwise kernel's, which takes the same fields). */
+void plxk_set_epilogue(const plx_activation_desc *act, plxk_gemm_args *g);
+
+/* Runs g on the GEMM with a's fused activation; fails a when it cannot. */
+bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t left,
+                  const char *op);
+
+/* ---- layer checks ------------------------------------------------------ */
+
+/* What every layer needs: the view, the input/output counts, a descriptor
+ * of at least desc_size bytes (0: none needed), and infos whose shapes have
+ * a byte size (so element counts fit size_t and int64_t). */
+const char *plxk_check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
+                             uint32_t max_in, size_t desc_size, char *buf, size_t size);
+
+/* Refuses any input or output whose dtype is not float32. */
+const char *plxk_require_float32(const plx_layer_view *l, const char *op, char *buf,
+                                 size_t size);
+
+/* Refuses a layer whose output's shape differs from `dims`. */
+const char *plxk_require_output_shape(const plx_layer_view *l, const char *op, uint32_t rank,
+                                      const int64_t *dims, char *buf, size_t size);
+
+/* ---- int32/int64 values ------------------------------------------------ */
+
+static inline bool plxk_is_int_dtype(plx_dtype dt) {
+    return dt == PLX_DTYPE_INT32 || dt == PLX_DTYPE_INT64;
+}
+
+/* Integer loads and stores for int32/int64 kernels. Sums wrap (two's
+ * complement, through uint64_t) instead of overflowing, which would be UB. */
+static inline int64_t plxk_load_int(const void *p, plx_dtype dt, int64_t i) {
+    return dt == PLX_DTYPE_INT32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+static inline void plxk_store_int(void *p, plx_dtype dt, int64_t i, int64_t v) {
+    if (dt == PLX_DTYPE_INT32) {
+        ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v;
+    } else {
+        ((int64_t *)p)[i] = v;
+    }
+}
+
+static inline int64_t plxk_wrap_add(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static inline int64_t plxk_wrap_mul(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* ---- spatial windows (conv, conv_transpose, pool) ---------------------- */
+
+/* The geometry of a 1-D or 2-D windowed operator is the SDK's
+ * (plx_window_geom, plexus/window.h): a 1-D operator uses slot 1 and
+ * leaves slot 0 of size 1, so that one pair of loops serves both. Its
+ * checks run within PLXK_ATTR_LIMIT; its reasons get cpu_ref's prefix. */
+const char *plxk_window_refusal(const char *why, char *buf, size_t size);
+
+static inline int64_t plxk_geom_x_index(const plx_window_geom *g, int64_t n, int64_t c,
+                                        int64_t h, int64_t w) {
+    return ((n * g->c + c) * g->in[0] + h) * g->in[1] + w;
+}
+
+static inline int64_t plxk_geom_y_index(const plx_window_geom *g, int64_t n, int64_t m,
+                                        int64_t h, int64_t w) {
+    return ((n * g->m + m) * g->out[0] + h) * g->out[1] + w;
+}
+
+#endif

@@ -1,0 +1,494 @@
+/* The convolutions: conv (depthwise kernel, pointwise or im2col products
+ * on cpu_ref's GEMM (gemm.h), in the workspace their caller sized with
+ * plxk_kernel_workspace, with a fused relu or clip in its epilogue) and
+ * conv_transpose (ONNX semantics, opset 13+).
+ *
+ * Every operator has a prepare function that checks the layer (counts,
+ * dtypes, attributes, shapes) and derives what the loops need. The check
+ * function calls it and reports its reason; the run function calls it again
+ * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
+ * index only within the tensor infos, so they never read or write out of
+ * bounds. Nothing here allocates. The helpers shared with the other
+ * dense-math files are in kernels_compute.h. */
+#include "kernels_compute.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "depthwise.h"
+
+/* ------------------------------------------------------------------ */
+/* conv                                                                */
+/* ------------------------------------------------------------------ */
+
+static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
+                                size_t size) {
+    const char *why = plxk_check_layer(l, "conv", 2, 3, sizeof(plx_conv_desc), buf, size);
+    if (!why) {
+        why = plxk_require_float32(l, "conv", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    char msg[224];
+    return plxk_window_refusal(plx_window_geom_conv(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf, size);
+}
+
+const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
+    plx_window_geom g = {0};
+    return conv_prepare(layer, &g, buf, size);
+}
+
+/* One input channel per group: a direct kernel, no GEMM. */
+static bool conv_is_depthwise(const plx_window_geom *g) {
+    return g->c == g->group;
+}
+
+/* 1x1, unit stride, no padding: X itself is the GEMM's right operand. */
+static bool conv_is_pointwise(const plx_window_geom *g) {
+    for (int i = 0; i < 2; i++) {
+        if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* im2col's whole column matrix, for the shared path of run_conv_shared:
+ * [C/group * kh * kw, OH * OW] floats. */
+static size_t conv_col_bytes(const plx_window_geom *g) {
+    if (conv_is_depthwise(g) || conv_is_pointwise(g)) {
+        return 0;
+    }
+    return plxk_round_ws((size_t)(g->c / g->group * g->k[0] * g->k[1] * g->out[0] * g->out[1]) *
+                    sizeof(float));
+}
+
+/* The bytes of col that a slab may take. The whole col of a 3x3 conv is
+ * large (7 MiB for 64 channels at 56x56): written by im2col, it leaves the
+ * caches and comes back when the GEMM packs it, and at two threads that
+ * traffic, more than the arithmetic, set the conv's time. A slab of this
+ * size stays in a core's L2 (1 MiB and more on current x86) together with
+ * the GEMM's packed blocks (a KC x slab panel of B, MC x KC of A). */
+#define CONV_SLAB_BYTES ((size_t)512 * 1024)
+
+/* The narrowest slab, in NR-wide panels of the GEMM. Each slab's GEMM
+ * packs all of W_g again, and that copy is paid back only over enough
+ * panels: with ResNet's last stage (K = 4608) in slabs of one panel, the
+ * convs ran 1.5 times slower than on the whole col. A large K thus gets
+ * slabs wider than CONV_SLAB_BYTES asks for. */
+#define CONV_SLAB_MIN_PANELS 8
+
+/* How the im2col path of a conv cuts its output pixels: per image and
+ * group, `count` slabs of `width` columns (the last one narrower), a
+ * multiple of the GEMM's NR. */
+typedef struct conv_slabs {
+    size_t width, count; /* columns of a slab, slabs per image and group */
+    size_t tasks;        /* slabs of the whole conv: images x groups x count */
+    size_t col;          /* bytes of one slab of col (K x width floats), rounded */
+    size_t slice;        /* bytes of a thread's workspace: a slab of col and a 1-thread GEMM */
+} conv_slabs;
+
+static size_t ceil_div_size(size_t v, size_t by) {
+    return (v + by - 1) / by;
+}
+
+/* The slabs of an im2col conv (neither depthwise nor pointwise) in variant
+ * `isa` on `threads` threads. false sends the conv to the shared path
+ * instead: when the output cannot give every thread a slab of the minimum
+ * width (ResNet's last stage, 7x7, on two threads: there only the GEMM's
+ * split of the output channels keeps every thread busy, and col is small
+ * anyway), or when the sizes overflow. The slab count per image and group
+ * is rounded up to a multiple of the threads so that they get equal
+ * shares. */
+static bool conv_slab_plan(const plx_window_geom *g, plxk_isa isa, size_t threads,
+                           conv_slabs *s) {
+    plxk_gemm_blocking b;
+    if (conv_is_depthwise(g) || conv_is_pointwise(g) || !plxk_gemm_blocking_of(isa, &b)) {
+        return false;
+    }
+    size_t images = (size_t)(g->n * g->group), narrowest = CONV_SLAB_MIN_PANELS * b.nr;
+    size_t k = (size_t)(g->c / g->group * g->k[0] * g->k[1]), n = (size_t)(g->out[0] * g->out[1]);
+    if (images * ceil_div_size(n, narrowest) < threads) {
+        return false;
+    }
+    size_t fit = CONV_SLAB_BYTES / sizeof(float) / k / b.nr * b.nr;
+    fit = fit < narrowest ? narrowest : fit;
+    s->count = ceil_div_size(ceil_div_size(n, fit), threads) * threads;
+    s->width = ceil_div_size(ceil_div_size(n, s->count), b.nr) * b.nr;
+    s->count = ceil_div_size(n, s->width);
+    s->tasks = images * s->count;
+    size_t gemm = plxk_gemm_workspace_size(isa, (size_t)(g->m / g->group), s->width, k, 1);
+    if (k > SIZE_MAX / 4 / sizeof(float) / s->width || gemm > SIZE_MAX / 2) {
+        return false; /* (gemm is SIZE_MAX on overflow) */
+    }
+    s->col = plxk_round_ws(k * s->width * sizeof(float));
+    s->slice = s->col + plxk_round_ws(gemm);
+    return true;
+}
+
+/* A depthwise conv's plane geometry (pointers and bias left NULL, 0). */
+static plxk_depthwise_plane depthwise_geometry(const plx_window_geom *g) {
+    return (plxk_depthwise_plane){
+        .in_h = g->in[0], .in_w = g->in[1], .k_h = g->k[0], .k_w = g->k[1],
+        .stride_h = g->s[0], .stride_w = g->s[1], .dil_h = g->d[0], .dil_w = g->d[1],
+        .pad_top = g->pb[0], .pad_left = g->pb[1], .out_h = g->out[0], .out_w = g->out[1],
+    };
+}
+
+/* The depthwise kernel's scratch for one thread, in bytes. */
+static size_t depthwise_slice(const plx_window_geom *g) {
+    plxk_depthwise_plane p = depthwise_geometry(g);
+    return plxk_round_ws((size_t)plxk_depthwise_scratch(&p) * sizeof(float));
+}
+
+size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute) {
+    plx_window_geom g = {0};
+    char buf[8];
+    if (conv_prepare(layer, &g, buf, sizeof buf)) {
+        return 0;
+    }
+    size_t threads = plxk_pool_threads(plxk_pool_of(compute));
+    conv_slabs slabs;
+    if (conv_is_depthwise(&g) || conv_slab_plan(&g, plxk_isa_of(compute), threads, &slabs)) {
+        /* a slice per thread */
+        size_t slice = conv_is_depthwise(&g) ? depthwise_slice(&g) : slabs.slice;
+        return slice > SIZE_MAX / threads ? SIZE_MAX : slice * threads;
+    }
+    size_t gemm = plxk_gemm_ws(compute, g.m / g.group, g.out[0] * g.out[1],
+                          g.c / g.group * g.k[0] * g.k[1]);
+    size_t col = conv_col_bytes(&g);
+    return gemm == SIZE_MAX || col > SIZE_MAX - gemm ? SIZE_MAX : col + gemm;
+}
+
+/* col[(c*kh + i)*kw + j][oh*OW + ow] = X[c][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1],
+ * 0 in the padding: row r = (c*kh + i)*kw + j of col, restricted to its
+ * columns (output pixels) [j0, j1), into out[0 .. j1 - j0). The columns may
+ * start and end inside an output row, so it goes output row by output row,
+ * each run split into its padding on the left, its inside and its padding
+ * on the right. x is the group's first input channel of one image. */
+static void im2col_row(const plx_window_geom *g, const float *x, int64_t r, int64_t j0,
+                       int64_t j1, float *out) {
+    int64_t ow_n = g->out[1], s1 = g->s[1];
+    int64_t c = r / (g->k[0] * g->k[1]), i = r / g->k[1] % g->k[0], j = r % g->k[1];
+    int64_t off = j * g->d[1] - g->pb[1], lo, hi;
+    plxk_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
+    for (int64_t p = j0; p < j1;) {
+        int64_t oh = p / ow_n, a = p % ow_n; /* the run [a, e) of output row oh */
+        int64_t e = j1 - p < ow_n - a ? a + (j1 - p) : ow_n;
+        int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
+        if (ih < 0 || ih >= g->in[0]) {
+            memset(out, 0, (size_t)(e - a) * sizeof *out);
+        } else {
+            int64_t l = plxk_clamp_i64(lo, a, e), h = plxk_clamp_i64(hi, l, e);
+            const float *xr = x + (c * g->in[0] + ih) * g->in[1];
+            memset(out, 0, (size_t)(l - a) * sizeof *out);
+            if (s1 == 1) { /* ResNet's 3x3 convs: the run is contiguous in X */
+                memcpy(out + (l - a), xr + l + off, (size_t)(h - l) * sizeof *out);
+            } else {
+                for (int64_t ow = l; ow < h; ow++) {
+                    out[ow - a] = xr[ow * s1 + off];
+                }
+            }
+            memset(out + (h - a), 0, (size_t)(e - h) * sizeof *out);
+        }
+        out += e - a;
+        p += e - a;
+    }
+}
+
+/* What every part of an im2col + GEMM conv (or a pointwise one) reads. */
+typedef struct conv_run {
+    const plx_window_geom *g;
+    const float *x, *w, *b;
+    float *y;
+    int64_t k, n;               /* col's rows (C/group * kh * kw) and columns (OH * OW) */
+    plxk_isa isa;
+    plxk_gemm_args epilogue; /* only its act, lo and hi */
+    conv_slabs slabs;           /* the slab path's */
+    char *ws;                   /* the slab path's: a slice per thread */
+    int failed;                 /* the slab path's: a slab's GEMM refused (atomic) */
+    float *col;                 /* the shared path's whole col; NULL: X is col (pointwise) */
+} conv_run;
+
+/* The first input channel of image n's group gi. */
+static const float *conv_group_input(const conv_run *r, int64_t n, int64_t gi) {
+    const plx_window_geom *g = r->g;
+    return r->x + (n * g->c + gi * (g->c / g->group)) * g->in[0] * g->in[1];
+}
+
+/* Y_g[:, j0 .. j0 + cols) = W_g x B for image n and group gi, B being
+ * K x cols with rows b_rs apart (a slab of col, the whole col or X), with
+ * the bias per output channel and the fused activation. */
+static plxk_gemm_args conv_gemm_args(const conv_run *r, int64_t n, int64_t gi, int64_t j0,
+                                        int64_t cols, const float *b, int64_t b_rs) {
+    const plx_window_geom *g = r->g;
+    int64_t mg = g->m / g->group;
+    plxk_gemm_args ga = r->epilogue;
+    ga.m = (size_t)mg;
+    ga.n = (size_t)cols;
+    ga.k = (size_t)r->k;
+    ga.alpha = 1.0f;
+    ga.a = r->w + gi * mg * r->k;
+    ga.a_rs = (ptrdiff_t)r->k;
+    ga.a_cs = 1;
+    ga.b = b;
+    ga.b_rs = (ptrdiff_t)b_rs;
+    ga.b_cs = 1;
+    ga.c = r->y + (n * g->m + gi * mg) * r->n + j0;
+    ga.ldc = (size_t)r->n;
+    ga.bias = r->b ? r->b + gi * mg : NULL;
+    ga.bias_rs = 1;
+    ga.bias_cs = 0;
+    return ga;
+}
+
+/* One slab (task = (image * group + group index) * count + slab) on the
+ * thread that takes it, which needs no other thread: im2col writes the
+ * slab into the thread's slice of the workspace and a one-thread GEMM
+ * multiplies it there while it is still in the core's cache. */
+static void conv_slab(void *ctx, size_t task, size_t thread) {
+    const conv_run *r = ctx;
+    const conv_slabs *s = &r->slabs;
+    int64_t image_group = (int64_t)(task / s->count);
+    int64_t img = image_group / r->g->group, gi = image_group % r->g->group;
+    int64_t j0 = (int64_t)(task % s->count * s->width);
+    int64_t cols = r->n - j0 < (int64_t)s->width ? r->n - j0 : (int64_t)s->width;
+    char *slice = r->ws + thread * s->slice;
+    float *col = (float *)(void *)slice;
+    const float *x = conv_group_input(r, img, gi);
+    for (int64_t row = 0; row < r->k; row++) {
+        im2col_row(r->g, x, row, j0, j0 + cols, col + row * cols);
+    }
+    plxk_gemm_args ga = conv_gemm_args(r, img, gi, j0, cols, col, cols);
+    /* run_conv_slabs checked the variant and the slice holds a one-thread
+     * GEMM's workspace after the slab, so this is a bug if it happens; it
+     * is reported after the run rather than lost. */
+    if (!plxk_gemm(r->isa, NULL, &ga, slice + s->col, s->slice - s->col)) {
+        __atomic_store_n(&((conv_run *)ctx)->failed, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The slab path (conv_slab_plan): every slab of every image and group is a
+ * task of one run on the pool, so the threads meet once per conv. */
+static bool run_conv_slabs(const plxk_kernel_args *args, conv_run *r) {
+    if (!plxk_isa_supported(r->isa)) {
+        return plxk_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+                            plxk_isa_name(r->isa));
+    }
+    size_t left;
+    r->ws = plxk_ws_at(args, 0, &left);
+    if (!r->ws || left < r->slabs.slice) {
+        return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                  "a slab's %zu", args->workspace_size, r->slabs.slice);
+    }
+    plxk_pool *pool = plxk_pool_of(args->compute);
+    if (left / r->slabs.slice < plxk_pool_threads(pool)) {
+        pool = NULL; /* room for one thread only: run here */
+    }
+    double cost_ns = (double)r->slabs.tasks * (double)r->slabs.width * (double)r->k *
+                     (double)(r->g->m / r->g->group) / 32.0; /* the GEMMs' */
+    plxk_pool_run(pool, r->slabs.tasks, cost_ns, conv_slab, r);
+    if (__atomic_load_n(&r->failed, __ATOMIC_RELAXED)) {
+        return plxk_fail(args, "cpu_ref conv: the GEMM of a slab refused its arguments");
+    }
+    return true;
+}
+
+typedef struct im2col_job {
+    const conv_run *r;
+    const float *x; /* the group's first input channel of one image */
+} im2col_job;
+
+/* Row `task` of the shared path's col, all its columns. */
+static void im2col_whole_row(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const im2col_job *job = ctx;
+    const conv_run *r = job->r;
+    im2col_row(r->g, job->x, (int64_t)task, 0, r->n, r->col + (int64_t)task * r->n);
+}
+
+/* The shared path: a pointwise conv (X is col), or an output too small to
+ * give every thread a slab. Per image and group, im2col writes the whole
+ * col, its rows shared among the pool's threads, then the GEMM shares the
+ * tiles of Y_g. */
+static bool run_conv_shared(const plxk_kernel_args *args, conv_run *r) {
+    const plx_window_geom *g = r->g;
+    size_t col_bytes = conv_col_bytes(g), left;
+    r->col = col_bytes ? plxk_ws_at(args, 0, &left) : NULL;
+    void *ws = plxk_ws_at(args, col_bytes, &left);
+    if (col_bytes && (!r->col || col_bytes > args->workspace_size)) {
+        return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                  "im2col's %zu", args->workspace_size, col_bytes);
+    }
+    for (int64_t n = 0; n < g->n; n++) {
+        for (int64_t gi = 0; gi < g->group; gi++) {
+            const float *xg = conv_group_input(r, n, gi);
+            if (r->col) {
+                im2col_job job = {r, xg};
+                plxk_pool_run(plxk_pool_of(args->compute), (size_t)r->k,
+                                 (double)r->k * (double)r->n / 2.0, im2col_whole_row, &job);
+            }
+            plxk_gemm_args ga = conv_gemm_args(r, n, gi, 0, r->n, r->col ? r->col : xg, r->n);
+            if (!plxk_product(args, &ga, ws, left, "conv")) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+typedef struct depthwise_job {
+    const plx_window_geom *g;
+    const float *x, *w, *b;
+    float *y;
+    plxk_isa isa;
+    plxk_gemm_args epilogue; /* only its act, lo and hi */
+    char *scratch;              /* one slice per thread, or NULL */
+    size_t slice;
+} depthwise_job;
+
+/* One output plane (image n, channel m) of a depthwise conv, by the
+ * per-ISA kernel (depthwise.h). */
+static void depthwise_plane(void *ctx, size_t task, size_t thread) {
+    const depthwise_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    int64_t mg = g->m / g->group, n = (int64_t)task / g->m, m = (int64_t)task % g->m;
+    int64_t c = m / mg;
+    plxk_depthwise_plane p = depthwise_geometry(g);
+    p.x = j->x + (n * g->c + c) * g->in[0] * g->in[1];
+    p.w = j->w + m * g->k[0] * g->k[1];
+    p.bias = j->b ? j->b[m] : 0.0f;
+    p.act = j->epilogue.act;
+    p.lo = j->epilogue.lo;
+    p.hi = j->epilogue.hi;
+    p.y = j->y + (n * g->m + m) * g->out[0] * g->out[1];
+    p.scratch = j->scratch ? (float *)(void *)(j->scratch + thread * j->slice) : NULL;
+    plxk_depthwise(j->isa, &p); /* the variant was checked before the run */
+}
+
+/* Every plane of a depthwise conv, shared among the pool's threads, each
+ * with its slice of the workspace (plxk_workspace_conv). */
+static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g,
+                          const float *x, const float *w, const float *b, float *y) {
+    depthwise_job job = {g, x, w, b, y, plxk_isa_of(args->compute), {0}, NULL, depthwise_slice(g)};
+    if (!plxk_isa_supported(job.isa)) {
+        return plxk_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+                            plxk_isa_name(job.isa));
+    }
+    plxk_set_epilogue(args->activation, &job.epilogue);
+    plxk_pool *pool = plxk_pool_of(args->compute);
+    size_t threads = plxk_pool_threads(pool), left = 0;
+    if (job.slice) {
+        job.scratch = plxk_ws_at(args, 0, &left);
+        if (!job.scratch || left < job.slice) {
+            return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+                                      "the depthwise kernel's %zu",
+                                args->workspace_size, job.slice);
+        }
+        if (left / job.slice < threads) {
+            pool = NULL; /* room for one thread only: run here */
+        }
+    }
+    double cost_ns = (double)(g->n * g->m) * (double)(g->out[0] * g->out[1]) *
+                     (double)(g->k[0] * g->k[1]) / 8.0;
+    plxk_pool_run(pool, (size_t)(g->n * g->m), cost_ns, depthwise_plane, &job);
+    return true;
+}
+
+/* Per image and group, Y_g [M/group, OH*OW] = W_g [M/group, K] x col
+ * [K, OH*OW], K = C/group * kh * kw, with the bias per output channel, in
+ * slabs of columns when the output is large enough (conv_slab_plan), at
+ * once otherwise; depthwise convs run a direct kernel, plane by plane, on
+ * the pool. */
+bool plxk_run_conv(const plxk_kernel_args *args) {
+    char why[256];
+    plx_window_geom g = {0};
+    if (conv_prepare(args->layer, &g, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const float *x = args->inputs[0];
+    const float *w = args->inputs[1];
+    const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    if (conv_is_depthwise(&g)) {
+        return run_depthwise(args, &g, x, w, b, y);
+    }
+    conv_run r = {.g = &g, .x = x, .w = w, .b = b, .y = y,
+                  .k = g.c / g.group * g.k[0] * g.k[1], .n = g.out[0] * g.out[1],
+                  .isa = plxk_isa_of(args->compute)};
+    plxk_set_epilogue(args->activation, &r.epilogue);
+    if (conv_slab_plan(&g, r.isa, plxk_pool_threads(plxk_pool_of(args->compute)), &r.slabs)) {
+        return run_conv_slabs(args, &r);
+    }
+    return run_conv_shared(args, &r);
+}
+
+/* ------------------------------------------------------------------ */
+/* conv_transpose                                                      */
+/* ------------------------------------------------------------------ */
+
+/* ONNX ConvTranspose: output sizes and padding as plx_conv_transpose_dim
+ * (plexus/window.h) computes them. */
+static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_geom *g,
+                                          char *buf, size_t size) {
+    const char *why = plxk_check_layer(l, "conv_transpose", 2, 3, sizeof(plx_conv_transpose_desc), buf,
+                                  size);
+    if (!why) {
+        why = plxk_require_float32(l, "conv_transpose", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    char msg[224];
+    return plxk_window_refusal(plx_window_geom_conv_transpose(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf,
+                          size);
+}
+
+const char *plxk_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
+    plx_window_geom g = {0};
+    return conv_transpose_prepare(layer, &g, buf, size);
+}
+
+/* Gather form: output position o receives input i through kernel tap t
+ * when i*s + t*d - pb == o. */
+bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
+    char why[256];
+    plx_window_geom g = {0};
+    if (conv_transpose_prepare(args->layer, &g, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const float *x = args->inputs[0];
+    const float *w = args->inputs[1];
+    const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t m = 0; m < g.m; m++) {
+            int64_t c0 = (m / mg) * cg, mm = m % mg;
+            for (int64_t oh = 0; oh < g.out[0]; oh++) {
+                for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < cg; c++) {
+                        for (int64_t kh = 0; kh < g.k[0]; kh++) {
+                            int64_t th = oh + g.pb[0] - kh * g.d[0];
+                            if (th < 0 || th % g.s[0] || th / g.s[0] >= g.in[0]) {
+                                continue;
+                            }
+                            for (int64_t kw = 0; kw < g.k[1]; kw++) {
+                                int64_t tw = ow + g.pb[1] - kw * g.d[1];
+                                if (tw < 0 || tw % g.s[1] || tw / g.s[1] >= g.in[1]) {
+                                    continue;
+                                }
+                                acc += x[plxk_geom_x_index(&g, n, c0 + c, th / g.s[0], tw / g.s[1])] *
+                                       w[(((c0 + c) * mg + mm) * g.k[0] + kh) * g.k[1] + kw];
+                            }
+                        }
+                    }
+                    y[plxk_geom_y_index(&g, n, m, oh, ow)] = b ? acc + b[m] : acc;
+                }
+            }
+        }
+    }
+    return true;
+}

@@ -1,0 +1,309 @@
+/* The normalisations: batch_norm, layer_norm and instance_norm, and
+ * softmax (ONNX semantics, opset 13+), accumulating in double.
+ *
+ * Every operator has a prepare function that checks the layer (counts,
+ * dtypes, attributes, shapes) and derives what the loops need. The check
+ * function calls it and reports its reason; the run function calls it again
+ * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
+ * index only within the tensor infos, so they never read or write out of
+ * bounds. Nothing here allocates. The helpers shared with the other
+ * dense-math files are in kernels_compute.h. */
+#include "kernels_compute.h"
+
+#include <stdint.h>
+#include <math.h>
+
+/* ------------------------------------------------------------------ */
+/* batch_norm, layer_norm                                              */
+/* ------------------------------------------------------------------ */
+
+static const char *batch_norm_prepare(const plx_layer_view *l, char *buf, size_t size) {
+    const char *why = plxk_check_layer(l, "batch_norm", 5, 5, sizeof(plx_batch_norm_desc), buf, size);
+    if (!why) {
+        why = plxk_require_float32(l, "batch_norm", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 2) {
+        return plxk_refuse(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
+    }
+    static const char *const names[5] = {"X", "scale", "bias", "mean", "var"};
+    for (uint32_t i = 1; i < 5; i++) {
+        if (plxk_numel(&l->inputs[i]) != x->dims[1]) {
+            return plxk_refuse(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
+                       names[i], (long long)plxk_numel(&l->inputs[i]), (long long)x->dims[1]);
+        }
+    }
+    return plxk_require_output_shape(l, "batch_norm", x->rank, x->dims, buf, size);
+}
+
+const char *plxk_check_batch_norm(const plx_layer_view *layer, char *buf, size_t size) {
+    return batch_norm_prepare(layer, buf, size);
+}
+
+bool plxk_run_batch_norm(const plxk_kernel_args *args) {
+    char why[256];
+    if (batch_norm_prepare(args->layer, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const plx_batch_norm_desc *desc = args->layer->desc;
+    const plx_tensor_info *xi = &args->layer->inputs[0];
+    const float *x = args->inputs[0], *scale = args->inputs[1], *bias = args->inputs[2],
+                *mean = args->inputs[3], *var = args->inputs[4];
+    float *y = args->outputs[0];
+    int64_t n = xi->dims[0], c = xi->dims[1], inner = plxk_dim_product(xi, 2, xi->rank);
+    for (int64_t b = 0; b < n; b++) {
+        for (int64_t ch = 0; ch < c; ch++) {
+            float denom = sqrtf(var[ch] + desc->epsilon);
+            int64_t base = (b * c + ch) * inner;
+            for (int64_t i = 0; i < inner; i++) {
+                y[base + i] = (x[base + i] - mean[ch]) / denom * scale[ch] + bias[ch];
+            }
+        }
+    }
+    return true;
+}
+
+typedef struct layer_norm_geom {
+    int64_t outer, inner;
+    int64_t scale_st[PLX_MAX_RANK]; /* broadcast strides of scale over X's dims */
+    int64_t bias_st[PLX_MAX_RANK];
+    uint32_t rank, axis;
+} layer_norm_geom;
+
+/* Strides of `t` broadcast (numpy, right-aligned) to X's shape; refuses
+ * shapes that would broadcast X itself to something larger. */
+static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_info *x,
+                                     const char *op, const char *name, int64_t *st, char *buf,
+                                     size_t size) {
+    if (t->rank > x->rank) {
+        return plxk_refuse(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
+                   x->rank);
+    }
+    int64_t s = 1;
+    for (uint32_t i = x->rank; i-- > 0;) {
+        int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
+        int64_t d = ti >= 0 ? t->dims[ti] : 1;
+        if (d != 1 && d != x->dims[i]) {
+            return plxk_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
+                       op, name, i, (long long)d, (long long)x->dims[i]);
+        }
+        st[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return NULL;
+}
+
+static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *g, char *buf,
+                                      size_t size) {
+    const char *why = plxk_check_layer(l, "layer_norm", 2, 3, sizeof(plx_layer_norm_desc), buf, size);
+    if (!why) {
+        why = plxk_require_float32(l, "layer_norm", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_layer_norm_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
+    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+        return plxk_refuse(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
+                   desc->axis, x->rank);
+    }
+    g->rank = x->rank;
+    g->axis = (uint32_t)axis;
+    g->outer = plxk_dim_product(x, 0, g->axis);
+    g->inner = plxk_dim_product(x, g->axis, x->rank);
+    if ((why = broadcast_strides(&l->inputs[1], x, "layer_norm", "scale", g->scale_st, buf, size))) {
+        return why;
+    }
+    if (l->input_count == 3 &&
+        (why = broadcast_strides(&l->inputs[2], x, "layer_norm", "bias", g->bias_st, buf, size))) {
+        return why;
+    }
+    return plxk_require_output_shape(l, "layer_norm", x->rank, x->dims, buf, size);
+}
+
+const char *plxk_check_layer_norm(const plx_layer_view *layer, char *buf, size_t size) {
+    layer_norm_geom g;
+    return layer_norm_prepare(layer, &g, buf, size);
+}
+
+/* Mean and variance are accumulated in double (two passes), which keeps
+ * them accurate for long rows; the result is rounded to float once. */
+bool plxk_run_layer_norm(const plxk_kernel_args *args) {
+    char why[256];
+    layer_norm_geom g;
+    if (layer_norm_prepare(args->layer, &g, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const plx_layer_norm_desc *desc = args->layer->desc;
+    const plx_tensor_info *xi = &args->layer->inputs[0];
+    const float *x = args->inputs[0], *scale = args->inputs[1];
+    const float *bias = args->layer->input_count == 3 ? args->inputs[2] : NULL;
+    float *y = args->outputs[0];
+    int64_t idx[PLX_MAX_RANK] = {0};
+    for (int64_t o = 0; o < g.outer; o++) {
+        const float *row = x + o * g.inner;
+        double mean = 0.0, var = 0.0;
+        for (int64_t i = 0; i < g.inner; i++) {
+            mean += row[i];
+        }
+        mean /= (double)g.inner;
+        for (int64_t i = 0; i < g.inner; i++) {
+            var += (row[i] - mean) * (row[i] - mean);
+        }
+        var /= (double)g.inner;
+        double inv = 1.0 / sqrt(var + (double)desc->epsilon);
+        for (int64_t i = 0; i < g.inner; i++) {
+            int64_t so = 0, bo = 0;
+            for (uint32_t d = 0; d < g.rank; d++) {
+                so += idx[d] * g.scale_st[d];
+                bo += idx[d] * (bias ? g.bias_st[d] : 0);
+            }
+            double v = (row[i] - mean) * inv * scale[so] + (bias ? bias[bo] : 0.0f);
+            y[o * g.inner + i] = (float)v;
+            for (uint32_t d = g.rank; d-- > 0;) {
+                if (++idx[d] < xi->dims[d]) {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* instance_norm                                                       */
+/* ------------------------------------------------------------------ */
+
+static const char *instance_norm_prepare(const plx_layer_view *l, char *buf, size_t size) {
+    const char *why = plxk_check_layer(l, "instance_norm", 3, 3, sizeof(plx_instance_norm_desc), buf,
+                                  size);
+    if (!why) {
+        why = plxk_require_float32(l, "instance_norm", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 3) {
+        return plxk_refuse(buf, size, "cpu_ref instance_norm takes X of rank >= 3, not %u",
+                              x->rank);
+    }
+    static const char *const names[3] = {"X", "scale", "bias"};
+    for (uint32_t i = 1; i < 3; i++) {
+        const plx_tensor_info *p = &l->inputs[i];
+        if (p->rank != 1 || p->dims[0] != x->dims[1]) {
+            return plxk_refuse(buf, size,
+                                  "cpu_ref instance_norm: %s must be 1-D with %lld entries (X's channels)",
+                                  names[i], (long long)x->dims[1]);
+        }
+    }
+    return plxk_require_output_shape(l, "instance_norm", x->rank, x->dims, buf, size);
+}
+
+const char *plxk_check_instance_norm(const plx_layer_view *layer, char *buf, size_t size) {
+    return instance_norm_prepare(layer, buf, size);
+}
+
+/* Each (n, c) plane by its own mean and (biased) variance, accumulated in
+ * double over two passes like layer_norm. */
+bool plxk_run_instance_norm(const plxk_kernel_args *args) {
+    char why[256];
+    if (instance_norm_prepare(args->layer, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const plx_instance_norm_desc *desc = args->layer->desc;
+    const plx_tensor_info *xi = &args->layer->inputs[0];
+    const float *x = args->inputs[0], *scale = args->inputs[1], *bias = args->inputs[2];
+    float *y = args->outputs[0];
+    int64_t n = xi->dims[0], c = xi->dims[1], inner = plxk_dim_product(xi, 2, xi->rank);
+    for (int64_t b = 0; b < n; b++) {
+        for (int64_t ch = 0; ch < c && inner > 0; ch++) {
+            const float *plane = x + (b * c + ch) * inner;
+            double mean = 0.0, var = 0.0;
+            for (int64_t i = 0; i < inner; i++) {
+                mean += plane[i];
+            }
+            mean /= (double)inner;
+            for (int64_t i = 0; i < inner; i++) {
+                var += (plane[i] - mean) * (plane[i] - mean);
+            }
+            var /= (double)inner;
+            double k = (double)scale[ch] / sqrt(var + (double)desc->epsilon);
+            for (int64_t i = 0; i < inner; i++) {
+                y[(b * c + ch) * inner + i] = (float)((plane[i] - mean) * k + bias[ch]);
+            }
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* softmax                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int64_t *len,
+                                   int64_t *inner, char *buf, size_t size) {
+    const char *why = plxk_check_layer(l, "softmax", 1, 1, sizeof(plx_softmax_desc), buf, size);
+    if (!why) {
+        why = plxk_require_float32(l, "softmax", buf, size);
+    }
+    if (why) {
+        return why;
+    }
+    const plx_softmax_desc *desc = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
+    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+        return plxk_refuse(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
+                   x->rank);
+    }
+    *outer = plxk_dim_product(x, 0, (uint32_t)axis);
+    *len = x->dims[axis];
+    *inner = plxk_dim_product(x, (uint32_t)axis + 1, x->rank);
+    return plxk_require_output_shape(l, "softmax", x->rank, x->dims, buf, size);
+}
+
+const char *plxk_check_softmax(const plx_layer_view *layer, char *buf, size_t size) {
+    int64_t o, n, i;
+    return softmax_prepare(layer, &o, &n, &i, buf, size);
+}
+
+/* Subtracts the max before exponentiating; the sum of exponentials is kept
+ * in double (it is the one long accumulation here). */
+bool plxk_run_softmax(const plxk_kernel_args *args) {
+    char why[256];
+    int64_t outer = 0, len = 0, inner = 0;
+    if (softmax_prepare(args->layer, &outer, &len, &inner, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    bool log_form = ((const plx_softmax_desc *)args->layer->desc)->log;
+    const float *x = args->inputs[0];
+    float *y = args->outputs[0];
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = o * len * inner + in;
+            float mx = -INFINITY;
+            for (int64_t i = 0; i < len; i++) {
+                float v = x[base + i * inner];
+                mx = v > mx || isnan(v) ? v : mx;
+            }
+            double sum = 0.0;
+            for (int64_t i = 0; i < len; i++) {
+                sum += exp((double)(x[base + i * inner] - mx));
+            }
+            float log_sum = (float)log(sum);
+            for (int64_t i = 0; i < len; i++) {
+                float shifted = x[base + i * inner] - mx;
+                y[base + i * inner] =
+                    log_form ? shifted - log_sum : (float)(exp((double)shifted) / sum);
+            }
+        }
+    }
+    return true;
+}

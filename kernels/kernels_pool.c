@@ -1,0 +1,244 @@
+/* The pools: pool (max and average, windows as the convolutions') and
+ * global_pool (ONNX semantics, opset 13+).
+ *
+ * Every operator has a prepare function that checks the layer (counts,
+ * dtypes, attributes, shapes) and derives what the loops need. The check
+ * function calls it and reports its reason; the run function calls it again
+ * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
+ * index only within the tensor infos, so they never read or write out of
+ * bounds. Nothing here allocates. The helpers shared with the other
+ * dense-math files are in kernels_compute.h. */
+#include "kernels_compute.h"
+
+#include <stdint.h>
+#include <math.h>
+
+#include "depthwise.h"
+
+/* ------------------------------------------------------------------ */
+/* pool, global_pool                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Max pools also run on int8/uint8; values pass through double, which
+ * holds float32, int8 and uint8 exactly. */
+static double load_real(const void *p, plx_dtype dt, int64_t i) {
+    switch (dt) {
+    case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+static void store_real(void *p, plx_dtype dt, int64_t i, double v) {
+    switch (dt) {
+    case PLX_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    default: ((float *)p)[i] = (float)v; break;
+    }
+}
+
+/* Value of a max over no element (a window entirely in padding). */
+static double lowest_value(plx_dtype dt) {
+    return dt == PLX_DTYPE_INT8 ? -128.0 : dt == PLX_DTYPE_UINT8 ? 0.0 : -INFINITY;
+}
+
+static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_kind kind,
+                              char *buf, size_t size) {
+    plx_dtype dt = l->inputs[0].dtype;
+    if (kind != PLX_POOL_MAX && kind != PLX_POOL_AVERAGE) {
+        return plxk_refuse(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
+    }
+    bool ok = dt == PLX_DTYPE_FLOAT32 ||
+              (kind == PLX_POOL_MAX && (dt == PLX_DTYPE_INT8 || dt == PLX_DTYPE_UINT8));
+    if (!ok) {
+        return plxk_refuse(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
+                   op, kind == PLX_POOL_MAX ? "float32, int8 and uint8" : "float32",
+                   plx_dtype_name(dt));
+    }
+    if (l->outputs[0].dtype != dt) {
+        return plxk_refuse(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
+                   plx_dtype_name(l->outputs[0].dtype));
+    }
+    return NULL;
+}
+
+static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
+                                size_t size) {
+    const char *why = plxk_check_layer(l, "pool", 1, 1, sizeof(plx_pool_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_pool_desc *desc = l->desc;
+    if ((why = pool_dtype(l, "pool", desc->kind, buf, size))) {
+        return why;
+    }
+    char msg[224];
+    return plxk_window_refusal(plx_window_geom_pool(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf, size);
+}
+
+const char *plxk_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
+    plx_window_geom g = {0};
+    return pool_prepare(layer, &g, buf, size);
+}
+
+typedef struct max_pool_job {
+    const plx_window_geom *g;
+    const float *x;
+    float *y;
+} max_pool_job;
+
+/* One output plane (image n, channel c = task) of a float32 max pool, the
+ * common case (ResNet's stem), on the pool's threads: each tap of the
+ * window takes the maximum into a whole output row at once, over the
+ * outputs whose input lies inside the row (plxk_window_columns). Taps
+ * come in the same order and with the same NaN rule as the general loop
+ * below, so the results are the same. */
+static void max_pool_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const max_pool_job *job = ctx;
+    const plx_window_geom *g = job->g;
+    const float *x = job->x + (int64_t)task * g->in[0] * g->in[1];
+    float *y = job->y + (int64_t)task * g->out[0] * g->out[1];
+    for (int64_t oh = 0; oh < g->out[0]; oh++) {
+        float *restrict yr = y + oh * g->out[1]; /* restrict: lets the taps vectorise */
+        for (int64_t ow = 0; ow < g->out[1]; ow++) {
+            yr[ow] = -INFINITY;
+        }
+        for (int64_t kh = 0; kh < g->k[0]; kh++) {
+            int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+            if (ih < 0 || ih >= g->in[0]) {
+                continue;
+            }
+            const float *restrict xr = x + ih * g->in[1];
+            for (int64_t kw = 0; kw < g->k[1]; kw++) {
+                int64_t off = kw * g->d[1] - g->pb[1], lo, hi;
+                plxk_window_columns(off, g->s[1], g->in[1], g->out[1], &lo, &hi);
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    float v = xr[ow * g->s[1] + off];
+                    yr[ow] = v > yr[ow] || isnan(v) ? v : yr[ow];
+                }
+            }
+        }
+    }
+}
+
+/* Average pools divide by the taps inside the input (count_include_pad
+ * false) or inside input plus padding (true); taps past the padding, which
+ * ceil_mode can create, never count, as in ONNX's reference and PyTorch.
+ * A window with nothing to average gives NaN; a max over nothing gives the
+ * lowest value of the dtype. */
+bool plxk_run_pool(const plxk_kernel_args *args) {
+    char why[256];
+    plx_window_geom g = {0};
+    if (pool_prepare(args->layer, &g, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const plx_pool_desc *desc = args->layer->desc;
+    plx_dtype dt = args->layer->inputs[0].dtype;
+    const void *x = args->inputs[0];
+    void *y = args->outputs[0];
+    bool is_max = desc->kind == PLX_POOL_MAX;
+    if (is_max && dt == PLX_DTYPE_FLOAT32) {
+        max_pool_job job = {&g, x, y};
+        double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
+                         (double)(g.k[0] * g.k[1]) / 4.0;
+        plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, max_pool_plane,
+                         &job);
+        return true;
+    }
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t c = 0; c < g.c; c++) {
+            for (int64_t oh = 0; oh < g.out[0]; oh++) {
+                for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                    double best = lowest_value(dt);
+                    float sum = 0.0f;
+                    int64_t count = 0;
+                    for (int64_t kh = 0; kh < g.k[0]; kh++) {
+                        int64_t ih = oh * g.s[0] - g.pb[0] + kh * g.d[0];
+                        bool h_in = ih >= 0 && ih < g.in[0];
+                        bool h_pad = ih >= -g.pb[0] && ih < g.in[0] + g.pe[0];
+                        for (int64_t kw = 0; kw < g.k[1]; kw++) {
+                            int64_t iw = ow * g.s[1] - g.pb[1] + kw * g.d[1];
+                            bool w_in = iw >= 0 && iw < g.in[1];
+                            bool w_pad = iw >= -g.pb[1] && iw < g.in[1] + g.pe[1];
+                            if (h_in && w_in) {
+                                double v = load_real(x, dt, plxk_geom_x_index(&g, n, c, ih, iw));
+                                if (is_max) {
+                                    best = v > best || isnan(v) ? v : best;
+                                } else {
+                                    sum += (float)v;
+                                }
+                                count++;
+                            } else if (desc->count_include_pad && h_pad && w_pad) {
+                                count++;
+                            }
+                        }
+                    }
+                    int64_t yi = plxk_geom_y_index(&g, n, c, oh, ow);
+                    if (is_max) {
+                        store_real(y, dt, yi, best);
+                    } else {
+                        ((float *)y)[yi] = count ? sum / (float)count : NAN;
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
+static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, int64_t *inner,
+                                       char *buf, size_t size) {
+    const char *why = plxk_check_layer(l, "global_pool", 1, 1, sizeof(plx_global_pool_desc), buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_global_pool_desc *desc = l->desc;
+    if ((why = pool_dtype(l, "global_pool", desc->kind, buf, size))) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank < 3) {
+        return plxk_refuse(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < x->rank; i++) {
+        dims[i] = i < 2 ? x->dims[i] : 1;
+    }
+    *outer = x->dims[0] * x->dims[1];
+    *inner = plxk_dim_product(x, 2, x->rank);
+    return plxk_require_output_shape(l, "global_pool", x->rank, dims, buf, size);
+}
+
+const char *plxk_check_global_pool(const plx_layer_view *layer, char *buf, size_t size) {
+    int64_t outer = 0, inner = 0;
+    return global_pool_prepare(layer, &outer, &inner, buf, size);
+}
+
+bool plxk_run_global_pool(const plxk_kernel_args *args) {
+    char why[256];
+    int64_t outer = 0, inner = 0;
+    if (global_pool_prepare(args->layer, &outer, &inner, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const plx_global_pool_desc *desc = args->layer->desc;
+    plx_dtype dt = args->layer->inputs[0].dtype;
+    for (int64_t o = 0; o < outer; o++) {
+        if (desc->kind == PLX_POOL_MAX) {
+            double best = lowest_value(dt);
+            for (int64_t i = 0; i < inner; i++) {
+                double v = load_real(args->inputs[0], dt, o * inner + i);
+                best = v > best || isnan(v) ? v : best;
+            }
+            store_real(args->outputs[0], dt, o, best);
+        } else {
+            /* double: a whole feature map is summed at once */
+            double sum = 0.0;
+            for (int64_t i = 0; i < inner; i++) {
+                sum += ((const float *)args->inputs[0])[o * inner + i];
+            }
+            ((float *)args->outputs[0])[o] = inner ? (float)(sum / (double)inner) : NAN;
+        }
+    }
+    return true;
+}

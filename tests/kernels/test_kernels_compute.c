@@ -1,5 +1,6 @@
-/* Tests of cpu_ref's dense-math kernels (kernels_compute.c), called
- * directly with hand-built layer views. Each operator has hand-derived
+/* Tests of the reference dense-math kernels (kernels/kernels_conv.c,
+ * kernels_matmul.c, kernels_pool.c, kernels_norm.c, kernels_reduce.c,
+ * kernels_resize.c), called directly with hand-built layer views. Each operator has hand-derived
  * cases (derivation in the comments) and randomized cases (fixed seeds)
  * checked against a plain reference written here in a different form
  * (conv via im2col + matmul, pool over an explicitly padded plane, reduce
@@ -429,7 +430,7 @@ Test(conv, random_fused_activation) {
 }
 
 /* The im2col convs that cpu_ref computes in slabs of output columns
- * (im2col of a slab, then its GEMM, per thread; kernels_compute.c,
+ * (im2col of a slab, then its GEMM, per thread; kernels/kernels_conv.c,
  * conv_slab_plan): the slab width is a multiple of the GEMM's NR chosen from
  * K, so these outputs are cut into several slabs by every variant, slabs
  * that start and end inside an output row, the last one narrower. With

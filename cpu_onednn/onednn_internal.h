@@ -1,7 +1,8 @@
-/* cpu_onednn: what the backend's two files share.
+/* cpu_onednn: what the backend's files share.
  *
  * onednn_backend.c holds the ABI side (entry point, options, capabilities,
- * factories, tensor handles, workloads); onednn_ops.c turns one layer view
+ * factories, tensor handles, workloads); onednn_plan.c (helpers, dispatcher),
+ * onednn_conv.c and onednn_ops.c (the planners) turn one layer view
  * into a *plan*: the oneDNN primitive descriptors that run it and how each
  * of their arguments binds to the layer's tensors. check_layer builds a plan
  * and throws it away (so a refusal is decided by oneDNN itself, from the view
@@ -13,6 +14,7 @@
 #include <stddef.h>
 
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
 #include <plexus/backend.h>
 
 /* Most arguments one step binds: a concat's sources (at most 64, which
@@ -164,6 +166,144 @@ bool odn_md_is_plain(const dnnl_memory_desc_t *md);
 
 /* The plain row-major descriptor of `dims` (rank 0: one element). */
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank);
+
+/* ---- planning helpers (onednn_plan.c), shared by the planners ----------- */
+
+/* A refusal: PLX_UNSUPPORTED with a printf message (shown to users as is,
+ * R-18 (1)). */
+plx_status odn_refuse(const odn_context *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A oneDNN call made while planning: a failure means oneDNN cannot express
+ * or run the layer, which is a refusal naming the call and its status. */
+#define ODN_PLAN_CALL(call)                                                               \
+    do {                                                                                  \
+        dnnl_status_t plan_st_ = (call);                                                  \
+        if (plan_st_ != dnnl_success) {                                                   \
+            return odn_refuse(ctx, "oneDNN cannot run this layer: %s: %s", #call,         \
+                              dnnl_status2str(plan_st_));                                 \
+        }                                                                                 \
+    } while (0)
+
+/* Declares `var`, the index of a new memory of `plan` (odn_plan_add_mem);
+ * out of memory, returns from the calling planner. */
+#define ODN_ADD_MEM(var, binding, slot, md)                                                   \
+    int var = odn_plan_add_mem(ctx, plan, (binding), (slot), (md));                           \
+    if (var < 0) {                                                                            \
+        return odn_out_of_memory(ctx);                                                        \
+    }
+
+/* The plain row-major descriptor of tensor info `t`. */
+dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t);
+
+/* The layout input `slot` of `l` is at hand in (odn_plan_build's
+ * input_mds) when it has the input's dims, else the plain one. */
+dnnl_status_t odn_input_md(const odn_context *ctx, const plx_layer_view *l, unsigned slot,
+                           dnnl_memory_desc_t *md);
+
+/* The "any" descriptor (oneDNN picks the layout) of `like`'s dims. */
+dnnl_status_t odn_any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like);
+
+/* The PLX_OUT_OF_MEMORY status of a failed allocation while planning. */
+plx_status odn_out_of_memory(const odn_context *ctx);
+
+/* Creates the primitive descriptor of one step (user scratchpad, and
+ * `post_ops` when given) and appends the step; its arguments are added with
+ * odn_step_set_arg. */
+plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
+                        const odn_post_ops *post_ops);
+
+/* Appends argument `arg`, memory `mem` of the plan, to the last step. */
+void odn_step_set_arg(odn_plan *plan, int arg, int mem);
+
+/* The memory descriptor the last step's primitive chose for `arg`. */
+const dnnl_memory_desc_t *odn_step_md(odn_plan *plan, int arg);
+
+/* Adds a memory (`binding`, `slot`, described by `md`) and binds it as
+ * argument `arg` of the last step. NULL, or PLX_OUT_OF_MEMORY. */
+plx_status odn_bind(const odn_context *ctx, odn_plan *plan, int arg, odn_binding binding,
+                    unsigned slot, const dnnl_memory_desc_t *md);
+
+/* Marks the plan's last `n` memories as wanting their layout (odn_mem). */
+void odn_want_layouts(odn_plan *plan, unsigned n);
+
+/* Binds the layer's input 0 as the last step's DNNL_ARG_SRC (described by
+ * `src`), then its output 0 as DNNL_ARG_DST (`dst`). */
+plx_status odn_bind_src_dst(const odn_context *ctx, odn_plan *plan,
+                            const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst);
+
+/* Appends the step of `desc` (with `post_ops`, may be NULL) reading input 0
+ * as `src` and writing output 0 as `dst`; further arguments are the
+ * caller's. */
+plx_status odn_src_dst_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
+                            const odn_post_ops *post_ops, const dnnl_memory_desc_t *src,
+                            const dnnl_memory_desc_t *dst);
+
+/* Binds, after the last step's source and destination, its weights (input
+ * 1, see bind_weights) and, when `bias` is given, its bias (input 2). */
+plx_status odn_bind_weights_bias(const odn_context *ctx, odn_plan *plan,
+                                 const dnnl_memory_desc_t *wu, bool pack,
+                                 const dnnl_memory_desc_t *bias);
+
+/* Appends the step of product `desc` (convolution, deconvolution, inner
+ * product, matmul; `post_ops` appended) and binds input 0 (`src`), output 0
+ * (`dst`), the weights (input 1, packed when `pack`) and the bias (input 2,
+ * when `bias` is given). */
+plx_status odn_product_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
+                            const odn_post_ops *post_ops, const dnnl_memory_desc_t *src,
+                            const dnnl_memory_desc_t *wu, bool pack,
+                            const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst);
+
+/* Whether input `slot` of `l` is a constant (its data given at planning). */
+bool odn_is_const(const plx_layer_view *l, unsigned slot);
+
+/* `axis` (negative: from the end) as an index below `rank`. */
+int odn_norm_axis(int64_t axis, unsigned rank);
+
+/* Appends, without arguments, a step whose descriptor oneDNN creates
+ * directly (user scratchpad): the concat of srcs[0..n) along `axis` into
+ * `dst` when `concat`, else the reorder from srcs[0] to `dst`. A failure is
+ * the refusal "oneDNN cannot <what> (<the creating call>: <status>)". */
+plx_status odn_push_direct(const odn_context *ctx, odn_plan *plan, bool concat,
+                           const dnnl_memory_desc_t *srcs, int n, int axis,
+                           const dnnl_memory_desc_t *dst, const char *what);
+
+/* ---- the planners, one per operator (onednn_conv.c, onednn_ops.c) -------
+ * Each reads layer view `l` (validated by the host, output infos inferred)
+ * and appends to `plan` the steps that compute it, or refuses. Products
+ * take `po`, the post-ops to append to their primitive (may be NULL). */
+
+typedef plx_status (*odn_fused_planner_fn)(const odn_context *ctx, const plx_layer_view *l,
+                                           const odn_post_ops *po, odn_plan *plan);
+
+plx_status odn_plan_conv(const odn_context *ctx, const plx_layer_view *l,
+                         const odn_post_ops *po, odn_plan *plan);
+plx_status odn_plan_conv_transpose(const odn_context *ctx, const plx_layer_view *l,
+                                   const odn_post_ops *po, odn_plan *plan);
+plx_status odn_plan_fully_connected(const odn_context *ctx, const plx_layer_view *l,
+                                    const odn_post_ops *po, odn_plan *plan);
+plx_status odn_plan_gemm(const odn_context *ctx, const plx_layer_view *l,
+                         const odn_post_ops *po_in, odn_plan *plan);
+plx_status odn_plan_matmul(const odn_context *ctx, const plx_layer_view *l,
+                           const odn_post_ops *po, odn_plan *plan);
+plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_global_pool(const odn_context *ctx, const plx_layer_view *l,
+                                odn_plan *plan);
+plx_status odn_plan_activation(const odn_context *ctx, const plx_layer_view *l,
+                               odn_plan *plan);
+plx_status odn_plan_unary(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_precompiled(const odn_context *ctx, const plx_layer_view *l,
+                                odn_plan *plan);
+plx_status odn_plan_softmax(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_batch_norm(const odn_context *ctx, const plx_layer_view *l,
+                               odn_plan *plan);
+plx_status odn_plan_layer_norm(const odn_context *ctx, const plx_layer_view *l,
+                               odn_plan *plan);
+plx_status odn_plan_concat(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+plx_status odn_plan_copy(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 
 /* ---- graphs: a whole subgraph as one precompiled layer ------------------ */
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <plexus/model.h>
 #include <plexus/plexus.h>
 
 #include "commands.h"
@@ -18,9 +19,10 @@ static const char main_usage[] =
     "usage: plexus [--help] [--version] <command> [<args>]\n"
     "\n"
     "Commands:\n"
-    "  info    list the backend search path, the backends found, their\n"
-    "          capabilities, and every plug-in file refused with its reason\n"
-    "  run     load an ONNX model, run it on inputs from .npy files (or random\n"
+    "  info    list the model formats built in, the backend search path, the\n"
+    "          backends found, their capabilities, and every plug-in file\n"
+    "          refused with its reason\n"
+    "  run     load a model (ONNX), run it on inputs from .npy files (or random\n"
     "          values), and report the backend assignment, load time,\n"
     "          latency, memory plan and outputs\n"
     "\n"
@@ -213,6 +215,11 @@ static void print_info_text(FILE *out, const plx_runtime *rt) {
     char buf[32];
     fprintf(out, "Plexus %s, backend ABI %s\n", plx_version_string(),
             abi_text(plx_abi_version(), buf, sizeof buf));
+    fputs("Model formats:", out);
+    for (size_t i = 0; i < plx_model_format_count(); i++) {
+        fprintf(out, "%s %s", i ? "," : "", plx_model_format_name(i));
+    }
+    fputs(plx_model_format_count() ? "\n" : " none\n", out);
 
     fprintf(out, "\nSearch path:\n");
     size_t n = plx_runtime_search_path_count(rt);
@@ -331,6 +338,12 @@ static void print_info_json(FILE *out, const plx_runtime *rt) {
     json_string(&w, plx_version_string());
     json_key(&w, "abi");
     json_abi(&w, plx_abi_version());
+    json_key(&w, "model_formats");
+    json_begin_array(&w);
+    for (size_t i = 0; i < plx_model_format_count(); i++) {
+        json_string(&w, plx_model_format_name(i));
+    }
+    json_end_array(&w);
 
     json_key(&w, "search_path");
     json_begin_array(&w);

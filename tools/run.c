@@ -1,5 +1,5 @@
-/* `plexus run`: import an ONNX model, assign its layers to backends, load
- * it, run it on inputs from .npy files (or seeded random values), and
+/* `plexus run`: import a model (plexus/model.h), assign its layers to
+ * backends, load it, run it on inputs from .npy files (or seeded random values), and
  * report what happened: the model's inputs and outputs, the assignment of
  * layers to backends with every fallback, load time, latency, the memory
  * plan, the top classes of a classifier, and optionally the outputs as .npy

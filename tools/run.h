@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include <plexus/network.h>
-#include <plexus/onnx.h>
+#include <plexus/model.h>
 #include <plexus/plexus.h>
 
 #include "commands.h"
@@ -32,6 +32,7 @@ typedef struct input_arg {
 
 typedef struct run_args {
     const char *model;
+    const char *format;   /* --format; NULL: from the model's extension */
     char *backends_text;  /* owned copy, split at commas */
     const char **backends; /* into backends_text */
     size_t backend_count;
@@ -40,7 +41,7 @@ typedef struct run_args {
     size_t input_count;
     input_arg *constants; /* --constant NAME=FILE.npy */
     size_t constant_count;
-    plx_onnx_input_shape *shapes;
+    plx_model_input_shape *shapes;
     size_t shape_count;
     const char *output_dir;
     long iterations;
@@ -62,7 +63,7 @@ void run_args_free(run_args *a);
 /* ------------------------------------------------------------------------ */
 
 typedef struct input_data {
-    const plx_onnx_io *io;
+    const plx_model_io *io;
     void *data; /* owned */
     size_t bytes;
     const char *file; /* NULL: random */
@@ -70,7 +71,7 @@ typedef struct input_data {
 } input_data;
 
 typedef struct output_data {
-    const plx_onnx_io *io;
+    const plx_model_io *io;
     plx_tensor_info info; /* the loaded network's */
     void *data;           /* owned: the results of the last run (of thread 0) */
     size_t bytes;
@@ -101,7 +102,7 @@ typedef struct top_class {
 typedef struct run_state {
     const run_args *args;
     plx_runtime *rt;
-    plx_onnx_model *model;
+    plx_model *model;
     plx_optimized_network *optimized;
     plx_loaded_network *loaded;
 

@@ -16,7 +16,7 @@
 
 
 static const char run_usage[] =
-    "usage: plexus run MODEL.onnx [--backends ID,...] [--no-fallback]\n"
+    "usage: plexus run MODEL.onnx [--format NAME] [--backends ID,...] [--no-fallback]\n"
     "                  [--input NAME=FILE.npy]... [--shape NAME=DIMS]...\n"
     "                  [--constant NAME=FILE.npy]...\n"
     "                  [--output-dir DIR] [--iterations N] [--warmup N] [--threads N]\n"
@@ -24,11 +24,13 @@ static const char run_usage[] =
     "                  [--backend-path PATH]... [--no-env] [--no-default-dir]\n"
     "                  [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
     "\n"
-    "Imports the ONNX model, assigns its layers to backends, loads and runs it, and\n"
+    "Imports the model, assigns its layers to backends, loads and runs it, and\n"
     "reports its inputs and outputs, the layers per backend and every fallback,\n"
     "the load time, the latency, the memory plan and, for a classifier, the top\n"
     "classes.\n"
     "\n"
+    "  --format NAME          the model's format (default: from MODEL's extension;\n"
+    "                         'plexus info' lists the formats built in)\n"
     "  --backends ID,...      backends in order of preference (default: every\n"
     "                         available backend, in registry order)\n"
     "  --no-fallback          every layer must run on the first backend; every\n"
@@ -150,7 +152,7 @@ static int parse_shape_arg(run_args *a, char *text) {
         return usage_error("run", run_usage, "bad --shape '%s': expected NAME=DIMS (as 1x3x224x224)",
                            text);
     }
-    plx_onnx_input_shape *s = &a->shapes[a->shape_count];
+    plx_model_input_shape *s = &a->shapes[a->shape_count];
     memset(s, 0, sizeof *s);
     const char *p = eq + 1;
     for (;;) {
@@ -219,7 +221,8 @@ int run_args_parse(int argc, char **argv, run_args *a) {
                    strcmp(arg, "--constant") == 0 ||
                    strcmp(arg, "--shape") == 0 || strcmp(arg, "--output-dir") == 0 ||
                    strcmp(arg, "--iterations") == 0 || strcmp(arg, "--warmup") == 0 ||
-                   strcmp(arg, "--threads") == 0 || strcmp(arg, "--profile") == 0) {
+                   strcmp(arg, "--threads") == 0 || strcmp(arg, "--profile") == 0 ||
+                   strcmp(arg, "--format") == 0) {
             if (!has_value) {
                 return usage_error("run", run_usage, "%s needs a value", arg);
             }
@@ -238,6 +241,8 @@ int run_args_parse(int argc, char **argv, run_args *a) {
                 rc = parse_count_arg(arg, value, 0, MAX_ITERATIONS, &a->warmup);
             } else if (strcmp(arg, "--threads") == 0) {
                 rc = parse_count_arg(arg, value, 1, MAX_THREADS, &a->threads);
+            } else if (strcmp(arg, "--format") == 0) {
+                a->format = value;
             } else if (!*value) {
                 rc = usage_error("run", run_usage, "%s needs a non-empty path", arg);
             } else if (strcmp(arg, "--output-dir") == 0) {

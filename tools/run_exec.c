@@ -229,7 +229,7 @@ static void progress_clear(progress *p) {
 void run_state_free(run_state *s) {
     plx_optimized_network_destroy(&s->optimized);
     plx_loaded_network_unload(&s->loaded);
-    plx_onnx_model_destroy(&s->model);
+    plx_model_destroy(&s->model);
     plx_runtime_destroy(&s->rt);
     free(s->backends);
     for (size_t i = 0; i < s->input_count; i++) {
@@ -321,12 +321,13 @@ bool run_choose_backends(run_state *s) {
 
 bool run_import_model(run_state *s) {
     const run_args *a = s->args;
-    plx_onnx_options opts;
-    plx_onnx_options_init(&opts);
+    plx_model_options opts;
+    plx_model_options_init(&opts);
+    opts.format = a->format;
     opts.shapes = a->shapes;
     opts.shape_count = a->shape_count;
     npy_array *arrays = calloc(a->constant_count ? a->constant_count : 1, sizeof *arrays);
-    plx_onnx_constant_input *constants =
+    plx_model_constant_input *constants =
         calloc(a->constant_count ? a->constant_count : 1, sizeof *constants);
     bool ok = arrays && constants;
     if (!ok) {
@@ -350,7 +351,7 @@ bool run_import_model(run_state *s) {
     uint64_t t0 = now_ns();
     plx_status st = NULL;
     if (ok) {
-        st = plx_onnx_import_file(a->model, &opts, &s->model); /* copies the constants */
+        st = plx_model_open(a->model, &opts, &s->model); /* copies the constants */
     }
     s->import_ms = ms_between(t0, now_ns());
     for (size_t i = 0; arrays && i < a->constant_count; i++) {
@@ -379,9 +380,9 @@ bool run_import_model(run_state *s) {
     return true;
 }
 
-static const plx_onnx_io *find_model_input(const plx_onnx_model *m, const char *name) {
-    for (size_t i = 0; i < plx_onnx_model_input_count(m); i++) {
-        const plx_onnx_io *io = plx_onnx_model_input(m, i);
+static const plx_model_io *find_model_input(const plx_model *m, const char *name) {
+    for (size_t i = 0; i < plx_model_input_count(m); i++) {
+        const plx_model_io *io = plx_model_input(m, i);
         if (strcmp(io->name, name) == 0) {
             return io;
         }
@@ -408,24 +409,24 @@ bool run_prepare_inputs(run_state *s) {
         if (!find_model_input(s->model, a->inputs[k].name)) {
             char names[1024] = "";
             size_t len = 0;
-            for (size_t i = 0; i < plx_onnx_model_input_count(s->model) && len < sizeof names;
+            for (size_t i = 0; i < plx_model_input_count(s->model) && len < sizeof names;
                  i++) {
                 len += (size_t)snprintf(names + len, sizeof names - len, "%s'%s'",
-                                        i ? ", " : "", plx_onnx_model_input(s->model, i)->name);
+                                        i ? ", " : "", plx_model_input(s->model, i)->name);
             }
             fprintf(stderr, PREFIX ": --input '%s': the model has no input '%s' (its inputs: %s)\n",
                     a->inputs[k].name, a->inputs[k].name, *names ? names : "none");
             return false;
         }
     }
-    size_t n = plx_onnx_model_input_count(s->model);
+    size_t n = plx_model_input_count(s->model);
     s->inputs = calloc(n ? n : 1, sizeof *s->inputs);
     s->in_bindings = calloc(n ? n : 1, sizeof *s->in_bindings);
     if (!s->inputs || !s->in_bindings) {
         return oom();
     }
     for (size_t i = 0; i < n; i++) {
-        const plx_onnx_io *io = plx_onnx_model_input(s->model, i);
+        const plx_model_io *io = plx_model_input(s->model, i);
         input_data *d = &s->inputs[s->input_count++];
         d->io = io;
         const input_arg *given = NULL;
@@ -567,7 +568,7 @@ bool run_optimize_and_load(run_state *s) {
     oo.allow_fallback = !a->no_fallback;
     uint64_t t0 = now_ns();
     plx_status st =
-        plx_optimize(s->rt, plx_onnx_model_network(s->model), &oo, &s->optimized);
+        plx_optimize(s->rt, plx_model_network(s->model), &oo, &s->optimized);
     s->optimize_ms = ms_between(t0, now_ns());
     if (st) {
         run_fail_status("cannot assign the model's layers to backends", st);
@@ -597,7 +598,7 @@ bool run_optimize_and_load(run_state *s) {
 }
 
 bool run_prepare_outputs(run_state *s) {
-    size_t n = plx_onnx_model_output_count(s->model);
+    size_t n = plx_model_output_count(s->model);
     s->outputs = calloc(n ? n : 1, sizeof *s->outputs);
     s->out_bindings = calloc(n ? n : 1, sizeof *s->out_bindings);
     if (!s->outputs || !s->out_bindings) {
@@ -605,7 +606,7 @@ bool run_prepare_outputs(run_state *s) {
     }
     for (size_t i = 0; i < n; i++) {
         output_data *d = &s->outputs[s->output_count++];
-        d->io = plx_onnx_model_output(s->model, i);
+        d->io = plx_model_output(s->model, i);
         plx_status st = plx_loaded_network_output_info(s->loaded, d->io->binding_id, &d->info);
         if (st) {
             run_fail_status("cannot read an output's tensor info", st);

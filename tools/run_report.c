@@ -85,15 +85,17 @@ static int name_width(const run_state *s) {
 void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
     const run_args *a = s->args;
     char buf[256];
-    plx_onnx_model_facts facts;
-    plx_onnx_model_get_facts(s->model, &facts);
+    plx_model_facts facts;
+    plx_model_get_facts(s->model, &facts);
     int w = name_width(s);
 
     fprintf(out, "Model: %s\n", a->model);
-    fprintf(out, "  %s%s%sIR version %" PRId64 ", opset %" PRId64 ", %zu nodes (%zu folded at "
-                 "import)\n",
-            *facts.producer ? "producer " : "", facts.producer, *facts.producer ? ", " : "",
-            facts.ir_version, facts.opset, facts.node_count, facts.folded_count);
+    fprintf(out, "  %s%s%s%s %" PRId64, *facts.producer ? "producer " : "", facts.producer,
+            *facts.producer ? ", " : "", facts.version_name, facts.version);
+    if (facts.opset >= 0) {
+        fprintf(out, ", opset %" PRId64, facts.opset);
+    }
+    fprintf(out, ", %zu nodes (%zu folded at import)\n", facts.node_count, facts.folded_count);
 
     fputs("\nInputs:\n", out);
     for (size_t i = 0; i < s->input_count; i++) {
@@ -236,14 +238,18 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
     json_key(&w, "model");
     json_string(&w, a->model);
 
-    plx_onnx_model_facts facts;
-    plx_onnx_model_get_facts(s->model, &facts);
+    /* "ir_version" is the file format's version (plx_model_facts.version),
+     * under the name the report has always given it. */
+    plx_model_facts facts;
+    plx_model_get_facts(s->model, &facts);
     json_key(&w, "model_facts");
     json_begin_object(&w);
+    json_key(&w, "format");
+    json_string(&w, facts.format);
     json_key(&w, "producer");
     json_string(&w, facts.producer);
     json_key(&w, "ir_version");
-    json_int(&w, facts.ir_version);
+    json_int(&w, facts.version);
     json_key(&w, "opset");
     json_int(&w, facts.opset);
     json_key(&w, "node_count");

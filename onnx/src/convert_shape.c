@@ -54,10 +54,10 @@ plx_status onnxi_conv_identity(onnxi_ctx *c, onnxi_node *n) {
 
 static plx_status tensor_attr_const(onnxi_ctx *c, onnxi_node *n, const Onnx__TensorProto *t,
                                     onnxi_value **out) {
-    char *what = plxi_asprintf("%s: node '%s' (%s): its tensor", c->file, n->name,
-                               n->proto->op_type);
+    char *what = onnxi_asprintf("%s: node '%s' (%s): its tensor", c->file, n->name,
+                                n->proto->op_type);
     if (!what) {
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory");
+        return plx_status_create(PLX_OUT_OF_MEMORY, "out of memory");
     }
     plx_tensor_info info;
     void *data;

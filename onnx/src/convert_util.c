@@ -14,10 +14,10 @@
 plx_status onnxi_invalid(const onnxi_ctx *c, const onnxi_node *n, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = plxi_vasprintf(fmt, ap);
+    char *msg = onnxi_vasprintf(fmt, ap);
     va_end(ap);
-    plx_status st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): %s", c->file,
-                                       n->name, n->proto->op_type, msg ? msg : "invalid");
+    plx_status st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): %s", c->file,
+                                      n->name, n->proto->op_type, msg ? msg : "invalid");
     free(msg);
     return st;
 }
@@ -32,7 +32,7 @@ plx_status onnxi_alloc_const(const onnxi_ctx *c, const onnxi_node *n,
                              ONNXI_MAX_CONST_BYTES);
     }
     *out = calloc(1, bytes ? bytes : 1);
-    return *out ? NULL : plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory");
+    return *out ? NULL : plx_status_create(PLX_OUT_OF_MEMORY, "out of memory");
 }
 
 /* ---- attributes --------------------------------------------------------- */

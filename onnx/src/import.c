@@ -30,17 +30,17 @@ PLX_API void plx_onnx_options_init(plx_onnx_options *options) {
 }
 
 static plx_status oom(const onnxi_ctx *c) {
-    return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
+    return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
 }
 
 plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
     for (size_t i = 0; i < g->n_initializer; i++) {
         const Onnx__TensorProto *t = g->initializer[i];
         if (!t->name || !t->name[0]) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: initializer %zu has no name",
-                                      c->file, i);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "%s: initializer %zu has no name",
+                                     c->file, i);
         }
-        char *what = plxi_asprintf("%s: initializer '%s'", c->file, t->name);
+        char *what = onnxi_asprintf("%s: initializer '%s'", c->file, t->name);
         if (!what) {
             return oom(c);
         }
@@ -57,8 +57,8 @@ plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
                 plx_status_free(st);
                 return oom(c);
             }
-            v->poison_reason = plxi_asprintf("initializer '%s': %s", t->name,
-                                             strstr(plx_status_get_message(st), " has ")
+            v->poison_reason = onnxi_asprintf("initializer '%s': %s", t->name,
+                                              strstr(plx_status_get_message(st), " has ")
                                                  ? strstr(plx_status_get_message(st), " has ") + 1
                                                  : plx_status_get_message(st));
             plx_status_free(st);
@@ -74,8 +74,8 @@ plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
         }
     }
     for (size_t i = 0; i < g->n_sparse_initializer; i++) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s: sparse initializers are not supported",
-                                  c->file);
+        return plx_status_create(PLX_UNSUPPORTED, "%s: sparse initializers are not supported",
+                                 c->file);
     }
     return NULL;
 }
@@ -100,10 +100,10 @@ static int64_t domain_opset(const onnxi_ctx *c, const char *domain) {
 
 static plx_status add_unsupported(onnxi_ctx *c, const Onnx__NodeProto *node, const char *name,
                                   const char *reason) {
-    char *line = plxi_asprintf("node '%s' (%s%s%s, opset %lld): %s", name,
-                               node->domain && node->domain[0] ? node->domain : "",
-                               node->domain && node->domain[0] ? "." : "", node->op_type,
-                               (long long)domain_opset(c, node->domain), reason);
+    char *line = onnxi_asprintf("node '%s' (%s%s%s, opset %lld): %s", name,
+                                node->domain && node->domain[0] ? node->domain : "",
+                                node->domain && node->domain[0] ? "." : "", node->op_type,
+                                (long long)domain_opset(c, node->domain), reason);
     if (!line) {
         return oom(c);
     }
@@ -139,14 +139,14 @@ static plx_status poison_outputs(onnxi_ctx *c, const Onnx__NodeProto *node) {
 static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
     c->node_count++;
     if (!node->op_type || !node->op_type[0]) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node %zu has no op_type", c->file,
-                                  c->node_count - 1);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: node %zu has no op_type", c->file,
+                                 c->node_count - 1);
     }
     /* The node's name, or one made up for an unnamed node; layers get
      * unique names when emitted. */
     char *name = node->name && node->name[0]
-                     ? plxi_strdup(node->name)
-                     : plxi_asprintf("%s_%zu", node->op_type, c->anon_count++);
+                     ? strdup(node->name)
+                     : onnxi_asprintf("%s_%zu", node->op_type, c->anon_count++);
     if (!name) {
         return oom(c);
     }
@@ -177,9 +177,9 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
         }
         onnxi_value *v = onnxi_map_get(&c->values, in);
         if (!v) {
-            st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                    "%s: node '%s' (%s) reads '%s', which no node, input or "
-                                    "initializer defines", c->file, name, node->op_type, in);
+            st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                   "%s: node '%s' (%s) reads '%s', which no node, input or "
+                                   "initializer defines", c->file, name, node->op_type, in);
             break;
         }
         if (v->kind == ONNXI_POISON) {
@@ -190,13 +190,13 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
     }
     if (!st && !poisoned) {
         if (is_default_domain(node->domain) && c->opset < 0) {
-            st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                    "%s: node '%s' (%s) is in the default ONNX domain, but the "
-                                    "model imports no opset for it", c->file, name,
-                                    node->op_type);
+            st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                   "%s: node '%s' (%s) is in the default ONNX domain, but the "
+                                   "model imports no opset for it", c->file, name,
+                                   node->op_type);
         } else if (!is_default_domain(node->domain)) {
-            char *why = plxi_asprintf("domain '%s' is not supported (only the default ONNX domain)",
-                                      node->domain);
+            char *why = onnxi_asprintf("domain '%s' is not supported (only the default ONNX domain)",
+                                       node->domain);
             st = why ? add_unsupported(c, node, name, why) : oom(c);
             free(why);
             poisoned = reported = true;
@@ -302,15 +302,15 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
                 continue;
             }
             if (onnxi_map_get(&producer, o)) {
-                st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                        "%s: '%s' is the output of two nodes", c->file, o);
+                st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                       "%s: '%s' is the output of two nodes", c->file, o);
             } else if (onnxi_map_get(&c->values, o)) {
                 /* Each value is defined once (ONNX's SSA rule). */
-                st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                        "%s: node '%s' (%s) writes '%s', which is already a "
-                                        "graph input or initializer", c->file,
-                                        node->name && node->name[0] ? node->name : "(unnamed)",
-                                        node->op_type ? node->op_type : "?", o);
+                st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                       "%s: node '%s' (%s) writes '%s', which is already a "
+                                       "graph input or initializer", c->file,
+                                       node->name && node->name[0] ? node->name : "(unnamed)",
+                                       node->op_type ? node->op_type : "?", o);
             } else if (!onnxi_map_put(&producer, o, (void *)(uintptr_t)(i + 1))) {
                 st = oom(c);
             }
@@ -362,10 +362,10 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
             stuck++;
         }
         const Onnx__NodeProto *node = g->node[stuck];
-        st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                "%s: the graph has a cycle through node '%s' (%s)", c->file,
-                                node->name && node->name[0] ? node->name : "(unnamed)",
-                                node->op_type ? node->op_type : "?");
+        st = plx_status_create(PLX_INVALID_ARGUMENT,
+                               "%s: the graph has a cycle through node '%s' (%s)", c->file,
+                               node->name && node->name[0] ? node->name : "(unnamed)",
+                               node->op_type ? node->op_type : "?");
         goto out;
     }
     for (size_t k = 0; k < n && !st; k++) {
@@ -388,8 +388,8 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
     const char *name = vi->name;
     if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
         !vi->type->tensor_type) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' is not a tensor (sequences, "
-                                  "maps and optionals are not supported)", c->file, name);
+        return plx_status_create(PLX_UNSUPPORTED, "%s: input '%s' is not a tensor (sequences, "
+                                 "maps and optionals are not supported)", c->file, name);
     }
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
     char tbuf[32];
@@ -398,9 +398,9 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
     memset(&info, 0, sizeof info);
     info.dtype = onnxi_dtype(et);
     if (info.dtype == PLX_DTYPE_INVALID) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' has element type %s, which "
-                                  "Plexus does not have", c->file, name,
-                                  onnxi_dtype_name(et, tbuf, sizeof tbuf));
+        return plx_status_create(PLX_UNSUPPORTED, "%s: input '%s' has element type %s, which "
+                                 "Plexus does not have", c->file, name,
+                                 onnxi_dtype_name(et, tbuf, sizeof tbuf));
     }
     const plx_onnx_input_shape *given = NULL;
     for (size_t i = 0; opts && i < opts->shape_count; i++) {
@@ -410,38 +410,38 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
         }
     }
     if (!tt->shape && !given) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has no shape: give one "
-                                  "(--shape %s=DIMS)", c->file, name, name);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has no shape: give one "
+                                 "(--shape %s=DIMS)", c->file, name, name);
     }
     size_t rank = tt->shape ? tt->shape->n_dim : given->rank;
     if (rank > PLX_MAX_RANK || (given && given->rank > PLX_MAX_RANK)) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' has rank %zu; Plexus allows "
-                                  "at most %d", c->file, name, rank, PLX_MAX_RANK);
+        return plx_status_create(PLX_UNSUPPORTED, "%s: input '%s' has rank %zu; Plexus allows "
+                                 "at most %d", c->file, name, rank, PLX_MAX_RANK);
     }
     if (given && tt->shape && given->rank != rank) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has rank %zu, the shape "
-                                  "given has %u dims", c->file, name, rank, given->rank);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has rank %zu, the shape "
+                                 "given has %u dims", c->file, name, rank, given->rank);
     }
     info.rank = (uint32_t)rank;
     for (size_t d = 0; d < rank; d++) {
         const Onnx__TensorShapeProto__Dimension *dim = tt->shape ? tt->shape->dim[d] : NULL;
         bool known = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
         if (known && dim->dim_value < 0) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' dim %zu is %lld",
-                                      c->file, name, d, (long long)dim->dim_value);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' dim %zu is %lld",
+                                     c->file, name, d, (long long)dim->dim_value);
         }
         if (given) {
             if (given->dims[d] < 0) {
-                return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                          "%s: input '%s' dim %zu: the shape given says %lld, "
-                                          "a size must be >= 0", c->file, name, d,
-                                          (long long)given->dims[d]);
+                return plx_status_create(PLX_INVALID_ARGUMENT,
+                                         "%s: input '%s' dim %zu: the shape given says %lld, "
+                                         "a size must be >= 0", c->file, name, d,
+                                         (long long)given->dims[d]);
             }
             if (known && given->dims[d] != dim->dim_value) {
-                return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                          "%s: input '%s' dim %zu: the model says %lld, the "
-                                          "shape given says %lld", c->file, name, d,
-                                          (long long)dim->dim_value, (long long)given->dims[d]);
+                return plx_status_create(PLX_INVALID_ARGUMENT,
+                                         "%s: input '%s' dim %zu: the model says %lld, the "
+                                         "shape given says %lld", c->file, name, d,
+                                         (long long)dim->dim_value, (long long)given->dims[d]);
             }
             info.dims[d] = given->dims[d];
         } else if (known) {
@@ -450,17 +450,17 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
             const char *param =
                 dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
                     ? dim->dim_param : NULL;
-            return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                      "%s: input '%s' dim %zu%s%s%s has no size: give the "
-                                      "input's shape (--shape %s=DIMS)", c->file, name, d,
-                                      param ? " ('" : "", param ? param : "", param ? "')" : "",
-                                      name);
+            return plx_status_create(PLX_INVALID_ARGUMENT,
+                                     "%s: input '%s' dim %zu%s%s%s has no size: give the "
+                                     "input's shape (--shape %s=DIMS)", c->file, name, d,
+                                     param ? " ('" : "", param ? param : "", param ? "')" : "",
+                                     name);
         }
     }
     size_t bytes;
     if (!plx_tensor_info_byte_size(&info, &bytes)) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': its size overflows",
-                                  c->file, name);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': its size overflows",
+                                 c->file, name);
     }
     *out = info;
     return NULL;
@@ -475,16 +475,16 @@ static plx_status freeze_input(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
         vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
             ? vi->type->tensor_type : NULL;
     if (!tt) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s: input '%s' is not a tensor", c->file,
-                                  name);
+        return plx_status_create(PLX_UNSUPPORTED, "%s: input '%s' is not a tensor", c->file,
+                                 name);
     }
     plx_dtype dt = onnxi_dtype(tt->has_elem_type ? tt->elem_type : 0);
     if (dt != k->info.dtype) {
         char tbuf[32];
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has element type %s, "
-                                  "the constant given is %s", c->file, name,
-                                  onnxi_dtype_name(tt->elem_type, tbuf, sizeof tbuf),
-                                  plx_dtype_name(k->info.dtype));
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has element type %s, "
+                                 "the constant given is %s", c->file, name,
+                                 onnxi_dtype_name(tt->elem_type, tbuf, sizeof tbuf),
+                                 plx_dtype_name(k->info.dtype));
     }
     if (tt->shape) {
         bool ok = tt->shape->n_dim == k->info.rank;
@@ -494,13 +494,13 @@ static plx_status freeze_input(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
                  dim->dim_value == k->info.dims[d];
         }
         if (!ok) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': the constant "
-                                      "given does not have the input's shape", c->file, name);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': the constant "
+                                     "given does not have the input's shape", c->file, name);
         }
     }
     if (!k->data && onnxi_elem_count(&k->info) > 0) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': the constant given has "
-                                  "no data", c->file, name);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': the constant given has "
+                                 "no data", c->file, name);
     }
     plx_tensor_info info = k->info;
     info.quant.kind = PLX_QUANT_NONE;
@@ -523,9 +523,9 @@ static plx_status format_unsupported(const onnxi_ctx *c) {
     for (size_t i = 0; i < c->unsupported_count; i++) {
         p += sprintf(p, "\n  %s", c->unsupported[i]);
     }
-    plx_status st = plxi_status_create(PLX_UNSUPPORTED, "%s: %zu unsupported node%s:%s", c->file,
-                                       c->unsupported_count,
-                                       c->unsupported_count == 1 ? "" : "s", text);
+    plx_status st = plx_status_create(PLX_UNSUPPORTED, "%s: %zu unsupported node%s:%s", c->file,
+                                      c->unsupported_count,
+                                      c->unsupported_count == 1 ? "" : "s", text);
     free(text);
     return st;
 }
@@ -591,14 +591,14 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
     for (size_t i = 0; i < g->n_input && !st; i++) {
         const Onnx__ValueInfoProto *vi = g->input[i];
         if (!vi->name || !vi->name[0]) {
-            st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: graph input %zu has no name",
-                                    c->file, i);
+            st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: graph input %zu has no name",
+                                   c->file, i);
             break;
         }
         onnxi_value *known = onnxi_map_get(&c->values, vi->name);
         if (known && known->kind == ONNXI_LAYER) {
-            st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: graph input '%s' is declared "
-                                    "twice", c->file, vi->name);
+            st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: graph input '%s' is declared "
+                                   "twice", c->file, vi->name);
             break;
         }
         if (known) {
@@ -621,7 +621,7 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
             break;
         }
         plx_onnx_io *io = &m->inputs[m->input_count];
-        io->name = plxi_strdup(vi->name);
+        io->name = strdup(vi->name);
         io->binding_id = (int32_t)m->input_count;
         io->info = info;
         if (!io->name) {
@@ -645,17 +645,17 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
     }
     for (size_t i = 0; !st && opts && i < opts->shape_count; i++) {
         if (!shape_used[i]) {
-            st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                    "%s: a shape is given for '%s', which is not an input of "
-                                    "the model", c->file,
-                                    opts->shapes[i].name ? opts->shapes[i].name : "(null)");
+            st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                   "%s: a shape is given for '%s', which is not an input of "
+                                   "the model", c->file,
+                                   opts->shapes[i].name ? opts->shapes[i].name : "(null)");
         }
     }
     for (size_t i = 0; !st && opts && i < opts->constant_count; i++) {
         if (!constant_used[i]) {
-            st = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                    "%s: a constant is given for '%s', which is not an input "
-                                    "of the model", c->file, opts->constants[i].name);
+            st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                   "%s: a constant is given for '%s', which is not an input "
+                                   "of the model", c->file, opts->constants[i].name);
         }
     }
     free(shape_used);
@@ -674,20 +674,20 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
         const char *name = g->output[i]->name;
         onnxi_value *v = name ? onnxi_map_get(&c->values, name) : NULL;
         if (!v) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                      "%s: graph output '%s' is not produced by any node",
-                                      c->file, name ? name : "(unnamed)");
+            return plx_status_create(PLX_INVALID_ARGUMENT,
+                                     "%s: graph output '%s' is not produced by any node",
+                                     c->file, name ? name : "(unnamed)");
         }
         if (v->kind == ONNXI_POISON) {
-            return plxi_status_create(PLX_UNSUPPORTED, "%s: graph output '%s': %s", c->file, name,
-                                      v->poison_reason ? v->poison_reason : "unsupported");
+            return plx_status_create(PLX_UNSUPPORTED, "%s: graph output '%s': %s", c->file, name,
+                                     v->poison_reason ? v->poison_reason : "unsupported");
         }
         st = onnxi_materialise(c, v, name);
-        char *base = plxi_asprintf("%s.output", name);
+        char *base = onnxi_asprintf("%s.output", name);
         char *lname = base ? onnxi_unique_name(c, base) : NULL;
         free(base);
         plx_onnx_io *io = &m->outputs[m->output_count++]; /* freed with the model */
-        io->name = plxi_strdup(name);
+        io->name = strdup(name);
         io->binding_id = (int32_t)i;
         io->info = v->info;
         if (!st && (!lname || !io->name)) {
@@ -715,39 +715,39 @@ static plx_status import_model(const void *data, size_t size, const char *name,
                                const char *base_dir, const plx_onnx_options *opts,
                                plx_onnx_model **out_model) {
     if (opts && opts->struct_size < sizeof(plx_onnx_options)) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "plx_onnx_options.struct_size %u is too small: call "
-                                  "plx_onnx_options_init", (unsigned)opts->struct_size);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "plx_onnx_options.struct_size %u is too small: call "
+                                 "plx_onnx_options_init", (unsigned)opts->struct_size);
     }
     for (size_t i = 0; opts && i < opts->shape_count; i++) {
         if (!opts->shapes || !opts->shapes[i].name) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.shapes[%zu] has "
-                                      "no name", i);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.shapes[%zu] has "
+                                     "no name", i);
         }
     }
     for (size_t i = 0; opts && i < opts->constant_count; i++) {
         size_t bytes;
         if (!opts->constants || !opts->constants[i].name) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.constants[%zu] "
-                                      "has no name", i);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.constants[%zu] "
+                                     "has no name", i);
         }
         if (!plx_tensor_info_byte_size(&opts->constants[i].info, &bytes)) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.constants[%zu] "
-                                      "('%s') has an invalid tensor info", i,
-                                      opts->constants[i].name);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.constants[%zu] "
+                                     "('%s') has an invalid tensor info", i,
+                                     opts->constants[i].name);
         }
         for (size_t j = 0; j < opts->shape_count; j++) {
             if (strcmp(opts->shapes[j].name, opts->constants[i].name) == 0) {
-                return plxi_status_create(PLX_INVALID_ARGUMENT, "input '%s' is given both a "
-                                          "shape and a constant", opts->constants[i].name);
+                return plx_status_create(PLX_INVALID_ARGUMENT, "input '%s' is given both a "
+                                         "shape and a constant", opts->constants[i].name);
             }
         }
     }
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, (const uint8_t *)data);
     if (!mp) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: not an ONNX model: protobuf decoding failed (truncated "
-                                  "file or wrong wire types)", name);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: not an ONNX model: protobuf decoding failed (truncated "
+                                 "file or wrong wire types)", name);
     }
     plx_status st = NULL;
     onnxi_ctx c;
@@ -764,13 +764,13 @@ static plx_status import_model(const void *data, size_t size, const char *name,
         }
     }
     if (!mp->graph) {
-        st = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: the model has no graph", name);
+        st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: the model has no graph", name);
     } else if (!mp->has_ir_version || mp->ir_version < 3) {
-        st = plxi_status_create(PLX_UNSUPPORTED, "%s: IR version %lld; Plexus reads IR version "
-                                "3 and newer", name, (long long)mp->ir_version);
+        st = plx_status_create(PLX_UNSUPPORTED, "%s: IR version %lld; Plexus reads IR version "
+                               "3 and newer", name, (long long)mp->ir_version);
     } else if (c.opset >= 0 && c.opset < 7) {
-        st = plxi_status_create(PLX_UNSUPPORTED, "%s: opset %lld; Plexus imports opset 7 and "
-                                "newer", name, (long long)c.opset);
+        st = plx_status_create(PLX_UNSUPPORTED, "%s: opset %lld; Plexus imports opset 7 and "
+                               "newer", name, (long long)c.opset);
     }
     plx_onnx_model *m = NULL;
     if (!st) {
@@ -788,7 +788,7 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     if (!st) {
         const char *pn = mp->producer_name ? mp->producer_name : "";
         const char *pv = mp->producer_version ? mp->producer_version : "";
-        m->producer = plxi_asprintf("%s%s%s", pn, pn[0] && pv[0] ? " " : "", pv);
+        m->producer = onnxi_asprintf("%s%s%s", pn, pn[0] && pv[0] ? " " : "", pv);
         if (!m->producer) {
             st = oom(&c);
         }
@@ -820,8 +820,8 @@ PLX_API plx_status plx_onnx_import_memory(const void *data, size_t size, const c
                                           const char *base_dir, const plx_onnx_options *options,
                                           plx_onnx_model **out_model) {
     if ((!data && size) || !out_model) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "plx_onnx_import_memory: data and out_model are required");
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "plx_onnx_import_memory: data and out_model are required");
     }
     return import_model(data ? data : "", size, name ? name : "(memory)", base_dir, options,
                         out_model);
@@ -830,8 +830,8 @@ PLX_API plx_status plx_onnx_import_memory(const void *data, size_t size, const c
 PLX_API plx_status plx_onnx_import_file(const char *path, const plx_onnx_options *options,
                                         plx_onnx_model **out_model) {
     if (!path || !out_model) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "plx_onnx_import_file: path and out_model are required");
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "plx_onnx_import_file: path and out_model are required");
     }
     void *data;
     size_t size;
@@ -839,10 +839,10 @@ PLX_API plx_status plx_onnx_import_file(const char *path, const plx_onnx_options
     if (st) {
         return st;
     }
-    char *dir = plxi_strdup(path);
+    char *dir = strdup(path);
     if (!dir) {
         free(data);
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
     }
     char *slash = strrchr(dir, '/');
     if (!slash) {

@@ -5,14 +5,16 @@
 #ifndef PLEXUS_ONNX_INTERNAL_H
 #define PLEXUS_ONNX_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <plexus/layer_eval.h>
 #include <plexus/network.h>
 #include <plexus/onnx.h>
+#include <plexus/plexus.h>
 
-#include "internal.h"
 #include "onnx.pb-c.h"
 
 /* ---- tensor.c ------------------------------------------------------------ */
@@ -45,6 +47,10 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
 plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size);
 
 /* ---- values.c ------------------------------------------------------------ */
+
+/* A malloc'd string printf formats; NULL only when out of memory. */
+char *onnxi_asprintf(const char *fmt, ...) PLX_PRINTF(1, 2);
+char *onnxi_vasprintf(const char *fmt, va_list ap) PLX_PRINTF(1, 0);
 
 /* A string -> pointer hash map (keys copied). */
 typedef struct onnxi_map {
@@ -149,11 +155,11 @@ bool onnxi_op_known(const char *op);
 
 /* ---- convert_*.c: the operator converters --------------------------------- */
 
-#define ONNXI_UNSUPPORTED(...) plxi_status_create(PLX_UNSUPPORTED, __VA_ARGS__)
+#define ONNXI_UNSUPPORTED(...) plx_status_create(PLX_UNSUPPORTED, __VA_ARGS__)
 
 /* convert_util.c */
 plx_status onnxi_invalid(const onnxi_ctx *c, const onnxi_node *n, const char *fmt, ...)
-    PLXI_PRINTF(3, 4);
+    PLX_PRINTF(3, 4);
 plx_status onnxi_alloc_const(const onnxi_ctx *c, const onnxi_node *n,
                              const plx_tensor_info *info, void **out);
 const Onnx__AttributeProto *onnxi_attr(const onnxi_node *n, const char *name);

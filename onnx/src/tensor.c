@@ -48,23 +48,23 @@ const char *onnxi_dtype_name(int32_t t, char *buf, size_t size) {
 plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return plxi_status_create(PLX_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+        return plx_status_create(PLX_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return plxi_status_create(PLX_IO_ERROR, "%s: not a regular file", path);
+        return plx_status_create(PLX_IO_ERROR, "%s: not a regular file", path);
     }
     if ((uint64_t)st.st_size > max) {
         close(fd);
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: %lld bytes, more than the %zu allowed",
-                                  path, (long long)st.st_size, max);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: %lld bytes, more than the %zu allowed",
+                                 path, (long long)st.st_size, max);
     }
     size_t size = (size_t)st.st_size;
     unsigned char *buf = malloc(size ? size : 1);
     if (!buf) {
         close(fd);
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", path, size);
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", path, size);
     }
     size_t got = 0;
     while (got < size) {
@@ -76,8 +76,8 @@ plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t
             int e = r < 0 ? errno : 0;
             free(buf);
             close(fd);
-            return plxi_status_create(PLX_IO_ERROR, "%s: read failed: %s", path,
-                                      e ? strerror(e) : "file shrank while reading");
+            return plx_status_create(PLX_IO_ERROR, "%s: read failed: %s", path,
+                                     e ? strerror(e) : "file shrank while reading");
         }
         got += (size_t)r;
     }
@@ -93,28 +93,28 @@ plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t
 static plx_status read_external(const char *what, const char *base_dir, const char *location,
                                 uint64_t offset, size_t length, void *dst) {
     if (!base_dir) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: external data '%s' cannot be read: the model was not "
-                                  "loaded from a file (no directory to resolve it in)",
-                                  what, location);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data '%s' cannot be read: the model was not "
+                                 "loaded from a file (no directory to resolve it in)",
+                                 what, location);
     }
     if (location[0] == '\0' || location[0] == '/') {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: external data location '%s' must be a relative path "
-                                  "inside the model's directory", what, location);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data location '%s' must be a relative path "
+                                 "inside the model's directory", what, location);
     }
     char base_real[PATH_MAX], file_real[PATH_MAX];
     if (!realpath(base_dir, base_real)) {
-        return plxi_status_create(PLX_IO_ERROR, "%s: model directory '%s': %s", what, base_dir,
-                                  strerror(errno));
+        return plx_status_create(PLX_IO_ERROR, "%s: model directory '%s': %s", what, base_dir,
+                                 strerror(errno));
     }
-    char *joined = plxi_asprintf("%s/%s", base_real, location);
+    char *joined = onnxi_asprintf("%s/%s", base_real, location);
     if (!joined) {
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", what);
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     if (!realpath(joined, file_real)) {
-        plx_status st = plxi_status_create(PLX_IO_ERROR, "%s: external data file '%s': %s", what,
-                                           joined, strerror(errno));
+        plx_status st = plx_status_create(PLX_IO_ERROR, "%s: external data file '%s': %s", what,
+                                          joined, strerror(errno));
         free(joined);
         return st;
     }
@@ -123,24 +123,24 @@ static plx_status read_external(const char *what, const char *base_dir, const ch
     bool inside = strncmp(file_real, base_real, blen) == 0 &&
                   (file_real[blen] == '/' || (blen == 1 && base_real[0] == '/'));
     if (!inside) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: external data location '%s' leaves the model's directory "
-                                  "'%s' (it resolves to '%s')", what, location, base_real,
-                                  file_real);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data location '%s' leaves the model's directory "
+                                 "'%s' (it resolves to '%s')", what, location, base_real,
+                                 file_real);
     }
     int fd = open(file_real, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return plxi_status_create(PLX_IO_ERROR, "%s: external data file '%s': %s", what,
-                                  file_real, strerror(errno));
+        return plx_status_create(PLX_IO_ERROR, "%s: external data file '%s': %s", what,
+                                 file_real, strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || offset > (uint64_t)st.st_size ||
         length > (uint64_t)st.st_size - offset) {
         close(fd);
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: external data file '%s' is too short: needs %zu bytes at "
-                                  "offset %llu", what, file_real, length,
-                                  (unsigned long long)offset);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data file '%s' is too short: needs %zu bytes at "
+                                 "offset %llu", what, file_real, length,
+                                 (unsigned long long)offset);
     }
     size_t got = dst ? 0 : length; /* no destination: only validate */
     while (got < length) {
@@ -150,7 +150,7 @@ static plx_status read_external(const char *what, const char *base_dir, const ch
         }
         if (r <= 0) {
             close(fd);
-            return plxi_status_create(PLX_IO_ERROR, "%s: reading '%s' failed", what, file_real);
+            return plx_status_create(PLX_IO_ERROR, "%s: reading '%s' failed", what, file_real);
         }
         got += (size_t)r;
     }
@@ -186,27 +186,27 @@ static plx_status decode_external(const Onnx__TensorProto *t, const char *what,
             location = e->value;
         } else if (strcmp(e->key, "offset") == 0) {
             if (!parse_u64(e->value, &offset)) {
-                return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                          "%s: external data offset '%s' is not a number", what,
-                                          e->value);
+                return plx_status_create(PLX_INVALID_ARGUMENT,
+                                         "%s: external data offset '%s' is not a number", what,
+                                         e->value);
             }
         } else if (strcmp(e->key, "length") == 0) {
             if (!parse_u64(e->value, &length)) {
-                return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                          "%s: external data length '%s' is not a number", what,
-                                          e->value);
+                return plx_status_create(PLX_INVALID_ARGUMENT,
+                                         "%s: external data length '%s' is not a number", what,
+                                         e->value);
             }
             has_length = true;
         }
     }
     if (!location) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: external data without a 'location'", what);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data without a 'location'", what);
     }
     if (has_length && length != bytes) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: external data length %llu, but the shape needs %zu bytes",
-                                  what, (unsigned long long)length, bytes);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data length %llu, but the shape needs %zu bytes",
+                                 what, (unsigned long long)length, bytes);
     }
     return read_external(what, base_dir, location, offset, bytes, dst);
 }
@@ -218,17 +218,17 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
     int32_t type = t->has_data_type ? t->data_type : 0;
     plx_dtype dt = onnxi_dtype(type);
     if (dt == PLX_DTYPE_INVALID) {
-        return plxi_status_create(type == 0 ? PLX_INVALID_ARGUMENT : PLX_UNSUPPORTED,
-                                  "%s has data type %s, which Plexus does not have", what,
-                                  onnxi_dtype_name(type, tbuf, sizeof tbuf));
+        return plx_status_create(type == 0 ? PLX_INVALID_ARGUMENT : PLX_UNSUPPORTED,
+                                 "%s has data type %s, which Plexus does not have", what,
+                                 onnxi_dtype_name(type, tbuf, sizeof tbuf));
     }
     if (t->segment) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s is segmented, which is not supported",
-                                  what);
+        return plx_status_create(PLX_UNSUPPORTED, "%s is segmented, which is not supported",
+                                 what);
     }
     if (t->n_dims > PLX_MAX_RANK) {
-        return plxi_status_create(PLX_UNSUPPORTED, "%s has rank %zu; Plexus allows at most %d",
-                                  what, t->n_dims, PLX_MAX_RANK);
+        return plx_status_create(PLX_UNSUPPORTED, "%s has rank %zu; Plexus allows at most %d",
+                                 what, t->n_dims, PLX_MAX_RANK);
     }
     plx_tensor_info info;
     memset(&info, 0, sizeof info);
@@ -236,19 +236,19 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
     info.rank = (uint32_t)t->n_dims;
     for (size_t i = 0; i < t->n_dims; i++) {
         if (t->dims[i] < 0) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: dims[%zu] = %lld is negative",
-                                      what, i, (long long)t->dims[i]);
+            return plx_status_create(PLX_INVALID_ARGUMENT, "%s: dims[%zu] = %lld is negative",
+                                     what, i, (long long)t->dims[i]);
         }
         info.dims[i] = t->dims[i];
     }
     size_t bytes, count;
     if (!plx_tensor_info_byte_size(&info, &bytes) ||
         !plx_tensor_info_element_count(&info, &count)) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: its shape's size overflows", what);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: its shape's size overflows", what);
     }
     if (bytes > ONNXI_MAX_TENSOR_BYTES) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: %zu bytes, more than the %zu a "
-                                  "tensor may hold", what, bytes, ONNXI_MAX_TENSOR_BYTES);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: %zu bytes, more than the %zu a "
+                                 "tensor may hold", what, bytes, ONNXI_MAX_TENSOR_BYTES);
     }
     /* Check that the data is there before allocating what the shape says. */
     bool external =
@@ -263,9 +263,9 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         have = count;
     } else if (t->has_raw_data) {
         if (t->raw_data.len != bytes) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                      "%s: raw_data has %zu bytes, the shape needs %zu", what,
-                                      t->raw_data.len, bytes);
+            return plx_status_create(PLX_INVALID_ARGUMENT,
+                                     "%s: raw_data has %zu bytes, the shape needs %zu", what,
+                                     t->raw_data.len, bytes);
         }
         have = count;
     } else if (dt == PLX_DTYPE_FLOAT32) {
@@ -279,13 +279,13 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         have = t->n_int32_data;
     }
     if (have != count) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: %s has %zu values, the shape needs %zu",
-                                  what, field ? field : "data", have, count);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: %s has %zu values, the shape needs %zu",
+                                 what, field ? field : "data", have, count);
     }
     unsigned char *data = calloc(1, bytes ? bytes : 1);
     if (!data) {
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what,
-                                  bytes);
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what,
+                                 bytes);
     }
     plx_status st = NULL;
     if (external) {
@@ -340,8 +340,8 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
 PLX_API plx_status plx_onnx_read_tensor_file(const char *path, plx_tensor_info *out_info,
                                              void **out_data, char **out_name) {
     if (!path || !out_info || !out_data || !out_name) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "plx_onnx_read_tensor_file: path and out parameters are required");
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "plx_onnx_read_tensor_file: path and out parameters are required");
     }
     void *buf;
     size_t size;
@@ -353,17 +353,17 @@ PLX_API plx_status plx_onnx_read_tensor_file(const char *path, plx_tensor_info *
         onnx__tensor_proto__unpack(NULL, size, (const uint8_t *)buf);
     free(buf);
     if (!t) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: not a TensorProto (protobuf decoding failed: truncated or "
-                                  "wrong wire types)", path);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: not a TensorProto (protobuf decoding failed: truncated or "
+                                 "wrong wire types)", path);
     }
-    char *what = plxi_asprintf("%s: tensor '%s'", path, t->name ? t->name : "");
-    char *name = plxi_strdup(t->name ? t->name : "");
+    char *what = onnxi_asprintf("%s: tensor '%s'", path, t->name ? t->name : "");
+    char *name = strdup(t->name ? t->name : "");
     if (!what || !name) {
         free(what);
         free(name);
         onnx__tensor_proto__free_unpacked(t, NULL);
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
     }
     plx_tensor_info info;
     void *data;

@@ -1,12 +1,26 @@
 /* The importer's value table, constants, and the one place that adds layers
  * to the network or folds them into constants with the reference kernels. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fold.h"
 #include "onnx_internal.h"
-#include "shape_infer.h"
+
+/* ---- heap strings (the C library's vasprintf) --------------------------- */
+
+char *onnxi_vasprintf(const char *fmt, va_list ap) {
+    char *s = NULL;
+    return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
+char *onnxi_asprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = onnxi_vasprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}
 
 /* ---- string map (open addressing, FNV-1a) ------------------------------- */
 
@@ -71,7 +85,7 @@ bool onnxi_map_put(onnxi_map *m, const char *key, void *val) {
         }
         i = (i + 1) & (m->cap - 1);
     }
-    char *k = plxi_strdup(key);
+    char *k = strdup(key);
     if (!k) {
         return false;
     }
@@ -126,7 +140,7 @@ onnxi_value *onnxi_value_new(onnxi_ctx *c, onnxi_value_kind kind, const plx_tens
 }
 
 static plx_status oom(onnxi_ctx *c) {
-    return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
+    return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
 }
 
 plx_status onnxi_const_take(onnxi_ctx *c, const plx_tensor_info *info, void *data,
@@ -150,8 +164,8 @@ plx_status onnxi_const_copy(onnxi_ctx *c, const plx_tensor_info *info, const voi
                             onnxi_value **out) {
     size_t bytes;
     if (!plx_tensor_info_byte_size(info, &bytes) || bytes > ONNXI_MAX_CONST_BYTES) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: a constant of more than %zu bytes",
-                                  c->file, ONNXI_MAX_CONST_BYTES);
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: a constant of more than %zu bytes",
+                                 c->file, ONNXI_MAX_CONST_BYTES);
     }
     void *copy = malloc(bytes ? bytes : 1);
     if (!copy) {
@@ -168,10 +182,10 @@ plx_status onnxi_bind(onnxi_ctx *c, const char *name, onnxi_value *v) {
 }
 
 char *onnxi_unique_name(onnxi_ctx *c, const char *base) {
-    char *name = plxi_strdup(base);
+    char *name = strdup(base);
     for (unsigned k = 1; name && onnxi_map_get(&c->layer_names, name); k++) {
         free(name);
-        name = plxi_asprintf("%s#%u", base, k);
+        name = onnxi_asprintf("%s#%u", base, k);
     }
     if (name && !onnxi_map_put(&c->layer_names, name, c)) {
         free(name);
@@ -215,9 +229,9 @@ plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint) {
         return NULL;
     }
     if (v->kind != ONNXI_CONST) {
-        return plxi_status_create(PLX_INTERNAL, "%s: value for '%s' has no layer", c->file, hint);
+        return plx_status_create(PLX_INTERNAL, "%s: value for '%s' has no layer", c->file, hint);
     }
-    char *base = plxi_asprintf("%s.const", hint);
+    char *base = onnxi_asprintf("%s.const", hint);
     char *name = base ? onnxi_unique_name(c, base) : NULL;
     free(base);
     if (!name) {
@@ -238,13 +252,13 @@ plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint) {
 static plx_status infer(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op,
                         const void *desc, const plx_tensor_info *in, uint32_t n_in,
                         plx_tensor_info *out, uint32_t n_out) {
-    plx_status st = plxi_infer_layer(lname, op, desc, in, n_in, out, n_out);
+    plx_status st = plx_infer_layer(lname, op, desc, in, n_in, out, n_out);
     if (!st) {
         return NULL;
     }
-    plx_status wrapped = plxi_status_create(plx_status_get_code(st), "%s: node '%s' (%s): %s",
-                                            c->file, n->name, n->proto->op_type,
-                                            plx_status_get_message(st));
+    plx_status wrapped = plx_status_create(plx_status_get_code(st), "%s: node '%s' (%s): %s",
+                                           c->file, n->name, n->proto->op_type,
+                                           plx_status_get_message(st));
     plx_status_free(st);
     return wrapped;
 }
@@ -266,12 +280,12 @@ static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op
     plx_layer_view view = {sizeof view, lname, op, desc, in_info, n_in, out_info, n_out, in_data};
     void *out_data[16];
     char err[256] = "";
-    plxi_fold_result r = plxi_fold_layer(&view, ONNXI_MAX_CONST_BYTES, out_data, err, sizeof err);
-    if (r == PLXI_FOLD_FAILED) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): evaluating it at "
-                                  "import failed: %s", c->file, n->name, n->proto->op_type, err);
+    plx_fold_result r = plx_fold_layer(&view, ONNXI_MAX_CONST_BYTES, out_data, err, sizeof err);
+    if (r == PLX_FOLD_FAILED) {
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): evaluating it at "
+                                 "import failed: %s", c->file, n->name, n->proto->op_type, err);
     }
-    if (r != PLXI_FOLDED) {
+    if (r != PLX_FOLDED) {
         return NULL; /* too big to hold as a constant, or no kernel: compute at run time */
     }
     for (uint32_t i = 0; i < n_out; i++) {
@@ -293,10 +307,10 @@ plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
                       onnxi_value *const *inputs, uint32_t n_in, uint32_t n_out,
                       onnxi_value **outs) {
     if (n_in > 16 || n_out > 16) {
-        return plxi_status_create(PLX_UNSUPPORTED, "more than 16 inputs or outputs");
+        return plx_status_create(PLX_UNSUPPORTED, "more than 16 inputs or outputs");
     }
-    char *lname = n->emitted == 0 ? plxi_strdup(n->name)
-                                  : plxi_asprintf("%s/%zu", n->name, n->emitted);
+    char *lname = n->emitted == 0 ? strdup(n->name)
+                                  : onnxi_asprintf("%s/%zu", n->name, n->emitted);
     char *unique = lname ? onnxi_unique_name(c, lname) : NULL;
     free(lname);
     if (!unique) {

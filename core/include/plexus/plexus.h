@@ -31,6 +31,14 @@ extern "C" {
 #define PLX_API
 #endif
 
+/* printf-style checking of a function's format (argument f) and arguments
+ * (from argument a; 0 for a va_list). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PLX_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PLX_PRINTF(f, a)
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Versions and statuses                                                      */
 /* ------------------------------------------------------------------------ */
@@ -48,6 +56,13 @@ PLX_API const char *plx_status_get_message(plx_status status);
 PLX_API void plx_status_free(plx_status status);
 /* The name of a code ("INVALID_ARGUMENT"); "UNKNOWN" for values out of range. */
 PLX_API const char *plx_status_code_name(plx_status_code code);
+/* A status with `code` and the message printf formats from `fmt` and the
+ * arguments, for code that reports its own errors in the library's
+ * statuses (a model importer). PLX_OK is turned into PLX_INTERNAL: a status
+ * object always means failure. Never NULL: when out of memory, a static
+ * PLX_OUT_OF_MEMORY status (plx_status_free ignores it). Thread-safe. */
+PLX_API plx_status plx_status_create(plx_status_code code, const char *fmt, ...)
+    PLX_PRINTF(2, 3);
 
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                    */

@@ -24,6 +24,10 @@
  *     at import is replaced by the chosen branch.
  *   - Identity and Dropout (inference) are aliases, not layers.
  *
+ * plexus/model.h opens ONNX files too (format "onnx", extension ".onnx"),
+ * with the same options and errors; this header adds what is ONNX's own
+ * (import from memory, the model's facts, TensorProto files).
+ *
  * Errors:
  *   - PLX_IO_ERROR: the file (or an external data file) cannot be read.
  *   - PLX_INVALID_ARGUMENT: a malformed model: not a protobuf ModelProto
@@ -44,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <plexus/model.h>
 #include <plexus/network.h>
 #include <plexus/plexus.h>
 #include <plexus/status.h>
@@ -53,26 +58,11 @@
 extern "C" {
 #endif
 
-/* The size of a graph input whose dims are not all known: dims of `rank`
- * entries replace the declared shape (whose rank must match; known dims
- * must be equal). */
-typedef struct plx_onnx_input_shape {
-    const char *name;
-    int64_t dims[PLX_MAX_RANK];
-    uint32_t rank;
-} plx_onnx_input_shape;
-
-/* A graph input frozen to a value at import: it becomes a constant of the
- * network (and is no longer one of the model's inputs), so that what it
- * feeds can be folded or take it as an attribute (a reshape's shape, axes,
- * pads, a resize's scales...). `info` gives the data's dtype and shape,
- * which must be the input's (its open dims take the data's sizes); `data`
- * is copied. */
-typedef struct plx_onnx_constant_input {
-    const char *name;
-    plx_tensor_info info;
-    const void *data;
-} plx_onnx_constant_input;
+/* The size of a graph input whose dims are not all known, and a graph input
+ * frozen to a value at import: as in plexus/model.h (the types are the
+ * same, so that plx_model_options' arrays pass through unchanged). */
+typedef plx_model_input_shape plx_onnx_input_shape;
+typedef plx_model_constant_input plx_onnx_constant_input;
 
 typedef struct plx_onnx_options {
     uint32_t struct_size; /* set by plx_onnx_options_init */
@@ -113,12 +103,9 @@ PLX_API plx_network *plx_onnx_model_network(plx_onnx_model *model);
 
 /* One graph input or output: its ONNX name, the binding id it has in the
  * network (inputs and outputs each numbered 0, 1, ... in graph order), and
- * its tensor info. Pointers valid while the model lives. */
-typedef struct plx_onnx_io {
-    const char *name;
-    int32_t binding_id;
-    plx_tensor_info info;
-} plx_onnx_io;
+ * its tensor info (plexus/model.h's type). Pointers valid while the model
+ * lives. */
+typedef plx_model_io plx_onnx_io;
 
 PLX_API size_t plx_onnx_model_input_count(const plx_onnx_model *model);
 PLX_API const plx_onnx_io *plx_onnx_model_input(const plx_onnx_model *model, size_t index);

@@ -1,0 +1,214 @@
+/* The model front end (plexus/model.h): the format chosen by the file
+ * name's extension or by name, unknown formats, formats not built in,
+ * missing files, the list of formats, and `plexus run` on a format that is
+ * not built in. Built with -DPLEXUS_HAVE_ONNX when the ONNX importer is:
+ * the expectations follow what the build has. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <plexus/model.h>
+
+#define ADD_INT32 ONNX_TEST_DIR "/add_int32.onnx"
+
+/* A copy of add_int32.onnx under the name `suffix` ends with, in a temporary
+ * directory; returns the malloc'd path (remove with drop_copy). */
+static char *copy_model(const char *suffix) {
+    char dir[] = "/tmp/plexus_test_model_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    size_t len = strlen(dir) + strlen(suffix) + 8;
+    char *path = malloc(len);
+    cr_assert_not_null(path);
+    snprintf(path, len, "%s/model%s", dir, suffix);
+    FILE *in = fopen(ADD_INT32, "rb");
+    FILE *out = fopen(path, "wb");
+    cr_assert(in && out);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        cr_assert_eq(fwrite(buf, 1, n, out), n);
+    }
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+    return path;
+}
+
+static void drop_copy(char *path) {
+    unlink(path);
+    *strrchr(path, '/') = '\0';
+    rmdir(path);
+    free(path);
+}
+
+/* Opens `path` expecting failure with `code` and a message containing
+ * every one of the NULL-terminated strings. */
+static void expect_failure(const char *path, const plx_model_options *o, plx_status_code code,
+                           const char *const *parts) {
+    plx_model *m = (plx_model *)1;
+    plx_status st = plx_model_open(path, o, &m);
+    cr_assert_not_null(st, "%s opened", path);
+    cr_expect_null(m);
+    const char *msg = plx_status_get_message(st);
+    cr_expect_eq(plx_status_get_code(st), code, "%s: %s", plx_status_code_name(
+                 plx_status_get_code(st)), msg);
+    for (; *parts; parts++) {
+        cr_expect(strstr(msg, *parts) != NULL, "'%s' not in: %s", *parts, msg);
+    }
+    plx_status_free(st);
+}
+
+Test(model, unknown_extension) {
+    char *path = copy_model(".bin");
+    const char *parts[] = {path, "cannot tell the model's format", "plx_model_options.format",
+                           NULL};
+    expect_failure(path, NULL, PLX_INVALID_ARGUMENT, parts);
+    drop_copy(path);
+}
+
+Test(model, unknown_format_name) {
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.format = "tflite";
+    const char *parts[] = {ADD_INT32, "unknown model format 'tflite'", NULL};
+    expect_failure(ADD_INT32, &o, PLX_INVALID_ARGUMENT, parts);
+}
+
+Test(model, options_too_small) {
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.struct_size = 4;
+    const char *parts[] = {ADD_INT32, "struct_size 4 is too small", NULL};
+    expect_failure(ADD_INT32, &o, PLX_INVALID_ARGUMENT, parts);
+}
+
+Test(model, null_arguments) {
+    plx_status st = plx_model_open(NULL, NULL, NULL);
+    cr_expect_eq(plx_status_get_code(st), PLX_INVALID_ARGUMENT);
+    plx_status_free(st);
+    plx_model *m = NULL;
+    plx_model_destroy(&m);
+    plx_model_destroy(NULL);
+    cr_expect_null(plx_model_format(NULL));
+    cr_expect_eq(plx_model_input_count(NULL), 0);
+    cr_expect_null(plx_model_output(NULL, 0));
+}
+
+#ifdef PLEXUS_HAVE_ONNX
+
+Test(model, formats_listed) {
+    cr_assert_eq(plx_model_format_count(), 1);
+    cr_expect_str_eq(plx_model_format_name(0), "onnx");
+    cr_expect_null(plx_model_format_name(1));
+}
+
+/* add_int32.onnx: a, b: int32 [4] -> Add -> c. */
+static void check_add_int32(plx_model *m) {
+    cr_expect_str_eq(plx_model_format(m), "onnx");
+    cr_assert_not_null(plx_model_network(m));
+    cr_assert_eq(plx_model_input_count(m), 2);
+    cr_expect_str_eq(plx_model_input(m, 0)->name, "a");
+    cr_expect_str_eq(plx_model_input(m, 1)->name, "b");
+    cr_expect_eq(plx_model_input(m, 1)->binding_id, 1);
+    cr_expect_eq(plx_model_input(m, 0)->info.dtype, PLX_DTYPE_INT32);
+    cr_expect_null(plx_model_input(m, 2));
+    cr_assert_eq(plx_model_output_count(m), 1);
+    cr_expect_str_eq(plx_model_output(m, 0)->name, "c");
+    plx_model_facts f;
+    plx_model_get_facts(m, &f);
+    cr_expect_str_eq(f.format, "onnx");
+    cr_expect_str_eq(f.version_name, "IR version");
+    cr_expect_gt(f.version, 0);
+    cr_expect_gt(f.opset, 0);
+    cr_expect_eq(f.node_count, 1);
+}
+
+Test(model, by_extension) {
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(ADD_INT32, NULL, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    check_add_int32(m);
+    plx_model_destroy(&m);
+    cr_expect_null(m);
+}
+
+Test(model, extension_case_insensitive) {
+    char *path = copy_model(".ONNX");
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(path, NULL, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    check_add_int32(m);
+    plx_model_destroy(&m);
+    drop_copy(path);
+}
+
+Test(model, by_format_name) {
+    char *path = copy_model(".bin");
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.format = "onnx";
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(path, &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    check_add_int32(m);
+    plx_model_destroy(&m);
+    drop_copy(path);
+}
+
+Test(model, shapes_pass_through) {
+    plx_model_input_shape shape = {.name = "x", .dims = {3, 4}, .rank = 2};
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.shapes = &shape;
+    o.shape_count = 1;
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(ONNX_TEST_DIR "/dynamic_batch.onnx", &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_expect_eq(plx_model_input(m, 0)->info.dims[0], 3);
+    plx_model_destroy(&m);
+}
+
+Test(model, missing_file) {
+    const char *parts[] = {ONNX_TEST_DIR "/no_such_model.onnx", NULL};
+    expect_failure(ONNX_TEST_DIR "/no_such_model.onnx", NULL, PLX_IO_ERROR, parts);
+}
+
+#else
+
+Test(model, formats_listed) {
+    cr_expect_eq(plx_model_format_count(), 0);
+    cr_expect_null(plx_model_format_name(0));
+}
+
+Test(model, onnx_not_built_in) {
+    const char *parts[] = {ADD_INT32, "the onnx format is not built into this libplexus",
+                           "formats built in: none", NULL};
+    expect_failure(ADD_INT32, NULL, PLX_UNSUPPORTED, parts);
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.format = "onnx";
+    char *path = copy_model(".bin");
+    const char *named[] = {path, "the onnx format is not built into", NULL};
+    expect_failure(path, &o, PLX_UNSUPPORTED, named);
+    drop_copy(path);
+}
+
+/* `plexus run` says so too, naming the file, and fails. */
+Test(model, cli_onnx_not_built_in) {
+    FILE *p = popen(PLEXUS_EXE " run --no-env --no-default-dir --backend-path " CPU_REF_DIR " " ADD_INT32
+                      " 2>&1", "r");
+    cr_assert_not_null(p);
+    char out[4096] = "";
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) != 0, "status %d: %s", status, out);
+    cr_expect(strstr(out, "plexus run: " ADD_INT32 ": the onnx format is not built into") != NULL,
+              "%s", out);
+}
+
+#endif

@@ -3,6 +3,7 @@
  * missing files, the list of formats, and `plexus run` on a format that is
  * not built in. Built with -DPLEXUS_HAVE_ONNX when the ONNX importer is:
  * the expectations follow what the build has. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,8 @@ Test(model, cli_onnx_not_built_in) {
     size_t n = fread(out, 1, sizeof out - 1, p);
     out[n] = '\0';
     int status = pclose(p);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) != 0, "status %d: %s", status, out);
+    bool failed = WIFEXITED(status) && WEXITSTATUS(status) != 0;
+    cr_expect(failed, "status %d: %s", status, out);
     cr_expect(strstr(out, "plexus run: " ADD_INT32 ": the onnx format is not built into") != NULL,
               "%s", out);
 }

@@ -1,9 +1,9 @@
 /* `plexus run`: import a model (plexus/model.h), assign its layers to
- * backends, load it, run it on inputs from .npy files (or seeded random values), and
- * report what happened: the model's inputs and outputs, the assignment of
- * layers to backends with every fallback, load time, latency, the memory
- * plan, the top classes of a classifier, and optionally the outputs as .npy
- * files and a Chrome trace of the run.
+ * backends, load it, run it on inputs from .npy files (or seeded random
+ * values), and report what happened: the model's inputs and outputs, the
+ * assignment of layers to backends with every fallback, load time, latency,
+ * the memory plan, the top classes of a classifier, and optionally the
+ * outputs as .npy files and a Chrome trace of the run.
  *
  * Exit status: 0 success, 1 the model cannot be loaded or run (a message
  * on stderr, prefixed "plexus run: "), 2 bad usage. */

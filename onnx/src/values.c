@@ -263,9 +263,9 @@ static plx_status infer(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op o
     return wrapped;
 }
 
-/* Runs the layer with the reference kernels (fold.h) into new constants.
- * *out_folded false when they cannot (then the layer is added to the
- * network instead). */
+/* Runs the layer with the reference kernels (plx_fold_layer,
+ * plexus/layer_eval.h) into new constants. *out_folded false when they
+ * cannot (then the layer is added to the network instead). */
 static plx_status fold(onnxi_ctx *c, onnxi_node *n, const char *lname, plx_op op,
                        const void *desc, onnxi_value *const *inputs, uint32_t n_in,
                        const plx_tensor_info *out_info, uint32_t n_out, onnxi_value **outs,

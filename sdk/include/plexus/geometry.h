@@ -59,9 +59,10 @@ typedef enum plx_geom_status {
 
 /* An axis of a tensor of rank `rank` into 0..rank-1, counting a negative
  * axis from the end: axis in [-rank, rank), or [-rank, rank] with
- * `inclusive` (the axes that name a position between dims, such as
- * flatten's and unsqueeze's, rank meaning after the last). false when
- * outside, *out untouched. Any int64_t axis is safe (no overflow). */
+ * `inclusive` (an axis that names a position between dims, such as
+ * flatten's, rank meaning after the last). false when
+ * outside, *out untouched. Negative axes reach -rank either way. Any
+ * int64_t axis is safe (no overflow). */
 static inline bool plx_axis_normalize(int64_t axis, uint32_t rank, bool inclusive, uint32_t *out) {
     int64_t r = (int64_t)rank;
     if (axis < -r || axis > r || (!inclusive && axis == r)) {
@@ -164,13 +165,14 @@ static inline plx_geom_status plx_slice_plan(const plx_tensor_info *x, const plx
 
 /* numpy's broadcast of shapes a (rank ra) and b (rank rb), aligned at the
  * last dim: per dim the size both share, or the one other than 1. Into
- * out and *out_rank (max(ra, rb)); out may be a or b. PLX_GEOM_BAD_RANK
+ * *out_rank, max(ra, rb), and that many dims of out (which may be a or b
+ * when large enough). PLX_GEOM_BAD_RANK
  * for a rank above PLX_MAX_RANK; PLX_GEOM_NO_BROADCAST where two sizes
  * differ and neither is 1, the output dim at fault in *bad_dim (when not
  * NULL). */
 static inline plx_geom_status plx_broadcast_dims(const int64_t *a, uint32_t ra, const int64_t *b,
-                                                 uint32_t rb, int64_t out[PLX_MAX_RANK],
-                                                 uint32_t *out_rank, uint32_t *bad_dim) {
+                                                 uint32_t rb, int64_t *out, uint32_t *out_rank,
+                                                 uint32_t *bad_dim) {
     if (ra > PLX_MAX_RANK || rb > PLX_MAX_RANK) {
         return PLX_GEOM_BAD_RANK;
     }

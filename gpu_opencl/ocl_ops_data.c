@@ -276,14 +276,14 @@ bool ocl_prepare_split(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
 
 /* ---- slice -------------------------------------------------------------- */
 
-/* ONNX Slice's effective start and step per dim, and the output dims:
- * plexus/geometry.h's plan, refused in gpu_opencl's words. */
-static const char *slice_plan(const plx_layer_view *l, int64_t start[PLX_MAX_RANK],
-                              int64_t step[PLX_MAX_RANK], int64_t dims[PLX_MAX_RANK], char *buf,
+/* ONNX Slice's output dims, and the strides and offset with which it
+ * reads X: plexus/geometry.h's plan, refused in gpu_opencl's words. */
+static const char *slice_plan(const plx_layer_view *l, int64_t dims[PLX_MAX_RANK],
+                              int64_t strides[PLX_MAX_RANK], int64_t *offset, char *buf,
                               size_t size) {
     const plx_slice_desc *d = l->desc;
     uint32_t i = 0;
-    switch (plx_slice_plan(&l->inputs[0], d, start, step, dims, &i)) {
+    switch (plx_slice_plan(&l->inputs[0], d, dims, strides, offset, &i)) {
     case PLX_GEOM_OK:
         return NULL;
     case PLX_GEOM_BAD_COUNT:
@@ -303,8 +303,8 @@ const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char
     if (why) {
         return why;
     }
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
-    if ((why = slice_plan(l, start, step, dims, buf, size))) {
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
+    if ((why = slice_plan(l, dims, strides, &offset, buf, size))) {
         return why;
     }
     return ocl_require_shape(l, 0, l->inputs[0].rank, dims, buf, size);
@@ -312,23 +312,15 @@ const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char
 
 bool ocl_prepare_slice(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
                        size_t size) {
-    const plx_tensor_info *x = &l->inputs[0];
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK], xs[PLX_MAX_RANK];
+    int64_t dims[PLX_MAX_RANK], offset = 0;
+    ocl_shape s;
+    shape_of(&l->outputs[0], &s);
     char buf[8];
-    slice_plan(l, start, step, dims, buf, sizeof buf);
+    slice_plan(l, dims, s.st[0], &offset, buf, sizeof buf);
     if (ocl_numel(&l->outputs[0]) == 0) {
         return true;
     }
-    plx_tensor_info_strides(x, xs);
-    ocl_shape s;
-    shape_of(&l->outputs[0], &s);
-    int64_t base = 0;
-    for (uint32_t i = 0; i < x->rank; i++) {
-        base += start[i] * xs[i];
-        /* two or more elements: |step| < dims, so the stride stays in range */
-        s.st[0][i] = dims[i] > 1 ? step[i] * xs[i] : 0;
-    }
-    return strided_launch(plan, dev, x->dtype, &s, base, 0, 0, false, err, size);
+    return strided_launch(plan, dev, l->inputs[0].dtype, &s, offset, 0, 0, false, err, size);
 }
 
 /* ---- expand ------------------------------------------------------------- */

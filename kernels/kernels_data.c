@@ -368,14 +368,14 @@ bool plxk_run_split(const plxk_kernel_args *args) {
 
 /* ---- slice -------------------------------------------------------------- */
 
-/* ONNX Slice's effective start and step per dim, and the output dims:
- * plexus/geometry.h's plan, refused in cpu_ref's words. */
-static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX_RANK],
-                              int64_t step[PLX_MAX_RANK], int64_t dims[PLX_MAX_RANK], char *buf,
+/* ONNX Slice's output dims, and the strides and offset with which it
+ * reads X: plexus/geometry.h's plan, refused in cpu_ref's words. */
+static const char *slice_plan(const plx_layer_view *layer, int64_t dims[PLX_MAX_RANK],
+                              int64_t strides[PLX_MAX_RANK], int64_t *offset, char *buf,
                               size_t size) {
     const plx_slice_desc *d = layer->desc;
     uint32_t i = 0;
-    switch (plx_slice_plan(&layer->inputs[0], d, start, step, dims, &i)) {
+    switch (plx_slice_plan(&layer->inputs[0], d, dims, strides, offset, &i)) {
     case PLX_GEOM_OK:
         return NULL;
     case PLX_GEOM_BAD_COUNT:
@@ -394,8 +394,8 @@ const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size
     if (why) {
         return why;
     }
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
-    if ((why = slice_plan(layer, start, step, dims, buf, size))) {
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
+    if ((why = slice_plan(layer, dims, strides, &offset, buf, size))) {
         return why;
     }
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
@@ -414,22 +414,14 @@ const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size
 bool plxk_run_slice(const plxk_kernel_args *args) {
     RUN_CHECK(slice, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK], xs[PLX_MAX_RANK];
-    int64_t strides[PLX_MAX_RANK];
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
     char buf[8];
-    slice_plan(args->layer, start, step, dims, buf, sizeof buf);
+    slice_plan(args->layer, dims, strides, &offset, buf, sizeof buf);
     if (count_of(y) == 0) {
         return true;
     }
-    plx_tensor_info_strides(x, xs);
-    int64_t base = 0;
-    for (uint32_t i = 0; i < x->rank; i++) {
-        base += start[i] * xs[i];
-        /* a dim of one element never steps, whatever its step */
-        strides[i] = dims[i] > 1 ? step[i] * xs[i] : 0;
-    }
     strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
-                 strides, base);
+                 strides, offset);
     return true;
 }
 

@@ -100,32 +100,43 @@ Test(geometry, slice_plan) {
     d.starts[1] = -1;
     d.ends[1] = INT64_MIN;
     d.steps[1] = -1;
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
+    int64_t dims[PLX_MAX_RANK], st[PLX_MAX_RANK], offset = -1;
     uint32_t bad = 99;
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_OK));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_OK));
     cr_assert(eq(u32, bad, 0));
-    cr_assert(start[0] == 3 && step[0] == -1 && dims[0] == 4);
-    cr_assert(start[1] == 0 && step[1] == 1 && dims[1] == 5, "a dim not named is whole");
-    cr_assert(start[2] == 1 && step[2] == 2 && dims[2] == 3);
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, NULL), PLX_GEOM_OK));
+    /* x's dense strides are 30, 6, 1: the first element is x[3][0][1] */
+    cr_assert(eq(i64, offset, 3 * 30 + 1));
+    cr_assert(dims[0] == 4 && st[0] == -30);
+    cr_assert(dims[1] == 5 && st[1] == 6, "a dim not named is whole");
+    cr_assert(dims[2] == 3 && st[2] == 2);
+    /* a dim of one element never steps, however large its step */
+    plx_slice_desc one = PLX_SLICE_DESC_INIT;
+    one.count = 1;
+    one.axes[0] = 0;
+    one.starts[0] = 2;
+    one.ends[0] = INT64_MIN;
+    one.steps[0] = INT64_MIN;
+    cr_assert(eq(int, plx_slice_plan(&x, &one, dims, st, &offset, NULL), PLX_GEOM_OK));
+    cr_assert(dims[0] == 1 && st[0] == 0 && offset == 60);
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, NULL), PLX_GEOM_OK));
 
     d.axes[1] = 2; /* -1 again */
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_REPEATED_AXIS));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_REPEATED_AXIS));
     cr_assert(eq(u32, bad, 1));
     d.axes[1] = 3;
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_BAD_AXIS));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_BAD_AXIS));
     cr_assert(eq(u32, bad, 1));
     d.axes[1] = -4;
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_BAD_AXIS));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_BAD_AXIS));
     d.axes[1] = 1;
     d.steps[1] = 0;
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_ZERO_STEP));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_ZERO_STEP));
     cr_assert(eq(u32, bad, 1));
     d.steps[0] = 0; /* the first entry at fault is named */
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_ZERO_STEP));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_ZERO_STEP));
     cr_assert(eq(u32, bad, 0));
     d.count = PLX_MAX_RANK + 1;
-    cr_assert(eq(int, plx_slice_plan(&x, &d, start, step, dims, &bad), PLX_GEOM_BAD_COUNT));
+    cr_assert(eq(int, plx_slice_plan(&x, &d, dims, st, &offset, &bad), PLX_GEOM_BAD_COUNT));
     /* more entries than dims must repeat one */
     plx_slice_desc e = PLX_SLICE_DESC_INIT;
     e.count = 4;
@@ -133,7 +144,7 @@ Test(geometry, slice_plan) {
         e.axes[i] = (int32_t)i - 1;
         e.ends[i] = 1;
     }
-    cr_assert(eq(int, plx_slice_plan(&x, &e, start, step, dims, &bad), PLX_GEOM_REPEATED_AXIS));
+    cr_assert(eq(int, plx_slice_plan(&x, &e, dims, st, &offset, &bad), PLX_GEOM_REPEATED_AXIS));
     cr_assert(eq(u32, bad, 3));
 }
 

@@ -216,9 +216,9 @@ plx_status plxi_infer_split(const layer_ctx *c) {
 plx_status plxi_infer_slice(const layer_ctx *c) {
     const plx_slice_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
     uint32_t i = 0, a = 0;
-    switch (plx_slice_plan(x, d, start, step, dims, &i)) {
+    switch (plx_slice_plan(x, d, dims, strides, &offset, &i)) {
     case PLX_GEOM_OK:
         break;
     case PLX_GEOM_BAD_COUNT:

@@ -112,31 +112,36 @@ static inline bool plx_slice_dim(int64_t dim, int64_t start, int64_t end, int64_
     return true;
 }
 
-/* The whole plan of a slice of x by d: per dim of x the first element
- * taken, the step and the output size (0, 1 and x's dim for the dims d
- * does not name), each entry i of d applied by plx_slice_dim to the dim
- * plx_axis_normalize(d->axes[i], x->rank, false) gives. Refuses, at the
- * first entry at fault (its index in *bad_entry, when not NULL): more
- * than PLX_MAX_RANK entries (PLX_GEOM_BAD_COUNT, *bad_entry 0; more
- * entries than x's rank but no more than PLX_MAX_RANK must repeat an axis
- * or have one out of range, and are refused as such), an axis out of
- * range (PLX_GEOM_BAD_AXIS), an axis an earlier entry named
+/* The whole plan of a slice of dense x by d: per dim of x the output
+ * size (x's dim for the dims d does not name) and the element stride with
+ * which the output walks x (step times x's dense stride; 0 along a dim of
+ * at most one output element, which never steps), and the element offset
+ * in x of the output's first element; each entry i of d applied by
+ * plx_slice_dim to the dim plx_axis_normalize(d->axes[i], x->rank, false)
+ * gives. The offset and the strides stay within x's element count, any
+ * int64_t start, end and step notwithstanding. Refuses, at the first
+ * entry at fault (its index in *bad_entry, when not NULL): more than
+ * PLX_MAX_RANK entries (PLX_GEOM_BAD_COUNT, *bad_entry 0; more entries
+ * than x's rank but no more than PLX_MAX_RANK must repeat an axis or have
+ * one out of range, and are refused as such), an axis out of range
+ * (PLX_GEOM_BAD_AXIS), an axis an earlier entry named
  * (PLX_GEOM_REPEATED_AXIS), a step of 0 (PLX_GEOM_ZERO_STEP). The arrays
  * are written up to x's rank, and may be partly written on refusal. */
 static inline plx_geom_status plx_slice_plan(const plx_tensor_info *x, const plx_slice_desc *d,
-                                             int64_t start[PLX_MAX_RANK],
-                                             int64_t step[PLX_MAX_RANK],
-                                             int64_t dims[PLX_MAX_RANK], uint32_t *bad_entry) {
+                                             int64_t dims[PLX_MAX_RANK],
+                                             int64_t strides[PLX_MAX_RANK], int64_t *offset,
+                                             uint32_t *bad_entry) {
     uint32_t at = 0;
     if (!bad_entry) {
         bad_entry = &at;
     }
     *bad_entry = 0;
-    if (d->count > PLX_MAX_RANK) {
+    if (d->count > PLX_MAX_RANK || x->rank > PLX_MAX_RANK) {
         return PLX_GEOM_BAD_COUNT;
     }
+    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK];
     bool seen[PLX_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < x->rank && i < PLX_MAX_RANK; i++) {
+    for (uint32_t i = 0; i < x->rank; i++) {
         start[i] = 0;
         step[i] = 1;
         dims[i] = x->dims[i];
@@ -158,6 +163,14 @@ static inline plx_geom_status plx_slice_plan(const plx_tensor_info *x, const plx
         step[axis] = d->steps[i];
     }
     *bad_entry = 0;
+    int64_t xs[PLX_MAX_RANK];
+    plx_tensor_info_strides(x, xs);
+    *offset = 0;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        *offset += start[i] * xs[i];
+        /* two or more elements: |step| < the dim, so the product stays in range */
+        strides[i] = dims[i] > 1 ? step[i] * xs[i] : 0;
+    }
     return PLX_GEOM_OK;
 }
 

@@ -628,7 +628,7 @@ static const char *layer_norm_geom_of(const plx_layer_view *l, layer_norm_geom *
         return ocl_refuse(buf, size, "gpu_opencl: layer_norm: axis %d is out of range for rank %u",
                           desc->axis, x->rank);
     }
-    g->axis = (uint32_t)axis;
+    g->axis = axis;
     g->outer = ocl_dim_product(x, 0, g->axis);
     g->inner = ocl_dim_product(x, g->axis, x->rank);
     memset(g->bias_st, 0, sizeof g->bias_st);

@@ -112,7 +112,7 @@ static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *
                    desc->axis, x->rank);
     }
     g->rank = x->rank;
-    g->axis = (uint32_t)axis;
+    g->axis = axis;
     g->outer = plxk_dim_product(x, 0, g->axis);
     g->inner = plxk_dim_product(x, g->axis, x->rank);
     if ((why = broadcast_strides(&l->inputs[1], x, "layer_norm", "scale", g->scale_st, buf, size))) {

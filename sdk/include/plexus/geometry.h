@@ -118,12 +118,13 @@ static inline bool plx_slice_dim(int64_t dim, int64_t start, int64_t end, int64_
  * at most one output element, which never steps), and the element offset
  * in x of the output's first element; each entry i of d applied by
  * plx_slice_dim to the dim plx_axis_normalize(d->axes[i], x->rank, false)
- * gives. The offset and the strides stay within x's element count, any
- * int64_t start, end and step notwithstanding. Refuses, at the first
- * entry at fault (its index in *bad_entry, when not NULL): more than
- * PLX_MAX_RANK entries (PLX_GEOM_BAD_COUNT, *bad_entry 0; more entries
- * than x's rank but no more than PLX_MAX_RANK must repeat an axis or have
- * one out of range, and are refused as such), an axis out of range
+ * gives. The offset and the strides' magnitudes are at most x's element
+ * count, any int64_t start, end and step notwithstanding. Refuses, at the
+ * first entry at fault (its index in *bad_entry, when not NULL): more than
+ * PLX_MAX_RANK entries, or x of a rank above it (PLX_GEOM_BAD_COUNT,
+ * *bad_entry 0; more entries than x's rank but no more than PLX_MAX_RANK
+ * must repeat an axis or have one out of range, and are refused as such),
+ * an axis out of range
  * (PLX_GEOM_BAD_AXIS), an axis an earlier entry named
  * (PLX_GEOM_REPEATED_AXIS), a step of 0 (PLX_GEOM_ZERO_STEP). The arrays
  * are written up to x's rank, and may be partly written on refusal. */

@@ -257,8 +257,10 @@ plx_status odn_product_step(const odn_context *ctx, odn_plan *plan, const_dnnl_o
 /* Whether input `slot` of `l` is a constant (its data given at planning). */
 bool odn_is_const(const plx_layer_view *l, unsigned slot);
 
-/* `axis` (negative: from the end) as an index below `rank`. */
-int odn_norm_axis(int64_t axis, unsigned rank);
+/* `axis` of a tensor of rank `rank` (negative: from the end) as an index
+ * below `rank` (plexus/geometry.h's plx_axis_normalize) into *out; refuses
+ * an axis out of range, naming the operator `op`. */
+plx_status odn_axis(const odn_context *ctx, const char *op, int64_t axis, unsigned rank, int *out);
 
 /* Appends, without arguments, a step whose descriptor oneDNN creates
  * directly (user scratchpad): the concat of srcs[0..n) along `axis` into

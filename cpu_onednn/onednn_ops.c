@@ -433,12 +433,17 @@ plx_status odn_plan_softmax(const odn_context *ctx, const plx_layer_view *l, odn
     if (x->rank == 0) {
         return odn_refuse(ctx, "cpu_onednn: softmax of a scalar");
     }
+    int axis = 0;
+    plx_status s = odn_axis(ctx, "softmax", d->axis, x->rank, &axis);
+    if (s) {
+        return s;
+    }
     dnnl_memory_desc_t md;
     ODN_PLAN_CALL(odn_info_md(&md, x));
     dnnl_softmax_v2_desc_t sd;
     ODN_PLAN_CALL(dnnl_softmax_v2_forward_desc_init(&sd, dnnl_forward_inference,
                                                 d->log ? dnnl_softmax_log : dnnl_softmax_accurate,
-                                                &md, &md, odn_norm_axis(d->axis, x->rank)));
+                                                &md, &md, axis));
     return odn_src_dst_step(ctx, plan, &sd, NULL, &md, &md);
 }
 
@@ -480,7 +485,11 @@ plx_status odn_plan_layer_norm(const odn_context *ctx, const plx_layer_view *l,
     if (x->rank == 0) {
         return odn_refuse(ctx, "cpu_onednn: layer_norm of a scalar");
     }
-    int axis = odn_norm_axis(d->axis, x->rank);
+    int axis = 0;
+    plx_status s = odn_axis(ctx, "layer_norm", d->axis, x->rank, &axis);
+    if (s) {
+        return s;
+    }
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < (int)x->rank; i++) {
         if (i < axis) {
@@ -509,7 +518,7 @@ plx_status odn_plan_layer_norm(const odn_context *ctx, const plx_layer_view *l,
     ODN_PLAN_CALL(dnnl_layer_normalization_forward_desc_init(
         &ld, dnnl_forward_inference, &md, &stat, d->epsilon,
         dnnl_use_scale | (has_bias ? dnnl_use_shift : 0u)));
-    plx_status s = odn_src_dst_step(ctx, plan, &ld, NULL, &md, &md);
+    s = odn_src_dst_step(ctx, plan, &ld, NULL, &md, &md);
     if (s || (s = odn_bind(ctx, plan, DNNL_ARG_SCALE, ODN_BIND_INPUT, 1, &cmd)) ||
         (has_bias && (s = odn_bind(ctx, plan, DNNL_ARG_SHIFT, ODN_BIND_INPUT, 2, &cmd)))) {
         return s;
@@ -542,8 +551,12 @@ plx_status odn_plan_concat(const odn_context *ctx, const plx_layer_view *l, odn_
         ODN_PLAN_CALL(odn_info_md(&srcs[i], &l->inputs[i]));
     }
     ODN_PLAN_CALL(odn_info_md(&dst, y));
-    plx_status s = odn_push_direct(ctx, plan, true, srcs, (int)l->input_count,
-                               odn_norm_axis(d->axis, y->rank), &dst, "run this concat");
+    int axis = 0;
+    plx_status s = odn_axis(ctx, "concat", d->axis, y->rank, &axis);
+    if (!s) {
+        s = odn_push_direct(ctx, plan, true, srcs, (int)l->input_count, axis, &dst,
+                            "run this concat");
+    }
     for (unsigned i = 0; !s && i < l->input_count; i++) {
         s = odn_bind(ctx, plan, DNNL_ARG_MULTIPLE_SRC + (int)i, ODN_BIND_INPUT, i, &srcs[i]);
     }
@@ -583,7 +596,12 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
         }
     }
     for (unsigned i = 0; i < d->axis_count && i < PLX_MAX_RANK; i++) {
-        yd[odn_norm_axis(d->axes[i], x->rank)] = 1;
+        int axis = 0;
+        plx_status s = odn_axis(ctx, "reduce", d->axes[i], x->rank, &axis);
+        if (s) {
+            return s;
+        }
+        yd[axis] = 1;
     }
     /* keepdims false drops the 1s, which does not move any byte. */
     dnnl_memory_desc_t src, dst;

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <plexus/geometry.h>
+
 #include "onednn_internal.h"
 
 plx_status odn_status(const plx_host *host, plx_status_code code, const char *call,
@@ -289,8 +291,14 @@ bool odn_is_const(const plx_layer_view *l, unsigned slot) {
     return l->input_constants && l->input_constants[slot];
 }
 
-int odn_norm_axis(int64_t axis, unsigned rank) {
-    return (int)(axis < 0 ? axis + (int64_t)rank : axis);
+plx_status odn_axis(const odn_context *ctx, const char *op, int64_t axis, unsigned rank, int *out) {
+    uint32_t a = 0;
+    if (!plx_axis_normalize(axis, rank, false, &a)) {
+        return odn_refuse(ctx, "cpu_onednn: %s: axis %lld is out of range for rank %u", op,
+                          (long long)axis, rank);
+    }
+    *out = (int)a;
+    return NULL;
 }
 
 plx_status odn_push_direct(const odn_context *ctx, odn_plan *plan, bool concat,

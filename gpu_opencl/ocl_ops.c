@@ -59,17 +59,6 @@ bool ocl_same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
     return true;
 }
 
-bool ocl_norm_axis(int64_t axis, uint32_t rank, uint32_t *out) {
-    if (axis < 0) {
-        axis += rank;
-    }
-    if (axis < 0 || axis >= (int64_t)rank) {
-        return false;
-    }
-    *out = (uint32_t)axis;
-    return true;
-}
-
 const char *ocl_size_suffix(plx_dtype t) {
     switch (plx_dtype_size(t)) {
     case 1: return "u8";

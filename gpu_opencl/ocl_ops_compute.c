@@ -22,10 +22,6 @@
  * the direct kernel. */
 #define IM2COL_LIMIT ((int64_t)256 << 20)
 
-static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
 /* ---- spatial windows ---------------------------------------------------- */
 
 /* The geometry of a 1-D or 2-D windowed operator is the SDK's
@@ -263,11 +259,8 @@ bool ocl_prepare_fully_connected(const ocl_device *dev, const plx_layer_view *l,
     return one_batch_gemm(dev, plan, &gd, err, size);
 }
 
-typedef struct gemm_geom {
-    int64_t m, n, k, a_sm, a_sk, b_sk, b_sn, c_sm, c_sn;
-} gemm_geom;
-
-static const char *gemm_geom_of(const plx_layer_view *l, gemm_geom *g, char *buf, size_t size) {
+/* The geometry of a gemm is the SDK's (plexus/geometry.h). */
+static const char *gemm_geom_of(const plx_layer_view *l, plx_gemm_geom *g, char *buf, size_t size) {
     const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_gemm_desc), buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
@@ -276,39 +269,20 @@ static const char *gemm_geom_of(const plx_layer_view *l, gemm_geom *g, char *buf
         return why;
     }
     const plx_gemm_desc *desc = l->desc;
-    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
-    if (a->rank != 2 || b->rank != 2) {
+    switch (plx_gemm_geom_of(&l->inputs[0], &l->inputs[1], l->input_count == 3 ? &l->inputs[2] : NULL,
+                             desc->trans_a, desc->trans_b, g)) {
+    case PLX_GEOM_OK:
+        break;
+    case PLX_GEOM_BAD_RANK:
         return ocl_refuse(buf, size, "gpu_opencl: gemm takes A and B of rank 2, not %u and %u",
-                          a->rank, b->rank);
-    }
-    g->m = desc->trans_a ? a->dims[1] : a->dims[0];
-    g->k = desc->trans_a ? a->dims[0] : a->dims[1];
-    g->n = desc->trans_b ? b->dims[0] : b->dims[1];
-    if ((desc->trans_b ? b->dims[1] : b->dims[0]) != g->k) {
+                          (unsigned)g->bad[0], (unsigned)g->bad[1]);
+    case PLX_GEOM_K_MISMATCH:
         return ocl_refuse(buf, size, "gpu_opencl: gemm: A' and B' disagree on K");
-    }
-    g->a_sm = desc->trans_a ? 1 : a->dims[1];
-    g->a_sk = desc->trans_a ? a->dims[1] : 1;
-    g->b_sk = desc->trans_b ? 1 : b->dims[1];
-    g->b_sn = desc->trans_b ? b->dims[1] : 1;
-    g->c_sm = g->c_sn = 0;
-    if (l->input_count == 3) {
-        const plx_tensor_info *c = &l->inputs[2];
-        int64_t cm = 1, cn = 1;
-        if (c->rank == 2) {
-            cm = c->dims[0];
-            cn = c->dims[1];
-        } else if (c->rank == 1) {
-            cn = c->dims[0];
-        } else if (c->rank != 0) {
-            return ocl_refuse(buf, size, "gpu_opencl: gemm: C has rank %u (0 to 2)", c->rank);
-        }
-        if ((cm != 1 && cm != g->m) || (cn != 1 && cn != g->n)) {
-            return ocl_refuse(buf, size, "gpu_opencl: gemm: C does not broadcast to [%lld,%lld]",
-                              (long long)g->m, (long long)g->n);
-        }
-        g->c_sn = cn == 1 ? 0 : 1;
-        g->c_sm = cm == 1 ? 0 : cn;
+    case PLX_GEOM_BAD_BIAS_RANK:
+        return ocl_refuse(buf, size, "gpu_opencl: gemm: C has rank %u (0 to 2)", (unsigned)g->bad[0]);
+    default:
+        return ocl_refuse(buf, size, "gpu_opencl: gemm: C does not broadcast to [%lld,%lld]",
+                          (long long)g->m, (long long)g->n);
     }
     int64_t dims[2] = {g->m, g->n};
     return ocl_require_shape(l, 0, 2, dims, buf, size);
@@ -316,14 +290,14 @@ static const char *gemm_geom_of(const plx_layer_view *l, gemm_geom *g, char *buf
 
 const char *ocl_check_gemm(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
-    gemm_geom g;
+    plx_gemm_geom g;
     return gemm_geom_of(l, &g, buf, size);
 }
 
 bool ocl_prepare_gemm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
                       size_t size) {
     const plx_gemm_desc *desc = l->desc;
-    gemm_geom g;
+    plx_gemm_geom g;
     char buf[8];
     gemm_geom_of(l, &g, buf, sizeof buf);
     if (g.m == 0 || g.n == 0) {
@@ -350,15 +324,10 @@ bool ocl_prepare_gemm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
     return one_batch_gemm(dev, plan, &gd, err, size);
 }
 
-typedef struct matmul_geom {
-    int64_t m, n, k;
-    uint32_t batch_rank;
-    int64_t batch[PLX_MAX_RANK], a_bs[PLX_MAX_RANK], b_bs[PLX_MAX_RANK];
-} matmul_geom;
+/* numpy matmul (plexus/geometry.h): 1-D operands get a dim of 1 added and
+ * removed; batch dims broadcast. */
 
-/* numpy matmul (cpu_ref's matmul_prepare): 1-D operands get a dim of 1
- * added and removed; batch dims broadcast. */
-static const char *matmul_geom_of(const plx_layer_view *l, matmul_geom *g, char *buf, size_t size) {
+static const char *matmul_geom_of(const plx_layer_view *l, plx_matmul_geom *g, char *buf, size_t size) {
     const char *why = ocl_check_common(l, 2, 2, 1, 1, 0, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
@@ -366,62 +335,30 @@ static const char *matmul_geom_of(const plx_layer_view *l, matmul_geom *g, char 
     if (why) {
         return why;
     }
-    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
-    if (a->rank < 1 || b->rank < 1) {
+    switch (plx_matmul_geom_of(&l->inputs[0], &l->inputs[1], g)) {
+    case PLX_GEOM_OK:
+        break;
+    case PLX_GEOM_BAD_RANK:
         return ocl_refuse(buf, size, "gpu_opencl: matmul: operands must have rank >= 1");
-    }
-    g->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
-    g->k = a->dims[a->rank - 1];
-    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
-    g->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
-    if (kb != g->k) {
+    case PLX_GEOM_K_MISMATCH:
         return ocl_refuse(buf, size, "gpu_opencl: matmul: A has K %lld, B has K %lld",
-                          (long long)g->k, (long long)kb);
+                          (long long)g->bad[0], (long long)g->bad[1]);
+    default:
+        return ocl_refuse(buf, size, "gpu_opencl: matmul: batch dims do not broadcast");
     }
-    uint32_t ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
-    g->batch_rank = ra > rb ? ra : rb;
-    int64_t as = g->m * g->k, bs = g->k * g->n;
-    for (uint32_t i = g->batch_rank; i-- > 0;) {
-        int64_t da = 1, db = 1;
-        int64_t ia = (int64_t)i - (int64_t)(g->batch_rank - ra);
-        int64_t ib = (int64_t)i - (int64_t)(g->batch_rank - rb);
-        if (ia >= 0) {
-            da = a->dims[ia];
-        }
-        if (ib >= 0) {
-            db = b->dims[ib];
-        }
-        if (da != db && da != 1 && db != 1) {
-            return ocl_refuse(buf, size, "gpu_opencl: matmul: batch dims do not broadcast");
-        }
-        g->batch[i] = da == 1 ? db : da;
-        g->a_bs[i] = da == 1 ? 0 : as;
-        g->b_bs[i] = db == 1 ? 0 : bs;
-        as *= da;
-        bs *= db;
-    }
-    int64_t dims[PLX_MAX_RANK];
-    uint32_t rank = g->batch_rank;
-    memcpy(dims, g->batch, sizeof(int64_t) * rank);
-    if (a->rank > 1) {
-        dims[rank++] = g->m;
-    }
-    if (b->rank > 1) {
-        dims[rank++] = g->n;
-    }
-    return ocl_require_shape(l, 0, rank, dims, buf, size);
+    return ocl_require_shape(l, 0, g->rank, g->dims, buf, size);
 }
 
 const char *ocl_check_matmul(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
-    matmul_geom g;
+    plx_matmul_geom g;
     return matmul_geom_of(l, &g, buf, size);
 }
 
 bool ocl_prepare_matmul(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                         char *err, size_t size) {
-    matmul_geom g;
+    plx_matmul_geom g;
     char buf[8];
     matmul_geom_of(l, &g, buf, sizeof buf);
     int64_t batches = 1;
@@ -654,25 +591,19 @@ bool ocl_prepare_batch_norm(const ocl_device *dev, const plx_layer_view *l, ocl_
     return true;
 }
 
-/* Strides of t broadcast (numpy, right-aligned) to X's shape, refusing
- * shapes that would broadcast X itself. */
+/* Strides of t broadcast (numpy, right-aligned) to X's shape
+ * (plexus/geometry.h's), refusing shapes that would broadcast X itself. */
 static const char *norm_broadcast(const plx_tensor_info *t, const plx_tensor_info *x,
                                   const char *name, int64_t *st, char *buf, size_t size) {
-    if (t->rank > x->rank) {
+    switch (plx_broadcast_strides(t->dims, t->rank, x->dims, x->rank, st, NULL)) {
+    case PLX_GEOM_OK:
+        return NULL;
+    case PLX_GEOM_BAD_RANK:
         return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s has rank %u, X %u", name, t->rank,
                           x->rank);
+    default:
+        return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s does not broadcast to X", name);
     }
-    int64_t s = 1;
-    for (uint32_t i = x->rank; i-- > 0;) {
-        int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
-        int64_t d = ti >= 0 ? t->dims[ti] : 1;
-        if (d != 1 && d != x->dims[i]) {
-            return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s does not broadcast to X", name);
-        }
-        st[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return NULL;
 }
 
 typedef struct layer_norm_geom {
@@ -692,15 +623,14 @@ static const char *layer_norm_geom_of(const plx_layer_view *l, layer_norm_geom *
     }
     const plx_layer_norm_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
-    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
-    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+    uint32_t axis = 0;
+    if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
         return ocl_refuse(buf, size, "gpu_opencl: layer_norm: axis %d is out of range for rank %u",
                           desc->axis, x->rank);
     }
-    g->axis = (uint32_t)axis;
+    g->axis = axis;
     g->outer = ocl_dim_product(x, 0, g->axis);
     g->inner = ocl_dim_product(x, g->axis, x->rank);
-    memset(g->scale_st, 0, sizeof g->scale_st);
     memset(g->bias_st, 0, sizeof g->bias_st);
     if ((why = norm_broadcast(&l->inputs[1], x, "scale", g->scale_st, buf, size))) {
         return why;
@@ -825,8 +755,8 @@ static const char *softmax_geom(const plx_layer_view *l, int64_t *outer, int64_t
     }
     const plx_softmax_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
-    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
-    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+    uint32_t axis = 0;
+    if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
         return ocl_refuse(buf, size, "gpu_opencl: softmax: axis %d is out of range for rank %u",
                           desc->axis, x->rank);
     }
@@ -894,8 +824,8 @@ static const char *reduce_geom_of(const plx_layer_view *l, reduce_geom *g, char 
     }
     bool reduced[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < desc->axis_count; i++) {
-        int64_t a = desc->axes[i] < 0 ? (int64_t)desc->axes[i] + x->rank : desc->axes[i];
-        if (a < 0 || a >= (int64_t)x->rank || reduced[a]) {
+        uint32_t a = 0;
+        if (!plx_axis_normalize(desc->axes[i], x->rank, false, &a) || reduced[a]) {
             return ocl_refuse(buf, size, "gpu_opencl: reduce: axis %d is out of range or repeated",
                               desc->axes[i]);
         }
@@ -963,7 +893,7 @@ static const char *arg_reduce_geom(const plx_layer_view *l, int64_t *outer, int6
                           plx_dtype_name(l->outputs[0].dtype));
     }
     uint32_t axis = 0;
-    if (!ocl_norm_axis(desc->axis, x->rank, &axis)) {
+    if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
         return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: axis %d is out of range for rank %u",
                           (int)desc->axis, x->rank);
     }
@@ -1052,14 +982,15 @@ static const char *resize_geom_of(const plx_layer_view *l, resize_geom *g, char 
         g->in[i] = x->dims[2 + i];
         g->out[i] = y->dims[2 + i];
         float s = desc->scales[i];
-        if (!(s >= 0.0f) || isinf(s)) {
+        switch (plx_resize_scale(s, g->in[i], g->out[i], &g->scale[i])) {
+        case PLX_GEOM_OK:
+            break;
+        case PLX_GEOM_BAD_SCALE:
             return ocl_refuse(buf, size, "gpu_opencl: resize: scale %g is not a finite non-negative number",
                               (double)s);
-        }
-        if (g->in[i] == 0 && g->out[i] != 0) {
+        default:
             return ocl_refuse(buf, size, "gpu_opencl: resize: cannot resize an empty dim");
         }
-        g->scale[i] = s > 0.0f ? (double)s : g->in[i] ? (double)g->out[i] / (double)g->in[i] : 1.0;
     }
     return NULL;
 }
@@ -1069,46 +1000,6 @@ const char *ocl_check_resize(const ocl_device *dev, const plx_layer_view *l, cha
     (void)dev;
     resize_geom g;
     return resize_geom_of(l, &g, buf, size);
-}
-
-/* cpu_ref's coordinate rules, in double. */
-static double resize_source(plx_resize_coord mode, double x, double scale, int64_t in) {
-    double out_len = scale * (double)in;
-    switch (mode) {
-    case PLX_RESIZE_COORD_ASYMMETRIC: return x / scale;
-    case PLX_RESIZE_COORD_ALIGN_CORNERS:
-        return out_len == 1.0 ? 0.0 : x * (double)(in - 1) / (out_len - 1.0);
-    case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL:
-        return out_len == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
-    case PLX_RESIZE_COORD_HALF_PIXEL:
-    default: return (x + 0.5) / scale - 0.5;
-    }
-}
-
-static double bound_coord(double c, int64_t in) {
-    if (!(c > -2.0)) {
-        return -2.0;
-    }
-    return c > (double)in + 1.0 ? (double)in + 1.0 : c;
-}
-
-static int64_t nearest_index(plx_resize_nearest mode, double c, int64_t in) {
-    double f = floor(c);
-    int64_t i = (int64_t)f;
-    if (c != f) {
-        double r = c - f;
-        bool up;
-        switch (mode) {
-        case PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL: up = r >= 0.5; break;
-        case PLX_RESIZE_NEAREST_FLOOR: up = false; break;
-        case PLX_RESIZE_NEAREST_CEIL: up = true; break;
-        case PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR:
-        default: up = r > 0.5; break;
-        }
-        i += up;
-    }
-    return clamp_i64(i, 0, in - 1);
 }
 
 /* Source rows then columns: nearest indices (OH + OW ints), or linear taps
@@ -1137,21 +1028,21 @@ bool ocl_prepare_resize(const ocl_device *dev, const plx_layer_view *l, ocl_plan
     for (int axis = 0; axis < 2; axis++) {
         int64_t out = g.out[axis], in = g.in[axis];
         for (int64_t o = 0; o < out; o++) {
-            double c = bound_coord(resize_source(desc->coord, (double)o, g.scale[axis], in), in);
+            double c = plx_resize_coordinate(desc->coord, o, g.scale[axis], in);
             if (!linear) {
-                idx[(axis ? oh : 0) + o] = (int32_t)nearest_index(desc->nearest, c, in);
+                idx[(axis ? oh : 0) + o] = (int32_t)plx_resize_nearest_index(desc->nearest, c, in);
                 continue;
             }
-            double f = floor(c);
-            int64_t lo = clamp_i64((int64_t)f, 0, in - 1), hi = clamp_i64((int64_t)f + 1, 0, in - 1);
+            int64_t lo, hi;
+            float w = (float)plx_resize_linear_taps(c, in, &lo, &hi);
             if (axis == 0) {
                 idx[o] = (int32_t)lo;
                 idx[oh + o] = (int32_t)hi;
-                wt[o] = (float)(c - f);
+                wt[o] = w;
             } else {
                 idx[2 * oh + o] = (int32_t)lo;
                 idx[2 * oh + ow + o] = (int32_t)hi;
-                wt[oh + o] = (float)(c - f);
+                wt[oh + o] = w;
             }
         }
     }

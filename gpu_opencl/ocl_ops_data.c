@@ -156,7 +156,7 @@ static const char *check_parts(const plx_tensor_info *whole, const plx_tensor_in
                                uint32_t count, int32_t axis_in, uint32_t *out_axis,
                                const char *what, char *buf, size_t size) {
     uint32_t axis = 0;
-    if (!ocl_norm_axis(axis_in, whole->rank, &axis)) {
+    if (!plx_axis_normalize(axis_in, whole->rank, false, &axis)) {
         return ocl_refuse(buf, size, "gpu_opencl: %s: axis %d is out of range for rank %u", what,
                           (int)axis_in, whole->rank);
     }
@@ -207,7 +207,7 @@ bool ocl_prepare_concat(const ocl_device *dev, const plx_layer_view *l, ocl_plan
                         char *err, size_t size) {
     const plx_tensor_info *y = &l->outputs[0];
     uint32_t axis = 0;
-    ocl_norm_axis(((const plx_axis_desc *)l->desc)->axis, y->rank, &axis);
+    plx_axis_normalize(((const plx_axis_desc *)l->desc)->axis, y->rank, false, &axis);
     int64_t ys[PLX_MAX_RANK];
     plx_tensor_info_strides(y, ys);
     int64_t at = 0;
@@ -258,7 +258,7 @@ bool ocl_prepare_split(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
                        size_t size) {
     const plx_tensor_info *x = &l->inputs[0];
     uint32_t axis = 0;
-    ocl_norm_axis(((const plx_split_desc *)l->desc)->axis, x->rank, &axis);
+    plx_axis_normalize(((const plx_split_desc *)l->desc)->axis, x->rank, false, &axis);
     int64_t xs[PLX_MAX_RANK];
     plx_tensor_info_strides(x, xs);
     int64_t at = 0;
@@ -276,54 +276,24 @@ bool ocl_prepare_split(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
 
 /* ---- slice -------------------------------------------------------------- */
 
-/* ONNX Slice's effective start and step per dim, and the output dims (as
- * cpu_ref computes them). */
-static const char *slice_plan(const plx_layer_view *l, int64_t start[PLX_MAX_RANK],
-                              int64_t step[PLX_MAX_RANK], int64_t dims[PLX_MAX_RANK], char *buf,
+/* ONNX Slice's output dims, and the strides and offset with which it
+ * reads X: plexus/geometry.h's plan, refused in gpu_opencl's words. */
+static const char *slice_plan(const plx_layer_view *l, int64_t dims[PLX_MAX_RANK],
+                              int64_t strides[PLX_MAX_RANK], int64_t *offset, char *buf,
                               size_t size) {
     const plx_slice_desc *d = l->desc;
-    const plx_tensor_info *x = &l->inputs[0];
-    if (d->count > x->rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: slice: %u entries for rank %u", d->count, x->rank);
+    uint32_t i = 0;
+    switch (plx_slice_plan(&l->inputs[0], d, dims, strides, offset, &i)) {
+    case PLX_GEOM_OK:
+        return NULL;
+    case PLX_GEOM_BAD_COUNT:
+        return ocl_refuse(buf, size, "gpu_opencl: slice: %u entries for rank %u", d->count, l->inputs[0].rank);
+    case PLX_GEOM_ZERO_STEP:
+        return ocl_refuse(buf, size, "gpu_opencl: slice: step 0 on axis %d", (int)d->axes[i]);
+    default:
+        return ocl_refuse(buf, size, "gpu_opencl: slice: axis %d is out of range or repeated",
+                  (int)d->axes[i]);
     }
-    bool seen[PLX_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < x->rank; i++) {
-        start[i] = 0;
-        step[i] = 1;
-        dims[i] = x->dims[i];
-    }
-    for (uint32_t i = 0; i < d->count; i++) {
-        uint32_t axis = 0;
-        if (!ocl_norm_axis(d->axes[i], x->rank, &axis) || seen[axis]) {
-            return ocl_refuse(buf, size, "gpu_opencl: slice: axis %d is out of range or repeated",
-                              (int)d->axes[i]);
-        }
-        seen[axis] = true;
-        int64_t n = x->dims[axis], s = d->starts[i], e = d->ends[i], st = d->steps[i];
-        if (st == 0) {
-            return ocl_refuse(buf, size, "gpu_opencl: slice: step 0 on axis %d", (int)d->axes[i]);
-        }
-        s = s < 0 ? s + n : s;
-        e = e < 0 ? e + n : e;
-        int64_t len;
-        if (st > 0) {
-            s = s < 0 ? 0 : s > n ? n : s;
-            e = e < 0 ? 0 : e > n ? n : e;
-            len = e > s ? (e - s - 1) / st + 1 : 0;
-        } else {
-            s = s < 0 ? 0 : s > n - 1 ? n - 1 : s;
-            e = e < -1 ? -1 : e > n - 1 ? n - 1 : e;
-            len = s > e ? (st == INT64_MIN ? 1 : (s - e - 1) / -st + 1) : 0;
-        }
-        if (n == 0) {
-            len = 0;
-            s = 0;
-        }
-        start[axis] = s;
-        step[axis] = st;
-        dims[axis] = len;
-    }
-    return NULL;
 }
 
 const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char *buf,
@@ -333,8 +303,8 @@ const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char
     if (why) {
         return why;
     }
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
-    if ((why = slice_plan(l, start, step, dims, buf, size))) {
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
+    if ((why = slice_plan(l, dims, strides, &offset, buf, size))) {
         return why;
     }
     return ocl_require_shape(l, 0, l->inputs[0].rank, dims, buf, size);
@@ -342,23 +312,15 @@ const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char
 
 bool ocl_prepare_slice(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
                        size_t size) {
-    const plx_tensor_info *x = &l->inputs[0];
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK], xs[PLX_MAX_RANK];
+    int64_t dims[PLX_MAX_RANK], offset = 0;
+    ocl_shape s;
+    shape_of(&l->outputs[0], &s);
     char buf[8];
-    slice_plan(l, start, step, dims, buf, sizeof buf);
+    slice_plan(l, dims, s.st[0], &offset, buf, sizeof buf);
     if (ocl_numel(&l->outputs[0]) == 0) {
         return true;
     }
-    plx_tensor_info_strides(x, xs);
-    ocl_shape s;
-    shape_of(&l->outputs[0], &s);
-    int64_t base = 0;
-    for (uint32_t i = 0; i < x->rank; i++) {
-        base += start[i] * xs[i];
-        /* two or more elements: |step| < dims, so the stride stays in range */
-        s.st[0][i] = dims[i] > 1 ? step[i] * xs[i] : 0;
-    }
-    return strided_launch(plan, dev, x->dtype, &s, base, 0, 0, false, err, size);
+    return strided_launch(plan, dev, l->inputs[0].dtype, &s, offset, 0, 0, false, err, size);
 }
 
 /* ---- expand ------------------------------------------------------------- */
@@ -375,15 +337,10 @@ const char *ocl_check_expand(const ocl_device *dev, const plx_layer_view *l, cha
     if (d->rank > PLX_MAX_RANK) {
         return ocl_refuse(buf, size, "gpu_opencl: expand: shape of rank %u", d->rank);
     }
-    uint32_t rank = x->rank > d->rank ? x->rank : d->rank;
+    uint32_t rank = 0, i = 0;
     int64_t dims[PLX_MAX_RANK];
-    for (uint32_t i = 0; i < rank; i++) {
-        int64_t a = i + x->rank >= rank ? x->dims[i + x->rank - rank] : 1;
-        int64_t b = i + d->rank >= rank ? d->dims[i + d->rank - rank] : 1;
-        if (a != b && a != 1 && b != 1) {
-            return ocl_refuse(buf, size, "gpu_opencl: expand: dim %u does not broadcast", i);
-        }
-        dims[i] = a == 1 ? b : a;
+    if (plx_broadcast_dims(x->dims, x->rank, d->dims, d->rank, dims, &rank, &i) != PLX_GEOM_OK) {
+        return ocl_refuse(buf, size, "gpu_opencl: expand: dim %u does not broadcast", i);
     }
     return ocl_require_shape(l, 0, rank, dims, buf, size);
 }
@@ -546,7 +503,7 @@ const char *ocl_check_gather(const ocl_device *dev, const plx_layer_view *l, cha
     }
     uint32_t axis = 0;
     int32_t a = ((const plx_axis_desc *)l->desc)->axis;
-    if (!ocl_norm_axis(a, x->rank, &axis)) {
+    if (!plx_axis_normalize(a, x->rank, false, &axis)) {
         return ocl_refuse(buf, size, "gpu_opencl: gather: axis %d is out of range for rank %u",
                           (int)a, x->rank);
     }
@@ -591,7 +548,7 @@ bool ocl_prepare_gather(const ocl_device *dev, const plx_layer_view *l, ocl_plan
         return true;
     }
     uint32_t axis = 0;
-    ocl_norm_axis(((const plx_axis_desc *)l->desc)->axis, x->rank, &axis);
+    plx_axis_normalize(((const plx_axis_desc *)l->desc)->axis, x->rank, false, &axis);
     int64_t ni = ocl_numel(ind), dim = x->dims[axis];
     int64_t row = ocl_dim_product(x, axis + 1, x->rank);
     const void *data = l->input_constants[1];

@@ -4,6 +4,8 @@
 #ifndef GPU_OPENCL_OCL_OPS_INTERNAL_H
 #define GPU_OPENCL_OCL_OPS_INTERNAL_H
 
+#include <plexus/geometry.h>
+
 #include "ocl_ops.h"
 
 #if defined(__GNUC__)
@@ -37,7 +39,6 @@ const char *ocl_require_shape(const plx_layer_view *l, uint32_t out, uint32_t ra
 int64_t ocl_numel(const plx_tensor_info *t);
 int64_t ocl_dim_product(const plx_tensor_info *t, uint32_t from, uint32_t to);
 bool ocl_same_dims(const plx_tensor_info *a, const plx_tensor_info *b);
-bool ocl_norm_axis(int64_t axis, uint32_t rank, uint32_t *out);
 /* "u8", "u16", "u32", "u64" by element size; NULL for others. */
 const char *ocl_size_suffix(plx_dtype t);
 

@@ -10,6 +10,8 @@
  * the infos agree with each other, so no copy can leave the buffers. */
 #include "kernels.h"
 
+#include <plexus/geometry.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,18 +31,6 @@ static size_t count_of(const plx_tensor_info *t) {
     size_t n = 0;
     plx_tensor_info_element_count(t, &n);
     return n;
-}
-
-/* Normalises a possibly negative axis into [0, rank); false when outside. */
-static bool norm_axis(int64_t axis, uint32_t rank, uint32_t *out) {
-    if (axis < 0) {
-        axis += rank;
-    }
-    if (axis < 0 || axis >= (int64_t)rank) {
-        return false;
-    }
-    *out = (uint32_t)axis;
-    return true;
 }
 
 /* Slot counts, descriptor presence and valid infos; every tensor shares
@@ -245,7 +235,7 @@ static const char *check_parts(const char *what, const plx_tensor_info *whole,
                                const plx_tensor_info *parts, uint32_t count, int32_t axis_in,
                                uint32_t *out_axis, char *buf, size_t size) {
     uint32_t axis = 0;
-    if (!norm_axis(axis_in, whole->rank, &axis)) {
+    if (!plx_axis_normalize(axis_in, whole->rank, false, &axis)) {
         return plxk_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)axis_in,
                       whole->rank);
     }
@@ -307,7 +297,7 @@ bool plxk_run_concat(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *y = &layer->outputs[0];
     uint32_t axis = 0;
-    norm_axis(((const plx_axis_desc *)layer->desc)->axis, y->rank, &axis);
+    plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, y->rank, false, &axis);
     size_t outer = 0, row = 0;
     split_layout(y, axis, &outer, &row);
     size_t y_block = row * (size_t)y->dims[axis], at = 0;
@@ -360,7 +350,7 @@ bool plxk_run_split(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *x = &layer->inputs[0];
     uint32_t axis = 0;
-    norm_axis(((const plx_split_desc *)layer->desc)->axis, x->rank, &axis);
+    plx_axis_normalize(((const plx_split_desc *)layer->desc)->axis, x->rank, false, &axis);
     size_t outer = 0, row = 0;
     split_layout(x, axis, &outer, &row);
     size_t x_block = row * (size_t)x->dims[axis], at = 0;
@@ -378,53 +368,24 @@ bool plxk_run_split(const plxk_kernel_args *args) {
 
 /* ---- slice -------------------------------------------------------------- */
 
-/* ONNX Slice's effective start and step per dim, and the output dims. */
-static const char *slice_plan(const plx_layer_view *layer, int64_t start[PLX_MAX_RANK],
-                              int64_t step[PLX_MAX_RANK], int64_t dims[PLX_MAX_RANK], char *buf,
+/* ONNX Slice's output dims, and the strides and offset with which it
+ * reads X: plexus/geometry.h's plan, refused in cpu_ref's words. */
+static const char *slice_plan(const plx_layer_view *layer, int64_t dims[PLX_MAX_RANK],
+                              int64_t strides[PLX_MAX_RANK], int64_t *offset, char *buf,
                               size_t size) {
     const plx_slice_desc *d = layer->desc;
-    const plx_tensor_info *x = &layer->inputs[0];
-    if (d->count > x->rank) {
-        return plxk_refuse(buf, size, "slice: %u entries for rank %u", d->count, x->rank);
+    uint32_t i = 0;
+    switch (plx_slice_plan(&layer->inputs[0], d, dims, strides, offset, &i)) {
+    case PLX_GEOM_OK:
+        return NULL;
+    case PLX_GEOM_BAD_COUNT:
+        return plxk_refuse(buf, size, "slice: %u entries for rank %u", d->count, layer->inputs[0].rank);
+    case PLX_GEOM_ZERO_STEP:
+        return plxk_refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
+    default:
+        return plxk_refuse(buf, size, "slice: axis %d is out of range or repeated",
+                  (int)d->axes[i]);
     }
-    bool seen[PLX_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < x->rank; i++) {
-        start[i] = 0;
-        step[i] = 1;
-        dims[i] = x->dims[i];
-    }
-    for (uint32_t i = 0; i < d->count; i++) {
-        uint32_t axis = 0;
-        if (!norm_axis(d->axes[i], x->rank, &axis) || seen[axis]) {
-            return plxk_refuse(buf, size, "slice: axis %d is out of range or repeated", (int)d->axes[i]);
-        }
-        seen[axis] = true;
-        int64_t n = x->dims[axis], s = d->starts[i], e = d->ends[i], st = d->steps[i];
-        if (st == 0) {
-            return plxk_refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
-        }
-        s = s < 0 ? s + n : s; /* INT64_MIN + n does not overflow: n >= 0 */
-        e = e < 0 ? e + n : e;
-        int64_t len;
-        if (st > 0) {
-            s = s < 0 ? 0 : s > n ? n : s;
-            e = e < 0 ? 0 : e > n ? n : e;
-            len = e > s ? (e - s - 1) / st + 1 : 0;
-        } else {
-            s = s < 0 ? 0 : s > n - 1 ? n - 1 : s;
-            e = e < -1 ? -1 : e > n - 1 ? n - 1 : e;
-            /* -st cannot overflow usefully: a step of INT64_MIN takes one element */
-            len = s > e ? (st == INT64_MIN ? 1 : (s - e - 1) / -st + 1) : 0;
-        }
-        if (n == 0) {
-            len = 0;
-            s = 0;
-        }
-        start[axis] = s;
-        step[axis] = st;
-        dims[axis] = len;
-    }
-    return NULL;
 }
 
 const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size) {
@@ -433,8 +394,8 @@ const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size
     if (why) {
         return why;
     }
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK];
-    if ((why = slice_plan(layer, start, step, dims, buf, size))) {
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
+    if ((why = slice_plan(layer, dims, strides, &offset, buf, size))) {
         return why;
     }
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
@@ -453,22 +414,14 @@ const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size
 bool plxk_run_slice(const plxk_kernel_args *args) {
     RUN_CHECK(slice, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
-    int64_t start[PLX_MAX_RANK], step[PLX_MAX_RANK], dims[PLX_MAX_RANK], xs[PLX_MAX_RANK];
-    int64_t strides[PLX_MAX_RANK];
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
     char buf[8];
-    slice_plan(args->layer, start, step, dims, buf, sizeof buf);
+    slice_plan(args->layer, dims, strides, &offset, buf, sizeof buf);
     if (count_of(y) == 0) {
         return true;
     }
-    plx_tensor_info_strides(x, xs);
-    int64_t base = 0;
-    for (uint32_t i = 0; i < x->rank; i++) {
-        base += start[i] * xs[i];
-        /* a dim of one element never steps, whatever its step */
-        strides[i] = dims[i] > 1 ? step[i] * xs[i] : 0;
-    }
     strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
-                 strides, base);
+                 strides, offset);
     return true;
 }
 
@@ -569,7 +522,7 @@ const char *plxk_check_gather(const plx_layer_view *layer, char *buf, size_t siz
     }
     uint32_t axis = 0;
     int32_t a = ((const plx_axis_desc *)layer->desc)->axis;
-    if (!norm_axis(a, x->rank, &axis)) {
+    if (!plx_axis_normalize(a, x->rank, false, &axis)) {
         return plxk_refuse(buf, size, "gather: axis %d is out of range for rank %u", (int)a, x->rank);
     }
     if (y->rank != x->rank - 1 + ind->rank) {
@@ -593,7 +546,7 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1];
     uint32_t axis = 0;
-    norm_axis(((const plx_axis_desc *)layer->desc)->axis, x->rank, &axis);
+    plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, x->rank, false, &axis);
     size_t outer = 0, row = 0, ni = count_of(ind);
     split_layout(x, axis, &outer, &row);
     int64_t dim = x->dims[axis];
@@ -637,17 +590,18 @@ const char *plxk_check_expand(const plx_layer_view *layer, char *buf, size_t siz
         return plxk_refuse(buf, size, "expand: output rank %u, expected %u", y->rank, rank);
     }
     /* the output is the broadcast of the input's shape and the descriptor's */
-    for (uint32_t i = 0; i < rank; i++) {
-        int64_t a = i + x->rank >= rank ? x->dims[i + x->rank - rank] : 1;
-        int64_t b = i + d->rank >= rank ? d->dims[i + d->rank - rank] : 1;
-        if (a != b && a != 1 && b != 1) {
-            return plxk_refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
-                          "do not broadcast", i, (long long)a, (long long)b);
-        }
-        int64_t want = a == 1 ? b : a;
-        if (y->dims[i] != want) {
+    int64_t dims[PLX_MAX_RANK];
+    uint32_t i = 0;
+    if (plx_broadcast_dims(x->dims, x->rank, d->dims, d->rank, dims, &rank, &i) != PLX_GEOM_OK) {
+        /* neither dim is 1, so both are there */
+        return plxk_refuse(buf, size, "expand: dim %u of the input (%lld) and the shape (%lld) "
+                      "do not broadcast", i, (long long)x->dims[i + x->rank - rank],
+                      (long long)d->dims[i + d->rank - rank]);
+    }
+    for (i = 0; i < rank; i++) {
+        if (y->dims[i] != dims[i]) {
             return plxk_refuse(buf, size, "expand: output dim %u is %lld, expected %lld", i,
-                          (long long)y->dims[i], (long long)want);
+                          (long long)y->dims[i], (long long)dims[i]);
         }
     }
     return NULL;

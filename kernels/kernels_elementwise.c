@@ -10,6 +10,8 @@
  * happens in C: the arithmetic is done on uint64_t). */
 #include "kernels.h"
 
+#include <plexus/geometry.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -792,8 +794,8 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
             return plxk_refuse(buf, size, "%s: scale has %zu elements", what, sn);
         }
     } else if (s->rank == 1) {
-        int64_t axis = d->axis < 0 ? (int64_t)d->axis + x->rank : d->axis;
-        if (axis < 0 || axis >= (int64_t)x->rank) {
+        uint32_t axis = 0;
+        if (!plx_axis_normalize(d->axis, x->rank, false, &axis)) {
             return plxk_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
                           x->rank);
         }
@@ -841,7 +843,8 @@ const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t s
 static void axis_layout(const plx_layer_view *layer, size_t *inner, size_t *dim) {
     const plx_quantize_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0];
-    int64_t axis = d->axis < 0 ? (int64_t)d->axis + x->rank : d->axis;
+    uint32_t axis = 0;
+    plx_axis_normalize(d->axis, x->rank, false, &axis);
     int64_t strides[PLX_MAX_RANK];
     plx_tensor_info_strides(x, strides);
     *inner = (size_t)strides[axis];

@@ -12,6 +12,8 @@
  * dense-math files are in kernels_compute.h. */
 #include "kernels_compute.h"
 
+#include <plexus/geometry.h>
+
 #include <stdint.h>
 #include <string.h>
 
@@ -98,13 +100,8 @@ bool plxk_run_fully_connected(const plxk_kernel_args *args) {
     return plxk_product(args, &ga, ws, left, "fully_connected");
 }
 
-typedef struct gemm_geom {
-    int64_t m, n, k;
-    int64_t a_sm, a_sk, b_sk, b_sn; /* element strides of A' and B' */
-    int64_t c_sm, c_sn;             /* C's broadcast strides (0 along broadcast dims) */
-} gemm_geom;
-
-static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf, size_t size) {
+/* The geometry of a gemm is the SDK's (plexus/geometry.h). */
+static const char *gemm_prepare(const plx_layer_view *l, plx_gemm_geom *g, char *buf, size_t size) {
     const char *why = plxk_check_layer(l, "gemm", 2, 3, sizeof(plx_gemm_desc), buf, size);
     if (!why) {
         why = plxk_require_float32(l, "gemm", buf, size);
@@ -113,53 +110,33 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
         return why;
     }
     const plx_gemm_desc *desc = l->desc;
-    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
-    if (a->rank != 2 || b->rank != 2) {
-        return plxk_refuse(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u", a->rank,
-                   b->rank);
-    }
-    g->m = desc->trans_a ? a->dims[1] : a->dims[0];
-    g->k = desc->trans_a ? a->dims[0] : a->dims[1];
-    g->n = desc->trans_b ? b->dims[0] : b->dims[1];
-    int64_t kb = desc->trans_b ? b->dims[1] : b->dims[0];
-    if (kb != g->k) {
-        return plxk_refuse(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->k,
-                   (long long)kb);
-    }
-    g->a_sm = desc->trans_a ? 1 : a->dims[1];
-    g->a_sk = desc->trans_a ? a->dims[1] : 1;
-    g->b_sk = desc->trans_b ? 1 : b->dims[1];
-    g->b_sn = desc->trans_b ? b->dims[1] : 1;
-    g->c_sm = g->c_sn = 0;
-    if (l->input_count == 3) {
-        const plx_tensor_info *c = &l->inputs[2];
-        int64_t cm = 1, cn = 1;
-        if (c->rank == 2) {
-            cm = c->dims[0];
-            cn = c->dims[1];
-        } else if (c->rank == 1) {
-            cn = c->dims[0];
-        } else if (c->rank != 0) {
-            return plxk_refuse(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", c->rank);
-        }
-        if ((cm != 1 && cm != g->m) || (cn != 1 && cn != g->n)) {
-            return plxk_refuse(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
-                       (long long)cm, (long long)cn, (long long)g->m, (long long)g->n);
-        }
-        g->c_sn = cn == 1 ? 0 : 1;
-        g->c_sm = cm == 1 ? 0 : cn;
+    switch (plx_gemm_geom_of(&l->inputs[0], &l->inputs[1], l->input_count == 3 ? &l->inputs[2] : NULL,
+                             desc->trans_a, desc->trans_b, g)) {
+    case PLX_GEOM_OK:
+        break;
+    case PLX_GEOM_BAD_RANK:
+        return plxk_refuse(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u",
+                   (unsigned)g->bad[0], (unsigned)g->bad[1]);
+    case PLX_GEOM_K_MISMATCH:
+        return plxk_refuse(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->bad[0],
+                   (long long)g->bad[1]);
+    case PLX_GEOM_BAD_BIAS_RANK:
+        return plxk_refuse(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", (unsigned)g->bad[0]);
+    default:
+        return plxk_refuse(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
+                   (long long)g->bad[0], (long long)g->bad[1], (long long)g->m, (long long)g->n);
     }
     int64_t dims[2] = {g->m, g->n};
     return plxk_require_output_shape(l, "gemm", 2, dims, buf, size);
 }
 
 const char *plxk_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
-    gemm_geom g;
+    plx_gemm_geom g;
     return gemm_prepare(layer, &g, buf, size);
 }
 
 size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute) {
-    gemm_geom g;
+    plx_gemm_geom g;
     char buf[8];
     return gemm_prepare(layer, &g, buf, sizeof buf) ? 0 : plxk_gemm_ws(compute, g.m, g.n, g.k);
 }
@@ -168,7 +145,7 @@ size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *comp
  * beta is 1; otherwise Y starts as beta C, which the GEMM accumulates on. */
 bool plxk_run_gemm(const plxk_kernel_args *args) {
     char why[256];
-    gemm_geom g;
+    plx_gemm_geom g;
     if (gemm_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }
@@ -209,18 +186,10 @@ bool plxk_run_gemm(const plxk_kernel_args *args) {
 /* matmul                                                              */
 /* ------------------------------------------------------------------ */
 
-typedef struct matmul_geom {
-    int64_t m, n, k;
-    uint32_t batch_rank;
-    int64_t batch[PLX_MAX_RANK];   /* broadcast batch dims */
-    int64_t a_bs[PLX_MAX_RANK];    /* A's element stride per batch dim (0: broadcast) */
-    int64_t b_bs[PLX_MAX_RANK];
-} matmul_geom;
-
-/* numpy matmul: a 1-D A is [1,K] and a 1-D B is [K,1], the added dim being
- * removed from the result; the batch dims (all but the last two)
- * broadcast. */
-static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char *buf,
+/* numpy matmul (plexus/geometry.h): a 1-D A is [1,K] and a 1-D B is
+ * [K,1], the added dim being removed from the result; the batch dims (all
+ * but the last two) broadcast. */
+static const char *matmul_prepare(const plx_layer_view *l, plx_matmul_geom *g, char *buf,
                                   size_t size) {
     const char *why = plxk_check_layer(l, "matmul", 2, 2, 0, buf, size);
     if (why) {
@@ -235,61 +204,29 @@ static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char 
         return plxk_refuse(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
                    plx_dtype_name(a->dtype), plx_dtype_name(b->dtype), plx_dtype_name(y->dtype));
     }
-    if (a->rank < 1 || b->rank < 1) {
+    switch (plx_matmul_geom_of(a, b, g)) {
+    case PLX_GEOM_OK:
+        break;
+    case PLX_GEOM_BAD_RANK:
         return plxk_refuse(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
                    a->rank, b->rank);
+    case PLX_GEOM_K_MISMATCH:
+        return plxk_refuse(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->bad[0],
+                   (long long)g->bad[1]);
+    default:
+        return plxk_refuse(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
+                   (long long)g->bad[0], (long long)g->bad[1]);
     }
-    g->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
-    g->k = a->dims[a->rank - 1];
-    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
-    g->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
-    if (kb != g->k) {
-        return plxk_refuse(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->k,
-                   (long long)kb);
-    }
-    uint32_t ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
-    g->batch_rank = ra > rb ? ra : rb;
-    int64_t as = g->m * g->k, bs = g->k * g->n; /* strides, innermost batch dim first */
-    for (uint32_t i = g->batch_rank; i-- > 0;) {
-        /* batch dim i of the result is dim i-(batch_rank-ra) of A's batch */
-        int64_t da = 1, db = 1;
-        int64_t ia = (int64_t)i - (int64_t)(g->batch_rank - ra);
-        int64_t ib = (int64_t)i - (int64_t)(g->batch_rank - rb);
-        if (ia >= 0) {
-            da = a->dims[ia];
-        }
-        if (ib >= 0) {
-            db = b->dims[ib];
-        }
-        if (da != db && da != 1 && db != 1) {
-            return plxk_refuse(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
-                       (long long)da, (long long)db);
-        }
-        g->batch[i] = da == 1 ? db : da;
-        g->a_bs[i] = da == 1 ? 0 : as;
-        g->b_bs[i] = db == 1 ? 0 : bs;
-        as *= da;
-        bs *= db;
-    }
-    int64_t dims[PLX_MAX_RANK];
-    uint32_t rank = g->batch_rank;
-    memcpy(dims, g->batch, sizeof(int64_t) * rank);
-    if (a->rank > 1) {
-        dims[rank++] = g->m;
-    }
-    if (b->rank > 1) {
-        dims[rank++] = g->n;
-    }
-    return plxk_require_output_shape(l, "matmul", rank, dims, buf, size);
+    return plxk_require_output_shape(l, "matmul", g->rank, g->dims, buf, size);
 }
 
 const char *plxk_check_matmul(const plx_layer_view *layer, char *buf, size_t size) {
-    matmul_geom g;
+    plx_matmul_geom g;
     return matmul_prepare(layer, &g, buf, size);
 }
 
 size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *compute) {
-    matmul_geom g;
+    plx_matmul_geom g;
     char buf[8];
     if (matmul_prepare(layer, &g, buf, sizeof buf) ||
         layer->inputs[0].dtype != PLX_DTYPE_FLOAT32) {
@@ -302,7 +239,7 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
  * plain loops, with wrap-around arithmetic. */
 bool plxk_run_matmul(const plxk_kernel_args *args) {
     char why[256];
-    matmul_geom g;
+    plx_matmul_geom g;
     if (matmul_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }

@@ -10,6 +10,8 @@
  * dense-math files are in kernels_compute.h. */
 #include "kernels_compute.h"
 
+#include <plexus/geometry.h>
+
 #include <stdint.h>
 #include <math.h>
 
@@ -73,27 +75,24 @@ typedef struct layer_norm_geom {
     uint32_t rank, axis;
 } layer_norm_geom;
 
-/* Strides of `t` broadcast (numpy, right-aligned) to X's shape; refuses
- * shapes that would broadcast X itself to something larger. */
+/* Strides of `t` broadcast (numpy, right-aligned) to X's shape
+ * (plexus/geometry.h's); refuses shapes that would broadcast X itself to
+ * something larger. */
 static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_info *x,
                                      const char *op, const char *name, int64_t *st, char *buf,
                                      size_t size) {
-    if (t->rank > x->rank) {
+    uint32_t i = 0;
+    switch (plx_broadcast_strides(t->dims, t->rank, x->dims, x->rank, st, &i)) {
+    case PLX_GEOM_OK:
+        return NULL;
+    case PLX_GEOM_BAD_RANK:
         return plxk_refuse(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
                    x->rank);
+    default:
+        return plxk_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
+                   op, name, i, (long long)t->dims[i - (x->rank - t->rank)],
+                   (long long)x->dims[i]);
     }
-    int64_t s = 1;
-    for (uint32_t i = x->rank; i-- > 0;) {
-        int64_t ti = (int64_t)i - (int64_t)(x->rank - t->rank);
-        int64_t d = ti >= 0 ? t->dims[ti] : 1;
-        if (d != 1 && d != x->dims[i]) {
-            return plxk_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
-                       op, name, i, (long long)d, (long long)x->dims[i]);
-        }
-        st[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return NULL;
 }
 
 static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *g, char *buf,
@@ -107,13 +106,13 @@ static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *
     }
     const plx_layer_norm_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
-    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
-    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+    uint32_t axis = 0;
+    if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
         return plxk_refuse(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
                    desc->axis, x->rank);
     }
     g->rank = x->rank;
-    g->axis = (uint32_t)axis;
+    g->axis = axis;
     g->outer = plxk_dim_product(x, 0, g->axis);
     g->inner = plxk_dim_product(x, g->axis, x->rank);
     if ((why = broadcast_strides(&l->inputs[1], x, "layer_norm", "scale", g->scale_st, buf, size))) {
@@ -258,8 +257,8 @@ static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int6
     }
     const plx_softmax_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
-    int64_t axis = desc->axis < 0 ? (int64_t)desc->axis + x->rank : desc->axis;
-    if (x->rank == 0 || axis < 0 || axis >= (int64_t)x->rank) {
+    uint32_t axis = 0;
+    if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
         return plxk_refuse(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
                    x->rank);
     }

@@ -10,6 +10,8 @@
  * dense-math files are in kernels_compute.h. */
 #include "kernels_compute.h"
 
+#include <plexus/geometry.h>
+
 #include <stdint.h>
 #include <math.h>
 
@@ -55,17 +57,16 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
         g->in[i] = x->dims[2 + i];
         g->out[i] = y->dims[2 + i];
         float s = desc->scales[i];
-        if (!(s >= 0.0f) || isinf(s)) {
+        switch (plx_resize_scale(s, g->in[i], g->out[i], &g->scale[i])) {
+        case PLX_GEOM_OK:
+            break;
+        case PLX_GEOM_BAD_SCALE:
             return plxk_refuse(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
                        (double)s);
-        }
-        if (g->in[i] == 0 && g->out[i] != 0) {
+        default:
             return plxk_refuse(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
                        (long long)g->out[i]);
         }
-        g->scale[i] = s > 0.0f ? (double)s
-                      : g->in[i]  ? (double)g->out[i] / (double)g->in[i]
-                                  : 1.0;
     }
     return NULL;
 }
@@ -73,65 +74,6 @@ static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char 
 const char *plxk_check_resize(const plx_layer_view *layer, char *buf, size_t size) {
     resize_geom g;
     return resize_prepare(layer, &g, buf, size);
-}
-
-/* Input coordinate of output coordinate x, as ONNX's reference computes it
- * (in double). Like the reference, align_corners and pytorch_half_pixel use
- * the scaled length scale*in, which equals the output size unless explicit
- * scales do not divide it. */
-static double resize_source(plx_resize_coord mode, double x, double scale, int64_t in) {
-    double out_len = scale * (double)in;
-    switch (mode) {
-    case PLX_RESIZE_COORD_ASYMMETRIC:
-        return x / scale;
-    case PLX_RESIZE_COORD_ALIGN_CORNERS:
-        return out_len == 1.0 ? 0.0 : x * (double)(in - 1) / (out_len - 1.0);
-    case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL:
-        return out_len == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN:
-        return (x + 0.5) / scale;
-    case PLX_RESIZE_COORD_HALF_PIXEL:
-    default:
-        return (x + 0.5) / scale - 0.5;
-    }
-}
-
-/* Bounds a source coordinate so that converting it to an integer is safe;
- * indices get clamped to the input later anyway (edge padding). */
-static double bound_coord(double c, int64_t in) {
-    if (!(c > -2.0)) { /* also NaN */
-        return -2.0;
-    }
-    return c > (double)in + 1.0 ? (double)in + 1.0 : c;
-}
-
-/* ONNX's nearest rules: an integer coordinate is itself; otherwise the
- * fraction picks floor or floor+1 (round_prefer_floor rounds .5 down,
- * round_prefer_ceil up). The index is clamped to the input. */
-static int64_t resize_nearest_index(plx_resize_nearest mode, double c, int64_t in) {
-    double f = floor(c);
-    int64_t i = (int64_t)f;
-    if (c != f) {
-        double r = c - f;
-        bool up;
-        switch (mode) {
-        case PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL: up = r >= 0.5; break;
-        case PLX_RESIZE_NEAREST_FLOOR: up = false; break;
-        case PLX_RESIZE_NEAREST_CEIL: up = true; break;
-        case PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR:
-        default: up = r > 0.5; break;
-        }
-        i += up;
-    }
-    return plxk_clamp_i64(i, 0, in - 1);
-}
-
-/* Linear taps: lo, hi (clamped) and the weight of hi. */
-static void resize_linear_taps(double c, int64_t in, int64_t *lo, int64_t *hi, double *w) {
-    double f = floor(c);
-    *w = c - f;
-    *lo = plxk_clamp_i64((int64_t)f, 0, in - 1);
-    *hi = plxk_clamp_i64((int64_t)f + 1, 0, in - 1);
 }
 
 /* Bilinear interpolates along W first, then H, in double, as the
@@ -150,21 +92,18 @@ bool plxk_run_resize(const plxk_kernel_args *args) {
         const float *src = x + p * in_plane;
         float *dst = y + p * out_plane;
         for (int64_t oh = 0; oh < g.out[0]; oh++) {
-            double ch = bound_coord(resize_source(desc->coord, (double)oh, g.scale[0], g.in[0]),
-                                    g.in[0]);
+            double ch = plx_resize_coordinate(desc->coord, oh, g.scale[0], g.in[0]);
             for (int64_t ow = 0; ow < g.out[1]; ow++) {
-                double cw = bound_coord(
-                    resize_source(desc->coord, (double)ow, g.scale[1], g.in[1]), g.in[1]);
+                double cw = plx_resize_coordinate(desc->coord, ow, g.scale[1], g.in[1]);
                 double v;
                 if (desc->mode == PLX_RESIZE_NEAREST) {
-                    int64_t ih = resize_nearest_index(desc->nearest, ch, g.in[0]);
-                    int64_t iw = resize_nearest_index(desc->nearest, cw, g.in[1]);
+                    int64_t ih = plx_resize_nearest_index(desc->nearest, ch, g.in[0]);
+                    int64_t iw = plx_resize_nearest_index(desc->nearest, cw, g.in[1]);
                     v = src[ih * g.in[1] + iw];
                 } else {
                     int64_t h0, h1, w0, w1;
-                    double rh, rw;
-                    resize_linear_taps(ch, g.in[0], &h0, &h1, &rh);
-                    resize_linear_taps(cw, g.in[1], &w0, &w1, &rw);
+                    double rh = plx_resize_linear_taps(ch, g.in[0], &h0, &h1);
+                    double rw = plx_resize_linear_taps(cw, g.in[1], &w0, &w1);
                     double top = (1.0 - rw) * src[h0 * g.in[1] + w0] + rw * src[h0 * g.in[1] + w1];
                     double bot = (1.0 - rw) * src[h1 * g.in[1] + w0] + rw * src[h1 * g.in[1] + w1];
                     v = (1.0 - rh) * top + rh * bot;

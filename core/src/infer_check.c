@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <plexus/geometry.h>
+
 #include "infer_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -140,49 +142,16 @@ bool plxi_dims_product(const int64_t *dims, uint32_t from, uint32_t to, int64_t 
     return true;
 }
 
-/* Normalises an axis in [-rank, rank) (or [-rank, rank] with inclusive). */
-bool plxi_norm_axis(int64_t axis, uint32_t rank, bool inclusive, uint32_t *out) {
-    int64_t r = (int64_t)rank;
-    if (axis < -r || axis > r || (!inclusive && axis == r)) {
-        return false;
-    }
-    *out = (uint32_t)(axis < 0 ? axis + r : axis);
-    return true;
-}
-
-/* Numpy broadcasting of two shapes; false when incompatible. */
+/* Numpy broadcasting of two shapes (plexus/geometry.h's); false when
+ * incompatible. */
 bool plxi_broadcast(const int64_t *a, uint32_t ra, const int64_t *b, uint32_t rb,
                     int64_t *out, uint32_t *out_rank) {
-    uint32_t r = ra > rb ? ra : rb;
-    int64_t dims[PLX_MAX_RANK];
-    for (uint32_t i = 0; i < r; i++) {
-        int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
-        int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
-        if (da == db || db == 1) {
-            dims[i] = da;
-        } else if (da == 1) {
-            dims[i] = db;
-        } else {
-            return false;
-        }
-    }
-    memcpy(out, dims, r * sizeof *dims);
-    *out_rank = r;
-    return true;
+    return plx_broadcast_dims(a, ra, b, rb, out, out_rank, NULL) == PLX_GEOM_OK;
 }
 
 /* True when `from` broadcasts to `to` without changing `to`. */
 bool plxi_broadcasts_to(const int64_t *from, uint32_t rf, const int64_t *to, uint32_t rt) {
-    if (rf > rt) {
-        return false;
-    }
-    for (uint32_t i = 0; i < rf; i++) {
-        int64_t f = from[rf - 1 - i], t = to[rt - 1 - i];
-        if (f != t && f != 1) {
-            return false;
-        }
-    }
-    return true;
+    return plx_broadcast_strides(from, rf, to, rt, NULL, NULL) == PLX_GEOM_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -309,7 +278,7 @@ plx_status plxi_check_min(const layer_ctx *c, const char *field, const int64_t *
 plx_status plxi_check_axis(const layer_ctx *c, const char *field, int64_t axis, uint32_t i,
                            bool inclusive, uint32_t *out) {
     const plx_tensor_info *t = &c->in[i];
-    if (plxi_norm_axis(axis, t->rank, inclusive, out)) {
+    if (plx_axis_normalize(axis, t->rank, inclusive, out)) {
         return NULL;
     }
     return plxi_fail(c, "%s " I64 " is out of range [-%" PRIu32 ", %" PRIu32 "%s for %s %s", field,

@@ -68,9 +68,6 @@ bool plxi_mul_nonneg(int64_t a, int64_t b, int64_t *r);
 /* Product of dims[from..to-1] (all >= 0). */
 bool plxi_dims_product(const int64_t *dims, uint32_t from, uint32_t to, int64_t *r);
 
-/* Normalises an axis in [-rank, rank) (or [-rank, rank] with inclusive). */
-bool plxi_norm_axis(int64_t axis, uint32_t rank, bool inclusive, uint32_t *out);
-
 /* Numpy broadcasting of two shapes; false when incompatible. */
 bool plxi_broadcast(const int64_t *a, uint32_t ra, const int64_t *b, uint32_t rb,
                int64_t *out, uint32_t *out_rank);

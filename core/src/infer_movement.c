@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <plexus/geometry.h>
+
 #include "infer_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -214,50 +216,25 @@ plx_status plxi_infer_split(const layer_ctx *c) {
 plx_status plxi_infer_slice(const layer_ctx *c) {
     const plx_slice_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
-    if (d->count > PLX_MAX_RANK) {
+    int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
+    uint32_t i = 0, a = 0;
+    switch (plx_slice_plan(x, d, dims, strides, &offset, &i)) {
+    case PLX_GEOM_OK:
+        break;
+    case PLX_GEOM_BAD_COUNT:
         return plxi_fail(c, "count %" PRIu32 " is more than %d", d->count, PLX_MAX_RANK);
-    }
-    int64_t dims[PLX_MAX_RANK];
-    memcpy(dims, x->dims, sizeof dims);
-    bool seen[PLX_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < d->count; i++) {
-        uint32_t a = 0;
+    case PLX_GEOM_BAD_AXIS: {
         char field[24];
         snprintf(field, sizeof field, "axes[%" PRIu32 "]", i);
-        plx_status s = plxi_check_axis(c, field, d->axes[i], 0, false, &a);
-        if (s) {
-            return s;
-        }
-        if (seen[a]) {
-            return plxi_fail(c, "axes[%" PRIu32 "] = %" PRId32 " repeats axis %" PRIu32, i,
-                             d->axes[i], a);
-        }
-        seen[a] = true;
-        int64_t step = d->steps[i], dim = x->dims[a], start = d->starts[i], end = d->ends[i];
-        if (step == 0) {
-            return plxi_fail(c, "steps[%" PRIu32 "] is 0", i);
-        }
-        if (dim == 0) {
-            dims[a] = 0;
-            continue;
-        }
-        /* ONNX: negative values count from the end, then clamp. */
-        if (start < 0) {
-            start += dim;
-        }
-        if (end < 0) {
-            end += dim;
-        }
-        if (step > 0) {
-            start = start < 0 ? 0 : start > dim ? dim : start;
-            end = end < 0 ? 0 : end > dim ? dim : end;
-            dims[a] = end <= start ? 0 : (end - start - 1) / step + 1;
-        } else {
-            start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-            end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-            /* (start - end - 1) / step truncates toward zero: no negation of INT64_MIN */
-            dims[a] = start <= end ? 0 : 1 - (start - end - 1) / step;
-        }
+        return plxi_check_axis(c, field, d->axes[i], 0, false, &a);
+    }
+    case PLX_GEOM_REPEATED_AXIS:
+        plx_axis_normalize(d->axes[i], x->rank, false, &a);
+        return plxi_fail(c, "axes[%" PRIu32 "] = %" PRId32 " repeats axis %" PRIu32, i,
+                         d->axes[i], a);
+    case PLX_GEOM_ZERO_STEP:
+    default:
+        return plxi_fail(c, "steps[%" PRIu32 "] is 0", i);
     }
     moved_output(c->out, x, dims, x->rank);
     return NULL;
@@ -343,7 +320,7 @@ plx_status plxi_infer_unsqueeze(const layer_ctx *c) {
     bool add[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < d->axis_count; i++) {
         uint32_t a = 0;
-        if (!plxi_norm_axis(d->axes[i], r, false, &a)) {
+        if (!plx_axis_normalize(d->axes[i], r, false, &a)) {
             return plxi_fail(c,
                              "axes[%" PRIu32 "] = %" PRId32 " is out of range [-%" PRIu32 ", %" PRIu32
                              ") for the output rank %" PRIu32, i, d->axes[i], r, r, r);

@@ -23,10 +23,7 @@
 
 static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                 size_t size) {
-    const char *why = plxk_check_layer(l, "conv", 2, 3, sizeof(plx_conv_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "conv", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "conv", buf, size);
     if (why) {
         return why;
     }
@@ -432,11 +429,7 @@ bool plxk_run_conv(const plxk_kernel_args *args) {
  * (plexus/window.h) computes them. */
 static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_geom *g,
                                           char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "conv_transpose", 2, 3, sizeof(plx_conv_transpose_desc), buf,
-                                  size);
-    if (!why) {
-        why = plxk_require_float32(l, "conv_transpose", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "conv_transpose", buf, size);
     if (why) {
         return why;
     }

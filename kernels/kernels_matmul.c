@@ -25,11 +25,7 @@ typedef struct fc_geom {
 } fc_geom;
 
 static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "fully_connected", 2, 3, sizeof(plx_fully_connected_desc),
-                                  buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "fully_connected", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "fully_connected", buf, size);
     if (why) {
         return why;
     }
@@ -105,10 +101,7 @@ typedef struct gemm_geom {
 } gemm_geom;
 
 static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "gemm", 2, 3, sizeof(plx_gemm_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "gemm", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "gemm", buf, size);
     if (why) {
         return why;
     }
@@ -154,12 +147,12 @@ static const char *gemm_prepare(const plx_layer_view *l, gemm_geom *g, char *buf
 }
 
 const char *plxk_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
-    gemm_geom g;
+    gemm_geom g = {0};
     return gemm_prepare(layer, &g, buf, size);
 }
 
 size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute) {
-    gemm_geom g;
+    gemm_geom g = {0};
     char buf[8];
     return gemm_prepare(layer, &g, buf, sizeof buf) ? 0 : plxk_gemm_ws(compute, g.m, g.n, g.k);
 }
@@ -168,7 +161,7 @@ size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *comp
  * beta is 1; otherwise Y starts as beta C, which the GEMM accumulates on. */
 bool plxk_run_gemm(const plxk_kernel_args *args) {
     char why[256];
-    gemm_geom g;
+    gemm_geom g = {0};
     if (gemm_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }
@@ -222,10 +215,6 @@ typedef struct matmul_geom {
  * broadcast. */
 static const char *matmul_prepare(const plx_layer_view *l, matmul_geom *g, char *buf,
                                   size_t size) {
-    const char *why = plxk_check_layer(l, "matmul", 2, 2, 0, buf, size);
-    if (why) {
-        return why;
-    }
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
     if (a->dtype != PLX_DTYPE_FLOAT32 && !plxk_is_int_dtype(a->dtype)) {
         return plxk_refuse(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",

@@ -64,12 +64,9 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
 
 static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                 size_t size) {
-    const char *why = plxk_check_layer(l, "pool", 1, 1, sizeof(plx_pool_desc), buf, size);
-    if (why) {
-        return why;
-    }
     const plx_pool_desc *desc = l->desc;
-    if ((why = pool_dtype(l, "pool", desc->kind, buf, size))) {
+    const char *why = pool_dtype(l, "pool", desc->kind, buf, size);
+    if (why) {
         return why;
     }
     char msg[224];
@@ -189,12 +186,9 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
 
 static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, int64_t *inner,
                                        char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "global_pool", 1, 1, sizeof(plx_global_pool_desc), buf, size);
-    if (why) {
-        return why;
-    }
     const plx_global_pool_desc *desc = l->desc;
-    if ((why = pool_dtype(l, "global_pool", desc->kind, buf, size))) {
+    const char *why = pool_dtype(l, "global_pool", desc->kind, buf, size);
+    if (why) {
         return why;
     }
     const plx_tensor_info *x = &l->inputs[0];

@@ -24,10 +24,7 @@ typedef struct resize_geom {
 
 static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char *buf,
                                   size_t size) {
-    const char *why = plxk_check_layer(l, "resize", 1, 1, sizeof(plx_resize_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "resize", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "resize", buf, size);
     if (why) {
         return why;
     }
@@ -138,7 +135,7 @@ static void resize_linear_taps(double c, int64_t in, int64_t *lo, int64_t *hi, d
  * reference does. */
 bool plxk_run_resize(const plxk_kernel_args *args) {
     char why[256];
-    resize_geom g;
+    resize_geom g = {0};
     if (resize_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }

@@ -51,7 +51,7 @@ static cl_int16 conv_geom_arg(const plx_window_geom *g) {
 
 static const char *conv_prepare_geom(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                      size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -164,7 +164,7 @@ bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
 
 static const char *conv_transpose_geom(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                        size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_transpose_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -207,7 +207,7 @@ static bool one_batch_gemm(const ocl_device *dev, ocl_plan *plan, ocl_gemm_desc 
 const char *ocl_check_fully_connected(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                       size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_fully_connected_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -268,7 +268,7 @@ typedef struct gemm_geom {
 } gemm_geom;
 
 static const char *gemm_geom_of(const plx_layer_view *l, gemm_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_gemm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -359,7 +359,7 @@ typedef struct matmul_geom {
 /* numpy matmul (cpu_ref's matmul_prepare): 1-D operands get a dim of 1
  * added and removed; batch dims broadcast. */
 static const char *matmul_geom_of(const plx_layer_view *l, matmul_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 2, 2, 1, 1, 0, buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -476,7 +476,7 @@ bool ocl_prepare_matmul(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 /* ---- pool, global_pool -------------------------------------------------- */
 
 static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_pool_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -566,7 +566,7 @@ static bool reduce_launch(const ocl_device *dev, ocl_plan *plan, int func, ocl_s
 const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                   size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_global_pool_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -611,7 +611,7 @@ bool ocl_prepare_global_pool(const ocl_device *dev, const plx_layer_view *l, ocl
 const char *ocl_check_batch_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                  size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 5, 5, 1, 1, sizeof(plx_batch_norm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -683,7 +683,7 @@ typedef struct layer_norm_geom {
 
 static const char *layer_norm_geom_of(const plx_layer_view *l, layer_norm_geom *g, char *buf,
                                       size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_layer_norm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -766,7 +766,7 @@ bool ocl_prepare_layer_norm(const ocl_device *dev, const plx_layer_view *l, ocl_
 const char *ocl_check_instance_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                     size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 3, 3, 1, 1, sizeof(plx_instance_norm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -816,7 +816,7 @@ bool ocl_prepare_instance_norm(const ocl_device *dev, const plx_layer_view *l, o
 
 static const char *softmax_geom(const plx_layer_view *l, int64_t *outer, int64_t *len,
                                 int64_t *inner, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_softmax_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -875,7 +875,7 @@ typedef struct reduce_geom {
 } reduce_geom;
 
 static const char *reduce_geom_of(const plx_layer_view *l, reduce_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_reduce_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -948,7 +948,7 @@ bool ocl_prepare_reduce(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 
 static const char *arg_reduce_geom(const plx_layer_view *l, int64_t *outer, int64_t *len,
                                    int64_t *inner, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_arg_reduce_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -1024,7 +1024,7 @@ typedef struct resize_geom {
 } resize_geom;
 
 static const char *resize_geom_of(const plx_layer_view *l, resize_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_resize_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }

@@ -69,46 +69,19 @@ const char *ocl_size_suffix(plx_dtype t) {
     }
 }
 
-/* A valid info whose element count the kernels can index. */
-static bool info_ok(const plx_tensor_info *t) {
-    size_t bytes = 0, n = 0;
-    return t->rank <= PLX_MAX_RANK && plx_tensor_info_byte_size(t, &bytes) &&
-           plx_tensor_info_element_count(t, &n) && (uint64_t)n <= (uint64_t)OCL_INDEX_LIMIT;
+static bool within_index_limit(const plx_tensor_info *t) {
+    size_t n = 0;
+    return plx_tensor_info_element_count(t, &n) && (uint64_t)n <= (uint64_t)OCL_INDEX_LIMIT;
 }
 
-const char *ocl_check_common(const plx_layer_view *l, uint32_t min_in, uint32_t max_in,
-                             uint32_t min_out, uint32_t max_out, size_t desc_size, char *buf,
-                             size_t size) {
-    const char *op = plx_op_name(l->op);
-    if (l->input_count < min_in || l->input_count > max_in || l->output_count < min_out ||
-        l->output_count > max_out || (l->input_count && !l->inputs) ||
-        (l->output_count && !l->outputs)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: unexpected slot counts (%u inputs, %u outputs)",
-                          op, l->input_count, l->output_count);
-    }
-    if (desc_size) {
-        uint32_t ss = 0;
-        if (l->desc) {
-            memcpy(&ss, l->desc, sizeof ss);
-        }
-        if (ss < desc_size) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: missing or too small descriptor", op);
-        }
-    }
-    for (uint32_t i = 0; i < l->input_count; i++) {
-        if (!info_ok(&l->inputs[i])) {
+const char *ocl_check_index_limit(const plx_layer_view *l, char *buf, size_t size) {
+    for (uint32_t i = 0; i < l->input_count + l->output_count; i++) {
+        bool in = i < l->input_count;
+        if (!within_index_limit(in ? &l->inputs[i] : &l->outputs[i - l->input_count])) {
             return ocl_refuse(buf, size,
-                              "gpu_opencl: %s: input %u has an invalid dtype or shape, or too many "
-                              "elements (2^31 - 2^16 at most)",
-                              op, i);
-        }
-    }
-    for (uint32_t i = 0; i < l->output_count; i++) {
-        if (!info_ok(&l->outputs[i])) {
-            return ocl_refuse(buf, size,
-                              "gpu_opencl: %s: output %u has an invalid dtype or shape, or too many "
-                              "elements (2^31 - 2^16 at most)",
-                              op, i);
+                              "gpu_opencl: %s: %s %u has too many elements (2^31 - 2^16 at most)",
+                              plx_op_name(l->op), in ? "input" : "output",
+                              in ? i : i - l->input_count);
         }
     }
     return NULL;
@@ -354,13 +327,7 @@ static const struct {
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,
                          size_t size) {
-    if (!dev || !layer ||
-        layer->struct_size < offsetof(plx_layer_view, output_count) + sizeof layer->output_count) {
-        return ocl_refuse(buf, size, "gpu_opencl: the layer view is missing or too small");
-    }
-    if ((unsigned)layer->op >= PLX_OP_COUNT) {
-        return ocl_refuse(buf, size, "gpu_opencl: unknown operator %d", (int)layer->op);
-    }
+    /* The host validated the view (a known op among them). */
     if (!ops[layer->op].check) {
         return ocl_refuse(buf, size, "gpu_opencl: %s is not implemented", plx_op_name(layer->op));
     }

@@ -47,7 +47,7 @@ static cl_int16 conv_geom_arg(const plx_window_geom *g) {
 
 static const char *conv_prepare_geom(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                      size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -160,7 +160,7 @@ bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
 
 static const char *conv_transpose_geom(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                        size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_conv_transpose_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -203,7 +203,7 @@ static bool one_batch_gemm(const ocl_device *dev, ocl_plan *plan, ocl_gemm_desc 
 const char *ocl_check_fully_connected(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                       size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_fully_connected_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -261,7 +261,7 @@ bool ocl_prepare_fully_connected(const ocl_device *dev, const plx_layer_view *l,
 
 /* The geometry of a gemm is the SDK's (plexus/geometry.h). */
 static const char *gemm_geom_of(const plx_layer_view *l, plx_gemm_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_gemm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -328,7 +328,7 @@ bool ocl_prepare_gemm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
  * removed; batch dims broadcast. */
 
 static const char *matmul_geom_of(const plx_layer_view *l, plx_matmul_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 2, 2, 1, 1, 0, buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -413,7 +413,7 @@ bool ocl_prepare_matmul(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 /* ---- pool, global_pool -------------------------------------------------- */
 
 static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_pool_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -503,7 +503,7 @@ static bool reduce_launch(const ocl_device *dev, ocl_plan *plan, int func, ocl_s
 const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                   size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_global_pool_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -548,7 +548,7 @@ bool ocl_prepare_global_pool(const ocl_device *dev, const plx_layer_view *l, ocl
 const char *ocl_check_batch_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                  size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 5, 5, 1, 1, sizeof(plx_batch_norm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -614,7 +614,7 @@ typedef struct layer_norm_geom {
 
 static const char *layer_norm_geom_of(const plx_layer_view *l, layer_norm_geom *g, char *buf,
                                       size_t size) {
-    const char *why = ocl_check_common(l, 2, 3, 1, 1, sizeof(plx_layer_norm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -696,7 +696,7 @@ bool ocl_prepare_layer_norm(const ocl_device *dev, const plx_layer_view *l, ocl_
 const char *ocl_check_instance_norm(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                     size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 3, 3, 1, 1, sizeof(plx_instance_norm_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -746,7 +746,7 @@ bool ocl_prepare_instance_norm(const ocl_device *dev, const plx_layer_view *l, o
 
 static const char *softmax_geom(const plx_layer_view *l, int64_t *outer, int64_t *len,
                                 int64_t *inner, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_softmax_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (!why) {
         why = ocl_require_f32(l, buf, size);
     }
@@ -805,7 +805,7 @@ typedef struct reduce_geom {
 } reduce_geom;
 
 static const char *reduce_geom_of(const plx_layer_view *l, reduce_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_reduce_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -878,7 +878,7 @@ bool ocl_prepare_reduce(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 
 static const char *arg_reduce_geom(const plx_layer_view *l, int64_t *outer, int64_t *len,
                                    int64_t *inner, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_arg_reduce_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -954,7 +954,7 @@ typedef struct resize_geom {
 } resize_geom;
 
 static const char *resize_geom_of(const plx_layer_view *l, resize_geom *g, char *buf, size_t size) {
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_resize_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }

@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slots, descriptor, infos, and every output of the first input's dtype. */
-static const char *check_data(const plx_layer_view *l, uint32_t min_in, uint32_t max_in,
-                              uint32_t min_out, uint32_t max_out, size_t desc_size, char *buf,
-                              size_t size) {
-    const char *why = ocl_check_common(l, min_in, max_in, min_out, max_out, desc_size, buf, size);
+/* Element counts within the index limit, a dtype the copies move, and
+ * every output of the first input's dtype. */
+static const char *check_data(const plx_layer_view *l, char *buf, size_t size) {
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -76,7 +75,7 @@ static void shape_of(const plx_tensor_info *t, ocl_shape *s) {
 const char *ocl_check_reshape(const ocl_device *dev, const plx_layer_view *l, char *buf,
                               size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, 1, 0, buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -118,7 +117,7 @@ static const char *transpose_perm(const plx_layer_view *l, uint32_t perm[PLX_MAX
 const char *ocl_check_transpose(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                 size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, 1, sizeof(plx_transpose_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -188,7 +187,7 @@ static const char *check_parts(const plx_tensor_info *whole, const plx_tensor_in
 const char *ocl_check_concat(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, UINT32_MAX, 1, 1, sizeof(plx_axis_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -226,7 +225,7 @@ bool ocl_prepare_concat(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 const char *ocl_check_split(const ocl_device *dev, const plx_layer_view *l, char *buf,
                             size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, UINT32_MAX, sizeof(plx_split_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -299,7 +298,7 @@ static const char *slice_plan(const plx_layer_view *l, int64_t dims[PLX_MAX_RANK
 const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char *buf,
                             size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, 1, sizeof(plx_slice_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -328,7 +327,7 @@ bool ocl_prepare_slice(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
 const char *ocl_check_expand(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, 1, sizeof(plx_shape_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -364,7 +363,7 @@ bool ocl_prepare_expand(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 const char *ocl_check_tile(const ocl_device *dev, const plx_layer_view *l, char *buf,
                            size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, 1, sizeof(plx_tile_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -418,7 +417,7 @@ bool ocl_prepare_tile(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
 
 const char *ocl_check_pad(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
-    const char *why = check_data(l, 1, 1, 1, 1, sizeof(plx_pad_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }
@@ -488,7 +487,7 @@ bool ocl_prepare_pad(const ocl_device *dev, const plx_layer_view *l, ocl_plan *p
 const char *ocl_check_gather(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 2, 2, 1, 1, sizeof(plx_axis_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -588,7 +587,7 @@ bool ocl_prepare_gather(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 static const char *check_depth_space(const plx_layer_view *l, bool to_space, char *buf,
                                      size_t size) {
     const char *what = to_space ? "depth_to_space" : "space_to_depth";
-    const char *why = check_data(l, 1, 1, 1, 1, sizeof(plx_depth_space_desc), buf, size);
+    const char *why = check_data(l, buf, size);
     if (why) {
         return why;
     }

@@ -37,7 +37,7 @@ static void arg_shape(ocl_launch *l, const ocl_shape *s, uint32_t count) {
 const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l, char *buf,
                                  size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_activation_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -77,7 +77,7 @@ bool ocl_prepare_activation(const ocl_device *dev, const plx_layer_view *l, ocl_
 const char *ocl_check_unary(const ocl_device *dev, const plx_layer_view *l, char *buf,
                             size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_unary_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -122,7 +122,7 @@ bool ocl_prepare_unary(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
 const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 2, 2, 1, 1, sizeof(plx_binary_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -195,7 +195,7 @@ bool ocl_prepare_binary(const ocl_device *dev, const plx_layer_view *l, ocl_plan
 const char *ocl_check_where(const ocl_device *dev, const plx_layer_view *l, char *buf,
                             size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 3, 3, 1, 1, 0, buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }
@@ -246,7 +246,7 @@ static bool cast_dtype(plx_dtype t) {
 const char *ocl_check_cast(const ocl_device *dev, const plx_layer_view *l, char *buf,
                            size_t size) {
     (void)dev;
-    const char *why = ocl_check_common(l, 1, 1, 1, 1, sizeof(plx_cast_desc), buf, size);
+    const char *why = ocl_check_index_limit(l, buf, size);
     if (why) {
         return why;
     }

@@ -24,11 +24,11 @@ const char *ocl_refuse(char *buf, size_t size, const char *fmt, ...) OCL_PRINTF(
 /* Formats an error into err; returns false. */
 bool ocl_fail(char *err, size_t size, const char *fmt, ...) OCL_PRINTF(3, 4);
 
-/* Slot counts, descriptor size (0: none needed) and infos every operator
- * needs: valid dtypes and shapes, element counts within OCL_INDEX_LIMIT. */
-const char *ocl_check_common(const plx_layer_view *l, uint32_t min_in, uint32_t max_in,
-                             uint32_t min_out, uint32_t max_out, size_t desc_size, char *buf,
-                             size_t size);
+/* Refuses a layer with an input or output of more than OCL_INDEX_LIMIT
+ * elements (the kernels index in int). The rest of a view (slot counts,
+ * descriptor size, dtypes and shapes) is the host's to validate
+ * (docs/backend-abi.md, "What the host guarantees about a layer view"). */
+const char *ocl_check_index_limit(const plx_layer_view *l, char *buf, size_t size);
 /* Refuses unless every input and output is float32:
  * "gpu_opencl: conv needs float32, got float16". */
 const char *ocl_require_f32(const plx_layer_view *l, char *buf, size_t size);

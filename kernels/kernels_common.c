@@ -1,7 +1,7 @@
 /* The dense-math kernels' shared helpers that are not inline
  * (kernels_compute.h says what each does): the GEMM call with its workspace
- * and fused activation, and the generic layer checks. One copy for the six
- * families' files rather than one each. */
+ * and fused activation, and the layer checks the kernels share. One copy
+ * for the six families' files rather than one each. */
 #include "kernels_compute.h"
 
 #include <stdio.h>
@@ -42,41 +42,6 @@ bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t
                             op, left, g->m, g->n, g->k);
     }
     return true;
-}
-
-const char *plxk_check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
-                               uint32_t max_in, size_t desc_size, char *buf, size_t size) {
-    if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return plxk_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
-    }
-    if (l->input_count < min_in || l->input_count > max_in) {
-        return plxk_refuse(buf, size, "cpu_ref %s takes %u to %u inputs, not %u", op, min_in, max_in,
-                   l->input_count);
-    }
-    if (l->output_count != 1 || !l->outputs || !l->inputs) {
-        return plxk_refuse(buf, size, "cpu_ref %s takes its inputs and exactly 1 output, not %u", op,
-                   l->output_count);
-    }
-    if (desc_size) {
-        if (!l->desc) {
-            return plxk_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
-        }
-        uint32_t ss;
-        memcpy(&ss, l->desc, sizeof ss);
-        if (ss < desc_size) {
-            return plxk_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
-                       ss, desc_size);
-        }
-    }
-    for (uint32_t i = 0; i <= l->input_count; i++) {
-        const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
-        size_t bytes;
-        if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return plxk_refuse(buf, size, "cpu_ref %s: %s %u has an invalid dtype or shape", op,
-                       i < l->input_count ? "input" : "output", i < l->input_count ? i : 0);
-        }
-    }
-    return NULL;
 }
 
 const char *plxk_require_float32(const plx_layer_view *l, const char *op, char *buf,

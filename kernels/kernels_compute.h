@@ -1,6 +1,6 @@
 /* What the dense-math kernels (kernels_conv.c, kernels_matmul.c,
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c)
- * share: the generic layer checks, element counts, integer loads and
+ * share: the dtype and output-shape checks, element counts, integer loads and
  * stores, window indexing, and the GEMM with its workspace and fused
  * activation. Internal to the library: the small helpers are static inline
  * here so that the loops calling them still inline them; the others live in
@@ -19,7 +19,7 @@
  * overflow whatever the descriptor holds. */
 #define PLXK_ATTR_LIMIT ((int64_t)1 << 30)
 
-/* Element count of an info already checked by plxk_check_layer. */
+/* Element count of an info of a validated view (its byte size fits). */
 static inline int64_t plxk_numel(const plx_tensor_info *t) {
     int64_t n = 1;
     for (uint32_t i = 0; i < t->rank; i++) {
@@ -73,11 +73,11 @@ bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t
 
 /* ---- layer checks ------------------------------------------------------ */
 
-/* What every layer needs: the view, the input/output counts, a descriptor
- * of at least desc_size bytes (0: none needed), and infos whose shapes have
- * a byte size (so element counts fit size_t and int64_t). */
-const char *plxk_check_layer(const plx_layer_view *l, const char *op, uint32_t min_in,
-                             uint32_t max_in, size_t desc_size, char *buf, size_t size);
+/* The views the kernels get keep the host's contract (docs/backend-abi.md,
+ * "What the host guarantees about a layer view"): the op's arity and
+ * descriptor, non-NULL slot arrays, and infos with a known dtype and a byte
+ * size of at most INT64_MAX / 8. The checks here and in each kernel's
+ * prepare function cover only what the kernel itself supports. */
 
 /* Refuses any input or output whose dtype is not float32. */
 const char *plxk_require_float32(const plx_layer_view *l, const char *op, char *buf,

@@ -3,8 +3,9 @@
  * plxk_kernel_workspace, with a fused relu or clip in its epilogue) and
  * conv_transpose (ONNX semantics, opset 13+).
  *
- * Every operator has a prepare function that checks the layer (counts,
- * dtypes, attributes, shapes) and derives what the loops need. The check
+ * Every operator has a prepare function that checks what the kernel supports
+ * of a layer the host validated (dtypes, attributes, shapes; the slot counts
+ * and descriptor are the host's) and derives what the loops need. The check
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
@@ -23,10 +24,7 @@
 
 static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                 size_t size) {
-    const char *why = plxk_check_layer(l, "conv", 2, 3, sizeof(plx_conv_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "conv", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "conv", buf, size);
     if (why) {
         return why;
     }
@@ -432,11 +430,7 @@ bool plxk_run_conv(const plxk_kernel_args *args) {
  * (plexus/window.h) computes them. */
 static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_geom *g,
                                           char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "conv_transpose", 2, 3, sizeof(plx_conv_transpose_desc), buf,
-                                  size);
-    if (!why) {
-        why = plxk_require_float32(l, "conv_transpose", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "conv_transpose", buf, size);
     if (why) {
         return why;
     }

@@ -33,31 +33,13 @@ static size_t count_of(const plx_tensor_info *t) {
     return n;
 }
 
-/* Slot counts, descriptor presence and valid infos; every tensor shares
- * the first input's dtype unless `any_dtype`. */
-static const char *check_common(const plx_layer_view *layer, const char *what, uint32_t min_in,
-                                uint32_t max_in, uint32_t min_out, uint32_t max_out,
-                                size_t desc_size, bool any_dtype, char *buf, size_t size) {
-    if (layer->input_count < min_in || layer->input_count > max_in ||
-        layer->output_count < min_out || layer->output_count > max_out ||
-        (layer->input_count && !layer->inputs) || (layer->output_count && !layer->outputs)) {
-        return plxk_refuse(buf, size, "%s: unexpected slot counts (%u inputs, %u outputs)", what,
-                      layer->input_count, layer->output_count);
-    }
-    if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
-        return plxk_refuse(buf, size, "%s: missing or too small descriptor", what);
-    }
-    size_t bytes = 0;
-    for (uint32_t i = 0; i < layer->input_count; i++) {
-        if (!byte_size(&layer->inputs[i], &bytes)) {
-            return plxk_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
-        }
-    }
+/* Every output shares the first input's dtype (the host's validation,
+ * validate.h in the core, has already checked slot counts, descriptor and
+ * infos). */
+static const char *same_dtype(const plx_layer_view *layer, const char *what, char *buf,
+                              size_t size) {
     for (uint32_t i = 0; i < layer->output_count; i++) {
-        if (!byte_size(&layer->outputs[i], &bytes)) {
-            return plxk_refuse(buf, size, "%s: output %u has an invalid dtype or shape", what, i);
-        }
-        if (!any_dtype && layer->input_count && layer->outputs[i].dtype != layer->inputs[0].dtype) {
+        if (layer->outputs[i].dtype != layer->inputs[0].dtype) {
             return plxk_refuse(buf, size, "%s: output %u is %s, the input %s", what, i,
                           plx_dtype_name(layer->outputs[i].dtype),
                           plx_dtype_name(layer->inputs[0].dtype));
@@ -102,11 +84,6 @@ static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t r
 /* ---- constant, mem_copy, reshape ---------------------------------------- */
 
 const char *plxk_check_constant(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "constant", 0, 0, 1, 1, sizeof(plx_constant_desc), true,
-                                   buf, size);
-    if (why) {
-        return why;
-    }
     size_t bytes = 0;
     byte_size(&layer->outputs[0], &bytes);
     if (bytes && !((const plx_constant_desc *)layer->desc)->data) {
@@ -128,7 +105,7 @@ bool plxk_run_constant(const plxk_kernel_args *args) {
 /* Same byte size in and out. */
 static const char *check_byte_copy(const plx_layer_view *layer, const char *what, char *buf,
                                    size_t size) {
-    const char *why = check_common(layer, what, 1, 1, 1, 1, 0, false, buf, size);
+    const char *why = same_dtype(layer, what, buf, size);
     if (why) {
         return why;
     }
@@ -190,8 +167,7 @@ static const char *transpose_perm(const plx_layer_view *layer, uint32_t perm[PLX
 }
 
 const char *plxk_check_transpose(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "transpose", 1, 1, 1, 1, sizeof(plx_transpose_desc),
-                                   false, buf, size);
+    const char *why = same_dtype(layer, "transpose", buf, size);
     if (why) {
         return why;
     }
@@ -275,8 +251,7 @@ static void split_layout(const plx_tensor_info *t, uint32_t axis, size_t *outer,
 }
 
 const char *plxk_check_concat(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "concat", 1, UINT32_MAX, 1, 1, sizeof(plx_axis_desc),
-                                   false, buf, size);
+    const char *why = same_dtype(layer, "concat", buf, size);
     if (why) {
         return why;
     }
@@ -314,8 +289,7 @@ bool plxk_run_concat(const plxk_kernel_args *args) {
 }
 
 const char *plxk_check_split(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "split", 1, 1, 1, UINT32_MAX, sizeof(plx_split_desc),
-                                   false, buf, size);
+    const char *why = same_dtype(layer, "split", buf, size);
     if (why) {
         return why;
     }
@@ -389,8 +363,7 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t dims[PLX_MAX_
 }
 
 const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "slice", 1, 1, 1, 1, sizeof(plx_slice_desc), false, buf,
-                                   size);
+    const char *why = same_dtype(layer, "slice", buf, size);
     if (why) {
         return why;
     }
@@ -428,7 +401,7 @@ bool plxk_run_slice(const plxk_kernel_args *args) {
 /* ---- pad ---------------------------------------------------------------- */
 
 const char *plxk_check_pad(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "pad", 1, 1, 1, 1, sizeof(plx_pad_desc), false, buf, size);
+    const char *why = same_dtype(layer, "pad", buf, size);
     if (why) {
         return why;
     }
@@ -506,11 +479,6 @@ bool plxk_run_pad(const plxk_kernel_args *args) {
 /* ---- gather ------------------------------------------------------------- */
 
 const char *plxk_check_gather(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "gather", 2, 2, 1, 1, sizeof(plx_axis_desc), true, buf,
-                                   size);
-    if (why) {
-        return why;
-    }
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1], *y = &layer->outputs[0];
     if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
         return plxk_refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
@@ -578,8 +546,7 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
 /* ---- expand ------------------------------------------------------------- */
 
 const char *plxk_check_expand(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "expand", 1, 1, 1, 1, sizeof(plx_shape_desc), false, buf,
-                                   size);
+    const char *why = same_dtype(layer, "expand", buf, size);
     if (why) {
         return why;
     }
@@ -624,8 +591,7 @@ bool plxk_run_expand(const plxk_kernel_args *args) {
 /* ---- tile --------------------------------------------------------------- */
 
 const char *plxk_check_tile(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_common(layer, "tile", 1, 1, 1, 1, sizeof(plx_tile_desc), false, buf,
-                                   size);
+    const char *why = same_dtype(layer, "tile", buf, size);
     if (why) {
         return why;
     }
@@ -681,8 +647,7 @@ bool plxk_run_tile(const plxk_kernel_args *args) {
 static const char *check_depth_space(const plx_layer_view *layer, bool to_space, char *buf,
                                      size_t size) {
     const char *what = to_space ? "depth_to_space" : "space_to_depth";
-    const char *why = check_common(layer, what, 1, 1, 1, 1, sizeof(plx_depth_space_desc), false,
-                                   buf, size);
+    const char *why = same_dtype(layer, what, buf, size);
     if (why) {
         return why;
     }

@@ -126,12 +126,6 @@ static float int_to_float_odd(int64_t v) {
     return v < 0 ? -f : f;
 }
 
-static bool element_count(const plx_tensor_info *t, size_t *n) {
-    size_t bytes = 0;
-    return t->rank <= PLX_MAX_RANK && plx_tensor_info_byte_size(t, &bytes) &&
-           plx_tensor_info_element_count(t, n);
-}
-
 /* An N-d counter over a dense output with the offsets of up to three
  * broadcast inputs. */
 typedef struct nd_iter {
@@ -165,29 +159,6 @@ static void nd_iter_next(nd_iter *it) {
     }
 }
 
-/* Common structure checks: slot counts, valid shapes, descriptor. */
-static const char *check_slots(const plx_layer_view *layer, uint32_t min_in, uint32_t max_in,
-                               size_t desc_size, const char *what, char *buf, size_t size) {
-    if (layer->input_count < min_in || layer->input_count > max_in || layer->output_count != 1 ||
-        !layer->inputs || !layer->outputs) {
-        return plxk_refuse(buf, size, "%s: expects %u to %u inputs and 1 output, got %u and %u", what,
-                      min_in, max_in, layer->input_count, layer->output_count);
-    }
-    if (desc_size && (!layer->desc || *(const uint32_t *)layer->desc < desc_size)) {
-        return plxk_refuse(buf, size, "%s: missing or too small descriptor", what);
-    }
-    size_t n = 0;
-    for (uint32_t i = 0; i < layer->input_count; i++) {
-        if (!element_count(&layer->inputs[i], &n)) {
-            return plxk_refuse(buf, size, "%s: input %u has an invalid dtype or shape", what, i);
-        }
-    }
-    if (!element_count(&layer->outputs[0], &n)) {
-        return plxk_refuse(buf, size, "%s: the output has an invalid dtype or shape", what);
-    }
-    return NULL;
-}
-
 static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
     if (a->rank != b->rank) {
         return false;
@@ -213,10 +184,6 @@ static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
 /* ---- activation --------------------------------------------------------- */
 
 const char *plxk_check_activation(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 1, 1, sizeof(plx_activation_desc), "activation", buf, size);
-    if (why) {
-        return why;
-    }
     const plx_activation_desc *d = layer->desc;
     const char *fname = plx_activation_func_name(d->func);
     if (!fname) {
@@ -356,10 +323,6 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
 /* ---- binary ------------------------------------------------------------- */
 
 const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 2, 2, sizeof(plx_binary_desc), "binary", buf, size);
-    if (why) {
-        return why;
-    }
     const plx_binary_desc *d = layer->desc;
     const char *fname = plx_binary_func_name(d->func);
     if (!fname) {
@@ -575,10 +538,6 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
 /* ---- unary -------------------------------------------------------------- */
 
 const char *plxk_check_unary(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 1, 1, sizeof(plx_unary_desc), "unary", buf, size);
-    if (why) {
-        return why;
-    }
     const plx_unary_desc *d = layer->desc;
     const char *fname = plx_unary_func_name(d->func);
     if (!fname) {
@@ -665,10 +624,6 @@ bool plxk_run_unary(const plxk_kernel_args *args) {
 /* ---- where -------------------------------------------------------------- */
 
 const char *plxk_check_where(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 3, 3, 0, "where", buf, size);
-    if (why) {
-        return why;
-    }
     if (layer->inputs[0].dtype != PLX_DTYPE_BOOL) {
         return plxk_refuse(buf, size, "where: condition dtype %s is not supported (bool expected)",
                       plx_dtype_name(layer->inputs[0].dtype));
@@ -714,10 +669,6 @@ static bool is_known_dtype(plx_dtype t) {
 }
 
 const char *plxk_check_cast(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 1, 1, sizeof(plx_cast_desc), "cast", buf, size);
-    if (why) {
-        return why;
-    }
     const plx_cast_desc *d = layer->desc;
     plx_dtype from = layer->inputs[0].dtype, to = layer->outputs[0].dtype;
     if (!is_known_dtype(from) || !is_known_dtype(to) || d->to != to) {
@@ -818,10 +769,6 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
 }
 
 const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 2, 3, sizeof(plx_quantize_desc), "quantize", buf, size);
-    if (why) {
-        return why;
-    }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_FLOAT32) {
         return plxk_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
@@ -880,10 +827,6 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
 }
 
 const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
-    const char *why = check_slots(layer, 2, 3, sizeof(plx_quantize_desc), "dequantize", buf, size);
-    if (why) {
-        return why;
-    }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT32) {
         return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",

@@ -3,8 +3,9 @@
  * caller sized with plxk_kernel_workspace, with a fused relu or clip in its
  * epilogue; matmul's integer types keep their own loops.
  *
- * Every operator has a prepare function that checks the layer (counts,
- * dtypes, attributes, shapes) and derives what the loops need. The check
+ * Every operator has a prepare function that checks what the kernel supports
+ * of a layer the host validated (dtypes, attributes, shapes; the slot counts
+ * and descriptor are the host's) and derives what the loops need. The check
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
@@ -27,11 +28,7 @@ typedef struct fc_geom {
 } fc_geom;
 
 static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "fully_connected", 2, 3, sizeof(plx_fully_connected_desc),
-                                  buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "fully_connected", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "fully_connected", buf, size);
     if (why) {
         return why;
     }
@@ -102,10 +99,7 @@ bool plxk_run_fully_connected(const plxk_kernel_args *args) {
 
 /* The geometry of a gemm is the SDK's (plexus/geometry.h). */
 static const char *gemm_prepare(const plx_layer_view *l, plx_gemm_geom *g, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "gemm", 2, 3, sizeof(plx_gemm_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "gemm", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "gemm", buf, size);
     if (why) {
         return why;
     }
@@ -131,12 +125,12 @@ static const char *gemm_prepare(const plx_layer_view *l, plx_gemm_geom *g, char 
 }
 
 const char *plxk_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
-    plx_gemm_geom g;
+    plx_gemm_geom g = {0};
     return gemm_prepare(layer, &g, buf, size);
 }
 
 size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute) {
-    plx_gemm_geom g;
+    plx_gemm_geom g = {0};
     char buf[8];
     return gemm_prepare(layer, &g, buf, sizeof buf) ? 0 : plxk_gemm_ws(compute, g.m, g.n, g.k);
 }
@@ -145,7 +139,7 @@ size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *comp
  * beta is 1; otherwise Y starts as beta C, which the GEMM accumulates on. */
 bool plxk_run_gemm(const plxk_kernel_args *args) {
     char why[256];
-    plx_gemm_geom g;
+    plx_gemm_geom g = {0};
     if (gemm_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }
@@ -191,10 +185,6 @@ bool plxk_run_gemm(const plxk_kernel_args *args) {
  * but the last two) broadcast. */
 static const char *matmul_prepare(const plx_layer_view *l, plx_matmul_geom *g, char *buf,
                                   size_t size) {
-    const char *why = plxk_check_layer(l, "matmul", 2, 2, 0, buf, size);
-    if (why) {
-        return why;
-    }
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
     if (a->dtype != PLX_DTYPE_FLOAT32 && !plxk_is_int_dtype(a->dtype)) {
         return plxk_refuse(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",

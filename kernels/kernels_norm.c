@@ -1,8 +1,9 @@
 /* The normalisations: batch_norm, layer_norm and instance_norm, and
  * softmax (ONNX semantics, opset 13+), accumulating in double.
  *
- * Every operator has a prepare function that checks the layer (counts,
- * dtypes, attributes, shapes) and derives what the loops need. The check
+ * Every operator has a prepare function that checks what the kernel supports
+ * of a layer the host validated (dtypes, attributes, shapes; the slot counts
+ * and descriptor are the host's) and derives what the loops need. The check
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
@@ -20,10 +21,7 @@
 /* ------------------------------------------------------------------ */
 
 static const char *batch_norm_prepare(const plx_layer_view *l, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "batch_norm", 5, 5, sizeof(plx_batch_norm_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "batch_norm", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "batch_norm", buf, size);
     if (why) {
         return why;
     }
@@ -97,10 +95,7 @@ static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_
 
 static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *g, char *buf,
                                       size_t size) {
-    const char *why = plxk_check_layer(l, "layer_norm", 2, 3, sizeof(plx_layer_norm_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "layer_norm", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "layer_norm", buf, size);
     if (why) {
         return why;
     }
@@ -180,11 +175,7 @@ bool plxk_run_layer_norm(const plxk_kernel_args *args) {
 /* ------------------------------------------------------------------ */
 
 static const char *instance_norm_prepare(const plx_layer_view *l, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "instance_norm", 3, 3, sizeof(plx_instance_norm_desc), buf,
-                                  size);
-    if (!why) {
-        why = plxk_require_float32(l, "instance_norm", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "instance_norm", buf, size);
     if (why) {
         return why;
     }
@@ -248,10 +239,7 @@ bool plxk_run_instance_norm(const plxk_kernel_args *args) {
 
 static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int64_t *len,
                                    int64_t *inner, char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "softmax", 1, 1, sizeof(plx_softmax_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "softmax", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "softmax", buf, size);
     if (why) {
         return why;
     }

@@ -1,8 +1,9 @@
 /* The pools: pool (max and average, windows as the convolutions') and
  * global_pool (ONNX semantics, opset 13+).
  *
- * Every operator has a prepare function that checks the layer (counts,
- * dtypes, attributes, shapes) and derives what the loops need. The check
+ * Every operator has a prepare function that checks what the kernel supports
+ * of a layer the host validated (dtypes, attributes, shapes; the slot counts
+ * and descriptor are the host's) and derives what the loops need. The check
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
@@ -64,12 +65,9 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
 
 static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                 size_t size) {
-    const char *why = plxk_check_layer(l, "pool", 1, 1, sizeof(plx_pool_desc), buf, size);
-    if (why) {
-        return why;
-    }
     const plx_pool_desc *desc = l->desc;
-    if ((why = pool_dtype(l, "pool", desc->kind, buf, size))) {
+    const char *why = pool_dtype(l, "pool", desc->kind, buf, size);
+    if (why) {
         return why;
     }
     char msg[224];
@@ -189,12 +187,9 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
 
 static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, int64_t *inner,
                                        char *buf, size_t size) {
-    const char *why = plxk_check_layer(l, "global_pool", 1, 1, sizeof(plx_global_pool_desc), buf, size);
-    if (why) {
-        return why;
-    }
     const plx_global_pool_desc *desc = l->desc;
-    if ((why = pool_dtype(l, "global_pool", desc->kind, buf, size))) {
+    const char *why = pool_dtype(l, "global_pool", desc->kind, buf, size);
+    if (why) {
         return why;
     }
     const plx_tensor_info *x = &l->inputs[0];

@@ -1,8 +1,9 @@
 /* The reductions: reduce (every plx_reduce_func, floats and the integer
  * types), arg_reduce and topk (ONNX semantics, opset 13+).
  *
- * Every operator has a prepare function that checks the layer (counts,
- * dtypes, attributes, shapes) and derives what the loops need. The check
+ * Every operator has a prepare function that checks what the kernel supports
+ * of a layer the host validated (dtypes, attributes, shapes; the slot counts
+ * and descriptor are the host's) and derives what the loops need. The check
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
@@ -28,10 +29,6 @@ typedef struct reduce_geom {
 
 static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char *buf,
                                   size_t size) {
-    const char *why = plxk_check_layer(l, "reduce", 1, 1, sizeof(plx_reduce_desc), buf, size);
-    if (why) {
-        return why;
-    }
     const plx_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->dtype != PLX_DTYPE_FLOAT32 && !plxk_is_int_dtype(x->dtype)) {
@@ -334,10 +331,6 @@ typedef struct axis_geom {
 
 static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, char *buf,
                                       size_t size) {
-    const char *why = plxk_check_layer(l, "arg_reduce", 1, 1, sizeof(plx_arg_reduce_desc), buf, size);
-    if (why) {
-        return why;
-    }
     const plx_arg_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (!is_numeric_dtype(x->dtype)) {
@@ -348,8 +341,9 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
         return plxk_refuse(buf, size, "cpu_ref arg_reduce: the output is %s, not int64",
                               plx_dtype_name(l->outputs[0].dtype));
     }
-    if ((why = axis_layout(l, "arg_reduce", desc->axis, &g->axis, &g->outer, &g->len, &g->inner,
-                           buf, size))) {
+    const char *why = axis_layout(l, "arg_reduce", desc->axis, &g->axis, &g->outer, &g->len,
+                                  &g->inner, buf, size);
+    if (why) {
         return why;
     }
     if (g->len == 0 && g->outer * g->inner > 0) {
@@ -407,28 +401,6 @@ bool plxk_run_arg_reduce(const plxk_kernel_args *args) {
 }
 
 static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf, size_t size) {
-    if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return plxk_refuse(buf, size, "cpu_ref topk: the layer view is missing or too small");
-    }
-    if (l->input_count != 1 || l->output_count != 2 || !l->inputs || !l->outputs) {
-        return plxk_refuse(buf, size, "cpu_ref topk takes 1 input and 2 outputs, not %u and %u",
-                              l->input_count, l->output_count);
-    }
-    uint32_t ss = 0;
-    if (l->desc) {
-        memcpy(&ss, l->desc, sizeof ss);
-    }
-    if (ss < sizeof(plx_topk_desc)) {
-        return plxk_refuse(buf, size, "cpu_ref topk: missing or too small descriptor");
-    }
-    const plx_tensor_info *infos[3] = {&l->inputs[0], &l->outputs[0], &l->outputs[1]};
-    for (int i = 0; i < 3; i++) {
-        size_t bytes;
-        if (!plx_tensor_info_byte_size(infos[i], &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return plxk_refuse(buf, size, "cpu_ref topk: %s has an invalid dtype or shape",
-                                  i == 0 ? "X" : i == 1 ? "values" : "indices");
-        }
-    }
     const plx_topk_desc *desc = l->desc;
     plx_dtype dt = l->inputs[0].dtype;
     if (!is_numeric_dtype(dt)) {

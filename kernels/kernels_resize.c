@@ -1,8 +1,9 @@
 /* resize: nearest and linear, every coordinate transformation mode (ONNX
  * semantics, opset 13+).
  *
- * Every operator has a prepare function that checks the layer (counts,
- * dtypes, attributes, shapes) and derives what the loops need. The check
+ * Every operator has a prepare function that checks what the kernel supports
+ * of a layer the host validated (dtypes, attributes, shapes; the slot counts
+ * and descriptor are the host's) and derives what the loops need. The check
  * function calls it and reports its reason; the run function calls it again
  * (it is cheap) so that no loop ever trusts an inconsistent shape: loops
  * index only within the tensor infos, so they never read or write out of
@@ -26,10 +27,7 @@ typedef struct resize_geom {
 
 static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char *buf,
                                   size_t size) {
-    const char *why = plxk_check_layer(l, "resize", 1, 1, sizeof(plx_resize_desc), buf, size);
-    if (!why) {
-        why = plxk_require_float32(l, "resize", buf, size);
-    }
+    const char *why = plxk_require_float32(l, "resize", buf, size);
     if (why) {
         return why;
     }
@@ -80,7 +78,7 @@ const char *plxk_check_resize(const plx_layer_view *layer, char *buf, size_t siz
  * reference does. */
 bool plxk_run_resize(const plxk_kernel_args *args) {
     char why[256];
-    resize_geom g;
+    resize_geom g = {0};
     if (resize_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }

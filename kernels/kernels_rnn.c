@@ -146,30 +146,9 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
     static const char *const out_roles[] = {"Y", "Y_h", "Y_c"};
     const char *op = lstm ? "lstm" : "gru";
     uint32_t n_in = lstm ? 8 : 6, n_out = lstm ? 3 : 2;
-    size_t desc_size = lstm ? sizeof(plx_lstm_desc) : sizeof(plx_gru_desc);
-    if (!l || l->struct_size < offsetof(plx_layer_view, output_count) + sizeof l->output_count) {
-        return plxk_refuse(buf, size, "cpu_ref %s: the layer view is missing or too small", op);
-    }
-    if (l->input_count != n_in || l->output_count != n_out || !l->inputs || !l->outputs) {
-        return plxk_refuse(buf, size, "cpu_ref %s takes %u inputs and %u outputs, not %u and %u", op,
-                              n_in, n_out, l->input_count, l->output_count);
-    }
-    if (!l->desc) {
-        return plxk_refuse(buf, size, "cpu_ref %s needs a descriptor", op);
-    }
-    uint32_t ss;
-    memcpy(&ss, l->desc, sizeof ss);
-    if (ss < desc_size) {
-        return plxk_refuse(buf, size, "cpu_ref %s: descriptor struct_size %u is smaller than %zu", op,
-                              ss, desc_size);
-    }
     for (uint32_t i = 0; i < n_in + n_out; i++) {
         const plx_tensor_info *t = i < n_in ? &l->inputs[i] : &l->outputs[i - n_in];
         const char *role = i < n_in ? roles[i] : out_roles[i - n_in];
-        size_t bytes;
-        if (!plx_tensor_info_byte_size(t, &bytes) || bytes > (size_t)INT64_MAX / 8) {
-            return plxk_refuse(buf, size, "cpu_ref %s: %s has an invalid dtype or shape", op, role);
-        }
         plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
         if (t->dtype != want) {
             return plxk_refuse(buf, size, "cpu_ref runs %s with %s %s, not %s", op, role,

@@ -3,9 +3,11 @@
 
 #include <stdlib.h>
 
+#include <plexus/plexus.h>
 #include <plexus/tensor.h>
 
 #include "kernels.h"
+#include "validate.h"
 
 static void free_outputs(void **out_data, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
@@ -19,8 +21,17 @@ plxi_fold_result plxi_fold_layer(const plx_layer_view *view, size_t max_bytes, v
     for (uint32_t i = 0; i < view->output_count; i++) {
         out_data[i] = NULL;
     }
+    /* The kernels rely on the host's contract (validate.h) like any
+     * backend: the views here come from the optimiser's rewrites and the
+     * ONNX importer, not through plxi_optimizer_ask, so they are validated
+     * here; a view that fails is not folded. */
     plxk_check_fn check;
     plxk_run_fn run;
+    plx_status invalid = plxi_layer_view_validate(view);
+    if (invalid) {
+        plx_status_free(invalid);
+        return PLXI_FOLD_SKIPPED;
+    }
     if (!plxk_kernel_lookup(view->op, &check, &run)) {
         return PLXI_FOLD_SKIPPED;
     }

@@ -13,6 +13,7 @@
 
 #include "network_internal.h"
 #include "shape_infer.h"
+#include "validate.h"
 
 static plx_status oom(void) {
     return plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory while optimising the network");
@@ -165,7 +166,15 @@ static plx_status resolve_backends(plx_runtime *rt, const plx_optimize_options *
     return NULL;
 }
 
-/* Asks `rec` about layer `l`; NULL when it accepts, else the reason (heap). */
+/* Asks `rec` about layer `l`; NULL when it accepts, else the reason (heap).
+ * Every layer a backend sees passes through here first (the optimiser's
+ * assignment, and the substitutions of optimize_subgraph in subgraph.c), so
+ * this is where the host validates the view (validate.h): a view that fails
+ * is refused here with the host's reason and the backend never sees it.
+ * Layers of a network already passed shape inference when they were added,
+ * so for them this cannot fail; substitutions are new layers. The views of
+ * later calls (optimize_subgraph's subgraph, create_workload) are built from
+ * layers accepted here, so they keep the same contract by construction. */
 char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
                          plxi_layer *const *layers, bool *oom_flag) {
     plx_tensor_info in_small[16];
@@ -184,7 +193,10 @@ char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
     }
     plx_layer_view view;
     plxi_layer_view(l, layers, inputs, constants, &view);
-    plx_status s = rec->functions.check_layer(rec->instance, &view);
+    plx_status s = plxi_layer_view_validate(&view);
+    if (!s) {
+        s = rec->functions.check_layer(rec->instance, &view);
+    }
     if (inputs != in_small) {
         free(inputs);
         free((void *)constants);

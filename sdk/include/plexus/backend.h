@@ -422,7 +422,12 @@ typedef struct plx_backend_functions {
      * of a loaded network. */
 
     /* Says whether the backend can run `layer` (op, descriptor, input and
-     * output infos, all already validated by the host). NULL: supported.
+     * output infos, all already validated by the host: a known op, slot
+     * counts within the op's, non-NULL slot arrays, a descriptor of at least
+     * the op's descriptor size when it has one, and infos with a known
+     * dtype, rank <= PLX_MAX_RANK, dims >= 0 and a byte size of at most
+     * INT64_MAX / 8; docs/backend-abi.md, "What the host guarantees about a
+     * layer view"). The backend checks only what it supports. NULL: supported.
      * Otherwise a status (PLX_UNSUPPORTED) whose message is the reason,
      * shown to users as is ("cpu_ref runs conv in float32 only, not
      * float16"). Must not keep any pointer from `layer`. May be called from

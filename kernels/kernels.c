@@ -1,4 +1,5 @@
-/* The operator -> kernel table of the reference kernels (kernels.h). */
+/* The operator -> kernel table of the reference kernels (kernels.h): the
+ * row of every operator of PLX_OP_LIST by value. */
 #include "kernels.h"
 
 #include "fusion.h"
@@ -29,74 +30,32 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...) {
     return buf;
 }
 
-#define ENTRY(op, name) [op] = {plxk_check_##name, plxk_run_##name, NULL}
-#define ENTRY_WS(op, name) \
-    [op] = {plxk_check_##name, plxk_run_##name, plxk_workspace_##name}
+/* The operators without a kernel, which cpu_ref refuses: the graph's
+ * inputs and outputs, and mem_import, which the host executes itself
+ * (core/src/execute.c). Precompiled layers run fusion.c's kernel. */
+PLXK_NO_KERNEL(INVALID);
+PLXK_NO_KERNEL(INPUT);
+PLXK_NO_KERNEL(OUTPUT);
+PLXK_NO_KERNEL(MEM_IMPORT);
+PLXK_ROW_WS(PRECOMPILED, precompiled);
 
-typedef size_t (*workspace_fn)(const plx_layer_view *layer, const plxk_compute *compute);
-
-static const struct {
-    plxk_check_fn check;
-    plxk_run_fn run;
-    workspace_fn workspace; /* NULL: none */
-} table[PLX_OP_COUNT] = {
-    ENTRY(PLX_OP_CONSTANT, constant),
-    ENTRY_WS(PLX_OP_CONV, conv),
-    ENTRY(PLX_OP_CONV_TRANSPOSE, conv_transpose),
-    ENTRY_WS(PLX_OP_FULLY_CONNECTED, fully_connected),
-    ENTRY_WS(PLX_OP_MATMUL, matmul),
-    ENTRY_WS(PLX_OP_GEMM, gemm),
-    ENTRY(PLX_OP_POOL, pool),
-    ENTRY(PLX_OP_GLOBAL_POOL, global_pool),
-    ENTRY(PLX_OP_ACTIVATION, activation),
-    ENTRY(PLX_OP_BINARY, binary),
-    ENTRY(PLX_OP_UNARY, unary),
-    ENTRY(PLX_OP_BATCH_NORM, batch_norm),
-    ENTRY(PLX_OP_LAYER_NORM, layer_norm),
-    ENTRY(PLX_OP_SOFTMAX, softmax),
-    ENTRY(PLX_OP_REDUCE, reduce),
-    ENTRY(PLX_OP_RESHAPE, reshape),
-    ENTRY(PLX_OP_FLATTEN, reshape),
-    ENTRY(PLX_OP_TRANSPOSE, transpose),
-    ENTRY(PLX_OP_CONCAT, concat),
-    ENTRY(PLX_OP_SPLIT, split),
-    ENTRY(PLX_OP_SLICE, slice),
-    ENTRY(PLX_OP_PAD, pad),
-    ENTRY(PLX_OP_SQUEEZE, reshape),
-    ENTRY(PLX_OP_UNSQUEEZE, reshape),
-    ENTRY(PLX_OP_GATHER, gather),
-    ENTRY(PLX_OP_EXPAND, expand),
-    ENTRY(PLX_OP_WHERE, where),
-    ENTRY(PLX_OP_CAST, cast),
-    ENTRY(PLX_OP_RESIZE, resize),
-    ENTRY(PLX_OP_DEPTH_TO_SPACE, depth_to_space),
-    ENTRY(PLX_OP_SPACE_TO_DEPTH, space_to_depth),
-    ENTRY(PLX_OP_QUANTIZE, quantize),
-    ENTRY(PLX_OP_DEQUANTIZE, dequantize),
-    ENTRY(PLX_OP_MEM_COPY, mem_copy),
-    ENTRY(PLX_OP_TILE, tile),
-    ENTRY(PLX_OP_ARG_REDUCE, arg_reduce),
-    ENTRY(PLX_OP_TOPK, topk),
-    ENTRY(PLX_OP_INSTANCE_NORM, instance_norm),
-    ENTRY(PLX_OP_LSTM, lstm),
-    ENTRY(PLX_OP_GRU, gru),
-    ENTRY_WS(PLX_OP_PRECOMPILED, precompiled),
-};
+#define ROW(suffix, value, name, desc) [value] = &plxk_kernel_row_##suffix,
+static const plxk_kernel_row *const table[PLX_OP_COUNT] = {PLX_OP_LIST(ROW)};
 
 bool plxk_kernel_lookup(plx_op op, plxk_check_fn *out_check, plxk_run_fn *out_run) {
-    if ((unsigned)op >= PLX_OP_COUNT || !table[op].run) {
+    if ((unsigned)op >= PLX_OP_COUNT || !table[op]->run) {
         return false;
     }
-    *out_check = table[op].check;
-    *out_run = table[op].run;
+    *out_check = table[op]->check;
+    *out_run = table[op]->run;
     return true;
 }
 
 size_t plxk_kernel_workspace(const plx_layer_view *layer, const plxk_compute *compute) {
-    if (!layer || (unsigned)layer->op >= PLX_OP_COUNT || !table[layer->op].workspace) {
+    if (!layer || (unsigned)layer->op >= PLX_OP_COUNT || !table[layer->op]->workspace) {
         return 0;
     }
-    return table[layer->op].workspace(layer, compute);
+    return table[layer->op]->workspace(layer, compute);
 }
 
 bool plxk_kernel_run_once(plxk_run_fn run, const plxk_kernel_args *args) {

@@ -67,6 +67,38 @@ typedef const char *(*plxk_check_fn)(const plx_layer_view *layer, char *buf, siz
 /* Looks up an operator's kernel. false when cpu_ref has no kernel for op. */
 bool plxk_kernel_lookup(plx_op op, plxk_check_fn *out_check, plxk_run_fn *out_run);
 
+typedef size_t (*plxk_workspace_fn)(const plx_layer_view *layer, const plxk_compute *compute);
+
+/* One row of the kernel table (kernels.c): the operator's check and run
+ * functions and its workspace function (NULL: none); all NULL for an
+ * operator without a kernel. */
+typedef struct plxk_kernel_row {
+    plxk_check_fn check;
+    plxk_run_fn run;
+    plxk_workspace_fn workspace;
+} plxk_kernel_row;
+
+/* Every operator of PLX_OP_LIST has a row plxk_kernel_row_<SUFFIX>,
+ * defined next to its kernel at the end of the kernels_*.c file of its
+ * family, or in kernels.c for the operators without a kernel and for
+ * precompiled layers (fusion.h). kernels.c indexes them by value: an
+ * operator without a row fails to link, naming it. */
+#define PLXK_KERNEL_ROW_DECL_(suffix, value, name, desc) \
+    extern const plxk_kernel_row plxk_kernel_row_##suffix;
+PLX_OP_LIST(PLXK_KERNEL_ROW_DECL_)
+#undef PLXK_KERNEL_ROW_DECL_
+
+/* PLXK_ROW(INSTANCE_NORM, instance_norm): the operator runs on
+ * plxk_check_instance_norm and plxk_run_instance_norm; PLXK_ROW_WS also
+ * sizes its workspace with plxk_workspace_<name>; PLXK_NO_KERNEL: cpu_ref
+ * refuses the operator. */
+#define PLXK_ROW(suffix, name) \
+    const plxk_kernel_row plxk_kernel_row_##suffix = {plxk_check_##name, plxk_run_##name, NULL}
+#define PLXK_ROW_WS(suffix, name)                                                        \
+    const plxk_kernel_row plxk_kernel_row_##suffix = {plxk_check_##name, plxk_run_##name, \
+                                                      plxk_workspace_##name}
+#define PLXK_NO_KERNEL(suffix) const plxk_kernel_row plxk_kernel_row_##suffix = {NULL, NULL, NULL}
+
 /* Writes a printf-formatted message into args->error; returns false so that
  * kernels can `return plxk_fail(args, ...)`. */
 bool plxk_fail(const plxk_kernel_args *args, const char *fmt, ...)
@@ -83,10 +115,10 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
 #endif
     ;
 
-/* One declaration pair per operator with a kernel; defined in
- * the dense-math files (kernels_conv.c, kernels_matmul.c, kernels_pool.c,
- * kernels_norm.c, kernels_reduce.c, kernels_resize.c), kernels_elementwise.c
- * and kernels_data.c. */
+/* One declaration pair per kernel, which its operators' rows name;
+ * defined in the dense-math files (kernels_conv.c, kernels_matmul.c,
+ * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
+ * kernels_elementwise.c, kernels_data.c and kernels_rnn.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);

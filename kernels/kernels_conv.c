@@ -486,3 +486,7 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW_WS(CONV, conv);
+PLXK_ROW(CONV_TRANSPOSE, conv_transpose);

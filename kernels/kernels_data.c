@@ -735,3 +735,22 @@ bool plxk_run_space_to_depth(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(CONSTANT, constant);
+PLXK_ROW(MEM_COPY, mem_copy);
+PLXK_ROW(RESHAPE, reshape);
+/* flatten, squeeze and unsqueeze only change dims: reshape's byte copy */
+PLXK_ROW(FLATTEN, reshape);
+PLXK_ROW(SQUEEZE, reshape);
+PLXK_ROW(UNSQUEEZE, reshape);
+PLXK_ROW(TRANSPOSE, transpose);
+PLXK_ROW(CONCAT, concat);
+PLXK_ROW(SPLIT, split);
+PLXK_ROW(SLICE, slice);
+PLXK_ROW(PAD, pad);
+PLXK_ROW(GATHER, gather);
+PLXK_ROW(EXPAND, expand);
+PLXK_ROW(TILE, tile);
+PLXK_ROW(DEPTH_TO_SPACE, depth_to_space);
+PLXK_ROW(SPACE_TO_DEPTH, space_to_depth);

@@ -866,3 +866,12 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(ACTIVATION, activation);
+PLXK_ROW(BINARY, binary);
+PLXK_ROW(UNARY, unary);
+PLXK_ROW(WHERE, where);
+PLXK_ROW(CAST, cast);
+PLXK_ROW(QUANTIZE, quantize);
+PLXK_ROW(DEQUANTIZE, dequantize);

@@ -289,3 +289,8 @@ bool plxk_run_matmul(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW_WS(FULLY_CONNECTED, fully_connected);
+PLXK_ROW_WS(GEMM, gemm);
+PLXK_ROW_WS(MATMUL, matmul);

@@ -294,3 +294,9 @@ bool plxk_run_softmax(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(BATCH_NORM, batch_norm);
+PLXK_ROW(LAYER_NORM, layer_norm);
+PLXK_ROW(INSTANCE_NORM, instance_norm);
+PLXK_ROW(SOFTMAX, softmax);

@@ -237,3 +237,7 @@ bool plxk_run_global_pool(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(POOL, pool);
+PLXK_ROW(GLOBAL_POOL, global_pool);

@@ -490,3 +490,8 @@ bool plxk_run_topk(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(REDUCE, reduce);
+PLXK_ROW(ARG_REDUCE, arg_reduce);
+PLXK_ROW(TOPK, topk);

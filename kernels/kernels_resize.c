@@ -112,3 +112,6 @@ bool plxk_run_resize(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(RESIZE, resize);

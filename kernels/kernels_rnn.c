@@ -402,3 +402,7 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
     }
     return true;
 }
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
+PLXK_ROW(LSTM, lstm);
+PLXK_ROW(GRU, gru);

@@ -20,7 +20,7 @@ static plx_status check_bias(const layer_ctx *c, uint32_t i, int64_t m, const ch
     return NULL;
 }
 
-plx_status plxi_infer_conv(const layer_ctx *c) {
+static plx_status plxi_infer_conv(const layer_ctx *c) {
     const plx_conv_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
     uint32_t ns = 0;
@@ -74,7 +74,7 @@ plx_status plxi_infer_conv(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_conv_transpose(const layer_ctx *c) {
+static plx_status plxi_infer_conv_transpose(const layer_ctx *c) {
     const plx_conv_transpose_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
     uint32_t ns = 0;
@@ -168,7 +168,7 @@ plx_status plxi_infer_conv_transpose(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_fully_connected(const layer_ctx *c) {
+static plx_status plxi_infer_fully_connected(const layer_ctx *c) {
     const plx_fully_connected_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
     plx_status s;
@@ -191,7 +191,7 @@ plx_status plxi_infer_fully_connected(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_matmul(const layer_ctx *c) {
+static plx_status plxi_infer_matmul(const layer_ctx *c) {
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
     plx_status s;
     if ((s = plxi_check_dtype(c, 0, DT_MATMUL, NULL)) || (s = plxi_check_same_dtype(c, 1, 0)) ||
@@ -221,7 +221,7 @@ plx_status plxi_infer_matmul(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_gemm(const layer_ctx *c) {
+static plx_status plxi_infer_gemm(const layer_ctx *c) {
     const plx_gemm_desc *d = c->desc;
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
     plx_status s;
@@ -254,7 +254,7 @@ plx_status plxi_infer_gemm(const layer_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Pooling                                                                  */
 
-plx_status plxi_infer_pool(const layer_ctx *c) {
+static plx_status plxi_infer_pool(const layer_ctx *c) {
     const plx_pool_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t ns = 0;
@@ -302,7 +302,7 @@ plx_status plxi_infer_pool(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_global_pool(const layer_ctx *c) {
+static plx_status plxi_infer_global_pool(const layer_ctx *c) {
     const plx_global_pool_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t ns = 0;
@@ -320,3 +320,14 @@ plx_status plxi_infer_global_pool(const layer_ctx *c) {
     }
     return NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
+
+PLXI_OP_ROW(CONV, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv);
+PLXI_OP_ROW(CONV_TRANSPOSE, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv_transpose);
+PLXI_OP_ROW(FULLY_CONNECTED, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_fully_connected);
+PLXI_OP_ROW(MATMUL, 2, 2, 1, 1, ROLES("A", "B"), plxi_infer_matmul);
+PLXI_OP_ROW(GEMM, 2, 3, 1, 1, ROLES("A", "B", "C"), plxi_infer_gemm);
+PLXI_OP_ROW(POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_pool);
+PLXI_OP_ROW(GLOBAL_POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_global_pool);

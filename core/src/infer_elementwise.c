@@ -9,7 +9,7 @@
 /* ------------------------------------------------------------------------ */
 /* Elementwise                                                              */
 
-plx_status plxi_infer_activation(const layer_ctx *c) {
+static plx_status plxi_infer_activation(const layer_ctx *c) {
     const plx_activation_desc *d = c->desc;
     if ((unsigned)d->func > PLX_ACT_SCALED_TANH) {
         return plxi_fail(c, "func %d is not a plx_activation_func", (int)d->func);
@@ -37,7 +37,7 @@ plx_status plxi_infer_activation(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_unary(const layer_ctx *c) {
+static plx_status plxi_infer_unary(const layer_ctx *c) {
     const plx_unary_desc *d = c->desc;
     if ((unsigned)d->func > PLX_UNARY_SIGN) {
         return plxi_fail(c, "func %d is not a plx_unary_func", (int)d->func);
@@ -58,7 +58,7 @@ plx_status plxi_infer_unary(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_binary(const layer_ctx *c) {
+static plx_status plxi_infer_binary(const layer_ctx *c) {
     const plx_binary_desc *d = c->desc;
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
     if ((unsigned)d->func > PLX_BINARY_MOD) {
@@ -101,7 +101,7 @@ plx_status plxi_infer_binary(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_where(const layer_ctx *c) {
+static plx_status plxi_infer_where(const layer_ctx *c) {
     const plx_tensor_info *cond = &c->in[0], *x = &c->in[1], *y = &c->in[2];
     plx_status s;
     if ((s = plxi_check_dtype(c, 0, DT(BOOL), NULL)) || (s = plxi_check_same_dtype(c, 2, 1))) {
@@ -119,7 +119,7 @@ plx_status plxi_infer_where(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_cast(const layer_ctx *c) {
+static plx_status plxi_infer_cast(const layer_ctx *c) {
     const plx_cast_desc *d = c->desc;
     if (plx_dtype_size(d->to) == 0) {
         return plxi_fail(c, "to %d is not a valid dtype", (int)d->to);
@@ -138,7 +138,7 @@ static plx_status check_epsilon(const layer_ctx *c, float eps) {
     return NULL;
 }
 
-plx_status plxi_infer_batch_norm(const layer_ctx *c) {
+static plx_status plxi_infer_batch_norm(const layer_ctx *c) {
     const plx_batch_norm_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
@@ -162,7 +162,7 @@ plx_status plxi_infer_batch_norm(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_layer_norm(const layer_ctx *c) {
+static plx_status plxi_infer_layer_norm(const layer_ctx *c) {
     const plx_layer_norm_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t axis = 0;
@@ -190,7 +190,7 @@ plx_status plxi_infer_layer_norm(const layer_ctx *c) {
 }
 
 /* ONNX InstanceNormalization: X [N, C, D1, ...], scale and bias [C]. */
-plx_status plxi_infer_instance_norm(const layer_ctx *c) {
+static plx_status plxi_infer_instance_norm(const layer_ctx *c) {
     const plx_instance_norm_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
@@ -214,7 +214,7 @@ plx_status plxi_infer_instance_norm(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_softmax(const layer_ctx *c) {
+static plx_status plxi_infer_softmax(const layer_ctx *c) {
     const plx_softmax_desc *d = c->desc;
     uint32_t axis = 0;
     plx_status s;
@@ -226,7 +226,7 @@ plx_status plxi_infer_softmax(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_reduce(const layer_ctx *c) {
+static plx_status plxi_infer_reduce(const layer_ctx *c) {
     const plx_reduce_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
@@ -282,7 +282,7 @@ plx_status plxi_infer_reduce(const layer_ctx *c) {
 }
 
 /* ONNX ArgMax / ArgMin: int64 indices along one axis. */
-plx_status plxi_infer_arg_reduce(const layer_ctx *c) {
+static plx_status plxi_infer_arg_reduce(const layer_ctx *c) {
     const plx_arg_reduce_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t axis = 0;
@@ -313,7 +313,7 @@ plx_status plxi_infer_arg_reduce(const layer_ctx *c) {
 }
 
 /* ONNX TopK: values (X's dtype) and int64 indices, k along the axis. */
-plx_status plxi_infer_topk(const layer_ctx *c) {
+static plx_status plxi_infer_topk(const layer_ctx *c) {
     const plx_topk_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t axis = 0;
@@ -340,3 +340,20 @@ plx_status plxi_infer_topk(const layer_ctx *c) {
     plxi_info_set_dims(indices, values->dims, x->rank);
     return NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
+
+PLXI_OP_ROW(ACTIVATION, 1, 1, 1, 1, ROLES("X"), plxi_infer_activation);
+PLXI_OP_ROW(UNARY, 1, 1, 1, 1, ROLES("X"), plxi_infer_unary);
+PLXI_OP_ROW(BINARY, 2, 2, 1, 1, ROLES("A", "B"), plxi_infer_binary);
+PLXI_OP_ROW(WHERE, 3, 3, 1, 1, ROLES("condition", "X", "Y"), plxi_infer_where);
+PLXI_OP_ROW(CAST, 1, 1, 1, 1, ROLES("X"), plxi_infer_cast);
+PLXI_OP_ROW(BATCH_NORM, 5, 5, 1, 1, ROLES("X", "scale", "bias", "mean", "var"),
+            plxi_infer_batch_norm);
+PLXI_OP_ROW(LAYER_NORM, 2, 3, 1, 1, ROLES("X", "scale", "bias"), plxi_infer_layer_norm);
+PLXI_OP_ROW(INSTANCE_NORM, 3, 3, 1, 1, ROLES("X", "scale", "bias"), plxi_infer_instance_norm);
+PLXI_OP_ROW(SOFTMAX, 1, 1, 1, 1, ROLES("X"), plxi_infer_softmax);
+PLXI_OP_ROW(REDUCE, 1, 1, 1, 1, ROLES("X"), plxi_infer_reduce);
+PLXI_OP_ROW(ARG_REDUCE, 1, 1, 1, 1, ROLES("X"), plxi_infer_arg_reduce);
+PLXI_OP_ROW(TOPK, 1, 1, 2, 2, ROLES("X"), plxi_infer_topk);

@@ -1,8 +1,8 @@
 /* What the files of shape inference share (shape_infer.c, infer_check.c,
  * infer_conv.c, infer_elementwise.c, infer_movement.c, infer_other.c,
  * op_table.c): the context of one call, the checking helpers that word
- * every message alike, and the per-operator infer functions that
- * op_table.c lists. */
+ * every message alike, and the operator table's rows, which each
+ * infer_*.c file defines for its operators. */
 #ifndef PLEXUS_CORE_INFER_INTERNAL_H
 #define PLEXUS_CORE_INFER_INTERNAL_H
 
@@ -42,15 +42,35 @@ typedef struct layer_ctx {
     uint32_t n_out;
 } layer_ctx;
 
-/* One row of the operator table (op_table.c): slot counts, descriptor
- * size, input role names and the infer function. */
+/* One row of the operator table: slot counts, input role names and the
+ * infer function (the descriptor size is op_table.c's, from PLX_OP_LIST). */
 typedef struct plxi_op_row {
     uint32_t min_inputs, max_inputs, min_outputs, max_outputs;
     const char *const *inputs; /* role names of the first input_count inputs */
     uint32_t input_count;
     plx_status (*infer)(const layer_ctx *c);
-    size_t desc_size;
 } plxi_op_row;
+
+/* Every operator of PLX_OP_LIST has a row plxi_op_row_<SUFFIX>, defined
+ * with PLXI_OP_ROW at the end of the infer_*.c file of its infer function
+ * (PLX_OP_INVALID's, which has none, in op_table.c). op_table.c indexes
+ * them by value: an operator without a row fails to link, naming it. */
+#define PLXI_OP_ROW_DECL_(suffix, value, name, desc) extern const plxi_op_row plxi_op_row_##suffix;
+PLX_OP_LIST(PLXI_OP_ROW_DECL_)
+#undef PLXI_OP_ROW_DECL_
+
+/* PLXI_OP_ROW(INSTANCE_NORM, 3, 3, 1, 1, ROLES("X", "scale", "bias"),
+ * plxi_infer_instance_norm): minimum and maximum inputs, minimum and
+ * maximum outputs (ANY: variadic), the role names that messages print for
+ * the first inputs (NO_ROLES: "input i" for all) and the infer function,
+ * which validates c's descriptor and inputs and writes c->out. */
+#define PLXI_OP_ROW(suffix, min_in, max_in, min_out, max_out, roles, infer) \
+    const plxi_op_row plxi_op_row_##suffix = {min_in, max_in, min_out, max_out, roles, infer}
+#define ROLES(...)                        \
+    (const char *const[]){__VA_ARGS__}, \
+        (uint32_t)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+#define NO_ROLES NULL, 0
+#define ANY UINT32_MAX
 
 /* The row of `op`, or NULL for an unknown op. */
 const plxi_op_row *plxi_op_lookup(plx_op op);
@@ -123,48 +143,5 @@ const char *plxi_dtype_list(unsigned mask, char *buf, size_t size);
 #define ROLE(c, i) plxi_input_role((c), (i), (char[24]){0}, 24)
 #define OUT_ROLE(c, i) plxi_output_role((c), (i), (char[24]){0}, 24)
 #define DTYPES(mask) plxi_dtype_list((mask), (char[160]){0}, 160)
-
-/* Per-operator rules (infer_conv.c, infer_elementwise.c, infer_movement.c,
- * infer_other.c): validate c's descriptor and inputs, write c->out. */
-plx_status plxi_infer_conv(const layer_ctx *c);
-plx_status plxi_infer_conv_transpose(const layer_ctx *c);
-plx_status plxi_infer_fully_connected(const layer_ctx *c);
-plx_status plxi_infer_matmul(const layer_ctx *c);
-plx_status plxi_infer_gemm(const layer_ctx *c);
-plx_status plxi_infer_pool(const layer_ctx *c);
-plx_status plxi_infer_global_pool(const layer_ctx *c);
-plx_status plxi_infer_activation(const layer_ctx *c);
-plx_status plxi_infer_unary(const layer_ctx *c);
-plx_status plxi_infer_binary(const layer_ctx *c);
-plx_status plxi_infer_where(const layer_ctx *c);
-plx_status plxi_infer_cast(const layer_ctx *c);
-plx_status plxi_infer_batch_norm(const layer_ctx *c);
-plx_status plxi_infer_layer_norm(const layer_ctx *c);
-plx_status plxi_infer_instance_norm(const layer_ctx *c);
-plx_status plxi_infer_softmax(const layer_ctx *c);
-plx_status plxi_infer_reduce(const layer_ctx *c);
-plx_status plxi_infer_arg_reduce(const layer_ctx *c);
-plx_status plxi_infer_topk(const layer_ctx *c);
-plx_status plxi_infer_reshape(const layer_ctx *c);
-plx_status plxi_infer_flatten(const layer_ctx *c);
-plx_status plxi_infer_transpose(const layer_ctx *c);
-plx_status plxi_infer_concat(const layer_ctx *c);
-plx_status plxi_infer_split(const layer_ctx *c);
-plx_status plxi_infer_slice(const layer_ctx *c);
-plx_status plxi_infer_pad(const layer_ctx *c);
-plx_status plxi_infer_squeeze(const layer_ctx *c);
-plx_status plxi_infer_unsqueeze(const layer_ctx *c);
-plx_status plxi_infer_gather(const layer_ctx *c);
-plx_status plxi_infer_expand(const layer_ctx *c);
-plx_status plxi_infer_tile(const layer_ctx *c);
-plx_status plxi_infer_depth_space(const layer_ctx *c);
-plx_status plxi_infer_resize(const layer_ctx *c);
-plx_status plxi_infer_input(const layer_ctx *c);
-plx_status plxi_infer_constant(const layer_ctx *c);
-plx_status plxi_infer_quantize(const layer_ctx *c);
-plx_status plxi_infer_rnn(const layer_ctx *c);
-plx_status plxi_infer_output(const layer_ctx *c);
-plx_status plxi_infer_mem_copy(const layer_ctx *c);
-plx_status plxi_infer_precompiled(const layer_ctx *c);
 
 #endif /* PLEXUS_CORE_INFER_INTERNAL_H */

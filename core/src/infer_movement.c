@@ -20,7 +20,7 @@ static void moved_output(plx_tensor_info *o, const plx_tensor_info *x, const int
     o->quant = plxi_moved_quant(x);
 }
 
-plx_status plxi_infer_reshape(const layer_ctx *c) {
+static plx_status plxi_infer_reshape(const layer_ctx *c) {
     const plx_reshape_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     if (d->rank > PLX_MAX_RANK) {
@@ -82,7 +82,7 @@ plx_status plxi_infer_reshape(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_flatten(const layer_ctx *c) {
+static plx_status plxi_infer_flatten(const layer_ctx *c) {
     const plx_axis_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t axis = 0;
@@ -99,7 +99,7 @@ plx_status plxi_infer_flatten(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_transpose(const layer_ctx *c) {
+static plx_status plxi_infer_transpose(const layer_ctx *c) {
     const plx_transpose_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     int64_t dims[PLX_MAX_RANK];
@@ -134,7 +134,7 @@ static bool same_quant(const plx_quant_params *a, const plx_quant_params *b) {
            a->scale == b->scale && a->zero_point == b->zero_point;
 }
 
-plx_status plxi_infer_concat(const layer_ctx *c) {
+static plx_status plxi_infer_concat(const layer_ctx *c) {
     const plx_axis_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t axis = 0;
@@ -171,7 +171,7 @@ plx_status plxi_infer_concat(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_split(const layer_ctx *c) {
+static plx_status plxi_infer_split(const layer_ctx *c) {
     const plx_split_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     uint32_t axis = 0, n = c->n_out;
@@ -213,7 +213,7 @@ plx_status plxi_infer_split(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_slice(const layer_ctx *c) {
+static plx_status plxi_infer_slice(const layer_ctx *c) {
     const plx_slice_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
@@ -240,7 +240,7 @@ plx_status plxi_infer_slice(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_pad(const layer_ctx *c) {
+static plx_status plxi_infer_pad(const layer_ctx *c) {
     const plx_pad_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     if ((unsigned)d->mode > PLX_PAD_EDGE) {
@@ -270,7 +270,7 @@ plx_status plxi_infer_pad(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_squeeze(const layer_ctx *c) {
+static plx_status plxi_infer_squeeze(const layer_ctx *c) {
     const plx_axes_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     if (d->axis_count > PLX_MAX_RANK) {
@@ -306,7 +306,7 @@ plx_status plxi_infer_squeeze(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_unsqueeze(const layer_ctx *c) {
+static plx_status plxi_infer_unsqueeze(const layer_ctx *c) {
     const plx_axes_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     if (d->axis_count == 0) {
@@ -339,7 +339,7 @@ plx_status plxi_infer_unsqueeze(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_gather(const layer_ctx *c) {
+static plx_status plxi_infer_gather(const layer_ctx *c) {
     const plx_axis_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
     uint32_t axis = 0;
@@ -376,7 +376,7 @@ plx_status plxi_infer_gather(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_expand(const layer_ctx *c) {
+static plx_status plxi_infer_expand(const layer_ctx *c) {
     const plx_shape_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     if (d->rank > PLX_MAX_RANK) {
@@ -400,7 +400,7 @@ plx_status plxi_infer_expand(const layer_ctx *c) {
 }
 
 /* ONNX Tile: repeats[i] copies of X along each dim i. */
-plx_status plxi_infer_tile(const layer_ctx *c) {
+static plx_status plxi_infer_tile(const layer_ctx *c) {
     const plx_tile_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     int64_t dims[PLX_MAX_RANK];
@@ -429,7 +429,7 @@ plx_status plxi_infer_tile(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_depth_space(const layer_ctx *c) {
+static plx_status plxi_infer_depth_space(const layer_ctx *c) {
     const plx_depth_space_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     bool to_space = c->op == PLX_OP_DEPTH_TO_SPACE;
@@ -475,7 +475,7 @@ plx_status plxi_infer_depth_space(const layer_ctx *c) {
     return NULL;
 }
 
-plx_status plxi_infer_resize(const layer_ctx *c) {
+static plx_status plxi_infer_resize(const layer_ctx *c) {
     const plx_resize_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
@@ -521,3 +521,22 @@ plx_status plxi_infer_resize(const layer_ctx *c) {
     plxi_info_set_dims(c->out, dims, 4);
     return NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
+
+PLXI_OP_ROW(RESHAPE, 1, 1, 1, 1, ROLES("X"), plxi_infer_reshape);
+PLXI_OP_ROW(FLATTEN, 1, 1, 1, 1, ROLES("X"), plxi_infer_flatten);
+PLXI_OP_ROW(TRANSPOSE, 1, 1, 1, 1, ROLES("X"), plxi_infer_transpose);
+PLXI_OP_ROW(CONCAT, 1, ANY, 1, 1, NO_ROLES, plxi_infer_concat);
+PLXI_OP_ROW(SPLIT, 1, 1, 1, ANY, ROLES("X"), plxi_infer_split);
+PLXI_OP_ROW(SLICE, 1, 1, 1, 1, ROLES("X"), plxi_infer_slice);
+PLXI_OP_ROW(PAD, 1, 1, 1, 1, ROLES("X"), plxi_infer_pad);
+PLXI_OP_ROW(SQUEEZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_squeeze);
+PLXI_OP_ROW(UNSQUEEZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_unsqueeze);
+PLXI_OP_ROW(GATHER, 2, 2, 1, 1, ROLES("data", "indices"), plxi_infer_gather);
+PLXI_OP_ROW(EXPAND, 1, 1, 1, 1, ROLES("X"), plxi_infer_expand);
+PLXI_OP_ROW(TILE, 1, 1, 1, 1, ROLES("X"), plxi_infer_tile);
+PLXI_OP_ROW(DEPTH_TO_SPACE, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
+PLXI_OP_ROW(SPACE_TO_DEPTH, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
+PLXI_OP_ROW(RESIZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_resize);

@@ -7,12 +7,12 @@
 /* ------------------------------------------------------------------------ */
 /* Graph boundary                                                           */
 
-plx_status plxi_infer_input(const layer_ctx *c) {
+static plx_status plxi_infer_input(const layer_ctx *c) {
     /* The caller sets the info; it only has to be valid. */
     return plxi_check_info(c, &c->out[0], "output 0");
 }
 
-plx_status plxi_infer_constant(const layer_ctx *c) {
+static plx_status plxi_infer_constant(const layer_ctx *c) {
     const plx_constant_desc *d = c->desc;
     if (!d->data) {
         return plxi_fail(c, "descriptor data is NULL");
@@ -23,7 +23,7 @@ plx_status plxi_infer_constant(const layer_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Quantization                                                             */
 
-plx_status plxi_infer_quantize(const layer_ctx *c) {
+static plx_status plxi_infer_quantize(const layer_ctx *c) {
     const plx_quantize_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *scale = &c->in[1];
     bool quantize = c->op == PLX_OP_QUANTIZE;
@@ -140,7 +140,7 @@ static plx_status check_rnn_activation(const layer_ctx *c, const plx_rnn_activat
 
 /* lstm and gru (ONNX, layout 0): X [seq_length, batch, input_size] and the
  * weights of `gates` gates per direction; see plexus/ops.h. */
-plx_status plxi_infer_rnn(const layer_ctx *c) {
+static plx_status plxi_infer_rnn(const layer_ctx *c) {
     bool lstm = c->op == PLX_OP_LSTM;
     const plx_lstm_desc *ld = c->desc;
     const plx_gru_desc *gd = c->desc;
@@ -223,16 +223,34 @@ plx_status plxi_infer_rnn(const layer_ctx *c) {
 
 /* Output and the optimiser's copies have nothing to infer: outputs have no
  * output slot, copies are their input's tensor in other memory. */
-plx_status plxi_infer_output(const layer_ctx *c) {
+static plx_status plxi_infer_output(const layer_ctx *c) {
     (void)c;
     return NULL;
 }
 
-plx_status plxi_infer_mem_copy(const layer_ctx *c) {
+static plx_status plxi_infer_mem_copy(const layer_ctx *c) {
     *c->out = c->in[0];
     return NULL;
 }
 
-plx_status plxi_infer_precompiled(const layer_ctx *c) {
+static plx_status plxi_infer_precompiled(const layer_ctx *c) {
     return plxi_fail(c, "precompiled layers come from backends, which give their outputs");
 }
+
+/* ------------------------------------------------------------------------ */
+/* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
+
+/* gru's inputs, the first six of lstm's */
+#define GRU_ROLES "X", "W", "R", "B", "sequence_lens", "initial_h"
+
+PLXI_OP_ROW(INPUT, 0, 0, 1, 1, ROLES("X"), plxi_infer_input);
+PLXI_OP_ROW(OUTPUT, 1, 1, 0, 0, ROLES("X"), plxi_infer_output);
+PLXI_OP_ROW(CONSTANT, 0, 0, 1, 1, ROLES("X"), plxi_infer_constant);
+PLXI_OP_ROW(QUANTIZE, 2, 3, 1, 1, ROLES("X", "scale", "zero_point"), plxi_infer_quantize);
+PLXI_OP_ROW(DEQUANTIZE, 2, 3, 1, 1, ROLES("X", "scale", "zero_point"), plxi_infer_quantize);
+PLXI_OP_ROW(LSTM, 8, 8, 3, 3, ROLES(GRU_ROLES, "initial_c", "P"), plxi_infer_rnn);
+PLXI_OP_ROW(GRU, 6, 6, 2, 2, ROLES(GRU_ROLES), plxi_infer_rnn);
+PLXI_OP_ROW(MEM_COPY, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
+PLXI_OP_ROW(MEM_IMPORT, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
+/* a backend's replacement of other layers (backend.h): any count */
+PLXI_OP_ROW(PRECOMPILED, 0, ANY, 1, ANY, ROLES("X"), plxi_infer_precompiled);

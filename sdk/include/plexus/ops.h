@@ -79,8 +79,11 @@ extern "C" {
     /* optimize_subgraph (backend.h); never added by applications. */ \
     X(PRECOMPILED, 44, "precompiled", plx_precompiled_desc)    /* any -> any; plx_precompiled_desc */
 
+/* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
+ * and switches need no case for it), closes the enumerator list without
+ * the trailing comma that C++98 forbids. */
 #define PLX_OP_ENUM_(suffix, value, name, desc) PLX_OP_##suffix = value,
-typedef enum plx_op { PLX_OP_LIST(PLX_OP_ENUM_) } plx_op;
+typedef enum plx_op { PLX_OP_LIST(PLX_OP_ENUM_) PLX_OP_LIST_END_ = 0 } plx_op;
 #undef PLX_OP_ENUM_
 
 #define PLX_OP_PLUS_ONE_(suffix, value, name, desc) +1

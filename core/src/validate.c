@@ -65,14 +65,15 @@ plx_status plxi_layer_view_validate(const plx_layer_view *v) {
     if ((v->input_count && !v->inputs) || (v->output_count && !v->outputs)) {
         return fault(v, "the %s array is NULL", v->input_count && !v->inputs ? "input" : "output");
     }
-    if (row->desc_size) {
+    size_t desc_size = plxi_op_desc_size(v->op);
+    if (desc_size) {
         if (!v->desc) {
             return fault(v, "the descriptor is NULL");
         }
         uint32_t ss = *(const uint32_t *)v->desc;
-        if (ss < row->desc_size) {
+        if (ss < desc_size) {
             return fault(v, "descriptor struct_size %" PRIu32 " is smaller than %zu", ss,
-                         row->desc_size);
+                         desc_size);
         }
     }
     for (uint32_t i = 0; i < v->input_count; i++) {

@@ -14,7 +14,7 @@
 #include <plexus/onnx.h>
 #include <plexus/plexus.h>
 
-#include "commands.h"
+#include "cli.h"
 
 #define PREFIX "plexus run"
 

@@ -12,7 +12,10 @@
 #include <string.h>
 
 #include "network_internal.h"
+#include "optimizer.h"
+#include "rewrite.h"
 #include "shape_infer.h"
+#include "subgraph.h"
 
 static plx_status oom(void) {
     return plxi_status_create(PLX_OUT_OF_MEMORY, "out of memory while optimising the network");

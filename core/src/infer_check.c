@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                 */

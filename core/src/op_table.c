@@ -3,6 +3,7 @@
  * (infer_*.c) and descriptor size, the last taken from the list's
  * descriptor column. */
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* Role names of input slots, as messages print them. */
 static const char *const xwb[] = {"X", "W", "B"};

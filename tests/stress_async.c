@@ -55,7 +55,7 @@ static void *work(void *arg) {
         a.input_count = 1;
         a.outputs = &out;
         a.output_count = 1;
-        plx_status s = plx_loaded_network_run(w->ln, w->wm, &a);
+        plx_status s = plx_loaded_network_execute_with(w->ln, w->wm, &a);
         if (s || memcmp(y, expected[seed], sizeof y)) {
             if (atomic_fetch_add(&failures, 1) == 0) {
                 fprintf(stderr, "stress_async: run %d: %s\n", i,

@@ -148,7 +148,7 @@ static void run(plx_loaded_network *ln, plx_working_memory *wm, const float *x, 
     a.input_count = 1;
     a.outputs = out;
     a.output_count = 2;
-    OK(plx_loaded_network_run(ln, wm, &a));
+    OK(plx_loaded_network_execute_with(ln, wm, &a));
 }
 
 /* The reference: the same network executed synchronously, backend-managed. */
@@ -326,25 +326,26 @@ Test(preimport, every_rule) {
     a.output_count = 2;
     a.preimported_inputs = ids;
     a.preimported_input_count = 1;
-    OK(plx_loaded_network_run(ln, NULL, &a));
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
     reference(rt, x, y0, s0);
     cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
     a.preimported_inputs = ids + 1;
-    OK(plx_loaded_network_run(ln, NULL, &a));
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
     reference(rt, x2, y0, s0);
     cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
 
     /* An id equal to the number issued is unknown. */
     uint32_t two = 2;
     a.preimported_inputs = &two;
-    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a), "pre-imported input id 2 is unknown (2 issued)");
+    FAILS_WITH(plx_loaded_network_execute_with(ln, NULL, &a),
+               "pre-imported input id 2 is unknown (2 issued)");
     FAILS_WITH(plx_loaded_network_clear_imported_inputs(ln, &two, 1),
                "pre-imported input id 2 is unknown");
     /* The same id twice in one call. */
     uint32_t twice[] = {0, 0};
     a.preimported_inputs = twice;
     a.preimported_input_count = 2;
-    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a),
+    FAILS_WITH(plx_loaded_network_execute_with(ln, NULL, &a),
                "the network has 1 inputs, the call gives 0 tensors and 2 pre-imported inputs");
     FAILS_WITH(plx_loaded_network_clear_imported_inputs(ln, twice, 2),
                "pre-imported input id 0 is given more than once");
@@ -353,13 +354,14 @@ Test(preimport, every_rule) {
     a.input_count = 1;
     a.preimported_inputs = ids;
     a.preimported_input_count = 1;
-    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a), "the network has 1 inputs, the call gives 1 "
-                                                     "tensors and 1 pre-imported inputs");
+    FAILS_WITH(plx_loaded_network_execute_with(ln, NULL, &a),
+               "the network has 1 inputs, the call gives 1 tensors and 1 pre-imported inputs");
     /* Cleared ids are rejected by execute and by clear. */
     OK(plx_loaded_network_clear_imported_inputs(ln, ids, 1));
     a.inputs = NULL;
     a.input_count = 0;
-    FAILS_WITH(plx_loaded_network_run(ln, NULL, &a), "pre-imported input id 0 was cleared");
+    FAILS_WITH(plx_loaded_network_execute_with(ln, NULL, &a),
+               "pre-imported input id 0 was cleared");
     FAILS_WITH(plx_loaded_network_clear_imported_inputs(ln, ids, 1),
                "pre-imported input id 0 was already cleared");
     /* Pre-imported outputs. */
@@ -376,7 +378,7 @@ Test(preimport, every_rule) {
     b2.preimported_inputs = ids + 1;
     b2.preimported_input_count = 1;
     memset(y, 0, sizeof y);
-    OK(plx_loaded_network_run(ln, NULL, &b2));
+    OK(plx_loaded_network_execute_with(ln, NULL, &b2));
     reference(rt, x2, y0, s0);
     cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
     cr_assert(eq(int, memcmp(s, s0, sizeof s), 0));
@@ -428,7 +430,7 @@ static void try_again(void *user, const char *layer, plx_op op, const char *back
     a.input_count = 1;
     a.outputs = out;
     a.output_count = 2;
-    r->status = plx_loaded_network_run(r->ln, r->wm, &a);
+    r->status = plx_loaded_network_execute_with(r->ln, r->wm, &a);
 }
 
 Test(async, working_memory_in_use_is_refused) {
@@ -483,7 +485,7 @@ static void *work(void *arg) {
         a.input_count = 1;
         a.outputs = out;
         a.output_count = 2;
-        plx_status st = plx_loaded_network_run(w->ln, w->wm, &a);
+        plx_status st = plx_loaded_network_execute_with(w->ln, w->wm, &a);
         if (st || memcmp(y, expected_y[seed], sizeof y) || memcmp(s, expected_s[seed], sizeof s)) {
             if (!w->failures++) {
                 snprintf(w->first_failure, sizeof w->first_failure, "run %d: %s", i,
@@ -547,7 +549,7 @@ Test(async, working_memory_execution_allocates_nothing) {
         a.input_count = 1;
         a.outputs = out;
         a.output_count = 2;
-        plx_status st = plx_loaded_network_run(ln, wm, &a);
+        plx_status st = plx_loaded_network_execute_with(ln, wm, &a);
         if (st) {
             alloc_counter_stop();
             cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
@@ -787,10 +789,10 @@ Test(preimport, same_id_twice_in_one_run) {
     uint32_t twice[] = {ids[0], ids[0]};
     args.preimported_inputs = twice;
     args.preimported_input_count = 2;
-    FAILS_WITH(plx_loaded_network_run(ln, NULL, &args),
+    FAILS_WITH(plx_loaded_network_execute_with(ln, NULL, &args),
                "pre-imported input id 0 is given more than once");
     args.preimported_inputs = ids;
-    OK(plx_loaded_network_run(ln, NULL, &args));
+    OK(plx_loaded_network_execute_with(ln, NULL, &args));
     for (int i = 0; i < N; i++) {
         cr_assert(eq(flt, out[i], xa[i] + xb[i]));
     }
@@ -798,10 +800,10 @@ Test(preimport, same_id_twice_in_one_run) {
     args.inputs = &both[1];
     args.input_count = 1;
     args.preimported_input_count = 1;
-    OK(plx_loaded_network_run(ln, NULL, &args));
+    OK(plx_loaded_network_execute_with(ln, NULL, &args));
     /* The same input as a tensor and as an id. */
     args.inputs = &both[0];
-    FAILS_WITH(plx_loaded_network_run(ln, NULL, &args),
+    FAILS_WITH(plx_loaded_network_execute_with(ln, NULL, &args),
                "input binding id 0 is given both as a tensor and as pre-imported id 0");
     plx_loaded_network_unload(&ln);
     plx_network_destroy(&n);

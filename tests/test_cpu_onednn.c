@@ -260,7 +260,7 @@ static plx_status try_run(plx_loaded_network *ln, plx_working_memory *wm, float 
     a.input_count = 1;
     a.outputs = &out;
     a.output_count = 1;
-    return plx_loaded_network_run(ln, wm, &a);
+    return plx_loaded_network_execute_with(ln, wm, &a);
 }
 
 static void run(plx_loaded_network *ln, plx_working_memory *wm, float *x, float *y) {

@@ -289,7 +289,7 @@ static plx_status run2(plx_loaded_network *ln, plx_working_memory *wm, const flo
     a.input_count = 1;
     a.outputs = out;
     a.output_count = 2;
-    return plx_loaded_network_run(ln, wm, &a);
+    return plx_loaded_network_execute_with(ln, wm, &a);
 }
 
 /* The chain on cpu_ref alone: the reference. */
@@ -746,7 +746,7 @@ Test(gpu_opencl, zero_copy_aligned_and_staged_misaligned) {
                     a.outputs = out;
                     a.output_count = 2;
                     memset(ay, 0, N * sizeof *ay);
-                    OK(plx_loaded_network_run(ln, NULL, &a));
+                    OK(plx_loaded_network_execute_with(ln, NULL, &a));
                     assert_close(ay, y0, N, "y (pre-imported input)");
                     OK(plx_loaded_network_clear_imported_inputs(ln, &id, 1));
                 }

@@ -274,7 +274,7 @@ static void run_loaded(plx_loaded_network *ln, const plx_onnx_model *model,
     args.input_count = ni;
     args.outputs = out;
     args.output_count = no;
-    plx_status st = plx_loaded_network_run(ln, NULL, &args);
+    plx_status st = plx_loaded_network_execute_with(ln, NULL, &args);
     live.st = st;
     cr_assert(zero(ptr, st), "execute: %s", plx_status_get_message(st));
 }

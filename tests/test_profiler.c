@@ -142,7 +142,7 @@ static plx_status run_once(plx_loaded_network *ln, plx_working_memory *wm, float
     a.input_count = 1;
     a.outputs = &out;
     a.output_count = 1;
-    return plx_loaded_network_run(ln, wm, &a);
+    return plx_loaded_network_execute_with(ln, wm, &a);
 }
 
 /* Writes the trace to a scratch file and parses it; asserts the document's
@@ -240,7 +240,7 @@ Test(profiler, counters_count_loads_and_runs) {
         OK(run_once(b, NULL, 1.0f));
     }
     FAILS_WITH(run_once(a, NULL, -1.0f), "fails on purpose");
-    FAILS_WITH(plx_loaded_network_run(a, NULL, NULL), "execute args");
+    FAILS_WITH(plx_loaded_network_execute_with(a, NULL, NULL), "execute args");
     plx_runtime_counters(rt, &c);
     cr_assert(eq(u64, c.networks_loaded, 2));
     cr_assert(eq(u64, c.inferences_run, 6));

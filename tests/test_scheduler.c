@@ -464,11 +464,11 @@ static const char *errors(void) {
     job_init(&good, 3);
     /* What the execution itself says (the network's own working memory). */
     char want_id[256], want_size[256];
-    plx_status s = plx_loaded_network_run(ln, NULL, &bad_id.args);
+    plx_status s = plx_loaded_network_execute_with(ln, NULL, &bad_id.args);
     CHECK(s != NULL, "the wrong binding id ran");
     snprintf(want_id, sizeof want_id, "%s", plx_status_get_message(s));
     plx_status_free(s);
-    s = plx_loaded_network_run(ln, NULL, &bad_size.args);
+    s = plx_loaded_network_execute_with(ln, NULL, &bad_size.args);
     CHECK(s != NULL, "the wrong size ran");
     snprintf(want_size, sizeof want_size, "%s", plx_status_get_message(s));
     plx_status_free(s);

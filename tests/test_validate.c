@@ -14,6 +14,7 @@
 
 #include "fold.h"
 #include "network_internal.h"
+#include "optimizer.h"
 #include "validate.h"
 
 #define DIMS(...) (const int64_t[]){__VA_ARGS__}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "commands.h"
 #include "run.h"
 
 static int run(const run_args *a) {

@@ -14,7 +14,7 @@
 #include <plexus/model.h>
 #include <plexus/plexus.h>
 
-#include "commands.h"
+#include "cli.h"
 
 #define PREFIX "plexus run"
 

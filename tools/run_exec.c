@@ -657,7 +657,7 @@ static plx_status run_once(worker *w) {
     ea.input_count = w->s->input_count;
     ea.outputs = w->outputs;
     ea.output_count = w->s->output_count;
-    return plx_loaded_network_run(w->s->loaded, w->wm, &ea);
+    return plx_loaded_network_execute_with(w->s->loaded, w->wm, &ea);
 }
 
 static void *worker_main(void *arg) {

@@ -454,7 +454,7 @@ static bool valid_args(const plx_execute_args *a) {
 }
 
 /* One execution in `working_memory`, or in the network's own under its
- * lock when that is NULL; plx_loaded_network_run counts it. */
+ * lock when that is NULL; plx_loaded_network_execute_with counts it. */
 static plx_status execute_in(plx_loaded_network *loaded, plx_working_memory *working_memory,
                              const plx_execute_args *args) {
     if (!valid_args(args)) {
@@ -498,9 +498,9 @@ static plx_status execute_in(plx_loaded_network *loaded, plx_working_memory *wor
     return s;
 }
 
-PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
-                                          plx_working_memory *working_memory,
-                                          const plx_execute_args *args) {
+PLX_API plx_status plx_loaded_network_execute_with(plx_loaded_network *loaded,
+                                                   plx_working_memory *working_memory,
+                                                   const plx_execute_args *args) {
     if (!loaded) {
         return plxi_status_create(PLX_INVALID_ARGUMENT, "loaded network is NULL");
     }
@@ -522,6 +522,6 @@ PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
     a.input_count = input_count;
     a.outputs = outputs;
     a.output_count = output_count;
-    return plx_loaded_network_run(loaded, NULL, &a);
+    return plx_loaded_network_execute_with(loaded, NULL, &a);
 }
 

@@ -9,6 +9,7 @@
 #include <plexus/geometry.h>
 
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                 */

@@ -1,5 +1,6 @@
 /* Shape inference of convolutions, dense layers and pooling. */
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* ------------------------------------------------------------------------ */
 /* ------------------------------------------------------------------------ */

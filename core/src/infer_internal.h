@@ -11,14 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <plexus/ops.h>
+#include <plexus/tensor.h>
+
 #include "internal.h"
-#include "shape_infer.h"
 
 #define I64 "%" PRId64
 
 /* Room for "[d0,...,d7]" with every dim as long as INT64_MIN. */
 #define SHAPE_BUF 192
-/* A shape string valid until the end of the enclosing block. */
+/* A shape string valid until the end of the enclosing block (plxi_format_shape,
+ * shape_infer.h). */
 #define SHP(info) plxi_format_shape((info), (char[SHAPE_BUF]){0}, SHAPE_BUF)
 
 /* Dtype sets as bit masks. */

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* ------------------------------------------------------------------------ */
 /* Graph boundary                                                           */

@@ -126,11 +126,4 @@ void plxi_profile_record(plx_runtime *rt, const char *name, const char *category
 /* Frees the profiler (runtime destroy). */
 void plxi_profiler_destroy(plx_runtime *rt);
 
-/* registry.c */
-plx_status plxi_registry_load_static(plx_runtime *rt, plx_backend_entry_fn entry);
-plx_status plxi_registry_scan(plx_runtime *rt, plx_search_entry *entry);
-void plxi_backend_record_destroy(plxi_backend_record *record);
-/* Adds a note; false when out of memory. */
-bool plxi_runtime_note(plx_runtime *rt, const char *fmt, ...) PLXI_PRINTF(2, 3);
-
 #endif /* PLEXUS_CORE_INTERNAL_H */

@@ -197,4 +197,7 @@ plx_status plxi_working_memory_ensure(plx_working_memory *wm);
 /* The host-managed memory plan of every planned backend (memory_plan.c). */
 plx_status plxi_ln_plan_memory(plx_loaded_network *n);
 
+/* Unloads every network still loaded (runtime destroy; loaded_network.c). */
+void plxi_runtime_unload_all(plx_runtime *runtime);
+
 #endif

@@ -607,8 +607,8 @@ PLX_API plx_status plx_network_validate(plx_network *network) {
     return s;
 }
 
-PLX_API plx_status plx_network_get_output_info(const plx_network *network, plx_layer_id layer,
-                                               uint32_t slot, plx_tensor_info *out_info) {
+PLX_API plx_status plx_network_output_info(const plx_network *network, plx_layer_id layer,
+                                           uint32_t slot, plx_tensor_info *out_info) {
     plxi_layer *l = NULL;
     plx_status s = get_layer(network, layer, &l);
     if (s) {

@@ -67,39 +67,7 @@ struct plx_optimized_network {
     bool export_enabled;
 };
 
-/* optimizer.c: adds a note to the optimised network; false when out of
- * memory. */
-bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) PLXI_PRINTF(2, 3);
-/* rewrite.c: the backend-independent rewrites of `layers` (the optimiser's
- * working copy, *count of them in topological order, inputs numbered by
- * position), before assignment; removed layers are freed and the array
- * compacted, *count updated. Notes say what changed. */
-plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *count);
-
-/* rewrite.c: drops the NULL entries of `layers` and renumbers the rest in
- * a stable topological order (inputs renumbered); PLX_INTERNAL on a cycle. */
-plx_status plxi_layers_sort(plxi_layer **layers, size_t *count);
-
-/* optimizer.c: asks `rec` about `l`: NULL when it accepts, else the reason
- * (heap; *oom_flag set when out of memory). */
-char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
-                         plxi_layer *const *layers, bool *oom_flag);
-/* Records a refusal (takes `reason`); false when out of memory. */
-bool plxi_optimizer_refusal(plxi_layer *l, const char *backend_id, char *reason);
-/* Assigns `l` to the first of `prefs` that accepts it (only prefs[0]
- * without fallback), recording refusals; false when out of memory. */
-bool plxi_assign_by_preference(plxi_layer *l, plxi_layer *const *layers,
-                               plxi_backend_record *const *prefs, size_t pref_count,
-                               bool allow_fallback);
-/* subgraph.c: offers each backend with optimize_subgraph its maximal
- * subgraphs (R-23) and applies what it returns; *count changes. */
-plx_status plxi_optimize_subgraphs(plx_optimized_network *o, plxi_layer **layers,
-                                   size_t *count, plxi_backend_record *const *prefs,
-                                   size_t pref_count, bool allow_fallback);
 /* network.c: copies per-axis quantization arrays of `info` into `l`. */
 bool plxi_layer_own_quant(plxi_layer *l, plx_tensor_info *info);
-
-/* loaded_network.c: unloads every network still loaded (runtime destroy). */
-void plxi_runtime_unload_all(plx_runtime *runtime);
 
 #endif /* PLEXUS_CORE_NETWORK_INTERNAL_H */

@@ -4,6 +4,7 @@
  * PLXI_OP_ROW), and its descriptor size, taken from the list's descriptor
  * column. */
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* PLX_OP_INVALID is no operator: its row has no infer function, so that
  * plxi_op_lookup refuses it. */

@@ -12,7 +12,10 @@
 #include <string.h>
 
 #include "network_internal.h"
+#include "optimizer.h"
+#include "rewrite.h"
 #include "shape_infer.h"
+#include "subgraph.h"
 #include "validate.h"
 
 static plx_status oom(void) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "registry.h"
 
 #define MAX_ID_LEN 63
 #define MAX_NAME_LEN 255

@@ -28,6 +28,8 @@
 
 #include "fold.h"
 #include "network_internal.h"
+#include "optimizer.h"
+#include "rewrite.h"
 #include "shape_infer.h"
 
 typedef struct rewriter {

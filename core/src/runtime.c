@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "network_internal.h"
+#include "loaded_network.h"
+#include "registry.h"
 
 #ifndef PLX_DEFAULT_BACKEND_DIR
 #error "PLX_DEFAULT_BACKEND_DIR must be defined by the build"

@@ -127,7 +127,7 @@ static void *work(void *arg) {
         pthread_mutex_unlock(&s->lock);
 
         double start = now_ms();
-        plx_status st = plx_loaded_network_run(s->loaded, w->working_memory, &r->args);
+        plx_status st = plx_loaded_network_execute_with(s->loaded, w->working_memory, &r->args);
         double end = now_ms();
         plx_execution_timing timing = {start - r->submitted_ms, end - start};
         if (timing.queued_ms < 0) {

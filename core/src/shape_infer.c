@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */

@@ -16,6 +16,9 @@
 #include <string.h>
 
 #include "network_internal.h"
+#include "optimizer.h"
+#include "rewrite.h"
+#include "subgraph.h"
 
 #define MAX_KIND 63
 #define MAX_DATA ((size_t)16 << 20)

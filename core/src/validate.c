@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "infer_internal.h"
+#include "shape_infer.h"
 
 /* Byte sizes above this are refused so that element and byte counts fit
  * int64_t with room for offsets (the kernels index in int64_t). */

@@ -89,8 +89,8 @@ PLX_API plx_status plx_network_set_output_info(plx_network *network, plx_layer_i
 PLX_API plx_status plx_network_validate(plx_network *network);
 
 /* After a successful validate: the info of an output slot. */
-PLX_API plx_status plx_network_get_output_info(const plx_network *network, plx_layer_id layer,
-                                               uint32_t slot, plx_tensor_info *out_info);
+PLX_API plx_status plx_network_output_info(const plx_network *network, plx_layer_id layer,
+                                           uint32_t slot, plx_tensor_info *out_info);
 
 PLX_API size_t plx_network_layer_count(const plx_network *network);
 
@@ -226,8 +226,10 @@ typedef struct plx_tensor_binding {
     plx_memory_source source;
 } plx_tensor_binding;
 
-/* Runs the network once, synchronously. Every input and every output of the
- * network appears exactly once. Inputs are imported (import enabled and
+/* Runs the network once, synchronously, in the network's own working memory:
+ * the plain form of plx_loaded_network_execute_with (no working memory, no
+ * pre-imported tensors). Every input and every output of the network
+ * appears exactly once. Inputs are imported (import enabled and
  * supported) or copied in; outputs are exported into (export enabled and
  * the producer feeds only that output) or copied out. Working memory is
  * allocated at the first execution. Thread-safe: concurrent calls on one
@@ -289,16 +291,18 @@ typedef struct plx_execute_args {
 
 PLX_API void plx_execute_args_init(plx_execute_args *args);
 
-/* Runs the network once. With working_memory NULL it uses the network's own
- * working memory, one call at a time (as plx_loaded_network_execute). With a
+/* Runs the network once, synchronously, with a working memory and
+ * pre-imported tensors (`args`): the full form of plx_loaded_network_execute.
+ * With working_memory NULL it uses the network's own working memory, one
+ * call at a time (as plx_loaded_network_execute). With a
  * working memory, calls with different working memories run at the same
  * time from any threads; a working memory already in use by another call
  * is refused (PLX_FAILED_PRECONDITION), never shared. Results are the same
  * bytes as a synchronous execution. Errors as plx_loaded_network_execute,
  * plus pre-imported ids that are unknown, cleared or given twice. */
-PLX_API plx_status plx_loaded_network_run(plx_loaded_network *loaded,
-                                          plx_working_memory *working_memory,
-                                          const plx_execute_args *args);
+PLX_API plx_status plx_loaded_network_execute_with(plx_loaded_network *loaded,
+                                                   plx_working_memory *working_memory,
+                                                   const plx_execute_args *args);
 
 /* Registers caller tensors for many executions (zero copy): each is
  * imported once now, so that the backend checks source, size and alignment,
@@ -346,7 +350,7 @@ PLX_API const plx_memory_report *plx_loaded_network_memory_report(
  * A scheduler owns `worker_count` threads, each with its own working memory
  * of one loaded network, and queues of requests (plx_execute_args) at three
  * priorities. The application submits and returns at once; a worker runs the
- * request (plx_loaded_network_run with its working memory) and then calls
+ * request (plx_loaded_network_execute_with with its working memory) and then calls
  * the request's completion callback on that worker thread.
  *
  * Service order, a weighted round-robin: the workers take requests in a
@@ -367,7 +371,7 @@ typedef enum plx_priority {
 
 /* Times of one scheduled execution, in milliseconds (CLOCK_MONOTONIC):
  * queued_ms from submission to the start of the execution, run_ms the
- * execution itself (plx_loaded_network_run). Both >= 0. */
+ * execution itself (plx_loaded_network_execute_with). Both >= 0. */
 typedef struct plx_execution_timing {
     double queued_ms;
     double run_ms;
@@ -461,7 +465,7 @@ PLX_API void plx_loaded_network_set_debug_callback(plx_loaded_network *loaded, p
 /* Counters of a runtime, always kept (atomically, whatever the profiling
  * setting), since the runtime was created. networks_loaded: successful
  * plx_runtime_load_network calls (not the number loaded now).
- * inferences_run: plx_loaded_network_run and plx_loaded_network_execute
+ * inferences_run: plx_loaded_network_execute_with and plx_loaded_network_execute
  * calls that succeeded (scheduled executions included); inferences_failed:
  * those that returned an error, argument errors included. */
 typedef struct plx_counters {

@@ -1,0 +1,25 @@
+/* The optimiser (optimizer.c): what its passes (rewrite.c, subgraph.c) call
+ * back to note, ask backends and assign layers. */
+#ifndef PLEXUS_CORE_OPTIMIZER_H
+#define PLEXUS_CORE_OPTIMIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "network_internal.h"
+
+/* Adds a note to the optimised network; false when out of memory. */
+bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) PLXI_PRINTF(2, 3);
+/* Asks `rec` about `l`: NULL when it accepts, else the reason
+ * (heap; *oom_flag set when out of memory). */
+char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
+                         plxi_layer *const *layers, bool *oom_flag);
+/* Records a refusal (takes `reason`); false when out of memory. */
+bool plxi_optimizer_refusal(plxi_layer *l, const char *backend_id, char *reason);
+/* Assigns `l` to the first of `prefs` that accepts it (only prefs[0]
+ * without fallback), recording refusals; false when out of memory. */
+bool plxi_assign_by_preference(plxi_layer *l, plxi_layer *const *layers,
+                               plxi_backend_record *const *prefs, size_t pref_count,
+                               bool allow_fallback);
+
+#endif /* PLEXUS_CORE_OPTIMIZER_H */

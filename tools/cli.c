@@ -1,0 +1,117 @@
+/* What the plexus commands share: usage errors and the options that create
+ * a runtime (tools/cli.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <plexus/plexus.h>
+
+#include "cli.h"
+
+int usage_error(const char *command, const char *usage, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (command) {
+        fprintf(stderr, "plexus %s: ", command);
+    } else {
+        fputs("plexus: ", stderr);
+    }
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n\n%s", usage);
+    return EXIT_USAGE;
+}
+
+/* ID.KEY=VALUE, split in place. */
+static bool parse_option(char *text, plx_backend_option *out) {
+    char *dot = strchr(text, '.');
+    char *eq = dot ? strchr(dot + 1, '=') : NULL;
+    if (!dot || !eq || dot == text || eq == dot + 1) {
+        return false;
+    }
+    *dot = '\0';
+    *eq = '\0';
+    out->backend_id = text;
+    out->key = dot + 1;
+    out->value = eq + 1;
+    return true;
+}
+
+bool runtime_args_init(runtime_args *a, int argc) {
+    memset(a, 0, sizeof *a);
+    plx_runtime_options_init(&a->rt);
+    size_t n = argc > 0 ? (size_t)argc : 1;
+    a->paths = calloc(n, sizeof *a->paths);
+    a->options = calloc(n, sizeof *a->options);
+    if (!a->paths || !a->options) {
+        fprintf(stderr, "plexus: out of memory\n");
+        runtime_args_free(a);
+        return false;
+    }
+    return true;
+}
+
+void runtime_args_free(runtime_args *a) {
+    free(a->paths);
+    free(a->options);
+    a->paths = NULL;
+    a->options = NULL;
+    a->path_count = a->option_count = 0;
+}
+
+int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const char *command,
+                       const char *usage) {
+    const char *arg = argv[*i];
+    bool has_value = *i + 1 < argc;
+    if (strcmp(arg, "--no-env") == 0) {
+        a->rt.ignore_environment = true;
+    } else if (strcmp(arg, "--no-default-dir") == 0) {
+        a->rt.skip_default_dir = true;
+    } else if (strcmp(arg, "--backend-path") == 0) {
+        if (!has_value || !*argv[*i + 1]) {
+            return usage_error(command, usage, "%s needs a non-empty path", arg);
+        }
+        a->paths[a->path_count++] = argv[++*i];
+    } else if (strcmp(arg, "--option") == 0) {
+        if (!has_value) {
+            return usage_error(command, usage, "%s needs ID.KEY=VALUE", arg);
+        }
+        ++*i;
+        if (!parse_option(argv[*i], &a->options[a->option_count])) {
+            return usage_error(command, usage, "bad --option '%s': expected ID.KEY=VALUE",
+                               argv[*i]);
+        }
+        a->option_count++;
+    } else if (strcmp(arg, "--log-level") == 0) {
+        plx_log_level level;
+        if (!has_value) {
+            return usage_error(command, usage, "%s needs a level", arg);
+        }
+        ++*i;
+        if (!plx_log_level_parse(argv[*i], &level)) {
+            return usage_error(command, usage,
+                               "bad --log-level '%s': expected error, warn, info or debug",
+                               argv[*i]);
+        }
+        a->rt.log_level = (int)level;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+bool runtime_args_create(runtime_args *a, const char *prefix, plx_runtime **out_runtime) {
+    a->rt.search_paths = a->paths;
+    a->rt.search_path_count = a->path_count;
+    a->rt.backend_options = a->options;
+    a->rt.backend_option_count = a->option_count;
+    plx_status s = plx_runtime_create(&a->rt, out_runtime);
+    if (s) {
+        fprintf(stderr, "%s: cannot create the runtime: %s\n", prefix,
+                plx_status_get_message(s));
+        plx_status_free(s);
+        return false;
+    }
+    return true;
+}

@@ -14,7 +14,7 @@
 
 #include "fold.h"
 #include "network_internal.h"
-#include "optimizer.h"
+#include "assign.h"
 #include "validate.h"
 
 #define DIMS(...) (const int64_t[]){__VA_ARGS__}

@@ -28,7 +28,7 @@
 
 #include "fold.h"
 #include "network_internal.h"
-#include "optimizer.h"
+#include "assign.h"
 #include "rewrite.h"
 #include "shape_infer.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "network_internal.h"
-#include "optimizer.h"
+#include "assign.h"
 #include "rewrite.h"
 #include "subgraph.h"
 

@@ -1,7 +1,7 @@
-/* The optimiser (optimizer.c): what its passes (rewrite.c, subgraph.c) call
- * back to note, ask backends and assign layers. */
-#ifndef PLEXUS_CORE_OPTIMIZER_H
-#define PLEXUS_CORE_OPTIMIZER_H
+/* Asking backends about layers and assigning layers (assign.c): shared by
+ * the optimiser (optimizer.c) and its passes (rewrite.c, subgraph.c). */
+#ifndef PLEXUS_CORE_ASSIGN_H
+#define PLEXUS_CORE_ASSIGN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,4 +22,4 @@ bool plxi_assign_by_preference(plxi_layer *l, plxi_layer *const *layers,
                                plxi_backend_record *const *prefs, size_t pref_count,
                                bool allow_fallback);
 
-#endif /* PLEXUS_CORE_OPTIMIZER_H */
+#endif /* PLEXUS_CORE_ASSIGN_H */

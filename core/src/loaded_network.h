@@ -1,7 +1,8 @@
 /* The loaded network's state, shared by the files that hold its parts:
  * loading and queries (loaded_network.c), working memories
  * (working_memory.c), executions (execute.c), pre-imported inputs and
- * outputs (preimport.c) and the host-managed memory plan (memory_plan.c).
+ * outputs (preimport.c) and the host-managed memory plan
+ * (memory_plan_network.c).
  * docs/loaded-network.md gives the rules they follow. */
 #ifndef PLEXUS_CORE_LOADED_NETWORK_H
 #define PLEXUS_CORE_LOADED_NETWORK_H
@@ -194,7 +195,8 @@ void plxi_working_memory_free(plx_working_memory *wm);
  * first after a release). */
 plx_status plxi_working_memory_ensure(plx_working_memory *wm);
 
-/* The host-managed memory plan of every planned backend (memory_plan.c). */
+/* The host-managed memory plan of every planned backend
+ * (memory_plan_network.c, over the planner of memory_plan.c). */
 plx_status plxi_ln_plan_memory(plx_loaded_network *n);
 
 /* Unloads every network still loaded (runtime destroy; loaded_network.c). */

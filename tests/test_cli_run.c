@@ -272,7 +272,7 @@ Test(cli_run, missing_model_exits_one_naming_it) {
     free_result(&r);
 }
 
-Test(cli_run, open_dimension_needs_a_shape) {
+Test(cli_run, open_dimension_from_a_file_or_a_shape) {
     run_result r = RUN(MODEL("dynamic_batch.onnx"));
     cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
     expect_contains(r.err, "plexus run: ", "stderr");
@@ -287,6 +287,41 @@ Test(cli_run, open_dimension_needs_a_shape) {
     /* Not a terminal: no progress on stderr. */
     cr_assert(eq(str, r.err, ""));
     free_result(&r);
+
+    /* The open dimension takes the size of the file given for the input:
+     * no --shape needed. */
+    char dir[64];
+    make_temp_dir(dir, sizeof dir);
+    char x5[128], x_rank1[128];
+    snprintf(x5, sizeof x5, "x=%s/x5.npy", dir);
+    snprintf(x_rank1, sizeof x_rank1, "x=%s/x-rank1.npy", dir);
+    float floats[20] = {0};
+    write_npy(x5 + 2, PLX_DTYPE_FLOAT32, 2, (const int64_t[]){5, 4}, floats, sizeof floats);
+    write_npy(x_rank1 + 2, PLX_DTYPE_FLOAT32, 1, (const int64_t[]){4}, floats,
+              4 * sizeof(float));
+    r = RUN(MODEL("dynamic_batch.onnx"), "--input", x5);
+    cr_assert(eq(int, r.status, 0), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.out, "[5,4]", "stdout");
+    free_result(&r);
+    /* A file of another rank sizes nothing: the open dimension is named. */
+    r = RUN(MODEL("dynamic_batch.onnx"), "--input", x_rank1);
+    cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.err, "'x'", "stderr");
+    expect_contains(r.err, "N", "stderr");
+    free_result(&r);
+    /* With --shape too, the file's shape must agree. */
+    r = RUN(MODEL("dynamic_batch.onnx"), "--input", x5, "--shape", "x=3x4");
+    cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.err, "plexus run: input 'x': expected float32 [3,4], got float32 [5,4]",
+                    "stderr");
+    free_result(&r);
+    /* A file that cannot be read sizes nothing either; its error is shown. */
+    r = RUN(MODEL("dynamic_batch.onnx"), "--input", "x=/nonexistent/x.npy");
+    cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.err, "'N'", "stderr");
+    expect_contains(r.err, "/nonexistent/x.npy", "stderr");
+    free_result(&r);
+    remove_tree(dir);
 
     /* A shape for a name that is not an input. */
     r = RUN(MODEL("dynamic_batch.onnx"), "--shape", "x=3x4", "--shape", "nosuch=1");

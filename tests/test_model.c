@@ -4,6 +4,7 @@
  * not built in. Built with -DPLEXUS_HAVE_ONNX when the ONNX importer is:
  * the expectations follow what the build has. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,31 @@ Test(model, shapes_pass_through) {
     o.shape_count = 1;
     plx_model *m = NULL;
     plx_status st = plx_model_open(ONNX_TEST_DIR "/dynamic_batch.onnx", &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_expect_eq(plx_model_input(m, 0)->info.dims[0], 3);
+    plx_model_destroy(&m);
+}
+
+/* Data shapes fill the open dims; a struct_size that ends where the
+ * options ended before data_shapes is accepted (the new fields read as
+ * none). */
+Test(model, data_shapes_pass_through) {
+    plx_model_input_shape data = {.name = "x", .dims = {5, 4}, .rank = 2};
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.data_shapes = &data;
+    o.data_shape_count = 1;
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(ONNX_TEST_DIR "/dynamic_batch.onnx", &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_expect_eq(plx_model_input(m, 0)->info.dims[0], 5);
+    plx_model_destroy(&m);
+
+    plx_model_input_shape shape = {.name = "x", .dims = {3, 4}, .rank = 2};
+    o.shapes = &shape;
+    o.shape_count = 1;
+    o.struct_size = (uint32_t)offsetof(plx_model_options, data_shapes);
+    st = plx_model_open(ONNX_TEST_DIR "/dynamic_batch.onnx", &o, &m);
     cr_assert_null(st, "%s", plx_status_get_message(st));
     cr_expect_eq(plx_model_input(m, 0)->info.dims[0], 3);
     plx_model_destroy(&m);

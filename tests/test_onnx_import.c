@@ -845,6 +845,54 @@ Test(onnx_import, dim_param_with_shape_imports) {
     destroy_model(&model);
 }
 
+/* Data shapes (the shapes of what the caller will bind) fill only the
+ * dims the model leaves open; one for another name or rank is ignored. */
+Test(onnx_import, data_shapes_fill_open_dims) {
+    plx_onnx_input_shape data[3] = {{.name = "x", .dims = {7, 3}, .rank = 2},
+                                    {.name = "b", .dims = {9, 9}, .rank = 2},
+                                    {.name = "zz_not_there", .dims = {1}, .rank = 1}};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.data_shapes = data;
+    o.data_shape_count = 3;
+    plx_onnx_model *model = import_ok(dynamic_model("N,3"), &o);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 0)->info, "input x", 7, 3);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 1)->info, "input b", 3);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "output y", 7, 3);
+    destroy_model(&model);
+
+    /* A size the model gives is kept: the caller's check finds the data's
+     * [7,4] wrong, not the import. */
+    data[0] = (plx_onnx_input_shape){.name = "x", .dims = {7, 4}, .rank = 2};
+    model = import_ok(dynamic_model("N,3"), &o);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 0)->info, "input x", 7, 3);
+    destroy_model(&model);
+
+    /* `shapes` comes first. */
+    plx_onnx_input_shape shape = {.name = "x", .dims = {2, 3}, .rank = 2};
+    o.shapes = &shape;
+    o.shape_count = 1;
+    model = import_ok(dynamic_model("N,3"), &o);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 0)->info, "input x", 2, 3);
+    destroy_model(&model);
+    o.shapes = NULL;
+    o.shape_count = 0;
+
+    /* An input declared without a shape takes the data's. */
+    data[0] = (plx_onnx_input_shape){.name = "x", .dims = {4, 3}, .rank = 2};
+    model = import_ok(dynamic_model(NULL), &o);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 0)->info, "input x", 4, 3);
+    destroy_model(&model);
+
+    /* Another rank gives nothing: the open dim is still an error. */
+    data[0] = (plx_onnx_input_shape){.name = "x", .dims = {21}, .rank = 1};
+    IMPORT_FAILS(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT, "input 'x'", "dim 0", "'N'");
+
+    /* A data shape without a name is the caller's error. */
+    data[0].name = NULL;
+    IMPORT_FAILS(dynamic_model("N,3"), &o, PLX_INVALID_ARGUMENT, "data_shapes[0]");
+}
+
 Test(onnx_import, shape_for_unknown_input_fails) {
     plx_onnx_input_shape shapes[2] = {{.name = "x", .dims = {5, 3}, .rank = 2},
                                       {.name = "zz_not_there", .dims = {1}, .rank = 1}};
@@ -1247,8 +1295,18 @@ Test(onnx_import, negative_dim_fails) {
     ob_initializer(ob_main(m), t);
     IMPORT_FAILS(init_model(m, "1"), NULL, PLX_INVALID_ARGUMENT, "initializer 't'",
                  "dims[1] = -3");
-    /* A graph input with a negative dim. */
-    IMPORT_FAILS(dynamic_model("-2,3"), NULL, PLX_INVALID_ARGUMENT, "input 'x'", "dim 0", "-2");
+    /* A graph input's negative dim (-1, as some exporters write) is an
+     * open dim, sized as any other. */
+    IMPORT_FAILS(dynamic_model("-1,3"), NULL, PLX_INVALID_ARGUMENT, "input 'x'", "dim 0",
+                 "no size");
+    plx_onnx_input_shape data = {.name = "x", .dims = {6, 3}, .rank = 2};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.data_shapes = &data;
+    o.data_shape_count = 1;
+    plx_onnx_model *model = import_ok(dynamic_model("-2,3"), &o);
+    EXPECT_DIMS(&plx_onnx_model_input(model, 0)->info, "input x", 6, 3);
+    destroy_model(&model);
 }
 
 Test(onnx_import, rank_over_eight_is_refused) {
@@ -1320,6 +1378,32 @@ Test(onnx_import, old_opset_is_unsupported) {
     m = new_model(IR, -1);
     ob_model_opset(m, "ai.onnx", 6);
     IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "opset 6");
+}
+
+Test(onnx_import, newer_ir_version_and_opset_are_unsupported) {
+    ob_model *m = small_model();
+    ob_proto(m)->ir_version = 11;
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, FILE_NAME, "IR version 11", "newer");
+    m = small_model();
+    ob_proto(m)->opset_import[0]->version = 23;
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, FILE_NAME, "opset 23", "newer", "7 to 22");
+    m = new_model(IR, -1);
+    ob_model_opset(m, "ai.onnx", 99);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "opset 99");
+    /* The newest known opset and IR version import. */
+    m = small_model();
+    ob_proto(m)->ir_version = 10;
+    ob_proto(m)->opset_import[0]->version = 22;
+    plx_onnx_model *model = import_ok(m, NULL);
+    destroy_model(&model);
+}
+
+Test(onnx_import, graph_without_outputs_fails) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_node_add(g, "Relu", "relu", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "no outputs");
 }
 
 Test(onnx_import, missing_opset_import_fails) {

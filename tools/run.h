@@ -15,6 +15,7 @@
 #include <plexus/plexus.h>
 
 #include "cli.h"
+#include "npy.h"
 
 #define PREFIX "plexus run"
 
@@ -61,6 +62,15 @@ void run_args_free(run_args *a);
 /* ------------------------------------------------------------------------ */
 /* The run                                                                    */
 /* ------------------------------------------------------------------------ */
+
+/* An --input file read before import; `err` when it could not be read
+ * (reported once the model's inputs are known, so that a wrong name is
+ * named first). */
+typedef struct given_input {
+    npy_array array;
+    bool read;
+    char err[1024];
+} given_input;
 
 typedef struct input_data {
     const plx_model_io *io;
@@ -110,6 +120,9 @@ typedef struct run_state {
     size_t backend_count;
     bool backends_defaulted;
 
+    /* The --input files, read before import (their shapes fill the model's
+     * open dims) in run_args' order; run_prepare_inputs takes their data. */
+    given_input *given;
     input_data *inputs;
     size_t input_count;
     output_data *outputs;

@@ -232,6 +232,10 @@ void run_state_free(run_state *s) {
     plx_model_destroy(&s->model);
     plx_runtime_destroy(&s->rt);
     free(s->backends);
+    for (size_t i = 0; s->given && i < s->args->input_count; i++) {
+        npy_free(&s->given[i].array);
+    }
+    free(s->given);
     for (size_t i = 0; i < s->input_count; i++) {
         free(s->inputs[i].data);
     }
@@ -319,13 +323,59 @@ bool run_choose_backends(run_state *s) {
     return true;
 }
 
+/* Reads every --input file into s->given, and gives the shapes of those
+ * read to the import as data shapes: a dim the model leaves open takes the
+ * file's size (plexus/model.h), so that --shape is needed only for inputs
+ * without a file. *out_count: the shapes written. */
+static bool read_given_inputs(run_state *s, plx_model_input_shape **out_shapes,
+                              size_t *out_count) {
+    const run_args *a = s->args;
+    size_t n = a->input_count, count = 0;
+    s->given = calloc(n ? n : 1, sizeof *s->given);
+    plx_model_input_shape *shapes = calloc(n ? n : 1, sizeof *shapes);
+    if (!s->given || !shapes) {
+        free(shapes);
+        return oom();
+    }
+    for (size_t k = 0; k < n; k++) {
+        given_input *g = &s->given[k];
+        g->read = npy_read(a->inputs[k].file, &g->array, g->err, sizeof g->err);
+        if (g->read) {
+            shapes[count].name = a->inputs[k].name;
+            shapes[count].rank = g->array.rank;
+            memcpy(shapes[count].dims, g->array.dims, sizeof shapes[count].dims);
+            count++;
+        }
+    }
+    *out_shapes = shapes;
+    *out_count = count;
+    return true;
+}
+
+/* The --input files that could not be read, each on a line. */
+static void print_read_errors(const run_state *s) {
+    for (size_t k = 0; k < s->args->input_count; k++) {
+        if (!s->given[k].read) {
+            fprintf(stderr, PREFIX ": input '%s': %s\n", s->args->inputs[k].name,
+                    s->given[k].err);
+        }
+    }
+}
+
 bool run_import_model(run_state *s) {
     const run_args *a = s->args;
+    plx_model_input_shape *data_shapes = NULL;
+    size_t data_shape_count = 0;
+    if (!read_given_inputs(s, &data_shapes, &data_shape_count)) {
+        return false;
+    }
     plx_model_options opts;
     plx_model_options_init(&opts);
     opts.format = a->format;
     opts.shapes = a->shapes;
     opts.shape_count = a->shape_count;
+    opts.data_shapes = data_shapes;
+    opts.data_shape_count = data_shape_count;
     npy_array *arrays = calloc(a->constant_count ? a->constant_count : 1, sizeof *arrays);
     plx_model_constant_input *constants =
         calloc(a->constant_count ? a->constant_count : 1, sizeof *constants);
@@ -359,6 +409,7 @@ bool run_import_model(run_state *s) {
     }
     free(arrays);
     free(constants);
+    free(data_shapes);
     if (!ok) {
         return false;
     }
@@ -374,6 +425,8 @@ bool run_import_model(run_state *s) {
             fprintf(stderr, PREFIX ": a graph input that must be known at import can be "
                             "frozen to a value with --constant NAME=FILE.npy\n");
         }
+        /* A file that could not be read gave no shape: perhaps the cause. */
+        print_read_errors(s);
         plx_status_free(st);
         return false;
     }
@@ -430,9 +483,11 @@ bool run_prepare_inputs(run_state *s) {
         input_data *d = &s->inputs[s->input_count++];
         d->io = io;
         const input_arg *given = NULL;
+        given_input *read = NULL;
         for (size_t k = 0; k < a->input_count; k++) {
             if (strcmp(a->inputs[k].name, io->name) == 0) {
                 given = &a->inputs[k];
+                read = &s->given[k];
             }
         }
         size_t bytes = 0, count = 0;
@@ -443,12 +498,11 @@ bool run_prepare_inputs(run_state *s) {
         }
         char want[128], got[128];
         if (given) {
-            npy_array arr;
-            char err[1024];
-            if (!npy_read(given->file, &arr, err, sizeof err)) {
-                fprintf(stderr, PREFIX ": input '%s': %s\n", io->name, err);
+            if (!read->read) {
+                fprintf(stderr, PREFIX ": input '%s': %s\n", io->name, read->err);
                 return false;
             }
+            npy_array arr = read->array;
             if (arr.dtype != io->info.dtype || !same_shape(&io->info, arr.rank, arr.dims)) {
                 plx_tensor_info ai = {.dtype = arr.dtype, .rank = arr.rank};
                 memcpy(ai.dims, arr.dims, sizeof ai.dims);
@@ -456,11 +510,11 @@ bool run_prepare_inputs(run_state *s) {
                         PREFIX ": input '%s': expected %s %s, got %s %s from '%s'\n", io->name,
                         plx_dtype_name(io->info.dtype), run_shape_text(&io->info, want, sizeof want),
                         plx_dtype_name(arr.dtype), run_shape_text(&ai, got, sizeof got), given->file);
-                npy_free(&arr);
                 return false;
             }
             d->data = arr.data; /* taken over: released with free */
             d->bytes = arr.bytes;
+            read->array.data = NULL;
             d->file = given->file;
         } else {
             d->data = malloc(bytes ? bytes : 1);

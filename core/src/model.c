@@ -3,6 +3,7 @@
  * and the model object that forwards to the chosen importer. Adding a
  * format: one row here, docs/model-formats.md. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,16 +113,23 @@ PLX_API plx_status plx_model_open(const char *path, const plx_model_options *opt
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "plx_model_open: path and out_model must not be NULL");
     }
-    plx_model_options defaults;
-    plx_model_options_init(&defaults);
-    if (!options) {
-        options = &defaults;
-    } else if (options->struct_size < sizeof *options) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "%s: plx_model_options.struct_size %u is too small: call "
-                                  "plx_model_options_init",
-                                  path, (unsigned)options->struct_size);
+    /* Callers built before data_shapes pass the struct that ended at
+     * constant_count: the fields they lack read as zero. */
+    plx_model_options given;
+    plx_model_options_init(&given);
+    if (options) {
+        size_t oldest = offsetof(plx_model_options, data_shapes);
+        if (options->struct_size < oldest) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: plx_model_options.struct_size %u is too small: call "
+                                      "plx_model_options_init",
+                                      path, (unsigned)options->struct_size);
+        }
+        memcpy(&given, options, options->struct_size < sizeof given ? options->struct_size
+                                                                    : sizeof given);
+        given.struct_size = sizeof given;
     }
+    options = &given;
     const format_row *row = NULL;
     plx_status st = choose_format(path, options->format, &row);
     if (st) {

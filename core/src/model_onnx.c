@@ -17,6 +17,8 @@ static plx_status onnx_open(const char *path, const plx_model_options *options,
     o.shape_count = options->shape_count;
     o.constants = options->constants;
     o.constant_count = options->constant_count;
+    o.data_shapes = options->data_shapes;
+    o.data_shape_count = options->data_shape_count;
     plx_onnx_model *m = NULL;
     plx_status st = plx_onnx_import_file(path, &o, &m);
     if (!st) {

@@ -1,6 +1,7 @@
 /* ONNX import: the model file, the graph (initializers, inputs, nodes in
  * topological order, outputs), the report of unsupported nodes, and the
  * model object of the public API. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,12 @@
 
 /* Model files up to 4 GiB (protobuf's own limit is 2 GiB). */
 #define MAX_MODEL_BYTES ((size_t)1 << 32)
+
+/* The newest IR version and default-domain operator set whose semantics
+ * the converters follow (ONNX 1.17). A newer file may use what they do not
+ * know (a changed attribute, a new input), so it is refused, not guessed. */
+#define NEWEST_IR_VERSION 10
+#define NEWEST_OPSET 22
 
 struct plx_onnx_model {
     plx_network *net;
@@ -409,9 +416,24 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
             shape_used[i] = true;
         }
     }
-    if (!tt->shape && !given) {
+    /* The caller's data shape fills dims the model and `shapes` leave open
+     * (plexus/model.h, data_shapes); one of another rank is not this
+     * input's and is left to the caller's own check. */
+    const plx_onnx_input_shape *data = NULL;
+    for (size_t i = 0; !given && opts && i < opts->data_shape_count; i++) {
+        const plx_onnx_input_shape *h = &opts->data_shapes[i];
+        if (strcmp(h->name, name) == 0 && h->rank <= PLX_MAX_RANK &&
+            (!tt->shape || h->rank == tt->shape->n_dim)) {
+            data = h;
+        }
+    }
+    if (!tt->shape && !given && !data) {
         return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' has no shape: give one "
                                  "(--shape %s=DIMS)", c->file, name, name);
+    }
+    if (!tt->shape && !given) {
+        given = data; /* nothing declared: the data's shape is the shape */
+        data = NULL;
     }
     size_t rank = tt->shape ? tt->shape->n_dim : given->rank;
     if (rank > PLX_MAX_RANK || (given && given->rank > PLX_MAX_RANK)) {
@@ -425,11 +447,11 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
     info.rank = (uint32_t)rank;
     for (size_t d = 0; d < rank; d++) {
         const Onnx__TensorShapeProto__Dimension *dim = tt->shape ? tt->shape->dim[d] : NULL;
-        bool known = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-        if (known && dim->dim_value < 0) {
-            return plx_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' dim %zu is %lld",
-                                     c->file, name, d, (long long)dim->dim_value);
-        }
+        /* A negative dim_value (-1, as some exporters write) is not a size:
+         * the dim is open, as ONNX Runtime reads it. */
+        bool known = dim &&
+                     dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                     dim->dim_value >= 0;
         if (given) {
             if (given->dims[d] < 0) {
                 return plx_status_create(PLX_INVALID_ARGUMENT,
@@ -446,6 +468,8 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
             info.dims[d] = given->dims[d];
         } else if (known) {
             info.dims[d] = dim->dim_value;
+        } else if (data && data->dims[d] >= 0) {
+            info.dims[d] = data->dims[d];
         } else {
             const char *param =
                 dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
@@ -714,10 +738,26 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
 static plx_status import_model(const void *data, size_t size, const char *name,
                                const char *base_dir, const plx_onnx_options *opts,
                                plx_onnx_model **out_model) {
-    if (opts && opts->struct_size < sizeof(plx_onnx_options)) {
-        return plx_status_create(PLX_INVALID_ARGUMENT,
-                                 "plx_onnx_options.struct_size %u is too small: call "
-                                 "plx_onnx_options_init", (unsigned)opts->struct_size);
+    /* Callers built before data_shapes pass the struct that ended at
+     * constant_count: the fields they lack read as zero. */
+    plx_onnx_options given;
+    plx_onnx_options_init(&given);
+    if (opts) {
+        if (opts->struct_size < offsetof(plx_onnx_options, data_shapes)) {
+            return plx_status_create(PLX_INVALID_ARGUMENT,
+                                     "plx_onnx_options.struct_size %u is too small: call "
+                                     "plx_onnx_options_init", (unsigned)opts->struct_size);
+        }
+        memcpy(&given, opts, opts->struct_size < sizeof given ? opts->struct_size
+                                                              : sizeof given);
+        given.struct_size = sizeof given;
+        opts = &given;
+    }
+    for (size_t i = 0; opts && i < opts->data_shape_count; i++) {
+        if (!opts->data_shapes || !opts->data_shapes[i].name) {
+            return plx_status_create(PLX_INVALID_ARGUMENT, "plx_onnx_options.data_shapes[%zu] "
+                                     "has no name", i);
+        }
     }
     for (size_t i = 0; opts && i < opts->shape_count; i++) {
         if (!opts->shapes || !opts->shapes[i].name) {
@@ -768,9 +808,20 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     } else if (!mp->has_ir_version || mp->ir_version < 3) {
         st = plx_status_create(PLX_UNSUPPORTED, "%s: IR version %lld; Plexus reads IR version "
                                "3 and newer", name, (long long)mp->ir_version);
+    } else if (mp->ir_version > NEWEST_IR_VERSION) {
+        st = plx_status_create(PLX_UNSUPPORTED, "%s: IR version %lld is newer than Plexus "
+                               "knows (IR versions 3 to %d)", name, (long long)mp->ir_version,
+                               NEWEST_IR_VERSION);
     } else if (c.opset >= 0 && c.opset < 7) {
         st = plx_status_create(PLX_UNSUPPORTED, "%s: opset %lld; Plexus imports opset 7 and "
                                "newer", name, (long long)c.opset);
+    } else if (c.opset > NEWEST_OPSET) {
+        st = plx_status_create(PLX_UNSUPPORTED, "%s: opset %lld is newer than Plexus knows "
+                               "(opsets 7 to %d of the default domain)", name,
+                               (long long)c.opset, NEWEST_OPSET);
+    } else if (mp->graph->n_output == 0) {
+        st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: the graph has no outputs: there is "
+                               "nothing to compute", name);
     }
     plx_onnx_model *m = NULL;
     if (!st) {

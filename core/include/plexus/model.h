@@ -68,6 +68,16 @@ typedef struct plx_model_options {
     size_t shape_count;
     const plx_model_constant_input *constants;
     size_t constant_count;
+    /* The shapes of the data the caller will bind (as read from its input
+     * files), used where the model leaves a dim open: an entry fills the
+     * open dims of the input of its name when its rank is the input's. It
+     * never overrides a size the model or `shapes` gives, and an entry that
+     * names no input, or has another rank, is ignored: the caller checks its
+     * data against plx_model_input's info as for any input. Added after
+     * constant_count; a struct_size that ends at constant_count reads as
+     * none. */
+    const plx_model_input_shape *data_shapes;
+    size_t data_shape_count;
 } plx_model_options;
 
 PLX_API void plx_model_options_init(plx_model_options *options);

@@ -5,9 +5,11 @@
  * parameters are written only on success.
  *
  * What is imported:
- *   - ModelProto files (protobuf), IR version 3 or newer, default-domain
- *     ("" or "ai.onnx") operator sets 7 and newer. Nodes of other domains
- *     are unsupported.
+ *   - ModelProto files (protobuf), IR versions 3 to 10, default-domain
+ *     ("" or "ai.onnx") operator sets 7 to 22 (ONNX 1.17); a newer IR
+ *     version or opset is PLX_UNSUPPORTED, since its operators may mean
+ *     what the importer does not know. Nodes of other domains are
+ *     unsupported. A graph without outputs is PLX_INVALID_ARGUMENT.
  *   - Initializers (dense TensorProto, raw or typed fields) and external
  *     tensor data: files named by the tensor's `location`, resolved
  *     relative to the model's directory; a location that is absolute or
@@ -70,6 +72,10 @@ typedef struct plx_onnx_options {
     size_t shape_count;
     const plx_onnx_constant_input *constants;
     size_t constant_count;
+    /* As plx_model_options.data_shapes (plexus/model.h), with the same
+     * rule for a struct_size that ends at constant_count. */
+    const plx_onnx_input_shape *data_shapes;
+    size_t data_shape_count;
 } plx_onnx_options;
 
 PLX_API void plx_onnx_options_init(plx_onnx_options *options);

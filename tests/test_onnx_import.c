@@ -770,6 +770,52 @@ Test(onnx_import, if_constant_false_inlines_else) {
     destroy_model(&model);
 }
 
+/* Clip's bounds computed from the graph's inputs (opset 11 on): max then
+ * min layers at run time, as ONNX defines them, min > max giving max. */
+Test(onnx_import, clip_bounds_computed_at_run_time) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "6");
+    ob_input(g, "lo", OB_FLOAT, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_f32(g, "hi", OB_SCALAR, (const float[]){2.5f}, false);
+    /* The lower bound is computed: lo - 1. */
+    ob_init_f32(g, "one", OB_SCALAR, (const float[]){1.0f}, false);
+    ob_node_add(g, "Sub", "lo_minus_one", "lo,one", "lo1");
+    ob_node_add(g, "Clip", "clip", "x,lo1,hi", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 2));
+    float x[6] = {-3, -1, 0, 1, 2, 4}, y[6];
+    float lo = 0.5f; /* bound -0.5 */
+    const void *ins[] = {x, &lo};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    const float want[6] = {-0.5f, -0.5f, 0, 1, 2, 2.5f};
+    expect_close(y, want, 6, 0);
+    /* A lower bound above the upper one: every value is the upper bound. */
+    lo = 10.0f;
+    run_once(model, ins, outs);
+    const float all_hi[6] = {2.5f, 2.5f, 2.5f, 2.5f, 2.5f, 2.5f};
+    expect_close(y, all_hi, 6, 0);
+    destroy_model(&model);
+
+    /* A bound that is not a scalar, or not of the input's type. */
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "6");
+    ob_input(g, "lo", OB_FLOAT, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Clip", "clip", "x,lo", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'clip'", "scalar");
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "6");
+    ob_input(g, "lo", OB_INT64, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Clip", "clip", "x,lo", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'clip'", "int64");
+}
+
 Test(onnx_import, if_condition_folded_from_shape) {
     plx_onnx_model *model = import_ok(if_model(true, true), NULL);
     check_if(model, true);

@@ -68,37 +68,48 @@ plx_status onnxi_conv_activation(onnxi_ctx *c, onnxi_node *n) {
     return onnxi_emit1(c, n, PLX_OP_ACTIVATION, &d, n->in, 1);
 }
 
+/* Clip. Float bounds known at import make one clip activation; bounds
+ * computed at run time (from 11, where they are inputs), and every integer
+ * clip, become max(x, min) then min(., max): binary layers that take the
+ * bounds as scalar tensors, whichever way they are known. */
 plx_status onnxi_conv_clip(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = onnxi_need_inputs(c, n, 1);
     if (st) {
         return st;
     }
+    plx_dtype dt = n->in[0]->info.dtype;
+    bool is_float = dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16;
     double lo = -INFINITY, hi = INFINITY;
+    bool bounds_known = true;
     if (c->opset < 11) {
         lo = onnxi_attr_f(n, "min", -INFINITY);
         hi = onnxi_attr_f(n, "max", INFINITY);
     } else {
         for (size_t i = 1; i <= 2; i++) {
-            if (onnxi_has_in(n, i)) {
-                st = onnxi_need_const(n, i, i == 1 ? "min" : "max");
-                if (st) {
-                    return st;
-                }
-                if (onnxi_elem_count(&n->in[i]->info) != 1) {
-                    return onnxi_invalid(c, n, "input %zu must be a scalar", i);
-                }
+            if (!onnxi_has_in(n, i)) {
+                continue;
+            }
+            if (onnxi_elem_count(&n->in[i]->info) != 1) {
+                return onnxi_invalid(c, n, "input %zu must be a scalar", i);
+            }
+            if (n->in[i]->info.dtype != dt) {
+                return onnxi_invalid(c, n, "input %zu (%s) is %s, the input is %s", i,
+                                     i == 1 ? "min" : "max",
+                                     plx_dtype_name(n->in[i]->info.dtype), plx_dtype_name(dt));
+            }
+            if (n->in[i]->kind != ONNXI_CONST) {
+                bounds_known = false;
+            } else {
                 *(i == 1 ? &lo : &hi) = onnxi_const_f64(n->in[i], 0);
             }
         }
     }
-    plx_dtype dt = n->in[0]->info.dtype;
-    if (dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16) {
+    if (is_float && bounds_known) {
         plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
         d.alpha = (float)lo;
         d.beta = (float)hi;
         return onnxi_emit1(c, n, PLX_OP_ACTIVATION, &d, n->in, 1);
     }
-    /* Integers: max(min(x, hi), lo) with the bounds as constants. */
     onnxi_value *x = n->in[0];
     for (size_t i = 1; i <= 2; i++) {
         if (!onnxi_has_in(n, i)) {

@@ -770,6 +770,18 @@ Test(onnx_import, if_constant_false_inlines_else) {
     destroy_model(&model);
 }
 
+/* y = Clip(x float [6], lo) with lo a graph input of `lo_type` and
+ * `lo_shape`. */
+static ob_model *clip_by_input_model(int32_t lo_type, const char *lo_shape) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "6");
+    ob_input(g, "lo", lo_type, lo_shape);
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Clip", "clip", "x,lo", "y");
+    return m;
+}
+
 /* Clip's bounds computed from the graph's inputs (opset 11 on): max then
  * min layers at run time, as ONNX defines them, min > max giving max. */
 Test(onnx_import, clip_bounds_computed_at_run_time) {
@@ -800,20 +812,10 @@ Test(onnx_import, clip_bounds_computed_at_run_time) {
     destroy_model(&model);
 
     /* A bound that is not a scalar, or not of the input's type. */
-    m = new_model(IR, OPSET);
-    g = ob_main(m);
-    ob_input(g, "x", OB_FLOAT, "6");
-    ob_input(g, "lo", OB_FLOAT, "2");
-    ob_output(g, "y", OB_FLOAT, NULL);
-    ob_node_add(g, "Clip", "clip", "x,lo", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'clip'", "scalar");
-    m = new_model(IR, OPSET);
-    g = ob_main(m);
-    ob_input(g, "x", OB_FLOAT, "6");
-    ob_input(g, "lo", OB_INT64, "");
-    ob_output(g, "y", OB_FLOAT, NULL);
-    ob_node_add(g, "Clip", "clip", "x,lo", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'clip'", "int64");
+    IMPORT_FAILS(clip_by_input_model(OB_FLOAT, "2"), NULL, PLX_INVALID_ARGUMENT, "node 'clip'",
+                 "scalar");
+    IMPORT_FAILS(clip_by_input_model(OB_INT64, ""), NULL, PLX_INVALID_ARGUMENT, "node 'clip'",
+                 "int64");
 }
 
 Test(onnx_import, if_condition_folded_from_shape) {

@@ -948,49 +948,26 @@ bool ocl_prepare_arg_reduce(const ocl_device *dev, const plx_layer_view *l, ocl_
 
 /* ---- resize ------------------------------------------------------------- */
 
-typedef struct resize_geom {
-    int64_t nc, in[2], out[2];
-    double scale[2];
-} resize_geom;
-
-static const char *resize_geom_of(const plx_layer_view *l, resize_geom *g, char *buf, size_t size) {
+/* The host validated mode, coordinate transformation, nearest mode, rank
+ * 4 and Y's N and C (docs/backend-abi.md); left to refuse: the index
+ * limit, a dtype other than float32, an empty dim resized to a non-empty
+ * one. */
+static const char *resize_geom_of(const plx_layer_view *l, plx_resize_geom *g, char *buf,
+                                  size_t size) {
     const char *why = ocl_check_index_limit(l, buf, size);
-    if (why) {
+    if (why || (why = ocl_require_f32(l, buf, size))) {
         return why;
     }
     const plx_resize_desc *desc = l->desc;
-    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
-    if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize: mode %d is not implemented", (int)desc->mode);
-    }
-    if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize: coordinate transformation %d is not implemented",
-                          (int)desc->coord);
-    }
-    if (desc->mode == PLX_RESIZE_NEAREST && (unsigned)desc->nearest > PLX_RESIZE_NEAREST_CEIL) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize: nearest mode %d is not implemented",
-                          (int)desc->nearest);
-    }
-    if ((why = ocl_require_f32(l, buf, size))) {
-        return why;
-    }
-    if (x->rank != 4 || y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
+    int dim = 0;
+    plx_geom_status s =
+        plx_resize_geom_of(&l->inputs[0], &l->outputs[0], desc->scales, g, &dim);
+    if (s == PLX_GEOM_BAD_RANK) {
         return ocl_refuse(buf, size, "gpu_opencl: resize takes rank-4 (NCHW) X and Y with X's N and C");
     }
-    g->nc = x->dims[0] * x->dims[1];
-    for (int i = 0; i < 2; i++) {
-        g->in[i] = x->dims[2 + i];
-        g->out[i] = y->dims[2 + i];
-        float s = desc->scales[i];
-        switch (plx_resize_scale(s, g->in[i], g->out[i], &g->scale[i])) {
-        case PLX_GEOM_OK:
-            break;
-        case PLX_GEOM_BAD_SCALE:
-            return ocl_refuse(buf, size, "gpu_opencl: resize: scale %g is not a finite non-negative number",
-                              (double)s);
-        default:
-            return ocl_refuse(buf, size, "gpu_opencl: resize: cannot resize an empty dim");
-        }
+    if (s != PLX_GEOM_OK) {
+        return ocl_refuse(buf, size, "gpu_opencl: resize: %s (spatial dim %d)", plx_geom_status_text(s),
+                        dim);
     }
     return NULL;
 }
@@ -998,7 +975,7 @@ static const char *resize_geom_of(const plx_layer_view *l, resize_geom *g, char 
 const char *ocl_check_resize(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
-    resize_geom g;
+    plx_resize_geom g;
     return resize_geom_of(l, &g, buf, size);
 }
 
@@ -1008,7 +985,7 @@ const char *ocl_check_resize(const ocl_device *dev, const plx_layer_view *l, cha
 bool ocl_prepare_resize(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                         char *err, size_t size) {
     const plx_resize_desc *desc = l->desc;
-    resize_geom g;
+    plx_resize_geom g;
     char buf[8];
     resize_geom_of(l, &g, buf, sizeof buf);
     int64_t n = ocl_numel(&l->outputs[0]);

@@ -282,17 +282,16 @@ static const char *slice_plan(const plx_layer_view *l, int64_t dims[PLX_MAX_RANK
                               size_t size) {
     const plx_slice_desc *d = l->desc;
     uint32_t i = 0;
-    switch (plx_slice_plan(&l->inputs[0], d, dims, strides, offset, &i)) {
-    case PLX_GEOM_OK:
-        return NULL;
-    case PLX_GEOM_BAD_COUNT:
-        return ocl_refuse(buf, size, "gpu_opencl: slice: %u entries for rank %u", d->count, l->inputs[0].rank);
-    case PLX_GEOM_ZERO_STEP:
-        return ocl_refuse(buf, size, "gpu_opencl: slice: step 0 on axis %d", (int)d->axes[i]);
-    default:
-        return ocl_refuse(buf, size, "gpu_opencl: slice: axis %d is out of range or repeated",
-                  (int)d->axes[i]);
+    plx_geom_status s = plx_slice_plan(&l->inputs[0], d, dims, strides, offset, &i);
+    if (s == PLX_GEOM_BAD_COUNT) {
+        return ocl_refuse(buf, size, "gpu_opencl: slice: %u entries for rank %u", d->count,
+                        l->inputs[0].rank);
     }
+    if (s != PLX_GEOM_OK) {
+        return ocl_refuse(buf, size, "gpu_opencl: slice: %s on axis %lld", plx_geom_status_text(s),
+                        (long long)d->axes[i]);
+    }
+    return NULL;
 }
 
 const char *ocl_check_slice(const ocl_device *dev, const plx_layer_view *l, char *buf,

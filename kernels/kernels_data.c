@@ -349,17 +349,16 @@ static const char *slice_plan(const plx_layer_view *layer, int64_t dims[PLX_MAX_
                               size_t size) {
     const plx_slice_desc *d = layer->desc;
     uint32_t i = 0;
-    switch (plx_slice_plan(&layer->inputs[0], d, dims, strides, offset, &i)) {
-    case PLX_GEOM_OK:
-        return NULL;
-    case PLX_GEOM_BAD_COUNT:
-        return plxk_refuse(buf, size, "slice: %u entries for rank %u", d->count, layer->inputs[0].rank);
-    case PLX_GEOM_ZERO_STEP:
-        return plxk_refuse(buf, size, "slice: step 0 on axis %d", (int)d->axes[i]);
-    default:
-        return plxk_refuse(buf, size, "slice: axis %d is out of range or repeated",
-                  (int)d->axes[i]);
+    plx_geom_status s = plx_slice_plan(&layer->inputs[0], d, dims, strides, offset, &i);
+    if (s == PLX_GEOM_BAD_COUNT) {
+        return plxk_refuse(buf, size, "slice: %u entries for rank %u", d->count,
+                        layer->inputs[0].rank);
     }
+    if (s != PLX_GEOM_OK) {
+        return plxk_refuse(buf, size, "slice: %s on axis %lld", plx_geom_status_text(s),
+                        (long long)d->axes[i]);
+    }
+    return NULL;
 }
 
 const char *plxk_check_slice(const plx_layer_view *layer, char *buf, size_t size) {

@@ -20,57 +20,31 @@
 /* resize                                                              */
 /* ------------------------------------------------------------------ */
 
-typedef struct resize_geom {
-    int64_t nc, in[2], out[2];
-    double scale[2];
-} resize_geom;
-
-static const char *resize_prepare(const plx_layer_view *l, resize_geom *g, char *buf,
+/* The host validated mode, coordinate transformation, nearest mode, rank
+ * 4 and Y's N and C (docs/backend-abi.md); what is left to refuse is a
+ * dtype other than float32 and an empty dim resized to a non-empty one. */
+static const char *resize_prepare(const plx_layer_view *l, plx_resize_geom *g, char *buf,
                                   size_t size) {
     const char *why = plxk_require_float32(l, "resize", buf, size);
     if (why) {
         return why;
     }
     const plx_resize_desc *desc = l->desc;
-    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
-    if (x->rank != 4) {
-        return plxk_refuse(buf, size, "cpu_ref resize takes rank-4 (NCHW) inputs, not rank %u", x->rank);
+    int dim = 0;
+    plx_geom_status s =
+        plx_resize_geom_of(&l->inputs[0], &l->outputs[0], desc->scales, g, &dim);
+    if (s == PLX_GEOM_BAD_RANK) {
+        return plxk_refuse(buf, size, "cpu_ref resize takes rank-4 (NCHW) X and Y with X's N and C");
     }
-    if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
-        return plxk_refuse(buf, size, "cpu_ref resize: mode %d is not implemented", (int)desc->mode);
-    }
-    if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
-        return plxk_refuse(buf, size, "cpu_ref resize: coordinate transformation %d is not implemented",
-                   (int)desc->coord);
-    }
-    if (desc->mode == PLX_RESIZE_NEAREST && (unsigned)desc->nearest > PLX_RESIZE_NEAREST_CEIL) {
-        return plxk_refuse(buf, size, "cpu_ref resize: nearest mode %d is not implemented",
-                   (int)desc->nearest);
-    }
-    if (y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return plxk_refuse(buf, size, "cpu_ref resize: Y must be rank 4 with X's N and C");
-    }
-    g->nc = x->dims[0] * x->dims[1];
-    for (int i = 0; i < 2; i++) {
-        g->in[i] = x->dims[2 + i];
-        g->out[i] = y->dims[2 + i];
-        float s = desc->scales[i];
-        switch (plx_resize_scale(s, g->in[i], g->out[i], &g->scale[i])) {
-        case PLX_GEOM_OK:
-            break;
-        case PLX_GEOM_BAD_SCALE:
-            return plxk_refuse(buf, size, "cpu_ref resize: scale %g is not a finite non-negative number",
-                       (double)s);
-        default:
-            return plxk_refuse(buf, size, "cpu_ref resize: cannot resize an empty dim to %lld",
-                       (long long)g->out[i]);
-        }
+    if (s != PLX_GEOM_OK) {
+        return plxk_refuse(buf, size, "cpu_ref resize: %s (spatial dim %d)", plx_geom_status_text(s),
+                        dim);
     }
     return NULL;
 }
 
 const char *plxk_check_resize(const plx_layer_view *layer, char *buf, size_t size) {
-    resize_geom g;
+    plx_resize_geom g;
     return resize_prepare(layer, &g, buf, size);
 }
 
@@ -78,7 +52,7 @@ const char *plxk_check_resize(const plx_layer_view *layer, char *buf, size_t siz
  * reference does. */
 bool plxk_run_resize(const plxk_kernel_args *args) {
     char why[256];
-    resize_geom g = {0};
+    plx_resize_geom g = {0};
     if (resize_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }

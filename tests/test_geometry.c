@@ -284,6 +284,45 @@ Test(geometry, resize_scale) {
     cr_assert(eq(int, plx_resize_scale(2.0f, 0, 3, &s), PLX_GEOM_EMPTY_INPUT));
 }
 
+Test(geometry, resize_geom) {
+    plx_tensor_info x = {.dtype = PLX_DTYPE_FLOAT32, .rank = 4, .dims = {2, 3, 4, 5}};
+    plx_tensor_info y = {.dtype = PLX_DTYPE_FLOAT32, .rank = 4, .dims = {2, 3, 8, 10}};
+    plx_resize_geom g;
+    int dim = -1;
+    const float from_sizes[2] = {0.0f, 0.0f}, given[2] = {2.0f, 2.5f};
+    cr_assert(eq(int, plx_resize_geom_of(&x, &y, from_sizes, &g, &dim), PLX_GEOM_OK));
+    cr_assert(eq(i64, g.nc, 6));
+    cr_assert(eq(i64, g.in[0], 4));
+    cr_assert(eq(i64, g.in[1], 5));
+    cr_assert(eq(i64, g.out[0], 8));
+    cr_assert(eq(i64, g.out[1], 10));
+    cr_assert(eq(dbl, g.scale[0], 2.0));
+    cr_assert(eq(dbl, g.scale[1], 2.0));
+    cr_assert(eq(int, plx_resize_geom_of(&x, &y, given, &g, NULL), PLX_GEOM_OK));
+    cr_assert(eq(dbl, g.scale[1], 2.5), "a given scale is kept");
+    /* Another N or C, or rank. */
+    y.dims[1] = 4;
+    cr_assert(eq(int, plx_resize_geom_of(&x, &y, from_sizes, &g, &dim), PLX_GEOM_BAD_RANK));
+    y.dims[1] = 3;
+    x.rank = 3;
+    cr_assert(eq(int, plx_resize_geom_of(&x, &y, from_sizes, &g, &dim), PLX_GEOM_BAD_RANK));
+    x.rank = 4;
+    /* An empty W resized to 10: the dim is named. */
+    x.dims[3] = 0;
+    cr_assert(eq(int, plx_resize_geom_of(&x, &y, from_sizes, &g, &dim), PLX_GEOM_EMPTY_INPUT));
+    cr_assert(eq(int, dim, 1));
+}
+
+Test(geometry, status_text) {
+    cr_assert(eq(str, (char *)plx_geom_status_text(PLX_GEOM_ZERO_STEP), "step 0"));
+    for (int s = PLX_GEOM_OK; s <= PLX_GEOM_EMPTY_INPUT; s++) {
+        const char *t = plx_geom_status_text((plx_geom_status)s);
+        cr_assert(strcmp(t, "unknown geometry status") != 0, "status %d has a text", s);
+    }
+    cr_assert(eq(str, (char *)plx_geom_status_text((plx_geom_status)99),
+                 "unknown geometry status"));
+}
+
 Test(geometry, resize_coordinate) {
     /* 4 -> 8, scale 2: output 3 */
     cr_assert(eq(dbl, plx_resize_coordinate(PLX_RESIZE_COORD_HALF_PIXEL, 3, 2.0, 4), 1.25));

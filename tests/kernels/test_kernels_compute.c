@@ -1938,9 +1938,11 @@ Test(resize, refusals) {
     REFUSED(resize, &v, "rank");
     in = F32(1, 1, 2, 2), out = F32(1, 2, 4, 4);
     REFUSED(resize, &v, "N and C");
-    out = F32(1, 1, 4, 4);
-    d.mode = (plx_resize_mode)7;
-    REFUSED(resize, &v, "mode");
+    /* An empty H resized to 4. (A mode, coordinate transformation or
+     * nearest mode outside its enum is the host's to refuse:
+     * tests/test_shape_infer.c.) */
+    in = F32(1, 1, 0, 2), out = F32(1, 1, 4, 4);
+    REFUSED(resize, &v, "empty dim resized to a non-empty one (spatial dim 0)");
 }
 
 /* ------------------------------------------------------------------ */

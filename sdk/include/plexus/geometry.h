@@ -11,7 +11,8 @@
  * (thread-safe); they need no libm. Each returns whether it succeeded (a
  * bool, or a plx_geom_status saying what is at fault, with the values at
  * fault where the caller may want to name them) and prints nothing: the
- * wording of a refusal is the caller's, in its own style. They read only
+ * wording of a refusal is the caller's, in its own style
+ * (plx_geom_status_text gives a short phrase for each status). They read only
  * their arguments and write only their outputs, and write the outputs only
  * on success unless a function says otherwise. Shapes are the caller's to
  * validate first: ranks at most PLX_MAX_RANK and dims at least 0 (what
@@ -54,6 +55,26 @@ typedef enum plx_geom_status {
     /* A resize of an empty dim to a non-empty one. */
     PLX_GEOM_EMPTY_INPUT = 10
 } plx_geom_status;
+
+/* What a status says, for a backend's refusal ("slice: axis out of
+ * range"): a static string, "unknown geometry status" for a value outside
+ * the enum. */
+static inline const char *plx_geom_status_text(plx_geom_status s) {
+    switch (s) {
+    case PLX_GEOM_OK: return "ok";
+    case PLX_GEOM_BAD_AXIS: return "axis out of range";
+    case PLX_GEOM_REPEATED_AXIS: return "axis repeated";
+    case PLX_GEOM_ZERO_STEP: return "step 0";
+    case PLX_GEOM_BAD_COUNT: return "more entries than the rank";
+    case PLX_GEOM_BAD_RANK: return "operand of a rank the operator does not take";
+    case PLX_GEOM_BAD_BIAS_RANK: return "bias of a rank other than 0, 1 or 2";
+    case PLX_GEOM_K_MISMATCH: return "operands disagree on the contracted size";
+    case PLX_GEOM_NO_BROADCAST: return "dims that do not broadcast";
+    case PLX_GEOM_BAD_SCALE: return "scale negative, infinite or NaN";
+    case PLX_GEOM_EMPTY_INPUT: return "empty dim resized to a non-empty one";
+    }
+    return "unknown geometry status";
+}
 
 /* ---- axes ---------------------------------------------------------------- */
 
@@ -403,6 +424,42 @@ static inline plx_geom_status plx_resize_scale(float scale, int64_t in, int64_t 
         return PLX_GEOM_EMPTY_INPUT;
     }
     *out_scale = scale > 0.0f ? (double)scale : in ? (double)out / (double)in : 1.0;
+    return PLX_GEOM_OK;
+}
+
+/* A 2-D (NCHW) resize: the N*C planes, and per spatial dim (H, W) the
+ * input and output sizes and plx_resize_scale's scale. */
+typedef struct plx_resize_geom {
+    int64_t nc;
+    int64_t in[2], out[2];
+    double scale[2];
+} plx_resize_geom;
+
+/* The geometry of resize from x to y, both rank 4 (NCHW) with the same N
+ * and C, as the host validates a resize layer (docs/backend-abi.md), with
+ * the descriptor's `scales`. Refuses another rank or other N, C
+ * (PLX_GEOM_BAD_RANK) and what plx_resize_scale refuses, with *bad_dim
+ * (when not NULL) set to the spatial dim, 0 (H) or 1 (W); g is partly
+ * written then. */
+static inline plx_geom_status plx_resize_geom_of(const plx_tensor_info *x,
+                                                 const plx_tensor_info *y,
+                                                 const float scales[2], plx_resize_geom *g,
+                                                 int *bad_dim) {
+    if (x->rank != 4 || y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
+        return PLX_GEOM_BAD_RANK;
+    }
+    g->nc = x->dims[0] * x->dims[1];
+    for (int i = 0; i < 2; i++) {
+        g->in[i] = x->dims[2 + i];
+        g->out[i] = y->dims[2 + i];
+        plx_geom_status s = plx_resize_scale(scales[i], g->in[i], g->out[i], &g->scale[i]);
+        if (s != PLX_GEOM_OK) {
+            if (bad_dim) {
+                *bad_dim = i;
+            }
+            return s;
+        }
+    }
     return PLX_GEOM_OK;
 }
 

@@ -84,7 +84,7 @@ Test(model, options_too_small) {
     plx_model_options o;
     plx_model_options_init(&o);
     o.struct_size = 4;
-    const char *parts[] = {ADD_INT32, "struct_size 4 is too small", NULL};
+    const char *parts[] = {ADD_INT32, "struct_size 4 is not the size of any version", NULL};
     expect_failure(ADD_INT32, &o, PLX_INVALID_ARGUMENT, parts);
 }
 
@@ -197,6 +197,11 @@ Test(model, data_shapes_pass_through) {
     cr_assert_null(st, "%s", plx_status_get_message(st));
     cr_expect_eq(plx_model_input(m, 0)->info.dims[0], 3);
     plx_model_destroy(&m);
+
+    /* A size between two versions is no version's. */
+    o.struct_size = (uint32_t)offsetof(plx_model_options, data_shapes) + 4;
+    const char *parts[] = {"struct_size", "not the size of any version", NULL};
+    expect_failure(ONNX_TEST_DIR "/dynamic_batch.onnx", &o, PLX_INVALID_ARGUMENT, parts);
 }
 
 Test(model, missing_file) {

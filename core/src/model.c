@@ -119,10 +119,10 @@ PLX_API plx_status plx_model_open(const char *path, const plx_model_options *opt
     plx_model_options_init(&given);
     if (options) {
         size_t oldest = offsetof(plx_model_options, data_shapes);
-        if (options->struct_size < oldest) {
+        if (options->struct_size != oldest && options->struct_size < sizeof given) {
             return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                      "%s: plx_model_options.struct_size %u is too small: call "
-                                      "plx_model_options_init",
+                                      "%s: plx_model_options.struct_size %u is not the size of "
+                                      "any version of the struct: call plx_model_options_init",
                                       path, (unsigned)options->struct_size);
         }
         memcpy(&given, options, options->struct_size < sizeof given ? options->struct_size

@@ -743,10 +743,12 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     plx_onnx_options given;
     plx_onnx_options_init(&given);
     if (opts) {
-        if (opts->struct_size < offsetof(plx_onnx_options, data_shapes)) {
+        if (opts->struct_size != offsetof(plx_onnx_options, data_shapes) &&
+            opts->struct_size < sizeof given) {
             return plx_status_create(PLX_INVALID_ARGUMENT,
-                                     "plx_onnx_options.struct_size %u is too small: call "
-                                     "plx_onnx_options_init", (unsigned)opts->struct_size);
+                                     "plx_onnx_options.struct_size %u is not the size of any "
+                                     "version of the struct: call plx_onnx_options_init",
+                                     (unsigned)opts->struct_size);
         }
         memcpy(&given, opts, opts->struct_size < sizeof given ? opts->struct_size
                                                               : sizeof given);

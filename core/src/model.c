@@ -104,6 +104,11 @@ static plx_status choose_format(const char *path, const char *name, const format
                               path, built_names(built, sizeof built));
 }
 
+plx_status plxi_model_check_format(const char *path, const char *format) {
+    const format_row *row = NULL;
+    return choose_format(path, format, &row);
+}
+
 PLX_API plx_status plx_model_open(const char *path, const plx_model_options *options,
                                   plx_model **out_model) {
     if (out_model) {

@@ -26,6 +26,12 @@ typedef struct plxi_model_importer {
     void (*get_facts)(const void *impl, plx_model_facts *out_facts);
 } plxi_model_importer;
 
+/* model.c: whether `path` names a format built in, by the format's name
+ * (`format`, NULL: from the file name's extension); plx_model_open's
+ * errors for an unknown or absent format. For dynamic_model.c, which opens
+ * the file only later. */
+plx_status plxi_model_check_format(const char *path, const char *format);
+
 /* model_onnx.c: the ONNX importer (onnx/, plexus/onnx.h). */
 extern const plxi_model_importer plxi_onnx_importer;
 

@@ -390,7 +390,7 @@ out:
 
 /* The tensor info of a graph input, its unknown dims from the options. */
 static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
-                             const plx_onnx_options *opts, bool *shape_used,
+                             const plx_onnx_options *opts,
                              plx_tensor_info *out) {
     const char *name = vi->name;
     if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
@@ -413,7 +413,6 @@ static plx_status input_info(onnxi_ctx *c, const Onnx__ValueInfoProto *vi,
     for (size_t i = 0; opts && i < opts->shape_count; i++) {
         if (opts->shapes[i].name && strcmp(opts->shapes[i].name, name) == 0) {
             given = &opts->shapes[i];
-            shape_used[i] = true;
         }
     }
     /* The caller's data shape fills dims the model and `shapes` leave open
@@ -596,6 +595,17 @@ PLX_API void plx_onnx_model_destroy(plx_onnx_model **model) {
     *model = NULL;
 }
 
+/* Whether `name` is a graph input that no initializer gives a value (one
+ * the caller may size or freeze). Before the inputs are bound. */
+static bool is_graph_input(onnxi_ctx *c, const Onnx__GraphProto *g, const char *name) {
+    for (size_t i = 0; i < g->n_input; i++) {
+        if (g->input[i]->name && strcmp(g->input[i]->name, name) == 0) {
+            return onnxi_map_get(&c->values, name) == NULL;
+        }
+    }
+    return false;
+}
+
 static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
                                const plx_onnx_options *opts, plx_onnx_model *m) {
     const Onnx__GraphProto *g = mp->graph;
@@ -603,13 +613,22 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
     if (st) {
         return st;
     }
-    bool *shape_used = calloc(opts && opts->shape_count ? opts->shape_count : 1, 1);
-    bool *constant_used = calloc(opts && opts->constant_count ? opts->constant_count : 1, 1);
+    /* Every shape and constant the caller gives names a graph input that no
+     * initializer gives a value; checked first, so that a wrong name is
+     * what the message names, not an open dim of another input. */
+    for (size_t i = 0; opts && i < opts->shape_count + opts->constant_count; i++) {
+        bool is_shape = i < opts->shape_count;
+        const char *name = is_shape ? opts->shapes[i].name
+                                    : opts->constants[i - opts->shape_count].name;
+        if (!is_graph_input(c, g, name)) {
+            return plx_status_create(PLX_INVALID_ARGUMENT,
+                                     "%s: a %s is given for '%s', which is not an input of "
+                                     "the model", c->file, is_shape ? "shape" : "constant", name);
+        }
+    }
     m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
     m->outputs = calloc(g->n_output ? g->n_output : 1, sizeof *m->outputs);
-    if (!shape_used || !constant_used || !m->inputs || !m->outputs) {
-        free(shape_used);
-        free(constant_used);
+    if (!m->inputs || !m->outputs) {
         return oom(c);
     }
     for (size_t i = 0; i < g->n_input && !st; i++) {
@@ -632,7 +651,6 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
         for (size_t k = 0; opts && k < opts->constant_count; k++) {
             if (strcmp(opts->constants[k].name, vi->name) == 0) {
                 frozen = &opts->constants[k];
-                constant_used[k] = true;
             }
         }
         if (frozen) {
@@ -640,7 +658,7 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
             continue;
         }
         plx_tensor_info info;
-        st = input_info(c, vi, opts, shape_used, &info);
+        st = input_info(c, vi, opts, &info);
         if (st) {
             break;
         }
@@ -667,23 +685,6 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
             st = onnxi_bind(c, vi->name, v);
         }
     }
-    for (size_t i = 0; !st && opts && i < opts->shape_count; i++) {
-        if (!shape_used[i]) {
-            st = plx_status_create(PLX_INVALID_ARGUMENT,
-                                   "%s: a shape is given for '%s', which is not an input of "
-                                   "the model", c->file,
-                                   opts->shapes[i].name ? opts->shapes[i].name : "(null)");
-        }
-    }
-    for (size_t i = 0; !st && opts && i < opts->constant_count; i++) {
-        if (!constant_used[i]) {
-            st = plx_status_create(PLX_INVALID_ARGUMENT,
-                                   "%s: a constant is given for '%s', which is not an input "
-                                   "of the model", c->file, opts->constants[i].name);
-        }
-    }
-    free(shape_used);
-    free(constant_used);
     if (st) {
         return st;
     }

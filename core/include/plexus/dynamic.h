@@ -1,0 +1,134 @@
+/* Models whose input shapes are known only at run time: a dynamic model
+ * keeps a model file whose inputs have open dims (a symbolic batch or
+ * sequence length) and, for each set of input shapes an execution brings
+ * (a signature), makes a static network for those shapes: imported with
+ * the shapes, every shape computation folded, optimised and loaded on the
+ * chosen backends. Backends see only static shapes. Specialisations are
+ * kept in a bounded cache, least recently used first out; a signature seen
+ * before costs a lookup.
+ *
+ * Part of libplexus (link with `plexus`); conventions as in plexus.h: a
+ * plx_status is NULL on success and owned by the caller otherwise, out_*
+ * parameters are written only on success.
+ *
+ * Use: plx_dynamic_model_open once; per execution, plx_dynamic_model_acquire
+ * with the inputs' shapes, execute the specialisation's loaded network
+ * (plexus/network.h) with bindings of the sizes its inputs and outputs
+ * have (plx_specialization_model gives them, output shapes included), then
+ * plx_dynamic_model_release. A held specialisation is never evicted.
+ *
+ * Cost: a specialisation reads and imports the model file again with its
+ * shapes, so each holds its own copy of the weights; the cache capacity
+ * bounds how many are loaded at once.
+ *
+ * Thread-safety: acquire, release, prepare and stats may be called from
+ * any thread at once (one lock; a miss specialises under it, so a miss
+ * delays other threads' lookups). A specialisation's loaded network follows
+ * plexus/network.h's rules (one plx_loaded_network_execute at a time, or
+ * working memories per thread). destroy only when no specialisation is
+ * held and no other call is in flight. */
+#ifndef PLEXUS_DYNAMIC_H
+#define PLEXUS_DYNAMIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <plexus/model.h>
+#include <plexus/network.h>
+#include <plexus/plexus.h>
+#include <plexus/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct plx_dynamic_options {
+    uint32_t struct_size; /* set by plx_dynamic_options_init */
+    /* How the file is opened: format, and constants frozen at import.
+     * model.shapes fixes open dims for every specialisation (a signature
+     * may not contradict them); model.data_shapes is not used (the
+     * signature gives the shapes). */
+    plx_model_options model;
+    /* How each specialisation is optimised (backends in order of
+     * preference, fallback, rewrites) and loaded. */
+    plx_optimize_options optimize;
+    plx_load_options load;
+    /* Specialisations kept loaded: 1 or more (default 8). More may be held
+     * at once; the least recently used unheld ones are evicted down to
+     * this number. */
+    size_t cache_capacity;
+} plx_dynamic_options;
+
+/* Defaults: each member's own init, cache_capacity 8. */
+PLX_API void plx_dynamic_options_init(plx_dynamic_options *options);
+
+typedef struct plx_dynamic_model plx_dynamic_model;
+
+/* Opens `path` for specialisation on `runtime` (which must outlive the
+ * model). The file is read and its format chosen as by plx_model_open,
+ * but no specialisation is made yet: a file that cannot be read or whose
+ * format is unknown fails here, a model the shapes given later cannot
+ * import fails at acquire. `options` NULL means the defaults (every
+ * available backend of the runtime, in its order). The strings and arrays
+ * of `options` are copied. */
+PLX_API plx_status plx_dynamic_model_open(plx_runtime *runtime, const char *path,
+                                          const plx_dynamic_options *options,
+                                          plx_dynamic_model **out_model);
+
+/* Unloads every specialisation and frees the model; sets *model NULL; NULL
+ * is ignored. No specialisation may be held. */
+PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model);
+
+typedef struct plx_specialization plx_specialization;
+
+/* The specialisation for inputs of these shapes: shapes[i] names a graph
+ * input and gives its whole shape (dims the model fixes must agree); every
+ * input whose dims the model and options.model.shapes leave open must be
+ * named, in any order. Found in the cache (a hit: no allocation) or made
+ * and cached (a miss). The caller holds it until plx_dynamic_model_release.
+ * Errors: NULL arguments; a name given twice; and the import's, optimiser's
+ * and loader's errors for these shapes (naming the input, the dim, the
+ * node), as PLX_INVALID_ARGUMENT or PLX_UNSUPPORTED. A failed
+ * specialisation is not cached. */
+PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
+                                             const plx_model_input_shape *shapes,
+                                             size_t shape_count,
+                                             plx_specialization **out_specialization);
+
+/* Gives back a specialisation from acquire; sets *specialization NULL;
+ * NULL is ignored. No execution of its network may be in flight. */
+PLX_API void plx_dynamic_model_release(plx_dynamic_model *model,
+                                       plx_specialization **specialization);
+
+/* Makes the specialisations of `count` signatures ahead of executions (a
+ * server's batch sizes), each as acquire then release; stops at the first
+ * error. signatures[k] has shape_counts[k] entries. They stay cached as
+ * any other, subject to the capacity. */
+PLX_API plx_status plx_dynamic_model_prepare(plx_dynamic_model *model,
+                                             const plx_model_input_shape *const *signatures,
+                                             const size_t *shape_counts, size_t count);
+
+/* The specialisation's static model (its inputs and outputs with their
+ * concrete shapes and binding ids, plexus/model.h) and its loaded network.
+ * Valid while the specialisation is held. */
+PLX_API const plx_model *plx_specialization_model(const plx_specialization *specialization);
+PLX_API plx_loaded_network *plx_specialization_network(plx_specialization *specialization);
+/* How long making it took (import, optimise, load), in milliseconds. */
+PLX_API double plx_specialization_time_ms(const plx_specialization *specialization);
+
+typedef struct plx_dynamic_stats {
+    uint64_t hits;       /* acquires served from the cache */
+    uint64_t misses;     /* acquires that made a specialisation */
+    uint64_t failures;   /* misses whose specialisation failed (not cached) */
+    uint64_t evictions;  /* specialisations unloaded to keep to the capacity */
+    size_t cached;       /* specialisations loaded now */
+    double specialize_ms; /* time spent making specialisations, in all */
+} plx_dynamic_stats;
+
+PLX_API void plx_dynamic_model_stats(plx_dynamic_model *model, plx_dynamic_stats *out_stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_DYNAMIC_H */

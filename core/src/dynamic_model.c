@@ -1,0 +1,497 @@
+/* Dynamic models (plexus/dynamic.h): a model file specialised per input
+ * signature into a static loaded network, kept in a bounded LRU cache.
+ * Built on the public model, optimiser and loader APIs; one lock guards
+ * the cache. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <plexus/dynamic.h>
+
+#include "internal.h"
+#include "model_importer.h"
+
+/* One cached specialisation: its signature (owned copies of the shapes,
+ * names included), model and loaded network. */
+struct plx_specialization {
+    plx_model_input_shape *key;
+    size_t key_count;
+    plx_model *model;
+    plx_loaded_network *loaded;
+    size_t holds;       /* acquires not yet released */
+    uint64_t last_used; /* the model's clock at the last acquire or release */
+    double ms;
+};
+
+struct plx_dynamic_model {
+    plx_runtime *rt;
+    char *path;
+    /* options, deep copies: the model's (format, fixed shapes, constants
+     * with their data), the optimiser's (backend ids) and the loader's. */
+    plx_model_options model_opts;
+    char *format;
+    plx_model_input_shape *fixed;
+    size_t fixed_count;
+    plx_model_constant_input *constants;
+    size_t constant_count;
+    plx_optimize_options opt;
+    char **backends;
+    size_t backend_count;
+    plx_load_options load;
+    size_t capacity;
+
+    pthread_mutex_t lock;
+    plx_specialization **entries;
+    size_t count, allocated;
+    uint64_t clock;
+    plx_dynamic_stats stats;
+};
+
+PLX_API void plx_dynamic_options_init(plx_dynamic_options *options) {
+    if (!options) {
+        return;
+    }
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    plx_model_options_init(&options->model);
+    plx_optimize_options_init(&options->optimize);
+    plx_load_options_init(&options->load);
+    options->cache_capacity = 8;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void free_shapes(plx_model_input_shape *shapes, size_t count) {
+    for (size_t i = 0; shapes && i < count; i++) {
+        free((char *)shapes[i].name);
+    }
+    free(shapes);
+}
+
+/* Copies `count` shapes, names included; NULL on allocation failure. */
+static plx_model_input_shape *copy_shapes(const plx_model_input_shape *shapes, size_t count) {
+    plx_model_input_shape *c = calloc(count ? count : 1, sizeof *c);
+    for (size_t i = 0; c && i < count; i++) {
+        c[i] = shapes[i];
+        c[i].name = strdup(shapes[i].name);
+        if (!c[i].name) {
+            free_shapes(c, i);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static void free_options(plx_dynamic_model *m) {
+    free(m->path);
+    free(m->format);
+    free_shapes(m->fixed, m->fixed_count);
+    for (size_t i = 0; m->constants && i < m->constant_count; i++) {
+        free((char *)m->constants[i].name);
+        free((void *)m->constants[i].data);
+    }
+    free(m->constants);
+    for (size_t i = 0; m->backends && i < m->backend_count; i++) {
+        free(m->backends[i]);
+    }
+    free(m->backends);
+}
+
+/* The options' strings and arrays copied into m; the optimiser's backends
+ * default to every available backend of the runtime. */
+static plx_status copy_options(plx_dynamic_model *m, const plx_dynamic_options *o) {
+    const plx_model_options *mo = &o->model;
+    if ((mo->shape_count && !mo->shapes) || (mo->constant_count && !mo->constants) ||
+        (o->optimize.backend_count && !o->optimize.backends)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: plx_dynamic_options: a count without its array", m->path);
+    }
+    for (size_t i = 0; i < mo->shape_count; i++) {
+        if (!mo->shapes[i].name) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: plx_dynamic_options.model.shapes[%zu] has no name",
+                                      m->path, i);
+        }
+    }
+    m->model_opts = *mo;
+    m->model_opts.data_shapes = NULL;
+    m->model_opts.data_shape_count = 0;
+    m->format = mo->format ? strdup(mo->format) : NULL;
+    m->fixed = copy_shapes(mo->shapes, mo->shape_count);
+    m->fixed_count = m->fixed ? mo->shape_count : 0;
+    m->constants = calloc(mo->constant_count ? mo->constant_count : 1, sizeof *m->constants);
+    bool ok = (!mo->format || m->format) && m->fixed && m->constants;
+    for (size_t i = 0; ok && i < mo->constant_count; i++) {
+        const plx_model_constant_input *k = &mo->constants[i];
+        size_t bytes = 0;
+        if (!k->name || !plx_tensor_info_byte_size(&k->info, &bytes) || (bytes && !k->data)) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: plx_dynamic_options.model.constants[%zu]: no name, "
+                                      "an invalid tensor info or no data", m->path, i);
+        }
+        plx_model_constant_input *c = &m->constants[m->constant_count];
+        c->info = k->info;
+        c->name = strdup(k->name);
+        void *data = malloc(bytes ? bytes : 1);
+        if (data && bytes) {
+            memcpy(data, k->data, bytes);
+        }
+        c->data = data;
+        m->constant_count++;
+        ok = c->name && data;
+    }
+    m->opt = o->optimize;
+    m->load = o->load;
+    size_t nb = o->optimize.backend_count;
+    if (!nb) {
+        for (size_t i = 0; i < plx_runtime_backend_count(m->rt); i++) {
+            nb += plx_runtime_backend(m->rt, i)->available;
+        }
+    }
+    m->backends = calloc(nb ? nb : 1, sizeof *m->backends);
+    ok = ok && m->backends;
+    if (ok && o->optimize.backend_count) {
+        for (size_t i = 0; ok && i < nb; i++) {
+            ok = o->optimize.backends[i] && (m->backends[m->backend_count++] =
+                                                 strdup(o->optimize.backends[i])) != NULL;
+        }
+    } else if (ok) {
+        for (size_t i = 0; ok && i < plx_runtime_backend_count(m->rt); i++) {
+            const plx_backend_info *b = plx_runtime_backend(m->rt, i);
+            if (b->available) {
+                ok = (m->backends[m->backend_count++] = strdup(b->id)) != NULL;
+            }
+        }
+    }
+    if (!ok) {
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory copying the options "
+                                  "(or a NULL backend id)", m->path);
+    }
+    m->model_opts.format = m->format;
+    m->model_opts.shapes = m->fixed;
+    m->model_opts.shape_count = m->fixed_count;
+    m->model_opts.constants = m->constants;
+    m->model_opts.constant_count = m->constant_count;
+    m->opt.backends = (const char *const *)m->backends;
+    m->opt.backend_count = m->backend_count;
+    return NULL;
+}
+
+PLX_API plx_status plx_dynamic_model_open(plx_runtime *runtime, const char *path,
+                                          const plx_dynamic_options *options,
+                                          plx_dynamic_model **out_model) {
+    if (!runtime || !path || !out_model) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_dynamic_model_open: %s is NULL",
+                                  !runtime ? "runtime" : !path ? "path" : "out_model");
+    }
+    plx_dynamic_options defaults;
+    plx_dynamic_options_init(&defaults);
+    if (!options) {
+        options = &defaults;
+    } else if (options->struct_size < sizeof *options) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: plx_dynamic_options.struct_size %u is too small: call "
+                                  "plx_dynamic_options_init", path, (unsigned)options->struct_size);
+    }
+    if (options->cache_capacity < 1) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: plx_dynamic_options.cache_capacity must be 1 or more",
+                                  path);
+    }
+    plx_status st = plxi_model_check_format(path, options->model.format);
+    if (st) {
+        return st;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return plxi_status_create(PLX_IO_ERROR, "%s: cannot open the model: %s", path,
+                                  strerror(errno));
+    }
+    fclose(f);
+    plx_dynamic_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    m->rt = runtime;
+    m->path = strdup(path);
+    m->capacity = options->cache_capacity;
+    st = m->path ? copy_options(m, options)
+                 : plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
+    if (!st && pthread_mutex_init(&m->lock, NULL) != 0) {
+        st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: cannot create a lock", path);
+    }
+    if (st) {
+        free_options(m);
+        free(m);
+        return st;
+    }
+    *out_model = m;
+    return NULL;
+}
+
+static void free_entry(plx_specialization *e) {
+    /* The loaded network borrows the model's constants: unload it first. */
+    plx_loaded_network_unload(&e->loaded);
+    plx_model_destroy(&e->model);
+    free_shapes(e->key, e->key_count);
+    free(e);
+}
+
+PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model) {
+    if (!model || !*model) {
+        return;
+    }
+    plx_dynamic_model *m = *model;
+    for (size_t i = 0; i < m->count; i++) {
+        free_entry(m->entries[i]);
+    }
+    free(m->entries);
+    pthread_mutex_destroy(&m->lock);
+    free_options(m);
+    free(m);
+    *model = NULL;
+}
+
+static bool same_shape(const plx_model_input_shape *a, const plx_model_input_shape *b) {
+    return a->rank == b->rank && memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
+}
+
+/* Whether entry e's signature is exactly the request's (any order). */
+static bool matches(const plx_specialization *e, const plx_model_input_shape *shapes,
+                    size_t count) {
+    if (e->key_count != count) {
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        bool found = false;
+        for (size_t k = 0; k < e->key_count && !found; k++) {
+            found = strcmp(e->key[k].name, shapes[i].name) == 0 && same_shape(&e->key[k], &shapes[i]);
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Unloads unheld specialisations, least recently used first, until at
+ * most `capacity` are cached. Under the lock. */
+static void evict(plx_dynamic_model *m) {
+    while (m->count > m->capacity) {
+        size_t victim = SIZE_MAX;
+        for (size_t i = 0; i < m->count; i++) {
+            if (!m->entries[i]->holds &&
+                (victim == SIZE_MAX || m->entries[i]->last_used < m->entries[victim]->last_used)) {
+                victim = i;
+            }
+        }
+        if (victim == SIZE_MAX) {
+            return; /* every one is held: evicted when released */
+        }
+        free_entry(m->entries[victim]);
+        m->entries[victim] = m->entries[--m->count];
+        m->stats.evictions++;
+    }
+}
+
+/* The shapes to import with: the options' fixed shapes that the request
+ * does not name, then the request's. A request that contradicts a fixed
+ * shape is an error. */
+static plx_status merge_shapes(const plx_dynamic_model *m, const plx_model_input_shape *shapes,
+                               size_t count, plx_model_input_shape **out, size_t *out_count) {
+    plx_model_input_shape *all = calloc(m->fixed_count + count + 1, sizeof *all);
+    if (!all) {
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    }
+    size_t n = 0;
+    for (size_t f = 0; f < m->fixed_count; f++) {
+        const plx_model_input_shape *same = NULL;
+        for (size_t i = 0; i < count && !same; i++) {
+            same = strcmp(shapes[i].name, m->fixed[f].name) == 0 ? &shapes[i] : NULL;
+        }
+        if (same && !same_shape(same, &m->fixed[f])) {
+            free(all);
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: input '%s': the shape given differs from the one the "
+                                      "options fix", m->path, same->name);
+        }
+        if (!same) {
+            all[n++] = m->fixed[f];
+        }
+    }
+    memcpy(all + n, shapes, count * sizeof *shapes);
+    *out = all;
+    *out_count = n + count;
+    return NULL;
+}
+
+/* Imports, optimises and loads the specialisation for the request. */
+static plx_status specialize(plx_dynamic_model *m, const plx_model_input_shape *shapes,
+                             size_t count, plx_specialization **out) {
+    double t0 = now_ms();
+    plx_specialization *e = calloc(1, sizeof *e);
+    plx_model_input_shape *all = NULL;
+    size_t all_count = 0;
+    plx_status st = e ? merge_shapes(m, shapes, count, &all, &all_count)
+                      : plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    if (!st) {
+        plx_model_options o = m->model_opts;
+        o.shapes = all;
+        o.shape_count = all_count;
+        st = plx_model_open(m->path, &o, &e->model);
+    }
+    free(all);
+    plx_optimized_network *optimized = NULL;
+    if (!st) {
+        st = plx_optimize(m->rt, plx_model_network(e->model), &m->opt, &optimized);
+    }
+    if (!st) {
+        st = plx_runtime_load_network(m->rt, &optimized, &m->load, &e->loaded);
+    }
+    if (!st) {
+        e->key = copy_shapes(shapes, count);
+        e->key_count = count;
+        if (!e->key) {
+            st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+        }
+    }
+    if (st) {
+        if (e) {
+            e->key_count = 0;
+            free_entry(e);
+        }
+        return st;
+    }
+    e->ms = now_ms() - t0;
+    *out = e;
+    return NULL;
+}
+
+PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
+                                             const plx_model_input_shape *shapes,
+                                             size_t shape_count,
+                                             plx_specialization **out_specialization) {
+    if (!model || (shape_count && !shapes) || !out_specialization) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_dynamic_model_acquire: %s is NULL",
+                                  !model ? "model" : !out_specialization ? "out_specialization"
+                                                                         : "shapes");
+    }
+    for (size_t i = 0; i < shape_count; i++) {
+        if (!shapes[i].name || shapes[i].rank > PLX_MAX_RANK) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: shapes[%zu]: %s", model->path, i,
+                                      !shapes[i].name ? "no name" : "rank above PLX_MAX_RANK");
+        }
+        for (size_t k = 0; k < i; k++) {
+            if (strcmp(shapes[k].name, shapes[i].name) == 0) {
+                return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' is given twice",
+                                          model->path, shapes[i].name);
+            }
+        }
+    }
+    pthread_mutex_lock(&model->lock);
+    plx_specialization *e = NULL;
+    for (size_t i = 0; i < model->count && !e; i++) {
+        e = matches(model->entries[i], shapes, shape_count) ? model->entries[i] : NULL;
+    }
+    plx_status st = NULL;
+    if (e) {
+        model->stats.hits++;
+    } else {
+        model->stats.misses++;
+        if (model->count == model->allocated) {
+            size_t n = model->allocated ? 2 * model->allocated : 8;
+            plx_specialization **grown = realloc(model->entries, n * sizeof *grown);
+            if (!grown) {
+                st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", model->path);
+            } else {
+                model->entries = grown;
+                model->allocated = n;
+            }
+        }
+        if (!st) {
+            st = specialize(model, shapes, shape_count, &e);
+        }
+        if (st) {
+            model->stats.failures++;
+        } else {
+            model->entries[model->count++] = e;
+            model->stats.specialize_ms += e->ms;
+        }
+    }
+    if (e && !st) {
+        e->holds++;
+        e->last_used = ++model->clock;
+        evict(model);
+        *out_specialization = e;
+    }
+    pthread_mutex_unlock(&model->lock);
+    return st;
+}
+
+PLX_API void plx_dynamic_model_release(plx_dynamic_model *model,
+                                       plx_specialization **specialization) {
+    if (!model || !specialization || !*specialization) {
+        return;
+    }
+    pthread_mutex_lock(&model->lock);
+    plx_specialization *e = *specialization;
+    if (e->holds) {
+        e->holds--;
+    }
+    e->last_used = ++model->clock;
+    evict(model);
+    pthread_mutex_unlock(&model->lock);
+    *specialization = NULL;
+}
+
+PLX_API plx_status plx_dynamic_model_prepare(plx_dynamic_model *model,
+                                             const plx_model_input_shape *const *signatures,
+                                             const size_t *shape_counts, size_t count) {
+    if (!model || (count && (!signatures || !shape_counts))) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "plx_dynamic_model_prepare: model, signatures and shape_counts "
+                                  "are required");
+    }
+    for (size_t k = 0; k < count; k++) {
+        plx_specialization *s = NULL;
+        plx_status st = plx_dynamic_model_acquire(model, signatures[k], shape_counts[k], &s);
+        if (st) {
+            return st;
+        }
+        plx_dynamic_model_release(model, &s);
+    }
+    return NULL;
+}
+
+PLX_API const plx_model *plx_specialization_model(const plx_specialization *specialization) {
+    return specialization ? specialization->model : NULL;
+}
+
+PLX_API plx_loaded_network *plx_specialization_network(plx_specialization *specialization) {
+    return specialization ? specialization->loaded : NULL;
+}
+
+PLX_API double plx_specialization_time_ms(const plx_specialization *specialization) {
+    return specialization ? specialization->ms : 0.0;
+}
+
+PLX_API void plx_dynamic_model_stats(plx_dynamic_model *model, plx_dynamic_stats *out_stats) {
+    if (!model || !out_stats) {
+        return;
+    }
+    pthread_mutex_lock(&model->lock);
+    *out_stats = model->stats;
+    out_stats->cached = model->count;
+    pthread_mutex_unlock(&model->lock);
+}

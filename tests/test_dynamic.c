@@ -1,0 +1,386 @@
+/* Dynamic models (plexus/dynamic.h): specialisation per input signature,
+ * the LRU cache (hits, misses, evictions, held specialisations), output
+ * shapes per specialisation, fixed shapes from the options, pre-
+ * specialisation, the errors, no allocation on a hit, and threads sharing
+ * one model. On tests/data/onnx's dynamic_batch.onnx (y = relu(x), x
+ * [N, 4]) and two_inputs.onnx, with cpu_ref alone. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <plexus/dynamic.h>
+
+#include "alloc_counter.h"
+
+#define DYNAMIC_BATCH ONNX_TEST_DIR "/dynamic_batch.onnx"
+
+static plx_runtime *make_runtime(void) {
+    plx_runtime_options o;
+    plx_runtime_options_init(&o);
+    o.ignore_environment = true;
+    o.skip_default_dir = true;
+    const char *paths[] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_runtime *rt = NULL;
+    plx_status st = plx_runtime_create(&o, &rt);
+    cr_assert_null(st, "plx_runtime_create: %s", plx_status_get_message(st));
+    return rt;
+}
+
+static plx_dynamic_model *open_model(plx_runtime *rt, const char *path, size_t capacity) {
+    plx_dynamic_options o;
+    plx_dynamic_options_init(&o);
+    o.cache_capacity = capacity;
+    plx_dynamic_model *m = NULL;
+    plx_status st = plx_dynamic_model_open(rt, path, &o, &m);
+    cr_assert_null(st, "open: %s", plx_status_get_message(st));
+    return m;
+}
+
+static plx_specialization *acquire_batch(plx_dynamic_model *m, int64_t batch) {
+    plx_model_input_shape s = {.name = "x", .dims = {batch, 4}, .rank = 2};
+    plx_specialization *sp = NULL;
+    plx_status st = plx_dynamic_model_acquire(m, &s, 1, &sp);
+    cr_assert_null(st, "acquire [%lld,4]: %s", (long long)batch, plx_status_get_message(st));
+    return sp;
+}
+
+/* Runs relu on `batch` rows through the specialisation and checks it. */
+static void run_relu(plx_specialization *sp, int64_t batch) {
+    const plx_model *model = plx_specialization_model(sp);
+    const plx_model_io *in = plx_model_input(model, 0), *out = plx_model_output(model, 0);
+    cr_assert(eq(i64, in->info.dims[0], batch));
+    cr_assert(eq(i64, out->info.dims[0], batch), "the output shape follows the input's");
+    cr_assert(eq(i64, out->info.dims[1], 4));
+    size_t n = (size_t)batch * 4;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    cr_assert(x && y);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)i - (float)n / 2.0f;
+    }
+    plx_tensor_binding bi = {in->binding_id, x, n * sizeof *x, 0};
+    plx_tensor_binding bo = {out->binding_id, y, n * sizeof *y, 0};
+    plx_status st = plx_loaded_network_execute(plx_specialization_network(sp), &bi, 1, &bo, 1);
+    cr_assert_null(st, "execute: %s", plx_status_get_message(st));
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(eq(flt, y[i], x[i] > 0 ? x[i] : 0.0f), "element %zu", i);
+    }
+    free(x);
+    free(y);
+}
+
+static plx_dynamic_stats stats_of(plx_dynamic_model *m) {
+    plx_dynamic_stats s;
+    plx_dynamic_model_stats(m, &s);
+    return s;
+}
+
+Test(dynamic, specialises_per_signature_and_caches) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, DYNAMIC_BATCH, 4);
+    plx_specialization *a = acquire_batch(m, 3);
+    run_relu(a, 3);
+    cr_assert(gt(dbl, plx_specialization_time_ms(a), 0.0));
+    plx_loaded_network *first = plx_specialization_network(a);
+    plx_dynamic_model_release(m, &a);
+    cr_assert_null(a);
+
+    plx_specialization *b = acquire_batch(m, 5);
+    run_relu(b, 5);
+    plx_dynamic_model_release(m, &b);
+    a = acquire_batch(m, 3);
+    cr_assert(eq(ptr, plx_specialization_network(a), first), "a hit returns the same network");
+    run_relu(a, 3);
+    plx_dynamic_model_release(m, &a);
+
+    plx_dynamic_stats s = stats_of(m);
+    cr_assert(eq(u64, s.hits, 1));
+    cr_assert(eq(u64, s.misses, 2));
+    cr_assert(eq(u64, s.failures, 0));
+    cr_assert(eq(u64, s.evictions, 0));
+    cr_assert(eq(sz, s.cached, 2));
+    cr_assert(gt(dbl, s.specialize_ms, 0.0));
+    plx_dynamic_model_destroy(&m);
+    cr_assert_null(m);
+    plx_runtime_destroy(&rt);
+}
+
+Test(dynamic, least_recently_used_is_evicted_unless_held) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, DYNAMIC_BATCH, 2);
+    plx_specialization *s1 = acquire_batch(m, 1);
+    plx_dynamic_model_release(m, &s1);
+    plx_specialization *s2 = acquire_batch(m, 2);
+    plx_dynamic_model_release(m, &s2);
+    s1 = acquire_batch(m, 1); /* 1 is now the most recent */
+    plx_dynamic_model_release(m, &s1);
+    plx_specialization *s3 = acquire_batch(m, 3); /* evicts 2 */
+    plx_dynamic_model_release(m, &s3);
+    plx_dynamic_stats s = stats_of(m);
+    cr_assert(eq(u64, s.evictions, 1));
+    cr_assert(eq(sz, s.cached, 2));
+    s1 = acquire_batch(m, 1);
+    plx_dynamic_model_release(m, &s1);
+    cr_assert(eq(u64, stats_of(m).hits, 2), "1 stayed cached");
+    s2 = acquire_batch(m, 2);
+    plx_dynamic_model_release(m, &s2);
+    cr_assert(eq(u64, stats_of(m).misses, 4), "2 was evicted");
+
+    /* Held ones stay loaded beyond the capacity, and go when released. */
+    plx_specialization *held[3] = {acquire_batch(m, 6), acquire_batch(m, 7), acquire_batch(m, 8)};
+    cr_assert(eq(sz, stats_of(m).cached, 3));
+    for (int i = 0; i < 3; i++) {
+        run_relu(held[i], 6 + i);
+    }
+    for (int i = 0; i < 3; i++) {
+        plx_dynamic_model_release(m, &held[i]);
+    }
+    cr_assert(eq(sz, stats_of(m).cached, 2));
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
+
+Test(dynamic, signature_order_does_not_matter) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, ONNX_TEST_DIR "/two_inputs.onnx", 4);
+    /* two_inputs.onnx has static inputs: a [4,3], idx int64 [2], b [2,3]. */
+    plx_specialization *sp = NULL;
+    cr_assert_null(plx_dynamic_model_acquire(m, NULL, 0, &sp));
+    plx_dynamic_model_release(m, &sp);
+    plx_model_input_shape ab[2] = {{.name = "a", .dims = {4, 3}, .rank = 2},
+                                   {.name = "b", .dims = {2, 3}, .rank = 2}};
+    plx_model_input_shape ba[2] = {ab[1], ab[0]};
+    cr_assert_null(plx_dynamic_model_acquire(m, ab, 2, &sp));
+    plx_dynamic_model_release(m, &sp);
+    cr_assert_null(plx_dynamic_model_acquire(m, ba, 2, &sp));
+    plx_dynamic_model_release(m, &sp);
+    cr_assert(eq(u64, stats_of(m).hits, 1));
+    cr_assert(eq(u64, stats_of(m).misses, 2));
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
+
+static void expect_acquire_fails(plx_dynamic_model *m, const plx_model_input_shape *s,
+                                 size_t count, plx_status_code code, const char *needle) {
+    plx_specialization *sp = (plx_specialization *)1;
+    plx_status st = plx_dynamic_model_acquire(m, s, count, &sp);
+    cr_assert_not_null(st, "acquire succeeded; expected '%s'", needle);
+    cr_expect(eq(ptr, sp, (plx_specialization *)1), "out untouched on failure");
+    cr_expect(eq(int, (int)plx_status_get_code(st), (int)code), "%s",
+              plx_status_get_message(st));
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(st), needle))), "'%s' not in '%s'",
+              needle, plx_status_get_message(st));
+    plx_status_free(st);
+}
+
+Test(dynamic, errors_name_what_is_at_fault) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, DYNAMIC_BATCH, 2);
+    /* No shape for the open dim. */
+    expect_acquire_fails(m, NULL, 0, PLX_INVALID_ARGUMENT, "'N'");
+    plx_model_input_shape s = {.name = "nosuch", .dims = {1, 4}, .rank = 2};
+    expect_acquire_fails(m, &s, 1, PLX_INVALID_ARGUMENT, "'nosuch'");
+    s = (plx_model_input_shape){.name = "x", .dims = {2, 5}, .rank = 2};
+    expect_acquire_fails(m, &s, 1, PLX_INVALID_ARGUMENT, "dim 1");
+    s = (plx_model_input_shape){.name = "x", .dims = {8}, .rank = 1};
+    expect_acquire_fails(m, &s, 1, PLX_INVALID_ARGUMENT, "rank");
+    plx_model_input_shape twice[2] = {{.name = "x", .dims = {1, 4}, .rank = 2},
+                                      {.name = "x", .dims = {2, 4}, .rank = 2}};
+    expect_acquire_fails(m, twice, 2, PLX_INVALID_ARGUMENT, "given twice");
+    s = (plx_model_input_shape){.name = NULL, .rank = 2};
+    expect_acquire_fails(m, &s, 1, PLX_INVALID_ARGUMENT, "no name");
+    plx_dynamic_stats st = stats_of(m);
+    cr_assert(eq(u64, st.failures, 4), "the four that reached the import");
+    cr_assert(eq(sz, st.cached, 0), "failures are not cached");
+    /* NULL arguments. */
+    plx_specialization *sp = NULL;
+    plx_status e = plx_dynamic_model_acquire(NULL, &s, 1, &sp);
+    cr_assert_not_null(e);
+    plx_status_free(e);
+    plx_dynamic_model_release(m, NULL);
+    plx_dynamic_model_release(NULL, &sp);
+    plx_dynamic_model_destroy(&m);
+
+    /* Open: capacity 0, a missing file, an unknown format. */
+    plx_dynamic_options o;
+    plx_dynamic_options_init(&o);
+    o.cache_capacity = 0;
+    e = plx_dynamic_model_open(rt, DYNAMIC_BATCH, &o, &m);
+    cr_assert_not_null(e);
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "cache_capacity"))));
+    plx_status_free(e);
+    e = plx_dynamic_model_open(rt, ONNX_TEST_DIR "/no_such_model.onnx", NULL, &m);
+    cr_assert_not_null(e);
+    cr_expect(eq(int, (int)plx_status_get_code(e), (int)PLX_IO_ERROR));
+    plx_status_free(e);
+    e = plx_dynamic_model_open(rt, ONNX_TEST_DIR "/dynamic_batch.weird", NULL, &m);
+    cr_assert_not_null(e);
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "format"))));
+    plx_status_free(e);
+    cr_assert_null(m);
+    plx_runtime_destroy(&rt);
+}
+
+Test(dynamic, fixed_shapes_and_prepare) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_options o;
+    plx_dynamic_options_init(&o);
+    plx_model_input_shape fixed = {.name = "x", .dims = {2, 4}, .rank = 2};
+    o.model.shapes = &fixed;
+    o.model.shape_count = 1;
+    const char *backends[] = {"cpu_ref"};
+    o.optimize.backends = backends;
+    o.optimize.backend_count = 1;
+    plx_dynamic_model *m = NULL;
+    cr_assert_null(plx_dynamic_model_open(rt, DYNAMIC_BATCH, &o, &m));
+    fixed.dims[0] = 99; /* copied at open */
+    plx_specialization *sp = NULL;
+    cr_assert_null(plx_dynamic_model_acquire(m, NULL, 0, &sp));
+    run_relu(sp, 2);
+    plx_dynamic_model_release(m, &sp);
+    /* The same shape named again is the same input; another contradicts. */
+    plx_model_input_shape same = {.name = "x", .dims = {2, 4}, .rank = 2};
+    cr_assert_null(plx_dynamic_model_acquire(m, &same, 1, &sp));
+    plx_dynamic_model_release(m, &sp);
+    same.dims[0] = 3;
+    expect_acquire_fails(m, &same, 1, PLX_INVALID_ARGUMENT, "fix");
+    plx_dynamic_model_destroy(&m);
+
+    /* Pre-specialised batch sizes: executions then only hit. */
+    m = open_model(rt, DYNAMIC_BATCH, 8);
+    plx_model_input_shape b[4];
+    const plx_model_input_shape *sigs[4];
+    size_t counts[4];
+    for (int i = 0; i < 4; i++) {
+        b[i] = (plx_model_input_shape){.name = "x", .dims = {(int64_t)1 << i, 4}, .rank = 2};
+        sigs[i] = &b[i];
+        counts[i] = 1;
+    }
+    cr_assert_null(plx_dynamic_model_prepare(m, sigs, counts, 4));
+    cr_assert(eq(u64, stats_of(m).misses, 4));
+    for (int i = 0; i < 4; i++) {
+        plx_specialization *p = acquire_batch(m, (int64_t)1 << i);
+        run_relu(p, (int64_t)1 << i);
+        plx_dynamic_model_release(m, &p);
+    }
+    cr_assert(eq(u64, stats_of(m).hits, 4));
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
+
+/* A hit, an execution and a release allocate nothing (docs/loaded-network.md:
+ * no heap allocation per execution in steady state). */
+Test(dynamic, hit_allocates_nothing) {
+    if (!alloc_counter_available()) {
+        cr_skip_test("the allocator is replaced by a sanitizer or valgrind");
+    }
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, DYNAMIC_BATCH, 2);
+    plx_specialization *sp = acquire_batch(m, 4);
+    run_relu(sp, 4); /* the first execution allocates working memory */
+    plx_dynamic_model_release(m, &sp);
+    float x[16] = {0}, y[16];
+    plx_model_input_shape s = {.name = "x", .dims = {4, 4}, .rank = 2};
+    alloc_counter_start();
+    for (int i = 0; i < 100; i++) {
+        plx_status st = plx_dynamic_model_acquire(m, &s, 1, &sp);
+        if (st) {
+            break;
+        }
+        plx_tensor_binding in = {0, x, sizeof x, 0}, out = {0, y, sizeof y, 0};
+        st = plx_loaded_network_execute(plx_specialization_network(sp), &in, 1, &out, 1);
+        plx_dynamic_model_release(m, &sp);
+        if (st) {
+            break;
+        }
+    }
+    size_t allocs = alloc_counter_stop();
+    cr_assert(eq(sz, allocs, 0));
+    cr_assert(eq(u64, stats_of(m).hits, 100));
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
+
+typedef struct worker {
+    plx_dynamic_model *m;
+    int64_t batch;
+    int failures;
+} worker;
+
+/* Acquires its batch size, runs it with its own working memory, releases;
+ * 50 times. */
+static void *work(void *arg) {
+    worker *w = arg;
+    size_t n = (size_t)w->batch * 4;
+    float x[32], y[32];
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)i - 3.0f;
+    }
+    plx_model_input_shape s = {.name = "x", .dims = {w->batch, 4}, .rank = 2};
+    for (int it = 0; it < 50; it++) {
+        plx_specialization *sp = NULL;
+        plx_status st = plx_dynamic_model_acquire(w->m, &s, 1, &sp);
+        if (!st) {
+            plx_loaded_network *ln = plx_specialization_network(sp);
+            plx_working_memory *wm = NULL;
+            st = plx_loaded_network_create_working_memory(ln, &wm);
+            if (!st) {
+                plx_tensor_binding in = {0, x, n * sizeof *x, 0}, out = {0, y, n * sizeof *y, 0};
+                plx_execute_args a;
+                plx_execute_args_init(&a);
+                a.inputs = &in;
+                a.input_count = 1;
+                a.outputs = &out;
+                a.output_count = 1;
+                st = plx_loaded_network_execute_with(ln, wm, &a);
+                plx_working_memory_destroy(&wm);
+            }
+            plx_dynamic_model_release(w->m, &sp);
+        }
+        if (st) {
+            w->failures++;
+            plx_status_free(st);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            w->failures += y[i] != (x[i] > 0 ? x[i] : 0.0f);
+        }
+    }
+    return NULL;
+}
+
+/* Threads with different batch sizes share one model whose capacity is
+ * smaller than their count: specialisations are made, evicted and made
+ * again while others are held. */
+Test(dynamic, threads_share_a_model) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_options o;
+    plx_dynamic_options_init(&o);
+    o.cache_capacity = 2;
+    o.load.async_execution = true;
+    plx_dynamic_model *m = NULL;
+    cr_assert_null(plx_dynamic_model_open(rt, DYNAMIC_BATCH, &o, &m));
+    enum { THREADS = 4 };
+    pthread_t t[THREADS];
+    worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (worker){m, i + 1, 0};
+        cr_assert(eq(int, pthread_create(&t[i], NULL, work, &w[i]), 0));
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        cr_expect(eq(int, w[i].failures, 0), "thread %d", i);
+    }
+    plx_dynamic_stats s = stats_of(m);
+    cr_assert(eq(u64, s.hits + s.misses, THREADS * 50));
+    cr_assert(le(sz, s.cached, 2));
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}

@@ -70,6 +70,11 @@ MODELS = {
                    {"input": ("audio:1", [1, 512], "float32"),
                     "state": ("zeros", [2, 1, 128], "float32"),
                     "sr": ("value:16000", [], "int64")}),
+    # Its 16 kHz model alone (no sample-rate input): a stateful streaming
+    # model, state in and stateN out (bench/stream_vs_onnxruntime.py).
+    "silero_vad_half": ("silero", "silero_vad/data/silero_vad_half.onnx",
+                        {"input": ("audio:1", [1, 512], "float32"),
+                         "state": ("zeros", [2, 1, 128], "float32")}),
 }
 
 # SHA-256 of each model file, so that a re-published wheel is noticed.
@@ -82,6 +87,7 @@ MODEL_SHA256 = {
     "oww_hey_mycroft": "785bdf5655863ae47553b23793aa108c7b0152d4823f7869b41f2d2d765912fc",
     "oww_alexa": "6ff566a01d12670e8d9e3c59da32651db1575d17272a601b7f8a39283dfbae3e",
     "silero_vad": "2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f",
+    "silero_vad_half": "1e0b195ad4806595ef4466f419d16fca7e4afcfc6669b8c0b5f76ea87547c769",
 }
 
 

@@ -3,7 +3,9 @@
  * shapes per specialisation, fixed shapes from the options, pre-
  * specialisation, the errors, no allocation on a hit, and threads sharing
  * one model. On tests/data/onnx's dynamic_batch.onnx (y = relu(x), x
- * [N, 4]) and two_inputs.onnx, with cpu_ref alone. */
+ * [N, 4]) and two_inputs.onnx, with cpu_ref alone. Built with
+ * -DDYNAMIC_PLAIN, the threads scenario alone as a plain program
+ * (stress_dynamic), which ThreadSanitizer builds run. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,14 +13,126 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <plexus/dynamic.h>
+
+#ifndef DYNAMIC_PLAIN
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-
-#include <plexus/dynamic.h>
+#endif
 
 #include "alloc_counter.h"
 
 #define DYNAMIC_BATCH ONNX_TEST_DIR "/dynamic_batch.onnx"
+
+/* ---- threads (also the plain program stress_dynamic, for TSan) ---------- */
+
+enum { THREADS = 4, ITERATIONS = 50 };
+
+typedef struct worker {
+    plx_dynamic_model *m;
+    int64_t batch;
+    int failures;
+} worker;
+
+/* Acquires its batch size, runs it with its own working memory, releases;
+ * ITERATIONS times. */
+static void *work(void *arg) {
+    worker *w = arg;
+    size_t n = (size_t)w->batch * 4;
+    float x[32], y[32];
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)i - 3.0f;
+    }
+    plx_model_input_shape s = {.name = "x", .dims = {w->batch, 4}, .rank = 2};
+    for (int it = 0; it < ITERATIONS; it++) {
+        plx_specialization *sp = NULL;
+        plx_status st = plx_dynamic_model_acquire(w->m, &s, 1, &sp);
+        if (!st) {
+            plx_loaded_network *ln = plx_specialization_network(sp);
+            plx_working_memory *wm = NULL;
+            st = plx_loaded_network_create_working_memory(ln, &wm);
+            if (!st) {
+                plx_tensor_binding in = {0, x, n * sizeof *x, 0}, out = {0, y, n * sizeof *y, 0};
+                plx_execute_args a;
+                plx_execute_args_init(&a);
+                a.inputs = &in;
+                a.input_count = 1;
+                a.outputs = &out;
+                a.output_count = 1;
+                st = plx_loaded_network_execute_with(ln, wm, &a);
+                plx_working_memory_destroy(&wm);
+            }
+            plx_dynamic_model_release(w->m, &sp);
+        }
+        if (st) {
+            w->failures++;
+            plx_status_free(st);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            w->failures += y[i] != (x[i] > 0 ? x[i] : 0.0f);
+        }
+    }
+    return NULL;
+}
+
+/* THREADS threads, batch sizes 1 to THREADS, on one model of capacity 2
+ * loaded for concurrent executions; the failures of all, and the stats. */
+static int threads_share_a_model(plx_runtime *rt, plx_dynamic_stats *out_stats) {
+    plx_dynamic_options o;
+    plx_dynamic_options_init(&o);
+    o.cache_capacity = 2;
+    o.load.async_execution = true;
+    plx_dynamic_model *m = NULL;
+    plx_status st = plx_dynamic_model_open(rt, DYNAMIC_BATCH, &o, &m);
+    if (st) {
+        fprintf(stderr, "open: %s\n", plx_status_get_message(st));
+        plx_status_free(st);
+        return 1;
+    }
+    pthread_t t[THREADS];
+    worker w[THREADS];
+    int failures = 0;
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (worker){m, i + 1, 0};
+        if (pthread_create(&t[i], NULL, work, &w[i]) != 0) {
+            return 1;
+        }
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failures += w[i].failures;
+    }
+    plx_dynamic_model_stats(m, out_stats);
+    plx_dynamic_model_destroy(&m);
+    return failures;
+}
+
+#ifdef DYNAMIC_PLAIN
+int main(void) {
+    plx_runtime_options o;
+    plx_runtime_options_init(&o);
+    o.ignore_environment = true;
+    o.skip_default_dir = true;
+    const char *paths[] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_runtime *rt = NULL;
+    plx_status st = plx_runtime_create(&o, &rt);
+    if (st) {
+        fprintf(stderr, "runtime: %s\n", plx_status_get_message(st));
+        plx_status_free(st);
+        return 1;
+    }
+    plx_dynamic_stats s;
+    int failures = threads_share_a_model(rt, &s);
+    plx_runtime_destroy(&rt);
+    printf("stress_dynamic: %d failures; %llu hits, %llu misses, %llu evictions\n", failures,
+           (unsigned long long)s.hits, (unsigned long long)s.misses,
+           (unsigned long long)s.evictions);
+    return failures || s.hits + s.misses != THREADS * ITERATIONS ? 1 : 0;
+}
+#else
 
 static plx_runtime *make_runtime(void) {
     plx_runtime_options o;
@@ -308,79 +422,17 @@ Test(dynamic, hit_allocates_nothing) {
     plx_runtime_destroy(&rt);
 }
 
-typedef struct worker {
-    plx_dynamic_model *m;
-    int64_t batch;
-    int failures;
-} worker;
-
-/* Acquires its batch size, runs it with its own working memory, releases;
- * 50 times. */
-static void *work(void *arg) {
-    worker *w = arg;
-    size_t n = (size_t)w->batch * 4;
-    float x[32], y[32];
-    for (size_t i = 0; i < n; i++) {
-        x[i] = (float)i - 3.0f;
-    }
-    plx_model_input_shape s = {.name = "x", .dims = {w->batch, 4}, .rank = 2};
-    for (int it = 0; it < 50; it++) {
-        plx_specialization *sp = NULL;
-        plx_status st = plx_dynamic_model_acquire(w->m, &s, 1, &sp);
-        if (!st) {
-            plx_loaded_network *ln = plx_specialization_network(sp);
-            plx_working_memory *wm = NULL;
-            st = plx_loaded_network_create_working_memory(ln, &wm);
-            if (!st) {
-                plx_tensor_binding in = {0, x, n * sizeof *x, 0}, out = {0, y, n * sizeof *y, 0};
-                plx_execute_args a;
-                plx_execute_args_init(&a);
-                a.inputs = &in;
-                a.input_count = 1;
-                a.outputs = &out;
-                a.output_count = 1;
-                st = plx_loaded_network_execute_with(ln, wm, &a);
-                plx_working_memory_destroy(&wm);
-            }
-            plx_dynamic_model_release(w->m, &sp);
-        }
-        if (st) {
-            w->failures++;
-            plx_status_free(st);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            w->failures += y[i] != (x[i] > 0 ? x[i] : 0.0f);
-        }
-    }
-    return NULL;
-}
-
 /* Threads with different batch sizes share one model whose capacity is
  * smaller than their count: specialisations are made, evicted and made
  * again while others are held. */
 Test(dynamic, threads_share_a_model) {
     plx_runtime *rt = make_runtime();
-    plx_dynamic_options o;
-    plx_dynamic_options_init(&o);
-    o.cache_capacity = 2;
-    o.load.async_execution = true;
-    plx_dynamic_model *m = NULL;
-    cr_assert_null(plx_dynamic_model_open(rt, DYNAMIC_BATCH, &o, &m));
-    enum { THREADS = 4 };
-    pthread_t t[THREADS];
-    worker w[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        w[i] = (worker){m, i + 1, 0};
-        cr_assert(eq(int, pthread_create(&t[i], NULL, work, &w[i]), 0));
-    }
-    for (int i = 0; i < THREADS; i++) {
-        pthread_join(t[i], NULL);
-        cr_expect(eq(int, w[i].failures, 0), "thread %d", i);
-    }
-    plx_dynamic_stats s = stats_of(m);
-    cr_assert(eq(u64, s.hits + s.misses, THREADS * 50));
+    plx_dynamic_stats s;
+    int failures = threads_share_a_model(rt, &s);
+    cr_assert(eq(int, failures, 0));
+    cr_assert(eq(u64, s.hits + s.misses, THREADS * ITERATIONS));
     cr_assert(le(sz, s.cached, 2));
-    plx_dynamic_model_destroy(&m);
     plx_runtime_destroy(&rt);
 }
+
+#endif /* DYNAMIC_PLAIN */

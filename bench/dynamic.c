@@ -219,8 +219,9 @@ int main(int argc, char **argv) {
         plx_model_input_shape s = {.name = input, .rank = (uint32_t)rank};
         memcpy(s.dims, dims, rank * sizeof dims[0]);
         s.dims[0] = batches[b];
+        plx_dynamic_signature sig = {&s, 1, NULL, 0};
         plx_specialization *sp = NULL;
-        if ((st = plx_dynamic_model_acquire(dm, &s, 1, &sp))) {
+        if ((st = plx_dynamic_model_acquire(dm, &sig, &sp))) {
             rc = fail(st, "acquire");
             break;
         }
@@ -254,9 +255,10 @@ int main(int argc, char **argv) {
         plx_model_input_shape s = {.name = input, .rank = (uint32_t)rank};
         memcpy(s.dims, dims, rank * sizeof dims[0]);
         s.dims[0] = batches[0];
+        plx_dynamic_signature sig = {&s, 1, NULL, 0};
         plx_specialization *held = NULL;
         io_buffers io;
-        if ((st = plx_dynamic_model_acquire(dm, &s, 1, &held))) {
+        if ((st = plx_dynamic_model_acquire(dm, &sig, &held))) {
             rc = fail(st, "acquire");
         } else if (!make_buffers(plx_specialization_model(held), &io)) {
             rc = 1;
@@ -268,7 +270,8 @@ int main(int argc, char **argv) {
                 double t0 = now_ns();
                 for (int k = 0; k < PER_BATCH && !rc; k++) {
                     plx_specialization *sp = NULL;
-                    if ((st = plx_dynamic_model_acquire(dm, &s, 1, &sp)) || (st = execute(sp, &io))) {
+                    if ((st = plx_dynamic_model_acquire(dm, &sig, &sp)) ||
+                        (st = execute(sp, &io))) {
                         rc = fail(st, "dynamic execute");
                     }
                     plx_dynamic_model_release(dm, &sp);
@@ -289,7 +292,7 @@ int main(int argc, char **argv) {
                     alloc_counter_start();
                     for (int k = 0; k < PER_BATCH; k++) {
                         plx_specialization *sp = NULL;
-                        if (!plx_dynamic_model_acquire(dm, &s, 1, &sp)) {
+                        if (!plx_dynamic_model_acquire(dm, &sig, &sp)) {
                             plx_status e = execute(sp, &io);
                             plx_status_free(e);
                         }

@@ -11,12 +11,16 @@
  * to `--out FILE.npy`; bench/stream_vs_onnxruntime.py runs the same loop
  * in ONNX Runtime and compares.
  *
+ * Each --value NAME=FILE.npy is an input whose value the signature gives
+ * (plexus/dynamic.h): frozen into the specialisation, part of its key (a
+ * sample rate that an `If` tests, say).
+ *
  * Reports the chunks, the specialisations made, the median latency of a
  * chunk, and the heap allocations per chunk after the first.
  *
  * usage: plexus-bench-stream MODEL --input NAME=FILE.npy --chunk N
- *            --state IN=OUT:DIMS... --output NAME [--out FILE.npy]
- *            [--backend-path DIR]... [--backends ID,...]
+ *            --state IN=OUT:DIMS... --output NAME [--value NAME=FILE.npy]...
+ *            [--out FILE.npy] [--backend-path DIR]... [--backends ID,...]
  *            [--option ID.KEY=VALUE]... [--json] */
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +57,8 @@ static int compare_doubles(const void *a, const void *b) {
 
 static int usage(void) {
     fprintf(stderr, "usage: plexus-bench-stream MODEL --input NAME=FILE.npy --chunk N "
-                    "--state IN=OUT:DIMS... --output NAME [--out FILE.npy] "
+                    "--state IN=OUT:DIMS... --output NAME [--value NAME=FILE.npy]... "
+                    "[--out FILE.npy] "
                     "[--backend-path DIR]... [--backends ID,...] [--option ID.KEY=VALUE]... "
                     "[--json]\n");
     return 2;
@@ -106,6 +111,8 @@ int main(int argc, char **argv) {
     size_t path_count = 0, state_count = 0, option_count = 0;
     state_arg states[MAX_LIST];
     plx_backend_option options[MAX_LIST];
+    const char *value_names[MAX_LIST], *value_files[MAX_LIST];
+    size_t value_count = 0;
     long chunk = 0;
     bool json = false;
     memset(states, 0, sizeof states);
@@ -138,6 +145,14 @@ int main(int argc, char **argv) {
             if (!s->rank) {
                 return usage();
             }
+        } else if (strcmp(a, "--value") == 0 && has && value_count < MAX_LIST) {
+            char *t = argv[++i], *eq = strchr(t, '=');
+            if (!eq) {
+                return usage();
+            }
+            *eq = '\0';
+            value_names[value_count] = t;
+            value_files[value_count++] = eq + 1;
         } else if (strcmp(a, "--output") == 0 && has) {
             output = argv[++i];
         } else if (strcmp(a, "--out") == 0 && has) {
@@ -218,13 +233,13 @@ int main(int argc, char **argv) {
     }
 
     /* The signature: the chunk and every state's shape. */
-    plx_model_input_shape sig[MAX_LIST + 1];
-    sig[0] = (plx_model_input_shape){.name = input, .dims = {1, chunk}, .rank = 2};
+    plx_model_input_shape shapes[MAX_LIST + 1];
+    shapes[0] = (plx_model_input_shape){.name = input, .dims = {1, chunk}, .rank = 2};
     int rc = 0;
     for (size_t k = 0; k < state_count; k++) {
         state_arg *s = &states[k];
-        sig[k + 1] = (plx_model_input_shape){.name = s->in, .rank = s->rank};
-        memcpy(sig[k + 1].dims, s->dims, sizeof s->dims);
+        shapes[k + 1] = (plx_model_input_shape){.name = s->in, .rank = s->rank};
+        memcpy(shapes[k + 1].dims, s->dims, sizeof s->dims);
         plx_tensor_info info = {.dtype = PLX_DTYPE_FLOAT32, .rank = s->rank};
         memcpy(info.dims, s->dims, sizeof s->dims);
         if (!plx_tensor_info_byte_size(&info, &s->bytes)) {
@@ -236,6 +251,22 @@ int main(int argc, char **argv) {
             rc = 1;
         }
     }
+    npy_array value_arrays[MAX_LIST];
+    plx_model_constant_input values[MAX_LIST];
+    memset(value_arrays, 0, sizeof value_arrays);
+    for (size_t k = 0; !rc && k < value_count; k++) {
+        if (!npy_read(value_files[k], &value_arrays[k], err, sizeof err)) {
+            fprintf(stderr, "plexus-bench-stream: --value %s: %s\n", value_names[k], err);
+            rc = 1;
+            break;
+        }
+        values[k] = (plx_model_constant_input){.name = value_names[k],
+                                               .info = {.dtype = value_arrays[k].dtype,
+                                                        .rank = value_arrays[k].rank},
+                                               .data = value_arrays[k].data};
+        memcpy(values[k].info.dims, value_arrays[k].dims, sizeof value_arrays[k].dims);
+    }
+    plx_dynamic_signature signature = {shapes, state_count + 1, values, value_count};
     size_t out_elems = 0;
     float *results = NULL;
     double *lat = calloc(chunks, sizeof *lat);
@@ -247,7 +278,7 @@ int main(int argc, char **argv) {
         }
         double t0 = now_ns();
         plx_specialization *sp = NULL;
-        if ((st = plx_dynamic_model_acquire(dm, sig, state_count + 1, &sp))) {
+        if ((st = plx_dynamic_model_acquire(dm, &signature, &sp))) {
             rc = fail(st, "acquire");
             break;
         }
@@ -331,6 +362,9 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < state_count; k++) {
         free(states[k].buf[0]);
         free(states[k].buf[1]);
+    }
+    for (size_t k = 0; k < value_count; k++) {
+        npy_free(&value_arrays[k]);
     }
     free(results);
     free(lat);

@@ -4,7 +4,7 @@ Runtime: the same signal, the same state carried from chunk to chunk, the
 outputs compared.
 
 usage: bench/stream_vs_onnxruntime.py MODEL --input NAME --chunk N
-           --state IN=OUT:DIMS... --output NAME
+           --state IN=OUT:DIMS... --output NAME [--value NAME=INT]...
            [--configs cpu_ref,cpu_onednn+cpu_ref] [--backend-path DIR]...
            [--seconds S] [--threads T] [--tolerance X]
 
@@ -19,12 +19,18 @@ specialisations, allocations per chunk, median chunk latency of both, and
 the max abs difference of the outputs. Exits 1 when a configuration fails
 or differs by more than the tolerance (default 1e-4).
 
-Example (Silero VAD's 16 kHz model, from scripts/fetch-real-models.py's
-silero_vad_half):
+--value NAME=INT gives an int64 scalar input for every chunk (Plexus: a
+value of the signature, frozen into the one specialisation).
+
+Examples (scripts/fetch-real-models.py's Silero VAD: its 16 kHz model, and
+the full model, which branches with `If` on the sample rate it is given):
 
     .venv-bench/bin/python bench/stream_vs_onnxruntime.py \\
         build/real-models/silero_vad_half.onnx --input input --chunk 512 \\
         --state state=stateN:2x1x128 --output output
+    .venv-bench/bin/python bench/stream_vs_onnxruntime.py \\
+        build/real-models/silero_vad.onnx --input input --chunk 512 \\
+        --state state=stateN:2x1x128 --output output --value sr=16000
 """
 import argparse
 import os
@@ -45,6 +51,8 @@ def main():
     ap.add_argument("--state", action="append", default=[], required=True,
                     help="IN=OUT:DIMS, e.g. state=stateN:2x1x128 (repeatable)")
     ap.add_argument("--output", required=True)
+    ap.add_argument("--value", action="append", default=[],
+                    help="NAME=INT, an int64 scalar input (repeatable)")
     ap.add_argument("--configs", default="cpu_ref,cpu_onednn+cpu_ref")
     ap.add_argument("--backend-path", action="append", default=[])
     ap.add_argument("--stream", default=os.path.join(REPO, "build", "bench", "plexus-bench-stream"))
@@ -76,11 +84,16 @@ def main():
     so.inter_op_num_threads = 1
     sess = ort.InferenceSession(a.model, so, providers=["CPUExecutionProvider"])
     out_names = [o.name for o in sess.get_outputs()]
+    values = {}
+    for v in a.value:
+        name, num = v.split("=")
+        values[name] = np.array(int(num), dtype=np.int64)
     state = {i: np.zeros(d, np.float32) for i, _, d in states}
     ref, ort_ms = [], []
     for c in range(chunks):
         feed = {a.input: signal[None, c * a.chunk:(c + 1) * a.chunk]}
         feed.update(state)
+        feed.update(values)
         t0 = time.perf_counter()
         res = dict(zip(out_names, sess.run(None, feed)))
         ort_ms.append((time.perf_counter() - t0) * 1e3)
@@ -101,6 +114,10 @@ def main():
                    "--output", a.output, "--out", out, "--backends", ",".join(ids)]
             for s in a.state:
                 cmd += ["--state", s]
+            for name, v in values.items():
+                vfile = os.path.join(tmp, f"value-{name}.npy")
+                np.save(vfile, v)
+                cmd += ["--value", f"{name}={vfile}"]
             for p in paths:
                 if os.path.exists(p):
                     cmd += ["--backend-path", p]

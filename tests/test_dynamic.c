@@ -44,9 +44,10 @@ static void *work(void *arg) {
         x[i] = (float)i - 3.0f;
     }
     plx_model_input_shape s = {.name = "x", .dims = {w->batch, 4}, .rank = 2};
+    plx_dynamic_signature sig = {&s, 1, NULL, 0};
     for (int it = 0; it < ITERATIONS; it++) {
         plx_specialization *sp = NULL;
-        plx_status st = plx_dynamic_model_acquire(w->m, &s, 1, &sp);
+        plx_status st = plx_dynamic_model_acquire(w->m, &sig, &sp);
         if (!st) {
             plx_loaded_network *ln = plx_specialization_network(sp);
             plx_working_memory *wm = NULL;
@@ -134,6 +135,13 @@ int main(void) {
 }
 #else
 
+/* acquire with shapes only. */
+static plx_status acquire_shapes(plx_dynamic_model *m, const plx_model_input_shape *shapes,
+                                 size_t count, plx_specialization **out) {
+    plx_dynamic_signature sig = {shapes, count, NULL, 0};
+    return plx_dynamic_model_acquire(m, &sig, out);
+}
+
 static plx_runtime *make_runtime(void) {
     plx_runtime_options o;
     plx_runtime_options_init(&o);
@@ -161,7 +169,7 @@ static plx_dynamic_model *open_model(plx_runtime *rt, const char *path, size_t c
 static plx_specialization *acquire_batch(plx_dynamic_model *m, int64_t batch) {
     plx_model_input_shape s = {.name = "x", .dims = {batch, 4}, .rank = 2};
     plx_specialization *sp = NULL;
-    plx_status st = plx_dynamic_model_acquire(m, &s, 1, &sp);
+    plx_status st = acquire_shapes(m, &s, 1, &sp);
     cr_assert_null(st, "acquire [%lld,4]: %s", (long long)batch, plx_status_get_message(st));
     return sp;
 }
@@ -266,14 +274,14 @@ Test(dynamic, signature_order_does_not_matter) {
     plx_dynamic_model *m = open_model(rt, ONNX_TEST_DIR "/two_inputs.onnx", 4);
     /* two_inputs.onnx has static inputs: a [4,3], idx int64 [2], b [2,3]. */
     plx_specialization *sp = NULL;
-    cr_assert_null(plx_dynamic_model_acquire(m, NULL, 0, &sp));
+    cr_assert_null(plx_dynamic_model_acquire(m, NULL, &sp));
     plx_dynamic_model_release(m, &sp);
     plx_model_input_shape ab[2] = {{.name = "a", .dims = {4, 3}, .rank = 2},
                                    {.name = "b", .dims = {2, 3}, .rank = 2}};
     plx_model_input_shape ba[2] = {ab[1], ab[0]};
-    cr_assert_null(plx_dynamic_model_acquire(m, ab, 2, &sp));
+    cr_assert_null(acquire_shapes(m, ab, 2, &sp));
     plx_dynamic_model_release(m, &sp);
-    cr_assert_null(plx_dynamic_model_acquire(m, ba, 2, &sp));
+    cr_assert_null(acquire_shapes(m, ba, 2, &sp));
     plx_dynamic_model_release(m, &sp);
     cr_assert(eq(u64, stats_of(m).hits, 1));
     cr_assert(eq(u64, stats_of(m).misses, 2));
@@ -284,7 +292,7 @@ Test(dynamic, signature_order_does_not_matter) {
 static void expect_acquire_fails(plx_dynamic_model *m, const plx_model_input_shape *s,
                                  size_t count, plx_status_code code, const char *needle) {
     plx_specialization *sp = (plx_specialization *)1;
-    plx_status st = plx_dynamic_model_acquire(m, s, count, &sp);
+    plx_status st = acquire_shapes(m, s, count, &sp);
     cr_assert_not_null(st, "acquire succeeded; expected '%s'", needle);
     cr_expect(eq(ptr, sp, (plx_specialization *)1), "out untouched on failure");
     cr_expect(eq(int, (int)plx_status_get_code(st), (int)code), "%s",
@@ -315,7 +323,7 @@ Test(dynamic, errors_name_what_is_at_fault) {
     cr_assert(eq(sz, st.cached, 0), "failures are not cached");
     /* NULL arguments. */
     plx_specialization *sp = NULL;
-    plx_status e = plx_dynamic_model_acquire(NULL, &s, 1, &sp);
+    plx_status e = acquire_shapes(NULL, &s, 1, &sp);
     cr_assert_not_null(e);
     plx_status_free(e);
     plx_dynamic_model_release(m, NULL);
@@ -356,12 +364,12 @@ Test(dynamic, fixed_shapes_and_prepare) {
     cr_assert_null(plx_dynamic_model_open(rt, DYNAMIC_BATCH, &o, &m));
     fixed.dims[0] = 99; /* copied at open */
     plx_specialization *sp = NULL;
-    cr_assert_null(plx_dynamic_model_acquire(m, NULL, 0, &sp));
+    cr_assert_null(plx_dynamic_model_acquire(m, NULL, &sp));
     run_relu(sp, 2);
     plx_dynamic_model_release(m, &sp);
     /* The same shape named again is the same input; another contradicts. */
     plx_model_input_shape same = {.name = "x", .dims = {2, 4}, .rank = 2};
-    cr_assert_null(plx_dynamic_model_acquire(m, &same, 1, &sp));
+    cr_assert_null(acquire_shapes(m, &same, 1, &sp));
     plx_dynamic_model_release(m, &sp);
     same.dims[0] = 3;
     expect_acquire_fails(m, &same, 1, PLX_INVALID_ARGUMENT, "fix");
@@ -370,14 +378,12 @@ Test(dynamic, fixed_shapes_and_prepare) {
     /* Pre-specialised batch sizes: executions then only hit. */
     m = open_model(rt, DYNAMIC_BATCH, 8);
     plx_model_input_shape b[4];
-    const plx_model_input_shape *sigs[4];
-    size_t counts[4];
+    plx_dynamic_signature sigs[4];
     for (int i = 0; i < 4; i++) {
         b[i] = (plx_model_input_shape){.name = "x", .dims = {(int64_t)1 << i, 4}, .rank = 2};
-        sigs[i] = &b[i];
-        counts[i] = 1;
+        sigs[i] = (plx_dynamic_signature){&b[i], 1, NULL, 0};
     }
-    cr_assert_null(plx_dynamic_model_prepare(m, sigs, counts, 4));
+    cr_assert_null(plx_dynamic_model_prepare(m, sigs, 4));
     cr_assert(eq(u64, stats_of(m).misses, 4));
     for (int i = 0; i < 4; i++) {
         plx_specialization *p = acquire_batch(m, (int64_t)1 << i);
@@ -385,6 +391,58 @@ Test(dynamic, fixed_shapes_and_prepare) {
         plx_dynamic_model_release(m, &p);
     }
     cr_assert(eq(u64, stats_of(m).hits, 4));
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
+
+/* Values in the signature: reshape_by_input.onnx reshapes x [2, 3] to
+ * the value of its input `shape`, which must be known at import. Each value
+ * is its own specialisation, without `shape` among its inputs. */
+Test(dynamic, values_join_the_key) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, ONNX_TEST_DIR "/reshape_by_input.onnx", 4);
+    /* Without the value the import cannot fold the reshape. */
+    expect_acquire_fails(m, NULL, 0, PLX_UNSUPPORTED, "must be known at import");
+    static const int64_t to_3x2[2] = {3, 2}, to_6x1[2] = {6, 1}, again_3x2[2] = {3, 2};
+    plx_model_constant_input v = {.name = "shape", .info = {.dtype = PLX_DTYPE_INT64, .rank = 1,
+                                                           .dims = {2}}, .data = to_3x2};
+    plx_dynamic_signature sig = {NULL, 0, &v, 1};
+    plx_specialization *a = NULL, *b = NULL;
+    cr_assert_null(plx_dynamic_model_acquire(m, &sig, &a));
+    const plx_model *ma = plx_specialization_model(a);
+    cr_assert(eq(sz, plx_model_input_count(ma), 1), "the valued input is not an input");
+    const plx_tensor_info *y = &plx_model_output(ma, 0)->info;
+    cr_assert(eq(u32, y->rank, 2));
+    cr_assert(eq(i64, y->dims[0], 3));
+    float x[6] = {1, 2, 3, 4, 5, 6}, out[6] = {0};
+    plx_tensor_binding bi = {0, x, sizeof x, 0}, bo = {0, out, sizeof out, 0};
+    cr_assert_null(plx_loaded_network_execute(plx_specialization_network(a), &bi, 1, &bo, 1));
+    cr_assert(eq(flt, out[5], 6.0f));
+    v.data = to_6x1;
+    cr_assert_null(plx_dynamic_model_acquire(m, &sig, &b));
+    cr_assert(eq(i64, plx_model_output(plx_specialization_model(b), 0)->info.dims[0], 6));
+    plx_dynamic_model_release(m, &b);
+    plx_dynamic_model_release(m, &a);
+    /* The same value from another buffer is a hit. */
+    v.data = again_3x2;
+    cr_assert_null(plx_dynamic_model_acquire(m, &sig, &a));
+    plx_dynamic_model_release(m, &a);
+    plx_dynamic_stats st = stats_of(m);
+    cr_assert(eq(u64, st.hits, 1));
+    cr_assert(eq(u64, st.misses, 3), "the failed one, [3,2] and [6,1]");
+    /* A value and a shape for one input; a value without data. */
+    plx_model_input_shape sh = {.name = "shape", .dims = {2}, .rank = 1};
+    sig = (plx_dynamic_signature){&sh, 1, &v, 1};
+    plx_status e = plx_dynamic_model_acquire(m, &sig, &a);
+    cr_assert_not_null(e);
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "given twice"))));
+    plx_status_free(e);
+    v.data = NULL;
+    sig = (plx_dynamic_signature){NULL, 0, &v, 1};
+    e = plx_dynamic_model_acquire(m, &sig, &a);
+    cr_assert_not_null(e);
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "no data"))));
+    plx_status_free(e);
     plx_dynamic_model_destroy(&m);
     plx_runtime_destroy(&rt);
 }
@@ -404,7 +462,7 @@ Test(dynamic, hit_allocates_nothing) {
     plx_model_input_shape s = {.name = "x", .dims = {4, 4}, .rank = 2};
     alloc_counter_start();
     for (int i = 0; i < 100; i++) {
-        plx_status st = plx_dynamic_model_acquire(m, &s, 1, &sp);
+        plx_status st = acquire_shapes(m, &s, 1, &sp);
         if (st) {
             break;
         }

@@ -17,11 +17,13 @@
 #include "internal.h"
 #include "model_importer.h"
 
-/* One cached specialisation: its signature (owned copies of the shapes,
- * names included), model and loaded network. */
+/* One cached specialisation: its signature (owned copies of the shapes and
+ * values, names and data included), model and loaded network. */
 struct plx_specialization {
     plx_model_input_shape *key;
     size_t key_count;
+    plx_model_constant_input *values;
+    size_t value_count;
     plx_model *model;
     plx_loaded_network *loaded;
     size_t holds;       /* acquires not yet released */
@@ -92,15 +94,50 @@ static plx_model_input_shape *copy_shapes(const plx_model_input_shape *shapes, s
     return c;
 }
 
+static void free_values(plx_model_constant_input *values, size_t count) {
+    for (size_t i = 0; values && i < count; i++) {
+        free((char *)values[i].name);
+        free((void *)values[i].data);
+    }
+    free(values);
+}
+
+/* Copies `count` values, names and data included, into *out (*out_count
+ * of them copied, also on failure, for free_values). false: a value
+ * without a name, an invalid info, no data, or out of memory. */
+static bool copy_values(const plx_model_constant_input *values, size_t count,
+                        plx_model_constant_input **out, size_t *out_count) {
+    *out_count = 0;
+    *out = calloc(count ? count : 1, sizeof **out);
+    if (!*out) {
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        const plx_model_constant_input *k = &values[i];
+        size_t bytes = 0;
+        if (!k->name || !plx_tensor_info_byte_size(&k->info, &bytes) || (bytes && !k->data)) {
+            return false;
+        }
+        plx_model_constant_input *c = &(*out)[(*out_count)++];
+        c->info = k->info;
+        c->name = strdup(k->name);
+        void *data = malloc(bytes ? bytes : 1);
+        if (data && bytes) {
+            memcpy(data, k->data, bytes);
+        }
+        c->data = data;
+        if (!c->name || !data) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void free_options(plx_dynamic_model *m) {
     free(m->path);
     free(m->format);
     free_shapes(m->fixed, m->fixed_count);
-    for (size_t i = 0; m->constants && i < m->constant_count; i++) {
-        free((char *)m->constants[i].name);
-        free((void *)m->constants[i].data);
-    }
-    free(m->constants);
+    free_values(m->constants, m->constant_count);
     for (size_t i = 0; m->backends && i < m->backend_count; i++) {
         free(m->backends[i]);
     }
@@ -129,27 +166,12 @@ static plx_status copy_options(plx_dynamic_model *m, const plx_dynamic_options *
     m->format = mo->format ? strdup(mo->format) : NULL;
     m->fixed = copy_shapes(mo->shapes, mo->shape_count);
     m->fixed_count = m->fixed ? mo->shape_count : 0;
-    m->constants = calloc(mo->constant_count ? mo->constant_count : 1, sizeof *m->constants);
-    bool ok = (!mo->format || m->format) && m->fixed && m->constants;
-    for (size_t i = 0; ok && i < mo->constant_count; i++) {
-        const plx_model_constant_input *k = &mo->constants[i];
-        size_t bytes = 0;
-        if (!k->name || !plx_tensor_info_byte_size(&k->info, &bytes) || (bytes && !k->data)) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                      "%s: plx_dynamic_options.model.constants[%zu]: no name, "
-                                      "an invalid tensor info or no data", m->path, i);
-        }
-        plx_model_constant_input *c = &m->constants[m->constant_count];
-        c->info = k->info;
-        c->name = strdup(k->name);
-        void *data = malloc(bytes ? bytes : 1);
-        if (data && bytes) {
-            memcpy(data, k->data, bytes);
-        }
-        c->data = data;
-        m->constant_count++;
-        ok = c->name && data;
+    if (!copy_values(mo->constants, mo->constant_count, &m->constants, &m->constant_count)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: plx_dynamic_options.model.constants: one without a name, "
+                                  "an invalid tensor info or data, or out of memory", m->path);
     }
+    bool ok = (!mo->format || m->format) && m->fixed;
     m->opt = o->optimize;
     m->load = o->load;
     size_t nb = o->optimize.backend_count;
@@ -244,6 +266,7 @@ static void free_entry(plx_specialization *e) {
     plx_loaded_network_unload(&e->loaded);
     plx_model_destroy(&e->model);
     free_shapes(e->key, e->key_count);
+    free_values(e->values, e->value_count);
     free(e);
 }
 
@@ -266,16 +289,33 @@ static bool same_shape(const plx_model_input_shape *a, const plx_model_input_sha
     return a->rank == b->rank && memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
 }
 
+static bool same_value(const plx_model_constant_input *a, const plx_model_constant_input *b) {
+    size_t bytes = 0;
+    return strcmp(a->name, b->name) == 0 && a->info.dtype == b->info.dtype &&
+           a->info.rank == b->info.rank &&
+           memcmp(a->info.dims, b->info.dims, a->info.rank * sizeof a->info.dims[0]) == 0 &&
+           plx_tensor_info_byte_size(&a->info, &bytes) && memcmp(a->data, b->data, bytes) == 0;
+}
+
 /* Whether entry e's signature is exactly the request's (any order). */
-static bool matches(const plx_specialization *e, const plx_model_input_shape *shapes,
-                    size_t count) {
-    if (e->key_count != count) {
+static bool matches(const plx_specialization *e, const plx_dynamic_signature *sig) {
+    if (e->key_count != sig->shape_count || e->value_count != sig->value_count) {
         return false;
     }
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < sig->shape_count; i++) {
         bool found = false;
         for (size_t k = 0; k < e->key_count && !found; k++) {
-            found = strcmp(e->key[k].name, shapes[i].name) == 0 && same_shape(&e->key[k], &shapes[i]);
+            found = strcmp(e->key[k].name, sig->shapes[i].name) == 0 &&
+                    same_shape(&e->key[k], &sig->shapes[i]);
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < sig->value_count; i++) {
+        bool found = false;
+        for (size_t k = 0; k < e->value_count && !found; k++) {
+            found = same_value(&e->values[k], &sig->values[i]);
         }
         if (!found) {
             return false;
@@ -336,21 +376,35 @@ static plx_status merge_shapes(const plx_dynamic_model *m, const plx_model_input
 }
 
 /* Imports, optimises and loads the specialisation for the request. */
-static plx_status specialize(plx_dynamic_model *m, const plx_model_input_shape *shapes,
-                             size_t count, plx_specialization **out) {
+static plx_status specialize(plx_dynamic_model *m, const plx_dynamic_signature *sig,
+                             plx_specialization **out) {
     double t0 = now_ms();
     plx_specialization *e = calloc(1, sizeof *e);
     plx_model_input_shape *all = NULL;
     size_t all_count = 0;
-    plx_status st = e ? merge_shapes(m, shapes, count, &all, &all_count)
+    plx_model_constant_input *frozen = NULL;
+    plx_status st = e ? merge_shapes(m, sig->shapes, sig->shape_count, &all, &all_count)
                       : plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    if (!st) {
+        /* The options' constants, then the signature's values. */
+        frozen = calloc(m->constant_count + sig->value_count + 1, sizeof *frozen);
+        if (!frozen) {
+            st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+        } else {
+            memcpy(frozen, m->constants, m->constant_count * sizeof *frozen);
+            memcpy(frozen + m->constant_count, sig->values, sig->value_count * sizeof *frozen);
+        }
+    }
     if (!st) {
         plx_model_options o = m->model_opts;
         o.shapes = all;
         o.shape_count = all_count;
+        o.constants = frozen;
+        o.constant_count = m->constant_count + sig->value_count;
         st = plx_model_open(m->path, &o, &e->model);
     }
     free(all);
+    free(frozen);
     plx_optimized_network *optimized = NULL;
     if (!st) {
         st = plx_optimize(m->rt, plx_model_network(e->model), &m->opt, &optimized);
@@ -359,15 +413,14 @@ static plx_status specialize(plx_dynamic_model *m, const plx_model_input_shape *
         st = plx_runtime_load_network(m->rt, &optimized, &m->load, &e->loaded);
     }
     if (!st) {
-        e->key = copy_shapes(shapes, count);
-        e->key_count = count;
-        if (!e->key) {
+        e->key = copy_shapes(sig->shapes, sig->shape_count);
+        e->key_count = e->key ? sig->shape_count : 0;
+        if (!e->key || !copy_values(sig->values, sig->value_count, &e->values, &e->value_count)) {
             st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
         }
     }
     if (st) {
         if (e) {
-            e->key_count = 0;
             free_entry(e);
         }
         return st;
@@ -377,34 +430,72 @@ static plx_status specialize(plx_dynamic_model *m, const plx_model_input_shape *
     return NULL;
 }
 
-PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
-                                             const plx_model_input_shape *shapes,
-                                             size_t shape_count,
-                                             plx_specialization **out_specialization) {
-    if (!model || (shape_count && !shapes) || !out_specialization) {
-        return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_dynamic_model_acquire: %s is NULL",
-                                  !model ? "model" : !out_specialization ? "out_specialization"
-                                                                         : "shapes");
+/* The name of entry i of the signature: its shapes, then its values. */
+static const char *sig_name(const plx_dynamic_signature *sig, size_t i) {
+    return i < sig->shape_count ? sig->shapes[i].name : sig->values[i - sig->shape_count].name;
+}
+
+/* What acquire checks before the lookup: names present and unique across
+ * shapes and values, ranks in range, values with data and not for an
+ * input the options freeze. */
+static plx_status check_signature(const plx_dynamic_model *m, const plx_dynamic_signature *sig) {
+    if ((sig->shape_count && !sig->shapes) || (sig->value_count && !sig->values)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: the signature has a count "
+                                  "without its array", m->path);
     }
-    for (size_t i = 0; i < shape_count; i++) {
-        if (!shapes[i].name || shapes[i].rank > PLX_MAX_RANK) {
-            return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                      "%s: shapes[%zu]: %s", model->path, i,
-                                      !shapes[i].name ? "no name" : "rank above PLX_MAX_RANK");
+    size_t n = sig->shape_count + sig->value_count;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = sig_name(sig, i);
+        bool is_shape = i < sig->shape_count;
+        const plx_tensor_info *vi = is_shape ? NULL : &sig->values[i - sig->shape_count].info;
+        size_t bytes = 0;
+        if (!name) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: %s[%zu] has no name", m->path,
+                                      is_shape ? "shapes" : "values",
+                                      is_shape ? i : i - sig->shape_count);
+        }
+        if (is_shape ? sig->shapes[i].rank > PLX_MAX_RANK
+                     : !plx_tensor_info_byte_size(vi, &bytes) ||
+                           (bytes && !sig->values[i - sig->shape_count].data)) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s': %s", m->path, name,
+                                      is_shape ? "rank above PLX_MAX_RANK"
+                                               : "the value's info is invalid or it has no data");
         }
         for (size_t k = 0; k < i; k++) {
-            if (strcmp(shapes[k].name, shapes[i].name) == 0) {
+            if (strcmp(sig_name(sig, k), name) == 0) {
                 return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' is given twice",
-                                          model->path, shapes[i].name);
+                                          m->path, name);
             }
         }
+        for (size_t k = 0; !is_shape && k < m->constant_count; k++) {
+            if (strcmp(m->constants[k].name, name) == 0) {
+                return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: input '%s' is frozen by the "
+                                          "options: it takes no value per signature", m->path,
+                                          name);
+            }
+        }
+    }
+    return NULL;
+}
+
+PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
+                                             const plx_dynamic_signature *signature,
+                                             plx_specialization **out_specialization) {
+    if (!model || !out_specialization) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "plx_dynamic_model_acquire: %s is NULL",
+                                  !model ? "model" : "out_specialization");
+    }
+    static const plx_dynamic_signature none = {NULL, 0, NULL, 0};
+    const plx_dynamic_signature *sig = signature ? signature : &none;
+    plx_status st = check_signature(model, sig);
+    if (st) {
+        return st;
     }
     pthread_mutex_lock(&model->lock);
     plx_specialization *e = NULL;
     for (size_t i = 0; i < model->count && !e; i++) {
-        e = matches(model->entries[i], shapes, shape_count) ? model->entries[i] : NULL;
+        e = matches(model->entries[i], sig) ? model->entries[i] : NULL;
     }
-    plx_status st = NULL;
     if (e) {
         model->stats.hits++;
     } else {
@@ -420,7 +511,7 @@ PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
             }
         }
         if (!st) {
-            st = specialize(model, shapes, shape_count, &e);
+            st = specialize(model, sig, &e);
         }
         if (st) {
             model->stats.failures++;
@@ -456,16 +547,15 @@ PLX_API void plx_dynamic_model_release(plx_dynamic_model *model,
 }
 
 PLX_API plx_status plx_dynamic_model_prepare(plx_dynamic_model *model,
-                                             const plx_model_input_shape *const *signatures,
-                                             const size_t *shape_counts, size_t count) {
-    if (!model || (count && (!signatures || !shape_counts))) {
+                                             const plx_dynamic_signature *signatures,
+                                             size_t count) {
+    if (!model || (count && !signatures)) {
         return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  "plx_dynamic_model_prepare: model, signatures and shape_counts "
-                                  "are required");
+                                  "plx_dynamic_model_prepare: model and signatures are required");
     }
     for (size_t k = 0; k < count; k++) {
         plx_specialization *s = NULL;
-        plx_status st = plx_dynamic_model_acquire(model, signatures[k], shape_counts[k], &s);
+        plx_status st = plx_dynamic_model_acquire(model, &signatures[k], &s);
         if (st) {
             return st;
         }

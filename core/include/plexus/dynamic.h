@@ -7,6 +7,12 @@
  * kept in a bounded cache, least recently used first out; a signature seen
  * before costs a lookup.
  *
+ * A signature may also give the values of some inputs: inputs that set a
+ * shape or decide a branch (a reshape's target, a sample rate an `If`
+ * tests). They are frozen into that specialisation, so that what they
+ * feed folds, and their values join the cache key: each distinct value
+ * makes its own specialisation, which suits inputs with few values.
+ *
  * Part of libplexus (link with `plexus`); conventions as in plexus.h: a
  * plx_status is NULL on success and owned by the caller otherwise, out_*
  * parameters are written only on success.
@@ -81,18 +87,29 @@ PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model);
 
 typedef struct plx_specialization plx_specialization;
 
-/* The specialisation for inputs of these shapes: shapes[i] names a graph
- * input and gives its whole shape (dims the model fixes must agree); every
- * input whose dims the model and options.model.shapes leave open must be
- * named, in any order. Found in the cache (a hit: no allocation) or made
- * and cached (a miss). The caller holds it until plx_dynamic_model_release.
- * Errors: NULL arguments; a name given twice; and the import's, optimiser's
- * and loader's errors for these shapes (naming the input, the dim, the
- * node), as PLX_INVALID_ARGUMENT or PLX_UNSUPPORTED. A failed
+/* What an execution brings: `shapes` name graph inputs and give their
+ * whole shapes (dims the model fixes must agree); every input whose dims
+ * the model and options.model.shapes leave open must be named. `values`
+ * name inputs whose values the specialisation takes (frozen, as
+ * plx_model_options.constants; their data is read during the call only).
+ * Any order; a name appears once in all. */
+typedef struct plx_dynamic_signature {
+    const plx_model_input_shape *shapes;
+    size_t shape_count;
+    const plx_model_constant_input *values;
+    size_t value_count;
+} plx_dynamic_signature;
+
+/* The specialisation for `signature` (NULL: no shapes, no values): found
+ * in the cache (a hit: no allocation) or made and cached (a miss). Its
+ * network's inputs are the model's less the valued ones. The caller holds
+ * it until plx_dynamic_model_release. Errors: NULL arguments; a name given
+ * twice, or a value for an input the options freeze; and the import's,
+ * optimiser's and loader's errors for this signature (naming the input,
+ * the dim, the node), as PLX_INVALID_ARGUMENT or PLX_UNSUPPORTED. A failed
  * specialisation is not cached. */
 PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
-                                             const plx_model_input_shape *shapes,
-                                             size_t shape_count,
+                                             const plx_dynamic_signature *signature,
                                              plx_specialization **out_specialization);
 
 /* Gives back a specialisation from acquire; sets *specialization NULL;
@@ -102,11 +119,10 @@ PLX_API void plx_dynamic_model_release(plx_dynamic_model *model,
 
 /* Makes the specialisations of `count` signatures ahead of executions (a
  * server's batch sizes), each as acquire then release; stops at the first
- * error. signatures[k] has shape_counts[k] entries. They stay cached as
- * any other, subject to the capacity. */
+ * error. They stay cached as any other, subject to the capacity. */
 PLX_API plx_status plx_dynamic_model_prepare(plx_dynamic_model *model,
-                                             const plx_model_input_shape *const *signatures,
-                                             const size_t *shape_counts, size_t count);
+                                             const plx_dynamic_signature *signatures,
+                                             size_t count);
 
 /* The specialisation's static model (its inputs and outputs with their
  * concrete shapes and binding ids, plexus/model.h) and its loaded network.

@@ -294,7 +294,8 @@ static bool same_value(const plx_model_constant_input *a, const plx_model_consta
     return strcmp(a->name, b->name) == 0 && a->info.dtype == b->info.dtype &&
            a->info.rank == b->info.rank &&
            memcmp(a->info.dims, b->info.dims, a->info.rank * sizeof a->info.dims[0]) == 0 &&
-           plx_tensor_info_byte_size(&a->info, &bytes) && memcmp(a->data, b->data, bytes) == 0;
+           plx_tensor_info_byte_size(&a->info, &bytes) &&
+           (bytes == 0 || memcmp(a->data, b->data, bytes) == 0);
 }
 
 /* Whether entry e's signature is exactly the request's (any order). */
@@ -369,7 +370,9 @@ static plx_status merge_shapes(const plx_dynamic_model *m, const plx_model_input
             all[n++] = m->fixed[f];
         }
     }
-    memcpy(all + n, shapes, count * sizeof *shapes);
+    if (count) {
+        memcpy(all + n, shapes, count * sizeof *shapes);
+    }
     *out = all;
     *out_count = n + count;
     return NULL;
@@ -391,8 +394,13 @@ static plx_status specialize(plx_dynamic_model *m, const plx_dynamic_signature *
         if (!frozen) {
             st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
         } else {
-            memcpy(frozen, m->constants, m->constant_count * sizeof *frozen);
-            memcpy(frozen + m->constant_count, sig->values, sig->value_count * sizeof *frozen);
+            if (m->constant_count) {
+                memcpy(frozen, m->constants, m->constant_count * sizeof *frozen);
+            }
+            if (sig->value_count) {
+                memcpy(frozen + m->constant_count, sig->values,
+                       sig->value_count * sizeof *frozen);
+            }
         }
     }
     if (!st) {

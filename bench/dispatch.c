@@ -11,27 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <plexus/network.h>
 
 #include "alloc_counter.h"
+#include "bench_util.h"
 
 static int fail(plx_status s, const char *what) {
     fprintf(stderr, "plexus-bench-dispatch: %s: %s\n", what, plx_status_get_message(s));
     plx_status_free(s);
     return 1;
-}
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -120,20 +109,19 @@ int main(int argc, char **argv) {
         if (counted) {
             alloc_counter_start();
         }
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (long i = 0; i < per_batch; i++) {
             s = plx_loaded_network_execute(ln, &ib, 1, &ob, 1);
             if (s) {
                 return fail(s, "execute");
             }
         }
-        ns[b] = (now_ns() - t0) / (double)per_batch;
+        ns[b] = (bench_now_ns() - t0) / (double)per_batch;
         if (counted) {
             allocs += alloc_counter_stop();
         }
     }
-    qsort(ns, (size_t)batches, sizeof *ns, compare_doubles);
-    double median = ns[batches / 2];
+    double median = bench_median(ns, (size_t)batches);
     double per_exec_allocs = counted ? (double)allocs / (double)(batches * per_batch) : -1.0;
     if (json) {
         printf("{\"dispatch_ns\": %.1f, \"allocs_per_execute\": ", median);

@@ -23,29 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
 #include <plexus/dynamic.h>
 
 #include "alloc_counter.h"
+#include "bench_util.h"
 
 #define MAX_LIST 16
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 static int fail(plx_status s, const char *what) {
     fprintf(stderr, "plexus-bench-dynamic: %s: %s\n", what, plx_status_get_message(s));
@@ -146,13 +129,9 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--backends") == 0 && has) {
             backends_arg = argv[++i];
         } else if (strcmp(a, "--option") == 0 && has && option_count < MAX_LIST) {
-            char *text = argv[++i], *dot = strchr(text, '.'), *eq = strchr(text, '=');
-            if (!dot || !eq || eq < dot) {
+            if (!bench_parse_option(argv[++i], &options[option_count++])) {
                 return usage();
             }
-            *dot = '\0';
-            *eq = '\0';
-            options[option_count++] = (plx_backend_option){text, dot + 1, eq + 1};
         } else if (strcmp(a, "--model") == 0 && has) {
             model = argv[++i];
         } else if (strcmp(a, "--input") == 0 && has) {
@@ -178,25 +157,12 @@ int main(int argc, char **argv) {
     }
     const char *backend_ids[MAX_LIST];
     char backends_buf[512];
-    size_t backend_count = 0;
-    if (backends_arg) {
-        snprintf(backends_buf, sizeof backends_buf, "%s", backends_arg);
-        for (char *tok = strtok(backends_buf, ","); tok && backend_count < MAX_LIST;
-             tok = strtok(NULL, ",")) {
-            backend_ids[backend_count++] = tok;
-        }
-    }
-
-    plx_runtime_options ro;
-    plx_runtime_options_init(&ro);
-    ro.ignore_environment = true;
-    ro.skip_default_dir = true;
-    ro.search_paths = paths;
-    ro.search_path_count = path_count;
-    ro.backend_options = options;
-    ro.backend_option_count = option_count;
+    size_t backend_count = backends_arg ? bench_split_ids(backends_arg, backends_buf,
+                                                          sizeof backends_buf, backend_ids,
+                                                          MAX_LIST)
+                                        : 0;
     plx_runtime *rt = NULL;
-    plx_status st = plx_runtime_create(&ro, &rt);
+    plx_status st = bench_runtime(paths, path_count, options, option_count, &rt);
     if (st) {
         return fail(st, "runtime");
     }
@@ -232,17 +198,17 @@ int main(int argc, char **argv) {
             rc = 1;
         }
         for (long r = -2; !rc && r < runs; r++) { /* two warm-up runs */
-            double t0 = now_ns();
+            double t0 = bench_now_ns();
             if ((st = execute(sp, &io))) {
                 rc = fail(st, "execute");
                 break;
             }
             if (r >= 0) {
-                samples[r] = (now_ns() - t0) / 1e6;
+                samples[r] = (bench_now_ns() - t0) / 1e6;
             }
         }
         if (!rc) {
-            lat_ms[b] = median(samples, (size_t)runs);
+            lat_ms[b] = bench_median(samples, (size_t)runs);
         }
         free_buffers(&io);
         plx_dynamic_model_release(dm, &sp);
@@ -267,7 +233,7 @@ int main(int argc, char **argv) {
             double *dyn = calloc((size_t)runs, sizeof *dyn);
             double *sta = calloc((size_t)runs, sizeof *sta);
             for (long r = 0; dyn && sta && !rc && r < runs; r++) {
-                double t0 = now_ns();
+                double t0 = bench_now_ns();
                 for (int k = 0; k < PER_BATCH && !rc; k++) {
                     plx_specialization *sp = NULL;
                     if ((st = plx_dynamic_model_acquire(dm, &sig, &sp)) ||
@@ -276,18 +242,18 @@ int main(int argc, char **argv) {
                     }
                     plx_dynamic_model_release(dm, &sp);
                 }
-                double t1 = now_ns();
+                double t1 = bench_now_ns();
                 for (int k = 0; k < PER_BATCH && !rc; k++) {
                     if ((st = execute(held, &io))) {
                         rc = fail(st, "static execute");
                     }
                 }
                 dyn[r] = (t1 - t0) / PER_BATCH;
-                sta[r] = (now_ns() - t1) / PER_BATCH;
+                sta[r] = (bench_now_ns() - t1) / PER_BATCH;
             }
             if (dyn && sta && !rc) {
-                dyn_ns = median(dyn, (size_t)runs);
-                static_ns = median(sta, (size_t)runs);
+                dyn_ns = bench_median(dyn, (size_t)runs);
+                static_ns = bench_median(sta, (size_t)runs);
                 if (alloc_counter_available()) {
                     alloc_counter_start();
                     for (int k = 0; k < PER_BATCH; k++) {

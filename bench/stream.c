@@ -27,11 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
 #include <plexus/dynamic.h>
 
 #include "alloc_counter.h"
+#include "bench_util.h"
 #include "npy.h"
 
 #define MAX_LIST 16
@@ -43,17 +42,6 @@ typedef struct state_arg {
     void *buf[2]; /* [0] read by the chunk, [1] written: swapped after */
     size_t bytes;
 } state_arg;
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int usage(void) {
     fprintf(stderr, "usage: plexus-bench-stream MODEL --input NAME=FILE.npy --chunk N "
@@ -162,13 +150,9 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--backends") == 0 && has) {
             backends_arg = argv[++i];
         } else if (strcmp(a, "--option") == 0 && has && option_count < MAX_LIST) {
-            char *t = argv[++i], *dot = strchr(t, '.'), *eq = strchr(t, '=');
-            if (!dot || !eq || eq < dot) {
+            if (!bench_parse_option(argv[++i], &options[option_count++])) {
                 return usage();
             }
-            *dot = '\0';
-            *eq = '\0';
-            options[option_count++] = (plx_backend_option){t, dot + 1, eq + 1};
         } else if (a[0] != '-' && !model) {
             model = a;
         } else {
@@ -199,25 +183,13 @@ int main(int argc, char **argv) {
     }
     const char *backend_ids[MAX_LIST];
     char backends_buf[512];
-    size_t backend_count = 0;
-    if (backends_arg) {
-        snprintf(backends_buf, sizeof backends_buf, "%s", backends_arg);
-        for (char *tok = strtok(backends_buf, ","); tok && backend_count < MAX_LIST;
-             tok = strtok(NULL, ",")) {
-            backend_ids[backend_count++] = tok;
-        }
-    }
-    plx_runtime_options ro;
-    plx_runtime_options_init(&ro);
-    ro.ignore_environment = true;
-    ro.skip_default_dir = true;
-    ro.search_paths = paths;
-    ro.search_path_count = path_count;
-    ro.backend_options = options;
-    ro.backend_option_count = option_count;
+    size_t backend_count = backends_arg ? bench_split_ids(backends_arg, backends_buf,
+                                                          sizeof backends_buf, backend_ids,
+                                                          MAX_LIST)
+                                        : 0;
     plx_runtime *rt = NULL;
     plx_dynamic_model *dm = NULL;
-    plx_status st = plx_runtime_create(&ro, &rt);
+    plx_status st = bench_runtime(paths, path_count, options, option_count, &rt);
     if (!st) {
         plx_dynamic_options o;
         plx_dynamic_options_init(&o);
@@ -276,7 +248,7 @@ int main(int argc, char **argv) {
         if (c == 1 && alloc_counter_available()) {
             alloc_counter_start();
         }
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         plx_specialization *sp = NULL;
         if ((st = plx_dynamic_model_acquire(dm, &signature, &sp))) {
             rc = fail(st, "acquire");
@@ -324,7 +296,7 @@ int main(int argc, char **argv) {
             states[k].buf[0] = states[k].buf[1];
             states[k].buf[1] = t;
         }
-        lat[c] = (now_ns() - t0) / 1e6;
+        lat[c] = (bench_now_ns() - t0) / 1e6;
     }
     if (chunks > 1 && alloc_counter_available()) {
         allocs = alloc_counter_stop();
@@ -341,11 +313,7 @@ int main(int argc, char **argv) {
     plx_dynamic_stats stats;
     plx_dynamic_model_stats(dm, &stats);
     if (!rc) {
-        double med = 0;
-        if (lat && chunks) {
-            qsort(lat, chunks, sizeof *lat, compare_doubles);
-            med = chunks % 2 ? lat[chunks / 2] : (lat[chunks / 2 - 1] + lat[chunks / 2]) / 2;
-        }
+        double med = lat && chunks ? bench_median(lat, chunks) : 0.0;
         double per = chunks > 1 && alloc_counter_available() ? (double)allocs / (double)(chunks - 1)
                                                              : -1.0;
         if (json) {

@@ -160,6 +160,13 @@ static plx_status copy_options(plx_dynamic_model *m, const plx_dynamic_options *
                                       m->path, i);
         }
     }
+    for (size_t i = 0; i < o->optimize.backend_count; i++) {
+        if (!o->optimize.backends[i]) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: plx_dynamic_options.optimize.backends[%zu] is NULL",
+                                      m->path, i);
+        }
+    }
     m->model_opts = *mo;
     m->model_opts.data_shapes = NULL;
     m->model_opts.data_shape_count = 0;
@@ -184,8 +191,7 @@ static plx_status copy_options(plx_dynamic_model *m, const plx_dynamic_options *
     ok = ok && m->backends;
     if (ok && o->optimize.backend_count) {
         for (size_t i = 0; ok && i < nb; i++) {
-            ok = o->optimize.backends[i] && (m->backends[m->backend_count++] =
-                                                 strdup(o->optimize.backends[i])) != NULL;
+            ok = (m->backends[m->backend_count++] = strdup(o->optimize.backends[i])) != NULL;
         }
     } else if (ok) {
         for (size_t i = 0; ok && i < plx_runtime_backend_count(m->rt); i++) {
@@ -196,8 +202,8 @@ static plx_status copy_options(plx_dynamic_model *m, const plx_dynamic_options *
         }
     }
     if (!ok) {
-        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory copying the options "
-                                  "(or a NULL backend id)", m->path);
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory copying the options",
+                                  m->path);
     }
     m->model_opts.format = m->format;
     m->model_opts.shapes = m->fixed;

@@ -25,7 +25,8 @@
  *
  * Cost: a specialisation reads and imports the model file again with its
  * shapes, so each holds its own copy of the weights; the cache capacity
- * bounds how many are loaded at once.
+ * bounds how many are loaded at once. The file (and its external data)
+ * must stay as it was while the model is open.
  *
  * Thread-safety: acquire, release, prepare and stats may be called from
  * any thread at once (one lock; a miss specialises under it, so a miss

@@ -35,6 +35,9 @@ bool bench_parse_option(char *text, plx_backend_option *out) {
 
 size_t bench_split_ids(const char *list, char *buf, size_t size, const char **ids, size_t max) {
     size_t n = 0;
+    if (!list) {
+        return 0;
+    }
     snprintf(buf, size, "%s", list);
     for (char *tok = strtok(buf, ","); tok && n < max; tok = strtok(NULL, ",")) {
         ids[n++] = tok;
@@ -49,8 +52,9 @@ plx_status bench_runtime(const char *const *paths, size_t path_count,
     plx_runtime_options_init(&ro);
     ro.ignore_environment = true;
     ro.skip_default_dir = true;
-    ro.search_paths = paths;
-    ro.search_path_count = path_count;
+    static const char *const build_cpu_ref[] = {BENCH_CPU_REF_DIR};
+    ro.search_paths = path_count ? paths : build_cpu_ref;
+    ro.search_path_count = path_count ? path_count : 1;
     ro.backend_options = options;
     ro.backend_option_count = option_count;
     return plx_runtime_create(&ro, out_runtime);

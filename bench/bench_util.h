@@ -20,11 +20,12 @@ double bench_median(double *v, size_t n);
 bool bench_parse_option(char *text, plx_backend_option *out);
 
 /* "a,b,c" copied into buf (size bytes) and split: up to max ids into
- * ids; the count. */
+ * ids; the count (0 for a NULL list). */
 size_t bench_split_ids(const char *list, char *buf, size_t size, const char **ids, size_t max);
 
 /* A runtime that searches `paths` only (no environment, no installed
- * directory), with the backend options given. */
+ * directory), or the build's cpu_ref when path_count is 0, with the
+ * backend options given. */
 plx_status bench_runtime(const char *const *paths, size_t path_count,
                          const plx_backend_option *options, size_t option_count,
                          plx_runtime **out_runtime);

@@ -152,15 +152,10 @@ int main(int argc, char **argv) {
     if (!rank || !batch_count || runs < 3) {
         return usage();
     }
-    if (!path_count) {
-        paths[path_count++] = BENCH_CPU_REF_DIR;
-    }
     const char *backend_ids[MAX_LIST];
     char backends_buf[512];
-    size_t backend_count = backends_arg ? bench_split_ids(backends_arg, backends_buf,
-                                                          sizeof backends_buf, backend_ids,
-                                                          MAX_LIST)
-                                        : 0;
+    size_t backend_count = bench_split_ids(backends_arg, backends_buf, sizeof backends_buf,
+                                           backend_ids, MAX_LIST);
     plx_runtime *rt = NULL;
     plx_status st = bench_runtime(paths, path_count, options, option_count, &rt);
     if (st) {

@@ -109,8 +109,8 @@ static int threads_share_a_model(plx_runtime *rt, plx_dynamic_stats *out_stats) 
     return failures;
 }
 
-#ifdef DYNAMIC_PLAIN
-int main(void) {
+/* A runtime that sees only the build's cpu_ref. */
+static plx_status cpu_ref_runtime(plx_runtime **out) {
     plx_runtime_options o;
     plx_runtime_options_init(&o);
     o.ignore_environment = true;
@@ -118,8 +118,13 @@ int main(void) {
     const char *paths[] = {CPU_REF_DIR};
     o.search_paths = paths;
     o.search_path_count = 1;
+    return plx_runtime_create(&o, out);
+}
+
+#ifdef DYNAMIC_PLAIN
+int main(void) {
     plx_runtime *rt = NULL;
-    plx_status st = plx_runtime_create(&o, &rt);
+    plx_status st = cpu_ref_runtime(&rt);
     if (st) {
         fprintf(stderr, "runtime: %s\n", plx_status_get_message(st));
         plx_status_free(st);
@@ -143,15 +148,8 @@ static plx_status acquire_shapes(plx_dynamic_model *m, const plx_model_input_sha
 }
 
 static plx_runtime *make_runtime(void) {
-    plx_runtime_options o;
-    plx_runtime_options_init(&o);
-    o.ignore_environment = true;
-    o.skip_default_dir = true;
-    const char *paths[] = {CPU_REF_DIR};
-    o.search_paths = paths;
-    o.search_path_count = 1;
     plx_runtime *rt = NULL;
-    plx_status st = plx_runtime_create(&o, &rt);
+    plx_status st = cpu_ref_runtime(&rt);
     cr_assert_null(st, "plx_runtime_create: %s", plx_status_get_message(st));
     return rt;
 }

@@ -297,9 +297,7 @@ static bool same_shape(const plx_model_input_shape *a, const plx_model_input_sha
 
 static bool same_value(const plx_model_constant_input *a, const plx_model_constant_input *b) {
     size_t bytes = 0;
-    return strcmp(a->name, b->name) == 0 && a->info.dtype == b->info.dtype &&
-           a->info.rank == b->info.rank &&
-           memcmp(a->info.dims, b->info.dims, a->info.rank * sizeof a->info.dims[0]) == 0 &&
+    return strcmp(a->name, b->name) == 0 && plx_tensor_info_same_shape(&a->info, &b->info) &&
            plx_tensor_info_byte_size(&a->info, &bytes) &&
            (bytes == 0 || memcmp(a->data, b->data, bytes) == 0);
 }

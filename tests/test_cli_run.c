@@ -564,6 +564,14 @@ Test(cli_run, json_has_every_key) {
 
     double load_ms = number(doc, "load_ms");
     cr_assert(ge(dbl, load_ms, 0.0));
+    json_object *spec = member(doc, "specialization", json_type_object);
+    cr_assert(eq(int, json_object_get_int(member(spec, "count", json_type_int)), 1));
+    cr_assert(eq(dbl, number(spec, "ms"), load_ms));
+    cr_assert(eq(int, json_object_get_int(member(spec, "import_tries", json_type_int)), 1));
+    cr_assert(eq(sz, json_object_array_length(member(spec, "shapes_from_files",
+                                                     json_type_array)), 0), "no --input");
+    cr_assert(eq(sz, json_object_array_length(member(spec, "valued_inputs", json_type_array)),
+                 0));
     json_object *lat = member(doc, "latency_ms", json_type_object);
     double mn = number(lat, "min"), med = number(lat, "median"), p90 = number(lat, "p90"),
            mx = number(lat, "max");
@@ -788,7 +796,8 @@ Test(cli_run, constant_freezes_an_input) {
     run_result r = RUN(MODEL("reshape_by_input.onnx"));
     cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
     expect_contains(r.err, "must be known at import", "stderr");
-    expect_contains(r.err, "--constant", "stderr");
+    expect_contains(r.err, "input 'shape' sets what the model computes at import", "stderr");
+    expect_contains(r.err, "--input shape=FILE.npy", "stderr");
     free_result(&r);
 
     char dir[64];
@@ -817,6 +826,71 @@ Test(cli_run, constant_freezes_an_input) {
     r = RUN(MODEL("reshape_by_input.onnx"), "--constant", "shape");
     cr_assert(eq(int, r.status, 2), "exit %d", r.status);
     expect_contains(r.err, "bad --constant 'shape'", "stderr");
+    free_result(&r);
+    remove_tree(dir);
+}
+
+/* An input whose value the model needs at import (branch_on_rate.onnx's
+ * If tests sr == 16000) is frozen to its --input file's data, as a dynamic
+ * model does; the report says so. Too big a value, or none, is refused
+ * naming the input. */
+Test(cli_run, input_values_the_model_needs) {
+    char dir[64];
+    make_temp_dir(dir, sizeof dir);
+    char x_arg[128], sr_arg[128], big_arg[128], out_dir[128];
+    snprintf(x_arg, sizeof x_arg, "x=%s/x.npy", dir);
+    snprintf(sr_arg, sizeof sr_arg, "sr=%s/sr.npy", dir);
+    snprintf(big_arg, sizeof big_arg, "big=%s/big.npy", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    const float x[4] = {-1, 2, -3, 4};
+    write_npy(x_arg + 2, PLX_DTYPE_FLOAT32, 1, (const int64_t[]){4}, x, sizeof x);
+    const int64_t rate = 8000;
+    write_npy(sr_arg + 3, PLX_DTYPE_INT64, 0, NULL, &rate, sizeof rate);
+    static int64_t big[600];
+    write_npy(big_arg + 4, PLX_DTYPE_INT64, 1, (const int64_t[]){600}, big, sizeof big);
+
+    run_result r = RUN(MODEL("branch_on_rate.onnx"), "--input", x_arg, "--input", sr_arg,
+                       "--output-dir", out_dir);
+    cr_assert(eq(int, r.status, 0), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.out, "Valued inputs (frozen to their --input files' data, which the "
+                           "import needs): sr\n", "stdout");
+    expect_contains(r.out, "in 2 tries", "stdout");
+    free_result(&r);
+    char y_path[160];
+    snprintf(y_path, sizeof y_path, "%s/y.npy", out_dir);
+    npy_array got;
+    char err[512];
+    cr_assert(npy_read(y_path, &got, err, sizeof err), "%s", err);
+    cr_assert(eq(sz, got.bytes, 4 * sizeof(float)));
+    const float *y = got.data;
+    cr_expect(eq(flt, y[0], 1.0f), "sr 8000: the else branch, -x");
+    cr_expect(eq(flt, y[3], -4.0f));
+    npy_free(&got);
+
+    r = RUN(MODEL("branch_on_rate.onnx"), "--input", x_arg, "--input", sr_arg, "--json");
+    cr_assert(eq(int, r.status, 0), "exit %d, stderr: %s", r.status, r.err);
+    json_object *doc = parse_json(r.out);
+    cr_assert(eq(sz, json_object_array_length(member(doc, "inputs", json_type_array)), 1));
+    json_object *spec = member(doc, "specialization", json_type_object);
+    cr_assert(eq(int, json_object_get_int(member(spec, "import_tries", json_type_int)), 2));
+    json_object *valued = member(spec, "valued_inputs", json_type_array);
+    cr_assert(eq(sz, json_object_array_length(valued), 1));
+    cr_assert(eq(str, (char *)json_object_get_string(json_object_array_get_idx(valued, 0)),
+                 "sr"));
+    json_object *shaped = member(spec, "shapes_from_files", json_type_array);
+    cr_assert(eq(sz, json_object_array_length(shaped), 1));
+    json_object_put(doc);
+    free_result(&r);
+
+    r = RUN(MODEL("branch_on_rate.onnx"), "--input", x_arg);
+    cr_assert(eq(int, r.status, 1), "exit %d", r.status);
+    expect_contains(r.err, "node 'branch' (If", "stderr");
+    expect_contains(r.err, "give its value with --input sr=FILE.npy", "stderr");
+    free_result(&r);
+    r = RUN(MODEL("slice_of_big.onnx"), "--input", big_arg);
+    cr_assert(eq(int, r.status, 1), "exit %d", r.status);
+    expect_contains(r.err, "input 'big' sets what the model computes at import, but its data "
+                           "(4800 bytes)", "stderr");
     free_result(&r);
     remove_tree(dir);
 }

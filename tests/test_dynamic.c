@@ -400,7 +400,8 @@ Test(dynamic, values_join_the_key) {
     plx_runtime *rt = make_runtime();
     plx_dynamic_model *m = open_model(rt, ONNX_TEST_DIR "/reshape_by_input.onnx", 4);
     /* Without the value the import cannot fold the reshape. */
-    expect_acquire_fails(m, NULL, 0, PLX_UNSUPPORTED, "must be known at import");
+    expect_acquire_fails(m, NULL, 0, PLX_INVALID_ARGUMENT, "input 'shape' needs a value");
+    cr_assert(eq(sz, plx_dynamic_model_valued_inputs(m, NULL, 0), 0), "nothing offered");
     static const int64_t to_3x2[2] = {3, 2}, to_6x1[2] = {6, 1}, again_3x2[2] = {3, 2};
     plx_model_constant_input v = {.name = "shape", .info = {.dtype = PLX_DTYPE_INT64, .rank = 1,
                                                            .dims = {2}}, .data = to_3x2};
@@ -428,6 +429,9 @@ Test(dynamic, values_join_the_key) {
     plx_dynamic_stats st = stats_of(m);
     cr_assert(eq(u64, st.hits, 1));
     cr_assert(eq(u64, st.misses, 3), "the failed one, [3,2] and [6,1]");
+    const char *valued[2] = {NULL, NULL};
+    cr_assert(eq(sz, plx_dynamic_model_valued_inputs(m, valued, 2), 1));
+    cr_assert(eq(str, (char *)valued[0], "shape"));
     /* A value and a shape for one input; a value without data. */
     plx_model_input_shape sh = {.name = "shape", .dims = {2}, .rank = 1};
     sig = (plx_dynamic_signature){&sh, 1, &v, 1};
@@ -441,6 +445,75 @@ Test(dynamic, values_join_the_key) {
     cr_assert_not_null(e);
     cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "no data"))));
     plx_status_free(e);
+    plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
+
+/* Acquires branch_on_rate.onnx (y = sr == 16000 ? relu(x) : -x, x [N])
+ * offering the values of both inputs, and runs it on x. */
+static void run_branch(plx_dynamic_model *m, const float *x, int64_t n, int64_t rate, float *y) {
+    plx_model_constant_input v[2] = {
+        {.name = "x", .info = {.dtype = PLX_DTYPE_FLOAT32, .rank = 1, .dims = {n}}, .data = x},
+        {.name = "sr", .info = {.dtype = PLX_DTYPE_INT64, .rank = 0}, .data = &rate}};
+    plx_dynamic_signature sig = {NULL, 0, v, 2};
+    plx_specialization *sp = NULL;
+    plx_status st = plx_dynamic_model_acquire(m, &sig, &sp);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    const plx_model *sm = plx_specialization_model(sp);
+    cr_assert(eq(sz, plx_model_input_count(sm), 1), "sr is frozen, x stays an input");
+    cr_assert(eq(str, (char *)plx_model_input(sm, 0)->name, "x"));
+    size_t bytes = (size_t)n * sizeof *x;
+    plx_tensor_binding in = {0, (void *)x, bytes, 0}, out = {0, y, bytes, 0};
+    st = plx_loaded_network_execute(plx_specialization_network(sp), &in, 1, &out, 1);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    plx_dynamic_model_release(m, &sp);
+}
+
+/* The model finds the inputs it must specialise on: offered every input's
+ * value, it freezes sr (which an If tests) and keys on its value, while x
+ * stays an input whose value does not matter to the cache. An input too
+ * big to specialise on is refused, naming it. */
+Test(dynamic, valued_inputs_found_by_the_import) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, ONNX_TEST_DIR "/branch_on_rate.onnx", 4);
+    float x[4] = {-1, 2, -3, 4}, y[4];
+    run_branch(m, x, 4, 16000, y);
+    cr_expect(eq(flt, y[0], 0.0f));
+    cr_expect(eq(flt, y[1], 2.0f));
+    x[1] = 5; /* other data, same shape: a hit */
+    run_branch(m, x, 4, 16000, y);
+    cr_expect(eq(flt, y[1], 5.0f));
+    run_branch(m, x, 4, 8000, y);
+    cr_expect(eq(flt, y[0], 1.0f), "the else branch");
+    cr_expect(eq(flt, y[1], -5.0f));
+    run_branch(m, x, 2, 8000, y);
+    plx_dynamic_stats st = stats_of(m);
+    cr_expect(eq(u64, st.hits, 1));
+    cr_expect(eq(u64, st.misses, 3), "sr 16000, sr 8000, and N 2");
+    const char *valued[1] = {NULL};
+    cr_assert(eq(sz, plx_dynamic_model_valued_inputs(m, valued, 1), 1));
+    cr_expect(eq(str, (char *)valued[0], "sr"));
+    /* sr's shape alone is not enough now. */
+    plx_model_input_shape shapes[2] = {{.name = "x", .dims = {4}, .rank = 1},
+                                       {.name = "sr", .rank = 0}};
+    expect_acquire_fails(m, shapes, 2, PLX_INVALID_ARGUMENT, "input 'sr' needs a value");
+    plx_dynamic_model_destroy(&m);
+
+    m = open_model(rt, ONNX_TEST_DIR "/slice_of_big.onnx", 4);
+    static int64_t big[600] = {3, 2};
+    plx_model_constant_input v = {.name = "big",
+                                  .info = {.dtype = PLX_DTYPE_INT64, .rank = 1, .dims = {600}},
+                                  .data = big};
+    plx_dynamic_signature sig = {NULL, 0, &v, 1};
+    plx_specialization *sp = NULL;
+    plx_status e = plx_dynamic_model_acquire(m, &sig, &sp);
+    cr_assert_not_null(e);
+    cr_expect(eq(int, (int)plx_status_get_code(e), (int)PLX_UNSUPPORTED));
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "input 'big' (4800 bytes)"))),
+              "%s", plx_status_get_message(e));
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "node 'reshape'"))));
+    plx_status_free(e);
+    cr_expect(eq(sz, plx_dynamic_model_valued_inputs(m, NULL, 0), 0));
     plx_dynamic_model_destroy(&m);
     plx_runtime_destroy(&rt);
 }

@@ -204,6 +204,54 @@ Test(model, data_shapes_pass_through) {
     expect_failure(ONNX_TEST_DIR "/dynamic_batch.onnx", &o, PLX_INVALID_ARGUMENT, parts);
 }
 
+/* A failed import names, in the report, the graph inputs whose values it
+ * needed (reshape_by_input.onnx reshapes to its input `shape`; in
+ * slice_of_big.onnx the target is a slice of `big`); frozen, the import
+ * goes on. A later call empties the report; a struct_size that ends
+ * before `report` fills none. */
+Test(model, report_names_inputs_needed_at_import) {
+    plx_model_import_report report = {NULL, 0};
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.report = &report;
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(ONNX_TEST_DIR "/reshape_by_input.onnx", &o, &m);
+    cr_assert_not_null(st);
+    plx_status_free(st);
+    cr_assert(eq(sz, report.value_input_count, 1));
+    cr_expect(eq(str, report.value_inputs[0], "shape"));
+    st = plx_model_open(ONNX_TEST_DIR "/slice_of_big.onnx", &o, &m);
+    cr_assert_not_null(st);
+    plx_status_free(st);
+    cr_assert(eq(sz, report.value_input_count, 1), "emptied, then filled again");
+    cr_expect(eq(str, report.value_inputs[0], "big"));
+
+    static const int64_t to_3x2[2] = {3, 2};
+    plx_model_constant_input k = {.name = "shape", .info = {.dtype = PLX_DTYPE_INT64, .rank = 1,
+                                                           .dims = {2}}, .data = to_3x2};
+    o.constants = &k;
+    o.constant_count = 1;
+    st = plx_model_open(ONNX_TEST_DIR "/reshape_by_input.onnx", &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_expect(eq(sz, report.value_input_count, 0), "a success leaves it empty");
+    cr_expect(eq(i64, plx_model_output(m, 0)->info.dims[0], 3));
+    plx_model_destroy(&m);
+
+    /* Another reason to fail names no input; nor does an older struct. */
+    st = plx_model_open(ONNX_TEST_DIR "/unsupported.onnx", &o, &m);
+    cr_assert_not_null(st);
+    plx_status_free(st);
+    cr_expect(eq(sz, report.value_input_count, 0));
+    o.constant_count = 0;
+    o.struct_size = (uint32_t)offsetof(plx_model_options, report);
+    st = plx_model_open(ONNX_TEST_DIR "/reshape_by_input.onnx", &o, &m);
+    cr_assert_not_null(st);
+    plx_status_free(st);
+    cr_expect(eq(sz, report.value_input_count, 0));
+    plx_model_import_report_clear(&report);
+    plx_model_import_report_clear(NULL);
+}
+
 Test(model, missing_file) {
     const char *parts[] = {ONNX_TEST_DIR "/no_such_model.onnx", NULL};
     expect_failure(ONNX_TEST_DIR "/no_such_model.onnx", NULL, PLX_IO_ERROR, parts);

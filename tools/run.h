@@ -69,6 +69,7 @@ void run_args_free(run_args *a);
 typedef struct given_input {
     npy_array array;
     bool read;
+    bool valued; /* frozen to its data: the import needs its value */
     char err[1024];
 } given_input;
 
@@ -139,6 +140,7 @@ typedef struct run_state {
     bool planned; /* loaded with externally managed memory */
 
     double import_ms, optimize_ms, load_ms;
+    size_t imports; /* tries of the import (more than 1: inputs were valued) */
     double *latencies; /* iterations entries, ms */
     size_t latency_count;
     double run_wall_ms;

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <plexus/dynamic.h>
+
 #include "npy.h"
 #include "run.h"
 
@@ -323,32 +325,19 @@ bool run_choose_backends(run_state *s) {
     return true;
 }
 
-/* Reads every --input file into s->given, and gives the shapes of those
- * read to the import as data shapes: a dim the model leaves open takes the
- * file's size (plexus/model.h), so that --shape is needed only for inputs
- * without a file. *out_count: the shapes written. */
-static bool read_given_inputs(run_state *s, plx_model_input_shape **out_shapes,
-                              size_t *out_count) {
+/* Reads every --input file into s->given; a file that cannot be read is
+ * reported once the model's inputs are known. */
+static bool read_given_inputs(run_state *s) {
     const run_args *a = s->args;
-    size_t n = a->input_count, count = 0;
+    size_t n = a->input_count;
     s->given = calloc(n ? n : 1, sizeof *s->given);
-    plx_model_input_shape *shapes = calloc(n ? n : 1, sizeof *shapes);
-    if (!s->given || !shapes) {
-        free(shapes);
+    if (!s->given) {
         return oom();
     }
     for (size_t k = 0; k < n; k++) {
         given_input *g = &s->given[k];
         g->read = npy_read(a->inputs[k].file, &g->array, g->err, sizeof g->err);
-        if (g->read) {
-            shapes[count].name = a->inputs[k].name;
-            shapes[count].rank = g->array.rank;
-            memcpy(shapes[count].dims, g->array.dims, sizeof shapes[count].dims);
-            count++;
-        }
     }
-    *out_shapes = shapes;
-    *out_count = count;
     return true;
 }
 
@@ -362,24 +351,77 @@ static void print_read_errors(const run_state *s) {
     }
 }
 
+static plx_model_constant_input constant_of(const char *name, const npy_array *arr) {
+    plx_model_constant_input k = {.name = name, .data = arr->data};
+    k.info.dtype = arr->dtype;
+    k.info.rank = arr->rank;
+    memcpy(k.info.dims, arr->dims, sizeof arr->dims);
+    return k;
+}
+
+/* After an import that failed needing the values of `report`'s inputs:
+ * each --input file among them becomes valued (frozen to its data on the
+ * next import) when it holds at most PLX_DYNAMIC_MAX_VALUE_BYTES, the rule
+ * of plexus/dynamic.h. Whether one did. */
+static bool take_values(run_state *s, const plx_model_import_report *report) {
+    bool more = false;
+    for (size_t r = 0; r < report->value_input_count; r++) {
+        for (size_t k = 0; k < s->args->input_count; k++) {
+            given_input *g = &s->given[k];
+            if (g->read && !g->valued && g->array.bytes <= PLX_DYNAMIC_MAX_VALUE_BYTES &&
+                strcmp(s->args->inputs[k].name, report->value_inputs[r]) == 0) {
+                g->valued = more = true;
+            }
+        }
+    }
+    return more;
+}
+
+/* Why an import failed, and what the user can do. */
+static void print_import_error(const run_state *s, const char *msg,
+                               const plx_model_import_report *report) {
+    const run_args *a = s->args;
+    /* The importer's messages name the file; say which when not. */
+    if (strstr(msg, a->model)) {
+        fprintf(stderr, PREFIX ": %s\n", msg);
+    } else {
+        fprintf(stderr, PREFIX ": cannot import '%s': %s\n", a->model, msg);
+    }
+    for (size_t r = 0; r < report->value_input_count; r++) {
+        const char *name = report->value_inputs[r];
+        const given_input *g = NULL;
+        for (size_t k = 0; k < a->input_count && !g; k++) {
+            g = strcmp(a->inputs[k].name, name) == 0 && s->given[k].read ? &s->given[k] : NULL;
+        }
+        if (g) {
+            fprintf(stderr, PREFIX ": input '%s' sets what the model computes at import, but its "
+                    "data (%zu bytes) is more than the %d bytes Plexus specialises on\n", name,
+                    g->array.bytes, PLX_DYNAMIC_MAX_VALUE_BYTES);
+        } else {
+            fprintf(stderr, PREFIX ": input '%s' sets what the model computes at import: give "
+                    "its value with --input %s=FILE.npy\n", name, name);
+        }
+    }
+    /* A file that could not be read gave no shape: perhaps the cause. */
+    print_read_errors(s);
+}
+
+/* Imports the model with the --constant files frozen and the shapes of the
+ * --input files filling its open dims (so that --shape is needed only for
+ * inputs without a file). When the import needs the value of an input
+ * given by a file (a reshape's target or an If's condition computed from
+ * it), that input is frozen to the file's data and the model imported
+ * again: the run's specialisation. */
 bool run_import_model(run_state *s) {
     const run_args *a = s->args;
-    plx_model_input_shape *data_shapes = NULL;
-    size_t data_shape_count = 0;
-    if (!read_given_inputs(s, &data_shapes, &data_shape_count)) {
+    if (!read_given_inputs(s)) {
         return false;
     }
-    plx_model_options opts;
-    plx_model_options_init(&opts);
-    opts.format = a->format;
-    opts.shapes = a->shapes;
-    opts.shape_count = a->shape_count;
-    opts.data_shapes = data_shapes;
-    opts.data_shape_count = data_shape_count;
+    size_t n = a->input_count;
     npy_array *arrays = calloc(a->constant_count ? a->constant_count : 1, sizeof *arrays);
-    plx_model_constant_input *constants =
-        calloc(a->constant_count ? a->constant_count : 1, sizeof *constants);
-    bool ok = arrays && constants;
+    plx_model_constant_input *constants = calloc(a->constant_count + n + 1, sizeof *constants);
+    plx_model_input_shape *data_shapes = calloc(n + 1, sizeof *data_shapes);
+    bool ok = arrays && constants && data_shapes;
     if (!ok) {
         fprintf(stderr, PREFIX ": out of memory\n");
     }
@@ -390,18 +432,38 @@ bool run_import_model(run_state *s) {
             ok = false;
             break;
         }
-        constants[i].name = a->constants[i].name;
-        constants[i].info.dtype = arrays[i].dtype;
-        constants[i].info.rank = arrays[i].rank;
-        memcpy(constants[i].info.dims, arrays[i].dims, sizeof arrays[i].dims);
-        constants[i].data = arrays[i].data;
+        constants[i] = constant_of(a->constants[i].name, &arrays[i]);
     }
-    opts.constants = constants;
-    opts.constant_count = a->constant_count;
-    uint64_t t0 = now_ns();
+    plx_model_import_report report = {NULL, 0};
     plx_status st = NULL;
-    if (ok) {
+    uint64_t t0 = now_ns();
+    while (ok) {
+        plx_model_options opts;
+        plx_model_options_init(&opts);
+        opts.format = a->format;
+        opts.shapes = a->shapes;
+        opts.shape_count = a->shape_count;
+        opts.constants = constants;
+        opts.constant_count = a->constant_count;
+        opts.data_shapes = data_shapes;
+        opts.report = &report;
+        for (size_t k = 0; k < n; k++) {
+            const given_input *g = &s->given[k];
+            if (g->valued) {
+                constants[opts.constant_count++] = constant_of(a->inputs[k].name, &g->array);
+            } else if (g->read) {
+                plx_model_input_shape *d = &data_shapes[opts.data_shape_count++];
+                d->name = a->inputs[k].name;
+                d->rank = g->array.rank;
+                memcpy(d->dims, g->array.dims, sizeof d->dims);
+            }
+        }
+        s->imports++;
         st = plx_model_open(a->model, &opts, &s->model); /* copies the constants */
+        if (!st || !take_values(s, &report)) {
+            break;
+        }
+        plx_status_free(st);
     }
     s->import_ms = ms_between(t0, now_ns());
     for (size_t i = 0; arrays && i < a->constant_count; i++) {
@@ -410,27 +472,13 @@ bool run_import_model(run_state *s) {
     free(arrays);
     free(constants);
     free(data_shapes);
-    if (!ok) {
-        return false;
-    }
     if (st) {
-        const char *msg = plx_status_get_message(st);
-        /* The importer's messages name the file; say which when not. */
-        if (strstr(msg, a->model)) {
-            fprintf(stderr, PREFIX ": %s\n", msg);
-        } else {
-            fprintf(stderr, PREFIX ": cannot import '%s': %s\n", a->model, msg);
-        }
-        if (strstr(msg, "must be known at import")) {
-            fprintf(stderr, PREFIX ": a graph input that must be known at import can be "
-                            "frozen to a value with --constant NAME=FILE.npy\n");
-        }
-        /* A file that could not be read gave no shape: perhaps the cause. */
-        print_read_errors(s);
+        print_import_error(s, plx_status_get_message(st), &report);
         plx_status_free(st);
-        return false;
+        ok = false;
     }
-    return true;
+    plx_model_import_report_clear(&report);
+    return ok;
 }
 
 static const plx_model_io *find_model_input(const plx_model *m, const char *name) {
@@ -457,9 +505,10 @@ static bool same_shape(const plx_tensor_info *x, uint32_t rank, const int64_t *d
 
 bool run_prepare_inputs(run_state *s) {
     const run_args *a = s->args;
-    /* Every --input names an input of the model. */
+    /* Every --input names an input of the model, or one frozen to its
+     * value. */
     for (size_t k = 0; k < a->input_count; k++) {
-        if (!find_model_input(s->model, a->inputs[k].name)) {
+        if (!s->given[k].valued && !find_model_input(s->model, a->inputs[k].name)) {
             char names[1024] = "";
             size_t len = 0;
             for (size_t i = 0; i < plx_model_input_count(s->model) && len < sizeof names;

@@ -113,6 +113,21 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
                 run_shape_text(&d->info, buf, sizeof buf));
     }
 
+    /* The --input files frozen to their data: the import needed their
+     * values (their shapes, taken from the other files, need no line: a
+     * model's open dims take them as --input says). */
+    const char *sep = "Valued inputs (frozen to their --input files' data, which the import "
+                      "needs): ";
+    for (size_t k = 0; k < a->input_count; k++) {
+        if (s->given[k].valued) {
+            fprintf(out, "%s%s", sep, a->inputs[k].name);
+            sep = ", ";
+        }
+    }
+    if (*sep == ',') {
+        fputc('\n', out);
+    }
+
     fputs("\nInput data:\n", out);
     for (size_t i = 0; i < s->input_count; i++) {
         const input_data *d = &s->inputs[i];
@@ -161,8 +176,12 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
         fprintf(out, "  note: %s\n", s->notes[i]);
     }
 
-    fprintf(out, "\nLoad: %.3f ms (import %.3f, optimize %.3f, load %.3f)\n",
-            s->import_ms + s->optimize_ms + s->load_ms, s->import_ms, s->optimize_ms,
+    char tries[32] = "";
+    if (s->imports > 1) {
+        snprintf(tries, sizeof tries, " in %zu tries", s->imports);
+    }
+    fprintf(out, "\nLoad: %.3f ms (import %.3f%s, optimize %.3f, load %.3f)\n",
+            s->import_ms + s->optimize_ms + s->load_ms, s->import_ms, tries, s->optimize_ms,
             s->load_ms);
     fprintf(out, "Runs: %ld iteration%s after %ld warm-up run%s%s, %ld thread%s\n", a->iterations,
             a->iterations == 1 ? "" : "s", a->warmup, a->warmup == 1 ? "" : "s",
@@ -351,6 +370,27 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
     json_double(&w, s->optimize_ms);
     json_key(&w, "load");
     json_double(&w, s->load_ms);
+    json_end_object(&w);
+    /* The one specialisation this run made: the inputs whose file gave a
+     * shape, those frozen to their file's value, and the import's tries. */
+    json_key(&w, "specialization");
+    json_begin_object(&w);
+    json_key(&w, "count");
+    json_int(&w, 1);
+    json_key(&w, "ms");
+    json_double(&w, s->import_ms + s->optimize_ms + s->load_ms);
+    json_key(&w, "import_tries");
+    json_int(&w, (int64_t)s->imports);
+    for (int valued = 0; valued < 2; valued++) {
+        json_key(&w, valued ? "valued_inputs" : "shapes_from_files");
+        json_begin_array(&w);
+        for (size_t k = 0; k < a->input_count; k++) {
+            if (s->given[k].read && s->given[k].valued == (valued != 0)) {
+                json_string(&w, a->inputs[k].name);
+            }
+        }
+        json_end_array(&w);
+    }
     json_end_object(&w);
 
     json_key(&w, "iterations");

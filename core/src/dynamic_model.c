@@ -49,6 +49,11 @@ struct plx_dynamic_model {
     size_t capacity;
 
     pthread_mutex_t lock;
+    /* Inputs whose values the model needs at import (learnt from the
+     * imports that needed them): a signature's values for them are frozen
+     * and join the key. Only grows. */
+    char **valued;
+    size_t valued_count, valued_allocated;
     plx_specialization **entries;
     size_t count, allocated;
     uint64_t clock;
@@ -285,14 +290,18 @@ PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model) {
         free_entry(m->entries[i]);
     }
     free(m->entries);
+    for (size_t i = 0; i < m->valued_count; i++) {
+        free(m->valued[i]);
+    }
+    free(m->valued);
     pthread_mutex_destroy(&m->lock);
     free_options(m);
     free(m);
     *model = NULL;
 }
 
-static bool same_shape(const plx_model_input_shape *a, const plx_model_input_shape *b) {
-    return a->rank == b->rank && memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
+static bool same_dims(const plx_model_input_shape *a, uint32_t rank, const int64_t *dims) {
+    return a->rank == rank && memcmp(a->dims, dims, rank * sizeof dims[0]) == 0;
 }
 
 static bool same_value(const plx_model_constant_input *a, const plx_model_constant_input *b) {
@@ -302,31 +311,45 @@ static bool same_value(const plx_model_constant_input *a, const plx_model_consta
            (bytes == 0 || memcmp(a->data, b->data, bytes) == 0);
 }
 
-/* Whether entry e's signature is exactly the request's (any order). */
-static bool matches(const plx_specialization *e, const plx_dynamic_signature *sig) {
-    if (e->key_count != sig->shape_count || e->value_count != sig->value_count) {
-        return false;
+static bool is_valued(const plx_dynamic_model *m, const char *name) {
+    for (size_t i = 0; i < m->valued_count; i++) {
+        if (strcmp(m->valued[i], name) == 0) {
+            return true;
+        }
     }
-    for (size_t i = 0; i < sig->shape_count; i++) {
+    return false;
+}
+
+/* Whether entry e is the specialisation for `sig` as the model keys it
+ * now: e's values are those of sig's valued inputs, and e's shapes those
+ * of the rest (a value of an input that is not valued counts as its
+ * shape). Any order; allocates nothing. Under the lock. */
+static bool matches(const plx_dynamic_model *m, const plx_specialization *e,
+                    const plx_dynamic_signature *sig) {
+    size_t shapes = 0, values = 0;
+    for (size_t i = 0; i < sig->shape_count + sig->value_count; i++) {
         bool found = false;
-        for (size_t k = 0; k < e->key_count && !found; k++) {
-            found = strcmp(e->key[k].name, sig->shapes[i].name) == 0 &&
-                    same_shape(&e->key[k], &sig->shapes[i]);
+        const plx_model_constant_input *v =
+            i < sig->shape_count ? NULL : &sig->values[i - sig->shape_count];
+        if (v && is_valued(m, v->name)) {
+            values++;
+            for (size_t k = 0; k < e->value_count && !found; k++) {
+                found = same_value(&e->values[k], v);
+            }
+        } else {
+            const char *name = v ? v->name : sig->shapes[i].name;
+            uint32_t rank = v ? v->info.rank : sig->shapes[i].rank;
+            const int64_t *dims = v ? v->info.dims : sig->shapes[i].dims;
+            shapes++;
+            for (size_t k = 0; k < e->key_count && !found; k++) {
+                found = strcmp(e->key[k].name, name) == 0 && same_dims(&e->key[k], rank, dims);
+            }
         }
         if (!found) {
             return false;
         }
     }
-    for (size_t i = 0; i < sig->value_count; i++) {
-        bool found = false;
-        for (size_t k = 0; k < e->value_count && !found; k++) {
-            found = same_value(&e->values[k], &sig->values[i]);
-        }
-        if (!found) {
-            return false;
-        }
-    }
-    return true;
+    return shapes == e->key_count && values == e->value_count;
 }
 
 /* Unloads unheld specialisations, least recently used first, until at
@@ -364,7 +387,7 @@ static plx_status merge_shapes(const plx_dynamic_model *m, const plx_model_input
         for (size_t i = 0; i < count && !same; i++) {
             same = strcmp(shapes[i].name, m->fixed[f].name) == 0 ? &shapes[i] : NULL;
         }
-        if (same && !same_shape(same, &m->fixed[f])) {
+        if (same && !same_dims(same, m->fixed[f].rank, m->fixed[f].dims)) {
             free(all);
             return plxi_status_create(PLX_INVALID_ARGUMENT,
                                       "%s: input '%s': the shape given differs from the one the "
@@ -382,54 +405,179 @@ static plx_status merge_shapes(const plx_dynamic_model *m, const plx_model_input
     return NULL;
 }
 
+/* The signature as the model keys it now: the shapes of its inputs that
+ * are not valued (a value of one counts as its shape), and the values of
+ * the valued ones. The arrays borrow the signature's names and data. */
+static plx_status split_signature(const plx_dynamic_model *m, const plx_dynamic_signature *sig,
+                                  plx_model_input_shape **out_shapes, size_t *out_shape_count,
+                                  plx_model_constant_input **out_values,
+                                  size_t *out_value_count) {
+    size_t n = sig->shape_count + sig->value_count;
+    plx_model_input_shape *shapes = calloc(n + 1, sizeof *shapes);
+    plx_model_constant_input *values = calloc(n + 1, sizeof *values);
+    if (!shapes || !values) {
+        free(shapes);
+        free(values);
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    }
+    size_t ns = 0, nv = 0;
+    for (size_t i = 0; i < sig->shape_count; i++) {
+        shapes[ns++] = sig->shapes[i];
+    }
+    for (size_t i = 0; i < sig->value_count; i++) {
+        const plx_model_constant_input *v = &sig->values[i];
+        if (is_valued(m, v->name)) {
+            values[nv++] = *v;
+        } else {
+            plx_model_input_shape *s = &shapes[ns++];
+            s->name = v->name;
+            s->rank = v->info.rank;
+            memcpy(s->dims, v->info.dims, v->info.rank * sizeof s->dims[0]);
+        }
+    }
+    *out_shapes = shapes;
+    *out_shape_count = ns;
+    *out_values = values;
+    *out_value_count = nv;
+    return NULL;
+}
+
+/* After an import that failed needing the values of `report`'s inputs:
+ * each becomes valued when the signature gives its value and the value
+ * is small; *out_learnt tells whether one did (then import again). An
+ * input the signature gives no value for, or too big a one, is an error
+ * that wraps the import's (`cause`, consumed). */
+static plx_status learn_valued(plx_dynamic_model *m, const plx_dynamic_signature *sig,
+                               const plx_model_import_report *report, plx_status cause,
+                               bool *out_learnt) {
+    *out_learnt = false;
+    for (size_t r = 0; r < report->value_input_count; r++) {
+        const char *name = report->value_inputs[r];
+        const plx_model_constant_input *v = NULL;
+        for (size_t i = 0; i < sig->value_count && !v; i++) {
+            v = strcmp(sig->values[i].name, name) == 0 ? &sig->values[i] : NULL;
+        }
+        if (v && is_valued(m, name)) {
+            continue; /* frozen already: not what failed */
+        }
+        size_t bytes = 0;
+        if (v && plx_tensor_info_byte_size(&v->info, &bytes) &&
+            bytes > PLX_DYNAMIC_MAX_VALUE_BYTES) {
+            plx_status st = plxi_status_create(
+                plx_status_get_code(cause),
+                "%s: input '%s' (%zu bytes) sets what the model computes at import; Plexus "
+                "specialises on the values of inputs of at most %d bytes, and has no run-time "
+                "control flow yet: %s", m->path, name, bytes, PLX_DYNAMIC_MAX_VALUE_BYTES,
+                plx_status_get_message(cause));
+            plx_status_free(cause);
+            return st;
+        }
+        if (!v) {
+            plx_status st = plxi_status_create(
+                PLX_INVALID_ARGUMENT,
+                "%s: input '%s' needs a value (plx_dynamic_signature.values): the model takes "
+                "what is computed from it as an attribute: %s", m->path, name,
+                plx_status_get_message(cause));
+            plx_status_free(cause);
+            return st;
+        }
+        char *copy = strdup(name);
+        if (copy && m->valued_count == m->valued_allocated) {
+            size_t n = m->valued_allocated ? 2 * m->valued_allocated : 4;
+            char **grown = realloc(m->valued, n * sizeof *grown);
+            if (grown) {
+                m->valued = grown;
+                m->valued_allocated = n;
+            }
+        }
+        if (!copy || m->valued_count == m->valued_allocated) {
+            free(copy);
+            plx_status_free(cause);
+            *out_learnt = false;
+            return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+        }
+        m->valued[m->valued_count++] = copy;
+        *out_learnt = true;
+    }
+    if (*out_learnt) {
+        plx_status_free(cause);
+        return NULL;
+    }
+    return cause;
+}
+
+/* Imports the model for `sig` as keyed now. When the import needs the
+ * values of more inputs, learns them (learn_valued) and imports again. */
+static plx_status import_for(plx_dynamic_model *m, const plx_dynamic_signature *sig,
+                             plx_specialization *e) {
+    for (;;) {
+        plx_model_input_shape *shapes = NULL, *all = NULL;
+        plx_model_constant_input *values = NULL, *frozen = NULL;
+        size_t ns = 0, nv = 0, all_count = 0;
+        plx_status st = split_signature(m, sig, &shapes, &ns, &values, &nv);
+        if (!st) {
+            st = merge_shapes(m, shapes, ns, &all, &all_count);
+        }
+        if (!st) {
+            /* The options' constants, then the valued inputs'. */
+            frozen = calloc(m->constant_count + nv + 1, sizeof *frozen);
+            if (!frozen) {
+                st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+            } else {
+                if (m->constant_count) {
+                    memcpy(frozen, m->constants, m->constant_count * sizeof *frozen);
+                }
+                if (nv) {
+                    memcpy(frozen + m->constant_count, values, nv * sizeof *frozen);
+                }
+            }
+        }
+        plx_model_import_report report = {NULL, 0};
+        if (!st) {
+            plx_model_options o = m->model_opts;
+            o.shapes = all;
+            o.shape_count = all_count;
+            o.constants = frozen;
+            o.constant_count = m->constant_count + nv;
+            o.report = &report;
+            st = plx_model_open(m->path, &o, &e->model);
+        }
+        if (!st) {
+            /* The key: the shapes and values the import took. */
+            e->key = copy_shapes(shapes, ns);
+            e->key_count = e->key ? ns : 0;
+            if (!e->key || !copy_values(values, nv, &e->values, &e->value_count)) {
+                st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+            }
+        }
+        bool learnt = false;
+        if (st && report.value_input_count) {
+            st = learn_valued(m, sig, &report, st, &learnt);
+        }
+        plx_model_import_report_clear(&report);
+        free(shapes);
+        free(values);
+        free(all);
+        free(frozen);
+        if (!learnt) {
+            return st;
+        }
+    }
+}
+
 /* Imports, optimises and loads the specialisation for the request. */
 static plx_status specialize(plx_dynamic_model *m, const plx_dynamic_signature *sig,
                              plx_specialization **out) {
     double t0 = now_ms();
     plx_specialization *e = calloc(1, sizeof *e);
-    plx_model_input_shape *all = NULL;
-    size_t all_count = 0;
-    plx_model_constant_input *frozen = NULL;
-    plx_status st = e ? merge_shapes(m, sig->shapes, sig->shape_count, &all, &all_count)
+    plx_status st = e ? import_for(m, sig, e)
                       : plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
-    if (!st) {
-        /* The options' constants, then the signature's values. */
-        frozen = calloc(m->constant_count + sig->value_count + 1, sizeof *frozen);
-        if (!frozen) {
-            st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
-        } else {
-            if (m->constant_count) {
-                memcpy(frozen, m->constants, m->constant_count * sizeof *frozen);
-            }
-            if (sig->value_count) {
-                memcpy(frozen + m->constant_count, sig->values,
-                       sig->value_count * sizeof *frozen);
-            }
-        }
-    }
-    if (!st) {
-        plx_model_options o = m->model_opts;
-        o.shapes = all;
-        o.shape_count = all_count;
-        o.constants = frozen;
-        o.constant_count = m->constant_count + sig->value_count;
-        st = plx_model_open(m->path, &o, &e->model);
-    }
-    free(all);
-    free(frozen);
     plx_optimized_network *optimized = NULL;
     if (!st) {
         st = plx_optimize(m->rt, plx_model_network(e->model), &m->opt, &optimized);
     }
     if (!st) {
         st = plx_runtime_load_network(m->rt, &optimized, &m->load, &e->loaded);
-    }
-    if (!st) {
-        e->key = copy_shapes(sig->shapes, sig->shape_count);
-        e->key_count = e->key ? sig->shape_count : 0;
-        if (!e->key || !copy_values(sig->values, sig->value_count, &e->values, &e->value_count)) {
-            st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
-        }
     }
     if (st) {
         if (e) {
@@ -506,7 +654,7 @@ PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
     pthread_mutex_lock(&model->lock);
     plx_specialization *e = NULL;
     for (size_t i = 0; i < model->count && !e; i++) {
-        e = matches(model->entries[i], sig) ? model->entries[i] : NULL;
+        e = matches(model, model->entries[i], sig) ? model->entries[i] : NULL;
     }
     if (e) {
         model->stats.hits++;
@@ -586,6 +734,20 @@ PLX_API plx_loaded_network *plx_specialization_network(plx_specialization *speci
 
 PLX_API double plx_specialization_time_ms(const plx_specialization *specialization) {
     return specialization ? specialization->ms : 0.0;
+}
+
+PLX_API size_t plx_dynamic_model_valued_inputs(plx_dynamic_model *model, const char **out_names,
+                                              size_t max) {
+    if (!model) {
+        return 0;
+    }
+    pthread_mutex_lock(&model->lock);
+    size_t n = model->valued_count;
+    for (size_t i = 0; out_names && i < n && i < max; i++) {
+        out_names[i] = model->valued[i];
+    }
+    pthread_mutex_unlock(&model->lock);
+    return n;
 }
 
 PLX_API void plx_dynamic_model_stats(plx_dynamic_model *model, plx_dynamic_stats *out_stats) {

@@ -118,13 +118,16 @@ PLX_API plx_status plx_model_open(const char *path, const plx_model_options *opt
         return plxi_status_create(PLX_INVALID_ARGUMENT,
                                   "plx_model_open: path and out_model must not be NULL");
     }
-    /* Callers built before data_shapes pass the struct that ended at
-     * constant_count: the fields they lack read as zero. */
+    /* Callers built before data_shapes, or before report, pass the struct
+     * that ended at constant_count or data_shape_count: the fields they
+     * lack read as zero. */
     plx_model_options given;
     plx_model_options_init(&given);
     if (options) {
         size_t oldest = offsetof(plx_model_options, data_shapes);
-        if (options->struct_size != oldest && options->struct_size < sizeof given) {
+        size_t older = offsetof(plx_model_options, report);
+        if (options->struct_size != oldest && options->struct_size != older &&
+            options->struct_size < sizeof given) {
             return plxi_status_create(PLX_INVALID_ARGUMENT,
                                       "%s: plx_model_options.struct_size %u is not the size of "
                                       "any version of the struct: call plx_model_options_init",
@@ -135,6 +138,7 @@ PLX_API plx_status plx_model_open(const char *path, const plx_model_options *opt
         given.struct_size = sizeof given;
     }
     options = &given;
+    plx_model_import_report_clear(options->report);
     const format_row *row = NULL;
     plx_status st = choose_format(path, options->format, &row);
     if (st) {

@@ -19,6 +19,7 @@ static plx_status onnx_open(const char *path, const plx_model_options *options,
     o.constant_count = options->constant_count;
     o.data_shapes = options->data_shapes;
     o.data_shape_count = options->data_shape_count;
+    o.report = options->report;
     plx_onnx_model *m = NULL;
     plx_status st = plx_onnx_import_file(path, &o, &m);
     if (!st) {

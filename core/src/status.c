@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <plexus/model.h>
+
 #include "internal.h"
 
 struct plx_status_object {
@@ -75,4 +77,18 @@ PLX_API const char *plx_status_code_name(plx_status_code code) {
         return names[code];
     }
     return "UNKNOWN";
+}
+
+/* In the core library (not the model front end) because the importers,
+ * built apart from the front end, fill and empty the report too. */
+PLX_API void plx_model_import_report_clear(plx_model_import_report *report) {
+    if (!report) {
+        return;
+    }
+    for (size_t i = 0; i < report->value_input_count; i++) {
+        free(report->value_inputs[i]);
+    }
+    free(report->value_inputs);
+    report->value_inputs = NULL;
+    report->value_input_count = 0;
 }

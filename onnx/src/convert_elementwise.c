@@ -468,6 +468,18 @@ plx_status onnxi_conv_reduce(onnxi_ctx *c, onnxi_node *n) {
     d.axis_count = (uint32_t)count;
     d.keepdims = onnxi_attr_i(n, "keepdims", 1) != 0;
     d.noop_with_empty_axes = onnxi_attr_i(n, "noop_with_empty_axes", 0) != 0;
+    if (n->in[0]->info.dtype == PLX_DTYPE_BOOL &&
+        (e->func == PLX_REDUCE_MAX || e->func == PLX_REDUCE_MIN)) {
+        /* Max and min of bools (opset 20: any and all) as int32. */
+        plx_cast_desc to_i32 = PLX_CAST_DESC_INIT(PLX_DTYPE_INT32);
+        plx_cast_desc to_bool = PLX_CAST_DESC_INIT(PLX_DTYPE_BOOL);
+        onnxi_value *i32 = NULL, *reduced = NULL;
+        st = onnxi_emit(c, n, PLX_OP_CAST, &to_i32, n->in, 1, 1, &i32);
+        if (!st) {
+            st = onnxi_emit(c, n, PLX_OP_REDUCE, &d, &i32, 1, 1, &reduced);
+        }
+        return st ? st : onnxi_emit1(c, n, PLX_OP_CAST, &to_bool, &reduced, 1);
+    }
     return onnxi_emit1(c, n, PLX_OP_REDUCE, &d, n->in, 1);
 }
 

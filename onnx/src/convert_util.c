@@ -92,10 +92,12 @@ plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, 
     return NULL;
 }
 
-/* An input that acts as an attribute must be a constant. */
-plx_status onnxi_need_const(const onnxi_node *n, size_t i, const char *role) {
+/* An input that acts as an attribute must be a constant; one that is not
+ * is noted in n->needed (the import traces it to graph inputs). */
+plx_status onnxi_need_const(onnxi_node *n, size_t i, const char *role) {
     const onnxi_value *v = i < n->n_in ? n->in[i] : NULL;
     if (v && v->kind != ONNXI_CONST) {
+        n->needed = v;
         return ONNXI_UNSUPPORTED(
             "input %zu (%s) must be known at import, but it is computed from the "
             "graph's inputs",
@@ -105,7 +107,7 @@ plx_status onnxi_need_const(const onnxi_node *n, size_t i, const char *role) {
 }
 
 /* Reads a constant integer input into out (count elements). */
-plx_status onnxi_const_ints(const onnxi_node *n, size_t i, const char *role, int64_t *out,
+plx_status onnxi_const_ints(onnxi_node *n, size_t i, const char *role, int64_t *out,
                             size_t max, size_t *count) {
     plx_status st = onnxi_need_const(n, i, role);
     if (st) {

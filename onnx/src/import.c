@@ -212,7 +212,10 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
             st = onnxi_convert(c, &n);
             if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
                 plx_status reason = st;
-                st = add_unsupported(c, node, name, plx_status_get_message(reason));
+                st = n.needed ? onnxi_note_value_need(c, n.needed) : NULL;
+                if (!st) {
+                    st = add_unsupported(c, node, name, plx_status_get_message(reason));
+                }
                 plx_status_free(reason);
                 poisoned = reported = true;
             } else if (!st && n.all_folded && c->folded_count == folded_before) {
@@ -558,6 +561,7 @@ static void ctx_free(onnxi_ctx *c) {
     onnxi_map_free(&c->layer_names);
     for (size_t i = 0; i < c->owned_count; i++) {
         free(c->owned[i]->poison_reason);
+        free(c->owned[i]->src);
         free(c->owned[i]);
     }
     free(c->owned);
@@ -569,6 +573,10 @@ static void ctx_free(onnxi_ctx *c) {
         free(c->unsupported[i]);
     }
     free(c->unsupported);
+    for (size_t i = 0; i < c->value_need_count; i++) {
+        free(c->value_needs[i]);
+    }
+    free(c->value_needs);
     plx_network_destroy(&c->net);
 }
 
@@ -679,6 +687,7 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
             break;
         }
         v->has_layer = true;
+        v->input_name = vi->name;
         st = plx_network_add_input(c->net, lname, io->binding_id, &info, &v->layer);
         free(lname);
         if (!st) {
@@ -739,12 +748,14 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
 static plx_status import_model(const void *data, size_t size, const char *name,
                                const char *base_dir, const plx_onnx_options *opts,
                                plx_onnx_model **out_model) {
-    /* Callers built before data_shapes pass the struct that ended at
-     * constant_count: the fields they lack read as zero. */
+    /* Callers built before data_shapes, or before report, pass the struct
+     * that ended at constant_count or data_shape_count: the fields they
+     * lack read as zero. */
     plx_onnx_options given;
     plx_onnx_options_init(&given);
     if (opts) {
         if (opts->struct_size != offsetof(plx_onnx_options, data_shapes) &&
+            opts->struct_size != offsetof(plx_onnx_options, report) &&
             opts->struct_size < sizeof given) {
             return plx_status_create(PLX_INVALID_ARGUMENT,
                                      "plx_onnx_options.struct_size %u is not the size of any "
@@ -755,6 +766,7 @@ static plx_status import_model(const void *data, size_t size, const char *name,
                                                               : sizeof given);
         given.struct_size = sizeof given;
         opts = &given;
+        plx_model_import_report_clear(opts->report);
     }
     for (size_t i = 0; opts && i < opts->data_shape_count; i++) {
         if (!opts->data_shapes || !opts->data_shapes[i].name) {
@@ -848,6 +860,12 @@ static plx_status import_model(const void *data, size_t size, const char *name,
         }
     }
     if (st) {
+        if (opts && opts->report) {
+            opts->report->value_inputs = c.value_needs;
+            opts->report->value_input_count = c.value_need_count;
+            c.value_needs = NULL;
+            c.value_need_count = 0;
+        }
         plx_onnx_model_destroy(&m);
         ctx_free(&c);
         onnx__model_proto__free_unpacked(mp, NULL);
@@ -891,6 +909,9 @@ PLX_API plx_status plx_onnx_import_file(const char *path, const plx_onnx_options
     size_t size;
     plx_status st = onnxi_read_file(path, MAX_MODEL_BYTES, &data, &size);
     if (st) {
+        if (options && options->struct_size >= sizeof *options) {
+            plx_model_import_report_clear(options->report); /* as import_model would */
+        }
         return st;
     }
     char *dir = strdup(path);

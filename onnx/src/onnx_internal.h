@@ -71,7 +71,8 @@ typedef enum onnxi_value_kind {
 
 /* A tensor of the graph being imported. Owned by the importer's value list.
  * A constant gets a constant layer the first time a layer reads it. */
-typedef struct onnxi_value {
+typedef struct onnxi_value onnxi_value;
+struct onnxi_value {
     onnxi_value_kind kind;
     plx_tensor_info info;
     void *data;            /* ONNXI_CONST: owned by the importer's blob list */
@@ -79,7 +80,15 @@ typedef struct onnxi_value {
     plx_layer_id layer;
     uint32_t slot;
     char *poison_reason;   /* ONNXI_POISON from an initializer: why (owned) */
-} onnxi_value;
+    /* Where an ONNXI_LAYER value comes from, so that a value a node needs
+     * at import can be traced to the graph inputs it is computed from
+     * (onnxi_note_value_need): the values its layer reads (owned array),
+     * or, for a graph input, its name (the model proto's string). */
+    onnxi_value **src;
+    uint32_t src_count;
+    const char *input_name;
+    uint32_t mark;         /* onnxi_note_value_need's visit mark */
+};
 
 /* The importer's state for one import. */
 typedef struct onnxi_ctx {
@@ -100,6 +109,9 @@ typedef struct onnxi_ctx {
     size_t node_count;
     size_t folded_count;
     size_t anon_count;     /* for names of unnamed nodes */
+    char **value_needs;    /* graph inputs whose values a node needed (owned names) */
+    size_t value_need_count, value_need_cap;
+    uint32_t mark;         /* the last visit mark handed out */
 } onnxi_ctx;
 
 /* The node being converted. */
@@ -111,6 +123,9 @@ typedef struct onnxi_node {
     size_t n_out;           /* outputs the node names (trailing "" dropped) */
     size_t emitted;         /* layers emitted so far (suffixes names) */
     bool all_folded;        /* every layer it emitted was folded */
+    /* Set by onnxi_need_const: an input the node needs as a constant that
+     * is computed at run time. */
+    const onnxi_value *needed;
 } onnxi_node;
 
 /* Registers a value with the context (freed with it). NULL: out of memory. */
@@ -135,6 +150,9 @@ char *onnxi_unique_name(onnxi_ctx *c, const char *base);
 plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
                       onnxi_value *const *inputs, uint32_t n_in, uint32_t n_out,
                       onnxi_value **outs);
+/* Adds the graph inputs that `v` is computed from to c->value_needs: `v`
+ * is an input a node needs at import. */
+plx_status onnxi_note_value_need(onnxi_ctx *c, const onnxi_value *v);
 /* Ensures a value has a layer output (materialising a constant). */
 plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint);
 
@@ -169,8 +187,8 @@ const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def,
                          size_t size);
 plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, size_t max,
                            size_t *count, bool *present);
-plx_status onnxi_need_const(const onnxi_node *n, size_t i, const char *role);
-plx_status onnxi_const_ints(const onnxi_node *n, size_t i, const char *role, int64_t *out,
+plx_status onnxi_need_const(onnxi_node *n, size_t i, const char *role);
+plx_status onnxi_const_ints(onnxi_node *n, size_t i, const char *role, int64_t *out,
                             size_t max, size_t *count);
 bool onnxi_has_in(const onnxi_node *n, size_t i);
 plx_status onnxi_need_inputs(const onnxi_ctx *c, const onnxi_node *n, size_t min);

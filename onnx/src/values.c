@@ -357,6 +357,67 @@ plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
         outs[i]->has_layer = true;
         outs[i]->layer = id;
         outs[i]->slot = i;
+        if (n_in) {
+            outs[i]->src = malloc(n_in * sizeof *outs[i]->src);
+            if (!outs[i]->src) {
+                return oom(c);
+            }
+            memcpy(outs[i]->src, inputs, n_in * sizeof *outs[i]->src);
+            outs[i]->src_count = n_in;
+        }
     }
     return st;
+}
+
+/* Adds `name` to the context's value needs unless it is there. */
+static bool add_value_need(onnxi_ctx *c, const char *name) {
+    for (size_t i = 0; i < c->value_need_count; i++) {
+        if (strcmp(c->value_needs[i], name) == 0) {
+            return true;
+        }
+    }
+    char *copy = strdup(name);
+    if (!copy || !grow((void ***)&c->value_needs, &c->value_need_cap, c->value_need_count + 1)) {
+        free(copy);
+        return false;
+    }
+    c->value_needs[c->value_need_count++] = copy;
+    return true;
+}
+
+plx_status onnxi_note_value_need(onnxi_ctx *c, const onnxi_value *v) {
+    /* Depth-first over the values each layer reads, each visited once. */
+    uint32_t mark = ++c->mark;
+    size_t cap = 64, top = 0;
+    const onnxi_value **stack = malloc(cap * sizeof *stack);
+    if (!stack) {
+        return oom(c);
+    }
+    stack[top++] = v;
+    bool ok = true;
+    while (top && ok) {
+        onnxi_value *x = (onnxi_value *)stack[--top];
+        if (x->mark == mark || x->kind != ONNXI_LAYER) {
+            continue;
+        }
+        x->mark = mark;
+        if (x->input_name) {
+            ok = add_value_need(c, x->input_name);
+            continue;
+        }
+        if (top + x->src_count > cap) {
+            cap = 2 * (top + x->src_count);
+            const onnxi_value **grown = realloc(stack, cap * sizeof *stack);
+            if (!grown) {
+                ok = false;
+                break;
+            }
+            stack = grown;
+        }
+        for (uint32_t i = 0; i < x->src_count; i++) {
+            stack[top++] = x->src[i];
+        }
+    }
+    free(stack);
+    return ok ? NULL : oom(c);
 }

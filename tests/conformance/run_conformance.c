@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <plexus/dynamic.h>
 #include <plexus/network.h>
 #include <plexus/onnx.h>
 #include <plexus/plexus.h>
@@ -269,9 +270,9 @@ typedef enum result_kind {
 
 /* The outcome of one case on one backend. `key` groups skips (and
  * failures) in the summary; `reason` is the one-line message. */
-/* The start of a skip's reason for a case that passes only with inputs
- * frozen at import: counted apart in the summary. */
-#define FROZEN_PASS "passes only"
+/* The key of a pass specialised on the values of some inputs (the graph
+ * needs them at import): counted apart in the summary. */
+#define VALUED_PASS "specialised on the values of"
 
 typedef struct result {
     result_kind kind;
@@ -1306,96 +1307,116 @@ static char *run_data_sets(plx_loaded_network *loaded, const plx_onnx_model *mod
     return problem;
 }
 
-/* Imports the case's model. When the importer says an input must be
- * known at import (a reshape's shape, axes, pads given as graph inputs),
- * imports it again with graph inputs frozen to test_data_set_0's values
- * (plx_onnx_options.constants, what `plexus run --constant` does): first
- * every input but the first, then every input. On success *out_first is
- * the number of inputs left as inputs (the rest, *out_frozen, are frozen);
- * otherwise SIZE_MAX and the first import's status. */
+/* Imports the case's model. When the import needs the values of graph
+ * inputs (an If's condition, a reshape's target, a slice's bounds given
+ * as inputs: plx_onnx_options.report names them), imports it again with
+ * those inputs frozen to test_data_set_0's values, as a dynamic model
+ * specialises on them (plexus/dynamic.h: inputs of at most
+ * PLX_DYNAMIC_MAX_VALUE_BYTES). On success *out_valued holds the valued
+ * inputs (names and data), to check the other data sets against;
+ * otherwise the status of the last import. */
 static plx_status import_case(const char *case_dir, const char *model_path,
-                              plx_onnx_model **out_model, tensor_file **out_frozen,
-                              size_t *out_frozen_count, size_t *out_first) {
-    *out_frozen = NULL;
-    *out_frozen_count = 0;
-    *out_first = SIZE_MAX;
-    plx_status first_try = plx_onnx_import_file(model_path, NULL, out_model);
-    if (!first_try || plx_status_get_code(first_try) != PLX_UNSUPPORTED ||
-        !strstr(plx_status_get_message(first_try), "must be known at import")) {
-        return first_try;
-    }
-    char *dir = xasprintf("%s/test_data_set_0", case_dir);
+                              plx_onnx_model **out_model, tensor_file **out_valued,
+                              size_t *out_valued_count) {
+    *out_valued = NULL;
+    *out_valued_count = 0;
     tensor_file *files = NULL;
     size_t n = 0;
-    plx_status_code code = PLX_OK;
-    char *err = read_tensor_files(dir, "input", NULL, 0, &files, &n, &code);
-    free(dir);
-    if (err) {
-        free(err);
-        return first_try;
-    }
-    for (size_t attempt = 0; attempt < 2; attempt++) {
-        size_t first = 1 - attempt;
-        if (first >= n) {
-            continue;
-        }
-        plx_onnx_constant_input *k = xmalloc((n - first) * sizeof *k);
-        bool named = true;
-        for (size_t i = first; i < n; i++) {
-            k[i - first].name = files[i].name;
-            k[i - first].info = files[i].info;
-            k[i - first].data = files[i].data;
-            named = named && files[i].name[0];
-        }
+    bool files_read = false;
+    plx_onnx_constant_input *k = NULL;
+    bool *valued = NULL;
+    size_t nk = 0;
+    plx_onnx_import_report report = {NULL, 0};
+    plx_status st = NULL;
+    for (;;) {
         plx_onnx_options o;
         plx_onnx_options_init(&o);
         o.constants = k;
-        o.constant_count = n - first;
-        plx_status again = named ? plx_onnx_import_file(model_path, &o, out_model) : first_try;
-        free(k);
-        if (!again) {
-            plx_status_free(first_try);
-            /* Keep the frozen values to check the other data sets against. */
-            tensor_file *frozen = xmalloc((n - first) * sizeof *frozen);
-            memcpy(frozen, files + first, (n - first) * sizeof *frozen);
-            for (size_t i = first; i < n; i++) {
+        o.constant_count = nk;
+        o.report = &report;
+        st = plx_onnx_import_file(model_path, &o, out_model);
+        if (!st || report.value_input_count == 0) {
+            break;
+        }
+        if (!files_read) {
+            files_read = true;
+            char *dir = xasprintf("%s/test_data_set_0", case_dir);
+            plx_status_code code = PLX_OK;
+            char *err = read_tensor_files(dir, "input", NULL, 0, &files, &n, &code);
+            free(dir);
+            if (err) {
+                free(err);
+                break;
+            }
+            k = xmalloc((n + 1) * sizeof *k);
+            valued = calloc(n + 1, sizeof *valued);
+            if (!valued) {
+                die_oom();
+            }
+        }
+        bool more = false;
+        for (size_t r = 0; r < report.value_input_count; r++) {
+            for (size_t i = 0; i < n; i++) {
+                if (!valued[i] && files[i].name && strcmp(files[i].name,
+                                                          report.value_inputs[r]) == 0 &&
+                    files[i].size <= PLX_DYNAMIC_MAX_VALUE_BYTES) {
+                    valued[i] = more = true;
+                    k[nk++] = (plx_onnx_constant_input){files[i].name, files[i].info,
+                                                        files[i].data};
+                }
+            }
+        }
+        if (!more) {
+            break;
+        }
+        plx_status_free(st);
+    }
+    plx_model_import_report_clear(&report);
+    if (!st && nk) {
+        /* Keep the valued inputs to check the other data sets against. */
+        tensor_file *keep = xmalloc(nk * sizeof *keep);
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (valued[i]) {
+                keep[kept++] = files[i];
                 files[i].data = NULL;
                 files[i].name = NULL;
             }
-            free_tensor_files(files, n);
-            *out_frozen = frozen;
-            *out_frozen_count = n - first;
-            *out_first = first;
-            return NULL;
         }
-        if (again != first_try) {
-            plx_status_free(again);
-        }
+        *out_valued = keep;
+        *out_valued_count = kept;
     }
     free_tensor_files(files, n);
-    return first_try;
+    free(k);
+    free(valued);
+    return st;
 }
 
-/* A data set's inputs past `first` must hold the frozen values; they are
- * then dropped from the data set. NULL when they do. */
-static char *drop_frozen(data_set *ds, size_t first, const tensor_file *frozen, size_t count) {
-    if (ds->input_count != first + count) {
-        return xasprintf("%s has %zu input files; test_data_set_0 has %zu", ds->name,
-                         ds->input_count, first + count);
-    }
-    for (size_t i = 0; i < count; i++) {
-        const tensor_file *t = &ds->inputs[first + i];
-        if (!plx_tensor_info_same_shape(&t->info, &frozen[i].info) ||
-            t->size != frozen[i].size || memcmp(t->data, frozen[i].data, t->size) != 0) {
-            return xasprintf("%s: input %zu differs from test_data_set_0's, to which it is "
-                             "frozen", ds->name, first + i);
+/* A data set's valued inputs must hold test_data_set_0's values (the one
+ * specialisation the case is run with); they are then dropped from the
+ * data set, whose other inputs keep their order. NULL when they do. */
+static char *drop_valued(data_set *ds, const tensor_file *valued, size_t count) {
+    for (size_t v = 0; v < count; v++) {
+        size_t i = 0;
+        while (i < ds->input_count &&
+               !(ds->inputs[i].name && strcmp(ds->inputs[i].name, valued[v].name) == 0)) {
+            i++;
         }
-    }
-    for (size_t i = first; i < ds->input_count; i++) {
+        if (i == ds->input_count) {
+            return xasprintf("%s has no input '%s'", ds->name, valued[v].name);
+        }
+        const tensor_file *t = &ds->inputs[i];
+        if (!plx_tensor_info_same_shape(&t->info, &valued[v].info) ||
+            t->size != valued[v].size || memcmp(t->data, valued[v].data, t->size) != 0) {
+            return xasprintf("%s: input '%s' differs from test_data_set_0's, on whose value the "
+                             "case is specialised", ds->name, valued[v].name);
+        }
         free(ds->inputs[i].data);
         free(ds->inputs[i].name);
+        memmove(&ds->inputs[i], &ds->inputs[i + 1],
+                (ds->input_count - i - 1) * sizeof ds->inputs[i]);
+        ds->input_count--;
     }
-    ds->input_count = first;
     return NULL;
 }
 
@@ -1417,11 +1438,10 @@ static void run_case(plx_runtime **rtp, const options *opt, const char *case_nam
     plx_dtype *in_dtypes = NULL, *out_dtypes = NULL;
     size_t in_n = 0, out_n = 0;
 
-    tensor_file *frozen = NULL;
-    size_t frozen_count = 0, first_frozen = SIZE_MAX;
+    tensor_file *valued = NULL;
+    size_t valued_count = 0;
     report_phase(rep, "import");
-    plx_status s = import_case(case_dir, model_path, &model, &frozen, &frozen_count,
-                               &first_frozen);
+    plx_status s = import_case(case_dir, model_path, &model, &valued, &valued_count);
     if (s) {
         plx_status_code code = plx_status_get_code(s);
         char *msg = strip_paths(plx_status_get_message(s), model_path, case_dir);
@@ -1511,10 +1531,10 @@ static void run_case(plx_runtime **rtp, const options *opt, const char *case_nam
             goto done;
         }
         char *mismatch = NULL;
-        if (first_frozen != SIZE_MAX) {
-            mismatch = drop_frozen(ds, first_frozen, frozen, frozen_count);
+        if (valued_count) {
+            mismatch = drop_valued(ds, valued, valued_count);
             if (mismatch) {
-                report_all(rep, backend_count, RESULT_SKIP, "frozen inputs differ between data sets",
+                report_all(rep, backend_count, RESULT_SKIP, "valued inputs differ between data sets",
                            mismatch);
                 free(mismatch);
                 goto done;
@@ -1599,20 +1619,27 @@ static void run_case(plx_runtime **rtp, const options *opt, const char *case_nam
             report(rep, b, RESULT_FAIL, exec_failed ? "execute" : "wrong output", problem);
             free(problem);
         } else {
-            /* Frozen inputs are not what the case asks: such a case is a
-             * skip whose reason says it passes frozen (counted apart), never
-             * a pass. With every input frozen the whole graph folds at
-             * import and nothing ran on the backend at all. */
-            if (first_frozen == 0) {
-                report(rep, b, RESULT_SKIP, "every input frozen: folded at import",
-                       "every input frozen: the graph folds at import and nothing runs on "
+            /* A case specialised on input values passes as a dynamic model
+             * runs it (its reason says so; counted apart). With every input
+             * valued the whole graph folds at import and nothing ran on the
+             * backend: a skip. */
+            if (valued_count && plx_onnx_model_input_count(model) == 0) {
+                report(rep, b, RESULT_SKIP, "every input valued: folded at import",
+                       "every input valued: the graph folds at import and nothing runs on "
                        "the backend (the folded outputs match)");
-            } else if (first_frozen != SIZE_MAX) {
-                char *note = xasprintf(FROZEN_PASS " with inputs %zu to %zu frozen at import "
-                                       "(they must be known at import)", first_frozen,
-                                       first_frozen + frozen_count - 1);
-                report(rep, b, RESULT_SKIP, FROZEN_PASS, note);
+            } else if (valued_count) {
+                char *names = NULL;
+                for (size_t v = 0; v < valued_count; v++) {
+                    char *more = xasprintf("%s%s'%s'", names ? names : "", v ? ", " : "",
+                                           valued[v].name);
+                    free(names);
+                    names = more;
+                }
+                char *note = xasprintf(VALUED_PASS " %s (the graph needs %s at import)", names,
+                                       valued_count == 1 ? "its value" : "their values");
+                report(rep, b, RESULT_PASS, VALUED_PASS, note);
                 free(note);
+                free(names);
             } else {
                 report(rep, b, RESULT_PASS, NULL, NULL);
             }
@@ -1628,7 +1655,7 @@ done:
     free(in_dtypes);
     free(out_dtypes);
     free_data_sets(sets, set_count);
-    free_tensor_files(frozen, frozen_count);
+    free_tensor_files(valued, valued_count);
     sl_free(&set_names);
     plx_onnx_model_destroy(&model);
     free(model_path);
@@ -1961,7 +1988,7 @@ static void count_skip_reasons(count_entry **v, size_t *n, const char *key) {
 
 typedef struct totals {
     size_t passed, failed, skipped, expected_failed, unexpected_passed;
-    size_t skipped_frozen; /* of skipped: pass only with inputs frozen at import */
+    size_t passed_valued; /* of passed: specialised on the values of inputs */
 } totals;
 
 /* Prints the TAP lines of one finished case. */
@@ -1988,16 +2015,16 @@ static void print_case(const case_state *cs, char *const *backend_ids, size_t ba
             }
             all->passed++;
             per_backend[b].passed++;
+            if (r->key && strcmp(r->key, VALUED_PASS) == 0) {
+                all->passed_valued++;
+                per_backend[b].passed_valued++;
+            }
             break;
         case RESULT_SKIP:
             printf("ok %zu - %s [%s] # SKIP %s\n", n, cs->name, backend_ids[b],
                    r->reason ? r->reason : "");
             all->skipped++;
             per_backend[b].skipped++;
-            if (r->key && strcmp(r->key, FROZEN_PASS) == 0) {
-                all->skipped_frozen++;
-                per_backend[b].skipped_frozen++;
-            }
             break;
         case RESULT_FAIL:
         case RESULT_NONE:
@@ -2221,9 +2248,9 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     for (size_t b = 0; b < nb; b++) {
-        printf("# %s: %zu passed, %zu failed, %zu skipped (%zu of them pass with inputs frozen)",
-               backend_ids.v[b], per_backend[b].passed, per_backend[b].failed,
-               per_backend[b].skipped, per_backend[b].skipped_frozen);
+        printf("# %s: %zu passed (%zu of them specialised on input values), %zu failed, "
+               "%zu skipped", backend_ids.v[b], per_backend[b].passed,
+               per_backend[b].passed_valued, per_backend[b].failed, per_backend[b].skipped);
         if (per_backend[b].expected_failed) {
             printf(" (%zu failures expected)", per_backend[b].expected_failed);
         }
@@ -2287,9 +2314,9 @@ int main(int argc, char **argv) {
                    x->backend ? "]" : "");
         }
     }
-    printf("# conformance: %zu passed, %zu failed, %zu skipped (%zu of them pass with inputs "
-           "frozen; of %zu cases x %zu backends)", all.passed, all.failed, all.skipped,
-           all.skipped_frozen, case_count, nb);
+    printf("# conformance: %zu passed (%zu of them specialised on input values), %zu failed, "
+           "%zu skipped (of %zu cases x %zu backends)", all.passed, all.passed_valued,
+           all.failed, all.skipped, case_count, nb);
     if (all.expected_failed || all.unexpected_passed) {
         printf("; %zu failures expected, %zu expected failures passed", all.expected_failed,
                all.unexpected_passed);

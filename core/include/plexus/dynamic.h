@@ -7,11 +7,15 @@
  * kept in a bounded cache, least recently used first out; a signature seen
  * before costs a lookup.
  *
- * A signature may also give the values of some inputs: inputs that set a
- * shape or decide a branch (a reshape's target, a sample rate an `If`
- * tests). They are frozen into that specialisation, so that what they
- * feed folds, and their values join the cache key: each distinct value
- * makes its own specialisation, which suits inputs with few values.
+ * Some inputs set what the model computes at import: a reshape's target
+ * shape, a slice's bounds, a sample rate an `If` tests, when computed from
+ * them. The model finds these *valued* inputs itself, from the imports
+ * that need them, and from then on freezes their values into each
+ * specialisation, so that what they feed folds; their values join the
+ * cache key: each distinct value makes its own specialisation, which
+ * suits inputs with few values (at most PLX_DYNAMIC_MAX_VALUE_BYTES of
+ * data). A signature therefore offers the values of the inputs it can
+ * (all of them is simplest), and the model takes those it needs.
  *
  * Part of libplexus (link with `plexus`); conventions as in plexus.h: a
  * plx_status is NULL on success and owned by the caller otherwise, out_*
@@ -88,12 +92,18 @@ PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model);
 
 typedef struct plx_specialization plx_specialization;
 
+/* The most data an input may have for the model to specialise on its
+ * value: a larger one that the model needs at import is refused (the
+ * model would need control flow at run time). */
+#define PLX_DYNAMIC_MAX_VALUE_BYTES 4096
+
 /* What an execution brings: `shapes` name graph inputs and give their
- * whole shapes (dims the model fixes must agree); every input whose dims
- * the model and options.model.shapes leave open must be named. `values`
- * name inputs whose values the specialisation takes (frozen, as
- * plx_model_options.constants; their data is read during the call only).
- * Any order; a name appears once in all. */
+ * whole shapes (dims the model fixes must agree); `values` offer inputs'
+ * values (their data is read during the call only). The model takes, as
+ * plx_model_options.constants, the values of its valued inputs; a value
+ * of any other input stands for its shape. Every input whose dims the
+ * model and options.model.shapes leave open must be named, and every
+ * valued input must have a value. Any order; a name appears once in all. */
 typedef struct plx_dynamic_signature {
     const plx_model_input_shape *shapes;
     size_t shape_count;
@@ -103,12 +113,17 @@ typedef struct plx_dynamic_signature {
 
 /* The specialisation for `signature` (NULL: no shapes, no values): found
  * in the cache (a hit: no allocation) or made and cached (a miss). Its
- * network's inputs are the model's less the valued ones. The caller holds
+ * network's inputs are the model's less the valued ones. On a miss whose
+ * import needs the values of inputs not yet valued, those the signature
+ * offers become valued and the import is made again. The caller holds
  * it until plx_dynamic_model_release. Errors: NULL arguments; a name given
- * twice, or a value for an input the options freeze; and the import's,
- * optimiser's and loader's errors for this signature (naming the input,
- * the dim, the node), as PLX_INVALID_ARGUMENT or PLX_UNSUPPORTED. A failed
- * specialisation is not cached. */
+ * twice, or a value for an input the options freeze; an input the import
+ * needs the value of that the signature gives no value for
+ * (PLX_INVALID_ARGUMENT) or one of more than PLX_DYNAMIC_MAX_VALUE_BYTES
+ * (the import's code, PLX_UNSUPPORTED), each naming the input and the
+ * node; and the import's, optimiser's and loader's errors for this
+ * signature (naming the input, the dim, the node), as PLX_INVALID_ARGUMENT
+ * or PLX_UNSUPPORTED. A failed specialisation is not cached. */
 PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
                                              const plx_dynamic_signature *signature,
                                              plx_specialization **out_specialization);
@@ -132,6 +147,12 @@ PLX_API const plx_model *plx_specialization_model(const plx_specialization *spec
 PLX_API plx_loaded_network *plx_specialization_network(plx_specialization *specialization);
 /* How long making it took (import, optimise, load), in milliseconds. */
 PLX_API double plx_specialization_time_ms(const plx_specialization *specialization);
+
+/* The valued inputs found so far: their count, and up to `max` of their
+ * names in out_names (NULL: only the count). The names live as long as
+ * the model. */
+PLX_API size_t plx_dynamic_model_valued_inputs(plx_dynamic_model *model, const char **out_names,
+                                              size_t max);
 
 typedef struct plx_dynamic_stats {
     uint64_t hits;       /* acquires served from the cache */

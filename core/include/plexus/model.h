@@ -60,6 +60,24 @@ typedef struct plx_model_constant_input {
     const void *data;
 } plx_model_constant_input;
 
+/* What a failed import can tell a program beyond its status, to act on.
+ * Give one in plx_model_options.report; plx_model_open empties it on entry
+ * (freeing what an earlier call left there, so zero it before its first
+ * use) and fills it when the import fails. plx_model_import_report_clear
+ * frees its contents. */
+typedef struct plx_model_import_report {
+    /* Graph inputs whose values the import needed: a node takes as an
+     * attribute (a reshape's target shape, an `If`'s condition, a slice's
+     * bounds) a tensor computed from them. Freezing them to values
+     * (`constants`) lets the import go on; it may then need more. Names as
+     * in the model, each once, malloc'd. Empty when the import failed for
+     * another reason. */
+    char **value_inputs;
+    size_t value_input_count;
+} plx_model_import_report;
+
+PLX_API void plx_model_import_report_clear(plx_model_import_report *report);
+
 typedef struct plx_model_options {
     uint32_t struct_size; /* set by plx_model_options_init */
     /* A format name ("onnx"); NULL: from the file name's extension. */
@@ -78,6 +96,9 @@ typedef struct plx_model_options {
      * none. */
     const plx_model_input_shape *data_shapes;
     size_t data_shape_count;
+    /* Optional: filled when the import fails (above). Added after
+     * data_shape_count; a struct_size that ends there reads as none. */
+    plx_model_import_report *report;
 } plx_model_options;
 
 PLX_API void plx_model_options_init(plx_model_options *options);

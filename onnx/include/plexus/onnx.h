@@ -65,6 +65,7 @@ extern "C" {
  * same, so that plx_model_options' arrays pass through unchanged). */
 typedef plx_model_input_shape plx_onnx_input_shape;
 typedef plx_model_constant_input plx_onnx_constant_input;
+typedef plx_model_import_report plx_onnx_import_report;
 
 typedef struct plx_onnx_options {
     uint32_t struct_size; /* set by plx_onnx_options_init */
@@ -76,6 +77,11 @@ typedef struct plx_onnx_options {
      * rule for a struct_size that ends at constant_count. */
     const plx_onnx_input_shape *data_shapes;
     size_t data_shape_count;
+    /* As plx_model_options.report: the graph inputs whose values a failed
+     * import needed (emptied on entry, filled on failure; free with
+     * plx_model_import_report_clear). A struct_size that ends at
+     * data_shape_count reads as none. */
+    plx_onnx_import_report *report;
 } plx_onnx_options;
 
 PLX_API void plx_onnx_options_init(plx_onnx_options *options);

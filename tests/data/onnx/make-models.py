@@ -38,6 +38,17 @@ odd_names.onnx
     "in:0": float32 [3] -> Relu -> "scores/out:0": float32 [3], and
     -> Neg -> "..": float32 [3]: output names that are not file names
     (`--output-dir` writes scores_out_0.npy and _...npy).
+
+branch_on_rate.onnx
+    x: float32 [N], sr: int64 [] -> If(Equal(sr, 16000)) then Relu(x) else
+    Neg(x) -> y: float32 [N]: an `If` whose condition comes from a small
+    input, as voice-activity models test their sample rate; a dynamic
+    model specialises on sr's value.
+
+slice_of_big.onnx
+    x: float32 [6], big: int64 [600] -> Reshape(x, Slice(big, [0], [2]))
+    -> y: float32 [?, ?]: a reshape target computed from an input too big
+    (4,800 bytes) to specialise on.
 """
 import os
 
@@ -110,6 +121,36 @@ def reshape_by_input():
          "reshape_by_input.onnx")
 
 
+def branch_on_rate():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    sr = helper.make_tensor_value_info("sr", TensorProto.INT64, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
+    rate = helper.make_tensor("rate", TensorProto.INT64, [], [16000])
+    equal = helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="is16k")
+    then_out = helper.make_tensor_value_info("t", TensorProto.FLOAT, ["N"])
+    else_out = helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N"])
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="relu")],
+                               "then", [], [then_out])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")],
+                               "else", [], [else_out])
+    branch = helper.make_node("If", ["is16k"], ["y"], name="branch", then_branch=then_g,
+                              else_branch=else_g)
+    save(helper.make_graph([equal, branch], "branch_on_rate", [x, sr], [y], [rate]),
+         "branch_on_rate.onnx")
+
+
+def slice_of_big():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])
+    big = helper.make_tensor_value_info("big", TensorProto.INT64, [600])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])
+    starts = helper.make_tensor("starts", TensorProto.INT64, [1], [0])
+    ends = helper.make_tensor("ends", TensorProto.INT64, [1], [2])
+    head = helper.make_node("Slice", ["big", "starts", "ends"], ["target"], name="head")
+    reshape = helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape")
+    save(helper.make_graph([head, reshape], "slice_of_big", [x, big], [y], [starts, ends]),
+         "slice_of_big.onnx")
+
+
 if __name__ == "__main__":
     dynamic_batch()
     two_inputs()
@@ -117,3 +158,5 @@ if __name__ == "__main__":
     add_int32()
     odd_names()
     reshape_by_input()
+    branch_on_rate()
+    slice_of_big()

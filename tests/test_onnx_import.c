@@ -835,6 +835,154 @@ Test(onnx_import, if_with_runtime_condition_is_unsupported) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Loop and Scan, unrolled at import                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Loop over x [3]: acc (from zeros) += x each iteration; scan outputs the
+ * running acc and the iteration number as float. `trip` is M (an
+ * initializer) or, NULL, a graph input "M"; `cond_mode` 0: no cond (a for
+ * loop); 1: cond true and the body continues while i < 2; 2: the body
+ * continues while sum(x) > 0, computed from data. */
+static ob_model *loop_model(const int64_t *trip, int cond_mode) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    if (!trip) {
+        ob_input(g, "M", OB_INT64, "");
+    } else {
+        ob_init_i64(g, "M", OB_SCALAR, trip, false);
+    }
+    ob_init_f32(g, "zeros", OB_DIMS(3), (const float[]){0, 0, 0}, false);
+    ob_output(g, "acc", OB_FLOAT, NULL);
+    ob_output(g, "running", OB_FLOAT, NULL);
+    ob_output(g, "iters", OB_FLOAT, NULL);
+    if (cond_mode) {
+        Onnx__TensorProto *c = ob_tensor(m, "go", OB_BOOL, OB_SCALAR);
+        ob_tensor_int32s(m, c, (const int32_t[]){1}, 1);
+        ob_initializer(g, c);
+    }
+    ob_graph *body = ob_graph_new(m, "body");
+    ob_input(body, "i", OB_INT64, "");
+    ob_input(body, "c_in", OB_BOOL, "");
+    ob_input(body, "a_in", OB_FLOAT, "3");
+    ob_init_i64(body, "two", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_node_add(body, "Add", "accumulate", "a_in,x", "a_out");
+    ob_node_add(body, "Identity", "running_copy", "a_out", "run_out");
+    ob_node *cast = ob_node_add(body, "Cast", "iter_float", "i", "i_f");
+    ob_attr_i(cast, "to", OB_FLOAT);
+    if (cond_mode == 2) {
+        ob_init_f32(body, "fzero", OB_SCALAR, (const float[]){0}, false);
+        ob_node *r = ob_node_add(body, "ReduceSum", "sum", "x", "sx");
+        ob_attr_i(r, "keepdims", 0);
+        ob_node_add(body, "Greater", "positive", "sx,fzero", "c_out");
+    } else if (cond_mode == 1) {
+        ob_node_add(body, "Less", "below_two", "i,two", "c_out");
+    } else {
+        ob_node_add(body, "Identity", "keep_going", "c_in", "c_out");
+    }
+    ob_output(body, "c_out", OB_BOOL, "");
+    ob_output(body, "a_out", OB_FLOAT, "3");
+    ob_output(body, "run_out", OB_FLOAT, "3");
+    ob_output(body, "i_f", OB_FLOAT, "");
+    ob_node *n = ob_node_add(g, "Loop", "loop", cond_mode ? "M,go,zeros" : "M,,zeros",
+                             "acc,running,iters");
+    ob_attr_g(n, "body", body);
+    return m;
+}
+
+/* Runs loop_model's network on x = {1, 2, 3} and checks `iterations`. */
+static void check_loop(plx_onnx_model *model, int iterations) {
+    float x[3] = {1, 2, 3}, acc[3], running[3 * 8], iters[8];
+    expect_dims(&plx_onnx_model_output(model, 1)->info, (const int64_t[]){iterations, 3}, 2,
+                "running");
+    const void *ins[] = {x};
+    void *outs[] = {acc, running, iters};
+    run_once(model, ins, outs);
+    for (int k = 0; k < iterations; k++) {
+        float want[3] = {x[0] * (k + 1), x[1] * (k + 1), x[2] * (k + 1)};
+        expect_close(&running[3 * k], want, 3, 0);
+        cr_expect(eq(flt, iters[k], (float)k));
+    }
+    float want[3] = {x[0] * iterations, x[1] * iterations, x[2] * iterations};
+    expect_close(acc, want, 3, 0);
+}
+
+Test(onnx_import, loop_unrolled_with_carried_values_and_scan_outputs) {
+    plx_onnx_model *model = import_ok(loop_model((const int64_t[]){4}, 0), NULL);
+    check_loop(model, 4);
+    plx_onnx_model_facts f;
+    plx_onnx_model_get_facts(model, &f);
+    cr_expect(eq(sz, f.node_count, 5), "the loop and its body's 4 nodes, counted once");
+    destroy_model(&model);
+    /* The body's condition ends it: i = 0, 1, 2 run (cond true, M large). */
+    model = import_ok(loop_model((const int64_t[]){100}, 1), NULL);
+    check_loop(model, 3);
+    destroy_model(&model);
+}
+
+/* What decides the iterations must be known at import: a trip count from a
+ * graph input is reported (and can be frozen), a condition computed from
+ * data cannot be unrolled. Too many iterations are refused. */
+Test(onnx_import, loop_needs_its_control_at_import) {
+    plx_onnx_import_report report = {NULL, 0};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.report = &report;
+    IMPORT_FAILS(loop_model(NULL, 0), &o, PLX_UNSUPPORTED, "node 'loop' (Loop", "M",
+                 "must be known at import");
+    cr_assert(eq(sz, report.value_input_count, 1));
+    cr_expect(eq(str, report.value_inputs[0], "M"));
+    const int64_t two = 2;
+    plx_onnx_constant_input k = {.name = "M", .info = {.dtype = PLX_DTYPE_INT64}, .data = &two};
+    o.constants = &k;
+    o.constant_count = 1;
+    plx_onnx_model *model = import_ok(loop_model(NULL, 0), &o);
+    check_loop(model, 2);
+    destroy_model(&model);
+    o.constant_count = 0;
+
+    IMPORT_FAILS(loop_model((const int64_t[]){4}, 2), &o, PLX_UNSUPPORTED, "node 'loop'",
+                 "the condition its body computes must be known at import");
+    cr_assert(eq(sz, report.value_input_count, 1));
+    cr_expect(eq(str, report.value_inputs[0], "x"));
+    IMPORT_FAILS(loop_model((const int64_t[]){5000}, 0), NULL, PLX_UNSUPPORTED, "node 'loop'",
+                 "more than 4096 iterations");
+    plx_model_import_report_clear(&report);
+}
+
+/* Scan over x [4,2] from the end: the state sums the rows, the scan
+ * output (stacked in reverse) is the sum of each row and those after it. */
+Test(onnx_import, scan_unrolled_in_reverse) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4,2");
+    ob_init_f32(g, "s0", OB_DIMS(2), (const float[]){0, 0}, false);
+    ob_output(g, "total", OB_FLOAT, NULL);
+    ob_output(g, "suffix", OB_FLOAT, NULL);
+    ob_graph *body = ob_graph_new(m, "body");
+    ob_input(body, "s_in", OB_FLOAT, "2");
+    ob_input(body, "row", OB_FLOAT, "2");
+    ob_node_add(body, "Add", "add", "s_in,row", "s_out");
+    ob_node_add(body, "Identity", "copy", "s_out", "y");
+    ob_output(body, "s_out", OB_FLOAT, "2");
+    ob_output(body, "y", OB_FLOAT, "2");
+    ob_node *n = ob_node_add(g, "Scan", "scan", "s0,x", "total,suffix");
+    ob_attr_g(n, "body", body);
+    ob_attr_i(n, "num_scan_inputs", 1);
+    ob_attr_ints(n, "scan_input_directions", OB_DIMS(1));
+    ob_attr_ints(n, "scan_output_directions", OB_DIMS(1));
+    plx_onnx_model *model = import_ok(m, NULL);
+    expect_dims(&plx_onnx_model_output(model, 1)->info, (const int64_t[]){4, 2}, 2, "suffix");
+    float x[8] = {1, 10, 2, 20, 3, 30, 4, 40}, total[2], suffix[8];
+    const void *ins[] = {x};
+    void *outs[] = {total, suffix};
+    run_once(model, ins, outs);
+    expect_close(total, (const float[]){10, 100}, 2, 0);
+    expect_close(suffix, (const float[]){10, 100, 9, 90, 7, 70, 4, 40}, 8, 0);
+    destroy_model(&model);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Dynamic dims                                                               */
 /* ------------------------------------------------------------------------ */
 

@@ -1,6 +1,5 @@
 /* The ONNX converters that fit no other family: QuantizeLinear and
- * DequantizeLinear, the recurrent layers (RNN, GRU, LSTM) and If (control
- * flow, inlined when its condition is a constant). */
+ * DequantizeLinear, and the recurrent layers (RNN, GRU, LSTM). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,45 +176,6 @@ plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n) {
     }
     for (size_t i = 0; i < (lstm ? 3u : 2u) && !st; i++) {
         st = onnxi_bind_out(c, n, i, outs[i]);
-    }
-    return st;
-}
-
-/* ---- control flow ------------------------------------------------------- */
-
-plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n) {
-    plx_status st = onnxi_need_inputs(c, n, 1);
-    if (!st) {
-        st = onnxi_need_const(n, 0, "cond");
-    }
-    if (st) {
-        return st;
-    }
-    if (onnxi_elem_count(&n->in[0]->info) != 1) {
-        return onnxi_invalid(c, n, "cond must have one element");
-    }
-    bool cond = onnxi_const_i64(n->in[0], 0) != 0;
-    const Onnx__AttributeProto *a = onnxi_attr(n, cond ? "then_branch" : "else_branch");
-    if (!a || !a->g) {
-        return onnxi_invalid(c, n, "attribute %s is required",
-                             cond ? "then_branch" : "else_branch");
-    }
-    const Onnx__GraphProto *g = a->g;
-    if (g->n_output != n->proto->n_output) {
-        return onnxi_invalid(c, n, "the branch has %zu outputs, the node %zu", g->n_output,
-                             n->proto->n_output);
-    }
-    st = onnxi_import_initializers(c, g);
-    if (!st) {
-        st = onnxi_import_nodes(c, g);
-    }
-    for (size_t i = 0; i < g->n_output && !st; i++) {
-        const char *name = g->output[i]->name;
-        onnxi_value *v = name ? onnxi_map_get(&c->values, name) : NULL;
-        if (!v) {
-            return onnxi_invalid(c, n, "branch output '%s' is not defined", name ? name : "");
-        }
-        st = onnxi_bind_out(c, n, i, v);
     }
     return st;
 }

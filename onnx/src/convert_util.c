@@ -183,6 +183,9 @@ plx_status onnxi_scalar_const(onnxi_ctx *c, plx_dtype dt, double value, onnxi_va
         memcpy(buf, &v, 4);
         break;
     }
+    case PLX_DTYPE_BOOL:
+        buf[0] = value != 0.0;
+        break;
     default: {
         /* Other dtypes: build a float32 scalar and cast it. */
         return ONNXI_UNSUPPORTED("a constant of type %s is needed", plx_dtype_name(dt));

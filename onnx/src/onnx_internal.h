@@ -61,6 +61,7 @@ typedef struct onnxi_map {
 } onnxi_map;
 void *onnxi_map_get(const onnxi_map *m, const char *key);
 bool onnxi_map_put(onnxi_map *m, const char *key, void *val); /* false: out of memory */
+void onnxi_map_remove(onnxi_map *m, const char *key);        /* absent: nothing */
 void onnxi_map_free(onnxi_map *m);
 
 typedef enum onnxi_value_kind {
@@ -249,12 +250,16 @@ plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);
 /* convert_misc.c */
 plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n);
+
+/* convert_control.c */
 plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_loop(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_scan(onnxi_ctx *c, onnxi_node *n);
 
 /* ---- import.c ------------------------------------------------------------ */
 
 /* Imports the nodes of a graph (sorted topologically; used for the main
- * graph and inlined If branches). */
+ * graph, inlined If branches and unrolled Loop and Scan bodies). */
 plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g);
 /* Adds a graph's initializers as constants. */
 plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g);

@@ -95,6 +95,36 @@ bool onnxi_map_put(onnxi_map *m, const char *key, void *val) {
     return true;
 }
 
+void onnxi_map_remove(onnxi_map *m, const char *key) {
+    if (m->cap == 0) {
+        return;
+    }
+    size_t mask = m->cap - 1, i = hash_str(key) & mask;
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) {
+        i = (i + 1) & mask;
+    }
+    if (!m->keys[i]) {
+        return;
+    }
+    free(m->keys[i]);
+    m->keys[i] = NULL;
+    m->vals[i] = NULL;
+    m->count--;
+    /* Backward shift: move up each later key of the run whose home slot
+     * does not lie cyclically in (i, j], so that lookups still find it. */
+    for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+        size_t home = hash_str(m->keys[j]) & mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (!stays) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            m->keys[j] = NULL;
+            m->vals[j] = NULL;
+            i = j;
+        }
+    }
+}
+
 void onnxi_map_free(onnxi_map *m) {
     for (size_t i = 0; i < m->cap; i++) {
         free(m->keys[i]);

@@ -1,9 +1,10 @@
 /* Dynamic models (plexus/dynamic.h): specialisation per input signature,
  * the LRU cache (hits, misses, evictions, held specialisations), output
  * shapes per specialisation, fixed shapes from the options, pre-
- * specialisation, the errors, no allocation on a hit, and threads sharing
- * one model. On tests/data/onnx's dynamic_batch.onnx (y = relu(x), x
- * [N, 4]) and two_inputs.onnx, with cpu_ref alone. Built with
+ * specialisation, valued inputs and the probes of valued tensors, the
+ * errors, no allocation on a hit, and threads sharing one model. On
+ * tests/data/onnx's models (make-models.py describes them), with cpu_ref
+ * alone. Built with
  * -DDYNAMIC_PLAIN, the threads scenario alone as a plain program
  * (stress_dynamic), which ThreadSanitizer builds run. */
 #include <pthread.h>
@@ -498,22 +499,108 @@ Test(dynamic, valued_inputs_found_by_the_import) {
                                        {.name = "sr", .rank = 0}};
     expect_acquire_fails(m, shapes, 2, PLX_INVALID_ARGUMENT, "input 'sr' needs a value");
     plx_dynamic_model_destroy(&m);
+    plx_runtime_destroy(&rt);
+}
 
-    m = open_model(rt, ONNX_TEST_DIR "/slice_of_big.onnx", 4);
-    static int64_t big[600] = {3, 2};
-    plx_model_constant_input v = {.name = "big",
-                                  .info = {.dtype = PLX_DTYPE_INT64, .rank = 1, .dims = {600}},
-                                  .data = big};
-    plx_dynamic_signature sig = {NULL, 0, &v, 1};
+static void expect_dims(const plx_tensor_info *info, int64_t d0, int64_t d1) {
+    cr_assert(eq(u32, info->rank, 2));
+    cr_expect(eq(i64, info->dims[0], d0));
+    cr_expect(eq(i64, info->dims[1], d1));
+}
+
+/* Acquires `m` offering the value of `name` ([n] of `dt`) and, when
+ * `extra`, one more value. */
+static plx_specialization *acquire_values(plx_dynamic_model *m, const char *name,
+                                          const void *data, plx_dtype dt, int64_t n,
+                                          const plx_model_constant_input *extra) {
+    plx_model_constant_input v[2] = {
+        {.name = name, .info = {.dtype = dt, .rank = 1, .dims = {n}}, .data = data}};
+    if (extra) {
+        v[1] = *extra;
+    }
+    plx_dynamic_signature sig = {NULL, 0, v, extra ? 2 : 1};
     plx_specialization *sp = NULL;
+    plx_status st = plx_dynamic_model_acquire(m, &sig, &sp);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    return sp;
+}
+
+/* A value needed at import computed from an input too big to specialise
+ * on: a probe computes it for each signature. In slice_of_big.onnx the
+ * reshape's target is the first two values of `big` (600 int64); in
+ * branch_on_energy.onnx an If tests whether x (2048 floats) is loud. */
+Test(dynamic, probes_compute_values_from_big_inputs) {
+    plx_runtime *rt = make_runtime();
+    plx_dynamic_model *m = open_model(rt, ONNX_TEST_DIR "/slice_of_big.onnx", 8);
+    static int64_t big[600] = {3, 2};
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    plx_model_constant_input xv = {.name = "x", .info = {.dtype = PLX_DTYPE_FLOAT32, .rank = 1,
+                                                         .dims = {6}}, .data = x};
+    plx_specialization *sp = acquire_values(m, "big", big, PLX_DTYPE_INT64, 600, &xv);
+    const plx_model *sm = plx_specialization_model(sp);
+    cr_assert(eq(sz, plx_model_input_count(sm), 1), "only x: big fed the target alone");
+    expect_dims(&plx_model_output(sm, 0)->info, 3, 2);
+    plx_dynamic_model_release(m, &sp);
+    const char *names[2] = {NULL, NULL};
+    cr_assert(eq(sz, plx_dynamic_model_valued_tensors(m, names, 2), 1));
+    cr_expect(eq(str, (char *)names[0], "target"));
+    cr_expect(eq(sz, plx_dynamic_model_valued_inputs(m, NULL, 0), 0), "big is too big");
+    big[0] = 2;
+    big[1] = 3;
+    sp = acquire_values(m, "big", big, PLX_DTYPE_INT64, 600, &xv);
+    expect_dims(&plx_model_output(plx_specialization_model(sp), 0)->info, 2, 3);
+    plx_dynamic_model_release(m, &sp);
+    big[599] = 7; /* not part of the target: the same specialisation */
+    sp = acquire_values(m, "big", big, PLX_DTYPE_INT64, 600, &xv);
+    plx_dynamic_model_release(m, &sp);
+    plx_dynamic_stats st = stats_of(m);
+    cr_expect(eq(u64, st.hits, 1));
+    cr_expect(eq(u64, st.misses, 3), "one probe, targets [3,2] and [2,3]");
+    /* The probe needs big's value. */
+    plx_model_input_shape shapes[2] = {{.name = "big", .dims = {600}, .rank = 1},
+                                       {.name = "x", .dims = {6}, .rank = 1}};
+    expect_acquire_fails(m, shapes, 2, PLX_INVALID_ARGUMENT, "input 'big' needs a value");
+    plx_dynamic_model_destroy(&m);
+
+    /* The whole of big as the target: too big a value to specialise on. */
+    m = open_model(rt, ONNX_TEST_DIR "/all_of_big.onnx", 4);
+    plx_model_constant_input bv = {.name = "big", .info = {.dtype = PLX_DTYPE_INT64, .rank = 1,
+                                                           .dims = {600}}, .data = big};
+    plx_dynamic_signature sig = {NULL, 0, &bv, 1};
     plx_status e = plx_dynamic_model_acquire(m, &sig, &sp);
     cr_assert_not_null(e);
     cr_expect(eq(int, (int)plx_status_get_code(e), (int)PLX_UNSUPPORTED));
-    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "input 'big' (4800 bytes)"))),
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "tensor 'target' (4800 bytes)"))),
               "%s", plx_status_get_message(e));
-    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "node 'reshape'"))));
     plx_status_free(e);
-    cr_expect(eq(sz, plx_dynamic_model_valued_inputs(m, NULL, 0), 0));
+    plx_dynamic_model_destroy(&m);
+
+    /* The host evaluates the If's condition; the branch it picks runs. */
+    m = open_model(rt, ONNX_TEST_DIR "/branch_on_energy.onnx", 4);
+    static float loud[2048], quiet[2048];
+    for (int i = 0; i < 2048; i++) {
+        loud[i] = i % 2 ? 0.5f : -0.5f;
+        quiet[i] = i % 2 ? 0.001f : -0.001f;
+    }
+    float y[2048];
+    for (int round = 0; round < 2; round++) {
+        for (int q = 0; q < 2; q++) {
+            const float *in = q ? quiet : loud;
+            sp = acquire_values(m, "x", in, PLX_DTYPE_FLOAT32, 2048, NULL);
+            plx_tensor_binding bi = {0, (void *)in, sizeof loud, 0}, bo = {0, y, sizeof y, 0};
+            plx_status rs = plx_loaded_network_execute(plx_specialization_network(sp), &bi, 1,
+                                                       &bo, 1);
+            cr_assert_null(rs, "%s", plx_status_get_message(rs));
+            plx_dynamic_model_release(m, &sp);
+            cr_expect(eq(flt, y[0], q ? 0.001f : 0.0f), "quiet: -x; loud: relu(x)");
+            cr_expect(eq(flt, y[1], q ? -0.001f : 0.5f));
+        }
+    }
+    st = stats_of(m);
+    cr_expect(eq(u64, st.misses, 3), "the probe, the loud branch and the quiet one");
+    cr_expect(eq(u64, st.hits, 2), "the second round");
+    cr_expect(eq(sz, plx_dynamic_model_valued_tensors(m, names, 2), 1));
+    cr_expect(eq(str, (char *)names[0], "loud"));
     plx_dynamic_model_destroy(&m);
     plx_runtime_destroy(&rt);
 }
@@ -547,6 +634,37 @@ Test(dynamic, hit_allocates_nothing) {
     size_t allocs = alloc_counter_stop();
     cr_assert(eq(sz, allocs, 0));
     cr_assert(eq(u64, stats_of(m).hits, 100));
+    plx_dynamic_model_destroy(&m);
+
+    /* With a probe (branch_on_energy.onnx): it runs on every acquire, and
+     * allocates nothing either. */
+    m = open_model(rt, ONNX_TEST_DIR "/branch_on_energy.onnx", 4);
+    static float loud[2048], z[2048];
+    for (int i = 0; i < 2048; i++) {
+        loud[i] = (float)(i % 3);
+    }
+    plx_model_constant_input v = {.name = "x", .info = {.dtype = PLX_DTYPE_FLOAT32, .rank = 1,
+                                                        .dims = {2048}}, .data = loud};
+    plx_dynamic_signature sig = {NULL, 0, &v, 1};
+    for (int i = 0; i < 101; i++) {
+        if (i == 1) {
+            alloc_counter_start(); /* after the first: probe, branch, working memory */
+        }
+        plx_status st = plx_dynamic_model_acquire(m, &sig, &sp);
+        if (st) {
+            break;
+        }
+        plx_tensor_binding in = {0, loud, sizeof loud, 0}, out = {0, z, sizeof z, 0};
+        st = plx_loaded_network_execute(plx_specialization_network(sp), &in, 1, &out, 1);
+        plx_dynamic_model_release(m, &sp);
+        if (st) {
+            break;
+        }
+    }
+    allocs = alloc_counter_stop();
+    cr_assert(eq(sz, allocs, 0));
+    cr_assert(eq(u64, stats_of(m).hits, 100));
+    cr_assert(eq(flt, z[2], 2.0f));
     plx_dynamic_model_destroy(&m);
     plx_runtime_destroy(&rt);
 }

@@ -210,7 +210,7 @@ Test(model, data_shapes_pass_through) {
  * goes on. A later call empties the report; a struct_size that ends
  * before `report` fills none. */
 Test(model, report_names_inputs_needed_at_import) {
-    plx_model_import_report report = {NULL, 0};
+    plx_model_import_report report = {0};
     plx_model_options o;
     plx_model_options_init(&o);
     o.report = &report;
@@ -250,6 +250,75 @@ Test(model, report_names_inputs_needed_at_import) {
     cr_expect(eq(sz, report.value_input_count, 0));
     plx_model_import_report_clear(&report);
     plx_model_import_report_clear(NULL);
+}
+
+/* branch_on_energy.onnx tests whether its input is loud (If on
+ * ReduceSum(x * x) > 1): the report names both the input and the computed
+ * condition; `outputs` computes the condition alone, and a constant for
+ * it freezes the branch. */
+Test(model, outputs_and_computed_tensors) {
+    const char *path = ONNX_TEST_DIR "/branch_on_energy.onnx";
+    plx_model_input_shape x = {.name = "x", .dims = {4}, .rank = 1};
+    plx_model_import_report report = {0};
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.shapes = &x;
+    o.shape_count = 1;
+    o.report = &report;
+    plx_model *m = NULL;
+    plx_status st = plx_model_open(path, &o, &m);
+    cr_assert_not_null(st);
+    plx_status_free(st);
+    cr_assert(eq(sz, report.value_input_count, 1));
+    cr_expect(eq(str, report.value_inputs[0], "x"));
+    cr_assert(eq(sz, report.value_tensor_count, 1));
+    cr_expect(eq(str, report.value_tensors[0], "loud"));
+
+    const char *outputs[] = {"loud", "energy"};
+    o.outputs = outputs;
+    o.output_count = 2;
+    st = plx_model_open(path, &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_assert(eq(sz, plx_model_output_count(m), 2));
+    cr_expect(eq(str, (char *)plx_model_output(m, 0)->name, "loud"));
+    cr_expect(eq(int, (int)plx_model_output(m, 0)->info.dtype, (int)PLX_DTYPE_BOOL));
+    cr_expect(eq(sz, plx_model_input_count(m), 1));
+    plx_model_facts f;
+    plx_model_get_facts(m, &f);
+    cr_expect(eq(sz, f.node_count, 4), "every node of the file, the If not imported");
+    plx_model_destroy(&m);
+
+    static const uint8_t yes = 1;
+    plx_model_constant_input loud = {.name = "loud", .info = {.dtype = PLX_DTYPE_BOOL},
+                                     .data = &yes};
+    o.outputs = NULL;
+    o.output_count = 0;
+    o.constants = &loud;
+    o.constant_count = 1;
+    st = plx_model_open(path, &o, &m);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_expect(eq(sz, plx_model_input_count(m), 1), "x feeds the branch");
+    cr_expect(eq(str, (char *)plx_model_output(m, 0)->name, "y"));
+    /* input, relu, output: the condition's nodes are not imported. */
+    cr_expect(eq(sz, plx_network_layer_count(plx_model_network(m)), 3));
+    plx_model_destroy(&m);
+
+    /* Names that are no tensor of the main graph. */
+    loud.name = "t"; /* inside the then branch */
+    const char *p1[] = {"'t'", "not an input of the model nor a tensor a node computes", NULL};
+    expect_failure(path, &o, PLX_INVALID_ARGUMENT, p1);
+    o.constant_count = 0;
+    const char *bad[] = {"nosuch"};
+    o.outputs = bad;
+    o.output_count = 1;
+    const char *p2[] = {"'nosuch'", "no node of the main graph computes", NULL};
+    expect_failure(path, &o, PLX_INVALID_ARGUMENT, p2);
+    const char *twice[] = {"loud", "loud"};
+    o.outputs = twice;
+    o.output_count = 2;
+    const char *p3[] = {"'loud' is asked for twice", NULL};
+    expect_failure(path, &o, PLX_INVALID_ARGUMENT, p3);
+    plx_model_import_report_clear(&report);
 }
 
 Test(model, missing_file) {

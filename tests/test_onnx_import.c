@@ -924,7 +924,7 @@ Test(onnx_import, loop_unrolled_with_carried_values_and_scan_outputs) {
  * graph input is reported (and can be frozen), a condition computed from
  * data cannot be unrolled. Too many iterations are refused. */
 Test(onnx_import, loop_needs_its_control_at_import) {
-    plx_onnx_import_report report = {NULL, 0};
+    plx_onnx_import_report report = {0};
     plx_onnx_options o;
     plx_onnx_options_init(&o);
     o.report = &report;

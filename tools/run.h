@@ -70,6 +70,7 @@ typedef struct given_input {
     npy_array array;
     bool read;
     bool valued; /* frozen to its data: the import needs its value */
+    bool probed; /* read by a probe network (it may then feed no layer) */
     char err[1024];
 } given_input;
 
@@ -141,6 +142,12 @@ typedef struct run_state {
 
     double import_ms, optimize_ms, load_ms;
     size_t imports; /* tries of the import (more than 1: inputs were valued) */
+    /* Tensors the import needed the values of, computed from the --input
+     * files by a probe network and frozen (their data owned). */
+    npy_array *probed;
+    char **probed_names;
+    size_t probed_count;
+    double probe_ms;
     double *latencies; /* iterations entries, ms */
     size_t latency_count;
     double run_wall_ms;

@@ -265,6 +265,12 @@ void run_state_free(run_state *s) {
     }
     free(s->notes);
     free(s->latencies);
+    for (size_t i = 0; i < s->probed_count; i++) {
+        npy_free(&s->probed[i]);
+        free(s->probed_names[i]);
+    }
+    free(s->probed);
+    free(s->probed_names);
 }
 
 static bool oom(void) {
@@ -377,7 +383,138 @@ static bool take_values(run_state *s, const plx_model_import_report *report) {
     return more;
 }
 
-/* Why an import failed, and what the user can do. */
+/* After an import that failed needing the values of tensors computed
+ * from inputs too big to freeze (an If on a condition computed from the
+ * data): imports the model again with those tensors as its outputs (`o`
+ * as the failed import's, less the report), runs that probe on the
+ * --input files, and keeps the tensors' values in s->probed, to freeze on
+ * the next import (the rule of plexus/dynamic.h, at most
+ * PLX_DYNAMIC_MAX_VALUE_BYTES each). False, with a message, when it
+ * cannot; *out_more false when there was nothing new to probe. */
+static bool probe_tensors(run_state *s, plx_model_options o,
+                          const plx_model_import_report *report, bool *out_more) {
+    *out_more = false;
+    for (size_t r = 0; r < report->value_tensor_count && !*out_more; r++) {
+        bool known = false;
+        for (size_t i = 0; i < s->probed_count && !known; i++) {
+            known = strcmp(s->probed_names[i], report->value_tensors[r]) == 0;
+        }
+        *out_more = !known;
+    }
+    if (!*out_more) {
+        return true;
+    }
+    uint64_t t0 = now_ns();
+    o.report = NULL;
+    o.outputs = (const char *const *)report->value_tensors;
+    o.output_count = report->value_tensor_count;
+    plx_model *pm = NULL;
+    plx_optimized_network *opt = NULL;
+    plx_loaded_network *ln = NULL;
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = s->backends;
+    oo.backend_count = s->backend_count;
+    oo.allow_fallback = !s->args->no_fallback;
+    size_t n_in = 0, n_out = report->value_tensor_count;
+    plx_tensor_binding *in = NULL, *out = calloc(n_out, sizeof *out);
+    npy_array *vals = calloc(n_out, sizeof *vals);
+    char **names = calloc(n_out, sizeof *names);
+    const char *what = "import";
+    plx_status st = out && vals && names ? plx_model_open(s->args->model, &o, &pm)
+                                         : plx_status_create(PLX_OUT_OF_MEMORY, "out of memory");
+    if (!st) {
+        what = "optimise";
+        st = plx_optimize(s->rt, plx_model_network(pm), &oo, &opt);
+    }
+    if (!st) {
+        what = "load";
+        st = plx_runtime_load_network(s->rt, &opt, NULL, &ln);
+    }
+    bool ok = !st;
+    if (ok) {
+        n_in = plx_model_input_count(pm);
+        in = calloc(n_in + 1, sizeof *in);
+        ok = in != NULL;
+    }
+    for (size_t i = 0; ok && i < n_in; i++) {
+        const plx_model_io *io = plx_model_input(pm, i);
+        const npy_array *arr = NULL;
+        for (size_t k = 0; k < s->args->input_count && !arr; k++) {
+            if (s->given[k].read && strcmp(s->args->inputs[k].name, io->name) == 0) {
+                arr = &s->given[k].array;
+                s->given[k].probed = true;
+            }
+        }
+        if (!arr) {
+            fprintf(stderr, PREFIX ": input '%s' sets what the model computes at import (through "
+                    "'%s'): give its value with --input %s=FILE.npy\n", io->name,
+                    report->value_tensors[0], io->name);
+            ok = false;
+        } else {
+            in[i] = (plx_tensor_binding){io->binding_id, arr->data, arr->bytes, 0};
+        }
+    }
+    for (size_t i = 0; ok && i < n_out; i++) {
+        const plx_model_io *io = plx_model_output(pm, i);
+        vals[i].dtype = io->info.dtype;
+        vals[i].rank = io->info.rank;
+        memcpy(vals[i].dims, io->info.dims, sizeof vals[i].dims);
+        ok = plx_tensor_info_byte_size(&io->info, &vals[i].bytes) &&
+             (vals[i].data = malloc(vals[i].bytes ? vals[i].bytes : 1)) != NULL &&
+             (names[i] = strdup(io->name)) != NULL;
+        if (ok && vals[i].bytes > PLX_DYNAMIC_MAX_VALUE_BYTES) {
+            fprintf(stderr, PREFIX ": tensor '%s' (%zu bytes), computed from the inputs, sets "
+                    "what the model computes at import; Plexus specialises on values of at most "
+                    "%d bytes\n", io->name, vals[i].bytes, PLX_DYNAMIC_MAX_VALUE_BYTES);
+            ok = false;
+        }
+        out[i] = (plx_tensor_binding){io->binding_id, vals[i].data, vals[i].bytes, 0};
+    }
+    if (ok) {
+        what = "run";
+        st = plx_loaded_network_execute(ln, in, n_in, out, n_out);
+        ok = !st;
+    }
+    if (st) {
+        fprintf(stderr, PREFIX ": cannot %s the probe that computes '%s': %s\n", what,
+                report->value_tensors[0], plx_status_get_message(st));
+        plx_status_free(st);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_optimized_network_destroy(&opt);
+    plx_model_destroy(&pm);
+    free(in);
+    free(out);
+    /* Kept: the values of the tensors, replacing any probed before. */
+    npy_array *grown = ok ? realloc(s->probed, (s->probed_count + n_out) * sizeof *grown) : NULL;
+    char **grown_names = grown ? realloc(s->probed_names,
+                                         (s->probed_count + n_out) * sizeof *grown_names)
+                               : NULL;
+    if (grown) {
+        s->probed = grown;
+    }
+    if (grown_names) {
+        s->probed_names = grown_names;
+    }
+    ok = ok && grown && grown_names;
+    for (size_t i = 0; i < n_out && vals; i++) {
+        if (ok) {
+            s->probed[s->probed_count] = vals[i];
+            s->probed_names[s->probed_count++] = names[i];
+        } else {
+            npy_free(&vals[i]);
+            free(names ? names[i] : NULL);
+        }
+    }
+    free(vals);
+    free(names);
+    s->probe_ms += ms_between(t0, now_ns());
+    return ok;
+}
+
+/* Why an import failed, and what the user can do (`report` NULL: the
+ * message only). */
 static void print_import_error(const run_state *s, const char *msg,
                                const plx_model_import_report *report) {
     const run_args *a = s->args;
@@ -387,7 +524,7 @@ static void print_import_error(const run_state *s, const char *msg,
     } else {
         fprintf(stderr, PREFIX ": cannot import '%s': %s\n", a->model, msg);
     }
-    for (size_t r = 0; r < report->value_input_count; r++) {
+    for (size_t r = 0; report && r < report->value_input_count; r++) {
         const char *name = report->value_inputs[r];
         const given_input *g = NULL;
         for (size_t k = 0; k < a->input_count && !g; k++) {
@@ -419,9 +556,9 @@ bool run_import_model(run_state *s) {
     }
     size_t n = a->input_count;
     npy_array *arrays = calloc(a->constant_count ? a->constant_count : 1, sizeof *arrays);
-    plx_model_constant_input *constants = calloc(a->constant_count + n + 1, sizeof *constants);
+    plx_model_constant_input *constants = NULL;
     plx_model_input_shape *data_shapes = calloc(n + 1, sizeof *data_shapes);
-    bool ok = arrays && constants && data_shapes;
+    bool ok = arrays && data_shapes;
     if (!ok) {
         fprintf(stderr, PREFIX ": out of memory\n");
     }
@@ -432,21 +569,34 @@ bool run_import_model(run_state *s) {
             ok = false;
             break;
         }
-        constants[i] = constant_of(a->constants[i].name, &arrays[i]);
     }
-    plx_model_import_report report = {NULL, 0};
+    plx_model_import_report report = {0};
     plx_status st = NULL;
+    bool probe_failed = false; /* said why */
     uint64_t t0 = now_ns();
     while (ok) {
+        /* The --constant files, the valued inputs, the probed tensors. */
+        plx_model_constant_input *grown =
+            realloc(constants, (a->constant_count + n + s->probed_count + 1) * sizeof *grown);
+        if (!grown) {
+            ok = oom();
+            break;
+        }
+        constants = grown;
         plx_model_options opts;
         plx_model_options_init(&opts);
         opts.format = a->format;
         opts.shapes = a->shapes;
         opts.shape_count = a->shape_count;
         opts.constants = constants;
-        opts.constant_count = a->constant_count;
         opts.data_shapes = data_shapes;
         opts.report = &report;
+        for (size_t i = 0; i < a->constant_count; i++) {
+            constants[opts.constant_count++] = constant_of(a->constants[i].name, &arrays[i]);
+        }
+        for (size_t i = 0; i < s->probed_count; i++) {
+            constants[opts.constant_count++] = constant_of(s->probed_names[i], &s->probed[i]);
+        }
         for (size_t k = 0; k < n; k++) {
             const given_input *g = &s->given[k];
             if (g->valued) {
@@ -460,8 +610,16 @@ bool run_import_model(run_state *s) {
         }
         s->imports++;
         st = plx_model_open(a->model, &opts, &s->model); /* copies the constants */
-        if (!st || !take_values(s, &report)) {
+        if (!st) {
             break;
+        }
+        if (!take_values(s, &report)) {
+            /* Inputs that cannot be frozen: compute the tensors instead. */
+            bool more = false;
+            probe_failed = !probe_tensors(s, opts, &report, &more);
+            if (probe_failed || !more) {
+                break;
+            }
         }
         plx_status_free(st);
     }
@@ -473,7 +631,8 @@ bool run_import_model(run_state *s) {
     free(constants);
     free(data_shapes);
     if (st) {
-        print_import_error(s, plx_status_get_message(st), &report);
+        /* After a failed probe, its message says what to do. */
+        print_import_error(s, plx_status_get_message(st), probe_failed ? NULL : &report);
         plx_status_free(st);
         ok = false;
     }
@@ -505,10 +664,11 @@ static bool same_shape(const plx_tensor_info *x, uint32_t rank, const int64_t *d
 
 bool run_prepare_inputs(run_state *s) {
     const run_args *a = s->args;
-    /* Every --input names an input of the model, or one frozen to its
-     * value. */
+    /* Every --input names an input of the model, one frozen to its value,
+     * or one a probe read. */
     for (size_t k = 0; k < a->input_count; k++) {
-        if (!s->given[k].valued && !find_model_input(s->model, a->inputs[k].name)) {
+        if (!s->given[k].valued && !s->given[k].probed &&
+            !find_model_input(s->model, a->inputs[k].name)) {
             char names[1024] = "";
             size_t len = 0;
             for (size_t i = 0; i < plx_model_input_count(s->model) && len < sizeof names;

@@ -127,6 +127,13 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
     if (*sep == ',') {
         fputc('\n', out);
     }
+    for (size_t i = 0; i < s->probed_count; i++) {
+        fprintf(out, "%s%s", i ? ", " : "Valued tensors (computed from the inputs by a probe "
+                "network, which the import needs): ", s->probed_names[i]);
+    }
+    if (s->probed_count) {
+        fprintf(out, " (probe %.3f ms)\n", s->probe_ms);
+    }
 
     fputs("\nInput data:\n", out);
     for (size_t i = 0; i < s->input_count; i++) {
@@ -391,6 +398,14 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
         }
         json_end_array(&w);
     }
+    json_key(&w, "valued_tensors");
+    json_begin_array(&w);
+    for (size_t i = 0; i < s->probed_count; i++) {
+        json_string(&w, s->probed_names[i]);
+    }
+    json_end_array(&w);
+    json_key(&w, "probe_ms");
+    json_double(&w, s->probe_ms);
     json_end_object(&w);
 
     json_key(&w, "iterations");

@@ -29,6 +29,20 @@ struct plx_specialization {
     size_t holds;       /* acquires not yet released */
     uint64_t last_used; /* the model's clock at the last acquire or release */
     double ms;
+    /* The values of the valued tensors it was made with (part of its key;
+     * owned copies), when the model has valued tensors. */
+    plx_model_constant_input *tvalues;
+    size_t tvalue_count;
+    /* A probe: a network that computes the model's valued tensors (the
+     * first `probe_tensors` of them) from the inputs, for a signature's
+     * shapes and valued inputs. Its bindings and output buffer are made
+     * with it; `probe_values` views its outputs after a run. */
+    bool probe;
+    size_t probe_tensors;
+    plx_tensor_binding *probe_in, *probe_out;
+    size_t probe_in_count, probe_out_count;
+    void *probe_data;
+    plx_model_constant_input *probe_values;
 };
 
 struct plx_dynamic_model {
@@ -54,6 +68,12 @@ struct plx_dynamic_model {
      * and join the key. Only grows. */
     char **valued;
     size_t valued_count, valued_allocated;
+    /* Tensors computed from inputs too big to be valued whose values the
+     * model needs at import (an If's condition computed from the audio):
+     * each signature's are computed by a probe network, then frozen into
+     * the specialisation and joined to its key. Only grows. */
+    char **vtensors;
+    size_t vtensor_count, vtensor_allocated;
     plx_specialization **entries;
     size_t count, allocated;
     uint64_t clock;
@@ -278,7 +298,39 @@ static void free_entry(plx_specialization *e) {
     plx_model_destroy(&e->model);
     free_shapes(e->key, e->key_count);
     free_values(e->values, e->value_count);
+    free_values(e->tvalues, e->tvalue_count);
+    free(e->probe_in);
+    free(e->probe_out);
+    free(e->probe_data);
+    free(e->probe_values);
     free(e);
+}
+
+static void free_names(char **names, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* Appends a copy of `name` to a growing array of names; false: out of
+ * memory (nothing added). */
+static bool push_name(char ***names, size_t *count, size_t *allocated, const char *name) {
+    char *copy = strdup(name);
+    if (copy && *count == *allocated) {
+        size_t n = *allocated ? 2 * *allocated : 4;
+        char **grown = realloc(*names, n * sizeof *grown);
+        if (grown) {
+            *names = grown;
+            *allocated = n;
+        }
+    }
+    if (!copy || *count == *allocated) {
+        free(copy);
+        return false;
+    }
+    (*names)[(*count)++] = copy;
+    return true;
 }
 
 PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model) {
@@ -290,10 +342,8 @@ PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model) {
         free_entry(m->entries[i]);
     }
     free(m->entries);
-    for (size_t i = 0; i < m->valued_count; i++) {
-        free(m->valued[i]);
-    }
-    free(m->valued);
+    free_names(m->valued, m->valued_count);
+    free_names(m->vtensors, m->vtensor_count);
     pthread_mutex_destroy(&m->lock);
     free_options(m);
     free(m);
@@ -481,22 +531,11 @@ static plx_status learn_valued(plx_dynamic_model *m, const plx_dynamic_signature
             plx_status_free(cause);
             return st;
         }
-        char *copy = strdup(name);
-        if (copy && m->valued_count == m->valued_allocated) {
-            size_t n = m->valued_allocated ? 2 * m->valued_allocated : 4;
-            char **grown = realloc(m->valued, n * sizeof *grown);
-            if (grown) {
-                m->valued = grown;
-                m->valued_allocated = n;
-            }
-        }
-        if (!copy || m->valued_count == m->valued_allocated) {
-            free(copy);
+        if (!push_name(&m->valued, &m->valued_count, &m->valued_allocated, name)) {
             plx_status_free(cause);
             *out_learnt = false;
             return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
         }
-        m->valued[m->valued_count++] = copy;
         *out_learnt = true;
     }
     if (*out_learnt) {
@@ -506,10 +545,40 @@ static plx_status learn_valued(plx_dynamic_model *m, const plx_dynamic_signature
     return cause;
 }
 
-/* Imports the model for `sig` as keyed now. When the import needs the
- * values of more inputs, learns them (learn_valued) and imports again. */
+/* After an import that failed: the tensors of `report` not yet valued
+ * become valued tensors (each signature's then computed by a probe).
+ * Whether one did; false also when out of memory. */
+static bool learn_tensors(plx_dynamic_model *m, const plx_model_import_report *report) {
+    bool more = false;
+    for (size_t r = 0; r < report->value_tensor_count; r++) {
+        const char *name = report->value_tensors[r];
+        bool known = false;
+        for (size_t i = 0; i < m->vtensor_count && !known; i++) {
+            known = strcmp(m->vtensors[i], name) == 0;
+        }
+        if (!known && !push_name(&m->vtensors, &m->vtensor_count, &m->vtensor_allocated, name)) {
+            return false;
+        }
+        more = more || !known;
+    }
+    return more;
+}
+
+/* How an import for a signature ended besides success or an error: it
+ * found valued tensors to compute first (acquire then makes or runs a
+ * probe and tries again). */
+typedef enum import_outcome { IMPORTED, NEEDS_TENSORS } import_outcome;
+
+/* Imports the model for `sig` as keyed now, with the valued tensors'
+ * values `tv` (tv_count of them) frozen; a probe (e->probe) instead
+ * outputs the valued tensors. When the import needs the values of more
+ * inputs, learns them (learn_valued) and imports again; when those inputs
+ * cannot be valued but the tensors computed from them can, learns the
+ * tensors (*out NEEDS_TENSORS, no error). */
 static plx_status import_for(plx_dynamic_model *m, const plx_dynamic_signature *sig,
-                             plx_specialization *e) {
+                             const plx_model_constant_input *tv, size_t tv_count,
+                             plx_specialization *e, import_outcome *out) {
+    *out = IMPORTED;
     for (;;) {
         plx_model_input_shape *shapes = NULL, *all = NULL;
         plx_model_constant_input *values = NULL, *frozen = NULL;
@@ -519,8 +588,8 @@ static plx_status import_for(plx_dynamic_model *m, const plx_dynamic_signature *
             st = merge_shapes(m, shapes, ns, &all, &all_count);
         }
         if (!st) {
-            /* The options' constants, then the valued inputs'. */
-            frozen = calloc(m->constant_count + nv + 1, sizeof *frozen);
+            /* The options' constants, the valued inputs', the tensors'. */
+            frozen = calloc(m->constant_count + nv + tv_count + 1, sizeof *frozen);
             if (!frozen) {
                 st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
             } else {
@@ -530,29 +599,43 @@ static plx_status import_for(plx_dynamic_model *m, const plx_dynamic_signature *
                 if (nv) {
                     memcpy(frozen + m->constant_count, values, nv * sizeof *frozen);
                 }
+                if (tv_count) {
+                    memcpy(frozen + m->constant_count + nv, tv, tv_count * sizeof *frozen);
+                }
             }
         }
-        plx_model_import_report report = {NULL, 0};
+        plx_model_import_report report = {0};
         if (!st) {
             plx_model_options o = m->model_opts;
             o.shapes = all;
             o.shape_count = all_count;
             o.constants = frozen;
-            o.constant_count = m->constant_count + nv;
+            o.constant_count = m->constant_count + nv + tv_count;
             o.report = &report;
+            if (e->probe) {
+                o.outputs = (const char *const *)m->vtensors;
+                o.output_count = e->probe_tensors;
+            }
             st = plx_model_open(m->path, &o, &e->model);
         }
         if (!st) {
             /* The key: the shapes and values the import took. */
             e->key = copy_shapes(shapes, ns);
             e->key_count = e->key ? ns : 0;
-            if (!e->key || !copy_values(values, nv, &e->values, &e->value_count)) {
+            if (!e->key || !copy_values(values, nv, &e->values, &e->value_count) ||
+                !copy_values(tv, tv_count, &e->tvalues, &e->tvalue_count)) {
                 st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
             }
         }
         bool learnt = false;
         if (st && report.value_input_count) {
             st = learn_valued(m, sig, &report, st, &learnt);
+            if (st && !e->probe && learn_tensors(m, &report)) {
+                /* The inputs cannot be valued, the tensors can. */
+                plx_status_free(st);
+                st = NULL;
+                *out = NEEDS_TENSORS;
+            }
         }
         plx_model_import_report_clear(&report);
         free(shapes);
@@ -565,21 +648,30 @@ static plx_status import_for(plx_dynamic_model *m, const plx_dynamic_signature *
     }
 }
 
-/* Imports, optimises and loads the specialisation for the request. */
+/* Imports, optimises and loads the specialisation (or, `probe`, the probe)
+ * for the request, with the valued tensors' values `tv`. */
 static plx_status specialize(plx_dynamic_model *m, const plx_dynamic_signature *sig,
-                             plx_specialization **out) {
+                             const plx_model_constant_input *tv, size_t tv_count, bool probe,
+                             plx_specialization **out, import_outcome *outcome) {
     double t0 = now_ms();
     plx_specialization *e = calloc(1, sizeof *e);
-    plx_status st = e ? import_for(m, sig, e)
-                      : plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    plx_status st = NULL;
+    if (!e) {
+        st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    } else {
+        e->probe = probe;
+        e->probe_tensors = probe ? m->vtensor_count : 0;
+        st = import_for(m, sig, tv, tv_count, e, outcome);
+    }
     plx_optimized_network *optimized = NULL;
-    if (!st) {
+    bool made = !st && *outcome == IMPORTED;
+    if (made) {
         st = plx_optimize(m->rt, plx_model_network(e->model), &m->opt, &optimized);
     }
-    if (!st) {
+    if (made && !st) {
         st = plx_runtime_load_network(m->rt, &optimized, &m->load, &e->loaded);
     }
-    if (st) {
+    if (st || !made) {
         if (e) {
             free_entry(e);
         }
@@ -588,6 +680,150 @@ static plx_status specialize(plx_dynamic_model *m, const plx_dynamic_signature *
     e->ms = now_ms() - t0;
     *out = e;
     return NULL;
+}
+
+/* A probe's bindings and output buffer, made once: its inputs take the
+ * signature's offered values at each run; its outputs (the valued
+ * tensors) go to one buffer, viewed by probe_values. */
+static plx_status prepare_probe(plx_dynamic_model *m, plx_specialization *p) {
+    const plx_model *pm = p->model;
+    p->probe_in_count = plx_model_input_count(pm);
+    p->probe_out_count = plx_model_output_count(pm);
+    p->probe_in = calloc(p->probe_in_count + 1, sizeof *p->probe_in);
+    p->probe_out = calloc(p->probe_out_count + 1, sizeof *p->probe_out);
+    p->probe_values = calloc(p->probe_out_count + 1, sizeof *p->probe_values);
+    size_t total = 0, offsets[64];
+    bool ok = p->probe_in && p->probe_out && p->probe_values && p->probe_out_count <= 64;
+    for (size_t i = 0; ok && i < p->probe_out_count; i++) {
+        size_t bytes = 0;
+        ok = plx_tensor_info_byte_size(&plx_model_output(pm, i)->info, &bytes);
+        offsets[i] = total;
+        total += (bytes + 63) / 64 * 64;
+    }
+    p->probe_data = ok ? calloc(total ? total : 1, 1) : NULL;
+    if (!p->probe_data) {
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory making a probe",
+                                  m->path);
+    }
+    for (size_t i = 0; i < p->probe_in_count; i++) {
+        p->probe_in[i].binding_id = plx_model_input(pm, i)->binding_id;
+    }
+    for (size_t i = 0; i < p->probe_out_count; i++) {
+        const plx_model_io *io = plx_model_output(pm, i);
+        size_t bytes = 0;
+        plx_tensor_info_byte_size(&io->info, &bytes);
+        p->probe_out[i] = (plx_tensor_binding){io->binding_id,
+                                               (char *)p->probe_data + offsets[i], bytes, 0};
+        p->probe_values[i] = (plx_model_constant_input){io->name, io->info,
+                                                        p->probe_out[i].data};
+    }
+    return NULL;
+}
+
+/* Runs the probe on the signature's offered values: afterwards
+ * probe_values hold the valued tensors. Allocates nothing. */
+static plx_status run_probe(plx_dynamic_model *m, plx_specialization *p,
+                            const plx_dynamic_signature *sig) {
+    for (size_t i = 0; i < p->probe_in_count; i++) {
+        const plx_model_io *io = plx_model_input(p->model, i);
+        const plx_model_constant_input *v = NULL;
+        for (size_t k = 0; k < sig->value_count && !v; k++) {
+            v = strcmp(sig->values[k].name, io->name) == 0 ? &sig->values[k] : NULL;
+        }
+        size_t bytes = 0;
+        plx_tensor_info_byte_size(&io->info, &bytes);
+        if (!v) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: input '%s' needs a value (plx_dynamic_signature."
+                                      "values): the model computes from it '%s', whose value it "
+                                      "needs at import", m->path, io->name, m->vtensors[0]);
+        }
+        p->probe_in[i].data = (void *)v->data;
+        p->probe_in[i].size = bytes;
+    }
+    plx_status st = plx_loaded_network_execute(p->loaded, p->probe_in, p->probe_in_count,
+                                               p->probe_out, p->probe_out_count);
+    for (size_t i = 0; !st && i < p->probe_out_count; i++) {
+        if (p->probe_out[i].size > PLX_DYNAMIC_MAX_VALUE_BYTES) {
+            st = plxi_status_create(PLX_UNSUPPORTED,
+                                    "%s: tensor '%s' (%zu bytes), computed from the inputs, "
+                                    "sets what the model computes at import; Plexus "
+                                    "specialises on values of at most %d bytes", m->path,
+                                    p->probe_values[i].name, p->probe_out[i].size,
+                                    PLX_DYNAMIC_MAX_VALUE_BYTES);
+        }
+    }
+    return st;
+}
+
+/* Makes room for one more entry. */
+static plx_status reserve_entry(plx_dynamic_model *m) {
+    if (m->count < m->allocated) {
+        return NULL;
+    }
+    size_t n = m->allocated ? 2 * m->allocated : 8;
+    plx_specialization **grown = realloc(m->entries, n * sizeof *grown);
+    if (!grown) {
+        return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", m->path);
+    }
+    m->entries = grown;
+    m->allocated = n;
+    return NULL;
+}
+
+/* The entry for `sig` among the probes (probe) or the specialisations,
+ * whose valued tensors' values are `tv`; NULL when none. */
+static plx_specialization *lookup(const plx_dynamic_model *m, const plx_dynamic_signature *sig,
+                                  bool probe, const plx_model_constant_input *tv,
+                                  size_t tv_count) {
+    for (size_t i = 0; i < m->count; i++) {
+        plx_specialization *e = m->entries[i];
+        if (e->probe != probe || (probe && e->probe_tensors != m->vtensor_count) ||
+            (!probe && e->tvalue_count != tv_count) || !matches(m, e, sig)) {
+            continue;
+        }
+        bool same = true;
+        for (size_t k = 0; k < tv_count && same; k++) {
+            same = same_value(&e->tvalues[k], &tv[k]);
+        }
+        if (same) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The probe for `sig`, found or made (a miss), run on its values. */
+static plx_status probe_values(plx_dynamic_model *m, const plx_dynamic_signature *sig,
+                               plx_specialization **out) {
+    plx_specialization *p = lookup(m, sig, true, NULL, 0);
+    plx_status st = NULL;
+    if (!p) {
+        import_outcome outcome;
+        m->stats.misses++;
+        st = reserve_entry(m);
+        if (!st) {
+            st = specialize(m, sig, NULL, 0, true, &p, &outcome);
+        }
+        if (!st) {
+            st = prepare_probe(m, p);
+            if (st) {
+                free_entry(p);
+            }
+        }
+        if (st) {
+            m->stats.failures++;
+            return st;
+        }
+        m->entries[m->count++] = p;
+        m->stats.specialize_ms += p->ms;
+    }
+    p->last_used = ++m->clock;
+    st = run_probe(m, p, sig);
+    if (!st) {
+        *out = p;
+    }
+    return st;
 }
 
 /* The name of entry i of the signature: its shapes, then its values. */
@@ -653,32 +889,43 @@ PLX_API plx_status plx_dynamic_model_acquire(plx_dynamic_model *model,
     }
     pthread_mutex_lock(&model->lock);
     plx_specialization *e = NULL;
-    for (size_t i = 0; i < model->count && !e; i++) {
-        e = matches(model, model->entries[i], sig) ? model->entries[i] : NULL;
-    }
-    if (e) {
-        model->stats.hits++;
-    } else {
-        model->stats.misses++;
-        if (model->count == model->allocated) {
-            size_t n = model->allocated ? 2 * model->allocated : 8;
-            plx_specialization **grown = realloc(model->entries, n * sizeof *grown);
-            if (!grown) {
-                st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", model->path);
-            } else {
-                model->entries = grown;
-                model->allocated = n;
+    /* Each round learns more valued tensors or ends: at most one round per
+     * tensor the model can name, and a few to spare. */
+    for (int round = 0; !st && !e && round < 64; round++) {
+        const plx_model_constant_input *tv = NULL;
+        size_t tv_count = 0;
+        if (model->vtensor_count) {
+            plx_specialization *p = NULL;
+            st = probe_values(model, sig, &p);
+            if (st) {
+                break;
             }
+            tv = p->probe_values;
+            tv_count = p->probe_out_count;
         }
+        e = lookup(model, sig, false, tv, tv_count);
+        if (e) {
+            model->stats.hits++;
+            break;
+        }
+        model->stats.misses++;
+        import_outcome outcome = IMPORTED;
+        st = reserve_entry(model);
         if (!st) {
-            st = specialize(model, sig, &e);
+            st = specialize(model, sig, tv, tv_count, false, &e, &outcome);
         }
         if (st) {
             model->stats.failures++;
-        } else {
+        } else if (e) {
             model->entries[model->count++] = e;
             model->stats.specialize_ms += e->ms;
+        } else {
+            model->stats.misses--; /* not a specialisation: tensors to probe first */
         }
+    }
+    if (!st && !e) {
+        st = plxi_status_create(PLX_UNSUPPORTED, "%s: the model kept needing more computed "
+                                "values at import", model->path);
     }
     if (e && !st) {
         e->holds++;
@@ -745,6 +992,20 @@ PLX_API size_t plx_dynamic_model_valued_inputs(plx_dynamic_model *model, const c
     size_t n = model->valued_count;
     for (size_t i = 0; out_names && i < n && i < max; i++) {
         out_names[i] = model->valued[i];
+    }
+    pthread_mutex_unlock(&model->lock);
+    return n;
+}
+
+PLX_API size_t plx_dynamic_model_valued_tensors(plx_dynamic_model *model,
+                                               const char **out_names, size_t max) {
+    if (!model) {
+        return 0;
+    }
+    pthread_mutex_lock(&model->lock);
+    size_t n = model->vtensor_count;
+    for (size_t i = 0; out_names && i < n && i < max; i++) {
+        out_names[i] = model->vtensors[i];
     }
     pthread_mutex_unlock(&model->lock);
     return n;

@@ -20,6 +20,8 @@ static plx_status onnx_open(const char *path, const plx_model_options *options,
     o.data_shapes = options->data_shapes;
     o.data_shape_count = options->data_shape_count;
     o.report = options->report;
+    o.outputs = options->outputs;
+    o.output_count = options->output_count;
     plx_onnx_model *m = NULL;
     plx_status st = plx_onnx_import_file(path, &o, &m);
     if (!st) {

@@ -89,6 +89,12 @@ PLX_API void plx_model_import_report_clear(plx_model_import_report *report) {
         free(report->value_inputs[i]);
     }
     free(report->value_inputs);
+    for (size_t i = 0; i < report->value_tensor_count; i++) {
+        free(report->value_tensors[i]);
+    }
+    free(report->value_tensors);
     report->value_inputs = NULL;
     report->value_input_count = 0;
+    report->value_tensors = NULL;
+    report->value_tensor_count = 0;
 }

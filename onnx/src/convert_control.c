@@ -43,7 +43,7 @@ plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n) {
     }
     st = onnxi_import_initializers(c, g);
     if (!st) {
-        st = onnxi_import_nodes(c, g);
+        st = onnxi_import_nodes(c, g, NULL);
     }
     for (size_t i = 0; i < g->n_output && !st; i++) {
         const char *name = g->output[i]->name;
@@ -209,7 +209,7 @@ static plx_status run_body(onnxi_ctx *c, onnxi_node *n, unroll *u, onnxi_value *
         st = onnxi_bind(c, g->input[i]->name, in[i]);
     }
     if (!st) {
-        st = onnxi_import_nodes(c, g);
+        st = onnxi_import_nodes(c, g, NULL);
     }
     if (!u->node_count_after_first) {
         u->node_count_after_first = c->node_count;

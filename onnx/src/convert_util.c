@@ -98,6 +98,7 @@ plx_status onnxi_need_const(onnxi_node *n, size_t i, const char *role) {
     const onnxi_value *v = i < n->n_in ? n->in[i] : NULL;
     if (v && v->kind != ONNXI_CONST) {
         n->needed = v;
+        n->needed_name = n->proto->input[i];
         return ONNXI_UNSUPPORTED(
             "input %zu (%s) must be known at import, but it is computed from the "
             "graph's inputs",

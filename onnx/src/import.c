@@ -213,6 +213,9 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
             if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
                 plx_status reason = st;
                 st = n.needed ? onnxi_note_value_need(c, n.needed) : NULL;
+                if (!st && n.needed) {
+                    st = onnxi_note_value_tensor(c, n.needed_name);
+                }
                 if (!st) {
                     st = add_unsupported(c, node, name, plx_status_get_message(reason));
                 }
@@ -220,6 +223,15 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
                 poisoned = reported = true;
             } else if (!st && n.all_folded && c->folded_count == folded_before) {
                 c->folded_count++;
+            }
+            /* An output frozen by the options keeps its value (the node
+             * was imported for its other outputs). */
+            for (size_t k = 0; !st && !poisoned && k < node->n_output; k++) {
+                onnxi_value *f = node->output[k] && node->output[k][0]
+                                     ? onnxi_map_get(&c->frozen, node->output[k]) : NULL;
+                if (f) {
+                    st = onnxi_bind(c, node->output[k], f);
+                }
             }
         }
     }
@@ -289,7 +301,7 @@ static void visit_inputs(const Onnx__NodeProto *node, edge_pass *e, int depth) {
 
 /* Kahn's algorithm over the graph's nodes, keeping the file's order among
  * ready nodes; a leftover node lies on a cycle. */
-plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
+plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g, const bool *keep) {
     size_t n = g->n_node;
     if (n == 0) {
         return NULL;
@@ -314,7 +326,7 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
             if (onnxi_map_get(&producer, o)) {
                 st = plx_status_create(PLX_INVALID_ARGUMENT,
                                        "%s: '%s' is the output of two nodes", c->file, o);
-            } else if (onnxi_map_get(&c->values, o)) {
+            } else if (onnxi_map_get(&c->values, o) && !onnxi_map_get(&c->frozen, o)) {
                 /* Each value is defined once (ONNX's SSA rule). */
                 st = plx_status_create(PLX_INVALID_ARGUMENT,
                                        "%s: node '%s' (%s) writes '%s', which is already a "
@@ -379,6 +391,10 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g) {
         goto out;
     }
     for (size_t k = 0; k < n && !st; k++) {
+        if (keep && !keep[order[k]]) {
+            c->node_count++; /* in the file, not needed for the outputs */
+            continue;
+        }
         st = import_node(c, g->node[order[k]]);
     }
 out:
@@ -577,6 +593,12 @@ static void ctx_free(onnxi_ctx *c) {
         free(c->value_needs[i]);
     }
     free(c->value_needs);
+    for (size_t i = 0; i < c->value_tensor_count; i++) {
+        free(c->value_tensors[i]);
+    }
+    free(c->value_tensors);
+    onnxi_map_free(&c->producers);
+    onnxi_map_free(&c->frozen);
     plx_network_destroy(&c->net);
 }
 
@@ -614,6 +636,91 @@ static bool is_graph_input(onnxi_ctx *c, const Onnx__GraphProto *g, const char *
     return false;
 }
 
+/* Adds `name` to `names` (a set). */
+static bool add_name(onnxi_map *names, const char *name) {
+    return onnxi_map_get(names, name) || onnxi_map_put(names, name, names);
+}
+
+/* Every name a node reads: its inputs and those of the nodes of its
+ * subgraphs (at most 64 deep), added to `reads`; the main-graph nodes
+ * that compute them, and were not yet kept, are kept and pushed. */
+static bool note_reads(onnxi_ctx *c, const Onnx__NodeProto *node, onnxi_map *reads, bool *keep,
+                       size_t *stack, size_t *top, int depth) {
+    for (size_t k = 0; k < node->n_input; k++) {
+        const char *in = node->input[k];
+        if (!in || !in[0]) {
+            continue;
+        }
+        if (!add_name(reads, in)) {
+            return false;
+        }
+        void *p = onnxi_map_get(&c->frozen, in) ? NULL : onnxi_map_get(&c->producers, in);
+        if (p && !keep[(uintptr_t)p - 1]) {
+            keep[(uintptr_t)p - 1] = true;
+            stack[(*top)++] = (uintptr_t)p - 1;
+        }
+    }
+    for (size_t a = 0; a < node->n_attribute && depth < 64; a++) {
+        const Onnx__AttributeProto *attr = node->attribute[a];
+        const Onnx__GraphProto *const *graphs =
+            attr->g ? (const Onnx__GraphProto *const *)&attr->g
+                    : (const Onnx__GraphProto *const *)attr->graphs;
+        size_t n_graphs = attr->g ? 1 : attr->n_graphs;
+        for (size_t gi = 0; gi < n_graphs; gi++) {
+            for (size_t k = 0; graphs[gi] && k < graphs[gi]->n_node; k++) {
+                if (!note_reads(c, graphs[gi]->node[k], reads, keep, stack, top, depth + 1)) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+/* keep[i] for the nodes of g that the `targets` need, back through the
+ * nodes' inputs and stopping at frozen tensors; `reads` gets every name
+ * read on the way (and the targets). */
+static plx_status mark_needed(onnxi_ctx *c, const Onnx__GraphProto *g,
+                              const char *const *targets, size_t n_targets, bool *keep,
+                              onnxi_map *reads) {
+    size_t *stack = malloc((g->n_node + 1) * sizeof *stack), top = 0;
+    bool ok = stack != NULL;
+    for (size_t t = 0; ok && t < n_targets; t++) {
+        ok = add_name(reads, targets[t]);
+        void *p = onnxi_map_get(&c->frozen, targets[t]) ? NULL
+                                                        : onnxi_map_get(&c->producers, targets[t]);
+        if (ok && p && !keep[(uintptr_t)p - 1]) {
+            keep[(uintptr_t)p - 1] = true;
+            stack[top++] = (uintptr_t)p - 1;
+        }
+    }
+    while (ok && top) {
+        size_t i = stack[--top];
+        ok = note_reads(c, g->node[i], reads, keep, stack, &top, 0);
+    }
+    free(stack);
+    return ok ? NULL : oom(c);
+}
+
+/* Binds a tensor a node computes to the constant the options give. */
+static plx_status freeze_tensor(onnxi_ctx *c, const plx_onnx_constant_input *k) {
+    if (!k->data && onnxi_elem_count(&k->info) > 0) {
+        return plx_status_create(PLX_INVALID_ARGUMENT, "%s: tensor '%s': the constant given "
+                                 "has no data", c->file, k->name);
+    }
+    plx_tensor_info info = k->info;
+    info.quant.kind = PLX_QUANT_NONE;
+    onnxi_value *v;
+    plx_status st = onnxi_const_copy(c, &info, k->data ? k->data : "", &v);
+    if (!st) {
+        st = onnxi_bind(c, k->name, v);
+    }
+    if (!st && !onnxi_map_put(&c->frozen, k->name, v)) {
+        st = oom(c);
+    }
+    return st;
+}
+
 static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
                                const plx_onnx_options *opts, plx_onnx_model *m) {
     const Onnx__GraphProto *g = mp->graph;
@@ -621,23 +728,75 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
     if (st) {
         return st;
     }
-    /* Every shape and constant the caller gives names a graph input that no
-     * initializer gives a value; checked first, so that a wrong name is
-     * what the message names, not an open dim of another input. */
+    /* The main graph's node outputs (the first producer of each). */
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *node = g->node[i];
+        for (size_t k = 0; k < node->n_output; k++) {
+            const char *o = node->output[k];
+            if (o && o[0] && !onnxi_map_get(&c->producers, o) &&
+                !onnxi_map_put(&c->producers, o, (void *)(uintptr_t)(i + 1))) {
+                return oom(c);
+            }
+        }
+    }
+    /* Every shape the caller gives names a graph input that no initializer
+     * gives a value, and every constant such an input or a tensor a node
+     * computes; checked first, so that a wrong name is what the message
+     * names, not an open dim of another input. */
+    bool prune = opts && opts->output_count;
     for (size_t i = 0; opts && i < opts->shape_count + opts->constant_count; i++) {
         bool is_shape = i < opts->shape_count;
         const char *name = is_shape ? opts->shapes[i].name
                                     : opts->constants[i - opts->shape_count].name;
-        if (!is_graph_input(c, g, name)) {
-            return plx_status_create(PLX_INVALID_ARGUMENT,
-                                     "%s: a %s is given for '%s', which is not an input of "
-                                     "the model", c->file, is_shape ? "shape" : "constant", name);
+        if (is_graph_input(c, g, name)) {
+            continue;
+        }
+        if (!is_shape && onnxi_map_get(&c->producers, name)) {
+            prune = true; /* a computed tensor: what only it needed is not imported */
+            continue;
+        }
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: a %s is given for '%s', which is not an input of the "
+                                 "model%s", c->file, is_shape ? "shape" : "constant", name,
+                                 is_shape ? "" : " nor a tensor a node computes");
+    }
+    /* The tensors to output: the graph's, or those the options name. */
+    size_t n_targets = opts && opts->output_count ? opts->output_count : g->n_output;
+    const char **targets = calloc(n_targets + 1, sizeof *targets);
+    bool *keep = prune ? calloc(g->n_node + 1, sizeof *keep) : NULL;
+    onnxi_map reads = {0};
+    m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
+    m->outputs = calloc(n_targets + 1, sizeof *m->outputs);
+    if (!targets || (prune && !keep) || !m->inputs || !m->outputs) {
+        st = oom(c);
+        goto out;
+    }
+    for (size_t i = 0; i < n_targets && !st; i++) {
+        targets[i] = opts && opts->output_count ? opts->outputs[i] : g->output[i]->name;
+        if (!opts || !opts->output_count) {
+            continue;
+        }
+        if (!targets[i]) {
+            st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: outputs[%zu] has no name", c->file,
+                                   i);
+        } else if (!onnxi_map_get(&c->producers, targets[i]) && !is_graph_input(c, g, targets[i])) {
+            st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: an output is asked for '%s', which "
+                                   "no node of the main graph computes", c->file, targets[i]);
+        }
+        for (size_t k = 0; k < i && !st; k++) {
+            if (strcmp(targets[k], targets[i]) == 0) {
+                st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: output '%s' is asked for "
+                                       "twice", c->file, targets[i]);
+            }
         }
     }
-    m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
-    m->outputs = calloc(g->n_output ? g->n_output : 1, sizeof *m->outputs);
-    if (!m->inputs || !m->outputs) {
-        return oom(c);
+    for (size_t i = 0; opts && i < opts->constant_count && !st; i++) {
+        if (!is_graph_input(c, g, opts->constants[i].name)) {
+            st = freeze_tensor(c, &opts->constants[i]);
+        }
+    }
+    if (!st && prune) {
+        st = mark_needed(c, g, targets, n_targets, keep, &reads);
     }
     for (size_t i = 0; i < g->n_input && !st; i++) {
         const Onnx__ValueInfoProto *vi = g->input[i];
@@ -645,6 +804,9 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
             st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: graph input %zu has no name",
                                    c->file, i);
             break;
+        }
+        if (prune && !onnxi_map_get(&reads, vi->name)) {
+            continue; /* not needed for the outputs */
         }
         onnxi_value *known = onnxi_map_get(&c->values, vi->name);
         if (known && known->kind == ONNXI_LAYER) {
@@ -694,27 +856,25 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
             st = onnxi_bind(c, vi->name, v);
         }
     }
-    if (st) {
-        return st;
+    if (!st) {
+        st = onnxi_import_nodes(c, g, keep);
     }
-    st = onnxi_import_nodes(c, g);
-    if (st) {
-        return st;
+    if (!st && c->unsupported_count) {
+        st = format_unsupported(c);
     }
-    if (c->unsupported_count) {
-        return format_unsupported(c);
-    }
-    for (size_t i = 0; i < g->n_output && !st; i++) {
-        const char *name = g->output[i]->name;
+    for (size_t i = 0; i < n_targets && !st; i++) {
+        const char *name = targets[i];
         onnxi_value *v = name ? onnxi_map_get(&c->values, name) : NULL;
         if (!v) {
-            return plx_status_create(PLX_INVALID_ARGUMENT,
-                                     "%s: graph output '%s' is not produced by any node",
-                                     c->file, name ? name : "(unnamed)");
+            st = plx_status_create(PLX_INVALID_ARGUMENT,
+                                   "%s: graph output '%s' is not produced by any node",
+                                   c->file, name ? name : "(unnamed)");
+            break;
         }
         if (v->kind == ONNXI_POISON) {
-            return plx_status_create(PLX_UNSUPPORTED, "%s: graph output '%s': %s", c->file, name,
-                                     v->poison_reason ? v->poison_reason : "unsupported");
+            st = plx_status_create(PLX_UNSUPPORTED, "%s: graph output '%s': %s", c->file, name,
+                                   v->poison_reason ? v->poison_reason : "unsupported");
+            break;
         }
         st = onnxi_materialise(c, v, name);
         char *base = onnxi_asprintf("%s.output", name);
@@ -742,6 +902,10 @@ static plx_status import_graph(onnxi_ctx *c, const Onnx__ModelProto *mp,
     for (size_t i = 0; !st && i < m->output_count; i++) {
         m->outputs[i].info.quant.kind = PLX_QUANT_NONE;
     }
+out:
+    free(targets);
+    free(keep);
+    onnxi_map_free(&reads);
     return st;
 }
 
@@ -863,8 +1027,12 @@ static plx_status import_model(const void *data, size_t size, const char *name,
         if (opts && opts->report) {
             opts->report->value_inputs = c.value_needs;
             opts->report->value_input_count = c.value_need_count;
+            opts->report->value_tensors = c.value_tensors;
+            opts->report->value_tensor_count = c.value_tensor_count;
             c.value_needs = NULL;
             c.value_need_count = 0;
+            c.value_tensors = NULL;
+            c.value_tensor_count = 0;
         }
         plx_onnx_model_destroy(&m);
         ctx_free(&c);

@@ -112,6 +112,10 @@ typedef struct onnxi_ctx {
     size_t anon_count;     /* for names of unnamed nodes */
     char **value_needs;    /* graph inputs whose values a node needed (owned names) */
     size_t value_need_count, value_need_cap;
+    char **value_tensors;  /* main-graph tensors whose values a node needed (owned) */
+    size_t value_tensor_count, value_tensor_cap;
+    onnxi_map producers;   /* the main graph's node outputs (name -> node index + 1) */
+    onnxi_map frozen;      /* tensors computed by nodes, frozen to constants */
     uint32_t mark;         /* the last visit mark handed out */
 } onnxi_ctx;
 
@@ -127,6 +131,7 @@ typedef struct onnxi_node {
     /* Set by onnxi_need_const: an input the node needs as a constant that
      * is computed at run time. */
     const onnxi_value *needed;
+    const char *needed_name; /* its name, as the node reads it */
 } onnxi_node;
 
 /* Registers a value with the context (freed with it). NULL: out of memory. */
@@ -154,6 +159,8 @@ plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
 /* Adds the graph inputs that `v` is computed from to c->value_needs: `v`
  * is an input a node needs at import. */
 plx_status onnxi_note_value_need(onnxi_ctx *c, const onnxi_value *v);
+/* Adds `name` to c->value_tensors when a node of the main graph computes it. */
+plx_status onnxi_note_value_tensor(onnxi_ctx *c, const char *name);
 /* Ensures a value has a layer output (materialising a constant). */
 plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint);
 
@@ -259,8 +266,9 @@ plx_status onnxi_conv_scan(onnxi_ctx *c, onnxi_node *n);
 /* ---- import.c ------------------------------------------------------------ */
 
 /* Imports the nodes of a graph (sorted topologically; used for the main
- * graph, inlined If branches and unrolled Loop and Scan bodies). */
-plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g);
+ * graph, inlined If branches and unrolled Loop and Scan bodies); `keep`
+ * NULL: every node, else only node i where keep[i]. */
+plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g, const bool *keep);
 /* Adds a graph's initializers as constants. */
 plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g);
 

@@ -415,6 +415,25 @@ static bool add_value_need(onnxi_ctx *c, const char *name) {
     return true;
 }
 
+plx_status onnxi_note_value_tensor(onnxi_ctx *c, const char *name) {
+    if (!name || !onnxi_map_get(&c->producers, name)) {
+        return NULL;
+    }
+    for (size_t i = 0; i < c->value_tensor_count; i++) {
+        if (strcmp(c->value_tensors[i], name) == 0) {
+            return NULL;
+        }
+    }
+    char *copy = strdup(name);
+    if (!copy ||
+        !grow((void ***)&c->value_tensors, &c->value_tensor_cap, c->value_tensor_count + 1)) {
+        free(copy);
+        return oom(c);
+    }
+    c->value_tensors[c->value_tensor_count++] = copy;
+    return NULL;
+}
+
 plx_status onnxi_note_value_need(onnxi_ctx *c, const onnxi_value *v) {
     /* Depth-first over the values each layer reads, each visited once. */
     uint32_t mark = ++c->mark;

@@ -1326,7 +1326,7 @@ static plx_status import_case(const char *case_dir, const char *model_path,
     plx_onnx_constant_input *k = NULL;
     bool *valued = NULL;
     size_t nk = 0;
-    plx_onnx_import_report report = {NULL, 0};
+    plx_onnx_import_report report = {0};
     plx_status st = NULL;
     for (;;) {
         plx_onnx_options o;

@@ -17,6 +17,16 @@
  * data). A signature therefore offers the values of the inputs it can
  * (all of them is simplest), and the model takes those it needs.
  *
+ * When such a value is computed from an input too big to specialise on
+ * (an `If` whose condition is computed from the audio itself), the model
+ * values the computed tensor instead: for each signature, a *probe*
+ * network (the part of the model that computes those tensors, itself
+ * specialised on the signature's shapes) runs on the offered values, and
+ * the tensors' values, at most PLX_DYNAMIC_MAX_VALUE_BYTES each, are
+ * frozen into the specialisation and join its key. The host thus
+ * evaluates the condition and the specialisation runs the branch it
+ * chose. Every acquire of such a model runs its probe.
+ *
  * Part of libplexus (link with `plexus`); conventions as in plexus.h: a
  * plx_status is NULL on success and owned by the caller otherwise, out_*
  * parameters are written only on success.
@@ -99,7 +109,9 @@ typedef struct plx_specialization plx_specialization;
 
 /* What an execution brings: `shapes` name graph inputs and give their
  * whole shapes (dims the model fixes must agree); `values` offer inputs'
- * values (their data is read during the call only). The model takes, as
+ * values (their data is read during the call only, and a probe, when the
+ * model has one, runs on them: they must then be the data the execution
+ * binds). The model takes, as
  * plx_model_options.constants, the values of its valued inputs; a value
  * of any other input stands for its shape. Every input whose dims the
  * model and options.model.shapes leave open must be named, and every
@@ -153,10 +165,13 @@ PLX_API double plx_specialization_time_ms(const plx_specialization *specializati
  * the model. */
 PLX_API size_t plx_dynamic_model_valued_inputs(plx_dynamic_model *model, const char **out_names,
                                               size_t max);
+/* The valued tensors found so far (computed by probes), likewise. */
+PLX_API size_t plx_dynamic_model_valued_tensors(plx_dynamic_model *model,
+                                               const char **out_names, size_t max);
 
 typedef struct plx_dynamic_stats {
     uint64_t hits;       /* acquires served from the cache */
-    uint64_t misses;     /* acquires that made a specialisation */
+    uint64_t misses;     /* specialisations made, probes included */
     uint64_t failures;   /* misses whose specialisation failed (not cached) */
     uint64_t evictions;  /* specialisations unloaded to keep to the capacity */
     size_t cached;       /* specialisations loaded now */

@@ -53,7 +53,10 @@ typedef struct plx_model_input_shape {
  * network (and is no longer one of the model's inputs), so that what it
  * feeds can be folded or take it as an attribute (a reshape's shape, a
  * resize's scales...). `info` gives the data's dtype and shape, which must
- * be the input's (its open dims take the data's sizes); `data` is copied. */
+ * be the input's (its open dims take the data's sizes); `data` is copied.
+ * The name may also be that of a tensor a node of the main graph computes:
+ * the tensor is then that value, and the nodes only it needed are not
+ * imported (its dtype and shape are the data's). */
 typedef struct plx_model_constant_input {
     const char *name;
     plx_tensor_info info;
@@ -74,6 +77,13 @@ typedef struct plx_model_import_report {
      * another reason. */
     char **value_inputs;
     size_t value_input_count;
+    /* The tensors of the main graph, computed by its nodes, whose values
+     * the import needed (the names the nodes read, each once, malloc'd):
+     * computed first (`outputs`) and then frozen (`constants`), they let
+     * the import go on when the inputs they come from cannot be frozen.
+     * A tensor inside an If branch or a loop body is not listed. */
+    char **value_tensors;
+    size_t value_tensor_count;
 } plx_model_import_report;
 
 PLX_API void plx_model_import_report_clear(plx_model_import_report *report);
@@ -99,6 +109,12 @@ typedef struct plx_model_options {
     /* Optional: filled when the import fails (above). Added after
      * data_shape_count; a struct_size that ends there reads as none. */
     plx_model_import_report *report;
+    /* Optional: the tensors, by name, that the model outputs instead of
+     * the graph's outputs (graph outputs, or tensors the main graph's
+     * nodes compute). Only the nodes they need are imported, and only the
+     * graph inputs they need are inputs of the model. */
+    const char *const *outputs;
+    size_t output_count;
 } plx_model_options;
 
 PLX_API void plx_model_options_init(plx_model_options *options);

@@ -82,6 +82,10 @@ typedef struct plx_onnx_options {
      * plx_model_import_report_clear). A struct_size that ends at
      * data_shape_count reads as none. */
     plx_onnx_import_report *report;
+    /* As plx_model_options.outputs: tensors to output instead of the
+     * graph's outputs. */
+    const char *const *outputs;
+    size_t output_count;
 } plx_onnx_options;
 
 PLX_API void plx_onnx_options_init(plx_onnx_options *options);

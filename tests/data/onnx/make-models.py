@@ -48,7 +48,15 @@ branch_on_rate.onnx
 slice_of_big.onnx
     x: float32 [6], big: int64 [600] -> Reshape(x, Slice(big, [0], [2]))
     -> y: float32 [?, ?]: a reshape target computed from an input too big
-    (4,800 bytes) to specialise on.
+    (4,800 bytes) to specialise on; the target itself (16 bytes) is small.
+
+all_of_big.onnx
+    The same with the whole of `big` as the target (Identity): a value
+    needed at import that is too big to specialise on.
+
+branch_on_energy.onnx
+    x: float32 [N] -> If(ReduceSum(x * x) > 1) then Relu(x) else Neg(x)
+    -> y: float32 [N]: an If whose condition is computed from the data.
 """
 import os
 
@@ -151,6 +159,34 @@ def slice_of_big():
          "slice_of_big.onnx")
 
 
+def all_of_big():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])
+    big = helper.make_tensor_value_info("big", TensorProto.INT64, [600])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])
+    whole = helper.make_node("Identity", ["big"], ["target"], name="whole")
+    reshape = helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape")
+    save(helper.make_graph([whole, reshape], "all_of_big", [x, big], [y]), "all_of_big.onnx")
+
+
+def branch_on_energy():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
+    one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+    square = helper.make_node("Mul", ["x", "x"], ["x2"], name="square")
+    energy = helper.make_node("ReduceSum", ["x2"], ["energy"], name="energy", keepdims=0)
+    loud = helper.make_node("Greater", ["energy", "one"], ["loud"], name="loud")
+    then_out = helper.make_tensor_value_info("t", TensorProto.FLOAT, ["N"])
+    else_out = helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N"])
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="relu")],
+                               "then", [], [then_out])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")],
+                               "else", [], [else_out])
+    branch = helper.make_node("If", ["loud"], ["y"], name="branch", then_branch=then_g,
+                              else_branch=else_g)
+    save(helper.make_graph([square, energy, loud, branch], "branch_on_energy", [x], [y], [one]),
+         "branch_on_energy.onnx")
+
+
 if __name__ == "__main__":
     dynamic_batch()
     two_inputs()
@@ -160,3 +196,5 @@ if __name__ == "__main__":
     reshape_by_input()
     branch_on_rate()
     slice_of_big()
+    all_of_big()
+    branch_on_energy()

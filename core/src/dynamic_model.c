@@ -983,32 +983,28 @@ PLX_API double plx_specialization_time_ms(const plx_specialization *specializati
     return specialization ? specialization->ms : 0.0;
 }
 
+/* Up to `max` of the *count names of the array *names into out_names,
+ * read under the model's lock (the array grows under it). */
+static size_t list_names(plx_dynamic_model *m, char **const *names, const size_t *count,
+                         const char **out_names, size_t max) {
+    pthread_mutex_lock(&m->lock);
+    size_t n = *count;
+    for (size_t i = 0; out_names && i < n && i < max; i++) {
+        out_names[i] = (*names)[i];
+    }
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
 PLX_API size_t plx_dynamic_model_valued_inputs(plx_dynamic_model *model, const char **out_names,
                                               size_t max) {
-    if (!model) {
-        return 0;
-    }
-    pthread_mutex_lock(&model->lock);
-    size_t n = model->valued_count;
-    for (size_t i = 0; out_names && i < n && i < max; i++) {
-        out_names[i] = model->valued[i];
-    }
-    pthread_mutex_unlock(&model->lock);
-    return n;
+    return model ? list_names(model, &model->valued, &model->valued_count, out_names, max) : 0;
 }
 
 PLX_API size_t plx_dynamic_model_valued_tensors(plx_dynamic_model *model,
                                                const char **out_names, size_t max) {
-    if (!model) {
-        return 0;
-    }
-    pthread_mutex_lock(&model->lock);
-    size_t n = model->vtensor_count;
-    for (size_t i = 0; out_names && i < n && i < max; i++) {
-        out_names[i] = model->vtensors[i];
-    }
-    pthread_mutex_unlock(&model->lock);
-    return n;
+    return model ? list_names(model, &model->vtensors, &model->vtensor_count, out_names, max)
+                 : 0;
 }
 
 PLX_API void plx_dynamic_model_stats(plx_dynamic_model *model, plx_dynamic_stats *out_stats) {

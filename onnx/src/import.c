@@ -572,6 +572,13 @@ static plx_status format_unsupported(const onnxi_ctx *c) {
     return st;
 }
 
+static void free_strings(char **v, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        free(v[i]);
+    }
+    free(v);
+}
+
 static void ctx_free(onnxi_ctx *c) {
     onnxi_map_free(&c->values);
     onnxi_map_free(&c->layer_names);
@@ -585,18 +592,9 @@ static void ctx_free(onnxi_ctx *c) {
         free(c->blobs[i]);
     }
     free(c->blobs);
-    for (size_t i = 0; i < c->unsupported_count; i++) {
-        free(c->unsupported[i]);
-    }
-    free(c->unsupported);
-    for (size_t i = 0; i < c->value_need_count; i++) {
-        free(c->value_needs[i]);
-    }
-    free(c->value_needs);
-    for (size_t i = 0; i < c->value_tensor_count; i++) {
-        free(c->value_tensors[i]);
-    }
-    free(c->value_tensors);
+    free_strings(c->unsupported, c->unsupported_count);
+    free_strings(c->value_needs, c->value_need_count);
+    free_strings(c->value_tensors, c->value_tensor_count);
     onnxi_map_free(&c->producers);
     onnxi_map_free(&c->frozen);
     plx_network_destroy(&c->net);

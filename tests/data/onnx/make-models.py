@@ -129,20 +129,25 @@ def reshape_by_input():
          "reshape_by_input.onnx")
 
 
-def branch_on_rate():
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
-    sr = helper.make_tensor_value_info("sr", TensorProto.INT64, [])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
-    rate = helper.make_tensor("rate", TensorProto.INT64, [], [16000])
-    equal = helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="is16k")
+def relu_or_neg(cond):
+    """If(cond) then y = Relu(x) else y = Neg(x), x and y float32 [N]."""
     then_out = helper.make_tensor_value_info("t", TensorProto.FLOAT, ["N"])
     else_out = helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N"])
     then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="relu")],
                                "then", [], [then_out])
     else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")],
                                "else", [], [else_out])
-    branch = helper.make_node("If", ["is16k"], ["y"], name="branch", then_branch=then_g,
-                              else_branch=else_g)
+    return helper.make_node("If", [cond], ["y"], name="branch", then_branch=then_g,
+                            else_branch=else_g)
+
+
+def branch_on_rate():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    sr = helper.make_tensor_value_info("sr", TensorProto.INT64, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])
+    rate = helper.make_tensor("rate", TensorProto.INT64, [], [16000])
+    equal = helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="is16k")
+    branch = relu_or_neg("is16k")
     save(helper.make_graph([equal, branch], "branch_on_rate", [x, sr], [y], [rate]),
          "branch_on_rate.onnx")
 
@@ -175,14 +180,7 @@ def branch_on_energy():
     square = helper.make_node("Mul", ["x", "x"], ["x2"], name="square")
     energy = helper.make_node("ReduceSum", ["x2"], ["energy"], name="energy", keepdims=0)
     loud = helper.make_node("Greater", ["energy", "one"], ["loud"], name="loud")
-    then_out = helper.make_tensor_value_info("t", TensorProto.FLOAT, ["N"])
-    else_out = helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N"])
-    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="relu")],
-                               "then", [], [then_out])
-    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")],
-                               "else", [], [else_out])
-    branch = helper.make_node("If", ["loud"], ["y"], name="branch", then_branch=then_g,
-                              else_branch=else_g)
+    branch = relu_or_neg("loud")
     save(helper.make_graph([square, energy, loud, branch], "branch_on_energy", [x], [y], [one]),
          "branch_on_energy.onnx")
 

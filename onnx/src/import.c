@@ -266,24 +266,18 @@ typedef struct edge_pass {
     size_t count;
 } edge_pass;
 
-/* Visits the inputs of a node and, since a subgraph (If's branches) may
- * read any value of the enclosing graph, the inputs of the nodes of its
- * subgraphs, as inputs of the node. Subgraphs nest at most 64 deep. */
-static void visit_inputs(const Onnx__NodeProto *node, edge_pass *e, int depth) {
+/* Calls fn(arg, name) for every name `node` reads: its inputs and, since
+ * a subgraph (If's branches, a loop's body) may read any value of the
+ * enclosing graph, the inputs of the nodes of its subgraphs, as inputs of
+ * the node. Subgraphs nest at most 64 deep. Stops at fn's first false,
+ * and returns it. */
+static bool for_each_read(const Onnx__NodeProto *node, bool (*fn)(void *arg, const char *name),
+                          void *arg, int depth) {
     for (size_t k = 0; k < node->n_input; k++) {
         const char *in = node->input[k];
-        void *p1 = in && in[0] ? onnxi_map_get(e->producer, in) : NULL;
-        if (!p1) {
-            continue;
+        if (in && in[0] && !fn(arg, in)) {
+            return false;
         }
-        size_t p = (size_t)(uintptr_t)p1 - 1; /* p == consumer: a self-loop, a cycle */
-        if (e->indeg) {
-            e->edges_start[p + 1]++;
-            e->indeg[e->consumer]++;
-        } else {
-            e->edges[e->edges_start[p] + e->fill[p]++] = e->consumer;
-        }
-        e->count++;
     }
     for (size_t a = 0; a < node->n_attribute && depth < 64; a++) {
         const Onnx__AttributeProto *attr = node->attribute[a];
@@ -293,10 +287,31 @@ static void visit_inputs(const Onnx__NodeProto *node, edge_pass *e, int depth) {
         size_t n_graphs = attr->g ? 1 : attr->n_graphs;
         for (size_t gi = 0; gi < n_graphs; gi++) {
             for (size_t k = 0; graphs[gi] && k < graphs[gi]->n_node; k++) {
-                visit_inputs(graphs[gi]->node[k], e, depth + 1);
+                if (!for_each_read(graphs[gi]->node[k], fn, arg, depth + 1)) {
+                    return false;
+                }
             }
         }
     }
+    return true;
+}
+
+/* An edge producer -> e->consumer for a name the consumer reads. */
+static bool visit_edge(void *arg, const char *in) {
+    edge_pass *e = arg;
+    void *p1 = onnxi_map_get(e->producer, in);
+    if (!p1) {
+        return true;
+    }
+    size_t p = (size_t)(uintptr_t)p1 - 1; /* p == consumer: a self-loop, a cycle */
+    if (e->indeg) {
+        e->edges_start[p + 1]++;
+        e->indeg[e->consumer]++;
+    } else {
+        e->edges[e->edges_start[p] + e->fill[p]++] = e->consumer;
+    }
+    e->count++;
+    return true;
 }
 
 /* Kahn's algorithm over the graph's nodes, keeping the file's order among
@@ -346,7 +361,7 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g, const boo
     edge_pass count_pass = {&producer, edges_start, indeg, NULL, NULL, 0, 0};
     for (size_t i = 0; i < n; i++) {
         count_pass.consumer = i;
-        visit_inputs(g->node[i], &count_pass, 0);
+        for_each_read(g->node[i], visit_edge, &count_pass, 0);
     }
     n_edges = count_pass.count;
     edges = calloc(n_edges ? n_edges : 1, sizeof *edges);
@@ -361,7 +376,7 @@ plx_status onnxi_import_nodes(onnxi_ctx *c, const Onnx__GraphProto *g, const boo
     edge_pass fill_pass = {&producer, edges_start, NULL, edges, fill, 0, 0};
     for (size_t i = 0; i < n; i++) {
         fill_pass.consumer = i;
-        visit_inputs(g->node[i], &fill_pass, 0);
+        for_each_read(g->node[i], visit_edge, &fill_pass, 0);
     }
     /* A min-ordered ready list: ready nodes are taken in file order. */
     size_t done = 0, head = 0;
@@ -639,38 +654,26 @@ static bool add_name(onnxi_map *names, const char *name) {
     return onnxi_map_get(names, name) || onnxi_map_put(names, name, names);
 }
 
-/* Every name a node reads: its inputs and those of the nodes of its
- * subgraphs (at most 64 deep), added to `reads`; the main-graph nodes
- * that compute them, and were not yet kept, are kept and pushed. */
-static bool note_reads(onnxi_ctx *c, const Onnx__NodeProto *node, onnxi_map *reads, bool *keep,
-                       size_t *stack, size_t *top, int depth) {
-    for (size_t k = 0; k < node->n_input; k++) {
-        const char *in = node->input[k];
-        if (!in || !in[0]) {
-            continue;
-        }
-        if (!add_name(reads, in)) {
-            return false;
-        }
-        void *p = onnxi_map_get(&c->frozen, in) ? NULL : onnxi_map_get(&c->producers, in);
-        if (p && !keep[(uintptr_t)p - 1]) {
-            keep[(uintptr_t)p - 1] = true;
-            stack[(*top)++] = (uintptr_t)p - 1;
-        }
+/* The walk of mark_needed: the names read so far, and the nodes kept,
+ * with a stack of those whose reads are still to visit. */
+typedef struct need_walk {
+    onnxi_ctx *c;
+    onnxi_map *reads;
+    bool *keep;
+    size_t *stack, top;
+} need_walk;
+
+/* A name read on the way: noted, and the main-graph node that computes
+ * it (unless frozen) kept and pushed. */
+static bool need_name(void *arg, const char *name) {
+    need_walk *w = arg;
+    if (!add_name(w->reads, name)) {
+        return false;
     }
-    for (size_t a = 0; a < node->n_attribute && depth < 64; a++) {
-        const Onnx__AttributeProto *attr = node->attribute[a];
-        const Onnx__GraphProto *const *graphs =
-            attr->g ? (const Onnx__GraphProto *const *)&attr->g
-                    : (const Onnx__GraphProto *const *)attr->graphs;
-        size_t n_graphs = attr->g ? 1 : attr->n_graphs;
-        for (size_t gi = 0; gi < n_graphs; gi++) {
-            for (size_t k = 0; graphs[gi] && k < graphs[gi]->n_node; k++) {
-                if (!note_reads(c, graphs[gi]->node[k], reads, keep, stack, top, depth + 1)) {
-                    return false;
-                }
-            }
-        }
+    void *p = onnxi_map_get(&w->c->frozen, name) ? NULL : onnxi_map_get(&w->c->producers, name);
+    if (p && !w->keep[(uintptr_t)p - 1]) {
+        w->keep[(uintptr_t)p - 1] = true;
+        w->stack[w->top++] = (uintptr_t)p - 1;
     }
     return true;
 }
@@ -681,22 +684,15 @@ static bool note_reads(onnxi_ctx *c, const Onnx__NodeProto *node, onnxi_map *rea
 static plx_status mark_needed(onnxi_ctx *c, const Onnx__GraphProto *g,
                               const char *const *targets, size_t n_targets, bool *keep,
                               onnxi_map *reads) {
-    size_t *stack = malloc((g->n_node + 1) * sizeof *stack), top = 0;
-    bool ok = stack != NULL;
+    need_walk w = {c, reads, keep, malloc((g->n_node + 1) * sizeof *w.stack), 0};
+    bool ok = w.stack != NULL;
     for (size_t t = 0; ok && t < n_targets; t++) {
-        ok = add_name(reads, targets[t]);
-        void *p = onnxi_map_get(&c->frozen, targets[t]) ? NULL
-                                                        : onnxi_map_get(&c->producers, targets[t]);
-        if (ok && p && !keep[(uintptr_t)p - 1]) {
-            keep[(uintptr_t)p - 1] = true;
-            stack[top++] = (uintptr_t)p - 1;
-        }
+        ok = need_name(&w, targets[t]);
     }
-    while (ok && top) {
-        size_t i = stack[--top];
-        ok = note_reads(c, g->node[i], reads, keep, stack, &top, 0);
+    while (ok && w.top) {
+        ok = for_each_read(g->node[w.stack[--w.top]], need_name, &w, 0);
     }
-    free(stack);
+    free(w.stack);
     return ok ? NULL : oom(c);
 }
 

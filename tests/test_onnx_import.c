@@ -950,6 +950,36 @@ Test(onnx_import, loop_needs_its_control_at_import) {
     plx_model_import_report_clear(&report);
 }
 
+/* A loop in a loop: the cap on unrolled body nodes counts the inner
+ * loop's iterations of every outer one (300 x 300 > 65,536). */
+Test(onnx_import, nested_loops_share_the_unroll_cap) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "M", OB_SCALAR, (const int64_t[]){300}, false);
+    ob_graph *inner = ob_graph_new(m, "inner");
+    ob_input(inner, "j", OB_INT64, "");
+    ob_input(inner, "c2", OB_BOOL, "");
+    ob_input(inner, "b", OB_FLOAT, "3");
+    ob_node_add(inner, "Neg", "flip", "b", "b2");
+    ob_node_add(inner, "Identity", "c2_copy", "c2", "c2o");
+    ob_output(inner, "c2o", OB_BOOL, "");
+    ob_output(inner, "b2", OB_FLOAT, "3");
+    ob_graph *outer = ob_graph_new(m, "outer");
+    ob_input(outer, "i", OB_INT64, "");
+    ob_input(outer, "c1", OB_BOOL, "");
+    ob_input(outer, "a", OB_FLOAT, "3");
+    ob_node *in_loop = ob_node_add(outer, "Loop", "inner_loop", "M,,a", "a2");
+    ob_attr_g(in_loop, "body", inner);
+    ob_node_add(outer, "Identity", "c1_copy", "c1", "c1o");
+    ob_output(outer, "c1o", OB_BOOL, "");
+    ob_output(outer, "a2", OB_FLOAT, "3");
+    ob_node *n = ob_node_add(g, "Loop", "outer_loop", "M,,x", "y");
+    ob_attr_g(n, "body", outer);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "more than 65536 nodes of loop bodies");
+}
+
 /* Scan over x [4,2] from the end: the state sums the rows, the scan
  * output (stacked in reverse) is the sum of each row and those after it. */
 Test(onnx_import, scan_unrolled_in_reverse) {

@@ -1,4 +1,5 @@
 /* The network builder: layers, connections, validation and shape inference. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,7 @@ PLX_API void plx_network_destroy(plx_network **network) {
     }
     plxi_ptr_vec_release(&n->layers);
     free(n->order);
+    free(n->by_name);
     free(n);
 }
 
@@ -186,14 +188,52 @@ PLX_API size_t plx_network_layer_count(const plx_network *network) {
     return network ? network->layers.count : 0;
 }
 
+static size_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return (size_t)h;
+}
+
+/* The slot of by_name that holds `name`, or the empty one where it goes. */
+static size_t name_slot(const plx_network *n, const char *name) {
+    size_t mask = n->by_name_cap - 1, i = name_hash(name) & mask;
+    while (n->by_name[i] &&
+           strcmp(((plxi_layer *)n->layers.items[n->by_name[i] - 1])->name, name) != 0) {
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
 static plxi_layer *find_layer(const plx_network *n, const char *name) {
-    for (size_t i = 0; i < n->layers.count; i++) {
-        plxi_layer *l = n->layers.items[i];
-        if (strcmp(l->name, name) == 0) {
-            return l;
+    if (!n->by_name_cap) {
+        return NULL;
+    }
+    uint32_t k = n->by_name[name_slot(n, name)];
+    return k ? n->layers.items[k - 1] : NULL;
+}
+
+/* Indexes layer `index` (already in n->layers) by its name, growing the
+ * index to keep it at most half full. */
+static bool index_layer(plx_network *n, size_t index) {
+    if (2 * (index + 1) > n->by_name_cap) {
+        size_t cap = n->by_name_cap ? 2 * n->by_name_cap : 64;
+        uint32_t *grown = calloc(cap, sizeof *grown);
+        if (!grown) {
+            return false;
+        }
+        free(n->by_name);
+        n->by_name = grown;
+        n->by_name_cap = cap;
+        for (size_t i = 0; i < index; i++) {
+            n->by_name[name_slot(n, ((plxi_layer *)n->layers.items[i])->name)] =
+                (uint32_t)(i + 1);
         }
     }
-    return NULL;
+    n->by_name[name_slot(n, ((plxi_layer *)n->layers.items[index])->name)] =
+        (uint32_t)(index + 1);
+    return true;
 }
 
 /* Shared by every add_* function: checks and copies, then appends. */
@@ -278,6 +318,11 @@ static plx_status add_layer(plx_network *n, const char *name, plx_op op, const v
         plxi_layer_free(l);
         return oom();
     }
+    if (!index_layer(n, n->layers.count - 1)) {
+        n->layers.count--;
+        plxi_layer_free(l);
+        return oom();
+    }
     n->validated = false;
     *out_layer = l;
     if (out_id) {
@@ -337,6 +382,11 @@ static plx_status set_info(plxi_layer *l, uint32_t slot, const plx_tensor_info *
 
 static void drop_last_layer(plx_network *n) {
     plxi_layer_free(n->layers.items[--n->layers.count]);
+    /* Rare (a failed add): the index is rebuilt without it. */
+    memset(n->by_name, 0, n->by_name_cap * sizeof *n->by_name);
+    for (size_t i = 0; i < n->layers.count; i++) {
+        n->by_name[name_slot(n, ((plxi_layer *)n->layers.items[i])->name)] = (uint32_t)(i + 1);
+    }
 }
 
 PLX_API plx_status plx_network_add_input(plx_network *network, const char *name,

@@ -45,6 +45,10 @@ struct plx_network {
     plxi_ptr_vec layers; /* plxi_layer* */
     bool validated;
     uint32_t *order;     /* topological order after validation */
+    /* The layers by name: open addressing, index + 1 (0: empty), at most
+     * half full, so that adding a layer checks its name in constant time. */
+    uint32_t *by_name;
+    size_t by_name_cap;
 };
 
 void plxi_layer_free(plxi_layer *layer);

@@ -14,8 +14,8 @@
 
 #include "onnx_internal.h"
 
-/* At most this many iterations, and this many body nodes imported in all,
- * are unrolled for one node. */
+/* At most this many iterations are unrolled for one node, and this many
+ * body nodes imported in all for the model (nested loops included). */
 #define MAX_ITERATIONS 4096
 #define MAX_UNROLLED_NODES 65536
 
@@ -136,13 +136,12 @@ static plx_status scope_restore(onnxi_ctx *c, scope *s) {
     return NULL;
 }
 
-/* One unrolled node: its body, the bindings of the body's inputs and
+/* One unrolled node: its body, and the bindings of the body's inputs and
  * initializers (undone at the end) and of its nodes (undone after each
- * iteration), and how many body nodes were imported. */
+ * iteration). */
 typedef struct unroll {
     const Onnx__GraphProto *body;
     scope outer, inner;
-    size_t imported;
     size_t node_count_after_first; /* c->node_count after the first iteration */
 } unroll;
 
@@ -196,10 +195,10 @@ static plx_status run_body(onnxi_ctx *c, onnxi_node *n, unroll *u, onnxi_value *
                            onnxi_value **out, onnxi_value **out_poison) {
     const Onnx__GraphProto *g = u->body;
     *out_poison = NULL;
-    u->imported += g->n_node;
-    if (u->imported > MAX_UNROLLED_NODES) {
-        return ONNXI_UNSUPPORTED("unrolling it would import more than %d nodes of its body",
-                                 MAX_UNROLLED_NODES);
+    c->unrolled_nodes += g->n_node;
+    if (c->unrolled_nodes > MAX_UNROLLED_NODES) {
+        return ONNXI_UNSUPPORTED("unrolling it would import more than %d nodes of loop bodies "
+                                 "in the model", MAX_UNROLLED_NODES);
     }
     plx_status st = NULL;
     for (size_t i = 0; i < g->n_input && !st; i++) {

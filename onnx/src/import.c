@@ -597,6 +597,7 @@ static void free_strings(char **v, size_t count) {
 static void ctx_free(onnxi_ctx *c) {
     onnxi_map_free(&c->values);
     onnxi_map_free(&c->layer_names);
+    onnxi_map_free(&c->name_suffixes);
     for (size_t i = 0; i < c->owned_count; i++) {
         free(c->owned[i]->poison_reason);
         free(c->owned[i]->src);

@@ -101,6 +101,7 @@ typedef struct onnxi_ctx {
     size_t n_opsets;
     onnxi_map values;      /* ONNX name -> onnxi_value* (the current binding) */
     onnxi_map layer_names; /* used layer names */
+    onnxi_map name_suffixes; /* base name -> the next "#k" suffix to try */
     onnxi_value **owned;   /* every value, freed at the end of the import */
     size_t owned_count, owned_cap;
     void **blobs;          /* constant data; moved to the model (the network borrows it) */
@@ -117,6 +118,7 @@ typedef struct onnxi_ctx {
     onnxi_map producers;   /* the main graph's node outputs (name -> node index + 1) */
     onnxi_map frozen;      /* tensors computed by nodes, frozen to constants */
     uint32_t mark;         /* the last visit mark handed out */
+    size_t unrolled_nodes; /* body nodes imported by Loop and Scan, nested ones included */
 } onnxi_ctx;
 
 /* The node being converted. */

@@ -212,12 +212,16 @@ plx_status onnxi_bind(onnxi_ctx *c, const char *name, onnxi_value *v) {
 }
 
 char *onnxi_unique_name(onnxi_ctx *c, const char *base) {
-    char *name = strdup(base);
-    for (unsigned k = 1; name && onnxi_map_get(&c->layer_names, name); k++) {
+    /* The suffixes already tried for `base` are not tried again (an
+     * unrolled loop names its body's layers thousands of times). */
+    uintptr_t next = (uintptr_t)onnxi_map_get(&c->name_suffixes, base);
+    char *name = next ? onnxi_asprintf("%s#%lu", base, (unsigned long)next) : strdup(base);
+    for (next = next ? next + 1 : 1; name && onnxi_map_get(&c->layer_names, name); next++) {
         free(name);
-        name = onnxi_asprintf("%s#%u", base, k);
+        name = onnxi_asprintf("%s#%lu", base, (unsigned long)next);
     }
-    if (name && !onnxi_map_put(&c->layer_names, name, c)) {
+    if (name && (!onnxi_map_put(&c->layer_names, name, c) ||
+                 !onnxi_map_put(&c->name_suffixes, base, (void *)next))) {
         free(name);
         return NULL;
     }

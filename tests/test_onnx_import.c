@@ -818,6 +818,30 @@ Test(onnx_import, clip_bounds_computed_at_run_time) {
                  "int64");
 }
 
+/* Pad's constant_value computed at run time (opset 11 on): a runtime
+ * input of Where, not a value the import needs. */
+Test(onnx_import, pad_value_at_run_time) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,2");
+    ob_input(g, "v", OB_FLOAT, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "pads", OB_DIMS(4), (const int64_t[]){0, 1, 1, 0}, false);
+    ob_node_add(g, "Pad", "pad", "x,pads,v", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 2), "v stays an input");
+    expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){3, 3}, 2, "y");
+    float x[4] = {1, 2, 3, 4}, v = -7.0f, y[9];
+    const void *ins[] = {x, &v};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, (const float[]){-7, 1, 2, -7, 3, 4, -7, -7, -7}, 9, 0);
+    v = 0.5f;
+    run_once(model, ins, outs);
+    expect_close(y, (const float[]){0.5f, 1, 2, 0.5f, 3, 4, 0.5f, 0.5f, 0.5f}, 9, 0);
+    destroy_model(&model);
+}
+
 Test(onnx_import, if_condition_folded_from_shape) {
     plx_onnx_model *model = import_ok(if_model(true, true), NULL);
     check_if(model, true);

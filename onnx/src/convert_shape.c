@@ -418,6 +418,42 @@ plx_status onnxi_conv_slice(onnxi_ctx *c, onnxi_node *n) {
     return onnxi_emit1(c, n, PLX_OP_SLICE, &d, n->in, 1);
 }
 
+/* Constant padding with a value computed at run time: the input padded
+ * with zeros, then Where(mask, padded, value), the mask (true where the
+ * input lands) folded at import from a padded tensor of ones. */
+static plx_status pad_with_runtime_value(onnxi_ctx *c, onnxi_node *n, const plx_pad_desc *d) {
+    onnxi_value *value = n->in[2];
+    if (value->info.dtype != n->in[0]->info.dtype || onnxi_elem_count(&value->info) != 1) {
+        return onnxi_invalid(c, n, "constant_value must be one value of the input's type");
+    }
+    plx_tensor_info ones_info = n->in[0]->info;
+    ones_info.dtype = PLX_DTYPE_FLOAT32;
+    ones_info.quant.kind = PLX_QUANT_NONE;
+    float *ones = NULL;
+    plx_status st = onnxi_alloc_const(c, n, &ones_info, (void **)&ones);
+    onnxi_value *v_ones = NULL, *padded_ones = NULL, *mask = NULL, *padded = NULL;
+    if (!st) {
+        for (size_t i = 0; i < onnxi_elem_count(&ones_info); i++) {
+            ones[i] = 1.0f;
+        }
+        st = onnxi_const_take(c, &ones_info, ones, &v_ones);
+    }
+    plx_pad_desc zero = *d;
+    zero.value = 0.0;
+    plx_cast_desc to_bool = PLX_CAST_DESC_INIT(PLX_DTYPE_BOOL);
+    if (!st) {
+        st = onnxi_emit(c, n, PLX_OP_PAD, &zero, &v_ones, 1, 1, &padded_ones);
+    }
+    if (!st) {
+        st = onnxi_emit(c, n, PLX_OP_CAST, &to_bool, &padded_ones, 1, 1, &mask);
+    }
+    if (!st) {
+        st = onnxi_emit(c, n, PLX_OP_PAD, &zero, n->in, 1, 1, &padded);
+    }
+    onnxi_value *where_in[3] = {mask, padded, value};
+    return st ? st : onnxi_emit1(c, n, PLX_OP_WHERE, NULL, where_in, 3);
+}
+
 plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = onnxi_need_inputs(c, n, 1);
     if (st) {
@@ -447,11 +483,8 @@ plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
         if (!st) {
             st = onnxi_const_ints(n, 1, "pads", pads, 2 * PLX_MAX_RANK, &np);
         }
-        if (!st && onnxi_has_in(n, 2)) {
-            st = onnxi_need_const(n, 2, "constant_value");
-            if (!st) {
-                d.value = onnxi_elem_count(&n->in[2]->info) ? onnxi_const_f64(n->in[2], 0) : 0.0;
-            }
+        if (!st && onnxi_has_in(n, 2) && n->in[2]->kind == ONNXI_CONST) {
+            d.value = onnxi_elem_count(&n->in[2]->info) ? onnxi_const_f64(n->in[2], 0) : 0.0;
         }
         if (!st && onnxi_has_in(n, 3)) {
             st = onnxi_const_ints(n, 3, "axes", axes, PLX_MAX_RANK, &na);
@@ -481,6 +514,9 @@ plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
             d.pads_begin[a] = pads[i];
             d.pads_end[a] = pads[na + i];
         }
+    }
+    if (m == PLX_PAD_CONSTANT && onnxi_has_in(n, 2) && n->in[2]->kind != ONNXI_CONST) {
+        return pad_with_runtime_value(c, n, &d);
     }
     return onnxi_emit1(c, n, PLX_OP_PAD, &d, n->in, 1);
 }

@@ -974,6 +974,62 @@ Test(onnx_import, loop_needs_its_control_at_import) {
     plx_model_import_report_clear(&report);
 }
 
+/* NonZero and Compress: their output's shape depends on values, which
+ * the import needs (reported), and with them frozen the output is exact. */
+Test(onnx_import, outputs_shaped_by_values) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_input(g, "keep", OB_BOOL, "3");
+    ob_output(g, "nz", OB_INT64, NULL);
+    ob_output(g, "kept", OB_FLOAT, NULL);
+    ob_node_add(g, "NonZero", "nonzero", "x", "nz");
+    ob_node *cn = ob_node_add(g, "Compress", "compress", "x,keep", "kept");
+    ob_attr_i(cn, "axis", -1);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    buf = ob_pack(m, &size);
+    free_model(m);
+    plx_onnx_import_report report = {0};
+    plx_onnx_options o;
+    plx_onnx_options_init(&o);
+    o.report = &report;
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_memory(buf, size, "values.onnx", NULL, &o, &model);
+    cr_assert_not_null(st);
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(st), "node 'nonzero' (NonZero"))));
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(st), "node 'compress' (Compress"))));
+    plx_status_free(st);
+    cr_assert(eq(sz, report.value_input_count, 2));
+
+    /* x frozen: NonZero folds; keep stays needed. Both frozen: exact. */
+    const float x[6] = {0, 1.5f, 0, -2, 0, 3};
+    const uint8_t keep[3] = {1, 0, 1};
+    plx_onnx_constant_input k[2] = {
+        {.name = "x", .info = {.dtype = PLX_DTYPE_FLOAT32, .rank = 2, .dims = {2, 3}}, .data = x},
+        {.name = "keep", .info = {.dtype = PLX_DTYPE_BOOL, .rank = 1, .dims = {3}},
+         .data = keep}};
+    o.constants = k;
+    o.constant_count = 2;
+    st = plx_onnx_import_memory(buf, size, "values.onnx", NULL, &o, &model);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    const plx_onnx_io *nz = plx_onnx_model_output(model, 0), *kept = plx_onnx_model_output(model, 1);
+    expect_dims(&nz->info, (const int64_t[]){2, 3}, 2, "nz");
+    expect_dims(&kept->info, (const int64_t[]){2, 2}, 2, "kept");
+    int64_t got_nz[6];
+    float got_kept[4];
+    void *outs[] = {got_nz, got_kept};
+    run_once(model, NULL, outs);
+    const int64_t want_nz[6] = {0, 1, 1, 1, 0, 2}; /* rows, then columns */
+    for (int i = 0; i < 6; i++) {
+        cr_expect(eq(i64, got_nz[i], want_nz[i]), "nz[%d]", i);
+    }
+    expect_close(got_kept, (const float[]){0, 0, -2, 3}, 4, 0);
+    destroy_model(&model);
+    plx_model_import_report_clear(&report);
+    free(buf);
+}
+
 /* A loop in a loop: the cap on unrolled body nodes counts the inner
  * loop's iterations of every outer one (300 x 300 > 65,536). */
 Test(onnx_import, nested_loops_share_the_unroll_cap) {

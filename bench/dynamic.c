@@ -7,7 +7,8 @@
  *     executions of the same loaded network held (the static path), in ns
  *     per execution, medians of timed batches, and the heap allocations
  *     per execution of both (a backend's own allocations show in both);
- *   - a batch sweep: the median latency of each batch size, and per item.
+ *   - a batch sweep: the median latency of each batch size, and per item,
+ *     with the resident memory once each specialisation is made;
  *
  * The model's input INPUT gets DIMS with dim 0 replaced by each batch size;
  * other inputs must have static shapes. Inputs are zeros; outputs are
@@ -23,10 +24,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
 #include <plexus/dynamic.h>
 
 #include "alloc_counter.h"
 #include "bench_util.h"
+
+/* The process's resident memory in MB (Linux /proc/self/statm), or 0. */
+static double resident_mb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    if (!f) {
+        return 0.0;
+    }
+    int got = fscanf(f, "%lu %lu", &size, &resident);
+    fclose(f);
+    return got == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0) : 0.0;
+}
 
 #define MAX_LIST 16
 
@@ -172,8 +187,11 @@ int main(int argc, char **argv) {
         return fail(st, model);
     }
 
-    /* Specialisation of each batch size, then its latency (held). */
-    double spec_ms[MAX_LIST], lat_ms[MAX_LIST];
+    /* Specialisation of each batch size, then its latency (held), and the
+     * resident memory once it is made (the initializers are shared
+     * between specialisations: what grows is each one's own). */
+    double spec_ms[MAX_LIST], lat_ms[MAX_LIST], rss_mb[MAX_LIST];
+    double rss_open_mb = resident_mb();
     double *samples = calloc((size_t)runs, sizeof *samples);
     int rc = samples ? 0 : 1;
     for (size_t b = 0; !rc && b < batch_count; b++) {
@@ -187,6 +205,7 @@ int main(int argc, char **argv) {
             break;
         }
         spec_ms[b] = plx_specialization_time_ms(sp);
+        rss_mb[b] = resident_mb();
         io_buffers io;
         if (!make_buffers(plx_specialization_model(sp), &io)) {
             fprintf(stderr, "plexus-bench-dynamic: cannot make the buffers\n");
@@ -224,7 +243,9 @@ int main(int argc, char **argv) {
         } else if (!make_buffers(plx_specialization_model(held), &io)) {
             rc = 1;
         } else {
-            enum { PER_BATCH = 200 };
+            /* About 100 ms of executions per sample, 1 to 200 of them. */
+            double fit = lat_ms[0] > 0 ? 100.0 / lat_ms[0] : 200.0;
+            const int PER_BATCH = fit >= 200.0 ? 200 : fit < 1.0 ? 1 : (int)fit;
             double *dyn = calloc((size_t)runs, sizeof *dyn);
             double *sta = calloc((size_t)runs, sizeof *sta);
             for (long r = 0; dyn && sta && !rc && r < runs; r++) {
@@ -281,23 +302,27 @@ int main(int argc, char **argv) {
                input, runs);
         for (size_t b = 0; b < batch_count; b++) {
             printf("%s{\"batch\": %lld, \"specialize_ms\": %.3f, \"latency_ms\": %.6f, "
-                   "\"per_item_ms\": %.6f}", b ? ", " : "", (long long)batches[b], spec_ms[b],
-                   lat_ms[b], lat_ms[b] / (double)batches[b]);
+                   "\"per_item_ms\": %.6f, \"resident_mb\": %.1f}", b ? ", " : "",
+                   (long long)batches[b], spec_ms[b], lat_ms[b], lat_ms[b] / (double)batches[b],
+                   rss_mb[b]);
         }
-        printf("], \"hit_ns\": %.1f, \"static_ns\": %.1f, \"hit_overhead_ns\": %.1f, "
+        printf("], \"resident_mb_at_open\": %.1f, \"hit_ns\": %.1f, \"static_ns\": %.1f, \"hit_overhead_ns\": %.1f, "
                "\"allocations_per_execute\": %.3f, \"static_allocations_per_execute\": %.3f, "
-               "\"hits\": %llu, \"misses\": %llu, \"evictions\": %llu}\n", dyn_ns, static_ns,
+               "\"hits\": %llu, \"misses\": %llu, \"evictions\": %llu}\n", rss_open_mb, dyn_ns,
+               static_ns,
                dyn_ns - static_ns, allocs_per, static_allocs_per,
                (unsigned long long)stats.hits, (unsigned long long)stats.misses,
                (unsigned long long)stats.evictions);
     } else if (!rc) {
         printf("model %s, input %s, dims %s with dim 0 swept; medians of %ld runs\n", model,
                input, dims_arg, runs);
-        printf("%8s  %14s  %12s  %12s\n", "batch", "specialize ms", "latency ms", "per item ms");
+        printf("%8s  %14s  %12s  %12s  %12s\n", "batch", "specialize ms", "latency ms",
+               "per item ms", "resident MB");
         for (size_t b = 0; b < batch_count; b++) {
-            printf("%8lld  %14.3f  %12.4f  %12.4f\n", (long long)batches[b], spec_ms[b], lat_ms[b],
-                   lat_ms[b] / (double)batches[b]);
+            printf("%8lld  %14.3f  %12.4f  %12.4f  %12.1f\n", (long long)batches[b], spec_ms[b],
+                   lat_ms[b], lat_ms[b] / (double)batches[b], rss_mb[b]);
         }
+        printf("resident MB at open: %.1f\n", rss_open_mb);
         printf("hit: %.1f ns per acquire + execute + release, static path %.1f ns: overhead "
                "%.1f ns", dyn_ns, static_ns, dyn_ns - static_ns);
         if (allocs_per >= 0) {

@@ -605,6 +605,79 @@ Test(dynamic, probes_compute_values_from_big_inputs) {
     plx_runtime_destroy(&rt);
 }
 
+/* Runs the digits example (image [1,1,8,8] -> probabilities [1,10]) of
+ * `m` on a fixed image. */
+static void run_digits(plx_runtime *rt, plx_model *m, float *probs) {
+    plx_optimized_network *opt = NULL;
+    plx_loaded_network *ln = NULL;
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_ref"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    plx_status st = plx_optimize(rt, plx_model_network(m), &oo, &opt);
+    if (!st) {
+        st = plx_runtime_load_network(rt, &opt, NULL, &ln);
+    }
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    float image[64];
+    for (int i = 0; i < 64; i++) {
+        image[i] = (float)((i * 7) % 16) / 16.0f;
+    }
+    plx_tensor_binding in = {0, image, sizeof image, 0}, out = {0, probs, 10 * sizeof *probs, 0};
+    st = plx_loaded_network_execute(ln, &in, 1, &out, 1);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    plx_loaded_network_unload(&ln);
+}
+
+/* Imports of one file given one plx_model_weights decode its initializers
+ * once: the second adds nothing to the store, and its constants borrow
+ * the first one's data, which outlives both the first model and the
+ * store's own reference. A file other than the store's decodes as usual. */
+Test(dynamic, initializers_shared_between_imports) {
+    plx_runtime *rt = make_runtime();
+    const char *path = DIGITS_DIR "/digits.onnx";
+    plx_model *plain = NULL, *a = NULL, *b = NULL, *other = NULL;
+    cr_assert_null(plx_model_open(path, NULL, &plain));
+    plx_model_weights *w = NULL;
+    cr_assert_null(plx_model_weights_create(&w));
+    plx_model_options o;
+    plx_model_options_init(&o);
+    o.weights = w;
+    cr_assert_null(plx_model_open(path, &o, &a));
+    size_t bytes = plx_model_weights_bytes(w);
+    cr_assert(gt(sz, bytes, 1000), "the digits model's weights: %zu bytes", bytes);
+    cr_assert_null(plx_model_open(path, &o, &b));
+    cr_expect(eq(sz, plx_model_weights_bytes(w), bytes), "nothing decoded twice");
+    /* branch_on_energy.onnx has an initializer ("one"); x sized, the If's
+     * condition frozen. */
+    plx_model_input_shape x = {.name = "x", .dims = {4}, .rank = 1};
+    static const uint8_t yes = 1;
+    plx_model_constant_input loud = {.name = "loud", .info = {.dtype = PLX_DTYPE_BOOL},
+                                     .data = &yes};
+    plx_model_options other_o = o;
+    other_o.shapes = &x;
+    other_o.shape_count = 1;
+    other_o.constants = &loud;
+    other_o.constant_count = 1;
+    plx_status st = plx_model_open(ONNX_TEST_DIR "/branch_on_energy.onnx", &other_o, &other);
+    cr_assert_null(st, "%s", plx_status_get_message(st));
+    cr_expect(eq(sz, plx_model_weights_bytes(w), bytes), "another file is not the store's");
+    plx_model_destroy(&other);
+    plx_model_destroy(&a);
+    plx_model_weights_release(&w);
+    cr_assert_null(w);
+    float want[10], got[10];
+    run_digits(rt, plain, want);
+    run_digits(rt, b, got);
+    for (int i = 0; i < 10; i++) {
+        cr_expect(eq(flt, got[i], want[i]), "probability %d", i);
+    }
+    plx_model_destroy(&b);
+    plx_model_destroy(&plain);
+    plx_runtime_destroy(&rt);
+}
+
 /* A hit, an execution and a release allocate nothing (docs/loaded-network.md:
  * no heap allocation per execution in steady state). */
 Test(dynamic, hit_allocates_nothing) {

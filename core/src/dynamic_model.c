@@ -61,6 +61,9 @@ struct plx_dynamic_model {
     size_t backend_count;
     plx_load_options load;
     size_t capacity;
+    /* The file's initializers, decoded once and shared by every
+     * specialisation and probe. */
+    plx_model_weights *weights;
 
     pthread_mutex_t lock;
     /* Inputs whose values the model needs at import (learnt from the
@@ -280,10 +283,14 @@ PLX_API plx_status plx_dynamic_model_open(plx_runtime *runtime, const char *path
     m->capacity = options->cache_capacity;
     st = m->path ? copy_options(m, options)
                  : plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
+    if (!st) {
+        st = plx_model_weights_create(&m->weights);
+    }
     if (!st && pthread_mutex_init(&m->lock, NULL) != 0) {
         st = plxi_status_create(PLX_OUT_OF_MEMORY, "%s: cannot create a lock", path);
     }
     if (st) {
+        plx_model_weights_release(&m->weights);
         free_options(m);
         free(m);
         return st;
@@ -344,6 +351,7 @@ PLX_API void plx_dynamic_model_destroy(plx_dynamic_model **model) {
     free(m->entries);
     free_names(m->valued, m->valued_count);
     free_names(m->vtensors, m->vtensor_count);
+    plx_model_weights_release(&m->weights);
     pthread_mutex_destroy(&m->lock);
     free_options(m);
     free(m);
@@ -612,6 +620,7 @@ static plx_status import_for(plx_dynamic_model *m, const plx_dynamic_signature *
             o.constants = frozen;
             o.constant_count = m->constant_count + nv + tv_count;
             o.report = &report;
+            o.weights = m->weights;
             if (e->probe) {
                 o.outputs = (const char *const *)m->vtensors;
                 o.output_count = e->probe_tensors;

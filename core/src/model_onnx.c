@@ -22,6 +22,7 @@ static plx_status onnx_open(const char *path, const plx_model_options *options,
     o.report = options->report;
     o.outputs = options->outputs;
     o.output_count = options->output_count;
+    o.weights = options->weights;
     plx_onnx_model *m = NULL;
     plx_status st = plx_onnx_import_file(path, &o, &m);
     if (!st) {

@@ -21,6 +21,7 @@ struct plx_onnx_model {
     plx_network *net;
     void **blobs;
     size_t blob_count;
+    plx_model_weights *weights; /* a reference to the store its constants borrow from */
     plx_onnx_io *inputs;
     size_t input_count;
     plx_onnx_io *outputs;
@@ -40,12 +41,50 @@ static plx_status oom(const onnxi_ctx *c) {
     return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
 }
 
+/* Whether `info` is what the tensor proto declares (its type and dims). */
+static bool proto_declares(const Onnx__TensorProto *t, const plx_tensor_info *info) {
+    if (!t->has_data_type || onnxi_dtype(t->data_type) != info->dtype ||
+        t->n_dims != info->rank) {
+        return false;
+    }
+    for (size_t d = 0; d < t->n_dims; d++) {
+        if (t->dims[d] != info->dims[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A main-graph initializer from the options' store (decoded by an earlier
+ * import of the file), or NULL. */
+static onnxi_value *shared_initializer(onnxi_ctx *c, const Onnx__GraphProto *g,
+                                       const Onnx__TensorProto *t, plx_status *st) {
+    plx_tensor_info info;
+    const void *data = g == c->main_graph && c->weights
+                           ? plx_model_weights_lookup(c->weights, c->file, t->name, &info)
+                           : NULL;
+    onnxi_value *v = NULL;
+    if (data && proto_declares(t, &info)) {
+        *st = onnxi_const_borrow(c, &info, data, &v);
+    }
+    return v;
+}
+
 plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
     for (size_t i = 0; i < g->n_initializer; i++) {
         const Onnx__TensorProto *t = g->initializer[i];
         if (!t->name || !t->name[0]) {
             return plx_status_create(PLX_INVALID_ARGUMENT, "%s: initializer %zu has no name",
                                      c->file, i);
+        }
+        plx_status shared_st = NULL;
+        onnxi_value *shared = shared_initializer(c, g, t, &shared_st);
+        if (shared_st || shared) {
+            shared_st = shared_st ? shared_st : onnxi_bind(c, t->name, shared);
+            if (shared_st) {
+                return shared_st;
+            }
+            continue;
         }
         char *what = onnxi_asprintf("%s: initializer '%s'", c->file, t->name);
         if (!what) {
@@ -71,7 +110,14 @@ plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
             plx_status_free(st);
             st = v->poison_reason ? NULL : oom(c);
         } else if (!st) {
-            st = onnxi_const_take(c, &info, data, &v);
+            /* Into the options' store when there is one: later imports of
+             * the file borrow it. */
+            const void *stored = g == c->main_graph && c->weights
+                                     ? plx_model_weights_insert(c->weights, c->file, t->name,
+                                                                &info, data)
+                                     : NULL;
+            st = stored ? onnxi_const_borrow(c, &info, stored, &v)
+                        : onnxi_const_take(c, &info, data, &v);
         }
         if (!st) {
             st = onnxi_bind(c, t->name, v);
@@ -626,6 +672,7 @@ PLX_API void plx_onnx_model_destroy(plx_onnx_model **model) {
         free(m->blobs[i]);
     }
     free(m->blobs);
+    plx_model_weights_release(&m->weights);
     for (size_t i = 0; i < m->input_count; i++) {
         free((char *)m->inputs[i].name);
     }
@@ -971,6 +1018,8 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     c.opset = -1;
     c.opsets = mp->opset_import;
     c.n_opsets = mp->n_opset_import;
+    c.main_graph = mp->graph;
+    c.weights = opts ? opts->weights : NULL;
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
         if (is_default_domain(o->domain)) {
@@ -1036,6 +1085,7 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     }
     m->net = c.net;
     c.net = NULL;
+    m->weights = c.borrowed ? plx_model_weights_retain(c.weights) : NULL;
     m->blobs = c.blobs;
     m->blob_count = c.blob_count;
     c.blobs = NULL;

@@ -119,6 +119,9 @@ typedef struct onnxi_ctx {
     onnxi_map frozen;      /* tensors computed by nodes, frozen to constants */
     uint32_t mark;         /* the last visit mark handed out */
     size_t unrolled_nodes; /* body nodes imported by Loop and Scan, nested ones included */
+    const Onnx__GraphProto *main_graph;
+    plx_model_weights *weights; /* the options' store of shared initializers, or NULL */
+    bool borrowed;         /* a constant borrows the store's data */
 } onnxi_ctx;
 
 /* The node being converted. */
@@ -142,6 +145,9 @@ onnxi_value *onnxi_value_new(onnxi_ctx *c, onnxi_value_kind kind, const plx_tens
  * failure). */
 plx_status onnxi_const_take(onnxi_ctx *c, const plx_tensor_info *info, void *data,
                             onnxi_value **out);
+/* A constant value holding `data`, which outlives the model (a store's). */
+plx_status onnxi_const_borrow(onnxi_ctx *c, const plx_tensor_info *info, const void *data,
+                              onnxi_value **out);
 /* A constant value holding a copy of `data`. */
 plx_status onnxi_const_copy(onnxi_ctx *c, const plx_tensor_info *info, const void *data,
                             onnxi_value **out);

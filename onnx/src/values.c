@@ -190,6 +190,19 @@ plx_status onnxi_const_take(onnxi_ctx *c, const plx_tensor_info *info, void *dat
     return NULL;
 }
 
+plx_status onnxi_const_borrow(onnxi_ctx *c, const plx_tensor_info *info, const void *data,
+                              onnxi_value **out) {
+    onnxi_value *v = onnxi_value_new(c, ONNXI_CONST, info);
+    if (!v) {
+        return oom(c);
+    }
+    v->info.quant.kind = PLX_QUANT_NONE;
+    v->data = (void *)data;
+    c->borrowed = true;
+    *out = v;
+    return NULL;
+}
+
 plx_status onnxi_const_copy(onnxi_ctx *c, const plx_tensor_info *info, const void *data,
                             onnxi_value **out) {
     size_t bytes;

@@ -38,9 +38,12 @@
  * plx_dynamic_model_release. A held specialisation is never evicted.
  *
  * Cost: a specialisation reads and imports the model file again with its
- * shapes, so each holds its own copy of the weights; the cache capacity
- * bounds how many are loaded at once. The file (and its external data)
- * must stay as it was while the model is open.
+ * shapes; the file's initializers are decoded once, by the first import,
+ * and shared by every specialisation (plx_model_weights), while what an
+ * import computes from them (folded constants) and what backends make of
+ * them at load are each specialisation's own; the cache capacity bounds
+ * how many are loaded at once. The file (and its external data) must stay
+ * as it was while the model is open.
  *
  * Thread-safety: acquire, release, prepare and stats may be called from
  * any thread at once (one lock; a miss specialises under it, so a miss

@@ -88,6 +88,38 @@ typedef struct plx_model_import_report {
 
 PLX_API void plx_model_import_report_clear(plx_model_import_report *report);
 
+/* Initializer data shared between imports of one model file: give the
+ * same plx_model_weights in plx_model_options.weights to every import of a
+ * file (a dynamic model does, for its specialisations) and each of the
+ * main graph's initializers is decoded once, by the first import, and
+ * borrowed by the later ones; what an import computes (folded constants)
+ * stays its own. A store serves the file its first import named (by path,
+ * as given): imports of any other file decode as usual. The file must not
+ * change while the store is in use. Reference-counted: create gives one
+ * reference, each model opened with the store holds one until it is
+ * destroyed, and the data lives until the last is released. Thread-safe. */
+typedef struct plx_model_weights plx_model_weights;
+
+PLX_API plx_status plx_model_weights_create(plx_model_weights **out_weights);
+/* Adds a reference; returns `weights`. */
+PLX_API plx_model_weights *plx_model_weights_retain(plx_model_weights *weights);
+/* Drops a reference (sets *weights NULL; NULL is ignored). */
+PLX_API void plx_model_weights_release(plx_model_weights **weights);
+/* The bytes of initializer data it holds. */
+PLX_API size_t plx_model_weights_bytes(plx_model_weights *weights);
+/* For importers: the data stored for initializer `name` of `source` (and
+ * its info in *out_info), or NULL. */
+PLX_API const void *plx_model_weights_lookup(plx_model_weights *weights, const char *source,
+                                             const char *name, plx_tensor_info *out_info);
+/* For importers: stores `data` (malloc'd, of `info`) for initializer
+ * `name` of `source`, and returns the data stored for it: `data`, taken,
+ * or the data an import stored first (then `data` is freed). NULL when
+ * the store serves another file or is out of memory: `data` stays the
+ * caller's. */
+PLX_API const void *plx_model_weights_insert(plx_model_weights *weights, const char *source,
+                                             const char *name, const plx_tensor_info *info,
+                                             void *data);
+
 typedef struct plx_model_options {
     uint32_t struct_size; /* set by plx_model_options_init */
     /* A format name ("onnx"); NULL: from the file name's extension. */
@@ -115,6 +147,9 @@ typedef struct plx_model_options {
      * graph inputs they need are inputs of the model. */
     const char *const *outputs;
     size_t output_count;
+    /* Optional: initializer data shared with the other imports of this
+     * file that use the same store (above). */
+    plx_model_weights *weights;
 } plx_model_options;
 
 PLX_API void plx_model_options_init(plx_model_options *options);

@@ -86,6 +86,9 @@ typedef struct plx_onnx_options {
      * graph's outputs. */
     const char *const *outputs;
     size_t output_count;
+    /* As plx_model_options.weights: the main graph's initializers shared
+     * with other imports of the file. */
+    plx_model_weights *weights;
 } plx_onnx_options;
 
 PLX_API void plx_onnx_options_init(plx_onnx_options *options);

@@ -1712,6 +1712,38 @@ Test(onnx_import, graph_without_outputs_fails) {
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "no outputs");
 }
 
+/* What ONNX's checker refuses: an attribute of another type than the
+ * operator gives it, an initializer defined twice, a domain's opset
+ * imported twice. */
+Test(onnx_import, checker_rejections) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "LeakyRelu", "leaky", "x", "y");
+    ob_attr_i(n, "alpha", 2); /* a FLOAT attribute */
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'leaky' (LeakyRelu)", "attribute 'alpha'",
+                 "type INT");
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    n = ob_node_add(g, "Flatten", "flat", "x", "y");
+    ob_attr_f(n, "axis", 1.0f); /* an INT attribute */
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'flat' (Flatten)", "attribute 'axis'",
+                 "type FLOAT");
+    m = small_model();
+    ob_init_f32(ob_main(m), "w", OB_DIMS(2, 3), (const float[]){1, 2, 3, 4, 5, 6}, true);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "initializer 'w' is defined twice");
+    m = small_model();
+    ob_model_opset(m, "ai.onnx", OPSET);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "domain 'ai.onnx' twice");
+    m = small_model();
+    ob_model_opset(m, "com.example", 1);
+    ob_model_opset(m, "com.example", 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "domain 'com.example' twice");
+}
+
 Test(onnx_import, missing_opset_import_fails) {
     ob_model *m = small_model();
     ob_proto(m)->n_opset_import = 0;

@@ -47,20 +47,39 @@ const Onnx__AttributeProto *onnxi_attr(const onnxi_node *n, const char *name) {
     return NULL;
 }
 
-int64_t onnxi_attr_i(const onnxi_node *n, const char *name, int64_t def) {
+/* The attribute `name` when it has `type` (or says no type, as files
+ * written before the field did); one of another type is noted in
+ * n->bad_attribute (the import then refuses the node) and read as
+ * absent. */
+static const Onnx__AttributeProto *attr_typed(const onnxi_node *n, const char *name,
+                                              Onnx__AttributeProto__AttributeType type) {
     const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    if (a && a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED &&
+        a->type != type) {
+        if (n->bad_attribute && !*n->bad_attribute) {
+            *n->bad_attribute = a;
+        }
+        return NULL;
+    }
+    return a;
+}
+
+int64_t onnxi_attr_i(const onnxi_node *n, const char *name, int64_t def) {
+    const Onnx__AttributeProto *a = attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
     return a && a->has_i ? a->i : def;
 }
 
 float onnxi_attr_f(const onnxi_node *n, const char *name, float def) {
-    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
     return a && a->has_f ? a->f : def;
 }
 
 /* The string attribute copied into buf (truncated), or def. */
 const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def, char *buf,
                          size_t size) {
-    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
     if (!a || !a->has_s) {
         return def;
     }
@@ -73,7 +92,8 @@ const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def,
 /* The ints attribute: count (0 when absent); *present tells them apart. */
 plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, size_t max,
                            size_t *count, bool *present) {
-    const Onnx__AttributeProto *a = onnxi_attr(n, name);
+    const Onnx__AttributeProto *a =
+        attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     *count = 0;
     if (present) {
         *present = a != NULL;

@@ -77,6 +77,10 @@ plx_status onnxi_import_initializers(onnxi_ctx *c, const Onnx__GraphProto *g) {
             return plx_status_create(PLX_INVALID_ARGUMENT, "%s: initializer %zu has no name",
                                      c->file, i);
         }
+        if (g == c->main_graph && onnxi_map_get(&c->values, t->name)) {
+            return plx_status_create(PLX_INVALID_ARGUMENT, "%s: initializer '%s' is defined "
+                                     "twice", c->file, t->name);
+        }
         plx_status shared_st = NULL;
         onnxi_value *shared = shared_initializer(c, g, t, &shared_st);
         if (shared_st || shared) {
@@ -189,6 +193,22 @@ static plx_status poison_outputs(onnxi_ctx *c, const Onnx__NodeProto *node) {
     return NULL;
 }
 
+static const char *attr_type_name(Onnx__AttributeProto__AttributeType t) {
+    switch (t) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return "FLOAT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return "INT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: return "STRING";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return "TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return "FLOATS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return "INTS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return "STRINGS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS";
+    default: return "another";
+    }
+}
+
 static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
     c->node_count++;
     if (!node->op_type || !node->op_type[0]) {
@@ -208,6 +228,8 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
     n.proto = node;
     n.name = name;
     n.all_folded = true;
+    const Onnx__AttributeProto *bad_attribute = NULL;
+    n.bad_attribute = &bad_attribute;
     plx_status st = NULL;
     bool poisoned = false, reported = false;
     const char *poison_reason = NULL;
@@ -256,6 +278,15 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
         } else {
             size_t folded_before = c->folded_count;
             st = onnxi_convert(c, &n);
+            if (bad_attribute && (!st || plx_status_get_code(st) == PLX_UNSUPPORTED)) {
+                /* ONNX's checker refuses it too: an attribute of another
+                 * type than the operator defines. */
+                plx_status_free(st);
+                st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): attribute '%s' "
+                                       "has type %s, which is not the type %s gives it",
+                                       c->file, name, node->op_type, bad_attribute->name,
+                                       attr_type_name(bad_attribute->type), node->op_type);
+            }
             if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
                 plx_status reason = st;
                 st = n.needed ? onnxi_note_value_need(c, n.needed) : NULL;
@@ -1020,14 +1051,23 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     c.n_opsets = mp->n_opset_import;
     c.main_graph = mp->graph;
     c.weights = opts ? opts->weights : NULL;
+    const char *twice = NULL; /* a domain whose opset is imported twice */
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
         if (is_default_domain(o->domain)) {
+            twice = c.opset >= 0 ? "ai.onnx" : twice;
             c.opset = o->has_version ? o->version : 0;
+        }
+        for (size_t k = 0; k < i && !twice; k++) {
+            const char *a = o->domain ? o->domain : "", *b = mp->opset_import[k]->domain;
+            twice = !is_default_domain(a) && b && strcmp(a, b) == 0 ? a : NULL;
         }
     }
     if (!mp->graph) {
         st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: the model has no graph", name);
+    } else if (twice) {
+        st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: the model imports an opset of "
+                               "domain '%s' twice", name, twice);
     } else if (!mp->has_ir_version || mp->ir_version < 3) {
         st = plx_status_create(PLX_UNSUPPORTED, "%s: IR version %lld; Plexus reads IR version "
                                "3 and newer", name, (long long)mp->ir_version);

@@ -137,6 +137,9 @@ typedef struct onnxi_node {
      * is computed at run time. */
     const onnxi_value *needed;
     const char *needed_name; /* its name, as the node reads it */
+    /* Where the attribute readers note the first attribute of a type
+     * other than the operator's (the node's import then fails). */
+    const Onnx__AttributeProto **bad_attribute;
 } onnxi_node;
 
 /* Registers a value with the context (freed with it). NULL: out of memory. */

@@ -1030,6 +1030,42 @@ Test(onnx_import, outputs_shaped_by_values) {
     free(buf);
 }
 
+/* Unique of a value known at import (here a constant), sorted and in
+ * order of first occurrence: values, first indices, inverse, counts. */
+static void check_unique(bool sorted, const float *y, const int64_t *idx, const int64_t *inv,
+                         const int64_t *counts) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_init_f32(g, "x", OB_DIMS(5), (const float[]){2, 1, 2, 3, 1}, false);
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_output(g, "idx", OB_INT64, NULL);
+    ob_output(g, "inv", OB_INT64, NULL);
+    ob_output(g, "counts", OB_INT64, NULL);
+    ob_node *n = ob_node_add(g, "Unique", "unique", "x", "y,idx,inv,counts");
+    ob_attr_i(n, "sorted", sorted);
+    plx_onnx_model *model = import_ok(m, NULL);
+    float gy[3];
+    int64_t gidx[3], ginv[5], gcounts[3];
+    void *outs[] = {gy, gidx, ginv, gcounts};
+    run_once(model, NULL, outs);
+    expect_close(gy, y, 3, 0);
+    for (int i = 0; i < 5; i++) {
+        cr_expect(eq(i64, ginv[i], inv[i]), "inverse %d", i);
+    }
+    for (int i = 0; i < 3; i++) {
+        cr_expect(eq(i64, gidx[i], idx[i]), "index %d", i);
+        cr_expect(eq(i64, gcounts[i], counts[i]), "count %d", i);
+    }
+    destroy_model(&model);
+}
+
+Test(onnx_import, unique_of_known_values) {
+    check_unique(true, (const float[]){1, 2, 3}, (const int64_t[]){1, 0, 3},
+                 (const int64_t[]){1, 0, 1, 2, 0}, (const int64_t[]){2, 2, 1});
+    check_unique(false, (const float[]){2, 1, 3}, (const int64_t[]){0, 1, 3},
+                 (const int64_t[]){0, 1, 0, 2, 1}, (const int64_t[]){2, 2, 1});
+}
+
 /* A loop in a loop: the cap on unrolled body nodes counts the inner
  * loop's iterations of every outer one (300 x 300 > 65,536). */
 Test(onnx_import, nested_loops_share_the_unroll_cap) {

@@ -78,7 +78,8 @@ static const struct {
     {"Sum", onnxi_conv_variadic, 1}, {"Tan", onnxi_conv_unary, 7},
     {"Tanh", onnxi_conv_activation, 1}, {"ThresholdedRelu", onnxi_conv_activation, 10},
     {"Tile", onnxi_conv_tile, 6}, {"TopK", onnxi_conv_topk, 1},
-    {"Transpose", onnxi_conv_transpose, 1}, {"Unsqueeze", onnxi_conv_squeeze, 1},
+    {"Transpose", onnxi_conv_transpose, 1}, {"Unique", onnxi_conv_unique, 11},
+    {"Unsqueeze", onnxi_conv_squeeze, 1},
     {"Upsample", onnxi_conv_resize, 7}, {"Where", onnxi_conv_where, 9},
     {"Xor", onnxi_conv_binary, 1},
 };

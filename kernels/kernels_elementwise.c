@@ -391,35 +391,109 @@ static float binary_float(plx_binary_func f, float a, float b) {
     }
 }
 
-/* float32 add, sub, mul or div of two tensors of the output's shape (a
- * residual add): one contiguous loop that vectorises, with binary_float's
- * results. false for other functions (the general loop runs them). */
-static bool binary_same_shape(plx_binary_func f, const float *restrict a,
-                              const float *restrict b, float *restrict y, size_t n) {
+/* One float32 operation over a run of n outputs, each operand advancing
+ * by one element (step 1) or staying on one (step 0): four loops per
+ * operation, so that each vectorises. */
+#define BINARY_RUN(EXPR)                                                                   \
+    do {                                                                                   \
+        if (sa && sb) {                                                                    \
+            for (size_t i = 0; i < n; i++) {                                               \
+                float x = a[i], z = b[i];                                                  \
+                y[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else if (sa) {                                                                   \
+            const float z = b[0];                                                          \
+            for (size_t i = 0; i < n; i++) {                                               \
+                float x = a[i];                                                            \
+                y[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else if (sb) {                                                                   \
+            const float x = a[0];                                                          \
+            for (size_t i = 0; i < n; i++) {                                               \
+                float z = b[i];                                                            \
+                y[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else {                                                                           \
+            const float x = a[0], z = b[0];                                                \
+            const float v = (EXPR);                                                        \
+            for (size_t i = 0; i < n; i++) {                                               \
+                y[i] = v;                                                                  \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+/* y[0..n) = a op b over one run (BINARY_RUN); false for a function with
+ * no such loop. Results as binary_float's. */
+static bool binary_run(plx_binary_func f, const float *restrict a, bool sa,
+                       const float *restrict b, bool sb, float *restrict y, size_t n) {
     switch (f) {
-    case PLX_BINARY_ADD:
-        for (size_t i = 0; i < n; i++) {
-            y[i] = a[i] + b[i];
-        }
-        return true;
-    case PLX_BINARY_SUB:
-        for (size_t i = 0; i < n; i++) {
-            y[i] = a[i] - b[i];
-        }
-        return true;
-    case PLX_BINARY_MUL:
-        for (size_t i = 0; i < n; i++) {
-            y[i] = a[i] * b[i];
-        }
-        return true;
-    case PLX_BINARY_DIV:
-        for (size_t i = 0; i < n; i++) {
-            y[i] = a[i] / b[i];
-        }
-        return true;
-    default:
-        return false;
+    case PLX_BINARY_ADD: BINARY_RUN(x + z); return true;
+    case PLX_BINARY_SUB: BINARY_RUN(x - z); return true;
+    case PLX_BINARY_MUL: BINARY_RUN(x * z); return true;
+    case PLX_BINARY_DIV: BINARY_RUN(x / z); return true;
+    /* numpy's maximum/minimum: a NaN in either operand gives NaN */
+    case PLX_BINARY_MAX: BINARY_RUN(x != x || z != z ? NAN : x > z ? x : z); return true;
+    case PLX_BINARY_MIN: BINARY_RUN(x != x || z != z ? NAN : x < z ? x : z); return true;
+    case PLX_BINARY_PRELU: BINARY_RUN(x < 0 ? z * x : x); return true;
+    default: return false;
     }
+}
+
+/* A float32 binary layer over broadcast operands as runs: the trailing
+ * dims in which each operand is either dense or broadcast throughout merge
+ * into one run (a [1,C,H,W] by [1,C,1,1] product runs H*W at a time, a
+ * tensor by a scalar all at once), and the dims before it are counted out.
+ * false when the function has no run loop. */
+static bool binary_broadcast_f32(plx_binary_func f, const nd_iter *shape, const float *a,
+                                 const float *b, float *y, size_t total) {
+    /* kind[k]: -1 undecided (only dims of size 1 so far), 0 broadcast, 1
+     * dense over the merged dims. */
+    int kind[2] = {-1, -1};
+    int64_t run = 1;
+    uint32_t d = shape->rank;
+    for (; d > 0; d--) {
+        int64_t len = shape->dims[d - 1];
+        int next[2] = {kind[0], kind[1]};
+        bool ok = true;
+        for (int k = 0; k < 2 && ok && len != 1; k++) {
+            int64_t s = shape->strides[k][d - 1];
+            if (s == run && kind[k] != 0) {
+                next[k] = 1;
+            } else if (s == 0 && kind[k] != 1) {
+                next[k] = 0;
+            } else {
+                ok = false;
+            }
+        }
+        if (!ok) {
+            break;
+        }
+        kind[0] = next[0];
+        kind[1] = next[1];
+        run *= len;
+    }
+    bool sa = kind[0] != 0, sb = kind[1] != 0;
+    if (run == 0 || total == 0) {
+        return true;
+    }
+    /* The dims before the run, counted with the operands' offsets. */
+    int64_t idx[PLX_MAX_RANK] = {0}, oa = 0, ob = 0;
+    for (size_t done = 0; done < total; done += (size_t)run) {
+        if (!binary_run(f, a + oa, sa, b + ob, sb, y + done, (size_t)run)) {
+            return false;
+        }
+        for (uint32_t e = d; e-- > 0;) {
+            if (++idx[e] < shape->dims[e]) {
+                oa += shape->strides[0][e];
+                ob += shape->strides[1][e];
+                break;
+            }
+            idx[e] = 0;
+            oa -= shape->strides[0][e] * (shape->dims[e] - 1);
+            ob -= shape->strides[1][e] * (shape->dims[e] - 1);
+        }
+    }
+    return true;
 }
 
 /* Integer arithmetic modulo 2^64 (the store narrows modulo the dtype).
@@ -492,8 +566,7 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
     void *y = args->outputs[0];
     bool compare = plx_binary_func_is_compare(f), logical = plx_binary_func_is_logical(f);
     bool fl = is_float_dtype(t);
-    if (t == PLX_DTYPE_FLOAT32 && same_dims(&layer->inputs[0], out) &&
-        same_dims(&layer->inputs[1], out) && binary_same_shape(f, a, b, y, n)) {
+    if (t == PLX_DTYPE_FLOAT32 && !compare && binary_broadcast_f32(f, &it, a, b, y, n)) {
         return true;
     }
     for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {

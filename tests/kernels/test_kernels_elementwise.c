@@ -537,6 +537,79 @@ Test(binary, hand_broadcast_float) {
     cr_assert(isinf(r[0]));
 }
 
+/* The float32 element of an operand of shape (rank, dims) broadcast to
+ * `out` at the output's flat index i (numpy's rules, counted here). */
+static float at_broadcast(const float *v, const int64_t *dims, uint32_t rank,
+                          const plx_tensor_info *out, size_t i) {
+    size_t off = 0, stride = 1;
+    for (uint32_t d = out->rank; d-- > 0;) {
+        int64_t idx = (int64_t)(i % (size_t)out->dims[d]);
+        i /= (size_t)out->dims[d];
+        uint32_t shift = out->rank - rank;
+        if (d >= shift) {
+            int64_t len = dims[d - shift];
+            off += (size_t)(len == 1 ? 0 : idx) * stride;
+            stride *= (size_t)len;
+        }
+    }
+    return v[off];
+}
+
+/* Every broadcast pattern of real models (per channel, scalar, row,
+ * column, both operands broadcasting, dense, patterns whose runs cannot
+ * merge), with either operand broadcast, against numpy's rules counted
+ * out: the kernel's run loops must give binary's results exactly. */
+Test(binary, broadcast_patterns_float) {
+    static const int64_t full[4] = {2, 3, 4, 5};
+    static const struct {
+        uint32_t rank;
+        int64_t dims[4];
+    } shapes[] = {{4, {1, 3, 1, 1}}, {1, {5}}, {2, {4, 1}}, {4, {2, 1, 4, 1}}, {0, {0}},
+                  {4, {1, 1, 1, 1}}, {4, {2, 3, 4, 5}}, {3, {3, 4, 5}}, {4, {2, 1, 1, 5}},
+                  {3, {3, 1, 5}}, {2, {1, 5}}};
+    static const plx_binary_func funcs[] = {PLX_BINARY_ADD, PLX_BINARY_SUB, PLX_BINARY_MUL,
+                                            PLX_BINARY_DIV, PLX_BINARY_MAX, PLX_BINARY_MIN,
+                                            PLX_BINARY_PRELU};
+    float a[120], b[120], y[120];
+    for (int i = 0; i < 120; i++) {
+        a[i] = (float)((i * 37) % 23) - 11.5f;
+        b[i] = (float)((i * 13) % 17) - 8.25f;
+    }
+    a[7] = NAN; /* max and min propagate it */
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, full, 4);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        plx_tensor_info small = info(PLX_DTYPE_FLOAT32, shapes[s].dims, shapes[s].rank);
+        for (size_t k = 0; k < sizeof funcs / sizeof funcs[0]; k++) {
+            plx_binary_func f = funcs[k];
+            for (int swap = 0; swap < (f == PLX_BINARY_PRELU ? 1 : 2); swap++) {
+                /* swap: the broadcast operand first */
+                const plx_tensor_info *ia = swap ? &small : &out, *ib = swap ? &out : &small;
+                cr_assert(binary_run(f, ia, ib, &out, a, b, y), "%s", g_err);
+                for (size_t i = 0; i < 120; i++) {
+                    float x = swap ? at_broadcast(a, shapes[s].dims, shapes[s].rank, &out, i)
+                                   : a[i];
+                    float z = swap ? b[i] : at_broadcast(b, shapes[s].dims, shapes[s].rank,
+                                                         &out, i);
+                    float want = f == PLX_BINARY_ADD   ? x + z
+                                 : f == PLX_BINARY_SUB ? x - z
+                                 : f == PLX_BINARY_MUL ? x * z
+                                 : f == PLX_BINARY_DIV ? x / z
+                                 : isnan(x) || isnan(z) ? NAN
+                                 : f == PLX_BINARY_MAX ? (x > z ? x : z)
+                                 : f == PLX_BINARY_MIN ? (x < z ? x : z)
+                                                       : (x < 0 ? z * x : x);
+                    if (f == PLX_BINARY_PRELU) {
+                        want = isnan(x) ? x : x < 0 ? z * x : x;
+                    }
+                    cr_assert(isnan(want) ? isnan(y[i]) : y[i] == want,
+                              "%s, shape %zu, swap %d, element %zu: got %g, want %g",
+                              plx_binary_func_name(f), s, swap, i, (double)y[i], (double)want);
+                }
+            }
+        }
+    }
+}
+
 Test(binary, integer_semantics) {
     plx_tensor_info t = info(PLX_DTYPE_INT32, SHAPE(4));
     /* C-like truncation: -7/2 = -3, 7/-2 = -3, -7/-2 = 3, 7/2 = 3 */

@@ -23,6 +23,8 @@ plx_status plxi_status_create(plx_status_code code, const char *fmt, ...) PLXI_P
 plx_status plxi_status_vcreate(plx_status_code code, const char *fmt, va_list ap)
     PLXI_PRINTF(2, 0);
 
+/* strutil.c: a string's hash (FNV-1a), for the core's tables by name. */
+size_t plxi_hash_str(const char *s);
 /* strutil.c: heap strings. Each returns NULL only when out of memory. */
 char *plxi_strdup(const char *s);
 char *plxi_asprintf(const char *fmt, ...) PLXI_PRINTF(1, 2);

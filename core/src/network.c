@@ -188,17 +188,9 @@ PLX_API size_t plx_network_layer_count(const plx_network *network) {
     return network ? network->layers.count : 0;
 }
 
-static size_t name_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return (size_t)h;
-}
-
 /* The slot of by_name that holds `name`, or the empty one where it goes. */
 static size_t name_slot(const plx_network *n, const char *name) {
-    size_t mask = n->by_name_cap - 1, i = name_hash(name) & mask;
+    size_t mask = n->by_name_cap - 1, i = plxi_hash_str(name) & mask;
     while (n->by_name[i] &&
            strcmp(((plxi_layer *)n->layers.items[n->by_name[i] - 1])->name, name) != 0) {
         i = (i + 1) & mask;

@@ -1,9 +1,18 @@
 /* Small string and container helpers for the core. */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+size_t plxi_hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return (size_t)h;
+}
 
 char *plxi_strdup(const char *s) {
     size_t n = strlen(s) + 1;

@@ -81,18 +81,10 @@ PLX_API size_t plx_model_weights_bytes(plx_model_weights *weights) {
     return bytes;
 }
 
-static size_t hash_name(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return (size_t)h;
-}
-
 /* The slot holding `name`, or the empty one where it goes. Under the lock,
  * with cap > 0. */
 static weight *slot_of(plx_model_weights *w, const char *name) {
-    size_t mask = w->cap - 1, i = hash_name(name) & mask;
+    size_t mask = w->cap - 1, i = plxi_hash_str(name) & mask;
     while (w->slots[i].name && strcmp(w->slots[i].name, name) != 0) {
         i = (i + 1) & mask;
     }

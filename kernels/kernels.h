@@ -167,6 +167,8 @@ PLXK_KERNEL(gru)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_conv_transpose(const plx_layer_view *layer,
+                                     const plxk_compute *compute);
 size_t plxk_workspace_fully_connected(const plx_layer_view *layer,
                                          const plxk_compute *compute);
 size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute);

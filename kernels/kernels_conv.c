@@ -1,7 +1,7 @@
 /* The convolutions: conv (depthwise kernel, pointwise or im2col products
  * on cpu_ref's GEMM (gemm.h), in the workspace their caller sized with
  * plxk_kernel_workspace, with a fused relu or clip in its epilogue) and
- * conv_transpose (ONNX semantics, opset 13+).
+ * conv_transpose (ONNX semantics, opset 13+: a GEMM and a scatter).
  *
  * Every operator has a prepare function that checks what the kernel supports
  * of a layer the host validated (dtypes, attributes, shapes; the slot counts
@@ -37,9 +37,13 @@ const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size)
     return conv_prepare(layer, &g, buf, size);
 }
 
-/* One input channel per group: a direct kernel, no GEMM. */
+/* One input channel per group, several groups: a direct kernel, no GEMM.
+ * A single-channel input with one group is not: its planes share the
+ * input, so im2col + GEMM multiplies every output channel at once (a 1-D
+ * conv of 257 channels with a 512-tap kernel at stride 160, an audio
+ * front end's STFT, ran 25 times slower through the direct kernel). */
 static bool conv_is_depthwise(const plx_window_geom *g) {
-    return g->c == g->group;
+    return g->c == g->group && g->group > 1;
 }
 
 /* 1x1, unit stride, no padding: X itself is the GEMM's right operand. */
@@ -444,42 +448,140 @@ const char *plxk_check_conv_transpose(const plx_layer_view *layer, char *buf, si
     return conv_transpose_prepare(layer, &g, buf, size);
 }
 
-/* Gather form: output position o receives input i through kernel tap t
- * when i*s + t*d - pb == o. */
+/* conv_transpose as a product and a scatter: per image and group,
+ * col [mg * kh * kw, pixels] = W_g^T [mg * kh * kw, C/group] x X_g
+ * [C/group, pixels] on the GEMM, then each row of col (output channel mm,
+ * tap (i, j)) is added into Y where input pixel (ih, iw) lands through that
+ * tap: oh = ih * s0 - pb0 + i * d0, ow = iw * s1 - pb1 + j * d1. The input
+ * pixels go in slabs so that col stays in the cache between the two; Y
+ * starts as the bias. The GEMM shares its tiles among the pool's threads;
+ * the scatter, whose slabs may add to the same outputs, runs on the
+ * calling thread. */
+typedef struct convt_plan {
+    size_t rows;  /* col's rows: mg * kh * kw */
+    size_t width; /* input pixels per slab */
+    size_t col;   /* bytes of one slab of col, rounded */
+} convt_plan;
+
+static bool convt_plan_of(const plx_window_geom *g, plxk_isa isa, convt_plan *p) {
+    plxk_gemm_blocking b;
+    if (!plxk_gemm_blocking_of(isa, &b)) {
+        return false;
+    }
+    size_t pixels = (size_t)(g->in[0] * g->in[1]);
+    p->rows = (size_t)(g->m / g->group * g->k[0] * g->k[1]);
+    size_t fit = CONV_SLAB_BYTES / sizeof(float) / p->rows / b.nr * b.nr;
+    size_t narrowest = CONV_SLAB_MIN_PANELS * b.nr;
+    p->width = fit < narrowest ? narrowest : fit;
+    p->width = p->width < pixels ? p->width : pixels;
+    if (p->width && p->rows > SIZE_MAX / 4 / sizeof(float) / p->width) {
+        return false;
+    }
+    p->col = plxk_round_ws(p->rows * p->width * sizeof(float));
+    return true;
+}
+
+size_t plxk_workspace_conv_transpose(const plx_layer_view *layer, const plxk_compute *compute) {
+    plx_window_geom g = {0};
+    char buf[8];
+    convt_plan p;
+    if (conv_transpose_prepare(layer, &g, buf, sizeof buf) ||
+        !convt_plan_of(&g, plxk_isa_of(compute), &p)) {
+        return 0;
+    }
+    size_t gemm = plxk_gemm_ws(compute, (int64_t)p.rows, (int64_t)p.width, g.c / g.group);
+    return gemm == SIZE_MAX || p.col > SIZE_MAX - gemm ? SIZE_MAX : p.col + gemm;
+}
+
+/* Adds row `row` of a slab of col (input pixels [j0, j0 + cols) of the
+ * group's image) into output channel plane y through tap `tap`. */
+static void convt_scatter_row(const plx_window_geom *g, const float *row, int64_t tap,
+                              int64_t j0, int64_t cols, float *y) {
+    int64_t i = tap / g->k[1], j = tap % g->k[1];
+    int64_t off_h = i * g->d[0] - g->pb[0], off_w = j * g->d[1] - g->pb[1];
+    int64_t s1 = g->s[1], in_w = g->in[1], out_w = g->out[1];
+    /* iw in [lo, hi) lands inside the output row: 0 <= iw * s1 + off_w < out_w */
+    int64_t lo = off_w >= 0 ? 0 : (-off_w + s1 - 1) / s1;
+    int64_t hi = out_w - off_w <= 0 ? 0 : (out_w - off_w + s1 - 1) / s1;
+    hi = hi < in_w ? hi : in_w;
+    for (int64_t p = j0; p < j0 + cols;) {
+        int64_t ih = p / in_w, a = p % in_w;
+        int64_t e = j0 + cols - p < in_w - a ? a + (j0 + cols - p) : in_w;
+        int64_t oh = ih * g->s[0] + off_h;
+        if (oh >= 0 && oh < g->out[0]) {
+            int64_t l = plxk_clamp_i64(lo, a, e), h = plxk_clamp_i64(hi, l, e);
+            const float *src = row + (p - j0) + (l - a);
+            float *dst = y + oh * out_w + l * s1 + off_w;
+            if (s1 == 1) {
+                for (int64_t iw = 0; iw < h - l; iw++) {
+                    dst[iw] += src[iw];
+                }
+            } else {
+                for (int64_t iw = 0; iw < h - l; iw++) {
+                    dst[iw * s1] += src[iw];
+                }
+            }
+        }
+        p += e - a;
+    }
+}
+
 bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     char why[256];
     plx_window_geom g = {0};
     if (conv_transpose_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }
+    convt_plan plan;
+    if (!convt_plan_of(&g, plxk_isa_of(args->compute), &plan)) {
+        return plxk_fail(args, "cpu_ref conv_transpose: the %s variant was not compiled in",
+                            plxk_isa_name(plxk_isa_of(args->compute)));
+    }
+    size_t left;
+    float *col = plxk_ws_at(args, 0, &left);
+    if (!col || left < plan.col) {
+        return plxk_fail(args, "cpu_ref conv_transpose: a workspace of %zu bytes is too small "
+                                  "for a slab's %zu", args->workspace_size, plan.col);
+    }
+    void *ws = plxk_ws_at(args, plan.col, &left);
     const float *x = args->inputs[0];
     const float *w = args->inputs[1];
     const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
-    int64_t cg = g.c / g.group, mg = g.m / g.group;
+    int64_t cg = g.c / g.group, mg = g.m / g.group, taps = g.k[0] * g.k[1];
+    int64_t pixels = g.in[0] * g.in[1], plane = g.out[0] * g.out[1];
     for (int64_t n = 0; n < g.n; n++) {
         for (int64_t m = 0; m < g.m; m++) {
-            int64_t c0 = (m / mg) * cg, mm = m % mg;
-            for (int64_t oh = 0; oh < g.out[0]; oh++) {
-                for (int64_t ow = 0; ow < g.out[1]; ow++) {
-                    float acc = 0.0f;
-                    for (int64_t c = 0; c < cg; c++) {
-                        for (int64_t kh = 0; kh < g.k[0]; kh++) {
-                            int64_t th = oh + g.pb[0] - kh * g.d[0];
-                            if (th < 0 || th % g.s[0] || th / g.s[0] >= g.in[0]) {
-                                continue;
-                            }
-                            for (int64_t kw = 0; kw < g.k[1]; kw++) {
-                                int64_t tw = ow + g.pb[1] - kw * g.d[1];
-                                if (tw < 0 || tw % g.s[1] || tw / g.s[1] >= g.in[1]) {
-                                    continue;
-                                }
-                                acc += x[plxk_geom_x_index(&g, n, c0 + c, th / g.s[0], tw / g.s[1])] *
-                                       w[(((c0 + c) * mg + mm) * g.k[0] + kh) * g.k[1] + kw];
-                            }
-                        }
-                    }
-                    y[plxk_geom_y_index(&g, n, m, oh, ow)] = b ? acc + b[m] : acc;
+            float *ym = y + (n * g.m + m) * plane, v = b ? b[m] : 0.0f;
+            for (int64_t o = 0; o < plane; o++) {
+                ym[o] = v;
+            }
+        }
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            const float *xg = x + (n * g.c + gi * cg) * pixels;
+            float *yg = y + (n * g.m + gi * mg) * plane;
+            for (int64_t j0 = 0; j0 < pixels; j0 += (int64_t)plan.width) {
+                int64_t cols = pixels - j0 < (int64_t)plan.width ? pixels - j0
+                                                                 : (int64_t)plan.width;
+                plxk_gemm_args ga = {0};
+                ga.m = plan.rows;
+                ga.n = (size_t)cols;
+                ga.k = (size_t)cg;
+                ga.alpha = 1.0f;
+                ga.a = w + gi * cg * mg * taps;
+                ga.a_rs = 1;
+                ga.a_cs = (ptrdiff_t)(mg * taps);
+                ga.b = xg + j0;
+                ga.b_rs = (ptrdiff_t)pixels;
+                ga.b_cs = 1;
+                ga.c = col;
+                ga.ldc = (size_t)cols;
+                if (!plxk_product(args, &ga, ws, left, "conv_transpose")) {
+                    return false;
+                }
+                for (int64_t r = 0; r < (int64_t)plan.rows; r++) {
+                    convt_scatter_row(&g, col + r * cols, r % taps, j0, cols,
+                                      yg + r / taps * plane);
                 }
             }
         }
@@ -489,4 +591,4 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
 
 /* The kernel table's rows (kernels.h, PLXK_ROW). */
 PLXK_ROW_WS(CONV, conv);
-PLXK_ROW(CONV_TRANSPOSE, conv_transpose);
+PLXK_ROW_WS(CONV_TRANSPOSE, conv_transpose);

@@ -110,6 +110,15 @@ bool plxk_depthwise(plxk_isa isa, const plxk_depthwise_plane *plane) {
     return true;
 }
 
+bool plxk_vmap(plxk_isa isa, plxk_vfunc f, const float *x, float *y, size_t n) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || (unsigned)f >= PLXK_VFUNC_COUNT || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->vmap(f, x, y, n);
+    return true;
+}
+
 /* ---- planning ------------------------------------------------------------ */
 
 static size_t min_size(size_t a, size_t b) {

@@ -241,4 +241,5 @@ const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
     .tile = tile,
     .depthwise = PLXK_ISA_SYMBOL(plxk_depthwise_),
+    .vmap = PLXK_ISA_SYMBOL(plxk_vmap_),
 };

@@ -1,5 +1,5 @@
 /* Internal to cpu_ref's GEMM: what each instruction-set build of
- * gemm_kernel.c (and depthwise_kernel.c, built with it) gives gemm.c (the
+ * gemm_kernel.c (and depthwise_kernel.c and vecmath_kernel.c, built with it) gives gemm.c (the
  * driver, which splits the work into tiles and hands them to threads, and
  * dispatches the depthwise kernel with the same variant). */
 #ifndef PLXK_GEMM_KERNEL_H
@@ -7,6 +7,7 @@
 
 #include "depthwise.h"
 #include "gemm.h"
+#include "vecmath.h"
 
 /* In the per-ISA builds (meson defines PLXK_GEMM_ISA_<NAME>), the name
  * of this build's copy of a symbol: PLXK_ISA_SYMBOL(plxk_gemm_impl_)
@@ -41,11 +42,15 @@ typedef struct plxk_gemm_impl {
                  float *pack_a, float *pack_b);
     /* plxk_depthwise in this variant (depthwise_kernel.c). */
     void (*depthwise)(const plxk_depthwise_plane *plane);
+    /* plxk_vmap in this variant (vecmath_kernel.c); f is a plxk_vfunc. */
+    void (*vmap)(plxk_vfunc f, const float *x, float *y, size_t n);
 } plxk_gemm_impl;
 
 #if defined(PLXK_ISA_SUFFIX)
 /* depthwise_kernel.c's, for this build's plxk_gemm_impl. */
 void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *plane);
+/* vecmath_kernel.c's. */
+void PLXK_ISA_SYMBOL(plxk_vmap_)(plxk_vfunc f, const float *x, float *y, size_t n);
 #endif
 
 /* One per build of gemm_kernel.c; AVX2 and AVX-512 exist in x86 builds only

@@ -9,6 +9,7 @@
  * integer results wrap modulo 2^bits as in numpy (signed overflow never
  * happens in C: the arithmetic is done on uint64_t). */
 #include "kernels.h"
+#include "vecmath.h"
 
 #include <plexus/geometry.h>
 
@@ -275,17 +276,53 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
     if (t == PLX_DTYPE_FLOAT32) {
         const float *restrict xf = x;
         float *restrict yf = y;
-        if (d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) {
-            /* the common ones (ResNet's, MobileNet's) as loops of their own,
-             * bounds in locals, so that they vectorise; same results as
-             * activate(), NaN passing through */
-            const float lo = d->func == PLX_ACT_RELU ? 0.0f : d->alpha;
-            const float hi = d->func == PLX_ACT_RELU ? INFINITY : d->beta;
+        /* the common ones as loops of their own, parameters in locals, so
+         * that they vectorise (same results as activate(), NaN passing
+         * through); the transcendental ones on the vector math */
+        const float alpha = d->alpha, beta = d->beta;
+        switch (d->func) {
+        case PLX_ACT_RELU:
+        case PLX_ACT_CLIP: {
+            const float lo = d->func == PLX_ACT_RELU ? 0.0f : alpha;
+            const float hi = d->func == PLX_ACT_RELU ? INFINITY : beta;
             for (size_t i = 0; i < n; i++) {
                 float v = xf[i] < lo ? lo : xf[i];
                 yf[i] = v > hi ? hi : v;
             }
             return true;
+        }
+        case PLX_ACT_LEAKY_RELU:
+            for (size_t i = 0; i < n; i++) {
+                yf[i] = xf[i] < 0 ? alpha * xf[i] : xf[i];
+            }
+            return true;
+        case PLX_ACT_HARD_SIGMOID:
+            for (size_t i = 0; i < n; i++) {
+                float v = alpha * xf[i] + beta;
+                v = v < 0 ? 0.0f : v;
+                yf[i] = v > 1 ? 1.0f : v;
+            }
+            return true;
+        case PLX_ACT_HARD_SWISH:
+            for (size_t i = 0; i < n; i++) {
+                float v = xf[i] / 6.0f + 0.5f;
+                v = v < 0 ? 0.0f : v;
+                yf[i] = xf[i] * (v > 1 ? 1.0f : v);
+            }
+            return true;
+        case PLX_ACT_SIGMOID:
+        case PLX_ACT_TANH:
+        case PLX_ACT_GELU: {
+            plxk_vfunc vf = d->func == PLX_ACT_SIGMOID ? PLXK_VSIGMOID
+                          : d->func == PLX_ACT_TANH    ? PLXK_VTANH
+                          : alpha != 0                 ? PLXK_VGELU_TANH
+                                                       : PLXK_VGELU_ERF;
+            return plxk_vmap(args->compute ? args->compute->isa : plxk_isa_best(), vf, xf, yf,
+                             n) ||
+                   plxk_fail(args, "cpu_ref activation: the %s variant does not run on this CPU",
+                             plxk_isa_name(args->compute->isa));
+        }
+        default: break;
         }
         for (size_t i = 0; i < n; i++) {
             yf[i] = activate(d, xf[i]);
@@ -642,9 +679,7 @@ static float unary_float(plx_unary_func f, float x) {
     case PLX_UNARY_NEG: return -x;
     case PLX_UNARY_SQRT: return sqrtf(x);
     case PLX_UNARY_RECIPROCAL: return 1.0f / x;
-    case PLX_UNARY_EXP: return (float)exp(v);
     case PLX_UNARY_LOG: return (float)log(v);
-    case PLX_UNARY_ERF: return (float)erf(v);
     case PLX_UNARY_FLOOR: return floorf(x);
     case PLX_UNARY_CEIL: return ceilf(x);
     case PLX_UNARY_SIN: return (float)sin(v);
@@ -676,10 +711,40 @@ bool plxk_run_unary(const plxk_kernel_args *args) {
     plx_tensor_info_element_count(&layer->outputs[0], &n);
     const void *x = args->inputs[0];
     void *y = args->outputs[0];
+    if (t == PLX_DTYPE_FLOAT32) {
+        const float *restrict xf = x;
+        float *restrict yf = y;
+        switch (f) {
+        case PLX_UNARY_EXP:
+        case PLX_UNARY_ERF:
+            return plxk_vmap(args->compute ? args->compute->isa : plxk_isa_best(),
+                             f == PLX_UNARY_EXP ? PLXK_VEXP : PLXK_VERF, xf, yf, n) ||
+                   plxk_fail(args, "cpu_ref unary: the %s variant does not run on this CPU",
+                             plxk_isa_name(args->compute->isa));
+        case PLX_UNARY_SQRT:
+            for (size_t i = 0; i < n; i++) {
+                yf[i] = sqrtf(xf[i]);
+            }
+            return true;
+        case PLX_UNARY_NEG:
+            for (size_t i = 0; i < n; i++) {
+                yf[i] = -xf[i];
+            }
+            return true;
+        case PLX_UNARY_RECIPROCAL:
+            for (size_t i = 0; i < n; i++) {
+                yf[i] = 1.0f / xf[i];
+            }
+            return true;
+        default:
+            for (size_t i = 0; i < n; i++) {
+                yf[i] = unary_float(f, xf[i]);
+            }
+            return true;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
-        if (t == PLX_DTYPE_FLOAT32) {
-            ((float *)y)[i] = unary_float(f, ((const float *)x)[i]);
-        } else if (t == PLX_DTYPE_BOOL) {
+        if (t == PLX_DTYPE_BOOL) {
             ((uint8_t *)y)[i] = ((const uint8_t *)x)[i] == 0;
         } else if (f == PLX_UNARY_SIGN) {
             int64_t v = load_int(t, x, i);

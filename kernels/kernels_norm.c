@@ -10,6 +10,7 @@
  * bounds. Nothing here allocates. The helpers shared with the other
  * dense-math files are in kernels_compute.h. */
 #include "kernels_compute.h"
+#include "vecmath.h"
 
 #include <plexus/geometry.h>
 
@@ -262,7 +263,8 @@ const char *plxk_check_softmax(const plx_layer_view *layer, char *buf, size_t si
 }
 
 /* Subtracts the max before exponentiating; the sum of exponentials is kept
- * in double (it is the one long accumulation here). */
+ * in double (it is the one long accumulation here). Along the last axis the
+ * exponentials come from the vector math (vecmath.h). */
 bool plxk_run_softmax(const plxk_kernel_args *args) {
     char why[256];
     int64_t outer = 0, len = 0, inner = 0;
@@ -272,6 +274,35 @@ bool plxk_run_softmax(const plxk_kernel_args *args) {
     bool log_form = ((const plx_softmax_desc *)args->layer->desc)->log;
     const float *x = args->inputs[0];
     float *y = args->outputs[0];
+    if (!log_form && inner == 1) {
+        /* along the last axis (attention's): the exponentials on the
+         * vector math, in the output row, then scaled */
+        plxk_isa isa = plxk_isa_of(args->compute);
+        for (int64_t o = 0; o < outer; o++) {
+            const float *xr = x + o * len;
+            float *yr = y + o * len;
+            float mx = -INFINITY;
+            for (int64_t i = 0; i < len; i++) {
+                mx = xr[i] > mx || isnan(xr[i]) ? xr[i] : mx;
+            }
+            for (int64_t i = 0; i < len; i++) {
+                yr[i] = xr[i] - mx;
+            }
+            if (!plxk_vmap(isa, PLXK_VEXP, yr, yr, (size_t)len)) {
+                return plxk_fail(args, "cpu_ref softmax: the %s variant does not run on this CPU",
+                                 plxk_isa_name(isa));
+            }
+            double sum = 0.0;
+            for (int64_t i = 0; i < len; i++) {
+                sum += yr[i];
+            }
+            float scale = (float)(1.0 / sum);
+            for (int64_t i = 0; i < len; i++) {
+                yr[i] *= scale;
+            }
+        }
+        return true;
+    }
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t in = 0; in < inner; in++) {
             int64_t base = o * len * inner + in;

@@ -1,0 +1,169 @@
+/* The functions of vecmath.h, compiled once per instruction set (meson
+ * builds this file with each variant's flags, beside gemm_kernel.c).
+ *
+ * Every function is a loop of straight-line float arithmetic and selects
+ * (`c ? a : b` on values both computed), which GCC and Clang vectorise at
+ * -O3; no libm call, no table, no branch on the data.
+ *
+ * exp: x = n ln 2 + r with n the nearest integer to x / ln 2 (rounded by
+ * adding and subtracting 1.5 * 2^23) and |r| <= ln 2 / 2 (ln 2 in two parts
+ * so that r is exact); e^r by a degree-7 polynomial with the Taylor
+ * coefficients, whose remainder r^8 / 8! is below 2^-30 there; 2^n built
+ * in the exponent bits. Arguments below -87.3 (results in float32's
+ * subnormals) give 0, above 88.72 infinity.
+ * sigmoid: 1 / (1 + e^-x), exact in the limits (e^-x infinite gives 0).
+ * tanh: an odd Taylor polynomial of degree 15 for |x| < 0.55 (remainder
+ * below 2^-27 relative), else sign(x) (1 - 2 / (e^2|x| + 1)), which has no
+ * cancellation once tanh |x| > 0.5.
+ * erf: for |x| < 1, x times the Taylor series of degree 10 in x^2
+ * (remainder below 2^-26); beyond, 1 - erfc with erfc from a Chebyshev
+ * fit in t = 1 / (1 + |x| / 2) times e^-x^2 (relative error of erfc below
+ * 1.3e-7); |x| > 4 gives +-1, which is erf in float32.
+ * GELU: the erf form takes 1 + erf(u) as erfc(-u) for u <= -1, the tanh
+ * form is x sigmoid(2u), so that neither loses its negative tail to
+ * cancellation. */
+#include "gemm_kernel.h"
+#include "vecmath.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline float bits_to_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint32_t float_to_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float exp_one(float x) {
+    const float log2e = 1.44269504088896341f;
+    const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const float shifter = 12582912.0f; /* 1.5 * 2^23 */
+    float xc = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
+    float t = xc * log2e + shifter;
+    float n = t - shifter;
+    float r = xc - n * ln2_hi;
+    r = r - n * ln2_lo;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    /* 2^n as 2^(n/2) 2^(n - n/2): n reaches 128 and -126, whose single
+     * power is not a normal float */
+    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
+    float y = p * bits_to_float((uint32_t)(n1 + 127) << 23) *
+              bits_to_float((uint32_t)(n2 + 127) << 23);
+    y = x > 88.72283f ? (float)INFINITY : y;
+    y = x < -87.3f ? 0.0f : y;
+    return x != x ? x : y;
+}
+
+static inline float tanh_one(float x) {
+    float a = x < 0 ? -x : x;
+    /* |x| < 0.55: x + x^3 q(x^2), tanh's Taylor series to x^15 */
+    float z = x * x;
+    float q = -929569.0f / 638512875.0f;
+    q = q * z + 21844.0f / 6081075.0f;
+    q = q * z - 1382.0f / 155925.0f;
+    q = q * z + 62.0f / 2835.0f;
+    q = q * z - 17.0f / 315.0f;
+    q = q * z + 2.0f / 15.0f;
+    q = q * z - 1.0f / 3.0f;
+    float small = x + x * z * q;
+    float big = 1.0f - 2.0f / (exp_one(2.0f * a) + 1.0f);
+    big = x < 0 ? -big : big;
+    float y = a < 0.55f ? small : big;
+    return x != x ? x : y;
+}
+
+static inline float sigmoid_one(float x) {
+    return 1.0f / (1.0f + exp_one(-x));
+}
+
+/* erfc(a) for a >= 1: t e^(-a^2 + P(t)), t = 1 / (1 + a / 2). */
+static inline float erfc_big(float a) {
+    float t = 1.0f / (1.0f + 0.5f * a);
+    float p = 0.17087277f;
+    p = p * t - 0.82215223f;
+    p = p * t + 1.48851587f;
+    p = p * t - 1.13520398f;
+    p = p * t + 0.27886807f;
+    p = p * t - 0.18628806f;
+    p = p * t + 0.09678418f;
+    p = p * t + 0.37409196f;
+    p = p * t + 1.00002368f;
+    p = p * t - 1.26551223f;
+    return t * exp_one(p - a * a);
+}
+
+/* erf(x) for |x| < 1: 2 / sqrt(pi) sum (-1)^k x^(2k+1) / (k! (2k+1)), k <= 10. */
+static inline float erf_small(float x) {
+    float z = x * x;
+    float q = 1.0f / (3628800.0f * 21.0f);
+    q = q * z - 1.0f / (362880.0f * 19.0f);
+    q = q * z + 1.0f / (40320.0f * 17.0f);
+    q = q * z - 1.0f / (5040.0f * 15.0f);
+    q = q * z + 1.0f / (720.0f * 13.0f);
+    q = q * z - 1.0f / (120.0f * 11.0f);
+    q = q * z + 1.0f / (24.0f * 9.0f);
+    q = q * z - 1.0f / (6.0f * 7.0f);
+    q = q * z + 1.0f / (2.0f * 5.0f);
+    q = q * z - 1.0f / 3.0f;
+    return 1.12837916709551257f * (x + x * z * q);
+}
+
+static inline float erf_one(float x) {
+    float a = x < 0 ? -x : x;
+    float big = 1.0f - erfc_big(a > 4.0f ? 4.0f : a);
+    big = a > 4.0f ? 1.0f : big;
+    big = x < 0 ? -big : big;
+    float y = a < 1.0f ? erf_small(x < 1.0f && x > -1.0f ? x : 0.0f) : big;
+    return x != x ? x : y;
+}
+
+/* x / 2 (1 + erf(x / sqrt 2)), with 1 + erf(u) = erfc(-u) for u <= -1 so
+ * that the negative tail keeps its relative accuracy. */
+static inline float gelu_erf_one(float x) {
+    float u = x * 0.70710678118654752f, a = u < 0 ? -u : u;
+    float c = erfc_big(a < 1.0f ? 1.0f : a > 10.0f ? 10.0f : a);
+    float one_plus = u < 0 ? c : 2.0f - c;
+    one_plus = a < 1.0f ? 1.0f + erf_small(a < 1.0f ? u : 0.0f) : one_plus;
+    float y = 0.5f * x * one_plus;
+    y = x > 10.0f ? x : y;
+    y = x < -14.0f ? 0.0f : y;
+    return x != x ? x : y;
+}
+
+/* x / 2 (1 + tanh u) = x sigmoid(2u): no cancellation in the negative tail. */
+static inline float gelu_tanh_one(float x) {
+    float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    float y = x * sigmoid_one(2.0f * u);
+    return x != x ? x : y;
+}
+
+#define VMAP_LOOP(EXPR)                      \
+    for (size_t i = 0; i < n; i++) {         \
+        float v = x[i];                      \
+        y[i] = (EXPR);                       \
+    }
+
+void PLXK_ISA_SYMBOL(plxk_vmap_)(plxk_vfunc f, const float *x, float *y, size_t n) {
+    switch (f) {
+    case PLXK_VEXP: VMAP_LOOP(exp_one(v)); break;
+    case PLXK_VSIGMOID: VMAP_LOOP(sigmoid_one(v)); break;
+    case PLXK_VTANH: VMAP_LOOP(tanh_one(v)); break;
+    case PLXK_VERF: VMAP_LOOP(erf_one(v)); break;
+    case PLXK_VGELU_ERF: VMAP_LOOP(gelu_erf_one(v)); break;
+    case PLXK_VGELU_TANH: VMAP_LOOP(gelu_tanh_one(v)); break;
+    }
+}

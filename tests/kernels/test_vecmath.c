@@ -1,0 +1,146 @@
+/* cpu_ref's vector math (kernels/vecmath.h) in every ISA variant this CPU
+ * supports, against libm in double: relative error within a few float32
+ * ulps over a dense sweep of each function's range, absolute error near
+ * zeros of the function, the limits and NaN exact, in-place calls, and the
+ * refusals. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "vecmath.h"
+
+static double ref(plxk_vfunc f, double x) {
+    switch (f) {
+    case PLXK_VEXP: return exp(x);
+    case PLXK_VSIGMOID: return 1.0 / (1.0 + exp(-x));
+    case PLXK_VTANH: return tanh(x);
+    case PLXK_VERF: return erf(x);
+    /* 1 + erf(u) = erfc(-u) and (1 + tanh u) / 2 = 1 / (1 + e^-2u): the
+     * reference too keeps the negative tail */
+    case PLXK_VGELU_ERF: return 0.5 * x * erfc(-x / sqrt(2.0));
+    case PLXK_VGELU_TANH:
+        return x / (1.0 + exp(-2.0 * sqrt(2.0 / 3.14159265358979323846) *
+                                    (x + 0.044715 * x * x * x)));
+    }
+    return NAN;
+}
+
+/* The sweep: n points evenly over [lo, hi], plus tiny arguments. */
+#define SWEEP 20001
+
+static void check_function(plxk_isa isa, plxk_vfunc f, double lo, double hi, double max_rel,
+                           double abs_floor) {
+    float *x = malloc(SWEEP * sizeof *x), *y = malloc(SWEEP * sizeof *y);
+    cr_assert(not(zero(ptr, x)));
+    cr_assert(not(zero(ptr, y)));
+    for (int i = 0; i < SWEEP; i++) {
+        x[i] = (float)(lo + (hi - lo) * i / (SWEEP - 1));
+    }
+    x[0] = 1e-30f; /* tiny arguments keep their relative accuracy */
+    x[1] = -3e-7f;
+    x[2] = 1e-3f;
+    cr_assert(plxk_vmap(isa, f, x, y, SWEEP));
+    double worst = 0.0;
+    int at = 0;
+    for (int i = 0; i < SWEEP; i++) {
+        double want = ref(f, (double)x[i]);
+        double err = fabs((double)y[i] - want) / fmax(fabs(want), abs_floor);
+        if (err > worst) {
+            worst = err;
+            at = i;
+        }
+    }
+    cr_expect(le(dbl, worst, max_rel), "%s f=%d: error %.3g at x=%.9g (got %.9g, want %.9g)",
+              plxk_isa_name(isa), (int)f, worst, (double)x[at], (double)y[at],
+              ref(f, (double)x[at]));
+    free(x);
+    free(y);
+}
+
+/* float32's ulp is 2^-23 relative (1.2e-7): the bounds allow a few. */
+#define ULPS(k) ((k) * 1.1920929e-7)
+
+static void check_all(plxk_isa isa) {
+    check_function(isa, PLXK_VEXP, -87.0, 88.5, ULPS(4), 0.0);
+    check_function(isa, PLXK_VSIGMOID, -80.0, 80.0, ULPS(4), 0.0);
+    check_function(isa, PLXK_VTANH, -12.0, 12.0, ULPS(4), 0.0);
+    check_function(isa, PLXK_VTANH, -1.0, 1.0, ULPS(4), 0.0);
+    check_function(isa, PLXK_VERF, -5.0, 5.0, ULPS(4), 0.0);
+    check_function(isa, PLXK_VERF, -1.5, 1.5, ULPS(4), 0.0);
+    /* GELU's negative tail falls like e^(-x^2 / 2): there, the rounding
+     * of x / sqrt 2 (half an ulp) is magnified about x^2 times, so the
+     * bound is wider than the others', which it meets away from the tail */
+    check_function(isa, PLXK_VGELU_ERF, -5.0, 8.0, ULPS(24), 1e-30);
+    check_function(isa, PLXK_VGELU_TANH, -5.0, 8.0, ULPS(24), 1e-30);
+    check_function(isa, PLXK_VGELU_ERF, -20.0, 8.0, ULPS(48), 1e-9);
+    check_function(isa, PLXK_VGELU_TANH, -20.0, 8.0, ULPS(48), 1e-9);
+    check_function(isa, PLXK_VGELU_ERF, -2.0, 8.0, ULPS(6), 1e-30);
+    check_function(isa, PLXK_VGELU_TANH, -2.0, 8.0, ULPS(6), 1e-30);
+}
+
+static void check_limits(plxk_isa isa) {
+    float x[6] = {INFINITY, -INFINITY, NAN, 100.0f, -200.0f, 0.0f}, y[6];
+    cr_assert(plxk_vmap(isa, PLXK_VEXP, x, y, 6));
+    cr_expect(eq(flt, y[0], INFINITY));
+    cr_expect(eq(flt, y[1], 0.0f));
+    cr_expect(isnan(y[2]));
+    cr_expect(eq(flt, y[3], INFINITY));
+    cr_expect(eq(flt, y[4], 0.0f));
+    cr_expect(eq(flt, y[5], 1.0f));
+    cr_assert(plxk_vmap(isa, PLXK_VSIGMOID, x, y, 6));
+    cr_expect(eq(flt, y[0], 1.0f));
+    cr_expect(eq(flt, y[1], 0.0f));
+    cr_expect(isnan(y[2]));
+    cr_expect(eq(flt, y[5], 0.5f));
+    cr_assert(plxk_vmap(isa, PLXK_VTANH, x, y, 6));
+    cr_expect(eq(flt, y[0], 1.0f));
+    cr_expect(eq(flt, y[1], -1.0f));
+    cr_expect(isnan(y[2]));
+    cr_expect(eq(flt, y[3], 1.0f));
+    cr_expect(eq(flt, y[5], 0.0f));
+    cr_assert(plxk_vmap(isa, PLXK_VERF, x, y, 6));
+    cr_expect(eq(flt, y[0], 1.0f));
+    cr_expect(eq(flt, y[1], -1.0f));
+    cr_expect(isnan(y[2]));
+    cr_expect(eq(flt, y[4], -1.0f));
+    cr_expect(eq(flt, y[5], 0.0f));
+    cr_assert(plxk_vmap(isa, PLXK_VGELU_ERF, x, y, 6));
+    cr_expect(eq(flt, y[0], INFINITY));
+    cr_expect(isnan(y[2]));
+    cr_expect(eq(flt, y[3], 100.0f));
+}
+
+Test(vecmath, every_variant_against_libm) {
+    int ran = 0;
+    for (int v = 0; v < PLXK_ISA_COUNT; v++) {
+        if (plxk_isa_supported((plxk_isa)v)) {
+            check_all((plxk_isa)v);
+            check_limits((plxk_isa)v);
+            ran++;
+        }
+    }
+    cr_expect(ge(int, ran, 1), "the portable variant always runs");
+}
+
+Test(vecmath, in_place_and_empty) {
+    float v[37];
+    for (int i = 0; i < 37; i++) {
+        v[i] = (float)i / 8.0f - 2.0f;
+    }
+    cr_assert(plxk_vmap(plxk_isa_best(), PLXK_VTANH, v, v, 37));
+    for (int i = 0; i < 37; i++) {
+        double want = tanh((double)i / 8.0 - 2.0);
+        cr_expect(le(dbl, fabs(v[i] - want), 1e-6), "tanh in place at %d", i);
+    }
+    cr_assert(plxk_vmap(plxk_isa_best(), PLXK_VEXP, NULL, NULL, 0));
+}
+
+Test(vecmath, refusals) {
+    float x = 1.0f, y = 0.0f;
+    cr_expect(not(plxk_vmap(plxk_isa_best(), (plxk_vfunc)PLXK_VFUNC_COUNT, &x, &y, 1)));
+    cr_expect(not(plxk_vmap((plxk_isa)PLXK_ISA_COUNT, PLXK_VEXP, &x, &y, 1)));
+    cr_expect(eq(flt, y, 0.0f), "a refused call writes nothing");
+}

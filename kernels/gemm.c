@@ -223,16 +223,6 @@ static void run_tile(void *ctx, size_t task, size_t thread) {
                   pack_a, pack_b);
 }
 
-static float activate(const plxk_gemm_args *g, float v) {
-    if (g->act == PLXK_ACT_RELU) {
-        return v > 0.0f ? v : 0.0f;
-    }
-    if (g->act == PLXK_ACT_CLIP) {
-        return v < g->lo ? g->lo : v > g->hi ? g->hi : v;
-    }
-    return v;
-}
-
 /* K = 0: C = act(beta * C + bias). */
 static void epilogue_only(const plxk_gemm_args *g) {
     for (size_t i = 0; i < g->m; i++) {
@@ -242,61 +232,7 @@ static void epilogue_only(const plxk_gemm_args *g) {
             if (g->bias) {
                 v += g->bias[(ptrdiff_t)i * g->bias_rs + (ptrdiff_t)j * g->bias_cs];
             }
-            c[j] = activate(g, v);
-        }
-    }
-}
-
-/* One row or one column of C (M or N is 1: a fully_connected layer on one
- * sample), where the packed path would fill one row of each MR x NR tile:
- *   out[o] = act(alpha * sum_p x[p] mat(p, o) + beta * out[o] + bias[o])
- * for o < count, mat(p, o) = mat[p * mp + o * mo]. Sums go to a stack
- * block of CHUNK outputs at a time, so nothing allocates; with mo == 1 the
- * inner loop runs along contiguous outputs (vectorised), otherwise along
- * p with four partial sums. The calling thread does it all. */
-static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdiff_t mp,
-                 ptrdiff_t mo, const float *x, ptrdiff_t xs, float *out, ptrdiff_t os,
-                 const float *bias, ptrdiff_t bs) {
-    enum { CHUNK = 256 };
-    float acc[CHUNK];
-    for (size_t o0 = 0; o0 < count; o0 += CHUNK) {
-        size_t n = count - o0 < CHUNK ? count - o0 : CHUNK;
-        if (mo == 1) {
-            memset(acc, 0, n * sizeof *acc);
-            for (size_t p = 0; p < g->k; p++) {
-                float xp = x[(ptrdiff_t)p * xs];
-                const float *row = mat + (ptrdiff_t)p * mp + (ptrdiff_t)o0;
-                for (size_t o = 0; o < n; o++) {
-                    acc[o] += xp * row[o];
-                }
-            }
-        } else {
-            for (size_t o = 0; o < n; o++) {
-                const float *col = mat + (ptrdiff_t)(o0 + o) * mo;
-                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-                size_t p = 0;
-                for (; p + 4 <= g->k; p += 4) {
-                    s0 += x[(ptrdiff_t)p * xs] * col[(ptrdiff_t)p * mp];
-                    s1 += x[(ptrdiff_t)(p + 1) * xs] * col[(ptrdiff_t)(p + 1) * mp];
-                    s2 += x[(ptrdiff_t)(p + 2) * xs] * col[(ptrdiff_t)(p + 2) * mp];
-                    s3 += x[(ptrdiff_t)(p + 3) * xs] * col[(ptrdiff_t)(p + 3) * mp];
-                }
-                for (; p < g->k; p++) {
-                    s0 += x[(ptrdiff_t)p * xs] * col[(ptrdiff_t)p * mp];
-                }
-                acc[o] = (s0 + s1) + (s2 + s3);
-            }
-        }
-        for (size_t o = 0; o < n; o++) {
-            float *c = out + (ptrdiff_t)(o0 + o) * os;
-            float v = g->alpha * acc[o];
-            if (g->beta != 0.0f) {
-                v += g->beta * *c;
-            }
-            if (bias) {
-                v += bias[(ptrdiff_t)(o0 + o) * bs];
-            }
-            *c = activate(g, v);
+            c[j] = plxk_gemm_activate(g, v);
         }
     }
 }
@@ -319,12 +255,12 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
         return true;
     }
     if (g->m == 1) { /* C[0, j] over B's columns; x is A's only row */
-        gemv(g, g->n, g->b, g->b_rs, g->b_cs, g->a, g->a_cs, g->c, 1, g->bias, g->bias_cs);
+        impl->gemv(g, g->n, g->b, g->b_rs, g->b_cs, g->a, g->a_cs, g->c, 1, g->bias, g->bias_cs);
         return true;
     }
     if (g->n == 1) { /* C[i, 0] over A's rows; x is B's only column */
-        gemv(g, g->m, g->a, g->a_cs, g->a_rs, g->b, g->b_rs, g->c, (ptrdiff_t)g->ldc, g->bias,
-             g->bias_rs);
+        impl->gemv(g, g->m, g->a, g->a_cs, g->a_rs, g->b, g->b_rs, g->c, (ptrdiff_t)g->ldc,
+                   g->bias, g->bias_rs);
         return true;
     }
     /* A matrix-vector product (N smaller than NR, M larger) runs transposed:

@@ -237,9 +237,84 @@ static void tile(const plxk_gemm_problem *pr, size_t i0, size_t mc, size_t j0, s
     }
 }
 
+/* plxk_gemm_impl.gemv. Sums go to a stack block of CHUNK outputs at a
+ * time. With mo == 1 the inner loop runs along contiguous outputs; with
+ * mp == 1 and xs == 1 (a dot product of contiguous rows, R x h of a
+ * recurrent step, W x of a fully_connected layer) along p in LANES partial
+ * sums, which the compiler keeps in vector registers; otherwise along p
+ * with four scalar partial sums. */
+static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdiff_t mp,
+                 ptrdiff_t mo, const float *x, ptrdiff_t xs, float *out, ptrdiff_t os,
+                 const float *bias, ptrdiff_t bs) {
+    enum { CHUNK = 256, LANES = 16 };
+    float acc[CHUNK];
+    for (size_t o0 = 0; o0 < count; o0 += CHUNK) {
+        size_t n = count - o0 < CHUNK ? count - o0 : CHUNK;
+        if (mo == 1) {
+            memset(acc, 0, n * sizeof *acc);
+            for (size_t p = 0; p < g->k; p++) {
+                float xp = x[(ptrdiff_t)p * xs];
+                const float *row = mat + (ptrdiff_t)p * mp + (ptrdiff_t)o0;
+                for (size_t o = 0; o < n; o++) {
+                    acc[o] += xp * row[o];
+                }
+            }
+        } else if (mp == 1 && xs == 1) {
+            size_t k_main = g->k / LANES * LANES;
+            for (size_t o = 0; o < n; o++) {
+                const float *restrict col = mat + (ptrdiff_t)(o0 + o) * mo;
+                float part[LANES] = {0};
+                for (size_t p = 0; p < k_main; p += LANES) {
+                    for (size_t l = 0; l < LANES; l++) {
+                        part[l] += x[p + l] * col[p + l];
+                    }
+                }
+                for (size_t p = k_main; p < g->k; p++) {
+                    part[p - k_main] += x[p] * col[p];
+                }
+                /* halving, so that each level is one vector add */
+                for (size_t w = LANES / 2; w > 0; w /= 2) {
+                    for (size_t l = 0; l < w; l++) {
+                        part[l] += part[l + w];
+                    }
+                }
+                acc[o] = part[0];
+            }
+        } else {
+            for (size_t o = 0; o < n; o++) {
+                const float *col = mat + (ptrdiff_t)(o0 + o) * mo;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                size_t p = 0;
+                for (; p + 4 <= g->k; p += 4) {
+                    s0 += x[(ptrdiff_t)p * xs] * col[(ptrdiff_t)p * mp];
+                    s1 += x[(ptrdiff_t)(p + 1) * xs] * col[(ptrdiff_t)(p + 1) * mp];
+                    s2 += x[(ptrdiff_t)(p + 2) * xs] * col[(ptrdiff_t)(p + 2) * mp];
+                    s3 += x[(ptrdiff_t)(p + 3) * xs] * col[(ptrdiff_t)(p + 3) * mp];
+                }
+                for (; p < g->k; p++) {
+                    s0 += x[(ptrdiff_t)p * xs] * col[(ptrdiff_t)p * mp];
+                }
+                acc[o] = (s0 + s1) + (s2 + s3);
+            }
+        }
+        for (size_t o = 0; o < n; o++) {
+            float *c = out + (ptrdiff_t)(o0 + o) * os;
+            float v = g->alpha * acc[o];
+            if (g->beta != 0.0f) {
+                v += g->beta * *c;
+            }
+            if (bias) {
+                v += bias[(ptrdiff_t)(o0 + o) * bs];
+            }
+            *c = plxk_gemm_activate(g, v);
+        }
+    }
+}
+
 const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
     .tile = tile,
     .depthwise = PLXK_ISA_SYMBOL(plxk_depthwise_),
+    .gemv = gemv,
     .vmap = PLXK_ISA_SYMBOL(plxk_vmap_),
 };

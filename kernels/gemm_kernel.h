@@ -42,6 +42,16 @@ typedef struct plxk_gemm_impl {
                  float *pack_a, float *pack_b);
     /* plxk_depthwise in this variant (depthwise_kernel.c). */
     void (*depthwise)(const plxk_depthwise_plane *plane);
+    /* One row or one column of C (M or N is 1: a fully_connected layer on
+     * one sample, a recurrent step), where the packed path would fill one
+     * row of each MR x NR tile:
+     *   out[o] = act(alpha * sum_p x[p] mat(p, o) + beta * out[o] + bias[o])
+     * for o < count, mat(p, o) = mat[p * mp + o * mo], x[p] = x[p * xs],
+     * bias[o] = bias[o * bs] (NULL: none). The calling thread does it
+     * all; nothing allocates. */
+    void (*gemv)(const plxk_gemm_args *g, size_t count, const float *mat, ptrdiff_t mp,
+                 ptrdiff_t mo, const float *x, ptrdiff_t xs, float *out, ptrdiff_t os,
+                 const float *bias, ptrdiff_t bs);
     /* plxk_vmap in this variant (vecmath_kernel.c); f is a plxk_vfunc. */
     void (*vmap)(plxk_vfunc f, const float *x, float *y, size_t n);
 } plxk_gemm_impl;
@@ -52,6 +62,17 @@ void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *plane);
 /* vecmath_kernel.c's. */
 void PLXK_ISA_SYMBOL(plxk_vmap_)(plxk_vfunc f, const float *x, float *y, size_t n);
 #endif
+
+/* The fused activation of g (gemm.h) on one value. */
+static inline float plxk_gemm_activate(const plxk_gemm_args *g, float v) {
+    if (g->act == PLXK_ACT_RELU) {
+        return v > 0.0f ? v : 0.0f;
+    }
+    if (g->act == PLXK_ACT_CLIP) {
+        return v < g->lo ? g->lo : v > g->hi ? g->hi : v;
+    }
+    return v;
+}
 
 /* One per build of gemm_kernel.c; AVX2 and AVX-512 exist in x86 builds only
  * (PLXK_GEMM_X86 defined). */

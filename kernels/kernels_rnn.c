@@ -5,19 +5,18 @@
  * every shape); the run function calls it again, so that no loop trusts an
  * inconsistent info, and checks sequence_lens before writing anything.
  *
- * Nothing here allocates, and no scratch buffer is needed: batch entries
- * and directions are independent recurrences, each run on its own slices
- * of the outputs. The running state lives in Y_h (and Y_c), which end up
- * holding the state after the last valid step as required; a step writes
- * its new hidden state into its slice of Y (H floats), reading the
- * previous one from Y_h, then copies it to Y_h. Gate pre-activations are
- * computed unit by unit as dot products (in double), so that a unit needs
- * only its own values. The one exception is GRU's default hidden gate,
- * (r (.) H_{t-1}) * Rh^T, where every unit needs every r: it is
- * accumulated in Y's slice with the loop over the reset units outside
- * (each r_k computed once, its contribution added to every unit), after
- * which each unit turns its sum into its new hidden value in place. */
-#include "kernels.h"
+ * Per direction, the input's contribution to every gate of every step is
+ * one product on the GEMM, X [seq * batch, input] x W^T, with W's bias (and
+ * R's where it is simply added) as the column bias, into the workspace.
+ * The recurrence then goes step by step for each batch entry: the hidden
+ * state times R^T (the GEMM's matrix-vector loop, a dot product per
+ * contiguous row of R) added to the step's row, and the gates' activations over whole vectors, sigmoid
+ * and tanh on the vector math (vecmath.h). The running state lives in Y_h
+ * (and Y_c), which end up holding the state after the last valid step; a
+ * step writes its new hidden state into its slice of Y, then copies it to
+ * Y_h. Nothing here allocates. */
+#include "kernels_compute.h"
+#include "vecmath.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -101,23 +100,6 @@ static double rnn_activate(const plx_rnn_activation *a, double x) {
     case PLX_ACT_SOFTPLUS: return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
     default: return x;
     }
-}
-
-/* clip > 0 bounds an activation's input to [-clip, clip]. */
-static double clip_input(double v, float clip) {
-    if (clip > 0) {
-        double c = clip;
-        v = v < -c ? -c : v > c ? c : v;
-    }
-    return v;
-}
-
-static double dot(const float *a, const float *b, int64_t n) {
-    double acc = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        acc += (double)a[i] * (double)b[i];
-    }
-    return acc;
 }
 
 /* Refuses unless info t has exactly dims (rank r). */
@@ -248,6 +230,138 @@ static bool check_lens(const plxk_kernel_args *args, const char *op, const int32
     return true;
 }
 
+/* What a run keeps in its workspace: the input products of one direction
+ * (xg [seq * batch, gates * hidden]), the column bias and one step's gate
+ * values (gates * hidden each), then the GEMM's own workspace. */
+typedef struct rnn_ws {
+    float *xg, *bias, *step;
+    void *gemm;
+    size_t gemm_size;
+} rnn_ws;
+
+static size_t rnn_floats_bytes(int64_t count) {
+    return plxk_round_ws((size_t)count * sizeof(float));
+}
+
+static size_t rnn_workspace(const plx_layer_view *l, bool lstm, const plxk_compute *compute) {
+    rnn_geom g;
+    rnn_attrs at;
+    char buf[8];
+    if (rnn_prepare(l, lstm, &g, &at, buf, sizeof buf)) {
+        return 0;
+    }
+    int64_t gh = (lstm ? 4 : 3) * g.hidden, rows = g.seq * g.batch;
+    /* the shapes' byte sizes fit (the host's contract), so these do */
+    size_t gemm = plxk_gemm_ws(compute, rows, gh, g.input);
+    size_t own = rnn_floats_bytes(rows * gh) + 2 * rnn_floats_bytes(gh);
+    return gemm == SIZE_MAX || own > SIZE_MAX - gemm ? SIZE_MAX : own + gemm;
+}
+
+static bool rnn_ws_carve(const plxk_kernel_args *args, const rnn_geom *g, int64_t gates,
+                         rnn_ws *w) {
+    int64_t gh = gates * g->hidden;
+    size_t sizes[3] = {rnn_floats_bytes(g->seq * g->batch * gh), rnn_floats_bytes(gh),
+                       rnn_floats_bytes(gh)};
+    float **parts[3] = {&w->xg, &w->bias, &w->step};
+    size_t used = 0, left = 0;
+    for (int i = 0; i < 3; i++) {
+        *parts[i] = plxk_ws_at(args, used, &left);
+        if (!*parts[i] || left < sizes[i]) {
+            return false;
+        }
+        used += sizes[i];
+    }
+    w->gemm = plxk_ws_at(args, used, &w->gemm_size);
+    return true;
+}
+
+/* xg = X W_d^T + bias for every step and batch entry of direction d. */
+static bool rnn_inputs(const plxk_kernel_args *args, const rnn_geom *g, int64_t gates,
+                       const float *x, const float *wd, rnn_ws *w) {
+    int64_t gh = gates * g->hidden;
+    plxk_gemm_args ga = {0};
+    ga.m = (size_t)(g->seq * g->batch);
+    ga.n = (size_t)gh;
+    ga.k = (size_t)g->input;
+    ga.alpha = 1.0f;
+    ga.a = x;
+    ga.a_rs = (ptrdiff_t)g->input;
+    ga.a_cs = 1;
+    ga.b = wd;
+    ga.b_rs = 1;
+    ga.b_cs = (ptrdiff_t)g->input;
+    ga.c = w->xg;
+    ga.ldc = (size_t)gh;
+    ga.bias = w->bias;
+    ga.bias_rs = 0;
+    ga.bias_cs = 1;
+    if (!plxk_gemm(plxk_isa_of(args->compute), plxk_pool_of(args->compute), &ga, w->gemm,
+                   w->gemm_size)) {
+        return plxk_fail(args, "layer '%s': cpu_ref %s: the input product could not run",
+                         layer_name(args->layer), gates == 4 ? "lstm" : "gru");
+    }
+    return true;
+}
+
+/* out[0 .. count) = beta * out + R[rows] h, rows [row, row + count) of R
+ * (rows of h floats), plus bias when given. */
+static void rnn_recur(plxk_isa isa, const float *hs, const float *rd, int64_t h, int64_t row,
+                      int64_t count, float beta, const float *bias, float *out) {
+    plxk_gemm_args ga = {0};
+    ga.m = 1;
+    ga.n = (size_t)count;
+    ga.k = (size_t)h;
+    ga.alpha = 1.0f;
+    ga.a = hs;
+    ga.a_rs = (ptrdiff_t)h;
+    ga.a_cs = 1;
+    ga.b = rd + row * h;
+    ga.b_rs = 1;
+    ga.b_cs = (ptrdiff_t)h;
+    ga.beta = beta;
+    ga.c = out;
+    ga.ldc = (size_t)count;
+    ga.bias = bias;
+    ga.bias_rs = 0;
+    ga.bias_cs = 1;
+    /* one row: the matrix-vector loop, which needs no workspace and
+     * refuses nothing these arguments hold (the run checked the variant) */
+    (void)plxk_gemm(isa, NULL, &ga, NULL, 0);
+}
+
+/* v[0 .. n) = act(clip(v)) in place: sigmoid and tanh on the vector math,
+ * the other activations element by element in double. */
+static void rnn_activate_vec(const plx_rnn_activation *a, float clip, plxk_isa isa, float *v,
+                             int64_t n) {
+    if (clip > 0) {
+        for (int64_t i = 0; i < n; i++) {
+            v[i] = v[i] < -clip ? -clip : v[i] > clip ? clip : v[i];
+        }
+    }
+    if (a->func == PLX_ACT_SIGMOID || a->func == PLX_ACT_TANH) {
+        (void)plxk_vmap(isa, a->func == PLX_ACT_SIGMOID ? PLXK_VSIGMOID : PLXK_VTANH, v, v,
+                        (size_t)n); /* the run checked the variant */
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = (float)rnn_activate(a, v[i]);
+    }
+}
+
+static bool rnn_start(const plxk_kernel_args *args, const rnn_geom *g, int64_t gates,
+                      rnn_ws *w) {
+    if (!rnn_ws_carve(args, g, gates, w)) {
+        return plxk_fail(args, "layer '%s': cpu_ref %s: a workspace of %zu bytes is too small",
+                         layer_name(args->layer), gates == 4 ? "lstm" : "gru",
+                         args->workspace_size);
+    }
+    if (!plxk_isa_supported(plxk_isa_of(args->compute))) {
+        return plxk_fail(args, "layer '%s': the %s variant does not run on this CPU",
+                         layer_name(args->layer), plxk_isa_name(plxk_isa_of(args->compute)));
+    }
+    return true;
+}
+
 /* ---- lstm ----------------------------------------------------------------- */
 
 const char *plxk_check_lstm(const plx_layer_view *layer, char *buf, size_t size) {
@@ -272,15 +386,28 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
     if (!check_lens(args, "lstm", lens, &g)) {
         return false;
     }
-    const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs;
+    rnn_ws ws;
+    if (!rnn_start(args, &g, 4, &ws)) {
+        return false;
+    }
+    plxk_isa isa = plxk_isa_of(args->compute);
+    const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs, GH = 4 * H;
     const size_t row_bytes = (size_t)H * sizeof(float);
     for (int64_t d = 0; d < D; d++) {
         bool reverse = at.direction == PLX_RNN_REVERSE || d == 1;
         const plx_rnn_activation *act_f = &at.acts[d][0], *act_g = &at.acts[d][1],
                                  *act_h = &at.acts[d][2];
-        const float *wd = w + d * 4 * H * I, *rd = r + d * 4 * H * H;
         const float *wb = bias + d * 8 * H, *rb = wb + 4 * H;
         const float *pi = peep + d * 3 * H, *po = pi + H, *pf = po + H;
+        for (int64_t j = 0; j < GH; j++) {
+            ws.bias[j] = wb[j] + rb[j];
+        }
+        const float *rd = r + d * GH * H;
+        if (!rnn_inputs(args, &g, 4, x, w + d * GH * I, &ws)) {
+            return false;
+        }
+        /* gate rows: i [0, H), o [H, 2H), f [2H, 3H), c [3H, 4H) */
+        float *gi = ws.step, *go = gi + H, *gf = go + H, *gc = gf + H;
         for (int64_t b = 0; b < B; b++) {
             float *hs = yh + (d * B + b) * H, *cs = yc + (d * B + b) * H;
             memcpy(hs, h0 + (d * B + b) * H, row_bytes);
@@ -288,26 +415,31 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
             int64_t len = lens[b];
             for (int64_t step = 0; step < len; step++) {
                 int64_t t = reverse ? len - 1 - step : step;
-                const float *xt = x + (t * B + b) * I;
                 float *yt = y + ((t * D + d) * B + b) * H;
+                memcpy(ws.step, ws.xg + (t * B + b) * GH, (size_t)GH * sizeof(float));
+                rnn_recur(isa, hs, rd, H, 0, GH, 1.0f, NULL, ws.step);
                 for (int64_t j = 0; j < H; j++) {
-                    double pre[4]; /* i, o, f, c */
-                    for (int64_t q = 0; q < 4; q++) {
-                        int64_t row = q * H + j;
-                        pre[q] = dot(xt, wd + row * I, I) + dot(hs, rd + row * H, H) +
-                                 (double)wb[row] + (double)rb[row];
+                    gi[j] += pi[j] * cs[j];
+                    gf[j] += pf[j] * cs[j];
+                }
+                rnn_activate_vec(act_f, at.clip, isa, gi, H);
+                if (desc->input_forget) {
+                    for (int64_t j = 0; j < H; j++) {
+                        gf[j] = 1.0f - gi[j];
                     }
-                    double c_prev = cs[j];
-                    double it = rnn_activate(act_f, clip_input(pre[0] + pi[j] * c_prev, at.clip));
-                    double ft = 1.0 - it;
-                    if (!desc->input_forget) {
-                        ft = rnn_activate(act_f, clip_input(pre[2] + pf[j] * c_prev, at.clip));
-                    }
-                    double ct = rnn_activate(act_g, clip_input(pre[3], at.clip));
-                    double c_new = ft * c_prev + it * ct;
-                    double ot = rnn_activate(act_f, clip_input(pre[1] + po[j] * c_new, at.clip));
-                    cs[j] = (float)c_new;
-                    yt[j] = (float)(ot * rnn_activate(act_h, c_new));
+                } else {
+                    rnn_activate_vec(act_f, at.clip, isa, gf, H);
+                }
+                rnn_activate_vec(act_g, at.clip, isa, gc, H);
+                for (int64_t j = 0; j < H; j++) {
+                    cs[j] = gf[j] * cs[j] + gi[j] * gc[j];
+                    go[j] += po[j] * cs[j];
+                    yt[j] = cs[j];
+                }
+                rnn_activate_vec(act_f, at.clip, isa, go, H);
+                rnn_activate_vec(act_h, 0.0f, isa, yt, H);
+                for (int64_t j = 0; j < H; j++) {
+                    yt[j] *= go[j];
                 }
                 memcpy(hs, yt, row_bytes);
             }
@@ -317,6 +449,10 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
         }
     }
     return true;
+}
+
+size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute) {
+    return rnn_workspace(layer, true, compute);
 }
 
 /* ---- gru ------------------------------------------------------------------ */
@@ -342,56 +478,59 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
     if (!check_lens(args, "gru", lens, &g)) {
         return false;
     }
-    const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs;
+    rnn_ws ws;
+    if (!rnn_start(args, &g, 3, &ws)) {
+        return false;
+    }
+    plxk_isa isa = plxk_isa_of(args->compute);
+    const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs, GH = 3 * H;
     const size_t row_bytes = (size_t)H * sizeof(float);
     for (int64_t d = 0; d < D; d++) {
         bool reverse = at.direction == PLX_RNN_REVERSE || d == 1;
         const plx_rnn_activation *act_f = &at.acts[d][0], *act_g = &at.acts[d][1];
-        const float *wd = w + d * 3 * H * I, *rd = r + d * 3 * H * H;
         const float *wb = bias + d * 6 * H, *rb = wb + 3 * H;
-        /* rows of gate z are [0, H), of r [H, 2H), of h [2H, 3H) */
-        const float *wh = wd + 2 * H * I, *rh = rd + 2 * H * H;
+        /* z and r take both biases up front; h's recurrent bias Rb_h goes
+         * inside the reset (linear_before_reset) or after R_h's product */
+        for (int64_t j = 0; j < GH; j++) {
+            ws.bias[j] = wb[j] + (j < 2 * H ? rb[j] : 0.0f);
+        }
+        const float *rd = r + d * GH * H;
+        if (!rnn_inputs(args, &g, 3, x, w + d * GH * I, &ws)) {
+            return false;
+        }
+        /* gate rows: z [0, H), r [H, 2H), h [2H, 3H); step holds z, r,
+         * then the hidden gate's recurrent part */
+        float *gz = ws.step, *gr = gz + H, *gh = gr + H;
         for (int64_t b = 0; b < B; b++) {
             float *hs = yh + (d * B + b) * H;
             memcpy(hs, h0 + (d * B + b) * H, row_bytes);
             int64_t len = lens[b];
             for (int64_t step = 0; step < len; step++) {
                 int64_t t = reverse ? len - 1 - step : step;
-                const float *xt = x + (t * B + b) * I;
+                const float *xgt = ws.xg + (t * B + b) * GH;
                 float *yt = y + ((t * D + d) * B + b) * H;
-                if (!desc->linear_before_reset) {
-                    /* yt[j] = sum_k r_k * H_{t-1}[k] * Rh[j][k] */
-                    memset(yt, 0, row_bytes);
-                    for (int64_t k = 0; k < H; k++) {
-                        int64_t row = H + k;
-                        double rk = rnn_activate(
-                            act_f, clip_input(dot(xt, wd + row * I, I) + dot(hs, rd + row * H, H) +
-                                                  (double)wb[row] + (double)rb[row],
-                                              at.clip));
-                        double rhk = rk * hs[k];
-                        for (int64_t j = 0; j < H; j++) {
-                            yt[j] = (float)(yt[j] + rhk * rh[j * H + k]);
-                        }
+                memcpy(gz, xgt, 2 * row_bytes);
+                rnn_recur(isa, hs, rd, H, 0, 2 * H, 1.0f, NULL, gz);
+                rnn_activate_vec(act_f, at.clip, isa, gz, 2 * H);
+                if (desc->linear_before_reset) {
+                    /* r (.) (H R_h^T + Rb_h) */
+                    rnn_recur(isa, hs, rd, H, 2 * H, H, 0.0f, rb + 2 * H, gh);
+                    for (int64_t j = 0; j < H; j++) {
+                        gh[j] *= gr[j];
                     }
+                } else {
+                    /* (r (.) H) R_h^T + Rb_h, r (.) H first into Y's slice */
+                    for (int64_t j = 0; j < H; j++) {
+                        yt[j] = gr[j] * hs[j];
+                    }
+                    rnn_recur(isa, yt, rd, H, 2 * H, H, 0.0f, rb + 2 * H, gh);
                 }
                 for (int64_t j = 0; j < H; j++) {
-                    double zt = rnn_activate(act_f, clip_input(dot(xt, wd + j * I, I) +
-                                                                   dot(hs, rd + j * H, H) +
-                                                                   (double)wb[j] + (double)rb[j],
-                                                               at.clip));
-                    double pre = dot(xt, wh + j * I, I) + (double)wb[2 * H + j];
-                    if (desc->linear_before_reset) {
-                        int64_t row = H + j;
-                        double rt = rnn_activate(
-                            act_f, clip_input(dot(xt, wd + row * I, I) + dot(hs, rd + row * H, H) +
-                                                  (double)wb[row] + (double)rb[row],
-                                              at.clip));
-                        pre += rt * (dot(hs, rh + j * H, H) + (double)rb[2 * H + j]);
-                    } else {
-                        pre += (double)yt[j] + (double)rb[2 * H + j];
-                    }
-                    double ht = rnn_activate(act_g, clip_input(pre, at.clip));
-                    yt[j] = (float)((1.0 - zt) * ht + zt * hs[j]);
+                    gh[j] += xgt[2 * H + j];
+                }
+                rnn_activate_vec(act_g, at.clip, isa, gh, H);
+                for (int64_t j = 0; j < H; j++) {
+                    yt[j] = (1.0f - gz[j]) * gh[j] + gz[j] * hs[j];
                 }
                 memcpy(hs, yt, row_bytes);
             }
@@ -403,6 +542,10 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
     return true;
 }
 
+size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute) {
+    return rnn_workspace(layer, false, compute);
+}
+
 /* The kernel table's rows (kernels.h, PLXK_ROW). */
-PLXK_ROW(LSTM, lstm);
-PLXK_ROW(GRU, gru);
+PLXK_ROW_WS(LSTM, lstm);
+PLXK_ROW_WS(GRU, gru);

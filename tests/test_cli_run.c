@@ -234,8 +234,11 @@ Test(cli_run, usage_errors_exit_two) {
     USAGE_ERROR("bad --iterations '0'", "m.onnx", "--iterations", "0");
     USAGE_ERROR("bad --iterations '5x'", "m.onnx", "--iterations", "5x");
     USAGE_ERROR("bad --warmup '-1'", "m.onnx", "--warmup", "-1");
-    USAGE_ERROR("bad --threads '0'", "m.onnx", "--threads", "0");
-    USAGE_ERROR("bad --threads '99999999999999999999'", "m.onnx", "--threads",
+    USAGE_ERROR("bad --concurrency '0'", "m.onnx", "--concurrency", "0");
+    USAGE_ERROR("--threads is ambiguous: use --concurrency N", "m.onnx", "--threads", "2");
+    USAGE_ERROR("bad --intra-op-threads '0'", "m.onnx", "--intra-op-threads", "0");
+    USAGE_ERROR("bad --intra-op-threads 'x'", "m.onnx", "--intra-op-threads", "x");
+    USAGE_ERROR("bad --concurrency '99999999999999999999'", "m.onnx", "--concurrency",
                 "99999999999999999999");
     USAGE_ERROR("bad --shape 'x'", "m.onnx", "--shape", "x");
     USAGE_ERROR("bad --shape 'x=3xx4'", "m.onnx", "--shape", "x=3xx4");
@@ -593,7 +596,9 @@ Test(cli_run, json_has_every_key) {
     }
     cr_assert(eq(int, json_object_get_int(member(doc, "iterations", json_type_int)), 4));
     cr_assert(eq(int, json_object_get_int(member(doc, "warmup", json_type_int)), 2));
-    cr_assert(eq(int, json_object_get_int(member(doc, "threads", json_type_int)), 1));
+    cr_assert(eq(int, json_object_get_int(member(doc, "concurrency", json_type_int)), 1));
+    cr_assert(json_object_is_type(json_object_object_get(doc, "intra_op_threads"),
+                                  json_type_null));
     /* Not a classifier: [2,3] is not [1,K]. */
     json_object *top = NULL;
     cr_assert(not(json_object_object_get_ex(doc, "top_classes", &top)));
@@ -691,11 +696,11 @@ Test(cli_run, profile_writes_a_trace) {
 /* ------------------------------------------------------------------------ */
 
 Test(cli_run, threads_run_concurrently, .timeout = 120) {
-    run_result r = RUN(DIGITS_MODEL, "--json", "--threads", "2", "--iterations", "9", "--input",
+    run_result r = RUN(DIGITS_MODEL, "--json", "--concurrency", "2", "--iterations", "9", "--input",
                        "image=" DIGITS_DIR "/inputs/digit-4.npy");
     cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
     json_object *doc = parse_json(r.out);
-    cr_assert(eq(int, json_object_get_int(member(doc, "threads", json_type_int)), 2));
+    cr_assert(eq(int, json_object_get_int(member(doc, "concurrency", json_type_int)), 2));
     cr_assert(eq(int, json_object_get_int(member(doc, "iterations", json_type_int)), 9));
     double tp = number(doc, "throughput_per_s");
     cr_assert(gt(dbl, tp, 0.0));
@@ -706,18 +711,33 @@ Test(cli_run, threads_run_concurrently, .timeout = 120) {
     json_object_put(doc);
     free_result(&r);
 
-    r = RUN(DIGITS_MODEL, "--threads", "3", "--iterations", "2", "--warmup", "0");
+    r = RUN(DIGITS_MODEL, "--concurrency", "3", "--iterations", "2", "--warmup", "0");
     cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
-    expect_contains(r.out, "3 threads", "stdout");
+    expect_contains(r.out, "concurrency 3", "stdout");
+    free_result(&r);
+}
+
+/* --intra-op-threads sets every backend's `threads`; the reports say so. */
+Test(cli_run, intra_op_threads) {
+    run_result r = RUN(DIGITS_MODEL, "--json", "--intra-op-threads", "2", "--iterations", "2");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = parse_json(r.out);
+    cr_assert(eq(int, json_object_get_int(member(doc, "intra_op_threads", json_type_int)), 2));
+    cr_assert(eq(int, json_object_get_int(member(doc, "concurrency", json_type_int)), 1));
+    json_object_put(doc);
+    free_result(&r);
+    r = RUN(DIGITS_MODEL, "--intra-op-threads", "2", "--iterations", "2");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    expect_contains(r.out, "concurrency 1, intra-op threads 2", "stdout");
     free_result(&r);
 }
 
 /* testdev does not support asynchronous execution: a clear error. */
 Test(cli_run, threads_need_async_backends) {
     run_result r = RUN_TESTDEV(MODEL("dynamic_batch.onnx"), "--shape", "x=2x4", "--backends",
-                               "testdev", "--threads", "2");
+                               "testdev", "--concurrency", "2");
     cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
-    expect_contains(r.err, "plexus run: --threads 2 needs asynchronous execution", "stderr");
+    expect_contains(r.err, "plexus run: --concurrency 2 needs asynchronous execution", "stderr");
     expect_contains(r.err, "'testdev'", "stderr");
     free_result(&r);
 }

@@ -1,5 +1,6 @@
 /* What the plexus commands share: usage errors and the options that create
  * a runtime (tools/cli.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,9 @@
 #include <plexus/plexus.h>
 
 #include "cli.h"
+
+/* More intra-op threads than this is a typo, not a machine. */
+#define MAX_INTRA_OP_THREADS 1024
 
 int usage_error(const char *command, const char *usage, const char *fmt, ...) {
     va_list ap;
@@ -83,6 +87,21 @@ int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const cha
                                argv[*i]);
         }
         a->option_count++;
+    } else if (strcmp(arg, "--intra-op-threads") == 0) {
+        char *end = NULL;
+        if (!has_value) {
+            return usage_error(command, usage, "%s needs a count", arg);
+        }
+        ++*i;
+        errno = 0;
+        unsigned long n = strtoul(argv[*i], &end, 10);
+        if (errno || end == argv[*i] || *end || argv[*i][0] == '-' || n < 1 ||
+            n > MAX_INTRA_OP_THREADS) {
+            return usage_error(command, usage,
+                               "bad --intra-op-threads '%s': expected a count from 1 to %d",
+                               argv[*i], MAX_INTRA_OP_THREADS);
+        }
+        a->rt.intra_op_threads = (uint32_t)n;
     } else if (strcmp(arg, "--log-level") == 0) {
         plx_log_level level;
         if (!has_value) {

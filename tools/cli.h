@@ -25,11 +25,15 @@ int usage_error(const char *command, const char *usage, const char *fmt, ...)
     "  --no-default-dir       do not search the installed backend directory\n"             \
     "  --option ID.KEY=VALUE  pass KEY=VALUE to backend ID when it is created;\n"          \
     "                         may be repeated\n"                                            \
+    "  --intra-op-threads N   threads each backend uses within a layer: threads=N\n"       \
+    "                         for every backend that has a `threads` option (an\n"         \
+    "                         --option ID.threads=M for one backend wins); default:\n"     \
+    "                         each backend's own\n"                                        \
     "  --log-level LEVEL      error, warn, info or debug (default: PLEXUS_LOG, else warn)\n"
 
 /* How a command creates its runtime: --backend-path PATH (repeated),
  * --no-env, --no-default-dir, --option ID.KEY=VALUE (repeated),
- * --log-level LEVEL. */
+ * --intra-op-threads N, --log-level LEVEL. */
 typedef struct runtime_args {
     const char **paths;
     size_t path_count;

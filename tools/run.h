@@ -47,7 +47,7 @@ typedef struct run_args {
     const char *output_dir;
     long iterations;
     long warmup;
-    long threads;
+    long concurrency; /* runs at once (--concurrency) */
     const char *profile;
     bool json;
     runtime_args runtime;

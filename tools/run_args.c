@@ -19,7 +19,7 @@ static const char run_usage[] =
     "usage: plexus run MODEL.onnx [--format NAME] [--backends ID,...] [--no-fallback]\n"
     "                  [--input NAME=FILE.npy]... [--shape NAME=DIMS]...\n"
     "                  [--constant NAME=FILE.npy]...\n"
-    "                  [--output-dir DIR] [--iterations N] [--warmup N] [--threads N]\n"
+    "                  [--output-dir DIR] [--iterations N] [--warmup N] [--concurrency N]\n"
     "                  [--profile TRACE.json] [--json]\n"
     "                  [--backend-path PATH]... [--no-env] [--no-default-dir]\n"
     "                  [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
@@ -54,10 +54,12 @@ static const char run_usage[] =
     "                         outside [A-Za-z0-9._-] become '_'); DIR is created\n"
     "  --iterations N         timed runs, 1 or more (default 10)\n"
     "  --warmup N             untimed runs before them, 0 or more (default 1)\n"
-    "  --threads N            run from N threads, each with its own working memory\n"
-    "                         (default 1; N > 1 needs backends that support\n"
-    "                         asynchronous execution); the iterations are shared out\n"
-    "                         between the threads, each does the warm-up runs\n"
+    "  --concurrency N        N concurrent runs, from N threads, each with its own\n"
+    "                         working memory (default 1; N > 1 needs backends that\n"
+    "                         support asynchronous execution); the iterations are\n"
+    "                         shared out between them, each does the warm-up runs.\n"
+    "                         The threads a backend uses within a layer are\n"
+    "                         --intra-op-threads\n"
     "  --profile TRACE.json   write a Chrome trace-event file of loading and of every\n"
     "                         layer of every run (Perfetto, chrome://tracing)\n"
     "  --json                 print one JSON document instead of text\n" RUNTIME_ARGS_USAGE
@@ -199,7 +201,7 @@ static int parse_shape_arg(run_args *a, char *text) {
 int run_args_parse(int argc, char **argv, run_args *a) {
     a->iterations = 10;
     a->warmup = 1;
-    a->threads = 1;
+    a->concurrency = 1;
     if (!runtime_args_init(&a->runtime, argc)) {
         return EXIT_RUNTIME;
     }
@@ -226,7 +228,7 @@ int run_args_parse(int argc, char **argv, run_args *a) {
                    strcmp(arg, "--constant") == 0 ||
                    strcmp(arg, "--shape") == 0 || strcmp(arg, "--output-dir") == 0 ||
                    strcmp(arg, "--iterations") == 0 || strcmp(arg, "--warmup") == 0 ||
-                   strcmp(arg, "--threads") == 0 || strcmp(arg, "--profile") == 0 ||
+                   strcmp(arg, "--concurrency") == 0 || strcmp(arg, "--profile") == 0 ||
                    strcmp(arg, "--format") == 0) {
             if (!has_value) {
                 return usage_error("run", run_usage, "%s needs a value", arg);
@@ -244,8 +246,8 @@ int run_args_parse(int argc, char **argv, run_args *a) {
                 rc = parse_count_arg(arg, value, 1, MAX_ITERATIONS, &a->iterations);
             } else if (strcmp(arg, "--warmup") == 0) {
                 rc = parse_count_arg(arg, value, 0, MAX_ITERATIONS, &a->warmup);
-            } else if (strcmp(arg, "--threads") == 0) {
-                rc = parse_count_arg(arg, value, 1, MAX_THREADS, &a->threads);
+            } else if (strcmp(arg, "--concurrency") == 0) {
+                rc = parse_count_arg(arg, value, 1, MAX_THREADS, &a->concurrency);
             } else if (strcmp(arg, "--format") == 0) {
                 a->format = value;
             } else if (!*value) {
@@ -255,6 +257,13 @@ int run_args_parse(int argc, char **argv, run_args *a) {
             } else {
                 a->profile = value;
             }
+        } else if (strcmp(arg, "--threads") == 0) {
+            /* another runtime's "threads" is what a user compares with, and it
+             * may mean either of these: the name says which */
+            return usage_error("run", run_usage,
+                               "--threads is ambiguous: use --concurrency N for N runs at "
+                               "once, or --intra-op-threads N for the threads each backend "
+                               "uses within a layer");
         } else if (arg[0] == '-' && arg[1]) {
             rc = runtime_args_parse(&a->runtime, argc, argv, &i, "run", run_usage);
             if (rc < 0) {

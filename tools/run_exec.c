@@ -811,10 +811,10 @@ static bool backends_support(run_state *s, bool async, bool report) {
         if (missing) {
             if (report) {
                 fprintf(stderr,
-                        PREFIX ": --threads %ld needs asynchronous execution, which backend "
-                               "'%s' does not support (it does not report %s); use --threads 1, "
+                        PREFIX ": --concurrency %ld needs asynchronous execution, which backend "
+                               "'%s' does not support (it does not report %s); use --concurrency 1, "
                                "or other backends (--backends)\n",
-                        s->args->threads, s->counts[i].id, missing);
+                        s->args->concurrency, s->counts[i].id, missing);
             }
             return false;
         }
@@ -842,7 +842,7 @@ bool run_optimize_and_load(run_state *s) {
     }
     plx_load_options lo;
     plx_load_options_init(&lo);
-    if (a->threads > 1) {
+    if (a->concurrency > 1) {
         if (!backends_support(s, true, true)) {
             return false;
         }
@@ -961,7 +961,7 @@ static void release_workers(workers_shared *sh) {
 }
 
 static bool run_threads(run_state *s, progress *pg) {
-    size_t n = (size_t)s->args->threads;
+    size_t n = (size_t)s->args->concurrency;
     size_t total = s->latency_count;
     worker *ws = calloc(n, sizeof *ws);
     workers_shared sh = {.ready = 0, .go = false};
@@ -1103,7 +1103,7 @@ bool run_execute_all(run_state *s) {
     }
     progress pg;
     progress_init(&pg);
-    return s->args->threads > 1 ? run_threads(s, &pg) : run_single(s, &pg);
+    return s->args->concurrency > 1 ? run_threads(s, &pg) : run_single(s, &pg);
 }
 
 bool run_write_outputs(run_state *s) {

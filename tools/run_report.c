@@ -190,9 +190,14 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
     fprintf(out, "\nLoad: %.3f ms (import %.3f%s, optimize %.3f, load %.3f)\n",
             s->import_ms + s->optimize_ms + s->load_ms, s->import_ms, tries, s->optimize_ms,
             s->load_ms);
-    fprintf(out, "Runs: %ld iteration%s after %ld warm-up run%s%s, %ld thread%s\n", a->iterations,
-            a->iterations == 1 ? "" : "s", a->warmup, a->warmup == 1 ? "" : "s",
-            a->threads > 1 ? " per thread" : "", a->threads, a->threads == 1 ? "" : "s");
+    char intra[48] = "";
+    if (a->runtime.rt.intra_op_threads) {
+        snprintf(intra, sizeof intra, ", intra-op threads %lu",
+                 (unsigned long)a->runtime.rt.intra_op_threads);
+    }
+    fprintf(out, "Runs: %ld iteration%s after %ld warm-up run%s%s, concurrency %ld%s\n",
+            a->iterations, a->iterations == 1 ? "" : "s", a->warmup, a->warmup == 1 ? "" : "s",
+            a->concurrency > 1 ? " per concurrent run" : "", a->concurrency, intra);
     /* One unit for the line: microseconds when the median is under 0.1 ms. */
     bool us = st->median < 0.1;
     char t[4][32];
@@ -412,8 +417,14 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
     json_int(&w, a->iterations);
     json_key(&w, "warmup");
     json_int(&w, a->warmup);
-    json_key(&w, "threads");
-    json_int(&w, a->threads);
+    json_key(&w, "concurrency");
+    json_int(&w, a->concurrency);
+    json_key(&w, "intra_op_threads");
+    if (a->runtime.rt.intra_op_threads) {
+        json_int(&w, (long)a->runtime.rt.intra_op_threads);
+    } else {
+        json_null(&w);
+    }
     json_key(&w, "latency_ms");
     json_begin_object(&w);
     json_key(&w, "min");

@@ -92,6 +92,8 @@ struct plx_runtime {
     plx_backend_option *options;
     bool *option_used;
     size_t option_count;
+    /* plx_runtime_options.intra_op_threads in decimal; "" for 0 (none). */
+    char intra_op_threads[12];
     /* Allocators and strategies per backend id (strings owned). */
     plx_backend_allocator *allocators;
     size_t allocator_count;

@@ -374,14 +374,35 @@ static bool filter_allows(plx_runtime *rt, const char *id) {
     return false;
 }
 
+/* Whether the runtime's intra_op_threads goes to the backend: it declares
+ * `threads` and the application's options do not set it. */
+static bool takes_intra_op_threads(const plx_runtime *rt, const plxi_backend_record *rec) {
+    if (!rt->intra_op_threads[0]) {
+        return false;
+    }
+    bool declared = false;
+    for (size_t j = 0; j < rec->info.option_count; j++) {
+        declared = declared || strcmp(rec->info.options[j].key, "threads") == 0;
+    }
+    for (size_t i = 0; declared && i < rt->option_count; i++) {
+        if (strcmp(rt->options[i].backend_id, rec->info.id) == 0 &&
+            strcmp(rt->options[i].key, "threads") == 0) {
+            return false;
+        }
+    }
+    return declared;
+}
+
 /* The options the application gave for `id`, checked against the declared
- * keys (R-9). Writes a heap array of plx_option (pointing into rt) or a
- * reason. */
+ * keys (R-9), and threads=N from plx_runtime_options.intra_op_threads when
+ * the backend takes it. Writes a heap array of plx_option (pointing into
+ * rt) or a reason. */
 static char *collect_options(plx_runtime *rt, plxi_backend_record *rec, plx_option **out,
                              size_t *out_count) {
     *out = NULL;
     *out_count = 0;
-    size_t n = 0;
+    bool threads = takes_intra_op_threads(rt, rec);
+    size_t n = threads;
     for (size_t i = 0; i < rt->option_count; i++) {
         n += strcmp(rt->options[i].backend_id, rec->info.id) == 0;
     }
@@ -437,6 +458,11 @@ static char *collect_options(plx_runtime *rt, plxi_backend_record *rec, plx_opti
         }
         opts[k].key = o->key;
         opts[k].value = o->value;
+        k++;
+    }
+    if (threads) {
+        opts[k].key = "threads";
+        opts[k].value = rt->intra_op_threads;
         k++;
     }
     *out = opts;

@@ -1,6 +1,7 @@
 /* The runtime: options, search path, and the read-only views of what the
  * registry found. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -14,6 +15,8 @@
 #define RUNTIME_OPTIONS_V1_SIZE PLX_STRUCT_SIZE_UPTO(plx_runtime_options, log_user_data)
 #define RUNTIME_OPTIONS_MEMORY_SIZE \
     PLX_STRUCT_SIZE_UPTO(plx_runtime_options, memory_strategy_count)
+#define RUNTIME_OPTIONS_THREADS_SIZE \
+    PLX_STRUCT_SIZE_UPTO(plx_runtime_options, intra_op_threads)
 
 PLX_API const char *plx_version_string(void) {
     return PLX_VERSION_STRING;
@@ -28,7 +31,7 @@ PLX_API void plx_runtime_options_init(plx_runtime_options *options) {
         return;
     }
     memset(options, 0, sizeof *options);
-    options->struct_size = (uint32_t)RUNTIME_OPTIONS_MEMORY_SIZE;
+    options->struct_size = (uint32_t)RUNTIME_OPTIONS_THREADS_SIZE;
     options->log_level = PLX_LOG_LEVEL_DEFAULT;
 }
 
@@ -193,6 +196,10 @@ static const char *read_env(plx_runtime *rt, const char *name, bool *out_failed)
 }
 
 static plx_status copy_options(plx_runtime *rt, const plx_runtime_options *o) {
+    if (o->struct_size >= RUNTIME_OPTIONS_THREADS_SIZE && o->intra_op_threads > 0) {
+        snprintf(rt->intra_op_threads, sizeof rt->intra_op_threads, "%lu",
+                 (unsigned long)o->intra_op_threads);
+    }
     if (o->backend_option_count == 0) {
         return NULL;
     }

@@ -637,3 +637,44 @@ Test(options, threads_and_isa_show_in_capabilities) {
     expect_caps("isa", "auto", (int64_t)plxk_pool_default_threads(), best);
     expect_caps("isa", "portable", (int64_t)plxk_pool_default_threads(), "portable");
 }
+
+/* plx_runtime_options.intra_op_threads reaches every backend that declares
+ * `threads`; a backend option for one backend wins over it; a caller built
+ * before the field (a shorter struct_size) does not set it. */
+static int64_t threads_with(uint32_t intra, const char *explicit_threads, uint32_t struct_size) {
+    plx_runtime_options o;
+    plx_runtime_options_init(&o);
+    o.ignore_environment = true;
+    o.skip_default_dir = true;
+    const char *paths[] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    o.intra_op_threads = intra;
+    plx_backend_option opt = {"cpu_ref", "threads", explicit_threads};
+    if (explicit_threads) {
+        o.backend_options = &opt;
+        o.backend_option_count = 1;
+    }
+    if (struct_size) {
+        o.struct_size = struct_size;
+    }
+    plx_runtime *rt = NULL;
+    cr_assert(zero(ptr, (void *)plx_runtime_create(&o, &rt)));
+    const plx_backend_info *b = plx_runtime_find_backend(rt, "cpu_ref");
+    cr_assert(not(zero(ptr, (void *)b)), "%s", rejection_reason(rt) ? rejection_reason(rt) : "");
+    const plx_capability *t = plx_backend_info_capability(b, "cpu_ref.threads");
+    cr_assert(not(zero(ptr, (void *)t)));
+    int64_t v = t->int_value;
+    plx_runtime_destroy(&rt);
+    return v;
+}
+
+Test(options, intra_op_threads_for_every_backend) {
+    cr_expect(eq(i64, threads_with(3, NULL, 0), 3));
+    cr_expect(eq(i64, threads_with(1, NULL, 0), 1));
+    cr_expect(eq(i64, threads_with(3, "2", 0), 2), "the backend's own option wins");
+    cr_expect(eq(i64, threads_with(0, NULL, 0), (int64_t)plxk_pool_default_threads()));
+    uint32_t before = (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_runtime_options, memory_strategy_count);
+    cr_expect(eq(i64, threads_with(3, NULL, before), (int64_t)plxk_pool_default_threads()),
+              "a struct_size that ends before intra_op_threads leaves it unset");
+}

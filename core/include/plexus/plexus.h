@@ -173,6 +173,14 @@ typedef struct plx_runtime_options {
     size_t allocator_count;
     const plx_backend_memory_strategy *memory_strategies;
     size_t memory_strategy_count;
+
+    /* Intra-operator threads, for every backend at once: each backend that
+     * declares an option `threads` gets threads=N (N in decimal) unless
+     * backend_options sets that backend's `threads`, which wins. Backends
+     * without the option are not affected. 0: every backend's own default.
+     * (Added after memory_strategy_count: a struct_size that ends before it
+     * reads as 0.) */
+    uint32_t intra_op_threads;
 } plx_runtime_options;
 
 /* Sets every field to its default: nothing searched but the environment

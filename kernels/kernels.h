@@ -173,6 +173,7 @@ size_t plxk_workspace_fully_connected(const plx_layer_view *layer,
                                          const plxk_compute *compute);
 size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
 

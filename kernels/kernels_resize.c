@@ -48,44 +48,96 @@ const char *plxk_check_resize(const plx_layer_view *layer, char *buf, size_t siz
     return resize_prepare(layer, &g, buf, size);
 }
 
-/* Bilinear interpolates along W first, then H, in double, as the
- * reference does. */
+/* The taps of one output coordinate along one dim: nearest uses i0; linear
+ * takes (1 - r) of i0 and r of i1. The coordinates are the same for every
+ * plane, so a run computes them once per output row and column, in double
+ * as the reference does, into the workspace. */
+typedef struct resize_tap {
+    int64_t i0, i1;
+    float r;
+} resize_tap;
+
+static size_t resize_taps_bytes(const plx_resize_geom *g) {
+    return plxk_round_ws((size_t)(g->out[0] + g->out[1]) * sizeof(resize_tap));
+}
+
+size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *compute) {
+    (void)compute;
+    plx_resize_geom g = {0};
+    char buf[8];
+    return resize_prepare(layer, &g, buf, sizeof buf) ? 0 : resize_taps_bytes(&g);
+}
+
+typedef struct resize_job {
+    const plx_resize_geom *g;
+    bool nearest;
+    const resize_tap *rows, *cols;
+    const float *x;
+    float *y;
+} resize_job;
+
+/* Plane `task`: linear interpolates along W (the two input rows a output
+ * row needs), then along H, in float. */
+static void resize_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const resize_job *j = ctx;
+    const plx_resize_geom *g = j->g;
+    const float *src = j->x + (int64_t)task * g->in[0] * g->in[1];
+    float *dst = j->y + (int64_t)task * g->out[0] * g->out[1];
+    int64_t ow_n = g->out[1], iw_n = g->in[1];
+    for (int64_t oh = 0; oh < g->out[0]; oh++) {
+        const resize_tap *th = &j->rows[oh];
+        float *out = dst + oh * ow_n;
+        const float *r0 = src + th->i0 * iw_n;
+        if (j->nearest) {
+            for (int64_t ow = 0; ow < ow_n; ow++) {
+                out[ow] = r0[j->cols[ow].i0];
+            }
+            continue;
+        }
+        const float *r1 = src + th->i1 * iw_n;
+        float rh = th->r;
+        for (int64_t ow = 0; ow < ow_n; ow++) {
+            const resize_tap *tw = &j->cols[ow];
+            float top = r0[tw->i0] + tw->r * (r0[tw->i1] - r0[tw->i0]);
+            float bot = r1[tw->i0] + tw->r * (r1[tw->i1] - r1[tw->i0]);
+            out[ow] = top + rh * (bot - top);
+        }
+    }
+}
+
 bool plxk_run_resize(const plxk_kernel_args *args) {
     char why[256];
     plx_resize_geom g = {0};
     if (resize_prepare(args->layer, &g, why, sizeof why)) {
         return plxk_fail(args, "%s", why);
     }
+    size_t left;
+    resize_tap *taps = plxk_ws_at(args, 0, &left);
+    if (!taps || left < resize_taps_bytes(&g)) {
+        return plxk_fail(args, "cpu_ref resize: a workspace of %zu bytes is too small for the "
+                               "taps' %zu", args->workspace_size, resize_taps_bytes(&g));
+    }
     const plx_resize_desc *desc = args->layer->desc;
-    const float *x = args->inputs[0];
-    float *y = args->outputs[0];
-    int64_t in_plane = g.in[0] * g.in[1], out_plane = g.out[0] * g.out[1];
-    for (int64_t p = 0; p < g.nc; p++) {
-        const float *src = x + p * in_plane;
-        float *dst = y + p * out_plane;
-        for (int64_t oh = 0; oh < g.out[0]; oh++) {
-            double ch = plx_resize_coordinate(desc->coord, oh, g.scale[0], g.in[0]);
-            for (int64_t ow = 0; ow < g.out[1]; ow++) {
-                double cw = plx_resize_coordinate(desc->coord, ow, g.scale[1], g.in[1]);
-                double v;
-                if (desc->mode == PLX_RESIZE_NEAREST) {
-                    int64_t ih = plx_resize_nearest_index(desc->nearest, ch, g.in[0]);
-                    int64_t iw = plx_resize_nearest_index(desc->nearest, cw, g.in[1]);
-                    v = src[ih * g.in[1] + iw];
-                } else {
-                    int64_t h0, h1, w0, w1;
-                    double rh = plx_resize_linear_taps(ch, g.in[0], &h0, &h1);
-                    double rw = plx_resize_linear_taps(cw, g.in[1], &w0, &w1);
-                    double top = (1.0 - rw) * src[h0 * g.in[1] + w0] + rw * src[h0 * g.in[1] + w1];
-                    double bot = (1.0 - rw) * src[h1 * g.in[1] + w0] + rw * src[h1 * g.in[1] + w1];
-                    v = (1.0 - rh) * top + rh * bot;
-                }
-                dst[oh * g.out[1] + ow] = (float)v;
+    bool nearest = desc->mode == PLX_RESIZE_NEAREST;
+    for (int d = 0; d < 2; d++) {
+        resize_tap *t = d == 0 ? taps : taps + g.out[0];
+        for (int64_t o = 0; o < g.out[d]; o++) {
+            double c = plx_resize_coordinate(desc->coord, o, g.scale[d], g.in[d]);
+            if (nearest) {
+                t[o].i0 = t[o].i1 = plx_resize_nearest_index(desc->nearest, c, g.in[d]);
+                t[o].r = 0.0f;
+            } else {
+                t[o].r = (float)plx_resize_linear_taps(c, g.in[d], &t[o].i0, &t[o].i1);
             }
         }
     }
+    resize_job job = {&g, nearest, taps, taps + g.out[0], args->inputs[0], args->outputs[0]};
+    plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.nc,
+                  (double)g.nc * (double)(g.out[0] * g.out[1]) * (nearest ? 0.5 : 2.0),
+                  resize_plane, &job);
     return true;
 }
 
 /* The kernel table's rows (kernels.h, PLXK_ROW). */
-PLXK_ROW(RESIZE, resize);
+PLXK_ROW_WS(RESIZE, resize);

@@ -234,7 +234,7 @@ static float activate(const plx_activation_desc *d, float x) {
         return y < 0 ? 0.0f : y > 1 ? 1.0f : y;
     }
     case PLX_ACT_HARD_SWISH: {
-        float y = x / 6.0f + 0.5f;
+        float y = (1.0f / 6.0f) * x + 0.5f;
         y = y < 0 ? 0.0f : y > 1 ? 1.0f : y;
         return x * y;
     }
@@ -297,19 +297,21 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
             }
             return true;
         case PLX_ACT_HARD_SIGMOID:
+        case PLX_ACT_HARD_SWISH: {
+            /* the clip's shape of loop (two selects, bounds in locals),
+             * which the vectoriser takes; hard-swish is x hard_sigmoid(x)
+             * with ONNX's alpha 1/6 and beta 0.5 */
+            const bool swish = d->func == PLX_ACT_HARD_SWISH;
+            const float a = swish ? 1.0f / 6.0f : alpha, b = swish ? 0.5f : beta;
+            const float lo = 0.0f, hi = 1.0f;
             for (size_t i = 0; i < n; i++) {
-                float v = alpha * xf[i] + beta;
-                v = v < 0 ? 0.0f : v;
-                yf[i] = v > 1 ? 1.0f : v;
+                float v = a * xf[i] + b;
+                v = v < lo ? lo : v;
+                v = v > hi ? hi : v;
+                yf[i] = swish ? xf[i] * v : v;
             }
             return true;
-        case PLX_ACT_HARD_SWISH:
-            for (size_t i = 0; i < n; i++) {
-                float v = xf[i] / 6.0f + 0.5f;
-                v = v < 0 ? 0.0f : v;
-                yf[i] = xf[i] * (v > 1 ? 1.0f : v);
-            }
-            return true;
+        }
         case PLX_ACT_SIGMOID:
         case PLX_ACT_TANH:
         case PLX_ACT_GELU: {

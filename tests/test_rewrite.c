@@ -493,3 +493,84 @@ Test(rewrite, cpu_ref_fuses_activations) {
     plx_runtime_destroy(&fused_rt);
     plx_runtime_destroy(&plain_rt);
 }
+
+/* x * clip(x + 3, 0, 6) / 6 (or * (1/6)) as a network (x -> relu first, so
+ * that x is a layer's output, as after a conv); `shared_clip`: the clip is
+ * also an output, so nothing may fuse. */
+static plx_network *hard_swish_chain(bool by_mul, bool shared_clip) {
+    static float three = 3.0f, six = 6.0f, sixth = 1.0f / 6.0f;
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t d[] = {2, 8};
+    plx_tensor_info info = tu_f32(2, d), scalar = tu_f32(0, NULL);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_activation_desc clip = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    clip.alpha = 0.0f;
+    clip.beta = 6.0f;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_binary_desc last = PLX_BINARY_DESC_INIT(by_mul ? PLX_BINARY_MUL : PLX_BINARY_DIV);
+    plx_layer_id x, r, c3, a, k, h, c6, q, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &info, &x));
+    OK(plx_network_add_layer(n, "r", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_constant(n, "three", &scalar, &three, PLX_CONSTANT_BORROW, &c3));
+    OK(plx_network_add_constant(n, "six", &scalar, by_mul ? &sixth : &six, PLX_CONSTANT_BORROW,
+                                &c6));
+    OK(plx_network_add_layer(n, "a", PLX_OP_BINARY, &add, 2, 1, &a));
+    OK(plx_network_add_layer(n, "k", PLX_OP_ACTIVATION, &clip, 1, 1, &k));
+    OK(plx_network_add_layer(n, "h", PLX_OP_BINARY, &mul, 2, 1, &h));
+    OK(plx_network_add_layer(n, "q", PLX_OP_BINARY, &last, 2, 1, &q));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, c3, 0, a, 0)); /* 3 + x: either operand order */
+    OK(plx_network_connect(n, r, 0, a, 1));
+    OK(plx_network_connect(n, a, 0, k, 0));
+    OK(plx_network_connect(n, k, 0, h, 0));
+    OK(plx_network_connect(n, r, 0, h, 1));
+    OK(plx_network_connect(n, h, 0, q, 0));
+    OK(plx_network_connect(n, c6, 0, q, 1));
+    OK(plx_network_connect(n, q, 0, y, 0));
+    if (shared_clip) {
+        OK(plx_network_add_output(n, "y2", 1, &y2));
+        OK(plx_network_connect(n, k, 0, y2, 0));
+    }
+    return n;
+}
+
+Test(rewrite, hard_swish_chain_is_fused) {
+    for (int by_mul = 0; by_mul < 2; by_mul++) {
+        plx_network *n = hard_swish_chain(by_mul, false);
+        float xv[16], y0[16], y1[16];
+        fill(xv, 16, 5);
+        for (int i = 0; i < 16; i++) {
+            xv[i] *= 5.0f; /* both sides of -3 and 3 */
+        }
+        plx_optimized_network *plain, *rw;
+        run(n, false, xv, 16, y0, 16, &plain);
+        run(n, true, xv, 16, y1, 16, &rw);
+        for (int i = 0; i < 16; i++) {
+            double v = xv[i] > 0 ? xv[i] : 0.0;
+            double want = v * fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
+            cr_assert(le(dbl, fabs((double)y0[i] - want), 1e-5), "[%d]", i);
+        }
+        assert_close(y1, y0, 16);
+        cr_assert(tu_noted(rw, "fused 'a', 'k', 'h' and 'q' into a hard_swish"));
+        cr_assert(eq(int, layer_op(rw, "q"), PLX_OP_ACTIVATION));
+        cr_assert(eq(int, layer_op(rw, "h"), PLX_OP_INVALID));
+        cr_assert(eq(int, layer_op(rw, "k"), PLX_OP_INVALID));
+        cr_assert(eq(int, layer_op(rw, "a"), PLX_OP_INVALID));
+        cr_assert(eq(int, layer_op(plain, "q"), PLX_OP_BINARY));
+        plx_optimized_network_destroy(&plain);
+        plx_optimized_network_destroy(&rw);
+        plx_network_destroy(&n);
+    }
+}
+
+Test(rewrite, hard_swish_chain_with_a_shared_clip_stays) {
+    plx_network *n = hard_swish_chain(false, true);
+    plx_optimized_network *rw = optimize(n, true);
+    cr_assert(eq(int, layer_op(rw, "q"), PLX_OP_BINARY));
+    cr_assert(eq(int, layer_op(rw, "k"), PLX_OP_ACTIVATION));
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}

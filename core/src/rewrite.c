@@ -7,6 +7,8 @@
  *   - batch_norm folded into the conv before it, whose output only it reads
  *     (weights and bias constant float32, read by nothing else);
  *   - transposes that cancel are removed; two in a row become one;
+ *   - x * clip(x + 3, 0, 6) / 6, hard-swish written out, becomes one
+ *     hard_swish activation;
  *   - reshape, flatten, squeeze, unsqueeze and transpose of a constant read
  *     by nothing else become that constant;
  *   - any other layer with one output whose inputs are all constants is
@@ -454,6 +456,95 @@ static plx_status fold_constant_layer(rewriter *w, uint32_t index, bool *changed
     return NULL;
 }
 
+/* Whether input `input` of l is a float32 constant of one element equal to
+ * v (a scalar operand of an elementwise chain). */
+static bool scalar_input(const rewriter *w, const plxi_layer *l, uint32_t input, float v) {
+    const plxi_layer *c = source_layer(w, l, input);
+    size_t n = 0;
+    return c && c->op == PLX_OP_CONSTANT && c->outputs[0].dtype == PLX_DTYPE_FLOAT32 &&
+           c->outputs[0].quant.kind == PLX_QUANT_NONE &&
+           plx_tensor_info_element_count(&c->outputs[0], &n) && n == 1 &&
+           *(const float *)plxi_constant_data(c) == v;
+}
+
+static bool is_binary(const plxi_layer *l, plx_binary_func f) {
+    return l && l->op == PLX_OP_BINARY && l->input_count == 2 &&
+           ((const plx_binary_desc *)l->desc)->func == f &&
+           l->outputs[0].dtype == PLX_DTYPE_FLOAT32;
+}
+
+/* Of binary layer l, the input that is not the scalar constant v: 0 or 1,
+ * -1 when neither input is v. */
+static int other_than_scalar(const rewriter *w, const plxi_layer *l, float v) {
+    return scalar_input(w, l, 1, v) ? 0 : scalar_input(w, l, 0, v) ? 1 : -1;
+}
+
+/* x * clip(x + 3, 0, 6) / 6 (or * (1/6)), the hard-swish that exporters
+ * write out (paddle2onnx does, for every PP-LCNet and PP-OCR block), as one
+ * hard_swish activation: one pass over the tensor instead of four. The
+ * rewrite happens at the division; the add, the clip and the product must
+ * have no other reader, and x the output's info (no broadcasting). */
+static plx_status fuse_hard_swish(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    int hi = is_binary(l, PLX_BINARY_DIV) && scalar_input(w, l, 1, 6.0f) ? 0
+             : is_binary(l, PLX_BINARY_MUL) ? other_than_scalar(w, l, 1.0f / 6.0f)
+                                           : -1;
+    if (hi < 0) {
+        return NULL;
+    }
+    uint32_t h_index = l->inputs[hi].layer;
+    plxi_layer *h = w->layers[h_index];
+    if (!is_binary(h, PLX_BINARY_MUL) || l->inputs[hi].slot != 0 ||
+        readers(w, h_index, 0, NULL) != 1) {
+        return NULL;
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+        uint32_t k_index = h->inputs[k].layer;
+        plxi_layer *clip = w->layers[k_index];
+        if (!clip || clip->op != PLX_OP_ACTIVATION || h->inputs[k].slot != 0 ||
+            readers(w, k_index, 0, NULL) != 1) {
+            continue;
+        }
+        const plx_activation_desc *cd = clip->desc;
+        if (cd->func != PLX_ACT_CLIP || cd->alpha != 0.0f || cd->beta != 6.0f) {
+            continue;
+        }
+        uint32_t a_index = clip->inputs[0].layer;
+        plxi_layer *add = w->layers[a_index];
+        int xi = is_binary(add, PLX_BINARY_ADD) && clip->inputs[0].slot == 0 &&
+                         readers(w, a_index, 0, NULL) == 1
+                     ? other_than_scalar(w, add, 3.0f)
+                     : -1;
+        plxi_source x = h->inputs[1 - k];
+        if (xi < 0 || add->inputs[xi].layer != x.layer || add->inputs[xi].slot != x.slot ||
+            !same_info(&w->layers[x.layer]->outputs[x.slot], &l->outputs[0])) {
+            continue;
+        }
+        plx_activation_desc *d = calloc(1, sizeof *d);
+        if (!d) {
+            return oom();
+        }
+        if (!plxi_optimizer_note(w->o, "fused '%s', '%s', '%s' and '%s' into a hard_swish",
+                                 add->name, clip->name, h->name, l->name)) {
+            free(d);
+            return oom();
+        }
+        d->struct_size = (uint32_t)sizeof *d;
+        d->func = PLX_ACT_HARD_SWISH;
+        free(l->desc);
+        l->desc = d;
+        l->op = PLX_OP_ACTIVATION;
+        l->inputs[0] = x;
+        l->input_count = 1;
+        drop(w, h_index);
+        drop(w, k_index);
+        drop(w, a_index);
+        *changed = true;
+        return NULL;
+    }
+    return NULL;
+}
+
 static plx_status remove_identity(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
     plxi_layer *src = source_layer(w, l, 0);
@@ -550,6 +641,8 @@ plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *c
                 s = fold_batch_norm(&w, i, &changed);
             } else if (l->op == PLX_OP_TRANSPOSE) {
                 s = merge_transposes(&w, i, &changed);
+            } else if (l->op == PLX_OP_BINARY) {
+                s = fuse_hard_swish(&w, i, &changed);
             }
             if (!s && w.layers[i]) {
                 s = fold_into_constant(&w, i, &changed);

@@ -35,12 +35,6 @@ static inline float bits_to_float(uint32_t u) {
     return f;
 }
 
-static inline uint32_t float_to_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 static inline float exp_one(float x) {
     const float log2e = 1.44269504088896341f;
     const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
@@ -148,6 +142,7 @@ static inline float gelu_erf_one(float x) {
 static inline float gelu_tanh_one(float x) {
     float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
     float y = x * sigmoid_one(2.0f * u);
+    y = x < -14.0f ? 0.0f : y; /* the limit; -inf times 0 would be NaN */
     return x != x ? x : y;
 }
 

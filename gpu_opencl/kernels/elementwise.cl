@@ -38,12 +38,17 @@ float ocl_activate(int func, float x, float alpha, float beta) {
     }
     case 7: /* tanh */
         return tanh(x);
-    case 8: /* gelu: exact, or the tanh approximation when alpha != 0 */
+    case 8: /* gelu: exact, or the tanh approximation when alpha != 0; 0 below -14
+             * (the limit, where x times the vanishing factor would give
+             * NaN at -inf), as cpu_ref */
+        if (x < -14.0f) {
+            return 0.0f;
+        }
         if (alpha != 0.0f) {
             const float k = 0.79788456080286535588f;
             return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
         }
-        return 0.5f * x * (1.0f + erf(x * 0.70710678118654752440f));
+        return 0.5f * x * erfc(x * -0.70710678118654752440f);
     case 9: /* softplus */
         return ocl_softplus(x);
     case 10: /* selu */

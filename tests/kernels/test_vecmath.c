@@ -107,10 +107,16 @@ static void check_limits(plxk_isa isa) {
     cr_expect(isnan(y[2]));
     cr_expect(eq(flt, y[4], -1.0f));
     cr_expect(eq(flt, y[5], 0.0f));
-    cr_assert(plxk_vmap(isa, PLXK_VGELU_ERF, x, y, 6));
-    cr_expect(eq(flt, y[0], INFINITY));
-    cr_expect(isnan(y[2]));
-    cr_expect(eq(flt, y[3], 100.0f));
+    /* Both GELU forms: the limits, 0 at -inf rather than -inf times 0. */
+    for (plxk_vfunc f = PLXK_VGELU_ERF; f <= PLXK_VGELU_TANH; f++) {
+        cr_assert(plxk_vmap(isa, f, x, y, 6));
+        cr_expect(eq(flt, y[0], INFINITY));
+        cr_expect(eq(flt, y[1], 0.0f));
+        cr_expect(isnan(y[2]));
+        cr_expect(eq(flt, y[3], 100.0f));
+        cr_expect(eq(flt, y[4], 0.0f));
+        cr_expect(eq(flt, y[5], 0.0f));
+    }
 }
 
 Test(vecmath, every_variant_against_libm) {

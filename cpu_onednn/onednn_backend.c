@@ -37,6 +37,7 @@ struct plx_backend {
     dnnl_engine_t engine; /* thread-safe; shared by every factory */
     int threads;
     bool graph; /* option `graph` */
+    bool reference; /* option `reference` (odn_context) */
     char version[64];
     char isa[32];
     char runtime[16];
@@ -50,6 +51,9 @@ static const plx_option_info odn_options[] = {
     {"graph", "on: each subgraph assigned to cpu_onednn runs as one layer, its activations "
               "kept in oneDNN's blocked layouts; off: layer by layer, products fused with "
               "their activations", "on"},
+    {"reference", "on: layers for which oneDNN offers only its reference implementation (plain "
+                  "loops) run here; off: they are refused and go to the next backend",
+     "off"},
 };
 
 /* ---- oneDNN facts ------------------------------------------------------- */
@@ -133,7 +137,7 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
                              size_t option_count, plx_backend **out_backend) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = cpus < 1 ? 1 : cpus > ODN_MAX_THREADS ? ODN_MAX_THREADS : (int)cpus;
-    bool graph = true;
+    bool graph = true, reference = false;
     for (size_t i = 0; i < option_count; i++) {
         const char *v = options[i].value ? options[i].value : "";
         if (strcmp(options[i].key, "threads") == 0) {
@@ -148,6 +152,13 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
                                            "'cpu_onednn': expected on or off", v);
             }
             graph = strcmp(v, "on") == 0;
+        } else if (strcmp(options[i].key, "reference") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "invalid value '%s' for option 'reference' of "
+                                           "backend 'cpu_onednn': expected on or off", v);
+            }
+            reference = strcmp(v, "on") == 0;
         }
     }
     plx_backend *b = host->alloc(host, sizeof *b, 0);
@@ -159,6 +170,7 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
     b->host = host;
     b->threads = threads;
     b->graph = graph;
+    b->reference = reference;
     dnnl_status_t st = dnnl_engine_create(&b->engine, dnnl_cpu, 0);
     if (st != dnnl_success) {
         host->free(host, b);
@@ -240,7 +252,7 @@ static plx_status odn_check_layer(plx_backend *backend, const plx_layer_view *la
     if (layer->op == PLX_OP_CONSTANT) {
         return NULL;
     }
-    odn_context ctx = {backend->host, backend->engine, NULL};
+    odn_context ctx = {backend->host, backend->engine, backend->reference, NULL};
     odn_plan plan;
     memset(&plan, 0, sizeof plan);
     plx_status s = odn_graph_plan(&ctx, layer, &plan);
@@ -432,7 +444,7 @@ static void release_packed(plx_factory *f, odn_packed *p) {
 
 static void odn_destroy_workload(plx_workload *w) {
     const plx_host *host = w->host;
-    odn_context ctx = {host, w->backend->engine, NULL};
+    odn_context ctx = {host, w->backend->engine, w->backend->reference, NULL};
     for (unsigned i = 0; w->steps && i < w->plan.step_count; i++) {
         if (w->steps[i].prim) {
             dnnl_primitive_destroy(w->steps[i].prim);
@@ -684,7 +696,7 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
         *out_workload = w;
         return NULL;
     }
-    odn_context ctx = {host, w->backend->engine, NULL};
+    odn_context ctx = {host, w->backend->engine, w->backend->reference, NULL};
     plx_status s = odn_graph_plan(&ctx, layer, &w->plan);
     if (s) {
         odn_destroy_workload(w);
@@ -855,9 +867,9 @@ static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view
 
 /* ---- graph optimisation (R-23) ------------------------------------------ */
 
-/* With `graph` on (the default), the whole subgraph becomes one layer
- * (odn_graph_substitute): activations stay in oneDNN's blocked layouts
- * between its primitives. Otherwise, or when oneDNN cannot plan it so,
+/* With `graph` on (the default), each convex run of the subgraph becomes
+ * one layer (odn_graph_substitute): activations stay in oneDNN's blocked
+ * layouts between its primitives. Otherwise, or for the layers left out,
  * each convolution, deconvolution, inner product or matmul whose output
  * only an activation reads becomes one precompiled layer: the activation
  * runs as eltwise post-ops of the product's primitive, on each block of
@@ -866,18 +878,27 @@ static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view
  * oneDNN refuses is rejected there, and the layers stay. */
 static plx_status odn_optimize_subgraph(plx_backend *backend, const plx_subgraph_view *g,
                                         const plx_subgraph_editor *editor) {
-    odn_context ctx = {backend->host, backend->engine, NULL};
+    odn_context ctx = {backend->host, backend->engine, backend->reference, NULL};
+    bool *used = NULL;
     if (backend->graph && g->layer_count >= 2) {
+        used = backend->host->alloc(backend->host, g->layer_count * sizeof *used, 0);
+        if (!used) {
+            return backend->host->status_create(backend->host, PLX_OUT_OF_MEMORY,
+                                                "cpu_onednn: cannot allocate %u flags",
+                                                g->layer_count);
+        }
+        memset(used, 0, g->layer_count * sizeof *used);
         int prev = odn_threads_enter(backend);
-        bool done = odn_graph_substitute(&ctx, g, editor);
+        uint32_t replaced = odn_graph_substitute(&ctx, g, editor, used);
         odn_threads_leave(backend, prev);
-        if (done) {
+        if (replaced == g->layer_count) {
+            backend->host->free(backend->host, used);
             return NULL;
         }
     }
     for (uint32_t a = 0; a < g->layer_count; a++) {
         uint32_t r = odn_fusable_activation(g, a);
-        if (r == UINT32_MAX) {
+        if (r == UINT32_MAX || (used && (used[a] || used[r]))) {
             continue;
         }
         const plx_subgraph_layer *base = &g->layers[a];
@@ -895,6 +916,7 @@ static plx_status odn_optimize_subgraph(plx_backend *backend, const plx_subgraph
             backend->host->status_free(backend->host, s); /* this one stays unfused */
         }
     }
+    backend->host->free(backend->host, used);
     return NULL;
 }
 

@@ -624,36 +624,61 @@ static void graph_build_free(graph_build *b) {
     memset(b, 0, sizeof *b);
 }
 
-/* Builds the payload of the whole subgraph `g` as one graph, with the
- * fusions of `level` (group_at). false when out of memory or when a layer's
- * descriptor cannot be carried. */
-static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int level) {
-    const plx_host *h = b->host;
-    uint32_t n = g->layer_count, refs = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (graph_desc_size(g->layers[i].view.op) == SIZE_MAX ||
-            g->layers[i].view.output_count != 1) {
-            return false;
+/* The input of the piece under construction that `src` is (an external
+ * input of the subgraph, or an output of a layer before the piece), added
+ * at its first use. */
+static uint32_t piece_input(graph_build *b, const plx_subgraph_view *g, plx_subgraph_source src) {
+    for (uint32_t k = 0; k < b->input_count; k++) {
+        if (b->inputs[k].layer == src.layer && b->inputs[k].slot == src.slot) {
+            return k;
         }
+    }
+    uint32_t k = b->input_count++;
+    b->inputs[k] = src;
+    if (src.layer == PLX_SUBGRAPH_EXTERNAL) {
+        b->input_infos[k] = g->external_inputs[src.slot];
+        b->input_consts[k] = g->external_constants ? g->external_constants[src.slot] : NULL;
+    } else {
+        b->input_infos[k] = g->layers[src.layer].view.outputs[src.slot];
+        b->input_consts[k] = NULL;
+    }
+    return k;
+}
+
+/* Whether graph_build_piece can carry layer `i`. */
+static bool graph_carries(const plx_subgraph_view *g, uint32_t i) {
+    return graph_desc_size(g->layers[i].view.op) != SIZE_MAX &&
+           g->layers[i].view.output_count == 1;
+}
+
+/* Builds the payload of layers lo .. hi-1 of `g` (a convex piece that
+ * graph_carries whole: graph_pieces) as one graph, with the fusions of
+ * `level` (group_at) that stay inside it. false when out of memory. */
+static bool graph_build_piece(graph_build *b, const plx_subgraph_view *g, int level, uint32_t lo,
+                              uint32_t hi) {
+    const plx_host *h = b->host;
+    uint32_t n = hi - lo, refs = 0;
+    for (uint32_t i = lo; i < hi; i++) {
         refs += g->layers[i].view.input_count;
     }
-    /* node[i]: the graph layer computing subgraph layer i's output (the
-     * members of a fusion group share their head's); member[i]: whether
-     * layer i is in a group it does not head. */
+    /* node[i - lo]: the graph layer computing layer i's output (the members
+     * of a fusion group share their head's); member[i - lo]: whether layer
+     * i is in a group it does not head; later[i - lo]: whether a subgraph
+     * layer after the piece reads it. */
     uint32_t *node = h->alloc(h, n * sizeof *node, 0);
     bool *member = h->alloc(h, n * sizeof *member, 0);
-    uint32_t *ext = h->alloc(h, (g->external_input_count + 1) * sizeof *ext, 0);
+    bool *later = h->alloc(h, n * sizeof *later, 0);
     uint32_t *from = h->alloc(h, (refs + 1) * sizeof *from, 0); /* per ref: its layer, or none */
     b->set = h->alloc(h, n * sizeof *b->set, 0);
-    b->inputs = h->alloc(h, (g->external_input_count + 1) * sizeof *b->inputs, 0);
-    b->input_infos = h->alloc(h, (g->external_input_count + 1) * sizeof *b->input_infos, 0);
-    b->input_consts = h->alloc(h, (g->external_input_count + 1) * sizeof *b->input_consts, 0);
+    b->inputs = h->alloc(h, (refs + 1) * sizeof *b->inputs, 0);
+    b->input_infos = h->alloc(h, (refs + 1) * sizeof *b->input_infos, 0);
+    b->input_consts = h->alloc(h, (refs + 1) * sizeof *b->input_consts, 0);
     b->outputs = h->alloc(h, n * sizeof *b->outputs, 0);
     b->output_infos = h->alloc(h, n * sizeof *b->output_infos, 0);
     b->size = sizeof(odn_graph_payload) + (size_t)n * sizeof(odn_graph_layer) +
               ((size_t)refs + n) * sizeof(uint32_t);
     b->payload = h->alloc(h, b->size, 0);
-    bool ok = node && member && ext && from && b->set && b->inputs && b->input_infos &&
+    bool ok = node && member && later && from && b->set && b->inputs && b->input_infos &&
               b->input_consts && b->outputs && b->output_infos && b->payload;
     if (!ok) {
         goto done;
@@ -661,11 +686,18 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
     memset(b->payload, 0, b->size);
     for (uint32_t i = 0; i < n; i++) {
         member[i] = false;
-        b->set[i] = i;
+        later[i] = false;
+        b->set[i] = lo + i;
     }
     b->set_count = n;
-    for (uint32_t i = 0; i < g->external_input_count; i++) {
-        ext[i] = UINT32_MAX;
+    for (uint32_t i = hi; i < g->layer_count; i++) {
+        const plx_subgraph_layer *sl = &g->layers[i];
+        for (uint32_t j = 0; j < sl->view.input_count; j++) {
+            uint32_t src = sl->inputs[j].layer;
+            if (src != PLX_SUBGRAPH_EXTERNAL && src >= lo && src < hi) {
+                later[src - lo] = true;
+            }
+        }
     }
     odn_graph_payload *p = b->payload;
     odn_graph_layer *layers = (odn_graph_layer *)(void *)(p + 1);
@@ -673,12 +705,20 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
     /* First pass: the graph layers (a layer, or a fusion group), and the
      * inputs in order of first use. */
     uint32_t *refv = (uint32_t *)(void *)(layers + n);
-    for (uint32_t i = 0; i < n; i++) {
-        if (member[i]) {
-            continue; /* node[i] was set by its group's head */
+    for (uint32_t i = lo; i < hi; i++) {
+        if (member[i - lo]) {
+            continue; /* node[i - lo] was set by its group's head */
         }
         const plx_subgraph_layer *sl = &g->layers[i];
         group gr = group_at(g, i, level);
+        for (int k = 1; k < 4; k++) { /* members are in order: keep those inside */
+            if (gr.member[k] != UINT32_MAX && gr.member[k] >= hi) {
+                for (int r = k; r < 4; r++) {
+                    gr.member[r] = UINT32_MAX;
+                }
+                break;
+            }
+        }
         odn_graph_layer *gl = &layers[count];
         snprintf(gl->name, sizeof gl->name, "%s", sl->view.name ? sl->view.name : "");
         gl->op = sl->view.op;
@@ -699,8 +739,8 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
         }
         for (int k = 0; k < 4; k++) {
             if (gr.member[k] != UINT32_MAX) {
-                node[gr.member[k]] = count;
-                member[gr.member[k]] = k > 0;
+                node[gr.member[k] - lo] = count;
+                member[gr.member[k] - lo] = k > 0;
             }
         }
         gl->first_input = ref;
@@ -714,17 +754,9 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
             const plx_subgraph_layer *src_layer = &g->layers[who];
             for (uint32_t j = part; j < src_layer->view.input_count; j++) {
                 plx_subgraph_source src = src_layer->inputs[j];
-                if (src.layer == PLX_SUBGRAPH_EXTERNAL) {
-                    if (ext[src.slot] == UINT32_MAX) {
-                        ext[src.slot] = b->input_count;
-                        b->inputs[b->input_count] = src;
-                        b->input_infos[b->input_count] = g->external_inputs[src.slot];
-                        b->input_consts[b->input_count] =
-                            g->external_constants ? g->external_constants[src.slot] : NULL;
-                        b->input_count++;
-                    }
+                if (src.layer == PLX_SUBGRAPH_EXTERNAL || src.layer < lo) {
                     from[ref] = UINT32_MAX;
-                    refv[ref++] = ext[src.slot];
+                    refv[ref++] = piece_input(b, g, src);
                 } else {
                     from[ref++] = src.layer; /* a tensor number once the inputs are known */
                 }
@@ -734,18 +766,19 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
         count++;
     }
     /* Second pass: layer references become tensor numbers (node outputs
-     * follow the inputs); escaping outputs become the layer's outputs. */
+     * follow the inputs); outputs read outside the piece become the
+     * layer's outputs. */
     for (uint32_t x = 0; x < ref; x++) {
         if (from[x] != UINT32_MAX) {
-            refv[x] = b->input_count + node[from[x]];
+            refv[x] = b->input_count + node[from[x] - lo];
         }
     }
     uint32_t *outv = refv + ref;
-    for (uint32_t i = 0; i < n; i++) {
-        if (g->layers[i].escapes[0]) {
+    for (uint32_t i = lo; i < hi; i++) {
+        if (g->layers[i].escapes[0] || later[i - lo]) {
             b->outputs[b->output_count] = (plx_subgraph_source){i, 0};
             b->output_infos[b->output_count] = g->layers[i].view.outputs[0];
-            outv[b->output_count++] = b->input_count + node[i];
+            outv[b->output_count++] = b->input_count + node[i - lo];
         }
     }
     p->magic = ODN_GRAPH_MAGIC;
@@ -763,21 +796,23 @@ static bool graph_build_all(graph_build *b, const plx_subgraph_view *g, int leve
 done:
     h->free(h, node);
     h->free(h, member);
-    h->free(h, ext);
+    h->free(h, later);
     h->free(h, from);
     return ok;
 }
 
-bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
-                          const plx_subgraph_editor *editor) {
+/* Replaces layers lo .. hi-1 by one graph layer, at the highest fusion
+ * level oneDNN plans; true when the editor took it. */
+static bool graph_substitute_piece(const odn_context *ctx, const plx_subgraph_view *g,
+                                   const plx_subgraph_editor *editor, uint32_t lo, uint32_t hi) {
     const plx_host *h = ctx->host;
     for (int level = 2; level >= 0;) {
         graph_build b;
         memset(&b, 0, sizeof b);
         b.host = h;
-        if (!graph_build_all(&b, g, level) || b.output_count == 0) {
-            h->log(h, PLX_LOG_DEBUG, "cpu_onednn: no graph of %u layers: a layer it cannot "
-                   "carry, or out of memory", g->layer_count);
+        if (!graph_build_piece(&b, g, level, lo, hi) || b.output_count == 0) {
+            h->log(h, PLX_LOG_DEBUG, "cpu_onednn: no graph of %u layers: out of memory, or "
+                   "nothing read outside them", hi - lo);
             graph_build_free(&b);
             return false;
         }
@@ -801,7 +836,7 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
                                                 : h->status_create(h, PLX_INTERNAL, "payload");
         odn_plan_free(ctx, &plan);
         if (s) {
-            h->log(h, PLX_LOG_DEBUG, "cpu_onednn: no graph of %u layers%s: %s", g->layer_count,
+            h->log(h, PLX_LOG_DEBUG, "cpu_onednn: no graph of %u layers%s: %s", hi - lo,
                    level == 2 ? " with depthwise and activation fusions"
                    : level == 1 ? " with activation fusions" : "",
                    h->status_message(h, s));
@@ -819,7 +854,7 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
         if (!s) {
             h->log(h, PLX_LOG_INFO, "cpu_onednn: a graph of %u layers runs as %u: %u activations "
                    "fused into the product before them, %u 1x1 convolutions with the "
-                   "depthwise convolution after them", g->layer_count,
+                   "depthwise convolution after them", hi - lo,
                    ((const odn_graph_payload *)b.payload)->layer_count, b.fused_activations,
                    b.fused_depthwise);
             graph_build_free(&b);
@@ -827,9 +862,63 @@ bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
         }
         graph_build_free(&b);
         h->log(h, PLX_LOG_WARN, "cpu_onednn: the host refused a graph of %u layers: %s",
-               g->layer_count, h->status_message(h, s));
+               hi - lo, h->status_message(h, s));
         h->status_free(h, s);
         return false;
     }
     return false;
+}
+
+/* Whether layer `i` reads a tensor from outside the subgraph that is not a
+ * constant: the output of another backend's layer, or a network input. */
+static bool reads_from_outside(const plx_subgraph_view *g, uint32_t i) {
+    const plx_subgraph_layer *l = &g->layers[i];
+    for (uint32_t j = 0; j < l->view.input_count; j++) {
+        plx_subgraph_source src = l->inputs[j];
+        if (src.layer == PLX_SUBGRAPH_EXTERNAL &&
+            !(g->external_constants && g->external_constants[src.slot])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool escapes(const plx_subgraph_layer *l) {
+    for (uint32_t k = 0; k < l->view.output_count; k++) {
+        if (l->escapes[k]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+uint32_t odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
+                              const plx_subgraph_editor *editor, bool *used) {
+    /* The pieces: runs of layers in execution order that a graph carries,
+     * each cut where a layer reads from outside the subgraph after an
+     * earlier layer of the run was read outside it: the path between them
+     * may pass through another backend's layers, and a piece must be
+     * convex. Which outside layer reads what is not in the view; a cut
+     * where no such path exists costs a reorder, no more. */
+    uint32_t replaced = 0, lo = 0;
+    bool escaped = false;
+    for (uint32_t i = 0; i <= g->layer_count; i++) {
+        bool carried = i < g->layer_count && graph_carries(g, i);
+        bool cut = i == g->layer_count || !carried ||
+                   (i > lo && escaped && reads_from_outside(g, i));
+        if (cut) {
+            if (i - lo >= 2 && graph_substitute_piece(ctx, g, editor, lo, i)) {
+                for (uint32_t k = lo; k < i; k++) {
+                    used[k] = true;
+                }
+                replaced += i - lo;
+            }
+            lo = carried ? i : i + 1;
+            escaped = false;
+        }
+        if (carried && escapes(&g->layers[i])) {
+            escaped = true;
+        }
+    }
+    return replaced;
 }

@@ -126,6 +126,11 @@ typedef struct odn_plan {
 typedef struct odn_context {
     const plx_host *host;
     dnnl_engine_t engine;
+    /* Option `reference`: when false, a primitive for which oneDNN has
+     * only its reference implementation ("ref:..." in
+     * dnnl_query_impl_info_str; plain C loops, often slower than cpu_ref)
+     * is refused, so that the layer goes to the next backend. */
+    bool reference;
     /* Set by odn_plan_build for its planners: its input_mds. */
     const dnnl_memory_desc_t *const *input_mds;
 } odn_context;
@@ -393,12 +398,14 @@ uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a);
 /* The payload of layer `a` of `g` fused with activation `r`. */
 void odn_fused_init(odn_fused *f, const plx_subgraph_view *g, uint32_t a, uint32_t r);
 
-/* Replaces the whole of `g` (two layers or more) by one graph layer, with
- * products and their activations fused, when oneDNN plans it (else
- * without the fusions). true when the editor took it; false leaves `g` as
- * it was, for the per-layer fusions. */
-bool odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
-                          const plx_subgraph_editor *editor);
+/* Replaces `g` by graph layers: each convex run of two or more layers that
+ * a graph can carry becomes one, with products and their activations
+ * fused when oneDNN plans it (else without the fusions). Sets used[i]
+ * (g->layer_count entries, false on entry) for each layer replaced, and
+ * returns how many; the others stay as they were, for the per-layer
+ * fusions. */
+uint32_t odn_graph_substitute(const odn_context *ctx, const plx_subgraph_view *g,
+                              const plx_subgraph_editor *editor, bool *used);
 
 /* Releases what odn_plan_build put into `plan` (primitive descriptors and
  * the memory list); the plan is zeroed. Safe on a zeroed plan. */

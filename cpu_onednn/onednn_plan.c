@@ -197,6 +197,15 @@ plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_de
         return odn_refuse(ctx, "oneDNN has no implementation for this layer "
                            "(dnnl_primitive_desc_create: %s)", dnnl_status2str(st));
     }
+    const char *impl = NULL;
+    if (!ctx->reference &&
+        dnnl_primitive_desc_query(s->pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+        impl && strncmp(impl, "ref:", 4) == 0) {
+        dnnl_primitive_desc_destroy(s->pd);
+        s->pd = NULL;
+        return odn_refuse(ctx, "oneDNN offers only its reference implementation (%s) for this "
+                          "layer (option reference=on runs it)", impl);
+    }
     plan->step_count++;
     return NULL;
 }

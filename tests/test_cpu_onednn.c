@@ -788,3 +788,114 @@ Test(cpu_onednn, one_constant_packed_two_ways) {
     expect_close(y[0], y[1], D);
     plx_network_destroy(&n);
 }
+
+/* Layers of cpu_onednn around a layer it refuses (floor, on cpu_ref) that
+ * a skip connection joins again:
+ *   r = relu(conv1(x)); y = conv2(floor(r)) + r
+ * cpu_onednn's four layers are connected through r but not convex (r
+ * leaves them through floor and comes back): they become two graphs,
+ * conv1+relu and conv2+add, cut where the path comes back. cpu_ref's
+ * results. */
+Test(cpu_onednn, graph_splits_where_another_backend_comes_between) {
+    static float w1[RC * RC * 9], b1[RC], w2[RC * RC * 9];
+    uint32_t st = 5;
+    for (size_t i = 0; i < COUNT(w1); i++) {
+        w1[i] = 0.2f * pseudo(&st);
+        w2[i] = 0.2f * pseudo(&st);
+    }
+    for (size_t i = 0; i < RC; i++) {
+        b1[i] = 0.1f * pseudo(&st);
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, RC, RH, RW});
+    plx_layer_id x, o;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_unary_desc floor_d = PLX_UNARY_DESC_INIT(PLX_UNARY_FLOOR);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id c1 = conv_k(n, "conv1", x, RC, RC, 3, 1, 1, 1, w1, b1);
+    plx_layer_id r = layer(n, "relu", PLX_OP_ACTIVATION, &relu, &c1, 1);
+    plx_layer_id f = layer(n, "floor", PLX_OP_UNARY, &floor_d, &r, 1);
+    plx_layer_id c2 = conv_k(n, "conv2", f, RC, RC, 3, 1, 1, 1, w2, NULL);
+    plx_layer_id s = layer(n, "add", PLX_OP_BINARY, &add, (plx_layer_id[]){c2, r}, 2);
+    OK(plx_network_add_output(n, "y", 0, &o));
+    OK(plx_network_connect(n, s, 0, o, 0));
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    const char *both[] = {"cpu_onednn", "cpu_ref"}, *ref[] = {"cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, both, 2, false, false, &on);
+    cr_assert(tu_noted(on, "backend 'cpu_onednn' replaced 2 layers by 'conv1+relu' (graph)"),
+              "%s", plx_optimized_network_summary(on));
+    cr_assert(tu_noted(on, "backend 'cpu_onednn' replaced 2 layers by 'conv2+add' (graph)"),
+              "%s", plx_optimized_network_summary(on));
+    plx_optimized_network_destroy(&on);
+    static float xv[RC * RH * RW], y[2][RC * RH * RW];
+    for (size_t i = 0; i < COUNT(xv); i++) {
+        xv[i] = 4.0f * pseudo(&st);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        plx_loaded_network *ln = load(rt, n, pass ? ref : both, pass ? 1 : 2, false, false, NULL);
+        plx_tensor_binding in = {0, xv, sizeof xv, 0}, ob = {0, y[pass], sizeof y[pass], 0};
+        OK(plx_loaded_network_execute(ln, &in, 1, &ob, 1));
+        plx_loaded_network_unload(&ln);
+    }
+    /* floor() of values within 1e-4 agrees unless one sits on an integer,
+     * which these inputs do not */
+    expect_close(y[0], y[1], COUNT(xv));
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* A sum over the middle axis of [2,16,384] (a sentence embedding's mean
+ * pooling), for which oneDNN 2.6 offers only its reference
+ * implementation: refused by default, naming it, so that cpu_ref runs it;
+ * run with reference=on. Bad values of the option reject the backend. */
+Test(cpu_onednn, reference_implementations_are_refused_unless_asked_for) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(3, (int64_t[]){2, 16, 384});
+    plx_layer_id x, o;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_reduce_desc rd = PLX_REDUCE_DESC_INIT(PLX_REDUCE_SUM);
+    rd.axes[0] = 1;
+    rd.axis_count = 1;
+    rd.keepdims = false;
+    plx_layer_id r = layer(n, "sum", PLX_OP_REDUCE, &rd, &x, 1);
+    OK(plx_network_add_output(n, "y", 0, &o));
+    OK(plx_network_connect(n, r, 0, o, 0));
+    const char *both[] = {"cpu_onednn", "cpu_ref"};
+    for (int on_ = 0; on_ < 2; on_++) {
+        plx_backend_option opt = {"cpu_onednn", "reference", on_ ? "on" : "off"};
+        plx_runtime *rt = runtime_with(&opt, 1);
+        onednn(rt);
+        plx_optimized_network *on = NULL;
+        load(rt, n, both, 2, false, false, &on);
+        const plx_layer_assignment *a = NULL;
+        for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+            const plx_layer_assignment *l = plx_optimized_network_layer(on, i);
+            if (strcmp(l->layer_name, "sum") == 0) {
+                a = l;
+            }
+        }
+        cr_assert(not(zero(ptr, (void *)a)));
+        const char *summary = plx_optimized_network_summary(on);
+        cr_assert(eq(str, (char *)a->backend_id, on_ ? "cpu_onednn" : "cpu_ref"), "%s", summary);
+        if (!on_) {
+            cr_assert(not(zero(ptr, strstr(summary, "oneDNN offers only its reference "
+                                                    "implementation (ref:"))),
+                      "%s", summary);
+        }
+        plx_optimized_network_destroy(&on);
+        plx_runtime_destroy(&rt);
+    }
+    plx_network_destroy(&n);
+    plx_backend_option bad = {"cpu_onednn", "reference", "yes"};
+    plx_runtime *rt = runtime_with(&bad, 1);
+    cr_assert(not(zero(ptr, (void *)tu_rejection_containing(
+                                rt, "invalid value 'yes' for option 'reference' of backend "
+                                    "'cpu_onednn': expected on or off"))),
+              "%s", tu_dump(rt));
+    plx_runtime_destroy(&rt);
+}

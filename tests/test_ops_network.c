@@ -153,8 +153,14 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
     }
 #endif
 #ifdef CPU_ONEDNN_DIR
+    /* cpu_onednn's planners are tested whatever implementation oneDNN
+     * picks: reference=on (its refusal of reference implementations is
+     * test_cpu_onednn's). */
+    plx_backend_option reference = {"cpu_onednn", "reference", "on"};
     if (strcmp(backend, "cpu_onednn") == 0) {
         paths[o.search_path_count++] = CPU_ONEDNN_DIR;
+        o.backend_options = &reference;
+        o.backend_option_count = 1;
     }
 #endif
     o.search_paths = paths;

@@ -79,6 +79,24 @@ static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, siz
     for (size_t jr = 0; jr < nc; jr += NR) {
         size_t nr = min_size(NR, nc - jr);
         float *panel = out + jr * kc;
+        if (g->b_rs == 1 && g->b_cs != 1) {
+            /* op(B)'s columns are contiguous (a weight matrix read
+             * transposed): each column read along p, written down the
+             * panel */
+            for (size_t j = 0; j < NR; j++) {
+                const float *col = g->b + (ptrdiff_t)p0 + (ptrdiff_t)(j0 + jr + j) * g->b_cs;
+                if (j < nr) {
+                    for (size_t p = 0; p < kc; p++) {
+                        panel[p * NR + j] = col[p];
+                    }
+                } else {
+                    for (size_t p = 0; p < kc; p++) {
+                        panel[p * NR + j] = 0.0f;
+                    }
+                }
+            }
+            continue;
+        }
         for (size_t p = 0; p < kc; p++) {
             const float *row = g->b + (ptrdiff_t)(p0 + p) * g->b_rs +
                                (ptrdiff_t)(j0 + jr) * g->b_cs;
@@ -246,17 +264,33 @@ static void tile(const plxk_gemm_problem *pr, size_t i0, size_t mc, size_t j0, s
 static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdiff_t mp,
                  ptrdiff_t mo, const float *x, ptrdiff_t xs, float *out, ptrdiff_t os,
                  const float *bias, ptrdiff_t bs) {
-    enum { CHUNK = 256, LANES = 16 };
+    enum { CHUNK = 256, LANES = 16, BLOCK = 64 };
     float acc[CHUNK];
     for (size_t o0 = 0; o0 < count; o0 += CHUNK) {
         size_t n = count - o0 < CHUNK ? count - o0 : CHUNK;
         if (mo == 1) {
-            memset(acc, 0, n * sizeof *acc);
-            for (size_t p = 0; p < g->k; p++) {
-                float xp = x[(ptrdiff_t)p * xs];
-                const float *row = mat + (ptrdiff_t)p * mp + (ptrdiff_t)o0;
-                for (size_t o = 0; o < n; o++) {
-                    acc[o] += xp * row[o];
+            /* blocks of BLOCK outputs whose sums stay in registers over
+             * the whole of k, then the rest */
+            size_t o = 0;
+            for (; o + BLOCK <= n; o += BLOCK) {
+                float part[BLOCK] = {0};
+                for (size_t p = 0; p < g->k; p++) {
+                    float xp = x[(ptrdiff_t)p * xs];
+                    const float *restrict row = mat + (ptrdiff_t)p * mp + (ptrdiff_t)(o0 + o);
+                    for (size_t l = 0; l < BLOCK; l++) {
+                        part[l] += xp * row[l];
+                    }
+                }
+                memcpy(acc + o, part, sizeof part);
+            }
+            if (o < n) {
+                memset(acc + o, 0, (n - o) * sizeof *acc);
+                for (size_t p = 0; p < g->k; p++) {
+                    float xp = x[(ptrdiff_t)p * xs];
+                    const float *row = mat + (ptrdiff_t)p * mp + (ptrdiff_t)o0;
+                    for (size_t q = o; q < n; q++) {
+                        acc[q] += xp * row[q];
+                    }
                 }
             }
         } else if (mp == 1 && xs == 1) {

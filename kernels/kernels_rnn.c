@@ -232,9 +232,11 @@ static bool check_lens(const plxk_kernel_args *args, const char *op, const int32
 
 /* What a run keeps in its workspace: the input products of one direction
  * (xg [seq * batch, gates * hidden]), the column bias and one step's gate
- * values (gates * hidden each), then the GEMM's own workspace. */
+ * values (gates * hidden each), the direction's recurrent weights
+ * transposed (rt [hidden, gates * hidden]: rnn_transpose_r), then the
+ * GEMM's own workspace. */
 typedef struct rnn_ws {
-    float *xg, *bias, *step;
+    float *xg, *bias, *step, *rt;
     void *gemm;
     size_t gemm_size;
 } rnn_ws;
@@ -253,18 +255,19 @@ static size_t rnn_workspace(const plx_layer_view *l, bool lstm, const plxk_compu
     int64_t gh = (lstm ? 4 : 3) * g.hidden, rows = g.seq * g.batch;
     /* the shapes' byte sizes fit (the host's contract), so these do */
     size_t gemm = plxk_gemm_ws(compute, rows, gh, g.input);
-    size_t own = rnn_floats_bytes(rows * gh) + 2 * rnn_floats_bytes(gh);
+    size_t own = rnn_floats_bytes(rows * gh) + 2 * rnn_floats_bytes(gh) +
+                 rnn_floats_bytes(g.hidden * gh);
     return gemm == SIZE_MAX || own > SIZE_MAX - gemm ? SIZE_MAX : own + gemm;
 }
 
 static bool rnn_ws_carve(const plxk_kernel_args *args, const rnn_geom *g, int64_t gates,
                          rnn_ws *w) {
     int64_t gh = gates * g->hidden;
-    size_t sizes[3] = {rnn_floats_bytes(g->seq * g->batch * gh), rnn_floats_bytes(gh),
-                       rnn_floats_bytes(gh)};
-    float **parts[3] = {&w->xg, &w->bias, &w->step};
+    size_t sizes[4] = {rnn_floats_bytes(g->seq * g->batch * gh), rnn_floats_bytes(gh),
+                       rnn_floats_bytes(gh), rnn_floats_bytes(g->hidden * gh)};
+    float **parts[4] = {&w->xg, &w->bias, &w->step, &w->rt};
     size_t used = 0, left = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         *parts[i] = plxk_ws_at(args, used, &left);
         if (!*parts[i] || left < sizes[i]) {
             return false;
@@ -303,10 +306,28 @@ static bool rnn_inputs(const plxk_kernel_args *args, const rnn_geom *g, int64_t 
     return true;
 }
 
-/* out[0 .. count) = beta * out + R[rows] h, rows [row, row + count) of R
- * (rows of h floats), plus bias when given. */
-static void rnn_recur(plxk_isa isa, const float *hs, const float *rd, int64_t h, int64_t row,
-                      int64_t count, float beta, const float *bias, float *out) {
+/* rt = R_d^T: row k holds column k of the direction's recurrent weights
+ * (gh rows of h floats), so that a step's product R h is a sum of rows of
+ * rt scaled by h[k], contiguous vectors, with no reduction across lanes. */
+static void rnn_transpose_r(const float *rd, int64_t gh, int64_t h, float *rt) {
+    enum { T = 16 }; /* tiles of T x T, so that reads and writes stay in cache lines */
+    for (int64_t j0 = 0; j0 < gh; j0 += T) {
+        int64_t jn = gh - j0 < T ? gh - j0 : T;
+        for (int64_t k0 = 0; k0 < h; k0 += T) {
+            int64_t kn = h - k0 < T ? h - k0 : T;
+            for (int64_t k = k0; k < k0 + kn; k++) {
+                for (int64_t j = j0; j < j0 + jn; j++) {
+                    rt[k * gh + j] = rd[j * h + k];
+                }
+            }
+        }
+    }
+}
+
+/* out[0 .. count) = beta * out + R[rows] h, rows [row, row + count) of R,
+ * from rt (rnn_transpose_r, rows of gh floats), plus bias when given. */
+static void rnn_recur(plxk_isa isa, const float *hs, const float *rt, int64_t gh, int64_t h,
+                      int64_t row, int64_t count, float beta, const float *bias, float *out) {
     plxk_gemm_args ga = {0};
     ga.m = 1;
     ga.n = (size_t)count;
@@ -315,9 +336,9 @@ static void rnn_recur(plxk_isa isa, const float *hs, const float *rd, int64_t h,
     ga.a = hs;
     ga.a_rs = (ptrdiff_t)h;
     ga.a_cs = 1;
-    ga.b = rd + row * h;
-    ga.b_rs = 1;
-    ga.b_cs = (ptrdiff_t)h;
+    ga.b = rt + row;
+    ga.b_rs = (ptrdiff_t)gh;
+    ga.b_cs = 1;
     ga.beta = beta;
     ga.c = out;
     ga.ldc = (size_t)count;
@@ -402,7 +423,7 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
         for (int64_t j = 0; j < GH; j++) {
             ws.bias[j] = wb[j] + rb[j];
         }
-        const float *rd = r + d * GH * H;
+        rnn_transpose_r(r + d * GH * H, GH, H, ws.rt);
         if (!rnn_inputs(args, &g, 4, x, w + d * GH * I, &ws)) {
             return false;
         }
@@ -417,7 +438,7 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
                 int64_t t = reverse ? len - 1 - step : step;
                 float *yt = y + ((t * D + d) * B + b) * H;
                 memcpy(ws.step, ws.xg + (t * B + b) * GH, (size_t)GH * sizeof(float));
-                rnn_recur(isa, hs, rd, H, 0, GH, 1.0f, NULL, ws.step);
+                rnn_recur(isa, hs, ws.rt, GH, H, 0, GH, 1.0f, NULL, ws.step);
                 for (int64_t j = 0; j < H; j++) {
                     gi[j] += pi[j] * cs[j];
                     gf[j] += pf[j] * cs[j];
@@ -494,7 +515,7 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
         for (int64_t j = 0; j < GH; j++) {
             ws.bias[j] = wb[j] + (j < 2 * H ? rb[j] : 0.0f);
         }
-        const float *rd = r + d * GH * H;
+        rnn_transpose_r(r + d * GH * H, GH, H, ws.rt);
         if (!rnn_inputs(args, &g, 3, x, w + d * GH * I, &ws)) {
             return false;
         }
@@ -510,11 +531,11 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
                 const float *xgt = ws.xg + (t * B + b) * GH;
                 float *yt = y + ((t * D + d) * B + b) * H;
                 memcpy(gz, xgt, 2 * row_bytes);
-                rnn_recur(isa, hs, rd, H, 0, 2 * H, 1.0f, NULL, gz);
+                rnn_recur(isa, hs, ws.rt, GH, H, 0, 2 * H, 1.0f, NULL, gz);
                 rnn_activate_vec(act_f, at.clip, isa, gz, 2 * H);
                 if (desc->linear_before_reset) {
                     /* r (.) (H R_h^T + Rb_h) */
-                    rnn_recur(isa, hs, rd, H, 2 * H, H, 0.0f, rb + 2 * H, gh);
+                    rnn_recur(isa, hs, ws.rt, GH, H, 2 * H, H, 0.0f, rb + 2 * H, gh);
                     for (int64_t j = 0; j < H; j++) {
                         gh[j] *= gr[j];
                     }
@@ -523,7 +544,7 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
                     for (int64_t j = 0; j < H; j++) {
                         yt[j] = gr[j] * hs[j];
                     }
-                    rnn_recur(isa, yt, rd, H, 2 * H, H, 0.0f, rb + 2 * H, gh);
+                    rnn_recur(isa, yt, ws.rt, GH, H, 2 * H, H, 0.0f, rb + 2 * H, gh);
                 }
                 for (int64_t j = 0; j < H; j++) {
                     gh[j] += xgt[2 * H + j];

@@ -39,6 +39,7 @@ ONNX Runtime are compared once per model and configuration: max abs diff.
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -448,6 +449,23 @@ def print_table(rows, args):
     print(line(["-" * x for x in w]))
     for t in table:
         print(line(t))
+    print("\nPer configuration and thread count: geometric mean of the ratios, the worst, "
+          "and how many rows are above 1.3 and 2.0:")
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["config"], r["threads"]), []).append(r)
+    for (cname, t), rs in groups.items():
+        ratios = [r["ratio"] for r in rs if r["ratio"]]
+        failed = sum(1 for r in rs if r["error"])
+        if not ratios:
+            print(f"  {cname} T={t}: no ratios ({failed} failed)")
+            continue
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        worst = max(rs, key=lambda r: r["ratio"] or 0)
+        print(f"  {cname} T={t}: geomean {geo:.2f} over {len(ratios)} models, worst "
+              f"{worst['ratio']:.2f} ({worst['model']}), above 1.3: "
+              f"{sum(1 for x in ratios if x > 1.3)}, above 2.0: "
+              f"{sum(1 for x in ratios if x > 2.0)}" + (f", {failed} failed" if failed else ""))
     print("\nAssignment (from plexus run --json):")
     seen = set()
     for r in rows:

@@ -13,6 +13,9 @@
  * multiply-adds compiled with the same flags as the variant (gemm_peak.c),
  * run on each thread at once for ~0.2 s; it is reported per thread and for
  * the thread count, and every result as a percentage of the latter.
+ * Built with OpenBLAS (libopenblas-dev), it times cblas_sgemm on the same
+ * shapes with the same thread count beside each figure (the plain
+ * product: BLAS has no epilogue, so it does less work on the conv rows).
  *
  * usage: plexus-bench-gemm [--json] [--runs N] [--isa NAME] [--threads N]
  * (--isa and --threads restrict the runs to one variant, one count). */
@@ -26,6 +29,10 @@
 
 #include "gemm.h"
 #include "gemm_peak.h"
+
+#if defined(BENCH_GEMM_OPENBLAS)
+#include <cblas.h>
+#endif
 
 typedef float (*peak_fn)(size_t iterations, float x, float y, double *out_flops);
 
@@ -151,9 +158,70 @@ static float *random_matrix(size_t count) {
     return p;
 }
 
-/* Median GFLOP/s of `runs` timed runs, each repeating the multiply for at
- * least ~20 ms. */
-static double time_gemm(plxk_isa isa, plxk_pool *pool, const shape *s, int runs) {
+/* Median GFLOP/s of `runs` timed runs of `one` (rows of results[32]), each
+ * repeating it for at least ~20 ms. */
+typedef struct timed {
+    void (*one)(struct timed *t);
+    double flops;
+} timed;
+
+static double median_gflops(timed *t, int runs) {
+    t->one(t); /* warm up, and count repetitions */
+    double t0 = now_s();
+    t->one(t);
+    double once = now_s() - t0;
+    size_t reps = once > 0.02 ? 1 : (size_t)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
+    double results[32];
+    if (runs > 32) {
+        runs = 32;
+    }
+    for (int r = 0; r < runs; r++) {
+        t0 = now_s();
+        for (size_t i = 0; i < reps; i++) {
+            t->one(t);
+        }
+        results[r] = t->flops * (double)reps / (now_s() - t0) * 1e-9;
+    }
+    qsort(results, (size_t)runs, sizeof results[0], cmp_double);
+    return results[runs / 2];
+}
+
+typedef struct gemm_run {
+    timed t;
+    plxk_isa isa;
+    plxk_pool *pool;
+    plxk_gemm_args g;
+    void *ws;
+    size_t ws_size;
+} gemm_run;
+
+static void gemm_once(timed *t) {
+    gemm_run *r = (gemm_run *)(void *)t;
+    if (!plxk_gemm(r->isa, r->pool, &r->g, r->ws, r->ws_size)) {
+        die("plxk_gemm refused the arguments");
+    }
+}
+
+#if defined(BENCH_GEMM_OPENBLAS)
+typedef struct blas_run {
+    timed t;
+    const shape *s;
+    const float *a, *b;
+    float *c;
+} blas_run;
+
+static void blas_once(timed *t) {
+    blas_run *r = (blas_run *)(void *)t;
+    int m = (int)r->s->m, n = (int)r->s->n, k = (int)r->s->k;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, r->a, k, r->b, n,
+                0.0f, r->c, n);
+}
+#endif
+
+/* GFLOP/s of cpu_ref's GEMM on shape `s`, and of OpenBLAS with `threads`
+ * threads into *blas (-1 without it). */
+static double time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape *s, int runs,
+                        double *blas) {
     float *a = random_matrix(s->m * s->k), *b = random_matrix(s->k * s->n);
     float *c = random_matrix(s->m * s->n), *bias = random_matrix(s->m);
     size_t ws_size = plxk_gemm_workspace_size(isa, s->m, s->n, s->k,
@@ -173,31 +241,22 @@ static double time_gemm(plxk_isa isa, plxk_pool *pool, const shape *s, int runs)
         g.hi = 6.0f;
     }
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    if (!plxk_gemm(isa, pool, &g, ws, ws_size)) { /* warm up, and count repetitions */
-        die("plxk_gemm refused the arguments");
-    }
-    double t0 = now_s();
-    plxk_gemm(isa, pool, &g, ws, ws_size);
-    double once = now_s() - t0;
-    size_t reps = once > 0.02 ? 1 : (size_t)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
-    double results[32];
-    if (runs > 32) {
-        runs = 32;
-    }
-    for (int r = 0; r < runs; r++) {
-        t0 = now_s();
-        for (size_t i = 0; i < reps; i++) {
-            plxk_gemm(isa, pool, &g, ws, ws_size);
-        }
-        results[r] = flops * (double)reps / (now_s() - t0) * 1e-9;
-    }
-    qsort(results, (size_t)runs, sizeof results[0], cmp_double);
+    gemm_run gr = {{gemm_once, flops}, isa, pool, g, ws, ws_size};
+    double gf = median_gflops(&gr.t, runs);
+    *blas = -1.0;
+#if defined(BENCH_GEMM_OPENBLAS)
+    openblas_set_num_threads(threads);
+    blas_run br = {{blas_once, flops}, s, a, b, c};
+    *blas = median_gflops(&br.t, runs);
+#else
+    (void)threads;
+#endif
     free(a);
     free(b);
     free(c);
     free(bias);
     free(ws);
-    return results[runs / 2];
+    return gf;
 }
 
 int main(int argc, char **argv) {
@@ -257,23 +316,34 @@ int main(int argc, char **argv) {
                        "GFLOP/s per thread, %.1f for %d\n",
                        plxk_isa_name(isa), blk.mr, blk.nr, blk.kc, blk.mc, blk.nc, threads,
                        threads == 1 ? "" : "s", peak1, peak, threads);
-                printf("  %-28s %6s %6s %6s %9s %7s\n", "shape", "M", "N", "K", "GFLOP/s",
-                       "% peak");
+                printf("  %-28s %6s %6s %6s %9s %7s %9s %7s\n", "shape", "M", "N", "K",
+                       "GFLOP/s", "% peak", "OpenBLAS", "% peak");
             }
             for (size_t s = 0; s < SHAPE_COUNT; s++) {
-                double gf = time_gemm(isa, pool, &shapes[s], runs);
+                double blas;
+                double gf = time_gemm(isa, pool, threads, &shapes[s], runs, &blas);
+                char blas_json[96] = "null, \"openblas_percent_of_peak\": null";
+                char blas_text[32] = "        -       -";
+                if (blas >= 0) {
+                    snprintf(blas_json, sizeof blas_json,
+                             "%.2f, \"openblas_percent_of_peak\": %.1f", blas,
+                             100.0 * blas / peak);
+                    snprintf(blas_text, sizeof blas_text, "%9.1f %6.1f%%", blas,
+                             100.0 * blas / peak);
+                }
                 if (json) {
                     printf("%s\n  {\"isa\": \"%s\", \"threads\": %d, \"shape\": \"%s\", "
                            "\"m\": %zu, \"n\": %zu, \"k\": %zu, \"gflops\": %.2f, "
                            "\"peak_gflops_per_thread\": %.2f, \"peak_gflops\": %.2f, "
-                           "\"percent_of_peak\": %.1f}",
+                           "\"percent_of_peak\": %.1f, \"openblas_gflops\": %s}",
                            first ? "" : ",", plxk_isa_name(isa), threads, shapes[s].name,
                            shapes[s].m, shapes[s].n, shapes[s].k, gf, peak1, peak,
-                           100.0 * gf / peak);
+                           100.0 * gf / peak, blas_json);
                     first = false;
                 } else {
-                    printf("  %-28s %6zu %6zu %6zu %9.1f %6.1f%%\n", shapes[s].name, shapes[s].m,
-                           shapes[s].n, shapes[s].k, gf, 100.0 * gf / peak);
+                    printf("  %-28s %6zu %6zu %6zu %9.1f %6.1f%% %s\n", shapes[s].name,
+                           shapes[s].m, shapes[s].n, shapes[s].k, gf, 100.0 * gf / peak,
+                           blas_text);
                 }
                 fflush(stdout);
             }

@@ -22,6 +22,7 @@ packages="
   pocl-opencl-icd
   clinfo
   libdnnl-dev
+  libopenblas-dev
 "
 
 missing=""

@@ -574,3 +574,96 @@ Test(rewrite, hard_swish_chain_with_a_shared_clip_stays) {
     plx_optimized_network_destroy(&rw);
     plx_network_destroy(&n);
 }
+
+/* The exact GELU written out as exporters do (x -> relu first, so that x is
+ * a layer's output): q = x / sqrt 2 (by_mul: x * (1 / sqrt 2)), e =
+ * erf(q), o = e + 1, then half_last: p = x * o, g = p * 0.5; else h = x *
+ * 0.5, g = h * o. `shared`: e is also an output, so nothing may fuse. */
+static plx_network *gelu_chain(bool by_mul, bool half_last, bool shared) {
+    static float sqrt2 = 1.41421354f, rsqrt2 = 0.707106769f, one = 1.0f, half = 0.5f;
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t d[] = {2, 8};
+    plx_tensor_info info = tu_f32(2, d), scalar = tu_f32(0, NULL);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_unary_desc erf_d = PLX_UNARY_DESC_INIT(PLX_UNARY_ERF);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+    plx_binary_desc scale = PLX_BINARY_DESC_INIT(by_mul ? PLX_BINARY_MUL : PLX_BINARY_DIV);
+    plx_layer_id x, r, cs, c1, ch, q, e, o, p, g, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &info, &x));
+    OK(plx_network_add_layer(n, "r", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_constant(n, "s", &scalar, by_mul ? &rsqrt2 : &sqrt2, PLX_CONSTANT_BORROW,
+                                &cs));
+    OK(plx_network_add_constant(n, "one", &scalar, &one, PLX_CONSTANT_BORROW, &c1));
+    OK(plx_network_add_constant(n, "half", &scalar, &half, PLX_CONSTANT_BORROW, &ch));
+    OK(plx_network_add_layer(n, "q", PLX_OP_BINARY, &scale, 2, 1, &q));
+    OK(plx_network_add_layer(n, "e", PLX_OP_UNARY, &erf_d, 1, 1, &e));
+    OK(plx_network_add_layer(n, "o", PLX_OP_BINARY, &add, 2, 1, &o));
+    OK(plx_network_add_layer(n, "p", PLX_OP_BINARY, &mul, 2, 1, &p));
+    OK(plx_network_add_layer(n, "g", PLX_OP_BINARY, &mul, 2, 1, &g));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, q, 0));
+    OK(plx_network_connect(n, cs, 0, q, 1));
+    OK(plx_network_connect(n, q, 0, e, 0));
+    OK(plx_network_connect(n, c1, 0, o, 0)); /* 1 + e: either operand order */
+    OK(plx_network_connect(n, e, 0, o, 1));
+    if (half_last) {
+        OK(plx_network_connect(n, r, 0, p, 0));
+        OK(plx_network_connect(n, o, 0, p, 1));
+        OK(plx_network_connect(n, p, 0, g, 0));
+        OK(plx_network_connect(n, ch, 0, g, 1));
+    } else {
+        OK(plx_network_connect(n, ch, 0, p, 0));
+        OK(plx_network_connect(n, r, 0, p, 1));
+        OK(plx_network_connect(n, o, 0, g, 0));
+        OK(plx_network_connect(n, p, 0, g, 1));
+    }
+    OK(plx_network_connect(n, g, 0, y, 0));
+    if (shared) {
+        OK(plx_network_add_output(n, "y2", 1, &y2));
+        OK(plx_network_connect(n, e, 0, y2, 0));
+    }
+    return n;
+}
+
+Test(rewrite, gelu_chain_is_fused) {
+    for (int form = 0; form < 4; form++) {
+        plx_network *n = gelu_chain(form & 1, form & 2, false);
+        float xv[16], y0[16], y1[16];
+        fill(xv, 16, 9);
+        for (int i = 0; i < 16; i++) {
+            xv[i] *= 4.0f;
+        }
+        plx_optimized_network *plain, *rw;
+        run(n, false, xv, 16, y0, 16, &plain);
+        run(n, true, xv, 16, y1, 16, &rw);
+        for (int i = 0; i < 16; i++) {
+            double v = xv[i] > 0 ? xv[i] : 0.0;
+            double want = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+            cr_assert(le(dbl, fabs((double)y1[i] - want), 1e-5 * fmax(1.0, want)), "[%d]", i);
+        }
+        assert_close(y1, y0, 16);
+        cr_assert(tu_noted(rw, "fused 'q', 'e', 'o', 'p' and 'g' into a gelu"), "form %d",
+                  form);
+        cr_assert(eq(int, layer_op(rw, "g"), PLX_OP_ACTIVATION));
+        for (const char *const *gone = (const char *const[]){"q", "e", "o", "p", NULL}; *gone;
+             gone++) {
+            cr_assert(eq(int, layer_op(rw, *gone), PLX_OP_INVALID), "%s", *gone);
+        }
+        cr_assert(eq(int, layer_op(plain, "g"), PLX_OP_BINARY));
+        plx_optimized_network_destroy(&plain);
+        plx_optimized_network_destroy(&rw);
+        plx_network_destroy(&n);
+    }
+}
+
+Test(rewrite, gelu_chain_with_a_shared_erf_stays) {
+    plx_network *n = gelu_chain(false, true, true);
+    plx_optimized_network *rw = optimize(n, true);
+    cr_assert(eq(int, layer_op(rw, "g"), PLX_OP_BINARY));
+    cr_assert(eq(int, layer_op(rw, "e"), PLX_OP_UNARY));
+    plx_optimized_network_destroy(&rw);
+    plx_network_destroy(&n);
+}

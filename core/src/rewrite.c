@@ -545,6 +545,127 @@ static plx_status fuse_hard_swish(rewriter *w, uint32_t index, bool *changed) {
     return NULL;
 }
 
+/* Whether input `input` of l is a float32 constant of one element within
+ * a few ulps of v (exporters write 1/sqrt(2) and sqrt(2) rounded from
+ * double in more than one way). */
+static bool scalar_near(const rewriter *w, const plxi_layer *l, uint32_t input, float v) {
+    const plxi_layer *c = source_layer(w, l, input);
+    size_t n = 0;
+    if (!c || c->op != PLX_OP_CONSTANT || c->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+        c->outputs[0].quant.kind != PLX_QUANT_NONE ||
+        !plx_tensor_info_element_count(&c->outputs[0], &n) || n != 1) {
+        return false;
+    }
+    float got = *(const float *)plxi_constant_data(c);
+    return fabsf(got - v) <= 1e-6f * fabsf(v);
+}
+
+/* The layer producing output 0 read at input `k` of l, when only l reads
+ * it; else UINT32_MAX. */
+static uint32_t sole_source(const rewriter *w, const plxi_layer *l, uint32_t k) {
+    if (k >= l->input_count || l->inputs[k].slot != 0 || !w->layers[l->inputs[k].layer] ||
+        readers(w, l->inputs[k].layer, 0, NULL) != 1) {
+        return UINT32_MAX;
+    }
+    return l->inputs[k].layer;
+}
+
+static bool same_source(plxi_source a, plxi_source b) {
+    return a.layer == b.layer && a.slot == b.slot;
+}
+
+/* e = erf(x / sqrt 2) + 1 (or erf(x * (1 / sqrt 2)) + 1), the layers under
+ * `e_index` each read by the next alone: x into *x, the three layers into
+ * chain[0 .. 3) (the add, the erf, the scaling). */
+static bool gelu_erf_term(const rewriter *w, uint32_t e_index, plxi_source *x, uint32_t *chain) {
+    const plxi_layer *add = w->layers[e_index];
+    int ei = is_binary(add, PLX_BINARY_ADD) ? other_than_scalar(w, add, 1.0f) : -1;
+    uint32_t erf_index = ei < 0 ? UINT32_MAX : sole_source(w, add, (uint32_t)ei);
+    const plxi_layer *erf = erf_index == UINT32_MAX ? NULL : w->layers[erf_index];
+    if (!erf || erf->op != PLX_OP_UNARY || erf->input_count != 1 ||
+        ((const plx_unary_desc *)erf->desc)->func != PLX_UNARY_ERF) {
+        return false;
+    }
+    uint32_t q_index = sole_source(w, erf, 0);
+    const plxi_layer *q = q_index == UINT32_MAX ? NULL : w->layers[q_index];
+    int xi = -1;
+    if (is_binary(q, PLX_BINARY_DIV) && scalar_near(w, q, 1, 1.41421356f)) {
+        xi = 0;
+    } else if (is_binary(q, PLX_BINARY_MUL)) {
+        xi = scalar_near(w, q, 1, 0.70710678f) ? 0 : scalar_near(w, q, 0, 0.70710678f) ? 1 : -1;
+    }
+    if (xi < 0) {
+        return false;
+    }
+    *x = q->inputs[xi];
+    chain[0] = e_index;
+    chain[1] = erf_index;
+    chain[2] = q_index;
+    return true;
+}
+
+/* The exact GELU that exporters write out (PyTorch's nn.GELU, Hugging
+ * Face's BERT-family models) as one gelu activation: one pass over the
+ * tensor instead of five, and one oneDNN post-op. Matched at the last
+ * product, in the two orders exporters use:
+ *   (x * e) * 0.5   and   (x * 0.5) * e,   e = erf(x / sqrt 2) + 1,
+ * every intermediate read by the next layer alone and x of the output's
+ * info (no broadcasting). */
+static plx_status fuse_gelu(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    if (!is_binary(l, PLX_BINARY_MUL)) {
+        return NULL;
+    }
+    uint32_t chain[4];
+    plxi_source x;
+    bool found = false;
+    int pi = other_than_scalar(w, l, 0.5f);
+    if (pi >= 0) { /* (x * e) * 0.5 */
+        uint32_t p_index = sole_source(w, l, (uint32_t)pi);
+        const plxi_layer *p = p_index == UINT32_MAX ? NULL : w->layers[p_index];
+        for (uint32_t k = 0; !found && is_binary(p, PLX_BINARY_MUL) && k < 2; k++) {
+            uint32_t e_index = sole_source(w, p, k);
+            found = e_index != UINT32_MAX && gelu_erf_term(w, e_index, &x, chain) &&
+                    same_source(x, p->inputs[1 - k]);
+        }
+        chain[3] = p_index;
+    } else { /* (x * 0.5) * e */
+        for (uint32_t k = 0; !found && k < 2; k++) {
+            uint32_t h_index = sole_source(w, l, 1 - k), e_index = sole_source(w, l, k);
+            const plxi_layer *h = h_index == UINT32_MAX ? NULL : w->layers[h_index];
+            int xi = is_binary(h, PLX_BINARY_MUL) ? other_than_scalar(w, h, 0.5f) : -1;
+            found = xi >= 0 && e_index != UINT32_MAX &&
+                    gelu_erf_term(w, e_index, &x, chain) && same_source(x, h->inputs[xi]);
+            chain[3] = h_index;
+        }
+    }
+    if (!found || !same_info(&w->layers[x.layer]->outputs[x.slot], &l->outputs[0])) {
+        return NULL;
+    }
+    plx_activation_desc *d = calloc(1, sizeof *d);
+    if (!d) {
+        return oom();
+    }
+    if (!plxi_optimizer_note(w->o, "fused '%s', '%s', '%s', '%s' and '%s' into a gelu",
+                             w->layers[chain[2]]->name, w->layers[chain[1]]->name,
+                             w->layers[chain[0]]->name, w->layers[chain[3]]->name, l->name)) {
+        free(d);
+        return oom();
+    }
+    d->struct_size = (uint32_t)sizeof *d;
+    d->func = PLX_ACT_GELU; /* alpha 0: the exact (erf) form */
+    free(l->desc);
+    l->desc = d;
+    l->op = PLX_OP_ACTIVATION;
+    l->inputs[0] = x;
+    l->input_count = 1;
+    for (int i = 0; i < 4; i++) {
+        drop(w, chain[i]);
+    }
+    *changed = true;
+    return NULL;
+}
+
 static plx_status remove_identity(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
     plxi_layer *src = source_layer(w, l, 0);
@@ -643,6 +764,9 @@ plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *c
                 s = merge_transposes(&w, i, &changed);
             } else if (l->op == PLX_OP_BINARY) {
                 s = fuse_hard_swish(&w, i, &changed);
+                if (!s && w.layers[i] && w.layers[i]->op == PLX_OP_BINARY) {
+                    s = fuse_gelu(&w, i, &changed);
+                }
             }
             if (!s && w.layers[i]) {
                 s = fold_into_constant(&w, i, &changed);

@@ -41,7 +41,8 @@ struct plx_backend {
     char version[64];
     char isa[32];
     char runtime[16];
-    plx_capability caps[9];
+    char wait_policy[32];
+    plx_capability caps[10];
     size_t cap_count;
 };
 
@@ -182,6 +183,13 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
              hash ? "+" : "", hash ? v->hash : "");
     snprintf(b->isa, sizeof b->isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
     snprintf(b->runtime, sizeof b->runtime, "%s", runtime_name(v->cpu_runtime));
+    /* libgomp reads OMP_WAIT_POLICY once, when it is loaded (with libdnnl,
+     * before this code runs): reported, not set (docs/cpu_onednn.md). */
+    const char *wp = getenv("OMP_WAIT_POLICY");
+    snprintf(b->wait_policy, sizeof b->wait_policy, "%s",
+             v->cpu_runtime != DNNL_RUNTIME_OMP ? "none"
+             : wp && *wp                         ? wp
+                                                 : "default");
     /* R-10 (7): what is delivered. Handles are plain host memory at a fixed
      * address (export, R-17 (4)); they import any element-aligned malloc
      * memory (oneDNN's CPU primitives need no more); each workload has its
@@ -206,6 +214,8 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
                                     .int_value = threads};
     b->caps[n++] = (plx_capability){.key = "cpu_onednn.cpu_runtime", .type = PLX_VALUE_STRING,
                                     .string_value = b->runtime};
+    b->caps[n++] = (plx_capability){.key = "cpu_onednn.omp_wait_policy",
+                                    .type = PLX_VALUE_STRING, .string_value = b->wait_policy};
     b->cap_count = n;
     *out_backend = b;
     return NULL;

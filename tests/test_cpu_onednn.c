@@ -93,6 +93,10 @@ Test(cpu_onednn, capabilities) {
     const plx_capability *rtm = plx_backend_info_capability(bi, "cpu_onednn.cpu_runtime");
     cr_assert(not(zero(ptr, (void *)rtm)));
     cr_assert(eq(str, (char *)rtm->string_value, "omp"));
+    const plx_capability *wp = plx_backend_info_capability(bi, "cpu_onednn.omp_wait_policy");
+    cr_assert(not(zero(ptr, (void *)wp)));
+    const char *env = getenv("OMP_WAIT_POLICY");
+    cr_assert(eq(str, (char *)wp->string_value, (char *)(env && *env ? env : "default")));
     plx_runtime_destroy(&rt);
 
     /* Without the option: every online CPU. */

@@ -30,6 +30,7 @@ typedef struct plxk_depthwise_plane {
     float bias;
     plxk_activation act;
     float lo, hi; /* PLXK_ACT_CLIP's bounds */
+    float slope;  /* PLXK_ACT_LEAKY's */
     float *y;
     int64_t out_h, out_w;
     /* plxk_depthwise_scratch(plane) floats of scratch (64-byte aligned

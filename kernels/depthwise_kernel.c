@@ -59,7 +59,7 @@ static void add_tap(float *restrict acc, const float *restrict x, int64_t stride
  * the loops vectorise (see update_c in gemm_kernel.c). */
 static void store_chunk(const plxk_depthwise_plane *p, const float *restrict acc,
                         float *restrict y, int64_t n) {
-    const float lo = p->lo, hi = p->hi;
+    const float lo = p->lo, hi = p->hi, slope = p->slope;
     if (p->act == PLXK_ACT_RELU) {
         for (int64_t j = 0; j < n; j++) {
             y[j] = acc[j] > 0.0f ? acc[j] : 0.0f;
@@ -67,6 +67,10 @@ static void store_chunk(const plxk_depthwise_plane *p, const float *restrict acc
     } else if (p->act == PLXK_ACT_CLIP) {
         for (int64_t j = 0; j < n; j++) {
             y[j] = acc[j] < lo ? lo : acc[j] > hi ? hi : acc[j];
+        }
+    } else if (p->act == PLXK_ACT_LEAKY) {
+        for (int64_t j = 0; j < n; j++) {
+            y[j] = acc[j] < 0.0f ? slope * acc[j] : acc[j];
         }
     } else {
         for (int64_t j = 0; j < n; j++) {

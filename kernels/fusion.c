@@ -1,7 +1,8 @@
 /* cpu_ref's graph optimisation (backend.h optimize_subgraph, R-23 of
  * docs/backend-abi.md): a conv, fully_connected, gemm or matmul whose only
  * reader is an activation becomes one precompiled layer, "conv+relu",
- * without the intermediate tensor: relu and clip are the GEMM's epilogue
+ * without the intermediate tensor: relu, clip and leaky_relu are the GEMM's
+ * (and the depthwise kernel's) epilogue
  * (applied as each block of the output is written); other activations run
  * in place on the output after the product. Its payload is
  * a plxk_fused: the base operator with its descriptor and the
@@ -73,9 +74,10 @@ const char *plxk_check_precompiled(const plx_layer_view *layer, char *buf, size_
     return why ? why : plxk_check_activation(&act, buf, size);
 }
 
-/* Relu and clip go into the product's epilogue. */
+/* Relu, clip and leaky_relu go into the product's epilogue. */
 static bool in_epilogue(const plxk_fused *f) {
-    return f->activation.func == PLX_ACT_RELU || f->activation.func == PLX_ACT_CLIP;
+    return f->activation.func == PLX_ACT_RELU || f->activation.func == PLX_ACT_CLIP ||
+           f->activation.func == PLX_ACT_LEAKY_RELU;
 }
 
 size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_compute *compute) {

@@ -59,6 +59,7 @@ typedef enum plxk_activation {
     PLXK_ACT_NONE = 0,
     PLXK_ACT_RELU = 1, /* max(v, 0) */
     PLXK_ACT_CLIP = 2, /* min(max(v, lo), hi); relu6 is clip(0, 6) */
+    PLXK_ACT_LEAKY = 3, /* v < 0 ? slope * v : v */
 } plxk_activation;
 
 /* One multiply. Element (i, p) of op(A) is a[i * a_rs + p * a_cs] and
@@ -91,6 +92,7 @@ typedef struct plxk_gemm_args {
     ptrdiff_t bias_rs, bias_cs;
     plxk_activation act;
     float lo, hi; /* PLXK_ACT_CLIP's bounds, lo <= hi */
+    float slope;  /* PLXK_ACT_LEAKY's */
 } plxk_gemm_args;
 
 /* Where a kernel runs its GEMMs: the variant and the backend's pool (NULL:

@@ -184,6 +184,7 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
                      size_t mr, size_t nr, bool first, bool last) {
     const plxk_gemm_args *g = &pr->args;
     const float alpha = g->alpha, beta = first ? g->beta : 1.0f, lo = g->lo, hi = g->hi;
+    const float slope = g->slope;
     const float *bias = last ? g->bias : NULL;
     const plxk_activation act = last ? g->act : PLXK_ACT_NONE;
     const ptrdiff_t rs = pr->c_rs, cs = pr->c_cs, bias_rs = g->bias_rs, bias_cs = g->bias_cs;
@@ -222,6 +223,10 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
         } else if (act == PLXK_ACT_CLIP) {
             for (size_t j = 0; j < NR; j++) {
                 v[j] = v[j] < lo ? lo : v[j] > hi ? hi : v[j];
+            }
+        } else if (act == PLXK_ACT_LEAKY) {
+            for (size_t j = 0; j < NR; j++) {
+                v[j] = v[j] < 0.0f ? slope * v[j] : v[j];
             }
         }
         if (cs == 1) {

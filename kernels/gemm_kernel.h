@@ -71,6 +71,9 @@ static inline float plxk_gemm_activate(const plxk_gemm_args *g, float v) {
     if (g->act == PLXK_ACT_CLIP) {
         return v < g->lo ? g->lo : v > g->hi ? g->hi : v;
     }
+    if (g->act == PLXK_ACT_LEAKY) {
+        return v < 0.0f ? g->slope * v : v;
+    }
     return v;
 }
 

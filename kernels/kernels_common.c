@@ -30,6 +30,9 @@ void plxk_set_epilogue(const plx_activation_desc *act, plxk_gemm_args *g) {
         g->act = PLXK_ACT_CLIP;
         g->lo = act->alpha;
         g->hi = act->beta;
+    } else if (act && act->func == PLX_ACT_LEAKY_RELU) {
+        g->act = PLXK_ACT_LEAKY;
+        g->slope = act->alpha;
     }
 }
 

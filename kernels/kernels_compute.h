@@ -63,8 +63,9 @@ size_t plxk_gemm_ws(const plxk_compute *c, int64_t m, int64_t n, int64_t k);
 /* The workspace past its first `used` bytes (64-byte aligned). */
 void *plxk_ws_at(const plxk_kernel_args *a, size_t used, size_t *left);
 
-/* The fused activation (relu or clip only) as the GEMM's epilogue (and the
- * depthwise kernel's, which takes the same fields). */
+/* The fused activation (relu, clip or leaky_relu; others run after the
+ * product) as the GEMM's epilogue (and the depthwise kernel's, which takes
+ * the same fields). */
 void plxk_set_epilogue(const plx_activation_desc *act, plxk_gemm_args *g);
 
 /* Runs g on the GEMM with a's fused activation; fails a when it cannot. */

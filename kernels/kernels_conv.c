@@ -1,6 +1,6 @@
 /* The convolutions: conv (depthwise kernel, pointwise or im2col products
  * on cpu_ref's GEMM (gemm.h), in the workspace their caller sized with
- * plxk_kernel_workspace, with a fused relu or clip in its epilogue) and
+ * plxk_kernel_workspace, with a fused relu, clip or leaky_relu in its epilogue) and
  * conv_transpose (ONNX semantics, opset 13+: a GEMM and a scatter).
  *
  * Every operator has a prepare function that checks what the kernel supports
@@ -363,6 +363,7 @@ static void depthwise_plane(void *ctx, size_t task, size_t thread) {
     p.bias = j->b ? j->b[m] : 0.0f;
     p.act = j->epilogue.act;
     p.lo = j->epilogue.lo;
+    p.slope = j->epilogue.slope;
     p.hi = j->epilogue.hi;
     p.y = j->y + (n * g->m + m) * g->out[0] * g->out[1];
     p.scratch = j->scratch ? (float *)(void *)(j->scratch + thread * j->slice) : NULL;

@@ -1,6 +1,6 @@
 /* The matrix products: fully_connected, gemm and matmul (ONNX semantics,
  * opset 13+). Float32 runs on cpu_ref's GEMM (gemm.h) in the workspace the
- * caller sized with plxk_kernel_workspace, with a fused relu or clip in its
+ * caller sized with plxk_kernel_workspace, with a fused relu, clip or leaky_relu in its
  * epilogue; matmul's integer types keep their own loops.
  *
  * Every operator has a prepare function that checks what the kernel supports

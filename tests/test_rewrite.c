@@ -436,11 +436,13 @@ static plx_runtime *cpu_ref_with_fusion(const char *value) {
 
 Test(rewrite, cpu_ref_fuses_activations) {
     plx_runtime *fused_rt = cpu_ref_with_fusion("on"), *plain_rt = cpu_ref_with_fusion("off");
-    static const plx_op bases[] = {PLX_OP_CONV, PLX_OP_FULLY_CONNECTED, PLX_OP_MATMUL};
-    static const plx_activation_func funcs[] = {PLX_ACT_RELU, PLX_ACT_CLIP, PLX_ACT_SIGMOID};
+    static const plx_op bases[] = {PLX_OP_CONV, PLX_OP_FULLY_CONNECTED, PLX_OP_MATMUL,
+                                   PLX_OP_CONV};
+    static const plx_activation_func funcs[] = {PLX_ACT_RELU, PLX_ACT_CLIP, PLX_ACT_SIGMOID,
+                                                PLX_ACT_LEAKY_RELU};
     static float wt[M * C * 9];
     fill(wt, M * C * 9, 21);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         plx_network *n;
         OK(plx_network_create(&n));
         const int64_t xd[] = {1, C, H, H}, wd[] = {M, C, 3, 3}, x2[] = {C, 9}, w3[] = {9, M};
@@ -454,7 +456,8 @@ Test(rewrite, cpu_ref_fuses_activations) {
                            : bases[i] == PLX_OP_FULLY_CONNECTED ? (const void *)&fd
                                                                 : NULL;
         plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(funcs[i]);
-        ad.alpha = 0.0f;
+        /* clip's lower bound, or leaky_relu's slope */
+        ad.alpha = funcs[i] == PLX_ACT_LEAKY_RELU ? 0.1f : 0.0f;
         ad.beta = 0.5f;
         plx_layer_id x, w, b, a, y;
         OK(plx_network_add_input(n, "x", 0, &xi, &x));

@@ -84,7 +84,7 @@ static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t po
     cr_assert(not(zero(ptr, scale)));
     plxk_gemm_args g = {.m = m, .n = n, .k = k, .alpha = tc->alpha, .beta = tc->beta,
                            .a = a, .b = b, .c = c, .ldc = ldc, .act = tc->act,
-                           .lo = -0.5f, .hi = 0.75f};
+                           .lo = -0.5f, .hi = 0.75f, .slope = 0.125f};
     g.a_rs = tc->trans_a ? 1 : (ptrdiff_t)lda;
     g.a_cs = tc->trans_a ? (ptrdiff_t)lda : 1;
     g.b_rs = tc->trans_b ? 1 : (ptrdiff_t)ldb;
@@ -119,6 +119,8 @@ static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t po
                 v = v > 0 ? v : 0;
             } else if (tc->act == PLXK_ACT_CLIP) {
                 v = v < g.lo ? g.lo : v > g.hi ? g.hi : v;
+            } else if (tc->act == PLXK_ACT_LEAKY) {
+                v = v < 0 ? g.slope * v : v;
             }
             expect[i * n + j] = v;
             scale[i * n + j] = mag + 1.0;
@@ -229,14 +231,14 @@ Test(gemm, shapes_and_strides) {
 Test(gemm, epilogue) {
     static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1}, {50, 1, 20}};
     static const float alphas[][2] = {{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}, {0.0f, -1.0f}};
-    static const plxk_activation acts[] = {PLXK_ACT_NONE, PLXK_ACT_RELU,
-                                              PLXK_ACT_CLIP};
+    static const plxk_activation acts[] = {PLXK_ACT_NONE, PLXK_ACT_RELU, PLXK_ACT_CLIP,
+                                           PLXK_ACT_LEAKY};
     pools ps = make_pools();
     size_t checked = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         for (size_t ab = 0; ab < 4; ab++) {
             for (int bias = 0; bias < 4; bias++) {
-                for (size_t ac = 0; ac < 3; ac++) {
+                for (size_t ac = 0; ac < 4; ac++) {
                     gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], ab == 2, ab == 3,
                                     0, 1, 1, alphas[ab][0], alphas[ab][1], bias, acts[ac]};
                     checked += check_case(&tc, ps.p, 3);

@@ -223,6 +223,43 @@ static void run_tile(void *ctx, size_t task, size_t thread) {
                   pack_a, pack_b);
 }
 
+/* Rows of C by matrix-vector products: task t is row t / chunks, columns
+ * [c * GEMV_CHUNK, ...) of it, c = t % chunks. With op(B)'s rows
+ * contiguous the gemv adds rows of B scaled by the row of A; with its
+ * columns contiguous it takes dot products, for which the row of A is
+ * copied first when it is strided (k at most GEMV_MAX_K). */
+enum { GEMV_ROWS = 8, GEMV_CHUNK = 512, GEMV_MAX_K = 4096 };
+
+typedef struct gemv_run {
+    const plxk_gemm_impl *impl;
+    const plxk_gemm_problem *problem;
+    size_t chunks;
+} gemv_run;
+
+static void gemv_rows(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const gemv_run *r = ctx;
+    const plxk_gemm_args *g = &r->problem->args;
+    size_t i = task / r->chunks, j0 = task % r->chunks * GEMV_CHUNK;
+    size_t n = min_size(GEMV_CHUNK, g->n - j0);
+    const float *bias = g->bias ? g->bias + (ptrdiff_t)i * g->bias_rs +
+                                      (ptrdiff_t)j0 * g->bias_cs
+                                : NULL;
+    const float *x = g->a + (ptrdiff_t)i * g->a_rs;
+    ptrdiff_t xs = g->a_cs;
+    float row[GEMV_MAX_K];
+    if (g->b_cs != 1 && g->b_rs == 1 && xs != 1 && g->k <= GEMV_MAX_K) {
+        for (size_t p = 0; p < g->k; p++) {
+            row[p] = x[(ptrdiff_t)p * xs];
+        }
+        x = row;
+        xs = 1;
+    }
+    r->impl->gemv(g, n, g->b + (ptrdiff_t)j0 * g->b_cs, g->b_rs, g->b_cs, x, xs,
+                  g->c + (ptrdiff_t)i * r->problem->c_rs + (ptrdiff_t)j0 * r->problem->c_cs,
+                  r->problem->c_cs, bias, g->bias_cs);
+}
+
 /* K = 0: C = act(beta * C + bias). */
 static void epilogue_only(const plxk_gemm_args *g) {
     for (size_t i = 0; i < g->m; i++) {
@@ -254,11 +291,7 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
         epilogue_only(g);
         return true;
     }
-    if (g->m == 1) { /* C[0, j] over B's columns; x is A's only row */
-        impl->gemv(g, g->n, g->b, g->b_rs, g->b_cs, g->a, g->a_cs, g->c, 1, g->bias, g->bias_cs);
-        return true;
-    }
-    if (g->n == 1) { /* C[i, 0] over A's rows; x is B's only column */
+    if (g->n == 1 && g->m > 1) { /* C[i, 0] over A's rows; x is B's only column */
         impl->gemv(g, g->m, g->a, g->a_cs, g->a_rs, g->b, g->b_rs, g->c, (ptrdiff_t)g->ldc,
                    g->bias, g->bias_rs);
         return true;
@@ -281,6 +314,18 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
         pr.c_rs = 1;
         pr.c_cs = (ptrdiff_t)g->ldc;
         g = t;
+    }
+    if (g->m == 1 ||
+        (g->m <= GEMV_ROWS && (g->b_cs == 1 || (g->b_rs == 1 && g->k <= GEMV_MAX_K)))) {
+        /* A few rows (after the transposition: a few output columns, as a
+         * strided 1-D convolution's): one matrix-vector product per row,
+         * reading op(B) where it is, when the loop can run along contiguous
+         * memory (gemv_rows). Packing op(B) pays for itself when MR rows
+         * reuse each panel, not for one to four. */
+        gemv_run r = {impl, &pr, ceil_div(g->n, GEMV_CHUNK)};
+        double cost_ns = (double)g->n * (double)g->k / 16.0;
+        plxk_pool_run(pool, g->m * r.chunks, cost_ns, gemv_rows, &r);
+        return true;
     }
     /* The slices that fit after aligning the workspace's start. */
     uintptr_t start = (uintptr_t)workspace;

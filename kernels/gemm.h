@@ -119,8 +119,10 @@ size_t plxk_gemm_workspace_size(plxk_isa isa, size_t m, size_t n, size_t k, size
  * Returns false, touching nothing, when the arguments are unusable: NULL
  * args, a NULL operand that the shapes need, ldc < n, a variant that is
  * not supported (plxk_isa_supported), or a workspace smaller than one
- * slice (plxk_gemm_workspace_size with threads = 1). M or N of 1 (one
- * row or column of C) runs a matrix-vector loop on the calling thread and
+ * slice (plxk_gemm_workspace_size with threads = 1). A product with M or
+ * N of 1, or with at most 8 rows (M, or N when that is below NR and M
+ * larger: it then runs transposed) and an op(B) whose rows or columns are
+ * contiguous, runs matrix-vector loops instead, on the pool by rows, and
  * needs no workspace. Allocates nothing. */
 bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
                   void *workspace, size_t workspace_size);

@@ -229,7 +229,10 @@ Test(gemm, shapes_and_strides) {
 
 /* alpha, beta, every kind of bias, every activation. */
 Test(gemm, epilogue) {
-    static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1}, {50, 1, 20}};
+    /* ... and the matrix-vector rows: 3 rows; 3 columns of 40 rows, run
+     * transposed; 2 rows of more than one chunk */
+    static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1},  {50, 1, 20},
+                                       {3, 70, 300}, {40, 3, 50},  {2, 1100, 9}};
     static const float alphas[][2] = {{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}, {0.0f, -1.0f}};
     static const plxk_activation acts[] = {PLXK_ACT_NONE, PLXK_ACT_RELU, PLXK_ACT_CLIP,
                                            PLXK_ACT_LEAKY};
@@ -272,8 +275,15 @@ Test(gemm, refusals) {
     cr_assert(gt(sz, ws_size, 0));
     char *ws = malloc(ws_size);
     cr_assert(not(plxk_gemm(isa, NULL, NULL, ws, ws_size)));
-    cr_assert(not(plxk_gemm(isa, NULL, &g, ws, 16)), "a workspace too small is refused");
-    cr_assert(not(plxk_gemm(isa, NULL, &g, NULL, 0)));
+    {
+        /* 9 x 9 x 9: enough rows and columns for the packed path */
+        static float a5[81], b5[81], c5[81] = {7};
+        plxk_gemm_args g5 = {.m = 9, .n = 9, .k = 9, .alpha = 1, .a = a5, .a_rs = 9, .a_cs = 1,
+                             .b = b5, .b_rs = 9, .b_cs = 1, .c = c5, .ldc = 9};
+        cr_assert(not(plxk_gemm(isa, NULL, &g5, ws, 16)), "a workspace too small is refused");
+        cr_assert(not(plxk_gemm(isa, NULL, &g5, NULL, 0)));
+        cr_assert(eq(flt, c5[0], 7.0f));
+    }
     cr_assert(not(plxk_gemm((plxk_isa)7, NULL, &g, ws, ws_size)));
     g.ldc = 1;
     cr_assert(not(plxk_gemm(isa, NULL, &g, ws, ws_size)), "ldc < n is refused");
@@ -294,6 +304,10 @@ Test(gemm, refusals) {
     char *odd = malloc(ws_size + 1);
     cr_assert(plxk_gemm(isa, NULL, &g, odd + 1, ws_size));
     free(odd);
+    c[0] = c[3] = 9.0f;
+    cr_assert(plxk_gemm(isa, NULL, &g, NULL, 0), "two rows run without a workspace");
+    cr_assert(eq(flt, c[0], 1.0f));
+    cr_assert(eq(flt, c[3], 4.0f));
     free(ws);
     cr_assert(eq(sz, plxk_gemm_workspace_size(isa, 0, 5, 5, 4), 0));
     /* Bounded by the blocks: huge shapes need no more than large ones. */

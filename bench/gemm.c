@@ -142,6 +142,9 @@ static const shape shapes[] = {
     {"conv 1x1 512->512 @14", 512, 14 * 14, 512, true},
     {"conv 1x1 1024->1024 @7", 1024, 7 * 7, 1024, true},
     {"fc 1024->1000", 1000, 1, 1024, false},
+    {"ffn 384->1536, 32 tokens", 32, 1536, 384, false},
+    {"ffn 1536->384, 32 tokens", 32, 384, 1536, false},
+    {"proj 384->384, 32 tokens", 32, 384, 384, false},
 };
 #define SHAPE_COUNT (sizeof shapes / sizeof shapes[0])
 

@@ -128,7 +128,7 @@ typedef float vfloat __attribute__((vector_size(VL * sizeof(float))));
 #define NV (NR / VL) /* vectors per row of the tile */
 
 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                         float acc_out[MR][NR]) {
+                         ptrdiff_t ldb, float acc_out[MR][NR]) {
     vfloat acc[MR][NV];
     for (size_t i = 0; i < MR; i++) {
         for (size_t v = 0; v < NV; v++) {
@@ -138,8 +138,9 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
     for (size_t p = 0; p < kc; p++) {
         vfloat bv[NV];
         for (size_t v = 0; v < NV; v++) {
-            /* packed panels are 64-byte aligned and NR a multiple of VL */
-            bv[v] = *(const vfloat *)(const void *)(b + p * NR + v * VL);
+            /* NR is a multiple of VL; packed panels are 64-byte aligned,
+             * rows of B read in place need not be */
+            memcpy(&bv[v], b + (ptrdiff_t)p * ldb + (ptrdiff_t)(v * VL), sizeof bv[v]);
         }
         const float *ap = a + p * MR;
         for (size_t i = 0; i < MR; i++) {
@@ -157,13 +158,13 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
 }
 #else
 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                         float acc_out[MR][NR]) {
+                         ptrdiff_t ldb, float acc_out[MR][NR]) {
     float acc[MR][NR] = {{0}};
     for (size_t p = 0; p < kc; p++) {
         for (size_t i = 0; i < MR; i++) {
             float ai = a[p * MR + i];
             for (size_t j = 0; j < NR; j++) {
-                acc[i][j] += ai * b[p * NR + j];
+                acc[i][j] += ai * b[(ptrdiff_t)p * ldb + (ptrdiff_t)j];
             }
         }
     }
@@ -241,18 +242,35 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
     }
 }
 
+/* With few rows in the tile, each panel of B serves at most
+ * DIRECT_B_PANELS panels of A: a row-major B is then read where it is,
+ * rather than copied into panels first (a transformer's weights with a
+ * few dozen tokens: the copy cost as much as the product). */
+#define DIRECT_B_PANELS 4
+
 static void tile(const plxk_gemm_problem *pr, size_t i0, size_t mc, size_t j0, size_t nc,
                  float *pack_a_buf, float *pack_b_buf) {
     const plxk_gemm_args *g = &pr->args;
+    bool direct = g->b_cs == 1 && mc <= DIRECT_B_PANELS * MR;
+    size_t full = direct ? nc / NR * NR : 0; /* columns read in place */
     for (size_t p0 = 0; p0 < g->k; p0 += KC) {
         size_t kc = min_size(KC, g->k - p0);
         bool first = p0 == 0, last = p0 + kc == g->k;
-        pack_b(g, p0, kc, j0, nc, pack_b_buf);
+        if (full < nc) {
+            /* the edge panel, padded with zeros, at its usual place */
+            pack_b(g, p0, kc, j0 + full, nc - full, pack_b_buf + full * kc);
+        }
         pack_a(g, i0, mc, p0, kc, pack_a_buf);
         for (size_t jr = 0; jr < nc; jr += NR) {
+            const float *bp = pack_b_buf + jr * kc;
+            ptrdiff_t ldb = NR;
+            if (jr < full) {
+                bp = g->b + (ptrdiff_t)p0 * g->b_rs + (ptrdiff_t)(j0 + jr);
+                ldb = g->b_rs;
+            }
             for (size_t ir = 0; ir < mc; ir += MR) {
                 float acc[MR][NR];
-                micro_kernel(kc, pack_a_buf + ir * kc, pack_b_buf + jr * kc, acc);
+                micro_kernel(kc, pack_a_buf + ir * kc, bp, ldb, acc);
                 update_c(pr, acc, i0 + ir, j0 + jr, min_size(MR, mc - ir),
                          min_size(NR, nc - jr), first, last);
             }

@@ -229,10 +229,11 @@ Test(gemm, shapes_and_strides) {
 
 /* alpha, beta, every kind of bias, every activation. */
 Test(gemm, epilogue) {
-    /* ... and the matrix-vector rows: 3 rows; 3 columns of 40 rows, run
-     * transposed; 2 rows of more than one chunk */
-    static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1},  {50, 1, 20},
-                                       {3, 70, 300}, {40, 3, 50},  {2, 1100, 9}};
+    /* ... the matrix-vector rows: 3 rows; 3 columns of 40 rows, run
+     * transposed; 2 rows of more than one chunk; and B read in place by
+     * a tile of few rows, with an edge panel and two passes over K */
+    static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1},   {50, 1, 20},
+                                       {3, 70, 300}, {40, 3, 50},  {2, 1100, 9}, {20, 70, 300}};
     static const float alphas[][2] = {{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}, {0.0f, -1.0f}};
     static const plxk_activation acts[] = {PLXK_ACT_NONE, PLXK_ACT_RELU, PLXK_ACT_CLIP,
                                            PLXK_ACT_LEAKY};

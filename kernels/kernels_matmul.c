@@ -215,6 +215,16 @@ const char *plxk_check_matmul(const plx_layer_view *layer, char *buf, size_t siz
     return matmul_prepare(layer, &g, buf, size);
 }
 
+/* One B for every batch and a dense A (a transformer's weights against
+ * [batch, tokens, features]): the batches are rows of one product. */
+static bool batches_fold(const plx_matmul_geom *g) {
+    bool fold = g->batch_rank > 0;
+    for (uint32_t d = 0; fold && d < g->batch_rank; d++) {
+        fold = g->b_bs[d] == 0 && (g->a_bs[d] != 0 || g->batch[d] == 1);
+    }
+    return fold;
+}
+
 size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *compute) {
     plx_matmul_geom g;
     char buf[8];
@@ -222,11 +232,16 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
         layer->inputs[0].dtype != PLX_DTYPE_FLOAT32) {
         return 0;
     }
-    return plxk_gemm_ws(compute, g.m, g.n, g.k);
+    int64_t rows = g.m;
+    for (uint32_t d = 0; batches_fold(&g) && d < g.batch_rank; d++) {
+        rows *= g.batch[d];
+    }
+    return plxk_gemm_ws(compute, rows, g.n, g.k);
 }
 
-/* Float32 runs one GEMM per (broadcast) batch; the integer types keep the
- * plain loops, with wrap-around arithmetic. */
+/* Float32 runs one GEMM per (broadcast) batch, or one for all of them
+ * (batches_fold); the integer types keep the plain loops, with wrap-around
+ * arithmetic. */
 bool plxk_run_matmul(const plxk_kernel_args *args) {
     char why[256];
     plx_matmul_geom g;
@@ -244,11 +259,16 @@ bool plxk_run_matmul(const plxk_kernel_args *args) {
     int64_t a0 = 0, b0 = 0; /* offsets of the current batch's matrices */
     size_t left;
     void *ws = plxk_ws_at(args, 0, &left);
+    int64_t rows = g.m;
+    if (dt == PLX_DTYPE_FLOAT32 && batches_fold(&g)) {
+        rows = g.m * batches;
+        batches = 1;
+    }
     for (int64_t bi = 0; bi < batches; bi++) {
         int64_t y0 = bi * g.m * g.n;
         if (dt == PLX_DTYPE_FLOAT32) {
             plxk_gemm_args ga = {0};
-            ga.m = (size_t)g.m;
+            ga.m = (size_t)rows;
             ga.n = (size_t)g.n;
             ga.k = (size_t)g.k;
             ga.alpha = 1.0f;

@@ -991,6 +991,11 @@ Test(matmul, random_broadcast) {
         matmul_case(dts[t], F32(1), F32(1), scalar(PLX_DTYPE_FLOAT32), s + 6);
         matmul_case(dts[t], F32(2, 3, 0), F32(0, 4), F32(2, 3, 4), s + 7); /* K = 0: zeros */
         matmul_case(dts[t], F32(0, 2, 3), F32(3, 5), F32(0, 2, 5), s + 8);
+        /* one B for every batch: the batches fold into the rows of one
+         * product (with a batch dim of 1 among them; and enough rows and
+         * columns for the GEMM's in-place B) */
+        matmul_case(dts[t], F32(1, 3, 4, 5), F32(5, 6), F32(1, 3, 4, 6), s + 9);
+        matmul_case(dts[t], F32(2, 10, 300), F32(300, 70), F32(2, 10, 70), s + 10);
     }
 }
 

@@ -34,7 +34,8 @@ typedef void (*plxk_pool_task_fn)(void *ctx, size_t task, size_t thread);
 
 /* Creates a pool of `threads` threads in all (1 to PLXK_POOL_MAX_THREADS),
  * the calling thread of each run being one of them: threads - 1 workers are
- * started now and wait, without spinning, for work. Returns NULL on
+ * started now and wait for work, spinning for PLXK_POOL_SPIN_NS after each
+ * run, then sleeping. Returns NULL on
  * failure, with the reason written into err (err_size bytes, may be 0). */
 plxk_pool *plxk_pool_create(size_t threads, char *err, size_t err_size);
 
@@ -52,6 +53,10 @@ size_t plxk_pool_threads(const plxk_pool *pool);
  * they save. Tiny layers (the example model's) ran 5 times slower on two
  * threads than on one before this. */
 #define PLXK_POOL_MIN_COST_NS 30000.0
+
+/* How long an idle worker, and a caller waiting for the workers, spin
+ * before they sleep (threadpool.c). */
+#define PLXK_POOL_SPIN_NS 200000u
 
 /* Runs fn(ctx, task, thread) once for every task in [0, task_count), in no
  * particular order, and returns when all have returned. The calling thread

@@ -599,6 +599,7 @@ Test(cli_run, json_has_every_key) {
     cr_assert(eq(int, json_object_get_int(member(doc, "concurrency", json_type_int)), 1));
     cr_assert(json_object_is_type(json_object_object_get(doc, "intra_op_threads"),
                                   json_type_null));
+    cr_assert(not(json_object_get_boolean(member(doc, "copy_io", json_type_boolean))));
     /* Not a classifier: [2,3] is not [1,K]. */
     json_object *top = NULL;
     cr_assert(not(json_object_object_get_ex(doc, "top_classes", &top)));
@@ -730,6 +731,45 @@ Test(cli_run, intra_op_threads) {
     cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
     expect_contains(r.out, "concurrency 1, intra-op threads 2", "stdout");
     free_result(&r);
+}
+
+/* The digits model with its input and output buffers used in place (the
+ * default) and copied (--copy-io): the same probabilities, and the reports
+ * say which. */
+Test(cli_run, copy_io_gives_the_same_outputs) {
+    char out_dir[64];
+    make_temp_dir(out_dir, sizeof out_dir);
+    char input[512], arg[600], sub[2][128], written[2][160];
+    snprintf(input, sizeof input, "%s/inputs/digit-3.npy", DIGITS_DIR);
+    snprintf(arg, sizeof arg, "image=%s", input);
+    for (int copy = 0; copy < 2; copy++) {
+        snprintf(sub[copy], sizeof sub[copy], "%s/%d", out_dir, copy);
+        run_result r = copy ? RUN(DIGITS_MODEL, "--input", arg, "--output-dir", sub[copy],
+                                  "--iterations", "3", "--copy-io")
+                            : RUN(DIGITS_MODEL, "--input", arg, "--output-dir", sub[copy],
+                                  "--iterations", "3");
+        cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+        expect_contains(r.out, copy ? "inputs and outputs copied (--copy-io)"
+                                    : "inputs and outputs in place where the backends import",
+                        "stdout");
+        free_result(&r);
+        snprintf(written[copy], sizeof written[copy], "%s/probabilities.npy", sub[copy]);
+    }
+    npy_array a, b;
+    char err[512];
+    cr_assert(npy_read(written[0], &a, err, sizeof err), "%s", err);
+    cr_assert(npy_read(written[1], &b, err, sizeof err), "%s", err);
+    cr_assert(eq(sz, a.bytes, b.bytes));
+    cr_assert(eq(int, memcmp(a.data, b.data, a.bytes), 0));
+    npy_free(&a);
+    npy_free(&b);
+    run_result r = RUN(DIGITS_MODEL, "--json", "--copy-io", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = parse_json(r.out);
+    cr_assert(json_object_get_boolean(member(doc, "copy_io", json_type_boolean)));
+    json_object_put(doc);
+    free_result(&r);
+    remove_tree(out_dir);
 }
 
 /* testdev does not support asynchronous execution: a clear error. */

@@ -38,6 +38,7 @@ typedef struct run_args {
     const char **backends; /* into backends_text */
     size_t backend_count;
     bool no_fallback;
+    bool copy_io; /* --copy-io: no import or export of the I/O buffers */
     input_arg *inputs;
     size_t input_count;
     input_arg *constants; /* --constant NAME=FILE.npy */

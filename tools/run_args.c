@@ -15,8 +15,11 @@
 #define MAX_THREADS 1024L
 
 
-static const char run_usage[] =
+/* In two literals, each within the 4095 characters ISO C requires
+ * compilers to support; joined into run_usage by run_args_parse. */
+static const char run_usage_head[] =
     "usage: plexus run MODEL.onnx [--format NAME] [--backends ID,...] [--no-fallback]\n"
+    "                  [--copy-io]\n"
     "                  [--input NAME=FILE.npy]... [--shape NAME=DIMS]...\n"
     "                  [--constant NAME=FILE.npy]...\n"
     "                  [--output-dir DIR] [--iterations N] [--warmup N] [--concurrency N]\n"
@@ -35,6 +38,13 @@ static const char run_usage[] =
     "                         available backend, in registry order)\n"
     "  --no-fallback          every layer must run on the first backend; every\n"
     "                         backend named must be available\n"
+    "  --copy-io              copy the inputs into the network's memory and the\n"
+    "                         outputs out of it at each run (default: the first\n"
+    "                         and last layers read and write this program's buffers\n"
+    "                         where their backends import them, as an application\n"
+    "                         that enables import and export does)\n";
+
+static const char run_usage_tail[] =
     "  --input NAME=FILE.npy  input NAME from a .npy file (its dtype and shape must be\n"
     "                         the model's; dimensions the model leaves open take the\n"
     "                         file's sizes; an input whose value the model needs at\n"
@@ -65,6 +75,8 @@ static const char run_usage[] =
     "  --json                 print one JSON document instead of text\n" RUNTIME_ARGS_USAGE
     "\n"
     "Exit status: 0 success, 1 the model cannot be loaded or run, 2 bad usage.\n";
+
+static char run_usage[sizeof run_usage_head + sizeof run_usage_tail - 1];
 
 void run_args_free(run_args *a) {
     free(a->backends_text);
@@ -199,6 +211,8 @@ static int parse_shape_arg(run_args *a, char *text) {
 
 /* Returns -1 when parsing succeeded, else an exit status. */
 int run_args_parse(int argc, char **argv, run_args *a) {
+    memcpy(run_usage, run_usage_head, sizeof run_usage_head - 1);
+    memcpy(run_usage + sizeof run_usage_head - 1, run_usage_tail, sizeof run_usage_tail);
     a->iterations = 10;
     a->warmup = 1;
     a->concurrency = 1;
@@ -224,6 +238,8 @@ int run_args_parse(int argc, char **argv, run_args *a) {
             a->json = true;
         } else if (strcmp(arg, "--no-fallback") == 0) {
             a->no_fallback = true;
+        } else if (strcmp(arg, "--copy-io") == 0) {
+            a->copy_io = true;
         } else if (strcmp(arg, "--backends") == 0 || strcmp(arg, "--input") == 0 ||
                    strcmp(arg, "--constant") == 0 ||
                    strcmp(arg, "--shape") == 0 || strcmp(arg, "--output-dir") == 0 ||

@@ -278,6 +278,24 @@ static bool oom(void) {
     return false;
 }
 
+/* The I/O buffers' alignment: what every first-party backend imports
+ * (gpu_opencl's largest import_alignment is 64), so that none is staged. */
+#define IO_ALIGNMENT 64
+
+/* A zeroed input or output buffer of `bytes` (at least 1), IO_ALIGNMENT
+ * aligned; released with free. NULL when out of memory. */
+static void *io_alloc(size_t bytes) {
+    size_t size = bytes ? (bytes + IO_ALIGNMENT - 1) / IO_ALIGNMENT * IO_ALIGNMENT : IO_ALIGNMENT;
+    if (size < bytes) {
+        return NULL;
+    }
+    void *p = aligned_alloc(IO_ALIGNMENT, size);
+    if (p) {
+        memset(p, 0, size);
+    }
+    return p;
+}
+
 bool run_choose_backends(run_state *s) {
     const run_args *a = s->args;
     size_t n = plx_runtime_backend_count(s->rt);
@@ -721,12 +739,20 @@ bool run_prepare_inputs(run_state *s) {
                         plx_dtype_name(arr.dtype), run_shape_text(&ai, got, sizeof got), given->file);
                 return false;
             }
-            d->data = arr.data; /* taken over: released with free */
             d->bytes = arr.bytes;
-            read->array.data = NULL;
+            if ((uintptr_t)arr.data % IO_ALIGNMENT == 0) {
+                d->data = arr.data; /* taken over: released with free */
+                read->array.data = NULL;
+            } else {
+                d->data = io_alloc(arr.bytes);
+                if (!d->data) {
+                    return oom();
+                }
+                memcpy(d->data, arr.data, arr.bytes);
+            }
             d->file = given->file;
         } else {
-            d->data = malloc(bytes ? bytes : 1);
+            d->data = io_alloc(bytes);
             if (!d->data) {
                 return oom();
             }
@@ -829,6 +855,11 @@ bool run_optimize_and_load(run_state *s) {
     oo.backends = s->backends;
     oo.backend_count = s->backend_count;
     oo.allow_fallback = !a->no_fallback;
+    /* As an application that enables them: the first layers read the input
+     * buffers and the last write the output buffers where their backends
+     * import them (io_alloc aligns them), rather than a copy per run. */
+    oo.import_enabled = !a->copy_io;
+    oo.export_enabled = !a->copy_io;
     uint64_t t0 = now_ns();
     plx_status st =
         plx_optimize(s->rt, plx_model_network(s->model), &oo, &s->optimized);
@@ -879,7 +910,7 @@ bool run_prepare_outputs(run_state *s) {
             fprintf(stderr, PREFIX ": output '%s' has an invalid dtype or shape\n", d->io->name);
             return false;
         }
-        d->data = calloc(1, d->bytes ? d->bytes : 1);
+        d->data = io_alloc(d->bytes);
         if (!d->data) {
             return oom();
         }
@@ -1002,7 +1033,7 @@ static bool run_threads(run_state *s, progress *pg) {
             break;
         }
         for (size_t k = 0; ok && k < s->output_count; k++) {
-            w->buffers[k] = malloc(s->outputs[k].bytes ? s->outputs[k].bytes : 1);
+            w->buffers[k] = io_alloc(s->outputs[k].bytes);
             if (!w->buffers[k]) {
                 ok = oom();
             }

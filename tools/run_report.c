@@ -195,9 +195,11 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
         snprintf(intra, sizeof intra, ", intra-op threads %lu",
                  (unsigned long)a->runtime.rt.intra_op_threads);
     }
-    fprintf(out, "Runs: %ld iteration%s after %ld warm-up run%s%s, concurrency %ld%s\n",
+    fprintf(out, "Runs: %ld iteration%s after %ld warm-up run%s%s, concurrency %ld%s, %s\n",
             a->iterations, a->iterations == 1 ? "" : "s", a->warmup, a->warmup == 1 ? "" : "s",
-            a->concurrency > 1 ? " per concurrent run" : "", a->concurrency, intra);
+            a->concurrency > 1 ? " per concurrent run" : "", a->concurrency, intra,
+            a->copy_io ? "inputs and outputs copied (--copy-io)"
+                       : "inputs and outputs in place where the backends import them");
     /* One unit for the line: microseconds when the median is under 0.1 ms. */
     bool us = st->median < 0.1;
     char t[4][32];
@@ -425,6 +427,8 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
     } else {
         json_null(&w);
     }
+    json_key(&w, "copy_io");
+    json_bool(&w, a->copy_io);
     json_key(&w, "latency_ms");
     json_begin_object(&w);
     json_key(&w, "min");

@@ -474,6 +474,23 @@ static bool binary_run(plx_binary_func f, const float *restrict a, bool sa,
     case PLX_BINARY_MAX: BINARY_RUN(x != x || z != z ? NAN : x > z ? x : z); return true;
     case PLX_BINARY_MIN: BINARY_RUN(x != x || z != z ? NAN : x < z ? x : z); return true;
     case PLX_BINARY_PRELU: BINARY_RUN(x < 0 ? z * x : x); return true;
+    case PLX_BINARY_POW:
+        /* x^2 (a squared magnitude, a variance): the product, which is the
+         * correctly rounded square that pow gives too */
+        if (sb || b[0] != 2.0f) {
+            return false;
+        }
+        if (sa) {
+            for (size_t i = 0; i < n; i++) {
+                y[i] = a[i] * a[i];
+            }
+        } else {
+            const float v = a[0] * a[0];
+            for (size_t i = 0; i < n; i++) {
+                y[i] = v;
+            }
+        }
+        return true;
     default: return false;
     }
 }

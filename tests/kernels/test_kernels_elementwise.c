@@ -525,6 +525,22 @@ Test(binary, hand_broadcast_float) {
     cr_assert(binary_run(PLX_BINARY_POW, &tc, &t3, &ta, base, ex, y));
     float w3[] = {2, 4, 8, 3, 9, 27};
     for (int i = 0; i < 6; i++) ASSERT_CLOSE(y[i], w3[i], 1e-7, "pow %d", i);
+    /* x ^ 2 by a scalar 2 (the squaring loop) and by a tensor of 2s (the
+     * element loop): both pow's results, bit for bit, limits included */
+    {
+        float xs[8] = {1.5f, -3.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e20f, 1e-23f};
+        float two = 2, twos[8] = {2, 2, 2, 2, 2, 2, 2, 2}, ys[2][8];
+        plx_tensor_info t8 = info(PLX_DTYPE_FLOAT32, SHAPE(8));
+        cr_assert(binary_run(PLX_BINARY_POW, &t8, &ts, &t8, xs, &two, ys[0]));
+        cr_assert(binary_run(PLX_BINARY_POW, &t8, &t8, &t8, xs, twos, ys[1]));
+        for (int i = 0; i < 8; i++) {
+            float want = (float)pow(xs[i], 2.0);
+            for (int k = 0; k < 2; k++) {
+                cr_assert(isnan(want) ? isnan(ys[k][i]) : memcmp(&ys[k][i], &want, 4) == 0,
+                          "pow(%g, 2), form %d: %g", (double)xs[i], k, (double)ys[k][i]);
+            }
+        }
+    }
     /* max/min with NaN give NaN (numpy) */
     float p[] = {1, NAN, 3}, q[] = {2, 0, NAN}, r[3];
     cr_assert(binary_run(PLX_BINARY_MAX, &t3, &t3, &t3, p, q, r));

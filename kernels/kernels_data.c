@@ -48,7 +48,8 @@ static const char *same_dtype(const plx_layer_view *layer, const char *what, cha
     return NULL;
 }
 
-/* Copies a dense output of `rank` dims element by element from src, whose
+/* Copies a dense output of `rank` dims from src (row by row when the last
+ * dim is contiguous in src, else element by element), whose
  * element for output index (i0, .., ir-1) is at base + sum(i_d * strides[d]). */
 static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t rank,
                          const int64_t *dims, const int64_t *strides, int64_t base) {
@@ -58,6 +59,23 @@ static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t r
     }
     int64_t idx[PLX_MAX_RANK] = {0};
     int64_t off = base;
+    if (rank > 0 && strides[rank - 1] == 1 && dims[rank - 1] > 1) {
+        /* contiguous rows (a slice of channels, a concat's part): one copy
+         * per row, the rows counted out by the dims before */
+        size_t row = (size_t)dims[rank - 1];
+        for (size_t i = 0; i < n; i += row) {
+            memcpy(dst + i * es, src + (size_t)off * es, row * es);
+            for (uint32_t d = rank - 1; d-- > 0;) {
+                if (++idx[d] < dims[d]) {
+                    off += strides[d];
+                    break;
+                }
+                idx[d] = 0;
+                off -= strides[d] * (dims[d] - 1);
+            }
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         memcpy(dst + i * es, src + (size_t)off * es, es);
         for (uint32_t d = rank; d-- > 0;) {

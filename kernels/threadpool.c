@@ -43,7 +43,7 @@ struct plxk_pool {
     pthread_cond_t wake;  /* workers wait here for a new run or stop */
     pthread_cond_t done;  /* the caller waits here for running == 0 */
     atomic_ulong generation;  /* bumped for every run, under `lock` */
-    atomic_size_t running;    /* workers that have not checked out of the run */
+    atomic_ulong running;     /* workers that have not checked out of the run */
     bool stop;
     plxk_pool_task_fn fn;
     void *ctx;
@@ -78,19 +78,6 @@ static void cpu_relax(void) {
 /* Spins up to PLXK_POOL_SPIN_NS until *v differs from `from` (true) or the
  * time is up (false). */
 static bool spin_ulong(atomic_ulong *v, unsigned long from) {
-    uint64_t start = now_ns();
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(v, memory_order_acquire) != from) {
-            return true;
-        }
-        cpu_relax();
-        if (i % 64 == 0 && now_ns() - start > PLXK_POOL_SPIN_NS) {
-            return false;
-        }
-    }
-}
-
-static bool spin_size(atomic_size_t *v, size_t from) {
     uint64_t start = now_ns();
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(v, memory_order_acquire) != from) {
@@ -229,8 +216,8 @@ void plxk_pool_run(plxk_pool *pool, size_t task_count, double cost_ns,
 
     run_tasks(pool, fn, ctx, task_count, 0);
 
-    size_t left = atomic_load_explicit(&pool->running, memory_order_acquire);
-    while (left > 0 && spin_size(&pool->running, left)) {
+    unsigned long left = atomic_load_explicit(&pool->running, memory_order_acquire);
+    while (left > 0 && spin_ulong(&pool->running, left)) {
         left = atomic_load_explicit(&pool->running, memory_order_acquire);
     }
     if (left > 0) {

@@ -631,31 +631,10 @@ def main():
                  "(build it: meson compile -C build)")
 
     plexus = vo.Plexus(args.plexus, args.backend_path, args.default_dir, args.timeout)
-    info = plexus.info()
-    backends = {b["id"]: b for b in info.get("backends", [])}
-    available = {i for i, b in backends.items() if b.get("available")}
-    has_threads = {i: any(o.get("key") == "threads" for o in b.get("options", []))
-                   for i, b in backends.items()}
-    print(f"plexus {info.get('version')} ({args.plexus}); backends found: " +
-          (", ".join(f"{i}{'' if i in available else ' (unavailable)'}"
-                     f"{' [threads option]' if has_threads.get(i) else ''}"
-                     for i in backends) or "none"))
+    info, backends, has_threads, configs, skipped = vo.backend_configs(plexus, args.plexus,
+                                                                       args.configs)
     print(f"onnxruntime {ort.__version__}; onnx {onnx.__version__}; numpy {np.__version__}; "
           f"{os.cpu_count()} CPUs; {platform.machine()}")
-
-    configs, skipped = [], []
-    for c in args.configs:
-        ids = [i for i in c.split("+") if i]
-        missing = [i for i in ids if i not in available]
-        if missing:
-            why = "; ".join(f"{i} unavailable: {backends[i].get('reason')}" if i in backends
-                            else f"{i} not found in the search path" for i in missing)
-            print(f"skip config {c}: {why}")
-            skipped.append({"config": c, "reason": why})
-        else:
-            configs.append((c, ids))
-    if not configs:
-        sys.exit("error: no configuration has all its backends available")
     print(f"{len(cases)} cases; threads {args.threads}; configs "
           f"{', '.join(c for c, _ in configs)}; {args.rounds} rounds x {args.runs_per_round} "
           f"runs after {args.warmup} warm-up runs\n", flush=True)
@@ -765,9 +744,9 @@ def run_case(args, np, onnx, ort, plexus, configs, has_threads, workdir, name, b
                 binding.bind_cpu_input(n, a)
             for n in out_names:
                 binding.bind_output(n, "cpu")
-            ort_call = lambda: sess.run_with_iobinding(binding)
+            ort_call = lambda s=sess, b=binding: s.run_with_iobinding(b)
         else:
-            ort_call = lambda: sess.run(None, feeds)
+            ort_call = lambda s=sess: s.run(None, feeds)
         for cname, ids in configs:
             opts = [f"{i}.threads={t}" for i in ids if has_threads.get(i)]
             row = {"case": name, "model_path": model_path, "inputs": inputs, "threads": t,
@@ -897,7 +876,7 @@ def report(rows, configs, args):
             if r["error"]:
                 print(f"  FAILED {r['case']}: {r['error']}")
 
-    print(f"\nSummary per configuration and thread count (ratio = Plexus / ONNX Runtime):")
+    print("\nSummary per configuration and thread count (ratio = Plexus / ONNX Runtime):")
     table = []
     for (cname, t), rs in groups.items():
         ratios = [r["ratio"] for r in rs if r["ratio"]]

@@ -163,6 +163,41 @@ class Plexus:
             return None, f"unreadable JSON ({e})", cmd
 
 
+def backend_configs(plexus, exe, config_names):
+    """plexus info, printed in one line, and the configurations (backend ids
+    joined by '+') whose backends are all available: (info, backends by id,
+    whether each has a threads option, [(config, ids)], [skipped with the
+    reason]). Exits when none is."""
+    info = plexus.info()
+    backends = {b["id"]: b for b in info.get("backends", [])}
+    available = {i for i, b in backends.items() if b.get("available")}
+    has_threads = {i: any(o.get("key") == "threads" for o in b.get("options", []))
+                   for i, b in backends.items()}
+    print(f"plexus {info.get('version')} ({exe}); backends found: " +
+          (", ".join(f"{i}{'' if i in available else ' (unavailable)'}"
+                     f"{' [threads option]' if has_threads.get(i) else ''}"
+                     for i in backends) or "none"))
+    configs, skipped = [], []
+    for c in config_names:
+        ids = [i for i in c.split("+") if i]
+        missing = [i for i in ids if i not in available]
+        if missing:
+            why = []
+            for i in missing:
+                if i in backends:
+                    why.append(f"{i} unavailable: {backends[i].get('reason')}")
+                else:
+                    why.append(f"{i} not found in the search path "
+                               f"({', '.join(e['path'] for e in info.get('search_path', []))})")
+            print(f"skip config {c}: " + "; ".join(why))
+            skipped.append({"config": c, "reason": "; ".join(why)})
+        else:
+            configs.append((c, ids))
+    if not configs:
+        sys.exit("error: no configuration has all its backends available")
+    return info, backends, has_threads, configs, skipped
+
+
 def assignment_summary(doc):
     """One line from the JSON's "assignment": layers per backend, inserted
     layers, fallbacks."""
@@ -266,37 +301,10 @@ def main():
         return [i.name for i in s.get_inputs()]
 
     plexus = Plexus(args.plexus, args.backend_path, args.default_dir, args.timeout)
-    info = plexus.info()
-    backends = {b["id"]: b for b in info.get("backends", [])}
-    available = {i for i, b in backends.items() if b.get("available")}
-    has_threads = {i: any(o.get("key") == "threads" for o in b.get("options", []))
-                   for i, b in backends.items()}
-
-    print(f"plexus {info.get('version')} ({args.plexus}); backends found: " +
-          (", ".join(f"{i}{'' if i in available else ' (unavailable)'}"
-                     f"{' [threads option]' if has_threads.get(i) else ''}"
-                     for i in backends) or "none"))
+    info, backends, has_threads, configs, skipped = backend_configs(plexus, args.plexus,
+                                                                    args.configs)
     print(f"onnxruntime {ort.__version__}; numpy {np.__version__}; "
           f"{os.cpu_count()} CPUs; {platform.machine()}")
-
-    configs, skipped = [], []
-    for c in args.configs:
-        ids = [i for i in c.split("+") if i]
-        missing = [i for i in ids if i not in available]
-        if missing:
-            why = []
-            for i in missing:
-                if i in backends:
-                    why.append(f"{i} unavailable: {backends[i].get('reason')}")
-                else:
-                    why.append(f"{i} not found in the search path "
-                               f"({', '.join(e['path'] for e in info.get('search_path', []))})")
-            print(f"skip config {c}: " + "; ".join(why))
-            skipped.append({"config": c, "reason": "; ".join(why)})
-        else:
-            configs.append((c, ids))
-    if not configs:
-        sys.exit("error: no configuration has all its backends available")
 
     models = find_models(args, onnx_input_names)
     print(f"models: {', '.join(m[0] for m in models)}; threads {args.threads}; "

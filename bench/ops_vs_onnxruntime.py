@@ -549,29 +549,11 @@ def parse_args():
     ap = argparse.ArgumentParser(
         description="Plexus against ONNX Runtime on single-operator models, alternating runs.",
         epilog="Timings are medians of alternating runs; on a shared machine they are noisy.")
-    ap.add_argument("--plexus", default=os.path.join(REPO, "build", "tools", "plexus"),
-                    help="the plexus CLI (default: build/tools/plexus)")
-    ap.add_argument("--backend-path", action="append", default=[],
-                    help="passed to plexus (repeatable); with any, plexus also gets "
-                         "--no-env --no-default-dir unless --default-dir")
-    ap.add_argument("--default-dir", action="store_true",
-                    help="let plexus also search PLEXUS_BACKEND_PATH and the installed directory")
+    vo.add_plexus_args(ap)
     ap.add_argument("--only", type=vo.csv,
                     help="cases whose name contains any of these substrings (case-insensitive)")
     ap.add_argument("--list", action="store_true", help="print the case names and exit")
-    ap.add_argument("--threads", type=vo.csv, default=["1", "2"],
-                    help="thread counts (default 1,2)")
-    ap.add_argument("--configs", type=vo.csv, default=["cpu_ref", "cpu_onednn+cpu_ref"],
-                    help="Plexus backend lists, ids joined by '+' "
-                         "(default cpu_ref,cpu_onednn+cpu_ref)")
-    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds R (default 3)")
-    ap.add_argument("--runs-per-round", type=int, default=20,
-                    help="timed runs K per round and runtime (default 20)")
-    ap.add_argument("--warmup", type=int, default=3,
-                    help="untimed runs W before each round's timed runs (default 3)")
-    ap.add_argument("--timeout", type=float, default=300,
-                    help="seconds allowed to one plexus process (default 300)")
-    ap.add_argument("--json", dest="json_out", help="write every measurement to this file")
+    vo.add_timing_args(ap, rounds=3, runs=20, warmup=3, timeout=300)
     ap.add_argument("--ort-iobinding", action="store_true",
                     help="time ONNX Runtime's run_with_iobinding on inputs bound once instead "
                          "of session.run (less Python overhead, which matters only for the "
@@ -579,14 +561,7 @@ def parse_args():
     ap.add_argument("--keep", metavar="DIR",
                     help="write the models and inputs to DIR and keep them "
                          "(default: a temporary directory, removed)")
-    a = ap.parse_args()
-    try:
-        a.threads = [int(t) for t in a.threads]
-    except ValueError:
-        ap.error("--threads: a comma list of integers")
-    if any(t < 1 for t in a.threads) or a.rounds < 1 or a.runs_per_round < 1 or a.warmup < 0:
-        ap.error("threads, rounds and runs per round must be 1 or more; warmup 0 or more")
-    return a
+    return vo.parse_timing_args(ap)
 
 
 def select_cases(args):
@@ -594,10 +569,6 @@ def select_cases(args):
         return list(CASES)
     subs = [s.lower() for s in args.only]
     return [c for c in CASES if any(s in c[0].lower() for s in subs)]
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 def print_rows(head, table, right):
@@ -880,7 +851,7 @@ def report(rows, configs, args):
     table = []
     for (cname, t), rs in groups.items():
         ratios = [r["ratio"] for r in rs if r["ratio"]]
-        g = geomean(ratios)
+        g = vo.geomean(ratios)
         worst = max((r for r in rs if r["ratio"]), key=lambda r: r["ratio"], default=None)
         table.append([cname, str(t), str(len(rs)), f"{g:.2f}" if g else "-",
                       str(sum(1 for x in ratios if x > SLOW)),
@@ -909,7 +880,7 @@ def report(rows, configs, args):
                      f"{b['ratio']:.2f}" if b["ratio"] else "-", fmt_diff(b), b["backend"] or ""]
                     for b in bs], {2, 3, 4, 5})
         ratios = [b["ratio"] for b in bs if b["ratio"]]
-        g = geomean(ratios)
+        g = vo.geomean(ratios)
         print(f"best of configs, {t} thread{'s' if t != 1 else ''}: {len(bs)} cases, geomean "
               f"{f'{g:.2f}' if g else '-'}, {sum(1 for x in ratios if x > SLOW)} above {SLOW}x, "
               f"{sum(1 for b in bs if b['ratio'] is None)} failed on every config")

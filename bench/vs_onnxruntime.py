@@ -86,10 +86,8 @@ def csv(s):
     return [x.strip() for x in s.split(",") if x.strip()]
 
 
-def parse_args():
-    ap = argparse.ArgumentParser(
-        description="Plexus against ONNX Runtime on the same models and inputs, alternating runs.",
-        epilog="Timings are medians of alternating runs; on a shared machine they are noisy.")
+def add_plexus_args(ap):
+    """The options that find the plexus CLI and its backends."""
     ap.add_argument("--plexus", default=os.path.join(REPO, "build", "tools", "plexus"),
                     help="the plexus CLI (default: build/tools/plexus)")
     ap.add_argument("--backend-path", action="append", default=[],
@@ -97,23 +95,30 @@ def parse_args():
                          "--no-env --no-default-dir unless --default-dir")
     ap.add_argument("--default-dir", action="store_true",
                     help="let plexus also search PLEXUS_BACKEND_PATH and the installed directory")
-    ap.add_argument("--models", help="directory of NAME.onnx + NAME.input.npy "
-                                     "(scripts/make-bench-models.py DIR)")
-    ap.add_argument("--no-example", action="store_true",
-                    help="leave out the example model onnx/models/digits/digits.onnx")
-    ap.add_argument("--only", type=csv, help="model names to run (file names without .onnx)")
+
+
+def add_timing_args(ap, rounds, runs, warmup, timeout):
+    """Threads, configurations, the alternating rounds and --json, with these
+    defaults (timeout None: no limit)."""
     ap.add_argument("--threads", type=csv, default=["1", "2"], help="thread counts (default 1,2)")
     ap.add_argument("--configs", type=csv, default=["cpu_ref", "cpu_onednn+cpu_ref"],
                     help="Plexus backend lists, ids joined by '+' "
                          "(default cpu_ref,cpu_onednn+cpu_ref)")
-    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds R (default 5)")
-    ap.add_argument("--runs-per-round", type=int, default=10,
-                    help="timed runs K per round and runtime (default 10)")
-    ap.add_argument("--warmup", type=int, default=2,
-                    help="untimed runs W before each round's timed runs (default 2)")
-    ap.add_argument("--timeout", type=float, default=None,
-                    help="seconds allowed to one plexus process (default: none)")
+    ap.add_argument("--rounds", type=int, default=rounds,
+                    help=f"alternating rounds R (default {rounds})")
+    ap.add_argument("--runs-per-round", type=int, default=runs,
+                    help=f"timed runs K per round and runtime (default {runs})")
+    ap.add_argument("--warmup", type=int, default=warmup,
+                    help=f"untimed runs W before each round's timed runs (default {warmup})")
+    ap.add_argument("--timeout", type=float, default=timeout,
+                    help="seconds allowed to one plexus process (default: " +
+                         (f"{timeout:g})" if timeout else "none)"))
     ap.add_argument("--json", dest="json_out", help="write every measurement to this file")
+
+
+def parse_timing_args(ap):
+    """ap.parse_args() with the thread counts as integers and the counts
+    checked (add_timing_args)."""
     a = ap.parse_args()
     try:
         a.threads = [int(t) for t in a.threads]
@@ -122,6 +127,24 @@ def parse_args():
     if any(t < 1 for t in a.threads) or a.rounds < 1 or a.runs_per_round < 1 or a.warmup < 0:
         ap.error("threads, rounds and runs per round must be 1 or more; warmup 0 or more")
     return a
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(
+        description="Plexus against ONNX Runtime on the same models and inputs, alternating runs.",
+        epilog="Timings are medians of alternating runs; on a shared machine they are noisy.")
+    add_plexus_args(ap)
+    ap.add_argument("--models", help="directory of NAME.onnx + NAME.input.npy "
+                                     "(scripts/make-bench-models.py DIR)")
+    ap.add_argument("--no-example", action="store_true",
+                    help="leave out the example model onnx/models/digits/digits.onnx")
+    ap.add_argument("--only", type=csv, help="model names to run (file names without .onnx)")
+    add_timing_args(ap, rounds=5, runs=10, warmup=2, timeout=None)
+    return parse_timing_args(ap)
 
 
 class Plexus:
@@ -468,7 +491,7 @@ def print_table(rows, args):
         if not ratios:
             print(f"  {cname} T={t}: no ratios ({failed} failed)")
             continue
-        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        geo = geomean(ratios)
         worst = max(rs, key=lambda r: r["ratio"] or 0)
         print(f"  {cname} T={t}: geomean {geo:.2f} over {len(ratios)} models, worst "
               f"{worst['ratio']:.2f} ({worst['model']}), above 1.3: "

@@ -146,20 +146,19 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
             if (s) {
                 return s;
             }
-        } else if (strcmp(options[i].key, "graph") == 0) {
+        } else if (strcmp(options[i].key, "graph") == 0 ||
+                   strcmp(options[i].key, "reference") == 0) {
             if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
                 return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                           "invalid value '%s' for option 'graph' of backend "
-                                           "'cpu_onednn': expected on or off", v);
+                                           "invalid value '%s' for option '%s' of backend "
+                                           "'cpu_onednn': expected on or off", v, options[i].key);
             }
-            graph = strcmp(v, "on") == 0;
-        } else if (strcmp(options[i].key, "reference") == 0) {
-            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
-                return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                           "invalid value '%s' for option 'reference' of "
-                                           "backend 'cpu_onednn': expected on or off", v);
+            bool on = strcmp(v, "on") == 0;
+            if (strcmp(options[i].key, "graph") == 0) {
+                graph = on;
+            } else {
+                reference = on;
             }
-            reference = strcmp(v, "on") == 0;
         }
     }
     plx_backend *b = host->alloc(host, sizeof *b, 0);

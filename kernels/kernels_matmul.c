@@ -233,7 +233,8 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
         return 0;
     }
     int64_t rows = g.m;
-    for (uint32_t d = 0; batches_fold(&g) && d < g.batch_rank; d++) {
+    bool fold = batches_fold(&g);
+    for (uint32_t d = 0; fold && d < g.batch_rank; d++) {
         rows *= g.batch[d];
     }
     return plxk_gemm_ws(compute, rows, g.n, g.k);

@@ -251,6 +251,11 @@ static double time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape 
     openblas_set_num_threads(threads);
     blas_run br = {{blas_once, flops}, s, a, b, c};
     *blas = median_gflops(&br.t, runs);
+    /* OpenBLAS's threads spin for a while after a call (about 2^28
+     * cycles) before they sleep; on a machine with as many cores as
+     * threads they would take a core from the next shape's timing. */
+    struct timespec idle = {0, 300 * 1000 * 1000};
+    nanosleep(&idle, NULL);
 #else
     (void)threads;
 #endif

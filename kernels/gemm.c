@@ -1,6 +1,7 @@
 /* cpu_ref's GEMM driver (gemm.h): picks the instruction-set variant (for
- * the depthwise kernel of depthwise.h too), splits
- * C into tiles of at most MC x NC, and lets the pool's threads take tiles;
+ * the depthwise kernel of depthwise.h too), splits C into regions of at
+ * most NC columns (one per thread at least), and lets the pool's threads
+ * take regions;
  * each thread packs into its own slice of the workspace, so threads share
  * nothing but the read-only operands and write disjoint parts of C. The
  * packing and the micro-kernel are in gemm_kernel.c. */
@@ -133,11 +134,12 @@ static size_t ceil_div(size_t v, size_t by) {
     return (v + by - 1) / by;
 }
 
-/* How a multiply is cut: tiles of mc x nc, and the floats of one thread's
- * workspace slice (a packed A block and a packed B panel). */
+/* How a multiply is cut: parts_m x parts_n regions of at most mr x nc
+ * (the rows of a region are taken MC at a time inside it), and the floats
+ * of one thread's workspace slice (a packed A block and a packed B block). */
 typedef struct plan {
-    size_t mc, nc, kc;
-    size_t tiles_m, tiles_n;
+    size_t mr, nc, kc;
+    size_t parts_m, parts_n;
     size_t slice_a, slice_b; /* floats, each rounded to the alignment */
 } plan;
 
@@ -145,37 +147,53 @@ static size_t align_floats(size_t n) {
     return round_up(n, WORKSPACE_ALIGNMENT / sizeof(float));
 }
 
-/* The largest tiles: the blocks, clamped to the problem. Slice sizes are
- * computed from these, and make_plan only ever shrinks the tiles. */
+/* Region sizes for parts_m x parts_n parts of equal size (in multiples of
+ * MR and NR); the counts are then those that these sizes need. */
+static void set_parts(plan *p, const plxk_gemm_blocking *b, size_t m, size_t n,
+                      size_t parts_m, size_t parts_n) {
+    p->mr = round_up(ceil_div(m, parts_m), b->mr);
+    p->nc = round_up(ceil_div(n, parts_n), b->nr);
+    p->parts_m = ceil_div(m, p->mr);
+    p->parts_n = ceil_div(n, p->nc);
+}
+
+/* One region per NC columns, all rows in each. Slice sizes are computed
+ * from this plan, and make_plan only ever shrinks the regions. */
 static plan largest_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t k) {
     plan p;
-    p.mc = min_size(b->mc, round_up(m, b->mr));
-    p.nc = min_size(b->nc, round_up(n, b->nr));
+    set_parts(&p, b, m, n, 1, ceil_div(n, b->nc));
     p.kc = min_size(b->kc, k);
-    p.tiles_m = ceil_div(m, p.mc);
-    p.tiles_n = ceil_div(n, p.nc);
-    p.slice_a = align_floats(p.mc * p.kc);
+    p.slice_a = align_floats(min_size(p.mr, b->mc) * p.kc);
     p.slice_b = align_floats(p.nc * p.kc);
     return p;
 }
 
-/* Shrinks the tiles until there are at least two per thread (when the
- * problem allows it), halving the dimension whose tiles are larger, in
- * multiples of MR and NR. */
+/* Splits the regions until every thread has one, and their number is a
+ * multiple of the threads (up to 8 per thread), when the problem allows
+ * it. A region packs its columns of op(B) and its rows of op(A) per KC
+ * pass: cutting the columns packs A again, cutting the rows packs B again,
+ * so the longer side is cut, which repeats the smaller of the two. */
 static plan make_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t k,
                       size_t threads) {
     plan p = largest_plan(b, m, n, k);
-    while (threads > 1 && p.tiles_m * p.tiles_n < 2 * threads) {
-        bool can_m = p.mc > b->mr, can_n = p.nc > b->nr;
-        if (can_n && (p.nc >= p.mc || !can_m)) {
-            p.nc = round_up(p.nc / 2, b->nr);
+    for (;;) {
+        size_t parts = p.parts_m * p.parts_n;
+        if (threads <= 1 || (parts >= threads && (parts % threads == 0 || parts >= 8 * threads))) {
+            break;
+        }
+        /* a cut that would not add a region (rounding to MR or NR) is
+         * no cut */
+        plan cut_m = p, cut_n = p;
+        set_parts(&cut_m, b, m, n, p.parts_m + 1, p.parts_n);
+        set_parts(&cut_n, b, m, n, p.parts_m, p.parts_n + 1);
+        bool can_m = cut_m.parts_m > p.parts_m, can_n = cut_n.parts_n > p.parts_n;
+        if (can_n && (p.nc >= p.mr || !can_m)) {
+            p = cut_n;
         } else if (can_m) {
-            p.mc = round_up(p.mc / 2, b->mr);
+            p = cut_m;
         } else {
             break;
         }
-        p.tiles_m = ceil_div(m, p.mc);
-        p.tiles_n = ceil_div(n, p.nc);
     }
     return p;
 }
@@ -212,15 +230,15 @@ typedef struct gemm_run {
     size_t slice_bytes;
 } gemm_run;
 
-static void run_tile(void *ctx, size_t task, size_t thread) {
+static void run_region(void *ctx, size_t task, size_t thread) {
     const gemm_run *r = ctx;
     const plxk_gemm_args *g = &r->problem.args;
-    size_t ti = task / r->plan.tiles_n, tj = task % r->plan.tiles_n;
-    size_t i0 = ti * r->plan.mc, j0 = tj * r->plan.nc;
+    size_t ti = task / r->plan.parts_n, tj = task % r->plan.parts_n;
+    size_t i0 = ti * r->plan.mr, j0 = tj * r->plan.nc;
     float *pack_a = (float *)(void *)(r->slices + thread * r->slice_bytes);
     float *pack_b = pack_a + r->plan.slice_a;
-    r->impl->tile(&r->problem, i0, min_size(r->plan.mc, g->m - i0), j0, min_size(r->plan.nc, g->n - j0),
-                  pack_a, pack_b);
+    r->impl->region(&r->problem, i0, min_size(r->plan.mr, g->m - i0), j0,
+                    min_size(r->plan.nc, g->n - j0), pack_a, pack_b);
 }
 
 /* Rows of C by matrix-vector products: task t is row t / chunks, columns
@@ -346,6 +364,6 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
     gemm_run r = {impl, pr, p, (char *)workspace + skip, slice};
     /* About 32 multiply-adds a nanosecond on one core (AVX-512). */
     double cost_ns = (double)g->m * (double)g->n * (double)g->k / 32.0;
-    plxk_pool_run(pool, p.tiles_m * p.tiles_n, cost_ns, run_tile, &r);
+    plxk_pool_run(pool, p.parts_m * p.parts_n, cost_ns, run_region, &r);
     return true;
 }

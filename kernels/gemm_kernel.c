@@ -4,11 +4,12 @@
  * that set's -m flags; each build exports its own plxk_gemm_impl_<isa>
  * (gemm_kernel.h) with block sizes chosen for its registers and caches.
  *
- * A tile of C (at most MC x NC) is computed over K in passes of KC: pack
- * op(B)'s KC x NC block as NR-wide column panels and op(A)'s MC x KC block
- * as MR-high row panels (zero-padded at the edges, so the micro-kernel
- * always computes a full MR x NR), then for every NR panel of B and every
- * MR panel of A run the micro-kernel and fold its MR x NR result into C. */
+ * A region of C (any number of rows, at most NC columns) is computed over
+ * K in passes of KC: pack op(B)'s KC x NC block as NR-wide column panels,
+ * then, for each MC block of rows, op(A)'s MC x KC block as MR-high row
+ * panels (zero-padded at the edges, so the micro-kernel always computes a
+ * full MR x NR), and for every NR panel of B and every MR panel of A run
+ * the micro-kernel and fold its MR x NR result into C. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -49,27 +50,70 @@ static size_t min_size(size_t a, size_t b) {
 }
 
 /* Packs op(A) rows [i0, i0+mc) x K [p0, p0+kc) as MR-row panels: panel r
- * holds, for p = 0..kc-1, the MR values of column p (rows past mc are 0). */
+ * holds, for p = 0..kc-1, the MR values of column p (rows past mc are 0).
+ * A row-major A (a_cs = 1) is transposed in blocks of MR rows x PACK_A_BLOCK
+ * columns, read as contiguous rows into a local block first: in that form
+ * the compiler turns the transposition into vector shuffles, about three
+ * times faster than copying value by value. */
+#define PACK_A_BLOCK 16
+
 static void pack_a(const plxk_gemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
                    float *restrict out) {
     for (size_t ir = 0; ir < mc; ir += MR) {
         size_t mr = min_size(MR, mc - ir);
-        float *panel = out + ir * kc;
+        float *restrict panel = out + ir * kc;
+        const float *rows = g->a + (ptrdiff_t)(i0 + ir) * g->a_rs + (ptrdiff_t)p0 * g->a_cs;
+        size_t p = 0;
+        if (mr == MR && g->a_cs == 1) {
+            for (; p + PACK_A_BLOCK <= kc; p += PACK_A_BLOCK) {
+                float block[MR][PACK_A_BLOCK];
+                for (size_t i = 0; i < MR; i++) {
+                    memcpy(block[i], rows + (ptrdiff_t)i * g->a_rs + (ptrdiff_t)p,
+                           sizeof block[i]);
+                }
+                for (size_t q = 0; q < PACK_A_BLOCK; q++) {
+                    for (size_t i = 0; i < MR; i++) {
+                        panel[(p + q) * MR + i] = block[i][q];
+                    }
+                }
+            }
+        }
         for (size_t i = 0; i < MR; i++) {
             if (i < mr) {
-                const float *row = g->a + (ptrdiff_t)(i0 + ir + i) * g->a_rs +
-                                   (ptrdiff_t)p0 * g->a_cs;
-                for (size_t p = 0; p < kc; p++) {
-                    panel[p * MR + i] = row[(ptrdiff_t)p * g->a_cs];
+                const float *row = rows + (ptrdiff_t)i * g->a_rs;
+                for (size_t q = p; q < kc; q++) {
+                    panel[q * MR + i] = row[(ptrdiff_t)q * g->a_cs];
                 }
             } else {
-                for (size_t p = 0; p < kc; p++) {
-                    panel[p * MR + i] = 0.0f;
+                for (size_t q = p; q < kc; q++) {
+                    panel[q * MR + i] = 0.0f;
                 }
             }
         }
     }
 }
+
+/* dst[0..NR) = src[0..NR): a panel row. Written as vector loads and
+ * stores where GNU vectors exist; as a plain loop, GCC turned it into a
+ * call to memmove (or a rep movs) per row. */
+#if defined(__GNUC__)
+typedef float vfloat __attribute__((vector_size(VL * sizeof(float))));
+#define NV (NR / VL) /* vectors per row of the tile */
+
+static inline void copy_nr(float *restrict dst, const float *restrict src) {
+    for (size_t v = 0; v < NV; v++) {
+        vfloat x;
+        memcpy(&x, src + v * VL, sizeof x);
+        memcpy(dst + v * VL, &x, sizeof x);
+    }
+}
+#else
+static inline void copy_nr(float *restrict dst, const float *restrict src) {
+    for (size_t j = 0; j < NR; j++) {
+        dst[j] = src[j];
+    }
+}
+#endif
 
 /* Packs op(B) K [p0, p0+kc) x columns [j0, j0+nc) as NR-column panels:
  * panel c holds, for p = 0..kc-1, the NR values of row p (columns past nc
@@ -102,9 +146,7 @@ static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, siz
                                (ptrdiff_t)(j0 + jr) * g->b_cs;
             float *dst = panel + p * NR;
             if (nr == NR && g->b_cs == 1) {
-                for (size_t j = 0; j < NR; j++) {
-                    dst[j] = row[j];
-                }
+                copy_nr(dst, row);
             } else {
                 for (size_t j = 0; j < NR; j++) {
                     dst[j] = j < nr ? row[(ptrdiff_t)j * g->b_cs] : 0.0f;
@@ -124,9 +166,6 @@ static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, siz
  * plain float acc[MR][NR] in registers across the K loop: it stores it to
  * the stack on every step. Other compilers get the plain loop. */
 #if defined(__GNUC__)
-typedef float vfloat __attribute__((vector_size(VL * sizeof(float))));
-#define NV (NR / VL) /* vectors per row of the tile */
-
 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
                          ptrdiff_t ldb, float acc_out[MR][NR]) {
     vfloat acc[MR][NV];
@@ -242,37 +281,46 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
     }
 }
 
-/* With few rows in the tile, each panel of B serves at most
+/* With few rows in the region, each panel of B serves at most
  * DIRECT_B_PANELS panels of A: a row-major B is then read where it is,
  * rather than copied into panels first (a transformer's weights with a
  * few dozen tokens: the copy cost as much as the product). */
 #define DIRECT_B_PANELS 4
 
-static void tile(const plxk_gemm_problem *pr, size_t i0, size_t mc, size_t j0, size_t nc,
-                 float *pack_a_buf, float *pack_b_buf) {
+/* plxk_gemm_impl.region, in the loop order of Goto's GEMM: for each KC
+ * pass, op(B)'s kc x nc block is packed once and serves every MC block of
+ * the region's rows; each MC block of op(A) is packed and multiplied by
+ * every NR panel of B (kc x NR, which stays in L1) against every MR panel
+ * of A (in L2). */
+static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, size_t nc,
+                   float *pack_a_buf, float *pack_b_buf) {
     const plxk_gemm_args *g = &pr->args;
-    bool direct = g->b_cs == 1 && mc <= DIRECT_B_PANELS * MR;
+    bool direct = g->b_cs == 1 && m <= DIRECT_B_PANELS * MR;
     size_t full = direct ? nc / NR * NR : 0; /* columns read in place */
     for (size_t p0 = 0; p0 < g->k; p0 += KC) {
         size_t kc = min_size(KC, g->k - p0);
         bool first = p0 == 0, last = p0 + kc == g->k;
         if (full < nc) {
-            /* the edge panel, padded with zeros, at its usual place */
+            /* packed panels; with `direct`, only the edge, padded with
+             * zeros, at its usual place */
             pack_b(g, p0, kc, j0 + full, nc - full, pack_b_buf + full * kc);
         }
-        pack_a(g, i0, mc, p0, kc, pack_a_buf);
-        for (size_t jr = 0; jr < nc; jr += NR) {
-            const float *bp = pack_b_buf + jr * kc;
-            ptrdiff_t ldb = NR;
-            if (jr < full) {
-                bp = g->b + (ptrdiff_t)p0 * g->b_rs + (ptrdiff_t)(j0 + jr);
-                ldb = g->b_rs;
-            }
-            for (size_t ir = 0; ir < mc; ir += MR) {
-                float acc[MR][NR];
-                micro_kernel(kc, pack_a_buf + ir * kc, bp, ldb, acc);
-                update_c(pr, acc, i0 + ir, j0 + jr, min_size(MR, mc - ir),
-                         min_size(NR, nc - jr), first, last);
+        for (size_t ic = 0; ic < m; ic += MC) {
+            size_t mc = min_size(MC, m - ic);
+            pack_a(g, i0 + ic, mc, p0, kc, pack_a_buf);
+            for (size_t jr = 0; jr < nc; jr += NR) {
+                const float *bp = pack_b_buf + jr * kc;
+                ptrdiff_t ldb = NR;
+                if (jr < full) {
+                    bp = g->b + (ptrdiff_t)p0 * g->b_rs + (ptrdiff_t)(j0 + jr);
+                    ldb = g->b_rs;
+                }
+                for (size_t ir = 0; ir < mc; ir += MR) {
+                    float acc[MR][NR];
+                    micro_kernel(kc, pack_a_buf + ir * kc, bp, ldb, acc);
+                    update_c(pr, acc, i0 + ic + ir, j0 + jr, min_size(MR, mc - ir),
+                             min_size(NR, nc - jr), first, last);
+                }
             }
         }
     }
@@ -370,7 +418,7 @@ static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdif
 
 const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
-    .tile = tile,
+    .region = region,
     .depthwise = PLXK_ISA_SYMBOL(plxk_depthwise_),
     .gemv = gemv,
     .vmap = PLXK_ISA_SYMBOL(plxk_vmap_),

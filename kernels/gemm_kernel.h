@@ -34,12 +34,14 @@ typedef struct plxk_gemm_problem {
 
 typedef struct plxk_gemm_impl {
     plxk_gemm_blocking blocks;
-    /* Computes the tile rows [i0, i0+mc) x columns [j0, j0+nc) of C over
-     * the whole of K (k > 0), epilogue included. mc <= blocks.mc, nc <=
-     * blocks.nc; pack_a holds round_up(mc, MR) * min(KC, k) floats and
-     * pack_b round_up(nc, NR) * min(KC, k), both 64-byte aligned. */
-    void (*tile)(const plxk_gemm_problem *problem, size_t i0, size_t mc, size_t j0, size_t nc,
-                 float *pack_a, float *pack_b);
+    /* Computes the region rows [i0, i0+m) x columns [j0, j0+nc) of C
+     * over the whole of K (k > 0), epilogue included: op(B)'s columns are
+     * packed once per KC pass and serve all m rows, taken MC at a time.
+     * nc <= blocks.nc; pack_a holds round_up(min(m, blocks.mc), MR) *
+     * min(KC, k) floats and pack_b round_up(nc, NR) * min(KC, k), both
+     * 64-byte aligned. */
+    void (*region)(const plxk_gemm_problem *problem, size_t i0, size_t m, size_t j0, size_t nc,
+                   float *pack_a, float *pack_b);
     /* plxk_depthwise in this variant (depthwise_kernel.c). */
     void (*depthwise)(const plxk_depthwise_plane *plane);
     /* One row or one column of C (M or N is 1: a fully_connected layer on

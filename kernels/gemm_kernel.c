@@ -120,6 +120,26 @@ static inline void copy_nr(float *restrict dst, const float *restrict src) {
  * are 0). */
 static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, size_t nc,
                    float *restrict out) {
+    if (g->b_cs == 1) {
+        /* op(B)'s rows are contiguous: read each row once, in order (a
+         * panel at a time would read a few cache lines per row from rows
+         * apart, which the hardware prefetcher does not follow), and
+         * deal it out to the panels */
+        size_t full = nc / NR * NR;
+        for (size_t p = 0; p < kc; p++) {
+            const float *row = g->b + (ptrdiff_t)(p0 + p) * g->b_rs + (ptrdiff_t)j0;
+            for (size_t jr = 0; jr < full; jr += NR) {
+                copy_nr(out + jr * kc + p * NR, row + jr);
+            }
+            if (full < nc) {
+                float *dst = out + full * kc + p * NR;
+                for (size_t j = 0; j < NR; j++) {
+                    dst[j] = full + j < nc ? row[full + j] : 0.0f;
+                }
+            }
+        }
+        return;
+    }
     for (size_t jr = 0; jr < nc; jr += NR) {
         size_t nr = min_size(NR, nc - jr);
         float *panel = out + jr * kc;
@@ -145,12 +165,8 @@ static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, siz
             const float *row = g->b + (ptrdiff_t)(p0 + p) * g->b_rs +
                                (ptrdiff_t)(j0 + jr) * g->b_cs;
             float *dst = panel + p * NR;
-            if (nr == NR && g->b_cs == 1) {
-                copy_nr(dst, row);
-            } else {
-                for (size_t j = 0; j < NR; j++) {
-                    dst[j] = j < nr ? row[(ptrdiff_t)j * g->b_cs] : 0.0f;
-                }
+            for (size_t j = 0; j < NR; j++) {
+                dst[j] = j < nr ? row[(ptrdiff_t)j * g->b_cs] : 0.0f;
             }
         }
     }
@@ -220,6 +236,49 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
  * scalar epilogue would cost more than the product. The arguments are
  * copied into locals first: read through `g`, they might alias the stores
  * to C, and the compiler would then keep every loop scalar. */
+#if defined(__GNUC__)
+typedef int vint __attribute__((vector_size(VL * sizeof(int))));
+
+/* m ? a : b per lane, m from a vector comparison (all ones or zeros). */
+static inline vfloat vselect(vint m, vfloat a, vfloat b) {
+    return (vfloat)((m & (vint)a) | (~m & (vint)b));
+}
+
+/* One full row of a tile, C contiguous (the common case), in vector
+ * operations: in the AVX2 build, GCC left the scalar loops below scalar,
+ * and the epilogue then cost more than the product at small K. */
+static void update_row(float *restrict c, const float *restrict acc, float alpha, float beta,
+                       const float *restrict bias, ptrdiff_t bias_cs, plxk_activation act,
+                       float lo, float hi, float slope) {
+    for (size_t u = 0; u < NV; u++) {
+        vfloat v, x;
+        memcpy(&v, acc + u * VL, sizeof v);
+        v *= alpha;
+        if (beta != 0.0f) {
+            memcpy(&x, c + u * VL, sizeof x);
+            v += beta * x;
+        }
+        if (bias && bias_cs == 0) {
+            v += *bias;
+        } else if (bias) {
+            memcpy(&x, bias + u * VL, sizeof x);
+            v += x;
+        }
+        /* as plxk_gemm_activate: relu takes NaN to 0, clip keeps it */
+        if (act == PLXK_ACT_RELU) {
+            v = vselect(v > 0.0f, v, (vfloat){0});
+        } else if (act == PLXK_ACT_CLIP) {
+            vfloat vlo = (vfloat){0} + lo, vhi = (vfloat){0} + hi;
+            v = vselect(vlo > v, vlo, v);
+            v = vselect(vhi < v, vhi, v);
+        } else if (act == PLXK_ACT_LEAKY) {
+            v = vselect(v < 0.0f, slope * v, v);
+        }
+        memcpy(c + u * VL, &v, sizeof v);
+    }
+}
+#endif
+
 static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, size_t j0,
                      size_t mr, size_t nr, bool first, bool last) {
     const plxk_gemm_args *g = &pr->args;
@@ -230,6 +289,15 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
     const ptrdiff_t rs = pr->c_rs, cs = pr->c_cs, bias_rs = g->bias_rs, bias_cs = g->bias_cs;
     for (size_t i = 0; i < mr; i++) {
         float *restrict c = g->c + (ptrdiff_t)(i0 + i) * rs + (ptrdiff_t)j0 * cs;
+#if defined(__GNUC__)
+        if (cs == 1 && nr == NR && (!bias || bias_cs == 0 || bias_cs == 1)) {
+            update_row(c, acc[i], alpha, beta,
+                       bias ? bias + (ptrdiff_t)(i0 + i) * bias_rs + (ptrdiff_t)j0 * bias_cs
+                            : NULL,
+                       bias_cs, act, lo, hi, slope);
+            continue;
+        }
+#endif
         float v[NR];
         for (size_t j = 0; j < NR; j++) {
             v[j] = alpha * acc[i][j];
@@ -269,7 +337,11 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
                 v[j] = v[j] < 0.0f ? slope * v[j] : v[j];
             }
         }
-        if (cs == 1) {
+        if (cs == 1 && nr == NR) {
+            for (size_t j = 0; j < NR; j++) {
+                c[j] = v[j];
+            }
+        } else if (cs == 1) {
             for (size_t j = 0; j < nr; j++) {
                 c[j] = v[j];
             }

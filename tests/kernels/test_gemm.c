@@ -255,6 +255,53 @@ Test(gemm, epilogue) {
 }
 
 /* K = 0: C = act(beta * C + bias), A and B never read. */
+/* The fused activations on values that are not finite, in every variant,
+ * on full tiles and edges: relu takes -inf and NaN to 0, clip keeps NaN
+ * and clamps the infinities, leaky_relu scales -inf (gemm.h). C = A B with
+ * K = 1 and B all ones, so C's row i is A's value i. */
+Test(gemm, activations_of_non_finite_values) {
+    enum { M = 16, N = 70 };
+    const float vals[4] = {INFINITY, -INFINITY, NAN, 2.0f};
+    float a[M], b[N], c[M * N];
+    for (size_t i = 0; i < M; i++) {
+        a[i] = vals[i % 4];
+    }
+    for (size_t j = 0; j < N; j++) {
+        b[j] = 1.0f;
+    }
+    plxk_isa isas[PLXK_ISA_COUNT];
+    size_t n_isas = supported_isas(isas);
+    static const plxk_activation acts[] = {PLXK_ACT_RELU, PLXK_ACT_CLIP, PLXK_ACT_LEAKY};
+    for (size_t ii = 0; ii < n_isas; ii++) {
+        for (size_t ac = 0; ac < 3; ac++) {
+            plxk_gemm_args g = {.m = M, .n = N, .k = 1, .alpha = 1.0f, .a = a, .a_rs = 1,
+                                .a_cs = 1, .b = b, .b_rs = N, .b_cs = 1, .c = c, .ldc = N,
+                                .act = acts[ac], .lo = -1.0f, .hi = 1.0f, .slope = 0.5f};
+            size_t ws_size = plxk_gemm_workspace_size(isas[ii], M, N, 1, 1);
+            void *ws = malloc(ws_size);
+            cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
+            free(ws);
+            for (size_t i = 0; i < M; i++) {
+                float x = vals[i % 4], want;
+                if (acts[ac] == PLXK_ACT_RELU) {
+                    want = x > 0.0f ? x : 0.0f;
+                } else if (acts[ac] == PLXK_ACT_CLIP) {
+                    want = isnan(x) ? x : x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+                } else {
+                    want = x < 0.0f ? 0.5f * x : x;
+                }
+                for (size_t j = 0; j < N; j++) {
+                    float got = c[i * N + j];
+                    cr_assert(isnan(want) ? isnan(got) : got == want,
+                              "%s act %d: C[%zu,%zu] of %g is %g, not %g",
+                              plxk_isa_name(isas[ii]), (int)acts[ac], i, j, (double)x,
+                              (double)got, (double)want);
+                }
+            }
+        }
+    }
+}
+
 Test(gemm, k_zero) {
     pools ps = make_pools();
     for (int bias = 0; bias < 4; bias++) {

@@ -126,8 +126,63 @@ const char *plxk_check_layer_norm(const plx_layer_view *layer, char *buf, size_t
     return layer_norm_prepare(layer, &g, buf, size);
 }
 
-/* Mean and variance are accumulated in double (two passes), which keeps
- * them accurate for long rows; the result is rounded to float once. */
+/* Mean and (biased) variance of n contiguous floats, in two passes. Each
+ * pass sums STATS_LANES float partial sums over blocks of at most
+ * STATS_BLOCK values (the compiler keeps the lanes in vector registers)
+ * and adds every block's total to a double, which keeps long rows
+ * accurate. */
+enum { STATS_LANES = 16, STATS_BLOCK = 1024 };
+
+static double block_sum(const float *x, size_t n, float shift, bool square) {
+    double total = 0.0;
+    for (size_t b0 = 0; b0 < n; b0 += STATS_BLOCK) {
+        size_t len = n - b0 < STATS_BLOCK ? n - b0 : STATS_BLOCK;
+        size_t main_len = len / STATS_LANES * STATS_LANES;
+        const float *restrict p = x + b0;
+        float part[STATS_LANES] = {0};
+        for (size_t i = 0; i < main_len; i += STATS_LANES) {
+            for (size_t l = 0; l < STATS_LANES; l++) {
+                float d = p[i + l] - shift;
+                part[l] += square ? d * d : d;
+            }
+        }
+        double block = 0.0;
+        for (size_t i = main_len; i < len; i++) {
+            float d = p[i] - shift;
+            block += square ? d * d : d;
+        }
+        for (size_t l = 0; l < STATS_LANES; l++) {
+            block += part[l];
+        }
+        total += block;
+    }
+    return total;
+}
+
+static void mean_and_variance(const float *x, size_t n, double *mean, double *var) {
+    *mean = block_sum(x, n, 0.0f, false) / (double)n;
+    *var = block_sum(x, n, (float)*mean, true) / (double)n;
+}
+
+/* Whether broadcast strides st over x's dims read one value per position
+ * of a normalised row, the same for every row: st is 0 over the outer dims
+ * and row-major over [axis, rank) (a scale of the row's own shape, the
+ * usual case), so that the row can be scaled without index arithmetic. */
+static bool along_the_row(const int64_t *st, const plx_tensor_info *x, uint32_t axis) {
+    int64_t step = 1;
+    for (uint32_t d = x->rank; d-- > 0;) {
+        if (d < axis ? st[d] != 0 : (x->dims[d] != 1 && st[d] != step)) {
+            return false;
+        }
+        if (d >= axis) {
+            step *= x->dims[d];
+        }
+    }
+    return true;
+}
+
+/* Mean and variance as mean_and_variance gives them; the result is
+ * rounded to float once. */
 bool plxk_run_layer_norm(const plxk_kernel_args *args) {
     char why[256];
     layer_norm_geom g;
@@ -140,18 +195,21 @@ bool plxk_run_layer_norm(const plxk_kernel_args *args) {
     const float *bias = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
     int64_t idx[PLX_MAX_RANK] = {0};
+    bool plain = along_the_row(g.scale_st, xi, g.axis) &&
+                 (!bias || along_the_row(g.bias_st, xi, g.axis));
     for (int64_t o = 0; o < g.outer; o++) {
         const float *row = x + o * g.inner;
-        double mean = 0.0, var = 0.0;
-        for (int64_t i = 0; i < g.inner; i++) {
-            mean += row[i];
-        }
-        mean /= (double)g.inner;
-        for (int64_t i = 0; i < g.inner; i++) {
-            var += (row[i] - mean) * (row[i] - mean);
-        }
-        var /= (double)g.inner;
+        double mean, var;
+        mean_and_variance(row, (size_t)g.inner, &mean, &var);
         double inv = 1.0 / sqrt(var + (double)desc->epsilon);
+        if (plain) {
+            const float m = (float)mean, k = (float)inv;
+            float *restrict out = y + o * g.inner;
+            for (int64_t i = 0; i < g.inner; i++) {
+                out[i] = (row[i] - m) * k * scale[i] + (bias ? bias[i] : 0.0f);
+            }
+            continue;
+        }
         for (int64_t i = 0; i < g.inner; i++) {
             int64_t so = 0, bo = 0;
             for (uint32_t d = 0; d < g.rank; d++) {
@@ -201,8 +259,8 @@ const char *plxk_check_instance_norm(const plx_layer_view *layer, char *buf, siz
     return instance_norm_prepare(layer, buf, size);
 }
 
-/* Each (n, c) plane by its own mean and (biased) variance, accumulated in
- * double over two passes like layer_norm. */
+/* Each (n, c) plane by its own mean and (biased) variance
+ * (mean_and_variance), then scaled in float. */
 bool plxk_run_instance_norm(const plxk_kernel_args *args) {
     char why[256];
     if (instance_norm_prepare(args->layer, why, sizeof why)) {
@@ -216,18 +274,13 @@ bool plxk_run_instance_norm(const plxk_kernel_args *args) {
     for (int64_t b = 0; b < n; b++) {
         for (int64_t ch = 0; ch < c && inner > 0; ch++) {
             const float *plane = x + (b * c + ch) * inner;
-            double mean = 0.0, var = 0.0;
+            double mean, var;
+            mean_and_variance(plane, (size_t)inner, &mean, &var);
+            const float m = (float)mean, bi = bias[ch];
+            const float k = (float)((double)scale[ch] / sqrt(var + (double)desc->epsilon));
+            float *restrict out = y + (b * c + ch) * inner;
             for (int64_t i = 0; i < inner; i++) {
-                mean += plane[i];
-            }
-            mean /= (double)inner;
-            for (int64_t i = 0; i < inner; i++) {
-                var += (plane[i] - mean) * (plane[i] - mean);
-            }
-            var /= (double)inner;
-            double k = (double)scale[ch] / sqrt(var + (double)desc->epsilon);
-            for (int64_t i = 0; i < inner; i++) {
-                y[(b * c + ch) * inner + i] = (float)((plane[i] - mean) * k + bias[ch]);
+                out[i] = (plane[i] - m) * k + bi;
             }
         }
     }

@@ -2586,6 +2586,9 @@ Test(instance_norm, random_rank3_and_rank4) {
     instance_norm_case((const int64_t[]){1, 4, 16}, 3, 0.1f, 502);
     instance_norm_case((const int64_t[]){2, 3, 4, 5}, 4, 1e-5f, 503);
     instance_norm_case((const int64_t[]){3, 2, 1, 6}, 4, 1e-3f, 504);
+    /* planes of several of the kernel's summing blocks and a remainder
+     * that is not a whole vector (kernels_norm.c's mean_and_variance) */
+    instance_norm_case((const int64_t[]){1, 2, 41, 53}, 4, 1e-5f, 505);
 }
 
 Test(instance_norm, refusals) {

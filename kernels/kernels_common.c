@@ -82,3 +82,40 @@ const char *plxk_require_output_shape(const plx_layer_view *l, const char *op, u
 const char *plxk_window_refusal(const char *why, char *buf, size_t size) {
     return why ? plxk_refuse(buf, size, "cpu_ref %s", why) : NULL;
 }
+
+enum { SUM_LANES = 16, SUM_BLOCK = 1024 };
+
+double plxk_sum_floats(const float *x, size_t n, float shift, bool square) {
+    double total = 0.0;
+    for (size_t b0 = 0; b0 < n; b0 += SUM_BLOCK) {
+        size_t len = n - b0 < SUM_BLOCK ? n - b0 : SUM_BLOCK;
+        size_t main_len = len / SUM_LANES * SUM_LANES;
+        const float *restrict p = x + b0;
+        float part[SUM_LANES] = {0};
+        /* two loops, not one with the choice inside: GCC left that scalar */
+        if (square) {
+            for (size_t i = 0; i < main_len; i += SUM_LANES) {
+                for (size_t l = 0; l < SUM_LANES; l++) {
+                    float d = p[i + l] - shift;
+                    part[l] += d * d;
+                }
+            }
+        } else {
+            for (size_t i = 0; i < main_len; i += SUM_LANES) {
+                for (size_t l = 0; l < SUM_LANES; l++) {
+                    part[l] += p[i + l] - shift;
+                }
+            }
+        }
+        double block = 0.0;
+        for (size_t i = main_len; i < len; i++) {
+            float d = p[i] - shift;
+            block += square ? d * d : d;
+        }
+        for (size_t l = 0; l < SUM_LANES; l++) {
+            block += part[l];
+        }
+        total += block;
+    }
+    return total;
+}

@@ -72,6 +72,11 @@ void plxk_set_epilogue(const plx_activation_desc *act, plxk_gemm_args *g);
 bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t left,
                   const char *op);
 
+/* The sum of (x[i] - shift), or of its squares, over n contiguous floats:
+ * 16 float partial sums (vector registers) per block of 1024 values, each
+ * block's total added to a double, which keeps long runs accurate. */
+double plxk_sum_floats(const float *x, size_t n, float shift, bool square);
+
 /* ---- layer checks ------------------------------------------------------ */
 
 /* The views the kernels get keep the host's contract (docs/backend-abi.md,

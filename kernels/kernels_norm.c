@@ -126,42 +126,11 @@ const char *plxk_check_layer_norm(const plx_layer_view *layer, char *buf, size_t
     return layer_norm_prepare(layer, &g, buf, size);
 }
 
-/* Mean and (biased) variance of n contiguous floats, in two passes. Each
- * pass sums STATS_LANES float partial sums over blocks of at most
- * STATS_BLOCK values (the compiler keeps the lanes in vector registers)
- * and adds every block's total to a double, which keeps long rows
- * accurate. */
-enum { STATS_LANES = 16, STATS_BLOCK = 1024 };
-
-static double block_sum(const float *x, size_t n, float shift, bool square) {
-    double total = 0.0;
-    for (size_t b0 = 0; b0 < n; b0 += STATS_BLOCK) {
-        size_t len = n - b0 < STATS_BLOCK ? n - b0 : STATS_BLOCK;
-        size_t main_len = len / STATS_LANES * STATS_LANES;
-        const float *restrict p = x + b0;
-        float part[STATS_LANES] = {0};
-        for (size_t i = 0; i < main_len; i += STATS_LANES) {
-            for (size_t l = 0; l < STATS_LANES; l++) {
-                float d = p[i + l] - shift;
-                part[l] += square ? d * d : d;
-            }
-        }
-        double block = 0.0;
-        for (size_t i = main_len; i < len; i++) {
-            float d = p[i] - shift;
-            block += square ? d * d : d;
-        }
-        for (size_t l = 0; l < STATS_LANES; l++) {
-            block += part[l];
-        }
-        total += block;
-    }
-    return total;
-}
-
+/* Mean and (biased) variance of n contiguous floats, in two passes of
+ * plxk_sum_floats. */
 static void mean_and_variance(const float *x, size_t n, double *mean, double *var) {
-    *mean = block_sum(x, n, 0.0f, false) / (double)n;
-    *var = block_sum(x, n, (float)*mean, true) / (double)n;
+    *mean = plxk_sum_floats(x, n, 0.0f, false) / (double)n;
+    *var = plxk_sum_floats(x, n, (float)*mean, true) / (double)n;
 }
 
 /* Whether broadcast strides st over x's dims read one value per position

@@ -25,6 +25,10 @@ typedef struct reduce_geom {
     int64_t kept_dims[PLX_MAX_RANK], kept_st[PLX_MAX_RANK]; /* X strides of kept dims */
     int64_t red_dims[PLX_MAX_RANK], red_st[PLX_MAX_RANK];
     int64_t count; /* elements reduced into each output */
+    /* X seen as [outer, count, inner] when the reduced axes that are not
+     * 1 are adjacent (every axis reduced but 1s: outer = inner = 1) */
+    bool blocked;
+    int64_t outer, inner;
 } reduce_geom;
 
 static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char *buf,
@@ -84,7 +88,104 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
             out_dims[out_rank++] = x->dims[i];
         }
     }
+    /* the reduced axes longer than 1 lie in [first, last]; blocked when
+     * every axis between them is reduced or 1 */
+    uint32_t first = x->rank, last = 0;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if ((desc->axis_count == 0 || reduced[i]) && x->dims[i] != 1) {
+            first = first < i ? first : i;
+            last = i;
+        }
+    }
+    g->blocked = first < x->rank;
+    g->outer = g->inner = 1;
+    for (uint32_t i = 0; g->blocked && i < x->rank; i++) {
+        if (i < first) {
+            g->outer *= x->dims[i];
+        } else if (i > last) {
+            g->inner *= x->dims[i];
+        } else if (!(desc->axis_count == 0 || reduced[i]) && x->dims[i] != 1) {
+            g->blocked = false;
+        }
+    }
     return plxk_require_output_shape(l, "reduce", out_rank, out_dims, buf, size);
+}
+
+/* The larger (max) or smaller of a running value and v, NaN winning as
+ * plxk_run_reduce's loop has it. */
+static inline float pick(bool max, float best, float v) {
+    return (max ? v > best : v < best) || v != v ? v : best;
+}
+
+/* Float sum, mean, max and min over a blocked layout (reduce_geom): with
+ * inner 1, each output reduces a contiguous run (plxk_sum_floats, or 16
+ * lanes of maxima); otherwise it combines whole rows of inner values,
+ * CHUNK columns at a time, so that every loop runs along contiguous
+ * memory. Sums accumulate in double, as the general loop's do. */
+static void reduce_blocked(const reduce_geom *g, plx_reduce_func func, const float *x, float *y) {
+    enum { LANES = 16, CHUNK = 256 };
+    bool is_max = func == PLX_REDUCE_MAX, is_sum = func == PLX_REDUCE_SUM || func == PLX_REDUCE_MEAN;
+    double divisor = func == PLX_REDUCE_MEAN ? (double)g->count : 1.0;
+    size_t count = (size_t)g->count, inner = (size_t)g->inner;
+    for (int64_t o = 0; o < g->outer; o++) {
+        const float *block = x + (size_t)o * count * inner;
+        float *out = y + (size_t)o * inner;
+        if (inner == 1 && is_sum) {
+            *out = (float)(plxk_sum_floats(block, count, 0.0f, false) / divisor);
+            continue;
+        }
+        if (inner == 1) {
+            /* lanes of v > m ? v : m (x86's max, and min likewise), which
+             * pass over a NaN in v; nan[] keeps any NaN seen */
+            float lane[LANES], nan[LANES] = {0};
+            for (size_t l = 0; l < LANES; l++) {
+                lane[l] = block[0];
+            }
+            size_t main_len = count / LANES * LANES;
+            for (size_t i = 0; i < main_len; i += LANES) {
+                for (size_t l = 0; l < LANES; l++) {
+                    float v = block[i + l];
+                    lane[l] = (is_max ? v > lane[l] : v < lane[l]) ? v : lane[l];
+                    nan[l] = v != v ? v : nan[l];
+                }
+            }
+            float best = block[0];
+            for (size_t l = 0; l < LANES; l++) {
+                best = pick(is_max, best, lane[l]);
+                best = nan[l] != nan[l] ? nan[l] : best;
+            }
+            for (size_t i = main_len; i < count; i++) {
+                best = pick(is_max, best, block[i]);
+            }
+            *out = best;
+            continue;
+        }
+        for (size_t j0 = 0; j0 < inner; j0 += CHUNK) {
+            size_t n = inner - j0 < CHUNK ? inner - j0 : CHUNK;
+            if (is_sum) {
+                double acc[CHUNK] = {0};
+                for (size_t r = 0; r < count; r++) {
+                    const float *restrict row = block + r * inner + j0;
+                    for (size_t j = 0; j < n; j++) {
+                        acc[j] += row[j];
+                    }
+                }
+                for (size_t j = 0; j < n; j++) {
+                    out[j0 + j] = (float)(acc[j] / divisor);
+                }
+            } else {
+                float acc[CHUNK];
+                memcpy(acc, block + j0, n * sizeof *acc);
+                for (size_t r = 1; r < count; r++) {
+                    const float *restrict row = block + r * inner + j0;
+                    for (size_t j = 0; j < n; j++) {
+                        acc[j] = pick(is_max, acc[j], row[j]);
+                    }
+                }
+                memcpy(out + j0, acc, n * sizeof *acc);
+            }
+        }
+    }
 }
 
 const char *plxk_check_reduce(const plx_layer_view *layer, char *buf, size_t size) {
@@ -179,6 +280,10 @@ bool plxk_run_reduce(const plxk_kernel_args *args) {
         outputs *= g.kept_dims[i];
     }
     bool more = desc->func > PLX_REDUCE_SUM; /* prod .. log_sum_exp */
+    if (is_float && !more && g.blocked && g.count > 0) {
+        reduce_blocked(&g, desc->func, x, y);
+        return true;
+    }
     int64_t count = is_float && more ? 0 : g.count; /* those: reduce_float_more */
     int64_t kidx[PLX_MAX_RANK] = {0}, base = 0;
     for (int64_t o = 0; o < outputs; o++) {

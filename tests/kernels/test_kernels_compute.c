@@ -1693,9 +1693,50 @@ Test(reduce, random) {
                 reduce_case(dts[t], fs[f], F32(2, 3, 7), a4, 1, keep, seed++);
                 reduce_case(dts[t], fs[f], F32(2, 3, 7), NULL, 0, keep, seed++);
                 reduce_case(dts[t], fs[f], F32(1), a1 /* unused */, 0, keep, seed++);
+                /* kernels_reduce.c's blocked paths: a long contiguous run
+                 * (several summing blocks, lanes and a remainder), rows
+                 * wider than its column chunk, and the spatial axes with
+                 * a kept 1 between them and the channels */
+                reduce_case(dts[t], fs[f], F32(2, 1100), (const int32_t[]){-1}, 1, keep, seed++);
+                reduce_case(dts[t], fs[f], F32(3, 20, 300), a1, 1, keep, seed++);
+                reduce_case(dts[t], fs[f], F32(2, 1, 9, 7), (const int32_t[]){2, 3}, 2, keep, seed++);
                 if (dts[t] == PLX_DTYPE_FLOAT32) { /* all axes of an empty tensor */
                     reduce_case(dts[t], fs[f], F32(0, 3), NULL, 0, keep, seed++);
                 }
+            }
+        }
+    }
+}
+
+/* max and min let a NaN win wherever it is: in the lanes of a contiguous
+ * run, in its remainder, and in rows combined column by column. */
+Test(reduce, max_and_min_keep_nan) {
+    enum { R = 37, C = 3 };
+    float x[R * C], y[R];
+    for (int pos = 0; pos < 3; pos++) {
+        size_t at = pos == 0 ? 5 : pos == 1 ? 100 : 0; /* lanes, remainder */
+        for (int f = PLX_REDUCE_MAX; f <= PLX_REDUCE_MIN; f++) {
+            /* [1, R*C] over the last axis: one contiguous run */
+            for (size_t i = 0; i < R * C; i++) {
+                x[i] = (float)i - 50.0f;
+            }
+            x[at] = NAN;
+            plx_reduce_desc d = PLX_REDUCE_DESC_INIT((plx_reduce_func)f);
+            d.axes[0] = -1;
+            d.axis_count = 1;
+            d.keepdims = false;
+            plx_tensor_info in = F32(1, R * C), out = F32(1);
+            plx_layer_view v = mkview(PLX_OP_REDUCE, &d, &in, 1, &out);
+            RUN(reduce, &v, y, x);
+            cr_assert(isnan(y[0]), "func %d, NaN at %zu: %g", f, at, (double)y[0]);
+            /* [R, C] over axis 0: rows combined; only column at % C is NaN */
+            in = F32(R, C);
+            out = F32(C);
+            d.axes[0] = 0;
+            v = mkview(PLX_OP_REDUCE, &d, &in, 1, &out);
+            RUN(reduce, &v, y, x);
+            for (size_t j = 0; j < C; j++) {
+                cr_assert(eq(int, isnan(y[j]) != 0, j == at % C), "func %d column %zu", f, j);
             }
         }
     }

@@ -68,7 +68,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 import zlib
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
@@ -755,13 +754,7 @@ def run_case(args, np, onnx, ort, plexus, configs, has_threads, workdir, name, b
                             if not args.keep:
                                 shutil.rmtree(odir, ignore_errors=True)
                     else:
-                        for _ in range(args.warmup):
-                            ort_call()
-                        samples = []
-                        for _ in range(args.runs_per_round):
-                            t0 = time.perf_counter()
-                            ort_call()
-                            samples.append((time.perf_counter() - t0) * 1e3)
+                        samples = vo.time_ort_round(ort_call, args.warmup, args.runs_per_round, t)
                         row["ort"]["samples_ms"].append(samples)
                         row["ort"]["round_medians_ms"].append(statistics.median(samples))
                 if row["error"]:

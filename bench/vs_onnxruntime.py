@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(REPO, ".venv-bench")
@@ -127,6 +128,29 @@ def parse_timing_args(ap):
     if any(t < 1 for t in a.threads) or a.rounds < 1 or a.runs_per_round < 1 or a.warmup < 0:
         ap.error("threads, rounds and runs per round must be 1 or more; warmup 0 or more")
     return a
+
+
+# After a timed round of ONNX Runtime at more than one intra-op thread: its
+# idle threads spin for a while before they block, and on a machine with no
+# more cores than threads they would take a core from the Plexus round that
+# follows (a 40 us layer read 300 us on 2 cores).
+ORT_IDLE_S = 0.2
+
+
+def time_ort_round(call, warmup, runs, threads):
+    """Milliseconds of `runs` calls after `warmup` untimed ones; then, at
+    more than one thread, waits ORT_IDLE_S for ONNX Runtime's threads to
+    stop spinning."""
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    if threads > 1:
+        time.sleep(ORT_IDLE_S)
+    return samples
 
 
 def geomean(xs):
@@ -397,13 +421,8 @@ def main():
                                         diff = max(diff, float(np.max(d)) if d.size else 0.0)
                                     checked[cname] = diff
                             else:
-                                for _ in range(args.warmup):
-                                    sess.run(None, feeds)
-                                samples = []
-                                for _ in range(args.runs_per_round):
-                                    t0 = time.perf_counter()
-                                    sess.run(None, feeds)
-                                    samples.append((time.perf_counter() - t0) * 1e3)
+                                samples = time_ort_round(partial(sess.run, None, feeds),
+                                                         args.warmup, args.runs_per_round, t)
                                 row["ort"]["samples_ms"].append(samples)
                                 row["ort"]["round_medians_ms"].append(statistics.median(samples))
                         if row["error"]:

@@ -119,3 +119,36 @@ double plxk_sum_floats(const float *x, size_t n, float shift, bool square) {
     }
     return total;
 }
+
+/* Elements per task of plxk_vmap_pooled: a multiple of every vector width,
+ * and large enough that a task costs several microseconds. */
+enum { VMAP_CHUNK = 16384 };
+
+typedef struct vmap_job {
+    plxk_isa isa;
+    plxk_vfunc f;
+    const float *x;
+    float *y;
+    size_t n;
+} vmap_job;
+
+static void vmap_chunk(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const vmap_job *j = ctx;
+    size_t at = task * VMAP_CHUNK, n = j->n - at < VMAP_CHUNK ? j->n - at : VMAP_CHUNK;
+    (void)plxk_vmap(j->isa, j->f, j->x + at, j->y + at, n); /* isa checked by the caller */
+}
+
+bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
+                      size_t n, const char *op) {
+    plxk_isa isa = args->compute ? args->compute->isa : plxk_isa_best();
+    if (!plxk_isa_supported(isa)) {
+        return plxk_fail(args, "cpu_ref %s: the %s variant does not run on this CPU", op,
+                         plxk_isa_name(isa));
+    }
+    vmap_job job = {isa, f, x, y, n};
+    /* about a nanosecond an element for the costlier functions (erf, GELU) */
+    plxk_pool_run(plxk_pool_of(args->compute), (n + VMAP_CHUNK - 1) / VMAP_CHUNK, (double)n,
+                  vmap_chunk, &job);
+    return true;
+}

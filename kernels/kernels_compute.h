@@ -9,6 +9,7 @@
 #define PLXK_KERNELS_COMPUTE_H
 
 #include "kernels.h"
+#include "vecmath.h"
 
 #include <stdint.h>
 
@@ -76,6 +77,12 @@ bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t
  * 16 float partial sums (vector registers) per block of 1024 values, each
  * block's total added to a double, which keeps long runs accurate. */
 double plxk_sum_floats(const float *x, size_t n, float shift, bool square);
+
+/* y[i] = f(x[i]) for i < n (plxk_vmap in the layer's instruction-set
+ * variant), in chunks spread over the layer's pool; fails args naming `op`
+ * when that variant does not run on this CPU. */
+bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
+                      size_t n, const char *op);
 
 /* ---- layer checks ------------------------------------------------------ */
 

@@ -8,7 +8,7 @@
  * integers and bool), computed, and stored back with the target's rules:
  * integer results wrap modulo 2^bits as in numpy (signed overflow never
  * happens in C: the arithmetic is done on uint64_t). */
-#include "kernels.h"
+#include "kernels_compute.h"
 #include "vecmath.h"
 
 #include <plexus/geometry.h>
@@ -319,10 +319,7 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
                           : d->func == PLX_ACT_TANH    ? PLXK_VTANH
                           : alpha != 0                 ? PLXK_VGELU_TANH
                                                        : PLXK_VGELU_ERF;
-            return plxk_vmap(args->compute ? args->compute->isa : plxk_isa_best(), vf, xf, yf,
-                             n) ||
-                   plxk_fail(args, "cpu_ref activation: the %s variant does not run on this CPU",
-                             plxk_isa_name(args->compute->isa));
+            return plxk_vmap_pooled(args, vf, xf, yf, n, "activation");
         }
         default: break;
         }
@@ -736,10 +733,8 @@ bool plxk_run_unary(const plxk_kernel_args *args) {
         switch (f) {
         case PLX_UNARY_EXP:
         case PLX_UNARY_ERF:
-            return plxk_vmap(args->compute ? args->compute->isa : plxk_isa_best(),
-                             f == PLX_UNARY_EXP ? PLXK_VEXP : PLXK_VERF, xf, yf, n) ||
-                   plxk_fail(args, "cpu_ref unary: the %s variant does not run on this CPU",
-                             plxk_isa_name(args->compute->isa));
+            return plxk_vmap_pooled(args, f == PLX_UNARY_EXP ? PLXK_VEXP : PLXK_VERF, xf, yf,
+                                    n, "unary");
         case PLX_UNARY_SQRT:
             for (size_t i = 0; i < n; i++) {
                 yf[i] = sqrtf(xf[i]);

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* resize                                                              */
@@ -71,6 +72,7 @@ size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *co
 typedef struct resize_job {
     const plx_resize_geom *g;
     bool nearest;
+    int64_t repeat; /* nearest: s when output column ow reads ow / s (0: no such s) */
     const resize_tap *rows, *cols;
     const float *x;
     float *y;
@@ -89,6 +91,24 @@ static void resize_plane(void *ctx, size_t task, size_t thread) {
         const resize_tap *th = &j->rows[oh];
         float *out = dst + oh * ow_n;
         const float *r0 = src + th->i0 * iw_n;
+        if (j->nearest && oh > 0 && th->i0 == j->rows[oh - 1].i0) {
+            memcpy(out, out - ow_n, (size_t)ow_n * sizeof *out); /* the row above's */
+            continue;
+        }
+        if (j->nearest && j->repeat == 2) {
+            for (int64_t iw = 0; iw < iw_n; iw++) {
+                out[2 * iw] = out[2 * iw + 1] = r0[iw];
+            }
+            continue;
+        }
+        if (j->nearest && j->repeat > 0) {
+            for (int64_t iw = 0; iw < iw_n; iw++) {
+                for (int64_t k = 0; k < j->repeat; k++) {
+                    out[iw * j->repeat + k] = r0[iw];
+                }
+            }
+            continue;
+        }
         if (j->nearest) {
             for (int64_t ow = 0; ow < ow_n; ow++) {
                 out[ow] = r0[j->cols[ow].i0];
@@ -132,7 +152,18 @@ bool plxk_run_resize(const plxk_kernel_args *args) {
             }
         }
     }
-    resize_job job = {&g, nearest, taps, taps + g.out[0], args->inputs[0], args->outputs[0]};
+    /* an integer upscale along W whose taps are ow / s: whole runs of
+     * copies instead of a lookup per output */
+    int64_t repeat = 0;
+    if (nearest && g.in[1] > 0 && g.out[1] % g.in[1] == 0) {
+        repeat = g.out[1] / g.in[1];
+        const resize_tap *cols = taps + g.out[0];
+        for (int64_t o = 0; o < g.out[1] && repeat; o++) {
+            repeat = cols[o].i0 == o / repeat ? repeat : 0;
+        }
+    }
+    resize_job job = {&g, nearest, repeat, taps, taps + g.out[0], args->inputs[0],
+                      args->outputs[0]};
     plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.nc,
                   (double)g.nc * (double)(g.out[0] * g.out[1]) * (nearest ? 0.5 : 2.0),
                   resize_plane, &job);

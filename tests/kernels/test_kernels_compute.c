@@ -1930,11 +1930,14 @@ static double t_interp_1d(const double *data, int64_t len, double x_ori, plx_res
 }
 
 Test(resize, random_against_reference) {
-    const int64_t shapes[][4] = {{1, 2, 3, 5}, {2, 1, 4, 4}, {1, 1, 5, 3}, {1, 1, 1, 1}};
-    const int64_t outs[][2] = {{7, 4}, {3, 9}, {5, 8}, {3, 2}};
-    const float scales[][2] = {{0, 0}, {0.8f, 2.3f}, {0, 0}, {3.0f, 2.0f}};
+    /* the last two: integer upscales, where nearest copies runs and rows
+     * (kernels_resize.c) in the modes whose taps allow it */
+    const int64_t shapes[][4] = {{1, 2, 3, 5}, {2, 1, 4, 4}, {1, 1, 5, 3}, {1, 1, 1, 1},
+                                 {1, 2, 4, 5}, {1, 1, 3, 4}};
+    const int64_t outs[][2] = {{7, 4}, {3, 9}, {5, 8}, {3, 2}, {8, 10}, {9, 12}};
+    const float scales[][2] = {{0, 0}, {0.8f, 2.3f}, {0, 0}, {3.0f, 2.0f}, {0, 0}, {3.0f, 3.0f}};
     uint32_t seed = 1300;
-    for (int si = 0; si < 4; si++) {
+    for (int si = 0; si < 6; si++) {
         for (int coord = 0; coord <= PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN; coord++) {
             for (int mode = 0; mode < 5; mode++) { /* 0..3 nearest modes, 4 linear */
                 rng_seed(seed++);

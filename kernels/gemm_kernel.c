@@ -353,21 +353,26 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
     }
 }
 
-/* Asks for the rows of C's mr x NR block at (i0, j0) ahead of update_c,
+/* Asks for the rows of C's mr x nr block at (i0, j0) ahead of update_c,
  * so that they arrive while the micro-kernel runs: the rows are ldc apart
  * (kilobytes) and no prefetcher follows them. In a profile of square
  * 1024, a sixth of the samples sat on update_c's loads of C; the prefetch
  * gained 2 to 3% there. */
-static inline void prefetch_c(const plxk_gemm_problem *pr, size_t i0, size_t j0, size_t mr) {
+static inline void prefetch_c(const plxk_gemm_problem *pr, size_t i0, size_t j0, size_t mr,
+                              size_t nr) {
+#if defined(__GNUC__)
     if (pr->c_cs != 1) {
         return;
     }
     for (size_t i = 0; i < mr; i++) {
         const float *row = pr->args.c + (ptrdiff_t)(i0 + i) * pr->c_rs + (ptrdiff_t)j0;
-        for (size_t j = 0; j < NR; j += 64 / sizeof(float)) {
+        for (size_t j = 0; j < nr; j += 64 / sizeof(float)) {
             __builtin_prefetch(row + j, 1, 3);
         }
     }
+#else
+    (void)pr, (void)i0, (void)j0, (void)mr, (void)nr;
+#endif
 }
 
 /* With few rows in the region, each panel of B serves at most
@@ -406,7 +411,8 @@ static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, 
                 }
                 for (size_t ir = 0; ir < mc; ir += MR) {
                     float acc[MR][NR];
-                    prefetch_c(pr, i0 + ic + ir, j0 + jr, min_size(MR, mc - ir));
+                    prefetch_c(pr, i0 + ic + ir, j0 + jr, min_size(MR, mc - ir),
+                               min_size(NR, nc - jr));
                     micro_kernel(kc, pack_a_buf + ir * kc, bp, ldb, acc);
                     update_c(pr, acc, i0 + ic + ir, j0 + jr, min_size(MR, mc - ir),
                              min_size(NR, nc - jr), first, last);

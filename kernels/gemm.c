@@ -134,11 +134,11 @@ static size_t ceil_div(size_t v, size_t by) {
     return (v + by - 1) / by;
 }
 
-/* How a multiply is cut: parts_m x parts_n regions of at most mr x nc
+/* How a multiply is cut: parts_m x parts_n regions of at most rows x nc
  * (the rows of a region are taken MC at a time inside it), and the floats
  * of one thread's workspace slice (a packed A block and a packed B block). */
 typedef struct plan {
-    size_t mr, nc, kc;
+    size_t rows, nc, kc;
     size_t parts_m, parts_n;
     size_t slice_a, slice_b; /* floats, each rounded to the alignment */
 } plan;
@@ -151,9 +151,9 @@ static size_t align_floats(size_t n) {
  * MR and NR); the counts are then those that these sizes need. */
 static void set_parts(plan *p, const plxk_gemm_blocking *b, size_t m, size_t n,
                       size_t parts_m, size_t parts_n) {
-    p->mr = round_up(ceil_div(m, parts_m), b->mr);
+    p->rows = round_up(ceil_div(m, parts_m), b->mr);
     p->nc = round_up(ceil_div(n, parts_n), b->nr);
-    p->parts_m = ceil_div(m, p->mr);
+    p->parts_m = ceil_div(m, p->rows);
     p->parts_n = ceil_div(n, p->nc);
 }
 
@@ -163,7 +163,7 @@ static plan largest_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t
     plan p;
     set_parts(&p, b, m, n, 1, ceil_div(n, b->nc));
     p.kc = min_size(b->kc, k);
-    p.slice_a = align_floats(min_size(p.mr, b->mc) * p.kc);
+    p.slice_a = align_floats(min_size(p.rows, b->mc) * p.kc);
     p.slice_b = align_floats(p.nc * p.kc);
     return p;
 }
@@ -187,7 +187,7 @@ static plan make_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t k,
         set_parts(&cut_m, b, m, n, p.parts_m + 1, p.parts_n);
         set_parts(&cut_n, b, m, n, p.parts_m, p.parts_n + 1);
         bool can_m = cut_m.parts_m > p.parts_m, can_n = cut_n.parts_n > p.parts_n;
-        if (can_n && (p.nc >= p.mr || !can_m)) {
+        if (can_n && (p.nc >= p.rows || !can_m)) {
             p = cut_n;
         } else if (can_m) {
             p = cut_m;
@@ -234,10 +234,10 @@ static void run_region(void *ctx, size_t task, size_t thread) {
     const gemm_run *r = ctx;
     const plxk_gemm_args *g = &r->problem.args;
     size_t ti = task / r->plan.parts_n, tj = task % r->plan.parts_n;
-    size_t i0 = ti * r->plan.mr, j0 = tj * r->plan.nc;
+    size_t i0 = ti * r->plan.rows, j0 = tj * r->plan.nc;
     float *pack_a = (float *)(void *)(r->slices + thread * r->slice_bytes);
     float *pack_b = pack_a + r->plan.slice_a;
-    r->impl->region(&r->problem, i0, min_size(r->plan.mr, g->m - i0), j0,
+    r->impl->region(&r->problem, i0, min_size(r->plan.rows, g->m - i0), j0,
                     min_size(r->plan.nc, g->n - j0), pack_a, pack_b);
 }
 

@@ -337,11 +337,7 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
                 v[j] = v[j] < 0.0f ? slope * v[j] : v[j];
             }
         }
-        if (cs == 1 && nr == NR) {
-            for (size_t j = 0; j < NR; j++) {
-                c[j] = v[j];
-            }
-        } else if (cs == 1) {
+        if (cs == 1) {
             for (size_t j = 0; j < nr; j++) {
                 c[j] = v[j];
             }

@@ -96,6 +96,9 @@ static void resize_plane(void *ctx, size_t task, size_t thread) {
             continue;
         }
         if (j->nearest && j->repeat == 2) {
+            /* the common 2x as its own loop: with the count a constant
+             * the compiler interleaves vectors (0.06 ms on 1x64x40x40 ->
+             * 80x80; the general loop below, 0.15) */
             for (int64_t iw = 0; iw < iw_n; iw++) {
                 out[2 * iw] = out[2 * iw + 1] = r0[iw];
             }

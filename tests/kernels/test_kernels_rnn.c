@@ -409,6 +409,29 @@ Test(lstm, large_hidden_size) {
     case_free(&c);
 }
 
+/* A direction of at most four steps in all reads R where it is; more
+ * steps read it transposed in the workspace (kernels_rnn.c). Both sides of
+ * that line, with hidden sizes that fill whole 16 x 16 tiles of the
+ * transpose and leave edges (H = 16 and 20: gh = 64 and 80). */
+Test(lstm, recurrent_weights_in_place_or_transposed) {
+    const int64_t shapes[][3] = {{1, 1, 20}, {2, 2, 16}, {1, 3, 20}, {5, 1, 16}, {3, 2, 20}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        rnn_case c;
+        case_init(&c, true, PLX_RNN_BIDIRECTIONAL, shapes[k][0], shapes[k][1], 7, shapes[k][2],
+                  60 + k);
+        check_case(&c);
+        case_free(&c);
+    }
+    /* eight steps' worth of Y, three run: in place */
+    rnn_case c;
+    case_init(&c, true, PLX_RNN_FORWARD, 4, 2, 5, 20, 66);
+    const int32_t lens[2] = {1, 2};
+    memcpy(c.lens, lens, sizeof lens);
+    check_case(&c);
+    check_lengths(&c);
+    case_free(&c);
+}
+
 Test(lstm, sequence_lens_out_of_range) {
     rnn_case c;
     case_init(&c, true, PLX_RNN_FORWARD, 3, 2, 2, 3, 60);
@@ -641,6 +664,21 @@ Test(gru, large_hidden_size) {
         }
         check_case(&c);
         case_free(&c);
+    }
+}
+
+/* As lstm.recurrent_weights_in_place_or_transposed, in both reset modes. */
+Test(gru, recurrent_weights_in_place_or_transposed) {
+    const int64_t shapes[][3] = {{1, 1, 20}, {2, 2, 16}, {5, 1, 16}, {3, 2, 20}};
+    for (int lbr = 0; lbr < 2; lbr++) {
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+            rnn_case c;
+            case_init(&c, false, PLX_RNN_BIDIRECTIONAL, shapes[k][0], shapes[k][1], 7,
+                      shapes[k][2], 160 + k + 10 * (uint64_t)lbr);
+            c.gd.linear_before_reset = lbr;
+            check_case(&c);
+            case_free(&c);
+        }
     }
 }
 

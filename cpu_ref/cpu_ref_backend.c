@@ -311,6 +311,9 @@ struct plx_workload {
     void **out_data;
     void *workspace; /* plxk_kernel_workspace bytes, allocated at creation */
     size_t workspace_size;
+    /* What the kernel derived from the layer's constant inputs at creation
+     * (plxk_kernel_prepare: packed weights), or NULL. */
+    void *prepared;
     char error[512];
 };
 
@@ -324,6 +327,7 @@ static void cpu_ref_destroy_workload(plx_workload *w) {
     host->free(host, w->outputs);
     host->free(host, (void *)w->in_data);
     host->free(host, w->workspace);
+    host->free(host, w->prepared);
     host->free(host, w->out_data);
     host->free(host, w);
 }
@@ -391,6 +395,23 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
         return host->status_create(host, PLX_OUT_OF_MEMORY,
                                    "cpu_ref: out of memory (workspace of %zu bytes)", bytes);
     }
+    /* Constant weights packed for the GEMM, once (from `layer`, whose
+     * input_constants the copy above drops). */
+    size_t prepared = plxk_kernel_prepare(layer, w->compute, NULL, 0);
+    if (prepared) {
+        w->prepared = host->alloc(host, prepared, 64);
+        if (!w->prepared) {
+            cpu_ref_destroy_workload(w);
+            return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                       "cpu_ref: out of memory (%zu bytes of packed weights)",
+                                       prepared);
+        }
+        if (plxk_kernel_prepare(layer, w->compute, w->prepared, prepared) != prepared) {
+            cpu_ref_destroy_workload(w);
+            return host->status_create(host, PLX_INTERNAL,
+                                       "cpu_ref: the layer's constant weights could not be packed");
+        }
+    }
     *out_workload = w;
     return NULL;
 }
@@ -417,7 +438,8 @@ static plx_status cpu_ref_execute_workload(plx_workload *w) {
                                 .error_size = sizeof w->error,
                                 .compute = w->compute,
                                 .workspace = w->workspace,
-                                .workspace_size = w->workspace_size};
+                                .workspace_size = w->workspace_size,
+                                .prepared = w->prepared};
     w->error[0] = '\0';
     if (!w->run(&args)) {
         return w->host->status_create(w->host, PLX_INVALID_ARGUMENT, "%s",

@@ -90,6 +90,17 @@ size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_comput
     return plxk_kernel_workspace(&base, compute);
 }
 
+size_t plxk_prepare_precompiled(const plx_layer_view *layer, const plxk_compute *compute,
+                                void *out, size_t size) {
+    const plxk_fused *f = payload(layer);
+    if (!f) {
+        return 0;
+    }
+    plx_layer_view base, act;
+    split_views(layer, f, &base, &act);
+    return plxk_kernel_prepare(&base, compute, out, size);
+}
+
 bool plxk_run_precompiled(const plxk_kernel_args *args) {
     const plxk_fused *f = payload(args->layer);
     plxk_check_fn check;

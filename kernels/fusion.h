@@ -16,10 +16,13 @@
 plx_status plxk_optimize_subgraph(const plx_host *host, const plx_subgraph_view *subgraph,
                                      const plx_subgraph_editor *editor);
 
-/* The precompiled layers' check and run (in the kernel table): the base
- * operator's kernel, then the activation in place on its output. */
+/* The precompiled layers' check, run, workspace and prepare (in the kernel
+ * table): the base operator's kernel, then the activation in place on its
+ * output. */
 const char *plxk_check_precompiled(const plx_layer_view *layer, char *buf, size_t size);
 bool plxk_run_precompiled(const plxk_kernel_args *args);
 size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_prepare_precompiled(const plx_layer_view *layer, const plxk_compute *compute,
+                                void *out, size_t size);
 
 #endif /* PLXK_FUSION_H */

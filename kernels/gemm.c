@@ -292,6 +292,55 @@ static void epilogue_only(const plxk_gemm_args *g) {
     }
 }
 
+/* A matrix-vector product (N smaller than NR, M larger) runs transposed
+ * (plxk_gemm). */
+static bool runs_transposed(const plxk_gemm_impl *impl, size_t m, size_t n) {
+    return n < impl->blocks.nr && m > n;
+}
+
+/* A few rows (after the transposition: a few output columns, as a strided
+ * 1-D convolution's) run as one matrix-vector product per row, reading
+ * op(B) where it is, when the loop can run along contiguous memory
+ * (gemv_rows). Packing op(B) pays for itself when MR rows reuse each panel,
+ * not for one to four. */
+static bool runs_by_rows(size_t m, size_t k, ptrdiff_t b_rs, ptrdiff_t b_cs) {
+    return m == 1 || (m <= GEMV_ROWS && (b_cs == 1 || (b_rs == 1 && k <= GEMV_MAX_K)));
+}
+
+bool plxk_gemm_reads_packed_b(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,
+                              ptrdiff_t b_cs) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    return impl && m > 0 && n > 0 && k > 0 && !runs_transposed(impl, m, n) &&
+           !runs_by_rows(m, k, b_rs, b_cs);
+}
+
+size_t plxk_gemm_packed_b_size(plxk_isa isa, size_t n, size_t k) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || n == 0 || k == 0) {
+        return 0;
+    }
+    size_t cols = round_up(n, impl->blocks.nr);
+    if (cols < n || k > SIZE_MAX / sizeof(float) / cols) {
+        return SIZE_MAX;
+    }
+    return cols * k * sizeof(float);
+}
+
+bool plxk_gemm_pack_b(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !args || !args->b || !out) {
+        return false;
+    }
+    size_t need = plxk_gemm_packed_b_size(isa, args->n, args->k);
+    if (need == SIZE_MAX || size < need) {
+        return false;
+    }
+    if (need) {
+        impl->pack_b(args, 0, args->k, 0, args->n, out);
+    }
+    return true;
+}
+
 bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
                   void *workspace, size_t workspace_size) {
     const plxk_gemm_impl *impl = impl_of(isa);
@@ -317,7 +366,7 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
     /* A matrix-vector product (N smaller than NR, M larger) runs transposed:
      * C^T = op(B)^T op(A)^T, so that the long dimension fills the vectors. */
     plxk_gemm_problem pr = {*g, (ptrdiff_t)g->ldc, 1};
-    if (g->n < impl->blocks.nr && g->m > g->n) {
+    if (runs_transposed(impl, g->m, g->n)) {
         plxk_gemm_args *t = &pr.args;
         t->m = g->n;
         t->n = g->m;
@@ -329,17 +378,12 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
         t->b_cs = g->a_rs;
         t->bias_rs = g->bias_cs;
         t->bias_cs = g->bias_rs;
+        t->packed_b = NULL; /* B is now the left operand */
         pr.c_rs = 1;
         pr.c_cs = (ptrdiff_t)g->ldc;
         g = t;
     }
-    if (g->m == 1 ||
-        (g->m <= GEMV_ROWS && (g->b_cs == 1 || (g->b_rs == 1 && g->k <= GEMV_MAX_K)))) {
-        /* A few rows (after the transposition: a few output columns, as a
-         * strided 1-D convolution's): one matrix-vector product per row,
-         * reading op(B) where it is, when the loop can run along contiguous
-         * memory (gemv_rows). Packing op(B) pays for itself when MR rows
-         * reuse each panel, not for one to four. */
+    if (runs_by_rows(g->m, g->k, g->b_rs, g->b_cs)) {
         gemv_run r = {impl, &pr, ceil_div(g->n, GEMV_CHUNK)};
         double cost_ns = (double)g->n * (double)g->k / 16.0;
         plxk_pool_run(pool, g->m * r.chunks, cost_ns, gemv_rows, &r);

@@ -93,6 +93,12 @@ typedef struct plxk_gemm_args {
     plxk_activation act;
     float lo, hi; /* PLXK_ACT_CLIP's bounds, lo <= hi */
     float slope;  /* PLXK_ACT_LEAKY's */
+    /* NULL, or op(B) as plxk_gemm_pack_b packed it for the same variant, N
+     * and K: the packed path then reads its panels instead of packing (or
+     * reading in place) b, which must still be valid, since the
+     * matrix-vector paths read it. For a constant operand (a layer's
+     * weights), packed once when the workload is created. */
+    const float *packed_b;
 } plxk_gemm_args;
 
 /* Where a kernel runs its GEMMs: the variant and the backend's pool (NULL:
@@ -111,6 +117,25 @@ typedef struct plxk_compute {
  * several shapes can size for the largest. 0 when M, N or K is 0 or the
  * variant was not compiled in; SIZE_MAX if the size overflows. */
 size_t plxk_gemm_workspace_size(plxk_isa isa, size_t m, size_t n, size_t k, size_t threads);
+
+/* true when plxk_gemm, in variant `isa`, reads packed_b for an M x N x K
+ * product with op(B)'s strides b_rs, b_cs (the packed path); false when it
+ * runs it on matrix-vector loops, which read b where it is, so that
+ * packing it would only take memory. */
+bool plxk_gemm_reads_packed_b(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,
+                              ptrdiff_t b_cs);
+
+/* Bytes that plxk_gemm_pack_b writes for an op(B) of K x N in variant
+ * `isa`: N rounded up to the micro-kernel's NR, times K floats. 0 when N or
+ * K is 0 or the variant was not compiled in; SIZE_MAX on overflow. */
+size_t plxk_gemm_packed_b_size(plxk_isa isa, size_t n, size_t k);
+
+/* Packs op(B) of `args` (b, b_rs, b_cs, n, k; nothing else is read) into
+ * `out` (size bytes, at least plxk_gemm_packed_b_size, 64-byte aligned)
+ * as the GEMM's NR-column panels of all of K, zero-padded past N, for
+ * plxk_gemm_args.packed_b. false, writing nothing, when the variant was
+ * not compiled in, b is NULL or the size is short. */
+bool plxk_gemm_pack_b(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size);
 
 /* Runs one multiply with variant `isa`, splitting it into tiles that the
  * pool's threads share (NULL pool: the calling thread). When the workspace

@@ -381,16 +381,26 @@ static inline void prefetch_c(const plxk_gemm_problem *pr, size_t i0, size_t j0,
  * pass, op(B)'s kc x nc block is packed once and serves every MC block of
  * the region's rows; each MC block of op(A) is packed and multiplied by
  * every NR panel of B (kc x NR, which stays in L1) against every MR panel
- * of A (in L2). */
+ * of A (in L2). A pre-packed op(B) (plxk_gemm_args.packed_b) is read where
+ * it is instead. */
 static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, size_t nc,
                    float *pack_a_buf, float *pack_b_buf) {
     const plxk_gemm_args *g = &pr->args;
-    bool direct = g->b_cs == 1 && m <= DIRECT_B_PANELS * MR;
+    bool direct = !g->packed_b && g->b_cs == 1 && m <= DIRECT_B_PANELS * MR;
     size_t full = direct ? nc / NR * NR : 0; /* columns read in place */
     for (size_t p0 = 0; p0 < g->k; p0 += KC) {
         size_t kc = min_size(KC, g->k - p0);
         bool first = p0 == 0, last = p0 + kc == g->k;
-        if (full < nc) {
+        /* this pass's B panels: panel c (columns j0 + c NR ...) at
+         * panels + c panel_floats, rows NR floats apart */
+        const float *panels = pack_b_buf;
+        size_t panel_floats = NR * kc;
+        if (g->packed_b) {
+            /* pre-packed (plxk_gemm_pack_b): panels of all of K; j0 is a
+             * multiple of NR */
+            panels = g->packed_b + j0 * g->k + p0 * NR;
+            panel_floats = NR * g->k;
+        } else if (full < nc) {
             /* packed panels; with `direct`, only the edge, padded with
              * zeros, at its usual place */
             pack_b(g, p0, kc, j0 + full, nc - full, pack_b_buf + full * kc);
@@ -399,7 +409,7 @@ static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, 
             size_t mc = min_size(MC, m - ic);
             pack_a(g, i0 + ic, mc, p0, kc, pack_a_buf);
             for (size_t jr = 0; jr < nc; jr += NR) {
-                const float *bp = pack_b_buf + jr * kc;
+                const float *bp = panels + jr / NR * panel_floats;
                 ptrdiff_t ldb = NR;
                 if (jr < full) {
                     bp = g->b + (ptrdiff_t)p0 * g->b_rs + (ptrdiff_t)(j0 + jr);
@@ -511,6 +521,7 @@ static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdif
 const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
     .region = region,
+    .pack_b = pack_b,
     .depthwise = PLXK_ISA_SYMBOL(plxk_depthwise_),
     .gemv = gemv,
     .vmap = PLXK_ISA_SYMBOL(plxk_vmap_),

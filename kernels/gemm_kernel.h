@@ -42,6 +42,13 @@ typedef struct plxk_gemm_impl {
      * 64-byte aligned. */
     void (*region)(const plxk_gemm_problem *problem, size_t i0, size_t m, size_t j0, size_t nc,
                    float *pack_a, float *pack_b);
+    /* Packs op(B)'s rows [p0, p0+kc) x columns [j0, j0+nc) as NR-column
+     * panels: panel c (columns j0 + c NR ...) at out + c NR kc holds, for
+     * each p, the NR values of row p, zero past nc. With p0 = 0 and kc = K
+     * over all of N, the layout of plxk_gemm_pack_b, whose panel for
+     * columns j (a multiple of NR) and pass p0 is at j K + p0 NR. */
+    void (*pack_b)(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, size_t nc,
+                   float *out);
     /* plxk_depthwise in this variant (depthwise_kernel.c). */
     void (*depthwise)(const plxk_depthwise_plane *plane);
     /* One row or one column of C (M or N is 1: a fully_connected layer on

@@ -37,7 +37,7 @@ PLXK_NO_KERNEL(INVALID);
 PLXK_NO_KERNEL(INPUT);
 PLXK_NO_KERNEL(OUTPUT);
 PLXK_NO_KERNEL(MEM_IMPORT);
-PLXK_ROW_WS(PRECOMPILED, precompiled);
+PLXK_ROW_WS_PREP(PRECOMPILED, precompiled);
 
 #define ROW(suffix, value, name, desc) [value] = &plxk_kernel_row_##suffix,
 static const plxk_kernel_row *const table[PLX_OP_COUNT] = {PLX_OP_LIST(ROW)};
@@ -56,6 +56,14 @@ size_t plxk_kernel_workspace(const plx_layer_view *layer, const plxk_compute *co
         return 0;
     }
     return table[layer->op]->workspace(layer, compute);
+}
+
+size_t plxk_kernel_prepare(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                           size_t size) {
+    if (!layer || (unsigned)layer->op >= PLX_OP_COUNT || !table[layer->op]->prepare) {
+        return 0;
+    }
+    return table[layer->op]->prepare(layer, compute, out, size);
 }
 
 bool plxk_kernel_run_once(plxk_run_fn run, const plxk_kernel_args *args) {

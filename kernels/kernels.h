@@ -43,6 +43,11 @@ typedef struct plxk_kernel_args {
      * clip applied to output 0 as it is written (a precompiled layer's
      * fused activation); NULL: none. */
     const plx_activation_desc *activation;
+    /* What plxk_kernel_prepare made of the layer's constant inputs for this
+     * compute (fully_connected, gemm and matmul in float32: the constant
+     * weights packed for the GEMM), or NULL: the kernel then works from the
+     * inputs alone, as constant folding and the kernel tests run it. */
+    const void *prepared;
 } plxk_kernel_args;
 
 /* Bytes of workspace the kernel of `layer` needs with `compute` (NULL: the
@@ -69,13 +74,30 @@ bool plxk_kernel_lookup(plx_op op, plxk_check_fn *out_check, plxk_run_fn *out_ru
 
 typedef size_t (*plxk_workspace_fn)(const plx_layer_view *layer, const plxk_compute *compute);
 
+/* Derives, once, what the kernel of `layer` can compute ahead from the
+ * layer's constant inputs (layer->input_constants, which stay valid as long
+ * as the network) for `compute`: with `out` NULL, returns the bytes it
+ * needs (0: nothing to prepare: no constant that helps, a layer the kernel
+ * refuses, or sizes that overflow); otherwise writes them into `out` (size
+ * bytes, 64-byte aligned) and returns the same count, or 0, writing
+ * nothing, when size is short. The result is valid for this layer view's
+ * shapes and this compute's ISA only, and goes to plxk_kernel_args.prepared
+ * of every run. */
+typedef size_t (*plxk_prepare_fn)(const plx_layer_view *layer, const plxk_compute *compute,
+                                  void *out, size_t size);
+
+/* plxk_prepare_fn of the layer's operator; 0 for operators without one. */
+size_t plxk_kernel_prepare(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                           size_t size);
+
 /* One row of the kernel table (kernels.c): the operator's check and run
- * functions and its workspace function (NULL: none); all NULL for an
- * operator without a kernel. */
+ * functions, its workspace function and its prepare function (NULL:
+ * none); all NULL for an operator without a kernel. */
 typedef struct plxk_kernel_row {
     plxk_check_fn check;
     plxk_run_fn run;
     plxk_workspace_fn workspace;
+    plxk_prepare_fn prepare;
 } plxk_kernel_row;
 
 /* Every operator of PLX_OP_LIST has a row plxk_kernel_row_<SUFFIX>,
@@ -90,14 +112,21 @@ PLX_OP_LIST(PLXK_KERNEL_ROW_DECL_)
 
 /* PLXK_ROW(INSTANCE_NORM, instance_norm): the operator runs on
  * plxk_check_instance_norm and plxk_run_instance_norm; PLXK_ROW_WS also
- * sizes its workspace with plxk_workspace_<name>; PLXK_NO_KERNEL: cpu_ref
+ * sizes its workspace with plxk_workspace_<name>; PLXK_ROW_WS_PREP also
+ * prepares its constants with plxk_prepare_<name>; PLXK_NO_KERNEL: cpu_ref
  * refuses the operator. */
-#define PLXK_ROW(suffix, name) \
-    const plxk_kernel_row plxk_kernel_row_##suffix = {plxk_check_##name, plxk_run_##name, NULL}
+#define PLXK_ROW(suffix, name)                                                           \
+    const plxk_kernel_row plxk_kernel_row_##suffix = {plxk_check_##name, plxk_run_##name, \
+                                                      NULL, NULL}
 #define PLXK_ROW_WS(suffix, name)                                                        \
     const plxk_kernel_row plxk_kernel_row_##suffix = {plxk_check_##name, plxk_run_##name, \
-                                                      plxk_workspace_##name}
-#define PLXK_NO_KERNEL(suffix) const plxk_kernel_row plxk_kernel_row_##suffix = {NULL, NULL, NULL}
+                                                      plxk_workspace_##name, NULL}
+#define PLXK_ROW_WS_PREP(suffix, name)                                                   \
+    const plxk_kernel_row plxk_kernel_row_##suffix = {plxk_check_##name, plxk_run_##name, \
+                                                      plxk_workspace_##name,              \
+                                                      plxk_prepare_##name}
+#define PLXK_NO_KERNEL(suffix) \
+    const plxk_kernel_row plxk_kernel_row_##suffix = {NULL, NULL, NULL, NULL}
 
 /* Writes a printf-formatted message into args->error; returns false so that
  * kernels can `return plxk_fail(args, ...)`. */
@@ -176,6 +205,14 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
 size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
+
+/* Prepared constants (plxk_kernel_prepare) of the kernels that have them. */
+size_t plxk_prepare_fully_connected(const plx_layer_view *layer, const plxk_compute *compute,
+                                    void *out, size_t size);
+size_t plxk_prepare_gemm(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                         size_t size);
+size_t plxk_prepare_matmul(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                           size_t size);
 
 #undef PLXK_KERNEL
 

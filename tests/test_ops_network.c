@@ -1168,6 +1168,85 @@ Test(gemm, without_c) {
     free_outs(&y, 1);
 }
 
+/* Products whose constant weights the GEMM reads packed (cpu_ref packs them
+ * once, when the workload is created: kernels/kernels_matmul.c): more rows
+ * than the matrix-vector paths take, K over two KC passes (256) and N past
+ * a whole number of NR panels, for each operator and layout of B. */
+#define PK_ROWS 20
+#define PK_K 300
+#define PK_N 70
+
+static float *packed_case_buffer(size_t n, int seed) {
+    float *x = malloc(n * sizeof *x);
+    cr_assert(not(zero(ptr, x)));
+    gen(x, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        x[i] *= 0.125f; /* sums of 300 products within TOL_LOOSE */
+    }
+    return x;
+}
+
+Test(fully_connected, packed_weights_both_layouts) {
+    float *x = packed_case_buffer(PK_ROWS * PK_K, 21), *w = packed_case_buffer(PK_K * PK_N, 22);
+    float *b = packed_case_buffer(PK_N, 23), *ref = packed_case_buffer(PK_ROWS * PK_N, 0);
+    for (int t = 0; t < 2; t++) {
+        plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
+        d.weights_transposed = t == 1;
+        targ ins[] = {IN(F32, DIMS(PK_ROWS, PK_K), x),
+                      t ? CONST(F32, DIMS(PK_N, PK_K), w) : CONST(F32, DIMS(PK_K, PK_N), w),
+                      CONST(F32, DIMS(PK_N), b)};
+        tout y;
+        RUN(PLX_OP_FULLY_CONNECTED, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(PK_ROWS, PK_N));
+        ref_fc(x, w, t == 1, b, ref, PK_ROWS, PK_K, PK_N);
+        expect_f32(&y, ref, PK_ROWS * PK_N, TOL_LOOSE);
+        free_outs(&y, 1);
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(ref);
+}
+
+/* A [2, 10, K] against one B [K, N]: the batches fold into 20 rows. */
+Test(matmul, packed_weights_shared_by_batches) {
+    float *a = packed_case_buffer(PK_ROWS * PK_K, 24), *b = packed_case_buffer(PK_K * PK_N, 25);
+    float *ref = packed_case_buffer(PK_ROWS * PK_N, 0);
+    targ ins[] = {IN(F32, DIMS(2, PK_ROWS / 2, PK_K), a), CONST(F32, DIMS(PK_K, PK_N), b)};
+    tout y;
+    RUN(PLX_OP_MATMUL, NULL, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, PK_ROWS / 2, PK_N));
+    ref_fc(a, b, false, NULL, ref, PK_ROWS, PK_K, PK_N);
+    expect_f32(&y, ref, PK_ROWS * PK_N, TOL_LOOSE);
+    free_outs(&y, 1);
+    free(a);
+    free(b);
+    free(ref);
+}
+
+Test(gemm, packed_weights_both_layouts) {
+    float *a = packed_case_buffer(PK_ROWS * PK_K, 26), *b = packed_case_buffer(PK_K * PK_N, 27);
+    float *c = packed_case_buffer(PK_N, 28), *ref = packed_case_buffer(PK_ROWS * PK_N, 0);
+    for (int t = 0; t < 2; t++) {
+        plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+        d.trans_b = t == 1;
+        d.alpha = 0.5f;
+        targ ins[] = {IN(F32, DIMS(PK_ROWS, PK_K), a),
+                      t ? CONST(F32, DIMS(PK_N, PK_K), b) : CONST(F32, DIMS(PK_K, PK_N), b),
+                      CONST(F32, DIMS(PK_N), c)};
+        tout y;
+        RUN(PLX_OP_GEMM, &d, ins, &y, 1);
+        EXPECT_SHAPE(&y, F32, DIMS(PK_ROWS, PK_N));
+        ref_gemm(a, b, c, DIMS(PK_N), ref, PK_ROWS, PK_N, PK_K, false, t == 1, 0.5f, 1.0f);
+        expect_f32(&y, ref, PK_ROWS * PK_N, TOL_LOOSE);
+        free_outs(&y, 1);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(ref);
+}
+
 /* ------------------------------------------------------------------------ */
 /* pool, global_pool                                                          */
 /* ------------------------------------------------------------------------ */

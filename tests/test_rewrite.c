@@ -497,6 +497,47 @@ Test(rewrite, cpu_ref_fuses_activations) {
     plx_runtime_destroy(&plain_rt);
 }
 
+/* A fused matmul+relu large enough that cpu_ref reads its constant weights
+ * packed (20 rows, K over two KC passes, N past whole panels): the fused
+ * layer prepares them through its base operator and agrees with the two
+ * layers unfused. */
+Test(rewrite, cpu_ref_fused_product_reads_packed_weights) {
+    enum { ROWS = 20, K = 300, N = 70 };
+    plx_runtime *fused_rt = cpu_ref_with_fusion("on"), *plain_rt = cpu_ref_with_fusion("off");
+    static float wt[K * N], xv[ROWS * K], y0[ROWS * N], y1[ROWS * N];
+    fill(wt, K * N, 31);
+    fill(xv, ROWS * K, 32);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {ROWS, K}, wd[] = {K, N};
+    plx_tensor_info xi = tu_f32(2, xd), wi = tu_f32(2, wd);
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, w, b, a, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "w", &wi, wt, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_layer(n, "base", PLX_OP_MATMUL, NULL, 2, 1, &b));
+    OK(plx_network_add_layer(n, "act", PLX_OP_ACTIVATION, &ad, 1, 1, &a));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, b, 0));
+    OK(plx_network_connect(n, w, 0, b, 1));
+    OK(plx_network_connect(n, b, 0, a, 0));
+    OK(plx_network_connect(n, a, 0, y, 0));
+    plx_runtime *keep = rt;
+    plx_optimized_network *plain, *fused;
+    rt = plain_rt;
+    run(n, true, xv, ROWS * K, y0, ROWS * N, &plain);
+    rt = fused_rt;
+    run(n, true, xv, ROWS * K, y1, ROWS * N, &fused);
+    rt = keep;
+    assert_close(y1, y0, ROWS * N);
+    cr_assert(has_layer(fused, "base+act"));
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&fused);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&fused_rt);
+    plx_runtime_destroy(&plain_rt);
+}
+
 /* x * clip(x + 3, 0, 6) / 6 (or * (1/6)) as a network (x -> relu first, so
  * that x is a layer's output, as after a conv); `shared_clip`: the clip is
  * also an output, so nothing may fuse. */

@@ -49,6 +49,7 @@ typedef struct gemm_case {
     float alpha, beta;
     int bias; /* 0 none, 1 per row, 2 per column, 3 a full matrix */
     plxk_activation act;
+    bool packed; /* op(B) pre-packed (plxk_gemm_pack_b) for each variant */
 } gemm_case;
 
 /* The variants to test: every one compiled in and supported; the others
@@ -129,6 +130,14 @@ static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t po
     plxk_isa isas[PLXK_ISA_COUNT];
     size_t isa_count = supported_isas(isas), checked = 0;
     for (size_t ii = 0; ii < isa_count; ii++) {
+        float *packed = NULL;
+        if (tc->packed) {
+            size_t bytes = plxk_gemm_packed_b_size(isas[ii], n, k);
+            packed = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+            cr_assert(not(zero(ptr, packed)));
+            cr_assert(plxk_gemm_pack_b(isas[ii], &g, packed, bytes));
+            g.packed_b = packed;
+        }
         for (size_t pi = 0; pi < pool_count; pi++) {
             size_t threads = plxk_pool_threads(pools[pi]);
             size_t ws_size = plxk_gemm_workspace_size(isas[ii], m, n, k, threads);
@@ -167,6 +176,7 @@ static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t po
             free(ws);
             checked++;
         }
+        free(packed);
     }
     free(a);
     free(b);
@@ -216,7 +226,7 @@ Test(gemm, shapes_and_strides) {
         for (int t = 0; t < 4; t++) {
             gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, (t >> 1) & 1,
                             t == 3 ? 3 : 0, t == 3 ? 5 : 0, t ? 2 : 0, 1.0f, 0.0f, 0,
-                            PLXK_ACT_NONE};
+                            PLXK_ACT_NONE, false};
             if (shapes[s][0] * shapes[s][1] * shapes[s][2] > 1000000 && t != 3 && t != 0) {
                 continue; /* the large shape: plain and both transposed */
             }
@@ -225,6 +235,70 @@ Test(gemm, shapes_and_strides) {
     }
     fprintf(stderr, "gemm.shapes_and_strides: %zu runs checked\n", checked);
     free_pools(&ps);
+}
+
+/* op(B) pre-packed (plxk_gemm_pack_b): the shapes of shapes_and_strides
+ * that reach the packed path and those that do not (matrix-vector rows,
+ * the transposed problem), both layouts of B, with an epilogue. */
+Test(gemm, pre_packed_b) {
+    static const size_t shapes[][3] = {
+        {7, 13, 29},  {3, 1, 300},  {300, 1, 64}, {1, 300, 64}, {9, 33, 513},
+        {40, 3, 50},  {121, 33, 20}, {129, 65, 30}, {64, 2050, 9}, {300, 500, 400},
+    };
+    pools ps = make_pools();
+    size_t checked = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (int t = 0; t < 2; t++) {
+            gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], false, t == 1, 0,
+                            t ? 3 : 0, 1, 0.5f, t ? 0.25f : 0.0f, 2, PLXK_ACT_CLIP, true};
+            checked += check_case(&tc, ps.p, 3);
+        }
+    }
+    fprintf(stderr, "gemm.pre_packed_b: %zu runs checked\n", checked);
+    free_pools(&ps);
+}
+
+/* On the packed path the panels are what is multiplied: B's own values,
+ * changed after packing, are not read. And a short buffer is refused. */
+Test(gemm, pre_packed_b_is_read) {
+    const size_t m = 64, n = 70, k = 300;
+    float *a = random_buffer(m * k), *b = random_buffer(k * n), *c = malloc(m * n * sizeof *c);
+    float *want = malloc(m * n * sizeof *want);
+    cr_assert(not(zero(ptr, c)));
+    cr_assert(not(zero(ptr, want)));
+    plxk_isa isas[PLXK_ISA_COUNT];
+    size_t isa_count = supported_isas(isas);
+    for (size_t ii = 0; ii < isa_count; ii++) {
+        plxk_gemm_args g = {.m = m, .n = n, .k = k, .alpha = 1.0f, .a = a, .a_rs = (ptrdiff_t)k,
+                            .a_cs = 1, .b = b, .b_rs = (ptrdiff_t)n, .b_cs = 1, .c = want,
+                            .ldc = n};
+        size_t ws_size = plxk_gemm_workspace_size(isas[ii], m, n, k, 1);
+        void *ws = malloc(ws_size);
+        cr_assert(not(zero(ptr, ws)));
+        cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
+        size_t bytes = plxk_gemm_packed_b_size(isas[ii], n, k);
+        cr_assert(ge(sz, bytes, n * k * sizeof(float)));
+        float *packed = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        cr_assert(not(zero(ptr, packed)));
+        cr_assert(not(plxk_gemm_pack_b(isas[ii], &g, packed, bytes - 1)), "a short buffer");
+        cr_assert(plxk_gemm_pack_b(isas[ii], &g, packed, bytes));
+        float *other = random_buffer(k * n); /* B changed after packing */
+        g.b = other;
+        g.packed_b = packed;
+        g.c = c;
+        cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
+        for (size_t i = 0; i < m * n; i++) {
+            cr_assert(eq(flt, c[i], want[i]), "%s: C[%zu] = %g from the panels, %g from B",
+                      plxk_isa_name(isas[ii]), i, c[i], want[i]);
+        }
+        free(other);
+        free(packed);
+        free(ws);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(want);
 }
 
 /* alpha, beta, every kind of bias, every activation. */
@@ -244,7 +318,8 @@ Test(gemm, epilogue) {
             for (int bias = 0; bias < 4; bias++) {
                 for (size_t ac = 0; ac < 4; ac++) {
                     gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], ab == 2, ab == 3,
-                                    0, 1, 1, alphas[ab][0], alphas[ab][1], bias, acts[ac]};
+                                    0, 1, 1, alphas[ab][0], alphas[ab][1], bias, acts[ac],
+                                    false};
                     checked += check_case(&tc, ps.p, 3);
                 }
             }
@@ -305,9 +380,10 @@ Test(gemm, activations_of_non_finite_values) {
 Test(gemm, k_zero) {
     pools ps = make_pools();
     for (int bias = 0; bias < 4; bias++) {
-        gemm_case tc = {5, 7, 0, false, false, 0, 0, 1, 1.0f, 0.5f, bias, PLXK_ACT_RELU};
+        gemm_case tc = {5, 7, 0, false, false, 0, 0, 1, 1.0f, 0.5f, bias, PLXK_ACT_RELU, true};
         check_case(&tc, ps.p, 3);
-        gemm_case tc0 = {5, 7, 0, false, false, 0, 0, 0, 1.0f, 0.0f, bias, PLXK_ACT_NONE};
+        gemm_case tc0 = {5, 7, 0, false, false, 0, 0, 0, 1.0f, 0.0f, bias, PLXK_ACT_NONE,
+                         false};
         check_case(&tc0, ps.p, 3);
     }
     free_pools(&ps);

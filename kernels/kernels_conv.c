@@ -163,36 +163,63 @@ size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *comp
     return gemm == SIZE_MAX || col > SIZE_MAX - gemm ? SIZE_MAX : col + gemm;
 }
 
+/* dst[0 .. n) = src[0 .. n) or 0, for the short runs of im2col_row, in
+ * plain loops: a narrow image (openWakeWord's embedding network convolves
+ * rows of 8 to 32 pixels) makes tens of thousands of runs per conv, and a
+ * call to memcpy and two to memset for each cost more than the conv's
+ * product. GCC turns such loops into those very calls (loop distribution
+ * into library patterns), which IM2COL_INLINE turns off for these three
+ * functions. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define IM2COL_INLINE __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define IM2COL_INLINE
+#endif
+
+IM2COL_INLINE static inline void im2col_copy(float *restrict dst, const float *restrict src,
+                                             int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+    }
+}
+
+IM2COL_INLINE static inline void im2col_zero(float *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        dst[i] = 0.0f;
+    }
+}
+
 /* col[(c*kh + i)*kw + j][oh*OW + ow] = X[c][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1],
  * 0 in the padding: row r = (c*kh + i)*kw + j of col, restricted to its
  * columns (output pixels) [j0, j1), into out[0 .. j1 - j0). The columns may
  * start and end inside an output row, so it goes output row by output row,
  * each run split into its padding on the left, its inside and its padding
  * on the right. x is the group's first input channel of one image. */
-static void im2col_row(const plx_window_geom *g, const float *x, int64_t r, int64_t j0,
-                       int64_t j1, float *out) {
+IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, int64_t r,
+                                     int64_t j0, int64_t j1, float *out) {
     int64_t ow_n = g->out[1], s1 = g->s[1];
     int64_t c = r / (g->k[0] * g->k[1]), i = r / g->k[1] % g->k[0], j = r % g->k[1];
     int64_t off = j * g->d[1] - g->pb[1], lo, hi;
     plxk_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
-    for (int64_t p = j0; p < j1;) {
-        int64_t oh = p / ow_n, a = p % ow_n; /* the run [a, e) of output row oh */
+    /* the run [a, e) of output row oh; after the first, whole rows */
+    int64_t oh = j0 / ow_n, a = j0 % ow_n;
+    for (int64_t p = j0; p < j1; oh++, a = 0) {
         int64_t e = j1 - p < ow_n - a ? a + (j1 - p) : ow_n;
         int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
         if (ih < 0 || ih >= g->in[0]) {
-            memset(out, 0, (size_t)(e - a) * sizeof *out);
+            im2col_zero(out, e - a);
         } else {
             int64_t l = plxk_clamp_i64(lo, a, e), h = plxk_clamp_i64(hi, l, e);
             const float *xr = x + (c * g->in[0] + ih) * g->in[1];
-            memset(out, 0, (size_t)(l - a) * sizeof *out);
+            im2col_zero(out, l - a);
             if (s1 == 1) { /* ResNet's 3x3 convs: the run is contiguous in X */
-                memcpy(out + (l - a), xr + l + off, (size_t)(h - l) * sizeof *out);
+                im2col_copy(out + (l - a), xr + l + off, h - l);
             } else {
                 for (int64_t ow = l; ow < h; ow++) {
                     out[ow - a] = xr[ow * s1 + off];
                 }
             }
-            memset(out + (h - a), 0, (size_t)(e - h) * sizeof *out);
+            im2col_zero(out + (h - a), e - h);
         }
         out += e - a;
         p += e - a;

@@ -227,11 +227,11 @@ bool plxk_run_global_pool(const plxk_kernel_args *args) {
             }
             store_real(args->outputs[0], dt, o, best);
         } else {
-            /* double: a whole feature map is summed at once */
-            double sum = 0.0;
-            for (int64_t i = 0; i < inner; i++) {
-                sum += ((const float *)args->inputs[0])[o * inner + i];
-            }
+            /* a whole feature map at once: in float lanes, block totals in
+             * double (a plain double loop ran at 0.6 ns a value: 0.058 ms
+             * for 64 maps of 40 x 40, ONNX Runtime 0.027) */
+            double sum = plxk_sum_floats((const float *)args->inputs[0] + o * inner,
+                                         (size_t)inner, 0.0f, false);
             ((float *)args->outputs[0])[o] = inner ? (float)(sum / (double)inner) : NAN;
         }
     }

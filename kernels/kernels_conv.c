@@ -482,9 +482,11 @@ const char *plxk_check_conv_transpose(const plx_layer_view *layer, char *buf, si
  * tap (i, j)) is added into Y where input pixel (ih, iw) lands through that
  * tap: oh = ih * s0 - pb0 + i * d0, ow = iw * s1 - pb1 + j * d1. The input
  * pixels go in slabs so that col stays in the cache between the two; Y
- * starts as the bias. The GEMM shares its tiles among the pool's threads;
- * the scatter, whose slabs may add to the same outputs, runs on the
- * calling thread. */
+ * starts as the bias. The GEMM shares its tiles among the pool's threads,
+ * and the scatter its output channels (the taps of one channel add to the
+ * same outputs, so a channel's rows stay on one thread: on the calling
+ * thread alone, a 2x2 stride-2 conv_transpose of 64 -> 32 channels at
+ * 40x40 took 0.38 ms at two threads, ONNX Runtime 0.24). */
 typedef struct convt_plan {
     size_t rows;  /* col's rows: mg * kh * kw */
     size_t width; /* input pixels per slab */
@@ -554,6 +556,25 @@ static void convt_scatter_row(const plx_window_geom *g, const float *row, int64_
     }
 }
 
+/* One slab's scatter, a task per output channel of the group. */
+typedef struct convt_scatter_job {
+    const plx_window_geom *g;
+    const float *col;      /* the slab: rows of `cols` floats */
+    int64_t taps, j0, cols;
+    int64_t plane;         /* floats of an output channel plane */
+    float *yg;             /* the group's first output channel */
+} convt_scatter_job;
+
+static void convt_scatter_channel(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const convt_scatter_job *job = ctx;
+    for (int64_t t = 0; t < job->taps; t++) {
+        int64_t r = (int64_t)task * job->taps + t;
+        convt_scatter_row(job->g, job->col + r * job->cols, t, job->j0, job->cols,
+                          job->yg + (int64_t)task * job->plane);
+    }
+}
+
 bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     char why[256];
     plx_window_geom g = {0};
@@ -607,10 +628,10 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
                 if (!plxk_product(args, &ga, ws, left, "conv_transpose")) {
                     return false;
                 }
-                for (int64_t r = 0; r < (int64_t)plan.rows; r++) {
-                    convt_scatter_row(&g, col + r * cols, r % taps, j0, cols,
-                                      yg + r / taps * plane);
-                }
+                convt_scatter_job job = {&g, col, taps, j0, cols, plane, yg};
+                plxk_pool_run(plxk_pool_of(args->compute), (size_t)mg,
+                              (double)plan.rows * (double)cols / 2.0, convt_scatter_channel,
+                              &job);
             }
         }
     }

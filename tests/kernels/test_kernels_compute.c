@@ -629,6 +629,11 @@ Test(conv_transpose, random) {
         {2, 1, 2, 2, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, PLX_AUTO_PAD_VALID, true},
         {1, 2, 2, 4, 2, {5}, {3}, {3}, {2}, {1}, {2}, {2}, {0}, PLX_AUTO_PAD_NOTSET, true},
         {2, 1, 1, 1, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        /* large enough that the scatter runs on the pool (a task per
+         * output channel; kernels_compute_avx2 runs on two threads):
+         * overlapping taps (3x3 at stride 2), two groups, two slabs of
+         * input pixels */
+        {2, 2, 8, 12, 2, {60, 60}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {1, 1}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         convt_random(&cases[i], 300 + (uint32_t)i);

@@ -285,23 +285,70 @@ const char *plxk_check_concat(const plx_layer_view *layer, char *buf, size_t siz
                        ((const plx_axis_desc *)layer->desc)->axis, &axis, buf, size);
 }
 
+/* A concat's copies, shared by the pool: every input's block of every outer
+ * index, cut into pieces of at most CONCAT_PIECE bytes, is a task (at two
+ * threads, four 1x64x40x40 inputs took 0.128 ms on the calling thread
+ * alone, ONNX Runtime 0.084). */
+#define CONCAT_PIECE ((size_t)64 * 1024)
+
+typedef struct concat_job {
+    const plxk_kernel_args *args;
+    uint32_t axis;
+    size_t outer, row, y_block; /* row, y_block in bytes */
+} concat_job;
+
+/* Pieces per outer index of input k's block (0 for an empty input). */
+static size_t concat_pieces(const concat_job *j, uint32_t k, size_t *block) {
+    *block = j->row * (size_t)j->args->layer->inputs[k].dims[j->axis];
+    return (*block + CONCAT_PIECE - 1) / CONCAT_PIECE;
+}
+
+static void concat_task(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const concat_job *j = ctx;
+    size_t at = 0;
+    for (uint32_t k = 0; k < j->args->layer->input_count; k++) {
+        size_t block, pieces = concat_pieces(j, k, &block), here = j->outer * pieces;
+        if (task < here) {
+            size_t o = task / pieces, p = task % pieces * CONCAT_PIECE;
+            size_t len = block - p < CONCAT_PIECE ? block - p : CONCAT_PIECE;
+            memcpy((uint8_t *)j->args->outputs[0] + o * j->y_block + at + p,
+                   (const uint8_t *)j->args->inputs[k] + o * block + p, len);
+            return;
+        }
+        task -= here;
+        at += block;
+    }
+}
+
 bool plxk_run_concat(const plxk_kernel_args *args) {
     RUN_CHECK(concat, args);
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *y = &layer->outputs[0];
-    uint32_t axis = 0;
-    plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, y->rank, false, &axis);
-    size_t outer = 0, row = 0;
-    split_layout(y, axis, &outer, &row);
-    size_t y_block = row * (size_t)y->dims[axis], at = 0;
+    concat_job j = {args, 0, 0, 0, 0};
+    plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, y->rank, false, &j.axis);
+    split_layout(y, j.axis, &j.outer, &j.row);
+    j.y_block = j.row * (size_t)y->dims[j.axis];
+    size_t tasks = 0, block;
     for (uint32_t k = 0; k < layer->input_count; k++) {
-        size_t block = row * (size_t)layer->inputs[k].dims[axis];
+        tasks += j.outer * concat_pieces(&j, k, &block);
+    }
+    size_t bytes = j.outer * j.y_block;
+    if (tasks && bytes / tasks >= 4096) {
+        /* about 10 GB/s on one thread */
+        plxk_pool_run(args->compute ? args->compute->pool : NULL, tasks, (double)bytes / 10.0,
+                      concat_task, &j);
+        return true;
+    }
+    size_t at = 0; /* small pieces: one loop, no tasks */
+    for (uint32_t k = 0; k < layer->input_count; k++) {
+        size_t bl = j.row * (size_t)layer->inputs[k].dims[j.axis];
         const uint8_t *src = args->inputs[k];
         uint8_t *dst = args->outputs[0];
-        for (size_t o = 0; o < outer && block; o++) {
-            memcpy(dst + o * y_block + at, src + o * block, block);
+        for (size_t o = 0; o < j.outer && bl; o++) {
+            memcpy(dst + o * j.y_block + at, src + o * bl, bl);
         }
-        at += block;
+        at += bl;
     }
     return true;
 }

@@ -183,6 +183,49 @@ Test(concat, hand_and_negative_axis) {
     for (int i = 0; i < 6; i++) cr_assert(eq(i8, y[i], w[i]));
 }
 
+/* Parts large enough that the copies are cut into 64 KiB pieces and shared
+ * by a pool of two threads (kernels_data.c, concat_task): an outer dim of
+ * 3, blocks of 1, 2.5 and 0 pieces' worth and a last one of 37 bytes. */
+Test(concat, large_parts_on_two_threads) {
+    seed(31);
+    char err[128];
+    plxk_compute two = {plxk_isa_best(), plxk_pool_create(2, err, sizeof err)};
+    cr_assert(not(zero(ptr, two.pool)), "%s", err);
+    const int64_t widths[4] = {65536, 163840, 0, 37}; /* bytes per outer index */
+    plx_tensor_info ins[4];
+    uint8_t *parts[4];
+    int64_t total = 0;
+    for (int p = 0; p < 4; p++) {
+        ins[p] = info(PLX_DTYPE_UINT8, SHAPE(3, widths[p]));
+        parts[p] = malloc((size_t)(3 * widths[p]) + 1);
+        cr_assert(not(zero(ptr, parts[p])));
+        fill_bytes(parts[p], (size_t)(3 * widths[p]));
+        total += widths[p];
+    }
+    plx_tensor_info ty = info(PLX_DTYPE_UINT8, SHAPE(3, total));
+    uint8_t *y = malloc((size_t)(3 * total));
+    cr_assert(not(zero(ptr, y)));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, ins, 4, &ty, 1);
+    const void *pin[4] = {parts[0], parts[1], parts[2], parts[3]};
+    void *pout[] = {y};
+    plxk_kernel_args a = {.layer = &l, .inputs = pin, .outputs = pout, .error = g_err,
+                          .error_size = sizeof g_err, .compute = &two};
+    cr_assert(plxk_run_concat(&a), "%s", g_err);
+    for (int64_t o = 0, at = 0; o < 3; o++) {
+        for (int p = 0; p < 4; p++) {
+            cr_assert(zero(int, memcmp(y + at, parts[p] + o * widths[p], (size_t)widths[p])),
+                      "outer %lld, part %d", (long long)o, p);
+            at += widths[p];
+        }
+    }
+    for (int p = 0; p < 4; p++) {
+        free(parts[p]);
+    }
+    free(y);
+    plxk_pool_destroy(two.pool);
+}
+
 Test(concat_split, random_round_trip) {
     seed(12);
     uint8_t parts[4][BIG], back[4][BIG];

@@ -626,6 +626,72 @@ Test(binary, broadcast_patterns_float) {
     }
 }
 
+/* Float32 broadcasts large enough that their runs go to a pool of two
+ * threads (kernels_elementwise.c, binary_broadcast_f32): many short runs
+ * per task (both operands broadcast), one run per task (per channel), and
+ * runs longer than a task, cut into pieces (same shape; a scalar), with
+ * non-commutative functions in both operand orders. */
+Test(binary, large_broadcasts_on_two_threads) {
+    char err[128];
+    plxk_compute two = {plxk_isa_best(), plxk_pool_create(2, err, sizeof err)};
+    cr_assert(not(zero(ptr, two.pool)), "%s", err);
+    static const struct {
+        uint32_t rank;
+        int64_t a[4], b[4], y[4];
+    } cases[] = {
+        {4, {1, 64, 1, 128}, {1, 1, 128, 1}, {1, 64, 128, 128}},
+        {4, {1, 6, 100, 100}, {1, 6, 1, 1}, {1, 6, 100, 100}},
+        {2, {3, 50000}, {3, 50000}, {3, 50000}},
+        {1, {70000}, {1}, {70000}},
+    };
+    static const plx_binary_func funcs[] = {PLX_BINARY_SUB, PLX_BINARY_DIV, PLX_BINARY_PRELU};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        plx_tensor_info ta = info(PLX_DTYPE_FLOAT32, cases[c].a, cases[c].rank);
+        plx_tensor_info tb = info(PLX_DTYPE_FLOAT32, cases[c].b, cases[c].rank);
+        plx_tensor_info ty = info(PLX_DTYPE_FLOAT32, cases[c].y, cases[c].rank);
+        size_t na = numel(&ta), nb = numel(&tb), ny = numel(&ty);
+        float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *y = malloc(ny * sizeof *y);
+        cr_assert(a && b && y);
+        for (size_t i = 0; i < na; i++) {
+            a[i] = (float)((i * 37) % 23) - 11.5f;
+        }
+        for (size_t i = 0; i < nb; i++) {
+            b[i] = (float)((i * 13) % 17) - 8.25f;
+        }
+        for (size_t k = 0; k < sizeof funcs / sizeof funcs[0]; k++) {
+            for (int swap = 0; swap < 2; swap++) {
+                if (funcs[k] == PLX_BINARY_PRELU && (swap ? nb : na) != ny) {
+                    continue; /* prelu's X has the output's shape */
+                }
+                plx_binary_desc d = PLX_BINARY_DESC_INIT(funcs[k]);
+                plx_tensor_info ins_i[2] = {swap ? tb : ta, swap ? ta : tb};
+                plx_layer_view l = layer_of(PLX_OP_BINARY, &d, ins_i, 2, &ty, 1);
+                const void *ins[] = {swap ? (const void *)b : a, swap ? (const void *)a : b};
+                void *outs[] = {y};
+                plxk_kernel_args args = {.layer = &l, .inputs = ins, .outputs = outs,
+                                         .error = g_err, .error_size = sizeof g_err,
+                                         .compute = &two};
+                cr_assert(plxk_run_binary(&args), "%s", g_err);
+                for (size_t i = 0; i < ny; i++) {
+                    float va = at_broadcast(a, cases[c].a, cases[c].rank, &ty, i);
+                    float vb = at_broadcast(b, cases[c].b, cases[c].rank, &ty, i);
+                    float x = swap ? vb : va, z = swap ? va : vb;
+                    float want = funcs[k] == PLX_BINARY_SUB   ? x - z
+                                 : funcs[k] == PLX_BINARY_DIV ? x / z
+                                                              : (x < 0 ? z * x : x);
+                    cr_assert(y[i] == want, "case %zu, %s, swap %d, element %zu: %g, want %g",
+                              c, plx_binary_func_name(funcs[k]), swap, i, (double)y[i],
+                              (double)want);
+                }
+            }
+        }
+        free(a);
+        free(b);
+        free(y);
+    }
+    plxk_pool_destroy(two.pool);
+}
+
 Test(binary, integer_semantics) {
     plx_tensor_info t = info(PLX_DTYPE_INT32, SHAPE(4));
     /* C-like truncation: -7/2 = -3, 7/-2 = -3, -7/-2 = 3, 7/2 = 3 */

@@ -434,8 +434,43 @@ static plx_runtime *cpu_ref_with_fusion(const char *value) {
     return tu_create(&o);
 }
 
-Test(rewrite, cpu_ref_fuses_activations) {
+/* x -> base (op, desc; its weights w the constant wt) -> act -> y. */
+static plx_network *product_then_activation(plx_op op, const void *desc,
+                                            const plx_tensor_info *xi, const plx_tensor_info *wi,
+                                            const float *wt, const plx_activation_desc *ad) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id x, w, b, a, y;
+    OK(plx_network_add_input(n, "x", 0, xi, &x));
+    OK(plx_network_add_constant(n, "w", wi, wt, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_layer(n, "base", op, desc, 2, 1, &b));
+    OK(plx_network_add_layer(n, "act", PLX_OP_ACTIVATION, ad, 1, 1, &a));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, b, 0));
+    OK(plx_network_connect(n, w, 0, b, 1));
+    OK(plx_network_connect(n, b, 0, a, 0));
+    OK(plx_network_connect(n, a, 0, y, 0));
+    return n;
+}
+
+/* Runs n with cpu_ref's fusion off (y0, *plain) and on (y1, *fused) and
+ * checks that both give the same values. */
+static void run_plain_and_fused(plx_network *n, const float *x, size_t in, float *y0, float *y1,
+                                size_t out, plx_optimized_network **plain,
+                                plx_optimized_network **fused) {
     plx_runtime *fused_rt = cpu_ref_with_fusion("on"), *plain_rt = cpu_ref_with_fusion("off");
+    plx_runtime *keep = rt;
+    rt = plain_rt;
+    run(n, true, x, in, y0, out, plain);
+    rt = fused_rt;
+    run(n, true, x, in, y1, out, fused);
+    rt = keep;
+    assert_close(y1, y0, out);
+    plx_runtime_destroy(&fused_rt);
+    plx_runtime_destroy(&plain_rt);
+}
+
+Test(rewrite, cpu_ref_fuses_activations) {
     static const plx_op bases[] = {PLX_OP_CONV, PLX_OP_FULLY_CONNECTED, PLX_OP_MATMUL,
                                    PLX_OP_CONV};
     static const plx_activation_func funcs[] = {PLX_ACT_RELU, PLX_ACT_CLIP, PLX_ACT_SIGMOID,
@@ -443,8 +478,6 @@ Test(rewrite, cpu_ref_fuses_activations) {
     static float wt[M * C * 9];
     fill(wt, M * C * 9, 21);
     for (int i = 0; i < 4; i++) {
-        plx_network *n;
-        OK(plx_network_create(&n));
         const int64_t xd[] = {1, C, H, H}, wd[] = {M, C, 3, 3}, x2[] = {C, 9}, w3[] = {9, M};
         plx_tensor_info xi = tu_f32(bases[i] == PLX_OP_CONV ? 4 : 2,
                                  bases[i] == PLX_OP_CONV ? xd : x2);
@@ -459,28 +492,13 @@ Test(rewrite, cpu_ref_fuses_activations) {
         /* clip's lower bound, or leaky_relu's slope */
         ad.alpha = funcs[i] == PLX_ACT_LEAKY_RELU ? 0.1f : 0.0f;
         ad.beta = 0.5f;
-        plx_layer_id x, w, b, a, y;
-        OK(plx_network_add_input(n, "x", 0, &xi, &x));
-        OK(plx_network_add_constant(n, "w", &wi, wt, PLX_CONSTANT_BORROW, &w));
-        OK(plx_network_add_layer(n, "base", bases[i], desc, 2, 1, &b));
-        OK(plx_network_add_layer(n, "act", PLX_OP_ACTIVATION, &ad, 1, 1, &a));
-        OK(plx_network_add_output(n, "y", 0, &y));
-        OK(plx_network_connect(n, x, 0, b, 0));
-        OK(plx_network_connect(n, w, 0, b, 1));
-        OK(plx_network_connect(n, b, 0, a, 0));
-        OK(plx_network_connect(n, a, 0, y, 0));
+        plx_network *n = product_then_activation(bases[i], desc, &xi, &wi, wt, &ad);
         float xv[C * H * H], y0[M * H * H], y1[M * H * H];
         fill(xv, C * H * H, 23);
         size_t out = bases[i] == PLX_OP_CONV ? (size_t)M * (H - 2) * (H - 2) : (size_t)C * M;
         size_t in = bases[i] == PLX_OP_CONV ? (size_t)C * H * H : (size_t)C * 9;
-        plx_runtime *keep = rt;
         plx_optimized_network *plain, *fused;
-        rt = plain_rt;
-        run(n, true, xv, in, y0, out, &plain);
-        rt = fused_rt;
-        run(n, true, xv, in, y1, out, &fused);
-        rt = keep;
-        assert_close(y1, y0, out);
+        run_plain_and_fused(n, xv, in, y0, y1, out, &plain, &fused);
         char kind[64];
         snprintf(kind, sizeof kind, "replaced 2 layers by 'base+act' (%s+%s)",
                  plx_op_name(bases[i]), plx_activation_func_name(funcs[i]));
@@ -493,8 +511,6 @@ Test(rewrite, cpu_ref_fuses_activations) {
         plx_optimized_network_destroy(&fused);
         plx_network_destroy(&n);
     }
-    plx_runtime_destroy(&fused_rt);
-    plx_runtime_destroy(&plain_rt);
 }
 
 /* A fused matmul+relu large enough that cpu_ref reads its constant weights
@@ -503,39 +519,19 @@ Test(rewrite, cpu_ref_fuses_activations) {
  * layers unfused. */
 Test(rewrite, cpu_ref_fused_product_reads_packed_weights) {
     enum { ROWS = 20, K = 300, N = 70 };
-    plx_runtime *fused_rt = cpu_ref_with_fusion("on"), *plain_rt = cpu_ref_with_fusion("off");
     static float wt[K * N], xv[ROWS * K], y0[ROWS * N], y1[ROWS * N];
     fill(wt, K * N, 31);
     fill(xv, ROWS * K, 32);
-    plx_network *n;
-    OK(plx_network_create(&n));
     const int64_t xd[] = {ROWS, K}, wd[] = {K, N};
     plx_tensor_info xi = tu_f32(2, xd), wi = tu_f32(2, wd);
     plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
-    plx_layer_id x, w, b, a, y;
-    OK(plx_network_add_input(n, "x", 0, &xi, &x));
-    OK(plx_network_add_constant(n, "w", &wi, wt, PLX_CONSTANT_BORROW, &w));
-    OK(plx_network_add_layer(n, "base", PLX_OP_MATMUL, NULL, 2, 1, &b));
-    OK(plx_network_add_layer(n, "act", PLX_OP_ACTIVATION, &ad, 1, 1, &a));
-    OK(plx_network_add_output(n, "y", 0, &y));
-    OK(plx_network_connect(n, x, 0, b, 0));
-    OK(plx_network_connect(n, w, 0, b, 1));
-    OK(plx_network_connect(n, b, 0, a, 0));
-    OK(plx_network_connect(n, a, 0, y, 0));
-    plx_runtime *keep = rt;
+    plx_network *n = product_then_activation(PLX_OP_MATMUL, NULL, &xi, &wi, wt, &ad);
     plx_optimized_network *plain, *fused;
-    rt = plain_rt;
-    run(n, true, xv, ROWS * K, y0, ROWS * N, &plain);
-    rt = fused_rt;
-    run(n, true, xv, ROWS * K, y1, ROWS * N, &fused);
-    rt = keep;
-    assert_close(y1, y0, ROWS * N);
+    run_plain_and_fused(n, xv, ROWS * K, y0, y1, ROWS * N, &plain, &fused);
     cr_assert(has_layer(fused, "base+act"));
     plx_optimized_network_destroy(&plain);
     plx_optimized_network_destroy(&fused);
     plx_network_destroy(&n);
-    plx_runtime_destroy(&fused_rt);
-    plx_runtime_destroy(&plain_rt);
 }
 
 /* x * clip(x + 3, 0, 6) / 6 (or * (1/6)) as a network (x -> relu first, so

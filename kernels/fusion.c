@@ -80,25 +80,27 @@ static bool in_epilogue(const plxk_fused *f) {
            f->activation.func == PLX_ACT_LEAKY_RELU;
 }
 
-size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_compute *compute) {
+/* The base operator's view of a precompiled layer; false when the layer
+ * is not cpu_ref's. */
+static bool base_view(const plx_layer_view *layer, plx_layer_view *base) {
     const plxk_fused *f = payload(layer);
     if (!f) {
-        return 0;
+        return false;
     }
-    plx_layer_view base, act;
-    split_views(layer, f, &base, &act);
-    return plxk_kernel_workspace(&base, compute);
+    plx_layer_view act;
+    split_views(layer, f, base, &act);
+    return true;
+}
+
+size_t plxk_workspace_precompiled(const plx_layer_view *layer, const plxk_compute *compute) {
+    plx_layer_view base;
+    return base_view(layer, &base) ? plxk_kernel_workspace(&base, compute) : 0;
 }
 
 size_t plxk_prepare_precompiled(const plx_layer_view *layer, const plxk_compute *compute,
                                 void *out, size_t size) {
-    const plxk_fused *f = payload(layer);
-    if (!f) {
-        return 0;
-    }
-    plx_layer_view base, act;
-    split_views(layer, f, &base, &act);
-    return plxk_kernel_prepare(&base, compute, out, size);
+    plx_layer_view base;
+    return base_view(layer, &base) ? plxk_kernel_prepare(&base, compute, out, size) : 0;
 }
 
 bool plxk_run_precompiled(const plxk_kernel_args *args) {

@@ -506,10 +506,12 @@ typedef struct bcast_runs {
     uint32_t d;       /* dims before the run */
     bool sa, sb;      /* operand dense along the run (else one value) */
     size_t runs;
-    /* pool tasks: per_task whole runs each, or, for runs longer than a
-     * task, one of `pieces` parts of a run each */
-    size_t per_task, pieces, piece;
+    /* pool tasks: per_task whole runs each, or, for runs longer than
+     * BCAST_TASK elements, one of `pieces` parts of BCAST_TASK of a run */
+    size_t per_task, pieces;
 } bcast_runs;
+
+enum { BCAST_TASK = 16384 };
 
 /* The operands' offsets and the dims' indices at the start of run k. */
 static void bcast_start(const bcast_runs *r, size_t k, int64_t *idx, int64_t *oa, int64_t *ob) {
@@ -550,8 +552,8 @@ static void bcast_task(void *ctx, size_t task, size_t thread) {
     (void)thread;
     const bcast_runs *r = ctx;
     if (r->pieces > 1) {
-        size_t k = task / r->pieces, q = task % r->pieces * r->piece;
-        size_t n = (size_t)r->run - q < r->piece ? (size_t)r->run - q : r->piece;
+        size_t k = task / r->pieces, q = task % r->pieces * BCAST_TASK;
+        size_t n = (size_t)r->run - q < BCAST_TASK ? (size_t)r->run - q : BCAST_TASK;
         int64_t idx[PLX_MAX_RANK], oa, ob;
         bcast_start(r, k, idx, &oa, &ob);
         (void)binary_run(r->f, r->a + oa + (r->sa ? (int64_t)q : 0), r->sa,
@@ -601,16 +603,14 @@ static bool binary_broadcast_f32(const plxk_kernel_args *args, plx_binary_func f
         return true;
     }
     bcast_runs r = {f, shape, a, b, y, run, d, kind[0] != 0, kind[1] != 0,
-                    total / (size_t)run, 1, 1, (size_t)run};
+                    total / (size_t)run, 1, 1};
     if (f == PLX_BINARY_POW) { /* may refuse part-way: on this thread */
         return bcast_some_runs(&r, 0, r.runs);
     }
-    enum { TASK_ELEMENTS = 16384 };
-    if ((size_t)run > TASK_ELEMENTS) {
-        r.piece = TASK_ELEMENTS;
-        r.pieces = ((size_t)run + TASK_ELEMENTS - 1) / TASK_ELEMENTS;
+    if ((size_t)run > BCAST_TASK) {
+        r.pieces = ((size_t)run + BCAST_TASK - 1) / BCAST_TASK;
     } else {
-        r.per_task = TASK_ELEMENTS / (size_t)run;
+        r.per_task = BCAST_TASK / (size_t)run;
     }
     size_t tasks = r.pieces > 1 ? r.runs * r.pieces : (r.runs + r.per_task - 1) / r.per_task;
     switch (f) {

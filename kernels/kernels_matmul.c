@@ -52,6 +52,7 @@ static size_t prepare_packed_b(const plx_layer_view *l, const plxk_compute *comp
 typedef struct fc_geom {
     int64_t rows, k, m;
     bool transposed;
+    ptrdiff_t w_rs, w_cs; /* op(B) = W' [K, M] as the GEMM reads W */
 } fc_geom;
 
 static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, size_t size) {
@@ -69,6 +70,8 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     g->k = x->dims[x->rank - 1];
     g->rows = plxk_dim_product(x, 0, x->rank - 1);
     g->m = g->transposed ? w->dims[0] : w->dims[1];
+    g->w_rs = g->transposed ? 1 : (ptrdiff_t)g->m;
+    g->w_cs = g->transposed ? (ptrdiff_t)g->k : 1;
     if ((g->transposed ? w->dims[1] : w->dims[0]) != g->k) {
         return plxk_refuse(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
                    (long long)w->dims[0], (long long)w->dims[1],
@@ -103,8 +106,7 @@ size_t plxk_prepare_fully_connected(const plx_layer_view *layer, const plxk_comp
     if (fc_prepare(layer, &g, buf, sizeof buf)) {
         return 0;
     }
-    return prepare_packed_b(layer, compute, g.rows, g.m, g.k, g.transposed ? 1 : g.m,
-                            g.transposed ? g.k : 1, out, size);
+    return prepare_packed_b(layer, compute, g.rows, g.m, g.k, g.w_rs, g.w_cs, out, size);
 }
 
 /* Y [rows, M] = X [rows, K] x W' [K, M] + B, W' = W or W^T. */
@@ -123,8 +125,8 @@ bool plxk_run_fully_connected(const plxk_kernel_args *args) {
     ga.a_rs = (ptrdiff_t)g.k;
     ga.a_cs = 1;
     ga.b = args->inputs[1];
-    ga.b_rs = g.transposed ? 1 : (ptrdiff_t)g.m;
-    ga.b_cs = g.transposed ? (ptrdiff_t)g.k : 1;
+    ga.b_rs = g.w_rs;
+    ga.b_cs = g.w_cs;
     ga.c = args->outputs[0];
     ga.ldc = (size_t)g.m;
     ga.bias = args->layer->input_count == 3 ? args->inputs[2] : NULL;

@@ -147,7 +147,7 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
 /* One declaration pair per kernel, which its operators' rows name;
  * defined in the dense-math files (kernels_conv.c, kernels_matmul.c,
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
- * kernels_elementwise.c, kernels_data.c and kernels_rnn.c. */
+ * kernels_elementwise.c, kernels_data.c, kernels_rnn.c and kernels_index.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -193,6 +193,11 @@ PLXK_KERNEL(tile)
 /* kernels_rnn.c */
 PLXK_KERNEL(lstm)
 PLXK_KERNEL(gru)
+/* kernels_index.c */
+PLXK_KERNEL(gather_elements)
+PLXK_KERNEL(scatter_elements) /* also ONNX's old Scatter */
+PLXK_KERNEL(scatter_nd)
+PLXK_KERNEL(gather_nd)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);

@@ -1,5 +1,6 @@
 /* Shape inference of data movement: reshape, transpose, concat, split,
- * slice, pad, squeeze, gather, expand, tile, depth/space and resize. */
+ * slice, pad, squeeze, gather, expand, tile, depth/space, resize,
+ * gather_elements, scatter_elements, scatter_nd and gather_nd. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -541,3 +542,201 @@ PLXI_OP_ROW(TILE, 1, 1, 1, 1, ROLES("X"), plxi_infer_tile);
 PLXI_OP_ROW(DEPTH_TO_SPACE, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(SPACE_TO_DEPTH, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(RESIZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_resize);
+
+/* ------------------------------------------------------------------------ */
+/* Indexing by tensors: gather_elements, scatter_elements, scatter_nd,      */
+/* gather_nd                                                                */
+
+/* indices of data's rank, each dim but `axis` at most data's, and no index
+ * into an empty axis (gather_elements, scatter_elements). */
+static plx_status check_elements_indices(const layer_ctx *c, uint32_t axis) {
+    const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
+    if (idx->rank != x->rank) {
+        return plxi_fail(c, "indices %s must have the rank of data %s (%" PRIu32 ")", SHP(idx),
+                         SHP(x), x->rank);
+    }
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (i != axis && idx->dims[i] > x->dims[i]) {
+            return plxi_fail(c, "indices %s is larger than data %s in dim %" PRIu32
+                             " (only axis %" PRIu32 " may be)", SHP(idx), SHP(x), i, axis);
+        }
+    }
+    size_t n;
+    if (x->dims[axis] == 0 && plx_tensor_info_element_count(idx, &n) && n > 0) {
+        return plxi_fail(c, "indices %s index the empty axis %" PRIu32 " of data %s", SHP(idx),
+                         axis, SHP(x));
+    }
+    return NULL;
+}
+
+static plx_status check_reduction(const layer_ctx *c, plx_scatter_reduction r) {
+    if (!plx_scatter_reduction_name(r)) {
+        return plxi_fail(c, "reduction %d is not a plx_scatter_reduction", (int)r);
+    }
+    return NULL;
+}
+
+/* Scatter outputs keep data's per-tensor quantization when the updates
+ * have the same and the reduction only selects values (none, max, min). */
+static void scatter_output(const layer_ctx *c, plx_scatter_reduction r) {
+    const plx_tensor_info *x = &c->in[0], *u = &c->in[2];
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, x->dims, x->rank);
+    if ((r == PLX_SCATTER_NONE || r == PLX_SCATTER_MAX || r == PLX_SCATTER_MIN) &&
+        same_quant(&x->quant, &u->quant)) {
+        c->out->quant = plxi_moved_quant(x);
+    }
+}
+
+static plx_status plxi_infer_gather_elements(const layer_ctx *c) {
+    const plx_axis_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
+    uint32_t axis = 0;
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL)) ||
+        (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis)) ||
+        (s = check_elements_indices(c, axis))) {
+        return s;
+    }
+    moved_output(c->out, x, idx->dims, idx->rank);
+    return NULL;
+}
+
+static plx_status plxi_infer_scatter_elements(const layer_ctx *c) {
+    const plx_scatter_desc *d = c->desc;
+    const plx_tensor_info *idx = &c->in[1], *u = &c->in[2];
+    uint32_t axis = 0;
+    plx_status s;
+    if ((s = check_reduction(c, d->reduction)) ||
+        (s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL)) ||
+        (s = plxi_check_same_dtype(c, 2, 0)) ||
+        (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
+        return s;
+    }
+    bool same = u->rank == idx->rank;
+    for (uint32_t i = 0; same && i < idx->rank; i++) {
+        same = u->dims[i] == idx->dims[i];
+    }
+    if (!same) {
+        return plxi_fail(c, "updates %s must have the shape of indices %s", SHP(u), SHP(idx));
+    }
+    if ((s = check_elements_indices(c, axis))) {
+        return s;
+    }
+    scatter_output(c, d->reduction);
+    return NULL;
+}
+
+/* The index tuples of an ND gather or scatter: indices [..., k] into data's
+ * dims from..from+k-1 (k from kmin to data's rank minus from), none into an
+ * empty dim. Sets *k. */
+static plx_status check_nd_indices(const layer_ctx *c, uint32_t from, int64_t kmin,
+                                   uint32_t *k) {
+    const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
+    int64_t last = idx->dims[idx->rank - 1], kmax = (int64_t)(x->rank - from);
+    if (last < kmin || last > kmax) {
+        return plxi_fail(c, "the last dim of indices %s is " I64 "; it must be " I64 " to " I64
+                         " (the rank of data %s%s)", SHP(idx), last, kmin, kmax, SHP(x),
+                         from ? " minus batch_dims" : "");
+    }
+    *k = (uint32_t)last;
+    int64_t tuples;
+    if (!plxi_dims_product(idx->dims, 0, idx->rank - 1, &tuples)) {
+        return plxi_fail(c, "the element count of indices %s overflows", SHP(idx));
+    }
+    for (uint32_t j = 0; j < *k && tuples > 0; j++) {
+        if (x->dims[from + j] == 0) {
+            return plxi_fail(c, "indices %s index the empty dim %" PRIu32 " of data %s", SHP(idx),
+                             from + j, SHP(x));
+        }
+    }
+    return NULL;
+}
+
+static plx_status plxi_infer_scatter_nd(const layer_ctx *c) {
+    const plx_scatter_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *idx = &c->in[1], *u = &c->in[2];
+    uint32_t k = 0;
+    plx_status s;
+    if ((s = check_reduction(c, d->reduction))) {
+        return s;
+    }
+    if (d->axis != 0) {
+        return plxi_fail(c, "axis %" PRId32 " must be 0: scatter_nd has no axis", d->axis);
+    }
+    if ((s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL)) ||
+        (s = plxi_check_same_dtype(c, 2, 0)) || (s = plxi_check_rank(c, 0, 1, PLX_MAX_RANK)) ||
+        (s = plxi_check_rank(c, 1, 1, PLX_MAX_RANK)) ||
+        (s = check_nd_indices(c, 0, 0, &k))) {
+        return s;
+    }
+    /* updates: indices' dims but the last, then data's from k */
+    uint32_t ur = idx->rank - 1 + x->rank - k;
+    bool same = u->rank == ur;
+    for (uint32_t i = 0; same && i < ur; i++) {
+        same = u->dims[i] == (i < idx->rank - 1 ? idx->dims[i] : x->dims[k + i - (idx->rank - 1)]);
+    }
+    if (!same) {
+        if (ur > PLX_MAX_RANK) {
+            return plxi_fail(c, "updates %s must have rank %" PRIu32 " for data %s and indices %s, "
+                             "more than %d", SHP(u), ur, SHP(x), SHP(idx), PLX_MAX_RANK);
+        }
+        int64_t dims[PLX_MAX_RANK];
+        for (uint32_t i = 0; i < ur; i++) {
+            dims[i] = i < idx->rank - 1 ? idx->dims[i] : x->dims[k + i - (idx->rank - 1)];
+        }
+        plx_tensor_info want;
+        plxi_info_init(&want, x->dtype, 0);
+        plxi_info_set_dims(&want, dims, ur);
+        return plxi_fail(c, "updates %s must have the shape %s (indices %s but its last dim, "
+                         "then data %s from dim %" PRIu32 ")", SHP(u), SHP(&want), SHP(idx),
+                         SHP(x), k);
+    }
+    scatter_output(c, d->reduction);
+    return NULL;
+}
+
+static plx_status plxi_infer_gather_nd(const layer_ctx *c) {
+    const plx_gather_nd_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
+    uint32_t k = 0;
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL)) ||
+        (s = plxi_check_rank(c, 0, 1, PLX_MAX_RANK)) ||
+        (s = plxi_check_rank(c, 1, 1, PLX_MAX_RANK))) {
+        return s;
+    }
+    uint32_t lim = x->rank < idx->rank ? x->rank : idx->rank;
+    if (d->batch_dims < 0 || (uint32_t)d->batch_dims >= lim) {
+        return plxi_fail(c, "batch_dims %" PRId32 " is out of range [0, %" PRIu32
+                         ") for data %s and indices %s", d->batch_dims, lim, SHP(x), SHP(idx));
+    }
+    uint32_t b = (uint32_t)d->batch_dims;
+    for (uint32_t i = 0; i < b; i++) {
+        if (idx->dims[i] != x->dims[i]) {
+            return plxi_fail(c, "indices %s and data %s differ in batch dim %" PRIu32, SHP(idx),
+                             SHP(x), i);
+        }
+    }
+    if ((s = check_nd_indices(c, b, 1, &k))) {
+        return s;
+    }
+    /* indices' dims but the last, then data's past the indexed ones */
+    uint32_t r = idx->rank - 1 + x->rank - b - k;
+    if (r > PLX_MAX_RANK) {
+        return plxi_fail(c, "the output rank %" PRIu32 " of data %s and indices %s exceeds %d", r,
+                         SHP(x), SHP(idx), PLX_MAX_RANK);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < r; i++) {
+        dims[i] = i < idx->rank - 1 ? idx->dims[i] : x->dims[b + k + i - (idx->rank - 1)];
+    }
+    moved_output(c->out, x, dims, r);
+    return NULL;
+}
+
+PLXI_OP_ROW(GATHER_ELEMENTS, 2, 2, 1, 1, ROLES("data", "indices"), plxi_infer_gather_elements);
+PLXI_OP_ROW(SCATTER_ELEMENTS, 3, 3, 1, 1, ROLES("data", "indices", "updates"),
+            plxi_infer_scatter_elements);
+PLXI_OP_ROW(SCATTER_ND, 3, 3, 1, 1, ROLES("data", "indices", "updates"), plxi_infer_scatter_nd);
+PLXI_OP_ROW(GATHER_ND, 2, 2, 1, 1, ROLES("data", "indices"), plxi_infer_gather_nd);

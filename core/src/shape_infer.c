@@ -14,10 +14,12 @@
  *     parameters included (the output is the same tensor in other memory);
  *   - data-movement ops (reshape, flatten, transpose, squeeze, unsqueeze,
  *     slice, pad, split, gather (data), expand, concat, depth_to_space,
- *     space_to_depth, tile), max pooling and topk's values (monotonic
- *     selections, valid because scales are > 0) pass per-tensor parameters
- *     through; concat only when every input has the same per-tensor
- *     parameters;
+ *     space_to_depth, tile, gather_elements and gather_nd (data)), max
+ *     pooling and topk's values (monotonic selections, valid because
+ *     scales are > 0) pass per-tensor parameters through; concat only when
+ *     every input has the same per-tensor parameters, scatter_elements and
+ *     scatter_nd only when data and updates have the same per-tensor
+ *     parameters and the reduction is none, max or min;
  *   - per-axis parameters are dropped (NONE) by every other op, because the
  *     axis may move, vanish or change length;
  *   - every other output is NONE: its parameters are not a function of the

@@ -274,6 +274,12 @@ plx_status onnxi_conv_nonzero(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_compress(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_unique(onnxi_ctx *c, onnxi_node *n);
 
+/* convert_index.c */
+plx_status onnxi_conv_gather_elements(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_scatter_elements(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_scatter_nd(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_gather_nd(onnxi_ctx *c, onnxi_node *n);
+
 /* convert_control.c */
 plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_loop(onnxi_ctx *c, onnxi_node *n);

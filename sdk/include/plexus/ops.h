@@ -77,7 +77,11 @@ extern "C" {
     X(INSTANCE_NORM, 43, "instance_norm", plx_instance_norm_desc) /* X, scale, bias -> Y; plx_instance_norm_desc */ \
     /* ABI 1.2: layers a backend put in place of others through */ \
     /* optimize_subgraph (backend.h); never added by applications. */ \
-    X(PRECOMPILED, 44, "precompiled", plx_precompiled_desc)    /* any -> any; plx_precompiled_desc */
+    X(PRECOMPILED, 44, "precompiled", plx_precompiled_desc)    /* any -> any; plx_precompiled_desc */ \
+    X(GATHER_ELEMENTS, 45, "gather_elements", plx_axis_desc)   /* data, indices (int32/int64, data's rank) -> Y (indices' shape); plx_axis_desc */ \
+    X(SCATTER_ELEMENTS, 46, "scatter_elements", plx_scatter_desc) /* data, indices (int32/int64), updates (indices' shape) -> Y (data's shape); plx_scatter_desc */ \
+    X(SCATTER_ND, 47, "scatter_nd", plx_scatter_desc)          /* data, indices (int32/int64, [..., k]), updates -> Y (data's shape); plx_scatter_desc */ \
+    X(GATHER_ND, 48, "gather_nd", plx_gather_nd_desc)          /* data, indices (int32/int64, [..., k]) -> Y; plx_gather_nd_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -425,7 +429,8 @@ typedef struct plx_reshape_desc {
 } plx_reshape_desc;
 #define PLX_RESHAPE_DESC_INIT {sizeof(plx_reshape_desc), {0}, 0, false}
 
-/* One axis: flatten (default 1), concat, gather (default 0). */
+/* One axis: flatten (default 1), concat, gather and gather_elements
+ * (default 0). */
 typedef struct plx_axis_desc {
     uint32_t struct_size;
     int32_t axis;
@@ -676,6 +681,62 @@ typedef struct plx_instance_norm_desc {
     float epsilon; /* default 1e-5 */
 } plx_instance_norm_desc;
 #define PLX_INSTANCE_NORM_DESC_INIT {sizeof(plx_instance_norm_desc), 1e-5f}
+
+/* How scatter_elements and scatter_nd combine an update u with the value
+ * x already at its place (ONNX's `reduction`): none writes u; add x + u;
+ * mul x * u; max and min the larger or smaller, a NaN winning (numpy's
+ * maximum and minimum). Integers wrap modulo 2^bits; float16 and bfloat16
+ * compute in float32 and round once; on bool add and max are "or", mul
+ * and min "and" (numpy's bool arithmetic). */
+typedef enum plx_scatter_reduction {
+    PLX_SCATTER_NONE = 0,
+    PLX_SCATTER_ADD = 1,
+    PLX_SCATTER_MUL = 2,
+    PLX_SCATTER_MAX = 3,
+    PLX_SCATTER_MIN = 4
+} plx_scatter_reduction;
+
+/* ONNX ScatterElements (and the deprecated Scatter) and ScatterND: Y is a
+ * copy of data in which the updates are combined (`reduction`) into the
+ * places the indices name; negative indices count from the end, an index
+ * out of range is an execution error.
+ * scatter_elements: indices and updates have one shape, of data's rank,
+ * each dim other than `axis` at most data's; the update at position p goes
+ * to p with p[axis] replaced by indices[p].
+ * scatter_nd: indices is [i0, .., iq-2, k] with k <= data's rank r, updates
+ * [i0, .., iq-2, data.dims[k..r-1]]; each k-tuple of indices names a slice
+ * data[t0, .., tk-1, ...], which the matching slice of updates goes to.
+ * Updates are applied in order (row-major over updates), so with
+ * duplicate indices and reduction none, which ONNX leaves undefined, the
+ * last one wins; the reductions are applied in that order too. */
+typedef struct plx_scatter_desc {
+    uint32_t struct_size;
+    int32_t axis; /* scatter_elements only (scatter_nd needs 0); default 0 */
+    plx_scatter_reduction reduction; /* default none */
+} plx_scatter_desc;
+#define PLX_SCATTER_DESC_INIT {sizeof(plx_scatter_desc), 0, PLX_SCATTER_NONE}
+
+/* "none", "add", ...: the lower-case name of a reduction (ONNX's
+ * attribute value); NULL for values out of range. */
+static inline const char *plx_scatter_reduction_name(plx_scatter_reduction r) {
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : NULL;
+}
+
+/* ONNX GatherND: data of rank r, indices of rank q >= 1 whose last dim k
+ * (1 <= k <= r - batch_dims) holds index tuples into data's dims
+ * batch_dims..batch_dims+k-1; the first batch_dims dims of data and
+ * indices are equal and index both. Y is [indices.dims[0..q-2],
+ * data.dims[batch_dims+k..r-1]]: for each tuple, the slice it names.
+ * Negative indices count from the end; one out of range is an execution
+ * error. (gather_elements, ONNX GatherElements, takes plx_axis_desc:
+ * Y[p] = data[p with p[axis] replaced by indices[p]], indices of data's
+ * rank with each dim other than axis at most data's; axis default 0.) */
+typedef struct plx_gather_nd_desc {
+    uint32_t struct_size;
+    int32_t batch_dims; /* default 0; 0 <= batch_dims < min(r, q) */
+} plx_gather_nd_desc;
+#define PLX_GATHER_ND_DESC_INIT {sizeof(plx_gather_nd_desc), 0}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

@@ -1732,3 +1732,211 @@ Test(shape_infer, gru) {
     d.activations[1][1].func = PLX_ACT_ELU;
     ok(run_rnn(PLX_OP_GRU, &d, in, out));
 }
+
+/* ------------------------------------------------------------------------ */
+/* gather_elements, scatter_elements, scatter_nd, gather_nd                 */
+
+Test(shape_infer, gather_elements) {
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GATHER_ELEMENTS), sizeof(plx_axis_desc)));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
+    plx_tensor_info y;
+    /* the axis' dim may be anything, the others at most data's */
+    ok(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(3, 4), T(INT64, 7, 2)));
+    EXPECT(&y, FLOAT32, 7, 2);
+    d.axis = -1;
+    ok(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, T(BOOL, 2, 3, 4), T(INT32, 2, 1, 9)));
+    EXPECT(&y, BOOL, 2, 1, 9);
+    ok(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, T(FLOAT16, 0, 3), T(INT32, 0, 5)));
+    EXPECT(&y, FLOAT16, 0, 5);
+    /* per-tensor quantization passes through */
+    plx_tensor_info q = T(INT8, 4, 4);
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.5f;
+    q.quant.zero_point = 3;
+    ok(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, q, T(INT64, 4, 2)));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(i32, y.quant.zero_point, 3));
+
+    fails_exactly(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(3, 4), F32(3, 4)),
+                  "layer 'L' (gather_elements): indices has dtype float32, expected int32 or int64");
+    d.axis = 2;
+    fails_exactly(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(3, 4), T(INT64, 3, 4)),
+                  "layer 'L' (gather_elements): axis 2 is out of range [-2, 2) for data [3,4]");
+    d.axis = 0;
+    fails_exactly(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, SCALAR(FLOAT32), SCALAR(INT64)),
+                  "layer 'L' (gather_elements): axis 0 is out of range [-0, 0) for data []");
+    fails_exactly(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(3, 4), T(INT64, 12)),
+                  "layer 'L' (gather_elements): indices [12] must have the rank of data [3,4] (2)");
+    fails_exactly(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(3, 4), T(INT64, 2, 5)),
+                  "layer 'L' (gather_elements): indices [2,5] is larger than data [3,4] in dim 1 "
+                  "(only axis 0 may be)");
+    fails_exactly(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(0, 4), T(INT64, 1, 4)),
+                  "layer 'L' (gather_elements): indices [1,4] index the empty axis 0 of data [0,4]");
+    fails_with(plxi_infer_layer("L", PLX_OP_GATHER_ELEMENTS, &d,
+                                (const plx_tensor_info[]){F32(3)}, 1, &y, 1),
+               "takes 2 inputs, got 1");
+}
+
+Test(shape_infer, scatter_elements) {
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_SCATTER_ELEMENTS), sizeof(plx_scatter_desc)));
+    plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+    cr_assert(eq(i32, d.axis, 0));
+    cr_assert(eq(int, d.reduction, PLX_SCATTER_NONE));
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 5, 3), F32(5, 3)));
+    EXPECT(&y, FLOAT32, 3, 3);
+    d.axis = -1;
+    d.reduction = PLX_SCATTER_MIN;
+    ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, T(INT16, 2, 6), T(INT32, 1, 2), T(INT16, 1, 2)));
+    EXPECT(&y, INT16, 2, 6);
+    /* quantization: kept for selections with the same parameters, dropped for add */
+    plx_tensor_info q = T(UINT8, 4);
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.25f;
+    q.quant.zero_point = 128;
+    d.axis = 0;
+    d.reduction = PLX_SCATTER_MAX;
+    plx_tensor_info qu = T(UINT8, 2);
+    qu.quant = q.quant;
+    ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, q, T(INT64, 2), qu));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    d.reduction = PLX_SCATTER_ADD;
+    ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, q, T(INT64, 2), qu));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    d.reduction = PLX_SCATTER_NONE;
+    ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, q, T(INT64, 2), T(UINT8, 2)));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+
+    d.reduction = (plx_scatter_reduction)5;
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 3, 3), F32(3, 3)),
+                  "layer 'L' (scatter_elements): reduction 5 is not a plx_scatter_reduction");
+    d.reduction = PLX_SCATTER_MUL;
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(UINT8, 3, 3), F32(3, 3)),
+                  "layer 'L' (scatter_elements): indices has dtype uint8, expected int32 or int64");
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 3, 3), T(FLOAT16, 3, 3)),
+                  "layer 'L' (scatter_elements): updates has dtype float16 but data has float32; "
+                  "they must match");
+    d.axis = -3;
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 3, 3), F32(3, 3)),
+                  "layer 'L' (scatter_elements): axis -3 is out of range [-2, 2) for data [3,3]");
+    d.axis = 1;
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 3, 2), F32(2, 3)),
+                  "layer 'L' (scatter_elements): updates [2,3] must have the shape of indices "
+                  "[3,2]");
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 3), F32(3)),
+                  "layer 'L' (scatter_elements): indices [3] must have the rank of data [3,3] (2)");
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 4, 1), F32(4, 1)),
+                  "layer 'L' (scatter_elements): indices [4,1] is larger than data [3,3] in dim 0 "
+                  "(only axis 1 may be)");
+    fails_exactly(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 0), T(INT64, 3, 1), F32(3, 1)),
+                  "layer 'L' (scatter_elements): indices [3,1] index the empty axis 1 of data "
+                  "[3,0]");
+    /* empty indices on an empty axis: nothing to scatter */
+    ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 0), T(INT64, 3, 0), F32(3, 0)));
+    EXPECT(&y, FLOAT32, 3, 0);
+}
+
+Test(shape_infer, scatter_nd) {
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_SCATTER_ND), sizeof(plx_scatter_desc)));
+    plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+    plx_tensor_info y;
+    /* k = 1: slices of data's dims 1.. */
+    ok(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4, 4, 4), T(INT64, 2, 1), F32(2, 4, 4)));
+    EXPECT(&y, FLOAT32, 4, 4, 4);
+    /* k = rank: single elements; a KV-cache update [b, h, t, d] by 2-tuples */
+    d.reduction = PLX_SCATTER_ADD;
+    ok(RUN(PLX_OP_SCATTER_ND, &d, &y, T(INT32, 8), T(INT32, 4, 1), T(INT32, 4)));
+    EXPECT(&y, INT32, 8);
+    ok(RUN(PLX_OP_SCATTER_ND, &d, &y, T(BFLOAT16, 1, 2, 16, 8), T(INT64, 1, 2, 1, 2),
+           T(BFLOAT16, 1, 2, 1, 16, 8)));
+    EXPECT(&y, BFLOAT16, 1, 2, 16, 8);
+    /* k = 0: every tuple names the whole of data */
+    ok(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(2, 3), T(INT64, 2, 0), F32(2, 2, 3)));
+    EXPECT(&y, FLOAT32, 2, 3);
+
+    d.axis = 1;
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4), T(INT64, 1, 1), F32(1)),
+                  "layer 'L' (scatter_nd): axis 1 must be 0: scatter_nd has no axis");
+    d.axis = 0;
+    d.reduction = (plx_scatter_reduction)-1;
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4), T(INT64, 1, 1), F32(1)),
+                  "layer 'L' (scatter_nd): reduction -1 is not a plx_scatter_reduction");
+    d.reduction = PLX_SCATTER_NONE;
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4), T(FLOAT32, 1, 1), F32(1)),
+                  "layer 'L' (scatter_nd): indices has dtype float32, expected int32 or int64");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4), T(INT64, 1, 1), T(INT64, 1)),
+                  "layer 'L' (scatter_nd): updates has dtype int64 but data has float32; they "
+                  "must match");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, SCALAR(FLOAT32), T(INT64, 1, 1), F32(1)),
+                  "layer 'L' (scatter_nd): data [] must have rank 1 or more");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4), SCALAR(INT64), F32(1)),
+                  "layer 'L' (scatter_nd): indices [] must have rank 1 or more");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4, 4), T(INT64, 1, 3), F32(1)),
+                  "layer 'L' (scatter_nd): the last dim of indices [1,3] is 3; it must be 0 to 2 "
+                  "(the rank of data [4,4])");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4, 4), T(INT64, 3, 1), F32(3, 5)),
+                  "layer 'L' (scatter_nd): updates [3,5] must have the shape [3,4] (indices [3,1] "
+                  "but its last dim, then data [4,4] from dim 1)");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4, 4), T(INT64, 3, 1), F32(3)),
+                  "layer 'L' (scatter_nd): updates [3] must have the shape [3,4] (indices [3,1] "
+                  "but its last dim, then data [4,4] from dim 1)");
+    fails_with(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(2, 2, 2, 2, 2, 2, 2, 2),
+                   T(INT64, 2, 2, 2, 2, 2, 2, 2, 1), F32(2)),
+               "updates [2] must have rank 14 for data [2,2,2,2,2,2,2,2] and indices "
+               "[2,2,2,2,2,2,2,1], more than 8");
+    fails_exactly(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(3, 0, 2), T(INT64, 1, 2), F32(1, 2)),
+                  "layer 'L' (scatter_nd): indices [1,2] index the empty dim 1 of data [3,0,2]");
+}
+
+Test(shape_infer, gather_nd) {
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GATHER_ND), sizeof(plx_gather_nd_desc)));
+    plx_gather_nd_desc d = PLX_GATHER_ND_DESC_INIT;
+    cr_assert(eq(i32, d.batch_dims, 0));
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 2), T(INT64, 2, 2)));
+    EXPECT(&y, FLOAT32, 2);
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, T(INT32, 2, 2), T(INT64, 2, 1)));
+    EXPECT(&y, INT32, 2, 2);
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 2, 2), T(INT32, 2, 1, 2)));
+    EXPECT(&y, FLOAT32, 2, 1, 2);
+    d.batch_dims = 1;
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, T(INT8, 2, 2, 2), T(INT64, 2, 1)));
+    EXPECT(&y, INT8, 2, 2);
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 3, 4, 5), T(INT64, 2, 7, 2)));
+    EXPECT(&y, FLOAT32, 2, 7, 5);
+    /* one index per data element: a scalar output per tuple */
+    d.batch_dims = 0;
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, F32(5), T(INT64, 1)));
+    EXPECT_SCALAR(&y, FLOAT32);
+
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(5), T(UINT8, 1)),
+                  "layer 'L' (gather_nd): indices has dtype uint8, expected int32 or int64");
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, SCALAR(FLOAT32), T(INT64, 1)),
+                  "layer 'L' (gather_nd): data [] must have rank 1 or more");
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(5), SCALAR(INT64)),
+                  "layer 'L' (gather_nd): indices [] must have rank 1 or more");
+    d.batch_dims = 2;
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 3, 4), T(INT64, 2, 1)),
+                  "layer 'L' (gather_nd): batch_dims 2 is out of range [0, 2) for data [2,3,4] "
+                  "and indices [2,1]");
+    d.batch_dims = -1;
+    fails_with(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 3, 4), T(INT64, 2, 1)),
+               "batch_dims -1 is out of range [0, 2)");
+    d.batch_dims = 1;
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 3, 4), T(INT64, 3, 1)),
+                  "layer 'L' (gather_nd): indices [3,1] and data [2,3,4] differ in batch dim 0");
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 3, 4), T(INT64, 2, 3)),
+                  "layer 'L' (gather_nd): the last dim of indices [2,3] is 3; it must be 1 to 2 "
+                  "(the rank of data [2,3,4] minus batch_dims)");
+    d.batch_dims = 0;
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 3, 4), T(INT64, 2, 0)),
+                  "layer 'L' (gather_nd): the last dim of indices [2,0] is 0; it must be 1 to 3 "
+                  "(the rank of data [2,3,4])");
+    fails_exactly(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 0, 4), T(INT64, 2, 2)),
+                  "layer 'L' (gather_nd): indices [2,2] index the empty dim 1 of data [2,0,4]");
+    /* no tuple: the empty dim is never indexed */
+    ok(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 0, 4), T(INT64, 0, 2)));
+    EXPECT(&y, FLOAT32, 0, 4);
+    fails_with(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 2, 2, 2, 2), T(INT64, 2, 2, 2, 2, 2, 1)),
+               "the output rank 9");
+}

@@ -3855,3 +3855,140 @@ Test(gru, bidirectional_default_reset_clip_activations) {
     check_gru(&d, &r);
     rnn_data_free(&r);
 }
+
+/* ------------------------------------------------------------------------ */
+/* gather_elements, scatter_elements, scatter_nd, gather_nd                   */
+/* ------------------------------------------------------------------------ */
+
+/* Top-k postprocessing: scores [2,4] and the positions a topk chose
+ * ([2,2], int64, a network input) pick each row's values:
+ * y[i][j] = x[i][idx[i][j]]. */
+Test(gather_elements, topk_positions_axis1) {
+    float x[8];
+    seq(x, 8, 0.0f, 1.0f); /* [[0,1,2,3],[4,5,6,7]] */
+    const int64_t idx[4] = {3, -3, 0, 2};
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    targ ins[] = {IN(F32, DIMS(2, 4), x), IN(I64, DIMS(2, 2), idx)};
+    tout y;
+    RUN(PLX_OP_GATHER_ELEMENTS, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 2));
+    const float want[] = {3, 1, 4, 6};
+    expect_f32(&y, want, 4, 0.0f);
+    free_outs(&y, 1);
+}
+
+/* int32 data, constant int32 indices, reduction add with duplicates:
+ * data [[1,2,3],[4,5,6]], indices [[1,-1,0],[1,0,0]], updates
+ * [[10,20,30],[1,2,3]] on axis 0: column 0 gets rows 1, 1 (4+10+1),
+ * column 1 rows 1, 0 (5+20, 2+2), column 2 rows 0, 0 (3+30+3) ->
+ * [[1,4,36],[15,25,6]]. */
+Test(scatter_elements, add_with_duplicates_axis0) {
+    const int32_t x[6] = {1, 2, 3, 4, 5, 6}, idx[6] = {1, -1, 0, 1, 0, 0};
+    const int32_t upd[6] = {10, 20, 30, 1, 2, 3};
+    plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+    d.reduction = PLX_SCATTER_ADD;
+    targ ins[] = {IN(I32, DIMS(2, 3), x), CONST(I32, DIMS(2, 3), idx), IN(I32, DIMS(2, 3), upd)};
+    tout y;
+    RUN(PLX_OP_SCATTER_ELEMENTS, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(2, 3));
+    const int32_t want[] = {1, 4, 36, 15, 25, 6};
+    expect_i32(&y, want, 6);
+    free_outs(&y, 1);
+}
+
+/* A KV-cache write: cache [1,2,4,2] ([b,h,t,d]) gets the step's [1,2,1,2]
+ * at t = 2 through indices [[[[0,0,2]],[[0,1,2]]]]. */
+Test(scatter_nd, kv_cache_step) {
+    float cache[16], step[4] = {-1, -2, -3, -4};
+    seq(cache, 16, 0.0f, 1.0f);
+    const int64_t idx[6] = {0, 0, 2, 0, 1, 2};
+    plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+    targ ins[] = {IN(F32, DIMS(1, 2, 4, 2), cache), IN(I64, DIMS(1, 2, 1, 3), idx),
+                  IN(F32, DIMS(1, 2, 1, 2), step)};
+    tout y;
+    RUN(PLX_OP_SCATTER_ND, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 2, 4, 2));
+    const float want[] = {0, 1, 2, 3, -1, -2, 6, 7, 8, 9, 10, 11, -3, -4, 14, 15};
+    expect_f32(&y, want, 16, 0.0f);
+    free_outs(&y, 1);
+}
+
+/* batch_dims 1: data [2,3,2], indices [2,1] -> batch 0's row 2, batch 1's
+ * row 0: [[4,5],[6,7]]. */
+Test(gather_nd, batch_dims_1) {
+    int64_t x[12];
+    for (int i = 0; i < 12; i++) x[i] = i;
+    const int32_t idx[2] = {2, -3};
+    plx_gather_nd_desc d = PLX_GATHER_ND_DESC_INIT;
+    d.batch_dims = 1;
+    targ ins[] = {IN(I64, DIMS(2, 3, 2), x), IN(I32, DIMS(2, 1), idx)};
+    tout y;
+    RUN(PLX_OP_GATHER_ND, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(2, 2));
+    const int64_t want[] = {4, 5, 6, 7};
+    expect_i64(&y, want, 4);
+    free_outs(&y, 1);
+}
+
+/* An index out of range at run time fails the execution on cpu_ref with
+ * a message naming the layer, the index and its position. */
+Test(gather_nd, index_out_of_range_fails_execution) {
+    if (strcmp(test_backend(), "cpu_ref") != 0) {
+        cr_skip_test("a cpu_ref test: %s refuses gather_nd", test_backend());
+    }
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[1] = {CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_runtime *rt = tu_create(&o);
+    live.rt = rt;
+    plx_network *n;
+    OK(plx_network_create(&n));
+    live.net = n;
+    plx_tensor_info tx = make_info(F32, (const int64_t[]){2, 3}, 2);
+    plx_tensor_info ti = make_info(I64, (const int64_t[]){2, 2}, 2);
+    plx_gather_nd_desc d = PLX_GATHER_ND_DESC_INIT;
+    plx_layer_id x, i, g, y;
+    OK(plx_network_add_input(n, "x", 0, &tx, &x));
+    OK(plx_network_add_input(n, "i", 1, &ti, &i));
+    OK(plx_network_add_layer(n, "pick", PLX_OP_GATHER_ND, &d, 2, 1, &g));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, g, 0));
+    OK(plx_network_connect(n, i, 0, g, 1));
+    OK(plx_network_connect(n, g, 0, y, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_ref"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    plx_optimized_network *on = NULL;
+    OK(plx_optimize(rt, n, &oo, &on));
+    live.on = on;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    live.on = NULL;
+    live.ln = ln;
+    float xv[6] = {0}, yv[2];
+    int64_t iv[4] = {1, 2, 0, 3};
+    plx_tensor_binding bin[2] = {{0, xv, sizeof xv, 0}, {1, iv, sizeof iv, 0}};
+    plx_tensor_binding bout[1] = {{0, yv, sizeof yv, 0}};
+    plx_status st = plx_loaded_network_execute(ln, bin, 2, bout, 1);
+    live.st = st;
+    cr_assert(not(zero(ptr, st)), "an index out of range executed");
+    const char *m = plx_status_get_message(st);
+    cr_assert(not(zero(ptr, strstr(m, "layer 'pick' (gather_nd): index 3 (indices element 3) is "
+                                      "out of range for data dim 1 of size 3"))),
+              "%s", m);
+    plx_status_free(st);
+    live.st = NULL;
+    /* the same network runs once the indices are in range */
+    iv[3] = -1;
+    OK(plx_loaded_network_execute(ln, bin, 2, bout, 1));
+    plx_loaded_network_unload(&ln);
+    live.ln = NULL;
+    plx_network_destroy(&n);
+    live.net = NULL;
+    plx_runtime_destroy(&rt);
+    live.rt = NULL;
+}

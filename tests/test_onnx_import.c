@@ -2642,3 +2642,51 @@ Test(onnx_import, two_producers_and_a_cycle_report_once) {
     ob_node_add(g, "Abs", "abs", "dup", "y");
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "'dup'", "two nodes");
 }
+
+/* ScatterElements with reduction max (opset 18) of a graph input by a
+ * constant index: the layer runs on cpu_ref; indices [[0,2]] with updates
+ * [[5,-5]] on axis 1 of [[1,2,3]] -> [[5,2,3]]. */
+Test(onnx_import, scatter_elements_reduction_max_runs) {
+    ob_model *m = new_model(IR, 18);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "i", OB_DIMS(1, 2), (const int64_t[]){0, 2}, false);
+    ob_init_f32(g, "u", OB_DIMS(1, 2), (const float[]){5, -5}, false);
+    ob_node *n = ob_node_add(g, "ScatterElements", "scatter", "x,i,u", "y");
+    ob_attr_i(n, "axis", 1);
+    ob_attr_s(n, "reduction", "max");
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[3] = {1, 2, 3}, y[3];
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, (const float[]){5, 2, 3}, 3, 0.0f);
+    destroy_model(&model);
+}
+
+/* reduction values an opset does not have are refused, naming them: max
+ * before opset 18, any reduction on the deprecated Scatter. */
+Test(onnx_import, scatter_reduction_outside_its_opset_fails) {
+    ob_model *m = new_model(IR, 16);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "i", OB_DIMS(1, 1), (const int64_t[]){1}, false);
+    ob_init_f32(g, "u", OB_DIMS(1), (const float[]){5}, false);
+    ob_attr_s(ob_node_add(g, "ScatterND", "snd", "x,i,u", "y"), "reduction", "max");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "node 'snd'", "reduction='max' does not exist in opset 16");
+    m = new_model(IR, 10);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "i", OB_DIMS(1), (const int64_t[]){1}, false);
+    ob_init_f32(g, "u", OB_DIMS(1), (const float[]){5}, false);
+    ob_attr_s(ob_node_add(g, "Scatter", "old", "x,i,u", "y"), "reduction", "add");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "node 'old'", "reduction='add'");
+    m = new_model(IR, 10);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "i", OB_DIMS(1), (const int64_t[]){1}, false);
+    ob_node_add(g, "GatherND", "gnd", "x,i", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "node 'gnd'", "does not exist in opset 10");
+}

@@ -101,9 +101,6 @@ bool plxk_run_trilu(const plxk_kernel_args *args) {
         for (int64_t i = 0; i < g.rows; i++) {
             int64_t lo = d->upper ? plxk_clamp_i64(i + k, 0, g.cols) : 0;
             int64_t hi = d->upper ? g.cols : plxk_clamp_i64(i + k + 1, 0, g.cols);
-            if (hi < lo) {
-                hi = lo;
-            }
             memset(y, 0, (size_t)lo * g.es);
             memcpy(y + (size_t)lo * g.es, x + (size_t)lo * g.es, (size_t)(hi - lo) * g.es);
             memset(y + (size_t)hi * g.es, 0, (size_t)(g.cols - hi) * g.es);

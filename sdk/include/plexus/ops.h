@@ -78,6 +78,7 @@ extern "C" {
     /* ABI 1.2: layers a backend put in place of others through */ \
     /* optimize_subgraph (backend.h); never added by applications. */ \
     X(PRECOMPILED, 44, "precompiled", plx_precompiled_desc)    /* any -> any; plx_precompiled_desc */ \
+    /* ONNX Trilu, OneHot, Hardmax, CumSum. */ \
     X(TRILU, 45, "trilu", plx_trilu_desc)                      /* X (rank >= 2) -> Y; plx_trilu_desc */ \
     X(ONE_HOT, 46, "one_hot", plx_one_hot_desc)                /* indices, values ([off, on]) -> Y; plx_one_hot_desc */ \
     X(HARDMAX, 47, "hardmax", plx_axis_desc)                   /* X -> Y; plx_axis_desc (default -1) */ \

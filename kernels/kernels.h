@@ -147,7 +147,8 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
 /* One declaration pair per kernel, which its operators' rows name;
  * defined in the dense-math files (kernels_conv.c, kernels_matmul.c,
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
- * kernels_elementwise.c, kernels_data.c, kernels_rnn.c and kernels_index.c. */
+ * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c and
+ * kernels_mask_scan.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -198,6 +199,11 @@ PLXK_KERNEL(gather_elements)
 PLXK_KERNEL(scatter_elements) /* also ONNX's old Scatter */
 PLXK_KERNEL(scatter_nd)
 PLXK_KERNEL(gather_nd)
+/* kernels_mask_scan.c */
+PLXK_KERNEL(trilu)
+PLXK_KERNEL(one_hot)
+PLXK_KERNEL(hardmax)
+PLXK_KERNEL(cum_sum)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
@@ -210,6 +216,7 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
 size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *compute);
 
 /* Prepared constants (plxk_kernel_prepare) of the kernels that have them. */
 size_t plxk_prepare_fully_connected(const plx_layer_view *layer, const plxk_compute *compute,

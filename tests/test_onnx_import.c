@@ -2690,3 +2690,169 @@ Test(onnx_import, scatter_reduction_outside_its_opset_fails) {
     ob_node_add(g, "GatherND", "gnd", "x,i", "y");
     IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "node 'gnd'", "does not exist in opset 10");
 }
+
+/* ------------------------------------------------------------------------ */
+/* Trilu, OneHot, Hardmax, CumSum: inputs read at import, Hardmax's 2-D      */
+/* coercion before opset 13                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* CumSum's axis is an input whose value the import needs: an initializer
+ * (int32 here) goes into the layer; one computed at run time is reported
+ * as a value the import needs; float16 sums in float32. */
+Test(onnx_import, cumsum_axis_initializer_exclusive_reverse) {
+    ob_model *m = new_model(8, 14);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    Onnx__TensorProto *axis = ob_tensor(m, "axis", OB_INT32, OB_SCALAR);
+    ob_tensor_int32s(m, axis, (const int32_t[]){-1}, 1);
+    ob_initializer(g, axis);
+    ob_node *n = ob_node_add(g, "CumSum", "cs", "x,axis", "y");
+    ob_attr_i(n, "exclusive", 1);
+    ob_attr_i(n, "reverse", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1), "axis is not an input");
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    /* along the rows, from the end, excluding the element itself */
+    expect_close(y, (const float[]){5, 3, 0, 11, 6, 0}, 6, 0);
+    destroy_model(&model);
+
+    /* float16: 2048 + 1 + 1 is 2050 only when summed in float32 */
+    m = new_model(8, 14);
+    g = ob_main(m);
+    ob_input(g, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, "3");
+    ob_output(g, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, NULL);
+    ob_init_i64(g, "axis", OB_SCALAR, (const int64_t[]){0}, false);
+    ob_node_add(g, "CumSum", "cs", "x,axis", "y");
+    model = import_ok(m, NULL);
+    uint16_t hx[3] = {plx_float32_to_float16(2048.0f), plx_float32_to_float16(1.0f),
+                      plx_float32_to_float16(1.0f)},
+             hy[3];
+    const void *hins[] = {hx};
+    void *houts[] = {hy};
+    run_once(model, hins, houts);
+    cr_assert(eq(flt, plx_float16_to_float32(hy[0]), 2048.0f));
+    cr_assert(eq(flt, plx_float16_to_float32(hy[2]), 2050.0f));
+    destroy_model(&model);
+
+    /* an axis computed from the graph's inputs cannot be known at import */
+    m = new_model(8, 14);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_input(g, "a", OB_INT64, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "CumSum", "cs", "x,a", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'cs'", "axis", "known at import");
+    /* out of range, or of a type ONNX does not allow */
+    m = new_model(8, 14);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "axis", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_node_add(g, "CumSum", "cs", "x,axis", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'cs'", "axis 2 is out of range [-2, 2)");
+    m = new_model(8, 14);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_f32(g, "axis", OB_SCALAR, (const float[]){0}, false);
+    ob_node_add(g, "CumSum", "cs", "x,axis", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'cs'", "axis has type float32");
+}
+
+/* Before opset 13 Hardmax sees its input as 2-D [prod(dims[0..axis)),
+ * prod(dims[axis..])]: one maximum over every trailing dim; from 13, along
+ * the axis alone. */
+Test(onnx_import, hardmax_coerced_to_2d_before_opset_13) {
+    /* X [2,2,3]: batch 0 has its maximum 9 at (1, 2) of its 2x3 block;
+     * batch 1 has 7 at (0, 1) and (1, 0): the first wins */
+    float x[12] = {1, 2, 3, 4, 5, 9, 0, 7, 1, 7, 2, 3}, y[12];
+    for (int opset = 11; opset <= 13; opset += 2) {
+        ob_model *m = new_model(IR, opset);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "2,2,3");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "Hardmax", "hm", "x", "y");
+        ob_attr_i(n, "axis", 1);
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){2, 2, 3}, 3, "y");
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        if (opset == 11) {
+            expect_close(y, (const float[]){0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0}, 12, 0);
+        } else {
+            /* along axis 1 (pairs): (1,4) (2,5) (3,9) | (0,7) (7,2) (1,3) */
+            expect_close(y, (const float[]){0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 1}, 12, 0);
+        }
+        destroy_model(&model);
+    }
+}
+
+/* OneHot's depth (a float here, cast to int64 as ONNX says) goes into the
+ * layer; indices and values stay its inputs. */
+Test(onnx_import, onehot_depth_initializer) {
+    ob_model *m = new_model(IR, 11);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "ind", OB_INT64, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_f32(g, "depth", OB_SCALAR, (const float[]){4.0f}, false);
+    ob_init_f32(g, "vals", OB_DIMS(2), (const float[]){-1.0f, 2.0f}, false);
+    ob_node *n = ob_node_add(g, "OneHot", "oh", "ind,depth,vals", "y");
+    ob_attr_i(n, "axis", 0);
+    plx_onnx_model *model = import_ok(m, NULL);
+    expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){4, 3}, 2, "y");
+    int64_t ind[3] = {3, -4, 4}; /* 4 is out of range: an all-off column */
+    float y[12];
+    const void *ins[] = {ind};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, (const float[]){-1, 2, -1, -1, -1, -1, -1, -1, -1, 2, -1, -1}, 12, 0);
+    destroy_model(&model);
+
+    m = new_model(IR, 11);
+    g = ob_main(m);
+    ob_input(g, "ind", OB_INT64, "3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "depth", OB_SCALAR, (const int64_t[]){0}, false);
+    ob_init_f32(g, "vals", OB_DIMS(2), (const float[]){0.0f, 1.0f}, false);
+    ob_node_add(g, "OneHot", "oh", "ind,depth,vals", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'oh'", "depth 0 must be >= 1");
+}
+
+/* Trilu's optional k input: absent (0) or an initializer. */
+Test(onnx_import, trilu_k_initializer_and_default) {
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, y[9];
+    for (int with_k = 0; with_k < 2; with_k++) {
+        ob_model *m = new_model(8, 14);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "3,3");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        if (with_k) {
+            ob_init_i64(g, "k", OB_SCALAR, (const int64_t[]){-1}, false);
+        }
+        ob_node *n = ob_node_add(g, "Trilu", "tri", with_k ? "x,k" : "x", "y");
+        ob_attr_i(n, "upper", 0);
+        plx_onnx_model *model = import_ok(m, NULL);
+        cr_assert(eq(sz, plx_onnx_model_input_count(model), 1));
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        if (with_k) {
+            expect_close(y, (const float[]){0, 0, 0, 4, 0, 0, 7, 8, 0}, 9, 0);
+        } else {
+            expect_close(y, (const float[]){1, 0, 0, 4, 5, 0, 7, 8, 9}, 9, 0);
+        }
+        destroy_model(&model);
+    }
+    /* Trilu is opset 14 */
+    ob_model *m = new_model(IR, 13);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Trilu", "tri", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'tri'", "does not exist in opset 13");
+}

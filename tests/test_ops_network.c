@@ -3992,3 +3992,107 @@ Test(gather_nd, index_out_of_range_fails_execution) {
     plx_runtime_destroy(&rt);
     live.rt = NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* trilu, one_hot, hardmax, cum_sum                                           */
+/* ------------------------------------------------------------------------ */
+
+Test(trilu, upper_and_lower_batched_with_k) {
+    /* two 3x3 matrices 1..9 and 10..18 */
+    int64_t x[18];
+    for (int i = 0; i < 18; i++) {
+        x[i] = i + 1;
+    }
+    targ ins[] = {IN(I64, DIMS(2, 3, 3), x)};
+    tout y;
+    /* upper, k=1: j >= i + 1 */
+    plx_trilu_desc d = PLX_TRILU_DESC_INIT;
+    d.k = 1;
+    RUN(PLX_OP_TRILU, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, I64, DIMS(2, 3, 3));
+    const int64_t up[18] = {0, 2, 3, 0, 0, 6, 0, 0, 0, 0, 11, 12, 0, 0, 15, 0, 0, 0};
+    expect_i64(&y, up, 18);
+    free_outs(&y, 1);
+    /* lower, k=0: j <= i */
+    d.upper = false;
+    d.k = 0;
+    RUN(PLX_OP_TRILU, &d, ins, &y, 1);
+    const int64_t lo[18] = {1, 0, 0, 4, 5, 0, 7, 8, 9, 10, 0, 0, 13, 14, 0, 16, 17, 18};
+    expect_i64(&y, lo, 18);
+    free_outs(&y, 1);
+}
+
+Test(one_hot, float_indices_axis_0_and_constant_values) {
+    /* indices [[1, -1], [7, 0.9]] (float: -1 -> depth-1 = 2, 7 out of
+     * range, 0.9 -> 0), depth 3, values [0, 5] as a constant; axis 0:
+     * Y [3,2,2], Y[p, i, j] = p == index[i, j] ? 5 : 0 */
+    const float ind[4] = {1.0f, -1.0f, 7.0f, 0.9f}, vals[2] = {0.0f, 5.0f};
+    targ ins[] = {IN(F32, DIMS(2, 2), ind), CONST(F32, DIMS(2), vals)};
+    plx_one_hot_desc d = PLX_ONE_HOT_DESC_INIT(3);
+    d.axis = 0;
+    tout y;
+    RUN(PLX_OP_ONE_HOT, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(3, 2, 2));
+    const float want[12] = {0, 0, 0, 5, 5, 0, 0, 0, 0, 5, 0, 0};
+    expect_f32(&y, want, 12, 0.0f);
+    free_outs(&y, 1);
+    /* int64 indices, int32 values, axis -1: Y [3,4] */
+    const int64_t ii[3] = {3, -4, -5};
+    const int32_t iv[2] = {-1, 1};
+    targ ins2[] = {IN(I64, DIMS(3), ii), IN(I32, DIMS(2), iv)};
+    d.axis = -1;
+    d.depth = 4;
+    RUN(PLX_OP_ONE_HOT, &d, ins2, &y, 1);
+    EXPECT_SHAPE(&y, I32, DIMS(3, 4));
+    const int32_t iwant[12] = {-1, -1, -1, 1, 1, -1, -1, -1, -1, -1, -1, -1};
+    expect_i32(&y, iwant, 12);
+    free_outs(&y, 1);
+}
+
+Test(hardmax, each_axis_first_maximum) {
+    /* X [2,3]: [[1, 4, 4], [4, 2, 0]] */
+    const float x[6] = {1, 4, 4, 4, 2, 0};
+    targ ins[] = {IN(F32, DIMS(2, 3), x)};
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(-1);
+    tout y;
+    RUN(PLX_OP_HARDMAX, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+    const float rows[6] = {0, 1, 0, 1, 0, 0};
+    expect_f32(&y, rows, 6, 0.0f);
+    free_outs(&y, 1);
+    d.axis = 0; /* columns [1,4], [4,2], [4,0] */
+    RUN(PLX_OP_HARDMAX, &d, ins, &y, 1);
+    const float cols[6] = {0, 1, 1, 1, 0, 0};
+    expect_f32(&y, cols, 6, 0.0f);
+    free_outs(&y, 1);
+}
+
+Test(cum_sum, axis_exclusive_reverse_float_and_int) {
+    /* X [2,3]: [[1,2,3],[4,5,6]] */
+    const float x[6] = {1, 2, 3, 4, 5, 6};
+    targ ins[] = {IN(F32, DIMS(2, 3), x)};
+    plx_cum_sum_desc d = PLX_CUM_SUM_DESC_INIT(1);
+    tout y;
+    RUN(PLX_OP_CUM_SUM, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(2, 3));
+    const float plain[6] = {1, 3, 6, 4, 9, 15};
+    expect_f32(&y, plain, 6, 0.0f);
+    free_outs(&y, 1);
+    d.axis = 0;
+    d.exclusive = true;
+    d.reverse = true;
+    RUN(PLX_OP_CUM_SUM, &d, ins, &y, 1);
+    const float rev_excl[6] = {4, 5, 6, 0, 0, 0};
+    expect_f32(&y, rev_excl, 6, 0.0f);
+    free_outs(&y, 1);
+    const int32_t xi[4] = {INT32_MAX, 1, 5, -7};
+    targ iins[] = {IN(I32, DIMS(4), xi)};
+    d.axis = -1;
+    d.exclusive = false;
+    d.reverse = false;
+    RUN(PLX_OP_CUM_SUM, &d, iins, &y, 1);
+    /* int32 wraps: INT32_MAX + 1 = INT32_MIN, ... + 5 - 7 wraps back */
+    const int32_t wrap[4] = {INT32_MAX, INT32_MIN, INT32_MIN + 5, INT32_MAX - 1};
+    expect_i32(&y, wrap, 4);
+    free_outs(&y, 1);
+}

@@ -1940,3 +1940,157 @@ Test(shape_infer, gather_nd) {
     fails_with(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 2, 2, 2, 2), T(INT64, 2, 2, 2, 2, 2, 1)),
                "the output rank 9");
 }
+
+/* ------------------------------------------------------------------------ */
+/* trilu, one_hot, hardmax, cum_sum                                         */
+
+Test(shape_infer, mask_scan_arity_and_desc_sizes) {
+    uint32_t a, b, c, d;
+    cr_assert(plxi_op_arity(PLX_OP_TRILU, &a, &b, &c, &d));
+    cr_assert(eq(u32, a + b + c + d, 4));
+    cr_assert(plxi_op_arity(PLX_OP_ONE_HOT, &a, &b, &c, &d));
+    cr_assert(eq(u32, a, 2));
+    cr_assert(eq(u32, b, 2));
+    cr_assert(eq(u32, c + d, 2));
+    cr_assert(plxi_op_arity(PLX_OP_HARDMAX, &a, &b, &c, &d));
+    cr_assert(eq(u32, a + b + c + d, 4));
+    cr_assert(plxi_op_arity(PLX_OP_CUM_SUM, &a, &b, &c, &d));
+    cr_assert(eq(u32, a + b + c + d, 4));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_TRILU), sizeof(plx_trilu_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_ONE_HOT), sizeof(plx_one_hot_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_HARDMAX), sizeof(plx_axis_desc)));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_CUM_SUM), sizeof(plx_cum_sum_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_TRILU), "trilu"));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_ONE_HOT), "one_hot"));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_HARDMAX), "hardmax"));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_CUM_SUM), "cum_sum"));
+}
+
+Test(shape_infer, trilu) {
+    plx_trilu_desc d = PLX_TRILU_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(d.upper);
+    cr_assert(eq(i64, d.k, 0));
+    /* any dtype, rank 2 or more, any k */
+    ok(run1(PLX_OP_TRILU, &d, T(BOOL, 3, 4), &y));
+    EXPECT(&y, BOOL, 3, 4);
+    d.k = INT64_MIN;
+    d.upper = false;
+    ok(run1(PLX_OP_TRILU, &d, T(BFLOAT16, 2, 0, 5), &y));
+    EXPECT(&y, BFLOAT16, 2, 0, 5);
+    ok(run1(PLX_OP_TRILU, &d, T(INT64, 1, 2, 3, 4, 5), &y));
+    EXPECT(&y, INT64, 1, 2, 3, 4, 5);
+    /* the output drops quantization (zeros are not the zero point) */
+    plx_tensor_info q = T(UINT8, 2, 2);
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.5f;
+    q.quant.zero_point = 3;
+    ok(run1(PLX_OP_TRILU, &d, q, &y));
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    fails_exactly(run1(PLX_OP_TRILU, &d, F32(4), &y),
+                  "layer 'L' (trilu): X [4] must have rank 2 or more");
+    fails_exactly(run1(PLX_OP_TRILU, &d, SCALAR(FLOAT32), &y),
+                  "layer 'L' (trilu): X [] must have rank 2 or more");
+}
+
+Test(shape_infer, one_hot) {
+    plx_one_hot_desc d = PLX_ONE_HOT_DESC_INIT(5);
+    plx_tensor_info y;
+    cr_assert(eq(i32, d.axis, -1));
+    /* axis -1: depth last; values' dtype */
+    ok(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2, 3), T(FLOAT16, 2)));
+    EXPECT(&y, FLOAT16, 2, 3, 5);
+    d.axis = 0;
+    ok(RUN(PLX_OP_ONE_HOT, &d, &y, F32(2, 3), T(BOOL, 2)));
+    EXPECT(&y, BOOL, 5, 2, 3);
+    d.axis = 1;
+    ok(RUN(PLX_OP_ONE_HOT, &d, &y, T(UINT8, 2, 3), T(INT32, 2)));
+    EXPECT(&y, INT32, 2, 5, 3);
+    d.axis = -3; /* [-r-1, r]: -3 is 0 for indices of rank 2 */
+    ok(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT8, 2, 3), T(INT64, 2)));
+    EXPECT(&y, INT64, 5, 2, 3);
+    d.axis = 2;
+    ok(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT16, 2, 3), F32(2)));
+    EXPECT(&y, FLOAT32, 2, 3, 5);
+    /* scalar indices give [depth] */
+    d.axis = -1;
+    ok(RUN(PLX_OP_ONE_HOT, &d, &y, SCALAR(INT32), F32(2)));
+    EXPECT(&y, FLOAT32, 5);
+
+    d.axis = 3;
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2, 3), F32(2)),
+                  "layer 'L' (one_hot): axis 3 is out of range [-3, 2] for indices [2,3]");
+    d.axis = -4;
+    fails_with(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2, 3), F32(2)), "axis -4 is out of range");
+    d.axis = -1;
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2, 3), F32(3)),
+                  "layer 'L' (one_hot): values [3] must be [2] ([off_value, on_value])");
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2, 3), F32(1, 2)),
+                  "layer 'L' (one_hot): values [1,2] must be [2] ([off_value, on_value])");
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(BOOL, 2, 3), F32(2)),
+                  "layer 'L' (one_hot): indices has dtype bool, expected float32, float16, "
+                  "bfloat16, int8, uint8, int16, int32 or int64");
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 1, 1, 1, 1, 1, 1, 1, 1), F32(2)),
+                  "layer 'L' (one_hot): indices [1,1,1,1,1,1,1,1] has rank 8; Y would have more "
+                  "than 8 dims");
+    d.depth = 0;
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2), F32(2)),
+                  "layer 'L' (one_hot): depth 0 must be >= 1");
+    d.depth = INT64_MAX;
+    fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2), F32(2)),
+                  "layer 'L' (one_hot): Y of indices [2] with depth 9223372036854775807 has too "
+                  "many elements");
+    fails_with(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2)), "takes 2 inputs, got 1");
+}
+
+Test(shape_infer, hardmax) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(-1);
+    plx_tensor_info y;
+    ok(run1(PLX_OP_HARDMAX, &d, F32(2, 3, 4), &y));
+    EXPECT(&y, FLOAT32, 2, 3, 4);
+    d.axis = 0;
+    ok(run1(PLX_OP_HARDMAX, &d, T(FLOAT16, 0, 3), &y));
+    EXPECT(&y, FLOAT16, 0, 3);
+    ok(run1(PLX_OP_HARDMAX, &d, T(BFLOAT16, 7), &y));
+    EXPECT(&y, BFLOAT16, 7);
+    fails_exactly(run1(PLX_OP_HARDMAX, &d, T(INT32, 2, 3), &y),
+                  "layer 'L' (hardmax): X has dtype int32, expected float32, float16 or "
+                  "bfloat16");
+    d.axis = 2;
+    fails_exactly(run1(PLX_OP_HARDMAX, &d, F32(2, 3), &y),
+                  "layer 'L' (hardmax): axis 2 is out of range [-2, 2) for X [2,3]");
+    d.axis = -1;
+    fails_with(run1(PLX_OP_HARDMAX, &d, SCALAR(FLOAT32), &y), "axis -1 is out of range");
+}
+
+Test(shape_infer, cum_sum) {
+    plx_cum_sum_desc d = PLX_CUM_SUM_DESC_INIT(0);
+    plx_tensor_info y;
+    cr_assert(not(d.exclusive));
+    cr_assert(not(d.reverse));
+    ok(run1(PLX_OP_CUM_SUM, &d, F32(5), &y));
+    EXPECT(&y, FLOAT32, 5);
+    d.axis = -1;
+    d.exclusive = d.reverse = true;
+    plx_dtype ok_types[] = {PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16, PLX_DTYPE_INT32,
+                            PLX_DTYPE_INT64};
+    for (int i = 0; i < 4; i++) {
+        plx_tensor_info x = F32(2, 0, 3);
+        x.dtype = ok_types[i];
+        ok(run1(PLX_OP_CUM_SUM, &d, x, &y));
+        check_info(&y, ok_types[i], DIMS(2, 0, 3), 3);
+    }
+    /* ONNX CumSum has no 8- or 16-bit integers, nor bool */
+    fails_exactly(run1(PLX_OP_CUM_SUM, &d, T(INT8, 3), &y),
+                  "layer 'L' (cum_sum): X has dtype int8, expected float32, float16, bfloat16, "
+                  "int32 or int64");
+    fails_with(run1(PLX_OP_CUM_SUM, &d, T(UINT8, 3), &y), "X has dtype uint8");
+    fails_with(run1(PLX_OP_CUM_SUM, &d, T(BOOL, 3), &y), "X has dtype bool");
+    fails_exactly(run1(PLX_OP_CUM_SUM, &d, SCALAR(FLOAT32), &y),
+                  "layer 'L' (cum_sum): X [] must have rank 1 or more");
+    d.axis = 2;
+    fails_exactly(run1(PLX_OP_CUM_SUM, &d, F32(2, 3), &y),
+                  "layer 'L' (cum_sum): axis 2 is out of range [-2, 2) for X [2,3]");
+    d.axis = -3;
+    fails_with(run1(PLX_OP_CUM_SUM, &d, F32(2, 3), &y), "axis -3 is out of range [-2, 2)");
+}

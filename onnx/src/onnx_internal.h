@@ -285,6 +285,12 @@ plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_loop(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_scan(onnxi_ctx *c, onnxi_node *n);
 
+/* convert_mask_scan.c */
+plx_status onnxi_conv_trilu(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_one_hot(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_hardmax(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);
+
 /* ---- import.c ------------------------------------------------------------ */
 
 /* Imports the nodes of a graph (sorted topologically; used for the main

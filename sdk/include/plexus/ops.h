@@ -78,10 +78,17 @@ extern "C" {
     /* ABI 1.2: layers a backend put in place of others through */ \
     /* optimize_subgraph (backend.h); never added by applications. */ \
     X(PRECOMPILED, 44, "precompiled", plx_precompiled_desc)    /* any -> any; plx_precompiled_desc */ \
+    /* ABI 1.3: ONNX GatherElements, ScatterElements (and Scatter), */ \
+    /* ScatterND, GatherND. */ \
     X(GATHER_ELEMENTS, 45, "gather_elements", plx_axis_desc)   /* data, indices (int32/int64, data's rank) -> Y (indices' shape); plx_axis_desc */ \
     X(SCATTER_ELEMENTS, 46, "scatter_elements", plx_scatter_desc) /* data, indices (int32/int64), updates (indices' shape) -> Y (data's shape); plx_scatter_desc */ \
     X(SCATTER_ND, 47, "scatter_nd", plx_scatter_desc)          /* data, indices (int32/int64, [..., k]), updates -> Y (data's shape); plx_scatter_desc */ \
-    X(GATHER_ND, 48, "gather_nd", plx_gather_nd_desc)          /* data, indices (int32/int64, [..., k]) -> Y; plx_gather_nd_desc */
+    X(GATHER_ND, 48, "gather_nd", plx_gather_nd_desc)          /* data, indices (int32/int64, [..., k]) -> Y; plx_gather_nd_desc */ \
+    /* ABI 1.3: ONNX Trilu, OneHot, Hardmax, CumSum. */ \
+    X(TRILU, 49, "trilu", plx_trilu_desc)                      /* X (rank >= 2) -> Y; plx_trilu_desc */ \
+    X(ONE_HOT, 50, "one_hot", plx_one_hot_desc)                /* indices, values ([off, on]) -> Y; plx_one_hot_desc */ \
+    X(HARDMAX, 51, "hardmax", plx_axis_desc)                   /* X -> Y; plx_axis_desc (default -1) */ \
+    X(CUM_SUM, 52, "cum_sum", plx_cum_sum_desc)                /* X -> Y; plx_cum_sum_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -430,7 +437,10 @@ typedef struct plx_reshape_desc {
 #define PLX_RESHAPE_DESC_INIT {sizeof(plx_reshape_desc), {0}, 0, false}
 
 /* One axis: flatten (default 1), concat, gather and gather_elements
- * (default 0). */
+ * (default 0), hardmax (default -1). Hardmax (ONNX opset 13): X float32, float16 or bfloat16,
+ * Y of X's shape and dtype, 1 at the first maximum of X along the axis
+ * (a NaN counts as larger than every number, as numpy's argmax) and 0
+ * elsewhere. */
 typedef struct plx_axis_desc {
     uint32_t struct_size;
     int32_t axis;
@@ -737,6 +747,46 @@ typedef struct plx_gather_nd_desc {
     int32_t batch_dims; /* default 0; 0 <= batch_dims < min(r, q) */
 } plx_gather_nd_desc;
 #define PLX_GATHER_ND_DESC_INIT {sizeof(plx_gather_nd_desc), 0}
+/* ONNX Trilu: X of rank >= 2, any dtype, taken as a batch of matrices
+ * over its last two dims; Y (X's shape and dtype) keeps the elements of
+ * each matrix on and above (upper) or on and below (lower) the k-th
+ * diagonal, and is 0 elsewhere: element (i, j) is kept when j - i >= k
+ * (upper) or j - i <= k (lower). k > 0 counts diagonals above the main
+ * one, k < 0 below; any value (past the matrix it keeps all or none). */
+typedef struct plx_trilu_desc {
+    uint32_t struct_size;
+    bool upper; /* default true */
+    int64_t k;  /* default 0 */
+} plx_trilu_desc;
+#define PLX_TRILU_DESC_INIT {sizeof(plx_trilu_desc), true, 0}
+
+/* ONNX OneHot: inputs indices (any numeric dtype; floats are truncated
+ * toward zero) and values (rank 1, 2 elements: [off, on], any dtype). Y
+ * has values' dtype and indices' shape with a dim of `depth` inserted at
+ * `axis` (in [-r-1, r] for indices of rank r; negative counts from the
+ * end of Y). Y is `on` where the position along axis equals the index,
+ * `off` elsewhere. Indices in [-depth, -1] count from the end (index +
+ * depth); indices outside [-depth, depth - 1] (NaN and infinities
+ * included) give a row of `off` only, not an error. */
+typedef struct plx_one_hot_desc {
+    uint32_t struct_size;
+    int32_t axis;  /* default -1 */
+    int64_t depth; /* >= 1 */
+} plx_one_hot_desc;
+#define PLX_ONE_HOT_DESC_INIT(depth_) {sizeof(plx_one_hot_desc), -1, (depth_)}
+
+/* ONNX CumSum: Y[..., j, ...] is the sum of X[..., i, ...] along `axis`
+ * for i <= j (i < j when exclusive; i >= j, or i > j, when reverse); an
+ * exclusive sum's first element (last when reverse) is 0. X and Y have
+ * the same shape and dtype: float32, float16, bfloat16 (summed in
+ * float32), int32 or int64 (which wrap on overflow). */
+typedef struct plx_cum_sum_desc {
+    uint32_t struct_size;
+    int32_t axis;   /* in [-rank, rank - 1]; default 0 */
+    bool exclusive; /* default false */
+    bool reverse;   /* default false */
+} plx_cum_sum_desc;
+#define PLX_CUM_SUM_DESC_INIT(axis_) {sizeof(plx_cum_sum_desc), (axis_), false, false}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

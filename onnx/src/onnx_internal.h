@@ -274,6 +274,11 @@ plx_status onnxi_conv_nonzero(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_compress(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_unique(onnxi_ctx *c, onnxi_node *n);
 
+/* convert_bitwise.c */
+plx_status onnxi_conv_isinf(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_bitshift(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_lp_p(const onnxi_ctx *c, const onnxi_node *n, int64_t *p);
+
 /* convert_control.c */
 plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_loop(onnxi_ctx *c, onnxi_node *n);

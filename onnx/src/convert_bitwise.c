@@ -4,7 +4,6 @@
  * and LpPool's and GlobalLpPool's p (onnxi_lp_p, for convert_dense.c).
  * IsNaN, BitwiseNot, BitwiseAnd/Or/Xor and Shrink are rows of the tables
  * in convert_elementwise.c. */
-#include <math.h>
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -56,23 +55,10 @@ plx_status onnxi_conv_bitshift(onnxi_ctx *c, onnxi_node *n) {
     return onnxi_emit1(c, n, PLX_OP_BINARY, &d, n->in, 2);
 }
 
-/* LpPool's and GlobalLpPool's p: an int from opset 2 (default 2), a float
- * at opset 1 (default 2.0), which must then be a whole number >= 1 (Plexus
- * pools take an integer p, as ONNX has since opset 2). */
+/* LpPool's and GlobalLpPool's p: an int (opset 2 on; Plexus imports
+ * opset 7 and newer), default 2, at least 1. */
 plx_status onnxi_lp_p(const onnxi_ctx *c, const onnxi_node *n, int64_t *p) {
-    const Onnx__AttributeProto *a = onnxi_attr(n, "p");
-    *p = 2;
-    if (a && a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
-        double f = a->has_f ? a->f : 2.0;
-        if (!(f >= 1.0 && f <= 1e9 && floor(f) == f)) {
-            return ONNXI_UNSUPPORTED("p = %g (only whole numbers from 1 are supported)", f);
-        }
-        *p = (int64_t)f;
-        return NULL;
-    }
-    if (a) {
-        *p = onnxi_attr_i(n, "p", 2);
-    }
+    *p = onnxi_attr_i(n, "p", 2);
     if (*p < 1) {
         return onnxi_invalid(c, n, "p = %lld must be at least 1", (long long)*p);
     }

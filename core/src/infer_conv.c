@@ -268,7 +268,9 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
         return plxi_fail(c, "p " I64 " must be at least 1 for lp pooling", d->p);
     }
     if ((s = plxi_check_spatial_input(c, is_max ? DT_FLOAT | DT(INT8) | DT(UINT8) : DT_FLOAT,
-                                      is_max ? "max pooling" : is_lp ? "lp pooling" : "average pooling",
+                                      is_max  ? "max pooling"
+                                      : is_lp ? "lp pooling"
+                                              : "average pooling",
                                       &ns)) ||
         (s = plxi_check_min(c, "kernel", d->kernel, ns, 1)) ||
         (s = plxi_check_min(c, "strides", d->strides, ns, 1)) ||
@@ -292,7 +294,8 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
         }
         /* A window entirely in the padding has no value (ONNX Runtime refuses
          * pads >= kernel too); an lp pool's is 0, padding counting as 0
-         * (ONNX's test_lppool_2d_pads has pads 2 around a kernel of 2). ek cannot overflow: window_out checked it. */
+         * (ONNX's test_lppool_2d_pads has pads 2 around a kernel of 2). ek
+         * cannot overflow: window_out checked it. */
         int64_t ek = (d->kernel[i] - 1) * d->dilations[i] + 1;
         if (!is_lp && d->auto_pad == PLX_AUTO_PAD_NOTSET &&
             (d->pads_begin[i] >= ek || d->pads_end[i] >= ek)) {

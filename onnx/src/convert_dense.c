@@ -171,7 +171,8 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
             return ONNXI_UNSUPPORTED("AveragePool with dilations (opset 19)");
         }
     }
-    plx_pool_desc d = PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
+    plx_pool_desc d =
+        PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
     d.p = p;
     memcpy(d.kernel, s.kernel, sizeof d.kernel);
     memcpy(d.strides, s.strides, sizeof d.strides);

@@ -190,12 +190,16 @@ typedef enum plx_pool_kind {
     PLX_POOL_LP = 2 /* (sum over the window of |x|^p)^(1/p); padding counts as 0 (ONNX LpPool) */
 } plx_pool_kind;
 
+/* Y [N, C, (oH,) oW] pools X [N, C, (H,) W] over windows placed as a
+ * convolution's: the maximum, the average, or for lp (sum of |x|^p)^(1/p),
+ * where padded positions count as 0 (pads may then reach the kernel's
+ * size: a window wholly in the padding gives 0). */
 typedef struct plx_pool_desc {
     uint32_t struct_size;
     plx_pool_kind kind;
     int64_t kernel[PLX_MAX_SPATIAL];     /* required, >= 1 */
     int64_t strides[PLX_MAX_SPATIAL];    /* default 1 */
-    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max pool only; average needs 1) */
+    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max and lp pools; average needs 1) */
     int64_t pads_begin[PLX_MAX_SPATIAL];
     int64_t pads_end[PLX_MAX_SPATIAL];
     plx_auto_pad auto_pad;

@@ -45,6 +45,10 @@ const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l,
     if (!plx_activation_func_name(d->func)) {
         return ocl_refuse(buf, size, "gpu_opencl: activation: unknown func %d", (int)d->func);
     }
+    if (d->func > PLX_ACT_SCALED_TANH) { /* the kernel's switch ends there: shrink and later */
+        return ocl_refuse(buf, size, "gpu_opencl: activation %s is not implemented",
+                          plx_activation_func_name(d->func));
+    }
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
@@ -84,6 +88,10 @@ const char *ocl_check_unary(const ocl_device *dev, const plx_layer_view *l, char
     const plx_unary_desc *d = l->desc;
     if (!plx_unary_func_name(d->func)) {
         return ocl_refuse(buf, size, "gpu_opencl: unary: unknown func %d", (int)d->func);
+    }
+    if (d->func > PLX_UNARY_SIGN) { /* the kernel's switch ends there: is_nan and later */
+        return ocl_refuse(buf, size, "gpu_opencl: unary %s is not implemented",
+                          plx_unary_func_name(d->func));
     }
     plx_dtype t = l->inputs[0].dtype;
     plx_dtype want = d->func == PLX_UNARY_NOT ? PLX_DTYPE_BOOL : PLX_DTYPE_FLOAT32;
@@ -130,6 +138,9 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
     const char *fname = plx_binary_func_name(d->func);
     if (!fname) {
         return ocl_refuse(buf, size, "gpu_opencl: binary: unknown func %d", (int)d->func);
+    }
+    if (d->func > PLX_BINARY_MOD) { /* the kernels' switches end there: bitwise_and and later */
+        return ocl_refuse(buf, size, "gpu_opencl: binary %s is not implemented", fname);
     }
     plx_dtype t = l->inputs[0].dtype;
     if (l->inputs[1].dtype != t) {

@@ -9,6 +9,7 @@
  * integer results wrap modulo 2^bits as in numpy (signed overflow never
  * happens in C: the arithmetic is done on uint64_t). */
 #include "kernels_compute.h"
+#include "kernels_funcs.h"
 #include "vecmath.h"
 
 #include <plexus/geometry.h>
@@ -190,6 +191,9 @@ const char *plxk_check_activation(const plx_layer_view *layer, char *buf, size_t
     if (!fname) {
         return plxk_refuse(buf, size, "activation: unknown func %d", (int)d->func);
     }
+    if (d->func == PLX_ACT_SHRINK) {
+        return plxk_check_shrink(layer, buf, size); /* kernels_bitwise.c */
+    }
     plx_dtype t = layer->inputs[0].dtype;
     bool ok = t == PLX_DTYPE_FLOAT32 ||
               ((d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) && is_signed_int_dtype(t)) ||
@@ -260,6 +264,7 @@ static float activate(const plx_activation_desc *d, float x) {
     }
     case PLX_ACT_AFFINE: return (float)((double)d->alpha * v + d->beta);
     case PLX_ACT_SCALED_TANH: return (float)(d->alpha * tanh((double)d->beta * v));
+    case PLX_ACT_SHRINK: break; /* plxk_run_shrink */
     }
     return x;
 }
@@ -268,6 +273,9 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
     RUN_CHECK(activation, args);
     const plx_layer_view *layer = args->layer;
     const plx_activation_desc *d = layer->desc;
+    if (d->func == PLX_ACT_SHRINK) {
+        return plxk_run_shrink(args);
+    }
     plx_dtype t = layer->inputs[0].dtype;
     size_t n = 0;
     plx_tensor_info_element_count(&layer->outputs[0], &n);
@@ -363,6 +371,9 @@ const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t siz
     const char *fname = plx_binary_func_name(d->func);
     if (!fname) {
         return plxk_refuse(buf, size, "binary: unknown func %d", (int)d->func);
+    }
+    if (plx_binary_func_is_bitwise(d->func)) {
+        return plxk_check_binary_bitwise(layer, buf, size); /* kernels_bitwise.c */
     }
     plx_dtype t = layer->inputs[0].dtype;
     if (layer->inputs[1].dtype != t) {
@@ -687,6 +698,9 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
     RUN_CHECK(binary, args);
     const plx_layer_view *layer = args->layer;
     plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
+    if (plx_binary_func_is_bitwise(f)) {
+        return plxk_run_binary_bitwise(args);
+    }
     plx_dtype t = layer->inputs[0].dtype;
     const plx_tensor_info *out = &layer->outputs[0];
     size_t n = 0;
@@ -749,6 +763,9 @@ const char *plxk_check_unary(const plx_layer_view *layer, char *buf, size_t size
     if (!fname) {
         return plxk_refuse(buf, size, "unary: unknown func %d", (int)d->func);
     }
+    if (d->func >= PLX_UNARY_IS_NAN) {
+        return plxk_check_unary_funcs(layer, buf, size); /* kernels_bitwise.c */
+    }
     plx_dtype t = layer->inputs[0].dtype;
     bool ok;
     switch (d->func) {
@@ -802,6 +819,9 @@ bool plxk_run_unary(const plxk_kernel_args *args) {
     RUN_CHECK(unary, args);
     const plx_layer_view *layer = args->layer;
     plx_unary_func f = ((const plx_unary_desc *)layer->desc)->func;
+    if (f >= PLX_UNARY_IS_NAN) {
+        return plxk_run_unary_funcs(args);
+    }
     plx_dtype t = layer->inputs[0].dtype;
     size_t n = 0;
     plx_tensor_info_element_count(&layer->outputs[0], &n);

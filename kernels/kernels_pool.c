@@ -10,6 +10,7 @@
  * bounds. Nothing here allocates. The helpers shared with the other
  * dense-math files are in kernels_compute.h. */
 #include "kernels_compute.h"
+#include "kernels_funcs.h"
 
 #include <stdint.h>
 #include <math.h>
@@ -75,6 +76,9 @@ static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, cha
 }
 
 const char *plxk_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
+    if (((const plx_pool_desc *)layer->desc)->kind == PLX_POOL_LP) {
+        return plxk_check_lp_pool(layer, buf, size); /* kernels_lppool.c */
+    }
     plx_window_geom g = {0};
     return pool_prepare(layer, &g, buf, size);
 }
@@ -126,6 +130,9 @@ static void max_pool_plane(void *ctx, size_t task, size_t thread) {
  * A window with nothing to average gives NaN; a max over nothing gives the
  * lowest value of the dtype. */
 bool plxk_run_pool(const plxk_kernel_args *args) {
+    if (((const plx_pool_desc *)args->layer->desc)->kind == PLX_POOL_LP) {
+        return plxk_run_lp_pool(args);
+    }
     char why[256];
     plx_window_geom g = {0};
     if (pool_prepare(args->layer, &g, why, sizeof why)) {
@@ -206,11 +213,17 @@ static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, 
 }
 
 const char *plxk_check_global_pool(const plx_layer_view *layer, char *buf, size_t size) {
+    if (((const plx_global_pool_desc *)layer->desc)->kind == PLX_POOL_LP) {
+        return plxk_check_global_lp_pool(layer, buf, size); /* kernels_lppool.c */
+    }
     int64_t outer = 0, inner = 0;
     return global_pool_prepare(layer, &outer, &inner, buf, size);
 }
 
 bool plxk_run_global_pool(const plxk_kernel_args *args) {
+    if (((const plx_global_pool_desc *)args->layer->desc)->kind == PLX_POOL_LP) {
+        return plxk_run_global_lp_pool(args);
+    }
     char why[256];
     int64_t outer = 0, inner = 0;
     if (global_pool_prepare(args->layer, &outer, &inner, why, sizeof why)) {

@@ -903,3 +903,129 @@ Test(cpu_onednn, reference_implementations_are_refused_unless_asked_for) {
               "%s", tu_dump(rt));
     plx_runtime_destroy(&rt);
 }
+
+/* ---- function values cpu_onednn does not run ----------------------------- */
+
+/* R-19 (3): the values appended to existing operators' enums (unary
+ * is_nan .. bitwise_not, binary bitwise_and .. shift_right, activation
+ * shrink, pool and global_pool kind lp) are refused, never run as
+ * something else: x -> the layer -> y on cpu_onednn alone, without
+ * fallback, is unsupported, and the reason names the layer (and shrink
+ * or the pool kind where the dtype alone is not the reason). */
+static void expect_refused_alone(plx_runtime *rt, plx_dtype dt, plx_op op, const void *desc,
+                                 const char *needle) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, 2, 4, 4});
+    xi.dtype = dt;
+    plx_layer_id x, l, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_layer(n, "L", op, desc, op == PLX_OP_BINARY ? 2 : 1, 1, &l));
+    OK(plx_network_connect(n, x, 0, l, 0));
+    if (op == PLX_OP_BINARY) {
+        OK(plx_network_connect(n, x, 0, l, 1));
+    }
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, l, 0, out, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_onednn"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    plx_status st = plx_optimize(rt, n, &oo, &on);
+    cr_assert(not(zero(ptr, st)), "cpu_onednn accepted %s", needle);
+    cr_assert(eq(int, plx_status_get_code(st), PLX_UNSUPPORTED), "%s", plx_status_get_message(st));
+    cr_assert(not(zero(ptr, strstr(plx_status_get_message(st), needle))), "'%s' lacks '%s'",
+              plx_status_get_message(st), needle);
+    plx_status_free(st);
+    plx_network_destroy(&n);
+}
+
+Test(cpu_onednn, new_function_values_are_refused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_BITWISE_NOT; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        /* refused for the dtypes (bool out, integers in) before the
+         * function is looked at, which the default case refuses too */
+        expect_refused_alone(rt, f == PLX_UNARY_BITWISE_NOT ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32,
+                             PLX_OP_UNARY, &d, "(unary): cpu_onednn");
+    }
+    for (int f = PLX_BINARY_BITWISE_AND; f <= PLX_BINARY_SHIFT_RIGHT; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        expect_refused_alone(rt, f >= PLX_BINARY_SHIFT_LEFT ? PLX_DTYPE_UINT8 : PLX_DTYPE_INT32,
+                             PLX_OP_BINARY, &d, "(binary): cpu_onednn");
+    }
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_ACTIVATION, &ad, "shrink");
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+    pd.kernel[0] = pd.kernel[1] = 2;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_POOL, &pd, "pool kind 2");
+    plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GLOBAL_POOL, &gd, "pool kind 2");
+    plx_runtime_destroy(&rt);
+}
+
+/* A convolution followed by shrink, which cpu_onednn's graph and fusion
+ * would take as the convolution's activation: shrink is refused (it falls
+ * back to cpu_ref) and the result is cpu_ref's. */
+Test(cpu_onednn, shrink_after_conv_is_not_fused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    static float w[RC * RC * 9], b[RC], x[RC * RH * RW];
+    uint32_t s = 5;
+    for (size_t i = 0; i < COUNT(w); i++) {
+        w[i] = pseudo(&s) * 0.2f;
+    }
+    for (size_t i = 0; i < COUNT(b); i++) {
+        b[i] = pseudo(&s);
+    }
+    for (size_t i = 0; i < COUNT(x); i++) {
+        x[i] = pseudo(&s);
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, RC, RH, RW});
+    plx_layer_id in, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &in));
+    plx_layer_id conv = conv_k(n, "conv", in, RC, RC, 3, 1, 1, 1, w, b);
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+    ad.alpha = 0.3f;
+    ad.beta = 0.1f;
+    plx_layer_id sh = layer(n, "shrink", PLX_OP_ACTIVATION, &ad, &conv, 1);
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, sh, 0, out, 0));
+    static float y[2][RC * RH * RW];
+    for (int k = 0; k < 2; k++) {
+        const char *both[] = {"cpu_onednn", "cpu_ref"}, *ref[] = {"cpu_ref"};
+        plx_optimized_network *on = NULL;
+        if (k == 0) {
+            load(rt, n, both, 2, false, false, &on);
+            const char *summary = plx_optimized_network_summary(on);
+            cr_assert(not(zero(ptr, strstr(summary, "shrink"))), "%s", summary);
+            for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+                const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+                if (strcmp(a->layer_name, "shrink") == 0) {
+                    cr_assert(eq(str, (char *)a->backend_id, "cpu_ref"), "%s", summary);
+                }
+            }
+            plx_optimized_network_destroy(&on);
+        }
+        plx_loaded_network *ln = load(rt, n, k ? ref : both, k ? 1 : 2, false, false, NULL);
+        plx_tensor_binding ib = {0, x, sizeof x, 0};
+        plx_tensor_binding ob = {0, y[k], sizeof y[k], 0};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = &ib;
+        a.input_count = 1;
+        a.outputs = &ob;
+        a.output_count = 1;
+        OK(plx_loaded_network_execute_with(ln, NULL, &a));
+        plx_loaded_network_unload(&ln);
+    }
+    expect_close(y[0], y[1], COUNT(y[0]));
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

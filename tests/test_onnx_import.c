@@ -2856,3 +2856,128 @@ Test(onnx_import, trilu_k_initializer_and_default) {
     ob_node_add(g, "Trilu", "tri", "x", "y");
     IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'tri'", "does not exist in opset 13");
 }
+
+/* ------------------------------------------------------------------------ */
+/* IsInf's detect flags, BitShift's direction, LpPool's p                     */
+/* ------------------------------------------------------------------------ */
+
+static ob_model *isinf_model(int pos, int neg) {
+    ob_model *m = new_model(IR, 20);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "5");
+    ob_output(g, "y", OB_BOOL, NULL);
+    ob_node *n = ob_node_add(g, "IsInf", "isinf", "x", "y");
+    if (pos >= 0) {
+        ob_attr_i(n, "detect_positive", pos);
+    }
+    if (neg >= 0) {
+        ob_attr_i(n, "detect_negative", neg);
+    }
+    return m;
+}
+
+/* Each combination of the flags; both 0 detects nothing (all false). */
+Test(onnx_import, isinf_detect_flags) {
+    const float x[5] = {1.0f, INFINITY, -INFINITY, NAN, -0.0f};
+    static const struct {
+        int pos, neg;
+        uint8_t want[5];
+    } cases[] = {
+        {-1, -1, {0, 1, 1, 0, 0}},
+        {1, 0, {0, 1, 0, 0, 0}},
+        {0, 1, {0, 0, 1, 0, 0}},
+        {0, 0, {0, 0, 0, 0, 0}},
+    };
+    for (size_t k = 0; k < COUNT(cases); k++) {
+        plx_onnx_model *model = import_ok(isinf_model(cases[k].pos, cases[k].neg), NULL);
+        uint8_t y[5];
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        for (int i = 0; i < 5; i++) {
+            cr_assert(eq(u8, y[i], cases[k].want[i]), "case %zu element %d", k, i);
+        }
+        destroy_model(&model);
+    }
+}
+
+static ob_model *bitshift_model(const char *direction) {
+    ob_model *m = new_model(IR, 11);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_UINT8, "4");
+    ob_input(g, "s", OB_UINT8, "4");
+    ob_output(g, "y", OB_UINT8, NULL);
+    ob_node *n = ob_node_add(g, "BitShift", "shift", "x,s", "y");
+    if (direction) {
+        ob_attr_s(n, "direction", direction);
+    }
+    return m;
+}
+
+Test(onnx_import, bitshift_direction) {
+    const uint8_t x[4] = {16, 4, 1, 255}, s[4] = {1, 2, 3, 8};
+    const uint8_t right[4] = {8, 1, 0, 0}, left[4] = {32, 16, 8, 0};
+    for (int k = 0; k < 2; k++) {
+        plx_onnx_model *model = import_ok(bitshift_model(k ? "LEFT" : "RIGHT"), NULL);
+        uint8_t y[4];
+        const void *ins[] = {x, s};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        cr_assert(eq(int, memcmp(y, k ? left : right, 4), 0), "%s: %u %u %u %u",
+                  k ? "LEFT" : "RIGHT", y[0], y[1], y[2], y[3]);
+        destroy_model(&model);
+    }
+    IMPORT_FAILS(bitshift_model(NULL), NULL, PLX_INVALID_ARGUMENT, "node 'shift'", "direction");
+    IMPORT_FAILS(bitshift_model("UP"), NULL, PLX_INVALID_ARGUMENT, "node 'shift'",
+                 "direction 'UP' is neither LEFT nor RIGHT");
+}
+
+/* LpPool at opsets 11 and 18, GlobalLpPool; p < 1 is invalid and a float
+ * p (LpPool-1's, before the opsets Plexus imports) a bad attribute.
+ * X [1,1,2,2] = 1, -2, 3, -4, kernel 2: p 1 gives 10, p 2 sqrt(30), p 3
+ * cbrt(100). */
+static ob_model *lppool_model(int64_t opset, bool global, int64_t p, bool float_p) {
+    ob_model *m = new_model(IR, opset);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, global ? "GlobalLpPool" : "LpPool", "lp", "x", "y");
+    if (!global) {
+        ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    }
+    if (float_p) {
+        ob_attr_f(n, "p", (float)p);
+    } else if (p) {
+        ob_attr_i(n, "p", p);
+    }
+    return m;
+}
+
+Test(onnx_import, lppool_p) {
+    const float x[4] = {1, -2, 3, -4};
+    static const struct {
+        int64_t opset;
+        bool global;
+        int64_t p;
+        float want;
+    } cases[] = {
+        {11, false, 3, 4.641588834f},
+        {11, false, 1, 10.0f},
+        {18, false, 0, 5.477225575f}, /* default 2 */
+        {13, true, 1, 10.0f},
+        {13, true, 3, 4.641588834f},
+    };
+    for (size_t k = 0; k < COUNT(cases); k++) {
+        plx_onnx_model *model =
+            import_ok(lppool_model(cases[k].opset, cases[k].global, cases[k].p, false), NULL);
+        float y[1];
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, &cases[k].want, 1, 1e-6f);
+        destroy_model(&model);
+    }
+    IMPORT_FAILS(lppool_model(11, false, -1, false), NULL, PLX_INVALID_ARGUMENT, "node 'lp'",
+                 "p = -1 must be at least 1");
+    IMPORT_FAILS(lppool_model(11, false, 2, true), NULL, PLX_INVALID_ARGUMENT, "node 'lp'", "'p'");
+}

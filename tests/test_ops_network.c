@@ -1561,6 +1561,7 @@ static double ref_act(const plx_activation_desc *d, double x) {
     case PLX_ACT_CELU: return (x > 0 ? x : 0) + fmin(0, a * expm1(x / a));
     case PLX_ACT_AFFINE: return a * x + b;
     case PLX_ACT_SCALED_TANH: return a * tanh(b * x);
+    default: break; /* shrink: its own case below */
     }
     return NAN;
 }
@@ -1725,6 +1726,7 @@ static double ref_binary_f(plx_binary_func f, double a, double b) {
     case PLX_BINARY_GREATER_EQUAL: return a >= b;
     case PLX_BINARY_LESS_EQUAL: return a <= b;
     case PLX_BINARY_MOD: return a - b * trunc(a / b); /* fmod: the dividend's sign */
+    default: break; /* the bitwise functions: their own case below */
     }
     return NAN;
 }
@@ -1976,6 +1978,7 @@ Test(unary, float32_every_func) {
             /* halves to even: x minus the IEEE remainder by 1 */
             case PLX_UNARY_ROUND: v = v - remainder(v, 1.0); break;
             case PLX_UNARY_SIGN: v = (v > 0) - (v < 0); break;
+            default: break; /* the tests and bitwise_not: their own case below */
             }
             ref[i] = (float)v;
         }
@@ -4095,4 +4098,136 @@ Test(cum_sum, axis_exclusive_reverse_float_and_int) {
     const int32_t wrap[4] = {INT32_MAX, INT32_MIN, INT32_MIN + 5, INT32_MAX - 1};
     expect_i32(&y, wrap, 4);
     free_outs(&y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* is_nan and the is_inf tests, bitwise functions, shrink, lp pools           */
+/* ------------------------------------------------------------------------ */
+
+Test(unary, float_tests_and_bitwise_not) {
+    const float x[6] = {0.0f, -1.5f, INFINITY, -INFINITY, NAN, 3.0e38f};
+    static const uint8_t want[4][6] = {
+        {0, 0, 0, 0, 1, 0}, /* is_nan */
+        {0, 0, 1, 1, 0, 0}, /* is_inf */
+        {0, 0, 1, 0, 0, 0}, /* is_pos_inf */
+        {0, 0, 0, 1, 0, 0}, /* is_neg_inf */
+    };
+    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_IS_NEG_INF; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        targ ins[] = {IN(F32, DIMS(2, 3), x)};
+        tout y[1];
+        RUN(PLX_OP_UNARY, &d, ins, y, 1);
+        EXPECT_SHAPE(&y[0], BOOL, DIMS(2, 3));
+        expect_u8(&y[0], want[f - PLX_UNARY_IS_NAN], 6);
+        free_outs(y, 1);
+    }
+    const int32_t xi[4] = {0, -1, 5, INT32_MIN};
+    const int32_t ni[4] = {-1, 0, -6, INT32_MAX};
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_BITWISE_NOT);
+    targ ins[] = {IN(I32, DIMS(4), xi)};
+    tout y[1];
+    RUN(PLX_OP_UNARY, &d, ins, y, 1);
+    EXPECT_SHAPE(&y[0], I32, DIMS(4));
+    expect_i32(&y[0], ni, 4);
+    free_outs(y, 1);
+}
+
+/* A [2,3] (input) op B [3] (constant), broadcast along the rows. */
+Test(binary, bitwise_and_shifts) {
+    const int32_t a[6] = {0x0f, -1, 12, 7, 0, -8};
+    const int32_t b[3] = {0x3c, 0x100, -1};
+    static const struct {
+        plx_binary_func f;
+        int32_t want[6];
+    } cases[] = {
+        {PLX_BINARY_BITWISE_AND, {0x0c, 0x100, 12, 4, 0, -8}},
+        {PLX_BINARY_BITWISE_OR, {0x3f, -1, -1, 0x3f, 0x100, -1}},
+        {PLX_BINARY_BITWISE_XOR, {0x33, -0x101, -13, 0x3b, 0x100, 7}},
+    };
+    for (size_t k = 0; k < COUNT(cases); k++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT(cases[k].f);
+        targ ins[] = {IN(I32, DIMS(2, 3), a), CONST(I32, DIMS(3), b)};
+        tout y[1];
+        RUN(PLX_OP_BINARY, &d, ins, y, 1);
+        EXPECT_SHAPE(&y[0], I32, DIMS(2, 3));
+        expect_i32(&y[0], cases[k].want, 6);
+        free_outs(y, 1);
+    }
+    /* uint8 shifts by 0, 3 and 9 (past the width: 0) */
+    const uint8_t xs[6] = {1, 0x81, 255, 16, 200, 7};
+    const uint8_t s[3] = {0, 3, 9};
+    const uint8_t left[6] = {1, 0x08, 0, 16, 0x40, 0};
+    const uint8_t right[6] = {1, 0x10, 0, 16, 25, 0};
+    for (int k = 0; k < 2; k++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT(k ? PLX_BINARY_SHIFT_RIGHT : PLX_BINARY_SHIFT_LEFT);
+        targ ins[] = {IN(U8, DIMS(2, 3), xs), CONST(U8, DIMS(3), s)};
+        tout y[1];
+        RUN(PLX_OP_BINARY, &d, ins, y, 1);
+        EXPECT_SHAPE(&y[0], U8, DIMS(2, 3));
+        expect_u8(&y[0], k ? right : left, 6);
+        free_outs(y, 1);
+    }
+}
+
+Test(activation, shrink) {
+    const float x[6] = {-2.0f, -1.0f, -0.25f, 0.25f, 1.0f, 2.0f};
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+    d.alpha = 0.5f; /* lambd */
+    d.beta = 0.25f; /* bias */
+    const float want[6] = {-1.75f, -0.75f, 0.0f, 0.0f, 0.75f, 1.75f};
+    targ ins[] = {IN(F32, DIMS(6), x)};
+    tout y[1];
+    RUN(PLX_OP_ACTIVATION, &d, ins, y, 1);
+    EXPECT_SHAPE(&y[0], F32, DIMS(6));
+    expect_f32(&y[0], want, 6, TOL);
+    free_outs(y, 1);
+}
+
+/* LpPool over [1,2,4,4] with kernel 3, stride 2, pads 1 (p 2 and 3), and
+ * GlobalLpPool (p 1), against plain loops. */
+Test(pool, lp_and_global_lp) {
+    float x[32];
+    gen(x, 32, 7);
+    for (int64_t p = 2; p <= 3; p++) {
+        plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+        d.p = p;
+        d.kernel[0] = d.kernel[1] = 3;
+        d.strides[0] = d.strides[1] = 2;
+        d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+        float want[8];
+        for (int c = 0; c < 2; c++) {
+            for (int oh = 0; oh < 2; oh++) {
+                for (int ow = 0; ow < 2; ow++) {
+                    double s = 0;
+                    for (int kh = 0; kh < 3; kh++) {
+                        for (int kw = 0; kw < 3; kw++) {
+                            int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+                            if (ih >= 0 && ih < 4 && iw >= 0 && iw < 4) {
+                                s += pow(fabs((double)x[(c * 4 + ih) * 4 + iw]), (double)p);
+                            }
+                        }
+                    }
+                    want[(c * 2 + oh) * 2 + ow] = (float)pow(s, 1.0 / (double)p);
+                }
+            }
+        }
+        targ ins[] = {IN(F32, DIMS(1, 2, 4, 4), x)};
+        tout y[1];
+        RUN(PLX_OP_POOL, &d, ins, y, 1);
+        EXPECT_SHAPE(&y[0], F32, DIMS(1, 2, 2, 2));
+        expect_f32(&y[0], want, 8, TOL);
+        free_outs(y, 1);
+    }
+    plx_global_pool_desc g = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    g.p = 1;
+    float want[2] = {0, 0};
+    for (int i = 0; i < 32; i++) {
+        want[i / 16] += fabsf(x[i]);
+    }
+    targ ins[] = {IN(F32, DIMS(1, 2, 4, 4), x)};
+    tout y[1];
+    RUN(PLX_OP_GLOBAL_POOL, &g, ins, y, 1);
+    EXPECT_SHAPE(&y[0], F32, DIMS(1, 2, 1, 1));
+    expect_f32(&y[0], want, 2, TOL);
+    free_outs(y, 1);
 }

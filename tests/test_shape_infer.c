@@ -577,8 +577,8 @@ Test(shape_infer, global_pool) {
     ok(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y));
     EXPECT(&y, FLOAT32, 2, 8, 1);
     fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8), &y), "X [2,8] must have rank 3 or 4");
-    d.kind = (plx_pool_kind)2;
-    fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y), "kind 2 is not a plx_pool_kind");
+    d.kind = (plx_pool_kind)3;
+    fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y), "kind 3 is not a plx_pool_kind");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -648,8 +648,8 @@ Test(shape_infer, binary) {
     EXPECT(&y, BOOL, 2);
     d.func = PLX_BINARY_POW;
     fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2), T(INT8, 2)), "for pow");
-    d.func = (plx_binary_func)17;
-    fails_with(RUN(PLX_OP_BINARY, &d, &y, F32(2), F32(2)), "func 17 is not a plx_binary_func");
+    d.func = (plx_binary_func)22;
+    fails_with(RUN(PLX_OP_BINARY, &d, &y, F32(2), F32(2)), "func 22 is not a plx_binary_func");
 }
 
 Test(shape_infer, where) {
@@ -1341,9 +1341,9 @@ Test(shape_infer, activation_new_funcs) {
     plx_activation_desc mish = PLX_ACTIVATION_DESC_INIT(PLX_ACT_MISH);
     fails_with(run1(PLX_OP_ACTIVATION, &mish, T(INT8, 4), &y),
                "X has dtype int8, expected float32, float16 or bfloat16 for mish");
-    mish.func = (plx_activation_func)17;
+    mish.func = (plx_activation_func)18;
     fails_exactly(run1(PLX_OP_ACTIVATION, &mish, F32(4), &y),
-                  "layer 'L' (activation): func 17 is not a plx_activation_func");
+                  "layer 'L' (activation): func 18 is not a plx_activation_func");
 }
 
 Test(shape_infer, unary_new_funcs) {
@@ -1364,9 +1364,9 @@ Test(shape_infer, unary_new_funcs) {
     ok(run1(PLX_OP_UNARY, &d, T(INT64, 3), &y));
     fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y),
                "expected float32, float16, bfloat16, int8, int16, int32 or int64 for sign");
-    d.func = (plx_unary_func)23;
+    d.func = (plx_unary_func)28;
     fails_exactly(run1(PLX_OP_UNARY, &d, F32(3), &y),
-                  "layer 'L' (unary): func 23 is not a plx_unary_func");
+                  "layer 'L' (unary): func 28 is not a plx_unary_func");
 }
 
 Test(shape_infer, binary_new_funcs) {
@@ -2093,4 +2093,124 @@ Test(shape_infer, cum_sum) {
                   "layer 'L' (cum_sum): axis 2 is out of range [-2, 2) for X [2,3]");
     d.axis = -3;
     fails_with(run1(PLX_OP_CUM_SUM, &d, F32(2, 3), &y), "axis -3 is out of range [-2, 2)");
+}
+
+/* ------------------------------------------------------------------------ */
+/* is_nan, is_inf, bitwise, shifts, shrink, lp pools                        */
+
+Test(shape_infer, unary_tests_and_bitwise_not) {
+    plx_tensor_info y;
+    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_IS_NEG_INF; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        cr_assert(plx_unary_func_is_test((plx_unary_func)f));
+        ok(run1(PLX_OP_UNARY, &d, T(FLOAT16, 3, 2), &y));
+        EXPECT(&y, BOOL, 3, 2); /* bool whatever the input */
+        ok(run1(PLX_OP_UNARY, &d, SCALAR(BFLOAT16), &y));
+        EXPECT_SCALAR(&y, BOOL);
+        ok(run1(PLX_OP_UNARY, &d, F32(0, 4), &y));
+        EXPECT(&y, BOOL, 0, 4);
+    }
+    cr_assert(not(plx_unary_func_is_test(PLX_UNARY_BITWISE_NOT)));
+    plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
+    fails_exactly(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y),
+                  "layer 'L' (unary): X has dtype int32, expected float32, float16 or bfloat16 "
+                  "for is_nan");
+    d.func = PLX_UNARY_IS_POS_INF;
+    fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y), "expected float32, float16 or bfloat16 for is_pos_inf");
+    d.func = PLX_UNARY_BITWISE_NOT;
+    ok(run1(PLX_OP_UNARY, &d, T(UINT8, 3, 1), &y));
+    EXPECT(&y, UINT8, 3, 1);
+    ok(run1(PLX_OP_UNARY, &d, T(INT64, 2), &y));
+    EXPECT(&y, INT64, 2);
+    fails_exactly(run1(PLX_OP_UNARY, &d, F32(3), &y),
+                  "layer 'L' (unary): X has dtype float32, expected int8, uint8, int16, int32 or "
+                  "int64 for bitwise_not");
+    fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y), "X has dtype bool");
+    cr_assert(eq(str, (char *)plx_unary_func_name(PLX_UNARY_IS_INF), "is_inf"));
+    cr_assert(eq(str, (char *)plx_unary_func_name(PLX_UNARY_BITWISE_NOT), "bitwise_not"));
+    cr_assert(zero(ptr, (void *)plx_unary_func_name((plx_unary_func)28)));
+}
+
+Test(shape_infer, binary_bitwise_and_shifts) {
+    plx_tensor_info y;
+    for (int f = PLX_BINARY_BITWISE_AND; f <= PLX_BINARY_BITWISE_XOR; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        cr_assert(plx_binary_func_is_bitwise((plx_binary_func)f));
+        ok(RUN(PLX_OP_BINARY, &d, &y, T(INT16, 2, 1, 4), T(INT16, 3, 1)));
+        EXPECT(&y, INT16, 2, 3, 4);
+        ok(RUN(PLX_OP_BINARY, &d, &y, T(UINT8, 5), SCALAR(UINT8)));
+        EXPECT(&y, UINT8, 5);
+        fails_with(RUN(PLX_OP_BINARY, &d, &y, F32(2), F32(2)), "A has dtype float32");
+        fails_with(RUN(PLX_OP_BINARY, &d, &y, T(BOOL, 2), T(BOOL, 2)), "A has dtype bool");
+        fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT32, 2), T(INT64, 2)), "B has dtype int64");
+    }
+    plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_BITWISE_AND);
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2, 3), T(INT8, 4)),
+                  "layer 'L' (binary): A [2,3] and B [4] do not broadcast");
+    for (int f = PLX_BINARY_SHIFT_LEFT; f <= PLX_BINARY_SHIFT_RIGHT; f++) {
+        d.func = (plx_binary_func)f;
+        cr_assert(plx_binary_func_is_bitwise(d.func));
+        ok(RUN(PLX_OP_BINARY, &d, &y, T(UINT8, 2, 3), T(UINT8, 3)));
+        EXPECT(&y, UINT8, 2, 3);
+    }
+    fails_exactly(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 3), T(INT8, 3)),
+                  "layer 'L' (binary): A has dtype int8, expected uint8 for shift_right");
+    cr_assert(not(plx_binary_func_is_bitwise(PLX_BINARY_XOR)));
+    cr_assert(not(plx_binary_func_is_bitwise(PLX_BINARY_MOD)));
+    cr_assert(eq(str, (char *)plx_binary_func_name(PLX_BINARY_SHIFT_LEFT), "shift_left"));
+    cr_assert(zero(ptr, (void *)plx_binary_func_name((plx_binary_func)22)));
+}
+
+Test(shape_infer, shrink) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+    cr_assert(eq(flt, d.alpha, 0.5f));
+    cr_assert(eq(flt, d.beta, 0.0f));
+    plx_tensor_info y;
+    ok(run1(PLX_OP_ACTIVATION, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 2, 3);
+    ok(run1(PLX_OP_ACTIVATION, &d, T(FLOAT16, 4), &y));
+    ok(run1(PLX_OP_ACTIVATION, &d, T(INT8, 4), &y)); /* ONNX Shrink: every numeric type */
+    EXPECT(&y, INT8, 4);
+    ok(run1(PLX_OP_ACTIVATION, &d, T(UINT8, 4), &y));
+    fails_exactly(run1(PLX_OP_ACTIVATION, &d, T(BOOL, 4), &y),
+                  "layer 'L' (activation): X has dtype bool, expected float32, float16, bfloat16, "
+                  "int8, uint8, int16, int32 or int64 for shrink");
+    d.alpha = NAN;
+    fails_with(run1(PLX_OP_ACTIVATION, &d, F32(4), &y), "must not be NaN");
+}
+
+Test(shape_infer, lp_pool) {
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+    cr_assert(eq(i64, d.p, 2));
+    plx_tensor_info y;
+    d.kernel[0] = d.kernel[1] = 2;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 3, 28, 28), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 27, 27);
+    /* pads as large as the kernel (ONNX's test_lppool_2d_pads): 28+4-2+1 */
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 2;
+    ok(run1(PLX_OP_POOL, &d, F32(1, 3, 28, 28), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 31, 31);
+    /* dilations (opset 18): (2-1)*2+1 = 3 */
+    d = (plx_pool_desc)PLX_POOL_DESC_INIT(PLX_POOL_LP);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.dilations[0] = d.dilations[1] = 2;
+    ok(run1(PLX_OP_POOL, &d, T(FLOAT16, 1, 1, 4, 4), &y));
+    EXPECT(&y, FLOAT16, 1, 1, 2, 2);
+    d.p = 0;
+    fails_exactly(run1(PLX_OP_POOL, &d, F32(1, 1, 4, 4), &y),
+                  "layer 'L' (pool): p 0 must be at least 1 for lp pooling");
+    d.p = 3;
+    fails_exactly(run1(PLX_OP_POOL, &d, T(INT8, 1, 1, 4, 4), &y),
+                  "layer 'L' (pool): X has dtype int8, expected float32, float16 or bfloat16 for "
+                  "lp pooling");
+    d.kind = (plx_pool_kind)3;
+    fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 4, 4), &y), "kind 3 is not a plx_pool_kind");
+
+    plx_global_pool_desc g = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    cr_assert(eq(i64, g.p, 2));
+    ok(run1(PLX_OP_GLOBAL_POOL, &g, F32(2, 8, 7, 9), &y));
+    EXPECT(&y, FLOAT32, 2, 8, 1, 1);
+    g.p = -1;
+    fails_exactly(run1(PLX_OP_GLOBAL_POOL, &g, F32(2, 8, 7), &y),
+                  "layer 'L' (global_pool): p -1 must be at least 1 for lp pooling");
 }

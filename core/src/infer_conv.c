@@ -260,12 +260,18 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
     const plx_tensor_info *x = &c->in[0];
     uint32_t ns = 0;
     plx_status s;
-    if ((unsigned)d->kind > PLX_POOL_AVERAGE) {
+    if ((unsigned)d->kind > PLX_POOL_LP) {
         return plxi_fail(c, "kind %d is not a plx_pool_kind", (int)d->kind);
     }
-    bool is_max = d->kind == PLX_POOL_MAX;
+    bool is_max = d->kind == PLX_POOL_MAX, is_lp = d->kind == PLX_POOL_LP;
+    if (is_lp && d->p < 1) {
+        return plxi_fail(c, "p " I64 " must be at least 1 for lp pooling", d->p);
+    }
     if ((s = plxi_check_spatial_input(c, is_max ? DT_FLOAT | DT(INT8) | DT(UINT8) : DT_FLOAT,
-                                      is_max ? "max pooling" : "average pooling", &ns)) ||
+                                      is_max  ? "max pooling"
+                                      : is_lp ? "lp pooling"
+                                              : "average pooling",
+                                      &ns)) ||
         (s = plxi_check_min(c, "kernel", d->kernel, ns, 1)) ||
         (s = plxi_check_min(c, "strides", d->strides, ns, 1)) ||
         (s = plxi_check_min(c, "dilations", d->dilations, ns, 1)) ||
@@ -276,7 +282,7 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
     }
     int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
     for (uint32_t i = 0; i < ns; i++) {
-        if (!is_max && d->dilations[i] != 1) {
+        if (d->kind == PLX_POOL_AVERAGE && d->dilations[i] != 1) {
             return plxi_fail(c,
                              "average pooling needs dilations of 1, got dilations[%" PRIu32 "] = " I64,
                              i, d->dilations[i]);
@@ -287,9 +293,12 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
             return s;
         }
         /* A window entirely in the padding has no value (ONNX Runtime refuses
-         * pads >= kernel too). ek cannot overflow: window_out checked it. */
+         * pads >= kernel too); an lp pool's is 0, padding counting as 0
+         * (ONNX's test_lppool_2d_pads has pads 2 around a kernel of 2). ek
+         * cannot overflow: window_out checked it. */
         int64_t ek = (d->kernel[i] - 1) * d->dilations[i] + 1;
-        if (d->auto_pad == PLX_AUTO_PAD_NOTSET && (d->pads_begin[i] >= ek || d->pads_end[i] >= ek)) {
+        if (!is_lp && d->auto_pad == PLX_AUTO_PAD_NOTSET &&
+            (d->pads_begin[i] >= ek || d->pads_end[i] >= ek)) {
             return plxi_fail(c, "pads " I64 " + " I64 " along spatial dim %" PRIu32
                              " must be smaller than the dilated kernel " I64,
                              d->pads_begin[i], d->pads_end[i], i, ek);
@@ -308,8 +317,11 @@ static plx_status plxi_infer_global_pool(const layer_ctx *c) {
     const plx_tensor_info *x = &c->in[0];
     uint32_t ns = 0;
     plx_status s;
-    if ((unsigned)d->kind > PLX_POOL_AVERAGE) {
+    if ((unsigned)d->kind > PLX_POOL_LP) {
         return plxi_fail(c, "kind %d is not a plx_pool_kind", (int)d->kind);
+    }
+    if (d->kind == PLX_POOL_LP && d->p < 1) {
+        return plxi_fail(c, "p " I64 " must be at least 1 for lp pooling", d->p);
     }
     if ((s = plxi_check_spatial_input(c, DT_FLOAT, NULL, &ns))) {
         return s;

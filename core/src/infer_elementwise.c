@@ -12,7 +12,7 @@
 
 static plx_status plxi_infer_activation(const layer_ctx *c) {
     const plx_activation_desc *d = c->desc;
-    if ((unsigned)d->func > PLX_ACT_SCALED_TANH) {
+    if ((unsigned)d->func > PLX_ACT_SHRINK) {
         return plxi_fail(c, "func %d is not a plx_activation_func", (int)d->func);
     }
     unsigned mask = DT_FLOAT;
@@ -22,6 +22,8 @@ static plx_status plxi_infer_activation(const layer_ctx *c) {
         mask |= DT_INT; /* ONNX Clip: every numeric type */
     } else if (d->func == PLX_ACT_CELU) {
         mask = DT(FLOAT32); /* ONNX Celu: float32 only */
+    } else if (d->func == PLX_ACT_SHRINK) {
+        mask |= DT_INT; /* ONNX Shrink: every numeric type */
     }
     plx_status s = plxi_check_dtype(c, 0, mask, plx_activation_func_name(d->func));
     if (s) {
@@ -40,7 +42,7 @@ static plx_status plxi_infer_activation(const layer_ctx *c) {
 
 static plx_status plxi_infer_unary(const layer_ctx *c) {
     const plx_unary_desc *d = c->desc;
-    if ((unsigned)d->func > PLX_UNARY_SIGN) {
+    if ((unsigned)d->func > PLX_UNARY_BITWISE_NOT) {
         return plxi_fail(c, "func %d is not a plx_unary_func", (int)d->func);
     }
     unsigned mask = DT_FLOAT; /* also sin .. atanh and round */
@@ -50,19 +52,22 @@ static plx_status plxi_infer_unary(const layer_ctx *c) {
         mask = DT_FLOAT | DT_SINT;
     } else if (d->func == PLX_UNARY_NOT) {
         mask = DT(BOOL);
+    } else if (d->func == PLX_UNARY_BITWISE_NOT) {
+        mask = DT_INT;
     }
     plx_status s = plxi_check_dtype(c, 0, mask, plx_unary_func_name(d->func));
     if (s) {
         return s;
     }
-    plxi_same_as_input(c, c->in[0].dtype);
+    /* is_nan and the is_inf tests: bool, as the comparisons */
+    plxi_same_as_input(c, plx_unary_func_is_test(d->func) ? PLX_DTYPE_BOOL : c->in[0].dtype);
     return NULL;
 }
 
 static plx_status plxi_infer_binary(const layer_ctx *c) {
     const plx_binary_desc *d = c->desc;
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
-    if ((unsigned)d->func > PLX_BINARY_MOD) {
+    if ((unsigned)d->func > PLX_BINARY_SHIFT_RIGHT) {
         return plxi_fail(c, "func %d is not a plx_binary_func", (int)d->func);
     }
     plx_binary_func f = d->func;
@@ -77,6 +82,10 @@ static plx_status plxi_infer_binary(const layer_ctx *c) {
         mask = DT_ANY;
     } else if (logical) {
         mask = DT(BOOL);
+    } else if (f == PLX_BINARY_SHIFT_LEFT || f == PLX_BINARY_SHIFT_RIGHT) {
+        mask = DT(UINT8); /* ONNX BitShift: unsigned types */
+    } else if (plx_binary_func_is_bitwise(f)) {
+        mask = DT_INT;
     }
     plx_status s;
     if ((s = plxi_check_dtype(c, 0, mask,

@@ -158,15 +158,22 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
+    bool is_lp = strcmp(n->proto->op_type, "LpPool") == 0;
+    int64_t p = 2;
+    if (is_lp && (st = onnxi_lp_p(c, n, &p))) {
+        return st;
+    }
     if (!s.has_kernel) {
         return onnxi_invalid(c, n, "kernel_shape is required");
     }
-    for (size_t i = 0; !is_max && i < s.sp; i++) {
+    for (size_t i = 0; !is_max && !is_lp && i < s.sp; i++) {
         if (s.dilations[i] != 1) {
             return ONNXI_UNSUPPORTED("AveragePool with dilations (opset 19)");
         }
     }
-    plx_pool_desc d = PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : PLX_POOL_AVERAGE);
+    plx_pool_desc d =
+        PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
+    d.p = p;
     memcpy(d.kernel, s.kernel, sizeof d.kernel);
     memcpy(d.strides, s.strides, sizeof d.strides);
     memcpy(d.dilations, s.dilations, sizeof d.dilations);
@@ -187,7 +194,12 @@ plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     bool is_max = strcmp(n->proto->op_type, "GlobalMaxPool") == 0;
-    plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : PLX_POOL_AVERAGE);
+    bool is_lp = strcmp(n->proto->op_type, "GlobalLpPool") == 0;
+    plx_global_pool_desc d =
+        PLX_GLOBAL_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
+    if (is_lp && (st = onnxi_lp_p(c, n, &d.p))) {
+        return st;
+    }
     return onnxi_emit1(c, n, PLX_OP_GLOBAL_POOL, &d, n->in, 1);
 }
 

@@ -35,6 +35,7 @@ static const act_entry act_table[] = {
     {"ThresholdedRelu", PLX_ACT_THRESHOLDED_RELU, "alpha", NULL},
     {"Celu", PLX_ACT_CELU, "alpha", NULL},
     {"Gelu", PLX_ACT_GELU, NULL, NULL},
+    {"Shrink", PLX_ACT_SHRINK, "lambd", "bias"},
 };
 
 plx_status onnxi_conv_activation(onnxi_ctx *c, onnxi_node *n) {
@@ -139,6 +140,7 @@ static const unary_entry unary_table[] = {
     {"Atan", PLX_UNARY_ATAN}, {"Sinh", PLX_UNARY_SINH}, {"Cosh", PLX_UNARY_COSH},
     {"Asinh", PLX_UNARY_ASINH}, {"Acosh", PLX_UNARY_ACOSH}, {"Atanh", PLX_UNARY_ATANH},
     {"Round", PLX_UNARY_ROUND}, {"Sign", PLX_UNARY_SIGN},
+    {"IsNaN", PLX_UNARY_IS_NAN}, {"BitwiseNot", PLX_UNARY_BITWISE_NOT},
 };
 
 plx_status onnxi_conv_unary(onnxi_ctx *c, onnxi_node *n) {
@@ -167,6 +169,8 @@ static const binary_entry binary_table[] = {
     {"GreaterOrEqual", PLX_BINARY_GREATER_EQUAL}, {"LessOrEqual", PLX_BINARY_LESS_EQUAL},
     {"And", PLX_BINARY_AND}, {"Or", PLX_BINARY_OR}, {"Xor", PLX_BINARY_XOR},
     {"PRelu", PLX_BINARY_PRELU}, {"Mod", PLX_BINARY_MOD},
+    {"BitwiseAnd", PLX_BINARY_BITWISE_AND}, {"BitwiseOr", PLX_BINARY_BITWISE_OR},
+    {"BitwiseXor", PLX_BINARY_BITWISE_XOR},
 };
 
 static bool is_float(plx_dtype dt) {

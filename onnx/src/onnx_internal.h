@@ -279,6 +279,10 @@ plx_status onnxi_conv_gather_elements(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_scatter_elements(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_scatter_nd(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_gather_nd(onnxi_ctx *c, onnxi_node *n);
+/* convert_bitwise.c */
+plx_status onnxi_conv_isinf(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_bitshift(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_lp_p(const onnxi_ctx *c, const onnxi_node *n, int64_t *p);
 
 /* convert_control.c */
 plx_status onnxi_conv_if(onnxi_ctx *c, onnxi_node *n);

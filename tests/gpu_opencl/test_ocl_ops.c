@@ -1515,3 +1515,44 @@ Test(ocl_ops, refusals) {
     expect_refused(&t, outs, "too many elements");
     /* a too small descriptor is the host's to refuse (tests/test_validate.c) */
 }
+
+/* R-19 (3): the values appended to existing operators' enums, which the
+ * OpenCL kernels' switches do not know, are refused by name (their output
+ * infos from shape inference), never run as another function. */
+Test(ocl_ops, new_function_values_refused) {
+    need_device();
+    tcase t;
+    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_BITWISE_NOT; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        t = tc_new(plx_unary_func_name(d.func), PLX_OP_UNARY, &d, 1);
+        add_input(&t, f == PLX_UNARY_BITWISE_NOT ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32, DIMS(2, 3));
+        char needle[64];
+        snprintf(needle, sizeof needle, "gpu_opencl: unary %s is not implemented",
+                 plx_unary_func_name(d.func));
+        refused_inferred(&t, needle);
+    }
+    for (int f = PLX_BINARY_BITWISE_AND; f <= PLX_BINARY_SHIFT_RIGHT; f++) {
+        plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
+        plx_dtype dt = f >= PLX_BINARY_SHIFT_LEFT ? PLX_DTYPE_UINT8 : PLX_DTYPE_INT32;
+        t = tc_new(plx_binary_func_name(d.func), PLX_OP_BINARY, &d, 1);
+        add_input(&t, dt, DIMS(2, 3));
+        add_input(&t, dt, DIMS(3));
+        char needle[64];
+        snprintf(needle, sizeof needle, "gpu_opencl: binary %s is not implemented",
+                 plx_binary_func_name(d.func));
+        refused_inferred(&t, needle);
+    }
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+    t = tc_new("shrink", PLX_OP_ACTIVATION, &ad, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: activation shrink is not implemented");
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+    pd.kernel[0] = pd.kernel[1] = 2;
+    t = tc_new("lp_pool", PLX_OP_POOL, &pd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
+    refused_inferred(&t, "kind 2 is not implemented");
+    plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    t = tc_new("global_lp_pool", PLX_OP_GLOBAL_POOL, &gd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
+    refused_inferred(&t, "kind 2 is not implemented");
+}

@@ -283,6 +283,7 @@ static double ref_act(plx_activation_func f, double x, double alpha, double beta
     case PLX_ACT_CELU: return fmax(0, x) + fmin(0, alpha * (exp(x / alpha) - 1));
     case PLX_ACT_AFFINE: return alpha * x + beta;
     case PLX_ACT_SCALED_TANH: return alpha * tanh(beta * x);
+    default: break; /* shrink: tests/kernels/test_kernels_bitwise.c */
     }
     return NAN;
 }
@@ -417,7 +418,7 @@ Test(activation, new_funcs_hand_values) {
     const char *why = plxk_check_activation(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "mish"))), "%s", why);
-    d.func = (plx_activation_func)(PLX_ACT_SCALED_TANH + 1); /* unknown: refused (R-19 (3)) */
+    d.func = (plx_activation_func)(PLX_ACT_SHRINK + 1); /* unknown: refused (R-19 (3)) */
     in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
     cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
 }
@@ -746,6 +747,7 @@ static double ref_binary_f(plx_binary_func f, double a, double b) {
     case PLX_BINARY_GREATER_EQUAL: return a >= b;
     case PLX_BINARY_LESS_EQUAL: return a <= b;
     case PLX_BINARY_MOD: return fmod(a, b); /* ONNX fmod=1: the dividend's sign */
+    default: break; /* the bitwise functions: tests/kernels/test_kernels_bitwise.c */
     }
     return NAN;
 }
@@ -775,6 +777,7 @@ static int64_t ref_binary_i(plx_binary_func f, int64_t a, int64_t b) {
     case PLX_BINARY_LESS_EQUAL: return a <= b;
     case PLX_BINARY_MOD: /* Python's %: a - b * floor(a / b) (small operands: exact in double) */
         return a - b * (int64_t)floor((double)a / (double)b);
+    default: break; /* the bitwise functions: tests/kernels/test_kernels_bitwise.c */
     }
     return 0;
 }
@@ -1104,7 +1107,7 @@ Test(binary, new_funcs_refusals) {
     ins[0].dtype = ins[1].dtype = PLX_DTYPE_INT32;
     out.dtype = PLX_DTYPE_INT32; /* a comparison's output is bool */
     cr_assert(not(zero(ptr, (void *)plxk_check_binary(&l, g_err, sizeof g_err))));
-    d.func = (plx_binary_func)(PLX_BINARY_MOD + 1); /* unknown: refused (R-19 (3)) */
+    d.func = (plx_binary_func)(PLX_BINARY_SHIFT_RIGHT + 1); /* unknown: refused (R-19 (3)) */
     why = plxk_check_binary(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, (void *)why)));
     cr_assert(not(zero(ptr, strstr(why, "unknown"))), "%s", why);
@@ -1302,7 +1305,7 @@ Test(unary, new_funcs_hand_values) {
     in.dtype = out.dtype = PLX_DTYPE_BOOL;
     cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
     in.dtype = out.dtype = PLX_DTYPE_FLOAT32;
-    d.func = (plx_unary_func)(PLX_UNARY_SIGN + 1);
+    d.func = (plx_unary_func)(PLX_UNARY_BITWISE_NOT + 1);
     cr_assert(not(zero(ptr, (void *)plxk_check_unary(&l, g_err, sizeof g_err))));
 }
 

@@ -197,30 +197,37 @@ typedef struct plx_gemm_desc {
 
 typedef enum plx_pool_kind {
     PLX_POOL_MAX = 0,
-    PLX_POOL_AVERAGE = 1
+    PLX_POOL_AVERAGE = 1,
+    PLX_POOL_LP = 2 /* (sum over the window of |x|^p)^(1/p); padding counts as 0 (ONNX LpPool) */
 } plx_pool_kind;
 
+/* Y [N, C, (oH,) oW] pools X [N, C, (H,) W] over windows placed as a
+ * convolution's: the maximum, the average, or for lp (sum of |x|^p)^(1/p),
+ * where padded positions count as 0 (pads may then reach the kernel's
+ * size: a window wholly in the padding gives 0). */
 typedef struct plx_pool_desc {
     uint32_t struct_size;
     plx_pool_kind kind;
     int64_t kernel[PLX_MAX_SPATIAL];     /* required, >= 1 */
     int64_t strides[PLX_MAX_SPATIAL];    /* default 1 */
-    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max pool only; average needs 1) */
+    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max and lp pools; average needs 1) */
     int64_t pads_begin[PLX_MAX_SPATIAL];
     int64_t pads_end[PLX_MAX_SPATIAL];
     plx_auto_pad auto_pad;
     bool ceil_mode;
     bool count_include_pad;              /* average only */
+    int64_t p;                           /* LP only, >= 1; default 2 */
 } plx_pool_desc;
 #define PLX_POOL_DESC_INIT(kind_) \
-    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false}
+    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false, 2}
 
 /* Pools over every spatial dimension: Y is [N, C, 1, ...]. */
 typedef struct plx_global_pool_desc {
     uint32_t struct_size;
     plx_pool_kind kind;
+    int64_t p; /* LP only, >= 1; default 2 */
 } plx_global_pool_desc;
-#define PLX_GLOBAL_POOL_DESC_INIT(kind_) {sizeof(plx_global_pool_desc), (kind_)}
+#define PLX_GLOBAL_POOL_DESC_INIT(kind_) {sizeof(plx_global_pool_desc), (kind_), 2}
 
 typedef enum plx_activation_func {
     PLX_ACT_RELU = 0,
@@ -239,7 +246,9 @@ typedef enum plx_activation_func {
     PLX_ACT_THRESHOLDED_RELU = 13, /* x > alpha ? x : 0; alpha default 1 */
     PLX_ACT_CELU = 14,        /* max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha default 1 */
     PLX_ACT_AFFINE = 15,      /* alpha * x + beta (RNN activations); alpha default 1 */
-    PLX_ACT_SCALED_TANH = 16  /* alpha * tanh(beta * x) (RNN activations); 1, 1 */
+    PLX_ACT_SCALED_TANH = 16, /* alpha * tanh(beta * x) (RNN activations); 1, 1 */
+    PLX_ACT_SHRINK = 17       /* x < -alpha ? x + beta : x > alpha ? x - beta : 0 (ONNX Shrink:
+                               * alpha = lambd, default 0.5; beta = bias, default 0) */
 } plx_activation_func;
 
 typedef struct plx_activation_desc {
@@ -259,7 +268,8 @@ static inline const char *plx_activation_func_name(plx_activation_func func) {
     static const char *const names[] = {"relu", "clip", "leaky_relu", "elu", "sigmoid",
                                         "hard_sigmoid", "hard_swish", "tanh", "gelu",
                                         "softplus", "selu", "mish", "softsign",
-                                        "thresholded_relu", "celu", "affine", "scaled_tanh"};
+                                        "thresholded_relu", "celu", "affine", "scaled_tanh",
+                                        "shrink"};
     return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
 }
 
@@ -269,6 +279,7 @@ static inline float plx_activation_default_alpha(plx_activation_func f) {
     case PLX_ACT_LEAKY_RELU: return 0.01f;
     case PLX_ACT_ELU: return 1.0f;
     case PLX_ACT_HARD_SIGMOID: return 0.2f;
+    case PLX_ACT_SHRINK: return 0.5f;
     case PLX_ACT_SELU: return 1.67326319217681884765625f;
     case PLX_ACT_THRESHOLDED_RELU:
     case PLX_ACT_CELU:
@@ -304,7 +315,12 @@ typedef enum plx_binary_func {
     PLX_BINARY_XOR = 13,    /* bool */
     PLX_BINARY_GREATER_EQUAL = 14, /* output bool */
     PLX_BINARY_LESS_EQUAL = 15,    /* output bool */
-    PLX_BINARY_MOD = 16     /* integers: sign of the divisor (Python %, ONNX fmod=0); floats: fmod (sign of the dividend); x%0 is an execution error for integers */
+    PLX_BINARY_MOD = 16,    /* integers: sign of the divisor (Python %, ONNX fmod=0); floats: fmod (sign of the dividend); x%0 is an execution error for integers */
+    PLX_BINARY_BITWISE_AND = 17, /* integer types */
+    PLX_BINARY_BITWISE_OR = 18,  /* integer types */
+    PLX_BINARY_BITWISE_XOR = 19, /* integer types */
+    PLX_BINARY_SHIFT_LEFT = 20,  /* A << B, unsigned types (uint8); a shift >= the bit width gives 0 */
+    PLX_BINARY_SHIFT_RIGHT = 21  /* A >> B (logical), unsigned types (uint8); a shift >= the bit width gives 0 */
 } plx_binary_func;
 
 typedef struct plx_binary_desc {
@@ -318,7 +334,9 @@ typedef struct plx_binary_desc {
 static inline const char *plx_binary_func_name(plx_binary_func func) {
     static const char *const names[] = {"add", "sub", "mul", "div", "pow", "max",
                                         "min", "equal", "less", "greater", "prelu", "and",
-                                        "or", "xor", "greater_equal", "less_equal", "mod"};
+                                        "or", "xor", "greater_equal", "less_equal", "mod",
+                                        "bitwise_and", "bitwise_or", "bitwise_xor",
+                                        "shift_left", "shift_right"};
     return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
 }
 
@@ -332,6 +350,12 @@ static inline bool plx_binary_func_is_compare(plx_binary_func func) {
 /* True for the logical functions (and, or, xor): bool inputs and output. */
 static inline bool plx_binary_func_is_logical(plx_binary_func func) {
     return func == PLX_BINARY_AND || func == PLX_BINARY_OR || func == PLX_BINARY_XOR;
+}
+
+/* True for the bitwise functions (bitwise_and, bitwise_or, bitwise_xor,
+ * shift_left, shift_right): integer inputs, output of their dtype. */
+static inline bool plx_binary_func_is_bitwise(plx_binary_func func) {
+    return func >= PLX_BINARY_BITWISE_AND && func <= PLX_BINARY_SHIFT_RIGHT;
 }
 
 typedef enum plx_unary_func {
@@ -357,7 +381,12 @@ typedef enum plx_unary_func {
     PLX_UNARY_ACOSH = 19,
     PLX_UNARY_ATANH = 20,
     PLX_UNARY_ROUND = 21, /* halves to even */
-    PLX_UNARY_SIGN = 22   /* -1, 0 or 1; float and signed integer types */
+    PLX_UNARY_SIGN = 22,  /* -1, 0 or 1; float and signed integer types */
+    PLX_UNARY_IS_NAN = 23,     /* float types; output bool */
+    PLX_UNARY_IS_INF = 24,     /* float types; output bool: +inf or -inf */
+    PLX_UNARY_IS_POS_INF = 25, /* float types; output bool: +inf */
+    PLX_UNARY_IS_NEG_INF = 26, /* float types; output bool: -inf */
+    PLX_UNARY_BITWISE_NOT = 27 /* integer types: ~x */
 } plx_unary_func;
 
 typedef struct plx_unary_desc {
@@ -366,13 +395,22 @@ typedef struct plx_unary_desc {
 } plx_unary_desc;
 #define PLX_UNARY_DESC_INIT(func_) {sizeof(plx_unary_desc), (func_)}
 
+/* True for is_nan, is_inf, is_pos_inf and is_neg_inf, whose output is
+ * bool whatever the input's dtype. */
+static inline bool plx_unary_func_is_test(plx_unary_func func) {
+    return func == PLX_UNARY_IS_NAN || func == PLX_UNARY_IS_INF || func == PLX_UNARY_IS_POS_INF ||
+           func == PLX_UNARY_IS_NEG_INF;
+}
+
 /* "abs", "reciprocal", ...: the lower-case name of a unary function; NULL
  * for values out of range. */
 static inline const char *plx_unary_func_name(plx_unary_func func) {
     static const char *const names[] = {"abs", "neg", "sqrt", "reciprocal", "exp", "log",
                                         "erf", "floor", "ceil", "not", "sin", "cos",
                                         "tan", "asin", "acos", "atan", "sinh", "cosh",
-                                        "asinh", "acosh", "atanh", "round", "sign"};
+                                        "asinh", "acosh", "atanh", "round", "sign",
+                                        "is_nan", "is_inf", "is_pos_inf", "is_neg_inf",
+                                        "bitwise_not"};
     return (unsigned)func < sizeof names / sizeof names[0] ? names[func] : NULL;
 }
 

@@ -252,34 +252,11 @@ bool plxk_run_binary_bitwise(const plxk_kernel_args *args) {
     int64_t st[2][PLX_MAX_RANK];
     plx_tensor_info_broadcast_strides(&layer->inputs[0], out, st[0]);
     plx_tensor_info_broadcast_strides(&layer->inputs[1], out, st[1]);
-    /* The run: the trailing dims over which each operand is dense (its
-     * stride the run so far) or broadcast (0) throughout; kind[k] -1 while
-     * only dims of 1 were seen. */
-    int kind[2] = {-1, -1};
-    int64_t run = 1;
-    uint32_t d = out->rank;
-    for (; d > 0; d--) {
-        int64_t len = out->dims[d - 1];
-        int next[2] = {kind[0], kind[1]};
-        bool ok = true;
-        for (int k = 0; k < 2 && ok && len != 1; k++) {
-            int64_t s = st[k][d - 1];
-            if (s == run && kind[k] != 0) {
-                next[k] = 1;
-            } else if (s == 0 && kind[k] != 1) {
-                next[k] = 0;
-            } else {
-                ok = false;
-            }
-        }
-        if (!ok) {
-            break;
-        }
-        kind[0] = next[0];
-        kind[1] = next[1];
-        run *= len;
-    }
-    bool sa = kind[0] != 0, sb = kind[1] != 0;
+    bool dense[2];
+    uint32_t d = 0;
+    int64_t run = plxk_broadcast_run(out->rank, out->dims, (const int64_t(*)[PLX_MAX_RANK])st,
+                                     dense, &d);
+    bool sa = dense[0], sb = dense[1];
     const unsigned char *a = args->inputs[0], *b = args->inputs[1];
     unsigned char *y = args->outputs[0];
     /* the dims before the run, counted out */

@@ -152,3 +152,37 @@ bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x
                   vmap_chunk, &job);
     return true;
 }
+
+int64_t plxk_broadcast_run(uint32_t rank, const int64_t *dims, const int64_t st[][PLX_MAX_RANK],
+                           bool dense[2], uint32_t *outer) {
+    /* kind[k]: -1 undecided (only dims of size 1 so far), 0 broadcast, 1
+     * dense over the merged dims */
+    int kind[2] = {-1, -1};
+    int64_t run = 1;
+    uint32_t d = rank;
+    for (; d > 0; d--) {
+        int64_t len = dims[d - 1];
+        int next[2] = {kind[0], kind[1]};
+        bool ok = true;
+        for (int k = 0; k < 2 && ok && len != 1; k++) {
+            int64_t s = st[k][d - 1];
+            if (s == run && kind[k] != 0) {
+                next[k] = 1;
+            } else if (s == 0 && kind[k] != 1) {
+                next[k] = 0;
+            } else {
+                ok = false;
+            }
+        }
+        if (!ok) {
+            break;
+        }
+        kind[0] = next[0];
+        kind[1] = next[1];
+        run *= len;
+    }
+    dense[0] = kind[0] != 0;
+    dense[1] = kind[1] != 0;
+    *outer = d;
+    return run;
+}

@@ -84,6 +84,15 @@ double plxk_sum_floats(const float *x, size_t n, float shift, bool square);
 bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
                       size_t n, const char *op);
 
+/* The run of a binary broadcast over an output of `rank` dims: the
+ * trailing dims over which each of the two operands (element strides
+ * st[k], 0 where it broadcasts) is either dense or broadcast throughout,
+ * merged into one run of the returned length. *dense[k] says whether
+ * operand k steps along the run; *outer is the number of leading dims left
+ * to count out run by run. */
+int64_t plxk_broadcast_run(uint32_t rank, const int64_t *dims, const int64_t st[][PLX_MAX_RANK],
+                           bool dense[2], uint32_t *outer);
+
 /* ---- layer checks ------------------------------------------------------ */
 
 /* The views the kernels get keep the host's contract (docs/backend-abi.md,

@@ -584,36 +584,13 @@ static void bcast_task(void *ctx, size_t task, size_t thread) {
 static bool binary_broadcast_f32(const plxk_kernel_args *args, plx_binary_func f,
                                  const nd_iter *shape, const float *a, const float *b, float *y,
                                  size_t total) {
-    /* kind[k]: -1 undecided (only dims of size 1 so far), 0 broadcast, 1
-     * dense over the merged dims. */
-    int kind[2] = {-1, -1};
-    int64_t run = 1;
-    uint32_t d = shape->rank;
-    for (; d > 0; d--) {
-        int64_t len = shape->dims[d - 1];
-        int next[2] = {kind[0], kind[1]};
-        bool ok = true;
-        for (int k = 0; k < 2 && ok && len != 1; k++) {
-            int64_t s = shape->strides[k][d - 1];
-            if (s == run && kind[k] != 0) {
-                next[k] = 1;
-            } else if (s == 0 && kind[k] != 1) {
-                next[k] = 0;
-            } else {
-                ok = false;
-            }
-        }
-        if (!ok) {
-            break;
-        }
-        kind[0] = next[0];
-        kind[1] = next[1];
-        run *= len;
-    }
+    bool dense[2];
+    uint32_t d = 0;
+    int64_t run = plxk_broadcast_run(shape->rank, shape->dims, shape->strides, dense, &d);
     if (run == 0 || total == 0) {
         return true;
     }
-    bcast_runs r = {f, shape, a, b, y, run, d, kind[0] != 0, kind[1] != 0,
+    bcast_runs r = {f, shape, a, b, y, run, d, dense[0], dense[1],
                     total / (size_t)run, 1, 1};
     if (f == PLX_BINARY_POW) { /* may refuse part-way: on this thread */
         return bcast_some_runs(&r, 0, r.runs);

@@ -224,16 +224,19 @@ static plx_status plxi_infer_instance_norm(const layer_ctx *c) {
     return NULL;
 }
 
-static plx_status plxi_infer_softmax(const layer_ctx *c) {
-    const plx_softmax_desc *d = c->desc;
-    uint32_t axis = 0;
+plx_status plxi_infer_float_along_axis(const layer_ctx *c, int32_t axis) {
+    uint32_t a = 0;
     plx_status s;
     if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) ||
-        (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
+        (s = plxi_check_axis(c, "axis", axis, 0, false, &a))) {
         return s;
     }
     plxi_same_as_input(c, c->in[0].dtype);
     return NULL;
+}
+
+static plx_status plxi_infer_softmax(const layer_ctx *c) {
+    return plxi_infer_float_along_axis(c, ((const plx_softmax_desc *)c->desc)->axis);
 }
 
 static plx_status plxi_infer_reduce(const layer_ctx *c) {

@@ -136,6 +136,9 @@ plx_status plxi_window_out(const layer_ctx *c, uint32_t i, int64_t in, int64_t k
                       int64_t *out);
 
 void plxi_same_as_input(const layer_ctx *c, plx_dtype dtype);
+/* softmax and hardmax: X float32, float16 or bfloat16, `axis` in [-r, r),
+ * Y of X's shape and dtype. */
+plx_status plxi_infer_float_along_axis(const layer_ctx *c, int32_t axis);
 
 /* The role name of input slot i ("X", "W", ... from the operator table,
  * else "input i"), of output slot i ("Y", "Z" or "output i"), and a dtype

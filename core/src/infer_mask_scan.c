@@ -56,15 +56,7 @@ static plx_status plxi_infer_one_hot(const layer_ctx *c) {
 
 /* ONNX Hardmax (opset 13): floats, one axis. */
 static plx_status plxi_infer_hardmax(const layer_ctx *c) {
-    const plx_axis_desc *d = c->desc;
-    uint32_t axis = 0;
-    plx_status s;
-    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) ||
-        (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
-        return s;
-    }
-    plxi_same_as_input(c, c->in[0].dtype);
-    return NULL;
+    return plxi_infer_float_along_axis(c, ((const plx_axis_desc *)c->desc)->axis);
 }
 
 /* ONNX CumSum: the types of opset 14 that Plexus has; X of rank >= 1 (the

@@ -24,6 +24,34 @@
 
 #include "gemm.h"
 
+/* Small helpers the kernel files share. */
+
+/* The layer's name for messages ("?" when it has none). */
+static inline const char *plxk_layer_name(const plx_layer_view *layer) {
+    return layer->name ? layer->name : "?";
+}
+
+/* The element count of t; 0 when it overflows (the host's validation
+ * rules that out for the layers a kernel runs). */
+static inline size_t plxk_element_count(const plx_tensor_info *t) {
+    size_t n = 0;
+    plx_tensor_info_element_count(t, &n);
+    return n;
+}
+
+/* Whether a and b have the same rank (at most PLX_MAX_RANK) and dims. */
+static inline bool plxk_same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
+    if (a->rank != b->rank || a->rank > PLX_MAX_RANK) {
+        return false;
+    }
+    for (uint32_t d = 0; d < a->rank; d++) {
+        if (a->dims[d] != b->dims[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 typedef struct plxk_kernel_args {
     const plx_layer_view *layer; /* infos and descriptor of the layer */
     const void *const *inputs;   /* layer->input_count dense buffers */

@@ -20,10 +20,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *layer_name(const plx_layer_view *layer) {
-    return layer->name ? layer->name : "?";
-}
-
 static bool is_float_dtype(plx_dtype t) {
     return t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16;
 }
@@ -31,24 +27,6 @@ static bool is_float_dtype(plx_dtype t) {
 static bool is_int_dtype(plx_dtype t) {
     return t == PLX_DTYPE_INT8 || t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_INT16 ||
            t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
-}
-
-static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
-    if (a->rank != b->rank) {
-        return false;
-    }
-    for (uint32_t d = 0; d < a->rank; d++) {
-        if (a->dims[d] != b->dims[d]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static size_t count_of(const plx_tensor_info *t) {
-    size_t n = 0;
-    plx_tensor_info_element_count(t, &n);
-    return n;
 }
 
 /* ---- unary: the tests and bitwise_not ---------------------------------- */
@@ -66,7 +44,7 @@ const char *plxk_check_unary_funcs(const plx_layer_view *layer, char *buf, size_
                            plx_dtype_name(t), test ? "float types only" : "integer types only");
     }
     plx_dtype want = test ? PLX_DTYPE_BOOL : t;
-    if (layer->outputs[0].dtype != want || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
+    if (layer->outputs[0].dtype != want || !plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {
         return plxk_refuse(buf, size, "unary %s: the output must be %s of the input's shape", fname,
                            plx_dtype_name(want));
     }
@@ -119,11 +97,11 @@ bool plxk_run_unary_funcs(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     char why[192];
     if (plxk_check_unary_funcs(layer, why, sizeof why)) {
-        return plxk_fail(args, "layer '%s': %s", layer_name(layer), why);
+        return plxk_fail(args, "layer '%s': %s", plxk_layer_name(layer), why);
     }
     plx_unary_func f = ((const plx_unary_desc *)layer->desc)->func;
     plx_dtype t = layer->inputs[0].dtype;
-    size_t n = count_of(&layer->outputs[0]);
+    size_t n = plxk_element_count(&layer->outputs[0]);
     const void *x = args->inputs[0];
     void *y = args->outputs[0];
     if (plx_unary_func_is_test(f)) {
@@ -239,13 +217,13 @@ bool plxk_run_binary_bitwise(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     char why[192];
     if (plxk_check_binary_bitwise(layer, why, sizeof why)) {
-        return plxk_fail(args, "layer '%s': %s", layer_name(layer), why);
+        return plxk_fail(args, "layer '%s': %s", plxk_layer_name(layer), why);
     }
     plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
     size_t es = plx_dtype_size(layer->inputs[0].dtype);
     bit_run_fn run_fn = bit_run_of(f, es);
     const plx_tensor_info *out = &layer->outputs[0];
-    size_t total = count_of(out);
+    size_t total = plxk_element_count(out);
     if (total == 0) {
         return true;
     }
@@ -294,7 +272,7 @@ const char *plxk_check_shrink(const plx_layer_view *layer, char *buf, size_t siz
     if (isnan(d->alpha) || isnan(d->beta)) {
         return plxk_refuse(buf, size, "activation shrink: lambd (alpha) and bias (beta) must not be NaN");
     }
-    if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
+    if (layer->outputs[0].dtype != t || !plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {
         return plxk_refuse(buf, size, "activation shrink: the output must have the input's dtype and shape");
     }
     return NULL;
@@ -329,11 +307,11 @@ bool plxk_run_shrink(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     char why[192];
     if (plxk_check_shrink(layer, why, sizeof why)) {
-        return plxk_fail(args, "layer '%s': %s", layer_name(layer), why);
+        return plxk_fail(args, "layer '%s': %s", plxk_layer_name(layer), why);
     }
     const plx_activation_desc *d = layer->desc;
     plx_dtype t = layer->inputs[0].dtype;
-    size_t n = count_of(&layer->outputs[0]);
+    size_t n = plxk_element_count(&layer->outputs[0]);
     /* NaN compares false both ways: 0, as ONNX's reference and Runtime */
     const float lambd = d->alpha, neg = -d->alpha, bias = d->beta;
     switch (t) {

@@ -19,18 +19,8 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *layer_name(const plx_layer_view *layer) {
-    return layer->name ? layer->name : "?";
-}
-
 static bool byte_size(const plx_tensor_info *t, size_t *out) {
     return t->rank <= PLX_MAX_RANK && plx_tensor_info_byte_size(t, out);
-}
-
-static size_t count_of(const plx_tensor_info *t) {
-    size_t n = 0;
-    plx_tensor_info_element_count(t, &n);
-    return n;
 }
 
 /* Every output shares the first input's dtype (the host's validation,
@@ -95,7 +85,7 @@ static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t r
         char why_buf_[192];                                                                      \
         const char *why_ = plxk_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
         if (why_) {                                                                              \
-            return plxk_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
+            return plxk_fail((args), "layer '%s': %s", plxk_layer_name((args)->layer), why_);      \
         }                                                                                        \
     } while (0)
 
@@ -454,7 +444,7 @@ bool plxk_run_slice(const plxk_kernel_args *args) {
     int64_t dims[PLX_MAX_RANK], strides[PLX_MAX_RANK], offset = 0;
     char buf[8];
     slice_plan(args->layer, dims, strides, &offset, buf, sizeof buf);
-    if (count_of(y) == 0) {
+    if (plxk_element_count(y) == 0) {
         return true;
     }
     strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), y->rank, y->dims,
@@ -516,7 +506,7 @@ bool plxk_run_pad(const plxk_kernel_args *args) {
     RUN_CHECK(pad, args);
     const plx_pad_desc *d = args->layer->desc;
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
-    size_t es = plx_dtype_size(x->dtype), n = count_of(y);
+    size_t es = plx_dtype_size(x->dtype), n = plxk_element_count(y);
     uint8_t value[8];
     plx_dtype_bytes_from_double(d->value, x->dtype, value); /* as cast converts */
     int64_t xs[PLX_MAX_RANK], idx[PLX_MAX_RANK] = {0};
@@ -579,7 +569,7 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1];
     uint32_t axis = 0;
     plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, x->rank, false, &axis);
-    size_t outer = 0, row = 0, ni = count_of(ind);
+    size_t outer = 0, row = 0, ni = plxk_element_count(ind);
     split_layout(x, axis, &outer, &row);
     int64_t dim = x->dims[axis];
     /* validate every index before writing anything */
@@ -590,7 +580,7 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
             return plxk_fail(args,
                                 "layer '%s' (gather): index %lld (indices element %zu) is out of "
                                 "range for axis %u of size %lld",
-                                layer_name(layer), (long long)v, j, axis, (long long)dim);
+                                plxk_layer_name(layer), (long long)v, j, axis, (long long)dim);
         }
     }
     const uint8_t *src = args->inputs[0];
@@ -679,7 +669,7 @@ const char *plxk_check_tile(const plx_layer_view *layer, char *buf, size_t size)
 bool plxk_run_tile(const plxk_kernel_args *args) {
     RUN_CHECK(tile, args);
     const plx_tensor_info *x = &args->layer->inputs[0], *y = &args->layer->outputs[0];
-    size_t n = count_of(y), es = plx_dtype_size(x->dtype);
+    size_t n = plxk_element_count(y), es = plx_dtype_size(x->dtype);
     if (n == 0) {
         return true; /* else every dim of X is >= 1 */
     }
@@ -775,7 +765,7 @@ bool plxk_run_depth_to_space(const plxk_kernel_args *args) {
         strides[3] = b * hw;
         strides[5] = hw;
     }
-    if (count_of(x)) {
+    if (plxk_element_count(x)) {
         strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), 6, dims, strides, 0);
     }
     return true;
@@ -794,7 +784,7 @@ bool plxk_run_space_to_depth(const plxk_kernel_args *args) {
      * reads input (n, ch, h*b + b1, w*b + b2). */
     int64_t dims[6] = {N, b, b, C, H / b, W / b};
     int64_t strides[6] = {C * H * W, W, 1, H * W, b * W, b};
-    if (count_of(x)) {
+    if (plxk_element_count(x)) {
         strided_copy(args->outputs[0], args->inputs[0], plx_dtype_size(x->dtype), 6, dims, strides, 0);
     }
     return true;

@@ -21,10 +21,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *layer_name(const plx_layer_view *layer) {
-    return layer->name ? layer->name : "?";
-}
-
 static bool is_float_dtype(plx_dtype t) {
     return t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16;
 }
@@ -161,25 +157,13 @@ static void nd_iter_next(nd_iter *it) {
     }
 }
 
-static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
-    if (a->rank != b->rank) {
-        return false;
-    }
-    for (uint32_t d = 0; d < a->rank; d++) {
-        if (a->dims[d] != b->dims[d]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Runs the layer's check; on a refusal fails with it. */
 #define RUN_CHECK(name, args)                                                                    \
     do {                                                                                         \
         char why_buf_[192];                                                                      \
         const char *why_ = plxk_check_##name((args)->layer, why_buf_, sizeof why_buf_);       \
         if (why_) {                                                                              \
-            return plxk_fail((args), "layer '%s': %s", layer_name((args)->layer), why_);      \
+            return plxk_fail((args), "layer '%s': %s", plxk_layer_name((args)->layer), why_);      \
         }                                                                                        \
     } while (0)
 
@@ -202,7 +186,7 @@ const char *plxk_check_activation(const plx_layer_view *layer, char *buf, size_t
         return plxk_refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
-    if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
+    if (layer->outputs[0].dtype != t || !plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {
         return plxk_refuse(buf, size, "activation %s: the output must have the input's dtype and shape",
                       fname);
     }
@@ -405,7 +389,7 @@ const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t siz
     if (d->func == PLX_BINARY_PRELU) {
         /* the slope broadcasts to X (A), whose shape the output has */
         int64_t strides[PLX_MAX_RANK];
-        if (!same_dims(&layer->inputs[0], &layer->outputs[0]) ||
+        if (!plxk_same_dims(&layer->inputs[0], &layer->outputs[0]) ||
             !plx_tensor_info_broadcast_strides(&layer->inputs[1], &layer->outputs[0], strides)) {
             return plxk_refuse(buf, size, "binary prelu: the output must have A's shape and the "
                                   "slope B must broadcast to it");
@@ -720,7 +704,7 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
             int64_t r;
             if (!binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r)) {
                 return plxk_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
-                                    layer_name(layer), plx_binary_func_name(f),
+                                    plxk_layer_name(layer), plx_binary_func_name(f),
                                     f == PLX_BINARY_DIV   ? "division by zero"
                                     : f == PLX_BINARY_MOD ? "modulo by zero"
                                                           : "zero raised to a negative power",
@@ -756,7 +740,7 @@ const char *plxk_check_unary(const plx_layer_view *layer, char *buf, size_t size
         return plxk_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
     }
-    if (layer->outputs[0].dtype != t || !same_dims(&layer->inputs[0], &layer->outputs[0])) {
+    if (layer->outputs[0].dtype != t || !plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {
         return plxk_refuse(buf, size, "unary %s: the output must have the input's dtype and shape", fname);
     }
     return NULL;
@@ -904,7 +888,7 @@ const char *plxk_check_cast(const plx_layer_view *layer, char *buf, size_t size)
         return plxk_refuse(buf, size, "cast: %s to %s is not supported (descriptor says %s)",
                       plx_dtype_name(from), plx_dtype_name(to), plx_dtype_name(d->to));
     }
-    if (!same_dims(&layer->inputs[0], &layer->outputs[0])) {
+    if (!plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {
         return plxk_refuse(buf, size, "cast: the output must have the input's shape");
     }
     return NULL;
@@ -988,10 +972,10 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
         return plxk_refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
                       what, s->rank);
     }
-    if (layer->input_count > 2 && !same_dims(&layer->inputs[2], s)) {
+    if (layer->input_count > 2 && !plxk_same_dims(&layer->inputs[2], s)) {
         return plxk_refuse(buf, size, "%s: zero_point must have the scale's shape", what);
     }
-    if (!same_dims(x, &layer->outputs[0])) {
+    if (!plxk_same_dims(x, &layer->outputs[0])) {
         return plxk_refuse(buf, size, "%s: the output must have the input's shape", what);
     }
     return NULL;

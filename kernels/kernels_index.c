@@ -22,30 +22,8 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *layer_name(const plx_layer_view *layer) {
-    return layer->name ? layer->name : "?";
-}
-
-static size_t count_of(const plx_tensor_info *t) {
-    size_t n = 0;
-    plx_tensor_info_element_count(t, &n);
-    return n;
-}
-
 static bool is_index_dtype(plx_dtype t) {
     return t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
-}
-
-static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
-    if (a->rank != b->rank || a->rank > PLX_MAX_RANK) {
-        return false;
-    }
-    for (uint32_t i = 0; i < a->rank; i++) {
-        if (a->dims[i] != b->dims[i]) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /* out[t] = indices[first + t] for t < m, as int64. */
@@ -203,7 +181,7 @@ static bool walk_elements(const plxk_kernel_args *args, const char *op, uint32_t
                           visit_fn visit) {
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1];
-    size_t n = count_of(ind);
+    size_t n = plxk_element_count(ind);
     if (n == 0) {
         return true;
     }
@@ -234,7 +212,7 @@ static bool walk_elements(const plxk_kernel_args *args, const char *op, uint32_t
                         return plxk_fail(args,
                                          "layer '%s' (%s): index %lld (indices element %zu) is "
                                          "out of range for axis %u of size %lld",
-                                         layer_name(layer), op, (long long)vals[t], o + t0 + t,
+                                         plxk_layer_name(layer), op, (long long)vals[t], o + t0 + t,
                                          axis, (long long)s);
                     }
                 }
@@ -294,7 +272,7 @@ static bool walk_nd(const plxk_kernel_args *args, const char *op, uint32_t b, vi
                             return plxk_fail(args,
                                              "layer '%s' (%s): index %lld (indices element %zu) "
                                              "is out of range for data dim %u of size %lld",
-                                             layer_name(layer), op, (long long)vals[t],
+                                             plxk_layer_name(layer), op, (long long)vals[t],
                                              first * k + t, (unsigned)(b + c),
                                              (long long)dims[c]);
                         }
@@ -336,13 +314,13 @@ static const char *check_elements(const plx_layer_view *layer, const char *op, i
                                i, (long long)ind->dims[i], (long long)x->dims[i]);
         }
     }
-    if (!same_dims(y, scatter ? x : ind)) {
+    if (!plxk_same_dims(y, scatter ? x : ind)) {
         return plxk_refuse(buf, size, "%s: the output's shape is not %s's", op,
                            scatter ? "data" : "indices");
     }
     if (scatter) {
         const plx_tensor_info *u = &layer->inputs[2];
-        if (u->dtype != x->dtype || !same_dims(u, ind)) {
+        if (u->dtype != x->dtype || !plxk_same_dims(u, ind)) {
             return plxk_refuse(buf, size, "%s: updates (%s) must have data's dtype (%s) and "
                                "indices' shape", op, plx_dtype_name(u->dtype),
                                plx_dtype_name(x->dtype));
@@ -395,13 +373,13 @@ static const char *check_nd(const plx_layer_view *layer, const char *op, uint32_
         char why_buf_[192];                                                            \
         const char *why_ = plxk_check_##name((args)->layer, why_buf_, sizeof why_buf_); \
         if (why_) {                                                                    \
-            return plxk_fail((args), "layer '%s': %s", layer_name((args)->layer), why_); \
+            return plxk_fail((args), "layer '%s': %s", plxk_layer_name((args)->layer), why_); \
         }                                                                              \
     } while (0)
 
 /* Scatters start from a copy of data. */
 static void copy_data(const plxk_kernel_args *args) {
-    size_t bytes = count_of(&args->layer->inputs[0]) * plx_dtype_size(args->layer->inputs[0].dtype);
+    size_t bytes = plxk_element_count(&args->layer->inputs[0]) * plx_dtype_size(args->layer->inputs[0].dtype);
     if (bytes && args->outputs[0] != args->inputs[0]) {
         memcpy(args->outputs[0], args->inputs[0], bytes);
     }
@@ -466,7 +444,7 @@ const char *plxk_check_scatter_nd(const plx_layer_view *layer, char *buf, size_t
         return plxk_refuse(buf, size, "scatter_nd: reduction %d, axis %d are not supported",
                            (int)d->reduction, (int)d->axis);
     }
-    if (!same_dims(&layer->outputs[0], &layer->inputs[0]) ||
+    if (!plxk_same_dims(&layer->outputs[0], &layer->inputs[0]) ||
         layer->outputs[0].dtype != layer->inputs[0].dtype) {
         return plxk_refuse(buf, size, "scatter_nd: the output's dtype or shape is not data's");
     }

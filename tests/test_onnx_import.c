@@ -2981,3 +2981,55 @@ Test(onnx_import, lppool_p) {
                  "p = -1 must be at least 1");
     IMPORT_FAILS(lppool_model(11, false, 2, true), NULL, PLX_INVALID_ARGUMENT, "node 'lp'", "'p'");
 }
+
+/* ------------------------------------------------------------------------ */
+/* GroupNormalization: instance_norm over [N, G, C/G x spatial]              */
+/* ------------------------------------------------------------------------ */
+
+static ob_model *group_norm_model(int opset, int64_t groups, int64_t params,
+                                  const float *scale, const float *bias) {
+    ob_model *m = new_model(IR, opset);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_f32(g, "s", OB_DIMS(params), scale, false);
+    ob_init_f32(g, "b", OB_DIMS(params), bias, false);
+    ob_attr_i(ob_node_add(g, "GroupNormalization", "gn", "x,s,b", "y"), "num_groups", groups);
+    return m;
+}
+
+/* Two groups of two channels of [1, 4, 2]: each group normalised over its
+ * four values; opset 18 scales and shifts per group, opset 21 per
+ * channel. The reference is computed here from the definition. */
+Test(onnx_import, group_normalization_per_group_and_per_channel) {
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    /* both groups hold four consecutive values: mean m + 2.5, variance 1.25 */
+    float inv = 1.0f / sqrtf(1.25f + 1e-5f), norm[8];
+    for (int i = 0; i < 8; i++) {
+        norm[i] = ((float)(i % 4) - 1.5f) * inv;
+    }
+    float y[8], want[8];
+    const float gs[2] = {1, 2}, gb[2] = {0, 1};
+    plx_onnx_model *model = import_ok(group_norm_model(18, 2, 2, gs, gb), NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    for (int i = 0; i < 8; i++) {
+        want[i] = norm[i] * gs[i / 4] + gb[i / 4];
+    }
+    expect_close(y, want, 8, 1e-5f);
+    destroy_model(&model);
+
+    const float cs[4] = {1, 2, 3, 4}, cb[4] = {0, 0, 0, 10};
+    model = import_ok(group_norm_model(21, 2, 4, cs, cb), NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    for (int i = 0; i < 8; i++) {
+        want[i] = norm[i] * cs[i / 2] + cb[i / 2];
+    }
+    expect_close(y, want, 8, 1e-5f);
+    destroy_model(&model);
+
+    /* groups that do not divide the channels; per-group parameters at 21 */
+    IMPORT_FAILS(group_norm_model(21, 3, 4, cs, cb), NULL, PLX_INVALID_ARGUMENT, "node 'gn'",
+                 "num_groups = 3 must be >= 1 and divide the 4 channels");
+    IMPORT_FAILS(group_norm_model(21, 2, 2, gs, gb), NULL, PLX_INVALID_ARGUMENT, "node 'gn'",
+                 "scale must be [4] (one value per channel)");
+}

@@ -311,6 +311,121 @@ plx_status onnxi_conv_instance_norm(onnxi_ctx *c, onnxi_node *n) {
     return onnxi_emit1(c, n, PLX_OP_INSTANCE_NORM, &d, n->in, 3);
 }
 
+/* GroupNormalization (opset 18: scale and bias per group; 21: per
+ * channel): X [N, C, ...] is viewed as [N, G, C/G x the spatial size] and
+ * normalised per (n, g) by instance_norm, then viewed as X again. Opset 18's
+ * scale and bias are instance_norm's own; opset 21's, one per channel,
+ * follow as a multiply and an add broadcast over [C, 1, ...], instance_norm
+ * taking ones and zeros. */
+plx_status onnxi_conv_group_norm(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 3);
+    if (st) {
+        return st;
+    }
+    onnxi_value *x = n->in[0], *scale = n->in[1], *bias = n->in[2];
+    const plx_tensor_info *xi = &x->info;
+    int64_t groups = onnxi_attr_i(n, "num_groups", 0);
+    if (xi->rank < 2) {
+        return onnxi_invalid(c, n, "input X has rank %u; GroupNormalization needs [N, C, ...]",
+                             xi->rank);
+    }
+    int64_t ch = xi->dims[1];
+    if (groups < 1 || ch % groups != 0) {
+        return onnxi_invalid(c, n, "num_groups = %lld must be >= 1 and divide the %lld channels",
+                             (long long)groups, (long long)ch);
+    }
+    if (onnxi_attr_i(n, "stash_type", 1) != 1) {
+        return ONNXI_UNSUPPORTED("stash_type other than 1 (float32)");
+    }
+    int64_t per_group = ch / groups;
+    for (uint32_t i = 2; i < xi->rank; i++) {
+        if (xi->dims[i] != 0 && per_group > INT64_MAX / xi->dims[i]) {
+            return onnxi_invalid(c, n, "the size of X overflows");
+        }
+        per_group *= xi->dims[i];
+    }
+    bool per_channel = c->opset >= 21;
+    int64_t want = per_channel ? ch : groups;
+    for (int i = 1; i < 3; i++) {
+        const plx_tensor_info *p = &n->in[i]->info;
+        if (p->rank != 1 || p->dims[0] != want) {
+            return onnxi_invalid(c, n, "%s must be [%lld] (one value per %s)",
+                                 i == 1 ? "scale" : "bias", (long long)want,
+                                 per_channel ? "channel" : "group");
+        }
+    }
+    plx_tensor_info grouped = *xi;
+    grouped.rank = 3;
+    grouped.dims[1] = groups;
+    grouped.dims[2] = per_group;
+    for (uint32_t i = 3; i < PLX_MAX_RANK; i++) {
+        grouped.dims[i] = 0;
+    }
+    onnxi_value *g_in, *g_out, *y, *norm_scale = scale, *norm_bias = bias;
+    if (per_channel) {
+        /* ones and zeros of X's dtype, one per group */
+        plx_tensor_info gi = scale->info;
+        gi.dims[0] = groups;
+        if (gi.dtype != PLX_DTYPE_FLOAT32 && gi.dtype != PLX_DTYPE_FLOAT16 &&
+            gi.dtype != PLX_DTYPE_BFLOAT16) {
+            return onnxi_invalid(c, n, "scale has type %s, expected a float type",
+                                 plx_dtype_name(gi.dtype));
+        }
+        void *ones = NULL;
+        if ((st = onnxi_alloc_const(c, n, &gi, &ones)) ||
+            (st = onnxi_zeros(c, n, gi.dtype, 1, gi.dims, &norm_bias))) {
+            free(ones);
+            return st;
+        }
+        for (int64_t g = 0; g < groups; g++) {
+            if (gi.dtype == PLX_DTYPE_FLOAT32) {
+                ((float *)ones)[g] = 1.0f;
+            } else if (gi.dtype == PLX_DTYPE_FLOAT16) {
+                ((uint16_t *)ones)[g] = plx_float32_to_float16(1.0f);
+            } else {
+                ((uint16_t *)ones)[g] = plx_float32_to_bfloat16(1.0f);
+            }
+        }
+        if ((st = onnxi_const_take(c, &gi, ones, &norm_scale))) {
+            return st;
+        }
+    }
+    plx_instance_norm_desc d = PLX_INSTANCE_NORM_DESC_INIT;
+    d.epsilon = onnxi_attr_f(n, "epsilon", 1e-5f);
+    if ((st = onnxi_reshape_to(c, n, x, &grouped, &g_in))) {
+        return st;
+    }
+    onnxi_value *ins[3] = {g_in, norm_scale, norm_bias};
+    if ((st = onnxi_emit(c, n, PLX_OP_INSTANCE_NORM, &d, ins, 3, 1, &g_out)) ||
+        (st = onnxi_reshape_to(c, n, g_out, xi, &y))) {
+        return st;
+    }
+    if (per_channel) {
+        /* scale and bias as [C, 1, ...]: they broadcast over X's spatial dims */
+        plx_tensor_info cshape = scale->info;
+        cshape.rank = xi->rank - 1;
+        for (uint32_t i = 1; i < cshape.rank; i++) {
+            cshape.dims[i] = 1;
+        }
+        plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+        plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+        onnxi_value *s_c, *b_c, *scaled;
+        if ((st = onnxi_reshape_to(c, n, scale, &cshape, &s_c)) ||
+            (st = onnxi_reshape_to(c, n, bias, &cshape, &b_c))) {
+            return st;
+        }
+        onnxi_value *m_in[2] = {y, s_c};
+        if ((st = onnxi_emit(c, n, PLX_OP_BINARY, &mul, m_in, 2, 1, &scaled))) {
+            return st;
+        }
+        onnxi_value *a_in[2] = {scaled, b_c};
+        if ((st = onnxi_emit(c, n, PLX_OP_BINARY, &add, a_in, 2, 1, &y))) {
+            return st;
+        }
+    }
+    return onnxi_bind_out(c, n, 0, y);
+}
+
 /* LayerNormalization's optional outputs Mean and InvStdDev (float32, the
  * normalised dims kept as 1): mean = ReduceMean(X), InvStdDev =
  * 1 / sqrt(ReduceMean((X - mean)^2) + epsilon), as extra layers. */

@@ -231,6 +231,7 @@ plx_status onnxi_conv_where(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_cast(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_batch_norm(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_instance_norm(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_group_norm(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_layer_norm(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_softmax(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_reduce(onnxi_ctx *c, onnxi_node *n);

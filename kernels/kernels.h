@@ -232,6 +232,11 @@ PLXK_KERNEL(trilu)
 PLXK_KERNEL(one_hot)
 PLXK_KERNEL(hardmax)
 PLXK_KERNEL(cum_sum)
+/* kernels_quant.c (conv and matmul on quantized tensors reach it from
+ * their own rows) */
+PLXK_KERNEL(conv_integer)
+PLXK_KERNEL(matmul_integer)
+PLXK_KERNEL(dynamic_quantize)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
@@ -245,6 +250,8 @@ size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *co
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_conv_integer(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute);
 
 /* Prepared constants (plxk_kernel_prepare) of the kernels that have them. */
 size_t plxk_prepare_fully_connected(const plx_layer_view *layer, const plxk_compute *compute,
@@ -253,6 +260,12 @@ size_t plxk_prepare_gemm(const plx_layer_view *layer, const plxk_compute *comput
                          size_t size);
 size_t plxk_prepare_matmul(const plx_layer_view *layer, const plxk_compute *compute, void *out,
                            size_t size);
+size_t plxk_prepare_conv(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                         size_t size);
+size_t plxk_prepare_conv_integer(const plx_layer_view *layer, const plxk_compute *compute,
+                                 void *out, size_t size);
+size_t plxk_prepare_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute,
+                                   void *out, size_t size);
 
 #undef PLXK_KERNEL
 

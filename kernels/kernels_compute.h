@@ -42,6 +42,26 @@ static inline int64_t plxk_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* ---- the 8-bit products (kernels_quant.c) ------------------------------ */
+
+/* conv and matmul on quantized tensors: their rows (kernels_conv.c,
+ * kernels_matmul.c) hand a layer whose first input is int8 or uint8 to
+ * these. */
+static inline bool plxk_is_quantized_product(const plx_layer_view *l) {
+    return l->input_count > 0 &&
+           (l->inputs[0].dtype == PLX_DTYPE_INT8 || l->inputs[0].dtype == PLX_DTYPE_UINT8);
+}
+const char *plxk_check_qconv(const plx_layer_view *layer, char *buf, size_t size);
+bool plxk_run_qconv(const plxk_kernel_args *args);
+size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                          size_t size);
+const char *plxk_check_qmatmul(const plx_layer_view *layer, char *buf, size_t size);
+bool plxk_run_qmatmul(const plxk_kernel_args *args);
+size_t plxk_workspace_qmatmul(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_prepare_qmatmul(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                            size_t size);
+
 /* ---- the GEMM, its workspace and the fused activation ---------------- */
 
 #define PLXK_WS_ALIGN 64

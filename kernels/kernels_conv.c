@@ -33,6 +33,9 @@ static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, cha
 }
 
 const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_check_qconv(layer, buf, size);
+    }
     plx_window_geom g = {0};
     return conv_prepare(layer, &g, buf, size);
 }
@@ -145,6 +148,9 @@ static size_t depthwise_slice(const plx_window_geom *g) {
 }
 
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_workspace_qconv(layer, compute);
+    }
     plx_window_geom g = {0};
     char buf[8];
     if (conv_prepare(layer, &g, buf, sizeof buf)) {
@@ -432,6 +438,9 @@ static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g
  * once otherwise; depthwise convs run a direct kernel, plane by plane, on
  * the pool. */
 bool plxk_run_conv(const plxk_kernel_args *args) {
+    if (plxk_is_quantized_product(args->layer)) {
+        return plxk_run_qconv(args);
+    }
     char why[256];
     plx_window_geom g = {0};
     if (conv_prepare(args->layer, &g, why, sizeof why)) {
@@ -638,6 +647,13 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     return true;
 }
 
+/* Only a quantized conv prepares anything: its weights packed for the int8
+ * GEMM (the float conv packs its weights per slab). */
+size_t plxk_prepare_conv(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                         size_t size) {
+    return plxk_is_quantized_product(layer) ? plxk_prepare_qconv(layer, compute, out, size) : 0;
+}
+
 /* The kernel table's rows (kernels.h, PLXK_ROW). */
-PLXK_ROW_WS(CONV, conv);
+PLXK_ROW_WS_PREP(CONV, conv);
 PLXK_ROW_WS(CONV_TRANSPOSE, conv_transpose);

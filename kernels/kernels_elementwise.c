@@ -972,7 +972,8 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
         return plxk_refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
                       what, s->rank);
     }
-    if (layer->input_count > 2 && !plxk_same_dims(&layer->inputs[2], s)) {
+    if (layer->input_count > 2 && !plxk_same_dims(&layer->inputs[2], s) &&
+        !(sn == 1 && plxk_element_count(&layer->inputs[2]) == 1)) {
         return plxk_refuse(buf, size, "%s: zero_point must have the scale's shape", what);
     }
     if (!plxk_same_dims(x, &layer->outputs[0])) {

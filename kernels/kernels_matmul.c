@@ -264,6 +264,9 @@ static const char *matmul_prepare(const plx_layer_view *l, plx_matmul_geom *g, c
 }
 
 const char *plxk_check_matmul(const plx_layer_view *layer, char *buf, size_t size) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_check_qmatmul(layer, buf, size);
+    }
     plx_matmul_geom g;
     return matmul_prepare(layer, &g, buf, size);
 }
@@ -290,6 +293,9 @@ static int64_t matmul_rows(const plx_matmul_geom *g) {
 }
 
 size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *compute) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_workspace_qmatmul(layer, compute);
+    }
     plx_matmul_geom g;
     char buf[8];
     if (matmul_prepare(layer, &g, buf, sizeof buf) ||
@@ -302,6 +308,9 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
 /* Only a B that every batch shares (a weight matrix) is packed. */
 size_t plxk_prepare_matmul(const plx_layer_view *layer, const plxk_compute *compute, void *out,
                            size_t size) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_prepare_qmatmul(layer, compute, out, size);
+    }
     plx_matmul_geom g;
     char buf[8];
     if (matmul_prepare(layer, &g, buf, sizeof buf) ||
@@ -321,6 +330,9 @@ size_t plxk_prepare_matmul(const plx_layer_view *layer, const plxk_compute *comp
  * (batches_fold); the integer types keep the plain loops, with wrap-around
  * arithmetic. */
 bool plxk_run_matmul(const plxk_kernel_args *args) {
+    if (plxk_is_quantized_product(args->layer)) {
+        return plxk_run_qmatmul(args);
+    }
     char why[256];
     plx_matmul_geom g;
     if (matmul_prepare(args->layer, &g, why, sizeof why)) {

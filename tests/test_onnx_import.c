@@ -3033,3 +3033,153 @@ Test(onnx_import, group_normalization_per_group_and_per_channel) {
     IMPORT_FAILS(group_norm_model(21, 2, 2, gs, gb), NULL, PLX_INVALID_ARGUMENT, "node 'gn'",
                  "scale must be [4] (one value per channel)");
 }
+
+/* ------------------------------------------------------------------------ */
+/* The com.microsoft QOperator forms: dequantize, float layer, quantize      */
+/* ------------------------------------------------------------------------ */
+
+/* A uint8 initializer (raw bytes). */
+static void init_u8(ob_model *m, ob_graph *g, const char *name, const int64_t *dims,
+                    size_t rank, const uint8_t *v, size_t n) {
+    Onnx__TensorProto *t = ob_tensor(m, name, OB_UINT8, dims, rank);
+    ob_tensor_raw(m, t, v, n);
+    ob_initializer(g, t);
+}
+
+/* x (uint8 [1,2,2,2], scale 0.5, zero point 10) through one com.microsoft
+ * operator to y (uint8, scale 0.25, zero point 20). */
+static ob_model *microsoft_model(const char *op, const char *inputs, bool domain) {
+    ob_model *m = new_model(IR, 13);
+    if (domain) {
+        ob_model_opset(m, "com.microsoft", 1);
+    }
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_UINT8, "1,2,2,2");
+    ob_output(g, "y", OB_UINT8, NULL);
+    ob_init_f32(g, "xs", OB_SCALAR, (const float[]){0.5f}, false);
+    init_u8(m, g, "xz", OB_SCALAR, (const uint8_t[]){10}, 1);
+    ob_init_f32(g, "ys", OB_SCALAR, (const float[]){0.25f}, false);
+    init_u8(m, g, "yz", OB_SCALAR, (const uint8_t[]){20}, 1);
+    init_u8(m, g, "c", OB_DIMS(1, 2, 1, 1), (const uint8_t[]){12, 8}, 2);
+    ob_node *n = ob_node_add(g, op, "q", inputs, "y");
+    ob_node_domain(n, "com.microsoft");
+    if (strcmp(op, "QLinearLeakyRelu") == 0) {
+        ob_attr_f(n, "alpha", 0.5f);
+    }
+    if (strcmp(op, "QLinearConcat") == 0) {
+        ob_attr_i(n, "axis", 1);
+    }
+    return m;
+}
+
+static uint8_t requantize_u8(float real) {
+    float v = nearbyintf(real / 0.25f) + 20.0f;
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+Test(onnx_import, microsoft_qlinear_operators) {
+    const uint8_t x[8] = {10, 12, 8, 30, 0, 255, 14, 6};
+    float real[8];
+    for (int i = 0; i < 8; i++) {
+        real[i] = ((float)x[i] - 10.0f) * 0.5f;
+    }
+    /* c: [1,2,1,1] = 12, 8 with x's parameters: 1 and -1 */
+    const float c_real[2] = {1.0f, -1.0f};
+    uint8_t y[8], want[8];
+    struct {
+        const char *op, *inputs;
+        int kind; /* 0 add, 1 mul, 2 sigmoid, 3 leaky relu */
+    } cases[] = {{"QLinearAdd", "x,xs,xz,c,xs,xz,ys,yz", 0},
+                 {"QLinearMul", "x,xs,xz,c,xs,xz,ys,yz", 1},
+                 {"QLinearSigmoid", "x,xs,xz,ys,yz", 2},
+                 {"QLinearLeakyRelu", "x,xs,xz,ys,yz", 3}};
+    for (size_t k = 0; k < COUNT(cases); k++) {
+        plx_onnx_model *model = import_ok(microsoft_model(cases[k].op, cases[k].inputs, true), NULL);
+        run_once(model, (const void *const[]){x}, (void *const[]){y});
+        for (int i = 0; i < 8; i++) {
+            float r = real[i], c = c_real[i / 4];
+            float v = cases[k].kind == 0   ? r + c
+                      : cases[k].kind == 1 ? r * c
+                      : cases[k].kind == 2 ? 1.0f / (1.0f + expf(-r))
+                                           : (r < 0 ? 0.5f * r : r);
+            want[i] = requantize_u8(v);
+            cr_assert(le(int, abs((int)y[i] - (int)want[i]), cases[k].kind == 2 ? 1 : 0),
+                      "%s element %d: got %d, want %d", cases[k].op, i, y[i], want[i]);
+        }
+        destroy_model(&model);
+    }
+    /* global average pool: channel means 21.5 / 4 and -3.5 / 4 (reals) */
+    plx_onnx_model *model = import_ok(microsoft_model("QLinearGlobalAveragePool",
+                                                      "x,xs,xz,ys,yz", true), NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    cr_assert(eq(u8, y[0], requantize_u8((real[0] + real[1] + real[2] + real[3]) / 4)));
+    cr_assert(eq(u8, y[1], requantize_u8((real[4] + real[5] + real[6] + real[7]) / 4)));
+    destroy_model(&model);
+    /* concat along channels of x and c (broadcast-free: c is [1,2,1,1], so
+     * concat x with itself here) */
+    model = import_ok(microsoft_model("QLinearConcat", "ys,yz,x,xs,xz,x,xs,xz", true), NULL);
+    uint8_t y2[16];
+    run_once(model, (const void *const[]){x}, (void *const[]){y2});
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(u8, y2[i], requantize_u8(real[i % 8])), "concat element %d", i);
+    }
+    destroy_model(&model);
+}
+
+Test(onnx_import, microsoft_operators_need_their_domain_and_a_known_op) {
+    /* an unknown com.microsoft operator is named with its domain */
+    IMPORT_FAILS(microsoft_model("QAttention", "x", true), NULL, PLX_UNSUPPORTED,
+                 "node 'q' (com.microsoft.QAttention", "domain");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The digits example quantized by onnxruntime.quantization                  */
+/* ------------------------------------------------------------------------ */
+
+#ifndef QUANTIZED_DIGITS_DIR
+#error "QUANTIZED_DIGITS_DIR must be defined by the build"
+#endif
+
+/* tests/data/quantized-digits: the QDQ, QOperator and dynamic files run on
+ * cpu_ref and give ONNX Runtime's outputs on the ten example images: the
+ * static ones exactly (their int8 layers compute what ONNX Runtime's do),
+ * the dynamic one to float rounding. */
+Test(onnx_import, quantized_digits_match_onnx_runtime) {
+    const char *formats[] = {"qdq", "qop", "dyn"};
+    for (size_t f = 0; f < COUNT(formats); f++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s.onnx", QUANTIZED_DIGITS_DIR, formats[f]);
+        plx_onnx_model *model = NULL;
+        plx_status st = plx_onnx_import_file(path, NULL, &model);
+        live.st = st;
+        cr_assert(zero(ptr, st), "%s: %s", path, plx_status_get_message(st));
+        live.model = model;
+        plx_runtime *rt = make_runtime();
+        plx_loaded_network *ln = load_model(rt, model);
+        for (int label = 0; label <= 9; label++) {
+            char in_path[PATH_MAX], want_path[PATH_MAX], err[256];
+            snprintf(in_path, sizeof in_path, "%s/inputs/digit-%d.npy", DIGITS_DIR, label);
+            snprintf(want_path, sizeof want_path, "%s/expected-%s/digit-%d.npy",
+                     QUANTIZED_DIGITS_DIR, formats[f], label);
+            npy_array x, want;
+            cr_assert(npy_read(in_path, &x, err, sizeof err), "%s", err);
+            cr_assert(npy_read(want_path, &want, err, sizeof err), "%s", err);
+            float y[10];
+            cr_assert(eq(sz, want.bytes, sizeof y));
+            run_loaded(ln, model, (const void *const[]){x.data}, (void *const[]){y});
+            const float *w = want.data;
+            double tol = f < 2 ? 0.0 : 1e-6;
+            for (int i = 0; i < 10; i++) {
+                cr_assert(le(dbl, fabs((double)y[i] - w[i]), tol), "%s, digit %d, class %d: %.9g vs %.9g",
+                          formats[f], label, i, (double)y[i], (double)w[i]);
+            }
+            npy_free(&x);
+            npy_free(&want);
+        }
+        plx_loaded_network_unload(&ln);
+        live.ln = NULL;
+        plx_runtime_destroy(&rt);
+        live.rt = NULL;
+        destroy_model(&model);
+    }
+}

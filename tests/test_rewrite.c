@@ -707,3 +707,113 @@ Test(rewrite, gelu_chain_with_a_shared_erf_stays) {
     plx_optimized_network_destroy(&rw);
     plx_network_destroy(&n);
 }
+
+/* x -> quantize -> dequantize -> conv (dequantize(int8 W, per channel),
+ * dequantize(int32 B)) -> quantize -> dequantize -> y: with the rewrites
+ * the conv runs on the quantized tensors (one int8 layer, the dequantizes
+ * and the quantize after it gone), and gives what the float layers give to
+ * one quantization step of the output. `b_scale_off` puts the bias's scale
+ * off x's times W's, which keeps the float layers. */
+#define QC 3
+#define QM 4
+#define QH 6
+static int8_t qw[QM * QC * 9];
+static int32_t qb[QM];
+static float qw_scale[QM] = {0.01f, 0.02f, 0.015f, 0.03f}, qb_scale[QM];
+
+static plx_network *qdq_conv(float b_scale_off) {
+    for (int i = 0; i < QM * QC * 9; i++) {
+        qw[i] = (int8_t)((i * 37) % 255 - 127);
+    }
+    const float sx = 0.0078125f, sy = 0.05f;
+    for (int i = 0; i < QM; i++) {
+        qb[i] = (i - 2) * 700;
+        qb_scale[i] = sx * qw_scale[i] * b_scale_off;
+    }
+    static float sx_data[1] = {0.0078125f}, sy_data[1] = {0.05f};
+    static uint8_t zx_data[1] = {128};
+    static int8_t zy_data[1] = {-3}, zw_data[QM] = {0, 0, 0, 0};
+    (void)sy;
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, QC, QH, QH}, wd[] = {QM, QC, 3, 3}, md[] = {QM};
+    plx_tensor_info xi = tu_f32(4, xd), wi = tu_f32(4, wd), mi = tu_f32(1, md);
+    wi.dtype = PLX_DTYPE_INT8;
+    plx_tensor_info bi = mi, si = tu_f32(0, NULL), zxi = si, zyi = si, zwi = mi;
+    bi.dtype = PLX_DTYPE_INT32;
+    zxi.dtype = PLX_DTYPE_UINT8;
+    zyi.dtype = PLX_DTYPE_INT8;
+    zwi.dtype = PLX_DTYPE_INT8;
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
+    plx_quantize_desc qx = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_quantize_desc qy = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT8);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_quantize_desc dqw = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    dqw.axis = 0;
+    plx_layer_id x, sxl, zxl, q1, d1, w, swl, zwl, dw, b, sbl, db, conv, syl, zyl, q2, d2, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "sx", &si, sx_data, PLX_CONSTANT_BORROW, &sxl));
+    OK(plx_network_add_constant(n, "zx", &zxi, zx_data, PLX_CONSTANT_BORROW, &zxl));
+    OK(plx_network_add_constant(n, "w", &wi, qw, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_constant(n, "sw", &mi, qw_scale, PLX_CONSTANT_BORROW, &swl));
+    OK(plx_network_add_constant(n, "zw", &zwi, zw_data, PLX_CONSTANT_BORROW, &zwl));
+    OK(plx_network_add_constant(n, "b", &bi, qb, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_constant(n, "sb", &mi, qb_scale, PLX_CONSTANT_BORROW, &sbl));
+    OK(plx_network_add_constant(n, "sy", &si, sy_data, PLX_CONSTANT_BORROW, &syl));
+    OK(plx_network_add_constant(n, "zy", &zyi, zy_data, PLX_CONSTANT_BORROW, &zyl));
+    OK(plx_network_add_layer(n, "qx", PLX_OP_QUANTIZE, &qx, 3, 1, &q1));
+    OK(plx_network_add_layer(n, "dqx", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d1));
+    OK(plx_network_add_layer(n, "dqw", PLX_OP_DEQUANTIZE, &dqw, 3, 1, &dw));
+    OK(plx_network_add_layer(n, "dqb", PLX_OP_DEQUANTIZE, &dqw, 2, 1, &db));
+    OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &cd, 3, 1, &conv));
+    OK(plx_network_add_layer(n, "qy", PLX_OP_QUANTIZE, &qy, 3, 1, &q2));
+    OK(plx_network_add_layer(n, "dqy", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d2));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {
+        {x, q1, 0}, {sxl, q1, 1}, {zxl, q1, 2}, {q1, d1, 0}, {sxl, d1, 1}, {zxl, d1, 2},
+        {w, dw, 0}, {swl, dw, 1}, {zwl, dw, 2}, {b, db, 0}, {sbl, db, 1},
+        {d1, conv, 0}, {dw, conv, 1}, {db, conv, 2}, {conv, q2, 0}, {syl, q2, 1}, {zyl, q2, 2},
+        {q2, d2, 0}, {syl, d2, 1}, {zyl, d2, 2}, {d2, y, 0}};
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
+    }
+    return n;
+}
+
+Test(rewrite, qdq_conv_becomes_one_int8_layer) {
+    plx_network *n = qdq_conv(1.0f);
+    float x[QC * QH * QH], y0[QM * QH * QH], y1[QM * QH * QH];
+    fill(x, QC * QH * QH, 11);
+    plx_optimized_network *plain, *folded;
+    run(n, false, x, QC * QH * QH, y0, QM * QH * QH, &plain);
+    run(n, true, x, QC * QH * QH, y1, QM * QH * QH, &folded);
+    cr_assert(tu_noted(folded, "quantized conv 'conv': dequantize, conv and quantize 'qy' run as "
+                       "one int8 layer"));
+    cr_assert(has_layer(folded, "conv"));
+    cr_assert(not(has_layer(folded, "qy")));
+    cr_assert(not(has_layer(folded, "dqx")));
+    cr_assert(not(has_layer(folded, "dqw")));
+    cr_assert(has_layer(plain, "dqw"));
+    /* one rounding in int8 against two in float: at most one step (0.05) */
+    int differ = 0;
+    for (int i = 0; i < QM * QH * QH; i++) {
+        cr_assert(le(dbl, fabs((double)y1[i] - y0[i]), 0.05 + 1e-6), "[%d] %g vs %g", i,
+                  (double)y1[i], (double)y0[i]);
+        differ += y1[i] != y0[i];
+    }
+    cr_assert(le(int, differ, QM * QH * QH / 10), "%d of %d outputs differ by a step", differ,
+              QM * QH * QH);
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}
+
+Test(rewrite, qdq_conv_with_a_foreign_bias_scale_stays_float) {
+    plx_network *n = qdq_conv(1.5f);
+    plx_optimized_network *on = optimize(n, true);
+    cr_assert(not(tu_noted(on, "quantized conv")));
+    cr_assert(has_layer(on, "qy"));
+    plx_optimized_network_destroy(&on);
+    plx_network_destroy(&n);
+}

@@ -135,7 +135,8 @@ Test(shape_infer, desc_sizes) {
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MEM_IMPORT), 0));
     for (int op = 1; op < PLX_OP_COUNT; op++) {
         bool none = op == PLX_OP_MATMUL || op == PLX_OP_WHERE || op == PLX_OP_MEM_COPY ||
-                    op == PLX_OP_MEM_IMPORT;
+                    op == PLX_OP_MEM_IMPORT || op == PLX_OP_MATMUL_INTEGER ||
+                    op == PLX_OP_DYNAMIC_QUANTIZE;
         cr_assert(eq(int, plxi_op_desc_size((plx_op)op) == 0, none), "op %d", op);
     }
 }
@@ -339,8 +340,11 @@ Test(shape_infer, conv_errors) {
     fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3)),
                "pads_end[0] = -1 must be >= 0");
     d = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    fails_exactly(RUN(PLX_OP_CONV, &d, &y, T(INT16, 1, 3, 8, 8), T(INT16, 8, 3, 3, 3)),
+                  "layer 'L' (conv): X has dtype int16, expected float32, float16 or bfloat16");
+    /* int8 is a quantized conv, which needs quantization parameters */
     fails_exactly(RUN(PLX_OP_CONV, &d, &y, T(INT8, 1, 3, 8, 8), T(INT8, 8, 3, 3, 3)),
-                  "layer 'L' (conv): X has dtype int8, expected float32, float16 or bfloat16");
+                  "layer 'L' (conv): X is int8 without per-tensor quantization parameters");
     fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), T(FLOAT16, 8, 3, 3, 3)),
                   "layer 'L' (conv): W has dtype float16 but X has float32; they must match");
     fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3), F32(4)),
@@ -438,8 +442,10 @@ Test(shape_infer, matmul) {
                   "layer 'L' (matmul): batch dimensions of A [2,2,3] and B [3,3,4] do not broadcast");
     fails_exactly(RUN(PLX_OP_MATMUL, NULL, &y, F32(3), F32(4)),
                   "layer 'L' (matmul): inner dimensions differ: A [3] and B [4]");
+    fails_with(RUN(PLX_OP_MATMUL, NULL, &y, T(INT16, 2, 3), T(INT16, 3, 4)),
+               "A has dtype int16, expected float32, float16, bfloat16, int32 or int64");
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, T(INT8, 2, 3), T(INT8, 3, 4)),
-               "A has dtype int8, expected float32, float16, bfloat16, int32 or int64");
+               "A is int8 without per-tensor quantization parameters");
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 3), T(FLOAT16, 3, 4)),
                "B has dtype float16 but A has float32");
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, SCALAR(FLOAT32), F32(3)), "A [] must have rank 1 or more");
@@ -2213,4 +2219,99 @@ Test(shape_infer, lp_pool) {
     g.p = -1;
     fails_exactly(run1(PLX_OP_GLOBAL_POOL, &g, F32(2, 8, 7), &y),
                   "layer 'L' (global_pool): p -1 must be at least 1 for lp pooling");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Quantized products, matmul_integer, conv_integer, dynamic_quantize       */
+
+static plx_tensor_info quantized(plx_tensor_info t, float scale, int32_t zp) {
+    t.quant.kind = PLX_QUANT_PER_TENSOR;
+    t.quant.scale = scale;
+    t.quant.zero_point = zp;
+    return t;
+}
+
+Test(shape_infer, quantized_conv_and_matmul) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    plx_tensor_info x = quantized(T(UINT8, 1, 3, 8, 8), 0.5f, 128);
+    plx_tensor_info w = quantized(T(INT8, 4, 3, 3, 3), 0.01f, 0);
+    /* the output's quantization comes from the builder, the shape from inference */
+    plx_tensor_info y = quantized(T(INT8, 1), 0.25f, -3);
+    ok(RUN(PLX_OP_CONV, &d, &y, x, w, T(INT32, 4)));
+    EXPECT(&y, INT8, 1, 4, 8, 8);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(flt, y.quant.scale, 0.25f));
+    cr_assert(eq(i32, y.quant.zero_point, -3));
+    /* per-axis weights along the output channels */
+    float scales[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+    plx_tensor_info wa = T(INT8, 4, 3, 3, 3);
+    wa.quant.kind = PLX_QUANT_PER_AXIS;
+    wa.quant.axis = 0;
+    wa.quant.scales = scales;
+    y = quantized(T(UINT8, 1), 0.25f, 3);
+    ok(RUN(PLX_OP_CONV, &d, &y, x, wa));
+    EXPECT(&y, UINT8, 1, 4, 8, 8);
+    wa.quant.axis = 1;
+    wa.dims[1] = 4;
+    fails_with(RUN(PLX_OP_CONV, &d, &y, quantized(T(UINT8, 1, 4, 8, 8), 0.5f, 1), wa),
+               "per-axis ones along axis 0");
+    /* no output quantization, a float bias, weights without parameters */
+    y = T(UINT8, 1);
+    fails_with(RUN(PLX_OP_CONV, &d, &y, x, w),
+               "a quantized conv needs its output's dtype (int8 or uint8) and per-tensor "
+               "quantization set by the builder");
+    y = quantized(T(UINT8, 1), 0.25f, 3);
+    fails_with(RUN(PLX_OP_CONV, &d, &y, x, w, F32(4)), "B has dtype float32, expected int32");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, x, T(INT8, 4, 3, 3, 3)),
+               "W [4,3,3,3] needs per-tensor quantization parameters");
+    /* matmul: B per column (its last axis) */
+    float cols[5] = {1, 2, 3, 4, 5};
+    plx_tensor_info b = T(INT8, 7, 5);
+    b.quant.kind = PLX_QUANT_PER_AXIS;
+    b.quant.axis = 1;
+    b.quant.scales = cols;
+    y = quantized(T(UINT8, 1), 0.5f, 0);
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, quantized(T(UINT8, 2, 3, 7), 0.1f, 5), b));
+    EXPECT(&y, UINT8, 2, 3, 5);
+    b.quant.axis = 0;
+    b.dims[0] = 5;
+    b.dims[1] = 5;
+    fails_with(RUN(PLX_OP_MATMUL, NULL, &y, quantized(T(UINT8, 3, 5), 0.1f, 5), b),
+               "along axis 1");
+}
+
+Test(shape_infer, integer_products) {
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 4, 3), T(INT8, 3, 2)));
+    EXPECT(&y, INT32, 4, 2);
+    ok(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 2, 4, 3), T(UINT8, 3, 2),
+                 SCALAR(UINT8), T(UINT8, 2)));
+    EXPECT(&y, INT32, 2, 4, 2);
+    ok(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 4, 3), T(UINT8, 3, 2), T(UINT8, 4)));
+    fails_with(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 4, 3), T(UINT8, 3, 2), T(UINT8, 3)),
+               "a_zero_point [3] must be a scalar or [4]");
+    fails_with(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 4, 3), T(UINT8, 3, 2), SCALAR(INT8)),
+               "a_zero_point has dtype int8 but A has uint8");
+    fails_with(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, F32(4, 3), T(UINT8, 3, 2)),
+               "A has dtype float32, expected int8 or uint8");
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    ok(RUN(PLX_OP_CONV_INTEGER, &d, &y, T(UINT8, 1, 1, 3, 3), T(UINT8, 1, 1, 2, 2),
+                 SCALAR(UINT8)));
+    EXPECT(&y, INT32, 1, 1, 2, 2);
+    fails_with(RUN(PLX_OP_CONV_INTEGER, &d, &y, T(UINT8, 1, 1, 3, 3), T(INT8, 2, 1, 2, 2),
+                   SCALAR(UINT8), T(INT8, 3)),
+               "w_zero_point [3] must be a scalar or [2]");
+    fails_with(RUN(PLX_OP_CONV_INTEGER, &d, &y, T(UINT8, 1, 1, 3, 3), T(UINT8, 1, 1, 2, 2),
+                   T(UINT8, 2)),
+               "x_zero_point [2] must be a scalar");
+    plx_tensor_info outs[3];
+    plx_tensor_info x = F32(2, 5);
+    ok(plxi_infer_layer("L", PLX_OP_DYNAMIC_QUANTIZE, NULL, &x, 1, outs, 3));
+    EXPECT(&outs[0], UINT8, 2, 5);
+    EXPECT_SCALAR(&outs[1], FLOAT32);
+    EXPECT_SCALAR(&outs[2], UINT8);
+    x = T(FLOAT16, 2);
+    fails_with(plxi_infer_layer("L", PLX_OP_DYNAMIC_QUANTIZE, NULL, &x, 1, outs, 3),
+               "X has dtype float16, expected float32");
 }

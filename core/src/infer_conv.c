@@ -21,13 +21,74 @@ static plx_status check_bias(const layer_ctx *c, uint32_t i, int64_t m, const ch
     return NULL;
 }
 
+#define DT_Q8 (DT(INT8) | DT(UINT8))
+
+/* Quantized conv and matmul (plexus/ops.h): X per-tensor, W per-tensor or
+ * per axis `w_axis`, the output's int8/uint8 dtype and per-tensor
+ * parameters preset in c->out (the builder's; validation passes the given
+ * info). *out_q gets them. */
+static plx_status check_quantized(const layer_ctx *c, uint32_t w_axis, plx_tensor_info *out_q) {
+    const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 1, DT_Q8, NULL))) {
+        return s;
+    }
+    if (x->quant.kind != PLX_QUANT_PER_TENSOR) {
+        return plxi_fail(c, "%s is %s without per-tensor quantization parameters", ROLE(c, 0),
+                         plx_dtype_name(x->dtype));
+    }
+    if (w->quant.kind == PLX_QUANT_NONE ||
+        (w->quant.kind == PLX_QUANT_PER_AXIS && (uint32_t)w->quant.axis != w_axis)) {
+        return plxi_fail(c, "%s %s needs per-tensor quantization parameters or per-axis ones "
+                         "along axis %" PRIu32, ROLE(c, 1), SHP(w), w_axis);
+    }
+    if (c->n_in > 2 && (s = plxi_check_dtype(c, 2, DT(INT32), NULL))) {
+        return s;
+    }
+    const plx_tensor_info *y = &c->out[0];
+    if (!plxi_dtype_in(y->dtype, DT_Q8) || y->quant.kind != PLX_QUANT_PER_TENSOR) {
+        return plxi_fail(c, "a quantized %s needs its output's dtype (int8 or uint8) and "
+                         "per-tensor quantization set by the builder (plx_network_set_output_info)",
+                         plx_op_name(c->op));
+    }
+    *out_q = *y;
+    return NULL;
+}
+
+/* conv_integer's zero points: x_zero_point a scalar of X's dtype,
+ * w_zero_point a scalar or [M] of W's. */
+static plx_status check_zero_point(const layer_ctx *c, uint32_t i, uint32_t of, int64_t per) {
+    if (i >= c->n_in) {
+        return NULL;
+    }
+    plx_status s = plxi_check_same_dtype(c, i, of);
+    if (s) {
+        return s;
+    }
+    const plx_tensor_info *z = &c->in[i];
+    size_t n = 0;
+    plx_tensor_info_element_count(z, &n);
+    if (z->rank > 1 || (n != 1 && (per < 0 || z->rank != 1 || z->dims[0] != per))) {
+        if (per < 0) {
+            return plxi_fail(c, "%s %s must be a scalar", ROLE(c, i), SHP(z));
+        }
+        return plxi_fail(c, "%s %s must be a scalar or [" I64 "]", ROLE(c, i), SHP(z), per);
+    }
+    return NULL;
+}
+
+/* conv in float, conv on quantized tensors, and conv_integer. */
 static plx_status plxi_infer_conv(const layer_ctx *c) {
     const plx_conv_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *w = &c->in[1];
+    bool integer = c->op == PLX_OP_CONV_INTEGER;
+    bool quantized = !integer && plxi_dtype_in(x->dtype, DT_Q8);
+    plx_tensor_info q = {0};
     uint32_t ns = 0;
     plx_status s;
-    if ((s = plxi_check_spatial_input(c, DT_FLOAT, NULL, &ns)) || (s = plxi_check_same_dtype(c, 1,
-                                                                                             0)) ||
+    if ((s = plxi_check_spatial_input(c, integer || quantized ? DT_Q8 : DT_FLOAT, NULL, &ns)) ||
+        (s = integer ? plxi_check_dtype(c, 1, DT_Q8, NULL)
+                     : quantized ? check_quantized(c, 0, &q) : plxi_check_same_dtype(c, 1, 0)) ||
         (s = plxi_check_min(c, "strides", d->strides, ns, 1)) ||
         (s = plxi_check_min(c, "dilations", d->dilations, ns, 1)) ||
         (s = plxi_check_min(c, "pads_begin", d->pads_begin, ns, 0)) ||
@@ -56,7 +117,15 @@ static plx_status plxi_infer_conv(const layer_ctx *c) {
                          SHP(w), m,
                          d->group);
     }
-    if ((s = check_bias(c, 2, m, "output channel"))) {
+    if (integer) {
+        s = check_zero_point(c, 2, 0, -1);
+        s = s ? s : check_zero_point(c, 3, 1, m);
+    } else if (quantized && c->n_in > 2 && (c->in[2].rank != 1 || c->in[2].dims[0] != m)) {
+        s = plxi_fail(c, "B %s must be [" I64 "], one value per output channel", SHP(&c->in[2]), m);
+    } else if (!quantized) {
+        s = check_bias(c, 2, m, "output channel");
+    }
+    if (s) {
         return s;
     }
     int64_t dims[PLX_MAX_RANK] = {x->dims[0], m};
@@ -70,8 +139,11 @@ static plx_status plxi_infer_conv(const layer_ctx *c) {
             return s;
         }
     }
-    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_init(c->out, integer ? PLX_DTYPE_INT32 : quantized ? q.dtype : x->dtype, x->rank);
     plxi_info_set_dims(c->out, dims, x->rank);
+    if (quantized) {
+        c->out->quant = plxi_moved_quant(&q);
+    }
     return NULL;
 }
 
@@ -192,12 +264,20 @@ static plx_status plxi_infer_fully_connected(const layer_ctx *c) {
     return NULL;
 }
 
+/* matmul in float or int32/int64, matmul on quantized tensors, and
+ * matmul_integer. */
 static plx_status plxi_infer_matmul(const layer_ctx *c) {
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
+    bool integer = c->op == PLX_OP_MATMUL_INTEGER;
+    bool quantized = !integer && plxi_dtype_in(a->dtype, DT_Q8);
+    plx_tensor_info q = {0};
     plx_status s;
-    if ((s = plxi_check_dtype(c, 0, DT_MATMUL, NULL)) || (s = plxi_check_same_dtype(c, 1, 0)) ||
+    if ((s = plxi_check_dtype(c, 0, integer || quantized ? DT_Q8 : DT_MATMUL, NULL)) ||
         (s = plxi_check_rank(c, 0, 1, PLX_MAX_RANK)) || (s = plxi_check_rank(c, 1, 1,
-                                                                             PLX_MAX_RANK))) {
+                                                                             PLX_MAX_RANK)) ||
+        (s = integer ? plxi_check_dtype(c, 1, DT_Q8, NULL)
+                     : quantized ? check_quantized(c, b->rank - 1, &q)
+                                 : plxi_check_same_dtype(c, 1, 0))) {
         return s;
     }
     /* numpy: a 1-D A is [1,K] and a 1-D B is [K,1], the 1 removed afterwards. */
@@ -205,6 +285,13 @@ static plx_status plxi_infer_matmul(const layer_ctx *c) {
     int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
     if (ka != kb) {
         return plxi_fail(c, "inner dimensions differ: A %s and B %s", SHP(a), SHP(b));
+    }
+    if (integer) {
+        s = check_zero_point(c, 2, 0, a->rank >= 2 ? a->dims[a->rank - 2] : -1);
+        s = s ? s : check_zero_point(c, 3, 1, b->rank >= 2 ? b->dims[b->rank - 1] : -1);
+        if (s) {
+            return s;
+        }
     }
     uint32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0, r;
     int64_t dims[PLX_MAX_RANK];
@@ -217,8 +304,11 @@ static plx_status plxi_infer_matmul(const layer_ctx *c) {
     if (b->rank >= 2) {
         dims[r++] = b->dims[b->rank - 1];
     }
-    plxi_info_init(c->out, a->dtype, r);
+    plxi_info_init(c->out, integer ? PLX_DTYPE_INT32 : quantized ? q.dtype : a->dtype, r);
     plxi_info_set_dims(c->out, dims, r);
+    if (quantized) {
+        c->out->quant = plxi_moved_quant(&q);
+    }
     return NULL;
 }
 
@@ -341,6 +431,10 @@ PLXI_OP_ROW(CONV, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv);
 PLXI_OP_ROW(CONV_TRANSPOSE, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv_transpose);
 PLXI_OP_ROW(FULLY_CONNECTED, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_fully_connected);
 PLXI_OP_ROW(MATMUL, 2, 2, 1, 1, ROLES("A", "B"), plxi_infer_matmul);
+PLXI_OP_ROW(MATMUL_INTEGER, 2, 4, 1, 1, ROLES("A", "B", "a_zero_point", "b_zero_point"),
+            plxi_infer_matmul);
+PLXI_OP_ROW(CONV_INTEGER, 2, 4, 1, 1, ROLES("X", "W", "x_zero_point", "w_zero_point"),
+            plxi_infer_conv);
 PLXI_OP_ROW(GEMM, 2, 3, 1, 1, ROLES("A", "B", "C"), plxi_infer_gemm);
 PLXI_OP_ROW(POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_pool);
 PLXI_OP_ROW(GLOBAL_POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_global_pool);

@@ -62,7 +62,13 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
         if (!quantize && (s = plxi_check_same_dtype(c, 2, 0))) {
             return s;
         }
-        bool same = zp->rank == scale->rank && (zp->rank == 0 || zp->dims[0] == scale->dims[0]);
+        /* One value each may be a scalar and a [1] (ONNX Runtime's
+         * quantizer writes such pairs). */
+        size_t zn = 0, sn = 0;
+        plx_tensor_info_element_count(zp, &zn);
+        plx_tensor_info_element_count(scale, &sn);
+        bool same = (zp->rank == scale->rank && (zp->rank == 0 || zp->dims[0] == scale->dims[0])) ||
+                    (zn == 1 && sn == 1);
         if (!same) {
             return plxi_fail(c, "zero_point %s must have the shape of scale %s", SHP(zp),
                              SHP(scale));
@@ -86,6 +92,20 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
         out = scale->dtype;
     }
     plxi_same_as_input(c, out);
+    return NULL;
+}
+
+/* dynamic_quantize: X float32 -> Y uint8 of X's shape, Y_scale float32
+ * and Y_zero_point uint8 scalars (rank 0). */
+static plx_status plxi_infer_dynamic_quantize(const layer_ctx *c) {
+    plx_status s = plxi_check_dtype(c, 0, DT(FLOAT32), NULL);
+    if (s) {
+        return s;
+    }
+    plxi_info_init(&c->out[0], PLX_DTYPE_UINT8, c->in[0].rank);
+    plxi_info_set_dims(&c->out[0], c->in[0].dims, c->in[0].rank);
+    plxi_info_init(&c->out[1], PLX_DTYPE_FLOAT32, 0);
+    plxi_info_init(&c->out[2], PLX_DTYPE_UINT8, 0);
     return NULL;
 }
 
@@ -248,6 +268,7 @@ PLXI_OP_ROW(INPUT, 0, 0, 1, 1, ROLES("X"), plxi_infer_input);
 PLXI_OP_ROW(OUTPUT, 1, 1, 0, 0, ROLES("X"), plxi_infer_output);
 PLXI_OP_ROW(CONSTANT, 0, 0, 1, 1, ROLES("X"), plxi_infer_constant);
 PLXI_OP_ROW(QUANTIZE, 2, 3, 1, 1, ROLES("X", "scale", "zero_point"), plxi_infer_quantize);
+PLXI_OP_ROW(DYNAMIC_QUANTIZE, 1, 1, 3, 3, ROLES("X"), plxi_infer_dynamic_quantize);
 PLXI_OP_ROW(DEQUANTIZE, 2, 3, 1, 1, ROLES("X", "scale", "zero_point"), plxi_infer_quantize);
 PLXI_OP_ROW(LSTM, 8, 8, 3, 3, ROLES(GRU_ROLES, "initial_c", "P"), plxi_infer_rnn);
 PLXI_OP_ROW(GRU, 6, 6, 2, 2, ROLES(GRU_ROLES), plxi_infer_rnn);

@@ -397,7 +397,7 @@ PLX_API plx_status plx_optimize(plx_runtime *runtime, plx_network *network,
     free(position);
     if (!s && (options->struct_size < PLX_STRUCT_SIZE_UPTO(plx_optimize_options, graph_rewrites) ||
                options->graph_rewrites)) {
-        s = plxi_rewrite(o, layers, &count);
+        s = plxi_rewrite(o, layers, &count, prefs, pref_count);
     }
 
     /* Compute layers by preference; then backends optimise their subgraphs

@@ -3,7 +3,16 @@
  *
  * Each rewrite is always right: the network computes the same values (a
  * folded batch-norm up to float rounding, as when its arithmetic runs in
- * the convolution's weights). Each adds a note naming the layers it changed:
+ * the convolution's weights; a QDQ group to one quantization step of its
+ * output, rounded once instead of twice). Each adds a note naming the
+ * layers it changed:
+ *   - first, dequantize -> conv or matmul -> quantize, every scale and zero
+ *     point constant, the weights an int8/uint8 constant (per tensor or per
+ *     output channel) and a conv's bias an int32 constant whose scale is
+ *     X's times W's, becomes one conv or matmul on the quantized tensors
+ *     (plexus/ops.h), when one of the preferred backends accepts it: the
+ *     only rewrite that asks the backends; without one, the float layers
+ *     stay and are folded like any other;
  *   - batch_norm folded into the conv before it, whose output only it reads
  *     (weights and bias constant float32, read by nothing else);
  *   - transposes that cancel are removed; two in a row become one;
@@ -38,6 +47,8 @@ typedef struct rewriter {
     plx_optimized_network *o;
     plxi_layer **layers; /* NULL: removed */
     size_t count;
+    plxi_backend_record *const *prefs; /* the backends by preference (fold_qdq asks them) */
+    size_t pref_count;
 } rewriter;
 
 static plx_status oom(void) {
@@ -682,6 +693,283 @@ static plx_status remove_identity(rewriter *w, uint32_t index, bool *changed) {
     return NULL;
 }
 
+/* ---- dequantize -> conv/matmul -> quantize as one quantized layer ------ */
+
+/* The float32 data of a constant with 1 or `per` values (per > 0), or NULL. */
+static const float *const_scales(const rewriter *w, const plxi_layer *l, uint32_t input,
+                                 int64_t per, size_t *out_count) {
+    const plxi_layer *c = source_layer(w, l, input);
+    size_t n = 0;
+    if (!c || c->op != PLX_OP_CONSTANT || c->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+        !plx_tensor_info_element_count(&c->outputs[0], &n) || c->outputs[0].rank > 1 ||
+        (n != 1 && (int64_t)n != per)) {
+        return NULL;
+    }
+    const float *v = plxi_constant_data(c);
+    for (size_t i = 0; v && i < n; i++) {
+        if (!(v[i] > 0.0f) || !isfinite(v[i])) {
+            return NULL;
+        }
+    }
+    *out_count = n;
+    return v;
+}
+
+/* The zero points of a (de)quantize: its constant input 2 of `dtype` with
+ * `count` values, or 0 when absent. false when not constant. */
+static bool const_zero_points(const rewriter *w, const plxi_layer *l, plx_dtype dtype,
+                              size_t count, int32_t *out) {
+    if (l->input_count < 3) {
+        memset(out, 0, count * sizeof *out);
+        return true;
+    }
+    const plxi_layer *c = source_layer(w, l, 2);
+    size_t n = 0;
+    if (!c || c->op != PLX_OP_CONSTANT || c->outputs[0].dtype != dtype ||
+        !plx_tensor_info_element_count(&c->outputs[0], &n) || (n != 1 && n != count)) {
+        return false;
+    }
+    const void *d = plxi_constant_data(c);
+    for (size_t i = 0; i < count; i++) {
+        size_t k = n == 1 ? 0 : i;
+        out[i] = dtype == PLX_DTYPE_INT8 ? ((const int8_t *)d)[k] : ((const uint8_t *)d)[k];
+    }
+    return true;
+}
+
+static bool is_q8(plx_dtype d) {
+    return d == PLX_DTYPE_INT8 || d == PLX_DTYPE_UINT8;
+}
+
+/* A per-tensor (de)quantize with constant parameters: scale and zero
+ * point into *q. */
+static bool per_tensor_params(const rewriter *w, const plxi_layer *l, plx_dtype q8,
+                              plx_quant_params *q) {
+    size_t n;
+    const float *scale = const_scales(w, l, 1, 1, &n);
+    int32_t zp;
+    if (!scale || !const_zero_points(w, l, q8, 1, &zp)) {
+        return false;
+    }
+    memset(q, 0, sizeof *q);
+    q->kind = PLX_QUANT_PER_TENSOR;
+    q->scale = scale[0];
+    q->zero_point = zp;
+    return true;
+}
+
+static bool same_quant(const plx_quant_params *a, const plx_quant_params *b) {
+    return a->kind == b->kind && a->kind == PLX_QUANT_PER_TENSOR && a->scale == b->scale &&
+           a->zero_point == b->zero_point;
+}
+
+/* What fold_qdq found around a conv or matmul. */
+typedef struct qdq_match {
+    plxi_layer *dx, *dw, *db, *q; /* dequantize of X, W, B; the quantize after */
+    uint32_t q_index;
+    plxi_source x;                /* the quantized X */
+    plxi_layer *wl, *bl;          /* the int8 weights, the int32 bias (or NULL) */
+    plx_quant_params xq, yq;
+    plx_quant_params wq;          /* per-axis arrays in scales/zps below */
+    float *w_scales;
+    int32_t *w_zps;
+} qdq_match;
+
+/* The weights: a dequantize of an int8/uint8 constant along `axis` (per
+ * tensor or per output channel, `m` of them). */
+static bool match_weights(const rewriter *w, plxi_layer *l, uint32_t axis, int64_t m,
+                          qdq_match *mt) {
+    mt->dw = source_layer(w, l, 1);
+    if (!mt->dw || mt->dw->op != PLX_OP_DEQUANTIZE) {
+        return false;
+    }
+    mt->wl = source_layer(w, mt->dw, 0);
+    if (!mt->wl || mt->wl->op != PLX_OP_CONSTANT || !is_q8(mt->wl->outputs[0].dtype) ||
+        mt->wl->outputs[0].quant.kind != PLX_QUANT_NONE || m <= 0) {
+        return false;
+    }
+    const plx_quantize_desc *d = mt->dw->desc;
+    uint32_t rank = mt->wl->outputs[0].rank;
+    int64_t ax = d->axis < 0 ? d->axis + (int64_t)rank : d->axis;
+    size_t n;
+    const float *scales = const_scales(w, mt->dw, 1, m, &n);
+    if (!scales || (n > 1 && ax != (int64_t)axis)) {
+        return false;
+    }
+    mt->w_scales = malloc((size_t)m * sizeof *mt->w_scales);
+    mt->w_zps = malloc((size_t)m * sizeof *mt->w_zps);
+    if (!mt->w_scales || !mt->w_zps ||
+        !const_zero_points(w, mt->dw, mt->wl->outputs[0].dtype, n, mt->w_zps)) {
+        return false;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        mt->w_scales[j] = scales[n == 1 ? 0 : j];
+        mt->w_zps[j] = mt->w_zps[n == 1 ? 0 : j];
+    }
+    memset(&mt->wq, 0, sizeof mt->wq);
+    if (n == 1) {
+        mt->wq.kind = PLX_QUANT_PER_TENSOR;
+        mt->wq.scale = scales[0];
+        mt->wq.zero_point = mt->w_zps[0];
+    } else {
+        mt->wq.kind = PLX_QUANT_PER_AXIS;
+        mt->wq.axis = (int32_t)axis;
+        mt->wq.scales = mt->w_scales;
+        mt->wq.zero_points = mt->w_zps;
+    }
+    return true;
+}
+
+/* The bias: a dequantize of an int32 constant whose scale is X's times
+ * W's (per channel, to float rounding) and zero point 0. */
+static bool match_bias(const rewriter *w, plxi_layer *l, int64_t m, qdq_match *mt) {
+    mt->db = source_layer(w, l, 2);
+    if (!mt->db || mt->db->op != PLX_OP_DEQUANTIZE) {
+        return false;
+    }
+    mt->bl = source_layer(w, mt->db, 0);
+    size_t n;
+    const float *scales = const_scales(w, mt->db, 1, m, &n);
+    int32_t zp = 0;
+    if (!mt->bl || mt->bl->op != PLX_OP_CONSTANT || mt->bl->outputs[0].dtype != PLX_DTYPE_INT32 ||
+        !scales || (mt->db->input_count > 2 && source_layer(w, mt->db, 2)->outputs[0].dtype !=
+                                                   PLX_DTYPE_INT32)) {
+        return false;
+    }
+    if (mt->db->input_count > 2) {
+        const plxi_layer *z = source_layer(w, mt->db, 2);
+        size_t zn = 0;
+        if (z->op != PLX_OP_CONSTANT || !plx_tensor_info_element_count(&z->outputs[0], &zn)) {
+            return false;
+        }
+        for (size_t i = 0; i < zn; i++) {
+            zp |= ((const int32_t *)plxi_constant_data(z))[i];
+        }
+    }
+    for (int64_t j = 0; zp == 0 && j < m; j++) {
+        double want = (double)mt->xq.scale * mt->w_scales[j], got = scales[n == 1 ? 0 : j];
+        if (fabs(got - want) > 1e-6 * want) {
+            return false;
+        }
+    }
+    return zp == 0;
+}
+
+/* dequantize(X) -> conv (dequantize(W), [dequantize(B)]) -> quantize, or
+ * the same around a matmul, all parameters constant: one conv or matmul on
+ * the quantized tensors (plexus/ops.h), when one of the preferred backends
+ * takes it; else the float layers stay. */
+static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    if ((l->op != PLX_OP_CONV && l->op != PLX_OP_MATMUL) ||
+        l->outputs[0].dtype != PLX_DTYPE_FLOAT32 || w->pref_count == 0) {
+        return NULL;
+    }
+    bool conv = l->op == PLX_OP_CONV;
+    qdq_match mt;
+    memset(&mt, 0, sizeof mt);
+    mt.dx = source_layer(w, l, 0);
+    if (!mt.dx || mt.dx->op != PLX_OP_DEQUANTIZE) {
+        return NULL;
+    }
+    mt.x = mt.dx->inputs[0];
+    plx_tensor_info *xi = &w->layers[mt.x.layer]->outputs[mt.x.slot];
+    const plx_tensor_info *bi = NULL;
+    bool to_output;
+    if (!is_q8(xi->dtype) || !per_tensor_params(w, mt.dx, xi->dtype, &mt.xq) ||
+        (xi->quant.kind != PLX_QUANT_NONE && !same_quant(&xi->quant, &mt.xq)) ||
+        readers(w, index, 0, &to_output) != 1 || to_output) {
+        return NULL;
+    }
+    /* the one reader: a per-tensor quantize */
+    for (uint32_t i = index + 1; i < w->count && !mt.q; i++) {
+        plxi_layer *r = w->layers[i];
+        if (r && r->input_count > 0 && r->inputs[0].layer == index && r->op == PLX_OP_QUANTIZE &&
+            is_q8(r->outputs[0].dtype) && per_tensor_params(w, r, r->outputs[0].dtype, &mt.yq)) {
+            mt.q = r;
+            mt.q_index = i;
+        }
+    }
+    const plxi_layer *wsrc = source_layer(w, l, 1);
+    const plxi_layer *wconst = wsrc && wsrc->input_count ? source_layer(w, wsrc, 0) : NULL;
+    uint32_t wrank = wconst ? wconst->outputs[0].rank : 0;
+    uint32_t axis = conv ? 0 : wrank - 1;
+    int64_t m = wrank > 0 ? wconst->outputs[0].dims[axis] : 0;
+    plx_status s = NULL;
+    if (!mt.q || wrank < 2 || !match_weights(w, l, axis, m, &mt) ||
+        (conv && l->input_count > 2 && !match_bias(w, l, m, &mt))) {
+        goto out;
+    }
+    if (mt.bl) {
+        bi = &mt.bl->outputs[0];
+        if (bi->rank != 1 || bi->dims[0] != m) {
+            goto out;
+        }
+    }
+    /* Try it: the quantization on the tensors, a candidate layer asked of
+     * each preferred backend. */
+    plx_quant_params old_x = xi->quant;
+    xi->quant = mt.xq;
+    mt.wl->outputs[0].quant = mt.wq;
+    if (!plxi_layer_own_quant(mt.wl, &mt.wl->outputs[0])) {
+        xi->quant = old_x;
+        mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        s = oom();
+        goto out;
+    }
+    plxi_layer *cand = plxi_layer_clone(l);
+    if (!cand) {
+        xi->quant = old_x;
+        mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        s = oom();
+        goto out;
+    }
+    cand->inputs[0] = mt.x;
+    cand->inputs[1] = mt.dw->inputs[0];
+    if (mt.db) {
+        cand->inputs[2] = mt.db->inputs[0];
+    }
+    cand->outputs[0] = mt.q->outputs[0];
+    cand->outputs[0].quant = mt.yq;
+    bool taken = false, failed = false;
+    for (size_t b = 0; b < w->pref_count && !taken && !failed; b++) {
+        char *reason = plxi_optimizer_ask(w->prefs[b], cand, w->layers, &failed);
+        taken = !reason && !failed;
+        free(reason);
+    }
+    if (!taken) {
+        xi->quant = old_x;
+        mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        plxi_layer_free(cand);
+        s = failed ? oom() : NULL;
+        goto out;
+    }
+    if (!plxi_optimizer_note(w->o, "quantized %s '%s': dequantize, %s and quantize '%s' run as "
+                             "one int8 layer", plx_op_name(l->op), l->name, plx_op_name(l->op),
+                             mt.q->name)) {
+        plxi_layer_free(cand);
+        s = oom();
+        goto out;
+    }
+    plxi_layer_free(l);
+    w->layers[index] = cand;
+    redirect(w, (plxi_source){mt.q_index, 0}, (plxi_source){index, 0});
+    drop(w, mt.q_index);
+    plxi_layer *dead[3] = {mt.dx, mt.dw, mt.db};
+    for (int k = 0; k < 3; k++) {
+        for (uint32_t i = 0; dead[k] && i < w->count; i++) {
+            if (w->layers[i] == dead[k] && readers(w, i, 0, NULL) == 0) {
+                drop(w, i);
+            }
+        }
+    }
+    *changed = true;
+out:
+    free(mt.w_scales);
+    free(mt.w_zps);
+    return s;
+}
+
 plx_status plxi_layers_sort(plxi_layer **layers, size_t *count) {
     size_t total = 0, all = *count;
     for (size_t i = 0; i < all; i++) {
@@ -746,10 +1034,18 @@ static plx_status compact(rewriter *w) {
     return plxi_layers_sort(w->layers, &w->count);
 }
 
-plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *count) {
-    rewriter w = {o, layers, *count};
+plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *count,
+                        plxi_backend_record *const *prefs, size_t pref_count) {
+    rewriter w = {o, layers, *count, prefs, pref_count};
     bool any = false, changed = true;
     plx_status s = NULL;
+    /* Quantized layers first, before constant folding dequantizes their
+     * weights. */
+    for (uint32_t i = 0; !s && i < w.count; i++) {
+        if (w.layers[i]) {
+            s = fold_qdq(&w, i, &any);
+        }
+    }
     /* To a fixed point: a removal can expose another. */
     while (!s && changed) {
         changed = false;

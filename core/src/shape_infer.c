@@ -80,11 +80,14 @@ plx_status plxi_infer_layer(const char *layer_name, plx_op op, const void *desc,
         }
     }
     /* Single-output ops write a temporary, so that a failure leaves the
-     * caller's outputs untouched (input and constant only read theirs). */
+     * caller's outputs untouched (input and constant only read theirs). It
+     * starts as the caller's info: a quantized conv or matmul reads its
+     * output's dtype and quantization there (the builder's). */
     plx_tensor_info tmp;
     memset(&tmp, 0, sizeof tmp);
     bool use_tmp = output_count == 1 && op != PLX_OP_INPUT && op != PLX_OP_CONSTANT;
     if (use_tmp) {
+        tmp = outputs[0];
         ctx.out = &tmp;
     }
     s = plxi_op_lookup(op)->infer(c);

@@ -36,10 +36,12 @@ static const struct {
     {"Celu", onnxi_conv_activation, 12}, {"Clip", onnxi_conv_clip, 1},
     {"Compress", onnxi_conv_compress, 9}, {"Concat", onnxi_conv_concat, 1}, {"Constant", onnxi_conv_constant, 1},
     {"ConstantOfShape", onnxi_conv_constant_of_shape, 9}, {"Conv", onnxi_conv_conv, 1},
+    {"ConvInteger", onnxi_conv_quant_default, 10},
     {"ConvTranspose", onnxi_conv_conv, 1}, {"Cos", onnxi_conv_unary, 7},
     {"Cosh", onnxi_conv_unary, 9}, {"CumSum", onnxi_conv_cum_sum, 11},
     {"DepthToSpace", onnxi_conv_depth_space, 1},
     {"DequantizeLinear", onnxi_conv_quantize, 10}, {"Div", onnxi_conv_binary, 1},
+    {"DynamicQuantizeLinear", onnxi_conv_quant_default, 11},
     {"Dropout", onnxi_conv_identity, 1}, {"Elu", onnxi_conv_activation, 1},
     {"Equal", onnxi_conv_binary, 1}, {"Erf", onnxi_conv_unary, 9}, {"Exp", onnxi_conv_unary, 1},
     {"Expand", onnxi_conv_expand, 8}, {"Flatten", onnxi_conv_flatten, 1},
@@ -59,7 +61,7 @@ static const struct {
     {"Less", onnxi_conv_binary, 1}, {"LessOrEqual", onnxi_conv_binary, 12},
     {"Log", onnxi_conv_unary, 1}, {"LogSoftmax", onnxi_conv_softmax, 1},
     {"Loop", onnxi_conv_loop, 1}, {"LpPool", onnxi_conv_pool, 2},
-    {"MatMul", onnxi_conv_matmul, 1}, {"Max", onnxi_conv_variadic, 1},
+    {"MatMul", onnxi_conv_matmul, 1}, {"MatMulInteger", onnxi_conv_quant_default, 10}, {"Max", onnxi_conv_variadic, 1},
     {"MaxPool", onnxi_conv_pool, 1}, {"Mean", onnxi_conv_variadic, 1},
     {"Min", onnxi_conv_variadic, 1}, {"Mish", onnxi_conv_activation, 18},
     {"Mod", onnxi_conv_binary, 10}, {"Mul", onnxi_conv_binary, 1}, {"Neg", onnxi_conv_unary, 1},
@@ -67,7 +69,8 @@ static const struct {
     {"OneHot", onnxi_conv_one_hot, 9},
     {"Or", onnxi_conv_binary, 1}, {"PRelu", onnxi_conv_binary, 1},
     {"Pad", onnxi_conv_pad, 1}, {"Pow", onnxi_conv_binary, 1},
-    {"QuantizeLinear", onnxi_conv_quantize, 10}, {"Range", onnxi_conv_range, 11},
+    {"QLinearConv", onnxi_conv_quant_default, 10},
+    {"QLinearMatMul", onnxi_conv_quant_default, 10}, {"QuantizeLinear", onnxi_conv_quantize, 10}, {"Range", onnxi_conv_range, 11},
     {"Reciprocal", onnxi_conv_unary, 1}, {"ReduceL1", onnxi_conv_reduce, 1},
     {"ReduceL2", onnxi_conv_reduce, 1}, {"ReduceLogSum", onnxi_conv_reduce, 1},
     {"ReduceLogSumExp", onnxi_conv_reduce, 1}, {"ReduceMax", onnxi_conv_reduce, 1},
@@ -108,6 +111,9 @@ bool onnxi_op_known(const char *op) {
 
 plx_status onnxi_convert(onnxi_ctx *c, onnxi_node *n) {
     const char *op = n->proto->op_type;
+    if (n->proto->domain && strcmp(n->proto->domain, "com.microsoft") == 0) {
+        return onnxi_convert_microsoft(c, n);
+    }
     for (size_t i = 0; i < sizeof converters / sizeof converters[0]; i++) {
         if (strcmp(converters[i].op, op) == 0) {
             if (c->opset < converters[i].since) {

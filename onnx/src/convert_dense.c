@@ -83,26 +83,37 @@ static plx_status read_spatial(const onnxi_ctx *c, const onnxi_node *n, spatial_
     return auto_pad(n, &s->auto_pad);
 }
 
+plx_status onnxi_read_conv_desc(const onnxi_ctx *c, const onnxi_node *n, plx_conv_desc *d) {
+    spatial_attrs s;
+    plx_status st = read_spatial(c, n, &s);
+    if (st) {
+        return st;
+    }
+    *d = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    memcpy(d->strides, s.strides, sizeof d->strides);
+    memcpy(d->dilations, s.dilations, sizeof d->dilations);
+    memcpy(d->pads_begin, s.pads_begin, sizeof d->pads_begin);
+    memcpy(d->pads_end, s.pads_end, sizeof d->pads_end);
+    d->auto_pad = s.auto_pad;
+    d->group = onnxi_attr_i(n, "group", 1);
+    return NULL;
+}
+
 plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = onnxi_need_inputs(c, n, 2);
-    spatial_attrs s;
-    if (!st) {
-        st = read_spatial(c, n, &s);
-    }
     if (st) {
         return st;
     }
     bool transpose = strcmp(n->proto->op_type, "ConvTranspose") == 0;
     uint32_t n_in = onnxi_has_in(n, 2) ? 3 : 2;
     if (!transpose) {
-        plx_conv_desc d = PLX_CONV_DESC_INIT;
-        memcpy(d.strides, s.strides, sizeof d.strides);
-        memcpy(d.dilations, s.dilations, sizeof d.dilations);
-        memcpy(d.pads_begin, s.pads_begin, sizeof d.pads_begin);
-        memcpy(d.pads_end, s.pads_end, sizeof d.pads_end);
-        d.auto_pad = s.auto_pad;
-        d.group = onnxi_attr_i(n, "group", 1);
-        return onnxi_emit1(c, n, PLX_OP_CONV, &d, n->in, n_in);
+        plx_conv_desc d;
+        st = onnxi_read_conv_desc(c, n, &d);
+        return st ? st : onnxi_emit1(c, n, PLX_OP_CONV, &d, n->in, n_in);
+    }
+    spatial_attrs s;
+    if ((st = read_spatial(c, n, &s))) {
+        return st;
     }
     plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
     memcpy(d.strides, s.strides, sizeof d.strides);

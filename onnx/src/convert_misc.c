@@ -1,5 +1,5 @@
-/* The ONNX converters that fit no other family: QuantizeLinear and
- * DequantizeLinear, and the recurrent layers (RNN, GRU, LSTM). */
+/* The ONNX converters that fit no other family: the recurrent layers (RNN,
+ * GRU, LSTM). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,29 +7,6 @@
 #include <string.h>
 
 #include "onnx_internal.h"
-
-plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
-    plx_status st = onnxi_need_inputs(c, n, 2);
-    if (st) {
-        return st;
-    }
-    if (onnxi_attr_i(n, "block_size", 0) != 0) {
-        return ONNXI_UNSUPPORTED("blocked quantization (block_size)");
-    }
-    bool quant = strcmp(n->proto->op_type, "QuantizeLinear") == 0;
-    /* Plexus quantizes to 8 bits (and dequantizes int32 biases). */
-    plx_dtype q = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
-                        : n->in[0]->info.dtype;
-    if (q != PLX_DTYPE_INT8 && q != PLX_DTYPE_UINT8 && (quant || q != PLX_DTYPE_INT32)) {
-        return ONNXI_UNSUPPORTED("%s quantized data", plx_dtype_name(q));
-    }
-    plx_dtype out = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
-                          : PLX_DTYPE_FLOAT32;
-    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(out);
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", 1);
-    return onnxi_emit1(c, n, quant ? PLX_OP_QUANTIZE : PLX_OP_DEQUANTIZE, &d, n->in,
-                       onnxi_has_in(n, 2) ? 3 : 2);
-}
 
 /* ---- recurrent ---------------------------------------------------------- */
 

@@ -269,7 +269,9 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
                                    "%s: node '%s' (%s) is in the default ONNX domain, but the "
                                    "model imports no opset for it", c->file, name,
                                    node->op_type);
-        } else if (!is_default_domain(node->domain)) {
+        } else if (!is_default_domain(node->domain) &&
+                   !(strcmp(node->domain, "com.microsoft") == 0 &&
+                     onnxi_microsoft_op_known(node->op_type))) {
             char *why = onnxi_asprintf("domain '%s' is not supported (only the default ONNX domain)",
                                        node->domain);
             st = why ? add_unsupported(c, node, name, why) : oom(c);
@@ -317,7 +319,9 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
          * initializer Plexus cannot hold, or is unsupported itself. */
         const char *why = poison_reason
                               ? poison_reason
-                              : !is_default_domain(node->domain) ? "domain not supported"
+                              : !is_default_domain(node->domain) &&
+                                        !onnxi_microsoft_op_known(node->op_type)
+                                    ? "domain not supported"
                               : !onnxi_op_known(node->op_type)   ? "operator not supported"
                                                                  : NULL;
         if (why) {

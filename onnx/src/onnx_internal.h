@@ -292,6 +292,14 @@ plx_status onnxi_conv_scan(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_mask_scan.c */
 plx_status onnxi_conv_trilu(onnxi_ctx *c, onnxi_node *n);
+/* convert_quant.c: QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger,
+ * DynamicQuantizeLinear; and the com.microsoft operators it knows. */
+plx_status onnxi_conv_quant_default(onnxi_ctx *c, onnxi_node *n);
+bool onnxi_microsoft_op_known(const char *op);
+plx_status onnxi_convert_microsoft(onnxi_ctx *c, onnxi_node *n);
+/* convert_dense.c: Conv's descriptor from the node's attributes (X is
+ * input 0). */
+plx_status onnxi_read_conv_desc(const onnxi_ctx *c, const onnxi_node *n, plx_conv_desc *d);
 plx_status onnxi_conv_one_hot(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_hardmax(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);

@@ -376,7 +376,10 @@ plx_status onnxi_emit(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
         free(unique);
         return st;
     }
-    if (all_const) {
+    /* A dequantize of constants stays a layer: the optimiser's QDQ pass
+     * reads the quantized weights through it (convert_quant.c), and folds
+     * it itself where no backend takes the quantized layer. */
+    if (all_const && op != PLX_OP_DEQUANTIZE) {
         bool folded;
         st = fold(c, n, unique, op, desc, inputs, n_in, out_info, n_out, outs, &folded);
         if (st || folded) {

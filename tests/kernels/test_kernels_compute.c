@@ -1010,7 +1010,7 @@ Test(matmul, refusals) {
     plx_layer_view v = mkview(PLX_OP_MATMUL, NULL, in, 2, &out);
     REFUSED(matmul, &v, "float16");
     in[0] = TI(PLX_DTYPE_INT8, 2, 2), in[1] = TI(PLX_DTYPE_INT8, 2, 2), out = TI(PLX_DTYPE_INT8, 2, 2);
-    REFUSED(matmul, &v, "int8");
+    REFUSED(matmul, &v, "quantized");
     in[0] = F32(2, 3), in[1] = F32(2, 3), out = F32(2, 3);
     REFUSED(matmul, &v, "K");
     in[0] = F32(2, 2, 3), in[1] = F32(3, 3, 2), out = F32(3, 2, 2);

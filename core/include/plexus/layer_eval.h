@@ -25,7 +25,11 @@ extern "C" {
  * validates the descriptor (every field in range) and the input infos
  * (dtypes allowed for the op, shapes consistent), then writes
  * output_count entries of `outputs` (dtype, rank, dims; quantization NONE
- * unless the op defines it). `layer_name` is used in messages only.
+ * unless the op defines it). Read on entry only for conv and matmul on
+ * quantized tensors (plexus/ops.h): outputs[0]'s dtype and per-tensor
+ * quantization, which the caller sets, as a builder sets them with
+ * plx_network_set_output_info; initialise it for those.
+ * `layer_name` is used in messages only.
  * Errors are PLX_INVALID_ARGUMENT statuses whose message starts with
  * "layer '<name>' (<op>): " and names the offending field or input and the
  * shapes involved. */

@@ -88,7 +88,12 @@ extern "C" {
     X(TRILU, 49, "trilu", plx_trilu_desc)                      /* X (rank >= 2) -> Y; plx_trilu_desc */ \
     X(ONE_HOT, 50, "one_hot", plx_one_hot_desc)                /* indices, values ([off, on]) -> Y; plx_one_hot_desc */ \
     X(HARDMAX, 51, "hardmax", plx_axis_desc)                   /* X -> Y; plx_axis_desc (default -1) */ \
-    X(CUM_SUM, 52, "cum_sum", plx_cum_sum_desc)                /* X -> Y; plx_cum_sum_desc */
+    X(CUM_SUM, 52, "cum_sum", plx_cum_sum_desc)                /* X -> Y; plx_cum_sum_desc */ \
+    /* ABI 1.3: integer products and dynamic quantization (ONNX */ \
+    /* MatMulInteger, ConvInteger, DynamicQuantizeLinear). */ \
+    X(MATMUL_INTEGER, 53, "matmul_integer", void)              /* A, B (int8/uint8), [a_zero_point], [b_zero_point] -> Y (int32); no descriptor */ \
+    X(CONV_INTEGER, 54, "conv_integer", plx_conv_desc)         /* X, W (int8/uint8), [x_zero_point], [w_zero_point] -> Y (int32); plx_conv_desc */ \
+    X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -614,6 +619,38 @@ typedef struct plx_quantize_desc {
     plx_dtype output_dtype; /* quantize: uint8 or int8; dequantize: float32 */
 } plx_quantize_desc;
 #define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
+
+/* Quantized layers (ABI 1.3). conv and matmul also run on quantized
+ * tensors, with the quantization on the tensor infos (tensor.h):
+ *   - X (conv) or A (matmul): int8 or uint8, per-tensor parameters;
+ *   - W (conv) or B (matmul): int8 or uint8, per-tensor parameters or per
+ *     axis along the output channels (conv: axis 0; matmul: B's last axis);
+ *   - conv's B (bias): int32 [M], in units of X's scale times W's scale of
+ *     its channel, zero point 0 (its quantization, if any, is not read);
+ *   - Y: int8 or uint8 with per-tensor parameters, which the builder sets
+ *     (plx_network_set_output_info): they are not a function of the
+ *     inputs', so shape inference cannot give them and fails without.
+ * With real(q) = (q - zero_point) * scale, Y is the float layer's result
+ * requantized: Y = saturate(round_half_even(acc * sx * sw[c] / sy) + zy),
+ * acc = sum (x - zx)(w - zw[c]) + B[c], the product computed in float32 as
+ * (float)acc * (sx * sw[c] / sy). Padding of a quantized conv is zx (the
+ * real value 0).
+ *
+ * matmul_integer and conv_integer are ONNX's MatMulInteger and
+ * ConvInteger: the exact int32 sum of (a - a_zero_point)(b - b_zero_point)
+ * with zero points from tensors (which may be computed at run time, as
+ * dynamic_quantize computes them): A's or X's a scalar (or, for matmul,
+ * one per row of A, [M]), B's or W's a scalar or one per output column
+ * (matmul: [N]) or output channel (conv: [M]), each of its operand's dtype;
+ * absent ones are 0. conv_integer has no bias.
+ *
+ * dynamic_quantize is ONNX's DynamicQuantizeLinear: with lo = min(0,
+ * min(X)) and hi = max(0, max(X)), Y_scale = (hi - lo) / 255 (float32
+ * scalar, rank 0), Y_zero_point = saturate(round_half_even(-lo /
+ * Y_scale)) (uint8 scalar) and Y = saturate(round_half_even(X / Y_scale) +
+ * Y_zero_point) (uint8, X's shape). Where hi == lo (X all zeros) the
+ * scale is 1, as ONNX Runtime makes it (ONNX divides by zero there); NaN
+ * or infinity in X is an execution error. */
 
 typedef enum plx_rnn_direction {
     PLX_RNN_FORWARD = 0,

@@ -1,0 +1,753 @@
+/* The 8-bit integer products (plexus/ops.h, "Quantized layers"): conv and
+ * matmul on quantized tensors, conv_integer and matmul_integer, all on
+ * cpu_ref's int8 GEMM (qgemm.h), and dynamic_quantize.
+ *
+ * A conv is one GEMM per image and group with the activations as A (rows
+ * are output pixels, columns the taps: im2col writes [pixels, taps], a
+ * pointwise conv transposes X into that layout) and the weights as B
+ * (W's [M, taps] read transposed: packed once when W is constant); the
+ * result is written straight into NCHW (C transposed). Depthwise convs
+ * (one input channel per group) run a direct loop instead, since a GEMM
+ * with one output column per group would waste its tiles. Padding reads
+ * X's zero point: the real value 0.
+ *
+ * As in kernels_conv.c, the prepare functions check what the kernel
+ * supports of a validated layer and are called again by the run functions
+ * so that no loop trusts an inconsistent shape. Nothing here allocates:
+ * im2col's columns, the per-channel scales and zero points and the GEMM's
+ * panels live in the workspace the caller sized with plxk_kernel_workspace. */
+#include "kernels_compute.h"
+#include "qgemm.h"
+
+#include <math.h>
+#include <plexus/geometry.h>
+#include <stdint.h>
+#include <string.h>
+
+static bool is_q8(plx_dtype d) {
+    return d == PLX_DTYPE_INT8 || d == PLX_DTYPE_UINT8;
+}
+
+static int32_t tensor_zero_point(const plx_tensor_info *t) {
+    return t->quant.kind == PLX_QUANT_PER_TENSOR ? t->quant.zero_point : 0;
+}
+
+/* Element i of an int8 or uint8 buffer. */
+static int32_t load_q8(const void *p, plx_dtype d, size_t i) {
+    return d == PLX_DTYPE_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+/* How one quantized or integer product reads its zero points and writes
+ * its output: from the tensor infos (conv, matmul on quantized tensors) or
+ * from the zero-point inputs (conv_integer, matmul_integer). */
+typedef struct qproduct {
+    bool integer;          /* conv_integer / matmul_integer: int32 output, zero points from inputs */
+    bool w_zp_input;       /* the weights' zero points are input 3 */
+    bool w_zp_per_channel; /* ... one per output channel or column */
+    int64_t channels;      /* M (conv) or N (matmul) */
+} qproduct;
+
+/* Checks the dtypes and zero points of a quantized or integer product: X
+ * (or A) and W (or B) int8/uint8; zero-point inputs of their operand's
+ * dtype, X's one value (cpu_ref has no per-row zero points of A), W's one
+ * or `channels`. */
+static const char *qproduct_prepare(const plx_layer_view *l, const char *op, int64_t channels,
+                                    qproduct *q, char *buf, size_t size) {
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
+    memset(q, 0, sizeof *q);
+    q->integer = l->op == PLX_OP_CONV_INTEGER || l->op == PLX_OP_MATMUL_INTEGER;
+    q->channels = channels;
+    if (!is_q8(x->dtype) || !is_q8(w->dtype)) {
+        return plxk_refuse(buf, size, "%s: cpu_ref multiplies int8 and uint8 operands, not %s and %s",
+                           op, plx_dtype_name(x->dtype), plx_dtype_name(w->dtype));
+    }
+    if (q->integer) {
+        if (y->dtype != PLX_DTYPE_INT32) {
+            return plxk_refuse(buf, size, "%s: output must be int32, not %s", op,
+                               plx_dtype_name(y->dtype));
+        }
+        if (l->input_count > 2 && (l->inputs[2].dtype != x->dtype ||
+                                   plxk_element_count(&l->inputs[2]) != 1)) {
+            return plxk_refuse(buf, size, "%s: cpu_ref takes one zero point of %s's dtype for the "
+                               "first operand, not %s of %lld values", op,
+                               plx_dtype_name(x->dtype), plx_dtype_name(l->inputs[2].dtype),
+                               (long long)plxk_element_count(&l->inputs[2]));
+        }
+        if (l->input_count > 3) {
+            size_t nz = plxk_element_count(&l->inputs[3]);
+            if (l->inputs[3].dtype != w->dtype || (nz != 1 && (int64_t)nz != channels)) {
+                return plxk_refuse(buf, size, "%s: the second operand's zero point must be %s, "
+                                   "one value or %lld", op, plx_dtype_name(w->dtype),
+                                   (long long)channels);
+            }
+            q->w_zp_input = true;
+            q->w_zp_per_channel = nz != 1;
+        }
+        return NULL;
+    }
+    if (x->quant.kind != PLX_QUANT_PER_TENSOR || !is_q8(y->dtype) ||
+        y->quant.kind != PLX_QUANT_PER_TENSOR || w->quant.kind == PLX_QUANT_NONE) {
+        return plxk_refuse(buf, size, "%s: a quantized product needs per-tensor parameters on its "
+                           "input and output and parameters on its weights", op);
+    }
+    if (w->quant.kind == PLX_QUANT_PER_AXIS && w->dims[w->quant.axis] != channels) {
+        return plxk_refuse(buf, size, "%s: the weights' per-axis parameters are not per output "
+                           "channel", op);
+    }
+    if (l->input_count > 2 && l->inputs[2].dtype != PLX_DTYPE_INT32) {
+        return plxk_refuse(buf, size, "%s: a quantized bias must be int32, not %s", op,
+                           plx_dtype_name(l->inputs[2].dtype));
+    }
+    return NULL;
+}
+
+/* The weights' zero point of channel j (tensor info or input 3). */
+static int32_t weight_zero_point(const qproduct *q, const plx_layer_view *l, const void *zp_data,
+                                 int64_t j) {
+    if (q->integer) {
+        if (!q->w_zp_input) {
+            return 0;
+        }
+        return load_q8(zp_data, l->inputs[3].dtype, q->w_zp_per_channel ? (size_t)j : 0);
+    }
+    const plx_quant_params *wq = &l->inputs[1].quant;
+    if (wq->kind == PLX_QUANT_PER_AXIS) {
+        return wq->zero_points ? wq->zero_points[j] : 0;
+    }
+    return wq->zero_point;
+}
+
+/* Requantization scale of channel j: sx * sw[j] / sy, in float32 as ONNX
+ * Runtime computes it. */
+static float requant_scale(const plx_layer_view *l, int64_t j) {
+    const plx_quant_params *xq = &l->inputs[0].quant, *wq = &l->inputs[1].quant;
+    float sw = wq->kind == PLX_QUANT_PER_AXIS ? wq->scales[j] : wq->scale;
+    return xq->scale * sw / l->outputs[0].quant.scale;
+}
+
+/* The per-channel arrays a run needs in its workspace: the output scales
+ * (quantized) and the weights' zero points as int32 (both kinds). */
+static size_t channel_arrays_bytes(int64_t channels) {
+    return 2 * plxk_round_ws((size_t)channels * 4);
+}
+
+static void fill_channel_arrays(const qproduct *q, const plxk_kernel_args *a, void *ws,
+                                float **scales, int32_t **zps) {
+    const plx_layer_view *l = a->layer;
+    size_t off = plxk_round_ws((size_t)q->channels * 4);
+    *scales = ws;
+    *zps = (int32_t *)((char *)ws + off);
+    const void *zp_data = q->w_zp_input ? a->inputs[3] : NULL;
+    for (int64_t j = 0; j < q->channels; j++) {
+        (*scales)[j] = q->integer ? 1.0f : requant_scale(l, j);
+        (*zps)[j] = weight_zero_point(q, l, zp_data, j);
+    }
+}
+
+/* The common arguments of one product: operands' signedness and zero
+ * points, the output stage. */
+static plxk_qgemm_args qgemm_base(const qproduct *q, const plxk_kernel_args *a,
+                                  const float *scales, const int32_t *zps) {
+    const plx_layer_view *l = a->layer;
+    plxk_qgemm_args g;
+    memset(&g, 0, sizeof g);
+    g.a_signed = l->inputs[0].dtype == PLX_DTYPE_INT8;
+    g.b_signed = l->inputs[1].dtype == PLX_DTYPE_INT8;
+    if (q->integer) {
+        g.a_zero_point = l->input_count > 2 ? load_q8(a->inputs[2], l->inputs[2].dtype, 0) : 0;
+        g.output = PLXK_QOUT_INT32;
+    } else {
+        g.a_zero_point = tensor_zero_point(&l->inputs[0]);
+        g.output = l->outputs[0].dtype == PLX_DTYPE_INT8 ? PLXK_QOUT_INT8 : PLXK_QOUT_UINT8;
+        g.scale = scales;
+        g.scale_stride = 1;
+        g.out_zero_point = l->outputs[0].quant.zero_point;
+    }
+    g.b_zero_points = zps;
+    return g;
+}
+
+static bool run_qgemm(const plxk_kernel_args *a, const plxk_qgemm_args *g, void *ws, size_t left,
+                      const char *op) {
+    if (!plxk_qgemm(plxk_isa_of(a->compute), plxk_pool_of(a->compute), g, ws, left)) {
+        return plxk_fail(a, "%s: layer '%s': the int8 product of %zu x %zu x %zu could not run "
+                         "(workspace of %zu bytes)", op, plxk_layer_name(a->layer), g->m, g->n,
+                         g->k, left);
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv on quantized tensors, conv_integer                             */
+/* ------------------------------------------------------------------ */
+
+static const char *qconv_prepare(const plx_layer_view *l, plx_window_geom *g, qproduct *q,
+                                 char *buf, size_t size) {
+    char msg[224];
+    /* conv_integer's inputs 2 and 3 are zero points, not a bias: the
+     * geometry sees X and W only */
+    plx_layer_view xw = *l;
+    if (l->op == PLX_OP_CONV_INTEGER) {
+        xw.input_count = 2;
+    }
+    const char *why = plx_window_geom_conv(&xw, PLXK_ATTR_LIMIT, g, msg, sizeof msg);
+    if (why) {
+        return plxk_refuse(buf, size, "%s", why);
+    }
+    return qproduct_prepare(l, plx_op_name(l->op), g->m, q, buf, size);
+}
+
+static bool qconv_depthwise(const plx_window_geom *g) {
+    return g->c == g->group && g->m == g->group && g->group > 1;
+}
+
+static bool qconv_pointwise(const plx_window_geom *g) {
+    for (int i = 0; i < 2; i++) {
+        if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The GEMM shape of one image and group: M pixels, N output channels of
+ * the group, K taps. */
+static void qconv_dims(const plx_window_geom *g, size_t *m, size_t *n, size_t *k) {
+    *m = (size_t)(g->out[0] * g->out[1]);
+    *n = (size_t)(g->m / g->group);
+    *k = (size_t)(g->c / g->group * g->k[0] * g->k[1]);
+}
+
+static size_t qconv_packed_group_bytes(const plx_window_geom *g, plxk_isa isa) {
+    size_t m, n, k;
+    qconv_dims(g, &m, &n, &k);
+    size_t b = plxk_qgemm_packed_b_size(isa, n, k);
+    return b == SIZE_MAX ? SIZE_MAX : plxk_round_ws(b);
+}
+
+size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *compute) {
+    plx_window_geom g;
+    qproduct q;
+    char buf[8];
+    if (qconv_prepare(layer, &g, &q, buf, sizeof buf)) {
+        return 0;
+    }
+    size_t arrays = channel_arrays_bytes(g.m);
+    if (qconv_depthwise(&g)) {
+        return arrays;
+    }
+    size_t m, n, k;
+    qconv_dims(&g, &m, &n, &k);
+    size_t gemm = plxk_qgemm_workspace_size(plxk_isa_of(compute), m, n, k,
+                                            plxk_pool_threads(plxk_pool_of(compute)));
+    if (gemm == SIZE_MAX || k > SIZE_MAX / 2 / (m ? m : 1)) {
+        return SIZE_MAX;
+    }
+    return arrays + plxk_round_ws(m * k) + plxk_round_ws(gemm);
+}
+
+/* Each group's weights packed, one after the other, when W (and, for
+ * conv_integer, its zero point) is constant. */
+size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                          size_t size) {
+    plx_window_geom g;
+    qproduct q;
+    char buf[8];
+    const void *const *cst = layer->input_constants;
+    if (qconv_prepare(layer, &g, &q, buf, sizeof buf) || qconv_depthwise(&g) || !cst || !cst[1] ||
+        (q.w_zp_input && !cst[3])) {
+        return 0;
+    }
+    plxk_isa isa = plxk_isa_of(compute);
+    size_t per = qconv_packed_group_bytes(&g, isa);
+    if (per == 0 || per == SIZE_MAX || per > SIZE_MAX / 2 / (size_t)g.group) {
+        return 0;
+    }
+    /* conv_integer's per-channel zero points, as int32, after the packs */
+    bool zp_array = q.w_zp_input && q.w_zp_per_channel;
+    size_t packs = per * (size_t)g.group;
+    size_t need = packs + (zp_array ? plxk_round_ws((size_t)g.m * 4) : 0);
+    if (!out) {
+        return need;
+    }
+    if (size < need) {
+        return 0;
+    }
+    size_t m, n, k;
+    qconv_dims(&g, &m, &n, &k);
+    const plx_quant_params *wq = &layer->inputs[1].quant;
+    int32_t *zps = zp_array ? (int32_t *)((char *)out + packs) : NULL;
+    for (int64_t j = 0; zps && j < g.m; j++) {
+        zps[j] = weight_zero_point(&q, layer, cst[3], j);
+    }
+    for (int64_t gi = 0; gi < g.group; gi++) {
+        plxk_qgemm_args a;
+        memset(&a, 0, sizeof a);
+        a.n = n;
+        a.k = k;
+        a.b = (const uint8_t *)cst[1] + (size_t)gi * n * k;
+        a.b_rs = 1;
+        a.b_cs = (ptrdiff_t)k;
+        a.b_signed = layer->inputs[1].dtype == PLX_DTYPE_INT8;
+        if (zps) {
+            a.b_zero_points = zps + gi * (int64_t)n;
+        } else if (!q.integer && wq->kind == PLX_QUANT_PER_AXIS) {
+            a.b_zero_points = wq->zero_points ? wq->zero_points + gi * (int64_t)n : NULL;
+        } else {
+            a.b_zero_point = weight_zero_point(&q, layer, q.w_zp_input ? cst[3] : NULL, 0);
+        }
+        if (!plxk_qgemm_pack_b(isa, &a, (char *)out + (size_t)gi * per, per)) {
+            return 0;
+        }
+    }
+    return need;
+}
+
+/* im2col for one image and group, as A: row i (an output pixel) holds its
+ * K taps (channel, ky, kx), X's zero point where the window leaves X. */
+typedef struct qim2col_job {
+    const plx_window_geom *g;
+    const uint8_t *x; /* the group's first channel */
+    uint8_t *col;
+    uint8_t pad;
+    size_t k;
+} qim2col_job;
+
+static void qim2col_rows(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const qim2col_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    int64_t oy = (int64_t)task, in_h = g->in[0], in_w = g->in[1];
+    int64_t cg = g->c / g->group;
+    for (int64_t ox = 0; ox < g->out[1]; ox++) {
+        uint8_t *row = j->col + ((size_t)(oy * g->out[1] + ox)) * j->k;
+        size_t p = 0;
+        for (int64_t ci = 0; ci < cg; ci++) {
+            const uint8_t *plane = j->x + ci * in_h * in_w;
+            for (int64_t ky = 0; ky < g->k[0]; ky++) {
+                int64_t iy = oy * g->s[0] - g->pb[0] + ky * g->d[0];
+                bool row_in = iy >= 0 && iy < in_h;
+                for (int64_t kx = 0; kx < g->k[1]; kx++) {
+                    int64_t ix = ox * g->s[1] - g->pb[1] + kx * g->d[1];
+                    row[p++] = row_in && ix >= 0 && ix < in_w ? plane[iy * in_w + ix] : j->pad;
+                }
+            }
+        }
+    }
+}
+
+/* A pointwise conv's A: X's [channels, pixels] transposed. */
+static void transpose_bytes(const uint8_t *x, size_t channels, size_t pixels, uint8_t *out) {
+    for (size_t c0 = 0; c0 < channels; c0 += 16) {
+        size_t c1 = c0 + 16 < channels ? c0 + 16 : channels;
+        for (size_t i = 0; i < pixels; i++) {
+            for (size_t c = c0; c < c1; c++) {
+                out[i * channels + c] = x[c * pixels + i];
+            }
+        }
+    }
+}
+
+/* Depthwise: per channel, the window sums (x - zx)(w - zw) exactly in
+ * int32, then the output stage of the GEMM (qgemm.h) by hand. */
+typedef struct qdw_job {
+    const plx_window_geom *g;
+    const plxk_kernel_args *a;
+    const qproduct *q;
+    const float *scales;
+    const int32_t *zps;
+} qdw_job;
+
+static void qdw_channel(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const qdw_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    const plx_layer_view *l = j->a->layer;
+    int64_t n = (int64_t)task / g->c, ch = (int64_t)task % g->c;
+    plx_dtype xd = l->inputs[0].dtype, wd = l->inputs[1].dtype, yd = l->outputs[0].dtype;
+    int32_t zx = j->q->integer ? (l->input_count > 2 ? load_q8(j->a->inputs[2], l->inputs[2].dtype, 0) : 0)
+                               : tensor_zero_point(&l->inputs[0]);
+    int32_t zw = j->zps[ch];
+    const int32_t *bias = !j->q->integer && l->input_count > 2 ? j->a->inputs[2] : NULL;
+    size_t plane_in = (size_t)(g->in[0] * g->in[1]), plane_out = (size_t)(g->out[0] * g->out[1]);
+    size_t x0 = (size_t)(n * g->c + ch) * plane_in, y0 = (size_t)(n * g->m + ch) * plane_out;
+    size_t w0 = (size_t)ch * (size_t)(g->k[0] * g->k[1]);
+    int32_t lo = yd == PLX_DTYPE_INT8 ? -128 : 0, hi = yd == PLX_DTYPE_INT8 ? 127 : 255;
+    for (int64_t oy = 0; oy < g->out[0]; oy++) {
+        for (int64_t ox = 0; ox < g->out[1]; ox++) {
+            int32_t acc = 0;
+            for (int64_t ky = 0; ky < g->k[0]; ky++) {
+                int64_t iy = oy * g->s[0] - g->pb[0] + ky * g->d[0];
+                if (iy < 0 || iy >= g->in[0]) {
+                    continue; /* padding: x - zx is 0 */
+                }
+                for (int64_t kx = 0; kx < g->k[1]; kx++) {
+                    int64_t ix = ox * g->s[1] - g->pb[1] + kx * g->d[1];
+                    if (ix < 0 || ix >= g->in[1]) {
+                        continue;
+                    }
+                    int32_t xv = load_q8(j->a->inputs[0], xd, x0 + (size_t)(iy * g->in[1] + ix));
+                    int32_t wv = load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx));
+                    acc += (xv - zx) * (wv - zw);
+                }
+            }
+            size_t o = y0 + (size_t)(oy * g->out[1] + ox);
+            if (j->q->integer) {
+                ((int32_t *)j->a->outputs[0])[o] = acc;
+                continue;
+            }
+            acc += bias ? bias[ch] : 0;
+            float v = nearbyintf((float)acc * j->scales[ch]) + (float)l->outputs[0].quant.zero_point;
+            int32_t r = v < (float)lo ? lo : v > (float)hi ? hi : (int32_t)v;
+            if (yd == PLX_DTYPE_INT8) {
+                ((int8_t *)j->a->outputs[0])[o] = (int8_t)r;
+            } else {
+                ((uint8_t *)j->a->outputs[0])[o] = (uint8_t)r;
+            }
+        }
+    }
+}
+
+static bool run_qconv(const plxk_kernel_args *args) {
+    char why[256];
+    plx_window_geom g;
+    qproduct q;
+    const plx_layer_view *l = args->layer;
+    if (qconv_prepare(l, &g, &q, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    size_t left;
+    void *ws = plxk_ws_at(args, 0, &left);
+    size_t arrays = channel_arrays_bytes(g.m);
+    if (!ws || left < arrays) {
+        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
+                         plxk_layer_name(l), left);
+    }
+    float *scales;
+    int32_t *zps;
+    fill_channel_arrays(&q, args, ws, &scales, &zps);
+    if (qconv_depthwise(&g)) {
+        qdw_job job = {&g, args, &q, scales, zps};
+        plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c),
+                      (double)(g.n * g.m * g.out[0] * g.out[1] * g.k[0] * g.k[1]), qdw_channel,
+                      &job);
+        return true;
+    }
+    size_t m, n, k;
+    qconv_dims(&g, &m, &n, &k);
+    uint8_t *col = (uint8_t *)ws + arrays;
+    size_t col_bytes = plxk_round_ws(m * k);
+    if (left < arrays + col_bytes) {
+        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
+                         plxk_layer_name(l), left);
+    }
+    void *gws = col + col_bytes;
+    size_t gleft = left - arrays - col_bytes;
+    plxk_isa isa = plxk_isa_of(args->compute);
+    size_t packed_per = args->prepared ? qconv_packed_group_bytes(&g, isa) : 0;
+    size_t esize = q.integer ? 4 : 1;
+    int32_t pad = q.integer ? (l->input_count > 2 ? load_q8(args->inputs[2], l->inputs[2].dtype, 0) : 0)
+                            : tensor_zero_point(&l->inputs[0]);
+    bool pointwise = qconv_pointwise(&g);
+    size_t cg = (size_t)(g.c / g.group), plane = (size_t)(g.in[0] * g.in[1]);
+    for (int64_t img = 0; img < g.n; img++) {
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            const uint8_t *xg = (const uint8_t *)args->inputs[0] +
+                                ((size_t)img * (size_t)g.c + (size_t)gi * cg) * plane;
+            if (pointwise) {
+                transpose_bytes(xg, cg, plane, col);
+            } else {
+                qim2col_job job = {&g, xg, col, (uint8_t)pad, k};
+                plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.out[0], (double)(m * k) * 0.5,
+                              qim2col_rows, &job);
+            }
+            plxk_qgemm_args a = qgemm_base(&q, args, scales + gi * (int64_t)n, zps + gi * (int64_t)n);
+            a.m = m;
+            a.n = n;
+            a.k = k;
+            a.a = col;
+            a.a_rs = (ptrdiff_t)k;
+            a.a_cs = 1;
+            a.b = (const uint8_t *)args->inputs[1] + (size_t)gi * n * k;
+            a.b_rs = 1;
+            a.b_cs = (ptrdiff_t)k;
+            a.c = (char *)args->outputs[0] + ((size_t)img * (size_t)g.m + (size_t)gi * n) * m * esize;
+            a.c_rs = 1;
+            a.c_cs = (ptrdiff_t)m;
+            a.bias = !q.integer && l->input_count > 2 ? (const int32_t *)args->inputs[2] + gi * (int64_t)n
+                                                      : NULL;
+            a.packed_b = packed_per ? (const char *)args->prepared + (size_t)gi * packed_per : NULL;
+            if (!run_qgemm(args, &a, gws, gleft, plx_op_name(l->op))) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+const char *plxk_check_qconv(const plx_layer_view *layer, char *buf, size_t size) {
+    plx_window_geom g;
+    qproduct q;
+    return qconv_prepare(layer, &g, &q, buf, size);
+}
+
+bool plxk_run_qconv(const plxk_kernel_args *args) {
+    return run_qconv(args);
+}
+
+/* ------------------------------------------------------------------ */
+/* matmul on quantized tensors, matmul_integer                         */
+/* ------------------------------------------------------------------ */
+
+static const char *qmatmul_prepare(const plx_layer_view *l, plx_matmul_geom *g, qproduct *q,
+                                   char *buf, size_t size) {
+    const char *op = plx_op_name(l->op);
+    if (plx_matmul_geom_of(&l->inputs[0], &l->inputs[1], g) != PLX_GEOM_OK) {
+        return plxk_refuse(buf, size, "%s: A %u-D and B %u-D do not multiply", op,
+                           l->inputs[0].rank, l->inputs[1].rank);
+    }
+    const char *why = plxk_require_output_shape(l, op, g->rank, g->dims, buf, size);
+    return why ? why : qproduct_prepare(l, op, g->n, q, buf, size);
+}
+
+/* One B for all batches: the batches are rows of one product (as
+ * kernels_matmul.c folds them). */
+static bool qbatches_fold(const plx_matmul_geom *g) {
+    bool fold = g->batch_rank > 0;
+    for (uint32_t d = 0; fold && d < g->batch_rank; d++) {
+        fold = g->b_bs[d] == 0 && (g->a_bs[d] != 0 || g->batch[d] == 1);
+    }
+    return fold;
+}
+
+static int64_t qmatmul_rows(const plx_matmul_geom *g) {
+    int64_t rows = g->m;
+    for (uint32_t d = 0; qbatches_fold(g) && d < g->batch_rank; d++) {
+        rows *= g->batch[d];
+    }
+    return rows;
+}
+
+size_t plxk_workspace_qmatmul(const plx_layer_view *layer, const plxk_compute *compute) {
+    plx_matmul_geom g;
+    qproduct q;
+    char buf[8];
+    if (qmatmul_prepare(layer, &g, &q, buf, sizeof buf)) {
+        return 0;
+    }
+    size_t gemm = plxk_qgemm_workspace_size(plxk_isa_of(compute), (size_t)qmatmul_rows(&g),
+                                            (size_t)g.n, (size_t)g.k,
+                                            plxk_pool_threads(plxk_pool_of(compute)));
+    return gemm == SIZE_MAX ? SIZE_MAX : channel_arrays_bytes(g.n) + plxk_round_ws(gemm);
+}
+
+/* B packed once when it is constant, shared by every batch and (for
+ * matmul_integer) its zero point is constant too. */
+size_t plxk_prepare_qmatmul(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                            size_t size) {
+    plx_matmul_geom g;
+    qproduct q;
+    char buf[8];
+    const void *const *cst = layer->input_constants;
+    if (qmatmul_prepare(layer, &g, &q, buf, sizeof buf) || !cst || !cst[1] ||
+        (q.w_zp_input && !cst[3])) {
+        return 0;
+    }
+    for (uint32_t d = 0; d < g.batch_rank; d++) {
+        if (g.b_bs[d] != 0 && g.batch[d] > 1) {
+            return 0;
+        }
+    }
+    plxk_isa isa = plxk_isa_of(compute);
+    size_t packed = plxk_qgemm_packed_b_size(isa, (size_t)g.n, (size_t)g.k);
+    if (packed == 0 || packed == SIZE_MAX) {
+        return 0;
+    }
+    /* matmul_integer's per-column zero points, as int32, after the packed B */
+    bool zp_array = q.w_zp_input && q.w_zp_per_channel;
+    size_t need = plxk_round_ws(packed) + (zp_array ? plxk_round_ws((size_t)g.n * 4) : 0);
+    if (!out) {
+        return need;
+    }
+    if (size < need) {
+        return 0;
+    }
+    plxk_qgemm_args a;
+    memset(&a, 0, sizeof a);
+    a.n = (size_t)g.n;
+    a.k = (size_t)g.k;
+    a.b = cst[1];
+    a.b_rs = (ptrdiff_t)g.n;
+    a.b_cs = 1;
+    a.b_signed = layer->inputs[1].dtype == PLX_DTYPE_INT8;
+    const plx_quant_params *wq = &layer->inputs[1].quant;
+    if (zp_array) {
+        int32_t *zps = (int32_t *)((char *)out + plxk_round_ws(packed));
+        for (int64_t j = 0; j < g.n; j++) {
+            zps[j] = weight_zero_point(&q, layer, cst[3], j);
+        }
+        a.b_zero_points = zps;
+    } else if (!q.integer && wq->kind == PLX_QUANT_PER_AXIS) {
+        a.b_zero_points = wq->zero_points; /* NULL: all 0 */
+    } else {
+        a.b_zero_point = weight_zero_point(&q, layer, q.w_zp_input ? cst[3] : NULL, 0);
+    }
+    return plxk_qgemm_pack_b(isa, &a, out, packed) ? need : 0;
+}
+
+const char *plxk_check_qmatmul(const plx_layer_view *layer, char *buf, size_t size) {
+    plx_matmul_geom g;
+    qproduct q;
+    return qmatmul_prepare(layer, &g, &q, buf, size);
+}
+
+bool plxk_run_qmatmul(const plxk_kernel_args *args) {
+    char why[256];
+    plx_matmul_geom g;
+    qproduct q;
+    const plx_layer_view *l = args->layer;
+    if (qmatmul_prepare(l, &g, &q, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    size_t left;
+    void *ws = plxk_ws_at(args, 0, &left);
+    size_t arrays = channel_arrays_bytes(g.n);
+    if (!ws || left < arrays) {
+        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
+                         plxk_layer_name(l), left);
+    }
+    float *scales;
+    int32_t *zps;
+    fill_channel_arrays(&q, args, ws, &scales, &zps);
+    void *gws = (char *)ws + arrays;
+    size_t gleft = left - arrays;
+    int64_t batches = 1, rows = g.m;
+    for (uint32_t i = 0; i < g.batch_rank; i++) {
+        batches *= g.batch[i];
+    }
+    if (qbatches_fold(&g)) {
+        rows = qmatmul_rows(&g);
+        batches = 1;
+    }
+    size_t esize = q.integer ? 4 : 1;
+    int64_t idx[PLX_MAX_RANK] = {0};
+    int64_t a0 = 0, b0 = 0;
+    for (int64_t bi = 0; bi < batches; bi++) {
+        plxk_qgemm_args a = qgemm_base(&q, args, scales, zps);
+        a.m = (size_t)rows;
+        a.n = (size_t)g.n;
+        a.k = (size_t)g.k;
+        a.a = (const uint8_t *)args->inputs[0] + a0;
+        a.a_rs = (ptrdiff_t)g.k;
+        a.a_cs = 1;
+        a.b = (const uint8_t *)args->inputs[1] + b0;
+        a.b_rs = (ptrdiff_t)g.n;
+        a.b_cs = 1;
+        a.c = (char *)args->outputs[0] + (size_t)(bi * g.m * g.n) * esize;
+        a.c_rs = (ptrdiff_t)g.n;
+        a.c_cs = 1;
+        a.packed_b = args->prepared;
+        if (!run_qgemm(args, &a, gws, gleft, plx_op_name(l->op))) {
+            return false;
+        }
+        for (uint32_t d = g.batch_rank; d-- > 0;) {
+            a0 += g.a_bs[d];
+            b0 += g.b_bs[d];
+            if (++idx[d] < g.batch[d]) {
+                break;
+            }
+            a0 -= g.a_bs[d] * g.batch[d];
+            b0 -= g.b_bs[d] * g.batch[d];
+            idx[d] = 0;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv_integer and matmul_integer: the kernels above, int32 out        */
+/* ------------------------------------------------------------------ */
+
+const char *plxk_check_conv_integer(const plx_layer_view *layer, char *buf, size_t size) {
+    return plxk_check_qconv(layer, buf, size);
+}
+bool plxk_run_conv_integer(const plxk_kernel_args *args) {
+    return run_qconv(args);
+}
+size_t plxk_workspace_conv_integer(const plx_layer_view *layer, const plxk_compute *compute) {
+    return plxk_workspace_qconv(layer, compute);
+}
+size_t plxk_prepare_conv_integer(const plx_layer_view *layer, const plxk_compute *compute,
+                                 void *out, size_t size) {
+    return plxk_prepare_qconv(layer, compute, out, size);
+}
+const char *plxk_check_matmul_integer(const plx_layer_view *layer, char *buf, size_t size) {
+    return plxk_check_qmatmul(layer, buf, size);
+}
+bool plxk_run_matmul_integer(const plxk_kernel_args *args) {
+    return plxk_run_qmatmul(args);
+}
+size_t plxk_workspace_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute) {
+    return plxk_workspace_qmatmul(layer, compute);
+}
+size_t plxk_prepare_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute,
+                                   void *out, size_t size) {
+    return plxk_prepare_qmatmul(layer, compute, out, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* dynamic_quantize                                                    */
+/* ------------------------------------------------------------------ */
+
+const char *plxk_check_dynamic_quantize(const plx_layer_view *layer, char *buf, size_t size) {
+    const plx_tensor_info *x = &layer->inputs[0];
+    if (x->dtype != PLX_DTYPE_FLOAT32 || layer->output_count != 3 ||
+        layer->outputs[0].dtype != PLX_DTYPE_UINT8 || !plxk_same_dims(x, &layer->outputs[0]) ||
+        layer->outputs[1].dtype != PLX_DTYPE_FLOAT32 || plxk_element_count(&layer->outputs[1]) != 1 ||
+        layer->outputs[2].dtype != PLX_DTYPE_UINT8 || plxk_element_count(&layer->outputs[2]) != 1) {
+        return plxk_refuse(buf, size, "dynamic_quantize: cpu_ref takes float32 X and gives uint8 Y "
+                           "of X's shape, a float32 scale and a uint8 zero point");
+    }
+    return NULL;
+}
+
+static uint8_t saturate_u8(float v) {
+    return v <= 0.0f ? 0 : v >= 255.0f ? 255 : (uint8_t)v;
+}
+
+bool plxk_run_dynamic_quantize(const plxk_kernel_args *args) {
+    char why[256];
+    if (plxk_check_dynamic_quantize(args->layer, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const float *x = args->inputs[0];
+    size_t n = plxk_element_count(&args->layer->inputs[0]);
+    float lo = 0.0f, hi = 0.0f;
+    bool nan = false;
+    for (size_t i = 0; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+        nan = nan || x[i] != x[i];
+    }
+    if (nan || isinf(lo) || isinf(hi)) {
+        return plxk_fail(args, "dynamic_quantize: layer '%s': X holds NaN or infinity, which has "
+                         "no uint8 quantization", plxk_layer_name(args->layer));
+    }
+    /* ONNX Runtime's choice where ONNX divides by zero (X all zeros): scale 1 */
+    float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+    float zf = -lo / scale;
+    uint8_t zp = saturate_u8(nearbyintf(zf < 0.0f ? 0.0f : zf > 255.0f ? 255.0f : zf));
+    uint8_t *y = args->outputs[0];
+    for (size_t i = 0; i < n; i++) {
+        y[i] = saturate_u8(nearbyintf(x[i] / scale) + (float)zp);
+    }
+    *(float *)args->outputs[1] = scale;
+    *(uint8_t *)args->outputs[2] = zp;
+    return true;
+}
+
+/* The kernel table's rows (kernels.h, PLXK_ROW); conv and matmul reach
+ * plxk_*_qconv / plxk_*_qmatmul from their own rows when X is int8/uint8. */
+PLXK_ROW_WS_PREP(CONV_INTEGER, conv_integer);
+PLXK_ROW_WS_PREP(MATMUL_INTEGER, matmul_integer);
+PLXK_ROW(DYNAMIC_QUANTIZE, dynamic_quantize);

@@ -1,0 +1,549 @@
+/* Tests of cpu_ref's 8-bit products (kernels_quant.c): conv and matmul on
+ * quantized tensors, conv_integer, matmul_integer and dynamic_quantize,
+ * called directly with hand-built layer views. Hand-derived cases (ONNX's
+ * own examples among them) and seeded random cases against reference loops
+ * written here, which follow the definitions in plexus/ops.h element by
+ * element (window taps by coordinates, padding as X's zero point, the
+ * requantization in float32 as the header specifies), independently of the
+ * kernels' im2col, transposes and GEMM. Each random case runs twice: from
+ * the inputs alone and with the constant weights prepared (packed) as a
+ * workload would, which must give the same bytes. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#define KT_LAYER_NAME "Q1"
+#include "kernel_test_util.h"
+
+static uint64_t g_rng;
+static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
+static uint64_t rnd(void) {
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return g_rng * 2685821657736338717u;
+}
+static int64_t rnd_i(int64_t lo, int64_t hi) {
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static bool is_signed(plx_dtype d) { return d == PLX_DTYPE_INT8; }
+static int32_t qmin(plx_dtype d) { return is_signed(d) ? -128 : 0; }
+static int32_t qmax(plx_dtype d) { return is_signed(d) ? 127 : 255; }
+static int32_t ld(const void *p, plx_dtype d, size_t i) {
+    return is_signed(d) ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+static void st(void *p, plx_dtype d, size_t i, int32_t v) {
+    if (is_signed(d)) {
+        ((int8_t *)p)[i] = (int8_t)v;
+    } else {
+        ((uint8_t *)p)[i] = (uint8_t)v;
+    }
+}
+static void fill_q(void *p, plx_dtype d, size_t n) {
+    for (size_t i = 0; i < n; i++) st(p, d, i, (int32_t)rnd_i(qmin(d), qmax(d)));
+}
+
+/* Requantization as plexus/ops.h defines it. */
+static int32_t requant(int32_t acc, float sx, float sw, float sy, int32_t zy, plx_dtype yd) {
+    float v = nearbyintf((float)acc * (sx * sw / sy)) + (float)zy;
+    return v < (float)qmin(yd) ? qmin(yd) : v > (float)qmax(yd) ? qmax(yd) : (int32_t)v;
+}
+
+static plx_quant_params per_tensor(float scale, int32_t zp) {
+    plx_quant_params q;
+    memset(&q, 0, sizeof q);
+    q.kind = PLX_QUANT_PER_TENSOR;
+    q.scale = scale;
+    q.zero_point = zp;
+    return q;
+}
+
+/* Runs the layer from its inputs, then with its constants prepared; the
+ * second output must equal the first (checked here), which is returned. */
+static bool run_both(plxk_run_fn fn, plx_layer_view *l, const void *const *ins, void *out,
+                     size_t out_bytes, const bool *constant) {
+    void *outs[] = {out};
+    if (!run_layer(fn, l, ins, outs)) {
+        return false;
+    }
+    const void *cst[8] = {0};
+    for (uint32_t i = 0; i < l->input_count; i++) {
+        cst[i] = constant[i] ? ins[i] : NULL;
+    }
+    l->input_constants = cst;
+    const plxk_compute *c = test_compute();
+    size_t need = plxk_kernel_prepare(l, c, NULL, 0);
+    if (need == 0) {
+        l->input_constants = NULL;
+        return true;
+    }
+    void *prep = aligned_alloc(64, (need + 63) / 64 * 64);
+    cr_assert(prep != NULL);
+    cr_assert(eq(sz, plxk_kernel_prepare(l, c, prep, need), need));
+    void *again = malloc(out_bytes);
+    cr_assert(again != NULL);
+    void *outs2[] = {again};
+    plxk_kernel_args a = {.layer = l, .inputs = ins, .outputs = outs2, .error = g_err,
+                          .error_size = sizeof g_err, .compute = c, .prepared = prep};
+    bool ok = plxk_kernel_run_once(fn, &a);
+    cr_assert(ok, "prepared run failed: %s", g_err);
+    cr_assert(memcmp(out, again, out_bytes) == 0, "the prepared run gives other bytes");
+    free(again);
+    free(prep);
+    l->input_constants = NULL;
+    return true;
+}
+
+static plxk_run_fn lookup(plx_op op) {
+    plxk_check_fn check;
+    plxk_run_fn run;
+    cr_assert(plxk_kernel_lookup(op, &check, &run) && run);
+    return run;
+}
+
+static const char *check_of(plx_op op, const plx_layer_view *l, char *buf, size_t size) {
+    plxk_check_fn check;
+    plxk_run_fn run;
+    cr_assert(plxk_kernel_lookup(op, &check, &run) && check);
+    return check(l, buf, size);
+}
+
+/* ---- conv on quantized tensors and conv_integer ------------------------ */
+
+typedef struct conv_case {
+    int64_t n, c, h, w, m, kh, kw, group, stride, dil, pad;
+    bool one_d; /* X [N, C, W], W [M, C/g, kw] */
+    plx_dtype xd, wd, yd;
+    bool per_axis, bias, integer, zp_inputs, w_zp_per_channel;
+} conv_case;
+
+static int64_t out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p) {
+    return (in + 2 * p - (d * (k - 1) + 1)) / s + 1;
+}
+
+static void run_conv_case(const conv_case *cc) {
+    int64_t kh = cc->one_d ? 1 : cc->kh, h = cc->one_d ? 1 : cc->h;
+    int64_t oh = cc->one_d ? 1 : out_dim(h, kh, cc->stride, cc->dil, cc->pad);
+    int64_t ow = out_dim(cc->w, cc->kw, cc->stride, cc->dil, cc->pad);
+    int64_t cg = cc->c / cc->group, mg = cc->m / cc->group;
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    int sp = cc->one_d ? 1 : 2;
+    for (int i = 0; i < sp; i++) {
+        d.strides[i] = cc->stride;
+        d.dilations[i] = cc->dil;
+        d.pads_begin[i] = d.pads_end[i] = cc->pad;
+    }
+    d.group = cc->group;
+    plx_tensor_info in[4], y;
+    if (cc->one_d) {
+        in[0] = info(cc->xd, SHAPE(cc->n, cc->c, cc->w));
+        in[1] = info(cc->wd, SHAPE(cc->m, cg, cc->kw));
+        y = info(cc->integer ? PLX_DTYPE_INT32 : cc->yd, SHAPE(cc->n, cc->m, ow));
+    } else {
+        in[0] = info(cc->xd, SHAPE(cc->n, cc->c, h, cc->w));
+        in[1] = info(cc->wd, SHAPE(cc->m, cg, kh, cc->kw));
+        y = info(cc->integer ? PLX_DTYPE_INT32 : cc->yd, SHAPE(cc->n, cc->m, oh, ow));
+    }
+    float sx = 0.02f + (float)rnd_i(0, 100) * 1e-4f, sy = 0.05f + (float)rnd_i(0, 100) * 1e-3f;
+    int32_t zx = (int32_t)rnd_i(qmin(cc->xd), qmax(cc->xd)), zy = (int32_t)rnd_i(qmin(cc->yd), qmax(cc->yd));
+    float *sw = malloc((size_t)cc->m * sizeof *sw);
+    int32_t *zw = malloc((size_t)cc->m * sizeof *zw);
+    uint8_t zw_bytes[512];
+    bool zw_per = cc->integer ? cc->w_zp_per_channel : cc->per_axis;
+    for (int64_t j = 0; j < cc->m; j++) {
+        sw[j] = zw_per || j == 0 ? 0.001f + (float)rnd_i(1, 50) * 1e-4f : sw[0];
+        zw[j] = zw_per || j == 0 ? (int32_t)rnd_i(qmin(cc->wd) / 4, qmax(cc->wd) / 4) : zw[0];
+        st(zw_bytes, cc->wd, (size_t)j, zw[j]);
+    }
+    uint32_t nin = 2;
+    if (cc->integer) {
+        if (!cc->zp_inputs) {
+            zx = 0;
+            for (int64_t j = 0; j < cc->m; j++) zw[j] = 0;
+        } else {
+            in[2] = info(cc->xd, SCALAR);
+            in[3] = cc->w_zp_per_channel ? info(cc->wd, SHAPE(cc->m)) : info(cc->wd, SCALAR);
+            nin = 4;
+        }
+    } else {
+        in[0].quant = per_tensor(sx, zx);
+        if (cc->per_axis) {
+            memset(&in[1].quant, 0, sizeof in[1].quant);
+            in[1].quant.kind = PLX_QUANT_PER_AXIS;
+            in[1].quant.axis = 0;
+            in[1].quant.scales = sw;
+            in[1].quant.zero_points = zw;
+        } else {
+            in[1].quant = per_tensor(sw[0], zw[0]);
+        }
+        y.quant = per_tensor(sy, zy);
+        if (cc->bias) {
+            in[2] = info(PLX_DTYPE_INT32, SHAPE(cc->m));
+            nin = 3;
+        }
+    }
+    size_t nx = numel(&in[0]), nw = numel(&in[1]), ny = numel(&y);
+    uint8_t *x = malloc(nx), *wt = malloc(nw);
+    int32_t *bias = malloc((size_t)cc->m * sizeof *bias);
+    fill_q(x, cc->xd, nx);
+    fill_q(wt, cc->wd, nw);
+    for (int64_t j = 0; j < cc->m; j++) bias[j] = (int32_t)rnd_i(-20000, 20000);
+    uint8_t zx_byte[1];
+    st(zx_byte, cc->xd, 0, zx);
+    size_t esize = cc->integer ? 4 : 1;
+    void *got = malloc(ny * esize);
+    const void *ins[4] = {x, wt, cc->integer ? (const void *)zx_byte : bias, zw_bytes};
+    bool constant[4] = {false, true, !cc->integer, true};
+    plx_layer_view l = layer_of(cc->integer ? PLX_OP_CONV_INTEGER : PLX_OP_CONV, &d, in, nin, &y, 1);
+    char why[256];
+    const char *refusal = check_of(l.op, &l, why, sizeof why);
+    cr_assert(refusal == NULL, "refused: %s", refusal);
+    cr_assert(run_both(lookup(l.op), &l, ins, got, ny * esize, constant), "run failed: %s", g_err);
+    for (int64_t b = 0; b < cc->n; b++) {
+        for (int64_t o = 0; o < cc->m; o++) {
+            int64_t gi = o / mg;
+            for (int64_t oy = 0; oy < oh; oy++) {
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    int32_t acc = 0;
+                    for (int64_t ci = 0; ci < cg; ci++) {
+                        for (int64_t ky = 0; ky < kh; ky++) {
+                            for (int64_t kx = 0; kx < cc->kw; kx++) {
+                                int64_t iy = cc->one_d ? 0 : oy * cc->stride - cc->pad + ky * cc->dil;
+                                int64_t ix = ox * cc->stride - cc->pad + kx * cc->dil;
+                                int32_t xv = iy >= 0 && iy < h && ix >= 0 && ix < cc->w
+                                                 ? ld(x, cc->xd, (size_t)(((b * cc->c + gi * cg + ci) * h + iy) * cc->w + ix))
+                                                 : zx;
+                                int32_t wv = ld(wt, cc->wd, (size_t)(((o * cg + ci) * kh + ky) * cc->kw + kx));
+                                acc += (xv - zx) * (wv - zw[o]);
+                            }
+                        }
+                    }
+                    size_t at = (size_t)(((b * cc->m + o) * oh + oy) * ow + ox);
+                    if (cc->integer) {
+                        cr_assert(eq(i32, ((int32_t *)got)[at], acc), "conv_integer at %zu", at);
+                    } else {
+                        int32_t want = requant(acc + (cc->bias ? bias[o] : 0), sx, sw[o], sy, zy, cc->yd);
+                        cr_assert(eq(i32, ld(got, cc->yd, at), want), "conv at %zu (channel %lld)", at,
+                                  (long long)o);
+                    }
+                }
+            }
+        }
+    }
+    free(x);
+    free(wt);
+    free(bias);
+    free(got);
+    free(sw);
+    free(zw);
+}
+
+Test(kernels_quant, conv_hand_derived) {
+    /* X [1,1,2,2] uint8 = 10, 20, 30, 40, zx 10, sx 0.5; W [1,1,1,1] int8 = 2,
+     * zw 0, sw 0.25; y scale 0.125, zero point 5: acc = (x - 10) * 2 = 0, 20,
+     * 40, 60; y = acc * 0.5 * 0.25 / 0.125 + 5 = acc + 5. */
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    plx_tensor_info in[2] = {info(PLX_DTYPE_UINT8, SHAPE(1, 1, 2, 2)),
+                             info(PLX_DTYPE_INT8, SHAPE(1, 1, 1, 1))};
+    in[0].quant = per_tensor(0.5f, 10);
+    in[1].quant = per_tensor(0.25f, 0);
+    plx_tensor_info y = info(PLX_DTYPE_UINT8, SHAPE(1, 1, 2, 2));
+    y.quant = per_tensor(0.125f, 5);
+    uint8_t x[4] = {10, 20, 30, 40}, out[4];
+    int8_t w[1] = {2};
+    plx_layer_view l = layer_of(PLX_OP_CONV, &d, in, 2, &y, 1);
+    const void *ins[] = {x, w};
+    void *outs[] = {out};
+    cr_assert(run_layer(lookup(PLX_OP_CONV), &l, ins, outs), "%s", g_err);
+    cr_assert(eq(u8, out[0], 5));
+    cr_assert(eq(u8, out[1], 25));
+    cr_assert(eq(u8, out[2], 45));
+    cr_assert(eq(u8, out[3], 65));
+}
+
+Test(kernels_quant, conv_random) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    for (int t = 0; t < 60; t++) {
+        seed((uint64_t)t + 1);
+        conv_case cc = {0};
+        cc.n = rnd_i(1, 2);
+        cc.xd = q8[rnd_i(0, 1)];
+        cc.wd = q8[rnd_i(0, 1)];
+        cc.yd = q8[rnd_i(0, 1)];
+        int shape = t % 6;
+        cc.group = 1;
+        cc.c = rnd_i(1, 9);
+        cc.m = rnd_i(1, 12);
+        cc.h = rnd_i(3, 9);
+        cc.w = rnd_i(3, 11);
+        cc.kh = cc.kw = 3;
+        cc.stride = rnd_i(1, 2);
+        cc.dil = 1;
+        cc.pad = rnd_i(0, 1);
+        if (shape == 1) { /* pointwise */
+            cc.kh = cc.kw = 1;
+            cc.stride = 1;
+            cc.pad = 0;
+        } else if (shape == 2) { /* depthwise */
+            cc.c = cc.m = cc.group = rnd_i(2, 8);
+        } else if (shape == 3) { /* grouped, and depthwise with a multiplier */
+            cc.group = rnd_i(2, 3);
+            cc.c = cc.group * rnd_i(1, 3);
+            cc.m = cc.group * rnd_i(1, 3);
+        } else if (shape == 4) { /* 1-D, dilated */
+            cc.one_d = true;
+            cc.dil = 2;
+            cc.w = rnd_i(6, 20);
+        } else if (shape == 5) { /* taps past 64 and a wide output */
+            cc.c = rnd_i(8, 20);
+            cc.m = rnd_i(17, 40);
+        }
+        cc.per_axis = rnd_i(0, 1);
+        cc.bias = rnd_i(0, 1);
+        run_conv_case(&cc);
+    }
+}
+
+Test(kernels_quant, conv_integer_random) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    for (int t = 0; t < 30; t++) {
+        seed((uint64_t)t + 100);
+        conv_case cc = {0};
+        cc.integer = true;
+        cc.n = 1;
+        cc.xd = q8[rnd_i(0, 1)];
+        cc.wd = q8[rnd_i(0, 1)];
+        cc.yd = PLX_DTYPE_UINT8;
+        cc.group = t % 3 == 2 ? 2 : 1;
+        cc.c = cc.group * rnd_i(1, 4);
+        cc.m = cc.group * rnd_i(1, 5);
+        cc.h = rnd_i(3, 7);
+        cc.w = rnd_i(3, 7);
+        cc.kh = cc.kw = t % 3 == 1 ? 1 : 3;
+        cc.stride = 1;
+        cc.dil = 1;
+        cc.pad = cc.kh == 3 ? rnd_i(0, 1) : 0;
+        cc.zp_inputs = t % 5 != 0;
+        cc.w_zp_per_channel = rnd_i(0, 1);
+        run_conv_case(&cc);
+    }
+}
+
+Test(kernels_quant, conv_integer_onnx_example) {
+    /* ONNX's ConvInteger example (without padding): X 3x3 = 2..10, x zero
+     * point 1, W 2x2 of ones: each output is the sum of a 2x2 window of
+     * (x - 1): 12, 16, 24, 28. */
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    plx_tensor_info in[3] = {info(PLX_DTYPE_UINT8, SHAPE(1, 1, 3, 3)),
+                             info(PLX_DTYPE_UINT8, SHAPE(1, 1, 2, 2)),
+                             info(PLX_DTYPE_UINT8, SCALAR)};
+    plx_tensor_info y = info(PLX_DTYPE_INT32, SHAPE(1, 1, 2, 2));
+    uint8_t x[9] = {2, 3, 4, 5, 6, 7, 8, 9, 10}, w[4] = {1, 1, 1, 1}, zx = 1;
+    int32_t out[4];
+    plx_layer_view l = layer_of(PLX_OP_CONV_INTEGER, &d, in, 3, &y, 1);
+    const void *ins[] = {x, w, &zx};
+    void *outs[] = {out};
+    cr_assert(run_layer(lookup(PLX_OP_CONV_INTEGER), &l, ins, outs), "%s", g_err);
+    cr_assert(eq(i32, out[0], 12));
+    cr_assert(eq(i32, out[1], 16));
+    cr_assert(eq(i32, out[2], 24));
+    cr_assert(eq(i32, out[3], 28));
+}
+
+Test(kernels_quant, conv_refusals) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    plx_tensor_info in[2] = {info(PLX_DTYPE_UINT8, SHAPE(1, 1, 2, 2)),
+                             info(PLX_DTYPE_INT8, SHAPE(1, 1, 1, 1))};
+    in[1].quant = per_tensor(0.25f, 0);
+    plx_tensor_info y = info(PLX_DTYPE_UINT8, SHAPE(1, 1, 2, 2));
+    y.quant = per_tensor(0.125f, 5);
+    plx_layer_view l = layer_of(PLX_OP_CONV, &d, in, 2, &y, 1);
+    char why[256];
+    /* X without quantization parameters */
+    const char *r = check_of(PLX_OP_CONV, &l, why, sizeof why);
+    cr_assert(r != NULL && strstr(r, "per-tensor") != NULL, "%s", r ? r : "(accepted)");
+    /* a float bias */
+    in[0].quant = per_tensor(0.5f, 10);
+    plx_tensor_info in3[3] = {in[0], in[1], info(PLX_DTYPE_FLOAT32, SHAPE(1))};
+    l = layer_of(PLX_OP_CONV, &d, in3, 3, &y, 1);
+    r = check_of(PLX_OP_CONV, &l, why, sizeof why);
+    cr_assert(r != NULL && strstr(r, "int32") != NULL, "%s", r ? r : "(accepted)");
+}
+
+/* ---- matmul on quantized tensors and matmul_integer ------------------- */
+
+static void run_matmul_case(int t, bool integer) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    seed((uint64_t)t + (integer ? 500 : 300));
+    plx_dtype ad = q8[rnd_i(0, 1)], bd = q8[rnd_i(0, 1)], yd = q8[rnd_i(0, 1)];
+    int64_t m = rnd_i(1, 20), k = rnd_i(1, 90), n = rnd_i(1, 40);
+    int64_t batch = rnd_i(1, 3);
+    bool b_batched = t % 3 == 1; /* B [batch, K, N] rather than a shared [K, N] */
+    plx_tensor_info in[4];
+    in[0] = info(ad, SHAPE(batch, m, k));
+    in[1] = b_batched ? info(bd, SHAPE(batch, k, n)) : info(bd, SHAPE(k, n));
+    plx_tensor_info y = info(integer ? PLX_DTYPE_INT32 : yd, SHAPE(batch, m, n));
+    bool per_col = rnd_i(0, 1);
+    float sa = 0.01f + (float)rnd_i(0, 50) * 1e-3f, sy = 0.1f + (float)rnd_i(0, 50) * 1e-2f;
+    int32_t za = (int32_t)rnd_i(qmin(ad), qmax(ad)), zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+    float *sb = malloc((size_t)n * sizeof *sb);
+    int32_t *zb = malloc((size_t)n * sizeof *zb);
+    uint8_t zb_bytes[64], za_byte[1];
+    for (int64_t j = 0; j < n; j++) {
+        sb[j] = per_col || j == 0 ? 0.002f + (float)rnd_i(0, 50) * 1e-4f : sb[0];
+        zb[j] = per_col || j == 0 ? (int32_t)rnd_i(qmin(bd), qmax(bd)) : zb[0];
+        st(zb_bytes, bd, (size_t)j, zb[j]);
+    }
+    st(za_byte, ad, 0, za);
+    uint32_t nin = 2;
+    if (integer) {
+        in[2] = info(ad, SCALAR);
+        in[3] = per_col ? info(bd, SHAPE(n)) : info(bd, SHAPE(1));
+        nin = 4;
+    } else {
+        in[0].quant = per_tensor(sa, za);
+        if (per_col) {
+            memset(&in[1].quant, 0, sizeof in[1].quant);
+            in[1].quant.kind = PLX_QUANT_PER_AXIS;
+            in[1].quant.axis = (int32_t)in[1].rank - 1;
+            in[1].quant.scales = sb;
+            in[1].quant.zero_points = zb;
+        } else {
+            in[1].quant = per_tensor(sb[0], zb[0]);
+        }
+        y.quant = per_tensor(sy, zy);
+    }
+    size_t na = numel(&in[0]), nb = numel(&in[1]), ny = numel(&y);
+    uint8_t *a = malloc(na), *b = malloc(nb);
+    fill_q(a, ad, na);
+    fill_q(b, bd, nb);
+    size_t esize = integer ? 4 : 1;
+    void *got = malloc(ny * esize);
+    const void *ins[4] = {a, b, za_byte, zb_bytes};
+    bool constant[4] = {false, true, true, true};
+    plx_layer_view l = layer_of(integer ? PLX_OP_MATMUL_INTEGER : PLX_OP_MATMUL, NULL, in, nin, &y, 1);
+    char why[256];
+    const char *refusal = check_of(l.op, &l, why, sizeof why);
+    cr_assert(refusal == NULL, "refused: %s", refusal);
+    cr_assert(run_both(lookup(l.op), &l, ins, got, ny * esize, constant), "run failed: %s", g_err);
+    for (int64_t bi = 0; bi < batch; bi++) {
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t j = 0; j < n; j++) {
+                int32_t acc = 0;
+                for (int64_t p = 0; p < k; p++) {
+                    int32_t av = ld(a, ad, (size_t)((bi * m + i) * k + p));
+                    int32_t bv = ld(b, bd, (size_t)(((b_batched ? bi : 0) * k + p) * n + j));
+                    acc += (av - za) * (bv - zb[j]);
+                }
+                size_t at = (size_t)((bi * m + i) * n + j);
+                if (integer) {
+                    cr_assert(eq(i32, ((int32_t *)got)[at], acc), "case %d at %zu", t, at);
+                } else {
+                    cr_assert(eq(i32, ld(got, yd, at), requant(acc, sa, sb[j], sy, zy, yd)),
+                              "case %d at %zu", t, at);
+                }
+            }
+        }
+    }
+    free(a);
+    free(b);
+    free(got);
+    free(sb);
+    free(zb);
+}
+
+Test(kernels_quant, matmul_random) {
+    for (int t = 0; t < 40; t++) {
+        run_matmul_case(t, false);
+    }
+}
+
+Test(kernels_quant, matmul_integer_random) {
+    for (int t = 0; t < 40; t++) {
+        run_matmul_case(t, true);
+    }
+}
+
+Test(kernels_quant, matmul_integer_onnx_example) {
+    /* ONNX's MatMulInteger example: A [4,3] uint8, a zero point 12, B [3,2]
+     * uint8, b zero point 0. */
+    plx_tensor_info in[4] = {info(PLX_DTYPE_UINT8, SHAPE(4, 3)), info(PLX_DTYPE_UINT8, SHAPE(3, 2)),
+                             info(PLX_DTYPE_UINT8, SCALAR), info(PLX_DTYPE_UINT8, SCALAR)};
+    plx_tensor_info y = info(PLX_DTYPE_INT32, SHAPE(4, 2));
+    uint8_t a[12] = {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}, b[6] = {1, 4, 2, 5, 3, 6};
+    uint8_t za = 12, zb = 0;
+    int32_t out[8], want[8] = {-38, -83, -44, -98, -50, -113, -56, -128};
+    plx_layer_view l = layer_of(PLX_OP_MATMUL_INTEGER, NULL, in, 4, &y, 1);
+    const void *ins[] = {a, b, &za, &zb};
+    void *outs[] = {out};
+    cr_assert(run_layer(lookup(PLX_OP_MATMUL_INTEGER), &l, ins, outs), "%s", g_err);
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(i32, out[i], want[i]), "element %d", i);
+    }
+}
+
+Test(kernels_quant, matmul_integer_per_row_zero_point_refused) {
+    plx_tensor_info in[3] = {info(PLX_DTYPE_UINT8, SHAPE(4, 3)), info(PLX_DTYPE_UINT8, SHAPE(3, 2)),
+                             info(PLX_DTYPE_UINT8, SHAPE(4))};
+    plx_tensor_info y = info(PLX_DTYPE_INT32, SHAPE(4, 2));
+    plx_layer_view l = layer_of(PLX_OP_MATMUL_INTEGER, NULL, in, 3, &y, 1);
+    char why[256];
+    const char *r = check_of(PLX_OP_MATMUL_INTEGER, &l, why, sizeof why);
+    cr_assert(r != NULL && strstr(r, "one zero point") != NULL, "%s", r ? r : "(accepted)");
+}
+
+/* ---- dynamic_quantize ---------------------------------------------------- */
+
+static void dyn_quant(const float *x, size_t n, uint8_t *y, float *scale, uint8_t *zp,
+                      bool expect_ok) {
+    plx_tensor_info in = info(PLX_DTYPE_FLOAT32, SHAPE((int64_t)n));
+    plx_tensor_info outs_i[3] = {info(PLX_DTYPE_UINT8, SHAPE((int64_t)n)),
+                                 info(PLX_DTYPE_FLOAT32, SCALAR), info(PLX_DTYPE_UINT8, SCALAR)};
+    plx_layer_view l = layer_of(PLX_OP_DYNAMIC_QUANTIZE, NULL, &in, 1, outs_i, 3);
+    const void *ins[] = {x};
+    void *outs[] = {y, scale, zp};
+    bool ok = run_layer(lookup(PLX_OP_DYNAMIC_QUANTIZE), &l, ins, outs);
+    cr_assert(eq(int, ok, expect_ok), "%s", g_err);
+}
+
+Test(kernels_quant, dynamic_quantize_onnx_examples) {
+    /* ONNX's DynamicQuantizeLinear examples. */
+    float x1[6] = {0.0f, 2.0f, -3.0f, -2.5f, 1.34f, 0.5f};
+    uint8_t y[12], zp;
+    float scale;
+    dyn_quant(x1, 6, y, &scale, &zp, true);
+    cr_assert(ieee_ulp_eq(flt, scale, 5.0f / 255.0f, 1));
+    cr_assert(eq(u8, zp, 153));
+    const uint8_t want1[6] = {153, 255, 0, 26, 221, 179};
+    for (int i = 0; i < 6; i++) cr_assert(eq(u8, y[i], want1[i]), "element %d", i);
+    float x2[6] = {-1.0f, -2.1f, -1.3f, -2.5f, -3.34f, -4.0f};
+    dyn_quant(x2, 6, y, &scale, &zp, true);
+    cr_assert(eq(u8, zp, 255));
+    const uint8_t want2[6] = {191, 121, 172, 96, 42, 0};
+    for (int i = 0; i < 6; i++) cr_assert(eq(u8, y[i], want2[i]), "element %d", i);
+    float x3[12] = {1, 2.1f, 1.3f, 2.5f, 3.34f, 4.0f, 1.5f, 2.6f, 3.9f, 4.0f, 3.0f, 2.345f};
+    dyn_quant(x3, 12, y, &scale, &zp, true);
+    cr_assert(eq(u8, zp, 0));
+    const uint8_t want3[12] = {64, 134, 83, 159, 213, 255, 96, 166, 249, 255, 191, 149};
+    for (int i = 0; i < 12; i++) cr_assert(eq(u8, y[i], want3[i]), "element %d", i);
+}
+
+Test(kernels_quant, dynamic_quantize_zeros_and_nan) {
+    float zeros[3] = {0, 0, 0};
+    uint8_t y[3] = {7, 7, 7}, zp = 9;
+    float scale = 0;
+    dyn_quant(zeros, 3, y, &scale, &zp, true);
+    cr_assert(eq(flt, scale, 1.0f));
+    cr_assert(eq(u8, zp, 0));
+    cr_assert(eq(u8, y[0], 0));
+    float bad[2] = {1.0f, NAN};
+    dyn_quant(bad, 2, y, &scale, &zp, false);
+    cr_assert(strstr(g_err, "NaN") != NULL, "%s", g_err);
+}

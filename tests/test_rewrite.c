@@ -817,3 +817,63 @@ Test(rewrite, qdq_conv_with_a_foreign_bias_scale_stays_float) {
     plx_optimized_network_destroy(&on);
     plx_network_destroy(&n);
 }
+
+/* x -> quantize -> dequantize -> max pool -> quantize (scale `sy`) ->
+ * dequantize -> y: with the same parameters on both sides the pool runs on
+ * the uint8 values and gives the float layers' result exactly; with others
+ * it stays float. */
+static plx_network *qdq_pool(float *sy) {
+    static float sx[1] = {0.02f};
+    static uint8_t zp[1] = {100};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 4, 4};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), zi = si;
+    zi.dtype = PLX_DTYPE_UINT8;
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    pd.kernel[0] = pd.kernel[1] = 2;
+    pd.strides[0] = pd.strides[1] = 2;
+    plx_quantize_desc q = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_layer_id x, s1, s2, z, q1, d1, pool, q2, d2, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "sx", &si, sx, PLX_CONSTANT_BORROW, &s1));
+    OK(plx_network_add_constant(n, "sy", &si, sy, PLX_CONSTANT_BORROW, &s2));
+    OK(plx_network_add_constant(n, "z", &zi, zp, PLX_CONSTANT_BORROW, &z));
+    OK(plx_network_add_layer(n, "qx", PLX_OP_QUANTIZE, &q, 3, 1, &q1));
+    OK(plx_network_add_layer(n, "dqx", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d1));
+    OK(plx_network_add_layer(n, "pool", PLX_OP_POOL, &pd, 1, 1, &pool));
+    OK(plx_network_add_layer(n, "qy", PLX_OP_QUANTIZE, &q, 3, 1, &q2));
+    OK(plx_network_add_layer(n, "dqy", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d2));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{x, q1, 0},    {s1, q1, 1},  {z, q1, 2},  {q1, d1, 0},
+                                     {s1, d1, 1},   {z, d1, 2},   {d1, pool, 0}, {pool, q2, 0},
+                                     {s2, q2, 1},   {z, q2, 2},   {q2, d2, 0}, {s2, d2, 1},
+                                     {z, d2, 2},    {d2, y, 0}};
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
+    }
+    return n;
+}
+
+Test(rewrite, qdq_max_pool_runs_on_the_8_bit_values) {
+    static float same[1] = {0.02f}, other[1] = {0.03f};
+    plx_network *n = qdq_pool(same);
+    float x[32], y0[8], y1[8];
+    fill(x, 32, 13);
+    plx_optimized_network *plain, *folded;
+    run(n, false, x, 32, y0, 8, &plain);
+    run(n, true, x, 32, y1, 8, &folded);
+    cr_assert(tu_noted(folded, "quantized pool 'pool': dequantize, pool and quantize 'qy'"));
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(flt, y1[i], y0[i]), "[%d]", i);
+    }
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+    n = qdq_pool(other);
+    plx_optimized_network *on = optimize(n, true);
+    cr_assert(not(tu_noted(on, "quantized pool")));
+    plx_optimized_network_destroy(&on);
+    plx_network_destroy(&n);
+}

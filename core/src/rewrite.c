@@ -12,7 +12,9 @@
  *     X's times W's, becomes one conv or matmul on the quantized tensors
  *     (plexus/ops.h), when one of the preferred backends accepts it: the
  *     only rewrite that asks the backends; without one, the float layers
- *     stay and are folded like any other;
+ *     stay and are folded like any other; likewise max pooling and the
+ *     reshape-like layers between a dequantize and a quantize of the same
+ *     parameters run on the 8-bit values;
  *   - batch_norm folded into the conv before it, whose output only it reads
  *     (weights and bias constant float32, read by nothing else);
  *   - transposes that cancel are removed; two in a row become one;
@@ -858,10 +860,35 @@ static bool match_bias(const rewriter *w, plxi_layer *l, int64_t m, qdq_match *m
 /* dequantize(X) -> conv (dequantize(W), [dequantize(B)]) -> quantize, or
  * the same around a matmul, all parameters constant: one conv or matmul on
  * the quantized tensors (plexus/ops.h), when one of the preferred backends
- * takes it; else the float layers stay. */
+ * takes it; else the float layers stay. Likewise a layer that moves values
+ * (moves_values) between a dequantize and a quantize of the same
+ * parameters runs on the 8-bit values. */
+/* Layers that move or select values, whose output has their input's
+ * per-tensor quantization (core/src/shape_infer.c): between a dequantize
+ * and a quantize of the same parameters they run on the int8 values. */
+static bool moves_values(const plxi_layer *l) {
+    switch (l->op) {
+    case PLX_OP_RESHAPE:
+    case PLX_OP_FLATTEN:
+    case PLX_OP_TRANSPOSE:
+    case PLX_OP_SQUEEZE:
+    case PLX_OP_UNSQUEEZE:
+    case PLX_OP_DEPTH_TO_SPACE:
+    case PLX_OP_SPACE_TO_DEPTH:
+        return l->input_count == 1;
+    case PLX_OP_POOL:
+        return ((const plx_pool_desc *)l->desc)->kind == PLX_POOL_MAX;
+    case PLX_OP_GLOBAL_POOL:
+        return ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_MAX;
+    default:
+        return false;
+    }
+}
+
 static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
-    if ((l->op != PLX_OP_CONV && l->op != PLX_OP_MATMUL) ||
+    bool moves = moves_values(l);
+    if ((l->op != PLX_OP_CONV && l->op != PLX_OP_MATMUL && !moves) ||
         l->outputs[0].dtype != PLX_DTYPE_FLOAT32 || w->pref_count == 0) {
         return NULL;
     }
@@ -890,14 +917,17 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
             mt.q_index = i;
         }
     }
-    const plxi_layer *wsrc = source_layer(w, l, 1);
+    if (moves && (!mt.q || !same_quant(&mt.xq, &mt.yq) || mt.q->outputs[0].dtype != xi->dtype)) {
+        return NULL;
+    }
+    const plxi_layer *wsrc = moves ? NULL : source_layer(w, l, 1);
     const plxi_layer *wconst = wsrc && wsrc->input_count ? source_layer(w, wsrc, 0) : NULL;
     uint32_t wrank = wconst ? wconst->outputs[0].rank : 0;
     uint32_t axis = conv ? 0 : wrank - 1;
     int64_t m = wrank > 0 ? wconst->outputs[0].dims[axis] : 0;
     plx_status s = NULL;
-    if (!mt.q || wrank < 2 || !match_weights(w, l, axis, m, &mt) ||
-        (conv && l->input_count > 2 && !match_bias(w, l, m, &mt))) {
+    if (!moves && (!mt.q || wrank < 2 || !match_weights(w, l, axis, m, &mt) ||
+                   (conv && l->input_count > 2 && !match_bias(w, l, m, &mt)))) {
         goto out;
     }
     if (mt.bl) {
@@ -910,22 +940,23 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
      * each preferred backend. */
     plx_quant_params old_x = xi->quant;
     xi->quant = mt.xq;
-    mt.wl->outputs[0].quant = mt.wq;
-    if (!plxi_layer_own_quant(mt.wl, &mt.wl->outputs[0])) {
-        xi->quant = old_x;
-        mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
-        s = oom();
-        goto out;
+    if (mt.wl) {
+        mt.wl->outputs[0].quant = mt.wq;
     }
-    plxi_layer *cand = plxi_layer_clone(l);
-    if (!cand) {
+    plxi_layer *cand = NULL;
+    if ((mt.wl && !plxi_layer_own_quant(mt.wl, &mt.wl->outputs[0])) ||
+        !(cand = plxi_layer_clone(l))) {
         xi->quant = old_x;
-        mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        if (mt.wl) {
+            mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        }
         s = oom();
         goto out;
     }
     cand->inputs[0] = mt.x;
-    cand->inputs[1] = mt.dw->inputs[0];
+    if (mt.dw) {
+        cand->inputs[1] = mt.dw->inputs[0];
+    }
     if (mt.db) {
         cand->inputs[2] = mt.db->inputs[0];
     }
@@ -939,7 +970,9 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     }
     if (!taken) {
         xi->quant = old_x;
-        mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        if (mt.wl) {
+            mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
+        }
         plxi_layer_free(cand);
         s = failed ? oom() : NULL;
         goto out;

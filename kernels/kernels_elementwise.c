@@ -350,6 +350,53 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
 
 /* ---- binary ------------------------------------------------------------- */
 
+/* add, sub and mul whose inputs and output are int8/uint8 with per-tensor
+ * quantization compute on the real values (plexus/ops.h, "Quantized
+ * layers"): what dequantize, the float layer and quantize compute, in one
+ * pass and the same float32 arithmetic. */
+static bool is_quantized_binary(const plx_layer_view *l) {
+    plx_binary_func f = ((const plx_binary_desc *)l->desc)->func;
+    if (f != PLX_BINARY_ADD && f != PLX_BINARY_SUB && f != PLX_BINARY_MUL) {
+        return false;
+    }
+    const plx_tensor_info *t[3] = {&l->inputs[0], &l->inputs[1], &l->outputs[0]};
+    for (int i = 0; i < 3; i++) {
+        if ((t[i]->dtype != PLX_DTYPE_INT8 && t[i]->dtype != PLX_DTYPE_UINT8) ||
+            t[i]->quant.kind != PLX_QUANT_PER_TENSOR) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool run_quantized_binary(const plxk_kernel_args *args) {
+    const plx_layer_view *layer = args->layer;
+    plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
+    const plx_tensor_info *out = &layer->outputs[0];
+    const plx_quant_params *qa = &layer->inputs[0].quant, *qb = &layer->inputs[1].quant,
+                           *qy = &out->quant;
+    plx_dtype ta = layer->inputs[0].dtype, tb = layer->inputs[1].dtype, ty = out->dtype;
+    int64_t lo = 0, hi = 0;
+    int_range(ty, &lo, &hi);
+    size_t n = 0;
+    plx_tensor_info_element_count(out, &n);
+    nd_iter it;
+    nd_iter_init(&it, out);
+    plx_tensor_info_broadcast_strides(&layer->inputs[0], out, it.strides[0]);
+    plx_tensor_info_broadcast_strides(&layer->inputs[1], out, it.strides[1]);
+    for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {
+        float a = (float)(load_int(ta, args->inputs[0], (size_t)it.off[0]) - qa->zero_point) *
+                  qa->scale;
+        float b = (float)(load_int(tb, args->inputs[1], (size_t)it.off[1]) - qb->zero_point) *
+                  qb->scale;
+        float v = f == PLX_BINARY_ADD ? a + b : f == PLX_BINARY_SUB ? a - b : a * b;
+        double r = (double)nearbyintf(v / qy->scale) + (double)qy->zero_point;
+        r = r < (double)lo ? (double)lo : r > (double)hi ? (double)hi : r;
+        store_int(ty, args->outputs[0], i, (int64_t)r);
+    }
+    return true;
+}
+
 const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
     const plx_binary_desc *d = layer->desc;
     const char *fname = plx_binary_func_name(d->func);
@@ -358,6 +405,13 @@ const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t siz
     }
     if (plx_binary_func_is_bitwise(d->func)) {
         return plxk_check_binary_bitwise(layer, buf, size); /* kernels_bitwise.c */
+    }
+    if (is_quantized_binary(layer)) {
+        const plx_tensor_info *ins[2] = {&layer->inputs[0], &layer->inputs[1]};
+        return plx_tensor_info_is_broadcast_of(ins, 2, &layer->outputs[0])
+                   ? NULL
+                   : plxk_refuse(buf, size, "binary %s: the output must be the inputs' broadcast "
+                                 "shape", fname);
     }
     plx_dtype t = layer->inputs[0].dtype;
     if (layer->inputs[1].dtype != t) {
@@ -661,6 +715,9 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
     plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
     if (plx_binary_func_is_bitwise(f)) {
         return plxk_run_binary_bitwise(args);
+    }
+    if (is_quantized_binary(layer)) {
+        return run_quantized_binary(args);
     }
     plx_dtype t = layer->inputs[0].dtype;
     const plx_tensor_info *out = &layer->outputs[0];

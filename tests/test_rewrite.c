@@ -877,3 +877,59 @@ Test(rewrite, qdq_max_pool_runs_on_the_8_bit_values) {
     plx_optimized_network_destroy(&on);
     plx_network_destroy(&n);
 }
+
+/* x -> quantize (two ways) -> dequantize -> add -> quantize -> dequantize:
+ * the add runs on the quantized tensors and gives the float layers' values
+ * exactly (the same float32 arithmetic in one pass). */
+Test(rewrite, qdq_add_runs_on_the_quantized_tensors) {
+    static float s1[1] = {0.02f}, s2[1] = {0.05f}, s3[1] = {0.04f};
+    static uint8_t z1[1] = {100};
+    static int8_t z2[1] = {-7}, z3[1] = {3};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 3, 3};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), u8 = si, i8 = si;
+    u8.dtype = PLX_DTYPE_UINT8;
+    i8.dtype = PLX_DTYPE_INT8;
+    plx_quantize_desc qu = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_quantize_desc qi = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT8);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_layer_id x, c1, c2, c3, c4, c5, c6, qa, da, qb, db, sum, qy, dy, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "s1", &si, s1, PLX_CONSTANT_BORROW, &c1));
+    OK(plx_network_add_constant(n, "s2", &si, s2, PLX_CONSTANT_BORROW, &c2));
+    OK(plx_network_add_constant(n, "s3", &si, s3, PLX_CONSTANT_BORROW, &c3));
+    OK(plx_network_add_constant(n, "z1", &u8, z1, PLX_CONSTANT_BORROW, &c4));
+    OK(plx_network_add_constant(n, "z2", &i8, z2, PLX_CONSTANT_BORROW, &c5));
+    OK(plx_network_add_constant(n, "z3", &i8, z3, PLX_CONSTANT_BORROW, &c6));
+    OK(plx_network_add_layer(n, "qa", PLX_OP_QUANTIZE, &qu, 3, 1, &qa));
+    OK(plx_network_add_layer(n, "da", PLX_OP_DEQUANTIZE, &dq, 3, 1, &da));
+    OK(plx_network_add_layer(n, "qb", PLX_OP_QUANTIZE, &qi, 3, 1, &qb));
+    OK(plx_network_add_layer(n, "db", PLX_OP_DEQUANTIZE, &dq, 3, 1, &db));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &sum));
+    OK(plx_network_add_layer(n, "qy", PLX_OP_QUANTIZE, &qi, 3, 1, &qy));
+    OK(plx_network_add_layer(n, "dy", PLX_OP_DEQUANTIZE, &dq, 3, 1, &dy));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {
+        {x, qa, 0},  {c1, qa, 1}, {c4, qa, 2}, {qa, da, 0}, {c1, da, 1}, {c4, da, 2},
+        {x, qb, 0},  {c2, qb, 1}, {c5, qb, 2}, {qb, db, 0}, {c2, db, 1}, {c5, db, 2},
+        {da, sum, 0}, {db, sum, 1}, {sum, qy, 0}, {c3, qy, 1}, {c6, qy, 2},
+        {qy, dy, 0}, {c3, dy, 1}, {c6, dy, 2}, {dy, y, 0}};
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
+    }
+    float in[18], y0[18], y1[18];
+    fill(in, 18, 17);
+    plx_optimized_network *plain, *folded;
+    run(n, false, in, 18, y0, 18, &plain);
+    run(n, true, in, 18, y1, 18, &folded);
+    cr_assert(tu_noted(folded, "quantized binary 'add': dequantize, add and quantize 'qy'"));
+    cr_assert(not(has_layer(folded, "da")));
+    for (int i = 0; i < 18; i++) {
+        cr_assert(eq(flt, y1[i], y0[i]), "[%d]", i);
+    }
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}

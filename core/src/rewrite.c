@@ -14,7 +14,9 @@
  *     only rewrite that asks the backends; without one, the float layers
  *     stay and are folded like any other; likewise max pooling and the
  *     reshape-like layers between a dequantize and a quantize of the same
- *     parameters run on the 8-bit values;
+ *     parameters run on the 8-bit values, and add, sub and mul of two
+ *     dequantized tensors before a quantize become one binary layer on
+ *     the quantized tensors;
  *   - batch_norm folded into the conv before it, whose output only it reads
  *     (weights and bias constant float32, read by nothing else);
  *   - transposes that cancel are removed; two in a row become one;
@@ -1003,6 +1005,96 @@ out:
     return s;
 }
 
+/* dequantize(A), dequantize(B) -> add, sub or mul -> quantize, all
+ * parameters per tensor and constant: the binary layer on the quantized
+ * tensors (one pass, the same float arithmetic), when a preferred backend
+ * takes it. */
+static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    if (l->op != PLX_OP_BINARY || l->input_count != 2 || w->pref_count == 0 ||
+        l->outputs[0].dtype != PLX_DTYPE_FLOAT32) {
+        return NULL;
+    }
+    plx_binary_func f = ((const plx_binary_desc *)l->desc)->func;
+    bool to_output;
+    if ((f != PLX_BINARY_ADD && f != PLX_BINARY_SUB && f != PLX_BINARY_MUL) ||
+        readers(w, index, 0, &to_output) != 1 || to_output) {
+        return NULL;
+    }
+    plxi_layer *dq[2];
+    plxi_source src[2];
+    plx_tensor_info *info[2];
+    plx_quant_params q[2], yq;
+    for (int k = 0; k < 2; k++) {
+        dq[k] = source_layer(w, l, (uint32_t)k);
+        if (!dq[k] || dq[k]->op != PLX_OP_DEQUANTIZE) {
+            return NULL;
+        }
+        src[k] = dq[k]->inputs[0];
+        info[k] = &w->layers[src[k].layer]->outputs[src[k].slot];
+        if (!is_q8(info[k]->dtype) || !per_tensor_params(w, dq[k], info[k]->dtype, &q[k]) ||
+            (info[k]->quant.kind != PLX_QUANT_NONE && !same_quant(&info[k]->quant, &q[k]))) {
+            return NULL;
+        }
+    }
+    if (info[0] == info[1] && !same_quant(&q[0], &q[1])) {
+        return NULL; /* one tensor read with two quantizations */
+    }
+    plxi_layer *qy = NULL;
+    uint32_t q_index = 0;
+    for (uint32_t i = index + 1; i < w->count && !qy; i++) {
+        plxi_layer *r = w->layers[i];
+        if (r && r->input_count > 0 && r->inputs[0].layer == index && r->op == PLX_OP_QUANTIZE &&
+            is_q8(r->outputs[0].dtype) && per_tensor_params(w, r, r->outputs[0].dtype, &yq)) {
+            qy = r;
+            q_index = i;
+        }
+    }
+    if (!qy) {
+        return NULL;
+    }
+    plx_quant_params old[2] = {info[0]->quant, info[1]->quant};
+    info[0]->quant = q[0];
+    info[1]->quant = q[1];
+    plxi_layer *cand = plxi_layer_clone(l);
+    if (!cand) {
+        info[0]->quant = old[0];
+        info[1]->quant = old[1];
+        return oom();
+    }
+    cand->inputs[0] = src[0];
+    cand->inputs[1] = src[1];
+    cand->outputs[0] = qy->outputs[0];
+    cand->outputs[0].quant = yq;
+    bool taken = false, failed = false;
+    for (size_t b = 0; b < w->pref_count && !taken && !failed; b++) {
+        char *reason = plxi_optimizer_ask(w->prefs[b], cand, w->layers, &failed);
+        taken = !reason && !failed;
+        free(reason);
+    }
+    if (!taken || !plxi_optimizer_note(w->o, "quantized binary '%s': dequantize, %s and quantize "
+                                       "'%s' run as one int8 layer", l->name,
+                                       plx_binary_func_name(f), qy->name)) {
+        info[1]->quant = old[1];
+        info[0]->quant = old[0];
+        plxi_layer_free(cand);
+        return failed || taken ? oom() : NULL;
+    }
+    plxi_layer_free(l);
+    w->layers[index] = cand;
+    redirect(w, (plxi_source){q_index, 0}, (plxi_source){index, 0});
+    drop(w, q_index);
+    for (int k = 0; k < 2; k++) {
+        for (uint32_t i = 0; i < w->count; i++) {
+            if (w->layers[i] && w->layers[i] == dq[k] && readers(w, i, 0, NULL) == 0) {
+                drop(w, i);
+            }
+        }
+    }
+    *changed = true;
+    return NULL;
+}
+
 plx_status plxi_layers_sort(plxi_layer **layers, size_t *count) {
     size_t total = 0, all = *count;
     for (size_t i = 0; i < all; i++) {
@@ -1076,7 +1168,8 @@ plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *c
      * weights. */
     for (uint32_t i = 0; !s && i < w.count; i++) {
         if (w.layers[i]) {
-            s = fold_qdq(&w, i, &any);
+            s = w.layers[i]->op == PLX_OP_BINARY ? fold_qdq_binary(&w, i, &any)
+                                                  : fold_qdq(&w, i, &any);
         }
     }
     /* To a fixed point: a removal can expose another. */

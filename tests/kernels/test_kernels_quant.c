@@ -547,3 +547,46 @@ Test(kernels_quant, dynamic_quantize_zeros_and_nan) {
     dyn_quant(bad, 2, y, &scale, &zp, false);
     cr_assert(strstr(g_err, "NaN") != NULL, "%s", g_err);
 }
+
+/* ---- binary add, sub, mul on quantized tensors ---------------------------- */
+
+Test(kernels_quant, binary_random_against_dequantize_quantize) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    static const plx_binary_func funcs[] = {PLX_BINARY_ADD, PLX_BINARY_SUB, PLX_BINARY_MUL};
+    for (int t = 0; t < 30; t++) {
+        seed((uint64_t)t + 900);
+        plx_dtype ad = q8[rnd_i(0, 1)], bd = q8[rnd_i(0, 1)], yd = q8[rnd_i(0, 1)];
+        plx_binary_desc d = PLX_BINARY_DESC_INIT(funcs[t % 3]);
+        int64_t c = rnd_i(1, 5), hw = rnd_i(1, 9);
+        /* B broadcast per channel in a third of the cases */
+        plx_tensor_info in[2] = {info(ad, SHAPE(2, c, hw)),
+                                 t % 3 == 0 ? info(bd, SHAPE(c, 1)) : info(bd, SHAPE(2, c, hw))};
+        plx_tensor_info y = info(yd, SHAPE(2, c, hw));
+        float sa = 0.01f * (float)rnd_i(1, 20), sb = 0.01f * (float)rnd_i(1, 20),
+              sy = 0.02f * (float)rnd_i(1, 20);
+        int32_t za = (int32_t)rnd_i(qmin(ad), qmax(ad)), zb = (int32_t)rnd_i(qmin(bd), qmax(bd)),
+                zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+        in[0].quant = per_tensor(sa, za);
+        in[1].quant = per_tensor(sb, zb);
+        y.quant = per_tensor(sy, zy);
+        size_t na = numel(&in[0]), nb = numel(&in[1]), ny = numel(&y);
+        uint8_t a[128], b[128], got[128];
+        fill_q(a, ad, na);
+        fill_q(b, bd, nb);
+        plx_layer_view l = layer_of(PLX_OP_BINARY, &d, in, 2, &y, 1);
+        char why[256];
+        const char *r = check_of(PLX_OP_BINARY, &l, why, sizeof why);
+        cr_assert(r == NULL, "refused: %s", r);
+        const void *ins[] = {a, b};
+        void *outs[] = {got};
+        cr_assert(run_layer(lookup(PLX_OP_BINARY), &l, ins, outs), "%s", g_err);
+        for (size_t i = 0; i < ny; i++) {
+            size_t ib = nb == ny ? i : (i / (size_t)hw) % (size_t)c;
+            float va = (float)(ld(a, ad, i) - za) * sa, vb = (float)(ld(b, bd, ib) - zb) * sb;
+            float v = d.func == PLX_BINARY_ADD ? va + vb : d.func == PLX_BINARY_SUB ? va - vb : va * vb;
+            float q = nearbyintf(v / sy) + (float)zy;
+            int32_t want = q < (float)qmin(yd) ? qmin(yd) : q > (float)qmax(yd) ? qmax(yd) : (int32_t)q;
+            cr_assert(eq(i32, ld(got, yd, i), want), "case %d element %zu", t, i);
+        }
+    }
+}

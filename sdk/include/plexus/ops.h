@@ -636,6 +636,12 @@ typedef struct plx_quantize_desc {
  * (float)acc * (sx * sw[c] / sy). Padding of a quantized conv is zx (the
  * real value 0).
  *
+ * binary add, sub and mul also compute on quantized tensors when A, B and
+ * Y are all int8/uint8 with per-tensor parameters (the builder sets Y's):
+ * Y = saturate(round_half_even(f((a - za) * sa, (b - zb) * sb) / sy) + zy)
+ * in float32, what dequantize, the float layer and quantize give. Without
+ * quantization parameters an integer binary layer computes on the integers.
+ *
  * matmul_integer and conv_integer are ONNX's MatMulInteger and
  * ConvInteger: the exact int32 sum of (a - a_zero_point)(b - b_zero_point)
  * with zero points from tensors (which may be computed at run time, as

@@ -210,6 +210,24 @@ static bool qconv_pointwise(const plx_window_geom *g) {
     return true;
 }
 
+/* The depthwise kernel's zero-padded int16 plane (qdw_channel). */
+static void qdw_dims(const plx_window_geom *g, int64_t *ph, int64_t *pw) {
+    *ph = g->pb[0] + g->in[0] + g->pe[0];
+    *pw = g->pb[1] + g->in[1] + g->pe[1];
+    /* windows may reach past pe where strides do not divide evenly */
+    int64_t need_h = (g->out[0] - 1) * g->s[0] + (g->k[0] - 1) * g->d[0] + 1;
+    int64_t need_w = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+    *ph = *ph > need_h ? *ph : need_h;
+    *pw = *pw > need_w ? *pw : need_w;
+}
+
+static size_t qdw_slice_bytes(const plx_window_geom *g) {
+    int64_t ph, pw;
+    qdw_dims(g, &ph, &pw);
+    return plxk_round_ws((size_t)(ph * pw) * sizeof(int16_t)) +
+           plxk_round_ws((size_t)g->out[1] * sizeof(int32_t));
+}
+
 /* The GEMM shape of one image and group: M pixels, N output channels of
  * the group, K taps. */
 static void qconv_dims(const plx_window_geom *g, size_t *m, size_t *n, size_t *k) {
@@ -234,7 +252,8 @@ size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *com
     }
     size_t arrays = channel_arrays_bytes(g.m);
     if (qconv_depthwise(&g)) {
-        return arrays;
+        size_t threads = plxk_pool_threads(plxk_pool_of(compute)), slice = qdw_slice_bytes(&g);
+        return slice > (SIZE_MAX - arrays) / threads ? SIZE_MAX : arrays + slice * threads;
     }
     size_t m, n, k;
     qconv_dims(&g, &m, &n, &k);
@@ -348,18 +367,31 @@ static void transpose_bytes(const uint8_t *x, size_t channels, size_t pixels, ui
     }
 }
 
-/* Depthwise: per channel, the window sums (x - zx)(w - zw) exactly in
- * int32, then the output stage of the GEMM (qgemm.h) by hand. */
+/* Depthwise: per channel, X - zx is copied once into a zero-padded int16
+ * plane (padding is the real value 0), then each output row accumulates its
+ * taps in int32 over contiguous (stride 1) or strided runs of that plane,
+ * loops the compiler vectorises, and is requantized as the GEMM's output
+ * stage does (qgemm.h). Each thread has its slice of the workspace: the
+ * plane and one row of sums. */
 typedef struct qdw_job {
     const plx_window_geom *g;
     const plxk_kernel_args *a;
     const qproduct *q;
     const float *scales;
     const int32_t *zps;
+    char *slices;
+    size_t slice;
 } qdw_job;
 
+/* round_half_even(v) for |v| < 2^22 in float32 arithmetic the vectoriser
+ * keeps (nearbyintf is a library call on the baseline ISA): adding and
+ * removing 1.5 * 2^23 rounds in the default rounding mode. */
+static inline float round_even_small(float v) {
+    const float magic = 12582912.0f;
+    return (v + magic) - magic;
+}
+
 static void qdw_channel(void *ctx, size_t task, size_t thread) {
-    (void)thread;
     const qdw_job *j = ctx;
     const plx_window_geom *g = j->g;
     const plx_layer_view *l = j->a->layer;
@@ -369,40 +401,73 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
                                : tensor_zero_point(&l->inputs[0]);
     int32_t zw = j->zps[ch];
     const int32_t *bias = !j->q->integer && l->input_count > 2 ? j->a->inputs[2] : NULL;
-    size_t plane_in = (size_t)(g->in[0] * g->in[1]), plane_out = (size_t)(g->out[0] * g->out[1]);
-    size_t x0 = (size_t)(n * g->c + ch) * plane_in, y0 = (size_t)(n * g->m + ch) * plane_out;
+    int64_t ph, pw;
+    qdw_dims(g, &ph, &pw);
+    int16_t *plane = (int16_t *)(j->slices + thread * j->slice);
+    int32_t *acc = (int32_t *)((char *)plane + plxk_round_ws((size_t)(ph * pw) * sizeof(int16_t)));
+    size_t in_h = (size_t)g->in[0], in_w = (size_t)g->in[1];
+    size_t x0 = (size_t)(n * g->c + ch) * in_h * in_w;
+    memset(plane, 0, (size_t)(ph * pw) * sizeof *plane);
+    for (size_t iy = 0; iy < in_h; iy++) {
+        int16_t *row = plane + ((int64_t)iy + g->pb[0]) * pw + g->pb[1];
+        if (xd == PLX_DTYPE_INT8) {
+            const int8_t *src = (const int8_t *)j->a->inputs[0] + x0 + iy * in_w;
+            for (size_t ix = 0; ix < in_w; ix++) {
+                row[ix] = (int16_t)(src[ix] - zx);
+            }
+        } else {
+            const uint8_t *src = (const uint8_t *)j->a->inputs[0] + x0 + iy * in_w;
+            for (size_t ix = 0; ix < in_w; ix++) {
+                row[ix] = (int16_t)(src[ix] - zx);
+            }
+        }
+    }
     size_t w0 = (size_t)ch * (size_t)(g->k[0] * g->k[1]);
-    int32_t lo = yd == PLX_DTYPE_INT8 ? -128 : 0, hi = yd == PLX_DTYPE_INT8 ? 127 : 255;
+    size_t ow = (size_t)g->out[1], y0 = (size_t)(n * g->m + ch) * (size_t)g->out[0] * ow;
+    float scale = j->scales[ch], zy = (float)(j->q->integer ? 0 : l->outputs[0].quant.zero_point);
+    float lo = yd == PLX_DTYPE_INT8 ? -128.0f : 0.0f, hi = yd == PLX_DTYPE_INT8 ? 127.0f : 255.0f;
+    int64_t sx = g->s[1];
     for (int64_t oy = 0; oy < g->out[0]; oy++) {
-        for (int64_t ox = 0; ox < g->out[1]; ox++) {
-            int32_t acc = 0;
-            for (int64_t ky = 0; ky < g->k[0]; ky++) {
-                int64_t iy = oy * g->s[0] - g->pb[0] + ky * g->d[0];
-                if (iy < 0 || iy >= g->in[0]) {
-                    continue; /* padding: x - zx is 0 */
-                }
-                for (int64_t kx = 0; kx < g->k[1]; kx++) {
-                    int64_t ix = ox * g->s[1] - g->pb[1] + kx * g->d[1];
-                    if (ix < 0 || ix >= g->in[1]) {
-                        continue;
+        int32_t b = bias ? bias[ch] : 0;
+        for (size_t ox = 0; ox < ow; ox++) {
+            acc[ox] = b;
+        }
+        for (int64_t ky = 0; ky < g->k[0]; ky++) {
+            const int16_t *row = plane + (oy * g->s[0] + ky * g->d[0]) * pw;
+            for (int64_t kx = 0; kx < g->k[1]; kx++) {
+                int32_t wv = load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx)) - zw;
+                const int16_t *src = row + kx * g->d[1];
+                if (sx == 1) {
+                    for (size_t ox = 0; ox < ow; ox++) {
+                        acc[ox] += wv * src[ox];
                     }
-                    int32_t xv = load_q8(j->a->inputs[0], xd, x0 + (size_t)(iy * g->in[1] + ix));
-                    int32_t wv = load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx));
-                    acc += (xv - zx) * (wv - zw);
+                } else {
+                    for (size_t ox = 0; ox < ow; ox++) {
+                        acc[ox] += wv * src[(int64_t)ox * sx];
+                    }
                 }
             }
-            size_t o = y0 + (size_t)(oy * g->out[1] + ox);
-            if (j->q->integer) {
-                ((int32_t *)j->a->outputs[0])[o] = acc;
-                continue;
+        }
+        size_t o = y0 + (size_t)oy * ow;
+        if (j->q->integer) {
+            memcpy((int32_t *)j->a->outputs[0] + o, acc, ow * sizeof *acc);
+            continue;
+        }
+        if (yd == PLX_DTYPE_INT8) {
+            int8_t *y = (int8_t *)j->a->outputs[0] + o;
+            for (size_t ox = 0; ox < ow; ox++) {
+                float v = (float)acc[ox] * scale;
+                v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
+                v = round_even_small(v) + zy;
+                y[ox] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
             }
-            acc += bias ? bias[ch] : 0;
-            float v = nearbyintf((float)acc * j->scales[ch]) + (float)l->outputs[0].quant.zero_point;
-            int32_t r = v < (float)lo ? lo : v > (float)hi ? hi : (int32_t)v;
-            if (yd == PLX_DTYPE_INT8) {
-                ((int8_t *)j->a->outputs[0])[o] = (int8_t)r;
-            } else {
-                ((uint8_t *)j->a->outputs[0])[o] = (uint8_t)r;
+        } else {
+            uint8_t *y = (uint8_t *)j->a->outputs[0] + o;
+            for (size_t ox = 0; ox < ow; ox++) {
+                float v = (float)acc[ox] * scale;
+                v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
+                v = round_even_small(v) + zy;
+                y[ox] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
             }
         }
     }
@@ -427,7 +492,12 @@ static bool run_qconv(const plxk_kernel_args *args) {
     int32_t *zps;
     fill_channel_arrays(&q, args, ws, &scales, &zps);
     if (qconv_depthwise(&g)) {
-        qdw_job job = {&g, args, &q, scales, zps};
+        size_t slice = qdw_slice_bytes(&g), threads = plxk_pool_threads(plxk_pool_of(args->compute));
+        if (left < arrays || (left - arrays) / slice < threads) {
+            return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short",
+                             plx_op_name(l->op), plxk_layer_name(l), left);
+        }
+        qdw_job job = {&g, args, &q, scales, zps, (char *)ws + arrays, slice};
         plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c),
                       (double)(g.n * g.m * g.out[0] * g.out[1] * g.k[0] * g.k[1]), qdw_channel,
                       &job);

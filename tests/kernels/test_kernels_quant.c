@@ -291,8 +291,11 @@ Test(kernels_quant, conv_random) {
             cc.kh = cc.kw = 1;
             cc.stride = 1;
             cc.pad = 0;
-        } else if (shape == 2) { /* depthwise */
+        } else if (shape == 2) { /* depthwise, dilated in some */
             cc.c = cc.m = cc.group = rnd_i(2, 8);
+            cc.dil = rnd_i(1, 2);
+            cc.h += 2;
+            cc.w += 2;
         } else if (shape == 3) { /* grouped, and depthwise with a multiplier */
             cc.group = rnd_i(2, 3);
             cc.c = cc.group * rnd_i(1, 3);

@@ -44,6 +44,16 @@ static inline int64_t plxk_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
 
 /* ---- the 8-bit products (kernels_quant.c) ------------------------------ */
 
+/* round_half_even(v) for |v| < 2^22 in float32 arithmetic the vectoriser
+ * keeps (nearbyintf is a library call on the baseline ISA): adding and
+ * removing 1.5 * 2^23 rounds in the default rounding mode, as nearbyintf
+ * does. Requantizing loops clamp v to a few thousand first. */
+static inline float plxk_round_even_small(float v) {
+    const float magic = 12582912.0f;
+    return (v + magic) - magic;
+}
+
+
 /* conv and matmul on quantized tensors: their rows (kernels_conv.c,
  * kernels_matmul.c) hand a layer whose first input is int8 or uint8 to
  * these. */

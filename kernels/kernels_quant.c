@@ -13,15 +13,18 @@
  *
  * As in kernels_conv.c, the prepare functions check what the kernel
  * supports of a validated layer and are called again by the run functions
- * so that no loop trusts an inconsistent shape. Nothing here allocates:
- * im2col's columns, the per-channel scales and zero points and the GEMM's
- * panels live in the workspace the caller sized with plxk_kernel_workspace. */
+ * so that no loop trusts an inconsistent shape. Running allocates nothing:
+ * im2col's columns, X's channels-last copy, the per-channel scales and zero
+ * points and the GEMM's panels live in the workspace the caller sized with
+ * plxk_kernel_workspace (preparing, once at load, takes a temporary for
+ * the reordered weights it packs). */
 #include "kernels_compute.h"
 #include "qgemm.h"
 
 #include <math.h>
 #include <plexus/geometry.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_q8(plx_dtype d) {
@@ -221,6 +224,38 @@ static void qdw_dims(const plx_window_geom *g, int64_t *ph, int64_t *pw) {
     *pw = *pw > need_w ? *pw : need_w;
 }
 
+/* A conv whose taps are gathered from a channels-last copy of X: the K
+ * order of its GEMM is (ky, kx, channel), so that each tap of a pixel is
+ * one copy of the group's channels, rather than one byte. With few channels
+ * per group (a stem's 3) the (channel, ky, kx) order and row copies of X
+ * do better. */
+static bool qconv_channels_last(const plx_window_geom *g) {
+    return g->c / g->group >= 8;
+}
+
+/* The padded channels-last copy of one image's group: [ph, pw, cg], the
+ * same padded extent as the depthwise plane (qdw_dims). */
+static size_t qconv_nhwc_bytes(const plx_window_geom *g) {
+    int64_t ph, pw;
+    qdw_dims(g, &ph, &pw);
+    return plxk_round_ws((size_t)(ph * pw) * (size_t)(g->c / g->group));
+}
+
+/* W's [M, C/g, kh, kw] in the (ky, kx, channel) order of the channels-last
+ * taps: [M, kh, kw, C/g]. */
+static void reorder_weights(const plx_window_geom *g, const uint8_t *w, uint8_t *out) {
+    size_t cg = (size_t)(g->c / g->group), taps = (size_t)(g->k[0] * g->k[1]);
+    for (size_t j = 0; j < (size_t)g->m; j++) {
+        const uint8_t *src = w + j * cg * taps;
+        uint8_t *dst = out + j * cg * taps;
+        for (size_t c = 0; c < cg; c++) {
+            for (size_t t = 0; t < taps; t++) {
+                dst[t * cg + c] = src[c * taps + t];
+            }
+        }
+    }
+}
+
 static size_t qdw_slice_bytes(const plx_window_geom *g) {
     int64_t ph, pw;
     qdw_dims(g, &ph, &pw);
@@ -262,7 +297,13 @@ size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *com
     if (gemm == SIZE_MAX || k > SIZE_MAX / 2 / (m ? m : 1)) {
         return SIZE_MAX;
     }
-    return arrays + plxk_round_ws(m * k) + plxk_round_ws(gemm);
+    /* im2col's A, and for the channels-last path X's padded copy and the
+     * reordered weights (when they are not prepared) */
+    size_t extra = 0;
+    if (!qconv_pointwise(&g) && qconv_channels_last(&g)) {
+        extra = qconv_nhwc_bytes(&g) + plxk_round_ws((size_t)g.m * k);
+    }
+    return arrays + plxk_round_ws(m * k) + extra + plxk_round_ws(gemm);
 }
 
 /* Each group's weights packed, one after the other, when W (and, for
@@ -296,6 +337,17 @@ size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compu
     qconv_dims(&g, &m, &n, &k);
     const plx_quant_params *wq = &layer->inputs[1].quant;
     int32_t *zps = zp_array ? (int32_t *)((char *)out + packs) : NULL;
+    const uint8_t *weights = cst[1];
+    uint8_t *reordered = NULL;
+    if (!qconv_pointwise(&g) && qconv_channels_last(&g)) {
+        /* preparing runs once at load: a temporary for the reordered W */
+        reordered = malloc((size_t)g.m * k);
+        if (!reordered) {
+            return 0;
+        }
+        reorder_weights(&g, cst[1], reordered);
+        weights = reordered;
+    }
     for (int64_t j = 0; zps && j < g.m; j++) {
         zps[j] = weight_zero_point(&q, layer, cst[3], j);
     }
@@ -304,7 +356,7 @@ size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compu
         memset(&a, 0, sizeof a);
         a.n = n;
         a.k = k;
-        a.b = (const uint8_t *)cst[1] + (size_t)gi * n * k;
+        a.b = weights + (size_t)gi * n * k;
         a.b_rs = 1;
         a.b_cs = (ptrdiff_t)k;
         a.b_signed = layer->inputs[1].dtype == PLX_DTYPE_INT8;
@@ -316,9 +368,11 @@ size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compu
             a.b_zero_point = weight_zero_point(&q, layer, q.w_zp_input ? cst[3] : NULL, 0);
         }
         if (!plxk_qgemm_pack_b(isa, &a, (char *)out + (size_t)gi * per, per)) {
+            free(reordered);
             return 0;
         }
     }
+    free(reordered);
     return need;
 }
 
@@ -355,6 +409,48 @@ static void qim2col_rows(void *ctx, size_t task, size_t thread) {
     }
 }
 
+/* The channels-last path: X's group copied once into a padded [ph, pw, cg]
+ * plane of X's zero point, then each pixel's row of A is kh * kw copies of
+ * cg bytes. */
+typedef struct qnhwc_job {
+    const plx_window_geom *g;
+    const uint8_t *x; /* the group's first channel */
+    uint8_t *nhwc, *col;
+    size_t pw, cg, k;
+} qnhwc_job;
+
+static void qnhwc_fill_rows(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const qnhwc_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    size_t iy = task, in_w = (size_t)g->in[1], plane = (size_t)(g->in[0] * g->in[1]);
+    uint8_t *row = j->nhwc + ((iy + (size_t)g->pb[0]) * j->pw + (size_t)g->pb[1]) * j->cg;
+    for (size_t c = 0; c < j->cg; c++) {
+        const uint8_t *src = j->x + c * plane + iy * in_w;
+        for (size_t ix = 0; ix < in_w; ix++) {
+            row[ix * j->cg + c] = src[ix];
+        }
+    }
+}
+
+static void qnhwc_im2col_rows(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const qnhwc_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    int64_t oy = (int64_t)task;
+    for (int64_t ox = 0; ox < g->out[1]; ox++) {
+        uint8_t *dst = j->col + (size_t)(oy * g->out[1] + ox) * j->k;
+        for (int64_t ky = 0; ky < g->k[0]; ky++) {
+            const uint8_t *src = j->nhwc + ((size_t)(oy * g->s[0] + ky * g->d[0]) * j->pw +
+                                            (size_t)(ox * g->s[1])) * j->cg;
+            for (int64_t kx = 0; kx < g->k[1]; kx++) {
+                memcpy(dst, src + (size_t)(kx * g->d[1]) * j->cg, j->cg);
+                dst += j->cg;
+            }
+        }
+    }
+}
+
 /* A pointwise conv's A: X's [channels, pixels] transposed. */
 static void transpose_bytes(const uint8_t *x, size_t channels, size_t pixels, uint8_t *out) {
     for (size_t c0 = 0; c0 < channels; c0 += 16) {
@@ -383,14 +479,6 @@ typedef struct qdw_job {
     size_t slice;
 } qdw_job;
 
-/* round_half_even(v) for |v| < 2^22 in float32 arithmetic the vectoriser
- * keeps (nearbyintf is a library call on the baseline ISA): adding and
- * removing 1.5 * 2^23 rounds in the default rounding mode. */
-static inline float round_even_small(float v) {
-    const float magic = 12582912.0f;
-    return (v + magic) - magic;
-}
-
 static void qdw_channel(void *ctx, size_t task, size_t thread) {
     const qdw_job *j = ctx;
     const plx_window_geom *g = j->g;
@@ -404,7 +492,7 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
     int64_t ph, pw;
     qdw_dims(g, &ph, &pw);
     int16_t *plane = (int16_t *)(j->slices + thread * j->slice);
-    int32_t *acc = (int32_t *)((char *)plane + plxk_round_ws((size_t)(ph * pw) * sizeof(int16_t)));
+    int32_t *restrict acc = (int32_t *)((char *)plane + plxk_round_ws((size_t)(ph * pw) * sizeof(int16_t)));
     size_t in_h = (size_t)g->in[0], in_w = (size_t)g->in[1];
     size_t x0 = (size_t)(n * g->c + ch) * in_h * in_w;
     memset(plane, 0, (size_t)(ph * pw) * sizeof *plane);
@@ -435,11 +523,12 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
         for (int64_t ky = 0; ky < g->k[0]; ky++) {
             const int16_t *row = plane + (oy * g->s[0] + ky * g->d[0]) * pw;
             for (int64_t kx = 0; kx < g->k[1]; kx++) {
-                int32_t wv = load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx)) - zw;
-                const int16_t *src = row + kx * g->d[1];
+                /* int16 x int16 -> int32: a widening multiply SSE2 has */
+                int16_t wv = (int16_t)(load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx)) - zw);
+                const int16_t *restrict src = row + kx * g->d[1];
                 if (sx == 1) {
                     for (size_t ox = 0; ox < ow; ox++) {
-                        acc[ox] += wv * src[ox];
+                        acc[ox] += (int32_t)wv * (int32_t)src[ox];
                     }
                 } else {
                     for (size_t ox = 0; ox < ow; ox++) {
@@ -458,7 +547,7 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
             for (size_t ox = 0; ox < ow; ox++) {
                 float v = (float)acc[ox] * scale;
                 v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
-                v = round_even_small(v) + zy;
+                v = plxk_round_even_small(v) + zy;
                 y[ox] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
             }
         } else {
@@ -466,7 +555,7 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
             for (size_t ox = 0; ox < ow; ox++) {
                 float v = (float)acc[ox] * scale;
                 v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
-                v = round_even_small(v) + zy;
+                v = plxk_round_even_small(v) + zy;
                 y[ox] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
             }
         }
@@ -511,21 +600,43 @@ static bool run_qconv(const plxk_kernel_args *args) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
-    void *gws = col + col_bytes;
-    size_t gleft = left - arrays - col_bytes;
+    bool pointwise = qconv_pointwise(&g), nhwc_path = !pointwise && qconv_channels_last(&g);
+    uint8_t *nhwc = col + col_bytes, *wr = NULL;
+    size_t nhwc_bytes = nhwc_path ? qconv_nhwc_bytes(&g) : 0;
+    size_t wr_bytes = nhwc_path ? plxk_round_ws((size_t)g.m * k) : 0;
+    if (left < arrays + col_bytes + nhwc_bytes + wr_bytes) {
+        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
+                         plxk_layer_name(l), left);
+    }
+    void *gws = nhwc + nhwc_bytes + wr_bytes;
+    size_t gleft = left - arrays - col_bytes - nhwc_bytes - wr_bytes;
     plxk_isa isa = plxk_isa_of(args->compute);
     size_t packed_per = args->prepared ? qconv_packed_group_bytes(&g, isa) : 0;
     size_t esize = q.integer ? 4 : 1;
     int32_t pad = q.integer ? (l->input_count > 2 ? load_q8(args->inputs[2], l->inputs[2].dtype, 0) : 0)
                             : tensor_zero_point(&l->inputs[0]);
-    bool pointwise = qconv_pointwise(&g);
     size_t cg = (size_t)(g.c / g.group), plane = (size_t)(g.in[0] * g.in[1]);
+    const uint8_t *weights = args->inputs[1];
+    if (nhwc_path && !packed_per) {
+        wr = nhwc + nhwc_bytes;
+        reorder_weights(&g, args->inputs[1], wr);
+        weights = wr;
+    }
+    int64_t ph, pw;
+    qdw_dims(&g, &ph, &pw);
     for (int64_t img = 0; img < g.n; img++) {
         for (int64_t gi = 0; gi < g.group; gi++) {
             const uint8_t *xg = (const uint8_t *)args->inputs[0] +
                                 ((size_t)img * (size_t)g.c + (size_t)gi * cg) * plane;
             if (pointwise) {
                 transpose_bytes(xg, cg, plane, col);
+            } else if (nhwc_path) {
+                memset(nhwc, (uint8_t)pad, nhwc_bytes);
+                qnhwc_job job = {&g, xg, nhwc, col, (size_t)pw, cg, k};
+                plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.in[0],
+                              (double)(plane * cg) * 0.5, qnhwc_fill_rows, &job);
+                plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.out[0],
+                              (double)(m * k) * 0.1, qnhwc_im2col_rows, &job);
             } else {
                 qim2col_job job = {&g, xg, col, (uint8_t)pad, k};
                 plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.out[0], (double)(m * k) * 0.5,
@@ -538,7 +649,7 @@ static bool run_qconv(const plxk_kernel_args *args) {
             a.a = col;
             a.a_rs = (ptrdiff_t)k;
             a.a_cs = 1;
-            a.b = (const uint8_t *)args->inputs[1] + (size_t)gi * n * k;
+            a.b = weights + (size_t)gi * n * k;
             a.b_rs = 1;
             a.b_cs = (ptrdiff_t)k;
             a.c = (char *)args->outputs[0] + ((size_t)img * (size_t)g.m + (size_t)gi * n) * m * esize;

@@ -304,9 +304,13 @@ Test(kernels_quant, conv_random) {
             cc.one_d = true;
             cc.dil = 2;
             cc.w = rnd_i(6, 20);
-        } else if (shape == 5) { /* taps past 64 and a wide output */
-            cc.c = rnd_i(8, 20);
-            cc.m = rnd_i(17, 40);
+        } else if (shape == 5) { /* channels-last taps (8+ channels per group), wide output */
+            cc.group = rnd_i(1, 2);
+            cc.c = cc.group * rnd_i(8, 12);
+            cc.m = cc.group * rnd_i(9, 20);
+            cc.dil = rnd_i(1, 2);
+            cc.h += 2;
+            cc.w += 2;
         }
         cc.per_axis = rnd_i(0, 1);
         cc.bias = rnd_i(0, 1);

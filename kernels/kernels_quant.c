@@ -256,11 +256,31 @@ static void reorder_weights(const plx_window_geom *g, const uint8_t *w, uint8_t 
     }
 }
 
-static size_t qdw_slice_bytes(const plx_window_geom *g) {
+/* The depthwise plane holds rows and columns by phase of the strides s0,
+ * s1: padded row y at (y % s0) * phs + y / s0, column x at (x % s1) * pws
+ * + x / s1 of a row of rl = s1 * pws values. Output (oy, ox) then reads its
+ * tap (ky, kx) at a fixed offset plus oy * rl + ox, so each tap is one run
+ * over all outputs (with the sums' rows also rl apart), long enough to
+ * vectorise at any stride. */
+typedef struct qdw_layout {
+    int64_t phs, pws, rl, rows;
+} qdw_layout;
+
+static qdw_layout qdw_layout_of(const plx_window_geom *g) {
     int64_t ph, pw;
     qdw_dims(g, &ph, &pw);
-    return plxk_round_ws((size_t)(ph * pw) * sizeof(int16_t)) +
-           plxk_round_ws((size_t)g->out[1] * sizeof(int32_t));
+    qdw_layout q;
+    q.phs = (ph + g->s[0] - 1) / g->s[0];
+    q.pws = (pw + g->s[1] - 1) / g->s[1];
+    q.rl = g->s[1] * q.pws;
+    q.rows = g->s[0] * q.phs;
+    return q;
+}
+
+static size_t qdw_slice_bytes(const plx_window_geom *g) {
+    qdw_layout q = qdw_layout_of(g);
+    return plxk_round_ws((size_t)(q.rows * q.rl) * sizeof(int16_t)) +
+           plxk_round_ws((size_t)(g->out[0] * q.rl) * sizeof(int32_t));
 }
 
 /* The GEMM shape of one image and group: M pixels, N output channels of
@@ -479,6 +499,12 @@ typedef struct qdw_job {
     size_t slice;
 } qdw_job;
 
+/* Compiled for AVX-512 BW, AVX2 and the baseline, picked by the CPU at
+ * load (the loops are exact integer sums and the same float operations in
+ * every clone, so the results do not depend on the pick). */
+#if defined(PLXK_GEMM_X86) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+#endif
 static void qdw_channel(void *ctx, size_t task, size_t thread) {
     const qdw_job *j = ctx;
     const plx_window_geom *g = j->g;
@@ -489,24 +515,31 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
                                : tensor_zero_point(&l->inputs[0]);
     int32_t zw = j->zps[ch];
     const int32_t *bias = !j->q->integer && l->input_count > 2 ? j->a->inputs[2] : NULL;
-    int64_t ph, pw;
-    qdw_dims(g, &ph, &pw);
+    qdw_layout ly = qdw_layout_of(g);
+    int64_t s0 = g->s[0], s1 = g->s[1], rl = ly.rl;
     int16_t *plane = (int16_t *)(j->slices + thread * j->slice);
-    int32_t *restrict acc = (int32_t *)((char *)plane + plxk_round_ws((size_t)(ph * pw) * sizeof(int16_t)));
+    int32_t *restrict acc =
+        (int32_t *)((char *)plane + plxk_round_ws((size_t)(ly.rows * rl) * sizeof(int16_t)));
     size_t in_h = (size_t)g->in[0], in_w = (size_t)g->in[1];
     size_t x0 = (size_t)(n * g->c + ch) * in_h * in_w;
-    memset(plane, 0, (size_t)(ph * pw) * sizeof *plane);
+    memset(plane, 0, (size_t)(ly.rows * rl) * sizeof *plane);
     for (size_t iy = 0; iy < in_h; iy++) {
-        int16_t *row = plane + ((int64_t)iy + g->pb[0]) * pw + g->pb[1];
-        if (xd == PLX_DTYPE_INT8) {
-            const int8_t *src = (const int8_t *)j->a->inputs[0] + x0 + iy * in_w;
-            for (size_t ix = 0; ix < in_w; ix++) {
-                row[ix] = (int16_t)(src[ix] - zx);
-            }
-        } else {
-            const uint8_t *src = (const uint8_t *)j->a->inputs[0] + x0 + iy * in_w;
-            for (size_t ix = 0; ix < in_w; ix++) {
-                row[ix] = (int16_t)(src[ix] - zx);
+        int64_t y = (int64_t)iy + g->pb[0];
+        int16_t *row = plane + ((y % s0) * ly.phs + y / s0) * rl;
+        const uint8_t *src8 = (const uint8_t *)j->a->inputs[0] + x0 + iy * in_w;
+        for (int64_t ph0 = 0; ph0 < s1; ph0++) {
+            /* the input columns ix whose padded column ix + pb lands in phase ph0 */
+            int64_t first = ((ph0 - g->pb[1]) % s1 + s1) % s1;
+            int16_t *dst = row + ph0 * ly.pws + (first + g->pb[1]) / s1;
+            if (xd == PLX_DTYPE_INT8) {
+                const int8_t *src = (const int8_t *)src8;
+                for (int64_t ix = first, t = 0; ix < (int64_t)in_w; ix += s1, t++) {
+                    dst[t] = (int16_t)(src[ix] - zx);
+                }
+            } else {
+                for (int64_t ix = first, t = 0; ix < (int64_t)in_w; ix += s1, t++) {
+                    dst[t] = (int16_t)(src8[ix] - zx);
+                }
             }
         }
     }
@@ -514,38 +547,36 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
     size_t ow = (size_t)g->out[1], y0 = (size_t)(n * g->m + ch) * (size_t)g->out[0] * ow;
     float scale = j->scales[ch], zy = (float)(j->q->integer ? 0 : l->outputs[0].quant.zero_point);
     float lo = yd == PLX_DTYPE_INT8 ? -128.0f : 0.0f, hi = yd == PLX_DTYPE_INT8 ? 127.0f : 255.0f;
-    int64_t sx = g->s[1];
-    for (int64_t oy = 0; oy < g->out[0]; oy++) {
-        int32_t b = bias ? bias[ch] : 0;
-        for (size_t ox = 0; ox < ow; ox++) {
-            acc[ox] = b;
-        }
-        for (int64_t ky = 0; ky < g->k[0]; ky++) {
-            const int16_t *row = plane + (oy * g->s[0] + ky * g->d[0]) * pw;
-            for (int64_t kx = 0; kx < g->k[1]; kx++) {
-                /* int16 x int16 -> int32: a widening multiply SSE2 has */
-                int16_t wv = (int16_t)(load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx)) - zw);
-                const int16_t *restrict src = row + kx * g->d[1];
-                if (sx == 1) {
-                    for (size_t ox = 0; ox < ow; ox++) {
-                        acc[ox] += (int32_t)wv * (int32_t)src[ox];
-                    }
-                } else {
-                    for (size_t ox = 0; ox < ow; ox++) {
-                        acc[ox] += wv * src[(int64_t)ox * sx];
-                    }
-                }
+    /* every output at once: rows rl apart, the last one ow long */
+    size_t len = (size_t)((g->out[0] - 1) * rl) + ow;
+    int32_t b = bias ? bias[ch] : 0;
+    for (size_t i = 0; i < len; i++) {
+        acc[i] = b;
+    }
+    for (int64_t ky = 0; ky < g->k[0]; ky++) {
+        int64_t ty = ky * g->d[0];
+        const int16_t *rows = plane + ((ty % s0) * ly.phs + ty / s0) * rl;
+        for (int64_t kx = 0; kx < g->k[1]; kx++) {
+            /* int16 x int16 -> int32: a widening multiply SSE2 has */
+            int16_t wv = (int16_t)(load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx)) - zw);
+            int64_t tx = kx * g->d[1];
+            const int16_t *restrict src = rows + (tx % s1) * ly.pws + tx / s1;
+            for (size_t i = 0; i < len; i++) {
+                acc[i] += (int32_t)wv * (int32_t)src[i];
             }
         }
+    }
+    for (int64_t oy = 0; oy < g->out[0]; oy++) {
+        const int32_t *arow = acc + oy * rl;
         size_t o = y0 + (size_t)oy * ow;
         if (j->q->integer) {
-            memcpy((int32_t *)j->a->outputs[0] + o, acc, ow * sizeof *acc);
+            memcpy((int32_t *)j->a->outputs[0] + o, arow, ow * sizeof *arow);
             continue;
         }
         if (yd == PLX_DTYPE_INT8) {
             int8_t *y = (int8_t *)j->a->outputs[0] + o;
             for (size_t ox = 0; ox < ow; ox++) {
-                float v = (float)acc[ox] * scale;
+                float v = (float)arow[ox] * scale;
                 v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
                 v = plxk_round_even_small(v) + zy;
                 y[ox] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
@@ -553,7 +584,7 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
         } else {
             uint8_t *y = (uint8_t *)j->a->outputs[0] + o;
             for (size_t ox = 0; ox < ow; ox++) {
-                float v = (float)acc[ox] * scale;
+                float v = (float)arow[ox] * scale;
                 v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
                 v = plxk_round_even_small(v) + zy;
                 y[ox] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);

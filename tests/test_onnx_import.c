@@ -3183,3 +3183,45 @@ Test(onnx_import, quantized_digits_match_onnx_runtime) {
         destroy_model(&model);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Window functions and the mel matrix: constants made at import             */
+/* ------------------------------------------------------------------------ */
+
+static ob_model *window_model(const char *op, int64_t size, bool periodic) {
+    ob_model *m = new_model(IR, 17);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "5");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    Onnx__TensorProto *t = ob_tensor(m, "size", OB_INT64, NULL, 0);
+    ob_tensor_int64s(m, t, &size, 1);
+    ob_initializer(g, t);
+    ob_attr_i(ob_node_add(g, op, "w", "size", "win"), "periodic", periodic);
+    ob_node_add(g, "Mul", "mul", "x,win", "y");
+    return m;
+}
+
+Test(onnx_import, window_functions) {
+    const float x[5] = {1, 1, 1, 1, 2};
+    float y[5];
+    const double pi = 3.14159265358979323846;
+    const char *ops[] = {"HannWindow", "HammingWindow", "BlackmanWindow"};
+    for (int k = 0; k < 3; k++) {
+        for (int periodic = 0; periodic < 2; periodic++) {
+            plx_onnx_model *model = import_ok(window_model(ops[k], 5, periodic), NULL);
+            run_once(model, (const void *const[]){x}, (void *const[]){y});
+            double period = periodic ? 5.0 : 4.0;
+            for (int i = 0; i < 5; i++) {
+                double a = 2.0 * pi * i / period;
+                double w = k == 0   ? 0.5 - 0.5 * cos(a)
+                           : k == 1 ? 25.0 / 46.0 - 21.0 / 46.0 * cos(a)
+                                    : 0.42 - 0.5 * cos(a) + 0.08 * cos(2.0 * a);
+                cr_assert(le(dbl, fabs((double)y[i] - x[i] * w), 1e-6), "%s periodic %d [%d]: %g vs %g",
+                          ops[k], periodic, i, (double)y[i], x[i] * w);
+            }
+            destroy_model(&model);
+        }
+    }
+    IMPORT_FAILS(window_model("HannWindow", -1, true), NULL, PLX_INVALID_ARGUMENT, "node 'w'",
+                 "size -1 must be 0 to");
+}

@@ -24,14 +24,12 @@ void plxk_qgemm_allow_vnni(bool allow) {
     atomic_store_explicit(&vnni_allowed, allow, memory_order_relaxed);
 }
 
-static bool cpu_has_vnni(void) {
 #if defined(PLXK_GEMM_X86)
+static bool cpu_has_vnni(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512vnni");
-#else
-    return false;
-#endif
 }
+#endif
 
 /* The kernels plxk_qgemm runs for `isa` (compiled in, not necessarily
  * supported). */
@@ -456,8 +454,14 @@ __attribute__((target("avx2"))) static void store_rows_avx2(
     store_rows_body(g, i0, rows, j0, n, acc, ldacc, colterm, zbs, rowsum);
 }
 
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512")))
-static void store_rows_avx512(const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0,
+/* GCC vectorises for 256-bit vectors unless told otherwise; Clang has no
+ * such target option */
+#if defined(__clang__)
+#define STORE_AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2"
+#else
+#define STORE_AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"
+#endif
+__attribute__((target(STORE_AVX512_TARGET))) static void store_rows_avx512(const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0,
                               size_t n, const uint32_t *acc, size_t ldacc,
                               const uint32_t *colterm, const int32_t *zbs,
                               const uint32_t *rowsum) {

@@ -319,7 +319,8 @@ static ALWAYS_INLINE void pack_a_rows(const plxk_qgemm_args *g, size_t i0, size_
     const ptrdiff_t rs = g->a_rs, cs = g->a_cs;
     for (size_t ir = 0; ir < mc; ir += mr) {
         const size_t rows = min_size(mr, mc - ir);
-        const uint8_t *base = (const uint8_t *)g->a + (ptrdiff_t)(i0 + ir) * rs + (ptrdiff_t)p0 * cs;
+        const uint8_t *base =
+            (const uint8_t *)g->a + (ptrdiff_t)(i0 + ir) * rs + (ptrdiff_t)p0 * cs;
         uint32_t sums[PACK_MAX_MR] = {0};
         size_t start = 0;
 #if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)

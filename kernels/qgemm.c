@@ -461,10 +461,9 @@ __attribute__((target("avx2"))) static void store_rows_avx2(
 #else
 #define STORE_AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"
 #endif
-__attribute__((target(STORE_AVX512_TARGET))) static void store_rows_avx512(const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0,
-                              size_t n, const uint32_t *acc, size_t ldacc,
-                              const uint32_t *colterm, const int32_t *zbs,
-                              const uint32_t *rowsum) {
+__attribute__((target(STORE_AVX512_TARGET))) static void store_rows_avx512(
+    const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0, size_t n, const uint32_t *acc,
+    size_t ldacc, const uint32_t *colterm, const int32_t *zbs, const uint32_t *rowsum) {
     store_rows_body(g, i0, rows, j0, n, acc, ldacc, colterm, zbs, rowsum);
 }
 #endif

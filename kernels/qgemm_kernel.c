@@ -77,10 +77,47 @@ static size_t round_up(size_t v, size_t to) {
 /* ---- packing ------------------------------------------------------------- */
 
 /* pack_b of qgemm_kernel.h. B's bytes are flipped to signed (x ^ 0x80)
- * when unsigned. A row-major B (b_cs == 1: [K, N], a matmul's weights) is
- * read a row at a time and dealt out to the panels; otherwise each column
- * is read along K (b_rs == 1: [N, K], conv's and fully_connected's
- * weights, read contiguously). */
+ * when unsigned. A row-major B (b_cs == 1: [K, N], a matmul's weights or
+ * a product of activations) is read KG rows at a time and dealt out panel
+ * by panel (in the x86 builds with byte shuffles, 16 or 8 columns at a
+ * time); otherwise each column is read along K (b_rs == 1: [N, K], conv's
+ * and fully_connected's weights, read contiguously). */
+#if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
+/* The sums of each column's 4 bytes in a dealt vector (4 columns) added
+ * to sums[0..3]: pairs of signed bytes (at most 256 in magnitude) by
+ * vpmaddubsw with ones as the unsigned operand, then the pairs. */
+static ALWAYS_INLINE void add_column_sums(__m128i dealt, uint32_t *sums) {
+    __m128i s = _mm_madd_epi16(_mm_maddubs_epi16(_mm_set1_epi8(1), dealt), _mm_set1_epi16(1));
+    __m128i old = _mm_loadu_si128((const __m128i *)(const void *)sums);
+    _mm_storeu_si128((__m128i *)(void *)sums, _mm_add_epi32(old, s));
+}
+
+/* 4 rows of B (row u at src + u rs) x `cols` (16 or 8) columns -> the
+ * columns' groups: column c's 4 bytes at dst + 4 c. */
+static ALWAYS_INLINE void deal_b_rows(const uint8_t *src, ptrdiff_t rs, size_t cols,
+                                      __m128i flip, int8_t *dst, uint32_t *sums) {
+    __m128i r[4];
+    for (size_t u = 0; u < 4; u++) {
+        const void *row = src + (ptrdiff_t)u * rs;
+        r[u] = cols == 16 ? _mm_loadu_si128((const __m128i *)row)
+                          : _mm_loadl_epi64((const __m128i *)row);
+        r[u] = _mm_xor_si128(r[u], flip);
+    }
+    __m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpacklo_epi8(r[2], r[3]);
+    __m128i out[4] = {_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b)};
+    if (cols == 16) {
+        a = _mm_unpackhi_epi8(r[0], r[1]);
+        b = _mm_unpackhi_epi8(r[2], r[3]);
+        out[2] = _mm_unpacklo_epi16(a, b);
+        out[3] = _mm_unpackhi_epi16(a, b);
+    }
+    for (size_t v = 0; v < cols / 4; v++) {
+        _mm_storeu_si128((__m128i *)(void *)(dst + 16 * v), out[v]);
+        add_column_sums(out[v], sums + 4 * v);
+    }
+}
+#endif
+
 static void pack_b(const plxk_qgemm_args *g, size_t j0, size_t nc, int8_t *restrict panels,
                    uint32_t *restrict sums) {
     const uint8_t *b = g->b;
@@ -89,45 +126,55 @@ static void pack_b(const plxk_qgemm_args *g, size_t j0, size_t nc, int8_t *restr
     const size_t group_bytes = NR * KG, panel_bytes = NR * kp;
     memset(sums, 0, ncp * sizeof *sums);
     if (g->b_cs == 1 && g->b_rs != 1) {
-        for (size_t p = 0; p < k; p++) {
-            const uint8_t *row = b + (ptrdiff_t)p * g->b_rs + (ptrdiff_t)j0;
-            int8_t *dst = panels + p / KG * group_bytes + p % KG;
-            for (size_t c = 0; c < nc; c++) {
-                int8_t v = (int8_t)(row[c] ^ flip);
-                dst[c / NR * panel_bytes + c % NR * KG] = v;
-                sums[c] += (uint32_t)(int32_t)v;
+        for (size_t p = 0; p < kp; p += KG) {
+            const uint8_t *rows = b + (ptrdiff_t)p * g->b_rs + (ptrdiff_t)j0;
+            for (size_t q = 0; q < ncp; q += NR) {
+                /* the group of rows p ... p+KG-1 of panel q / NR */
+                int8_t *dst = panels + q * kp + p * NR;
+                const size_t cols = min_size(NR, nc - q); /* q < nc: ncp - nc < NR */
+                size_t c = 0;
+#if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
+                if (p + KG <= k) {
+                    const __m128i f = _mm_set1_epi8((char)flip);
+                    for (; c + 16 <= cols; c += 16) {
+                        deal_b_rows(rows + q + c, g->b_rs, 16, f, dst + c * KG, sums + q + c);
+                    }
+                    for (; c + 8 <= cols; c += 8) {
+                        deal_b_rows(rows + q + c, g->b_rs, 8, f, dst + c * KG, sums + q + c);
+                    }
+                }
+#endif
+                for (; c < NR; c++) {
+                    for (size_t u = 0; u < KG; u++) {
+                        int8_t v = c < cols && p + u < k
+                                       ? (int8_t)(rows[(ptrdiff_t)u * g->b_rs +
+                                                       (ptrdiff_t)(q + c)] ^
+                                                  flip)
+                                       : 0;
+                        dst[c * KG + u] = v;
+                        sums[q + c] += (uint32_t)(int32_t)v;
+                    }
+                }
             }
         }
-        for (size_t c = nc; c < ncp; c++) {
-            int8_t *dst = panels + c / NR * panel_bytes + c % NR * KG;
-            for (size_t p = 0; p < k; p++) {
+        return;
+    }
+    for (size_t c = 0; c < ncp; c++) {
+        int8_t *dst = panels + c / NR * panel_bytes + c % NR * KG;
+        if (c >= nc) {
+            for (size_t p = 0; p < kp; p++) {
                 dst[p / KG * group_bytes + p % KG] = 0;
             }
+            continue;
         }
-    } else {
-        for (size_t c = 0; c < ncp; c++) {
-            int8_t *dst = panels + c / NR * panel_bytes + c % NR * KG;
-            if (c >= nc) {
-                for (size_t p = 0; p < k; p++) {
-                    dst[p / KG * group_bytes + p % KG] = 0;
-                }
-                continue;
-            }
-            const uint8_t *col = b + (ptrdiff_t)(j0 + c) * g->b_cs;
-            uint32_t s = 0;
-            for (size_t p = 0; p < k; p++) {
-                int8_t v = (int8_t)(col[(ptrdiff_t)p * g->b_rs] ^ flip);
-                dst[p / KG * group_bytes + p % KG] = v;
-                s += (uint32_t)(int32_t)v;
-            }
-            sums[c] = s;
+        const uint8_t *col = b + (ptrdiff_t)(j0 + c) * g->b_cs;
+        uint32_t s = 0;
+        for (size_t p = 0; p < kp; p++) {
+            int8_t v = p < k ? (int8_t)(col[(ptrdiff_t)p * g->b_rs] ^ flip) : 0;
+            dst[p / KG * group_bytes + p % KG] = v;
+            s += (uint32_t)(int32_t)v;
         }
-    }
-    /* K's padding up to a whole group, every column */
-    for (size_t p = k; p < kp; p++) {
-        for (size_t c = 0; c < ncp; c++) {
-            panels[c / NR * panel_bytes + p / KG * group_bytes + c % NR * KG + p % KG] = 0;
-        }
+        sums[c] = s;
     }
 }
 

@@ -24,14 +24,12 @@ void plxk_qgemm_allow_vnni(bool allow) {
     atomic_store_explicit(&vnni_allowed, allow, memory_order_relaxed);
 }
 
-static bool cpu_has_vnni(void) {
 #if defined(PLXK_GEMM_X86)
+static bool cpu_has_vnni(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512vnni");
-#else
-    return false;
-#endif
 }
+#endif
 
 /* The kernels plxk_qgemm runs for `isa` (compiled in, not necessarily
  * supported). */
@@ -273,7 +271,13 @@ bool plxk_qgemm_pack_b(plxk_isa isa, const plxk_qgemm_args *args, void *out, siz
 
 /* ---- the output stage ---------------------------------------------------- */
 
-static int32_t as_int32(uint32_t u) {
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+static ALWAYS_INLINE int32_t as_int32(uint32_t u) {
     /* the two's complement value, without implementation-defined casts
      * (compiles to nothing) */
     return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
@@ -289,120 +293,194 @@ enum { STORE_CHUNK = 64 };
  * is exact. The same as nearbyintf there, and vectorisable. */
 #define ROUND_MAGIC 12582912.0f
 
-/* Writes one row of C: columns [j0, j0+n) of row i, from the 32-bit sums
- * acc (NULL: all 0, K = 0), plus colterm[c] (NULL: 0), minus zbs[c] *
- * rowsum (zbs NULL: no term). */
-static void store_row(const plxk_qgemm_args *g, size_t i, size_t j0, size_t n,
-                      const uint32_t *acc, const uint32_t *colterm, const int32_t *zbs,
-                      uint32_t rowsum) {
-    const ptrdiff_t cs = g->c_cs;
-    const ptrdiff_t at = (ptrdiff_t)i * g->c_rs + (ptrdiff_t)j0 * cs; /* in elements */
-    for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
-        size_t cn = min_size(STORE_CHUNK, n - c0);
-        const ptrdiff_t base = at + (ptrdiff_t)c0 * cs;
-        uint32_t u[STORE_CHUNK];
-        if (acc) {
-            memcpy(u, acc + c0, cn * sizeof *u);
-        } else {
-            memset(u, 0, cn * sizeof *u);
-        }
-        if (colterm) {
-            for (size_t c = 0; c < cn; c++) {
-                u[c] += colterm[c0 + c];
+/* Writes rows [i0, i0+rows) x columns [j0, j0+n) of C: row r from the
+ * 32-bit sums acc + r ldacc (acc NULL: all 0, K = 0), plus colterm[c]
+ * (NULL: 0), minus zbs[c] rowsum[r] (rowsum NULL: no such term). Compiled
+ * once more for AVX2 and AVX-512 (store_rows_of): without contraction of
+ * multiplies and adds (ISO C's default, -ffp-contract=off), so every copy
+ * rounds as the contract says. */
+static ALWAYS_INLINE void store_rows_body(const plxk_qgemm_args *g, size_t i0, size_t rows,
+                                          size_t j0, size_t n, const uint32_t *acc,
+                                          size_t ldacc, const uint32_t *colterm,
+                                          const int32_t *zbs, const uint32_t *rowsum) {
+    const ptrdiff_t cs = g->c_cs, ss = g->scale_stride;
+    const plxk_qgemm_output output = g->output;
+    for (size_t r = 0; r < rows; r++) {
+        const ptrdiff_t at = (ptrdiff_t)(i0 + r) * g->c_rs + (ptrdiff_t)j0 * cs; /* elements */
+        const uint32_t *acc_row = acc ? acc + r * ldacc : NULL;
+        const uint32_t rs = rowsum ? rowsum[r] : 0;
+        for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
+            const size_t cn = min_size(STORE_CHUNK, n - c0);
+            const ptrdiff_t base = at + (ptrdiff_t)c0 * cs;
+            uint32_t u[STORE_CHUNK];
+            if (acc_row) {
+                memcpy(u, acc_row + c0, cn * sizeof *u);
+            } else {
+                memset(u, 0, cn * sizeof *u);
             }
-        }
-        if (zbs) {
-            for (size_t c = 0; c < cn; c++) {
-                u[c] -= (uint32_t)zbs[c0 + c] * rowsum;
+            if (colterm) {
+                for (size_t c = 0; c < cn; c++) {
+                    u[c] += colterm[c0 + c];
+                }
             }
-        }
-        int32_t v[STORE_CHUNK];
-        for (size_t c = 0; c < cn; c++) {
-            v[c] = as_int32(u[c]);
-        }
-        if (g->output == PLXK_QOUT_INT32) {
-            int32_t *dst = (int32_t *)g->c + base;
-            if (cs == 1) {
-                memcpy(dst, v, cn * sizeof *v);
+            if (rowsum) {
+                for (size_t c = 0; c < cn; c++) {
+                    u[c] -= (uint32_t)zbs[c0 + c] * rs;
+                }
+            }
+            int32_t v[STORE_CHUNK];
+            for (size_t c = 0; c < cn; c++) {
+                v[c] = as_int32(u[c]);
+            }
+            if (output == PLXK_QOUT_INT32) {
+                int32_t *dst = (int32_t *)g->c + base;
+                if (cs == 1) {
+                    memcpy(dst, v, cn * sizeof *v);
+                } else {
+                    for (size_t c = 0; c < cn; c++) {
+                        dst[(ptrdiff_t)c * cs] = v[c];
+                    }
+                }
+                continue;
+            }
+            float x[STORE_CHUNK];
+            const float *s = g->scale + (ptrdiff_t)(j0 + c0) * ss;
+            if (ss == 0) {
+                const float s0 = s[0];
+                for (size_t c = 0; c < cn; c++) {
+                    x[c] = (float)v[c] * s0;
+                }
+            } else if (ss == 1) {
+                for (size_t c = 0; c < cn; c++) {
+                    x[c] = (float)v[c] * s[c];
+                }
             } else {
                 for (size_t c = 0; c < cn; c++) {
-                    dst[(ptrdiff_t)c * cs] = v[c];
+                    x[c] = (float)v[c] * s[(ptrdiff_t)c * ss];
                 }
             }
-            continue;
-        }
-        float x[STORE_CHUNK];
-        if (g->scale_stride == 0) {
-            const float s = g->scale[0];
+            if (output == PLXK_QOUT_FLOAT) {
+                if (g->fbias) {
+                    const float *fb = g->fbias + j0 + c0;
+                    for (size_t c = 0; c < cn; c++) {
+                        x[c] += fb[c];
+                    }
+                }
+                /* as plxk_gemm_activate (gemm_kernel.h): relu takes NaN to
+                 * 0, clip keeps it */
+                if (g->act == PLXK_ACT_RELU) {
+                    for (size_t c = 0; c < cn; c++) {
+                        x[c] = x[c] > 0.0f ? x[c] : 0.0f;
+                    }
+                } else if (g->act == PLXK_ACT_CLIP) {
+                    const float lo = g->lo, hi = g->hi;
+                    for (size_t c = 0; c < cn; c++) {
+                        x[c] = x[c] < lo ? lo : x[c] > hi ? hi : x[c];
+                    }
+                } else if (g->act == PLXK_ACT_LEAKY) {
+                    const float slope = g->slope;
+                    for (size_t c = 0; c < cn; c++) {
+                        x[c] = x[c] < 0.0f ? slope * x[c] : x[c];
+                    }
+                }
+                float *dst = (float *)g->c + base;
+                if (cs == 1) {
+                    memcpy(dst, x, cn * sizeof *x);
+                } else {
+                    for (size_t c = 0; c < cn; c++) {
+                        dst[(ptrdiff_t)c * cs] = x[c];
+                    }
+                }
+                continue;
+            }
+            /* UINT8 / INT8: beyond +-1024 every zero point saturates, so
+             * the value is clamped there first (a NaN, from a NaN or
+             * infinite scale, counts as 0), rounded, shifted by the zero
+             * point and saturated */
+            const int32_t zp = g->out_zero_point;
+            const int32_t lo = output == PLXK_QOUT_UINT8 ? 0 : -128;
+            const int32_t hi = output == PLXK_QOUT_UINT8 ? 255 : 127;
+            int32_t q[STORE_CHUNK];
             for (size_t c = 0; c < cn; c++) {
-                x[c] = (float)v[c] * s;
+                float t = x[c];
+                t = t < -1024.0f ? -1024.0f : t > 1024.0f ? 1024.0f : t == t ? t : 0.0f;
+                t = (t + ROUND_MAGIC) - ROUND_MAGIC;
+                int32_t rq = (int32_t)t + zp;
+                q[c] = rq < lo ? lo : rq > hi ? hi : rq;
             }
-        } else {
-            const float *s = g->scale + (ptrdiff_t)(j0 + c0) * g->scale_stride;
-            for (size_t c = 0; c < cn; c++) {
-                x[c] = (float)v[c] * s[(ptrdiff_t)c * g->scale_stride];
-            }
-        }
-        if (g->output == PLXK_QOUT_FLOAT) {
-            if (g->fbias) {
-                for (size_t c = 0; c < cn; c++) {
-                    x[c] += g->fbias[j0 + c0 + c];
+            if (output == PLXK_QOUT_UINT8) {
+                uint8_t *dst = (uint8_t *)g->c + base;
+                if (cs == 1) {
+                    for (size_t c = 0; c < cn; c++) {
+                        dst[c] = (uint8_t)q[c];
+                    }
+                } else {
+                    for (size_t c = 0; c < cn; c++) {
+                        dst[(ptrdiff_t)c * cs] = (uint8_t)q[c];
+                    }
                 }
-            }
-            /* as plxk_gemm_activate (gemm_kernel.h): relu takes NaN to 0,
-             * clip keeps it */
-            if (g->act == PLXK_ACT_RELU) {
-                for (size_t c = 0; c < cn; c++) {
-                    x[c] = x[c] > 0.0f ? x[c] : 0.0f;
-                }
-            } else if (g->act == PLXK_ACT_CLIP) {
-                const float lo = g->lo, hi = g->hi;
-                for (size_t c = 0; c < cn; c++) {
-                    x[c] = x[c] < lo ? lo : x[c] > hi ? hi : x[c];
-                }
-            } else if (g->act == PLXK_ACT_LEAKY) {
-                const float slope = g->slope;
-                for (size_t c = 0; c < cn; c++) {
-                    x[c] = x[c] < 0.0f ? slope * x[c] : x[c];
-                }
-            }
-            float *dst = (float *)g->c + base;
-            if (cs == 1) {
-                memcpy(dst, x, cn * sizeof *x);
             } else {
-                for (size_t c = 0; c < cn; c++) {
-                    dst[(ptrdiff_t)c * cs] = x[c];
+                int8_t *dst = (int8_t *)g->c + base;
+                if (cs == 1) {
+                    for (size_t c = 0; c < cn; c++) {
+                        dst[c] = (int8_t)q[c];
+                    }
+                } else {
+                    for (size_t c = 0; c < cn; c++) {
+                        dst[(ptrdiff_t)c * cs] = (int8_t)q[c];
+                    }
                 }
-            }
-            continue;
-        }
-        /* UINT8 / INT8: beyond +-1024 every zero point saturates, so the
-         * value is clamped there first (a NaN, from a NaN or infinite
-         * scale, counts as 0), rounded, shifted by the zero point and
-         * saturated */
-        const int32_t zp = g->out_zero_point;
-        const int32_t lo = g->output == PLXK_QOUT_UINT8 ? 0 : -128;
-        const int32_t hi = g->output == PLXK_QOUT_UINT8 ? 255 : 127;
-        int32_t q[STORE_CHUNK];
-        for (size_t c = 0; c < cn; c++) {
-            float t = x[c];
-            t = t < -1024.0f ? -1024.0f : t > 1024.0f ? 1024.0f : t == t ? t : 0.0f;
-            t = (t + ROUND_MAGIC) - ROUND_MAGIC;
-            int32_t r = (int32_t)t + zp;
-            q[c] = r < lo ? lo : r > hi ? hi : r;
-        }
-        if (g->output == PLXK_QOUT_UINT8) {
-            uint8_t *dst = (uint8_t *)g->c + base;
-            for (size_t c = 0; c < cn; c++) {
-                dst[(ptrdiff_t)c * cs] = (uint8_t)q[c];
-            }
-        } else {
-            int8_t *dst = (int8_t *)g->c + base;
-            for (size_t c = 0; c < cn; c++) {
-                dst[(ptrdiff_t)c * cs] = (int8_t)q[c];
             }
         }
     }
+}
+
+typedef void (*store_rows_fn)(const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0,
+                              size_t n, const uint32_t *acc, size_t ldacc,
+                              const uint32_t *colterm, const int32_t *zbs,
+                              const uint32_t *rowsum);
+
+static void store_rows_portable(const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0,
+                                size_t n, const uint32_t *acc, size_t ldacc,
+                                const uint32_t *colterm, const int32_t *zbs,
+                                const uint32_t *rowsum) {
+    store_rows_body(g, i0, rows, j0, n, acc, ldacc, colterm, zbs, rowsum);
+}
+
+#if defined(PLXK_GEMM_X86)
+__attribute__((target("avx2"))) static void store_rows_avx2(
+    const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0, size_t n, const uint32_t *acc,
+    size_t ldacc, const uint32_t *colterm, const int32_t *zbs, const uint32_t *rowsum) {
+    store_rows_body(g, i0, rows, j0, n, acc, ldacc, colterm, zbs, rowsum);
+}
+
+/* GCC vectorises for 256-bit vectors unless told otherwise; Clang has no
+ * such target option */
+#if defined(__clang__)
+#define STORE_AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2"
+#else
+#define STORE_AVX512_TARGET "avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"
+#endif
+__attribute__((target(STORE_AVX512_TARGET))) static void store_rows_avx512(
+    const plxk_qgemm_args *g, size_t i0, size_t rows, size_t j0, size_t n, const uint32_t *acc,
+    size_t ldacc, const uint32_t *colterm, const int32_t *zbs, const uint32_t *rowsum) {
+    store_rows_body(g, i0, rows, j0, n, acc, ldacc, colterm, zbs, rowsum);
+}
+#endif
+
+/* The output stage for `isa` (a supported one). */
+static store_rows_fn store_rows_of(plxk_isa isa) {
+#if defined(PLXK_GEMM_X86)
+    if (isa == PLXK_ISA_AVX512) {
+        return store_rows_avx512;
+    }
+    if (isa == PLXK_ISA_AVX2) {
+        return store_rows_avx2;
+    }
+#else
+    (void)isa;
+#endif
+    return store_rows_portable;
 }
 
 /* ---- planning ------------------------------------------------------------ */
@@ -460,6 +538,7 @@ typedef struct qgemm_run {
     const char *packed; /* the pre-packed B's body (past the header), or NULL */
     b_layout packed_layout;
     bool need_rowsum;   /* some column's zero point (signed form) is not 0 */
+    store_rows_fn store;
     uint32_t za;        /* A's zero point in the unsigned form */
 } qgemm_run;
 
@@ -506,10 +585,7 @@ static void run_region(void *ctx, size_t task, size_t thread) {
             impl->multiply(mc, nc, kc, pack_a, panels + p0 * impl->nr, impl->nr * kp, acc,
                            ncp, p0 == 0);
         }
-        for (size_t i = 0; i < mc; i++) {
-            store_row(g, i0 + ic + i, j0, nc, acc + i * ncp, colterm, rowsum ? zbs : NULL,
-                      rowsum ? rowsum[i] : 0);
-        }
+        r->store(g, i0 + ic, mc, j0, nc, acc, ncp, colterm, zbs, rowsum);
     }
 }
 
@@ -547,15 +623,14 @@ bool plxk_qgemm(plxk_isa isa, plxk_pool *pool, const plxk_qgemm_args *args, void
         return false;
     }
     if (g->k == 0) { /* v = bias */
-        for (size_t i = 0; i < g->m; i++) {
-            store_row(g, i, 0, g->n, NULL, (const uint32_t *)(const void *)g->bias, NULL, 0);
-        }
+        store_rows_of(isa)(g, 0, g->m, 0, g->n, NULL, 0, (const uint32_t *)(const void *)g->bias,
+                           NULL, NULL);
         return true;
     }
     if (!g->a || (!g->b && !g->packed_b)) {
         return false;
     }
-    qgemm_run r = {.impl = impl, .g = g};
+    qgemm_run r = {.impl = impl, .g = g, .store = store_rows_of(isa)};
     if (g->packed_b) {
         packed_header h;
         memcpy(&h, g->packed_b, sizeof h);

@@ -7,7 +7,10 @@
  * activations (uint8 or int8, one zero point), B the weights (uint8 or
  * int8, one zero point or one per column). Results are exact: every
  * variant gives the same int32 accumulators (no 16-bit saturation), so the
- * float and requantized outputs are the same on every variant too.
+ * float and requantized outputs are the same on every variant too. The
+ * sums are taken modulo 2^32: exact whenever acc (and acc + bias) fits
+ * int32, which every acc does for K <= 33025 (|acc| <= 255 x 255 x K);
+ * beyond, every variant gives the same wrapped value.
  *
  * Like the float GEMM (gemm.h), the code is compiled once per instruction
  * set and chosen at run time with the same plxk_isa values: portable C,
@@ -32,10 +35,14 @@
  *   INT32: c_i32 = v
  *   FLOAT: c_f32 = (float)v * scale[j] (+ fbias[j] when fbias is not NULL)
  *   UINT8 / INT8: c = saturate(round_half_even((float)v * scale[j]) + out_zero_point)
- * The float arithmetic is float32: (float)v, one multiply by scale, then
- * nearbyintf (the current rounding mode, round-half-even by default) and the
- * zero point, as ONNX's QLinearConv / QLinearMatMul and ONNX Runtime do.
- * Then, for FLOAT only, the activation (act, lo, hi, slope as in gemm.h). */
+ * The float arithmetic is float32: (float)v, one multiply by scale (and,
+ * FLOAT only, one add of fbias: never fused into one rounding), then for
+ * UINT8 / INT8 rounding to the nearest integer, ties to even (nearbyintf in
+ * the default rounding mode, which the kernels assume) and the zero point,
+ * as ONNX's QLinearConv / QLinearMatMul and ONNX Runtime do. A NaN product
+ * (a NaN scale, or an infinite one times 0) counts as 0: the output is
+ * out_zero_point; infinities saturate. Then, for FLOAT only, the activation
+ * (act, lo, hi, slope as in gemm.h: relu takes NaN to 0, clip keeps it). */
 typedef enum plxk_qgemm_output {
     PLXK_QOUT_INT32 = 0,
     PLXK_QOUT_FLOAT = 1,
@@ -86,15 +93,19 @@ typedef struct plxk_qgemm_args {
  * compiled in; SIZE_MAX on overflow. */
 size_t plxk_qgemm_workspace_size(plxk_isa isa, size_t m, size_t n, size_t k, size_t threads);
 
-/* Bytes plxk_qgemm_pack_b writes for a K x N B in variant `isa` (the
- * packed values and whatever per-column sums the variant keeps). 0 when
- * N or K is 0 or the variant was not compiled in; SIZE_MAX on overflow. */
+/* Bytes plxk_qgemm_pack_b writes for a K x N B in variant `isa` (a header
+ * naming the variant, N and K, the packed values, and per column the sum
+ * of b - zb and the zero point). 0 when N or K is 0 or the variant was not
+ * compiled in; SIZE_MAX on overflow. */
 size_t plxk_qgemm_packed_b_size(plxk_isa isa, size_t n, size_t k);
 
 /* Packs B of `args` (b, b_rs, b_cs, b_signed, b_zero_point(s), n, k;
  * nothing else is read) into `out` (size bytes, >= plxk_qgemm_packed_b_size,
  * 64-byte aligned). false, writing nothing, when the variant was not
- * compiled in, b is NULL or size is short. */
+ * compiled in or this CPU cannot run it (plxk_isa_supported), args, b or
+ * out is NULL, size is short or a zero point is out of B's range. N or K of
+ * 0 packs nothing and returns true. On AVX-512 the packing serves both
+ * methods (VNNI or not). */
 bool plxk_qgemm_pack_b(plxk_isa isa, const plxk_qgemm_args *args, void *out, size_t size);
 
 /* Runs one multiply with variant `isa`, split into tiles that the pool's
@@ -102,7 +113,11 @@ bool plxk_qgemm_pack_b(plxk_isa isa, const plxk_qgemm_args *args, void *out, siz
  * nothing, when the arguments are unusable: NULL args, a NULL operand the
  * shapes need, a zero point out of its type's range, a missing scale for
  * an output that needs one, an unsupported variant or a workspace smaller
- * than plxk_qgemm_workspace_size(isa, m, n, k, 1). K = 0 gives v = bias.
+ * than plxk_qgemm_workspace_size(isa, m, n, k, 1), or a packed_b packed
+ * for another variant, N or K. K = 0 gives v = bias (A, B and the workspace
+ * may then be NULL). M or N of 0 writes nothing. When the workspace holds
+ * fewer slices than the pool has threads, or the pool is busy with another
+ * caller, the calling thread does everything (same result, slower).
  * Allocates nothing. */
 bool plxk_qgemm(plxk_isa isa, plxk_pool *pool, const plxk_qgemm_args *args, void *workspace,
                 size_t workspace_size);

@@ -46,7 +46,7 @@
 #define KC 512
 #define MC 120
 #define NC 256
-#define MR_INT16 6 /* 6 x 4 zmm accumulators, 4 for B, 1 for A */
+#define MR_INT16 5 /* 5 x 4 zmm accumulators, 4 for B, 1 for A (at 6, GCC spills) */
 #define MR_VNNI 8  /* 8 x 2 zmm accumulators */
 #elif defined(PLXK_GEMM_ISA_AVX2)
 #define NR 8
@@ -54,7 +54,7 @@
 #define KC 512
 #define MC 120
 #define NC 256
-#define MR_INT16 6 /* 6 x 2 ymm accumulators, 2 for B, 1 for A */
+#define MR_INT16 4 /* 4 x 2 ymm accumulators, 2 for B, A (at 5 and 6, GCC spills) */
 #elif defined(PLXK_GEMM_ISA_PORTABLE)
 #define NR 16
 #define KG 1
@@ -77,10 +77,47 @@ static size_t round_up(size_t v, size_t to) {
 /* ---- packing ------------------------------------------------------------- */
 
 /* pack_b of qgemm_kernel.h. B's bytes are flipped to signed (x ^ 0x80)
- * when unsigned. A row-major B (b_cs == 1: [K, N], a matmul's weights) is
- * read a row at a time and dealt out to the panels; otherwise each column
- * is read along K (b_rs == 1: [N, K], conv's and fully_connected's
- * weights, read contiguously). */
+ * when unsigned. A row-major B (b_cs == 1: [K, N], a matmul's weights or
+ * a product of activations) is read KG rows at a time and dealt out panel
+ * by panel (in the x86 builds with byte shuffles, 16 or 8 columns at a
+ * time); otherwise each column is read along K (b_rs == 1: [N, K], conv's
+ * and fully_connected's weights, read contiguously). */
+#if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
+/* The sums of each column's 4 bytes in a dealt vector (4 columns) added
+ * to sums[0..3]: pairs of signed bytes (at most 256 in magnitude) by
+ * vpmaddubsw with ones as the unsigned operand, then the pairs. */
+static ALWAYS_INLINE void add_column_sums(__m128i dealt, uint32_t *sums) {
+    __m128i s = _mm_madd_epi16(_mm_maddubs_epi16(_mm_set1_epi8(1), dealt), _mm_set1_epi16(1));
+    __m128i old = _mm_loadu_si128((const __m128i *)(const void *)sums);
+    _mm_storeu_si128((__m128i *)(void *)sums, _mm_add_epi32(old, s));
+}
+
+/* 4 rows of B (row u at src + u rs) x `cols` (16 or 8) columns -> the
+ * columns' groups: column c's 4 bytes at dst + 4 c. */
+static ALWAYS_INLINE void deal_b_rows(const uint8_t *src, ptrdiff_t rs, size_t cols,
+                                      __m128i flip, int8_t *dst, uint32_t *sums) {
+    __m128i r[4];
+    for (size_t u = 0; u < 4; u++) {
+        const void *row = src + (ptrdiff_t)u * rs;
+        r[u] = cols == 16 ? _mm_loadu_si128((const __m128i *)row)
+                          : _mm_loadl_epi64((const __m128i *)row);
+        r[u] = _mm_xor_si128(r[u], flip);
+    }
+    __m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpacklo_epi8(r[2], r[3]);
+    __m128i out[4] = {_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b)};
+    if (cols == 16) {
+        a = _mm_unpackhi_epi8(r[0], r[1]);
+        b = _mm_unpackhi_epi8(r[2], r[3]);
+        out[2] = _mm_unpacklo_epi16(a, b);
+        out[3] = _mm_unpackhi_epi16(a, b);
+    }
+    for (size_t v = 0; v < cols / 4; v++) {
+        _mm_storeu_si128((__m128i *)(void *)(dst + 16 * v), out[v]);
+        add_column_sums(out[v], sums + 4 * v);
+    }
+}
+#endif
+
 static void pack_b(const plxk_qgemm_args *g, size_t j0, size_t nc, int8_t *restrict panels,
                    uint32_t *restrict sums) {
     const uint8_t *b = g->b;
@@ -89,103 +126,341 @@ static void pack_b(const plxk_qgemm_args *g, size_t j0, size_t nc, int8_t *restr
     const size_t group_bytes = NR * KG, panel_bytes = NR * kp;
     memset(sums, 0, ncp * sizeof *sums);
     if (g->b_cs == 1 && g->b_rs != 1) {
-        for (size_t p = 0; p < k; p++) {
-            const uint8_t *row = b + (ptrdiff_t)p * g->b_rs + (ptrdiff_t)j0;
-            int8_t *dst = panels + p / KG * group_bytes + p % KG;
-            for (size_t c = 0; c < nc; c++) {
-                int8_t v = (int8_t)(row[c] ^ flip);
-                dst[c / NR * panel_bytes + c % NR * KG] = v;
-                sums[c] += (uint32_t)(int32_t)v;
+        for (size_t p = 0; p < kp; p += KG) {
+            const uint8_t *rows = b + (ptrdiff_t)p * g->b_rs + (ptrdiff_t)j0;
+            for (size_t q = 0; q < ncp; q += NR) {
+                /* the group of rows p ... p+KG-1 of panel q / NR */
+                int8_t *dst = panels + q * kp + p * NR;
+                const size_t cols = min_size(NR, nc - q); /* q < nc: ncp - nc < NR */
+                size_t c = 0;
+#if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
+                if (p + KG <= k) {
+                    const __m128i f = _mm_set1_epi8((char)flip);
+                    for (; c + 16 <= cols; c += 16) {
+                        deal_b_rows(rows + q + c, g->b_rs, 16, f, dst + c * KG, sums + q + c);
+                    }
+                    for (; c + 8 <= cols; c += 8) {
+                        deal_b_rows(rows + q + c, g->b_rs, 8, f, dst + c * KG, sums + q + c);
+                    }
+                }
+#endif
+                for (; c < NR; c++) {
+                    for (size_t u = 0; u < KG; u++) {
+                        int8_t v = c < cols && p + u < k
+                                       ? (int8_t)(rows[(ptrdiff_t)u * g->b_rs +
+                                                       (ptrdiff_t)(q + c)] ^
+                                                  flip)
+                                       : 0;
+                        dst[c * KG + u] = v;
+                        sums[q + c] += (uint32_t)(int32_t)v;
+                    }
+                }
             }
         }
-        for (size_t c = nc; c < ncp; c++) {
-            int8_t *dst = panels + c / NR * panel_bytes + c % NR * KG;
-            for (size_t p = 0; p < k; p++) {
+        return;
+    }
+    for (size_t c = 0; c < ncp; c++) {
+        int8_t *dst = panels + c / NR * panel_bytes + c % NR * KG;
+        if (c >= nc) {
+            for (size_t p = 0; p < kp; p++) {
                 dst[p / KG * group_bytes + p % KG] = 0;
             }
+            continue;
         }
-    } else {
-        for (size_t c = 0; c < ncp; c++) {
-            int8_t *dst = panels + c / NR * panel_bytes + c % NR * KG;
-            if (c >= nc) {
-                for (size_t p = 0; p < k; p++) {
-                    dst[p / KG * group_bytes + p % KG] = 0;
-                }
-                continue;
-            }
-            const uint8_t *col = b + (ptrdiff_t)(j0 + c) * g->b_cs;
-            uint32_t s = 0;
-            for (size_t p = 0; p < k; p++) {
-                int8_t v = (int8_t)(col[(ptrdiff_t)p * g->b_rs] ^ flip);
-                dst[p / KG * group_bytes + p % KG] = v;
-                s += (uint32_t)(int32_t)v;
-            }
-            sums[c] = s;
+        const uint8_t *col = b + (ptrdiff_t)(j0 + c) * g->b_cs;
+        uint32_t s = 0;
+        for (size_t p = 0; p < kp; p++) {
+            int8_t v = p < k ? (int8_t)(col[(ptrdiff_t)p * g->b_rs] ^ flip) : 0;
+            dst[p / KG * group_bytes + p % KG] = v;
+            s += (uint32_t)(int32_t)v;
         }
+        sums[c] = s;
     }
-    /* K's padding up to a whole group, every column */
-    for (size_t p = k; p < kp; p++) {
-        for (size_t c = 0; c < ncp; c++) {
-            panels[c / NR * panel_bytes + p / KG * group_bytes + c % NR * KG + p % KG] = 0;
+}
+
+/* pack_a of qgemm_kernel.h for `mr` rows per panel and values of `wide` ?
+ * 16 : 8 bits (both constants once inlined). A signed A is flipped to
+ * unsigned (x ^ 0x80). The rows of a panel are gathered PACK_BLOCK values
+ * of K at a time into a local block: with A's rows contiguous (a_cs == 1,
+ * an activation matrix) a row is one copy; with its columns contiguous
+ * (a_rs == 1, conv's [K, pixels] column matrix read transposed) each
+ * value of K gives the panel's rows in one read. The block is then dealt
+ * out group by group: for KG 4 a transposition of 32-bit words, which the
+ * compiler turns into vector shuffles (written value by value, the packing
+ * cost more than the VNNI product of a 64-column conv). */
+#define PACK_BLOCK 64
+#define PACK_MAX_MR 8
+#if defined(MR_VNNI)
+_Static_assert(MR_VNNI <= PACK_MAX_MR, "pack_a_rows holds at most PACK_MAX_MR rows");
+#endif
+#if defined(MR_INT16)
+_Static_assert(MR_INT16 <= PACK_MAX_MR, "pack_a_rows holds at most PACK_MAX_MR rows");
+#endif
+#if defined(MR_C)
+_Static_assert(MR_C <= PACK_MAX_MR, "pack_a_rows holds at most PACK_MAX_MR rows");
+#endif
+
+/* The x86 builds deal whole panels out with shuffles, 32 (VNNI: 8 rows
+ * of uint8) or 16 (AVX2: 4 rows of int16) values of K at a time, from rows
+ * (a_cs == 1) or from columns (a_rs == 1) of A; the rest, and the other
+ * shapes, take the block path below. Each returns the values of K it
+ * packed (a multiple of 4, at most kc) and adds the rows' sums of the
+ * packed values to sums[] when asked. */
+#if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
+enum { DEAL_NONE = 0, DEAL_U8_8 = 1, DEAL_I16_4 = 2 };
+
+/* 8 rows (src + i rs, 32 bytes each) -> 8 groups of 8 rows x 4 bytes. */
+static ALWAYS_INLINE void deal_u8_8_rows(const uint8_t *src, ptrdiff_t rs, __m256i flip,
+                                         uint8_t *out, __m256i *sums, bool sum) {
+    __m256i r[8], t[8], u[8];
+    for (size_t i = 0; i < 8; i++) {
+        r[i] = _mm256_xor_si256(
+            _mm256_loadu_si256((const __m256i *)(const void *)(src + (ptrdiff_t)i * rs)), flip);
+    }
+    /* per 128-bit lane L: t[2k] holds groups 4L, 4L+1 of rows 2k, 2k+1,
+     * t[2k+1] groups 4L+2, 4L+3 */
+    for (size_t k = 0; k < 4; k++) {
+        t[2 * k] = _mm256_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+        t[2 * k + 1] = _mm256_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+    }
+    /* u[m] (m < 4): group 4L+m of rows 0-3; u[4+m]: of rows 4-7 */
+    for (size_t h = 0; h < 2; h++) {
+        __m256i *th = t + 4 * h, *uh = u + 4 * h;
+        uh[0] = _mm256_unpacklo_epi64(th[0], th[2]);
+        uh[1] = _mm256_unpackhi_epi64(th[0], th[2]);
+        uh[2] = _mm256_unpacklo_epi64(th[1], th[3]);
+        uh[3] = _mm256_unpackhi_epi64(th[1], th[3]);
+    }
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    for (size_t m = 0; m < 4; m++) {
+        __m256i lo = _mm256_permute2x128_si256(u[m], u[4 + m], 0x20); /* group m */
+        __m256i hi = _mm256_permute2x128_si256(u[m], u[4 + m], 0x31); /* group 4+m */
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32 * m), lo);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32 * (4 + m)), hi);
+        if (sum) {
+            /* per row: its 4 bytes summed (pairs of at most 510: no
+             * saturation) */
+            *sums = _mm256_add_epi32(
+                *sums, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, ones8), ones16));
+            *sums = _mm256_add_epi32(
+                *sums, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ones8), ones16));
         }
     }
 }
 
-/* pack_a of qgemm_kernel.h for MR rows per panel and values of `wide` ?
- * 16 : 8 bits. A signed A is flipped to unsigned (x ^ 0x80). With A's rows
- * contiguous (a_cs == 1, the usual im2col or activation matrix) a row is
- * copied a group at a time; otherwise (A read transposed: [K, M], a conv
- * whose columns are pixels) value by value. */
+/* 32 values of K (src + q cs, 8 rows' bytes each) -> 8 groups. */
+static ALWAYS_INLINE void deal_u8_8_cols(const uint8_t *src, ptrdiff_t cs, __m256i flip,
+                                         uint8_t *out, __m256i *sums, bool sum) {
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    for (size_t q = 0; q < 8; q++) {
+        __m128i x[4];
+        for (size_t v = 0; v < 4; v++) {
+            x[v] = _mm_loadl_epi64(
+                (const __m128i *)(const void *)(src + (ptrdiff_t)(4 * q + v) * cs));
+        }
+        __m128i a = _mm_unpacklo_epi8(x[0], x[1]), b = _mm_unpacklo_epi8(x[2], x[3]);
+        __m256i grp = _mm256_xor_si256(
+            _mm256_setr_m128i(_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b)), flip);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32 * q), grp);
+        if (sum) {
+            *sums = _mm256_add_epi32(
+                *sums, _mm256_madd_epi16(_mm256_maddubs_epi16(grp, ones8), ones16));
+        }
+    }
+}
+
+/* One group of 4 rows (16 bytes) widened and stored; its rows' sums. */
+static ALWAYS_INLINE void store_i16_4(__m128i grp, int16_t *out, __m256i *sums, bool sum) {
+    __m256i w = _mm256_cvtepu8_epi16(grp);
+    _mm256_storeu_si256((__m256i *)(void *)out, w);
+    if (sum) {
+        /* lanes 2i, 2i+1: row i's two pairs */
+        *sums = _mm256_add_epi32(*sums, _mm256_madd_epi16(w, _mm256_set1_epi16(1)));
+    }
+}
+
+/* 4 rows (16 bytes each) -> 4 groups of 4 rows x 4 int16. */
+static ALWAYS_INLINE void deal_i16_4_rows(const uint8_t *src, ptrdiff_t rs, __m128i flip,
+                                          int16_t *out, __m256i *sums, bool sum) {
+    __m128i r[4];
+    for (size_t i = 0; i < 4; i++) {
+        r[i] = _mm_xor_si128(
+            _mm_loadu_si128((const __m128i *)(const void *)(src + (ptrdiff_t)i * rs)), flip);
+    }
+    __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]), t1 = _mm_unpackhi_epi32(r[0], r[1]);
+    __m128i t2 = _mm_unpacklo_epi32(r[2], r[3]), t3 = _mm_unpackhi_epi32(r[2], r[3]);
+    store_i16_4(_mm_unpacklo_epi64(t0, t2), out, sums, sum);
+    store_i16_4(_mm_unpackhi_epi64(t0, t2), out + 16, sums, sum);
+    store_i16_4(_mm_unpacklo_epi64(t1, t3), out + 32, sums, sum);
+    store_i16_4(_mm_unpackhi_epi64(t1, t3), out + 48, sums, sum);
+}
+
+/* 16 values of K (src + q cs, 4 rows' bytes each) -> 4 groups. */
+static ALWAYS_INLINE void deal_i16_4_cols(const uint8_t *src, ptrdiff_t cs, __m128i flip,
+                                          int16_t *out, __m256i *sums, bool sum) {
+    for (size_t q = 0; q < 4; q++) {
+        __m128i x[4];
+        for (size_t v = 0; v < 4; v++) {
+            int word;
+            memcpy(&word, src + (ptrdiff_t)(4 * q + v) * cs, sizeof word);
+            x[v] = _mm_cvtsi32_si128(word);
+        }
+        __m128i a = _mm_unpacklo_epi8(x[0], x[1]), b = _mm_unpacklo_epi8(x[2], x[3]);
+        store_i16_4(_mm_xor_si128(_mm_unpacklo_epi16(a, b), flip), out + 16 * q, sums, sum);
+    }
+}
+
+static ALWAYS_INLINE size_t deal_fast(int deal, const uint8_t *base, ptrdiff_t rs,
+                                      ptrdiff_t cs, size_t kc, uint8_t flip, void *panel,
+                                      uint32_t *sums, bool sum) {
+    size_t q = 0;
+    __m256i acc = _mm256_setzero_si256();
+    if (deal == DEAL_U8_8) {
+        const __m256i f = _mm256_set1_epi8((char)flip);
+        uint8_t *out = panel;
+        if (cs == 1) {
+            for (; q + 32 <= kc; q += 32) {
+                deal_u8_8_rows(base + q, rs, f, out + 8 * q, &acc, sum);
+            }
+        } else if (rs == 1) {
+            for (; q + 32 <= kc; q += 32) {
+                deal_u8_8_cols(base + (ptrdiff_t)q * cs, cs, f, out + 8 * q, &acc, sum);
+            }
+        }
+        if (sum) {
+            uint32_t lanes[8];
+            _mm256_storeu_si256((__m256i *)(void *)lanes, acc);
+            for (size_t i = 0; i < 8; i++) {
+                sums[i] += lanes[i];
+            }
+        }
+    } else if (deal == DEAL_I16_4) {
+        const __m128i f = _mm_set1_epi8((char)flip);
+        int16_t *out = panel;
+        if (cs == 1) {
+            for (; q + 16 <= kc; q += 16) {
+                deal_i16_4_rows(base + q, rs, f, out + 4 * q, &acc, sum);
+            }
+        } else if (rs == 1) {
+            for (; q + 16 <= kc; q += 16) {
+                deal_i16_4_cols(base + (ptrdiff_t)q * cs, cs, f, out + 4 * q, &acc, sum);
+            }
+        }
+        if (sum) {
+            uint32_t lanes[8];
+            _mm256_storeu_si256((__m256i *)(void *)lanes, acc);
+            for (size_t i = 0; i < 4; i++) {
+                sums[i] += lanes[2 * i] + lanes[2 * i + 1];
+            }
+        }
+    }
+    return q;
+}
+#endif
+
 static ALWAYS_INLINE void pack_a_rows(const plxk_qgemm_args *g, size_t i0, size_t mc,
                                       size_t p0, size_t kc, void *out, uint32_t *rowsum,
-                                      bool first, size_t mr, bool wide) {
+                                      bool first, size_t mr, bool wide, int deal) {
     const uint8_t flip = g->a_signed ? 0x80 : 0;
-    const size_t kcp = round_up(kc, KG), step = mr * KG;
-    uint8_t *out8 = out;
-    uint16_t *out16 = out;
-    for (size_t r = 0; r < mc; r++) {
-        const uint8_t *row = (const uint8_t *)g->a + (ptrdiff_t)(i0 + r) * g->a_rs +
-                             (ptrdiff_t)p0 * g->a_cs;
-        size_t base = r / mr * mr * kcp + r % mr * KG; /* the row's first value */
-        uint32_t s = 0;
-        if (g->a_cs == 1) {
-            for (size_t p = 0; p < kc; p++) {
-                s += (uint8_t)(row[p] ^ flip);
-            }
-            size_t q = 0;
-            for (; q + KG <= kc; q += KG) {
-                size_t at = base + q / KG * step;
-                for (size_t u = 0; u < KG; u++) {
-                    uint8_t v = (uint8_t)(row[q + u] ^ flip);
-                    if (wide) {
-                        out16[at + u] = v;
-                    } else {
-                        out8[at + u] = v;
+    const size_t kcp = round_up(kc, KG);
+    const ptrdiff_t rs = g->a_rs, cs = g->a_cs;
+    for (size_t ir = 0; ir < mc; ir += mr) {
+        const size_t rows = min_size(mr, mc - ir);
+        const uint8_t *base =
+            (const uint8_t *)g->a + (ptrdiff_t)(i0 + ir) * rs + (ptrdiff_t)p0 * cs;
+        uint32_t sums[PACK_MAX_MR] = {0};
+        size_t start = 0;
+#if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
+        if (deal != DEAL_NONE && rows == mr) {
+            start = deal_fast(deal, base, rs, cs, kc, flip,
+                              (char *)out + ir * kcp * (wide ? 2 : 1), sums, rowsum != NULL);
+        }
+#else
+        (void)deal;
+#endif
+        for (size_t q0 = start; q0 < kcp; q0 += PACK_BLOCK) {
+            /* a multiple of KG: kcp and PACK_BLOCK are */
+            const size_t qn = min_size(PACK_BLOCK, kcp - q0);
+            uint8_t blk[PACK_MAX_MR][PACK_BLOCK];
+            if (rows == mr && qn == PACK_BLOCK && q0 + PACK_BLOCK <= kc && (cs == 1 || rs == 1)) {
+                if (cs == 1) {
+                    for (size_t i = 0; i < mr; i++) {
+                        memcpy(blk[i], base + (ptrdiff_t)i * rs + (ptrdiff_t)q0, PACK_BLOCK);
+                    }
+                } else {
+                    for (size_t q = 0; q < PACK_BLOCK; q++) {
+                        const uint8_t *col = base + (ptrdiff_t)(q0 + q) * cs;
+                        for (size_t i = 0; i < mr; i++) {
+                            blk[i][q] = col[i];
+                        }
+                    }
+                }
+                for (size_t i = 0; i < mr; i++) {
+                    for (size_t q = 0; q < PACK_BLOCK; q++) {
+                        blk[i][q] ^= flip;
+                    }
+                }
+            } else {
+                /* the edges: rows past the block and K past kc give 0 */
+                for (size_t i = 0; i < mr; i++) {
+                    for (size_t q = 0; q < qn; q++) {
+                        blk[i][q] = i < rows && q0 + q < kc
+                                        ? (uint8_t)(base[(ptrdiff_t)i * rs +
+                                                         (ptrdiff_t)(q0 + q) * cs] ^
+                                                    flip)
+                                        : 0;
                     }
                 }
             }
-            for (size_t u = 0; q + u < kcp; u++) {
-                uint8_t v = q + u < kc ? (uint8_t)(row[q + u] ^ flip) : 0;
-                if (wide) {
-                    out16[base + q / KG * step + u] = v;
-                } else {
-                    out8[base + q / KG * step + u] = v;
+            if (rowsum) {
+                for (size_t i = 0; i < mr; i++) {
+                    uint32_t s = 0;
+                    for (size_t q = 0; q < qn; q++) {
+                        s += blk[i][q];
+                    }
+                    sums[i] += s;
                 }
             }
-        } else {
-            for (size_t p = 0; p < kcp; p++) {
-                uint8_t v = p < kc ? (uint8_t)(row[(ptrdiff_t)p * g->a_cs] ^ flip) : 0;
-                s += v;
-                size_t at = base + p / KG * step + p % KG;
+            /* deal out: group q of row i to out[(q0/KG + q) mr + i] (in
+             * units of KG values) */
+            const size_t at = ir * kcp + q0 * mr; /* in values */
+            if (KG == 4) {
+                uint32_t words[PACK_MAX_MR][PACK_BLOCK / 4], dealt[PACK_BLOCK / 4][PACK_MAX_MR];
+                memcpy(words, blk, sizeof words);
+                for (size_t q = 0; q < PACK_BLOCK / 4; q++) {
+                    for (size_t i = 0; i < mr; i++) {
+                        dealt[q][i] = words[i][q];
+                    }
+                }
+                const size_t groups = qn / 4;
                 if (wide) {
-                    out16[at] = v;
+                    int16_t *dst = (int16_t *)out + at;
+                    for (size_t q = 0; q < groups; q++) {
+                        const uint8_t *bytes = (const uint8_t *)dealt[q];
+                        for (size_t x = 0; x < 4 * mr; x++) {
+                            dst[q * 4 * mr + x] = bytes[x];
+                        }
+                    }
                 } else {
-                    out8[at] = v;
+                    uint8_t *dst = (uint8_t *)out + at;
+                    for (size_t q = 0; q < groups; q++) {
+                        memcpy(dst + q * 4 * mr, dealt[q], 4 * mr);
+                    }
+                }
+            } else {
+                /* KG 1 (portable, always wide) */
+                int16_t *dst = (int16_t *)out + at;
+                for (size_t q = 0; q < qn; q++) {
+                    for (size_t i = 0; i < mr; i++) {
+                        dst[q * mr + i] = blk[i][q];
+                    }
                 }
             }
         }
         if (rowsum) {
-            rowsum[r] = first ? s : rowsum[r] + s;
+            for (size_t i = 0; i < rows; i++) {
+                rowsum[ir + i] = first ? sums[i] : rowsum[ir + i] + sums[i];
+            }
         }
     }
 }
@@ -205,7 +480,7 @@ static ALWAYS_INLINE void store_tile_row(uint32_t *c, const uint32_t *v, size_t 
     }
 }
 
-static ALWAYS_INLINE void tile_c(size_t rows, size_t kc, const uint16_t *restrict a,
+static ALWAYS_INLINE void tile_c(size_t rows, size_t kc, const int16_t *restrict a,
                                  const int8_t *restrict b, uint32_t *c, size_t ldc, bool first) {
     uint32_t acc[MR_C][NR];
     for (size_t i = 0; i < rows; i++) {
@@ -232,11 +507,11 @@ static ALWAYS_INLINE void tile_c(size_t rows, size_t kc, const uint16_t *restric
 
 static void multiply_c(size_t mc, size_t nc, size_t kc, const void *a, const int8_t *b,
                        size_t b_panel, uint32_t *acc, size_t ldacc, bool first) {
-    const uint16_t *pa = a;
+    const int16_t *pa = a;
     for (size_t jr = 0; jr < nc; jr += NR) {
         const int8_t *bp = b + jr / NR * b_panel;
         for (size_t ir = 0; ir < mc; ir += MR_C) {
-            const uint16_t *ap = pa + ir * kc;
+            const int16_t *ap = pa + ir * kc;
             uint32_t *c = acc + ir * ldacc + jr;
             switch (min_size(MR_C, mc - ir)) {
             case 1:
@@ -258,7 +533,7 @@ static void multiply_c(size_t mc, size_t nc, size_t kc, const void *a, const int
 
 static void pack_a_c(const plxk_qgemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
                      void *out, uint32_t *rowsum, bool first) {
-    pack_a_rows(g, i0, mc, p0, kc, out, rowsum, first, MR_C, true);
+    pack_a_rows(g, i0, mc, p0, kc, out, rowsum, first, MR_C, true, 0);
 }
 
 const plxk_qgemm_impl plxk_qgemm_impl_portable = {
@@ -277,7 +552,7 @@ static ALWAYS_INLINE __m256i fold_halves(__m256i lo, __m256i hi) {
     return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
 }
 
-static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const uint16_t *restrict a,
+static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const int16_t *restrict a,
                                      const int8_t *restrict b, uint32_t *c, size_t ldc,
                                      bool first) {
     __m256i acc[MR_INT16][2];
@@ -290,7 +565,7 @@ static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const uint16_t 
         __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)bg));
         __m256i b1 =
             _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(bg + 16)));
-        const uint16_t *ag = a + g * MR_INT16 * KG;
+        const int16_t *ag = a + g * MR_INT16 * KG;
         for (size_t i = 0; i < rows; i++) {
             long long group;
             memcpy(&group, ag + i * KG, sizeof group);
@@ -311,7 +586,7 @@ static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const uint16_t 
 #endif /* PLXK_GEMM_ISA_AVX2 */
 
 #if defined(PLXK_GEMM_ISA_AVX512)
-static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const uint16_t *restrict a,
+static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const int16_t *restrict a,
                                      const int8_t *restrict b, uint32_t *c, size_t ldc,
                                      bool first) {
     /* acc[i][q]: columns 8q ... 8q+7 of row i, two lanes (halves) each */
@@ -328,7 +603,7 @@ static ALWAYS_INLINE void tile_int16(size_t rows, size_t groups, const uint16_t 
             bq[q] = _mm512_cvtepi8_epi16(
                 _mm256_loadu_si256((const __m256i *)(const void *)(bg + 32 * q)));
         }
-        const uint16_t *ag = a + g * MR_INT16 * KG;
+        const int16_t *ag = a + g * MR_INT16 * KG;
         for (size_t i = 0; i < rows; i++) {
             long long group;
             memcpy(&group, ag + i * KG, sizeof group);
@@ -437,7 +712,7 @@ static VNNI_TARGET void multiply_vnni(size_t mc, size_t nc, size_t kc, const voi
 
 static void pack_a_vnni(const plxk_qgemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
                         void *out, uint32_t *rowsum, bool first) {
-    pack_a_rows(g, i0, mc, p0, kc, out, rowsum, first, MR_VNNI, false);
+    pack_a_rows(g, i0, mc, p0, kc, out, rowsum, first, MR_VNNI, false, DEAL_U8_8);
 }
 
 const plxk_qgemm_impl plxk_qgemm_impl_avx512_vnni = {
@@ -450,12 +725,12 @@ const plxk_qgemm_impl plxk_qgemm_impl_avx512_vnni = {
 #if defined(PLXK_GEMM_ISA_AVX2) || defined(PLXK_GEMM_ISA_AVX512)
 static void multiply_int16(size_t mc, size_t nc, size_t kc, const void *a, const int8_t *b,
                            size_t b_panel, uint32_t *acc, size_t ldacc, bool first) {
-    const uint16_t *pa = a;
+    const int16_t *pa = a;
     const size_t kcp = round_up(kc, KG), groups = kcp / KG;
     for (size_t jr = 0; jr < nc; jr += NR) {
         const int8_t *bp = b + jr / NR * b_panel;
         for (size_t ir = 0; ir < mc; ir += MR_INT16) {
-            const uint16_t *ap = pa + ir * kcp;
+            const int16_t *ap = pa + ir * kcp;
             uint32_t *c = acc + ir * ldacc + jr;
             switch (min_size(MR_INT16, mc - ir)) {
             case 1:
@@ -467,12 +742,11 @@ static void multiply_int16(size_t mc, size_t nc, size_t kc, const void *a, const
             case 3:
                 tile_int16(3, groups, ap, bp, c, ldacc, first);
                 break;
+#if MR_INT16 > 4
             case 4:
                 tile_int16(4, groups, ap, bp, c, ldacc, first);
                 break;
-            case 5:
-                tile_int16(5, groups, ap, bp, c, ldacc, first);
-                break;
+#endif
             default:
                 tile_int16(MR_INT16, groups, ap, bp, c, ldacc, first);
                 break;
@@ -483,7 +757,8 @@ static void multiply_int16(size_t mc, size_t nc, size_t kc, const void *a, const
 
 static void pack_a_int16(const plxk_qgemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
                          void *out, uint32_t *rowsum, bool first) {
-    pack_a_rows(g, i0, mc, p0, kc, out, rowsum, first, MR_INT16, true);
+    pack_a_rows(g, i0, mc, p0, kc, out, rowsum, first, MR_INT16, true,
+                MR_INT16 == 4 ? DEAL_I16_4 : DEAL_NONE);
 }
 
 const plxk_qgemm_impl PLXK_ISA_SYMBOL(plxk_qgemm_impl_) = {

@@ -22,7 +22,8 @@
  *   bytes, column c's KG values at q NR Kp + g NR KG + c KG. Zero past N
  *   and past K.
  * - A: one KC pass of MC rows: panels of MR rows; in panel r (rows r MR
- *   ...) group g is MR x KG values (uint8 or uint16, see a_bytes), row i's
+ *   ...) group g is MR x KG values (uint8, or int16 holding 0 to 255: see
+ *   a_bytes), row i's
  *   at r MR kcp + g MR KG + i KG (kcp: the pass's K rounded up to KG);
  *   zero past the pass's K. Rows past the block's end are never read. */
 #ifndef PLXK_QGEMM_KERNEL_H
@@ -40,7 +41,7 @@ typedef struct plxk_qgemm_impl {
      * multiple of KG) and MC rows of A (a multiple of MR); a region has at
      * most NC columns (a multiple of NR). */
     size_t mr, nr, kg, kc, mc, nc;
-    size_t a_bytes;      /* bytes of a packed A value: 1 (uint8) or 2 (uint16) */
+    size_t a_bytes;      /* bytes of a packed A value: 1 (uint8) or 2 (int16, 0 to 255) */
     double macs_per_ns;  /* rough speed of one thread, for the pool's cost */
     const char *method;  /* what multiplies: "vnni", "int16", "c" */
     /* Packs columns [j0, j0+nc) of B over all of K into panels (layout

@@ -112,7 +112,7 @@ typedef struct qcase {
     int zp;                         /* 0: zero points 0; 1: random scalars; 2: B's per column */
     fill_kind fill;
     plxk_qgemm_output output;
-    int scale;                      /* 0: one scale (stride 0); 1: per column; 2: per column, stride 3 */
+    int scale;                      /* 0: one (stride 0); 1: per column; 2: the same, stride 3 */
     bool bias, fbias;
     plxk_activation act;
     int32_t out_zp;                 /* UINT8 / INT8 */
@@ -179,7 +179,8 @@ static void reference_output(const plxk_qgemm_args *g, size_t j, int32_t v, void
     }
     double r = isnan(x) ? 0.0 : (double)nearbyintf(x);
     r += g->out_zero_point;
-    double lo = g->output == PLXK_QOUT_UINT8 ? 0 : -128, hi = g->output == PLXK_QOUT_UINT8 ? 255 : 127;
+    double lo = g->output == PLXK_QOUT_UINT8 ? 0 : -128;
+    double hi = g->output == PLXK_QOUT_UINT8 ? 255 : 127;
     r = r < lo ? lo : r > hi ? hi : r;
     if (g->output == PLXK_QOUT_UINT8) {
         *(uint8_t *)out = (uint8_t)r;
@@ -507,6 +508,32 @@ VARIANT_TESTS(strides_and_transposes) {
         check_case(&tc, var, &ps);
     }
     free_pools(&ps);
+}
+
+/* Past K = 33025 a sum can leave int32: every variant then gives the sum
+ * modulo 2^32 (qgemm.h), here -255 x 255 x 40000 + 1000. */
+VARIANT_TESTS(wraps_beyond_int32) {
+    size_t m = 2, n = 3, k = 40000;
+    uint8_t *a = xmalloc(m * k), *b = xmalloc(k * n);
+    memset(a, 255, m * k);
+    memset(b, 0, k * n);
+    int32_t bias[3] = {1000, 0, -1000}, c[6];
+    plxk_qgemm_args g = {.m = m, .n = n, .k = k, .a = a, .a_rs = (ptrdiff_t)k, .a_cs = 1,
+                         .b = b, .b_rs = (ptrdiff_t)n, .b_cs = 1, .b_zero_point = 255,
+                         .c = c, .c_rs = (ptrdiff_t)n, .c_cs = 1, .bias = bias};
+    size_t ws_size = plxk_qgemm_workspace_size(var->isa, m, n, k, 1);
+    void *ws = xmalloc(ws_size);
+    cr_assert(plxk_qgemm(var->isa, NULL, &g, ws, ws_size));
+    for (size_t e = 0; e < m * n; e++) {
+        int64_t exact = -255LL * 255 * (int64_t)k + bias[e % n];
+        uint32_t wrapped = (uint32_t)(uint64_t)exact;
+        int32_t want = wrapped <= INT32_MAX ? (int32_t)wrapped
+                                            : (int32_t)(wrapped - 2147483648u) - INT32_MAX - 1;
+        cr_assert(eq(i32, c[e], want), "element %zu", e);
+    }
+    free(ws);
+    free(a);
+    free(b);
 }
 
 /* Signed and unsigned A and B, zero points 0, scalar and per column. */

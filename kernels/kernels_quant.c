@@ -323,7 +323,10 @@ size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *com
     if (!qconv_pointwise(&g) && qconv_channels_last(&g)) {
         extra = qconv_nhwc_bytes(&g) + plxk_round_ws((size_t)g.m * k);
     }
-    return arrays + plxk_round_ws(m * k) + extra + plxk_round_ws(gemm);
+    /* the GEMM's row-major result [pixels, channels of the group], then
+     * transposed into NCHW (strided stores of C are scalar) */
+    size_t result = plxk_round_ws(m * n * (q.integer ? 4 : 1));
+    return arrays + plxk_round_ws(m * k) + extra + result + plxk_round_ws(gemm);
 }
 
 /* Each group's weights packed, one after the other, when W (and, for
@@ -471,17 +474,27 @@ static void qnhwc_im2col_rows(void *ctx, size_t task, size_t thread) {
     }
 }
 
-/* A pointwise conv's A: X's [channels, pixels] transposed. */
-static void transpose_bytes(const uint8_t *x, size_t channels, size_t pixels, uint8_t *out) {
-    for (size_t c0 = 0; c0 < channels; c0 += 16) {
-        size_t c1 = c0 + 16 < channels ? c0 + 16 : channels;
-        for (size_t i = 0; i < pixels; i++) {
-            for (size_t c = c0; c < c1; c++) {
-                out[i * channels + c] = x[c * pixels + i];
-            }
-        }
+/* out = x transposed: x is [rows, cols], out [cols, rows], in blocks of
+ * 16 x 16 that stay in the cache lines they touch. A pointwise conv's A
+ * (X's [channels, pixels] as [pixels, channels]) and the GEMM's
+ * [pixels, channels] result as NCHW. */
+#define TRANSPOSE_BLOCKED(name, type)                                                \
+    static void name(const type *x, size_t rows, size_t cols, type *out) {          \
+        for (size_t r0 = 0; r0 < rows; r0 += 16) {                                   \
+            size_t r1 = r0 + 16 < rows ? r0 + 16 : rows;                             \
+            for (size_t c0 = 0; c0 < cols; c0 += 16) {                               \
+                size_t c1 = c0 + 16 < cols ? c0 + 16 : cols;                         \
+                for (size_t c = c0; c < c1; c++) {                                   \
+                    for (size_t r = r0; r < r1; r++) {                               \
+                        out[c * rows + r] = x[r * cols + c];                         \
+                    }                                                                \
+                }                                                                    \
+            }                                                                        \
+        }                                                                            \
     }
-}
+TRANSPOSE_BLOCKED(transpose_bytes, uint8_t)
+TRANSPOSE_BLOCKED(transpose_words, int32_t)
+#undef TRANSPOSE_BLOCKED
 
 /* Depthwise: per channel, X - zx is copied once into a zero-padded int16
  * plane (padding is the real value 0), then each output row accumulates its
@@ -639,11 +652,17 @@ static bool run_qconv(const plxk_kernel_args *args) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
-    void *gws = nhwc + nhwc_bytes + wr_bytes;
-    size_t gleft = left - arrays - col_bytes - nhwc_bytes - wr_bytes;
+    size_t esize = q.integer ? 4 : 1;
+    size_t result_bytes = plxk_round_ws(m * n * esize);
+    if (left - arrays - col_bytes - nhwc_bytes - wr_bytes < result_bytes) {
+        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
+                         plxk_layer_name(l), left);
+    }
+    char *result = (char *)nhwc + nhwc_bytes + wr_bytes;
+    void *gws = result + result_bytes;
+    size_t gleft = left - arrays - col_bytes - nhwc_bytes - wr_bytes - result_bytes;
     plxk_isa isa = plxk_isa_of(args->compute);
     size_t packed_per = args->prepared ? qconv_packed_group_bytes(&g, isa) : 0;
-    size_t esize = q.integer ? 4 : 1;
     int32_t pad = q.integer ? (l->input_count > 2 ? load_q8(args->inputs[2], l->inputs[2].dtype, 0) : 0)
                             : tensor_zero_point(&l->inputs[0]);
     size_t cg = (size_t)(g.c / g.group), plane = (size_t)(g.in[0] * g.in[1]);
@@ -683,14 +702,20 @@ static bool run_qconv(const plxk_kernel_args *args) {
             a.b = weights + (size_t)gi * n * k;
             a.b_rs = 1;
             a.b_cs = (ptrdiff_t)k;
-            a.c = (char *)args->outputs[0] + ((size_t)img * (size_t)g.m + (size_t)gi * n) * m * esize;
-            a.c_rs = 1;
-            a.c_cs = (ptrdiff_t)m;
+            a.c = result;
+            a.c_rs = (ptrdiff_t)n;
+            a.c_cs = 1;
             a.bias = !q.integer && l->input_count > 2 ? (const int32_t *)args->inputs[2] + gi * (int64_t)n
                                                       : NULL;
             a.packed_b = packed_per ? (const char *)args->prepared + (size_t)gi * packed_per : NULL;
             if (!run_qgemm(args, &a, gws, gleft, plx_op_name(l->op))) {
                 return false;
+            }
+            char *y = (char *)args->outputs[0] + ((size_t)img * (size_t)g.m + (size_t)gi * n) * m * esize;
+            if (esize == 1) {
+                transpose_bytes((const uint8_t *)result, m, n, (uint8_t *)y);
+            } else {
+                transpose_words((const int32_t *)(const void *)result, m, n, (int32_t *)(void *)y);
             }
         }
     }

@@ -19,6 +19,7 @@
  * plxk_kernel_workspace (preparing, once at load, takes a temporary for
  * the reordered weights it packs). */
 #include "kernels_compute.h"
+#include "depthwise.h"
 #include "qgemm.h"
 
 #include <math.h>
@@ -200,8 +201,17 @@ static const char *qconv_prepare(const plx_layer_view *l, plx_window_geom *g, qp
     return qproduct_prepare(l, plx_op_name(l->op), g->m, q, buf, size);
 }
 
+/* A depthwise conv (one input and one output channel per group) whose sums
+ * are exact in float32: every product (x - zx)(w - zw) is at most 255 * 255
+ * in magnitude, so with at most QDW_MAX_TAPS taps every partial sum is an
+ * integer below 2^24, which float32 holds exactly (fused multiply-adds
+ * too). Such a conv runs on cpu_ref's float depthwise kernel and gives the
+ * integer sums bit for bit; a larger kernel takes the GEMM path. */
+#define QDW_MAX_TAPS 258
+
 static bool qconv_depthwise(const plx_window_geom *g) {
-    return g->c == g->group && g->m == g->group && g->group > 1;
+    return g->c == g->group && g->m == g->group && g->group > 1 &&
+           g->k[0] * g->k[1] <= QDW_MAX_TAPS;
 }
 
 static bool qconv_pointwise(const plx_window_geom *g) {
@@ -213,8 +223,9 @@ static bool qconv_pointwise(const plx_window_geom *g) {
     return true;
 }
 
-/* The depthwise kernel's zero-padded int16 plane (qdw_channel). */
-static void qdw_dims(const plx_window_geom *g, int64_t *ph, int64_t *pw) {
+/* The extent of X padded as far as the windows reach: the pads, or more
+ * where strides do not divide evenly. */
+static void padded_dims(const plx_window_geom *g, int64_t *ph, int64_t *pw) {
     *ph = g->pb[0] + g->in[0] + g->pe[0];
     *pw = g->pb[1] + g->in[1] + g->pe[1];
     /* windows may reach past pe where strides do not divide evenly */
@@ -234,10 +245,10 @@ static bool qconv_channels_last(const plx_window_geom *g) {
 }
 
 /* The padded channels-last copy of one image's group: [ph, pw, cg], the
- * same padded extent as the depthwise plane (qdw_dims). */
+ * padded extent of padded_dims. */
 static size_t qconv_nhwc_bytes(const plx_window_geom *g) {
     int64_t ph, pw;
-    qdw_dims(g, &ph, &pw);
+    padded_dims(g, &ph, &pw);
     return plxk_round_ws((size_t)(ph * pw) * (size_t)(g->c / g->group));
 }
 
@@ -256,31 +267,35 @@ static void reorder_weights(const plx_window_geom *g, const uint8_t *w, uint8_t 
     }
 }
 
-/* The depthwise plane holds rows and columns by phase of the strides s0,
- * s1: padded row y at (y % s0) * phs + y / s0, column x at (x % s1) * pws
- * + x / s1 of a row of rl = s1 * pws values. Output (oy, ox) then reads its
- * tap (ky, kx) at a fixed offset plus oy * rl + ox, so each tap is one run
- * over all outputs (with the sums' rows also rl apart), long enough to
- * vectorise at any stride. */
-typedef struct qdw_layout {
-    int64_t phs, pws, rl, rows;
-} qdw_layout;
-
-static qdw_layout qdw_layout_of(const plx_window_geom *g) {
-    int64_t ph, pw;
-    qdw_dims(g, &ph, &pw);
-    qdw_layout q;
-    q.phs = (ph + g->s[0] - 1) / g->s[0];
-    q.pws = (pw + g->s[1] - 1) / g->s[1];
-    q.rl = g->s[1] * q.pws;
-    q.rows = g->s[0] * q.phs;
-    return q;
+/* The float depthwise kernel's plane of one channel (plxk_depthwise_plane,
+ * depthwise.h), without its data pointers. */
+static plxk_depthwise_plane qdw_geometry(const plx_window_geom *g) {
+    plxk_depthwise_plane p;
+    memset(&p, 0, sizeof p);
+    p.in_h = g->in[0];
+    p.in_w = g->in[1];
+    p.k_h = g->k[0];
+    p.k_w = g->k[1];
+    p.stride_h = g->s[0];
+    p.stride_w = g->s[1];
+    p.dil_h = g->d[0];
+    p.dil_w = g->d[1];
+    p.pad_top = g->pb[0];
+    p.pad_left = g->pb[1];
+    p.out_h = g->out[0];
+    p.out_w = g->out[1];
+    p.act = PLXK_ACT_NONE;
+    return p;
 }
 
+/* A thread's slice: X - zx and the sums as float planes, the taps, and the
+ * kernel's own scratch. */
 static size_t qdw_slice_bytes(const plx_window_geom *g) {
-    qdw_layout q = qdw_layout_of(g);
-    return plxk_round_ws((size_t)(q.rows * q.rl) * sizeof(int16_t)) +
-           plxk_round_ws((size_t)(g->out[0] * q.rl) * sizeof(int32_t));
+    plxk_depthwise_plane p = qdw_geometry(g);
+    return plxk_round_ws((size_t)(g->in[0] * g->in[1]) * sizeof(float)) +
+           plxk_round_ws((size_t)(g->out[0] * g->out[1]) * sizeof(float)) +
+           plxk_round_ws((size_t)(g->k[0] * g->k[1]) * sizeof(float)) +
+           plxk_round_ws((size_t)plxk_depthwise_scratch(&p) * sizeof(float));
 }
 
 /* The GEMM shape of one image and group: M pixels, N output channels of
@@ -496,25 +511,23 @@ TRANSPOSE_BLOCKED(transpose_bytes, uint8_t)
 TRANSPOSE_BLOCKED(transpose_words, int32_t)
 #undef TRANSPOSE_BLOCKED
 
-/* Depthwise: per channel, X - zx is copied once into a zero-padded int16
- * plane (padding is the real value 0), then each output row accumulates its
- * taps in int32 over contiguous (stride 1) or strided runs of that plane,
- * loops the compiler vectorises, and is requantized as the GEMM's output
- * stage does (qgemm.h). Each thread has its slice of the workspace: the
- * plane and one row of sums. */
+/* Depthwise: per channel, X - zx and W - zw as floats through cpu_ref's
+ * float depthwise kernel (exact: qconv_depthwise), then the bias and the
+ * output stage of the GEMM (qgemm.h) on the integer sums. Each thread has
+ * its slice of the workspace. */
 typedef struct qdw_job {
     const plx_window_geom *g;
     const plxk_kernel_args *a;
     const qproduct *q;
     const float *scales;
     const int32_t *zps;
+    plxk_isa isa;
     char *slices;
     size_t slice;
 } qdw_job;
 
-/* Compiled for AVX-512 BW, AVX2 and the baseline, picked by the CPU at
- * load (the loops are exact integer sums and the same float operations in
- * every clone, so the results do not depend on the pick). */
+/* Its conversions compiled for AVX-512, AVX2 and the baseline, picked by
+ * the CPU at load (the same exact values in each). */
 #if defined(PLXK_GEMM_X86) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
 #endif
@@ -527,81 +540,60 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
     int32_t zx = j->q->integer ? (l->input_count > 2 ? load_q8(j->a->inputs[2], l->inputs[2].dtype, 0) : 0)
                                : tensor_zero_point(&l->inputs[0]);
     int32_t zw = j->zps[ch];
-    const int32_t *bias = !j->q->integer && l->input_count > 2 ? j->a->inputs[2] : NULL;
-    qdw_layout ly = qdw_layout_of(g);
-    int64_t s0 = g->s[0], s1 = g->s[1], rl = ly.rl;
-    int16_t *plane = (int16_t *)(j->slices + thread * j->slice);
-    int32_t *restrict acc =
-        (int32_t *)((char *)plane + plxk_round_ws((size_t)(ly.rows * rl) * sizeof(int16_t)));
-    size_t in_h = (size_t)g->in[0], in_w = (size_t)g->in[1];
-    size_t x0 = (size_t)(n * g->c + ch) * in_h * in_w;
-    memset(plane, 0, (size_t)(ly.rows * rl) * sizeof *plane);
-    for (size_t iy = 0; iy < in_h; iy++) {
-        int64_t y = (int64_t)iy + g->pb[0];
-        int16_t *row = plane + ((y % s0) * ly.phs + y / s0) * rl;
-        const uint8_t *src8 = (const uint8_t *)j->a->inputs[0] + x0 + iy * in_w;
-        for (int64_t ph0 = 0; ph0 < s1; ph0++) {
-            /* the input columns ix whose padded column ix + pb lands in phase ph0 */
-            int64_t first = ((ph0 - g->pb[1]) % s1 + s1) % s1;
-            int16_t *dst = row + ph0 * ly.pws + (first + g->pb[1]) / s1;
-            if (xd == PLX_DTYPE_INT8) {
-                const int8_t *src = (const int8_t *)src8;
-                for (int64_t ix = first, t = 0; ix < (int64_t)in_w; ix += s1, t++) {
-                    dst[t] = (int16_t)(src[ix] - zx);
-                }
-            } else {
-                for (int64_t ix = first, t = 0; ix < (int64_t)in_w; ix += s1, t++) {
-                    dst[t] = (int16_t)(src8[ix] - zx);
-                }
-            }
+    int32_t bias = !j->q->integer && l->input_count > 2 ? ((const int32_t *)j->a->inputs[2])[ch] : 0;
+    size_t plane_in = (size_t)(g->in[0] * g->in[1]), plane_out = (size_t)(g->out[0] * g->out[1]);
+    size_t taps = (size_t)(g->k[0] * g->k[1]);
+    char *slice = j->slices + thread * j->slice;
+    float *restrict xf = (float *)(void *)slice;
+    float *restrict acc = (float *)(void *)(slice + plxk_round_ws(plane_in * sizeof(float)));
+    float *restrict wf = (float *)(void *)((char *)acc + plxk_round_ws(plane_out * sizeof(float)));
+    float *scratch = (float *)(void *)((char *)wf + plxk_round_ws(taps * sizeof(float)));
+    size_t x0 = (size_t)(n * g->c + ch) * plane_in;
+    if (xd == PLX_DTYPE_INT8) {
+        const int8_t *src = (const int8_t *)j->a->inputs[0] + x0;
+        for (size_t i = 0; i < plane_in; i++) {
+            xf[i] = (float)(src[i] - zx);
+        }
+    } else {
+        const uint8_t *src = (const uint8_t *)j->a->inputs[0] + x0;
+        for (size_t i = 0; i < plane_in; i++) {
+            xf[i] = (float)(src[i] - zx);
         }
     }
-    size_t w0 = (size_t)ch * (size_t)(g->k[0] * g->k[1]);
-    size_t ow = (size_t)g->out[1], y0 = (size_t)(n * g->m + ch) * (size_t)g->out[0] * ow;
-    float scale = j->scales[ch], zy = (float)(j->q->integer ? 0 : l->outputs[0].quant.zero_point);
+    for (size_t t = 0; t < taps; t++) {
+        wf[t] = (float)(load_q8(j->a->inputs[1], wd, (size_t)ch * taps + t) - zw);
+    }
+    plxk_depthwise_plane p = qdw_geometry(g);
+    p.x = xf;
+    p.w = wf;
+    p.y = acc;
+    p.scratch = plxk_depthwise_scratch(&p) ? scratch : NULL;
+    plxk_depthwise(j->isa, &p); /* the variant was checked before the run */
+    size_t y0 = (size_t)(n * g->m + ch) * plane_out;
+    if (j->q->integer) {
+        int32_t *y = (int32_t *)j->a->outputs[0] + y0;
+        for (size_t i = 0; i < plane_out; i++) {
+            y[i] = (int32_t)acc[i];
+        }
+        return;
+    }
+    float scale = j->scales[ch], zy = (float)l->outputs[0].quant.zero_point;
     float lo = yd == PLX_DTYPE_INT8 ? -128.0f : 0.0f, hi = yd == PLX_DTYPE_INT8 ? 127.0f : 255.0f;
-    /* every output at once: rows rl apart, the last one ow long */
-    size_t len = (size_t)((g->out[0] - 1) * rl) + ow;
-    int32_t b = bias ? bias[ch] : 0;
-    for (size_t i = 0; i < len; i++) {
-        acc[i] = b;
-    }
-    for (int64_t ky = 0; ky < g->k[0]; ky++) {
-        int64_t ty = ky * g->d[0];
-        const int16_t *rows = plane + ((ty % s0) * ly.phs + ty / s0) * rl;
-        for (int64_t kx = 0; kx < g->k[1]; kx++) {
-            /* int16 x int16 -> int32: a widening multiply SSE2 has */
-            int16_t wv = (int16_t)(load_q8(j->a->inputs[1], wd, w0 + (size_t)(ky * g->k[1] + kx)) - zw);
-            int64_t tx = kx * g->d[1];
-            const int16_t *restrict src = rows + (tx % s1) * ly.pws + tx / s1;
-            for (size_t i = 0; i < len; i++) {
-                acc[i] += (int32_t)wv * (int32_t)src[i];
-            }
+    if (yd == PLX_DTYPE_INT8) {
+        int8_t *y = (int8_t *)j->a->outputs[0] + y0;
+        for (size_t i = 0; i < plane_out; i++) {
+            float v = (float)((int32_t)acc[i] + bias) * scale;
+            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
+            v = plxk_round_even_small(v) + zy;
+            y[i] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
         }
-    }
-    for (int64_t oy = 0; oy < g->out[0]; oy++) {
-        const int32_t *arow = acc + oy * rl;
-        size_t o = y0 + (size_t)oy * ow;
-        if (j->q->integer) {
-            memcpy((int32_t *)j->a->outputs[0] + o, arow, ow * sizeof *arow);
-            continue;
-        }
-        if (yd == PLX_DTYPE_INT8) {
-            int8_t *y = (int8_t *)j->a->outputs[0] + o;
-            for (size_t ox = 0; ox < ow; ox++) {
-                float v = (float)arow[ox] * scale;
-                v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
-                v = plxk_round_even_small(v) + zy;
-                y[ox] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
-            }
-        } else {
-            uint8_t *y = (uint8_t *)j->a->outputs[0] + o;
-            for (size_t ox = 0; ox < ow; ox++) {
-                float v = (float)arow[ox] * scale;
-                v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
-                v = plxk_round_even_small(v) + zy;
-                y[ox] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
-            }
+    } else {
+        uint8_t *y = (uint8_t *)j->a->outputs[0] + y0;
+        for (size_t i = 0; i < plane_out; i++) {
+            float v = (float)((int32_t)acc[i] + bias) * scale;
+            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
+            v = plxk_round_even_small(v) + zy;
+            y[i] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
         }
     }
 }
@@ -630,7 +622,12 @@ static bool run_qconv(const plxk_kernel_args *args) {
             return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short",
                              plx_op_name(l->op), plxk_layer_name(l), left);
         }
-        qdw_job job = {&g, args, &q, scales, zps, (char *)ws + arrays, slice};
+        qdw_job job = {&g, args, &q, scales, zps, plxk_isa_of(args->compute),
+                       (char *)ws + arrays, slice};
+        if (!plxk_isa_supported(job.isa)) {
+            return plxk_fail(args, "%s: the %s variant does not run on this CPU",
+                             plx_op_name(l->op), plxk_isa_name(job.isa));
+        }
         plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c),
                       (double)(g.n * g.m * g.out[0] * g.out[1] * g.k[0] * g.k[1]), qdw_channel,
                       &job);
@@ -673,7 +670,7 @@ static bool run_qconv(const plxk_kernel_args *args) {
         weights = wr;
     }
     int64_t ph, pw;
-    qdw_dims(&g, &ph, &pw);
+    padded_dims(&g, &ph, &pw);
     for (int64_t img = 0; img < g.n; img++) {
         for (int64_t gi = 0; gi < g.group; gi++) {
             const uint8_t *xg = (const uint8_t *)args->inputs[0] +

@@ -235,15 +235,10 @@ static void padded_dims(const plx_window_geom *g, int64_t *ph, int64_t *pw) {
     *pw = *pw > need_w ? *pw : need_w;
 }
 
-/* A conv whose taps are gathered from a channels-last copy of X: the K
- * order of its GEMM is (ky, kx, channel), so that each tap of a pixel is
- * one copy of the group's channels, rather than one byte. With few channels
- * per group (a stem's 3) the (channel, ky, kx) order and row copies of X
- * do better. */
-static bool qconv_channels_last(const plx_window_geom *g) {
-    return g->c / g->group >= 8;
-}
-
+/* A conv that is not pointwise gathers its taps from a channels-last copy
+ * of X: the K order of its GEMM is (ky, kx, channel), so that the taps of
+ * one kernel row are one copy of kw x C/group bytes (dilation 1) or kw
+ * copies of C/group. */
 /* The padded channels-last copy of one image's group: [ph, pw, cg], the
  * padded extent of padded_dims. */
 static size_t qconv_nhwc_bytes(const plx_window_geom *g) {
@@ -335,7 +330,7 @@ size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *com
     /* im2col's A, and for the channels-last path X's padded copy and the
      * reordered weights (when they are not prepared) */
     size_t extra = 0;
-    if (!qconv_pointwise(&g) && qconv_channels_last(&g)) {
+    if (!qconv_pointwise(&g)) {
         extra = qconv_nhwc_bytes(&g) + plxk_round_ws((size_t)g.m * k);
     }
     /* the GEMM's row-major result [pixels, channels of the group], then
@@ -377,7 +372,7 @@ size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compu
     int32_t *zps = zp_array ? (int32_t *)((char *)out + packs) : NULL;
     const uint8_t *weights = cst[1];
     uint8_t *reordered = NULL;
-    if (!qconv_pointwise(&g) && qconv_channels_last(&g)) {
+    if (!qconv_pointwise(&g)) {
         /* preparing runs once at load: a temporary for the reordered W */
         reordered = malloc((size_t)g.m * k);
         if (!reordered) {
@@ -414,42 +409,9 @@ size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compu
     return need;
 }
 
-/* im2col for one image and group, as A: row i (an output pixel) holds its
- * K taps (channel, ky, kx), X's zero point where the window leaves X. */
-typedef struct qim2col_job {
-    const plx_window_geom *g;
-    const uint8_t *x; /* the group's first channel */
-    uint8_t *col;
-    uint8_t pad;
-    size_t k;
-} qim2col_job;
-
-static void qim2col_rows(void *ctx, size_t task, size_t thread) {
-    (void)thread;
-    const qim2col_job *j = ctx;
-    const plx_window_geom *g = j->g;
-    int64_t oy = (int64_t)task, in_h = g->in[0], in_w = g->in[1];
-    int64_t cg = g->c / g->group;
-    for (int64_t ox = 0; ox < g->out[1]; ox++) {
-        uint8_t *row = j->col + ((size_t)(oy * g->out[1] + ox)) * j->k;
-        size_t p = 0;
-        for (int64_t ci = 0; ci < cg; ci++) {
-            const uint8_t *plane = j->x + ci * in_h * in_w;
-            for (int64_t ky = 0; ky < g->k[0]; ky++) {
-                int64_t iy = oy * g->s[0] - g->pb[0] + ky * g->d[0];
-                bool row_in = iy >= 0 && iy < in_h;
-                for (int64_t kx = 0; kx < g->k[1]; kx++) {
-                    int64_t ix = ox * g->s[1] - g->pb[1] + kx * g->d[1];
-                    row[p++] = row_in && ix >= 0 && ix < in_w ? plane[iy * in_w + ix] : j->pad;
-                }
-            }
-        }
-    }
-}
-
 /* The channels-last path: X's group copied once into a padded [ph, pw, cg]
- * plane of X's zero point, then each pixel's row of A is kh * kw copies of
- * cg bytes. */
+ * plane of X's zero point, then each pixel's row of A is kh copies of kw x
+ * cg bytes (kh x kw copies of cg when dilated). */
 typedef struct qnhwc_job {
     const plx_window_geom *g;
     const uint8_t *x; /* the group's first channel */
@@ -476,11 +438,17 @@ static void qnhwc_im2col_rows(void *ctx, size_t task, size_t thread) {
     const qnhwc_job *j = ctx;
     const plx_window_geom *g = j->g;
     int64_t oy = (int64_t)task;
+    size_t run = (size_t)g->k[1] * j->cg; /* one kernel row's taps */
     for (int64_t ox = 0; ox < g->out[1]; ox++) {
         uint8_t *dst = j->col + (size_t)(oy * g->out[1] + ox) * j->k;
         for (int64_t ky = 0; ky < g->k[0]; ky++) {
             const uint8_t *src = j->nhwc + ((size_t)(oy * g->s[0] + ky * g->d[0]) * j->pw +
                                             (size_t)(ox * g->s[1])) * j->cg;
+            if (g->d[1] == 1) {
+                memcpy(dst, src, run);
+                dst += run;
+                continue;
+            }
             for (int64_t kx = 0; kx < g->k[1]; kx++) {
                 memcpy(dst, src + (size_t)(kx * g->d[1]) * j->cg, j->cg);
                 dst += j->cg;
@@ -641,7 +609,7 @@ static bool run_qconv(const plxk_kernel_args *args) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
-    bool pointwise = qconv_pointwise(&g), nhwc_path = !pointwise && qconv_channels_last(&g);
+    bool pointwise = qconv_pointwise(&g), nhwc_path = !pointwise;
     uint8_t *nhwc = col + col_bytes, *wr = NULL;
     size_t nhwc_bytes = nhwc_path ? qconv_nhwc_bytes(&g) : 0;
     size_t wr_bytes = nhwc_path ? plxk_round_ws((size_t)g.m * k) : 0;
@@ -677,17 +645,13 @@ static bool run_qconv(const plxk_kernel_args *args) {
                                 ((size_t)img * (size_t)g.c + (size_t)gi * cg) * plane;
             if (pointwise) {
                 transpose_bytes(xg, cg, plane, col);
-            } else if (nhwc_path) {
+            } else {
                 memset(nhwc, (uint8_t)pad, nhwc_bytes);
                 qnhwc_job job = {&g, xg, nhwc, col, (size_t)pw, cg, k};
                 plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.in[0],
                               (double)(plane * cg) * 0.5, qnhwc_fill_rows, &job);
                 plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.out[0],
                               (double)(m * k) * 0.1, qnhwc_im2col_rows, &job);
-            } else {
-                qim2col_job job = {&g, xg, col, (uint8_t)pad, k};
-                plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.out[0], (double)(m * k) * 0.5,
-                              qim2col_rows, &job);
             }
             plxk_qgemm_args a = qgemm_base(&q, args, scales + gi * (int64_t)n, zps + gi * (int64_t)n);
             a.m = m;

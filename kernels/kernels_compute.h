@@ -54,7 +54,7 @@ static inline float plxk_round_even_small(float v) {
 }
 
 
-/* conv and matmul on quantized tensors: their rows (kernels_conv.c,
+/* conv, matmul and gemm on quantized tensors: their rows (kernels_conv.c,
  * kernels_matmul.c) hand a layer whose first input is int8 or uint8 to
  * these. */
 static inline bool plxk_is_quantized_product(const plx_layer_view *l) {
@@ -71,6 +71,11 @@ bool plxk_run_qmatmul(const plxk_kernel_args *args);
 size_t plxk_workspace_qmatmul(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_prepare_qmatmul(const plx_layer_view *layer, const plxk_compute *compute, void *out,
                             size_t size);
+const char *plxk_check_qgemm(const plx_layer_view *layer, char *buf, size_t size);
+bool plxk_run_qgemm(const plxk_kernel_args *args);
+size_t plxk_workspace_qgemm(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_prepare_qgemm(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                          size_t size);
 
 /* ---- the GEMM, its workspace and the fused activation ---------------- */
 

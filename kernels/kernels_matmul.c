@@ -166,11 +166,17 @@ static const char *gemm_prepare(const plx_layer_view *l, plx_gemm_geom *g, char 
 }
 
 const char *plxk_check_gemm(const plx_layer_view *layer, char *buf, size_t size) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_check_qgemm(layer, buf, size);
+    }
     plx_gemm_geom g = {0};
     return gemm_prepare(layer, &g, buf, size);
 }
 
 size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *compute) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_workspace_qgemm(layer, compute);
+    }
     plx_gemm_geom g = {0};
     char buf[8];
     return gemm_prepare(layer, &g, buf, sizeof buf) ? 0 : plxk_gemm_ws(compute, g.m, g.n, g.k);
@@ -178,6 +184,9 @@ size_t plxk_workspace_gemm(const plx_layer_view *layer, const plxk_compute *comp
 
 size_t plxk_prepare_gemm(const plx_layer_view *layer, const plxk_compute *compute, void *out,
                          size_t size) {
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_prepare_qgemm(layer, compute, out, size);
+    }
     plx_gemm_geom g = {0};
     char buf[8];
     if (gemm_prepare(layer, &g, buf, sizeof buf)) {
@@ -190,6 +199,9 @@ size_t plxk_prepare_gemm(const plx_layer_view *layer, const plxk_compute *comput
 /* Y = alpha A' B' + beta C: C is the GEMM's (unscaled) strided bias when
  * beta is 1; otherwise Y starts as beta C, which the GEMM accumulates on. */
 bool plxk_run_gemm(const plxk_kernel_args *args) {
+    if (plxk_is_quantized_product(args->layer)) {
+        return plxk_run_qgemm(args);
+    }
     char why[256];
     plx_gemm_geom g = {0};
     if (gemm_prepare(args->layer, &g, why, sizeof why)) {

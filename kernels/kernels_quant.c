@@ -863,6 +863,115 @@ bool plxk_run_qmatmul(const plxk_kernel_args *args) {
 }
 
 /* ------------------------------------------------------------------ */
+/* gemm on quantized tensors                                           */
+/* ------------------------------------------------------------------ */
+
+/* Y = A' B' + C requantized: alpha and beta 1, C an int32 bias per column
+ * (shape inference's rules), A' and B' read through their strides. */
+static const char *qgemm_layer_prepare(const plx_layer_view *l, plx_gemm_geom *g, qproduct *q,
+                                       char *buf, size_t size) {
+    const plx_gemm_desc *d = l->desc;
+    const plx_tensor_info *c = l->input_count > 2 ? &l->inputs[2] : NULL;
+    if (plx_gemm_geom_of(&l->inputs[0], &l->inputs[1], c, d->trans_a, d->trans_b, g) !=
+            PLX_GEOM_OK ||
+        d->alpha != 1.0f || d->beta != 1.0f || (c && (g->c_sm != 0 || (g->n > 1 && g->c_sn != 1)))) {
+        return plxk_refuse(buf, size, "gemm: cpu_ref runs a quantized gemm with alpha = beta = 1 "
+                           "and a bias per column");
+    }
+    int64_t dims[2] = {g->m, g->n};
+    const char *why = plxk_require_output_shape(l, "gemm", 2, dims, buf, size);
+    return why ? why : qproduct_prepare(l, "gemm", g->n, q, buf, size);
+}
+
+const char *plxk_check_qgemm(const plx_layer_view *layer, char *buf, size_t size) {
+    plx_gemm_geom g = {0};
+    qproduct q;
+    return qgemm_layer_prepare(layer, &g, &q, buf, size);
+}
+
+size_t plxk_workspace_qgemm(const plx_layer_view *layer, const plxk_compute *compute) {
+    plx_gemm_geom g = {0};
+    qproduct q;
+    char buf[8];
+    if (qgemm_layer_prepare(layer, &g, &q, buf, sizeof buf)) {
+        return 0;
+    }
+    size_t gemm = plxk_qgemm_workspace_size(plxk_isa_of(compute), (size_t)g.m, (size_t)g.n,
+                                            (size_t)g.k, plxk_pool_threads(plxk_pool_of(compute)));
+    return gemm == SIZE_MAX ? SIZE_MAX : channel_arrays_bytes(g.n) + plxk_round_ws(gemm);
+}
+
+size_t plxk_prepare_qgemm(const plx_layer_view *layer, const plxk_compute *compute, void *out,
+                          size_t size) {
+    plx_gemm_geom g = {0};
+    qproduct q;
+    char buf[8];
+    const void *const *cst = layer->input_constants;
+    if (qgemm_layer_prepare(layer, &g, &q, buf, sizeof buf) || !cst || !cst[1]) {
+        return 0;
+    }
+    plxk_isa isa = plxk_isa_of(compute);
+    size_t need = plxk_qgemm_packed_b_size(isa, (size_t)g.n, (size_t)g.k);
+    if (need == 0 || need == SIZE_MAX || !out) {
+        return need == SIZE_MAX ? 0 : need;
+    }
+    if (size < need) {
+        return 0;
+    }
+    const plx_quant_params *wq = &layer->inputs[1].quant;
+    plxk_qgemm_args a;
+    memset(&a, 0, sizeof a);
+    a.n = (size_t)g.n;
+    a.k = (size_t)g.k;
+    a.b = cst[1];
+    a.b_rs = (ptrdiff_t)g.b_sk;
+    a.b_cs = (ptrdiff_t)g.b_sn;
+    a.b_signed = layer->inputs[1].dtype == PLX_DTYPE_INT8;
+    if (wq->kind == PLX_QUANT_PER_AXIS) {
+        a.b_zero_points = wq->zero_points;
+    } else {
+        a.b_zero_point = wq->zero_point;
+    }
+    return plxk_qgemm_pack_b(isa, &a, out, size) ? need : 0;
+}
+
+bool plxk_run_qgemm(const plxk_kernel_args *args) {
+    char why[256];
+    plx_gemm_geom g = {0};
+    qproduct q;
+    const plx_layer_view *l = args->layer;
+    if (qgemm_layer_prepare(l, &g, &q, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    size_t left;
+    void *ws = plxk_ws_at(args, 0, &left);
+    size_t arrays = channel_arrays_bytes(g.n);
+    if (!ws || left < arrays) {
+        return plxk_fail(args, "gemm: layer '%s': workspace of %zu bytes is short",
+                         plxk_layer_name(l), left);
+    }
+    float *scales;
+    int32_t *zps;
+    fill_channel_arrays(&q, args, ws, &scales, &zps);
+    plxk_qgemm_args a = qgemm_base(&q, args, scales, zps);
+    a.m = (size_t)g.m;
+    a.n = (size_t)g.n;
+    a.k = (size_t)g.k;
+    a.a = args->inputs[0];
+    a.a_rs = (ptrdiff_t)g.a_sm;
+    a.a_cs = (ptrdiff_t)g.a_sk;
+    a.b = args->inputs[1];
+    a.b_rs = (ptrdiff_t)g.b_sk;
+    a.b_cs = (ptrdiff_t)g.b_sn;
+    a.c = args->outputs[0];
+    a.c_rs = (ptrdiff_t)g.n;
+    a.c_cs = 1;
+    a.bias = l->input_count > 2 ? args->inputs[2] : NULL;
+    a.packed_b = args->prepared;
+    return run_qgemm(args, &a, (char *)ws + arrays, left - arrays, "gemm");
+}
+
+/* ------------------------------------------------------------------ */
 /* conv_integer and matmul_integer: the kernels above, int32 out        */
 /* ------------------------------------------------------------------ */
 

@@ -2279,6 +2279,18 @@ Test(shape_infer, quantized_conv_and_matmul) {
     b.dims[1] = 5;
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, quantized(T(UINT8, 3, 5), 0.1f, 5), b),
                "along axis 1");
+    /* gemm: B [N, K] transposed is per axis 0; alpha and beta 1; C a bias per column */
+    plx_gemm_desc gd = PLX_GEMM_DESC_INIT;
+    gd.trans_b = true;
+    plx_tensor_info bt = quantized(T(INT8, 6, 4), 0.01f, 0);
+    y = quantized(T(INT8, 1), 0.5f, 0);
+    ok(RUN(PLX_OP_GEMM, &gd, &y, quantized(T(UINT8, 2, 4), 0.1f, 5), bt, T(INT32, 6)));
+    EXPECT(&y, INT8, 2, 6);
+    fails_with(RUN(PLX_OP_GEMM, &gd, &y, quantized(T(UINT8, 2, 4), 0.1f, 5), bt, T(INT32, 2, 6)),
+               "must be [6] or [1,6], a bias per column");
+    gd.alpha = 2.0f;
+    fails_with(RUN(PLX_OP_GEMM, &gd, &y, quantized(T(UINT8, 2, 4), 0.1f, 5), bt),
+               "a quantized gemm takes alpha = beta = 1");
 }
 
 Test(shape_infer, integer_products) {

@@ -312,13 +312,23 @@ static plx_status plxi_infer_matmul(const layer_ctx *c) {
     return NULL;
 }
 
+/* gemm in float or int32/int64, and on quantized tensors (A int8/uint8:
+ * alpha and beta 1, C an int32 bias per column). */
 static plx_status plxi_infer_gemm(const layer_ctx *c) {
     const plx_gemm_desc *d = c->desc;
     const plx_tensor_info *a = &c->in[0], *b = &c->in[1];
+    bool quantized = plxi_dtype_in(a->dtype, DT_Q8);
+    plx_tensor_info q = {0};
     plx_status s;
-    if ((s = plxi_check_dtype(c, 0, DT_MATMUL, NULL)) || (s = plxi_check_same_dtype(c, 1, 0)) ||
-        (s = plxi_check_rank(c, 0, 2, 2)) || (s = plxi_check_rank(c, 1, 2, 2))) {
+    if ((s = plxi_check_dtype(c, 0, quantized ? DT_Q8 : DT_MATMUL, NULL)) ||
+        (s = plxi_check_rank(c, 0, 2, 2)) || (s = plxi_check_rank(c, 1, 2, 2)) ||
+        (s = quantized ? check_quantized(c, d->trans_b ? 0 : 1, &q)
+                       : plxi_check_same_dtype(c, 1, 0))) {
         return s;
+    }
+    if (quantized && (d->alpha != 1.0f || d->beta != 1.0f)) {
+        return plxi_fail(c, "a quantized gemm takes alpha = beta = 1, not %g and %g",
+                         (double)d->alpha, (double)d->beta);
     }
     int64_t m = a->dims[d->trans_a ? 1 : 0], ka = a->dims[d->trans_a ? 0 : 1];
     int64_t kb = b->dims[d->trans_b ? 1 : 0], n = b->dims[d->trans_b ? 0 : 1];
@@ -327,7 +337,14 @@ static plx_status plxi_infer_gemm(const layer_ctx *c) {
                          d->trans_a ? " (transposed)" : "", SHP(b), d->trans_b ? " (transposed)" : "");
     }
     int64_t dims[2] = {m, n};
-    if (c->n_in > 2) {
+    if (c->n_in > 2 && quantized) {
+        const plx_tensor_info *cc = &c->in[2];
+        if (cc->dims[cc->rank ? cc->rank - 1 : 0] != n || (cc->rank == 2 && cc->dims[0] != 1) ||
+            cc->rank == 0 || cc->rank > 2) {
+            return plxi_fail(c, "C %s of a quantized gemm must be [" I64 "] or [1," I64 "], a bias "
+                             "per column", SHP(cc), n, n);
+        }
+    } else if (c->n_in > 2) {
         const plx_tensor_info *cc = &c->in[2];
         if ((s = plxi_check_same_dtype(c, 2, 0))) {
             return s;
@@ -337,8 +354,11 @@ static plx_status plxi_infer_gemm(const layer_ctx *c) {
                              n);
         }
     }
-    plxi_info_init(c->out, a->dtype, 2);
+    plxi_info_init(c->out, quantized ? q.dtype : a->dtype, 2);
     plxi_info_set_dims(c->out, dims, 2);
+    if (quantized) {
+        c->out->quant = plxi_moved_quant(&q);
+    }
     return NULL;
 }
 

@@ -6,7 +6,7 @@
  * the convolution's weights; a QDQ group to one quantization step of its
  * output, rounded once instead of twice). Each adds a note naming the
  * layers it changed:
- *   - first, dequantize -> conv or matmul -> quantize, every scale and zero
+ *   - first, dequantize -> conv, matmul or gemm -> quantize, every scale and zero
  *     point constant, the weights an int8/uint8 constant (per tensor or per
  *     output channel) and a conv's bias an int32 constant whose scale is
  *     X's times W's, becomes one conv or matmul on the quantized tensors
@@ -860,7 +860,8 @@ static bool match_bias(const rewriter *w, plxi_layer *l, int64_t m, qdq_match *m
 }
 
 /* dequantize(X) -> conv (dequantize(W), [dequantize(B)]) -> quantize, or
- * the same around a matmul, all parameters constant: one conv or matmul on
+ * the same around a matmul or a gemm (alpha and beta 1, C the bias), all
+ * parameters constant: one conv or matmul on
  * the quantized tensors (plexus/ops.h), when one of the preferred backends
  * takes it; else the float layers stay. Likewise a layer that moves values
  * (moves_values) between a dequantize and a quantize of the same
@@ -890,7 +891,9 @@ static bool moves_values(const plxi_layer *l) {
 static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
     bool moves = moves_values(l);
-    if ((l->op != PLX_OP_CONV && l->op != PLX_OP_MATMUL && !moves) ||
+    const plx_gemm_desc *gd = l->op == PLX_OP_GEMM ? l->desc : NULL;
+    if ((l->op != PLX_OP_CONV && l->op != PLX_OP_MATMUL && !moves &&
+         !(gd && gd->alpha == 1.0f && gd->beta == 1.0f)) ||
         l->outputs[0].dtype != PLX_DTYPE_FLOAT32 || w->pref_count == 0) {
         return NULL;
     }
@@ -925,11 +928,12 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     const plxi_layer *wsrc = moves ? NULL : source_layer(w, l, 1);
     const plxi_layer *wconst = wsrc && wsrc->input_count ? source_layer(w, wsrc, 0) : NULL;
     uint32_t wrank = wconst ? wconst->outputs[0].rank : 0;
-    uint32_t axis = conv ? 0 : wrank - 1;
+    /* the output channels: conv's W axis 0, matmul's B last, gemm's N */
+    uint32_t axis = conv ? 0 : gd ? (gd->trans_b ? 0 : 1) : wrank - 1;
     int64_t m = wrank > 0 ? wconst->outputs[0].dims[axis] : 0;
     plx_status s = NULL;
     if (!moves && (!mt.q || wrank < 2 || !match_weights(w, l, axis, m, &mt) ||
-                   (conv && l->input_count > 2 && !match_bias(w, l, m, &mt)))) {
+                   ((conv || gd) && l->input_count > 2 && !match_bias(w, l, m, &mt)))) {
         goto out;
     }
     if (mt.bl) {

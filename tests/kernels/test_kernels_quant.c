@@ -597,3 +597,64 @@ Test(kernels_quant, binary_random_against_dequantize_quantize) {
         }
     }
 }
+
+/* ---- gemm on quantized tensors ----------------------------------------- */
+
+Test(kernels_quant, gemm_random) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    for (int t = 0; t < 24; t++) {
+        seed((uint64_t)t + 1300);
+        plx_dtype ad = q8[rnd_i(0, 1)], bd = q8[rnd_i(0, 1)], yd = q8[rnd_i(0, 1)];
+        int64_t m = rnd_i(1, 9), k = rnd_i(1, 70), n = rnd_i(1, 40);
+        plx_gemm_desc d = PLX_GEMM_DESC_INIT;
+        d.trans_a = t % 2;
+        d.trans_b = (t / 2) % 2;
+        bool bias = t % 3 != 0, per_col = rnd_i(0, 1);
+        plx_tensor_info in[3] = {d.trans_a ? info(ad, SHAPE(k, m)) : info(ad, SHAPE(m, k)),
+                                 d.trans_b ? info(bd, SHAPE(n, k)) : info(bd, SHAPE(k, n)),
+                                 info(PLX_DTYPE_INT32, SHAPE(n))};
+        plx_tensor_info y = info(yd, SHAPE(m, n));
+        float sa = 0.02f, sy = 0.3f + 0.01f * (float)rnd_i(0, 30);
+        int32_t za = (int32_t)rnd_i(qmin(ad), qmax(ad)), zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+        float sb[40];
+        int32_t zb[40], b32[40];
+        for (int64_t j = 0; j < n; j++) {
+            sb[j] = per_col || j == 0 ? 0.001f * (float)rnd_i(1, 30) : sb[0];
+            zb[j] = per_col || j == 0 ? (int32_t)rnd_i(qmin(bd), qmax(bd)) : zb[0];
+            b32[j] = (int32_t)rnd_i(-5000, 5000);
+        }
+        in[0].quant = per_tensor(sa, za);
+        if (per_col) {
+            memset(&in[1].quant, 0, sizeof in[1].quant);
+            in[1].quant.kind = PLX_QUANT_PER_AXIS;
+            in[1].quant.axis = d.trans_b ? 0 : 1;
+            in[1].quant.scales = sb;
+            in[1].quant.zero_points = zb;
+        } else {
+            in[1].quant = per_tensor(sb[0], zb[0]);
+        }
+        y.quant = per_tensor(sy, zy);
+        uint8_t a[9 * 70], b[70 * 40], got[9 * 40];
+        fill_q(a, ad, (size_t)(m * k));
+        fill_q(b, bd, (size_t)(k * n));
+        const void *ins[3] = {a, b, b32};
+        bool constant[3] = {false, true, true};
+        plx_layer_view l = layer_of(PLX_OP_GEMM, &d, in, bias ? 3 : 2, &y, 1);
+        char why[256];
+        const char *r = check_of(PLX_OP_GEMM, &l, why, sizeof why);
+        cr_assert(r == NULL, "refused: %s", r);
+        cr_assert(run_both(lookup(PLX_OP_GEMM), &l, ins, got, (size_t)(m * n), constant), "%s", g_err);
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t j = 0; j < n; j++) {
+                int32_t acc = bias ? b32[j] : 0;
+                for (int64_t p = 0; p < k; p++) {
+                    int32_t av = ld(a, ad, (size_t)(d.trans_a ? p * m + i : i * k + p));
+                    int32_t bv = ld(b, bd, (size_t)(d.trans_b ? j * k + p : p * n + j));
+                    acc += (av - za) * (bv - zb[j]);
+                }
+                cr_assert(eq(i32, ld(got, yd, (size_t)(i * n + j)), requant(acc, sa, sb[j], sy, zy, yd)),
+                          "case %d [%lld,%lld]", t, (long long)i, (long long)j);
+            }
+        }
+    }
+}

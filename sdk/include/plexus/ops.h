@@ -620,13 +620,16 @@ typedef struct plx_quantize_desc {
 } plx_quantize_desc;
 #define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
 
-/* Quantized layers (ABI 1.3). conv and matmul also run on quantized
+/* Quantized layers (ABI 1.3). conv, matmul and gemm also run on quantized
  * tensors, with the quantization on the tensor infos (tensor.h):
- *   - X (conv) or A (matmul): int8 or uint8, per-tensor parameters;
- *   - W (conv) or B (matmul): int8 or uint8, per-tensor parameters or per
- *     axis along the output channels (conv: axis 0; matmul: B's last axis);
- *   - conv's B (bias): int32 [M], in units of X's scale times W's scale of
- *     its channel, zero point 0 (its quantization, if any, is not read);
+ *   - X (conv) or A (matmul, gemm): int8 or uint8, per-tensor parameters;
+ *   - W (conv) or B (matmul, gemm): int8 or uint8, per-tensor parameters or
+ *     per axis along the output channels (conv: axis 0; matmul: B's last
+ *     axis; gemm: axis 0 when trans_b, else 1);
+ *   - conv's B and gemm's C (bias): int32, one per output channel ([M];
+ *     gemm [N] or [1, N]), in units of X's scale times W's scale of its
+ *     channel, zero point 0 (its quantization, if any, is not read); gemm's
+ *     alpha and beta are 1;
  *   - Y: int8 or uint8 with per-tensor parameters, which the builder sets
  *     (plx_network_set_output_info): they are not a function of the
  *     inputs', so shape inference cannot give them and fails without.

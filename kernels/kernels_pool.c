@@ -200,10 +200,21 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
     return true;
 }
 
+/* An average of int8/uint8 values with per-tensor quantization on X and Y:
+ * the mean of the real values, requantized (plexus/ops.h, "Quantized
+ * layers"). */
+static bool quantized_average(const plx_layer_view *l) {
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    return ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE &&
+           (x->dtype == PLX_DTYPE_INT8 || x->dtype == PLX_DTYPE_UINT8) &&
+           (y->dtype == PLX_DTYPE_INT8 || y->dtype == PLX_DTYPE_UINT8) &&
+           x->quant.kind == PLX_QUANT_PER_TENSOR && y->quant.kind == PLX_QUANT_PER_TENSOR;
+}
+
 static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, int64_t *inner,
                                        char *buf, size_t size) {
     const plx_global_pool_desc *desc = l->desc;
-    const char *why = pool_dtype(l, "global_pool", desc->kind, buf, size);
+    const char *why = quantized_average(l) ? NULL : pool_dtype(l, "global_pool", desc->kind, buf, size);
     if (why) {
         return why;
     }
@@ -239,6 +250,35 @@ bool plxk_run_global_pool(const plxk_kernel_args *args) {
     }
     const plx_global_pool_desc *desc = args->layer->desc;
     plx_dtype dt = args->layer->inputs[0].dtype;
+    if (quantized_average(args->layer)) {
+        /* the integer sum is exact; its mean as the real value, in double,
+         * then quantized as quantize does (ties to even, saturated) */
+        const plx_quant_params *qx = &args->layer->inputs[0].quant,
+                               *qy = &args->layer->outputs[0].quant;
+        plx_dtype yt = args->layer->outputs[0].dtype;
+        double lo = yt == PLX_DTYPE_INT8 ? -128.0 : 0.0, hi = yt == PLX_DTYPE_INT8 ? 127.0 : 255.0;
+        for (int64_t o = 0; o < outer; o++) {
+            int64_t sum = 0;
+            if (dt == PLX_DTYPE_INT8) {
+                const int8_t *x = (const int8_t *)args->inputs[0] + o * inner;
+                for (int64_t i = 0; i < inner; i++) {
+                    sum += x[i];
+                }
+            } else {
+                const uint8_t *x = (const uint8_t *)args->inputs[0] + o * inner;
+                for (int64_t i = 0; i < inner; i++) {
+                    sum += x[i];
+                }
+            }
+            float mean = inner ? (float)((double)(sum - inner * (int64_t)qx->zero_point) *
+                                         (double)qx->scale / (double)inner)
+                               : 0.0f;
+            double r = (double)nearbyintf(mean / qy->scale) + (double)qy->zero_point;
+            r = r < lo ? lo : r > hi ? hi : r;
+            store_real(args->outputs[0], yt, o, r);
+        }
+        return true;
+    }
     for (int64_t o = 0; o < outer; o++) {
         if (desc->kind == PLX_POOL_MAX) {
             double best = lowest_value(dt);

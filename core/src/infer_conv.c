@@ -433,14 +433,27 @@ static plx_status plxi_infer_global_pool(const layer_ctx *c) {
     if (d->kind == PLX_POOL_LP && d->p < 1) {
         return plxi_fail(c, "p " I64 " must be at least 1 for lp pooling", d->p);
     }
-    if ((s = plxi_check_spatial_input(c, DT_FLOAT, NULL, &ns))) {
+    /* int8/uint8: max keeps X's per-tensor quantization; average is a
+     * quantized layer (plexus/ops.h), its output's parameters preset */
+    bool q8 = plxi_dtype_in(x->dtype, DT_Q8);
+    plx_tensor_info y = *c->out;
+    if ((s = plxi_check_spatial_input(c, DT_FLOAT | (d->kind != PLX_POOL_LP ? DT_Q8 : 0), NULL,
+                                      &ns))) {
         return s;
     }
-    plxi_info_init(c->out, x->dtype, x->rank);
+    if (q8 && d->kind == PLX_POOL_AVERAGE &&
+        (x->quant.kind != PLX_QUANT_PER_TENSOR || !plxi_dtype_in(y.dtype, DT_Q8) ||
+         y.quant.kind != PLX_QUANT_PER_TENSOR)) {
+        return plxi_fail(c, "an average pool of %s needs per-tensor quantization on X and on the "
+                         "output, which the builder sets", plx_dtype_name(x->dtype));
+    }
+    bool requant = q8 && d->kind == PLX_POOL_AVERAGE;
+    plxi_info_init(c->out, requant ? y.dtype : x->dtype, x->rank);
     plxi_info_set_dims(c->out, x->dims, x->rank);
     for (uint32_t i = 0; i < ns; i++) {
         c->out->dims[2 + i] = 1;
     }
+    c->out->quant = plxi_moved_quant(requant ? &y : x);
     return NULL;
 }
 

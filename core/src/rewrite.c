@@ -14,7 +14,9 @@
  *     only rewrite that asks the backends; without one, the float layers
  *     stay and are folded like any other; likewise max pooling and the
  *     reshape-like layers between a dequantize and a quantize of the same
- *     parameters run on the 8-bit values, and add, sub and mul of two
+ *     parameters run on the 8-bit values, a global average pool between
+ *     them whatever their parameters as a quantized average, and add, sub
+ *     and mul of two
  *     dequantized tensors before a quantize become one binary layer on
  *     the quantized tensors;
  *   - batch_norm folded into the conv before it, whose output only it reads
@@ -888,9 +890,17 @@ static bool moves_values(const plxi_layer *l) {
     }
 }
 
+/* A global average pool between a dequantize and a quantize, of any
+ * parameters: the quantized average (plexus/ops.h). */
+static bool averages_values(const plxi_layer *l) {
+    return l->op == PLX_OP_GLOBAL_POOL &&
+           ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE;
+}
+
 static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
-    bool moves = moves_values(l);
+    bool averages = averages_values(l);
+    bool moves = moves_values(l) || averages;
     const plx_gemm_desc *gd = l->op == PLX_OP_GEMM ? l->desc : NULL;
     if ((l->op != PLX_OP_CONV && l->op != PLX_OP_MATMUL && !moves &&
          !(gd && gd->alpha == 1.0f && gd->beta == 1.0f)) ||
@@ -922,7 +932,11 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
             mt.q_index = i;
         }
     }
-    if (moves && (!mt.q || !same_quant(&mt.xq, &mt.yq) || mt.q->outputs[0].dtype != xi->dtype)) {
+    if (moves && !averages &&
+        (!mt.q || !same_quant(&mt.xq, &mt.yq) || mt.q->outputs[0].dtype != xi->dtype)) {
+        return NULL;
+    }
+    if (averages && !mt.q) {
         return NULL;
     }
     const plxi_layer *wsrc = moves ? NULL : source_layer(w, l, 1);

@@ -658,3 +658,36 @@ Test(kernels_quant, gemm_random) {
         }
     }
 }
+
+/* ---- global average pool on quantized tensors --------------------------- */
+
+Test(kernels_quant, global_average_pool) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    for (int t = 0; t < 12; t++) {
+        seed((uint64_t)t + 1700);
+        plx_dtype xd = q8[t % 2], yd = q8[(t / 2) % 2];
+        int64_t c = rnd_i(1, 6), h = rnd_i(1, 7), w = rnd_i(1, 7);
+        plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+        plx_tensor_info x = info(xd, SHAPE(2, c, h, w)), y = info(yd, SHAPE(2, c, 1, 1));
+        float sx = 0.01f * (float)rnd_i(1, 30), sy = 0.005f * (float)rnd_i(1, 30);
+        int32_t zx = (int32_t)rnd_i(qmin(xd), qmax(xd)), zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+        x.quant = per_tensor(sx, zx);
+        y.quant = per_tensor(sy, zy);
+        uint8_t in[2 * 6 * 49], out[12];
+        fill_q(in, xd, numel(&x));
+        plx_layer_view l = layer_of(PLX_OP_GLOBAL_POOL, &d, &x, 1, &y, 1);
+        const void *ins[] = {in};
+        void *outs[] = {out};
+        cr_assert(run_layer(lookup(PLX_OP_GLOBAL_POOL), &l, ins, outs), "%s", g_err);
+        for (int64_t o = 0; o < 2 * c; o++) {
+            double sum = 0;
+            for (int64_t i = 0; i < h * w; i++) {
+                sum += (double)(ld(in, xd, (size_t)(o * h * w + i)) - zx) * sx;
+            }
+            float mean = (float)(sum / (double)(h * w));
+            float q = nearbyintf(mean / sy) + (float)zy;
+            int32_t want = q < (float)qmin(yd) ? qmin(yd) : q > (float)qmax(yd) ? qmax(yd) : (int32_t)q;
+            cr_assert(eq(i32, ld(out, yd, (size_t)o), want), "case %d map %lld", t, (long long)o);
+        }
+    }
+}

@@ -639,6 +639,10 @@ typedef struct plx_quantize_desc {
  * (float)acc * (sx * sw[c] / sy). Padding of a quantized conv is zx (the
  * real value 0).
  *
+ * global_pool average on int8/uint8 X with per-tensor parameters is the
+ * mean of the real values, requantized into Y's (preset by the builder);
+ * max pooling of int8/uint8 keeps X's parameters.
+ *
  * binary add, sub and mul also compute on quantized tensors when A, B and
  * Y are all int8/uint8 with per-tensor parameters (the builder sets Y's):
  * Y = saturate(round_half_even(f((a - za) * sa, (b - zb) * sb) / sy) + zy)

@@ -165,7 +165,7 @@ static int current_mem(assembly *a, uint32_t t) {
     if (a->ts[t].mem < 0 && t < a->g->inputs) {
         dnnl_memory_desc_t md;
         const plx_tensor_info *info = tensor_info(a->g, t);
-        if (odn_plain_md(&md, info->dims, info->rank) != dnnl_success) {
+        if (odn_info_md(&md, info) != dnnl_success) {
             return -1;
         }
         a->ts[t].mem = odn_plan_add_mem(a->ctx, a->plan, ODN_BIND_INPUT, t, &md);
@@ -211,8 +211,10 @@ static plx_status mem_for(assembly *a, uint32_t t, const dnnl_memory_desc_t *md,
          * producer's dims, then seen in the reader's, reordered again if
          * the reader wants a layout that is not plain. */
         dnnl_memory_desc_t plain, flat;
-        if (odn_plain_md(&plain, have->dims, (unsigned)have->ndims) != dnnl_success ||
-            odn_plain_md(&flat, md->dims, (unsigned)md->ndims) != dnnl_success) {
+        if (odn_plain_md_as(&plain, have->dims, (unsigned)have->ndims, have->data_type) !=
+                dnnl_success ||
+            odn_plain_md_as(&flat, md->dims, (unsigned)md->ndims, md->data_type) !=
+                dnnl_success) {
             return no_memory(a->ctx);
         }
         int p;
@@ -278,7 +280,7 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
     uint32_t t_out = a->g->inputs + k;
     int slot = output_slot(a->g, t_out);
     dnnl_memory_desc_t out_plain;
-    if (odn_plain_md(&out_plain, v->outputs[0].dims, v->outputs[0].rank) != dnnl_success) {
+    if (odn_info_md(&out_plain, &v->outputs[0]) != dnnl_success) {
         return no_memory(ctx);
     }
     if (is_reshape(v->op) && slot < 0) {
@@ -286,7 +288,7 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
          * plain, under the output's dims. */
         dnnl_memory_desc_t in_plain;
         const plx_tensor_info *x = &v->inputs[0];
-        if (odn_plain_md(&in_plain, x->dims, x->rank) != dnnl_success) {
+        if (odn_info_md(&in_plain, x) != dnnl_success) {
             return no_memory(ctx);
         }
         int m;
@@ -319,7 +321,7 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
             dnnl_memory_desc_t plain;
             const plx_tensor_info *info = tensor_info(a->g, t);
             int p = -1;
-            s = odn_plain_md(&plain, info->dims, info->rank) == dnnl_success
+            s = odn_info_md(&plain, info) == dnnl_success
                     ? mem_for(a, t, &plain, &p)
                     : no_memory(ctx);
             if (!s) {

@@ -169,8 +169,15 @@ plx_status odn_plan_reorder(const odn_context *ctx, odn_plan *plan, int from, in
 /* Whether `md` is the dense row-major layout of its dims. */
 bool odn_md_is_plain(const dnnl_memory_desc_t *md);
 
-/* The plain row-major descriptor of `dims` (rank 0: one element). */
+/* The plain row-major float32 descriptor of `dims` (rank 0: one element). */
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank);
+
+/* The same of data type `dt` (dnnl_data_type_undef: dnnl_invalid_arguments). */
+dnnl_status_t odn_plain_md_as(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank,
+                              dnnl_data_type_t dt);
+
+/* oneDNN's data type for `dtype`: f32, s8, u8, s32; undef for the others. */
+dnnl_data_type_t odn_dtype(plx_dtype dtype);
 
 /* ---- planning helpers (onednn_plan.c), shared by the planners ----------- */
 
@@ -198,7 +205,7 @@ plx_status odn_refuse(const odn_context *ctx, const char *fmt, ...)
         return odn_out_of_memory(ctx);                                                        \
     }
 
-/* The plain row-major descriptor of tensor info `t`. */
+/* The plain row-major descriptor of tensor info `t`, of its dtype. */
 dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t);
 
 /* The layout input `slot` of `l` is at hand in (odn_plan_build's
@@ -206,7 +213,8 @@ dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t);
 dnnl_status_t odn_input_md(const odn_context *ctx, const plx_layer_view *l, unsigned slot,
                            dnnl_memory_desc_t *md);
 
-/* The "any" descriptor (oneDNN picks the layout) of `like`'s dims. */
+/* The "any" descriptor (oneDNN picks the layout) of `like`'s dims and data
+ * type. */
 dnnl_status_t odn_any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like);
 
 /* The PLX_OUT_OF_MEMORY status of a failed allocation while planning. */
@@ -274,6 +282,26 @@ plx_status odn_axis(const odn_context *ctx, const char *op, int64_t axis, unsign
 plx_status odn_push_direct(const odn_context *ctx, odn_plan *plan, bool concat,
                            const dnnl_memory_desc_t *srcs, int n, int axis,
                            const dnnl_memory_desc_t *dst, const char *what);
+
+/* A convolution's geometry as oneDNN takes it: strides, dilations (minus
+ * one), begin and end padding per spatial dimension, and the weights' dims
+ * (with a leading group dimension when group > 1: wnd of them). */
+typedef struct odn_conv_geom {
+    dnnl_dims_t strides, dil, pl, pr, wd;
+    int wnd;
+} odn_conv_geom;
+
+/* The geometry of conv or conv_integer `l` (plx_conv_desc), or the refusal
+ * (not 1 or 2 spatial dimensions, a window that does not give the output). */
+plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
+                             odn_conv_geom *out);
+
+/* The dims of matmul or matmul_integer `l` as oneDNN's matmul takes them:
+ * A, B and the result padded to one rank *rank (numpy: a 1-D A is [1, K],
+ * a 1-D B [K, 1], batch dims of 1 in front), each array PLX_MAX_RANK + 1
+ * entries; or the refusal (a scalar operand). */
+plx_status odn_matmul_dims(const odn_context *ctx, const plx_layer_view *l, int64_t *pa,
+                           int64_t *pb, int64_t *pd, unsigned *rank);
 
 /* ---- the planners, one per operator (onednn_conv.c, onednn_ops.c) -------
  * Each reads layer view `l` (validated by the host, output infos inferred)

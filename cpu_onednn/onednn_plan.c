@@ -28,7 +28,22 @@ plx_status odn_refuse(const odn_context *ctx, const char *fmt, ...) {
     return ctx->host->status_create(ctx->host, PLX_UNSUPPORTED, "%s", buf);
 }
 
+dnnl_data_type_t odn_dtype(plx_dtype dtype) {
+    switch (dtype) {
+    case PLX_DTYPE_FLOAT32: return dnnl_f32;
+    case PLX_DTYPE_INT8: return dnnl_s8;
+    case PLX_DTYPE_UINT8: return dnnl_u8;
+    case PLX_DTYPE_INT32: return dnnl_s32;
+    default: return dnnl_data_type_undef;
+    }
+}
+
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank) {
+    return odn_plain_md_as(md, dims, rank, dnnl_f32);
+}
+
+dnnl_status_t odn_plain_md_as(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank,
+                              dnnl_data_type_t dt) {
     dnnl_dims_t d, s;
     if (rank > DNNL_MAX_NDIMS) {
         return dnnl_invalid_arguments;
@@ -46,16 +61,19 @@ dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned
         s[i] = stride;
         stride *= d[i];
     }
-    return dnnl_memory_desc_init_by_strides(md, nd, d, dnnl_f32, s);
+    if (dt == dnnl_data_type_undef) {
+        return dnnl_invalid_arguments;
+    }
+    return dnnl_memory_desc_init_by_strides(md, nd, d, dt, s);
 }
 
 dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t) {
-    return odn_plain_md(md, t->dims, t->rank);
+    return odn_plain_md_as(md, t->dims, t->rank, odn_dtype(t->dtype));
 }
 
 bool odn_md_is_plain(const dnnl_memory_desc_t *md) {
     dnnl_memory_desc_t p;
-    return odn_plain_md(&p, md->dims, (unsigned)md->ndims) == dnnl_success &&
+    return odn_plain_md_as(&p, md->dims, (unsigned)md->ndims, md->data_type) == dnnl_success &&
            dnnl_memory_desc_equal(&p, md);
 }
 
@@ -75,7 +93,7 @@ dnnl_status_t odn_input_md(const odn_context *ctx, const plx_layer_view *l, unsi
 }
 
 dnnl_status_t odn_any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like) {
-    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dnnl_f32,
+    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, like->data_type,
                                         dnnl_format_tag_any);
 }
 

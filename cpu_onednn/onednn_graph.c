@@ -453,8 +453,9 @@ static uint32_t activation_after(const plx_subgraph_view *g, uint32_t a) {
 
 uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a) {
     plx_op op = g->layers[a].view.op;
-    if (op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
-        op != PLX_OP_MATMUL) {
+    if ((op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
+         op != PLX_OP_MATMUL) ||
+        !odn_view_is_float(&g->layers[a].view)) {
         return UINT32_MAX;
     }
     return activation_after(g, a);
@@ -647,10 +648,11 @@ static uint32_t piece_input(graph_build *b, const plx_subgraph_view *g, plx_subg
     return k;
 }
 
-/* Whether graph_build_piece can carry layer `i`. */
+/* Whether graph_build_piece can carry layer `i`: float32 layers only (the
+ * payload keeps no quantization, and int8 layers run alone). */
 static bool graph_carries(const plx_subgraph_view *g, uint32_t i) {
     return graph_desc_size(g->layers[i].view.op) != SIZE_MAX &&
-           g->layers[i].view.output_count == 1;
+           g->layers[i].view.output_count == 1 && odn_view_is_float(&g->layers[i].view);
 }
 
 /* Builds the payload of layers lo .. hi-1 of `g` (a convex piece that

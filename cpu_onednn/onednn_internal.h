@@ -2,9 +2,9 @@
  *
  * onednn_backend.c holds the ABI side (entry point, options, capabilities,
  * factories, tensor handles, workloads); onednn_plan.c (helpers, dispatcher),
- * onednn_conv.c and onednn_ops.c (the planners) turn one layer view
- * into a *plan*: the oneDNN primitive descriptors that run it and how each
- * of their arguments binds to the layer's tensors. check_layer builds a plan
+ * onednn_conv.c, onednn_ops.c and onednn_int8.c (the planners) turn one
+ * layer view into a *plan*: the oneDNN primitive descriptors that run it and
+ * how each of their arguments binds to the layer's tensors. check_layer builds a plan
  * and throws it away (so a refusal is decided by oneDNN itself, from the view
  * alone); create_workload builds the same plan and keeps it. */
 #ifndef CPU_ONEDNN_INTERNAL_H
@@ -131,6 +131,10 @@ typedef struct odn_context {
      * dnnl_query_impl_info_str; plain C loops, often slower than cpu_ref)
      * is refused, so that the layer goes to the next backend. */
     bool reference;
+    /* Whether the CPU has VNNI (dnnl_get_effective_cpu_isa, `isa` its
+     * name): the int8 planners (onednn_int8.c) refuse without it. */
+    bool vnni;
+    const char *isa;
     /* Set by odn_plan_build for its planners: its input_mds. */
     const dnnl_memory_desc_t *const *input_mds;
 } odn_context;
@@ -225,6 +229,23 @@ plx_status odn_out_of_memory(const odn_context *ctx);
  * odn_step_set_arg. */
 plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
                         const odn_post_ops *post_ops);
+
+/* The quantization attributes of an int8 product's primitive
+ * (onednn_int8.c): output scales and zero points. A zero point is set when
+ * it is not 0, or when it is given at execution (`runtime_*`: the step then
+ * binds DNNL_ARG_ATTR_ZERO_POINTS | the argument to an s32 memory). */
+typedef struct odn_quant_attr {
+    const float *scales; /* scale_count output scales (copied by oneDNN) */
+    int64_t scale_count; /* 0: none (1.0) */
+    int scale_mask;      /* 0: one scale; 1 << d: one per index of output dim d */
+    int32_t src_zp, wei_zp, dst_zp;
+    bool runtime_src_zp, runtime_wei_zp;
+} odn_quant_attr;
+
+/* odn_add_step with the quantization attributes `quant` (may be NULL). */
+plx_status odn_add_step_quant(const odn_context *ctx, odn_plan *plan,
+                              const_dnnl_op_desc_t desc, const odn_post_ops *post_ops,
+                              const odn_quant_attr *quant);
 
 /* Appends argument `arg`, memory `mem` of the plan, to the last step. */
 void odn_step_set_arg(odn_plan *plan, int arg, int mem);
@@ -340,6 +361,15 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
 plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 plx_status odn_plan_copy(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 
+/* The int8 products (onednn_int8.c): conv and matmul on quantized tensors,
+ * conv_integer and matmul_integer. They take no post-ops. */
+plx_status odn_plan_int8(const odn_context *ctx, const plx_layer_view *l,
+                         const odn_post_ops *po, odn_plan *plan);
+
+/* Whether every input and output of `l` is float32: the layers a graph or
+ * a fusion may carry (int8 layers run alone). */
+bool odn_view_is_float(const plx_layer_view *l);
+
 /* ---- graphs: a whole subgraph as one precompiled layer ------------------ */
 
 /* cpu_onednn substitutes each maximal subgraph it was assigned (two layers
@@ -419,7 +449,7 @@ const odn_graph_payload *odn_graph_payload_of(const plx_layer_view *layer);
 plx_status odn_graph_plan(const odn_context *ctx, const plx_layer_view *layer, odn_plan *plan);
 
 /* The activation (a subgraph layer index) that alone reads the output of
- * layer `a` of `g` when `a` is a product cpu_onednn fuses it into
+ * layer `a` of `g` when `a` is a float32 product cpu_onednn fuses it into
  * (convolution, deconvolution, inner product, matmul), else UINT32_MAX. */
 uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a);
 

@@ -121,7 +121,9 @@ static plx_tensor_info info(plx_dtype dt, uint32_t rank, const int64_t *dims) {
     memset(&t, 0, sizeof t);
     t.dtype = dt;
     t.rank = rank;
-    memcpy(t.dims, dims, rank * sizeof dims[0]);
+    for (uint32_t i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+    }
     return t;
 }
 

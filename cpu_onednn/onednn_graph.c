@@ -281,7 +281,14 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
     int slot = output_slot(a->g, t_out);
     dnnl_memory_desc_t out_plain;
     if (odn_info_md(&out_plain, &v->outputs[0]) != dnnl_success) {
-        return no_memory(ctx);
+        /* A dtype oneDNN has no type for (bool, int64, ...): the planner
+         * refuses the layer, and says why. */
+        odn_plan sub;
+        memset(&sub, 0, sizeof sub);
+        plx_status s = odn_plan_build(ctx, v, NULL, NULL, &sub);
+        odn_plan_free(ctx, &sub);
+        return s ? s : odn_refuse(ctx, "cpu_onednn has no oneDNN data type for %s",
+                                  plx_dtype_name(v->outputs[0].dtype));
     }
     if (is_reshape(v->op) && slot < 0) {
         /* Inside a graph a reshape moves no data: its output is its input,

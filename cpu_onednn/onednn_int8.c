@@ -7,7 +7,9 @@
  * convolution, with one for the matmul; an s32 bias in the accumulator's
  * units; output scales, one or one per output channel (column); a u8, s8
  * or s32 destination with one zero point. Everything else is refused with
- * the reason, and cpu_ref runs it.
+ * the reason, and cpu_ref runs it; so is every int8 layer on a CPU without
+ * VNNI, where oneDNN's int8 kernels saturate 16-bit sums or halve the
+ * weights.
  *
  * The plan is the float convolution's (onednn_conv.c): the activations in
  * the layout oneDNN picks (channels last for its int8 kernels), which

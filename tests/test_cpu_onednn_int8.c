@@ -19,7 +19,9 @@
  *   reason (cpu_onednn alone, no fallback), and runs on cpu_ref with the
  *   refusal recorded when cpu_ref comes after it; without VNNI (oneDNN
  *   limited to AVX2) every int8 layer is refused.
- * - Two int8 convs in a row stay two layers (no graph, no fusion).
+ * - Two int8 convs in a row stay two layers (no graph, no fusion); int8
+ *   weights are packed once for every working memory.
+ * - Layers with dtypes oneDNN has no type for keep their refusal reason.
  * - tests/data/quantized-digits (qdq, qop, dyn) with cpu_onednn,cpu_ref:
  *   the int8 layers on cpu_onednn, outputs within 1e-2 of ONNX Runtime's
  *   and the same top class.
@@ -825,6 +827,55 @@ Test(cpu_onednn_int8, what_onednn_has_no_int8_primitive_for_is_refused) {
                         50);
     expect_refused(rt, &p, "cpu_onednn runs conv_integer with a constant w_zero_point of zeros "
                            "only");
+    plx_runtime_destroy(&rt);
+}
+
+/* x (`dt`) -> one layer `op` (`desc`; binary: x twice) -> y, on cpu_onednn
+ * alone: refused with `needle` in the reason. */
+static void expect_dtype_refused(plx_runtime *rt, plx_dtype dt, plx_op op, const void *desc,
+                                 const char *needle) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = info(dt, 2, (int64_t[]){3, 4});
+    plx_layer_id x, l, out;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    uint32_t inputs = op == PLX_OP_BINARY ? 2 : 1;
+    OK(plx_network_add_layer(n, "L", op, desc, inputs, 1, &l));
+    for (uint32_t i = 0; i < inputs; i++) {
+        OK(plx_network_connect(n, x, 0, l, i));
+    }
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, l, 0, out, 0));
+    plx_status why = NULL;
+    plx_optimized_network *on = optimize_alone(rt, n, "cpu_onednn", &why);
+    cr_assert(zero(ptr, on), "cpu_onednn accepted %s", needle);
+    cr_assert(eq(int, plx_status_get_code(why), PLX_UNSUPPORTED), "%s",
+              plx_status_get_message(why));
+    cr_assert(not(zero(ptr, strstr(plx_status_get_message(why), needle))), "'%s' lacks '%s'",
+              plx_status_get_message(why), needle);
+    plx_status_free(why);
+    plx_network_destroy(&n);
+}
+
+/* Tensors of the dtypes oneDNN has no type for (int64, bool) are still
+ * refused by the dtype check with its reason, before any memory
+ * descriptor of theirs is made (descriptors now follow the tensor's
+ * dtype). */
+Test(cpu_onednn_int8, other_dtypes_keep_their_reasons) {
+    plx_runtime *rt = runtime();
+    onednn(rt);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    expect_dtype_refused(rt, PLX_DTYPE_INT64, PLX_OP_BINARY, &add,
+                         "cpu_onednn runs binary in float32 only, not int64 (input 0)");
+    plx_binary_desc less = PLX_BINARY_DESC_INIT(PLX_BINARY_LESS);
+    expect_dtype_refused(rt, PLX_DTYPE_FLOAT32, PLX_OP_BINARY, &less,
+                         "cpu_onednn runs binary in float32 only, not bool (output 0)");
+    plx_unary_desc nan = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
+    expect_dtype_refused(rt, PLX_DTYPE_FLOAT32, PLX_OP_UNARY, &nan,
+                         "cpu_onednn runs unary in float32 only, not bool (output 0)");
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    expect_dtype_refused(rt, PLX_DTYPE_INT64, PLX_OP_ACTIVATION, &relu,
+                         "cpu_onednn runs activation in float32 only, not int64 (input 0)");
     plx_runtime_destroy(&rt);
 }
 

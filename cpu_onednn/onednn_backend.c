@@ -38,6 +38,7 @@ struct plx_backend {
     int threads;
     bool graph; /* option `graph` */
     bool reference; /* option `reference` (odn_context) */
+    bool vnni;      /* the CPU has VNNI: int8 layers run (odn_context) */
     char version[64];
     char isa[32];
     char runtime[16];
@@ -180,7 +181,11 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
     bool hash = v->hash && *v->hash && strcmp(v->hash, "N/A") != 0;
     snprintf(b->version, sizeof b->version, "%d.%d.%d%s%s", v->major, v->minor, v->patch,
              hash ? "+" : "", hash ? v->hash : "");
-    snprintf(b->isa, sizeof b->isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    snprintf(b->isa, sizeof b->isa, "%s", isa_name(isa));
+    /* The ISA values are cumulative bit sets: VNNI is in each of these. */
+    b->vnni = (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+              (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
     snprintf(b->runtime, sizeof b->runtime, "%s", runtime_name(v->cpu_runtime));
     /* libgomp reads OMP_WAIT_POLICY once, when it is loaded (with libdnnl,
      * before this code runs): reported, not set (docs/cpu_onednn.md). */
@@ -256,12 +261,19 @@ static void odn_threads_leave(const plx_backend *b, int prev) {
 
 /* ---- layers ------------------------------------------------------------- */
 
+/* The planners' context of backend `b` (onednn_internal.h). */
+static odn_context odn_context_of(const plx_backend *b, const plx_host *host) {
+    odn_context ctx = {.host = host, .engine = b->engine, .reference = b->reference,
+                       .vnni = b->vnni, .isa = b->isa, .input_mds = NULL};
+    return ctx;
+}
+
 /* Constants: any dtype, copied into their handle once at load. */
 static plx_status odn_check_layer(plx_backend *backend, const plx_layer_view *layer) {
     if (layer->op == PLX_OP_CONSTANT) {
         return NULL;
     }
-    odn_context ctx = {backend->host, backend->engine, backend->reference, NULL};
+    odn_context ctx = odn_context_of(backend, backend->host);
     odn_plan plan;
     memset(&plan, 0, sizeof plan);
     plx_status s = odn_graph_plan(&ctx, layer, &plan);
@@ -453,7 +465,7 @@ static void release_packed(plx_factory *f, odn_packed *p) {
 
 static void odn_destroy_workload(plx_workload *w) {
     const plx_host *host = w->host;
-    odn_context ctx = {host, w->backend->engine, w->backend->reference, NULL};
+    odn_context ctx = odn_context_of(w->backend, host);
     for (unsigned i = 0; w->steps && i < w->plan.step_count; i++) {
         if (w->steps[i].prim) {
             dnnl_primitive_destroy(w->steps[i].prim);
@@ -705,7 +717,7 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
         *out_workload = w;
         return NULL;
     }
-    odn_context ctx = {host, w->backend->engine, w->backend->reference, NULL};
+    odn_context ctx = odn_context_of(w->backend, host);
     plx_status s = odn_graph_plan(&ctx, layer, &w->plan);
     if (s) {
         odn_destroy_workload(w);
@@ -887,7 +899,7 @@ static plx_status odn_create_workload(plx_factory *factory, const plx_layer_view
  * oneDNN refuses is rejected there, and the layers stay. */
 static plx_status odn_optimize_subgraph(plx_backend *backend, const plx_subgraph_view *g,
                                         const plx_subgraph_editor *editor) {
-    odn_context ctx = {backend->host, backend->engine, backend->reference, NULL};
+    odn_context ctx = odn_context_of(backend, backend->host);
     bool *used = NULL;
     if (backend->graph && g->layer_count >= 2) {
         used = backend->host->alloc(backend->host, g->layer_count * sizeof *used, 0);

@@ -101,50 +101,64 @@ static plx_status plan_conv_blocked(const odn_context *ctx, const plx_layer_view
     return NULL;
 }
 
-plx_status odn_plan_conv(const odn_context *ctx, const plx_layer_view *l,
-                         const odn_post_ops *po, odn_plan *plan) {
+plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
+                             odn_conv_geom *out) {
     const plx_conv_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
-    unsigned sp = x->rank - 2;
     if (x->rank < 3 || x->rank > 4 || w->rank != x->rank) {
-        return odn_refuse(ctx, "cpu_onednn runs conv with 1 or 2 spatial dimensions only");
+        return odn_refuse(ctx, "cpu_onednn runs %s with 1 or 2 spatial dimensions only",
+                          plx_op_name(l->op));
     }
+    unsigned sp = x->rank - 2;
     int64_t g = d->group;
-    dnnl_dims_t strides, dil, pl, pr;
+    odn_conv_geom geom;
+    memset(&geom, 0, sizeof geom);
     for (unsigned i = 0; i < sp; i++) {
         int64_t pb, pe, n;
         if (plx_window_dim(d->auto_pad, x->dims[2 + i], w->dims[2 + i], d->strides[i],
                            d->dilations[i], d->pads_begin[i], d->pads_end[i], false, &pb, &pe,
                            &n) != PLX_WINDOW_OK || n != y->dims[2 + i]) {
-            return odn_refuse(ctx, "cpu_onednn: conv window does not match the output shape");
+            return odn_refuse(ctx, "cpu_onednn: %s window does not match the output shape",
+                              plx_op_name(l->op));
         }
         int64_t dk = (w->dims[2 + i] - 1) * d->dilations[i] + 1;
-        strides[i] = d->strides[i];
-        dil[i] = d->dilations[i] - 1;
-        pl[i] = pb;
-        pr[i] = (n - 1) * d->strides[i] + dk - x->dims[2 + i] - pb; /* what oneDNN's output needs */
-        if (pr[i] < 0) {
-            pr[i] = pe; /* the windows stop before the end padding; keep it as given */
+        geom.strides[i] = d->strides[i];
+        geom.dil[i] = d->dilations[i] - 1;
+        geom.pl[i] = pb;
+        /* what oneDNN's output needs */
+        geom.pr[i] = (n - 1) * d->strides[i] + dk - x->dims[2 + i] - pb;
+        if (geom.pr[i] < 0) {
+            geom.pr[i] = pe; /* the windows stop before the end padding; keep it as given */
         }
     }
-    dnnl_dims_t wd;
-    int wnd;
     if (g == 1) {
-        wnd = (int)w->rank;
+        geom.wnd = (int)w->rank;
         for (unsigned i = 0; i < w->rank; i++) {
-            wd[i] = w->dims[i];
+            geom.wd[i] = w->dims[i];
         }
     } else {
         /* [C_out, C_in/g, k...] is [g, C_out/g, C_in/g, k...] in memory order. */
-        wnd = (int)w->rank + 1;
-        wd[0] = g;
-        wd[1] = w->dims[0] / g;
+        geom.wnd = (int)w->rank + 1;
+        geom.wd[0] = g;
+        geom.wd[1] = w->dims[0] / g;
         for (unsigned i = 1; i < w->rank; i++) {
-            wd[i + 1] = w->dims[i];
+            geom.wd[i + 1] = w->dims[i];
         }
     }
+    *out = geom;
+    return NULL;
+}
+
+plx_status odn_plan_conv(const odn_context *ctx, const plx_layer_view *l,
+                         const odn_post_ops *po, odn_plan *plan) {
+    odn_conv_geom geom;
+    plx_status gs = odn_conv_geometry(ctx, l, &geom);
+    if (gs) {
+        return gs;
+    }
+    const dnnl_dim_t *strides = geom.strides, *dil = geom.dil, *pl = geom.pl, *pr = geom.pr;
     dnnl_memory_desc_t src, wu, wany, bias, dst;
-    ODN_PLAN_CALL(odn_plain_md(&wu, wd, (unsigned)wnd));
+    ODN_PLAN_CALL(odn_plain_md(&wu, geom.wd, (unsigned)geom.wnd));
     ODN_PLAN_CALL(conv_mds(l, &wu, &src, &wany, &bias, &dst));
     bool has_bias = l->input_count > 2;
     dnnl_convolution_desc_t cd;

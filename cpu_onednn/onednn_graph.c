@@ -165,7 +165,7 @@ static int current_mem(assembly *a, uint32_t t) {
     if (a->ts[t].mem < 0 && t < a->g->inputs) {
         dnnl_memory_desc_t md;
         const plx_tensor_info *info = tensor_info(a->g, t);
-        if (odn_plain_md(&md, info->dims, info->rank) != dnnl_success) {
+        if (odn_info_md(&md, info) != dnnl_success) {
             return -1;
         }
         a->ts[t].mem = odn_plan_add_mem(a->ctx, a->plan, ODN_BIND_INPUT, t, &md);
@@ -211,8 +211,10 @@ static plx_status mem_for(assembly *a, uint32_t t, const dnnl_memory_desc_t *md,
          * producer's dims, then seen in the reader's, reordered again if
          * the reader wants a layout that is not plain. */
         dnnl_memory_desc_t plain, flat;
-        if (odn_plain_md(&plain, have->dims, (unsigned)have->ndims) != dnnl_success ||
-            odn_plain_md(&flat, md->dims, (unsigned)md->ndims) != dnnl_success) {
+        if (odn_plain_md_as(&plain, have->dims, (unsigned)have->ndims, have->data_type) !=
+                dnnl_success ||
+            odn_plain_md_as(&flat, md->dims, (unsigned)md->ndims, md->data_type) !=
+                dnnl_success) {
             return no_memory(a->ctx);
         }
         int p;
@@ -278,15 +280,22 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
     uint32_t t_out = a->g->inputs + k;
     int slot = output_slot(a->g, t_out);
     dnnl_memory_desc_t out_plain;
-    if (odn_plain_md(&out_plain, v->outputs[0].dims, v->outputs[0].rank) != dnnl_success) {
-        return no_memory(ctx);
+    if (odn_info_md(&out_plain, &v->outputs[0]) != dnnl_success) {
+        /* A dtype oneDNN has no type for (bool, int64, ...): the planner
+         * refuses the layer, and says why. */
+        odn_plan sub;
+        memset(&sub, 0, sizeof sub);
+        plx_status s = odn_plan_build(ctx, v, NULL, NULL, &sub);
+        odn_plan_free(ctx, &sub);
+        return s ? s : odn_refuse(ctx, "cpu_onednn has no oneDNN data type for %s",
+                                  plx_dtype_name(v->outputs[0].dtype));
     }
     if (is_reshape(v->op) && slot < 0) {
         /* Inside a graph a reshape moves no data: its output is its input,
          * plain, under the output's dims. */
         dnnl_memory_desc_t in_plain;
         const plx_tensor_info *x = &v->inputs[0];
-        if (odn_plain_md(&in_plain, x->dims, x->rank) != dnnl_success) {
+        if (odn_info_md(&in_plain, x) != dnnl_success) {
             return no_memory(ctx);
         }
         int m;
@@ -319,7 +328,7 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
             dnnl_memory_desc_t plain;
             const plx_tensor_info *info = tensor_info(a->g, t);
             int p = -1;
-            s = odn_plain_md(&plain, info->dims, info->rank) == dnnl_success
+            s = odn_info_md(&plain, info) == dnnl_success
                     ? mem_for(a, t, &plain, &p)
                     : no_memory(ctx);
             if (!s) {
@@ -451,8 +460,9 @@ static uint32_t activation_after(const plx_subgraph_view *g, uint32_t a) {
 
 uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a) {
     plx_op op = g->layers[a].view.op;
-    if (op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
-        op != PLX_OP_MATMUL) {
+    if ((op != PLX_OP_CONV && op != PLX_OP_CONV_TRANSPOSE && op != PLX_OP_FULLY_CONNECTED &&
+         op != PLX_OP_MATMUL) ||
+        !odn_view_is_float(&g->layers[a].view)) {
         return UINT32_MAX;
     }
     return activation_after(g, a);
@@ -645,10 +655,11 @@ static uint32_t piece_input(graph_build *b, const plx_subgraph_view *g, plx_subg
     return k;
 }
 
-/* Whether graph_build_piece can carry layer `i`. */
+/* Whether graph_build_piece can carry layer `i`: float32 layers only (the
+ * payload keeps no quantization, and int8 layers run alone). */
 static bool graph_carries(const plx_subgraph_view *g, uint32_t i) {
     return graph_desc_size(g->layers[i].view.op) != SIZE_MAX &&
-           g->layers[i].view.output_count == 1;
+           g->layers[i].view.output_count == 1 && odn_view_is_float(&g->layers[i].view);
 }
 
 /* Builds the payload of layers lo .. hi-1 of `g` (a convex piece that

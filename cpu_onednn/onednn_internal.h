@@ -2,9 +2,9 @@
  *
  * onednn_backend.c holds the ABI side (entry point, options, capabilities,
  * factories, tensor handles, workloads); onednn_plan.c (helpers, dispatcher),
- * onednn_conv.c and onednn_ops.c (the planners) turn one layer view
- * into a *plan*: the oneDNN primitive descriptors that run it and how each
- * of their arguments binds to the layer's tensors. check_layer builds a plan
+ * onednn_conv.c, onednn_ops.c and onednn_int8.c (the planners) turn one
+ * layer view into a *plan*: the oneDNN primitive descriptors that run it and
+ * how each of their arguments binds to the layer's tensors. check_layer builds a plan
  * and throws it away (so a refusal is decided by oneDNN itself, from the view
  * alone); create_workload builds the same plan and keeps it. */
 #ifndef CPU_ONEDNN_INTERNAL_H
@@ -131,6 +131,10 @@ typedef struct odn_context {
      * dnnl_query_impl_info_str; plain C loops, often slower than cpu_ref)
      * is refused, so that the layer goes to the next backend. */
     bool reference;
+    /* Whether the CPU has VNNI (dnnl_get_effective_cpu_isa, `isa` its
+     * name): the int8 planners (onednn_int8.c) refuse without it. */
+    bool vnni;
+    const char *isa;
     /* Set by odn_plan_build for its planners: its input_mds. */
     const dnnl_memory_desc_t *const *input_mds;
 } odn_context;
@@ -169,8 +173,15 @@ plx_status odn_plan_reorder(const odn_context *ctx, odn_plan *plan, int from, in
 /* Whether `md` is the dense row-major layout of its dims. */
 bool odn_md_is_plain(const dnnl_memory_desc_t *md);
 
-/* The plain row-major descriptor of `dims` (rank 0: one element). */
+/* The plain row-major float32 descriptor of `dims` (rank 0: one element). */
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank);
+
+/* The same of data type `dt` (dnnl_data_type_undef: dnnl_invalid_arguments). */
+dnnl_status_t odn_plain_md_as(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank,
+                              dnnl_data_type_t dt);
+
+/* oneDNN's data type for `dtype`: f32, s8, u8, s32; undef for the others. */
+dnnl_data_type_t odn_dtype(plx_dtype dtype);
 
 /* ---- planning helpers (onednn_plan.c), shared by the planners ----------- */
 
@@ -198,7 +209,7 @@ plx_status odn_refuse(const odn_context *ctx, const char *fmt, ...)
         return odn_out_of_memory(ctx);                                                        \
     }
 
-/* The plain row-major descriptor of tensor info `t`. */
+/* The plain row-major descriptor of tensor info `t`, of its dtype. */
 dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t);
 
 /* The layout input `slot` of `l` is at hand in (odn_plan_build's
@@ -206,7 +217,8 @@ dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t);
 dnnl_status_t odn_input_md(const odn_context *ctx, const plx_layer_view *l, unsigned slot,
                            dnnl_memory_desc_t *md);
 
-/* The "any" descriptor (oneDNN picks the layout) of `like`'s dims. */
+/* The "any" descriptor (oneDNN picks the layout) of `like`'s dims and data
+ * type. */
 dnnl_status_t odn_any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like);
 
 /* The PLX_OUT_OF_MEMORY status of a failed allocation while planning. */
@@ -217,6 +229,23 @@ plx_status odn_out_of_memory(const odn_context *ctx);
  * odn_step_set_arg. */
 plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
                         const odn_post_ops *post_ops);
+
+/* The quantization attributes of an int8 product's primitive
+ * (onednn_int8.c): output scales and zero points. A zero point is set when
+ * it is not 0, or when it is given at execution (`runtime_*`: the step then
+ * binds DNNL_ARG_ATTR_ZERO_POINTS | the argument to an s32 memory). */
+typedef struct odn_quant_attr {
+    const float *scales; /* scale_count output scales (copied by oneDNN) */
+    int64_t scale_count; /* 0: none (1.0) */
+    int scale_mask;      /* 0: one scale; 1 << d: one per index of output dim d */
+    int32_t src_zp, wei_zp, dst_zp;
+    bool runtime_src_zp, runtime_wei_zp;
+} odn_quant_attr;
+
+/* odn_add_step with the quantization attributes `quant` (may be NULL). */
+plx_status odn_add_step_quant(const odn_context *ctx, odn_plan *plan,
+                              const_dnnl_op_desc_t desc, const odn_post_ops *post_ops,
+                              const odn_quant_attr *quant);
 
 /* Appends argument `arg`, memory `mem` of the plan, to the last step. */
 void odn_step_set_arg(odn_plan *plan, int arg, int mem);
@@ -275,6 +304,26 @@ plx_status odn_push_direct(const odn_context *ctx, odn_plan *plan, bool concat,
                            const dnnl_memory_desc_t *srcs, int n, int axis,
                            const dnnl_memory_desc_t *dst, const char *what);
 
+/* A convolution's geometry as oneDNN takes it: strides, dilations (minus
+ * one), begin and end padding per spatial dimension, and the weights' dims
+ * (with a leading group dimension when group > 1: wnd of them). */
+typedef struct odn_conv_geom {
+    dnnl_dims_t strides, dil, pl, pr, wd;
+    int wnd;
+} odn_conv_geom;
+
+/* The geometry of conv or conv_integer `l` (plx_conv_desc), or the refusal
+ * (not 1 or 2 spatial dimensions, a window that does not give the output). */
+plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
+                             odn_conv_geom *out);
+
+/* The dims of matmul or matmul_integer `l` as oneDNN's matmul takes them:
+ * A, B and the result padded to one rank *rank (numpy: a 1-D A is [1, K],
+ * a 1-D B [K, 1], batch dims of 1 in front), each array PLX_MAX_RANK + 1
+ * entries; or the refusal (a scalar operand). */
+plx_status odn_matmul_dims(const odn_context *ctx, const plx_layer_view *l, int64_t *pa,
+                           int64_t *pb, int64_t *pd, unsigned *rank);
+
 /* ---- the planners, one per operator (onednn_conv.c, onednn_ops.c) -------
  * Each reads layer view `l` (validated by the host, output infos inferred)
  * and appends to `plan` the steps that compute it, or refuses. Products
@@ -311,6 +360,15 @@ plx_status odn_plan_concat(const odn_context *ctx, const plx_layer_view *l, odn_
 plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 plx_status odn_plan_copy(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+
+/* The int8 products (onednn_int8.c): conv and matmul on quantized tensors,
+ * conv_integer and matmul_integer. They take no post-ops. */
+plx_status odn_plan_int8(const odn_context *ctx, const plx_layer_view *l,
+                         const odn_post_ops *po, odn_plan *plan);
+
+/* Whether every input and output of `l` is float32: the layers a graph or
+ * a fusion may carry (int8 layers run alone). */
+bool odn_view_is_float(const plx_layer_view *l);
 
 /* ---- graphs: a whole subgraph as one precompiled layer ------------------ */
 
@@ -391,7 +449,7 @@ const odn_graph_payload *odn_graph_payload_of(const plx_layer_view *layer);
 plx_status odn_graph_plan(const odn_context *ctx, const plx_layer_view *layer, odn_plan *plan);
 
 /* The activation (a subgraph layer index) that alone reads the output of
- * layer `a` of `g` when `a` is a product cpu_onednn fuses it into
+ * layer `a` of `g` when `a` is a float32 product cpu_onednn fuses it into
  * (convolution, deconvolution, inner product, matmul), else UINT32_MAX. */
 uint32_t odn_fusable_activation(const plx_subgraph_view *g, uint32_t a);
 

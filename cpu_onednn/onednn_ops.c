@@ -112,14 +112,14 @@ plx_status odn_plan_gemm(const odn_context *ctx, const plx_layer_view *l,
                 ODN_BIND_INPUT, 2, &cmd);
 }
 
-plx_status odn_plan_matmul(const odn_context *ctx, const plx_layer_view *l,
-                           const odn_post_ops *po, odn_plan *plan) {
+plx_status odn_matmul_dims(const odn_context *ctx, const plx_layer_view *l, int64_t *pa,
+                           int64_t *pb, int64_t *pd, unsigned *rank) {
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1];
     /* numpy: a 1-D A is [1, K], a 1-D B is [K, 1]; batch dims broadcast. */
     int64_t ad[PLX_MAX_RANK + 1], bd[PLX_MAX_RANK + 1];
     unsigned ar = a->rank, br = b->rank;
     if (ar == 0 || br == 0) {
-        return odn_refuse(ctx, "cpu_onednn: matmul of a scalar");
+        return odn_refuse(ctx, "cpu_onednn: %s of a scalar", plx_op_name(l->op));
     }
     if (ar == 1) {
         ad[0] = 1;
@@ -136,7 +136,6 @@ plx_status odn_plan_matmul(const odn_context *ctx, const plx_layer_view *l,
         memcpy(bd, b->dims, br * sizeof bd[0]);
     }
     unsigned r = ar > br ? ar : br;
-    int64_t pa[PLX_MAX_RANK + 1], pb[PLX_MAX_RANK + 1], pd[PLX_MAX_RANK + 1];
     for (unsigned i = 0; i < r; i++) {
         pa[i] = i < r - ar ? 1 : ad[i - (r - ar)];
         pb[i] = i < r - br ? 1 : bd[i - (r - br)];
@@ -146,6 +145,18 @@ plx_status odn_plan_matmul(const odn_context *ctx, const plx_layer_view *l,
     }
     pd[r - 2] = pa[r - 2];
     pd[r - 1] = pb[r - 1];
+    *rank = r;
+    return NULL;
+}
+
+plx_status odn_plan_matmul(const odn_context *ctx, const plx_layer_view *l,
+                           const odn_post_ops *po, odn_plan *plan) {
+    int64_t pa[PLX_MAX_RANK + 1], pb[PLX_MAX_RANK + 1], pd[PLX_MAX_RANK + 1];
+    unsigned r = 0;
+    plx_status ds = odn_matmul_dims(ctx, l, pa, pb, pd, &r);
+    if (ds) {
+        return ds;
+    }
     dnnl_memory_desc_t src, wu, wany, dst;
     ODN_PLAN_CALL(odn_plain_md(&src, pa, r));
     ODN_PLAN_CALL(odn_plain_md(&wu, pb, r));

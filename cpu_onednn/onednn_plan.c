@@ -28,7 +28,22 @@ plx_status odn_refuse(const odn_context *ctx, const char *fmt, ...) {
     return ctx->host->status_create(ctx->host, PLX_UNSUPPORTED, "%s", buf);
 }
 
+dnnl_data_type_t odn_dtype(plx_dtype dtype) {
+    switch (dtype) {
+    case PLX_DTYPE_FLOAT32: return dnnl_f32;
+    case PLX_DTYPE_INT8: return dnnl_s8;
+    case PLX_DTYPE_UINT8: return dnnl_u8;
+    case PLX_DTYPE_INT32: return dnnl_s32;
+    default: return dnnl_data_type_undef;
+    }
+}
+
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank) {
+    return odn_plain_md_as(md, dims, rank, dnnl_f32);
+}
+
+dnnl_status_t odn_plain_md_as(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank,
+                              dnnl_data_type_t dt) {
     dnnl_dims_t d, s;
     if (rank > DNNL_MAX_NDIMS) {
         return dnnl_invalid_arguments;
@@ -46,16 +61,19 @@ dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned
         s[i] = stride;
         stride *= d[i];
     }
-    return dnnl_memory_desc_init_by_strides(md, nd, d, dnnl_f32, s);
+    if (dt == dnnl_data_type_undef) {
+        return dnnl_invalid_arguments;
+    }
+    return dnnl_memory_desc_init_by_strides(md, nd, d, dt, s);
 }
 
 dnnl_status_t odn_info_md(dnnl_memory_desc_t *md, const plx_tensor_info *t) {
-    return odn_plain_md(md, t->dims, t->rank);
+    return odn_plain_md_as(md, t->dims, t->rank, odn_dtype(t->dtype));
 }
 
 bool odn_md_is_plain(const dnnl_memory_desc_t *md) {
     dnnl_memory_desc_t p;
-    return odn_plain_md(&p, md->dims, (unsigned)md->ndims) == dnnl_success &&
+    return odn_plain_md_as(&p, md->dims, (unsigned)md->ndims, md->data_type) == dnnl_success &&
            dnnl_memory_desc_equal(&p, md);
 }
 
@@ -75,7 +93,7 @@ dnnl_status_t odn_input_md(const odn_context *ctx, const plx_layer_view *l, unsi
 }
 
 dnnl_status_t odn_any_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like) {
-    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dnnl_f32,
+    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, like->data_type,
                                         dnnl_format_tag_any);
 }
 
@@ -145,6 +163,36 @@ plx_status odn_plan_push_step(const odn_context *ctx, odn_plan *plan, const odn_
 
 plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_desc_t desc,
                         const odn_post_ops *post_ops) {
+    return odn_add_step_quant(ctx, plan, desc, post_ops, NULL);
+}
+
+/* Sets the output scales and zero points of `q` on `attr`. */
+static dnnl_status_t set_quant_attr(dnnl_primitive_attr_t attr, const odn_quant_attr *q) {
+    static const int32_t runtime = DNNL_RUNTIME_S32_VAL;
+    dnnl_status_t st = dnnl_success;
+    if (q->scale_count > 0) {
+        st = dnnl_primitive_attr_set_output_scales(attr, q->scale_count, q->scale_mask,
+                                                   q->scales);
+    }
+    const struct {
+        int arg;
+        bool runtime;
+        const int32_t *value;
+    } zps[3] = {{DNNL_ARG_SRC, q->runtime_src_zp, &q->src_zp},
+                {DNNL_ARG_WEIGHTS, q->runtime_wei_zp, &q->wei_zp},
+                {DNNL_ARG_DST, false, &q->dst_zp}};
+    for (int i = 0; i < 3 && st == dnnl_success; i++) {
+        if (zps[i].runtime || *zps[i].value != 0) {
+            st = dnnl_primitive_attr_set_zero_points(attr, zps[i].arg, 1, 0,
+                                                     zps[i].runtime ? &runtime : zps[i].value);
+        }
+    }
+    return st;
+}
+
+plx_status odn_add_step_quant(const odn_context *ctx, odn_plan *plan,
+                              const_dnnl_op_desc_t desc, const odn_post_ops *post_ops,
+                              const odn_quant_attr *quant) {
     odn_step *s = next_step(ctx, plan);
     if (!s) {
         return odn_out_of_memory(ctx);
@@ -154,6 +202,9 @@ plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_de
     dnnl_status_t st = dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success) {
         st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    }
+    if (st == dnnl_success && quant) {
+        st = set_quant_attr(attr, quant);
     }
     if (st == dnnl_success && post_ops && post_ops->count) {
         st = dnnl_post_ops_create(&po);
@@ -385,13 +436,23 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
     case PLX_OP_SQUEEZE:
     case PLX_OP_UNSQUEEZE:
     case PLX_OP_TRANSPOSE: plain = odn_plan_copy; break;
+    case PLX_OP_CONV_INTEGER:
+    case PLX_OP_MATMUL_INTEGER: fused = odn_plan_int8; break;
     default:
         /* R-19 (3): also every operator this build does not know. */
         return odn_refuse(ctx, "cpu_onednn has no oneDNN primitive for %s", plx_op_name(l->op));
     }
+    /* conv and matmul on quantized tensors: the int8 planner checks their
+     * dtypes */
+    plx_dtype x = l->input_count ? l->inputs[0].dtype : PLX_DTYPE_FLOAT32;
+    if ((l->op == PLX_OP_CONV || l->op == PLX_OP_MATMUL) &&
+        (x == PLX_DTYPE_INT8 || x == PLX_DTYPE_UINT8)) {
+        fused = odn_plan_int8;
+    }
+    bool int8 = fused == odn_plan_int8;
     for (unsigned i = 0; i < l->input_count; i++) {
         size_t n = 0;
-        if (l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
+        if (!int8 && l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
             return odn_refuse(ctx, "cpu_onednn runs %s in float32 only, not %s (input %u)",
                           plx_op_name(l->op), plx_dtype_name(l->inputs[i].dtype), i);
         }
@@ -401,7 +462,7 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
     }
     for (unsigned i = 0; i < l->output_count; i++) {
         size_t n = 0;
-        if (l->outputs[i].dtype != PLX_DTYPE_FLOAT32) {
+        if (!int8 && l->outputs[i].dtype != PLX_DTYPE_FLOAT32) {
             return odn_refuse(ctx, "cpu_onednn runs %s in float32 only, not %s (output %u)",
                           plx_op_name(l->op), plx_dtype_name(l->outputs[i].dtype), i);
         }
@@ -413,6 +474,20 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
         return odn_refuse(ctx, "cpu_onednn runs %s with one output only", plx_op_name(l->op));
     }
     return fused ? fused(ctx, l, post_ops, plan) : plain(ctx, l, plan);
+}
+
+bool odn_view_is_float(const plx_layer_view *l) {
+    for (unsigned i = 0; i < l->input_count; i++) {
+        if (l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
+            return false;
+        }
+    }
+    for (unsigned i = 0; i < l->output_count; i++) {
+        if (l->outputs[i].dtype != PLX_DTYPE_FLOAT32) {
+            return false;
+        }
+    }
+    return true;
 }
 
 void odn_plan_free(const odn_context *ctx, odn_plan *plan) {

@@ -1,6 +1,6 @@
 /* Shape inference of data movement: reshape, transpose, concat, split,
  * slice, pad, squeeze, gather, expand, tile, depth/space, resize,
- * gather_elements, scatter_elements, scatter_nd and gather_nd. */
+ * grid_sample, gather_elements, scatter_elements, scatter_nd and gather_nd. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -524,6 +524,41 @@ static plx_status plxi_infer_resize(const layer_ctx *c) {
     return NULL;
 }
 
+/* ONNX GridSample: X [N, C, D1..Dr] (r >= 1) and grid [N, O1..Or, r], both
+ * of float types (each its own); Y [N, C, O1..Or] of X's dtype, without
+ * X's quantization (an interpolated value is not a moved one). */
+static plx_status plxi_infer_grid_sample(const layer_ctx *c) {
+    const plx_grid_sample_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *g = &c->in[1];
+    plx_status s;
+    if ((unsigned)d->mode > PLX_GRID_SAMPLE_CUBIC) {
+        return plxi_fail(c, "mode %d is not a plx_grid_sample_mode", (int)d->mode);
+    }
+    if ((unsigned)d->padding > PLX_GRID_SAMPLE_REFLECTION) {
+        return plxi_fail(c, "padding %d is not a plx_grid_sample_padding", (int)d->padding);
+    }
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_dtype(c, 1, DT_FLOAT, NULL)) ||
+        (s = plxi_check_rank(c, 0, 3, PLX_MAX_RANK))) {
+        return s;
+    }
+    uint32_t r = x->rank - 2;
+    if (g->rank != x->rank || g->dims[0] != x->dims[0] || g->dims[g->rank - 1] != (int64_t)r) {
+        return plxi_fail(c, "grid %s must be [N, O1, .., O%" PRIu32 ", %" PRIu32 "] for X %s "
+                         "(N = " I64 ")", SHP(g), r, r, SHP(x), x->dims[0]);
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
+    for (uint32_t i = 0; i < r; i++) {
+        dims[2 + i] = g->dims[1 + i];
+    }
+    int64_t n;
+    if (!plxi_dims_product(dims, 0, x->rank, &n)) {
+        return plxi_fail(c, "Y of X %s and grid %s has too many elements", SHP(x), SHP(g));
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
@@ -542,6 +577,7 @@ PLXI_OP_ROW(TILE, 1, 1, 1, 1, ROLES("X"), plxi_infer_tile);
 PLXI_OP_ROW(DEPTH_TO_SPACE, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(SPACE_TO_DEPTH, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(RESIZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_resize);
+PLXI_OP_ROW(GRID_SAMPLE, 2, 2, 1, 1, ROLES("X", "grid"), plxi_infer_grid_sample);
 
 /* ------------------------------------------------------------------------ */
 /* Indexing by tensors: gather_elements, scatter_elements, scatter_nd,      */

@@ -51,6 +51,7 @@ static const struct {
     {"GlobalAveragePool", onnxi_conv_global_pool, 1}, {"GlobalLpPool", onnxi_conv_global_pool, 2},
     {"GlobalMaxPool", onnxi_conv_global_pool, 1},
     {"Greater", onnxi_conv_binary, 1}, {"GreaterOrEqual", onnxi_conv_binary, 12},
+    {"GridSample", onnxi_conv_grid_sample, 16},
     {"GroupNormalization", onnxi_conv_group_norm, 18},
     {"HardSigmoid", onnxi_conv_activation, 1}, {"HardSwish", onnxi_conv_activation, 14},
     {"Hardmax", onnxi_conv_hardmax, 1},

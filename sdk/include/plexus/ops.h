@@ -93,7 +93,9 @@ extern "C" {
     /* MatMulInteger, ConvInteger, DynamicQuantizeLinear). */ \
     X(MATMUL_INTEGER, 53, "matmul_integer", void)              /* A, B (int8/uint8), [a_zero_point], [b_zero_point] -> Y (int32); no descriptor */ \
     X(CONV_INTEGER, 54, "conv_integer", plx_conv_desc)         /* X, W (int8/uint8), [x_zero_point], [w_zero_point] -> Y (int32); plx_conv_desc */ \
-    X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */
+    X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */ \
+    /* ABI 1.3: ONNX GridSample. */ \
+    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -862,6 +864,45 @@ typedef struct plx_cum_sum_desc {
     bool reverse;   /* default false */
 } plx_cum_sum_desc;
 #define PLX_CUM_SUM_DESC_INIT(axis_) {sizeof(plx_cum_sum_desc), (axis_), false, false}
+
+/* How grid_sample interpolates (ONNX GridSample's mode; opset 16 names
+ * them bilinear and bicubic). */
+typedef enum plx_grid_sample_mode {
+    PLX_GRID_SAMPLE_LINEAR = 0,  /* N-linear over the 2^r nearest points */
+    PLX_GRID_SAMPLE_NEAREST = 1, /* the nearest point, halves to even */
+    PLX_GRID_SAMPLE_CUBIC = 2    /* N-cubic over 4^r points, Keys' a = -0.75 */
+} plx_grid_sample_mode;
+
+/* What grid_sample reads at a point outside X (ONNX's padding_mode). */
+typedef enum plx_grid_sample_padding {
+    PLX_GRID_SAMPLE_ZEROS = 0,     /* 0 */
+    PLX_GRID_SAMPLE_BORDER = 1,    /* the nearest border value */
+    PLX_GRID_SAMPLE_REFLECTION = 2 /* X mirrored at its borders, as often as it takes */
+} plx_grid_sample_padding;
+
+/* ONNX GridSample (opsets 16 to 22): X [N, C, D1, .., Dr] (r >= 1
+ * spatial dims; float32, float16 or bfloat16), grid [N, O1, .., Or, r]
+ * (a float type, not necessarily X's) -> Y [N, C, O1, .., Or], X's dtype.
+ * grid[n, o1, .., or] holds r coordinates normalised to [-1, 1], the last
+ * one along Dr (x, y, z order: reversed against X's dims). A normalised
+ * g maps to the input coordinate ((g + 1) * D - 1) / 2, or with
+ * align_corners (g + 1) / 2 * (D - 1), computed in float32 as ONNX's
+ * reference does. The borders are [-0.5, D - 0.5] ([0, D - 1] with
+ * align_corners): border padding clamps a coordinate outside them to
+ * [0, D - 1], reflection mirrors it at them until it falls inside (a dim
+ * of size 1 with align_corners reflects to 0). Interpolation weighs each
+ * dim separately: linear the 2 points around the coordinate, cubic 4
+ * (Keys' cubic convolution with a = -0.75, as PyTorch), nearest 1 (the
+ * coordinate rounded half to even). A point outside X reads 0 (zeros),
+ * the nearest border point (border) or its mirror image (reflection). */
+typedef struct plx_grid_sample_desc {
+    uint32_t struct_size;
+    plx_grid_sample_mode mode;          /* default linear */
+    plx_grid_sample_padding padding;    /* default zeros */
+    bool align_corners;                 /* default false */
+} plx_grid_sample_desc;
+#define PLX_GRID_SAMPLE_DESC_INIT \
+    {sizeof(plx_grid_sample_desc), PLX_GRID_SAMPLE_LINEAR, PLX_GRID_SAMPLE_ZEROS, false}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

@@ -916,13 +916,15 @@ static void expect_refused_alone(plx_runtime *rt, plx_dtype dt, plx_op op, const
                                  const char *needle) {
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, 2, 4, 4});
+    /* grid_sample samples x at x itself: [N, H, W, 2] fits both */
+    bool two = op == PLX_OP_BINARY || op == PLX_OP_GRID_SAMPLE;
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, 2, 4, op == PLX_OP_GRID_SAMPLE ? 2 : 4});
     xi.dtype = dt;
     plx_layer_id x, l, out;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
-    OK(plx_network_add_layer(n, "L", op, desc, op == PLX_OP_BINARY ? 2 : 1, 1, &l));
+    OK(plx_network_add_layer(n, "L", op, desc, two ? 2 : 1, 1, &l));
     OK(plx_network_connect(n, x, 0, l, 0));
-    if (op == PLX_OP_BINARY) {
+    if (two) {
         OK(plx_network_connect(n, x, 0, l, 1));
     }
     OK(plx_network_add_output(n, "y", 0, &out));
@@ -965,6 +967,17 @@ Test(cpu_onednn, new_function_values_are_refused) {
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_POOL, &pd, "pool kind 2");
     plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GLOBAL_POOL, &gd, "pool kind 2");
+    plx_runtime_destroy(&rt);
+}
+
+/* Operators appended to plx_op after cpu_onednn was written fall to the
+ * planner's default case, with the reason. */
+Test(cpu_onednn, new_operators_are_refused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_grid_sample_desc gs = PLX_GRID_SAMPLE_DESC_INIT;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GRID_SAMPLE, &gs,
+                         "cpu_onednn has no oneDNN primitive for grid_sample");
     plx_runtime_destroy(&rt);
 }
 

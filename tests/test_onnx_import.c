@@ -2858,6 +2858,90 @@ Test(onnx_import, trilu_k_initializer_and_default) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* GridSample: the modes' two spellings, opset 16's 4-D limit                 */
+/* ------------------------------------------------------------------------ */
+
+/* X = [[1, 2], [3, 4]] at the centre and the top right corner, with
+ * align_corners: bilinear (opset 16's name) gives the mean 2.5 and 2;
+ * nearest at the centre (0.5, 0.5) rounds half to even, to X[0][0]. */
+Test(onnx_import, gridsample_modes_and_opsets) {
+    float x[4] = {1, 2, 3, 4}, g[4] = {0, 0, 1, -1}, y[2];
+    const char *modes[] = {"bilinear", "linear", "nearest", "bicubic"};
+    const float want[][2] = {{2.5f, 2}, {2.5f, 2}, {1, 2}, {2.5f, 2}};
+    for (int i = 0; i < 4; i++) {
+        ob_model *m = new_model(8, i == 1 ? 20 : 16);
+        ob_graph *gr = ob_main(m);
+        ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+        ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+        ob_output(gr, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+        ob_attr_s(n, "mode", modes[i]);
+        ob_attr_i(n, "align_corners", 1);
+        if (i == 3) {
+            ob_attr_s(n, "padding_mode", "border");
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){1, 1, 1, 2}, 4,
+                    "y");
+        const void *ins[] = {x, g};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        /* bicubic with border padding at (0.5, 0.5): 0.5 of each row and
+         * column (the outer taps fold onto the edges) */
+        expect_close(y, want[i], 2, 1e-6f);
+        destroy_model(&model);
+    }
+    /* opset 20: a volumetric X; opset 16 takes 4-D X only */
+    for (int opset = 16; opset <= 20; opset += 4) {
+        ob_model *m = new_model(8, opset);
+        ob_graph *gr = ob_main(m);
+        ob_input(gr, "x", OB_FLOAT, "1,1,2,2,2");
+        ob_input(gr, "g", OB_FLOAT, "1,1,1,3,3");
+        ob_output(gr, "y", OB_FLOAT, NULL);
+        ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+        if (opset == 16) {
+            IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'gs'",
+                         "GridSample before opset 20 takes 4-D X");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){1, 1, 1, 1, 3}, 5,
+                    "y");
+        destroy_model(&model);
+    }
+    /* GridSample is opset 16; an unknown mode or padding; integer X */
+    ob_model *m = new_model(8, 15);
+    ob_graph *gr = ob_main(m);
+    ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_FLOAT, NULL);
+    ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'gs'", "does not exist in opset 15");
+    m = new_model(8, 20);
+    gr = ob_main(m);
+    ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(gr, "GridSample", "gs", "x,g", "y"), "mode", "area");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'gs'", "mode 'area' is not linear, nearest or cubic");
+    m = new_model(8, 20);
+    gr = ob_main(m);
+    ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(gr, "GridSample", "gs", "x,g", "y"), "padding_mode", "wrap");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'gs'",
+                 "padding_mode 'wrap' is not zeros, border or reflection");
+    m = new_model(8, 20);
+    gr = ob_main(m);
+    ob_input(gr, "x", OB_INT32, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_INT32, NULL);
+    ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "GridSample", "X of type int32");
+}
+
+/* ------------------------------------------------------------------------ */
 /* IsInf's detect flags, BitShift's direction, LpPool's p                     */
 /* ------------------------------------------------------------------------ */
 

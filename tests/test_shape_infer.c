@@ -1211,6 +1211,59 @@ Test(shape_infer, resize) {
     fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 5 is not a plx_resize_coord");
 }
 
+Test(shape_infer, grid_sample) {
+    plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_GRID_SAMPLE, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 2));
+    cr_assert(eq(u32, b, 2));
+    cr_assert(eq(u32, c + e, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GRID_SAMPLE), sizeof(plx_grid_sample_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_GRID_SAMPLE), "grid_sample"));
+    cr_assert(eq(int, d.mode, PLX_GRID_SAMPLE_LINEAR));
+    cr_assert(eq(int, d.padding, PLX_GRID_SAMPLE_ZEROS));
+    cr_assert(not(d.align_corners));
+    /* Y is [N, C] and the grid's point dims, X's dtype; the grid's float
+     * type may differ, and X's quantization is not kept */
+    ok(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)));
+    EXPECT(&y, FLOAT32, 2, 3, 6, 7);
+    d.mode = PLX_GRID_SAMPLE_CUBIC;
+    d.padding = PLX_GRID_SAMPLE_REFLECTION;
+    ok(RUN(PLX_OP_GRID_SAMPLE, &d, &y, T(FLOAT16, 1, 2, 3, 4, 5), T(BFLOAT16, 1, 6, 7, 8, 3)));
+    EXPECT(&y, FLOAT16, 1, 2, 6, 7, 8);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    ok(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(1, 2, 9), F32(1, 0, 1)));
+    EXPECT(&y, FLOAT32, 1, 2, 0);
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(1, 6, 7, 2)),
+                  "layer 'L' (grid_sample): grid [1,6,7,2] must be [N, O1, .., O2, 2] for X "
+                  "[2,3,4,5] (N = 2)");
+    fails_with(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 3)),
+               "grid [2,6,7,3] must be [N, O1, .., O2, 2]");
+    fails_with(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 2)),
+               "grid [2,6,2] must be");
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3), F32(2, 1)),
+                  "layer 'L' (grid_sample): X [2,3] must have rank 3 or more");
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, T(INT32, 2, 3, 4, 5), F32(2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): X has dtype int32, expected float32, float16 or "
+                  "bfloat16");
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), T(INT64, 2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): grid has dtype int64, expected float32, float16 or "
+                  "bfloat16");
+    d.mode = (plx_grid_sample_mode)3;
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): mode 3 is not a plx_grid_sample_mode");
+    d.mode = PLX_GRID_SAMPLE_NEAREST;
+    d.padding = (plx_grid_sample_padding)-1;
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): padding -1 is not a plx_grid_sample_padding");
+    d.padding = PLX_GRID_SAMPLE_BORDER;
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(1, INT64_C(1) << 32, 1, 1),
+                      F32(1, INT64_C(1) << 20, INT64_C(1) << 20, 2)),
+                  "layer 'L' (grid_sample): Y of X [1,4294967296,1,1] and grid "
+                  "[1,1048576,1048576,2] has too many elements");
+}
+
 Test(shape_infer, depth_space) {
     plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
     plx_tensor_info y;

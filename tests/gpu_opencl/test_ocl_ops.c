@@ -1400,7 +1400,7 @@ Test(ocl_ops, refusals) {
     static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
                                     PLX_OP_GATHER_ELEMENTS, PLX_OP_SCATTER_ELEMENTS,
-                                    PLX_OP_SCATTER_ND, PLX_OP_GATHER_ND};
+                                    PLX_OP_SCATTER_ND, PLX_OP_GATHER_ND, PLX_OP_GRID_SAMPLE};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

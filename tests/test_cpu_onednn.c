@@ -971,13 +971,29 @@ Test(cpu_onednn, new_function_values_are_refused) {
 }
 
 /* Operators appended to plx_op after cpu_onednn was written fall to the
- * planner's default case, with the reason. */
+ * planner's default case, and resize's 1.3 values to its refusals, each
+ * with the reason. */
 Test(cpu_onednn, new_operators_are_refused) {
     plx_runtime *rt = runtime_with(NULL, 0);
     onednn(rt);
     plx_grid_sample_desc gs = PLX_GRID_SAMPLE_DESC_INIT;
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GRID_SAMPLE, &gs,
                          "cpu_onednn has no oneDNN primitive for grid_sample");
+    /* resize's 1.3 modes; sizes with a scale that does not give them */
+    for (int mode = PLX_RESIZE_CUBIC; mode <= PLX_RESIZE_CUBIC_ANTIALIAS; mode++) {
+        plx_resize_desc rd = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
+        rd.scales[0] = rd.scales[1] = 2.0f;
+        expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
+                             "cpu_onednn runs nearest and linear resize only");
+    }
+    plx_resize_desc rd = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    rd.sizes[0] = rd.sizes[1] = 9;
+    rd.scales[0] = rd.scales[1] = 2.0f;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
+                         "cpu_onednn runs resize whose scales give its output size only");
+    rd.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
+                         "cpu_onednn runs resize with half_pixel coordinates only");
     plx_runtime_destroy(&rt);
 }
 

@@ -2942,6 +2942,140 @@ Test(onnx_import, gridsample_modes_and_opsets) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Resize: axes, keep_aspect_ratio_policy, antialias, cubic, tf_crop_and_resize */
+/* ------------------------------------------------------------------------ */
+
+/* A Resize-19 of x [1,1,2,4] = 1..8 with the given inputs (roi, scales,
+ * sizes: initializers when their count is not 0, else absent) and
+ * attributes set by the caller on the returned node. */
+static ob_model *resize_model(const float *roi, size_t nr, const float *scales, size_t ns,
+                              const int64_t *sizes, size_t nz, ob_node **node) {
+    ob_model *m = new_model(8, 19);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    if (nr) {
+        ob_init_f32(g, "roi", OB_DIMS((int64_t)nr), roi, false);
+    }
+    if (ns) {
+        ob_init_f32(g, "scales", OB_DIMS((int64_t)ns), scales, false);
+    }
+    if (nz) {
+        ob_init_i64(g, "sizes", OB_DIMS((int64_t)nz), sizes, false);
+    }
+    char ins[32];
+    snprintf(ins, sizeof ins, "x,%s,%s%s", nr ? "roi" : "", ns ? "scales" : "",
+             nz ? ",sizes" : "");
+    *node = ob_node_add(g, "Resize", "rs", ins, "y");
+    return m;
+}
+
+static void resize_expect(ob_model *m, const int64_t *dims, const float *want, size_t n) {
+    plx_onnx_model *model = import_ok(m, NULL);
+    expect_dims(&plx_onnx_model_output(model, 0)->info, dims, 4, "y");
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[64];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, n, 1e-5f);
+    destroy_model(&model);
+}
+
+/* axes name the dims that scales and sizes give, in their order; the
+ * policies turn sizes into one scale (ONNX's examples: [1..8] as 2x4 to
+ * 1x3 is 0.5 (not_larger, 1x2) or 0.75 (not_smaller, 2x3)). */
+Test(onnx_import, resize_axes_and_keep_aspect_ratio) {
+    ob_node *n;
+    /* W doubled, H kept, given as axes [3, 2] */
+    ob_model *m = resize_model(NULL, 0, (const float[]){2, 1}, 2, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){3, -2}, 2);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 8},
+                  (const float[]){1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8}, 16);
+    m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    ob_attr_s(n, "keep_aspect_ratio_policy", "not_larger");
+    /* scale 0.5: H at 0.5 (half down: 0), W at 0.5, 2.5: 0, 2 */
+    resize_expect(m, (const int64_t[]){1, 1, 1, 2}, (const float[]){1, 3}, 2);
+    m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    ob_attr_s(n, "keep_aspect_ratio_policy", "not_smaller");
+    resize_expect(m, (const int64_t[]){1, 1, 2, 3}, (const float[]){1, 2, 4, 5, 6, 8}, 6);
+    /* a repeated axis, a policy ONNX does not have, a count that does
+     * not match the axes */
+    m = resize_model(NULL, 0, (const float[]){2, 2}, 2, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){3, -1}, 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'", "axes[1] = -1 is out of range [-4, 3] or "
+                 "repeated");
+    m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    ob_attr_s(n, "keep_aspect_ratio_policy", "fit");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "keep_aspect_ratio_policy='fit'");
+    m = resize_model(NULL, 0, (const float[]){1, 1, 2, 2}, 4, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'", "scales, sizes or roi has 4, 0 or 0 "
+                 "values for 2 axes");
+    /* N and C stay */
+    m = resize_model(NULL, 0, (const float[]){2}, 1, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){1}, 1);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "Resize", "a scale of 2 on dim 1");
+}
+
+/* cubic (with its coefficient and exclude_outside), antialias and
+ * tf_crop_and_resize reach the layer; tf_crop_and_resize needs sizes. */
+Test(onnx_import, resize_cubic_antialias_tf_crop) {
+    ob_node *n;
+    /* cubic at whole coordinates (W doubled, asymmetric: even outputs
+     * read x itself) */
+    ob_model *m = resize_model(NULL, 0, (const float[]){1, 1, 1, 2}, 4, NULL, 0, &n);
+    ob_attr_s(n, "mode", "cubic");
+    ob_attr_s(n, "coordinate_transformation_mode", "asymmetric");
+    ob_attr_f(n, "cubic_coeff_a", -0.5f);
+    ob_attr_i(n, "exclude_outside", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){1, 1, 2, 8}, 4, "y");
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[16];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    for (int i = 0; i < 8; i += 2) {
+        cr_assert(le(flt, fabsf(y[i] - x[i / 2]), 1e-5f), "y[%d] = %g", i, (double)y[i]);
+    }
+    /* a = -0.5 reproduces the line 1..4: 2.5 at 1.5 (its taps 0..3 are
+     * all inside, exclude_outside changes nothing there) */
+    cr_assert(le(flt, fabsf(y[3] - 2.5f), 1e-5f), "y[3] = %g", (double)y[3]);
+    destroy_model(&model);
+    /* linear antialias halving W: [1, 2, 3, 4] -> 1.625, 3.375 */
+    m = resize_model(NULL, 0, (const float[]){1, 1, 1, 0.5f}, 4, NULL, 0, &n);
+    ob_attr_s(n, "mode", "linear");
+    ob_attr_i(n, "antialias", 1);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 2}, (const float[]){1.625f, 3.375f, 5.625f, 7.375f},
+                  4);
+    /* antialias has no effect on nearest */
+    m = resize_model(NULL, 0, (const float[]){1, 1, 1, 0.5f}, 4, NULL, 0, &n);
+    ob_attr_i(n, "antialias", 1);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 2}, (const float[]){1, 3, 5, 7}, 4);
+    /* tf_crop_and_resize: W cropped to [0.25, 1.25] of 0..3 (x_in 0.75,
+     * 2.25, 3.75 past the end: extrapolation 9), H to [0, 1] */
+    m = resize_model((const float[]){0, 0, 0, 0.25f, 1, 1, 1, 1.25f}, 8, NULL, 0,
+                     (const int64_t[]){1, 1, 2, 3}, 4, &n);
+    ob_attr_s(n, "mode", "linear");
+    ob_attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    ob_attr_f(n, "extrapolation_value", 9.0f);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 3},
+                  (const float[]){1.75f, 3.25f, 9, 5.75f, 7.25f, 9}, 6);
+    m = resize_model((const float[]){0, 0, 0, 0, 1, 1, 1, 1}, 8,
+                     (const float[]){1, 1, 2, 2}, 4, NULL, 0, &n);
+    ob_attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "tf_crop_and_resize with scales");
+    /* a roi on N or C (of 1 point: every roi reads it) is fine; nearest,
+     * W at 0, 1.5, 3 (half down): 0, 1, 3 */
+    m = resize_model((const float[]){0.5f, 0, 0, 0, 1, 1, 1, 1}, 8, NULL, 0,
+                     (const int64_t[]){1, 1, 2, 3}, 4, &n);
+    ob_attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    resize_expect(m, (const int64_t[]){1, 1, 2, 3}, (const float[]){1, 2, 4, 5, 6, 8}, 6);
+}
+
+/* ------------------------------------------------------------------------ */
 /* IsInf's detect flags, BitShift's direction, LpPool's p                     */
 /* ------------------------------------------------------------------------ */
 

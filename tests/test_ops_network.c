@@ -3331,8 +3331,8 @@ static double resize_coord(plx_resize_coord cm, int64_t o, double scale, int64_t
     case PLX_RESIZE_COORD_ALIGN_CORNERS: return out == 1 ? 0.0 : o * (double)(in - 1) / (double)(out - 1);
     case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / scale;
+    default: return NAN; /* the 1.3 modes: tests/kernels/test_kernels_sample.c */
     }
-    return NAN;
 }
 
 static int64_t resize_nearest_index(plx_resize_nearest nm, double x, int64_t in) {

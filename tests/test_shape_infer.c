@@ -1188,12 +1188,18 @@ Test(shape_infer, resize) {
     d.sizes[1] = 9;
     ok(run1(PLX_OP_RESIZE, &d, T(FLOAT16, 1, 3, 4, 5), &y));
     EXPECT(&y, FLOAT16, 1, 3, 7, 9);
-    d.scales[0] = 1.0f;
+    /* ABI 1.3: sizes with scales (which then only map coordinates) */
+    d.scales[0] = 1.5f;
+    d.scales[1] = 2.0f;
+    ok(run1(PLX_OP_RESIZE, &d, T(FLOAT16, 1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT16, 1, 3, 7, 9);
+    d.scales[1] = 0.0f;
     fails_exactly(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y),
-                  "layer 'L' (resize): give either sizes or scales, not both");
+                  "layer 'L' (resize): scales[1] = 0 must be finite and > 0");
     d.sizes[0] = d.sizes[1] = 0;
     d.scales[0] = 0.0f;
-    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "give either sizes or scales, not neither");
+    fails_exactly(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): give sizes or scales");
     d.sizes[0] = 4;
     d.sizes[1] = -2;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "sizes[1] = -2 must be >= 1");
@@ -1204,11 +1210,32 @@ Test(shape_infer, resize) {
     d.scales[1] = 2.0f;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(3, 4, 5), &y), "X [3,4,5] must have rank 4");
     fails_with(run1(PLX_OP_RESIZE, &d, T(UINT8, 1, 3, 4, 5), &y), "X has dtype uint8");
-    d.mode = (plx_resize_mode)2;
-    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "mode 2 is not a plx_resize_mode");
+    d.mode = (plx_resize_mode)5;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "mode 5 is not a plx_resize_mode");
     d.mode = PLX_RESIZE_NEAREST;
-    d.coord = (plx_resize_coord)5;
-    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 5 is not a plx_resize_coord");
+    d.coord = (plx_resize_coord)7;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 7 is not a plx_resize_coord");
+    /* ABI 1.3: the new modes and coordinates, and the fields they read */
+    plx_resize_desc e = PLX_RESIZE_DESC_INIT(PLX_RESIZE_CUBIC_ANTIALIAS);
+    cr_assert(eq(flt, e.cubic_coeff_a, -0.75f));
+    cr_assert(not(e.exclude_outside));
+    cr_assert(eq(flt, e.roi_start[0], 0.0f));
+    cr_assert(eq(flt, e.roi_end[1], 1.0f));
+    cr_assert(eq(flt, e.extrapolation_value, 0.0f));
+    e.coord = PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
+    e.sizes[0] = e.sizes[1] = 3;
+    ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 3, 3);
+    e.cubic_coeff_a = NAN;
+    fails_exactly(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): cubic_coeff_a nan must be finite");
+    e.mode = PLX_RESIZE_LINEAR; /* which does not read it */
+    ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
+    e.roi_end[1] = INFINITY;
+    fails_exactly(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): roi of dim 3 [0, inf] must be finite");
+    e.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC; /* which does not read it */
+    ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
 }
 
 Test(shape_infer, grid_sample) {

@@ -1,11 +1,14 @@
-/* Tests of cpu_ref's grid_sample kernel (kernels_grid_sample.c), called
- * directly with hand-built layer views: hand-derived cases (the
- * derivation is in the comments) and seeded random cases over 1 to 3
- * spatial dims checked against a reference written here the way ONNX's
- * reference implementation (onnx/reference/ops/op_grid_sample.py) works:
- * it interpolates the outermost dim last, over the values the inner dims'
- * interpolations give for every index of it, where the kernel sums the
- * products of per-dim weights. */
+/* Tests of cpu_ref's resampling kernels, called directly with hand-built
+ * layer views: grid_sample (kernels_grid_sample.c) and the resize modes
+ * and coordinate transformations of ABI 1.3 (kernels_resize.c; the older
+ * ones are tests/kernels/test_kernels_compute.c's). Hand-derived cases
+ * (the derivation is in the comments) and seeded random cases checked
+ * against references written here the way ONNX's reference
+ * implementation works: grid_sample interpolates the outermost dim last,
+ * over the values the inner dims' interpolations give for every index of
+ * it, where the kernel sums the products of per-dim weights; resize picks
+ * each point's neighbours by sorting the indices of an edge-padded line
+ * by their distance, where the kernel computes a span. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
@@ -456,4 +459,375 @@ Test(grid_sample, empty_and_refusals) {
     d.mode = (plx_grid_sample_mode)3;
     cr_assert(eq(str, (char *)plxk_check_grid_sample(&l, buf, sizeof buf),
                  "cpu_ref grid_sample: mode 3 or padding 0 is unknown"));
+}
+
+/* ---- resize: the ABI 1.3 modes and coordinates ------------------------ */
+
+typedef struct rs_case {
+    plx_resize_desc d;
+    int64_t in[2], out[2];
+} rs_case;
+
+static bool rs_run(const plx_resize_desc *d, int64_t nc, const int64_t in[2],
+                   const int64_t out[2], const float *px, float *py) {
+    plx_tensor_info x = info(PLX_DTYPE_FLOAT32, (const int64_t[]){1, nc, in[0], in[1]}, 4);
+    plx_tensor_info y = info(PLX_DTYPE_FLOAT32, (const int64_t[]){1, nc, out[0], out[1]}, 4);
+    plx_layer_view l = layer_of(PLX_OP_RESIZE, d, &x, 1, &y, 1);
+    const void *ins[] = {px};
+    void *outs[] = {py};
+    return run_layer(plxk_run_resize, &l, ins, outs);
+}
+
+/* Cubic (a = -0.75), W doubled with asymmetric coordinates, X = [0, 10,
+ * 20, 40]: output 1 falls on 0.5, where Keys' weights are -0.09375,
+ * 0.59375, 0.59375, -0.09375 on -1, 0, 1, 2; -1 reads the edge 0:
+ * 0.5 * 0 + 0.59375 * 10 - 0.09375 * 20 = 4.0625. Output 7 falls on 3.5:
+ * -0.09375 * 20 + (0.59375 + 0.59375 - 0.09375) * 40 = 41.875 (4 and 5
+ * read 3). With exclude_outside those taps weigh 0 and the rest are
+ * divided by their sum: (0.59375 * 10 - 0.09375 * 20) / 1.09375 =
+ * 3.7142857 and (-0.09375 * 20 + 0.59375 * 40) / 0.5 = 43.75. Whole
+ * coordinates read their point: 0, 10, 20, 40 at 0, 2, 4, 6. (ONNX's
+ * reference gives the same.) */
+Test(resize, hand_cubic_and_exclude_outside) {
+    float x[4] = {0, 10, 20, 40}, y[8];
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_CUBIC);
+    d.coord = PLX_RESIZE_COORD_ASYMMETRIC;
+    d.scales[0] = 1.0f;
+    d.scales[1] = 2.0f;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 4}, (const int64_t[]){1, 8}, x, y), "%s", g_err);
+    expect_close(y, (const float[]){0, 4.0625f, 10, 14.0625f, 20, 30.9375f, 40, 41.875f}, 8, 1e-6,
+                 "cubic");
+    d.exclude_outside = true;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 4}, (const int64_t[]){1, 8}, x, y), "%s", g_err);
+    expect_close(y, (const float[]){0, 3.7142857f, 10, 14.0625f, 20, 31.714285f, 40, 43.75f}, 8,
+                 1e-6, "cubic exclude_outside");
+}
+
+/* Linear antialiased, [1, 2, 3, 4] halved (half_pixel): output 0 falls
+ * on 0.5; the filter stretched by 2 reaches 2 points either side, at -1,
+ * 0, 1, 2 (distances 1.5, 0.5, 0.5, 1.5, times the scale 0.75, 0.25,
+ * 0.25, 0.75), weighing 1 - that: 0.25, 0.75, 0.75, 0.25, divided by
+ * their sum 2; -1 reads the edge: 0.125 + 0.375 + 0.75 + 0.375 = 1.625.
+ * Output 1 falls on 2.5: 0.25 + 1.125 + 1.5 + 0.5 = 3.375. */
+Test(resize, hand_linear_antialias) {
+    float x[4] = {1, 2, 3, 4}, y[2];
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR_ANTIALIAS);
+    d.scales[0] = 1.0f;
+    d.scales[1] = 0.5f;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 4}, (const int64_t[]){1, 2}, x, y), "%s", g_err);
+    expect_close(y, (const float[]){1.625f, 3.375f}, 2, 1e-6, "linear antialias");
+    /* upscaling, the antialiased mode is plain linear */
+    float up[8], plain[8];
+    d.scales[1] = 2.0f;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 4}, (const int64_t[]){1, 8}, x, up), "%s", g_err);
+    d.mode = PLX_RESIZE_LINEAR;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 4}, (const int64_t[]){1, 8}, x, plain), "%s",
+              g_err);
+    expect_close(up, plain, 8, 1e-6, "antialias upscaling");
+}
+
+/* tf_crop_and_resize, W [0, 10, 20, 30, 40] cropped to roi [0.25, 1.25]
+ * and resized to 3: x_in = 0.25 * 4 + x * 1.0 * 4 / 2 = 1, 3, 5; 5 is
+ * past the last point 4: the extrapolation value 7. H (1 point, roi
+ * [0, 1]) falls on 0. */
+Test(resize, hand_tf_crop_and_resize) {
+    float x[5] = {0, 10, 20, 30, 40}, y[3];
+    for (int mode = 0; mode < 3; mode++) {
+        plx_resize_desc d = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
+        d.coord = PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
+        d.sizes[0] = 1;
+        d.sizes[1] = 3;
+        d.roi_start[1] = 0.25f;
+        d.roi_end[1] = 1.25f;
+        d.extrapolation_value = 7.0f;
+        cr_assert(rs_run(&d, 1, (const int64_t[]){1, 5}, (const int64_t[]){1, 3}, x, y), "%s",
+                  g_err);
+        expect_close(y, (const float[]){10, 30, 7}, 3, 1e-6, "tf_crop_and_resize");
+    }
+}
+
+/* half_pixel_symmetric: [1, 2] times 2.3 is 4 points (floor 4.6); the
+ * half_pixel coordinates shift by in / 2 * (1 - 4 / 4.6) = 0.1304348:
+ * -0.152, 0.283, 0.717, 1.152, linear 1 (the edge), 1.2826087,
+ * 1.7173913, 2 (half_pixel alone: 1, 1.1521739, 1.5869565, 2). */
+Test(resize, hand_half_pixel_symmetric) {
+    float x[2] = {1, 2}, y[4];
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC;
+    d.scales[0] = 1.0f;
+    d.scales[1] = 2.3f;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 2}, (const int64_t[]){1, 4}, x, y), "%s", g_err);
+    expect_close(y, (const float[]){1, 1.2826087f, 1.7173913f, 2}, 4, 1e-6, "symmetric");
+    d.coord = PLX_RESIZE_COORD_HALF_PIXEL;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){1, 2}, (const int64_t[]){1, 4}, x, y), "%s", g_err);
+    expect_close(y, (const float[]){1, 1.1521739f, 1.5869565f, 2}, 4, 1e-6, "half_pixel");
+}
+
+/* Sizes with one scale (ONNX's keep_aspect_ratio_policy not_smaller on
+ * [1..8] as 2x4 to at least 1x3): the scale max(1/2, 3/4) = 0.75 maps
+ * coordinates, the sizes round(0.75 * 2, 0.75 * 4) = 2x3 size Y.
+ * Nearest half_pixel: H at 0.1667, 1.5 -> 0, 1 (halves down); W at
+ * 0.1667, 1.5, 2.8333 -> 0, 1, 3. */
+Test(resize, hand_sizes_with_a_scale) {
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[6];
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    d.sizes[0] = 2;
+    d.sizes[1] = 3;
+    d.scales[0] = d.scales[1] = 0.75f;
+    cr_assert(rs_run(&d, 1, (const int64_t[]){2, 4}, (const int64_t[]){2, 3}, x, y), "%s", g_err);
+    expect_close(y, (const float[]){1, 2, 4, 5, 6, 8}, 6, 0, "keep aspect");
+}
+
+/* ONNX's reference (onnx/reference/ops/op_resize.py), along one dim. */
+static double rs_keys(double x, double a) {
+    x = fabs(x);
+    if (x <= 1) return (a + 2) * x * x * x - (a + 3) * x * x + 1;
+    if (x < 2) return a * x * x * x - 5 * a * x * x + 8 * a * x - 4 * a;
+    return 0;
+}
+
+static double rs_ref_1d(const plx_resize_desc *d, int dim, const double *data, int64_t in,
+                        double scale, int64_t out_int, int64_t x) {
+    double out_len = scale * (double)in, xo;
+    double xd = (double)x;
+    switch (d->coord) {
+    case PLX_RESIZE_COORD_ALIGN_CORNERS:
+        xo = out_len == 1 ? 0 : xd * (double)(in - 1) / (out_len - 1);
+        break;
+    case PLX_RESIZE_COORD_ASYMMETRIC: xo = xd / scale; break;
+    case PLX_RESIZE_COORD_TF_CROP_AND_RESIZE: {
+        double r0 = d->roi_start[dim], r1 = d->roi_end[dim];
+        xo = out_len == 1 ? (r1 - r0) * (double)(in - 1) / 2
+                          : xd * (r1 - r0) * (double)(in - 1) / (out_len - 1);
+        xo += r0 * (double)(in - 1);
+        if (xo < 0 || xo > (double)(in - 1)) {
+            return d->extrapolation_value;
+        }
+        break;
+    }
+    case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL:
+        xo = out_len == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
+        break;
+    case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN: xo = (xd + 0.5) / scale; break;
+    case PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out_int / out_len, centre = (double)in / 2;
+        xo = centre * (1 - adj) + (xd + 0.5) / scale - 0.5;
+        break;
+    }
+    default: xo = (xd + 0.5) / scale - 0.5; break;
+    }
+    double xi = floor(xo);
+    double ratio = xo == xi ? 1.0 : xo - xi;
+    double c[512];
+    int n;
+    double s = scale < 1 ? scale : 1, a = d->cubic_coeff_a;
+    switch (d->mode) {
+    case PLX_RESIZE_NEAREST:
+        n = 2;
+        if (ratio == 1.0) {
+            c[0] = 0, c[1] = 1;
+        } else if (d->nearest == PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR) {
+            c[0] = ratio <= 0.5, c[1] = ratio > 0.5;
+        } else if (d->nearest == PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL) {
+            c[0] = ratio < 0.5, c[1] = ratio >= 0.5;
+        } else if (d->nearest == PLX_RESIZE_NEAREST_FLOOR) {
+            c[0] = 1, c[1] = 0;
+        } else {
+            c[0] = 0, c[1] = 1;
+        }
+        break;
+    case PLX_RESIZE_LINEAR: n = 2, c[0] = 1 - ratio, c[1] = ratio; break;
+    case PLX_RESIZE_CUBIC:
+        n = 4;
+        for (int k = 0; k < 4; k++) c[k] = rs_keys((double)(k - 1) - ratio, a);
+        break;
+    case PLX_RESIZE_LINEAR_ANTIALIAS: {
+        int start = (int)(floor(-1 / s) + 1);
+        n = 2 - 2 * start;
+        double sum = 0;
+        for (int k = 0; k < n; k++) {
+            double v = 1 - fabs(((double)(start + k) - ratio) * s);
+            c[k] = v < 0 ? 0 : v > 1 ? 1 : v;
+            sum += c[k];
+        }
+        for (int k = 0; k < n; k++) c[k] /= sum;
+        break;
+    }
+    default: {
+        int start = (int)(floor(-2 / s) + 1);
+        n = 2 - 2 * start;
+        double sum = 0;
+        for (int k = 0; k < n; k++) {
+            c[k] = rs_keys(s * ((double)(start + k) - ratio), a);
+            sum += c[k];
+        }
+        for (int k = 0; k < n; k++) c[k] /= sum;
+        break;
+    }
+    }
+    /* the n indices of the edge-padded line nearest xo, the lower on
+     * ties, in ascending order. (ONNX's reference adds the padding to xo
+     * first, which can round away a distance of 2^-51 and flip a pick:
+     * half_pixel_symmetric's 3 + 2^-51 there reads index 2, here and in
+     * the kernel 3. The distances here are taken from xo itself.) */
+    int pad = (n + 1) / 2;
+    int64_t len = in + 2 * pad;
+    int64_t idx[512];
+    bool taken[600] = {false};
+    for (int k = 0; k < n; k++) {
+        int64_t best = -1;
+        for (int64_t i = 0; i < len; i++) {
+            double di = fabs(xo - (double)(i - pad)), db = fabs(xo - (double)(best - pad));
+            if (!taken[i] && (best < 0 || di < db)) {
+                best = i;
+            }
+        }
+        taken[best] = true;
+    }
+    for (int64_t i = 0, k = 0; i < len; i++) {
+        if (taken[i]) idx[k++] = i - pad;
+    }
+    /* nearest ignores exclude_outside (plexus/ops.h; ONNX's reference
+     * divides by 0 where its point is outside); linear reads the same
+     * either way, which the reference here checks */
+    if (d->exclude_outside && d->mode != PLX_RESIZE_NEAREST) {
+        double sum = 0;
+        for (int k = 0; k < n; k++) {
+            if (idx[k] < 0 || idx[k] >= in) c[k] = 0;
+            sum += c[k];
+        }
+        for (int k = 0; k < n; k++) c[k] /= sum;
+    }
+    double v = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t i = idx[k] < 0 ? 0 : idx[k] >= in ? in - 1 : idx[k];
+        v += c[k] * data[i];
+    }
+    return v;
+}
+
+/* Every ABI 1.3 mode and coordinate (and the older coordinates with the
+ * new modes), with scales up and down, sizes, and sizes with a scale,
+ * exclude_outside and two cubic coefficients, on 1 to 3 planes; the
+ * reference resizes W first (every row), then H. */
+Test(resize, random_new_modes_against_reference) {
+    seed(9);
+    for (int rep = 0; rep < 600; rep++) {
+        plx_resize_mode mode = (plx_resize_mode)(rep % 5);
+        plx_resize_coord coord = (plx_resize_coord)(rep / 5 % 7);
+        if (mode <= PLX_RESIZE_LINEAR && coord < PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC) {
+            coord = PLX_RESIZE_COORD_TF_CROP_AND_RESIZE - (rep & 1);
+        }
+        plx_resize_desc d = PLX_RESIZE_DESC_INIT(mode);
+        d.coord = coord;
+        d.nearest = (plx_resize_nearest)rnd_i(0, 3);
+        d.exclude_outside = rnd() & 1;
+        d.cubic_coeff_a = rnd() & 1 ? -0.75f : -0.5f;
+        d.extrapolation_value = rnd_f(-2, 2);
+        int64_t in[2], out[2];
+        int how = (int)rnd_i(0, 2); /* scales, sizes, both */
+        for (int k = 0; k < 2; k++) {
+            in[k] = rnd_i(1, 7);
+            float sc = rnd() % 3 == 0 ? rnd_f(0.15f, 1.0f) : rnd_f(0.3f, 3.0f);
+            out[k] = (int64_t)((double)in[k] * (double)sc);
+            if (out[k] < 1) {
+                out[k] = 1;
+                sc = 1.0f / (float)in[k] + 0.01f;
+                out[k] = (int64_t)((double)in[k] * (double)sc);
+            }
+            if (how != 1) {
+                d.scales[k] = sc;
+            }
+            if (how != 0) {
+                if (how == 1) {
+                    out[k] = rnd_i(1, 12);
+                }
+                d.sizes[k] = out[k];
+            }
+            d.roi_start[k] = rnd_f(-0.3f, 0.6f);
+            d.roi_end[k] = rnd_f(0.4f, 1.3f);
+        }
+        int64_t nc = rnd_i(1, 3);
+        for (int64_t i = 0; i < nc * in[0] * in[1]; i++) g_xf[i] = rnd_f(-3, 3);
+        cr_assert(rs_run(&d, nc, in, out, g_xf, g_got), "rep %d: %s", rep, g_err);
+        /* the reference, in double */
+        double scale[2], row[64], col[64];
+        for (int k = 0; k < 2; k++) {
+            scale[k] = d.scales[k] > 0 ? (double)d.scales[k] : (double)out[k] / (double)in[k];
+        }
+        for (int64_t p = 0; p < nc; p++) {
+            const float *src = g_xf + p * in[0] * in[1];
+            for (int64_t oh = 0; oh < out[0]; oh++) {
+                for (int64_t ow = 0; ow < out[1]; ow++) {
+                    for (int64_t ih = 0; ih < in[0]; ih++) {
+                        for (int64_t iw = 0; iw < in[1]; iw++) row[iw] = src[ih * in[1] + iw];
+                        col[ih] = rs_ref_1d(&d, 1, row, in[1], scale[1], out[1], ow);
+                    }
+                    g_want[(p * out[0] + oh) * out[1] + ow] =
+                        (float)rs_ref_1d(&d, 0, col, in[0], scale[0], out[0], oh);
+                }
+            }
+        }
+        char what[128];
+        snprintf(what, sizeof what, "rep %d (mode %d coord %d nearest %d excl %d how %d %lldx%lld "
+                 "-> %lldx%lld)", rep, mode, coord, d.nearest, d.exclude_outside, how,
+                 (long long)in[0], (long long)in[1], (long long)out[0], (long long)out[1]);
+        expect_close(g_got, g_want, (size_t)(nc * out[0] * out[1]), 1e-5, what);
+    }
+}
+
+/* Large planes on the pool (per-thread rows of the workspace), and the
+ * workspace the kernel asks for. */
+Test(resize, large_cubic_antialias_threads) {
+    seed(13);
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_CUBIC_ANTIALIAS);
+    int64_t in[2] = {37, 53}, out[2] = {11, 90};
+    d.sizes[0] = out[0];
+    d.sizes[1] = out[1];
+    for (int64_t i = 0; i < 6 * 37 * 53; i++) g_xf[i] = rnd_f(-1, 1);
+    cr_assert(rs_run(&d, 6, in, out, g_xf, g_got), "%s", g_err);
+    double row[64], col[64];
+    for (int64_t p = 0; p < 6; p++) {
+        for (int64_t oh = 0; oh < out[0]; oh++) {
+            for (int64_t ow = 0; ow < out[1]; ow++) {
+                for (int64_t ih = 0; ih < in[0]; ih++) {
+                    for (int64_t iw = 0; iw < in[1]; iw++) row[iw] = g_xf[(p * 37 + ih) * 53 + iw];
+                    col[ih] = rs_ref_1d(&d, 1, row, in[1], 90.0 / 53.0, out[1], ow);
+                }
+                g_want[(p * out[0] + oh) * out[1] + ow] =
+                    (float)rs_ref_1d(&d, 0, col, in[0], 11.0 / 37.0, out[0], oh);
+            }
+        }
+    }
+    expect_close(g_got, g_want, 6 * 11 * 90, 1e-5, "large");
+}
+
+Test(resize, span_refusals_and_workspace) {
+    char buf[256];
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR_ANTIALIAS);
+    plx_tensor_info x = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 4));
+    plx_tensor_info y = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 4));
+    plx_layer_view l = layer_of(PLX_OP_RESIZE, &d, &x, 1, &y, 1);
+    /* sizes with a scale they do not resemble: a filter of 2000 taps
+     * over 4 points */
+    d.sizes[0] = d.sizes[1] = 4;
+    d.scales[0] = d.scales[1] = 0.001f;
+    cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
+                 "cpu_ref resize: the antialiased filter along spatial dim 0 spans 2000 input "
+                 "points, more than 4 times its 4 (scale 0.001)"));
+    cr_assert(eq(sz, plxk_kernel_workspace(&l, NULL), 0));
+    d.scales[0] = d.scales[1] = 0.0f;
+    cr_assert(zero(ptr, (void *)plxk_check_resize(&l, buf, sizeof buf)));
+    cr_assert(gt(sz, plxk_kernel_workspace(&l, NULL), 0));
+    /* without its workspace the kernel fails rather than allocate */
+    float px[16] = {0}, py[16];
+    const void *ins[] = {px};
+    void *outs[] = {py};
+    plxk_kernel_args a = {.layer = &l, .inputs = ins, .outputs = outs, .error = g_err,
+                          .error_size = sizeof g_err};
+    cr_assert(not(plxk_run_resize(&a)));
+    cr_assert(not(zero(ptr, strstr(g_err, "too small for the spans"))), "%s", g_err);
+    d.mode = (plx_resize_mode)5;
+    cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
+                 "cpu_ref resize: mode 5 or coordinate transformation 0 is unknown"));
 }

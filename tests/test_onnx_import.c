@@ -3076,6 +3076,165 @@ Test(onnx_import, resize_cubic_antialias_tf_crop) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* CenterCropPad, EyeLike, MeanVarianceNormalization, LRN: compositions       */
+/* ------------------------------------------------------------------------ */
+
+/* X [4,3] = 0..11 to [2,5]: H cropped by 2 (rows 1 and 2), W padded by 2
+ * (a zero either side); the last axis alone to 2: W cropped by 1, the
+ * odd column off the end. */
+Test(onnx_import, center_crop_pad_one_pad_layer) {
+    float x[12], y[10];
+    for (int i = 0; i < 12; i++) {
+        x[i] = (float)i;
+    }
+    for (int with_axes = 0; with_axes < 2; with_axes++) {
+        ob_model *m = new_model(8, 18);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "4,3");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        if (with_axes) {
+            ob_init_i64(g, "shape", OB_DIMS(1), (const int64_t[]){2}, false);
+        } else {
+            ob_init_i64(g, "shape", OB_DIMS(2), (const int64_t[]){2, 5}, false);
+        }
+        ob_node *n = ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
+        if (with_axes) {
+            ob_attr_ints(n, "axes", (const int64_t[]){-1}, 1);
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        if (with_axes) {
+            expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){4, 2}, 2, "y");
+            expect_close(y, (const float[]){0, 1, 3, 4, 6, 7, 9, 10}, 8, 0);
+        } else {
+            expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){2, 5}, 2, "y");
+            expect_close(y, (const float[]){0, 3, 4, 5, 0, 0, 6, 7, 8, 0}, 10, 0);
+        }
+        destroy_model(&model);
+    }
+    ob_model *m = new_model(8, 18);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", OB_DIMS(3), (const int64_t[]){2, 5, 1}, false);
+    ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ccp'", "shape has 3 values for 2 axes");
+    m = new_model(8, 17);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", OB_DIMS(2), (const int64_t[]){2, 5}, false);
+    ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'ccp'", "does not exist in opset 17");
+}
+
+/* EyeLike is a constant of its input's shape: float 1s on the diagonal
+ * above the main one (k = 1) of a [3,4] int32 input; the input's type by
+ * default; none when k is past the matrix. */
+Test(onnx_import, eye_like_constant) {
+    for (int variant = 0; variant < 3; variant++) {
+        ob_model *m = new_model(8, 22);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", variant == 1 ? OB_INT64 : OB_INT32, "3,4");
+        ob_output(g, "y", variant == 1 ? OB_INT64 : OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "EyeLike", "eye", "x", "y");
+        if (variant != 1) {
+            ob_attr_i(n, "dtype", OB_FLOAT);
+            ob_attr_i(n, "k", variant == 0 ? 1 : INT64_MIN);
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){3, 4}, 2, "y");
+        int32_t xi[12] = {0};
+        int64_t xl[12] = {0}, yl[12];
+        float yf[12];
+        const void *ins[] = {variant == 1 ? (const void *)xl : (const void *)xi};
+        void *outs[] = {variant == 1 ? (void *)yl : (void *)yf};
+        run_once(model, ins, outs);
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 4; j++) {
+                double want = variant == 0 ? (j - i == 1) : variant == 1 ? (i == j) : 0;
+                double got = variant == 1 ? (double)yl[i * 4 + j] : (double)yf[i * 4 + j];
+                cr_assert(eq(dbl, got, want), "variant %d [%d][%d]", variant, i, j);
+            }
+        }
+        destroy_model(&model);
+    }
+    ob_model *m = new_model(8, 22);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "EyeLike", "eye", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'eye'", "EyeLike takes a 2-D tensor");
+    m = new_model(8, 22);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_attr_i(ob_node_add(g, "EyeLike", "eye", "x", "y"), "dtype",
+              ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "EyeLike", "dtype DOUBLE");
+}
+
+/* MeanVarianceNormalization over N, H and W (the default axes): channel 0
+ * [1, 3] has mean 2 and deviation 1, channel 1 [10, 14] mean 12 and
+ * deviation 2: both become [-1, 1]. Over W alone (axes [3]) too. */
+Test(onnx_import, mvn_composition) {
+    float x[4] = {1, 3, 10, 14}, y[4];
+    for (int with_axes = 0; with_axes < 2; with_axes++) {
+        ob_model *m = new_model(8, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "1,2,1,2");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "MeanVarianceNormalization", "mvn", "x", "y");
+        if (with_axes) {
+            ob_attr_ints(n, "axes", (const int64_t[]){3}, 1);
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, (const float[]){-1, 1, -1, 1}, 4, 1e-6f);
+        destroy_model(&model);
+    }
+}
+
+/* LRN over 3 channels [1, 2, 3] with size 2 (each channel and the next),
+ * alpha 3, beta 1, bias 1: squared sums 5, 13 and 9 (the last has no
+ * next), Y = x / (1 + 3 / 2 * sum): 1 / 8.5, 2 / 20.5, 3 / 14.5. float16
+ * X is not imported. */
+Test(onnx_import, lrn_composition) {
+    ob_model *m = new_model(8, 13);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,3,1,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "LRN", "lrn", "x", "y");
+    ob_attr_i(n, "size", 2);
+    ob_attr_f(n, "alpha", 3.0f);
+    ob_attr_f(n, "beta", 1.0f);
+    ob_attr_f(n, "bias", 1.0f);
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[3] = {1, 2, 3}, y[3];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, (const float[]){1 / 8.5f, 2 / 20.5f, 3 / 14.5f}, 3, 1e-6f);
+    destroy_model(&model);
+    m = new_model(8, 13);
+    g = ob_main(m);
+    ob_input(g, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, "1,3,1,1");
+    ob_output(g, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, NULL);
+    ob_attr_i(ob_node_add(g, "LRN", "lrn", "x", "y"), "size", 3);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "LRN", "X of type float16");
+    m = new_model(8, 13);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,3,1,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "LRN", "lrn", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'lrn'", "size = 0 must be in [1, ");
+}
+
+/* ------------------------------------------------------------------------ */
 /* IsInf's detect flags, BitShift's direction, LpPool's p                     */
 /* ------------------------------------------------------------------------ */
 

@@ -620,8 +620,9 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     dnnl_alg_kind_t alg;
     if (d->mode != PLX_RESIZE_NEAREST && d->mode != PLX_RESIZE_LINEAR) {
-        return odn_refuse(ctx, "cpu_onednn runs nearest and linear resize only (not cubic or "
-                               "antialiased, mode %d)", (int)d->mode);
+        const char *name = plx_resize_mode_name(d->mode);
+        return odn_refuse(ctx, "cpu_onednn runs nearest and linear resize only, not %s",
+                          name ? name : "an unknown mode");
     }
     /* oneDNN maps output index o to input coordinate (o + 0.5) / f - 0.5
      * (ONNX's half_pixel); nearest rounds halves up (round_prefer_ceil),

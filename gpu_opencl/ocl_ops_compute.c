@@ -957,12 +957,14 @@ static const char *resize_geom_of(const plx_layer_view *l, plx_resize_geom *g, c
                                   size_t size) {
     const plx_resize_desc *desc = l->desc;
     if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize runs nearest and linear modes only "
-                          "(not cubic or antialiased, mode %d)", (int)desc->mode);
+        const char *name = plx_resize_mode_name(desc->mode);
+        return ocl_refuse(buf, size, "gpu_opencl: resize runs nearest and linear modes only, "
+                          "not %s", name ? name : "an unknown mode");
     }
     if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize does not run the half_pixel_symmetric "
-                          "and tf_crop_and_resize coordinates (coord %d)", (int)desc->coord);
+        const char *name = plx_resize_coord_name(desc->coord);
+        return ocl_refuse(buf, size, "gpu_opencl: resize does not run %s coordinates",
+                          name ? name : "unknown");
     }
     const char *why = ocl_check_index_limit(l, buf, size);
     if (why || (why = ocl_require_f32(l, buf, size))) {

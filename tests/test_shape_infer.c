@@ -1215,7 +1215,13 @@ Test(shape_infer, resize) {
     d.mode = PLX_RESIZE_NEAREST;
     d.coord = (plx_resize_coord)7;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 7 is not a plx_resize_coord");
-    /* ABI 1.3: the new modes and coordinates, and the fields they read */
+    /* ABI 1.3: the new modes and coordinates, their names, and the
+     * fields they read */
+    cr_assert(eq(str, (char *)plx_resize_mode_name(PLX_RESIZE_CUBIC_ANTIALIAS), "cubic_antialias"));
+    cr_assert(eq(str, (char *)plx_resize_coord_name(PLX_RESIZE_COORD_TF_CROP_AND_RESIZE),
+                 "tf_crop_and_resize"));
+    cr_assert(zero(ptr, (void *)plx_resize_mode_name((plx_resize_mode)5)));
+    cr_assert(zero(ptr, (void *)plx_resize_coord_name((plx_resize_coord)7)));
     plx_resize_desc e = PLX_RESIZE_DESC_INIT(PLX_RESIZE_CUBIC_ANTIALIAS);
     cr_assert(eq(flt, e.cubic_coeff_a, -0.75f));
     cr_assert(not(e.exclude_outside));

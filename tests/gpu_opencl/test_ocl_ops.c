@@ -1207,7 +1207,10 @@ Test(ocl_ops, resize_abi_1_3_refused) {
         d.scales[0] = d.scales[1] = 0.5f;
         tcase t = tc_new("resize_mode", PLX_OP_RESIZE, &d, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
-        refused_inferred(&t, "resize runs nearest and linear modes only");
+        char needle[96];
+        snprintf(needle, sizeof needle, "resize runs nearest and linear modes only, not %s",
+                 plx_resize_mode_name((plx_resize_mode)mode));
+        refused_inferred(&t, needle);
     }
     for (int coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC;
          coord <= PLX_RESIZE_COORD_TF_CROP_AND_RESIZE; coord++) {
@@ -1216,7 +1219,9 @@ Test(ocl_ops, resize_abi_1_3_refused) {
         d.sizes[0] = d.sizes[1] = 3;
         tcase t = tc_new("resize_coord", PLX_OP_RESIZE, &d, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
-        refused_inferred(&t, "half_pixel_symmetric and tf_crop_and_resize");
+        refused_inferred(&t, coord == PLX_RESIZE_COORD_TF_CROP_AND_RESIZE
+                                 ? "resize does not run tf_crop_and_resize coordinates"
+                                 : "resize does not run half_pixel_symmetric coordinates");
     }
 }
 

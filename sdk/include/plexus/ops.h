@@ -640,6 +640,22 @@ typedef struct plx_resize_desc {
     float roi_end[2];      /* default 1 */
     float extrapolation_value; /* tf_crop_and_resize; default 0 */
 } plx_resize_desc;
+/* "nearest", "cubic_antialias", ... and "half_pixel", "tf_crop_and_resize",
+ * ...: the lower-case names of a resize mode and coordinate
+ * transformation (ONNX's, the antialiased modes suffixed); NULL for
+ * values out of range. */
+static inline const char *plx_resize_mode_name(plx_resize_mode m) {
+    static const char *const names[] = {"nearest", "linear", "cubic", "linear_antialias",
+                                        "cubic_antialias"};
+    return (unsigned)m < sizeof names / sizeof names[0] ? names[m] : NULL;
+}
+static inline const char *plx_resize_coord_name(plx_resize_coord c) {
+    static const char *const names[] = {"half_pixel", "asymmetric", "align_corners",
+                                        "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                        "half_pixel_symmetric", "tf_crop_and_resize"};
+    return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : NULL;
+}
+
 #define PLX_RESIZE_DESC_INIT(mode_) \
     {sizeof(plx_resize_desc), (mode_), PLX_RESIZE_COORD_HALF_PIXEL, \
      PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR, {0, 0}, {0, 0}, -0.75f, false, {0, 0}, {1, 1}, 0.0f}

@@ -578,7 +578,7 @@ Test(resize, hand_sizes_with_a_scale) {
     expect_close(y, (const float[]){1, 2, 4, 5, 6, 8}, 6, 0, "keep aspect");
 }
 
-/* ONNX's reference (onnx/reference/ops/op_resize.py), along one dim. */
+/* ONNX's reference implementation of Resize, along one dim. */
 static double rs_keys(double x, double a) {
     x = fabs(x);
     if (x <= 1) return (a + 2) * x * x * x - (a + 3) * x * x + 1;

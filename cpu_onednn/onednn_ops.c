@@ -630,6 +630,11 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
     const plx_resize_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     dnnl_alg_kind_t alg;
+    if (d->mode != PLX_RESIZE_NEAREST && d->mode != PLX_RESIZE_LINEAR) {
+        const char *name = plx_resize_mode_name(d->mode);
+        return odn_refuse(ctx, "cpu_onednn runs nearest and linear resize only, not %s",
+                          name ? name : "an unknown mode");
+    }
     /* oneDNN maps output index o to input coordinate (o + 0.5) / f - 0.5
      * (ONNX's half_pixel); nearest rounds halves up (round_prefer_ceil),
      * linear clamps at the edges as ONNX does. */
@@ -656,9 +661,16 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
                            "downsampling differs from ONNX's)");
     }
     float factors[2];
-    bool given = d->scales[0] > 0.0f && d->scales[1] > 0.0f && d->sizes[0] == 0;
+    bool given = d->scales[0] > 0.0f && d->scales[1] > 0.0f;
     for (unsigned i = 0; i < 2; i++) {
         factors[i] = given ? d->scales[i] : (float)y->dims[2 + i] / (float)x->dims[2 + i];
+        /* scales with sizes (ABI 1.3: ONNX's keep_aspect_ratio_policy)
+         * map coordinates by a factor oneDNN would not size Y with */
+        if (given && d->sizes[0] != 0 &&
+            factors[i] != (float)y->dims[2 + i] / (float)x->dims[2 + i]) {
+            return odn_refuse(ctx, "cpu_onednn runs resize whose scales give its output size "
+                                   "only");
+        }
     }
     dnnl_memory_desc_t src, dst;
     ODN_PLAN_CALL(odn_info_md(&src, x));

@@ -949,16 +949,27 @@ bool ocl_prepare_arg_reduce(const ocl_device *dev, const plx_layer_view *l, ocl_
 /* ---- resize ------------------------------------------------------------- */
 
 /* The host validated mode, coordinate transformation, nearest mode, rank
- * 4 and Y's N and C (docs/backend-abi.md); left to refuse: the index
- * limit, a dtype other than float32, an empty dim resized to a non-empty
- * one. */
+ * 4 and Y's N and C (docs/backend-abi.md); left to refuse: the modes and
+ * coordinate transformations of ABI 1.3 (cubic, antialiased,
+ * half_pixel_symmetric, tf_crop_and_resize), the index limit, a dtype
+ * other than float32, an empty dim resized to a non-empty one. */
 static const char *resize_geom_of(const plx_layer_view *l, plx_resize_geom *g, char *buf,
                                   size_t size) {
+    const plx_resize_desc *desc = l->desc;
+    if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
+        const char *name = plx_resize_mode_name(desc->mode);
+        return ocl_refuse(buf, size, "gpu_opencl: resize runs nearest and linear modes only, "
+                          "not %s", name ? name : "an unknown mode");
+    }
+    if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
+        const char *name = plx_resize_coord_name(desc->coord);
+        return ocl_refuse(buf, size, "gpu_opencl: resize does not run %s coordinates",
+                          name ? name : "unknown");
+    }
     const char *why = ocl_check_index_limit(l, buf, size);
     if (why || (why = ocl_require_f32(l, buf, size))) {
         return why;
     }
-    const plx_resize_desc *desc = l->desc;
     int dim = 0;
     plx_geom_status s =
         plx_resize_geom_of(&l->inputs[0], &l->outputs[0], desc->scales, g, &dim);

@@ -175,8 +175,8 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
 /* One declaration pair per kernel, which its operators' rows name;
  * defined in the dense-math files (kernels_conv.c, kernels_matmul.c,
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
- * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c and
- * kernels_mask_scan.c. */
+ * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c,
+ * kernels_mask_scan.c, kernels_quant.c and kernels_grid_sample.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -237,6 +237,8 @@ PLXK_KERNEL(cum_sum)
 PLXK_KERNEL(conv_integer)
 PLXK_KERNEL(matmul_integer)
 PLXK_KERNEL(dynamic_quantize)
+/* kernels_grid_sample.c */
+PLXK_KERNEL(grid_sample)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);

@@ -916,13 +916,15 @@ static void expect_refused_alone(plx_runtime *rt, plx_dtype dt, plx_op op, const
                                  const char *needle) {
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, 2, 4, 4});
+    /* grid_sample samples x at x itself: [N, H, W, 2] fits both */
+    bool two = op == PLX_OP_BINARY || op == PLX_OP_GRID_SAMPLE;
+    plx_tensor_info xi = tu_f32(4, (int64_t[]){1, 2, 4, op == PLX_OP_GRID_SAMPLE ? 2 : 4});
     xi.dtype = dt;
     plx_layer_id x, l, out;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
-    OK(plx_network_add_layer(n, "L", op, desc, op == PLX_OP_BINARY ? 2 : 1, 1, &l));
+    OK(plx_network_add_layer(n, "L", op, desc, two ? 2 : 1, 1, &l));
     OK(plx_network_connect(n, x, 0, l, 0));
-    if (op == PLX_OP_BINARY) {
+    if (two) {
         OK(plx_network_connect(n, x, 0, l, 1));
     }
     OK(plx_network_add_output(n, "y", 0, &out));
@@ -965,6 +967,35 @@ Test(cpu_onednn, new_function_values_are_refused) {
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_POOL, &pd, "pool kind 2");
     plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GLOBAL_POOL, &gd, "pool kind 2");
+    plx_runtime_destroy(&rt);
+}
+
+/* Operators appended to plx_op after cpu_onednn was written fall to the
+ * planner's default case, and resize's 1.3 values to its refusals, each
+ * with the reason. */
+Test(cpu_onednn, new_operators_are_refused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_grid_sample_desc gs = PLX_GRID_SAMPLE_DESC_INIT;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GRID_SAMPLE, &gs,
+                         "cpu_onednn has no oneDNN primitive for grid_sample");
+    /* resize's 1.3 modes; sizes with a scale that does not give them */
+    for (int mode = PLX_RESIZE_CUBIC; mode <= PLX_RESIZE_CUBIC_ANTIALIAS; mode++) {
+        plx_resize_desc rd = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
+        rd.scales[0] = rd.scales[1] = 2.0f;
+        char needle[80];
+        snprintf(needle, sizeof needle, "cpu_onednn runs nearest and linear resize only, not %s",
+                 plx_resize_mode_name((plx_resize_mode)mode));
+        expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd, needle);
+    }
+    plx_resize_desc rd = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    rd.sizes[0] = rd.sizes[1] = 9;
+    rd.scales[0] = rd.scales[1] = 2.0f;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
+                         "cpu_onednn runs resize whose scales give its output size only");
+    rd.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC;
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
+                         "cpu_onednn runs resize with half_pixel coordinates only");
     plx_runtime_destroy(&rt);
 }
 

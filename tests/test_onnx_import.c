@@ -2858,6 +2858,383 @@ Test(onnx_import, trilu_k_initializer_and_default) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* GridSample: the modes' two spellings, opset 16's 4-D limit                 */
+/* ------------------------------------------------------------------------ */
+
+/* X = [[1, 2], [3, 4]] at the centre and the top right corner, with
+ * align_corners: bilinear (opset 16's name) gives the mean 2.5 and 2;
+ * nearest at the centre (0.5, 0.5) rounds half to even, to X[0][0]. */
+Test(onnx_import, gridsample_modes_and_opsets) {
+    float x[4] = {1, 2, 3, 4}, g[4] = {0, 0, 1, -1}, y[2];
+    const char *modes[] = {"bilinear", "linear", "nearest", "bicubic"};
+    const float want[][2] = {{2.5f, 2}, {2.5f, 2}, {1, 2}, {2.5f, 2}};
+    for (int i = 0; i < 4; i++) {
+        ob_model *m = new_model(8, i == 1 ? 20 : 16);
+        ob_graph *gr = ob_main(m);
+        ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+        ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+        ob_output(gr, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+        ob_attr_s(n, "mode", modes[i]);
+        ob_attr_i(n, "align_corners", 1);
+        if (i == 3) {
+            ob_attr_s(n, "padding_mode", "border");
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){1, 1, 1, 2}, 4,
+                    "y");
+        const void *ins[] = {x, g};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        /* bicubic with border padding at (0.5, 0.5): 0.5 of each row and
+         * column (the outer taps fold onto the edges) */
+        expect_close(y, want[i], 2, 1e-6f);
+        destroy_model(&model);
+    }
+    /* opset 20: a volumetric X; opset 16 takes 4-D X only */
+    for (int opset = 16; opset <= 20; opset += 4) {
+        ob_model *m = new_model(8, opset);
+        ob_graph *gr = ob_main(m);
+        ob_input(gr, "x", OB_FLOAT, "1,1,2,2,2");
+        ob_input(gr, "g", OB_FLOAT, "1,1,1,3,3");
+        ob_output(gr, "y", OB_FLOAT, NULL);
+        ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+        if (opset == 16) {
+            IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'gs'",
+                         "GridSample before opset 20 takes 4-D X");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){1, 1, 1, 1, 3}, 5,
+                    "y");
+        destroy_model(&model);
+    }
+    /* GridSample is opset 16; an unknown mode or padding; integer X */
+    ob_model *m = new_model(8, 15);
+    ob_graph *gr = ob_main(m);
+    ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_FLOAT, NULL);
+    ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'gs'", "does not exist in opset 15");
+    m = new_model(8, 20);
+    gr = ob_main(m);
+    ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(gr, "GridSample", "gs", "x,g", "y"), "mode", "area");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'gs'", "mode 'area' is not linear, nearest or cubic");
+    m = new_model(8, 20);
+    gr = ob_main(m);
+    ob_input(gr, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(gr, "GridSample", "gs", "x,g", "y"), "padding_mode", "wrap");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'gs'",
+                 "padding_mode 'wrap' is not zeros, border or reflection");
+    m = new_model(8, 20);
+    gr = ob_main(m);
+    ob_input(gr, "x", OB_INT32, "1,1,2,2");
+    ob_input(gr, "g", OB_FLOAT, "1,1,2,2");
+    ob_output(gr, "y", OB_INT32, NULL);
+    ob_node_add(gr, "GridSample", "gs", "x,g", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "GridSample", "X of type int32");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Resize: axes, keep_aspect_ratio_policy, antialias, cubic, tf_crop_and_resize */
+/* ------------------------------------------------------------------------ */
+
+/* A Resize-19 of x [1,1,2,4] = 1..8 with the given inputs (roi, scales,
+ * sizes: initializers when their count is not 0, else absent) and
+ * attributes set by the caller on the returned node. */
+static ob_model *resize_model(const float *roi, size_t nr, const float *scales, size_t ns,
+                              const int64_t *sizes, size_t nz, ob_node **node) {
+    ob_model *m = new_model(8, 19);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    if (nr) {
+        ob_init_f32(g, "roi", OB_DIMS((int64_t)nr), roi, false);
+    }
+    if (ns) {
+        ob_init_f32(g, "scales", OB_DIMS((int64_t)ns), scales, false);
+    }
+    if (nz) {
+        ob_init_i64(g, "sizes", OB_DIMS((int64_t)nz), sizes, false);
+    }
+    char ins[32];
+    snprintf(ins, sizeof ins, "x,%s,%s%s", nr ? "roi" : "", ns ? "scales" : "",
+             nz ? ",sizes" : "");
+    *node = ob_node_add(g, "Resize", "rs", ins, "y");
+    return m;
+}
+
+static void resize_expect(ob_model *m, const int64_t *dims, const float *want, size_t n) {
+    plx_onnx_model *model = import_ok(m, NULL);
+    expect_dims(&plx_onnx_model_output(model, 0)->info, dims, 4, "y");
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[64];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, want, n, 1e-5f);
+    destroy_model(&model);
+}
+
+/* axes name the dims that scales and sizes give, in their order; the
+ * policies turn sizes into one scale (ONNX's examples: [1..8] as 2x4 to
+ * 1x3 is 0.5 (not_larger, 1x2) or 0.75 (not_smaller, 2x3)). */
+Test(onnx_import, resize_axes_and_keep_aspect_ratio) {
+    ob_node *n;
+    /* W doubled, H kept, given as axes [3, 2] */
+    ob_model *m = resize_model(NULL, 0, (const float[]){2, 1}, 2, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){3, -2}, 2);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 8},
+                  (const float[]){1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8}, 16);
+    m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    ob_attr_s(n, "keep_aspect_ratio_policy", "not_larger");
+    /* scale 0.5: H at 0.5 (half down: 0), W at 0.5, 2.5: 0, 2 */
+    resize_expect(m, (const int64_t[]){1, 1, 1, 2}, (const float[]){1, 3}, 2);
+    m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    ob_attr_s(n, "keep_aspect_ratio_policy", "not_smaller");
+    resize_expect(m, (const int64_t[]){1, 1, 2, 3}, (const float[]){1, 2, 4, 5, 6, 8}, 6);
+    /* a repeated axis, a policy ONNX does not have, a count that does
+     * not match the axes */
+    m = resize_model(NULL, 0, (const float[]){2, 2}, 2, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){3, -1}, 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'", "axes[1] = -1 is out of range [-4, 3] or "
+                 "repeated");
+    m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    ob_attr_s(n, "keep_aspect_ratio_policy", "fit");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "keep_aspect_ratio_policy='fit'");
+    m = resize_model(NULL, 0, (const float[]){1, 1, 2, 2}, 4, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'", "scales, sizes or roi has 4, 0 or 0 "
+                 "values for 2 axes");
+    /* N and C stay */
+    m = resize_model(NULL, 0, (const float[]){2}, 1, NULL, 0, &n);
+    ob_attr_ints(n, "axes", (const int64_t[]){1}, 1);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "Resize", "a scale of 2 on dim 1");
+}
+
+/* cubic (with its coefficient and exclude_outside), antialias and
+ * tf_crop_and_resize reach the layer; tf_crop_and_resize needs sizes. */
+Test(onnx_import, resize_cubic_antialias_tf_crop) {
+    ob_node *n;
+    /* cubic at whole coordinates (W doubled, asymmetric: even outputs
+     * read x itself) */
+    ob_model *m = resize_model(NULL, 0, (const float[]){1, 1, 1, 2}, 4, NULL, 0, &n);
+    ob_attr_s(n, "mode", "cubic");
+    ob_attr_s(n, "coordinate_transformation_mode", "asymmetric");
+    ob_attr_f(n, "cubic_coeff_a", -0.5f);
+    ob_attr_i(n, "exclude_outside", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){1, 1, 2, 8}, 4, "y");
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[16];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    for (int i = 0; i < 8; i += 2) {
+        cr_assert(le(flt, fabsf(y[i] - x[i / 2]), 1e-5f), "y[%d] = %g", i, (double)y[i]);
+    }
+    /* a = -0.5 reproduces the line 1..4: 2.5 at 1.5 (its taps 0..3 are
+     * all inside, exclude_outside changes nothing there) */
+    cr_assert(le(flt, fabsf(y[3] - 2.5f), 1e-5f), "y[3] = %g", (double)y[3]);
+    destroy_model(&model);
+    /* linear antialias halving W: [1, 2, 3, 4] -> 1.625, 3.375 */
+    m = resize_model(NULL, 0, (const float[]){1, 1, 1, 0.5f}, 4, NULL, 0, &n);
+    ob_attr_s(n, "mode", "linear");
+    ob_attr_i(n, "antialias", 1);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 2}, (const float[]){1.625f, 3.375f, 5.625f, 7.375f},
+                  4);
+    /* antialias has no effect on nearest */
+    m = resize_model(NULL, 0, (const float[]){1, 1, 1, 0.5f}, 4, NULL, 0, &n);
+    ob_attr_i(n, "antialias", 1);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 2}, (const float[]){1, 3, 5, 7}, 4);
+    /* tf_crop_and_resize: W cropped to [0.25, 1.25] of 0..3 (x_in 0.75,
+     * 2.25, 3.75 past the end: extrapolation 9), H to [0, 1] */
+    m = resize_model((const float[]){0, 0, 0, 0.25f, 1, 1, 1, 1.25f}, 8, NULL, 0,
+                     (const int64_t[]){1, 1, 2, 3}, 4, &n);
+    ob_attr_s(n, "mode", "linear");
+    ob_attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    ob_attr_f(n, "extrapolation_value", 9.0f);
+    resize_expect(m, (const int64_t[]){1, 1, 2, 3},
+                  (const float[]){1.75f, 3.25f, 9, 5.75f, 7.25f, 9}, 6);
+    m = resize_model((const float[]){0, 0, 0, 0, 1, 1, 1, 1}, 8,
+                     (const float[]){1, 1, 2, 2}, 4, NULL, 0, &n);
+    ob_attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "tf_crop_and_resize with scales");
+    /* a roi on N or C (of 1 point: every roi reads it) is fine; nearest,
+     * W at 0, 1.5, 3 (half down): 0, 1, 3 */
+    m = resize_model((const float[]){0.5f, 0, 0, 0, 1, 1, 1, 1}, 8, NULL, 0,
+                     (const int64_t[]){1, 1, 2, 3}, 4, &n);
+    ob_attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    resize_expect(m, (const int64_t[]){1, 1, 2, 3}, (const float[]){1, 2, 4, 5, 6, 8}, 6);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CenterCropPad, EyeLike, MeanVarianceNormalization, LRN: compositions       */
+/* ------------------------------------------------------------------------ */
+
+/* X [4,3] = 0..11 to [2,5]: H cropped by 2 (rows 1 and 2), W padded by 2
+ * (a zero either side); the last axis alone to 2: W cropped by 1, the
+ * odd column off the end. */
+Test(onnx_import, center_crop_pad_one_pad_layer) {
+    float x[12], y[10];
+    for (int i = 0; i < 12; i++) {
+        x[i] = (float)i;
+    }
+    for (int with_axes = 0; with_axes < 2; with_axes++) {
+        ob_model *m = new_model(8, 18);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "4,3");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        if (with_axes) {
+            ob_init_i64(g, "shape", OB_DIMS(1), (const int64_t[]){2}, false);
+        } else {
+            ob_init_i64(g, "shape", OB_DIMS(2), (const int64_t[]){2, 5}, false);
+        }
+        ob_node *n = ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
+        if (with_axes) {
+            ob_attr_ints(n, "axes", (const int64_t[]){-1}, 1);
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        if (with_axes) {
+            expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){4, 2}, 2, "y");
+            expect_close(y, (const float[]){0, 1, 3, 4, 6, 7, 9, 10}, 8, 0);
+        } else {
+            expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){2, 5}, 2, "y");
+            expect_close(y, (const float[]){0, 3, 4, 5, 0, 0, 6, 7, 8, 0}, 10, 0);
+        }
+        destroy_model(&model);
+    }
+    ob_model *m = new_model(8, 18);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", OB_DIMS(3), (const int64_t[]){2, 5, 1}, false);
+    ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ccp'", "shape has 3 values for 2 axes");
+    m = new_model(8, 17);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "4,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", OB_DIMS(2), (const int64_t[]){2, 5}, false);
+    ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'ccp'", "does not exist in opset 17");
+}
+
+/* EyeLike is a constant of its input's shape: float 1s on the diagonal
+ * above the main one (k = 1) of a [3,4] int32 input; the input's type by
+ * default; none when k is past the matrix. */
+Test(onnx_import, eye_like_constant) {
+    for (int variant = 0; variant < 3; variant++) {
+        ob_model *m = new_model(8, 22);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", variant == 1 ? OB_INT64 : OB_INT32, "3,4");
+        ob_output(g, "y", variant == 1 ? OB_INT64 : OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "EyeLike", "eye", "x", "y");
+        if (variant != 1) {
+            ob_attr_i(n, "dtype", OB_FLOAT);
+            ob_attr_i(n, "k", variant == 0 ? 1 : INT64_MIN);
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){3, 4}, 2, "y");
+        int32_t xi[12] = {0};
+        int64_t xl[12] = {0}, yl[12];
+        float yf[12];
+        const void *ins[] = {variant == 1 ? (const void *)xl : (const void *)xi};
+        void *outs[] = {variant == 1 ? (void *)yl : (void *)yf};
+        run_once(model, ins, outs);
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 4; j++) {
+                double want = variant == 0 ? (j - i == 1) : variant == 1 ? (i == j) : 0;
+                double got = variant == 1 ? (double)yl[i * 4 + j] : (double)yf[i * 4 + j];
+                cr_assert(eq(dbl, got, want), "variant %d [%d][%d]", variant, i, j);
+            }
+        }
+        destroy_model(&model);
+    }
+    ob_model *m = new_model(8, 22);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "EyeLike", "eye", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'eye'", "EyeLike takes a 2-D tensor");
+    m = new_model(8, 22);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_attr_i(ob_node_add(g, "EyeLike", "eye", "x", "y"), "dtype",
+              ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "EyeLike", "dtype DOUBLE");
+}
+
+/* MeanVarianceNormalization over N, H and W (the default axes): channel 0
+ * [1, 3] has mean 2 and deviation 1, channel 1 [10, 14] mean 12 and
+ * deviation 2: both become [-1, 1]. Over W alone (axes [3]) too. */
+Test(onnx_import, mvn_composition) {
+    float x[4] = {1, 3, 10, 14}, y[4];
+    for (int with_axes = 0; with_axes < 2; with_axes++) {
+        ob_model *m = new_model(8, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "1,2,1,2");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "MeanVarianceNormalization", "mvn", "x", "y");
+        if (with_axes) {
+            ob_attr_ints(n, "axes", (const int64_t[]){3}, 1);
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, (const float[]){-1, 1, -1, 1}, 4, 1e-6f);
+        destroy_model(&model);
+    }
+}
+
+/* LRN over 3 channels [1, 2, 3] with size 2 (each channel and the next),
+ * alpha 3, beta 1, bias 1: squared sums 5, 13 and 9 (the last has no
+ * next), Y = x / (1 + 3 / 2 * sum): 1 / 8.5, 2 / 20.5, 3 / 14.5. float16
+ * X is not imported. */
+Test(onnx_import, lrn_composition) {
+    ob_model *m = new_model(8, 13);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,3,1,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "LRN", "lrn", "x", "y");
+    ob_attr_i(n, "size", 2);
+    ob_attr_f(n, "alpha", 3.0f);
+    ob_attr_f(n, "beta", 1.0f);
+    ob_attr_f(n, "bias", 1.0f);
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[3] = {1, 2, 3}, y[3];
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    expect_close(y, (const float[]){1 / 8.5f, 2 / 20.5f, 3 / 14.5f}, 3, 1e-6f);
+    destroy_model(&model);
+    m = new_model(8, 13);
+    g = ob_main(m);
+    ob_input(g, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, "1,3,1,1");
+    ob_output(g, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, NULL);
+    ob_attr_i(ob_node_add(g, "LRN", "lrn", "x", "y"), "size", 3);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "LRN", "X of type float16");
+    m = new_model(8, 13);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,3,1,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "LRN", "lrn", "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'lrn'", "size = 0 must be in [1, ");
+}
+
+/* ------------------------------------------------------------------------ */
 /* IsInf's detect flags, BitShift's direction, LpPool's p                     */
 /* ------------------------------------------------------------------------ */
 

@@ -3331,8 +3331,8 @@ static double resize_coord(plx_resize_coord cm, int64_t o, double scale, int64_t
     case PLX_RESIZE_COORD_ALIGN_CORNERS: return out == 1 ? 0.0 : o * (double)(in - 1) / (double)(out - 1);
     case PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / scale;
+    default: return NAN; /* the 1.3 modes: tests/kernels/test_kernels_sample.c */
     }
-    return NAN;
 }
 
 static int64_t resize_nearest_index(plx_resize_nearest nm, double x, int64_t in) {
@@ -4230,4 +4230,33 @@ Test(pool, lp_and_global_lp) {
     EXPECT_SHAPE(&y[0], F32, DIMS(1, 2, 1, 1));
     expect_f32(&y[0], want, 2, TOL);
     free_outs(y, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* grid_sample                                                                */
+/* ------------------------------------------------------------------------ */
+
+Test(grid_sample, bilinear_from_a_constant_grid_and_volumetric_nearest) {
+    /* X [1,2,2,2]: [[1,2],[3,4]] and [[10,20],[30,40]]; grid (a constant
+     * layer) at the centre and the top right corner with align_corners:
+     * the mean 2.5 (25) and X[0][1] 2 (20) */
+    const float x[8] = {1, 2, 3, 4, 10, 20, 30, 40}, g[4] = {0, 0, 1, -1};
+    targ ins[] = {IN(F32, DIMS(1, 2, 2, 2), x), CONST(F32, DIMS(1, 1, 2, 2), g)};
+    plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
+    d.align_corners = true;
+    tout y;
+    RUN(PLX_OP_GRID_SAMPLE, &d, ins, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 2, 1, 2));
+    expect_f32(&y, (const float[]){2.5f, 2, 25, 20}, 4, 1e-6f);
+    free_outs(&y, 1);
+    /* X [1,1,2,2,2] = 0..7 (d, h, w); nearest at (x, y, z) = (1, -1, 1)
+     * and (-1, 1, -1) with align_corners: (d, h, w) = (1, 0, 1) -> 5 and
+     * (0, 1, 0) -> 2 */
+    const float v[8] = {0, 1, 2, 3, 4, 5, 6, 7}, gv[6] = {1, -1, 1, -1, 1, -1};
+    targ ins3[] = {IN(F32, DIMS(1, 1, 2, 2, 2), v), IN(F32, DIMS(1, 1, 1, 2, 3), gv)};
+    d.mode = PLX_GRID_SAMPLE_NEAREST;
+    RUN(PLX_OP_GRID_SAMPLE, &d, ins3, &y, 1);
+    EXPECT_SHAPE(&y, F32, DIMS(1, 1, 1, 1, 2));
+    expect_f32(&y, (const float[]){5, 2}, 2, 0.0f);
+    free_outs(&y, 1);
 }

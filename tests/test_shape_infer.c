@@ -1188,12 +1188,18 @@ Test(shape_infer, resize) {
     d.sizes[1] = 9;
     ok(run1(PLX_OP_RESIZE, &d, T(FLOAT16, 1, 3, 4, 5), &y));
     EXPECT(&y, FLOAT16, 1, 3, 7, 9);
-    d.scales[0] = 1.0f;
+    /* ABI 1.3: sizes with scales (which then only map coordinates) */
+    d.scales[0] = 1.5f;
+    d.scales[1] = 2.0f;
+    ok(run1(PLX_OP_RESIZE, &d, T(FLOAT16, 1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT16, 1, 3, 7, 9);
+    d.scales[1] = 0.0f;
     fails_exactly(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y),
-                  "layer 'L' (resize): give either sizes or scales, not both");
+                  "layer 'L' (resize): scales[1] = 0 must be finite and > 0");
     d.sizes[0] = d.sizes[1] = 0;
     d.scales[0] = 0.0f;
-    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "give either sizes or scales, not neither");
+    fails_exactly(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): give sizes or scales");
     d.sizes[0] = 4;
     d.sizes[1] = -2;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "sizes[1] = -2 must be >= 1");
@@ -1204,11 +1210,91 @@ Test(shape_infer, resize) {
     d.scales[1] = 2.0f;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(3, 4, 5), &y), "X [3,4,5] must have rank 4");
     fails_with(run1(PLX_OP_RESIZE, &d, T(UINT8, 1, 3, 4, 5), &y), "X has dtype uint8");
-    d.mode = (plx_resize_mode)2;
-    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "mode 2 is not a plx_resize_mode");
+    d.mode = (plx_resize_mode)5;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "mode 5 is not a plx_resize_mode");
     d.mode = PLX_RESIZE_NEAREST;
-    d.coord = (plx_resize_coord)5;
-    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 5 is not a plx_resize_coord");
+    d.coord = (plx_resize_coord)7;
+    fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "coord 7 is not a plx_resize_coord");
+    /* ABI 1.3: the new modes and coordinates, their names, and the
+     * fields they read */
+    cr_assert(eq(str, (char *)plx_resize_mode_name(PLX_RESIZE_CUBIC_ANTIALIAS), "cubic_antialias"));
+    cr_assert(eq(str, (char *)plx_resize_coord_name(PLX_RESIZE_COORD_TF_CROP_AND_RESIZE),
+                 "tf_crop_and_resize"));
+    cr_assert(zero(ptr, (void *)plx_resize_mode_name((plx_resize_mode)5)));
+    cr_assert(zero(ptr, (void *)plx_resize_coord_name((plx_resize_coord)7)));
+    plx_resize_desc e = PLX_RESIZE_DESC_INIT(PLX_RESIZE_CUBIC_ANTIALIAS);
+    cr_assert(eq(flt, e.cubic_coeff_a, -0.75f));
+    cr_assert(not(e.exclude_outside));
+    cr_assert(eq(flt, e.roi_start[0], 0.0f));
+    cr_assert(eq(flt, e.roi_end[1], 1.0f));
+    cr_assert(eq(flt, e.extrapolation_value, 0.0f));
+    e.coord = PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
+    e.sizes[0] = e.sizes[1] = 3;
+    ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 3, 3, 3);
+    e.cubic_coeff_a = NAN;
+    fails_exactly(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): cubic_coeff_a nan must be finite");
+    e.mode = PLX_RESIZE_LINEAR; /* which does not read it */
+    ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
+    e.roi_end[1] = INFINITY;
+    fails_exactly(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y),
+                  "layer 'L' (resize): roi of dim 3 [0, inf] must be finite");
+    e.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC; /* which does not read it */
+    ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
+}
+
+Test(shape_infer, grid_sample) {
+    plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_GRID_SAMPLE, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 2));
+    cr_assert(eq(u32, b, 2));
+    cr_assert(eq(u32, c + e, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GRID_SAMPLE), sizeof(plx_grid_sample_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_GRID_SAMPLE), "grid_sample"));
+    cr_assert(eq(int, d.mode, PLX_GRID_SAMPLE_LINEAR));
+    cr_assert(eq(int, d.padding, PLX_GRID_SAMPLE_ZEROS));
+    cr_assert(not(d.align_corners));
+    /* Y is [N, C] and the grid's point dims, X's dtype; the grid's float
+     * type may differ, and X's quantization is not kept */
+    ok(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)));
+    EXPECT(&y, FLOAT32, 2, 3, 6, 7);
+    d.mode = PLX_GRID_SAMPLE_CUBIC;
+    d.padding = PLX_GRID_SAMPLE_REFLECTION;
+    ok(RUN(PLX_OP_GRID_SAMPLE, &d, &y, T(FLOAT16, 1, 2, 3, 4, 5), T(BFLOAT16, 1, 6, 7, 8, 3)));
+    EXPECT(&y, FLOAT16, 1, 2, 6, 7, 8);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
+    ok(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(1, 2, 9), F32(1, 0, 1)));
+    EXPECT(&y, FLOAT32, 1, 2, 0);
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(1, 6, 7, 2)),
+                  "layer 'L' (grid_sample): grid [1,6,7,2] must be [N, O1, .., O2, 2] for X "
+                  "[2,3,4,5] (N = 2)");
+    fails_with(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 3)),
+               "grid [2,6,7,3] must be [N, O1, .., O2, 2]");
+    fails_with(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 2)),
+               "grid [2,6,2] must be");
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3), F32(2, 1)),
+                  "layer 'L' (grid_sample): X [2,3] must have rank 3 or more");
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, T(INT32, 2, 3, 4, 5), F32(2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): X has dtype int32, expected float32, float16 or "
+                  "bfloat16");
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), T(INT64, 2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): grid has dtype int64, expected float32, float16 or "
+                  "bfloat16");
+    d.mode = (plx_grid_sample_mode)3;
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): mode 3 is not a plx_grid_sample_mode");
+    d.mode = PLX_GRID_SAMPLE_NEAREST;
+    d.padding = (plx_grid_sample_padding)-1;
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)),
+                  "layer 'L' (grid_sample): padding -1 is not a plx_grid_sample_padding");
+    d.padding = PLX_GRID_SAMPLE_BORDER;
+    fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(1, INT64_C(1) << 32, 1, 1),
+                      F32(1, INT64_C(1) << 20, INT64_C(1) << 20, 2)),
+                  "layer 'L' (grid_sample): Y of X [1,4294967296,1,1] and grid "
+                  "[1,1048576,1048576,2] has too many elements");
 }
 
 Test(shape_infer, depth_space) {

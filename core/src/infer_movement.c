@@ -1,6 +1,6 @@
 /* Shape inference of data movement: reshape, transpose, concat, split,
  * slice, pad, squeeze, gather, expand, tile, depth/space, resize,
- * gather_elements, scatter_elements, scatter_nd and gather_nd. */
+ * grid_sample, gather_elements, scatter_elements, scatter_nd and gather_nd. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -477,39 +477,54 @@ static plx_status plxi_infer_depth_space(const layer_ctx *c) {
     return NULL;
 }
 
+/* Resize: sizes give Y's H and W when set, else floor(in * scales); both
+ * may be set (scales then only map coordinates). The 1.3 fields are
+ * checked where their mode or coordinate transformation reads them. */
 static plx_status plxi_infer_resize(const layer_ctx *c) {
     const plx_resize_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
-    if ((unsigned)d->mode > PLX_RESIZE_LINEAR) {
+    if ((unsigned)d->mode > PLX_RESIZE_CUBIC_ANTIALIAS) {
         return plxi_fail(c, "mode %d is not a plx_resize_mode", (int)d->mode);
     }
-    if ((unsigned)d->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
+    if ((unsigned)d->coord > PLX_RESIZE_COORD_TF_CROP_AND_RESIZE) {
         return plxi_fail(c, "coord %d is not a plx_resize_coord", (int)d->coord);
     }
     if ((unsigned)d->nearest > PLX_RESIZE_NEAREST_CEIL) {
         return plxi_fail(c, "nearest %d is not a plx_resize_nearest", (int)d->nearest);
+    }
+    bool cubic = d->mode == PLX_RESIZE_CUBIC || d->mode == PLX_RESIZE_CUBIC_ANTIALIAS;
+    if (cubic && !isfinite(d->cubic_coeff_a)) {
+        return plxi_fail(c, "cubic_coeff_a %g must be finite", (double)d->cubic_coeff_a);
+    }
+    if (d->coord == PLX_RESIZE_COORD_TF_CROP_AND_RESIZE) {
+        for (uint32_t i = 0; i < 2; i++) {
+            if (!isfinite(d->roi_start[i]) || !isfinite(d->roi_end[i])) {
+                return plxi_fail(c, "roi of dim %" PRIu32 " [%g, %g] must be finite", 2 + i,
+                                 (double)d->roi_start[i], (double)d->roi_end[i]);
+            }
+        }
     }
     if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 4, 4))) {
         return s;
     }
     bool sizes = d->sizes[0] != 0 || d->sizes[1] != 0;
     bool scales = d->scales[0] != 0.0f || d->scales[1] != 0.0f;
-    if (sizes == scales) {
-        return plxi_fail(c, "give either sizes or scales, not %s", sizes ? "both" : "neither");
+    if (!sizes && !scales) {
+        return plxi_fail(c, "give sizes or scales");
     }
     int64_t dims[4] = {x->dims[0], x->dims[1], 0, 0};
     for (uint32_t i = 0; i < 2; i++) {
+        float sc = d->scales[i];
+        if (scales && (!(sc > 0.0f) || !isfinite(sc))) {
+            return plxi_fail(c, "scales[%" PRIu32 "] = %g must be finite and > 0", i, (double)sc);
+        }
         if (sizes) {
             if (d->sizes[i] < 1) {
                 return plxi_fail(c, "sizes[%" PRIu32 "] = " I64 " must be >= 1", i, d->sizes[i]);
             }
             dims[2 + i] = d->sizes[i];
             continue;
-        }
-        float sc = d->scales[i];
-        if (!(sc > 0.0f) || !isfinite(sc)) {
-            return plxi_fail(c, "scales[%" PRIu32 "] = %g must be finite and > 0", i, (double)sc);
         }
         /* ONNX: floor(in * scale), computed in double like its reference. */
         double o = (double)x->dims[2 + i] * (double)sc;
@@ -521,6 +536,41 @@ static plx_status plxi_infer_resize(const layer_ctx *c) {
     }
     plxi_info_init(c->out, x->dtype, 4);
     plxi_info_set_dims(c->out, dims, 4);
+    return NULL;
+}
+
+/* ONNX GridSample: X [N, C, D1..Dr] (r >= 1) and grid [N, O1..Or, r], both
+ * of float types (each its own); Y [N, C, O1..Or] of X's dtype, without
+ * X's quantization (an interpolated value is not a moved one). */
+static plx_status plxi_infer_grid_sample(const layer_ctx *c) {
+    const plx_grid_sample_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *g = &c->in[1];
+    plx_status s;
+    if ((unsigned)d->mode > PLX_GRID_SAMPLE_CUBIC) {
+        return plxi_fail(c, "mode %d is not a plx_grid_sample_mode", (int)d->mode);
+    }
+    if ((unsigned)d->padding > PLX_GRID_SAMPLE_REFLECTION) {
+        return plxi_fail(c, "padding %d is not a plx_grid_sample_padding", (int)d->padding);
+    }
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_dtype(c, 1, DT_FLOAT, NULL)) ||
+        (s = plxi_check_rank(c, 0, 3, PLX_MAX_RANK))) {
+        return s;
+    }
+    uint32_t r = x->rank - 2;
+    if (g->rank != x->rank || g->dims[0] != x->dims[0] || g->dims[g->rank - 1] != (int64_t)r) {
+        return plxi_fail(c, "grid %s must be [N, O1, .., O%" PRIu32 ", %" PRIu32 "] for X %s "
+                         "(N = " I64 ")", SHP(g), r, r, SHP(x), x->dims[0]);
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
+    for (uint32_t i = 0; i < r; i++) {
+        dims[2 + i] = g->dims[1 + i];
+    }
+    int64_t n;
+    if (!plxi_dims_product(dims, 0, x->rank, &n)) {
+        return plxi_fail(c, "Y of X %s and grid %s has too many elements", SHP(x), SHP(g));
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
     return NULL;
 }
 
@@ -542,6 +592,7 @@ PLXI_OP_ROW(TILE, 1, 1, 1, 1, ROLES("X"), plxi_infer_tile);
 PLXI_OP_ROW(DEPTH_TO_SPACE, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(SPACE_TO_DEPTH, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(RESIZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_resize);
+PLXI_OP_ROW(GRID_SAMPLE, 2, 2, 1, 1, ROLES("X", "grid"), plxi_infer_grid_sample);
 
 /* ------------------------------------------------------------------------ */
 /* Indexing by tensors: gather_elements, scatter_elements, scatter_nd,      */

@@ -308,6 +308,15 @@ plx_status onnxi_conv_one_hot(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_hardmax(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);
 
+/* convert_sample.c */
+plx_status onnxi_conv_grid_sample(onnxi_ctx *c, onnxi_node *n);
+
+/* convert_compose.c */
+plx_status onnxi_conv_center_crop_pad(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_mvn(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_lrn(onnxi_ctx *c, onnxi_node *n);
+
 /* ---- import.c ------------------------------------------------------------ */
 
 /* Imports the nodes of a graph (sorted topologically; used for the main

@@ -1167,7 +1167,7 @@ Test(ocl_ops, resize) {
     for (int mode = 0; mode < 2; mode++) {
         for (int coord = 0; coord <= PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN; coord++) {
             for (int near = 0; near <= (mode ? 0 : PLX_RESIZE_NEAREST_CEIL); near++) {
-                for (int sz = 0; sz < 3; sz++) {
+                for (int sz = 0; sz < 4; sz++) {
                     plx_resize_desc d = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
                     d.coord = (plx_resize_coord)coord;
                     d.nearest = (plx_resize_nearest)near;
@@ -1177,9 +1177,15 @@ Test(ocl_ops, resize) {
                     } else if (sz == 1) {
                         d.sizes[0] = 3;
                         d.sizes[1] = 7;
-                    } else {
+                    } else if (sz == 2) {
                         d.sizes[0] = 1;
                         d.sizes[1] = 13;
+                    } else {
+                        /* ABI 1.3: sizes with the one scale that maps
+                         * coordinates (ONNX's keep_aspect_ratio_policy) */
+                        d.sizes[0] = 4;
+                        d.sizes[1] = 5;
+                        d.scales[0] = d.scales[1] = 0.75f;
                     }
                     char name[40];
                     snprintf(name, sizeof name, "resize_%d_%d_%d_%d", mode, coord, near, sz);
@@ -1189,6 +1195,33 @@ Test(ocl_ops, resize) {
                 }
             }
         }
+    }
+}
+
+/* The modes and coordinate transformations of ABI 1.3 other than sizes
+ * with a scale are cpu_ref's: refused, with the reason. */
+Test(ocl_ops, resize_abi_1_3_refused) {
+    need_device();
+    for (int mode = PLX_RESIZE_CUBIC; mode <= PLX_RESIZE_CUBIC_ANTIALIAS; mode++) {
+        plx_resize_desc d = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
+        d.scales[0] = d.scales[1] = 0.5f;
+        tcase t = tc_new("resize_mode", PLX_OP_RESIZE, &d, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
+        char needle[96];
+        snprintf(needle, sizeof needle, "resize runs nearest and linear modes only, not %s",
+                 plx_resize_mode_name((plx_resize_mode)mode));
+        refused_inferred(&t, needle);
+    }
+    for (int coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC;
+         coord <= PLX_RESIZE_COORD_TF_CROP_AND_RESIZE; coord++) {
+        plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+        d.coord = (plx_resize_coord)coord;
+        d.sizes[0] = d.sizes[1] = 3;
+        tcase t = tc_new("resize_coord", PLX_OP_RESIZE, &d, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
+        refused_inferred(&t, coord == PLX_RESIZE_COORD_TF_CROP_AND_RESIZE
+                                 ? "resize does not run tf_crop_and_resize coordinates"
+                                 : "resize does not run half_pixel_symmetric coordinates");
     }
 }
 
@@ -1400,7 +1433,7 @@ Test(ocl_ops, refusals) {
     static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
                                     PLX_OP_GATHER_ELEMENTS, PLX_OP_SCATTER_ELEMENTS,
-                                    PLX_OP_SCATTER_ND, PLX_OP_GATHER_ND};
+                                    PLX_OP_SCATTER_ND, PLX_OP_GATHER_ND, PLX_OP_GRID_SAMPLE};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

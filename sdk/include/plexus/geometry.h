@@ -471,7 +471,10 @@ static inline plx_geom_status plx_resize_geom_of(const plx_tensor_info *x,
  * the reference, align_corners and pytorch_half_pixel use the scaled
  * length scale * in, which equals the output size unless explicit scales
  * do not divide it. A mode outside plx_resize_coord is taken as
- * half_pixel. */
+ * half_pixel, and so are half_pixel_symmetric and tf_crop_and_resize (ABI
+ * 1.3), which need the output size and the roi that this helper does
+ * not take: a backend that calls it refuses those two (cpu_ref computes
+ * them in kernels/kernels_resize.c). */
 static inline double plx_resize_coordinate(plx_resize_coord mode, int64_t x, double scale,
                                            int64_t in) {
     double out_len = scale * (double)in, xd = (double)x, c;

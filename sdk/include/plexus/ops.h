@@ -93,7 +93,9 @@ extern "C" {
     /* MatMulInteger, ConvInteger, DynamicQuantizeLinear). */ \
     X(MATMUL_INTEGER, 53, "matmul_integer", void)              /* A, B (int8/uint8), [a_zero_point], [b_zero_point] -> Y (int32); no descriptor */ \
     X(CONV_INTEGER, 54, "conv_integer", plx_conv_desc)         /* X, W (int8/uint8), [x_zero_point], [w_zero_point] -> Y (int32); plx_conv_desc */ \
-    X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */
+    X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */ \
+    /* ABI 1.3: ONNX GridSample. */ \
+    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -562,17 +564,39 @@ typedef struct plx_cast_desc {
 } plx_cast_desc;
 #define PLX_CAST_DESC_INIT(to_) {sizeof(plx_cast_desc), (to_)}
 
+/* How resize interpolates. The antialiased modes (ONNX's antialias = 1)
+ * are values of their own rather than a flag, so that a backend that
+ * predates them refuses them (R-19 (3)) instead of running plain linear
+ * or cubic. */
 typedef enum plx_resize_mode {
     PLX_RESIZE_NEAREST = 0,
-    PLX_RESIZE_LINEAR = 1 /* bilinear over H and W */
+    PLX_RESIZE_LINEAR = 1,           /* bilinear over H and W */
+    /* ABI 1.3: */
+    PLX_RESIZE_CUBIC = 2,            /* bicubic: Keys' cubic convolution with a = cubic_coeff_a */
+    PLX_RESIZE_LINEAR_ANTIALIAS = 3, /* linear, its filter stretched by 1 / scale when downscaling */
+    PLX_RESIZE_CUBIC_ANTIALIAS = 4   /* cubic, likewise */
 } plx_resize_mode;
 
+/* ONNX's coordinate_transformation_mode: the input coordinate x_in of
+ * output index x along a dim of `in` elements resized by `scale` to
+ * `out` (the descriptor's scale, else out / in; out_len = scale * in):
+ * half_pixel (x + 0.5) / scale - 0.5; asymmetric x / scale; align_corners
+ * x * (in - 1) / (out_len - 1), 0 when out_len is 1; pytorch_half_pixel
+ * as half_pixel, -0.5 when out_len is 1; tf_half_pixel_for_nn (x + 0.5) /
+ * scale; half_pixel_symmetric half_pixel shifted by in / 2 * (1 - out /
+ * out_len); tf_crop_and_resize start * (in - 1) + x * (end - start) * (in
+ * - 1) / (out_len - 1), or (start + end) / 2 * (in - 1) when out_len is 1,
+ * with start and end the dim's `roi`, and a point outside [0, in - 1]
+ * takes `extrapolation_value`. */
 typedef enum plx_resize_coord {
     PLX_RESIZE_COORD_HALF_PIXEL = 0,
     PLX_RESIZE_COORD_ASYMMETRIC = 1,
     PLX_RESIZE_COORD_ALIGN_CORNERS = 2,
     PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL = 3,
-    PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN = 4
+    PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN = 4,
+    /* ABI 1.3: */
+    PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC = 5,
+    PLX_RESIZE_COORD_TF_CROP_AND_RESIZE = 6
 } plx_resize_coord;
 
 typedef enum plx_resize_nearest {
@@ -582,9 +606,24 @@ typedef enum plx_resize_nearest {
     PLX_RESIZE_NEAREST_CEIL = 3
 } plx_resize_nearest;
 
-/* Resizes the last two dims (H, W) of an NCHW tensor. Either sizes (both
- * non-zero) or scales (both > 0) give the output size; with scales the
- * output is floor(in * scale) and the scale itself maps coordinates. */
+/* Resizes the last two dims (H, W) of an NCHW tensor, each on its own
+ * (ONNX Resize, opsets 10 to 19, on H and W). sizes (both non-zero) give
+ * the output size, else scales (both > 0) do, as floor(in * scale); a
+ * scale above 0 also maps coordinates, even where sizes give the size
+ * (ONNX's keep_aspect_ratio_policy: one scale for both dims, the output
+ * rounded), else out / in does.
+ *
+ * Along each dim an output point reads the input points around its
+ * coordinate x_in (plx_resize_coord): nearest one, rounded by `nearest`;
+ * linear 2 and cubic 4, the ones nearest x_in (the lower on ties), with
+ * the weights 1 - t, t (t = x_in - floor) and Keys' cubic convolution
+ * kernel of `cubic_coeff_a`. The antialiased modes, when downscaling
+ * (scale < 1), weigh every input point within 1 / scale (linear) or 2 /
+ * scale (cubic) of x_in by the kernel at scale * distance, the weights
+ * divided by their sum; at scale >= 1 they are linear and cubic. Points
+ * outside the input read its edge, or with exclude_outside (cubic and
+ * the antialiased modes; linear reads the same either way, nearest
+ * ignores it) weigh 0, the other weights divided by their sum. */
 typedef struct plx_resize_desc {
     uint32_t struct_size;
     plx_resize_mode mode;
@@ -592,9 +631,34 @@ typedef struct plx_resize_desc {
     plx_resize_nearest nearest;
     float scales[2];
     int64_t sizes[2];
+    /* ABI 1.3 (from the 1.2 sizeof, R-1 (4)); each field matters only
+     * with the 1.3 enum values named, so that a backend that predates
+     * them, and refuses those values, may ignore them. */
+    float cubic_coeff_a;   /* the cubic modes; default -0.75 */
+    bool exclude_outside;  /* the cubic and antialiased modes; default false */
+    float roi_start[2];    /* tf_crop_and_resize: the crop of H and W in [0, 1] units; default 0 */
+    float roi_end[2];      /* default 1 */
+    float extrapolation_value; /* tf_crop_and_resize; default 0 */
 } plx_resize_desc;
+/* "nearest", "cubic_antialias", ... and "half_pixel", "tf_crop_and_resize",
+ * ...: the lower-case names of a resize mode and coordinate
+ * transformation (ONNX's, the antialiased modes suffixed); NULL for
+ * values out of range. */
+static inline const char *plx_resize_mode_name(plx_resize_mode m) {
+    static const char *const names[] = {"nearest", "linear", "cubic", "linear_antialias",
+                                        "cubic_antialias"};
+    return (unsigned)m < sizeof names / sizeof names[0] ? names[m] : NULL;
+}
+static inline const char *plx_resize_coord_name(plx_resize_coord c) {
+    static const char *const names[] = {"half_pixel", "asymmetric", "align_corners",
+                                        "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                        "half_pixel_symmetric", "tf_crop_and_resize"};
+    return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : NULL;
+}
+
 #define PLX_RESIZE_DESC_INIT(mode_) \
-    {sizeof(plx_resize_desc), (mode_), PLX_RESIZE_COORD_HALF_PIXEL, PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR, {0, 0}, {0, 0}}
+    {sizeof(plx_resize_desc), (mode_), PLX_RESIZE_COORD_HALF_PIXEL, \
+     PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR, {0, 0}, {0, 0}, -0.75f, false, {0, 0}, {1, 1}, 0.0f}
 
 typedef enum plx_depth_space_mode {
     PLX_DEPTH_SPACE_DCR = 0, /* depth-column-row (ONNX default) */
@@ -875,6 +939,45 @@ typedef struct plx_cum_sum_desc {
     bool reverse;   /* default false */
 } plx_cum_sum_desc;
 #define PLX_CUM_SUM_DESC_INIT(axis_) {sizeof(plx_cum_sum_desc), (axis_), false, false}
+
+/* How grid_sample interpolates (ONNX GridSample's mode; opset 16 names
+ * them bilinear and bicubic). */
+typedef enum plx_grid_sample_mode {
+    PLX_GRID_SAMPLE_LINEAR = 0,  /* N-linear over the 2^r nearest points */
+    PLX_GRID_SAMPLE_NEAREST = 1, /* the nearest point, halves to even */
+    PLX_GRID_SAMPLE_CUBIC = 2    /* N-cubic over 4^r points, Keys' a = -0.75 */
+} plx_grid_sample_mode;
+
+/* What grid_sample reads at a point outside X (ONNX's padding_mode). */
+typedef enum plx_grid_sample_padding {
+    PLX_GRID_SAMPLE_ZEROS = 0,     /* 0 */
+    PLX_GRID_SAMPLE_BORDER = 1,    /* the nearest border value */
+    PLX_GRID_SAMPLE_REFLECTION = 2 /* X mirrored at its borders, as often as it takes */
+} plx_grid_sample_padding;
+
+/* ONNX GridSample (opsets 16 to 22): X [N, C, D1, .., Dr] (r >= 1
+ * spatial dims; float32, float16 or bfloat16), grid [N, O1, .., Or, r]
+ * (a float type, not necessarily X's) -> Y [N, C, O1, .., Or], X's dtype.
+ * grid[n, o1, .., or] holds r coordinates normalised to [-1, 1], the last
+ * one along Dr (x, y, z order: reversed against X's dims). A normalised
+ * g maps to the input coordinate ((g + 1) * D - 1) / 2, or with
+ * align_corners (g + 1) / 2 * (D - 1), computed in float32 as ONNX's
+ * reference does. The borders are [-0.5, D - 0.5] ([0, D - 1] with
+ * align_corners): border padding clamps a coordinate outside them to
+ * [0, D - 1], reflection mirrors it at them until it falls inside (a dim
+ * of size 1 with align_corners reflects to 0). Interpolation weighs each
+ * dim separately: linear the 2 points around the coordinate, cubic 4
+ * (Keys' cubic convolution with a = -0.75, as PyTorch), nearest 1 (the
+ * coordinate rounded half to even). A point outside X reads 0 (zeros),
+ * the nearest border point (border) or its mirror image (reflection). */
+typedef struct plx_grid_sample_desc {
+    uint32_t struct_size;
+    plx_grid_sample_mode mode;          /* default linear */
+    plx_grid_sample_padding padding;    /* default zeros */
+    bool align_corners;                 /* default false */
+} plx_grid_sample_desc;
+#define PLX_GRID_SAMPLE_DESC_INIT \
+    {sizeof(plx_grid_sample_desc), PLX_GRID_SAMPLE_LINEAR, PLX_GRID_SAMPLE_ZEROS, false}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

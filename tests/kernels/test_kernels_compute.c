@@ -2118,10 +2118,10 @@ Test(reduce, new_funcs_empty_set_and_ints) {
     in = TI(PLX_DTYPE_INT64, 0);
     RUN(reduce, &v, y64, x64);
     cr_assert(eq(i64, y64[0], 1));
-    /* l2, log_sum and log_sum_exp of integers: float32 only in cpu_ref */
+    /* l2, log_sum and log_sum_exp of integers: float32 and float64 only in cpu_ref */
     in = TI(PLX_DTYPE_INT64, 3);
     d.func = PLX_REDUCE_L2;
-    REFUSED(reduce, &v, "float32 only");
+    REFUSED(reduce, &v, "float32 and float64 only");
     d.func = PLX_REDUCE_LOG_SUM_EXP;
     REFUSED(reduce, &v, "int64");
     /* an unknown func is refused (R-19 (3)) */

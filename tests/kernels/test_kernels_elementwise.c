@@ -1686,10 +1686,10 @@ Test(dequantize, dtypes) {
     cr_assert(eq(flt, y[0], 4.0f));
     cr_assert(eq(flt, y[1], 6.0f));
     cr_assert(eq(flt, y[2], 6.0f));
-    /* refusals: int16 input; zero point of another dtype; float16 output */
-    tx.dtype = PLX_DTYPE_INT16;
+    /* refusals: int64 input; zero point of another dtype; float16 output */
+    tx.dtype = PLX_DTYPE_INT64;
     cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y)));
-    cr_assert(not(zero(ptr, strstr(g_err, "int16"))), "%s", g_err);
+    cr_assert(not(zero(ptr, strstr(g_err, "int64"))), "%s", g_err);
     tx.dtype = PLX_DTYPE_INT8;
     cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, i32, &s, &uz, y)));
     tx.dtype = PLX_DTYPE_UINT8;
@@ -1710,7 +1710,9 @@ Test(quantize, refusals) {
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     ins[2].dtype = PLX_DTYPE_INT8;
     cr_assert(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err)));
-    out.dtype = ins[2].dtype = PLX_DTYPE_INT16;
+    out.dtype = ins[2].dtype = PLX_DTYPE_INT16; /* 16 bits: from ABI 1.3 */
+    cr_assert(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err)));
+    out.dtype = ins[2].dtype = PLX_DTYPE_INT32;
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     out.dtype = ins[2].dtype = PLX_DTYPE_UINT8;
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2)); /* blocked */

@@ -2318,3 +2318,79 @@ Test(shape_infer, integer_products) {
     fails_with(plxi_infer_layer("L", PLX_OP_DYNAMIC_QUANTIZE, NULL, &x, 1, outs, 3),
                "X has dtype float16, expected float32");
 }
+
+/* The element types of ABI 1.3 (float64, uint16, uint32, uint64) pass
+ * where ONNX's type classes have them and keep their dtype; quantize and
+ * dequantize take no float64 scale (ONNX) but 16-bit data; messages list
+ * every dtype floats first, integers by width, bool last. */
+Test(shape_infer, abi13_dtypes) {
+    plx_tensor_info y;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    ok(RUN(PLX_OP_BINARY, &add, &y, T(FLOAT64, 2, 3), T(FLOAT64, 3)));
+    EXPECT(&y, FLOAT64, 2, 3);
+    ok(RUN(PLX_OP_BINARY, &add, &y, T(UINT16, 4), T(UINT16, 1)));
+    EXPECT(&y, UINT16, 4);
+    plx_binary_desc less = PLX_BINARY_DESC_INIT(PLX_BINARY_LESS);
+    ok(RUN(PLX_OP_BINARY, &less, &y, T(UINT64, 4), T(UINT64, 4)));
+    EXPECT(&y, BOOL, 4);
+    plx_binary_desc shl = PLX_BINARY_DESC_INIT(PLX_BINARY_SHIFT_LEFT);
+    ok(RUN(PLX_OP_BINARY, &shl, &y, T(UINT32, 4), T(UINT32, 4)));
+    EXPECT(&y, UINT32, 4);
+    plx_binary_desc prelu = PLX_BINARY_DESC_INIT(PLX_BINARY_PRELU);
+    ok(RUN(PLX_OP_BINARY, &prelu, &y, T(UINT64, 2, 3), T(UINT64, 3)));
+    EXPECT(&y, UINT64, 2, 3);
+    plx_binary_desc pow_ = PLX_BINARY_DESC_INIT(PLX_BINARY_POW);
+    ok(RUN(PLX_OP_BINARY, &pow_, &y, T(FLOAT64, 3), T(FLOAT64, 3)));
+    fails_with(RUN(PLX_OP_BINARY, &pow_, &y, T(UINT32, 3), T(UINT32, 3)), "A has dtype uint32");
+    plx_cast_desc cast = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT64);
+    ok(run1(PLX_OP_CAST, &cast, T(UINT64, 5), &y));
+    EXPECT(&y, FLOAT64, 5);
+    plx_unary_desc nf = PLX_UNARY_DESC_INIT(PLX_UNARY_BITWISE_NOT);
+    ok(run1(PLX_OP_UNARY, &nf, T(UINT64, 5), &y));
+    EXPECT(&y, UINT64, 5);
+    fails_exactly(run1(PLX_OP_UNARY, &nf, T(FLOAT64, 5), &y),
+                  "layer 'L' (unary): X has dtype float64, expected int8, uint8, int16, uint16, "
+                  "int32, uint32, int64 or uint64 for bitwise_not");
+    plx_unary_desc neg = PLX_UNARY_DESC_INIT(PLX_UNARY_NEG);
+    fails_with(run1(PLX_OP_UNARY, &neg, T(UINT16, 5), &y), "X has dtype uint16");
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    ok(run1(PLX_OP_ACTIVATION, &relu, T(FLOAT64, 5), &y));
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, T(UINT32, 5), &y), "X has dtype uint32");
+    plx_reduce_desc lse = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    ok(run1(PLX_OP_REDUCE, &lse, T(FLOAT64, 2, 3), &y));
+    EXPECT(&y, FLOAT64, 1, 1);
+    ok(run1(PLX_OP_REDUCE, &lse, T(UINT64, 2, 3), &y));
+    fails_with(run1(PLX_OP_REDUCE, &lse, T(UINT16, 2, 3), &y), "X has dtype uint16");
+    plx_cum_sum_desc cs = PLX_CUM_SUM_DESC_INIT(0);
+    ok(run1(PLX_OP_CUM_SUM, &cs, T(UINT32, 4), &y));
+    EXPECT(&y, UINT32, 4);
+    fails_with(run1(PLX_OP_CUM_SUM, &cs, T(UINT16, 4), &y), "X has dtype uint16");
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, T(UINT64, 2, 3), T(UINT64, 3, 4)));
+    EXPECT(&y, UINT64, 2, 4);
+    plx_conv_desc conv = PLX_CONV_DESC_INIT;
+    ok(RUN(PLX_OP_CONV, &conv, &y, T(FLOAT64, 1, 2, 5, 5), T(FLOAT64, 3, 2, 3, 3)));
+    EXPECT(&y, FLOAT64, 1, 3, 3, 3);
+
+    plx_quantize_desc q = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT16);
+    ok(RUN(PLX_OP_QUANTIZE, &q, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(UINT16)));
+    EXPECT(&y, UINT16, 2, 3);
+    q.output_dtype = PLX_DTYPE_INT16;
+    ok(RUN(PLX_OP_QUANTIZE, &q, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT16)));
+    EXPECT(&y, INT16, 2, 3);
+    fails_exactly(RUN(PLX_OP_QUANTIZE, &q, &y, T(FLOAT64, 2, 3), SCALAR(FLOAT64), SCALAR(INT16)),
+                  "layer 'L' (quantize): X has dtype float64, expected float32, float16 or "
+                  "bfloat16");
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(UINT16, 2, 3), SCALAR(FLOAT32), SCALAR(UINT16)));
+    EXPECT(&y, FLOAT32, 2, 3);
+    fails_with(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(UINT16, 2, 3), SCALAR(FLOAT64)),
+               "scale has dtype float64, expected float32, float16 or bfloat16");
+
+    plx_binary_desc and_ = PLX_BINARY_DESC_INIT(PLX_BINARY_AND);
+    fails_exactly(RUN(PLX_OP_BINARY, &and_, &y, T(UINT64, 2), T(UINT64, 2)),
+                  "layer 'L' (binary): A has dtype uint64, expected bool for and");
+    plx_binary_desc eq_ = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
+    plx_tensor_info bad = T(FLOAT32, 2);
+    bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
+    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 14");
+}

@@ -2018,7 +2018,8 @@ Test(activation, unsigned_clip) {
               "%s", g_err);
     cr_assert(y[0] == 3 && y[1] == 3 && y[2] == 65535 && y[3] == 3);
     d.beta = 4e9f;
-    in.dtype = out.dtype = PLX_DTYPE_UINT32;
+    in = info(PLX_DTYPE_UINT32, SHAPE(2));
+    out = in;
     uint32_t x32[2] = {UINT32_MAX, 0}, y32[2];
     cr_assert(run_layer(plxk_run_activation, &l, (const void *const[]){x32}, (void *const[]){y32}),
               "%s", g_err);
@@ -2165,7 +2166,7 @@ Test(cast, float64_and_unsigned_edges) {
     cr_assert(eq(dbl, bd[0], 4294967295.0));
     cr_assert(cast_run(PLX_DTYPE_UINT32, PLX_DTYPE_INT16, 2, w32, (int16_t *)u16), "%s", g_err);
     cr_assert(eq(i16, ((int16_t *)u16)[0], -1));
-    uint8_t b[2] = {1, 0};
+    uint8_t b[3] = {1, 0, 0};
     cr_assert(cast_run(PLX_DTYPE_BOOL, PLX_DTYPE_UINT64, 2, b, u64), "%s", g_err);
     cr_assert(u64[0] == 1 && u64[1] == 0);
     cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_BOOL, 3, big, b), "%s", g_err);

@@ -706,6 +706,14 @@ static double element(const void *data, plx_dtype dtype, size_t i) {
         return ((const int32_t *)data)[i];
     case PLX_DTYPE_INT64:
         return (double)((const int64_t *)data)[i];
+    case PLX_DTYPE_FLOAT64:
+        return ((const double *)data)[i];
+    case PLX_DTYPE_UINT16:
+        return ((const uint16_t *)data)[i];
+    case PLX_DTYPE_UINT32:
+        return ((const uint32_t *)data)[i];
+    case PLX_DTYPE_UINT64:
+        return (double)((const uint64_t *)data)[i];
     case PLX_DTYPE_INVALID:
         break;
     }

@@ -1,9 +1,9 @@
 /* cpu_ref's kernels for the bit-level and test functions of the
  * elementwise operators (kernels_funcs.h): unary is_nan, is_inf,
- * is_pos_inf, is_neg_inf (float32, float16, bfloat16 in, bool out) and
- * bitwise_not (integers); binary bitwise_and, bitwise_or, bitwise_xor
- * (integers) and shift_left, shift_right (uint8); activation shrink (float
- * and integer types).
+ * is_pos_inf, is_neg_inf (float32, float16, bfloat16, float64 in, bool
+ * out) and bitwise_not (integers); binary bitwise_and, bitwise_or,
+ * bitwise_xor (integers) and shift_left, shift_right (unsigned integers);
+ * activation shrink (float and integer types).
  *
  * Each function has loops of its own, picked once per layer, so that no
  * loop switches on the function per element and each vectorises: the
@@ -21,12 +21,18 @@
 #include <string.h>
 
 static bool is_float_dtype(plx_dtype t) {
-    return t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16;
+    return t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT16 || t == PLX_DTYPE_BFLOAT16 ||
+           t == PLX_DTYPE_FLOAT64;
+}
+
+static bool is_unsigned_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_UINT16 || t == PLX_DTYPE_UINT32 ||
+           t == PLX_DTYPE_UINT64;
 }
 
 static bool is_int_dtype(plx_dtype t) {
-    return t == PLX_DTYPE_INT8 || t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_INT16 ||
-           t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
+    return t == PLX_DTYPE_INT8 || t == PLX_DTYPE_INT16 || t == PLX_DTYPE_INT32 ||
+           t == PLX_DTYPE_INT64 || is_unsigned_dtype(t);
 }
 
 /* ---- unary: the tests and bitwise_not ---------------------------------- */
@@ -79,6 +85,9 @@ static void float_test(plx_unary_func f, plx_dtype t, const unsigned char *restr
                        uint8_t *restrict y, size_t n) {
     switch (t) {
     case PLX_DTYPE_FLOAT32: FLOAT_TEST(uint32_t, UINT32_C(0x7f800000), UINT32_C(0x80000000)); break;
+    case PLX_DTYPE_FLOAT64:
+        FLOAT_TEST(uint64_t, UINT64_C(0x7ff0000000000000), UINT64_C(0x8000000000000000));
+        break;
     case PLX_DTYPE_FLOAT16: FLOAT_TEST(uint16_t, 0x7c00u, 0x8000u); break;
     default: FLOAT_TEST(uint16_t, 0x7f80u, 0x8000u); break; /* bfloat16 */
     }
@@ -132,9 +141,9 @@ const char *plxk_check_binary_bitwise(const plx_layer_view *layer, char *buf, si
                            fname, plx_dtype_name(t), plx_dtype_name(layer->inputs[1].dtype));
     }
     bool shift = d->func == PLX_BINARY_SHIFT_LEFT || d->func == PLX_BINARY_SHIFT_RIGHT;
-    if (shift ? t != PLX_DTYPE_UINT8 : !is_int_dtype(t)) {
+    if (shift ? !is_unsigned_dtype(t) : !is_int_dtype(t)) {
         return plxk_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref (%s)", fname,
-                           plx_dtype_name(t), shift ? "uint8 only" : "integer types only");
+                           plx_dtype_name(t), shift ? "unsigned types only" : "integer types only");
     }
     if (layer->outputs[0].dtype != t) {
         return plxk_refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
@@ -195,21 +204,31 @@ BIT_RUN(xor_16, uint16_t, x ^ z)
 BIT_RUN(xor_32, uint32_t, x ^ z)
 BIT_RUN(xor_64, uint64_t, x ^ z)
 /* A shift by the bit width or more gives 0 (C leaves it undefined; numpy
- * and ONNX Runtime give 0 for uint8, whose operands promote to int). */
+ * and ONNX Runtime give 0 for uint8 and uint16, whose operands promote to
+ * int, and ONNX's reference for the wider ones). The narrow types shift
+ * as unsigned int, the 64-bit one as itself. */
 BIT_RUN(shl_8, uint8_t, z < 8 ? (unsigned)x << z : 0u)
 BIT_RUN(shr_8, uint8_t, z < 8 ? (unsigned)x >> z : 0u)
+BIT_RUN(shl_16, uint16_t, z < 16 ? (unsigned)x << z : 0u)
+BIT_RUN(shr_16, uint16_t, z < 16 ? (unsigned)x >> z : 0u)
+BIT_RUN(shl_32, uint32_t, z < 32 ? (uint32_t)(x << z) : 0u)
+BIT_RUN(shr_32, uint32_t, z < 32 ? x >> z : 0u)
+BIT_RUN(shl_64, uint64_t, z < 64 ? x << z : 0u)
+BIT_RUN(shr_64, uint64_t, z < 64 ? x >> z : 0u)
 
 static bit_run_fn bit_run_of(plx_binary_func f, size_t es) {
-    static const bit_run_fn logic[3][4] = {{and_8, and_16, and_32, and_64},
+    static const bit_run_fn table[5][4] = {{and_8, and_16, and_32, and_64},
                                            {or_8, or_16, or_32, or_64},
-                                           {xor_8, xor_16, xor_32, xor_64}};
+                                           {xor_8, xor_16, xor_32, xor_64},
+                                           {shl_8, shl_16, shl_32, shl_64},
+                                           {shr_8, shr_16, shr_32, shr_64}};
     int w = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
     switch (f) {
-    case PLX_BINARY_BITWISE_AND: return logic[0][w];
-    case PLX_BINARY_BITWISE_OR: return logic[1][w];
-    case PLX_BINARY_BITWISE_XOR: return logic[2][w];
-    case PLX_BINARY_SHIFT_LEFT: return shl_8;
-    default: return shr_8;
+    case PLX_BINARY_BITWISE_AND: return table[0][w];
+    case PLX_BINARY_BITWISE_OR: return table[1][w];
+    case PLX_BINARY_BITWISE_XOR: return table[2][w];
+    case PLX_BINARY_SHIFT_LEFT: return table[3][w];
+    default: return table[4][w];
     }
 }
 
@@ -337,10 +356,34 @@ bool plxk_run_shrink(const plxk_kernel_args *args) {
         }
         return true;
     }
+    case PLX_DTYPE_FLOAT64: {
+        /* in double, lambd and bias widened from the descriptor's floats */
+        const double *restrict x = args->inputs[0];
+        double *restrict y = args->outputs[0];
+        const double l = lambd, nl = neg, b = bias;
+        for (size_t i = 0; i < n; i++) {
+            double v = x[i];
+            y[i] = v < nl ? v + b : v > l ? v - b : 0.0;
+        }
+        return true;
+    }
     case PLX_DTYPE_INT8: SHRINK_INT(int8_t, INT8_MIN, INT8_MAX); return true;
     case PLX_DTYPE_UINT8: SHRINK_INT(uint8_t, 0, UINT8_MAX); return true;
     case PLX_DTYPE_INT16: SHRINK_INT(int16_t, INT16_MIN, INT16_MAX); return true;
+    case PLX_DTYPE_UINT16: SHRINK_INT(uint16_t, 0, UINT16_MAX); return true;
     case PLX_DTYPE_INT32: SHRINK_INT(int32_t, INT32_MIN, INT32_MAX); return true;
+    case PLX_DTYPE_UINT32: SHRINK_INT(uint32_t, 0, (int64_t)UINT32_MAX); return true;
+    case PLX_DTYPE_UINT64: {
+        /* shrink_int's arithmetic in double, saturated to uint64's range */
+        const uint64_t *restrict x = args->inputs[0];
+        uint64_t *restrict y = args->outputs[0];
+        for (size_t i = 0; i < n; i++) {
+            double v = (double)x[i];
+            double r = v < -(double)lambd ? v + bias : v > lambd ? v - bias : 0.0;
+            y[i] = (uint64_t)plx_dtype_int_from_double(r, PLX_DTYPE_UINT64);
+        }
+        return true;
+    }
     default: SHRINK_INT(int64_t, INT64_MIN, INT64_MAX); return true;
     }
 }

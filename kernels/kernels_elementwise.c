@@ -4,10 +4,14 @@
  *
  * Every run function first calls its check function, so a kernel never
  * trusts infos that would make it read or write out of bounds. Values are
- * loaded into a wide type (float for the float dtypes, int64_t for the
- * integers and bool), computed, and stored back with the target's rules:
- * integer results wrap modulo 2^bits as in numpy (signed overflow never
- * happens in C: the arithmetic is done on uint64_t). */
+ * loaded into a wide type (float for float32, float16 and bfloat16; double
+ * for float64; int64_t for the integers and bool, uint64's bits included),
+ * computed, and stored back with the target's rules: integer results wrap
+ * modulo 2^bits as in numpy (signed overflow never happens in C: the
+ * arithmetic is done on uint64_t). uint64, whose values from 2^63 read as
+ * negative int64s, has its own division, modulo, maximum, minimum,
+ * comparisons and conversions to floats; addition, subtraction,
+ * multiplication and powers give the same bits either way. */
 #include "kernels_compute.h"
 #include "kernels_funcs.h"
 #include "vecmath.h"
@@ -27,7 +31,13 @@ static bool is_float_dtype(plx_dtype t) {
 
 static bool is_int_dtype(plx_dtype t) {
     return t == PLX_DTYPE_INT8 || t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_INT16 ||
-           t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
+           t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64 || t == PLX_DTYPE_UINT16 ||
+           t == PLX_DTYPE_UINT32 || t == PLX_DTYPE_UINT64;
+}
+
+static bool is_unsigned_int_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_UINT16 || t == PLX_DTYPE_UINT32 ||
+           t == PLX_DTYPE_UINT64;
 }
 
 static bool is_signed_int_dtype(plx_dtype t) {
@@ -35,13 +45,17 @@ static bool is_signed_int_dtype(plx_dtype t) {
            t == PLX_DTYPE_INT64;
 }
 
-/* The range of an integer dtype (bool: 0..1). */
+/* The range of an integer dtype (bool: 0..1) as int64; uint64's is cut
+ * at INT64_MAX (its callers refuse uint64). */
 static void int_range(plx_dtype t, int64_t *lo, int64_t *hi) {
     switch (t) {
     case PLX_DTYPE_INT8: *lo = INT8_MIN; *hi = INT8_MAX; return;
     case PLX_DTYPE_UINT8: *lo = 0; *hi = UINT8_MAX; return;
     case PLX_DTYPE_INT16: *lo = INT16_MIN; *hi = INT16_MAX; return;
+    case PLX_DTYPE_UINT16: *lo = 0; *hi = UINT16_MAX; return;
     case PLX_DTYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; return;
+    case PLX_DTYPE_UINT32: *lo = 0; *hi = UINT32_MAX; return;
+    case PLX_DTYPE_UINT64: *lo = 0; *hi = INT64_MAX; return;
     case PLX_DTYPE_BOOL: *lo = 0; *hi = 1; return;
     default: *lo = INT64_MIN; *hi = INT64_MAX; return;
     }
@@ -68,14 +82,18 @@ static void store_float(plx_dtype t, void *p, size_t i, float v) {
     }
 }
 
-/* Integers and bool (any non-zero byte reads as 1). */
+/* Integers and bool (any non-zero byte reads as 1); uint64 as its bits
+ * (from 2^63 negative). */
 static int64_t load_int(plx_dtype t, const void *p, size_t i) {
     switch (t) {
     case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
     case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
     case PLX_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case PLX_DTYPE_UINT16: return ((const uint16_t *)p)[i];
     case PLX_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case PLX_DTYPE_UINT32: return ((const uint32_t *)p)[i];
     case PLX_DTYPE_INT64: return ((const int64_t *)p)[i];
+    case PLX_DTYPE_UINT64: return wrap_i64(((const uint64_t *)p)[i]);
     case PLX_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
     default: return 0;
     }
@@ -96,6 +114,9 @@ static void store_int(plx_dtype t, void *p, size_t i, int64_t v) {
         ((int16_t *)p)[i] = (int16_t)(w >= 0x8000 ? w - 0x10000 : w);
         return;
     }
+    case PLX_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)(u & 0xffffu); return;
+    case PLX_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)(u & 0xffffffffu); return;
+    case PLX_DTYPE_UINT64: ((uint64_t *)p)[i] = u; return;
     case PLX_DTYPE_INT32: {
         int64_t w = (int64_t)(u & 0xffffffffu);
         ((int32_t *)p)[i] = (int32_t)(w >= 0x80000000 ? w - 0x100000000 : w);
@@ -107,11 +128,11 @@ static void store_int(plx_dtype t, void *p, size_t i, int64_t v) {
     }
 }
 
-/* int64 -> float rounded to odd at float32's 24 bits: a later rounding to
- * float16 or bfloat16 (at most 11 bits) is then correctly rounded, which
- * going through a round-to-nearest float32 would not be. */
-static float int_to_float_odd(int64_t v) {
-    uint64_t m = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+/* An integer of magnitude m (negative when neg) as float rounded to odd at
+ * float32's 24 bits: a later rounding to float16 or bfloat16 (at most 11
+ * bits) is then correctly rounded, which going through a round-to-nearest
+ * float32 would not be. */
+static float mag_to_float_odd(uint64_t m, bool neg) {
     int shift = 0;
     while ((m >> shift) >= (1u << 24)) {
         shift++;
@@ -121,7 +142,11 @@ static float int_to_float_odd(int64_t v) {
         kept |= 1u; /* sticky */
     }
     float f = ldexpf((float)kept, shift);
-    return v < 0 ? -f : f;
+    return neg ? -f : f;
+}
+
+static float int_to_float_odd(int64_t v) {
+    return mag_to_float_odd(v < 0 ? 0u - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
 /* An N-d counter over a dense output with the offsets of up to three
@@ -179,9 +204,10 @@ const char *plxk_check_activation(const plx_layer_view *layer, char *buf, size_t
         return plxk_check_shrink(layer, buf, size); /* kernels_bitwise.c */
     }
     plx_dtype t = layer->inputs[0].dtype;
-    bool ok = t == PLX_DTYPE_FLOAT32 ||
+    bool ok = t == PLX_DTYPE_FLOAT32 || (t == PLX_DTYPE_FLOAT64 && d->func != PLX_ACT_CELU) ||
               ((d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP) && is_signed_int_dtype(t)) ||
-              (d->func == PLX_ACT_CLIP && t == PLX_DTYPE_UINT8);
+              (d->func == PLX_ACT_CLIP &&
+               (t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_UINT16 || t == PLX_DTYPE_UINT32));
     if (!ok) {
         return plxk_refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
                       plx_dtype_name(t));
@@ -253,6 +279,53 @@ static float activate(const plx_activation_desc *d, float x) {
     return x;
 }
 
+/* activate() for float64: every step in double, alpha and beta widened
+ * from the descriptor's floats. */
+static double activate_double(const plx_activation_desc *d, double v) {
+    const double alpha = d->alpha, beta = d->beta;
+    switch (d->func) {
+    case PLX_ACT_RELU: return v < 0 ? 0.0 : v;
+    case PLX_ACT_CLIP:
+        v = v < alpha ? alpha : v;
+        return v > beta ? beta : v;
+    case PLX_ACT_LEAKY_RELU: return v < 0 ? alpha * v : v;
+    case PLX_ACT_ELU: return v < 0 ? alpha * expm1(v) : v;
+    case PLX_ACT_SIGMOID: {
+        if (v >= 0) {
+            return 1.0 / (1.0 + exp(-v));
+        }
+        double e = exp(v);
+        return e / (1.0 + e);
+    }
+    case PLX_ACT_HARD_SIGMOID: {
+        double y = alpha * v + beta;
+        return y < 0 ? 0.0 : y > 1 ? 1.0 : y;
+    }
+    case PLX_ACT_HARD_SWISH: {
+        double y = v / 6.0 + 0.5;
+        y = y < 0 ? 0.0 : y > 1 ? 1.0 : y;
+        return v * y;
+    }
+    case PLX_ACT_TANH: return tanh(v);
+    case PLX_ACT_GELU:
+        if (alpha != 0) {
+            const double k = 0.79788456080286535588; /* sqrt(2 / pi) */
+            return 0.5 * v * (1.0 + tanh(k * (v + 0.044715 * v * v * v)));
+        }
+        return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
+    case PLX_ACT_SOFTPLUS: return softplus_(v);
+    case PLX_ACT_SELU: return beta * (v <= 0 ? alpha * expm1(v) : v);
+    case PLX_ACT_MISH: return v * tanh(softplus_(v));
+    case PLX_ACT_SOFTSIGN: return v / (1.0 + fabs(v));
+    case PLX_ACT_THRESHOLDED_RELU: return v > alpha ? v : 0.0;
+    case PLX_ACT_CELU: break; /* float32 only (ONNX Celu) */
+    case PLX_ACT_AFFINE: return alpha * v + beta;
+    case PLX_ACT_SCALED_TANH: return alpha * tanh(beta * v);
+    case PLX_ACT_SHRINK: break; /* plxk_run_shrink */
+    }
+    return v;
+}
+
 bool plxk_run_activation(const plxk_kernel_args *args) {
     RUN_CHECK(activation, args);
     const plx_layer_view *layer = args->layer;
@@ -317,6 +390,14 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
         }
         for (size_t i = 0; i < n; i++) {
             yf[i] = activate(d, xf[i]);
+        }
+        return true;
+    }
+    if (t == PLX_DTYPE_FLOAT64) {
+        const double *restrict xd = x;
+        double *restrict yd = y;
+        for (size_t i = 0; i < n; i++) {
+            yd[i] = activate_double(d, xd[i]);
         }
         return true;
     }
@@ -478,13 +559,15 @@ const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t siz
     bool ok;
     if (compare) {
         /* float16/bfloat16 compare exactly through float32 */
-        ok = is_float_dtype(t) || is_int_dtype(t) || (t == PLX_DTYPE_BOOL && d->func == PLX_BINARY_EQUAL);
+        ok = is_float_dtype(t) || t == PLX_DTYPE_FLOAT64 || is_int_dtype(t) ||
+             (t == PLX_DTYPE_BOOL && d->func == PLX_BINARY_EQUAL);
     } else if (logical) {
         ok = t == PLX_DTYPE_BOOL;
     } else if (d->func == PLX_BINARY_PRELU) {
-        ok = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_INT32 || t == PLX_DTYPE_INT64;
+        ok = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT64 || t == PLX_DTYPE_INT32 ||
+             t == PLX_DTYPE_INT64 || t == PLX_DTYPE_UINT32 || t == PLX_DTYPE_UINT64;
     } else {
-        ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t);
+        ok = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT64 || is_int_dtype(t);
     }
     if (!ok) {
         return plxk_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
@@ -528,6 +611,22 @@ static float binary_float(plx_binary_func f, float a, float b) {
      * the sign of the dividend */
     case PLX_BINARY_MOD: return fmodf(a, b);
     default: return 0.0f;
+    }
+}
+
+/* binary_float in double, for float64. */
+static double binary_double(plx_binary_func f, double a, double b) {
+    switch (f) {
+    case PLX_BINARY_ADD: return a + b;
+    case PLX_BINARY_SUB: return a - b;
+    case PLX_BINARY_MUL: return a * b;
+    case PLX_BINARY_DIV: return a / b;
+    case PLX_BINARY_POW: return pow(a, b);
+    case PLX_BINARY_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+    case PLX_BINARY_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    case PLX_BINARY_PRELU: return a < 0 ? b * a : a;
+    case PLX_BINARY_MOD: return fmod(a, b);
+    default: return 0.0;
     }
 }
 
@@ -764,6 +863,39 @@ static bool binary_int(plx_binary_func f, int64_t a, int64_t b, int64_t *out) {
     }
 }
 
+/* binary_int for uint64, whose values past INT64_MAX binary_int would
+ * read as negative: division and modulo (ONNX Mod's two modes agree on
+ * unsigned operands), maximum and minimum compare unsigned; the rest wrap
+ * modulo 2^64. false on a division or modulo by zero. */
+static bool binary_u64(plx_binary_func f, uint64_t a, uint64_t b, uint64_t *out) {
+    switch (f) {
+    case PLX_BINARY_ADD: *out = a + b; return true;
+    case PLX_BINARY_SUB: *out = a - b; return true;
+    case PLX_BINARY_MUL: *out = a * b; return true;
+    case PLX_BINARY_DIV:
+    case PLX_BINARY_MOD:
+        if (b == 0) {
+            return false;
+        }
+        *out = f == PLX_BINARY_DIV ? a / b : a % b;
+        return true;
+    case PLX_BINARY_POW: {
+        uint64_t r = 1, base = a;
+        for (uint64_t e = b; e; e >>= 1) {
+            if (e & 1u) {
+                r *= base;
+            }
+            base *= base;
+        }
+        *out = r;
+        return true;
+    }
+    case PLX_BINARY_MAX: *out = a > b ? a : b; return true;
+    case PLX_BINARY_MIN: *out = a < b ? a : b; return true;
+    default: *out = a; return true; /* prelu: never negative */
+    }
+}
+
 bool plxk_run_binary(const plxk_kernel_args *args) {
     RUN_CHECK(binary, args);
     const plx_layer_view *layer = args->layer;
@@ -797,6 +929,12 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
             if (fl) {
                 float va = load_float(t, a, ia), vb = load_float(t, b, ib);
                 c = va < vb ? -1 : va > vb ? 1 : va == vb ? 0 : 2;
+            } else if (t == PLX_DTYPE_FLOAT64) {
+                double va = ((const double *)a)[ia], vb = ((const double *)b)[ib];
+                c = va < vb ? -1 : va > vb ? 1 : va == vb ? 0 : 2;
+            } else if (t == PLX_DTYPE_UINT64) {
+                uint64_t va = ((const uint64_t *)a)[ia], vb = ((const uint64_t *)b)[ib];
+                c = va < vb ? -1 : va > vb ? 1 : 0;
             } else {
                 int64_t va = load_int(t, a, ia), vb = load_int(t, b, ib);
                 c = va < vb ? -1 : va > vb ? 1 : 0;
@@ -812,9 +950,19 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
             ((uint8_t *)y)[i] = f == PLX_BINARY_AND ? va && vb : f == PLX_BINARY_OR ? va || vb : va != vb;
         } else if (fl) {
             ((float *)y)[i] = binary_float(f, ((const float *)a)[ia], ((const float *)b)[ib]);
+        } else if (t == PLX_DTYPE_FLOAT64) {
+            ((double *)y)[i] = binary_double(f, ((const double *)a)[ia], ((const double *)b)[ib]);
         } else {
             int64_t r;
-            if (!binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r)) {
+            bool ok;
+            if (t == PLX_DTYPE_UINT64) {
+                uint64_t ur = 0;
+                ok = binary_u64(f, ((const uint64_t *)a)[ia], ((const uint64_t *)b)[ib], &ur);
+                r = wrap_i64(ur);
+            } else {
+                ok = binary_int(f, load_int(t, a, ia), load_int(t, b, ib), &r);
+            }
+            if (!ok) {
                 return plxk_fail(args, "layer '%s' (binary %s): integer %s at output element %zu",
                                     plxk_layer_name(layer), plx_binary_func_name(f),
                                     f == PLX_BINARY_DIV   ? "division by zero"
@@ -841,12 +989,13 @@ const char *plxk_check_unary(const plx_layer_view *layer, char *buf, size_t size
     }
     plx_dtype t = layer->inputs[0].dtype;
     bool ok;
+    bool fl = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT64;
     switch (d->func) {
-    case PLX_UNARY_ABS: ok = t == PLX_DTYPE_FLOAT32 || is_int_dtype(t); break;
+    case PLX_UNARY_ABS: ok = fl || is_int_dtype(t); break;
     case PLX_UNARY_NEG:
-    case PLX_UNARY_SIGN: ok = t == PLX_DTYPE_FLOAT32 || is_signed_int_dtype(t); break;
+    case PLX_UNARY_SIGN: ok = fl || is_signed_int_dtype(t); break;
     case PLX_UNARY_NOT: ok = t == PLX_DTYPE_BOOL; break;
-    default: ok = t == PLX_DTYPE_FLOAT32; break;
+    default: ok = fl; break;
     }
     if (!ok) {
         return plxk_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
@@ -885,6 +1034,35 @@ static float unary_float(plx_unary_func f, float x) {
     /* -1, 0 or 1; -0 and NaN stay as they are */
     case PLX_UNARY_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x;
     default: return x;
+    }
+}
+
+/* unary_float in double, for float64. */
+static double unary_double(plx_unary_func f, double v) {
+    switch (f) {
+    case PLX_UNARY_ABS: return fabs(v);
+    case PLX_UNARY_NEG: return -v;
+    case PLX_UNARY_SQRT: return sqrt(v);
+    case PLX_UNARY_RECIPROCAL: return 1.0 / v;
+    case PLX_UNARY_EXP: return exp(v);
+    case PLX_UNARY_LOG: return log(v);
+    case PLX_UNARY_ERF: return erf(v);
+    case PLX_UNARY_FLOOR: return floor(v);
+    case PLX_UNARY_CEIL: return ceil(v);
+    case PLX_UNARY_SIN: return sin(v);
+    case PLX_UNARY_COS: return cos(v);
+    case PLX_UNARY_TAN: return tan(v);
+    case PLX_UNARY_ASIN: return asin(v);
+    case PLX_UNARY_ACOS: return acos(v);
+    case PLX_UNARY_ATAN: return atan(v);
+    case PLX_UNARY_SINH: return sinh(v);
+    case PLX_UNARY_COSH: return cosh(v);
+    case PLX_UNARY_ASINH: return asinh(v);
+    case PLX_UNARY_ACOSH: return acosh(v);
+    case PLX_UNARY_ATANH: return atanh(v);
+    case PLX_UNARY_ROUND: return rint(v); /* halves to even, as rintf above */
+    case PLX_UNARY_SIGN: return v > 0 ? 1.0 : v < 0 ? -1.0 : v;
+    default: return v;
     }
 }
 
@@ -929,6 +1107,21 @@ bool plxk_run_unary(const plxk_kernel_args *args) {
             }
             return true;
         }
+    }
+    if (t == PLX_DTYPE_FLOAT64) {
+        const double *restrict xd = x;
+        double *restrict yd = y;
+        for (size_t i = 0; i < n; i++) {
+            yd[i] = unary_double(f, xd[i]);
+        }
+        return true;
+    }
+    if (is_unsigned_int_dtype(t)) {
+        /* abs, the only function of unsigned integers here: themselves */
+        if (n && x != y) {
+            memmove(y, x, n * plx_dtype_size(t));
+        }
+        return true;
     }
     for (size_t i = 0; i < n; i++) {
         if (t == PLX_DTYPE_BOOL) {
@@ -1026,23 +1219,49 @@ bool plxk_run_cast(const plxk_kernel_args *args) {
         return true;
     }
     for (size_t i = 0; i < n; i++) {
-        if (is_float_dtype(from)) {
-            float v = load_float(from, x, i);
-            if (is_float_dtype(to)) {
-                store_float(to, y, i, v); /* float32 holds float16/bfloat16 exactly */
+        if (from == PLX_DTYPE_FLOAT64) {
+            double v = ((const double *)x)[i];
+            if (to == PLX_DTYPE_FLOAT32) {
+                ((float *)y)[i] = (float)v;
+            } else if (to == PLX_DTYPE_FLOAT16) {
+                ((uint16_t *)y)[i] = plx_float64_to_float16(v); /* rounded once */
+            } else if (to == PLX_DTYPE_BFLOAT16) {
+                ((uint16_t *)y)[i] = plx_float64_to_bfloat16(v);
             } else if (to == PLX_DTYPE_BOOL) {
                 ((uint8_t *)y)[i] = v != 0; /* NaN != 0: true, as numpy */
             } else {
                 store_int(to, y, i, plx_dtype_int_from_double(v, to)); /* saturates */
             }
+        } else if (is_float_dtype(from)) {
+            float v = load_float(from, x, i);
+            if (is_float_dtype(to)) {
+                store_float(to, y, i, v); /* float32 holds float16/bfloat16 exactly */
+            } else if (to == PLX_DTYPE_FLOAT64) {
+                ((double *)y)[i] = v; /* exact */
+            } else if (to == PLX_DTYPE_BOOL) {
+                ((uint8_t *)y)[i] = v != 0; /* NaN != 0: true, as numpy */
+            } else {
+                store_int(to, y, i, plx_dtype_int_from_double(v, to)); /* saturates */
+            }
+        } else if (from == PLX_DTYPE_UINT64 && (is_float_dtype(to) || to == PLX_DTYPE_FLOAT64)) {
+            uint64_t v = ((const uint64_t *)x)[i];
+            if (to == PLX_DTYPE_FLOAT64) {
+                ((double *)y)[i] = (double)v;
+            } else if (to == PLX_DTYPE_FLOAT32) {
+                ((float *)y)[i] = (float)v;
+            } else {
+                store_float(to, y, i, mag_to_float_odd(v, false));
+            }
         } else {
             int64_t v = load_int(from, x, i);
             if (to == PLX_DTYPE_FLOAT32) {
                 ((float *)y)[i] = (float)v;
+            } else if (to == PLX_DTYPE_FLOAT64) {
+                ((double *)y)[i] = (double)v;
             } else if (is_float_dtype(to)) {
                 store_float(to, y, i, int_to_float_odd(v));
             } else {
-                store_int(to, y, i, v); /* integers wrap; bool is v != 0 */
+                store_int(to, y, i, v); /* integers wrap (uint64: its bits); bool is v != 0 */
             }
         }
     }
@@ -1100,9 +1319,10 @@ const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t s
         return plxk_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
                       plx_dtype_name(xt));
     }
-    if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8) {
-        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int8 or uint8)",
-                      plx_dtype_name(yt));
+    if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8 && yt != PLX_DTYPE_INT16 &&
+        yt != PLX_DTYPE_UINT16) {
+        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int8, uint8, "
+                           "int16 or uint16)", plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
         return plxk_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
@@ -1154,9 +1374,10 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
 
 const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
-    if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT32) {
-        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, int32)",
-                      plx_dtype_name(xt));
+    if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT16 &&
+        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32) {
+        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, "
+                           "int16, uint16, int32)", plx_dtype_name(xt));
     }
     if (yt != PLX_DTYPE_FLOAT32) {
         return plxk_refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",

@@ -63,12 +63,24 @@ static inline int64_t wrap64(uint64_t u) {
 static inline uint8_t wrapu8(uint64_t u) {
     return (uint8_t)(u & 0xffu);
 }
+static inline uint16_t wrapu16(uint64_t u) {
+    return (uint16_t)(u & 0xffffu);
+}
+static inline uint32_t wrapu32(uint64_t u) {
+    return (uint32_t)(u & 0xffffffffu);
+}
 
 /* numpy's maximum and minimum: a NaN wins. */
 static inline float max_nan(float x, float y) {
     return x != x ? x : y != y ? y : x > y ? x : y;
 }
 static inline float min_nan(float x, float y) {
+    return x != x ? x : y != y ? y : x < y ? x : y;
+}
+static inline double max_nan_d(double x, double y) {
+    return x != x ? x : y != y ? y : x > y ? x : y;
+}
+static inline double min_nan_d(double x, double y) {
     return x != x ? x : y != y ? y : x < y ? x : y;
 }
 
@@ -150,6 +162,23 @@ static void combine_elems(plx_dtype dt, plx_scatter_reduction red, void *dst,
     case PLX_DTYPE_INT16: INT_COMBINE_(int16_t, wrap16)
     case PLX_DTYPE_INT32: INT_COMBINE_(int32_t, wrap32)
     case PLX_DTYPE_INT64: INT_COMBINE_(int64_t, wrap64)
+    case PLX_DTYPE_UINT16: INT_COMBINE_(uint16_t, wrapu16)
+    case PLX_DTYPE_UINT32: INT_COMBINE_(uint32_t, wrapu32)
+    case PLX_DTYPE_UINT64:
+        /* in uint64 itself: int64 would order the values from 2^63 wrongly */
+        switch (red) {
+        case PLX_SCATTER_ADD: COMBINE_(uint64_t, uint64_t, ID_, ID_, x + y);
+        case PLX_SCATTER_MUL: COMBINE_(uint64_t, uint64_t, ID_, ID_, x * y);
+        case PLX_SCATTER_MAX: COMBINE_(uint64_t, uint64_t, ID_, ID_, x > y ? x : y);
+        default: COMBINE_(uint64_t, uint64_t, ID_, ID_, x < y ? x : y);
+        }
+    case PLX_DTYPE_FLOAT64:
+        switch (red) {
+        case PLX_SCATTER_ADD: COMBINE_(double, double, ID_, ID_, x + y);
+        case PLX_SCATTER_MUL: COMBINE_(double, double, ID_, ID_, x * y);
+        case PLX_SCATTER_MAX: COMBINE_(double, double, ID_, ID_, max_nan_d(x, y));
+        default: COMBINE_(double, double, ID_, ID_, min_nan_d(x, y));
+        }
     case PLX_DTYPE_BOOL:
         /* numpy's bool arithmetic: add and max are or, mul and min and */
         if (red == PLX_SCATTER_ADD || red == PLX_SCATTER_MAX) {

@@ -5,7 +5,8 @@
  * element size, any dtype), one_hot fills Y with `off` and then writes
  * `on` once per index, hardmax finds the first maximum of each line and
  * cum_sum adds whole rows of `inner` contiguous elements (the vectoriser's
- * loop), float16 and bfloat16 through a float32 accumulator row in the
+ * loop; float64 in double, the integers as unsigned of their width),
+ * float16 and bfloat16 through a float32 accumulator row in the
  * workspace. */
 #include "kernels_compute.h"
 
@@ -126,11 +127,15 @@ static const char *one_hot_prepare(const plx_layer_view *l, one_hot_geom *g, cha
     case PLX_DTYPE_FLOAT32:
     case PLX_DTYPE_FLOAT16:
     case PLX_DTYPE_BFLOAT16:
+    case PLX_DTYPE_FLOAT64:
     case PLX_DTYPE_INT8:
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_INT16:
+    case PLX_DTYPE_UINT16:
     case PLX_DTYPE_INT32:
-    case PLX_DTYPE_INT64: break;
+    case PLX_DTYPE_UINT32:
+    case PLX_DTYPE_INT64:
+    case PLX_DTYPE_UINT64: break;
     default:
         return plxk_refuse(buf, size, "cpu_ref one_hot: indices of dtype %s are not supported",
                            plx_dtype_name(ind->dtype));
@@ -175,19 +180,26 @@ const char *plxk_check_one_hot(const plx_layer_view *layer, char *buf, size_t si
  * out of range), negatives counted from the end. */
 static inline int64_t one_hot_position(plx_dtype dt, const void *p, int64_t i, int64_t depth) {
     int64_t v;
-    float f;
+    double f;
     switch (dt) {
     case PLX_DTYPE_INT8: v = ((const int8_t *)p)[i]; break;
     case PLX_DTYPE_UINT8: v = ((const uint8_t *)p)[i]; break;
     case PLX_DTYPE_INT16: v = ((const int16_t *)p)[i]; break;
+    case PLX_DTYPE_UINT16: v = ((const uint16_t *)p)[i]; break;
     case PLX_DTYPE_INT32: v = ((const int32_t *)p)[i]; break;
+    case PLX_DTYPE_UINT32: v = ((const uint32_t *)p)[i]; break;
     case PLX_DTYPE_INT64: v = ((const int64_t *)p)[i]; break;
+    case PLX_DTYPE_UINT64: {
+        uint64_t u = ((const uint64_t *)p)[i];
+        return u < (uint64_t)depth ? (int64_t)u : -1;
+    }
     default:
         f = dt == PLX_DTYPE_FLOAT32    ? ((const float *)p)[i]
+            : dt == PLX_DTYPE_FLOAT64  ? ((const double *)p)[i]
             : dt == PLX_DTYPE_FLOAT16 ? plx_float16_to_float32(((const uint16_t *)p)[i])
                                        : plx_bfloat16_to_float32(((const uint16_t *)p)[i]);
         /* |f| < 2^62 (NaN fails too): the truncation is defined */
-        if (!(fabsf(f) < 4.611686e18f)) {
+        if (!(fabs(f) < 4.611686e18)) {
             return -1;
         }
         v = (int64_t)f;
@@ -266,7 +278,8 @@ typedef struct line_geom {
 } line_geom;
 
 static bool is_float_dtype(plx_dtype dt) {
-    return dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16;
+    return dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16 ||
+           dt == PLX_DTYPE_FLOAT64;
 }
 
 static const char *hardmax_prepare(const plx_layer_view *l, line_geom *g, char *buf,
@@ -291,10 +304,10 @@ const char *plxk_check_hardmax(const plx_layer_view *layer, char *buf, size_t si
 #define FIRST_MAX(type, load)                                                      \
     static int64_t first_max_##type(const type *p, int64_t n, int64_t stride) {    \
         int64_t best = 0;                                                          \
-        float bv = load(p[0]);                                                     \
+        double bv = load(p[0]);                                                    \
         for (int64_t j = 1; j < n && !isnan(bv); j++) {                            \
             p += stride;                                                           \
-            float v = load(*p);                                                    \
+            double v = load(*p);                                                   \
             if (v > bv || isnan(v)) {                                              \
                 best = j;                                                          \
                 bv = v;                                                            \
@@ -302,14 +315,15 @@ const char *plxk_check_hardmax(const plx_layer_view *layer, char *buf, size_t si
         }                                                                          \
         return best;                                                               \
     }
-#define LOAD_F32(v) (v)
+#define LOAD_AS_IS(v) (v)
 typedef uint16_t f16_bits;
 typedef uint16_t bf16_bits;
-FIRST_MAX(float, LOAD_F32)
+FIRST_MAX(float, LOAD_AS_IS)
+FIRST_MAX(double, LOAD_AS_IS)
 FIRST_MAX(f16_bits, plx_float16_to_float32)
 FIRST_MAX(bf16_bits, plx_bfloat16_to_float32)
 #undef FIRST_MAX
-#undef LOAD_F32
+#undef LOAD_AS_IS
 
 /* Y is zero (all-zero bytes) but for a 1 at each line's first maximum. */
 bool plxk_run_hardmax(const plxk_kernel_args *args) {
@@ -326,17 +340,16 @@ bool plxk_run_hardmax(const plxk_kernel_args *args) {
     if (g.len == 0) {
         return true;
     }
-    const float one_f32 = 1.0f;
-    const uint16_t one_f16 = 0x3c00u, one_bf16 = 0x3f80u;
-    const void *one = dt == PLX_DTYPE_FLOAT32   ? (const void *)&one_f32
-                      : dt == PLX_DTYPE_FLOAT16 ? (const void *)&one_f16
-                                                : (const void *)&one_bf16;
+    uint8_t one[8];
+    plx_dtype_bytes_from_double(1.0, dt, one);
     for (int64_t o = 0; o < g.outer; o++) {
         int64_t base = o * g.len * g.inner;
         for (int64_t in = 0; in < g.inner; in++) {
             const unsigned char *p = x + (size_t)(base + in) * es;
             int64_t best = dt == PLX_DTYPE_FLOAT32
                                ? first_max_float((const float *)(const void *)p, g.len, g.inner)
+                           : dt == PLX_DTYPE_FLOAT64
+                               ? first_max_double((const double *)(const void *)p, g.len, g.inner)
                            : dt == PLX_DTYPE_FLOAT16
                                ? first_max_f16_bits((const uint16_t *)(const void *)p, g.len,
                                                     g.inner)
@@ -353,7 +366,8 @@ bool plxk_run_hardmax(const plxk_kernel_args *args) {
 static const char *cum_sum_prepare(const plx_layer_view *l, line_geom *g, char *buf,
                                    size_t size) {
     const plx_tensor_info *x = &l->inputs[0];
-    if (!is_float_dtype(x->dtype) && !plxk_is_int_dtype(x->dtype)) {
+    if (!is_float_dtype(x->dtype) && !plxk_is_int_dtype(x->dtype) &&
+        x->dtype != PLX_DTYPE_UINT32 && x->dtype != PLX_DTYPE_UINT64) {
         return plxk_refuse(buf, size, "cpu_ref cum_sum: dtype %s is not supported",
                            plx_dtype_name(x->dtype));
     }
@@ -410,6 +424,7 @@ size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *c
         }                                                                                  \
     }
 CUM_SUM_ROWS(float)
+CUM_SUM_ROWS(double)
 CUM_SUM_ROWS(uint32_t)
 CUM_SUM_ROWS(uint64_t)
 #undef CUM_SUM_ROWS
@@ -456,8 +471,11 @@ bool plxk_run_cum_sum(const plxk_kernel_args *args) {
     void *y = args->outputs[0];
     switch (args->layer->inputs[0].dtype) {
     case PLX_DTYPE_FLOAT32: cum_sum_float(x, y, &g, d->exclusive, d->reverse); break;
-    case PLX_DTYPE_INT32: cum_sum_uint32_t(x, y, &g, d->exclusive, d->reverse); break;
-    case PLX_DTYPE_INT64: cum_sum_uint64_t(x, y, &g, d->exclusive, d->reverse); break;
+    case PLX_DTYPE_FLOAT64: cum_sum_double(x, y, &g, d->exclusive, d->reverse); break;
+    case PLX_DTYPE_INT32:
+    case PLX_DTYPE_UINT32: cum_sum_uint32_t(x, y, &g, d->exclusive, d->reverse); break;
+    case PLX_DTYPE_INT64:
+    case PLX_DTYPE_UINT64: cum_sum_uint64_t(x, y, &g, d->exclusive, d->reverse); break;
     default: {
         size_t need = (size_t)g.inner * sizeof(float);
         if (!args->workspace || args->workspace_size < need) {

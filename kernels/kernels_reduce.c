@@ -1,5 +1,6 @@
-/* The reductions: reduce (every plx_reduce_func, floats and the integer
- * types), arg_reduce and topk (ONNX semantics, opset 13+).
+/* The reductions: reduce (every plx_reduce_func on float32 and float64,
+ * the integer ones on int32 and int64), arg_reduce and topk (every numeric
+ * type) (ONNX semantics, opset 13+).
  *
  * Every operator has a prepare function that checks what the kernel supports
  * of a layer the host validated (dtypes, attributes, shapes; the slot counts
@@ -35,9 +36,10 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
                                   size_t size) {
     const plx_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
-    if (x->dtype != PLX_DTYPE_FLOAT32 && !plxk_is_int_dtype(x->dtype)) {
-        return plxk_refuse(buf, size, "cpu_ref runs reduce in float32, int32 and int64 only, not %s",
-                   plx_dtype_name(x->dtype));
+    bool fl = x->dtype == PLX_DTYPE_FLOAT32 || x->dtype == PLX_DTYPE_FLOAT64;
+    if (!fl && !plxk_is_int_dtype(x->dtype)) {
+        return plxk_refuse(buf, size, "cpu_ref runs reduce in float32, float64, int32 and int64 "
+                           "only, not %s", plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != x->dtype) {
         return plxk_refuse(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
@@ -46,11 +48,10 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
     if ((unsigned)desc->func > PLX_REDUCE_LOG_SUM_EXP) {
         return plxk_refuse(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
     }
-    if (x->dtype != PLX_DTYPE_FLOAT32 &&
-        (desc->func == PLX_REDUCE_L2 || desc->func == PLX_REDUCE_LOG_SUM ||
-         desc->func == PLX_REDUCE_LOG_SUM_EXP)) {
-        return plxk_refuse(buf, size, "cpu_ref runs reduce l2, log_sum and log_sum_exp in float32 only, not %s",
-                   plx_dtype_name(x->dtype));
+    if (!fl && (desc->func == PLX_REDUCE_L2 || desc->func == PLX_REDUCE_LOG_SUM ||
+                desc->func == PLX_REDUCE_LOG_SUM_EXP)) {
+        return plxk_refuse(buf, size, "cpu_ref runs reduce l2, log_sum and log_sum_exp in float32 "
+                           "and float64 only, not %s", plx_dtype_name(x->dtype));
     }
     if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
         return plxk_refuse(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
@@ -246,6 +247,63 @@ static float reduce_float_more(const reduce_geom *g, plx_reduce_func func, const
     }
 }
 
+/* Every reduce function over the float64 elements at base, in double, with
+ * the float32 loops' rules: a NaN wins max and min; over an empty set sum
+ * 0, mean NaN, max -inf, min +inf, and the others as reduce_float_more. */
+static double reduce_double(const reduce_geom *g, plx_reduce_func func, const double *x,
+                            int64_t base) {
+    int64_t ridx[PLX_MAX_RANK] = {0}, off = 0;
+    double mx = -INFINITY;
+    if (func == PLX_REDUCE_LOG_SUM_EXP) {
+        for (int64_t r = 0; r < g->count; r++) {
+            double v = x[base + off];
+            mx = v > mx || isnan(v) ? v : mx;
+            reduce_step(g, ridx, &off);
+        }
+        if (!isfinite(mx)) {
+            return mx;
+        }
+    }
+    double acc = func == PLX_REDUCE_PROD  ? 1.0
+                 : func == PLX_REDUCE_MAX ? -INFINITY
+                 : func == PLX_REDUCE_MIN ? INFINITY
+                                          : 0.0;
+    for (int64_t r = 0; r < g->count; r++) {
+        double v = x[base + off];
+        switch (func) {
+        case PLX_REDUCE_MAX: acc = v > acc || isnan(v) ? v : acc; break;
+        case PLX_REDUCE_MIN: acc = v < acc || isnan(v) ? v : acc; break;
+        case PLX_REDUCE_PROD: acc *= v; break;
+        case PLX_REDUCE_L1: acc += fabs(v); break;
+        case PLX_REDUCE_L2:
+        case PLX_REDUCE_SUM_SQUARE: acc += v * v; break;
+        case PLX_REDUCE_LOG_SUM_EXP: acc += exp(v - mx); break;
+        default: acc += v; break; /* sum, mean, log_sum */
+        }
+        reduce_step(g, ridx, &off);
+    }
+    switch (func) {
+    case PLX_REDUCE_MEAN: return acc / (double)g->count;
+    case PLX_REDUCE_L2: return sqrt(acc);
+    case PLX_REDUCE_LOG_SUM: return log(acc);
+    case PLX_REDUCE_LOG_SUM_EXP: return mx + log(acc);
+    default: return acc;
+    }
+}
+
+/* Steps the odometer over the kept dims: `base` moves to the next output's
+ * first element in X. */
+static void kept_step(const reduce_geom *g, int64_t *kidx, int64_t *base) {
+    for (uint32_t d = g->kept_rank; d-- > 0;) {
+        *base += g->kept_st[d];
+        if (++kidx[d] < g->kept_dims[d]) {
+            return;
+        }
+        *base -= g->kept_st[d] * g->kept_dims[d];
+        kidx[d] = 0;
+    }
+}
+
 /* Float sums and means accumulate in double. Integer sums wrap; an integer
  * mean is the sum divided by the count, truncated toward zero. Over an
  * empty set: sum 0, max -inf (or the dtype's minimum), min +inf (maximum),
@@ -269,7 +327,7 @@ bool plxk_run_reduce(const plxk_kernel_args *args) {
         }
         return true;
     }
-    bool is_float = dt == PLX_DTYPE_FLOAT32;
+    bool is_float = dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT64;
     if (!is_float && desc->func == PLX_REDUCE_MEAN && g.count == 0 && plxk_numel(&args->layer->outputs[0])) {
         return plxk_fail(args, "cpu_ref reduce: integer mean over an empty set");
     }
@@ -278,6 +336,14 @@ bool plxk_run_reduce(const plxk_kernel_args *args) {
     int64_t outputs = 1;
     for (uint32_t i = 0; i < g.kept_rank; i++) {
         outputs *= g.kept_dims[i];
+    }
+    if (dt == PLX_DTYPE_FLOAT64) {
+        int64_t kidx[PLX_MAX_RANK] = {0}, base = 0;
+        for (int64_t o = 0; o < outputs; o++) {
+            ((double *)y)[o] = reduce_double(&g, desc->func, x, base);
+            kept_step(&g, kidx, &base);
+        }
+        return true;
     }
     bool more = desc->func > PLX_REDUCE_SUM; /* prod .. log_sum_exp */
     if (is_float && !more && g.blocked && g.count > 0) {
@@ -340,14 +406,7 @@ bool plxk_run_reduce(const plxk_kernel_args *args) {
             }
             plxk_store_int(y, dt, o, v);
         }
-        for (uint32_t d = g.kept_rank; d-- > 0;) {
-            base += g.kept_st[d];
-            if (++kidx[d] < g.kept_dims[d]) {
-                break;
-            }
-            base -= g.kept_st[d] * g.kept_dims[d];
-            kidx[d] = 0;
-        }
+        kept_step(&g, kidx, &base);
     }
     return true;
 }
@@ -357,17 +416,22 @@ bool plxk_run_reduce(const plxk_kernel_args *args) {
 /* ------------------------------------------------------------------ */
 
 /* Both run on every numeric dtype: floats (float16 and bfloat16 through
- * float32, which holds them exactly) and integers compared exactly. */
+ * float32, which holds them exactly; float64 as double) and integers
+ * compared exactly (uint64 as unsigned). */
 static bool is_numeric_dtype(plx_dtype dt) {
     switch (dt) {
     case PLX_DTYPE_FLOAT32:
     case PLX_DTYPE_FLOAT16:
     case PLX_DTYPE_BFLOAT16:
+    case PLX_DTYPE_FLOAT64:
     case PLX_DTYPE_INT8:
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_INT16:
+    case PLX_DTYPE_UINT16:
     case PLX_DTYPE_INT32:
-    case PLX_DTYPE_INT64: return true;
+    case PLX_DTYPE_UINT32:
+    case PLX_DTYPE_INT64:
+    case PLX_DTYPE_UINT64: return true;
     default: return false;
     }
 }
@@ -376,10 +440,15 @@ static bool is_numeric_dtype(plx_dtype dt) {
  * i is smaller, equal or larger. A NaN is larger than every number and
  * equal to another NaN, which makes the order total. */
 static int compare_elements(plx_dtype dt, const void *p, int64_t i, int64_t j) {
-    float a, b;
+    double a, b;
     int64_t ia, ib;
     switch (dt) {
     case PLX_DTYPE_FLOAT32: a = ((const float *)p)[i], b = ((const float *)p)[j]; break;
+    case PLX_DTYPE_FLOAT64: a = ((const double *)p)[i], b = ((const double *)p)[j]; break;
+    case PLX_DTYPE_UINT64: {
+        uint64_t ua = ((const uint64_t *)p)[i], ub = ((const uint64_t *)p)[j];
+        return (ua > ub) - (ua < ub);
+    }
     case PLX_DTYPE_FLOAT16:
         a = plx_float16_to_float32(((const uint16_t *)p)[i]);
         b = plx_float16_to_float32(((const uint16_t *)p)[j]);
@@ -393,6 +462,8 @@ static int compare_elements(plx_dtype dt, const void *p, int64_t i, int64_t j) {
         case PLX_DTYPE_INT8: ia = ((const int8_t *)p)[i], ib = ((const int8_t *)p)[j]; break;
         case PLX_DTYPE_UINT8: ia = ((const uint8_t *)p)[i], ib = ((const uint8_t *)p)[j]; break;
         case PLX_DTYPE_INT16: ia = ((const int16_t *)p)[i], ib = ((const int16_t *)p)[j]; break;
+        case PLX_DTYPE_UINT16: ia = ((const uint16_t *)p)[i], ib = ((const uint16_t *)p)[j]; break;
+        case PLX_DTYPE_UINT32: ia = ((const uint32_t *)p)[i], ib = ((const uint32_t *)p)[j]; break;
         default: ia = plxk_load_int(p, dt, i), ib = plxk_load_int(p, dt, j); break;
         }
         return (ia > ib) - (ia < ib);
@@ -408,6 +479,7 @@ static bool is_nan_element(plx_dtype dt, const void *p, int64_t i) {
     case PLX_DTYPE_FLOAT32: return isnan(((const float *)p)[i]);
     case PLX_DTYPE_FLOAT16: return isnan(plx_float16_to_float32(((const uint16_t *)p)[i]));
     case PLX_DTYPE_BFLOAT16: return isnan(plx_bfloat16_to_float32(((const uint16_t *)p)[i]));
+    case PLX_DTYPE_FLOAT64: return isnan(((const double *)p)[i]);
     default: return false;
     }
 }

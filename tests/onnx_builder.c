@@ -251,6 +251,16 @@ void ob_tensor_int32s(ob_model *m, Onnx__TensorProto *t, const int32_t *v, size_
     t->int32_data = dup_bytes(m, v, n * sizeof *v);
 }
 
+void ob_tensor_doubles(ob_model *m, Onnx__TensorProto *t, const double *v, size_t n) {
+    t->n_double_data = n;
+    t->double_data = dup_bytes(m, v, n * sizeof *v);
+}
+
+void ob_tensor_uint64s(ob_model *m, Onnx__TensorProto *t, const uint64_t *v, size_t n) {
+    t->n_uint64_data = n;
+    t->uint64_data = dup_bytes(m, v, n * sizeof *v);
+}
+
 static void add_entry(ob_model *m, Onnx__TensorProto *t, const char *key, const char *value) {
     Onnx__StringStringEntryProto *e = ob_alloc(m, sizeof *e);
     Onnx__StringStringEntryProto init = ONNX__STRING_STRING_ENTRY_PROTO__INIT;

@@ -27,7 +27,11 @@ enum {
     OB_INT32 = ONNX__TENSOR_PROTO__DATA_TYPE__INT32,
     OB_INT64 = ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
     OB_BOOL = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL,
-    OB_DOUBLE = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE
+    OB_DOUBLE = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE,
+    OB_UINT16 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT16,
+    OB_UINT32 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT32,
+    OB_UINT64 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT64,
+    OB_COMPLEX64 = ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64
 };
 
 /* OB_DIMS(2, 3) expands to the two arguments dims and rank; OB_SCALAR to a
@@ -76,6 +80,8 @@ void ob_tensor_raw(ob_model *m, Onnx__TensorProto *t, const void *data, size_t b
 void ob_tensor_floats(ob_model *m, Onnx__TensorProto *t, const float *v, size_t n);
 void ob_tensor_int64s(ob_model *m, Onnx__TensorProto *t, const int64_t *v, size_t n);
 void ob_tensor_int32s(ob_model *m, Onnx__TensorProto *t, const int32_t *v, size_t n);
+void ob_tensor_doubles(ob_model *m, Onnx__TensorProto *t, const double *v, size_t n);
+void ob_tensor_uint64s(ob_model *m, Onnx__TensorProto *t, const uint64_t *v, size_t n);
 /* Marks the data external: location, and offset / length when >= 0. */
 void ob_tensor_external(ob_model *m, Onnx__TensorProto *t, const char *location, int64_t offset,
                         int64_t length);

@@ -999,6 +999,30 @@ Test(cpu_onednn, new_operators_are_refused) {
     plx_runtime_destroy(&rt);
 }
 
+/* R-19 (3): the element types of ABI 1.3 (float64, uint16, uint32, uint64)
+ * are refused with the reason, never run: cpu_onednn computes in float32. */
+Test(cpu_onednn, abi13_dtypes_are_refused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_EXP);
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT64, PLX_OP_UNARY, &ud,
+                         "cpu_onednn runs unary in float32 only, not float64");
+    plx_binary_desc bd = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16, PLX_DTYPE_UINT32,
+                                      PLX_DTYPE_UINT64};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char needle[96];
+        snprintf(needle, sizeof needle, "cpu_onednn runs binary in float32 only, not %s",
+                 plx_dtype_name(types[i]));
+        expect_refused_alone(rt, types[i], PLX_OP_BINARY, &bd, needle);
+    }
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT64, PLX_OP_ACTIVATION, &ad, "not float64");
+    plx_transpose_desc td = PLX_TRANSPOSE_DESC_INIT;
+    expect_refused_alone(rt, PLX_DTYPE_UINT64, PLX_OP_TRANSPOSE, &td, "not uint64");
+    plx_runtime_destroy(&rt);
+}
+
 /* A convolution followed by shrink, which cpu_onednn's graph and fusion
  * would take as the convolution's activation: shrink is refused (it falls
  * back to cpu_ref) and the result is cpu_ref's. */

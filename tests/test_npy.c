@@ -173,8 +173,9 @@ static uint64_t rng_next(uint64_t *state) { /* splitmix64 */
 }
 
 static const plx_dtype all_dtypes[] = {
-    PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_INT8,  PLX_DTYPE_UINT8,
-    PLX_DTYPE_INT16,   PLX_DTYPE_INT32,   PLX_DTYPE_INT64, PLX_DTYPE_BOOL,
+    PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_FLOAT64, PLX_DTYPE_INT8,
+    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,   PLX_DTYPE_UINT16,  PLX_DTYPE_INT32,
+    PLX_DTYPE_UINT32,  PLX_DTYPE_INT64,   PLX_DTYPE_UINT64,  PLX_DTYPE_BOOL,
 };
 #define DTYPE_COUNT (sizeof all_dtypes / sizeof all_dtypes[0])
 
@@ -357,18 +358,44 @@ Test(npy, numpy_fortran_order_refused) {
     free(buf);
 }
 
-Test(npy, numpy_float64_refused) {
-    size_t size;
-    unsigned char *buf = read_bytes(fixture("f64_2.npy"), &size);
-    expect_error(buf, size, "unsupported descr '<f8'");
-    free(buf);
+Test(npy, numpy_float64) {
+    npy_array a = read_ok(fixture("f64_2.npy"));
+    expect_shape(&a, PLX_DTYPE_FLOAT64, 1, (const int64_t[]){2});
+    cr_assert(eq(dbl, ((const double *)a.data)[0], 1.0));
+    cr_assert(eq(dbl, ((const double *)a.data)[1], 2.0));
+    npy_free(&a);
+    a = read_ok(fixture("be_f8_2.npy"));
+    expect_shape(&a, PLX_DTYPE_FLOAT64, 1, (const int64_t[]){2});
+    cr_assert(eq(dbl, ((const double *)a.data)[0], 1.5));
+    cr_assert(eq(dbl, ((const double *)a.data)[1], -0.25));
+    npy_free(&a);
+}
+
+/* '<u2', '<u4' and '<u8', their largest values included. */
+Test(npy, numpy_unsigned) {
+    npy_array a = read_ok(fixture("u2_3.npy"));
+    expect_shape(&a, PLX_DTYPE_UINT16, 1, (const int64_t[]){3});
+    cr_assert(eq(u16, ((const uint16_t *)a.data)[1], 1));
+    cr_assert(eq(u16, ((const uint16_t *)a.data)[2], 65535));
+    npy_free(&a);
+    a = read_ok(fixture("u4_2.npy"));
+    expect_shape(&a, PLX_DTYPE_UINT32, 1, (const int64_t[]){2});
+    cr_assert(eq(u32, ((const uint32_t *)a.data)[0], 7));
+    cr_assert(eq(u32, ((const uint32_t *)a.data)[1], UINT32_MAX));
+    npy_free(&a);
+    a = read_ok(fixture("u8_2.npy"));
+    expect_shape(&a, PLX_DTYPE_UINT64, 1, (const int64_t[]){2});
+    cr_assert(eq(u64, ((const uint64_t *)a.data)[0], 1));
+    cr_assert(eq(u64, ((const uint64_t *)a.data)[1], UINT64_MAX));
+    npy_free(&a);
 }
 
 /* What npy_write produces is what np.save produces, byte for byte. */
 Test(npy, writer_matches_numpy_bytes) {
     static const char *const names[] = {
         "v1_f32_2x3.npy", "scalar_i64.npy",          "bool_5.npy",        "f16_4.npy",
-        "i8_2x2x2.npy",   "i32_1x1x1x1x1x1x1x2.npy", "empty_f32_0x3.npy",
+        "i8_2x2x2.npy",   "i32_1x1x1x1x1x1x1x2.npy", "empty_f32_0x3.npy", "f64_2.npy",
+        "u2_3.npy",       "u4_2.npy",                "u8_2.npy",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         npy_array a = read_ok(fixture(names[i]));
@@ -527,8 +554,8 @@ Test(npy, malformed_values) {
 }
 
 Test(npy, unknown_descr) {
-    expect_dict_error("{'descr': '<u2', 'fortran_order': False, 'shape': ()}", NULL, 0,
-                      "unsupported descr '<u2'");
+    expect_dict_error("{'descr': '<c8', 'fortran_order': False, 'shape': ()}", NULL, 0,
+                      "unsupported descr '<c8'");
     expect_dict_error("{'descr': '<f4 ', 'fortran_order': False, 'shape': ()}", NULL, 0,
                       "unsupported descr '<f4 '");
     expect_dict_error("{'descr': '', 'fortran_order': False, 'shape': ()}", NULL, 0,

@@ -1329,7 +1329,7 @@ Test(onnx_import, operator_newer_than_opset_is_unsupported) {
     IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'gelu' (Gelu, opset 11)", "opset 11");
 }
 
-/* An initializer of a type Plexus lacks (DOUBLE) makes its users
+/* An initializer of a type Plexus lacks (COMPLEX64) makes its users
  * unsupported: the import must say so (PLX_UNSUPPORTED naming the
  * initializer or the node that reads it). */
 Test(onnx_import, initializer_of_unsupported_type_is_reported) {
@@ -1337,13 +1337,13 @@ Test(onnx_import, initializer_of_unsupported_type_is_reported) {
     ob_graph *g = ob_main(m);
     ob_input(g, "x", OB_FLOAT, "2");
     ob_output(g, "y", OB_FLOAT, NULL);
-    Onnx__TensorProto *t = ob_tensor(m, "dbl", OB_DOUBLE, OB_DIMS(2));
-    double d[2] = {1.0, 2.0};
-    ob_tensor_raw(m, t, d, sizeof d);
+    Onnx__TensorProto *t = ob_tensor(m, "cplx", OB_COMPLEX64, OB_DIMS(2));
+    float c[4] = {1.0f, 0.0f, 2.0f, 0.0f};
+    ob_tensor_raw(m, t, c, sizeof c);
     ob_initializer(g, t);
-    ob_attr_i(ob_node_add(g, "Cast", "to_float", "dbl", "f"), "to", OB_FLOAT);
+    ob_attr_i(ob_node_add(g, "Cast", "to_float", "cplx", "f"), "to", OB_FLOAT);
     ob_node_add(g, "Add", "add", "x,f", "y");
-    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'dbl'", "DOUBLE");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'cplx'", "COMPLEX64");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2036,6 +2036,68 @@ Test(onnx_import, tensor_file_round_trip) {
     remove_scratch();
 }
 
+/* float64, uint16, uint32 and uint64 tensors from each field ONNX keeps
+ * them in: double_data, uint64_data (uint32 and uint64), int32_data
+ * (uint16), and raw_data. */
+Test(onnx_import, tensor_file_float64_and_unsigned) {
+    const char *dir = make_scratch();
+    char path[PATH_MAX];
+    join(path, dir, "t.pb");
+    ob_model *m = new_model(IR, OPSET);
+    const double d[3] = {0.1, -1e300, 2.5};
+    const uint64_t u64[3] = {0, UINT64_MAX, 1ULL << 63};
+    const uint32_t u32[3] = {0, UINT32_MAX, 7};
+    const uint16_t u16[3] = {0, UINT16_MAX, 300};
+    struct {
+        int32_t type;
+        int field; /* 0 raw, 1 double_data, 2 uint64_data, 3 int32_data */
+        plx_dtype dtype;
+        const void *want;
+        size_t bytes;
+    } cases[] = {
+        {OB_DOUBLE, 1, PLX_DTYPE_FLOAT64, d, sizeof d},
+        {OB_DOUBLE, 0, PLX_DTYPE_FLOAT64, d, sizeof d},
+        {OB_UINT64, 2, PLX_DTYPE_UINT64, u64, sizeof u64},
+        {OB_UINT64, 0, PLX_DTYPE_UINT64, u64, sizeof u64},
+        {OB_UINT32, 2, PLX_DTYPE_UINT32, u32, sizeof u32},
+        {OB_UINT32, 0, PLX_DTYPE_UINT32, u32, sizeof u32},
+        {OB_UINT16, 3, PLX_DTYPE_UINT16, u16, sizeof u16},
+        {OB_UINT16, 0, PLX_DTYPE_UINT16, u16, sizeof u16},
+    };
+    for (size_t k = 0; k < COUNT(cases); k++) {
+        Onnx__TensorProto *t = ob_tensor(m, "v", cases[k].type, OB_DIMS(3));
+        uint64_t wide[3];
+        int32_t narrow[3];
+        for (size_t i = 0; i < 3; i++) {
+            wide[i] = cases[k].type == OB_UINT32 ? u32[i] : u64[i];
+            narrow[i] = u16[i];
+        }
+        switch (cases[k].field) {
+        case 0: ob_tensor_raw(m, t, cases[k].want, cases[k].bytes); break;
+        case 1: ob_tensor_doubles(m, t, d, 3); break;
+        case 2: ob_tensor_uint64s(m, t, wide, 3); break;
+        default: ob_tensor_int32s(m, t, narrow, 3); break;
+        }
+        write_tensor(path, t, SIZE_MAX);
+        plx_tensor_info info;
+        void *data = NULL;
+        char *name = NULL;
+        plx_status st = plx_onnx_read_tensor_file(path, &info, &data, &name);
+        live.st = st;
+        cr_assert(zero(ptr, st), "case %zu: %s", k, plx_status_get_message(st));
+        track(data);
+        track(name);
+        cr_assert(eq(int, (int)info.dtype, (int)cases[k].dtype), "case %zu", k);
+        EXPECT_DIMS(&info, "tensor", 3);
+        cr_assert(eq(int, memcmp(data, cases[k].want, cases[k].bytes), 0), "case %zu", k);
+        free(data);
+        free(name);
+        live.mem_count = 0;
+    }
+    free_model(m);
+    remove_scratch();
+}
+
 Test(onnx_import, tensor_file_errors) {
     const char *dir = make_scratch();
     char path[PATH_MAX];
@@ -2056,13 +2118,20 @@ Test(onnx_import, tensor_file_errors) {
     cr_assert(zero(ptr, data));
     cr_assert(zero(ptr, name));
 
-    /* DOUBLE: a type Plexus lacks. */
-    t = ob_tensor(m, "dbl", OB_DOUBLE, OB_DIMS(2));
-    double d[2] = {1, 2};
-    ob_tensor_raw(m, t, d, sizeof d);
+    /* COMPLEX64: a type Plexus lacks. */
+    t = ob_tensor(m, "cplx", OB_COMPLEX64, OB_DIMS(2));
+    float c[4] = {1, 0, 2, 0};
+    ob_tensor_raw(m, t, c, sizeof c);
     write_tensor(path, t, SIZE_MAX);
     CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_UNSUPPORTED, path,
-               "'dbl'", "DOUBLE");
+               "'cplx'", "COMPLEX64");
+
+    /* uint64_data short of the shape (the field of uint32 and uint64). */
+    t = ob_tensor(m, "u32", OB_UINT32, OB_DIMS(3));
+    ob_tensor_uint64s(m, t, (const uint64_t[]){1, 2}, 2);
+    write_tensor(path, t, SIZE_MAX);
+    CALL_FAILS(plx_onnx_read_tensor_file(path, &info, &data, &name), PLX_INVALID_ARGUMENT,
+               "'u32'", "uint64_data has 2 values");
 
     /* Data not matching the shape. */
     t = ob_tensor(m, "short", OB_FLOAT, OB_DIMS(3));
@@ -2494,10 +2563,10 @@ Test(onnx_import, cycle_through_a_branch_fails) {
 Test(onnx_import, unsupported_input_types) {
     ob_model *m = new_model(IR, OPSET);
     ob_graph *g = ob_main(m);
-    ob_input(g, "dbl_in", OB_DOUBLE, "2");
-    ob_output(g, "y", OB_DOUBLE, NULL);
-    ob_node_add(g, "Identity", "id", "dbl_in", "y");
-    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "input 'dbl_in'", "DOUBLE");
+    ob_input(g, "cplx_in", OB_COMPLEX64, "2");
+    ob_output(g, "y", OB_COMPLEX64, NULL);
+    ob_node_add(g, "Identity", "id", "cplx_in", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "input 'cplx_in'", "COMPLEX64");
     /* A sequence input. */
     m = new_model(IR, OPSET);
     g = ob_main(m);
@@ -2821,6 +2890,114 @@ Test(onnx_import, onehot_depth_initializer) {
     ob_init_f32(g, "vals", OB_DIMS(2), (const float[]){0.0f, 1.0f}, false);
     ob_node_add(g, "OneHot", "oh", "ind,depth,vals", "y");
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'oh'", "depth 0 must be >= 1");
+}
+
+/* Models computing in float64 and the unsigned types on cpu_ref, their
+ * constants from the typed fields: an add whose sum float32 would make
+ * infinite; a bitwise and of values past INT64_MAX; unsigned maximum and
+ * modulo (fmod=1 and fmod=0 agree on unsigned operands); OneHot's depth
+ * and Range's bounds read at import from float64 and uint64 constants. */
+Test(onnx_import, float64_and_unsigned_models_run) {
+    ob_model *m = new_model(IR, 18);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_DOUBLE, "3");
+    ob_output(g, "y", OB_DOUBLE, NULL);
+    Onnx__TensorProto *t = ob_tensor(m, "c", OB_DOUBLE, OB_DIMS(3));
+    ob_tensor_doubles(m, t, (const double[]){0.5, 1e300, -2.25}, 3);
+    ob_initializer(g, t);
+    ob_node_add(g, "Add", "add", "x,c", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(int, (int)plx_onnx_model_output(model, 0)->info.dtype, (int)PLX_DTYPE_FLOAT64));
+    double x[3] = {1.0, 1e300, 0.25}, y[3];
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    cr_assert(eq(dbl, y[0], 1.5));
+    cr_assert(eq(dbl, y[1], 2e300));
+    cr_assert(eq(dbl, y[2], -2.0));
+    destroy_model(&model);
+
+    m = new_model(IR, 18);
+    g = ob_main(m);
+    ob_input(g, "a", OB_UINT64, "3");
+    ob_output(g, "y", OB_UINT64, NULL);
+    t = ob_tensor(m, "mask", OB_UINT64, OB_DIMS(3));
+    ob_tensor_uint64s(m, t, (const uint64_t[]){UINT64_MAX, 1ULL << 63, 0xf0}, 3);
+    ob_initializer(g, t);
+    ob_node_add(g, "BitwiseAnd", "and", "a,mask", "y");
+    model = import_ok(m, NULL);
+    uint64_t a[3] = {0x8000000000000001ULL, UINT64_MAX, 0xff}, u[3];
+    run_once(model, (const void *const[]){a}, (void *const[]){u});
+    cr_assert(eq(u64, u[0], 0x8000000000000001ULL));
+    cr_assert(eq(u64, u[1], 1ULL << 63));
+    cr_assert(eq(u64, u[2], 0xf0));
+    destroy_model(&model);
+
+    for (int fmod = 0; fmod <= 1; fmod++) {
+        m = new_model(IR, 13);
+        g = ob_main(m);
+        ob_input(g, "a", OB_UINT32, "3");
+        ob_output(g, "y", OB_UINT32, NULL);
+        t = ob_tensor(m, "b", OB_UINT32, OB_DIMS(3));
+        ob_tensor_uint64s(m, t, (const uint64_t[]){UINT32_MAX, 3, 10}, 3);
+        ob_initializer(g, t);
+        ob_node_add(g, "Max", "max", "a,b", "mx");
+        ob_attr_i(ob_node_add(g, "Mod", "mod", "mx,b", "y"), "fmod", fmod);
+        model = import_ok(m, NULL);
+        uint32_t ua[3] = {5, UINT32_MAX, 25}, uy[3];
+        run_once(model, (const void *const[]){ua}, (void *const[]){uy});
+        /* max: UINT32_MAX, UINT32_MAX, 25; mod b: 0, UINT32_MAX % 3 = 0, 5 */
+        cr_assert(eq(u32, uy[0], 0));
+        cr_assert(eq(u32, uy[1], 0));
+        cr_assert(eq(u32, uy[2], 5));
+        destroy_model(&model);
+    }
+
+    /* depth 3 as float64 and as uint64; values and indices uint16 */
+    for (int as_u64 = 0; as_u64 <= 1; as_u64++) {
+        m = new_model(IR, 11);
+        g = ob_main(m);
+        ob_input(g, "ind", OB_UINT16, "2");
+        ob_output(g, "y", OB_UINT16, NULL);
+        t = ob_tensor(m, "depth", as_u64 ? OB_UINT64 : OB_DOUBLE, OB_SCALAR);
+        if (as_u64) {
+            ob_tensor_uint64s(m, t, (const uint64_t[]){3}, 1);
+        } else {
+            ob_tensor_doubles(m, t, (const double[]){3.0}, 1);
+        }
+        ob_initializer(g, t);
+        t = ob_tensor(m, "vals", OB_UINT16, OB_DIMS(2));
+        ob_tensor_int32s(m, t, (const int32_t[]){1, 65535}, 2);
+        ob_initializer(g, t);
+        ob_node_add(g, "OneHot", "oh", "ind,depth,vals", "y");
+        model = import_ok(m, NULL);
+        expect_dims(&plx_onnx_model_output(model, 0)->info, (const int64_t[]){2, 3}, 2, "y");
+        uint16_t ind[2] = {2, 0}, oh[6];
+        run_once(model, (const void *const[]){ind}, (void *const[]){oh});
+        const uint16_t want[6] = {1, 1, 65535, 65535, 1, 1};
+        cr_assert(eq(int, memcmp(oh, want, sizeof want), 0));
+        destroy_model(&model);
+    }
+
+    /* Range in float64: 0.5, 0.75, 1.0 (below the limit 1.1) */
+    m = new_model(IR, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_DOUBLE, "3");
+    ob_output(g, "y", OB_DOUBLE, NULL);
+    const char *names[3] = {"start", "limit", "delta"};
+    const double bounds[3] = {0.5, 1.1, 0.25};
+    for (int i = 0; i < 3; i++) {
+        t = ob_tensor(m, names[i], OB_DOUBLE, OB_SCALAR);
+        ob_tensor_doubles(m, t, &bounds[i], 1);
+        ob_initializer(g, t);
+    }
+    ob_node_add(g, "Range", "range", "start,limit,delta", "r");
+    ob_node_add(g, "Add", "add", "x,r", "y");
+    model = import_ok(m, NULL);
+    double rx[3] = {0, 0, 1}, ry[3];
+    run_once(model, (const void *const[]){rx}, (void *const[]){ry});
+    cr_assert(eq(dbl, ry[0], 0.5));
+    cr_assert(eq(dbl, ry[1], 0.75));
+    cr_assert(eq(dbl, ry[2], 2.0));
+    destroy_model(&model);
 }
 
 /* Trilu's optional k input: absent (0) or an initializer. */

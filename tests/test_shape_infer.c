@@ -341,7 +341,7 @@ Test(shape_infer, conv_errors) {
                "pads_end[0] = -1 must be >= 0");
     d = (plx_conv_desc)PLX_CONV_DESC_INIT;
     fails_exactly(RUN(PLX_OP_CONV, &d, &y, T(INT16, 1, 3, 8, 8), T(INT16, 8, 3, 3, 3)),
-                  "layer 'L' (conv): X has dtype int16, expected float32, float16 or bfloat16");
+                  "layer 'L' (conv): X has dtype int16, expected float32, float16, bfloat16 or float64");
     /* int8 is a quantized conv, which needs quantization parameters */
     fails_exactly(RUN(PLX_OP_CONV, &d, &y, T(INT8, 1, 3, 8, 8), T(INT8, 8, 3, 3, 3)),
                   "layer 'L' (conv): X is int8 without per-tensor quantization parameters");
@@ -443,7 +443,7 @@ Test(shape_infer, matmul) {
     fails_exactly(RUN(PLX_OP_MATMUL, NULL, &y, F32(3), F32(4)),
                   "layer 'L' (matmul): inner dimensions differ: A [3] and B [4]");
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, T(INT16, 2, 3), T(INT16, 3, 4)),
-               "A has dtype int16, expected float32, float16, bfloat16, int32 or int64");
+               "A has dtype int16, expected float32, float16, bfloat16, float64, int32, uint32, int64 or uint64");
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, T(INT8, 2, 3), T(INT8, 3, 4)),
                "A is int8 without per-tensor quantization parameters");
     fails_with(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 3), T(FLOAT16, 3, 4)),
@@ -497,7 +497,7 @@ Test(shape_infer, pool_basic) {
     ok(run1(PLX_OP_POOL, &avg, T(BFLOAT16, 1, 2, 9), &y));
     EXPECT(&y, BFLOAT16, 1, 2, 8);
     fails_exactly(run1(PLX_OP_POOL, &avg, T(INT8, 1, 2, 9), &y),
-                  "layer 'L' (pool): X has dtype int8, expected float32, float16 or bfloat16 for "
+                  "layer 'L' (pool): X has dtype int8, expected float32, float16, bfloat16 or float64 for "
                   "average pooling");
 }
 
@@ -566,7 +566,7 @@ Test(shape_infer, pool_errors) {
     fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y), "kind 7 is not a plx_pool_kind");
     d.kind = PLX_POOL_MAX;
     fails_with(run1(PLX_OP_POOL, &d, T(INT32, 1, 1, 5, 5), &y),
-               "X has dtype int32, expected float32, float16, bfloat16, int8 or uint8 for max "
+               "X has dtype int32, expected float32, float16, bfloat16, float64, int8 or uint8 for max "
                "pooling");
     /* Dilated max pooling: (3-1)*2+1 = 5. */
     d.kernel[0] = d.kernel[1] = 3;
@@ -602,8 +602,8 @@ Test(shape_infer, activation) {
     ok(run1(PLX_OP_ACTIVATION, &clip, T(UINT8, 4), &y));
     plx_activation_desc sig = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SIGMOID);
     fails_exactly(run1(PLX_OP_ACTIVATION, &sig, T(INT32, 4), &y),
-                  "layer 'L' (activation): X has dtype int32, expected float32, float16 or "
-                  "bfloat16 for sigmoid");
+                  "layer 'L' (activation): X has dtype int32, expected float32, float16, "
+                  "bfloat16 or float64 for sigmoid");
     sig.func = (plx_activation_func)99;
     fails_exactly(run1(PLX_OP_ACTIVATION, &sig, F32(4), &y),
                   "layer 'L' (activation): func 99 is not a plx_activation_func");
@@ -616,7 +616,7 @@ Test(shape_infer, unary) {
     EXPECT(&y, FLOAT16, 3, 1);
     ok(run1(PLX_OP_UNARY, &d, SCALAR(FLOAT32), &y));
     EXPECT_SCALAR(&y, FLOAT32);
-    fails_with(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y), "expected float32, float16 or bfloat16 for sqrt");
+    fails_with(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y), "expected float32, float16, bfloat16 or float64 for sqrt");
     d.func = PLX_UNARY_NOT;
     ok(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y));
     EXPECT(&y, BOOL, 3);
@@ -683,7 +683,7 @@ Test(shape_infer, cast) {
     d.to = PLX_DTYPE_INVALID;
     fails_exactly(run1(PLX_OP_CAST, &d, F32(2), &y), "layer 'L' (cast): to 0 is not a valid dtype");
     d.to = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 10 is not a valid dtype");
+    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 14 is not a valid dtype");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1347,13 +1347,13 @@ Test(shape_infer, quantize) {
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), F32(3), SCALAR(INT8)),
                "zero_point [] must have the shape of scale [3]");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT32)),
-               "zero_point has dtype int32, expected int8 or uint8");
+               "zero_point has dtype int32, expected int8, uint8, int16 or uint16");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, T(INT32, 2, 3), SCALAR(INT32)), "X has dtype int32");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT16)),
                "scale has dtype float16 but X has float32");
     d.output_dtype = PLX_DTYPE_FLOAT32;
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
-               "output_dtype float32 must be int8 or uint8");
+               "output_dtype float32 must be int8, uint8, int16 or uint16");
 }
 
 Test(shape_infer, dequantize) {
@@ -1368,7 +1368,7 @@ Test(shape_infer, dequantize) {
                   "layer 'L' (dequantize): zero_point has dtype uint8 but X has int8; they must "
                   "match");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
-               "X has dtype float32, expected int8, uint8 or int32");
+               "X has dtype float32, expected int8, uint8, int16, uint16 or int32");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), F32(2, 3)),
                "scale [2,3] must be a scalar or 1-D");
     d.output_dtype = PLX_DTYPE_INT8;
@@ -1432,7 +1432,7 @@ Test(shape_infer, activation_new_funcs) {
                   "layer 'L' (activation): alpha 0 must be non-zero for celu (it divides x)");
     plx_activation_desc mish = PLX_ACTIVATION_DESC_INIT(PLX_ACT_MISH);
     fails_with(run1(PLX_OP_ACTIVATION, &mish, T(INT8, 4), &y),
-               "X has dtype int8, expected float32, float16 or bfloat16 for mish");
+               "X has dtype int8, expected float32, float16, bfloat16 or float64 for mish");
     mish.func = (plx_activation_func)18;
     fails_exactly(run1(PLX_OP_ACTIVATION, &mish, F32(4), &y),
                   "layer 'L' (activation): func 18 is not a plx_activation_func");
@@ -1448,14 +1448,14 @@ Test(shape_infer, unary_new_funcs) {
     }
     plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_ROUND);
     fails_exactly(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y),
-                  "layer 'L' (unary): X has dtype int32, expected float32, float16 or bfloat16 "
+                  "layer 'L' (unary): X has dtype int32, expected float32, float16, bfloat16 or float64 "
                   "for round");
     d.func = PLX_UNARY_SIGN;
     ok(run1(PLX_OP_UNARY, &d, T(INT8, 3), &y));
     EXPECT(&y, INT8, 3);
     ok(run1(PLX_OP_UNARY, &d, T(INT64, 3), &y));
     fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y),
-               "expected float32, float16, bfloat16, int8, int16, int32 or int64 for sign");
+               "expected float32, float16, bfloat16, float64, int8, int16, int32 or int64 for sign");
     d.func = (plx_unary_func)28;
     fails_exactly(run1(PLX_OP_UNARY, &d, F32(3), &y),
                   "layer 'L' (unary): func 28 is not a plx_unary_func");
@@ -1476,7 +1476,7 @@ Test(shape_infer, binary_new_funcs) {
     fails_exactly(RUN(PLX_OP_BINARY, &d, &y, F32(1, 4), F32(3, 4)),
                   "layer 'L' (binary): slope B [3,4] does not broadcast to the shape of A [1,4]");
     fails_with(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 2), T(INT8, 2)),
-               "A has dtype int8, expected float32, float16, bfloat16, int32 or int64 for prelu");
+               "A has dtype int8, expected float32, float16, bfloat16, float64, int32, uint32, int64 or uint64 for prelu");
     /* and, or, xor: bool only */
     for (int f = PLX_BINARY_AND; f <= PLX_BINARY_XOR; f++) {
         d.func = (plx_binary_func)f;
@@ -1524,7 +1524,7 @@ Test(shape_infer, reduce_new_funcs) {
     plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
     fails_exactly(run1(PLX_OP_REDUCE, &d, T(UINT8, 2), &y),
                   "layer 'L' (reduce): X has dtype uint8, expected float32, float16, bfloat16, "
-                  "int32 or int64 for log_sum_exp");
+                  "float64, int32, uint32, int64 or uint64 for log_sum_exp");
     /* mean .. sum keep every numeric type */
     d.func = PLX_REDUCE_SUM;
     ok(run1(PLX_OP_REDUCE, &d, T(UINT8, 2), &y));
@@ -1595,7 +1595,8 @@ Test(shape_infer, arg_reduce) {
     d.axis = 0;
     fails_exactly(run1(PLX_OP_ARG_REDUCE, &d, T(BOOL, 2), &y),
                   "layer 'L' (arg_reduce): X has dtype bool, expected float32, float16, "
-                  "bfloat16, int8, uint8, int16, int32 or int64 for argmin");
+                  "bfloat16, float64, int8, uint8, int16, uint16, int32, uint32, int64 or "
+                  "uint64 for argmin");
     fails_with(run1(PLX_OP_ARG_REDUCE, &d, SCALAR(FLOAT32), &y), "axis 0 is out of range [-0, 0)");
     d.axis = 1;
     fails_exactly(run1(PLX_OP_ARG_REDUCE, &d, F32(2, 0), &y),
@@ -1674,7 +1675,7 @@ Test(shape_infer, instance_norm) {
     fails_exactly(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3), F32(3), F32(3)),
                   "layer 'L' (instance_norm): X [2,3] must have rank 3 or more");
     fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, T(INT32, 2, 3, 5), T(INT32, 3), T(INT32, 3)),
-               "X has dtype int32, expected float32, float16 or bfloat16");
+               "X has dtype int32, expected float32, float16, bfloat16 or float64");
     fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), T(FLOAT16, 3), F32(3)),
                "scale has dtype float16 but X has float32");
     fails_with(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(3)), "takes 3 inputs, got 2");
@@ -2121,7 +2122,8 @@ Test(shape_infer, one_hot) {
                   "layer 'L' (one_hot): values [1,2] must be [2] ([off_value, on_value])");
     fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(BOOL, 2, 3), F32(2)),
                   "layer 'L' (one_hot): indices has dtype bool, expected float32, float16, "
-                  "bfloat16, int8, uint8, int16, int32 or int64");
+                  "bfloat16, float64, int8, uint8, int16, uint16, int32, uint32, int64 or "
+                  "uint64");
     fails_exactly(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 1, 1, 1, 1, 1, 1, 1, 1), F32(2)),
                   "layer 'L' (one_hot): indices [1,1,1,1,1,1,1,1] has rank 8; Y would have more "
                   "than 8 dims");
@@ -2146,8 +2148,8 @@ Test(shape_infer, hardmax) {
     ok(run1(PLX_OP_HARDMAX, &d, T(BFLOAT16, 7), &y));
     EXPECT(&y, BFLOAT16, 7);
     fails_exactly(run1(PLX_OP_HARDMAX, &d, T(INT32, 2, 3), &y),
-                  "layer 'L' (hardmax): X has dtype int32, expected float32, float16 or "
-                  "bfloat16");
+                  "layer 'L' (hardmax): X has dtype int32, expected float32, float16, "
+                  "bfloat16 or float64");
     d.axis = 2;
     fails_exactly(run1(PLX_OP_HARDMAX, &d, F32(2, 3), &y),
                   "layer 'L' (hardmax): axis 2 is out of range [-2, 2) for X [2,3]");
@@ -2175,7 +2177,7 @@ Test(shape_infer, cum_sum) {
     /* ONNX CumSum has no 8- or 16-bit integers, nor bool */
     fails_exactly(run1(PLX_OP_CUM_SUM, &d, T(INT8, 3), &y),
                   "layer 'L' (cum_sum): X has dtype int8, expected float32, float16, bfloat16, "
-                  "int32 or int64");
+                  "float64, int32, uint32, int64 or uint64");
     fails_with(run1(PLX_OP_CUM_SUM, &d, T(UINT8, 3), &y), "X has dtype uint8");
     fails_with(run1(PLX_OP_CUM_SUM, &d, T(BOOL, 3), &y), "X has dtype bool");
     fails_exactly(run1(PLX_OP_CUM_SUM, &d, SCALAR(FLOAT32), &y),
@@ -2205,18 +2207,18 @@ Test(shape_infer, unary_tests_and_bitwise_not) {
     cr_assert(not(plx_unary_func_is_test(PLX_UNARY_BITWISE_NOT)));
     plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
     fails_exactly(run1(PLX_OP_UNARY, &d, T(INT32, 3), &y),
-                  "layer 'L' (unary): X has dtype int32, expected float32, float16 or bfloat16 "
+                  "layer 'L' (unary): X has dtype int32, expected float32, float16, bfloat16 or float64 "
                   "for is_nan");
     d.func = PLX_UNARY_IS_POS_INF;
-    fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y), "expected float32, float16 or bfloat16 for is_pos_inf");
+    fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y), "expected float32, float16, bfloat16 or float64 for is_pos_inf");
     d.func = PLX_UNARY_BITWISE_NOT;
     ok(run1(PLX_OP_UNARY, &d, T(UINT8, 3, 1), &y));
     EXPECT(&y, UINT8, 3, 1);
     ok(run1(PLX_OP_UNARY, &d, T(INT64, 2), &y));
     EXPECT(&y, INT64, 2);
     fails_exactly(run1(PLX_OP_UNARY, &d, F32(3), &y),
-                  "layer 'L' (unary): X has dtype float32, expected int8, uint8, int16, int32 or "
-                  "int64 for bitwise_not");
+                  "layer 'L' (unary): X has dtype float32, expected int8, uint8, int16, uint16, "
+                  "int32, uint32, int64 or uint64 for bitwise_not");
     fails_with(run1(PLX_OP_UNARY, &d, T(BOOL, 3), &y), "X has dtype bool");
     cr_assert(eq(str, (char *)plx_unary_func_name(PLX_UNARY_IS_INF), "is_inf"));
     cr_assert(eq(str, (char *)plx_unary_func_name(PLX_UNARY_BITWISE_NOT), "bitwise_not"));
@@ -2246,7 +2248,7 @@ Test(shape_infer, binary_bitwise_and_shifts) {
         EXPECT(&y, UINT8, 2, 3);
     }
     fails_exactly(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 3), T(INT8, 3)),
-                  "layer 'L' (binary): A has dtype int8, expected uint8 for shift_right");
+                  "layer 'L' (binary): A has dtype int8, expected uint8, uint16, uint32 or uint64 for shift_right");
     cr_assert(not(plx_binary_func_is_bitwise(PLX_BINARY_XOR)));
     cr_assert(not(plx_binary_func_is_bitwise(PLX_BINARY_MOD)));
     cr_assert(eq(str, (char *)plx_binary_func_name(PLX_BINARY_SHIFT_LEFT), "shift_left"));
@@ -2266,7 +2268,8 @@ Test(shape_infer, shrink) {
     ok(run1(PLX_OP_ACTIVATION, &d, T(UINT8, 4), &y));
     fails_exactly(run1(PLX_OP_ACTIVATION, &d, T(BOOL, 4), &y),
                   "layer 'L' (activation): X has dtype bool, expected float32, float16, bfloat16, "
-                  "int8, uint8, int16, int32 or int64 for shrink");
+                  "float64, int8, uint8, int16, uint16, int32, uint32, int64 or uint64 for "
+                  "shrink");
     d.alpha = NAN;
     fails_with(run1(PLX_OP_ACTIVATION, &d, F32(4), &y), "must not be NaN");
 }
@@ -2293,7 +2296,7 @@ Test(shape_infer, lp_pool) {
                   "layer 'L' (pool): p 0 must be at least 1 for lp pooling");
     d.p = 3;
     fails_exactly(run1(PLX_OP_POOL, &d, T(INT8, 1, 1, 4, 4), &y),
-                  "layer 'L' (pool): X has dtype int8, expected float32, float16 or bfloat16 for "
+                  "layer 'L' (pool): X has dtype int8, expected float32, float16, bfloat16 or float64 for "
                   "lp pooling");
     d.kind = (plx_pool_kind)3;
     fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 4, 4), &y), "kind 3 is not a plx_pool_kind");
@@ -2412,4 +2415,80 @@ Test(shape_infer, integer_products) {
     x = T(FLOAT16, 2);
     fails_with(plxi_infer_layer("L", PLX_OP_DYNAMIC_QUANTIZE, NULL, &x, 1, outs, 3),
                "X has dtype float16, expected float32");
+}
+
+/* The element types of ABI 1.3 (float64, uint16, uint32, uint64) pass
+ * where ONNX's type classes have them and keep their dtype; quantize and
+ * dequantize take no float64 scale (ONNX) but 16-bit data; messages list
+ * every dtype floats first, integers by width, bool last. */
+Test(shape_infer, abi13_dtypes) {
+    plx_tensor_info y;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    ok(RUN(PLX_OP_BINARY, &add, &y, T(FLOAT64, 2, 3), T(FLOAT64, 3)));
+    EXPECT(&y, FLOAT64, 2, 3);
+    ok(RUN(PLX_OP_BINARY, &add, &y, T(UINT16, 4), T(UINT16, 1)));
+    EXPECT(&y, UINT16, 4);
+    plx_binary_desc less = PLX_BINARY_DESC_INIT(PLX_BINARY_LESS);
+    ok(RUN(PLX_OP_BINARY, &less, &y, T(UINT64, 4), T(UINT64, 4)));
+    EXPECT(&y, BOOL, 4);
+    plx_binary_desc shl = PLX_BINARY_DESC_INIT(PLX_BINARY_SHIFT_LEFT);
+    ok(RUN(PLX_OP_BINARY, &shl, &y, T(UINT32, 4), T(UINT32, 4)));
+    EXPECT(&y, UINT32, 4);
+    plx_binary_desc prelu = PLX_BINARY_DESC_INIT(PLX_BINARY_PRELU);
+    ok(RUN(PLX_OP_BINARY, &prelu, &y, T(UINT64, 2, 3), T(UINT64, 3)));
+    EXPECT(&y, UINT64, 2, 3);
+    plx_binary_desc pow_ = PLX_BINARY_DESC_INIT(PLX_BINARY_POW);
+    ok(RUN(PLX_OP_BINARY, &pow_, &y, T(FLOAT64, 3), T(FLOAT64, 3)));
+    fails_with(RUN(PLX_OP_BINARY, &pow_, &y, T(UINT32, 3), T(UINT32, 3)), "A has dtype uint32");
+    plx_cast_desc cast = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT64);
+    ok(run1(PLX_OP_CAST, &cast, T(UINT64, 5), &y));
+    EXPECT(&y, FLOAT64, 5);
+    plx_unary_desc nf = PLX_UNARY_DESC_INIT(PLX_UNARY_BITWISE_NOT);
+    ok(run1(PLX_OP_UNARY, &nf, T(UINT64, 5), &y));
+    EXPECT(&y, UINT64, 5);
+    fails_exactly(run1(PLX_OP_UNARY, &nf, T(FLOAT64, 5), &y),
+                  "layer 'L' (unary): X has dtype float64, expected int8, uint8, int16, uint16, "
+                  "int32, uint32, int64 or uint64 for bitwise_not");
+    plx_unary_desc neg = PLX_UNARY_DESC_INIT(PLX_UNARY_NEG);
+    fails_with(run1(PLX_OP_UNARY, &neg, T(UINT16, 5), &y), "X has dtype uint16");
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    ok(run1(PLX_OP_ACTIVATION, &relu, T(FLOAT64, 5), &y));
+    fails_with(run1(PLX_OP_ACTIVATION, &relu, T(UINT32, 5), &y), "X has dtype uint32");
+    plx_reduce_desc lse = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    ok(run1(PLX_OP_REDUCE, &lse, T(FLOAT64, 2, 3), &y));
+    EXPECT(&y, FLOAT64, 1, 1);
+    ok(run1(PLX_OP_REDUCE, &lse, T(UINT64, 2, 3), &y));
+    fails_with(run1(PLX_OP_REDUCE, &lse, T(UINT16, 2, 3), &y), "X has dtype uint16");
+    plx_cum_sum_desc cs = PLX_CUM_SUM_DESC_INIT(0);
+    ok(run1(PLX_OP_CUM_SUM, &cs, T(UINT32, 4), &y));
+    EXPECT(&y, UINT32, 4);
+    fails_with(run1(PLX_OP_CUM_SUM, &cs, T(UINT16, 4), &y), "X has dtype uint16");
+    ok(RUN(PLX_OP_MATMUL, NULL, &y, T(UINT64, 2, 3), T(UINT64, 3, 4)));
+    EXPECT(&y, UINT64, 2, 4);
+    plx_conv_desc conv = PLX_CONV_DESC_INIT;
+    ok(RUN(PLX_OP_CONV, &conv, &y, T(FLOAT64, 1, 2, 5, 5), T(FLOAT64, 3, 2, 3, 3)));
+    EXPECT(&y, FLOAT64, 1, 3, 3, 3);
+
+    plx_quantize_desc q = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT16);
+    ok(RUN(PLX_OP_QUANTIZE, &q, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(UINT16)));
+    EXPECT(&y, UINT16, 2, 3);
+    q.output_dtype = PLX_DTYPE_INT16;
+    ok(RUN(PLX_OP_QUANTIZE, &q, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT16)));
+    EXPECT(&y, INT16, 2, 3);
+    fails_exactly(RUN(PLX_OP_QUANTIZE, &q, &y, T(FLOAT64, 2, 3), SCALAR(FLOAT64), SCALAR(INT16)),
+                  "layer 'L' (quantize): X has dtype float64, expected float32, float16 or "
+                  "bfloat16");
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(UINT16, 2, 3), SCALAR(FLOAT32), SCALAR(UINT16)));
+    EXPECT(&y, FLOAT32, 2, 3);
+    fails_with(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(UINT16, 2, 3), SCALAR(FLOAT64)),
+               "scale has dtype float64, expected float32, float16 or bfloat16");
+
+    plx_binary_desc and_ = PLX_BINARY_DESC_INIT(PLX_BINARY_AND);
+    fails_exactly(RUN(PLX_OP_BINARY, &and_, &y, T(UINT64, 2), T(UINT64, 2)),
+                  "layer 'L' (binary): A has dtype uint64, expected bool for and");
+    plx_binary_desc eq_ = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
+    plx_tensor_info bad = T(FLOAT32, 2);
+    bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
+    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 14");
 }

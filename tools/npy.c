@@ -283,14 +283,16 @@ typedef struct descr_entry {
 } descr_entry;
 
 static const descr_entry descr_table[] = {
-    {"f4", PLX_DTYPE_FLOAT32}, {"f2", PLX_DTYPE_FLOAT16}, {"i1", PLX_DTYPE_INT8},
-    {"u1", PLX_DTYPE_UINT8},   {"i2", PLX_DTYPE_INT16},   {"i4", PLX_DTYPE_INT32},
-    {"i8", PLX_DTYPE_INT64},   {"b1", PLX_DTYPE_BOOL},
+    {"f4", PLX_DTYPE_FLOAT32}, {"f2", PLX_DTYPE_FLOAT16}, {"f8", PLX_DTYPE_FLOAT64},
+    {"i1", PLX_DTYPE_INT8},    {"u1", PLX_DTYPE_UINT8},   {"i2", PLX_DTYPE_INT16},
+    {"u2", PLX_DTYPE_UINT16},  {"i4", PLX_DTYPE_INT32},   {"u4", PLX_DTYPE_UINT32},
+    {"i8", PLX_DTYPE_INT64},   {"u8", PLX_DTYPE_UINT64},  {"b1", PLX_DTYPE_BOOL},
 };
 
 static const char supported_descrs[] =
-    "supported: '<f4' float32, '<f2' float16, '|i1' int8, '|u1' uint8, '<i2' int16, "
-    "'<i4' int32, '<i8' int64, '|b1' bool; bfloat16 has no NumPy dtype";
+    "supported: '<f4' float32, '<f2' float16, '<f8' float64, '|i1' int8, '|u1' uint8, "
+    "'<i2' int16, '<u2' uint16, '<i4' int32, '<u4' uint32, '<i8' int64, '<u8' uint64, "
+    "'|b1' bool; bfloat16 has no NumPy dtype";
 
 static bool parse_descr(const char *s, size_t n, npy_header *h, const char *name, char *err,
                         size_t err_size) {
@@ -639,6 +641,10 @@ static const char *descr_for(plx_dtype dtype) {
     case PLX_DTYPE_INT32: return "<i4";
     case PLX_DTYPE_INT64: return "<i8";
     case PLX_DTYPE_BOOL: return "|b1";
+    case PLX_DTYPE_FLOAT64: return "<f8";
+    case PLX_DTYPE_UINT16: return "<u2";
+    case PLX_DTYPE_UINT32: return "<u4";
+    case PLX_DTYPE_UINT64: return "<u8";
     case PLX_DTYPE_BFLOAT16:
     case PLX_DTYPE_INVALID: break;
     }

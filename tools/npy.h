@@ -13,14 +13,14 @@
  * follows in C order.
  *
  * Element types (descr), with the byte-order character '<', '|', '>' or '=':
- *   f4 float32, f2 float16, i1 int8, u1 uint8, i2 int16, i4 int32,
- *   i8 int64, b1 bool.
+ *   f4 float32, f2 float16, f8 float64, i1 int8, u1 uint8, i2 int16,
+ *   u2 uint16, i4 int32, u4 uint32, i8 int64, u8 uint64, b1 bool.
  * Big-endian data ('>f4', ...) is accepted and byte-swapped into host
  * order on reading; arrays are always written little-endian. bfloat16 has
  * no NumPy dtype (ml_dtypes' bfloat16 saves as an opaque void type), so
  * bfloat16 arrays can be neither read nor written: convert to float32.
- * Fortran-ordered arrays, structured dtypes, float64 and the other NumPy
- * types are refused with a message that says so.
+ * Fortran-ordered arrays, structured dtypes and the other NumPy types
+ * (complex, strings, ...) are refused with a message that says so.
  *
  * Thread-safety: the functions keep no state; distinct arrays may be used
  * from distinct threads. */

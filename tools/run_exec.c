@@ -56,7 +56,8 @@ const char *run_shape_text(const plx_tensor_info *info, char *buf, size_t size) 
 
 /* float16 and bfloat16 are converted by the SDK's plexus/tensor.h. */
 static bool is_float_dtype(plx_dtype d) {
-    return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16;
+    return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16 ||
+           d == PLX_DTYPE_FLOAT64;
 }
 
 /* Element i of a float tensor as float. */
@@ -65,6 +66,11 @@ static float float_at(plx_dtype dtype, const void *data, size_t i) {
         float f;
         memcpy(&f, (const char *)data + i * 4, sizeof f);
         return f;
+    }
+    if (dtype == PLX_DTYPE_FLOAT64) {
+        double v;
+        memcpy(&v, (const char *)data + i * 8, sizeof v);
+        return (float)v; /* a score to rank and print */
     }
     uint16_t h;
     memcpy(&h, (const char *)data + i * 2, sizeof h);
@@ -91,6 +97,11 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
         case PLX_DTYPE_FLOAT32:
             memcpy(p + i * 4, &f, 4);
             break;
+        case PLX_DTYPE_FLOAT64: {
+            double v = f;
+            memcpy(p + i * 8, &v, 8);
+            break;
+        }
         case PLX_DTYPE_FLOAT16: {
             uint16_t h = plx_float32_to_float16(f);
             memcpy(p + i * 2, &h, 2);
@@ -106,18 +117,21 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
         case PLX_DTYPE_BOOL:
             p[i] = (char)bit;
             break;
-        case PLX_DTYPE_INT16: {
-            int16_t v = (int16_t)bit;
+        case PLX_DTYPE_INT16:
+        case PLX_DTYPE_UINT16: {
+            uint16_t v = (uint16_t)bit;
             memcpy(p + i * 2, &v, 2);
             break;
         }
-        case PLX_DTYPE_INT32: {
-            int32_t v = (int32_t)bit;
+        case PLX_DTYPE_INT32:
+        case PLX_DTYPE_UINT32: {
+            uint32_t v = (uint32_t)bit;
             memcpy(p + i * 4, &v, 4);
             break;
         }
-        case PLX_DTYPE_INT64: {
-            int64_t v = (int64_t)bit;
+        case PLX_DTYPE_INT64:
+        case PLX_DTYPE_UINT64: {
+            uint64_t v = (uint64_t)bit;
             memcpy(p + i * 8, &v, 8);
             break;
         }

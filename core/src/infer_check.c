@@ -84,6 +84,18 @@ const char *plxi_output_role(const layer_ctx *c, uint32_t i, char *buf, size_t s
     return c->op == PLX_OP_WHERE ? "Z" : "Y";
 }
 
+/* The dtypes in the order messages list them: the floats, then the
+ * integers by width (signed first), then bool. The dtypes before ABI 1.3
+ * keep their enum order, which the messages have always had. */
+static const plx_dtype dtype_list_order[] = {
+    PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16, PLX_DTYPE_FLOAT64,
+    PLX_DTYPE_INT8,    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,    PLX_DTYPE_UINT16,
+    PLX_DTYPE_INT32,   PLX_DTYPE_UINT32,  PLX_DTYPE_INT64,    PLX_DTYPE_UINT64,
+    PLX_DTYPE_BOOL,
+};
+_Static_assert(sizeof dtype_list_order / sizeof dtype_list_order[0] == PLX_DTYPE_COUNT - 1,
+               "every dtype but PLX_DTYPE_INVALID has its place in dtype_list_order");
+
 /* "float32, float16 or bfloat16" */
 const char *plxi_dtype_list(unsigned mask, char *buf, size_t size) {
     size_t len = 0;
@@ -92,12 +104,14 @@ const char *plxi_dtype_list(unsigned mask, char *buf, size_t size) {
         left += (mask >> d) & 1u;
     }
     buf[0] = '\0';
-    for (int d = 1; d < PLX_DTYPE_COUNT && len < size; d++) {
+    for (size_t k = 0; k < sizeof dtype_list_order / sizeof dtype_list_order[0] && len < size;
+         k++) {
+        plx_dtype d = dtype_list_order[k];
         if (!((mask >> d) & 1u)) {
             continue;
         }
         left--;
-        int n = snprintf(buf + len, size - len, "%s%s", plx_dtype_name((plx_dtype)d),
+        int n = snprintf(buf + len, size - len, "%s%s", plx_dtype_name(d),
                          left == 0 ? "" : left == 1 ? " or " : ", ");
         if (n < 0) {
             break;

@@ -77,13 +77,13 @@ static plx_status plxi_infer_binary(const layer_ctx *c) {
     if (f == PLX_BINARY_POW) {
         mask = DT_FLOAT | DT(INT32) | DT(INT64);
     } else if (f == PLX_BINARY_PRELU) {
-        mask = DT_FLOAT | DT(INT32) | DT(INT64); /* ONNX PRelu */
+        mask = DT_WIDE; /* ONNX PRelu */
     } else if (f == PLX_BINARY_EQUAL) {
         mask = DT_ANY;
     } else if (logical) {
         mask = DT(BOOL);
     } else if (f == PLX_BINARY_SHIFT_LEFT || f == PLX_BINARY_SHIFT_RIGHT) {
-        mask = DT(UINT8); /* ONNX BitShift: unsigned types */
+        mask = DT_UINT; /* ONNX BitShift: unsigned types */
     } else if (plx_binary_func_is_bitwise(f)) {
         mask = DT_INT;
     }
@@ -248,9 +248,10 @@ static plx_status plxi_infer_reduce(const layer_ctx *c) {
     if ((unsigned)d->func > PLX_REDUCE_LOG_SUM_EXP) {
         return plxi_fail(c, "func %d is not a plx_reduce_func", (int)d->func);
     }
-    /* ONNX ReduceProd, L1, L2, SumSquare, LogSum, LogSumExp: floats, int32
-     * and int64; mean, max, min and sum: every numeric type. */
-    unsigned mask = d->func <= PLX_REDUCE_SUM ? DT_NUM : DT_FLOAT | DT(INT32) | DT(INT64);
+    /* ONNX ReduceProd, L1, L2, SumSquare, LogSum, LogSumExp: floats and
+     * the 32- and 64-bit integers; mean, max, min and sum: every numeric
+     * type. */
+    unsigned mask = d->func <= PLX_REDUCE_SUM ? DT_NUM : DT_WIDE;
     if ((s = plxi_check_dtype(c, 0, mask, names[d->func]))) {
         return s;
     }

@@ -24,14 +24,22 @@
  * shape_infer.h). */
 #define SHP(info) plxi_format_shape((info), (char[SHAPE_BUF]){0}, SHAPE_BUF)
 
-/* Dtype sets as bit masks. */
+/* Dtype sets as bit masks (ONNX's type classes: a layer whose dtype no
+ * backend runs passes here and is refused by the backends). */
 #define DT(x) (1u << PLX_DTYPE_##x)
-#define DT_FLOAT (DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16))
+#define DT_FLOAT (DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16) | DT(FLOAT64))
+/* the floats of quantization scales and quantized values: ONNX
+ * QuantizeLinear and DequantizeLinear take no float64 */
+#define DT_QFLOAT (DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16))
 #define DT_SINT (DT(INT8) | DT(INT16) | DT(INT32) | DT(INT64))
-#define DT_INT (DT_SINT | DT(UINT8))
+#define DT_UINT (DT(UINT8) | DT(UINT16) | DT(UINT32) | DT(UINT64))
+#define DT_INT (DT_SINT | DT_UINT)
 #define DT_NUM (DT_FLOAT | DT_INT)
 #define DT_ANY (DT_NUM | DT(BOOL))
-#define DT_MATMUL (DT_FLOAT | DT(INT32) | DT(INT64))
+/* ONNX MatMul, Gemm, ReduceProd and the like: floats and the 32- and
+ * 64-bit integers */
+#define DT_WIDE (DT_FLOAT | DT(INT32) | DT(INT64) | DT(UINT32) | DT(UINT64))
+#define DT_MATMUL DT_WIDE
 
 /* One call of plxi_infer_layer. `out` points to where single-output ops
  * write (a temporary, copied out on success). */

@@ -65,7 +65,7 @@ static plx_status plxi_infer_cum_sum(const layer_ctx *c) {
     const plx_cum_sum_desc *d = c->desc;
     uint32_t axis = 0;
     plx_status s;
-    if ((s = plxi_check_dtype(c, 0, DT_FLOAT | DT(INT32) | DT(INT64), NULL)) ||
+    if ((s = plxi_check_dtype(c, 0, DT_WIDE, NULL)) ||
         (s = plxi_check_rank(c, 0, 1, PLX_MAX_RANK)) ||
         (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
         return s;

@@ -24,17 +24,21 @@ static plx_status plxi_infer_constant(const layer_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Quantization                                                             */
 
+/* The quantized dtypes of quantize and dequantize (ONNX's 8- and 16-bit
+ * integers). */
+#define DT_QUANT (DT(INT8) | DT(UINT8) | DT(INT16) | DT(UINT16))
+
 static plx_status plxi_infer_quantize(const layer_ctx *c) {
     const plx_quantize_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0], *scale = &c->in[1];
     bool quantize = c->op == PLX_OP_QUANTIZE;
     plx_status s;
     if (quantize) {
-        if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_same_dtype(c, 1, 0))) {
+        if ((s = plxi_check_dtype(c, 0, DT_QFLOAT, NULL)) || (s = plxi_check_same_dtype(c, 1, 0))) {
             return s;
         }
-    } else if ((s = plxi_check_dtype(c, 0, DT(INT8) | DT(UINT8) | DT(INT32), NULL)) ||
-               (s = plxi_check_dtype(c, 1, DT_FLOAT, NULL))) {
+    } else if ((s = plxi_check_dtype(c, 0, DT_QUANT | DT(INT32), NULL)) ||
+               (s = plxi_check_dtype(c, 1, DT_QFLOAT, NULL))) {
         return s;
     }
     /* Per tensor: a scalar scale (or one element, as ONNX Runtime accepts);
@@ -56,7 +60,7 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
     plx_dtype out;
     if (c->n_in > 2) {
         const plx_tensor_info *zp = &c->in[2];
-        if (quantize && (s = plxi_check_dtype(c, 2, DT(INT8) | DT(UINT8), NULL))) {
+        if (quantize && (s = plxi_check_dtype(c, 2, DT_QUANT, NULL))) {
             return s;
         }
         if (!quantize && (s = plxi_check_same_dtype(c, 2, 0))) {
@@ -75,8 +79,8 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
         }
     }
     if (quantize) {
-        if (d->output_dtype != PLX_DTYPE_INT8 && d->output_dtype != PLX_DTYPE_UINT8) {
-            return plxi_fail(c, "output_dtype %s must be int8 or uint8",
+        if (!plxi_dtype_in(d->output_dtype, DT_QUANT)) {
+            return plxi_fail(c, "output_dtype %s must be int8, uint8, int16 or uint16",
                              plx_dtype_name(d->output_dtype));
         }
         if (c->n_in > 2 && c->in[2].dtype != d->output_dtype) {

@@ -79,6 +79,7 @@ plx_status onnxi_conv_clip(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     plx_dtype dt = n->in[0]->info.dtype;
+    /* float64 takes the max/min path: the activation's bounds are float32 */
     bool is_float = dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16;
     double lo = -INFINITY, hi = INFINITY;
     bool bounds_known = true;
@@ -173,10 +174,6 @@ static const binary_entry binary_table[] = {
     {"BitwiseXor", PLX_BINARY_BITWISE_XOR},
 };
 
-static bool is_float(plx_dtype dt) {
-    return dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16;
-}
-
 plx_status onnxi_conv_binary(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = onnxi_need_inputs(c, n, 2);
     if (st) {
@@ -193,8 +190,12 @@ plx_status onnxi_conv_binary(onnxi_ctx *c, onnxi_node *n) {
     }
     if (e->func == PLX_BINARY_MOD) {
         int64_t fmod_attr = onnxi_attr_i(n, "fmod", 0);
-        bool fl = is_float(n->in[0]->info.dtype);
-        if (fl != (fmod_attr == 1)) {
+        plx_dtype dt = n->in[0]->info.dtype;
+        bool fl = onnxi_dtype_is_float(dt);
+        /* unsigned operands have no sign to follow: both modes agree */
+        bool uns = dt == PLX_DTYPE_UINT8 || dt == PLX_DTYPE_UINT16 || dt == PLX_DTYPE_UINT32 ||
+                   dt == PLX_DTYPE_UINT64;
+        if (!uns && fl != (fmod_attr == 1)) {
             return ONNXI_UNSUPPORTED("fmod=%lld with %s inputs", (long long)fmod_attr,
                                      plx_dtype_name(n->in[0]->info.dtype));
         }
@@ -366,8 +367,7 @@ plx_status onnxi_conv_group_norm(onnxi_ctx *c, onnxi_node *n) {
         /* ones and zeros of X's dtype, one per group */
         plx_tensor_info gi = scale->info;
         gi.dims[0] = groups;
-        if (gi.dtype != PLX_DTYPE_FLOAT32 && gi.dtype != PLX_DTYPE_FLOAT16 &&
-            gi.dtype != PLX_DTYPE_BFLOAT16) {
+        if (!onnxi_dtype_is_float(gi.dtype)) {
             return onnxi_invalid(c, n, "scale has type %s, expected a float type",
                                  plx_dtype_name(gi.dtype));
         }
@@ -377,14 +377,10 @@ plx_status onnxi_conv_group_norm(onnxi_ctx *c, onnxi_node *n) {
             free(ones);
             return st;
         }
+        uint8_t one[8];
+        size_t es = plx_dtype_bytes_from_double(1.0, gi.dtype, one);
         for (int64_t g = 0; g < groups; g++) {
-            if (gi.dtype == PLX_DTYPE_FLOAT32) {
-                ((float *)ones)[g] = 1.0f;
-            } else if (gi.dtype == PLX_DTYPE_FLOAT16) {
-                ((uint16_t *)ones)[g] = plx_float32_to_float16(1.0f);
-            } else {
-                ((uint16_t *)ones)[g] = plx_float32_to_bfloat16(1.0f);
-            }
+            memcpy((uint8_t *)ones + (size_t)g * es, one, es);
         }
         if ((st = onnxi_const_take(c, &gi, ones, &norm_scale))) {
             return st;

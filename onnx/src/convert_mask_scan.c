@@ -65,7 +65,7 @@ plx_status onnxi_conv_one_hot(onnxi_ctx *c, onnxi_node *n) {
     }
     plx_dtype dt = dv->info.dtype;
     plx_one_hot_desc d = PLX_ONE_HOT_DESC_INIT(0);
-    if (dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16) {
+    if (onnxi_dtype_is_float(dt)) {
         double v = onnxi_const_f64(dv, 0);
         if (!(v >= 1.0 && v < 9.2e18)) {
             return onnxi_invalid(c, n, "depth %g must be >= 1", v);

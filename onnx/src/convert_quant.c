@@ -29,10 +29,12 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
         return ONNXI_UNSUPPORTED("blocked quantization (block_size)");
     }
     bool quant = strcmp(n->proto->op_type, "QuantizeLinear") == 0;
-    /* Plexus quantizes to 8 bits (and dequantizes int32 biases). */
+    /* Plexus quantizes to 8 and 16 bits (and dequantizes int32 biases). */
     plx_dtype q = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
                         : n->in[0]->info.dtype;
-    if (q != PLX_DTYPE_INT8 && q != PLX_DTYPE_UINT8 && (quant || q != PLX_DTYPE_INT32)) {
+    bool q_ok = q == PLX_DTYPE_INT8 || q == PLX_DTYPE_UINT8 || q == PLX_DTYPE_INT16 ||
+                q == PLX_DTYPE_UINT16 || (!quant && q == PLX_DTYPE_INT32);
+    if (!q_ok) {
         return ONNXI_UNSUPPORTED("%s quantized data", plx_dtype_name(q));
     }
     plx_dtype out = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)

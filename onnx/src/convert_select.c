@@ -131,7 +131,8 @@ typedef struct unique_view {
     const onnxi_value *x;
     size_t count, width;
     size_t outer, inner; /* the axis splits X into outer x count x inner */
-    bool is_float;
+    bool is_float;       /* compared as doubles */
+    bool is_u64;         /* compared as uint64 (int64 would saturate them) */
 } unique_view;
 
 /* The flat index of element j of item i. */
@@ -146,6 +147,11 @@ static int item_cmp(const unique_view *u, size_t a, size_t b) {
         size_t ia = item_index(u, a, j), ib = item_index(u, b, j);
         if (u->is_float) {
             double x = onnxi_const_f64(u->x, ia), y = onnxi_const_f64(u->x, ib);
+            if (x != y) {
+                return x < y ? -1 : 1;
+            }
+        } else if (u->is_u64) {
+            uint64_t x = ((const uint64_t *)u->x->data)[ia], y = ((const uint64_t *)u->x->data)[ib];
             if (x != y) {
                 return x < y ? -1 : 1;
             }
@@ -184,9 +190,8 @@ plx_status onnxi_conv_unique(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     const onnxi_value *x = n->in[0];
-    unique_view u = {x, onnxi_elem_count(&x->info), 1, 1, 1,
-                     x->info.dtype == PLX_DTYPE_FLOAT32 || x->info.dtype == PLX_DTYPE_FLOAT16 ||
-                         x->info.dtype == PLX_DTYPE_BFLOAT16};
+    unique_view u = {x, onnxi_elem_count(&x->info), 1, 1, 1, onnxi_dtype_is_float(x->info.dtype),
+                     x->info.dtype == PLX_DTYPE_UINT64};
     bool has_axis = onnxi_attr(n, "axis") != NULL, sorted = onnxi_attr_i(n, "sorted", 1) != 0;
     int64_t axis = onnxi_attr_i(n, "axis", 0), rank = x->info.rank;
     if (has_axis) {

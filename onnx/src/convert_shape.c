@@ -236,6 +236,9 @@ plx_status onnxi_conv_range(onnxi_ctx *c, onnxi_node *n) {
             ((float *)(void *)data)[i] = s + (float)i * d;
             break;
         }
+        case PLX_DTYPE_FLOAT64:
+            ((double *)(void *)data)[i] = start + (double)i * delta;
+            break;
         case PLX_DTYPE_INT64: {
             int64_t s = onnxi_const_i64(n->in[0], 0), d = onnxi_const_i64(n->in[2], 0);
             ((int64_t *)(void *)data)[i] = s + (int64_t)i * d;

@@ -187,30 +187,10 @@ plx_status onnxi_scalar_const(onnxi_ctx *c, plx_dtype dt, double value, onnxi_va
     plx_tensor_info info;
     memset(&info, 0, sizeof info);
     info.dtype = dt;
-    unsigned char buf[8] = {0};
-    switch (dt) {
-    case PLX_DTYPE_FLOAT32: {
-        float f = (float)value;
-        memcpy(buf, &f, 4);
-        break;
-    }
-    case PLX_DTYPE_INT64: {
-        int64_t v = (int64_t)value;
-        memcpy(buf, &v, 8);
-        break;
-    }
-    case PLX_DTYPE_INT32: {
-        int32_t v = (int32_t)value;
-        memcpy(buf, &v, 4);
-        break;
-    }
-    case PLX_DTYPE_BOOL:
-        buf[0] = value != 0.0;
-        break;
-    default: {
-        /* Other dtypes: build a float32 scalar and cast it. */
+    uint8_t buf[8];
+    /* value converted as a cast converts a float (plexus/tensor.h) */
+    if (plx_dtype_bytes_from_double(value, dt, buf) == 0) {
         return ONNXI_UNSUPPORTED("a constant of type %s is needed", plx_dtype_name(dt));
-    }
     }
     return onnxi_const_copy(c, &info, buf, out);
 }

@@ -176,10 +176,14 @@ plx_status onnxi_note_value_tensor(onnxi_ctx *c, const char *name);
 plx_status onnxi_materialise(onnxi_ctx *c, onnxi_value *v, const char *hint);
 
 /* Reads integer or float constant data element `i` of a value as int64 /
- * double (for attributes given as inputs). */
+ * double (for attributes given as inputs). As int64, floats are truncated
+ * toward zero and saturated (NaN gives 0) and uint64 values past INT64_MAX
+ * saturate; as double, int64 and uint64 values past 2^53 round. */
 int64_t onnxi_const_i64(const onnxi_value *v, size_t i);
 double onnxi_const_f64(const onnxi_value *v, size_t i);
 size_t onnxi_elem_count(const plx_tensor_info *info);
+/* float32, float16, bfloat16 or float64. */
+bool onnxi_dtype_is_float(plx_dtype dt);
 
 /* ---- convert.c ----------------------------------------------------------- */
 
@@ -215,6 +219,8 @@ plx_status onnxi_bind_out(onnxi_ctx *c, onnxi_node *n, size_t k, onnxi_value *v)
 plx_status onnxi_emit1(onnxi_ctx *c, onnxi_node *n, plx_op op, const void *desc,
                        onnxi_value *const *inputs, uint32_t n_in);
 plx_status onnxi_single_output(const onnxi_node *n, const char *what);
+/* A rank-0 constant of any dtype holding value, converted as a cast
+ * converts a float (plx_dtype_bytes_from_double, plexus/tensor.h). */
 plx_status onnxi_scalar_const(onnxi_ctx *c, plx_dtype dt, double value, onnxi_value **out);
 plx_status onnxi_reshape_to(onnxi_ctx *c, onnxi_node *n, onnxi_value *x,
                             const plx_tensor_info *shape, onnxi_value **out);

@@ -29,6 +29,10 @@ plx_dtype onnxi_dtype(int32_t t) {
     case T_BOOL: return PLX_DTYPE_BOOL;
     case T_FLOAT16: return PLX_DTYPE_FLOAT16;
     case T_BFLOAT16: return PLX_DTYPE_BFLOAT16;
+    case T_DOUBLE: return PLX_DTYPE_FLOAT64;
+    case T_UINT16: return PLX_DTYPE_UINT16;
+    case T_UINT32: return PLX_DTYPE_UINT32;
+    case T_UINT64: return PLX_DTYPE_UINT64;
     default: return PLX_DTYPE_INVALID;
     }
 }
@@ -274,6 +278,12 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
     } else if (dt == PLX_DTYPE_INT64) {
         field = "int64_data";
         have = t->n_int64_data;
+    } else if (dt == PLX_DTYPE_FLOAT64) {
+        field = "double_data";
+        have = t->n_double_data;
+    } else if (dt == PLX_DTYPE_UINT32 || dt == PLX_DTYPE_UINT64) {
+        field = "uint64_data"; /* onnx.proto: uint64_data holds uint32 and uint64 */
+        have = t->n_uint64_data;
     } else {
         field = "int32_data";
         have = t->n_int32_data;
@@ -302,15 +312,29 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         if (count) {
             memcpy(data, t->int64_data, bytes);
         }
+    } else if (dt == PLX_DTYPE_FLOAT64) {
+        if (count) {
+            memcpy(data, t->double_data, bytes);
+        }
+    } else if (dt == PLX_DTYPE_UINT64) {
+        if (count) {
+            memcpy(data, t->uint64_data, bytes);
+        }
+    } else if (dt == PLX_DTYPE_UINT32) {
+        /* the low 32 bits, as onnx.numpy_helper reads them */
+        for (size_t i = 0; i < count; i++) {
+            ((uint32_t *)(void *)data)[i] = (uint32_t)(t->uint64_data[i] & 0xffffffffu);
+        }
     } else {
-        /* int32_data carries int32, int16, int8, uint8, bool, float16 and
-         * bfloat16 (the bits of the 16-bit types). */
+        /* int32_data carries int32, int16, uint16, int8, uint8, bool,
+         * float16 and bfloat16 (the bits of the 16-bit types). */
         {
             for (size_t i = 0; i < count; i++) {
                 int32_t v = t->int32_data[i];
                 switch (dt) {
                 case PLX_DTYPE_INT32: ((int32_t *)(void *)data)[i] = v; break;
                 case PLX_DTYPE_INT16: ((int16_t *)(void *)data)[i] = (int16_t)v; break;
+                case PLX_DTYPE_UINT16:
                 case PLX_DTYPE_FLOAT16:
                 case PLX_DTYPE_BFLOAT16: ((uint16_t *)(void *)data)[i] = (uint16_t)v; break;
                 case PLX_DTYPE_INT8: ((int8_t *)data)[i] = (int8_t)v; break;

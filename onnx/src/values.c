@@ -246,6 +246,11 @@ size_t onnxi_elem_count(const plx_tensor_info *info) {
     return plx_tensor_info_element_count(info, &n) ? n : 0;
 }
 
+bool onnxi_dtype_is_float(plx_dtype dt) {
+    return dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT16 || dt == PLX_DTYPE_BFLOAT16 ||
+           dt == PLX_DTYPE_FLOAT64;
+}
+
 int64_t onnxi_const_i64(const onnxi_value *v, size_t i) {
     const void *d = v->data;
     switch (v->info.dtype) {
@@ -255,8 +260,23 @@ int64_t onnxi_const_i64(const onnxi_value *v, size_t i) {
     case PLX_DTYPE_INT8: return ((const int8_t *)d)[i];
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL: return ((const uint8_t *)d)[i];
-    default: return (int64_t)onnxi_const_f64(v, i);
+    case PLX_DTYPE_UINT16: return ((const uint16_t *)d)[i];
+    case PLX_DTYPE_UINT32: return ((const uint32_t *)d)[i];
+    case PLX_DTYPE_UINT64: {
+        /* past INT64_MAX saturates: a huge count or index stays huge */
+        uint64_t u = ((const uint64_t *)d)[i];
+        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
     }
+    case PLX_DTYPE_FLOAT32:
+    case PLX_DTYPE_FLOAT16:
+    case PLX_DTYPE_BFLOAT16:
+    case PLX_DTYPE_FLOAT64:
+        /* truncated, saturated, NaN 0: C leaves the plain conversion
+         * undefined out of range */
+        return plx_dtype_int_from_double(onnxi_const_f64(v, i), PLX_DTYPE_INT64);
+    case PLX_DTYPE_INVALID: break;
+    }
+    return 0;
 }
 
 double onnxi_const_f64(const onnxi_value *v, size_t i) {
@@ -265,6 +285,8 @@ double onnxi_const_f64(const onnxi_value *v, size_t i) {
     case PLX_DTYPE_FLOAT32: return ((const float *)d)[i];
     case PLX_DTYPE_FLOAT16: return plx_float16_to_float32(((const uint16_t *)d)[i]);
     case PLX_DTYPE_BFLOAT16: return plx_bfloat16_to_float32(((const uint16_t *)d)[i]);
+    case PLX_DTYPE_FLOAT64: return ((const double *)d)[i];
+    case PLX_DTYPE_UINT64: return (double)((const uint64_t *)d)[i];
     default: return (double)onnxi_const_i64(v, i);
     }
 }

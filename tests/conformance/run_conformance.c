@@ -804,7 +804,8 @@ static float half_to_float(uint16_t h) {
 }
 
 static bool is_float_dtype(plx_dtype d) {
-    return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16;
+    return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16 ||
+           d == PLX_DTYPE_FLOAT64;
 }
 
 static double float_at(plx_dtype d, const void *data, size_t i) {
@@ -827,6 +828,11 @@ static double float_at(plx_dtype d, const void *data, size_t i) {
         float f;
         memcpy(&f, &bits, sizeof f);
         return f;
+    }
+    case PLX_DTYPE_FLOAT64: {
+        double v;
+        memcpy(&v, p + i * 8, 8);
+        return v;
     }
     default:
         return 0;
@@ -859,6 +865,39 @@ static int64_t int_at(plx_dtype d, const void *data, size_t i) {
     default:
         return 0;
     }
+}
+
+/* The bits of element i of an integer or bool tensor, zero-extended:
+ * equal exactly when the elements are. */
+static uint64_t int_bits_at(plx_dtype d, const void *data, size_t i) {
+    size_t es = plx_dtype_size(d);
+    uint64_t v = 0;
+    switch (es) {
+    case 1: v = ((const unsigned char *)data)[i]; break;
+    case 2: {
+        uint16_t w;
+        memcpy(&w, (const unsigned char *)data + i * 2, 2);
+        v = w;
+        break;
+    }
+    case 4: {
+        uint32_t w;
+        memcpy(&w, (const unsigned char *)data + i * 4, 4);
+        v = w;
+        break;
+    }
+    case 8: memcpy(&v, (const unsigned char *)data + i * 8, 8); break;
+    default: break;
+    }
+    return v;
+}
+
+/* "-5", "65535", "18446744073709551615": element i as its dtype reads it. */
+static char *int_text_at(plx_dtype d, const void *data, size_t i) {
+    if (d == PLX_DTYPE_UINT16 || d == PLX_DTYPE_UINT32 || d == PLX_DTYPE_UINT64) {
+        return xasprintf("%" PRIu64, int_bits_at(d, data, i));
+    }
+    return xasprintf("%" PRId64, int_at(d, data, i));
 }
 
 /* ONNX's check (numpy.testing.assert_allclose): NaN matches NaN, an
@@ -907,7 +946,7 @@ static char *compare_tensor(const plx_tensor_info *info, size_t count, const voi
                 max_err = fabs(g - w);
             }
         } else {
-            ok = int_at(info->dtype, got, i) == int_at(info->dtype, want, i);
+            ok = int_bits_at(info->dtype, got, i) == int_bits_at(info->dtype, want, i);
         }
         if (!ok && bad++ == 0) {
             first = i;
@@ -924,10 +963,11 @@ static char *compare_tensor(const plx_tensor_info *info, size_t count, const voi
                       first, idx, float_at(info->dtype, got, first),
                       float_at(info->dtype, want, first), bad, count, max_err, RTOL, ATOL);
     } else {
-        r = xasprintf("element %zu %s: got %" PRId64 ", expected %" PRId64
-                      " (%zu of %zu elements differ; exact)",
-                      first, idx, int_at(info->dtype, got, first),
-                      int_at(info->dtype, want, first), bad, count);
+        char *g = int_text_at(info->dtype, got, first), *w = int_text_at(info->dtype, want, first);
+        r = xasprintf("element %zu %s: got %s, expected %s (%zu of %zu elements differ; exact)",
+                      first, idx, g, w, bad, count);
+        free(g);
+        free(w);
     }
     free(idx);
     return r;
@@ -978,115 +1018,14 @@ static bool keep_data_set(const char *dir, const char *name) {
     return d;
 }
 
-static bool read_varint(const unsigned char *buf, size_t n, size_t *pos, uint64_t *out) {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && *pos < n; shift += 7) {
-        unsigned char c = buf[(*pos)++];
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The node tests store bfloat16 tensors as UINT16 TensorProtos (NumPy has
  * no bfloat16; ONNX's runners reinterpret them). For an input or output the
- * model declares bfloat16, such a file is read as bfloat16, the same bits:
- * a copy with data_type BFLOAT16 goes through a temporary file to
- * plx_onnx_read_tensor_file. false (nothing read) when the file is not a
- * plain UINT16 TensorProto or the copy cannot be made. */
-static bool read_uint16_as_bfloat16(const char *path, tensor_file *t, plx_status *out_status) {
-    enum { TENSOR_DATA_TYPE_FIELD = 2, ONNX_UINT16 = 4, ONNX_BFLOAT16 = 16 };
-    *out_status = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return false;
+ * model declares bfloat16, such a tensor, read as uint16, is taken as
+ * bfloat16: the same bits. */
+static void uint16_as_bfloat16(tensor_file *t, plx_dtype declared) {
+    if (declared == PLX_DTYPE_BFLOAT16 && t->info.dtype == PLX_DTYPE_UINT16) {
+        t->info.dtype = PLX_DTYPE_BFLOAT16;
     }
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= ((size_t)256 << 20)) {
-                break; /* larger than any node test's tensor */
-            }
-            cap = cap ? 2 * cap : 65536;
-            buf = xrealloc(buf, cap);
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            break;
-        }
-    }
-    bool eof = feof(f) && !ferror(f);
-    fclose(f);
-    bool patched = false;
-    size_t pos = 0;
-    while (eof && pos < n) {
-        uint64_t key, v;
-        if (!read_varint(buf, n, &pos, &key)) {
-            patched = false;
-            break;
-        }
-        unsigned wire = (unsigned)(key & 7);
-        if (wire == 0) {
-            size_t at = pos;
-            if (!read_varint(buf, n, &pos, &v)) {
-                patched = false;
-                break;
-            }
-            if ((key >> 3) == TENSOR_DATA_TYPE_FIELD) {
-                if (v != ONNX_UINT16 || pos - at != 1) {
-                    patched = false;
-                    break;
-                }
-                buf[at] = ONNX_BFLOAT16;
-                patched = true;
-            }
-        } else if (wire == 1 || wire == 5) {
-            pos += wire == 1 ? 8 : 4;
-        } else if (wire == 2) {
-            if (!read_varint(buf, n, &pos, &v) || v > n - pos) {
-                patched = false;
-                break;
-            }
-            pos += (size_t)v;
-        } else {
-            patched = false;
-            break;
-        }
-        if (pos > n) {
-            patched = false;
-            break;
-        }
-    }
-    bool ok = false;
-    if (patched) {
-        const char *tmp = getenv("TMPDIR");
-        char *name = xasprintf("%s/plexus-conformance-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        int fd = mkstemp(name);
-        if (fd >= 0) {
-            size_t done = 0;
-            while (done < n) {
-                ssize_t w = write(fd, buf + done, n - done);
-                if (w <= 0) {
-                    break;
-                }
-                done += (size_t)w;
-            }
-            close(fd);
-            if (done == n) {
-                *out_status = plx_onnx_read_tensor_file(name, &t->info, &t->data, &t->name);
-                ok = true;
-            }
-            unlink(name);
-        }
-        free(name);
-    }
-    free(buf);
-    return ok;
 }
 
 /* Reads prefix_0.pb, prefix_1.pb, ... of `dir`; `declared` gives the
@@ -1107,13 +1046,8 @@ static char *read_tensor_files(const char *dir, const char *prefix, const plx_dt
         t = xrealloc(t, (n + 1) * sizeof *t);
         memset(&t[n], 0, sizeof t[n]);
         plx_status s = plx_onnx_read_tensor_file(path, &t[n].info, &t[n].data, &t[n].name);
-        if (s && plx_status_get_code(s) == PLX_UNSUPPORTED && n < declared_count &&
-            declared[n] == PLX_DTYPE_BFLOAT16) {
-            plx_status again = NULL;
-            if (read_uint16_as_bfloat16(path, &t[n], &again)) {
-                plx_status_free(s);
-                s = again;
-            }
+        if (!s && n < declared_count) {
+            uint16_as_bfloat16(&t[n], declared[n]);
         }
         if (s) {
             char *r = xasprintf("%s_%zu.pb: %s: %s", prefix, n,

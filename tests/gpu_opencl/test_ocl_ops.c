@@ -161,6 +161,12 @@ static void *add_input_range(tcase *t, plx_dtype dt, uint32_t rank, const int64_
         case PLX_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
         case PLX_DTYPE_INT64: ((int64_t *)p)[i] = v; break;
         case PLX_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(next_u32() & 1u); break;
+        case PLX_DTYPE_FLOAT64: ((double *)p)[i] = (double)f + (double)next_u32() * 1e-15; break;
+        case PLX_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)next_u32(); break;
+        case PLX_DTYPE_UINT32: ((uint32_t *)p)[i] = next_u32(); break;
+        case PLX_DTYPE_UINT64:
+            ((uint64_t *)p)[i] = (uint64_t)next_u32() << 32 | next_u32();
+            break;
         default: break;
         }
     }
@@ -1588,4 +1594,56 @@ Test(ocl_ops, new_function_values_refused) {
     t = tc_new("global_lp_pool", PLX_OP_GLOBAL_POOL, &gd, 1);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
     refused_inferred(&t, "kind 2 is not implemented");
+}
+
+/* ---- the dtypes of ABI 1.3 ------------------------------------------------ */
+
+/* float64 and uint16/32/64 (ABI 1.3): the copies that move whole
+ * elements by size (transpose, concat) run them as cpu_ref does; every
+ * layer that computes on them is refused with its reason, never run. */
+Test(ocl_ops, abi13_dtypes) {
+    need_device();
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16, PLX_DTYPE_UINT32,
+                                      PLX_DTYPE_UINT64};
+    for (size_t i = 0; i < 4; i++) {
+        plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+        tcase t = tc_new("transpose_new_dtype", PLX_OP_TRANSPOSE, &d, 1);
+        add_input(&t, types[i], DIMS(2, 3, 5));
+        run_case(&t);
+        plx_axis_desc cd = PLX_AXIS_DESC_INIT(1);
+        t = tc_new("concat_new_dtype", PLX_OP_CONCAT, &cd, 1);
+        add_input(&t, types[i], DIMS(2, 3, 4));
+        add_input(&t, types[i], DIMS(2, 1, 4));
+        run_case(&t);
+    }
+    plx_binary_desc bd = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    tcase t = tc_new("add_f64", PLX_OP_BINARY, &bd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(2, 3));
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(3));
+    refused_inferred(&t, "gpu_opencl: binary add needs float32, got float64");
+    plx_binary_desc sd = PLX_BINARY_DESC_INIT(PLX_BINARY_SHIFT_LEFT);
+    t = tc_new("shl_u64", PLX_OP_BINARY, &sd, 1);
+    add_input(&t, PLX_DTYPE_UINT64, DIMS(4));
+    add_input(&t, PLX_DTYPE_UINT64, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: binary shift_left");
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_EXP);
+    t = tc_new("exp_f64", PLX_OP_UNARY, &ud, 1);
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(4));
+    refused_inferred(&t, "float64");
+    plx_reduce_desc rd = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    t = tc_new("lse_f64", PLX_OP_REDUCE, &rd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: reduce needs float32, got float64");
+    plx_cast_desc c1 = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT32);
+    t = tc_new("cast_f64_f32", PLX_OP_CAST, &c1, 1);
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: cast from float64 to float32 is not implemented");
+    plx_cast_desc c2 = PLX_CAST_DESC_INIT(PLX_DTYPE_UINT16);
+    t = tc_new("cast_f32_u16", PLX_OP_CAST, &c2, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: cast from float32 to uint16 is not implemented");
+    plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    t = tc_new("relu_f64", PLX_OP_ACTIVATION, &ad, 1);
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: activation needs float32, got float64");
 }

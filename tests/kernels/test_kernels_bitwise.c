@@ -345,7 +345,7 @@ Test(binary_bitwise, refusals) {
               g_err);
     cr_assert(not(run_binary(PLX_BINARY_BITWISE_OR, PLX_DTYPE_BOOL, &i2, &i2, &i2, f, f, f)));
     cr_assert(not(run_binary(PLX_BINARY_SHIFT_LEFT, PLX_DTYPE_INT8, &i2, &i2, &i2, f, f, f)));
-    cr_assert(not(zero(ptr, strstr(g_err, "shift_left: dtype int8 is not supported by cpu_ref (uint8 only)"))),
+    cr_assert(not(zero(ptr, strstr(g_err, "shift_left: dtype int8 is not supported by cpu_ref (unsigned types only)"))),
               "%s", g_err);
     cr_assert(not(run_binary(PLX_BINARY_SHIFT_RIGHT, PLX_DTYPE_UINT8, &i2, &i3, &i3, f, f, f)));
     cr_assert(not(zero(ptr, strstr(g_err, "not the broadcast"))), "%s", g_err);
@@ -455,6 +455,190 @@ Test(shrink, refusals) {
     float x[2] = {0, 0}, fy[2];
     cr_assert(not(run_shrink(NAN, 0.0f, PLX_DTYPE_FLOAT32, x, fy, 2)));
     cr_assert(not(zero(ptr, strstr(g_err, "must not be NaN"))), "%s", g_err);
+}
+
+/* ---- float64 and the unsigned types (ABI 1.3) --------------------------- */
+
+static const plx_dtype uint_types[] = {PLX_DTYPE_UINT8, PLX_DTYPE_UINT16, PLX_DTYPE_UINT32,
+                                       PLX_DTYPE_UINT64};
+
+/* Test-side access to unsigned elements of any width, as uint64. */
+static uint64_t get_u(plx_dtype t, const void *p, size_t i) {
+    switch (plx_dtype_size(t)) {
+    case 1: return ((const uint8_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    case 4: return ((const uint32_t *)p)[i];
+    default: return ((const uint64_t *)p)[i];
+    }
+}
+static void set_u(plx_dtype t, void *p, size_t i, uint64_t v) {
+    switch (plx_dtype_size(t)) {
+    case 1: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case 2: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case 4: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    default: ((uint64_t *)p)[i] = v; break;
+    }
+}
+
+/* ONNX BitShift and the bitwise functions on `bits`-bit unsigned values: a
+ * shift by the width or more gives 0. */
+static uint64_t ref_ubitwise(plx_binary_func f, uint64_t a, uint64_t b, unsigned bits) {
+    uint64_t mask = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1u;
+    switch (f) {
+    case PLX_BINARY_BITWISE_AND: return a & b;
+    case PLX_BINARY_BITWISE_OR: return a | b;
+    case PLX_BINARY_BITWISE_XOR: return a ^ b;
+    case PLX_BINARY_SHIFT_LEFT: return b >= bits ? 0 : (a << b) & mask;
+    default: return b >= bits ? 0 : a >> b;
+    }
+}
+
+/* Every bitwise function and both shifts on every unsigned width, over
+ * broadcasts, values across the whole range (uint64's past INT64_MAX
+ * too), shift counts up to the width + 3. */
+Test(binary_bitwise, unsigned_random_broadcasts) {
+    static const struct {
+        int64_t a[3], b[3], y[3];
+        uint32_t ra, rb, ry;
+    } shapes[] = {
+        {{3, 5}, {3, 5}, {3, 5}, 2, 2, 2},
+        {{2, 3, 4}, {4}, {2, 3, 4}, 3, 1, 3},
+        {{7}, {0}, {7}, 1, 0, 1},
+        {{3, 1}, {1, 6}, {3, 6}, 2, 2, 2},
+    };
+    static const plx_binary_func funcs[] = {PLX_BINARY_BITWISE_AND, PLX_BINARY_BITWISE_OR,
+                                            PLX_BINARY_BITWISE_XOR, PLX_BINARY_SHIFT_LEFT,
+                                            PLX_BINARY_SHIFT_RIGHT};
+    seed(41);
+    uint64_t pa[32], pb[32], py[32];
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (size_t t = 0; t < sizeof uint_types / sizeof uint_types[0]; t++) {
+            plx_dtype dt = uint_types[t];
+            unsigned bits = 8u * (unsigned)plx_dtype_size(dt);
+            plx_tensor_info a = info(dt, shapes[s].a, shapes[s].ra);
+            plx_tensor_info b = info(dt, shapes[s].b, shapes[s].rb);
+            plx_tensor_info y = info(dt, shapes[s].y, shapes[s].ry);
+            for (size_t fi = 0; fi < sizeof funcs / sizeof funcs[0]; fi++) {
+                plx_binary_func f = funcs[fi];
+                bool shift = f >= PLX_BINARY_SHIFT_LEFT;
+                for (size_t i = 0; i < numel(&a); i++) {
+                    set_u(dt, pa, i, rnd());
+                }
+                for (size_t i = 0; i < numel(&b); i++) {
+                    set_u(dt, pb, i, shift ? rnd() % (bits + 4) : rnd());
+                }
+                memset(py, 0xa5, sizeof py);
+                cr_assert(run_binary(f, dt, &a, &b, &y, pa, pb, py), "%s", g_err);
+                for (size_t i = 0; i < numel(&y); i++) {
+                    uint64_t va = get_u(dt, pa, bcast_index(&a, &y, i));
+                    uint64_t vb = get_u(dt, pb, bcast_index(&b, &y, i));
+                    cr_assert(eq(u64, get_u(dt, py, i), ref_ubitwise(f, va, vb, bits)),
+                              "shape %zu %s %s element %zu", s, plx_binary_func_name(f),
+                              plx_dtype_name(dt), i);
+                }
+            }
+        }
+    }
+}
+
+/* ONNX's BitShift node tests, widened: uint16 [16, 4, 1] >> [1, 2, 3] =
+ * [8, 1, 0] and << = [32, 16, 8]; the top bits; shifts by the width and
+ * past it give 0 in every width. */
+Test(binary_bitwise, unsigned_shifts_hand) {
+    plx_tensor_info i3 = info(PLX_DTYPE_UINT16, SHAPE(3));
+    uint16_t x16[3] = {16, 4, 1}, s16[3] = {1, 2, 3}, y16[3];
+    cr_assert(run_binary(PLX_BINARY_SHIFT_RIGHT, PLX_DTYPE_UINT16, &i3, &i3, &i3, x16, s16, y16));
+    cr_assert(y16[0] == 8 && y16[1] == 1 && y16[2] == 0);
+    cr_assert(run_binary(PLX_BINARY_SHIFT_LEFT, PLX_DTYPE_UINT16, &i3, &i3, &i3, x16, s16, y16));
+    cr_assert(y16[0] == 32 && y16[1] == 16 && y16[2] == 8);
+    uint16_t h[3] = {0x8001, 0x8001, 0xffff}, hs[3] = {1, 15, 16};
+    cr_assert(run_binary(PLX_BINARY_SHIFT_LEFT, PLX_DTYPE_UINT16, &i3, &i3, &i3, h, hs, y16));
+    cr_assert(y16[0] == 0x0002 && y16[1] == 0x8000 && y16[2] == 0);
+    uint32_t w[3] = {1, 0x80000000u, 0xffffffffu}, ws[3] = {31, 31, 32}, y32[3];
+    cr_assert(run_binary(PLX_BINARY_SHIFT_LEFT, PLX_DTYPE_UINT32, &i3, &i3, &i3, w, ws, y32));
+    cr_assert(y32[0] == 0x80000000u && y32[1] == 0 && y32[2] == 0);
+    cr_assert(run_binary(PLX_BINARY_SHIFT_RIGHT, PLX_DTYPE_UINT32, &i3, &i3, &i3, w, ws, y32));
+    cr_assert(y32[0] == 0 && y32[1] == 1 && y32[2] == 0);
+    uint64_t q[3] = {1, UINT64_C(1) << 63, UINT64_MAX}, qs[3] = {63, 63, 64}, y64[3];
+    cr_assert(run_binary(PLX_BINARY_SHIFT_LEFT, PLX_DTYPE_UINT64, &i3, &i3, &i3, q, qs, y64));
+    cr_assert(eq(u64, y64[0], UINT64_C(1) << 63));
+    cr_assert(eq(u64, y64[1], 0));
+    cr_assert(eq(u64, y64[2], 0));
+    qs[2] = UINT64_MAX;
+    cr_assert(run_binary(PLX_BINARY_SHIFT_RIGHT, PLX_DTYPE_UINT64, &i3, &i3, &i3, q, qs, y64));
+    cr_assert(eq(u64, y64[0], 0));
+    cr_assert(eq(u64, y64[1], 1));
+    cr_assert(eq(u64, y64[2], 0));
+}
+
+Test(unary_tests, bitwise_not_unsigned) {
+    seed(42);
+    enum { N = 67 };
+    uint64_t x[N], y[N];
+    for (size_t t = 0; t < sizeof uint_types / sizeof uint_types[0]; t++) {
+        plx_dtype dt = uint_types[t];
+        unsigned bits = 8u * (unsigned)plx_dtype_size(dt);
+        uint64_t mask = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1u;
+        for (int i = 0; i < N; i++) {
+            set_u(dt, x, (size_t)i, rnd());
+        }
+        set_u(dt, x, 0, 0);
+        set_u(dt, x, 1, mask);
+        cr_assert(run_unary(PLX_UNARY_BITWISE_NOT, dt, dt, x, y, N), "%s", g_err);
+        for (int i = 0; i < N; i++) {
+            cr_assert(eq(u64, get_u(dt, y, (size_t)i), ~get_u(dt, x, (size_t)i) & mask),
+                      "%s element %d", plx_dtype_name(dt), i);
+        }
+    }
+}
+
+/* float64: a NaN of either sign and with a payload, +-inf, the largest
+ * finite values, zeros, a subnormal, ordinary numbers. */
+Test(unary_tests, float64_hand) {
+    double x[11] = {0.0, -0.0, 1.5, INFINITY, -INFINITY, NAN, -NAN, DBL_MAX, -DBL_MAX,
+                    DBL_MIN / 4.0, 0.0};
+    uint64_t payload = UINT64_C(0x7ff0000000000001); /* a signalling NaN's bits */
+    memcpy(&x[10], &payload, sizeof payload);
+    static const uint8_t want[4][11] = {
+        {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1},
+        {0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0},
+        {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    };
+    for (int k = 0; k < 4; k++) {
+        uint8_t y[11];
+        memset(y, 0xa5, sizeof y);
+        cr_assert(run_unary(tests4[k], PLX_DTYPE_FLOAT64, PLX_DTYPE_BOOL, x, y, 11), "%s", g_err);
+        for (int i = 0; i < 11; i++) {
+            cr_assert(eq(u8, y[i], want[k][i]), "%s element %d", plx_unary_func_name(tests4[k]), i);
+        }
+    }
+}
+
+/* float64 in double (lambd and bias widened from the descriptor's
+ * floats); uint16 and uint32 saturate as the narrower integers do; uint64
+ * past INT64_MAX shrinks in double and saturates at UINT64_MAX. */
+Test(shrink, float64_and_unsigned) {
+    double x[6] = {-2, -1, 0, 1, 1e300, NAN}, y[6];
+    cr_assert(run_shrink(1.5f, 0.25f, PLX_DTYPE_FLOAT64, x, y, 6), "%s", g_err);
+    static const double w[6] = {-1.75, 0, 0, 0, 1e300, 0};
+    for (int i = 0; i < 6; i++) {
+        cr_assert(eq(dbl, y[i], w[i]), "element %d", i);
+    }
+    uint16_t u16[3] = {65535, 100, 1}, y16[3];
+    cr_assert(run_shrink(0.5f, -10.0f, PLX_DTYPE_UINT16, u16, y16, 3), "%s", g_err);
+    cr_assert(y16[0] == 65535 && y16[1] == 110 && y16[2] == 11);
+    cr_assert(run_shrink(0.5f, 10.0f, PLX_DTYPE_UINT16, u16, y16, 3), "%s", g_err);
+    cr_assert(y16[0] == 65525 && y16[1] == 90 && y16[2] == 0);
+    uint32_t u32[2] = {UINT32_MAX, 3}, y32[2];
+    cr_assert(run_shrink(0.5f, -1.0f, PLX_DTYPE_UINT32, u32, y32, 2), "%s", g_err);
+    cr_assert(y32[0] == UINT32_MAX && y32[1] == 4);
+    uint64_t u64[3] = {UINT64_MAX, UINT64_C(1) << 63, 5}, y64[3];
+    /* 2^63 + 2^20 is exact in double (its ulp there is 2^11) */
+    cr_assert(run_shrink(0.5f, -1048576.0f, PLX_DTYPE_UINT64, u64, y64, 3), "%s", g_err);
+    cr_assert(eq(u64, y64[0], UINT64_MAX));
+    cr_assert(eq(u64, y64[1], (UINT64_C(1) << 63) + 1048576u));
+    cr_assert(eq(u64, y64[2], 1048581));
 }
 
 /* ---- lp pools ------------------------------------------------------------ */

@@ -2118,10 +2118,10 @@ Test(reduce, new_funcs_empty_set_and_ints) {
     in = TI(PLX_DTYPE_INT64, 0);
     RUN(reduce, &v, y64, x64);
     cr_assert(eq(i64, y64[0], 1));
-    /* l2, log_sum and log_sum_exp of integers: float32 only in cpu_ref */
+    /* l2, log_sum and log_sum_exp of integers: float32 and float64 only in cpu_ref */
     in = TI(PLX_DTYPE_INT64, 3);
     d.func = PLX_REDUCE_L2;
-    REFUSED(reduce, &v, "float32 only");
+    REFUSED(reduce, &v, "float32 and float64 only");
     d.func = PLX_REDUCE_LOG_SUM_EXP;
     REFUSED(reduce, &v, "int64");
     /* an unknown func is refused (R-19 (3)) */
@@ -2658,4 +2658,183 @@ Test(instance_norm, refusals) {
     out = F32(2, 3, 4);
     ins[0].dtype = out.dtype = PLX_DTYPE_FLOAT16;
     REFUSED(instance_norm, &v, "float16");
+}
+
+/* ------------------------------------------------------------------ */
+/* float64 and the unsigned types (ABI 1.3)                            */
+/* ------------------------------------------------------------------ */
+
+/* Every reduce function on float64 against a reference that scatters
+ * each element into its output slot, in double (the same order of
+ * additions: exact agreement expected up to rounding of exp and log). */
+static void reduce_f64_case(plx_reduce_func func, plx_tensor_info xin, const int32_t *axes,
+                            uint32_t naxes, bool keep) {
+    xin.dtype = PLX_DTYPE_FLOAT64;
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(func);
+    bool red[PLX_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < naxes; i++) {
+        d.axes[i] = axes[i];
+        red[axes[i] < 0 ? axes[i] + (int32_t)xin.rank : axes[i]] = true;
+    }
+    for (uint32_t i = 0; naxes == 0 && i < xin.rank; i++) {
+        red[i] = true;
+    }
+    d.axis_count = naxes;
+    d.keepdims = keep;
+    plx_tensor_info yo;
+    memset(&yo, 0, sizeof yo);
+    yo.dtype = PLX_DTYPE_FLOAT64;
+    for (uint32_t i = 0; i < xin.rank; i++) {
+        if (!red[i]) {
+            yo.dims[yo.rank++] = xin.dims[i];
+        } else if (keep) {
+            yo.dims[yo.rank++] = 1;
+        }
+    }
+    size_t nx = count_of(&xin), ny = count_of(&yo);
+    double *x = calloc(nx + 1, sizeof *x), *y = calloc(ny + 1, sizeof *y);
+    double *acc = calloc(ny + 1, sizeof *acc), *mx = calloc(ny + 1, sizeof *mx);
+    size_t *dst = calloc(nx + 1, sizeof *dst), *cnt = calloc(ny + 1, sizeof *cnt);
+    for (size_t i = 0; i < nx; i++) {
+        double r = (double)rnd() + (double)rnd() * 1e-9; /* past float32's precision */
+        x[i] = func == PLX_REDUCE_LOG_SUM ? 0.05 + fabs(r)
+               : func == PLX_REDUCE_PROD  ? 1.0 + 0.5 * r
+               : func == PLX_REDUCE_LOG_SUM_EXP ? 400.0 * r : r;
+        size_t rem = i, o = 0, omul = 1;
+        for (uint32_t dd = xin.rank; dd-- > 0;) {
+            size_t coord = rem % (size_t)xin.dims[dd];
+            rem /= (size_t)xin.dims[dd];
+            if (!red[dd]) {
+                o += coord * omul;
+                omul *= (size_t)xin.dims[dd];
+            }
+        }
+        dst[i] = o;
+    }
+    plx_layer_view v = mkview(PLX_OP_REDUCE, &d, &xin, 1, &yo);
+    RUN(reduce, &v, y, x);
+    for (size_t o = 0; o < ny; o++) {
+        acc[o] = func == PLX_REDUCE_PROD ? 1.0 : func == PLX_REDUCE_MIN ? INFINITY
+                 : func == PLX_REDUCE_MAX ? -INFINITY : 0.0;
+        mx[o] = -INFINITY;
+    }
+    for (size_t i = 0; i < nx; i++) {
+        mx[dst[i]] = fmax(mx[dst[i]], x[i]);
+    }
+    for (size_t i = 0; i < nx; i++) {
+        double *a = &acc[dst[i]];
+        cnt[dst[i]]++;
+        switch (func) {
+        case PLX_REDUCE_MAX: *a = fmax(*a, x[i]); break;
+        case PLX_REDUCE_MIN: *a = fmin(*a, x[i]); break;
+        case PLX_REDUCE_PROD: *a *= x[i]; break;
+        case PLX_REDUCE_L1: *a += fabs(x[i]); break;
+        case PLX_REDUCE_L2:
+        case PLX_REDUCE_SUM_SQUARE: *a += x[i] * x[i]; break;
+        case PLX_REDUCE_LOG_SUM_EXP: *a += exp(x[i] - mx[dst[i]]); break;
+        default: *a += x[i]; break; /* sum, mean, log_sum */
+        }
+    }
+    for (size_t o = 0; o < ny; o++) {
+        double want = func == PLX_REDUCE_MEAN          ? acc[o] / (double)cnt[o]
+                      : func == PLX_REDUCE_L2           ? sqrt(acc[o])
+                      : func == PLX_REDUCE_LOG_SUM      ? log(acc[o])
+                      : func == PLX_REDUCE_LOG_SUM_EXP  ? mx[o] + log(acc[o])
+                                                        : acc[o];
+        cr_assert(fabs(y[o] - want) <= 1e-13 * (1 + fabs(want)), "func %d out %zu: %.17g vs %.17g",
+                  func, o, y[o], want);
+    }
+    free(x), free(y), free(acc), free(mx), free(dst), free(cnt);
+}
+
+Test(reduce, float64_every_func) {
+    const int32_t a1[] = {1}, a2[] = {-1, 0}, a3[] = {0, 2, -1};
+    rng_seed(2500);
+    for (int f = PLX_REDUCE_MEAN; f <= PLX_REDUCE_LOG_SUM_EXP; f++) {
+        for (int keep = 0; keep < 2; keep++) {
+            plx_reduce_func fn = (plx_reduce_func)f;
+            reduce_f64_case(fn, F32(3, 4, 5), a1, 1, keep);
+            reduce_f64_case(fn, F32(3, 4, 5), a2, 2, keep);
+            reduce_f64_case(fn, F32(2, 3, 1, 5), a3, 3, keep);
+            reduce_f64_case(fn, F32(2, 3, 7), NULL, 0, keep);
+        }
+    }
+    /* ONNX's reduce_log_sum_exp example, float64: [[[5,1],[20,2]],[[30,1],[40,2]],[[55,1],[60,2]]]
+     * along axis 1 keepdims: log(e^5 + e^20) = 20.000000305902274, ... */
+    double x[12] = {5, 1, 20, 2, 30, 1, 40, 2, 55, 1, 60, 2}, y[6];
+    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_LOG_SUM_EXP);
+    d.axes[0] = 1;
+    d.axis_count = 1;
+    plx_tensor_info in = TI(PLX_DTYPE_FLOAT64, 3, 2, 2), out = TI(PLX_DTYPE_FLOAT64, 3, 1, 2);
+    plx_layer_view v = mkview(PLX_OP_REDUCE, &d, &in, 1, &out);
+    RUN(reduce, &v, y, x);
+    cr_assert(fabs(y[0] - 20.000000305902274) < 1e-12, "%.17g", y[0]);
+    cr_assert(fabs(y[1] - (2 + log1p(exp(-1.0)))) < 1e-12, "%.17g", y[1]);
+    /* NaN wins max; an empty set: sum 0, mean NaN, max -inf */
+    double n[3] = {1, NAN, 3};
+    d.func = PLX_REDUCE_MAX;
+    d.axes[0] = 0;
+    in = TI(PLX_DTYPE_FLOAT64, 3), out = scalar(PLX_DTYPE_FLOAT64);
+    d.keepdims = false;
+    RUN(reduce, &v, y, n);
+    cr_assert(isnan(y[0]));
+    in = TI(PLX_DTYPE_FLOAT64, 0), out = scalar(PLX_DTYPE_FLOAT64);
+    RUN(reduce, &v, y, n);
+    cr_assert(isinf(y[0]) && y[0] < 0);
+    d.func = PLX_REDUCE_MEAN;
+    RUN(reduce, &v, y, n);
+    cr_assert(isnan(y[0]));
+    d.func = PLX_REDUCE_SUM;
+    RUN(reduce, &v, y, n);
+    cr_assert(eq(dbl, y[0], 0.0));
+    /* the unsigned types are refused with the reason */
+    in = TI(PLX_DTYPE_UINT32, 3), out = scalar(PLX_DTYPE_UINT32);
+    REFUSED(reduce, &v, "not uint32");
+}
+
+/* arg_reduce and topk on uint64 order unsigned (2^63 is the largest, where
+ * int64 would make it the smallest), on float64 past float32's precision,
+ * and on uint16/uint32. */
+Test(arg_reduce, float64_and_unsigned) {
+    uint64_t u[4] = {1, UINT64_C(1) << 63, 5, UINT64_C(1) << 63};
+    int64_t idx[1];
+    plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(0);
+    d.keepdims = false;
+    argr(&d, TI(PLX_DTYPE_UINT64, 4), scalar(PLX_DTYPE_INT64), u, idx);
+    cr_assert(eq(i64, idx[0], 1));
+    d.select_last_index = true;
+    argr(&d, TI(PLX_DTYPE_UINT64, 4), scalar(PLX_DTYPE_INT64), u, idx);
+    cr_assert(eq(i64, idx[0], 3));
+    d.select_last_index = false;
+    d.select_min = true;
+    argr(&d, TI(PLX_DTYPE_UINT64, 4), scalar(PLX_DTYPE_INT64), u, idx);
+    cr_assert(eq(i64, idx[0], 0));
+    double f[3] = {1 + 2e-12, 1 + 1e-12, 1 + 3e-12};
+    argr(&d, TI(PLX_DTYPE_FLOAT64, 3), scalar(PLX_DTYPE_INT64), f, idx);
+    cr_assert(eq(i64, idx[0], 1));
+    d.select_min = false;
+    argr(&d, TI(PLX_DTYPE_FLOAT64, 3), scalar(PLX_DTYPE_INT64), f, idx);
+    cr_assert(eq(i64, idx[0], 2));
+    uint16_t h[3] = {65535, 1, 65534};
+    argr(&d, TI(PLX_DTYPE_UINT16, 3), scalar(PLX_DTYPE_INT64), h, idx);
+    cr_assert(eq(i64, idx[0], 0));
+    uint32_t w[3] = {7, UINT32_MAX, 0};
+    argr(&d, TI(PLX_DTYPE_UINT32, 3), scalar(PLX_DTYPE_INT64), w, idx);
+    cr_assert(eq(i64, idx[0], 1));
+
+    plx_topk_desc td = PLX_TOPK_DESC_INIT(2);
+    uint64_t vals[2];
+    int64_t ids[2];
+    char err[256];
+    cr_assert(topk_run(&td, TI(PLX_DTYPE_UINT64, 4), TI(PLX_DTYPE_UINT64, 2), u, vals, ids, err,
+                       sizeof err), "%s", err);
+    cr_assert(eq(u64, vals[0], UINT64_C(1) << 63));
+    cr_assert(eq(u64, vals[1], UINT64_C(1) << 63));
+    cr_assert(ids[0] == 1 && ids[1] == 3);
+    td.largest = false;
+    double dv[2];
+    cr_assert(topk_run(&td, TI(PLX_DTYPE_FLOAT64, 3), TI(PLX_DTYPE_FLOAT64, 2), f, dv, ids, err,
+                       sizeof err), "%s", err);
+    cr_assert(eq(dbl, dv[0], f[1]));
+    cr_assert(eq(dbl, dv[1], f[0]));
 }

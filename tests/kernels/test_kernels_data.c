@@ -37,7 +37,10 @@ static int64_t rnd_i(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (ui
 
 static const plx_dtype g_all[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16,
                                   PLX_DTYPE_INT8,    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,
-                                  PLX_DTYPE_INT32,   PLX_DTYPE_INT64,   PLX_DTYPE_BOOL};
+                                  PLX_DTYPE_INT32,   PLX_DTYPE_INT64,   PLX_DTYPE_BOOL,
+                                  PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16,  PLX_DTYPE_UINT32,
+                                  PLX_DTYPE_UINT64};
+#define G_ALL_COUNT (sizeof g_all / sizeof g_all[0])
 
 static void fill_bytes(void *p, size_t n) {
     for (size_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)rnd();
@@ -128,7 +131,7 @@ Test(transpose, random_perms_up_to_rank6) {
     seed(11);
     for (int rep = 0; rep < 300; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 6);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         int64_t dims[6];
         for (uint32_t i = 0; i < rank; i++) dims[i] = rnd_i(rep % 17 == 0 ? 0 : 1, 4);
@@ -231,7 +234,7 @@ Test(concat_split, random_round_trip) {
     uint8_t parts[4][BIG], back[4][BIG];
     for (int rep = 0; rep < 100; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 4), k = (uint32_t)rnd_i(1, 4);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         int32_t axis = (int32_t)rnd_i(-(int64_t)rank, rank - 1);
         uint32_t ax = axis < 0 ? (uint32_t)(axis + (int32_t)rank) : (uint32_t)axis;
@@ -382,7 +385,7 @@ Test(slice, random_multi_axis) {
     seed(13);
     for (int rep = 0; rep < 300; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 4);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         int64_t dims[4];
         for (uint32_t i = 0; i < rank; i++) dims[i] = rnd_i(0, 6);
@@ -508,7 +511,7 @@ Test(pad, random_modes) {
     seed(14);
     for (int rep = 0; rep < 300; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 4);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         plx_pad_desc d = PLX_PAD_DESC_INIT((plx_pad_mode)(rep % 3));
         d.value = 0;
@@ -536,6 +539,38 @@ Test(pad, random_modes) {
             const uint8_t *want = pad ? zeros : g_x + ravel(&tx, c) * es;
             cr_assert(zero(int, memcmp(g_y + i * es, want, es)), "rep %d i %zu", rep, i);
         }
+    }
+}
+
+/* A constant pad of the ABI 1.3 types converts the descriptor's double
+ * value as a cast does: float64 exactly, uint16 saturated, uint64 from a
+ * negative value 0 and from 1e19 exactly. */
+Test(pad, constant_value_of_new_dtypes) {
+    const struct {
+        plx_dtype t;
+        double value;
+        uint64_t want; /* the element's bits */
+    } cases[] = {
+        {PLX_DTYPE_FLOAT64, 0.1, 0},
+        {PLX_DTYPE_UINT16, 70000.0, 65535},
+        {PLX_DTYPE_UINT32, 3.9, 3},
+        {PLX_DTYPE_UINT64, -5.0, 0},
+        {PLX_DTYPE_UINT64, 1e19, UINT64_C(10000000000000000000)},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
+        d.value = cases[k].value;
+        d.pads_begin[0] = 1;
+        d.pads_end[0] = 1;
+        size_t es = plx_dtype_size(cases[k].t);
+        plx_tensor_info tx = info(cases[k].t, SHAPE(2)), ty = info(cases[k].t, SHAPE(4));
+        fill_bytes(g_x, 2 * es);
+        cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &d, &tx, &ty, g_x, g_y), "%s", g_err);
+        uint64_t want = cases[k].want;
+        if (cases[k].t == PLX_DTYPE_FLOAT64) memcpy(&want, &cases[k].value, 8);
+        cr_assert(zero(int, memcmp(g_y, &want, es)), "case %zu", k);
+        cr_assert(zero(int, memcmp(g_y + 3 * es, &want, es)), "case %zu", k);
+        cr_assert(zero(int, memcmp(g_y + es, g_x, 2 * es)), "case %zu", k);
     }
 }
 
@@ -592,7 +627,7 @@ Test(gather, random) {
     seed(15);
     for (int rep = 0; rep < 200; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 3), qrank = (uint32_t)rnd_i(0, 2);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         int64_t dims[3], qd[2];
         for (uint32_t i = 0; i < rank; i++) dims[i] = rnd_i(1, 4);
@@ -653,7 +688,7 @@ Test(expand, hand_and_random) {
     cr_assert(not(run1(plxk_run_expand, PLX_OP_EXPAND, &d2, &tx, &bad, x, y)));
     seed(16);
     for (int rep = 0; rep < 100; rep++) {
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         uint32_t ry = (uint32_t)rnd_i(0, 4), rx = (uint32_t)rnd_i(0, ry);
         plx_shape_desc ds = PLX_SHAPE_DESC_INIT;
@@ -714,7 +749,7 @@ Test(depth_space, onnx_doc_examples) {
 Test(depth_space, random_against_reference) {
     seed(17);
     for (int rep = 0; rep < 100; rep++) {
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         int64_t b = rnd_i(1, 3), N = rnd_i(1, 2), c = rnd_i(1, 3), H = rnd_i(1, 3), W = rnd_i(1, 3);
         plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(b);
@@ -781,7 +816,7 @@ Test(tile, hand_repeats_and_zero) {
 Test(tile, random_rank3_all_dtypes) {
     seed(40);
     for (int rep = 0; rep < 40; rep++) {
-        plx_dtype t = g_all[rep % 9];
+        plx_dtype t = g_all[(size_t)rep % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         uint32_t rank = rep % 2 == 0 ? 3 : (uint32_t)rnd_i(1, 4); /* rank 3 half the time */
         int64_t xd[4], yd[4], r[4];

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1686,10 +1687,10 @@ Test(dequantize, dtypes) {
     cr_assert(eq(flt, y[0], 4.0f));
     cr_assert(eq(flt, y[1], 6.0f));
     cr_assert(eq(flt, y[2], 6.0f));
-    /* refusals: int16 input; zero point of another dtype; float16 output */
-    tx.dtype = PLX_DTYPE_INT16;
+    /* refusals: int64 input; zero point of another dtype; float16 output */
+    tx.dtype = PLX_DTYPE_INT64;
     cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, NULL, &ty, i32, &s, NULL, y)));
-    cr_assert(not(zero(ptr, strstr(g_err, "int16"))), "%s", g_err);
+    cr_assert(not(zero(ptr, strstr(g_err, "int64"))), "%s", g_err);
     tx.dtype = PLX_DTYPE_INT8;
     cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tx, &ts, &tz, &ty, i32, &s, &uz, y)));
     tx.dtype = PLX_DTYPE_UINT8;
@@ -1710,9 +1711,486 @@ Test(quantize, refusals) {
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     ins[2].dtype = PLX_DTYPE_INT8;
     cr_assert(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err)));
-    out.dtype = ins[2].dtype = PLX_DTYPE_INT16;
+    out.dtype = ins[2].dtype = PLX_DTYPE_INT16; /* 16 bits: from ABI 1.3 */
+    cr_assert(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err)));
+    out.dtype = ins[2].dtype = PLX_DTYPE_INT32;
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     out.dtype = ins[2].dtype = PLX_DTYPE_UINT8;
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2)); /* blocked */
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
+}
+
+/* ---- float64 and the unsigned types (ABI 1.3) --------------------------- */
+
+/* Test-side access to unsigned elements of any width, as uint64. */
+static uint64_t get_u(plx_dtype t, const void *p, size_t i) {
+    switch (plx_dtype_size(t)) {
+    case 1: return ((const uint8_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    case 4: return ((const uint32_t *)p)[i];
+    default: return ((const uint64_t *)p)[i];
+    }
+}
+static void set_u(plx_dtype t, void *p, size_t i, uint64_t v) {
+    switch (plx_dtype_size(t)) {
+    case 1: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case 2: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case 4: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    default: ((uint64_t *)p)[i] = v; break;
+    }
+}
+static uint64_t umask(plx_dtype t) {
+    size_t bits = 8 * plx_dtype_size(t);
+    return bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1u;
+}
+
+/* The reference of the unsigned binary functions, in uint64 and then
+ * reduced modulo 2^bits by the caller: numpy's uint arithmetic. */
+static uint64_t ref_binary_u(plx_binary_func f, uint64_t a, uint64_t b, uint64_t mask) {
+    switch (f) {
+    case PLX_BINARY_ADD: return (a + b) & mask;
+    case PLX_BINARY_SUB: return (a - b) & mask;
+    case PLX_BINARY_MUL: return (a * b) & mask;
+    case PLX_BINARY_DIV: return a / b;
+    case PLX_BINARY_POW: {
+        uint64_t r = 1;
+        for (uint64_t i = 0; i < b; i++) r *= a;
+        return r & mask;
+    }
+    case PLX_BINARY_MAX: return a > b ? a : b;
+    case PLX_BINARY_MIN: return a < b ? a : b;
+    case PLX_BINARY_MOD: return a % b;
+    case PLX_BINARY_EQUAL: return a == b;
+    case PLX_BINARY_LESS: return a < b;
+    case PLX_BINARY_GREATER: return a > b;
+    case PLX_BINARY_GREATER_EQUAL: return a >= b;
+    case PLX_BINARY_LESS_EQUAL: return a <= b;
+    default: return 0;
+    }
+}
+
+/* Every arithmetic and compare function on float64 (against double
+ * arithmetic) and on uint16, uint32 and uint64 (values across the whole
+ * range, uint64's past INT64_MAX included), over broadcasts. */
+Test(binary, random_float64_and_unsigned) {
+    static const plx_binary_func funcs[] = {
+        PLX_BINARY_ADD,   PLX_BINARY_SUB,     PLX_BINARY_MUL,           PLX_BINARY_DIV,
+        PLX_BINARY_POW,   PLX_BINARY_MAX,     PLX_BINARY_MIN,           PLX_BINARY_MOD,
+        PLX_BINARY_EQUAL, PLX_BINARY_LESS,    PLX_BINARY_GREATER,       PLX_BINARY_GREATER_EQUAL,
+        PLX_BINARY_LESS_EQUAL,
+    };
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16, PLX_DTYPE_UINT32,
+                                      PLX_DTYPE_UINT64};
+    seed(64);
+    uint64_t ba[128], bb[128], by[128];
+    for (size_t s = 0; s < sizeof g_bshapes / sizeof g_bshapes[0]; s++) {
+        const shape_case *sc = &g_bshapes[s];
+        for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+            plx_dtype t = types[ti];
+            bool fl = t == PLX_DTYPE_FLOAT64;
+            for (size_t fi = 0; fi < sizeof funcs / sizeof funcs[0]; fi++) {
+                plx_binary_func f = funcs[fi];
+                bool cmp = plx_binary_func_is_compare(f);
+                plx_tensor_info a = info(t, sc->a, sc->ra), b = info(t, sc->b, sc->rb);
+                plx_tensor_info y = info(cmp ? PLX_DTYPE_BOOL : t, sc->y, sc->ry);
+                for (size_t i = 0; i < numel(&a); i++) {
+                    if (fl) {
+                        ((double *)ba)[i] = (rnd_unit() - 0.5) * 1e6;
+                    } else {
+                        set_u(t, ba, i, f == PLX_BINARY_POW ? rnd() % 7 : rnd());
+                    }
+                }
+                for (size_t i = 0; i < numel(&b); i++) {
+                    if (fl) {
+                        ((double *)bb)[i] = f == PLX_BINARY_POW ? rnd_unit() * 3
+                                            : i % 3 == 0 && i < numel(&a) ? ((double *)ba)[i]
+                                                                          : (rnd_unit() - 0.5) * 1e3;
+                    } else {
+                        uint64_t v = f == PLX_BINARY_POW ? rnd() % 5 : rnd() >> (rnd() % 64);
+                        if (i % 4 == 0 && i < numel(&a)) v = get_u(t, ba, i); /* equal values */
+                        set_u(t, bb, i, v == 0 && (f == PLX_BINARY_DIV || f == PLX_BINARY_MOD) ? 3 : v);
+                    }
+                }
+                memset(by, 0xa5, sizeof by);
+                cr_assert(binary_run(f, &a, &b, &y, ba, bb, by), "shape %zu %s %s: %s", s,
+                          plx_dtype_name(t), plx_binary_func_name(f), g_err);
+                for (size_t i = 0; i < numel(&y); i++) {
+                    size_t ia = bcast_index(&a, &y, i), ib = bcast_index(&b, &y, i);
+                    if (fl) {
+                        double va = ((double *)ba)[ia], vb = ((double *)bb)[ib], want;
+                        switch (f) {
+                        case PLX_BINARY_ADD: want = va + vb; break;
+                        case PLX_BINARY_SUB: want = va - vb; break;
+                        case PLX_BINARY_MUL: want = va * vb; break;
+                        case PLX_BINARY_DIV: want = va / vb; break;
+                        case PLX_BINARY_POW: want = pow(va, vb); break;
+                        case PLX_BINARY_MAX: want = va > vb ? va : vb; break;
+                        case PLX_BINARY_MIN: want = va < vb ? va : vb; break;
+                        case PLX_BINARY_MOD: want = fmod(va, vb); break;
+                        case PLX_BINARY_EQUAL: want = va == vb; break;
+                        case PLX_BINARY_LESS: want = va < vb; break;
+                        case PLX_BINARY_GREATER: want = va > vb; break;
+                        case PLX_BINARY_GREATER_EQUAL: want = va >= vb; break;
+                        default: want = va <= vb; break;
+                        }
+                        if (cmp) {
+                            cr_assert(eq(u8, ((uint8_t *)by)[i], (uint8_t)want));
+                        } else if (isnan(want)) {
+                            cr_assert(isnan(((double *)by)[i]), "%s i %zu", plx_binary_func_name(f), i);
+                        } else {
+                            cr_assert(eq(dbl, ((double *)by)[i], want), "%s i %zu",
+                                      plx_binary_func_name(f), i);
+                        }
+                    } else {
+                        uint64_t want = ref_binary_u(f, get_u(t, ba, ia), get_u(t, bb, ib), umask(t));
+                        uint64_t got = cmp ? ((uint8_t *)by)[i] : get_u(t, by, i);
+                        cr_assert(eq(u64, got, want), "%s %s i %zu (%" PRIu64 ", %" PRIu64 ")",
+                                  plx_dtype_name(t), plx_binary_func_name(f), i, get_u(t, ba, ia),
+                                  get_u(t, bb, ib));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* uint64 where int64 would be wrong: max(2^63, 1) = 2^63, min = 1;
+ * UINT64_MAX / 2 = 2^63 - 1; UINT64_MAX % 10 = 5; 2^63 > 1; a division
+ * by zero fails naming the layer. float64: the mixed-sign fmod of ONNX's
+ * node test, NaN in max and min, and 1e300 * 10 = 1e301 (float32 would
+ * overflow). */
+Test(binary, uint64_and_float64_hand) {
+    plx_tensor_info t3 = info(PLX_DTYPE_UINT64, SHAPE(3)), b3 = info(PLX_DTYPE_BOOL, SHAPE(3));
+    uint64_t a[3] = {UINT64_C(1) << 63, UINT64_MAX, UINT64_MAX}, b[3] = {1, 2, 10}, y[3];
+    cr_assert(binary_run(PLX_BINARY_MAX, &t3, &t3, &t3, a, b, y), "%s", g_err);
+    cr_assert(eq(u64, y[0], UINT64_C(1) << 63));
+    cr_assert(eq(u64, y[1], UINT64_MAX));
+    cr_assert(binary_run(PLX_BINARY_MIN, &t3, &t3, &t3, a, b, y), "%s", g_err);
+    cr_assert(eq(u64, y[0], 1));
+    cr_assert(binary_run(PLX_BINARY_DIV, &t3, &t3, &t3, a, b, y), "%s", g_err);
+    cr_assert(eq(u64, y[0], UINT64_C(1) << 63));
+    cr_assert(eq(u64, y[1], (UINT64_C(1) << 63) - 1));
+    cr_assert(binary_run(PLX_BINARY_MOD, &t3, &t3, &t3, a, b, y), "%s", g_err);
+    cr_assert(eq(u64, y[0], 0));
+    cr_assert(eq(u64, y[1], 1));
+    cr_assert(eq(u64, y[2], 5));
+    uint8_t c[3];
+    cr_assert(binary_run(PLX_BINARY_GREATER, &t3, &t3, &b3, a, b, c), "%s", g_err);
+    cr_assert(c[0] == 1 && c[1] == 1 && c[2] == 1);
+    b[1] = 0;
+    cr_assert(not(binary_run(PLX_BINARY_DIV, &t3, &t3, &t3, a, b, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "'L1'"))), "%s", g_err);
+    cr_assert(not(zero(ptr, strstr(g_err, "division by zero"))), "%s", g_err);
+    cr_assert(not(binary_run(PLX_BINARY_MOD, &t3, &t3, &t3, a, b, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "modulo by zero"))), "%s", g_err);
+
+    plx_tensor_info d6 = info(PLX_DTYPE_FLOAT64, SHAPE(6));
+    double x[6] = {-4.3, 7.2, 5.0, 4.3, -7.2, 8.0}, m[6] = {2.1, -3.4, 8.0, -2.1, 3.4, 5.0}, r[6];
+    cr_assert(binary_run(PLX_BINARY_MOD, &d6, &d6, &d6, x, m, r), "%s", g_err);
+    for (int i = 0; i < 6; i++) cr_assert(eq(dbl, r[i], fmod(x[i], m[i])), "i %d", i);
+    double n[6] = {NAN, 1, 1e300, -0.5, 2, 3}, k[6] = {1, NAN, 10, -0.25, 2, 3};
+    cr_assert(binary_run(PLX_BINARY_MAX, &d6, &d6, &d6, n, k, r), "%s", g_err);
+    cr_assert(isnan(r[0]) && isnan(r[1]));
+    cr_assert(eq(dbl, r[3], -0.25));
+    cr_assert(binary_run(PLX_BINARY_MUL, &d6, &d6, &d6, n, k, r), "%s", g_err);
+    cr_assert(eq(dbl, r[2], 1e301));
+    /* prelu on float64 and uint32 (never negative: itself) */
+    double px[3] = {-2, 0.5, -1e-300}, ps[1] = {0.25}, py[3];
+    plx_tensor_info d3 = info(PLX_DTYPE_FLOAT64, SHAPE(3)), d1 = info(PLX_DTYPE_FLOAT64, SHAPE(1));
+    cr_assert(binary_run(PLX_BINARY_PRELU, &d3, &d1, &d3, px, ps, py), "%s", g_err);
+    cr_assert(eq(dbl, py[0], -0.5));
+    cr_assert(eq(dbl, py[1], 0.5));
+    cr_assert(eq(dbl, py[2], -0.25e-300));
+    uint32_t ux[2] = {UINT32_MAX, 0}, us[1] = {3}, uy[2];
+    plx_tensor_info u2 = info(PLX_DTYPE_UINT32, SHAPE(2)), u1 = info(PLX_DTYPE_UINT32, SHAPE(1));
+    cr_assert(binary_run(PLX_BINARY_PRELU, &u2, &u1, &u2, ux, us, uy), "%s", g_err);
+    cr_assert(uy[0] == UINT32_MAX && uy[1] == 0);
+}
+
+/* Every float function on float64 against libm in double; abs of the
+ * unsigned types is themselves; neg and sign of unsigned are refused. */
+Test(unary, float64_and_unsigned) {
+    static const plx_unary_func funcs[] = {
+        PLX_UNARY_ABS,  PLX_UNARY_NEG,  PLX_UNARY_SQRT,  PLX_UNARY_RECIPROCAL, PLX_UNARY_EXP,
+        PLX_UNARY_LOG,  PLX_UNARY_ERF,  PLX_UNARY_FLOOR, PLX_UNARY_CEIL,       PLX_UNARY_SIN,
+        PLX_UNARY_COS,  PLX_UNARY_TAN,  PLX_UNARY_ASIN,  PLX_UNARY_ACOS,       PLX_UNARY_ATAN,
+        PLX_UNARY_SINH, PLX_UNARY_COSH, PLX_UNARY_ASINH, PLX_UNARY_ACOSH,      PLX_UNARY_ATANH,
+        PLX_UNARY_ROUND, PLX_UNARY_SIGN,
+    };
+    seed(65);
+    enum { N = 97 };
+    double x[N], y[N];
+    for (size_t fi = 0; fi < sizeof funcs / sizeof funcs[0]; fi++) {
+        plx_unary_func f = funcs[fi];
+        for (int i = 0; i < N; i++) {
+            x[i] = (rnd_unit() - 0.5) * (f == PLX_UNARY_EXP ? 100 : 4);
+        }
+        x[0] = 2.5; /* round: halves to even */
+        x[1] = -0.0;
+        x[2] = NAN;
+        cr_assert(unary_run(f, PLX_DTYPE_FLOAT64, N, x, y), "%s: %s", plx_unary_func_name(f), g_err);
+        for (int i = 0; i < N; i++) {
+            double w;
+            switch (f) {
+            case PLX_UNARY_ABS: w = fabs(x[i]); break;
+            case PLX_UNARY_NEG: w = -x[i]; break;
+            case PLX_UNARY_SQRT: w = sqrt(x[i]); break;
+            case PLX_UNARY_RECIPROCAL: w = 1 / x[i]; break;
+            case PLX_UNARY_EXP: w = exp(x[i]); break;
+            case PLX_UNARY_LOG: w = log(x[i]); break;
+            case PLX_UNARY_ERF: w = erf(x[i]); break;
+            case PLX_UNARY_FLOOR: w = floor(x[i]); break;
+            case PLX_UNARY_CEIL: w = ceil(x[i]); break;
+            case PLX_UNARY_SIN: w = sin(x[i]); break;
+            case PLX_UNARY_COS: w = cos(x[i]); break;
+            case PLX_UNARY_TAN: w = tan(x[i]); break;
+            case PLX_UNARY_ASIN: w = asin(x[i]); break;
+            case PLX_UNARY_ACOS: w = acos(x[i]); break;
+            case PLX_UNARY_ATAN: w = atan(x[i]); break;
+            case PLX_UNARY_SINH: w = sinh(x[i]); break;
+            case PLX_UNARY_COSH: w = cosh(x[i]); break;
+            case PLX_UNARY_ASINH: w = asinh(x[i]); break;
+            case PLX_UNARY_ACOSH: w = acosh(x[i]); break;
+            case PLX_UNARY_ATANH: w = atanh(x[i]); break;
+            case PLX_UNARY_ROUND: w = nearbyint(x[i]); break;
+            default: w = x[i] > 0 ? 1 : x[i] < 0 ? -1 : x[i]; break;
+            }
+            if (isnan(w)) {
+                cr_assert(isnan(y[i]), "%s x %g", plx_unary_func_name(f), x[i]);
+            } else {
+                cr_assert(eq(dbl, y[i], w), "%s x %g", plx_unary_func_name(f), x[i]);
+            }
+        }
+        cr_assert(f != PLX_UNARY_ROUND || y[0] == 2.0);
+    }
+    uint64_t u[3] = {0, UINT64_MAX, UINT64_C(1) << 63}, uy[3];
+    cr_assert(unary_run(PLX_UNARY_ABS, PLX_DTYPE_UINT64, 3, u, uy), "%s", g_err);
+    cr_assert(eq(int, memcmp(u, uy, sizeof u), 0));
+    uint16_t h[2] = {65535, 7}, hy[2];
+    cr_assert(unary_run(PLX_UNARY_ABS, PLX_DTYPE_UINT16, 2, h, hy), "%s", g_err);
+    cr_assert(hy[0] == 65535 && hy[1] == 7);
+    cr_assert(not(unary_run(PLX_UNARY_NEG, PLX_DTYPE_UINT32, 2, h, hy)));
+    cr_assert(not(zero(ptr, strstr(g_err, "neg: dtype uint32 is not supported"))), "%s", g_err);
+    cr_assert(not(unary_run(PLX_UNARY_SQRT, PLX_DTYPE_UINT64, 2, u, uy)));
+}
+
+/* Every activation on float64 against the test's reference in double
+ * (the descriptor's alpha and beta are floats, widened); celu is float32
+ * only (ONNX Celu) and refused. */
+Test(activation, float64) {
+    seed(66);
+    enum { N = 203 };
+    double x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = (rnd_unit() - 0.5) * 16;
+    for (int f = PLX_ACT_RELU; f <= PLX_ACT_SCALED_TANH; f++) {
+        plx_activation_desc d = PLX_ACTIVATION_DESC_INIT((plx_activation_func)f);
+        d.alpha = f == PLX_ACT_CLIP ? -1.5f : 0.75f;
+        d.beta = f == PLX_ACT_CLIP ? 2.25f : 0.5f;
+        if (f == PLX_ACT_SHRINK) continue; /* tests/kernels/test_kernels_bitwise.c */
+        plx_tensor_info in = info(PLX_DTYPE_FLOAT64, SHAPE(N)), out = in;
+        plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+        if (f == PLX_ACT_CELU) {
+            cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
+            continue;
+        }
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        cr_assert(run_layer(plxk_run_activation, &l, ins, outs), "%s: %s",
+                  plx_activation_func_name((plx_activation_func)f), g_err);
+        for (int i = 0; i < N; i++) {
+            double w = ref_act((plx_activation_func)f, x[i], d.alpha, d.beta);
+            cr_assert(fabs(y[i] - w) <= 1e-14 * (1 + fabs(w)), "%s x %.17g: got %.17g want %.17g",
+                      plx_activation_func_name((plx_activation_func)f), x[i], y[i], w);
+        }
+    }
+}
+
+/* Integer clip on uint16 and uint32 narrows the float bounds to the
+ * integers inside them; uint64 clip is refused. */
+Test(activation, unsigned_clip) {
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_CLIP);
+    d.alpha = 2.5f;
+    d.beta = 70000.0f;
+    uint16_t x[4] = {0, 3, 65535, 2}, y[4];
+    plx_tensor_info in = info(PLX_DTYPE_UINT16, SHAPE(4)), out = in;
+    plx_layer_view l = layer_of(PLX_OP_ACTIVATION, &d, &in, 1, &out, 1);
+    cr_assert(run_layer(plxk_run_activation, &l, (const void *const[]){x}, (void *const[]){y}),
+              "%s", g_err);
+    cr_assert(y[0] == 3 && y[1] == 3 && y[2] == 65535 && y[3] == 3);
+    d.beta = 4e9f;
+    in = info(PLX_DTYPE_UINT32, SHAPE(2));
+    out = in;
+    uint32_t x32[2] = {UINT32_MAX, 0}, y32[2];
+    cr_assert(run_layer(plxk_run_activation, &l, (const void *const[]){x32}, (void *const[]){y32}),
+              "%s", g_err);
+    cr_assert(y32[0] == 4000000000u && y32[1] == 3);
+    in.dtype = out.dtype = PLX_DTYPE_UINT64;
+    cr_assert(not(zero(ptr, (void *)plxk_check_activation(&l, g_err, sizeof g_err))));
+}
+
+Test(where, float64_and_unsigned) {
+    plx_dtype types[] = {PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16, PLX_DTYPE_UINT32, PLX_DTYPE_UINT64};
+    seed(67);
+    uint8_t c[8], x[3 * 8], yv[6 * 8], z[24 * 8];
+    for (int t = 0; t < 4; t++) {
+        size_t es = plx_dtype_size(types[t]);
+        plx_tensor_info tc = info(PLX_DTYPE_BOOL, SHAPE(2, 1, 4)), tx = info(types[t], SHAPE(3, 1));
+        plx_tensor_info ty = info(types[t], SHAPE(2, 3, 1)), tz = info(types[t], SHAPE(2, 3, 4));
+        for (size_t i = 0; i < sizeof x; i++) x[i] = (uint8_t)rnd();
+        for (size_t i = 0; i < sizeof yv; i++) yv[i] = (uint8_t)rnd();
+        for (size_t i = 0; i < 8; i++) c[i] = (uint8_t)(rnd() & 1);
+        cr_assert(where_run(&tc, &tx, &ty, &tz, c, x, yv, z), "%s", g_err);
+        for (size_t i = 0; i < 24; i++) {
+            size_t ic = bcast_index(&tc, &tz, i), ix = bcast_index(&tx, &tz, i), iy = bcast_index(&ty, &tz, i);
+            const uint8_t *want = c[ic] ? x + ix * es : yv + iy * es;
+            cr_assert(zero(int, memcmp(z + i * es, want, es)), "dtype %s i %zu", plx_dtype_name(types[t]), i);
+        }
+    }
+}
+
+/* float64 to float16 and bfloat16 rounds once: 1 + 2^-11 + 2^-40 lies
+ * just above the tie between 1 and the next half (1 + 2^-10), so it rounds
+ * up to 0x3c01, where rounding to float32 first (which drops the 2^-40)
+ * would make the tie and give 0x3c00; likewise 1 + 2^-8 + 2^-40 to
+ * bfloat16 0x3f81. Exact ties stay even; overflow is infinite; NaN stays
+ * NaN. */
+Test(cast, float64_to_halfs_rounds_once) {
+    double x[6] = {1.0 + ldexp(1, -11) + ldexp(1, -40), 1.0 + ldexp(1, -11), 1e6, -1e300, NAN,
+                   ldexp(1, -25) + ldexp(1, -60)};
+    uint16_t h[6];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_FLOAT16, 6, x, h), "%s", g_err);
+    cr_assert(eq(u16, h[0], 0x3c01));
+    cr_assert(eq(u16, h[1], 0x3c00));
+    cr_assert(eq(u16, h[2], 0x7c00));
+    cr_assert(eq(u16, h[3], 0xfc00));
+    bool nan16 = (h[4] & 0x7c00) == 0x7c00 && (h[4] & 0x3ff) != 0;
+    cr_assert(nan16);
+    cr_assert(eq(u16, h[5], 0x0001)); /* just above half the smallest subnormal */
+    double b[4] = {1.0 + ldexp(1, -8) + ldexp(1, -40), 1.0 + ldexp(1, -8), 1e39, -0.0};
+    uint16_t bh[4];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_BFLOAT16, 4, b, bh), "%s", g_err);
+    cr_assert(eq(u16, bh[0], 0x3f81));
+    cr_assert(eq(u16, bh[1], 0x3f80));
+    cr_assert(eq(u16, bh[2], 0x7f80));
+    cr_assert(eq(u16, bh[3], 0x8000));
+    /* the SDK helpers themselves, and random doubles against the exact
+     * nearest half found from the value's float32 neighbours */
+    cr_assert(eq(u16, plx_float64_to_float16(x[0]), 0x3c01));
+    cr_assert(eq(u16, plx_float64_to_bfloat16(b[0]), 0x3f81));
+    seed(68);
+    for (int i = 0; i < 2000; i++) {
+        double v = ldexp(rnd_unit() + 0.5, (int)(rnd() % 40) - 20) * (i & 1 ? -1 : 1);
+        uint16_t got = plx_float64_to_float16(v);
+        /* the two halves around v: from the truncation toward zero */
+        float f = (float)v;
+        uint16_t lo = plx_float32_to_float16(f), best = lo;
+        double bd = INFINITY;
+        for (int k = -1; k <= 1; k++) {
+            uint16_t c = (uint16_t)(lo + k);
+            double cv = plx_float16_to_float32(c);
+            if ((c & 0x7c00) == 0x7c00) continue;
+            double dv = fabs(cv - v);
+            if (dv < bd || (dv == bd && !(c & 1))) { bd = dv; best = c; }
+        }
+        if (fabs(v) < 65504) cr_assert(eq(u16, got, best), "v %a", v);
+    }
+}
+
+/* float64 and the unsigned types against each other and the older types:
+ * truncation and saturation into integers (NaN 0), unsigned conversions
+ * of uint64 past 2^63 into floats, wrap-around between integers. */
+Test(cast, float64_and_unsigned_edges) {
+    double d[8] = {-2.7, 2.7, NAN, 1e20, -1e20, 65535.9, 70000.5, 18446744073709549568.0};
+    uint16_t u16[8];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16, 8, d, u16), "%s", g_err);
+    static const uint16_t w16[8] = {0, 2, 0, 65535, 0, 65535, 65535, 65535};
+    for (int i = 0; i < 8; i++) cr_assert(eq(u16, u16[i], w16[i]), "i %d", i);
+    uint32_t u32[8];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT32, 8, d, u32), "%s", g_err);
+    cr_assert(u32[1] == 2 && u32[3] == UINT32_MAX && u32[4] == 0 && u32[6] == 70000);
+    uint64_t u64[8];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT64, 8, d, u64), "%s", g_err);
+    cr_assert(eq(u64, u64[0], 0));
+    cr_assert(eq(u64, u64[2], 0));
+    cr_assert(eq(u64, u64[3], UINT64_MAX));
+    cr_assert(eq(u64, u64[7], UINT64_C(18446744073709549568))); /* 2^64 - 2^11: exact */
+    int64_t i64[8];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_INT64, 8, d, i64), "%s", g_err);
+    cr_assert(eq(i64, i64[0], -2));
+    cr_assert(eq(i64, i64[3], INT64_MAX));
+    cr_assert(eq(i64, i64[4], INT64_MIN));
+    float f[8];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_FLOAT32, 8, d, f), "%s", g_err);
+    cr_assert(eq(flt, f[0], -2.7f));
+    cr_assert(eq(flt, f[3], 1e20f));
+    uint8_t bo[8];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT64, PLX_DTYPE_BOOL, 8, d, bo), "%s", g_err);
+    cr_assert(bo[0] == 1 && bo[2] == 1);
+    /* float32 and float16 to float64 exactly */
+    float fx[2] = {0.1f, -3.4e38f};
+    double fd[2];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT64, 2, fx, fd), "%s", g_err);
+    cr_assert(eq(dbl, fd[0], (double)0.1f));
+    cr_assert(eq(dbl, fd[1], (double)-3.4e38f));
+    uint16_t hx[2] = {0x3555, 0xfc00};
+    cr_assert(cast_run(PLX_DTYPE_FLOAT16, PLX_DTYPE_FLOAT64, 2, hx, fd), "%s", g_err);
+    cr_assert(eq(dbl, fd[0], (double)plx_float16_to_float32(0x3555)));
+    cr_assert(isinf(fd[1]) && fd[1] < 0);
+    /* uint64 past 2^63 to the floats, unsigned */
+    uint64_t big[3] = {UINT64_MAX, (UINT64_C(1) << 63) + 1, 3};
+    double bd[3];
+    cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_FLOAT64, 3, big, bd), "%s", g_err);
+    cr_assert(eq(dbl, bd[0], 18446744073709551616.0));
+    cr_assert(eq(dbl, bd[1], 9223372036854775808.0));
+    cr_assert(eq(dbl, bd[2], 3.0));
+    float bf[3];
+    cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_FLOAT32, 3, big, bf), "%s", g_err);
+    cr_assert(eq(flt, bf[0], 18446744073709551616.0f));
+    uint16_t bh[3];
+    cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_FLOAT16, 3, big, bh), "%s", g_err);
+    cr_assert(bh[0] == 0x7c00 && bh[2] == 0x4200);
+    /* integers wrap: int64 -1 -> uint64 max, uint16 65535; uint64 max -> int64 -1, int8 -1 */
+    int64_t m1 = -1;
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_UINT64, 1, &m1, u64), "%s", g_err);
+    cr_assert(eq(u64, u64[0], UINT64_MAX));
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_UINT16, 1, &m1, u16), "%s", g_err);
+    cr_assert(eq(u16, u16[0], 65535));
+    cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_INT64, 3, big, i64), "%s", g_err);
+    cr_assert(eq(i64, i64[0], -1));
+    cr_assert(eq(i64, i64[1], INT64_MIN + 1));
+    int8_t i8v[3];
+    cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_INT8, 3, big, i8v), "%s", g_err);
+    cr_assert(i8v[0] == -1 && i8v[1] == 1 && i8v[2] == 3);
+    uint32_t w32[2] = {UINT32_MAX, 5};
+    cr_assert(cast_run(PLX_DTYPE_UINT32, PLX_DTYPE_FLOAT64, 2, w32, bd), "%s", g_err);
+    cr_assert(eq(dbl, bd[0], 4294967295.0));
+    cr_assert(cast_run(PLX_DTYPE_UINT32, PLX_DTYPE_INT16, 2, w32, (int16_t *)u16), "%s", g_err);
+    cr_assert(eq(i16, ((int16_t *)u16)[0], -1));
+    uint8_t b[3] = {1, 0, 0};
+    cr_assert(cast_run(PLX_DTYPE_BOOL, PLX_DTYPE_UINT64, 2, b, u64), "%s", g_err);
+    cr_assert(u64[0] == 1 && u64[1] == 0);
+    cr_assert(cast_run(PLX_DTYPE_UINT64, PLX_DTYPE_BOOL, 3, big, b), "%s", g_err);
+    cr_assert(b[0] == 1 && b[1] == 1);
+}
+
+/* 16-bit quantization (ONNX QuantizeLinear/DequantizeLinear int16 and
+ * uint16): rounding half to even and saturation at the 16-bit limits. */
+Test(quantize, sixteen_bits) {
+    float x[6] = {2.5f, -3.5f, 1e9f, -1e9f, NAN, 100.25f}, s = 0.5f, y[6];
+    int16_t zp = -10, q[6];
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(6)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info tz = info(PLX_DTYPE_INT16, SCALAR), ty = info(PLX_DTYPE_INT16, SHAPE(6));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty, x, &s, &zp, q), "%s", g_err);
+    /* 5 - 10, -7 - 10, saturated, saturated, NaN -> zp, 200.5 -> 200 - 10 */
+    static const int16_t wq[6] = {-5, -17, 32767, -32768, -10, 190};
+    for (int i = 0; i < 6; i++) cr_assert(eq(i16, q[i], wq[i]), "i %d", i);
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &ty, &ts, &tz, &tx, q, &s, &zp, y), "%s", g_err);
+    for (int i = 0; i < 6; i++) cr_assert(eq(flt, y[i], (float)(q[i] - zp) * s), "i %d", i);
+    uint16_t uz = 30000, uq[6];
+    plx_tensor_info tuz = info(PLX_DTYPE_UINT16, SCALAR), tuy = info(PLX_DTYPE_UINT16, SHAPE(6));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tuz, &tuy, x, &s, &uz, uq), "%s", g_err);
+    static const uint16_t wu[6] = {30005, 29993, 65535, 0, 30000, 30200};
+    for (int i = 0; i < 6; i++) cr_assert(eq(u16, uq[i], wu[i]), "i %d", i);
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tuy, &ts, &tuz, &tx, uq, &s, &uz, y), "%s", g_err);
+    cr_assert(eq(flt, y[3], -15000.0f));
 }

@@ -34,7 +34,10 @@ static int64_t rnd_i(int64_t lo, int64_t hi) {
 
 static const plx_dtype g_all[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16,
                                   PLX_DTYPE_INT8,    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,
-                                  PLX_DTYPE_INT32,   PLX_DTYPE_INT64,   PLX_DTYPE_BOOL};
+                                  PLX_DTYPE_INT32,   PLX_DTYPE_INT64,   PLX_DTYPE_BOOL,
+                                  PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16,  PLX_DTYPE_UINT32,
+                                  PLX_DTYPE_UINT64};
+#define G_ALL_COUNT (sizeof g_all / sizeof g_all[0])
 
 static void unravel(const plx_tensor_info *t, size_t i, int64_t *c) {
     for (uint32_t d = t->rank; d-- > 0;) {
@@ -61,6 +64,7 @@ static void fill_values(plx_dtype t, void *p, size_t n, bool nan) {
         case PLX_DTYPE_FLOAT32: ((float *)p)[i] = f; break;
         case PLX_DTYPE_FLOAT16: ((uint16_t *)p)[i] = plx_float32_to_float16(f); break;
         case PLX_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = plx_float32_to_bfloat16(f); break;
+        case PLX_DTYPE_FLOAT64: ((double *)p)[i] = f == f ? f + (double)rnd_i(-9, 9) * 1e-12 : f; break;
         case PLX_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(rnd() & 1); break;
         default: {
             uint64_t v = rnd();
@@ -121,6 +125,33 @@ static void ref_combine(plx_dtype t, plx_scatter_reduction red, uint8_t *dst,
         default: r = isnan(x) ? x : isnan(y) ? y : fminf(x, y); break;
         }
         ref_store_f(t, dst, r);
+        return;
+    }
+    if (t == PLX_DTYPE_FLOAT64) {
+        double x, y, r;
+        memcpy(&x, dst, 8);
+        memcpy(&y, src, 8);
+        switch (red) {
+        case PLX_SCATTER_ADD: r = x + y; break;
+        case PLX_SCATTER_MUL: r = x * y; break;
+        case PLX_SCATTER_MAX: r = isnan(x) ? x : isnan(y) ? y : fmax(x, y); break;
+        default: r = isnan(x) ? x : isnan(y) ? y : fmin(x, y); break;
+        }
+        memcpy(dst, &r, 8);
+        return;
+    }
+    if (t == PLX_DTYPE_UINT16 || t == PLX_DTYPE_UINT32 || t == PLX_DTYPE_UINT64) {
+        /* unsigned: zero-extended, compared as unsigned */
+        uint64_t x = 0, y = 0, r;
+        memcpy(&x, dst, es);
+        memcpy(&y, src, es);
+        switch (red) {
+        case PLX_SCATTER_ADD: r = x + y; break;
+        case PLX_SCATTER_MUL: r = x * y; break;
+        case PLX_SCATTER_MAX: r = x > y ? x : y; break;
+        default: r = x < y ? x : y; break;
+        }
+        memcpy(dst, &r, es);
         return;
     }
     if (t == PLX_DTYPE_BOOL) {
@@ -245,7 +276,7 @@ Test(gather_elements, random) {
     seed(41);
     for (int rep = 0; rep < 300; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 4);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         int64_t dims[4], idims[4];
         uint32_t axis = (uint32_t)rnd_i(0, rank - 1);
         for (uint32_t i = 0; i < rank; i++) {
@@ -341,7 +372,7 @@ Test(scatter_elements, random) {
     seed(42);
     for (int rep = 0; rep < 400; rep++) {
         uint32_t rank = (uint32_t)rnd_i(1, 4);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         plx_scatter_reduction red = (plx_scatter_reduction)rnd_i(0, 4);
         size_t es = plx_dtype_size(t);
         int64_t dims[4], idims[4];
@@ -490,7 +521,7 @@ Test(scatter_nd, random) {
     seed(43);
     for (int rep = 0; rep < 400; rep++) {
         uint32_t r = (uint32_t)rnd_i(1, 4), k = (uint32_t)rnd_i(0, r), lead = (uint32_t)rnd_i(0, 2);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         plx_scatter_reduction red = (plx_scatter_reduction)rnd_i(0, 4);
         size_t es = plx_dtype_size(t);
         int64_t dims[4], idims[3], udims[8];
@@ -601,7 +632,7 @@ Test(gather_nd, random) {
     for (int rep = 0; rep < 400; rep++) {
         uint32_t r = (uint32_t)rnd_i(1, 4), b = (uint32_t)rnd_i(0, r - 1);
         uint32_t k = (uint32_t)rnd_i(1, r - b), lead = (uint32_t)rnd_i(0, 2);
-        plx_dtype t = g_all[rnd() % 9];
+        plx_dtype t = g_all[rnd() % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         int64_t dims[4], idims[8], ydims[8];
         for (uint32_t i = 0; i < r; i++) dims[i] = rnd_i(1, 4);

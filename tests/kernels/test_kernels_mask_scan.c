@@ -41,7 +41,10 @@ static int64_t rnd_i(int64_t lo, int64_t hi) {
 
 static const plx_dtype g_all[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16,
                                   PLX_DTYPE_INT8,    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,
-                                  PLX_DTYPE_INT32,   PLX_DTYPE_INT64,   PLX_DTYPE_BOOL};
+                                  PLX_DTYPE_INT32,   PLX_DTYPE_INT64,   PLX_DTYPE_BOOL,
+                                  PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16,  PLX_DTYPE_UINT32,
+                                  PLX_DTYPE_UINT64};
+#define G_ALL_COUNT (sizeof g_all / sizeof g_all[0])
 
 static void fill_bytes(void *p, size_t n) {
     for (size_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)rnd();
@@ -122,7 +125,7 @@ Test(trilu, hand_upper_lower_and_far_k) {
 Test(trilu, random_batched_all_dtypes) {
     seed(11);
     for (int rep = 0; rep < 300; rep++) {
-        plx_dtype t = g_all[rep % 9];
+        plx_dtype t = g_all[(size_t)rep % G_ALL_COUNT];
         size_t es = plx_dtype_size(t);
         uint32_t rank = (uint32_t)rnd_i(2, 4);
         int64_t dims[4];
@@ -238,7 +241,7 @@ Test(one_hot, random_axes_dtypes) {
                                           PLX_DTYPE_INT32,   PLX_DTYPE_INT64};
     seed(12);
     for (int rep = 0; rep < 300; rep++) {
-        plx_dtype it = ind_types[rep % 8], vt = g_all[(rep / 8) % 9];
+        plx_dtype it = ind_types[rep % 8], vt = g_all[(size_t)(rep / 8) % G_ALL_COUNT];
         size_t ves = plx_dtype_size(vt);
         uint32_t r = (uint32_t)rnd_i(0, 3);
         int64_t idims[3], depth = rnd_i(1, 6);
@@ -517,4 +520,119 @@ Test(cum_sum, workspace_and_refusals) {
     d.axis = -3;
     cr_assert(eq(str, (char *)plxk_check_cum_sum(&l, buf, sizeof buf),
                  "cpu_ref cum_sum: axis -3 is out of range for rank 2"));
+}
+
+/* ---- float64 and the unsigned types (ABI 1.3) --------------------------- */
+
+/* cum_sum on float64 (values in eighths, whose sums are exact, so the
+ * order of the additions cannot matter) and on uint32 and uint64, which
+ * wrap modulo 2^bits, against a reference walk over the coordinates. */
+Test(cum_sum, random_float64_and_unsigned) {
+    static const plx_dtype types[] = {PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT32, PLX_DTYPE_UINT64};
+    seed(15);
+    for (int rep = 0; rep < 300; rep++) {
+        plx_dtype t = types[rep % 3];
+        size_t es = plx_dtype_size(t);
+        uint32_t rank = (uint32_t)rnd_i(1, 4);
+        int64_t dims[4];
+        for (uint32_t d = 0; d < rank; d++) dims[d] = rnd_i(rep % 37 == 0 ? 0 : 1, 6);
+        int32_t axis = (int32_t)rnd_i(-(int64_t)rank, rank - 1);
+        uint32_t a = (uint32_t)(axis < 0 ? axis + (int32_t)rank : axis);
+        bool exclusive = rnd() & 1, reverse = rnd() & 1;
+        plx_tensor_info tx = info(t, dims, rank);
+        size_t n = numel(&tx);
+        for (size_t i = 0; i < n; i++) {
+            if (t == PLX_DTYPE_FLOAT64) ((double *)g_x)[i] = (double)rnd_i(-1000000, 1000000) / 8.0;
+            else if (t == PLX_DTYPE_UINT32) ((uint32_t *)g_x)[i] = (uint32_t)rnd();
+            else ((uint64_t *)g_x)[i] = rnd();
+        }
+        memset(g_y, 0xab, n * es + 1);
+        cr_assert(cum_sum_run(axis, exclusive, reverse, &tx, g_x, g_y), "%s", g_err);
+        for (size_t e = 0; e < n; e++) {
+            int64_t c[PLX_MAX_RANK];
+            unravel(&tx, e, c);
+            int64_t pos = c[a], len = dims[a];
+            double fs = 0.0;
+            uint64_t us = 0;
+            for (int64_t j = 0; j < len; j++) {
+                bool in = reverse ? (exclusive ? j > pos : j >= pos)
+                                  : (exclusive ? j < pos : j <= pos);
+                if (!in) continue;
+                c[a] = j;
+                size_t at = ravel(&tx, c);
+                if (t == PLX_DTYPE_FLOAT64) fs += ((double *)g_x)[at];
+                else if (t == PLX_DTYPE_UINT32) us += ((uint32_t *)g_x)[at];
+                else us += ((uint64_t *)g_x)[at];
+            }
+            if (t == PLX_DTYPE_FLOAT64) ((double *)g_ref)[e] = fs;
+            else if (t == PLX_DTYPE_UINT32) ((uint32_t *)g_ref)[e] = (uint32_t)us;
+            else ((uint64_t *)g_ref)[e] = us;
+        }
+        cr_assert(zero(int, memcmp(g_y, g_ref, n * es)), "rep %d %s", rep, plx_dtype_name(t));
+        cr_assert(eq(u8, g_y[n * es], 0xab), "rep %d wrote past Y", rep);
+    }
+    /* ONNX's test_cumsum_1d (float64) and a uint64 sum past 2^63 */
+    double x[5] = {1, 2, 3, 4, 5}, y[5];
+    plx_tensor_info t5 = info(PLX_DTYPE_FLOAT64, SHAPE(5));
+    cr_assert(cum_sum_run(0, false, false, &t5, x, y), "%s", g_err);
+    cr_assert(eq(dbl, y[4], 15.0));
+    uint64_t u[3] = {UINT64_C(1) << 63, UINT64_C(1) << 62, UINT64_C(3) << 62}, uy[3];
+    plx_tensor_info t3 = info(PLX_DTYPE_UINT64, SHAPE(3));
+    cr_assert(cum_sum_run(0, false, false, &t3, u, uy), "%s", g_err);
+    cr_assert(eq(u64, uy[1], UINT64_C(3) << 62));
+    cr_assert(eq(u64, uy[2], UINT64_C(1) << 63)); /* 6 * 2^62 wraps to 2^63 */
+}
+
+/* hardmax on float64: the first maximum, a NaN winning, ties by position;
+ * values that differ only past float32's precision are told apart. */
+Test(hardmax, float64) {
+    double x[12] = {1, 1 + 1e-12, 1, 0, 5, NAN, 7, NAN, -1, -1, -2, -3}, y[12];
+    plx_tensor_info t = info(PLX_DTYPE_FLOAT64, SHAPE(3, 4));
+    cr_assert(hardmax_run(-1, &t, x, y), "%s", g_err);
+    int at[3] = {1, 1, 0};
+    for (int r = 0; r < 3; r++) {
+        for (int j = 0; j < 4; j++) {
+            cr_assert(eq(dbl, y[r * 4 + j], j == at[r] ? 1.0 : 0.0), "r %d j %d", r, j);
+        }
+    }
+    plx_tensor_info ti = info(PLX_DTYPE_UINT32, SHAPE(3, 4));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(-1);
+    plx_layer_view l = layer_of(PLX_OP_HARDMAX, &d, &ti, 1, &ti, 1);
+    cr_assert(eq(str, (char *)plxk_check_hardmax(&l, g_err, sizeof g_err),
+                 "cpu_ref hardmax: dtype uint32 is not supported"));
+}
+
+/* one_hot indices of the new types: float64 truncates toward zero (NaN
+ * and huge values are out of range), uint16/uint32 as they are, uint64
+ * past INT64_MAX out of range (not a negative index). */
+Test(one_hot, float64_and_unsigned_indices) {
+    double d[6] = {2.9, -0.5, -1.0, NAN, 1e300, -3.5};
+    uint64_t vals[2] = {0, UINT64_MAX}, y[18];
+    plx_tensor_info td = info(PLX_DTYPE_FLOAT64, SHAPE(6)), tv = info(PLX_DTYPE_UINT64, SHAPE(2));
+    plx_tensor_info ty = info(PLX_DTYPE_UINT64, SHAPE(6, 3));
+    cr_assert(one_hot_run(-1, 3, &td, &tv, &ty, d, vals, y), "%s", g_err);
+    /* 2.9 -> 2; -0.5 -> 0; -1 -> 2; NaN, 1e300 off; -3.5 -> -3 -> 0 */
+    int on[6] = {2, 0, 2, -1, -1, 0};
+    for (int r = 0; r < 6; r++) {
+        for (int j = 0; j < 3; j++) {
+            cr_assert(eq(u64, y[r * 3 + j], j == on[r] ? UINT64_MAX : 0), "r %d j %d", r, j);
+        }
+    }
+    uint64_t u[3] = {1, UINT64_MAX, UINT64_C(1) << 63};
+    plx_tensor_info tu = info(PLX_DTYPE_UINT64, SHAPE(3)), ty3 = info(PLX_DTYPE_UINT64, SHAPE(3, 3));
+    cr_assert(one_hot_run(-1, 3, &tu, &tv, &ty3, u, vals, y), "%s", g_err);
+    for (int r = 0; r < 3; r++) {
+        for (int j = 0; j < 3; j++) {
+            cr_assert(eq(u64, y[r * 3 + j], r == 0 && j == 1 ? UINT64_MAX : 0), "r %d j %d", r, j);
+        }
+    }
+    uint16_t h[2] = {65535, 2};
+    uint32_t w[2] = {4000000000u, 0};
+    double dv[2] = {-1.5, 2.5}, dy[6];
+    plx_tensor_info th = info(PLX_DTYPE_UINT16, SHAPE(2)), tw = info(PLX_DTYPE_UINT32, SHAPE(2));
+    plx_tensor_info tdv = info(PLX_DTYPE_FLOAT64, SHAPE(2)), tdy = info(PLX_DTYPE_FLOAT64, SHAPE(2, 3));
+    cr_assert(one_hot_run(-1, 3, &th, &tdv, &tdy, h, dv, dy), "%s", g_err);
+    cr_assert(dy[0] == -1.5 && dy[1] == -1.5 && dy[2] == -1.5 && dy[5] == 2.5);
+    cr_assert(one_hot_run(-1, 3, &tw, &tdv, &tdy, w, dv, dy), "%s", g_err);
+    cr_assert(dy[2] == -1.5 && dy[3] == 2.5);
 }

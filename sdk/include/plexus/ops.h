@@ -680,7 +680,7 @@ typedef struct plx_depth_space_desc {
 typedef struct plx_quantize_desc {
     uint32_t struct_size;
     int32_t axis; /* default 1 */
-    plx_dtype output_dtype; /* quantize: uint8 or int8; dequantize: float32 */
+    plx_dtype output_dtype; /* quantize: uint8, int8 or (ABI 1.3) uint16, int16; dequantize: the scale's */
 } plx_quantize_desc;
 #define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
 

@@ -25,26 +25,35 @@ typedef enum plx_dtype {
     PLX_DTYPE_INT16 = 6,
     PLX_DTYPE_INT32 = 7,
     PLX_DTYPE_INT64 = 8,
-    PLX_DTYPE_BOOL = 9 /* one byte, 0 or 1 */
+    PLX_DTYPE_BOOL = 9, /* one byte, 0 or 1 */
+    /* ABI 1.3 */
+    PLX_DTYPE_FLOAT64 = 10, /* IEEE binary64 */
+    PLX_DTYPE_UINT16 = 11,
+    PLX_DTYPE_UINT32 = 12,
+    PLX_DTYPE_UINT64 = 13
 } plx_dtype;
 
-#define PLX_DTYPE_COUNT 10
+#define PLX_DTYPE_COUNT 14
 
 /* Bytes per element; 0 for PLX_DTYPE_INVALID or an unknown value. */
 static inline size_t plx_dtype_size(plx_dtype dtype) {
     switch (dtype) {
     case PLX_DTYPE_FLOAT32:
     case PLX_DTYPE_INT32:
+    case PLX_DTYPE_UINT32:
         return 4;
     case PLX_DTYPE_FLOAT16:
     case PLX_DTYPE_BFLOAT16:
     case PLX_DTYPE_INT16:
+    case PLX_DTYPE_UINT16:
         return 2;
     case PLX_DTYPE_INT8:
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL:
         return 1;
     case PLX_DTYPE_INT64:
+    case PLX_DTYPE_FLOAT64:
+    case PLX_DTYPE_UINT64:
         return 8;
     case PLX_DTYPE_INVALID:
         break;
@@ -64,6 +73,10 @@ static inline const char *plx_dtype_name(plx_dtype dtype) {
     case PLX_DTYPE_INT32: return "int32";
     case PLX_DTYPE_INT64: return "int64";
     case PLX_DTYPE_BOOL: return "bool";
+    case PLX_DTYPE_FLOAT64: return "float64";
+    case PLX_DTYPE_UINT16: return "uint16";
+    case PLX_DTYPE_UINT32: return "uint32";
+    case PLX_DTYPE_UINT64: return "uint64";
     case PLX_DTYPE_INVALID: break;
     }
     return "invalid";
@@ -318,15 +331,63 @@ static inline uint16_t plx_float32_to_bfloat16(float f) {
     return (uint16_t)(u >> 16);
 }
 
+/* A float64 as float32 rounded to odd: truncated toward zero, its last
+ * bit set when that dropped anything (the infinities, NaN and the exact
+ * values as they are). A later rounding to 11 bits or fewer (float16,
+ * bfloat16) is then correctly rounded, which rounding to the nearest
+ * float32 first would not be. */
+static inline float plx_float64_to_float32_odd(double v) {
+    float f = (float)v; /* nearest; infinite past the largest float32 */
+    if (v != v || (double)f == v || v - v != 0) {
+        return f; /* NaN, exact, or v itself infinite */
+    }
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (!(u & 1u)) {
+        /* even and inexact: the odd neighbour on v's side (from +-infinity
+         * that is the largest finite value) */
+        double mag_v = v < 0 ? -v : v, mag_f = f < 0 ? -(double)f : (double)f;
+        u = mag_v > mag_f ? u + 1u : u - 1u;
+        memcpy(&f, &u, sizeof f);
+    }
+    return f;
+}
+
+/* A float64 as float16 bits, correctly rounded as plx_float32_to_float16
+ * rounds a float32. */
+static inline uint16_t plx_float64_to_float16(double v) {
+    return plx_float32_to_float16(plx_float64_to_float32_odd(v));
+}
+
+/* A float64 as bfloat16 bits, correctly rounded as plx_float32_to_bfloat16
+ * rounds a float32. */
+static inline uint16_t plx_float64_to_bfloat16(double v) {
+    return plx_float32_to_bfloat16(plx_float64_to_float32_odd(v));
+}
+
 /* v as a value of an integer dtype, as cast converts a float: truncated
  * toward zero, NaN gives 0, values outside the dtype's range (infinities
  * included) saturate to its minimum or maximum; for PLX_DTYPE_BOOL, v != 0
- * (so NaN gives 1, as numpy). Any other dtype is taken as int64. C leaves
+ * (so NaN gives 1, as numpy). For PLX_DTYPE_UINT64, whose values from 2^63
+ * an int64_t cannot hold, the result is the uint64 value's bits (convert
+ * it to uint64_t to read it). Any other dtype is taken as int64. C leaves
  * out-of-range conversions undefined, so v is clamped before it is
  * converted. */
 static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
     if (dtype == PLX_DTYPE_BOOL) {
         return v != 0;
+    }
+    if (dtype == PLX_DTYPE_UINT64) {
+        uint64_t u;
+        if (v != v || v <= 0) { /* NaN, or truncates to 0 or below */
+            u = 0;
+        } else if (v >= 18446744073709551616.0) {
+            u = ~(uint64_t)0;
+        } else {
+            u = (uint64_t)v;
+        }
+        /* modulo 2^64 without implementation-defined behaviour */
+        return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
     }
     int64_t i;
     if (v != v) { /* NaN */
@@ -342,15 +403,18 @@ static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
     case PLX_DTYPE_INT8: return i < INT8_MIN ? INT8_MIN : i > INT8_MAX ? INT8_MAX : i;
     case PLX_DTYPE_UINT8: return i < 0 ? 0 : i > UINT8_MAX ? UINT8_MAX : i;
     case PLX_DTYPE_INT16: return i < INT16_MIN ? INT16_MIN : i > INT16_MAX ? INT16_MAX : i;
+    case PLX_DTYPE_UINT16: return i < 0 ? 0 : i > UINT16_MAX ? UINT16_MAX : i;
     case PLX_DTYPE_INT32: return i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i;
+    case PLX_DTYPE_UINT32: return i < 0 ? 0 : i > (int64_t)UINT32_MAX ? (int64_t)UINT32_MAX : i;
     default: return i;
     }
 }
 
 /* v as one element of `dtype`, in the dtype's bytes (native byte order)
- * at the start of out: float32 (float)v; float16 and bfloat16 (float)v
- * rounded by plx_float32_to_float16 / plx_float32_to_bfloat16; integer
- * dtypes and bool as plx_dtype_int_from_double. The rest of out is zeroed.
+ * at the start of out: float64 v; float32 (float)v; float16 and bfloat16
+ * correctly rounded (plx_float64_to_float16 / plx_float64_to_bfloat16);
+ * integer dtypes and bool as plx_dtype_int_from_double. The rest of out is
+ * zeroed.
  * Returns the element size, or 0 (out all zero) for an invalid dtype. */
 static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint8_t out[8]) {
     memset(out, 0, 8);
@@ -361,11 +425,13 @@ static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint
         memcpy(out, &f, 4);
         return 4;
     }
+    case PLX_DTYPE_FLOAT64:
+        memcpy(out, &v, 8);
+        return 8;
     case PLX_DTYPE_FLOAT16:
     case PLX_DTYPE_BFLOAT16: {
-        float f = (float)v;
-        uint16_t h = dtype == PLX_DTYPE_FLOAT16 ? plx_float32_to_float16(f)
-                                                : plx_float32_to_bfloat16(f);
+        uint16_t h = dtype == PLX_DTYPE_FLOAT16 ? plx_float64_to_float16(v)
+                                                : plx_float64_to_bfloat16(v);
         memcpy(out, &h, 2);
         return 2;
     }
@@ -385,12 +451,23 @@ static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint
         memcpy(out, &w, 2);
         return 2;
     }
+    case PLX_DTYPE_UINT16: {
+        uint16_t w = (uint16_t)i;
+        memcpy(out, &w, 2);
+        return 2;
+    }
     case PLX_DTYPE_INT32: {
         int32_t w = (int32_t)i;
         memcpy(out, &w, 4);
         return 4;
     }
+    case PLX_DTYPE_UINT32: {
+        uint32_t w = (uint32_t)i;
+        memcpy(out, &w, 4);
+        return 4;
+    }
     case PLX_DTYPE_INT64:
+    case PLX_DTYPE_UINT64: /* the bits, plx_dtype_int_from_double */
         memcpy(out, &i, 8);
         return 8;
     case PLX_DTYPE_INVALID:

@@ -1278,11 +1278,11 @@ Test(shape_infer, grid_sample) {
     fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3), F32(2, 1)),
                   "layer 'L' (grid_sample): X [2,3] must have rank 3 or more");
     fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, T(INT32, 2, 3, 4, 5), F32(2, 6, 7, 2)),
-                  "layer 'L' (grid_sample): X has dtype int32, expected float32, float16 or "
-                  "bfloat16");
+                  "layer 'L' (grid_sample): X has dtype int32, expected float32, float16, "
+                  "bfloat16 or float64");
     fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), T(INT64, 2, 6, 7, 2)),
-                  "layer 'L' (grid_sample): grid has dtype int64, expected float32, float16 or "
-                  "bfloat16");
+                  "layer 'L' (grid_sample): grid has dtype int64, expected float32, float16, "
+                  "bfloat16 or float64");
     d.mode = (plx_grid_sample_mode)3;
     fails_exactly(RUN(PLX_OP_GRID_SAMPLE, &d, &y, F32(2, 3, 4, 5), F32(2, 6, 7, 2)),
                   "layer 'L' (grid_sample): mode 3 is not a plx_grid_sample_mode");

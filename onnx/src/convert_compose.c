@@ -136,6 +136,11 @@ plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n) {
         memcpy(one, &h, 2);
         break;
     }
+    case PLX_DTYPE_FLOAT64: {
+        double d = 1.0;
+        memcpy(one, &d, 8);
+        break;
+    }
     default: {
         /* integers and bool: 1 in the low byte of a little-endian host,
          * the high one of a big-endian one */

@@ -494,11 +494,6 @@ typedef struct qdw_job {
     size_t slice;
 } qdw_job;
 
-/* Its conversions compiled for AVX-512, AVX2 and the baseline, picked by
- * the CPU at load (the same exact values in each). */
-#if defined(PLXK_GEMM_X86) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#endif
 static void qdw_channel(void *ctx, size_t task, size_t thread) {
     const qdw_job *j = ctx;
     const plx_window_geom *g = j->g;

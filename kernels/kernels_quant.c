@@ -148,6 +148,23 @@ static void fill_channel_arrays(const qproduct *q, const plxk_kernel_args *a, vo
     }
 }
 
+/* The workspace of a run: the per-channel arrays filled (scales, zero
+ * points), *left bytes of it, from ws, past them. NULL, with args failed,
+ * when it is short. */
+static char *channel_workspace(const plxk_kernel_args *args, const qproduct *q, int64_t channels,
+                               float **scales, int32_t **zps, size_t *left) {
+    void *ws = plxk_ws_at(args, 0, left);
+    size_t arrays = channel_arrays_bytes(channels);
+    if (!ws || *left < arrays) {
+        plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short",
+                  plx_op_name(args->layer->op), plxk_layer_name(args->layer), *left);
+        return NULL;
+    }
+    fill_channel_arrays(q, args, ws, scales, zps);
+    *left -= arrays;
+    return (char *)ws + arrays;
+}
+
 /* The common arguments of one product: operands' signedness and zero
  * points, the output stage. */
 static plxk_qgemm_args qgemm_base(const qproduct *q, const plxk_kernel_args *a,
@@ -570,23 +587,20 @@ static bool run_qconv(const plxk_kernel_args *args) {
         return plxk_fail(args, "%s", why);
     }
     size_t left;
-    void *ws = plxk_ws_at(args, 0, &left);
-    size_t arrays = channel_arrays_bytes(g.m);
-    if (!ws || left < arrays) {
-        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
-                         plxk_layer_name(l), left);
-    }
     float *scales;
     int32_t *zps;
-    fill_channel_arrays(&q, args, ws, &scales, &zps);
+    char *ws = channel_workspace(args, &q, g.m, &scales, &zps, &left);
+    if (!ws) {
+        return false;
+    }
     if (qconv_depthwise(&g)) {
         size_t slice = qdw_slice_bytes(&g), threads = plxk_pool_threads(plxk_pool_of(args->compute));
-        if (left < arrays || (left - arrays) / slice < threads) {
+        if (left / slice < threads) {
             return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short",
                              plx_op_name(l->op), plxk_layer_name(l), left);
         }
         qdw_job job = {&g, args, &q, scales, zps, plxk_isa_of(args->compute),
-                       (char *)ws + arrays, slice};
+                       ws, slice};
         if (!plxk_isa_supported(job.isa)) {
             return plxk_fail(args, "%s: the %s variant does not run on this CPU",
                              plx_op_name(l->op), plxk_isa_name(job.isa));
@@ -598,9 +612,9 @@ static bool run_qconv(const plxk_kernel_args *args) {
     }
     size_t m, n, k;
     qconv_dims(&g, &m, &n, &k);
-    uint8_t *col = (uint8_t *)ws + arrays;
+    uint8_t *col = (uint8_t *)ws;
     size_t col_bytes = plxk_round_ws(m * k);
-    if (left < arrays + col_bytes) {
+    if (left < col_bytes) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
@@ -608,19 +622,19 @@ static bool run_qconv(const plxk_kernel_args *args) {
     uint8_t *nhwc = col + col_bytes, *wr = NULL;
     size_t nhwc_bytes = nhwc_path ? qconv_nhwc_bytes(&g) : 0;
     size_t wr_bytes = nhwc_path ? plxk_round_ws((size_t)g.m * k) : 0;
-    if (left < arrays + col_bytes + nhwc_bytes + wr_bytes) {
+    if (left < col_bytes + nhwc_bytes + wr_bytes) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
     size_t esize = q.integer ? 4 : 1;
     size_t result_bytes = plxk_round_ws(m * n * esize);
-    if (left - arrays - col_bytes - nhwc_bytes - wr_bytes < result_bytes) {
+    if (left - col_bytes - nhwc_bytes - wr_bytes < result_bytes) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
     char *result = (char *)nhwc + nhwc_bytes + wr_bytes;
     void *gws = result + result_bytes;
-    size_t gleft = left - arrays - col_bytes - nhwc_bytes - wr_bytes - result_bytes;
+    size_t gleft = left - col_bytes - nhwc_bytes - wr_bytes - result_bytes;
     plxk_isa isa = plxk_isa_of(args->compute);
     size_t packed_per = args->prepared ? qconv_packed_group_bytes(&g, isa) : 0;
     int32_t pad = q.integer ? (l->input_count > 2 ? load_q8(args->inputs[2], l->inputs[2].dtype, 0) : 0)
@@ -803,17 +817,14 @@ bool plxk_run_qmatmul(const plxk_kernel_args *args) {
         return plxk_fail(args, "%s", why);
     }
     size_t left;
-    void *ws = plxk_ws_at(args, 0, &left);
-    size_t arrays = channel_arrays_bytes(g.n);
-    if (!ws || left < arrays) {
-        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
-                         plxk_layer_name(l), left);
-    }
     float *scales;
     int32_t *zps;
-    fill_channel_arrays(&q, args, ws, &scales, &zps);
-    void *gws = (char *)ws + arrays;
-    size_t gleft = left - arrays;
+    char *ws = channel_workspace(args, &q, g.n, &scales, &zps, &left);
+    if (!ws) {
+        return false;
+    }
+    void *gws = ws;
+    size_t gleft = left;
     int64_t batches = 1, rows = g.m;
     for (uint32_t i = 0; i < g.batch_rank; i++) {
         batches *= g.batch[i];
@@ -939,15 +950,12 @@ bool plxk_run_qgemm(const plxk_kernel_args *args) {
         return plxk_fail(args, "%s", why);
     }
     size_t left;
-    void *ws = plxk_ws_at(args, 0, &left);
-    size_t arrays = channel_arrays_bytes(g.n);
-    if (!ws || left < arrays) {
-        return plxk_fail(args, "gemm: layer '%s': workspace of %zu bytes is short",
-                         plxk_layer_name(l), left);
-    }
     float *scales;
     int32_t *zps;
-    fill_channel_arrays(&q, args, ws, &scales, &zps);
+    char *ws = channel_workspace(args, &q, g.n, &scales, &zps, &left);
+    if (!ws) {
+        return false;
+    }
     plxk_qgemm_args a = qgemm_base(&q, args, scales, zps);
     a.m = (size_t)g.m;
     a.n = (size_t)g.n;
@@ -963,7 +971,7 @@ bool plxk_run_qgemm(const plxk_kernel_args *args) {
     a.c_cs = 1;
     a.bias = l->input_count > 2 ? args->inputs[2] : NULL;
     a.packed_b = args->prepared;
-    return run_qgemm(args, &a, (char *)ws + arrays, left - arrays, "gemm");
+    return run_qgemm(args, &a, ws, left, "gemm");
 }
 
 /* ------------------------------------------------------------------ */

@@ -529,16 +529,29 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
     float *restrict wf = (float *)(void *)((char *)acc + plxk_round_ws(plane_out * sizeof(float)));
     float *scratch = (float *)(void *)((char *)wf + plxk_round_ws(taps * sizeof(float)));
     size_t x0 = (size_t)(n * g->c + ch) * plane_in;
+/* The loops per 8-bit type: X's plane less its zero point as floats, and the
+ * requantized output plane. */
+#define QDW_WIDEN(type)                                                      \
+    do {                                                                     \
+        const type *src = (const type *)j->a->inputs[0] + x0;               \
+        for (size_t i = 0; i < plane_in; i++) {                              \
+            xf[i] = (float)(src[i] - zx);                                    \
+        }                                                                    \
+    } while (0)
+#define QDW_REQUANT(type)                                                    \
+    do {                                                                     \
+        type *y = (type *)j->a->outputs[0] + y0;                            \
+        for (size_t i = 0; i < plane_out; i++) {                             \
+            float v = (float)((int32_t)acc[i] + bias) * scale;               \
+            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;         \
+            v = plxk_round_even_small(v) + zy;                               \
+            y[i] = (type)(v < lo ? lo : v > hi ? hi : v);                    \
+        }                                                                    \
+    } while (0)
     if (xd == PLX_DTYPE_INT8) {
-        const int8_t *src = (const int8_t *)j->a->inputs[0] + x0;
-        for (size_t i = 0; i < plane_in; i++) {
-            xf[i] = (float)(src[i] - zx);
-        }
+        QDW_WIDEN(int8_t);
     } else {
-        const uint8_t *src = (const uint8_t *)j->a->inputs[0] + x0;
-        for (size_t i = 0; i < plane_in; i++) {
-            xf[i] = (float)(src[i] - zx);
-        }
+        QDW_WIDEN(uint8_t);
     }
     for (size_t t = 0; t < taps; t++) {
         wf[t] = (float)(load_q8(j->a->inputs[1], wd, (size_t)ch * taps + t) - zw);
@@ -560,22 +573,12 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
     float scale = j->scales[ch], zy = (float)l->outputs[0].quant.zero_point;
     float lo = yd == PLX_DTYPE_INT8 ? -128.0f : 0.0f, hi = yd == PLX_DTYPE_INT8 ? 127.0f : 255.0f;
     if (yd == PLX_DTYPE_INT8) {
-        int8_t *y = (int8_t *)j->a->outputs[0] + y0;
-        for (size_t i = 0; i < plane_out; i++) {
-            float v = (float)((int32_t)acc[i] + bias) * scale;
-            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
-            v = plxk_round_even_small(v) + zy;
-            y[i] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
-        }
+        QDW_REQUANT(int8_t);
     } else {
-        uint8_t *y = (uint8_t *)j->a->outputs[0] + y0;
-        for (size_t i = 0; i < plane_out; i++) {
-            float v = (float)((int32_t)acc[i] + bias) * scale;
-            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;
-            v = plxk_round_even_small(v) + zy;
-            y[i] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
-        }
+        QDW_REQUANT(uint8_t);
     }
+#undef QDW_WIDEN
+#undef QDW_REQUANT
 }
 
 static bool run_qconv(const plxk_kernel_args *args) {

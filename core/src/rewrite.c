@@ -861,13 +861,6 @@ static bool match_bias(const rewriter *w, plxi_layer *l, int64_t m, qdq_match *m
     return zp == 0;
 }
 
-/* dequantize(X) -> conv (dequantize(W), [dequantize(B)]) -> quantize, or
- * the same around a matmul or a gemm (alpha and beta 1, C the bias), all
- * parameters constant: one conv or matmul on
- * the quantized tensors (plexus/ops.h), when one of the preferred backends
- * takes it; else the float layers stay. Likewise a layer that moves values
- * (moves_values) between a dequantize and a quantize of the same
- * parameters runs on the 8-bit values. */
 /* Layers that move or select values, whose output has their input's
  * per-tensor quantization (core/src/shape_infer.c): between a dequantize
  * and a quantize of the same parameters they run on the int8 values. */
@@ -897,6 +890,61 @@ static bool averages_values(const plxi_layer *l) {
            ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE;
 }
 
+/* The one reader of layer `index`'s output that is a per-tensor 8-bit
+ * quantize with constant parameters (set in *yq), or NULL. */
+static plxi_layer *quantize_reader(const rewriter *w, uint32_t index, plx_quant_params *yq,
+                                   uint32_t *q_index) {
+    for (uint32_t i = index + 1; i < w->count; i++) {
+        plxi_layer *r = w->layers[i];
+        if (r && r->input_count > 0 && r->inputs[0].layer == index && r->op == PLX_OP_QUANTIZE &&
+            is_q8(r->outputs[0].dtype) && per_tensor_params(w, r, r->outputs[0].dtype, yq)) {
+            *q_index = i;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Whether one of the preferred backends takes the candidate layer;
+ * *failed on an allocation failure. */
+static bool preferred_take(const rewriter *w, const plxi_layer *cand, bool *failed) {
+    *failed = false;
+    for (size_t b = 0; b < w->pref_count && !*failed; b++) {
+        char *reason = plxi_optimizer_ask(w->prefs[b], cand, w->layers, failed);
+        bool taken = !reason && !*failed;
+        free(reason);
+        if (taken) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A fold taken: `cand` replaces layer `index`, whose quantize (q_index)
+ * it stands for, and the dequantizes in `dead` that nothing else reads
+ * go. */
+static void commit_qdq(rewriter *w, uint32_t index, plxi_layer *cand, uint32_t q_index,
+                       plxi_layer *const *dead, size_t dead_count) {
+    plxi_layer_free(w->layers[index]);
+    w->layers[index] = cand;
+    redirect(w, (plxi_source){q_index, 0}, (plxi_source){index, 0});
+    drop(w, q_index);
+    for (size_t k = 0; k < dead_count; k++) {
+        for (uint32_t i = 0; dead[k] && i < w->count; i++) {
+            if (w->layers[i] == dead[k] && readers(w, i, 0, NULL) == 0) {
+                drop(w, i);
+            }
+        }
+    }
+}
+
+/* dequantize(X) -> conv (dequantize(W), [dequantize(B)]) -> quantize, or
+ * the same around a matmul or a gemm (alpha and beta 1, C the bias), all
+ * parameters constant: one conv or matmul on
+ * the quantized tensors (plexus/ops.h), when one of the preferred backends
+ * takes it; else the float layers stay. Likewise a layer that moves values
+ * (moves_values) between a dequantize and a quantize of the same
+ * parameters runs on the 8-bit values. */
 static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     plxi_layer *l = w->layers[index];
     bool averages = averages_values(l);
@@ -923,15 +971,7 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
         readers(w, index, 0, &to_output) != 1 || to_output) {
         return NULL;
     }
-    /* the one reader: a per-tensor quantize */
-    for (uint32_t i = index + 1; i < w->count && !mt.q; i++) {
-        plxi_layer *r = w->layers[i];
-        if (r && r->input_count > 0 && r->inputs[0].layer == index && r->op == PLX_OP_QUANTIZE &&
-            is_q8(r->outputs[0].dtype) && per_tensor_params(w, r, r->outputs[0].dtype, &mt.yq)) {
-            mt.q = r;
-            mt.q_index = i;
-        }
-    }
+    mt.q = quantize_reader(w, index, &mt.yq, &mt.q_index);
     if (moves && !averages &&
         (!mt.q || !same_quant(&mt.xq, &mt.yq) || mt.q->outputs[0].dtype != xi->dtype)) {
         return NULL;
@@ -982,13 +1022,8 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
     }
     cand->outputs[0] = mt.q->outputs[0];
     cand->outputs[0].quant = mt.yq;
-    bool taken = false, failed = false;
-    for (size_t b = 0; b < w->pref_count && !taken && !failed; b++) {
-        char *reason = plxi_optimizer_ask(w->prefs[b], cand, w->layers, &failed);
-        taken = !reason && !failed;
-        free(reason);
-    }
-    if (!taken) {
+    bool failed;
+    if (!preferred_take(w, cand, &failed)) {
         xi->quant = old_x;
         if (mt.wl) {
             mt.wl->outputs[0].quant.kind = PLX_QUANT_NONE;
@@ -1004,18 +1039,8 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
         s = oom();
         goto out;
     }
-    plxi_layer_free(l);
-    w->layers[index] = cand;
-    redirect(w, (plxi_source){mt.q_index, 0}, (plxi_source){index, 0});
-    drop(w, mt.q_index);
     plxi_layer *dead[3] = {mt.dx, mt.dw, mt.db};
-    for (int k = 0; k < 3; k++) {
-        for (uint32_t i = 0; dead[k] && i < w->count; i++) {
-            if (w->layers[i] == dead[k] && readers(w, i, 0, NULL) == 0) {
-                drop(w, i);
-            }
-        }
-    }
+    commit_qdq(w, index, cand, mt.q_index, dead, 3);
     *changed = true;
 out:
     free(mt.w_scales);
@@ -1058,16 +1083,8 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
     if (info[0] == info[1] && !same_quant(&q[0], &q[1])) {
         return NULL; /* one tensor read with two quantizations */
     }
-    plxi_layer *qy = NULL;
     uint32_t q_index = 0;
-    for (uint32_t i = index + 1; i < w->count && !qy; i++) {
-        plxi_layer *r = w->layers[i];
-        if (r && r->input_count > 0 && r->inputs[0].layer == index && r->op == PLX_OP_QUANTIZE &&
-            is_q8(r->outputs[0].dtype) && per_tensor_params(w, r, r->outputs[0].dtype, &yq)) {
-            qy = r;
-            q_index = i;
-        }
-    }
+    plxi_layer *qy = quantize_reader(w, index, &yq, &q_index);
     if (!qy) {
         return NULL;
     }
@@ -1084,12 +1101,8 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
     cand->inputs[1] = src[1];
     cand->outputs[0] = qy->outputs[0];
     cand->outputs[0].quant = yq;
-    bool taken = false, failed = false;
-    for (size_t b = 0; b < w->pref_count && !taken && !failed; b++) {
-        char *reason = plxi_optimizer_ask(w->prefs[b], cand, w->layers, &failed);
-        taken = !reason && !failed;
-        free(reason);
-    }
+    bool failed;
+    bool taken = preferred_take(w, cand, &failed);
     if (!taken || !plxi_optimizer_note(w->o, "quantized binary '%s': dequantize, %s and quantize "
                                        "'%s' run as one int8 layer", l->name,
                                        plx_binary_func_name(f), qy->name)) {
@@ -1098,17 +1111,7 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
         plxi_layer_free(cand);
         return failed || taken ? oom() : NULL;
     }
-    plxi_layer_free(l);
-    w->layers[index] = cand;
-    redirect(w, (plxi_source){q_index, 0}, (plxi_source){index, 0});
-    drop(w, q_index);
-    for (int k = 0; k < 2; k++) {
-        for (uint32_t i = 0; i < w->count; i++) {
-            if (w->layers[i] && w->layers[i] == dq[k] && readers(w, i, 0, NULL) == 0) {
-                drop(w, i);
-            }
-        }
-    }
+    commit_qdq(w, index, cand, q_index, dq, 2);
     *changed = true;
     return NULL;
 }

@@ -714,6 +714,29 @@ Test(rewrite, gelu_chain_with_a_shared_erf_stays) {
  * and the quantize after it gone), and gives what the float layers give to
  * one quantization step of the output. `b_scale_off` puts the bias's scale
  * off x's times W's, which keeps the float layers. */
+/* Connects output 0 of each links[i][0] to input links[i][2] of
+ * links[i][1]. */
+static void connect_links(plx_network *n, const plx_layer_id (*links)[3], size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
+    }
+}
+
+/* from -> quantize `q_name` (scale s, zero point z: z's dtype) ->
+ * dequantize `dq_name`; returns the dequantize. */
+static plx_layer_id add_qdq(plx_network *n, const char *q_name, const char *dq_name,
+                            plx_layer_id from, plx_layer_id s, plx_layer_id z, plx_dtype q8) {
+    plx_quantize_desc q = PLX_QUANTIZE_DESC_INIT(q8);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_layer_id ql, dql;
+    OK(plx_network_add_layer(n, q_name, PLX_OP_QUANTIZE, &q, 3, 1, &ql));
+    OK(plx_network_add_layer(n, dq_name, PLX_OP_DEQUANTIZE, &dq, 3, 1, &dql));
+    const plx_layer_id links[][3] = {{from, ql, 0}, {s, ql, 1}, {z, ql, 2},
+                                     {ql, dql, 0},  {s, dql, 1}, {z, dql, 2}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    return dql;
+}
+
 #define QC 3
 #define QM 4
 #define QH 6
@@ -746,12 +769,9 @@ static plx_network *qdq_conv(float b_scale_off) {
     zwi.dtype = PLX_DTYPE_INT8;
     plx_conv_desc cd = PLX_CONV_DESC_INIT;
     cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
-    plx_quantize_desc qx = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
-    plx_quantize_desc qy = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT8);
-    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
     plx_quantize_desc dqw = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
     dqw.axis = 0;
-    plx_layer_id x, sxl, zxl, q1, d1, w, swl, zwl, dw, b, sbl, db, conv, syl, zyl, q2, d2, y;
+    plx_layer_id x, sxl, zxl, w, swl, zwl, dw, b, sbl, db, conv, syl, zyl, y;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
     OK(plx_network_add_constant(n, "sx", &si, sx_data, PLX_CONSTANT_BORROW, &sxl));
     OK(plx_network_add_constant(n, "zx", &zxi, zx_data, PLX_CONSTANT_BORROW, &zxl));
@@ -762,22 +782,16 @@ static plx_network *qdq_conv(float b_scale_off) {
     OK(plx_network_add_constant(n, "sb", &mi, qb_scale, PLX_CONSTANT_BORROW, &sbl));
     OK(plx_network_add_constant(n, "sy", &si, sy_data, PLX_CONSTANT_BORROW, &syl));
     OK(plx_network_add_constant(n, "zy", &zyi, zy_data, PLX_CONSTANT_BORROW, &zyl));
-    OK(plx_network_add_layer(n, "qx", PLX_OP_QUANTIZE, &qx, 3, 1, &q1));
-    OK(plx_network_add_layer(n, "dqx", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d1));
+    plx_layer_id d1 = add_qdq(n, "qx", "dqx", x, sxl, zxl, PLX_DTYPE_UINT8);
     OK(plx_network_add_layer(n, "dqw", PLX_OP_DEQUANTIZE, &dqw, 3, 1, &dw));
     OK(plx_network_add_layer(n, "dqb", PLX_OP_DEQUANTIZE, &dqw, 2, 1, &db));
     OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &cd, 3, 1, &conv));
-    OK(plx_network_add_layer(n, "qy", PLX_OP_QUANTIZE, &qy, 3, 1, &q2));
-    OK(plx_network_add_layer(n, "dqy", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d2));
+    plx_layer_id d2 = add_qdq(n, "qy", "dqy", conv, syl, zyl, PLX_DTYPE_INT8);
     OK(plx_network_add_output(n, "y", 0, &y));
     const plx_layer_id links[][3] = {
-        {x, q1, 0}, {sxl, q1, 1}, {zxl, q1, 2}, {q1, d1, 0}, {sxl, d1, 1}, {zxl, d1, 2},
-        {w, dw, 0}, {swl, dw, 1}, {zwl, dw, 2}, {b, db, 0}, {sbl, db, 1},
-        {d1, conv, 0}, {dw, conv, 1}, {db, conv, 2}, {conv, q2, 0}, {syl, q2, 1}, {zyl, q2, 2},
-        {q2, d2, 0}, {syl, d2, 1}, {zyl, d2, 2}, {d2, y, 0}};
-    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
-    }
+        {w, dw, 0},    {swl, dw, 1},  {zwl, dw, 2},   {b, db, 0}, {sbl, db, 1},
+        {d1, conv, 0}, {dw, conv, 1}, {db, conv, 2}, {d2, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
     return n;
 }
 
@@ -833,26 +847,17 @@ static plx_network *qdq_pool(float *sy) {
     plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
     pd.kernel[0] = pd.kernel[1] = 2;
     pd.strides[0] = pd.strides[1] = 2;
-    plx_quantize_desc q = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
-    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
-    plx_layer_id x, s1, s2, z, q1, d1, pool, q2, d2, y;
+    plx_layer_id x, s1, s2, z, pool, y;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
     OK(plx_network_add_constant(n, "sx", &si, sx, PLX_CONSTANT_BORROW, &s1));
     OK(plx_network_add_constant(n, "sy", &si, sy, PLX_CONSTANT_BORROW, &s2));
     OK(plx_network_add_constant(n, "z", &zi, zp, PLX_CONSTANT_BORROW, &z));
-    OK(plx_network_add_layer(n, "qx", PLX_OP_QUANTIZE, &q, 3, 1, &q1));
-    OK(plx_network_add_layer(n, "dqx", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d1));
+    plx_layer_id d1 = add_qdq(n, "qx", "dqx", x, s1, z, PLX_DTYPE_UINT8);
     OK(plx_network_add_layer(n, "pool", PLX_OP_POOL, &pd, 1, 1, &pool));
-    OK(plx_network_add_layer(n, "qy", PLX_OP_QUANTIZE, &q, 3, 1, &q2));
-    OK(plx_network_add_layer(n, "dqy", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d2));
+    plx_layer_id d2 = add_qdq(n, "qy", "dqy", pool, s2, z, PLX_DTYPE_UINT8);
     OK(plx_network_add_output(n, "y", 0, &y));
-    const plx_layer_id links[][3] = {{x, q1, 0},    {s1, q1, 1},  {z, q1, 2},  {q1, d1, 0},
-                                     {s1, d1, 1},   {z, d1, 2},   {d1, pool, 0}, {pool, q2, 0},
-                                     {s2, q2, 1},   {z, q2, 2},   {q2, d2, 0}, {s2, d2, 1},
-                                     {z, d2, 2},    {d2, y, 0}};
-    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
-    }
+    const plx_layer_id links[][3] = {{d1, pool, 0}, {d2, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
     return n;
 }
 
@@ -891,11 +896,8 @@ Test(rewrite, qdq_add_runs_on_the_quantized_tensors) {
     plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), u8 = si, i8 = si;
     u8.dtype = PLX_DTYPE_UINT8;
     i8.dtype = PLX_DTYPE_INT8;
-    plx_quantize_desc qu = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
-    plx_quantize_desc qi = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT8);
-    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
     plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
-    plx_layer_id x, c1, c2, c3, c4, c5, c6, qa, da, qb, db, sum, qy, dy, y;
+    plx_layer_id x, c1, c2, c3, c4, c5, c6, sum, y;
     OK(plx_network_add_input(n, "x", 0, &xi, &x));
     OK(plx_network_add_constant(n, "s1", &si, s1, PLX_CONSTANT_BORROW, &c1));
     OK(plx_network_add_constant(n, "s2", &si, s2, PLX_CONSTANT_BORROW, &c2));
@@ -903,22 +905,13 @@ Test(rewrite, qdq_add_runs_on_the_quantized_tensors) {
     OK(plx_network_add_constant(n, "z1", &u8, z1, PLX_CONSTANT_BORROW, &c4));
     OK(plx_network_add_constant(n, "z2", &i8, z2, PLX_CONSTANT_BORROW, &c5));
     OK(plx_network_add_constant(n, "z3", &i8, z3, PLX_CONSTANT_BORROW, &c6));
-    OK(plx_network_add_layer(n, "qa", PLX_OP_QUANTIZE, &qu, 3, 1, &qa));
-    OK(plx_network_add_layer(n, "da", PLX_OP_DEQUANTIZE, &dq, 3, 1, &da));
-    OK(plx_network_add_layer(n, "qb", PLX_OP_QUANTIZE, &qi, 3, 1, &qb));
-    OK(plx_network_add_layer(n, "db", PLX_OP_DEQUANTIZE, &dq, 3, 1, &db));
+    plx_layer_id da = add_qdq(n, "qa", "da", x, c1, c4, PLX_DTYPE_UINT8);
+    plx_layer_id db = add_qdq(n, "qb", "db", x, c2, c5, PLX_DTYPE_INT8);
     OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &sum));
-    OK(plx_network_add_layer(n, "qy", PLX_OP_QUANTIZE, &qi, 3, 1, &qy));
-    OK(plx_network_add_layer(n, "dy", PLX_OP_DEQUANTIZE, &dq, 3, 1, &dy));
+    plx_layer_id dy = add_qdq(n, "qy", "dy", sum, c3, c6, PLX_DTYPE_INT8);
     OK(plx_network_add_output(n, "y", 0, &y));
-    const plx_layer_id links[][3] = {
-        {x, qa, 0},  {c1, qa, 1}, {c4, qa, 2}, {qa, da, 0}, {c1, da, 1}, {c4, da, 2},
-        {x, qb, 0},  {c2, qb, 1}, {c5, qb, 2}, {qb, db, 0}, {c2, db, 1}, {c5, db, 2},
-        {da, sum, 0}, {db, sum, 1}, {sum, qy, 0}, {c3, qy, 1}, {c6, qy, 2},
-        {qy, dy, 0}, {c3, dy, 1}, {c6, dy, 2}, {dy, y, 0}};
-    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-        OK(plx_network_connect(n, links[i][0], 0, links[i][1], (uint32_t)links[i][2]));
-    }
+    const plx_layer_id links[][3] = {{da, sum, 0}, {db, sum, 1}, {dy, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
     float in[18], y0[18], y1[18];
     fill(in, 18, 17);
     plx_optimized_network *plain, *folded;

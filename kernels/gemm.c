@@ -120,6 +120,36 @@ bool plxk_vmap(plxk_isa isa, plxk_vfunc f, const float *x, float *y, size_t n) {
     return true;
 }
 
+bool plxk_qbinary(plxk_isa isa, plxk_qfunc f, unsigned types, const void *a, bool da,
+                  const void *b, bool db, void *y, size_t n, const plxk_qbin_params *p) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || (unsigned)f > PLXK_QMUL || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->qbinary(f, types, a, da, b, db, y, n, p);
+    return true;
+}
+
+bool plxk_quantize8(plxk_isa isa, bool u8, const float *x, void *y, size_t n, float scale,
+                    int32_t zp) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->quantize8(u8, x, y, n, scale, zp);
+    return true;
+}
+
+bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, float scale,
+                      int32_t zp) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->dequantize8(u8, x, y, n, scale, zp);
+    return true;
+}
+
 /* ---- planning ------------------------------------------------------------ */
 
 static size_t min_size(size_t a, size_t b) {

@@ -7,6 +7,7 @@
 
 #include "depthwise.h"
 #include "gemm.h"
+#include "qmap.h"
 #include "vecmath.h"
 
 /* In the per-ISA builds (meson defines PLXK_GEMM_ISA_<NAME>), the name
@@ -63,6 +64,12 @@ typedef struct plxk_gemm_impl {
                  const float *bias, ptrdiff_t bs);
     /* plxk_vmap in this variant (vecmath_kernel.c); f is a plxk_vfunc. */
     void (*vmap)(plxk_vfunc f, const float *x, float *y, size_t n);
+    /* plxk_qbinary, plxk_quantize8 and plxk_dequantize8 in this variant
+     * (qmap_kernel.c). */
+    void (*qbinary)(plxk_qfunc f, unsigned types, const void *a, bool da, const void *b,
+                    bool db, void *y, size_t n, const plxk_qbin_params *p);
+    void (*quantize8)(bool u8, const float *x, void *y, size_t n, float scale, int32_t zp);
+    void (*dequantize8)(bool u8, const void *x, float *y, size_t n, float scale, int32_t zp);
 } plxk_gemm_impl;
 
 #if defined(PLXK_ISA_SUFFIX)
@@ -70,6 +77,14 @@ typedef struct plxk_gemm_impl {
 void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *plane);
 /* vecmath_kernel.c's. */
 void PLXK_ISA_SYMBOL(plxk_vmap_)(plxk_vfunc f, const float *x, float *y, size_t n);
+/* qmap_kernel.c's. */
+void PLXK_ISA_SYMBOL(plxk_qbinary_)(plxk_qfunc f, unsigned types, const void *a, bool da,
+                                    const void *b, bool db, void *y, size_t n,
+                                    const plxk_qbin_params *p);
+void PLXK_ISA_SYMBOL(plxk_quantize8_)(bool u8, const float *x, void *y, size_t n, float scale,
+                                      int32_t zp);
+void PLXK_ISA_SYMBOL(plxk_dequantize8_)(bool u8, const void *x, float *y, size_t n, float scale,
+                                        int32_t zp);
 #endif
 
 /* The fused activation of g (gemm.h) on one value. */

@@ -14,6 +14,7 @@
  * multiplication and powers give the same bits either way. */
 #include "kernels_compute.h"
 #include "kernels_funcs.h"
+#include "qmap.h"
 #include "vecmath.h"
 
 #include <plexus/geometry.h>
@@ -450,89 +451,6 @@ static bool is_quantized_binary(const plx_layer_view *l) {
     return true;
 }
 
-/* The common case: both inputs of the output's shape; one loop per
- * function and dtype triple, float arithmetic the vectoriser keeps. */
-#define QBIN_LOOP(name, ta, tb, ty, op)                                                     \
-    static void name(const void *pa, const void *pb, void *py, size_t n,                   \
-                     const plx_quant_params *qa, const plx_quant_params *qb,               \
-                     const plx_quant_params *qy, float lo, float hi) {                      \
-        const ta *restrict a = pa;                                                          \
-        const tb *restrict b = pb;                                                          \
-        ty *restrict y = py;                                                                \
-        float sa = qa->scale, sb = qb->scale, inv = qy->scale;                              \
-        int32_t za = qa->zero_point, zb = qb->zero_point;                                  \
-        float zy = (float)qy->zero_point;                                                   \
-        for (size_t i = 0; i < n; i++) {                                                    \
-            float va = (float)((int32_t)a[i] - za) * sa, vb = (float)((int32_t)b[i] - zb) * sb; \
-            float v = (va op vb) / inv;                                                     \
-            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;                        \
-            v = plxk_round_even_small(v) + zy;                                              \
-            y[i] = (ty)(v < lo ? lo : v > hi ? hi : v);                                     \
-        }                                                                                   \
-    }
-#define QBIN_FUNCS(suffix, ta, tb, ty)                 \
-    QBIN_LOOP(qbin_add_##suffix, ta, tb, ty, +)        \
-    QBIN_LOOP(qbin_sub_##suffix, ta, tb, ty, -)        \
-    QBIN_LOOP(qbin_mul_##suffix, ta, tb, ty, *)
-QBIN_FUNCS(sss, int8_t, int8_t, int8_t)
-QBIN_FUNCS(ssu, int8_t, int8_t, uint8_t)
-QBIN_FUNCS(sus, int8_t, uint8_t, int8_t)
-QBIN_FUNCS(suu, int8_t, uint8_t, uint8_t)
-QBIN_FUNCS(uss, uint8_t, int8_t, int8_t)
-QBIN_FUNCS(usu, uint8_t, int8_t, uint8_t)
-QBIN_FUNCS(uus, uint8_t, uint8_t, int8_t)
-QBIN_FUNCS(uuu, uint8_t, uint8_t, uint8_t)
-#undef QBIN_FUNCS
-#undef QBIN_LOOP
-
-typedef void (*qbin_fn)(const void *, const void *, void *, size_t, const plx_quant_params *,
-                        const plx_quant_params *, const plx_quant_params *, float, float);
-
-/* [func][a unsigned][b unsigned][y unsigned] */
-static const qbin_fn qbin_table[3][2][2][2] = {
-    {{{qbin_add_sss, qbin_add_ssu}, {qbin_add_sus, qbin_add_suu}},
-     {{qbin_add_uss, qbin_add_usu}, {qbin_add_uus, qbin_add_uuu}}},
-    {{{qbin_sub_sss, qbin_sub_ssu}, {qbin_sub_sus, qbin_sub_suu}},
-     {{qbin_sub_uss, qbin_sub_usu}, {qbin_sub_uus, qbin_sub_uuu}}},
-    {{{qbin_mul_sss, qbin_mul_ssu}, {qbin_mul_sus, qbin_mul_suu}},
-     {{qbin_mul_uss, qbin_mul_usu}, {qbin_mul_uus, qbin_mul_uuu}}},
-};
-
-static bool run_quantized_binary(const plxk_kernel_args *args) {
-    const plx_layer_view *layer = args->layer;
-    plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
-    const plx_tensor_info *out = &layer->outputs[0];
-    const plx_quant_params *qa = &layer->inputs[0].quant, *qb = &layer->inputs[1].quant,
-                           *qy = &out->quant;
-    plx_dtype ta = layer->inputs[0].dtype, tb = layer->inputs[1].dtype, ty = out->dtype;
-    int64_t lo = 0, hi = 0;
-    int_range(ty, &lo, &hi);
-    size_t n = 0;
-    plx_tensor_info_element_count(out, &n);
-    if (plxk_same_dims(&layer->inputs[0], out) && plxk_same_dims(&layer->inputs[1], out)) {
-        int fi = f == PLX_BINARY_ADD ? 0 : f == PLX_BINARY_SUB ? 1 : 2;
-        qbin_table[fi][ta == PLX_DTYPE_UINT8][tb == PLX_DTYPE_UINT8][ty == PLX_DTYPE_UINT8](
-            args->inputs[0], args->inputs[1], args->outputs[0], n, qa, qb, qy, (float)lo,
-            (float)hi);
-        return true;
-    }
-    nd_iter it;
-    nd_iter_init(&it, out);
-    plx_tensor_info_broadcast_strides(&layer->inputs[0], out, it.strides[0]);
-    plx_tensor_info_broadcast_strides(&layer->inputs[1], out, it.strides[1]);
-    for (size_t i = 0; i < n; i++, nd_iter_next(&it)) {
-        float a = (float)(load_int(ta, args->inputs[0], (size_t)it.off[0]) - qa->zero_point) *
-                  qa->scale;
-        float b = (float)(load_int(tb, args->inputs[1], (size_t)it.off[1]) - qb->zero_point) *
-                  qb->scale;
-        float v = f == PLX_BINARY_ADD ? a + b : f == PLX_BINARY_SUB ? a - b : a * b;
-        double r = (double)nearbyintf(v / qy->scale) + (double)qy->zero_point;
-        r = r < (double)lo ? (double)lo : r > (double)hi ? (double)hi : r;
-        store_int(ty, args->outputs[0], i, (int64_t)r);
-    }
-    return true;
-}
-
 const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t size) {
     const plx_binary_desc *d = layer->desc;
     const char *fname = plx_binary_func_name(d->func);
@@ -716,14 +634,30 @@ typedef struct bcast_runs {
 
 enum { BCAST_TASK = 16384 };
 
-/* The operands' offsets and the dims' indices at the start of run k. */
-static void bcast_start(const bcast_runs *r, size_t k, int64_t *idx, int64_t *oa, int64_t *ob) {
+/* The operands' offsets and the indices of the first d dims at the start
+ * of run k. */
+static void bcast_start(const nd_iter *shape, uint32_t d, size_t k, int64_t *idx, int64_t *oa,
+                        int64_t *ob) {
     *oa = *ob = 0;
-    for (uint32_t e = r->d; e-- > 0;) {
-        idx[e] = (int64_t)(k % (size_t)r->shape->dims[e]);
-        k /= (size_t)r->shape->dims[e];
-        *oa += idx[e] * r->shape->strides[0][e];
-        *ob += idx[e] * r->shape->strides[1][e];
+    for (uint32_t e = d; e-- > 0;) {
+        idx[e] = (int64_t)(k % (size_t)shape->dims[e]);
+        k /= (size_t)shape->dims[e];
+        *oa += idx[e] * shape->strides[0][e];
+        *ob += idx[e] * shape->strides[1][e];
+    }
+}
+
+/* From one run to the next: the first d dims counted on by one. */
+static void bcast_next(const nd_iter *shape, uint32_t d, int64_t *idx, int64_t *oa, int64_t *ob) {
+    for (uint32_t e = d; e-- > 0;) {
+        if (++idx[e] < shape->dims[e]) {
+            *oa += shape->strides[0][e];
+            *ob += shape->strides[1][e];
+            return;
+        }
+        idx[e] = 0;
+        *oa -= shape->strides[0][e] * (shape->dims[e] - 1);
+        *ob -= shape->strides[1][e] * (shape->dims[e] - 1);
     }
 }
 
@@ -731,22 +665,13 @@ static void bcast_start(const bcast_runs *r, size_t k, int64_t *idx, int64_t *oa
 static bool bcast_some_runs(const bcast_runs *r, size_t r0, size_t r1) {
     const nd_iter *shape = r->shape;
     int64_t idx[PLX_MAX_RANK] = {0}, oa, ob;
-    bcast_start(r, r0, idx, &oa, &ob);
+    bcast_start(shape, r->d, r0, idx, &oa, &ob);
     for (size_t k = r0; k < r1; k++) {
         if (!binary_run(r->f, r->a + oa, r->sa, r->b + ob, r->sb, r->y + k * (size_t)r->run,
                         (size_t)r->run)) {
             return false;
         }
-        for (uint32_t e = r->d; e-- > 0;) {
-            if (++idx[e] < shape->dims[e]) {
-                oa += shape->strides[0][e];
-                ob += shape->strides[1][e];
-                break;
-            }
-            idx[e] = 0;
-            oa -= shape->strides[0][e] * (shape->dims[e] - 1);
-            ob -= shape->strides[1][e] * (shape->dims[e] - 1);
-        }
+        bcast_next(shape, r->d, idx, &oa, &ob);
     }
     return true;
 }
@@ -758,7 +683,7 @@ static void bcast_task(void *ctx, size_t task, size_t thread) {
         size_t k = task / r->pieces, q = task % r->pieces * BCAST_TASK;
         size_t n = (size_t)r->run - q < BCAST_TASK ? (size_t)r->run - q : BCAST_TASK;
         int64_t idx[PLX_MAX_RANK], oa, ob;
-        bcast_start(r, k, idx, &oa, &ob);
+        bcast_start(r->shape, r->d, k, idx, &oa, &ob);
         (void)binary_run(r->f, r->a + oa + (r->sa ? (int64_t)q : 0), r->sa,
                          r->b + ob + (r->sb ? (int64_t)q : 0), r->sb,
                          r->y + k * (size_t)r->run + q, n);
@@ -894,6 +819,75 @@ static bool binary_u64(plx_binary_func f, uint64_t a, uint64_t b, uint64_t *out)
     case PLX_BINARY_MIN: *out = a < b ? a : b; return true;
     default: *out = a; return true; /* prelu: never negative */
     }
+}
+
+/* The quantized add, sub and mul as runs (bcast_runs), in the backend's
+ * instruction-set variant (qmap.h). */
+typedef struct qbin_job {
+    plxk_isa isa;
+    plxk_qfunc f;
+    unsigned types;
+    plxk_qbin_params p;
+    const nd_iter *shape;
+    const uint8_t *a, *b; /* one byte an element */
+    uint8_t *y;
+    int64_t run;
+    uint32_t d;
+    bool da, db;
+    size_t runs, per_task;
+} qbin_job;
+
+static void qbin_task(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const qbin_job *j = ctx;
+    size_t r0 = task * j->per_task, r1 = r0 + j->per_task < j->runs ? r0 + j->per_task : j->runs;
+    int64_t idx[PLX_MAX_RANK] = {0}, oa, ob;
+    bcast_start(j->shape, j->d, r0, idx, &oa, &ob);
+    for (size_t k = r0; k < r1; k++) {
+        plxk_qbinary(j->isa, j->f, j->types, j->a + oa, j->da, j->b + ob, j->db,
+                     j->y + k * (size_t)j->run, (size_t)j->run, &j->p);
+        bcast_next(j->shape, j->d, idx, &oa, &ob);
+    }
+}
+
+static bool run_quantized_binary(const plxk_kernel_args *args) {
+    const plx_layer_view *layer = args->layer;
+    plx_binary_func f = ((const plx_binary_desc *)layer->desc)->func;
+    const plx_tensor_info *out = &layer->outputs[0];
+    const plx_quant_params *qa = &layer->inputs[0].quant, *qb = &layer->inputs[1].quant,
+                           *qy = &out->quant;
+    plx_dtype ta = layer->inputs[0].dtype, tb = layer->inputs[1].dtype, ty = out->dtype;
+    int64_t lo = 0, hi = 0;
+    int_range(ty, &lo, &hi);
+    size_t n = plxk_element_count(out);
+    if (n == 0) {
+        return true;
+    }
+    nd_iter shape;
+    nd_iter_init(&shape, out);
+    plx_tensor_info_broadcast_strides(&layer->inputs[0], out, shape.strides[0]);
+    plx_tensor_info_broadcast_strides(&layer->inputs[1], out, shape.strides[1]);
+    bool dense[2];
+    uint32_t d = 0;
+    int64_t run = plxk_broadcast_run(shape.rank, shape.dims, (const int64_t(*)[PLX_MAX_RANK])shape.strides, dense, &d);
+    plxk_isa isa = plxk_isa_of(args->compute);
+    if (!plxk_isa_supported(isa)) {
+        return plxk_fail(args, "binary: the %s variant does not run on this CPU",
+                         plxk_isa_name(isa));
+    }
+    qbin_job j = {isa,
+                  f == PLX_BINARY_ADD ? PLXK_QADD : f == PLX_BINARY_SUB ? PLXK_QSUB : PLXK_QMUL,
+                  PLXK_QTYPES(ta == PLX_DTYPE_UINT8, tb == PLX_DTYPE_UINT8, ty == PLX_DTYPE_UINT8),
+                  {qa->scale, qb->scale, qy->scale, (float)qy->zero_point, (float)lo, (float)hi,
+                   qa->zero_point, qb->zero_point},
+                  &shape, args->inputs[0], args->inputs[1], args->outputs[0], run, d, dense[0],
+                  dense[1], n / (size_t)run, 0};
+    /* tasks of about BCAST_TASK elements, whole runs each */
+    j.per_task = (size_t)run >= BCAST_TASK ? 1 : BCAST_TASK / (size_t)run;
+    /* about 1 ns an element on one thread */
+    plxk_pool_run(plxk_pool_of(args->compute), (j.runs + j.per_task - 1) / j.per_task, (double)n,
+                  qbin_task, &j);
+    return true;
 }
 
 bool plxk_run_binary(const plxk_kernel_args *args) {
@@ -1360,6 +1354,19 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
     int_range(yt, &lo, &hi);
     const float *x = args->inputs[0], *scale = args->inputs[1];
     const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
+    if (yt == PLX_DTYPE_INT8 || yt == PLX_DTYPE_UINT8) {
+        plxk_isa isa = plxk_isa_of(args->compute);
+        size_t len = per_axis ? inner : n;
+        for (size_t i = 0; len && i < n; i += len) {
+            size_t c = per_axis ? i / inner % dim : 0;
+            if (!plxk_quantize8(isa, yt == PLX_DTYPE_UINT8, x + i, (char *)args->outputs[0] + i,
+                                len, scale[c], zp ? (int32_t)load_int(yt, zp, c) : 0)) {
+                return plxk_fail(args, "quantize: the %s variant does not run on this CPU",
+                                 plxk_isa_name(isa));
+            }
+        }
+        return true;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t c = per_axis && dim ? (i / inner) % dim : 0;
         /* nearbyint rounds half to even in the default rounding mode; NaN
@@ -1406,6 +1413,19 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
     const float *scale = args->inputs[1];
     const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
+    if (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8) {
+        plxk_isa isa = plxk_isa_of(args->compute);
+        size_t len = per_axis ? inner : n;
+        for (size_t i = 0; len && i < n; i += len) {
+            size_t c = per_axis ? i / inner % dim : 0;
+            if (!plxk_dequantize8(isa, xt == PLX_DTYPE_UINT8, (const char *)args->inputs[0] + i,
+                                  y + i, len, scale[c], zp ? (int32_t)load_int(xt, zp, c) : 0)) {
+                return plxk_fail(args, "dequantize: the %s variant does not run on this CPU",
+                                 plxk_isa_name(isa));
+            }
+        }
+        return true;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t c = per_axis && dim ? (i / inner) % dim : 0;
         int64_t q = load_int(xt, args->inputs[0], i) - (zp ? load_int(xt, zp, c) : 0);

@@ -100,11 +100,27 @@ def preprocess(model, out):
     from onnxruntime.quantization.shape_inference import quant_pre_process
     try:
         quant_pre_process(model, out, skip_symbolic_shape=True)
-        return out
     except Exception as e:  # the tool's own limits: quantize the file as it is
         print(f"{os.path.basename(model)}: quant_pre_process failed, quantizing the file as is: "
               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
         return model
+    return at_least_opset_13(out)
+
+
+def at_least_opset_13(path):
+    """Per-channel QDQ needs DequantizeLinear's `axis`, which came with
+    opset 13; onnxruntime.quantization writes it into older models all the
+    same, and ONNX Runtime then refuses the file. A model of an older
+    opset is converted to 13 (onnx's version converter) before quantizing."""
+    import onnx
+    from onnx import version_converter
+    m = onnx.load(path)
+    opset = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if opset >= 13:
+        return path
+    onnx.save(version_converter.convert_version(m, 13), path)
+    print(f"{os.path.basename(path)}: opset {opset} converted to 13 for per-channel quantization")
+    return path
 
 
 def quantize(model, out, fmt, feeds):

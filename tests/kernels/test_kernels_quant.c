@@ -565,9 +565,13 @@ Test(kernels_quant, binary_random_against_dequantize_quantize) {
         plx_dtype ad = q8[rnd_i(0, 1)], bd = q8[rnd_i(0, 1)], yd = q8[rnd_i(0, 1)];
         plx_binary_desc d = PLX_BINARY_DESC_INIT(funcs[t % 3]);
         int64_t c = rnd_i(1, 5), hw = rnd_i(1, 9);
-        /* B broadcast per channel in a third of the cases */
-        plx_tensor_info in[2] = {info(ad, SHAPE(2, c, hw)),
-                                 t % 3 == 0 ? info(bd, SHAPE(c, 1)) : info(bd, SHAPE(2, c, hw))};
+        /* dense, B per channel, A a scalar, B a row over the batch, A and
+         * B both broadcasting */
+        int mode = t % 5;
+        plx_tensor_info in[2] = {
+            mode == 2 ? info(ad, SHAPE(1)) : mode == 4 ? info(ad, SHAPE(2, 1, hw)) : info(ad, SHAPE(2, c, hw)),
+            mode == 1 || mode == 4 ? info(bd, SHAPE(c, 1)) : mode == 3 ? info(bd, SHAPE(2, 1, hw))
+                                                                       : info(bd, SHAPE(2, c, hw))};
         plx_tensor_info y = info(yd, SHAPE(2, c, hw));
         float sa = 0.01f * (float)rnd_i(1, 20), sb = 0.01f * (float)rnd_i(1, 20),
               sy = 0.02f * (float)rnd_i(1, 20);
@@ -588,8 +592,10 @@ Test(kernels_quant, binary_random_against_dequantize_quantize) {
         void *outs[] = {got};
         cr_assert(run_layer(lookup(PLX_OP_BINARY), &l, ins, outs), "%s", g_err);
         for (size_t i = 0; i < ny; i++) {
-            size_t ib = nb == ny ? i : (i / (size_t)hw) % (size_t)c;
-            float va = (float)(ld(a, ad, i) - za) * sa, vb = (float)(ld(b, bd, ib) - zb) * sb;
+            size_t n0 = i / (size_t)(c * hw), ci = i / (size_t)hw % (size_t)c, h = i % (size_t)hw;
+            size_t ia = mode == 2 ? 0 : mode == 4 ? n0 * (size_t)hw + h : i;
+            size_t ib = mode == 1 || mode == 4 ? ci : mode == 3 ? n0 * (size_t)hw + h : i;
+            float va = (float)(ld(a, ad, ia) - za) * sa, vb = (float)(ld(b, bd, ib) - zb) * sb;
             float v = d.func == PLX_BINARY_ADD ? va + vb : d.func == PLX_BINARY_SUB ? va - vb : va * vb;
             float q = nearbyintf(v / sy) + (float)zy;
             int32_t want = q < (float)qmin(yd) ? qmin(yd) : q > (float)qmax(yd) ? qmax(yd) : (int32_t)q;

@@ -1,0 +1,129 @@
+/* The loops of qmap.h, compiled once per instruction set (kernels/meson.build)
+ * like gemm_kernel.c; gemm.c dispatches to them through plxk_gemm_impl. */
+#include "gemm_kernel.h"
+
+/* plxk_round_even_small of kernels_compute.h: v + 1.5 2^23 - 1.5 2^23
+ * rounds |v| < 2^22 to an integer, half to even, in the default rounding
+ * mode. */
+static inline float round_even_small(float v) {
+    const float magic = 12582912.0f;
+    return (v + magic) - magic;
+}
+
+/* y = the quantization of `expr` (the real result): rounded half to even,
+ * plus the output's zero point, saturated. Clamped to +-4096 first, far
+ * outside any 8-bit range, so that the rounding is exact. */
+#define QBIN_STORE(ty, dst, expr)                                         \
+    do {                                                                  \
+        float v_ = (expr) / p->sy;                                        \
+        v_ = v_ < -4096.0f ? -4096.0f : v_ > 4096.0f ? 4096.0f : v_;      \
+        v_ = round_even_small(v_) + p->zy;                                \
+        dst = (ty)(v_ < p->lo ? p->lo : v_ > p->hi ? p->hi : v_);         \
+    } while (0)
+#define QBIN_LOOP(name, ta, tb, ty, op)                                                       \
+    static void name(const void *pa, bool da, const void *pb, bool db, void *py, size_t n,   \
+                     const plxk_qbin_params *p) {                                             \
+        const ta *restrict a = pa;                                                            \
+        const tb *restrict b = pb;                                                            \
+        ty *restrict y = py;                                                                  \
+        if (da && db) {                                                                       \
+            for (size_t i = 0; i < n; i++) {                                                  \
+                QBIN_STORE(ty, y[i], (float)((int32_t)a[i] - p->za) * p->sa op                \
+                                         (float)((int32_t)b[i] - p->zb) * p->sb);             \
+            }                                                                                 \
+        } else if (da) {                                                                      \
+            const float vb = (float)((int32_t)b[0] - p->zb) * p->sb;                          \
+            for (size_t i = 0; i < n; i++) {                                                  \
+                QBIN_STORE(ty, y[i], (float)((int32_t)a[i] - p->za) * p->sa op vb);           \
+            }                                                                                 \
+        } else if (db) {                                                                      \
+            const float va = (float)((int32_t)a[0] - p->za) * p->sa;                          \
+            for (size_t i = 0; i < n; i++) {                                                  \
+                QBIN_STORE(ty, y[i], va op(float)((int32_t)b[i] - p->zb) * p->sb);            \
+            }                                                                                 \
+        } else {                                                                              \
+            ty v;                                                                             \
+            QBIN_STORE(ty, v, (float)((int32_t)a[0] - p->za) * p->sa op                       \
+                                  (float)((int32_t)b[0] - p->zb) * p->sb);                    \
+            for (size_t i = 0; i < n; i++) {                                                  \
+                y[i] = v;                                                                     \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define QBIN_FUNCS(suffix, ta, tb, ty)                 \
+    QBIN_LOOP(qbin_add_##suffix, ta, tb, ty, +)        \
+    QBIN_LOOP(qbin_sub_##suffix, ta, tb, ty, -)        \
+    QBIN_LOOP(qbin_mul_##suffix, ta, tb, ty, *)
+QBIN_FUNCS(sss, int8_t, int8_t, int8_t)
+QBIN_FUNCS(ssu, int8_t, int8_t, uint8_t)
+QBIN_FUNCS(sus, int8_t, uint8_t, int8_t)
+QBIN_FUNCS(suu, int8_t, uint8_t, uint8_t)
+QBIN_FUNCS(uss, uint8_t, int8_t, int8_t)
+QBIN_FUNCS(usu, uint8_t, int8_t, uint8_t)
+QBIN_FUNCS(uus, uint8_t, uint8_t, int8_t)
+QBIN_FUNCS(uuu, uint8_t, uint8_t, uint8_t)
+#undef QBIN_FUNCS
+#undef QBIN_LOOP
+#undef QBIN_STORE
+
+typedef void (*qbin_fn)(const void *, bool, const void *, bool, void *, size_t,
+                        const plxk_qbin_params *);
+
+/* [func][types (PLXK_QTYPES)] */
+static const qbin_fn qbin_table[3][8] = {
+    {qbin_add_sss, qbin_add_ssu, qbin_add_sus, qbin_add_suu, qbin_add_uss, qbin_add_usu,
+     qbin_add_uus, qbin_add_uuu},
+    {qbin_sub_sss, qbin_sub_ssu, qbin_sub_sus, qbin_sub_suu, qbin_sub_uss, qbin_sub_usu,
+     qbin_sub_uus, qbin_sub_uuu},
+    {qbin_mul_sss, qbin_mul_ssu, qbin_mul_sus, qbin_mul_suu, qbin_mul_uss, qbin_mul_usu,
+     qbin_mul_uus, qbin_mul_uuu},
+};
+
+void PLXK_ISA_SYMBOL(plxk_qbinary_)(plxk_qfunc f, unsigned types, const void *a, bool da,
+                                    const void *b, bool db, void *y, size_t n,
+                                    const plxk_qbin_params *p) {
+    qbin_table[f][types & 7u](a, da, b, db, y, n, p);
+}
+
+/* x / scale clamped to the output's range less the zero point, then
+ * rounded (the bounds are integers, so clamping first gives what rounding
+ * first would, and keeps the rounding exact); NaN gives the zero point. */
+#define QUANTIZE_LOOP(type, lo, hi)                                                \
+    do {                                                                           \
+        type *restrict out = y;                                                    \
+        const float a = (float)((lo) - zp), b = (float)((hi) - zp), z = (float)zp; \
+        for (size_t i = 0; i < n; i++) {                                           \
+            float v = x[i] / scale;                                                \
+            v = v == v ? v : 0.0f;                                                 \
+            v = v < a ? a : v > b ? b : v;                                         \
+            out[i] = (type)(round_even_small(v) + z);                              \
+        }                                                                          \
+    } while (0)
+
+void PLXK_ISA_SYMBOL(plxk_quantize8_)(bool u8, const float *restrict x, void *restrict y,
+                                      size_t n, float scale, int32_t zp) {
+    if (u8) {
+        QUANTIZE_LOOP(uint8_t, 0, 255);
+    } else {
+        QUANTIZE_LOOP(int8_t, -128, 127);
+    }
+}
+#undef QUANTIZE_LOOP
+
+#define DEQUANTIZE_LOOP(type)                                \
+    do {                                                     \
+        const type *restrict in = x;                         \
+        for (size_t i = 0; i < n; i++) {                     \
+            y[i] = (float)((int32_t)in[i] - zp) * scale;     \
+        }                                                    \
+    } while (0)
+
+void PLXK_ISA_SYMBOL(plxk_dequantize8_)(bool u8, const void *restrict x, float *restrict y,
+                                        size_t n, float scale, int32_t zp) {
+    if (u8) {
+        DEQUANTIZE_LOOP(uint8_t);
+    } else {
+        DEQUANTIZE_LOOP(int8_t);
+    }
+}
+#undef DEQUANTIZE_LOOP

@@ -82,18 +82,21 @@ typedef struct resize_plan {
 
 /* The host validated mode, coordinate transformation, nearest mode, rank
  * 4 and Y's N and C (docs/backend-abi.md); what is left to refuse is a
- * dtype other than float32, an empty dim resized to a non-empty one, and
+ * dtype other than float32 (or int8/uint8 for nearest), an empty dim resized to a non-empty one, and
  * an antialiased filter wider than four times the input (a scale given
  * with sizes that it does not resemble: from a scale alone, an output of
  * one point or more means scale >= 1 / in). */
 static const char *resize_prepare(const plx_layer_view *l, const plxk_compute *compute,
                                   resize_plan *p, char *buf, size_t size) {
     memset(p, 0, sizeof *p);
-    const char *why = plxk_require_float32(l, "resize", buf, size);
+    const plx_resize_desc *desc = l->desc;
+    plx_dtype xt = l->inputs[0].dtype;
+    bool bytes = (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8) &&
+                 desc->mode == PLX_RESIZE_NEAREST && l->outputs[0].dtype == xt;
+    const char *why = bytes ? NULL : plxk_require_float32(l, "resize", buf, size);
     if (why) {
         return why;
     }
-    const plx_resize_desc *desc = l->desc;
     if ((unsigned)desc->mode > PLX_RESIZE_CUBIC_ANTIALIAS ||
         (unsigned)desc->coord > PLX_RESIZE_COORD_TF_CROP_AND_RESIZE) {
         return plxk_refuse(buf, size, "cpu_ref resize: mode %d or coordinate transformation %d "
@@ -110,6 +113,10 @@ static const char *resize_prepare(const plx_layer_view *l, const plxk_compute *c
                         dim);
     }
     p->spans = resize_uses_spans(desc);
+    if (bytes && p->spans) {
+        return plxk_refuse(buf, size, "cpu_ref resize: %s with tf_crop_and_resize runs in float32 "
+                           "only", plx_dtype_name(xt));
+    }
     p->threads = plxk_pool_threads(plxk_pool_of(compute));
     if (!p->spans) {
         return NULL;
@@ -280,6 +287,7 @@ static void resize_span_of(const plx_resize_desc *desc, double c, double scale, 
 
 typedef struct resize_job {
     const plx_resize_geom *g;
+    bool bytes; /* int8/uint8 elements (nearest only); else float32 */
     bool nearest;
     int64_t repeat; /* nearest: s when output column ow reads ow / s (0: no such s) */
     const resize_tap *rows, *cols;
@@ -292,11 +300,39 @@ typedef struct resize_job {
     float *y;
 } resize_job;
 
+/* Plane `task` of an 8-bit nearest resize: each output row a copy of the
+ * row above when it reads the same input row, else gathered. */
+static void resize_plane_bytes(const resize_job *j, size_t task) {
+    const plx_resize_geom *g = j->g;
+    const uint8_t *src = (const uint8_t *)(const void *)j->x + (int64_t)task * g->in[0] * g->in[1];
+    uint8_t *dst = (uint8_t *)(void *)j->y + (int64_t)task * g->out[0] * g->out[1];
+    int64_t ow_n = g->out[1], iw_n = g->in[1];
+    for (int64_t oh = 0; oh < g->out[0]; oh++) {
+        uint8_t *out = dst + oh * ow_n;
+        const uint8_t *r0 = src + j->rows[oh].i0 * iw_n;
+        if (oh > 0 && j->rows[oh].i0 == j->rows[oh - 1].i0) {
+            memcpy(out, out - ow_n, (size_t)ow_n);
+        } else if (j->repeat == 2) {
+            for (int64_t iw = 0; iw < iw_n; iw++) {
+                out[2 * iw] = out[2 * iw + 1] = r0[iw];
+            }
+        } else {
+            for (int64_t ow = 0; ow < ow_n; ow++) {
+                out[ow] = r0[j->cols[ow].i0];
+            }
+        }
+    }
+}
+
 /* Plane `task`: linear interpolates along W (the two input rows a output
  * row needs), then along H, in float. */
 static void resize_plane(void *ctx, size_t task, size_t thread) {
     (void)thread;
     const resize_job *j = ctx;
+    if (j->bytes) {
+        resize_plane_bytes(j, task);
+        return;
+    }
     const plx_resize_geom *g = j->g;
     const float *src = j->x + (int64_t)task * g->in[0] * g->in[1];
     float *dst = j->y + (int64_t)task * g->out[0] * g->out[1];
@@ -478,7 +514,9 @@ bool plxk_run_resize(const plxk_kernel_args *args) {
             repeat = cols[o].i0 == o / repeat ? repeat : 0;
         }
     }
+    plx_dtype xt = args->layer->inputs[0].dtype;
     resize_job job = {.g = &g,
+                      .bytes = xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8,
                       .nearest = nearest,
                       .repeat = repeat,
                       .rows = taps,

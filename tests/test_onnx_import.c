@@ -3623,6 +3623,9 @@ static ob_model *microsoft_model(const char *op, const char *inputs, bool domain
     if (strcmp(op, "QLinearConcat") == 0) {
         ob_attr_i(n, "axis", 1);
     }
+    if (strcmp(op, "QLinearAveragePool") == 0) {
+        ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 1}, 2);
+    }
     return m;
 }
 
@@ -3668,6 +3671,15 @@ Test(onnx_import, microsoft_qlinear_operators) {
     run_once(model, (const void *const[]){x}, (void *const[]){y});
     cr_assert(eq(u8, y[0], requantize_u8((real[0] + real[1] + real[2] + real[3]) / 4)));
     cr_assert(eq(u8, y[1], requantize_u8((real[4] + real[5] + real[6] + real[7]) / 4)));
+    destroy_model(&model);
+    /* average pool 2x1: the means of each column's two rows */
+    model = import_ok(microsoft_model("QLinearAveragePool", "x,xs,xz,ys,yz", true), NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    for (int i = 0; i < 4; i++) {
+        int c = i / 2, w = i % 2;
+        cr_assert(eq(u8, y[i], requantize_u8((real[c * 4 + w] + real[c * 4 + 2 + w]) / 2)),
+                  "average pool element %d", i);
+    }
     destroy_model(&model);
     /* concat along channels of x and c (broadcast-free: c is [1,2,1,1], so
      * concat x with itself here) */

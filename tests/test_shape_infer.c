@@ -1210,6 +1210,17 @@ Test(shape_infer, resize) {
     d.scales[1] = 2.0f;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(3, 4, 5), &y), "X [3,4,5] must have rank 4");
     fails_with(run1(PLX_OP_RESIZE, &d, T(UINT8, 1, 3, 4, 5), &y), "X has dtype uint8");
+    /* nearest moves values: 8-bit X, its per-tensor quantization kept */
+    d.mode = PLX_RESIZE_NEAREST;
+    plx_tensor_info q = T(INT8, 1, 3, 4, 5);
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.25f;
+    q.quant.zero_point = -3;
+    ok(run1(PLX_OP_RESIZE, &d, q, &y));
+    EXPECT(&y, INT8, 1, 3, 8, 10);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(flt, y.quant.scale, 0.25f));
+    cr_assert(eq(i32, y.quant.zero_point, -3));
     d.mode = (plx_resize_mode)5;
     fails_with(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y), "mode 5 is not a plx_resize_mode");
     d.mode = PLX_RESIZE_NEAREST;

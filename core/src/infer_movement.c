@@ -505,7 +505,12 @@ static plx_status plxi_infer_resize(const layer_ctx *c) {
             }
         }
     }
-    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 4, 4))) {
+    /* nearest moves values: it also takes 8-bit tensors, and keeps their
+     * per-tensor quantization */
+    bool nearest = d->mode == PLX_RESIZE_NEAREST;
+    if ((s = plxi_check_dtype(c, 0, nearest ? DT_FLOAT | DT(INT8) | DT(UINT8) : DT_FLOAT,
+                              NULL)) ||
+        (s = plxi_check_rank(c, 0, 4, 4))) {
         return s;
     }
     bool sizes = d->sizes[0] != 0 || d->sizes[1] != 0;
@@ -536,6 +541,9 @@ static plx_status plxi_infer_resize(const layer_ctx *c) {
     }
     plxi_info_init(c->out, x->dtype, 4);
     plxi_info_set_dims(c->out, dims, 4);
+    if (nearest) {
+        c->out->quant = plxi_moved_quant(x);
+    }
     return NULL;
 }
 

@@ -14,7 +14,8 @@
  *     parameters included (the output is the same tensor in other memory);
  *   - data-movement ops (reshape, flatten, transpose, squeeze, unsqueeze,
  *     slice, pad, split, gather (data), expand, concat, depth_to_space,
- *     space_to_depth, tile, gather_elements and gather_nd (data)), max
+ *     space_to_depth, tile, gather_elements and gather_nd (data)), nearest
+ *     resize, max
  *     pooling and topk's values (monotonic selections, valid because
  *     scales are > 0) pass per-tensor parameters through; concat only when
  *     every input has the same per-tensor parameters, scatter_elements and

@@ -156,20 +156,14 @@ plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n) {
     return st ? st : onnxi_emit1(c, n, PLX_OP_CONV_TRANSPOSE, &d, n->in, n_in);
 }
 
-plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
-    plx_status st = onnxi_need_inputs(c, n, 1);
+plx_status onnxi_read_pool_desc(onnxi_ctx *c, onnxi_node *n, plx_pool_kind kind,
+                                plx_pool_desc *out) {
     spatial_attrs s;
-    if (!st) {
-        st = read_spatial(c, n, &s);
-    }
-    if (!st) {
-        st = onnxi_single_output(n, "Indices");
-    }
+    plx_status st = read_spatial(c, n, &s);
     if (st) {
         return st;
     }
-    bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
-    bool is_lp = strcmp(n->proto->op_type, "LpPool") == 0;
+    bool is_max = kind == PLX_POOL_MAX, is_lp = kind == PLX_POOL_LP;
     int64_t p = 2;
     if (is_lp && (st = onnxi_lp_p(c, n, &p))) {
         return st;
@@ -193,10 +187,26 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
     d.auto_pad = s.auto_pad;
     d.ceil_mode = onnxi_attr_i(n, "ceil_mode", 0) != 0;
     d.count_include_pad = onnxi_attr_i(n, "count_include_pad", 0) != 0;
-    if (is_max && onnxi_attr_i(n, "storage_order", 0) != 0) {
-        /* Only affects the Indices output, which is refused above. */
+    *out = d;
+    return NULL;
+}
+
+plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (!st) {
+        st = onnxi_single_output(n, "Indices"); /* storage_order only concerns Indices */
     }
-    return onnxi_emit1(c, n, PLX_OP_POOL, &d, n->in, 1);
+    if (st) {
+        return st;
+    }
+    const char *op = n->proto->op_type;
+    plx_pool_desc d;
+    st = onnxi_read_pool_desc(c, n,
+                              strcmp(op, "MaxPool") == 0  ? PLX_POOL_MAX
+                              : strcmp(op, "LpPool") == 0 ? PLX_POOL_LP
+                                                          : PLX_POOL_AVERAGE,
+                              &d);
+    return st ? st : onnxi_emit1(c, n, PLX_OP_POOL, &d, n->in, 1);
 }
 
 plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n) {

@@ -2,13 +2,13 @@
  * DequantizeLinear, the QOperator forms (QLinearConv, QLinearMatMul and,
  * from the com.microsoft domain that onnxruntime.quantization writes,
  * QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
- * QLinearGlobalAveragePool, QLinearConcat, QLinearSoftmax and QGemm) and
- * the integer ones
- * (MatMulInteger, ConvInteger, DynamicQuantizeLinear).
+ * QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, QLinearSoftmax
+ * and QGemm) and the integer ones (MatMulInteger, ConvInteger,
+ * DynamicQuantizeLinear).
  *
  * A QOperator node becomes what it means in QDQ form: dequantize of each
  * input, the float layer, quantize of the result. The optimiser's QDQ pass
- * (core/src/qdq.c) then turns dequantize -> conv/matmul -> quantize into
+ * (core/src/rewrite.c) then turns dequantize -> conv/matmul -> quantize into
  * one layer on quantized tensors wherever a backend runs it, so both forms
  * reach the int8 kernels the same way, and a network no backend runs in
  * int8 keeps the float path. Dequantize of a constant is therefore not
@@ -283,6 +283,26 @@ static plx_status conv_qlinear_global_pool(onnxi_ctx *c, onnxi_node *n) {
     return quantize_out(c, n, y, n->in[3], n->in[4]);
 }
 
+/* QLinearAveragePool: X, x_scale, x_zero_point, y_scale, y_zero_point;
+ * AveragePool's attributes; channels_last 0 only. */
+static plx_status conv_qlinear_avg_pool(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 4);
+    if (st) {
+        return st;
+    }
+    if (onnxi_attr_i(n, "channels_last", 0) != 0) {
+        return ONNXI_UNSUPPORTED("channels_last = 1");
+    }
+    plx_pool_desc d;
+    onnxi_value *x, *y;
+    if ((st = onnxi_read_pool_desc(c, n, PLX_POOL_AVERAGE, &d)) ||
+        (st = dequantize(c, n, n->in[0], n->in[1], n->in[2], 1, &x)) ||
+        (st = onnxi_emit(c, n, PLX_OP_POOL, &d, &x, 1, 1, &y))) {
+        return st;
+    }
+    return quantize_out(c, n, y, n->in[3], n->in[4]);
+}
+
 /* QLinearConcat: Y_scale, Y_zero_point, then X, X_scale, X_zero_point per
  * input; axis. */
 static plx_status conv_qlinear_concat(onnxi_ctx *c, onnxi_node *n) {
@@ -398,6 +418,7 @@ static const struct {
     {"QLinearSigmoid", conv_qlinear_activation},
     {"QLinearLeakyRelu", conv_qlinear_activation},
     {"QLinearGlobalAveragePool", conv_qlinear_global_pool},
+    {"QLinearAveragePool", conv_qlinear_avg_pool},
     {"QLinearConcat", conv_qlinear_concat},
     {"QGemm", conv_qgemm},
     {"QLinearSoftmax", conv_qlinear_softmax},

@@ -268,6 +268,11 @@ plx_status onnxi_conv_resize(onnxi_ctx *c, onnxi_node *n);
 /* convert_dense.c */
 plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n);
+/* The pool descriptor of an ONNX pooling node of `kind` from its
+ * attributes (kernel_shape, strides, pads, auto_pad, dilations, ceil_mode,
+ * count_include_pad; LpPool's p) and input 0's rank. */
+plx_status onnxi_read_pool_desc(onnxi_ctx *c, onnxi_node *n, plx_pool_kind kind,
+                                plx_pool_desc *out);
 plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);

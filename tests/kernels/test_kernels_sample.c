@@ -563,6 +563,59 @@ Test(resize, hand_half_pixel_symmetric) {
     expect_close(y, (const float[]){1, 1.1521739f, 1.5869565f, 2}, 4, 1e-6, "half_pixel");
 }
 
+/* Nearest on int8 and uint8 moves the same elements as on float32: scales
+ * 2 (the doubled-column loop), 3, 0.5 and 1.7 x 2.5, every nearest mode
+ * and coordinate; linear and tf_crop_and_resize stay float32 only. */
+Test(resize, nearest_on_8_bit_matches_float32) {
+    static const float scales[][2] = {{2, 2}, {3, 3}, {0.5f, 0.5f}, {1.7f, 2.5f}};
+    const int64_t in[2] = {4, 6};
+    float xf[2 * 24], yf[2 * 15 * 18];
+    uint8_t xb[2 * 24], yb[2 * 15 * 18];
+    for (int i = 0; i < 48; i++) {
+        xb[i] = (uint8_t)(i * 37 + 5);
+    }
+    for (int t = 0; t < 2; t++) {
+        plx_dtype dt = t ? PLX_DTYPE_UINT8 : PLX_DTYPE_INT8;
+        for (int i = 0; i < 48; i++) {
+            xf[i] = t ? (float)xb[i] : (float)(int8_t)xb[i];
+        }
+        for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+            for (int m = 0; m <= (int)PLX_RESIZE_NEAREST_CEIL; m++) {
+                plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+                d.nearest = (plx_resize_nearest)m;
+                d.coord = m % 2 ? PLX_RESIZE_COORD_ASYMMETRIC : PLX_RESIZE_COORD_HALF_PIXEL;
+                d.scales[0] = scales[k][0];
+                d.scales[1] = scales[k][1];
+                int64_t out[2] = {(int64_t)(4 * scales[k][0]), (int64_t)(6 * scales[k][1])};
+                cr_assert(rs_run(&d, 2, in, out, xf, yf), "%s", g_err);
+                plx_tensor_info x = info(dt, (const int64_t[]){1, 2, in[0], in[1]}, 4);
+                plx_tensor_info y = info(dt, (const int64_t[]){1, 2, out[0], out[1]}, 4);
+                plx_layer_view l = layer_of(PLX_OP_RESIZE, &d, &x, 1, &y, 1);
+                const void *ins[] = {xb};
+                void *outs[] = {yb};
+                cr_assert(run_layer(plxk_run_resize, &l, ins, outs), "%s", g_err);
+                for (int64_t i = 0; i < 2 * out[0] * out[1]; i++) {
+                    float got = t ? (float)yb[i] : (float)(int8_t)yb[i];
+                    cr_assert(eq(flt, got, yf[i]), "%s scale %zu mode %d element %lld",
+                              plx_dtype_name(dt), k, m, (long long)i);
+                }
+            }
+        }
+    }
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
+    d.scales[0] = d.scales[1] = 2.0f;
+    plx_tensor_info x = info(PLX_DTYPE_UINT8, (const int64_t[]){1, 1, 2, 2}, 4);
+    plx_tensor_info y = info(PLX_DTYPE_UINT8, (const int64_t[]){1, 1, 4, 4}, 4);
+    plx_layer_view l = layer_of(PLX_OP_RESIZE, &d, &x, 1, &y, 1);
+    char buf[160];
+    cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
+                 "cpu_ref runs resize in float32 only, not uint8 (input 0)"));
+    d.mode = PLX_RESIZE_NEAREST;
+    d.coord = PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
+    cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
+                 "cpu_ref resize: uint8 with tf_crop_and_resize runs in float32 only"));
+}
+
 /* Sizes with one scale (ONNX's keep_aspect_ratio_policy not_smaller on
  * [1..8] as 2x4 to at least 1x3): the scale max(1/2, 3/4) = 0.75 maps
  * coordinates, the sizes round(0.75 * 2, 0.75 * 4) = 2x3 size Y.

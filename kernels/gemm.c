@@ -150,6 +150,16 @@ bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, 
     return true;
 }
 
+bool plxk_requantize8(plxk_isa isa, bool u8, const float *acc, int32_t bias, float scale,
+                      int32_t zp, void *y, size_t n) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->requantize8(u8, acc, bias, scale, zp, y, n);
+    return true;
+}
+
 /* ---- planning ------------------------------------------------------------ */
 
 static size_t min_size(size_t a, size_t b) {

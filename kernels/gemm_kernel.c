@@ -528,4 +528,5 @@ const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .qbinary = PLXK_ISA_SYMBOL(plxk_qbinary_),
     .quantize8 = PLXK_ISA_SYMBOL(plxk_quantize8_),
     .dequantize8 = PLXK_ISA_SYMBOL(plxk_dequantize8_),
+    .requantize8 = PLXK_ISA_SYMBOL(plxk_requantize8_),
 };

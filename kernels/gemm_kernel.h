@@ -70,6 +70,8 @@ typedef struct plxk_gemm_impl {
                     bool db, void *y, size_t n, const plxk_qbin_params *p);
     void (*quantize8)(bool u8, const float *x, void *y, size_t n, float scale, int32_t zp);
     void (*dequantize8)(bool u8, const void *x, float *y, size_t n, float scale, int32_t zp);
+    void (*requantize8)(bool u8, const float *acc, int32_t bias, float scale, int32_t zp,
+                        void *y, size_t n);
 } plxk_gemm_impl;
 
 #if defined(PLXK_ISA_SUFFIX)
@@ -85,6 +87,8 @@ void PLXK_ISA_SYMBOL(plxk_quantize8_)(bool u8, const float *x, void *y, size_t n
                                       int32_t zp);
 void PLXK_ISA_SYMBOL(plxk_dequantize8_)(bool u8, const void *x, float *y, size_t n, float scale,
                                         int32_t zp);
+void PLXK_ISA_SYMBOL(plxk_requantize8_)(bool u8, const float *acc, int32_t bias, float scale,
+                                        int32_t zp, void *y, size_t n);
 #endif
 
 /* The fused activation of g (gemm.h) on one value. */

@@ -4,9 +4,10 @@
  *
  * A conv is one GEMM per image and group with the activations as A (rows
  * are output pixels, columns the taps: im2col writes [pixels, taps], a
- * pointwise conv transposes X into that layout) and the weights as B
- * (W's [M, taps] read transposed: packed once when W is constant); the
- * result is written straight into NCHW (C transposed). Depthwise convs
+ * pointwise conv reads X's [channels, pixels] in place as A transposed) and
+ * the weights as B (W's [M, taps] read transposed: packed once when W is
+ * constant); the result is written straight into NCHW (C transposed: the
+ * GEMM's output stage writes 8-bit columns in blocks, qgemm.c). Depthwise convs
  * (one input channel per group) run a direct loop instead, since a GEMM
  * with one output column per group would waste its tiles. Padding reads
  * X's zero point: the real value 0.
@@ -21,6 +22,7 @@
 #include "kernels_compute.h"
 #include "depthwise.h"
 #include "qgemm.h"
+#include "qmap.h"
 
 #include <math.h>
 #include <plexus/geometry.h>
@@ -344,16 +346,13 @@ size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *com
     if (gemm == SIZE_MAX || k > SIZE_MAX / 2 / (m ? m : 1)) {
         return SIZE_MAX;
     }
-    /* im2col's A, and for the channels-last path X's padded copy and the
+    /* for the channels-last path, im2col's A, X's padded copy and the
      * reordered weights (when they are not prepared) */
     size_t extra = 0;
     if (!qconv_pointwise(&g)) {
-        extra = qconv_nhwc_bytes(&g) + plxk_round_ws((size_t)g.m * k);
+        extra = plxk_round_ws(m * k) + qconv_nhwc_bytes(&g) + plxk_round_ws((size_t)g.m * k);
     }
-    /* the GEMM's row-major result [pixels, channels of the group], then
-     * transposed into NCHW (strided stores of C are scalar) */
-    size_t result = plxk_round_ws(m * n * (q.integer ? 4 : 1));
-    return arrays + plxk_round_ws(m * k) + extra + result + plxk_round_ws(gemm);
+    return arrays + extra + plxk_round_ws(gemm);
 }
 
 /* Each group's weights packed, one after the other, when W (and, for
@@ -474,28 +473,6 @@ static void qnhwc_im2col_rows(void *ctx, size_t task, size_t thread) {
     }
 }
 
-/* out = x transposed: x is [rows, cols], out [cols, rows], in blocks of
- * 16 x 16 that stay in the cache lines they touch. A pointwise conv's A
- * (X's [channels, pixels] as [pixels, channels]) and the GEMM's
- * [pixels, channels] result as NCHW. */
-#define TRANSPOSE_BLOCKED(name, type)                                                \
-    static void name(const type *x, size_t rows, size_t cols, type *out) {          \
-        for (size_t r0 = 0; r0 < rows; r0 += 16) {                                   \
-            size_t r1 = r0 + 16 < rows ? r0 + 16 : rows;                             \
-            for (size_t c0 = 0; c0 < cols; c0 += 16) {                               \
-                size_t c1 = c0 + 16 < cols ? c0 + 16 : cols;                         \
-                for (size_t c = c0; c < c1; c++) {                                   \
-                    for (size_t r = r0; r < r1; r++) {                               \
-                        out[c * rows + r] = x[r * cols + c];                         \
-                    }                                                                \
-                }                                                                    \
-            }                                                                        \
-        }                                                                            \
-    }
-TRANSPOSE_BLOCKED(transpose_bytes, uint8_t)
-TRANSPOSE_BLOCKED(transpose_words, int32_t)
-#undef TRANSPOSE_BLOCKED
-
 /* Depthwise: per channel, X - zx and W - zw as floats through cpu_ref's
  * float depthwise kernel (exact: qconv_depthwise), then the bias and the
  * output stage of the GEMM (qgemm.h) on the integer sums. Each thread has
@@ -529,30 +506,10 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
     float *restrict wf = (float *)(void *)((char *)acc + plxk_round_ws(plane_out * sizeof(float)));
     float *scratch = (float *)(void *)((char *)wf + plxk_round_ws(taps * sizeof(float)));
     size_t x0 = (size_t)(n * g->c + ch) * plane_in;
-/* The loops per 8-bit type: X's plane less its zero point as floats, and the
- * requantized output plane. */
-#define QDW_WIDEN(type)                                                      \
-    do {                                                                     \
-        const type *src = (const type *)j->a->inputs[0] + x0;               \
-        for (size_t i = 0; i < plane_in; i++) {                              \
-            xf[i] = (float)(src[i] - zx);                                    \
-        }                                                                    \
-    } while (0)
-#define QDW_REQUANT(type)                                                    \
-    do {                                                                     \
-        type *y = (type *)j->a->outputs[0] + y0;                            \
-        for (size_t i = 0; i < plane_out; i++) {                             \
-            float v = (float)((int32_t)acc[i] + bias) * scale;               \
-            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;         \
-            v = plxk_round_even_small(v) + zy;                               \
-            y[i] = (type)(v < lo ? lo : v > hi ? hi : v);                    \
-        }                                                                    \
-    } while (0)
-    if (xd == PLX_DTYPE_INT8) {
-        QDW_WIDEN(int8_t);
-    } else {
-        QDW_WIDEN(uint8_t);
-    }
+    /* X's plane less its zero point, as floats (the variant was checked
+     * before the run) */
+    (void)plxk_dequantize8(j->isa, xd == PLX_DTYPE_UINT8, (const uint8_t *)j->a->inputs[0] + x0,
+                           xf, plane_in, 1.0f, zx);
     for (size_t t = 0; t < taps; t++) {
         wf[t] = (float)(load_q8(j->a->inputs[1], wd, (size_t)ch * taps + t) - zw);
     }
@@ -570,15 +527,9 @@ static void qdw_channel(void *ctx, size_t task, size_t thread) {
         }
         return;
     }
-    float scale = j->scales[ch], zy = (float)l->outputs[0].quant.zero_point;
-    float lo = yd == PLX_DTYPE_INT8 ? -128.0f : 0.0f, hi = yd == PLX_DTYPE_INT8 ? 127.0f : 255.0f;
-    if (yd == PLX_DTYPE_INT8) {
-        QDW_REQUANT(int8_t);
-    } else {
-        QDW_REQUANT(uint8_t);
-    }
-#undef QDW_WIDEN
-#undef QDW_REQUANT
+    (void)plxk_requantize8(j->isa, yd == PLX_DTYPE_UINT8, acc, bias, j->scales[ch],
+                           l->outputs[0].quant.zero_point, (char *)j->a->outputs[0] + y0,
+                           plane_out);
 }
 
 static bool run_qconv(const plxk_kernel_args *args) {
@@ -615,29 +566,20 @@ static bool run_qconv(const plxk_kernel_args *args) {
     }
     size_t m, n, k;
     qconv_dims(&g, &m, &n, &k);
-    uint8_t *col = (uint8_t *)ws;
-    size_t col_bytes = plxk_round_ws(m * k);
-    if (left < col_bytes) {
-        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
-                         plxk_layer_name(l), left);
-    }
+    /* the channels-last path's im2col columns, X's padded copy and the
+     * reordered weights, then the GEMM's workspace */
     bool pointwise = qconv_pointwise(&g), nhwc_path = !pointwise;
-    uint8_t *nhwc = col + col_bytes, *wr = NULL;
+    size_t col_bytes = nhwc_path ? plxk_round_ws(m * k) : 0;
     size_t nhwc_bytes = nhwc_path ? qconv_nhwc_bytes(&g) : 0;
     size_t wr_bytes = nhwc_path ? plxk_round_ws((size_t)g.m * k) : 0;
     if (left < col_bytes + nhwc_bytes + wr_bytes) {
         return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
                          plxk_layer_name(l), left);
     }
+    uint8_t *col = (uint8_t *)ws, *nhwc = col + col_bytes, *wr = NULL;
+    void *gws = nhwc + nhwc_bytes + wr_bytes;
+    size_t gleft = left - col_bytes - nhwc_bytes - wr_bytes;
     size_t esize = q.integer ? 4 : 1;
-    size_t result_bytes = plxk_round_ws(m * n * esize);
-    if (left - col_bytes - nhwc_bytes - wr_bytes < result_bytes) {
-        return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short", plx_op_name(l->op),
-                         plxk_layer_name(l), left);
-    }
-    char *result = (char *)nhwc + nhwc_bytes + wr_bytes;
-    void *gws = result + result_bytes;
-    size_t gleft = left - col_bytes - nhwc_bytes - wr_bytes - result_bytes;
     plxk_isa isa = plxk_isa_of(args->compute);
     size_t packed_per = args->prepared ? qconv_packed_group_bytes(&g, isa) : 0;
     int32_t pad = q.integer ? (l->input_count > 2 ? load_q8(args->inputs[2], l->inputs[2].dtype, 0) : 0)
@@ -655,9 +597,7 @@ static bool run_qconv(const plxk_kernel_args *args) {
         for (int64_t gi = 0; gi < g.group; gi++) {
             const uint8_t *xg = (const uint8_t *)args->inputs[0] +
                                 ((size_t)img * (size_t)g.c + (size_t)gi * cg) * plane;
-            if (pointwise) {
-                transpose_bytes(xg, cg, plane, col);
-            } else {
+            if (nhwc_path) {
                 memset(nhwc, (uint8_t)pad, nhwc_bytes);
                 qnhwc_job job = {&g, xg, nhwc, col, (size_t)pw, cg, k};
                 plxk_pool_run(plxk_pool_of(args->compute), (size_t)g.in[0],
@@ -669,26 +609,21 @@ static bool run_qconv(const plxk_kernel_args *args) {
             a.m = m;
             a.n = n;
             a.k = k;
-            a.a = col;
-            a.a_rs = (ptrdiff_t)k;
-            a.a_cs = 1;
+            a.a = pointwise ? (const void *)xg : (const void *)col;
+            a.a_rs = pointwise ? 1 : (ptrdiff_t)k;
+            a.a_cs = pointwise ? (ptrdiff_t)plane : 1;
             a.b = weights + (size_t)gi * n * k;
             a.b_rs = 1;
             a.b_cs = (ptrdiff_t)k;
-            a.c = result;
-            a.c_rs = (ptrdiff_t)n;
-            a.c_cs = 1;
+            char *y = (char *)args->outputs[0] + ((size_t)img * (size_t)g.m + (size_t)gi * n) * m * esize;
+            a.c = y; /* NCHW: element (pixel, channel) */
+            a.c_rs = 1;
+            a.c_cs = (ptrdiff_t)m;
             a.bias = !q.integer && l->input_count > 2 ? (const int32_t *)args->inputs[2] + gi * (int64_t)n
                                                       : NULL;
             a.packed_b = packed_per ? (const char *)args->prepared + (size_t)gi * packed_per : NULL;
             if (!run_qgemm(args, &a, gws, gleft, plx_op_name(l->op))) {
                 return false;
-            }
-            char *y = (char *)args->outputs[0] + ((size_t)img * (size_t)g.m + (size_t)gi * n) * m * esize;
-            if (esize == 1) {
-                transpose_bytes((const uint8_t *)result, m, n, (uint8_t *)y);
-            } else {
-                transpose_words((const int32_t *)(const void *)result, m, n, (int32_t *)(void *)y);
             }
         }
     }

@@ -293,6 +293,59 @@ enum { STORE_CHUNK = 64 };
  * is exact. The same as nearbyintf there, and vectorisable. */
 #define ROUND_MAGIC 12582912.0f
 
+/* cn (<= STORE_CHUNK) values of one row of a UINT8 / INT8 output stage
+ * (store_rows_body) into q: the same operations as its general path, in
+ * the same order, as one loop the compiler vectorises; scale s[c * ss]
+ * (ss 0 or 1). */
+static ALWAYS_INLINE void q8_chunk(const plxk_qgemm_args *g, size_t cn, const uint32_t *acc,
+                                   const uint32_t *colterm, const int32_t *zbs, uint32_t rs,
+                                   bool has_rowsum, const float *s, ptrdiff_t ss, uint8_t *q) {
+    const int32_t zp = g->out_zero_point;
+    const bool u8 = g->output == PLXK_QOUT_UINT8;
+    const int32_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    for (size_t c = 0; c < cn; c++) {
+        uint32_t u = acc[c];
+        u += colterm ? colterm[c] : 0u;
+        u -= has_rowsum ? (uint32_t)zbs[c] * rs : 0u;
+        float t = (float)as_int32(u) * s[(ptrdiff_t)c * ss];
+        t = t < -1024.0f ? -1024.0f : t > 1024.0f ? 1024.0f : t == t ? t : 0.0f;
+        t = (t + ROUND_MAGIC) - ROUND_MAGIC;
+        int32_t rq = (int32_t)t + zp;
+        q[c] = (uint8_t)(rq < lo ? lo : rq > hi ? hi : rq);
+    }
+}
+
+/* The UINT8 / INT8 stage of rows [i0, i0+rows) x columns [j0, j0+n) into
+ * a C whose rows are adjacent (c_rs 1, an NCHW output written as [pixels,
+ * channels]): blocks of 64 x STORE_CHUNK values are made row by row and
+ * written column by column, each column a run of adjacent bytes. */
+static ALWAYS_INLINE void store_q8_columns(const plxk_qgemm_args *g, size_t i0, size_t rows,
+                                           size_t j0, size_t n, const uint32_t *acc,
+                                           size_t ldacc, const uint32_t *colterm,
+                                           const int32_t *zbs, const uint32_t *rowsum) {
+    enum { RB = 64 };
+    const ptrdiff_t cs = g->c_cs, ss = g->scale_stride;
+    const float *s = g->scale + (ptrdiff_t)j0 * ss;
+    uint8_t blk[RB][STORE_CHUNK];
+    for (size_t r0 = 0; r0 < rows; r0 += RB) {
+        const size_t rb = min_size(RB, rows - r0);
+        for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
+            const size_t cn = min_size(STORE_CHUNK, n - c0);
+            for (size_t r = 0; r < rb; r++) {
+                q8_chunk(g, cn, acc + (r0 + r) * ldacc + c0, colterm ? colterm + c0 : NULL,
+                         zbs + c0, rowsum ? rowsum[r0 + r] : 0u, rowsum != NULL,
+                         s + (ptrdiff_t)c0 * ss, ss, blk[r]);
+            }
+            uint8_t *dst = (uint8_t *)g->c + (ptrdiff_t)(i0 + r0) + (ptrdiff_t)(j0 + c0) * cs;
+            for (size_t c = 0; c < cn; c++) {
+                for (size_t r = 0; r < rb; r++) {
+                    dst[(ptrdiff_t)c * cs + (ptrdiff_t)r] = blk[r][c];
+                }
+            }
+        }
+    }
+}
+
 /* Writes rows [i0, i0+rows) x columns [j0, j0+n) of C: row r from the
  * 32-bit sums acc + r ldacc (acc NULL: all 0, K = 0), plus colterm[c]
  * (NULL: 0), minus zbs[c] rowsum[r] (rowsum NULL: no such term). Compiled
@@ -305,10 +358,29 @@ static ALWAYS_INLINE void store_rows_body(const plxk_qgemm_args *g, size_t i0, s
                                           const int32_t *zbs, const uint32_t *rowsum) {
     const ptrdiff_t cs = g->c_cs, ss = g->scale_stride;
     const plxk_qgemm_output output = g->output;
+    const bool q8 = output == PLXK_QOUT_UINT8 || output == PLXK_QOUT_INT8;
+    if (q8 && acc && ss <= 1 && g->c_rs == 1 && cs != 1) {
+        store_q8_columns(g, i0, rows, j0, n, acc, ldacc, colterm, zbs, rowsum);
+        return;
+    }
     for (size_t r = 0; r < rows; r++) {
         const ptrdiff_t at = (ptrdiff_t)(i0 + r) * g->c_rs + (ptrdiff_t)j0 * cs; /* elements */
         const uint32_t *acc_row = acc ? acc + r * ldacc : NULL;
         const uint32_t rs = rowsum ? rowsum[r] : 0;
+        if (acc_row && q8 && ss <= 1) {
+            const float *s = g->scale + (ptrdiff_t)j0 * ss;
+            for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
+                const size_t cn = min_size(STORE_CHUNK, n - c0);
+                uint8_t q[STORE_CHUNK];
+                q8_chunk(g, cn, acc_row + c0, colterm ? colterm + c0 : NULL, zbs + c0, rs,
+                         rowsum != NULL, s + (ptrdiff_t)c0 * ss, ss, q);
+                uint8_t *dst = (uint8_t *)g->c + at + (ptrdiff_t)c0 * cs;
+                for (size_t c = 0; c < cn; c++) {
+                    dst[(ptrdiff_t)c * cs] = q[c];
+                }
+            }
+            continue;
+        }
         for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
             const size_t cn = min_size(STORE_CHUNK, n - c0);
             const ptrdiff_t base = at + (ptrdiff_t)c0 * cs;

@@ -42,4 +42,10 @@ bool plxk_quantize8(plxk_isa isa, bool u8, const float *x, void *y, size_t n, fl
 bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, float scale,
                       int32_t zp);
 
+/* The output stage of cpu_ref's int8 depthwise convolution: y[i] =
+ * saturate(round_half_even((float)((int32_t)acc[i] + bias) * scale) + zp)
+ * to uint8 (u8) or int8, where acc holds integer sums (exact floats). */
+bool plxk_requantize8(plxk_isa isa, bool u8, const float *acc, int32_t bias, float scale,
+                      int32_t zp, void *y, size_t n);
+
 #endif /* PLXK_QMAP_H */

@@ -110,6 +110,28 @@ void PLXK_ISA_SYMBOL(plxk_quantize8_)(bool u8, const float *restrict x, void *re
 }
 #undef QUANTIZE_LOOP
 
+#define REQUANTIZE_LOOP(type, lo, hi)                                              \
+    do {                                                                           \
+        type *restrict out = y;                                                    \
+        const float z = (float)zp;                                                 \
+        for (size_t i = 0; i < n; i++) {                                           \
+            float v = (float)((int32_t)acc[i] + bias) * scale;                     \
+            v = v < -4096.0f ? -4096.0f : v > 4096.0f ? 4096.0f : v;               \
+            v = round_even_small(v) + z;                                           \
+            out[i] = (type)(v < (lo) ? (lo) : v > (hi) ? (hi) : v);                \
+        }                                                                          \
+    } while (0)
+
+void PLXK_ISA_SYMBOL(plxk_requantize8_)(bool u8, const float *restrict acc, int32_t bias,
+                                        float scale, int32_t zp, void *restrict y, size_t n) {
+    if (u8) {
+        REQUANTIZE_LOOP(uint8_t, 0.0f, 255.0f);
+    } else {
+        REQUANTIZE_LOOP(int8_t, -128.0f, 127.0f);
+    }
+}
+#undef REQUANTIZE_LOOP
+
 #define DEQUANTIZE_LOOP(type)                                \
     do {                                                     \
         const type *restrict in = x;                         \

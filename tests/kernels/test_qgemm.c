@@ -494,6 +494,23 @@ VARIANT_TESTS(saturation) {
     free_pools(&ps);
 }
 
+/* An 8-bit C written transposed (c_rs 1: an NCHW output), larger than
+ * the output stage's blocks of 64 rows and 64 columns: partial blocks in
+ * both directions, per-column and single scales, B's zero points per
+ * column or one, with and without bias. */
+VARIANT_TESTS(transposed_8bit_output_in_blocks) {
+    pools ps = make_pools();
+    for (int mask = 0; mask < 16; mask++) {
+        qcase tc = {.m = mask & 1 ? 150 : 64, .n = mask & 2 ? 130 : 64, .k = 40, .trans_c = true,
+                    .pad_c = (size_t)(mask % 3), .a_signed = mask & 4, .b_signed = mask & 8,
+                    .zp = 1 + mask % 2, .bias = mask % 3 != 0,
+                    .output = mask & 4 ? PLXK_QOUT_INT8 : PLXK_QOUT_UINT8, .scale = mask % 2,
+                    .random_out_zp = true};
+        check_case(&tc, var, &ps);
+    }
+    free_pools(&ps);
+}
+
 /* Every layout of A, B and C: row-major, transposed, strided, padded. */
 VARIANT_TESTS(strides_and_transposes) {
     pools ps = make_pools();

@@ -315,6 +315,27 @@ static ALWAYS_INLINE void q8_chunk(const plxk_qgemm_args *g, size_t cn, const ui
     }
 }
 
+/* Transposes the 8 x 8 bytes held as 8 little-endian rows (byte j of x[i]
+ * is element (i, j)): swaps of the off-diagonal bytes, 16-bit pairs and
+ * 32-bit halves of 2 x 2 blocks. */
+static ALWAYS_INLINE void transpose_8x8_bytes(uint64_t x[8]) {
+    for (size_t i = 0; i < 8; i += 2) {
+        uint64_t t = ((x[i] >> 8) ^ x[i + 1]) & 0x00FF00FF00FF00FFull;
+        x[i + 1] ^= t;
+        x[i] ^= t << 8;
+    }
+    for (size_t i = 0; i < 8; i += (i % 4 == 1) ? 3 : 1) {
+        uint64_t t = ((x[i] >> 16) ^ x[i + 2]) & 0x0000FFFF0000FFFFull;
+        x[i + 2] ^= t;
+        x[i] ^= t << 16;
+    }
+    for (size_t i = 0; i < 4; i++) {
+        uint64_t t = ((x[i] >> 32) ^ x[i + 4]) & 0x00000000FFFFFFFFull;
+        x[i + 4] ^= t;
+        x[i] ^= t << 32;
+    }
+}
+
 /* The UINT8 / INT8 stage of rows [i0, i0+rows) x columns [j0, j0+n) into
  * a C whose rows are adjacent (c_rs 1, an NCHW output written as [pixels,
  * channels]): blocks of 64 x STORE_CHUNK values are made row by row and
@@ -337,7 +358,25 @@ static ALWAYS_INLINE void store_q8_columns(const plxk_qgemm_args *g, size_t i0, 
                          s + (ptrdiff_t)c0 * ss, ss, blk[r]);
             }
             uint8_t *dst = (uint8_t *)g->c + (ptrdiff_t)(i0 + r0) + (ptrdiff_t)(j0 + c0) * cs;
-            for (size_t c = 0; c < cn; c++) {
+            const size_t rb8 = rb / 8 * 8, cn8 = cn / 8 * 8;
+            for (size_t c = 0; c < cn8; c += 8) {
+                for (size_t r = 0; r < rb8; r += 8) {
+                    uint64_t x[8];
+                    for (size_t i = 0; i < 8; i++) {
+                        memcpy(&x[i], &blk[r + i][c], 8);
+                    }
+                    transpose_8x8_bytes(x);
+                    for (size_t i = 0; i < 8; i++) {
+                        memcpy(dst + (ptrdiff_t)(c + i) * cs + (ptrdiff_t)r, &x[i], 8);
+                    }
+                }
+                for (size_t i = 0; i < 8; i++) {
+                    for (size_t r = rb8; r < rb; r++) {
+                        dst[(ptrdiff_t)(c + i) * cs + (ptrdiff_t)r] = blk[r][c + i];
+                    }
+                }
+            }
+            for (size_t c = cn8; c < cn; c++) {
                 for (size_t r = 0; r < rb; r++) {
                     dst[(ptrdiff_t)c * cs + (ptrdiff_t)r] = blk[r][c];
                 }

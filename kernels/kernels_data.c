@@ -534,9 +534,10 @@ bool plxk_run_pad(const plxk_kernel_args *args) {
 
 const char *plxk_check_gather(const plx_layer_view *layer, char *buf, size_t size) {
     const plx_tensor_info *x = &layer->inputs[0], *ind = &layer->inputs[1], *y = &layer->outputs[0];
-    if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
-        return plxk_refuse(buf, size, "gather: indices dtype %s is not supported (int32 or int64)",
-                      plx_dtype_name(ind->dtype));
+    if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64 &&
+        ind->dtype != PLX_DTYPE_INT8 && ind->dtype != PLX_DTYPE_UINT8) {
+        return plxk_refuse(buf, size, "gather: indices dtype %s is not supported (int32, int64, "
+                           "int8 or uint8)", plx_dtype_name(ind->dtype));
     }
     if (y->dtype != x->dtype) {
         return plxk_refuse(buf, size, "gather: output is %s, data %s", plx_dtype_name(y->dtype),
@@ -563,6 +564,15 @@ const char *plxk_check_gather(const plx_layer_view *layer, char *buf, size_t siz
     return NULL;
 }
 
+static int64_t gather_index(plx_dtype t, const void *p, size_t j) {
+    switch (t) {
+    case PLX_DTYPE_INT32: return ((const int32_t *)p)[j];
+    case PLX_DTYPE_INT8: return ((const int8_t *)p)[j];
+    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[j];
+    default: return ((const int64_t *)p)[j];
+    }
+}
+
 bool plxk_run_gather(const plxk_kernel_args *args) {
     RUN_CHECK(gather, args);
     const plx_layer_view *layer = args->layer;
@@ -572,10 +582,20 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
     size_t outer = 0, row = 0, ni = plxk_element_count(ind);
     split_layout(x, axis, &outer, &row);
     int64_t dim = x->dims[axis];
+    bool bytes = ind->dtype == PLX_DTYPE_INT8 || ind->dtype == PLX_DTYPE_UINT8;
+    if (bytes && dim == 256 && outer == 1 && row == 1) {
+        /* a table of 256 bytes looked up by 8-bit values: every index is
+         * in range, and an int8's raw byte is its index from the end */
+        const uint8_t *t = args->inputs[0], *in = args->inputs[1];
+        uint8_t *out = args->outputs[0];
+        for (size_t j = 0; j < ni; j++) {
+            out[j] = t[in[j]];
+        }
+        return true;
+    }
     /* validate every index before writing anything */
     for (size_t j = 0; j < ni; j++) {
-        int64_t v = ind->dtype == PLX_DTYPE_INT32 ? ((const int32_t *)args->inputs[1])[j]
-                                                  : ((const int64_t *)args->inputs[1])[j];
+        int64_t v = gather_index(ind->dtype, args->inputs[1], j);
         if (v < -dim || v >= dim) {
             return plxk_fail(args,
                                 "layer '%s' (gather): index %lld (indices element %zu) is out of "
@@ -588,8 +608,7 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
     size_t x_block = row * (size_t)dim;
     for (size_t o = 0; o < outer; o++) {
         for (size_t j = 0; j < ni; j++) {
-            int64_t v = ind->dtype == PLX_DTYPE_INT32 ? ((const int32_t *)args->inputs[1])[j]
-                                                      : ((const int64_t *)args->inputs[1])[j];
+            int64_t v = gather_index(ind->dtype, args->inputs[1], j);
             v = v < 0 ? v + dim : v;
             memcpy(dst + (o * ni + j) * row, src + o * x_block + (size_t)v * row, row);
         }

@@ -926,3 +926,71 @@ Test(rewrite, qdq_add_runs_on_the_quantized_tensors) {
     plx_optimized_network_destroy(&folded);
     plx_network_destroy(&n);
 }
+
+/* x -> quantize (uint8) -> dequantize -> sigmoid -> div by a scalar (or
+ * by a per-channel constant) -> quantize (int8) -> dequantize -> y: with a
+ * scalar the chain becomes one lookup of a 256-entry table, which gives the
+ * float layers' values exactly; a per-channel operand keeps it float. */
+static plx_network *qdq_chain(bool per_channel) {
+    static float sx[1] = {0.05f}, sy[1] = {0.004f}, six[2] = {6.0f, 3.0f};
+    static uint8_t zx[1] = {128};
+    static int8_t zy[1] = {-100};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 3, 5}, cd[] = {1, 2, 1, 1};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), u8 = si, i8 = si;
+    plx_tensor_info ci = per_channel ? tu_f32(4, cd) : tu_f32(0, NULL);
+    u8.dtype = PLX_DTYPE_UINT8;
+    i8.dtype = PLX_DTYPE_INT8;
+    plx_activation_desc sig = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SIGMOID);
+    plx_binary_desc div = PLX_BINARY_DESC_INIT(PLX_BINARY_DIV);
+    plx_layer_id x, c1, c2, c3, c4, c6, act, quot, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "sx", &si, sx, PLX_CONSTANT_BORROW, &c1));
+    OK(plx_network_add_constant(n, "sy", &si, sy, PLX_CONSTANT_BORROW, &c2));
+    OK(plx_network_add_constant(n, "zx", &u8, zx, PLX_CONSTANT_BORROW, &c3));
+    OK(plx_network_add_constant(n, "zy", &i8, zy, PLX_CONSTANT_BORROW, &c4));
+    OK(plx_network_add_constant(n, "six", &ci, six, PLX_CONSTANT_BORROW, &c6));
+    plx_layer_id dx = add_qdq(n, "qx", "dqx", x, c1, c3, PLX_DTYPE_UINT8);
+    OK(plx_network_add_layer(n, "sig", PLX_OP_ACTIVATION, &sig, 1, 1, &act));
+    OK(plx_network_add_layer(n, "div", PLX_OP_BINARY, &div, 2, 1, &quot));
+    plx_layer_id dy = add_qdq(n, "qy", "dqy", quot, c2, c4, PLX_DTYPE_INT8);
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{dx, act, 0}, {act, quot, 0}, {c6, quot, 1}, {dy, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    return n;
+}
+
+Test(rewrite, qdq_elementwise_chain_becomes_a_table) {
+    plx_network *n = qdq_chain(false);
+    float x[30], y0[30], y1[30];
+    fill(x, 30, 23);
+    for (int i = 0; i < 30; i++) {
+        x[i] = x[i] * 12.0f - 6.0f; /* across sigmoid's range */
+    }
+    plx_optimized_network *plain, *folded;
+    run(n, false, x, 30, y0, 30, &plain);
+    run(n, true, x, 30, y1, 30, &folded);
+    cr_assert(tu_noted(folded, "quantized table 'qy': dequantize 'dqx', 2 elementwise layers and "
+                       "quantize run as one lookup of the 256 results"));
+    cr_assert(not(has_layer(folded, "sig")));
+    cr_assert(not(has_layer(folded, "div")));
+    cr_assert(not(has_layer(folded, "six")));
+    cr_assert(eq(int, layer_op(folded, "qy"), PLX_OP_GATHER));
+    cr_assert(eq(int, layer_op(folded, "dqx"), PLX_OP_CONSTANT));
+    int distinct = 0;
+    for (int i = 0; i < 30; i++) {
+        cr_assert(eq(flt, y1[i], y0[i]), "[%d]", i);
+        distinct += i > 0 && y0[i] != y0[i - 1];
+    }
+    cr_assert(gt(int, distinct, 10), "the outputs should vary");
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+    n = qdq_chain(true);
+    plx_optimized_network *on = optimize(n, true);
+    cr_assert(not(tu_noted(on, "quantized table")));
+    cr_assert(has_layer(on, "sig"));
+    plx_optimized_network_destroy(&on);
+    plx_network_destroy(&n);
+}

@@ -1135,8 +1135,19 @@ Test(shape_infer, gather) {
     d.axis = -2;
     ok(RUN(PLX_OP_GATHER, &d, &y, T(BOOL, 5, 4), SCALAR(INT64)));
     EXPECT(&y, BOOL, 4);
+    /* ABI 1.3: 8-bit indices; data's quantization passes through */
+    d.axis = 0;
+    plx_tensor_info table = T(INT8, 256);
+    table.quant.kind = PLX_QUANT_PER_TENSOR;
+    table.quant.scale = 0.5f;
+    ok(RUN(PLX_OP_GATHER, &d, &y, table, T(UINT8, 2, 3)));
+    EXPECT(&y, INT8, 2, 3);
+    cr_assert(eq(flt, y.quant.scale, 0.5f));
+    ok(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), T(INT8, 3)));
+    EXPECT(&y, FLOAT32, 3, 4);
     fails_exactly(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), F32(3)),
-                  "layer 'L' (gather): indices has dtype float32, expected int32 or int64");
+                  "layer 'L' (gather): indices has dtype float32, expected int8, uint8, int32 or "
+                  "int64");
     d.axis = 2;
     fails_exactly(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), T(INT32, 3)),
                   "layer 'L' (gather): axis 2 is out of range [-2, 2) for data [5,4]");

@@ -346,7 +346,10 @@ static plx_status plxi_infer_gather(const layer_ctx *c) {
     const plx_tensor_info *x = &c->in[0], *idx = &c->in[1];
     uint32_t axis = 0;
     plx_status s;
-    if ((s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL)) ||
+    /* ABI 1.3: 8-bit indices too (a 256-entry table looked up by the raw
+     * bytes of an int8 or uint8 tensor; int8's negative values count from
+     * the end like any negative index) */
+    if ((s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64) | DT(INT8) | DT(UINT8), NULL)) ||
         (s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
         return s;
     }

@@ -1116,6 +1116,235 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
     return NULL;
 }
 
+/* ---- 8-bit tables ------------------------------------------------------ */
+
+/* Whether l computes its float32 output elementwise from input `*var`
+ * alone (found here), every other input a float32 constant of one
+ * element, and the output has that input's shape: an activation, a float
+ * unary function, or add, sub, mul, div, pow, max or min with a scalar. */
+static bool elementwise_of_one(const rewriter *w, const plxi_layer *l, uint32_t *var) {
+    if (l->output_count != 1 || l->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+        l->outputs[0].quant.kind != PLX_QUANT_NONE) {
+        return false;
+    }
+    if (l->op == PLX_OP_ACTIVATION || l->op == PLX_OP_UNARY) {
+        *var = 0;
+        return l->input_count == 1;
+    }
+    if (l->op != PLX_OP_BINARY || l->input_count != 2) {
+        return false;
+    }
+    plx_binary_func f = ((const plx_binary_desc *)l->desc)->func;
+    if (f != PLX_BINARY_ADD && f != PLX_BINARY_SUB && f != PLX_BINARY_MUL &&
+        f != PLX_BINARY_DIV && f != PLX_BINARY_POW && f != PLX_BINARY_MAX &&
+        f != PLX_BINARY_MIN) {
+        return false;
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+        const plxi_layer *c = source_layer(w, l, 1 - k);
+        size_t n = 0;
+        const plx_tensor_info *v = &w->layers[l->inputs[k].layer]->outputs[l->inputs[k].slot];
+        if (c && c->op == PLX_OP_CONSTANT && c->outputs[0].dtype == PLX_DTYPE_FLOAT32 &&
+            plx_tensor_info_element_count(&c->outputs[0], &n) && n == 1 &&
+            (!source_layer(w, l, k) || source_layer(w, l, k)->op != PLX_OP_CONSTANT) &&
+            same_info(v, &l->outputs[0])) {
+            *var = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Evaluates l (elementwise_of_one, or a dequantize or quantize) on the 256
+ * values `in` (of `dtype`) in place of its input `var`, with the reference
+ * kernels: *out (heap, 256 values of l's output dtype). */
+static plxi_fold_result table_step(const rewriter *w, const plxi_layer *l, uint32_t var,
+                                   plx_dtype dtype, const void *in, void **out) {
+    plx_tensor_info infos[3]; /* a dequantize's or quantize's three at most */
+    const void *consts[3];
+    if (l->input_count > 3) {
+        return PLXI_FOLD_SKIPPED;
+    }
+    plx_layer_view view;
+    plxi_layer_view(l, w->layers, infos, consts, &view);
+    /* the 256 values as the last dim of the input's and the output's rank */
+    plx_tensor_info x = infos[var], y = l->outputs[0];
+    x.dtype = dtype;
+    memset(&x.quant, 0, sizeof x.quant);
+    for (uint32_t d = 0; d < x.rank; d++) {
+        x.dims[d] = d + 1 == x.rank ? 256 : 1;
+    }
+    for (uint32_t d = 0; d < y.rank; d++) {
+        y.dims[d] = d + 1 == y.rank ? 256 : 1;
+    }
+    infos[var] = x;
+    consts[var] = in;
+    view.outputs = &y;
+    char err[128];
+    return plxi_fold_layer(&view, 4096, out, err, sizeof err);
+}
+
+/* dequantize -> elementwise layers of one input (elementwise_of_one) ->
+ * quantize, all per tensor with constant parameters, the 8-bit tensor X
+ * of rank >= 1: the quantize's 256 possible results, computed once with
+ * the reference kernels, become a constant table, and the chain one gather
+ * of it by X's raw bytes (8-bit indices, plexus/ops.h), which gives
+ * exactly what the float layers give; when a preferred backend takes it.
+ * The dequantize's slot holds the table. */
+static plx_status fold_qdq_table(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *dq = w->layers[index];
+    if (dq->op != PLX_OP_DEQUANTIZE || w->pref_count == 0 || dq->input_count < 2) {
+        return NULL;
+    }
+    plxi_source xs = dq->inputs[0];
+    const plx_tensor_info *xi = &w->layers[xs.layer]->outputs[xs.slot];
+    plx_quant_params xq, yq;
+    if (!is_q8(xi->dtype) || xi->rank == 0 || !per_tensor_params(w, dq, xi->dtype, &xq)) {
+        return NULL;
+    }
+    /* the chain: each link the one reader of the one before */
+    enum { MAX_CHAIN = 8 };
+    uint32_t chain[MAX_CHAIN], vars[MAX_CHAIN], n = 0, at = index, q_index = 0;
+    plxi_layer *q = NULL;
+    while (!q) {
+        bool to_output;
+        if (readers(w, at, 0, &to_output) != 1 || to_output) {
+            return NULL;
+        }
+        uint32_t next = PLXI_NO_LAYER, var = 0;
+        for (uint32_t i = at + 1; i < w->count && next == PLXI_NO_LAYER; i++) {
+            const plxi_layer *r = w->layers[i];
+            for (uint32_t k = 0; r && k < r->input_count; k++) {
+                if (r->inputs[k].layer == at && r->inputs[k].slot == 0) {
+                    next = i;
+                    var = k;
+                }
+            }
+        }
+        if (next == PLXI_NO_LAYER) {
+            return NULL;
+        }
+        plxi_layer *r = w->layers[next];
+        if (r->op == PLX_OP_QUANTIZE && n > 0 && var == 0 && is_q8(r->outputs[0].dtype) &&
+            per_tensor_params(w, r, r->outputs[0].dtype, &yq)) {
+            q = r;
+            q_index = next;
+            break;
+        }
+        uint32_t v;
+        if (n == MAX_CHAIN || !elementwise_of_one(w, r, &v) || v != var) {
+            return NULL;
+        }
+        chain[n] = next;
+        vars[n++] = v;
+        at = next;
+    }
+    if (q->outputs[0].rank != xi->rank ||
+        memcmp(q->outputs[0].dims, xi->dims, xi->rank * sizeof xi->dims[0]) != 0) {
+        return NULL;
+    }
+    /* the table: X's 256 raw bytes through every layer */
+    uint8_t bytes[256];
+    for (int i = 0; i < 256; i++) {
+        bytes[i] = (uint8_t)i;
+    }
+    void *cur = NULL, *next = NULL;
+    plxi_fold_result r = table_step(w, dq, 0, xi->dtype, bytes, &cur);
+    for (uint32_t k = 0; r == PLXI_FOLDED && k < n; k++) {
+        r = table_step(w, w->layers[chain[k]], vars[k], PLX_DTYPE_FLOAT32, cur, &next);
+        free(cur);
+        cur = next;
+        next = NULL;
+    }
+    if (r == PLXI_FOLDED) {
+        r = table_step(w, q, 0, PLX_DTYPE_FLOAT32, cur, &next);
+        free(cur);
+        cur = next;
+    }
+    if (r != PLXI_FOLDED) {
+        free(cur);
+        return r == PLXI_FOLD_NO_MEMORY ? oom() : NULL;
+    }
+    /* the table in the dequantize's slot, the gather in the quantize's */
+    plxi_layer *table = plxi_layer_clone(dq), *gather = plxi_layer_clone(q);
+    plx_constant_desc *cd = calloc(1, sizeof *cd);
+    plx_axis_desc *ad = calloc(1, sizeof *ad);
+    plxi_source *ins = calloc(2, sizeof *ins);
+    if (!table || !gather || !cd || !ad || !ins) {
+        plxi_layer_free(table);
+        plxi_layer_free(gather);
+        free(cd);
+        free(ad);
+        free(ins);
+        free(cur);
+        return oom();
+    }
+    cd->struct_size = (uint32_t)sizeof *cd;
+    cd->data = cur;
+    free(table->desc);
+    free(table->inputs);
+    table->desc = cd;
+    table->owned_data = cur;
+    table->inputs = NULL;
+    table->input_count = 0;
+    table->op = PLX_OP_CONSTANT;
+    memset(&table->outputs[0], 0, sizeof table->outputs[0]);
+    table->outputs[0].dtype = q->outputs[0].dtype;
+    table->outputs[0].rank = 1;
+    table->outputs[0].dims[0] = 256;
+    table->outputs[0].quant = yq;
+    *ad = (plx_axis_desc)PLX_AXIS_DESC_INIT(0);
+    free(gather->desc);
+    free(gather->inputs);
+    gather->desc = ad;
+    gather->op = PLX_OP_GATHER;
+    ins[0] = (plxi_source){index, 0};
+    ins[1] = xs;
+    gather->inputs = ins;
+    gather->input_count = 2;
+    gather->outputs[0].quant = yq;
+    w->layers[index] = table;
+    bool failed;
+    if (!preferred_take(w, gather, &failed) ||
+        !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u elementwise "
+                             "layer%s and quantize run as one lookup of the 256 results",
+                             q->name, dq->name, (unsigned)n, n == 1 ? "" : "s")) {
+        w->layers[index] = dq;
+        plxi_layer_free(table);
+        plxi_layer_free(gather);
+        return failed ? oom() : NULL;
+    }
+    /* the dequantize's scale and zero point, and each link's scalar, lose
+     * a reader */
+    plxi_source dq_in[3] = {{PLXI_NO_LAYER, 0}, {PLXI_NO_LAYER, 0}, {PLXI_NO_LAYER, 0}};
+    for (uint32_t k = 1; k < dq->input_count && k < 3; k++) {
+        dq_in[k] = dq->inputs[k];
+    }
+    plxi_layer_free(dq);
+    plxi_layer_free(w->layers[q_index]);
+    w->layers[q_index] = gather;
+    for (uint32_t k = 0; k < n; k++) {
+        plxi_source other = {PLXI_NO_LAYER, 0};
+        plxi_layer *l = w->layers[chain[k]];
+        if (l->input_count == 2) {
+            other = l->inputs[1 - vars[k]];
+        }
+        drop(w, chain[k]);
+        if (other.layer != PLXI_NO_LAYER && w->layers[other.layer] &&
+            readers(w, other.layer, 0, NULL) == 0) {
+            drop(w, other.layer);
+        }
+    }
+    for (uint32_t k = 1; k < 3; k++) {
+        if (dq_in[k].layer != PLXI_NO_LAYER && w->layers[dq_in[k].layer] &&
+            readers(w, dq_in[k].layer, 0, NULL) == 0) {
+            drop(w, dq_in[k].layer);
+        }
+    }
+    *changed = true;
+    return NULL;
+}
+
 plx_status plxi_layers_sort(plxi_layer **layers, size_t *count) {
     size_t total = 0, all = *count;
     for (size_t i = 0; i < all; i++) {
@@ -1191,6 +1420,13 @@ plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *c
         if (w.layers[i]) {
             s = w.layers[i]->op == PLX_OP_BINARY ? fold_qdq_binary(&w, i, &any)
                                                   : fold_qdq(&w, i, &any);
+        }
+    }
+    /* Then the dequantize -> elementwise -> quantize chains left as 8-bit
+     * tables. */
+    for (uint32_t i = 0; !s && i < w.count; i++) {
+        if (w.layers[i]) {
+            s = fold_qdq_table(&w, i, &any);
         }
     }
     /* To a fixed point: a removal can expose another. */

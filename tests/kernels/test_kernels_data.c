@@ -616,6 +616,31 @@ Test(gather, hand_and_errors) {
     bad[1] = -4;
     cr_assert(not(gather_run(0, &tx, &ti, &ty, x, bad, y)));
     cr_assert(not(zero(ptr, strstr(g_err, "index -4"))), "%s", g_err);
+    /* 8-bit indices: int8 -1 and -3 count from the end -> rows 2, 0 */
+    int8_t s8[] = {-1, 1, -3};
+    ti.dtype = PLX_DTYPE_INT8;
+    cr_assert(gather_run(0, &tx, &ti, &ty, x, s8, y), "%s", g_err);
+    float w3[] = {5, 6, 3, 4, 1, 2};
+    for (int i = 0; i < 6; i++) cr_assert(eq(flt, y[i], w3[i]));
+    uint8_t u8bad[] = {0, 3, 1};
+    ti.dtype = PLX_DTYPE_UINT8;
+    cr_assert(not(gather_run(0, &tx, &ti, &ty, x, u8bad, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "index 3"))), "%s", g_err);
+    /* a 256-byte table by 8-bit indices (the lookup path): int8 -128..-1
+     * read entries 128..255 */
+    uint8_t table[256], idx[300], got[300];
+    for (int i = 0; i < 256; i++) table[i] = (uint8_t)(i * 7 + 3);
+    for (int i = 0; i < 300; i++) idx[i] = (uint8_t)(i * 13);
+    for (int t = 0; t < 2; t++) {
+        plx_tensor_info tt = info(t ? PLX_DTYPE_UINT8 : PLX_DTYPE_INT8, SHAPE(256));
+        plx_tensor_info tk = info(t ? PLX_DTYPE_INT8 : PLX_DTYPE_UINT8, SHAPE(3, 100));
+        plx_tensor_info to = info(tt.dtype, SHAPE(3, 100));
+        cr_assert(gather_run(0, &tt, &tk, &to, table, idx, got), "%s", g_err);
+        for (int i = 0; i < 300; i++) {
+            int v = t ? (int8_t)idx[i] : idx[i];
+            cr_assert(eq(u8, got[i], table[v < 0 ? v + 256 : v]), "element %d", i);
+        }
+    }
     /* refused: float indices, wrong output shape */
     ti.dtype = PLX_DTYPE_FLOAT32;
     cr_assert(not(gather_run(0, &tx, &ti, &ty, x, i64, y)));

@@ -58,7 +58,7 @@ extern "C" {
     X(PAD, 24, "pad", plx_pad_desc)                            /* X -> Y; plx_pad_desc */ \
     X(SQUEEZE, 25, "squeeze", plx_axes_desc)                   /* X -> Y; plx_axes_desc (no axes: every dim of size 1) */ \
     X(UNSQUEEZE, 26, "unsqueeze", plx_axes_desc)               /* X -> Y; plx_axes_desc (axes of the output) */ \
-    X(GATHER, 27, "gather", plx_axis_desc)                     /* data, indices (int32/int64) -> Y; plx_axis_desc */ \
+    X(GATHER, 27, "gather", plx_axis_desc)                     /* data, indices (int32/int64; int8/uint8 from 1.3) -> Y; plx_axis_desc */ \
     X(EXPAND, 28, "expand", plx_shape_desc)                    /* X -> Y; plx_shape_desc (broadcast to the shape) */ \
     X(WHERE, 29, "where", void)                                /* cond (bool), X, Y -> Z (broadcasting); no descriptor */ \
     X(CAST, 30, "cast", plx_cast_desc)                         /* X -> Y; plx_cast_desc */ \

@@ -3779,3 +3779,104 @@ Test(onnx_import, window_functions) {
     IMPORT_FAILS(window_model("HannWindow", -1, true), NULL, PLX_INVALID_ARGUMENT, "node 'w'",
                  "size -1 must be 0 to");
 }
+
+/* ------------------------------------------------------------------------ */
+/* DFT and STFT: lengths, steps and axes read at import                      */
+/* ------------------------------------------------------------------------ */
+
+/* DFT of [1, 2, 3, 4] (kernels test: [10, -2+2i, -2, -2-2i]): at opset 17
+ * with axis an attribute and dft_length an initializer, at opset 20 with
+ * axis an initializer input and onesided (3 bins). */
+Test(onnx_import, dft_opsets_axis_and_length) {
+    const float x[4] = {1, 2, 3, 4};
+    const float want[8] = {10, 0, -2, 2, -2, 0, -2, -2};
+    float y[8];
+    ob_model *m = new_model(8, 17);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "len", OB_SCALAR, (const int64_t[]){4}, false);
+    ob_node *n = ob_node_add(g, "DFT", "f", "x,len", "y");
+    ob_attr_i(n, "axis", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, want, 8, 1e-6f);
+    destroy_model(&model);
+
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "axis", OB_SCALAR, (const int64_t[]){-2}, false);
+    n = ob_node_add(g, "DFT", "f", "x,,axis", "y");
+    ob_attr_i(n, "onesided", 1);
+    model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1), "axis is not an input");
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, want, 6, 1e-6f);
+    destroy_model(&model);
+
+    /* an inverse onesided transform is refused; a length computed from
+     * the graph's inputs cannot be known at import */
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    n = ob_node_add(g, "DFT", "f", "x", "y");
+    ob_attr_i(n, "onesided", 1);
+    ob_attr_i(n, "inverse", 1);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'f'", "inverse onesided");
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_input(g, "len", OB_INT64, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "DFT", "f", "x,len", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'f'", "dft_length", "known at import");
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "len", OB_SCALAR, (const int64_t[]){0}, false);
+    ob_node_add(g, "DFT", "f", "x,len", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'f'", "dft_length 0 must be a whole number");
+}
+
+/* STFT of [1, 2, 3, 4, 5] in frames of 2 every 2 (kernels test): the
+ * window a graph input, the frame length its size; or no window and
+ * frame_length an initializer. */
+Test(onnx_import, stft_window_and_frame_length) {
+    const float x[5] = {1, 2, 3, 4, 5}, w[2] = {1, 0.5f};
+    float y[8];
+    ob_model *m = new_model(8, 17);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,5,1");
+    ob_input(g, "w", OB_FLOAT, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "step", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_node_add(g, "STFT", "s", "x,step,w", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    run_once(model, (const void *const[]){x, w}, (void *const[]){y});
+    expect_close(y, (const float[]){2, 0, 0, 0, 5, 0, 1, 0}, 8, 1e-6f);
+    destroy_model(&model);
+
+    m = new_model(8, 17);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,5,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "step", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_init_i64(g, "fl", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_node_add(g, "STFT", "s", "x,step,,fl", "y");
+    model = import_ok(m, NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, (const float[]){3, 0, -1, 0, 7, 0, -1, 0}, 8, 1e-6f);
+    destroy_model(&model);
+
+    m = new_model(8, 17);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,5,1");
+    ob_input(g, "step", OB_INT64, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "STFT", "s", "x,step", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'s'", "frame_step", "known at import");
+}

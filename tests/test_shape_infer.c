@@ -1297,6 +1297,89 @@ Test(shape_infer, grid_sample) {
                   "[1,1048576,1048576,2] has too many elements");
 }
 
+Test(shape_infer, dft) {
+    plx_dft_desc d = PLX_DFT_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_DFT, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, b, 1));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_DFT), sizeof(plx_dft_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DFT), "dft"));
+    cr_assert(eq(int, d.axis, -2));
+    cr_assert(eq(i64, d.length, 0));
+    cr_assert(not(d.inverse));
+    cr_assert(not(d.onesided));
+    /* real in, complex out; the axis keeps its length, or the given one */
+    ok(RUN(PLX_OP_DFT, &d, &y, F32(1, 10, 10, 1)));
+    EXPECT(&y, FLOAT32, 1, 10, 10, 2);
+    d.axis = 1;
+    d.length = 7;
+    ok(RUN(PLX_OP_DFT, &d, &y, T(FLOAT64, 2, 10, 3, 2)));
+    EXPECT(&y, FLOAT64, 2, 7, 3, 2);
+    d.onesided = true;
+    ok(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 3, 1)));
+    EXPECT(&y, FLOAT32, 2, 4, 3, 2);
+    d.onesided = false;
+    d.length = 0;
+    d.axis = -1;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 1)),
+                  "layer 'L' (dft): axis -1 is X [2,10,1]'s last dim, which holds the complex "
+                  "parts");
+    d.axis = 3;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 1)),
+                  "layer 'L' (dft): axis 3 is out of range [-3, 3) for X [2,10,1]");
+    d.axis = 1;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 3)),
+                  "layer 'L' (dft): X [2,10,3] must end in a dim of 1 (real) or 2 (complex)");
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 0, 1)),
+                  "layer 'L' (dft): the transform along axis 1 of X [2,0,1] has no length");
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2)), "layer 'L' (dft): X [2] must have rank 2 or more");
+    fails_with(RUN(PLX_OP_DFT, &d, &y, T(INT32, 2, 3, 1)), "X has dtype int32, expected float32");
+    d.length = -1;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 1)),
+                  "layer 'L' (dft): length -1 must be 0 (X's dim) to 1099511627776");
+    d.length = 0;
+    d.inverse = true;
+    d.onesided = true;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 2)),
+                  "layer 'L' (dft): onesided is not defined with inverse");
+}
+
+Test(shape_infer, stft) {
+    plx_stft_desc d = PLX_STFT_DESC_INIT(8, 16);
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_STFT, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, b, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_STFT), sizeof(plx_stft_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_STFT), "stft"));
+    cr_assert(d.onesided);
+    /* 1 + (128 - 16) / 8 = 15 frames of 16 / 2 + 1 = 9 bins */
+    ok(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1)));
+    EXPECT(&y, FLOAT32, 1, 15, 9, 2);
+    ok(RUN(PLX_OP_STFT, &d, &y, F32(2, 130, 2), F32(16)));
+    EXPECT(&y, FLOAT32, 2, 15, 9, 2);
+    d.onesided = false;
+    ok(RUN(PLX_OP_STFT, &d, &y, F32(1, 16, 1)));
+    EXPECT(&y, FLOAT32, 1, 1, 16, 2);
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 15, 1)),
+                  "layer 'L' (stft): frame_length 16 must be 1 to signal [1,15,1]'s length");
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1), F32(15)),
+                  "layer 'L' (stft): window [15] must be [16] (frame_length)");
+    fails_with(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1), T(FLOAT64, 16)),
+               "window has dtype float64");
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 3)),
+                  "layer 'L' (stft): signal [1,128,3] must end in a dim of 1 (real) or 2 "
+                  "(complex)");
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(128, 1)),
+                  "layer 'L' (stft): signal [128,1] must have rank 3");
+    d.frame_step = 0;
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1)),
+                  "layer 'L' (stft): frame_step 0 must be 1 or more");
+}
+
 Test(shape_infer, depth_space) {
     plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
     plx_tensor_info y;

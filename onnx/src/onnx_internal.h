@@ -303,8 +303,11 @@ plx_status onnxi_conv_trilu(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_quant_default(onnxi_ctx *c, onnxi_node *n);
 bool onnxi_microsoft_op_known(const char *op);
 plx_status onnxi_convert_microsoft(onnxi_ctx *c, onnxi_node *n);
-/* convert_signal.c: HannWindow, HammingWindow, BlackmanWindow and
- * MelWeightMatrix, constants made at import. */
+/* convert_signal.c: DFT and STFT (dft and stft layers), and HannWindow,
+ * HammingWindow, BlackmanWindow and MelWeightMatrix, constants made at
+ * import. */
+plx_status onnxi_conv_dft(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_stft(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_window(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_mel_weight_matrix(onnxi_ctx *c, onnxi_node *n);
 /* convert_dense.c: Conv's descriptor from the node's attributes (X is

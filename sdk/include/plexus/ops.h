@@ -95,7 +95,10 @@ extern "C" {
     X(CONV_INTEGER, 54, "conv_integer", plx_conv_desc)         /* X, W (int8/uint8), [x_zero_point], [w_zero_point] -> Y (int32); plx_conv_desc */ \
     X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */ \
     /* ABI 1.3: ONNX GridSample. */ \
-    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */
+    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */ \
+    /* ABI 1.3: ONNX DFT and STFT. */ \
+    X(DFT, 57, "dft", plx_dft_desc)                            /* X [.., n, .., 1 or 2] -> Y [.., L or L/2+1, .., 2]; plx_dft_desc */ \
+    X(STFT, 58, "stft", plx_stft_desc)                         /* signal [B, len, 1 or 2], [window [L]] -> Y [B, frames, L or L/2+1, 2]; plx_stft_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -978,6 +981,39 @@ typedef struct plx_grid_sample_desc {
 } plx_grid_sample_desc;
 #define PLX_GRID_SAMPLE_DESC_INIT \
     {sizeof(plx_grid_sample_desc), PLX_GRID_SAMPLE_LINEAR, PLX_GRID_SAMPLE_ZEROS, false}
+
+/* ONNX DFT (opsets 17 and 20): the discrete Fourier transform of length
+ * L along `axis` of X, whose last dim holds a real value (1) or a complex
+ * one (2: real, imaginary); X and Y have the same float dtype. `axis`
+ * counts in X's rank (negative from the end) and is never the last dim.
+ * X's line along axis is cut or padded with zeros to L, then
+ *   Y[k] = sum over j < L of X[j] exp(-2 pi i j k / L),
+ * or with `inverse` (1 / L) sum X[j] exp(+2 pi i j k / L). Y has X's dims
+ * but L along axis (L / 2 + 1 with `onesided`: the bins a real signal's
+ * conjugate symmetry leaves) and a last dim of 2. onesided with inverse
+ * is not defined here. */
+typedef struct plx_dft_desc {
+    uint32_t struct_size;
+    int32_t axis;   /* default -2 (ONNX opset 20; opset 17's default is 1) */
+    int64_t length; /* L >= 1; 0: X's dim along axis */
+    bool inverse;   /* default false */
+    bool onesided;  /* default false */
+} plx_dft_desc;
+#define PLX_DFT_DESC_INIT {sizeof(plx_dft_desc), -2, 0, false, false}
+
+/* ONNX STFT (opset 17): signal [B, len, 1 or 2] (real or complex, a
+ * float type) cut into frames = 1 + (len - L) / frame_step frames of
+ * frame_length = L samples, frame f starting at f * frame_step, each
+ * multiplied by window (optional input 1: [L], signal's dtype; none: 1)
+ * and transformed as by dft (forward, length L). Y is [B, frames, L or
+ * L / 2 + 1 (onesided), 2], signal's dtype. 1 <= L <= len. */
+typedef struct plx_stft_desc {
+    uint32_t struct_size;
+    int64_t frame_step;   /* >= 1 */
+    int64_t frame_length; /* L >= 1 */
+    bool onesided;        /* default true */
+} plx_stft_desc;
+#define PLX_STFT_DESC_INIT(step_, length_) {sizeof(plx_stft_desc), (step_), (length_), true}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

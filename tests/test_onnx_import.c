@@ -3880,3 +3880,43 @@ Test(onnx_import, stft_window_and_frame_length) {
     ob_node_add(g, "STFT", "s", "x,step", "y");
     IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'s'", "frame_step", "known at import");
 }
+
+/* Col2Im: image_shape and block_shape initializers, pads as begins then
+ * ends. Image 3 x 3, blocks 2 x 2 every 2 over the image padded by 1: the
+ * 4 blocks cover each pixel once, so X [1, 4, 4] of block b, block l
+ * = 10 b + l puts at pixel (i, j) the value of the block l holding it at
+ * offset b. Pixel (0, 0) is offset (1, 1) (b 3) of block 0: 30; pixel
+ * (1, 1) offset (0, 0) of block 3: 3; pixel (2, 2) offset (1, 1) of block
+ * 3: 33. */
+Test(onnx_import, col2im_pads_strides) {
+    ob_model *m = new_model(8, 18);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "img", (const int64_t[]){2}, 1, (const int64_t[]){3, 3}, false);
+    ob_init_i64(g, "blk", (const int64_t[]){2}, 1, (const int64_t[]){2, 2}, true);
+    ob_node *n = ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
+    ob_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    ob_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[16], y[9];
+    for (int b = 0; b < 4; b++) {
+        for (int l = 0; l < 4; l++) {
+            x[b * 4 + l] = (float)(10 * b + l);
+        }
+    }
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    cr_assert(eq(flt, y[0], 30.0f));
+    cr_assert(eq(flt, y[4], 3.0f));
+    cr_assert(eq(flt, y[8], 33.0f));
+    destroy_model(&model);
+
+    m = new_model(8, 18);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "img", (const int64_t[]){2}, 1, (const int64_t[]){3, 3}, false);
+    ob_init_i64(g, "blk", (const int64_t[]){1}, 1, (const int64_t[]){2}, false);
+    ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'", "image_shape (2 values) and block_shape (1)");
+}

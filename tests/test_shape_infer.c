@@ -1380,6 +1380,49 @@ Test(shape_infer, stft) {
                   "layer 'L' (stft): frame_step 0 must be 1 or more");
 }
 
+Test(shape_infer, col2im) {
+    plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_COL2IM), sizeof(plx_col2im_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_COL2IM), "col2im"));
+    cr_assert(eq(i64, d.strides[5], 1));
+    cr_assert(eq(i64, d.dilations[0], 1));
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 5, 5)),
+                  "layer 'L' (col2im): spatial 0 must be 1 to 6");
+    /* image 5 x 5, block 1 x 5: 5 x 1 blocks */
+    d.spatial = 2;
+    d.image_shape[0] = d.image_shape[1] = 5;
+    d.block_shape[0] = 1;
+    d.block_shape[1] = 5;
+    ok(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 10, 5)));
+    EXPECT(&y, FLOAT32, 1, 2, 5, 5);
+    /* 3-D image [3, 4, 5], block [1, 1, 5]: 3 * 4 blocks */
+    d.spatial = 3;
+    d.image_shape[0] = 3;
+    d.image_shape[1] = 4;
+    d.image_shape[2] = 5;
+    d.block_shape[0] = d.block_shape[1] = 1;
+    d.block_shape[2] = 5;
+    ok(RUN(PLX_OP_COL2IM, &d, &y, T(FLOAT64, 1, 10, 12)));
+    EXPECT(&y, FLOAT64, 1, 2, 3, 4, 5);
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 10, 13)),
+                  "layer 'L' (col2im): X [1,10,13] must be [N, C * 5 (the block's size), 12 "
+                  "(the blocks)]");
+    fails_with(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 9, 12)), "X [1,9,12] must be [N, C * 5");
+    d.block_shape[2] = 6;
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 12, 1)),
+                  "layer 'L' (col2im): the block of dim 2 (6, dilation 1) does not fit the "
+                  "padded image (5)");
+    d.pads_end[2] = 1;
+    ok(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 12, 12)));
+    d.strides[1] = 0;
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 12, 12)),
+                  "layer 'L' (col2im): strides[1] = 0 must be >= 1");
+    d.strides[1] = 1;
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(12, 12)),
+                  "layer 'L' (col2im): X [12,12] must have rank 3");
+}
+
 Test(shape_infer, depth_space) {
     plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
     plx_tensor_info y;

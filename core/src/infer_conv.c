@@ -1,4 +1,4 @@
-/* Shape inference of convolutions, dense layers and pooling. */
+/* Shape inference of convolutions, dense layers, pooling and col2im. */
 #include "infer_internal.h"
 #include "shape_infer.h"
 
@@ -458,6 +458,61 @@ static plx_status plxi_infer_global_pool(const layer_ctx *c) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* col2im                                                                   */
+
+/* X [N, C * prod(block), L] -> Y [N, C, image...] (plx_col2im_desc). */
+static plx_status plxi_infer_col2im(const layer_ctx *c) {
+    const plx_col2im_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_NUM, NULL)) || (s = plxi_check_rank(c, 0, 3, 3))) {
+        return s;
+    }
+    const uint32_t r = d->spatial;
+    if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL) {
+        return plxi_fail(c, "spatial %" PRIu32 " must be 1 to %d", r, PLX_COL2IM_MAX_SPATIAL);
+    }
+    if ((s = plxi_check_min(c, "image_shape", d->image_shape, r, 1)) ||
+        (s = plxi_check_min(c, "block_shape", d->block_shape, r, 1)) ||
+        (s = plxi_check_min(c, "strides", d->strides, r, 1)) ||
+        (s = plxi_check_min(c, "dilations", d->dilations, r, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, r, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, r, 0))) {
+        return s;
+    }
+    int64_t block = 1, blocks = 1;
+    for (uint32_t i = 0; i < r; i++) {
+        int64_t span, padded, n;
+        if (!plxi_mul_nonneg(d->dilations[i], d->block_shape[i] - 1, &span) ||
+            !plxi_add_i64(d->image_shape[i], d->pads_begin[i], &padded) ||
+            !plxi_add_i64(padded, d->pads_end[i], &padded) || padded - span - 1 < 0) {
+            return plxi_fail(c, "the block of dim %" PRIu32 " (" I64 ", dilation " I64 ") does "
+                             "not fit the padded image (" I64 ")", i, d->block_shape[i],
+                             d->dilations[i], d->image_shape[i]);
+        }
+        n = (padded - span - 1) / d->strides[i] + 1;
+        if (!plxi_mul_nonneg(block, d->block_shape[i], &block) ||
+            !plxi_mul_nonneg(blocks, n, &blocks)) {
+            return plxi_fail(c, "block_shape or the block count overflows");
+        }
+    }
+    if (x->dims[1] % block != 0 || x->dims[2] != blocks) {
+        return plxi_fail(c, "X %s must be [N, C * " I64 " (the block's size), " I64
+                         " (the blocks)]", SHP(x), block, blocks);
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1] / block}, n;
+    for (uint32_t i = 0; i < r; i++) {
+        dims[2 + i] = d->image_shape[i];
+    }
+    if (!plxi_dims_product(dims, 0, r + 2, &n) || n > (int64_t)1 << 48) {
+        return plxi_fail(c, "Y of X %s has too many elements", SHP(x));
+    }
+    plxi_info_init(c->out, x->dtype, r + 2);
+    plxi_info_set_dims(c->out, dims, r + 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
 PLXI_OP_ROW(CONV, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv);
@@ -471,3 +526,4 @@ PLXI_OP_ROW(CONV_INTEGER, 2, 4, 1, 1, ROLES("X", "W", "x_zero_point", "w_zero_po
 PLXI_OP_ROW(GEMM, 2, 3, 1, 1, ROLES("A", "B", "C"), plxi_infer_gemm);
 PLXI_OP_ROW(POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_pool);
 PLXI_OP_ROW(GLOBAL_POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_global_pool);
+PLXI_OP_ROW(COL2IM, 1, 1, 1, 1, ROLES("X"), plxi_infer_col2im);

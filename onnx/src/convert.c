@@ -35,7 +35,7 @@ static const struct {
     {"BitwiseOr", onnxi_conv_binary, 18}, {"BitwiseXor", onnxi_conv_binary, 18},
     {"Cast", onnxi_conv_cast, 1}, {"CastLike", onnxi_conv_cast, 15}, {"Ceil", onnxi_conv_unary, 1},
     {"Celu", onnxi_conv_activation, 12}, {"CenterCropPad", onnxi_conv_center_crop_pad, 18},
-    {"Clip", onnxi_conv_clip, 1},
+    {"Clip", onnxi_conv_clip, 1}, {"Col2Im", onnxi_conv_col2im, 18},
     {"Compress", onnxi_conv_compress, 9}, {"Concat", onnxi_conv_concat, 1}, {"Constant", onnxi_conv_constant, 1},
     {"ConstantOfShape", onnxi_conv_constant_of_shape, 9}, {"Conv", onnxi_conv_conv, 1},
     {"ConvInteger", onnxi_conv_quant_default, 10},

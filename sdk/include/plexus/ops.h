@@ -98,7 +98,9 @@ extern "C" {
     X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */ \
     /* ABI 1.3: ONNX DFT and STFT. */ \
     X(DFT, 57, "dft", plx_dft_desc)                            /* X [.., n, .., 1 or 2] -> Y [.., L or L/2+1, .., 2]; plx_dft_desc */ \
-    X(STFT, 58, "stft", plx_stft_desc)                         /* signal [B, len, 1 or 2], [window [L]] -> Y [B, frames, L or L/2+1, 2]; plx_stft_desc */
+    X(STFT, 58, "stft", plx_stft_desc)                         /* signal [B, len, 1 or 2], [window [L]] -> Y [B, frames, L or L/2+1, 2]; plx_stft_desc */ \
+    /* ABI 1.3: ONNX Col2Im. */ \
+    X(COL2IM, 59, "col2im", plx_col2im_desc)                   /* X [N, C * prod(block), L] -> Y [N, C, image...]; plx_col2im_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -1014,6 +1016,32 @@ typedef struct plx_stft_desc {
     bool onesided;        /* default true */
 } plx_stft_desc;
 #define PLX_STFT_DESC_INIT(step_, length_) {sizeof(plx_stft_desc), (step_), (length_), true}
+
+/* The most spatial dims of a col2im layer (its descriptor's arrays). */
+#define PLX_COL2IM_MAX_SPATIAL (PLX_MAX_RANK - 2)
+
+/* ONNX Col2Im (opset 18): the inverse of im2col, over r spatial dims
+ * (1 <= r <= PLX_COL2IM_MAX_SPATIAL). X [N, C * prod(block_shape), L]
+ * holds, per channel c and block offset b (row c * prod(block_shape) +
+ * b, b row-major over block_shape), the values of L sliding blocks placed
+ * as a convolution's windows over the padded image: L = prod over d of
+ * (image_shape[d] + pads_begin[d] + pads_end[d] - dilations[d] *
+ * (block_shape[d] - 1) - 1) / strides[d] + 1, row-major. Y [N, C,
+ * image_shape...] sums the values that land on each pixel (those in the
+ * padding are dropped); X's dtype. Entries past `spatial` are ignored. */
+typedef struct plx_col2im_desc {
+    uint32_t struct_size;
+    uint32_t spatial;                                  /* r */
+    int64_t image_shape[PLX_COL2IM_MAX_SPATIAL];       /* >= 1 */
+    int64_t block_shape[PLX_COL2IM_MAX_SPATIAL];       /* >= 1 */
+    int64_t strides[PLX_COL2IM_MAX_SPATIAL];           /* >= 1; default 1 */
+    int64_t dilations[PLX_COL2IM_MAX_SPATIAL];         /* >= 1; default 1 */
+    int64_t pads_begin[PLX_COL2IM_MAX_SPATIAL];        /* >= 0; default 0 */
+    int64_t pads_end[PLX_COL2IM_MAX_SPATIAL];
+} plx_col2im_desc;
+#define PLX_COL2IM_DESC_INIT                                                             \
+    {sizeof(plx_col2im_desc), 0, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0},               \
+     {1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

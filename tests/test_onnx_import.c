@@ -3920,3 +3920,65 @@ Test(onnx_import, col2im_pads_strides) {
     ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'", "image_shape (2 values) and block_shape (1)");
 }
+
+/* AffineGrid: theta [1, 2, 3] = [[1, 0, 0.25], [0, 2, 0]] over size
+ * [1, 1, 2, 3]. With align_corners the coordinates are x in {-1, 0, 1}
+ * (W) and y in {-1, 1} (H), each point (x + 0.25, 2 y); without, x in
+ * {-2/3, 0, 2/3} and y in {-1/2, 1/2}. 3-D: size [1, 1, 1, 1, 2] has x
+ * in {-1/2, 1/2} and y = z = 0 (a dim of 1 is its centre, 0); theta the
+ * identity moved by 1 along z gives (x, 0, 1). */
+Test(onnx_import, affine_grid_2d_3d_align_corners) {
+    const float theta[6] = {1, 0, 0.25f, 0, 2, 0};
+    float grid[12];
+    for (int align = 0; align < 2; align++) {
+        ob_model *m = new_model(8, 20);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "theta", OB_FLOAT, "1,2,3");
+        ob_output(g, "grid", OB_FLOAT, NULL);
+        ob_init_i64(g, "size", (const int64_t[]){4}, 1, (const int64_t[]){1, 1, 2, 3}, false);
+        ob_node *n = ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+        ob_attr_i(n, "align_corners", align);
+        plx_onnx_model *model = import_ok(m, NULL);
+        run_once(model, (const void *const[]){theta}, (void *const[]){grid});
+        const float xs[3] = {align ? -1.0f : -2.0f / 3, 0, align ? 1.0f : 2.0f / 3};
+        const float ys[2] = {align ? -1.0f : -0.5f, align ? 1.0f : 0.5f};
+        float want[12];
+        for (int h = 0; h < 2; h++) {
+            for (int w = 0; w < 3; w++) {
+                want[(h * 3 + w) * 2] = xs[w] + 0.25f;
+                want[(h * 3 + w) * 2 + 1] = 2 * ys[h];
+            }
+        }
+        expect_close(grid, want, 12, 1e-6f);
+        destroy_model(&model);
+    }
+
+    ob_model *m = new_model(8, 20);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "theta", OB_FLOAT, "1,3,4");
+    ob_output(g, "grid", OB_FLOAT, NULL);
+    ob_init_i64(g, "size", (const int64_t[]){5}, 1, (const int64_t[]){1, 1, 1, 1, 2}, false);
+    ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+    plx_onnx_model *model = import_ok(m, NULL);
+    const float t3[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1};
+    float g3[6];
+    run_once(model, (const void *const[]){t3}, (void *const[]){g3});
+    expect_close(g3, (const float[]){-0.5f, 0, 1, 0.5f, 0, 1}, 6, 1e-6f);
+    destroy_model(&model);
+
+    /* size must be known at import and match theta */
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "theta", OB_FLOAT, "1,2,3");
+    ob_input(g, "size", OB_INT64, "4");
+    ob_output(g, "grid", OB_FLOAT, NULL);
+    ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'a'", "size", "known at import");
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "theta", OB_FLOAT, "1,2,3");
+    ob_output(g, "grid", OB_FLOAT, NULL);
+    ob_init_i64(g, "size", (const int64_t[]){5}, 1, (const int64_t[]){1, 1, 2, 2, 2}, false);
+    ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'a'", "size has 5 values");
+}

@@ -25,7 +25,8 @@ static const struct {
     int64_t since; /* the first opset with this form */
 } converters[] = {
     {"Abs", onnxi_conv_unary, 1}, {"Acos", onnxi_conv_unary, 7}, {"Acosh", onnxi_conv_unary, 9},
-    {"Add", onnxi_conv_binary, 1}, {"And", onnxi_conv_binary, 1},
+    {"Add", onnxi_conv_binary, 1}, {"AffineGrid", onnxi_conv_affine_grid, 20},
+    {"And", onnxi_conv_binary, 1},
     {"ArgMax", onnxi_conv_arg_reduce, 1}, {"ArgMin", onnxi_conv_arg_reduce, 1},
     {"Asin", onnxi_conv_unary, 7}, {"Asinh", onnxi_conv_unary, 9}, {"Atan", onnxi_conv_unary, 7},
     {"Atanh", onnxi_conv_unary, 9}, {"AveragePool", onnxi_conv_pool, 1},

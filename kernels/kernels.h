@@ -177,7 +177,7 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
  * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c,
  * kernels_mask_scan.c, kernels_quant.c, kernels_grid_sample.c,
- * kernels_signal.c and kernels_col2im.c. */
+ * kernels_signal.c, kernels_col2im.c and kernels_det.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -245,6 +245,11 @@ PLXK_KERNEL(dft)
 PLXK_KERNEL(stft)
 /* kernels_col2im.c */
 PLXK_KERNEL(col2im)
+PLXK_KERNEL(max_unpool)
+/* kernels_det.c */
+PLXK_KERNEL(det)
+/* kernels_data.c */
+PLXK_KERNEL(reverse_sequence)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
@@ -260,6 +265,7 @@ size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compu
 size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_dft(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_stft(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_det(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_conv_integer(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute);
 

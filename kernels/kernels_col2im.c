@@ -1,6 +1,7 @@
-/* The reference kernel of col2im (ONNX Col2Im; plexus/ops.h,
- * plx_col2im_desc, gives the contract), over 1 to PLX_COL2IM_MAX_SPATIAL
- * spatial dims.
+/* The reference kernels that scatter values into images: col2im (ONNX
+ * Col2Im; plexus/ops.h, plx_col2im_desc, gives the contract), over 1 to
+ * PLX_COL2IM_MAX_SPATIAL spatial dims, and max_unpool (ONNX MaxUnpool,
+ * plx_max_unpool_desc) below.
  *
  * Y starts at 0; each row of X (one channel and one offset inside the
  * block) walks the L blocks in row-major order and adds each value to the
@@ -11,6 +12,7 @@
  * (float32 or float64), in X's row order. */
 #include "kernels_compute.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 typedef struct c2i_geom {
@@ -123,5 +125,87 @@ bool plxk_run_col2im(const plxk_kernel_args *args) {
     return true;
 }
 
-/* The kernel table's row (kernels.h, PLXK_ROW). */
+/* ---- max_unpool ----------------------------------------------------------- */
+
+/* The pool input's shape S (full[]) and Y's, over N, C and r spatial
+ * dims; elements move as plx_dtype_size bytes, so every dtype works. */
+typedef struct unpool_geom {
+    uint32_t rank;
+    int64_t full[PLX_MAX_RANK], out[PLX_MAX_RANK];
+    int64_t full_count, x_count;
+} unpool_geom;
+
+static const char *unpool_prepare(const plx_layer_view *l, unpool_geom *g, char *buf,
+                                  size_t size) {
+    const plx_max_unpool_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1], *y = &l->outputs[0];
+    const uint32_t r = d->spatial;
+    if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL || x->rank != r + 2 || y->rank != r + 2 ||
+        ind->dtype != PLX_DTYPE_INT64 || !plxk_same_dims(x, ind) || y->dtype != x->dtype ||
+        plx_dtype_size(x->dtype) == 0 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
+        return plxk_refuse(buf, size, "cpu_ref max_unpool: X [N, C, D1..Dr], I (int64, X's "
+                           "shape) and Y [N, C, O1..Or] of X's dtype expected");
+    }
+    g->rank = r + 2;
+    g->full_count = x->dims[0] * x->dims[1];
+    g->full[0] = g->out[0] = x->dims[0];
+    g->full[1] = g->out[1] = x->dims[1];
+    for (uint32_t i = 0; i < r; i++) {
+        const int64_t full = (x->dims[2 + i] > 0 ? x->dims[2 + i] - 1 : 0) * d->strides[i] +
+                             d->kernel[i] - d->pads_begin[i] - d->pads_end[i];
+        if (d->kernel[i] < 1 || d->strides[i] < 1 || full < 1 || y->dims[2 + i] < 1) {
+            return plxk_refuse(buf, size, "cpu_ref max_unpool: dim %u of the pool's input is "
+                               "empty", (unsigned)i);
+        }
+        g->full[2 + i] = full;
+        g->out[2 + i] = y->dims[2 + i];
+        g->full_count *= full;
+    }
+    g->x_count = plxk_numel(x);
+    return NULL;
+}
+
+const char *plxk_check_max_unpool(const plx_layer_view *layer, char *buf, size_t size) {
+    unpool_geom g = {0};
+    return unpool_prepare(layer, &g, buf, size);
+}
+
+bool plxk_run_max_unpool(const plxk_kernel_args *args) {
+    char why[256];
+    unpool_geom g = {0};
+    const plx_layer_view *l = args->layer;
+    if (unpool_prepare(l, &g, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const size_t elem = plx_dtype_size(l->inputs[0].dtype);
+    memset(args->outputs[0], 0, plxk_element_count(&l->outputs[0]) * elem);
+    const unsigned char *x = args->inputs[0];
+    const int64_t *ind = args->inputs[1];
+    unsigned char *y = args->outputs[0];
+    for (int64_t e = 0; e < g.x_count; e++) {
+        const int64_t at = ind[e];
+        if (at < 0 || at >= g.full_count) {
+            return plxk_fail(args, "layer '%s' (max_unpool): index %" PRId64 " (I element %"
+                             PRId64 ") is outside the %" PRId64 " positions of the pool's "
+                             "input", plxk_layer_name(l), at, e, g.full_count);
+        }
+        /* at's coordinates in S, then its offset in Y when it lies there */
+        int64_t rest = at, off = 0, unit = 1;
+        bool inside = true;
+        for (uint32_t i = g.rank; i-- > 0;) {
+            const int64_t k = rest % g.full[i];
+            rest /= g.full[i];
+            inside = inside && k < g.out[i];
+            off += k * unit;
+            unit *= g.out[i];
+        }
+        if (inside) {
+            memcpy(y + (size_t)off * elem, x + (size_t)e * elem, elem);
+        }
+    }
+    return true;
+}
+
+/* The kernel table's rows (kernels.h, PLXK_ROW). */
 PLXK_ROW(COL2IM, col2im);
+PLXK_ROW(MAX_UNPOOL, max_unpool);

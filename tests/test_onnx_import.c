@@ -3982,3 +3982,80 @@ Test(onnx_import, affine_grid_2d_3d_align_corners) {
     ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'a'", "size has 5 values");
 }
+
+/* Det, ReverseSequence, MaxUnpool: one layer each; MaxUnpool's
+ * output_shape known at import (its N and C X's). */
+Test(onnx_import, det_reverse_sequence_max_unpool) {
+    ob_model *m = new_model(8, 11);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Det", "d", "x", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    float dx[8] = {1, 2, 3, 4, 0, 1, 1, 0}, dy[2];
+    run_once(model, (const void *const[]){dx}, (void *const[]){dy});
+    expect_close(dy, (const float[]){-2, -1}, 2, 1e-6f);
+    destroy_model(&model);
+
+    /* X [3, 2] (time, batch), lens {2, 3}: column 0 (0 2 4) -> 2 0 4,
+     * column 1 (1 3 5) -> 5 3 1 */
+    m = new_model(8, 10);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3,2");
+    ob_input(g, "lens", OB_INT64, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "ReverseSequence", "r", "x,lens", "y");
+    model = import_ok(m, NULL);
+    const float rx[6] = {0, 1, 2, 3, 4, 5};
+    const int64_t lens[2] = {2, 3};
+    float ry[6];
+    run_once(model, (const void *const[]){rx, lens}, (void *const[]){ry});
+    expect_close(ry, (const float[]){2, 5, 0, 3, 4, 1}, 6, 0);
+    destroy_model(&model);
+    m = new_model(8, 10);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3,2");
+    ob_input(g, "lens", OB_INT64, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "ReverseSequence", "r", "x,lens", "y");
+    ob_attr_i(n, "time_axis", 1);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'r'", "batch_axis 1 and time_axis 1");
+
+    /* the kernels test's 2 x 2 pool: indices 5 7 13 15 of 4 x 4, unpooled
+     * into 5 x 5 at the same coordinates */
+    m = new_model(8, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(g, "i", OB_INT64, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", (const int64_t[]){4}, 1, (const int64_t[]){1, 1, 5, 5}, false);
+    n = ob_node_add(g, "MaxUnpool", "u", "x,i,shape", "y");
+    ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    ob_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    model = import_ok(m, NULL);
+    const float ux[4] = {5, 6, 7, 8};
+    const int64_t ui[4] = {5, 7, 13, 15};
+    float uy[25];
+    run_once(model, (const void *const[]){ux, ui}, (void *const[]){uy});
+    for (int k = 0; k < 25; k++) {
+        const float want = k == 6 ? 5 : k == 8 ? 6 : k == 16 ? 7 : k == 18 ? 8 : 0;
+        cr_assert(eq(flt, uy[k], want), "element %d", k);
+    }
+    destroy_model(&model);
+    m = new_model(8, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(g, "i", OB_INT64, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", (const int64_t[]){4}, 1, (const int64_t[]){1, 2, 5, 5}, false);
+    n = ob_node_add(g, "MaxUnpool", "u", "x,i,shape", "y");
+    ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "output_shape must be [N, C, O1..O2]");
+    m = new_model(8, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(g, "i", OB_INT64, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "MaxUnpool", "u", "x,i", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "kernel_shape must give one value");
+}

@@ -1423,6 +1423,80 @@ Test(shape_infer, col2im) {
                   "layer 'L' (col2im): X [12,12] must have rank 3");
 }
 
+Test(shape_infer, det) {
+    plx_tensor_info y;
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DET), "det"));
+    ok(RUN(PLX_OP_DET, NULL, &y, F32(3, 2, 2)));
+    EXPECT(&y, FLOAT32, 3);
+    ok(RUN(PLX_OP_DET, NULL, &y, T(FLOAT64, 4, 4)));
+    cr_assert(eq(u32, y.rank, 0));
+    cr_assert(eq(int, y.dtype, PLX_DTYPE_FLOAT64));
+    fails_exactly(RUN(PLX_OP_DET, NULL, &y, F32(3, 2, 3)),
+                  "layer 'L' (det): X [3,2,3] must end in a square matrix [.., M, M]");
+    fails_exactly(RUN(PLX_OP_DET, NULL, &y, F32(3)), "layer 'L' (det): X [3] must have rank 2 or more");
+    fails_with(RUN(PLX_OP_DET, NULL, &y, T(INT32, 2, 2)), "X has dtype int32, expected float32");
+}
+
+Test(shape_infer, reverse_sequence) {
+    plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_REVERSE_SEQUENCE), sizeof(plx_reverse_sequence_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_REVERSE_SEQUENCE), "reverse_sequence"));
+    cr_assert(eq(i32, d.batch_axis, 1));
+    cr_assert(eq(i32, d.time_axis, 0));
+    /* [T, B, ..]: sequence_lens has B values */
+    ok(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3, 2), T(INT64, 3)));
+    EXPECT(&y, FLOAT32, 5, 3, 2);
+    d.batch_axis = 0;
+    d.time_axis = 1;
+    ok(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, T(BOOL, 5, 3), T(INT32, 5)));
+    EXPECT(&y, BOOL, 5, 3);
+    fails_exactly(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3), T(INT64, 3)),
+                  "layer 'L' (reverse_sequence): sequence_lens [3] must be [5] (X [5,3] along "
+                  "batch_axis 0)");
+    fails_with(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3), F32(5)),
+               "sequence_lens has dtype float32, expected int32 or int64");
+    fails_exactly(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5), T(INT64, 5)),
+                  "layer 'L' (reverse_sequence): X [5] must have rank 2 or more");
+    d.time_axis = 0;
+    fails_exactly(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3), T(INT64, 5)),
+                  "layer 'L' (reverse_sequence): batch_axis 0 and time_axis 0 must be 0 and 1 in "
+                  "either order");
+}
+
+Test(shape_infer, max_unpool) {
+    plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MAX_UNPOOL), sizeof(plx_max_unpool_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_MAX_UNPOOL), "max_unpool"));
+    d.spatial = 2;
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    /* (2 - 1) * 2 + 2 = 4 per dim, or output_shape */
+    ok(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 2)));
+    EXPECT(&y, FLOAT32, 1, 3, 4, 4);
+    d.output_shape[0] = d.output_shape[1] = 5;
+    ok(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 2)));
+    EXPECT(&y, FLOAT32, 1, 3, 5, 5);
+    d.output_shape[1] = 0;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 2)),
+                  "layer 'L' (max_unpool): output_shape[1] = 0 where others are given");
+    d.output_shape[0] = 0;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 1)),
+                  "layer 'L' (max_unpool): I [1,3,2,1] must have X [1,3,2,2]'s shape");
+    fails_with(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT32, 1, 3, 2, 2)),
+               "I has dtype int32, expected int64");
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2), T(INT64, 1, 3, 2)),
+                  "layer 'L' (max_unpool): X [1,3,2] must have rank 4");
+    d.pads_begin[0] = d.pads_end[0] = 2;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 1, 2), T(INT64, 1, 3, 1, 2)),
+                  "layer 'L' (max_unpool): the unpooled dim 0 of X [1,3,1,2] (kernel 2, stride 2, "
+                  "pads 2 and 2) is empty");
+    d.spatial = 0;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 1, 2), T(INT64, 1, 3, 1, 2)),
+                  "layer 'L' (max_unpool): spatial 0 must be 1 to 6");
+}
+
 Test(shape_infer, depth_space) {
     plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
     plx_tensor_info y;

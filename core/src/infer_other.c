@@ -1,6 +1,6 @@
 /* Shape inference of the graph boundary (input, output, constant), the
- * optimiser's copies, quantization, recurrent layers and signal
- * processing (dft, stft). */
+ * optimiser's copies, quantization, recurrent layers, signal
+ * processing (dft, stft) and det. */
 #include <math.h>
 
 #include "infer_internal.h"
@@ -357,6 +357,24 @@ static plx_status plxi_infer_stft(const layer_ctx *c) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* det                                                                      */
+
+/* X [.., M, M] (a float type) -> Y [..]. */
+static plx_status plxi_infer_det(const layer_ctx *c) {
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 2, PLX_MAX_RANK))) {
+        return s;
+    }
+    if (x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
+        return plxi_fail(c, "X %s must end in a square matrix [.., M, M]", SHP(x));
+    }
+    plxi_info_init(c->out, x->dtype, x->rank - 2);
+    plxi_info_set_dims(c->out, x->dims, x->rank - 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
 /* gru's inputs, the first six of lstm's */
@@ -376,3 +394,4 @@ PLXI_OP_ROW(MEM_IMPORT, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
 PLXI_OP_ROW(PRECOMPILED, 0, ANY, 1, ANY, ROLES("X"), plxi_infer_precompiled);
 PLXI_OP_ROW(DFT, 1, 1, 1, 1, ROLES("X"), plxi_infer_dft);
 PLXI_OP_ROW(STFT, 1, 2, 1, 1, ROLES("signal", "window"), plxi_infer_stft);
+PLXI_OP_ROW(DET, 1, 1, 1, 1, ROLES("X"), plxi_infer_det);

@@ -246,6 +246,7 @@ plx_status onnxi_conv_topk(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_shape.c */
 plx_status onnxi_conv_identity(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_reverse_sequence(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_constant(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_constant_of_shape(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_shape(onnxi_ctx *c, onnxi_node *n);
@@ -272,6 +273,8 @@ plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_col2im(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_det(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_max_unpool(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_misc.c */
 plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n);

@@ -161,3 +161,120 @@ Test(col2im, refusals) {
     tx.dims[2] = 4; /* 3 blocks of 2 over 4 pixels, not 4 */
     cr_assert(not(zero(ptr, (void *)plxk_check_col2im(&l, buf, sizeof buf))));
 }
+
+/* ---- max_unpool ---------------------------------------------------------- */
+
+static bool unpool_run(const plx_max_unpool_desc *d, const plx_tensor_info *x,
+                       const plx_tensor_info *y, const void *px, const int64_t *pi, void *py) {
+    plx_tensor_info ins[2] = {*x, *x};
+    ins[1].dtype = PLX_DTYPE_INT64;
+    plx_layer_view l = layer_of(PLX_OP_MAX_UNPOOL, d, ins, 2, y, 1);
+    return run_layer(plxk_run_max_unpool, &l, (const void *const[]){px, pi}, (void *const[]){py});
+}
+
+/* X [1, 1, 2, 2] = 5 6 7 8 at indices 5 7 13 15 of the 4 x 4 input of a
+ * 2 x 2 pool with stride 2: Y 4 x 4 is 0 but at (1, 1), (1, 3), (3, 1),
+ * (3, 3). With output_shape 5 x 5 the same coordinates hold them (offsets
+ * 6, 8, 16, 18); with 3 x 3, only (1, 1) is left. */
+Test(max_unpool, hand_output_shapes) {
+    const float x[4] = {5, 6, 7, 8};
+    const int64_t ind[4] = {5, 7, 13, 15};
+    float y[25];
+    plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+    d.spatial = 2;
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 2, 2));
+    plx_tensor_info t4 = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 4));
+    cr_assert(unpool_run(&d, &tx, &t4, x, ind, y), "%s", g_err);
+    for (int i = 0; i < 16; i++) {
+        const float want = i == 5 ? 5 : i == 7 ? 6 : i == 13 ? 7 : i == 15 ? 8 : 0;
+        cr_assert(eq(flt, y[i], want), "4x4 %d", i);
+    }
+    d.output_shape[0] = d.output_shape[1] = 5;
+    plx_tensor_info t5 = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 5, 5));
+    cr_assert(unpool_run(&d, &tx, &t5, x, ind, y), "%s", g_err);
+    for (int i = 0; i < 25; i++) {
+        const float want = i == 6 ? 5 : i == 8 ? 6 : i == 16 ? 7 : i == 18 ? 8 : 0;
+        cr_assert(eq(flt, y[i], want), "5x5 %d", i);
+    }
+    d.output_shape[0] = d.output_shape[1] = 3;
+    plx_tensor_info t3 = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 3, 3));
+    cr_assert(unpool_run(&d, &tx, &t3, x, ind, y), "%s", g_err);
+    for (int i = 0; i < 9; i++) {
+        cr_assert(eq(flt, y[i], i == 4 ? 5.0f : 0.0f), "3x3 %d", i);
+    }
+    /* an index past the 16 positions fails the run */
+    const int64_t bad[4] = {5, 7, 13, 16};
+    cr_assert(not(unpool_run(&d, &tx, &t3, x, bad, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "index 16 (I element 3) is outside the 16"))), "%s",
+              g_err);
+}
+
+/* Random 1-D and 2-D unpools (N, C > 1, so indices count the planes too)
+ * against a loop over Y's coordinates looking each one up in S. */
+Test(max_unpool, random_against_loop) {
+    seed(9);
+    static double x[512], y[4096];
+    static int64_t ind[512];
+    for (int t = 0; t < 100; t++) {
+        const uint32_t r = (uint32_t)rnd_i(1, 2);
+        plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+        d.spatial = r;
+        const int64_t n = rnd_i(1, 2), c = rnd_i(1, 3);
+        int64_t in[2], full[2], out[2], s_count = n * c, x_count = n * c, y_count = n * c;
+        const bool given = rnd_i(0, 1);
+        for (uint32_t i = 0; i < r; i++) {
+            in[i] = rnd_i(1, 4);
+            d.kernel[i] = rnd_i(1, 3);
+            d.strides[i] = rnd_i(1, 3);
+            d.pads_begin[i] = rnd_i(0, d.kernel[i] - 1);
+            d.pads_end[i] = rnd_i(0, d.kernel[i] - 1);
+            full[i] = (in[i] - 1) * d.strides[i] + d.kernel[i] - d.pads_begin[i] - d.pads_end[i];
+            if (full[i] < 1) {
+                d.pads_end[i] = 0;
+                d.pads_begin[i] = 0;
+                full[i] = (in[i] - 1) * d.strides[i] + d.kernel[i];
+            }
+            out[i] = given ? rnd_i(1, full[i] + 2) : full[i];
+            d.output_shape[i] = given ? out[i] : 0;
+            s_count *= full[i];
+            x_count *= in[i];
+            y_count *= out[i];
+        }
+        plx_tensor_info tx = info(PLX_DTYPE_FLOAT64, SHAPE(n, c, 1, 1));
+        plx_tensor_info ty = info(PLX_DTYPE_FLOAT64, SHAPE(n, c, 1, 1));
+        tx.rank = ty.rank = r + 2;
+        for (uint32_t i = 0; i < r; i++) {
+            tx.dims[2 + i] = in[i];
+            ty.dims[2 + i] = out[i];
+        }
+        for (int64_t e = 0; e < x_count; e++) {
+            x[e] = (double)(e + 1);
+            ind[e] = rnd_i(0, s_count - 1);
+        }
+        cr_assert(unpool_run(&d, &tx, &ty, x, ind, y), "%s", g_err);
+        for (int64_t o = 0; o < y_count; o++) {
+            /* Y's coordinates, then the position in S, the last X element there */
+            int64_t rest = o, coord[4], dims_y[4] = {n, c, out[0], r > 1 ? out[1] : 1};
+            int64_t dims_s[4] = {n, c, full[0], r > 1 ? full[1] : 1};
+            for (int i = (int)r + 1; i >= 0; i--) {
+                coord[i] = rest % dims_y[i];
+                rest /= dims_y[i];
+            }
+            bool in_s = true;
+            int64_t pos = 0;
+            for (uint32_t i = 0; i < r + 2; i++) {
+                in_s = in_s && coord[i] < dims_s[i];
+                pos = pos * dims_s[i] + coord[i];
+            }
+            double want = 0;
+            for (int64_t e = 0; in_s && e < x_count; e++) {
+                if (ind[e] == pos) {
+                    want = x[e];
+                }
+            }
+            cr_assert(eq(dbl, y[o], want), "case %d Y[%lld]", t, (long long)o);
+        }
+    }
+}

@@ -100,7 +100,11 @@ extern "C" {
     X(DFT, 57, "dft", plx_dft_desc)                            /* X [.., n, .., 1 or 2] -> Y [.., L or L/2+1, .., 2]; plx_dft_desc */ \
     X(STFT, 58, "stft", plx_stft_desc)                         /* signal [B, len, 1 or 2], [window [L]] -> Y [B, frames, L or L/2+1, 2]; plx_stft_desc */ \
     /* ABI 1.3: ONNX Col2Im. */ \
-    X(COL2IM, 59, "col2im", plx_col2im_desc)                   /* X [N, C * prod(block), L] -> Y [N, C, image...]; plx_col2im_desc */
+    X(COL2IM, 59, "col2im", plx_col2im_desc)                   /* X [N, C * prod(block), L] -> Y [N, C, image...]; plx_col2im_desc */ \
+    /* ABI 1.3: ONNX Det, ReverseSequence, MaxUnpool. */ \
+    X(DET, 60, "det", void)                                    /* X [.., M, M] (a float type) -> Y [..]; no descriptor */ \
+    X(REVERSE_SEQUENCE, 61, "reverse_sequence", plx_reverse_sequence_desc) /* X, sequence_lens (int32/int64, [batch]) -> Y (X's shape); plx_reverse_sequence_desc */ \
+    X(MAX_UNPOOL, 62, "max_unpool", plx_max_unpool_desc)       /* X [N, C, D1..Dr], I (int64, X's shape) -> Y [N, C, O1..Or]; plx_max_unpool_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -1042,6 +1046,42 @@ typedef struct plx_col2im_desc {
 #define PLX_COL2IM_DESC_INIT                                                             \
     {sizeof(plx_col2im_desc), 0, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0},               \
      {1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}
+
+/* ONNX ReverseSequence (opset 10): X of rank >= 2 and sequence_lens
+ * [X.dims[batch_axis]] (int32 or int64, each in [0, X.dims[time_axis]]).
+ * Along time_axis, the first sequence_lens[b] elements of batch b come
+ * out reversed and the rest as they are. batch_axis and time_axis are 0
+ * and 1 in either order. Y has X's shape and dtype. Values of
+ * sequence_lens out of range fail the run. */
+typedef struct plx_reverse_sequence_desc {
+    uint32_t struct_size;
+    int32_t batch_axis; /* default 1 */
+    int32_t time_axis;  /* default 0 */
+} plx_reverse_sequence_desc;
+#define PLX_REVERSE_SEQUENCE_DESC_INIT {sizeof(plx_reverse_sequence_desc), 1, 0}
+
+/* ONNX MaxUnpool (opsets 9, 11, 22): the inverse of a max pool with
+ * indices, over r spatial dims (1 <= r <= PLX_COL2IM_MAX_SPATIAL). The
+ * pool's input had the full shape S = [N, C, (D_i - 1) * strides[i] -
+ * pads_begin[i] - pads_end[i] + kernel[i] ...]; I holds, per element of
+ * X, its position in S flattened row-major (N and C included, as
+ * max_pool's indices count). Y [N, C, O1..Or] is 0 but where an index
+ * lands: Y is S (output_shape all 0) or output_shape, with S's positions
+ * at the same coordinates (the ones past output_shape dropped, the ones
+ * past S left 0). Two indices on one position keep the later element's
+ * value. An index outside S fails the run. Y has X's dtype. */
+typedef struct plx_max_unpool_desc {
+    uint32_t struct_size;
+    uint32_t spatial;                                /* r */
+    int64_t kernel[PLX_COL2IM_MAX_SPATIAL];          /* >= 1 */
+    int64_t strides[PLX_COL2IM_MAX_SPATIAL];         /* >= 1; default 1 */
+    int64_t pads_begin[PLX_COL2IM_MAX_SPATIAL];      /* >= 0; default 0 */
+    int64_t pads_end[PLX_COL2IM_MAX_SPATIAL];
+    int64_t output_shape[PLX_COL2IM_MAX_SPATIAL];    /* spatial dims of Y; all 0: S's */
+} plx_max_unpool_desc;
+#define PLX_MAX_UNPOOL_DESC_INIT                                                         \
+    {sizeof(plx_max_unpool_desc), 0, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1},           \
+     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

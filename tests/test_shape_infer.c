@@ -136,7 +136,7 @@ Test(shape_infer, desc_sizes) {
     for (int op = 1; op < PLX_OP_COUNT; op++) {
         bool none = op == PLX_OP_MATMUL || op == PLX_OP_WHERE || op == PLX_OP_MEM_COPY ||
                     op == PLX_OP_MEM_IMPORT || op == PLX_OP_MATMUL_INTEGER ||
-                    op == PLX_OP_DYNAMIC_QUANTIZE;
+                    op == PLX_OP_DYNAMIC_QUANTIZE || op == PLX_OP_DET;
         cr_assert(eq(int, plxi_op_desc_size((plx_op)op) == 0, none), "op %d", op);
     }
 }

@@ -228,12 +228,16 @@ plx_status onnxi_conv_stft(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     bool window = onnxi_has_in(n, 2);
+    if (window && n->in[2]->info.rank != 1) {
+        return onnxi_invalid(c, n, "window has rank %u; it must be 1-D [frame_length]",
+                             n->in[2]->info.rank);
+    }
     if (onnxi_has_in(n, 3)) {
         if ((st = int_input(c, n, 3, "frame_length", 1, SIGNAL_MAX_VALUES, &length))) {
             return st;
         }
     } else if (window) {
-        length = n->in[2]->info.rank == 1 ? n->in[2]->info.dims[0] : 0;
+        length = n->in[2]->info.dims[0];
     } else {
         length = x->dims[1];
     }

@@ -176,7 +176,8 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
  * defined in the dense-math files (kernels_conv.c, kernels_matmul.c,
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
  * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c,
- * kernels_mask_scan.c, kernels_quant.c and kernels_grid_sample.c. */
+ * kernels_mask_scan.c, kernels_quant.c, kernels_grid_sample.c,
+ * kernels_signal.c, kernels_col2im.c and kernels_det.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -239,6 +240,16 @@ PLXK_KERNEL(matmul_integer)
 PLXK_KERNEL(dynamic_quantize)
 /* kernels_grid_sample.c */
 PLXK_KERNEL(grid_sample)
+/* kernels_signal.c */
+PLXK_KERNEL(dft)
+PLXK_KERNEL(stft)
+/* kernels_col2im.c */
+PLXK_KERNEL(col2im)
+PLXK_KERNEL(max_unpool)
+/* kernels_det.c */
+PLXK_KERNEL(det)
+/* kernels_data.c */
+PLXK_KERNEL(reverse_sequence)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
@@ -252,6 +263,9 @@ size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *co
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_dft(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_stft(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_det(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_conv_integer(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute);
 

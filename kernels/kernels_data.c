@@ -1,6 +1,7 @@
 /* cpu_ref's data-movement kernels: constant, mem_copy, reshape (also
  * flatten, squeeze, unsqueeze), transpose, concat, split, slice, pad,
- * gather, expand, tile, depth_to_space and space_to_depth.
+ * gather, expand, tile, depth_to_space, space_to_depth and
+ * reverse_sequence.
  *
  * All of them move whole elements of plx_dtype_size bytes, so they work for
  * every dtype. Most are one strided copy: the output is walked densely with
@@ -12,6 +13,7 @@
 
 #include <plexus/geometry.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -809,6 +811,62 @@ bool plxk_run_space_to_depth(const plxk_kernel_args *args) {
     return true;
 }
 
+/* ---- reverse_sequence ---------------------------------------------------- */
+
+/* X [B, T, ..] or [T, B, ..] moved as rows of `inner` elements: row (b, t)
+ * of Y is row (b, len - 1 - t) of X for t < len = sequence_lens[b], else
+ * row (b, t). */
+const char *plxk_check_reverse_sequence(const plx_layer_view *layer, char *buf, size_t size) {
+    const plx_reverse_sequence_desc *d = layer->desc;
+    const plx_tensor_info *x = &layer->inputs[0], *len = &layer->inputs[1], *y = &layer->outputs[0];
+    if (!((d->batch_axis == 0 && d->time_axis == 1) || (d->batch_axis == 1 && d->time_axis == 0)) ||
+        x->rank < 2 || !plxk_same_dims(x, y) || y->dtype != x->dtype ||
+        plx_dtype_size(x->dtype) == 0 ||
+        (len->dtype != PLX_DTYPE_INT32 && len->dtype != PLX_DTYPE_INT64) || len->rank != 1 ||
+        len->dims[0] != x->dims[d->batch_axis]) {
+        return plxk_refuse(buf, size, "cpu_ref reverse_sequence: X [B, T, ..] or [T, B, ..], "
+                           "sequence_lens [B] (int32 or int64) and Y of X's tensor expected");
+    }
+    return NULL;
+}
+
+bool plxk_run_reverse_sequence(const plxk_kernel_args *args) {
+    char why[256];
+    const plx_layer_view *l = args->layer;
+    if (plxk_check_reverse_sequence(l, why, sizeof why)) {
+        return plxk_fail(args, "%s", why);
+    }
+    const plx_reverse_sequence_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *len = &l->inputs[1];
+    const int64_t batch = x->dims[d->batch_axis], time = x->dims[d->time_axis];
+    int64_t inner = 1;
+    for (uint32_t i = 2; i < x->rank; i++) {
+        inner *= x->dims[i];
+    }
+    const size_t row = (size_t)inner * plx_dtype_size(x->dtype);
+    const unsigned char *src = args->inputs[0];
+    unsigned char *dst = args->outputs[0];
+    for (int64_t b = 0; b < batch; b++) {
+        const int64_t n = len->dtype == PLX_DTYPE_INT32
+                              ? (int64_t)((const int32_t *)args->inputs[1])[b]
+                              : ((const int64_t *)args->inputs[1])[b];
+        if (n < 0 || n > time) {
+            return plxk_fail(args, "layer '%s' (reverse_sequence): sequence_lens[%" PRId64
+                             "] = %" PRId64 " is outside [0, %" PRId64 "]",
+                             plxk_layer_name(l), b, n, time);
+        }
+        for (int64_t t = 0; t < time; t++) {
+            const int64_t from = t < n ? n - 1 - t : t;
+            const int64_t yo = d->batch_axis == 0 ? b * time + t : t * batch + b;
+            const int64_t xo = d->batch_axis == 0 ? b * time + from : from * batch + b;
+            if (row) {
+                memcpy(dst + (size_t)yo * row, src + (size_t)xo * row, row);
+            }
+        }
+    }
+    return true;
+}
+
 /* The kernel table's rows (kernels.h, PLXK_ROW). */
 PLXK_ROW(CONSTANT, constant);
 PLXK_ROW(MEM_COPY, mem_copy);
@@ -827,3 +885,4 @@ PLXK_ROW(EXPAND, expand);
 PLXK_ROW(TILE, tile);
 PLXK_ROW(DEPTH_TO_SPACE, depth_to_space);
 PLXK_ROW(SPACE_TO_DEPTH, space_to_depth);
+PLXK_ROW(REVERSE_SEQUENCE, reverse_sequence);

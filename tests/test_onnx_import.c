@@ -1275,7 +1275,7 @@ Test(onnx_import, every_unsupported_node_is_reported) {
     ob_output(g, "y3", OB_INT64, NULL);
     ob_output(g, "y4", OB_FLOAT, NULL);
     ob_attr_s(ob_node_add(g, "Einsum", "ein", "x,x", "e"), "equation", "ij,jk->ik");
-    ob_node_add(g, "Det", "det", "x", "d");
+    ob_node_add(g, "StringNormalizer", "det", "x", "d");
     ob_node_add(g, "NonZero", "nz", "x", "y3");
     /* Users of unsupported nodes' outputs are not reported themselves. */
     ob_node_add(g, "Relu", "relu_of_einsum", "e", "y1");
@@ -1285,7 +1285,7 @@ Test(onnx_import, every_unsupported_node_is_reported) {
     plx_status st = import_fail_(m, NULL, PLX_UNSUPPORTED,
                                  NEEDLES(FILE_NAME, "3 unsupported nodes",
                                          "node 'ein' (Einsum, opset 13)",
-                                         "node 'det' (Det, opset 13)",
+                                         "node 'det' (StringNormalizer, opset 13)",
                                          "node 'nz' (NonZero, opset 13)"));
     const char *msg = plx_status_get_message(st);
     cr_assert(zero(ptr, strstr(msg, "relu_of_einsum")), "%s", msg);
@@ -1316,8 +1316,9 @@ Test(onnx_import, unnamed_unsupported_node_gets_a_name) {
     ob_graph *g = ob_main(m);
     ob_input(g, "x", OB_FLOAT, "2,2");
     ob_output(g, "y", OB_FLOAT, NULL);
-    ob_node_add(g, "Det", NULL, "x", "y");
-    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "1 unsupported node", "Det_0", "(Det, opset 13)");
+    ob_node_add(g, "StringNormalizer", NULL, "x", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "1 unsupported node", "StringNormalizer_0",
+                 "(StringNormalizer, opset 13)");
 }
 
 Test(onnx_import, operator_newer_than_opset_is_unsupported) {
@@ -3790,4 +3791,284 @@ Test(onnx_import, window_functions) {
     }
     IMPORT_FAILS(window_model("HannWindow", -1, true), NULL, PLX_INVALID_ARGUMENT, "node 'w'",
                  "size -1 must be 0 to");
+}
+
+/* ------------------------------------------------------------------------ */
+/* DFT and STFT: lengths, steps and axes read at import                      */
+/* ------------------------------------------------------------------------ */
+
+/* DFT of [1, 2, 3, 4] (kernels test: [10, -2+2i, -2, -2-2i]): at opset 17
+ * with axis an attribute and dft_length an initializer, at opset 20 with
+ * axis an initializer input and onesided (3 bins). */
+Test(onnx_import, dft_opsets_axis_and_length) {
+    const float x[4] = {1, 2, 3, 4};
+    const float want[8] = {10, 0, -2, 2, -2, 0, -2, -2};
+    float y[8];
+    ob_model *m = new_model(8, 17);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "len", OB_SCALAR, (const int64_t[]){4}, false);
+    ob_node *n = ob_node_add(g, "DFT", "f", "x,len", "y");
+    ob_attr_i(n, "axis", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, want, 8, 1e-6f);
+    destroy_model(&model);
+
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "axis", OB_SCALAR, (const int64_t[]){-2}, false);
+    n = ob_node_add(g, "DFT", "f", "x,,axis", "y");
+    ob_attr_i(n, "onesided", 1);
+    model = import_ok(m, NULL);
+    cr_assert(eq(sz, plx_onnx_model_input_count(model), 1), "axis is not an input");
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, want, 6, 1e-6f);
+    destroy_model(&model);
+
+    /* an inverse onesided transform is refused; a length computed from
+     * the graph's inputs cannot be known at import */
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    n = ob_node_add(g, "DFT", "f", "x", "y");
+    ob_attr_i(n, "onesided", 1);
+    ob_attr_i(n, "inverse", 1);
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'f'", "inverse onesided");
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_input(g, "len", OB_INT64, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "DFT", "f", "x,len", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'f'", "dft_length", "known at import");
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "len", OB_SCALAR, (const int64_t[]){0}, false);
+    ob_node_add(g, "DFT", "f", "x,len", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'f'", "dft_length 0 must be a whole number");
+}
+
+/* STFT of [1, 2, 3, 4, 5] in frames of 2 every 2 (kernels test): the
+ * window a graph input, the frame length its size; or no window and
+ * frame_length an initializer. */
+Test(onnx_import, stft_window_and_frame_length) {
+    const float x[5] = {1, 2, 3, 4, 5}, w[2] = {1, 0.5f};
+    float y[8];
+    ob_model *m = new_model(8, 17);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,5,1");
+    ob_input(g, "w", OB_FLOAT, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "step", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_node_add(g, "STFT", "s", "x,step,w", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    run_once(model, (const void *const[]){x, w}, (void *const[]){y});
+    expect_close(y, (const float[]){2, 0, 0, 0, 5, 0, 1, 0}, 8, 1e-6f);
+    destroy_model(&model);
+
+    m = new_model(8, 17);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,5,1");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "step", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_init_i64(g, "fl", OB_SCALAR, (const int64_t[]){2}, false);
+    ob_node_add(g, "STFT", "s", "x,step,,fl", "y");
+    model = import_ok(m, NULL);
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    expect_close(y, (const float[]){3, 0, -1, 0, 7, 0, -1, 0}, 8, 1e-6f);
+    destroy_model(&model);
+
+    m = new_model(8, 17);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,5,1");
+    ob_input(g, "step", OB_INT64, "");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "STFT", "s", "x,step", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'s'", "frame_step", "known at import");
+}
+
+/* Col2Im: image_shape and block_shape initializers, pads as begins then
+ * ends. Image 3 x 3, blocks 2 x 2 every 2 over the image padded by 1: the
+ * 4 blocks cover each pixel once, so X [1, 4, 4] of block b, block l
+ * = 10 b + l puts at pixel (i, j) the value of the block l holding it at
+ * offset b. Pixel (0, 0) is offset (1, 1) (b 3) of block 0: 30; pixel
+ * (1, 1) offset (0, 0) of block 3: 3; pixel (2, 2) offset (1, 1) of block
+ * 3: 33. */
+Test(onnx_import, col2im_pads_strides) {
+    ob_model *m = new_model(8, 18);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "img", (const int64_t[]){2}, 1, (const int64_t[]){3, 3}, false);
+    ob_init_i64(g, "blk", (const int64_t[]){2}, 1, (const int64_t[]){2, 2}, true);
+    ob_node *n = ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
+    ob_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    ob_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    plx_onnx_model *model = import_ok(m, NULL);
+    float x[16], y[9];
+    for (int b = 0; b < 4; b++) {
+        for (int l = 0; l < 4; l++) {
+            x[b * 4 + l] = (float)(10 * b + l);
+        }
+    }
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    cr_assert(eq(flt, y[0], 30.0f));
+    cr_assert(eq(flt, y[4], 3.0f));
+    cr_assert(eq(flt, y[8], 33.0f));
+    destroy_model(&model);
+
+    m = new_model(8, 18);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,4,4");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "img", (const int64_t[]){2}, 1, (const int64_t[]){3, 3}, false);
+    ob_init_i64(g, "blk", (const int64_t[]){1}, 1, (const int64_t[]){2}, false);
+    ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'", "image_shape (2 values) and block_shape (1)");
+}
+
+/* AffineGrid: theta [1, 2, 3] = [[1, 0, 0.25], [0, 2, 0]] over size
+ * [1, 1, 2, 3]. With align_corners the coordinates are x in {-1, 0, 1}
+ * (W) and y in {-1, 1} (H), each point (x + 0.25, 2 y); without, x in
+ * {-2/3, 0, 2/3} and y in {-1/2, 1/2}. 3-D: size [1, 1, 1, 1, 2] has x
+ * in {-1/2, 1/2} and y = z = 0 (a dim of 1 is its centre, 0); theta the
+ * identity moved by 1 along z gives (x, 0, 1). */
+Test(onnx_import, affine_grid_2d_3d_align_corners) {
+    const float theta[6] = {1, 0, 0.25f, 0, 2, 0};
+    float grid[12];
+    for (int align = 0; align < 2; align++) {
+        ob_model *m = new_model(8, 20);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "theta", OB_FLOAT, "1,2,3");
+        ob_output(g, "grid", OB_FLOAT, NULL);
+        ob_init_i64(g, "size", (const int64_t[]){4}, 1, (const int64_t[]){1, 1, 2, 3}, false);
+        ob_node *n = ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+        ob_attr_i(n, "align_corners", align);
+        plx_onnx_model *model = import_ok(m, NULL);
+        run_once(model, (const void *const[]){theta}, (void *const[]){grid});
+        const float xs[3] = {align ? -1.0f : -2.0f / 3, 0, align ? 1.0f : 2.0f / 3};
+        const float ys[2] = {align ? -1.0f : -0.5f, align ? 1.0f : 0.5f};
+        float want[12];
+        for (int h = 0; h < 2; h++) {
+            for (int w = 0; w < 3; w++) {
+                want[(h * 3 + w) * 2] = xs[w] + 0.25f;
+                want[(h * 3 + w) * 2 + 1] = 2 * ys[h];
+            }
+        }
+        expect_close(grid, want, 12, 1e-6f);
+        destroy_model(&model);
+    }
+
+    ob_model *m = new_model(8, 20);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "theta", OB_FLOAT, "1,3,4");
+    ob_output(g, "grid", OB_FLOAT, NULL);
+    ob_init_i64(g, "size", (const int64_t[]){5}, 1, (const int64_t[]){1, 1, 1, 1, 2}, false);
+    ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+    plx_onnx_model *model = import_ok(m, NULL);
+    const float t3[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1};
+    float g3[6];
+    run_once(model, (const void *const[]){t3}, (void *const[]){g3});
+    expect_close(g3, (const float[]){-0.5f, 0, 1, 0.5f, 0, 1}, 6, 1e-6f);
+    destroy_model(&model);
+
+    /* size must be known at import and match theta */
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "theta", OB_FLOAT, "1,2,3");
+    ob_input(g, "size", OB_INT64, "4");
+    ob_output(g, "grid", OB_FLOAT, NULL);
+    ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'a'", "size", "known at import");
+    m = new_model(8, 20);
+    g = ob_main(m);
+    ob_input(g, "theta", OB_FLOAT, "1,2,3");
+    ob_output(g, "grid", OB_FLOAT, NULL);
+    ob_init_i64(g, "size", (const int64_t[]){5}, 1, (const int64_t[]){1, 1, 2, 2, 2}, false);
+    ob_node_add(g, "AffineGrid", "a", "theta,size", "grid");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'a'", "size has 5 values");
+}
+
+/* Det, ReverseSequence, MaxUnpool: one layer each; MaxUnpool's
+ * output_shape known at import (its N and C X's). */
+Test(onnx_import, det_reverse_sequence_max_unpool) {
+    ob_model *m = new_model(8, 11);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "Det", "d", "x", "y");
+    plx_onnx_model *model = import_ok(m, NULL);
+    float dx[8] = {1, 2, 3, 4, 0, 1, 1, 0}, dy[2];
+    run_once(model, (const void *const[]){dx}, (void *const[]){dy});
+    expect_close(dy, (const float[]){-2, -1}, 2, 1e-6f);
+    destroy_model(&model);
+
+    /* X [3, 2] (time, batch), lens {2, 3}: column 0 (0 2 4) -> 2 0 4,
+     * column 1 (1 3 5) -> 5 3 1 */
+    m = new_model(8, 10);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3,2");
+    ob_input(g, "lens", OB_INT64, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "ReverseSequence", "r", "x,lens", "y");
+    model = import_ok(m, NULL);
+    const float rx[6] = {0, 1, 2, 3, 4, 5};
+    const int64_t lens[2] = {2, 3};
+    float ry[6];
+    run_once(model, (const void *const[]){rx, lens}, (void *const[]){ry});
+    expect_close(ry, (const float[]){2, 5, 0, 3, 4, 1}, 6, 0);
+    destroy_model(&model);
+    m = new_model(8, 10);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3,2");
+    ob_input(g, "lens", OB_INT64, "2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "ReverseSequence", "r", "x,lens", "y");
+    ob_attr_i(n, "time_axis", 1);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'r'", "batch_axis 1 and time_axis 1");
+
+    /* the kernels test's 2 x 2 pool: indices 5 7 13 15 of 4 x 4, unpooled
+     * into 5 x 5 at the same coordinates */
+    m = new_model(8, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(g, "i", OB_INT64, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", (const int64_t[]){4}, 1, (const int64_t[]){1, 1, 5, 5}, false);
+    n = ob_node_add(g, "MaxUnpool", "u", "x,i,shape", "y");
+    ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    ob_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    model = import_ok(m, NULL);
+    const float ux[4] = {5, 6, 7, 8};
+    const int64_t ui[4] = {5, 7, 13, 15};
+    float uy[25];
+    run_once(model, (const void *const[]){ux, ui}, (void *const[]){uy});
+    for (int k = 0; k < 25; k++) {
+        const float want = k == 6 ? 5 : k == 8 ? 6 : k == 16 ? 7 : k == 18 ? 8 : 0;
+        cr_assert(eq(flt, uy[k], want), "element %d", k);
+    }
+    destroy_model(&model);
+    m = new_model(8, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(g, "i", OB_INT64, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_init_i64(g, "shape", (const int64_t[]){4}, 1, (const int64_t[]){1, 2, 5, 5}, false);
+    n = ob_node_add(g, "MaxUnpool", "u", "x,i,shape", "y");
+    ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "output_shape must be [N, C, O1..O2]");
+    m = new_model(8, 11);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,2");
+    ob_input(g, "i", OB_INT64, "1,1,2,2");
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_node_add(g, "MaxUnpool", "u", "x,i", "y");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "kernel_shape must give one value");
 }

@@ -136,7 +136,7 @@ Test(shape_infer, desc_sizes) {
     for (int op = 1; op < PLX_OP_COUNT; op++) {
         bool none = op == PLX_OP_MATMUL || op == PLX_OP_WHERE || op == PLX_OP_MEM_COPY ||
                     op == PLX_OP_MEM_IMPORT || op == PLX_OP_MATMUL_INTEGER ||
-                    op == PLX_OP_DYNAMIC_QUANTIZE;
+                    op == PLX_OP_DYNAMIC_QUANTIZE || op == PLX_OP_DET;
         cr_assert(eq(int, plxi_op_desc_size((plx_op)op) == 0, none), "op %d", op);
     }
 }
@@ -1317,6 +1317,206 @@ Test(shape_infer, grid_sample) {
                       F32(1, INT64_C(1) << 20, INT64_C(1) << 20, 2)),
                   "layer 'L' (grid_sample): Y of X [1,4294967296,1,1] and grid "
                   "[1,1048576,1048576,2] has too many elements");
+}
+
+Test(shape_infer, dft) {
+    plx_dft_desc d = PLX_DFT_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_DFT, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, b, 1));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_DFT), sizeof(plx_dft_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DFT), "dft"));
+    cr_assert(eq(int, d.axis, -2));
+    cr_assert(eq(i64, d.length, 0));
+    cr_assert(not(d.inverse));
+    cr_assert(not(d.onesided));
+    /* real in, complex out; the axis keeps its length, or the given one */
+    ok(RUN(PLX_OP_DFT, &d, &y, F32(1, 10, 10, 1)));
+    EXPECT(&y, FLOAT32, 1, 10, 10, 2);
+    d.axis = 1;
+    d.length = 7;
+    ok(RUN(PLX_OP_DFT, &d, &y, T(FLOAT64, 2, 10, 3, 2)));
+    EXPECT(&y, FLOAT64, 2, 7, 3, 2);
+    d.onesided = true;
+    ok(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 3, 1)));
+    EXPECT(&y, FLOAT32, 2, 4, 3, 2);
+    d.onesided = false;
+    d.length = 0;
+    d.axis = -1;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 1)),
+                  "layer 'L' (dft): axis -1 is X [2,10,1]'s last dim, which holds the complex "
+                  "parts");
+    d.axis = 3;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 1)),
+                  "layer 'L' (dft): axis 3 is out of range [-3, 3) for X [2,10,1]");
+    d.axis = 1;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 3)),
+                  "layer 'L' (dft): X [2,10,3] must end in a dim of 1 (real) or 2 (complex)");
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 0, 1)),
+                  "layer 'L' (dft): the transform along axis 1 of X [2,0,1] has no length");
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2)), "layer 'L' (dft): X [2] must have rank 2 or more");
+    fails_with(RUN(PLX_OP_DFT, &d, &y, T(INT32, 2, 3, 1)), "X has dtype int32, expected float32");
+    d.length = -1;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 1)),
+                  "layer 'L' (dft): length -1 must be 0 (X's dim) to 1099511627776");
+    d.length = 0;
+    d.inverse = true;
+    d.onesided = true;
+    fails_exactly(RUN(PLX_OP_DFT, &d, &y, F32(2, 10, 2)),
+                  "layer 'L' (dft): onesided is not defined with inverse");
+}
+
+Test(shape_infer, stft) {
+    plx_stft_desc d = PLX_STFT_DESC_INIT(8, 16);
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_STFT, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 1));
+    cr_assert(eq(u32, b, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_STFT), sizeof(plx_stft_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_STFT), "stft"));
+    cr_assert(d.onesided);
+    /* 1 + (128 - 16) / 8 = 15 frames of 16 / 2 + 1 = 9 bins */
+    ok(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1)));
+    EXPECT(&y, FLOAT32, 1, 15, 9, 2);
+    ok(RUN(PLX_OP_STFT, &d, &y, F32(2, 130, 2), F32(16)));
+    EXPECT(&y, FLOAT32, 2, 15, 9, 2);
+    d.onesided = false;
+    ok(RUN(PLX_OP_STFT, &d, &y, F32(1, 16, 1)));
+    EXPECT(&y, FLOAT32, 1, 1, 16, 2);
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 15, 1)),
+                  "layer 'L' (stft): frame_length 16 must be 1 to signal [1,15,1]'s length");
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1), F32(15)),
+                  "layer 'L' (stft): window [15] must be [16] (frame_length)");
+    fails_with(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1), T(FLOAT64, 16)),
+               "window has dtype float64");
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 3)),
+                  "layer 'L' (stft): signal [1,128,3] must end in a dim of 1 (real) or 2 "
+                  "(complex)");
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(128, 1)),
+                  "layer 'L' (stft): signal [128,1] must have rank 3");
+    d.frame_step = 0;
+    fails_exactly(RUN(PLX_OP_STFT, &d, &y, F32(1, 128, 1)),
+                  "layer 'L' (stft): frame_step 0 must be 1 or more");
+}
+
+Test(shape_infer, col2im) {
+    plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_COL2IM), sizeof(plx_col2im_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_COL2IM), "col2im"));
+    cr_assert(eq(i64, d.strides[5], 1));
+    cr_assert(eq(i64, d.dilations[0], 1));
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 5, 5)),
+                  "layer 'L' (col2im): spatial 0 must be 1 to 6");
+    /* image 5 x 5, block 1 x 5: 5 x 1 blocks */
+    d.spatial = 2;
+    d.image_shape[0] = d.image_shape[1] = 5;
+    d.block_shape[0] = 1;
+    d.block_shape[1] = 5;
+    ok(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 10, 5)));
+    EXPECT(&y, FLOAT32, 1, 2, 5, 5);
+    /* 3-D image [3, 4, 5], block [1, 1, 5]: 3 * 4 blocks */
+    d.spatial = 3;
+    d.image_shape[0] = 3;
+    d.image_shape[1] = 4;
+    d.image_shape[2] = 5;
+    d.block_shape[0] = d.block_shape[1] = 1;
+    d.block_shape[2] = 5;
+    ok(RUN(PLX_OP_COL2IM, &d, &y, T(FLOAT64, 1, 10, 12)));
+    EXPECT(&y, FLOAT64, 1, 2, 3, 4, 5);
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 10, 13)),
+                  "layer 'L' (col2im): X [1,10,13] must be [N, C * 5 (the block's size), 12 "
+                  "(the blocks)]");
+    fails_with(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 9, 12)), "X [1,9,12] must be [N, C * 5");
+    d.block_shape[2] = 6;
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 12, 1)),
+                  "layer 'L' (col2im): the block of dim 2 (6, dilation 1) does not fit the "
+                  "padded image (5)");
+    d.pads_end[2] = 1;
+    ok(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 12, 12)));
+    d.strides[1] = 0;
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(1, 12, 12)),
+                  "layer 'L' (col2im): strides[1] = 0 must be >= 1");
+    d.strides[1] = 1;
+    fails_exactly(RUN(PLX_OP_COL2IM, &d, &y, F32(12, 12)),
+                  "layer 'L' (col2im): X [12,12] must have rank 3");
+}
+
+Test(shape_infer, det) {
+    plx_tensor_info y;
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DET), "det"));
+    ok(RUN(PLX_OP_DET, NULL, &y, F32(3, 2, 2)));
+    EXPECT(&y, FLOAT32, 3);
+    ok(RUN(PLX_OP_DET, NULL, &y, T(FLOAT64, 4, 4)));
+    cr_assert(eq(u32, y.rank, 0));
+    cr_assert(eq(int, y.dtype, PLX_DTYPE_FLOAT64));
+    fails_exactly(RUN(PLX_OP_DET, NULL, &y, F32(3, 2, 3)),
+                  "layer 'L' (det): X [3,2,3] must end in a square matrix [.., M, M]");
+    fails_exactly(RUN(PLX_OP_DET, NULL, &y, F32(3)), "layer 'L' (det): X [3] must have rank 2 or more");
+    fails_with(RUN(PLX_OP_DET, NULL, &y, T(INT32, 2, 2)), "X has dtype int32, expected float32");
+}
+
+Test(shape_infer, reverse_sequence) {
+    plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_REVERSE_SEQUENCE), sizeof(plx_reverse_sequence_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_REVERSE_SEQUENCE), "reverse_sequence"));
+    cr_assert(eq(i32, d.batch_axis, 1));
+    cr_assert(eq(i32, d.time_axis, 0));
+    /* [T, B, ..]: sequence_lens has B values */
+    ok(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3, 2), T(INT64, 3)));
+    EXPECT(&y, FLOAT32, 5, 3, 2);
+    d.batch_axis = 0;
+    d.time_axis = 1;
+    ok(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, T(BOOL, 5, 3), T(INT32, 5)));
+    EXPECT(&y, BOOL, 5, 3);
+    fails_exactly(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3), T(INT64, 3)),
+                  "layer 'L' (reverse_sequence): sequence_lens [3] must be [5] (X [5,3] along "
+                  "batch_axis 0)");
+    fails_with(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3), F32(5)),
+               "sequence_lens has dtype float32, expected int32 or int64");
+    fails_exactly(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5), T(INT64, 5)),
+                  "layer 'L' (reverse_sequence): X [5] must have rank 2 or more");
+    d.time_axis = 0;
+    fails_exactly(RUN(PLX_OP_REVERSE_SEQUENCE, &d, &y, F32(5, 3), T(INT64, 5)),
+                  "layer 'L' (reverse_sequence): batch_axis 0 and time_axis 0 must be 0 and 1 in "
+                  "either order");
+}
+
+Test(shape_infer, max_unpool) {
+    plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+    plx_tensor_info y;
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MAX_UNPOOL), sizeof(plx_max_unpool_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_MAX_UNPOOL), "max_unpool"));
+    d.spatial = 2;
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    /* (2 - 1) * 2 + 2 = 4 per dim, or output_shape */
+    ok(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 2)));
+    EXPECT(&y, FLOAT32, 1, 3, 4, 4);
+    d.output_shape[0] = d.output_shape[1] = 5;
+    ok(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 2)));
+    EXPECT(&y, FLOAT32, 1, 3, 5, 5);
+    d.output_shape[1] = 0;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 2)),
+                  "layer 'L' (max_unpool): output_shape[1] = 0 where others are given");
+    d.output_shape[0] = 0;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT64, 1, 3, 2, 1)),
+                  "layer 'L' (max_unpool): I [1,3,2,1] must have X [1,3,2,2]'s shape");
+    fails_with(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2, 2), T(INT32, 1, 3, 2, 2)),
+               "I has dtype int32, expected int64");
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 2), T(INT64, 1, 3, 2)),
+                  "layer 'L' (max_unpool): X [1,3,2] must have rank 4");
+    d.pads_begin[0] = d.pads_end[0] = 2;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 1, 2), T(INT64, 1, 3, 1, 2)),
+                  "layer 'L' (max_unpool): the unpooled dim 0 of X [1,3,1,2] (kernel 2, stride 2, "
+                  "pads 2 and 2) is empty");
+    d.spatial = 0;
+    fails_exactly(RUN(PLX_OP_MAX_UNPOOL, &d, &y, F32(1, 3, 1, 2), T(INT64, 1, 3, 1, 2)),
+                  "layer 'L' (max_unpool): spatial 0 must be 1 to 6");
 }
 
 Test(shape_infer, depth_space) {

@@ -1,4 +1,5 @@
-/* Shape inference of convolutions, dense layers and pooling. */
+/* Shape inference of convolutions, dense layers, pooling, col2im and
+ * max_unpool. */
 #include "infer_internal.h"
 #include "shape_infer.h"
 
@@ -458,6 +459,119 @@ static plx_status plxi_infer_global_pool(const layer_ctx *c) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* col2im                                                                   */
+
+/* X [N, C * prod(block), L] -> Y [N, C, image...] (plx_col2im_desc). */
+static plx_status plxi_infer_col2im(const layer_ctx *c) {
+    const plx_col2im_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_NUM, NULL)) || (s = plxi_check_rank(c, 0, 3, 3))) {
+        return s;
+    }
+    const uint32_t r = d->spatial;
+    if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL) {
+        return plxi_fail(c, "spatial %" PRIu32 " must be 1 to %d", r, PLX_COL2IM_MAX_SPATIAL);
+    }
+    if ((s = plxi_check_min(c, "image_shape", d->image_shape, r, 1)) ||
+        (s = plxi_check_min(c, "block_shape", d->block_shape, r, 1)) ||
+        (s = plxi_check_min(c, "strides", d->strides, r, 1)) ||
+        (s = plxi_check_min(c, "dilations", d->dilations, r, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, r, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, r, 0))) {
+        return s;
+    }
+    int64_t block = 1, blocks = 1;
+    for (uint32_t i = 0; i < r; i++) {
+        int64_t span, padded, n;
+        if (!plxi_mul_nonneg(d->dilations[i], d->block_shape[i] - 1, &span) ||
+            !plxi_add_i64(d->image_shape[i], d->pads_begin[i], &padded) ||
+            !plxi_add_i64(padded, d->pads_end[i], &padded) || padded - span - 1 < 0) {
+            return plxi_fail(c, "the block of dim %" PRIu32 " (" I64 ", dilation " I64 ") does "
+                             "not fit the padded image (" I64 ")", i, d->block_shape[i],
+                             d->dilations[i], d->image_shape[i]);
+        }
+        n = (padded - span - 1) / d->strides[i] + 1;
+        if (!plxi_mul_nonneg(block, d->block_shape[i], &block) ||
+            !plxi_mul_nonneg(blocks, n, &blocks)) {
+            return plxi_fail(c, "block_shape or the block count overflows");
+        }
+    }
+    if (x->dims[1] % block != 0 || x->dims[2] != blocks) {
+        return plxi_fail(c, "X %s must be [N, C * " I64 " (the block's size), " I64
+                         " (the blocks)]", SHP(x), block, blocks);
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1] / block}, n;
+    for (uint32_t i = 0; i < r; i++) {
+        dims[2 + i] = d->image_shape[i];
+    }
+    if (!plxi_dims_product(dims, 0, r + 2, &n) || n > (int64_t)1 << 48) {
+        return plxi_fail(c, "Y of X %s has too many elements", SHP(x));
+    }
+    plxi_info_init(c->out, x->dtype, r + 2);
+    plxi_info_set_dims(c->out, dims, r + 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* max_unpool                                                               */
+
+/* X [N, C, D1..Dr] (any numeric dtype), I (int64, X's shape) -> Y [N, C,
+ * O1..Or] (plx_max_unpool_desc). */
+static plx_status plxi_infer_max_unpool(const layer_ctx *c) {
+    const plx_max_unpool_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *ind = &c->in[1];
+    plx_status s;
+    const uint32_t r = d->spatial;
+    if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL) {
+        return plxi_fail(c, "spatial %" PRIu32 " must be 1 to %d", r, PLX_COL2IM_MAX_SPATIAL);
+    }
+    if ((s = plxi_check_dtype(c, 0, DT_NUM, NULL)) || (s = plxi_check_rank(c, 0, r + 2, r + 2)) ||
+        (s = plxi_check_dtype(c, 1, DT(INT64), NULL))) {
+        return s;
+    }
+    bool same = ind->rank == x->rank;
+    for (uint32_t i = 0; same && i < x->rank; i++) {
+        same = ind->dims[i] == x->dims[i];
+    }
+    if (!same) {
+        return plxi_fail(c, "I %s must have X %s's shape", SHP(ind), SHP(x));
+    }
+    if ((s = plxi_check_min(c, "kernel", d->kernel, r, 1)) ||
+        (s = plxi_check_min(c, "strides", d->strides, r, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, r, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, r, 0)) ||
+        (s = plxi_check_min(c, "output_shape", d->output_shape, r, 0))) {
+        return s;
+    }
+    bool given = false;
+    for (uint32_t i = 0; i < r; i++) {
+        given = given || d->output_shape[i] != 0;
+    }
+    int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]}, n;
+    for (uint32_t i = 0; i < r; i++) {
+        int64_t full;
+        if (!plxi_mul_nonneg(x->dims[2 + i] > 0 ? x->dims[2 + i] - 1 : 0, d->strides[i], &full) ||
+            !plxi_add_i64(full, d->kernel[i] - d->pads_begin[i] - d->pads_end[i], &full) ||
+            full < 1) {
+            return plxi_fail(c, "the unpooled dim %" PRIu32 " of X %s (kernel " I64 ", stride "
+                             I64 ", pads " I64 " and " I64 ") is empty", i, SHP(x), d->kernel[i],
+                             d->strides[i], d->pads_begin[i], d->pads_end[i]);
+        }
+        if (given && d->output_shape[i] < 1) {
+            return plxi_fail(c, "output_shape[%" PRIu32 "] = 0 where others are given", i);
+        }
+        dims[2 + i] = given ? d->output_shape[i] : full;
+    }
+    if (!plxi_dims_product(dims, 0, r + 2, &n) || n > (int64_t)1 << 48) {
+        return plxi_fail(c, "Y of X %s has too many elements", SHP(x));
+    }
+    plxi_info_init(c->out, x->dtype, r + 2);
+    plxi_info_set_dims(c->out, dims, r + 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
 PLXI_OP_ROW(CONV, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv);
@@ -471,3 +585,5 @@ PLXI_OP_ROW(CONV_INTEGER, 2, 4, 1, 1, ROLES("X", "W", "x_zero_point", "w_zero_po
 PLXI_OP_ROW(GEMM, 2, 3, 1, 1, ROLES("A", "B", "C"), plxi_infer_gemm);
 PLXI_OP_ROW(POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_pool);
 PLXI_OP_ROW(GLOBAL_POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_global_pool);
+PLXI_OP_ROW(COL2IM, 1, 1, 1, 1, ROLES("X"), plxi_infer_col2im);
+PLXI_OP_ROW(MAX_UNPOOL, 2, 2, 1, 1, ROLES("X", "I"), plxi_infer_max_unpool);

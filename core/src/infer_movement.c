@@ -585,6 +585,30 @@ static plx_status plxi_infer_grid_sample(const layer_ctx *c) {
     return NULL;
 }
 
+/* ONNX ReverseSequence: X (rank >= 2, any dtype) and sequence_lens
+ * [X.dims[batch_axis]] (int32 or int64); batch_axis and time_axis are 0
+ * and 1 in either order. Y is X's tensor, quantization included. */
+static plx_status plxi_infer_reverse_sequence(const layer_ctx *c) {
+    const plx_reverse_sequence_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *len = &c->in[1];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_ANY, NULL)) || (s = plxi_check_rank(c, 0, 2, PLX_MAX_RANK)) ||
+        (s = plxi_check_dtype(c, 1, DT(INT32) | DT(INT64), NULL))) {
+        return s;
+    }
+    if (!((d->batch_axis == 0 && d->time_axis == 1) || (d->batch_axis == 1 && d->time_axis == 0))) {
+        return plxi_fail(c, "batch_axis %" PRId32 " and time_axis %" PRId32 " must be 0 and 1 "
+                         "in either order", d->batch_axis, d->time_axis);
+    }
+    if (len->rank != 1 || len->dims[0] != x->dims[d->batch_axis]) {
+        return plxi_fail(c, "sequence_lens %s must be [" I64 "] (X %s along batch_axis %" PRId32
+                         ")", SHP(len), x->dims[d->batch_axis], SHP(x), d->batch_axis);
+    }
+    *c->out = *x;
+    c->out->quant = plxi_moved_quant(x);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
@@ -802,3 +826,5 @@ PLXI_OP_ROW(SCATTER_ELEMENTS, 3, 3, 1, 1, ROLES("data", "indices", "updates"),
             plxi_infer_scatter_elements);
 PLXI_OP_ROW(SCATTER_ND, 3, 3, 1, 1, ROLES("data", "indices", "updates"), plxi_infer_scatter_nd);
 PLXI_OP_ROW(GATHER_ND, 2, 2, 1, 1, ROLES("data", "indices"), plxi_infer_gather_nd);
+PLXI_OP_ROW(REVERSE_SEQUENCE, 2, 2, 1, 1, ROLES("X", "sequence_lens"),
+            plxi_infer_reverse_sequence);

@@ -1,5 +1,6 @@
 /* Shape inference of the graph boundary (input, output, constant), the
- * optimiser's copies, quantization and recurrent layers. */
+ * optimiser's copies, quantization, recurrent layers, signal
+ * processing (dft, stft) and det. */
 #include <math.h>
 
 #include "infer_internal.h"
@@ -263,6 +264,117 @@ static plx_status plxi_infer_precompiled(const layer_ctx *c) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Signal processing: dft, stft                                             */
+
+/* The largest transform length: the kernel's Bluestein plan takes a
+ * power of two of up to 4 L, whose index arithmetic must stay in int64. */
+#define PLXI_DFT_MAX_LENGTH ((int64_t)1 << 40)
+
+/* X [.., n, .., 1 or 2] (a float type) -> Y [.., L or L/2+1, .., 2]. */
+static plx_status plxi_infer_dft(const layer_ctx *c) {
+    const plx_dft_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    uint32_t axis;
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 2, PLX_MAX_RANK))) {
+        return s;
+    }
+    if (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2) {
+        return plxi_fail(c, "X %s must end in a dim of 1 (real) or 2 (complex)", SHP(x));
+    }
+    if ((s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
+        return s;
+    }
+    if (axis == x->rank - 1) {
+        return plxi_fail(c, "axis %" PRId32 " is X %s's last dim, which holds the complex parts",
+                         d->axis, SHP(x));
+    }
+    if (d->length < 0 || d->length > PLXI_DFT_MAX_LENGTH) {
+        return plxi_fail(c, "length " I64 " must be 0 (X's dim) to " I64, d->length,
+                         PLXI_DFT_MAX_LENGTH);
+    }
+    int64_t len = d->length ? d->length : x->dims[axis];
+    if (len < 1) {
+        return plxi_fail(c, "the transform along axis %" PRIu32 " of X %s has no length", axis,
+                         SHP(x));
+    }
+    if (d->inverse && d->onesided) {
+        return plxi_fail(c, "onesided is not defined with inverse");
+    }
+    int64_t dims[PLX_MAX_RANK], n;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        dims[i] = x->dims[i];
+    }
+    dims[axis] = d->onesided ? len / 2 + 1 : len;
+    dims[x->rank - 1] = 2;
+    if (!plxi_dims_product(dims, 0, x->rank, &n) || n > (int64_t)1 << 48) {
+        return plxi_fail(c, "Y of X %s and length " I64 " has too many elements", SHP(x), len);
+    }
+    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_set_dims(c->out, dims, x->rank);
+    return NULL;
+}
+
+/* signal [B, len, 1 or 2], [window [L]] -> Y [B, frames, L or L/2+1, 2]. */
+static plx_status plxi_infer_stft(const layer_ctx *c) {
+    const plx_stft_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 3, 3))) {
+        return s;
+    }
+    if (x->dims[2] != 1 && x->dims[2] != 2) {
+        return plxi_fail(c, "signal %s must end in a dim of 1 (real) or 2 (complex)", SHP(x));
+    }
+    if (d->frame_step < 1) {
+        return plxi_fail(c, "frame_step " I64 " must be 1 or more", d->frame_step);
+    }
+    if (d->frame_length < 1 || d->frame_length > x->dims[1] ||
+        d->frame_length > PLXI_DFT_MAX_LENGTH) {
+        return plxi_fail(c, "frame_length " I64 " must be 1 to signal %s's length", d->frame_length,
+                         SHP(x));
+    }
+    if (c->n_in > 1) {
+        const plx_tensor_info *w = &c->in[1];
+        if ((s = plxi_check_same_dtype(c, 1, 0))) {
+            return s;
+        }
+        if (w->rank != 1 || w->dims[0] != d->frame_length) {
+            return plxi_fail(c, "window %s must be [" I64 "] (frame_length)", SHP(w),
+                             d->frame_length);
+        }
+    }
+    int64_t dims[4] = {x->dims[0], 1 + (x->dims[1] - d->frame_length) / d->frame_step,
+                       d->onesided ? d->frame_length / 2 + 1 : d->frame_length, 2};
+    int64_t n;
+    if (!plxi_dims_product(dims, 0, 4, &n) || n > (int64_t)1 << 48) {
+        return plxi_fail(c, "Y of signal %s and frame_length " I64 " has too many elements",
+                         SHP(x), d->frame_length);
+    }
+    plxi_info_init(c->out, x->dtype, 4);
+    plxi_info_set_dims(c->out, dims, 4);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* det                                                                      */
+
+/* X [.., M, M] (a float type) -> Y [..]. */
+static plx_status plxi_infer_det(const layer_ctx *c) {
+    const plx_tensor_info *x = &c->in[0];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 2, PLX_MAX_RANK))) {
+        return s;
+    }
+    if (x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
+        return plxi_fail(c, "X %s must end in a square matrix [.., M, M]", SHP(x));
+    }
+    plxi_info_init(c->out, x->dtype, x->rank - 2);
+    plxi_info_set_dims(c->out, x->dims, x->rank - 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
 /* gru's inputs, the first six of lstm's */
@@ -280,3 +392,6 @@ PLXI_OP_ROW(MEM_COPY, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
 PLXI_OP_ROW(MEM_IMPORT, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
 /* a backend's replacement of other layers (backend.h): any count */
 PLXI_OP_ROW(PRECOMPILED, 0, ANY, 1, ANY, ROLES("X"), plxi_infer_precompiled);
+PLXI_OP_ROW(DFT, 1, 1, 1, 1, ROLES("X"), plxi_infer_dft);
+PLXI_OP_ROW(STFT, 1, 2, 1, 1, ROLES("signal", "window"), plxi_infer_stft);
+PLXI_OP_ROW(DET, 1, 1, 1, 1, ROLES("X"), plxi_infer_det);

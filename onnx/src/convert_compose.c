@@ -2,8 +2,9 @@
  * layers, or as constants: CenterCropPad (one pad layer, whose negative
  * pads crop), EyeLike (a constant: it reads only its input's shape),
  * MeanVarianceNormalization (reduce mean, sub, mul, reduce mean, sqrt,
- * add, div) and LRN (mul, reshape, an average pool across channels,
- * reshape, mul, add, pow, mul). */
+ * add, div), LRN (mul, reshape, an average pool across channels,
+ * reshape, mul, add, pow, mul) and AffineGrid (a constant grid of
+ * normalised coordinates, matmul with theta transposed, reshape). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,4 +281,112 @@ plx_status onnxi_conv_lrn(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     return onnxi_bind_out(c, n, 0, scaled);
+}
+
+/* The most points an AffineGrid's constant base grid may hold. */
+#define AFFINE_GRID_MAX_POINTS ((int64_t)1 << 24)
+
+/* AffineGrid (opset 20): theta [N, r, r + 1] (r = 2 or 3) and size [N, C,
+ * (D,) H, W], known at import -> grid [N, (D,) H, W, r]. Each point's
+ * normalised coordinates (x along W first, then y, then z), with a 1
+ * appended, make a row of a constant base [P, r + 1] (P points, row-major
+ * over (D,) H, W); the grid is base @ theta^T per batch: matmul of the
+ * base with theta transposed to [N, r + 1, r], reshaped. Coordinate i of
+ * a dim of size S is -1 + (2 i + 1) / S, or with align_corners
+ * -1 + 2 i / (S - 1) (-1 when S is 1), as ONNX's reference computes it.
+ * theta must be float32 or float64 (the base's dtype). */
+plx_status onnxi_conv_affine_grid(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    if (st) {
+        return st;
+    }
+    const plx_tensor_info *ti = &n->in[0]->info;
+    int64_t size[5];
+    size_t k;
+    if ((st = onnxi_const_ints(n, 1, "size", size, 5, &k))) {
+        return st;
+    }
+    if (ti->dtype != PLX_DTYPE_FLOAT32 && ti->dtype != PLX_DTYPE_FLOAT64) {
+        return ONNXI_UNSUPPORTED("theta of type %s (AffineGrid takes float32 or float64 here)",
+                                 plx_dtype_name(ti->dtype));
+    }
+    const uint32_t r = (uint32_t)k - 2;
+    if ((k != 4 && k != 5) || ti->rank != 3 || ti->dims[0] != size[0] ||
+        ti->dims[1] != (int64_t)r || ti->dims[2] != (int64_t)r + 1) {
+        return onnxi_invalid(c, n, "size has %zu values and theta is rank %u; they must be "
+                             "[N, C, H, W] and [N, 2, 3], or [N, C, D, H, W] and [N, 3, 4]",
+                             k, ti->rank);
+    }
+    int64_t points = 1;
+    for (uint32_t d = 0; d < r; d++) {
+        if (size[2 + d] < 1 || size[2 + d] > AFFINE_GRID_MAX_POINTS ||
+            points * size[2 + d] > AFFINE_GRID_MAX_POINTS) {
+            return onnxi_invalid(c, n, "size's spatial dims must be 1 or more, with at most "
+                                 "%lld points", (long long)AFFINE_GRID_MAX_POINTS);
+        }
+        points *= size[2 + d];
+    }
+    const bool align = onnxi_attr_i(n, "align_corners", 0) != 0;
+    const bool f64 = ti->dtype == PLX_DTYPE_FLOAT64;
+    const size_t elem = f64 ? sizeof(double) : sizeof(float);
+    void *base = malloc((size_t)points * (r + 1) * elem);
+    if (!base) {
+        return plx_status_create(PLX_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int64_t p = 0; p < points; p++) {
+        int64_t rest = p;
+        /* the dims from the last (W, coordinate x) to the first */
+        for (uint32_t j = 0; j < r; j++) {
+            const int64_t s = size[2 + r - 1 - j], i = rest % s;
+            rest /= s;
+            double v;
+            if (align) {
+                v = s == 1 ? -1.0 : -1.0 + (double)i * (2.0 / (double)(s - 1));
+            } else {
+                v = -1.0 + 1.0 / (double)s + (double)i * (2.0 / (double)s);
+            }
+            if (f64) {
+                ((double *)base)[p * (r + 1) + j] = v;
+            } else {
+                ((float *)base)[p * (r + 1) + j] = (float)v;
+            }
+        }
+        if (f64) {
+            ((double *)base)[p * (r + 1) + r] = 1.0;
+        } else {
+            ((float *)base)[p * (r + 1) + r] = 1.0f;
+        }
+    }
+    plx_tensor_info bi;
+    memset(&bi, 0, sizeof bi);
+    bi.dtype = ti->dtype;
+    bi.rank = 2;
+    bi.dims[0] = points;
+    bi.dims[1] = r + 1;
+    plx_transpose_desc tr = PLX_TRANSPOSE_DESC_INIT;
+    tr.perm[0] = 0;
+    tr.perm[1] = 2;
+    tr.perm[2] = 1;
+    tr.perm_count = 3;
+    plx_tensor_info gi;
+    memset(&gi, 0, sizeof gi);
+    gi.dtype = ti->dtype;
+    gi.rank = r + 2;
+    gi.dims[0] = size[0];
+    for (uint32_t d = 0; d < r; d++) {
+        gi.dims[1 + d] = size[2 + d];
+    }
+    gi.dims[r + 1] = r;
+    onnxi_value *bv, *tt, *ins[2], *flat, *grid;
+    if ((st = onnxi_const_take(c, &bi, base, &bv)) ||
+        (st = onnxi_emit(c, n, PLX_OP_TRANSPOSE, &tr, n->in, 1, 1, &tt))) {
+        return st;
+    }
+    ins[0] = bv;
+    ins[1] = tt;
+    if ((st = onnxi_emit(c, n, PLX_OP_MATMUL, NULL, ins, 2, 1, &flat)) ||
+        (st = onnxi_reshape_to(c, n, flat, &gi, &grid))) {
+        return st;
+    }
+    return onnxi_bind_out(c, n, 0, grid);
 }

@@ -1,5 +1,6 @@
 /* The ONNX converters for the dense operators: Conv and ConvTranspose, the
- * pools (with the spatial attributes they share), MatMul and Gemm. One
+ * pools (with the spatial attributes they share), MatMul, Gemm, Det,
+ * Col2Im and MaxUnpool. One
  * family per file keeps each converter file short. */
 #include <math.h>
 #include <stdarg.h>
@@ -240,4 +241,124 @@ plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n) {
     d.trans_a = onnxi_attr_i(n, "transA", 0) != 0;
     d.trans_b = onnxi_attr_i(n, "transB", 0) != 0;
     return onnxi_emit1(c, n, PLX_OP_GEMM, &d, n->in, onnxi_has_in(n, 2) ? 3 : 2);
+}
+
+/* ---- Col2Im -------------------------------------------------------------- */
+
+/* Col2Im (opset 18): image_shape and block_shape are inputs that must be
+ * known at import (one value per spatial dim, up to
+ * PLX_COL2IM_MAX_SPATIAL); strides, dilations and pads attributes (pads
+ * as all begins, then all ends). */
+plx_status onnxi_conv_col2im(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 3);
+    if (st) {
+        return st;
+    }
+    plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
+    int64_t block[PLX_COL2IM_MAX_SPATIAL], pads[2 * PLX_COL2IM_MAX_SPATIAL];
+    size_t r, rb, k;
+    bool present;
+    if ((st = onnxi_const_ints(n, 1, "image_shape", d.image_shape, PLX_COL2IM_MAX_SPATIAL, &r)) ||
+        (st = onnxi_const_ints(n, 2, "block_shape", block, PLX_COL2IM_MAX_SPATIAL, &rb))) {
+        return st;
+    }
+    if (r == 0 || rb != r) {
+        return onnxi_invalid(c, n, "image_shape (%zu values) and block_shape (%zu) must give "
+                             "one value per spatial dim", r, rb);
+    }
+    d.spatial = (uint32_t)r;
+    memcpy(d.block_shape, block, r * sizeof block[0]);
+    static const char *const names[2] = {"strides", "dilations"};
+    int64_t *fields[2] = {d.strides, d.dilations};
+    for (int f = 0; f < 2; f++) {
+        if ((st = onnxi_attr_ints(n, names[f], fields[f], PLX_COL2IM_MAX_SPATIAL, &k,
+                                  &present))) {
+            return st;
+        }
+        if (present && k != r) {
+            return onnxi_invalid(c, n, "%s has %zu values for %zu spatial dims", names[f], k, r);
+        }
+    }
+    if ((st = onnxi_attr_ints(n, "pads", pads, 2 * PLX_COL2IM_MAX_SPATIAL, &k, &present))) {
+        return st;
+    }
+    if (present && k != 2 * r) {
+        return onnxi_invalid(c, n, "pads has %zu values for %zu spatial dims", k, r);
+    }
+    for (size_t i = 0; present && i < r; i++) {
+        d.pads_begin[i] = pads[i];
+        d.pads_end[i] = pads[r + i];
+    }
+    return onnxi_emit1(c, n, PLX_OP_COL2IM, &d, n->in, 1);
+}
+
+/* ---- Det ----------------------------------------------------------------- */
+
+/* Det (opsets 11, 22): one det layer. */
+plx_status onnxi_conv_det(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    return st ? st : onnxi_emit1(c, n, PLX_OP_DET, NULL, n->in, 1);
+}
+
+/* ---- MaxUnpool ----------------------------------------------------------- */
+
+/* MaxUnpool (opsets 9, 11, 22): X, I and, from opset 11, output_shape (the
+ * full shape [N, C, O1..Or], known at import; its N and C must be X's);
+ * kernel_shape (required), strides and pads (all begins, then all ends)
+ * attributes, one value per spatial dim. */
+plx_status onnxi_conv_max_unpool(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    if (st) {
+        return st;
+    }
+    const plx_tensor_info *x = &n->in[0]->info;
+    if (x->rank < 3 || x->rank > 2 + PLX_COL2IM_MAX_SPATIAL) {
+        return onnxi_invalid(c, n, "X has rank %u; MaxUnpool takes [N, C, D1..Dr], r from 1 to %d",
+                             x->rank, PLX_COL2IM_MAX_SPATIAL);
+    }
+    const size_t r = x->rank - 2;
+    plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+    d.spatial = (uint32_t)r;
+    int64_t pads[2 * PLX_COL2IM_MAX_SPATIAL], shape[PLX_MAX_RANK];
+    size_t k;
+    bool present;
+    if ((st = onnxi_attr_ints(n, "kernel_shape", d.kernel, PLX_COL2IM_MAX_SPATIAL, &k,
+                              &present))) {
+        return st;
+    }
+    if (!present || k != r) {
+        return onnxi_invalid(c, n, "kernel_shape must give one value per spatial dim (%zu)", r);
+    }
+    if ((st = onnxi_attr_ints(n, "strides", d.strides, PLX_COL2IM_MAX_SPATIAL, &k, &present))) {
+        return st;
+    }
+    if (present && k != r) {
+        return onnxi_invalid(c, n, "strides has %zu values for %zu spatial dims", k, r);
+    }
+    if ((st = onnxi_attr_ints(n, "pads", pads, 2 * PLX_COL2IM_MAX_SPATIAL, &k, &present))) {
+        return st;
+    }
+    if (present && k != 2 * r) {
+        return onnxi_invalid(c, n, "pads has %zu values for %zu spatial dims", k, r);
+    }
+    for (size_t i = 0; present && i < r; i++) {
+        d.pads_begin[i] = pads[i];
+        d.pads_end[i] = pads[r + i];
+    }
+    if (onnxi_has_in(n, 2)) {
+        if ((st = onnxi_const_ints(n, 2, "output_shape", shape, PLX_MAX_RANK, &k))) {
+            return st;
+        }
+        if (k != r + 2 || shape[0] != x->dims[0] || shape[1] != x->dims[1]) {
+            return onnxi_invalid(c, n, "output_shape must be [N, C, O1..O%zu] with X's N and C",
+                                 r);
+        }
+        for (size_t i = 0; i < r; i++) {
+            if (shape[2 + i] < 1) {
+                return onnxi_invalid(c, n, "output_shape's spatial dims must be 1 or more");
+            }
+            d.output_shape[i] = shape[2 + i];
+        }
+    }
+    return onnxi_emit1(c, n, PLX_OP_MAX_UNPOOL, &d, n->in, 2);
 }

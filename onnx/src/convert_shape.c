@@ -1,7 +1,8 @@
 /* The ONNX converters for shapes, constants and data movement: Identity,
  * Constant, ConstantOfShape, Shape, Size, Range; Reshape, Flatten,
  * Transpose, Concat, Split, Slice, Pad, Squeeze/Unsqueeze, Gather, Expand,
- * Tile and DepthToSpace/SpaceToDepth (Resize is convert_sample.c's). One
+ * Tile, DepthToSpace/SpaceToDepth and ReverseSequence (Resize is
+ * convert_sample.c's). One
  * family per file keeps each converter file short. */
 #include <math.h>
 #include <stdarg.h>
@@ -614,4 +615,23 @@ plx_status onnxi_conv_depth_space(onnxi_ctx *c, onnxi_node *n) {
         return ONNXI_UNSUPPORTED("mode='%s'", mode);
     }
     return onnxi_emit1(c, n, d2s ? PLX_OP_DEPTH_TO_SPACE : PLX_OP_SPACE_TO_DEPTH, &d, n->in, 1);
+}
+
+/* ReverseSequence (opset 10): X and sequence_lens (a tensor, read at run
+ * time); batch_axis (default 1) and time_axis (default 0), 0 and 1 in
+ * either order (the layer checks them). */
+plx_status onnxi_conv_reverse_sequence(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    if (st) {
+        return st;
+    }
+    plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
+    int64_t b = onnxi_attr_i(n, "batch_axis", 1), t = onnxi_attr_i(n, "time_axis", 0);
+    if (!((b == 0 && t == 1) || (b == 1 && t == 0))) {
+        return onnxi_invalid(c, n, "batch_axis %lld and time_axis %lld must be 0 and 1 in "
+                             "either order", (long long)b, (long long)t);
+    }
+    d.batch_axis = (int32_t)b;
+    d.time_axis = (int32_t)t;
+    return onnxi_emit1(c, n, PLX_OP_REVERSE_SEQUENCE, &d, n->in, 2);
 }

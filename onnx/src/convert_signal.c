@@ -1,4 +1,6 @@
-/* The ONNX converters of the signal-processing constants: HannWindow,
+/* The ONNX converters of signal processing: DFT and STFT, one dft or stft
+ * layer each (their lengths, steps and axes must be known at import), and
+ * the signal-processing constants: HannWindow,
  * HammingWindow, BlackmanWindow and MelWeightMatrix (opset 17). Their
  * outputs depend only on inputs that must be known at import (a window's
  * size; the mel matrix's bins, DFT length, sample rate and edges), so each
@@ -158,4 +160,89 @@ plx_status onnxi_conv_mel_weight_matrix(onnxi_ctx *c, onnxi_node *n) {
                              hi_hz, (long long)rows);
     }
     return bind_values(c, n, (const int64_t[]){rows, bins}, 2, v);
+}
+
+/* A scalar input known at import that must be a whole number in
+ * [lo, hi]. */
+static plx_status int_input(onnxi_ctx *c, onnxi_node *n, size_t i, const char *role, int64_t lo,
+                            int64_t hi, int64_t *out) {
+    double v;
+    plx_status st = scalar_input(n, i, role, &v);
+    if (st) {
+        return st;
+    }
+    if (!(v >= (double)lo && v <= (double)hi) || v != floor(v)) {
+        return onnxi_invalid(c, n, "%s %g must be a whole number from %lld to %lld", role, v,
+                             (long long)lo, (long long)hi);
+    }
+    *out = (int64_t)v;
+    return NULL;
+}
+
+/* DFT (opsets 17, 20): dft_length is input 1 at both; the axis is an
+ * attribute (default 1) before opset 20 and input 2 (default -2) from it.
+ * An inverse onesided transform is refused: ONNX leaves its input's
+ * missing half undefined. */
+plx_status onnxi_conv_dft(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 1);
+    if (st) {
+        return st;
+    }
+    plx_dft_desc d = PLX_DFT_DESC_INIT;
+    if (onnxi_has_in(n, 1) &&
+        (st = int_input(c, n, 1, "dft_length", 1, SIGNAL_MAX_VALUES, &d.length))) {
+        return st;
+    }
+    int64_t axis = c->opset < 20 ? onnxi_attr_i(n, "axis", 1) : -2;
+    if (c->opset >= 20 && onnxi_has_in(n, 2) &&
+        (st = int_input(c, n, 2, "axis", -PLX_MAX_RANK, PLX_MAX_RANK, &axis))) {
+        return st;
+    }
+    if (axis < -PLX_MAX_RANK || axis > PLX_MAX_RANK) {
+        return onnxi_invalid(c, n, "axis %lld is out of range", (long long)axis);
+    }
+    d.axis = (int32_t)axis;
+    d.inverse = onnxi_attr_i(n, "inverse", 0) != 0;
+    d.onesided = onnxi_attr_i(n, "onesided", 0) != 0;
+    if (d.inverse && d.onesided) {
+        return ONNXI_UNSUPPORTED("an inverse onesided DFT (its input's other half is not given)");
+    }
+    return onnxi_emit1(c, n, PLX_OP_DFT, &d, n->in, 1);
+}
+
+/* STFT (opset 17): signal, frame_step, [window], [frame_length]. The
+ * frame length is frame_length, else the window's size, else the
+ * signal's length; the window stays a tensor input of the layer. */
+plx_status onnxi_conv_stft(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    if (st) {
+        return st;
+    }
+    const plx_tensor_info *x = &n->in[0]->info;
+    if (x->rank != 3) {
+        return onnxi_invalid(c, n, "signal has rank %u; STFT takes [batch, length, 1 or 2]",
+                             x->rank);
+    }
+    int64_t step, length = 0;
+    if ((st = int_input(c, n, 1, "frame_step", 1, INT64_C(1) << 40, &step))) {
+        return st;
+    }
+    bool window = onnxi_has_in(n, 2);
+    if (window && n->in[2]->info.rank != 1) {
+        return onnxi_invalid(c, n, "window has rank %u; it must be 1-D [frame_length]",
+                             n->in[2]->info.rank);
+    }
+    if (onnxi_has_in(n, 3)) {
+        if ((st = int_input(c, n, 3, "frame_length", 1, SIGNAL_MAX_VALUES, &length))) {
+            return st;
+        }
+    } else if (window) {
+        length = n->in[2]->info.dims[0];
+    } else {
+        length = x->dims[1];
+    }
+    plx_stft_desc d = PLX_STFT_DESC_INIT(step, length);
+    d.onesided = onnxi_attr_i(n, "onesided", 1) != 0;
+    onnxi_value *ins[2] = {n->in[0], window ? n->in[2] : NULL};
+    return onnxi_emit1(c, n, PLX_OP_STFT, &d, ins, window ? 2 : 1);
 }

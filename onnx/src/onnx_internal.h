@@ -246,6 +246,7 @@ plx_status onnxi_conv_topk(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_shape.c */
 plx_status onnxi_conv_identity(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_reverse_sequence(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_constant(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_constant_of_shape(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_shape(onnxi_ctx *c, onnxi_node *n);
@@ -276,6 +277,9 @@ plx_status onnxi_read_pool_desc(onnxi_ctx *c, onnxi_node *n, plx_pool_kind kind,
 plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_col2im(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_det(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_max_unpool(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_misc.c */
 plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n);
@@ -308,8 +312,11 @@ plx_status onnxi_conv_trilu(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_quant_default(onnxi_ctx *c, onnxi_node *n);
 bool onnxi_microsoft_op_known(const char *op);
 plx_status onnxi_convert_microsoft(onnxi_ctx *c, onnxi_node *n);
-/* convert_signal.c: HannWindow, HammingWindow, BlackmanWindow and
- * MelWeightMatrix, constants made at import. */
+/* convert_signal.c: DFT and STFT (dft and stft layers), and HannWindow,
+ * HammingWindow, BlackmanWindow and MelWeightMatrix, constants made at
+ * import. */
+plx_status onnxi_conv_dft(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_stft(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_window(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_mel_weight_matrix(onnxi_ctx *c, onnxi_node *n);
 /* convert_dense.c: Conv's descriptor from the node's attributes (X is
@@ -323,6 +330,7 @@ plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_grid_sample(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_compose.c */
+plx_status onnxi_conv_affine_grid(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_center_crop_pad(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_mvn(onnxi_ctx *c, onnxi_node *n);

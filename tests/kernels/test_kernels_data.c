@@ -893,3 +893,79 @@ Test(tile, refusals) {
     cr_assert(not(run_layer(plxk_run_tile, &l, ins, outs)));
     cr_assert(not(zero(ptr, strstr(g_err, "'D1'"))), "%s", g_err);
 }
+
+/* ---- reverse_sequence ------------------------------------------------- */
+
+static bool rs_run(int32_t batch_axis, const plx_tensor_info *x, const plx_tensor_info *len,
+                   const void *px, const void *plen, void *py) {
+    plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
+    d.batch_axis = batch_axis;
+    d.time_axis = 1 - batch_axis;
+    plx_tensor_info ins[2] = {*x, *len};
+    plx_layer_view l = layer_of(PLX_OP_REVERSE_SEQUENCE, &d, ins, 2, x, 1);
+    return run_layer(plxk_run_reverse_sequence, &l, (const void *const[]){px, plen},
+                     (void *const[]){py});
+}
+
+/* X [4, 3] = 0..11 with batch_axis 0: row b reversed over its first
+ * lens[b] elements: lens {0, 1, 2, 3} leave rows 0 and 1, swap the first
+ * two of row 2 (7 6 8) and reverse row 3 (11 10 9). With batch_axis 1 and
+ * X [3, 2] = 0..5 (columns are batches), lens {3, 2}: column 0 (0 2 4)
+ * becomes 4 2 0, column 1 (1 3 5) 3 1 5. */
+Test(reverse_sequence, hand_both_layouts) {
+    int32_t x[12], y[12];
+    for (int i = 0; i < 12; i++) {
+        x[i] = i;
+    }
+    plx_tensor_info tx = info(PLX_DTYPE_INT32, SHAPE(4, 3));
+    plx_tensor_info tl = info(PLX_DTYPE_INT64, SHAPE(4));
+    cr_assert(rs_run(0, &tx, &tl, x, (const int64_t[]){0, 1, 2, 3}, y), "%s", g_err);
+    const int32_t want[12] = {0, 1, 2, 3, 4, 5, 7, 6, 8, 11, 10, 9};
+    for (int i = 0; i < 12; i++) {
+        cr_assert(eq(i32, y[i], want[i]), "element %d", i);
+    }
+    plx_tensor_info t2 = info(PLX_DTYPE_INT32, SHAPE(3, 2));
+    plx_tensor_info tl2 = info(PLX_DTYPE_INT32, SHAPE(2));
+    cr_assert(rs_run(1, &t2, &tl2, x, (const int32_t[]){3, 2}, y), "%s", g_err);
+    const int32_t want2[6] = {4, 3, 2, 1, 0, 5};
+    for (int i = 0; i < 6; i++) {
+        cr_assert(eq(i32, y[i], want2[i]), "element %d", i);
+    }
+    /* a length past T fails the run, naming the layer and the element */
+    cr_assert(not(rs_run(1, &t2, &tl2, x, (const int32_t[]){3, 4}, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "sequence_lens[1] = 4 is outside [0, 3]"))), "%s",
+              g_err);
+}
+
+/* Random float X [B, T, inner] or [T, B, inner] against a loop over the
+ * reversed index. */
+Test(reverse_sequence, random_against_loop) {
+    seed(41);
+    static float x[4096], y[4096];
+    for (int t = 0; t < 50; t++) {
+        const int64_t b = rnd_i(1, 5), tm = rnd_i(1, 6), in = rnd_i(1, 4);
+        const int32_t ba = (int32_t)rnd_i(0, 1);
+        int64_t lens[5];
+        for (int64_t i = 0; i < b; i++) {
+            lens[i] = rnd_i(0, tm);
+        }
+        plx_tensor_info tx = ba == 0 ? info(PLX_DTYPE_FLOAT32, SHAPE(b, tm, in))
+                                     : info(PLX_DTYPE_FLOAT32, SHAPE(tm, b, in));
+        plx_tensor_info tl = info(PLX_DTYPE_INT64, SHAPE(b));
+        for (int64_t i = 0; i < b * tm * in; i++) {
+            x[i] = (float)rnd_i(-1000, 1000);
+        }
+        cr_assert(rs_run(ba, &tx, &tl, x, lens, y), "%s", g_err);
+        for (int64_t bb = 0; bb < b; bb++) {
+            for (int64_t tt = 0; tt < tm; tt++) {
+                const int64_t src = tt < lens[bb] ? lens[bb] - 1 - tt : tt;
+                for (int64_t i = 0; i < in; i++) {
+                    const int64_t yo = (ba == 0 ? bb * tm + tt : tt * b + bb) * in + i;
+                    const int64_t xo = (ba == 0 ? bb * tm + src : src * b + bb) * in + i;
+                    cr_assert(eq(flt, y[yo], x[xo]), "case %d (%lld, %lld, %lld)", t,
+                              (long long)bb, (long long)tt, (long long)i);
+                }
+            }
+        }
+    }
+}

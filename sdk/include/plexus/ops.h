@@ -95,7 +95,16 @@ extern "C" {
     X(CONV_INTEGER, 54, "conv_integer", plx_conv_desc)         /* X, W (int8/uint8), [x_zero_point], [w_zero_point] -> Y (int32); plx_conv_desc */ \
     X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */ \
     /* ABI 1.3: ONNX GridSample. */ \
-    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */
+    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */ \
+    /* ABI 1.3: ONNX DFT and STFT. */ \
+    X(DFT, 57, "dft", plx_dft_desc)                            /* X [.., n, .., 1 or 2] -> Y [.., L or L/2+1, .., 2]; plx_dft_desc */ \
+    X(STFT, 58, "stft", plx_stft_desc)                         /* signal [B, len, 1 or 2], [window [L]] -> Y [B, frames, L or L/2+1, 2]; plx_stft_desc */ \
+    /* ABI 1.3: ONNX Col2Im. */ \
+    X(COL2IM, 59, "col2im", plx_col2im_desc)                   /* X [N, C * prod(block), L] -> Y [N, C, image...]; plx_col2im_desc */ \
+    /* ABI 1.3: ONNX Det, ReverseSequence, MaxUnpool. */ \
+    X(DET, 60, "det", void)                                    /* X [.., M, M] (a float type) -> Y [..]; no descriptor */ \
+    X(REVERSE_SEQUENCE, 61, "reverse_sequence", plx_reverse_sequence_desc) /* X, sequence_lens (int32/int64, [batch]) -> Y (X's shape); plx_reverse_sequence_desc */ \
+    X(MAX_UNPOOL, 62, "max_unpool", plx_max_unpool_desc)       /* X [N, C, D1..Dr], I (int64, X's shape) -> Y [N, C, O1..Or]; plx_max_unpool_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -978,6 +987,101 @@ typedef struct plx_grid_sample_desc {
 } plx_grid_sample_desc;
 #define PLX_GRID_SAMPLE_DESC_INIT \
     {sizeof(plx_grid_sample_desc), PLX_GRID_SAMPLE_LINEAR, PLX_GRID_SAMPLE_ZEROS, false}
+
+/* ONNX DFT (opsets 17 and 20): the discrete Fourier transform of length
+ * L along `axis` of X, whose last dim holds a real value (1) or a complex
+ * one (2: real, imaginary); X and Y have the same float dtype. `axis`
+ * counts in X's rank (negative from the end) and is never the last dim.
+ * X's line along axis is cut or padded with zeros to L, then
+ *   Y[k] = sum over j < L of X[j] exp(-2 pi i j k / L),
+ * or with `inverse` (1 / L) sum X[j] exp(+2 pi i j k / L). Y has X's dims
+ * but L along axis (L / 2 + 1 with `onesided`: the bins a real signal's
+ * conjugate symmetry leaves) and a last dim of 2. onesided with inverse
+ * is not defined here. */
+typedef struct plx_dft_desc {
+    uint32_t struct_size;
+    int32_t axis;   /* default -2 (ONNX opset 20; opset 17's default is 1) */
+    int64_t length; /* L >= 1; 0: X's dim along axis */
+    bool inverse;   /* default false */
+    bool onesided;  /* default false */
+} plx_dft_desc;
+#define PLX_DFT_DESC_INIT {sizeof(plx_dft_desc), -2, 0, false, false}
+
+/* ONNX STFT (opset 17): signal [B, len, 1 or 2] (real or complex, a
+ * float type) cut into frames = 1 + (len - L) / frame_step frames of
+ * frame_length = L samples, frame f starting at f * frame_step, each
+ * multiplied by window (optional input 1: [L], signal's dtype; none: 1)
+ * and transformed as by dft (forward, length L). Y is [B, frames, L or
+ * L / 2 + 1 (onesided), 2], signal's dtype. 1 <= L <= len. */
+typedef struct plx_stft_desc {
+    uint32_t struct_size;
+    int64_t frame_step;   /* >= 1 */
+    int64_t frame_length; /* L >= 1 */
+    bool onesided;        /* default true */
+} plx_stft_desc;
+#define PLX_STFT_DESC_INIT(step_, length_) {sizeof(plx_stft_desc), (step_), (length_), true}
+
+/* The most spatial dims of a col2im layer (its descriptor's arrays). */
+#define PLX_COL2IM_MAX_SPATIAL (PLX_MAX_RANK - 2)
+
+/* ONNX Col2Im (opset 18): the inverse of im2col, over r spatial dims
+ * (1 <= r <= PLX_COL2IM_MAX_SPATIAL). X [N, C * prod(block_shape), L]
+ * holds, per channel c and block offset b (row c * prod(block_shape) +
+ * b, b row-major over block_shape), the values of L sliding blocks placed
+ * as a convolution's windows over the padded image: L = prod over d of
+ * (image_shape[d] + pads_begin[d] + pads_end[d] - dilations[d] *
+ * (block_shape[d] - 1) - 1) / strides[d] + 1, row-major. Y [N, C,
+ * image_shape...] sums the values that land on each pixel (those in the
+ * padding are dropped); X's dtype. Entries past `spatial` are ignored. */
+typedef struct plx_col2im_desc {
+    uint32_t struct_size;
+    uint32_t spatial;                                  /* r */
+    int64_t image_shape[PLX_COL2IM_MAX_SPATIAL];       /* >= 1 */
+    int64_t block_shape[PLX_COL2IM_MAX_SPATIAL];       /* >= 1 */
+    int64_t strides[PLX_COL2IM_MAX_SPATIAL];           /* >= 1; default 1 */
+    int64_t dilations[PLX_COL2IM_MAX_SPATIAL];         /* >= 1; default 1 */
+    int64_t pads_begin[PLX_COL2IM_MAX_SPATIAL];        /* >= 0; default 0 */
+    int64_t pads_end[PLX_COL2IM_MAX_SPATIAL];
+} plx_col2im_desc;
+#define PLX_COL2IM_DESC_INIT                                                             \
+    {sizeof(plx_col2im_desc), 0, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0},               \
+     {1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}
+
+/* ONNX ReverseSequence (opset 10): X of rank >= 2 and sequence_lens
+ * [X.dims[batch_axis]] (int32 or int64, each in [0, X.dims[time_axis]]).
+ * Along time_axis, the first sequence_lens[b] elements of batch b come
+ * out reversed and the rest as they are. batch_axis and time_axis are 0
+ * and 1 in either order. Y has X's shape and dtype. Values of
+ * sequence_lens out of range fail the run. */
+typedef struct plx_reverse_sequence_desc {
+    uint32_t struct_size;
+    int32_t batch_axis; /* default 1 */
+    int32_t time_axis;  /* default 0 */
+} plx_reverse_sequence_desc;
+#define PLX_REVERSE_SEQUENCE_DESC_INIT {sizeof(plx_reverse_sequence_desc), 1, 0}
+
+/* ONNX MaxUnpool (opsets 9, 11, 22): the inverse of a max pool with
+ * indices, over r spatial dims (1 <= r <= PLX_COL2IM_MAX_SPATIAL). The
+ * pool's input had the full shape S = [N, C, (D_i - 1) * strides[i] -
+ * pads_begin[i] - pads_end[i] + kernel[i] ...]; I holds, per element of
+ * X, its position in S flattened row-major (N and C included, as
+ * max_pool's indices count). Y [N, C, O1..Or] is 0 but where an index
+ * lands: Y is S (output_shape all 0) or output_shape, with S's positions
+ * at the same coordinates (the ones past output_shape dropped, the ones
+ * past S left 0). Two indices on one position keep the later element's
+ * value. An index outside S fails the run. Y has X's dtype. */
+typedef struct plx_max_unpool_desc {
+    uint32_t struct_size;
+    uint32_t spatial;                                /* r */
+    int64_t kernel[PLX_COL2IM_MAX_SPATIAL];          /* >= 1 */
+    int64_t strides[PLX_COL2IM_MAX_SPATIAL];         /* >= 1; default 1 */
+    int64_t pads_begin[PLX_COL2IM_MAX_SPATIAL];      /* >= 0; default 0 */
+    int64_t pads_end[PLX_COL2IM_MAX_SPATIAL];
+    int64_t output_shape[PLX_COL2IM_MAX_SPATIAL];    /* spatial dims of Y; all 0: S's */
+} plx_max_unpool_desc;
+#define PLX_MAX_UNPOOL_DESC_INIT                                                         \
+    {sizeof(plx_max_unpool_desc), 0, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1},           \
+     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

@@ -1199,6 +1199,38 @@ const char *plxk_check_cast(const plx_layer_view *layer, char *buf, size_t size)
     return NULL;
 }
 
+/* A cast from or to a float8 type: every element through a double (exact
+ * for every source but 64-bit integers past 2^53, which overflow any float8
+ * anyway), rounded once to the target. */
+static void cast_float8(plx_dtype from, plx_dtype to, bool saturate, const void *x, void *y,
+                        size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (plx_dtype_is_float8(from)) {
+            v = plx_float8_to_float32(((const uint8_t *)x)[i], from);
+        } else if (from == PLX_DTYPE_FLOAT64) {
+            v = ((const double *)x)[i];
+        } else if (is_float_dtype(from)) {
+            v = load_float(from, x, i);
+        } else if (from == PLX_DTYPE_UINT64) {
+            v = (double)((const uint64_t *)x)[i];
+        } else {
+            v = (double)load_int(from, x, i); /* bool: 0 or 1 */
+        }
+        if (plx_dtype_is_float8(to)) {
+            ((uint8_t *)y)[i] = plx_float64_to_float8(v, to, saturate);
+        } else if (to == PLX_DTYPE_FLOAT64) {
+            ((double *)y)[i] = v;
+        } else if (is_float_dtype(to)) {
+            store_float(to, y, i, (float)v); /* from a float8: exact */
+        } else if (to == PLX_DTYPE_BOOL) {
+            ((uint8_t *)y)[i] = v != 0; /* NaN != 0: true, as numpy */
+        } else {
+            store_int(to, y, i, plx_dtype_int_from_double(v, to)); /* saturates */
+        }
+    }
+}
+
 bool plxk_run_cast(const plxk_kernel_args *args) {
     RUN_CHECK(cast, args);
     const plx_layer_view *layer = args->layer;
@@ -1216,6 +1248,10 @@ bool plxk_run_cast(const plxk_kernel_args *args) {
                 ((uint8_t *)y)[i] = ((uint8_t *)y)[i] != 0;
             }
         }
+        return true;
+    }
+    if (plx_dtype_is_float8(from) || plx_dtype_is_float8(to)) {
+        cast_float8(from, to, ((const plx_cast_desc *)layer->desc)->saturate, x, y, n);
         return true;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1277,9 +1313,9 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
                                  char *buf, size_t size) {
     const plx_quantize_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *s = &layer->inputs[1];
-    if (s->dtype != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
-                      plx_dtype_name(s->dtype));
+    if (!is_float_dtype(s->dtype)) {
+        return plxk_refuse(buf, size, "%s: scale dtype %s is not supported (float32, float16 or "
+                           "bfloat16 expected)", what, plx_dtype_name(s->dtype));
     }
     size_t sn = 0;
     plx_tensor_info_element_count(s, &sn);
@@ -1315,14 +1351,15 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
 
 const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t size) {
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
-    if (xt != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
-                      plx_dtype_name(xt));
+    if (!is_float_dtype(xt) || layer->inputs[1].dtype != xt) {
+        return plxk_refuse(buf, size, "quantize: input dtype %s with scale dtype %s is not "
+                           "supported (float32, float16 or bfloat16, both the same)",
+                           plx_dtype_name(xt), plx_dtype_name(layer->inputs[1].dtype));
     }
     if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8 && yt != PLX_DTYPE_INT16 &&
-        yt != PLX_DTYPE_UINT16) {
+        yt != PLX_DTYPE_UINT16 && !plx_dtype_is_float8(yt)) {
         return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int8, uint8, "
-                           "int16 or uint16)", plx_dtype_name(yt));
+                           "int16, uint16 or a float8 type)", plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
         return plxk_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
@@ -1355,16 +1392,30 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
     if (per_axis) {
         axis_layout(layer, &inner, &dim);
     }
-    plx_dtype yt = layer->outputs[0].dtype;
+    plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
+    const void *x = args->inputs[0], *scale = args->inputs[1];
+    const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
+    if (plx_dtype_is_float8(yt)) {
+        /* x / scale (+ the zero point, which ONNX requires to be 0) cast
+         * to the float8 type */
+        bool saturate = ((const plx_quantize_desc *)layer->desc)->saturate;
+        for (size_t i = 0; i < n; i++) {
+            size_t c = per_axis && dim ? (i / inner) % dim : 0;
+            float v = load_float(xt, x, i) / load_float(xt, scale, c);
+            if (zp) {
+                v += plx_float8_to_float32(((const uint8_t *)zp)[c], yt);
+            }
+            ((uint8_t *)args->outputs[0])[i] = plx_float32_to_float8(v, yt, saturate);
+        }
+        return true;
+    }
     int64_t lo = 0, hi = 0;
     int_range(yt, &lo, &hi);
-    const float *x = args->inputs[0], *scale = args->inputs[1];
-    const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
     for (size_t i = 0; i < n; i++) {
         size_t c = per_axis && dim ? (i / inner) % dim : 0;
         /* nearbyint rounds half to even in the default rounding mode; NaN
          * quantizes to the zero point */
-        float r = nearbyintf(x[i] / scale[c]);
+        float r = nearbyintf(load_float(xt, x, i) / load_float(xt, scale, c));
         double v = (isnan(r) ? 0.0 : (double)r) + (zp ? (double)load_int(yt, zp, c) : 0.0);
         v = v < (double)lo ? (double)lo : v > (double)hi ? (double)hi : v;
         store_int(yt, args->outputs[0], i, (int64_t)v);
@@ -1375,13 +1426,14 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
 const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT16 &&
-        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32) {
+        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32 && !plx_dtype_is_float8(xt)) {
         return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, "
-                           "int16, uint16, int32)", plx_dtype_name(xt));
+                           "int16, uint16, int32 or a float8 type)", plx_dtype_name(xt));
     }
-    if (yt != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
-                      plx_dtype_name(yt));
+    if (!is_float_dtype(yt) || layer->inputs[1].dtype != yt) {
+        return plxk_refuse(buf, size, "dequantize: output dtype %s with scale dtype %s is not "
+                           "supported (float32, float16 or bfloat16, both the same)",
+                           plx_dtype_name(yt), plx_dtype_name(layer->inputs[1].dtype));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != xt) {
         return plxk_refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
@@ -1402,14 +1454,26 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
     if (per_axis) {
         axis_layout(layer, &inner, &dim);
     }
-    plx_dtype xt = layer->inputs[0].dtype;
-    const float *scale = args->inputs[1];
+    plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
+    const void *scale = args->inputs[1];
     const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
-    float *y = args->outputs[0];
+    void *y = args->outputs[0];
+    if (plx_dtype_is_float8(xt)) {
+        const uint8_t *q8 = args->inputs[0];
+        for (size_t i = 0; i < n; i++) {
+            size_t c = per_axis && dim ? (i / inner) % dim : 0;
+            float v = plx_float8_to_float32(q8[i], xt);
+            if (zp) {
+                v -= plx_float8_to_float32(((const uint8_t *)zp)[c], xt);
+            }
+            store_float(yt, y, i, v * load_float(yt, scale, c));
+        }
+        return true;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t c = per_axis && dim ? (i / inner) % dim : 0;
         int64_t q = load_int(xt, args->inputs[0], i) - (zp ? load_int(xt, zp, c) : 0);
-        y[i] = (float)q * scale[c];
+        store_float(yt, y, i, (float)q * load_float(yt, scale, c));
     }
     return true;
 }

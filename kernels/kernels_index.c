@@ -179,6 +179,11 @@ static void combine_elems(plx_dtype dt, plx_scatter_reduction red, void *dst,
         case PLX_SCATTER_MAX: COMBINE_(double, double, ID_, ID_, max_nan_d(x, y));
         default: COMBINE_(double, double, ID_, ID_, min_nan_d(x, y));
         }
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+        break; /* the scatter checks refuse reductions on them */
     case PLX_DTYPE_BOOL:
         /* numpy's bool arithmetic: add and max are or, mul and min and */
         if (red == PLX_SCATTER_ADD || red == PLX_SCATTER_MAX) {
@@ -444,6 +449,11 @@ const char *plxk_check_scatter_elements(const plx_layer_view *layer, char *buf, 
         return plxk_refuse(buf, size, "scatter_elements: reduction %d is not supported",
                            (int)d->reduction);
     }
+    if (d->reduction != PLX_SCATTER_NONE && plx_dtype_is_float8(layer->inputs[0].dtype)) {
+        return plxk_refuse(buf, size, "scatter_elements: reduction %s on %s is not supported",
+                           plx_scatter_reduction_name(d->reduction),
+                           plx_dtype_name(layer->inputs[0].dtype));
+    }
     uint32_t axis;
     return check_elements(layer, "scatter_elements", d->axis, true, &axis, buf, size);
 }
@@ -472,6 +482,11 @@ const char *plxk_check_scatter_nd(const plx_layer_view *layer, char *buf, size_t
     if (!plx_scatter_reduction_name(d->reduction) || d->axis != 0) {
         return plxk_refuse(buf, size, "scatter_nd: reduction %d, axis %d are not supported",
                            (int)d->reduction, (int)d->axis);
+    }
+    if (d->reduction != PLX_SCATTER_NONE && plx_dtype_is_float8(layer->inputs[0].dtype)) {
+        return plxk_refuse(buf, size, "scatter_nd: reduction %s on %s is not supported",
+                           plx_scatter_reduction_name(d->reduction),
+                           plx_dtype_name(layer->inputs[0].dtype));
     }
     if (!plxk_same_dims(&layer->outputs[0], &layer->inputs[0]) ||
         layer->outputs[0].dtype != layer->inputs[0].dtype) {

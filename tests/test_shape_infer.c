@@ -1347,13 +1347,15 @@ Test(shape_infer, quantize) {
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), F32(3), SCALAR(INT8)),
                "zero_point [] must have the shape of scale [3]");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT32)),
-               "zero_point has dtype int32, expected int8, uint8, int16 or uint16");
+               "zero_point has dtype int32, expected float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+               "float8e5m2fnuz, int8, uint8, int16 or uint16");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, T(INT32, 2, 3), SCALAR(INT32)), "X has dtype int32");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT16)),
                "scale has dtype float16 but X has float32");
     d.output_dtype = PLX_DTYPE_FLOAT32;
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
-               "output_dtype float32 must be int8, uint8, int16 or uint16");
+               "output_dtype float32 must be float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+               "float8e5m2fnuz, int8, uint8, int16 or uint16");
 }
 
 Test(shape_infer, dequantize) {
@@ -1368,7 +1370,8 @@ Test(shape_infer, dequantize) {
                   "layer 'L' (dequantize): zero_point has dtype uint8 but X has int8; they must "
                   "match");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
-               "X has dtype float32, expected int8, uint8, int16, uint16 or int32");
+               "X has dtype float32, expected float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+               "float8e5m2fnuz, int8, uint8, int16, uint16 or int32");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), F32(2, 3)),
                "scale [2,3] must be a scalar or 1-D");
     d.output_dtype = PLX_DTYPE_INT8;

@@ -15,7 +15,8 @@
 enum {
     T_FLOAT = 1, T_UINT8 = 2, T_INT8 = 3, T_UINT16 = 4, T_INT16 = 5, T_INT32 = 6,
     T_INT64 = 7, T_STRING = 8, T_BOOL = 9, T_FLOAT16 = 10, T_DOUBLE = 11, T_UINT32 = 12,
-    T_UINT64 = 13, T_COMPLEX64 = 14, T_COMPLEX128 = 15, T_BFLOAT16 = 16
+    T_UINT64 = 13, T_COMPLEX64 = 14, T_COMPLEX128 = 15, T_BFLOAT16 = 16,
+    T_FLOAT8E4M3FN = 17, T_FLOAT8E4M3FNUZ = 18, T_FLOAT8E5M2 = 19, T_FLOAT8E5M2FNUZ = 20
 };
 
 plx_dtype onnxi_dtype(int32_t t) {
@@ -33,6 +34,10 @@ plx_dtype onnxi_dtype(int32_t t) {
     case T_UINT16: return PLX_DTYPE_UINT16;
     case T_UINT32: return PLX_DTYPE_UINT32;
     case T_UINT64: return PLX_DTYPE_UINT64;
+    case T_FLOAT8E4M3FN: return PLX_DTYPE_FLOAT8E4M3FN;
+    case T_FLOAT8E4M3FNUZ: return PLX_DTYPE_FLOAT8E4M3FNUZ;
+    case T_FLOAT8E5M2: return PLX_DTYPE_FLOAT8E5M2;
+    case T_FLOAT8E5M2FNUZ: return PLX_DTYPE_FLOAT8E5M2FNUZ;
     default: return PLX_DTYPE_INVALID;
     }
 }
@@ -327,7 +332,8 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         }
     } else {
         /* int32_data carries int32, int16, uint16, int8, uint8, bool,
-         * float16 and bfloat16 (the bits of the 16-bit types). */
+         * float16 and bfloat16 (the bits of the 16-bit types) and the
+         * float8 types (the byte's bits, one element per int32). */
         {
             for (size_t i = 0; i < count; i++) {
                 int32_t v = t->int32_data[i];
@@ -338,6 +344,10 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
                 case PLX_DTYPE_FLOAT16:
                 case PLX_DTYPE_BFLOAT16: ((uint16_t *)(void *)data)[i] = (uint16_t)v; break;
                 case PLX_DTYPE_INT8: ((int8_t *)data)[i] = (int8_t)v; break;
+                case PLX_DTYPE_FLOAT8E4M3FN:
+                case PLX_DTYPE_FLOAT8E4M3FNUZ:
+                case PLX_DTYPE_FLOAT8E5M2:
+                case PLX_DTYPE_FLOAT8E5M2FNUZ: ((uint8_t *)data)[i] = (uint8_t)v; break;
                 case PLX_DTYPE_UINT8: data[i] = (uint8_t)v; break;
                 case PLX_DTYPE_BOOL: data[i] = v != 0; break;
                 default: break;

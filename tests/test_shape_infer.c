@@ -683,7 +683,7 @@ Test(shape_infer, cast) {
     d.to = PLX_DTYPE_INVALID;
     fails_exactly(run1(PLX_OP_CAST, &d, F32(2), &y), "layer 'L' (cast): to 0 is not a valid dtype");
     d.to = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 14 is not a valid dtype");
+    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 18 is not a valid dtype");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1377,6 +1377,29 @@ Test(shape_infer, dequantize) {
     d.output_dtype = PLX_DTYPE_INT8;
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), SCALAR(FLOAT32)),
                "output_dtype int8 differs from scale's dtype float32");
+}
+
+/* ABI 1.3: the float8 types as quantized data; cast to and from them. */
+Test(shape_infer, float8_quantize_dequantize_cast) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT8E4M3FN);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), T(FLOAT8E4M3FN, 1)));
+    EXPECT(&y, FLOAT8E4M3FN, 2, 3);
+    fails_exactly(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), T(FLOAT8E5M2, 1)),
+                  "layer 'L' (quantize): output_dtype float8e4m3fn differs from zero_point's "
+                  "dtype float8e5m2");
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT16);
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(FLOAT8E5M2FNUZ, 4), SCALAR(FLOAT16)));
+    EXPECT(&y, FLOAT16, 4);
+    plx_cast_desc c = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT8E5M2);
+    ok(RUN(PLX_OP_CAST, &c, &y, T(FLOAT16, 3)));
+    EXPECT(&y, FLOAT8E5M2, 3);
+    c.to = PLX_DTYPE_FLOAT32;
+    ok(RUN(PLX_OP_CAST, &c, &y, T(FLOAT8E4M3FNUZ, 3)));
+    EXPECT(&y, FLOAT32, 3);
+    /* no arithmetic on them: ONNX defines none */
+    plx_activation_desc a = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    fails_with(RUN(PLX_OP_ACTIVATION, &a, &y, T(FLOAT8E4M3FN, 3)), "X has dtype float8e4m3fn");
 }
 
 Test(shape_infer, mem_copy_and_import) {
@@ -2493,5 +2516,5 @@ Test(shape_infer, abi13_dtypes) {
     plx_binary_desc eq_ = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
     plx_tensor_info bad = T(FLOAT32, 2);
     bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 14");
+    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 18");
 }

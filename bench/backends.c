@@ -696,7 +696,10 @@ static double element(const void *data, plx_dtype dtype, size_t i) {
     case PLX_DTYPE_BFLOAT16:
         return plx_bfloat16_to_float32(((const uint16_t *)data)[i]);
     case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4:
         return ((const int8_t *)data)[i];
+    case PLX_DTYPE_UINT4:
+        return ((const uint8_t *)data)[i];
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL:
         return ((const uint8_t *)data)[i];

@@ -57,6 +57,8 @@ static void int_range(plx_dtype t, int64_t *lo, int64_t *hi) {
     case PLX_DTYPE_UINT32: *lo = 0; *hi = UINT32_MAX; return;
     case PLX_DTYPE_UINT64: *lo = 0; *hi = INT64_MAX; return;
     case PLX_DTYPE_BOOL: *lo = 0; *hi = 1; return;
+    case PLX_DTYPE_INT4: *lo = -8; *hi = 7; return;
+    case PLX_DTYPE_UINT4: *lo = 0; *hi = 15; return;
     default: *lo = INT64_MIN; *hi = INT64_MAX; return;
     }
 }
@@ -86,8 +88,10 @@ static void store_float(plx_dtype t, void *p, size_t i, float v) {
  * (from 2^63 negative). */
 static int64_t load_int(plx_dtype t, const void *p, size_t i) {
     switch (t) {
-    case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: return ((const int8_t *)p)[i]; /* one per byte, sign-extended */
+    case PLX_DTYPE_UINT8:
+    case PLX_DTYPE_UINT4: return ((const uint8_t *)p)[i];
     case PLX_DTYPE_INT16: return ((const int16_t *)p)[i];
     case PLX_DTYPE_UINT16: return ((const uint16_t *)p)[i];
     case PLX_DTYPE_INT32: return ((const int32_t *)p)[i];
@@ -109,6 +113,12 @@ static void store_int(plx_dtype t, void *p, size_t i, int64_t v) {
         return;
     }
     case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(u & 0xffu); return;
+    case PLX_DTYPE_INT4: {
+        int w = (int)(u & 0xfu);
+        ((int8_t *)p)[i] = (int8_t)(w >= 8 ? w - 16 : w);
+        return;
+    }
+    case PLX_DTYPE_UINT4: ((uint8_t *)p)[i] = (uint8_t)(u & 0xfu); return;
     case PLX_DTYPE_INT16: {
         long w = (long)(u & 0xffffu);
         ((int16_t *)p)[i] = (int16_t)(w >= 0x8000 ? w - 0x10000 : w);
@@ -1199,10 +1209,16 @@ const char *plxk_check_cast(const plx_layer_view *layer, char *buf, size_t size)
     return NULL;
 }
 
-/* A cast from or to a float8 type: every element through a double (exact
- * for every source but 64-bit integers past 2^53, which overflow any float8
- * anyway), rounded once to the target. */
-static void cast_float8(plx_dtype from, plx_dtype to, bool saturate, const void *x, void *y,
+static bool is_int4_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_INT4 || t == PLX_DTYPE_UINT4;
+}
+
+/* A cast from or to a float8 type or int4/uint4: every element through a
+ * double (exact for every source but 64-bit integers past 2^53, which
+ * overflow any float8 and saturate any 4-bit type anyway), rounded once to
+ * the target: to float8 by plx_float64_to_float8, to int4/uint4 clamped
+ * and rounded to nearest even as ONNX Cast does (plx_int4_from_double). */
+static void cast_via_double(plx_dtype from, plx_dtype to, bool saturate, const void *x, void *y,
                         size_t n) {
     for (size_t i = 0; i < n; i++) {
         double v;
@@ -1219,6 +1235,8 @@ static void cast_float8(plx_dtype from, plx_dtype to, bool saturate, const void 
         }
         if (plx_dtype_is_float8(to)) {
             ((uint8_t *)y)[i] = plx_float64_to_float8(v, to, saturate);
+        } else if (is_int4_dtype(to)) {
+            store_int(to, y, i, plx_int4_from_double(v, to));
         } else if (to == PLX_DTYPE_FLOAT64) {
             ((double *)y)[i] = v;
         } else if (is_float_dtype(to)) {
@@ -1250,8 +1268,9 @@ bool plxk_run_cast(const plxk_kernel_args *args) {
         }
         return true;
     }
-    if (plx_dtype_is_float8(from) || plx_dtype_is_float8(to)) {
-        cast_float8(from, to, ((const plx_cast_desc *)layer->desc)->saturate, x, y, n);
+    if (plx_dtype_is_float8(from) || plx_dtype_is_float8(to) || is_int4_dtype(from) ||
+        is_int4_dtype(to)) {
+        cast_via_double(from, to, ((const plx_cast_desc *)layer->desc)->saturate, x, y, n);
         return true;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1357,9 +1376,9 @@ const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t s
                            plx_dtype_name(xt), plx_dtype_name(layer->inputs[1].dtype));
     }
     if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8 && yt != PLX_DTYPE_INT16 &&
-        yt != PLX_DTYPE_UINT16 && !plx_dtype_is_float8(yt)) {
-        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int8, uint8, "
-                           "int16, uint16 or a float8 type)", plx_dtype_name(yt));
+        yt != PLX_DTYPE_UINT16 && !is_int4_dtype(yt) && !plx_dtype_is_float8(yt)) {
+        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int4, uint4, "
+                           "int8, uint8, int16, uint16 or a float8 type)", plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
         return plxk_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
@@ -1426,9 +1445,11 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
 const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT16 &&
-        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32 && !plx_dtype_is_float8(xt)) {
-        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, "
-                           "int16, uint16, int32 or a float8 type)", plx_dtype_name(xt));
+        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32 && !is_int4_dtype(xt) &&
+        !plx_dtype_is_float8(xt)) {
+        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int4, uint4, "
+                           "int8, uint8, int16, uint16, int32 or a float8 type)",
+                           plx_dtype_name(xt));
     }
     if (!is_float_dtype(yt) || layer->inputs[1].dtype != yt) {
         return plxk_refuse(buf, size, "dequantize: output dtype %s with scale dtype %s is not "

@@ -144,6 +144,12 @@ static void move_elems(size_t es, void *dst, const int64_t *doffs, const void *s
     default: COMBINE_(T, int64_t, ID_, STORE, TO_U64_(x < y ? x : y));                \
     }
 
+/* The dtypes ONNX defines no arithmetic on (the float8 types, int4 and
+ * uint4): scatter moves them but refuses to reduce them. */
+static bool no_reduction_dtype(plx_dtype dt) {
+    return plx_dtype_is_float8(dt) || dt == PLX_DTYPE_INT4 || dt == PLX_DTYPE_UINT4;
+}
+
 static void combine_elems(plx_dtype dt, plx_scatter_reduction red, void *dst,
                           const int64_t *doffs, const void *src, const int64_t *soffs,
                           size_t m) {
@@ -183,6 +189,8 @@ static void combine_elems(plx_dtype dt, plx_scatter_reduction red, void *dst,
     case PLX_DTYPE_FLOAT8E4M3FNUZ:
     case PLX_DTYPE_FLOAT8E5M2:
     case PLX_DTYPE_FLOAT8E5M2FNUZ:
+    case PLX_DTYPE_INT4:
+    case PLX_DTYPE_UINT4:
         break; /* the scatter checks refuse reductions on them */
     case PLX_DTYPE_BOOL:
         /* numpy's bool arithmetic: add and max are or, mul and min and */
@@ -449,7 +457,7 @@ const char *plxk_check_scatter_elements(const plx_layer_view *layer, char *buf, 
         return plxk_refuse(buf, size, "scatter_elements: reduction %d is not supported",
                            (int)d->reduction);
     }
-    if (d->reduction != PLX_SCATTER_NONE && plx_dtype_is_float8(layer->inputs[0].dtype)) {
+    if (d->reduction != PLX_SCATTER_NONE && no_reduction_dtype(layer->inputs[0].dtype)) {
         return plxk_refuse(buf, size, "scatter_elements: reduction %s on %s is not supported",
                            plx_scatter_reduction_name(d->reduction),
                            plx_dtype_name(layer->inputs[0].dtype));
@@ -483,7 +491,7 @@ const char *plxk_check_scatter_nd(const plx_layer_view *layer, char *buf, size_t
         return plxk_refuse(buf, size, "scatter_nd: reduction %d, axis %d are not supported",
                            (int)d->reduction, (int)d->axis);
     }
-    if (d->reduction != PLX_SCATTER_NONE && plx_dtype_is_float8(layer->inputs[0].dtype)) {
+    if (d->reduction != PLX_SCATTER_NONE && no_reduction_dtype(layer->inputs[0].dtype)) {
         return plxk_refuse(buf, size, "scatter_nd: reduction %s on %s is not supported",
                            plx_scatter_reduction_name(d->reduction),
                            plx_dtype_name(layer->inputs[0].dtype));

@@ -38,7 +38,7 @@ Test(float8, dtype_basics) {
     cr_assert(not(plx_dtype_is_float8(PLX_DTYPE_UINT8)));
     cr_assert(eq(str, (char *)plx_dtype_name(PLX_DTYPE_FLOAT8E4M3FN), "float8e4m3fn"));
     cr_assert(eq(str, (char *)plx_dtype_name(PLX_DTYPE_FLOAT8E5M2FNUZ), "float8e5m2fnuz"));
-    cr_assert(eq(int, PLX_DTYPE_COUNT, 18));
+    cr_assert(eq(int, PLX_DTYPE_COUNT, 20));
 }
 
 Test(float8, decode_every_byte_as_ml_dtypes) {

@@ -683,7 +683,7 @@ Test(shape_infer, cast) {
     d.to = PLX_DTYPE_INVALID;
     fails_exactly(run1(PLX_OP_CAST, &d, F32(2), &y), "layer 'L' (cast): to 0 is not a valid dtype");
     d.to = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 18 is not a valid dtype");
+    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 20 is not a valid dtype");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1348,14 +1348,14 @@ Test(shape_infer, quantize) {
                "zero_point [] must have the shape of scale [3]");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT32)),
                "zero_point has dtype int32, expected float8e4m3fn, float8e4m3fnuz, float8e5m2, "
-               "float8e5m2fnuz, int8, uint8, int16 or uint16");
+               "float8e5m2fnuz, int4, uint4, int8, uint8, int16 or uint16");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, T(INT32, 2, 3), SCALAR(INT32)), "X has dtype int32");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT16)),
                "scale has dtype float16 but X has float32");
     d.output_dtype = PLX_DTYPE_FLOAT32;
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
                "output_dtype float32 must be float8e4m3fn, float8e4m3fnuz, float8e5m2, "
-               "float8e5m2fnuz, int8, uint8, int16 or uint16");
+               "float8e5m2fnuz, int4, uint4, int8, uint8, int16 or uint16");
 }
 
 Test(shape_infer, dequantize) {
@@ -1371,7 +1371,7 @@ Test(shape_infer, dequantize) {
                   "match");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
                "X has dtype float32, expected float8e4m3fn, float8e4m3fnuz, float8e5m2, "
-               "float8e5m2fnuz, int8, uint8, int16, uint16 or int32");
+               "float8e5m2fnuz, int4, uint4, int8, uint8, int16, uint16 or int32");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), F32(2, 3)),
                "scale [2,3] must be a scalar or 1-D");
     d.output_dtype = PLX_DTYPE_INT8;
@@ -2516,5 +2516,5 @@ Test(shape_infer, abi13_dtypes) {
     plx_binary_desc eq_ = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
     plx_tensor_info bad = T(FLOAT32, 2);
     bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 18");
+    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 20");
 }

@@ -119,6 +119,8 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
         case PLX_DTYPE_INT8:
         case PLX_DTYPE_UINT8:
         case PLX_DTYPE_BOOL:
+        case PLX_DTYPE_INT4:
+        case PLX_DTYPE_UINT4:
             p[i] = (char)bit;
             break;
         case PLX_DTYPE_INT16:
@@ -1214,6 +1216,9 @@ bool run_write_outputs(run_state *s) {
             arr.dtype = PLX_DTYPE_FLOAT32;
             arr.data = converted;
             arr.bytes = count * sizeof *converted;
+        } else if (d->info.dtype == PLX_DTYPE_INT4 || d->info.dtype == PLX_DTYPE_UINT4) {
+            /* one element per byte, int4 sign-extended: the bytes of int8/uint8 */
+            arr.dtype = d->info.dtype == PLX_DTYPE_INT4 ? PLX_DTYPE_INT8 : PLX_DTYPE_UINT8;
         }
         bool ok = npy_write(d->path, &arr, err, sizeof err);
         free(converted);

@@ -24,9 +24,9 @@ static plx_status plxi_infer_constant(const layer_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Quantization                                                             */
 
-/* The quantized dtypes of quantize and dequantize (ONNX's 8- and 16-bit
- * integers and the float8 types). */
-#define DT_QUANT (DT(INT8) | DT(UINT8) | DT(INT16) | DT(UINT16) | DT_F8)
+/* The quantized dtypes of quantize and dequantize (ONNX's 4-, 8- and
+ * 16-bit integers and the float8 types). */
+#define DT_QUANT (DT_I4 | DT(INT8) | DT(UINT8) | DT(INT16) | DT(UINT16) | DT_F8)
 
 static plx_status plxi_infer_quantize(const layer_ctx *c) {
     const plx_quantize_desc *d = c->desc;

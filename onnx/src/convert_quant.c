@@ -29,7 +29,7 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
         return ONNXI_UNSUPPORTED("blocked quantization (block_size)");
     }
     bool quant = strcmp(n->proto->op_type, "QuantizeLinear") == 0;
-    /* Plexus quantizes to 8 and 16 bits and the float8 types (and
+    /* Plexus quantizes to 4, 8 and 16 bits and the float8 types (and
      * dequantizes int32 biases). */
     plx_dtype q = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
                         : n->in[0]->info.dtype;
@@ -38,7 +38,8 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
         q = onnxi_dtype((int32_t)attr_out);
     }
     bool q_ok = q == PLX_DTYPE_INT8 || q == PLX_DTYPE_UINT8 || q == PLX_DTYPE_INT16 ||
-                q == PLX_DTYPE_UINT16 || plx_dtype_is_float8(q) ||
+                q == PLX_DTYPE_UINT16 || q == PLX_DTYPE_INT4 || q == PLX_DTYPE_UINT4 ||
+                plx_dtype_is_float8(q) ||
                 (!quant && q == PLX_DTYPE_INT32);
     if (!q_ok) {
         return ONNXI_UNSUPPORTED("%s quantized data", plx_dtype_name(q));

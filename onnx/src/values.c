@@ -257,7 +257,9 @@ int64_t onnxi_const_i64(const onnxi_value *v, size_t i) {
     case PLX_DTYPE_INT64: return ((const int64_t *)d)[i];
     case PLX_DTYPE_INT32: return ((const int32_t *)d)[i];
     case PLX_DTYPE_INT16: return ((const int16_t *)d)[i];
-    case PLX_DTYPE_INT8: return ((const int8_t *)d)[i];
+    case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: return ((const int8_t *)d)[i];
+    case PLX_DTYPE_UINT4: return ((const uint8_t *)d)[i];
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL: return ((const uint8_t *)d)[i];
     case PLX_DTYPE_UINT16: return ((const uint16_t *)d)[i];

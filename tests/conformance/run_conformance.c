@@ -850,8 +850,10 @@ static int64_t int_at(plx_dtype d, const void *data, size_t i) {
     const unsigned char *p = data;
     switch (d) {
     case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: /* one element per byte, sign-extended */
         return (int8_t)p[i];
     case PLX_DTYPE_UINT8:
+    case PLX_DTYPE_UINT4:
     case PLX_DTYPE_BOOL:
         return p[i];
     case PLX_DTYPE_INT16: {

@@ -36,10 +36,14 @@ typedef enum plx_dtype {
     PLX_DTYPE_FLOAT8E4M3FN = 14,   /* bias 7, no infinities, NaN 0x7f/0xff */
     PLX_DTYPE_FLOAT8E4M3FNUZ = 15, /* bias 8, no infinities or -0, NaN 0x80 */
     PLX_DTYPE_FLOAT8E5M2 = 16,     /* bias 15, IEEE-like: infinities and NaNs */
-    PLX_DTYPE_FLOAT8E5M2FNUZ = 17  /* bias 16, no infinities or -0, NaN 0x80 */
+    PLX_DTYPE_FLOAT8E5M2FNUZ = 17, /* bias 16, no infinities or -0, NaN 0x80 */
+    /* ABI 1.3: 4-bit integers, one element per byte (not packed two to a
+     * byte as ONNX stores them): int4 sign-extended (-8..7), uint4 0..15 */
+    PLX_DTYPE_INT4 = 18,
+    PLX_DTYPE_UINT4 = 19
 } plx_dtype;
 
-#define PLX_DTYPE_COUNT 18
+#define PLX_DTYPE_COUNT 20
 
 /* Bytes per element; 0 for PLX_DTYPE_INVALID or an unknown value. */
 static inline size_t plx_dtype_size(plx_dtype dtype) {
@@ -60,6 +64,8 @@ static inline size_t plx_dtype_size(plx_dtype dtype) {
     case PLX_DTYPE_FLOAT8E4M3FNUZ:
     case PLX_DTYPE_FLOAT8E5M2:
     case PLX_DTYPE_FLOAT8E5M2FNUZ:
+    case PLX_DTYPE_INT4:
+    case PLX_DTYPE_UINT4:
         return 1;
     case PLX_DTYPE_INT64:
     case PLX_DTYPE_FLOAT64:
@@ -91,6 +97,8 @@ static inline const char *plx_dtype_name(plx_dtype dtype) {
     case PLX_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
     case PLX_DTYPE_FLOAT8E5M2: return "float8e5m2";
     case PLX_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case PLX_DTYPE_INT4: return "int4";
+    case PLX_DTYPE_UINT4: return "uint4";
     case PLX_DTYPE_INVALID: break;
     }
     return "invalid";
@@ -512,7 +520,9 @@ static inline uint8_t plx_float64_to_float8(double v, plx_dtype dtype, bool satu
  * included) saturate to its minimum or maximum; for PLX_DTYPE_BOOL, v != 0
  * (so NaN gives 1, as numpy). For PLX_DTYPE_UINT64, whose values from 2^63
  * an int64_t cannot hold, the result is the uint64 value's bits (convert
- * it to uint64_t to read it). Any other dtype is taken as int64. C leaves
+ * it to uint64_t to read it). int4 and uint4 saturate to -8..7 and 0..15
+ * like the others (ONNX Cast rounds instead: plx_int4_from_double). Any
+ * other dtype is taken as int64. C leaves
  * out-of-range conversions undefined, so v is clamped before it is
  * converted. */
 static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
@@ -548,8 +558,29 @@ static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
     case PLX_DTYPE_UINT16: return i < 0 ? 0 : i > UINT16_MAX ? UINT16_MAX : i;
     case PLX_DTYPE_INT32: return i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i;
     case PLX_DTYPE_UINT32: return i < 0 ? 0 : i > (int64_t)UINT32_MAX ? (int64_t)UINT32_MAX : i;
+    case PLX_DTYPE_INT4: return i < -8 ? -8 : i > 7 ? 7 : i;
+    case PLX_DTYPE_UINT4: return i < 0 ? 0 : i > 15 ? 15 : i;
     default: return i;
     }
+}
+
+/* v as ONNX Cast converts a number to int4 or uint4 (`dtype` one of
+ * them): clamped to -8..7 or 0..15, then rounded to nearest, ties to even;
+ * NaN gives 0. */
+static inline int64_t plx_int4_from_double(double v, plx_dtype dtype) {
+    double lo = dtype == PLX_DTYPE_INT4 ? -8.0 : 0.0, hi = dtype == PLX_DTYPE_INT4 ? 7.0 : 15.0;
+    if (v != v) {
+        return 0;
+    }
+    v = v < lo ? lo : v > hi ? hi : v;
+    int64_t i = (int64_t)v; /* toward zero */
+    double f = v - (double)i;
+    if (f > 0.5 || (f == 0.5 && (i & 1))) {
+        i++;
+    } else if (f < -0.5 || (f == -0.5 && (i & 1))) {
+        i--;
+    }
+    return i;
 }
 
 /* v as one element of `dtype`, in the dtype's bytes (native byte order)
@@ -578,11 +609,13 @@ static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint
         memcpy(out, &h, 2);
         return 2;
     }
-    case PLX_DTYPE_INT8: {
+    case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: {
         int8_t w = (int8_t)i;
         memcpy(out, &w, 1);
         return 1;
     }
+    case PLX_DTYPE_UINT4:
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL: {
         uint8_t w = (uint8_t)i;

@@ -37,7 +37,9 @@ enum {
     OB_FLOAT8E4M3FN = 17,
     OB_FLOAT8E4M3FNUZ = 18,
     OB_FLOAT8E5M2 = 19,
-    OB_FLOAT8E5M2FNUZ = 20
+    OB_FLOAT8E5M2FNUZ = 20,
+    OB_UINT4 = 21,
+    OB_INT4 = 22
 };
 
 /* OB_DIMS(2, 3) expands to the two arguments dims and rank; OB_SCALAR to a

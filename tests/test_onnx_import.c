@@ -2953,6 +2953,65 @@ Test(onnx_import, float8_models_run) {
     destroy_model(&model);
 }
 
+/* int4 and uint4 (ABI 1.3): ONNX packs two to a byte, low nibble first,
+ * in raw_data and in int32_data (one packed byte per int32); Plexus holds
+ * one element per byte, int4 sign-extended. */
+Test(onnx_import, int4_models_run) {
+    ob_model *m = new_model(IR, 21);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "a", OB_FLOAT, NULL);
+    ob_output(g, "b", OB_INT32, NULL);
+    ob_output(g, "q", OB_INT4, NULL);
+    /* 3 int4 in 2 bytes: 0x9f = -1 (low), -7 (high); 0x07 = 7 */
+    Onnx__TensorProto *t = ob_tensor(m, "i4", OB_INT4, OB_DIMS(3));
+    ob_tensor_raw(m, t, (const uint8_t[]){0x9f, 0x07}, 2);
+    ob_initializer(g, t);
+    /* 5 uint4 in 3 int32s: 1, 2, 3, 4, 5 */
+    t = ob_tensor(m, "u4", OB_UINT4, OB_DIMS(5));
+    ob_tensor_int32s(m, t, (const int32_t[]){0x21, 0x43, 0x05}, 3);
+    ob_initializer(g, t);
+    t = ob_tensor(m, "s", OB_FLOAT, OB_SCALAR);
+    ob_tensor_floats(m, t, (const float[]){1.0f}, 1);
+    ob_initializer(g, t);
+    t = ob_tensor(m, "zp", OB_INT4, OB_SCALAR);
+    ob_tensor_int32s(m, t, (const int32_t[]){0x0e}, 1); /* -2 */
+    ob_initializer(g, t);
+    ob_node *cast = ob_node_add(g, "Cast", "ca", "i4", "a");
+    ob_attr_i(cast, "to", OB_FLOAT);
+    cast = ob_node_add(g, "Cast", "cb", "u4", "b");
+    ob_attr_i(cast, "to", OB_INT32);
+    ob_node_add(g, "QuantizeLinear", "ql", "x,s,zp", "q");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(int, (int)plx_onnx_model_output(model, 2)->info.dtype, (int)PLX_DTYPE_INT4));
+    float x[3] = {1.0f, 20.0f, -2.5f}, a[3];
+    int32_t b[5];
+    int8_t q[3];
+    run_once(model, (const void *const[]){x}, (void *const[]){a, b, q});
+    cr_assert(eq(flt, a[0], -1.0f));
+    cr_assert(eq(flt, a[1], -7.0f));
+    cr_assert(eq(flt, a[2], 7.0f));
+    for (int i = 0; i < 5; i++) cr_assert(eq(i32, b[i], i + 1));
+    /* 1 - 2 = -1; 20 - 2 = 18 -> 7; -2.5 -> -2 (even) - 2 = -4 */
+    cr_assert(eq(i8, q[0], -1));
+    cr_assert(eq(i8, q[1], 7));
+    cr_assert(eq(i8, q[2], -4));
+    destroy_model(&model);
+
+    /* raw_data of one byte per element is the wrong size */
+    m = new_model(IR, 21);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "a", OB_FLOAT, NULL);
+    t = ob_tensor(m, "i4", OB_INT4, OB_DIMS(3));
+    ob_tensor_raw(m, t, (const uint8_t[]){1, 2, 3}, 3);
+    ob_initializer(g, t);
+    cast = ob_node_add(g, "Cast", "ca", "i4", "a0");
+    ob_attr_i(cast, "to", OB_FLOAT);
+    ob_node_add(g, "Add", "add", "x,a0", "a");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "raw_data has 3 bytes, the shape needs 2");
+}
+
 Test(onnx_import, float64_and_unsigned_models_run) {
     ob_model *m = new_model(IR, 18);
     ob_graph *g = ob_main(m);

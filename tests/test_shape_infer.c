@@ -1402,6 +1402,23 @@ Test(shape_infer, float8_quantize_dequantize_cast) {
     fails_with(RUN(PLX_OP_ACTIVATION, &a, &y, T(FLOAT8E4M3FN, 3)), "X has dtype float8e4m3fn");
 }
 
+/* ABI 1.3: int4 and uint4 likewise only in cast, quantize and dequantize. */
+Test(shape_infer, int4_quantize_dequantize_cast) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT4);
+    d.axis = 0;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 4), F32(3), T(INT4, 3)));
+    EXPECT(&y, INT4, 3, 4);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(UINT4, 5), SCALAR(FLOAT32), T(UINT4, 1)));
+    EXPECT(&y, FLOAT32, 5);
+    plx_cast_desc c = PLX_CAST_DESC_INIT(PLX_DTYPE_UINT4);
+    ok(RUN(PLX_OP_CAST, &c, &y, F32(2)));
+    EXPECT(&y, UINT4, 2);
+    plx_binary_desc b = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    fails_with(RUN(PLX_OP_BINARY, &b, &y, T(INT4, 2), T(INT4, 2)), "A has dtype int4");
+}
+
 Test(shape_infer, mem_copy_and_import) {
     plx_tensor_info x = T(INT16, 3, 0, 2), y;
     ok(plxi_infer_layer("c", PLX_OP_MEM_COPY, NULL, &x, 1, &y, 1));

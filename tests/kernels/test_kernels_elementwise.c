@@ -2343,3 +2343,75 @@ Test(dequantize, float8_to_float32_and_float16) {
     cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tq, &ts16, NULL, &ty, q,
                             &s16, NULL, y)));
 }
+
+/* ---- int4 and uint4 (ABI 1.3: one element per byte) ----------------------- */
+
+Test(cast, int4_and_uint4) {
+    /* to them: clamped, then rounded half to even (ONNX Cast); NaN gives 0 */
+    float x[] = {-9.0f, -8.5f, -7.5f, -0.5f, 0.5f, 1.5f, 2.5f, 7.4f, 7.6f, 100.0f, NAN};
+    int8_t y4[16];
+    uint8_t yu[16];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_INT4, 11, x, y4), "%s", g_err);
+    const int8_t w4[] = {-8, -8, -8, 0, 0, 2, 2, 7, 7, 7, 0};
+    for (int i = 0; i < 11; i++) cr_assert(eq(i8, y4[i], w4[i]), "int4, i %d", i);
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_UINT4, 11, x, yu), "%s", g_err);
+    const uint8_t wu[] = {0, 0, 0, 0, 0, 2, 2, 7, 8, 15, 0};
+    for (int i = 0; i < 11; i++) cr_assert(eq(u8, yu[i], wu[i]), "uint4, i %d", i);
+    int64_t iv[] = {20, -20, 5, -3};
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_INT4, 4, iv, y4), "%s", g_err);
+    const int8_t wi[] = {7, -8, 5, -3};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i8, y4[i], wi[i]), "from int64, i %d", i);
+    /* from them: every value exactly */
+    int8_t all4[16];
+    uint8_t allu[16];
+    for (int i = 0; i < 16; i++) {
+        all4[i] = (int8_t)(i - 8);
+        allu[i] = (uint8_t)i;
+    }
+    float f[16];
+    uint16_t h[16];
+    int8_t i8v[16];
+    int32_t i32v[16];
+    cr_assert(cast_run(PLX_DTYPE_INT4, PLX_DTYPE_FLOAT32, 16, all4, f), "%s", g_err);
+    cr_assert(cast_run(PLX_DTYPE_INT4, PLX_DTYPE_INT8, 16, all4, i8v), "%s", g_err);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, f[i], (float)(i - 8)));
+        cr_assert(eq(i8, i8v[i], (int8_t)(i - 8)));
+    }
+    cr_assert(cast_run(PLX_DTYPE_UINT4, PLX_DTYPE_FLOAT16, 16, allu, h), "%s", g_err);
+    cr_assert(cast_run(PLX_DTYPE_UINT4, PLX_DTYPE_INT32, 16, allu, i32v), "%s", g_err);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, plx_float16_to_float32(h[i]), (float)i));
+        cr_assert(eq(i32, i32v[i], i));
+    }
+    /* int4 to uint4: negative values clamp to 0 */
+    cr_assert(cast_run(PLX_DTYPE_INT4, PLX_DTYPE_UINT4, 16, all4, yu), "%s", g_err);
+    for (int i = 0; i < 16; i++) cr_assert(eq(u8, yu[i], i < 8 ? 0 : i - 8), "i %d", i);
+}
+
+Test(quantize, int4_and_uint4) {
+    /* x / 2 rounded half to even, + zero point 1, clamped to -8..7:
+     * 3 -> 1.5 -> 2 -> 3; 100 -> 7; -100 -> -8; -5 -> -2.5 -> -2 -> -1 */
+    float x[] = {3.0f, 100.0f, -100.0f, -5.0f};
+    float s = 2.0f;
+    int8_t zp = 1, y[4];
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(4)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info tz = info(PLX_DTYPE_INT4, SCALAR), ty = info(PLX_DTYPE_INT4, SHAPE(4));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty, x, &s, &zp, y),
+              "%s", g_err);
+    const int8_t w[] = {3, 7, -8, -1};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i8, y[i], w[i]), "i %d", i);
+    float back[4];
+    plx_tensor_info tf = info(PLX_DTYPE_FLOAT32, SHAPE(4));
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &ty, &ts, &tz, &tf, y, &s, &zp,
+                        back), "%s", g_err);
+    const float wb[] = {4.0f, 12.0f, -18.0f, -4.0f};
+    for (int i = 0; i < 4; i++) cr_assert(eq(flt, back[i], wb[i]), "i %d", i);
+    /* uint4 without a zero point: 0..15 */
+    uint8_t yu[4];
+    plx_tensor_info tyu = info(PLX_DTYPE_UINT4, SHAPE(4));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, NULL, &tyu, x, &s, NULL,
+                        yu), "%s", g_err);
+    const uint8_t wu[] = {2, 15, 0, 0};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, yu[i], wu[i]), "uint4, i %d", i);
+}

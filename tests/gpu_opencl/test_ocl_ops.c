@@ -1656,4 +1656,9 @@ Test(ocl_ops, abi13_dtypes) {
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
     add_input(&t, PLX_DTYPE_FLOAT32, 0, NULL);
     refused_inferred(&t, "gpu_opencl");
+    /* int4 and uint4 likewise */
+    plx_cast_desc c4 = PLX_CAST_DESC_INIT(PLX_DTYPE_INT4);
+    t = tc_new("cast_f32_i4", PLX_OP_CAST, &c4, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: cast from float32 to int4 is not implemented");
 }

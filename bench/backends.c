@@ -696,7 +696,10 @@ static double element(const void *data, plx_dtype dtype, size_t i) {
     case PLX_DTYPE_BFLOAT16:
         return plx_bfloat16_to_float32(((const uint16_t *)data)[i]);
     case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4:
         return ((const int8_t *)data)[i];
+    case PLX_DTYPE_UINT4:
+        return ((const uint8_t *)data)[i];
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL:
         return ((const uint8_t *)data)[i];
@@ -714,6 +717,11 @@ static double element(const void *data, plx_dtype dtype, size_t i) {
         return ((const uint32_t *)data)[i];
     case PLX_DTYPE_UINT64:
         return (double)((const uint64_t *)data)[i];
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+        return plx_float8_to_float32(((const uint8_t *)data)[i], dtype);
     case PLX_DTYPE_INVALID:
         break;
     }

@@ -58,6 +58,8 @@ static void int_range(plx_dtype t, int64_t *lo, int64_t *hi) {
     case PLX_DTYPE_UINT32: *lo = 0; *hi = UINT32_MAX; return;
     case PLX_DTYPE_UINT64: *lo = 0; *hi = INT64_MAX; return;
     case PLX_DTYPE_BOOL: *lo = 0; *hi = 1; return;
+    case PLX_DTYPE_INT4: *lo = -8; *hi = 7; return;
+    case PLX_DTYPE_UINT4: *lo = 0; *hi = 15; return;
     default: *lo = INT64_MIN; *hi = INT64_MAX; return;
     }
 }
@@ -87,8 +89,10 @@ static void store_float(plx_dtype t, void *p, size_t i, float v) {
  * (from 2^63 negative). */
 static int64_t load_int(plx_dtype t, const void *p, size_t i) {
     switch (t) {
-    case PLX_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case PLX_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: return ((const int8_t *)p)[i]; /* one per byte, sign-extended */
+    case PLX_DTYPE_UINT8:
+    case PLX_DTYPE_UINT4: return ((const uint8_t *)p)[i];
     case PLX_DTYPE_INT16: return ((const int16_t *)p)[i];
     case PLX_DTYPE_UINT16: return ((const uint16_t *)p)[i];
     case PLX_DTYPE_INT32: return ((const int32_t *)p)[i];
@@ -110,6 +114,12 @@ static void store_int(plx_dtype t, void *p, size_t i, int64_t v) {
         return;
     }
     case PLX_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(u & 0xffu); return;
+    case PLX_DTYPE_INT4: {
+        int w = (int)(u & 0xfu);
+        ((int8_t *)p)[i] = (int8_t)(w >= 8 ? w - 16 : w);
+        return;
+    }
+    case PLX_DTYPE_UINT4: ((uint8_t *)p)[i] = (uint8_t)(u & 0xfu); return;
     case PLX_DTYPE_INT16: {
         long w = (long)(u & 0xffffu);
         ((int16_t *)p)[i] = (int16_t)(w >= 0x8000 ? w - 0x10000 : w);
@@ -1193,6 +1203,46 @@ const char *plxk_check_cast(const plx_layer_view *layer, char *buf, size_t size)
     return NULL;
 }
 
+static bool is_int4_dtype(plx_dtype t) {
+    return t == PLX_DTYPE_INT4 || t == PLX_DTYPE_UINT4;
+}
+
+/* A cast from or to a float8 type or int4/uint4: every element through a
+ * double (exact for every source but 64-bit integers past 2^53, which
+ * overflow any float8 and saturate any 4-bit type anyway), rounded once to
+ * the target: to float8 by plx_float64_to_float8, to int4/uint4 clamped
+ * and rounded to nearest even as ONNX Cast does (plx_int4_from_double). */
+static void cast_via_double(plx_dtype from, plx_dtype to, bool saturate, const void *x, void *y,
+                        size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (plx_dtype_is_float8(from)) {
+            v = plx_float8_to_float32(((const uint8_t *)x)[i], from);
+        } else if (from == PLX_DTYPE_FLOAT64) {
+            v = ((const double *)x)[i];
+        } else if (is_float_dtype(from)) {
+            v = load_float(from, x, i);
+        } else if (from == PLX_DTYPE_UINT64) {
+            v = (double)((const uint64_t *)x)[i];
+        } else {
+            v = (double)load_int(from, x, i); /* bool: 0 or 1 */
+        }
+        if (plx_dtype_is_float8(to)) {
+            ((uint8_t *)y)[i] = plx_float64_to_float8(v, to, saturate);
+        } else if (is_int4_dtype(to)) {
+            store_int(to, y, i, plx_int4_from_double(v, to));
+        } else if (to == PLX_DTYPE_FLOAT64) {
+            ((double *)y)[i] = v;
+        } else if (is_float_dtype(to)) {
+            store_float(to, y, i, (float)v); /* from a float8: exact */
+        } else if (to == PLX_DTYPE_BOOL) {
+            ((uint8_t *)y)[i] = v != 0; /* NaN != 0: true, as numpy */
+        } else {
+            store_int(to, y, i, plx_dtype_int_from_double(v, to)); /* saturates */
+        }
+    }
+}
+
 bool plxk_run_cast(const plxk_kernel_args *args) {
     RUN_CHECK(cast, args);
     const plx_layer_view *layer = args->layer;
@@ -1210,6 +1260,11 @@ bool plxk_run_cast(const plxk_kernel_args *args) {
                 ((uint8_t *)y)[i] = ((uint8_t *)y)[i] != 0;
             }
         }
+        return true;
+    }
+    if (plx_dtype_is_float8(from) || plx_dtype_is_float8(to) || is_int4_dtype(from) ||
+        is_int4_dtype(to)) {
+        cast_via_double(from, to, ((const plx_cast_desc *)layer->desc)->saturate, x, y, n);
         return true;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1271,9 +1326,9 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
                                  char *buf, size_t size) {
     const plx_quantize_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *s = &layer->inputs[1];
-    if (s->dtype != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "%s: scale dtype %s is not supported (float32 expected)", what,
-                      plx_dtype_name(s->dtype));
+    if (!is_float_dtype(s->dtype)) {
+        return plxk_refuse(buf, size, "%s: scale dtype %s is not supported (float32, float16 or "
+                           "bfloat16 expected)", what, plx_dtype_name(s->dtype));
     }
     size_t sn = 0;
     plx_tensor_info_element_count(s, &sn);
@@ -1309,14 +1364,15 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
 
 const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t size) {
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
-    if (xt != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "quantize: input dtype %s is not supported (float32 expected)",
-                      plx_dtype_name(xt));
+    if (!is_float_dtype(xt) || layer->inputs[1].dtype != xt) {
+        return plxk_refuse(buf, size, "quantize: input dtype %s with scale dtype %s is not "
+                           "supported (float32, float16 or bfloat16, both the same)",
+                           plx_dtype_name(xt), plx_dtype_name(layer->inputs[1].dtype));
     }
     if (yt != PLX_DTYPE_INT8 && yt != PLX_DTYPE_UINT8 && yt != PLX_DTYPE_INT16 &&
-        yt != PLX_DTYPE_UINT16) {
-        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int8, uint8, "
-                           "int16 or uint16)", plx_dtype_name(yt));
+        yt != PLX_DTYPE_UINT16 && !is_int4_dtype(yt) && !plx_dtype_is_float8(yt)) {
+        return plxk_refuse(buf, size, "quantize: output dtype %s is not supported (int4, uint4, "
+                           "int8, uint8, int16, uint16 or a float8 type)", plx_dtype_name(yt));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != yt) {
         return plxk_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
@@ -1349,18 +1405,33 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
     if (per_axis) {
         axis_layout(layer, &inner, &dim);
     }
-    plx_dtype yt = layer->outputs[0].dtype;
+    plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
+    const void *x = args->inputs[0], *scale = args->inputs[1];
+    const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
+    if (plx_dtype_is_float8(yt)) {
+        /* x / scale (+ the zero point, which ONNX requires to be 0) cast
+         * to the float8 type */
+        bool saturate = ((const plx_quantize_desc *)layer->desc)->saturate;
+        for (size_t i = 0; i < n; i++) {
+            size_t c = per_axis && dim ? (i / inner) % dim : 0;
+            float v = load_float(xt, x, i) / load_float(xt, scale, c);
+            if (zp) {
+                v += plx_float8_to_float32(((const uint8_t *)zp)[c], yt);
+            }
+            ((uint8_t *)args->outputs[0])[i] = plx_float32_to_float8(v, yt, saturate);
+        }
+        return true;
+    }
     int64_t lo = 0, hi = 0;
     int_range(yt, &lo, &hi);
-    const float *x = args->inputs[0], *scale = args->inputs[1];
-    const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
-    if (yt == PLX_DTYPE_INT8 || yt == PLX_DTYPE_UINT8) {
+    if (xt == PLX_DTYPE_FLOAT32 && (yt == PLX_DTYPE_INT8 || yt == PLX_DTYPE_UINT8)) {
+        const float *xf = x, *sf = scale;
         plxk_isa isa = plxk_isa_of(args->compute);
         size_t len = per_axis ? inner : n;
         for (size_t i = 0; len && i < n; i += len) {
             size_t c = per_axis ? i / inner % dim : 0;
-            if (!plxk_quantize8(isa, yt == PLX_DTYPE_UINT8, x + i, (char *)args->outputs[0] + i,
-                                len, scale[c], zp ? (int32_t)load_int(yt, zp, c) : 0)) {
+            if (!plxk_quantize8(isa, yt == PLX_DTYPE_UINT8, xf + i, (char *)args->outputs[0] + i,
+                                len, sf[c], zp ? (int32_t)load_int(yt, zp, c) : 0)) {
                 return plxk_fail(args, "quantize: the %s variant does not run on this CPU",
                                  plxk_isa_name(isa));
             }
@@ -1371,7 +1442,7 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
         size_t c = per_axis && dim ? (i / inner) % dim : 0;
         /* nearbyint rounds half to even in the default rounding mode; NaN
          * quantizes to the zero point */
-        float r = nearbyintf(x[i] / scale[c]);
+        float r = nearbyintf(load_float(xt, x, i) / load_float(xt, scale, c));
         double v = (isnan(r) ? 0.0 : (double)r) + (zp ? (double)load_int(yt, zp, c) : 0.0);
         v = v < (double)lo ? (double)lo : v > (double)hi ? (double)hi : v;
         store_int(yt, args->outputs[0], i, (int64_t)v);
@@ -1382,13 +1453,16 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
 const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t size) {
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     if (xt != PLX_DTYPE_INT8 && xt != PLX_DTYPE_UINT8 && xt != PLX_DTYPE_INT16 &&
-        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32) {
-        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int8, uint8, "
-                           "int16, uint16, int32)", plx_dtype_name(xt));
+        xt != PLX_DTYPE_UINT16 && xt != PLX_DTYPE_INT32 && !is_int4_dtype(xt) &&
+        !plx_dtype_is_float8(xt)) {
+        return plxk_refuse(buf, size, "dequantize: input dtype %s is not supported (int4, uint4, "
+                           "int8, uint8, int16, uint16, int32 or a float8 type)",
+                           plx_dtype_name(xt));
     }
-    if (yt != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "dequantize: output dtype %s is not supported (float32 expected)",
-                      plx_dtype_name(yt));
+    if (!is_float_dtype(yt) || layer->inputs[1].dtype != yt) {
+        return plxk_refuse(buf, size, "dequantize: output dtype %s with scale dtype %s is not "
+                           "supported (float32, float16 or bfloat16, both the same)",
+                           plx_dtype_name(yt), plx_dtype_name(layer->inputs[1].dtype));
     }
     if (layer->input_count > 2 && layer->inputs[2].dtype != xt) {
         return plxk_refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
@@ -1409,27 +1483,41 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
     if (per_axis) {
         axis_layout(layer, &inner, &dim);
     }
-    plx_dtype xt = layer->inputs[0].dtype;
-    const float *scale = args->inputs[1];
+    plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
+    const void *scale = args->inputs[1];
     const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
-    float *y = args->outputs[0];
-    if (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8) {
+    void *y = args->outputs[0];
+    if (yt == PLX_DTYPE_FLOAT32 && (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8)) {
+        const float *sf = scale;
         plxk_isa isa = plxk_isa_of(args->compute);
         size_t len = per_axis ? inner : n;
         for (size_t i = 0; len && i < n; i += len) {
             size_t c = per_axis ? i / inner % dim : 0;
             if (!plxk_dequantize8(isa, xt == PLX_DTYPE_UINT8, (const char *)args->inputs[0] + i,
-                                  y + i, len, scale[c], zp ? (int32_t)load_int(xt, zp, c) : 0)) {
+                                  (float *)y + i, len, sf[c],
+                                  zp ? (int32_t)load_int(xt, zp, c) : 0)) {
                 return plxk_fail(args, "dequantize: the %s variant does not run on this CPU",
                                  plxk_isa_name(isa));
             }
         }
         return true;
     }
+    if (plx_dtype_is_float8(xt)) {
+        const uint8_t *q8 = args->inputs[0];
+        for (size_t i = 0; i < n; i++) {
+            size_t c = per_axis && dim ? (i / inner) % dim : 0;
+            float v = plx_float8_to_float32(q8[i], xt);
+            if (zp) {
+                v -= plx_float8_to_float32(((const uint8_t *)zp)[c], xt);
+            }
+            store_float(yt, y, i, v * load_float(yt, scale, c));
+        }
+        return true;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t c = per_axis && dim ? (i / inner) % dim : 0;
         int64_t q = load_int(xt, args->inputs[0], i) - (zp ? load_int(xt, zp, c) : 0);
-        y[i] = (float)q * scale[c];
+        store_float(yt, y, i, (float)q * load_float(yt, scale, c));
     }
     return true;
 }

@@ -144,6 +144,12 @@ static void move_elems(size_t es, void *dst, const int64_t *doffs, const void *s
     default: COMBINE_(T, int64_t, ID_, STORE, TO_U64_(x < y ? x : y));                \
     }
 
+/* The dtypes ONNX defines no arithmetic on (the float8 types, int4 and
+ * uint4): scatter moves them but refuses to reduce them. */
+static bool no_reduction_dtype(plx_dtype dt) {
+    return plx_dtype_is_float8(dt) || dt == PLX_DTYPE_INT4 || dt == PLX_DTYPE_UINT4;
+}
+
 static void combine_elems(plx_dtype dt, plx_scatter_reduction red, void *dst,
                           const int64_t *doffs, const void *src, const int64_t *soffs,
                           size_t m) {
@@ -179,6 +185,13 @@ static void combine_elems(plx_dtype dt, plx_scatter_reduction red, void *dst,
         case PLX_SCATTER_MAX: COMBINE_(double, double, ID_, ID_, max_nan_d(x, y));
         default: COMBINE_(double, double, ID_, ID_, min_nan_d(x, y));
         }
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+    case PLX_DTYPE_INT4:
+    case PLX_DTYPE_UINT4:
+        break; /* the scatter checks refuse reductions on them */
     case PLX_DTYPE_BOOL:
         /* numpy's bool arithmetic: add and max are or, mul and min and */
         if (red == PLX_SCATTER_ADD || red == PLX_SCATTER_MAX) {
@@ -444,6 +457,11 @@ const char *plxk_check_scatter_elements(const plx_layer_view *layer, char *buf, 
         return plxk_refuse(buf, size, "scatter_elements: reduction %d is not supported",
                            (int)d->reduction);
     }
+    if (d->reduction != PLX_SCATTER_NONE && no_reduction_dtype(layer->inputs[0].dtype)) {
+        return plxk_refuse(buf, size, "scatter_elements: reduction %s on %s is not supported",
+                           plx_scatter_reduction_name(d->reduction),
+                           plx_dtype_name(layer->inputs[0].dtype));
+    }
     uint32_t axis;
     return check_elements(layer, "scatter_elements", d->axis, true, &axis, buf, size);
 }
@@ -472,6 +490,11 @@ const char *plxk_check_scatter_nd(const plx_layer_view *layer, char *buf, size_t
     if (!plx_scatter_reduction_name(d->reduction) || d->axis != 0) {
         return plxk_refuse(buf, size, "scatter_nd: reduction %d, axis %d are not supported",
                            (int)d->reduction, (int)d->axis);
+    }
+    if (d->reduction != PLX_SCATTER_NONE && no_reduction_dtype(layer->inputs[0].dtype)) {
+        return plxk_refuse(buf, size, "scatter_nd: reduction %s on %s is not supported",
+                           plx_scatter_reduction_name(d->reduction),
+                           plx_dtype_name(layer->inputs[0].dtype));
     }
     if (!plxk_same_dims(&layer->outputs[0], &layer->inputs[0]) ||
         layer->outputs[0].dtype != layer->inputs[0].dtype) {

@@ -31,7 +31,15 @@ enum {
     OB_UINT16 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT16,
     OB_UINT32 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT32,
     OB_UINT64 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT64,
-    OB_COMPLEX64 = ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64
+    OB_COMPLEX64 = ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64,
+    /* onnx.proto's float8 values (the proto compiled here predates them;
+     * data_type is an int32, so any value travels) */
+    OB_FLOAT8E4M3FN = 17,
+    OB_FLOAT8E4M3FNUZ = 18,
+    OB_FLOAT8E5M2 = 19,
+    OB_FLOAT8E5M2FNUZ = 20,
+    OB_UINT4 = 21,
+    OB_INT4 = 22
 };
 
 /* OB_DIMS(2, 3) expands to the two arguments dims and rank; OB_SCALAR to a

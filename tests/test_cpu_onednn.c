@@ -1020,6 +1020,8 @@ Test(cpu_onednn, abi13_dtypes_are_refused) {
     expect_refused_alone(rt, PLX_DTYPE_FLOAT64, PLX_OP_ACTIVATION, &ad, "not float64");
     plx_transpose_desc td = PLX_TRANSPOSE_DESC_INIT;
     expect_refused_alone(rt, PLX_DTYPE_UINT64, PLX_OP_TRANSPOSE, &td, "not uint64");
+    expect_refused_alone(rt, PLX_DTYPE_FLOAT8E5M2, PLX_OP_TRANSPOSE, &td, "not float8e5m2");
+    expect_refused_alone(rt, PLX_DTYPE_UINT4, PLX_OP_TRANSPOSE, &td, "not uint4");
     plx_runtime_destroy(&rt);
 }
 

@@ -2898,6 +2898,121 @@ Test(onnx_import, onehot_depth_initializer) {
  * infinite; a bitwise and of values past INT64_MAX; unsigned maximum and
  * modulo (fmod=1 and fmod=0 agree on unsigned operands); OneHot's depth
  * and Range's bounds read at import from float64 and uint64 constants. */
+/* The float8 types (ABI 1.3): initializers from int32_data (one element
+ * per int32) and raw_data, Cast with saturate=0, DequantizeLinear and
+ * QuantizeLinear. */
+Test(onnx_import, float8_models_run) {
+    ob_model *m = new_model(IR, 19);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "y", OB_FLOAT8E4M3FN, NULL);
+    ob_output(g, "d", OB_FLOAT, NULL);
+    ob_output(g, "z", OB_FLOAT, NULL);
+    ob_output(g, "q", OB_FLOAT8E5M2FNUZ, NULL);
+    /* e5m2: 0x3c = 1, 0xc0 = -2, 0x7c = inf */
+    Onnx__TensorProto *t = ob_tensor(m, "q8", OB_FLOAT8E5M2, OB_DIMS(3));
+    ob_tensor_int32s(m, t, (const int32_t[]){0x3c, 0xc0, 0x7c}, 3);
+    ob_initializer(g, t);
+    t = ob_tensor(m, "s", OB_FLOAT, OB_SCALAR);
+    ob_tensor_floats(m, t, (const float[]){2.0f}, 1);
+    ob_initializer(g, t);
+    /* e4m3fn raw: 0x38 = 1, 0x7e = 448, 0xb0 = -0.5 */
+    t = ob_tensor(m, "r8", OB_FLOAT8E4M3FN, OB_DIMS(3));
+    ob_tensor_raw(m, t, (const uint8_t[]){0x38, 0x7e, 0xb0}, 3);
+    ob_initializer(g, t);
+    ob_node *cast = ob_node_add(g, "Cast", "c", "x", "y");
+    ob_attr_i(cast, "to", OB_FLOAT8E4M3FN);
+    ob_attr_i(cast, "saturate", 0);
+    ob_node_add(g, "DequantizeLinear", "dq", "q8,s", "d");
+    ob_attr_i(ob_node_add(g, "Cast", "c2", "r8", "z"), "to", OB_FLOAT);
+    t = ob_tensor(m, "zp", OB_FLOAT8E5M2FNUZ, OB_DIMS(1));
+    ob_tensor_int32s(m, t, (const int32_t[]){0}, 1);
+    ob_initializer(g, t);
+    ob_node_add(g, "QuantizeLinear", "ql", "x,s,zp", "q");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(int, (int)plx_onnx_model_output(model, 0)->info.dtype,
+                 (int)PLX_DTYPE_FLOAT8E4M3FN));
+    cr_assert(eq(int, (int)plx_onnx_model_output(model, 3)->info.dtype,
+                 (int)PLX_DTYPE_FLOAT8E5M2FNUZ));
+    float x[3] = {1.0f, 1000.0f, -0.0f}, d[3], z[3];
+    uint8_t y[3], q[3];
+    run_once(model, (const void *const[]){x}, (void *const[]){y, d, z, q});
+    cr_assert(eq(u8, y[0], 0x38));
+    cr_assert(eq(u8, y[1], 0x7f), "1000 is NaN without saturation");
+    cr_assert(eq(u8, y[2], 0x80), "-0 stays -0 in e4m3fn");
+    cr_assert(eq(flt, d[0], 2.0f));
+    cr_assert(eq(flt, d[1], -4.0f));
+    cr_assert(isinf(d[2]) != 0 && d[2] > 0);
+    cr_assert(eq(flt, z[0], 1.0f));
+    cr_assert(eq(flt, z[1], 448.0f));
+    cr_assert(eq(flt, z[2], -0.5f));
+    /* x / 2 in e5m2fnuz: 0.5; 500 -> 512 (the values there step by 64:
+     * 448, 512); -0 -> +0 (no -0) */
+    cr_assert(eq(flt, plx_float8_to_float32(q[0], PLX_DTYPE_FLOAT8E5M2FNUZ), 0.5f));
+    cr_assert(eq(flt, plx_float8_to_float32(q[1], PLX_DTYPE_FLOAT8E5M2FNUZ), 512.0f));
+    cr_assert(eq(u8, q[2], 0x00));
+    destroy_model(&model);
+}
+
+/* int4 and uint4 (ABI 1.3): ONNX packs two to a byte, low nibble first,
+ * in raw_data and in int32_data (one packed byte per int32); Plexus holds
+ * one element per byte, int4 sign-extended. */
+Test(onnx_import, int4_models_run) {
+    ob_model *m = new_model(IR, 21);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "a", OB_FLOAT, NULL);
+    ob_output(g, "b", OB_INT32, NULL);
+    ob_output(g, "q", OB_INT4, NULL);
+    /* 3 int4 in 2 bytes: 0x9f = -1 (low), -7 (high); 0x07 = 7 */
+    Onnx__TensorProto *t = ob_tensor(m, "i4", OB_INT4, OB_DIMS(3));
+    ob_tensor_raw(m, t, (const uint8_t[]){0x9f, 0x07}, 2);
+    ob_initializer(g, t);
+    /* 5 uint4 in 3 int32s: 1, 2, 3, 4, 5 */
+    t = ob_tensor(m, "u4", OB_UINT4, OB_DIMS(5));
+    ob_tensor_int32s(m, t, (const int32_t[]){0x21, 0x43, 0x05}, 3);
+    ob_initializer(g, t);
+    t = ob_tensor(m, "s", OB_FLOAT, OB_SCALAR);
+    ob_tensor_floats(m, t, (const float[]){1.0f}, 1);
+    ob_initializer(g, t);
+    t = ob_tensor(m, "zp", OB_INT4, OB_SCALAR);
+    ob_tensor_int32s(m, t, (const int32_t[]){0x0e}, 1); /* -2 */
+    ob_initializer(g, t);
+    ob_node *cast = ob_node_add(g, "Cast", "ca", "i4", "a");
+    ob_attr_i(cast, "to", OB_FLOAT);
+    cast = ob_node_add(g, "Cast", "cb", "u4", "b");
+    ob_attr_i(cast, "to", OB_INT32);
+    ob_node_add(g, "QuantizeLinear", "ql", "x,s,zp", "q");
+    plx_onnx_model *model = import_ok(m, NULL);
+    cr_assert(eq(int, (int)plx_onnx_model_output(model, 2)->info.dtype, (int)PLX_DTYPE_INT4));
+    float x[3] = {1.0f, 20.0f, -2.5f}, a[3];
+    int32_t b[5];
+    int8_t q[3];
+    run_once(model, (const void *const[]){x}, (void *const[]){a, b, q});
+    cr_assert(eq(flt, a[0], -1.0f));
+    cr_assert(eq(flt, a[1], -7.0f));
+    cr_assert(eq(flt, a[2], 7.0f));
+    for (int i = 0; i < 5; i++) cr_assert(eq(i32, b[i], i + 1));
+    /* 1 - 2 = -1; 20 - 2 = 18 -> 7; -2.5 -> -2 (even) - 2 = -4 */
+    cr_assert(eq(i8, q[0], -1));
+    cr_assert(eq(i8, q[1], 7));
+    cr_assert(eq(i8, q[2], -4));
+    destroy_model(&model);
+
+    /* raw_data of one byte per element is the wrong size */
+    m = new_model(IR, 21);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "3");
+    ob_output(g, "a", OB_FLOAT, NULL);
+    t = ob_tensor(m, "i4", OB_INT4, OB_DIMS(3));
+    ob_tensor_raw(m, t, (const uint8_t[]){1, 2, 3}, 3);
+    ob_initializer(g, t);
+    cast = ob_node_add(g, "Cast", "ca", "i4", "a0");
+    ob_attr_i(cast, "to", OB_FLOAT);
+    ob_node_add(g, "Add", "add", "x,a0", "a");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "raw_data has 3 bytes, the shape needs 2");
+}
+
 Test(onnx_import, float64_and_unsigned_models_run) {
     ob_model *m = new_model(IR, 18);
     ob_graph *g = ob_main(m);

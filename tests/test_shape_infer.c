@@ -683,7 +683,7 @@ Test(shape_infer, cast) {
     d.to = PLX_DTYPE_INVALID;
     fails_exactly(run1(PLX_OP_CAST, &d, F32(2), &y), "layer 'L' (cast): to 0 is not a valid dtype");
     d.to = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 14 is not a valid dtype");
+    fails_with(run1(PLX_OP_CAST, &d, F32(2), &y), "to 20 is not a valid dtype");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1569,13 +1569,15 @@ Test(shape_infer, quantize) {
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), F32(3), SCALAR(INT8)),
                "zero_point [] must have the shape of scale [3]");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(INT32)),
-               "zero_point has dtype int32, expected int8, uint8, int16 or uint16");
+               "zero_point has dtype int32, expected float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+               "float8e5m2fnuz, int4, uint4, int8, uint8, int16 or uint16");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, T(INT32, 2, 3), SCALAR(INT32)), "X has dtype int32");
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT16)),
                "scale has dtype float16 but X has float32");
     d.output_dtype = PLX_DTYPE_FLOAT32;
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
-               "output_dtype float32 must be int8, uint8, int16 or uint16");
+               "output_dtype float32 must be float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+               "float8e5m2fnuz, int4, uint4, int8, uint8, int16 or uint16");
 }
 
 Test(shape_infer, dequantize) {
@@ -1590,12 +1592,53 @@ Test(shape_infer, dequantize) {
                   "layer 'L' (dequantize): zero_point has dtype uint8 but X has int8; they must "
                   "match");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32)),
-               "X has dtype float32, expected int8, uint8, int16, uint16 or int32");
+               "X has dtype float32, expected float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+               "float8e5m2fnuz, int4, uint4, int8, uint8, int16, uint16 or int32");
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), F32(2, 3)),
                "scale [2,3] must be a scalar or 1-D");
     d.output_dtype = PLX_DTYPE_INT8;
     fails_with(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(UINT8, 2, 3), SCALAR(FLOAT32)),
                "output_dtype int8 differs from scale's dtype float32");
+}
+
+/* ABI 1.3: the float8 types as quantized data; cast to and from them. */
+Test(shape_infer, float8_quantize_dequantize_cast) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT8E4M3FN);
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), T(FLOAT8E4M3FN, 1)));
+    EXPECT(&y, FLOAT8E4M3FN, 2, 3);
+    fails_exactly(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), T(FLOAT8E5M2, 1)),
+                  "layer 'L' (quantize): output_dtype float8e4m3fn differs from zero_point's "
+                  "dtype float8e5m2");
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT16);
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(FLOAT8E5M2FNUZ, 4), SCALAR(FLOAT16)));
+    EXPECT(&y, FLOAT16, 4);
+    plx_cast_desc c = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT8E5M2);
+    ok(RUN(PLX_OP_CAST, &c, &y, T(FLOAT16, 3)));
+    EXPECT(&y, FLOAT8E5M2, 3);
+    c.to = PLX_DTYPE_FLOAT32;
+    ok(RUN(PLX_OP_CAST, &c, &y, T(FLOAT8E4M3FNUZ, 3)));
+    EXPECT(&y, FLOAT32, 3);
+    /* no arithmetic on them: ONNX defines none */
+    plx_activation_desc a = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    fails_with(RUN(PLX_OP_ACTIVATION, &a, &y, T(FLOAT8E4M3FN, 3)), "X has dtype float8e4m3fn");
+}
+
+/* ABI 1.3: int4 and uint4 likewise only in cast, quantize and dequantize. */
+Test(shape_infer, int4_quantize_dequantize_cast) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT4);
+    d.axis = 0;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 4), F32(3), T(INT4, 3)));
+    EXPECT(&y, INT4, 3, 4);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(UINT4, 5), SCALAR(FLOAT32), T(UINT4, 1)));
+    EXPECT(&y, FLOAT32, 5);
+    plx_cast_desc c = PLX_CAST_DESC_INIT(PLX_DTYPE_UINT4);
+    ok(RUN(PLX_OP_CAST, &c, &y, F32(2)));
+    EXPECT(&y, UINT4, 2);
+    plx_binary_desc b = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    fails_with(RUN(PLX_OP_BINARY, &b, &y, T(INT4, 2), T(INT4, 2)), "A has dtype int4");
 }
 
 Test(shape_infer, mem_copy_and_import) {
@@ -2712,5 +2755,5 @@ Test(shape_infer, abi13_dtypes) {
     plx_binary_desc eq_ = PLX_BINARY_DESC_INIT(PLX_BINARY_EQUAL);
     plx_tensor_info bad = T(FLOAT32, 2);
     bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
-    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 14");
+    fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 20");
 }

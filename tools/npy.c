@@ -646,6 +646,12 @@ static const char *descr_for(plx_dtype dtype) {
     case PLX_DTYPE_UINT32: return "<u4";
     case PLX_DTYPE_UINT64: return "<u8";
     case PLX_DTYPE_BFLOAT16:
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+    case PLX_DTYPE_INT4:
+    case PLX_DTYPE_UINT4:
     case PLX_DTYPE_INVALID: break;
     }
     return NULL;
@@ -653,9 +659,14 @@ static const char *descr_for(plx_dtype dtype) {
 
 static bool check_array(const npy_array *a, const char *path, size_t *out_elem, char *err,
                         size_t err_size) {
-    if (a->dtype == PLX_DTYPE_BFLOAT16) {
-        set_err(err, err_size, path,
-                "bfloat16 has no NumPy dtype; convert the array to float32 to save it");
+    if (a->dtype == PLX_DTYPE_BFLOAT16 || plx_dtype_is_float8(a->dtype)) {
+        set_err(err, err_size, path, "%s has no NumPy dtype; convert the array to float32 to save it",
+                plx_dtype_name(a->dtype));
+        return false;
+    }
+    if (a->dtype == PLX_DTYPE_INT4 || a->dtype == PLX_DTYPE_UINT4) {
+        set_err(err, err_size, path, "%s has no NumPy dtype; save it as %s (same bytes)",
+                plx_dtype_name(a->dtype), a->dtype == PLX_DTYPE_INT4 ? "int8" : "uint8");
         return false;
     }
     if (descr_for(a->dtype) == NULL) {

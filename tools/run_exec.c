@@ -54,10 +54,11 @@ const char *run_shape_text(const plx_tensor_info *info, char *buf, size_t size) 
     return buf;
 }
 
-/* float16 and bfloat16 are converted by the SDK's plexus/tensor.h. */
+/* float16, bfloat16 and the float8 types are converted by the SDK's
+ * plexus/tensor.h. */
 static bool is_float_dtype(plx_dtype d) {
     return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16 ||
-           d == PLX_DTYPE_FLOAT64;
+           d == PLX_DTYPE_FLOAT64 || plx_dtype_is_float8(d);
 }
 
 /* Element i of a float tensor as float. */
@@ -71,6 +72,9 @@ static float float_at(plx_dtype dtype, const void *data, size_t i) {
         double v;
         memcpy(&v, (const char *)data + i * 8, sizeof v);
         return (float)v; /* a score to rank and print */
+    }
+    if (plx_dtype_is_float8(dtype)) {
+        return plx_float8_to_float32(((const uint8_t *)data)[i], dtype);
     }
     uint16_t h;
     memcpy(&h, (const char *)data + i * 2, sizeof h);
@@ -115,6 +119,8 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
         case PLX_DTYPE_INT8:
         case PLX_DTYPE_UINT8:
         case PLX_DTYPE_BOOL:
+        case PLX_DTYPE_INT4:
+        case PLX_DTYPE_UINT4:
             p[i] = (char)bit;
             break;
         case PLX_DTYPE_INT16:
@@ -135,6 +141,12 @@ static void fill_random(plx_dtype dtype, void *data, size_t count, uint64_t seed
             memcpy(p + i * 8, &v, 8);
             break;
         }
+        case PLX_DTYPE_FLOAT8E4M3FN:
+        case PLX_DTYPE_FLOAT8E4M3FNUZ:
+        case PLX_DTYPE_FLOAT8E5M2:
+        case PLX_DTYPE_FLOAT8E5M2FNUZ:
+            p[i] = (char)plx_float32_to_float8(f, dtype, true);
+            break;
         case PLX_DTYPE_INVALID:
             break;
         }
@@ -1191,19 +1203,22 @@ bool run_write_outputs(run_state *s) {
                          .bytes = d->bytes};
         memcpy(arr.dims, d->info.dims, sizeof arr.dims);
         float *converted = NULL;
-        if (d->info.dtype == PLX_DTYPE_BFLOAT16) {
-            /* NumPy has no bfloat16: written as float32. */
-            size_t count = d->bytes / 2;
+        if (d->info.dtype == PLX_DTYPE_BFLOAT16 || plx_dtype_is_float8(d->info.dtype)) {
+            /* NumPy has no bfloat16 or float8: written as float32 (exact). */
+            size_t count = d->bytes / plx_dtype_size(d->info.dtype);
             converted = malloc(count ? count * sizeof *converted : 1);
             if (!converted) {
                 return oom();
             }
             for (size_t k = 0; k < count; k++) {
-                converted[k] = float_at(PLX_DTYPE_BFLOAT16, d->data, k);
+                converted[k] = float_at(d->info.dtype, d->data, k);
             }
             arr.dtype = PLX_DTYPE_FLOAT32;
             arr.data = converted;
             arr.bytes = count * sizeof *converted;
+        } else if (d->info.dtype == PLX_DTYPE_INT4 || d->info.dtype == PLX_DTYPE_UINT4) {
+            /* one element per byte, int4 sign-extended: the bytes of int8/uint8 */
+            arr.dtype = d->info.dtype == PLX_DTYPE_INT4 ? PLX_DTYPE_INT8 : PLX_DTYPE_UINT8;
         }
         bool ok = npy_write(d->path, &arr, err, sizeof err);
         free(converted);

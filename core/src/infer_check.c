@@ -84,11 +84,15 @@ const char *plxi_output_role(const layer_ctx *c, uint32_t i, char *buf, size_t s
     return c->op == PLX_OP_WHERE ? "Z" : "Y";
 }
 
-/* The dtypes in the order messages list them: the floats, then the
- * integers by width (signed first), then bool. The dtypes before ABI 1.3
- * keep their enum order, which the messages have always had. */
+/* The dtypes in the order messages list them: the floats (the float8s
+ * last), then the integers by width (signed first), then bool. The dtypes
+ * before ABI 1.3 keep their enum order, which the messages have always
+ * had. */
 static const plx_dtype dtype_list_order[] = {
     PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16, PLX_DTYPE_FLOAT64,
+    PLX_DTYPE_FLOAT8E4M3FN, PLX_DTYPE_FLOAT8E4M3FNUZ, PLX_DTYPE_FLOAT8E5M2,
+    PLX_DTYPE_FLOAT8E5M2FNUZ,
+    PLX_DTYPE_INT4,    PLX_DTYPE_UINT4,
     PLX_DTYPE_INT8,    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,    PLX_DTYPE_UINT16,
     PLX_DTYPE_INT32,   PLX_DTYPE_UINT32,  PLX_DTYPE_INT64,    PLX_DTYPE_UINT64,
     PLX_DTYPE_BOOL,

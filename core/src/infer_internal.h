@@ -31,6 +31,12 @@
 /* the floats of quantization scales and quantized values: ONNX
  * QuantizeLinear and DequantizeLinear take no float64 */
 #define DT_QFLOAT (DT(FLOAT32) | DT(FLOAT16) | DT(BFLOAT16))
+/* the 8-bit floats (ABI 1.3): ONNX defines cast, quantize and dequantize
+ * on them, and they are in no other set here */
+#define DT_F8 (DT(FLOAT8E4M3FN) | DT(FLOAT8E4M3FNUZ) | DT(FLOAT8E5M2) | DT(FLOAT8E5M2FNUZ))
+/* the 4-bit integers (ABI 1.3): likewise only cast, quantize and
+ * dequantize */
+#define DT_I4 (DT(INT4) | DT(UINT4))
 #define DT_SINT (DT(INT8) | DT(INT16) | DT(INT32) | DT(INT64))
 #define DT_UINT (DT(UINT8) | DT(UINT16) | DT(UINT32) | DT(UINT64))
 #define DT_INT (DT_SINT | DT_UINT)

@@ -25,9 +25,9 @@ static plx_status plxi_infer_constant(const layer_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Quantization                                                             */
 
-/* The quantized dtypes of quantize and dequantize (ONNX's 8- and 16-bit
- * integers). */
-#define DT_QUANT (DT(INT8) | DT(UINT8) | DT(INT16) | DT(UINT16))
+/* The quantized dtypes of quantize and dequantize (ONNX's 4-, 8- and
+ * 16-bit integers and the float8 types). */
+#define DT_QUANT (DT_I4 | DT(INT8) | DT(UINT8) | DT(INT16) | DT(UINT16) | DT_F8)
 
 static plx_status plxi_infer_quantize(const layer_ctx *c) {
     const plx_quantize_desc *d = c->desc;
@@ -81,8 +81,9 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
     }
     if (quantize) {
         if (!plxi_dtype_in(d->output_dtype, DT_QUANT)) {
-            return plxi_fail(c, "output_dtype %s must be int8, uint8, int16 or uint16",
-                             plx_dtype_name(d->output_dtype));
+            char buf[160];
+            return plxi_fail(c, "output_dtype %s must be %s", plx_dtype_name(d->output_dtype),
+                             plxi_dtype_list(DT_QUANT, buf, sizeof buf));
         }
         if (c->n_in > 2 && c->in[2].dtype != d->output_dtype) {
             return plxi_fail(c, "output_dtype %s differs from zero_point's dtype %s",

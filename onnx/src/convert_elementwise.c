@@ -268,6 +268,7 @@ plx_status onnxi_conv_cast(onnxi_ctx *c, onnxi_node *n) {
             return st;
         }
         plx_cast_desc d = PLX_CAST_DESC_INIT(n->in[1]->info.dtype);
+        d.saturate = onnxi_attr_i(n, "saturate", 1) != 0; /* opset 19: float8 targets */
         return onnxi_emit1(c, n, PLX_OP_CAST, &d, n->in, 1);
     }
     to = (int32_t)onnxi_attr_i(n, "to", 0);
@@ -278,6 +279,7 @@ plx_status onnxi_conv_cast(onnxi_ctx *c, onnxi_node *n) {
                                  onnxi_dtype_name(to, buf, sizeof buf));
     }
     plx_cast_desc d = PLX_CAST_DESC_INIT(dt);
+    d.saturate = onnxi_attr_i(n, "saturate", 1) != 0; /* opset 19: float8 targets */
     return onnxi_emit1(c, n, PLX_OP_CAST, &d, n->in, 1);
 }
 /* ---- normalisation ------------------------------------------------------ */

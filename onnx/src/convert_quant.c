@@ -29,18 +29,26 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
         return ONNXI_UNSUPPORTED("blocked quantization (block_size)");
     }
     bool quant = strcmp(n->proto->op_type, "QuantizeLinear") == 0;
-    /* Plexus quantizes to 8 and 16 bits (and dequantizes int32 biases). */
+    /* Plexus quantizes to 4, 8 and 16 bits and the float8 types (and
+     * dequantizes int32 biases). */
     plx_dtype q = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
                         : n->in[0]->info.dtype;
+    int64_t attr_out = quant ? onnxi_attr_i(n, "output_dtype", 0) : 0; /* opset 21 */
+    if (attr_out != 0 && !onnxi_has_in(n, 2)) {
+        q = onnxi_dtype((int32_t)attr_out);
+    }
     bool q_ok = q == PLX_DTYPE_INT8 || q == PLX_DTYPE_UINT8 || q == PLX_DTYPE_INT16 ||
-                q == PLX_DTYPE_UINT16 || (!quant && q == PLX_DTYPE_INT32);
+                q == PLX_DTYPE_UINT16 || q == PLX_DTYPE_INT4 || q == PLX_DTYPE_UINT4 ||
+                plx_dtype_is_float8(q) ||
+                (!quant && q == PLX_DTYPE_INT32);
     if (!q_ok) {
         return ONNXI_UNSUPPORTED("%s quantized data", plx_dtype_name(q));
     }
-    plx_dtype out = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
-                          : PLX_DTYPE_FLOAT32;
+    /* dequantize makes the scale's dtype */
+    plx_dtype out = quant ? q : n->in[1]->info.dtype;
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(out);
     d.axis = (int32_t)onnxi_attr_i(n, "axis", 1);
+    d.saturate = onnxi_attr_i(n, "saturate", 1) != 0; /* opset 19: float8 outputs */
     return onnxi_emit1(c, n, quant ? PLX_OP_QUANTIZE : PLX_OP_DEQUANTIZE, &d, n->in,
                        onnxi_has_in(n, 2) ? 3 : 2);
 }

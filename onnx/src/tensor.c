@@ -15,7 +15,9 @@
 enum {
     T_FLOAT = 1, T_UINT8 = 2, T_INT8 = 3, T_UINT16 = 4, T_INT16 = 5, T_INT32 = 6,
     T_INT64 = 7, T_STRING = 8, T_BOOL = 9, T_FLOAT16 = 10, T_DOUBLE = 11, T_UINT32 = 12,
-    T_UINT64 = 13, T_COMPLEX64 = 14, T_COMPLEX128 = 15, T_BFLOAT16 = 16
+    T_UINT64 = 13, T_COMPLEX64 = 14, T_COMPLEX128 = 15, T_BFLOAT16 = 16,
+    T_FLOAT8E4M3FN = 17, T_FLOAT8E4M3FNUZ = 18, T_FLOAT8E5M2 = 19, T_FLOAT8E5M2FNUZ = 20,
+    T_UINT4 = 21, T_INT4 = 22
 };
 
 plx_dtype onnxi_dtype(int32_t t) {
@@ -33,6 +35,12 @@ plx_dtype onnxi_dtype(int32_t t) {
     case T_UINT16: return PLX_DTYPE_UINT16;
     case T_UINT32: return PLX_DTYPE_UINT32;
     case T_UINT64: return PLX_DTYPE_UINT64;
+    case T_FLOAT8E4M3FN: return PLX_DTYPE_FLOAT8E4M3FN;
+    case T_FLOAT8E4M3FNUZ: return PLX_DTYPE_FLOAT8E4M3FNUZ;
+    case T_FLOAT8E5M2: return PLX_DTYPE_FLOAT8E5M2;
+    case T_FLOAT8E5M2FNUZ: return PLX_DTYPE_FLOAT8E5M2FNUZ;
+    case T_UINT4: return PLX_DTYPE_UINT4;
+    case T_INT4: return PLX_DTYPE_INT4;
     default: return PLX_DTYPE_INVALID;
     }
 }
@@ -254,24 +262,31 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         return plx_status_create(PLX_INVALID_ARGUMENT, "%s: %zu bytes, more than the %zu a "
                                  "tensor may hold", what, bytes, ONNXI_MAX_TENSOR_BYTES);
     }
+    /* ONNX packs int4 and uint4 two to a byte (the first element in the
+     * low nibble; an odd count leaves the last high nibble unused), in
+     * raw_data, external data and int32_data (one packed byte per int32);
+     * Plexus holds one element per byte, unpacked below. */
+    bool packed4 = dt == PLX_DTYPE_INT4 || dt == PLX_DTYPE_UINT4;
+    size_t stored = packed4 ? count / 2 + count % 2 : bytes; /* bytes in the file */
+    size_t stored_count = packed4 ? stored : count;           /* values in a typed field */
     /* Check that the data is there before allocating what the shape says. */
     bool external =
         t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     size_t have; /* elements found in the field used */
     const char *field = NULL;
     if (external) {
-        plx_status st = decode_external(t, what, base_dir, bytes, NULL);
+        plx_status st = decode_external(t, what, base_dir, stored, NULL);
         if (st) {
             return st;
         }
-        have = count;
+        have = stored_count;
     } else if (t->has_raw_data) {
-        if (t->raw_data.len != bytes) {
+        if (t->raw_data.len != stored) {
             return plx_status_create(PLX_INVALID_ARGUMENT,
                                      "%s: raw_data has %zu bytes, the shape needs %zu", what,
-                                     t->raw_data.len, bytes);
+                                     t->raw_data.len, stored);
         }
-        have = count;
+        have = stored_count;
     } else if (dt == PLX_DTYPE_FLOAT32) {
         field = "float_data";
         have = t->n_float_data;
@@ -288,9 +303,9 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         field = "int32_data";
         have = t->n_int32_data;
     }
-    if (have != count) {
+    if (have != stored_count) {
         return plx_status_create(PLX_INVALID_ARGUMENT, "%s: %s has %zu values, the shape needs %zu",
-                                 what, field ? field : "data", have, count);
+                                 what, field ? field : "data", have, stored_count);
     }
     unsigned char *data = calloc(1, bytes ? bytes : 1);
     if (!data) {
@@ -299,10 +314,10 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
     }
     plx_status st = NULL;
     if (external) {
-        st = decode_external(t, what, base_dir, bytes, data);
+        st = decode_external(t, what, base_dir, stored, data);
     } else if (t->has_raw_data) {
-        if (bytes) {
-            memcpy(data, t->raw_data.data, bytes); /* little-endian, as the host */
+        if (stored) {
+            memcpy(data, t->raw_data.data, stored); /* little-endian, as the host */
         }
     } else if (dt == PLX_DTYPE_FLOAT32) {
         if (count) {
@@ -327,9 +342,10 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
         }
     } else {
         /* int32_data carries int32, int16, uint16, int8, uint8, bool,
-         * float16 and bfloat16 (the bits of the 16-bit types). */
+         * float16 and bfloat16 (the bits of the 16-bit types) and the
+         * float8 types (the byte's bits, one element per int32). */
         {
-            for (size_t i = 0; i < count; i++) {
+            for (size_t i = 0; i < stored_count; i++) {
                 int32_t v = t->int32_data[i];
                 switch (dt) {
                 case PLX_DTYPE_INT32: ((int32_t *)(void *)data)[i] = v; break;
@@ -338,11 +354,25 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
                 case PLX_DTYPE_FLOAT16:
                 case PLX_DTYPE_BFLOAT16: ((uint16_t *)(void *)data)[i] = (uint16_t)v; break;
                 case PLX_DTYPE_INT8: ((int8_t *)data)[i] = (int8_t)v; break;
+                case PLX_DTYPE_FLOAT8E4M3FN:
+                case PLX_DTYPE_FLOAT8E4M3FNUZ:
+                case PLX_DTYPE_FLOAT8E5M2:
+                case PLX_DTYPE_FLOAT8E5M2FNUZ:
+                case PLX_DTYPE_INT4: /* a packed pair, unpacked below */
+                case PLX_DTYPE_UINT4: ((uint8_t *)data)[i] = (uint8_t)v; break;
                 case PLX_DTYPE_UINT8: data[i] = (uint8_t)v; break;
                 case PLX_DTYPE_BOOL: data[i] = v != 0; break;
                 default: break;
                 }
             }
+        }
+    }
+    if (!st && packed4) {
+        /* from the last element down: element i's byte i / 2 <= i is read
+         * before anything overwrites it */
+        for (size_t i = count; i-- > 0;) {
+            unsigned nib = (i & 1u) ? data[i / 2] >> 4 : data[i / 2] & 0x0fu;
+            data[i] = (unsigned char)(dt == PLX_DTYPE_INT4 && nib >= 8 ? nib | 0xf0u : nib);
         }
     }
     if (!st && dt == PLX_DTYPE_BOOL) {

@@ -257,7 +257,9 @@ int64_t onnxi_const_i64(const onnxi_value *v, size_t i) {
     case PLX_DTYPE_INT64: return ((const int64_t *)d)[i];
     case PLX_DTYPE_INT32: return ((const int32_t *)d)[i];
     case PLX_DTYPE_INT16: return ((const int16_t *)d)[i];
-    case PLX_DTYPE_INT8: return ((const int8_t *)d)[i];
+    case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: return ((const int8_t *)d)[i];
+    case PLX_DTYPE_UINT4: return ((const uint8_t *)d)[i];
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL: return ((const uint8_t *)d)[i];
     case PLX_DTYPE_UINT16: return ((const uint16_t *)d)[i];
@@ -271,6 +273,10 @@ int64_t onnxi_const_i64(const onnxi_value *v, size_t i) {
     case PLX_DTYPE_FLOAT16:
     case PLX_DTYPE_BFLOAT16:
     case PLX_DTYPE_FLOAT64:
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
         /* truncated, saturated, NaN 0: C leaves the plain conversion
          * undefined out of range */
         return plx_dtype_int_from_double(onnxi_const_f64(v, i), PLX_DTYPE_INT64);
@@ -287,6 +293,11 @@ double onnxi_const_f64(const onnxi_value *v, size_t i) {
     case PLX_DTYPE_BFLOAT16: return plx_bfloat16_to_float32(((const uint16_t *)d)[i]);
     case PLX_DTYPE_FLOAT64: return ((const double *)d)[i];
     case PLX_DTYPE_UINT64: return (double)((const uint64_t *)d)[i];
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+        return plx_float8_to_float32(((const uint8_t *)d)[i], v->info.dtype);
     default: return (double)onnxi_const_i64(v, i);
     }
 }

@@ -803,9 +803,11 @@ static float half_to_float(uint16_t h) {
     return f;
 }
 
+/* The float8 types compare as floats too (their values exactly, NaN
+ * matching NaN, whatever its encoding). */
 static bool is_float_dtype(plx_dtype d) {
     return d == PLX_DTYPE_FLOAT32 || d == PLX_DTYPE_FLOAT16 || d == PLX_DTYPE_BFLOAT16 ||
-           d == PLX_DTYPE_FLOAT64;
+           d == PLX_DTYPE_FLOAT64 || plx_dtype_is_float8(d);
 }
 
 static double float_at(plx_dtype d, const void *data, size_t i) {
@@ -834,6 +836,11 @@ static double float_at(plx_dtype d, const void *data, size_t i) {
         memcpy(&v, p + i * 8, 8);
         return v;
     }
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+        return plx_float8_to_float32(p[i], d);
     default:
         return 0;
     }
@@ -843,8 +850,10 @@ static int64_t int_at(plx_dtype d, const void *data, size_t i) {
     const unsigned char *p = data;
     switch (d) {
     case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: /* one element per byte, sign-extended */
         return (int8_t)p[i];
     case PLX_DTYPE_UINT8:
+    case PLX_DTYPE_UINT4:
     case PLX_DTYPE_BOOL:
         return p[i];
     case PLX_DTYPE_INT16: {

@@ -1646,4 +1646,19 @@ Test(ocl_ops, abi13_dtypes) {
     t = tc_new("relu_f64", PLX_OP_ACTIVATION, &ad, 1);
     add_input(&t, PLX_DTYPE_FLOAT64, DIMS(4));
     refused_inferred(&t, "gpu_opencl: activation needs float32, got float64");
+    /* the float8 types: no cast to or from them, no quantize */
+    plx_cast_desc c3 = PLX_CAST_DESC_INIT(PLX_DTYPE_FLOAT8E4M3FN);
+    t = tc_new("cast_f32_f8", PLX_OP_CAST, &c3, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: cast from float32 to float8e4m3fn is not implemented");
+    plx_quantize_desc qd = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT8E5M2);
+    t = tc_new("quantize_f8", PLX_OP_QUANTIZE, &qd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    add_input(&t, PLX_DTYPE_FLOAT32, 0, NULL);
+    refused_inferred(&t, "gpu_opencl");
+    /* int4 and uint4 likewise */
+    plx_cast_desc c4 = PLX_CAST_DESC_INIT(PLX_DTYPE_INT4);
+    t = tc_new("cast_f32_i4", PLX_OP_CAST, &c4, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4));
+    refused_inferred(&t, "gpu_opencl: cast from float32 to int4 is not implemented");
 }

@@ -2194,3 +2194,224 @@ Test(quantize, sixteen_bits) {
     cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tuy, &ts, &tuz, &tx, uq, &s, &uz, y), "%s", g_err);
     cr_assert(eq(flt, y[3], -15000.0f));
 }
+
+/* ---- float8 (ABI 1.3) ----------------------------------------------------- */
+
+static bool cast_run_sat(plx_dtype from, plx_dtype to, bool saturate, size_t n, const void *x,
+                         void *y) {
+    plx_cast_desc d = PLX_CAST_DESC_INIT(to);
+    d.saturate = saturate;
+    plx_tensor_info in = info(from, (const int64_t[]){(int64_t)n}, 1);
+    plx_tensor_info out = info(to, (const int64_t[]){(int64_t)n}, 1);
+    plx_layer_view l = layer_of(PLX_OP_CAST, &d, &in, 1, &out, 1);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    return run_layer(plxk_run_cast, &l, ins, outs);
+}
+
+Test(cast, to_float8_saturate_or_not) {
+    /* e4m3fn: 1 = 0x38, 1.0625 ties to 1 (even), 1.0625 + a bit rounds up
+     * to 1.125 = 0x39; 448 = 0x7e its largest; 500 and inf saturate to it
+     * or give NaN (0x7f); -0 stays -0 (0x80); 2^-9 the smallest subnormal */
+    float x[] = {1.0f, 1.0625f, 1.0626f, 448.0f, 500.0f, INFINITY, -500.0f, -0.0f, 0x1p-9f, NAN};
+    uint8_t y[10];
+    cr_assert(cast_run_sat(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT8E4M3FN, true, 10, x, y), "%s", g_err);
+    uint8_t ws[] = {0x38, 0x38, 0x39, 0x7e, 0x7e, 0x7e, 0xfe, 0x80, 0x01, 0x7f};
+    for (int i = 0; i < 10; i++) cr_assert(eq(u8, y[i], ws[i]), "saturating, i %d", i);
+    cr_assert(cast_run_sat(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT8E4M3FN, false, 10, x, y), "%s", g_err);
+    uint8_t wn[] = {0x38, 0x38, 0x39, 0x7e, 0x7f, 0x7f, 0xff, 0x80, 0x01, 0x7f};
+    for (int i = 0; i < 10; i++) cr_assert(eq(u8, y[i], wn[i]), "not saturating, i %d", i);
+    /* e5m2 has infinities: 1e5 gives inf (0x7c) unless saturating (57344,
+     * 0x7b); e5m2fnuz has no -0 (0x00) and one NaN (0x80) */
+    float x2[] = {1e5f, -1e5f, -0.0f, NAN};
+    cr_assert(cast_run_sat(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT8E5M2, false, 4, x2, y), "%s", g_err);
+    cr_assert(eq(u8, y[0], 0x7c));
+    cr_assert(eq(u8, y[1], 0xfc));
+    cr_assert(cast_run_sat(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT8E5M2, true, 4, x2, y), "%s", g_err);
+    cr_assert(eq(u8, y[0], 0x7b));
+    cr_assert(eq(u8, y[1], 0xfb));
+    cr_assert(cast_run_sat(PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT8E5M2FNUZ, false, 4, x2, y), "%s", g_err);
+    uint8_t wz[] = {0x80, 0x80, 0x00, 0x80};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], wz[i]), "e5m2fnuz, i %d", i);
+}
+
+Test(cast, float8_to_every_type_against_the_decoded_value) {
+    static const plx_dtype f8[] = {PLX_DTYPE_FLOAT8E4M3FN, PLX_DTYPE_FLOAT8E4M3FNUZ,
+                                   PLX_DTYPE_FLOAT8E5M2, PLX_DTYPE_FLOAT8E5M2FNUZ};
+    uint8_t x[256];
+    for (int b = 0; b < 256; b++) x[b] = (uint8_t)b;
+    for (int t = 0; t < 4; t++) {
+        float y32[256];
+        uint16_t y16[256];
+        double y64[256];
+        int32_t yi[256];
+        uint8_t yb[256], y8[256];
+        cr_assert(cast_run(f8[t], PLX_DTYPE_FLOAT32, 256, x, y32), "%s", g_err);
+        cr_assert(cast_run(f8[t], PLX_DTYPE_FLOAT16, 256, x, y16), "%s", g_err);
+        cr_assert(cast_run(f8[t], PLX_DTYPE_FLOAT64, 256, x, y64), "%s", g_err);
+        cr_assert(cast_run(f8[t], PLX_DTYPE_INT32, 256, x, yi), "%s", g_err);
+        cr_assert(cast_run(f8[t], PLX_DTYPE_BOOL, 256, x, yb), "%s", g_err);
+        for (int b = 0; b < 256; b++) {
+            float v = plx_float8_to_float32((uint8_t)b, f8[t]);
+            if (isnan(v)) {
+                cr_assert(isnan(y32[b]) && isnan(plx_float16_to_float32(y16[b])) && isnan(y64[b]));
+                continue;
+            }
+            cr_assert(eq(flt, y32[b], v), "%s 0x%02x", plx_dtype_name(f8[t]), b);
+            cr_assert(eq(flt, plx_float16_to_float32(y16[b]), v), "to float16 exactly");
+            cr_assert(eq(dbl, y64[b], (double)v));
+            cr_assert(eq(i32, yi[b], (int32_t)plx_dtype_int_from_double(v, PLX_DTYPE_INT32)));
+            cr_assert(eq(u8, yb[b], v != 0));
+        }
+        /* to the other float8 types: the value re-encoded, saturating */
+        for (int u = 0; u < 4; u++) {
+            if (u == t) continue;
+            cr_assert(cast_run(f8[t], f8[u], 256, x, y8), "%s", g_err);
+            for (int b = 0; b < 256; b++) {
+                float v = plx_float8_to_float32((uint8_t)b, f8[t]);
+                uint8_t want = plx_float32_to_float8(v, f8[u], true);
+                cr_assert(eq(u8, y8[b], want), "%s 0x%02x to %s", plx_dtype_name(f8[t]), b,
+                          plx_dtype_name(f8[u]));
+            }
+        }
+    }
+    /* integers to float8: 17 is a tie in e4m3fn (16 and 18): even -> 16 */
+    int64_t iv[] = {17, 19, -3, 1000, 0};
+    uint8_t y[5];
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_FLOAT8E4M3FN, 5, iv, y), "%s", g_err);
+    uint8_t w[] = {0x58, 0x5a, 0xc4, 0x7e, 0x00};
+    for (int i = 0; i < 5; i++) cr_assert(eq(u8, y[i], w[i]), "i %d", i);
+}
+
+Test(quantize, float8) {
+    /* y = x / scale as e4m3fn (zero point 0): 3/2 = 1.5 (0x3c); 1000/2 = 500
+     * saturates to 448 (0x7e) or, with saturate false, is NaN (0x7f) */
+    float x[] = {3.0f, 1000.0f, -1.0f, 0.0f};
+    float s = 2.0f;
+    uint8_t zp = 0, y[4];
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(4)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info tz = info(PLX_DTYPE_FLOAT8E4M3FN, SHAPE(1));
+    plx_tensor_info ty = info(PLX_DTYPE_FLOAT8E4M3FN, SHAPE(4));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty, x, &s, &zp, y),
+              "%s", g_err);
+    uint8_t w[] = {0x3c, 0x7e, 0xb0, 0x00};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], w[i]), "i %d", i);
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT8E4M3FN);
+    d.saturate = false;
+    plx_tensor_info ins_i[2] = {tx, ts};
+    plx_layer_view l = layer_of(PLX_OP_QUANTIZE, &d, ins_i, 2, &ty, 1);
+    const void *ins[] = {x, &s};
+    void *outs[] = {y};
+    cr_assert(run_layer(plxk_run_quantize, &l, ins, outs), "%s", g_err);
+    cr_assert(eq(u8, y[1], 0x7f), "not saturating: NaN");
+    /* e5m2fnuz per axis: scales 1 and 4 */
+    float x2[] = {1.0f, 8.0f, -2.0f, 1e9f};
+    float s2[] = {1.0f, 4.0f};
+    plx_tensor_info tx2 = info(PLX_DTYPE_FLOAT32, SHAPE(2, 2)), ts2 = info(PLX_DTYPE_FLOAT32, SHAPE(2));
+    plx_tensor_info ty2 = info(PLX_DTYPE_FLOAT8E5M2FNUZ, SHAPE(2, 2));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx2, &ts2, NULL, &ty2, x2, s2, NULL,
+                        y), "%s", g_err);
+    /* 1, 2, -2, max (57344 = 0x7f) */
+    uint8_t w2[] = {plx_float32_to_float8(1.0f, PLX_DTYPE_FLOAT8E5M2FNUZ, true),
+                    plx_float32_to_float8(2.0f, PLX_DTYPE_FLOAT8E5M2FNUZ, true),
+                    plx_float32_to_float8(-2.0f, PLX_DTYPE_FLOAT8E5M2FNUZ, true), 0x7f};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, y[i], w2[i]), "per axis, i %d", i);
+    cr_assert(eq(u8, w2[0], 0x40), "1 in e5m2fnuz: exponent 16, mantissa 0");
+}
+
+Test(dequantize, float8_to_float32_and_float16) {
+    /* e4m3fn 0x3c = 1.5, 0xb0 = -0.5, 0x7e = 448, 0x7f NaN; zero point 0x38 = 1 */
+    uint8_t q[] = {0x3c, 0xb0, 0x7e, 0x7f};
+    uint8_t zp = 0x38;
+    float s = 2.0f, y[4];
+    plx_tensor_info tq = info(PLX_DTYPE_FLOAT8E4M3FN, SHAPE(4)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info tz = info(PLX_DTYPE_FLOAT8E4M3FN, SCALAR), ty = info(PLX_DTYPE_FLOAT32, SHAPE(4));
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tq, &ts, &tz, &ty, q, &s, &zp, y),
+              "%s", g_err);
+    cr_assert(eq(flt, y[0], 1.0f));
+    cr_assert(eq(flt, y[1], -3.0f));
+    cr_assert(eq(flt, y[2], 894.0f));
+    cr_assert(isnan(y[3]));
+    /* a float16 scale makes float16 */
+    uint16_t s16 = plx_float32_to_float16(0.5f), y16[4];
+    plx_tensor_info ts16 = info(PLX_DTYPE_FLOAT16, SCALAR), ty16 = info(PLX_DTYPE_FLOAT16, SHAPE(4));
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tq, &ts16, NULL, &ty16, q, &s16,
+                        NULL, y16), "%s", g_err);
+    cr_assert(eq(flt, plx_float16_to_float32(y16[0]), 0.75f));
+    cr_assert(eq(flt, plx_float16_to_float32(y16[2]), 224.0f));
+    /* the scale's dtype must be the output's */
+    cr_assert(not(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &tq, &ts16, NULL, &ty, q,
+                            &s16, NULL, y)));
+}
+
+/* ---- int4 and uint4 (ABI 1.3: one element per byte) ----------------------- */
+
+Test(cast, int4_and_uint4) {
+    /* to them: clamped, then rounded half to even (ONNX Cast); NaN gives 0 */
+    float x[] = {-9.0f, -8.5f, -7.5f, -0.5f, 0.5f, 1.5f, 2.5f, 7.4f, 7.6f, 100.0f, NAN};
+    int8_t y4[16];
+    uint8_t yu[16];
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_INT4, 11, x, y4), "%s", g_err);
+    const int8_t w4[] = {-8, -8, -8, 0, 0, 2, 2, 7, 7, 7, 0};
+    for (int i = 0; i < 11; i++) cr_assert(eq(i8, y4[i], w4[i]), "int4, i %d", i);
+    cr_assert(cast_run(PLX_DTYPE_FLOAT32, PLX_DTYPE_UINT4, 11, x, yu), "%s", g_err);
+    const uint8_t wu[] = {0, 0, 0, 0, 0, 2, 2, 7, 8, 15, 0};
+    for (int i = 0; i < 11; i++) cr_assert(eq(u8, yu[i], wu[i]), "uint4, i %d", i);
+    int64_t iv[] = {20, -20, 5, -3};
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_INT4, 4, iv, y4), "%s", g_err);
+    const int8_t wi[] = {7, -8, 5, -3};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i8, y4[i], wi[i]), "from int64, i %d", i);
+    /* from them: every value exactly */
+    int8_t all4[16];
+    uint8_t allu[16];
+    for (int i = 0; i < 16; i++) {
+        all4[i] = (int8_t)(i - 8);
+        allu[i] = (uint8_t)i;
+    }
+    float f[16];
+    uint16_t h[16];
+    int8_t i8v[16];
+    int32_t i32v[16];
+    cr_assert(cast_run(PLX_DTYPE_INT4, PLX_DTYPE_FLOAT32, 16, all4, f), "%s", g_err);
+    cr_assert(cast_run(PLX_DTYPE_INT4, PLX_DTYPE_INT8, 16, all4, i8v), "%s", g_err);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, f[i], (float)(i - 8)));
+        cr_assert(eq(i8, i8v[i], (int8_t)(i - 8)));
+    }
+    cr_assert(cast_run(PLX_DTYPE_UINT4, PLX_DTYPE_FLOAT16, 16, allu, h), "%s", g_err);
+    cr_assert(cast_run(PLX_DTYPE_UINT4, PLX_DTYPE_INT32, 16, allu, i32v), "%s", g_err);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, plx_float16_to_float32(h[i]), (float)i));
+        cr_assert(eq(i32, i32v[i], i));
+    }
+    /* int4 to uint4: negative values clamp to 0 */
+    cr_assert(cast_run(PLX_DTYPE_INT4, PLX_DTYPE_UINT4, 16, all4, yu), "%s", g_err);
+    for (int i = 0; i < 16; i++) cr_assert(eq(u8, yu[i], i < 8 ? 0 : i - 8), "i %d", i);
+}
+
+Test(quantize, int4_and_uint4) {
+    /* x / 2 rounded half to even, + zero point 1, clamped to -8..7:
+     * 3 -> 1.5 -> 2 -> 3; 100 -> 7; -100 -> -8; -5 -> -2.5 -> -2 -> -1 */
+    float x[] = {3.0f, 100.0f, -100.0f, -5.0f};
+    float s = 2.0f;
+    int8_t zp = 1, y[4];
+    plx_tensor_info tx = info(PLX_DTYPE_FLOAT32, SHAPE(4)), ts = info(PLX_DTYPE_FLOAT32, SCALAR);
+    plx_tensor_info tz = info(PLX_DTYPE_INT4, SCALAR), ty = info(PLX_DTYPE_INT4, SHAPE(4));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, &tz, &ty, x, &s, &zp, y),
+              "%s", g_err);
+    const int8_t w[] = {3, 7, -8, -1};
+    for (int i = 0; i < 4; i++) cr_assert(eq(i8, y[i], w[i]), "i %d", i);
+    float back[4];
+    plx_tensor_info tf = info(PLX_DTYPE_FLOAT32, SHAPE(4));
+    cr_assert(quant_run(plxk_run_dequantize, PLX_OP_DEQUANTIZE, 1, &ty, &ts, &tz, &tf, y, &s, &zp,
+                        back), "%s", g_err);
+    const float wb[] = {4.0f, 12.0f, -18.0f, -4.0f};
+    for (int i = 0; i < 4; i++) cr_assert(eq(flt, back[i], wb[i]), "i %d", i);
+    /* uint4 without a zero point: 0..15 */
+    uint8_t yu[4];
+    plx_tensor_info tyu = info(PLX_DTYPE_UINT4, SHAPE(4));
+    cr_assert(quant_run(plxk_run_quantize, PLX_OP_QUANTIZE, 1, &tx, &ts, NULL, &tyu, x, &s, NULL,
+                        yu), "%s", g_err);
+    const uint8_t wu[] = {2, 15, 0, 0};
+    for (int i = 0; i < 4; i++) cr_assert(eq(u8, yu[i], wu[i]), "uint4, i %d", i);
+}

@@ -566,12 +566,18 @@ typedef struct plx_shape_desc {
 #define PLX_SHAPE_DESC_INIT {sizeof(plx_shape_desc), {0}, 0}
 
 /* Float to integer truncates toward zero (saturation is not defined by
- * ONNX and not relied on); anything to bool is x != 0. */
+ * ONNX and not relied on); anything to bool is x != 0. To a float8 type
+ * (ABI 1.3) rounds to nearest even; `saturate` (appended in 1.3, at the
+ * 1.2 `sizeof`; default true, ONNX Cast's saturate) decides what lies
+ * beyond the type's largest finite value: true gives that value with the
+ * sign, false infinity (float8e5m2) or NaN (the others), as
+ * plx_float32_to_float8 (tensor.h). It applies only to float8 targets. */
 typedef struct plx_cast_desc {
     uint32_t struct_size;
     plx_dtype to;
+    bool saturate;
 } plx_cast_desc;
-#define PLX_CAST_DESC_INIT(to_) {sizeof(plx_cast_desc), (to_)}
+#define PLX_CAST_DESC_INIT(to_) {sizeof(plx_cast_desc), (to_), true}
 
 /* How resize interpolates. The antialiased modes (ONNX's antialias = 1)
  * are values of their own rather than a flag, so that a backend that
@@ -685,13 +691,18 @@ typedef struct plx_depth_space_desc {
  * (scalar scale) or per axis (1-D scale along `axis`):
  * quantize: y = saturate(round_half_even(x / scale) + zero_point);
  * dequantize: y = (x - zero_point) * scale. Quantize's output dtype is the
- * zero point's (uint8 when absent); `output_dtype` must agree. */
+ * zero point's (uint8 when absent); `output_dtype` must agree.
+ * ABI 1.3: the quantized dtype may be a float8 type. Quantize then makes
+ * x / scale + zero_point (the zero point decoded, ONNX requires it 0) as
+ * cast to that type with `saturate` (appended in 1.3, at the 1.2 `sizeof`;
+ * default true) would; `saturate` applies to float8 outputs only. */
 typedef struct plx_quantize_desc {
     uint32_t struct_size;
     int32_t axis; /* default 1 */
-    plx_dtype output_dtype; /* quantize: uint8, int8 or (ABI 1.3) uint16, int16; dequantize: the scale's */
+    plx_dtype output_dtype; /* quantize: uint8, int8 or (ABI 1.3) uint16, int16 or a float8 type; dequantize: the scale's */
+    bool saturate;
 } plx_quantize_desc;
-#define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_)}
+#define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_), true}
 
 /* Quantized layers (ABI 1.3). conv, matmul and gemm also run on quantized
  * tensors, with the quantization on the tensor infos (tensor.h):

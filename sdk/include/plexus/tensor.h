@@ -30,10 +30,20 @@ typedef enum plx_dtype {
     PLX_DTYPE_FLOAT64 = 10, /* IEEE binary64 */
     PLX_DTYPE_UINT16 = 11,
     PLX_DTYPE_UINT32 = 12,
-    PLX_DTYPE_UINT64 = 13
+    PLX_DTYPE_UINT64 = 13,
+    /* ABI 1.3: 8-bit floats (one byte each, the ONNX types of the same
+     * names; plx_float8_to_float32 gives their values) */
+    PLX_DTYPE_FLOAT8E4M3FN = 14,   /* bias 7, no infinities, NaN 0x7f/0xff */
+    PLX_DTYPE_FLOAT8E4M3FNUZ = 15, /* bias 8, no infinities or -0, NaN 0x80 */
+    PLX_DTYPE_FLOAT8E5M2 = 16,     /* bias 15, IEEE-like: infinities and NaNs */
+    PLX_DTYPE_FLOAT8E5M2FNUZ = 17, /* bias 16, no infinities or -0, NaN 0x80 */
+    /* ABI 1.3: 4-bit integers, one element per byte (not packed two to a
+     * byte as ONNX stores them): int4 sign-extended (-8..7), uint4 0..15 */
+    PLX_DTYPE_INT4 = 18,
+    PLX_DTYPE_UINT4 = 19
 } plx_dtype;
 
-#define PLX_DTYPE_COUNT 14
+#define PLX_DTYPE_COUNT 20
 
 /* Bytes per element; 0 for PLX_DTYPE_INVALID or an unknown value. */
 static inline size_t plx_dtype_size(plx_dtype dtype) {
@@ -50,6 +60,12 @@ static inline size_t plx_dtype_size(plx_dtype dtype) {
     case PLX_DTYPE_INT8:
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL:
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+    case PLX_DTYPE_INT4:
+    case PLX_DTYPE_UINT4:
         return 1;
     case PLX_DTYPE_INT64:
     case PLX_DTYPE_FLOAT64:
@@ -77,6 +93,12 @@ static inline const char *plx_dtype_name(plx_dtype dtype) {
     case PLX_DTYPE_UINT16: return "uint16";
     case PLX_DTYPE_UINT32: return "uint32";
     case PLX_DTYPE_UINT64: return "uint64";
+    case PLX_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+    case PLX_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+    case PLX_DTYPE_FLOAT8E5M2: return "float8e5m2";
+    case PLX_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case PLX_DTYPE_INT4: return "int4";
+    case PLX_DTYPE_UINT4: return "uint4";
     case PLX_DTYPE_INVALID: break;
     }
     return "invalid";
@@ -365,12 +387,142 @@ static inline uint16_t plx_float64_to_bfloat16(double v) {
     return plx_float32_to_bfloat16(plx_float64_to_float32_odd(v));
 }
 
+/* True for the four 8-bit float dtypes. */
+static inline bool plx_dtype_is_float8(plx_dtype dtype) {
+    return dtype == PLX_DTYPE_FLOAT8E4M3FN || dtype == PLX_DTYPE_FLOAT8E4M3FNUZ ||
+           dtype == PLX_DTYPE_FLOAT8E5M2 || dtype == PLX_DTYPE_FLOAT8E5M2FNUZ;
+}
+
+/* A float8 of `dtype` (one of the four above) as float32: exact. The NaN
+ * encodings give a quiet NaN with the byte's sign (FNUZ: positive), E5M2's
+ * infinities infinity. Any other dtype gives NaN. */
+static inline float plx_float8_to_float32(uint8_t b, plx_dtype dtype) {
+    uint32_t man_bits, bias;
+    bool fnuz = dtype == PLX_DTYPE_FLOAT8E4M3FNUZ || dtype == PLX_DTYPE_FLOAT8E5M2FNUZ;
+    switch (dtype) {
+    case PLX_DTYPE_FLOAT8E4M3FN: man_bits = 3; bias = 7; break;
+    case PLX_DTYPE_FLOAT8E4M3FNUZ: man_bits = 3; bias = 8; break;
+    case PLX_DTYPE_FLOAT8E5M2: man_bits = 2; bias = 15; break;
+    case PLX_DTYPE_FLOAT8E5M2FNUZ: man_bits = 2; bias = 16; break;
+    default: {
+        uint32_t nan = 0x7fc00000u;
+        float f;
+        memcpy(&f, &nan, sizeof f);
+        return f;
+    }
+    }
+    uint32_t sign = (uint32_t)(b & 0x80u) << 24;
+    uint32_t exp = (b & 0x7fu) >> man_bits;
+    uint32_t man = b & ((1u << man_bits) - 1u);
+    uint32_t exp_max = (1u << (7u - man_bits)) - 1u; /* 15 or 31 */
+    uint32_t bits;
+    if (fnuz && b == 0x80u) {
+        bits = 0x7fc00000u; /* the only NaN */
+    } else if (dtype == PLX_DTYPE_FLOAT8E4M3FN && (b & 0x7fu) == 0x7fu) {
+        bits = sign | 0x7fc00000u;
+    } else if (dtype == PLX_DTYPE_FLOAT8E5M2 && exp == exp_max) {
+        bits = sign | (man ? 0x7fc00000u : 0x7f800000u);
+    } else if (exp == 0) {
+        /* zero or subnormal: man * 2^(1 - bias - man_bits), exact */
+        float v = (float)man;
+        for (uint32_t k = 0; k < bias - 1u + man_bits; k++) {
+            v *= 0.5f;
+        }
+        return sign ? -v : v;
+    } else {
+        bits = sign | ((exp + 127u - bias) << 23) | (man << (23u - man_bits));
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* A float32 as a float8 of `dtype` (one of the four above; any other gives
+ * 0): rounded to nearest, ties to even. A NaN gives NaN (0x7f with the
+ * sign for E4M3FN and E5M2, 0x80 for the FNUZ types). With `saturate`,
+ * values beyond the largest finite value and the infinities give that
+ * value with their sign (E4M3FN 448, E4M3FNUZ 240, E5M2 57344, E5M2FNUZ
+ * 57344); without, what rounds beyond it gives infinity for E5M2 and NaN
+ * for the others. The FNUZ types have no -0: a negative value that rounds
+ * to zero gives +0. As ONNX Cast (opset 19) defines the conversion. */
+static inline uint8_t plx_float32_to_float8(float f, plx_dtype dtype, bool saturate) {
+    uint32_t man_bits, bias, max_code; /* max_code: the largest finite, no sign */
+    bool fnuz = false;
+    switch (dtype) {
+    case PLX_DTYPE_FLOAT8E4M3FN: man_bits = 3; bias = 7; max_code = 0x7e; break;
+    case PLX_DTYPE_FLOAT8E4M3FNUZ: man_bits = 3; bias = 8; max_code = 0x7f; fnuz = true; break;
+    case PLX_DTYPE_FLOAT8E5M2: man_bits = 2; bias = 15; max_code = 0x7b; break;
+    case PLX_DTYPE_FLOAT8E5M2FNUZ: man_bits = 2; bias = 16; max_code = 0x7f; fnuz = true; break;
+    default: return 0;
+    }
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint8_t sign = (uint8_t)((u >> 24) & 0x80u);
+    uint32_t abs = u & 0x7fffffffu;
+    uint8_t nan = fnuz ? 0x80u : (uint8_t)(sign | 0x7fu);
+    uint8_t overflow = saturate ? (uint8_t)(sign | max_code)
+                       : dtype == PLX_DTYPE_FLOAT8E5M2 ? (uint8_t)(sign | 0x7cu) : nan;
+    if (abs > 0x7f800000u) {
+        return nan;
+    }
+    if (abs == 0x7f800000u) {
+        return overflow;
+    }
+    if (abs < 0x00800000u) {
+        return fnuz ? 0 : sign; /* zero, or a float32 subnormal: far below any float8 */
+    }
+    /* abs = 1.m * 2^E. Round it to the float8 grid at its binade: ulp
+     * 2^(E - man_bits) for a normal float8, 2^(emin - man_bits) below the
+     * smallest normal 2^emin. */
+    int32_t E = (int32_t)(abs >> 23) - 127;
+    int32_t emin = 1 - (int32_t)bias;
+    uint32_t m = (abs & 0x7fffffu) | 0x800000u;
+    int32_t sh = 23 - (int32_t)man_bits + (E < emin ? emin - E : 0);
+    uint32_t q;
+    if (sh >= 25) {
+        q = 0; /* below half the smallest subnormal (m < 2^24) */
+    } else {
+        q = m >> sh;
+        uint32_t rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1);
+        if (rem > half || (rem == half && (q & 1u))) {
+            q++;
+        }
+    }
+    /* Codes count up the grid: subnormal codes are q itself; a normal one
+     * is ((E - emin) << man_bits) + q, with q in [2^man_bits,
+     * 2^(man_bits+1)] (a round up to 2^(man_bits+1) carries into the next
+     * binade by the same sum). */
+    uint32_t code;
+    if (E < emin) {
+        code = q;
+    } else if (E - emin > 40) {
+        code = 0xffffu; /* far beyond any float8 */
+    } else {
+        code = ((uint32_t)(E - emin) << man_bits) + q;
+    }
+    if (code > max_code) {
+        return overflow;
+    }
+    if (code == 0 && fnuz) {
+        return 0;
+    }
+    return (uint8_t)(sign | code);
+}
+
+/* A float64 as a float8 of `dtype`, correctly rounded as
+ * plx_float32_to_float8 rounds a float32. */
+static inline uint8_t plx_float64_to_float8(double v, plx_dtype dtype, bool saturate) {
+    return plx_float32_to_float8(plx_float64_to_float32_odd(v), dtype, saturate);
+}
+
 /* v as a value of an integer dtype, as cast converts a float: truncated
  * toward zero, NaN gives 0, values outside the dtype's range (infinities
  * included) saturate to its minimum or maximum; for PLX_DTYPE_BOOL, v != 0
  * (so NaN gives 1, as numpy). For PLX_DTYPE_UINT64, whose values from 2^63
  * an int64_t cannot hold, the result is the uint64 value's bits (convert
- * it to uint64_t to read it). Any other dtype is taken as int64. C leaves
+ * it to uint64_t to read it). int4 and uint4 saturate to -8..7 and 0..15
+ * like the others (ONNX Cast rounds instead: plx_int4_from_double). Any
+ * other dtype is taken as int64. C leaves
  * out-of-range conversions undefined, so v is clamped before it is
  * converted. */
 static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
@@ -406,13 +558,35 @@ static inline int64_t plx_dtype_int_from_double(double v, plx_dtype dtype) {
     case PLX_DTYPE_UINT16: return i < 0 ? 0 : i > UINT16_MAX ? UINT16_MAX : i;
     case PLX_DTYPE_INT32: return i < INT32_MIN ? INT32_MIN : i > INT32_MAX ? INT32_MAX : i;
     case PLX_DTYPE_UINT32: return i < 0 ? 0 : i > (int64_t)UINT32_MAX ? (int64_t)UINT32_MAX : i;
+    case PLX_DTYPE_INT4: return i < -8 ? -8 : i > 7 ? 7 : i;
+    case PLX_DTYPE_UINT4: return i < 0 ? 0 : i > 15 ? 15 : i;
     default: return i;
     }
+}
+
+/* v as ONNX Cast converts a number to int4 or uint4 (`dtype` one of
+ * them): clamped to -8..7 or 0..15, then rounded to nearest, ties to even;
+ * NaN gives 0. */
+static inline int64_t plx_int4_from_double(double v, plx_dtype dtype) {
+    double lo = dtype == PLX_DTYPE_INT4 ? -8.0 : 0.0, hi = dtype == PLX_DTYPE_INT4 ? 7.0 : 15.0;
+    if (v != v) {
+        return 0;
+    }
+    v = v < lo ? lo : v > hi ? hi : v;
+    int64_t i = (int64_t)v; /* toward zero */
+    double f = v - (double)i;
+    if (f > 0.5 || (f == 0.5 && (i & 1))) {
+        i++;
+    } else if (f < -0.5 || (f == -0.5 && (i & 1))) {
+        i--;
+    }
+    return i;
 }
 
 /* v as one element of `dtype`, in the dtype's bytes (native byte order)
  * at the start of out: float64 v; float32 (float)v; float16 and bfloat16
  * correctly rounded (plx_float64_to_float16 / plx_float64_to_bfloat16);
+ * the float8 types correctly rounded and saturating (plx_float64_to_float8);
  * integer dtypes and bool as plx_dtype_int_from_double. The rest of out is
  * zeroed.
  * Returns the element size, or 0 (out all zero) for an invalid dtype. */
@@ -435,11 +609,13 @@ static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint
         memcpy(out, &h, 2);
         return 2;
     }
-    case PLX_DTYPE_INT8: {
+    case PLX_DTYPE_INT8:
+    case PLX_DTYPE_INT4: {
         int8_t w = (int8_t)i;
         memcpy(out, &w, 1);
         return 1;
     }
+    case PLX_DTYPE_UINT4:
     case PLX_DTYPE_UINT8:
     case PLX_DTYPE_BOOL: {
         uint8_t w = (uint8_t)i;
@@ -470,6 +646,12 @@ static inline size_t plx_dtype_bytes_from_double(double v, plx_dtype dtype, uint
     case PLX_DTYPE_UINT64: /* the bits, plx_dtype_int_from_double */
         memcpy(out, &i, 8);
         return 8;
+    case PLX_DTYPE_FLOAT8E4M3FN:
+    case PLX_DTYPE_FLOAT8E4M3FNUZ:
+    case PLX_DTYPE_FLOAT8E5M2:
+    case PLX_DTYPE_FLOAT8E5M2FNUZ:
+        out[0] = plx_float64_to_float8(v, dtype, true);
+        return 1;
     case PLX_DTYPE_INVALID:
         break;
     }

@@ -478,8 +478,9 @@ static bool const_input(const plx_layer_view *v, unsigned slot) {
  * post-op joins. */
 static bool conv_shape(const plx_subgraph_view *g, uint32_t a, bool depthwise) {
     const plx_layer_view *v = &g->layers[a].view;
-    if (v->op != PLX_OP_CONV || v->inputs[0].rank != 4 || !const_input(v, 1)) {
-        return false;
+    if (v->op != PLX_OP_CONV || v->inputs[0].rank != 4 || !const_input(v, 1) ||
+        !odn_view_is_float(v)) {
+        return false; /* int8 convolutions take no post-ops */
     }
     const plx_conv_desc *d = v->desc;
     const plx_tensor_info *w = &v->inputs[1];
@@ -655,11 +656,25 @@ static uint32_t piece_input(graph_build *b, const plx_subgraph_view *g, plx_subg
     return k;
 }
 
-/* Whether graph_build_piece can carry layer `i`: float32 layers only (the
- * payload keeps no quantization, and int8 layers run alone). */
+/* An int8 product (onednn_int8.c) whose output is quantized per tensor
+ * (or int32): the payload keeps its output's scale and zero point (no
+ * pointers), and its weights' per-channel parameters come with the
+ * workload's inputs. */
+static bool int8_product(const plx_layer_view *v) {
+    plx_op op = v->op;
+    plx_dtype x = v->input_count ? v->inputs[0].dtype : PLX_DTYPE_FLOAT32;
+    return (op == PLX_OP_CONV || op == PLX_OP_MATMUL) && (x == PLX_DTYPE_INT8 || x == PLX_DTYPE_UINT8) &&
+           v->outputs[0].quant.kind != PLX_QUANT_PER_AXIS;
+}
+
+/* Whether graph_build_piece can carry layer `i`: float32 layers and the
+ * int8 products, so that a chain of int8 convolutions passes its
+ * activations in oneDNN's channels-last layout without a reorder to the
+ * plain one and back between each two. */
 static bool graph_carries(const plx_subgraph_view *g, uint32_t i) {
-    return graph_desc_size(g->layers[i].view.op) != SIZE_MAX &&
-           g->layers[i].view.output_count == 1 && odn_view_is_float(&g->layers[i].view);
+    const plx_layer_view *v = &g->layers[i].view;
+    return graph_desc_size(v->op) != SIZE_MAX && v->output_count == 1 &&
+           (odn_view_is_float(v) || int8_product(v));
 }
 
 /* Builds the payload of layers lo .. hi-1 of `g` (a convex piece that
@@ -739,8 +754,10 @@ static bool graph_build_piece(graph_build *b, const plx_subgraph_view *g, int le
             gl->has_desc = true;
         }
         gl->output = g->layers[group_tail(&gr)].view.outputs[0];
-        /* float32 only: no quantisation, and no host pointers in the payload */
-        memset(&gl->output.quant, 0, sizeof gl->output.quant);
+        /* no host pointers in the payload: per-tensor quantization only */
+        if (gl->output.quant.kind == PLX_QUANT_PER_AXIS) {
+            memset(&gl->output.quant, 0, sizeof gl->output.quant);
+        }
         if (group_tail(&gr) != i) {
             gl->op = PLX_OP_PRECOMPILED;
             group_fused(&gl->fused, g, &gr);

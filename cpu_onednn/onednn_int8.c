@@ -19,8 +19,9 @@
  * source and for the source's zero point (the weights reorder computes
  * them). Zero points that are tensors (conv_integer, matmul_integer) are
  * given at execution: a one-element reorder turns each into the s32 that
- * oneDNN reads as DNNL_ARG_ATTR_ZERO_POINTS. Int8 layers take no post-ops
- * and stay out of graphs (onednn_graph.c): each runs alone.
+ * oneDNN reads as DNNL_ARG_ATTR_ZERO_POINTS. Int8 layers take no post-ops;
+ * conv and matmul with a per-tensor quantized output join graphs
+ * (onednn_graph.c), so that consecutive ones keep oneDNN's layout.
  *
  * Rounding: cpu_ref computes round_half_even((float)acc * scale) + zy;
  * oneDNN adds zy in float before its one rounding (also to nearest even),

@@ -906,10 +906,21 @@ Test(cpu_onednn_int8, refused_without_vnni) {
     unsetenv("DNNL_MAX_CPU_ISA");
 }
 
-/* Two int8 convs in a row on cpu_onednn: they stay out of graphs (each
- * runs alone, as two layers), and the result is mostly cpu_ref's. */
-Test(cpu_onednn_int8, int8_layers_stay_out_of_graphs) {
+/* Two int8 convs in a row on cpu_onednn run as one graph (the activation
+ * between them stays in oneDNN's channels-last layout), with the bytes of
+ * graph=off (two layers, each reordering from and to the plain layout),
+ * and the result is mostly cpu_ref's. */
+Test(cpu_onednn_int8, int8_convs_in_a_row_run_as_one_graph) {
     plx_runtime *rt = runtime_with_vnni();
+    plx_runtime_options ro;
+    tu_options(&ro);
+    const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
+    ro.search_paths = paths;
+    ro.search_path_count = 2;
+    plx_backend_option off = {"cpu_onednn", "graph", "off"};
+    ro.backend_options = &off;
+    ro.backend_option_count = 1;
+    plx_runtime *rt_off = tu_create(&ro);
     conv_shape sh = shape(8, 8, 3, 1, 1, 1);
     product a = quantized_conv("a", sh, PLX_DTYPE_UINT8, 128, true, true, PLX_DTYPE_UINT8, 128,
                                61);
@@ -944,28 +955,36 @@ Test(cpu_onednn_int8, int8_layers_stay_out_of_graphs) {
     plx_status why = NULL;
     plx_optimized_network *on = optimize_alone(rt, n, "cpu_onednn", &why);
     cr_assert(zero(ptr, why), "%s", plx_status_get_message(why));
-    size_t convs = 0;
+    size_t convs = 0, graphs = 0;
     for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
         const plx_layer_assignment *l = plx_optimized_network_layer(on, i);
-        cr_assert(not(eq(int, l->op, PLX_OP_PRECOMPILED)), "'%s' was merged: %s",
-                  l->layer_name, plx_optimized_network_summary(on));
         convs += l->op == PLX_OP_CONV;
+        graphs += l->op == PLX_OP_PRECOMPILED;
     }
-    cr_assert(eq(sz, convs, 2));
+    cr_assert(eq(sz, convs, 0), "%s", plx_optimized_network_summary(on));
+    cr_assert(eq(sz, graphs, 1), "%s", plx_optimized_network_summary(on));
     plx_optimized_network_destroy(&on);
     size_t bytes = bytes_of(&y);
-    uint8_t *got = malloc(bytes), *want = malloc(bytes);
-    const char *backends[] = {"cpu_onednn", "cpu_ref"};
-    for (int k = 0; k < 2; k++) {
-        on = optimize_alone(rt, n, backends[k], &why);
+    uint8_t *got = malloc(bytes), *want = malloc(bytes), *alone = malloc(bytes);
+    const char *backends[] = {"cpu_onednn", "cpu_ref", "cpu_onednn"};
+    for (int k = 0; k < 3; k++) {
+        on = optimize_alone(k == 2 ? rt_off : rt, n, backends[k], &why);
         cr_assert(zero(ptr, why));
+        if (k == 2) {
+            size_t layers = 0;
+            for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+                layers += plx_optimized_network_layer(on, i)->op == PLX_OP_CONV;
+            }
+            cr_assert(eq(sz, layers, 2), "graph=off: %s", plx_optimized_network_summary(on));
+        }
         plx_loaded_network *ln = NULL;
-        OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+        OK(plx_runtime_load_network(k == 2 ? rt_off : rt, &on, NULL, &ln));
         plx_tensor_binding in = {0, a.data[0], bytes_of(&a.in[0]), 0};
-        plx_tensor_binding o = {0, k == 0 ? got : want, bytes, 0};
+        plx_tensor_binding o = {0, k == 0 ? got : k == 1 ? want : alone, bytes, 0};
         OK(plx_loaded_network_execute(ln, &in, 1, &o, 1));
         plx_loaded_network_unload(&ln);
     }
+    cr_assert(eq(int, memcmp(got, alone, bytes), 0), "the graph's bytes differ from graph=off's");
     /* a's one-step differences can move b's result by more than a step:
      * b's input differs. Most elements must still be equal. */
     size_t equal = 0;
@@ -975,10 +994,12 @@ Test(cpu_onednn_int8, int8_layers_stay_out_of_graphs) {
     cr_assert(ge(sz, equal * 100, bytes * 95), "%zu of %zu equal", equal, bytes);
     free(got);
     free(want);
+    free(alone);
     plx_network_destroy(&n);
     product_free(&a);
     product_free(&b);
     plx_runtime_destroy(&rt);
+    plx_runtime_destroy(&rt_off);
 }
 
 /* ---- the quantized digits ------------------------------------------------ */

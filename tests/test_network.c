@@ -77,6 +77,34 @@ static plx_loaded_network *load(plx_runtime *rt, plx_network *n, const char *con
     return ln;
 }
 
+/* plx_runtime_load_network takes the optimized network also when it
+ * refuses it: a network optimised for another runtime, bad options. */
+Test(network, load_refuses_a_network_of_another_runtime) {
+    plx_runtime *rt = runtime_with(NULL), *other = runtime_with(NULL);
+    plx_network *n = relu_net();
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *b[] = {"cpu_ref"};
+    oo.backends = b;
+    oo.backend_count = 1;
+    plx_optimized_network *on = NULL;
+    plx_loaded_network *ln = NULL;
+    OK(plx_optimize(other, n, &oo, &on));
+    FAILS_WITH(plx_runtime_load_network(rt, &on, NULL, &ln),
+               "the network was optimised for another runtime");
+    cr_assert(zero(ptr, on));
+    cr_assert(zero(ptr, ln));
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.struct_size = 4;
+    FAILS_WITH(plx_runtime_load_network(rt, &on, &lo, &ln), "struct_size too small");
+    cr_assert(zero(ptr, on));
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&other);
+    plx_runtime_destroy(&rt);
+}
+
 static void fill(float *x, size_t n, float start) {
     for (size_t i = 0; i < n; i++) {
         x[i] = start + (float)i * 0.5f;

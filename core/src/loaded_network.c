@@ -351,14 +351,14 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
     }
     if (!runtime || !out_loaded || o->runtime != runtime ||
         options->struct_size < defaults.struct_size) {
-        plx_optimized_network_destroy(&o);
-        return plxi_status_create(PLX_INVALID_ARGUMENT,
-                                  !runtime       ? "runtime is NULL"
-                                  : !out_loaded  ? "out_loaded is NULL"
-                                  : o->runtime != runtime
-                                      ? "the network was optimised for another runtime"
-                                      : "load options: struct_size too small (initialise with "
-                                        "plx_load_options_init)");
+        const char *why = !runtime      ? "runtime is NULL"
+                          : !out_loaded ? "out_loaded is NULL"
+                          : o->runtime != runtime
+                              ? "the network was optimised for another runtime"
+                              : "load options: struct_size too small (initialise with "
+                                "plx_load_options_init)";
+        plx_optimized_network_destroy(&o); /* the call takes it, also on failure */
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s", why);
     }
     bool profile = plxi_profiling(runtime);
     uint64_t load_start = profile ? plxi_now_ns() : 0;

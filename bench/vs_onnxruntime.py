@@ -516,6 +516,7 @@ def print_table(rows, args):
               f"{worst['ratio']:.2f} ({worst['model']}), above 1.3: "
               f"{sum(1 for x in ratios if x > 1.3)}, above 2.0: "
               f"{sum(1 for x in ratios if x > 2.0)}" + (f", {failed} failed" if failed else ""))
+    print_quantized(rows)
     print("\nAssignment (from plexus run --json):")
     seen = set()
     for r in rows:
@@ -525,6 +526,45 @@ def print_table(rows, args):
         seen.add(key)
         print(f"  {r['model']} {r['config']}: "
               f"{r.get('assignment_summary') or 'failed: ' + str(r['error'])}")
+
+
+QUANTIZED_SUFFIXES = ("-qdq", "-qop", "-dyn")
+
+
+def print_quantized(rows):
+    """The quantized files of scripts/quantize-models.py (NAME-qdq, NAME-qop,
+    NAME-dyn) beside their float model NAME, when both ran: per config and
+    thread count, Plexus's and ONNX Runtime's float32 and int8 medians, each
+    runtime's speed-up from int8 (float / int8), and Plexus's int8 against
+    ONNX Runtime's int8 of the same file."""
+    by_key = {(r["model"], r["config"], r["threads"]): r for r in rows}
+    table = []
+    for r in rows:
+        base = next((r["model"][: -len(x)] for x in QUANTIZED_SUFFIXES
+                     if r["model"].endswith(x)), None)
+        f = by_key.get((base, r["config"], r["threads"])) if base else None
+        if not f or r["error"] or f["error"]:
+            continue
+        pf, pq = f["plexus"]["median_ms"], r["plexus"]["median_ms"]
+        of, oq = f["ort"]["median_ms"], r["ort"]["median_ms"]
+        if not (pf and pq and of and oq):
+            continue
+        table.append([r["model"], str(r["threads"]), r["config"], fmt_ms(pf), fmt_ms(pq),
+                      f"{pf / pq:.2f}", fmt_ms(of), fmt_ms(oq), f"{of / oq:.2f}", f"{pq / oq:.2f}"])
+    if not table:
+        return
+    print("\nQuantized files beside their float model: speed-up = float32 ms / int8 ms of the "
+          "same runtime; vs ORT = Plexus int8 ms / ONNX Runtime int8 ms (below 1: Plexus "
+          "faster).\n")
+    head = ["model", "thr", "config", "plexus f32", "plexus int8", "speed-up", "ort f32",
+            "ort int8", "ort speed-up", "vs ORT"]
+    w = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.rjust(w[i]) if i not in (0, 2) else c.ljust(w[i])
+                                   for i, c in enumerate(cells)).rstrip()
+    print(line(head))
+    print(line(["-" * x for x in w]))
+    for t in table:
+        print(line(t))
 
 
 if __name__ == "__main__":

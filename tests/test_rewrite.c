@@ -883,6 +883,55 @@ Test(rewrite, qdq_max_pool_runs_on_the_8_bit_values) {
     plx_network_destroy(&n);
 }
 
+/* x -> quantize -> dequantize -> `op` -> quantize (same parameters) ->
+ * dequantize -> y: a nearest resize (2x) or a strided slice runs on the
+ * uint8 values and gives the float layers' result exactly. */
+static void check_qdq_move(plx_op op, const void *desc, size_t out_count, const char *note) {
+    static float sx[1] = {0.02f};
+    static uint8_t zp[1] = {100};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 4, 4};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), zi = si;
+    zi.dtype = PLX_DTYPE_UINT8;
+    plx_layer_id x, s, z, mid, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "s", &si, sx, PLX_CONSTANT_BORROW, &s));
+    OK(plx_network_add_constant(n, "z", &zi, zp, PLX_CONSTANT_BORROW, &z));
+    plx_layer_id d1 = add_qdq(n, "qx", "dqx", x, s, z, PLX_DTYPE_UINT8);
+    OK(plx_network_add_layer(n, "mid", op, desc, 1, 1, &mid));
+    plx_layer_id d2 = add_qdq(n, "qy", "dqy", mid, s, z, PLX_DTYPE_UINT8);
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{d1, mid, 0}, {d2, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    float in[32], y0[128], y1[128];
+    fill(in, 32, 29);
+    plx_optimized_network *plain, *folded;
+    run(n, false, in, 32, y0, out_count, &plain);
+    run(n, true, in, 32, y1, out_count, &folded);
+    cr_assert(tu_noted(folded, note), "%s", note);
+    cr_assert(not(has_layer(folded, "dqx")));
+    for (size_t i = 0; i < out_count; i++) {
+        cr_assert(eq(flt, y1[i], y0[i]), "[%zu]", i);
+    }
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}
+
+Test(rewrite, qdq_nearest_resize_and_slice_run_on_the_8_bit_values) {
+    plx_resize_desc r = PLX_RESIZE_DESC_INIT(PLX_RESIZE_NEAREST);
+    r.scales[0] = r.scales[1] = 2.0f;
+    check_qdq_move(PLX_OP_RESIZE, &r, 128, "quantized resize 'mid'");
+    plx_slice_desc sl = PLX_SLICE_DESC_INIT;
+    sl.count = 1;
+    sl.axes[0] = 3;
+    sl.starts[0] = 1;
+    sl.ends[0] = 4;
+    sl.steps[0] = 2;
+    check_qdq_move(PLX_OP_SLICE, &sl, 16, "quantized slice 'mid'");
+}
+
 /* x -> quantize (two ways) -> dequantize -> add -> quantize -> dequantize:
  * the add runs on the quantized tensors and gives the float layers' values
  * exactly (the same float32 arithmetic in one pass). */

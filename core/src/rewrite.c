@@ -873,7 +873,14 @@ static bool moves_values(const plxi_layer *l) {
     case PLX_OP_UNSQUEEZE:
     case PLX_OP_DEPTH_TO_SPACE:
     case PLX_OP_SPACE_TO_DEPTH:
+    case PLX_OP_SLICE:
+    case PLX_OP_TILE:
+    case PLX_OP_EXPAND:
         return l->input_count == 1;
+    case PLX_OP_RESIZE:
+        return l->input_count == 1 &&
+               ((const plx_resize_desc *)l->desc)->mode == PLX_RESIZE_NEAREST &&
+               ((const plx_resize_desc *)l->desc)->coord != PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
     case PLX_OP_POOL:
         return ((const plx_pool_desc *)l->desc)->kind == PLX_POOL_MAX;
     case PLX_OP_GLOBAL_POOL:

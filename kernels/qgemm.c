@@ -293,18 +293,25 @@ enum { STORE_CHUNK = 64 };
  * is exact. The same as nearbyintf there, and vectorisable. */
 #define ROUND_MAGIC 12582912.0f
 
+/* Row i's bias as an addend: bias[i] with per_row, else 0 (the columns'
+ * biases are in colterm). */
+static ALWAYS_INLINE uint32_t row_bias(const plxk_qgemm_args *g, size_t i) {
+    return g->per_row && g->bias ? (uint32_t)g->bias[i] : 0u;
+}
+
 /* cn (<= STORE_CHUNK) values of one row of a UINT8 / INT8 output stage
  * (store_rows_body) into q: the same operations as its general path, in
  * the same order, as one loop the compiler vectorises; scale s[c * ss]
- * (ss 0 or 1). */
+ * (ss 0 or 1); rowadd: the row's bias (per_row), else 0. */
 static ALWAYS_INLINE void q8_chunk(const plxk_qgemm_args *g, size_t cn, const uint32_t *acc,
                                    const uint32_t *colterm, const int32_t *zbs, uint32_t rs,
-                                   bool has_rowsum, const float *s, ptrdiff_t ss, uint8_t *q) {
+                                   bool has_rowsum, uint32_t rowadd, const float *s,
+                                   ptrdiff_t ss, uint8_t *q) {
     const int32_t zp = g->out_zero_point;
     const bool u8 = g->output == PLXK_QOUT_UINT8;
     const int32_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
     for (size_t c = 0; c < cn; c++) {
-        uint32_t u = acc[c];
+        uint32_t u = acc[c] + rowadd;
         u += colterm ? colterm[c] : 0u;
         u -= has_rowsum ? (uint32_t)zbs[c] * rs : 0u;
         float t = (float)as_int32(u) * s[(ptrdiff_t)c * ss];
@@ -346,16 +353,25 @@ static ALWAYS_INLINE void store_q8_columns(const plxk_qgemm_args *g, size_t i0, 
                                            const int32_t *zbs, const uint32_t *rowsum) {
     enum { RB = 64 };
     const ptrdiff_t cs = g->c_cs, ss = g->scale_stride;
-    const float *s = g->scale + (ptrdiff_t)j0 * ss;
+    const bool per_row = g->per_row;
+    const int32_t *bias = g->bias;
+    const float *s = per_row ? g->scale : g->scale + (ptrdiff_t)j0 * ss;
     uint8_t blk[RB][STORE_CHUNK];
     for (size_t r0 = 0; r0 < rows; r0 += RB) {
         const size_t rb = min_size(RB, rows - r0);
         for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
             const size_t cn = min_size(STORE_CHUNK, n - c0);
             for (size_t r = 0; r < rb; r++) {
-                q8_chunk(g, cn, acc + (r0 + r) * ldacc + c0, colterm ? colterm + c0 : NULL,
-                         zbs + c0, rowsum ? rowsum[r0 + r] : 0u, rowsum != NULL,
-                         s + (ptrdiff_t)c0 * ss, ss, blk[r]);
+                const size_t i = i0 + r0 + r;
+                if (per_row) {
+                    q8_chunk(g, cn, acc + (r0 + r) * ldacc + c0, colterm ? colterm + c0 : NULL,
+                             zbs + c0, rowsum ? rowsum[r0 + r] : 0u, rowsum != NULL,
+                             bias ? (uint32_t)bias[i] : 0u, s + (ptrdiff_t)i * ss, 0, blk[r]);
+                } else {
+                    q8_chunk(g, cn, acc + (r0 + r) * ldacc + c0, colterm ? colterm + c0 : NULL,
+                             zbs + c0, rowsum ? rowsum[r0 + r] : 0u, rowsum != NULL, 0u,
+                             s + (ptrdiff_t)c0 * ss, ss, blk[r]);
+                }
             }
             uint8_t *dst = (uint8_t *)g->c + (ptrdiff_t)(i0 + r0) + (ptrdiff_t)(j0 + c0) * cs;
             const size_t rb8 = rb / 8 * 8, cn8 = cn / 8 * 8;
@@ -405,14 +421,22 @@ static ALWAYS_INLINE void store_rows_body(const plxk_qgemm_args *g, size_t i0, s
     for (size_t r = 0; r < rows; r++) {
         const ptrdiff_t at = (ptrdiff_t)(i0 + r) * g->c_rs + (ptrdiff_t)j0 * cs; /* elements */
         const uint32_t *acc_row = acc ? acc + r * ldacc : NULL;
-        const uint32_t rs = rowsum ? rowsum[r] : 0;
+        const uint32_t rs = rowsum ? rowsum[r] : 0, radd = row_bias(g, i0 + r);
+        /* the scales of this row's columns: s[c * css] */
+        const float *srow = g->per_row ? g->scale + (ptrdiff_t)(i0 + r) * ss
+                                       : g->scale + (ptrdiff_t)j0 * ss;
+        const ptrdiff_t css = g->per_row ? 0 : ss;
         if (acc_row && q8 && ss <= 1) {
-            const float *s = g->scale + (ptrdiff_t)j0 * ss;
             for (size_t c0 = 0; c0 < n; c0 += STORE_CHUNK) {
                 const size_t cn = min_size(STORE_CHUNK, n - c0);
                 uint8_t q[STORE_CHUNK];
-                q8_chunk(g, cn, acc_row + c0, colterm ? colterm + c0 : NULL, zbs + c0, rs,
-                         rowsum != NULL, s + (ptrdiff_t)c0 * ss, ss, q);
+                if (g->per_row) {
+                    q8_chunk(g, cn, acc_row + c0, colterm ? colterm + c0 : NULL, zbs + c0, rs,
+                             rowsum != NULL, radd, srow, 0, q);
+                } else {
+                    q8_chunk(g, cn, acc_row + c0, colterm ? colterm + c0 : NULL, zbs + c0, rs,
+                             rowsum != NULL, 0u, srow + (ptrdiff_t)c0 * ss, ss, q);
+                }
                 uint8_t *dst = (uint8_t *)g->c + at + (ptrdiff_t)c0 * cs;
                 for (size_t c = 0; c < cn; c++) {
                     dst[(ptrdiff_t)c * cs] = q[c];
@@ -428,6 +452,9 @@ static ALWAYS_INLINE void store_rows_body(const plxk_qgemm_args *g, size_t i0, s
                 memcpy(u, acc_row + c0, cn * sizeof *u);
             } else {
                 memset(u, 0, cn * sizeof *u);
+            }
+            for (size_t c = 0; radd && c < cn; c++) {
+                u[c] += radd;
             }
             if (colterm) {
                 for (size_t c = 0; c < cn; c++) {
@@ -455,19 +482,19 @@ static ALWAYS_INLINE void store_rows_body(const plxk_qgemm_args *g, size_t i0, s
                 continue;
             }
             float x[STORE_CHUNK];
-            const float *s = g->scale + (ptrdiff_t)(j0 + c0) * ss;
-            if (ss == 0) {
+            const float *s = srow + (ptrdiff_t)c0 * css;
+            if (css == 0) {
                 const float s0 = s[0];
                 for (size_t c = 0; c < cn; c++) {
                     x[c] = (float)v[c] * s0;
                 }
-            } else if (ss == 1) {
+            } else if (css == 1) {
                 for (size_t c = 0; c < cn; c++) {
                     x[c] = (float)v[c] * s[c];
                 }
             } else {
                 for (size_t c = 0; c < cn; c++) {
-                    x[c] = (float)v[c] * s[(ptrdiff_t)c * ss];
+                    x[c] = (float)v[c] * s[(ptrdiff_t)c * css];
                 }
             }
             if (output == PLXK_QOUT_FLOAT) {
@@ -680,7 +707,7 @@ static void run_region(void *ctx, size_t task, size_t thread) {
     /* the column's constant: bias - za csum */
     uint32_t *colterm = (uint32_t *)(void *)(slice + r->slice.b.colterm);
     for (size_t c = 0; c < nc; c++) {
-        colterm[c] = (g->bias ? (uint32_t)g->bias[j0 + c] : 0u) - r->za * csum[c];
+        colterm[c] = (g->bias && !g->per_row ? (uint32_t)g->bias[j0 + c] : 0u) - r->za * csum[c];
     }
     void *pack_a = slice + r->slice.a;
     uint32_t *rowsum = r->need_rowsum ? (uint32_t *)(void *)(slice + r->slice.rowsum) : NULL;
@@ -734,8 +761,9 @@ bool plxk_qgemm(plxk_isa isa, plxk_pool *pool, const plxk_qgemm_args *args, void
         return false;
     }
     if (g->k == 0) { /* v = bias */
-        store_rows_of(isa)(g, 0, g->m, 0, g->n, NULL, 0, (const uint32_t *)(const void *)g->bias,
-                           NULL, NULL);
+        store_rows_of(isa)(g, 0, g->m, 0, g->n, NULL, 0,
+                           g->per_row ? NULL : (const uint32_t *)(const void *)g->bias, NULL,
+                           NULL);
         return true;
     }
     if (!g->a || (!g->b && !g->packed_b)) {

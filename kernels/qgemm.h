@@ -31,7 +31,9 @@
 
 /* What is written to C for acc[i,j] (v = acc[i,j] + bias[j], bias int32,
  * NULL for none; scale[j] is scale[j * scale_stride], stride 0 for one
- * scale for all columns):
+ * scale for all columns; with per_row, bias[i] and scale[i * scale_stride]
+ * instead, one per row of C: a convolution computed as W X, output
+ * channels as rows):
  *   INT32: c_i32 = v
  *   FLOAT: c_f32 = (float)v * scale[j] (+ fbias[j] when fbias is not NULL)
  *   UINT8 / INT8: c = saturate(round_half_even((float)v * scale[j]) + out_zero_point)
@@ -73,8 +75,8 @@ typedef struct plxk_qgemm_args {
     plxk_qgemm_output output;
     void *c;
     ptrdiff_t c_rs, c_cs;
-    const int32_t *bias;   /* N entries or NULL */
-    const float *scale;    /* FLOAT, UINT8, INT8: scale[j * scale_stride] */
+    const int32_t *bias;   /* N entries (M with per_row) or NULL */
+    const float *scale;    /* FLOAT, UINT8, INT8: scale[j * scale_stride] (i with per_row) */
     ptrdiff_t scale_stride;
     const float *fbias;    /* FLOAT only: N entries added after scaling, or NULL */
     int32_t out_zero_point; /* UINT8 / INT8 */
@@ -85,6 +87,9 @@ typedef struct plxk_qgemm_args {
      * a constant operand (a layer's weights), packed once when the
      * workload is created. */
     const void *packed_b;
+    /* bias and scale per row of C (M entries) instead of per column;
+     * fbias stays per column */
+    bool per_row;
 } plxk_qgemm_args;
 
 /* Bytes of workspace that plxk_qgemm needs for an M x N x K multiply in

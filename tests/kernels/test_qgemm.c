@@ -119,6 +119,7 @@ typedef struct qcase {
     bool random_out_zp;
     float scale_mul;                /* multiplies the random scales (0: 1) */
     bool packed;                    /* B pre-packed with plxk_qgemm_pack_b */
+    bool per_row;                   /* bias and scale per row of C */
 } qcase;
 
 static size_t out_size(plxk_qgemm_output o) {
@@ -156,12 +157,13 @@ static layout make_layout(size_t rows, size_t cols, bool trans, size_t step, siz
 }
 
 /* The output stage of qgemm.h on v for column j. */
-static void reference_output(const plxk_qgemm_args *g, size_t j, int32_t v, void *out) {
+static void reference_output(const plxk_qgemm_args *g, size_t i, size_t j, int32_t v,
+                             void *out) {
     if (g->output == PLXK_QOUT_INT32) {
         memcpy(out, &v, sizeof v);
         return;
     }
-    float s = g->scale[(ptrdiff_t)j * g->scale_stride];
+    float s = g->scale[(ptrdiff_t)(g->per_row ? i : j) * g->scale_stride];
     float x = (float)v * s;
     if (g->output == PLXK_QOUT_FLOAT) {
         if (g->fbias) {
@@ -213,13 +215,13 @@ static void reference(const plxk_qgemm_args *g, const uint8_t *b, char *expect) 
                        (int64_t)(b_value(g, b, p, j) - zb);
             }
             if (g->bias) {
-                acc += g->bias[j];
+                acc += g->bias[g->per_row ? i : j];
             }
             /* the cases keep every sum in int32, where the result is exact */
             if (acc > INT32_MAX || acc < INT32_MIN) {
                 cr_fail("the test's sum %lld leaves int32", (long long)acc);
             }
-            reference_output(g, j, (int32_t)acc,
+            reference_output(g, i, j, (int32_t)acc,
                              expect + ((ptrdiff_t)i * g->c_rs + (ptrdiff_t)j * g->c_cs) *
                                           (ptrdiff_t)es);
         }
@@ -289,8 +291,9 @@ static void check_case(const qcase *tc, const variant *var, const pools *ps) {
     uint8_t *a = xmalloc(la.count), *b = xmalloc(lb.count);
     fill_operand(a, la.count, tc->fill, tc->a_signed, true);
     fill_operand(b, lb.count, tc->fill, tc->b_signed, false);
-    int32_t *zps = xmalloc(n * sizeof *zps), *bias = xmalloc(n * sizeof *bias);
-    float *scale = xmalloc(3 * n * sizeof *scale), *fbias = xmalloc(n * sizeof *fbias);
+    int32_t *zps = xmalloc(n * sizeof *zps), *bias = xmalloc((m > n ? m : n) * sizeof *bias);
+    size_t per = tc->per_row ? m : n; /* biases and scales */
+    float *scale = xmalloc(3 * (per > n ? per : n) * sizeof *scale), *fbias = xmalloc(n * sizeof *fbias);
     plxk_qgemm_args g = {.m = m, .n = n, .k = k, .a = a, .a_rs = la.rs, .a_cs = la.cs,
                          .a_signed = tc->a_signed, .b = b, .b_rs = lb.rs, .b_cs = lb.cs,
                          .b_signed = tc->b_signed, .output = tc->output,
@@ -308,14 +311,17 @@ static void check_case(const qcase *tc, const variant *var, const pools *ps) {
      * spread over their range, some saturated; some negative */
     float typical = 5500.0f * sqrtf((float)k + 1.0f) + (tc->bias ? 100000.0f : 0.0f);
     float mul = tc->scale_mul != 0.0f ? tc->scale_mul : 1.0f;
-    for (size_t j = 0; j < 3 * n; j++) {
+    for (size_t j = 0; j < 3 * per; j++) {
         float s = (0.25f + rnd_unit()) * 64.0f / typical * mul;
         scale[j] = (rnd_u32() % 5 == 0) ? -s : s;
     }
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < per; j++) {
         bias[j] = rnd_int(-200000, 200000);
+    }
+    for (size_t j = 0; j < n; j++) {
         fbias[j] = (rnd_unit() - 0.5f) * 8.0f;
     }
+    g.per_row = tc->per_row;
     g.scale = scale;
     g.scale_stride = tc->scale == 0 ? 0 : tc->scale == 1 ? 1 : 3;
     g.bias = tc->bias ? bias : NULL;
@@ -418,6 +424,7 @@ static qcase random_case(size_t max_m, size_t max_n, size_t max_k) {
     tc.fbias = rnd_u32() & 1;
     tc.act = (plxk_activation)rnd_int(0, 3);
     tc.random_out_zp = true;
+    tc.per_row = rnd_u32() % 4 == 0;
     tc.packed = rnd_u32() & 1;
     return tc;
 }
@@ -505,7 +512,7 @@ VARIANT_TESTS(transposed_8bit_output_in_blocks) {
                     .pad_c = (size_t)(mask % 3), .a_signed = mask & 4, .b_signed = mask & 8,
                     .zp = 1 + mask % 2, .bias = mask % 3 != 0,
                     .output = mask & 4 ? PLXK_QOUT_INT8 : PLXK_QOUT_UINT8, .scale = mask % 2,
-                    .random_out_zp = true};
+                    .random_out_zp = true, .per_row = mask % 3 == 1};
         check_case(&tc, var, &ps);
     }
     free_pools(&ps);

@@ -1274,21 +1274,21 @@ Test(onnx_import, every_unsupported_node_is_reported) {
     ob_output(g, "y2", OB_FLOAT, NULL);
     ob_output(g, "y3", OB_INT64, NULL);
     ob_output(g, "y4", OB_FLOAT, NULL);
-    ob_attr_s(ob_node_add(g, "Einsum", "ein", "x,x", "e"), "equation", "ij,jk->ik");
+    ob_node_add(g, "RandomUniformLike", "rnd", "x", "e");
     ob_node_add(g, "Det", "det", "x", "d");
     ob_node_add(g, "NonZero", "nz", "x", "y3");
     /* Users of unsupported nodes' outputs are not reported themselves. */
-    ob_node_add(g, "Relu", "relu_of_einsum", "e", "y1");
+    ob_node_add(g, "Relu", "relu_of_random", "e", "y1");
     ob_node_add(g, "Neg", "neg_of_det", "d", "dn");
     ob_node_add(g, "Abs", "abs_of_neg", "dn", "y2");
     ob_node_add(g, "Relu", "fine", "x", "y4");
     plx_status st = import_fail_(m, NULL, PLX_UNSUPPORTED,
                                  NEEDLES(FILE_NAME, "3 unsupported nodes",
-                                         "node 'ein' (Einsum, opset 13)",
+                                         "node 'rnd' (RandomUniformLike, opset 13)",
                                          "node 'det' (Det, opset 13)",
                                          "node 'nz' (NonZero, opset 13)"));
     const char *msg = plx_status_get_message(st);
-    cr_assert(zero(ptr, strstr(msg, "relu_of_einsum")), "%s", msg);
+    cr_assert(zero(ptr, strstr(msg, "relu_of_random")), "%s", msg);
     cr_assert(zero(ptr, strstr(msg, "neg_of_det")), "%s", msg);
     cr_assert(zero(ptr, strstr(msg, "abs_of_neg")), "%s", msg);
     cr_assert(zero(ptr, strstr(msg, "'fine'")), "%s", msg);
@@ -3778,4 +3778,162 @@ Test(onnx_import, window_functions) {
     }
     IMPORT_FAILS(window_model("HannWindow", -1, true), NULL, PLX_INVALID_ARGUMENT, "node 'w'",
                  "size -1 must be 0 to");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Einsum (convert_einsum.c)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A plain einsum over letter subscripts ("ij,jk->ik", explicit output):
+ * every combination of the labels' indices adds the operands' product to
+ * the output element it names. Labels are lower-case letters. */
+static void einsum_reference(const char *eq, const float *const *ops, const int64_t *const *dims,
+                             size_t n_ops, float *y, size_t y_count) {
+    int64_t size[26] = {0};
+    const char *sub[8];
+    size_t sub_len[8];
+    const char *p = eq;
+    for (size_t k = 0; k < n_ops; k++) {
+        sub[k] = p;
+        sub_len[k] = strcspn(p, ",-");
+        for (size_t j = 0; j < sub_len[k]; j++) {
+            size[p[j] - 'a'] = dims[k][j];
+        }
+        p += sub_len[k] + 1;
+    }
+    const char *out = strstr(eq, "->") + 2;
+    size_t out_len = strlen(out);
+    int labels[26], nl = 0;
+    for (int l = 0; l < 26; l++) {
+        if (size[l] > 0) {
+            labels[nl++] = l;
+        }
+    }
+    memset(y, 0, y_count * sizeof *y);
+    int64_t idx[26] = {0};
+    for (;;) {
+        float prod = 1.0f;
+        for (size_t k = 0; k < n_ops; k++) {
+            int64_t off = 0;
+            for (size_t j = 0; j < sub_len[k]; j++) {
+                off = off * dims[k][j] + idx[sub[k][j] - 'a'];
+            }
+            prod *= ops[k][off];
+        }
+        int64_t yo = 0;
+        for (size_t j = 0; j < out_len; j++) {
+            yo = yo * size[out[j] - 'a'] + idx[out[j] - 'a'];
+        }
+        y[yo] += prod;
+        int d = nl - 1;
+        while (d >= 0 && ++idx[labels[d]] == size[labels[d]]) {
+            idx[labels[d--]] = 0;
+        }
+        if (d < 0) {
+            break;
+        }
+    }
+}
+
+/* Imports Einsum(eq) over float32 inputs of the given shapes ("2,3"),
+ * runs it on fill_values data and compares with einsum_reference over
+ * `ref_eq`, the same product written with letters and an explicit output
+ * (`ref_dims` the inputs' dims as the reference reads them). */
+static void einsum_case(const char *eq, const char *const *shapes, size_t n_ops,
+                        const char *ref_eq, const int64_t *const *ref_dims, const char *y_shape,
+                        size_t y_count) {
+    ob_model *m = new_model(8, 13);
+    ob_graph *g = ob_main(m);
+    static const char *const names[] = {"a", "b", "c"};
+    char in_list[16] = "";
+    float *ops[3];
+    size_t counts[3];
+    for (size_t k = 0; k < n_ops; k++) {
+        ob_input(g, names[k], OB_FLOAT, shapes[k]);
+        strcat(in_list, k ? "," : "");
+        strcat(in_list, names[k]);
+        size_t cnt = 1;
+        for (const char *s = shapes[k]; *s;) {
+            char *end;
+            cnt *= (size_t)strtoll(s, &end, 10);
+            s = *end ? end + 1 : end;
+        }
+        counts[k] = cnt;
+        ops[k] = malloc(cnt * sizeof(float));
+        fill_values(ops[k], cnt, (uint32_t)(7 + k));
+    }
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(g, "Einsum", "ein", in_list, "y"), "equation", eq);
+    plx_onnx_model *model = import_ok(m, NULL);
+    const plx_tensor_info *yi = &plx_onnx_model_output(model, 0)->info;
+    char got_shape[64] = "";
+    for (uint32_t i = 0; i < yi->rank; i++) {
+        char part[24];
+        snprintf(part, sizeof part, "%s%lld", i ? "," : "", (long long)yi->dims[i]);
+        strcat(got_shape, part);
+    }
+    cr_assert(eq(str, got_shape, (char *)y_shape), "%s: output shape", eq);
+    float *y = malloc(y_count * sizeof(float)), *want = malloc(y_count * sizeof(float));
+    const void *ins[3] = {ops[0], n_ops > 1 ? ops[1] : NULL, n_ops > 2 ? ops[2] : NULL};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    einsum_reference(ref_eq, (const float *const *)ops, ref_dims, n_ops, want, y_count);
+    expect_close(y, want, y_count, 1e-5f);
+    (void)counts;
+    for (size_t k = 0; k < n_ops; k++) {
+        free(ops[k]);
+    }
+    free(y);
+    free(want);
+    destroy_model(&model);
+}
+
+#define EIN_DIMS(...) (const int64_t[]){__VA_ARGS__}
+
+/* The forms real models use (attention's "bhid,bhjd->bhij", a batched
+ * matmul written with an ellipsis that broadcasts, aligned right), an
+ * implicit output (the labels read once, sorted), three operands, a
+ * diagonal of labels that are not adjacent, and a label summed away. */
+Test(onnx_import, einsum_forms) {
+    einsum_case("bhid,bhjd->bhij", (const char *const[]){"2,3,4,5", "2,3,6,5"}, 2,
+                "bhid,bhjd->bhij", (const int64_t *const[]){EIN_DIMS(2, 3, 4, 5),
+                                                            EIN_DIMS(2, 3, 6, 5)},
+                "2,3,4,6", 2 * 3 * 4 * 6);
+    einsum_case("...ij,...jk->...ik", (const char *const[]){"2,3,3,4", "3,4,5"}, 2,
+                "abij,bjk->abik", (const int64_t *const[]){EIN_DIMS(2, 3, 3, 4),
+                                                           EIN_DIMS(3, 4, 5)},
+                "2,3,3,5", 2 * 3 * 3 * 5);
+    einsum_case("kj, ji", (const char *const[]){"3,4", "4,2"}, 2, "kj,ji->ik",
+                (const int64_t *const[]){EIN_DIMS(3, 4), EIN_DIMS(4, 2)}, "2,3", 6);
+    einsum_case("ij,jk,kl->il", (const char *const[]){"2,3", "3,4", "4,5"}, 3, "ij,jk,kl->il",
+                (const int64_t *const[]){EIN_DIMS(2, 3), EIN_DIMS(3, 4), EIN_DIMS(4, 5)}, "2,5",
+                10);
+    einsum_case("iji->j", (const char *const[]){"3,4,3"}, 1, "iji->j",
+                (const int64_t *const[]){EIN_DIMS(3, 4, 3)}, "4", 4);
+    einsum_case("bij,bkj->b", (const char *const[]){"2,3,4", "2,5,4"}, 2, "bij,bkj->b",
+                (const int64_t *const[]){EIN_DIMS(2, 3, 4), EIN_DIMS(2, 5, 4)}, "2", 2);
+}
+
+/* Equations that do not fit their inputs are refused naming the node. */
+Test(onnx_import, einsum_bad_equations) {
+    static const struct {
+        const char *eq, *needle;
+    } cases[] = {
+        {"ij,jk->ix", "an output label is repeated, not read"},
+        {"ijk,jk->ik", "subscript 0 has 3 labels for an input of rank 2"},
+        {"ij,jk,k->ik", "more subscripts than the 2 inputs"},
+        {"ij->ij", "1 subscripts for 2 inputs"},
+        {"i.j,jk->ik", "a '.' that is not one '...'"},
+        {"i1,jk->ik", "'1' is not a letter"},
+        {"ij,kj->ik", "a label has dims 2 and 3"},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        ob_model *m = new_model(8, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "a", OB_FLOAT, "2,2");
+        ob_input(g, "b", OB_FLOAT, "2,3");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_attr_s(ob_node_add(g, "Einsum", "ein", "a,b", "y"), "equation", cases[i].eq);
+        IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ein'", cases[i].needle);
+    }
 }

@@ -323,6 +323,9 @@ plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_mvn(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_lrn(onnxi_ctx *c, onnxi_node *n);
 
+/* convert_einsum.c */
+plx_status onnxi_conv_einsum(onnxi_ctx *c, onnxi_node *n);
+
 /* ---- import.c ------------------------------------------------------------ */
 
 /* Imports the nodes of a graph (sorted topologically; used for the main

@@ -883,6 +883,22 @@ Test(matmul, hand_int) {
     cr_assert(eq(i64, y64[0], 6000000005LL));
 }
 
+Test(matmul, hand_float64) {
+    /* float64 (Einsum's products), batched with A broadcast: A [1, 2, 2] =
+     * [[1, 2], [3, 0.5]] against B [2, 2, 1] = [[1], [1e-12]] and [[2], [4]]:
+     * [[1 + 2e-12], [3 + 5e-13]] (digits float32 would lose) and [[10],
+     * [8]]. */
+    double a[4] = {1, 2, 3, 0.5}, b[4] = {1, 1e-12, 2, 4}, y[4];
+    plx_tensor_info in[2] = {TI(PLX_DTYPE_FLOAT64, 1, 2, 2), TI(PLX_DTYPE_FLOAT64, 2, 2, 1)};
+    plx_tensor_info out = TI(PLX_DTYPE_FLOAT64, 2, 2, 1);
+    plx_layer_view v = mkview(PLX_OP_MATMUL, NULL, in, 2, &out);
+    RUN(matmul, &v, y, a, b);
+    double want[4] = {1 + 2e-12, 3 + 5e-13, 10, 8};
+    for (int i = 0; i < 4; i++) {
+        cr_assert(eq(dbl, y[i], want[i]), "element %d", i);
+    }
+}
+
 /* Reference matmul for any of the three dtypes, values carried in double
  * (exact for the small integers used): the output index is decomposed and
  * mapped into A and B by right-aligned broadcasting. */

@@ -26,7 +26,7 @@ two_inputs.onnx
     while the Add stays on testdev.
 
 unsupported.onnx
-    x: float32 [2, 2] -> Einsum("ij->ji") -> t: float32 [2, 2], and
+    x: float32 [2, 2] -> RandomUniformLike -> t: float32 [2, 2], and
     x -> Det -> d: float32 []: two operators Plexus does not import, side
     by side; importing fails listing both.
 
@@ -97,9 +97,9 @@ def unsupported():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
     t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, 2])
     d = helper.make_tensor_value_info("d", TensorProto.FLOAT, [])
-    einsum = helper.make_node("Einsum", ["x"], ["t"], name="einsum", equation="ij->ji")
+    random = helper.make_node("RandomUniformLike", ["x"], ["t"], name="random")
     det = helper.make_node("Det", ["x"], ["d"], name="det")
-    save(helper.make_graph([einsum, det], "unsupported", [x], [t, d]), "unsupported.onnx")
+    save(helper.make_graph([random, det], "unsupported", [x], [t, d]), "unsupported.onnx")
 
 
 def add_int32():

@@ -222,6 +222,7 @@ PLXK_KERNEL(tile)
 /* kernels_rnn.c */
 PLXK_KERNEL(lstm)
 PLXK_KERNEL(gru)
+PLXK_KERNEL(rnn)
 /* kernels_index.c */
 PLXK_KERNEL(gather_elements)
 PLXK_KERNEL(scatter_elements) /* also ONNX's old Scatter */
@@ -251,6 +252,7 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
 size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_rnn(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_conv_integer(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_matmul_integer(const plx_layer_view *layer, const plxk_compute *compute);

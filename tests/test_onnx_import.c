@@ -33,6 +33,7 @@
 
 #include "npy.h"
 #include "onnx_builder.h"
+#include "rnn_reference.h"
 
 #ifndef CPU_REF_DIR
 #error "CPU_REF_DIR must be defined by the build"
@@ -3936,4 +3937,77 @@ Test(onnx_import, einsum_bad_equations) {
         ob_attr_s(ob_node_add(g, "Einsum", "ein", "a,b", "y"), "equation", cases[i].eq);
         IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ein'", cases[i].needle);
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* RNN, and layout 1 (batch first) as transposes around the layer            */
+/* ------------------------------------------------------------------------ */
+
+/* A bidirectional RNN with batch-first X [B, S, I], initial_h [B, D, H],
+ * no sequence_lens (every length S) and Relu forward, Tanh backward: Y
+ * [B, S, D, H] and Y_h [B, D, H] against rnnref_rnn over the transposed
+ * data. */
+Test(onnx_import, rnn_batch_first_bidirectional) {
+    enum { S = 3, B = 2, IN = 2, H = 3, D = 2 };
+    float x[B * S * IN], w[D * H * IN], r[D * H * H], bias[D * 2 * H], h0[B * D * H];
+    fill_values(x, COUNT(x), 1);
+    fill_values(w, COUNT(w), 2);
+    fill_values(r, COUNT(r), 3);
+    fill_values(bias, COUNT(bias), 4);
+    fill_values(h0, COUNT(h0), 5);
+    ob_model *m = new_model(8, 14);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3,2");
+    ob_input(g, "h0", OB_FLOAT, "2,2,3");
+    ob_init_f32(g, "w", OB_DIMS(D, H, IN), w, true);
+    ob_init_f32(g, "r", OB_DIMS(D, H, H), r, false);
+    ob_init_f32(g, "b", OB_DIMS(D, 2 * H), bias, true);
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_output(g, "yh", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "RNN", "rnn", "x,w,r,b,,h0", "y,yh");
+    ob_attr_i(n, "hidden_size", H);
+    ob_attr_i(n, "layout", 1);
+    ob_attr_s(n, "direction", "bidirectional");
+    ob_attr_strings(n, "activations", (const char *const[]){"Relu", "Tanh"}, 2);
+    plx_onnx_model *model = import_ok(m, NULL);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "Y", B, S, D, H);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 1)->info, "Y_h", B, D, H);
+    float y[B * S * D * H], yh[B * D * H];
+    const void *ins[] = {x, h0};
+    void *outs[] = {y, yh};
+    run_once(model, ins, outs);
+    destroy_model(&model);
+
+    float xs[S * B * IN], hs[D * B * H], ry[S * D * B * H], ryh[D * B * H];
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < S; t++) {
+            memcpy(&xs[(t * B + b) * IN], &x[(b * S + t) * IN], IN * sizeof(float));
+        }
+        for (int d = 0; d < D; d++) {
+            memcpy(&hs[(d * B + b) * H], &h0[(b * D + d) * H], H * sizeof(float));
+        }
+    }
+    plx_rnn_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.direction = PLX_RNN_BIDIRECTIONAL;
+    d.hidden_size = H;
+    d.activations[0][0] = (plx_rnn_activation){PLX_ACT_RELU, 0, 0};
+    d.activations[1][0] = (plx_rnn_activation){PLX_ACT_TANH, 0, 0};
+    const int32_t lens[B] = {S, S};
+    rnnref_rnn(&d, S, B, IN, xs, w, r, bias, lens, hs, ry, ryh);
+    float want_y[B * S * D * H], want_yh[B * D * H];
+    for (int t = 0; t < S; t++) {
+        for (int dd = 0; dd < D; dd++) {
+            for (int b = 0; b < B; b++) {
+                memcpy(&want_y[((b * S + t) * D + dd) * H], &ry[((t * D + dd) * B + b) * H],
+                       H * sizeof(float));
+                if (t == 0) {
+                    memcpy(&want_yh[(b * D + dd) * H], &ryh[(dd * B + b) * H], H * sizeof(float));
+                }
+            }
+        }
+    }
+    expect_close(y, want_y, COUNT(want_y), 1e-5f);
+    expect_close(yh, want_yh, COUNT(want_yh), 1e-5f);
 }

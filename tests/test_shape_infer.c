@@ -1826,6 +1826,43 @@ Test(shape_infer, gru) {
     ok(run_rnn(PLX_OP_GRU, &d, in, out));
 }
 
+/* rnn: one gate per direction (W [D, H, I], B [D, 2H]). */
+Test(shape_infer, rnn) {
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_RNN, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 6));
+    cr_assert(eq(u32, b, 6));
+    cr_assert(eq(u32, c, 2));
+    cr_assert(eq(u32, e, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_RNN), sizeof(plx_rnn_desc)));
+    plx_rnn_desc d = {sizeof d, PLX_RNN_REVERSE, 4, {{{PLX_ACT_TANH, 0, 0}}, {{PLX_ACT_TANH, 0, 0}}},
+                      0.0f};
+    plx_tensor_info in[6] = {F32(3, 5, 2), F32(1, 4, 2), F32(1, 4, 4),
+                             F32(1, 8),    T(INT32, 5),  F32(1, 5, 4)};
+    plx_tensor_info out[2];
+    ok(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2));
+    EXPECT(&out[0], FLOAT32, 3, 1, 5, 4);
+    EXPECT(&out[1], FLOAT32, 1, 5, 4);
+    in[1] = F32(1, 12, 2);
+    fails_exactly(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2),
+                  "layer 'L' (rnn): W [1,12,2] must be [1,4,2] "
+                  "([num_directions, hidden_size, input_size])");
+    in[1] = F32(1, 4, 2);
+    in[3] = F32(1, 4);
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2),
+               "B [1,4] must be [1,8] ([num_directions, 2*hidden_size])");
+    in[3] = F32(1, 8);
+    d.activations[0][0].func = PLX_ACT_HARD_SWISH;
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2),
+               "activations[0][0].func 6 is not a recurrent");
+    d.activations[0][0].func = PLX_ACT_RELU;
+    d.clip = -1.0f;
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2), "clip -1 must be finite");
+    d.clip = 0.0f;
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 5, out, 2), "takes 6 inputs, got 5");
+    ok(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2));
+}
+
 /* ------------------------------------------------------------------------ */
 /* gather_elements, scatter_elements, scatter_nd, gather_nd                 */
 

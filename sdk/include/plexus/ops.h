@@ -95,7 +95,9 @@ extern "C" {
     X(CONV_INTEGER, 54, "conv_integer", plx_conv_desc)         /* X, W (int8/uint8), [x_zero_point], [w_zero_point] -> Y (int32); plx_conv_desc */ \
     X(DYNAMIC_QUANTIZE, 55, "dynamic_quantize", void)          /* X (float32) -> Y (uint8), Y_scale, Y_zero_point; no descriptor */ \
     /* ABI 1.3: ONNX GridSample. */ \
-    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */
+    X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */ \
+    /* ABI 1.3: ONNX RNN (the Elman cell). */ \
+    X(RNN, 57, "rnn", plx_rnn_desc)                            /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_rnn_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -978,6 +980,21 @@ typedef struct plx_grid_sample_desc {
 } plx_grid_sample_desc;
 #define PLX_GRID_SAMPLE_DESC_INIT \
     {sizeof(plx_grid_sample_desc), PLX_GRID_SAMPLE_LINEAR, PLX_GRID_SAMPLE_ZEROS, false}
+
+/* ONNX RNN (layout 0), the Elman cell, every input slot present as for
+ * GRU: W [D, H, I], R [D, H, H], B [D, 2H] ([Wb, Rb]), sequence_lens int32
+ * [batch], initial_h [D, batch, H]; Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb).
+ * Outputs Y [seq_length, D, batch, H] and Y_h [D, batch, H]. Directions,
+ * lengths and zeros past them as for LSTM. float32. */
+typedef struct plx_rnn_desc {
+    uint32_t struct_size;
+    plx_rnn_direction direction;
+    int64_t hidden_size;
+    /* Per direction: f; default tanh. Only the first D rows are used (and
+     * checked). */
+    plx_rnn_activation activations[2][1];
+    float clip; /* as LSTM's: the input of f */
+} plx_rnn_desc;
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

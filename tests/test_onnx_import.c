@@ -4011,3 +4011,44 @@ Test(onnx_import, rnn_batch_first_bidirectional) {
     expect_close(y, want_y, COUNT(want_y), 1e-5f);
     expect_close(yh, want_yh, COUNT(want_yh), 1e-5f);
 }
+
+/* ------------------------------------------------------------------------ */
+/* RoiAlign                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* X [1, 1, 4, 4] = 4 y + x, one roi (0.5, 0.5, 2.5, 2.5) sampled 2 x 2:
+ * opset 16's default half_pixel moves it to (0, 0, 2, 2), mean 5; opset
+ * 10 has no offset (output_half_pixel): samples at 1 and 2, mean 7.5. A
+ * mode other than avg and max is refused. */
+Test(onnx_import, roi_align_coordinate_modes) {
+    float x[16], y[1];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)i;
+    }
+    const float roi[4] = {0.5f, 0.5f, 2.5f, 2.5f};
+    const int64_t zero_index[1] = {0};
+    const int64_t opsets[2] = {16, 10};
+    const float want[2] = {5.0f, 7.5f};
+    for (int k = 0; k < 3; k++) {
+        ob_model *m = new_model(8, opsets[k % 2]);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "1,1,4,4");
+        ob_init_f32(g, "rois", OB_DIMS(1, 4), roi, true);
+        ob_init_i64(g, "bi", OB_DIMS(1), zero_index, false);
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "RoiAlign", "ra", "x,rois,bi", "y");
+        ob_attr_i(n, "sampling_ratio", 2);
+        if (k == 2) {
+            ob_attr_s(n, "mode", "median");
+            IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ra'", "mode 'median' is not avg or max");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "Y", 1, 1, 1, 1);
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, &want[k], 1, 1e-6f);
+        destroy_model(&model);
+    }
+}

@@ -1244,6 +1244,46 @@ Test(shape_infer, resize) {
     ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
 }
 
+Test(shape_infer, roi_align) {
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_ROI_ALIGN, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 3));
+    cr_assert(eq(u32, b, 3));
+    cr_assert(eq(u32, c + e, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_ROI_ALIGN), sizeof(plx_roi_align_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_ROI_ALIGN), "roi_align"));
+    cr_assert(eq(int, d.mode, PLX_ROI_ALIGN_AVG));
+    cr_assert(d.half_pixel);
+    d.output_height = 5;
+    d.output_width = 7;
+    ok(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)));
+    EXPECT(&y, FLOAT32, 4, 3, 5, 7);
+    ok(RUN(PLX_OP_ROI_ALIGN, &d, &y, T(FLOAT16, 1, 2, 3, 3), T(FLOAT16, 0, 4), T(INT32, 0)));
+    EXPECT(&y, FLOAT16, 0, 2, 5, 7);
+    fails_exactly(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 5), T(INT64, 4)),
+                  "layer 'L' (roi_align): rois [4,5] and batch_indices [4] must be [R, 4] and [R]");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 3)),
+               "rois [4,4] and batch_indices [3] must be [R, 4] and [R]");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), T(FLOAT16, 4, 4), T(INT64, 4)),
+               "rois");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), F32(4)),
+               "batch_indices has dtype float32");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(3, 10, 10), F32(4, 4), T(INT64, 4)), "X");
+    d.output_width = 0;
+    fails_exactly(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)),
+                  "layer 'L' (roi_align): output_height 5 and output_width 0 must be >= 1");
+    d.output_width = 7;
+    d.sampling_ratio = -1;
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)),
+               "sampling_ratio -1 must be >= 0 (0: adaptive)");
+    d.sampling_ratio = 0;
+    d.mode = (plx_roi_align_mode)2;
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)),
+               "mode 2 is not a plx_roi_align_mode");
+}
+
 Test(shape_infer, grid_sample) {
     plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
     plx_tensor_info y;

@@ -80,6 +80,7 @@ static const struct {
     {"QLinearConv", onnxi_conv_quant_default, 10},
     {"QLinearMatMul", onnxi_conv_quant_default, 10}, {"QuantizeLinear", onnxi_conv_quantize, 10},
     {"RNN", onnxi_conv_rnn, 1}, {"Range", onnxi_conv_range, 11},
+    {"RoiAlign", onnxi_conv_roi_align, 10},
     {"Reciprocal", onnxi_conv_unary, 1}, {"ReduceL1", onnxi_conv_reduce, 1},
     {"ReduceL2", onnxi_conv_reduce, 1}, {"ReduceLogSum", onnxi_conv_reduce, 1},
     {"ReduceLogSumExp", onnxi_conv_reduce, 1}, {"ReduceMax", onnxi_conv_reduce, 1},

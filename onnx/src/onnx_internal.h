@@ -316,6 +316,7 @@ plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_sample.c */
 plx_status onnxi_conv_grid_sample(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_roi_align(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_compose.c */
 plx_status onnxi_conv_center_crop_pad(onnxi_ctx *c, onnxi_node *n);

@@ -831,3 +831,123 @@ Test(resize, span_refusals_and_workspace) {
     cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
                  "cpu_ref resize: mode 5 or coordinate transformation 0 is unknown"));
 }
+
+/* ---- roi_align ------------------------------------------------------------ */
+
+/* Runs roi_align on X [1, 1, 4, 4] = 4 y + x (a plane bilinear
+ * interpolation reproduces exactly: the value at (y, x) is 4 y + x inside
+ * [0, 3]^2) for one roi. */
+static float roi_align_one(plx_roi_align_desc d, const float roi[4], bool *ok) {
+    float x[16], y[1];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)i;
+    }
+    int64_t bi[1] = {0};
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 4)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(1, 4)),
+                              info(PLX_DTYPE_INT64, SHAPE(1))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 1, 1));
+    plx_layer_view l = layer_of(PLX_OP_ROI_ALIGN, &d, ins, 3, &out, 1);
+    const char *why = plxk_check_roi_align(&l, g_err, sizeof g_err);
+    cr_assert(zero(ptr, (void *)why), "%s", why);
+    const void *in_data[3] = {x, roi, bi};
+    void *out_data[1] = {y};
+    *ok = run_layer(plxk_run_roi_align, &l, in_data, out_data);
+    return y[0];
+}
+
+/* roi (0, 0, 2, 2), output 1 x 1, 2 x 2 samples at 0.5 and 1.5 per dim:
+ * avg is the value at (1, 1), 5; max takes, per sample, the largest
+ * corner times its weight 1/4: (0.5, 0.5) reads 0, 1, 4, 5 -> 1.25, ...,
+ * (1.5, 1.5) reads 5, 6, 9, 10 -> 2.5, the largest. half_pixel moves the
+ * roi by -0.5: (0.5, 0.5, 2.5, 2.5) is the same bin. The adaptive grid
+ * of a 3 x 3 roi is 3 x 3 (samples at 0.5, 1.5, 2.5): mean 7.5. A sample
+ * past the edge by less than a pixel is clamped to it ((4, 4) reads X[3,
+ * 3] = 15); one further out reads 0. */
+Test(roi_align, hand_modes) {
+    bool ok;
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    d.half_pixel = false;
+    d.sampling_ratio = 2;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 2, 2}, &ok), 5.0f));
+    cr_assert(ok, "%s", g_err);
+    d.mode = PLX_ROI_ALIGN_MAX;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 2, 2}, &ok), 2.5f));
+    d.mode = PLX_ROI_ALIGN_AVG;
+    d.half_pixel = true;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0.5f, 0.5f, 2.5f, 2.5f}, &ok), 5.0f));
+    d.half_pixel = false;
+    d.sampling_ratio = 0;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 3, 3}, &ok), 7.5f));
+    d.sampling_ratio = 1;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){3, 3, 5, 5}, &ok), 15.0f));
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){-3, -3, -2, -2}, &ok), 0.0f));
+    /* spatial_scale 0.5 maps (0, 0, 4, 4) onto (0, 0, 2, 2) */
+    d.sampling_ratio = 2;
+    d.spatial_scale = 0.5f;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 4, 4}, &ok), 5.0f));
+    /* a roi smaller than a pixel counts as 1 x 1 without half_pixel: (1, 1,
+     * 1.2, 1.2) samples 1.25 and 1.75 per dim, mean at (1.5, 1.5) */
+    d.spatial_scale = 1.0f;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){1, 1, 1.2f, 1.2f}, &ok), 7.5f));
+}
+
+/* Several rois over two batch entries and channels, int32 indices: each
+ * output bin against the single-roi value of the same plane. A batch
+ * index out of range and a non-finite roi are execution errors; the
+ * dtypes and shapes are checked. */
+Test(roi_align, batches_channels_and_refusals) {
+    float x[2 * 2 * 16], y[3 * 2 * 2 * 2];
+    for (int i = 0; i < 64; i++) {
+        x[i] = (float)(i % 16) + (float)(i / 16) * 100.0f; /* plane p: 4y + x + 100 p */
+    }
+    const float rois[12] = {0, 0, 2, 2, 1, 1, 3, 3, 0, 0, 3, 3};
+    int32_t bi[3] = {1, 0, 1};
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    d.half_pixel = false;
+    d.output_height = 2;
+    d.output_width = 2;
+    d.sampling_ratio = 1;
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, SHAPE(2, 2, 4, 4)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(3, 4)),
+                              info(PLX_DTYPE_INT32, SHAPE(3))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(3, 2, 2, 2));
+    plx_layer_view l = layer_of(PLX_OP_ROI_ALIGN, &d, ins, 3, &out, 1);
+    cr_assert(zero(ptr, (void *)plxk_check_roi_align(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *in_data[3] = {x, rois, bi};
+    void *out_data[1] = {y};
+    cr_assert(run_layer(plxk_run_roi_align, &l, in_data, out_data), "%s", g_err);
+    for (int k = 0; k < 3; k++) {
+        /* bins of size (roi / 2), one sample at each bin's centre */
+        double bw = (rois[k * 4 + 2] - rois[k * 4]) / 2.0, bh = (rois[k * 4 + 3] - rois[k * 4 + 1]) / 2.0;
+        for (int ch = 0; ch < 2; ch++) {
+            for (int ph = 0; ph < 2; ph++) {
+                for (int pw = 0; pw < 2; pw++) {
+                    double sy = rois[k * 4 + 1] + (ph + 0.5) * bh, sx = rois[k * 4] + (pw + 0.5) * bw;
+                    float want = (float)(4 * sy + sx + 100.0 * (bi[k] * 2 + ch));
+                    float got = y[((k * 2 + ch) * 2 + ph) * 2 + pw];
+                    cr_assert(le(flt, fabsf(got - want), 1e-4f), "roi %d c %d bin (%d, %d): %g, want %g",
+                              k, ch, ph, pw, (double)got, (double)want);
+                }
+            }
+        }
+    }
+    bi[2] = 2;
+    cr_assert(not(run_layer(plxk_run_roi_align, &l, in_data, out_data)));
+    cr_assert(not(zero(ptr, strstr(g_err, "batch_indices[2] = 2 is out of range [0, 2)"))), "%s",
+              g_err);
+    bi[2] = 1;
+    float bad[12];
+    memcpy(bad, rois, sizeof bad);
+    bad[5] = NAN;
+    in_data[1] = bad;
+    cr_assert(not(run_layer(plxk_run_roi_align, &l, in_data, out_data)));
+    cr_assert(not(zero(ptr, strstr(g_err, "roi 1 is not finite"))), "%s", g_err);
+    ins[0].dtype = PLX_DTYPE_FLOAT16;
+    const char *why = plxk_check_roi_align(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "float32 X, rois and Y"))), "%s", why);
+    ins[0].dtype = PLX_DTYPE_FLOAT32;
+    out.dims[2] = 3;
+    why = plxk_check_roi_align(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "[R, C, output_height, output_width]"))), "%s", why);
+}

@@ -97,7 +97,9 @@ extern "C" {
     /* ABI 1.3: ONNX GridSample. */ \
     X(GRID_SAMPLE, 56, "grid_sample", plx_grid_sample_desc)    /* X [N, C, D1..Dr], grid [N, O1..Or, r] -> Y [N, C, O1..Or]; plx_grid_sample_desc */ \
     /* ABI 1.3: ONNX RNN (the Elman cell). */ \
-    X(RNN, 57, "rnn", plx_rnn_desc)                            /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_rnn_desc */
+    X(RNN, 57, "rnn", plx_rnn_desc)                            /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_rnn_desc */ \
+    /* ABI 1.3: ONNX RoiAlign. */ \
+    X(ROI_ALIGN, 58, "roi_align", plx_roi_align_desc)          /* X [N, C, H, W], rois [R, 4], batch_indices (int32/int64) [R] -> Y [R, C, oh, ow]; plx_roi_align_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -995,6 +997,37 @@ typedef struct plx_rnn_desc {
     plx_rnn_activation activations[2][1];
     float clip; /* as LSTM's: the input of f */
 } plx_rnn_desc;
+
+/* How roi_align pools the samples of one output bin. */
+typedef enum plx_roi_align_mode {
+    PLX_ROI_ALIGN_AVG = 0, /* the mean of the bilinearly interpolated samples */
+    PLX_ROI_ALIGN_MAX = 1  /* the largest of the samples' weighted corner values */
+} plx_roi_align_mode;
+
+/* ONNX RoiAlign: X [N, C, H, W], rois [R, 4] of X's float type ((x1, y1,
+ * x2, y2) in X's coordinates over spatial_scale), batch_indices [R]
+ * (int32 or int64; each in [0, N): another value is an execution error)
+ * -> Y [R, C, output_height, output_width] of X's dtype. A roi scaled by
+ * spatial_scale (minus 0.5 with half_pixel) is cut into output_height x
+ * output_width bins, each sampled on a grid of sampling_ratio x
+ * sampling_ratio points (0: ceil(roi size / output size) per dim) at the
+ * grid cells' centres. A point more than one pixel outside X reads 0; one
+ * inside is clamped to [0, H - 1] x [0, W - 1] and read bilinearly from
+ * its 4 neighbours. AVG: the bin is the mean of its points; MAX: the
+ * largest, over its points, of the 4 neighbours' values each times its
+ * bilinear weight (ONNX's reference and ONNX Runtime). Without
+ * half_pixel (ONNX's output_half_pixel, opset 10's only mode) a roi is at
+ * least 1 x 1. */
+typedef struct plx_roi_align_desc {
+    uint32_t struct_size;
+    plx_roi_align_mode mode; /* default AVG */
+    bool half_pixel;         /* default true (opset 16) */
+    int64_t output_height;   /* >= 1; default 1 */
+    int64_t output_width;    /* >= 1; default 1 */
+    int64_t sampling_ratio;  /* >= 0; default 0 (adaptive) */
+    float spatial_scale;     /* finite; default 1 */
+} plx_roi_align_desc;
+#define PLX_ROI_ALIGN_DESC_INIT {sizeof(plx_roi_align_desc), PLX_ROI_ALIGN_AVG, true, 1, 1, 0, 1.0f}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

@@ -176,8 +176,8 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
  * defined in the dense-math files (kernels_conv.c, kernels_matmul.c,
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
  * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c,
- * kernels_mask_scan.c, kernels_quant.c, kernels_grid_sample.c and
- * kernels_roi_align.c. */
+ * kernels_mask_scan.c, kernels_quant.c, kernels_grid_sample.c,
+ * kernels_roi_align.c and kernels_deform_conv.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -243,6 +243,8 @@ PLXK_KERNEL(dynamic_quantize)
 PLXK_KERNEL(grid_sample)
 /* kernels_roi_align.c */
 PLXK_KERNEL(roi_align)
+/* kernels_deform_conv.c */
+PLXK_KERNEL(deform_conv)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);

@@ -4052,3 +4052,44 @@ Test(onnx_import, roi_align_coordinate_modes) {
         destroy_model(&model);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* DeformConv                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* X [1, 1, 3, 3] = 1..9, W [1, 1, 2, 2] of ones, zero offsets and a mask
+ * of 0.5 without B (its slot left empty, so zeros): half the plain
+ * convolution, 6, 8, 12, 14. kernel_shape other than W's, and 3-D X, are
+ * refused. */
+Test(onnx_import, deform_conv_mask_without_bias) {
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, off[32] = {0}, mask[16], y[4];
+    const float w[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 16; i++) {
+        mask[i] = 0.5f;
+    }
+    for (int k = 0; k < 3; k++) {
+        ob_model *m = new_model(8, 19);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, k == 2 ? "1,1,3,3,1" : "1,1,3,3");
+        ob_init_f32(g, "w", OB_DIMS(1, 1, 2, 2), w, true);
+        ob_input(g, "off", OB_FLOAT, "1,8,2,2");
+        ob_input(g, "mask", OB_FLOAT, "1,4,2,2");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "DeformConv", "dc", "x,w,off,,mask", "y");
+        if (k == 1) {
+            ob_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
+            IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'dc'", "kernel_shape [3, 3] is not W's [2, 2]");
+            continue;
+        }
+        if (k == 2) {
+            IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'dc'", "X rank 5 and W rank 4 (2-D only)");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        const void *ins[] = {x, off, mask};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, (const float[]){6, 8, 12, 14}, 4, 1e-6f);
+        destroy_model(&model);
+    }
+}

@@ -1244,6 +1244,49 @@ Test(shape_infer, resize) {
     ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
 }
 
+Test(shape_infer, deform_conv) {
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_DEFORM_CONV, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 3));
+    cr_assert(eq(u32, b, 5));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_DEFORM_CONV), sizeof(plx_deform_conv_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DEFORM_CONV), "deform_conv"));
+    /* 3x3 kernel, pads 1, stride 2 over 7x8: 4x4; offset_group 2 */
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    d.group = 2;
+    d.offset_group = 2;
+    ok(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4)));
+    EXPECT(&y, FLOAT32, 2, 6, 4, 4);
+    ok(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4), F32(6),
+           F32(2, 18, 4, 4)));
+    EXPECT(&y, FLOAT32, 2, 6, 4, 4);
+    fails_exactly(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3),
+                      F32(2, 18, 4, 4)),
+                  "layer 'L' (deform_conv): offset [2,18,4,4] must be [2, 36, 4, 4] "
+                  "([N, offset_group * 2 * kH * kW, oH, oW])");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4),
+                   F32(6), F32(2, 18, 4, 5)),
+               "mask [2,18,4,5] must be [2, 18, 4, 4]");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4),
+                   F32(5)),
+               "B [5] must be [6]");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 4, 3, 3), F32(2, 36, 4, 4)),
+               "W [6,4,3,3] must be [M, C/group, kH, kW]");
+    d.offset_group = 3;
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 54, 4, 4)),
+               "X [2,4,7,8] has 4 channels, not divisible by offset_group 3");
+    d.offset_group = 2;
+    d.pads_begin[0] = d.pads_end[0] = 0;
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 2, 8), F32(6, 2, 3, 3), F32(2, 36, 1, 4)),
+               "does not fit X");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), T(FLOAT16, 6, 2, 3, 3),
+                   F32(2, 36, 3, 4)),
+               "W");
+}
+
 Test(shape_infer, roi_align) {
     plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
     plx_tensor_info y;

@@ -41,7 +41,7 @@ static const struct {
     {"ConvInteger", onnxi_conv_quant_default, 10},
     {"ConvTranspose", onnxi_conv_conv, 1}, {"Cos", onnxi_conv_unary, 7},
     {"Cosh", onnxi_conv_unary, 9}, {"CumSum", onnxi_conv_cum_sum, 11},
-    {"DepthToSpace", onnxi_conv_depth_space, 1},
+    {"DeformConv", onnxi_conv_deform_conv, 19}, {"DepthToSpace", onnxi_conv_depth_space, 1},
     {"DequantizeLinear", onnxi_conv_quantize, 10}, {"Div", onnxi_conv_binary, 1},
     {"DynamicQuantizeLinear", onnxi_conv_quant_default, 11},
     {"Dropout", onnxi_conv_identity, 1}, {"Einsum", onnxi_conv_einsum, 12},

@@ -1,5 +1,6 @@
 /* The ONNX converters for the dense operators: Conv and ConvTranspose, the
- * pools (with the spatial attributes they share), MatMul and Gemm. One
+ * pools (with the spatial attributes they share), MatMul, Gemm and
+ * DeformConv. One
  * family per file keeps each converter file short. */
 #include <math.h>
 #include <stdarg.h>
@@ -212,6 +213,61 @@ plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     return onnxi_emit1(c, n, PLX_OP_GLOBAL_POOL, &d, n->in, 1);
+}
+
+/* DeformConv (19, 22), 2-D: deform_conv. kernel_shape, when given, must
+ * be W's; an absent B with a mask present becomes zeros. */
+plx_status onnxi_conv_deform_conv(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 3);
+    if (st) {
+        return st;
+    }
+    const plx_tensor_info *x = &n->in[0]->info, *w = &n->in[1]->info;
+    if (x->rank != 4 || w->rank != 4) {
+        return ONNXI_UNSUPPORTED("DeformConv of X rank %u and W rank %u (2-D only)", x->rank,
+                                 w->rank);
+    }
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    static const char *const names[4] = {"strides", "dilations", "pads", "kernel_shape"};
+    for (int a = 0; a < 4; a++) {
+        int64_t v[4];
+        size_t cnt;
+        bool present;
+        if ((st = onnxi_attr_ints(n, names[a], v, 4, &cnt, &present))) {
+            return st;
+        }
+        if (!present) {
+            continue;
+        }
+        if (cnt != (a == 2 ? 4u : 2u)) {
+            return onnxi_invalid(c, n, "%s has %zu values, expected %d", names[a], cnt,
+                                 a == 2 ? 4 : 2);
+        }
+        for (int k = 0; k < 2; k++) {
+            switch (a) {
+            case 0: d.strides[k] = v[k]; break;
+            case 1: d.dilations[k] = v[k]; break;
+            case 2: d.pads_begin[k] = v[k], d.pads_end[k] = v[2 + k]; break;
+            default:
+                if (v[k] != w->dims[2 + k]) {
+                    return onnxi_invalid(c, n, "kernel_shape [%lld, %lld] is not W's [%lld, %lld]",
+                                         (long long)v[0], (long long)v[1],
+                                         (long long)w->dims[2], (long long)w->dims[3]);
+                }
+            }
+        }
+    }
+    d.group = onnxi_attr_i(n, "group", 1);
+    d.offset_group = onnxi_attr_i(n, "offset_group", 1);
+    onnxi_value *ins[5] = {n->in[0], n->in[1], n->in[2], n->in[3], n->in[4]};
+    uint32_t n_in = onnxi_has_in(n, 4) ? 5 : onnxi_has_in(n, 3) ? 4 : 3;
+    if (n_in == 5 && !ins[3]) {
+        int64_t m = w->dims[0];
+        if ((st = onnxi_zeros(c, n, x->dtype, 1, &m, &ins[3]))) {
+            return st;
+        }
+    }
+    return onnxi_emit1(c, n, PLX_OP_DEFORM_CONV, &d, ins, n_in);
 }
 
 plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n) {

@@ -271,6 +271,7 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_deform_conv(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_misc.c */
 plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n);

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -950,4 +951,165 @@ Test(roi_align, batches_channels_and_refusals) {
     out.dims[2] = 3;
     why = plxk_check_roi_align(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, strstr(why, "[R, C, output_height, output_width]"))), "%s", why);
+}
+
+/* ---- deform_conv ---------------------------------------------------------- */
+
+/* A plain deform_conv: each output sums, over its group's input channels
+ * and the kernel taps, W times the mask times X read at the tap's offset
+ * position, the bilinear read written as a sum over every pixel of
+ * max(0, 1 - |dy|) * max(0, 1 - |dx|). */
+static void ref_deform_conv(const plx_deform_conv_desc *d, const int64_t *xd, const int64_t *wd,
+                            int64_t oh, int64_t ow, const float *x, const float *w,
+                            const float *off, const float *b, const float *mask, float *y) {
+    int64_t n = xd[0], c = xd[1], h = xd[2], wi = xd[3], m = wd[0], cpg = wd[1], kh = wd[2],
+            kw = wd[3];
+    int64_t mpg = m / d->group, cpo = c / d->offset_group, og_n = d->offset_group;
+    for (int64_t bn = 0; bn < n; bn++) {
+        for (int64_t om = 0; om < m; om++) {
+            int64_t grp = om / mpg;
+            for (int64_t oy = 0; oy < oh; oy++) {
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    double acc = b ? b[om] : 0.0;
+                    for (int64_t cl = 0; cl < cpg; cl++) {
+                        int64_t ch = grp * cpg + cl, og = ch / cpo;
+                        for (int64_t i = 0; i < kh; i++) {
+                            for (int64_t j = 0; j < kw; j++) {
+                                int64_t tap = (og * kh + i) * kw + j;
+                                int64_t o = ((bn * og_n * kh * kw * 2 + 2 * tap) * oh + oy) * ow + ox;
+                                double sy = (double)(oy * d->strides[0] - d->pads_begin[0] +
+                                                     i * d->dilations[0]) + off[o];
+                                double sx = (double)(ox * d->strides[1] - d->pads_begin[1] +
+                                                     j * d->dilations[1]) + off[o + oh * ow];
+                                double v = 0.0;
+                                for (int64_t yy = 0; yy < h; yy++) {
+                                    for (int64_t xx = 0; xx < wi; xx++) {
+                                        double fy = fmax(0.0, 1.0 - fabs(sy - (double)yy));
+                                        double fx = fmax(0.0, 1.0 - fabs(sx - (double)xx));
+                                        v += fy * fx * x[((bn * c + ch) * h + yy) * wi + xx];
+                                    }
+                                }
+                                double mk = mask ? mask[((bn * og_n * kh * kw + tap) * oh + oy) * ow + ox]
+                                                 : 1.0;
+                                acc += w[((om * cpg + cl) * kh + i) * kw + j] * v * mk;
+                            }
+                        }
+                    }
+                    y[((bn * m + om) * oh + oy) * ow + ox] = (float)acc;
+                }
+            }
+        }
+    }
+}
+
+/* X [1, 1, 3, 3] = 1..9, W [1, 1, 2, 2] of ones, no pads: zero offsets
+ * give the plain convolution (output (0, 0) = 1 + 2 + 4 + 5 = 12); +1 along
+ * W for every tap moves the window right (16 = 2 + 3 + 5 + 6, and 9 = 3 +
+ * 6 at the right edge, the column past it reading 0); +0.5 along H
+ * averages neighbouring rows (18 = 2.5 + 3.5 + 5.5 + 6.5; at the bottom
+ * edge the row past it reads 0: 19.5 = 5.5 + 6.5 + 3.5 + 4). */
+Test(deform_conv, hand_offsets) {
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 1, 1, 1}, off[32], y[4];
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 3, 3)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 2, 2)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(1, 8, 2, 2))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 2, 2));
+    plx_layer_view l = layer_of(PLX_OP_DEFORM_CONV, &d, ins, 3, &out, 1);
+    cr_assert(zero(ptr, (void *)plxk_check_deform_conv(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *in_data[3] = {x, w, off};
+    void *out_data[1] = {y};
+    static const struct {
+        float dh, dw, want[4];
+    } cases[] = {{0, 0, {12, 16, 24, 28}}, {0, 1, {16, 9, 28, 15}}, {0.5f, 0, {18, 22, 19.5f, 22.5f}}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (int t = 0; t < 4; t++) {
+            for (int p = 0; p < 4; p++) {
+                off[(2 * t) * 4 + p] = cases[k].dh;
+                off[(2 * t + 1) * 4 + p] = cases[k].dw;
+            }
+        }
+        cr_assert(run_layer(plxk_run_deform_conv, &l, in_data, out_data), "%s", g_err);
+        for (int p = 0; p < 4; p++) {
+            cr_assert(eq(flt, y[p], cases[k].want[p]), "case %zu y[%d] = %g", k, p, (double)y[p]);
+        }
+    }
+}
+
+/* Random offsets (up to 2.5 pixels either way, past the edges too), masks
+ * and biases with groups, offset groups, strides, dilations and pads,
+ * against ref_deform_conv. */
+Test(deform_conv, random_against_reference) {
+    static const struct {
+        int64_t n, c, h, w, m, kh, kw, group, ogroup, stride, dil, pad;
+        bool bias, mask;
+    } cases[] = {
+        {1, 2, 5, 6, 4, 3, 3, 2, 2, 1, 1, 1, true, true},
+        {2, 4, 7, 5, 2, 2, 3, 1, 4, 2, 1, 0, false, true},
+        {1, 3, 6, 6, 3, 3, 2, 3, 1, 1, 2, 2, true, false},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        seed(300 + k);
+        plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+        d.group = cases[k].group;
+        d.offset_group = cases[k].ogroup;
+        for (int a = 0; a < 2; a++) {
+            d.strides[a] = cases[k].stride;
+            d.dilations[a] = cases[k].dil;
+            d.pads_begin[a] = d.pads_end[a] = cases[k].pad;
+        }
+        int64_t n = cases[k].n, c = cases[k].c, m = cases[k].m, kh = cases[k].kh, kw = cases[k].kw;
+        int64_t oh = (cases[k].h + 2 * cases[k].pad - ((kh - 1) * cases[k].dil + 1)) / cases[k].stride + 1;
+        int64_t ow = (cases[k].w + 2 * cases[k].pad - ((kw - 1) * cases[k].dil + 1)) / cases[k].stride + 1;
+        int64_t xd[4] = {n, c, cases[k].h, cases[k].w}, wd[4] = {m, c / d.group, kh, kw};
+        size_t nx = (size_t)(n * c * xd[2] * xd[3]), nw = (size_t)(m * wd[1] * kh * kw);
+        size_t noff = (size_t)(n * d.offset_group * 2 * kh * kw * oh * ow);
+        size_t nmask = noff / 2, ny = (size_t)(n * m * oh * ow);
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *off = malloc(noff * 4);
+        float *mask = malloc(nmask * 4), *b = malloc((size_t)m * 4), *y = malloc(ny * 4),
+              *want = malloc(ny * 4);
+        for (size_t i = 0; i < nx; i++) x[i] = rnd_f(-1, 1);
+        for (size_t i = 0; i < nw; i++) w[i] = rnd_f(-1, 1);
+        for (size_t i = 0; i < noff; i++) off[i] = rnd_f(-2.5f, 2.5f);
+        for (size_t i = 0; i < nmask; i++) mask[i] = rnd_f(0, 1);
+        for (int64_t i = 0; i < m; i++) b[i] = rnd_f(-1, 1);
+        uint32_t n_in = cases[k].mask ? 5 : cases[k].bias ? 4 : 3;
+        plx_tensor_info ins[5] = {info(PLX_DTYPE_FLOAT32, SHAPE(n, c, xd[2], xd[3])),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(m, wd[1], kh, kw)),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(n, d.offset_group * 2 * kh * kw, oh, ow)),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(m)),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(n, d.offset_group * kh * kw, oh, ow))};
+        plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(n, m, oh, ow));
+        float *bias_used = cases[k].bias || cases[k].mask ? b : NULL;
+        if (cases[k].mask && !cases[k].bias) {
+            memset(b, 0, (size_t)m * 4);
+        }
+        plx_layer_view l = layer_of(PLX_OP_DEFORM_CONV, &d, ins, n_in, &out, 1);
+        cr_assert(zero(ptr, (void *)plxk_check_deform_conv(&l, g_err, sizeof g_err)), "%s", g_err);
+        const void *in_data[5] = {x, w, off, b, mask};
+        void *out_data[1] = {y};
+        cr_assert(run_layer(plxk_run_deform_conv, &l, in_data, out_data), "%s", g_err);
+        ref_deform_conv(&d, xd, wd, oh, ow, x, w, off, bias_used, cases[k].mask ? mask : NULL, want);
+        expect_close(y, want, ny, 1e-4, "deform_conv");
+        free(x), free(w), free(off), free(mask), free(b), free(y), free(want);
+    }
+}
+
+Test(deform_conv, refusals) {
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT16, SHAPE(1, 1, 3, 3)),
+                              info(PLX_DTYPE_FLOAT16, SHAPE(1, 1, 2, 2)),
+                              info(PLX_DTYPE_FLOAT16, SHAPE(1, 8, 2, 2))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT16, SHAPE(1, 1, 2, 2));
+    plx_layer_view l = layer_of(PLX_OP_DEFORM_CONV, &d, ins, 3, &out, 1);
+    const char *why = plxk_check_deform_conv(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "float32 only, not float16"))), "%s", why);
+    for (int i = 0; i < 3; i++) {
+        ins[i].dtype = PLX_DTYPE_FLOAT32;
+    }
+    out.dtype = PLX_DTYPE_FLOAT32;
+    cr_assert(zero(ptr, (void *)plxk_check_deform_conv(&l, g_err, sizeof g_err)), "%s", g_err);
+    out.dims[3] = 3;
+    why = plxk_check_deform_conv(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "does not match"))), "%s", why);
 }

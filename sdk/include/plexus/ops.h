@@ -99,7 +99,9 @@ extern "C" {
     /* ABI 1.3: ONNX RNN (the Elman cell). */ \
     X(RNN, 57, "rnn", plx_rnn_desc)                            /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_rnn_desc */ \
     /* ABI 1.3: ONNX RoiAlign. */ \
-    X(ROI_ALIGN, 58, "roi_align", plx_roi_align_desc)          /* X [N, C, H, W], rois [R, 4], batch_indices (int32/int64) [R] -> Y [R, C, oh, ow]; plx_roi_align_desc */
+    X(ROI_ALIGN, 58, "roi_align", plx_roi_align_desc)          /* X [N, C, H, W], rois [R, 4], batch_indices (int32/int64) [R] -> Y [R, C, oh, ow]; plx_roi_align_desc */ \
+    /* ABI 1.3: ONNX DeformConv (2-D). */ \
+    X(DEFORM_CONV, 59, "deform_conv", plx_deform_conv_desc)    /* X, W, offset, [B], [mask] -> Y; plx_deform_conv_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -1028,6 +1030,28 @@ typedef struct plx_roi_align_desc {
     float spatial_scale;     /* finite; default 1 */
 } plx_roi_align_desc;
 #define PLX_ROI_ALIGN_DESC_INIT {sizeof(plx_roi_align_desc), PLX_ROI_ALIGN_AVG, true, 1, 1, 0, 1.0f}
+
+/* ONNX DeformConv, 2-D: X [N, C, H, W], W [M, C/group, kH, kW], offset
+ * [N, offset_group * 2 * kH * kW, oH, oW], B [M] (optional), mask [N,
+ * offset_group * kH * kW, oH, oW] (optional: all ones) -> Y [N, M, oH,
+ * oW], all of one float type. oH = (H + pads - ((kH - 1) * dilation +
+ * 1)) / stride + 1, likewise oW, and offset's and mask's spatial dims must
+ * be those. Kernel tap (i, j) of output (y, x) reads channel c of X at
+ * (y * stride - pad_begin + i * dilation + dh, likewise for w + dw), (dh,
+ * dw) = offset[n, ((g * kH + i) * kW + j) * 2 + (0, 1), y, x] with g =
+ * c / (C / offset_group), bilinearly (a neighbour outside X reads 0), times
+ * mask[n, (g * kH + i) * kW + j, y, x]; the taps are then summed with
+ * W's weights as a convolution's. */
+typedef struct plx_deform_conv_desc {
+    uint32_t struct_size;
+    int64_t strides[2];    /* >= 1; default 1 */
+    int64_t dilations[2];  /* >= 1; default 1 */
+    int64_t pads_begin[2]; /* >= 0; default 0 */
+    int64_t pads_end[2];
+    int64_t group;         /* default 1 */
+    int64_t offset_group;  /* default 1; divides C */
+} plx_deform_conv_desc;
+#define PLX_DEFORM_CONV_DESC_INIT {sizeof(plx_deform_conv_desc), {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1, 1}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

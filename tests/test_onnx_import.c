@@ -4093,3 +4093,40 @@ Test(onnx_import, deform_conv_mask_without_bias) {
         destroy_model(&model);
     }
 }
+
+/* Mod on signed integers: fmod=1 is C's remainder (the dividend's sign),
+ * imported as A - trunc(A / B) * B, B broadcast; fmod=0 Python's (the
+ * divisor's). INT64_MIN fmod -1 is 0. */
+Test(onnx_import, mod_signed_fmod_modes) {
+    const int64_t a[5] = {-7, 7, -7, 7, INT64_MIN};
+    const int64_t b[5] = {2, -2, -2, 2, -1};
+    const int64_t want[2][5] = {{1, -1, -1, 1, 0}, {-1, 1, -1, 1, 0}};
+    for (int fmod = 0; fmod <= 1; fmod++) {
+        ob_model *m = new_model(IR, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "a", OB_INT64, "5");
+        ob_input(g, "b", OB_INT64, "5");
+        ob_output(g, "y", OB_INT64, NULL);
+        ob_attr_i(ob_node_add(g, "Mod", "mod", "a,b", "y"), "fmod", fmod);
+        plx_onnx_model *model = import_ok(m, NULL);
+        int64_t y[5];
+        run_once(model, (const void *const[]){a, b}, (void *const[]){y});
+        for (int i = 0; i < 5; i++) {
+            cr_assert(eq(i64, y[i], want[fmod][i]), "fmod=%d element %d", fmod, i);
+        }
+        destroy_model(&model);
+    }
+    /* a scalar divisor broadcast: -9 fmod 4 = -1, 9 fmod 4 = 1 */
+    ob_model *m = new_model(IR, 13);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "a", OB_INT64, "2");
+    ob_init_i64(g, "four", NULL, 0, (const int64_t[]){4}, false);
+    ob_output(g, "y", OB_INT64, NULL);
+    ob_attr_i(ob_node_add(g, "Mod", "mod", "a,four", "y"), "fmod", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    int64_t x[2] = {-9, 9}, y[2];
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    cr_assert(eq(i64, y[0], -1));
+    cr_assert(eq(i64, y[1], 1));
+    destroy_model(&model);
+}

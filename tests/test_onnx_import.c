@@ -4130,3 +4130,33 @@ Test(onnx_import, mod_signed_fmod_modes) {
     cr_assert(eq(i64, y[1], 1));
     destroy_model(&model);
 }
+
+/* Dropout with training_mode true: ratio 0 drops nothing (Y is X, the
+ * mask all true); another ratio is random and refused, naming it. */
+Test(onnx_import, training_dropout_zero_ratio) {
+    for (int k = 0; k < 2; k++) {
+        ob_model *m = new_model(IR, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "3");
+        ob_init_f32(g, "r", NULL, 0, (const float[]){k ? 0.25f : 0.0f}, false);
+        Onnx__TensorProto *t = ob_tensor(m, "t", OB_BOOL, NULL, 0);
+        ob_tensor_raw(m, t, (const uint8_t[]){1}, 1);
+        ob_initializer(g, t);
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_output(g, "mask", OB_BOOL, NULL);
+        ob_node_add(g, "Dropout", "drop", "x,r,t", "y,mask");
+        if (k) {
+            IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'drop'", "training_mode is true with ratio 0.25");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        float x[3] = {1.5f, -2.0f, 0.0f}, y[3];
+        uint8_t mask[3];
+        run_once(model, (const void *const[]){x}, (void *const[]){y, mask});
+        for (int i = 0; i < 3; i++) {
+            cr_assert(eq(flt, y[i], x[i]));
+            cr_assert(eq(u8, mask[i], 1));
+        }
+        destroy_model(&model);
+    }
+}

@@ -1071,8 +1071,19 @@ Test(shape_infer, pad) {
     d.pads_begin[1] = 2;
     ok(run1(PLX_OP_PAD, &d, F32(2, 3), &y));
     EXPECT(&y, FLOAT32, 3, 5);
-    d.mode = (plx_pad_mode)3;
-    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "mode 3 is not a plx_pad_mode");
+    /* wrap: any size of pad, but no crop and no empty dim */
+    d.mode = PLX_PAD_WRAP;
+    d.pads_begin[1] = 7;
+    ok(run1(PLX_OP_PAD, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 3, 10);
+    d.pads_end[1] = -1;
+    fails_exactly(run1(PLX_OP_PAD, &d, F32(2, 3), &y),
+                  "layer 'L' (pad): wrap pads 7 and -1 of dim 1 must be >= 0");
+    d.pads_end[1] = 0;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 0), &y), "wrap padding of the empty dim 1 of X [2,0]");
+    d.pads_begin[1] = 2;
+    d.mode = (plx_pad_mode)4;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "mode 4 is not a plx_pad_mode");
     d.mode = PLX_PAD_CONSTANT;
     d.pads_end[0] = INT64_MAX;
     fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "padded dim 0 overflows");

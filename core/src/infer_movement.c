@@ -245,7 +245,7 @@ static plx_status plxi_infer_slice(const layer_ctx *c) {
 static plx_status plxi_infer_pad(const layer_ctx *c) {
     const plx_pad_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
-    if ((unsigned)d->mode > PLX_PAD_EDGE) {
+    if ((unsigned)d->mode > PLX_PAD_WRAP) {
         return plxi_fail(c, "mode %d is not a plx_pad_mode", (int)d->mode);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -265,6 +265,13 @@ static plx_status plxi_infer_pad(const layer_ctx *c) {
         }
         if (d->mode == PLX_PAD_EDGE && in == 0 && (pb > 0 || pe > 0)) {
             return plxi_fail(c, "edge padding of the empty dim %" PRIu32 " of X %s", i, SHP(x));
+        }
+        if (d->mode == PLX_PAD_WRAP && (pb < 0 || pe < 0)) {
+            return plxi_fail(c, "wrap pads " I64 " and " I64 " of dim %" PRIu32 " must be >= 0",
+                             pb, pe, i);
+        }
+        if (d->mode == PLX_PAD_WRAP && in == 0 && (pb > 0 || pe > 0)) {
+            return plxi_fail(c, "wrap padding of the empty dim %" PRIu32 " of X %s", i, SHP(x));
         }
         dims[i] = o;
     }

@@ -485,6 +485,8 @@ plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
         m = PLX_PAD_REFLECT;
     } else if (strcmp(mode, "edge") == 0) {
         m = PLX_PAD_EDGE;
+    } else if (strcmp(mode, "wrap") == 0) {
+        m = PLX_PAD_WRAP;
     } else {
         return ONNXI_UNSUPPORTED("mode='%s'", mode);
     }

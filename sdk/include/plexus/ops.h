@@ -532,7 +532,9 @@ typedef struct plx_slice_desc {
 typedef enum plx_pad_mode {
     PLX_PAD_CONSTANT = 0,
     PLX_PAD_REFLECT = 1,
-    PLX_PAD_EDGE = 2
+    PLX_PAD_EDGE = 2,
+    /* ABI 1.3: the dim repeated periodically (numpy "wrap"); pads >= 0 */
+    PLX_PAD_WRAP = 3
 } plx_pad_mode;
 
 /* Pads every dimension i by pads_begin[i] before and pads_end[i] after

@@ -291,6 +291,11 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
         return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
     }
     unsigned sp = x->rank - 2;
+    for (unsigned i = 0; avg && i < sp; i++) {
+        if (d->dilations[i] != 1) {
+            return odn_refuse(ctx, "cpu_onednn runs average pool with dilations of 1 only");
+        }
+    }
     dnnl_dims_t strides, kernel, dil, pl, pr;
     for (unsigned i = 0; i < sp; i++) {
         int64_t pb, pe, n, k = d->kernel[i], s = d->strides[i];

@@ -392,11 +392,6 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
     }
     int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
     for (uint32_t i = 0; i < ns; i++) {
-        if (d->kind == PLX_POOL_AVERAGE && d->dilations[i] != 1) {
-            return plxi_fail(c,
-                             "average pooling needs dilations of 1, got dilations[%" PRIu32 "] = " I64,
-                             i, d->dilations[i]);
-        }
         if ((s = plxi_window_out(c, i, x->dims[2 + i], d->kernel[i], d->strides[i], d->dilations[i],
                                  d->pads_begin[i], d->pads_end[i], d->auto_pad, d->ceil_mode,
                                  &dims[2 + i]))) {

@@ -178,11 +178,6 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
     if (!s.has_kernel) {
         return onnxi_invalid(c, n, "kernel_shape is required");
     }
-    for (size_t i = 0; !is_max && !is_lp && i < s.sp; i++) {
-        if (s.dilations[i] != 1) {
-            return ONNXI_UNSUPPORTED("AveragePool with dilations (opset 19)");
-        }
-    }
     plx_pool_desc d =
         PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
     d.p = p;

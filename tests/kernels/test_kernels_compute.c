@@ -1058,6 +1058,29 @@ Test(pool, hand_max_avg_2x2) {
     expect_close(y, wavg, 4, TOL, "avg");
 }
 
+Test(pool, hand_avg_dilated) {
+    /* 4x4 X = 0..15, 2x2 windows dilated by 2, stride 1: 2x2 output, each
+     * the mean of a window's corners: (0+2+8+10)/4 = 5, 6, 9, 10. Dilated
+     * by 2 along W only (rows 0..1, columns c and c+2): (0+2+4+6)/4 = 3. */
+    float x[16], y[6];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)i;
+    }
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.dilations[0] = d.dilations[1] = 2;
+    plx_tensor_info in[1] = {F32(1, 1, 4, 4)}, out = F32(1, 1, 2, 2);
+    plx_layer_view v = mkview(PLX_OP_POOL, &d, in, 1, &out);
+    RUN(pool, &v, y, x);
+    float want[4] = {5, 6, 9, 10};
+    expect_close(y, want, 4, TOL, "avg dilated");
+    d.dilations[0] = 1;
+    out = F32(1, 1, 3, 2);
+    RUN(pool, &v, y, x);
+    cr_assert(le(dbl, fabs(y[0] - 3.0), 1e-6));
+    cr_assert(le(dbl, fabs(y[5] - 12.0), 1e-6)); /* (9+11+13+15)/4 */
+}
+
 Test(pool, hand_avg_count_include_pad) {
     /* X 3x3 = 1..9, k 2x2, stride 1, pads 1 everywhere -> 4x4 output.
      * (0,0): window rows -1..0, cols -1..0 holds only X[0][0] = 1:

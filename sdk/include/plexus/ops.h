@@ -223,7 +223,7 @@ typedef struct plx_pool_desc {
     plx_pool_kind kind;
     int64_t kernel[PLX_MAX_SPATIAL];     /* required, >= 1 */
     int64_t strides[PLX_MAX_SPATIAL];    /* default 1 */
-    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max and lp pools; average needs 1) */
+    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (average pools from ABI 1.3: 1 before) */
     int64_t pads_begin[PLX_MAX_SPATIAL];
     int64_t pads_end[PLX_MAX_SPATIAL];
     plx_auto_pad auto_pad;

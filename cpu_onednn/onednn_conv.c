@@ -287,6 +287,9 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
         return odn_refuse(ctx, "cpu_onednn runs pool with 1 or 2 spatial dimensions only");
     }
     bool avg = d->kind == PLX_POOL_AVERAGE;
+    if (l->output_count != 1) {
+        return odn_refuse(ctx, "cpu_onednn runs pool without the Indices output only");
+    }
     if (d->kind != PLX_POOL_MAX && !avg) {
         return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
     }

@@ -551,6 +551,17 @@ Test(shape_infer, pool_auto_pad) {
 Test(shape_infer, pool_errors) {
     plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
     plx_tensor_info y;
+    /* a max pool's Indices: int64 of Y's shape; other pools have none */
+    plx_pool_desc dm = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    dm.kernel[0] = dm.kernel[1] = 2;
+    plx_tensor_info two[2], x = F32(1, 2, 5, 5);
+    ok(plxi_infer_layer("L", PLX_OP_POOL, &dm, &x, 1, two, 2));
+    EXPECT(&two[0], FLOAT32, 1, 2, 4, 4);
+    EXPECT(&two[1], INT64, 1, 2, 4, 4);
+    dm.kind = PLX_POOL_AVERAGE;
+    fails_exactly(plxi_infer_layer("L", PLX_OP_POOL, &dm, &x, 1, two, 2),
+                  "layer 'L' (pool): Indices (output 1) come with float32 max pools only, not "
+                  "float32 average pools");
     /* average pools take dilations from ABI 1.3: a kernel of 2 dilated by
      * 2 spans 3 */
     d.kernel[0] = d.kernel[1] = 2;

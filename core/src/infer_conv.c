@@ -409,10 +409,18 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
                              d->pads_begin[i], d->pads_end[i], i, ek);
         }
     }
+    if (c->n_out > 1 && (!is_max || x->dtype != PLX_DTYPE_FLOAT32)) {
+        return plxi_fail(c, "Indices (output 1) come with float32 max pools only, not %s %s "
+                         "pools", plx_dtype_name(x->dtype), is_lp ? "lp" : is_max ? "max" : "average");
+    }
     plxi_info_init(c->out, x->dtype, x->rank);
     plxi_info_set_dims(c->out, dims, x->rank);
     if (is_max && x->quant.kind == PLX_QUANT_PER_TENSOR) {
         c->out->quant = plxi_moved_quant(x);
+    }
+    if (c->n_out > 1) {
+        plxi_info_init(&c->out[1], PLX_DTYPE_INT64, x->rank);
+        plxi_info_set_dims(&c->out[1], dims, x->rank);
     }
     return NULL;
 }
@@ -545,5 +553,5 @@ PLXI_OP_ROW(MATMUL_INTEGER, 2, 4, 1, 1, ROLES("A", "B", "a_zero_point", "b_zero_
 PLXI_OP_ROW(CONV_INTEGER, 2, 4, 1, 1, ROLES("X", "W", "x_zero_point", "w_zero_point"),
             plxi_infer_conv);
 PLXI_OP_ROW(GEMM, 2, 3, 1, 1, ROLES("A", "B", "C"), plxi_infer_gemm);
-PLXI_OP_ROW(POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_pool);
+PLXI_OP_ROW(POOL, 1, 1, 1, 2, ROLES("X"), plxi_infer_pool);
 PLXI_OP_ROW(GLOBAL_POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_global_pool);

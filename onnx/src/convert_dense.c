@@ -163,13 +163,13 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
     if (!st) {
         st = read_spatial(c, n, &s);
     }
-    if (!st) {
+    bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
+    if (!st && !is_max) {
         st = onnxi_single_output(n, "Indices");
     }
     if (st) {
         return st;
     }
-    bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
     bool is_lp = strcmp(n->proto->op_type, "LpPool") == 0;
     int64_t p = 2;
     if (is_lp && (st = onnxi_lp_p(c, n, &p))) {
@@ -189,8 +189,15 @@ plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
     d.auto_pad = s.auto_pad;
     d.ceil_mode = onnxi_attr_i(n, "ceil_mode", 0) != 0;
     d.count_include_pad = onnxi_attr_i(n, "count_include_pad", 0) != 0;
-    if (is_max && onnxi_attr_i(n, "storage_order", 0) != 0) {
-        /* Only affects the Indices output, which is refused above. */
+    if (is_max && n->n_out > 1) {
+        /* Indices: storage_order 1 counts positions column by column */
+        d.indices_column_major = onnxi_attr_i(n, "storage_order", 0) != 0;
+        onnxi_value *outs[2];
+        if ((st = onnxi_emit(c, n, PLX_OP_POOL, &d, n->in, 1, 2, outs)) ||
+            (st = onnxi_bind_out(c, n, 0, outs[0]))) {
+            return st;
+        }
+        return onnxi_bind_out(c, n, 1, outs[1]);
     }
     return onnxi_emit1(c, n, PLX_OP_POOL, &d, n->in, 1);
 }

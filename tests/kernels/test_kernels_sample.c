@@ -1113,3 +1113,39 @@ Test(deform_conv, refusals) {
     why = plxk_check_deform_conv(&l, g_err, sizeof g_err);
     cr_assert(not(zero(ptr, strstr(why, "does not match"))), "%s", why);
 }
+
+/* ---- max pool with Indices (kernels_pool.c) -------------------------------- */
+
+/* X [2, 1, 2, 3] (two images), 2x2 windows, stride 1: plane 0 = [[1, 5,
+ * 2], [5, 0, 7]] has maxima 5 (the first 5, at (0, 1): index 1, column
+ * major 2) and 7 (at (1, 2): index 5, column major 5); plane 1 = [[9, 9,
+ * 9], [9, 9, 9]] ties everywhere, the first in row-major order wins: (0,
+ * 0) and (0, 1), offset by the plane's 6. An average pool, or int64 X,
+ * cannot have Indices. */
+Test(pool, max_with_indices) {
+    float x[12] = {1, 5, 2, 5, 0, 7, 9, 9, 9, 9, 9, 9}, y[4];
+    int64_t ind[4];
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    plx_tensor_info in = info(PLX_DTYPE_FLOAT32, SHAPE(2, 1, 2, 3));
+    plx_tensor_info outs[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(2, 1, 1, 2)),
+                               info(PLX_DTYPE_INT64, SHAPE(2, 1, 1, 2))};
+    plx_layer_view l = layer_of(PLX_OP_POOL, &d, &in, 1, outs, 2);
+    cr_assert(zero(ptr, (void *)plxk_check_pool(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *in_data[1] = {x};
+    void *out_data[2] = {y, ind};
+    static const int64_t want[2][4] = {{1, 5, 6, 7}, {2, 5, 6, 8}};
+    for (int cm = 0; cm < 2; cm++) {
+        d.indices_column_major = cm;
+        cr_assert(run_layer(plxk_run_pool, &l, in_data, out_data), "%s", g_err);
+        cr_assert(eq(flt, y[0], 5.0f));
+        cr_assert(eq(flt, y[1], 7.0f));
+        cr_assert(eq(flt, y[2], 9.0f));
+        for (int i = 0; i < 4; i++) {
+            cr_assert(eq(i64, ind[i], want[cm][i]), "column major %d, index %d", cm, i);
+        }
+    }
+    d.kind = PLX_POOL_AVERAGE;
+    const char *why = plxk_check_pool(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "Indices come with float32 max pools only"))), "%s", why);
+}

@@ -40,7 +40,7 @@ extern "C" {
     X(FULLY_CONNECTED, 6, "fully_connected", plx_fully_connected_desc) /* X, W, [B] -> Y; plx_fully_connected_desc */ \
     X(MATMUL, 7, "matmul", void)                               /* A, B -> Y (numpy matmul, batched); no descriptor */ \
     X(GEMM, 8, "gemm", plx_gemm_desc)                          /* A, B, [C] -> Y; plx_gemm_desc */ \
-    X(POOL, 9, "pool", plx_pool_desc)                          /* X -> Y; plx_pool_desc */ \
+    X(POOL, 9, "pool", plx_pool_desc)                          /* X -> Y, [Indices] (max, ABI 1.3); plx_pool_desc */ \
     X(GLOBAL_POOL, 10, "global_pool", plx_global_pool_desc)    /* X -> Y; plx_global_pool_desc */ \
     X(ACTIVATION, 11, "activation", plx_activation_desc)       /* X -> Y; plx_activation_desc */ \
     X(BINARY, 12, "binary", plx_binary_desc)                   /* A, B -> Y (broadcasting); plx_binary_desc */ \
@@ -230,9 +230,15 @@ typedef struct plx_pool_desc {
     bool ceil_mode;
     bool count_include_pad;              /* average only */
     int64_t p;                           /* LP only, >= 1; default 2 */
+    /* ABI 1.3: a max pool may have a second output, Indices (int64, Y's
+     * shape): each maximum's position in X flattened, (n * C + c) * H * W
+     * + h * W + w, or with indices_column_major (ONNX storage_order 1)
+     * (n * C + c) * H * W + h + w * H; the first maximum in the window's
+     * row-major order. */
+    bool indices_column_major;
 } plx_pool_desc;
 #define PLX_POOL_DESC_INIT(kind_) \
-    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false, 2}
+    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false, 2, false}
 
 /* Pools over every spatial dimension: Y is [N, C, 1, ...]. */
 typedef struct plx_global_pool_desc {

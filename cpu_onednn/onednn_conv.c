@@ -287,10 +287,18 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
         return odn_refuse(ctx, "cpu_onednn runs pool with 1 or 2 spatial dimensions only");
     }
     bool avg = d->kind == PLX_POOL_AVERAGE;
+    if (l->output_count != 1) {
+        return odn_refuse(ctx, "cpu_onednn runs pool without the Indices output only");
+    }
     if (d->kind != PLX_POOL_MAX && !avg) {
         return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
     }
     unsigned sp = x->rank - 2;
+    for (unsigned i = 0; avg && i < sp; i++) {
+        if (d->dilations[i] != 1) {
+            return odn_refuse(ctx, "cpu_onednn runs average pool with dilations of 1 only");
+        }
+    }
     dnnl_dims_t strides, kernel, dil, pl, pr;
     for (unsigned i = 0; i < sp; i++) {
         int64_t pb, pe, n, k = d->kernel[i], s = d->strides[i];

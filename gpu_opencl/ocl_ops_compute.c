@@ -430,6 +430,9 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
 
 const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
+    if (l->output_count != 1) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: the Indices output is not implemented");
+    }
     plx_window_geom g;
     return pool_geom(l, &g, buf, size);
 }

@@ -422,6 +422,9 @@ const char *ocl_check_pad(const ocl_device *dev, const plx_layer_view *l, char *
     }
     const plx_pad_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    if (d->mode == PLX_PAD_WRAP) {
+        return ocl_refuse(buf, size, "gpu_opencl: pad: mode wrap is not implemented");
+    }
     if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE) {
         return ocl_refuse(buf, size, "gpu_opencl: pad: unknown mode %d", (int)d->mode);
     }

@@ -177,7 +177,8 @@ const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...)
  * kernels_pool.c, kernels_norm.c, kernels_reduce.c, kernels_resize.c),
  * kernels_elementwise.c, kernels_data.c, kernels_rnn.c, kernels_index.c,
  * kernels_mask_scan.c, kernels_quant.c, kernels_grid_sample.c,
- * kernels_signal.c, kernels_col2im.c and kernels_det.c. */
+ * kernels_signal.c, kernels_col2im.c, kernels_det.c, kernels_roi_align.c and
+ * kernels_deform_conv.c. */
 #define PLXK_KERNEL(name)                                                           \
     const char *plxk_check_##name(const plx_layer_view *layer, char *buf, size_t size); \
     bool plxk_run_##name(const plxk_kernel_args *args);
@@ -223,6 +224,7 @@ PLXK_KERNEL(tile)
 /* kernels_rnn.c */
 PLXK_KERNEL(lstm)
 PLXK_KERNEL(gru)
+PLXK_KERNEL(rnn)
 /* kernels_index.c */
 PLXK_KERNEL(gather_elements)
 PLXK_KERNEL(scatter_elements) /* also ONNX's old Scatter */
@@ -250,6 +252,10 @@ PLXK_KERNEL(max_unpool)
 PLXK_KERNEL(det)
 /* kernels_data.c */
 PLXK_KERNEL(reverse_sequence)
+/* kernels_roi_align.c */
+PLXK_KERNEL(roi_align)
+/* kernels_deform_conv.c */
+PLXK_KERNEL(deform_conv)
 
 /* Workspace sizes (plxk_kernel_workspace) of the kernels that need one. */
 size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *compute);
@@ -262,6 +268,7 @@ size_t plxk_workspace_matmul(const plx_layer_view *layer, const plxk_compute *co
 size_t plxk_workspace_resize(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute);
+size_t plxk_workspace_rnn(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_cum_sum(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_dft(const plx_layer_view *layer, const plxk_compute *compute);
 size_t plxk_workspace_stft(const plx_layer_view *layer, const plxk_compute *compute);

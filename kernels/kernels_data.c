@@ -463,7 +463,8 @@ const char *plxk_check_pad(const plx_layer_view *layer, char *buf, size_t size) 
     }
     const plx_pad_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *y = &layer->outputs[0];
-    if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE) {
+    if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE &&
+        d->mode != PLX_PAD_WRAP) {
         return plxk_refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
     }
     if (y->rank != x->rank) {
@@ -479,7 +480,12 @@ const char *plxk_check_pad(const plx_layer_view *layer, char *buf, size_t size) 
         }
         if (d->mode != PLX_PAD_CONSTANT && x->dims[i] == 0 && y->dims[i] > 0) {
             return plxk_refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
-                          d->mode == PLX_PAD_REFLECT ? "reflect" : "edge", i);
+                          d->mode == PLX_PAD_REFLECT ? "reflect"
+                          : d->mode == PLX_PAD_EDGE  ? "edge"
+                                                     : "wrap", i);
+        }
+        if (d->mode == PLX_PAD_WRAP && (pb < 0 || pe < 0)) {
+            return plxk_refuse(buf, size, "pad: wrap pads of dim %u must be >= 0", i);
         }
     }
     return NULL;
@@ -487,13 +493,18 @@ const char *plxk_check_pad(const plx_layer_view *layer, char *buf, size_t size) 
 
 /* The input coordinate read for coordinate c (possibly outside [0, n)) of
  * a padded dim; -1 for the constant. Reflect mirrors without repeating the
- * edge (numpy "reflect"), as often as the pad needs. */
+ * edge (numpy "reflect"), as often as the pad needs; wrap repeats the dim
+ * (c modulo n). */
 static int64_t pad_source(plx_pad_mode mode, int64_t c, int64_t n) {
     if (c >= 0 && c < n) {
         return c;
     }
     if (mode == PLX_PAD_CONSTANT) {
         return -1;
+    }
+    if (mode == PLX_PAD_WRAP) {
+        int64_t m = c % n;
+        return m < 0 ? m + n : m;
     }
     if (mode == PLX_PAD_EDGE || n == 1) {
         return c < 0 ? 0 : n - 1;

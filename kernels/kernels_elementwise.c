@@ -495,7 +495,10 @@ const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t siz
         ok = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT64 || t == PLX_DTYPE_INT32 ||
              t == PLX_DTYPE_INT64 || t == PLX_DTYPE_UINT32 || t == PLX_DTYPE_UINT64;
     } else {
-        ok = t == PLX_DTYPE_FLOAT32 || t == PLX_DTYPE_FLOAT64 || is_int_dtype(t);
+        /* float16 and bfloat16 compute in float32, each result rounded
+         * once to the type (exact for the sum, product, quotient, max,
+         * min and remainder of two such values) */
+        ok = is_float_dtype(t) || t == PLX_DTYPE_FLOAT64 || is_int_dtype(t);
     }
     if (!ok) {
         return plxk_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
@@ -953,7 +956,7 @@ bool plxk_run_binary(const plxk_kernel_args *args) {
             bool va = ((const uint8_t *)a)[ia] != 0, vb = ((const uint8_t *)b)[ib] != 0;
             ((uint8_t *)y)[i] = f == PLX_BINARY_AND ? va && vb : f == PLX_BINARY_OR ? va || vb : va != vb;
         } else if (fl) {
-            ((float *)y)[i] = binary_float(f, ((const float *)a)[ia], ((const float *)b)[ib]);
+            store_float(t, y, i, binary_float(f, load_float(t, a, ia), load_float(t, b, ib)));
         } else if (t == PLX_DTYPE_FLOAT64) {
             ((double *)y)[i] = binary_double(f, ((const double *)a)[ia], ((const double *)b)[ib]);
         } else {

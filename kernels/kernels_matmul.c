@@ -251,8 +251,10 @@ bool plxk_run_gemm(const plxk_kernel_args *args) {
 static const char *matmul_prepare(const plx_layer_view *l, plx_matmul_geom *g, char *buf,
                                   size_t size) {
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
-    if (a->dtype != PLX_DTYPE_FLOAT32 && !plxk_is_int_dtype(a->dtype)) {
-        return plxk_refuse(buf, size, "cpu_ref runs matmul in float32, int32 and int64 only, not %s",
+    if (a->dtype != PLX_DTYPE_FLOAT32 && a->dtype != PLX_DTYPE_FLOAT64 &&
+        !plxk_is_int_dtype(a->dtype)) {
+        return plxk_refuse(buf, size,
+                   "cpu_ref runs matmul in float32, float64, int32 and int64 only, not %s",
                    plx_dtype_name(a->dtype));
     }
     if (b->dtype != a->dtype || y->dtype != a->dtype) {
@@ -339,7 +341,8 @@ size_t plxk_prepare_matmul(const plx_layer_view *layer, const plxk_compute *comp
 }
 
 /* Float32 runs one GEMM per (broadcast) batch, or one for all of them
- * (batches_fold); the integer types keep the plain loops, with wrap-around
+ * (batches_fold); float64 (Einsum's products, convert_einsum.c) and the
+ * integer types keep the plain loops, the integers with wrap-around
  * arithmetic. */
 bool plxk_run_matmul(const plxk_kernel_args *args) {
     if (plxk_is_quantized_product(args->layer)) {
@@ -387,7 +390,18 @@ bool plxk_run_matmul(const plxk_kernel_args *args) {
                 return false;
             }
         }
-        for (int64_t i = 0; dt != PLX_DTYPE_FLOAT32 && i < g.m; i++) {
+        for (int64_t i = 0; dt == PLX_DTYPE_FLOAT64 && i < g.m; i++) {
+            const double *ad = (const double *)a + a0 + i * g.k, *bd = (const double *)b + b0;
+            double *yd = (double *)y + y0 + i * g.n;
+            for (int64_t j = 0; j < g.n; j++) {
+                double acc = 0.0;
+                for (int64_t k = 0; k < g.k; k++) {
+                    acc += ad[k] * bd[j + k * g.n];
+                }
+                yd[j] = acc;
+            }
+        }
+        for (int64_t i = 0; plxk_is_int_dtype(dt) && i < g.m; i++) {
             for (int64_t j = 0; j < g.n; j++) {
                 int64_t ai = a0 + i * g.k, bj = b0 + j;
                 int64_t acc = 0;

@@ -71,8 +71,57 @@ static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, cha
     if (why) {
         return why;
     }
+    if (l->output_count > 1) {
+        const plx_tensor_info *y = &l->outputs[0], *ind = &l->outputs[1];
+        bool same = ind->rank == y->rank;
+        for (uint32_t i = 0; same && i < y->rank; i++) {
+            same = ind->dims[i] == y->dims[i];
+        }
+        if (desc->kind != PLX_POOL_MAX || l->inputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+            ind->dtype != PLX_DTYPE_INT64 || !same) {
+            return plxk_refuse(buf, size, "cpu_ref pool: Indices come with float32 max pools "
+                               "only, int64 of Y's shape");
+        }
+    }
     char msg[224];
     return plxk_window_refusal(plx_window_geom_pool(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf, size);
+}
+
+/* A float32 max pool with its Indices (plx_pool_desc): the first maximum
+ * of each window in row-major order, a NaN counting as larger than any
+ * number; a window with nothing inside X gives -inf and index -1. */
+static void max_pool_indices(const plx_window_geom *g, bool column_major, const float *x,
+                             float *y, int64_t *ind) {
+    for (int64_t n = 0; n < g->n; n++) {
+        for (int64_t c = 0; c < g->c; c++) {
+            int64_t plane = (n * g->c + c) * g->in[0] * g->in[1];
+            for (int64_t oh = 0; oh < g->out[0]; oh++) {
+                for (int64_t ow = 0; ow < g->out[1]; ow++) {
+                    float best = -INFINITY;
+                    int64_t at = -1;
+                    for (int64_t kh = 0; kh < g->k[0]; kh++) {
+                        int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+                        for (int64_t kw = 0; ih >= 0 && ih < g->in[0] && kw < g->k[1]; kw++) {
+                            int64_t iw = ow * g->s[1] - g->pb[1] + kw * g->d[1];
+                            if (iw < 0 || iw >= g->in[1]) {
+                                continue;
+                            }
+                            float v = x[plxk_geom_x_index(g, n, c, ih, iw)];
+                            if (at < 0 || (v > best && !isnan(best)) ||
+                                (isnan(v) && !isnan(best))) {
+                                best = v;
+                                at = plane + (column_major ? ih + iw * g->in[0]
+                                                           : ih * g->in[1] + iw);
+                            }
+                        }
+                    }
+                    int64_t yi = plxk_geom_y_index(g, n, c, oh, ow);
+                    y[yi] = best;
+                    ind[yi] = at;
+                }
+            }
+        }
+    }
 }
 
 const char *plxk_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
@@ -149,6 +198,10 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
     const void *x = args->inputs[0];
     void *y = args->outputs[0];
     bool is_max = desc->kind == PLX_POOL_MAX;
+    if (args->layer->output_count > 1) {
+        max_pool_indices(&g, desc->indices_column_major, x, y, args->outputs[1]);
+        return true;
+    }
     if (is_max) {
         max_pool_job job = {&g, x, y};
         double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *

@@ -1,4 +1,4 @@
-/* cpu_ref's recurrent kernels: lstm and gru, ONNX opset 14 with layout 0
+/* cpu_ref's recurrent kernels: lstm, gru and rnn, ONNX opset 14 with layout 0
  * (X [seq_length, batch, input_size]), as plexus/ops.h describes them.
  *
  * The prepare function checks the whole layer (counts, dtypes, attributes,
@@ -28,7 +28,7 @@ typedef struct rnn_geom {
     int64_t seq, batch, input, hidden, dirs;
 } rnn_geom;
 
-/* The parts of plx_lstm_desc and plx_gru_desc the loops use. */
+/* The parts of plx_lstm_desc, plx_gru_desc and plx_rnn_desc the loops use. */
 typedef struct rnn_attrs {
     plx_rnn_direction direction;
     int64_t hidden;
@@ -38,6 +38,11 @@ typedef struct rnn_attrs {
 
 static const char *layer_name(const plx_layer_view *l) {
     return l && l->name ? l->name : "";
+}
+
+/* The operator of `gates` gates per direction: lstm 4, gru 3, rnn 1. */
+static const char *rnn_op_name(int64_t gates) {
+    return gates == 4 ? "lstm" : gates == 3 ? "gru" : "rnn";
 }
 
 /* "[1,2,3]" into buf. */
@@ -119,14 +124,15 @@ static const char *require_shape(const char *op, const char *role, const plx_ten
                           shape_text(dims, r, want, sizeof want));
 }
 
-/* Checks a lstm (gates 4) or gru (gates 3) layer and derives its geometry
- * and attributes. */
-static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, rnn_attrs *at,
-                               char *buf, size_t size) {
+/* Checks a lstm (gates 4), gru (gates 3) or rnn (gates 1) layer and
+ * derives its geometry and attributes. */
+static const char *rnn_prepare(const plx_layer_view *l, int64_t gates, rnn_geom *g,
+                               rnn_attrs *at, char *buf, size_t size) {
+    bool lstm = gates == 4;
     static const char *const roles[] = {"X", "W", "R", "B", "sequence_lens", "initial_h",
                                         "initial_c", "P"};
     static const char *const out_roles[] = {"Y", "Y_h", "Y_c"};
-    const char *op = lstm ? "lstm" : "gru";
+    const char *op = rnn_op_name(gates);
     uint32_t n_in = lstm ? 8 : 6, n_out = lstm ? 3 : 2;
     for (uint32_t i = 0; i < n_in + n_out; i++) {
         const plx_tensor_info *t = i < n_in ? &l->inputs[i] : &l->outputs[i - n_in];
@@ -137,8 +143,15 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
                                   plx_dtype_name(want), plx_dtype_name(t->dtype));
         }
     }
-    uint32_t per_dir = lstm ? 3 : 2;
-    if (lstm) {
+    uint32_t per_dir = lstm ? 3 : gates == 3 ? 2 : 1;
+    if (gates == 1) {
+        const plx_rnn_desc *d = l->desc;
+        at->direction = d->direction;
+        at->hidden = d->hidden_size;
+        at->clip = d->clip;
+        at->acts[0] = d->activations[0];
+        at->acts[1] = d->activations[1];
+    } else if (lstm) {
         const plx_lstm_desc *d = l->desc;
         at->direction = d->direction;
         at->hidden = d->hidden_size;
@@ -195,7 +208,7 @@ static const char *rnn_prepare(const plx_layer_view *l, bool lstm, rnn_geom *g, 
     g->input = x->dims[2];
     g->hidden = at->hidden;
     g->dirs = dirs;
-    int64_t h = g->hidden, gates = lstm ? 4 : 3;
+    int64_t h = g->hidden;
     const int64_t w[3] = {dirs, gates * h, g->input}, r[3] = {dirs, gates * h, h};
     const int64_t b[2] = {dirs, 2 * gates * h}, lens[1] = {g->batch}, p[2] = {dirs, 3 * h};
     const int64_t state[3] = {dirs, g->batch, h}, y[4] = {g->seq, dirs, g->batch, h};
@@ -245,14 +258,15 @@ static size_t rnn_floats_bytes(int64_t count) {
     return plxk_round_ws((size_t)count * sizeof(float));
 }
 
-static size_t rnn_workspace(const plx_layer_view *l, bool lstm, const plxk_compute *compute) {
+static size_t rnn_workspace(const plx_layer_view *l, int64_t gates,
+                            const plxk_compute *compute) {
     rnn_geom g;
     rnn_attrs at;
     char buf[8];
-    if (rnn_prepare(l, lstm, &g, &at, buf, sizeof buf)) {
+    if (rnn_prepare(l, gates, &g, &at, buf, sizeof buf)) {
         return 0;
     }
-    int64_t gh = (lstm ? 4 : 3) * g.hidden, rows = g.seq * g.batch;
+    int64_t gh = gates * g.hidden, rows = g.seq * g.batch;
     /* the shapes' byte sizes fit (the host's contract), so these do */
     size_t gemm = plxk_gemm_ws(compute, rows, gh, g.input);
     size_t own = rnn_floats_bytes(rows * gh) + 2 * rnn_floats_bytes(gh) +
@@ -301,7 +315,7 @@ static bool rnn_inputs(const plxk_kernel_args *args, const rnn_geom *g, int64_t 
     if (!plxk_gemm(plxk_isa_of(args->compute), plxk_pool_of(args->compute), &ga, w->gemm,
                    w->gemm_size)) {
         return plxk_fail(args, "layer '%s': cpu_ref %s: the input product could not run",
-                         layer_name(args->layer), gates == 4 ? "lstm" : "gru");
+                         layer_name(args->layer), rnn_op_name(gates));
     }
     return true;
 }
@@ -423,7 +437,7 @@ static bool rnn_start(const plxk_kernel_args *args, const rnn_geom *g, int64_t g
                       rnn_ws *w) {
     if (!rnn_ws_carve(args, g, gates, w)) {
         return plxk_fail(args, "layer '%s': cpu_ref %s: a workspace of %zu bytes is too small",
-                         layer_name(args->layer), gates == 4 ? "lstm" : "gru",
+                         layer_name(args->layer), rnn_op_name(gates),
                          args->workspace_size);
     }
     if (!plxk_isa_supported(plxk_isa_of(args->compute))) {
@@ -438,14 +452,14 @@ static bool rnn_start(const plxk_kernel_args *args, const rnn_geom *g, int64_t g
 const char *plxk_check_lstm(const plx_layer_view *layer, char *buf, size_t size) {
     rnn_geom g;
     rnn_attrs at;
-    return rnn_prepare(layer, true, &g, &at, buf, size);
+    return rnn_prepare(layer, 4, &g, &at, buf, size);
 }
 
 bool plxk_run_lstm(const plxk_kernel_args *args) {
     char why[256];
     rnn_geom g;
     rnn_attrs at;
-    if (rnn_prepare(args->layer, true, &g, &at, why, sizeof why)) {
+    if (rnn_prepare(args->layer, 4, &g, &at, why, sizeof why)) {
         return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
     }
     const plx_lstm_desc *desc = args->layer->desc;
@@ -524,7 +538,7 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
 }
 
 size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *compute) {
-    return rnn_workspace(layer, true, compute);
+    return rnn_workspace(layer, 4, compute);
 }
 
 /* ---- gru ------------------------------------------------------------------ */
@@ -532,14 +546,14 @@ size_t plxk_workspace_lstm(const plx_layer_view *layer, const plxk_compute *comp
 const char *plxk_check_gru(const plx_layer_view *layer, char *buf, size_t size) {
     rnn_geom g;
     rnn_attrs at;
-    return rnn_prepare(layer, false, &g, &at, buf, size);
+    return rnn_prepare(layer, 3, &g, &at, buf, size);
 }
 
 bool plxk_run_gru(const plxk_kernel_args *args) {
     char why[256];
     rnn_geom g;
     rnn_attrs at;
-    if (rnn_prepare(args->layer, false, &g, &at, why, sizeof why)) {
+    if (rnn_prepare(args->layer, 3, &g, &at, why, sizeof why)) {
         return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
     }
     const plx_gru_desc *desc = args->layer->desc;
@@ -616,9 +630,77 @@ bool plxk_run_gru(const plxk_kernel_args *args) {
 }
 
 size_t plxk_workspace_gru(const plx_layer_view *layer, const plxk_compute *compute) {
-    return rnn_workspace(layer, false, compute);
+    return rnn_workspace(layer, 3, compute);
+}
+
+/* ---- rnn ------------------------------------------------------------------ */
+
+const char *plxk_check_rnn(const plx_layer_view *layer, char *buf, size_t size) {
+    rnn_geom g;
+    rnn_attrs at;
+    return rnn_prepare(layer, 1, &g, &at, buf, size);
+}
+
+/* Ht = f(Xt W^T + Wb + Rb + Ht-1 R^T): the input product with both biases
+ * comes from the workspace, the recurrent one is added in place. */
+bool plxk_run_rnn(const plxk_kernel_args *args) {
+    char why[256];
+    rnn_geom g;
+    rnn_attrs at;
+    if (rnn_prepare(args->layer, 1, &g, &at, why, sizeof why)) {
+        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+    }
+    const float *x = args->inputs[0], *w = args->inputs[1], *r = args->inputs[2];
+    const float *bias = args->inputs[3], *h0 = args->inputs[5];
+    const int32_t *lens = args->inputs[4];
+    float *y = args->outputs[0], *yh = args->outputs[1];
+    if (!check_lens(args, "rnn", lens, &g)) {
+        return false;
+    }
+    rnn_ws ws;
+    if (!rnn_start(args, &g, 1, &ws)) {
+        return false;
+    }
+    plxk_isa isa = plxk_isa_of(args->compute);
+    const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs;
+    const size_t row_bytes = (size_t)H * sizeof(float);
+    const int64_t steps = rnn_steps(lens, B);
+    for (int64_t d = 0; d < D; d++) {
+        bool reverse = at.direction == PLX_RNN_REVERSE || d == 1;
+        const plx_rnn_activation *act_f = &at.acts[d][0];
+        const float *wb = bias + d * 2 * H, *rb = wb + H;
+        for (int64_t j = 0; j < H; j++) {
+            ws.bias[j] = wb[j] + rb[j];
+        }
+        rnn_rmat rm = rnn_weights(r + d * H * H, H, H, steps, ws.rt);
+        if (!rnn_inputs(args, &g, 1, x, w + d * H * I, &ws)) {
+            return false;
+        }
+        for (int64_t b = 0; b < B; b++) {
+            float *hs = yh + (d * B + b) * H;
+            memcpy(hs, h0 + (d * B + b) * H, row_bytes);
+            int64_t len = lens[b];
+            for (int64_t step = 0; step < len; step++) {
+                int64_t t = reverse ? len - 1 - step : step;
+                float *yt = y + ((t * D + d) * B + b) * H;
+                memcpy(yt, ws.xg + (t * B + b) * H, row_bytes);
+                rnn_recur(isa, hs, rm, H, 0, H, 1.0f, NULL, yt);
+                rnn_activate_vec(act_f, at.clip, isa, yt, H);
+                memcpy(hs, yt, row_bytes);
+            }
+            for (int64_t t = len; t < S; t++) {
+                memset(y + ((t * D + d) * B + b) * H, 0, row_bytes);
+            }
+        }
+    }
+    return true;
+}
+
+size_t plxk_workspace_rnn(const plx_layer_view *layer, const plxk_compute *compute) {
+    return rnn_workspace(layer, 1, compute);
 }
 
 /* The kernel table's rows (kernels.h, PLXK_ROW). */
 PLXK_ROW_WS(LSTM, lstm);
 PLXK_ROW_WS(GRU, gru);
+PLXK_ROW_WS(RNN, rnn);

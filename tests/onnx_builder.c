@@ -384,6 +384,22 @@ void ob_attr_ints(ob_node *n, const char *name, const int64_t *v, size_t count) 
     a->ints = dup_bytes(n->m, v, count * sizeof *v);
 }
 
+void ob_attr_strings(ob_node *n, const char *name, const char *const *v, size_t count) {
+    Onnx__AttributeProto *a = new_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    ProtobufCBinaryData none = {0, NULL};
+    ProtobufCBinaryData *strings = dup_bytes(n->m, &none, sizeof none); /* count 0: unused */
+    if (count) {
+        ProtobufCBinaryData tmp[16];
+        for (size_t i = 0; i < count && i < 16; i++) {
+            tmp[i].len = strlen(v[i]);
+            tmp[i].data = dup_bytes(n->m, v[i], tmp[i].len);
+        }
+        strings = dup_bytes(n->m, tmp, (count < 16 ? count : 16) * sizeof tmp[0]);
+    }
+    a->n_strings = count < 16 ? count : 16;
+    a->strings = strings;
+}
+
 void ob_attr_floats(ob_node *n, const char *name, const float *v, size_t count) {
     Onnx__AttributeProto *a = new_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
     a->n_floats = count;

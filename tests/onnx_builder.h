@@ -114,6 +114,8 @@ void ob_attr_f(ob_node *n, const char *name, float v);
 void ob_attr_s(ob_node *n, const char *name, const char *v);
 void ob_attr_ints(ob_node *n, const char *name, const int64_t *v, size_t count);
 void ob_attr_floats(ob_node *n, const char *name, const float *v, size_t count);
+/* At most 16 strings. */
+void ob_attr_strings(ob_node *n, const char *name, const char *const *v, size_t count);
 void ob_attr_t(ob_node *n, const char *name, Onnx__TensorProto *t);
 void ob_attr_g(ob_node *n, const char *name, ob_graph *g);
 

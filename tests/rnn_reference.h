@@ -1,4 +1,4 @@
-/* Reference loops for ONNX LSTM and GRU (opset 14, layout 0), shared by
+/* Reference loops for ONNX LSTM, GRU and RNN (opset 14, layout 0), shared by
  * the kernel tests and the network tests. They are written from ONNX's
  * equations with whole gate vectors in temporary arrays (malloc'd, in
  * double), independently of cpu_ref's kernels:
@@ -209,6 +209,45 @@ static inline void rnnref_gru(const plx_gru_desc *d, int64_t S, int64_t B, int64
     free(hn);
     free(xw);
     free(hr);
+}
+
+/* RNN (W [D,H,I], R [D,H,H], B [D,2H] = [Wb, Rb]):
+ *   Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb). Outputs Y [S,D,B,H] (zero past a
+ * batch entry's length) and Y_h [D,B,H]. */
+static inline void rnnref_rnn(const plx_rnn_desc *d, int64_t S, int64_t B, int64_t In,
+                              const float *X, const float *W, const float *R, const float *Bias,
+                              const int32_t *lens, const float *h0, float *Y, float *Yh) {
+    int64_t H = d->hidden_size, D = d->direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    double *h = calloc((size_t)H, sizeof *h), *pre = calloc((size_t)H, sizeof *pre);
+    if (!h || !pre) {
+        abort();
+    }
+    memset(Y, 0, (size_t)(S * D * B * H) * sizeof *Y);
+    for (int64_t dir = 0; dir < D; dir++) {
+        bool rev = d->direction == PLX_RNN_REVERSE || dir == 1;
+        const plx_rnn_activation *f = &d->activations[dir][0];
+        const float *w = W + dir * H * In, *r = R + dir * H * H;
+        const float *wb = Bias + dir * 2 * H, *rb = wb + H;
+        for (int64_t b = 0; b < B; b++) {
+            for (int64_t j = 0; j < H; j++) {
+                h[j] = h0[(dir * B + b) * H + j];
+            }
+            int64_t len = lens[b];
+            for (int64_t s = 0; s < len; s++) {
+                int64_t t = rev ? len - 1 - s : s;
+                rnnref_gates(pre, H, X + (t * B + b) * In, w, In, h, r, H, wb, rb);
+                for (int64_t j = 0; j < H; j++) {
+                    h[j] = rnnref_act(f, rnnref_clip(pre[j], d->clip));
+                    Y[((t * D + dir) * B + b) * H + j] = (float)h[j];
+                }
+            }
+            for (int64_t j = 0; j < H; j++) {
+                Yh[(dir * B + b) * H + j] = (float)h[j];
+            }
+        }
+    }
+    free(h);
+    free(pre);
 }
 
 #endif /* PLEXUS_TEST_RNN_REFERENCE_H */

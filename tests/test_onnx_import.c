@@ -33,6 +33,7 @@
 
 #include "npy.h"
 #include "onnx_builder.h"
+#include "rnn_reference.h"
 
 #ifndef CPU_REF_DIR
 #error "CPU_REF_DIR must be defined by the build"
@@ -1274,21 +1275,21 @@ Test(onnx_import, every_unsupported_node_is_reported) {
     ob_output(g, "y2", OB_FLOAT, NULL);
     ob_output(g, "y3", OB_INT64, NULL);
     ob_output(g, "y4", OB_FLOAT, NULL);
-    ob_attr_s(ob_node_add(g, "Einsum", "ein", "x,x", "e"), "equation", "ij,jk->ik");
-    ob_node_add(g, "StringNormalizer", "det", "x", "d");
+    ob_node_add(g, "RandomUniformLike", "rnd", "x", "e");
+    ob_node_add(g, "StringNormalizer", "norm", "x", "d");
     ob_node_add(g, "NonZero", "nz", "x", "y3");
     /* Users of unsupported nodes' outputs are not reported themselves. */
-    ob_node_add(g, "Relu", "relu_of_einsum", "e", "y1");
+    ob_node_add(g, "Relu", "relu_of_random", "e", "y1");
     ob_node_add(g, "Neg", "neg_of_det", "d", "dn");
     ob_node_add(g, "Abs", "abs_of_neg", "dn", "y2");
     ob_node_add(g, "Relu", "fine", "x", "y4");
     plx_status st = import_fail_(m, NULL, PLX_UNSUPPORTED,
                                  NEEDLES(FILE_NAME, "3 unsupported nodes",
-                                         "node 'ein' (Einsum, opset 13)",
-                                         "node 'det' (StringNormalizer, opset 13)",
+                                         "node 'rnd' (RandomUniformLike, opset 13)",
+                                         "node 'norm' (StringNormalizer, opset 13)",
                                          "node 'nz' (NonZero, opset 13)"));
     const char *msg = plx_status_get_message(st);
-    cr_assert(zero(ptr, strstr(msg, "relu_of_einsum")), "%s", msg);
+    cr_assert(zero(ptr, strstr(msg, "relu_of_random")), "%s", msg);
     cr_assert(zero(ptr, strstr(msg, "neg_of_det")), "%s", msg);
     cr_assert(zero(ptr, strstr(msg, "abs_of_neg")), "%s", msg);
     cr_assert(zero(ptr, strstr(msg, "'fine'")), "%s", msg);
@@ -4186,4 +4187,381 @@ Test(onnx_import, det_reverse_sequence_max_unpool) {
     ob_output(g, "y", OB_FLOAT, NULL);
     ob_node_add(g, "MaxUnpool", "u", "x,i", "y");
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "kernel_shape must give one value");
+/* Einsum (convert_einsum.c)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A plain einsum over letter subscripts ("ij,jk->ik", explicit output):
+ * every combination of the labels' indices adds the operands' product to
+ * the output element it names. Labels are lower-case letters. */
+static void einsum_reference(const char *eq, const float *const *ops, const int64_t *const *dims,
+                             size_t n_ops, float *y, size_t y_count) {
+    int64_t size[26] = {0};
+    const char *sub[8];
+    size_t sub_len[8];
+    const char *p = eq;
+    for (size_t k = 0; k < n_ops; k++) {
+        sub[k] = p;
+        sub_len[k] = strcspn(p, ",-");
+        for (size_t j = 0; j < sub_len[k]; j++) {
+            size[p[j] - 'a'] = dims[k][j];
+        }
+        p += sub_len[k] + 1;
+    }
+    const char *out = strstr(eq, "->") + 2;
+    size_t out_len = strlen(out);
+    int labels[26], nl = 0;
+    for (int l = 0; l < 26; l++) {
+        if (size[l] > 0) {
+            labels[nl++] = l;
+        }
+    }
+    memset(y, 0, y_count * sizeof *y);
+    int64_t idx[26] = {0};
+    for (;;) {
+        float prod = 1.0f;
+        for (size_t k = 0; k < n_ops; k++) {
+            int64_t off = 0;
+            for (size_t j = 0; j < sub_len[k]; j++) {
+                off = off * dims[k][j] + idx[sub[k][j] - 'a'];
+            }
+            prod *= ops[k][off];
+        }
+        int64_t yo = 0;
+        for (size_t j = 0; j < out_len; j++) {
+            yo = yo * size[out[j] - 'a'] + idx[out[j] - 'a'];
+        }
+        y[yo] += prod;
+        int d = nl - 1;
+        while (d >= 0 && ++idx[labels[d]] == size[labels[d]]) {
+            idx[labels[d--]] = 0;
+        }
+        if (d < 0) {
+            break;
+        }
+    }
+}
+
+/* Imports Einsum(eq) over float32 inputs of the given shapes ("2,3"),
+ * runs it on fill_values data and compares with einsum_reference over
+ * `ref_eq`, the same product written with letters and an explicit output
+ * (`ref_dims` the inputs' dims as the reference reads them). */
+static void einsum_case(const char *eq, const char *const *shapes, size_t n_ops,
+                        const char *ref_eq, const int64_t *const *ref_dims, const char *y_shape,
+                        size_t y_count) {
+    ob_model *m = new_model(8, 13);
+    ob_graph *g = ob_main(m);
+    static const char *const names[] = {"a", "b", "c"};
+    char in_list[16] = "";
+    float *ops[3];
+    size_t counts[3];
+    for (size_t k = 0; k < n_ops; k++) {
+        ob_input(g, names[k], OB_FLOAT, shapes[k]);
+        strcat(in_list, k ? "," : "");
+        strcat(in_list, names[k]);
+        size_t cnt = 1;
+        for (const char *s = shapes[k]; *s;) {
+            char *end;
+            cnt *= (size_t)strtoll(s, &end, 10);
+            s = *end ? end + 1 : end;
+        }
+        counts[k] = cnt;
+        ops[k] = malloc(cnt * sizeof(float));
+        fill_values(ops[k], cnt, (uint32_t)(7 + k));
+    }
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_attr_s(ob_node_add(g, "Einsum", "ein", in_list, "y"), "equation", eq);
+    plx_onnx_model *model = import_ok(m, NULL);
+    const plx_tensor_info *yi = &plx_onnx_model_output(model, 0)->info;
+    char got_shape[64] = "";
+    for (uint32_t i = 0; i < yi->rank; i++) {
+        char part[24];
+        snprintf(part, sizeof part, "%s%lld", i ? "," : "", (long long)yi->dims[i]);
+        strcat(got_shape, part);
+    }
+    cr_assert(eq(str, got_shape, (char *)y_shape), "%s: output shape", eq);
+    float *y = malloc(y_count * sizeof(float)), *want = malloc(y_count * sizeof(float));
+    const void *ins[3] = {ops[0], n_ops > 1 ? ops[1] : NULL, n_ops > 2 ? ops[2] : NULL};
+    void *outs[] = {y};
+    run_once(model, ins, outs);
+    einsum_reference(ref_eq, (const float *const *)ops, ref_dims, n_ops, want, y_count);
+    expect_close(y, want, y_count, 1e-5f);
+    (void)counts;
+    for (size_t k = 0; k < n_ops; k++) {
+        free(ops[k]);
+    }
+    free(y);
+    free(want);
+    destroy_model(&model);
+}
+
+#define EIN_DIMS(...) (const int64_t[]){__VA_ARGS__}
+
+/* The forms real models use (attention's "bhid,bhjd->bhij", a batched
+ * matmul written with an ellipsis that broadcasts, aligned right), an
+ * implicit output (the labels read once, sorted), three operands, a
+ * diagonal of labels that are not adjacent, and a label summed away. */
+Test(onnx_import, einsum_forms) {
+    einsum_case("bhid,bhjd->bhij", (const char *const[]){"2,3,4,5", "2,3,6,5"}, 2,
+                "bhid,bhjd->bhij", (const int64_t *const[]){EIN_DIMS(2, 3, 4, 5),
+                                                            EIN_DIMS(2, 3, 6, 5)},
+                "2,3,4,6", 2 * 3 * 4 * 6);
+    einsum_case("...ij,...jk->...ik", (const char *const[]){"2,3,3,4", "3,4,5"}, 2,
+                "abij,bjk->abik", (const int64_t *const[]){EIN_DIMS(2, 3, 3, 4),
+                                                           EIN_DIMS(3, 4, 5)},
+                "2,3,3,5", 2 * 3 * 3 * 5);
+    einsum_case("kj, ji", (const char *const[]){"3,4", "4,2"}, 2, "kj,ji->ik",
+                (const int64_t *const[]){EIN_DIMS(3, 4), EIN_DIMS(4, 2)}, "2,3", 6);
+    einsum_case("ij,jk,kl->il", (const char *const[]){"2,3", "3,4", "4,5"}, 3, "ij,jk,kl->il",
+                (const int64_t *const[]){EIN_DIMS(2, 3), EIN_DIMS(3, 4), EIN_DIMS(4, 5)}, "2,5",
+                10);
+    einsum_case("iji->j", (const char *const[]){"3,4,3"}, 1, "iji->j",
+                (const int64_t *const[]){EIN_DIMS(3, 4, 3)}, "4", 4);
+    einsum_case("bij,bkj->b", (const char *const[]){"2,3,4", "2,5,4"}, 2, "bij,bkj->b",
+                (const int64_t *const[]){EIN_DIMS(2, 3, 4), EIN_DIMS(2, 5, 4)}, "2", 2);
+}
+
+/* Equations that do not fit their inputs are refused naming the node. */
+Test(onnx_import, einsum_bad_equations) {
+    static const struct {
+        const char *eq, *needle;
+    } cases[] = {
+        {"ij,jk->ix", "an output label is repeated, not read"},
+        {"ijk,jk->ik", "subscript 0 has 3 labels for an input of rank 2"},
+        {"ij,jk,k->ik", "more subscripts than the 2 inputs"},
+        {"ij->ij", "1 subscripts for 2 inputs"},
+        {"i.j,jk->ik", "a '.' that is not one '...'"},
+        {"i1,jk->ik", "'1' is not a letter"},
+        {"ij,kj->ik", "a label has dims 2 and 3"},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        ob_model *m = new_model(8, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "a", OB_FLOAT, "2,2");
+        ob_input(g, "b", OB_FLOAT, "2,3");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_attr_s(ob_node_add(g, "Einsum", "ein", "a,b", "y"), "equation", cases[i].eq);
+        IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ein'", cases[i].needle);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* RNN, and layout 1 (batch first) as transposes around the layer            */
+/* ------------------------------------------------------------------------ */
+
+/* A bidirectional RNN with batch-first X [B, S, I], initial_h [B, D, H],
+ * no sequence_lens (every length S) and Relu forward, Tanh backward: Y
+ * [B, S, D, H] and Y_h [B, D, H] against rnnref_rnn over the transposed
+ * data. */
+Test(onnx_import, rnn_batch_first_bidirectional) {
+    enum { S = 3, B = 2, IN = 2, H = 3, D = 2 };
+    float x[B * S * IN], w[D * H * IN], r[D * H * H], bias[D * 2 * H], h0[B * D * H];
+    fill_values(x, COUNT(x), 1);
+    fill_values(w, COUNT(w), 2);
+    fill_values(r, COUNT(r), 3);
+    fill_values(bias, COUNT(bias), 4);
+    fill_values(h0, COUNT(h0), 5);
+    ob_model *m = new_model(8, 14);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "2,3,2");
+    ob_input(g, "h0", OB_FLOAT, "2,2,3");
+    ob_init_f32(g, "w", OB_DIMS(D, H, IN), w, true);
+    ob_init_f32(g, "r", OB_DIMS(D, H, H), r, false);
+    ob_init_f32(g, "b", OB_DIMS(D, 2 * H), bias, true);
+    ob_output(g, "y", OB_FLOAT, NULL);
+    ob_output(g, "yh", OB_FLOAT, NULL);
+    ob_node *n = ob_node_add(g, "RNN", "rnn", "x,w,r,b,,h0", "y,yh");
+    ob_attr_i(n, "hidden_size", H);
+    ob_attr_i(n, "layout", 1);
+    ob_attr_s(n, "direction", "bidirectional");
+    ob_attr_strings(n, "activations", (const char *const[]){"Relu", "Tanh"}, 2);
+    plx_onnx_model *model = import_ok(m, NULL);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "Y", B, S, D, H);
+    EXPECT_DIMS(&plx_onnx_model_output(model, 1)->info, "Y_h", B, D, H);
+    float y[B * S * D * H], yh[B * D * H];
+    const void *ins[] = {x, h0};
+    void *outs[] = {y, yh};
+    run_once(model, ins, outs);
+    destroy_model(&model);
+
+    float xs[S * B * IN], hs[D * B * H], ry[S * D * B * H], ryh[D * B * H];
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < S; t++) {
+            memcpy(&xs[(t * B + b) * IN], &x[(b * S + t) * IN], IN * sizeof(float));
+        }
+        for (int d = 0; d < D; d++) {
+            memcpy(&hs[(d * B + b) * H], &h0[(b * D + d) * H], H * sizeof(float));
+        }
+    }
+    plx_rnn_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.direction = PLX_RNN_BIDIRECTIONAL;
+    d.hidden_size = H;
+    d.activations[0][0] = (plx_rnn_activation){PLX_ACT_RELU, 0, 0};
+    d.activations[1][0] = (plx_rnn_activation){PLX_ACT_TANH, 0, 0};
+    const int32_t lens[B] = {S, S};
+    rnnref_rnn(&d, S, B, IN, xs, w, r, bias, lens, hs, ry, ryh);
+    float want_y[B * S * D * H], want_yh[B * D * H];
+    for (int t = 0; t < S; t++) {
+        for (int dd = 0; dd < D; dd++) {
+            for (int b = 0; b < B; b++) {
+                memcpy(&want_y[((b * S + t) * D + dd) * H], &ry[((t * D + dd) * B + b) * H],
+                       H * sizeof(float));
+                if (t == 0) {
+                    memcpy(&want_yh[(b * D + dd) * H], &ryh[(dd * B + b) * H], H * sizeof(float));
+                }
+            }
+        }
+    }
+    expect_close(y, want_y, COUNT(want_y), 1e-5f);
+    expect_close(yh, want_yh, COUNT(want_yh), 1e-5f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* RoiAlign                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* X [1, 1, 4, 4] = 4 y + x, one roi (0.5, 0.5, 2.5, 2.5) sampled 2 x 2:
+ * opset 16's default half_pixel moves it to (0, 0, 2, 2), mean 5; opset
+ * 10 has no offset (output_half_pixel): samples at 1 and 2, mean 7.5. A
+ * mode other than avg and max is refused. */
+Test(onnx_import, roi_align_coordinate_modes) {
+    float x[16], y[1];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)i;
+    }
+    const float roi[4] = {0.5f, 0.5f, 2.5f, 2.5f};
+    const int64_t zero_index[1] = {0};
+    const int64_t opsets[2] = {16, 10};
+    const float want[2] = {5.0f, 7.5f};
+    for (int k = 0; k < 3; k++) {
+        ob_model *m = new_model(8, opsets[k % 2]);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "1,1,4,4");
+        ob_init_f32(g, "rois", OB_DIMS(1, 4), roi, true);
+        ob_init_i64(g, "bi", OB_DIMS(1), zero_index, false);
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "RoiAlign", "ra", "x,rois,bi", "y");
+        ob_attr_i(n, "sampling_ratio", 2);
+        if (k == 2) {
+            ob_attr_s(n, "mode", "median");
+            IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ra'", "mode 'median' is not avg or max");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        EXPECT_DIMS(&plx_onnx_model_output(model, 0)->info, "Y", 1, 1, 1, 1);
+        const void *ins[] = {x};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, &want[k], 1, 1e-6f);
+        destroy_model(&model);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* DeformConv                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* X [1, 1, 3, 3] = 1..9, W [1, 1, 2, 2] of ones, zero offsets and a mask
+ * of 0.5 without B (its slot left empty, so zeros): half the plain
+ * convolution, 6, 8, 12, 14. kernel_shape other than W's, and 3-D X, are
+ * refused. */
+Test(onnx_import, deform_conv_mask_without_bias) {
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, off[32] = {0}, mask[16], y[4];
+    const float w[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 16; i++) {
+        mask[i] = 0.5f;
+    }
+    for (int k = 0; k < 3; k++) {
+        ob_model *m = new_model(8, 19);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, k == 2 ? "1,1,3,3,1" : "1,1,3,3");
+        ob_init_f32(g, "w", OB_DIMS(1, 1, 2, 2), w, true);
+        ob_input(g, "off", OB_FLOAT, "1,8,2,2");
+        ob_input(g, "mask", OB_FLOAT, "1,4,2,2");
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_node *n = ob_node_add(g, "DeformConv", "dc", "x,w,off,,mask", "y");
+        if (k == 1) {
+            ob_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
+            IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'dc'", "kernel_shape [3, 3] is not W's [2, 2]");
+            continue;
+        }
+        if (k == 2) {
+            IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'dc'", "X rank 5 and W rank 4 (2-D only)");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        const void *ins[] = {x, off, mask};
+        void *outs[] = {y};
+        run_once(model, ins, outs);
+        expect_close(y, (const float[]){6, 8, 12, 14}, 4, 1e-6f);
+        destroy_model(&model);
+    }
+}
+
+/* Mod on signed integers: fmod=1 is C's remainder (the dividend's sign),
+ * imported as A - trunc(A / B) * B, B broadcast; fmod=0 Python's (the
+ * divisor's). INT64_MIN fmod -1 is 0. */
+Test(onnx_import, mod_signed_fmod_modes) {
+    const int64_t a[5] = {-7, 7, -7, 7, INT64_MIN};
+    const int64_t b[5] = {2, -2, -2, 2, -1};
+    const int64_t want[2][5] = {{1, -1, -1, 1, 0}, {-1, 1, -1, 1, 0}};
+    for (int fmod = 0; fmod <= 1; fmod++) {
+        ob_model *m = new_model(IR, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "a", OB_INT64, "5");
+        ob_input(g, "b", OB_INT64, "5");
+        ob_output(g, "y", OB_INT64, NULL);
+        ob_attr_i(ob_node_add(g, "Mod", "mod", "a,b", "y"), "fmod", fmod);
+        plx_onnx_model *model = import_ok(m, NULL);
+        int64_t y[5];
+        run_once(model, (const void *const[]){a, b}, (void *const[]){y});
+        for (int i = 0; i < 5; i++) {
+            cr_assert(eq(i64, y[i], want[fmod][i]), "fmod=%d element %d", fmod, i);
+        }
+        destroy_model(&model);
+    }
+    /* a scalar divisor broadcast: -9 fmod 4 = -1, 9 fmod 4 = 1 */
+    ob_model *m = new_model(IR, 13);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "a", OB_INT64, "2");
+    ob_init_i64(g, "four", NULL, 0, (const int64_t[]){4}, false);
+    ob_output(g, "y", OB_INT64, NULL);
+    ob_attr_i(ob_node_add(g, "Mod", "mod", "a,four", "y"), "fmod", 1);
+    plx_onnx_model *model = import_ok(m, NULL);
+    int64_t x[2] = {-9, 9}, y[2];
+    run_once(model, (const void *const[]){x}, (void *const[]){y});
+    cr_assert(eq(i64, y[0], -1));
+    cr_assert(eq(i64, y[1], 1));
+    destroy_model(&model);
+}
+
+/* Dropout with training_mode true: ratio 0 drops nothing (Y is X, the
+ * mask all true); another ratio is random and refused, naming it. */
+Test(onnx_import, training_dropout_zero_ratio) {
+    for (int k = 0; k < 2; k++) {
+        ob_model *m = new_model(IR, 13);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "x", OB_FLOAT, "3");
+        ob_init_f32(g, "r", NULL, 0, (const float[]){k ? 0.25f : 0.0f}, false);
+        Onnx__TensorProto *t = ob_tensor(m, "t", OB_BOOL, NULL, 0);
+        ob_tensor_raw(m, t, (const uint8_t[]){1}, 1);
+        ob_initializer(g, t);
+        ob_output(g, "y", OB_FLOAT, NULL);
+        ob_output(g, "mask", OB_BOOL, NULL);
+        ob_node_add(g, "Dropout", "drop", "x,r,t", "y,mask");
+        if (k) {
+            IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "'drop'", "training_mode is true with ratio 0.25");
+            continue;
+        }
+        plx_onnx_model *model = import_ok(m, NULL);
+        float x[3] = {1.5f, -2.0f, 0.0f}, y[3];
+        uint8_t mask[3];
+        run_once(model, (const void *const[]){x}, (void *const[]){y, mask});
+        for (int i = 0; i < 3; i++) {
+            cr_assert(eq(flt, y[i], x[i]));
+            cr_assert(eq(u8, mask[i], 1));
+        }
+        destroy_model(&model);
+    }
 }

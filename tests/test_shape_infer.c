@@ -551,9 +551,23 @@ Test(shape_infer, pool_auto_pad) {
 Test(shape_infer, pool_errors) {
     plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
     plx_tensor_info y;
+    /* a max pool's Indices: int64 of Y's shape; other pools have none */
+    plx_pool_desc dm = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    dm.kernel[0] = dm.kernel[1] = 2;
+    plx_tensor_info two[2], x = F32(1, 2, 5, 5);
+    ok(plxi_infer_layer("L", PLX_OP_POOL, &dm, &x, 1, two, 2));
+    EXPECT(&two[0], FLOAT32, 1, 2, 4, 4);
+    EXPECT(&two[1], INT64, 1, 2, 4, 4);
+    dm.kind = PLX_POOL_AVERAGE;
+    fails_exactly(plxi_infer_layer("L", PLX_OP_POOL, &dm, &x, 1, two, 2),
+                  "layer 'L' (pool): Indices (output 1) come with float32 max pools only, not "
+                  "float32 average pools");
+    /* average pools take dilations from ABI 1.3: a kernel of 2 dilated by
+     * 2 spans 3 */
+    d.kernel[0] = d.kernel[1] = 2;
     d.dilations[1] = 2;
-    fails_exactly(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y),
-                  "layer 'L' (pool): average pooling needs dilations of 1, got dilations[1] = 2");
+    ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y));
+    EXPECT(&y, FLOAT32, 1, 1, 4, 3);
     d = (plx_pool_desc)PLX_POOL_DESC_INIT(PLX_POOL_MAX);
     d.kernel[0] = 0;
     fails_with(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y), "kernel[0] = 0 must be >= 1");
@@ -1071,8 +1085,19 @@ Test(shape_infer, pad) {
     d.pads_begin[1] = 2;
     ok(run1(PLX_OP_PAD, &d, F32(2, 3), &y));
     EXPECT(&y, FLOAT32, 3, 5);
-    d.mode = (plx_pad_mode)3;
-    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "mode 3 is not a plx_pad_mode");
+    /* wrap: any size of pad, but no crop and no empty dim */
+    d.mode = PLX_PAD_WRAP;
+    d.pads_begin[1] = 7;
+    ok(run1(PLX_OP_PAD, &d, F32(2, 3), &y));
+    EXPECT(&y, FLOAT32, 3, 10);
+    d.pads_end[1] = -1;
+    fails_exactly(run1(PLX_OP_PAD, &d, F32(2, 3), &y),
+                  "layer 'L' (pad): wrap pads 7 and -1 of dim 1 must be >= 0");
+    d.pads_end[1] = 0;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 0), &y), "wrap padding of the empty dim 1 of X [2,0]");
+    d.pads_begin[1] = 2;
+    d.mode = (plx_pad_mode)4;
+    fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "mode 4 is not a plx_pad_mode");
     d.mode = PLX_PAD_CONSTANT;
     d.pads_end[0] = INT64_MAX;
     fails_with(run1(PLX_OP_PAD, &d, F32(2, 3), &y), "padded dim 0 overflows");
@@ -1264,6 +1289,89 @@ Test(shape_infer, resize) {
                   "layer 'L' (resize): roi of dim 3 [0, inf] must be finite");
     e.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC; /* which does not read it */
     ok(run1(PLX_OP_RESIZE, &e, F32(1, 3, 4, 5), &y));
+}
+
+Test(shape_infer, deform_conv) {
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_DEFORM_CONV, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 3));
+    cr_assert(eq(u32, b, 5));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_DEFORM_CONV), sizeof(plx_deform_conv_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DEFORM_CONV), "deform_conv"));
+    /* 3x3 kernel, pads 1, stride 2 over 7x8: 4x4; offset_group 2 */
+    d.strides[0] = d.strides[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
+    d.group = 2;
+    d.offset_group = 2;
+    ok(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4)));
+    EXPECT(&y, FLOAT32, 2, 6, 4, 4);
+    ok(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4), F32(6),
+           F32(2, 18, 4, 4)));
+    EXPECT(&y, FLOAT32, 2, 6, 4, 4);
+    fails_exactly(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3),
+                      F32(2, 18, 4, 4)),
+                  "layer 'L' (deform_conv): offset [2,18,4,4] must be [2, 36, 4, 4] "
+                  "([N, offset_group * 2 * kH * kW, oH, oW])");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4),
+                   F32(6), F32(2, 18, 4, 5)),
+               "mask [2,18,4,5] must be [2, 18, 4, 4]");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 36, 4, 4),
+                   F32(5)),
+               "B [5] must be [6]");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 4, 3, 3), F32(2, 36, 4, 4)),
+               "W [6,4,3,3] must be [M, C/group, kH, kW]");
+    d.offset_group = 3;
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), F32(6, 2, 3, 3), F32(2, 54, 4, 4)),
+               "X [2,4,7,8] has 4 channels, not divisible by offset_group 3");
+    d.offset_group = 2;
+    d.pads_begin[0] = d.pads_end[0] = 0;
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 2, 8), F32(6, 2, 3, 3), F32(2, 36, 1, 4)),
+               "does not fit X");
+    fails_with(RUN(PLX_OP_DEFORM_CONV, &d, &y, F32(2, 4, 7, 8), T(FLOAT16, 6, 2, 3, 3),
+                   F32(2, 36, 3, 4)),
+               "W");
+}
+
+Test(shape_infer, roi_align) {
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    plx_tensor_info y;
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_ROI_ALIGN, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 3));
+    cr_assert(eq(u32, b, 3));
+    cr_assert(eq(u32, c + e, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_ROI_ALIGN), sizeof(plx_roi_align_desc)));
+    cr_assert(eq(str, (char *)plx_op_name(PLX_OP_ROI_ALIGN), "roi_align"));
+    cr_assert(eq(int, d.mode, PLX_ROI_ALIGN_AVG));
+    cr_assert(d.half_pixel);
+    d.output_height = 5;
+    d.output_width = 7;
+    ok(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)));
+    EXPECT(&y, FLOAT32, 4, 3, 5, 7);
+    ok(RUN(PLX_OP_ROI_ALIGN, &d, &y, T(FLOAT16, 1, 2, 3, 3), T(FLOAT16, 0, 4), T(INT32, 0)));
+    EXPECT(&y, FLOAT16, 0, 2, 5, 7);
+    fails_exactly(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 5), T(INT64, 4)),
+                  "layer 'L' (roi_align): rois [4,5] and batch_indices [4] must be [R, 4] and [R]");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 3)),
+               "rois [4,4] and batch_indices [3] must be [R, 4] and [R]");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), T(FLOAT16, 4, 4), T(INT64, 4)),
+               "rois");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), F32(4)),
+               "batch_indices has dtype float32");
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(3, 10, 10), F32(4, 4), T(INT64, 4)), "X");
+    d.output_width = 0;
+    fails_exactly(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)),
+                  "layer 'L' (roi_align): output_height 5 and output_width 0 must be >= 1");
+    d.output_width = 7;
+    d.sampling_ratio = -1;
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)),
+               "sampling_ratio -1 must be >= 0 (0: adaptive)");
+    d.sampling_ratio = 0;
+    d.mode = (plx_roi_align_mode)2;
+    fails_with(RUN(PLX_OP_ROI_ALIGN, &d, &y, F32(2, 3, 10, 10), F32(4, 4), T(INT64, 4)),
+               "mode 2 is not a plx_roi_align_mode");
 }
 
 Test(shape_infer, grid_sample) {
@@ -2089,6 +2197,43 @@ Test(shape_infer, gru) {
     fails_with(run_rnn(PLX_OP_GRU, &d, in, out), "activations[1][1].func 6 is not a recurrent");
     d.activations[1][1].func = PLX_ACT_ELU;
     ok(run_rnn(PLX_OP_GRU, &d, in, out));
+}
+
+/* rnn: one gate per direction (W [D, H, I], B [D, 2H]). */
+Test(shape_infer, rnn) {
+    uint32_t a, b, c, e;
+    cr_assert(plxi_op_arity(PLX_OP_RNN, &a, &b, &c, &e));
+    cr_assert(eq(u32, a, 6));
+    cr_assert(eq(u32, b, 6));
+    cr_assert(eq(u32, c, 2));
+    cr_assert(eq(u32, e, 2));
+    cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_RNN), sizeof(plx_rnn_desc)));
+    plx_rnn_desc d = {sizeof d, PLX_RNN_REVERSE, 4, {{{PLX_ACT_TANH, 0, 0}}, {{PLX_ACT_TANH, 0, 0}}},
+                      0.0f};
+    plx_tensor_info in[6] = {F32(3, 5, 2), F32(1, 4, 2), F32(1, 4, 4),
+                             F32(1, 8),    T(INT32, 5),  F32(1, 5, 4)};
+    plx_tensor_info out[2];
+    ok(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2));
+    EXPECT(&out[0], FLOAT32, 3, 1, 5, 4);
+    EXPECT(&out[1], FLOAT32, 1, 5, 4);
+    in[1] = F32(1, 12, 2);
+    fails_exactly(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2),
+                  "layer 'L' (rnn): W [1,12,2] must be [1,4,2] "
+                  "([num_directions, hidden_size, input_size])");
+    in[1] = F32(1, 4, 2);
+    in[3] = F32(1, 4);
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2),
+               "B [1,4] must be [1,8] ([num_directions, 2*hidden_size])");
+    in[3] = F32(1, 8);
+    d.activations[0][0].func = PLX_ACT_HARD_SWISH;
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2),
+               "activations[0][0].func 6 is not a recurrent");
+    d.activations[0][0].func = PLX_ACT_RELU;
+    d.clip = -1.0f;
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2), "clip -1 must be finite");
+    d.clip = 0.0f;
+    fails_with(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 5, out, 2), "takes 6 inputs, got 5");
+    ok(plxi_infer_layer("L", PLX_OP_RNN, &d, in, 6, out, 2));
 }
 
 /* ------------------------------------------------------------------------ */

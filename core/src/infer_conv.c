@@ -393,11 +393,6 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
     }
     int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
     for (uint32_t i = 0; i < ns; i++) {
-        if (d->kind == PLX_POOL_AVERAGE && d->dilations[i] != 1) {
-            return plxi_fail(c,
-                             "average pooling needs dilations of 1, got dilations[%" PRIu32 "] = " I64,
-                             i, d->dilations[i]);
-        }
         if ((s = plxi_window_out(c, i, x->dims[2 + i], d->kernel[i], d->strides[i], d->dilations[i],
                                  d->pads_begin[i], d->pads_end[i], d->auto_pad, d->ceil_mode,
                                  &dims[2 + i]))) {
@@ -415,10 +410,18 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
                              d->pads_begin[i], d->pads_end[i], i, ek);
         }
     }
+    if (c->n_out > 1 && (!is_max || x->dtype != PLX_DTYPE_FLOAT32)) {
+        return plxi_fail(c, "Indices (output 1) come with float32 max pools only, not %s %s "
+                         "pools", plx_dtype_name(x->dtype), is_lp ? "lp" : is_max ? "max" : "average");
+    }
     plxi_info_init(c->out, x->dtype, x->rank);
     plxi_info_set_dims(c->out, dims, x->rank);
     if (is_max && x->quant.kind == PLX_QUANT_PER_TENSOR) {
         c->out->quant = plxi_moved_quant(x);
+    }
+    if (c->n_out > 1) {
+        plxi_info_init(&c->out[1], PLX_DTYPE_INT64, x->rank);
+        plxi_info_set_dims(&c->out[1], dims, x->rank);
     }
     return NULL;
 }
@@ -455,6 +458,85 @@ static plx_status plxi_infer_global_pool(const layer_ctx *c) {
         c->out->dims[2 + i] = 1;
     }
     c->out->quant = plxi_moved_quant(requant ? &y : x);
+    return NULL;
+}
+
+/* deform_conv (ONNX DeformConv, 2-D): see plx_deform_conv_desc. */
+static plx_status plxi_infer_deform_conv(const layer_ctx *c) {
+    const plx_deform_conv_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *w = &c->in[1], *off = &c->in[2];
+    plx_status s;
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 4, 4)) ||
+        (s = plxi_check_same_dtype(c, 1, 0)) || (s = plxi_check_same_dtype(c, 2, 0)) ||
+        (s = plxi_check_min(c, "strides", d->strides, 2, 1)) ||
+        (s = plxi_check_min(c, "dilations", d->dilations, 2, 1)) ||
+        (s = plxi_check_min(c, "pads_begin", d->pads_begin, 2, 0)) ||
+        (s = plxi_check_min(c, "pads_end", d->pads_end, 2, 0))) {
+        return s;
+    }
+    if (d->group < 1 || d->offset_group < 1) {
+        return plxi_fail(c, "group " I64 " and offset_group " I64 " must be >= 1", d->group,
+                         d->offset_group);
+    }
+    int64_t ch = x->dims[1], m = w->dims[0];
+    if (w->rank != 4 || ch % d->group != 0 || w->dims[1] != ch / d->group ||
+        m % d->group != 0) {
+        return plxi_fail(c, "W %s must be [M, C/group, kH, kW] with M divisible by group " I64
+                         " for X %s", SHP(w), d->group, SHP(x));
+    }
+    if (ch % d->offset_group != 0) {
+        return plxi_fail(c, "X %s has " I64 " channels, not divisible by offset_group " I64,
+                         SHP(x), ch, d->offset_group);
+    }
+    int64_t out[2];
+    for (int k = 0; k < 2; k++) {
+        int64_t kext, span, padded;
+        if (!plxi_mul_nonneg(w->dims[2 + k] - (w->dims[2 + k] > 0 ? 1 : 0), d->dilations[k],
+                             &kext) ||
+            d->pads_begin[k] > INT64_MAX - d->pads_end[k] ||
+            x->dims[2 + k] > INT64_MAX - d->pads_begin[k] - d->pads_end[k]) {
+            return plxi_fail(c, "the padded input or the dilated kernel overflows");
+        }
+        padded = x->dims[2 + k] + d->pads_begin[k] + d->pads_end[k];
+        span = kext + 1;
+        if (w->dims[2 + k] < 1 || padded < span) {
+            return plxi_fail(c, "the dilated kernel of W %s does not fit X %s with its pads",
+                             SHP(w), SHP(x));
+        }
+        out[k] = (padded - span) / d->strides[k] + 1;
+    }
+    int64_t taps, otaps, o2;
+    if (!plxi_mul_nonneg(w->dims[2], w->dims[3], &taps) ||
+        !plxi_mul_nonneg(taps, d->offset_group, &otaps) || !plxi_mul_nonneg(otaps, 2, &o2)) {
+        return plxi_fail(c, "the kernel of W %s has too many taps", SHP(w));
+    }
+    if (off->rank != 4 || off->dims[0] != x->dims[0] || off->dims[1] != o2 ||
+        off->dims[2] != out[0] || off->dims[3] != out[1]) {
+        return plxi_fail(c, "offset %s must be [" I64 ", " I64 ", " I64 ", " I64 "] "
+                         "([N, offset_group * 2 * kH * kW, oH, oW])", SHP(off), x->dims[0], o2,
+                         out[0], out[1]);
+    }
+    if ((s = check_bias(c, 3, m, "output channel"))) {
+        return s;
+    }
+    if (c->n_in > 4) {
+        const plx_tensor_info *mask = &c->in[4];
+        if ((s = plxi_check_same_dtype(c, 4, 0))) {
+            return s;
+        }
+        if (mask->rank != 4 || mask->dims[0] != x->dims[0] || mask->dims[1] != otaps ||
+            mask->dims[2] != out[0] || mask->dims[3] != out[1]) {
+            return plxi_fail(c, "mask %s must be [" I64 ", " I64 ", " I64 ", " I64 "] "
+                             "([N, offset_group * kH * kW, oH, oW])", SHP(mask), x->dims[0],
+                             otaps, out[0], out[1]);
+        }
+    }
+    int64_t dims[4] = {x->dims[0], m, out[0], out[1]}, n;
+    if (!plxi_dims_product(dims, 0, 4, &n)) {
+        return plxi_fail(c, "Y has too many elements");
+    }
+    plxi_info_init(c->out, x->dtype, 4);
+    plxi_info_set_dims(c->out, dims, 4);
     return NULL;
 }
 
@@ -575,6 +657,8 @@ static plx_status plxi_infer_max_unpool(const layer_ctx *c) {
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
 PLXI_OP_ROW(CONV, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv);
+PLXI_OP_ROW(DEFORM_CONV, 3, 5, 1, 1, ROLES("X", "W", "offset", "B", "mask"),
+            plxi_infer_deform_conv);
 PLXI_OP_ROW(CONV_TRANSPOSE, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_conv_transpose);
 PLXI_OP_ROW(FULLY_CONNECTED, 2, 3, 1, 1, ROLES("X", "W", "B"), plxi_infer_fully_connected);
 PLXI_OP_ROW(MATMUL, 2, 2, 1, 1, ROLES("A", "B"), plxi_infer_matmul);
@@ -583,7 +667,7 @@ PLXI_OP_ROW(MATMUL_INTEGER, 2, 4, 1, 1, ROLES("A", "B", "a_zero_point", "b_zero_
 PLXI_OP_ROW(CONV_INTEGER, 2, 4, 1, 1, ROLES("X", "W", "x_zero_point", "w_zero_point"),
             plxi_infer_conv);
 PLXI_OP_ROW(GEMM, 2, 3, 1, 1, ROLES("A", "B", "C"), plxi_infer_gemm);
-PLXI_OP_ROW(POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_pool);
+PLXI_OP_ROW(POOL, 1, 1, 1, 2, ROLES("X"), plxi_infer_pool);
 PLXI_OP_ROW(GLOBAL_POOL, 1, 1, 1, 1, ROLES("X"), plxi_infer_global_pool);
 PLXI_OP_ROW(COL2IM, 1, 1, 1, 1, ROLES("X"), plxi_infer_col2im);
 PLXI_OP_ROW(MAX_UNPOOL, 2, 2, 1, 1, ROLES("X", "I"), plxi_infer_max_unpool);

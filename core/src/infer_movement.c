@@ -1,6 +1,6 @@
 /* Shape inference of data movement: reshape, transpose, concat, split,
  * slice, pad, squeeze, gather, expand, tile, depth/space, resize,
- * grid_sample, gather_elements, scatter_elements, scatter_nd and gather_nd. */
+ * grid_sample, roi_align, gather_elements, scatter_elements, scatter_nd and gather_nd. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,7 +245,7 @@ static plx_status plxi_infer_slice(const layer_ctx *c) {
 static plx_status plxi_infer_pad(const layer_ctx *c) {
     const plx_pad_desc *d = c->desc;
     const plx_tensor_info *x = &c->in[0];
-    if ((unsigned)d->mode > PLX_PAD_EDGE) {
+    if ((unsigned)d->mode > PLX_PAD_WRAP) {
         return plxi_fail(c, "mode %d is not a plx_pad_mode", (int)d->mode);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -265,6 +265,13 @@ static plx_status plxi_infer_pad(const layer_ctx *c) {
         }
         if (d->mode == PLX_PAD_EDGE && in == 0 && (pb > 0 || pe > 0)) {
             return plxi_fail(c, "edge padding of the empty dim %" PRIu32 " of X %s", i, SHP(x));
+        }
+        if (d->mode == PLX_PAD_WRAP && (pb < 0 || pe < 0)) {
+            return plxi_fail(c, "wrap pads " I64 " and " I64 " of dim %" PRIu32 " must be >= 0",
+                             pb, pe, i);
+        }
+        if (d->mode == PLX_PAD_WRAP && in == 0 && (pb > 0 || pe > 0)) {
+            return plxi_fail(c, "wrap padding of the empty dim %" PRIu32 " of X %s", i, SHP(x));
         }
         dims[i] = o;
     }
@@ -606,6 +613,44 @@ static plx_status plxi_infer_reverse_sequence(const layer_ctx *c) {
     }
     *c->out = *x;
     c->out->quant = plxi_moved_quant(x);
+/* ONNX RoiAlign: X [N, C, H, W] of a float type, rois [R, 4] of X's type,
+ * batch_indices [R] int32 or int64; Y [R, C, output_height, output_width]
+ * of X's dtype, without X's quantization. */
+static plx_status plxi_infer_roi_align(const layer_ctx *c) {
+    const plx_roi_align_desc *d = c->desc;
+    const plx_tensor_info *x = &c->in[0], *rois = &c->in[1], *bi = &c->in[2];
+    plx_status s;
+    if ((unsigned)d->mode > PLX_ROI_ALIGN_MAX) {
+        return plxi_fail(c, "mode %d is not a plx_roi_align_mode", (int)d->mode);
+    }
+    if (d->output_height < 1 || d->output_width < 1) {
+        return plxi_fail(c, "output_height " I64 " and output_width " I64 " must be >= 1",
+                         d->output_height, d->output_width);
+    }
+    if (d->sampling_ratio < 0) {
+        return plxi_fail(c, "sampling_ratio " I64 " must be >= 0 (0: adaptive)",
+                         d->sampling_ratio);
+    }
+    if (!isfinite(d->spatial_scale)) {
+        return plxi_fail(c, "spatial_scale %g must be finite", (double)d->spatial_scale);
+    }
+    if ((s = plxi_check_dtype(c, 0, DT_FLOAT, NULL)) || (s = plxi_check_rank(c, 0, 4, 4)) ||
+        (s = plxi_check_same_dtype(c, 1, 0)) ||
+        (s = plxi_check_dtype(c, 2, DT(INT32) | DT(INT64), NULL))) {
+        return s;
+    }
+    if (rois->rank != 2 || rois->dims[1] != 4 || bi->rank != 1 ||
+        bi->dims[0] != rois->dims[0]) {
+        return plxi_fail(c, "rois %s and batch_indices %s must be [R, 4] and [R]", SHP(rois),
+                         SHP(bi));
+    }
+    int64_t dims[4] = {rois->dims[0], x->dims[1], d->output_height, d->output_width}, n;
+    if (!plxi_dims_product(dims, 0, 4, &n)) {
+        return plxi_fail(c, "Y [" I64 ", " I64 ", " I64 ", " I64 "] has too many elements",
+                         dims[0], dims[1], dims[2], dims[3]);
+    }
+    plxi_info_init(c->out, x->dtype, 4);
+    plxi_info_set_dims(c->out, dims, 4);
     return NULL;
 }
 
@@ -628,6 +673,7 @@ PLXI_OP_ROW(DEPTH_TO_SPACE, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(SPACE_TO_DEPTH, 1, 1, 1, 1, ROLES("X"), plxi_infer_depth_space);
 PLXI_OP_ROW(RESIZE, 1, 1, 1, 1, ROLES("X"), plxi_infer_resize);
 PLXI_OP_ROW(GRID_SAMPLE, 2, 2, 1, 1, ROLES("X", "grid"), plxi_infer_grid_sample);
+PLXI_OP_ROW(ROI_ALIGN, 3, 3, 1, 1, ROLES("X", "rois", "batch_indices"), plxi_infer_roi_align);
 
 /* ------------------------------------------------------------------------ */
 /* Indexing by tensors: gather_elements, scatter_elements, scatter_nd,      */

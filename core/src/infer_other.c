@@ -165,16 +165,18 @@ static plx_status check_rnn_activation(const layer_ctx *c, const plx_rnn_activat
     return NULL;
 }
 
-/* lstm and gru (ONNX, layout 0): X [seq_length, batch, input_size] and the
- * weights of `gates` gates per direction; see plexus/ops.h. */
+/* lstm, gru and rnn (ONNX, layout 0): X [seq_length, batch, input_size]
+ * and the weights of `gates` gates per direction; see plexus/ops.h. */
 static plx_status plxi_infer_rnn(const layer_ctx *c) {
-    bool lstm = c->op == PLX_OP_LSTM;
+    bool lstm = c->op == PLX_OP_LSTM, gru = c->op == PLX_OP_GRU;
     const plx_lstm_desc *ld = c->desc;
     const plx_gru_desc *gd = c->desc;
-    plx_rnn_direction direction = lstm ? ld->direction : gd->direction;
-    int64_t h = lstm ? ld->hidden_size : gd->hidden_size;
-    float clip = lstm ? ld->clip : gd->clip;
-    int64_t gates = lstm ? 4 : 3;
+    const plx_rnn_desc *rd = c->desc;
+    plx_rnn_direction direction = lstm ? ld->direction : gru ? gd->direction : rd->direction;
+    int64_t h = lstm ? ld->hidden_size : gru ? gd->hidden_size : rd->hidden_size;
+    float clip = lstm ? ld->clip : gru ? gd->clip : rd->clip;
+    int64_t gates = lstm ? 4 : gru ? 3 : 1;
+    uint32_t per_dir = lstm ? 3u : gru ? 2u : 1u;
     const plx_tensor_info *x = &c->in[0];
     plx_status s;
     if ((unsigned)direction > PLX_RNN_BIDIRECTIONAL) {
@@ -191,12 +193,13 @@ static plx_status plxi_infer_rnn(const layer_ctx *c) {
         return plxi_fail(c, "hidden_size " I64 " is too large", h);
     }
     gh = gh2 / 2;
-    ph = 3 * h; /* <= gh */
+    ph = lstm ? 3 * h : 0; /* lstm: <= gh */
     for (uint32_t dir = 0; dir < (uint32_t)d; dir++) {
-        for (uint32_t k = 0; k < (lstm ? 3u : 2u); k++) {
-            if ((s = check_rnn_activation(c,
-                                          lstm ? &ld->activations[dir][k] : &gd->activations[dir][k],
-                                          dir, k))) {
+        for (uint32_t k = 0; k < per_dir; k++) {
+            const plx_rnn_activation *a = lstm  ? &ld->activations[dir][k]
+                                          : gru ? &gd->activations[dir][k]
+                                                : &rd->activations[dir][k];
+            if ((s = check_rnn_activation(c, a, dir, k))) {
                 return s;
             }
         }
@@ -213,12 +216,15 @@ static plx_status plxi_infer_rnn(const layer_ctx *c) {
     int64_t seq = x->dims[0], batch = x->dims[1], in = x->dims[2];
     const int64_t w[3] = {d, gh, in}, r[3] = {d, gh, h}, b[2] = {d, gh2}, lens[1] = {batch};
     const int64_t state[3] = {d, batch, h}, p[2] = {d, ph};
-    if ((s = check_exact_shape(c, 1, w, 3, lstm ? "[num_directions, 4*hidden_size, input_size]"
-                                                : "[num_directions, 3*hidden_size, input_size]")) ||
-        (s = check_exact_shape(c, 2, r, 3, lstm ? "[num_directions, 4*hidden_size, hidden_size]"
-                                                : "[num_directions, 3*hidden_size, hidden_size]")) ||
-        (s = check_exact_shape(c, 3, b, 2, lstm ? "[num_directions, 8*hidden_size]"
-                                                : "[num_directions, 6*hidden_size]")) ||
+    if ((s = check_exact_shape(c, 1, w, 3, lstm  ? "[num_directions, 4*hidden_size, input_size]"
+                                           : gru ? "[num_directions, 3*hidden_size, input_size]"
+                                                 : "[num_directions, hidden_size, input_size]")) ||
+        (s = check_exact_shape(c, 2, r, 3, lstm  ? "[num_directions, 4*hidden_size, hidden_size]"
+                                           : gru ? "[num_directions, 3*hidden_size, hidden_size]"
+                                                 : "[num_directions, hidden_size, hidden_size]")) ||
+        (s = check_exact_shape(c, 3, b, 2, lstm  ? "[num_directions, 8*hidden_size]"
+                                           : gru ? "[num_directions, 6*hidden_size]"
+                                                 : "[num_directions, 2*hidden_size]")) ||
         (s = check_exact_shape(c, 4, lens, 1, "[batch_size]")) ||
         (s = check_exact_shape(c, 5, state, 3, "[num_directions, batch_size, hidden_size]")) ||
         (lstm && (s = check_exact_shape(c, 6, state, 3,
@@ -378,7 +384,7 @@ static plx_status plxi_infer_det(const layer_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* The operator table's rows (infer_internal.h, PLXI_OP_ROW)                */
 
-/* gru's inputs, the first six of lstm's */
+/* gru's and rnn's inputs, the first six of lstm's */
 #define GRU_ROLES "X", "W", "R", "B", "sequence_lens", "initial_h"
 
 PLXI_OP_ROW(INPUT, 0, 0, 1, 1, ROLES("X"), plxi_infer_input);
@@ -389,6 +395,7 @@ PLXI_OP_ROW(DYNAMIC_QUANTIZE, 1, 1, 3, 3, ROLES("X"), plxi_infer_dynamic_quantiz
 PLXI_OP_ROW(DEQUANTIZE, 2, 3, 1, 1, ROLES("X", "scale", "zero_point"), plxi_infer_quantize);
 PLXI_OP_ROW(LSTM, 8, 8, 3, 3, ROLES(GRU_ROLES, "initial_c", "P"), plxi_infer_rnn);
 PLXI_OP_ROW(GRU, 6, 6, 2, 2, ROLES(GRU_ROLES), plxi_infer_rnn);
+PLXI_OP_ROW(RNN, 6, 6, 2, 2, ROLES(GRU_ROLES), plxi_infer_rnn);
 PLXI_OP_ROW(MEM_COPY, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
 PLXI_OP_ROW(MEM_IMPORT, 1, 1, 1, 1, ROLES("X"), plxi_infer_mem_copy);
 /* a backend's replacement of other layers (backend.h): any count */

@@ -882,7 +882,7 @@ static bool moves_values(const plxi_layer *l) {
                ((const plx_resize_desc *)l->desc)->mode == PLX_RESIZE_NEAREST &&
                ((const plx_resize_desc *)l->desc)->coord != PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
     case PLX_OP_POOL:
-        return ((const plx_pool_desc *)l->desc)->kind == PLX_POOL_MAX;
+        return ((const plx_pool_desc *)l->desc)->kind == PLX_POOL_MAX && l->output_count == 1;
     case PLX_OP_GLOBAL_POOL:
         return ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_MAX;
     default:

@@ -1,6 +1,6 @@
 /* The ONNX converters for the dense operators: Conv and ConvTranspose, the
  * pools (with the spatial attributes they share), MatMul, Gemm, Det,
- * Col2Im and MaxUnpool. One
+ * Col2Im, MaxUnpool and DeformConv. One
  * family per file keeps each converter file short. */
 #include <math.h>
 #include <stdarg.h>
@@ -172,11 +172,6 @@ plx_status onnxi_read_pool_desc(onnxi_ctx *c, onnxi_node *n, plx_pool_kind kind,
     if (!s.has_kernel) {
         return onnxi_invalid(c, n, "kernel_shape is required");
     }
-    for (size_t i = 0; !is_max && !is_lp && i < s.sp; i++) {
-        if (s.dilations[i] != 1) {
-            return ONNXI_UNSUPPORTED("AveragePool with dilations (opset 19)");
-        }
-    }
     plx_pool_desc d =
         PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
     d.p = p;
@@ -188,26 +183,40 @@ plx_status onnxi_read_pool_desc(onnxi_ctx *c, onnxi_node *n, plx_pool_kind kind,
     d.auto_pad = s.auto_pad;
     d.ceil_mode = onnxi_attr_i(n, "ceil_mode", 0) != 0;
     d.count_include_pad = onnxi_attr_i(n, "count_include_pad", 0) != 0;
+    /* Indices (MaxPool's output 1): storage_order 1 counts positions
+     * column by column */
+    d.indices_column_major = is_max && onnxi_attr_i(n, "storage_order", 0) != 0;
     *out = d;
     return NULL;
 }
 
 plx_status onnxi_conv_pool(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = onnxi_need_inputs(c, n, 1);
-    if (!st) {
-        st = onnxi_single_output(n, "Indices"); /* storage_order only concerns Indices */
+    bool is_max = strcmp(n->proto->op_type, "MaxPool") == 0;
+    if (!st && !is_max) {
+        st = onnxi_single_output(n, "Indices");
     }
     if (st) {
         return st;
     }
-    const char *op = n->proto->op_type;
     plx_pool_desc d;
     st = onnxi_read_pool_desc(c, n,
-                              strcmp(op, "MaxPool") == 0  ? PLX_POOL_MAX
-                              : strcmp(op, "LpPool") == 0 ? PLX_POOL_LP
-                                                          : PLX_POOL_AVERAGE,
+                              is_max                                           ? PLX_POOL_MAX
+                              : strcmp(n->proto->op_type, "LpPool") == 0 ? PLX_POOL_LP
+                                                                         : PLX_POOL_AVERAGE,
                               &d);
-    return st ? st : onnxi_emit1(c, n, PLX_OP_POOL, &d, n->in, 1);
+    if (st) {
+        return st;
+    }
+    if (is_max && n->n_out > 1) {
+        onnxi_value *outs[2];
+        if ((st = onnxi_emit(c, n, PLX_OP_POOL, &d, n->in, 1, 2, outs)) ||
+            (st = onnxi_bind_out(c, n, 0, outs[0]))) {
+            return st;
+        }
+        return onnxi_bind_out(c, n, 1, outs[1]);
+    }
+    return onnxi_emit1(c, n, PLX_OP_POOL, &d, n->in, 1);
 }
 
 plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n) {
@@ -223,6 +232,61 @@ plx_status onnxi_conv_global_pool(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     return onnxi_emit1(c, n, PLX_OP_GLOBAL_POOL, &d, n->in, 1);
+}
+
+/* DeformConv (19, 22), 2-D: deform_conv. kernel_shape, when given, must
+ * be W's; an absent B with a mask present becomes zeros. */
+plx_status onnxi_conv_deform_conv(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 3);
+    if (st) {
+        return st;
+    }
+    const plx_tensor_info *x = &n->in[0]->info, *w = &n->in[1]->info;
+    if (x->rank != 4 || w->rank != 4) {
+        return ONNXI_UNSUPPORTED("DeformConv of X rank %u and W rank %u (2-D only)", x->rank,
+                                 w->rank);
+    }
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    static const char *const names[4] = {"strides", "dilations", "pads", "kernel_shape"};
+    for (int a = 0; a < 4; a++) {
+        int64_t v[4];
+        size_t cnt;
+        bool present;
+        if ((st = onnxi_attr_ints(n, names[a], v, 4, &cnt, &present))) {
+            return st;
+        }
+        if (!present) {
+            continue;
+        }
+        if (cnt != (a == 2 ? 4u : 2u)) {
+            return onnxi_invalid(c, n, "%s has %zu values, expected %d", names[a], cnt,
+                                 a == 2 ? 4 : 2);
+        }
+        for (int k = 0; k < 2; k++) {
+            switch (a) {
+            case 0: d.strides[k] = v[k]; break;
+            case 1: d.dilations[k] = v[k]; break;
+            case 2: d.pads_begin[k] = v[k], d.pads_end[k] = v[2 + k]; break;
+            default:
+                if (v[k] != w->dims[2 + k]) {
+                    return onnxi_invalid(c, n, "kernel_shape [%lld, %lld] is not W's [%lld, %lld]",
+                                         (long long)v[0], (long long)v[1],
+                                         (long long)w->dims[2], (long long)w->dims[3]);
+                }
+            }
+        }
+    }
+    d.group = onnxi_attr_i(n, "group", 1);
+    d.offset_group = onnxi_attr_i(n, "offset_group", 1);
+    onnxi_value *ins[5] = {n->in[0], n->in[1], n->in[2], n->in[3], n->in[4]};
+    uint32_t n_in = onnxi_has_in(n, 4) ? 5 : onnxi_has_in(n, 3) ? 4 : 3;
+    if (n_in == 5 && !ins[3]) {
+        int64_t m = w->dims[0];
+        if ((st = onnxi_zeros(c, n, x->dtype, 1, &m, &ins[3]))) {
+            return st;
+        }
+    }
+    return onnxi_emit1(c, n, PLX_OP_DEFORM_CONV, &d, ins, n_in);
 }
 
 plx_status onnxi_conv_matmul(onnxi_ctx *c, onnxi_node *n) {

@@ -195,6 +195,25 @@ plx_status onnxi_conv_binary(onnxi_ctx *c, onnxi_node *n) {
         /* unsigned operands have no sign to follow: both modes agree */
         bool uns = dt == PLX_DTYPE_UINT8 || dt == PLX_DTYPE_UINT16 || dt == PLX_DTYPE_UINT32 ||
                    dt == PLX_DTYPE_UINT64;
+        if (!uns && !fl && fmod_attr == 1) {
+            /* C's remainder, the sign of the dividend: A - trunc(A / B) * B,
+             * integer division truncating (a zero divisor is the division's
+             * execution error) */
+            plx_binary_desc div = PLX_BINARY_DESC_INIT(PLX_BINARY_DIV);
+            plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
+            plx_binary_desc sub = PLX_BINARY_DESC_INIT(PLX_BINARY_SUB);
+            onnxi_value *q, *qb;
+            onnxi_value *ab[2] = {n->in[0], n->in[1]};
+            if ((st = onnxi_emit(c, n, PLX_OP_BINARY, &div, ab, 2, 1, &q))) {
+                return st;
+            }
+            onnxi_value *qbi[2] = {q, n->in[1]};
+            if ((st = onnxi_emit(c, n, PLX_OP_BINARY, &mul, qbi, 2, 1, &qb))) {
+                return st;
+            }
+            onnxi_value *aq[2] = {n->in[0], qb};
+            return onnxi_emit1(c, n, PLX_OP_BINARY, &sub, aq, 2);
+        }
         if (!uns && fl != (fmod_attr == 1)) {
             return ONNXI_UNSUPPORTED("fmod=%lld with %s inputs", (long long)fmod_attr,
                                      plx_dtype_name(n->in[0]->info.dtype));

@@ -33,19 +33,38 @@ static plx_status rnn_activation(const char *name, float alpha, float beta, bool
 }
 
 
+/* Emits a transpose of v by perm (rank entries). */
+static plx_status transpose(onnxi_ctx *c, onnxi_node *n, onnxi_value *v, const uint32_t *perm,
+                            uint32_t rank, onnxi_value **out) {
+    plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+    memcpy(d.perm, perm, rank * sizeof *perm);
+    d.perm_count = rank;
+    return onnxi_emit(c, n, PLX_OP_TRANSPOSE, &d, &v, 1, 1, out);
+}
+
+/* LSTM, GRU and RNN. layout 1 (batch first: X [batch, seq, input], the
+ * states [batch, D, H], Y [batch, seq, D, H]) is imported as transposes
+ * around the layer, which runs layout 0. */
 plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n) {
     bool lstm = strcmp(n->proto->op_type, "LSTM") == 0;
+    bool gru = strcmp(n->proto->op_type, "GRU") == 0;
     plx_status st = onnxi_need_inputs(c, n, 3);
     if (st) {
         return st;
     }
-    if (onnxi_attr_i(n, "layout", 0) != 0) {
-        return ONNXI_UNSUPPORTED("layout=1 (batch first)");
+    int64_t layout = onnxi_attr_i(n, "layout", 0);
+    if (layout != 0 && layout != 1) {
+        return onnxi_invalid(c, n, "layout = %lld must be 0 or 1", (long long)layout);
     }
-    const plx_tensor_info *x = &n->in[0]->info;
-    if (x->rank != 3) {
-        return onnxi_invalid(c, n, "X has rank %u, expected 3", x->rank);
+    if (n->in[0]->info.rank != 3) {
+        return onnxi_invalid(c, n, "X has rank %u, expected 3", n->in[0]->info.rank);
     }
+    static const uint32_t swap01[3] = {1, 0, 2};
+    onnxi_value *x_seq = n->in[0];
+    if (layout == 1 && (st = transpose(c, n, n->in[0], swap01, 3, &x_seq))) {
+        return st;
+    }
+    const plx_tensor_info *x = &x_seq->info;
     char dbuf[32];
     const char *dir = onnxi_attr_s(n, "direction", "forward", dbuf, sizeof dbuf);
     plx_rnn_direction direction;
@@ -66,10 +85,18 @@ plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n) {
     if (hidden <= 0) {
         return onnxi_invalid(c, n, "hidden_size is required");
     }
-    uint32_t per_dir = lstm ? 3 : 2;
+    uint32_t per_dir = lstm ? 3 : gru ? 2 : 1;
     /* Both directions' activations in a row, as the descriptors hold them. */
     plx_rnn_activation acts[6];
-    plx_rnn_default_activations(acts, per_dir);
+    if (per_dir > 1) {
+        plx_rnn_default_activations(acts, per_dir);
+    } else {
+        for (size_t k = 0; k < 2; k++) {
+            plx_rnn_activation tanh_act = {PLX_ACT_TANH, plx_activation_default_alpha(PLX_ACT_TANH),
+                                           plx_activation_default_beta(PLX_ACT_TANH)};
+            acts[k] = tanh_act;
+        }
+    }
     const Onnx__AttributeProto *an = onnxi_attr(n, "activations");
     if (an && an->n_strings) {
         if (an->n_strings != per_dir * (size_t)num_dir) {
@@ -98,7 +125,14 @@ plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n) {
     for (size_t i = 0; i < 8; i++) {
         ins[i] = onnxi_has_in(n, i) ? n->in[i] : NULL;
     }
-    int64_t gates = lstm ? 4 : 3;
+    ins[0] = x_seq;
+    for (size_t i = 5; i < 7 && layout == 1; i++) {
+        if (ins[i] && ins[i]->info.rank == 3 &&
+            (st = transpose(c, n, ins[i], swap01, 3, &ins[i]))) {
+            return st;
+        }
+    }
+    int64_t gates = lstm ? 4 : gru ? 3 : 1;
     if (!ins[3]) {
         int64_t dims[2] = {num_dir, 2 * gates * hidden};
         st = onnxi_zeros(c, n, PLX_DTYPE_FLOAT32, 2, dims, &ins[3]);
@@ -140,7 +174,7 @@ plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n) {
         d.clip = onnxi_attr_f(n, "clip", 0.0f);
         d.input_forget = onnxi_attr_i(n, "input_forget", 0) != 0;
         st = onnxi_emit(c, n, PLX_OP_LSTM, &d, ins, 8, 3, outs);
-    } else {
+    } else if (gru) {
         plx_gru_desc d;
         memset(&d, 0, sizeof d);
         d.struct_size = sizeof d;
@@ -150,9 +184,26 @@ plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n) {
         d.clip = onnxi_attr_f(n, "clip", 0.0f);
         d.linear_before_reset = onnxi_attr_i(n, "linear_before_reset", 0) != 0;
         st = onnxi_emit(c, n, PLX_OP_GRU, &d, ins, 6, 2, outs);
+    } else {
+        plx_rnn_desc d;
+        memset(&d, 0, sizeof d);
+        d.struct_size = sizeof d;
+        d.direction = direction;
+        d.hidden_size = hidden;
+        memcpy(d.activations, acts, sizeof d.activations); /* [2][1] */
+        d.clip = onnxi_attr_f(n, "clip", 0.0f);
+        st = onnxi_emit(c, n, PLX_OP_RNN, &d, ins, 6, 2, outs);
     }
+    static const uint32_t y_batch_first[4] = {2, 0, 1, 3};
     for (size_t i = 0; i < (lstm ? 3u : 2u) && !st; i++) {
-        st = onnxi_bind_out(c, n, i, outs[i]);
+        onnxi_value *o = outs[i];
+        if (layout == 1 && i < n->n_out && n->proto->output[i][0]) {
+            st = i == 0 ? transpose(c, n, o, y_batch_first, 4, &o)
+                        : transpose(c, n, o, swap01, 3, &o);
+        }
+        if (!st) {
+            st = onnxi_bind_out(c, n, i, o);
+        }
     }
     return st;
 }

@@ -1,6 +1,7 @@
 /* The ONNX converters of resampling: Resize and Upsample, one resize
  * layer over H and W whose scales, sizes and roi (inputs) are read at
- * import; GridSample, one grid_sample layer. Attributes go into the
+ * import; GridSample, one grid_sample layer; RoiAlign, one roi_align
+ * layer. Attributes go into the
  * descriptors. */
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +53,44 @@ plx_status onnxi_conv_grid_sample(onnxi_ctx *c, onnxi_node *n) {
     }
     d.align_corners = onnxi_attr_i(n, "align_corners", 0) != 0;
     return onnxi_emit1(c, n, PLX_OP_GRID_SAMPLE, &d, n->in, 2);
+}
+
+/* ---- RoiAlign ----------------------------------------------------------- */
+
+/* RoiAlign (10, 16, 22): roi_align. coordinate_transformation_mode came
+ * with opset 16 (default half_pixel); opset 10 has output_half_pixel's
+ * behaviour only. */
+plx_status onnxi_conv_roi_align(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 3);
+    if (st) {
+        return st;
+    }
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    char mbuf[32], cbuf[32];
+    const char *mode = onnxi_attr_s(n, "mode", "avg", mbuf, sizeof mbuf);
+    if (strcmp(mode, "avg") == 0) {
+        d.mode = PLX_ROI_ALIGN_AVG;
+    } else if (strcmp(mode, "max") == 0) {
+        d.mode = PLX_ROI_ALIGN_MAX;
+    } else {
+        return onnxi_invalid(c, n, "mode '%s' is not avg or max", mode);
+    }
+    const char *ctm = onnxi_attr_s(n, "coordinate_transformation_mode",
+                                   c->opset < 16 ? "output_half_pixel" : "half_pixel", cbuf,
+                                   sizeof cbuf);
+    if (strcmp(ctm, "half_pixel") == 0) {
+        d.half_pixel = true;
+    } else if (strcmp(ctm, "output_half_pixel") == 0) {
+        d.half_pixel = false;
+    } else {
+        return onnxi_invalid(c, n, "coordinate_transformation_mode '%s' is not half_pixel or "
+                             "output_half_pixel", ctm);
+    }
+    d.output_height = onnxi_attr_i(n, "output_height", 1);
+    d.output_width = onnxi_attr_i(n, "output_width", 1);
+    d.sampling_ratio = onnxi_attr_i(n, "sampling_ratio", 0);
+    d.spatial_scale = onnxi_attr_f(n, "spatial_scale", 1.0f);
+    return onnxi_emit1(c, n, PLX_OP_ROI_ALIGN, &d, n->in, 3);
 }
 
 /* ---- Resize, Upsample --------------------------------------------------- */

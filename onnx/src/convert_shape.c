@@ -26,11 +26,25 @@ plx_status onnxi_conv_identity(onnxi_ctx *c, onnxi_node *n) {
                 return st;
             }
             if (onnxi_const_i64(n->in[2], 0)) {
-                return ONNXI_UNSUPPORTED("training_mode is true");
+                /* training: each element dropped with probability ratio
+                 * (0.5 by default); only ratio 0, which drops nothing and
+                 * scales by 1 / (1 - 0), is deterministic */
+                double ratio = 0.5;
+                if (onnxi_has_in(n, 1)) {
+                    if ((st = onnxi_need_const(n, 1, "ratio"))) {
+                        return st;
+                    }
+                    ratio = onnxi_const_f64(n->in[1], 0);
+                }
+                if (ratio != 0.0) {
+                    return ONNXI_UNSUPPORTED("training_mode is true with ratio %g (random)",
+                                             ratio);
+                }
             }
         }
         if (n->n_out > 1) {
-            /* The mask of an inference dropout is all true. */
+            /* The mask of an inference dropout, or of a training one
+             * with ratio 0, is all true. */
             plx_tensor_info info = n->in[0]->info;
             info.dtype = PLX_DTYPE_BOOL;
             info.quant.kind = PLX_QUANT_NONE;
@@ -472,6 +486,8 @@ plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
         m = PLX_PAD_REFLECT;
     } else if (strcmp(mode, "edge") == 0) {
         m = PLX_PAD_EDGE;
+    } else if (strcmp(mode, "wrap") == 0) {
+        m = PLX_PAD_WRAP;
     } else {
         return ONNXI_UNSUPPORTED("mode='%s'", mode);
     }

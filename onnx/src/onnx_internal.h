@@ -280,6 +280,7 @@ plx_status onnxi_conv_gemm(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_col2im(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_det(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_max_unpool(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_deform_conv(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_misc.c */
 plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n);
@@ -328,6 +329,7 @@ plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_sample.c */
 plx_status onnxi_conv_grid_sample(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_roi_align(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_compose.c */
 plx_status onnxi_conv_affine_grid(onnxi_ctx *c, onnxi_node *n);
@@ -335,6 +337,9 @@ plx_status onnxi_conv_center_crop_pad(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_mvn(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_lrn(onnxi_ctx *c, onnxi_node *n);
+
+/* convert_einsum.c */
+plx_status onnxi_conv_einsum(onnxi_ctx *c, onnxi_node *n);
 
 /* ---- import.c ------------------------------------------------------------ */
 

@@ -883,6 +883,22 @@ Test(matmul, hand_int) {
     cr_assert(eq(i64, y64[0], 6000000005LL));
 }
 
+Test(matmul, hand_float64) {
+    /* float64 (Einsum's products), batched with A broadcast: A [1, 2, 2] =
+     * [[1, 2], [3, 0.5]] against B [2, 2, 1] = [[1], [1e-12]] and [[2], [4]]:
+     * [[1 + 2e-12], [3 + 5e-13]] (digits float32 would lose) and [[10],
+     * [8]]. */
+    double a[4] = {1, 2, 3, 0.5}, b[4] = {1, 1e-12, 2, 4}, y[4];
+    plx_tensor_info in[2] = {TI(PLX_DTYPE_FLOAT64, 1, 2, 2), TI(PLX_DTYPE_FLOAT64, 2, 2, 1)};
+    plx_tensor_info out = TI(PLX_DTYPE_FLOAT64, 2, 2, 1);
+    plx_layer_view v = mkview(PLX_OP_MATMUL, NULL, in, 2, &out);
+    RUN(matmul, &v, y, a, b);
+    double want[4] = {1 + 2e-12, 3 + 5e-13, 10, 8};
+    for (int i = 0; i < 4; i++) {
+        cr_assert(eq(dbl, y[i], want[i]), "element %d", i);
+    }
+}
+
 /* Reference matmul for any of the three dtypes, values carried in double
  * (exact for the small integers used): the output index is decomposed and
  * mapped into A and B by right-aligned broadcasting. */
@@ -1040,6 +1056,29 @@ Test(pool, hand_max_avg_2x2) {
     RUN(pool, &v, y, x);
     float wavg[4] = {2.5f, 4.5f, 10.5f, 12.5f};
     expect_close(y, wavg, 4, TOL, "avg");
+}
+
+Test(pool, hand_avg_dilated) {
+    /* 4x4 X = 0..15, 2x2 windows dilated by 2, stride 1: 2x2 output, each
+     * the mean of a window's corners: (0+2+8+10)/4 = 5, 6, 9, 10. Dilated
+     * by 2 along W only (rows 0..1, columns c and c+2): (0+2+4+6)/4 = 3. */
+    float x[16], y[6];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)i;
+    }
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.dilations[0] = d.dilations[1] = 2;
+    plx_tensor_info in[1] = {F32(1, 1, 4, 4)}, out = F32(1, 1, 2, 2);
+    plx_layer_view v = mkview(PLX_OP_POOL, &d, in, 1, &out);
+    RUN(pool, &v, y, x);
+    float want[4] = {5, 6, 9, 10};
+    expect_close(y, want, 4, TOL, "avg dilated");
+    d.dilations[0] = 1;
+    out = F32(1, 1, 3, 2);
+    RUN(pool, &v, y, x);
+    cr_assert(le(dbl, fabs(y[0] - 3.0), 1e-6));
+    cr_assert(le(dbl, fabs(y[5] - 12.0), 1e-6)); /* (9+11+13+15)/4 */
 }
 
 Test(pool, hand_avg_count_include_pad) {

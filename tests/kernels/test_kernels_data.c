@@ -452,6 +452,10 @@ Test(pad, hand_modes) {
     /* reflect further than the size repeats the mirror (numpy): period 6:
      * index -5 -> 1 -> value 2 ... */
     pad1(PLX_PAD_REFLECT, 5, 0, 0, (const float[]){2, 3, 4, 3, 2, 1, 2, 3, 4}, 9);
+    /* wrap repeats the dim: 3 4 | 1 2 3 4 | 1; past one period: index -5
+     * is 3 (mod 4) -> 4, then 1 2 3 4 | 1 2 3 4 | 1 2 3 4 */
+    pad1(PLX_PAD_WRAP, 2, 1, 0, (const float[]){3, 4, 1, 2, 3, 4, 1}, 7);
+    pad1(PLX_PAD_WRAP, 5, 6, 0, (const float[]){4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2}, 15);
     /* 2-D reflect on [[1,2,3],[4,5,6]], pads (1,1) before and after:
      * rows -1 -> 1, 2 -> 0; cols likewise */
     float x[] = {1, 2, 3, 4, 5, 6}, y[20];
@@ -493,6 +497,13 @@ Test(pad, hand_modes) {
     cr_assert(run1(plxk_run_pad, PLX_OP_PAD, &dr, &te, &t2, x, y), "%s", g_err);
     cr_assert(eq(flt, y[0], 0.0f));
     cr_assert(not(run1(plxk_run_pad, PLX_OP_PAD, &dr, &t2, &t2, x, y)));
+    /* wrap refuses a crop */
+    plx_pad_desc dw = PLX_PAD_DESC_INIT(PLX_PAD_WRAP);
+    dw.pads_begin[0] = -1;
+    dw.pads_end[0] = 1;
+    plx_tensor_info t4 = info(PLX_DTYPE_FLOAT32, SHAPE(4));
+    cr_assert(not(run1(plxk_run_pad, PLX_OP_PAD, &dw, &t4, &t4, x, y)));
+    cr_assert(not(zero(ptr, strstr(g_err, "wrap pads of dim 0 must be >= 0"))), "%s", g_err);
 }
 
 /* numpy's pad index rule, written as repeated folding */

@@ -1,4 +1,4 @@
-/* Tests of cpu_ref's recurrent kernels (kernels_rnn.c: lstm and gru),
+/* Tests of cpu_ref's recurrent kernels (kernels_rnn.c: lstm, gru and rnn),
  * called directly with hand-built layer views: ONNX's own backend-test
  * cases with their fixed numbers, and seeded random cases checked against
  * the plain reference loops of rnn_reference.h (written from ONNX's
@@ -725,4 +725,147 @@ Test(gru, refusals) {
     /* wrong slot counts and a short descriptor are the host's to refuse
      * (tests/test_validate.c) */
     case_free(&c);
+}
+
+/* ---- rnn ------------------------------------------------------------------ */
+
+/* One rnn layer on random data (weights in [-0.6, 0.6]), checked against
+ * rnnref_rnn: Y and Y_h, Y zero past each length. */
+static void rnn_check(plx_rnn_direction dir, int64_t S, int64_t B, int64_t In, int64_t H,
+                      const int32_t *lens, const plx_rnn_activation *acts, float clip,
+                      uint64_t s) {
+    seed(s);
+    int64_t D = dir == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    plx_rnn_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.direction = dir;
+    d.hidden_size = H;
+    d.clip = clip;
+    for (int64_t k = 0; k < 2; k++) {
+        plx_rnn_activation t = {PLX_ACT_TANH, 0, 0};
+        d.activations[k][0] = acts ? acts[k] : t;
+    }
+    float *x = fill((size_t)(S * B * In), 1.0f), *w = fill((size_t)(D * H * In), 0.6f);
+    float *r = fill((size_t)(D * H * H), 0.6f), *b = fill((size_t)(D * 2 * H), 0.6f);
+    float *h0 = fill((size_t)(D * B * H), 0.6f);
+    size_t ny = (size_t)(S * D * B * H), ns = (size_t)(D * B * H);
+    float *y = fill(ny, 0), *yh = fill(ns, 0), *ry = fill(ny, 0), *ryh = fill(ns, 0);
+    int32_t *l = calloc((size_t)B, sizeof *l);
+    cr_assert(not(zero(ptr, l)));
+    for (int64_t i = 0; i < B; i++) {
+        l[i] = lens ? lens[i] : (int32_t)S;
+    }
+    plx_tensor_info ins[6] = {
+        info(PLX_DTYPE_FLOAT32, SHAPE(S, B, In)), info(PLX_DTYPE_FLOAT32, SHAPE(D, H, In)),
+        info(PLX_DTYPE_FLOAT32, SHAPE(D, H, H)),  info(PLX_DTYPE_FLOAT32, SHAPE(D, 2 * H)),
+        info(PLX_DTYPE_INT32, SHAPE(B)),          info(PLX_DTYPE_FLOAT32, SHAPE(D, B, H))};
+    plx_tensor_info outs[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(S, D, B, H)),
+                               info(PLX_DTYPE_FLOAT32, SHAPE(D, B, H))};
+    plx_layer_view lv = layer_of(PLX_OP_RNN, &d, ins, 6, outs, 2);
+    const char *why = plxk_check_rnn(&lv, g_err, sizeof g_err);
+    cr_assert(zero(ptr, (void *)why), "refused: %s", why);
+    memset(y, 0x7d, ny * sizeof(float));
+    memset(yh, 0x7d, ns * sizeof(float));
+    const void *in_data[6] = {x, w, r, b, l, h0};
+    void *out_data[2] = {y, yh};
+    cr_assert(run_layer(plxk_run_rnn, &lv, in_data, out_data), "%s", g_err);
+    rnnref_rnn(&d, S, B, In, x, w, r, b, l, h0, ry, ryh);
+    expect_close("Y", y, ry, ny, 2e-5f);
+    expect_close("Y_h", yh, ryh, ns, 2e-5f);
+    float *all[] = {x, w, r, b, h0, y, yh, ry, ryh};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        free(all[i]);
+    }
+    free(l);
+}
+
+/* ONNX's test_simple_rnn_defaults: X [1, 3, 2] = 1..6, W 0.1 everywhere,
+ * R 0.1, no bias: Ht = tanh(0.1 (x0 + x1) + 0.1 * 4 * 0), so Y for batch
+ * entry b is tanh(0.1 * (2b + 1 + 2b + 2)). */
+Test(rnn, onnx_defaults_by_hand) {
+    plx_rnn_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.hidden_size = 4;
+    for (int k = 0; k < 2; k++) {
+        d.activations[k][0] = (plx_rnn_activation){PLX_ACT_TANH, 0, 0};
+    }
+    float x[6] = {1, 2, 3, 4, 5, 6}, w[8], r[16], b[8] = {0}, h0[12] = {0}, y[12], yh[12];
+    set_all(w, 8, 0.1f);
+    set_all(r, 16, 0.1f);
+    int32_t lens[3] = {1, 1, 1};
+    plx_tensor_info ins[6] = {
+        info(PLX_DTYPE_FLOAT32, SHAPE(1, 3, 2)), info(PLX_DTYPE_FLOAT32, SHAPE(1, 4, 2)),
+        info(PLX_DTYPE_FLOAT32, SHAPE(1, 4, 4)), info(PLX_DTYPE_FLOAT32, SHAPE(1, 8)),
+        info(PLX_DTYPE_INT32, SHAPE(3)),         info(PLX_DTYPE_FLOAT32, SHAPE(1, 3, 4))};
+    plx_tensor_info outs[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 3, 4)),
+                               info(PLX_DTYPE_FLOAT32, SHAPE(1, 3, 4))};
+    plx_layer_view lv = layer_of(PLX_OP_RNN, &d, ins, 6, outs, 2);
+    const void *in_data[6] = {x, w, r, b, lens, h0};
+    void *out_data[2] = {y, yh};
+    cr_assert(run_layer(plxk_run_rnn, &lv, in_data, out_data), "%s", g_err);
+    for (int bi = 0; bi < 3; bi++) {
+        float want = (float)tanh(0.1 * (4 * bi + 3));
+        for (int j = 0; j < 4; j++) {
+            cr_assert(le(flt, fabsf(y[bi * 4 + j] - want), 1e-6f), "Y[%d][%d] = %g, want %g", bi,
+                      j, (double)y[bi * 4 + j], (double)want);
+            cr_assert(eq(flt, yh[bi * 4 + j], y[bi * 4 + j]));
+        }
+    }
+}
+
+Test(rnn, forward_reverse_bidirectional) {
+    rnn_check(PLX_RNN_FORWARD, 5, 3, 4, 6, NULL, NULL, 0, 171);
+    rnn_check(PLX_RNN_REVERSE, 5, 3, 4, 6, NULL, NULL, 0, 172);
+    rnn_check(PLX_RNN_BIDIRECTIONAL, 5, 3, 4, 6, NULL, NULL, 0, 173);
+}
+
+/* Shorter lengths (Y zero past them, Y_h the last step run), other
+ * activations per direction, clip, and few steps (R read in place) or many
+ * (R transposed first). */
+Test(rnn, lengths_activations_clip) {
+    const int32_t lens[3] = {4, 1, 2};
+    const plx_rnn_activation acts[2] = {{PLX_ACT_RELU, 0, 0}, {PLX_ACT_SCALED_TANH, 0.7f, 1.3f}};
+    rnn_check(PLX_RNN_BIDIRECTIONAL, 4, 3, 2, 5, lens, acts, 0, 181);
+    rnn_check(PLX_RNN_FORWARD, 4, 3, 2, 5, lens, NULL, 0.3f, 182);
+    rnn_check(PLX_RNN_FORWARD, 1, 2, 3, 4, NULL, NULL, 0, 183);
+    rnn_check(PLX_RNN_REVERSE, 16, 2, 8, 40, NULL, NULL, 0, 184);
+}
+
+Test(rnn, refusals_and_lengths_out_of_range) {
+    plx_rnn_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.hidden_size = 3;
+    d.direction = PLX_RNN_FORWARD;
+    d.activations[0][0] = (plx_rnn_activation){PLX_ACT_TANH, 0, 0};
+    plx_tensor_info ins[6] = {
+        info(PLX_DTYPE_FLOAT32, SHAPE(2, 2, 2)), info(PLX_DTYPE_FLOAT32, SHAPE(1, 3, 2)),
+        info(PLX_DTYPE_FLOAT32, SHAPE(1, 3, 3)), info(PLX_DTYPE_FLOAT32, SHAPE(1, 6)),
+        info(PLX_DTYPE_INT32, SHAPE(2)),         info(PLX_DTYPE_FLOAT32, SHAPE(1, 2, 3))};
+    plx_tensor_info outs[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(2, 1, 2, 3)),
+                               info(PLX_DTYPE_FLOAT32, SHAPE(1, 2, 3))};
+    plx_layer_view lv = layer_of(PLX_OP_RNN, &d, ins, 6, outs, 2);
+    cr_assert(zero(ptr, (void *)plxk_check_rnn(&lv, g_err, sizeof g_err)), "%s", g_err);
+    ins[3].dims[1] = 12;
+    const char *why = plxk_check_rnn(&lv, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "cpu_ref rnn: B [1,12] must be [1,6]"))), "%s", why);
+    ins[3].dims[1] = 6;
+    d.activations[0][0].func = PLX_ACT_GELU;
+    why = plxk_check_rnn(&lv, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "activations[0][0]"))), "%s", why);
+    d.activations[0][0].func = PLX_ACT_TANH;
+    ins[0].dtype = PLX_DTYPE_FLOAT16;
+    why = plxk_check_rnn(&lv, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "cpu_ref runs rnn with X float32, not float16"))), "%s",
+              why);
+    ins[0].dtype = PLX_DTYPE_FLOAT32;
+    float x[8] = {0}, w[6] = {0}, r[9] = {0}, b[6] = {0}, h0[6] = {0}, y[12], yh[6];
+    int32_t lens[2] = {2, 3};
+    const void *in_data[6] = {x, w, r, b, lens, h0};
+    void *out_data[2] = {y, yh};
+    cr_assert(not(run_layer(plxk_run_rnn, &lv, in_data, out_data)));
+    cr_assert(not(zero(ptr, strstr(g_err, "'R1' (rnn): sequence_lens[1] = 3 is out of range"))),
+              "%s", g_err);
 }

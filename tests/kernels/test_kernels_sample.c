@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -883,4 +884,321 @@ Test(resize, span_refusals_and_workspace) {
     d.mode = (plx_resize_mode)5;
     cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
                  "cpu_ref resize: mode 5 or coordinate transformation 0 is unknown"));
+}
+
+/* ---- roi_align ------------------------------------------------------------ */
+
+/* Runs roi_align on X [1, 1, 4, 4] = 4 y + x (a plane bilinear
+ * interpolation reproduces exactly: the value at (y, x) is 4 y + x inside
+ * [0, 3]^2) for one roi. */
+static float roi_align_one(plx_roi_align_desc d, const float roi[4], bool *ok) {
+    float x[16], y[1];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)i;
+    }
+    int64_t bi[1] = {0};
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 4)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(1, 4)),
+                              info(PLX_DTYPE_INT64, SHAPE(1))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 1, 1));
+    plx_layer_view l = layer_of(PLX_OP_ROI_ALIGN, &d, ins, 3, &out, 1);
+    const char *why = plxk_check_roi_align(&l, g_err, sizeof g_err);
+    cr_assert(zero(ptr, (void *)why), "%s", why);
+    const void *in_data[3] = {x, roi, bi};
+    void *out_data[1] = {y};
+    *ok = run_layer(plxk_run_roi_align, &l, in_data, out_data);
+    return y[0];
+}
+
+/* roi (0, 0, 2, 2), output 1 x 1, 2 x 2 samples at 0.5 and 1.5 per dim:
+ * avg is the value at (1, 1), 5; max takes, per sample, the largest
+ * corner times its weight 1/4: (0.5, 0.5) reads 0, 1, 4, 5 -> 1.25, ...,
+ * (1.5, 1.5) reads 5, 6, 9, 10 -> 2.5, the largest. half_pixel moves the
+ * roi by -0.5: (0.5, 0.5, 2.5, 2.5) is the same bin. The adaptive grid
+ * of a 3 x 3 roi is 3 x 3 (samples at 0.5, 1.5, 2.5): mean 7.5. A sample
+ * past the edge by less than a pixel is clamped to it ((4, 4) reads X[3,
+ * 3] = 15); one further out reads 0. */
+Test(roi_align, hand_modes) {
+    bool ok;
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    d.half_pixel = false;
+    d.sampling_ratio = 2;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 2, 2}, &ok), 5.0f));
+    cr_assert(ok, "%s", g_err);
+    d.mode = PLX_ROI_ALIGN_MAX;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 2, 2}, &ok), 2.5f));
+    d.mode = PLX_ROI_ALIGN_AVG;
+    d.half_pixel = true;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0.5f, 0.5f, 2.5f, 2.5f}, &ok), 5.0f));
+    d.half_pixel = false;
+    d.sampling_ratio = 0;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 3, 3}, &ok), 7.5f));
+    d.sampling_ratio = 1;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){3, 3, 5, 5}, &ok), 15.0f));
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){-3, -3, -2, -2}, &ok), 0.0f));
+    /* spatial_scale 0.5 maps (0, 0, 4, 4) onto (0, 0, 2, 2) */
+    d.sampling_ratio = 2;
+    d.spatial_scale = 0.5f;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){0, 0, 4, 4}, &ok), 5.0f));
+    /* a roi smaller than a pixel counts as 1 x 1 without half_pixel: (1, 1,
+     * 1.2, 1.2) samples 1.25 and 1.75 per dim, mean at (1.5, 1.5) */
+    d.spatial_scale = 1.0f;
+    cr_assert(eq(flt, roi_align_one(d, (const float[]){1, 1, 1.2f, 1.2f}, &ok), 7.5f));
+}
+
+/* Several rois over two batch entries and channels, int32 indices: each
+ * output bin against the single-roi value of the same plane. A batch
+ * index out of range and a non-finite roi are execution errors; the
+ * dtypes and shapes are checked. */
+Test(roi_align, batches_channels_and_refusals) {
+    float x[2 * 2 * 16], y[3 * 2 * 2 * 2];
+    for (int i = 0; i < 64; i++) {
+        x[i] = (float)(i % 16) + (float)(i / 16) * 100.0f; /* plane p: 4y + x + 100 p */
+    }
+    const float rois[12] = {0, 0, 2, 2, 1, 1, 3, 3, 0, 0, 3, 3};
+    int32_t bi[3] = {1, 0, 1};
+    plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+    d.half_pixel = false;
+    d.output_height = 2;
+    d.output_width = 2;
+    d.sampling_ratio = 1;
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, SHAPE(2, 2, 4, 4)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(3, 4)),
+                              info(PLX_DTYPE_INT32, SHAPE(3))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(3, 2, 2, 2));
+    plx_layer_view l = layer_of(PLX_OP_ROI_ALIGN, &d, ins, 3, &out, 1);
+    cr_assert(zero(ptr, (void *)plxk_check_roi_align(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *in_data[3] = {x, rois, bi};
+    void *out_data[1] = {y};
+    cr_assert(run_layer(plxk_run_roi_align, &l, in_data, out_data), "%s", g_err);
+    for (int k = 0; k < 3; k++) {
+        /* bins of size (roi / 2), one sample at each bin's centre */
+        double bw = (rois[k * 4 + 2] - rois[k * 4]) / 2.0, bh = (rois[k * 4 + 3] - rois[k * 4 + 1]) / 2.0;
+        for (int ch = 0; ch < 2; ch++) {
+            for (int ph = 0; ph < 2; ph++) {
+                for (int pw = 0; pw < 2; pw++) {
+                    double sy = rois[k * 4 + 1] + (ph + 0.5) * bh, sx = rois[k * 4] + (pw + 0.5) * bw;
+                    float want = (float)(4 * sy + sx + 100.0 * (bi[k] * 2 + ch));
+                    float got = y[((k * 2 + ch) * 2 + ph) * 2 + pw];
+                    cr_assert(le(flt, fabsf(got - want), 1e-4f), "roi %d c %d bin (%d, %d): %g, want %g",
+                              k, ch, ph, pw, (double)got, (double)want);
+                }
+            }
+        }
+    }
+    bi[2] = 2;
+    cr_assert(not(run_layer(plxk_run_roi_align, &l, in_data, out_data)));
+    cr_assert(not(zero(ptr, strstr(g_err, "batch_indices[2] = 2 is out of range [0, 2)"))), "%s",
+              g_err);
+    bi[2] = 1;
+    float bad[12];
+    memcpy(bad, rois, sizeof bad);
+    bad[5] = NAN;
+    in_data[1] = bad;
+    cr_assert(not(run_layer(plxk_run_roi_align, &l, in_data, out_data)));
+    cr_assert(not(zero(ptr, strstr(g_err, "roi 1 is not finite"))), "%s", g_err);
+    ins[0].dtype = PLX_DTYPE_FLOAT16;
+    const char *why = plxk_check_roi_align(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "float32 X, rois and Y"))), "%s", why);
+    ins[0].dtype = PLX_DTYPE_FLOAT32;
+    out.dims[2] = 3;
+    why = plxk_check_roi_align(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "[R, C, output_height, output_width]"))), "%s", why);
+}
+
+/* ---- deform_conv ---------------------------------------------------------- */
+
+/* A plain deform_conv: each output sums, over its group's input channels
+ * and the kernel taps, W times the mask times X read at the tap's offset
+ * position, the bilinear read written as a sum over every pixel of
+ * max(0, 1 - |dy|) * max(0, 1 - |dx|). */
+static void ref_deform_conv(const plx_deform_conv_desc *d, const int64_t *xd, const int64_t *wd,
+                            int64_t oh, int64_t ow, const float *x, const float *w,
+                            const float *off, const float *b, const float *mask, float *y) {
+    int64_t n = xd[0], c = xd[1], h = xd[2], wi = xd[3], m = wd[0], cpg = wd[1], kh = wd[2],
+            kw = wd[3];
+    int64_t mpg = m / d->group, cpo = c / d->offset_group, og_n = d->offset_group;
+    for (int64_t bn = 0; bn < n; bn++) {
+        for (int64_t om = 0; om < m; om++) {
+            int64_t grp = om / mpg;
+            for (int64_t oy = 0; oy < oh; oy++) {
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    double acc = b ? b[om] : 0.0;
+                    for (int64_t cl = 0; cl < cpg; cl++) {
+                        int64_t ch = grp * cpg + cl, og = ch / cpo;
+                        for (int64_t i = 0; i < kh; i++) {
+                            for (int64_t j = 0; j < kw; j++) {
+                                int64_t tap = (og * kh + i) * kw + j;
+                                int64_t o = ((bn * og_n * kh * kw * 2 + 2 * tap) * oh + oy) * ow + ox;
+                                double sy = (double)(oy * d->strides[0] - d->pads_begin[0] +
+                                                     i * d->dilations[0]) + off[o];
+                                double sx = (double)(ox * d->strides[1] - d->pads_begin[1] +
+                                                     j * d->dilations[1]) + off[o + oh * ow];
+                                double v = 0.0;
+                                for (int64_t yy = 0; yy < h; yy++) {
+                                    for (int64_t xx = 0; xx < wi; xx++) {
+                                        double fy = fmax(0.0, 1.0 - fabs(sy - (double)yy));
+                                        double fx = fmax(0.0, 1.0 - fabs(sx - (double)xx));
+                                        v += fy * fx * x[((bn * c + ch) * h + yy) * wi + xx];
+                                    }
+                                }
+                                double mk = mask ? mask[((bn * og_n * kh * kw + tap) * oh + oy) * ow + ox]
+                                                 : 1.0;
+                                acc += w[((om * cpg + cl) * kh + i) * kw + j] * v * mk;
+                            }
+                        }
+                    }
+                    y[((bn * m + om) * oh + oy) * ow + ox] = (float)acc;
+                }
+            }
+        }
+    }
+}
+
+/* X [1, 1, 3, 3] = 1..9, W [1, 1, 2, 2] of ones, no pads: zero offsets
+ * give the plain convolution (output (0, 0) = 1 + 2 + 4 + 5 = 12); +1 along
+ * W for every tap moves the window right (16 = 2 + 3 + 5 + 6, and 9 = 3 +
+ * 6 at the right edge, the column past it reading 0); +0.5 along H
+ * averages neighbouring rows (18 = 2.5 + 3.5 + 5.5 + 6.5; at the bottom
+ * edge the row past it reads 0: 19.5 = 5.5 + 6.5 + 3.5 + 4). */
+Test(deform_conv, hand_offsets) {
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 1, 1, 1}, off[32], y[4];
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 3, 3)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 2, 2)),
+                              info(PLX_DTYPE_FLOAT32, SHAPE(1, 8, 2, 2))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 2, 2));
+    plx_layer_view l = layer_of(PLX_OP_DEFORM_CONV, &d, ins, 3, &out, 1);
+    cr_assert(zero(ptr, (void *)plxk_check_deform_conv(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *in_data[3] = {x, w, off};
+    void *out_data[1] = {y};
+    static const struct {
+        float dh, dw, want[4];
+    } cases[] = {{0, 0, {12, 16, 24, 28}}, {0, 1, {16, 9, 28, 15}}, {0.5f, 0, {18, 22, 19.5f, 22.5f}}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (int t = 0; t < 4; t++) {
+            for (int p = 0; p < 4; p++) {
+                off[(2 * t) * 4 + p] = cases[k].dh;
+                off[(2 * t + 1) * 4 + p] = cases[k].dw;
+            }
+        }
+        cr_assert(run_layer(plxk_run_deform_conv, &l, in_data, out_data), "%s", g_err);
+        for (int p = 0; p < 4; p++) {
+            cr_assert(eq(flt, y[p], cases[k].want[p]), "case %zu y[%d] = %g", k, p, (double)y[p]);
+        }
+    }
+}
+
+/* Random offsets (up to 2.5 pixels either way, past the edges too), masks
+ * and biases with groups, offset groups, strides, dilations and pads,
+ * against ref_deform_conv. */
+Test(deform_conv, random_against_reference) {
+    static const struct {
+        int64_t n, c, h, w, m, kh, kw, group, ogroup, stride, dil, pad;
+        bool bias, mask;
+    } cases[] = {
+        {1, 2, 5, 6, 4, 3, 3, 2, 2, 1, 1, 1, true, true},
+        {2, 4, 7, 5, 2, 2, 3, 1, 4, 2, 1, 0, false, true},
+        {1, 3, 6, 6, 3, 3, 2, 3, 1, 1, 2, 2, true, false},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        seed(300 + k);
+        plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+        d.group = cases[k].group;
+        d.offset_group = cases[k].ogroup;
+        for (int a = 0; a < 2; a++) {
+            d.strides[a] = cases[k].stride;
+            d.dilations[a] = cases[k].dil;
+            d.pads_begin[a] = d.pads_end[a] = cases[k].pad;
+        }
+        int64_t n = cases[k].n, c = cases[k].c, m = cases[k].m, kh = cases[k].kh, kw = cases[k].kw;
+        int64_t oh = (cases[k].h + 2 * cases[k].pad - ((kh - 1) * cases[k].dil + 1)) / cases[k].stride + 1;
+        int64_t ow = (cases[k].w + 2 * cases[k].pad - ((kw - 1) * cases[k].dil + 1)) / cases[k].stride + 1;
+        int64_t xd[4] = {n, c, cases[k].h, cases[k].w}, wd[4] = {m, c / d.group, kh, kw};
+        size_t nx = (size_t)(n * c * xd[2] * xd[3]), nw = (size_t)(m * wd[1] * kh * kw);
+        size_t noff = (size_t)(n * d.offset_group * 2 * kh * kw * oh * ow);
+        size_t nmask = noff / 2, ny = (size_t)(n * m * oh * ow);
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *off = malloc(noff * 4);
+        float *mask = malloc(nmask * 4), *b = malloc((size_t)m * 4), *y = malloc(ny * 4),
+              *want = malloc(ny * 4);
+        for (size_t i = 0; i < nx; i++) x[i] = rnd_f(-1, 1);
+        for (size_t i = 0; i < nw; i++) w[i] = rnd_f(-1, 1);
+        for (size_t i = 0; i < noff; i++) off[i] = rnd_f(-2.5f, 2.5f);
+        for (size_t i = 0; i < nmask; i++) mask[i] = rnd_f(0, 1);
+        for (int64_t i = 0; i < m; i++) b[i] = rnd_f(-1, 1);
+        uint32_t n_in = cases[k].mask ? 5 : cases[k].bias ? 4 : 3;
+        plx_tensor_info ins[5] = {info(PLX_DTYPE_FLOAT32, SHAPE(n, c, xd[2], xd[3])),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(m, wd[1], kh, kw)),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(n, d.offset_group * 2 * kh * kw, oh, ow)),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(m)),
+                                  info(PLX_DTYPE_FLOAT32, SHAPE(n, d.offset_group * kh * kw, oh, ow))};
+        plx_tensor_info out = info(PLX_DTYPE_FLOAT32, SHAPE(n, m, oh, ow));
+        float *bias_used = cases[k].bias || cases[k].mask ? b : NULL;
+        if (cases[k].mask && !cases[k].bias) {
+            memset(b, 0, (size_t)m * 4);
+        }
+        plx_layer_view l = layer_of(PLX_OP_DEFORM_CONV, &d, ins, n_in, &out, 1);
+        cr_assert(zero(ptr, (void *)plxk_check_deform_conv(&l, g_err, sizeof g_err)), "%s", g_err);
+        const void *in_data[5] = {x, w, off, b, mask};
+        void *out_data[1] = {y};
+        cr_assert(run_layer(plxk_run_deform_conv, &l, in_data, out_data), "%s", g_err);
+        ref_deform_conv(&d, xd, wd, oh, ow, x, w, off, bias_used, cases[k].mask ? mask : NULL, want);
+        expect_close(y, want, ny, 1e-4, "deform_conv");
+        free(x), free(w), free(off), free(mask), free(b), free(y), free(want);
+    }
+}
+
+Test(deform_conv, refusals) {
+    plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+    plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT16, SHAPE(1, 1, 3, 3)),
+                              info(PLX_DTYPE_FLOAT16, SHAPE(1, 1, 2, 2)),
+                              info(PLX_DTYPE_FLOAT16, SHAPE(1, 8, 2, 2))};
+    plx_tensor_info out = info(PLX_DTYPE_FLOAT16, SHAPE(1, 1, 2, 2));
+    plx_layer_view l = layer_of(PLX_OP_DEFORM_CONV, &d, ins, 3, &out, 1);
+    const char *why = plxk_check_deform_conv(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "float32 only, not float16"))), "%s", why);
+    for (int i = 0; i < 3; i++) {
+        ins[i].dtype = PLX_DTYPE_FLOAT32;
+    }
+    out.dtype = PLX_DTYPE_FLOAT32;
+    cr_assert(zero(ptr, (void *)plxk_check_deform_conv(&l, g_err, sizeof g_err)), "%s", g_err);
+    out.dims[3] = 3;
+    why = plxk_check_deform_conv(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "does not match"))), "%s", why);
+}
+
+/* ---- max pool with Indices (kernels_pool.c) -------------------------------- */
+
+/* X [2, 1, 2, 3] (two images), 2x2 windows, stride 1: plane 0 = [[1, 5,
+ * 2], [5, 0, 7]] has maxima 5 (the first 5, at (0, 1): index 1, column
+ * major 2) and 7 (at (1, 2): index 5, column major 5); plane 1 = [[9, 9,
+ * 9], [9, 9, 9]] ties everywhere, the first in row-major order wins: (0,
+ * 0) and (0, 1), offset by the plane's 6. An average pool, or int64 X,
+ * cannot have Indices. */
+Test(pool, max_with_indices) {
+    float x[12] = {1, 5, 2, 5, 0, 7, 9, 9, 9, 9, 9, 9}, y[4];
+    int64_t ind[4];
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    plx_tensor_info in = info(PLX_DTYPE_FLOAT32, SHAPE(2, 1, 2, 3));
+    plx_tensor_info outs[2] = {info(PLX_DTYPE_FLOAT32, SHAPE(2, 1, 1, 2)),
+                               info(PLX_DTYPE_INT64, SHAPE(2, 1, 1, 2))};
+    plx_layer_view l = layer_of(PLX_OP_POOL, &d, &in, 1, outs, 2);
+    cr_assert(zero(ptr, (void *)plxk_check_pool(&l, g_err, sizeof g_err)), "%s", g_err);
+    const void *in_data[1] = {x};
+    void *out_data[2] = {y, ind};
+    static const int64_t want[2][4] = {{1, 5, 6, 7}, {2, 5, 6, 8}};
+    for (int cm = 0; cm < 2; cm++) {
+        d.indices_column_major = cm;
+        cr_assert(run_layer(plxk_run_pool, &l, in_data, out_data), "%s", g_err);
+        cr_assert(eq(flt, y[0], 5.0f));
+        cr_assert(eq(flt, y[1], 7.0f));
+        cr_assert(eq(flt, y[2], 9.0f));
+        for (int i = 0; i < 4; i++) {
+            cr_assert(eq(i64, ind[i], want[cm][i]), "column major %d, index %d", cm, i);
+        }
+    }
+    d.kind = PLX_POOL_AVERAGE;
+    const char *why = plxk_check_pool(&l, g_err, sizeof g_err);
+    cr_assert(not(zero(ptr, strstr(why, "Indices come with float32 max pools only"))), "%s", why);
 }

@@ -40,7 +40,7 @@ extern "C" {
     X(FULLY_CONNECTED, 6, "fully_connected", plx_fully_connected_desc) /* X, W, [B] -> Y; plx_fully_connected_desc */ \
     X(MATMUL, 7, "matmul", void)                               /* A, B -> Y (numpy matmul, batched); no descriptor */ \
     X(GEMM, 8, "gemm", plx_gemm_desc)                          /* A, B, [C] -> Y; plx_gemm_desc */ \
-    X(POOL, 9, "pool", plx_pool_desc)                          /* X -> Y; plx_pool_desc */ \
+    X(POOL, 9, "pool", plx_pool_desc)                          /* X -> Y, [Indices] (max, ABI 1.3); plx_pool_desc */ \
     X(GLOBAL_POOL, 10, "global_pool", plx_global_pool_desc)    /* X -> Y; plx_global_pool_desc */ \
     X(ACTIVATION, 11, "activation", plx_activation_desc)       /* X -> Y; plx_activation_desc */ \
     X(BINARY, 12, "binary", plx_binary_desc)                   /* A, B -> Y (broadcasting); plx_binary_desc */ \
@@ -104,7 +104,13 @@ extern "C" {
     /* ABI 1.3: ONNX Det, ReverseSequence, MaxUnpool. */ \
     X(DET, 60, "det", void)                                    /* X [.., M, M] (a float type) -> Y [..]; no descriptor */ \
     X(REVERSE_SEQUENCE, 61, "reverse_sequence", plx_reverse_sequence_desc) /* X, sequence_lens (int32/int64, [batch]) -> Y (X's shape); plx_reverse_sequence_desc */ \
-    X(MAX_UNPOOL, 62, "max_unpool", plx_max_unpool_desc)       /* X [N, C, D1..Dr], I (int64, X's shape) -> Y [N, C, O1..Or]; plx_max_unpool_desc */
+    X(MAX_UNPOOL, 62, "max_unpool", plx_max_unpool_desc)       /* X [N, C, D1..Dr], I (int64, X's shape) -> Y [N, C, O1..Or]; plx_max_unpool_desc */ \
+    /* ABI 1.3: ONNX RNN (the Elman cell). */ \
+    X(RNN, 63, "rnn", plx_rnn_desc)                            /* X, W, R, B, sequence_lens, initial_h -> Y, Y_h; plx_rnn_desc */ \
+    /* ABI 1.3: ONNX RoiAlign. */ \
+    X(ROI_ALIGN, 64, "roi_align", plx_roi_align_desc)          /* X [N, C, H, W], rois [R, 4], batch_indices (int32/int64) [R] -> Y [R, C, oh, ow]; plx_roi_align_desc */ \
+    /* ABI 1.3: ONNX DeformConv (2-D). */ \
+    X(DEFORM_CONV, 65, "deform_conv", plx_deform_conv_desc)    /* X, W, offset, [B], [mask] -> Y; plx_deform_conv_desc */
 
 /* PLX_OP_LIST_END_, an alias of PLX_OP_INVALID (so that no value is new
  * and switches need no case for it), closes the enumerator list without
@@ -226,16 +232,22 @@ typedef struct plx_pool_desc {
     plx_pool_kind kind;
     int64_t kernel[PLX_MAX_SPATIAL];     /* required, >= 1 */
     int64_t strides[PLX_MAX_SPATIAL];    /* default 1 */
-    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (max and lp pools; average needs 1) */
+    int64_t dilations[PLX_MAX_SPATIAL];  /* default 1 (average pools from ABI 1.3: 1 before) */
     int64_t pads_begin[PLX_MAX_SPATIAL];
     int64_t pads_end[PLX_MAX_SPATIAL];
     plx_auto_pad auto_pad;
     bool ceil_mode;
     bool count_include_pad;              /* average only */
     int64_t p;                           /* LP only, >= 1; default 2 */
+    /* ABI 1.3: a max pool may have a second output, Indices (int64, Y's
+     * shape): each maximum's position in X flattened, (n * C + c) * H * W
+     * + h * W + w, or with indices_column_major (ONNX storage_order 1)
+     * (n * C + c) * H * W + h + w * H; the first maximum in the window's
+     * row-major order. */
+    bool indices_column_major;
 } plx_pool_desc;
 #define PLX_POOL_DESC_INIT(kind_) \
-    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false, 2}
+    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false, 2, false}
 
 /* Pools over every spatial dimension: Y is [N, C, 1, ...]. */
 typedef struct plx_global_pool_desc {
@@ -535,7 +547,9 @@ typedef struct plx_slice_desc {
 typedef enum plx_pad_mode {
     PLX_PAD_CONSTANT = 0,
     PLX_PAD_REFLECT = 1,
-    PLX_PAD_EDGE = 2
+    PLX_PAD_EDGE = 2,
+    /* ABI 1.3: the dim repeated periodically (numpy "wrap"); pads >= 0 */
+    PLX_PAD_WRAP = 3
 } plx_pad_mode;
 
 /* Pads every dimension i by pads_begin[i] before and pads_end[i] after
@@ -1093,6 +1107,73 @@ typedef struct plx_max_unpool_desc {
 #define PLX_MAX_UNPOOL_DESC_INIT                                                         \
     {sizeof(plx_max_unpool_desc), 0, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1},           \
      {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}}
+/* ONNX RNN (layout 0), the Elman cell, every input slot present as for
+ * GRU: W [D, H, I], R [D, H, H], B [D, 2H] ([Wb, Rb]), sequence_lens int32
+ * [batch], initial_h [D, batch, H]; Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb).
+ * Outputs Y [seq_length, D, batch, H] and Y_h [D, batch, H]. Directions,
+ * lengths and zeros past them as for LSTM. float32. */
+typedef struct plx_rnn_desc {
+    uint32_t struct_size;
+    plx_rnn_direction direction;
+    int64_t hidden_size;
+    /* Per direction: f; default tanh. Only the first D rows are used (and
+     * checked). */
+    plx_rnn_activation activations[2][1];
+    float clip; /* as LSTM's: the input of f */
+} plx_rnn_desc;
+
+/* How roi_align pools the samples of one output bin. */
+typedef enum plx_roi_align_mode {
+    PLX_ROI_ALIGN_AVG = 0, /* the mean of the bilinearly interpolated samples */
+    PLX_ROI_ALIGN_MAX = 1  /* the largest of the samples' weighted corner values */
+} plx_roi_align_mode;
+
+/* ONNX RoiAlign: X [N, C, H, W], rois [R, 4] of X's float type ((x1, y1,
+ * x2, y2) in X's coordinates over spatial_scale), batch_indices [R]
+ * (int32 or int64; each in [0, N): another value is an execution error)
+ * -> Y [R, C, output_height, output_width] of X's dtype. A roi scaled by
+ * spatial_scale (minus 0.5 with half_pixel) is cut into output_height x
+ * output_width bins, each sampled on a grid of sampling_ratio x
+ * sampling_ratio points (0: ceil(roi size / output size) per dim) at the
+ * grid cells' centres. A point more than one pixel outside X reads 0; one
+ * inside is clamped to [0, H - 1] x [0, W - 1] and read bilinearly from
+ * its 4 neighbours. AVG: the bin is the mean of its points; MAX: the
+ * largest, over its points, of the 4 neighbours' values each times its
+ * bilinear weight (ONNX's reference and ONNX Runtime). Without
+ * half_pixel (ONNX's output_half_pixel, opset 10's only mode) a roi is at
+ * least 1 x 1. */
+typedef struct plx_roi_align_desc {
+    uint32_t struct_size;
+    plx_roi_align_mode mode; /* default AVG */
+    bool half_pixel;         /* default true (opset 16) */
+    int64_t output_height;   /* >= 1; default 1 */
+    int64_t output_width;    /* >= 1; default 1 */
+    int64_t sampling_ratio;  /* >= 0; default 0 (adaptive) */
+    float spatial_scale;     /* finite; default 1 */
+} plx_roi_align_desc;
+#define PLX_ROI_ALIGN_DESC_INIT {sizeof(plx_roi_align_desc), PLX_ROI_ALIGN_AVG, true, 1, 1, 0, 1.0f}
+
+/* ONNX DeformConv, 2-D: X [N, C, H, W], W [M, C/group, kH, kW], offset
+ * [N, offset_group * 2 * kH * kW, oH, oW], B [M] (optional), mask [N,
+ * offset_group * kH * kW, oH, oW] (optional: all ones) -> Y [N, M, oH,
+ * oW], all of one float type. oH = (H + pads - ((kH - 1) * dilation +
+ * 1)) / stride + 1, likewise oW, and offset's and mask's spatial dims must
+ * be those. Kernel tap (i, j) of output (y, x) reads channel c of X at
+ * (y * stride - pad_begin + i * dilation + dh, likewise for w + dw), (dh,
+ * dw) = offset[n, ((g * kH + i) * kW + j) * 2 + (0, 1), y, x] with g =
+ * c / (C / offset_group), bilinearly (a neighbour outside X reads 0), times
+ * mask[n, (g * kH + i) * kW + j, y, x]; the taps are then summed with
+ * W's weights as a convolution's. */
+typedef struct plx_deform_conv_desc {
+    uint32_t struct_size;
+    int64_t strides[2];    /* >= 1; default 1 */
+    int64_t dilations[2];  /* >= 1; default 1 */
+    int64_t pads_begin[2]; /* >= 0; default 0 */
+    int64_t pads_end[2];
+    int64_t group;         /* default 1 */
+    int64_t offset_group;  /* default 1; divides C */
+} plx_deform_conv_desc;
+#define PLX_DEFORM_CONV_DESC_INIT {sizeof(plx_deform_conv_desc), {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1, 1}
 
 /* One layer as a backend sees it: in support queries and when creating its
  * workload. The view, its arrays and the descriptor struct are owned by the

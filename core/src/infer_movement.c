@@ -613,6 +613,9 @@ static plx_status plxi_infer_reverse_sequence(const layer_ctx *c) {
     }
     *c->out = *x;
     c->out->quant = plxi_moved_quant(x);
+    return NULL;
+}
+
 /* ONNX RoiAlign: X [N, C, H, W] of a float type, rois [R, 4] of X's type,
  * batch_indices [R] int32 or int64; Y [R, C, output_height, output_width]
  * of X's dtype, without X's quantization. */

@@ -4187,6 +4187,9 @@ Test(onnx_import, det_reverse_sequence_max_unpool) {
     ob_output(g, "y", OB_FLOAT, NULL);
     ob_node_add(g, "MaxUnpool", "u", "x,i", "y");
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "kernel_shape must give one value");
+}
+
+/* ------------------------------------------------------------------------ */
 /* Einsum (convert_einsum.c)                                                  */
 /* ------------------------------------------------------------------------ */
 

@@ -7,7 +7,10 @@
  * pointwise conv reads X's [channels, pixels] in place as A transposed) and
  * the weights as B (W's [M, taps] read transposed: packed once when W is
  * constant); the result is written straight into NCHW (C transposed: the
- * GEMM's output stage writes 8-bit columns in blocks, qgemm.c). Depthwise convs
+ * GEMM's output stage writes 8-bit columns in blocks, qgemm.c). A conv
+ * with many more pixels than output channels takes the channel-rows form
+ * instead (qconv_by_rows): W times X's columns, one row of C per output
+ * channel. Depthwise convs
  * (one input channel per group) run a direct loop instead, since a GEMM
  * with one output column per group would waste its tiles. Padding reads
  * X's zero point: the real value 0.
@@ -320,6 +323,120 @@ static void qconv_dims(const plx_window_geom *g, size_t *m, size_t *n, size_t *k
     *k = (size_t)(g->c / g->group * g->k[0] * g->k[1]);
 }
 
+/* The channel-rows form: Y's [n, pixels] of a group as W's [n, k] times
+ * the group's columns [k, pixels] (X itself for a pointwise conv, else its
+ * (channel, ky, kx) taps gathered plane by plane), with the GEMM's output
+ * stage per row (qgemm.h, per_row). Every row of C is a long run of one
+ * output channel's pixels, so the requantizing stage costs per row, not
+ * per pixel: the form of convolutions with many more pixels than output
+ * channels (stems and the early layers of mobile networks, 16 or 32
+ * channels over 100K pixels, where the pixel-rows form spent most of its
+ * time in the output stage). W's zero points must be one value (a quantized
+ * conv with per-tensor W, or per-channel W whose zero points are equal, as
+ * symmetric quantization makes them); conv_integer keeps the other form. */
+static bool qconv_by_rows(const plx_layer_view *l, const plx_window_geom *g, const qproduct *q) {
+    if (q->integer || qconv_depthwise(g)) {
+        return false;
+    }
+    const plx_quant_params *wq = &l->inputs[1].quant;
+    if (wq->kind == PLX_QUANT_PER_AXIS) {
+        for (int64_t j = 1; j < g->m; j++) {
+            if (!wq->zero_points || wq->zero_points[j] != wq->zero_points[0]) {
+                return false;
+            }
+        }
+    }
+    size_t m, n, k;
+    qconv_dims(g, &m, &n, &k);
+    return m >= 8 * n;
+}
+
+/* The channel-rows form's columns of one image's group: row (c, ky, kx)
+ * holds the pixels' taps of channel c at (ky, kx), X's zero point where the
+ * window leaves X. */
+typedef struct qcols_job {
+    const plx_window_geom *g;
+    const uint8_t *x; /* the group's first channel */
+    uint8_t *col;
+    uint8_t pad;
+} qcols_job;
+
+static void qcols_row(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const qcols_job *j = ctx;
+    const plx_window_geom *g = j->g;
+    int64_t taps = g->k[0] * g->k[1], c = (int64_t)task / taps, t = (int64_t)task % taps;
+    int64_t ky = t / g->k[1], kx = t % g->k[1];
+    int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+    const uint8_t *plane = j->x + c * ih * iw;
+    uint8_t *dst = j->col + (size_t)task * (size_t)(oh * ow);
+    /* the output columns whose input column is inside X: [lo, hi) */
+    int64_t off = kx * g->d[1] - g->pb[1], lo = 0, hi = ow;
+    while (lo < ow && lo * g->s[1] + off < 0) {
+        lo++;
+    }
+    while (hi > lo && (hi - 1) * g->s[1] + off >= iw) {
+        hi--;
+    }
+    for (int64_t y = 0; y < oh; y++, dst += ow) {
+        int64_t iy = y * g->s[0] + ky * g->d[0] - g->pb[0];
+        if (iy < 0 || iy >= ih) {
+            memset(dst, j->pad, (size_t)ow);
+            continue;
+        }
+        const uint8_t *src = plane + iy * iw + off;
+        memset(dst, j->pad, (size_t)lo);
+        if (g->s[1] == 1) {
+            memcpy(dst + lo, src + lo, (size_t)(hi - lo));
+        } else {
+            for (int64_t x = lo; x < hi; x++) {
+                dst[x] = src[x * g->s[1]];
+            }
+        }
+        memset(dst + hi, j->pad, (size_t)(ow - hi));
+    }
+}
+
+/* The channel-rows form of one image's group (qconv_by_rows). */
+static bool qconv_rows(const plxk_kernel_args *args, const plx_window_geom *g, const qproduct *q,
+                       const float *scales, const int32_t *zps, int64_t img, int64_t gi,
+                       uint8_t *col, void *gws, size_t gleft) {
+    const plx_layer_view *l = args->layer;
+    size_t m, n, k;
+    qconv_dims(g, &m, &n, &k);
+    size_t cg = (size_t)(g->c / g->group), plane = (size_t)(g->in[0] * g->in[1]);
+    const uint8_t *xg = (const uint8_t *)args->inputs[0] +
+                        ((size_t)img * (size_t)g->c + (size_t)gi * cg) * plane;
+    int32_t zx = tensor_zero_point(&l->inputs[0]);
+    plxk_qgemm_args a = qgemm_base(q, args, scales + gi * (int64_t)n, zps);
+    a.m = n;
+    a.n = m;
+    a.k = k;
+    a.a = (const uint8_t *)args->inputs[1] + (size_t)gi * n * k;
+    a.a_rs = (ptrdiff_t)k;
+    a.a_cs = 1;
+    a.a_signed = l->inputs[1].dtype == PLX_DTYPE_INT8;
+    a.a_zero_point = zps[0];
+    if (qconv_pointwise(g)) {
+        a.b = xg;
+    } else {
+        qcols_job job = {g, xg, col, (uint8_t)zx};
+        plxk_pool_run(plxk_pool_of(args->compute), k, (double)(k * m) * 0.1, qcols_row, &job);
+        a.b = col;
+    }
+    a.b_rs = (ptrdiff_t)m;
+    a.b_cs = 1;
+    a.b_signed = l->inputs[0].dtype == PLX_DTYPE_INT8;
+    a.b_zero_point = zx;
+    a.b_zero_points = NULL;
+    a.per_row = true;
+    a.bias = l->input_count > 2 ? (const int32_t *)args->inputs[2] + gi * (int64_t)n : NULL;
+    a.c = (uint8_t *)args->outputs[0] + ((size_t)img * (size_t)g->m + (size_t)gi * n) * m;
+    a.c_rs = (ptrdiff_t)m;
+    a.c_cs = 1;
+    return run_qgemm(args, &a, gws, gleft, plx_op_name(l->op));
+}
+
 static size_t qconv_packed_group_bytes(const plx_window_geom *g, plxk_isa isa) {
     size_t m, n, k;
     qconv_dims(g, &m, &n, &k);
@@ -341,8 +458,17 @@ size_t plxk_workspace_qconv(const plx_layer_view *layer, const plxk_compute *com
     }
     size_t m, n, k;
     qconv_dims(&g, &m, &n, &k);
-    size_t gemm = plxk_qgemm_workspace_size(plxk_isa_of(compute), m, n, k,
-                                            plxk_pool_threads(plxk_pool_of(compute)));
+    size_t threads = plxk_pool_threads(plxk_pool_of(compute));
+    if (qconv_by_rows(layer, &g, &q)) {
+        size_t gemm = plxk_qgemm_workspace_size(plxk_isa_of(compute), n, m, k, threads);
+        if (gemm == SIZE_MAX || k > SIZE_MAX / 2 / (m ? m : 1)) {
+            return SIZE_MAX;
+        }
+        /* the columns, unless X is them */
+        size_t cols = qconv_pointwise(&g) ? 0 : plxk_round_ws(m * k);
+        return arrays + cols + plxk_round_ws(gemm);
+    }
+    size_t gemm = plxk_qgemm_workspace_size(plxk_isa_of(compute), m, n, k, threads);
     if (gemm == SIZE_MAX || k > SIZE_MAX / 2 / (m ? m : 1)) {
         return SIZE_MAX;
     }
@@ -364,8 +490,8 @@ size_t plxk_prepare_qconv(const plx_layer_view *layer, const plxk_compute *compu
     char buf[8];
     const void *const *cst = layer->input_constants;
     if (qconv_prepare(layer, &g, &q, buf, sizeof buf) || qconv_depthwise(&g) || !cst || !cst[1] ||
-        (q.w_zp_input && !cst[3])) {
-        return 0;
+        (q.w_zp_input && !cst[3]) || qconv_by_rows(layer, &g, &q)) {
+        return 0; /* the channel-rows form reads W as it is */
     }
     plxk_isa isa = plxk_isa_of(compute);
     size_t per = qconv_packed_group_bytes(&g, isa);
@@ -566,6 +692,22 @@ static bool run_qconv(const plxk_kernel_args *args) {
     }
     size_t m, n, k;
     qconv_dims(&g, &m, &n, &k);
+    if (qconv_by_rows(l, &g, &q)) {
+        size_t cols = qconv_pointwise(&g) ? 0 : plxk_round_ws(m * k);
+        if (left < cols) {
+            return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short",
+                             plx_op_name(l->op), plxk_layer_name(l), left);
+        }
+        for (int64_t img = 0; img < g.n; img++) {
+            for (int64_t gi = 0; gi < g.group; gi++) {
+                if (!qconv_rows(args, &g, &q, scales, zps, img, gi, (uint8_t *)ws,
+                                (char *)ws + cols, left - cols)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
     /* the channels-last path's im2col columns, X's padded copy and the
      * reordered weights, then the GEMM's workspace */
     bool pointwise = qconv_pointwise(&g), nhwc_path = !pointwise;

@@ -122,6 +122,7 @@ typedef struct conv_case {
     bool one_d; /* X [N, C, W], W [M, C/g, kw] */
     plx_dtype xd, wd, yd;
     bool per_axis, bias, integer, zp_inputs, w_zp_per_channel;
+    bool same_zw; /* per-axis W whose zero points are all equal */
 } conv_case;
 
 static int64_t out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p) {
@@ -159,7 +160,8 @@ static void run_conv_case(const conv_case *cc) {
     bool zw_per = cc->integer ? cc->w_zp_per_channel : cc->per_axis;
     for (int64_t j = 0; j < cc->m; j++) {
         sw[j] = zw_per || j == 0 ? 0.001f + (float)rnd_i(1, 50) * 1e-4f : sw[0];
-        zw[j] = zw_per || j == 0 ? (int32_t)rnd_i(qmin(cc->wd) / 4, qmax(cc->wd) / 4) : zw[0];
+        zw[j] = (zw_per && !cc->same_zw) || j == 0 ? (int32_t)rnd_i(qmin(cc->wd) / 4, qmax(cc->wd) / 4)
+                                                   : zw[0];
         st(zw_bytes, cc->wd, (size_t)j, zw[j]);
     }
     uint32_t nin = 2;
@@ -313,6 +315,35 @@ Test(kernels_quant, conv_random) {
             cc.w += 2;
         }
         cc.per_axis = rnd_i(0, 1);
+        cc.bias = rnd_i(0, 1);
+        run_conv_case(&cc);
+    }
+}
+
+/* Few output channels over many pixels (kernels_quant.c's channel-rows
+ * form: W times X's columns, requantized per row): strided, padded,
+ * dilated, grouped and pointwise, W per tensor or per channel with equal
+ * zero points; 8-bit X and Y of either signedness. */
+Test(kernels_quant, conv_channel_rows_random) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    for (int t = 0; t < 40; t++) {
+        seed((uint64_t)t + 4000);
+        conv_case cc = {0};
+        cc.n = rnd_i(1, 2);
+        cc.xd = q8[rnd_i(0, 1)];
+        cc.wd = q8[rnd_i(0, 1)];
+        cc.yd = q8[rnd_i(0, 1)];
+        cc.group = t % 4 == 3 ? 2 : 1;
+        cc.c = cc.group * rnd_i(1, 4);
+        cc.m = cc.group * rnd_i(1, 3);
+        cc.h = rnd_i(10, 24);
+        cc.w = rnd_i(10, 40);
+        cc.kh = cc.kw = t % 3 == 0 ? 1 : 3;
+        cc.stride = cc.kh == 1 ? 1 : rnd_i(1, 2);
+        cc.dil = cc.kh == 1 ? 1 : rnd_i(1, 2);
+        cc.pad = cc.kh == 1 ? 0 : rnd_i(0, 2);
+        cc.per_axis = rnd_i(0, 1);
+        cc.same_zw = true;
         cc.bias = rnd_i(0, 1);
         run_conv_case(&cc);
     }

@@ -150,6 +150,16 @@ bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, 
     return true;
 }
 
+bool plxk_max_pool_plane(plxk_isa isa, plx_dtype dt, const plx_window_geom *g, const void *x,
+                         void *y) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->max_pool_plane(dt, g, x, y);
+    return true;
+}
+
 bool plxk_requantize8(plxk_isa isa, bool u8, const float *acc, int32_t bias, float scale,
                       int32_t zp, void *y, size_t n) {
     const plxk_gemm_impl *impl = impl_of(isa);

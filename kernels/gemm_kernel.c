@@ -529,4 +529,5 @@ const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .quantize8 = PLXK_ISA_SYMBOL(plxk_quantize8_),
     .dequantize8 = PLXK_ISA_SYMBOL(plxk_dequantize8_),
     .requantize8 = PLXK_ISA_SYMBOL(plxk_requantize8_),
+    .max_pool_plane = PLXK_ISA_SYMBOL(plxk_max_pool_plane_),
 };

@@ -72,6 +72,7 @@ typedef struct plxk_gemm_impl {
     void (*dequantize8)(bool u8, const void *x, float *y, size_t n, float scale, int32_t zp);
     void (*requantize8)(bool u8, const float *acc, int32_t bias, float scale, int32_t zp,
                         void *y, size_t n);
+    void (*max_pool_plane)(plx_dtype dt, const plx_window_geom *g, const void *x, void *y);
 } plxk_gemm_impl;
 
 #if defined(PLXK_ISA_SUFFIX)
@@ -89,6 +90,8 @@ void PLXK_ISA_SYMBOL(plxk_dequantize8_)(bool u8, const void *x, float *y, size_t
                                         int32_t zp);
 void PLXK_ISA_SYMBOL(plxk_requantize8_)(bool u8, const float *acc, int32_t bias, float scale,
                                         int32_t zp, void *y, size_t n);
+void PLXK_ISA_SYMBOL(plxk_max_pool_plane_)(plx_dtype dt, const plx_window_geom *g, const void *x,
+                                           void *y);
 #endif
 
 /* The fused activation of g (gemm.h) on one value. */

@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "depthwise.h"
+#include "qmap.h"
 
 /* ------------------------------------------------------------------ */
 /* pool, global_pool                                                   */
@@ -134,50 +135,25 @@ const char *plxk_check_pool(const plx_layer_view *layer, char *buf, size_t size)
 
 typedef struct max_pool_job {
     const plx_window_geom *g;
+    plxk_isa isa;
+    plx_dtype dt;
     const void *x;
     void *y;
 } max_pool_job;
 
 /* One output plane (image n, channel c = task) of a max pool, the common
- * case (ResNet's stem), on the pool's threads: each tap of the window
- * takes the maximum into a whole output row at once, over the outputs
- * whose input lies inside the row (plxk_window_columns). Taps come in the
- * same order and with the same NaN rule as the general loop below, so the
- * results are the same. One function per dtype: float32, and int8/uint8
- * (quantized tensors: max commutes with dequantizing, scales being > 0). */
-#define MAX_POOL_PLANE(name, type, lowest, take)                                         \
-    static void name(void *ctx, size_t task, size_t thread) {                            \
-        (void)thread;                                                                    \
-        const max_pool_job *job = ctx;                                                   \
-        const plx_window_geom *g = job->g;                                               \
-        const type *x = (const type *)job->x + (int64_t)task * g->in[0] * g->in[1];      \
-        type *y = (type *)job->y + (int64_t)task * g->out[0] * g->out[1];                \
-        for (int64_t oh = 0; oh < g->out[0]; oh++) {                                     \
-            type *restrict yr = y + oh * g->out[1]; /* restrict: the taps vectorise */   \
-            for (int64_t ow = 0; ow < g->out[1]; ow++) {                                 \
-                yr[ow] = (lowest);                                                       \
-            }                                                                            \
-            for (int64_t kh = 0; kh < g->k[0]; kh++) {                                   \
-                int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];                     \
-                if (ih < 0 || ih >= g->in[0]) {                                          \
-                    continue;                                                            \
-                }                                                                        \
-                const type *restrict xr = x + ih * g->in[1];                             \
-                for (int64_t kw = 0; kw < g->k[1]; kw++) {                               \
-                    int64_t off = kw * g->d[1] - g->pb[1], lo, hi;                       \
-                    plxk_window_columns(off, g->s[1], g->in[1], g->out[1], &lo, &hi);    \
-                    for (int64_t ow = lo; ow < hi; ow++) {                               \
-                        type v = xr[ow * g->s[1] + off];                                 \
-                        yr[ow] = (take) ? v : yr[ow];                                    \
-                    }                                                                    \
-                }                                                                        \
-            }                                                                            \
-        }                                                                                \
-    }
-MAX_POOL_PLANE(max_pool_plane_f32, float, -INFINITY, v > yr[ow] || isnan(v))
-MAX_POOL_PLANE(max_pool_plane_i8, int8_t, INT8_MIN, v > yr[ow])
-MAX_POOL_PLANE(max_pool_plane_u8, uint8_t, 0, v > yr[ow])
-#undef MAX_POOL_PLANE
+ * case (ResNet's stem), on the pool's threads: plxk_max_pool_plane
+ * (qmap.h), compiled per instruction set (the strided taps of a stride-2
+ * window vectorise with the shuffles of AVX2 and AVX-512). */
+static void max_pool_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const max_pool_job *job = ctx;
+    const plx_window_geom *g = job->g;
+    size_t es = plx_dtype_size(job->dt);
+    (void)plxk_max_pool_plane(job->isa, job->dt, g,
+                              (const char *)job->x + (size_t)task * (size_t)(g->in[0] * g->in[1]) * es,
+                              (char *)job->y + (size_t)task * (size_t)(g->out[0] * g->out[1]) * es);
+}
 
 /* Average pools divide by the taps inside the input (count_include_pad
  * false) or inside input plus padding (true); taps past the padding, which
@@ -203,13 +179,15 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
         return true;
     }
     if (is_max) {
-        max_pool_job job = {&g, x, y};
+        max_pool_job job = {&g, plxk_isa_of(args->compute), dt, x, y};
+        if (!plxk_isa_supported(job.isa)) {
+            return plxk_fail(args, "pool: the %s variant does not run on this CPU",
+                             plxk_isa_name(job.isa));
+        }
         double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
                          (double)(g.k[0] * g.k[1]) / 4.0;
-        plxk_pool_task_fn plane = dt == PLX_DTYPE_FLOAT32 ? max_pool_plane_f32
-                                  : dt == PLX_DTYPE_INT8  ? max_pool_plane_i8
-                                                          : max_pool_plane_u8;
-        plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, plane, &job);
+        plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, max_pool_plane,
+                      &job);
         return true;
     }
     for (int64_t n = 0; n < g.n; n++) {

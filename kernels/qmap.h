@@ -1,6 +1,7 @@
 /* cpu_ref's elementwise loops on 8-bit quantized tensors: quantize,
- * dequantize and the quantized add, sub and mul (plexus/ops.h, "Quantized
- * layers"). Like the vector math (vecmath.h), the source (qmap_kernel.c) is
+ * dequantize, the quantized add, sub and mul (plexus/ops.h, "Quantized
+ * layers") and the int8 depthwise's output stage; and the planes of max
+ * pooling (float32 and 8-bit), whose strided taps need the wider shuffles. Like the vector math (vecmath.h), the source (qmap_kernel.c) is
  * compiled once per instruction set and these dispatch on the backend's
  * `isa`; the loops are branch-free plain C that the compiler vectorises,
  * and every variant gives the same bytes. Nothing here allocates. Each
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <plexus/window.h>
 
 #include "gemm.h"
 
@@ -47,5 +50,12 @@ bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, 
  * to uint8 (u8) or int8, where acc holds integer sums (exact floats). */
 bool plxk_requantize8(plxk_isa isa, bool u8, const float *acc, int32_t bias, float scale,
                       int32_t zp, void *y, size_t n);
+
+/* One output plane of a max pool of float32, int8 or uint8 (`dt`) over the
+ * input plane x (g: the window geometry, plexus/window.h; its N and C are
+ * not read), into y: every variant gives the same values (a NaN wins, as
+ * in kernels_pool.c). */
+bool plxk_max_pool_plane(plxk_isa isa, plx_dtype dt, const plx_window_geom *g, const void *x,
+                         void *y);
 
 #endif /* PLXK_QMAP_H */

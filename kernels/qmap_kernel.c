@@ -1,5 +1,7 @@
 /* The loops of qmap.h, compiled once per instruction set (kernels/meson.build)
  * like gemm_kernel.c; gemm.c dispatches to them through plxk_gemm_impl. */
+#include <math.h>
+
 #include "gemm_kernel.h"
 
 /* plxk_round_even_small of kernels_compute.h: v + 1.5 2^23 - 1.5 2^23
@@ -149,3 +151,78 @@ void PLXK_ISA_SYMBOL(plxk_dequantize8_)(bool u8, const void *restrict x, float *
     }
 }
 #undef DEQUANTIZE_LOOP
+
+/* One plane of a max pool (qmap.h): each tap of the window takes the
+ * maximum into a whole output row at once, over the outputs whose input
+ * lies inside the row (plxk_window_columns), in the order and with the
+ * NaN rule of kernels_pool.c's general loop, so the results are the
+ * same. int8/uint8 serve quantized tensors: max commutes with
+ * dequantizing, scales being > 0. */
+enum { POOL_COLUMNS_KEPT = 16 };
+#define MAX_POOL_PLANE(name, type, lowest, take)                                         \
+    static void name(const plx_window_geom *g, const void *px, void *py) {              \
+        const type *x = px;                                                              \
+        type *y = py;                                                                    \
+        /* each tap's output columns, the same for every row (two                   \
+         * divisions per tap and row were most of a small plane's time) */           \
+        int64_t lo_of[POOL_COLUMNS_KEPT], hi_of[POOL_COLUMNS_KEPT];                      \
+        for (int64_t kw = 0; kw < g->k[1] && kw < POOL_COLUMNS_KEPT; kw++) {             \
+            plxk_window_columns(kw * g->d[1] - g->pb[1], g->s[1], g->in[1], g->out[1],   \
+                                &lo_of[kw], &hi_of[kw]);                                 \
+        }                                                                                \
+        for (int64_t oh = 0; oh < g->out[0]; oh++) {                                     \
+            type *restrict yr = y + oh * g->out[1]; /* restrict: the taps vectorise */   \
+            for (int64_t ow = 0; ow < g->out[1]; ow++) {                                 \
+                yr[ow] = (lowest);                                                       \
+            }                                                                            \
+            for (int64_t kh = 0; kh < g->k[0]; kh++) {                                   \
+                int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];                     \
+                if (ih < 0 || ih >= g->in[0]) {                                          \
+                    continue;                                                            \
+                }                                                                        \
+                const type *restrict xr = x + ih * g->in[1];                             \
+                for (int64_t kw = 0; kw < g->k[1]; kw++) {                               \
+                    int64_t off = kw * g->d[1] - g->pb[1], lo, hi;                       \
+                    if (kw < POOL_COLUMNS_KEPT) {                                        \
+                        lo = lo_of[kw];                                                  \
+                        hi = hi_of[kw];                                                  \
+                    } else {                                                             \
+                        plxk_window_columns(off, g->s[1], g->in[1], g->out[1], &lo, &hi); \
+                    }                                                                    \
+                    /* strides 1 and 2 as constants, which the compiler turns  \
+                     * into vector loads and shuffles */                         \
+                    if (g->s[1] == 1) {                                                  \
+                        for (int64_t ow = lo; ow < hi; ow++) {                           \
+                            type v = xr[ow + off];                                       \
+                            yr[ow] = (take) ? v : yr[ow];                                \
+                        }                                                                \
+                    } else if (g->s[1] == 2) {                                           \
+                        for (int64_t ow = lo; ow < hi; ow++) {                           \
+                            type v = xr[2 * ow + off];                                   \
+                            yr[ow] = (take) ? v : yr[ow];                                \
+                        }                                                                \
+                    } else {                                                             \
+                        for (int64_t ow = lo; ow < hi; ow++) {                           \
+                            type v = xr[ow * g->s[1] + off];                             \
+                            yr[ow] = (take) ? v : yr[ow];                                \
+                        }                                                                \
+                    }                                                                    \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+MAX_POOL_PLANE(max_pool_plane_f32, float, -INFINITY, v > yr[ow] || isnan(v))
+MAX_POOL_PLANE(max_pool_plane_i8, int8_t, INT8_MIN, v > yr[ow])
+MAX_POOL_PLANE(max_pool_plane_u8, uint8_t, 0, v > yr[ow])
+#undef MAX_POOL_PLANE
+
+void PLXK_ISA_SYMBOL(plxk_max_pool_plane_)(plx_dtype dt, const plx_window_geom *g, const void *x,
+                                           void *y) {
+    if (dt == PLX_DTYPE_FLOAT32) {
+        max_pool_plane_f32(g, x, y);
+    } else if (dt == PLX_DTYPE_INT8) {
+        max_pool_plane_i8(g, x, y);
+    } else {
+        max_pool_plane_u8(g, x, y);
+    }
+}

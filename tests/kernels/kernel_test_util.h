@@ -1,5 +1,5 @@
-/* Helpers shared by the kernel tests: tensor infos, hand-built layer views
- * and a runner that collects a kernel's error message. A test file defines
+/* Helpers shared by the kernel tests: tensor infos, hand-built layer views,
+ * a runner that collects a kernel's error message and a random stream. A test file defines
  * KT_LAYER_NAME (the name its layer views carry, which error messages
  * quote) before including this header. */
 #ifndef PLEXUS_TEST_KERNEL_TEST_UTIL_H
@@ -55,6 +55,21 @@ static inline plx_layer_view layer_of(plx_op op, const void *desc, const plx_ten
 
 static char g_err[256];
 
+/* A reproducible xorshift stream per test (seed it first) and integers in
+ * [lo, hi]. */
+static uint64_t g_rng;
+static inline void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
+static inline uint64_t rnd(void) {
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return g_rng * 2685821657736338717u;
+}
+static inline int64_t rnd_i(int64_t lo, int64_t hi) {
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1u; /* 0: the whole int64 range */
+    uint64_t r = span ? rnd() % span : rnd();
+    return (int64_t)((uint64_t)lo + r); /* modulo 2^64 */
+}
 
 static inline bool run_layer(plxk_run_fn fn, const plx_layer_view *l, const void *const *ins,
                       void *const *outs) {

@@ -21,14 +21,6 @@
 #include "kernel_test_util.h"
 
 /* xorshift64*, fixed seeds */
-static uint64_t g_rng;
-static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
-static uint64_t rnd(void) {
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 2685821657736338717u;
-}
 static double rnd_unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
 static float rnd_f(float lo, float hi) { return lo + (float)rnd_unit() * (hi - lo); }
 

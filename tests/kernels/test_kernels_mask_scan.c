@@ -27,17 +27,6 @@ static bool run1(plxk_run_fn fn, plx_op op, const void *desc, const plx_tensor_i
     return run_layer(fn, &l, ins, outs);
 }
 
-static uint64_t g_rng;
-static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
-static uint64_t rnd(void) {
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 2685821657736338717u;
-}
-static int64_t rnd_i(int64_t lo, int64_t hi) {
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
 
 static const plx_dtype g_all[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_FLOAT16, PLX_DTYPE_BFLOAT16,
                                   PLX_DTYPE_INT8,    PLX_DTYPE_UINT8,   PLX_DTYPE_INT16,

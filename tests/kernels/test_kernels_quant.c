@@ -21,17 +21,6 @@
 #define KT_LAYER_NAME "Q1"
 #include "kernel_test_util.h"
 
-static uint64_t g_rng;
-static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
-static uint64_t rnd(void) {
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 2685821657736338717u;
-}
-static int64_t rnd_i(int64_t lo, int64_t hi) {
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
 
 static bool is_signed(plx_dtype d) { return d == PLX_DTYPE_INT8; }
 static int32_t qmin(plx_dtype d) { return is_signed(d) ? -128 : 0; }

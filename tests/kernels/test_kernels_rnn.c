@@ -21,14 +21,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t g_rng;
-static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
-static uint64_t rnd(void) {
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 2685821657736338717u;
-}
 /* uniform in [-scale, scale] */
 static float rnd_f(float scale) {
     return scale * (2.0f * (float)((double)(rnd() >> 11) / 9007199254740992.0) - 1.0f);

@@ -21,17 +21,6 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-static uint64_t g_rng;
-static void seed(uint64_t s) { g_rng = s * 2654435761u + 88172645463325252u; }
-static uint64_t rnd(void) {
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 2685821657736338717u;
-}
-static int64_t rnd_i(int64_t lo, int64_t hi) {
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
 static float rnd_f(void) {
     return -1.0f + 2.0f * (float)(rnd() >> 40) / (float)(1 << 24);
 }

@@ -52,13 +52,24 @@
 
 /* ---- runtimes ----------------------------------------------------------- */
 
-static plx_runtime *runtime(void) {
+/* A runtime over cpu_onednn and cpu_ref, with one option for cpu_onednn
+ * (NULL: none) and a log function (NULL: the tests' usual sink). */
+static plx_runtime *runtime_with(const plx_backend_option *option, plx_log_fn log_fn) {
     plx_runtime_options o;
     tu_options(&o);
     const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
     o.search_paths = paths;
     o.search_path_count = 2;
+    o.backend_options = option;
+    o.backend_option_count = option ? 1 : 0;
+    if (log_fn) {
+        o.log_fn = log_fn;
+    }
     return tu_create(&o);
+}
+
+static plx_runtime *runtime(void) {
+    return runtime_with(NULL, NULL);
 }
 
 static const plx_backend_info *onednn(plx_runtime *rt) {
@@ -669,16 +680,8 @@ static void count_packings(void *user_data, plx_log_level level, const char *sou
 Test(cpu_onednn_int8, weights_packed_once_for_every_working_memory) {
     plx_runtime *probe = runtime_with_vnni();
     plx_runtime_destroy(&probe);
-    plx_runtime_options o;
-    tu_options(&o);
-    const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
-    o.search_paths = paths;
-    o.search_path_count = 2;
     plx_backend_option one = {"cpu_onednn", "threads", "1"};
-    o.backend_options = &one;
-    o.backend_option_count = 1;
-    o.log_fn = count_packings;
-    plx_runtime *rt = tu_create(&o);
+    plx_runtime *rt = runtime_with(&one, count_packings);
     product p = quantized_conv("packed", shape(8, 16, 3, 1, 1, 1), PLX_DTYPE_UINT8, 128, true,
                                true, PLX_DTYPE_UINT8, 128, 81);
     plx_tensor_info yi;
@@ -912,15 +915,8 @@ Test(cpu_onednn_int8, refused_without_vnni) {
  * and the result is mostly cpu_ref's. */
 Test(cpu_onednn_int8, int8_convs_in_a_row_run_as_one_graph) {
     plx_runtime *rt = runtime_with_vnni();
-    plx_runtime_options ro;
-    tu_options(&ro);
-    const char *paths[] = {CPU_ONEDNN_DIR, CPU_REF_DIR};
-    ro.search_paths = paths;
-    ro.search_path_count = 2;
     plx_backend_option off = {"cpu_onednn", "graph", "off"};
-    ro.backend_options = &off;
-    ro.backend_option_count = 1;
-    plx_runtime *rt_off = tu_create(&ro);
+    plx_runtime *rt_off = runtime_with(&off, NULL);
     conv_shape sh = shape(8, 8, 3, 1, 1, 1);
     product a = quantized_conv("a", sh, PLX_DTYPE_UINT8, 128, true, true, PLX_DTYPE_UINT8, 128,
                                61);

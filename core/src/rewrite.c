@@ -1312,20 +1312,24 @@ static plx_status fold_qdq_table(rewriter *w, uint32_t index, bool *changed) {
     gather->outputs[0].quant = yq;
     w->layers[index] = table;
     bool failed;
-    if (!preferred_take(w, gather, &failed) ||
-        !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u elementwise "
-                             "layer%s and quantize run as one lookup of the 256 results",
-                             q->name, dq->name, (unsigned)n, n == 1 ? "" : "s")) {
+    bool taken = preferred_take(w, gather, &failed);
+    if (!taken || !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u "
+                                       "elementwise layer%s and quantize run as one lookup of "
+                                       "the 256 results", q->name, dq->name, (unsigned)n,
+                                       n == 1 ? "" : "s")) {
         w->layers[index] = dq;
         plxi_layer_free(table);
         plxi_layer_free(gather);
-        return failed ? oom() : NULL;
+        return failed || taken ? oom() : NULL; /* taken: the note failed */
     }
-    /* the dequantize's scale and zero point, and each link's scalar, lose
-     * a reader */
-    plxi_source dq_in[3] = {{PLXI_NO_LAYER, 0}, {PLXI_NO_LAYER, 0}, {PLXI_NO_LAYER, 0}};
-    for (uint32_t k = 1; k < dq->input_count && k < 3; k++) {
-        dq_in[k] = dq->inputs[k];
+    /* the scales and zero points of the dequantize and the quantize, and
+     * each link's scalar, lose a reader */
+    plxi_source params[4];
+    for (uint32_t k = 0; k < 4; k++) {
+        const plxi_layer *from = k < 2 ? dq : q;
+        uint32_t slot = 1 + k % 2;
+        params[k] = slot < from->input_count ? from->inputs[slot]
+                                             : (plxi_source){PLXI_NO_LAYER, 0};
     }
     plxi_layer_free(dq);
     plxi_layer_free(w->layers[q_index]);
@@ -1342,10 +1346,10 @@ static plx_status fold_qdq_table(rewriter *w, uint32_t index, bool *changed) {
             drop(w, other.layer);
         }
     }
-    for (uint32_t k = 1; k < 3; k++) {
-        if (dq_in[k].layer != PLXI_NO_LAYER && w->layers[dq_in[k].layer] &&
-            readers(w, dq_in[k].layer, 0, NULL) == 0) {
-            drop(w, dq_in[k].layer);
+    for (uint32_t k = 0; k < 4; k++) {
+        if (params[k].layer != PLXI_NO_LAYER && w->layers[params[k].layer] &&
+            readers(w, params[k].layer, 0, NULL) == 0) {
+            drop(w, params[k].layer);
         }
     }
     *changed = true;

@@ -2169,33 +2169,58 @@ Test(reduce, new_funcs_empty_set_and_ints) {
     REFUSED(reduce, &v, "not implemented");
 }
 
+/* The reduce cases' layer: the descriptor of `func` over `axes` (none:
+ * all), red[] the reduced dims of X, and Y's info (X's dtype). */
+static plx_tensor_info reduce_shape(plx_reduce_func func, const plx_tensor_info *xin,
+                                    const int32_t *axes, uint32_t naxes, bool keep,
+                                    plx_reduce_desc *d, bool red[PLX_MAX_RANK]) {
+    *d = (plx_reduce_desc)PLX_REDUCE_DESC_INIT(func);
+    memset(red, 0, PLX_MAX_RANK * sizeof *red);
+    for (uint32_t i = 0; i < naxes; i++) {
+        d->axes[i] = axes[i];
+        red[axes[i] < 0 ? axes[i] + (int32_t)xin->rank : axes[i]] = true;
+    }
+    for (uint32_t i = 0; naxes == 0 && i < xin->rank; i++) {
+        red[i] = true;
+    }
+    d->axis_count = naxes;
+    d->keepdims = keep;
+    plx_tensor_info yo;
+    memset(&yo, 0, sizeof yo);
+    yo.dtype = xin->dtype;
+    for (uint32_t i = 0; i < xin->rank; i++) {
+        if (!red[i]) {
+            yo.dims[yo.rank++] = xin->dims[i];
+        } else if (keep) {
+            yo.dims[yo.rank++] = 1;
+        }
+    }
+    return yo;
+}
+
+/* The output element that X's element i reduces into. */
+static size_t reduce_slot(const plx_tensor_info *xin, const bool *red, size_t i) {
+    size_t rem = i, o = 0, omul = 1;
+    for (uint32_t dd = xin->rank; dd-- > 0;) {
+        size_t coord = rem % (size_t)xin->dims[dd];
+        rem /= (size_t)xin->dims[dd];
+        if (!red[dd]) {
+            o += coord * omul;
+            omul *= (size_t)xin->dims[dd];
+        }
+    }
+    return o;
+}
+
 /* Reference: every input element scattered into its output's running
  * accumulator; log_sum_exp through a scattered maximum first. */
 static void reduce_more_case(plx_dtype dt, plx_reduce_func func, plx_tensor_info xin,
                              const int32_t *axes, uint32_t naxes, bool keep, uint32_t seed) {
     rng_seed(seed);
     xin.dtype = dt;
-    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(func);
-    bool red[PLX_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < naxes; i++) {
-        d.axes[i] = axes[i];
-        red[axes[i] < 0 ? axes[i] + (int32_t)xin.rank : axes[i]] = true;
-    }
-    for (uint32_t i = 0; naxes == 0 && i < xin.rank; i++) {
-        red[i] = true;
-    }
-    d.axis_count = naxes;
-    d.keepdims = keep;
-    plx_tensor_info yo;
-    memset(&yo, 0, sizeof yo);
-    yo.dtype = dt;
-    for (uint32_t i = 0; i < xin.rank; i++) {
-        if (!red[i]) {
-            yo.dims[yo.rank++] = xin.dims[i];
-        } else if (keep) {
-            yo.dims[yo.rank++] = 1;
-        }
-    }
+    plx_reduce_desc d;
+    bool red[PLX_MAX_RANK];
+    plx_tensor_info yo = reduce_shape(func, &xin, axes, naxes, keep, &d, red);
     size_t nx = count_of(&xin), ny = count_of(&yo), es = plx_dtype_size(dt);
     double *xv = calloc(nx + 1, sizeof *xv), *acc = calloc(ny + 1, sizeof *acc);
     double *mx = calloc(ny + 1, sizeof *mx);
@@ -2221,16 +2246,7 @@ static void reduce_more_case(plx_dtype dt, plx_reduce_func func, plx_tensor_info
                 memcpy(xb + i * 8, &v, 8);
             }
         }
-        size_t rem = i, o = 0, omul = 1;
-        for (uint32_t dd = xin.rank; dd-- > 0;) {
-            size_t coord = rem % (size_t)xin.dims[dd];
-            rem /= (size_t)xin.dims[dd];
-            if (!red[dd]) {
-                o += coord * omul;
-                omul *= (size_t)xin.dims[dd];
-            }
-        }
-        dst[i] = o;
+        dst[i] = reduce_slot(&xin, red, i);
     }
     plx_layer_view v = mkview(PLX_OP_REDUCE, &d, &xin, 1, &yo);
     RUN(reduce, &v, yb, xb);
@@ -2709,27 +2725,9 @@ Test(instance_norm, refusals) {
 static void reduce_f64_case(plx_reduce_func func, plx_tensor_info xin, const int32_t *axes,
                             uint32_t naxes, bool keep) {
     xin.dtype = PLX_DTYPE_FLOAT64;
-    plx_reduce_desc d = PLX_REDUCE_DESC_INIT(func);
-    bool red[PLX_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < naxes; i++) {
-        d.axes[i] = axes[i];
-        red[axes[i] < 0 ? axes[i] + (int32_t)xin.rank : axes[i]] = true;
-    }
-    for (uint32_t i = 0; naxes == 0 && i < xin.rank; i++) {
-        red[i] = true;
-    }
-    d.axis_count = naxes;
-    d.keepdims = keep;
-    plx_tensor_info yo;
-    memset(&yo, 0, sizeof yo);
-    yo.dtype = PLX_DTYPE_FLOAT64;
-    for (uint32_t i = 0; i < xin.rank; i++) {
-        if (!red[i]) {
-            yo.dims[yo.rank++] = xin.dims[i];
-        } else if (keep) {
-            yo.dims[yo.rank++] = 1;
-        }
-    }
+    plx_reduce_desc d;
+    bool red[PLX_MAX_RANK];
+    plx_tensor_info yo = reduce_shape(func, &xin, axes, naxes, keep, &d, red);
     size_t nx = count_of(&xin), ny = count_of(&yo);
     double *x = calloc(nx + 1, sizeof *x), *y = calloc(ny + 1, sizeof *y);
     double *acc = calloc(ny + 1, sizeof *acc), *mx = calloc(ny + 1, sizeof *mx);
@@ -2739,16 +2737,7 @@ static void reduce_f64_case(plx_reduce_func func, plx_tensor_info xin, const int
         x[i] = func == PLX_REDUCE_LOG_SUM ? 0.05 + fabs(r)
                : func == PLX_REDUCE_PROD  ? 1.0 + 0.5 * r
                : func == PLX_REDUCE_LOG_SUM_EXP ? 400.0 * r : r;
-        size_t rem = i, o = 0, omul = 1;
-        for (uint32_t dd = xin.rank; dd-- > 0;) {
-            size_t coord = rem % (size_t)xin.dims[dd];
-            rem /= (size_t)xin.dims[dd];
-            if (!red[dd]) {
-                o += coord * omul;
-                omul *= (size_t)xin.dims[dd];
-            }
-        }
-        dst[i] = o;
+        dst[i] = reduce_slot(&xin, red, i);
     }
     plx_layer_view v = mkview(PLX_OP_REDUCE, &d, &xin, 1, &yo);
     RUN(reduce, &v, y, x);

@@ -433,8 +433,18 @@ static void rnn_activate_vec(const plx_rnn_activation *a, float clip, plxk_isa i
     }
 }
 
-static bool rnn_start(const plxk_kernel_args *args, const rnn_geom *g, int64_t gates,
+/* The start of every recurrent run: the layer checked again (*g, *at),
+ * the sequence lengths (input 4) checked, the workspace carved and the
+ * variant checked; false with args failed otherwise. */
+static bool rnn_start(const plxk_kernel_args *args, int64_t gates, rnn_geom *g, rnn_attrs *at,
                       rnn_ws *w) {
+    char why[256];
+    if (rnn_prepare(args->layer, gates, g, at, why, sizeof why)) {
+        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+    }
+    if (!check_lens(args, rnn_op_name(gates), args->inputs[4], g)) {
+        return false;
+    }
     if (!rnn_ws_carve(args, g, gates, w)) {
         return plxk_fail(args, "layer '%s': cpu_ref %s: a workspace of %zu bytes is too small",
                          layer_name(args->layer), rnn_op_name(gates),
@@ -456,11 +466,11 @@ const char *plxk_check_lstm(const plx_layer_view *layer, char *buf, size_t size)
 }
 
 bool plxk_run_lstm(const plxk_kernel_args *args) {
-    char why[256];
     rnn_geom g;
     rnn_attrs at;
-    if (rnn_prepare(args->layer, 4, &g, &at, why, sizeof why)) {
-        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+    rnn_ws ws;
+    if (!rnn_start(args, 4, &g, &at, &ws)) {
+        return false;
     }
     const plx_lstm_desc *desc = args->layer->desc;
     const float *x = args->inputs[0], *w = args->inputs[1], *r = args->inputs[2];
@@ -468,13 +478,6 @@ bool plxk_run_lstm(const plxk_kernel_args *args) {
     const float *peep = args->inputs[7];
     const int32_t *lens = args->inputs[4];
     float *y = args->outputs[0], *yh = args->outputs[1], *yc = args->outputs[2];
-    if (!check_lens(args, "lstm", lens, &g)) {
-        return false;
-    }
-    rnn_ws ws;
-    if (!rnn_start(args, &g, 4, &ws)) {
-        return false;
-    }
     plxk_isa isa = plxk_isa_of(args->compute);
     const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs, GH = 4 * H;
     const size_t row_bytes = (size_t)H * sizeof(float);
@@ -550,24 +553,17 @@ const char *plxk_check_gru(const plx_layer_view *layer, char *buf, size_t size) 
 }
 
 bool plxk_run_gru(const plxk_kernel_args *args) {
-    char why[256];
     rnn_geom g;
     rnn_attrs at;
-    if (rnn_prepare(args->layer, 3, &g, &at, why, sizeof why)) {
-        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+    rnn_ws ws;
+    if (!rnn_start(args, 3, &g, &at, &ws)) {
+        return false;
     }
     const plx_gru_desc *desc = args->layer->desc;
     const float *x = args->inputs[0], *w = args->inputs[1], *r = args->inputs[2];
     const float *bias = args->inputs[3], *h0 = args->inputs[5];
     const int32_t *lens = args->inputs[4];
     float *y = args->outputs[0], *yh = args->outputs[1];
-    if (!check_lens(args, "gru", lens, &g)) {
-        return false;
-    }
-    rnn_ws ws;
-    if (!rnn_start(args, &g, 3, &ws)) {
-        return false;
-    }
     plxk_isa isa = plxk_isa_of(args->compute);
     const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs, GH = 3 * H;
     const size_t row_bytes = (size_t)H * sizeof(float);
@@ -644,23 +640,16 @@ const char *plxk_check_rnn(const plx_layer_view *layer, char *buf, size_t size) 
 /* Ht = f(Xt W^T + Wb + Rb + Ht-1 R^T): the input product with both biases
  * comes from the workspace, the recurrent one is added in place. */
 bool plxk_run_rnn(const plxk_kernel_args *args) {
-    char why[256];
     rnn_geom g;
     rnn_attrs at;
-    if (rnn_prepare(args->layer, 1, &g, &at, why, sizeof why)) {
-        return plxk_fail(args, "layer '%s': %s", layer_name(args->layer), why);
+    rnn_ws ws;
+    if (!rnn_start(args, 1, &g, &at, &ws)) {
+        return false;
     }
     const float *x = args->inputs[0], *w = args->inputs[1], *r = args->inputs[2];
     const float *bias = args->inputs[3], *h0 = args->inputs[5];
     const int32_t *lens = args->inputs[4];
     float *y = args->outputs[0], *yh = args->outputs[1];
-    if (!check_lens(args, "rnn", lens, &g)) {
-        return false;
-    }
-    rnn_ws ws;
-    if (!rnn_start(args, &g, 1, &ws)) {
-        return false;
-    }
     plxk_isa isa = plxk_isa_of(args->compute);
     const int64_t S = g.seq, B = g.batch, I = g.input, H = g.hidden, D = g.dirs;
     const size_t row_bytes = (size_t)H * sizeof(float);

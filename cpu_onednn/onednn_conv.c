@@ -105,8 +105,8 @@ plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
                              odn_conv_geom *out) {
     const plx_conv_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
-    if (x->rank < 3 || x->rank > 4 || w->rank != x->rank) {
-        return odn_refuse(ctx, "cpu_onednn runs %s with 1 or 2 spatial dimensions only",
+    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
+        return odn_refuse(ctx, "cpu_onednn runs %s with 1 to 3 spatial dimensions only",
                           plx_op_name(l->op));
     }
     unsigned sp = x->rank - 2;
@@ -193,9 +193,9 @@ plx_status odn_plan_conv_transpose(const odn_context *ctx, const plx_layer_view 
     const plx_conv_transpose_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
     unsigned sp = x->rank - 2;
-    if (x->rank < 3 || x->rank > 4 || w->rank != x->rank) {
+    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
         return odn_refuse(ctx,
-                          "cpu_onednn runs conv_transpose with 1 or 2 spatial dimensions only");
+                          "cpu_onednn runs conv_transpose with 1 to 3 spatial dimensions only");
     }
     int64_t g = d->group;
     dnnl_dims_t strides, dil, pl, pr;
@@ -283,8 +283,8 @@ static plx_status pooling_step(const odn_context *ctx, const plx_layer_view *l, 
 plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan) {
     const plx_pool_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
-    if (x->rank < 3 || x->rank > 4) {
-        return odn_refuse(ctx, "cpu_onednn runs pool with 1 or 2 spatial dimensions only");
+    if (x->rank < 3 || x->rank > 5) {
+        return odn_refuse(ctx, "cpu_onednn runs pool with 1 to 3 spatial dimensions only");
     }
     bool avg = d->kind == PLX_POOL_AVERAGE;
     if (l->output_count != 1) {

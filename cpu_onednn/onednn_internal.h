@@ -313,7 +313,7 @@ typedef struct odn_conv_geom {
 } odn_conv_geom;
 
 /* The geometry of conv or conv_integer `l` (plx_conv_desc), or the refusal
- * (not 1 or 2 spatial dimensions, a window that does not give the output). */
+ * (not 1 to 3 spatial dimensions, a window that does not give the output). */
 plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
                              odn_conv_geom *out);
 

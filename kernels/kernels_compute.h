@@ -180,14 +180,40 @@ static inline int64_t plxk_wrap_mul(int64_t a, int64_t b) {
  * checks run within PLXK_ATTR_LIMIT; its reasons get cpu_ref's prefix. */
 const char *plxk_window_refusal(const char *why, char *buf, size_t size);
 
+/* A window layer's spatial sizes over its three slots (plexus/window.h;
+ * slot 2, the depth, is 1 but in a 3-D layer): the kernel's taps, and the
+ * elements of one input and one output channel plane. */
+static inline int64_t plxk_geom_taps(const plx_window_geom *g) {
+    return g->k[2] * g->k[0] * g->k[1];
+}
+
+static inline int64_t plxk_geom_in_plane(const plx_window_geom *g) {
+    return g->in[2] * g->in[0] * g->in[1];
+}
+
+static inline int64_t plxk_geom_out_plane(const plx_window_geom *g) {
+    return g->out[2] * g->out[0] * g->out[1];
+}
+
+/* X's and Y's element at image n, channel c (m), depth d, row h, column w. */
+static inline int64_t plxk_geom_x_index3(const plx_window_geom *g, int64_t n, int64_t c,
+                                         int64_t d, int64_t h, int64_t w) {
+    return (((n * g->c + c) * g->in[2] + d) * g->in[0] + h) * g->in[1] + w;
+}
+
+static inline int64_t plxk_geom_y_index3(const plx_window_geom *g, int64_t n, int64_t m,
+                                         int64_t d, int64_t h, int64_t w) {
+    return (((n * g->m + m) * g->out[2] + d) * g->out[0] + h) * g->out[1] + w;
+}
+
 static inline int64_t plxk_geom_x_index(const plx_window_geom *g, int64_t n, int64_t c,
                                         int64_t h, int64_t w) {
-    return ((n * g->c + c) * g->in[0] + h) * g->in[1] + w;
+    return plxk_geom_x_index3(g, n, c, 0, h, w);
 }
 
 static inline int64_t plxk_geom_y_index(const plx_window_geom *g, int64_t n, int64_t m,
                                         int64_t h, int64_t w) {
-    return ((n * g->m + m) * g->out[0] + h) * g->out[1] + w;
+    return plxk_geom_y_index3(g, n, m, 0, h, w);
 }
 
 #endif

@@ -29,7 +29,8 @@ static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, cha
         return why;
     }
     char msg[224];
-    return plxk_window_refusal(plx_window_geom_conv(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf, size);
+    return plxk_window_refusal(plx_window_geom_conv_nd(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg),
+                               buf, size);
 }
 
 const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size) {
@@ -46,12 +47,12 @@ const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size)
  * conv of 257 channels with a 512-tap kernel at stride 160, an audio
  * front end's STFT, ran 25 times slower through the direct kernel). */
 static bool conv_is_depthwise(const plx_window_geom *g) {
-    return g->c == g->group && g->group > 1;
+    return g->c == g->group && g->group > 1 && g->spatial_rank < 3;
 }
 
 /* 1x1, unit stride, no padding: X itself is the GEMM's right operand. */
 static bool conv_is_pointwise(const plx_window_geom *g) {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0) {
             return false;
         }
@@ -60,13 +61,13 @@ static bool conv_is_pointwise(const plx_window_geom *g) {
 }
 
 /* im2col's whole column matrix, for the shared path of run_conv_shared:
- * [C/group * kh * kw, OH * OW] floats. */
+ * [C/group * (kd *) kh * kw, (OD *) OH * OW] floats. */
 static size_t conv_col_bytes(const plx_window_geom *g) {
     if (conv_is_depthwise(g) || conv_is_pointwise(g)) {
         return 0;
     }
-    return plxk_round_ws((size_t)(g->c / g->group * g->k[0] * g->k[1] * g->out[0] * g->out[1]) *
-                    sizeof(float));
+    return plxk_round_ws((size_t)(g->c / g->group * plxk_geom_taps(g) * plxk_geom_out_plane(g)) *
+                         sizeof(float));
 }
 
 /* The bytes of col that a slab may take. The whole col of a 3x3 conv is
@@ -113,7 +114,7 @@ static bool conv_slab_plan(const plx_window_geom *g, plxk_isa isa, size_t thread
         return false;
     }
     size_t images = (size_t)(g->n * g->group), narrowest = CONV_SLAB_MIN_PANELS * b.nr;
-    size_t k = (size_t)(g->c / g->group * g->k[0] * g->k[1]), n = (size_t)(g->out[0] * g->out[1]);
+    size_t k = (size_t)(g->c / g->group * plxk_geom_taps(g)), n = (size_t)plxk_geom_out_plane(g);
     if (images * ceil_div_size(n, narrowest) < threads) {
         return false;
     }
@@ -163,8 +164,8 @@ size_t plxk_workspace_conv(const plx_layer_view *layer, const plxk_compute *comp
         size_t slice = conv_is_depthwise(&g) ? depthwise_slice(&g) : slabs.slice;
         return slice > SIZE_MAX / threads ? SIZE_MAX : slice * threads;
     }
-    size_t gemm = plxk_gemm_ws(compute, g.m / g.group, g.out[0] * g.out[1],
-                          g.c / g.group * g.k[0] * g.k[1]);
+    size_t gemm = plxk_gemm_ws(compute, g.m / g.group, plxk_geom_out_plane(&g),
+                               g.c / g.group * plxk_geom_taps(&g));
     size_t col = conv_col_bytes(&g);
     return gemm == SIZE_MAX || col > SIZE_MAX - gemm ? SIZE_MAX : col + gemm;
 }
@@ -195,28 +196,34 @@ IM2COL_INLINE static inline void im2col_zero(float *dst, int64_t n) {
     }
 }
 
-/* col[(c*kh + i)*kw + j][oh*OW + ow] = X[c][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1],
- * 0 in the padding: row r = (c*kh + i)*kw + j of col, restricted to its
- * columns (output pixels) [j0, j1), into out[0 .. j1 - j0). The columns may
- * start and end inside an output row, so it goes output row by output row,
- * each run split into its padding on the left, its inside and its padding
- * on the right. x is the group's first input channel of one image. */
+/* col[((c*kd + t)*kh + i)*kw + j][(od*OH + oh)*OW + ow] =
+ * X[c][od*s2 - pb2 + t*d2][oh*s0 - pb0 + i*d0][ow*s1 - pb1 + j*d1], 0 in
+ * the padding (a 1-D or 2-D conv has the trivial depth slot: kd = OD = 1,
+ * t = od = 0): row r of col, restricted to its columns (output pixels)
+ * [j0, j1), into out[0 .. j1 - j0). The columns may start and end inside
+ * an output row, so it goes output row by output row, each run split into
+ * its padding on the left, its inside and its padding on the right. x is
+ * the group's first input channel of one image. */
 IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, int64_t r,
                                      int64_t j0, int64_t j1, float *out) {
     int64_t ow_n = g->out[1], s1 = g->s[1];
-    int64_t c = r / (g->k[0] * g->k[1]), i = r / g->k[1] % g->k[0], j = r % g->k[1];
+    int64_t c = r / plxk_geom_taps(g), t = r / (g->k[0] * g->k[1]) % g->k[2];
+    int64_t i = r / g->k[1] % g->k[0], j = r % g->k[1];
     int64_t off = j * g->d[1] - g->pb[1], lo, hi;
     plxk_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
-    /* the run [a, e) of output row oh; after the first, whole rows */
-    int64_t oh = j0 / ow_n, a = j0 % ow_n;
-    for (int64_t p = j0; p < j1; oh++, a = 0) {
+    /* the run [a, e) of output row q = od * OH + oh; after the first,
+     * whole rows */
+    int64_t q = j0 / ow_n, a = j0 % ow_n;
+    for (int64_t p = j0; p < j1; q++, a = 0) {
         int64_t e = j1 - p < ow_n - a ? a + (j1 - p) : ow_n;
+        int64_t od = q / g->out[0], oh = q % g->out[0];
+        int64_t id = od * g->s[2] - g->pb[2] + t * g->d[2];
         int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
-        if (ih < 0 || ih >= g->in[0]) {
+        if (ih < 0 || ih >= g->in[0] || id < 0 || id >= g->in[2]) {
             im2col_zero(out, e - a);
         } else {
             int64_t l = plxk_clamp_i64(lo, a, e), h = plxk_clamp_i64(hi, l, e);
-            const float *xr = x + (c * g->in[0] + ih) * g->in[1];
+            const float *xr = x + ((c * g->in[2] + id) * g->in[0] + ih) * g->in[1];
             im2col_zero(out, l - a);
             if (s1 == 1) { /* ResNet's 3x3 convs: the run is contiguous in X */
                 im2col_copy(out + (l - a), xr + l + off, h - l);
@@ -237,7 +244,7 @@ typedef struct conv_run {
     const plx_window_geom *g;
     const float *x, *w, *b;
     float *y;
-    int64_t k, n;               /* col's rows (C/group * kh * kw) and columns (OH * OW) */
+    int64_t k, n;               /* col's rows (C/group * taps) and columns (output plane) */
     plxk_isa isa;
     plxk_gemm_args epilogue; /* only its act, lo and hi */
     conv_slabs slabs;           /* the slab path's */
@@ -249,7 +256,7 @@ typedef struct conv_run {
 /* The first input channel of image n's group gi. */
 static const float *conv_group_input(const conv_run *r, int64_t n, int64_t gi) {
     const plx_window_geom *g = r->g;
-    return r->x + (n * g->c + gi * (g->c / g->group)) * g->in[0] * g->in[1];
+    return r->x + (n * g->c + gi * (g->c / g->group)) * plxk_geom_in_plane(g);
 }
 
 /* Y_g[:, j0 .. j0 + cols) = W_g x B for image n and group gi, B being
@@ -432,8 +439,8 @@ static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g
     return true;
 }
 
-/* Per image and group, Y_g [M/group, OH*OW] = W_g [M/group, K] x col
- * [K, OH*OW], K = C/group * kh * kw, with the bias per output channel, in
+/* Per image and group, Y_g [M/group, (OD*) OH*OW] = W_g [M/group, K] x col
+ * [K, (OD*) OH*OW], K = C/group * (kd *) kh * kw, with the bias per output channel, in
  * slabs of columns when the output is large enough (conv_slab_plan), at
  * once otherwise; depthwise convs run a direct kernel, plane by plane, on
  * the pool. */
@@ -454,7 +461,7 @@ bool plxk_run_conv(const plxk_kernel_args *args) {
         return run_depthwise(args, &g, x, w, b, y);
     }
     conv_run r = {.g = &g, .x = x, .w = w, .b = b, .y = y,
-                  .k = g.c / g.group * g.k[0] * g.k[1], .n = g.out[0] * g.out[1],
+                  .k = g.c / g.group * plxk_geom_taps(&g), .n = plxk_geom_out_plane(&g),
                   .isa = plxk_isa_of(args->compute)};
     plxk_set_epilogue(args->activation, &r.epilogue);
     if (conv_slab_plan(&g, r.isa, plxk_pool_threads(plxk_pool_of(args->compute)), &r.slabs)) {
@@ -476,8 +483,8 @@ static const char *conv_transpose_prepare(const plx_layer_view *l, plx_window_ge
         return why;
     }
     char msg[224];
-    return plxk_window_refusal(plx_window_geom_conv_transpose(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf,
-                          size);
+    return plxk_window_refusal(
+        plx_window_geom_conv_transpose_nd(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *plxk_check_conv_transpose(const plx_layer_view *layer, char *buf, size_t size) {
@@ -507,8 +514,8 @@ static bool convt_plan_of(const plx_window_geom *g, plxk_isa isa, convt_plan *p)
     if (!plxk_gemm_blocking_of(isa, &b)) {
         return false;
     }
-    size_t pixels = (size_t)(g->in[0] * g->in[1]);
-    p->rows = (size_t)(g->m / g->group * g->k[0] * g->k[1]);
+    size_t pixels = (size_t)plxk_geom_in_plane(g);
+    p->rows = (size_t)(g->m / g->group * plxk_geom_taps(g));
     size_t fit = CONV_SLAB_BYTES / sizeof(float) / p->rows / b.nr * b.nr;
     size_t narrowest = CONV_SLAB_MIN_PANELS * b.nr;
     p->width = fit < narrowest ? narrowest : fit;
@@ -533,10 +540,12 @@ size_t plxk_workspace_conv_transpose(const plx_layer_view *layer, const plxk_com
 }
 
 /* Adds row `row` of a slab of col (input pixels [j0, j0 + cols) of the
- * group's image) into output channel plane y through tap `tap`. */
+ * group's image) into output channel plane y through tap `tap` = (t * kh
+ * + i) * kw + j (t the depth tap, 0 but in a 3-D layer). */
 static void convt_scatter_row(const plx_window_geom *g, const float *row, int64_t tap,
                               int64_t j0, int64_t cols, float *y) {
-    int64_t i = tap / g->k[1], j = tap % g->k[1];
+    int64_t t = tap / (g->k[0] * g->k[1]), i = tap / g->k[1] % g->k[0], j = tap % g->k[1];
+    int64_t off_d = t * g->d[2] - g->pb[2];
     int64_t off_h = i * g->d[0] - g->pb[0], off_w = j * g->d[1] - g->pb[1];
     int64_t s1 = g->s[1], in_w = g->in[1], out_w = g->out[1];
     /* iw in [lo, hi) lands inside the output row: 0 <= iw * s1 + off_w < out_w */
@@ -544,13 +553,13 @@ static void convt_scatter_row(const plx_window_geom *g, const float *row, int64_
     int64_t hi = out_w - off_w <= 0 ? 0 : (out_w - off_w + s1 - 1) / s1;
     hi = hi < in_w ? hi : in_w;
     for (int64_t p = j0; p < j0 + cols;) {
-        int64_t ih = p / in_w, a = p % in_w;
+        int64_t q = p / in_w, a = p % in_w; /* input row q = id * H + ih */
         int64_t e = j0 + cols - p < in_w - a ? a + (j0 + cols - p) : in_w;
-        int64_t oh = ih * g->s[0] + off_h;
-        if (oh >= 0 && oh < g->out[0]) {
+        int64_t od = q / g->in[0] * g->s[2] + off_d, oh = q % g->in[0] * g->s[0] + off_h;
+        if (oh >= 0 && oh < g->out[0] && od >= 0 && od < g->out[2]) {
             int64_t l = plxk_clamp_i64(lo, a, e), h = plxk_clamp_i64(hi, l, e);
             const float *src = row + (p - j0) + (l - a);
-            float *dst = y + oh * out_w + l * s1 + off_w;
+            float *dst = y + (od * g->out[0] + oh) * out_w + l * s1 + off_w;
             if (s1 == 1) {
                 for (int64_t iw = 0; iw < h - l; iw++) {
                     dst[iw] += src[iw];
@@ -606,8 +615,8 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     const float *w = args->inputs[1];
     const float *b = args->layer->input_count == 3 ? args->inputs[2] : NULL;
     float *y = args->outputs[0];
-    int64_t cg = g.c / g.group, mg = g.m / g.group, taps = g.k[0] * g.k[1];
-    int64_t pixels = g.in[0] * g.in[1], plane = g.out[0] * g.out[1];
+    int64_t cg = g.c / g.group, mg = g.m / g.group, taps = plxk_geom_taps(&g);
+    int64_t pixels = plxk_geom_in_plane(&g), plane = plxk_geom_out_plane(&g);
     for (int64_t n = 0; n < g.n; n++) {
         for (int64_t m = 0; m < g.m; m++) {
             float *ym = y + (n * g.m + m) * plane, v = b ? b[m] : 0.0f;

@@ -59,7 +59,9 @@ typedef struct lp_job {
     double p;
 } lp_job;
 
-/* One output plane (image n, channel c = task) of a windowed lp pool. */
+/* One output plane (image n, channel c = task) of a windowed lp pool,
+ * over the geometry's three slots (the depth, slot 2, trivial but in a
+ * 3-D pool). */
 #define LP_PLANE(NAME, LOAD, STORE, TERM, ROOT)                                                \
     static void NAME(void *ctx, size_t task, size_t thread) {                                  \
         (void)thread;                                                                          \
@@ -67,26 +69,30 @@ typedef struct lp_job {
         const plx_window_geom *g = job->g;                                                     \
         const double pd = job->p;                                                              \
         (void)pd;                                                                              \
-        int64_t xo = (int64_t)task * g->in[0] * g->in[1];                                      \
-        int64_t yo = (int64_t)task * g->out[0] * g->out[1];                                    \
-        for (int64_t oh = 0; oh < g->out[0]; oh++) {                                           \
-            for (int64_t ow = 0; ow < g->out[1]; ow++) {                                       \
-                double s = 0.0;                                                                \
-                for (int64_t kh = 0; kh < g->k[0]; kh++) {                                     \
+        int64_t xo = (int64_t)task * plxk_geom_in_plane(g);                                    \
+        int64_t yo = (int64_t)task * plxk_geom_out_plane(g);                                   \
+        for (int64_t o = 0; o < plxk_geom_out_plane(g); o++) {                                 \
+            int64_t od = o / (g->out[0] * g->out[1]), oh = o / g->out[1] % g->out[0];          \
+            int64_t ow = o % g->out[1];                                                        \
+            double s = 0.0;                                                                    \
+            for (int64_t kd = 0; kd < g->k[2]; kd++) {                                         \
+                int64_t id = od * g->s[2] - g->pb[2] + kd * g->d[2];                           \
+                for (int64_t kh = 0; id >= 0 && id < g->in[2] && kh < g->k[0]; kh++) {         \
                     int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];                       \
                     if (ih < 0 || ih >= g->in[0]) {                                            \
                         continue;                                                              \
                     }                                                                          \
+                    const int64_t row = xo + (id * g->in[0] + ih) * g->in[1];                  \
                     for (int64_t kw = 0; kw < g->k[1]; kw++) {                                 \
                         int64_t iw = ow * g->s[1] - g->pb[1] + kw * g->d[1];                   \
                         if (iw >= 0 && iw < g->in[1]) {                                        \
-                            double a = fabs((double)LOAD(job->x, xo + ih * g->in[1] + iw));    \
+                            double a = fabs((double)LOAD(job->x, row + iw));                   \
                             s += TERM(a);                                                      \
                         }                                                                      \
                     }                                                                          \
                 }                                                                              \
-                STORE(job->y, yo + oh * g->out[1] + ow, ROOT(s));                              \
             }                                                                                  \
+            STORE(job->y, yo + o, ROOT(s));                                                    \
         }                                                                                      \
     }
 
@@ -115,8 +121,8 @@ static const char *lp_pool_prepare(const plx_layer_view *l, plx_window_geom *g, 
         return why;
     }
     char msg[224];
-    return plxk_window_refusal(plx_window_geom_pool(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf,
-                               size);
+    return plxk_window_refusal(plx_window_geom_pool_nd(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg),
+                               buf, size);
 }
 
 const char *plxk_check_lp_pool(const plx_layer_view *layer, char *buf, size_t size) {
@@ -135,8 +141,8 @@ bool plxk_run_lp_pool(const plxk_kernel_args *args) {
     }
     const plx_pool_desc *desc = args->layer->desc;
     lp_job job = {&g, args->inputs[0], args->outputs[0], (double)desc->p};
-    double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
-                     (double)(g.k[0] * g.k[1]) * (desc->p <= 2 ? 0.5 : 20.0);
+    double cost_ns = (double)(g.n * g.c) * (double)plxk_geom_out_plane(&g) *
+                     (double)plxk_geom_taps(&g) * (desc->p <= 2 ? 0.5 : 20.0);
     plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns,
                   planes[lp_variant(args->layer->inputs[0].dtype, desc->p)], &job);
     return true;

@@ -83,9 +83,29 @@ static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, cha
             return plxk_refuse(buf, size, "cpu_ref pool: Indices come with float32 max pools "
                                "only, int64 of Y's shape");
         }
+        if (desc->indices_column_major && l->inputs[0].rank > 4) {
+            return plxk_refuse(buf, size, "cpu_ref pool: column-major Indices are for 1-D and "
+                               "2-D pools, not 3-D");
+        }
     }
     char msg[224];
-    return plxk_window_refusal(plx_window_geom_pool(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg), buf, size);
+    return plxk_window_refusal(plx_window_geom_pool_nd(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg),
+                               buf, size);
+}
+
+/* The window of output position (od, oh, ow) along one slot: input
+ * position of tap k, whether it lies inside X, and whether inside X and
+ * its padding (taps past the padding, which ceil_mode can create). */
+static inline int64_t tap_at(const plx_window_geom *g, int slot, int64_t o, int64_t k) {
+    return o * g->s[slot] - g->pb[slot] + k * g->d[slot];
+}
+
+static inline bool tap_in(const plx_window_geom *g, int slot, int64_t i) {
+    return i >= 0 && i < g->in[slot];
+}
+
+static inline bool tap_in_pad(const plx_window_geom *g, int slot, int64_t i) {
+    return i >= -g->pb[slot] && i < g->in[slot] + g->pe[slot];
 }
 
 /* A float32 max pool with its Indices (plx_pool_desc): the first maximum
@@ -95,34 +115,75 @@ static void max_pool_indices(const plx_window_geom *g, bool column_major, const 
                              float *y, int64_t *ind) {
     for (int64_t n = 0; n < g->n; n++) {
         for (int64_t c = 0; c < g->c; c++) {
-            int64_t plane = (n * g->c + c) * g->in[0] * g->in[1];
-            for (int64_t oh = 0; oh < g->out[0]; oh++) {
-                for (int64_t ow = 0; ow < g->out[1]; ow++) {
-                    float best = -INFINITY;
-                    int64_t at = -1;
-                    for (int64_t kh = 0; kh < g->k[0]; kh++) {
-                        int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
-                        for (int64_t kw = 0; ih >= 0 && ih < g->in[0] && kw < g->k[1]; kw++) {
-                            int64_t iw = ow * g->s[1] - g->pb[1] + kw * g->d[1];
-                            if (iw < 0 || iw >= g->in[1]) {
-                                continue;
-                            }
-                            float v = x[plxk_geom_x_index(g, n, c, ih, iw)];
-                            if (at < 0 || (v > best && !isnan(best)) ||
-                                (isnan(v) && !isnan(best))) {
-                                best = v;
-                                at = plane + (column_major ? ih + iw * g->in[0]
-                                                           : ih * g->in[1] + iw);
+            int64_t plane = (n * g->c + c) * plxk_geom_in_plane(g);
+            for (int64_t od = 0; od < g->out[2]; od++) {
+                for (int64_t oh = 0; oh < g->out[0]; oh++) {
+                    for (int64_t ow = 0; ow < g->out[1]; ow++) {
+                        float best = -INFINITY;
+                        int64_t at = -1;
+                        for (int64_t kd = 0; kd < g->k[2]; kd++) {
+                            int64_t id = tap_at(g, 2, od, kd);
+                            for (int64_t kh = 0; tap_in(g, 2, id) && kh < g->k[0]; kh++) {
+                                int64_t ih = tap_at(g, 0, oh, kh);
+                                for (int64_t kw = 0; tap_in(g, 0, ih) && kw < g->k[1]; kw++) {
+                                    int64_t iw = tap_at(g, 1, ow, kw);
+                                    if (!tap_in(g, 1, iw)) {
+                                        continue;
+                                    }
+                                    float v = x[plxk_geom_x_index3(g, n, c, id, ih, iw)];
+                                    if (at < 0 || (v > best && !isnan(best)) ||
+                                        (isnan(v) && !isnan(best))) {
+                                        best = v;
+                                        /* column-major: 1-D and 2-D only (pool_prepare) */
+                                        at = plane + (column_major
+                                                          ? ih + iw * g->in[0]
+                                                          : (id * g->in[0] + ih) * g->in[1] + iw);
+                                    }
+                                }
                             }
                         }
+                        int64_t yi = plxk_geom_y_index3(g, n, c, od, oh, ow);
+                        y[yi] = best;
+                        ind[yi] = at;
                     }
-                    int64_t yi = plxk_geom_y_index(g, n, c, oh, ow);
-                    y[yi] = best;
-                    ind[yi] = at;
                 }
             }
         }
     }
+}
+
+/* One window of a max or average pool (output position o: depth, row,
+ * column): its maximum, or its average (the float sum over the count);
+ * NaN for an average of nothing. */
+static double pool_window(const plx_window_geom *g, const plx_pool_desc *desc, plx_dtype dt,
+                          const void *x, int64_t n, int64_t c, const int64_t o[3]) {
+    bool is_max = desc->kind == PLX_POOL_MAX;
+    double best = lowest_value(dt);
+    float sum = 0.0f;
+    int64_t count = 0;
+    for (int64_t kd = 0; kd < g->k[2]; kd++) {
+        int64_t id = tap_at(g, 2, o[0], kd);
+        bool d_in = tap_in(g, 2, id), d_pad = tap_in_pad(g, 2, id);
+        for (int64_t kh = 0; kh < g->k[0]; kh++) {
+            int64_t ih = tap_at(g, 0, o[1], kh);
+            bool h_in = d_in && tap_in(g, 0, ih), h_pad = d_pad && tap_in_pad(g, 0, ih);
+            for (int64_t kw = 0; kw < g->k[1]; kw++) {
+                int64_t iw = tap_at(g, 1, o[2], kw);
+                if (h_in && tap_in(g, 1, iw)) {
+                    double v = load_real(x, dt, plxk_geom_x_index3(g, n, c, id, ih, iw));
+                    if (is_max) {
+                        best = v > best || isnan(v) ? v : best;
+                    } else {
+                        sum += (float)v;
+                    }
+                    count++;
+                } else if (desc->count_include_pad && h_pad && tap_in_pad(g, 1, iw)) {
+                    count++;
+                }
+            }
+        }
+    }
+    return is_max ? best : count ? (double)(sum / (float)count) : NAN;
 }
 
 const char *plxk_check_pool(const plx_layer_view *layer, char *buf, size_t size) {
@@ -178,7 +239,7 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
         max_pool_indices(&g, desc->indices_column_major, x, y, args->outputs[1]);
         return true;
     }
-    if (is_max) {
+    if (is_max && g.spatial_rank < 3) {
         max_pool_job job = {&g, plxk_isa_of(args->compute), dt, x, y};
         if (!plxk_isa_supported(job.isa)) {
             return plxk_fail(args, "pool: the %s variant does not run on this CPU",
@@ -190,39 +251,19 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
                       &job);
         return true;
     }
+    /* average pools, and 3-D max pools */
     for (int64_t n = 0; n < g.n; n++) {
         for (int64_t c = 0; c < g.c; c++) {
-            for (int64_t oh = 0; oh < g.out[0]; oh++) {
-                for (int64_t ow = 0; ow < g.out[1]; ow++) {
-                    double best = lowest_value(dt);
-                    float sum = 0.0f;
-                    int64_t count = 0;
-                    for (int64_t kh = 0; kh < g.k[0]; kh++) {
-                        int64_t ih = oh * g.s[0] - g.pb[0] + kh * g.d[0];
-                        bool h_in = ih >= 0 && ih < g.in[0];
-                        bool h_pad = ih >= -g.pb[0] && ih < g.in[0] + g.pe[0];
-                        for (int64_t kw = 0; kw < g.k[1]; kw++) {
-                            int64_t iw = ow * g.s[1] - g.pb[1] + kw * g.d[1];
-                            bool w_in = iw >= 0 && iw < g.in[1];
-                            bool w_pad = iw >= -g.pb[1] && iw < g.in[1] + g.pe[1];
-                            if (h_in && w_in) {
-                                double v = load_real(x, dt, plxk_geom_x_index(&g, n, c, ih, iw));
-                                if (is_max) {
-                                    best = v > best || isnan(v) ? v : best;
-                                } else {
-                                    sum += (float)v;
-                                }
-                                count++;
-                            } else if (desc->count_include_pad && h_pad && w_pad) {
-                                count++;
-                            }
+            for (int64_t od = 0; od < g.out[2]; od++) {
+                for (int64_t oh = 0; oh < g.out[0]; oh++) {
+                    for (int64_t ow = 0; ow < g.out[1]; ow++) {
+                        double v = pool_window(&g, desc, dt, x, n, c, (int64_t[]){od, oh, ow});
+                        int64_t yi = plxk_geom_y_index3(&g, n, c, od, oh, ow);
+                        if (is_max) {
+                            store_real(y, dt, yi, v);
+                        } else {
+                            ((float *)y)[yi] = (float)v;
                         }
-                    }
-                    int64_t yi = plxk_geom_y_index(&g, n, c, oh, ow);
-                    if (is_max) {
-                        store_real(y, dt, yi, best);
-                    } else {
-                        ((float *)y)[yi] = count ? sum / (float)count : NAN;
                     }
                 }
             }

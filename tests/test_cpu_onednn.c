@@ -1086,3 +1086,81 @@ Test(cpu_onednn, shrink_after_conv_is_not_fused) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+/* A 3-D network (video or volume models): grouped conv with strides,
+ * dilation and pads, relu, max pool, average pool with pads counted, and
+ * a conv_transpose back up, all on cpu_onednn (oneDNN's 3-D primitives),
+ * with cpu_ref's results. */
+Test(cpu_onednn, conv_and_pool_in_3d) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    enum { C3 = 4, D3 = 6, H3 = 9, W3 = 8, M3 = 6 };
+    static float w1[M3 * 2 * 27], b1[M3], wt[M3 * 2 * 8], bt[2];
+    uint32_t st = 7;
+    for (size_t i = 0; i < COUNT(w1); i++) {
+        w1[i] = 0.3f * pseudo(&st);
+    }
+    for (size_t i = 0; i < COUNT(wt); i++) {
+        wt[i] = 0.3f * pseudo(&st);
+    }
+    for (size_t i = 0; i < M3; i++) {
+        b1[i] = 0.1f * pseudo(&st);
+    }
+    bt[0] = 0.05f, bt[1] = -0.05f;
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(5, (int64_t[]){1, C3, D3, H3, W3});
+    plx_layer_id x, o;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.group = 2;
+    cd.strides[1] = 2;
+    cd.dilations[2] = 2;
+    cd.pads_begin[0] = cd.pads_end[0] = 1;
+    cd.pads_begin[2] = 2;
+    plx_layer_id cin[3] = {x, add_const(n, "w1", (int64_t[]){M3, 2, 3, 3, 3}, 5, w1),
+                           add_const(n, "b1", (int64_t[]){M3}, 1, b1)};
+    plx_layer_id c = layer(n, "conv", PLX_OP_CONV, &cd, cin, 3); /* [1,6,6,4,6] */
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id r = layer(n, "relu", PLX_OP_ACTIVATION, &relu, &c, 1);
+    plx_pool_desc mp = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    mp.kernel[0] = mp.kernel[1] = mp.kernel[2] = 2;
+    mp.strides[0] = mp.strides[2] = 2;
+    plx_layer_id p = layer(n, "maxpool", PLX_OP_POOL, &mp, &r, 1); /* [1,6,3,3,3] */
+    plx_pool_desc ap = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    ap.kernel[0] = ap.kernel[1] = ap.kernel[2] = 3;
+    ap.pads_begin[0] = ap.pads_end[0] = ap.pads_begin[1] = ap.pads_end[2] = 1;
+    ap.count_include_pad = true;
+    plx_layer_id a = layer(n, "avgpool", PLX_OP_POOL, &ap, &p, 1); /* [1,6,3,2,2] */
+    plx_conv_transpose_desc td = PLX_CONV_TRANSPOSE_DESC_INIT;
+    td.strides[0] = td.strides[1] = td.strides[2] = 2;
+    plx_layer_id tin[3] = {a, add_const(n, "wt", (int64_t[]){M3, 2, 2, 2, 2}, 5, wt),
+                           add_const(n, "bt", (int64_t[]){2}, 1, bt)};
+    plx_layer_id t = layer(n, "deconv", PLX_OP_CONV_TRANSPOSE, &td, tin, 3); /* [1,2,6,4,4] */
+    OK(plx_network_add_output(n, "y", 0, &o));
+    OK(plx_network_connect(n, t, 0, o, 0));
+    enum { NY = 2 * 6 * 4 * 4 };
+    static float xv[C3 * D3 * H3 * W3], got[NY], want[NY];
+    for (size_t i = 0; i < COUNT(xv); i++) {
+        xv[i] = pseudo(&st);
+    }
+    const char *both[] = {"cpu_onednn", "cpu_ref"}, *ref[] = {"cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, both, 2, false, false, &on);
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *la = plx_optimized_network_layer(on, i);
+        cr_assert(eq(str, (char *)la->backend_id, "cpu_onednn"), "layer '%s': %s",
+                  la->layer_name, plx_optimized_network_summary(on));
+    }
+    plx_optimized_network_destroy(&on);
+    for (int pass = 0; pass < 2; pass++) {
+        plx_loaded_network *ln = load(rt, n, pass ? ref : both, pass ? 1 : 2, false, false, NULL);
+        plx_tensor_binding in = {0, xv, sizeof xv, 0};
+        plx_tensor_binding out = {0, pass ? want : got, sizeof got, 0};
+        OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+        plx_loaded_network_unload(&ln);
+    }
+    expect_close(got, want, NY);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

@@ -1,6 +1,7 @@
 /* plexus/geometry.h, the SDK's geometry helpers, on their own: axes,
  * slice plans, broadcasting, gemm and matmul geometry and resize
- * coordinates, on normal and edge cases. */
+ * coordinates, on normal and edge cases; and plexus/window.h's layer
+ * geometry of 3-D windows (its slots, and who may ask for them). */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include <plexus/geometry.h>
+#include <plexus/window.h>
 
 static plx_tensor_info shape(plx_dtype dtype, uint32_t rank, const int64_t *dims) {
     plx_tensor_info t;
@@ -381,4 +383,86 @@ Test(geometry, resize_linear) {
     cr_assert(lo == 3 && hi == 3, "both clamped to the last");
     cr_assert(eq(dbl, plx_resize_linear_taps(-2.0, 1, &lo, &hi), 0.0));
     cr_assert(lo == 0 && hi == 0);
+}
+
+/* ---- window layers in 3-D ------------------------------------------------ */
+
+static plx_layer_view window_view(plx_op op, const void *desc, const plx_tensor_info *in,
+                                  uint32_t nin, const plx_tensor_info *out) {
+    plx_layer_view l;
+    memset(&l, 0, sizeof l);
+    l.struct_size = sizeof l;
+    l.name = "w";
+    l.op = op;
+    l.desc = desc;
+    l.inputs = in;
+    l.input_count = nin;
+    l.outputs = out;
+    l.output_count = 1;
+    return l;
+}
+
+/* A 3-D conv: the functions without _nd refuse it (a backend that calls
+ * them has not opted in), the _nd ones put D, H and W in slots 2, 0 and
+ * 1; a 2-D conv keeps slot 2 trivial. */
+Test(geometry, window_3d_slots) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    d.strides[0] = 2;     /* D */
+    d.dilations[1] = 2;   /* H */
+    d.pads_begin[2] = 1;  /* W */
+    d.pads_end[2] = 2;
+    plx_tensor_info in[2] = {SHAPE(2, 3, 9, 10, 11), SHAPE(5, 3, 3, 3, 3)};
+    plx_tensor_info y = SHAPE(2, 5, 4, 6, 12);
+    plx_layer_view l = window_view(PLX_OP_CONV, &d, in, 2, &y);
+    plx_window_geom g;
+    char buf[160];
+    const char *why = plx_window_geom_conv(&l, 1 << 20, &g, buf, sizeof buf);
+    cr_assert(why && strstr(why, "conv takes 1-D or 2-D inputs (rank 3 or 4), not rank 5"), "%s",
+              why ? why : "(accepted)");
+    why = plx_window_geom_conv_nd(&l, 1 << 20, &g, buf, sizeof buf);
+    cr_assert(zero(ptr, (void *)why), "%s", why);
+    cr_assert(eq(u32, g.spatial_rank, 3));
+    cr_assert(eq(i64, g.in[2], 9), "D in slot 2");
+    cr_assert(eq(i64, g.in[0], 10));
+    cr_assert(eq(i64, g.in[1], 11));
+    cr_assert(eq(i64, g.s[2], 2));
+    cr_assert(eq(i64, g.d[0], 2));
+    cr_assert(eq(i64, g.pb[1], 1));
+    cr_assert(eq(i64, g.pe[1], 2));
+    cr_assert(eq(i64, g.out[2], 4));
+    cr_assert(eq(i64, g.out[0], 6));
+    cr_assert(eq(i64, g.out[1], 12));
+    y.dims[4] = 11; /* the output info must agree */
+    why = plx_window_geom_conv_nd(&l, 1 << 20, &g, buf, sizeof buf);
+    cr_assert(why && strstr(why, "expected [2,5,4,6,12]"), "%s", why ? why : "(accepted)");
+
+    /* 2-D through the _nd function: slot 2 trivial */
+    plx_conv_desc d2 = PLX_CONV_DESC_INIT;
+    plx_tensor_info in2[2] = {SHAPE(1, 3, 7, 8), SHAPE(4, 3, 3, 3)};
+    plx_tensor_info y2 = SHAPE(1, 4, 5, 6);
+    l = window_view(PLX_OP_CONV, &d2, in2, 2, &y2);
+    cr_assert(zero(ptr, (void *)plx_window_geom_conv_nd(&l, 1 << 20, &g, buf, sizeof buf)));
+    cr_assert(eq(i64, g.in[2] * g.k[2] * g.out[2] * g.s[2] * g.d[2], 1));
+    cr_assert(eq(i64, g.pb[2] + g.pe[2], 0));
+    cr_assert(eq(i64, g.in[0], 7));
+
+    /* pool and conv_transpose likewise */
+    plx_pool_desc p = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    p.kernel[0] = 2, p.kernel[1] = 3, p.kernel[2] = 1;
+    plx_tensor_info px = SHAPE(1, 2, 4, 5, 6), py = SHAPE(1, 2, 3, 3, 6);
+    l = window_view(PLX_OP_POOL, &p, &px, 1, &py);
+    cr_assert(plx_window_geom_pool(&l, 1 << 20, &g, buf, sizeof buf) != NULL);
+    cr_assert(zero(ptr, (void *)plx_window_geom_pool_nd(&l, 1 << 20, &g, buf, sizeof buf)));
+    cr_assert(eq(i64, g.k[2], 2));
+    cr_assert(eq(i64, g.out[2], 3));
+    plx_conv_transpose_desc t = PLX_CONV_TRANSPOSE_DESC_INIT;
+    t.strides[0] = 2;
+    plx_tensor_info tin[2] = {SHAPE(1, 2, 3, 4, 5), SHAPE(2, 3, 2, 2, 2)};
+    plx_tensor_info ty = SHAPE(1, 3, 6, 5, 6);
+    l = window_view(PLX_OP_CONV_TRANSPOSE, &t, tin, 2, &ty);
+    cr_assert(plx_window_geom_conv_transpose(&l, 1 << 20, &g, buf, sizeof buf) != NULL);
+    why = plx_window_geom_conv_transpose_nd(&l, 1 << 20, &g, buf, sizeof buf);
+    cr_assert(zero(ptr, (void *)why), "%s", why);
+    cr_assert(eq(i64, g.out[2], 6));
+    cr_assert(eq(i64, g.m, 3));
 }

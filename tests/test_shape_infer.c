@@ -281,6 +281,14 @@ Test(shape_infer, conv_basic) {
     one.strides[1] = 0;
     ok(RUN(PLX_OP_CONV, &one, &y, F32(1, 2, 10), F32(4, 2, 3)));
     EXPECT(&y, FLOAT32, 1, 4, 8);
+    /* 3-D: each of D, H and W has its own stride, dilation and pads */
+    plx_conv_desc three = PLX_CONV_DESC_INIT;
+    three.strides[0] = 2;
+    three.dilations[1] = 2;
+    three.pads_begin[2] = 1;
+    three.pads_end[2] = 2;
+    ok(RUN(PLX_OP_CONV, &three, &y, F32(2, 3, 9, 10, 11), F32(5, 3, 3, 3, 3)));
+    EXPECT(&y, FLOAT32, 2, 5, 4, 6, 12);
 }
 
 Test(shape_infer, conv_auto_pad) {
@@ -349,9 +357,11 @@ Test(shape_infer, conv_errors) {
                   "layer 'L' (conv): W has dtype float16 but X has float32; they must match");
     fails_exactly(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3, 3), F32(4)),
                   "layer 'L' (conv): B [4] must be [8], one value per output channel");
-    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(3, 8), F32(8, 3)), "X [3,8] must have rank 3 or 4");
-    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8, 8), F32(8, 3, 3, 3, 3)),
-               "X [1,3,8,8,8] must have rank 3 or 4 (N, C and 1 or 2 spatial dims)");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(3, 8), F32(8, 3)), "X [3,8] must have rank 3 to 5");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8, 8, 8), F32(8, 3, 3, 3, 3, 3)),
+               "X [1,3,8,8,8,8] must have rank 3 to 5 (N, C and 1 to 3 spatial dims)");
+    fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8, 8), F32(8, 3, 3, 3)),
+               "W [8,3,3,3] must have rank 5 like X [1,3,8,8,8]");
     fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 8, 8), F32(8, 3, 3)),
                "W [8,3,3] must have rank 4 like X [1,3,8,8]");
     fails_with(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 2, 8), F32(8, 3, 3, 3)),
@@ -499,6 +509,13 @@ Test(shape_infer, pool_basic) {
     fails_exactly(run1(PLX_OP_POOL, &avg, T(INT8, 1, 2, 9), &y),
                   "layer 'L' (pool): X has dtype int8, expected float32, float16, bfloat16 or float64 for "
                   "average pooling");
+    /* 3-D, ceil_mode on the depth: (7 - 3) / 3 rounds up to 2, 3 windows */
+    plx_pool_desc three = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    three.kernel[0] = three.kernel[1] = three.kernel[2] = 3;
+    three.strides[0] = 3;
+    three.ceil_mode = true;
+    ok(run1(PLX_OP_POOL, &three, F32(1, 2, 8, 5, 6), &y));
+    EXPECT(&y, FLOAT32, 1, 2, 3, 3, 4);
 }
 
 Test(shape_infer, pool_ceil_mode) {
@@ -596,7 +613,7 @@ Test(shape_infer, global_pool) {
     EXPECT(&y, FLOAT32, 2, 8, 1, 1);
     ok(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y));
     EXPECT(&y, FLOAT32, 2, 8, 1);
-    fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8), &y), "X [2,8] must have rank 3 or 4");
+    fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8), &y), "X [2,8] must have rank 3 to 5");
     d.kind = (plx_pool_kind)3;
     fails_with(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y), "kind 3 is not a plx_pool_kind");
 }

@@ -305,7 +305,7 @@ plx_status plxi_check_axis(const layer_ctx *c, const char *field, int64_t axis, 
                      t->rank, t->rank, inclusive ? "]" : ")", ROLE(c, i), SHP(t));
 }
 
-/* Dtype and rank of N, C and 1 or 2 spatial dims. */
+/* Dtype and rank of N, C and 1 to 3 spatial dims. */
 plx_status plxi_check_spatial_input(const layer_ctx *c, unsigned dtypes, const char *what,
                                     uint32_t *out_spatial) {
     plx_status s = plxi_check_dtype(c, 0, dtypes, what);
@@ -314,7 +314,7 @@ plx_status plxi_check_spatial_input(const layer_ctx *c, unsigned dtypes, const c
     }
     const plx_tensor_info *x = &c->in[0];
     if (x->rank < 3 || x->rank > 2 + PLX_MAX_SPATIAL) {
-        return plxi_fail(c, "X %s must have rank 3 or 4 (N, C and 1 or 2 spatial dims)", SHP(x));
+        return plxi_fail(c, "X %s must have rank 3 to 5 (N, C and 1 to 3 spatial dims)", SHP(x));
     }
     *out_spatial = x->rank - 2;
     return NULL;

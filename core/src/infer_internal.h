@@ -138,7 +138,7 @@ plx_status plxi_check_min(const layer_ctx *c, const char *field, const int64_t *
 plx_status plxi_check_axis(const layer_ctx *c, const char *field, int64_t axis, uint32_t i,
                       bool inclusive, uint32_t *out);
 
-/* Dtype and rank of N, C and 1 or 2 spatial dims. */
+/* Dtype and rank of N, C and 1 to 3 spatial dims. */
 plx_status plxi_check_spatial_input(const layer_ctx *c, unsigned dtypes, const char *what,
                                uint32_t *out_spatial);
 

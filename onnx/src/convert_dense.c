@@ -44,8 +44,8 @@ typedef struct spatial_attrs {
 static plx_status read_spatial(const onnxi_ctx *c, const onnxi_node *n, spatial_attrs *s) {
     const plx_tensor_info *x = &n->in[0]->info;
     if (x->rank < 3 || x->rank > 2 + PLX_MAX_SPATIAL) {
-        return ONNXI_UNSUPPORTED("input X has rank %u; Plexus supports 1 or 2 spatial dimensions "
-                                 "(rank 3 or 4)", x->rank);
+        return ONNXI_UNSUPPORTED("input X has rank %u; Plexus supports 1 to 3 spatial dimensions "
+                                 "(rank 3 to 5)", x->rank);
     }
     s->sp = x->rank - 2;
     int64_t v[2 * PLX_MAX_SPATIAL];

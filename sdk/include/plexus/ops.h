@@ -151,10 +151,14 @@ typedef enum plx_auto_pad {
     PLX_AUTO_PAD_VALID = 3
 } plx_auto_pad;
 
-/* Operators with spatial dimensions take 1 (NCW) or 2 (NCHW) of them; the
- * spatial rank is the input's rank minus 2. Arrays hold one entry per
- * spatial dimension; entries past the spatial rank are ignored. */
-#define PLX_MAX_SPATIAL 2
+/* Operators with spatial dimensions take 1 (NCW), 2 (NCHW) or, from ABI
+ * 1.3, 3 (NCDHW) of them; the spatial rank is the input's rank minus 2.
+ * Arrays hold one entry per spatial dimension, in the input's order;
+ * entries past the spatial rank are ignored. The arrays of plx_conv_desc,
+ * plx_conv_transpose_desc and plx_pool_desc grew from 2 to 3 entries in
+ * 1.3, before any version with operator descriptors (1.1 onward) was
+ * released (docs/backend-abi.md, version history). */
+#define PLX_MAX_SPATIAL 3
 
 typedef struct plx_io_desc {
     uint32_t struct_size;
@@ -178,9 +182,10 @@ typedef struct plx_conv_desc {
     plx_auto_pad auto_pad;
     int64_t group;                       /* default 1; C_in/group channels per group */
 } plx_conv_desc;
-#define PLX_CONV_DESC_INIT {sizeof(plx_conv_desc), {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, 1}
+#define PLX_CONV_DESC_INIT \
+    {sizeof(plx_conv_desc), {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, PLX_AUTO_PAD_NOTSET, 1}
 
-/* W is [C_in, C_out/group, kH, kW]. Output size per spatial dim:
+/* W is [C_in, C_out/group, (kD,) (kH,) kW]. Output size per spatial dim:
  * stride*(in-1) + output_padding + ((k-1)*dilation+1) - pads_begin - pads_end,
  * unless output_shape is given (non-zero), as in ONNX ConvTranspose. */
 typedef struct plx_conv_transpose_desc {
@@ -195,7 +200,8 @@ typedef struct plx_conv_transpose_desc {
     int64_t group;
 } plx_conv_transpose_desc;
 #define PLX_CONV_TRANSPOSE_DESC_INIT \
-    {sizeof(plx_conv_transpose_desc), {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, 1}
+    {sizeof(plx_conv_transpose_desc), {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, \
+     {0, 0, 0}, PLX_AUTO_PAD_NOTSET, 1}
 
 /* Y[n, m] = sum_k X[n, k] * W'[k, m] + B[m], X of rank 2 ([N, K]) or more
  * (flattened to [prod(dims[0..rank-2]), K], Y keeps the leading dims).
@@ -223,7 +229,7 @@ typedef enum plx_pool_kind {
     PLX_POOL_LP = 2 /* (sum over the window of |x|^p)^(1/p); padding counts as 0 (ONNX LpPool) */
 } plx_pool_kind;
 
-/* Y [N, C, (oH,) oW] pools X [N, C, (H,) W] over windows placed as a
+/* Y [N, C, (oD,) (oH,) oW] pools X [N, C, (D,) (H,) W] over windows placed as a
  * convolution's: the maximum, the average, or for lp (sum of |x|^p)^(1/p),
  * where padded positions count as 0 (pads may then reach the kernel's
  * size: a window wholly in the padding gives 0). */
@@ -243,11 +249,13 @@ typedef struct plx_pool_desc {
      * shape): each maximum's position in X flattened, (n * C + c) * H * W
      * + h * W + w, or with indices_column_major (ONNX storage_order 1)
      * (n * C + c) * H * W + h + w * H; the first maximum in the window's
-     * row-major order. */
+     * row-major order. (A 3-D pool's Indices: ((n * C + c) * D + d) * H *
+     * W + h * W + w; column-major is for 2-D pools.) */
     bool indices_column_major;
 } plx_pool_desc;
 #define PLX_POOL_DESC_INIT(kind_) \
-    {sizeof(plx_pool_desc), (kind_), {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false, 2, false}
+    {sizeof(plx_pool_desc), (kind_), {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, \
+     PLX_AUTO_PAD_NOTSET, false, false, 2, false}
 
 /* Pools over every spatial dimension: Y is [N, C, 1, ...]. */
 typedef struct plx_global_pool_desc {

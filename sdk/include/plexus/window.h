@@ -2,7 +2,8 @@
  * output size of convolution, pooling and transposed convolution along one
  * spatial dimension, for backends to compute their kernels' geometry the
  * way the host's shape inference does; and, built on them, the whole
- * geometry of a 1-D or 2-D conv, conv_transpose or pool layer, checked.
+ * geometry of a 1-D, 2-D or (the _nd functions) 3-D conv, conv_transpose
+ * or pool layer, checked.
  *
  * Header-only helpers (static inline): nothing crosses the ABI, a backend
  * compiles them in, and they keep no state (thread-safe). plx_window_dim
@@ -159,21 +160,25 @@ static inline plx_window_status plx_conv_transpose_dim(plx_auto_pad auto_pad, in
 
 /* ---- a layer's window geometry ------------------------------------------ */
 
-/* The geometry of a 1-D or 2-D conv, conv_transpose or pool layer (X of
- * rank 3 or 4, NCW or NCHW) in two slots: a 2-D layer's spatial dims 0 and
- * 1 in slots 0 and 1; a 1-D layer's one spatial dim in slot 1 and a
- * trivial slot 0 (in, out, k, s, d 1; pads 0), so that one pair of loops
- * serves both. */
+/* The geometry of a conv, conv_transpose or pool layer (X of rank 3, 4
+ * or 5: NCW, NCHW or NCDHW) in three slots: a 2-D layer's spatial dims 0
+ * and 1 (H, W) in slots 0 and 1; a 1-D layer's one spatial dim in slot 1;
+ * a 3-D layer's dims 0, 1 and 2 (D, H, W) in slots 2, 0 and 1. A slot a
+ * layer does not use is trivial (in, out, k, s, d 1; pads 0), so that a
+ * kernel's loops over slots 0 and 1 serve 1-D and 2-D layers alike, and a
+ * kernel that also runs 3-D ones adds the outer slot 2 (the depth). Slot
+ * 2 is always trivial in the geometry of the functions without _nd, which
+ * refuse 3-D layers: a backend opts into them by calling the _nd ones. */
 typedef struct plx_window_geom {
-    uint32_t spatial_rank; /* 1 or 2 */
+    uint32_t spatial_rank; /* 1, 2 or (the _nd functions) 3 */
     int64_t n, c, m;       /* batch, input channels, output channels */
     int64_t group;         /* conv, conv_transpose: the descriptor's; pool: c */
-    int64_t in[2], out[2]; /* input and output size */
-    int64_t k[2], s[2], d[2]; /* kernel, stride, dilation */
+    int64_t in[3], out[3]; /* input and output size */
+    int64_t k[3], s[3], d[3]; /* kernel, stride, dilation */
     /* Padding before and after, as plx_window_dim gives it (conv, pool).
      * conv_transpose: pb as plx_conv_transpose_dim gives it (output o
      * receives input i through tap t when i * s + t * d - pb == o), pe 0. */
-    int64_t pb[2], pe[2];
+    int64_t pb[3], pe[3];
 } plx_window_geom;
 
 /* Internal to this header. */
@@ -215,6 +220,18 @@ static inline int64_t plx_window_limit_(int64_t limit, char text[24]) {
     return limit;
 }
 
+/* The geometry slot of spatial dim `dim`. */
+static inline int plx_window_slot_(const plx_window_geom *g, int dim) {
+    switch (g->spatial_rank) {
+    case 3:
+        return dim == 0 ? 2 : dim - 1;
+    case 2:
+        return dim;
+    default:
+        return 1;
+    }
+}
+
 /* Element count of a shape, -1 when it has none (a bad rank or dim). */
 static inline int64_t plx_window_numel_(const plx_tensor_info *t) {
     size_t n = 0;
@@ -228,9 +245,9 @@ static inline int64_t plx_window_numel_(const plx_tensor_info *t) {
  * second input, when min_in is 2) and X's batch, channels and input sizes
  * into g; *limit clamped and worded into lim. */
 static inline const char *plx_window_input_(const plx_layer_view *l, const char *op,
-                                            uint32_t min_in, size_t desc_size, int64_t *limit,
-                                            char lim[24], plx_window_geom *g, char *buf,
-                                            size_t size) {
+                                            uint32_t min_in, size_t desc_size, uint32_t max_rank,
+                                            int64_t *limit, char lim[24], plx_window_geom *g,
+                                            char *buf, size_t size) {
     *limit = plx_window_limit_(*limit, lim);
     uint32_t ss = 0;
     if (l && l->desc) {
@@ -243,10 +260,12 @@ static inline const char *plx_window_input_(const plx_layer_view *l, const char 
                                   op);
     }
     const plx_tensor_info *x = &l->inputs[0];
-    if (x->rank != 3 && x->rank != 4) {
+    if (x->rank < 3 || x->rank > max_rank) {
         return plx_window_refuse_(buf, size,
-                                  "%s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u", op,
-                                  x->rank);
+                                  max_rank == 5
+                                      ? "%s takes 1-D, 2-D or 3-D inputs (rank 3 to 5), not rank %u"
+                                      : "%s takes 1-D or 2-D inputs (rank 3 or 4), not rank %u",
+                                  op, x->rank);
     }
     if (min_in > 1 && l->inputs[1].rank != x->rank) {
         return plx_window_refuse_(buf, size, "%s: W has rank %u, X has rank %u", op,
@@ -256,17 +275,13 @@ static inline const char *plx_window_input_(const plx_layer_view *l, const char 
     g->spatial_rank = x->rank - 2;
     g->n = x->dims[0];
     g->c = x->dims[1];
-    g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
-    if (x->rank == 4) {
-        g->in[0] = x->dims[2];
+    for (int slot = 0; slot < 3; slot++) {
+        g->in[slot] = g->out[slot] = g->k[slot] = g->s[slot] = g->d[slot] = 1;
     }
-    g->in[1] = x->dims[x->rank - 1];
+    for (uint32_t dim = 0; dim < g->spatial_rank; dim++) {
+        g->in[plx_window_slot_(g, (int)dim)] = x->dims[2 + dim];
+    }
     return NULL;
-}
-
-/* The geometry slot of spatial dim `dim`. */
-static inline int plx_window_slot_(const plx_window_geom *g, int dim) {
-    return g->spatial_rank == 2 ? dim : 1;
 }
 
 /* Spatial dim `dim` of conv or pool: sizes within the limit, then
@@ -320,7 +335,10 @@ static inline const char *plx_window_conv_dim_(const char *op, int dim, int64_t 
 static inline const char *plx_window_output_(const plx_layer_view *l, const char *op,
                                              const plx_window_geom *g, char *buf, size_t size) {
     uint32_t rank = g->spatial_rank + 2;
-    int64_t dims[4] = {g->n, g->m, rank == 4 ? g->out[0] : g->out[1], g->out[1]};
+    int64_t dims[5] = {g->n, g->m};
+    for (uint32_t dim = 0; dim < g->spatial_rank; dim++) {
+        dims[2 + dim] = g->out[plx_window_slot_(g, (int)dim)];
+    }
     const plx_tensor_info *y = &l->outputs[0];
     bool same = y->rank == rank;
     for (uint32_t i = 0; same && i < rank; i++) {
@@ -340,9 +358,11 @@ static inline const char *plx_window_output_(const plx_layer_view *l, const char
                               want);
 }
 
-/* The geometry of a conv layer (PLX_OP_CONV: X [N, C, (H,) W], W [M, C /
- * group, (kH,) kW], optional B [M], Y [N, M, (oH,) oW]), checked: X of rank
- * 3 or 4 and W of X's rank; group within 1..limit, dividing C and M, with
+/* The geometry of a conv layer (PLX_OP_CONV: X [N, C, (D,) (H,) W], W [M,
+ * C / group, (kD,) (kH,) kW], optional B [M], Y [N, M, (oD,) (oH,) oW]),
+ * checked by plx_window_geom_conv (below) and plx_window_geom_conv_nd: X of
+ * rank 3 or 4 (plx_window_geom_conv), or 3 to 5 (the _nd one, for a
+ * backend that runs 3-D layers), and W of X's rank; group within 1..limit, dividing C and M, with
  * W's second dim C / group; B, when given (a third input), of M elements;
  * per spatial dim the kernel (W's), stride and dilation within 1..limit,
  * the input and the dilated kernel (k - 1) * d + 1 at most limit, the pads
@@ -363,12 +383,14 @@ static inline const char *plx_window_output_(const plx_layer_view *l, const char
  * which the caller adds in its own style. With no buf (NULL or size 0) it
  * returns a fixed text. Pure: reads l, writes g and buf only
  * (thread-safe). */
-static inline const char *plx_window_geom_conv(const plx_layer_view *l, int64_t limit,
-                                               plx_window_geom *g, char *buf, size_t size) {
+static inline const char *plx_window_conv_geom_(const plx_layer_view *l, uint32_t max_rank,
+                                              int64_t limit, plx_window_geom *g, char *buf,
+                                              size_t size) {
     static const char op[] = "conv";
     char lim[24];
     const char *why =
-        plx_window_input_(l, op, 2, sizeof(plx_conv_desc), &limit, lim, g, buf, size);
+        plx_window_input_(l, op, 2, sizeof(plx_conv_desc), max_rank, &limit, lim, g, buf,
+                          size);
     if (why) {
         return why;
     }
@@ -400,18 +422,31 @@ static inline const char *plx_window_geom_conv(const plx_layer_view *l, int64_t 
     return plx_window_output_(l, op, g, buf, size);
 }
 
-/* The geometry of a pool layer (PLX_OP_POOL: X [N, C, (H,) W], Y [N, C,
- * (oH,) oW]; m and group are C), checked as plx_window_geom_conv checks a
+static inline const char *plx_window_geom_conv(const plx_layer_view *l, int64_t limit,
+                                               plx_window_geom *g, char *buf, size_t size) {
+    return plx_window_conv_geom_(l, 4, limit, g, buf, size);
+}
+
+static inline const char *plx_window_geom_conv_nd(const plx_layer_view *l, int64_t limit,
+                                                  plx_window_geom *g, char *buf, size_t size) {
+    return plx_window_conv_geom_(l, 5, limit, g, buf, size);
+}
+
+/* The geometry of a pool layer (PLX_OP_POOL: X [N, C, (D,) (H,) W], Y [N,
+ * C, (oD,) (oH,) oW]; m and group are C), by plx_window_geom_pool (rank 3
+ * or 4) and plx_window_geom_pool_nd (3 to 5), checked as plx_window_geom_conv checks a
  * conv's, the kernel, strides, dilations, pads, auto_pad and ceil_mode
  * from the plx_pool_desc. The pool kind (max, average) and the dtypes are
  * the caller's to check. Same contract, limit, return value, buffer use
  * and purity as plx_window_geom_conv; messages start "pool". */
-static inline const char *plx_window_geom_pool(const plx_layer_view *l, int64_t limit,
-                                               plx_window_geom *g, char *buf, size_t size) {
+static inline const char *plx_window_pool_geom_(const plx_layer_view *l, uint32_t max_rank,
+                                              int64_t limit, plx_window_geom *g, char *buf,
+                                              size_t size) {
     static const char op[] = "pool";
     char lim[24];
     const char *why =
-        plx_window_input_(l, op, 1, sizeof(plx_pool_desc), &limit, lim, g, buf, size);
+        plx_window_input_(l, op, 1, sizeof(plx_pool_desc), max_rank, &limit, lim, g, buf,
+                          size);
     if (why) {
         return why;
     }
@@ -429,9 +464,21 @@ static inline const char *plx_window_geom_pool(const plx_layer_view *l, int64_t 
     return plx_window_output_(l, op, g, buf, size);
 }
 
+static inline const char *plx_window_geom_pool(const plx_layer_view *l, int64_t limit,
+                                               plx_window_geom *g, char *buf, size_t size) {
+    return plx_window_pool_geom_(l, 4, limit, g, buf, size);
+}
+
+static inline const char *plx_window_geom_pool_nd(const plx_layer_view *l, int64_t limit,
+                                                  plx_window_geom *g, char *buf, size_t size) {
+    return plx_window_pool_geom_(l, 5, limit, g, buf, size);
+}
+
 /* The geometry of a conv_transpose layer (PLX_OP_CONV_TRANSPOSE: X [N, C,
- * (H,) W], W [C, M / group, (kH,) kW], optional B [M], Y [N, M, (oH,)
- * oW]), checked: X of rank 3 or 4 and W of X's rank; group within
+ * (D,) (H,) W], W [C, M / group, (kD,) (kH,) kW], optional B [M], Y [N, M,
+ * (oD,) (oH,) oW]), by plx_window_geom_conv_transpose (rank 3 or 4) and
+ * plx_window_geom_conv_transpose_nd (3 to 5), checked: X of such a rank
+ * and W of X's rank; group within
  * 1..limit dividing C, W's first dim C and its second at most limit; B,
  * when given, of M elements; per spatial dim the kernel, stride and
  * dilation within 1..limit, output_padding and output_shape within
@@ -441,13 +488,14 @@ static inline const char *plx_window_geom_pool(const plx_layer_view *l, int64_t 
  * (plx_conv_transpose_dim); and Y's shape. Same contract (l->desc a
  * plx_conv_transpose_desc), limit, return value, buffer use and purity as
  * plx_window_geom_conv; messages start "conv_transpose". */
-static inline const char *plx_window_geom_conv_transpose(const plx_layer_view *l, int64_t limit,
-                                                         plx_window_geom *g, char *buf,
-                                                         size_t size) {
+static inline const char *plx_window_conv_transpose_geom_(const plx_layer_view *l, uint32_t max_rank,
+                                              int64_t limit, plx_window_geom *g, char *buf,
+                                              size_t size) {
     static const char op[] = "conv_transpose";
     char lim[24];
     const char *why =
-        plx_window_input_(l, op, 2, sizeof(plx_conv_transpose_desc), &limit, lim, g, buf, size);
+        plx_window_input_(l, op, 2, sizeof(plx_conv_transpose_desc), max_rank, &limit, lim, g, buf,
+                          size);
     if (why) {
         return why;
     }
@@ -518,6 +566,16 @@ static inline const char *plx_window_geom_conv_transpose(const plx_layer_view *l
         g->pe[slot] = 0;
     }
     return plx_window_output_(l, op, g, buf, size);
+}
+
+static inline const char *plx_window_geom_conv_transpose(const plx_layer_view *l, int64_t limit,
+                                               plx_window_geom *g, char *buf, size_t size) {
+    return plx_window_conv_transpose_geom_(l, 4, limit, g, buf, size);
+}
+
+static inline const char *plx_window_geom_conv_transpose_nd(const plx_layer_view *l, int64_t limit,
+                                                  plx_window_geom *g, char *buf, size_t size) {
+    return plx_window_conv_transpose_geom_(l, 5, limit, g, buf, size);
 }
 
 #undef PLX_WINDOW_PRINTF_

@@ -140,6 +140,16 @@ bool plxk_quantize8(plxk_isa isa, bool u8, const float *x, void *y, size_t n, fl
     return true;
 }
 
+bool plxk_float_range(plxk_isa isa, const float *x, size_t n, float *lo, float *hi,
+                      bool *finite) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    *finite = impl->float_range(x, n, lo, hi);
+    return true;
+}
+
 bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, float scale,
                       int32_t zp) {
     const plxk_gemm_impl *impl = impl_of(isa);

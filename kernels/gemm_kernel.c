@@ -530,4 +530,5 @@ const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .dequantize8 = PLXK_ISA_SYMBOL(plxk_dequantize8_),
     .requantize8 = PLXK_ISA_SYMBOL(plxk_requantize8_),
     .max_pool_plane = PLXK_ISA_SYMBOL(plxk_max_pool_plane_),
+    .float_range = PLXK_ISA_SYMBOL(plxk_float_range_),
 };

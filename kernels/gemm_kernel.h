@@ -73,6 +73,7 @@ typedef struct plxk_gemm_impl {
     void (*requantize8)(bool u8, const float *acc, int32_t bias, float scale, int32_t zp,
                         void *y, size_t n);
     void (*max_pool_plane)(plx_dtype dt, const plx_window_geom *g, const void *x, void *y);
+    bool (*float_range)(const float *x, size_t n, float *lo, float *hi);
 } plxk_gemm_impl;
 
 #if defined(PLXK_ISA_SUFFIX)
@@ -92,6 +93,7 @@ void PLXK_ISA_SYMBOL(plxk_requantize8_)(bool u8, const float *acc, int32_t bias,
                                         int32_t zp, void *y, size_t n);
 void PLXK_ISA_SYMBOL(plxk_max_pool_plane_)(plx_dtype dt, const plx_window_geom *g, const void *x,
                                            void *y);
+bool PLXK_ISA_SYMBOL(plxk_float_range_)(const float *x, size_t n, float *lo, float *hi);
 #endif
 
 /* The fused activation of g (gemm.h) on one value. */

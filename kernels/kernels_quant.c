@@ -1112,25 +1112,26 @@ bool plxk_run_dynamic_quantize(const plxk_kernel_args *args) {
     }
     const float *x = args->inputs[0];
     size_t n = plxk_element_count(&args->layer->inputs[0]);
+    plxk_isa isa = plxk_isa_of(args->compute);
     float lo = 0.0f, hi = 0.0f;
-    bool nan = false;
-    for (size_t i = 0; i < n; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-        nan = nan || x[i] != x[i];
+    bool finite = true;
+    if (!plxk_float_range(isa, x, n, &lo, &hi, &finite)) {
+        return plxk_fail(args, "dynamic_quantize: the %s variant does not run on this CPU",
+                         plxk_isa_name(isa));
     }
-    if (nan || isinf(lo) || isinf(hi)) {
+    if (!finite) {
         return plxk_fail(args, "dynamic_quantize: layer '%s': X holds NaN or infinity, which has "
                          "no uint8 quantization", plxk_layer_name(args->layer));
     }
+    /* the range always holds 0 (ONNX's adjustment) */
+    lo = lo < 0.0f ? lo : 0.0f;
+    hi = hi > 0.0f ? hi : 0.0f;
     /* ONNX Runtime's choice where ONNX divides by zero (X all zeros): scale 1 */
     float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
     float zf = -lo / scale;
     uint8_t zp = saturate_u8(nearbyintf(zf < 0.0f ? 0.0f : zf > 255.0f ? 255.0f : zf));
-    uint8_t *y = args->outputs[0];
-    for (size_t i = 0; i < n; i++) {
-        y[i] = saturate_u8(nearbyintf(x[i] / scale) + (float)zp);
-    }
+    /* round(x / scale) + zp, saturated: qmap's quantize, the same bytes */
+    (void)plxk_quantize8(isa, true, x, args->outputs[0], n, scale, zp);
     *(float *)args->outputs[1] = scale;
     *(uint8_t *)args->outputs[2] = zp;
     return true;

@@ -226,3 +226,41 @@ void PLXK_ISA_SYMBOL(plxk_max_pool_plane_)(plx_dtype dt, const plx_window_geom *
         max_pool_plane_u8(g, x, y);
     }
 }
+
+/* plxk_float_range: 16 lanes of minima, maxima and x - x (0 for a finite
+ * x, NaN for a NaN or an infinity, and a NaN stays), elementwise so that
+ * the loop vectorises without reassociating anything, then the lanes
+ * combined. Returns whether every value is finite. */
+bool PLXK_ISA_SYMBOL(plxk_float_range_)(const float *restrict x, size_t n, float *lo,
+                                         float *hi) {
+    enum { LANES = 16 };
+    float mn[LANES], mx[LANES], bad[LANES];
+    for (size_t l = 0; l < LANES; l++) {
+        mn[l] = mx[l] = n ? x[0] : 0.0f;
+        bad[l] = 0.0f;
+    }
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        for (size_t l = 0; l < LANES; l++) {
+            float v = x[i + l];
+            mn[l] = v < mn[l] ? v : mn[l];
+            mx[l] = v > mx[l] ? v : mx[l];
+            bad[l] += v - v;
+        }
+    }
+    for (size_t l = 0; i < n; i++, l++) {
+        float v = x[i];
+        mn[l] = v < mn[l] ? v : mn[l];
+        mx[l] = v > mx[l] ? v : mx[l];
+        bad[l] += v - v;
+    }
+    float a = mn[0], b = mx[0], nan = bad[0];
+    for (size_t l = 1; l < LANES; l++) {
+        a = mn[l] < a ? mn[l] : a;
+        b = mx[l] > b ? mx[l] : b;
+        nan += bad[l];
+    }
+    *lo = a;
+    *hi = b;
+    return nan == 0.0f;
+}

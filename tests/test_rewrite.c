@@ -976,6 +976,65 @@ Test(rewrite, qdq_add_runs_on_the_quantized_tensors) {
     plx_network_destroy(&n);
 }
 
+/* A quantized add of a quantized scalar (the 3 of a hard-swish in a QDQ or
+ * QOperator model: dequantize of constants) is a function of x alone: an
+ * 8-bit table, not a quantized binary, with the float layers' values. Two
+ * tensors keep the quantized binary (qdq_add_runs_on_the_quantized_tensors
+ * above). */
+Test(rewrite, qdq_add_of_a_quantized_scalar_becomes_a_table) {
+    static float sx[1] = {0.03f}, sc[1] = {0.025f}, sy[1] = {0.05f};
+    static uint8_t zx[1] = {120};
+    static int8_t zc[1] = {0}, three[1] = {120}, zy[1] = {-20};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 3, 5};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), u8 = si, i8 = si;
+    u8.dtype = PLX_DTYPE_UINT8;
+    i8.dtype = PLX_DTYPE_INT8;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_layer_id x, c1, c2, c3, c4, c5, c6, c7, dc, sum, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "sx", &si, sx, PLX_CONSTANT_BORROW, &c1));
+    OK(plx_network_add_constant(n, "sc", &si, sc, PLX_CONSTANT_BORROW, &c2));
+    OK(plx_network_add_constant(n, "sy", &si, sy, PLX_CONSTANT_BORROW, &c3));
+    OK(plx_network_add_constant(n, "zx", &u8, zx, PLX_CONSTANT_BORROW, &c4));
+    OK(plx_network_add_constant(n, "zc", &i8, zc, PLX_CONSTANT_BORROW, &c5));
+    OK(plx_network_add_constant(n, "three", &i8, three, PLX_CONSTANT_BORROW, &c6));
+    OK(plx_network_add_constant(n, "zy", &i8, zy, PLX_CONSTANT_BORROW, &c7));
+    plx_layer_id dx = add_qdq(n, "qx", "dqx", x, c1, c4, PLX_DTYPE_UINT8);
+    OK(plx_network_add_layer(n, "dq3", PLX_OP_DEQUANTIZE, &dq, 3, 1, &dc));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &sum));
+    plx_layer_id dy = add_qdq(n, "qy", "dqy", sum, c3, c7, PLX_DTYPE_INT8);
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{c6, dc, 0}, {c2, dc, 1}, {c5, dc, 2}, {dx, sum, 0},
+                                     {dc, sum, 1}, {dy, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    float in[30], y0[30], y1[30];
+    fill(in, 30, 31);
+    for (int i = 0; i < 30; i++) {
+        in[i] = in[i] * 8.0f - 4.0f;
+    }
+    plx_optimized_network *plain, *folded;
+    run(n, false, in, 30, y0, 30, &plain);
+    run(n, true, in, 30, y1, 30, &folded);
+    cr_assert(tu_noted(folded, "quantized table 'qy': dequantize 'dqx', 1 elementwise layer and "
+                       "quantize run as one lookup of the 256 results"));
+    cr_assert(not(tu_noted(folded, "quantized binary")));
+    cr_assert(not(has_layer(folded, "dq3")));
+    cr_assert(not(has_layer(folded, "three")));
+    cr_assert(eq(int, layer_op(folded, "qy"), PLX_OP_GATHER));
+    int distinct = 0;
+    for (int i = 0; i < 30; i++) {
+        cr_assert(eq(flt, y1[i], y0[i]), "[%d]", i);
+        distinct += i > 0 && y0[i] != y0[i - 1];
+    }
+    cr_assert(gt(int, distinct, 10), "the outputs should vary");
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}
+
 /* x -> quantize (uint8) -> dequantize -> sigmoid -> div by a scalar (or
  * by a per-channel constant) -> quantize (int8) -> dequantize -> y: with a
  * scalar the chain becomes one lookup of a 256-entry table, which gives the

@@ -1125,10 +1125,31 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
 
 /* ---- 8-bit tables ------------------------------------------------------ */
 
+/* Whether c gives a float32 scalar known before the run: a constant, or
+ * the dequantize of constants (a QDQ or QOperator model's quantized
+ * scalar operand, the 3 of a hard-swish, say). */
+static bool scalar_operand(const rewriter *w, const plxi_layer *c) {
+    size_t n = 0;
+    if (!c || c->output_count != 1 || c->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+        !plx_tensor_info_element_count(&c->outputs[0], &n) || n != 1) {
+        return false;
+    }
+    if (c->op == PLX_OP_CONSTANT) {
+        return true;
+    }
+    bool all_constant = c->op == PLX_OP_DEQUANTIZE;
+    for (uint32_t k = 0; all_constant && k < c->input_count; k++) {
+        const plxi_layer *in = source_layer(w, c, k);
+        all_constant = in && in->op == PLX_OP_CONSTANT;
+    }
+    return all_constant;
+}
+
 /* Whether l computes its float32 output elementwise from input `*var`
- * alone (found here), every other input a float32 constant of one
- * element, and the output has that input's shape: an activation, a float
- * unary function, or add, sub, mul, div, pow, max or min with a scalar. */
+ * alone (found here), every other input a float32 scalar known before the
+ * run (scalar_operand), and the output has that input's shape: an
+ * activation, a float unary function, or add, sub, mul, div, pow, max or
+ * min with a scalar. */
 static bool elementwise_of_one(const rewriter *w, const plxi_layer *l, uint32_t *var) {
     if (l->output_count != 1 || l->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
         l->outputs[0].quant.kind != PLX_QUANT_NONE) {
@@ -1148,13 +1169,9 @@ static bool elementwise_of_one(const rewriter *w, const plxi_layer *l, uint32_t 
         return false;
     }
     for (uint32_t k = 0; k < 2; k++) {
-        const plxi_layer *c = source_layer(w, l, 1 - k);
-        size_t n = 0;
         const plx_tensor_info *v = &w->layers[l->inputs[k].layer]->outputs[l->inputs[k].slot];
-        if (c && c->op == PLX_OP_CONSTANT && c->outputs[0].dtype == PLX_DTYPE_FLOAT32 &&
-            plx_tensor_info_element_count(&c->outputs[0], &n) && n == 1 &&
-            (!source_layer(w, l, k) || source_layer(w, l, k)->op != PLX_OP_CONSTANT) &&
-            same_info(v, &l->outputs[0])) {
+        if (scalar_operand(w, source_layer(w, l, 1 - k)) &&
+            !scalar_operand(w, source_layer(w, l, k)) && same_info(v, &l->outputs[0])) {
             *var = k;
             return true;
         }
@@ -1174,6 +1191,24 @@ static plxi_fold_result table_step(const rewriter *w, const plxi_layer *l, uint3
     }
     plx_layer_view view;
     plxi_layer_view(l, w->layers, infos, consts, &view);
+    /* a binary's other operand, when a dequantize of constants, by value */
+    void *other = NULL;
+    const plxi_layer *c = l->op == PLX_OP_BINARY ? source_layer(w, l, 1 - var) : NULL;
+    if (c && c->op == PLX_OP_DEQUANTIZE) {
+        plx_tensor_info cinfos[3];
+        const void *cconsts[3];
+        plx_layer_view cview;
+        char cerr[128];
+        if (c->input_count > 3) {
+            return PLXI_FOLD_SKIPPED;
+        }
+        plxi_layer_view(c, w->layers, cinfos, cconsts, &cview);
+        plxi_fold_result r = plxi_fold_layer(&cview, 4096, &other, cerr, sizeof cerr);
+        if (r != PLXI_FOLDED) {
+            return r;
+        }
+        consts[1 - var] = other;
+    }
     /* the 256 values as the last dim of the input's and the output's rank */
     plx_tensor_info x = infos[var], y = l->outputs[0];
     x.dtype = dtype;
@@ -1188,7 +1223,9 @@ static plxi_fold_result table_step(const rewriter *w, const plxi_layer *l, uint3
     consts[var] = in;
     view.outputs = &y;
     char err[128];
-    return plxi_fold_layer(&view, 4096, out, err, sizeof err);
+    plxi_fold_result r = plxi_fold_layer(&view, 4096, out, err, sizeof err);
+    free(other);
+    return r;
 }
 
 /* dequantize -> elementwise layers of one input (elementwise_of_one) ->
@@ -1426,18 +1463,19 @@ plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *c
     bool any = false, changed = true;
     plx_status s = NULL;
     /* Quantized layers first, before constant folding dequantizes their
-     * weights. */
+     * weights: the dequantize -> elementwise -> quantize chains as 8-bit
+     * tables (an add of a quantized scalar among them, which a lookup
+     * does in a tenth of a quantized add's time), then the products, the
+     * binary layers of two tensors and the value moves. */
+    for (uint32_t i = 0; !s && i < w.count; i++) {
+        if (w.layers[i]) {
+            s = fold_qdq_table(&w, i, &any);
+        }
+    }
     for (uint32_t i = 0; !s && i < w.count; i++) {
         if (w.layers[i]) {
             s = w.layers[i]->op == PLX_OP_BINARY ? fold_qdq_binary(&w, i, &any)
                                                   : fold_qdq(&w, i, &any);
-        }
-    }
-    /* Then the dequantize -> elementwise -> quantize chains left as 8-bit
-     * tables. */
-    for (uint32_t i = 0; !s && i < w.count; i++) {
-        if (w.layers[i]) {
-            s = fold_qdq_table(&w, i, &any);
         }
     }
     /* To a fixed point: a removal can expose another. */

@@ -1515,6 +1515,42 @@ static double val_of(plx_dtype t, const void *p, size_t i) {
     }
 }
 
+/* The vectorised loops to float32: int32 (a quantized product's sum)
+ * rounds half to even above 2^24, int8 and uint8 keep their values. */
+Test(cast, int32_and_8_bit_to_float32) {
+    int32_t x[19];
+    for (int i = 0; i < 19; i++) {
+        x[i] = i * 1000 - 9000;
+    }
+    x[0] = 16777217;  /* 2^24 + 1: halfway, to even 2^24 */
+    x[1] = 16777219;  /* to 2^24 + 4 */
+    x[2] = INT32_MIN;
+    x[3] = INT32_MAX; /* 2^31 */
+    float f[19];
+    cr_assert(cast_run(PLX_DTYPE_INT32, PLX_DTYPE_FLOAT32, 19, x, f));
+    cr_assert(eq(flt, f[0], 16777216.0f));
+    cr_assert(eq(flt, f[1], 16777220.0f));
+    cr_assert(eq(flt, f[2], -2147483648.0f));
+    cr_assert(eq(flt, f[3], 2147483648.0f));
+    for (int i = 4; i < 19; i++) {
+        cr_assert(eq(flt, f[i], (float)(i * 1000 - 9000)), "element %d", i);
+    }
+    int8_t s8[17];
+    uint8_t u8v[17];
+    for (int i = 0; i < 17; i++) {
+        s8[i] = (int8_t)(i * 15 - 128);
+        u8v[i] = (uint8_t)(i * 15);
+    }
+    cr_assert(cast_run(PLX_DTYPE_INT8, PLX_DTYPE_FLOAT32, 17, s8, f));
+    for (int i = 0; i < 17; i++) {
+        cr_assert(eq(flt, f[i], (float)(i * 15 - 128)), "int8 element %d", i);
+    }
+    cr_assert(cast_run(PLX_DTYPE_UINT8, PLX_DTYPE_FLOAT32, 17, u8v, f));
+    for (int i = 0; i < 17; i++) {
+        cr_assert(eq(flt, f[i], (float)(i * 15)), "uint8 element %d", i);
+    }
+}
+
 Test(cast, every_pair_small_values) {
     /* values exact in every dtype (bool: 0/1 only), so every cast is exact */
     const double vals[] = {0, 1, 3, 7, 100, 127, 0, 1};

@@ -575,6 +575,58 @@ Test(kernels_quant, dynamic_quantize_zeros_and_nan) {
     cr_assert(strstr(g_err, "NaN") != NULL, "%s", g_err);
 }
 
+/* Long inputs (the range is taken in 16 lanes, the rest after them): the
+ * range, scale, zero point and every byte against ONNX's definition
+ * computed here, with the minimum and maximum anywhere (in a lane, in the
+ * remainder); and a NaN or an infinity at any place is refused. */
+Test(kernels_quant, dynamic_quantize_long_inputs) {
+    enum { N = 1000 + 13 };
+    static float x[N];
+    static uint8_t y[N];
+    for (int t = 0; t < 8; t++) {
+        seed((uint64_t)t + 4000);
+        size_t n = N - (size_t)t * 37;
+        float shift = t % 3 == 0 ? 2.0f : t % 3 == 1 ? -2.0f : 0.0f; /* all >0, all <0, mixed */
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (float)rnd_i(-1000, 1000) / 700.0f + shift;
+        }
+        x[rnd_i(0, (int64_t)n - 1)] = 9.5f + shift; /* the extremes anywhere */
+        x[n - 1 - (size_t)t] = -7.25f + shift;
+        float lo = 0.0f, hi = 0.0f;
+        for (size_t i = 0; i < n; i++) {
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
+        }
+        float want_scale = (hi - lo) / 255.0f;
+        float zf = -lo / want_scale;
+        double want_zp = nearbyint(zf < 0.0f ? 0.0 : zf > 255.0f ? 255.0 : (double)zf);
+        float scale;
+        uint8_t zp;
+        dyn_quant(x, n, y, &scale, &zp, true);
+        cr_assert(eq(flt, scale, want_scale), "case %d", t);
+        cr_assert(eq(u8, zp, (uint8_t)want_zp), "case %d", t);
+        for (size_t i = 0; i < n; i++) {
+            double v = nearbyint((double)(x[i] / scale)) + want_zp;
+            v = v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v;
+            cr_assert(eq(u8, y[i], (uint8_t)v), "case %d element %zu", t, i);
+        }
+    }
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    const size_t where[] = {0, 15, 16, 500, N - 1};
+    for (size_t b = 0; b < 3; b++) {
+        for (size_t k = 0; k < 5; k++) {
+            for (size_t i = 0; i < N; i++) {
+                x[i] = 0.5f;
+            }
+            x[where[k]] = bad[b];
+            float scale;
+            uint8_t zp;
+            dyn_quant(x, N, y, &scale, &zp, false);
+            cr_assert(strstr(g_err, "NaN or infinity") != NULL, "%s", g_err);
+        }
+    }
+}
+
 /* ---- binary add, sub, mul on quantized tensors ---------------------------- */
 
 Test(kernels_quant, binary_random_against_dequantize_quantize) {

@@ -1346,10 +1346,34 @@ bool plxk_run_cast(const plxk_kernel_args *args) {
 
 /* ---- quantize / dequantize ---------------------------------------------- */
 
-/* Scale (and zero point) layout: per tensor (one element, rank 0 or 1) or
- * per axis (1-D of X's dims[axis], axis from the descriptor, negative
- * counting from the end). Also checks the output's shape. */
-static const char *check_qparams(const plx_layer_view *layer, const char *what, bool *per_axis,
+/* Where element i of X finds its scale and zero point: per tensor (one
+ * element, rank 0 or 1), per axis (1-D of X's dims[axis]) or, with a
+ * block_size (ABI 1.3), blocked: X's shape but ceil(dims[axis] /
+ * block_size) along the axis, element i reading the entry of its block. */
+typedef struct qparam_map {
+    enum { QP_TENSOR, QP_AXIS, QP_BLOCKED } kind;
+    size_t inner;  /* X's stride of the axis */
+    size_t dim;    /* X's size along it */
+    size_t block;  /* QP_BLOCKED: block_size */
+    size_t blocks; /* QP_BLOCKED: the scale's size along the axis */
+} qparam_map;
+
+static inline size_t qparam_index(const qparam_map *m, size_t i) {
+    switch (m->kind) {
+    case QP_AXIS:
+        return i / m->inner % m->dim;
+    case QP_BLOCKED: {
+        size_t outer = i / m->inner / m->dim, a = i / m->inner % m->dim;
+        return (outer * m->blocks + a / m->block) * m->inner + i % m->inner;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The scale's (and zero point's) layout into *m, checked against X, the
+ * descriptor's axis and block_size; also checks the output's shape. */
+static const char *check_qparams(const plx_layer_view *layer, const char *what, qparam_map *m,
                                  char *buf, size_t size) {
     const plx_quantize_desc *d = layer->desc;
     const plx_tensor_info *x = &layer->inputs[0], *s = &layer->inputs[1];
@@ -1359,25 +1383,51 @@ static const char *check_qparams(const plx_layer_view *layer, const char *what, 
     }
     size_t sn = 0;
     plx_tensor_info_element_count(s, &sn);
-    if (s->rank == 0 || (s->rank == 1 && sn == 1)) {
-        *per_axis = false;
+    int64_t block = d->block_size;
+    memset(m, 0, sizeof *m);
+    m->inner = m->dim = m->block = m->blocks = 1;
+    uint32_t axis = 0;
+    if ((block != 0 || (s->rank == 1 && sn != 1)) &&
+        !plx_axis_normalize(d->axis, x->rank, false, &axis)) {
+        return plxk_refuse(buf, size, "%s: axis %d is out of range for rank %u", what,
+                           (int)d->axis, x->rank);
+    }
+    if (block != 0 || (s->rank == 1 && sn != 1)) {
+        int64_t strides[PLX_MAX_RANK];
+        plx_tensor_info_strides(x, strides);
+        m->inner = (size_t)strides[axis];
+        m->dim = (size_t)x->dims[axis];
+    }
+    if (block < 0) {
+        return plxk_refuse(buf, size, "%s: block_size %lld is negative", what, (long long)block);
+    } else if (block > 0) {
+        int64_t blocks = (x->dims[axis] + block - 1) / block;
+        bool fits = s->rank == x->rank;
+        for (uint32_t k = 0; fits && k < x->rank; k++) {
+            fits = s->dims[k] == (k == axis ? blocks : x->dims[k]);
+        }
+        if (!fits) {
+            return plxk_refuse(buf, size, "%s: a blocked scale must have X's shape with "
+                               "ceil(%lld / %lld) = %lld along axis %d", what,
+                               (long long)x->dims[axis], (long long)block, (long long)blocks,
+                               (int)d->axis);
+        }
+        m->kind = QP_BLOCKED;
+        m->block = (size_t)block;
+        m->blocks = (size_t)blocks;
+    } else if (s->rank == 0 || (s->rank == 1 && sn == 1)) {
+        m->kind = QP_TENSOR;
         if (sn != 1) {
             return plxk_refuse(buf, size, "%s: scale has %zu elements", what, sn);
         }
     } else if (s->rank == 1) {
-        uint32_t axis = 0;
-        if (!plx_axis_normalize(d->axis, x->rank, false, &axis)) {
-            return plxk_refuse(buf, size, "%s: axis %d is out of range for rank %u", what, (int)d->axis,
-                          x->rank);
-        }
         if (s->dims[0] != x->dims[axis]) {
             return plxk_refuse(buf, size, "%s: scale has %lld entries, X has %lld along axis %d", what,
                           (long long)s->dims[0], (long long)x->dims[axis], (int)d->axis);
         }
-        *per_axis = true;
+        m->kind = QP_AXIS;
     } else {
-        return plxk_refuse(buf, size, "%s: blocked quantization (scale of rank %u) is not supported by cpu_ref",
-                      what, s->rank);
+        return plxk_refuse(buf, size, "%s: a scale of rank %u needs a block_size", what, s->rank);
     }
     if (layer->input_count > 2 && !plxk_same_dims(&layer->inputs[2], s) &&
         !(sn == 1 && plxk_element_count(&layer->inputs[2]) == 1)) {
@@ -1405,33 +1455,18 @@ const char *plxk_check_quantize(const plx_layer_view *layer, char *buf, size_t s
         return plxk_refuse(buf, size, "quantize: zero_point dtype %s differs from the output's %s",
                       plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(yt));
     }
-    bool per_axis = false;
-    return check_qparams(layer, "quantize", &per_axis, buf, size);
-}
-
-/* The element stride of the per-axis dim in X and its size. */
-static void axis_layout(const plx_layer_view *layer, size_t *inner, size_t *dim) {
-    const plx_quantize_desc *d = layer->desc;
-    const plx_tensor_info *x = &layer->inputs[0];
-    uint32_t axis = 0;
-    plx_axis_normalize(d->axis, x->rank, false, &axis);
-    int64_t strides[PLX_MAX_RANK];
-    plx_tensor_info_strides(x, strides);
-    *inner = (size_t)strides[axis];
-    *dim = (size_t)x->dims[axis];
+    qparam_map m;
+    return check_qparams(layer, "quantize", &m, buf, size);
 }
 
 bool plxk_run_quantize(const plxk_kernel_args *args) {
     RUN_CHECK(quantize, args);
     const plx_layer_view *layer = args->layer;
     char buf[8];
-    bool per_axis = false;
-    check_qparams(layer, "quantize", &per_axis, buf, sizeof buf);
-    size_t n = 0, inner = 1, dim = 1;
+    qparam_map m;
+    check_qparams(layer, "quantize", &m, buf, sizeof buf);
+    size_t n = 0;
     plx_tensor_info_element_count(&layer->outputs[0], &n);
-    if (per_axis) {
-        axis_layout(layer, &inner, &dim);
-    }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     const void *x = args->inputs[0], *scale = args->inputs[1];
     const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
@@ -1440,7 +1475,7 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
          * to the float8 type */
         bool saturate = ((const plx_quantize_desc *)layer->desc)->saturate;
         for (size_t i = 0; i < n; i++) {
-            size_t c = per_axis && dim ? (i / inner) % dim : 0;
+            size_t c = qparam_index(&m, i);
             float v = load_float(xt, x, i) / load_float(xt, scale, c);
             if (zp) {
                 v += plx_float8_to_float32(((const uint8_t *)zp)[c], yt);
@@ -1451,12 +1486,14 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
     }
     int64_t lo = 0, hi = 0;
     int_range(yt, &lo, &hi);
-    if (xt == PLX_DTYPE_FLOAT32 && (yt == PLX_DTYPE_INT8 || yt == PLX_DTYPE_UINT8)) {
+    if (xt == PLX_DTYPE_FLOAT32 && (yt == PLX_DTYPE_INT8 || yt == PLX_DTYPE_UINT8) &&
+        m.kind != QP_BLOCKED) {
+        /* runs of one scale: the whole tensor, or each run along the axis */
         const float *xf = x, *sf = scale;
         plxk_isa isa = plxk_isa_of(args->compute);
-        size_t len = per_axis ? inner : n;
+        size_t len = m.kind == QP_AXIS ? m.inner : n;
         for (size_t i = 0; len && i < n; i += len) {
-            size_t c = per_axis ? i / inner % dim : 0;
+            size_t c = qparam_index(&m, i);
             if (!plxk_quantize8(isa, yt == PLX_DTYPE_UINT8, xf + i, (char *)args->outputs[0] + i,
                                 len, sf[c], zp ? (int32_t)load_int(yt, zp, c) : 0)) {
                 return plxk_fail(args, "quantize: the %s variant does not run on this CPU",
@@ -1466,7 +1503,7 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
         return true;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t c = per_axis && dim ? (i / inner) % dim : 0;
+        size_t c = qparam_index(&m, i);
         /* nearbyint rounds half to even in the default rounding mode; NaN
          * quantizes to the zero point */
         float r = nearbyintf(load_float(xt, x, i) / load_float(xt, scale, c));
@@ -1495,31 +1532,29 @@ const char *plxk_check_dequantize(const plx_layer_view *layer, char *buf, size_t
         return plxk_refuse(buf, size, "dequantize: zero_point dtype %s differs from the input's %s",
                       plx_dtype_name(layer->inputs[2].dtype), plx_dtype_name(xt));
     }
-    bool per_axis = false;
-    return check_qparams(layer, "dequantize", &per_axis, buf, size);
+    qparam_map m;
+    return check_qparams(layer, "dequantize", &m, buf, size);
 }
 
 bool plxk_run_dequantize(const plxk_kernel_args *args) {
     RUN_CHECK(dequantize, args);
     const plx_layer_view *layer = args->layer;
     char buf[8];
-    bool per_axis = false;
-    check_qparams(layer, "dequantize", &per_axis, buf, sizeof buf);
-    size_t n = 0, inner = 1, dim = 1;
+    qparam_map m;
+    check_qparams(layer, "dequantize", &m, buf, sizeof buf);
+    size_t n = 0;
     plx_tensor_info_element_count(&layer->outputs[0], &n);
-    if (per_axis) {
-        axis_layout(layer, &inner, &dim);
-    }
     plx_dtype xt = layer->inputs[0].dtype, yt = layer->outputs[0].dtype;
     const void *scale = args->inputs[1];
     const void *zp = layer->input_count > 2 ? args->inputs[2] : NULL;
     void *y = args->outputs[0];
-    if (yt == PLX_DTYPE_FLOAT32 && (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8)) {
+    if (yt == PLX_DTYPE_FLOAT32 && (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8) &&
+        m.kind != QP_BLOCKED) {
         const float *sf = scale;
         plxk_isa isa = plxk_isa_of(args->compute);
-        size_t len = per_axis ? inner : n;
+        size_t len = m.kind == QP_AXIS ? m.inner : n;
         for (size_t i = 0; len && i < n; i += len) {
-            size_t c = per_axis ? i / inner % dim : 0;
+            size_t c = qparam_index(&m, i);
             if (!plxk_dequantize8(isa, xt == PLX_DTYPE_UINT8, (const char *)args->inputs[0] + i,
                                   (float *)y + i, len, sf[c],
                                   zp ? (int32_t)load_int(xt, zp, c) : 0)) {
@@ -1532,7 +1567,7 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
     if (plx_dtype_is_float8(xt)) {
         const uint8_t *q8 = args->inputs[0];
         for (size_t i = 0; i < n; i++) {
-            size_t c = per_axis && dim ? (i / inner) % dim : 0;
+            size_t c = qparam_index(&m, i);
             float v = plx_float8_to_float32(q8[i], xt);
             if (zp) {
                 v -= plx_float8_to_float32(((const uint8_t *)zp)[c], xt);
@@ -1542,7 +1577,7 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
         return true;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t c = per_axis && dim ? (i / inner) % dim : 0;
+        size_t c = qparam_index(&m, i);
         int64_t q = load_int(xt, args->inputs[0], i) - (zp ? load_int(xt, zp, c) : 0);
         store_float(yt, y, i, (float)q * load_float(yt, scale, c));
     }

@@ -1705,6 +1705,30 @@ Test(shape_infer, quantize) {
                "float8e5m2fnuz, int4, uint4, int8, uint8, int16 or uint16");
 }
 
+/* Blocked (de)quantization: the scale has X's shape with ceil(dim / block)
+ * along the axis; the zero point the scale's shape. */
+Test(shape_infer, quantize_blocked) {
+    plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT8);
+    d.axis = 1;
+    d.block_size = 4;
+    plx_tensor_info y;
+    ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 10, 2), F32(3, 3, 2), T(INT8, 3, 3, 2)));
+    EXPECT(&y, INT8, 3, 10, 2);
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 10, 2), F32(3, 2, 2), T(INT8, 3, 2, 2)),
+               "scale [3,2,2] must have X's shape [3,10,2] with ceil(10 / 4) = 3 along axis 1 "
+               "(blocked quantization)");
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 10, 2), F32(3, 3, 2), T(INT8, 3, 3, 1)),
+               "zero_point [3,3,1] must have the shape of scale [3,3,2]");
+    d.block_size = -1;
+    fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 10, 2), F32(3, 3, 2)),
+               "block_size -1 must be >= 0");
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    dq.axis = -1;
+    dq.block_size = 32;
+    ok(RUN(PLX_OP_DEQUANTIZE, &dq, &y, T(INT4, 8, 64), F32(8, 2)));
+    EXPECT(&y, FLOAT32, 8, 64);
+}
+
 Test(shape_infer, dequantize) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
     plx_tensor_info y;

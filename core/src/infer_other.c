@@ -42,9 +42,30 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
                (s = plxi_check_dtype(c, 1, DT_QFLOAT, NULL))) {
         return s;
     }
-    /* Per tensor: a scalar scale (or one element, as ONNX Runtime accepts);
-     * per axis: 1-D along `axis`, which is only checked then, as in ONNX. */
-    if (scale->rank > 1) {
+    /* Blocked (block_size > 0): the scale has X's shape but ceil(dim /
+     * block_size) along `axis`. Per tensor: a scalar scale (or one
+     * element, as ONNX Runtime accepts); per axis: 1-D along `axis`, which
+     * is only checked then, as in ONNX. */
+    if (d->block_size < 0) {
+        return plxi_fail(c, "block_size %" PRId64 " must be >= 0", d->block_size);
+    }
+    if (d->block_size > 0) {
+        uint32_t axis = 0;
+        if ((s = plxi_check_axis(c, "axis", d->axis, 0, false, &axis))) {
+            return s;
+        }
+        int64_t blocks = (x->dims[axis] + d->block_size - 1) / d->block_size;
+        bool fits = scale->rank == x->rank;
+        for (uint32_t k = 0; fits && k < x->rank; k++) {
+            fits = scale->dims[k] == (k == axis ? blocks : x->dims[k]);
+        }
+        if (!fits) {
+            return plxi_fail(c,
+                             "scale %s must have X's shape %s with ceil(%" PRId64 " / %" PRId64
+                             ") = %" PRId64 " along axis %" PRIu32 " (blocked quantization)",
+                             SHP(scale), SHP(x), x->dims[axis], d->block_size, blocks, axis);
+        }
+    } else if (scale->rank > 1) {
         return plxi_fail(c, "scale %s must be a scalar or 1-D", SHP(scale));
     }
     if (scale->rank == 1 && scale->dims[0] != 1) {
@@ -72,8 +93,11 @@ static plx_status plxi_infer_quantize(const layer_ctx *c) {
         size_t zn = 0, sn = 0;
         plx_tensor_info_element_count(zp, &zn);
         plx_tensor_info_element_count(scale, &sn);
-        bool same = (zp->rank == scale->rank && (zp->rank == 0 || zp->dims[0] == scale->dims[0])) ||
-                    (zn == 1 && sn == 1);
+        bool same = zp->rank == scale->rank;
+        for (uint32_t k = 0; same && k < zp->rank; k++) {
+            same = zp->dims[k] == scale->dims[k];
+        }
+        same = same || (zn == 1 && sn == 1);
         if (!same) {
             return plxi_fail(c, "zero_point %s must have the shape of scale %s", SHP(zp),
                              SHP(scale));

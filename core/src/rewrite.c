@@ -568,6 +568,10 @@ static plx_status fuse_hard_swish(rewriter *w, uint32_t index, bool *changed) {
 static bool scalar_near(const rewriter *w, const plxi_layer *l, uint32_t input, float v) {
     const plxi_layer *c = source_layer(w, l, input);
     size_t n = 0;
+    if ((l->op == PLX_OP_QUANTIZE || l->op == PLX_OP_DEQUANTIZE) &&
+        ((const plx_quantize_desc *)l->desc)->block_size != 0) {
+        return NULL; /* blocked: neither per tensor nor per channel */
+    }
     if (!c || c->op != PLX_OP_CONSTANT || c->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
         c->outputs[0].quant.kind != PLX_QUANT_NONE ||
         !plx_tensor_info_element_count(&c->outputs[0], &n) || n != 1) {
@@ -706,6 +710,10 @@ static const float *const_scales(const rewriter *w, const plxi_layer *l, uint32_
                                  int64_t per, size_t *out_count) {
     const plxi_layer *c = source_layer(w, l, input);
     size_t n = 0;
+    if ((l->op == PLX_OP_QUANTIZE || l->op == PLX_OP_DEQUANTIZE) &&
+        ((const plx_quantize_desc *)l->desc)->block_size != 0) {
+        return NULL; /* blocked: neither per tensor nor per channel */
+    }
     if (!c || c->op != PLX_OP_CONSTANT || c->outputs[0].dtype != PLX_DTYPE_FLOAT32 ||
         !plx_tensor_info_element_count(&c->outputs[0], &n) || c->outputs[0].rank > 1 ||
         (n != 1 && (int64_t)n != per)) {

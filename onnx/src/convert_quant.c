@@ -25,9 +25,6 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    if (onnxi_attr_i(n, "block_size", 0) != 0) {
-        return ONNXI_UNSUPPORTED("blocked quantization (block_size)");
-    }
     bool quant = strcmp(n->proto->op_type, "QuantizeLinear") == 0;
     /* Plexus quantizes to 4, 8 and 16 bits and the float8 types (and
      * dequantizes int32 biases). */
@@ -49,6 +46,7 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(out);
     d.axis = (int32_t)onnxi_attr_i(n, "axis", 1);
     d.saturate = onnxi_attr_i(n, "saturate", 1) != 0; /* opset 19: float8 outputs */
+    d.block_size = onnxi_attr_i(n, "block_size", 0); /* opset 21: blocked */
     return onnxi_emit1(c, n, quant ? PLX_OP_QUANTIZE : PLX_OP_DEQUANTIZE, &d, n->in,
                        onnxi_has_in(n, 2) ? 3 : 2);
 }

@@ -1768,8 +1768,80 @@ Test(quantize, refusals) {
     out.dtype = ins[2].dtype = PLX_DTYPE_INT32;
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
     out.dtype = ins[2].dtype = PLX_DTYPE_UINT8;
-    ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2)); /* blocked */
+    ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2)); /* rank 2 without a block_size */
     cr_assert(not(zero(ptr, (void *)plxk_check_quantize(&l, g_err, sizeof g_err))));
+    cr_assert(strstr(g_err, "needs a block_size") != NULL, "%s", g_err);
+}
+
+/* Blocked quantization (block_size, ABI 1.3): X [2, 7, 3] along axis 1 in
+ * blocks of 3 (scales [2, 3, 3], the last block one row short), along
+ * axis -1 in blocks of 2, and along axis 0 in one block, int8, uint8 and
+ * int4, against the definition computed here; dequantize maps back with
+ * the same entries; a scale of the wrong shape is refused. */
+Test(quantize, blocked) {
+    enum { N = 2 * 7 * 3 };
+    const int64_t xd[3] = {2, 7, 3};
+    const struct { int32_t axis; int64_t block; plx_dtype q; } cases[] = {
+        {1, 3, PLX_DTYPE_INT8}, {-1, 2, PLX_DTYPE_UINT8}, {0, 2, PLX_DTYPE_INT4},
+        {1, 7, PLX_DTYPE_INT8}, {1, 1, PLX_DTYPE_UINT8}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        seed(700 + t);
+        uint32_t axis = cases[t].axis < 0 ? (uint32_t)(cases[t].axis + 3) : (uint32_t)cases[t].axis;
+        int64_t sd[3] = {xd[0], xd[1], xd[2]};
+        sd[axis] = (xd[axis] + cases[t].block - 1) / cases[t].block;
+        size_t ns = (size_t)(sd[0] * sd[1] * sd[2]);
+        float x[N], sc[N], back[N];
+        int8_t zp[N], y[N]; /* one byte per element for every q type here */
+        bool u8 = cases[t].q == PLX_DTYPE_UINT8;
+        int64_t lo = u8 ? 0 : cases[t].q == PLX_DTYPE_INT4 ? -8 : -128;
+        int64_t hi = u8 ? 255 : cases[t].q == PLX_DTYPE_INT4 ? 7 : 127;
+        for (int i = 0; i < N; i++) x[i] = rnd_f(-20, 20);
+        for (size_t i = 0; i < ns; i++) {
+            sc[i] = rnd_f(0.05f, 0.4f);
+            zp[i] = (int8_t)rnd_i(u8 ? 0 : lo / 2, u8 ? 40 : hi / 2);
+        }
+        plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(cases[t].q);
+        d.axis = cases[t].axis;
+        d.block_size = cases[t].block;
+        plx_tensor_info ins[3] = {info(PLX_DTYPE_FLOAT32, xd, 3), info(PLX_DTYPE_FLOAT32, sd, 3),
+                                  info(cases[t].q, sd, 3)};
+        plx_tensor_info out = info(cases[t].q, xd, 3);
+        plx_layer_view l = layer_of(PLX_OP_QUANTIZE, &d, ins, 3, &out, 1);
+        cr_assert(run_layer(plxk_run_quantize, &l, (const void *[]){x, sc, zp},
+                            (void *[]){y}), "case %zu: %s", t, g_err);
+        for (int i = 0; i < N; i++) {
+            int64_t idx[3] = {i / 21, i / 3 % 7, i % 3};
+            idx[axis] /= cases[t].block;
+            size_t k = (size_t)((idx[0] * sd[1] + idx[1]) * sd[2] + idx[2]);
+            int64_t z = u8 ? (uint8_t)zp[k] : zp[k];
+            double q = nearbyint((double)(x[i] / sc[k])) + (double)z;
+            q = q < (double)lo ? (double)lo : q > (double)hi ? (double)hi : q;
+            int64_t got = u8 ? (uint8_t)y[i] : y[i];
+            cr_assert(eq(i64, got, (int64_t)q), "case %zu element %d", t, i);
+            (void)back;
+        }
+        plx_quantize_desc dd = d;
+        dd.output_dtype = PLX_DTYPE_FLOAT32;
+        plx_tensor_info dins[3] = {out, ins[1], ins[2]}, dout = ins[0];
+        l = layer_of(PLX_OP_DEQUANTIZE, &dd, dins, 3, &dout, 1);
+        cr_assert(run_layer(plxk_run_dequantize, &l, (const void *[]){y, sc, zp},
+                            (void *[]){back}), "case %zu: %s", t, g_err);
+        for (int i = 0; i < N; i++) {
+            int64_t idx[3] = {i / 21, i / 3 % 7, i % 3};
+            idx[axis] /= cases[t].block;
+            size_t k = (size_t)((idx[0] * sd[1] + idx[1]) * sd[2] + idx[2]);
+            int64_t q = u8 ? (uint8_t)y[i] : y[i], z = u8 ? (uint8_t)zp[k] : zp[k];
+            cr_assert(eq(flt, back[i], (float)(q - z) * sc[k]), "case %zu element %d", t, i);
+        }
+        /* the scale one block short along the axis */
+        ins[1].dims[axis] -= 1;
+        ins[2] = ins[1];
+        ins[2].dtype = cases[t].q;
+        l = layer_of(PLX_OP_QUANTIZE, &d, ins, 3, &out, 1);
+        const char *why = plxk_check_quantize(&l, g_err, sizeof g_err);
+        cr_assert(why && strstr(why, "blocked scale") != NULL, "case %zu: %s", t,
+                  why ? why : "(accepted)");
+    }
 }
 
 /* ---- float64 and the unsigned types (ABI 1.3) --------------------------- */

@@ -717,14 +717,21 @@ typedef struct plx_depth_space_desc {
  * ABI 1.3: the quantized dtype may be a float8 type. Quantize then makes
  * x / scale + zero_point (the zero point decoded, ONNX requires it 0) as
  * cast to that type with `saturate` (appended in 1.3, at the 1.2 `sizeof`;
- * default true) would; `saturate` applies to float8 outputs only. */
+ * default true) would; `saturate` applies to float8 outputs only.
+ * ABI 1.3, blocked quantization (ONNX opset 21): with `block_size` B > 0
+ * (appended in 1.3; 0, the default, is per tensor or per axis as above),
+ * the scale and the zero point have X's shape but ceil(X.dims[axis] / B)
+ * along `axis`, and element x[..., i, ...] (i along the axis) takes entry
+ * [..., i / B, ...]. A backend that does not run it refuses a layer whose
+ * block_size is not 0. */
 typedef struct plx_quantize_desc {
     uint32_t struct_size;
     int32_t axis; /* default 1 */
     plx_dtype output_dtype; /* quantize: uint8, int8 or (ABI 1.3) uint16, int16 or a float8 type; dequantize: the scale's */
     bool saturate;
+    int64_t block_size; /* ABI 1.3; default 0 */
 } plx_quantize_desc;
-#define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_), true}
+#define PLX_QUANTIZE_DESC_INIT(out_) {sizeof(plx_quantize_desc), 1, (out_), true, 0}
 
 /* Quantized layers (ABI 1.3). conv, matmul and gemm also run on quantized
  * tensors, with the quantization on the tensor infos (tensor.h):

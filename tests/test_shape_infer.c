@@ -496,9 +496,27 @@ Test(shape_infer, pool_basic) {
     avg.kernel[0] = 2;
     ok(run1(PLX_OP_POOL, &avg, T(BFLOAT16, 1, 2, 9), &y));
     EXPECT(&y, BFLOAT16, 1, 2, 8);
+    fails_exactly(run1(PLX_OP_POOL, &avg, T(INT32, 1, 2, 9), &y),
+                  "layer 'L' (pool): X has dtype int32, expected float32, float16, bfloat16, "
+                  "float64, int8 or uint8 for average pooling");
+    /* An int8 average pool is a quantized layer: Y's dtype and parameters
+     * come from the builder, and X needs its own. */
+    memset(&y, 0, sizeof y);
     fails_exactly(run1(PLX_OP_POOL, &avg, T(INT8, 1, 2, 9), &y),
-                  "layer 'L' (pool): X has dtype int8, expected float32, float16, bfloat16 or float64 for "
-                  "average pooling");
+                  "layer 'L' (pool): an average pool of int8 needs per-tensor quantization on X "
+                  "and on the output, which the builder sets");
+    y.dtype = PLX_DTYPE_UINT8;
+    y.quant.kind = PLX_QUANT_PER_TENSOR;
+    y.quant.scale = 0.5f;
+    y.quant.zero_point = 7;
+    plx_tensor_info qx = T(INT8, 1, 2, 9);
+    qx.quant = q.quant;
+    ok(run1(PLX_OP_POOL, &avg, qx, &y));
+    EXPECT(&y, UINT8, 1, 2, 8);
+    cr_assert(eq(flt, y.quant.scale, 0.5f));
+    cr_assert(eq(i32, y.quant.zero_point, 7));
+    memset(&y, 0, sizeof y);
+    fails_with(run1(PLX_OP_POOL, &avg, qx, &y), "needs per-tensor quantization on X");
 }
 
 Test(shape_infer, pool_ceil_mode) {

@@ -14,9 +14,9 @@
  *     only rewrite that asks the backends; without one, the float layers
  *     stay and are folded like any other; likewise max pooling and the
  *     reshape-like layers between a dequantize and a quantize of the same
- *     parameters run on the 8-bit values, a global average pool between
- *     them whatever their parameters as a quantized average, and add, sub
- *     and mul of two
+ *     parameters run on the 8-bit values, an average pool (global or
+ *     windowed) between them whatever their parameters as a quantized
+ *     average, and add, sub and mul of two
  *     dequantized tensors before a quantize become one binary layer on
  *     the quantized tensors;
  *   - batch_norm folded into the conv before it, whose output only it reads
@@ -890,11 +890,13 @@ static bool moves_values(const plxi_layer *l) {
     }
 }
 
-/* A global average pool between a dequantize and a quantize, of any
- * parameters: the quantized average (plexus/ops.h). */
+/* A global or windowed average pool between a dequantize and a quantize,
+ * of any parameters: the quantized average (plexus/ops.h). */
 static bool averages_values(const plxi_layer *l) {
-    return l->op == PLX_OP_GLOBAL_POOL &&
-           ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE;
+    return (l->op == PLX_OP_GLOBAL_POOL &&
+            ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE) ||
+           (l->op == PLX_OP_POOL && l->output_count == 1 &&
+            ((const plx_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE);
 }
 
 /* The one reader of layer `index`'s output that is a per-tensor 8-bit

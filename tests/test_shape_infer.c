@@ -908,6 +908,7 @@ Test(shape_infer, quantization_pass_through) {
     EXPECT(&y, UINT8, 4, 3);
     cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
     two[1].quant.zero_point = 127;
+    memset(&y, 0, sizeof y); /* Y's parameters not set (the network passes none) */
     ok(plxi_infer_layer("cat", PLX_OP_CONCAT, &axis, two, 2, &y, 1));
     cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
 }
@@ -2919,4 +2920,36 @@ Test(shape_infer, abi13_dtypes) {
     plx_tensor_info bad = T(FLOAT32, 2);
     bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
     fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 20");
+}
+
+Test(shape_infer, concat_on_quantized_tensors) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_tensor_info y;
+    /* the inputs' common parameters move to Y */
+    memset(&y, 0, sizeof y);
+    ok(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),
+           quantized(T(INT8, 2, 4), 0.5f, 1)));
+    EXPECT(&y, INT8, 2, 7);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(i32, y.quant.zero_point, 1));
+    /* differing parameters (and dtypes) with Y's set by the builder: each
+     * input requantized into Y's */
+    memset(&y, 0, sizeof y);
+    y.dtype = PLX_DTYPE_UINT8;
+    y = quantized(y, 0.25f, 9);
+    ok(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),
+           quantized(T(UINT8, 2, 4), 0.1f, 128)));
+    EXPECT(&y, UINT8, 2, 7);
+    cr_assert(eq(flt, y.quant.scale, 0.25f));
+    cr_assert(eq(i32, y.quant.zero_point, 9));
+    /* without Y's parameters, int8 and uint8 do not mix */
+    memset(&y, 0, sizeof y);
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),
+                   quantized(T(UINT8, 2, 4), 0.1f, 128)),
+               "input 1 has dtype uint8 but input 0 has int8");
+    /* an input without parameters is not requantized */
+    y.dtype = PLX_DTYPE_UINT8;
+    y = quantized(y, 0.25f, 9);
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, T(INT8, 2, 3), quantized(T(UINT8, 2, 4), 0.1f, 128)),
+               "input 1 has dtype uint8 but input 0 has int8");
 }

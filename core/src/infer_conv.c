@@ -22,8 +22,6 @@ static plx_status check_bias(const layer_ctx *c, uint32_t i, int64_t m, const ch
     return NULL;
 }
 
-#define DT_Q8 (DT(INT8) | DT(UINT8))
-
 /* Quantized conv and matmul (plexus/ops.h): X per-tensor, W per-tensor or
  * per axis `w_axis`, the output's int8/uint8 dtype and per-tensor
  * parameters preset in c->out (the builder's; validation passes the given

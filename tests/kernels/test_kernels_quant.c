@@ -882,3 +882,97 @@ Test(kernels_quant, average_pool_random_against_the_float_path) {
     cr_assert(le(sz, off_by_one * 50, total), "%zu of %zu outputs a step off the float path",
               off_by_one, total);
 }
+
+/* ---- concat on quantized tensors ---------------------------------------- */
+
+/* What dequantize, a float32 concat and quantize give for byte v. */
+static int32_t dq_q(int32_t v, float sx, int32_t zx, float sy, int32_t zy, plx_dtype yd) {
+    float real = (float)(v - zx) * sx;
+    return saturate_q(nearbyintf(real / sy) + (float)zy, yd);
+}
+
+Test(kernels_quant, concat_requantizes_against_dequantize_quantize) {
+    /* three inputs along axis 1, every value of each dtype: uint8 with
+     * other parameters, int8 with other parameters, and one with Y's own
+     * (copied); small parts (one loop) and large ones (the pool's tasks) */
+    static const int64_t rows[] = {1, 40};
+    for (int t = 0; t < 8; t++) {
+        seed((uint64_t)t + 2500);
+        plx_dtype yd = t % 2 ? PLX_DTYPE_INT8 : PLX_DTYPE_UINT8;
+        int64_t h = rows[t / 4];
+        float sy = 0.002f * (float)rnd_i(1, 60);
+        int32_t zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+        plx_tensor_info in[3] = {info(PLX_DTYPE_UINT8, SHAPE(2, 1, h, 256)),
+                                 info(PLX_DTYPE_INT8, SHAPE(2, 2, h, 256)),
+                                 info(yd, SHAPE(2, 1, h, 256))};
+        plx_tensor_info y = info(yd, SHAPE(2, 4, h, 256));
+        /* t 2 and 6: input 0's scale half of Y's, where many values fall on
+         * exact half steps (ties to even) */
+        in[0].quant = per_tensor(t % 4 == 2 ? sy * 0.5f : 0.002f * (float)rnd_i(1, 60),
+                                 (int32_t)rnd_i(0, 255));
+        in[1].quant = per_tensor(0.002f * (float)rnd_i(1, 60), (int32_t)rnd_i(-128, 127));
+        in[2].quant = per_tensor(sy, zy);
+        y.quant = per_tensor(sy, zy);
+        static uint8_t a[2 * 40 * 256], b[2 * 2 * 40 * 256], c[2 * 40 * 256],
+            got[2 * 4 * 40 * 256];
+        size_t plane = (size_t)h * 256;
+        for (size_t i = 0; i < 2 * plane; i++) {
+            a[i] = (uint8_t)(i * 7 + 3);
+            c[i] = (uint8_t)(i * 13 + 5);
+        }
+        for (size_t i = 0; i < 4 * plane; i++) {
+            b[i] = (uint8_t)(i * 11 + 1);
+        }
+        plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+        plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, in, 3, &y, 1);
+        char why[256];
+        const char *r = check_of(PLX_OP_CONCAT, &l, why, sizeof why);
+        cr_assert(r == NULL, "refused: %s", r);
+        const void *ins[] = {a, b, c};
+        void *outs[] = {got};
+        cr_assert(run_layer(lookup(PLX_OP_CONCAT), &l, ins, outs), "%s", g_err);
+        for (size_t n = 0; n < 2; n++) {
+            for (size_t ch = 0; ch < 4; ch++) {
+                for (size_t i = 0; i < plane; i++) {
+                    int32_t v = ld(got, yd, (n * 4 + ch) * plane + i), want;
+                    if (ch == 0) {
+                        want = dq_q(a[n * plane + i], in[0].quant.scale, in[0].quant.zero_point,
+                                    sy, zy, yd);
+                    } else if (ch < 3) {
+                        want = dq_q(((const int8_t *)b)[(n * 2 + ch - 1) * plane + i],
+                                    in[1].quant.scale, in[1].quant.zero_point, sy, zy, yd);
+                    } else {
+                        want = ld(c, yd, n * plane + i);
+                    }
+                    cr_assert(eq(i32, v, want), "case %d [%zu,%zu,%zu]", t, n, ch, i);
+                }
+            }
+        }
+    }
+}
+
+Test(kernels_quant, concat_matches_onnx_runtime) {
+    /* ONNX Runtime 1.32.0's com.microsoft QLinearConcat (CPU), axis 1, of
+     * x0 = {0, 1, 2, 3, 127, 128, 254, 255} (uint8, scale 0.1, zero point
+     * 3) and x1 = the same bytes (scale 0.05, zero point 128) into scale
+     * 0.1, zero point 128: x1's half steps round to even. */
+    const uint8_t x[8] = {0, 1, 2, 3, 127, 128, 254, 255};
+    const uint8_t ort0[8] = {125, 126, 127, 128, 252, 253, 255, 255};
+    const uint8_t ort1[8] = {64, 64, 65, 66, 128, 128, 191, 192};
+    plx_tensor_info in[2] = {info(PLX_DTYPE_UINT8, SHAPE(1, 8)),
+                             info(PLX_DTYPE_UINT8, SHAPE(1, 8))};
+    plx_tensor_info y = info(PLX_DTYPE_UINT8, SHAPE(1, 16));
+    in[0].quant = per_tensor(0.1f, 3);
+    in[1].quant = per_tensor(0.05f, 128);
+    y.quant = per_tensor(0.1f, 128);
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, in, 2, &y, 1);
+    uint8_t got[16];
+    const void *ins[] = {x, x};
+    void *outs[] = {got};
+    cr_assert(run_layer(lookup(PLX_OP_CONCAT), &l, ins, outs), "%s", g_err);
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(u8, got[i], ort0[i]), "x0 [%d]", i);
+        cr_assert(eq(u8, got[8 + i], ort1[i]), "x1 [%d]", i);
+    }
+}

@@ -745,6 +745,14 @@ typedef struct plx_quantize_desc {
  * float32; a window with no tap counted gives zy. Max pooling of
  * int8/uint8 keeps X's parameters.
  *
+ * concat on quantized tensors: every input int8 or uint8 with per-tensor
+ * parameters (dtypes may mix) and Y int8 or uint8 with per-tensor
+ * parameters that the builder sets, some input's dtype or parameters not
+ * Y's: an input with Y's is copied, every other requantized value by value,
+ * y = saturate(round_half_even((float)(x - zx) * sx / sy) + zy) in
+ * float32, what dequantize, a float concat and quantize give (and ONNX
+ * Runtime's QLinearConcat). Such a concat computes: it never runs in place.
+ *
  * binary add, sub and mul also compute on quantized tensors when A, B and
  * Y are all int8/uint8 with per-tensor parameters (the builder sets Y's):
  * Y = saturate(round_half_even(f((a - za) * sa, (b - zb) * sb) / sy) + zy)

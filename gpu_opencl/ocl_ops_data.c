@@ -197,6 +197,17 @@ const char *ocl_check_concat(const ocl_device *dev, const plx_layer_view *l, cha
                               plx_dtype_name(l->inputs[k].dtype), plx_dtype_name(l->inputs[0].dtype));
         }
     }
+    /* a concat on quantized tensors requantizes the inputs whose
+     * parameters are not Y's (plexus/ops.h); the copy here does not */
+    const plx_quant_params *yq = &l->outputs[0].quant;
+    for (uint32_t k = 0; yq->kind == PLX_QUANT_PER_TENSOR && k < l->input_count; k++) {
+        const plx_quant_params *q = &l->inputs[k].quant;
+        if (l->inputs[k].dtype != l->outputs[0].dtype || q->kind != PLX_QUANT_PER_TENSOR ||
+            q->scale != yq->scale || q->zero_point != yq->zero_point) {
+            return ocl_refuse(buf, size, "gpu_opencl: concat: input %u's quantization is not "
+                              "the output's, and requantizing concat is not implemented", k);
+        }
+    }
     uint32_t axis;
     return check_parts(&l->outputs[0], l->inputs, l->input_count,
                        ((const plx_axis_desc *)l->desc)->axis, &axis, "concat", buf, size);

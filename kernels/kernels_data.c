@@ -4,12 +4,15 @@
  * reverse_sequence.
  *
  * All of them move whole elements of plx_dtype_size bytes, so they work for
- * every dtype. Most are one strided copy: the output is walked densely with
+ * every dtype (a concat on quantized tensors whose inputs' parameters are
+ * not Y's maps those inputs' bytes through a table, plexus/ops.h). Most are one strided copy: the output is walked densely with
  * an N-d counter while the input offset follows per-dimension strides (zero
  * for broadcast, negative for reversed slices, permuted for transposes).
  * Every run function first calls its check function, which verifies that
  * the infos agree with each other, so no copy can leave the buffers. */
 #include "kernels.h"
+#include "kernels_compute.h"
+#include "qmap.h"
 
 #include <plexus/geometry.h>
 
@@ -260,7 +263,41 @@ static void split_layout(const plx_tensor_info *t, uint32_t axis, size_t *outer,
     *inner = in;
 }
 
+static bool is_q8_per_tensor(const plx_tensor_info *t) {
+    return (t->dtype == PLX_DTYPE_INT8 || t->dtype == PLX_DTYPE_UINT8) &&
+           t->quant.kind == PLX_QUANT_PER_TENSOR;
+}
+
+/* Whether input k of a concat on quantized tensors is requantized (its
+ * dtype or parameters are not Y's) rather than copied. */
+static bool concat_requantizes_input(const plx_layer_view *l, uint32_t k) {
+    const plx_tensor_info *x = &l->inputs[k], *y = &l->outputs[0];
+    return x->dtype != y->dtype || x->quant.scale != y->quant.scale ||
+           x->quant.zero_point != y->quant.zero_point;
+}
+
+/* A concat on quantized tensors (plexus/ops.h): every input and Y 8-bit
+ * with per-tensor parameters, and some input's not Y's. */
+static bool concat_requantizes(const plx_layer_view *l) {
+    bool any = false;
+    if (!is_q8_per_tensor(&l->outputs[0])) {
+        return false;
+    }
+    for (uint32_t k = 0; k < l->input_count; k++) {
+        if (!is_q8_per_tensor(&l->inputs[k])) {
+            return false;
+        }
+        any = any || concat_requantizes_input(l, k);
+    }
+    return any;
+}
+
 const char *plxk_check_concat(const plx_layer_view *layer, char *buf, size_t size) {
+    if (concat_requantizes(layer)) {
+        uint32_t axis = 0;
+        return check_parts("concat", &layer->outputs[0], layer->inputs, layer->input_count,
+                           ((const plx_axis_desc *)layer->desc)->axis, &axis, buf, size);
+    }
     const char *why = same_dtype(layer, "concat", buf, size);
     if (why) {
         return why;
@@ -287,7 +324,39 @@ typedef struct concat_job {
     const plxk_kernel_args *args;
     uint32_t axis;
     size_t outer, row, y_block; /* row, y_block in bytes */
+    bool requantize;            /* concat_requantizes */
 } concat_job;
+
+/* The requantization of input k's 256 raw bytes into Y's parameters
+ * (table[b] for byte b): dequantize's and quantize's own loops (qmap.h),
+ * so that the values are exactly what dequantize, a float concat and
+ * quantize give, and what ONNX Runtime's QLinearConcat gives (its lookup
+ * table is built with the same float32 arithmetic, ties to even). A table
+ * per input rather than a requantize layer per input: the bytes are
+ * touched once, and the fold stays one layer. */
+static void concat_table(const plx_layer_view *l, uint32_t k, plxk_isa isa, uint8_t table[256]) {
+    const plx_tensor_info *x = &l->inputs[k], *y = &l->outputs[0];
+    uint8_t bytes[256];
+    float real[256];
+    for (int b = 0; b < 256; b++) {
+        bytes[b] = (uint8_t)b;
+    }
+    (void)plxk_dequantize8(isa, x->dtype == PLX_DTYPE_UINT8, bytes, real, 256, x->quant.scale,
+                           x->quant.zero_point);
+    (void)plxk_quantize8(isa, y->dtype == PLX_DTYPE_UINT8, real, table, 256, y->quant.scale,
+                         y->quant.zero_point);
+}
+
+/* len bytes of an input to dst: copied, or mapped through its table. */
+static void concat_part(const uint8_t *table, uint8_t *dst, const uint8_t *src, size_t len) {
+    if (!table) {
+        memcpy(dst, src, len);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        dst[i] = table[src[i]];
+    }
+}
 
 /* Pieces per outer index of input k's block (0 for an empty input). */
 static size_t concat_pieces(const concat_job *j, uint32_t k, size_t *block) {
@@ -304,8 +373,13 @@ static void concat_task(void *ctx, size_t task, size_t thread) {
         if (task < here) {
             size_t o = task / pieces, p = task % pieces * CONCAT_PIECE;
             size_t len = block - p < CONCAT_PIECE ? block - p : CONCAT_PIECE;
-            memcpy((uint8_t *)j->args->outputs[0] + o * j->y_block + at + p,
-                   (const uint8_t *)j->args->inputs[k] + o * block + p, len);
+            uint8_t table[256];
+            bool map = j->requantize && concat_requantizes_input(j->args->layer, k);
+            if (map) {
+                concat_table(j->args->layer, k, plxk_isa_of(j->args->compute), table);
+            }
+            concat_part(map ? table : NULL, (uint8_t *)j->args->outputs[0] + o * j->y_block + at + p,
+                        (const uint8_t *)j->args->inputs[k] + o * block + p, len);
             return;
         }
         task -= here;
@@ -317,7 +391,12 @@ bool plxk_run_concat(const plxk_kernel_args *args) {
     RUN_CHECK(concat, args);
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *y = &layer->outputs[0];
-    concat_job j = {args, 0, 0, 0, 0};
+    concat_job j = {args, 0, 0, 0, 0, concat_requantizes(layer)};
+    plxk_isa isa = plxk_isa_of(args->compute);
+    if (j.requantize && !plxk_isa_supported(isa)) {
+        return plxk_fail(args, "concat: the %s variant does not run on this CPU",
+                         plxk_isa_name(isa));
+    }
     plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, y->rank, false, &j.axis);
     split_layout(y, j.axis, &j.outer, &j.row);
     j.y_block = j.row * (size_t)y->dims[j.axis];
@@ -336,9 +415,13 @@ bool plxk_run_concat(const plxk_kernel_args *args) {
     for (uint32_t k = 0; k < layer->input_count; k++) {
         size_t bl = j.row * (size_t)layer->inputs[k].dims[j.axis];
         const uint8_t *src = args->inputs[k];
-        uint8_t *dst = args->outputs[0];
+        uint8_t *dst = args->outputs[0], table[256];
+        bool map = j.requantize && concat_requantizes_input(layer, k);
+        if (map && bl) {
+            concat_table(layer, k, isa, table);
+        }
         for (size_t o = 0; o < j.outer && bl; o++) {
-            memcpy(dst + o * j.y_block + at, src + o * bl, bl);
+            concat_part(map ? table : NULL, dst + o * j.y_block + at, src + o * bl, bl);
         }
         at += bl;
     }

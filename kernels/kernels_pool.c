@@ -55,7 +55,9 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
               (kind == PLX_POOL_MAX && (dt == PLX_DTYPE_INT8 || dt == PLX_DTYPE_UINT8));
     if (!ok) {
         return plxk_refuse(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
-                   op, kind == PLX_POOL_MAX ? "float32, int8 and uint8" : "float32",
+                   op, kind == PLX_POOL_MAX ? "float32, int8 and uint8"
+                                   : "float32 (int8 and uint8 with per-tensor quantization on "
+                                     "X and Y)",
                    plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt) {
@@ -65,10 +67,36 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
     return NULL;
 }
 
+/* An average of int8/uint8 values with per-tensor quantization on X and Y:
+ * the mean of the real values, requantized (plexus/ops.h, "Quantized
+ * layers"); `kind` the pool's. */
+static bool quantized_average_of(const plx_layer_view *l, plx_pool_kind kind) {
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    return kind == PLX_POOL_AVERAGE &&
+           (x->dtype == PLX_DTYPE_INT8 || x->dtype == PLX_DTYPE_UINT8) &&
+           (y->dtype == PLX_DTYPE_INT8 || y->dtype == PLX_DTYPE_UINT8) &&
+           x->quant.kind == PLX_QUANT_PER_TENSOR && y->quant.kind == PLX_QUANT_PER_TENSOR;
+}
+
+/* The mean of `count` real values whose quantized sum, less count times
+ * X's zero point, is `centered`, in Y's parameters: the exact integer sum
+ * scaled in double and rounded once to float32 (the float layer's value up
+ * to the rounding of its float sum), then quantized as quantize does (ties
+ * to even, saturated). No value (count 0) is the real value 0. */
+static double requantize_mean(int64_t centered, int64_t count, const plx_quant_params *qx,
+                              const plx_quant_params *qy, plx_dtype yt) {
+    double lo = yt == PLX_DTYPE_INT8 ? -128.0 : 0.0, hi = yt == PLX_DTYPE_INT8 ? 127.0 : 255.0;
+    float mean = count ? (float)((double)centered * (double)qx->scale / (double)count) : 0.0f;
+    double r = (double)nearbyintf(mean / qy->scale) + (double)qy->zero_point;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
 static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                 size_t size) {
     const plx_pool_desc *desc = l->desc;
-    const char *why = pool_dtype(l, "pool", desc->kind, buf, size);
+    const char *why = quantized_average_of(l, desc->kind)
+                          ? NULL
+                          : pool_dtype(l, "pool", desc->kind, buf, size);
     if (why) {
         return why;
     }
@@ -216,6 +244,66 @@ static void max_pool_plane(void *ctx, size_t task, size_t thread) {
                               (char *)job->y + (size_t)task * (size_t)(g->out[0] * g->out[1]) * es);
 }
 
+typedef struct q_average_job {
+    const plx_window_geom *g;
+    const plx_layer_view *layer;
+    bool count_include_pad;
+    const void *x;
+    void *y;
+} q_average_job;
+
+/* One output plane (task = n * C + c) of an int8/uint8 average pool: per
+ * window the exact integer sum of the taps inside X, and the taps counted
+ * as the float kernel counts them (below), requantized once
+ * (requantize_mean). The loops run over the geometry's three slots in
+ * memory order (the depth, slot 2, outermost; plexus/window.h), an
+ * odometer over each window's taps. */
+static void q_average_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const q_average_job *job = ctx;
+    const plx_window_geom *g = job->g;
+    enum { SLOTS = 3 };
+    static const int slot_of[SLOTS] = {2, 0, 1}; /* D, H, W */
+    const plx_tensor_info *xi = &job->layer->inputs[0], *yi = &job->layer->outputs[0];
+    int64_t in_plane = plxk_geom_in_plane(g), out_plane = plxk_geom_out_plane(g);
+    int64_t taps = plxk_geom_taps(g);
+    const uint8_t *xu = (const uint8_t *)job->x + (size_t)task * (size_t)in_plane;
+    const int8_t *xs = (const int8_t *)job->x + (size_t)task * (size_t)in_plane;
+    bool x_signed = xi->dtype == PLX_DTYPE_INT8;
+    int64_t zx = xi->quant.zero_point;
+    for (int64_t o = 0; o < out_plane; o++) {
+        int64_t start[SLOTS], tap[SLOTS] = {0}, rest = o;
+        for (int k = SLOTS - 1; k >= 0; k--) {
+            int d = slot_of[k];
+            start[k] = (rest % g->out[d]) * g->s[d] - g->pb[d];
+            rest /= g->out[d];
+        }
+        int64_t sum = 0, count = 0;
+        for (int64_t t = 0; t < taps; t++) {
+            bool in = true, pad = true;
+            int64_t at = 0;
+            for (int k = 0; k < SLOTS; k++) {
+                int d = slot_of[k];
+                int64_t i = start[k] + tap[k] * g->d[d];
+                in = in && i >= 0 && i < g->in[d];
+                pad = pad && i >= -g->pb[d] && i < g->in[d] + g->pe[d];
+                at = at * g->in[d] + i;
+            }
+            if (in) {
+                sum += (x_signed ? (int64_t)xs[at] : (int64_t)xu[at]) - zx;
+                count++;
+            } else if (job->count_include_pad && pad) {
+                count++;
+            }
+            for (int k = SLOTS - 1; k >= 0 && ++tap[k] == g->k[slot_of[k]]; k--) {
+                tap[k] = 0;
+            }
+        }
+        double r = requantize_mean(sum, count, &xi->quant, &yi->quant, yi->dtype);
+        store_real(job->y, yi->dtype, (int64_t)task * out_plane + o, r);
+    }
+}
+
 /* Average pools divide by the taps inside the input (count_include_pad
  * false) or inside input plus padding (true); taps past the padding, which
  * ceil_mode can create, never count, as in ONNX's reference and PyTorch.
@@ -237,6 +325,14 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
     bool is_max = desc->kind == PLX_POOL_MAX;
     if (args->layer->output_count > 1) {
         max_pool_indices(&g, desc->indices_column_major, x, y, args->outputs[1]);
+        return true;
+    }
+    if (quantized_average_of(args->layer, desc->kind)) {
+        q_average_job job = {&g, args->layer, desc->count_include_pad, x, y};
+        double cost_ns = (double)(g.n * g.c) * (double)plxk_geom_out_plane(&g) *
+                         (double)plxk_geom_taps(&g);
+        plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns,
+                      q_average_plane, &job);
         return true;
     }
     if (is_max && g.spatial_rank < 3) {
@@ -272,15 +368,8 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
     return true;
 }
 
-/* An average of int8/uint8 values with per-tensor quantization on X and Y:
- * the mean of the real values, requantized (plexus/ops.h, "Quantized
- * layers"). */
 static bool quantized_average(const plx_layer_view *l) {
-    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
-    return ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE &&
-           (x->dtype == PLX_DTYPE_INT8 || x->dtype == PLX_DTYPE_UINT8) &&
-           (y->dtype == PLX_DTYPE_INT8 || y->dtype == PLX_DTYPE_UINT8) &&
-           x->quant.kind == PLX_QUANT_PER_TENSOR && y->quant.kind == PLX_QUANT_PER_TENSOR;
+    return quantized_average_of(l, ((const plx_global_pool_desc *)l->desc)->kind);
 }
 
 static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, int64_t *inner,
@@ -323,12 +412,10 @@ bool plxk_run_global_pool(const plxk_kernel_args *args) {
     const plx_global_pool_desc *desc = args->layer->desc;
     plx_dtype dt = args->layer->inputs[0].dtype;
     if (quantized_average(args->layer)) {
-        /* the integer sum is exact; its mean as the real value, in double,
-         * then quantized as quantize does (ties to even, saturated) */
+        /* the integer sum is exact (requantize_mean) */
         const plx_quant_params *qx = &args->layer->inputs[0].quant,
                                *qy = &args->layer->outputs[0].quant;
         plx_dtype yt = args->layer->outputs[0].dtype;
-        double lo = yt == PLX_DTYPE_INT8 ? -128.0 : 0.0, hi = yt == PLX_DTYPE_INT8 ? 127.0 : 255.0;
         for (int64_t o = 0; o < outer; o++) {
             int64_t sum = 0;
             if (dt == PLX_DTYPE_INT8) {
@@ -342,12 +429,8 @@ bool plxk_run_global_pool(const plxk_kernel_args *args) {
                     sum += x[i];
                 }
             }
-            float mean = inner ? (float)((double)(sum - inner * (int64_t)qx->zero_point) *
-                                         (double)qx->scale / (double)inner)
-                               : 0.0f;
-            double r = (double)nearbyintf(mean / qy->scale) + (double)qy->zero_point;
-            r = r < lo ? lo : r > hi ? hi : r;
-            store_real(args->outputs[0], yt, o, r);
+            store_real(args->outputs[0], yt, o,
+                       requantize_mean(sum - inner * (int64_t)qx->zero_point, inner, qx, qy, yt));
         }
         return true;
     }

@@ -945,6 +945,69 @@ static void expect_refused_alone(plx_runtime *rt, plx_dtype dt, plx_op op, const
     plx_network_destroy(&n);
 }
 
+/* The quantized average pool and the requantizing concat (plexus/ops.h)
+ * are refused, with the reason, on cpu_onednn alone: oneDNN 2.6's int8
+ * pooling is not the quantized average (docs/cpu_onednn.md), and its
+ * concat only copies. */
+static void expect_quantized_refused(plx_runtime *rt, plx_op op, const void *desc) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info a = tu_f32(4, (int64_t[]){1, 2, 4, 4}), b = a, y;
+    a.dtype = b.dtype = PLX_DTYPE_UINT8;
+    a.quant.kind = b.quant.kind = PLX_QUANT_PER_TENSOR;
+    a.quant.scale = 0.5f;
+    a.quant.zero_point = 3;
+    b.quant.scale = 0.25f;
+    b.quant.zero_point = 9;
+    bool cat = op == PLX_OP_CONCAT;
+    y = cat ? tu_f32(4, (int64_t[]){1, 4, 4, 4}) : tu_f32(4, (int64_t[]){1, 2, 2, 2});
+    y.dtype = PLX_DTYPE_UINT8;
+    y.quant = b.quant;
+    plx_layer_id xa, xb, l, out;
+    OK(plx_network_add_input(n, "a", 0, &a, &xa));
+    OK(plx_network_add_input(n, "b", 1, &b, &xb));
+    OK(plx_network_add_layer(n, "L", op, desc, cat ? 2 : 1, 1, &l));
+    OK(plx_network_connect(n, xa, 0, l, 0));
+    if (cat) {
+        OK(plx_network_connect(n, xb, 0, l, 1));
+    }
+    OK(plx_network_set_output_info(n, l, 0, &y));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, l, 0, out, 0));
+    if (!cat) {
+        plx_layer_id out_b;
+        OK(plx_network_add_output(n, "yb", 1, &out_b));
+        OK(plx_network_connect(n, xb, 0, out_b, 0));
+    }
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_onednn"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    plx_status st = plx_optimize(rt, n, &oo, &on);
+    cr_assert(not(zero(ptr, st)), "cpu_onednn accepted a quantized %s", plx_op_name(op));
+    cr_assert(eq(int, plx_status_get_code(st), PLX_UNSUPPORTED), "%s", plx_status_get_message(st));
+    const char *msg = plx_status_get_message(st);
+    cr_assert(not(zero(ptr, strstr(msg, "'L'"))), "%s", msg);
+    cr_assert(not(zero(ptr, strstr(msg, "in float32 only, not uint8"))), "%s", msg);
+    plx_status_free(st);
+    plx_network_destroy(&n);
+}
+
+Test(cpu_onednn, quantized_average_pool_and_requantizing_concat_are_refused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    pd.kernel[0] = pd.kernel[1] = 2;
+    pd.strides[0] = pd.strides[1] = 2;
+    expect_quantized_refused(rt, PLX_OP_POOL, &pd);
+    plx_axis_desc cd = PLX_AXIS_DESC_INIT(1);
+    expect_quantized_refused(rt, PLX_OP_CONCAT, &cd);
+    plx_runtime_destroy(&rt);
+}
+
 Test(cpu_onednn, new_function_values_are_refused) {
     plx_runtime *rt = runtime_with(NULL, 0);
     onednn(rt);

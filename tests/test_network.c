@@ -769,3 +769,40 @@ Test(network, contiguous_concat_and_split_run_in_place) {
 Test(network, strided_concat_and_split_run_as_kernels) {
     concat_split_case(2);
 }
+
+/* Validation infers from what the builder set, not from an earlier
+ * validation's result: a concat of int8 inputs sharing parameters gets
+ * them; once one input's change, its output has none again (an earlier
+ * result read as the builder's would have made it a requantizing concat,
+ * plexus/ops.h). */
+Test(network, validation_forgets_an_earlier_inference) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t dims[] = {1, 4};
+    plx_tensor_info q = f32(2, dims);
+    q.dtype = PLX_DTYPE_INT8;
+    q.quant.kind = PLX_QUANT_PER_TENSOR;
+    q.quant.scale = 0.5f;
+    q.quant.zero_point = 1;
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_layer_id a, b, cat, y;
+    OK(plx_network_add_input(n, "a", 0, &q, &a));
+    OK(plx_network_add_input(n, "b", 1, &q, &b));
+    OK(plx_network_add_layer(n, "cat", PLX_OP_CONCAT, &d, 2, 1, &cat));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, a, 0, cat, 0));
+    OK(plx_network_connect(n, b, 0, cat, 1));
+    OK(plx_network_connect(n, cat, 0, y, 0));
+    OK(plx_network_validate(n));
+    plx_tensor_info got;
+    OK(plx_network_output_info(n, cat, 0, &got));
+    cr_assert(eq(int, got.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(flt, got.quant.scale, 0.5f));
+    q.quant.scale = 0.25f;
+    OK(plx_network_set_output_info(n, b, 0, &q));
+    OK(plx_network_validate(n));
+    OK(plx_network_output_info(n, cat, 0, &got));
+    cr_assert(eq(int, got.dtype, PLX_DTYPE_INT8));
+    cr_assert(eq(int, got.quant.kind, PLX_QUANT_NONE));
+    plx_network_destroy(&n);
+}

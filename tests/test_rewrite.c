@@ -883,6 +883,67 @@ Test(rewrite, qdq_max_pool_runs_on_the_8_bit_values) {
     plx_network_destroy(&n);
 }
 
+/* x -> quantize (uint8) -> dequantize -> average pool (3x3, stride `stride`,
+ * pads 1, ceil_mode, count_include_pad as asked) -> quantize (int8, other
+ * parameters) -> dequantize -> y: the pool runs on the 8-bit tensors as
+ * one layer (its exact integer sum requantized once) and gives the float
+ * layers' values to one step of Y's scale. */
+static void check_qdq_average_pool(int64_t stride, bool include_pad) {
+    static float sx[1] = {0.02f}, sy[1] = {0.015f};
+    static uint8_t zx[1] = {100};
+    static int8_t zy[1] = {-5};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 6, 5};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), u8 = si, i8 = si;
+    u8.dtype = PLX_DTYPE_UINT8;
+    i8.dtype = PLX_DTYPE_INT8;
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    for (int i = 0; i < 2; i++) {
+        pd.kernel[i] = 3;
+        pd.strides[i] = stride;
+        pd.pads_begin[i] = pd.pads_end[i] = 1;
+    }
+    pd.ceil_mode = true;
+    pd.count_include_pad = include_pad;
+    plx_layer_id x, c1, c2, c3, c4, pool, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "sx", &si, sx, PLX_CONSTANT_BORROW, &c1));
+    OK(plx_network_add_constant(n, "sy", &si, sy, PLX_CONSTANT_BORROW, &c2));
+    OK(plx_network_add_constant(n, "zx", &u8, zx, PLX_CONSTANT_BORROW, &c3));
+    OK(plx_network_add_constant(n, "zy", &i8, zy, PLX_CONSTANT_BORROW, &c4));
+    plx_layer_id d1 = add_qdq(n, "qx", "dqx", x, c1, c3, PLX_DTYPE_UINT8);
+    OK(plx_network_add_layer(n, "pool", PLX_OP_POOL, &pd, 1, 1, &pool));
+    plx_layer_id d2 = add_qdq(n, "qy", "dqy", pool, c2, c4, PLX_DTYPE_INT8);
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{d1, pool, 0}, {d2, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    /* stride 1: 6x5 windows; stride 2 with ceil_mode: 4x3 */
+    size_t out_count = stride == 1 ? 2 * 6 * 5 : 2 * 4 * 3;
+    float in[60], y0[60], y1[60];
+    fill(in, 60, 31);
+    plx_optimized_network *plain, *folded;
+    run(n, false, in, 60, y0, out_count, &plain);
+    run(n, true, in, 60, y1, out_count, &folded);
+    cr_assert(tu_noted(folded, "quantized pool 'pool': dequantize, pool and quantize 'qy' run "
+                       "as one int8 layer"));
+    cr_assert(not(has_layer(folded, "dqx")));
+    cr_assert(not(has_layer(folded, "qy")));
+    cr_assert(has_layer(plain, "qy"));
+    for (size_t i = 0; i < out_count; i++) {
+        cr_assert(le(dbl, fabs((double)y1[i] - y0[i]), 0.015 + 1e-6), "[%zu] %g vs %g", i,
+                  (double)y1[i], (double)y0[i]);
+    }
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}
+
+Test(rewrite, qdq_average_pool_runs_on_the_quantized_tensors) {
+    check_qdq_average_pool(1, false);
+    check_qdq_average_pool(2, true);
+}
+
 /* x -> quantize -> dequantize -> `op` -> quantize (same parameters) ->
  * dequantize -> y: a nearest resize (2x) or a strided slice runs on the
  * uint8 values and gives the float layers' result exactly. */
@@ -1030,6 +1091,60 @@ Test(rewrite, qdq_add_of_a_quantized_scalar_becomes_a_table) {
         distinct += i > 0 && y0[i] != y0[i - 1];
     }
     cr_assert(gt(int, distinct, 10), "the outputs should vary");
+    plx_optimized_network_destroy(&plain);
+    plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}
+
+/* x quantized three ways (uint8 and int8 with other parameters, uint8 with
+ * Y's) -> dequantize each -> concat along channels -> quantize (uint8) ->
+ * dequantize -> y: the concat runs on the 8-bit tensors, requantizing the
+ * first two as it copies, and gives the float layers' values exactly (the
+ * same dequantize and quantize arithmetic per value). */
+Test(rewrite, qdq_concat_of_differing_parameters_runs_on_the_quantized_tensors) {
+    static float s1[1] = {0.013f}, s2[1] = {0.004f}, sy[1] = {0.008f};
+    static uint8_t z1[1] = {90}, zy[1] = {131};
+    static int8_t z2[1] = {-20};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t xd[] = {1, 2, 3, 3};
+    plx_tensor_info xi = tu_f32(4, xd), si = tu_f32(0, NULL), u8 = si, i8 = si;
+    u8.dtype = PLX_DTYPE_UINT8;
+    i8.dtype = PLX_DTYPE_INT8;
+    plx_axis_desc ax = PLX_AXIS_DESC_INIT(1);
+    plx_layer_id x, c1, c2, c3, c4, c5, c6, cat, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_constant(n, "s1", &si, s1, PLX_CONSTANT_BORROW, &c1));
+    OK(plx_network_add_constant(n, "s2", &si, s2, PLX_CONSTANT_BORROW, &c2));
+    OK(plx_network_add_constant(n, "sy", &si, sy, PLX_CONSTANT_BORROW, &c3));
+    OK(plx_network_add_constant(n, "z1", &u8, z1, PLX_CONSTANT_BORROW, &c4));
+    OK(plx_network_add_constant(n, "z2", &i8, z2, PLX_CONSTANT_BORROW, &c5));
+    OK(plx_network_add_constant(n, "zy", &u8, zy, PLX_CONSTANT_BORROW, &c6));
+    plx_layer_id da = add_qdq(n, "qa", "da", x, c1, c4, PLX_DTYPE_UINT8);
+    plx_layer_id db = add_qdq(n, "qb", "db", x, c2, c5, PLX_DTYPE_INT8);
+    plx_layer_id dc = add_qdq(n, "qc", "dc", x, c3, c6, PLX_DTYPE_UINT8);
+    OK(plx_network_add_layer(n, "cat", PLX_OP_CONCAT, &ax, 3, 1, &cat));
+    plx_layer_id dy = add_qdq(n, "qy", "dy", cat, c3, c6, PLX_DTYPE_UINT8);
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{da, cat, 0}, {db, cat, 1}, {dc, cat, 2}, {dy, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    float in[18], y0[54], y1[54];
+    fill(in, 18, 23);
+    plx_optimized_network *plain, *folded;
+    run(n, false, in, 18, y0, 54, &plain);
+    run(n, true, in, 18, y1, 54, &folded);
+    cr_assert(tu_noted(folded, "quantized concat 'cat': 3 dequantizes, concat and quantize 'qy' "
+                       "run as one int8 layer"));
+    cr_assert(not(has_layer(folded, "da")));
+    cr_assert(not(has_layer(folded, "db")));
+    cr_assert(not(has_layer(folded, "qy")));
+    cr_assert(has_layer(plain, "qy"));
+    int moved = 0;
+    for (int i = 0; i < 54; i++) {
+        cr_assert(eq(flt, y1[i], y0[i]), "[%d]", i);
+        moved += i < 36 && y1[i] != y1[36 + i % 18];
+    }
+    cr_assert(gt(int, moved, 0), "the requantized parts equal the copied one");
     plx_optimized_network_destroy(&plain);
     plx_optimized_network_destroy(&folded);
     plx_network_destroy(&n);

@@ -506,9 +506,27 @@ Test(shape_infer, pool_basic) {
     avg.kernel[0] = 2;
     ok(run1(PLX_OP_POOL, &avg, T(BFLOAT16, 1, 2, 9), &y));
     EXPECT(&y, BFLOAT16, 1, 2, 8);
+    fails_exactly(run1(PLX_OP_POOL, &avg, T(INT32, 1, 2, 9), &y),
+                  "layer 'L' (pool): X has dtype int32, expected float32, float16, bfloat16, "
+                  "float64, int8 or uint8 for average pooling");
+    /* An int8 average pool is a quantized layer: Y's dtype and parameters
+     * come from the builder, and X needs its own. */
+    memset(&y, 0, sizeof y);
     fails_exactly(run1(PLX_OP_POOL, &avg, T(INT8, 1, 2, 9), &y),
-                  "layer 'L' (pool): X has dtype int8, expected float32, float16, bfloat16 or float64 for "
-                  "average pooling");
+                  "layer 'L' (pool): an average pool of int8 needs per-tensor quantization on X "
+                  "and on the output, which the builder sets");
+    y.dtype = PLX_DTYPE_UINT8;
+    y.quant.kind = PLX_QUANT_PER_TENSOR;
+    y.quant.scale = 0.5f;
+    y.quant.zero_point = 7;
+    plx_tensor_info qx = T(INT8, 1, 2, 9);
+    qx.quant = q.quant;
+    ok(run1(PLX_OP_POOL, &avg, qx, &y));
+    EXPECT(&y, UINT8, 1, 2, 8);
+    cr_assert(eq(flt, y.quant.scale, 0.5f));
+    cr_assert(eq(i32, y.quant.zero_point, 7));
+    memset(&y, 0, sizeof y);
+    fails_with(run1(PLX_OP_POOL, &avg, qx, &y), "needs per-tensor quantization on X");
     /* 3-D, ceil_mode on the depth: (7 - 3) / 3 rounds up to 2, 3 windows */
     plx_pool_desc three = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
     three.kernel[0] = three.kernel[1] = three.kernel[2] = 3;
@@ -907,6 +925,7 @@ Test(shape_infer, quantization_pass_through) {
     EXPECT(&y, UINT8, 4, 3);
     cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
     two[1].quant.zero_point = 127;
+    memset(&y, 0, sizeof y); /* Y's parameters not set (the network passes none) */
     ok(plxi_infer_layer("cat", PLX_OP_CONCAT, &axis, two, 2, &y, 1));
     cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
 }
@@ -2942,4 +2961,36 @@ Test(shape_infer, abi13_dtypes) {
     plx_tensor_info bad = T(FLOAT32, 2);
     bad.dtype = (plx_dtype)PLX_DTYPE_COUNT;
     fails_with(RUN(PLX_OP_BINARY, &eq_, &y, bad, bad), "invalid dtype 20");
+}
+
+Test(shape_infer, concat_on_quantized_tensors) {
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_tensor_info y;
+    /* the inputs' common parameters move to Y */
+    memset(&y, 0, sizeof y);
+    ok(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),
+           quantized(T(INT8, 2, 4), 0.5f, 1)));
+    EXPECT(&y, INT8, 2, 7);
+    cr_assert(eq(int, y.quant.kind, PLX_QUANT_PER_TENSOR));
+    cr_assert(eq(i32, y.quant.zero_point, 1));
+    /* differing parameters (and dtypes) with Y's set by the builder: each
+     * input requantized into Y's */
+    memset(&y, 0, sizeof y);
+    y.dtype = PLX_DTYPE_UINT8;
+    y = quantized(y, 0.25f, 9);
+    ok(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),
+           quantized(T(UINT8, 2, 4), 0.1f, 128)));
+    EXPECT(&y, UINT8, 2, 7);
+    cr_assert(eq(flt, y.quant.scale, 0.25f));
+    cr_assert(eq(i32, y.quant.zero_point, 9));
+    /* without Y's parameters, int8 and uint8 do not mix */
+    memset(&y, 0, sizeof y);
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),
+                   quantized(T(UINT8, 2, 4), 0.1f, 128)),
+               "input 1 has dtype uint8 but input 0 has int8");
+    /* an input without parameters is not requantized */
+    y.dtype = PLX_DTYPE_UINT8;
+    y = quantized(y, 0.25f, 9);
+    fails_with(RUN(PLX_OP_CONCAT, &d, &y, T(INT8, 2, 3), quantized(T(UINT8, 2, 4), 0.1f, 128)),
+               "input 1 has dtype uint8 but input 0 has int8");
 }

@@ -22,8 +22,6 @@ static plx_status check_bias(const layer_ctx *c, uint32_t i, int64_t m, const ch
     return NULL;
 }
 
-#define DT_Q8 (DT(INT8) | DT(UINT8))
-
 /* Quantized conv and matmul (plexus/ops.h): X per-tensor, W per-tensor or
  * per axis `w_axis`, the output's int8/uint8 dtype and per-tensor
  * parameters preset in c->out (the builder's; validation passes the given
@@ -378,7 +376,11 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
     if (is_lp && d->p < 1) {
         return plxi_fail(c, "p " I64 " must be at least 1 for lp pooling", d->p);
     }
-    if ((s = plxi_check_spatial_input(c, is_max ? DT_FLOAT | DT(INT8) | DT(UINT8) : DT_FLOAT,
+    /* int8/uint8: max keeps X's per-tensor quantization; average is a
+     * quantized layer (plexus/ops.h), its output's parameters preset */
+    plx_tensor_info y = *c->out;
+    bool requant = d->kind == PLX_POOL_AVERAGE && plxi_dtype_in(x->dtype, DT_Q8);
+    if ((s = plxi_check_spatial_input(c, is_lp ? DT_FLOAT : DT_FLOAT | DT_Q8,
                                       is_max  ? "max pooling"
                                       : is_lp ? "lp pooling"
                                               : "average pooling",
@@ -390,6 +392,11 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
         (s = plxi_check_min(c, "pads_end", d->pads_end, ns, 0)) ||
         (s = plxi_check_auto_pad(c, d->auto_pad))) {
         return s;
+    }
+    if (requant && (x->quant.kind != PLX_QUANT_PER_TENSOR || !plxi_dtype_in(y.dtype, DT_Q8) ||
+                    y.quant.kind != PLX_QUANT_PER_TENSOR)) {
+        return plxi_fail(c, "an average pool of %s needs per-tensor quantization on X and on the "
+                         "output, which the builder sets", plx_dtype_name(x->dtype));
     }
     int64_t dims[PLX_MAX_RANK] = {x->dims[0], x->dims[1]};
     for (uint32_t i = 0; i < ns; i++) {
@@ -414,9 +421,11 @@ static plx_status plxi_infer_pool(const layer_ctx *c) {
         return plxi_fail(c, "Indices (output 1) come with float32 max pools only, not %s %s "
                          "pools", plx_dtype_name(x->dtype), is_lp ? "lp" : is_max ? "max" : "average");
     }
-    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_init(c->out, requant ? y.dtype : x->dtype, x->rank);
     plxi_info_set_dims(c->out, dims, x->rank);
-    if (is_max && x->quant.kind == PLX_QUANT_PER_TENSOR) {
+    if (requant) {
+        c->out->quant = plxi_moved_quant(&y);
+    } else if (is_max && x->quant.kind == PLX_QUANT_PER_TENSOR) {
         c->out->quant = plxi_moved_quant(x);
     }
     if (c->n_out > 1) {

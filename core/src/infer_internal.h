@@ -37,6 +37,8 @@
 /* the 4-bit integers (ABI 1.3): likewise only cast, quantize and
  * dequantize */
 #define DT_I4 (DT(INT4) | DT(UINT4))
+/* the quantized layers' 8-bit tensors (plexus/ops.h) */
+#define DT_Q8 (DT(INT8) | DT(UINT8))
 #define DT_SINT (DT(INT8) | DT(INT16) | DT(INT32) | DT(INT64))
 #define DT_UINT (DT(UINT8) | DT(UINT16) | DT(UINT32) | DT(UINT64))
 #define DT_INT (DT_SINT | DT_UINT)

@@ -147,9 +147,18 @@ static plx_status plxi_infer_concat(const layer_ctx *c) {
     int64_t dims[PLX_MAX_RANK];
     memcpy(dims, x->dims, sizeof dims);
     bool quant = x->quant.kind == PLX_QUANT_PER_TENSOR;
+    /* 8-bit inputs with per-tensor parameters and an output whose 8-bit
+     * dtype and parameters the builder set: a concat on quantized tensors
+     * (plexus/ops.h), each input requantized into Y's, dtypes mixed */
+    plx_tensor_info y = *c->out;
+    bool requant = plxi_dtype_in(y.dtype, DT_Q8) && y.quant.kind == PLX_QUANT_PER_TENSOR;
+    for (uint32_t i = 0; requant && i < c->n_in; i++) {
+        requant = plxi_dtype_in(c->in[i].dtype, DT_Q8) &&
+                  c->in[i].quant.kind == PLX_QUANT_PER_TENSOR;
+    }
     for (uint32_t i = 1; i < c->n_in; i++) {
         const plx_tensor_info *t = &c->in[i];
-        if ((s = plxi_check_same_dtype(c, i, 0))) {
+        if (!requant && (s = plxi_check_same_dtype(c, i, 0))) {
             return s;
         }
         bool ok = t->rank == x->rank;
@@ -165,10 +174,10 @@ static plx_status plxi_infer_concat(const layer_ctx *c) {
         }
         quant = quant && same_quant(&x->quant, &t->quant);
     }
-    plxi_info_init(c->out, x->dtype, x->rank);
+    plxi_info_init(c->out, requant ? y.dtype : x->dtype, x->rank);
     plxi_info_set_dims(c->out, dims, x->rank);
-    if (quant) {
-        c->out->quant = plxi_moved_quant(x);
+    if (requant || quant) {
+        c->out->quant = plxi_moved_quant(requant ? &y : x);
     }
     return NULL;
 }

@@ -620,8 +620,17 @@ PLX_API plx_status plx_network_validate(plx_network *network) {
             }
             outputs = out_heap;
         }
+        /* Inference sees what the builder set (the quantized layers read
+         * their output's parameters there), never an earlier inference's
+         * result, which may no longer hold. */
         for (uint32_t k = 0; k < l->output_count; k++) {
-            outputs[k] = l->outputs[k];
+            bool fresh = !l->output_given[k] && l->op != PLX_OP_INPUT &&
+                         l->op != PLX_OP_CONSTANT;
+            if (fresh) {
+                memset(&outputs[k], 0, sizeof outputs[k]);
+            } else {
+                outputs[k] = l->outputs[k];
+            }
         }
         s = plxi_infer_layer(l->name, l->op, l->desc, inputs, l->input_count, outputs,
                              l->output_count);

@@ -14,11 +14,13 @@
  *     only rewrite that asks the backends; without one, the float layers
  *     stay and are folded like any other; likewise max pooling and the
  *     reshape-like layers between a dequantize and a quantize of the same
- *     parameters run on the 8-bit values, a global average pool between
- *     them whatever their parameters as a quantized average, and add, sub
- *     and mul of two
+ *     parameters run on the 8-bit values, an average pool (global or
+ *     windowed) between them whatever their parameters as a quantized
+ *     average, and add, sub and mul of two
  *     dequantized tensors before a quantize become one binary layer on
- *     the quantized tensors;
+ *     the quantized tensors, and a concat of dequantized tensors before a
+ *     quantize one concat on them (requantizing the inputs whose
+ *     parameters are not the quantize's);
  *   - batch_norm folded into the conv before it, whose output only it reads
  *     (weights and bias constant float32, read by nothing else);
  *   - transposes that cancel are removed; two in a row become one;
@@ -898,11 +900,13 @@ static bool moves_values(const plxi_layer *l) {
     }
 }
 
-/* A global average pool between a dequantize and a quantize, of any
- * parameters: the quantized average (plexus/ops.h). */
+/* A global or windowed average pool between a dequantize and a quantize,
+ * of any parameters: the quantized average (plexus/ops.h). */
 static bool averages_values(const plxi_layer *l) {
-    return l->op == PLX_OP_GLOBAL_POOL &&
-           ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE;
+    return (l->op == PLX_OP_GLOBAL_POOL &&
+            ((const plx_global_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE) ||
+           (l->op == PLX_OP_POOL && l->output_count == 1 &&
+            ((const plx_pool_desc *)l->desc)->kind == PLX_POOL_AVERAGE);
 }
 
 /* The one reader of layer `index`'s output that is a per-tensor 8-bit
@@ -1129,6 +1133,95 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
     commit_qdq(w, index, cand, q_index, dq, 2);
     *changed = true;
     return NULL;
+}
+
+/* dequantize(X0), .., dequantize(Xn-1) -> concat -> quantize, all
+ * parameters per tensor and constant, whatever they are: the concat on the
+ * 8-bit tensors with the quantize's dtype and parameters (plexus/ops.h),
+ * which copies the inputs that have them and requantizes the others as it
+ * copies (the values dequantize, concat and quantize give, ONNX Runtime's
+ * QLinearConcat), when a preferred backend takes it. One layer rather than
+ * a requantize layer per differing input: the optimiser adds no layers,
+ * and each byte is read and written once. */
+static plx_status fold_qdq_concat(rewriter *w, uint32_t index, bool *changed) {
+    plxi_layer *l = w->layers[index];
+    bool to_output;
+    if (l->op != PLX_OP_CONCAT || l->input_count == 0 || w->pref_count == 0 ||
+        l->outputs[0].dtype != PLX_DTYPE_FLOAT32 || readers(w, index, 0, &to_output) != 1 ||
+        to_output) {
+        return NULL;
+    }
+    uint32_t n = l->input_count;
+    plxi_layer **dq = calloc(n, sizeof *dq);
+    plx_quant_params *q = calloc(n, sizeof *q), *old = calloc(n, sizeof *old);
+    plx_status s = NULL;
+    plxi_layer *cand = NULL;
+    if (!dq || !q || !old) {
+        s = oom();
+        goto out;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        dq[k] = source_layer(w, l, k);
+        if (!dq[k] || dq[k]->op != PLX_OP_DEQUANTIZE) {
+            goto out;
+        }
+        plxi_source src = dq[k]->inputs[0];
+        const plx_tensor_info *info = &w->layers[src.layer]->outputs[src.slot];
+        if (!is_q8(info->dtype) || !per_tensor_params(w, dq[k], info->dtype, &q[k]) ||
+            (info->quant.kind != PLX_QUANT_NONE && !same_quant(&info->quant, &q[k]))) {
+            goto out;
+        }
+        /* one tensor read with two quantizations */
+        for (uint32_t j = 0; j < k; j++) {
+            if (same_source(dq[j]->inputs[0], src) && !same_quant(&q[j], &q[k])) {
+                goto out;
+            }
+        }
+    }
+    plx_quant_params yq;
+    uint32_t q_index = 0;
+    plxi_layer *qy = quantize_reader(w, index, &yq, &q_index);
+    if (!qy) {
+        goto out;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        plxi_source src = dq[k]->inputs[0];
+        plx_tensor_info *info = &w->layers[src.layer]->outputs[src.slot];
+        old[k] = info->quant;
+        info->quant = q[k];
+    }
+    if (!(cand = plxi_layer_clone(l))) {
+        s = oom();
+        goto restore;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        cand->inputs[k] = dq[k]->inputs[0];
+    }
+    cand->outputs[0] = qy->outputs[0];
+    cand->outputs[0].quant = yq;
+    bool failed;
+    bool taken = preferred_take(w, cand, &failed);
+    if (!taken || !plxi_optimizer_note(w->o, "quantized concat '%s': %u dequantizes, concat and "
+                                       "quantize '%s' run as one int8 layer", l->name,
+                                       (unsigned)n, qy->name)) {
+        s = failed || taken ? oom() : NULL;
+        goto restore;
+    }
+    commit_qdq(w, index, cand, q_index, dq, n);
+    cand = NULL;
+    *changed = true;
+    goto out;
+restore:
+    for (uint32_t k = n; k-- > 0;) {
+        plxi_source src = dq[k]->inputs[0];
+        w->layers[src.layer]->outputs[src.slot].quant = old[k];
+    }
+out:
+    plxi_layer_free(cand);
+    free(dq);
+    free(q);
+    free(old);
+    return s;
 }
 
 /* ---- 8-bit tables ------------------------------------------------------ */
@@ -1482,8 +1575,10 @@ plx_status plxi_rewrite(plx_optimized_network *o, plxi_layer **layers, size_t *c
     }
     for (uint32_t i = 0; !s && i < w.count; i++) {
         if (w.layers[i]) {
-            s = w.layers[i]->op == PLX_OP_BINARY ? fold_qdq_binary(&w, i, &any)
-                                                  : fold_qdq(&w, i, &any);
+            plx_op op = w.layers[i]->op;
+            s = op == PLX_OP_BINARY   ? fold_qdq_binary(&w, i, &any)
+                : op == PLX_OP_CONCAT ? fold_qdq_concat(&w, i, &any)
+                                      : fold_qdq(&w, i, &any);
         }
     }
     /* To a fixed point: a removal can expose another. */

@@ -18,7 +18,10 @@
  *     resize, max
  *     pooling and topk's values (monotonic selections, valid because
  *     scales are > 0) pass per-tensor parameters through; concat only when
- *     every input has the same per-tensor parameters, scatter_elements and
+ *     every input has the same per-tensor parameters (or, 8-bit inputs
+ *     with per-tensor parameters and the output's set by the builder, a
+ *     concat on quantized tensors: the output keeps what the builder set,
+ *     plexus/ops.h), scatter_elements and
  *     scatter_nd only when data and updates have the same per-tensor
  *     parameters and the reduction is none, max or min;
  *   - per-axis parameters are dropped (NONE) by every other op, because the

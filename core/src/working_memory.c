@@ -159,6 +159,25 @@ static void make_subs(handle_slot *parent, handle_slot **parts, uint32_t count) 
     parent->is_parent = true;
 }
 
+/* Whether a concat requantizes some input (a concat on quantized tensors,
+ * plexus/ops.h: every input and the output 8-bit with per-tensor
+ * parameters, some input's not the output's): it computes, so it cannot
+ * run in place. */
+static bool concat_requantizes(const layer_state *ls, uint32_t count) {
+    const plx_tensor_info *y = ls->outputs[0]->info;
+    bool any = false;
+    for (uint32_t k = 0; k <= count; k++) {
+        const plx_tensor_info *t = k < count ? ls->inputs[k]->info : y;
+        if ((t->dtype != PLX_DTYPE_INT8 && t->dtype != PLX_DTYPE_UINT8) ||
+            t->quant.kind != PLX_QUANT_PER_TENSOR) {
+            return false;
+        }
+        any = any || t->dtype != y->dtype || t->quant.scale != y->quant.scale ||
+              t->quant.zero_point != y->quant.zero_point;
+    }
+    return any;
+}
+
 /* Concats whose inputs are contiguous parts of the output, and splits whose
  * outputs are contiguous parts of the input, run in place on backends with
  * sub-tensors: the parts become sub-tensors of the whole, and the layer
@@ -182,7 +201,8 @@ static void plan_in_place(plx_working_memory *wm, bool *in_place) {
         if (l->op == PLX_OP_CONCAT) {
             handle_slot *whole = ls->outputs[0];
             ok = outer_count(whole->info, normalized_axis(axis, whole->info->rank)) == 1 &&
-                 owned(whole) && !whole->parent && !whole->is_parent;
+                 owned(whole) && !whole->parent && !whole->is_parent &&
+                 !concat_requantizes(ls, l->input_count);
             for (uint32_t k = 0; ok && k < l->input_count; k++) {
                 const plxi_source *src = &l->inputs[k];
                 const plxi_layer *p = o->layers.items[src->layer];

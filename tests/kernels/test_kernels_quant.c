@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include <plexus/window.h>
 
 #define KT_LAYER_NAME "Q1"
 #include "kernel_test_util.h"
@@ -767,5 +768,263 @@ Test(kernels_quant, global_average_pool) {
             int32_t want = q < (float)qmin(yd) ? qmin(yd) : q > (float)qmax(yd) ? qmax(yd) : (int32_t)q;
             cr_assert(eq(i32, ld(out, yd, (size_t)o), want), "case %d map %lld", t, (long long)o);
         }
+    }
+}
+
+/* ---- windowed average pool on quantized tensors ------------------------- */
+
+static int32_t saturate_q(float q, plx_dtype d) {
+    return q < (float)qmin(d) ? qmin(d) : q > (float)qmax(d) ? qmax(d) : (int32_t)q;
+}
+
+Test(kernels_quant, average_pool_hand) {
+    /* X int8 2x2 = {4, 6, 8, 10}, zx 2, sx 0.5: reals {1, 2, 3, 4}; a 2x2
+     * window, stride 1, one pad before each dim: 2x2 windows holding
+     * {1}, {1, 2}, {1, 3}, {1, 2, 3, 4}. Without the padding counted the
+     * means are 1, 1.5, 2, 2.5: Y uint8 (sy 0.25, zy 100) 104, 106, 108,
+     * 110. With it (over 4 taps each) 0.25, 0.75, 1, 2.5: with sy 0.5 the
+     * steps 0.5, 1.5, 2, 5 round to even, 0, 2, 2, 5: 100, 102, 102, 105;
+     * with zy 252 the last saturates at 255. */
+    int8_t x[4] = {4, 6, 8, 10};
+    uint8_t y[4];
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.pads_begin[0] = d.pads_begin[1] = 1;
+    plx_tensor_info in = info(PLX_DTYPE_INT8, SHAPE(1, 1, 2, 2)),
+                    out = info(PLX_DTYPE_UINT8, SHAPE(1, 1, 2, 2));
+    in.quant = per_tensor(0.5f, 2);
+    out.quant = per_tensor(0.25f, 100);
+    plx_layer_view l = layer_of(PLX_OP_POOL, &d, &in, 1, &out, 1);
+    char why[256];
+    const char *r = check_of(PLX_OP_POOL, &l, why, sizeof why);
+    cr_assert(r == NULL, "refused: %s", r);
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    cr_assert(run_layer(lookup(PLX_OP_POOL), &l, ins, outs), "%s", g_err);
+    const uint8_t excl[4] = {104, 106, 108, 110};
+    for (int i = 0; i < 4; i++) {
+        cr_assert(eq(u8, y[i], excl[i]), "exclude pad [%d]", i);
+    }
+    d.count_include_pad = true;
+    out.quant = per_tensor(0.5f, 100);
+    cr_assert(run_layer(lookup(PLX_OP_POOL), &l, ins, outs), "%s", g_err);
+    const uint8_t incl[4] = {100, 102, 102, 105};
+    for (int i = 0; i < 4; i++) {
+        cr_assert(eq(u8, y[i], incl[i]), "include pad [%d]", i);
+    }
+    out.quant = per_tensor(0.5f, 252);
+    cr_assert(run_layer(lookup(PLX_OP_POOL), &l, ins, outs), "%s", g_err);
+    cr_assert(eq(u8, y[3], 255));
+    /* without parameters on Y an int8 average is refused */
+    out.quant.kind = PLX_QUANT_NONE;
+    r = check_of(PLX_OP_POOL, &l, why, sizeof why);
+    cr_assert(r != NULL && strstr(r, "per-tensor quantization") != NULL, "%s", r ? r : "taken");
+}
+
+/* Random pools (1 or 2 spatial dims, strides, dilations, pads,
+ * count_include_pad, ceil_mode, either dtype each side) against a loop by
+ * window coordinates that follows plexus/ops.h (exact sum, mean rounded to
+ * float32 once, quantized), which must match exactly; and against the
+ * float path (dequantize, cpu_ref's float32 pool, quantize), which sums
+ * the dequantized values in float32 one by one: its rounding can move a
+ * mean that lies near a half step across it, so that path may differ by
+ * one step, rarely (counted, at most 2% of the outputs here). */
+Test(kernels_quant, average_pool_random_against_the_float_path) {
+    static const plx_dtype q8[] = {PLX_DTYPE_UINT8, PLX_DTYPE_INT8};
+    size_t total = 0, off_by_one = 0;
+    for (int t = 0; t < 60; t++) {
+        seed((uint64_t)t + 2100);
+        plx_dtype xd = q8[t % 2], yd = q8[(t / 2) % 2];
+        bool one_d = t % 5 == 4;
+        int64_t c = rnd_i(1, 3), hw[2] = {one_d ? 1 : rnd_i(1, 9), rnd_i(1, 9)};
+        int64_t k[2] = {1, 1}, s[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0}, pe[2] = {0, 0};
+        int64_t o[2] = {1, 1};
+        plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+        d.count_include_pad = rnd_i(0, 1);
+        d.ceil_mode = rnd_i(0, 1);
+        for (int a = one_d ? 1 : 0; a < 2; a++) {
+            int di = one_d ? 0 : a; /* the descriptor's spatial dim */
+            k[a] = rnd_i(1, 3);
+            s[a] = rnd_i(1, 3);
+            dl[a] = rnd_i(1, 2);
+            int64_t ek = (k[a] - 1) * dl[a] + 1;
+            pb[a] = rnd_i(0, ek - 1);
+            pe[a] = rnd_i(0, ek - 1);
+            d.kernel[di] = k[a];
+            d.strides[di] = s[a];
+            d.dilations[di] = dl[a];
+            d.pads_begin[di] = pb[a];
+            d.pads_end[di] = pe[a];
+            int64_t b, e;
+            if (plx_window_dim(PLX_AUTO_PAD_NOTSET, hw[a], k[a], s[a], dl[a], pb[a], pe[a],
+                               d.ceil_mode, &b, &e, &o[a]) != PLX_WINDOW_OK ||
+                o[a] < 1) {
+                hw[a] += ek; /* a window too big for X: widen X, keep the case */
+                cr_assert(plx_window_dim(PLX_AUTO_PAD_NOTSET, hw[a], k[a], s[a], dl[a], pb[a],
+                                         pe[a], d.ceil_mode, &b, &e, &o[a]) == PLX_WINDOW_OK);
+            }
+            pe[a] = e; /* what ceil_mode makes of the end padding */
+        }
+        plx_tensor_info x = one_d ? info(xd, SHAPE(2, c, hw[1])) : info(xd, SHAPE(2, c, hw[0], hw[1]));
+        plx_tensor_info y = one_d ? info(yd, SHAPE(2, c, o[1])) : info(yd, SHAPE(2, c, o[0], o[1]));
+        float sx = 0.01f * (float)rnd_i(1, 30), sy = 0.005f * (float)rnd_i(1, 30);
+        int32_t zx = (int32_t)rnd_i(qmin(xd), qmax(xd)), zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+        x.quant = per_tensor(sx, zx);
+        y.quant = per_tensor(sy, zy);
+        uint8_t in[2 * 3 * 20 * 20], out[2 * 3 * 20 * 20];
+        float xf[2 * 3 * 20 * 20], yf[2 * 3 * 20 * 20];
+        size_t nx = numel(&x), ny = numel(&y);
+        cr_assert(le(sz, nx, sizeof in));
+        cr_assert(le(sz, ny, sizeof out));
+        fill_q(in, xd, nx);
+        plx_layer_view l = layer_of(PLX_OP_POOL, &d, &x, 1, &y, 1);
+        char why[256];
+        const char *r = check_of(PLX_OP_POOL, &l, why, sizeof why);
+        cr_assert(r == NULL, "case %d refused: %s", t, r);
+        const void *ins[] = {in};
+        void *outs[] = {out};
+        cr_assert(run_layer(lookup(PLX_OP_POOL), &l, ins, outs), "%s", g_err);
+        /* the float path */
+        for (size_t i = 0; i < nx; i++) {
+            xf[i] = (float)(ld(in, xd, i) - zx) * sx;
+        }
+        plx_tensor_info xfi = x, yfi = y;
+        xfi.dtype = yfi.dtype = PLX_DTYPE_FLOAT32;
+        memset(&xfi.quant, 0, sizeof xfi.quant);
+        memset(&yfi.quant, 0, sizeof yfi.quant);
+        plx_layer_view lf = layer_of(PLX_OP_POOL, &d, &xfi, 1, &yfi, 1);
+        const void *fins[] = {xf};
+        void *fouts[] = {yf};
+        cr_assert(run_layer(lookup(PLX_OP_POOL), &lf, fins, fouts), "%s", g_err);
+        for (int64_t p = 0; p < 2 * c; p++) {
+            for (int64_t oh = 0; oh < o[0]; oh++) {
+                for (int64_t ow = 0; ow < o[1]; ow++) {
+                    int64_t sum = 0, count = 0;
+                    for (int64_t kh = 0; kh < k[0]; kh++) {
+                        for (int64_t kw = 0; kw < k[1]; kw++) {
+                            int64_t ih = oh * s[0] - pb[0] + kh * dl[0],
+                                    iw = ow * s[1] - pb[1] + kw * dl[1];
+                            if (ih >= 0 && ih < hw[0] && iw >= 0 && iw < hw[1]) {
+                                sum += ld(in, xd, (size_t)((p * hw[0] + ih) * hw[1] + iw)) - zx;
+                                count++;
+                            } else if (d.count_include_pad && ih >= -pb[0] &&
+                                       ih < hw[0] + pe[0] && iw >= -pb[1] && iw < hw[1] + pe[1]) {
+                                count++;
+                            }
+                        }
+                    }
+                    size_t yi = (size_t)((p * o[0] + oh) * o[1] + ow);
+                    float mean = count ? (float)((double)sum * sx / (double)count) : 0.0f;
+                    int32_t want = saturate_q(nearbyintf(mean / sy) + (float)zy, yd);
+                    int32_t got = ld(out, yd, yi);
+                    cr_assert(eq(i32, got, want), "case %d plane %lld at (%lld, %lld)", t,
+                              (long long)p, (long long)oh, (long long)ow);
+                    if (count == 0) {
+                        continue; /* the float path's NaN */
+                    }
+                    int32_t fpath = saturate_q(nearbyintf(yf[yi] / sy) + (float)zy, yd);
+                    cr_assert(le(i32, abs(fpath - got), 1), "case %d: float path %d, int8 %d",
+                              t, fpath, got);
+                    off_by_one += fpath != got;
+                    total++;
+                }
+            }
+        }
+    }
+    cr_assert(le(sz, off_by_one * 50, total), "%zu of %zu outputs a step off the float path",
+              off_by_one, total);
+}
+
+/* ---- concat on quantized tensors ---------------------------------------- */
+
+/* What dequantize, a float32 concat and quantize give for byte v. */
+static int32_t dq_q(int32_t v, float sx, int32_t zx, float sy, int32_t zy, plx_dtype yd) {
+    float real = (float)(v - zx) * sx;
+    return saturate_q(nearbyintf(real / sy) + (float)zy, yd);
+}
+
+Test(kernels_quant, concat_requantizes_against_dequantize_quantize) {
+    /* three inputs along axis 1, every value of each dtype: uint8 with
+     * other parameters, int8 with other parameters, and one with Y's own
+     * (copied); small parts (one loop) and large ones (the pool's tasks) */
+    static const int64_t rows[] = {1, 40};
+    for (int t = 0; t < 8; t++) {
+        seed((uint64_t)t + 2500);
+        plx_dtype yd = t % 2 ? PLX_DTYPE_INT8 : PLX_DTYPE_UINT8;
+        int64_t h = rows[t / 4];
+        float sy = 0.002f * (float)rnd_i(1, 60);
+        int32_t zy = (int32_t)rnd_i(qmin(yd), qmax(yd));
+        plx_tensor_info in[3] = {info(PLX_DTYPE_UINT8, SHAPE(2, 1, h, 256)),
+                                 info(PLX_DTYPE_INT8, SHAPE(2, 2, h, 256)),
+                                 info(yd, SHAPE(2, 1, h, 256))};
+        plx_tensor_info y = info(yd, SHAPE(2, 4, h, 256));
+        /* t 2 and 6: input 0's scale half of Y's, where many values fall on
+         * exact half steps (ties to even) */
+        in[0].quant = per_tensor(t % 4 == 2 ? sy * 0.5f : 0.002f * (float)rnd_i(1, 60),
+                                 (int32_t)rnd_i(0, 255));
+        in[1].quant = per_tensor(0.002f * (float)rnd_i(1, 60), (int32_t)rnd_i(-128, 127));
+        in[2].quant = per_tensor(sy, zy);
+        y.quant = per_tensor(sy, zy);
+        static uint8_t a[2 * 40 * 256], b[2 * 2 * 40 * 256], c[2 * 40 * 256],
+            got[2 * 4 * 40 * 256];
+        size_t plane = (size_t)h * 256;
+        for (size_t i = 0; i < 2 * plane; i++) {
+            a[i] = (uint8_t)(i * 7 + 3);
+            c[i] = (uint8_t)(i * 13 + 5);
+        }
+        for (size_t i = 0; i < 4 * plane; i++) {
+            b[i] = (uint8_t)(i * 11 + 1);
+        }
+        plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+        plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, in, 3, &y, 1);
+        char why[256];
+        const char *r = check_of(PLX_OP_CONCAT, &l, why, sizeof why);
+        cr_assert(r == NULL, "refused: %s", r);
+        const void *ins[] = {a, b, c};
+        void *outs[] = {got};
+        cr_assert(run_layer(lookup(PLX_OP_CONCAT), &l, ins, outs), "%s", g_err);
+        for (size_t n = 0; n < 2; n++) {
+            for (size_t ch = 0; ch < 4; ch++) {
+                for (size_t i = 0; i < plane; i++) {
+                    int32_t v = ld(got, yd, (n * 4 + ch) * plane + i), want;
+                    if (ch == 0) {
+                        want = dq_q(a[n * plane + i], in[0].quant.scale, in[0].quant.zero_point,
+                                    sy, zy, yd);
+                    } else if (ch < 3) {
+                        want = dq_q(((const int8_t *)b)[(n * 2 + ch - 1) * plane + i],
+                                    in[1].quant.scale, in[1].quant.zero_point, sy, zy, yd);
+                    } else {
+                        want = ld(c, yd, n * plane + i);
+                    }
+                    cr_assert(eq(i32, v, want), "case %d [%zu,%zu,%zu]", t, n, ch, i);
+                }
+            }
+        }
+    }
+}
+
+Test(kernels_quant, concat_matches_onnx_runtime) {
+    /* ONNX Runtime 1.32.0's com.microsoft QLinearConcat (CPU), axis 1, of
+     * x0 = {0, 1, 2, 3, 127, 128, 254, 255} (uint8, scale 0.1, zero point
+     * 3) and x1 = the same bytes (scale 0.05, zero point 128) into scale
+     * 0.1, zero point 128: x1's half steps round to even. */
+    const uint8_t x[8] = {0, 1, 2, 3, 127, 128, 254, 255};
+    const uint8_t ort0[8] = {125, 126, 127, 128, 252, 253, 255, 255};
+    const uint8_t ort1[8] = {64, 64, 65, 66, 128, 128, 191, 192};
+    plx_tensor_info in[2] = {info(PLX_DTYPE_UINT8, SHAPE(1, 8)),
+                             info(PLX_DTYPE_UINT8, SHAPE(1, 8))};
+    plx_tensor_info y = info(PLX_DTYPE_UINT8, SHAPE(1, 16));
+    in[0].quant = per_tensor(0.1f, 3);
+    in[1].quant = per_tensor(0.05f, 128);
+    y.quant = per_tensor(0.1f, 128);
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
+    plx_layer_view l = layer_of(PLX_OP_CONCAT, &d, in, 2, &y, 1);
+    uint8_t got[16];
+    const void *ins[] = {x, x};
+    void *outs[] = {got};
+    cr_assert(run_layer(lookup(PLX_OP_CONCAT), &l, ins, outs), "%s", g_err);
+    for (int i = 0; i < 8; i++) {
+        cr_assert(eq(u8, got[i], ort0[i]), "x0 [%d]", i);
+        cr_assert(eq(u8, got[8 + i], ort1[i]), "x1 [%d]", i);
     }
 }

@@ -422,6 +422,80 @@ Test(pool3d, max_average_lp) {
     pool_case(t, PLX_POOL_MAX, false, 2, true, 98);
 }
 
+/* An int8 average pool in 3-D (uint8 in, int8 out, their own parameters):
+ * the exact sum of x - zx over the taps inside X, the taps counted as the
+ * float pool counts them, the mean rounded once into Y's parameters. */
+Test(pool3d, quantized_average) {
+    for (uint32_t t = 0; t < 2; t++) {
+        seed(120 + t);
+        geom g = G3(1, 3, 3, 3, 5, 6, 7, 3, 2, 3);
+        g.s[0] = 2, g.s[2] = 2, g.pb[0] = 1, g.pe[1] = 1, g.pb[2] = 1, g.d[1] = 2;
+        g.ceil_mode = t == 1;
+        derive(&g);
+        plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+        for (int i = 0; i < 3; i++) {
+            d.kernel[i] = g.k[i];
+            d.strides[i] = g.s[i];
+            d.dilations[i] = g.d[i];
+            d.pads_begin[i] = g.pb[i];
+            d.pads_end[i] = g.pe[i];
+        }
+        d.ceil_mode = g.ceil_mode;
+        d.count_include_pad = t == 1;
+        plx_tensor_info xi = nd_info(g.n, g.c, g.in, 3), yi = nd_info(g.n, g.c, g.out, 3);
+        xi.dtype = PLX_DTYPE_UINT8;
+        xi.quant.kind = PLX_QUANT_PER_TENSOR;
+        xi.quant.scale = 0.05f;
+        xi.quant.zero_point = 100;
+        yi.dtype = PLX_DTYPE_INT8;
+        yi.quant.kind = PLX_QUANT_PER_TENSOR;
+        yi.quant.scale = 0.02f;
+        yi.quant.zero_point = -10;
+        size_t nx = numel(&xi), ny = numel(&yi);
+        uint8_t *x = malloc(nx);
+        int8_t *y = calloc(ny, 1);
+        cr_assert(x != NULL && y != NULL);
+        for (size_t i = 0; i < nx; i++) {
+            x[i] = (uint8_t)rnd_i(0, 255);
+        }
+        plx_layer_view l = layer_of(PLX_OP_POOL, &d, &xi, 1, &yi, 1);
+        char why[256];
+        cr_assert(zero(ptr, (void *)plxk_check_pool(&l, why, sizeof why)), "refused: %s", why);
+        cr_assert(run_layer(plxk_run_pool, &l, (const void *const[]){x}, (void *const[]){y}),
+                  "%s", g_err);
+        int64_t plane = prod(g.out, 3), inplane = prod(g.in, 3), taps = prod(g.k, 3);
+        for (int64_t nc = 0; nc < g.c; nc++) {
+            for (int64_t o = 0; o < plane; o++) {
+                int64_t oi[3], ti[3], sum = 0, count = 0;
+                unflat(o, g.out, 3, oi);
+                for (int64_t k = 0; k < taps; k++) {
+                    unflat(k, g.k, 3, ti);
+                    int64_t at = 0;
+                    bool inside = true, in_pad = true;
+                    for (int i = 0; i < 3; i++) {
+                        int64_t q = oi[i] * g.s[i] - g.pad[i] + ti[i] * g.d[i];
+                        inside = inside && q >= 0 && q < g.in[i];
+                        in_pad = in_pad && q >= -g.pad[i] && q < g.in[i] + g.pad_end[i];
+                        at = at * g.in[i] + q;
+                    }
+                    if (inside) {
+                        sum += (int64_t)x[nc * inplane + at] - 100;
+                        count++;
+                    } else if (d.count_include_pad && in_pad) {
+                        count++;
+                    }
+                }
+                float mean = count ? (float)((double)sum * 0.05f / (double)count) : 0.0f;
+                double r = (double)nearbyintf(mean / 0.02f) - 10.0;
+                r = r < -128.0 ? -128.0 : r > 127.0 ? 127.0 : r;
+                cr_assert(eq(i8, y[nc * plane + o], (int8_t)r), "case %u channel %lld output %lld",
+                          t, (long long)nc, (long long)o);
+            }
+        }
+        free(x), free(y);
+    }
+}
+
 /* What cpu_ref does not run in 3-D: column-major Indices (ONNX's
  * storage_order, a 2-D notion), and int8 convolutions, which stay on the
  * float path (their kernel is 1-D and 2-D). */

@@ -752,9 +752,21 @@ typedef struct plx_quantize_desc {
  * (float)acc * (sx * sw[c] / sy). Padding of a quantized conv is zx (the
  * real value 0).
  *
- * global_pool average on int8/uint8 X with per-tensor parameters is the
- * mean of the real values, requantized into Y's (preset by the builder);
- * max pooling of int8/uint8 keeps X's parameters.
+ * global_pool average and pool average on int8/uint8 X with per-tensor
+ * parameters are the mean of the real values (a pool's taps counted as in
+ * float32), requantized into Y's (preset by the builder; Y's dtype may
+ * differ from X's): Y = saturate(round_half_even((float)(sum (x - zx) *
+ * sx / count) / sy) + zy), the sum exact and the mean rounded once to
+ * float32; a window with no tap counted gives zy. Max pooling of
+ * int8/uint8 keeps X's parameters.
+ *
+ * concat on quantized tensors: every input int8 or uint8 with per-tensor
+ * parameters (dtypes may mix) and Y int8 or uint8 with per-tensor
+ * parameters that the builder sets, some input's dtype or parameters not
+ * Y's: an input with Y's is copied, every other requantized value by value,
+ * y = saturate(round_half_even((float)(x - zx) * sx / sy) + zy) in
+ * float32, what dequantize, a float concat and quantize give (and ONNX
+ * Runtime's QLinearConcat). Such a concat computes: it never runs in place.
  *
  * binary add, sub and mul also compute on quantized tensors when A, B and
  * Y are all int8/uint8 with per-tensor parameters (the builder sets Y's):

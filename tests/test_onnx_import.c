@@ -1067,6 +1067,62 @@ Test(onnx_import, unique_of_known_values) {
                  (const int64_t[]){0, 1, 0, 2, 1}, (const int64_t[]){2, 2, 1});
 }
 
+/* NonMaxSuppression of values known at import (here constants): per class
+ * the best boxes first (a tie to the lower index), a box overlapping a kept
+ * one by IoU above the threshold dropped (flipped corners, a box without
+ * area never suppressing), scores at or below score_threshold left out,
+ * at most max_output_boxes_per_class; and centre-size boxes. Boxes from a
+ * graph input are needed at import (reported). */
+static void check_nms(bool centers, const float *boxes, int64_t nb, const float *scores,
+                      int64_t nc, const char *ins, const int64_t *want, int64_t rows) {
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_init_f32(g, "b", OB_DIMS(1, nb, 4), boxes, false);
+    ob_init_f32(g, "s", OB_DIMS(1, nc, nb), scores, false);
+    ob_init_i64(g, "m", OB_DIMS(1), (const int64_t[]){centers ? 10 : 3}, false);
+    ob_init_f32(g, "i", OB_DIMS(1), (const float[]){centers ? 0.4f : 0.5f}, false);
+    ob_init_f32(g, "t", OB_DIMS(1), (const float[]){0.15f}, false);
+    ob_output(g, "y", OB_INT64, NULL);
+    ob_node *n = ob_node_add(g, "NonMaxSuppression", "nms", ins, "y");
+    ob_attr_i(n, "center_point_box", centers);
+    plx_onnx_model *model = import_ok(m, NULL);
+    const plx_onnx_io *y = plx_onnx_model_output(model, 0);
+    expect_dims(&y->info, (const int64_t[]){rows, 3}, 2, "y");
+    int64_t got[30];
+    void *outs[] = {got};
+    run_once(model, NULL, outs);
+    for (int64_t i = 0; i < 3 * rows; i++) {
+        cr_expect(eq(i64, got[i], want[i]), "y element %lld", (long long)i);
+    }
+    destroy_model(&model);
+}
+
+Test(onnx_import, nms_of_known_values) {
+    const float boxes[] = {0, 0, 1, 1,     0.1f, 0.1f, 1.1f, 1.1f, 1, 1, 0, 0.05f,
+                           2, 2, 3, 3,     2.2f, 2, 3.2f, 3,       0, 0, 0, 0};
+    const float scores[] = {0.9f, 0.8f, 0.9f, 0.7f, 0.75f, 0.95f,
+                            0.1f, 0.6f, 0.3f, 0.2f, 0.6f, 0.05f};
+    /* as ONNX's reference implementation gives it */
+    check_nms(false, boxes, 6, scores, 2, "b,s,m,i,t",
+              (const int64_t[]){0, 0, 5, 0, 0, 0, 0, 0, 4, 0, 1, 1, 0, 1, 4}, 5);
+    const float centers[] = {0.5f, 0.5f, 1, 1, 0.6f, 0.6f, 1, 1, 2.5f, 2.5f, 1, 1};
+    check_nms(true, centers, 3, (const float[]){0.9f, 0.95f, 0.5f}, 1, "b,s,m,i",
+              (const int64_t[]){0, 0, 1, 0, 0, 2}, 2);
+    /* without max_output_boxes_per_class nothing is selected */
+    check_nms(false, boxes, 6, scores, 2, "b,s", (const int64_t[]){0}, 0);
+
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "boxes", OB_FLOAT, "1,2,4");
+    ob_init_f32(g, "s", OB_DIMS(1, 1, 2), (const float[]){0.5f, 0.6f}, false);
+    ob_init_i64(g, "m", OB_DIMS(1), (const int64_t[]){1}, false);
+    ob_output(g, "y", OB_INT64, NULL);
+    ob_node_add(g, "NonMaxSuppression", "nms", "boxes,s,m", "y");
+    IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "node 'nms' (NonMaxSuppression",
+                 "input 0 (boxes, whose values decide the output's shape) must be known at "
+                 "import");
+}
+
 /* A loop in a loop: the cap on unrolled body nodes counts the inner
  * loop's iterations of every outer one (300 x 300 > 65,536). */
 Test(onnx_import, nested_loops_share_the_unroll_cap) {

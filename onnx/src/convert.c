@@ -77,6 +77,7 @@ static const struct {
     {"MelWeightMatrix", onnxi_conv_mel_weight_matrix, 17},
     {"Min", onnxi_conv_variadic, 1}, {"Mish", onnxi_conv_activation, 18},
     {"Mod", onnxi_conv_binary, 10}, {"Mul", onnxi_conv_binary, 1}, {"Neg", onnxi_conv_unary, 1},
+    {"NonMaxSuppression", onnxi_conv_nms, 10},
     {"NonZero", onnxi_conv_nonzero, 9}, {"Not", onnxi_conv_unary, 1},
     {"OneHot", onnxi_conv_one_hot, 9},
     {"Or", onnxi_conv_binary, 1}, {"PRelu", onnxi_conv_binary, 1},

@@ -1,5 +1,5 @@
 /* Operators whose output's shape depends on their input's values: NonZero,
- * Compress and Unique. Backends see static shapes only, so what decides the shape
+ * Compress, Unique and NonMaxSuppression. Backends see static shapes only, so what decides the shape
  * must be known at import: a constant, or a value a dynamic model
  * specialises on (a valued input, or a tensor a probe computes, see
  * plexus/dynamic.h). The values needed are reported with
@@ -293,4 +293,183 @@ plx_status onnxi_conv_unique(onnxi_ctx *c, onnxi_node *n) {
     free(inverse);
     free(counts);
     return st;
+}
+
+/* ---- NonMaxSuppression ---------------------------------------------------- */
+
+/* Box k's extent along one axis, [lo, hi], as float32 like the operator's
+ * data: corners in either order (center_point_box 0: y1, x1, y2, x2), or
+ * a centre and a size (1: x, y, width, height). axis 0 is y, 1 is x. */
+static void nms_extent(const onnxi_value *boxes, size_t k, bool centers, int axis, float *lo,
+                       float *hi) {
+    if (centers) {
+        float c = (float)onnxi_const_f64(boxes, 4 * k + (axis == 0 ? 1 : 0));
+        float half = (float)onnxi_const_f64(boxes, 4 * k + (axis == 0 ? 3 : 2)) / 2.0f;
+        *lo = c - half;
+        *hi = c + half;
+        return;
+    }
+    float a = (float)onnxi_const_f64(boxes, 4 * k + (size_t)axis);
+    float b = (float)onnxi_const_f64(boxes, 4 * k + 2 + (size_t)axis);
+    *lo = a < b ? a : b;
+    *hi = a < b ? b : a;
+}
+
+/* Whether boxes a and b (flat box indices) overlap by more than `iou`:
+ * intersection over union in float32, boxes without area never
+ * suppressing. */
+static bool nms_suppresses(const onnxi_value *boxes, size_t a, size_t b, bool centers,
+                           float iou) {
+    float lo[2][2], hi[2][2], inter[2];
+    for (int axis = 0; axis < 2; axis++) {
+        nms_extent(boxes, a, centers, axis, &lo[0][axis], &hi[0][axis]);
+        nms_extent(boxes, b, centers, axis, &lo[1][axis], &hi[1][axis]);
+        float from = lo[0][axis] > lo[1][axis] ? lo[0][axis] : lo[1][axis];
+        float to = hi[0][axis] < hi[1][axis] ? hi[0][axis] : hi[1][axis];
+        if (!(to > from)) {
+            return false;
+        }
+        inter[axis] = to - from;
+    }
+    float area_i = inter[0] * inter[1];
+    float area_a = (hi[0][0] - lo[0][0]) * (hi[0][1] - lo[0][1]);
+    float area_b = (hi[1][0] - lo[1][0]) * (hi[1][1] - lo[1][1]);
+    float area_u = area_a + area_b - area_i;
+    if (!(area_i > 0.0f) || !(area_a > 0.0f) || !(area_b > 0.0f) || !(area_u > 0.0f)) {
+        return false;
+    }
+    return area_i / area_u > iou;
+}
+
+typedef struct nms_candidate {
+    float score;
+    size_t box;
+} nms_candidate;
+
+/* Higher scores first; among equal scores the lower box index. */
+static int nms_order(const void *pa, const void *pb) {
+    const nms_candidate *a = pa, *b = pb;
+    if (a->score != b->score) {
+        return a->score > b->score ? -1 : 1;
+    }
+    return a->box < b->box ? -1 : a->box > b->box;
+}
+
+/* NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max_output_boxes_
+ * per_class, iou_threshold, score_threshold): per batch and class, the
+ * boxes scoring above score_threshold (when given), best first, each kept
+ * unless it overlaps a kept one by more than iou_threshold, at most
+ * max_output_boxes_per_class (0 when absent) of them: int64 [count, 3]
+ * rows of (batch, class, box). Computed here from the inputs' values:
+ * how many boxes survive decides the output's shape. */
+plx_status onnxi_conv_nms(onnxi_ctx *c, onnxi_node *n) {
+    plx_status st = onnxi_need_inputs(c, n, 2);
+    static const char *const roles[5] = {
+        "boxes, whose values decide the output's shape", "scores, likewise",
+        "max_output_boxes_per_class", "iou_threshold", "score_threshold"};
+    for (size_t i = 0; !st && i < 5; i++) {
+        st = onnxi_has_in(n, i) ? onnxi_need_const(n, i, roles[i]) : NULL;
+    }
+    if (st) {
+        return st;
+    }
+    const onnxi_value *boxes = n->in[0], *scores = n->in[1];
+    const plx_tensor_info *bi = &boxes->info, *si = &scores->info;
+    if (bi->rank != 3 || bi->dims[2] != 4 || si->rank != 3 || si->dims[0] != bi->dims[0] ||
+        si->dims[2] != bi->dims[1]) {
+        return onnxi_invalid(c, n, "boxes must be [batches, boxes, 4] and scores [batches, "
+                             "classes, boxes]");
+    }
+    int64_t center = onnxi_attr_i(n, "center_point_box", 0);
+    if (center != 0 && center != 1) {
+        return onnxi_invalid(c, n, "center_point_box %lld must be 0 or 1", (long long)center);
+    }
+    int64_t max_per_class = 0;
+    float iou = 0.0f, min_score = 0.0f;
+    bool thresholded = false;
+    for (size_t i = 2; i < 5; i++) {
+        const onnxi_value *v = onnxi_has_in(n, i) ? n->in[i] : NULL;
+        if (!v || onnxi_elem_count(&v->info) == 0) {
+            continue;
+        }
+        if (onnxi_elem_count(&v->info) != 1) {
+            return onnxi_invalid(c, n, "input %zu (%s) must hold one value", i, roles[i]);
+        }
+        double d = onnxi_const_f64(v, 0);
+        if (i == 2) {
+            max_per_class = d > 0 ? (int64_t)d : 0;
+        } else if (i == 3) {
+            iou = (float)d;
+        } else {
+            min_score = (float)d;
+            thresholded = true;
+        }
+    }
+    size_t batches = (size_t)bi->dims[0], classes = (size_t)si->dims[1],
+           count = (size_t)bi->dims[1];
+    nms_candidate *cand = malloc((count ? count : 1) * sizeof *cand);
+    size_t *kept = malloc((count ? count : 1) * sizeof *kept);
+    size_t rows = 0, cap = 0;
+    int64_t *out = NULL;
+    if (!cand || !kept) {
+        st = plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
+    }
+    for (size_t b = 0; !st && b < batches; b++) {
+        for (size_t k = 0; !st && k < classes; k++) {
+            size_t m = 0, nk = 0;
+            for (size_t j = 0; j < count; j++) {
+                float s = (float)onnxi_const_f64(scores, (b * classes + k) * count + j);
+                if (!thresholded || s > min_score) {
+                    cand[m++] = (nms_candidate){s, j};
+                }
+            }
+            qsort(cand, m, sizeof *cand, nms_order);
+            for (size_t j = 0; j < m && (int64_t)nk < max_per_class; j++) {
+                bool keep = true;
+                for (size_t q = 0; keep && q < nk; q++) {
+                    keep = !nms_suppresses(boxes, b * count + cand[j].box, b * count + kept[q],
+                                           center == 1, iou);
+                }
+                if (!keep) {
+                    continue;
+                }
+                kept[nk++] = cand[j].box;
+                if (rows == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    int64_t *grown = realloc(out, cap * 3 * sizeof *out);
+                    if (!grown) {
+                        st = plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", c->file);
+                        break;
+                    }
+                    out = grown;
+                }
+                out[3 * rows] = (int64_t)b;
+                out[3 * rows + 1] = (int64_t)k;
+                out[3 * rows + 2] = (int64_t)cand[j].box;
+                rows++;
+            }
+        }
+    }
+    free(cand);
+    free(kept);
+    plx_tensor_info info;
+    memset(&info, 0, sizeof info);
+    info.dtype = PLX_DTYPE_INT64;
+    info.rank = 2;
+    info.dims[0] = (int64_t)rows;
+    info.dims[1] = 3;
+    int64_t *data = NULL;
+    if (!st) {
+        st = onnxi_alloc_const(c, n, &info, (void **)&data);
+    }
+    if (!st && rows) {
+        memcpy(data, out, rows * 3 * sizeof *out);
+    }
+    free(out);
+    if (st) {
+        return st;
+    }
+    onnxi_value *v = NULL;
+    st = onnxi_const_take(c, &info, data, &v);
+    return st ? st : onnxi_bind_out(c, n, 0, v);
 }

@@ -288,6 +288,7 @@ plx_status onnxi_conv_rnn(onnxi_ctx *c, onnxi_node *n);
 
 /* convert_select.c */
 plx_status onnxi_conv_nonzero(onnxi_ctx *c, onnxi_node *n);
+plx_status onnxi_conv_nms(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_compress(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_unique(onnxi_ctx *c, onnxi_node *n);
 

@@ -150,6 +150,21 @@ bool plxk_float_range(plxk_isa isa, const float *x, size_t n, float *lo, float *
     return true;
 }
 
+bool plxk_table8(plxk_isa isa, const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+#if defined(__GNUC__) && defined(PLXK_GEMM_X86)
+    if (impl->table8_vbmi && __builtin_cpu_supports("avx512vbmi")) {
+        impl->table8_vbmi(table, x, y, n);
+        return true;
+    }
+#endif
+    impl->table8(table, x, y, n);
+    return true;
+}
+
 bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, float scale,
                       int32_t zp) {
     const plxk_gemm_impl *impl = impl_of(isa);

@@ -531,4 +531,8 @@ const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .requantize8 = PLXK_ISA_SYMBOL(plxk_requantize8_),
     .max_pool_plane = PLXK_ISA_SYMBOL(plxk_max_pool_plane_),
     .float_range = PLXK_ISA_SYMBOL(plxk_float_range_),
+    .table8 = PLXK_ISA_SYMBOL(plxk_table8_),
+#if defined(PLXK_GEMM_ISA_AVX512)
+    .table8_vbmi = plxk_table8_vbmi_avx512,
+#endif
 };

@@ -74,6 +74,10 @@ typedef struct plxk_gemm_impl {
                         void *y, size_t n);
     void (*max_pool_plane)(plx_dtype dt, const plx_window_geom *g, const void *x, void *y);
     bool (*float_range)(const float *x, size_t n, float *lo, float *hi);
+    /* plxk_table8: the plain loop, and (AVX-512 builds, else NULL) the
+     * VBMI one, for CPUs that have that extension. */
+    void (*table8)(const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n);
+    void (*table8_vbmi)(const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n);
 } plxk_gemm_impl;
 
 #if defined(PLXK_ISA_SUFFIX)
@@ -94,6 +98,10 @@ void PLXK_ISA_SYMBOL(plxk_requantize8_)(bool u8, const float *acc, int32_t bias,
 void PLXK_ISA_SYMBOL(plxk_max_pool_plane_)(plx_dtype dt, const plx_window_geom *g, const void *x,
                                            void *y);
 bool PLXK_ISA_SYMBOL(plxk_float_range_)(const float *x, size_t n, float *lo, float *hi);
+void PLXK_ISA_SYMBOL(plxk_table8_)(const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n);
+#if defined(PLXK_GEMM_ISA_AVX512)
+void plxk_table8_vbmi_avx512(const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n);
+#endif
 #endif
 
 /* The fused activation of g (gemm.h) on one value. */

@@ -669,6 +669,24 @@ static int64_t gather_index(plx_dtype t, const void *p, size_t j) {
     }
 }
 
+/* A byte table's lookups in chunks of TABLE_CHUNK values, a task each on
+ * the pool (plxk_table8, qmap.h). */
+enum { TABLE_CHUNK = 64 * 1024 };
+
+typedef struct table_job {
+    const uint8_t *table, *x;
+    uint8_t *y;
+    size_t n;
+    plxk_isa isa;
+} table_job;
+
+static void table_chunk(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const table_job *j = ctx;
+    size_t at = task * TABLE_CHUNK, len = j->n - at < TABLE_CHUNK ? j->n - at : TABLE_CHUNK;
+    (void)plxk_table8(j->isa, j->table, j->x + at, j->y + at, len); /* the variant was checked */
+}
+
 bool plxk_run_gather(const plxk_kernel_args *args) {
     RUN_CHECK(gather, args);
     const plx_layer_view *layer = args->layer;
@@ -682,11 +700,14 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
     if (bytes && dim == 256 && outer == 1 && row == 1) {
         /* a table of 256 bytes looked up by 8-bit values: every index is
          * in range, and an int8's raw byte is its index from the end */
-        const uint8_t *t = args->inputs[0], *in = args->inputs[1];
-        uint8_t *out = args->outputs[0];
-        for (size_t j = 0; j < ni; j++) {
-            out[j] = t[in[j]];
+        table_job job = {args->inputs[0], args->inputs[1], args->outputs[0], ni,
+                         plxk_isa_of(args->compute)};
+        if (!plxk_isa_supported(job.isa)) {
+            return plxk_fail(args, "gather: the %s variant does not run on this CPU",
+                             plxk_isa_name(job.isa));
         }
+        plxk_pool_run(plxk_pool_of(args->compute), (ni + TABLE_CHUNK - 1) / TABLE_CHUNK,
+                      (double)ni / 8.0, table_chunk, &job);
         return true;
     }
     /* validate every index before writing anything */

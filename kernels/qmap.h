@@ -47,6 +47,11 @@ bool plxk_quantize8(plxk_isa isa, bool u8, const float *x, void *y, size_t n, fl
 bool plxk_float_range(plxk_isa isa, const float *x, size_t n, float *lo, float *hi,
                       bool *finite);
 
+/* y[i] = table[x[i]] for i < n: a lookup of 8-bit values in a table of
+ * 256 bytes (the optimiser's 8-bit tables, core/src/rewrite.c), 64 at a
+ * time with AVX-512 VBMI's byte permutes where the CPU has them. */
+bool plxk_table8(plxk_isa isa, const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n);
+
 /* ONNX DequantizeLinear of uint8 (u8) or int8 x[0..n): (x - zp) scale. */
 bool plxk_dequantize8(plxk_isa isa, bool u8, const void *x, float *y, size_t n, float scale,
                       int32_t zp);

@@ -4,6 +4,10 @@
 
 #include "gemm_kernel.h"
 
+#if defined(PLXK_GEMM_ISA_AVX512)
+#include <immintrin.h>
+#endif
+
 /* plxk_round_even_small of kernels_compute.h: v + 1.5 2^23 - 1.5 2^23
  * rounds |v| < 2^22 to an integer, half to even, in the default rounding
  * mode. */
@@ -264,3 +268,37 @@ bool PLXK_ISA_SYMBOL(plxk_float_range_)(const float *restrict x, size_t n, float
     *hi = b;
     return nan == 0.0f;
 }
+
+/* plxk_table8's plain loop. */
+void PLXK_ISA_SYMBOL(plxk_table8_)(const uint8_t *restrict table, const uint8_t *restrict x,
+                                   uint8_t *restrict y, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        y[i] = table[x[i]];
+    }
+}
+
+#if defined(PLXK_GEMM_ISA_AVX512)
+/* plxk_table8 with AVX-512 VBMI (gemm.c checks the CPU has it): vpermi2b
+ * looks 64 indices up in 128 bytes at once (an index's bit 6 picks one of
+ * two 64-byte registers, bits 0 to 5 the byte), so the low and the high
+ * half of the table give two candidates, and bit 7 picks between them. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
+plxk_table8_vbmi_avx512(const uint8_t *table, const uint8_t *x, uint8_t *y, size_t n) {
+    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i ix = _mm512_loadu_si512(x + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, ix, t1);
+        __m512i hi = _mm512_permutex2var_epi8(t2, ix, t3);
+        _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(ix), lo, hi));
+    }
+    if (i < n) {
+        __mmask64 m = _cvtu64_mask64(~0ULL >> (64 - (n - i)));
+        __m512i ix = _mm512_maskz_loadu_epi8(m, x + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, ix, t1);
+        __m512i hi = _mm512_permutex2var_epi8(t2, ix, t3);
+        _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(ix), lo, hi));
+    }
+}
+#endif

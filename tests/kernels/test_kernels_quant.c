@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "qmap.h"
 #include <plexus/window.h>
 
 #define KT_LAYER_NAME "Q1"
@@ -624,6 +625,28 @@ Test(kernels_quant, dynamic_quantize_long_inputs) {
             uint8_t zp;
             dyn_quant(x, N, y, &scale, &zp, false);
             cr_assert(strstr(g_err, "NaN or infinity") != NULL, "%s", g_err);
+        }
+    }
+}
+
+/* plxk_table8 (the 8-bit tables' lookup; VBMI permutes on AVX-512 CPUs
+ * that have them): every length around the 64-byte blocks, against the
+ * plain lookup, the bytes past n untouched. */
+Test(kernels_quant, table_lookup_every_length) {
+    static uint8_t table[256], x[70001], y[70001 + 64];
+    seed(31);
+    for (int i = 0; i < 256; i++) table[i] = (uint8_t)rnd_i(0, 255);
+    for (size_t i = 0; i < sizeof x; i++) x[i] = (uint8_t)rnd_i(0, 255);
+    const size_t lengths[] = {0, 1, 63, 64, 65, 127, 128, 1000, 70001};
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        size_t n = lengths[k];
+        memset(y, 0xA5, sizeof y);
+        cr_assert(plxk_table8(test_compute()->isa, table, x, y, n));
+        for (size_t i = 0; i < n; i++) {
+            cr_assert(eq(u8, y[i], table[x[i]]), "n %zu element %zu", n, i);
+        }
+        for (size_t i = n; i < n + 64 && i < sizeof y; i++) {
+            cr_assert(eq(u8, y[i], 0xA5), "n %zu: byte %zu past the end written", n, i);
         }
     }
 }

@@ -323,6 +323,14 @@ static const struct {
     ENTRY(PLX_OP_TILE, tile),
     ENTRY(PLX_OP_ARG_REDUCE, arg_reduce),
     ENTRY(PLX_OP_INSTANCE_NORM, instance_norm),
+    ENTRY(PLX_OP_GATHER_ELEMENTS, gather_elements),
+    ENTRY(PLX_OP_SCATTER_ELEMENTS, scatter_elements),
+    ENTRY(PLX_OP_GATHER_ND, gather_nd),
+    ENTRY(PLX_OP_SCATTER_ND, scatter_nd),
+    ENTRY(PLX_OP_TRILU, trilu),
+    ENTRY(PLX_OP_ONE_HOT, one_hot),
+    ENTRY(PLX_OP_HARDMAX, hardmax),
+    ENTRY(PLX_OP_CUM_SUM, cum_sum),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

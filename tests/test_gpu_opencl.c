@@ -543,6 +543,76 @@ Test(gpu_opencl, chain_runs_on_the_device) {
     plx_runtime_destroy(&rt);
 }
 
+/* Indices read at run time (docs/gpu_opencl.md): gather_elements runs on
+ * gpu_opencl with its indices a network input; an index out of range fails
+ * the execution with an error naming the layer, the index and its element,
+ * and the next run with good indices succeeds again. */
+Test(gpu_opencl, index_out_of_range_is_an_execution_error) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = vec(), ii;
+    xi.dims[0] = 4;
+    xi.dims[1] = 3;
+    memset(&ii, 0, sizeof ii);
+    ii.dtype = PLX_DTYPE_INT64;
+    ii.rank = 2;
+    ii.dims[0] = 2;
+    ii.dims[1] = 3;
+    plx_axis_desc ad = PLX_AXIS_DESC_INIT(0);
+    plx_layer_id x, ind, g, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_input(n, "ind", 1, &ii, &ind));
+    OK(plx_network_add_layer(n, "ge", PLX_OP_GATHER_ELEMENTS, &ad, 2, 1, &g));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, g, 0));
+    OK(plx_network_connect(n, ind, 0, g, 1));
+    OK(plx_network_connect(n, g, 0, y, 0));
+    const char *ids[] = {"gpu_opencl"};
+    load_cfg cfg = {ids, 1, false, false, false, false};
+    bool named;
+    cr_assert(eq(sz, layers_on(rt, n, &cfg, "gpu_opencl", "ge", &named), 4));
+    cr_assert(named, "gather_elements is not on gpu_opencl");
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    float xv[12], yv[6];
+    for (int i = 0; i < 12; i++) {
+        xv[i] = (float)i;
+    }
+    int64_t good[6] = {3, 0, -1, 1, 2, -4}, bad[6] = {3, 0, -1, 1, 7, -4};
+    for (int round = 0; round < 3; round++) {
+        plx_tensor_binding in[] = {{0, xv, sizeof xv, 0},
+                                   {1, round == 1 ? bad : good, sizeof good, 0}};
+        plx_tensor_binding out = {0, yv, sizeof yv, 0};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = in;
+        a.input_count = 2;
+        a.outputs = &out;
+        a.output_count = 1;
+        plx_status st = plx_loaded_network_execute_with(ln, NULL, &a);
+        if (round == 1) {
+            cr_assert(not(zero(ptr, (void *)st)), "an index out of range was not reported");
+            const char *msg = plx_status_get_message(st);
+            cr_assert(eq(int, plx_status_get_code(st), PLX_INVALID_ARGUMENT), "%s", msg);
+            cr_assert(strstr(msg, "layer 'ge' (gather_elements): index 7 (indices element 4) "
+                                  "is out of range") != NULL, "%s", msg);
+            plx_status_free(st);
+            continue;
+        }
+        cr_assert(zero(ptr, (void *)st), "%s", st ? plx_status_get_message(st) : "");
+        /* y[i][j] = x[good[i][j] mod 4][j] */
+        const float want[6] = {9, 1, 11, 3, 7, 2};
+        for (int i = 0; i < 6; i++) {
+            cr_assert(eq(flt, yv[i], want[i]), "y[%d] = %g, expected %g", i, (double)yv[i],
+                      (double)want[i]);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
 /* R-18 (1), R-19 (3): a layer gpu_opencl refuses (topk) falls back to
  * cpu_ref with the refusal kept, copies (or, with import, an import layer
  * into gpu_opencl) are inserted, and the result is cpu_ref's. */

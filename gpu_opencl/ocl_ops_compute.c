@@ -418,10 +418,23 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
         return why;
     }
     const plx_pool_desc *desc = l->desc;
-    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE) {
+    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE &&
+        desc->kind != PLX_POOL_LP) {
         return ocl_refuse(buf, size, "gpu_opencl: pool: kind %d is not implemented", (int)desc->kind);
     }
-    if ((why = ocl_require_f32(l, buf, size))) {
+    if (desc->kind == PLX_POOL_LP && (desc->p < 1 || desc->p > 65536)) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: lp pooling needs p in [1, 65536], got %lld",
+                          (long long)desc->p);
+    }
+    if (l->output_count > 1) {
+        const plx_tensor_info *ind = &l->outputs[1];
+        if (desc->kind != PLX_POOL_MAX || ind->dtype != PLX_DTYPE_INT64 ||
+            !ocl_same_dims(ind, &l->outputs[0]) || l->inputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+            l->outputs[0].dtype != PLX_DTYPE_FLOAT32) {
+            return ocl_refuse(buf, size, "gpu_opencl: pool: Indices come with float32 max pools "
+                              "only, int64 of Y's shape");
+        }
+    } else if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
     char msg[224];
@@ -430,8 +443,8 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
 
 const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
-    if (l->output_count != 1) {
-        return ocl_refuse(buf, size, "gpu_opencl: pool: the Indices output is not implemented");
+    if (l->output_count > 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: %u outputs", l->output_count);
     }
     plx_window_geom g;
     return pool_geom(l, &g, buf, size);
@@ -447,8 +460,10 @@ bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
     if (n == 0) {
         return true;
     }
+    bool with_indices = l->output_count > 1;
     ocl_launch *k;
-    if (!ocl_kernel_1d(plan, dev, "pool2d_f32", n, &k, err, size)) {
+    if (!ocl_kernel_1d(plan, dev, with_indices ? "max_pool2d_indices_f32" : "pool2d_f32", n, &k,
+                       err, size)) {
         return false;
     }
     int64_t v[16] = {g.n,    g.c,    g.in[0], g.in[1], g.out[0], g.out[1], g.k[0],  g.k[1],
@@ -459,9 +474,16 @@ bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
     }
     ocl_arg_input(k, 0);
     ocl_arg_output(k, 0);
+    if (with_indices) {
+        ocl_arg_output(k, 1);
+        ocl_arg_value(k, &geom, sizeof geom);
+        ocl_arg_int(k, desc->indices_column_major ? 1 : 0);
+        return true;
+    }
     ocl_arg_value(k, &geom, sizeof geom);
-    ocl_arg_int(k, desc->kind == PLX_POOL_MAX ? 1 : 0);
+    ocl_arg_int(k, desc->kind == PLX_POOL_MAX ? 0 : desc->kind == PLX_POOL_AVERAGE ? 1 : 2);
     ocl_arg_int(k, desc->count_include_pad ? 1 : 0);
+    ocl_arg_int(k, (int32_t)(desc->kind == PLX_POOL_LP ? desc->p : 1));
     return true;
 }
 
@@ -511,9 +533,14 @@ const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l
         return why;
     }
     const plx_global_pool_desc *desc = l->desc;
-    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE) {
+    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE &&
+        desc->kind != PLX_POOL_LP) {
         return ocl_refuse(buf, size, "gpu_opencl: global_pool: kind %d is not implemented",
                           (int)desc->kind);
+    }
+    if (desc->kind == PLX_POOL_LP && desc->p != 1 && desc->p != 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: global_pool: lp with p %lld is not implemented "
+                          "(1 or 2)", (long long)desc->p);
     }
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
@@ -542,8 +569,11 @@ bool ocl_prepare_global_pool(const ocl_device *dev, const plx_layer_view *l, ocl
     kept.st[0][0] = inner;
     red.dims[0] = inner;
     red.st[0][0] = 1;
-    return reduce_launch(dev, plan, desc->kind == PLX_POOL_MAX ? PLX_REDUCE_MAX : PLX_REDUCE_MEAN,
-                         &kept, &red, err, size);
+    int func = desc->kind == PLX_POOL_MAX       ? PLX_REDUCE_MAX
+               : desc->kind == PLX_POOL_AVERAGE ? PLX_REDUCE_MEAN
+               : desc->p == 1                   ? PLX_REDUCE_L1
+                                                : PLX_REDUCE_L2; /* lp: sum |x|, sqrt(sum x^2) */
+    return reduce_launch(dev, plan, func, &kept, &red, err, size);
 }
 
 /* ---- batch_norm, layer_norm, instance_norm ------------------------------ */

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1891,15 +1892,14 @@ Test(ocl_ops, refusals) {
 Test(ocl_ops, new_function_values_refused) {
     need_device();
     tcase t;
-    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_BITWISE_NOT; f++) {
-        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
-        t = tc_new(plx_unary_func_name(d.func), PLX_OP_UNARY, &d, 1);
-        add_input(&t, f == PLX_UNARY_BITWISE_NOT ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32, DIMS(2, 3));
-        char needle[64];
-        snprintf(needle, sizeof needle, "gpu_opencl: unary %s is not implemented",
-                 plx_unary_func_name(d.func));
-        refused_inferred(&t, needle);
-    }
+    plx_unary_desc bn = PLX_UNARY_DESC_INIT(PLX_UNARY_BITWISE_NOT);
+    t = tc_new("bitwise_not", PLX_OP_UNARY, &bn, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: unary bitwise_not is not implemented");
+    plx_unary_desc isn = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
+    t = tc_new("is_nan_f16", PLX_OP_UNARY, &isn, 1);
+    add_input(&t, PLX_DTYPE_FLOAT16, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: unary is_nan needs float32, got float16");
     for (int f = PLX_BINARY_BITWISE_AND; f <= PLX_BINARY_SHIFT_RIGHT; f++) {
         plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
         plx_dtype dt = f >= PLX_BINARY_SHIFT_LEFT ? PLX_DTYPE_UINT8 : PLX_DTYPE_INT32;
@@ -1912,18 +1912,112 @@ Test(ocl_ops, new_function_values_refused) {
         refused_inferred(&t, needle);
     }
     plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
-    t = tc_new("shrink", PLX_OP_ACTIVATION, &ad, 1);
+    ad.alpha = NAN;
+    t = tc_new("shrink_nan", PLX_OP_ACTIVATION, &ad, 1);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
-    refused_inferred(&t, "gpu_opencl: activation shrink is not implemented");
-    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_LP);
-    pd.kernel[0] = pd.kernel[1] = 2;
-    t = tc_new("lp_pool", PLX_OP_POOL, &pd, 1);
-    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
-    refused_inferred(&t, "kind 2 is not implemented");
+    plx_tensor_info outs[MAX_SLOTS];
+    memset(outs, 0, sizeof outs);
+    outs[0] = t.in[0]; /* shape inference refuses it too */
+    expect_refused(&t, outs, "gpu_opencl: activation shrink: lambd (alpha) and bias (beta) must not be NaN");
     plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    gd.p = 3;
     t = tc_new("global_lp_pool", PLX_OP_GLOBAL_POOL, &gd, 1);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
-    refused_inferred(&t, "kind 2 is not implemented");
+    refused_inferred(&t, "global_pool: lp with p 3 is not implemented");
+    plx_pool_desc ap = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    ap.kernel[0] = ap.kernel[1] = 2;
+    t = tc_new("avg_pool_indices", PLX_OP_POOL, &ap, 2);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
+    memset(outs, 0, sizeof outs);
+    outs[0] = t.in[0];
+    outs[0].dims[2] = outs[0].dims[3] = 3;
+    outs[1] = outs[0];
+    outs[1].dtype = PLX_DTYPE_INT64;
+    expect_refused(&t, outs, "Indices come with float32 max pools only");
+}
+
+/* The functions appended after the kernels were first written: unary
+ * is_nan, is_inf, is_pos_inf, is_neg_inf (float32 to bool), activation
+ * shrink, lp pools (and global ones with p 1 and 2), a max pool's Indices. */
+Test(ocl_ops, later_functions) {
+    need_device();
+    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_IS_NEG_INF; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        tcase t = tc_new(plx_unary_func_name(d.func), PLX_OP_UNARY, &d, 1);
+        float *p = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4));
+        p[0] = NAN;
+        p[1] = -NAN;
+        p[2] = INFINITY;
+        p[3] = -INFINITY;
+        p[4] = FLT_MAX;
+        p[5] = -0.0f;
+        run_case(&t);
+    }
+    const float lambds[] = {0.5f, 0.0f, 1.5f}, biases[] = {0.0f, 0.25f, -1.0f};
+    for (int i = 0; i < 3; i++) {
+        plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+        ad.alpha = lambds[i];
+        ad.beta = biases[i];
+        tcase t = tc_new("shrink", PLX_OP_ACTIVATION, &ad, 1);
+        float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(4, 5), -3.0f, 3.0f);
+        p[0] = NAN;
+        p[1] = lambds[i];
+        p[2] = -lambds[i];
+        p[3] = -INFINITY;
+        run_case(&t);
+    }
+    for (int64_t pw = 1; pw <= 3; pw++) {
+        for (int pads = 0; pads < 2; pads++) {
+            plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+            pd.p = pw;
+            pd.kernel[0] = 3;
+            pd.kernel[1] = 2;
+            pd.strides[0] = 2;
+            pd.pads_begin[0] = pd.pads_end[1] = pads;
+            tcase t = tc_new("lp_pool", PLX_OP_POOL, &pd, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 7, 6));
+            run_case(&t);
+        }
+        plx_pool_desc p1 = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+        p1.p = pw;
+        p1.kernel[0] = 3;
+        p1.strides[0] = 2;
+        tcase t = tc_new("lp_pool_1d", PLX_OP_POOL, &p1, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 9));
+        run_case(&t);
+    }
+    for (int64_t pw = 1; pw <= 2; pw++) {
+        plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+        gd.p = pw;
+        tcase t = tc_new("global_lp_pool", PLX_OP_GLOBAL_POOL, &gd, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 5, 4));
+        run_case(&t);
+    }
+    for (int cm = 0; cm < 2; cm++) {
+        for (int pads = 0; pads < 2; pads++) {
+            plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+            pd.kernel[0] = pd.kernel[1] = 3;
+            pd.strides[0] = pd.strides[1] = 2;
+            pd.dilations[1] = 2;
+            pd.pads_begin[0] = pd.pads_begin[1] = pads;
+            pd.pads_end[0] = pads;
+            pd.indices_column_major = cm != 0;
+            tcase t = tc_new("max_pool_indices", PLX_OP_POOL, &pd, 2);
+            float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 7, 8), -2.0f, 2.0f);
+            for (int i = 0; i < 2 * 3 * 7 * 8; i++) {
+                p[i] = floorf(p[i]); /* ties: the first wins */
+            }
+            p[9] = NAN;
+            p[10] = NAN;
+            run_case(&t);
+        }
+        plx_pool_desc p1 = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+        p1.kernel[0] = 2;
+        p1.indices_column_major = cm != 0;
+        tcase t = tc_new("max_pool_indices_1d", PLX_OP_POOL, &p1, 2);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 7));
+        run_case(&t);
+    }
 }
 
 /* ---- the dtypes of ABI 1.3 ------------------------------------------------ */

@@ -331,6 +331,7 @@ static const struct {
     ENTRY(PLX_OP_ONE_HOT, one_hot),
     ENTRY(PLX_OP_HARDMAX, hardmax),
     ENTRY(PLX_OP_CUM_SUM, cum_sum),
+    ENTRY(PLX_OP_GRID_SAMPLE, grid_sample),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

@@ -131,6 +131,8 @@ OCL_OP_FUNCS(trilu)
 OCL_OP_FUNCS(one_hot)
 OCL_OP_FUNCS(hardmax)
 OCL_OP_FUNCS(cum_sum)
+/* ocl_ops_sample.c */
+OCL_OP_FUNCS(grid_sample)
 /* gather's plan for indices read at run time (checked on the device). */
 bool ocl_prepare_gather_dynamic(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                                 char *err, size_t size);

@@ -1601,6 +1601,42 @@ Test(ocl_ops, cum_sum) {
     }
 }
 
+Test(ocl_ops, grid_sample) {
+    need_device();
+    for (int r = 1; r <= 3; r++) {
+        for (int mode = 0; mode < 3; mode++) {
+            for (int pad = 0; pad < 3; pad++) {
+                for (int align = 0; align < 2; align++) {
+                    plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
+                    d.mode = (plx_grid_sample_mode)mode;
+                    d.padding = (plx_grid_sample_padding)pad;
+                    d.align_corners = align != 0;
+                    tcase t = tc_new("grid_sample", PLX_OP_GRID_SAMPLE, &d, 1);
+                    int64_t xd[5] = {2, 3, 4, 5, 3}, gd[5] = {2, 3, 2, 4, 0};
+                    xd[2 + r - 1] = r == 1 ? 6 : xd[2 + r - 1];
+                    gd[r + 1] = r;
+                    if (r == 3) {
+                        xd[2] = 1; /* a dim of size 1 (reflects to 0 with align_corners) */
+                    }
+                    add_input(&t, PLX_DTYPE_FLOAT32, 2 + (uint32_t)r, xd);
+                    /* past the borders too, far past a few times */
+                    float *g = add_input_range(&t, PLX_DTYPE_FLOAT32, 2 + (uint32_t)r, gd,
+                                               -1.4f, 1.4f);
+                    g[0] = -1.0f;
+                    g[1] = 1.0f;
+                    g[2] = 7.25f;
+                    g[3] = -5.5f;
+                    if (r > 1) {
+                        g[4] = 0.0f;
+                        g[5] = NAN;
+                    }
+                    run_case(&t);
+                }
+            }
+        }
+    }
+}
+
 /* The case's plan runs and must fail its index check with an error
  * containing `needle`; frees it. */
 static void expect_index_error(tcase *t, const char *needle) {
@@ -1773,7 +1809,7 @@ Test(ocl_ops, refusals) {
     expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
     static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
-                                    PLX_OP_GRID_SAMPLE};
+                                    PLX_OP_DFT};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

@@ -332,6 +332,10 @@ static const struct {
     ENTRY(PLX_OP_HARDMAX, hardmax),
     ENTRY(PLX_OP_CUM_SUM, cum_sum),
     ENTRY(PLX_OP_GRID_SAMPLE, grid_sample),
+    ENTRY(PLX_OP_REVERSE_SEQUENCE, reverse_sequence),
+    ENTRY(PLX_OP_MAX_UNPOOL, max_unpool),
+    ENTRY(PLX_OP_COL2IM, col2im),
+    ENTRY(PLX_OP_DET, det),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

@@ -102,6 +102,9 @@ typedef struct ocl_index_check {
     uint32_t input;     /* the indices' input slot */
     bool is64;          /* int64 indices (else int32) */
     char what[112];     /* "layer 'name' (gather_elements)" */
+    /* How the message names a value and its tensor: "index" and "indices"
+     * unless set otherwise ("length", "sequence_lens"). */
+    char value_name[16], tensor_name[24];
 } ocl_index_check;
 
 typedef struct ocl_plan {

@@ -133,6 +133,10 @@ OCL_OP_FUNCS(hardmax)
 OCL_OP_FUNCS(cum_sum)
 /* ocl_ops_sample.c */
 OCL_OP_FUNCS(grid_sample)
+OCL_OP_FUNCS(reverse_sequence)
+OCL_OP_FUNCS(max_unpool)
+OCL_OP_FUNCS(col2im)
+OCL_OP_FUNCS(det)
 /* gather's plan for indices read at run time (checked on the device). */
 bool ocl_prepare_gather_dynamic(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                                 char *err, size_t size);

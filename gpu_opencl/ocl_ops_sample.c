@@ -81,3 +81,302 @@ bool ocl_prepare_grid_sample(const ocl_device *dev, const plx_layer_view *l, ocl
     ocl_arg_int(k, d->align_corners ? 1 : 0);
     return true;
 }
+
+/* ---- reverse_sequence --------------------------------------------------- */
+
+const char *ocl_check_reverse_sequence(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                       size_t size) {
+    (void)dev;
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_reverse_sequence_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *lens = &l->inputs[1], *y = &l->outputs[0];
+    if (!ocl_size_suffix(x->dtype) || x->dtype == PLX_DTYPE_INT4 || x->dtype == PLX_DTYPE_UINT4 ||
+        y->dtype != x->dtype) {
+        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: X %s and Y %s",
+                          plx_dtype_name(x->dtype), plx_dtype_name(y->dtype));
+    }
+    if (lens->dtype != PLX_DTYPE_INT32 && lens->dtype != PLX_DTYPE_INT64) {
+        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: sequence_lens must be int32 "
+                          "or int64, got %s", plx_dtype_name(lens->dtype));
+    }
+    if (x->rank < 2 || !((d->batch_axis == 0 && d->time_axis == 1) ||
+                         (d->batch_axis == 1 && d->time_axis == 0))) {
+        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: X of rank %u with batch axis "
+                          "%d and time axis %d (rank >= 2, axes 0 and 1)", x->rank,
+                          (int)d->batch_axis, (int)d->time_axis);
+    }
+    if (lens->rank != 1 || lens->dims[0] != x->dims[d->batch_axis]) {
+        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: sequence_lens must be "
+                          "[batch]");
+    }
+    return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
+}
+
+bool ocl_prepare_reverse_sequence(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                                  char *err, size_t size) {
+    const plx_reverse_sequence_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t n = ocl_numel(x);
+    if (n == 0) {
+        return true;
+    }
+    uint32_t flag = 0;
+    if (!ocl_plan_index_check(plan, dev, l->name, "reverse_sequence", 1,
+                              l->inputs[1].dtype == PLX_DTYPE_INT64, &flag, err, size)) {
+        return false;
+    }
+    snprintf(plan->check.value_name, sizeof plan->check.value_name, "length");
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "sequence_lens");
+    char name[40];
+    snprintf(name, sizeof name, "reverse_sequence_%s", ocl_size_suffix(x->dtype));
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, name, n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_int(k, l->inputs[1].dtype == PLX_DTYPE_INT64);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)x->dims[1]);
+    ocl_arg_int(k, (int32_t)ocl_dim_product(x, 2, x->rank));
+    ocl_arg_int(k, d->batch_axis);
+    ocl_arg_int(k, (int32_t)x->dims[d->time_axis]);
+    ocl_arg_aux(k, flag);
+    return true;
+}
+
+/* ---- max_unpool --------------------------------------------------------- */
+
+/* S's dims (the pool's input) and Y's, of rank r + 2; *full_count S's
+ * element count. */
+static const char *unpool_geom(const plx_layer_view *l, int64_t full[PLX_MAX_RANK],
+                               int64_t *full_count, char *buf, size_t size) {
+    const plx_max_unpool_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1], *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why) {
+        return why;
+    }
+    uint32_t r = d->spatial;
+    if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL || x->rank != r + 2 || y->rank != r + 2 ||
+        ind->dtype != PLX_DTYPE_INT64 || !ocl_same_dims(x, ind) || y->dtype != x->dtype ||
+        !ocl_size_suffix(x->dtype) || x->dtype == PLX_DTYPE_INT4 || x->dtype == PLX_DTYPE_UINT4 ||
+        y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
+        return ocl_refuse(buf, size, "gpu_opencl: max_unpool: X [N, C, D1..Dr], I (int64, X's "
+                          "shape) and Y [N, C, O1..Or] of X's dtype expected");
+    }
+    *full_count = x->dims[0] * x->dims[1];
+    full[0] = x->dims[0];
+    full[1] = x->dims[1];
+    for (uint32_t i = 0; i < r; i++) {
+        int64_t f = (x->dims[2 + i] > 0 ? x->dims[2 + i] - 1 : 0) * d->strides[i] + d->kernel[i] -
+                    d->pads_begin[i] - d->pads_end[i];
+        if (d->kernel[i] < 1 || d->strides[i] < 1 || f < 1 || f > OCL_INDEX_LIMIT ||
+            y->dims[2 + i] < 1) {
+            return ocl_refuse(buf, size, "gpu_opencl: max_unpool: dim %u of the pool's input is "
+                              "empty or too large", (unsigned)i);
+        }
+        full[2 + i] = f;
+        if (*full_count > OCL_INDEX_LIMIT / f) {
+            return ocl_refuse(buf, size, "gpu_opencl: max_unpool: the pool's input has too many "
+                              "elements (2^31 - 2^16 at most)");
+        }
+        *full_count *= f;
+    }
+    return NULL;
+}
+
+const char *ocl_check_max_unpool(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                 size_t size) {
+    (void)dev;
+    int64_t full[PLX_MAX_RANK], count;
+    return unpool_geom(l, full, &count, buf, size);
+}
+
+bool ocl_prepare_max_unpool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                            char *err, size_t size) {
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    int64_t full[PLX_MAX_RANK] = {0}, full_count = 0;
+    char buf[8];
+    unpool_geom(l, full, &full_count, buf, sizeof buf);
+    int64_t ny = ocl_numel(y), nx = ocl_numel(x);
+    if (ny == 0) {
+        return true;
+    }
+    uint32_t winner = 0, flag = 0;
+    if (!ocl_plan_aux(plan, dev, NULL, (size_t)ny * sizeof(cl_int), &winner, err, size) ||
+        !ocl_plan_index_check(plan, dev, l->name, "max_unpool", 1, true, &flag, err, size)) {
+        return false;
+    }
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "I");
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "fill_i32", ny, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_aux(k, winner);
+    ocl_arg_int(k, (int32_t)ny);
+    ocl_arg_int(k, -1);
+    if (nx > 0) {
+        if (!ocl_kernel_1d(plan, dev, "max_unpool_mark", nx, &k, err, size)) {
+            return false;
+        }
+        ocl_arg_input(k, 1);
+        ocl_arg_aux(k, winner);
+        ocl_arg_int(k, (int32_t)nx);
+        ocl_arg_int(k, (int32_t)y->rank);
+        cl_int8 fd = ocl_int8_of(full, y->rank, 1), od = ocl_int8_of(y->dims, y->rank, 1);
+        ocl_arg_value(k, &fd, sizeof fd);
+        ocl_arg_value(k, &od, sizeof od);
+        cl_long fc = full_count;
+        ocl_arg_value(k, &fc, sizeof fc);
+        ocl_arg_aux(k, flag);
+    }
+    char name[40];
+    snprintf(name, sizeof name, "max_unpool_write_%s", ocl_size_suffix(x->dtype));
+    if (!ocl_kernel_1d(plan, dev, name, ny, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_aux(k, winner);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)ny);
+    return true;
+}
+
+/* ---- col2im ------------------------------------------------------------- */
+
+static const char *col2im_geom(const plx_layer_view *l, int64_t nblk[PLX_MAX_RANK],
+                               int64_t *block, int64_t *blocks, char *buf, size_t size) {
+    const plx_col2im_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why || (why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    uint32_t r = d->spatial;
+    if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL || x->rank != 3 || y->rank != r + 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: col2im: X must be [N, C * block, L] and Y "
+                          "[N, C, image...] over 1 to %d spatial dims", PLX_COL2IM_MAX_SPATIAL);
+    }
+    *block = 1;
+    *blocks = 1;
+    for (uint32_t i = 0; i < r; i++) {
+        int64_t span = d->dilations[i] * (d->block_shape[i] - 1) + 1;
+        int64_t padded = d->image_shape[i] + d->pads_begin[i] + d->pads_end[i];
+        if (d->image_shape[i] < 1 || d->block_shape[i] < 1 || d->strides[i] < 1 ||
+            d->dilations[i] < 1 || d->pads_begin[i] < 0 || d->pads_end[i] < 0 ||
+            padded < span || y->dims[2 + i] != d->image_shape[i] ||
+            padded > OCL_INDEX_LIMIT || span > OCL_INDEX_LIMIT) {
+            return ocl_refuse(buf, size, "gpu_opencl: col2im: the geometry of dim %u does not "
+                              "match Y", (unsigned)i);
+        }
+        nblk[i] = (padded - span) / d->strides[i] + 1;
+        *block *= d->block_shape[i];
+        *blocks *= nblk[i];
+    }
+    if (y->dims[0] != x->dims[0] || x->dims[1] != y->dims[1] * *block || x->dims[2] != *blocks) {
+        return ocl_refuse(buf, size, "gpu_opencl: col2im: X's dims are not Y's channels times "
+                          "the block and the block count");
+    }
+    return NULL;
+}
+
+const char *ocl_check_col2im(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                             size_t size) {
+    (void)dev;
+    int64_t nblk[PLX_MAX_RANK], block, blocks;
+    return col2im_geom(l, nblk, &block, &blocks, buf, size);
+}
+
+bool ocl_prepare_col2im(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                        char *err, size_t size) {
+    const plx_col2im_desc *d = l->desc;
+    const plx_tensor_info *y = &l->outputs[0];
+    int64_t nblk[PLX_MAX_RANK] = {0}, block = 0, blocks = 0;
+    char buf[8];
+    col2im_geom(l, nblk, &block, &blocks, buf, sizeof buf);
+    int64_t n = ocl_numel(y);
+    if (n == 0) {
+        return true;
+    }
+    uint32_t r = d->spatial;
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "col2im_f32", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)r);
+    ocl_arg_int(k, (int32_t)ocl_dim_product(y, 2, y->rank));
+    ocl_arg_int(k, (int32_t)block);
+    ocl_arg_int(k, (int32_t)blocks);
+    const int64_t *arrays[6] = {d->image_shape, d->block_shape, d->strides, d->dilations,
+                                d->pads_begin, nblk};
+    for (int a = 0; a < 6; a++) {
+        cl_int8 v = ocl_int8_of(arrays[a], r, 1);
+        ocl_arg_value(k, &v, sizeof v);
+    }
+    return true;
+}
+
+/* ---- det ---------------------------------------------------------------- */
+
+/* One work-item per matrix, O(M^3) each: M is capped so that a run stays
+ * short. */
+#define DET_MAX_M 256
+
+static const char *det_geom(const plx_layer_view *l, int64_t *count, int64_t *m, char *buf,
+                            size_t size) {
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why || (why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (x->rank < 2 || y->rank != x->rank - 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
+        return ocl_refuse(buf, size, "gpu_opencl: det: X must be [.., M, M] and Y [..]");
+    }
+    *m = x->dims[x->rank - 1];
+    if (*m > DET_MAX_M) {
+        return ocl_refuse(buf, size, "gpu_opencl: det: matrices of %lld x %lld are not "
+                          "implemented (M up to %d)", (long long)*m, (long long)*m, DET_MAX_M);
+    }
+    *count = ocl_dim_product(x, 0, x->rank - 2);
+    return ocl_require_shape(l, 0, x->rank - 2, x->dims, buf, size);
+}
+
+const char *ocl_check_det(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                          size_t size) {
+    (void)dev;
+    int64_t count, m;
+    return det_geom(l, &count, &m, buf, size);
+}
+
+bool ocl_prepare_det(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                     size_t size) {
+    int64_t count = 0, m = 0;
+    char buf[8];
+    det_geom(l, &count, &m, buf, sizeof buf);
+    if (count == 0) {
+        return true;
+    }
+    uint32_t scratch = 0;
+    if (!ocl_plan_aux(plan, dev, NULL, (size_t)(count * m * m) * sizeof(cl_float), &scratch, err,
+                      size)) {
+        return false;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "det_f32", count, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_aux(k, scratch);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)count);
+    ocl_arg_int(k, (int32_t)m);
+    return true;
+}

@@ -304,6 +304,8 @@ bool ocl_plan_index_check(ocl_plan *plan, const ocl_device *dev, const char *lay
     plan->check.is64 = is64;
     snprintf(plan->check.what, sizeof plan->check.what, "layer '%s' (%s)", layer ? layer : "?",
              op);
+    snprintf(plan->check.value_name, sizeof plan->check.value_name, "index");
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "indices");
     return true;
 }
 
@@ -331,8 +333,8 @@ bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *
     rc = clEnqueueReadBuffer(queue, inputs[c->input], CL_TRUE, (size_t)first * es, es, raw, 0,
                              NULL, NULL);
     if (rc != CL_SUCCESS) {
-        set_err(err, err_size, "gpu_opencl: %s: an index (indices element %d) is out of range",
-                c->what, (int)first);
+        set_err(err, err_size, "gpu_opencl: %s: %s element %d is out of range", c->what,
+                c->tensor_name, (int)first);
         return false;
     }
     long long v;
@@ -345,8 +347,8 @@ bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *
         memcpy(&w, raw, sizeof w);
         v = (long long)w;
     }
-    set_err(err, err_size, "gpu_opencl: %s: index %lld (indices element %d) is out of range",
-            c->what, v, (int)first);
+    set_err(err, err_size, "gpu_opencl: %s: %s %lld (%s element %d) is out of range", c->what,
+            c->value_name, v, c->tensor_name, (int)first);
     return false;
 }
 

@@ -150,3 +150,176 @@ kernel void grid_sample_f32(global const float *x, global const float *grid, glo
     }
     y[i] = sum;
 }
+
+/* Reverse_sequence: X viewed as [d0, d1, inner] with batch and time axes
+ * 0 and 1 (either way round); lens (int32 or int64) per batch entry, each
+ * in [0, T] (one out of range is flagged in *err, as an index). */
+#define OCL_REVERSE_SEQUENCE(T_, S)                                                            \
+    kernel void reverse_sequence_##S(global const T_ *x, global const uchar *lens, int is64,  \
+                                     global T_ *y, int n, int d1, int inner, int batch_axis,   \
+                                     int steps, global int *err) {                             \
+        int i = (int)get_global_id(0);                                                         \
+        if (i >= n) {                                                                          \
+            return;                                                                            \
+        }                                                                                      \
+        int r = i % inner;                                                                     \
+        int q = i / inner;                                                                     \
+        int i1 = q % d1, i0 = q / d1;                                                          \
+        int b = batch_axis == 0 ? i0 : i1, t = batch_axis == 0 ? i1 : i0;                      \
+        long len = ocl_index_at(lens, is64, b);                                                \
+        if (len < 0 || len > steps) {                                                          \
+            atomic_min(err, b);                                                                \
+            return;                                                                            \
+        }                                                                                      \
+        int src = t < len ? (int)len - 1 - t : t;                                              \
+        int s0 = batch_axis == 0 ? i0 : src, s1 = batch_axis == 0 ? src : i1;                  \
+        y[i] = x[(s0 * d1 + s1) * inner + r];                                                  \
+    }
+
+/* Max_unpool, pass 2 of 3 (after winner[] = -1): each element e of X
+ * marks the position of Y its index names (coordinates in the pool's
+ * input S of dims full, kept when inside Y's dims out), the latest e
+ * winning; an index outside S is flagged. Pass 3 (max_unpool_write_*)
+ * copies the winners. */
+kernel void max_unpool_mark(global const long *ind, global int *winner, int n, int rank,
+                            int8 full_dims, int8 out_dims, long full_count, global int *err) {
+    int e = (int)get_global_id(0);
+    if (e >= n) {
+        return;
+    }
+    long at = ind[e];
+    if (at < 0 || at >= full_count) {
+        atomic_min(err, e);
+        return;
+    }
+    int fd[8], od[8];
+    vstore8(full_dims, 0, fd);
+    vstore8(out_dims, 0, od);
+    long rest = at;
+    int off = 0, unit = 1;
+    bool inside = true;
+    for (int k = rank - 1; k >= 0; --k) {
+        int c = (int)(rest % fd[k]);
+        rest /= fd[k];
+        inside = inside && c < od[k];
+        off += c * unit;
+        unit *= od[k];
+    }
+    if (inside) {
+        atomic_max(winner + off, e);
+    }
+}
+
+kernel void fill_i32(global int *p, int n, int v) {
+    int i = (int)get_global_id(0);
+    if (i < n) {
+        p[i] = v;
+    }
+}
+
+#define OCL_MAX_UNPOOL_WRITE(T_, S)                                                            \
+    kernel void max_unpool_write_##S(global const T_ *x, global const int *winner,            \
+                                     global T_ *y, int n) {                                    \
+        int i = (int)get_global_id(0);                                                         \
+        if (i < n) {                                                                           \
+            int w = winner[i];                                                                 \
+            y[i] = w >= 0 ? x[w] : (T_)0;                                                      \
+        }                                                                                      \
+    }
+
+#define OCL_SAMPLE_KERNELS(T_, S)                                                              \
+    OCL_REVERSE_SEQUENCE(T_, S)                                                                \
+    OCL_MAX_UNPOOL_WRITE(T_, S)
+
+OCL_SAMPLE_KERNELS(uchar, u8)
+OCL_SAMPLE_KERNELS(ushort, u16)
+OCL_SAMPLE_KERNELS(uint, u32)
+OCL_SAMPLE_KERNELS(ulong, u64)
+
+/* Col2im (float32): one work-item per pixel of Y [N * C, image...], the
+ * sum, over the block offsets b in order, of the one column (if any)
+ * whose window puts offset b on the pixel: cpu_ref's order of additions
+ * for that pixel. */
+kernel void col2im_f32(global const float *x, global float *y, int total, int r, int plane,
+                       int block, int blocks, int8 image, int8 kdims, int8 strides, int8 dils,
+                       int8 pads, int8 nblk) {
+    int i = (int)get_global_id(0);
+    if (i >= total) {
+        return;
+    }
+    int im[8], kd[8], st[8], dl[8], pb[8], nb[8], p[8];
+    vstore8(image, 0, im);
+    vstore8(kdims, 0, kd);
+    vstore8(strides, 0, st);
+    vstore8(dils, 0, dl);
+    vstore8(pads, 0, pb);
+    vstore8(nblk, 0, nb);
+    int nc = i / plane, pix = i - nc * plane;
+    for (int d = r - 1; d >= 0; --d) {
+        p[d] = pix % im[d];
+        pix /= im[d];
+    }
+    global const float *xp = x + nc * block * blocks;
+    float sum = 0.0f;
+    for (int b = 0; b < block; b++) {
+        int rest = b, k = 0, unit = 1;
+        bool hit = true;
+        for (int d = r - 1; d >= 0 && hit; --d) {
+            int o = rest % kd[d];
+            rest /= kd[d];
+            int q = p[d] - (o * dl[d] - pb[d]);
+            hit = q >= 0 && q % st[d] == 0 && q / st[d] < nb[d];
+            k += (hit ? q / st[d] : 0) * unit;
+            unit *= nb[d];
+        }
+        if (hit) {
+            sum += xp[b * blocks + k];
+        }
+    }
+    y[i] = sum;
+}
+
+/* Det (float32): one work-item per M x M matrix, factorised in scratch a
+ * by LU with partial pivoting as cpu_ref does (which works in double):
+ * the product of the pivots, negated per row swap; 0 when singular. */
+kernel void det_f32(global const float *x, global float *a, global float *y, int count, int m) {
+    int b = (int)get_global_id(0);
+    if (b >= count) {
+        return;
+    }
+    int mm = m * m;
+    global float *s = a + b * mm;
+    for (int i = 0; i < mm; i++) {
+        s[i] = x[b * mm + i];
+    }
+    float det = 1.0f;
+    for (int k = 0; k < m; k++) {
+        int p = k;
+        for (int i = k + 1; i < m; i++) {
+            if (fabs(s[i * m + k]) > fabs(s[p * m + k])) {
+                p = i;
+            }
+        }
+        if (s[p * m + k] == 0.0f) {
+            det = 0.0f;
+            break;
+        }
+        if (p != k) {
+            for (int j = 0; j < m; j++) {
+                float t = s[k * m + j];
+                s[k * m + j] = s[p * m + j];
+                s[p * m + j] = t;
+            }
+            det = -det;
+        }
+        float pivot = s[k * m + k];
+        det *= pivot;
+        for (int i = k + 1; i < m; i++) {
+            float f = s[i * m + k] / pivot;
+            for (int j = k + 1; j < m; j++) {
+                s[i * m + j] -= f * s[k * m + j];
+            }
+        }
+    }
+    y[b] = det;
+}

@@ -1637,6 +1637,97 @@ Test(ocl_ops, grid_sample) {
     }
 }
 
+Test(ocl_ops, col2im) {
+    need_device();
+    for (uint32_t r = 1; r <= 3; r++) {
+        for (int v = 0; v < 3; v++) {
+            plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
+            d.spatial = r;
+            int64_t block = 1, blocks = 1;
+            for (uint32_t i = 0; i < r; i++) {
+                d.image_shape[i] = 5 + (int64_t)i;
+                d.block_shape[i] = 2 + (int64_t)((i + (uint32_t)v) % 2);
+                d.strides[i] = v == 1 ? 2 : 1;
+                d.dilations[i] = v == 2 ? 2 : 1;
+                d.pads_begin[i] = v == 1 ? 1 : 0;
+                d.pads_end[i] = v >= 1 ? (int64_t)i : 0;
+                int64_t span = d.dilations[i] * (d.block_shape[i] - 1) + 1;
+                block *= d.block_shape[i];
+                blocks *= (d.image_shape[i] + d.pads_begin[i] + d.pads_end[i] - span) /
+                              d.strides[i] + 1;
+            }
+            tcase t = tc_new("col2im", PLX_OP_COL2IM, &d, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3 * block, blocks));
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, reverse_sequence) {
+    need_device();
+    for (int ba = 0; ba < 2; ba++) {
+        for (int ty = 0; ty < 3; ty++) {
+            plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
+            d.batch_axis = ba;
+            d.time_axis = 1 - ba;
+            tcase t = tc_new("reverse_sequence", PLX_OP_REVERSE_SEQUENCE, &d, 1);
+            const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8};
+            int64_t xd[3] = {4, 6, 3};
+            add_input(&t, types[ty], 3, xd);
+            int64_t nb = xd[ba], steps = xd[1 - ba];
+            add_input_range(&t, ty == 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, 1, &nb, 0.0f,
+                            (float)steps);
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, max_unpool) {
+    need_device();
+    for (int v = 0; v < 3; v++) {
+        plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+        d.spatial = 2;
+        d.kernel[0] = d.kernel[1] = 2;
+        d.strides[0] = d.strides[1] = 2;
+        d.pads_begin[0] = v == 2 ? 1 : 0;
+        if (v == 1) { /* Y larger than the pool's input S [2, 3, 6, 8] */
+            d.output_shape[0] = 7;
+            d.output_shape[1] = 9;
+        } else if (v == 2) { /* smaller: S is [2, 3, 5, 8], Y drops a row */
+            d.output_shape[0] = 4;
+            d.output_shape[1] = 8;
+        }
+        tcase t = tc_new("max_unpool", PLX_OP_MAX_UNPOOL, &d, 1);
+        add_input(&t, v == 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32, DIMS(2, 3, 3, 4));
+        int64_t full = 2 * 3 * (v == 2 ? 5 : 6) * 8;
+        int64_t *ind = add_input(&t, PLX_DTYPE_INT64, DIMS(2, 3, 3, 4));
+        for (int i = 0; i < 72; i++) {
+            /* few positions: duplicates, where the later element wins */
+            ind[i] = (int64_t)(next_u32() % (uint32_t)(i % 3 ? full : 7));
+        }
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, det) {
+    need_device();
+    for (int64_t m = 1; m <= 6; m++) {
+        tcase t = tc_new("det", PLX_OP_DET, NULL, 1);
+        float *p = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, m, m));
+        if (m >= 2) {
+            /* matrix 1 singular (two equal rows), matrix 2 with a NaN */
+            for (int64_t j = 0; j < m; j++) {
+                p[m * m + m + j] = p[m * m + j];
+            }
+            p[2 * m * m + 1] = NAN;
+        }
+        run_case(&t);
+    }
+    tcase t = tc_new("det_2d", PLX_OP_DET, NULL, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(5, 5));
+    run_case(&t);
+}
+
 /* The case's plan runs and must fail its index check with an error
  * containing `needle`; frees it. */
 static void expect_index_error(tcase *t, const char *needle) {
@@ -1720,6 +1811,24 @@ Test(ocl_ops, index_out_of_range) {
     memcpy(i32, (const int32_t[]){-3, 3}, 2 * sizeof *i32);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 4));
     expect_index_error(&t, "(scatter_nd): index 3 (indices element 1) is out of range");
+
+    plx_reverse_sequence_desc rd = PLX_REVERSE_SEQUENCE_DESC_INIT;
+    t = tc_new("rs", PLX_OP_REVERSE_SEQUENCE, &rd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3, 2));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(3));
+    memcpy(i64, (const int64_t[]){4, 5, -1}, 3 * sizeof *i64);
+    expect_index_error(&t, "layer 'rs' (reverse_sequence): length 5 (sequence_lens element 1) "
+                           "is out of range");
+
+    plx_max_unpool_desc ud = PLX_MAX_UNPOOL_DESC_INIT;
+    ud.spatial = 1;
+    ud.kernel[0] = 2;
+    ud.strides[0] = 2;
+    t = tc_new("mu", PLX_OP_MAX_UNPOOL, &ud, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 3));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(1, 2, 3));
+    memcpy(i64, (const int64_t[]){0, 3, 5, 6, 12, 11}, 6 * sizeof *i64);
+    expect_index_error(&t, "layer 'mu' (max_unpool): index 12 (I element 4) is out of range");
 }
 
 Test(ocl_ops, index_ops_refused) {
@@ -1809,7 +1918,7 @@ Test(ocl_ops, refusals) {
     expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
     static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
-                                    PLX_OP_DFT};
+                                    PLX_OP_DFT, PLX_OP_ROI_ALIGN};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

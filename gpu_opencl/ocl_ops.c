@@ -331,6 +331,7 @@ static const struct {
     ENTRY(PLX_OP_ONE_HOT, one_hot),
     ENTRY(PLX_OP_HARDMAX, hardmax),
     ENTRY(PLX_OP_CUM_SUM, cum_sum),
+    ENTRY(PLX_OP_TOPK, topk),
     ENTRY(PLX_OP_GRID_SAMPLE, grid_sample),
     ENTRY(PLX_OP_REVERSE_SEQUENCE, reverse_sequence),
     ENTRY(PLX_OP_MAX_UNPOOL, max_unpool),

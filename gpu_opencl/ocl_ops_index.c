@@ -628,3 +628,64 @@ bool ocl_prepare_cum_sum(const ocl_device *dev, const plx_layer_view *l, ocl_pla
     ocl_arg_int(k, d->reverse ? 1 : 0);
     return true;
 }
+
+/* ---- topk --------------------------------------------------------------- */
+
+const char *ocl_check_topk(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                           size_t size) {
+    (void)dev;
+    const plx_topk_desc *d = l->desc;
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why) {
+        return why;
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->dtype != PLX_DTYPE_FLOAT32 || l->output_count != 2 ||
+        l->outputs[0].dtype != PLX_DTYPE_FLOAT32 || l->outputs[1].dtype != PLX_DTYPE_INT64) {
+        return ocl_refuse(buf, size, "gpu_opencl: topk needs float32 X and values and int64 "
+                          "indices, got %s", plx_dtype_name(x->dtype));
+    }
+    uint32_t axis = 0;
+    if (!plx_axis_normalize(d->axis, x->rank, false, &axis)) {
+        return ocl_refuse(buf, size, "gpu_opencl: topk: axis %d is out of range for rank %u",
+                          (int)d->axis, x->rank);
+    }
+    if (d->k < 0 || d->k > x->dims[axis]) {
+        return ocl_refuse(buf, size, "gpu_opencl: topk: k %lld is out of range [0, %lld]",
+                          (long long)d->k, (long long)x->dims[axis]);
+    }
+    int64_t dims[PLX_MAX_RANK];
+    for (uint32_t i = 0; i < x->rank; i++) {
+        dims[i] = i == axis ? d->k : x->dims[i];
+    }
+    if ((why = ocl_require_shape(l, 0, x->rank, dims, buf, size)) ||
+        (why = ocl_require_shape(l, 1, x->rank, dims, buf, size))) {
+        return why;
+    }
+    return NULL;
+}
+
+bool ocl_prepare_topk(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    const plx_topk_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    uint32_t axis = 0;
+    plx_axis_normalize(d->axis, x->rank, false, &axis);
+    if (ocl_numel(&l->outputs[0]) == 0) {
+        return true;
+    }
+    int64_t n = ocl_numel(x);
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "topk_f32", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_output(k, 0);
+    ocl_arg_output(k, 1);
+    ocl_arg_int(k, (int32_t)n);
+    ocl_arg_int(k, (int32_t)x->dims[axis]);
+    ocl_arg_int(k, (int32_t)ocl_dim_product(x, axis + 1, x->rank));
+    ocl_arg_int(k, (int32_t)d->k);
+    ocl_arg_int(k, d->largest ? 1 : 0);
+    return true;
+}

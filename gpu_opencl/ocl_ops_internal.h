@@ -131,6 +131,7 @@ OCL_OP_FUNCS(trilu)
 OCL_OP_FUNCS(one_hot)
 OCL_OP_FUNCS(hardmax)
 OCL_OP_FUNCS(cum_sum)
+OCL_OP_FUNCS(topk)
 /* ocl_ops_sample.c */
 OCL_OP_FUNCS(grid_sample)
 OCL_OP_FUNCS(reverse_sequence)

@@ -283,3 +283,41 @@ kernel void hardmax_f32(global const float *x, global float *y, int lines, int l
 OCL_CUM_SUM(float, f32)
 OCL_CUM_SUM(uint, u32)
 OCL_CUM_SUM(ulong, u64)
+
+/* TopK (float32): one work-item per element j of a line of len elements
+ * inner apart; its rank is the count of elements that come before it
+ * (larger first, or smaller first when !largest; a NaN counts as larger
+ * than every number and equal to a NaN; equal values by position), and
+ * an element ranked below k is written at its rank. The order is total,
+ * so every output is written once. */
+int ocl_topk_compare(float a, float b) {
+    if (isnan(a) || isnan(b)) {
+        return (isnan(a) ? 1 : 0) - (isnan(b) ? 1 : 0);
+    }
+    return (a > b ? 1 : 0) - (a < b ? 1 : 0);
+}
+
+kernel void topk_f32(global const float *x, global float *values, global long *indices,
+                     int n, int len, int inner, int k, int largest) {
+    int i = (int)get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    int in = i % inner;
+    int t = i / inner;
+    int j = t % len;
+    int o = t / len;
+    int base = o * len * inner + in;
+    float v = x[base + j * inner];
+    int rank = 0;
+    for (int a = 0; a < len && rank < k; a++) {
+        int c = ocl_topk_compare(x[base + a * inner], v);
+        c = largest ? c : -c;
+        rank += c > 0 || (c == 0 && a < j) ? 1 : 0;
+    }
+    if (rank < k) {
+        int at = (o * k + rank) * inner + in;
+        values[at] = v;
+        indices[at] = j;
+    }
+}

@@ -1728,6 +1728,34 @@ Test(ocl_ops, det) {
     run_case(&t);
 }
 
+Test(ocl_ops, topk) {
+    need_device();
+    for (int axis = -3; axis < 3; axis++) {
+        for (int largest = 0; largest < 2; largest++) {
+            for (int64_t k = 0; k <= 5; k += 2) {
+                plx_topk_desc d = PLX_TOPK_DESC_INIT(k);
+                d.axis = axis;
+                d.largest = largest != 0;
+                tcase t = tc_new("topk", PLX_OP_TOPK, &d, 2);
+                /* few distinct values (ties by position) and NaNs */
+                float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(5, 6, 5), -3.0f, 3.0f);
+                for (int i = 0; i < 150; i++) {
+                    p[i] = floorf(p[i]);
+                }
+                p[3] = NAN;
+                p[40] = NAN;
+                p[41] = NAN;
+                p[77] = INFINITY;
+                run_case(&t);
+            }
+        }
+    }
+    plx_topk_desc d = PLX_TOPK_DESC_INIT(2);
+    tcase t = tc_new("topk_i32", PLX_OP_TOPK, &d, 2);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(3, 4));
+    refused_inferred(&t, "gpu_opencl: topk needs float32 X and values and int64 indices, got int32");
+}
+
 /* The case's plan runs and must fail its index check with an error
  * containing `needle`; frees it. */
 static void expect_index_error(tcase *t, const char *needle) {
@@ -1916,7 +1944,7 @@ Test(ocl_ops, refusals) {
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 1, 3));
     memset(outs, 0, sizeof outs);
     expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
-    static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
+    static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
                                     PLX_OP_DFT, PLX_OP_ROI_ALIGN};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {

@@ -337,6 +337,7 @@ static const struct {
     ENTRY(PLX_OP_MAX_UNPOOL, max_unpool),
     ENTRY(PLX_OP_COL2IM, col2im),
     ENTRY(PLX_OP_DET, det),
+    ENTRY(PLX_OP_ROI_ALIGN, roi_align),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

@@ -105,7 +105,12 @@ typedef struct ocl_index_check {
     /* How the message names a value and its tensor: "index" and "indices"
      * unless set otherwise ("length", "sequence_lens"). */
     char value_name[16], tensor_name[24];
+    /* Kernels may also report a failure of their own with OCL_CHECK_OTHER
+     * + n (n < 2^30): the message is then "<other_noun> n <other_text>"
+     * ("roi 3 is not finite"). */
+    char other_noun[16], other_text[80];
 } ocl_index_check;
+#define OCL_CHECK_OTHER (1 << 30)
 
 typedef struct ocl_plan {
     ocl_launch launches[OCL_MAX_LAUNCHES];

@@ -1,7 +1,8 @@
-/* gpu_opencl sampling and rearranging: grid_sample (float32). Kernels in
- * kernels/sample.cl. */
+/* gpu_opencl sampling and rearranging: grid_sample, reverse_sequence,
+ * max_unpool, col2im, det and roi_align. Kernels in kernels/sample.cl. */
 #include "ocl_ops_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -378,5 +379,87 @@ bool ocl_prepare_det(const ocl_device *dev, const plx_layer_view *l, ocl_plan *p
     ocl_arg_output(k, 0);
     ocl_arg_int(k, (int32_t)count);
     ocl_arg_int(k, (int32_t)m);
+    return true;
+}
+
+/* ---- roi_align ---------------------------------------------------------- */
+
+const char *ocl_check_roi_align(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                size_t size) {
+    (void)dev;
+    const plx_roi_align_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *rois = &l->inputs[1], *bi = &l->inputs[2];
+    const plx_tensor_info *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why) {
+        return why;
+    }
+    if ((unsigned)d->mode > PLX_ROI_ALIGN_MAX || d->output_height < 1 || d->output_width < 1 ||
+        d->sampling_ratio < 0 || d->sampling_ratio > ((int64_t)1 << 24) ||
+        !isfinite(d->spatial_scale)) {
+        return ocl_refuse(buf, size, "gpu_opencl: roi_align: the descriptor is invalid (mode %d, "
+                          "output %lld x %lld, sampling_ratio %lld)", (int)d->mode,
+                          (long long)d->output_height, (long long)d->output_width,
+                          (long long)d->sampling_ratio);
+    }
+    if (x->dtype != PLX_DTYPE_FLOAT32 || rois->dtype != PLX_DTYPE_FLOAT32 ||
+        y->dtype != PLX_DTYPE_FLOAT32 ||
+        (bi->dtype != PLX_DTYPE_INT32 && bi->dtype != PLX_DTYPE_INT64)) {
+        return ocl_refuse(buf, size, "gpu_opencl: roi_align needs float32 X, rois and Y and int32 "
+                          "or int64 batch_indices, got %s, %s, %s and %s",
+                          plx_dtype_name(x->dtype), plx_dtype_name(rois->dtype),
+                          plx_dtype_name(y->dtype), plx_dtype_name(bi->dtype));
+    }
+    if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || bi->rank != 1 ||
+        bi->dims[0] != rois->dims[0] || y->rank != 4 || y->dims[0] != rois->dims[0] ||
+        y->dims[1] != x->dims[1] || y->dims[2] != d->output_height ||
+        y->dims[3] != d->output_width) {
+        return ocl_refuse(buf, size, "gpu_opencl: roi_align: X, rois, batch_indices and Y must be "
+                          "[N, C, H, W], [R, 4], [R] and [R, C, output_height, output_width]");
+    }
+    if ((x->dims[2] == 0 || x->dims[3] == 0) && ocl_numel(y) > 0) {
+        return ocl_refuse(buf, size, "gpu_opencl: roi_align: X has an empty plane to sample "
+                          "from");
+    }
+    return NULL;
+}
+
+bool ocl_prepare_roi_align(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                           char *err, size_t size) {
+    const plx_roi_align_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t n = ocl_numel(&l->outputs[0]);
+    if (n == 0) {
+        return true;
+    }
+    uint32_t flag = 0;
+    bool is64 = l->inputs[2].dtype == PLX_DTYPE_INT64;
+    if (!ocl_plan_index_check(plan, dev, l->name, "roi_align", 2, is64, &flag, err, size)) {
+        return false;
+    }
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "batch_indices");
+    snprintf(plan->check.other_noun, sizeof plan->check.other_noun, "roi");
+    snprintf(plan->check.other_text, sizeof plan->check.other_text,
+             "is not finite or samples more than 2^24 points per bin");
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "roi_align_f32", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, 2);
+    ocl_arg_int(k, is64);
+    ocl_arg_output(k, 0);
+    ocl_arg_int(k, (int32_t)n);
+    for (int i = 0; i < 4; i++) {
+        ocl_arg_int(k, (int32_t)x->dims[i]);
+    }
+    ocl_arg_int(k, (int32_t)d->output_height);
+    ocl_arg_int(k, (int32_t)d->output_width);
+    ocl_arg_int(k, (int32_t)d->sampling_ratio);
+    ocl_arg_float(k, d->spatial_scale);
+    ocl_arg_int(k, d->half_pixel ? 1 : 0);
+    ocl_arg_int(k, d->mode == PLX_ROI_ALIGN_MAX ? 1 : 0);
+    ocl_arg_aux(k, flag);
     return true;
 }

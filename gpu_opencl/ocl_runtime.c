@@ -327,6 +327,11 @@ bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *
     if (first == CL_INT_MAX) {
         return true;
     }
+    if (first >= OCL_CHECK_OTHER && c->other_noun[0]) {
+        set_err(err, err_size, "gpu_opencl: %s: %s %d %s", c->what, c->other_noun,
+                (int)(first - OCL_CHECK_OTHER), c->other_text);
+        return false;
+    }
     /* the offending index itself, for the message */
     size_t es = c->is64 ? sizeof(cl_long) : sizeof(cl_int);
     unsigned char raw[8] = {0};

@@ -323,3 +323,110 @@ kernel void det_f32(global const float *x, global float *a, global float *y, int
     }
     y[b] = det;
 }
+
+/* RoiAlign (float32): one work-item per element of Y [R, C, oh, ow]. The
+ * roi's batch index out of [0, N) is flagged as an index (element k of
+ * batch_indices); a roi that is not finite, or whose grid has more than
+ * 2^24 points per bin, as OCL_CHECK_OTHER + k. In float32 where cpu_ref
+ * computes coordinates and sums in double. */
+float ocl_ra_sample(global const float *p, int h, int w, float y, float x, int is_max) {
+    if (y < -1.0f || y > (float)h || x < -1.0f || x > (float)w) {
+        return 0.0f;
+    }
+    y = y < 0.0f ? 0.0f : y;
+    x = x < 0.0f ? 0.0f : x;
+    int y0 = (int)y, x0 = (int)x, y1, x1;
+    if (y0 >= h - 1) {
+        y1 = y0 = h - 1;
+        y = (float)y0;
+    } else {
+        y1 = y0 + 1;
+    }
+    if (x0 >= w - 1) {
+        x1 = x0 = w - 1;
+        x = (float)x0;
+    } else {
+        x1 = x0 + 1;
+    }
+    float ly = y - (float)y0, lx = x - (float)x0, hy = 1.0f - ly, hx = 1.0f - lx;
+    float v1 = hy * hx * p[y0 * w + x0], v2 = hy * lx * p[y0 * w + x1];
+    float v3 = ly * hx * p[y1 * w + x0], v4 = ly * lx * p[y1 * w + x1];
+    if (!is_max) {
+        return v1 + v2 + v3 + v4;
+    }
+    float m = v1 > v2 ? v1 : v2;
+    m = m > v3 ? m : v3;
+    return m > v4 ? m : v4;
+}
+
+/* The grid of one dim: ratio, or ceil(size / bins); -1 past 2^24. */
+int ocl_ra_grid(int ratio, float size, int bins) {
+    if (ratio > 0) {
+        return ratio <= (1 << 24) ? ratio : -1;
+    }
+    float g = ceil(size / (float)bins);
+    if (!(g <= (float)(1 << 24))) {
+        return -1;
+    }
+    return g < 0.0f ? 0 : (int)g;
+}
+
+kernel void roi_align_f32(global const float *x, global const float *rois,
+                          global const uchar *bidx, int is64, global float *y, int total, int N,
+                          int C, int H, int W, int oh, int ow, int ratio, float scale,
+                          int half_pixel, int is_max, global int *err) {
+    int i = (int)get_global_id(0);
+    if (i >= total) {
+        return;
+    }
+    int pw = i % ow;
+    int t = i / ow;
+    int ph = t % oh;
+    t /= oh;
+    int ch = t % C;
+    int k = t / C;
+    long b = ocl_index_at(bidx, is64, k);
+    if (b < 0 || b >= N) {
+        atomic_min(err, k);
+        return;
+    }
+    global const float *q = rois + k * 4;
+    float offset = half_pixel ? 0.5f : 0.0f;
+    float hgt0 = (q[3] - q[1]) * scale, wid0 = (q[2] - q[0]) * scale;
+    if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !isfinite(q[3]) ||
+        !isfinite(hgt0) || !isfinite(wid0)) {
+        atomic_min(err, (1 << 30) + k);
+        return;
+    }
+    float start_w = q[0] * scale - offset, start_h = q[1] * scale - offset;
+    float wid = q[2] * scale - offset - start_w, hgt = q[3] * scale - offset - start_h;
+    if (!half_pixel) {
+        hgt = hgt > 1.0f ? hgt : 1.0f;
+        wid = wid > 1.0f ? wid : 1.0f;
+    }
+    int gh = ocl_ra_grid(ratio, hgt, oh), gw = ocl_ra_grid(ratio, wid, ow);
+    if (gh < 0 || gw < 0 || (gh > 0 && gw > (1 << 24) / gh)) {
+        atomic_min(err, (1 << 30) + k);
+        return;
+    }
+    float bin_h = hgt / (float)oh, bin_w = wid / (float)ow;
+    int pts = gh > 0 && gw > 0 ? gh * gw : 0;
+    float count = pts > 1 ? (float)pts : 1.0f;
+    global const float *plane = x + ((int)b * C + ch) * H * W;
+    float acc = 0.0f;
+    bool first = true;
+    for (int iy = 0; iy < gh; iy++) {
+        float yy = start_h + (float)ph * bin_h + ((float)iy + 0.5f) * bin_h / (float)gh;
+        for (int ix = 0; ix < gw; ix++) {
+            float xx = start_w + (float)pw * bin_w + ((float)ix + 0.5f) * bin_w / (float)gw;
+            float v = ocl_ra_sample(plane, H, W, yy, xx, is_max);
+            if (!is_max) {
+                acc += v;
+            } else if (first || v > acc) {
+                acc = v;
+            }
+            first = false;
+        }
+    }
+    y[i] = is_max ? acc : acc / count;
+}

@@ -1756,6 +1756,30 @@ Test(ocl_ops, topk) {
     refused_inferred(&t, "gpu_opencl: topk needs float32 X and values and int64 indices, got int32");
 }
 
+Test(ocl_ops, roi_align) {
+    need_device();
+    for (int mode = 0; mode < 2; mode++) {
+        for (int half = 0; half < 2; half++) {
+            for (int ratio = 0; ratio <= 2; ratio += 2) {
+                plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+                d.mode = (plx_roi_align_mode)mode;
+                d.half_pixel = half != 0;
+                d.output_height = 3;
+                d.output_width = 4;
+                d.sampling_ratio = ratio;
+                d.spatial_scale = 0.5f;
+                tcase t = tc_new("roi_align", PLX_OP_ROI_ALIGN, &d, 1);
+                add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 10, 9));
+                float *r = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 4));
+                const float rois[16] = {0, 0, 9, 9, 2.5f, 1, 14, 19, -6, -3, 5, 4, 15, 17, 30, 40};
+                memcpy(r, rois, sizeof rois);
+                add_input_range(&t, half ? PLX_DTYPE_INT64 : PLX_DTYPE_INT32, DIMS(4), 0.0f, 1.0f);
+                run_case(&t);
+            }
+        }
+    }
+}
+
 /* The case's plan runs and must fail its index check with an error
  * containing `needle`; frees it. */
 static void expect_index_error(tcase *t, const char *needle) {
@@ -1857,6 +1881,21 @@ Test(ocl_ops, index_out_of_range) {
     i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(1, 2, 3));
     memcpy(i64, (const int64_t[]){0, 3, 5, 6, 12, 11}, 6 * sizeof *i64);
     expect_index_error(&t, "layer 'mu' (max_unpool): index 12 (I element 4) is out of range");
+
+    plx_roi_align_desc rad = PLX_ROI_ALIGN_DESC_INIT;
+    for (int bad = 0; bad < 2; bad++) {
+        t = tc_new("ra", PLX_OP_ROI_ALIGN, &rad, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 1, 4, 4));
+        float *r = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 4));
+        const float rois[8] = {0, 0, 3, 3, 1, 1, bad ? INFINITY : 2, 2};
+        memcpy(r, rois, sizeof rois);
+        i32 = add_input(&t, PLX_DTYPE_INT32, DIMS(2));
+        i32[0] = bad ? 1 : 2;
+        i32[1] = 0;
+        expect_index_error(&t, bad ? "layer 'ra' (roi_align): roi 1 is not finite"
+                                   : "layer 'ra' (roi_align): index 2 (batch_indices element 0) "
+                                     "is out of range");
+    }
 }
 
 Test(ocl_ops, index_ops_refused) {
@@ -1946,7 +1985,7 @@ Test(ocl_ops, refusals) {
     expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
     static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
-                                    PLX_OP_DFT, PLX_OP_ROI_ALIGN};
+                                    PLX_OP_DFT, PLX_OP_DEFORM_CONV};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

@@ -338,6 +338,8 @@ static const struct {
     ENTRY(PLX_OP_COL2IM, col2im),
     ENTRY(PLX_OP_DET, det),
     ENTRY(PLX_OP_ROI_ALIGN, roi_align),
+    ENTRY(PLX_OP_DFT, dft),
+    ENTRY(PLX_OP_STFT, stft),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

@@ -139,6 +139,8 @@ OCL_OP_FUNCS(max_unpool)
 OCL_OP_FUNCS(col2im)
 OCL_OP_FUNCS(det)
 OCL_OP_FUNCS(roi_align)
+OCL_OP_FUNCS(dft)
+OCL_OP_FUNCS(stft)
 /* gather's plan for indices read at run time (checked on the device). */
 bool ocl_prepare_gather_dynamic(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                                 char *err, size_t size);

@@ -463,3 +463,140 @@ bool ocl_prepare_roi_align(const ocl_device *dev, const plx_layer_view *l, ocl_p
     ocl_arg_aux(k, flag);
     return true;
 }
+
+/* ---- dft, stft ---------------------------------------------------------- */
+
+/* One line per (outer, inner) pair (dft) or (batch, frame) (stft): the
+ * launch of dft_f32 over out bins of each. */
+typedef struct dft_geom {
+    int64_t lines, out, inner, frames, a_stride, f_stride, j_stride, comp, len, take;
+} dft_geom;
+
+static const char *dft_geom_of(const plx_layer_view *l, dft_geom *g, char *buf, size_t size) {
+    const plx_dft_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why || (why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    uint32_t r = x->rank;
+    int64_t axis = d->axis < 0 ? d->axis + (int64_t)r : d->axis;
+    if (r < 2 || axis < 0 || axis >= (int64_t)r - 1 || y->rank != r ||
+        (x->dims[r - 1] != 1 && x->dims[r - 1] != 2) || y->dims[r - 1] != 2 ||
+        (d->inverse && d->onesided)) {
+        return ocl_refuse(buf, size, "gpu_opencl: dft: X %u-D with axis %d, inverse %d and "
+                          "onesided %d is not a transform it runs", (unsigned)r, (int)d->axis,
+                          (int)d->inverse, (int)d->onesided);
+    }
+    int64_t outer = 1;
+    g->inner = 1;
+    for (int64_t i = 0; i < (int64_t)r - 1; i++) {
+        if (i != axis && y->dims[i] != x->dims[i]) {
+            return ocl_refuse(buf, size, "gpu_opencl: dft: Y's dims must be X's but along axis");
+        }
+        if (i < axis) {
+            outer *= x->dims[i];
+        } else if (i > axis) {
+            g->inner *= x->dims[i];
+        }
+    }
+    int64_t n = x->dims[axis];
+    g->comp = x->dims[r - 1];
+    g->len = d->length ? d->length : n;
+    g->out = d->onesided ? g->len / 2 + 1 : g->len;
+    if (g->len < 1 || g->len > OCL_INDEX_LIMIT || y->dims[axis] != g->out) {
+        return ocl_refuse(buf, size, "gpu_opencl: dft: the length along axis is not Y's");
+    }
+    g->take = n < g->len ? n : g->len;
+    g->lines = outer;
+    g->frames = 1;
+    g->a_stride = n * g->inner * g->comp;
+    g->f_stride = 0;
+    g->j_stride = g->inner * g->comp;
+    return NULL;
+}
+
+static const char *stft_geom_of(const plx_layer_view *l, dft_geom *g, char *buf, size_t size) {
+    const plx_stft_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    const plx_tensor_info *w = l->input_count > 1 ? &l->inputs[1] : NULL;
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why || (why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2) || d->frame_step < 1 ||
+        d->frame_length < 1 || d->frame_length > x->dims[1] ||
+        (w && (w->rank != 1 || w->dims[0] != d->frame_length))) {
+        return ocl_refuse(buf, size, "gpu_opencl: stft: signal must be [B, len, 1 or 2] with 1 <= "
+                          "frame_length <= len, window [frame_length], frame_step >= 1");
+    }
+    int64_t frames = 1 + (x->dims[1] - d->frame_length) / d->frame_step;
+    g->out = d->onesided ? d->frame_length / 2 + 1 : d->frame_length;
+    if (y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != frames ||
+        y->dims[2] != g->out || y->dims[3] != 2 || d->frame_step > OCL_INDEX_LIMIT) {
+        return ocl_refuse(buf, size, "gpu_opencl: stft: Y must be [B, frames, bins, 2]");
+    }
+    g->comp = x->dims[2];
+    g->len = g->take = d->frame_length;
+    g->inner = 1;
+    g->frames = frames;
+    g->lines = x->dims[0] * frames;
+    g->a_stride = x->dims[1] * g->comp;
+    g->f_stride = d->frame_step * g->comp;
+    g->j_stride = g->comp;
+    return NULL;
+}
+
+static bool dft_launch(ocl_plan *plan, const ocl_device *dev, const dft_geom *g, bool inverse,
+                       bool window, char *err, size_t size) {
+    int64_t n = g->lines * g->out * g->inner;
+    if (n == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "dft_f32", n, &k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, window ? 1 : 0);
+    ocl_arg_output(k, 0);
+    const int64_t v[12] = {n,          g->out,     g->inner,   g->frames, g->a_stride,
+                           g->f_stride, g->j_stride, g->comp,    g->len,    g->take,
+                           inverse,    window};
+    for (int i = 0; i < 12; i++) {
+        ocl_arg_int(k, (int32_t)v[i]);
+    }
+    return true;
+}
+
+const char *ocl_check_dft(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                          size_t size) {
+    (void)dev;
+    dft_geom g;
+    return dft_geom_of(l, &g, buf, size);
+}
+
+bool ocl_prepare_dft(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                     size_t size) {
+    dft_geom g;
+    memset(&g, 0, sizeof g);
+    char buf[8];
+    dft_geom_of(l, &g, buf, sizeof buf);
+    return dft_launch(plan, dev, &g, ((const plx_dft_desc *)l->desc)->inverse, false, err, size);
+}
+
+const char *ocl_check_stft(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                           size_t size) {
+    (void)dev;
+    dft_geom g;
+    return stft_geom_of(l, &g, buf, size);
+}
+
+bool ocl_prepare_stft(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    dft_geom g;
+    memset(&g, 0, sizeof g);
+    char buf[8];
+    stft_geom_of(l, &g, buf, sizeof buf);
+    return dft_launch(plan, dev, &g, false, l->input_count > 1, err, size);
+}

@@ -430,3 +430,51 @@ kernel void roi_align_f32(global const float *x, global const float *rois,
     }
     y[i] = is_max ? acc : acc / count;
 }
+
+/* DFT and STFT (float32), as a direct sum: one work-item per output bin
+ * k of one line, sum over j < take of x[j] (times window[j]) times
+ * exp(-+2 pi i j k / L), the angle reduced to (j k mod L) / L and taken
+ * with sinpi/cospi (so quarter turns are exact); O(L) per bin, in float32
+ * where cpu_ref runs an FFT in double. Line o (of `frames` per batch
+ * entry b = o / frames, frame f = o % frames) starts at b * a_stride + f *
+ * f_stride + inner position * comp, its elements j_stride apart. */
+kernel void dft_f32(global const float *x, global const float *win, global float *y, int total,
+                    int out, int inner, int frames, int a_stride, int f_stride, int j_stride,
+                    int comp, int L, int take, int inverse, int has_win) {
+    int i = (int)get_global_id(0);
+    if (i >= total) {
+        return;
+    }
+    int in = i % inner;
+    int t = i / inner;
+    int k = t % out;
+    int o = t / out;
+    int f = o % frames, b = o / frames;
+    int base = b * a_stride + f * f_stride + in * comp;
+    float sr = 0.0f, si = 0.0f;
+    for (int j = 0; j < take; j++) {
+        float xr = x[base + j * j_stride];
+        float xi = comp == 2 ? x[base + j * j_stride + 1] : 0.0f;
+        if (has_win) {
+            float w = win[j];
+            xr *= w;
+            xi *= w;
+        }
+        int m = (int)(((long)j * k) % L);
+        float ang = 2.0f * (float)m / (float)L;
+        float c = cospi(ang), s = sinpi(ang);
+        if (inverse) {
+            sr += xr * c - xi * s;
+            si += xi * c + xr * s;
+        } else {
+            sr += xr * c + xi * s;
+            si += xi * c - xr * s;
+        }
+    }
+    if (inverse) {
+        sr /= (float)L;
+        si /= (float)L;
+    }
+    y[2 * i] = sr;
+    y[2 * i + 1] = si;
+}

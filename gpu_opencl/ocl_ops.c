@@ -340,6 +340,7 @@ static const struct {
     ENTRY(PLX_OP_ROI_ALIGN, roi_align),
     ENTRY(PLX_OP_DFT, dft),
     ENTRY(PLX_OP_STFT, stft),
+    ENTRY(PLX_OP_DEFORM_CONV, deform_conv),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

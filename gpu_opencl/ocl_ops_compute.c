@@ -1094,3 +1094,85 @@ bool ocl_prepare_resize(const ocl_device *dev, const plx_layer_view *l, ocl_plan
     ocl_arg_int(k, (int32_t)ow);
     return true;
 }
+
+/* ---- deform_conv -------------------------------------------------------- */
+
+const char *ocl_check_deform_conv(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                  size_t size) {
+    (void)dev;
+    const plx_deform_conv_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *off = &l->inputs[2];
+    const plx_tensor_info *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why || (why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (x->rank != 4 || w->rank != 4 || off->rank != 4 || y->rank != 4 || d->group < 1 ||
+        d->offset_group < 1 || d->group > x->dims[1] || d->offset_group > x->dims[1] ||
+        x->dims[1] % d->group != 0 || x->dims[1] % d->offset_group != 0 ||
+        w->dims[0] % d->group != 0 || w->dims[1] != x->dims[1] / d->group) {
+        return ocl_refuse(buf, size, "gpu_opencl: deform_conv: X, W, offset and Y must be 4-D, "
+                          "with channels that group and offset_group divide");
+    }
+    int64_t taps = d->offset_group * w->dims[2] * w->dims[3];
+    if (y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0] || off->dims[0] != x->dims[0] ||
+        off->dims[1] != 2 * taps || off->dims[2] != y->dims[2] || off->dims[3] != y->dims[3] ||
+        (l->input_count > 3 && (l->inputs[3].rank != 1 || l->inputs[3].dims[0] != w->dims[0])) ||
+        (l->input_count > 4 &&
+         (l->inputs[4].rank != 4 || l->inputs[4].dims[0] != x->dims[0] ||
+          l->inputs[4].dims[1] != taps || l->inputs[4].dims[2] != y->dims[2] ||
+          l->inputs[4].dims[3] != y->dims[3]))) {
+        return ocl_refuse(buf, size, "gpu_opencl: deform_conv: Y, offset, B or mask has a shape "
+                          "that does not match X and W");
+    }
+    for (int k = 0; k < 2; k++) {
+        int64_t in = x->dims[2 + k], kk = w->dims[2 + k], o = y->dims[2 + k];
+        if (d->strides[k] < 1 || d->dilations[k] < 1 || d->pads_begin[k] < 0 ||
+            d->pads_end[k] < 0 || d->strides[k] > GEOM_LIMIT || d->dilations[k] > GEOM_LIMIT ||
+            d->pads_begin[k] > GEOM_LIMIT || d->pads_end[k] > GEOM_LIMIT || kk < 1 ||
+            kk > GEOM_LIMIT) {
+            return ocl_refuse(buf, size, "gpu_opencl: deform_conv: strides and dilations must be "
+                              ">= 1, pads >= 0, all within the kernels' int range");
+        }
+        int64_t span = (kk - 1) * d->dilations[k] + 1, padded = in + d->pads_begin[k] + d->pads_end[k];
+        if (padded < span || o != (padded - span) / d->strides[k] + 1) {
+            return ocl_refuse(buf, size, "gpu_opencl: deform_conv: the output size does not match "
+                              "the kernel, strides, dilations and pads");
+        }
+    }
+    return NULL;
+}
+
+bool ocl_prepare_deform_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                             char *err, size_t size) {
+    const plx_deform_conv_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
+    int64_t n = ocl_numel(y);
+    if (n == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "deform_conv_f32", n, &k, err, size)) {
+        return false;
+    }
+    bool has_bias = l->input_count > 3, has_mask = l->input_count > 4;
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, 2);
+    ocl_arg_input(k, has_bias ? 3 : 0); /* unread without */
+    ocl_arg_input(k, has_mask ? 4 : 0);
+    ocl_arg_output(k, 0);
+    const int64_t v[16] = {x->dims[0],       x->dims[1],       x->dims[2],     x->dims[3],
+                           w->dims[0],       w->dims[2],       w->dims[3],     y->dims[2],
+                           y->dims[3],       d->strides[0],    d->strides[1],  d->dilations[0],
+                           d->dilations[1],  d->pads_begin[0], d->pads_begin[1], d->group};
+    cl_int16 geom;
+    for (int i = 0; i < 16; i++) {
+        geom.s[i] = (cl_int)v[i];
+    }
+    ocl_arg_value(k, &geom, sizeof geom);
+    ocl_arg_int(k, (int32_t)d->offset_group);
+    ocl_arg_int(k, has_bias ? 1 : 0);
+    ocl_arg_int(k, has_mask ? 1 : 0);
+    return true;
+}

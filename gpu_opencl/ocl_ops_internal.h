@@ -122,6 +122,7 @@ OCL_OP_FUNCS(softmax)
 OCL_OP_FUNCS(reduce)
 OCL_OP_FUNCS(arg_reduce)
 OCL_OP_FUNCS(resize)
+OCL_OP_FUNCS(deform_conv)
 /* ocl_ops_index.c */
 OCL_OP_FUNCS(gather_elements)
 OCL_OP_FUNCS(scatter_elements)

@@ -1817,6 +1817,39 @@ Test(ocl_ops, dft_stft) {
     }
 }
 
+Test(ocl_ops, deform_conv) {
+    need_device();
+    for (int v = 0; v < 4; v++) {
+        plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+        d.group = v == 2 ? 2 : 1;
+        d.offset_group = v >= 1 ? 2 : 1;
+        d.strides[0] = v == 3 ? 2 : 1;
+        d.dilations[1] = v == 1 ? 2 : 1;
+        d.pads_begin[0] = d.pads_end[1] = v == 0 ? 0 : 1;
+        d.pads_begin[1] = v == 3 ? 2 : 0;
+        int64_t C = 4, M = 6, kh = 3, kw = 2, H = 7, W = 6;
+        int64_t oh = (H + d.pads_begin[0] + d.pads_end[0] - ((kh - 1) * d.dilations[0] + 1)) /
+                         d.strides[0] + 1;
+        int64_t ow = (W + d.pads_begin[1] + d.pads_end[1] - ((kw - 1) * d.dilations[1] + 1)) /
+                         d.strides[1] + 1;
+        int64_t taps = d.offset_group * kh * kw;
+        tcase t = tc_new("deform_conv", PLX_OP_DEFORM_CONV, &d, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, C, H, W));
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(M, C / d.group, kh, kw));
+        float *off = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, 2 * taps, oh, ow), -2.5f, 2.5f);
+        off[0] = NAN;
+        off[1] = 40.0f; /* far outside: reads 0 */
+        off[2] = 1.0f;  /* whole: one neighbour */
+        if (v >= 1) {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(M));
+        }
+        if (v >= 2) {
+            add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, taps, oh, ow), 0.0f, 1.0f);
+        }
+        run_case(&t);
+    }
+}
+
 /* The case's plan runs and must fail its index check with an error
  * containing `needle`; frees it. */
 static void expect_index_error(tcase *t, const char *needle) {
@@ -2022,7 +2055,7 @@ Test(ocl_ops, refusals) {
     expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
     static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
                                     PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
-                                    PLX_OP_RNN, PLX_OP_DEFORM_CONV};
+                                    PLX_OP_RNN};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

@@ -341,6 +341,9 @@ static const struct {
     ENTRY(PLX_OP_DFT, dft),
     ENTRY(PLX_OP_STFT, stft),
     ENTRY(PLX_OP_DEFORM_CONV, deform_conv),
+    ENTRY(PLX_OP_LSTM, lstm),
+    ENTRY(PLX_OP_GRU, lstm),
+    ENTRY(PLX_OP_RNN, lstm),
 };
 
 const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, char *buf,

@@ -1176,3 +1176,184 @@ bool ocl_prepare_deform_conv(const ocl_device *dev, const plx_layer_view *l, ocl
     ocl_arg_int(k, has_mask ? 1 : 0);
     return true;
 }
+
+/* ---- lstm, gru, rnn ----------------------------------------------------- */
+
+/* The attributes of the three recurrent descriptors that the kernels read. */
+typedef struct rnn_attrs {
+    plx_rnn_direction direction;
+    int64_t hidden;
+    float clip;
+    const plx_rnn_activation *acts; /* per direction `per` of them */
+    uint32_t per;
+} rnn_attrs;
+
+static void rnn_attrs_of(const plx_layer_view *l, rnn_attrs *at) {
+    if (l->op == PLX_OP_LSTM) {
+        const plx_lstm_desc *d = l->desc;
+        *at = (rnn_attrs){d->direction, d->hidden_size, d->clip, &d->activations[0][0], 3};
+    } else if (l->op == PLX_OP_GRU) {
+        const plx_gru_desc *d = l->desc;
+        *at = (rnn_attrs){d->direction, d->hidden_size, d->clip, &d->activations[0][0], 2};
+    } else {
+        const plx_rnn_desc *d = l->desc;
+        *at = (rnn_attrs){d->direction, d->hidden_size, d->clip, &d->activations[0][0], 1};
+    }
+}
+
+static bool rnn_act_ok(plx_activation_func f) {
+    switch (f) {
+    case PLX_ACT_RELU:
+    case PLX_ACT_TANH:
+    case PLX_ACT_SIGMOID:
+    case PLX_ACT_AFFINE:
+    case PLX_ACT_LEAKY_RELU:
+    case PLX_ACT_THRESHOLDED_RELU:
+    case PLX_ACT_SCALED_TANH:
+    case PLX_ACT_HARD_SIGMOID:
+    case PLX_ACT_ELU:
+    case PLX_ACT_SOFTSIGN:
+    case PLX_ACT_SOFTPLUS: return true;
+    default: return false;
+    }
+}
+
+static bool rnn_dims_are(const plx_tensor_info *t, const int64_t *dims, uint32_t rank) {
+    if (t->rank != rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < rank; i++) {
+        if (t->dims[i] != dims[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                           size_t size) {
+    (void)dev;
+    const char *op = plx_op_name(l->op);
+    bool lstm = l->op == PLX_OP_LSTM;
+    int64_t gates = lstm ? 4 : l->op == PLX_OP_GRU ? 3 : 1;
+    uint32_t n_in = lstm ? 8 : 6, n_out = lstm ? 3 : 2;
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why) {
+        return why;
+    }
+    if (l->input_count != n_in || l->output_count != n_out) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s needs %u inputs and %u outputs", op, n_in,
+                          n_out);
+    }
+    for (uint32_t i = 0; i < n_in + n_out; i++) {
+        const plx_tensor_info *t = i < n_in ? &l->inputs[i] : &l->outputs[i - n_in];
+        plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
+        if (t->dtype != want) {
+            return ocl_refuse(buf, size, "gpu_opencl: %s needs float32 (sequence_lens int32), got "
+                              "%s (%s %u)", op, plx_dtype_name(t->dtype),
+                              i < n_in ? "input" : "output", i < n_in ? i : i - n_in);
+        }
+    }
+    rnn_attrs at;
+    rnn_attrs_of(l, &at);
+    if ((unsigned)at.direction > PLX_RNN_BIDIRECTIONAL || at.hidden < 1 ||
+        at.hidden > OCL_INDEX_LIMIT / 8 || !(at.clip >= 0.0f) || !isfinite(at.clip)) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: direction %d, hidden_size %lld or clip %g "
+                          "is out of range", op, (int)at.direction, (long long)at.hidden,
+                          (double)at.clip);
+    }
+    int64_t D = at.direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    for (int64_t d = 0; d < D; d++) {
+        for (uint32_t k = 0; k < at.per; k++) {
+            const plx_rnn_activation *a = &at.acts[d * at.per + k];
+            if (!rnn_act_ok(a->func) || !isfinite(a->alpha) || !isfinite(a->beta)) {
+                return ocl_refuse(buf, size, "gpu_opencl: %s: activations[%lld][%u] is not a "
+                                  "recurrent activation with finite alpha and beta", op,
+                                  (long long)d, k);
+            }
+        }
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank != 3) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: X must have rank 3, not %u", op, x->rank);
+    }
+    int64_t S = x->dims[0], B = x->dims[1], I = x->dims[2], H = at.hidden;
+    const int64_t w[3] = {D, gates * H, I}, r[3] = {D, gates * H, H};
+    const int64_t bb[2] = {D, 2 * gates * H}, lens[1] = {B}, p[2] = {D, 3 * H};
+    const int64_t state[3] = {D, B, H}, y[4] = {S, D, B, H};
+    if (!rnn_dims_are(&l->inputs[1], w, 3) || !rnn_dims_are(&l->inputs[2], r, 3) ||
+        !rnn_dims_are(&l->inputs[3], bb, 2) || !rnn_dims_are(&l->inputs[4], lens, 1) ||
+        !rnn_dims_are(&l->inputs[5], state, 3) ||
+        (lstm && (!rnn_dims_are(&l->inputs[6], state, 3) || !rnn_dims_are(&l->inputs[7], p, 2))) ||
+        !rnn_dims_are(&l->outputs[0], y, 4) || !rnn_dims_are(&l->outputs[1], state, 3) ||
+        (lstm && !rnn_dims_are(&l->outputs[2], state, 3))) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: an input or output's shape does not match "
+                          "X and hidden_size", op);
+    }
+    if (D * B * (gates + 1) * H > OCL_INDEX_LIMIT) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: the gate scratch would be too large", op);
+    }
+    return NULL;
+}
+
+bool ocl_prepare_lstm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    bool lstm = l->op == PLX_OP_LSTM, gru = l->op == PLX_OP_GRU;
+    int64_t gates = lstm ? 4 : gru ? 3 : 1;
+    rnn_attrs at;
+    rnn_attrs_of(l, &at);
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t S = x->dims[0], B = x->dims[1], I = x->dims[2], H = at.hidden;
+    int64_t D = at.direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    if (S * B == 0) {
+        return true;
+    }
+    int64_t per_group = gates * H + (gru ? H : 0);
+    uint32_t scratch = 0, flag = 0;
+    if (!ocl_plan_aux(plan, dev, NULL, (size_t)(D * B * per_group) * sizeof(cl_float), &scratch,
+                      err, size) ||
+        !ocl_plan_index_check(plan, dev, l->name, plx_op_name(l->op), 4, false, &flag, err,
+                              size)) {
+        return false;
+    }
+    snprintf(plan->check.value_name, sizeof plan->check.value_name, "length");
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "sequence_lens");
+    const char *name = lstm ? "lstm_f32" : gru ? "gru_f32" : "rnn_f32";
+    ocl_launch *k;
+    size_t wg = 1;
+    if (!ocl_kernel_groups(plan, dev, name, D * B, gates * H, &k, &wg, err, size)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < l->input_count; i++) {
+        ocl_arg_input(k, i);
+    }
+    for (uint32_t i = 0; i < l->output_count; i++) {
+        ocl_arg_output(k, i);
+    }
+    ocl_arg_aux(k, scratch);
+    ocl_arg_int(k, (int32_t)S);
+    ocl_arg_int(k, (int32_t)B);
+    ocl_arg_int(k, (int32_t)I);
+    ocl_arg_int(k, (int32_t)H);
+    ocl_arg_int(k, (int32_t)D);
+    ocl_arg_int(k, (int32_t)at.direction);
+    ocl_arg_float(k, at.clip);
+    ocl_arg_int(k, lstm ? ((const plx_lstm_desc *)l->desc)->input_forget
+                   : gru ? ((const plx_gru_desc *)l->desc)->linear_before_reset
+                         : 0);
+    cl_int8 funcs;
+    cl_float8 alphas, betas;
+    memset(&funcs, 0, sizeof funcs);
+    memset(&alphas, 0, sizeof alphas);
+    memset(&betas, 0, sizeof betas);
+    for (uint32_t i = 0; i < 2 * at.per; i++) {
+        funcs.s[i] = (cl_int)at.acts[i].func;
+        alphas.s[i] = at.acts[i].alpha;
+        betas.s[i] = at.acts[i].beta;
+    }
+    ocl_arg_value(k, &funcs, sizeof funcs);
+    ocl_arg_value(k, &alphas, sizeof alphas);
+    ocl_arg_value(k, &betas, sizeof betas);
+    ocl_arg_aux(k, flag);
+    return true;
+}

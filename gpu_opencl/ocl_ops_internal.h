@@ -123,6 +123,7 @@ OCL_OP_FUNCS(reduce)
 OCL_OP_FUNCS(arg_reduce)
 OCL_OP_FUNCS(resize)
 OCL_OP_FUNCS(deform_conv)
+OCL_OP_FUNCS(lstm) /* lstm, gru, rnn */
 /* ocl_ops_index.c */
 OCL_OP_FUNCS(gather_elements)
 OCL_OP_FUNCS(scatter_elements)

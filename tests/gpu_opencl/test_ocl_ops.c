@@ -1850,6 +1850,76 @@ Test(ocl_ops, deform_conv) {
     }
 }
 
+/* lstm (gates 4), gru (3), rnn (1): random weights, lengths in [1, S],
+ * every direction, the variants' attributes. */
+static void rnn_case(int64_t gates, plx_rnn_direction dir, int64_t H, int variant) {
+    plx_lstm_desc ld;
+    plx_gru_desc gd;
+    plx_rnn_desc rd;
+    memset(&ld, 0, sizeof ld);
+    memset(&gd, 0, sizeof gd);
+    memset(&rd, 0, sizeof rd);
+    ld.struct_size = sizeof ld;
+    gd.struct_size = sizeof gd;
+    rd.struct_size = sizeof rd;
+    ld.direction = gd.direction = rd.direction = dir;
+    ld.hidden_size = gd.hidden_size = rd.hidden_size = H;
+    plx_rnn_default_activations(&ld.activations[0][0], 3);
+    plx_rnn_default_activations(&gd.activations[0][0], 2);
+    rd.activations[0][0] = rd.activations[1][0] =
+        (plx_rnn_activation){PLX_ACT_TANH, plx_activation_default_alpha(PLX_ACT_TANH),
+                             plx_activation_default_beta(PLX_ACT_TANH)};
+    if (variant == 1) {
+        ld.clip = gd.clip = rd.clip = 0.75f;
+        ld.input_forget = true;
+        gd.linear_before_reset = true;
+    } else if (variant == 2) {
+        plx_rnn_activation hs = {PLX_ACT_HARD_SIGMOID, 0.3f, 0.4f};
+        plx_rnn_activation st = {PLX_ACT_SCALED_TANH, 0.9f, 1.1f};
+        plx_rnn_activation sp = {PLX_ACT_SOFTPLUS, 0.0f, 0.0f};
+        ld.activations[1][0] = hs;
+        ld.activations[0][2] = st;
+        gd.activations[1][1] = sp;
+        rd.activations[0][0] = (plx_rnn_activation){PLX_ACT_RELU, 0.0f, 0.0f};
+        rd.activations[1][0] = hs;
+    }
+    const void *desc = gates == 4 ? (const void *)&ld : gates == 3 ? (const void *)&gd : (const void *)&rd;
+    plx_op op = gates == 4 ? PLX_OP_LSTM : gates == 3 ? PLX_OP_GRU : PLX_OP_RNN;
+    int64_t S = 5, B = 3, In = 4, D = dir == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    tcase t = tc_new(plx_op_name(op), op, desc, gates == 4 ? 3 : 2);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(S, B, In));
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, gates * H, In), -0.5f, 0.5f);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, gates * H, H), -0.5f, 0.5f);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, 2 * gates * H), -0.5f, 0.5f);
+    int32_t *lens = add_input(&t, PLX_DTYPE_INT32, DIMS(B));
+    lens[0] = 5;
+    lens[1] = 2;
+    lens[2] = 1;
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(D, B, H));
+    if (gates == 4) {
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(D, B, H));
+        add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, 3 * H), -0.5f, 0.5f);
+    }
+    t.rtol = 1e-3;
+    run_case(&t);
+}
+
+Test(ocl_ops, recurrent) {
+    need_device();
+    for (int64_t gates = 1; gates <= 4; gates++) {
+        if (gates == 2) {
+            continue;
+        }
+        for (int dir = 0; dir < 3; dir++) {
+            for (int variant = 0; variant < 3; variant++) {
+                rnn_case(gates, (plx_rnn_direction)dir, 5, variant);
+            }
+        }
+        /* more gate rows than a work-group has work-items */
+        rnn_case(gates, PLX_RNN_BIDIRECTIONAL, 70, 0);
+    }
+}
+
 /* The case's plan runs and must fail its index check with an error
  * containing `needle`; frees it. */
 static void expect_index_error(tcase *t, const char *needle) {
@@ -1952,6 +2022,22 @@ Test(ocl_ops, index_out_of_range) {
     memcpy(i64, (const int64_t[]){0, 3, 5, 6, 12, 11}, 6 * sizeof *i64);
     expect_index_error(&t, "layer 'mu' (max_unpool): index 12 (I element 4) is out of range");
 
+    plx_rnn_desc rnd;
+    memset(&rnd, 0, sizeof rnd);
+    rnd.struct_size = sizeof rnd;
+    rnd.hidden_size = 2;
+    rnd.activations[0][0] = (plx_rnn_activation){PLX_ACT_TANH, 0.0f, 0.0f};
+    t = tc_new("rn", PLX_OP_RNN, &rnd, 2);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 2, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 4));
+    i32 = add_input(&t, PLX_DTYPE_INT32, DIMS(2));
+    i32[0] = 3;
+    i32[1] = 4;
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 2));
+    expect_index_error(&t, "layer 'rn' (rnn): length 4 (sequence_lens element 1) is out of range");
+
     plx_roi_align_desc rad = PLX_ROI_ALIGN_DESC_INIT;
     for (int bad = 0; bad < 2; bad++) {
         t = tc_new("ra", PLX_OP_ROI_ALIGN, &rad, 1);
@@ -2052,10 +2138,9 @@ Test(ocl_ops, refusals) {
     tcase t = tc_new("lstm", PLX_OP_LSTM, &ld, 3);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 1, 3));
     memset(outs, 0, sizeof outs);
-    expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
-    static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
-                                    PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
-                                    PLX_OP_RNN};
+    expect_refused(&t, outs, "gpu_opencl: lstm needs 8 inputs and 3 outputs");
+    static const plx_op absent[] = {PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE, PLX_OP_CONSTANT,
+                                    PLX_OP_INPUT, PLX_OP_MEM_COPY};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));

@@ -88,11 +88,36 @@ typedef struct ocl_launch {
  * plan owns them: a plan belongs to one workload, so one execution at a
  * time uses them). */
 #define OCL_MAX_AUX 4
+
+/* Index checking on the device (docs/gpu_opencl.md, "Indices read at run
+ * time"): a layer whose kernels read indices from a tensor keeps one int in
+ * an aux buffer, set to INT_MAX before the launches; a kernel that meets an
+ * index out of range skips it and lowers the int to that index's element
+ * number in the indices tensor (atomic_min, so the first bad element
+ * wins whatever the order of work-items). ocl_plan_check reads it back
+ * after the run. */
+typedef struct ocl_index_check {
+    bool active;
+    uint32_t flag;      /* aux slot of the int */
+    uint32_t input;     /* the indices' input slot */
+    bool is64;          /* int64 indices (else int32) */
+    char what[112];     /* "layer 'name' (gather_elements)" */
+    /* How the message names a value and its tensor: "index" and "indices"
+     * unless set otherwise ("length", "sequence_lens"). */
+    char value_name[16], tensor_name[24];
+    /* Kernels may also report a failure of their own with OCL_CHECK_OTHER
+     * + n (n < 2^30): the message is then "<other_noun> n <other_text>"
+     * ("roi 3 is not finite"). */
+    char other_noun[16], other_text[80];
+} ocl_index_check;
+#define OCL_CHECK_OTHER (1 << 30)
+
 typedef struct ocl_plan {
     ocl_launch launches[OCL_MAX_LAUNCHES];
     uint32_t count;
     cl_mem aux[OCL_MAX_AUX];
     uint32_t aux_count;
+    ocl_index_check check;
 } ocl_plan;
 
 /* Launch-building helpers (ocl_runtime.c). Each returns false with a
@@ -120,6 +145,19 @@ bool ocl_plan_copy(ocl_plan *plan, uint32_t src, uint32_t dst, size_t bytes, cha
                    size_t err_size);
 /* Releases kernels and aux buffers; the plan is zeroed. */
 void ocl_plan_release(ocl_plan *plan);
+/* Adds the index check's flag (an aux buffer of one int) to the plan, for
+ * the indices in input slot `input` (int64 when is64) of the layer named
+ * `layer` running `op`; returns the flag's aux slot for the kernels'
+ * argument. */
+bool ocl_plan_index_check(ocl_plan *plan, const ocl_device *dev, const char *layer,
+                          const char *op, uint32_t input, bool is64, uint32_t *out_flag,
+                          char *err, size_t err_size);
+/* After the plan's launches finished: true when no index was out of range
+ * (or the plan checks none); otherwise false with "gpu_opencl: layer 'x'
+ * (gather_nd): index 7 (indices element 3) is out of range" in err (a
+ * failed read-back is reported there too). Blocking reads on `queue`. */
+bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *inputs,
+                    char *err, size_t err_size);
 /* Enqueues every launch on `queue` (does not wait). Returns CL_SUCCESS, or
  * the failing call's code with "clEnqueueNDRangeKernel(kernel): CL_..." in
  * err. */

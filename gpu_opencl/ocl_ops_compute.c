@@ -418,10 +418,23 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
         return why;
     }
     const plx_pool_desc *desc = l->desc;
-    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE) {
+    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE &&
+        desc->kind != PLX_POOL_LP) {
         return ocl_refuse(buf, size, "gpu_opencl: pool: kind %d is not implemented", (int)desc->kind);
     }
-    if ((why = ocl_require_f32(l, buf, size))) {
+    if (desc->kind == PLX_POOL_LP && (desc->p < 1 || desc->p > 65536)) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: lp pooling needs p in [1, 65536], got %lld",
+                          (long long)desc->p);
+    }
+    if (l->output_count > 1) {
+        const plx_tensor_info *ind = &l->outputs[1];
+        if (desc->kind != PLX_POOL_MAX || ind->dtype != PLX_DTYPE_INT64 ||
+            !ocl_same_dims(ind, &l->outputs[0]) || l->inputs[0].dtype != PLX_DTYPE_FLOAT32 ||
+            l->outputs[0].dtype != PLX_DTYPE_FLOAT32) {
+            return ocl_refuse(buf, size, "gpu_opencl: pool: Indices come with float32 max pools "
+                              "only, int64 of Y's shape");
+        }
+    } else if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
     char msg[224];
@@ -430,8 +443,8 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
 
 const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
-    if (l->output_count != 1) {
-        return ocl_refuse(buf, size, "gpu_opencl: pool: the Indices output is not implemented");
+    if (l->output_count > 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: %u outputs", l->output_count);
     }
     plx_window_geom g;
     return pool_geom(l, &g, buf, size);
@@ -447,8 +460,10 @@ bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
     if (n == 0) {
         return true;
     }
+    bool with_indices = l->output_count > 1;
     ocl_launch *k;
-    if (!ocl_kernel_1d(plan, dev, "pool2d_f32", n, &k, err, size)) {
+    if (!ocl_kernel_1d(plan, dev, with_indices ? "max_pool2d_indices_f32" : "pool2d_f32", n, &k,
+                       err, size)) {
         return false;
     }
     int64_t v[16] = {g.n,    g.c,    g.in[0], g.in[1], g.out[0], g.out[1], g.k[0],  g.k[1],
@@ -459,9 +474,16 @@ bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
     }
     ocl_arg_input(k, 0);
     ocl_arg_output(k, 0);
+    if (with_indices) {
+        ocl_arg_output(k, 1);
+        ocl_arg_value(k, &geom, sizeof geom);
+        ocl_arg_int(k, desc->indices_column_major ? 1 : 0);
+        return true;
+    }
     ocl_arg_value(k, &geom, sizeof geom);
-    ocl_arg_int(k, desc->kind == PLX_POOL_MAX ? 1 : 0);
+    ocl_arg_int(k, desc->kind == PLX_POOL_MAX ? 0 : desc->kind == PLX_POOL_AVERAGE ? 1 : 2);
     ocl_arg_int(k, desc->count_include_pad ? 1 : 0);
+    ocl_arg_int(k, (int32_t)(desc->kind == PLX_POOL_LP ? desc->p : 1));
     return true;
 }
 
@@ -511,9 +533,14 @@ const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l
         return why;
     }
     const plx_global_pool_desc *desc = l->desc;
-    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE) {
+    if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE &&
+        desc->kind != PLX_POOL_LP) {
         return ocl_refuse(buf, size, "gpu_opencl: global_pool: kind %d is not implemented",
                           (int)desc->kind);
+    }
+    if (desc->kind == PLX_POOL_LP && desc->p != 1 && desc->p != 2) {
+        return ocl_refuse(buf, size, "gpu_opencl: global_pool: lp with p %lld is not implemented "
+                          "(1 or 2)", (long long)desc->p);
     }
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
@@ -542,8 +569,11 @@ bool ocl_prepare_global_pool(const ocl_device *dev, const plx_layer_view *l, ocl
     kept.st[0][0] = inner;
     red.dims[0] = inner;
     red.st[0][0] = 1;
-    return reduce_launch(dev, plan, desc->kind == PLX_POOL_MAX ? PLX_REDUCE_MAX : PLX_REDUCE_MEAN,
-                         &kept, &red, err, size);
+    int func = desc->kind == PLX_POOL_MAX       ? PLX_REDUCE_MAX
+               : desc->kind == PLX_POOL_AVERAGE ? PLX_REDUCE_MEAN
+               : desc->p == 1                   ? PLX_REDUCE_L1
+                                                : PLX_REDUCE_L2; /* lp: sum |x|, sqrt(sum x^2) */
+    return reduce_launch(dev, plan, func, &kept, &red, err, size);
 }
 
 /* ---- batch_norm, layer_norm, instance_norm ------------------------------ */
@@ -1062,5 +1092,268 @@ bool ocl_prepare_resize(const ocl_device *dev, const plx_layer_view *l, ocl_plan
     ocl_arg_int(k, (int32_t)g.in[1]);
     ocl_arg_int(k, (int32_t)oh);
     ocl_arg_int(k, (int32_t)ow);
+    return true;
+}
+
+/* ---- deform_conv -------------------------------------------------------- */
+
+const char *ocl_check_deform_conv(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                                  size_t size) {
+    (void)dev;
+    const plx_deform_conv_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *off = &l->inputs[2];
+    const plx_tensor_info *y = &l->outputs[0];
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why || (why = ocl_require_f32(l, buf, size))) {
+        return why;
+    }
+    if (x->rank != 4 || w->rank != 4 || off->rank != 4 || y->rank != 4 || d->group < 1 ||
+        d->offset_group < 1 || d->group > x->dims[1] || d->offset_group > x->dims[1] ||
+        x->dims[1] % d->group != 0 || x->dims[1] % d->offset_group != 0 ||
+        w->dims[0] % d->group != 0 || w->dims[1] != x->dims[1] / d->group) {
+        return ocl_refuse(buf, size, "gpu_opencl: deform_conv: X, W, offset and Y must be 4-D, "
+                          "with channels that group and offset_group divide");
+    }
+    int64_t taps = d->offset_group * w->dims[2] * w->dims[3];
+    if (y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0] || off->dims[0] != x->dims[0] ||
+        off->dims[1] != 2 * taps || off->dims[2] != y->dims[2] || off->dims[3] != y->dims[3] ||
+        (l->input_count > 3 && (l->inputs[3].rank != 1 || l->inputs[3].dims[0] != w->dims[0])) ||
+        (l->input_count > 4 &&
+         (l->inputs[4].rank != 4 || l->inputs[4].dims[0] != x->dims[0] ||
+          l->inputs[4].dims[1] != taps || l->inputs[4].dims[2] != y->dims[2] ||
+          l->inputs[4].dims[3] != y->dims[3]))) {
+        return ocl_refuse(buf, size, "gpu_opencl: deform_conv: Y, offset, B or mask has a shape "
+                          "that does not match X and W");
+    }
+    for (int k = 0; k < 2; k++) {
+        int64_t in = x->dims[2 + k], kk = w->dims[2 + k], o = y->dims[2 + k];
+        if (d->strides[k] < 1 || d->dilations[k] < 1 || d->pads_begin[k] < 0 ||
+            d->pads_end[k] < 0 || d->strides[k] > GEOM_LIMIT || d->dilations[k] > GEOM_LIMIT ||
+            d->pads_begin[k] > GEOM_LIMIT || d->pads_end[k] > GEOM_LIMIT || kk < 1 ||
+            kk > GEOM_LIMIT) {
+            return ocl_refuse(buf, size, "gpu_opencl: deform_conv: strides and dilations must be "
+                              ">= 1, pads >= 0, all within the kernels' int range");
+        }
+        int64_t span = (kk - 1) * d->dilations[k] + 1, padded = in + d->pads_begin[k] + d->pads_end[k];
+        if (padded < span || o != (padded - span) / d->strides[k] + 1) {
+            return ocl_refuse(buf, size, "gpu_opencl: deform_conv: the output size does not match "
+                              "the kernel, strides, dilations and pads");
+        }
+    }
+    return NULL;
+}
+
+bool ocl_prepare_deform_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                             char *err, size_t size) {
+    const plx_deform_conv_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
+    int64_t n = ocl_numel(y);
+    if (n == 0) {
+        return true;
+    }
+    ocl_launch *k;
+    if (!ocl_kernel_1d(plan, dev, "deform_conv_f32", n, &k, err, size)) {
+        return false;
+    }
+    bool has_bias = l->input_count > 3, has_mask = l->input_count > 4;
+    ocl_arg_input(k, 0);
+    ocl_arg_input(k, 1);
+    ocl_arg_input(k, 2);
+    ocl_arg_input(k, has_bias ? 3 : 0); /* unread without */
+    ocl_arg_input(k, has_mask ? 4 : 0);
+    ocl_arg_output(k, 0);
+    const int64_t v[16] = {x->dims[0],       x->dims[1],       x->dims[2],     x->dims[3],
+                           w->dims[0],       w->dims[2],       w->dims[3],     y->dims[2],
+                           y->dims[3],       d->strides[0],    d->strides[1],  d->dilations[0],
+                           d->dilations[1],  d->pads_begin[0], d->pads_begin[1], d->group};
+    cl_int16 geom;
+    for (int i = 0; i < 16; i++) {
+        geom.s[i] = (cl_int)v[i];
+    }
+    ocl_arg_value(k, &geom, sizeof geom);
+    ocl_arg_int(k, (int32_t)d->offset_group);
+    ocl_arg_int(k, has_bias ? 1 : 0);
+    ocl_arg_int(k, has_mask ? 1 : 0);
+    return true;
+}
+
+/* ---- lstm, gru, rnn ----------------------------------------------------- */
+
+/* The attributes of the three recurrent descriptors that the kernels read. */
+typedef struct rnn_attrs {
+    plx_rnn_direction direction;
+    int64_t hidden;
+    float clip;
+    const plx_rnn_activation *acts; /* per direction `per` of them */
+    uint32_t per;
+} rnn_attrs;
+
+static void rnn_attrs_of(const plx_layer_view *l, rnn_attrs *at) {
+    if (l->op == PLX_OP_LSTM) {
+        const plx_lstm_desc *d = l->desc;
+        *at = (rnn_attrs){d->direction, d->hidden_size, d->clip, &d->activations[0][0], 3};
+    } else if (l->op == PLX_OP_GRU) {
+        const plx_gru_desc *d = l->desc;
+        *at = (rnn_attrs){d->direction, d->hidden_size, d->clip, &d->activations[0][0], 2};
+    } else {
+        const plx_rnn_desc *d = l->desc;
+        *at = (rnn_attrs){d->direction, d->hidden_size, d->clip, &d->activations[0][0], 1};
+    }
+}
+
+static bool rnn_act_ok(plx_activation_func f) {
+    switch (f) {
+    case PLX_ACT_RELU:
+    case PLX_ACT_TANH:
+    case PLX_ACT_SIGMOID:
+    case PLX_ACT_AFFINE:
+    case PLX_ACT_LEAKY_RELU:
+    case PLX_ACT_THRESHOLDED_RELU:
+    case PLX_ACT_SCALED_TANH:
+    case PLX_ACT_HARD_SIGMOID:
+    case PLX_ACT_ELU:
+    case PLX_ACT_SOFTSIGN:
+    case PLX_ACT_SOFTPLUS: return true;
+    default: return false;
+    }
+}
+
+static bool rnn_dims_are(const plx_tensor_info *t, const int64_t *dims, uint32_t rank) {
+    if (t->rank != rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < rank; i++) {
+        if (t->dims[i] != dims[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char *buf,
+                           size_t size) {
+    (void)dev;
+    const char *op = plx_op_name(l->op);
+    bool lstm = l->op == PLX_OP_LSTM;
+    int64_t gates = lstm ? 4 : l->op == PLX_OP_GRU ? 3 : 1;
+    uint32_t n_in = lstm ? 8 : 6, n_out = lstm ? 3 : 2;
+    const char *why = ocl_check_index_limit(l, buf, size);
+    if (why) {
+        return why;
+    }
+    if (l->input_count != n_in || l->output_count != n_out) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s needs %u inputs and %u outputs", op, n_in,
+                          n_out);
+    }
+    for (uint32_t i = 0; i < n_in + n_out; i++) {
+        const plx_tensor_info *t = i < n_in ? &l->inputs[i] : &l->outputs[i - n_in];
+        plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
+        if (t->dtype != want) {
+            return ocl_refuse(buf, size, "gpu_opencl: %s needs float32 (sequence_lens int32), got "
+                              "%s (%s %u)", op, plx_dtype_name(t->dtype),
+                              i < n_in ? "input" : "output", i < n_in ? i : i - n_in);
+        }
+    }
+    rnn_attrs at;
+    rnn_attrs_of(l, &at);
+    if ((unsigned)at.direction > PLX_RNN_BIDIRECTIONAL || at.hidden < 1 ||
+        at.hidden > OCL_INDEX_LIMIT / 8 || !(at.clip >= 0.0f) || !isfinite(at.clip)) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: direction %d, hidden_size %lld or clip %g "
+                          "is out of range", op, (int)at.direction, (long long)at.hidden,
+                          (double)at.clip);
+    }
+    int64_t D = at.direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    for (int64_t d = 0; d < D; d++) {
+        for (uint32_t k = 0; k < at.per; k++) {
+            const plx_rnn_activation *a = &at.acts[d * at.per + k];
+            if (!rnn_act_ok(a->func) || !isfinite(a->alpha) || !isfinite(a->beta)) {
+                return ocl_refuse(buf, size, "gpu_opencl: %s: activations[%lld][%u] is not a "
+                                  "recurrent activation with finite alpha and beta", op,
+                                  (long long)d, k);
+            }
+        }
+    }
+    const plx_tensor_info *x = &l->inputs[0];
+    if (x->rank != 3) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: X must have rank 3, not %u", op, x->rank);
+    }
+    int64_t S = x->dims[0], B = x->dims[1], I = x->dims[2], H = at.hidden;
+    const int64_t w[3] = {D, gates * H, I}, r[3] = {D, gates * H, H};
+    const int64_t bb[2] = {D, 2 * gates * H}, lens[1] = {B}, p[2] = {D, 3 * H};
+    const int64_t state[3] = {D, B, H}, y[4] = {S, D, B, H};
+    if (!rnn_dims_are(&l->inputs[1], w, 3) || !rnn_dims_are(&l->inputs[2], r, 3) ||
+        !rnn_dims_are(&l->inputs[3], bb, 2) || !rnn_dims_are(&l->inputs[4], lens, 1) ||
+        !rnn_dims_are(&l->inputs[5], state, 3) ||
+        (lstm && (!rnn_dims_are(&l->inputs[6], state, 3) || !rnn_dims_are(&l->inputs[7], p, 2))) ||
+        !rnn_dims_are(&l->outputs[0], y, 4) || !rnn_dims_are(&l->outputs[1], state, 3) ||
+        (lstm && !rnn_dims_are(&l->outputs[2], state, 3))) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: an input or output's shape does not match "
+                          "X and hidden_size", op);
+    }
+    if (D * B * (gates + 1) * H > OCL_INDEX_LIMIT) {
+        return ocl_refuse(buf, size, "gpu_opencl: %s: the gate scratch would be too large", op);
+    }
+    return NULL;
+}
+
+bool ocl_prepare_lstm(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan, char *err,
+                      size_t size) {
+    bool lstm = l->op == PLX_OP_LSTM, gru = l->op == PLX_OP_GRU;
+    int64_t gates = lstm ? 4 : gru ? 3 : 1;
+    rnn_attrs at;
+    rnn_attrs_of(l, &at);
+    const plx_tensor_info *x = &l->inputs[0];
+    int64_t S = x->dims[0], B = x->dims[1], I = x->dims[2], H = at.hidden;
+    int64_t D = at.direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    if (S * B == 0) {
+        return true;
+    }
+    int64_t per_group = gates * H + (gru ? H : 0);
+    uint32_t scratch = 0, flag = 0;
+    if (!ocl_plan_aux(plan, dev, NULL, (size_t)(D * B * per_group) * sizeof(cl_float), &scratch,
+                      err, size) ||
+        !ocl_plan_index_check(plan, dev, l->name, plx_op_name(l->op), 4, false, &flag, err,
+                              size)) {
+        return false;
+    }
+    snprintf(plan->check.value_name, sizeof plan->check.value_name, "length");
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "sequence_lens");
+    const char *name = lstm ? "lstm_f32" : gru ? "gru_f32" : "rnn_f32";
+    ocl_launch *k;
+    size_t wg = 1;
+    if (!ocl_kernel_groups(plan, dev, name, D * B, gates * H, &k, &wg, err, size)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < l->input_count; i++) {
+        ocl_arg_input(k, i);
+    }
+    for (uint32_t i = 0; i < l->output_count; i++) {
+        ocl_arg_output(k, i);
+    }
+    ocl_arg_aux(k, scratch);
+    ocl_arg_int(k, (int32_t)S);
+    ocl_arg_int(k, (int32_t)B);
+    ocl_arg_int(k, (int32_t)I);
+    ocl_arg_int(k, (int32_t)H);
+    ocl_arg_int(k, (int32_t)D);
+    ocl_arg_int(k, (int32_t)at.direction);
+    ocl_arg_float(k, at.clip);
+    ocl_arg_int(k, lstm ? ((const plx_lstm_desc *)l->desc)->input_forget
+                   : gru ? ((const plx_gru_desc *)l->desc)->linear_before_reset
+                         : 0);
+    cl_int8 funcs;
+    cl_float8 alphas, betas;
+    memset(&funcs, 0, sizeof funcs);
+    memset(&alphas, 0, sizeof alphas);
+    memset(&betas, 0, sizeof betas);
+    for (uint32_t i = 0; i < 2 * at.per; i++) {
+        funcs.s[i] = (cl_int)at.acts[i].func;
+        alphas.s[i] = at.acts[i].alpha;
+        betas.s[i] = at.acts[i].beta;
+    }
+    ocl_arg_value(k, &funcs, sizeof funcs);
+    ocl_arg_value(k, &alphas, sizeof alphas);
+    ocl_arg_value(k, &betas, sizeof betas);
+    ocl_arg_aux(k, flag);
     return true;
 }

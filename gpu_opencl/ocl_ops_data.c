@@ -494,9 +494,10 @@ bool ocl_prepare_pad(const ocl_device *dev, const plx_layer_view *l, ocl_plan *p
 
 /* ---- gather ------------------------------------------------------------- */
 
-/* The indices must be constant: an index out of range is an execution
- * error, which a kernel could not report; with constant indices it is
- * refused here instead. */
+/* Constant indices are normalised here and one out of range is refused
+ * (the layer falls back, and the fallback reports it at run time);
+ * indices read at run time are checked by the kernel (ocl_ops_index.c,
+ * ocl_prepare_gather_dynamic). */
 const char *ocl_check_gather(const ocl_device *dev, const plx_layer_view *l, char *buf,
                              size_t size) {
     (void)dev;
@@ -534,12 +535,7 @@ const char *ocl_check_gather(const ocl_device *dev, const plx_layer_view *l, cha
     }
     const void *data = l->input_constants ? l->input_constants[1] : NULL;
     int64_t ni = ocl_numel(ind), dim = x->dims[axis];
-    if (!data && ni > 0) {
-        return ocl_refuse(buf, size,
-                          "gpu_opencl: gather needs constant indices (an index out of range "
-                          "could not be reported)");
-    }
-    for (int64_t j = 0; j < ni; j++) {
+    for (int64_t j = 0; data && j < ni; j++) {
         int64_t v = ind->dtype == PLX_DTYPE_INT32 ? ((const int32_t *)data)[j]
                                                   : ((const int64_t *)data)[j];
         if (v < -dim || v >= dim) {
@@ -559,11 +555,14 @@ bool ocl_prepare_gather(const ocl_device *dev, const plx_layer_view *l, ocl_plan
     if (n == 0) {
         return true;
     }
+    const void *data = l->input_constants ? l->input_constants[1] : NULL;
+    if (!data) {
+        return ocl_prepare_gather_dynamic(dev, l, plan, err, size);
+    }
     uint32_t axis = 0;
     plx_axis_normalize(((const plx_axis_desc *)l->desc)->axis, x->rank, false, &axis);
     int64_t ni = ocl_numel(ind), dim = x->dims[axis];
     int64_t row = ocl_dim_product(x, axis + 1, x->rank);
-    const void *data = l->input_constants[1];
     int32_t *idx = malloc((size_t)ni * sizeof *idx);
     if (!idx) {
         return ocl_fail(err, size, "gpu_opencl: gather: out of memory");

@@ -45,12 +45,16 @@ const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l,
     if (!plx_activation_func_name(d->func)) {
         return ocl_refuse(buf, size, "gpu_opencl: activation: unknown func %d", (int)d->func);
     }
-    if (d->func > PLX_ACT_SCALED_TANH) { /* the kernel's switch ends there: shrink and later */
+    if (d->func > PLX_ACT_SHRINK) { /* the kernel's switch ends there */
         return ocl_refuse(buf, size, "gpu_opencl: activation %s is not implemented",
                           plx_activation_func_name(d->func));
     }
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
+    }
+    if (d->func == PLX_ACT_SHRINK && (d->alpha != d->alpha || d->beta != d->beta)) {
+        return ocl_refuse(buf, size, "gpu_opencl: activation shrink: lambd (alpha) and bias "
+                          "(beta) must not be NaN");
     }
     if (!ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
         return ocl_refuse(buf, size, "gpu_opencl: activation %s: the output must have the input's shape",
@@ -89,7 +93,19 @@ const char *ocl_check_unary(const ocl_device *dev, const plx_layer_view *l, char
     if (!plx_unary_func_name(d->func)) {
         return ocl_refuse(buf, size, "gpu_opencl: unary: unknown func %d", (int)d->func);
     }
-    if (d->func > PLX_UNARY_SIGN) { /* the kernel's switch ends there: is_nan and later */
+    if (plx_unary_func_is_test(d->func)) {
+        if (l->inputs[0].dtype != PLX_DTYPE_FLOAT32) {
+            return ocl_refuse(buf, size, "gpu_opencl: unary %s needs float32, got %s",
+                              plx_unary_func_name(d->func), plx_dtype_name(l->inputs[0].dtype));
+        }
+        if (l->outputs[0].dtype != PLX_DTYPE_BOOL ||
+            !ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
+            return ocl_refuse(buf, size, "gpu_opencl: unary %s: the output must be bool of the "
+                              "input's shape", plx_unary_func_name(d->func));
+        }
+        return NULL;
+    }
+    if (d->func > PLX_UNARY_SIGN) { /* the kernel's switch ends there: bitwise_not */
         return ocl_refuse(buf, size, "gpu_opencl: unary %s is not implemented",
                           plx_unary_func_name(d->func));
     }
@@ -112,8 +128,11 @@ bool ocl_prepare_unary(const ocl_device *dev, const plx_layer_view *l, ocl_plan 
     const plx_unary_desc *d = l->desc;
     int64_t n = ocl_numel(&l->outputs[0]);
     bool is_not = d->func == PLX_UNARY_NOT;
+    const char *name = is_not                             ? "not_bool"
+                       : plx_unary_func_is_test(d->func) ? "unary_test_f32"
+                                                         : "unary_f32";
     ocl_launch *k;
-    if (!ocl_kernel_1d(plan, dev, is_not ? "not_bool" : "unary_f32", n, &k, err, size)) {
+    if (!ocl_kernel_1d(plan, dev, name, n, &k, err, size)) {
         return false;
     }
     ocl_arg_input(k, 0);

@@ -122,6 +122,30 @@ OCL_OP_FUNCS(softmax)
 OCL_OP_FUNCS(reduce)
 OCL_OP_FUNCS(arg_reduce)
 OCL_OP_FUNCS(resize)
+OCL_OP_FUNCS(deform_conv)
+OCL_OP_FUNCS(lstm) /* lstm, gru, rnn */
+/* ocl_ops_index.c */
+OCL_OP_FUNCS(gather_elements)
+OCL_OP_FUNCS(scatter_elements)
+OCL_OP_FUNCS(gather_nd)
+OCL_OP_FUNCS(scatter_nd)
+OCL_OP_FUNCS(trilu)
+OCL_OP_FUNCS(one_hot)
+OCL_OP_FUNCS(hardmax)
+OCL_OP_FUNCS(cum_sum)
+OCL_OP_FUNCS(topk)
+/* ocl_ops_sample.c */
+OCL_OP_FUNCS(grid_sample)
+OCL_OP_FUNCS(reverse_sequence)
+OCL_OP_FUNCS(max_unpool)
+OCL_OP_FUNCS(col2im)
+OCL_OP_FUNCS(det)
+OCL_OP_FUNCS(roi_align)
+OCL_OP_FUNCS(dft)
+OCL_OP_FUNCS(stft)
+/* gather's plan for indices read at run time (checked on the device). */
+bool ocl_prepare_gather_dynamic(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
+                                char *err, size_t size);
 
 #undef OCL_OP_FUNCS
 

@@ -292,9 +292,84 @@ static const char *kernel_name(cl_kernel k, char *buf, size_t size) {
     return buf;
 }
 
+bool ocl_plan_index_check(ocl_plan *plan, const ocl_device *dev, const char *layer,
+                          const char *op, uint32_t input, bool is64, uint32_t *out_flag,
+                          char *err, size_t err_size) {
+    if (!ocl_plan_aux(plan, dev, NULL, sizeof(cl_int), out_flag, err, err_size)) {
+        return false;
+    }
+    plan->check.active = true;
+    plan->check.flag = *out_flag;
+    plan->check.input = input;
+    plan->check.is64 = is64;
+    snprintf(plan->check.what, sizeof plan->check.what, "layer '%s' (%s)", layer ? layer : "?",
+             op);
+    snprintf(plan->check.value_name, sizeof plan->check.value_name, "index");
+    snprintf(plan->check.tensor_name, sizeof plan->check.tensor_name, "indices");
+    return true;
+}
+
+bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *inputs,
+                    char *err, size_t err_size) {
+    const ocl_index_check *c = &plan->check;
+    if (!c->active || c->flag >= plan->aux_count) {
+        return true;
+    }
+    char nb[32];
+    cl_int first = CL_INT_MAX;
+    cl_int rc = clEnqueueReadBuffer(queue, plan->aux[c->flag], CL_TRUE, 0, sizeof first, &first,
+                                    0, NULL, NULL);
+    if (rc != CL_SUCCESS) {
+        set_err(err, err_size, "gpu_opencl: %s: reading the index check: %s", c->what,
+                ocl_error_name(rc, nb, sizeof nb));
+        return false;
+    }
+    if (first == CL_INT_MAX) {
+        return true;
+    }
+    if (first >= OCL_CHECK_OTHER && c->other_noun[0]) {
+        set_err(err, err_size, "gpu_opencl: %s: %s %d %s", c->what, c->other_noun,
+                (int)(first - OCL_CHECK_OTHER), c->other_text);
+        return false;
+    }
+    /* the offending index itself, for the message */
+    size_t es = c->is64 ? sizeof(cl_long) : sizeof(cl_int);
+    unsigned char raw[8] = {0};
+    rc = clEnqueueReadBuffer(queue, inputs[c->input], CL_TRUE, (size_t)first * es, es, raw, 0,
+                             NULL, NULL);
+    if (rc != CL_SUCCESS) {
+        set_err(err, err_size, "gpu_opencl: %s: %s element %d is out of range", c->what,
+                c->tensor_name, (int)first);
+        return false;
+    }
+    long long v;
+    if (c->is64) {
+        cl_long w;
+        memcpy(&w, raw, sizeof w);
+        v = (long long)w;
+    } else {
+        cl_int w;
+        memcpy(&w, raw, sizeof w);
+        v = (long long)w;
+    }
+    set_err(err, err_size, "gpu_opencl: %s: %s %lld (%s element %d) is out of range", c->what,
+            c->value_name, v, c->tensor_name, (int)first);
+    return false;
+}
+
 cl_int ocl_plan_enqueue(const ocl_plan *plan, cl_command_queue queue, const cl_mem *inputs,
                         const cl_mem *outputs, char *err, size_t err_size) {
     char nb[32], kb[96];
+    if (plan->check.active && plan->check.flag < plan->aux_count) {
+        const cl_int none = CL_INT_MAX;
+        cl_int rc = clEnqueueFillBuffer(queue, plan->aux[plan->check.flag], &none, sizeof none, 0,
+                                        sizeof none, 0, NULL, NULL);
+        if (rc != CL_SUCCESS) {
+            set_err(err, err_size, "clEnqueueFillBuffer(index check): %s",
+                    ocl_error_name(rc, nb, sizeof nb));
+            return rc;
+        }
+    }
     for (uint32_t i = 0; i < plan->count && i < OCL_MAX_LAUNCHES; i++) {
         const ocl_launch *l = &plan->launches[i];
         if (l->kind == OCL_LAUNCH_COPY) {

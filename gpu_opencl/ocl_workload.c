@@ -158,6 +158,11 @@ plx_status ocl_execute_workload(plx_workload *w) {
     if (rc != CL_SUCCESS) {
         return ocl_cl_failure(host, rc, PLX_INTERNAL, "clFinish");
     }
+    /* An index out of range, which the kernels flagged (ocl_ops.h,
+     * ocl_index_check): an execution error, as on cpu_ref. */
+    if (!ocl_plan_check(&w->plan, w->queue, w->input_mems, w->error, sizeof w->error)) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT, "%s", w->error);
+    }
     return NULL;
 }
 

@@ -184,34 +184,49 @@ static plx_network *chain(void) {
     return n;
 }
 
-/* x -> relu -> topk(k = N/2) -> values * scale -> y: gpu_opencl has no
- * topk, so the middle layer falls back to cpu_ref, with copies (or
- * imports) on both sides. */
+/* A scalar float32 (a quantization scale). */
+static plx_tensor_info scalar(void) {
+    plx_tensor_info t;
+    memset(&t, 0, sizeof t);
+    t.dtype = PLX_DTYPE_FLOAT32;
+    return t;
+}
+
+static const float qscale = 0.0625f;
+
+/* x -> relu -> quantize (uint8, output q) -> dequantize -> * scale -> y:
+ * gpu_opencl has no quantize nor dequantize, so the middle layers fall
+ * back to cpu_ref, with copies (or imports) on both sides. */
 static plx_network *mixed(void) {
     for (int i = 0; i < N; i++) {
         scale[i] = 1.0f + 0.01f * (float)i;
     }
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info t = vec(), half = vec();
-    half.dims[1] = N / 2;
+    plx_tensor_info t = vec(), s0 = scalar();
     plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
-    plx_topk_desc topk = PLX_TOPK_DESC_INIT(N / 2);
+    plx_quantize_desc qd = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_quantize_desc dqd = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
     plx_binary_desc mul = PLX_BINARY_DESC_INIT(PLX_BINARY_MUL);
-    plx_layer_id x, r, k, c, m, y, yi;
+    plx_layer_id x, r, qs, q, dq, c, m, y, yq;
     OK(plx_network_add_input(n, "x", 0, &t, &x));
     OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
-    OK(plx_network_add_layer(n, "topk", PLX_OP_TOPK, &topk, 1, 2, &k));
-    OK(plx_network_add_constant(n, "scale", &half, scale, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_constant(n, "qscale", &s0, &qscale, PLX_CONSTANT_BORROW, &qs));
+    OK(plx_network_add_layer(n, "quantize", PLX_OP_QUANTIZE, &qd, 2, 1, &q));
+    OK(plx_network_add_layer(n, "dequantize", PLX_OP_DEQUANTIZE, &dqd, 2, 1, &dq));
+    OK(plx_network_add_constant(n, "scale", &t, scale, PLX_CONSTANT_BORROW, &c));
     OK(plx_network_add_layer(n, "mul", PLX_OP_BINARY, &mul, 2, 1, &m));
     OK(plx_network_add_output(n, "y", 0, &y));
-    OK(plx_network_add_output(n, "indices", 1, &yi));
+    OK(plx_network_add_output(n, "q", 1, &yq));
     OK(plx_network_connect(n, x, 0, r, 0));
-    OK(plx_network_connect(n, r, 0, k, 0));
-    OK(plx_network_connect(n, k, 0, m, 0));
+    OK(plx_network_connect(n, r, 0, q, 0));
+    OK(plx_network_connect(n, qs, 0, q, 1));
+    OK(plx_network_connect(n, q, 0, dq, 0));
+    OK(plx_network_connect(n, qs, 0, dq, 1));
+    OK(plx_network_connect(n, dq, 0, m, 0));
     OK(plx_network_connect(n, c, 0, m, 1));
     OK(plx_network_connect(n, m, 0, y, 0));
-    OK(plx_network_connect(n, k, 1, yi, 0));
+    OK(plx_network_connect(n, q, 0, yq, 0));
     return n;
 }
 
@@ -543,7 +558,77 @@ Test(gpu_opencl, chain_runs_on_the_device) {
     plx_runtime_destroy(&rt);
 }
 
-/* R-18 (1), R-19 (3): a layer gpu_opencl refuses (topk) falls back to
+/* Indices read at run time (docs/gpu_opencl.md): gather_elements runs on
+ * gpu_opencl with its indices a network input; an index out of range fails
+ * the execution with an error naming the layer, the index and its element,
+ * and the next run with good indices succeeds again. */
+Test(gpu_opencl, index_out_of_range_is_an_execution_error) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = vec(), ii;
+    xi.dims[0] = 4;
+    xi.dims[1] = 3;
+    memset(&ii, 0, sizeof ii);
+    ii.dtype = PLX_DTYPE_INT64;
+    ii.rank = 2;
+    ii.dims[0] = 2;
+    ii.dims[1] = 3;
+    plx_axis_desc ad = PLX_AXIS_DESC_INIT(0);
+    plx_layer_id x, ind, g, y;
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    OK(plx_network_add_input(n, "ind", 1, &ii, &ind));
+    OK(plx_network_add_layer(n, "ge", PLX_OP_GATHER_ELEMENTS, &ad, 2, 1, &g));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, g, 0));
+    OK(plx_network_connect(n, ind, 0, g, 1));
+    OK(plx_network_connect(n, g, 0, y, 0));
+    const char *ids[] = {"gpu_opencl"};
+    load_cfg cfg = {ids, 1, false, false, false, false};
+    bool named;
+    cr_assert(eq(sz, layers_on(rt, n, &cfg, "gpu_opencl", "ge", &named), 4));
+    cr_assert(named, "gather_elements is not on gpu_opencl");
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    float xv[12], yv[6];
+    for (int i = 0; i < 12; i++) {
+        xv[i] = (float)i;
+    }
+    int64_t good[6] = {3, 0, -1, 1, 2, -4}, bad[6] = {3, 0, -1, 1, 7, -4};
+    for (int round = 0; round < 3; round++) {
+        plx_tensor_binding in[] = {{0, xv, sizeof xv, 0},
+                                   {1, round == 1 ? bad : good, sizeof good, 0}};
+        plx_tensor_binding out = {0, yv, sizeof yv, 0};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = in;
+        a.input_count = 2;
+        a.outputs = &out;
+        a.output_count = 1;
+        plx_status st = plx_loaded_network_execute_with(ln, NULL, &a);
+        if (round == 1) {
+            cr_assert(not(zero(ptr, (void *)st)), "an index out of range was not reported");
+            const char *msg = plx_status_get_message(st);
+            cr_assert(eq(int, plx_status_get_code(st), PLX_INVALID_ARGUMENT), "%s", msg);
+            cr_assert(strstr(msg, "layer 'ge' (gather_elements): index 7 (indices element 4) "
+                                  "is out of range") != NULL, "%s", msg);
+            plx_status_free(st);
+            continue;
+        }
+        cr_assert(zero(ptr, (void *)st), "%s", st ? plx_status_get_message(st) : "");
+        /* y[i][j] = x[good[i][j] mod 4][j] */
+        const float want[6] = {9, 1, 11, 3, 7, 2};
+        for (int i = 0; i < 6; i++) {
+            cr_assert(eq(flt, yv[i], want[i]), "y[%d] = %g, expected %g", i, (double)yv[i],
+                      (double)want[i]);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-18 (1), R-19 (3): a layer gpu_opencl refuses (quantize) falls back to
  * cpu_ref with the refusal kept, copies (or, with import, an import layer
  * into gpu_opencl) are inserted, and the result is cpu_ref's. */
 Test(gpu_opencl, mixed_network_falls_back_per_layer) {
@@ -551,10 +636,10 @@ Test(gpu_opencl, mixed_network_falls_back_per_layer) {
     require_gpu(&rt);
     /* Aligned for import (gpu_opencl.import_alignment is at most 64). */
     _Alignas(64) float x[N];
-    _Alignas(64) float y[N / 2];
-    _Alignas(64) int64_t idx[N / 2];
-    float want_y[N / 2];
-    int64_t want_i[N / 2];
+    _Alignas(64) float y[N];
+    _Alignas(64) uint8_t idx[N];
+    float want_y[N];
+    uint8_t want_i[N];
     input_for(x, 5);
     {
         const char *ids[] = {"cpu_ref"};
@@ -572,8 +657,8 @@ Test(gpu_opencl, mixed_network_falls_back_per_layer) {
         bool named;
         layers_on(rt, n, &cfg, "gpu_opencl", "relu", &named);
         cr_assert(named, "relu is not on gpu_opencl");
-        layers_on(rt, n, &cfg, "cpu_ref", "topk", &named);
-        cr_assert(named, "topk is not on cpu_ref");
+        layers_on(rt, n, &cfg, "cpu_ref", "quantize", &named);
+        cr_assert(named, "quantize is not on cpu_ref");
         layers_on(rt, n, &cfg, "gpu_opencl", "mul", &named);
         cr_assert(named, "mul is not on gpu_opencl");
 
@@ -589,7 +674,7 @@ Test(gpu_opencl, mixed_network_falls_back_per_layer) {
         bool refused = false;
         for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
             const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
-            if (strcmp(a->layer_name, "topk") == 0) {
+            if (strcmp(a->layer_name, "quantize") == 0) {
                 cr_assert(eq(sz, a->refusal_count, 1));
                 cr_assert(eq(str, (char *)a->refusals[0].backend_id, "gpu_opencl"));
                 cr_assert(gt(sz, strlen(a->refusals[0].reason), 0));
@@ -605,7 +690,7 @@ Test(gpu_opencl, mixed_network_falls_back_per_layer) {
             memset(y, 0, sizeof y);
             memset(idx, 0, sizeof idx);
             OK(run2(ln, NULL, x, y, sizeof y, idx, sizeof idx));
-            assert_close(y, want_y, N / 2, "y");
+            assert_close(y, want_y, N, "y");
             cr_assert(eq(int, memcmp(idx, want_i, sizeof idx), 0));
         }
         plx_loaded_network_unload(&ln);
@@ -613,24 +698,26 @@ Test(gpu_opencl, mixed_network_falls_back_per_layer) {
     plx_runtime_destroy(&rt);
 }
 
-/* x feeds topk first (so x is cpu_ref's, zero copy with import) and relu,
- * on gpu_opencl through an import layer that reads x in place. */
+/* x feeds quantize first (so x is cpu_ref's, zero copy with import) and
+ * relu, on gpu_opencl through an import layer that reads x in place. */
 static plx_network *fork_network(void) {
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_tensor_info t = vec();
+    plx_tensor_info t = vec(), s0 = scalar();
     plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
-    plx_topk_desc topk = PLX_TOPK_DESC_INIT(N / 2);
-    plx_layer_id x, k, r, y, yi;
+    plx_quantize_desc qd = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
+    plx_layer_id x, qs, k, r, y, yi;
     OK(plx_network_add_input(n, "x", 0, &t, &x));
-    OK(plx_network_add_layer(n, "topk", PLX_OP_TOPK, &topk, 1, 2, &k));
+    OK(plx_network_add_constant(n, "qscale", &s0, &qscale, PLX_CONSTANT_BORROW, &qs));
+    OK(plx_network_add_layer(n, "quantize", PLX_OP_QUANTIZE, &qd, 2, 1, &k));
     OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
     OK(plx_network_add_output(n, "y", 0, &y));
-    OK(plx_network_add_output(n, "indices", 1, &yi));
+    OK(plx_network_add_output(n, "q", 1, &yi));
     OK(plx_network_connect(n, x, 0, k, 0));
+    OK(plx_network_connect(n, qs, 0, k, 1));
     OK(plx_network_connect(n, x, 0, r, 0));
     OK(plx_network_connect(n, r, 0, y, 0));
-    OK(plx_network_connect(n, k, 1, yi, 0));
+    OK(plx_network_connect(n, k, 0, yi, 0));
     return n;
 }
 
@@ -650,7 +737,7 @@ Test(gpu_opencl, import_layer_stages_misaligned_producer) {
     float *x = (float *)(raw + sizeof(float));
     input_for(x, 9);
     _Alignas(64) float y[N]; /* exported from relu: aligned, not staged */
-    int64_t idx[N / 2], want_idx[N / 2];
+    uint8_t idx[N], want_idx[N];
     const char *ids[] = {"gpu_opencl", "cpu_ref"};
     for (int import = 0; import < 2; import++) {
         load_cfg cfg = {ids, 2, true, import != 0, false, false};

@@ -103,3 +103,79 @@ kernel void conv_transpose2d(global const float *x, global const float *w,
     }
     y[i] = has_bias ? acc + bias[m] : acc;
 }
+
+/* Deformable convolution (float32), one work-item per element of Y [N, M,
+ * oH, oW]: the bias, plus over the group's input channels and the kernel
+ * taps in order (cpu_ref's order for one output), the weight times X read
+ * bilinearly at the tap's offset position (a neighbour outside X reads 0,
+ * a NaN position gives NaN) times the tap's mask. In float32 where cpu_ref
+ * samples in double. Geometry g: s0 N, s1 C, s2 H, s3 W, s4 M, s5 kH,
+ * s6 kW, s7 oH, s8 oW, s9/sa strides, sb/sc dilations, sd/se pads before,
+ * sf group; og: offset_group. */
+float ocl_dc_sample(global const float *p, int h, int w, float y, float x) {
+    if (isnan(y) || isnan(x)) {
+        return NAN;
+    }
+    if (!(y > -1.0f && y < (float)h && x > -1.0f && x < (float)w)) {
+        return 0.0f;
+    }
+    float fy = floor(y), fx = floor(x), ly = y - fy, lx = x - fx;
+    int y0 = (int)fy, x0 = (int)fx;
+    float v = 0.0f;
+    for (int dy = 0; dy < 2; dy++) {
+        int yy = y0 + dy;
+        float wy = dy ? ly : 1.0f - ly;
+        if (yy < 0 || yy >= h || wy == 0.0f) {
+            continue;
+        }
+        for (int dx = 0; dx < 2; dx++) {
+            int xx = x0 + dx;
+            float wx = dx ? lx : 1.0f - lx;
+            if (xx >= 0 && xx < w && wx != 0.0f) {
+                v += wy * wx * p[yy * w + xx];
+            }
+        }
+    }
+    return v;
+}
+
+kernel void deform_conv_f32(global const float *x, global const float *wt,
+                            global const float *off, global const float *bias,
+                            global const float *mask, global float *y, int16 g, int og,
+                            int has_bias, int has_mask) {
+    int N = g.s0, C = g.s1, H = g.s2, W = g.s3, M = g.s4, KH = g.s5, KW = g.s6;
+    int OH = g.s7, OW = g.s8, SH = g.s9, SW = g.sa, DH = g.sb, DW = g.sc, PH = g.sd, PW = g.se;
+    int group = g.sf;
+    int i = (int)get_global_id(0);
+    if (i >= N * M * OH * OW) {
+        return;
+    }
+    int ox = i % OW;
+    int t = i / OW;
+    int oy = t % OH;
+    t /= OH;
+    int m = t % M;
+    int n = t / M;
+    int cpg = C / group, mpg = M / group, cpo = C / og, grp = m / mpg;
+    int plane = OH * OW, o = oy * OW + ox, ktaps = KH * KW;
+    float acc = has_bias ? bias[m] : 0.0f;
+    for (int cl = 0; cl < cpg; cl++) {
+        int c = grp * cpg + cl, ogi = c / cpo;
+        global const float *xp = x + (n * C + c) * H * W;
+        for (int ki = 0; ki < KH; ki++) {
+            for (int kj = 0; kj < KW; kj++) {
+                int tap = (ogi * KH + ki) * KW + kj;
+                float dh = off[(n * 2 * og * ktaps + 2 * tap) * plane + o];
+                float dw = off[(n * 2 * og * ktaps + 2 * tap + 1) * plane + o];
+                float sy = (float)(oy * SH - PH + ki * DH) + dh;
+                float sx = (float)(ox * SW - PW + kj * DW) + dw;
+                float v = ocl_dc_sample(xp, H, W, sy, sx);
+                if (has_mask) {
+                    v *= mask[(n * og * ktaps + tap) * plane + o];
+                }
+                acc += wt[((m * cpg + cl) * KH + ki) * KW + kj] * v;
+            }
+        }
+    }
+    y[i] = acc;
+}

@@ -70,6 +70,8 @@ float ocl_activate(int func, float x, float alpha, float beta) {
         return alpha * x + beta;
     case 16: /* scaled_tanh */
         return alpha * tanh(beta * x);
+    case 17: /* shrink: alpha = lambd, beta = bias; a NaN gives 0, as cpu_ref */
+        return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f;
     default:
         return x;
     }
@@ -116,6 +118,21 @@ kernel void unary_f32(global const float *x, global float *y, int n, int func) {
     if (i < n) {
         y[i] = ocl_unary(func, x[i]);
     }
+}
+
+/* is_nan (23), is_inf (24), is_pos_inf (25), is_neg_inf (26) of float32,
+ * on the bits (whatever the build's float options): bool 0 or 1. */
+kernel void unary_test_f32(global const float *x, global uchar *y, int n, int func) {
+    int i = (int)get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    uint v = as_uint(x[i]), mag = v & 0x7fffffffu;
+    bool r = func == 23   ? mag > 0x7f800000u
+             : func == 24 ? mag == 0x7f800000u
+             : func == 25 ? v == 0x7f800000u
+                          : v == 0xff800000u;
+    y[i] = r ? 1 : 0;
 }
 
 /* bool not: 0 -> 1, anything else -> 0 */

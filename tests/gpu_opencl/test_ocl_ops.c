@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +285,8 @@ static void run_case(tcase *t) {
     cr_assert(rc == CL_SUCCESS, "%s: enqueue failed: %s", t->name, err);
     rc = clFinish(queue);
     cr_assert(rc == CL_SUCCESS, "%s: clFinish: %d", t->name, (int)rc);
+    cr_assert(ocl_plan_check(&plan, queue, in, err, sizeof err), "%s: index check: %s", t->name,
+              err);
     for (uint32_t i = 0; i < t->nout; i++) {
         if (bytes[i]) {
             rc = clEnqueueReadBuffer(queue, out[i], CL_TRUE, 0, bytes[i], got[i], 0, NULL, NULL);
@@ -1378,6 +1381,706 @@ Test(ocl_ops, gather) {
     run_case(&t);
 }
 
+/* ---- indexing and scans (ocl_ops_index.c) ------------------------------- */
+
+/* n indices of dtype dt (int32 or int64), element j in [-dims[j % k],
+ * dims[j % k] - 1]. */
+static void fill_indices(void *p, plx_dtype dt, size_t n, const int64_t *dims, size_t k) {
+    for (size_t j = 0; j < n; j++) {
+        int64_t d = dims[j % k];
+        int64_t v = (int64_t)(next_u32() % (uint32_t)(2 * d)) - d;
+        if (dt == PLX_DTYPE_INT32) {
+            ((int32_t *)p)[j] = (int32_t)v;
+        } else {
+            ((int64_t *)p)[j] = v;
+        }
+    }
+}
+
+static void *add_indices(tcase *t, plx_dtype dt, uint32_t rank, const int64_t *idims,
+                         const int64_t *dims, size_t k) {
+    void *p = add_input(t, dt, rank, idims);
+    fill_indices(p, dt, count_of(&t->in[t->nin - 1]), dims, k);
+    return p;
+}
+
+Test(ocl_ops, gather_dynamic_indices) {
+    need_device();
+    for (int axis = -1; axis < 3; axis++) {
+        for (int it = 0; it < 2; it++) {
+            plx_axis_desc d = PLX_AXIS_DESC_INIT(axis);
+            tcase t = tc_new("gather_dyn", PLX_OP_GATHER, &d, 1);
+            add_input(&t, it ? PLX_DTYPE_FLOAT32 : PLX_DTYPE_INT64, DIMS(4, 5, 6));
+            int64_t dim = axis == 0 ? 4 : axis == 1 ? 5 : 6;
+            add_indices(&t, it ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, DIMS(2, 3), &dim, 1);
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, gather_elements) {
+    need_device();
+    const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8,
+                               PLX_DTYPE_FLOAT16};
+    for (int axis = -1; axis < 3; axis++) {
+        uint32_t a = axis < 0 ? 2u : (uint32_t)axis;
+        for (int ty = 0; ty < 4; ty++) {
+            plx_axis_desc d = PLX_AXIS_DESC_INIT(axis);
+            tcase t = tc_new("gather_elements", PLX_OP_GATHER_ELEMENTS, &d, 1);
+            int64_t xd[3] = {3, 4, 5}, id[3] = {2, 4, 3};
+            id[a] = 6;
+            add_input(&t, types[ty], 3, xd);
+            add_indices(&t, ty & 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, 3, id, &xd[a], 1);
+            run_case(&t);
+        }
+    }
+    /* rank 1 */
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
+    tcase t = tc_new("gather_elements_1d", PLX_OP_GATHER_ELEMENTS, &d, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(7));
+    add_indices(&t, PLX_DTYPE_INT64, DIMS(9), (const int64_t[]){7}, 1);
+    run_case(&t);
+}
+
+Test(ocl_ops, scatter_elements) {
+    need_device();
+    for (int axis = -1; axis < 3; axis++) {
+        uint32_t a = axis < 0 ? 2u : (uint32_t)axis;
+        for (int red = 0; red <= 4; red++) {
+            plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+            d.axis = axis;
+            d.reduction = (plx_scatter_reduction)red;
+            tcase t = tc_new("scatter_elements", PLX_OP_SCATTER_ELEMENTS, &d, 1);
+            int64_t xd[3] = {4, 5, 3}, id[3] = {3, 5, 2};
+            id[a] = 7; /* more updates than the axis holds: duplicates */
+            add_input(&t, PLX_DTYPE_FLOAT32, 3, xd);
+            add_indices(&t, red & 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, 3, id, &xd[a], 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, 3, id);
+            if (red == 3) {
+                ((float *)t.data[2])[1] = NAN; /* a NaN wins max */
+            }
+            run_case(&t);
+        }
+        /* reduction none moves any dtype */
+        plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+        d.axis = axis;
+        tcase t = tc_new("scatter_elements_i64", PLX_OP_SCATTER_ELEMENTS, &d, 1);
+        int64_t xd[3] = {4, 5, 3}, id[3] = {2, 3, 3};
+        add_input(&t, PLX_DTYPE_INT64, 3, xd);
+        add_indices(&t, PLX_DTYPE_INT64, 3, id, &xd[a], 1);
+        add_input(&t, PLX_DTYPE_INT64, 3, id);
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, gather_nd) {
+    need_device();
+    const int64_t xd[4] = {2, 3, 4, 5};
+    for (int b = 0; b < 2; b++) {
+        for (int64_t k = 1; k <= 4 - b; k++) {
+            for (int ty = 0; ty < 2; ty++) {
+                plx_gather_nd_desc d = PLX_GATHER_ND_DESC_INIT;
+                d.batch_dims = b;
+                tcase t = tc_new("gather_nd", PLX_OP_GATHER_ND, &d, 1);
+                add_input(&t, ty ? PLX_DTYPE_FLOAT32 : PLX_DTYPE_INT32, 4, xd);
+                add_indices(&t, ty ? PLX_DTYPE_INT64 : PLX_DTYPE_INT32, DIMS(2, 3, k), xd + b,
+                            (size_t)k);
+                run_case(&t);
+            }
+        }
+    }
+}
+
+Test(ocl_ops, scatter_nd) {
+    need_device();
+    const int64_t xd[3] = {4, 3, 5};
+    for (int64_t k = 1; k <= 3; k++) {
+        for (int red = 0; red <= 4; red++) {
+            plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+            d.reduction = (plx_scatter_reduction)red;
+            tcase t = tc_new("scatter_nd", PLX_OP_SCATTER_ND, &d, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, 3, xd);
+            add_indices(&t, red & 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, DIMS(2, 3, k), xd,
+                        (size_t)k);
+            int64_t ud[5] = {2, 3, 0, 0, 0};
+            uint32_t ur = 2;
+            for (uint32_t i = (uint32_t)k; i < 3; i++) {
+                ud[ur++] = xd[i];
+            }
+            add_input(&t, PLX_DTYPE_FLOAT32, ur, ud);
+            run_case(&t);
+        }
+    }
+    plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
+    tcase t = tc_new("scatter_nd_u8", PLX_OP_SCATTER_ND, &d, 1);
+    add_input(&t, PLX_DTYPE_UINT8, 3, xd);
+    add_indices(&t, PLX_DTYPE_INT64, DIMS(5, 2), xd, 2);
+    add_input(&t, PLX_DTYPE_UINT8, DIMS(5, 5));
+    run_case(&t);
+}
+
+Test(ocl_ops, trilu) {
+    need_device();
+    const int64_t ks[] = {0, 1, -1, 2, -3, 7, -9, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        for (int upper = 0; upper < 2; upper++) {
+            plx_trilu_desc d = PLX_TRILU_DESC_INIT;
+            d.upper = upper != 0;
+            d.k = ks[i];
+            tcase t = tc_new("trilu", PLX_OP_TRILU, &d, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 4, 5));
+            run_case(&t);
+            t = tc_new("trilu_i64", PLX_OP_TRILU, &d, 1);
+            add_input(&t, PLX_DTYPE_INT64, DIMS(5, 3));
+            run_case(&t);
+            t = tc_new("trilu_u8", PLX_OP_TRILU, &d, 1);
+            add_input(&t, PLX_DTYPE_UINT8, DIMS(1, 4));
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, one_hot) {
+    need_device();
+    const int32_t axes[] = {-1, 0, 1, 2, -3};
+    const plx_dtype itypes[] = {PLX_DTYPE_INT64, PLX_DTYPE_INT32, PLX_DTYPE_FLOAT32};
+    for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) {
+        for (int it = 0; it < 3; it++) {
+            plx_one_hot_desc d = PLX_ONE_HOT_DESC_INIT(5);
+            d.axis = axes[a];
+            tcase t = tc_new("one_hot", PLX_OP_ONE_HOT, &d, 1);
+            /* some indices out of range (a line of off) */
+            float *p = add_input_range(&t, itypes[it], DIMS(2, 3), -7.0f, 7.0f);
+            if (itypes[it] == PLX_DTYPE_FLOAT32) {
+                p[0] = NAN;
+                p[1] = -INFINITY;
+                p[2] = 3.7f;
+                p[3] = -4.9f;
+            }
+            add_input(&t, it == 1 ? PLX_DTYPE_INT64 : PLX_DTYPE_FLOAT32, DIMS(2));
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, hardmax) {
+    need_device();
+    for (int axis = -3; axis < 3; axis++) {
+        plx_axis_desc d = PLX_AXIS_DESC_INIT(axis);
+        tcase t = tc_new("hardmax", PLX_OP_HARDMAX, &d, 1);
+        /* few distinct values: ties, where the first wins */
+        float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4, 5), -2.0f, 2.0f);
+        for (int i = 0; i < 60; i++) {
+            p[i] = floorf(p[i]);
+        }
+        p[7] = NAN;
+        p[31] = NAN;
+        p[32] = NAN;
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, cum_sum) {
+    need_device();
+    const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT32, PLX_DTYPE_INT64,
+                               PLX_DTYPE_UINT32};
+    for (int axis = -1; axis < 3; axis++) {
+        for (int ty = 0; ty < 4; ty++) {
+            for (int mode = 0; mode < 4; mode++) {
+                plx_cum_sum_desc d = PLX_CUM_SUM_DESC_INIT(axis);
+                d.exclusive = mode & 1;
+                d.reverse = (mode & 2) != 0;
+                tcase t = tc_new("cum_sum", PLX_OP_CUM_SUM, &d, 1);
+                add_input(&t, types[ty], DIMS(3, 4, 5));
+                if (types[ty] == PLX_DTYPE_INT32) {
+                    ((int32_t *)t.data[0])[0] = INT32_MAX; /* wraps */
+                }
+                run_case(&t);
+            }
+        }
+    }
+}
+
+Test(ocl_ops, grid_sample) {
+    need_device();
+    for (int r = 1; r <= 3; r++) {
+        for (int mode = 0; mode < 3; mode++) {
+            for (int pad = 0; pad < 3; pad++) {
+                for (int align = 0; align < 2; align++) {
+                    plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
+                    d.mode = (plx_grid_sample_mode)mode;
+                    d.padding = (plx_grid_sample_padding)pad;
+                    d.align_corners = align != 0;
+                    tcase t = tc_new("grid_sample", PLX_OP_GRID_SAMPLE, &d, 1);
+                    int64_t xd[5] = {2, 3, 4, 5, 3}, gd[5] = {2, 3, 2, 4, 0};
+                    xd[2 + r - 1] = r == 1 ? 6 : xd[2 + r - 1];
+                    gd[r + 1] = r;
+                    if (r == 3) {
+                        xd[2] = 1; /* a dim of size 1 (reflects to 0 with align_corners) */
+                    }
+                    add_input(&t, PLX_DTYPE_FLOAT32, 2 + (uint32_t)r, xd);
+                    /* past the borders too, far past a few times */
+                    float *g = add_input_range(&t, PLX_DTYPE_FLOAT32, 2 + (uint32_t)r, gd,
+                                               -1.4f, 1.4f);
+                    g[0] = -1.0f;
+                    g[1] = 1.0f;
+                    g[2] = 7.25f;
+                    g[3] = -5.5f;
+                    if (r > 1) {
+                        g[4] = 0.0f;
+                        g[5] = NAN;
+                    }
+                    run_case(&t);
+                }
+            }
+        }
+    }
+}
+
+Test(ocl_ops, col2im) {
+    need_device();
+    for (uint32_t r = 1; r <= 3; r++) {
+        for (int v = 0; v < 3; v++) {
+            plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
+            d.spatial = r;
+            int64_t block = 1, blocks = 1;
+            for (uint32_t i = 0; i < r; i++) {
+                d.image_shape[i] = 5 + (int64_t)i;
+                d.block_shape[i] = 2 + (int64_t)((i + (uint32_t)v) % 2);
+                d.strides[i] = v == 1 ? 2 : 1;
+                d.dilations[i] = v == 2 ? 2 : 1;
+                d.pads_begin[i] = v == 1 ? 1 : 0;
+                d.pads_end[i] = v >= 1 ? (int64_t)i : 0;
+                int64_t span = d.dilations[i] * (d.block_shape[i] - 1) + 1;
+                block *= d.block_shape[i];
+                blocks *= (d.image_shape[i] + d.pads_begin[i] + d.pads_end[i] - span) /
+                              d.strides[i] + 1;
+            }
+            tcase t = tc_new("col2im", PLX_OP_COL2IM, &d, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3 * block, blocks));
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, reverse_sequence) {
+    need_device();
+    for (int ba = 0; ba < 2; ba++) {
+        for (int ty = 0; ty < 3; ty++) {
+            plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
+            d.batch_axis = ba;
+            d.time_axis = 1 - ba;
+            tcase t = tc_new("reverse_sequence", PLX_OP_REVERSE_SEQUENCE, &d, 1);
+            const plx_dtype types[] = {PLX_DTYPE_FLOAT32, PLX_DTYPE_INT64, PLX_DTYPE_UINT8};
+            int64_t xd[3] = {4, 6, 3};
+            add_input(&t, types[ty], 3, xd);
+            int64_t nb = xd[ba], steps = xd[1 - ba];
+            add_input_range(&t, ty == 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_INT64, 1, &nb, 0.0f,
+                            (float)steps);
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, max_unpool) {
+    need_device();
+    for (int v = 0; v < 3; v++) {
+        plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
+        d.spatial = 2;
+        d.kernel[0] = d.kernel[1] = 2;
+        d.strides[0] = d.strides[1] = 2;
+        d.pads_begin[0] = v == 2 ? 1 : 0;
+        if (v == 1) { /* Y larger than the pool's input S [2, 3, 6, 8] */
+            d.output_shape[0] = 7;
+            d.output_shape[1] = 9;
+        } else if (v == 2) { /* smaller: S is [2, 3, 5, 8], Y drops a row */
+            d.output_shape[0] = 4;
+            d.output_shape[1] = 8;
+        }
+        tcase t = tc_new("max_unpool", PLX_OP_MAX_UNPOOL, &d, 1);
+        add_input(&t, v == 1 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32, DIMS(2, 3, 3, 4));
+        int64_t full = 2 * 3 * (v == 2 ? 5 : 6) * 8;
+        int64_t *ind = add_input(&t, PLX_DTYPE_INT64, DIMS(2, 3, 3, 4));
+        for (int i = 0; i < 72; i++) {
+            /* few positions: duplicates, where the later element wins */
+            ind[i] = (int64_t)(next_u32() % (uint32_t)(i % 3 ? full : 7));
+        }
+        run_case(&t);
+    }
+}
+
+Test(ocl_ops, det) {
+    need_device();
+    for (int64_t m = 1; m <= 6; m++) {
+        tcase t = tc_new("det", PLX_OP_DET, NULL, 1);
+        float *p = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, m, m));
+        if (m >= 2) {
+            /* matrix 1 singular (two equal rows), matrix 2 with a NaN */
+            for (int64_t j = 0; j < m; j++) {
+                p[m * m + m + j] = p[m * m + j];
+            }
+            p[2 * m * m + 1] = NAN;
+        }
+        run_case(&t);
+    }
+    tcase t = tc_new("det_2d", PLX_OP_DET, NULL, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(5, 5));
+    run_case(&t);
+}
+
+Test(ocl_ops, topk) {
+    need_device();
+    for (int axis = -3; axis < 3; axis++) {
+        for (int largest = 0; largest < 2; largest++) {
+            for (int64_t k = 0; k <= 5; k += 2) {
+                plx_topk_desc d = PLX_TOPK_DESC_INIT(k);
+                d.axis = axis;
+                d.largest = largest != 0;
+                tcase t = tc_new("topk", PLX_OP_TOPK, &d, 2);
+                /* few distinct values (ties by position) and NaNs */
+                float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(5, 6, 5), -3.0f, 3.0f);
+                for (int i = 0; i < 150; i++) {
+                    p[i] = floorf(p[i]);
+                }
+                p[3] = NAN;
+                p[40] = NAN;
+                p[41] = NAN;
+                p[77] = INFINITY;
+                run_case(&t);
+            }
+        }
+    }
+    plx_topk_desc d = PLX_TOPK_DESC_INIT(2);
+    tcase t = tc_new("topk_i32", PLX_OP_TOPK, &d, 2);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(3, 4));
+    refused_inferred(&t, "gpu_opencl: topk needs float32 X and values and int64 indices, got int32");
+}
+
+Test(ocl_ops, roi_align) {
+    need_device();
+    for (int mode = 0; mode < 2; mode++) {
+        for (int half = 0; half < 2; half++) {
+            for (int ratio = 0; ratio <= 2; ratio += 2) {
+                plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
+                d.mode = (plx_roi_align_mode)mode;
+                d.half_pixel = half != 0;
+                d.output_height = 3;
+                d.output_width = 4;
+                d.sampling_ratio = ratio;
+                d.spatial_scale = 0.5f;
+                tcase t = tc_new("roi_align", PLX_OP_ROI_ALIGN, &d, 1);
+                add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 10, 9));
+                float *r = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 4));
+                const float rois[16] = {0, 0, 9, 9, 2.5f, 1, 14, 19, -6, -3, 5, 4, 15, 17, 30, 40};
+                memcpy(r, rois, sizeof rois);
+                add_input_range(&t, half ? PLX_DTYPE_INT64 : PLX_DTYPE_INT32, DIMS(4), 0.0f, 1.0f);
+                run_case(&t);
+            }
+        }
+    }
+}
+
+/* dft and stft sum in float32 where cpu_ref's FFT works in double: a
+ * looser tolerance. */
+Test(ocl_ops, dft_stft) {
+    need_device();
+    for (int axis = 0; axis < 2; axis++) {
+        for (int comp = 1; comp <= 2; comp++) {
+            for (int v = 0; v < 4; v++) {
+                plx_dft_desc d = PLX_DFT_DESC_INIT;
+                d.axis = axis;
+                d.inverse = v == 1;
+                d.onesided = v == 2;
+                d.length = v == 3 ? 9 : 0; /* padded past X's 7 along axis 0, cut to 5 else */
+                if (v == 3 && axis == 1) {
+                    d.length = 5;
+                }
+                tcase t = tc_new("dft", PLX_OP_DFT, &d, 1);
+                add_input(&t, PLX_DTYPE_FLOAT32, DIMS(7, 8, comp));
+                t.rtol = 1e-3;
+                run_case(&t);
+            }
+        }
+    }
+    for (int comp = 1; comp <= 2; comp++) {
+        for (int win = 0; win < 2; win++) {
+            plx_stft_desc d = PLX_STFT_DESC_INIT(3, 8);
+            d.onesided = comp == 1;
+            tcase t = tc_new("stft", PLX_OP_STFT, &d, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 20, comp));
+            if (win) {
+                add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(8), 0.0f, 1.0f);
+            }
+            t.rtol = 1e-3;
+            run_case(&t);
+        }
+    }
+}
+
+Test(ocl_ops, deform_conv) {
+    need_device();
+    for (int v = 0; v < 4; v++) {
+        plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
+        d.group = v == 2 ? 2 : 1;
+        d.offset_group = v >= 1 ? 2 : 1;
+        d.strides[0] = v == 3 ? 2 : 1;
+        d.dilations[1] = v == 1 ? 2 : 1;
+        d.pads_begin[0] = d.pads_end[1] = v == 0 ? 0 : 1;
+        d.pads_begin[1] = v == 3 ? 2 : 0;
+        int64_t C = 4, M = 6, kh = 3, kw = 2, H = 7, W = 6;
+        int64_t oh = (H + d.pads_begin[0] + d.pads_end[0] - ((kh - 1) * d.dilations[0] + 1)) /
+                         d.strides[0] + 1;
+        int64_t ow = (W + d.pads_begin[1] + d.pads_end[1] - ((kw - 1) * d.dilations[1] + 1)) /
+                         d.strides[1] + 1;
+        int64_t taps = d.offset_group * kh * kw;
+        tcase t = tc_new("deform_conv", PLX_OP_DEFORM_CONV, &d, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, C, H, W));
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(M, C / d.group, kh, kw));
+        float *off = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, 2 * taps, oh, ow), -2.5f, 2.5f);
+        off[0] = NAN;
+        off[1] = 40.0f; /* far outside: reads 0 */
+        off[2] = 1.0f;  /* whole: one neighbour */
+        if (v >= 1) {
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(M));
+        }
+        if (v >= 2) {
+            add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, taps, oh, ow), 0.0f, 1.0f);
+        }
+        run_case(&t);
+    }
+}
+
+/* lstm (gates 4), gru (3), rnn (1): random weights, lengths in [1, S],
+ * every direction, the variants' attributes. */
+static void rnn_case(int64_t gates, plx_rnn_direction dir, int64_t H, int variant) {
+    plx_lstm_desc ld;
+    plx_gru_desc gd;
+    plx_rnn_desc rd;
+    memset(&ld, 0, sizeof ld);
+    memset(&gd, 0, sizeof gd);
+    memset(&rd, 0, sizeof rd);
+    ld.struct_size = sizeof ld;
+    gd.struct_size = sizeof gd;
+    rd.struct_size = sizeof rd;
+    ld.direction = gd.direction = rd.direction = dir;
+    ld.hidden_size = gd.hidden_size = rd.hidden_size = H;
+    plx_rnn_default_activations(&ld.activations[0][0], 3);
+    plx_rnn_default_activations(&gd.activations[0][0], 2);
+    rd.activations[0][0] = rd.activations[1][0] =
+        (plx_rnn_activation){PLX_ACT_TANH, plx_activation_default_alpha(PLX_ACT_TANH),
+                             plx_activation_default_beta(PLX_ACT_TANH)};
+    if (variant == 1) {
+        ld.clip = gd.clip = rd.clip = 0.75f;
+        ld.input_forget = true;
+        gd.linear_before_reset = true;
+    } else if (variant == 2) {
+        plx_rnn_activation hs = {PLX_ACT_HARD_SIGMOID, 0.3f, 0.4f};
+        plx_rnn_activation st = {PLX_ACT_SCALED_TANH, 0.9f, 1.1f};
+        plx_rnn_activation sp = {PLX_ACT_SOFTPLUS, 0.0f, 0.0f};
+        ld.activations[1][0] = hs;
+        ld.activations[0][2] = st;
+        gd.activations[1][1] = sp;
+        rd.activations[0][0] = (plx_rnn_activation){PLX_ACT_RELU, 0.0f, 0.0f};
+        rd.activations[1][0] = hs;
+    }
+    const void *desc = gates == 4 ? (const void *)&ld : gates == 3 ? (const void *)&gd : (const void *)&rd;
+    plx_op op = gates == 4 ? PLX_OP_LSTM : gates == 3 ? PLX_OP_GRU : PLX_OP_RNN;
+    int64_t S = 5, B = 3, In = 4, D = dir == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    tcase t = tc_new(plx_op_name(op), op, desc, gates == 4 ? 3 : 2);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(S, B, In));
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, gates * H, In), -0.5f, 0.5f);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, gates * H, H), -0.5f, 0.5f);
+    add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, 2 * gates * H), -0.5f, 0.5f);
+    int32_t *lens = add_input(&t, PLX_DTYPE_INT32, DIMS(B));
+    lens[0] = 5;
+    lens[1] = 2;
+    lens[2] = 1;
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(D, B, H));
+    if (gates == 4) {
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(D, B, H));
+        add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(D, 3 * H), -0.5f, 0.5f);
+    }
+    t.rtol = 1e-3;
+    run_case(&t);
+}
+
+Test(ocl_ops, recurrent) {
+    need_device();
+    for (int64_t gates = 1; gates <= 4; gates++) {
+        if (gates == 2) {
+            continue;
+        }
+        for (int dir = 0; dir < 3; dir++) {
+            for (int variant = 0; variant < 3; variant++) {
+                rnn_case(gates, (plx_rnn_direction)dir, 5, variant);
+            }
+        }
+        /* more gate rows than a work-group has work-items */
+        rnn_case(gates, PLX_RNN_BIDIRECTIONAL, 70, 0);
+    }
+}
+
+/* The case's plan runs and must fail its index check with an error
+ * containing `needle`; frees it. */
+static void expect_index_error(tcase *t, const char *needle) {
+    plx_tensor_info outs[MAX_SLOTS];
+    infer(t, outs);
+    plx_layer_view v = view_of(t, outs);
+    char why[256], err[256] = "";
+    const char *r = ocl_op_check(&dev, &v, why, sizeof why);
+    cr_assert(r == NULL, "%s: refused: %s", t->name, r);
+    ocl_plan plan;
+    cr_assert(ocl_op_prepare(&dev, &v, &plan, err, sizeof err), "%s: %s", t->name, err);
+    cl_mem in[MAX_SLOTS], out[MAX_SLOTS];
+    for (uint32_t i = 0; i < t->nin; i++) {
+        in[i] = buffer_of(t->data[i], count_of(&t->in[i]) * plx_dtype_size(t->in[i].dtype), false);
+    }
+    for (uint32_t i = 0; i < t->nout; i++) {
+        out[i] = buffer_of(NULL, count_of(&outs[i]) * plx_dtype_size(outs[i].dtype), true);
+    }
+    for (int run = 0; run < 2; run++) { /* the flag is reset for every run */
+        cl_int rc = ocl_plan_enqueue(&plan, queue, in, out, err, sizeof err);
+        cr_assert(rc == CL_SUCCESS, "%s: enqueue: %s", t->name, err);
+        cr_assert(clFinish(queue) == CL_SUCCESS);
+        err[0] = '\0';
+        cr_assert(ocl_plan_check(&plan, queue, in, err, sizeof err) == false,
+                  "%s: an index out of range went unreported", t->name);
+        cr_assert(strstr(err, needle) != NULL, "%s: error '%s' lacks '%s'", t->name, err, needle);
+    }
+    for (uint32_t i = 0; i < t->nin; i++) {
+        clReleaseMemObject(in[i]);
+    }
+    for (uint32_t i = 0; i < t->nout; i++) {
+        clReleaseMemObject(out[i]);
+    }
+    ocl_plan_release(&plan);
+    free_case(t);
+}
+
+Test(ocl_ops, index_out_of_range) {
+    need_device();
+    plx_axis_desc ad = PLX_AXIS_DESC_INIT(1);
+    tcase t = tc_new("ge", PLX_OP_GATHER_ELEMENTS, &ad, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
+    int64_t *i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(2, 2));
+    memcpy(i64, (const int64_t[]){0, -3, 2, 3}, 4 * sizeof *i64);
+    expect_index_error(&t, "layer 'ge' (gather_elements): index 3 (indices element 3) is out of range");
+
+    t = tc_new("ge_neg", PLX_OP_GATHER_ELEMENTS, &ad, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
+    int32_t *i32 = add_input(&t, PLX_DTYPE_INT32, DIMS(2, 2));
+    memcpy(i32, (const int32_t[]){0, -4, 2, 9}, 4 * sizeof *i32);
+    expect_index_error(&t, "index -4 (indices element 1) is out of range"); /* the first */
+
+    plx_axis_desc g0 = PLX_AXIS_DESC_INIT(0);
+    t = tc_new("g", PLX_OP_GATHER, &g0, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(3));
+    memcpy(i64, (const int64_t[]){1, 2, 4}, 3 * sizeof *i64);
+    expect_index_error(&t, "layer 'g' (gather): index 4 (indices element 2) is out of range");
+
+    plx_scatter_desc sd = PLX_SCATTER_DESC_INIT;
+    sd.axis = 0;
+    sd.reduction = PLX_SCATTER_ADD;
+    t = tc_new("se", PLX_OP_SCATTER_ELEMENTS, &sd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 2));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(2, 2));
+    memcpy(i64, (const int64_t[]){0, 1, INT64_MIN, 2}, 4 * sizeof *i64);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 2));
+    expect_index_error(&t, "(scatter_elements): index -9223372036854775808 (indices element 2)");
+
+    plx_gather_nd_desc gnd = PLX_GATHER_ND_DESC_INIT;
+    t = tc_new("gnd", PLX_OP_GATHER_ND, &gnd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(2, 2));
+    memcpy(i64, (const int64_t[]){2, 3, 1, 4}, 4 * sizeof *i64);
+    expect_index_error(&t, "(gather_nd): index 4 (indices element 3) is out of range");
+
+    plx_scatter_desc snd = PLX_SCATTER_DESC_INIT;
+    t = tc_new("snd", PLX_OP_SCATTER_ND, &snd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4));
+    i32 = add_input(&t, PLX_DTYPE_INT32, DIMS(2, 1));
+    memcpy(i32, (const int32_t[]){-3, 3}, 2 * sizeof *i32);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 4));
+    expect_index_error(&t, "(scatter_nd): index 3 (indices element 1) is out of range");
+
+    plx_reverse_sequence_desc rd = PLX_REVERSE_SEQUENCE_DESC_INIT;
+    t = tc_new("rs", PLX_OP_REVERSE_SEQUENCE, &rd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3, 2));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(3));
+    memcpy(i64, (const int64_t[]){4, 5, -1}, 3 * sizeof *i64);
+    expect_index_error(&t, "layer 'rs' (reverse_sequence): length 5 (sequence_lens element 1) "
+                           "is out of range");
+
+    plx_max_unpool_desc ud = PLX_MAX_UNPOOL_DESC_INIT;
+    ud.spatial = 1;
+    ud.kernel[0] = 2;
+    ud.strides[0] = 2;
+    t = tc_new("mu", PLX_OP_MAX_UNPOOL, &ud, 1);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 3));
+    i64 = add_input(&t, PLX_DTYPE_INT64, DIMS(1, 2, 3));
+    memcpy(i64, (const int64_t[]){0, 3, 5, 6, 12, 11}, 6 * sizeof *i64);
+    expect_index_error(&t, "layer 'mu' (max_unpool): index 12 (I element 4) is out of range");
+
+    plx_rnn_desc rnd;
+    memset(&rnd, 0, sizeof rnd);
+    rnd.struct_size = sizeof rnd;
+    rnd.hidden_size = 2;
+    rnd.activations[0][0] = (plx_rnn_activation){PLX_ACT_TANH, 0.0f, 0.0f};
+    t = tc_new("rn", PLX_OP_RNN, &rnd, 2);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 2, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 4));
+    i32 = add_input(&t, PLX_DTYPE_INT32, DIMS(2));
+    i32[0] = 3;
+    i32[1] = 4;
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 2));
+    expect_index_error(&t, "layer 'rn' (rnn): length 4 (sequence_lens element 1) is out of range");
+
+    plx_roi_align_desc rad = PLX_ROI_ALIGN_DESC_INIT;
+    for (int bad = 0; bad < 2; bad++) {
+        t = tc_new("ra", PLX_OP_ROI_ALIGN, &rad, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 1, 4, 4));
+        float *r = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 4));
+        const float rois[8] = {0, 0, 3, 3, 1, 1, bad ? INFINITY : 2, 2};
+        memcpy(r, rois, sizeof rois);
+        i32 = add_input(&t, PLX_DTYPE_INT32, DIMS(2));
+        i32[0] = bad ? 1 : 2;
+        i32[1] = 0;
+        expect_index_error(&t, bad ? "layer 'ra' (roi_align): roi 1 is not finite"
+                                   : "layer 'ra' (roi_align): index 2 (batch_indices element 0) "
+                                     "is out of range");
+    }
+}
+
+Test(ocl_ops, index_ops_refused) {
+    need_device();
+    plx_scatter_desc sd = PLX_SCATTER_DESC_INIT;
+    sd.reduction = PLX_SCATTER_MUL;
+    tcase t = tc_new("se_int", PLX_OP_SCATTER_ELEMENTS, &sd, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(3, 2));
+    add_input_range(&t, PLX_DTYPE_INT64, DIMS(2, 2), 0.0f, 2.0f);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 2));
+    refused_inferred(&t, "scatter_elements: reduction mul needs float32, got int32");
+
+    plx_cum_sum_desc cd = PLX_CUM_SUM_DESC_INIT(0);
+    t = tc_new("cs_f64", PLX_OP_CUM_SUM, &cd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT64, DIMS(3));
+    refused_inferred(&t, "cum_sum: dtype float64 is not supported");
+
+    plx_axis_desc hd = PLX_AXIS_DESC_INIT(-1);
+    t = tc_new("hm_f16", PLX_OP_HARDMAX, &hd, 1);
+    add_input(&t, PLX_DTYPE_FLOAT16, DIMS(2, 3));
+    refused_inferred(&t, "hardmax needs float32, got float16");
+
+    plx_one_hot_desc od = PLX_ONE_HOT_DESC_INIT(3);
+    t = tc_new("oh_u8", PLX_OP_ONE_HOT, &od, 1);
+    add_input(&t, PLX_DTYPE_UINT8, DIMS(2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));
+    refused_inferred(&t, "one_hot: indices of dtype uint8 are not supported");
+}
+
 Test(ocl_ops, expand_tile) {
     need_device();
     plx_shape_desc d = PLX_SHAPE_DESC_INIT;
@@ -1435,11 +2138,9 @@ Test(ocl_ops, refusals) {
     tcase t = tc_new("lstm", PLX_OP_LSTM, &ld, 3);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 1, 3));
     memset(outs, 0, sizeof outs);
-    expect_refused(&t, outs, "gpu_opencl: lstm is not implemented");
-    static const plx_op absent[] = {PLX_OP_GRU, PLX_OP_TOPK, PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE,
-                                    PLX_OP_CONSTANT, PLX_OP_INPUT, PLX_OP_MEM_COPY,
-                                    PLX_OP_GATHER_ELEMENTS, PLX_OP_SCATTER_ELEMENTS,
-                                    PLX_OP_SCATTER_ND, PLX_OP_GATHER_ND, PLX_OP_GRID_SAMPLE};
+    expect_refused(&t, outs, "gpu_opencl: lstm needs 8 inputs and 3 outputs");
+    static const plx_op absent[] = {PLX_OP_QUANTIZE, PLX_OP_DEQUANTIZE, PLX_OP_CONSTANT,
+                                    PLX_OP_INPUT, PLX_OP_MEM_COPY};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         t = tc_new(plx_op_name(absent[i]), absent[i], NULL, 1);
         add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2));
@@ -1513,12 +2214,9 @@ Test(ocl_ops, refusals) {
     outs[0] = t.in[0];
     expect_refused(&t, outs, "auto_pad 9 is not implemented");
 
-    /* gather needs constant indices */
+    /* constant indices are checked at load (those read at run time on the
+     * device: index_out_of_range) */
     plx_axis_desc gd = PLX_AXIS_DESC_INIT(0);
-    t = tc_new("gather_dyn", PLX_OP_GATHER, &gd, 1);
-    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3));
-    add_input_range(&t, PLX_DTYPE_INT64, DIMS(2), 0.0f, 3.0f);
-    refused_inferred(&t, "gather needs constant indices");
     t = tc_new("gather_range", PLX_OP_GATHER, &gd, 1);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3));
     int64_t *gi = add_input(&t, PLX_DTYPE_INT64, DIMS(2));
@@ -1561,15 +2259,14 @@ Test(ocl_ops, refusals) {
 Test(ocl_ops, new_function_values_refused) {
     need_device();
     tcase t;
-    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_BITWISE_NOT; f++) {
-        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
-        t = tc_new(plx_unary_func_name(d.func), PLX_OP_UNARY, &d, 1);
-        add_input(&t, f == PLX_UNARY_BITWISE_NOT ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32, DIMS(2, 3));
-        char needle[64];
-        snprintf(needle, sizeof needle, "gpu_opencl: unary %s is not implemented",
-                 plx_unary_func_name(d.func));
-        refused_inferred(&t, needle);
-    }
+    plx_unary_desc bn = PLX_UNARY_DESC_INIT(PLX_UNARY_BITWISE_NOT);
+    t = tc_new("bitwise_not", PLX_OP_UNARY, &bn, 1);
+    add_input(&t, PLX_DTYPE_INT32, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: unary bitwise_not is not implemented");
+    plx_unary_desc isn = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
+    t = tc_new("is_nan_f16", PLX_OP_UNARY, &isn, 1);
+    add_input(&t, PLX_DTYPE_FLOAT16, DIMS(2, 3));
+    refused_inferred(&t, "gpu_opencl: unary is_nan needs float32, got float16");
     for (int f = PLX_BINARY_BITWISE_AND; f <= PLX_BINARY_SHIFT_RIGHT; f++) {
         plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
         plx_dtype dt = f >= PLX_BINARY_SHIFT_LEFT ? PLX_DTYPE_UINT8 : PLX_DTYPE_INT32;
@@ -1582,18 +2279,112 @@ Test(ocl_ops, new_function_values_refused) {
         refused_inferred(&t, needle);
     }
     plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
-    t = tc_new("shrink", PLX_OP_ACTIVATION, &ad, 1);
+    ad.alpha = NAN;
+    t = tc_new("shrink_nan", PLX_OP_ACTIVATION, &ad, 1);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3));
-    refused_inferred(&t, "gpu_opencl: activation shrink is not implemented");
-    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_LP);
-    pd.kernel[0] = pd.kernel[1] = 2;
-    t = tc_new("lp_pool", PLX_OP_POOL, &pd, 1);
-    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
-    refused_inferred(&t, "kind 2 is not implemented");
+    plx_tensor_info outs[MAX_SLOTS];
+    memset(outs, 0, sizeof outs);
+    outs[0] = t.in[0]; /* shape inference refuses it too */
+    expect_refused(&t, outs, "gpu_opencl: activation shrink: lambd (alpha) and bias (beta) must not be NaN");
     plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    gd.p = 3;
     t = tc_new("global_lp_pool", PLX_OP_GLOBAL_POOL, &gd, 1);
     add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
-    refused_inferred(&t, "kind 2 is not implemented");
+    refused_inferred(&t, "global_pool: lp with p 3 is not implemented");
+    plx_pool_desc ap = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
+    ap.kernel[0] = ap.kernel[1] = 2;
+    t = tc_new("avg_pool_indices", PLX_OP_POOL, &ap, 2);
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 4, 4));
+    memset(outs, 0, sizeof outs);
+    outs[0] = t.in[0];
+    outs[0].dims[2] = outs[0].dims[3] = 3;
+    outs[1] = outs[0];
+    outs[1].dtype = PLX_DTYPE_INT64;
+    expect_refused(&t, outs, "Indices come with float32 max pools only");
+}
+
+/* The functions appended after the kernels were first written: unary
+ * is_nan, is_inf, is_pos_inf, is_neg_inf (float32 to bool), activation
+ * shrink, lp pools (and global ones with p 1 and 2), a max pool's Indices. */
+Test(ocl_ops, later_functions) {
+    need_device();
+    for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_IS_NEG_INF; f++) {
+        plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
+        tcase t = tc_new(plx_unary_func_name(d.func), PLX_OP_UNARY, &d, 1);
+        float *p = add_input(&t, PLX_DTYPE_FLOAT32, DIMS(3, 4));
+        p[0] = NAN;
+        p[1] = -NAN;
+        p[2] = INFINITY;
+        p[3] = -INFINITY;
+        p[4] = FLT_MAX;
+        p[5] = -0.0f;
+        run_case(&t);
+    }
+    const float lambds[] = {0.5f, 0.0f, 1.5f}, biases[] = {0.0f, 0.25f, -1.0f};
+    for (int i = 0; i < 3; i++) {
+        plx_activation_desc ad = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
+        ad.alpha = lambds[i];
+        ad.beta = biases[i];
+        tcase t = tc_new("shrink", PLX_OP_ACTIVATION, &ad, 1);
+        float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(4, 5), -3.0f, 3.0f);
+        p[0] = NAN;
+        p[1] = lambds[i];
+        p[2] = -lambds[i];
+        p[3] = -INFINITY;
+        run_case(&t);
+    }
+    for (int64_t pw = 1; pw <= 3; pw++) {
+        for (int pads = 0; pads < 2; pads++) {
+            plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+            pd.p = pw;
+            pd.kernel[0] = 3;
+            pd.kernel[1] = 2;
+            pd.strides[0] = 2;
+            pd.pads_begin[0] = pd.pads_end[1] = pads;
+            tcase t = tc_new("lp_pool", PLX_OP_POOL, &pd, 1);
+            add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 7, 6));
+            run_case(&t);
+        }
+        plx_pool_desc p1 = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+        p1.p = pw;
+        p1.kernel[0] = 3;
+        p1.strides[0] = 2;
+        tcase t = tc_new("lp_pool_1d", PLX_OP_POOL, &p1, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 9));
+        run_case(&t);
+    }
+    for (int64_t pw = 1; pw <= 2; pw++) {
+        plx_global_pool_desc gd = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+        gd.p = pw;
+        tcase t = tc_new("global_lp_pool", PLX_OP_GLOBAL_POOL, &gd, 1);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 5, 4));
+        run_case(&t);
+    }
+    for (int cm = 0; cm < 2; cm++) {
+        for (int pads = 0; pads < 2; pads++) {
+            plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+            pd.kernel[0] = pd.kernel[1] = 3;
+            pd.strides[0] = pd.strides[1] = 2;
+            pd.dilations[1] = 2;
+            pd.pads_begin[0] = pd.pads_begin[1] = pads;
+            pd.pads_end[0] = pads;
+            pd.indices_column_major = cm != 0;
+            tcase t = tc_new("max_pool_indices", PLX_OP_POOL, &pd, 2);
+            float *p = add_input_range(&t, PLX_DTYPE_FLOAT32, DIMS(2, 3, 7, 8), -2.0f, 2.0f);
+            for (int i = 0; i < 2 * 3 * 7 * 8; i++) {
+                p[i] = floorf(p[i]); /* ties: the first wins */
+            }
+            p[9] = NAN;
+            p[10] = NAN;
+            run_case(&t);
+        }
+        plx_pool_desc p1 = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+        p1.kernel[0] = 2;
+        p1.indices_column_major = cm != 0;
+        tcase t = tc_new("max_pool_indices_1d", PLX_OP_POOL, &p1, 2);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 2, 7));
+        run_case(&t);
+    }
 }
 
 /* ---- the dtypes of ABI 1.3 ------------------------------------------------ */

@@ -24,10 +24,12 @@
 
 /* ---- spatial windows ---------------------------------------------------- */
 
-/* The geometry of a 1-D or 2-D windowed operator is the SDK's
- * (plx_window_geom, plexus/window.h; a 1-D one uses slot 1 and leaves slot
- * 0 of size 1), checked within GEOM_LIMIT; its reasons get gpu_opencl's
- * prefix. */
+/* The geometry of a 1-D, 2-D or 3-D windowed operator is the SDK's
+ * (plx_window_geom, plexus/window.h, from its _nd functions: a 1-D one
+ * uses slot 1 and leaves slot 0 of size 1, a 3-D one has its depth in slot
+ * 2, of size 1 otherwise), checked within GEOM_LIMIT; its reasons get
+ * gpu_opencl's prefix. The kernels take slots 0 and 1 in an int16 and the
+ * depth in an int8 (depth_geom_arg). */
 static const char *window_refusal(const char *why, char *buf, size_t size) {
     return why ? ocl_refuse(buf, size, "gpu_opencl: %s", why) : NULL;
 }
@@ -38,6 +40,17 @@ static cl_int16 conv_geom_arg(const plx_window_geom *g) {
                      g->k[1], g->s[0], g->s[1],  g->d[0],  g->d[1], g->pb[0],  g->pb[1],  g->group};
     cl_int16 r;
     for (int i = 0; i < 16; i++) {
+        r.s[i] = (cl_int)v[i];
+    }
+    return r;
+}
+
+/* The int8 depth geometry of conv.cl and pool.cl: D, OD, KD, SD, DD, the
+ * pads before and after. */
+static cl_int8 depth_geom_arg(const plx_window_geom *g) {
+    int64_t v[8] = {g->in[2], g->out[2], g->k[2], g->s[2], g->d[2], g->pb[2], g->pe[2], 0};
+    cl_int8 r;
+    for (int i = 0; i < 8; i++) {
         r.s[i] = (cl_int)v[i];
     }
     return r;
@@ -55,7 +68,7 @@ static const char *conv_prepare_geom(const plx_layer_view *l, plx_window_geom *g
         return why;
     }
     char msg[224];
-    return window_refusal(plx_window_geom_conv(l, GEOM_LIMIT, g, msg, sizeof msg), buf, size);
+    return window_refusal(plx_window_geom_conv_nd(l, GEOM_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *ocl_check_conv(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
@@ -77,7 +90,9 @@ static bool conv_direct(const ocl_device *dev, const plx_layer_view *l, const pl
     ocl_arg_output(k, 0);
     ocl_arg_int(k, has_bias ? 1 : 0);
     cl_int16 geom = conv_geom_arg(g);
+    cl_int8 depth = depth_geom_arg(g);
     ocl_arg_value(k, &geom, sizeof geom);
+    ocl_arg_value(k, &depth, sizeof depth);
     return true;
 }
 
@@ -94,10 +109,11 @@ bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
         return true;
     }
     int64_t cg = g.c / g.group, mg = g.m / g.group;
-    int64_t kk = g.k[0] * g.k[1], P = g.out[0] * g.out[1];
+    int64_t kk = g.k[0] * g.k[1] * g.k[2], P = g.out[0] * g.out[1] * g.out[2];
     int64_t col_elems = g.n * g.c * kk * P;
-    bool pointwise = kk == 1 && g.s[0] == 1 && g.s[1] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
-                     g.out[0] == g.in[0] && g.out[1] == g.in[1];
+    bool pointwise = kk == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.pb[0] == 0 &&
+                     g.pb[1] == 0 && g.pb[2] == 0 && g.out[0] == g.in[0] &&
+                     g.out[1] == g.in[1] && g.out[2] == g.in[2];
     bool direct = cg == 1 || (!pointwise && (col_elems > OCL_INDEX_LIMIT ||
                                              col_elems * 4 > IM2COL_LIMIT));
     if (direct) {
@@ -133,7 +149,9 @@ bool ocl_prepare_conv(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
         ocl_arg_input(k, 0);
         ocl_arg_aux(k, col);
         cl_int16 geom = conv_geom_arg(&g);
+        cl_int8 depth = depth_geom_arg(&g);
         ocl_arg_value(k, &geom, sizeof geom);
+        ocl_arg_value(k, &depth, sizeof depth);
         gd.b_aux = true;
         gd.b_slot = col;
     }
@@ -168,8 +186,8 @@ static const char *conv_transpose_geom(const plx_layer_view *l, plx_window_geom 
         return why;
     }
     char msg[224];
-    return window_refusal(plx_window_geom_conv_transpose(l, GEOM_LIMIT, g, msg, sizeof msg), buf,
-                          size);
+    return window_refusal(plx_window_geom_conv_transpose_nd(l, GEOM_LIMIT, g, msg, sizeof msg),
+                          buf, size);
 }
 
 const char *ocl_check_conv_transpose(const ocl_device *dev, const plx_layer_view *l, char *buf,
@@ -437,8 +455,12 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
     } else if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
+    if (l->output_count > 1 && desc->indices_column_major && l->inputs[0].rank > 4) {
+        return ocl_refuse(buf, size, "gpu_opencl: pool: column-major Indices are for 1-D and 2-D "
+                          "pools, not 3-D");
+    }
     char msg[224];
-    return window_refusal(plx_window_geom_pool(l, GEOM_LIMIT, g, msg, sizeof msg), buf, size);
+    return window_refusal(plx_window_geom_pool_nd(l, GEOM_LIMIT, g, msg, sizeof msg), buf, size);
 }
 
 const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
@@ -472,15 +494,18 @@ bool ocl_prepare_pool(const ocl_device *dev, const plx_layer_view *l, ocl_plan *
     for (int i = 0; i < 16; i++) {
         geom.s[i] = (cl_int)v[i];
     }
+    cl_int8 depth = depth_geom_arg(&g);
     ocl_arg_input(k, 0);
     ocl_arg_output(k, 0);
     if (with_indices) {
         ocl_arg_output(k, 1);
         ocl_arg_value(k, &geom, sizeof geom);
+        ocl_arg_value(k, &depth, sizeof depth);
         ocl_arg_int(k, desc->indices_column_major ? 1 : 0);
         return true;
     }
     ocl_arg_value(k, &geom, sizeof geom);
+    ocl_arg_value(k, &depth, sizeof depth);
     ocl_arg_int(k, desc->kind == PLX_POOL_MAX ? 0 : desc->kind == PLX_POOL_AVERAGE ? 1 : 2);
     ocl_arg_int(k, desc->count_include_pad ? 1 : 0);
     ocl_arg_int(k, (int32_t)(desc->kind == PLX_POOL_LP ? desc->p : 1));

@@ -1,55 +1,67 @@
-/* Convolutions (NCHW; a 1-D one is H = 1). Geometry in an int16:
- * s0 N, s1 C, s2 H, s3 W, s4 M (output channels), s5 OH, s6 OW, s7 KH,
- * s8 KW, s9 SH, sa SW, sb DH, sc DW, sd PH, se PW (padding before), sf group. */
+/* Convolutions (NCDHW; a 2-D one is D = 1, a 1-D one D = H = 1). Geometry
+ * in an int16: s0 N, s1 C, s2 H, s3 W, s4 M (output channels), s5 OH,
+ * s6 OW, s7 KH, s8 KW, s9 SH, sa SW, sb DH, sc DW, sd PH, se PW (padding
+ * before), sf group; the depth in an int8 dg: s0 D, s1 OD, s2 KD, s3 SD,
+ * s4 DD (dilation), s5 PD (padding before). */
 
 /* Direct: one work-item per output element (used for depthwise and as the
- * fallback). W is [M, C/group, KH, KW]. */
+ * fallback). W is [M, C/group, KD, KH, KW]. */
 kernel void conv2d_direct(global const float *x, global const float *w, global const float *bias,
-                          global float *y, int has_bias, int16 g) {
+                          global float *y, int has_bias, int16 g, int8 dg) {
     int N = g.s0, C = g.s1, H = g.s2, W = g.s3, M = g.s4, OH = g.s5, OW = g.s6;
     int KH = g.s7, KW = g.s8, SH = g.s9, SW = g.sa, DH = g.sb, DW = g.sc, PH = g.sd, PW = g.se;
     int group = g.sf;
+    int D = dg.s0, OD = dg.s1, KD = dg.s2, SD = dg.s3, DD = dg.s4, PD = dg.s5;
     int i = (int)get_global_id(0);
-    if (i >= N * M * OH * OW) {
+    if (i >= N * M * OD * OH * OW) {
         return;
     }
     int ow = i % OW;
     int t = i / OW;
     int oh = t % OH;
     t /= OH;
+    int od = t % OD;
+    t /= OD;
     int m = t % M;
     int n = t / M;
     int cg = C / group, mg = M / group;
     int c0 = (m / mg) * cg;
     float acc = 0.0f;
     for (int c = 0; c < cg; c++) {
-        global const float *xp = x + ((n * C + c0 + c) * H) * W;
-        global const float *wp = w + ((m * cg + c) * KH) * KW;
-        for (int kh = 0; kh < KH; kh++) {
-            int ih = oh * SH - PH + kh * DH;
-            if (ih < 0 || ih >= H) {
+        for (int kd = 0; kd < KD; kd++) {
+            int id = od * SD - PD + kd * DD;
+            if (id < 0 || id >= D) {
                 continue;
             }
-            for (int kw = 0; kw < KW; kw++) {
-                int iw = ow * SW - PW + kw * DW;
-                if (iw < 0 || iw >= W) {
+            global const float *xp = x + (((n * C + c0 + c) * D + id) * H) * W;
+            global const float *wp = w + (((m * cg + c) * KD + kd) * KH) * KW;
+            for (int kh = 0; kh < KH; kh++) {
+                int ih = oh * SH - PH + kh * DH;
+                if (ih < 0 || ih >= H) {
                     continue;
                 }
-                acc += xp[ih * W + iw] * wp[kh * KW + kw];
+                for (int kw = 0; kw < KW; kw++) {
+                    int iw = ow * SW - PW + kw * DW;
+                    if (iw < 0 || iw >= W) {
+                        continue;
+                    }
+                    acc += xp[ih * W + iw] * wp[kh * KW + kw];
+                }
             }
         }
     }
     y[i] = has_bias ? acc + bias[m] : acc;
 }
 
-/* im2col of every image: col[n][(c*KH + kh)*KW + kw][oh*OW + ow] (0 in the
- * padding); the rows of group g are contiguous. */
-kernel void im2col(global const float *x, global float *col, int16 g) {
+/* im2col of every image: col[n][((c*KD + kd)*KH + kh)*KW + kw][(od*OH +
+ * oh)*OW + ow] (0 in the padding); the rows of group g are contiguous. */
+kernel void im2col(global const float *x, global float *col, int16 g, int8 dg) {
     int N = g.s0, C = g.s1, H = g.s2, W = g.s3, OH = g.s5, OW = g.s6;
     int KH = g.s7, KW = g.s8, SH = g.s9, SW = g.sa, DH = g.sb, DW = g.sc, PH = g.sd, PW = g.se;
-    int P = OH * OW;
+    int D = dg.s0, OD = dg.s1, KD = dg.s2, SD = dg.s3, DD = dg.s4, PD = dg.s5;
+    int P = OD * OH * OW;
     int i = (int)get_global_id(0);
-    if (i >= N * C * KH * KW * P) {
+    if (i >= N * C * KD * KH * KW * P) {
         return;
     }
     int p = i % P;
@@ -58,46 +70,60 @@ kernel void im2col(global const float *x, global float *col, int16 g) {
     t /= KW;
     int kh = t % KH;
     t /= KH;
+    int kd = t % KD;
+    t /= KD;
     int c = t % C;
     int n = t / C;
-    int oh = p / OW, ow = p % OW;
-    int ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
-    col[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[((n * C + c) * H + ih) * W + iw] : 0.0f;
+    int ow = p % OW, oh = p / OW % OH, od = p / OW / OH;
+    int id = od * SD - PD + kd * DD, ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
+    col[i] = (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)
+                 ? x[(((n * C + c) * D + id) * H + ih) * W + iw]
+                 : 0.0f;
 }
 
 /* Transposed convolution, gather form: output o receives input i through
- * tap k when i*s + k*d - pad == o. W is [C, M/group, KH, KW]. */
+ * tap k when i*s + k*d - pad == o. W is [C, M/group, KD, KH, KW]. */
 kernel void conv_transpose2d(global const float *x, global const float *w,
-                             global const float *bias, global float *y, int has_bias, int16 g) {
+                             global const float *bias, global float *y, int has_bias, int16 g,
+                             int8 dg) {
     int N = g.s0, C = g.s1, H = g.s2, W = g.s3, M = g.s4, OH = g.s5, OW = g.s6;
     int KH = g.s7, KW = g.s8, SH = g.s9, SW = g.sa, DH = g.sb, DW = g.sc, PH = g.sd, PW = g.se;
     int group = g.sf;
+    int D = dg.s0, OD = dg.s1, KD = dg.s2, SD = dg.s3, DD = dg.s4, PD = dg.s5;
     int i = (int)get_global_id(0);
-    if (i >= N * M * OH * OW) {
+    if (i >= N * M * OD * OH * OW) {
         return;
     }
     int ow = i % OW;
     int t = i / OW;
     int oh = t % OH;
     t /= OH;
+    int od = t % OD;
+    t /= OD;
     int m = t % M;
     int n = t / M;
     int cg = C / group, mg = M / group;
     int c0 = (m / mg) * cg, mm = m % mg;
     float acc = 0.0f;
     for (int c = 0; c < cg; c++) {
-        for (int kh = 0; kh < KH; kh++) {
-            int th = oh + PH - kh * DH;
-            if (th < 0 || th % SH || th / SH >= H) {
+        for (int kd = 0; kd < KD; kd++) {
+            int td = od + PD - kd * DD;
+            if (td < 0 || td % SD || td / SD >= D) {
                 continue;
             }
-            for (int kw = 0; kw < KW; kw++) {
-                int tw = ow + PW - kw * DW;
-                if (tw < 0 || tw % SW || tw / SW >= W) {
+            for (int kh = 0; kh < KH; kh++) {
+                int th = oh + PH - kh * DH;
+                if (th < 0 || th % SH || th / SH >= H) {
                     continue;
                 }
-                acc += x[((n * C + c0 + c) * H + th / SH) * W + tw / SW] *
-                       w[(((c0 + c) * mg + mm) * KH + kh) * KW + kw];
+                for (int kw = 0; kw < KW; kw++) {
+                    int tw = ow + PW - kw * DW;
+                    if (tw < 0 || tw % SW || tw / SW >= W) {
+                        continue;
+                    }
+                    acc += x[(((n * C + c0 + c) * D + td / SD) * H + th / SH) * W + tw / SW] *
+                           w[((((c0 + c) * mg + mm) * KD + kd) * KH + kh) * KW + kw];
+                }
             }
         }
     }

@@ -1011,6 +1011,71 @@ Test(ocl_ops, pool) {
     }
 }
 
+/* 3-D (NCDHW) convolutions, transposed convolutions and pools against
+ * cpu_ref: im2col + GEMM, the direct kernel (one channel per group), 1x1x1
+ * over X itself, strides, dilations and pads per dim; max (with Indices),
+ * average and lp pools; column-major Indices refused in 3-D. */
+Test(ocl_ops, window_3d) {
+    need_device();
+    for (int v = 0; v < 3; v++) {
+        plx_conv_desc d = PLX_CONV_DESC_INIT;
+        int64_t c = 4, m = 6, k = 3;
+        if (v == 0) { /* im2col */
+            d.strides[0] = 2;
+            d.dilations[1] = 2;
+            d.pads_begin[0] = d.pads_end[2] = 1;
+            d.pads_begin[2] = 2;
+        } else if (v == 1) { /* direct: one channel per group */
+            d.group = 4;
+            m = 4;
+            d.pads_begin[1] = d.pads_end[1] = 1;
+        } else { /* pointwise */
+            k = 1;
+            d.group = 2;
+        }
+        tcase t = tc_new("conv3d", PLX_OP_CONV, &d, 1);
+        t.rtol = 1e-3;
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(2, c, 5, 7, 6));
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(m, c / d.group, k, k, v == 0 ? 2 : k));
+        last_constant(&t);
+        add_input(&t, PLX_DTYPE_FLOAT32, DIMS(m));
+        run_case(&t);
+    }
+    plx_conv_transpose_desc ct = PLX_CONV_TRANSPOSE_DESC_INIT;
+    ct.strides[0] = 2;
+    ct.strides[2] = 2;
+    ct.dilations[1] = 2;
+    ct.pads_begin[0] = 1;
+    ct.pads_end[2] = 1;
+    ct.group = 2;
+    tcase t = tc_new("conv_transpose3d", PLX_OP_CONV_TRANSPOSE, &ct, 1);
+    t.rtol = 1e-3;
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(1, 4, 3, 4, 5));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(4, 3, 2, 3, 2));
+    add_input(&t, PLX_DTYPE_FLOAT32, DIMS(6));
+    run_case(&t);
+    const plx_pool_kind kinds[4] = {PLX_POOL_MAX, PLX_POOL_AVERAGE, PLX_POOL_AVERAGE, PLX_POOL_LP};
+    for (int v = 0; v < 5; v++) {
+        plx_pool_desc d = PLX_POOL_DESC_INIT(kinds[v % 4]);
+        d.kernel[0] = 2, d.kernel[1] = 3, d.kernel[2] = 2;
+        d.strides[0] = 2, d.strides[2] = 2;
+        d.dilations[1] = 2;
+        d.pads_begin[0] = d.pads_end[0] = 1, d.pads_end[1] = 1;
+        d.ceil_mode = v == 2;
+        d.count_include_pad = v == 2;
+        tcase p = tc_new("pool3d", PLX_OP_POOL, &d, v == 4 ? 2 : 1);
+        float *x = add_input(&p, PLX_DTYPE_FLOAT32, DIMS(2, 3, 8, 8, 9));
+        x[11] = NAN;
+        run_case(&p);
+    }
+    plx_pool_desc cm = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    cm.kernel[0] = cm.kernel[1] = cm.kernel[2] = 2;
+    cm.indices_column_major = true;
+    tcase r = tc_new("pool3d_column_major", PLX_OP_POOL, &cm, 2);
+    add_input(&r, PLX_DTYPE_FLOAT32, DIMS(1, 1, 4, 4, 4));
+    refused_inferred(&r, "column-major Indices are for 1-D and 2-D pools");
+}
+
 Test(ocl_ops, norms) {
     need_device();
     plx_batch_norm_desc bd = PLX_BATCH_NORM_DESC_INIT;

@@ -49,9 +49,10 @@ static bool has_layer(const plx_optimized_network *on, const char *name) {
     return false;
 }
 
-/* Runs the network (one input binding 0, one output binding 0). */
-static void run(plx_network *n, bool rewrites, const float *x, size_t x_count, float *y,
-                size_t y_count, plx_optimized_network **keep) {
+/* Runs the network (one input binding 0, one output binding 0, of any
+ * dtype: sizes in bytes). */
+static void run_bytes(plx_network *n, bool rewrites, const void *x, size_t x_bytes, void *y,
+                      size_t y_bytes, plx_optimized_network **keep) {
     plx_optimized_network *on = optimize(n, rewrites);
     plx_load_options lo;
     plx_load_options_init(&lo);
@@ -61,10 +62,16 @@ static void run(plx_network *n, bool rewrites, const float *x, size_t x_count, f
         *keep = optimize(n, rewrites);
     }
     OK(plx_runtime_load_network(rt, &on, &lo, &ln));
-    plx_tensor_binding in = {0, (void *)x, x_count * sizeof *x, 0};
-    plx_tensor_binding out = {0, y, y_count * sizeof *y, 0};
+    plx_tensor_binding in = {0, (void *)x, x_bytes, 0};
+    plx_tensor_binding out = {0, y, y_bytes, 0};
     OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
     plx_loaded_network_unload(&ln);
+}
+
+/* The same with float32 input and output. */
+static void run(plx_network *n, bool rewrites, const float *x, size_t x_count, float *y,
+                size_t y_count, plx_optimized_network **keep) {
+    run_bytes(n, rewrites, x, x_count * sizeof *x, y, y_count * sizeof *y, keep);
 }
 
 static void fill(float *v, size_t n, unsigned seed) {
@@ -1147,6 +1154,73 @@ Test(rewrite, qdq_concat_of_differing_parameters_runs_on_the_quantized_tensors) 
     cr_assert(gt(int, moved, 0), "the requantized parts equal the copied one");
     plx_optimized_network_destroy(&plain);
     plx_optimized_network_destroy(&folded);
+    plx_network_destroy(&n);
+}
+
+/* gather(dequantize(T), I) with T an int8 constant [6, 4]: the gather
+ * reads T and the dequantize runs on the gathered rows only, per tensor
+ * or per axis (T's axis 1, the gathered output's last), with the values
+ * of the float path; a dequantize another layer also reads stays. */
+static plx_network *gathered_table(bool per_axis, bool shared) {
+    static int8_t t[24];
+    static float s1[1] = {0.05f}, s4[4] = {0.01f, 0.02f, 0.04f, 0.08f};
+    static int8_t z1[1] = {3}, z4[4] = {0, 1, -1, 2};
+    for (int i = 0; i < 24; i++) {
+        t[i] = (int8_t)(i * 11 - 120);
+    }
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info ti = tu_f32(2, (const int64_t[]){6, 4}), ii = tu_f32(2, (const int64_t[]){2, 3});
+    plx_tensor_info si = per_axis ? tu_f32(1, (const int64_t[]){4}) : tu_f32(0, NULL), zi = si;
+    ti.dtype = PLX_DTYPE_INT8;
+    ii.dtype = PLX_DTYPE_INT64;
+    zi.dtype = PLX_DTYPE_INT8;
+    plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
+    plx_axis_desc ax = PLX_AXIS_DESC_INIT(0);
+    plx_layer_id idx, c, sc, zp, d, g, y, y2 = 0;
+    OK(plx_network_add_input(n, "idx", 0, &ii, &idx));
+    OK(plx_network_add_constant(n, "t", &ti, t, PLX_CONSTANT_BORROW, &c));
+    OK(plx_network_add_constant(n, "s", &si, per_axis ? s4 : s1, PLX_CONSTANT_BORROW, &sc));
+    OK(plx_network_add_constant(n, "z", &zi, per_axis ? z4 : z1, PLX_CONSTANT_BORROW, &zp));
+    OK(plx_network_add_layer(n, "dq", PLX_OP_DEQUANTIZE, &dq, 3, 1, &d));
+    OK(plx_network_add_layer(n, "g", PLX_OP_GATHER, &ax, 2, 1, &g));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    const plx_layer_id links[][3] = {{c, d, 0}, {sc, d, 1}, {zp, d, 2}, {d, g, 0},
+                                     {idx, g, 1}, {g, y, 0}};
+    connect_links(n, links, sizeof links / sizeof links[0]);
+    if (shared) {
+        OK(plx_network_add_output(n, "table", 1, &y2));
+        OK(plx_network_connect(n, d, 0, y2, 0));
+    }
+    return n;
+}
+
+Test(rewrite, gather_reads_the_quantized_table_before_dequantize) {
+    const int64_t idx[6] = {5, 0, -1, 2, 2, 3};
+    for (int per_axis = 0; per_axis < 2; per_axis++) {
+        plx_network *n = gathered_table(per_axis, false);
+        float y0[24], y1[24];
+        plx_optimized_network *plain, *moved;
+        run_bytes(n, false, idx, sizeof idx, y0, sizeof y0, &plain);
+        run_bytes(n, true, idx, sizeof idx, y1, sizeof y1, &moved);
+        cr_assert(tu_noted(moved, "gather 'g' reads the quantized table before dequantize 'dq'"));
+        for (int i = 0; i < 24; i++) {
+            cr_assert(eq(flt, y1[i], y0[i]), "per_axis %d [%d]", per_axis, i);
+        }
+        /* row 5 of T, dequantized: (t - z) * s */
+        for (int j = 0; j < 4; j++) {
+            float s = per_axis ? (float[]){0.01f, 0.02f, 0.04f, 0.08f}[j] : 0.05f;
+            int z = per_axis ? (int[]){0, 1, -1, 2}[j] : 3;
+            cr_assert(eq(flt, y1[j], (float)((int8_t)((20 + j) * 11 - 120) - z) * s), "[%d]", j);
+        }
+        plx_optimized_network_destroy(&plain);
+        plx_optimized_network_destroy(&moved);
+        plx_network_destroy(&n);
+    }
+    plx_network *n = gathered_table(false, true);
+    plx_optimized_network *on = optimize(n, true);
+    cr_assert(not(tu_noted(on, "reads the quantized table")));
+    plx_optimized_network_destroy(&on);
     plx_network_destroy(&n);
 }
 

@@ -199,6 +199,28 @@ const char *ocl_check_scatter_elements(const ocl_device *dev, const plx_layer_vi
                           buf, size);
 }
 
+/* A scatter's kernel, `base`_<element size> (reduction none) or
+ * `base`_reduce_f32, over `count` work-items, with its first arguments:
+ * the indices (and whether int64), the updates, the output. */
+static bool scatter_launch(ocl_plan *plan, const ocl_device *dev, const char *base,
+                           plx_scatter_reduction reduction, plx_dtype dt, plx_dtype index_dt,
+                           int64_t count, ocl_launch **k, char *err, size_t size) {
+    char name[48];
+    if (reduction == PLX_SCATTER_NONE) {
+        snprintf(name, sizeof name, "%s_%s", base, ocl_size_suffix(dt));
+    } else {
+        snprintf(name, sizeof name, "%s_reduce_f32", base);
+    }
+    if (!ocl_kernel_1d(plan, dev, name, count, k, err, size)) {
+        return false;
+    }
+    ocl_arg_input(*k, 1);
+    ocl_arg_int(*k, index_dt == PLX_DTYPE_INT64);
+    ocl_arg_input(*k, 2);
+    ocl_arg_output(*k, 0);
+    return true;
+}
+
 bool ocl_prepare_scatter_elements(const ocl_device *dev, const plx_layer_view *l, ocl_plan *plan,
                                   char *err, size_t size) {
     const plx_scatter_desc *d = l->desc;
@@ -225,20 +247,11 @@ bool ocl_prepare_scatter_elements(const ocl_device *dev, const plx_layer_view *l
     memcpy(ldims, ind->dims, sizeof ldims);
     ldims[axis] = 1;
     int64_t len = ind->dims[axis], lines = n / len;
-    char name[48];
-    if (d->reduction == PLX_SCATTER_NONE) {
-        snprintf(name, sizeof name, "scatter_elements_%s", ocl_size_suffix(x->dtype));
-    } else {
-        snprintf(name, sizeof name, "scatter_elements_reduce_f32");
-    }
     ocl_launch *k;
-    if (!ocl_kernel_1d(plan, dev, name, lines, &k, err, size)) {
+    if (!scatter_launch(plan, dev, "scatter_elements", d->reduction, x->dtype, ind->dtype,
+                        lines, &k, err, size)) {
         return false;
     }
-    ocl_arg_input(k, 1);
-    ocl_arg_int(k, ind->dtype == PLX_DTYPE_INT64);
-    ocl_arg_input(k, 2);
-    ocl_arg_output(k, 0);
     ocl_arg_int(k, (int32_t)lines);
     ocl_arg_int(k, (int32_t)x->rank);
     arg_int8(k, ldims, x->rank, 1);
@@ -379,20 +392,11 @@ bool ocl_prepare_scatter_nd(const ocl_device *dev, const plx_layer_view *l, ocl_
     if (!add_check(plan, dev, l, &flag, err, size)) {
         return false;
     }
-    char name[40];
-    if (d->reduction == PLX_SCATTER_NONE) {
-        snprintf(name, sizeof name, "scatter_nd_%s", ocl_size_suffix(x->dtype));
-    } else {
-        snprintf(name, sizeof name, "scatter_nd_reduce_f32");
-    }
     ocl_launch *kl;
-    if (!ocl_kernel_1d(plan, dev, name, slice, &kl, err, size)) {
+    if (!scatter_launch(plan, dev, "scatter_nd", d->reduction, x->dtype, ind->dtype, slice, &kl,
+                        err, size)) {
         return false;
     }
-    ocl_arg_input(kl, 1);
-    ocl_arg_int(kl, ind->dtype == PLX_DTYPE_INT64);
-    ocl_arg_input(kl, 2);
-    ocl_arg_output(kl, 0);
     ocl_arg_int(kl, (int32_t)slice);
     ocl_arg_int(kl, (int32_t)tuples);
     ocl_arg_int(kl, (int32_t)k);

@@ -361,6 +361,11 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
 plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 plx_status odn_plan_copy(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 
+/* lstm, gru and rnn on oneDNN's RNN primitives (onednn_rnn.c): several
+ * outputs and an int32 sequence_lens, so the planner checks the dtypes
+ * itself. */
+plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+
 /* The int8 products (onednn_int8.c): conv and matmul on quantized tensors,
  * conv_integer and matmul_integer. They take no post-ops. */
 plx_status odn_plan_int8(const odn_context *ctx, const plx_layer_view *l,

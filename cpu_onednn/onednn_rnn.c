@@ -421,9 +421,9 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
             &rd, dnnl_forward_inference, rnn_act, dir, &src_layer, &state, &wl, &wi, &bias,
             &dst_layer, &state, dnnl_rnn_flags_undef, 0.0f, 0.0f));
     }
-    /* oneDNN 2.6 names its RNN implementation "ref:any" where it has no
-     * brgemm kernel for the CPU, yet it runs the cell's products on its
-     * optimised GEMM: the only one oneDNN has, not plain loops */
+    /* oneDNN 2.6 names its RNN implementation on plain weights "ref", yet
+     * it runs the cell's products on its optimised GEMM, not plain loops:
+     * option `reference` does not apply to it */
     odn_context any = *ctx;
     any.reference = true;
     if ((s = odn_add_step(&any, plan, &rd, NULL))) {

@@ -18,9 +18,13 @@
  *  3. Y [seq, D, batch, H]: one direction, it is dst_layer [seq, batch, H]
  *     itself; bidirectional, dst_layer [seq, batch, 2H] is internal and a
  *     reorder transposes it into Y.
- * Step 1 runs at each execution (W, R and B may be inputs computed at run
- * time: ONNX's node tests feed them so); it costs one pass over the
- * weights, against seq_length passes of the recurrence.
+ * Constant weights, bias and peepholes (as in real models) skip step 1:
+ * they are rearranged once, at workload creation (odn_rnn_unpack, then a
+ * reorder into the layout the primitive chose for "any"), and shared by
+ * every working memory (ODN_BIND_PACKED). Step 1 is for those that are
+ * inputs computed at run time (ONNX's node tests feed them so): it costs
+ * one pass over them per execution, against seq_length passes of the
+ * recurrence.
  *
  * Refused, with the reason: a clip, LSTM's input_forget, activations other
  * than oneDNN's fixed ones (LSTM sigmoid, tanh, tanh; GRU sigmoid, tanh;
@@ -209,6 +213,66 @@ static plx_status plan_peepholes(const odn_context *ctx, odn_plan *plan, int dst
     return NULL;
 }
 
+void odn_rnn_unpack(const odn_unpack *u, const float *in, float *out) {
+    int64_t D = u->dirs, G = u->gates, H = u->hidden, K = u->k;
+    switch ((odn_unpack_kind)u->kind) {
+    case ODN_UNPACK_RNN_WEIGHTS: /* [D, G*H, K] -> [1, D, K, G, H] */
+        for (int64_t d = 0; d < D; d++) {
+            for (int64_t g = 0; g < G; g++) {
+                const float *src = in + (d * G + u->perm[g]) * H * K;
+                for (int64_t h = 0; h < H; h++) {
+                    for (int64_t k = 0; k < K; k++) {
+                        out[((d * K + k) * G + g) * H + h] = src[h * K + k];
+                    }
+                }
+            }
+        }
+        break;
+    case ODN_UNPACK_RNN_BIAS: { /* [D, 2GH] -> [1, D, Gd, H] */
+        int64_t Gd = u->lbr ? G + 1 : G;
+        for (int64_t d = 0; d < D; d++) {
+            const float *wb = in + d * 2 * G * H, *rb = wb + G * H;
+            float *o = out + d * Gd * H;
+            for (int64_t g = 0; g < G; g++) {
+                const float *w = wb + u->perm[g] * H, *r = rb + u->perm[g] * H;
+                for (int64_t h = 0; h < H; h++) {
+                    if (u->lbr && g == 2) {
+                        o[2 * H + h] = w[h];
+                        o[3 * H + h] = r[h];
+                    } else {
+                        o[g * H + h] = w[h] + r[h];
+                    }
+                }
+            }
+        }
+        break;
+    }
+    case ODN_UNPACK_RNN_PEEPHOLE: /* [D, 3H] -> [1, D, 3, H] */
+        for (int64_t d = 0; d < D; d++) {
+            for (int64_t g = 0; g < 3; g++) {
+                for (int64_t h = 0; h < H; h++) {
+                    out[(d * 3 + g) * H + h] = in[d * 3 * H + u->perm[g] * H + h];
+                }
+            }
+        }
+        break;
+    case ODN_UNPACK_NONE:
+        break;
+    }
+}
+
+/* Binds constant input `slot` as argument `arg` of the last step, packed
+ * once: rearranged as `u` says into `plain`, then reordered into the
+ * layout the primitive chose. */
+static plx_status bind_unpacked(const odn_context *ctx, odn_plan *plan, int arg, unsigned slot,
+                                const dnnl_memory_desc_t *plain, const odn_unpack *u) {
+    ODN_ADD_MEM(m, ODN_BIND_PACKED, slot, odn_step_md(plan, arg));
+    plan->mems[m].user_md = *plain;
+    plan->mems[m].unpack = *u;
+    odn_step_set_arg(plan, arg, m);
+    return NULL;
+}
+
 /* Whether `a` is function `f` (tanh, sigmoid and relu take no alpha or
  * beta). */
 static bool act_is(const plx_rnn_activation *a, plx_activation_func f) {
@@ -376,26 +440,41 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     ODN_PLAN_CALL(odn_plain_md(&peep, p_dims, 4));
     ODN_PLAN_CALL(odn_plain_md(&dst_layer, y_dims, 3));
 
-    /* 1. weights, bias, peepholes into oneDNN's layouts */
-    ODN_ADD_MEM(m_wl, ODN_BIND_INTERNAL, 0, &wl);
-    ODN_ADD_MEM(m_wi, ODN_BIND_INTERNAL, 0, &wi);
-    ODN_ADD_MEM(m_b, ODN_BIND_INTERNAL, 0, &bias);
-    int m_p = -1;
-    if (peephole && (m_p = odn_plan_add_mem(ctx, plan, ODN_BIND_INTERNAL, 0, &peep)) < 0) {
+    /* 1. weights, bias, peepholes computed at run time into oneDNN's
+     * layouts (constants are packed at creation instead) */
+    bool cwl = odn_is_const(l, 1), cwi = odn_is_const(l, 2), cb = odn_is_const(l, 3);
+    bool cp = peephole && odn_is_const(l, 7);
+    int m_wl = -1, m_wi = -1, m_b = -1, m_p = -1;
+    if ((!cwl && (m_wl = odn_plan_add_mem(ctx, plan, ODN_BIND_INTERNAL, 0, &wl)) < 0) ||
+        (!cwi && (m_wi = odn_plan_add_mem(ctx, plan, ODN_BIND_INTERNAL, 0, &wi)) < 0) ||
+        (!cb && (m_b = odn_plan_add_mem(ctx, plan, ODN_BIND_INTERNAL, 0, &bias)) < 0) ||
+        (peephole && !cp &&
+         (m_p = odn_plan_add_mem(ctx, plan, ODN_BIND_INTERNAL, 0, &peep)) < 0)) {
         return odn_out_of_memory(ctx);
     }
-    plx_status s = plan_weights(ctx, plan, 1, m_wl, perm, D, G, H, I);
-    if (!s) {
+    plx_status s = NULL;
+    if (!cwl) {
+        s = plan_weights(ctx, plan, 1, m_wl, perm, D, G, H, I);
+    }
+    if (!s && !cwi) {
         s = plan_weights(ctx, plan, 2, m_wi, perm, D, G, H, H);
     }
-    if (!s) {
+    if (!s && !cb) {
         s = plan_bias(ctx, plan, m_b, perm, D, G, H, lbr);
     }
-    if (!s && peephole) {
+    if (!s && peephole && !cp) {
         s = plan_peepholes(ctx, plan, m_p, D, H);
     }
     if (s) {
         return s;
+    }
+    /* constant weights: in the layout oneDNN prefers */
+    dnnl_memory_desc_t wl_p = wl, wi_p = wi;
+    if (cwl) {
+        ODN_PLAN_CALL(odn_any_md(&wl_p, &wl));
+    }
+    if (cwi) {
+        ODN_PLAN_CALL(odn_any_md(&wi_p, &wi));
     }
 
     /* 2. the RNN primitive */
@@ -405,20 +484,20 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     dnnl_rnn_desc_t rd;
     if (lstm) {
         ODN_PLAN_CALL(dnnl_lstm_forward_desc_init_v3(
-            &rd, dnnl_forward_inference, dir, &src_layer, &state, &state, &wl, &wi,
+            &rd, dnnl_forward_inference, dir, &src_layer, &state, &state, &wl_p, &wi_p,
             peephole ? &peep : NULL, NULL, &bias, &dst_layer, &state, &state,
             dnnl_rnn_flags_undef));
     } else if (gru && lbr) {
         ODN_PLAN_CALL(dnnl_lbr_gru_forward_desc_init(&rd, dnnl_forward_inference, dir,
-                                                     &src_layer, &state, &wl, &wi, &bias,
+                                                     &src_layer, &state, &wl_p, &wi_p, &bias,
                                                      &dst_layer, &state, dnnl_rnn_flags_undef));
     } else if (gru) {
         ODN_PLAN_CALL(dnnl_gru_forward_desc_init(&rd, dnnl_forward_inference, dir, &src_layer,
-                                                 &state, &wl, &wi, &bias, &dst_layer, &state,
+                                                 &state, &wl_p, &wi_p, &bias, &dst_layer, &state,
                                                  dnnl_rnn_flags_undef));
     } else {
         ODN_PLAN_CALL(dnnl_vanilla_rnn_forward_desc_init(
-            &rd, dnnl_forward_inference, rnn_act, dir, &src_layer, &state, &wl, &wi, &bias,
+            &rd, dnnl_forward_inference, rnn_act, dir, &src_layer, &state, &wl_p, &wi_p, &bias,
             &dst_layer, &state, dnnl_rnn_flags_undef, 0.0f, 0.0f));
     }
     /* oneDNN 2.6 names its RNN implementation on plain weights "ref", yet
@@ -437,11 +516,43 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     } else {
         odn_step_set_arg(plan, DNNL_ARG_DST_LAYER, y);
     }
-    odn_step_set_arg(plan, DNNL_ARG_WEIGHTS_LAYER, m_wl);
-    odn_step_set_arg(plan, DNNL_ARG_WEIGHTS_ITER, m_wi);
-    odn_step_set_arg(plan, DNNL_ARG_BIAS, m_b);
-    if (peephole) {
-        odn_step_set_arg(plan, DNNL_ARG_WEIGHTS_PEEPHOLE, m_p);
+    odn_unpack u;
+    memset(&u, 0, sizeof u);
+    u.gates = (int32_t)G;
+    u.lbr = lbr;
+    u.dirs = D;
+    u.hidden = H;
+    for (int64_t g = 0; g < G; g++) {
+        u.perm[g] = perm[g];
+    }
+    const struct {
+        bool constant;
+        int arg, mem;
+        unsigned slot;
+        odn_unpack_kind kind;
+        int64_t k;
+        const dnnl_memory_desc_t *plain;
+    } params[4] = {
+        {cwl, DNNL_ARG_WEIGHTS_LAYER, m_wl, 1, ODN_UNPACK_RNN_WEIGHTS, I, &wl},
+        {cwi, DNNL_ARG_WEIGHTS_ITER, m_wi, 2, ODN_UNPACK_RNN_WEIGHTS, H, &wi},
+        {cb, DNNL_ARG_BIAS, m_b, 3, ODN_UNPACK_RNN_BIAS, 0, &bias},
+        {cp, DNNL_ARG_WEIGHTS_PEEPHOLE, m_p, 7, ODN_UNPACK_RNN_PEEPHOLE, 0, &peep},
+    };
+    for (int k = 0; !s && k < (peephole ? 4 : 3); k++) {
+        if (!params[k].constant) {
+            odn_step_set_arg(plan, params[k].arg, params[k].mem);
+            continue;
+        }
+        odn_unpack pu = u;
+        pu.kind = params[k].kind;
+        pu.k = params[k].k;
+        if (pu.kind == ODN_UNPACK_RNN_PEEPHOLE) {
+            pu.gates = 3;
+            for (int g = 0; g < 4; g++) {
+                pu.perm[g] = g < 3 ? peephole_perm[g] : 0;
+            }
+        }
+        s = bind_unpacked(ctx, plan, params[k].arg, params[k].slot, params[k].plain, &pu);
     }
     s = s ? s : odn_bind(ctx, plan, DNNL_ARG_SRC_LAYER, ODN_BIND_INPUT, 0, &src_layer);
     s = s ? s : odn_bind(ctx, plan, DNNL_ARG_SRC_ITER, ODN_BIND_INPUT, 5, &state);

@@ -1242,7 +1242,12 @@ typedef struct rnn_case {
     plx_rnn_direction dir;
     const int32_t *lens;
     bool lens_input;
+    bool weights_input; /* W, R, B (and P) network inputs after the states */
 } rnn_case;
+
+/* The weights, bias and peepholes of make_rnn, pseudo-random. */
+static float rnn_w[2 * 4 * RHID * RI], rnn_r[2 * 4 * RHID * RHID], rnn_b[2 * 8 * RHID],
+    rnn_p[2 * 3 * RHID];
 
 static plx_layer_id add_const_dt(plx_network *n, const char *name, plx_dtype dt,
                                  const int64_t *dims, uint32_t rank, const void *data) {
@@ -1257,18 +1262,18 @@ static plx_network *make_rnn(const rnn_case *c, unsigned *outputs) {
     bool lstm = c->op == PLX_OP_LSTM;
     int64_t D = c->dir == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
     int64_t G = lstm ? 4 : c->op == PLX_OP_GRU ? 3 : 1;
-    static float w[2 * 4 * RHID * RI], r[2 * 4 * RHID * RHID], b[2 * 8 * RHID], p[2 * 3 * RHID];
+    float *w = rnn_w, *r = rnn_r, *b = rnn_b, *p = rnn_p;
     uint32_t s = 11;
-    for (size_t i = 0; i < COUNT(w); i++) {
+    for (size_t i = 0; i < COUNT(rnn_w); i++) {
         w[i] = 0.4f * pseudo(&s);
     }
-    for (size_t i = 0; i < COUNT(r); i++) {
+    for (size_t i = 0; i < COUNT(rnn_r); i++) {
         r[i] = 0.4f * pseudo(&s);
     }
-    for (size_t i = 0; i < COUNT(b); i++) {
+    for (size_t i = 0; i < COUNT(rnn_b); i++) {
         b[i] = 0.2f * pseudo(&s);
     }
-    for (size_t i = 0; i < COUNT(p); i++) {
+    for (size_t i = 0; i < COUNT(rnn_p); i++) {
         p[i] = 1.5f * pseudo(&s);
     }
     int32_t lens[RN] = {RT, RT, RT};
@@ -1280,9 +1285,6 @@ static plx_network *make_rnn(const rnn_case *c, unsigned *outputs) {
     li.dtype = PLX_DTYPE_INT32;
     plx_layer_id in[8], l;
     OK(plx_network_add_input(n, "x", 0, &xi, &in[0]));
-    in[1] = add_const(n, "W", (int64_t[]){D, G * RHID, RI}, 3, w);
-    in[2] = add_const(n, "R", (int64_t[]){D, G * RHID, RHID}, 3, r);
-    in[3] = add_const(n, "B", (int64_t[]){D, 2 * G * RHID}, 2, b);
     unsigned next = 1;
     if (c->lens_input) {
         OK(plx_network_add_input(n, "lens", next++, &li, &in[4]));
@@ -1293,7 +1295,20 @@ static plx_network *make_rnn(const rnn_case *c, unsigned *outputs) {
     OK(plx_network_add_input(n, "h0", next++, &si, &in[5]));
     if (lstm) {
         OK(plx_network_add_input(n, "c0", next++, &si, &in[6]));
-        in[7] = add_const(n, "P", (int64_t[]){D, 3 * RHID}, 2, p);
+    }
+    static const char *const wnames[4] = {"W", "R", "B", "P"};
+    const int64_t wdims[4][3] = {{D, G * RHID, RI}, {D, G * RHID, RHID}, {D, 2 * G * RHID},
+                                 {D, 3 * RHID}};
+    const float *wdata[4] = {w, r, b, p};
+    static const unsigned wslot[4] = {1, 2, 3, 7};
+    for (unsigned k = 0; k < (lstm ? 4u : 3u); k++) {
+        uint32_t rank = k < 2 ? 3 : 2;
+        if (c->weights_input) {
+            plx_tensor_info wi = tu_f32(rank, wdims[k]);
+            OK(plx_network_add_input(n, wnames[k], next++, &wi, &in[wslot[k]]));
+        } else {
+            in[wslot[k]] = add_const(n, wnames[k], wdims[k], rank, wdata[k]);
+        }
     }
     unsigned nin = lstm ? 8 : 6, nout = lstm ? 3 : 2;
     OK(plx_network_add_layer(n, "RNN", c->op, c->desc, nin, nout, &l));
@@ -1308,6 +1323,12 @@ static plx_network *make_rnn(const rnn_case *c, unsigned *outputs) {
     }
     *outputs = nout;
     return n;
+}
+
+/* Appends input binding *nb (the next input id) of `bytes` at `data`. */
+static void add_binding(plx_tensor_binding *in, uint32_t *nb, void *data, size_t bytes) {
+    in[*nb] = (plx_tensor_binding){*nb, data, bytes, 0};
+    (*nb)++;
 }
 
 /* Runs `c` on cpu_onednn alone and on cpu_ref, same inputs: every output
@@ -1327,6 +1348,23 @@ static void rnn_matches_cpu_ref(plx_runtime *rt, const rnn_case *c) {
         c0[i] = 0.5f * pseudo(&s);
     }
     size_t ny = (size_t)(RT * D * RN * RHID), ns = (size_t)(D * RN * RHID);
+    int64_t G = c->op == PLX_OP_LSTM ? 4 : c->op == PLX_OP_GRU ? 3 : 1;
+    /* x, h0, [c0], then W, R, B, [P] when inputs (no lens input here) */
+    plx_tensor_binding in[8];
+    uint32_t nb = 0;
+    add_binding(in, &nb, x, sizeof x);
+    add_binding(in, &nb, h0, ns * sizeof(float));
+    if (nout == 3) {
+        add_binding(in, &nb, c0, ns * sizeof(float));
+    }
+    if (c->weights_input) {
+        add_binding(in, &nb, rnn_w, (size_t)(D * G * RHID * RI) * sizeof(float));
+        add_binding(in, &nb, rnn_r, (size_t)(D * G * RHID * RHID) * sizeof(float));
+        add_binding(in, &nb, rnn_b, (size_t)(D * 2 * G * RHID) * sizeof(float));
+        if (nout == 3) {
+            add_binding(in, &nb, rnn_p, (size_t)(D * 3 * RHID) * sizeof(float));
+        }
+    }
     const char *alone[] = {"cpu_onednn"}, *ref[] = {"cpu_ref"};
     plx_optimized_network *on = NULL;
     load(rt, n, alone, 1, false, false, &on);
@@ -1339,15 +1377,12 @@ static void rnn_matches_cpu_ref(plx_runtime *rt, const rnn_case *c) {
     static float got[3][NY], want[3][NY];
     for (int pass = 0; pass < 2; pass++) {
         plx_loaded_network *ln = load(rt, n, pass ? ref : alone, 1, false, false, NULL);
-        plx_tensor_binding in[3] = {{0, x, sizeof x, 0},
-                                    {1, h0, ns * sizeof(float), 0},
-                                    {2, c0, ns * sizeof(float), 0}};
         plx_tensor_binding out[3];
         for (unsigned k = 0; k < nout; k++) {
             out[k] = (plx_tensor_binding){k, pass ? want[k] : got[k],
                                           (k ? ns : ny) * sizeof(float), 0};
         }
-        OK(plx_loaded_network_execute(ln, in, nout == 3 ? 3 : 2, out, nout));
+        OK(plx_loaded_network_execute(ln, in, nb, out, nout));
         plx_loaded_network_unload(&ln);
     }
     for (unsigned k = 0; k < nout; k++) {
@@ -1358,18 +1393,21 @@ static void rnn_matches_cpu_ref(plx_runtime *rt, const rnn_case *c) {
 
 /* LSTM with peepholes, GRU both ways of the reset gate, the vanilla RNN
  * with each of its activations; forward, reverse and bidirectional; from
- * non-zero initial states. */
+ * non-zero initial states; weights constant (packed at load) and network
+ * inputs (rearranged at each execution). */
 Test(cpu_onednn, recurrent_layers_match_cpu_ref) {
     plx_runtime *rt = runtime_with(NULL, 0);
     onednn(rt);
-    for (int dir = PLX_RNN_FORWARD; dir <= PLX_RNN_BIDIRECTIONAL; dir++) {
+    for (int k = 0; k < 6; k++) {
+        int dir = k % 3;
+        bool wi = k >= 3;
         plx_lstm_desc ld;
         memset(&ld, 0, sizeof ld);
         ld.struct_size = sizeof ld;
         ld.direction = (plx_rnn_direction)dir;
         ld.hidden_size = RHID;
         plx_rnn_default_activations(&ld.activations[0][0], 3);
-        rnn_case lc = {PLX_OP_LSTM, &ld, ld.direction, NULL, false};
+        rnn_case lc = {PLX_OP_LSTM, &ld, ld.direction, NULL, false, wi};
         rnn_matches_cpu_ref(rt, &lc);
         for (int lbr = 0; lbr < 2; lbr++) {
             plx_gru_desc gd;
@@ -1379,7 +1417,7 @@ Test(cpu_onednn, recurrent_layers_match_cpu_ref) {
             gd.hidden_size = RHID;
             gd.linear_before_reset = lbr;
             plx_rnn_default_activations(&gd.activations[0][0], 2);
-            rnn_case gc = {PLX_OP_GRU, &gd, gd.direction, NULL, false};
+            rnn_case gc = {PLX_OP_GRU, &gd, gd.direction, NULL, false, wi};
             rnn_matches_cpu_ref(rt, &gc);
         }
         static const plx_activation_func fs[3] = {PLX_ACT_TANH, PLX_ACT_RELU, PLX_ACT_SIGMOID};
@@ -1393,7 +1431,7 @@ Test(cpu_onednn, recurrent_layers_match_cpu_ref) {
                 rd.activations[d][0] = (plx_rnn_activation){
                     fs[f], plx_activation_default_alpha(fs[f]), plx_activation_default_beta(fs[f])};
             }
-            rnn_case rc = {PLX_OP_RNN, &rd, rd.direction, NULL, false};
+            rnn_case rc = {PLX_OP_RNN, &rd, rd.direction, NULL, false, wi};
             rnn_matches_cpu_ref(rt, &rc);
         }
     }
@@ -1431,7 +1469,7 @@ Test(cpu_onednn, recurrent_layers_oneDNN_cannot_run_are_refused) {
     ld.direction = PLX_RNN_FORWARD;
     ld.hidden_size = RHID;
     plx_rnn_default_activations(&ld.activations[0][0], 3);
-    rnn_case lc = {PLX_OP_LSTM, &ld, PLX_RNN_FORWARD, NULL, false};
+    rnn_case lc = {PLX_OP_LSTM, &ld, PLX_RNN_FORWARD, NULL, false, false};
     ld.clip = 3.0f;
     expect_rnn_refused(rt, &lc, "no clip");
     ld.clip = 0.0f;
@@ -1457,7 +1495,7 @@ Test(cpu_onednn, recurrent_layers_oneDNN_cannot_run_are_refused) {
     gd.activations[1][0].func = PLX_ACT_HARD_SIGMOID;
     gd.activations[1][0].alpha = 0.2f;
     gd.activations[1][0].beta = 0.5f;
-    rnn_case gc = {PLX_OP_GRU, &gd, PLX_RNN_BIDIRECTIONAL, NULL, false};
+    rnn_case gc = {PLX_OP_GRU, &gd, PLX_RNN_BIDIRECTIONAL, NULL, false, false};
     expect_rnn_refused(rt, &gc, "not hard_sigmoid, tanh (direction 1)");
 
     plx_rnn_desc rd;
@@ -1467,7 +1505,36 @@ Test(cpu_onednn, recurrent_layers_oneDNN_cannot_run_are_refused) {
     rd.hidden_size = RHID;
     rd.activations[0][0] = (plx_rnn_activation){PLX_ACT_TANH, 0.0f, 0.0f};
     rd.activations[1][0] = (plx_rnn_activation){PLX_ACT_RELU, 0.0f, 0.0f};
-    rnn_case rc = {PLX_OP_RNN, &rd, PLX_RNN_BIDIRECTIONAL, NULL, false};
+    rnn_case rc = {PLX_OP_RNN, &rd, PLX_RNN_BIDIRECTIONAL, NULL, false, false};
     expect_rnn_refused(rt, &rc, "the same in both directions");
+    plx_runtime_destroy(&rt);
+}
+
+/* Constant recurrent weights, bias and peepholes are rearranged and packed
+ * once, at load (W, R, B and P: four), and a second working memory packs
+ * nothing again. */
+Test(cpu_onednn, recurrent_weights_are_packed_once) {
+    plx_runtime *rt = runtime_logging(NULL, 0, count_packings);
+    onednn(rt);
+    plx_lstm_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.struct_size = sizeof ld;
+    ld.direction = PLX_RNN_BIDIRECTIONAL;
+    ld.hidden_size = RHID;
+    plx_rnn_default_activations(&ld.activations[0][0], 3);
+    rnn_case lc = {PLX_OP_LSTM, &ld, PLX_RNN_BIDIRECTIONAL, NULL, false, false};
+    unsigned nout = 0;
+    plx_network *n = make_rnn(&lc, &nout);
+    packings = 0;
+    const char *only[] = {"cpu_onednn"};
+    plx_loaded_network *ln = load(rt, n, only, 1, true, false, NULL);
+    int at_load = packings;
+    cr_assert(eq(int, at_load, 4), "%d packings at load, want W, R, B and P", at_load);
+    plx_working_memory *wm = NULL;
+    OK(plx_loaded_network_create_working_memory(ln, &wm));
+    cr_assert(eq(int, packings, at_load), "a new working memory packed its weights again");
+    plx_working_memory_destroy(&wm);
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }

@@ -306,13 +306,13 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     bool lstm = l->op == PLX_OP_LSTM, gru = l->op == PLX_OP_GRU;
     unsigned nin = lstm ? 8 : 6, nout = lstm ? 3 : 2;
     if (l->input_count != nin || l->output_count != nout || !l->desc) {
-        return odn_refuse(ctx, "cpu_onednn: %s '%s': expected %u inputs and %u outputs", op,
+        return odn_refuse(ctx, "%s '%s': expected %u inputs and %u outputs", op,
                           name, nin, nout);
     }
     for (unsigned i = 0; i < nin; i++) {
         plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
         if (l->inputs[i].dtype != want) {
-            return odn_refuse(ctx, "cpu_onednn: %s '%s': runs in float32 only, not %s (input %u)",
+            return odn_refuse(ctx, "%s '%s': runs in float32 only, not %s (input %u)",
                               op, name, plx_dtype_name(l->inputs[i].dtype), i);
         }
     }
@@ -320,7 +320,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
         size_t n = 0;
         if (l->outputs[i].dtype != PLX_DTYPE_FLOAT32 ||
             !plx_tensor_info_element_count(&l->outputs[i], &n) || n == 0) {
-            return odn_refuse(ctx, "cpu_onednn: %s '%s': output %u is not a float32 tensor "
+            return odn_refuse(ctx, "%s '%s': output %u is not a float32 tensor "
                               "with elements", op, name, i);
         }
     }
@@ -339,7 +339,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
         acts[1] = d->activations[1];
         per_dir = 3;
         if (d->input_forget) {
-            return odn_refuse(ctx, "cpu_onednn: lstm '%s': oneDNN's LSTM has no input_forget "
+            return odn_refuse(ctx, "lstm '%s': oneDNN's LSTM has no input_forget "
                               "(coupled input and forget gates)", name);
         }
     } else if (gru) {
@@ -362,7 +362,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     }
     int64_t D = direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
     if (clip != 0.0f) {
-        return odn_refuse(ctx, "cpu_onednn: %s '%s': oneDNN's RNN primitives have no clip "
+        return odn_refuse(ctx, "%s '%s': oneDNN's RNN primitives have no clip "
                           "(clip = %g)", op, name, (double)clip);
     }
     /* oneDNN's fixed activations */
@@ -385,7 +385,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
                                                                    : "tanh, relu or sigmoid, "
                                                                      "the same in both "
                                                                      "directions";
-            return odn_refuse(ctx, "cpu_onednn: %s '%s': oneDNN's %s runs only the "
+            return odn_refuse(ctx, "%s '%s': oneDNN's %s runs only the "
                               "activations %s, not %s%s%s%s%s (direction %lld)", op, name,
                               lstm ? "LSTM" : gru ? "GRU" : "vanilla RNN", which,
                               act_name(&a[0]), per_dir > 1 ? ", " : "",
@@ -400,7 +400,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank != 3) {
-        return odn_refuse(ctx, "cpu_onednn: %s '%s': X has rank %u, expected 3", op, name,
+        return odn_refuse(ctx, "%s '%s': X has rank %u, expected 3", op, name,
                           x->rank);
     }
     int64_t T = x->dims[0], N = x->dims[1], I = x->dims[2];
@@ -409,13 +409,13 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     /* sequence_lens: oneDNN runs every batch entry over all T steps */
     const int32_t *lens = odn_is_const(l, 4) ? l->input_constants[4] : NULL;
     if (!lens || l->inputs[4].rank != 1 || l->inputs[4].dims[0] != N) {
-        return odn_refuse(ctx, "cpu_onednn: %s '%s': sequence_lens must be a constant (each "
+        return odn_refuse(ctx, "%s '%s': sequence_lens must be a constant (each "
                           "batch entry's length equal to seq_length): oneDNN's RNN primitives "
                           "run the whole sequence", op, name);
     }
     for (int64_t b = 0; b < N; b++) {
         if (lens[b] != T) {
-            return odn_refuse(ctx, "cpu_onednn: %s '%s': sequence_lens[%lld] = %d is not "
+            return odn_refuse(ctx, "%s '%s': sequence_lens[%lld] = %d is not "
                               "seq_length %lld: oneDNN's RNN primitives run every batch "
                               "entry over the whole sequence", op, name, (long long)b,
                               (int)lens[b], (long long)T);

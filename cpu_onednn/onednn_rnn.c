@@ -306,8 +306,8 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     bool lstm = l->op == PLX_OP_LSTM, gru = l->op == PLX_OP_GRU;
     unsigned nin = lstm ? 8 : 6, nout = lstm ? 3 : 2;
     if (l->input_count != nin || l->output_count != nout || !l->desc) {
-        return odn_refuse(ctx, "%s '%s': expected %u inputs and %u outputs", op,
-                          name, nin, nout);
+        return odn_refuse(ctx, "%s '%s': expected %u inputs and %u outputs", op, name, nin,
+                          nout);
     }
     for (unsigned i = 0; i < nin; i++) {
         plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
@@ -315,13 +315,18 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
             return odn_refuse(ctx, "%s '%s': runs in float32 only, not %s (input %u)",
                               op, name, plx_dtype_name(l->inputs[i].dtype), i);
         }
+        size_t n = 0;
+        if (!plx_tensor_info_element_count(&l->inputs[i], &n) || n == 0) {
+            return odn_refuse(ctx, "%s '%s': cpu_onednn runs no tensors without elements "
+                              "(input %u)", op, name, i);
+        }
     }
     for (unsigned i = 0; i < nout; i++) {
         size_t n = 0;
         if (l->outputs[i].dtype != PLX_DTYPE_FLOAT32 ||
             !plx_tensor_info_element_count(&l->outputs[i], &n) || n == 0) {
-            return odn_refuse(ctx, "%s '%s': output %u is not a float32 tensor "
-                              "with elements", op, name, i);
+            return odn_refuse(ctx, "%s '%s': output %u is not a float32 tensor with elements",
+                              op, name, i);
         }
     }
     plx_rnn_direction direction;
@@ -400,8 +405,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank != 3) {
-        return odn_refuse(ctx, "%s '%s': X has rank %u, expected 3", op, name,
-                          x->rank);
+        return odn_refuse(ctx, "%s '%s': X has rank %u, expected 3", op, name, x->rank);
     }
     int64_t T = x->dims[0], N = x->dims[1], I = x->dims[2];
     int64_t G = lstm ? 4 : gru ? 3 : 1;
@@ -468,33 +472,31 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
     if (s) {
         return s;
     }
-    /* Constant weights stay plain ldigo too: with "any", oneDNN 2.6 picks
-     * a blocked layout and its brgemm kernels, which took 3.1 ms against
-     * 1.9 ms for two bidirectional LSTMs (hidden 128, seq 100, batch 1,
-     * one thread, AVX-512; the same at batch 16). */
-    dnnl_memory_desc_t wl_p = wl, wi_p = wi;
-
-    /* 2. the RNN primitive */
+    /* 2. the RNN primitive. Its weights are plain ldigo, constant ones
+     * too: with "any", oneDNN 2.6 picks a blocked layout and its brgemm
+     * kernels, which took 3.1 ms against 1.9 ms for two bidirectional
+     * LSTMs (hidden 128, seq 100, batch 1, one thread, AVX-512; the same
+     * at batch 16). */
     dnnl_rnn_direction_t dir = direction == PLX_RNN_FORWARD   ? dnnl_unidirectional_left2right
                                : direction == PLX_RNN_REVERSE ? dnnl_unidirectional_right2left
                                                               : dnnl_bidirectional_concat;
     dnnl_rnn_desc_t rd;
     if (lstm) {
         ODN_PLAN_CALL(dnnl_lstm_forward_desc_init_v3(
-            &rd, dnnl_forward_inference, dir, &src_layer, &state, &state, &wl_p, &wi_p,
+            &rd, dnnl_forward_inference, dir, &src_layer, &state, &state, &wl, &wi,
             peephole ? &peep : NULL, NULL, &bias, &dst_layer, &state, &state,
             dnnl_rnn_flags_undef));
     } else if (gru && lbr) {
         ODN_PLAN_CALL(dnnl_lbr_gru_forward_desc_init(&rd, dnnl_forward_inference, dir,
-                                                     &src_layer, &state, &wl_p, &wi_p, &bias,
+                                                     &src_layer, &state, &wl, &wi, &bias,
                                                      &dst_layer, &state, dnnl_rnn_flags_undef));
     } else if (gru) {
         ODN_PLAN_CALL(dnnl_gru_forward_desc_init(&rd, dnnl_forward_inference, dir, &src_layer,
-                                                 &state, &wl_p, &wi_p, &bias, &dst_layer, &state,
+                                                 &state, &wl, &wi, &bias, &dst_layer, &state,
                                                  dnnl_rnn_flags_undef));
     } else {
         ODN_PLAN_CALL(dnnl_vanilla_rnn_forward_desc_init(
-            &rd, dnnl_forward_inference, rnn_act, dir, &src_layer, &state, &wl_p, &wi_p, &bias,
+            &rd, dnnl_forward_inference, rnn_act, dir, &src_layer, &state, &wl, &wi, &bias,
             &dst_layer, &state, dnnl_rnn_flags_undef, 0.0f, 0.0f));
     }
     /* oneDNN 2.6 names its RNN implementation on plain weights "ref", yet

@@ -289,6 +289,7 @@ typedef struct odn_packed {
     const void *data;           /* the constant (valid while the network lives) */
     dnnl_memory_desc_t user_md; /* how it is read: its plain layout, or a transposed view */
     dnnl_memory_desc_t md;      /* the layout it is packed into */
+    odn_unpack unpack;          /* how it was rearranged first (onednn_rnn.c) */
     void *buffer;
     unsigned refs; /* workloads using it */
 } odn_packed;
@@ -572,11 +573,24 @@ done:
     return total;
 }
 
-/* Reorders constant data (plain layout `user_md`) into `dst` (the layout
- * `m->md` the primitive chose), once, on the workload's stream. */
+/* Reorders constant data (plain layout `user_md`, after m->unpack's
+ * rearrangement) into `dst` (the layout `m->md` the primitive chose),
+ * once, on the workload's stream. */
 static plx_status pack_constant(plx_workload *w, const odn_mem *m, const void *data,
                                 void *dst) {
     const plx_host *host = w->host;
+    float *unpacked = NULL;
+    if (m->unpack.kind != ODN_UNPACK_NONE) {
+        size_t bytes = dnnl_memory_desc_get_size(&m->user_md);
+        unpacked = host->alloc(host, bytes ? bytes : 1, ODN_ALIGNMENT);
+        if (!unpacked) {
+            return host->status_create(host, PLX_OUT_OF_MEMORY,
+                                       "cpu_onednn: cannot allocate %zu bytes to rearrange "
+                                       "recurrent weights", bytes);
+        }
+        odn_rnn_unpack(&m->unpack, data, unpacked);
+        data = unpacked;
+    }
     dnnl_engine_t eng = w->backend->engine;
     dnnl_memory_t src_mem = NULL, dst_mem = NULL;
     dnnl_primitive_desc_t rpd = NULL;
@@ -617,14 +631,15 @@ static plx_status pack_constant(plx_workload *w, const odn_mem *m, const void *d
     if (src_mem) {
         dnnl_memory_destroy(src_mem);
     }
+    host->free(host, unpacked);
     return st == dnnl_success ? NULL : odn_status(host, PLX_INTERNAL, call, st);
 }
 
 /* The weights of plan memory `m` (constant `data` read as m->user_md,
  * ODN_BIND_PACKED) packed into m->md, from the factory's list or packed now
- * and added to it; the caller holds one use. The key is all three: one
- * constant may feed two layers that read it differently (transposed or
- * not) into the same layout. */
+ * and added to it; the caller holds one use. The key is all four (with
+ * the rearrangement m->unpack): one constant may feed two layers that
+ * read it differently (transposed or not) into the same layout. */
 static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *data,
                                  odn_packed **out) {
     plx_factory *f = w->factory;
@@ -633,7 +648,8 @@ static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *
     pthread_mutex_lock(&f->lock);
     odn_packed *p = f->packed;
     while (p && !(p->data == data && dnnl_memory_desc_equal(&p->user_md, &m->user_md) &&
-                  dnnl_memory_desc_equal(&p->md, &m->md))) {
+                  dnnl_memory_desc_equal(&p->md, &m->md) &&
+                  memcmp(&p->unpack, &m->unpack, sizeof p->unpack) == 0)) {
         p = p->next;
     }
     if (!p) {
@@ -651,7 +667,7 @@ static plx_status acquire_packed(plx_workload *w, const odn_mem *m, const void *
             host->free(host, p);
             p = NULL;
         } else {
-            *p = (odn_packed){f->packed, data, m->user_md, m->md, buffer, 0};
+            *p = (odn_packed){f->packed, data, m->user_md, m->md, m->unpack, buffer, 0};
             f->packed = p;
             host->log(host, PLX_LOG_DEBUG, "cpu_onednn: packed %zu bytes of weights", size);
         }
@@ -750,7 +766,8 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
         void *handle = DNNL_MEMORY_NONE;
         if (m->binding == ODN_BIND_PACKED) {
             const void *data = layer->input_constants[m->slot];
-            if (dnnl_memory_desc_equal(&m->md, &m->user_md)) {
+            if (m->unpack.kind == ODN_UNPACK_NONE &&
+                dnnl_memory_desc_equal(&m->md, &m->user_md)) {
                 handle = (void *)data; /* the chosen layout is the plain one: read in place */
             } else if ((s = acquire_packed(w, m, data, &w->packed[i]))) {
                 host->free(host, offsets);

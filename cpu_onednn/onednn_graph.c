@@ -367,6 +367,7 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
             map[i] = odn_plan_add_mem(ctx, a->plan, ODN_BIND_PACKED, t, &m->md);
             if (map[i] >= 0) {
                 a->plan->mems[map[i]].user_md = m->user_md;
+                a->plan->mems[map[i]].unpack = m->unpack;
             }
             break;
         }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -33,6 +34,25 @@ typedef enum odn_binding {
                             * seen through another descriptor of the same size */
 } odn_binding;
 
+/* How an ODN_BIND_PACKED constant becomes `user_md` (plain) before the
+ * reorder into `md`: read as it is (NONE), or rearranged by
+ * odn_rnn_unpack (onednn_rnn.c) from ONNX's recurrent weights, bias or
+ * peepholes into oneDNN's gate order and layout. */
+typedef enum odn_unpack_kind {
+    ODN_UNPACK_NONE = 0,
+    ODN_UNPACK_RNN_WEIGHTS = 1,  /* W or R [D, G*H, K] -> ldigo [1, D, K, G, H] */
+    ODN_UNPACK_RNN_BIAS = 2,     /* B [D, 2GH] (Wb, Rb) -> ldgo [1, D, G or G+1, H] */
+    ODN_UNPACK_RNN_PEEPHOLE = 3  /* P [D, 3H] (Pi, Po, Pf) -> ldgo [1, D, 3, H] (i, f, o) */
+} odn_unpack_kind;
+
+typedef struct odn_unpack {
+    int32_t kind; /* odn_unpack_kind */
+    int32_t gates;
+    int32_t perm[4]; /* oneDNN gate g is ONNX gate perm[g] */
+    int32_t lbr;     /* bias: linear-before-reset GRU (gate 2 Wb of h, gate 3 Rb of h) */
+    int64_t dirs, hidden, k;
+} odn_unpack;
+
 typedef struct odn_mem {
     odn_binding binding;
     unsigned slot;
@@ -43,6 +63,7 @@ typedef struct odn_mem {
     bool layout;
     dnnl_memory_desc_t md;      /* how the primitive sees the memory */
     dnnl_memory_desc_t user_md; /* ODN_BIND_PACKED: the constant's plain layout */
+    odn_unpack unpack;          /* ODN_BIND_PACKED: how it becomes user_md */
 } odn_mem;
 
 typedef struct odn_step_arg {
@@ -360,6 +381,15 @@ plx_status odn_plan_concat(const odn_context *ctx, const plx_layer_view *l, odn_
 plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
 plx_status odn_plan_copy(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+
+/* lstm, gru and rnn on oneDNN's RNN primitives (onednn_rnn.c): several
+ * outputs and an int32 sequence_lens, so the planner checks the dtypes
+ * itself. */
+plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_plan *plan);
+
+/* Rearranges constant `in` as `u` says into `out` (the plain layout of the
+ * packed memory's user_md, dnnl_memory_desc_get_size bytes). */
+void odn_rnn_unpack(const odn_unpack *u, const float *in, float *out);
 
 /* The int8 products (onednn_int8.c): conv and matmul on quantized tensors,
  * conv_integer and matmul_integer. They take no post-ops. */

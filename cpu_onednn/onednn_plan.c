@@ -413,6 +413,9 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
                              const odn_post_ops *post_ops, odn_plan *plan) {
     planner_fn plain = NULL;
     odn_fused_planner_fn fused = NULL;
+    if (l->op == PLX_OP_LSTM || l->op == PLX_OP_GRU || l->op == PLX_OP_RNN) {
+        return odn_plan_rnn(ctx, l, plan);
+    }
     switch (l->op) {
     case PLX_OP_CONV: fused = odn_plan_conv; break;
     case PLX_OP_CONV_TRANSPOSE: fused = odn_plan_conv_transpose; break;

@@ -1227,3 +1227,314 @@ Test(cpu_onednn, conv_and_pool_in_3d) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+/* ---- recurrent layers (onednn_rnn.c) ------------------------------------- */
+
+/* One recurrent layer, x -> lstm, gru or rnn -> Y, Y_h (and Y_c), with
+ * weights, bias and peepholes constant and pseudo-random, initial states
+ * network inputs, and sequence_lens a constant of `lens` (NULL: each
+ * seq_length) or, with `lens_input`, a network input. */
+enum { RT = 5, RN = 3, RI = 4, RHID = 6 };
+
+typedef struct rnn_case {
+    plx_op op;
+    const void *desc;
+    plx_rnn_direction dir;
+    const int32_t *lens;
+    bool lens_input;
+    bool weights_input; /* W, R, B (and P) network inputs after the states */
+} rnn_case;
+
+/* The weights, bias and peepholes of make_rnn, pseudo-random. */
+static float rnn_w[2 * 4 * RHID * RI], rnn_r[2 * 4 * RHID * RHID], rnn_b[2 * 8 * RHID],
+    rnn_p[2 * 3 * RHID];
+
+static plx_layer_id add_const_dt(plx_network *n, const char *name, plx_dtype dt,
+                                 const int64_t *dims, uint32_t rank, const void *data) {
+    plx_tensor_info t = tu_f32(rank, dims);
+    t.dtype = dt;
+    plx_layer_id id;
+    OK(plx_network_add_constant(n, name, &t, data, PLX_CONSTANT_COPY, &id));
+    return id;
+}
+
+static plx_network *make_rnn(const rnn_case *c, unsigned *outputs) {
+    bool lstm = c->op == PLX_OP_LSTM;
+    int64_t D = c->dir == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    int64_t G = lstm ? 4 : c->op == PLX_OP_GRU ? 3 : 1;
+    float *w = rnn_w, *r = rnn_r, *b = rnn_b, *p = rnn_p;
+    uint32_t s = 11;
+    for (size_t i = 0; i < COUNT(rnn_w); i++) {
+        w[i] = 0.4f * pseudo(&s);
+    }
+    for (size_t i = 0; i < COUNT(rnn_r); i++) {
+        r[i] = 0.4f * pseudo(&s);
+    }
+    for (size_t i = 0; i < COUNT(rnn_b); i++) {
+        b[i] = 0.2f * pseudo(&s);
+    }
+    for (size_t i = 0; i < COUNT(rnn_p); i++) {
+        p[i] = 1.5f * pseudo(&s);
+    }
+    int32_t lens[RN] = {RT, RT, RT};
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xi = tu_f32(3, (int64_t[]){RT, RN, RI});
+    plx_tensor_info si = tu_f32(3, (int64_t[]){D, RN, RHID});
+    plx_tensor_info li = tu_f32(1, (int64_t[]){RN});
+    li.dtype = PLX_DTYPE_INT32;
+    plx_layer_id in[8], l;
+    OK(plx_network_add_input(n, "x", 0, &xi, &in[0]));
+    unsigned next = 1;
+    if (c->lens_input) {
+        OK(plx_network_add_input(n, "lens", next++, &li, &in[4]));
+    } else {
+        in[4] = add_const_dt(n, "lens", PLX_DTYPE_INT32, (int64_t[]){RN}, 1,
+                             c->lens ? c->lens : lens);
+    }
+    OK(plx_network_add_input(n, "h0", next++, &si, &in[5]));
+    if (lstm) {
+        OK(plx_network_add_input(n, "c0", next++, &si, &in[6]));
+    }
+    static const char *const wnames[4] = {"W", "R", "B", "P"};
+    const int64_t wdims[4][3] = {{D, G * RHID, RI}, {D, G * RHID, RHID}, {D, 2 * G * RHID},
+                                 {D, 3 * RHID}};
+    const float *wdata[4] = {w, r, b, p};
+    static const unsigned wslot[4] = {1, 2, 3, 7};
+    for (unsigned k = 0; k < (lstm ? 4u : 3u); k++) {
+        uint32_t rank = k < 2 ? 3 : 2;
+        if (c->weights_input) {
+            plx_tensor_info wi = tu_f32(rank, wdims[k]);
+            OK(plx_network_add_input(n, wnames[k], next++, &wi, &in[wslot[k]]));
+        } else {
+            in[wslot[k]] = add_const(n, wnames[k], wdims[k], rank, wdata[k]);
+        }
+    }
+    unsigned nin = lstm ? 8 : 6, nout = lstm ? 3 : 2;
+    OK(plx_network_add_layer(n, "RNN", c->op, c->desc, nin, nout, &l));
+    for (unsigned i = 0; i < nin; i++) {
+        OK(plx_network_connect(n, in[i], 0, l, i));
+    }
+    static const char *const names[3] = {"Y", "Y_h", "Y_c"};
+    for (unsigned k = 0; k < nout; k++) {
+        plx_layer_id o;
+        OK(plx_network_add_output(n, names[k], k, &o));
+        OK(plx_network_connect(n, l, k, o, 0));
+    }
+    *outputs = nout;
+    return n;
+}
+
+/* Appends input binding *nb (the next input id) of `bytes` at `data`. */
+static void add_binding(plx_tensor_binding *in, uint32_t *nb, void *data, size_t bytes) {
+    in[*nb] = (plx_tensor_binding){*nb, data, bytes, 0};
+    (*nb)++;
+}
+
+/* Runs `c` on cpu_onednn alone and on cpu_ref, same inputs: every output
+ * within 1e-4 (relative) of cpu_ref's, and the layer on cpu_onednn. */
+static void rnn_matches_cpu_ref(plx_runtime *rt, const rnn_case *c) {
+    unsigned nout = 0;
+    plx_network *n = make_rnn(c, &nout);
+    int64_t D = c->dir == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
+    enum { NX = RT * RN * RI, NS = 2 * RN * RHID, NY = RT * 2 * RN * RHID };
+    static float x[NX], h0[NS], c0[NS];
+    uint32_t s = 5;
+    for (size_t i = 0; i < NX; i++) {
+        x[i] = pseudo(&s);
+    }
+    for (size_t i = 0; i < NS; i++) {
+        h0[i] = 0.5f * pseudo(&s);
+        c0[i] = 0.5f * pseudo(&s);
+    }
+    size_t ny = (size_t)(RT * D * RN * RHID), ns = (size_t)(D * RN * RHID);
+    int64_t G = c->op == PLX_OP_LSTM ? 4 : c->op == PLX_OP_GRU ? 3 : 1;
+    /* x, h0, [c0], then W, R, B, [P] when inputs (no lens input here) */
+    plx_tensor_binding in[8];
+    uint32_t nb = 0;
+    add_binding(in, &nb, x, sizeof x);
+    add_binding(in, &nb, h0, ns * sizeof(float));
+    if (nout == 3) {
+        add_binding(in, &nb, c0, ns * sizeof(float));
+    }
+    if (c->weights_input) {
+        add_binding(in, &nb, rnn_w, (size_t)(D * G * RHID * RI) * sizeof(float));
+        add_binding(in, &nb, rnn_r, (size_t)(D * G * RHID * RHID) * sizeof(float));
+        add_binding(in, &nb, rnn_b, (size_t)(D * 2 * G * RHID) * sizeof(float));
+        if (nout == 3) {
+            add_binding(in, &nb, rnn_p, (size_t)(D * 3 * RHID) * sizeof(float));
+        }
+    }
+    const char *alone[] = {"cpu_onednn"}, *ref[] = {"cpu_ref"};
+    plx_optimized_network *on = NULL;
+    load(rt, n, alone, 1, false, false, &on);
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *la = plx_optimized_network_layer(on, i);
+        cr_assert(eq(str, (char *)la->backend_id, "cpu_onednn"), "%s: layer '%s': %s",
+                  plx_op_name(c->op), la->layer_name, plx_optimized_network_summary(on));
+    }
+    plx_optimized_network_destroy(&on);
+    static float got[3][NY], want[3][NY];
+    for (int pass = 0; pass < 2; pass++) {
+        plx_loaded_network *ln = load(rt, n, pass ? ref : alone, 1, false, false, NULL);
+        plx_tensor_binding out[3];
+        for (unsigned k = 0; k < nout; k++) {
+            out[k] = (plx_tensor_binding){k, pass ? want[k] : got[k],
+                                          (k ? ns : ny) * sizeof(float), 0};
+        }
+        OK(plx_loaded_network_execute(ln, in, nb, out, nout));
+        plx_loaded_network_unload(&ln);
+    }
+    for (unsigned k = 0; k < nout; k++) {
+        expect_close(got[k], want[k], k ? ns : ny);
+    }
+    plx_network_destroy(&n);
+}
+
+/* LSTM with peepholes, GRU both ways of the reset gate, the vanilla RNN
+ * with each of its activations; forward, reverse and bidirectional; from
+ * non-zero initial states; weights constant (packed at load) and network
+ * inputs (rearranged at each execution). */
+Test(cpu_onednn, recurrent_layers_match_cpu_ref) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    for (int k = 0; k < 6; k++) {
+        int dir = k % 3;
+        bool wi = k >= 3;
+        plx_lstm_desc ld;
+        memset(&ld, 0, sizeof ld);
+        ld.struct_size = sizeof ld;
+        ld.direction = (plx_rnn_direction)dir;
+        ld.hidden_size = RHID;
+        plx_rnn_default_activations(&ld.activations[0][0], 3);
+        rnn_case lc = {PLX_OP_LSTM, &ld, ld.direction, NULL, false, wi};
+        rnn_matches_cpu_ref(rt, &lc);
+        for (int lbr = 0; lbr < 2; lbr++) {
+            plx_gru_desc gd;
+            memset(&gd, 0, sizeof gd);
+            gd.struct_size = sizeof gd;
+            gd.direction = (plx_rnn_direction)dir;
+            gd.hidden_size = RHID;
+            gd.linear_before_reset = lbr;
+            plx_rnn_default_activations(&gd.activations[0][0], 2);
+            rnn_case gc = {PLX_OP_GRU, &gd, gd.direction, NULL, false, wi};
+            rnn_matches_cpu_ref(rt, &gc);
+        }
+        static const plx_activation_func fs[3] = {PLX_ACT_TANH, PLX_ACT_RELU, PLX_ACT_SIGMOID};
+        for (int f = 0; f < 3; f++) {
+            plx_rnn_desc rd;
+            memset(&rd, 0, sizeof rd);
+            rd.struct_size = sizeof rd;
+            rd.direction = (plx_rnn_direction)dir;
+            rd.hidden_size = RHID;
+            for (int d = 0; d < 2; d++) {
+                rd.activations[d][0] = (plx_rnn_activation){
+                    fs[f], plx_activation_default_alpha(fs[f]), plx_activation_default_beta(fs[f])};
+            }
+            rnn_case rc = {PLX_OP_RNN, &rd, rd.direction, NULL, false, wi};
+            rnn_matches_cpu_ref(rt, &rc);
+        }
+    }
+    plx_runtime_destroy(&rt);
+}
+
+/* What oneDNN's RNN primitives cannot do is refused on cpu_onednn alone,
+ * the reason naming the layer. */
+static void expect_rnn_refused(plx_runtime *rt, const rnn_case *c, const char *needle) {
+    unsigned nout = 0;
+    plx_network *n = make_rnn(c, &nout);
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {"cpu_onednn"};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    plx_status st = plx_optimize(rt, n, &oo, &on);
+    cr_assert(not(zero(ptr, st)), "cpu_onednn accepted %s", needle);
+    const char *msg = plx_status_get_message(st);
+    cr_assert(eq(int, plx_status_get_code(st), PLX_UNSUPPORTED), "%s", msg);
+    cr_assert(not(zero(ptr, strstr(msg, "'RNN'"))), "%s", msg);
+    cr_assert(not(zero(ptr, strstr(msg, needle))), "'%s' lacks '%s'", msg, needle);
+    plx_status_free(st);
+    plx_network_destroy(&n);
+}
+
+Test(cpu_onednn, recurrent_layers_oneDNN_cannot_run_are_refused) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    onednn(rt);
+    plx_lstm_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.struct_size = sizeof ld;
+    ld.direction = PLX_RNN_FORWARD;
+    ld.hidden_size = RHID;
+    plx_rnn_default_activations(&ld.activations[0][0], 3);
+    rnn_case lc = {PLX_OP_LSTM, &ld, PLX_RNN_FORWARD, NULL, false, false};
+    ld.clip = 3.0f;
+    expect_rnn_refused(rt, &lc, "no clip");
+    ld.clip = 0.0f;
+    ld.input_forget = true;
+    expect_rnn_refused(rt, &lc, "input_forget");
+    ld.input_forget = false;
+    ld.activations[0][2].func = PLX_ACT_RELU;
+    expect_rnn_refused(rt, &lc, "activations sigmoid, tanh, tanh, not sigmoid, tanh, relu");
+    plx_rnn_default_activations(&ld.activations[0][0], 3);
+    static const int32_t short_lens[RN] = {RT, RT - 2, RT};
+    lc.lens = short_lens;
+    expect_rnn_refused(rt, &lc, "sequence_lens[1] = 3 is not seq_length 5");
+    lc.lens = NULL;
+    lc.lens_input = true;
+    expect_rnn_refused(rt, &lc, "sequence_lens must be a constant");
+
+    plx_gru_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.struct_size = sizeof gd;
+    gd.direction = PLX_RNN_BIDIRECTIONAL;
+    gd.hidden_size = RHID;
+    plx_rnn_default_activations(&gd.activations[0][0], 2);
+    gd.activations[1][0].func = PLX_ACT_HARD_SIGMOID;
+    gd.activations[1][0].alpha = 0.2f;
+    gd.activations[1][0].beta = 0.5f;
+    rnn_case gc = {PLX_OP_GRU, &gd, PLX_RNN_BIDIRECTIONAL, NULL, false, false};
+    expect_rnn_refused(rt, &gc, "not hard_sigmoid, tanh (direction 1)");
+
+    plx_rnn_desc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.struct_size = sizeof rd;
+    rd.direction = PLX_RNN_BIDIRECTIONAL;
+    rd.hidden_size = RHID;
+    rd.activations[0][0] = (plx_rnn_activation){PLX_ACT_TANH, 0.0f, 0.0f};
+    rd.activations[1][0] = (plx_rnn_activation){PLX_ACT_RELU, 0.0f, 0.0f};
+    rnn_case rc = {PLX_OP_RNN, &rd, PLX_RNN_BIDIRECTIONAL, NULL, false, false};
+    expect_rnn_refused(rt, &rc, "the same in both directions");
+    plx_runtime_destroy(&rt);
+}
+
+/* Constant recurrent weights, bias and peepholes are rearranged and packed
+ * once, at load (W, R, B and P: four), and a second working memory packs
+ * nothing again. */
+Test(cpu_onednn, recurrent_weights_are_packed_once) {
+    plx_runtime *rt = runtime_logging(NULL, 0, count_packings);
+    onednn(rt);
+    plx_lstm_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.struct_size = sizeof ld;
+    ld.direction = PLX_RNN_BIDIRECTIONAL;
+    ld.hidden_size = RHID;
+    plx_rnn_default_activations(&ld.activations[0][0], 3);
+    rnn_case lc = {PLX_OP_LSTM, &ld, PLX_RNN_BIDIRECTIONAL, NULL, false, false};
+    unsigned nout = 0;
+    plx_network *n = make_rnn(&lc, &nout);
+    packings = 0;
+    const char *only[] = {"cpu_onednn"};
+    plx_loaded_network *ln = load(rt, n, only, 1, true, false, NULL);
+    int at_load = packings;
+    cr_assert(eq(int, at_load, 4), "%d packings at load, want W, R, B and P", at_load);
+    plx_working_memory *wm = NULL;
+    OK(plx_loaded_network_create_working_memory(ln, &wm));
+    cr_assert(eq(int, packings, at_load), "a new working memory packed its weights again");
+    plx_working_memory_destroy(&wm);
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

@@ -1115,3 +1115,65 @@ Test(cpu_onednn_int8, quantized_digits) {
 }
 
 #endif
+
+/* A 3-D convolution on quantized tensors (uint8 X with a zero point, int8
+ * W per output channel, an int32 bias), which cpu_ref's int8 kernel does
+ * not run: cpu_onednn's output against the definition computed here, the
+ * exact integer sums rescaled in double and rounded half to even; at most
+ * one step apart (the scale's float rounding at a tie), most exact. */
+Test(cpu_onednn_int8, quantized_conv_in_3d) {
+    plx_runtime *rt = runtime();
+    onednn(rt);
+    product p;
+    memset(&p, 0, sizeof p);
+    p.name = "conv3d";
+    p.op = PLX_OP_CONV;
+    p.conv = (plx_conv_desc)PLX_CONV_DESC_INIT;
+    p.conv.strides[1] = 2;
+    p.conv.pads_begin[0] = p.conv.pads_end[0] = 1;
+    p.conv.pads_begin[2] = 1;
+    uint32_t s = 77;
+    enum { N = 1, C = 3, D = 4, H = 6, W = 5, M = 4, K = 3 };
+    set_input(&p, 0, info(PLX_DTYPE_UINT8, 5, (const int64_t[]){N, C, D, H, W}), false, &s);
+    set_input(&p, 1, info(PLX_DTYPE_INT8, 5, (const int64_t[]){M, C, K, K, K}), true, &s);
+    set_input(&p, 2, info(PLX_DTYPE_INT32, 1, (const int64_t[]){M}), true, &s);
+    quantize_weights(&p, M, 0, true, 0, 0);
+    quantize_io(&p, 120, PLX_DTYPE_UINT8, 128, C * K * K * K);
+    plx_tensor_info yi;
+    plx_network *n = product_network(&p, &yi);
+    enum { OD = 4, OH = 2, OW = 4 }; /* D: (4 + 2 - 3) + 1; H: (6 - 3) / 2 + 1; W: 5 + 1 - 3 + 1 */
+    cr_assert(eq(i64, yi.dims[2] * yi.dims[3] * yi.dims[4], (int64_t)OD * OH * OW));
+    uint8_t y[N * M * OD * OH * OW];
+    run_on(rt, &p, n, "cpu_onednn", y, sizeof y);
+    const uint8_t *x = p.data[0];
+    const int8_t *w = p.data[1];
+    const int32_t *b = p.data[2];
+    int exact = 0;
+    for (int m = 0; m < M; m++) {
+        for (int o = 0; o < OD * OH * OW; o++) {
+            int od = o / (OH * OW), oh = o / OW % OH, ow = o % OW;
+            int64_t acc = b[m];
+            for (int c = 0; c < C; c++) {
+                for (int t = 0; t < K * K * K; t++) {
+                    int id = od - 1 + t / 9, ih = oh * 2 + t / 3 % 3, iw = ow - 1 + t % 3;
+                    if (id < 0 || id >= D || ih >= H || iw < 0 || iw >= W) {
+                        continue;
+                    }
+                    acc += ((int64_t)x[((c * D + id) * H + ih) * W + iw] - 120) *
+                           w[(m * C + c) * K * K * K + t];
+                }
+            }
+            double r = nearbyint((double)acc * 0.02 * (double)p.w_scales[m] /
+                                 (double)p.y_quant.scale) + 128.0;
+            r = r < 0.0 ? 0.0 : r > 255.0 ? 255.0 : r;
+            int got = y[m * OD * OH * OW + o];
+            cr_assert(le(int, abs(got - (int)r), 1), "channel %d output %d: got %d, want %d", m, o,
+                      got, (int)r);
+            exact += got == (int)r;
+        }
+    }
+    cr_assert(ge(int, exact, M * OD * OH * OW * 9 / 10), "only %d exact", exact);
+    plx_network_destroy(&n);
+    product_free(&p);
+    plx_runtime_destroy(&rt);
+}

@@ -362,8 +362,9 @@ static inline const char *plx_window_output_(const plx_layer_view *l, const char
  * C / group, (kD,) (kH,) kW], optional B [M], Y [N, M, (oD,) (oH,) oW]),
  * checked by plx_window_geom_conv (below) and plx_window_geom_conv_nd: X of
  * rank 3 or 4 (plx_window_geom_conv), or 3 to 5 (the _nd one, for a
- * backend that runs 3-D layers), and W of X's rank; group within 1..limit, dividing C and M, with
- * W's second dim C / group; B, when given (a third input), of M elements;
+ * backend that runs 3-D layers), and W of X's rank; group within
+ * 1..limit, dividing C and M, with W's second dim C / group; B, when
+ * given (a third input), of M elements;
  * per spatial dim the kernel (W's), stride and dilation within 1..limit,
  * the input and the dilated kernel (k - 1) * d + 1 at most limit, the pads
  * (auto_pad NOTSET) within 0..limit, a known auto_pad and a window that
@@ -384,8 +385,8 @@ static inline const char *plx_window_output_(const plx_layer_view *l, const char
  * returns a fixed text. Pure: reads l, writes g and buf only
  * (thread-safe). */
 static inline const char *plx_window_conv_geom_(const plx_layer_view *l, uint32_t max_rank,
-                                              int64_t limit, plx_window_geom *g, char *buf,
-                                              size_t size) {
+                                                int64_t limit, plx_window_geom *g,
+                                                char *buf, size_t size) {
     static const char op[] = "conv";
     char lim[24];
     const char *why =
@@ -440,8 +441,8 @@ static inline const char *plx_window_geom_conv_nd(const plx_layer_view *l, int64
  * the caller's to check. Same contract, limit, return value, buffer use
  * and purity as plx_window_geom_conv; messages start "pool". */
 static inline const char *plx_window_pool_geom_(const plx_layer_view *l, uint32_t max_rank,
-                                              int64_t limit, plx_window_geom *g, char *buf,
-                                              size_t size) {
+                                                int64_t limit, plx_window_geom *g,
+                                                char *buf, size_t size) {
     static const char op[] = "pool";
     char lim[24];
     const char *why =
@@ -488,9 +489,10 @@ static inline const char *plx_window_geom_pool_nd(const plx_layer_view *l, int64
  * (plx_conv_transpose_dim); and Y's shape. Same contract (l->desc a
  * plx_conv_transpose_desc), limit, return value, buffer use and purity as
  * plx_window_geom_conv; messages start "conv_transpose". */
-static inline const char *plx_window_conv_transpose_geom_(const plx_layer_view *l, uint32_t max_rank,
-                                              int64_t limit, plx_window_geom *g, char *buf,
-                                              size_t size) {
+static inline const char *plx_window_conv_transpose_geom_(const plx_layer_view *l,
+                                                          uint32_t max_rank, int64_t limit,
+                                                          plx_window_geom *g, char *buf,
+                                                          size_t size) {
     static const char op[] = "conv_transpose";
     char lim[24];
     const char *why =
@@ -569,12 +571,14 @@ static inline const char *plx_window_conv_transpose_geom_(const plx_layer_view *
 }
 
 static inline const char *plx_window_geom_conv_transpose(const plx_layer_view *l, int64_t limit,
-                                               plx_window_geom *g, char *buf, size_t size) {
+                                                         plx_window_geom *g, char *buf,
+                                                         size_t size) {
     return plx_window_conv_transpose_geom_(l, 4, limit, g, buf, size);
 }
 
-static inline const char *plx_window_geom_conv_transpose_nd(const plx_layer_view *l, int64_t limit,
-                                                  plx_window_geom *g, char *buf, size_t size) {
+static inline const char *plx_window_geom_conv_transpose_nd(const plx_layer_view *l,
+                                                            int64_t limit, plx_window_geom *g,
+                                                            char *buf, size_t size) {
     return plx_window_conv_transpose_geom_(l, 5, limit, g, buf, size);
 }
 

@@ -267,7 +267,7 @@ Test(shape_infer, conv_basic) {
     plx_conv_desc d = PLX_CONV_DESC_INIT;
     d.strides[0] = d.strides[1] = 2;
     d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 3;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 3, 224, 224), F32(64, 3, 7, 7), F32(64)));
     EXPECT(&y, FLOAT32, 1, 64, 112, 112);
     /* Depthwise, dilated, no bias. */
@@ -297,7 +297,7 @@ Test(shape_infer, conv_auto_pad) {
     plx_conv_desc d = PLX_CONV_DESC_INIT;
     d.strides[0] = d.strides[1] = 2;
     d.pads_begin[0] = 100; /* ignored with auto_pad */
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
     ok(RUN(PLX_OP_CONV, &d, &y, F32(1, 1, 7, 8), F32(1, 1, 4, 4)));
     EXPECT(&y, FLOAT32, 1, 1, 4, 4);
@@ -322,7 +322,7 @@ Test(shape_infer, conv_auto_pad) {
 
 Test(shape_infer, conv_errors) {
     plx_conv_desc d = PLX_CONV_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     fails_exactly(plxi_infer_layer("c1", PLX_OP_CONV, &d,
                                    (const plx_tensor_info[]){F32(1, 4, 8, 8), F32(8, 3, 3, 3)}, 2,
                                    &y, 1),
@@ -373,7 +373,7 @@ Test(shape_infer, conv_errors) {
 Test(shape_infer, conv_transpose) {
     plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
     d.strides[0] = d.strides[1] = 2;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* 2*(5-1) + 0 + 3 = 11; group 2 doubles W's output channels. */
     d.group = 2;
     ok(RUN(PLX_OP_CONV_TRANSPOSE, &d, &y, F32(1, 4, 5, 6), F32(4, 3, 3, 3), F32(6)));
@@ -415,7 +415,7 @@ Test(shape_infer, conv_transpose) {
 
 Test(shape_infer, fully_connected) {
     plx_fully_connected_desc d = PLX_FULLY_CONNECTED_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_FULLY_CONNECTED, &d, &y, F32(2, 3, 8), F32(8, 16), F32(16)));
     EXPECT(&y, FLOAT32, 2, 3, 16);
     d.weights_transposed = true;
@@ -431,7 +431,7 @@ Test(shape_infer, fully_connected) {
 }
 
 Test(shape_infer, matmul) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_MATMUL, NULL, &y, F32(2, 3), F32(3, 4)));
     EXPECT(&y, FLOAT32, 2, 4);
     /* 1-D operands: the added dim is removed again. */
@@ -463,7 +463,7 @@ Test(shape_infer, matmul) {
 
 Test(shape_infer, gemm) {
     plx_gemm_desc d = PLX_GEMM_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(3, 5), F32(5)));
     EXPECT(&y, FLOAT32, 4, 5);
     ok(RUN(PLX_OP_GEMM, &d, &y, F32(4, 3), F32(3, 5), F32(4, 1)));
@@ -489,7 +489,7 @@ Test(shape_infer, pool_basic) {
     d.kernel[0] = d.kernel[1] = 3;
     d.strides[0] = d.strides[1] = 2;
     d.pads_begin[0] = d.pads_begin[1] = d.pads_end[0] = d.pads_end[1] = 1;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_POOL, &d, F32(1, 64, 112, 112), &y));
     EXPECT(&y, FLOAT32, 1, 64, 56, 56);
     /* Max pooling takes int8 and keeps per-tensor quantization. */
@@ -540,7 +540,7 @@ Test(shape_infer, pool_ceil_mode) {
     plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
     d.kernel[0] = d.kernel[1] = 2;
     d.strides[0] = d.strides[1] = 2;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* in 5: floor((5-2)/2)+1 = 2, ceil gives 3 (the last window starts at 4). */
     ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 5), &y));
     EXPECT(&y, FLOAT32, 1, 1, 2, 2);
@@ -567,7 +567,7 @@ Test(shape_infer, pool_auto_pad) {
     plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
     d.kernel[0] = d.kernel[1] = 2;
     d.strides[0] = d.strides[1] = 2;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
     ok(run1(PLX_OP_POOL, &d, F32(1, 1, 5, 6), &y));
     EXPECT(&y, FLOAT32, 1, 1, 3, 3);
@@ -585,7 +585,7 @@ Test(shape_infer, pool_auto_pad) {
 
 Test(shape_infer, pool_errors) {
     plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_AVERAGE);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* a max pool's Indices: int64 of Y's shape; other pools have none */
     plx_pool_desc dm = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
     dm.kernel[0] = dm.kernel[1] = 2;
@@ -626,7 +626,7 @@ Test(shape_infer, pool_errors) {
 
 Test(shape_infer, global_pool) {
     plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_AVERAGE);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7, 9), &y));
     EXPECT(&y, FLOAT32, 2, 8, 1, 1);
     ok(run1(PLX_OP_GLOBAL_POOL, &d, F32(2, 8, 7), &y));
@@ -641,7 +641,7 @@ Test(shape_infer, global_pool) {
 
 Test(shape_infer, activation) {
     plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_ACTIVATION, &d, F32(2, 3), &y));
     EXPECT(&y, FLOAT32, 2, 3);
     ok(run1(PLX_OP_ACTIVATION, &d, T(INT32, 4), &y));
@@ -660,7 +660,7 @@ Test(shape_infer, activation) {
 
 Test(shape_infer, unary) {
     plx_unary_desc d = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_UNARY, &d, T(FLOAT16, 3, 1), &y));
     EXPECT(&y, FLOAT16, 3, 1);
     ok(run1(PLX_OP_UNARY, &d, SCALAR(FLOAT32), &y));
@@ -682,7 +682,7 @@ Test(shape_infer, unary) {
 
 Test(shape_infer, binary) {
     plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_BINARY, &d, &y, F32(2, 1, 4), F32(3, 1)));
     EXPECT(&y, FLOAT32, 2, 3, 4);
     ok(RUN(PLX_OP_BINARY, &d, &y, T(INT8, 0, 3), T(INT8, 1, 3)));
@@ -708,7 +708,7 @@ Test(shape_infer, binary) {
 }
 
 Test(shape_infer, where) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_WHERE, NULL, &y, T(BOOL, 2, 1), F32(1, 3), F32(3)));
     EXPECT(&y, FLOAT32, 2, 3);
     ok(RUN(PLX_OP_WHERE, NULL, &y, T(BOOL, 4, 1, 1), T(INT64, 2, 1), T(INT64, 5)));
@@ -723,7 +723,7 @@ Test(shape_infer, where) {
 
 Test(shape_infer, cast) {
     plx_cast_desc d = PLX_CAST_DESC_INIT(PLX_DTYPE_INT8);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_CAST, &d, F32(2, 5), &y));
     EXPECT(&y, INT8, 2, 5);
     d.to = PLX_DTYPE_BOOL;
@@ -740,7 +740,7 @@ Test(shape_infer, cast) {
 
 Test(shape_infer, batch_norm) {
     plx_batch_norm_desc d = PLX_BATCH_NORM_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(2, 3, 4, 4), F32(3), F32(3), F32(3), F32(3)));
     EXPECT(&y, FLOAT32, 2, 3, 4, 4);
     fails_exactly(RUN(PLX_OP_BATCH_NORM, &d, &y, F32(2, 3, 4, 4), F32(3), F32(3), F32(3), F32(4)),
@@ -757,7 +757,7 @@ Test(shape_infer, batch_norm) {
 
 Test(shape_infer, layer_norm) {
     plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_LAYER_NORM, &d, &y, F32(2, 5, 8), F32(8), F32(8)));
     EXPECT(&y, FLOAT32, 2, 5, 8);
     d.axis = 1;
@@ -779,7 +779,7 @@ Test(shape_infer, layer_norm) {
 
 Test(shape_infer, softmax) {
     plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_SOFTMAX, &d, F32(2, 3), &y));
     EXPECT(&y, FLOAT32, 2, 3);
     d.axis = -2;
@@ -793,7 +793,7 @@ Test(shape_infer, softmax) {
 
 Test(shape_infer, reduce) {
     plx_reduce_desc d = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MEAN);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.axes[0] = -1;
     d.axis_count = 1;
     ok(run1(PLX_OP_REDUCE, &d, F32(2, 3, 4), &y));
@@ -834,7 +834,7 @@ Test(shape_infer, reduce) {
 
 Test(shape_infer, reshape) {
     plx_reshape_desc d = PLX_RESHAPE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.dims[0] = 0;
     d.dims[1] = -1;
     d.rank = 2;
@@ -932,7 +932,7 @@ Test(shape_infer, quantization_pass_through) {
 
 Test(shape_infer, flatten) {
     plx_axis_desc d = PLX_AXIS_DESC_INIT(2);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_FLATTEN, &d, F32(2, 3, 4, 5), &y));
     EXPECT(&y, FLOAT32, 6, 20);
     d.axis = 0;
@@ -951,7 +951,7 @@ Test(shape_infer, flatten) {
 
 Test(shape_infer, transpose) {
     plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_TRANSPOSE, &d, F32(2, 3, 4), &y));
     EXPECT(&y, FLOAT32, 4, 3, 2);
     d.perm[0] = 0;
@@ -970,7 +970,7 @@ Test(shape_infer, transpose) {
 
 Test(shape_infer, concat) {
     plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_CONCAT, &d, &y, F32(2, 3), F32(2, 5), F32(2, 0)));
     EXPECT(&y, FLOAT32, 2, 8);
     d.axis = -2;
@@ -1030,7 +1030,7 @@ Test(shape_infer, split) {
 
 Test(shape_infer, slice) {
     plx_slice_desc d = PLX_SLICE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.count = 1;
     d.starts[0] = 1;
     d.ends[0] = 8;
@@ -1101,7 +1101,7 @@ Test(shape_infer, slice) {
 
 Test(shape_infer, pad) {
     plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.pads_begin[0] = 1;
     d.pads_begin[1] = 2;
     d.pads_end[1] = -1;
@@ -1141,7 +1141,7 @@ Test(shape_infer, pad) {
 
 Test(shape_infer, squeeze) {
     plx_axes_desc d = PLX_AXES_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_SQUEEZE, &d, F32(1, 3, 1, 5), &y));
     EXPECT(&y, FLOAT32, 3, 5);
     ok(run1(PLX_OP_SQUEEZE, &d, F32(1, 1), &y));
@@ -1159,7 +1159,7 @@ Test(shape_infer, squeeze) {
 
 Test(shape_infer, unsqueeze) {
     plx_axes_desc d = PLX_AXES_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.axes[0] = 0;
     d.axes[1] = -1;
     d.axis_count = 2;
@@ -1187,7 +1187,7 @@ Test(shape_infer, unsqueeze) {
 
 Test(shape_infer, gather) {
     plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_GATHER, &d, &y, F32(5, 4), T(INT64, 3)));
     EXPECT(&y, FLOAT32, 3, 4);
     d.axis = 1;
@@ -1219,7 +1219,7 @@ Test(shape_infer, gather) {
 
 Test(shape_infer, expand) {
     plx_shape_desc d = PLX_SHAPE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.dims[0] = 2;
     d.dims[1] = 1;
     d.dims[2] = 4;
@@ -1248,7 +1248,7 @@ Test(shape_infer, expand) {
 
 Test(shape_infer, resize) {
     plx_resize_desc d = PLX_RESIZE_DESC_INIT(PLX_RESIZE_LINEAR);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.scales[0] = d.scales[1] = 2.0f;
     ok(run1(PLX_OP_RESIZE, &d, F32(1, 3, 4, 5), &y));
     EXPECT(&y, FLOAT32, 1, 3, 8, 10);
@@ -1329,7 +1329,7 @@ Test(shape_infer, resize) {
 
 Test(shape_infer, deform_conv) {
     plx_deform_conv_desc d = PLX_DEFORM_CONV_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     uint32_t a, b, c, e;
     cr_assert(plxi_op_arity(PLX_OP_DEFORM_CONV, &a, &b, &c, &e));
     cr_assert(eq(u32, a, 3));
@@ -1372,7 +1372,7 @@ Test(shape_infer, deform_conv) {
 
 Test(shape_infer, roi_align) {
     plx_roi_align_desc d = PLX_ROI_ALIGN_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     uint32_t a, b, c, e;
     cr_assert(plxi_op_arity(PLX_OP_ROI_ALIGN, &a, &b, &c, &e));
     cr_assert(eq(u32, a, 3));
@@ -1412,7 +1412,7 @@ Test(shape_infer, roi_align) {
 
 Test(shape_infer, grid_sample) {
     plx_grid_sample_desc d = PLX_GRID_SAMPLE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     uint32_t a, b, c, e;
     cr_assert(plxi_op_arity(PLX_OP_GRID_SAMPLE, &a, &b, &c, &e));
     cr_assert(eq(u32, a, 2));
@@ -1465,7 +1465,7 @@ Test(shape_infer, grid_sample) {
 
 Test(shape_infer, dft) {
     plx_dft_desc d = PLX_DFT_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     uint32_t a, b, c, e;
     cr_assert(plxi_op_arity(PLX_OP_DFT, &a, &b, &c, &e));
     cr_assert(eq(u32, a, 1));
@@ -1514,7 +1514,7 @@ Test(shape_infer, dft) {
 
 Test(shape_infer, stft) {
     plx_stft_desc d = PLX_STFT_DESC_INIT(8, 16);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     uint32_t a, b, c, e;
     cr_assert(plxi_op_arity(PLX_OP_STFT, &a, &b, &c, &e));
     cr_assert(eq(u32, a, 1));
@@ -1548,7 +1548,7 @@ Test(shape_infer, stft) {
 
 Test(shape_infer, col2im) {
     plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_COL2IM), sizeof(plx_col2im_desc)));
     cr_assert(eq(str, (char *)plx_op_name(PLX_OP_COL2IM), "col2im"));
     cr_assert(eq(i64, d.strides[5], 1));
@@ -1590,7 +1590,7 @@ Test(shape_infer, col2im) {
 }
 
 Test(shape_infer, det) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(eq(str, (char *)plx_op_name(PLX_OP_DET), "det"));
     ok(RUN(PLX_OP_DET, NULL, &y, F32(3, 2, 2)));
     EXPECT(&y, FLOAT32, 3);
@@ -1605,7 +1605,7 @@ Test(shape_infer, det) {
 
 Test(shape_infer, reverse_sequence) {
     plx_reverse_sequence_desc d = PLX_REVERSE_SEQUENCE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_REVERSE_SEQUENCE), sizeof(plx_reverse_sequence_desc)));
     cr_assert(eq(str, (char *)plx_op_name(PLX_OP_REVERSE_SEQUENCE), "reverse_sequence"));
     cr_assert(eq(i32, d.batch_axis, 1));
@@ -1632,7 +1632,7 @@ Test(shape_infer, reverse_sequence) {
 
 Test(shape_infer, max_unpool) {
     plx_max_unpool_desc d = PLX_MAX_UNPOOL_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_MAX_UNPOOL), sizeof(plx_max_unpool_desc)));
     cr_assert(eq(str, (char *)plx_op_name(PLX_OP_MAX_UNPOOL), "max_unpool"));
     d.spatial = 2;
@@ -1665,7 +1665,7 @@ Test(shape_infer, max_unpool) {
 
 Test(shape_infer, depth_space) {
     plx_depth_space_desc d = PLX_DEPTH_SPACE_DESC_INIT(2);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_DEPTH_TO_SPACE, &d, F32(1, 8, 2, 3), &y));
     EXPECT(&y, FLOAT32, 1, 2, 4, 6);
     d.mode = PLX_DEPTH_SPACE_CRD;
@@ -1691,7 +1691,7 @@ Test(shape_infer, depth_space) {
 
 Test(shape_infer, quantize) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_UINT8);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), SCALAR(UINT8)));
     EXPECT(&y, UINT8, 2, 3);
     cr_assert(eq(int, y.quant.kind, PLX_QUANT_NONE));
@@ -1730,7 +1730,7 @@ Test(shape_infer, quantize_blocked) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT8);
     d.axis = 1;
     d.block_size = 4;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 10, 2), F32(3, 3, 2), T(INT8, 3, 3, 2)));
     EXPECT(&y, INT8, 3, 10, 2);
     fails_with(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 10, 2), F32(3, 2, 2), T(INT8, 3, 2, 2)),
@@ -1750,7 +1750,7 @@ Test(shape_infer, quantize_blocked) {
 
 Test(shape_infer, dequantize) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_DEQUANTIZE, &d, &y, T(INT8, 2, 3), SCALAR(FLOAT32), SCALAR(INT8)));
     EXPECT(&y, FLOAT32, 2, 3);
     d.axis = 0;
@@ -1772,7 +1772,7 @@ Test(shape_infer, dequantize) {
 /* ABI 1.3: the float8 types as quantized data; cast to and from them. */
 Test(shape_infer, float8_quantize_dequantize_cast) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT8E4M3FN);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), T(FLOAT8E4M3FN, 1)));
     EXPECT(&y, FLOAT8E4M3FN, 2, 3);
     fails_exactly(RUN(PLX_OP_QUANTIZE, &d, &y, F32(2, 3), SCALAR(FLOAT32), T(FLOAT8E5M2, 1)),
@@ -1796,7 +1796,7 @@ Test(shape_infer, float8_quantize_dequantize_cast) {
 Test(shape_infer, int4_quantize_dequantize_cast) {
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_INT4);
     d.axis = 0;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_QUANTIZE, &d, &y, F32(3, 4), F32(3), T(INT4, 3)));
     EXPECT(&y, INT4, 3, 4);
     plx_quantize_desc dq = PLX_QUANTIZE_DESC_INIT(PLX_DTYPE_FLOAT32);
@@ -1845,7 +1845,7 @@ Test(shape_infer, new_ops_arity_and_desc_sizes) {
 }
 
 Test(shape_infer, activation_new_funcs) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     for (int f = PLX_ACT_SELU; f <= PLX_ACT_SCALED_TANH; f++) {
         plx_activation_desc d = PLX_ACTIVATION_DESC_INIT((plx_activation_func)f);
         ok(run1(PLX_OP_ACTIVATION, &d, F32(2, 3), &y));
@@ -1872,7 +1872,7 @@ Test(shape_infer, activation_new_funcs) {
 }
 
 Test(shape_infer, unary_new_funcs) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     for (int f = PLX_UNARY_SIN; f <= PLX_UNARY_SIGN; f++) {
         plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
         ok(run1(PLX_OP_UNARY, &d, T(FLOAT16, 3, 2), &y));
@@ -1895,7 +1895,7 @@ Test(shape_infer, unary_new_funcs) {
 }
 
 Test(shape_infer, binary_new_funcs) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* prelu: the slope broadcasts to X's shape, which the output keeps */
     plx_binary_desc d = PLX_BINARY_DESC_INIT(PLX_BINARY_PRELU);
     ok(RUN(PLX_OP_BINARY, &d, &y, F32(2, 3, 4, 4), F32(3, 1, 1)));
@@ -1940,7 +1940,7 @@ Test(shape_infer, binary_new_funcs) {
 }
 
 Test(shape_infer, reduce_new_funcs) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     for (int f = PLX_REDUCE_PROD; f <= PLX_REDUCE_LOG_SUM_EXP; f++) {
         plx_reduce_desc d = PLX_REDUCE_DESC_INIT((plx_reduce_func)f);
         d.axes[0] = 1;
@@ -1966,7 +1966,7 @@ Test(shape_infer, reduce_new_funcs) {
 
 Test(shape_infer, tile) {
     plx_tile_desc d = PLX_TILE_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.repeats[0] = 2;
     d.repeats[1] = 3;
     ok(run1(PLX_OP_TILE, &d, F32(2, 5), &y));
@@ -2009,7 +2009,7 @@ Test(shape_infer, tile) {
 
 Test(shape_infer, arg_reduce) {
     plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(false);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_ARG_REDUCE, &d, F32(2, 3, 4), &y));
     EXPECT(&y, INT64, 1, 3, 4);
     d.keepdims = false;
@@ -2093,7 +2093,7 @@ Test(shape_infer, topk) {
 
 Test(shape_infer, instance_norm) {
     plx_instance_norm_desc d = PLX_INSTANCE_NORM_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_INSTANCE_NORM, &d, &y, F32(2, 3, 5), F32(3), F32(3)));
     EXPECT(&y, FLOAT32, 2, 3, 5);
     ok(RUN(PLX_OP_INSTANCE_NORM, &d, &y, T(BFLOAT16, 1, 4, 2, 2), T(BFLOAT16, 4),
@@ -2302,7 +2302,7 @@ Test(shape_infer, rnn) {
 Test(shape_infer, gather_elements) {
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GATHER_ELEMENTS), sizeof(plx_axis_desc)));
     plx_axis_desc d = PLX_AXIS_DESC_INIT(0);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* the axis' dim may be anything, the others at most data's */
     ok(RUN(PLX_OP_GATHER_ELEMENTS, &d, &y, F32(3, 4), T(INT64, 7, 2)));
     EXPECT(&y, FLOAT32, 7, 2);
@@ -2345,7 +2345,7 @@ Test(shape_infer, scatter_elements) {
     plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
     cr_assert(eq(i32, d.axis, 0));
     cr_assert(eq(int, d.reduction, PLX_SCATTER_NONE));
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_SCATTER_ELEMENTS, &d, &y, F32(3, 3), T(INT64, 5, 3), F32(5, 3)));
     EXPECT(&y, FLOAT32, 3, 3);
     d.axis = -1;
@@ -2402,7 +2402,7 @@ Test(shape_infer, scatter_elements) {
 Test(shape_infer, scatter_nd) {
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_SCATTER_ND), sizeof(plx_scatter_desc)));
     plx_scatter_desc d = PLX_SCATTER_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* k = 1: slices of data's dims 1.. */
     ok(RUN(PLX_OP_SCATTER_ND, &d, &y, F32(4, 4, 4), T(INT64, 2, 1), F32(2, 4, 4)));
     EXPECT(&y, FLOAT32, 4, 4, 4);
@@ -2455,7 +2455,7 @@ Test(shape_infer, gather_nd) {
     cr_assert(eq(sz, plxi_op_desc_size(PLX_OP_GATHER_ND), sizeof(plx_gather_nd_desc)));
     plx_gather_nd_desc d = PLX_GATHER_ND_DESC_INIT;
     cr_assert(eq(i32, d.batch_dims, 0));
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_GATHER_ND, &d, &y, F32(2, 2), T(INT64, 2, 2)));
     EXPECT(&y, FLOAT32, 2);
     ok(RUN(PLX_OP_GATHER_ND, &d, &y, T(INT32, 2, 2), T(INT64, 2, 1)));
@@ -2531,7 +2531,7 @@ Test(shape_infer, mask_scan_arity_and_desc_sizes) {
 
 Test(shape_infer, trilu) {
     plx_trilu_desc d = PLX_TRILU_DESC_INIT;
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(d.upper);
     cr_assert(eq(i64, d.k, 0));
     /* any dtype, rank 2 or more, any k */
@@ -2558,7 +2558,7 @@ Test(shape_infer, trilu) {
 
 Test(shape_infer, one_hot) {
     plx_one_hot_desc d = PLX_ONE_HOT_DESC_INIT(5);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(eq(i32, d.axis, -1));
     /* axis -1: depth last; values' dtype */
     ok(RUN(PLX_OP_ONE_HOT, &d, &y, T(INT64, 2, 3), T(FLOAT16, 2)));
@@ -2609,7 +2609,7 @@ Test(shape_infer, one_hot) {
 
 Test(shape_infer, hardmax) {
     plx_axis_desc d = PLX_AXIS_DESC_INIT(-1);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_HARDMAX, &d, F32(2, 3, 4), &y));
     EXPECT(&y, FLOAT32, 2, 3, 4);
     d.axis = 0;
@@ -2629,7 +2629,7 @@ Test(shape_infer, hardmax) {
 
 Test(shape_infer, cum_sum) {
     plx_cum_sum_desc d = PLX_CUM_SUM_DESC_INIT(0);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     cr_assert(not(d.exclusive));
     cr_assert(not(d.reverse));
     ok(run1(PLX_OP_CUM_SUM, &d, F32(5), &y));
@@ -2663,7 +2663,7 @@ Test(shape_infer, cum_sum) {
 /* is_nan, is_inf, bitwise, shifts, shrink, lp pools                        */
 
 Test(shape_infer, unary_tests_and_bitwise_not) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     for (int f = PLX_UNARY_IS_NAN; f <= PLX_UNARY_IS_NEG_INF; f++) {
         plx_unary_desc d = PLX_UNARY_DESC_INIT((plx_unary_func)f);
         cr_assert(plx_unary_func_is_test((plx_unary_func)f));
@@ -2696,7 +2696,7 @@ Test(shape_infer, unary_tests_and_bitwise_not) {
 }
 
 Test(shape_infer, binary_bitwise_and_shifts) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     for (int f = PLX_BINARY_BITWISE_AND; f <= PLX_BINARY_BITWISE_XOR; f++) {
         plx_binary_desc d = PLX_BINARY_DESC_INIT((plx_binary_func)f);
         cr_assert(plx_binary_func_is_bitwise((plx_binary_func)f));
@@ -2729,7 +2729,7 @@ Test(shape_infer, shrink) {
     plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SHRINK);
     cr_assert(eq(flt, d.alpha, 0.5f));
     cr_assert(eq(flt, d.beta, 0.0f));
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(run1(PLX_OP_ACTIVATION, &d, F32(2, 3), &y));
     EXPECT(&y, FLOAT32, 2, 3);
     ok(run1(PLX_OP_ACTIVATION, &d, T(FLOAT16, 4), &y));
@@ -2747,7 +2747,7 @@ Test(shape_infer, shrink) {
 Test(shape_infer, lp_pool) {
     plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_LP);
     cr_assert(eq(i64, d.p, 2));
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     d.kernel[0] = d.kernel[1] = 2;
     ok(run1(PLX_OP_POOL, &d, F32(1, 3, 28, 28), &y));
     EXPECT(&y, FLOAT32, 1, 3, 27, 27);
@@ -2853,7 +2853,7 @@ Test(shape_infer, quantized_conv_and_matmul) {
 }
 
 Test(shape_infer, integer_products) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     ok(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 4, 3), T(INT8, 3, 2)));
     EXPECT(&y, INT32, 4, 2);
     ok(RUN(PLX_OP_MATMUL_INTEGER, NULL, &y, T(UINT8, 2, 4, 3), T(UINT8, 3, 2),
@@ -2892,7 +2892,7 @@ Test(shape_infer, integer_products) {
  * dequantize take no float64 scale (ONNX) but 16-bit data; messages list
  * every dtype floats first, integers by width, bool last. */
 Test(shape_infer, abi13_dtypes) {
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     ok(RUN(PLX_OP_BINARY, &add, &y, T(FLOAT64, 2, 3), T(FLOAT64, 3)));
     EXPECT(&y, FLOAT64, 2, 3);
@@ -2965,7 +2965,7 @@ Test(shape_infer, abi13_dtypes) {
 
 Test(shape_infer, concat_on_quantized_tensors) {
     plx_axis_desc d = PLX_AXIS_DESC_INIT(1);
-    plx_tensor_info y;
+    plx_tensor_info y = {0};
     /* the inputs' common parameters move to Y */
     memset(&y, 0, sizeof y);
     ok(RUN(PLX_OP_CONCAT, &d, &y, quantized(T(INT8, 2, 3), 0.5f, 1),

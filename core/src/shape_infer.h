@@ -26,6 +26,11 @@ size_t plxi_op_desc_size(plx_op op);
  * the output infos (dtype, rank, dims; quantization NONE unless the op
  * defines it, e.g. reshape/transpose keep per-tensor quantization).
  *
+ * A single-output op reads outputs[0] first: quantized conv, matmul and
+ * concat take their output dtype and quantization from what the builder
+ * set there, so callers pass initialised infos (zeroed when they set
+ * nothing); outputs are written only on success.
+ *
  * `layer_name` is used in messages only. Errors are PLX_INVALID_ARGUMENT
  * statuses whose message starts with "layer '<name>' (<op>): " and names
  * the offending field or input and the shapes involved, e.g.

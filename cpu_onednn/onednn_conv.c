@@ -260,9 +260,17 @@ static plx_status pooling_step(const odn_context *ctx, const plx_layer_view *l, 
                                const dnnl_dims_t kernel, const dnnl_dims_t dil,
                                const dnnl_dims_t pl, const dnnl_dims_t pr) {
     /* The source as it is at hand; the destination in the layout oneDNN
-     * picks for it (the source's, for a blocked one). */
+     * picks for it (the source's, for a blocked one). An 8-bit max pool
+     * reads a plain source in channels-last instead (odn_graph_plan
+     * reorders it there): oneDNN's int8 pooling has only its reference
+     * implementation for the plain layout. */
     dnnl_memory_desc_t src, dst, dany;
     ODN_PLAN_CALL(odn_input_md(ctx, l, 0, &src));
+    if (odn_is_8bit_max_pool(l) && odn_md_is_plain(&src)) {
+        static const dnnl_format_tag_t last[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
+        ODN_PLAN_CALL(dnnl_memory_desc_init_by_tag(&src, src.ndims, src.dims, src.data_type,
+                                                   last[src.ndims - 3]));
+    }
     ODN_PLAN_CALL(odn_info_md(&dst, &l->outputs[0]));
     ODN_PLAN_CALL(odn_any_md(&dany, &dst));
     dnnl_pooling_v2_desc_t pd;

@@ -396,9 +396,15 @@ void odn_rnn_unpack(const odn_unpack *u, const float *in, float *out);
 plx_status odn_plan_int8(const odn_context *ctx, const plx_layer_view *l,
                          const odn_post_ops *po, odn_plan *plan);
 
-/* Whether every input and output of `l` is float32: the layers a graph or
- * a fusion may carry (int8 layers run alone). */
+/* Whether every input and output of `l` is float32: the layers a fusion
+ * may carry (a graph carries these, the int8 products and 8-bit max
+ * pools). */
 bool odn_view_is_float(const plx_layer_view *l);
+
+/* Whether `l` is a max pool on int8 or uint8 (its output X's dtype, and
+ * X's quantization, if any: plexus/ops.h): oneDNN's pooling of s8/u8
+ * gives the exact bytes, so it runs here and in graphs on any ISA. */
+bool odn_is_8bit_max_pool(const plx_layer_view *l);
 
 /* ---- graphs: a whole subgraph as one precompiled layer ------------------ */
 

@@ -452,7 +452,7 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
         (x == PLX_DTYPE_INT8 || x == PLX_DTYPE_UINT8)) {
         fused = odn_plan_int8;
     }
-    bool int8 = fused == odn_plan_int8;
+    bool int8 = fused == odn_plan_int8 || odn_is_8bit_max_pool(l);
     for (unsigned i = 0; i < l->input_count; i++) {
         size_t n = 0;
         if (!int8 && l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
@@ -477,6 +477,15 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
         return odn_refuse(ctx, "cpu_onednn runs %s with one output only", plx_op_name(l->op));
     }
     return fused ? fused(ctx, l, post_ops, plan) : plain(ctx, l, plan);
+}
+
+bool odn_is_8bit_max_pool(const plx_layer_view *l) {
+    if (l->op != PLX_OP_POOL || l->input_count != 1 || l->output_count != 1 ||
+        ((const plx_pool_desc *)l->desc)->kind != PLX_POOL_MAX) {
+        return false;
+    }
+    plx_dtype x = l->inputs[0].dtype;
+    return (x == PLX_DTYPE_INT8 || x == PLX_DTYPE_UINT8) && l->outputs[0].dtype == x;
 }
 
 bool odn_view_is_float(const plx_layer_view *l) {

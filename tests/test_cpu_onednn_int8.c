@@ -19,8 +19,10 @@
  *   reason (cpu_onednn alone, no fallback), and runs on cpu_ref with the
  *   refusal recorded when cpu_ref comes after it; without VNNI (oneDNN
  *   limited to AVX2) every int8 layer is refused.
- * - Two int8 convs in a row stay two layers (no graph, no fusion); int8
- *   weights are packed once for every working memory.
+ * - Max pools on int8/uint8 give cpu_ref's bytes (dilated ones are
+ *   refused); two int8 convs in a row, or an int8 conv and a max pool, run
+ *   as one graph with graph=off's bytes; int8 weights are packed once for
+ *   every working memory.
  * - Layers with dtypes oneDNN has no type for keep their refusal reason.
  * - tests/data/quantized-digits (qdq, qop, dyn) with cpu_onednn,cpu_ref:
  *   the int8 layers on cpu_onednn, outputs within 1e-2 of ONNX Runtime's
@@ -161,6 +163,7 @@ typedef struct product {
     const char *name;
     plx_op op;
     plx_conv_desc conv;
+    plx_pool_desc pool; /* op PLX_OP_POOL */
     uint32_t input_count;
     plx_tensor_info in[MAX_SLOTS];
     bool constant[MAX_SLOTS];
@@ -324,7 +327,9 @@ static plx_network *product_network(const product *p, plx_tensor_info *y_info) {
         }
     }
     bool conv = p->op == PLX_OP_CONV || p->op == PLX_OP_CONV_INTEGER;
-    OK(plx_network_add_layer(n, "L", p->op, conv ? &p->conv : NULL, p->input_count, 1, &l));
+    const void *desc = conv ? (const void *)&p->conv
+                            : p->op == PLX_OP_POOL ? (const void *)&p->pool : NULL;
+    OK(plx_network_add_layer(n, "L", p->op, desc, p->input_count, 1, &l));
     for (uint32_t i = 0; i < p->input_count; i++) {
         OK(plx_network_connect(n, ids[i], 0, l, i));
     }
@@ -909,6 +914,145 @@ Test(cpu_onednn_int8, refused_without_vnni) {
     unsetenv("DNNL_MAX_CPU_ISA");
 }
 
+/* A max pool on x [dims] (`dt`, quantized per tensor when `quantized`;
+ * its parameters pass through), kernel k, stride st, padding pb/pe on
+ * every spatial dimension. */
+static product max_pool(const char *name, plx_dtype dt, bool quantized, uint32_t rank,
+                        const int64_t *dims, int64_t k, int64_t st, int64_t pb, int64_t pe,
+                        int64_t dilation, bool ceil_mode, uint32_t seed) {
+    product p;
+    memset(&p, 0, sizeof p);
+    p.name = name;
+    p.op = PLX_OP_POOL;
+    p.pool = (plx_pool_desc)PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    for (uint32_t i = 0; i + 2 < rank; i++) {
+        p.pool.kernel[i] = k;
+        p.pool.strides[i] = st;
+        p.pool.dilations[i] = dilation;
+        p.pool.pads_begin[i] = pb;
+        p.pool.pads_end[i] = pe;
+    }
+    p.pool.ceil_mode = ceil_mode;
+    uint32_t s = seed;
+    set_input(&p, 0, info(dt, rank, dims), false, &s);
+    if (quantized) {
+        p.in[0].quant.kind = PLX_QUANT_PER_TENSOR;
+        p.in[0].quant.scale = 0.05f;
+        p.in[0].quant.zero_point = dt == PLX_DTYPE_UINT8 ? 131 : -3;
+    }
+    return p;
+}
+
+/* Max pools on 8-bit tensors, quantized or not (plexus/ops.h: X's
+ * parameters pass through), run on cpu_onednn on any ISA (a plain source
+ * is read in channels-last, where oneDNN's int8 pooling is not its
+ * reference one) and give cpu_ref's bytes: 1 to 3 spatial dimensions,
+ * padding, ceil mode, dilation. */
+Test(cpu_onednn_int8, eight_bit_max_pools_give_cpu_refs_bytes) {
+    plx_runtime *rt = runtime();
+    onednn(rt);
+    const plx_dtype U8 = PLX_DTYPE_UINT8, S8 = PLX_DTYPE_INT8;
+    product cases[] = {
+        max_pool("stem 3x3/2 pad 1", U8, true, 4, (const int64_t[]){2, 16, 23, 20}, 3, 2, 1, 1,
+                 1, false, 81),
+        max_pool("int8 2x2/2 ceil", S8, false, 4, (const int64_t[]){1, 9, 7, 9}, 2, 2, 0, 0, 1,
+                 true, 82),
+        max_pool("3x3 pad 2/1", S8, true, 4, (const int64_t[]){1, 5, 12, 11}, 3, 1, 2, 1, 1,
+                 false, 83),
+        max_pool("1-D 3/2 pad 1", U8, false, 3, (const int64_t[]){2, 8, 13}, 3, 2, 1, 1, 1,
+                 false, 84),
+        max_pool("3-D 2/2 ceil", U8, true, 5, (const int64_t[]){1, 4, 5, 6, 7}, 2, 2, 0, 0, 1,
+                 true, 85),
+    };
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        product *p = &cases[c];
+        plx_tensor_info yi;
+        plx_network *n = product_network(p, &yi);
+        cr_assert(eq(int, (int)yi.quant.kind, (int)p->in[0].quant.kind), "%s", p->name);
+        size_t bytes = bytes_of(&yi);
+        uint8_t *got = malloc(bytes), *want = malloc(bytes);
+        cr_assert(not(zero(ptr, got)));
+        cr_assert(not(zero(ptr, want)));
+        run_on(rt, p, n, "cpu_onednn", got, bytes);
+        run_on(rt, p, n, "cpu_ref", want, bytes);
+        cr_assert(eq(int, memcmp(got, want, bytes), 0), "%s: cpu_onednn's bytes differ", p->name);
+        free(got);
+        free(want);
+        plx_network_destroy(&n);
+        product_free(p);
+    }
+    /* oneDNN's int8 pooling has no dilations but in its reference
+     * implementation, which cpu_onednn leaves to cpu_ref */
+    product d = max_pool("dilated", S8, true, 4, (const int64_t[]){1, 5, 12, 11}, 3, 1, 2, 1, 2,
+                         false, 86);
+    expect_refused(rt, &d, "oneDNN offers only its reference implementation");
+    plx_runtime_destroy(&rt);
+}
+
+/* An int8 conv and the max pool after it (a ResNet stem) run as one
+ * graph on cpu_onednn, the pool reading the conv's channels-last output,
+ * with the bytes of graph=off. */
+Test(cpu_onednn_int8, conv_and_max_pool_run_as_one_graph) {
+    plx_runtime *rt = runtime_with_vnni();
+    plx_backend_option off = {"cpu_onednn", "graph", "off"};
+    plx_runtime *rt_off = runtime_with(&off, NULL);
+    conv_shape sh = {1, 3, 20, 18, 16, 3, 3, 2, 1, 1, 1, false};
+    product a = quantized_conv("stem", sh, PLX_DTYPE_UINT8, 128, true, true, PLX_DTYPE_UINT8,
+                               128, 63);
+    plx_pool_desc pd = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    pd.kernel[0] = pd.kernel[1] = 3;
+    pd.strides[0] = pd.strides[1] = 2;
+    pd.pads_begin[0] = pd.pads_begin[1] = pd.pads_end[0] = pd.pads_end[1] = 1;
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id x, w, b, conv, pool, out;
+    plx_tensor_info wi = weights_info(&a), y = a.in[0];
+    OK(plx_network_add_input(n, "x", 0, &a.in[0], &x));
+    OK(plx_network_add_constant(n, "w", &wi, a.data[1], PLX_CONSTANT_COPY, &w));
+    OK(plx_network_add_constant(n, "b", &a.in[2], a.data[2], PLX_CONSTANT_COPY, &b));
+    OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &a.conv, 3, 1, &conv));
+    OK(plx_network_add_layer(n, "pool", PLX_OP_POOL, &pd, 1, 1, &pool));
+    y.dims[1] = sh.m;
+    y.dims[2] = 10;
+    y.dims[3] = 9;
+    y.quant = a.y_quant;
+    OK(plx_network_set_output_info(n, conv, 0, &y));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, x, 0, conv, 0));
+    OK(plx_network_connect(n, w, 0, conv, 1));
+    OK(plx_network_connect(n, b, 0, conv, 2));
+    OK(plx_network_connect(n, conv, 0, pool, 0));
+    OK(plx_network_connect(n, pool, 0, out, 0));
+    OK(plx_network_validate(n));
+    OK(plx_network_output_info(n, pool, 0, &y));
+    size_t bytes = bytes_of(&y);
+    uint8_t *got[2] = {malloc(bytes), malloc(bytes)};
+    for (int k = 0; k < 2; k++) {
+        plx_status why = NULL;
+        plx_optimized_network *on = optimize_alone(k ? rt_off : rt, n, "cpu_onednn", &why);
+        cr_assert(zero(ptr, why), "%s", plx_status_get_message(why));
+        size_t graphs = 0, layers = plx_optimized_network_layer_count(on);
+        for (size_t i = 0; i < layers; i++) {
+            graphs += plx_optimized_network_layer(on, i)->op == PLX_OP_PRECOMPILED;
+        }
+        cr_assert(eq(sz, graphs, k ? 0 : 1), "%s", plx_optimized_network_summary(on));
+        plx_loaded_network *ln = NULL;
+        OK(plx_runtime_load_network(k ? rt_off : rt, &on, NULL, &ln));
+        plx_tensor_binding in = {0, a.data[0], bytes_of(&a.in[0]), 0};
+        plx_tensor_binding o = {0, got[k], bytes, 0};
+        OK(plx_loaded_network_execute(ln, &in, 1, &o, 1));
+        plx_loaded_network_unload(&ln);
+    }
+    cr_assert(eq(int, memcmp(got[0], got[1], bytes), 0), "the graph's bytes differ from "
+              "graph=off's");
+    free(got[0]);
+    free(got[1]);
+    plx_network_destroy(&n);
+    product_free(&a);
+    plx_runtime_destroy(&rt);
+    plx_runtime_destroy(&rt_off);
+}
+
 /* Two int8 convs in a row on cpu_onednn run as one graph (the activation
  * between them stays in oneDNN's channels-last layout), with the bytes of
  * graph=off (two layers, each reordering from and to the plain layout),
@@ -1008,12 +1152,26 @@ typedef struct int8_layer {
     plx_op op;
 } int8_layer;
 
+static void run_digits_on(plx_runtime *rt, const char *format, const int8_layer *int8,
+                          size_t count, bool noted);
+
 /* Runs `format`.onnx of tests/data/quantized-digits with cpu_onednn,
- * cpu_ref on the ten example images; `int8` (`count`) are the layers that
- * must be on cpu_onednn, and `noted` says whether the optimiser must have
- * noted each as a folded int8 layer. */
+ * cpu_ref on the ten example images, with cpu_onednn's graphs and with
+ * graph=off; `int8` (`count`) are the layers that must be on cpu_onednn
+ * (checked with graph=off: graphs absorb them), and `noted` says whether
+ * the optimiser must have noted each as a folded int8 layer. */
 static void run_digits(const char *format, const int8_layer *int8, size_t count, bool noted) {
-    plx_runtime *rt = runtime_with_vnni();
+    plx_runtime *probe = runtime_with_vnni(); /* skips without VNNI */
+    plx_runtime_destroy(&probe);
+    plx_backend_option off = {"cpu_onednn", "graph", "off"};
+    for (int graph = 0; graph < 2; graph++) {
+        run_digits_on(graph ? runtime() : runtime_with(&off, NULL), format, int8,
+                      graph ? 0 : count, noted);
+    }
+}
+
+static void run_digits_on(plx_runtime *rt, const char *format, const int8_layer *int8,
+                          size_t count, bool noted) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s.onnx", QUANTIZED_DIGITS_DIR, format);
     plx_onnx_model *model = NULL;

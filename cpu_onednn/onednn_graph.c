@@ -669,13 +669,15 @@ static bool int8_product(const plx_layer_view *v) {
 }
 
 /* Whether graph_build_piece can carry layer `i`: float32 layers, the
- * int8 products and 8-bit max pools, so that a chain of int8 convolutions
- * and pools passes its activations in oneDNN's channels-last layout
- * without a reorder to the plain one and back between each two. */
+ * int8 products, 8-bit max pools and quantized adds, so that a chain of
+ * int8 convolutions, pools and residual adds passes its activations in
+ * oneDNN's channels-last layout without a reorder to the plain one and
+ * back between each two. */
 static bool graph_carries(const plx_subgraph_view *g, uint32_t i) {
     const plx_layer_view *v = &g->layers[i].view;
     return graph_desc_size(v->op) != SIZE_MAX && v->output_count == 1 &&
-           (odn_view_is_float(v) || int8_product(v) || odn_is_8bit_max_pool(v));
+           (odn_view_is_float(v) || int8_product(v) || odn_is_8bit_max_pool(v) ||
+            odn_is_quantized_binary(v));
 }
 
 /* Builds the payload of layers lo .. hi-1 of `g` (a convex piece that

@@ -261,6 +261,7 @@ typedef struct odn_quant_attr {
     int scale_mask;      /* 0: one scale; 1 << d: one per index of output dim d */
     int32_t src_zp, wei_zp, dst_zp;
     bool runtime_src_zp, runtime_wei_zp;
+    const float *src_scales; /* binary: the scales of SRC_0 and SRC_1, or NULL */
 } odn_quant_attr;
 
 /* odn_add_step with the quantization attributes `quant` (may be NULL). */
@@ -405,6 +406,11 @@ bool odn_view_is_float(const plx_layer_view *l);
  * X's quantization, if any: plexus/ops.h): oneDNN's pooling of s8/u8
  * gives the exact bytes, so it runs here and in graphs on any ISA. */
 bool odn_is_8bit_max_pool(const plx_layer_view *l);
+
+/* Whether `l` is a binary layer on quantized tensors (A, B and Y int8 or
+ * uint8 with per-tensor parameters: plexus/ops.h); odn_plan_binary runs
+ * add and sub (onednn_ops.c), also in graphs. */
+bool odn_is_quantized_binary(const plx_layer_view *l);
 
 /* ---- graphs: a whole subgraph as one precompiled layer ------------------ */
 

@@ -402,10 +402,35 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
         }
         first = 1; /* swap: op(a, b) == op(b, a) */
     }
+    const plx_tensor_info *x0 = &l->inputs[first], *x1 = &l->inputs[1 - first];
+    /* On quantized tensors (plexus/ops.h): sa/sy a + sb/sy b (sub: minus)
+     * with oneDNN's source scales, the zero points folded into one constant
+     * added by a linear post-op, y the f32 result rounded to nearest even
+     * and saturated by oneDNN's conversion: the quantized result up to the
+     * float rounding, one step at most where it falls on a tie (as for the
+     * int8 convolutions, docs/cpu_onednn.md). A mul's zero points do not
+     * fold so. */
+    bool quantized = odn_is_quantized_binary(l);
+    float scales[2] = {1.0f, 1.0f};
+    odn_post_op shift = {.kind = ODN_POST_ELTWISE, .alg = dnnl_eltwise_linear, .alpha = 1.0f};
+    if (quantized) {
+        if (d->func != PLX_BINARY_ADD && d->func != PLX_BINARY_SUB) {
+            return odn_refuse(ctx, "cpu_onednn runs binary %s on quantized tensors only for add "
+                              "and sub (a product's zero points do not fold into oneDNN's "
+                              "source scales)", plx_binary_func_name(d->func));
+        }
+        float sy = y->quant.scale, sign = d->func == PLX_BINARY_SUB ? -1.0f : 1.0f;
+        scales[0] = x0->quant.scale / sy;
+        scales[1] = x1->quant.scale / sy;
+        shift.beta = (float)y->quant.zero_point -
+                     (scales[0] * (float)x0->quant.zero_point +
+                      sign * scales[1] * (float)x1->quant.zero_point);
+    }
+    dnnl_data_type_t t0 = odn_dtype(x0->dtype), t1 = odn_dtype(x1->dtype), ty = odn_dtype(y->dtype);
     dnnl_memory_desc_t m0, m1, md;
-    ODN_PLAN_CALL(odn_plain_md(&m0, first ? b : a, r));
-    ODN_PLAN_CALL(odn_plain_md(&m1, first ? a : b, r));
-    ODN_PLAN_CALL(odn_plain_md(&md, yd, r));
+    ODN_PLAN_CALL(odn_plain_md_as(&m0, first ? b : a, r, t0));
+    ODN_PLAN_CALL(odn_plain_md_as(&m1, first ? a : b, r, t1));
+    ODN_PLAN_CALL(odn_plain_md_as(&md, yd, r, ty));
     /* The full-shape input in the layout it is at hand in (a blocked one
      * when a convolution wrote it), the other in that layout too when it
      * has the same shape (odn_graph_plan reorders it if need be), and the
@@ -416,13 +441,18 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
     if (blocked) {
         m0 = held;
         md = held;
+        md.data_type = ty;
         if (a_full && b_full) {
             m1 = held;
+            m1.data_type = t1;
         }
     }
     dnnl_binary_desc_t bd;
     ODN_PLAN_CALL(dnnl_binary_desc_init(&bd, alg, &m0, &m1, &md));
-    plx_status s = odn_add_step(ctx, plan, &bd, NULL);
+    odn_quant_attr q = {.src_scales = scales};
+    odn_post_ops po = {&shift, 1};
+    plx_status s = quantized ? odn_add_step_quant(ctx, plan, &bd, &po, &q)
+                             : odn_add_step(ctx, plan, &bd, NULL);
     if (s || (s = odn_bind(ctx, plan, DNNL_ARG_SRC_0, ODN_BIND_INPUT, first, &m0)) ||
         (s = odn_bind(ctx, plan, DNNL_ARG_SRC_1, ODN_BIND_INPUT, 1 - first, &m1)) ||
         (s = odn_bind(ctx, plan, DNNL_ARG_DST, ODN_BIND_OUTPUT, 0, &md))) {

@@ -174,6 +174,10 @@ static dnnl_status_t set_quant_attr(dnnl_primitive_attr_t attr, const odn_quant_
         st = dnnl_primitive_attr_set_output_scales(attr, q->scale_count, q->scale_mask,
                                                    q->scales);
     }
+    for (int i = 0; i < 2 && st == dnnl_success && q->src_scales; i++) {
+        st = dnnl_primitive_attr_set_scales(attr, i ? DNNL_ARG_SRC_1 : DNNL_ARG_SRC_0, 1, 0,
+                                            &q->src_scales[i]);
+    }
     const struct {
         int arg;
         bool runtime;
@@ -452,7 +456,8 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
         (x == PLX_DTYPE_INT8 || x == PLX_DTYPE_UINT8)) {
         fused = odn_plan_int8;
     }
-    bool int8 = fused == odn_plan_int8 || odn_is_8bit_max_pool(l);
+    bool int8 = fused == odn_plan_int8 || odn_is_8bit_max_pool(l) ||
+                odn_is_quantized_binary(l);
     for (unsigned i = 0; i < l->input_count; i++) {
         size_t n = 0;
         if (!int8 && l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
@@ -486,6 +491,17 @@ bool odn_is_8bit_max_pool(const plx_layer_view *l) {
     }
     plx_dtype x = l->inputs[0].dtype;
     return (x == PLX_DTYPE_INT8 || x == PLX_DTYPE_UINT8) && l->outputs[0].dtype == x;
+}
+
+static bool q8_per_tensor(const plx_tensor_info *t) {
+    return (t->dtype == PLX_DTYPE_INT8 || t->dtype == PLX_DTYPE_UINT8) &&
+           t->quant.kind == PLX_QUANT_PER_TENSOR;
+}
+
+bool odn_is_quantized_binary(const plx_layer_view *l) {
+    return l->op == PLX_OP_BINARY && l->input_count == 2 && l->output_count == 1 &&
+           q8_per_tensor(&l->inputs[0]) && q8_per_tensor(&l->inputs[1]) &&
+           q8_per_tensor(&l->outputs[0]);
 }
 
 bool odn_view_is_float(const plx_layer_view *l) {

@@ -20,9 +20,11 @@
  *   refusal recorded when cpu_ref comes after it; without VNNI (oneDNN
  *   limited to AVX2) every int8 layer is refused.
  * - Max pools on int8/uint8 give cpu_ref's bytes (dilated ones are
- *   refused); two int8 convs in a row, or an int8 conv and a max pool, run
- *   as one graph with graph=off's bytes; int8 weights are packed once for
- *   every working memory.
+ *   refused); quantized add and sub agree with cpu_ref as the products
+ *   do, and ties are one step apart at most; a quantized mul is refused.
+ * - Two int8 convs in a row, or an int8 conv, a max pool and a quantized
+ *   add, run as one graph with graph=off's bytes; int8 weights are packed
+ *   once for every working memory.
  * - Layers with dtypes oneDNN has no type for keep their refusal reason.
  * - tests/data/quantized-digits (qdq, qop, dyn) with cpu_onednn,cpu_ref:
  *   the int8 layers on cpu_onednn, outputs within 1e-2 of ONNX Runtime's
@@ -163,7 +165,8 @@ typedef struct product {
     const char *name;
     plx_op op;
     plx_conv_desc conv;
-    plx_pool_desc pool; /* op PLX_OP_POOL */
+    plx_pool_desc pool;     /* op PLX_OP_POOL */
+    plx_binary_desc binary; /* op PLX_OP_BINARY */
     uint32_t input_count;
     plx_tensor_info in[MAX_SLOTS];
     bool constant[MAX_SLOTS];
@@ -327,13 +330,15 @@ static plx_network *product_network(const product *p, plx_tensor_info *y_info) {
         }
     }
     bool conv = p->op == PLX_OP_CONV || p->op == PLX_OP_CONV_INTEGER;
-    const void *desc = conv ? (const void *)&p->conv
-                            : p->op == PLX_OP_POOL ? (const void *)&p->pool : NULL;
+    const void *desc = conv                     ? (const void *)&p->conv
+                       : p->op == PLX_OP_POOL   ? (const void *)&p->pool
+                       : p->op == PLX_OP_BINARY ? (const void *)&p->binary
+                                                : NULL;
     OK(plx_network_add_layer(n, "L", p->op, desc, p->input_count, 1, &l));
     for (uint32_t i = 0; i < p->input_count; i++) {
         OK(plx_network_connect(n, ids[i], 0, l, i));
     }
-    if (p->op == PLX_OP_CONV || p->op == PLX_OP_MATMUL) {
+    if (p->op == PLX_OP_CONV || p->op == PLX_OP_MATMUL || p->op == PLX_OP_BINARY) {
         /* the output's dtype and quantization are the builder's
          * (plexus/ops.h), with the dims inference gives */
         plx_tensor_info y;
@@ -341,7 +346,9 @@ static plx_network *product_network(const product *p, plx_tensor_info *y_info) {
         y.dtype = p->y_dtype;
         y.quant = p->y_quant;
         y.rank = p->in[0].rank;
-        if (conv) {
+        if (p->op == PLX_OP_BINARY) {
+            memcpy(y.dims, p->in[0].dims, sizeof y.dims); /* B broadcasts to A's shape */
+        } else if (conv) {
             y.dims[0] = p->in[0].dims[0];
             y.dims[1] = p->in[1].dims[0];
             for (uint32_t d = 2; d < p->in[0].rank; d++) {
@@ -989,10 +996,77 @@ Test(cpu_onednn_int8, eight_bit_max_pools_give_cpu_refs_bytes) {
     plx_runtime_destroy(&rt);
 }
 
-/* An int8 conv and the max pool after it (a ResNet stem) run as one
- * graph on cpu_onednn, the pool reading the conv's channels-last output,
- * with the bytes of graph=off. */
-Test(cpu_onednn_int8, conv_and_max_pool_run_as_one_graph) {
+/* A quantized binary layer A `func` B: A [2, 16, 9, 7], B A's shape or
+ * [1, 16, 1, 1] (`broadcast`), of one dtype, each with its scale and zero
+ * point; Y of that dtype (scale about 0.03, zero point 117 or -11); scales as
+ * quantizers make them, not round decimals, whose sums fall on ties. */
+static product quantized_binary(const char *name, plx_binary_func func, plx_dtype a_dtype,
+                                float sa, int32_t za, plx_dtype b_dtype, float sb, int32_t zb,
+                                bool broadcast, uint32_t seed) {
+    product p;
+    memset(&p, 0, sizeof p);
+    p.name = name;
+    p.op = PLX_OP_BINARY;
+    p.binary = (plx_binary_desc)PLX_BINARY_DESC_INIT(func);
+    uint32_t s = seed;
+    const int64_t a[] = {2, 16, 9, 7}, b[] = {1, 16, 1, 1};
+    set_input(&p, 0, info(a_dtype, 4, a), false, &s);
+    set_input(&p, 1, info(b_dtype, 4, broadcast ? b : a), false, &s);
+    const float scales[] = {sa, sb};
+    const int32_t zps[] = {za, zb};
+    for (int i = 0; i < 2; i++) {
+        p.in[i].quant.kind = PLX_QUANT_PER_TENSOR;
+        p.in[i].quant.scale = scales[i];
+        p.in[i].quant.zero_point = zps[i];
+    }
+    p.y_dtype = a_dtype;
+    p.y_quant.kind = PLX_QUANT_PER_TENSOR;
+    p.y_quant.scale = 0.0307413f;
+    p.y_quant.zero_point = a_dtype == PLX_DTYPE_UINT8 ? 117 : -11;
+    return p;
+}
+
+/* Quantized add and sub (a ResNet's residual adds) run on cpu_onednn:
+ * oneDNN's binary with source scales and the zero points folded into a
+ * linear post-op, within one step of cpu_ref (the rounding of
+ * plexus/ops.h, docs/cpu_onednn.md) and mostly equal; int8 and uint8, B
+ * broadcast per channel. A quantized mul is refused with the reason. */
+Test(cpu_onednn_int8, quantized_adds_and_subs_match_cpu_ref) {
+    plx_runtime *rt = runtime();
+    onednn(rt);
+    const plx_dtype U8 = PLX_DTYPE_UINT8, S8 = PLX_DTYPE_INT8;
+    product cases[] = {
+        quantized_binary("add u8", PLX_BINARY_ADD, U8, 0.0213117f, 131, U8, 0.0171943f, 120, false, 91),
+        quantized_binary("add s8", PLX_BINARY_ADD, S8, 0.0130827f, -5, S8, 0.0291366f, 7, false,
+                         92),
+        quantized_binary("sub u8", PLX_BINARY_SUB, U8, 0.0112291f, 100, U8, 0.0093381f, 140, false, 93),
+        quantized_binary("add per channel", PLX_BINARY_ADD, U8, 0.0204411f, 128, U8, 0.0198179f, 131, true,
+                         94),
+        quantized_binary("sub per channel", PLX_BINARY_SUB, S8, 0.0251732f, 0, S8, 0.0103649f, 60, true,
+                         95),
+    };
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        expect_matches_cpu_ref(rt, &cases[c]);
+    }
+    /* Round decimal scales put many sums on a tie (0.021 * 75 + 0.017 *
+     * 30 = 0.03 * 69.5): oneDNN's float result falls on either side of
+     * it, one step from cpu_ref's at most (about 1.5% of these differ) */
+    product ties = quantized_binary("ties", PLX_BINARY_ADD, U8, 0.021f, 131, U8, 0.017f, 120,
+                                    false, 91);
+    ties.y_quant.scale = 0.03f;
+    compare_with_cpu_ref(rt, &ties);
+    product mul = quantized_binary("mul", PLX_BINARY_MUL, U8, 0.02f, 128, U8, 0.02f, 128, false,
+                                   96);
+    expect_refused(rt, &mul, "cpu_onednn runs binary mul on quantized tensors only for add and "
+                             "sub");
+    plx_runtime_destroy(&rt);
+}
+
+/* An int8 conv, the max pool after it (a ResNet stem) and a quantized
+ * add of the pool's output to itself run as one graph on cpu_onednn, the
+ * pool and the add reading channels-last tensors, with the bytes of
+ * graph=off. */
+Test(cpu_onednn_int8, conv_max_pool_and_add_run_as_one_graph) {
     plx_runtime *rt = runtime_with_vnni();
     plx_backend_option off = {"cpu_onednn", "graph", "off"};
     plx_runtime *rt_off = runtime_with(&off, NULL);
@@ -1005,37 +1079,48 @@ Test(cpu_onednn_int8, conv_and_max_pool_run_as_one_graph) {
     pd.pads_begin[0] = pd.pads_begin[1] = pd.pads_end[0] = pd.pads_end[1] = 1;
     plx_network *n;
     OK(plx_network_create(&n));
-    plx_layer_id x, w, b, conv, pool, out;
+    plx_layer_id x, w, b, conv, pool, add, out;
+    plx_binary_desc bd = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     plx_tensor_info wi = weights_info(&a), y = a.in[0];
     OK(plx_network_add_input(n, "x", 0, &a.in[0], &x));
     OK(plx_network_add_constant(n, "w", &wi, a.data[1], PLX_CONSTANT_COPY, &w));
     OK(plx_network_add_constant(n, "b", &a.in[2], a.data[2], PLX_CONSTANT_COPY, &b));
     OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &a.conv, 3, 1, &conv));
     OK(plx_network_add_layer(n, "pool", PLX_OP_POOL, &pd, 1, 1, &pool));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &bd, 2, 1, &add));
     y.dims[1] = sh.m;
     y.dims[2] = 10;
     y.dims[3] = 9;
     y.quant = a.y_quant;
     OK(plx_network_set_output_info(n, conv, 0, &y));
+    y.dims[2] = 5;
+    y.dims[3] = 5;
+    y.quant.scale *= 1.7f;
+    y.quant.zero_point = 90;
+    OK(plx_network_set_output_info(n, add, 0, &y));
     OK(plx_network_add_output(n, "y", 0, &out));
     OK(plx_network_connect(n, x, 0, conv, 0));
     OK(plx_network_connect(n, w, 0, conv, 1));
     OK(plx_network_connect(n, b, 0, conv, 2));
     OK(plx_network_connect(n, conv, 0, pool, 0));
-    OK(plx_network_connect(n, pool, 0, out, 0));
+    OK(plx_network_connect(n, pool, 0, add, 0));
+    OK(plx_network_connect(n, pool, 0, add, 1));
+    OK(plx_network_connect(n, add, 0, out, 0));
     OK(plx_network_validate(n));
-    OK(plx_network_output_info(n, pool, 0, &y));
     size_t bytes = bytes_of(&y);
     uint8_t *got[2] = {malloc(bytes), malloc(bytes)};
     for (int k = 0; k < 2; k++) {
         plx_status why = NULL;
         plx_optimized_network *on = optimize_alone(k ? rt_off : rt, n, "cpu_onednn", &why);
         cr_assert(zero(ptr, why), "%s", plx_status_get_message(why));
-        size_t graphs = 0, layers = plx_optimized_network_layer_count(on);
+        size_t graphs = 0, alone = 0, layers = plx_optimized_network_layer_count(on);
         for (size_t i = 0; i < layers; i++) {
-            graphs += plx_optimized_network_layer(on, i)->op == PLX_OP_PRECOMPILED;
+            plx_op op = plx_optimized_network_layer(on, i)->op;
+            graphs += op == PLX_OP_PRECOMPILED;
+            alone += op == PLX_OP_CONV || op == PLX_OP_POOL || op == PLX_OP_BINARY;
         }
         cr_assert(eq(sz, graphs, k ? 0 : 1), "%s", plx_optimized_network_summary(on));
+        cr_assert(eq(sz, alone, k ? 3 : 0), "%s", plx_optimized_network_summary(on));
         plx_loaded_network *ln = NULL;
         OK(plx_runtime_load_network(k ? rt_off : rt, &on, NULL, &ln));
         plx_tensor_binding in = {0, a.data[0], bytes_of(&a.in[0]), 0};

@@ -41,9 +41,10 @@ bool plxk_qbinary(plxk_isa isa, plxk_qfunc f, unsigned types, const void *a, boo
 bool plxk_quantize8(plxk_isa isa, bool u8, const float *x, void *y, size_t n, float scale,
                     int32_t zp);
 
-/* The smallest and largest of x[0..n) into *lo and *hi (both 0 for n 0),
- * for DynamicQuantizeLinear's range; *finite false when x holds a NaN or
- * an infinity (then *lo and *hi are not meaningful). */
+/* The smallest and largest of x[0..n) into *lo and *hi (both 0 for n 0;
+ * -0 orders below +0), for DynamicQuantizeLinear's range; *finite false
+ * when x holds a NaN or an infinity (then *lo and *hi are not
+ * meaningful). */
 bool plxk_float_range(plxk_isa isa, const float *x, size_t n, float *lo, float *hi,
                       bool *finite);
 

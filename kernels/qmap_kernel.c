@@ -1,6 +1,7 @@
 /* The loops of qmap.h, compiled once per instruction set (kernels/meson.build)
  * like gemm_kernel.c; gemm.c dispatches to them through plxk_gemm_impl. */
 #include <math.h>
+#include <string.h>
 
 #include "gemm_kernel.h"
 
@@ -231,42 +232,37 @@ void PLXK_ISA_SYMBOL(plxk_max_pool_plane_)(plx_dtype dt, const plx_window_geom *
     }
 }
 
-/* plxk_float_range: 16 lanes of minima, maxima and x - x (0 for a finite
- * x, NaN for a NaN or an infinity, and a NaN stays), elementwise so that
- * the loop vectorises without reassociating anything, then the lanes
- * combined. Returns whether every value is finite. */
+/* plxk_float_range: on the bits, as integers that order as the floats do
+ * (a negative float's magnitude bits inverted; -0 below +0), whose minimum
+ * and maximum are integer reductions that vectorise exactly (a float one
+ * would need -ffinite-math-only); a NaN or an infinity is an exponent of
+ * all ones. Returns whether every value is finite. */
+static int32_t float_order_key(uint32_t u) {
+    return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7fffffffu));
+}
+
+static float float_of_order_key(int32_t k) {
+    uint32_t u = (uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7fffffffu);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 bool PLXK_ISA_SYMBOL(plxk_float_range_)(const float *restrict x, size_t n, float *lo,
                                          float *hi) {
-    enum { LANES = 16 };
-    float mn[LANES], mx[LANES], bad[LANES];
-    for (size_t l = 0; l < LANES; l++) {
-        mn[l] = mx[l] = n ? x[0] : 0.0f;
-        bad[l] = 0.0f;
+    int32_t mn = INT32_MAX, mx = INT32_MIN;
+    uint32_t special = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        int32_t k = float_order_key(u);
+        mn = k < mn ? k : mn;
+        mx = k > mx ? k : mx;
+        special |= (~u & 0x7f800000u) ? 0u : 1u;
     }
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES) {
-        for (size_t l = 0; l < LANES; l++) {
-            float v = x[i + l];
-            mn[l] = v < mn[l] ? v : mn[l];
-            mx[l] = v > mx[l] ? v : mx[l];
-            bad[l] += v - v;
-        }
-    }
-    for (size_t l = 0; i < n; i++, l++) {
-        float v = x[i];
-        mn[l] = v < mn[l] ? v : mn[l];
-        mx[l] = v > mx[l] ? v : mx[l];
-        bad[l] += v - v;
-    }
-    float a = mn[0], b = mx[0], nan = bad[0];
-    for (size_t l = 1; l < LANES; l++) {
-        a = mn[l] < a ? mn[l] : a;
-        b = mx[l] > b ? mx[l] : b;
-        nan += bad[l];
-    }
-    *lo = a;
-    *hi = b;
-    return nan == 0.0f;
+    *lo = n ? float_of_order_key(mn) : 0.0f;
+    *hi = n ? float_of_order_key(mx) : 0.0f;
+    return special == 0;
 }
 
 /* plxk_table8's plain loop. */

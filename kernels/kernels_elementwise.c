@@ -1271,12 +1271,18 @@ bool plxk_run_cast(const plxk_kernel_args *args) {
         return true;
     }
     /* The casts of quantized models' products (an int32 accumulator, an
-     * 8-bit tensor, to float32) in loops of their own, which vectorise;
-     * each gives what the general loop below gives. */
-    if (to == PLX_DTYPE_FLOAT32 &&
-        (from == PLX_DTYPE_INT32 || from == PLX_DTYPE_INT8 || from == PLX_DTYPE_UINT8)) {
+     * 8-bit tensor, to float32) and of int64 masks to float32 in loops of
+     * their own, which vectorise; each gives what the general loop below
+     * gives. */
+    if (to == PLX_DTYPE_FLOAT32 && (from == PLX_DTYPE_INT32 || from == PLX_DTYPE_INT8 ||
+                                    from == PLX_DTYPE_UINT8 || from == PLX_DTYPE_INT64)) {
         float *restrict yf = y;
-        if (from == PLX_DTYPE_INT32) {
+        if (from == PLX_DTYPE_INT64) {
+            const int64_t *restrict xi = x;
+            for (size_t i = 0; i < n; i++) {
+                yf[i] = (float)xi[i];
+            }
+        } else if (from == PLX_DTYPE_INT32) {
             const int32_t *restrict xi = x;
             for (size_t i = 0; i < n; i++) {
                 yf[i] = (float)xi[i];

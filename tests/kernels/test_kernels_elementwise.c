@@ -1515,9 +1515,10 @@ static double val_of(plx_dtype t, const void *p, size_t i) {
     }
 }
 
-/* The vectorised loops to float32: int32 (a quantized product's sum)
- * rounds half to even above 2^24, int8 and uint8 keep their values. */
-Test(cast, int32_and_8_bit_to_float32) {
+/* The vectorised loops to float32: int32 (a quantized product's sum) and
+ * int64 (a mask) round half to even above 2^24, int8 and uint8 keep their
+ * values. */
+Test(cast, int32_int64_and_8_bit_to_float32) {
     int32_t x[19];
     for (int i = 0; i < 19; i++) {
         x[i] = i * 1000 - 9000;
@@ -1534,6 +1535,22 @@ Test(cast, int32_and_8_bit_to_float32) {
     cr_assert(eq(flt, f[3], 2147483648.0f));
     for (int i = 4; i < 19; i++) {
         cr_assert(eq(flt, f[i], (float)(i * 1000 - 9000)), "element %d", i);
+    }
+    int64_t x64[19];
+    for (int i = 0; i < 19; i++) {
+        x64[i] = (int64_t)i * 1000 - 9000;
+    }
+    x64[0] = 16777217;                    /* to 2^24 */
+    x64[1] = ((int64_t)1 << 40) + 65537; /* 2^40 + 2^16 + 1: to 2^40 + 2^17 */
+    x64[2] = INT64_MIN;
+    x64[3] = -((int64_t)1 << 40) - 65536; /* a tie, to even: -(2^40) */
+    cr_assert(cast_run(PLX_DTYPE_INT64, PLX_DTYPE_FLOAT32, 19, x64, f));
+    cr_assert(eq(flt, f[0], 16777216.0f));
+    cr_assert(eq(flt, f[1], 1099511758848.0f));
+    cr_assert(eq(flt, f[2], -9223372036854775808.0f));
+    cr_assert(eq(flt, f[3], -1099511627776.0f));
+    for (int i = 4; i < 19; i++) {
+        cr_assert(eq(flt, f[i], (float)(i * 1000 - 9000)), "int64 element %d", i);
     }
     int8_t s8[17];
     uint8_t u8v[17];

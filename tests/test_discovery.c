@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
@@ -75,11 +77,14 @@ Test(discovery, junk_directory) {
     const char *paths[] = {tmp};
     plx_runtime *rt = tu_runtime(paths, 1);
 
-    assert_prefix(reason_for(rt, "x.so"), "dlopen failed: ");
-    cr_assert(not(eq(str, (char *)reason_for(rt, "x.so"), "dlopen failed: ")));
-    assert_prefix(reason_for(rt, "y.so"), "dlopen failed: ");
+    /* Checked before dlopen (docs/backend-abi.md, "Loading one file"). */
+    cr_assert(eq(str, (char *)reason_for(rt, "x.so"),
+                 "not an ELF file (24 bytes, no ELF magic number)"));
+    cr_assert(eq(str, (char *)reason_for(rt, "y.so"),
+                 "not an ELF file (0 bytes, no ELF magic number)"));
     /* .so.N[.N...] names are shared libraries too. */
-    assert_prefix(reason_for(rt, "w.so.1.2"), "dlopen failed: ");
+    cr_assert(eq(str, (char *)reason_for(rt, "w.so.1.2"),
+                 "not an ELF file (24 bytes, no ELF magic number)"));
     cr_assert(eq(str, (char *)reason_for(rt, "z.so"), "not a regular file"));
     cr_assert(eq(str, (char *)reason_for(rt, "broken.so"), "broken symbolic link"));
     cr_assert(eq(str, (char *)reason_for(rt, "loop.so"), "symbolic link loop"));
@@ -211,7 +216,8 @@ Test(discovery, explicit_file_not_a_library) {
     tu_join(file, tmp, "notes.txt");
     const char *paths[] = {file};
     plx_runtime *rt = tu_runtime(paths, 1);
-    assert_prefix(reason_for(rt, "notes.txt"), "dlopen failed: ");
+    cr_assert(eq(str, (char *)reason_for(rt, "notes.txt"),
+                 "not an ELF file (11 bytes, no ELF magic number)"));
     cr_assert(eq(sz, plx_runtime_backend_count(rt), 0));
     plx_runtime_destroy(&rt);
 }
@@ -310,5 +316,181 @@ Test(discovery, explicit_file_and_its_directory) {
     cr_assert(zero(ptr, (void *)tu_rejection_at(rt, tu_fake_realpath(real, "fake_good"))));
     /* fake_good_dup.so is another file with the same id: that one is a duplicate. */
     cr_assert(eq(str, (char *)tu_fake_rejection(rt, "fake_good_dup")->id, "fake_good"));
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- plug-in files checked before dlopen ---------------------------------- */
+
+/* fake_good.so's bytes (malloc'd) and size; asserts. */
+static unsigned char *fake_good_bytes(size_t *size) {
+    char src[PATH_MAX];
+    FILE *f = fopen(tu_fake_path(src, "fake_good"), "rb");
+    cr_assert(not(zero(ptr, f)));
+    cr_assert(eq(int, fseek(f, 0, SEEK_END), 0));
+    long n = ftell(f);
+    cr_assert(gt(long, n, (long)sizeof(Elf64_Ehdr)));
+    rewind(f);
+    unsigned char *b = malloc((size_t)n);
+    cr_assert(not(zero(ptr, b)));
+    cr_assert(eq(sz, fread(b, 1, (size_t)n, f), (size_t)n));
+    fclose(f);
+    *size = (size_t)n;
+    return b;
+}
+
+/* A scan of tmp holding `name` (the bytes given) beside a good plug-in:
+ * returns the reason `name` is rejected for (copied into reason), and
+ * asserts that the good plug-in still loads. */
+static void scan_with(const char *name, const void *bytes, size_t size, char *reason,
+                      size_t reason_size) {
+    char src[PATH_MAX];
+    tu_write_file(tmp, name, bytes, size, 0644);
+    tu_copy_file(tu_fake_path(src, "fake_good"), tmp, "good.so");
+    const char *paths[] = {tmp};
+    plx_runtime *rt = tu_runtime(paths, 1);
+    snprintf(reason, reason_size, "%s", reason_for(rt, name));
+    cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_good"))), "%s",
+              tu_dump(rt));
+    plx_runtime_destroy(&rt);
+}
+
+/* A partly copied plug-in (its first 4 KiB: an upgrade or a `cp` in
+ * progress) maps segments past its end, where dlopen would raise SIGBUS:
+ * it is rejected from its program headers, and so are shorter stumps. */
+Test(discovery, truncated_plugin, .timeout = 30) {
+    size_t size;
+    unsigned char *b = fake_good_bytes(&size);
+    cr_assert(gt(sz, size, 4096));
+    char reason[512];
+    scan_with("cut4k.so", b, 4096, reason, sizeof reason);
+    assert_prefix(reason, "truncated: loadable segment ");
+    cr_assert(not(zero(ptr, strstr(reason, "of a 4096-byte file"))), "%s", reason);
+
+    const Elf64_Ehdr *eh = (const void *)b;
+    size_t table_end = (size_t)eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+    char want[256];
+    snprintf(want, sizeof want,
+             "truncated: the program headers end at byte %zu of a %zu-byte file", table_end,
+             table_end - 1);
+    scan_with("cut_phdrs.so", b, table_end - 1, reason, sizeof reason);
+    cr_assert(eq(str, reason, want));
+
+    scan_with("cut_header.so", b, 40, reason, sizeof reason);
+    cr_assert(eq(str, reason, "truncated: the ELF header needs 64 bytes, the file has 40"));
+    free(b);
+}
+
+/* Headers that are whole but say the file is not for this host, or not a
+ * shared library, each with its reason. */
+Test(discovery, foreign_or_wrong_kind_of_elf_file, .timeout = 30) {
+    size_t size;
+    unsigned char *b = fake_good_bytes(&size);
+    unsigned char *copy = malloc(size);
+    cr_assert(not(zero(ptr, copy)));
+    char reason[512];
+
+    memcpy(copy, b, size);
+    Elf64_Ehdr *eh = (void *)copy;
+    eh->e_machine = EM_SPARCV9; /* never this test's host */
+    scan_with("sparc.so", copy, size, reason, sizeof reason);
+    assert_prefix(reason, "built for sparc64, this host is ");
+
+    memcpy(copy, b, size);
+    eh->e_machine = 0x7ff0; /* no name known for it */
+    scan_with("odd_machine.so", copy, size, reason, sizeof reason);
+    assert_prefix(reason, "built for ELF machine 32752, this host is ");
+
+    memcpy(copy, b, size);
+    copy[EI_CLASS] = ELFCLASS32;
+    scan_with("class32.so", copy, size, reason, sizeof reason);
+    cr_assert(eq(str, reason, "built for a 32-bit host, this one is 64-bit"));
+
+    memcpy(copy, b, size);
+    copy[EI_DATA] = ELFDATA2MSB;
+    scan_with("big_endian.so", copy, size, reason, sizeof reason);
+    cr_assert(eq(str, reason, "built for a big-endian host, this one is little-endian"));
+
+    memcpy(copy, b, size);
+    eh->e_type = ET_REL;
+    scan_with("object.so", copy, size, reason, sizeof reason);
+    cr_assert(eq(str, reason, "not a shared object (ELF type relocatable object)"));
+
+    /* the dynamic segment's header made a null one */
+    memcpy(copy, b, size);
+    Elf64_Phdr *ph = (void *)(copy + eh->e_phoff);
+    bool found = false;
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_DYNAMIC) {
+            ph[i].p_type = PT_NULL;
+            found = true;
+        }
+    }
+    cr_assert(found);
+    scan_with("no_dynamic.so", copy, size, reason, sizeof reason);
+    cr_assert(eq(str, reason, "not a shared library: no dynamic section"));
+
+    /* a loadable segment that claims more file bytes than memory */
+    memcpy(copy, b, size);
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD) {
+            ph[i].p_memsz = ph[i].p_filesz - 1;
+            break;
+        }
+    }
+    scan_with("filesz.so", copy, size, reason, sizeof reason);
+    assert_prefix(reason, "malformed ELF file: loadable segment ");
+
+    memcpy(copy, b, size);
+    eh->e_phentsize = 7;
+    scan_with("phentsize.so", copy, size, reason, sizeof reason);
+    assert_prefix(reason, "malformed ELF header: ");
+    free(copy);
+    free(b);
+}
+
+/* A directory listed many times: each junk file there is rejected once
+ * (it was once per listing), and the scan stays fast. */
+Test(discovery, repeated_entries_judge_a_file_once) {
+    static const char text[] = "not a library\n";
+    char src[PATH_MAX];
+    tu_write_file(tmp, "junk.so", text, sizeof text - 1, 0644);
+    cr_assert(eq(int, mkdir(tu_join(src, tmp, "sub.so"), 0755), 0));
+    tu_symlink("/nonexistent/plexus-test/target.so", tmp, "broken.so");
+    tu_copy_file(tu_fake_path(src, "fake_good"), tmp, "good.so");
+    enum { REPEATS = 500 };
+    const char *paths[REPEATS];
+    for (size_t i = 0; i < REPEATS; i++) {
+        paths[i] = tmp;
+    }
+    plx_runtime *rt = tu_runtime(paths, REPEATS);
+    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 3), "%s", tu_dump(rt));
+    cr_assert(eq(sz, plx_runtime_backend_count(rt), 1));
+    plx_runtime_destroy(&rt);
+}
+
+/* A plug-in that others can replace is loaded, with a note that says who
+ * can (a setuid or setgid process refuses it instead: docs/backend-abi.md). */
+Test(discovery, writable_by_others_is_noted) {
+    char src[PATH_MAX], path[PATH_MAX];
+    tu_copy_file(tu_fake_path(src, "fake_good"), tmp, "good.so");
+    cr_assert(eq(int, chmod(tu_join(path, tmp, "good.so"), 0666), 0));
+    const char *paths[] = {tmp};
+    plx_runtime *rt = tu_runtime(paths, 1);
+    cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_good"))));
+    cr_assert(tu_has_note(rt, "good.so: the file is world-writable: whoever can write it runs "
+                              "code in this process"),
+              "%s", tu_dump(rt));
+    plx_runtime_destroy(&rt);
+
+    cr_assert(eq(int, chmod(path, 0644), 0));
+    cr_assert(eq(int, chmod(tmp, 01777), 0));
+    rt = tu_runtime(paths, 1);
+    cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_good"))));
+    cr_assert(tu_has_note(rt, "good.so: its directory is world-writable"), "%s", tu_dump(rt));
+    plx_runtime_destroy(&rt);
+
+    cr_assert(eq(int, chmod(tmp, 0755), 0));
+    rt = tu_runtime(paths, 1);
+    cr_assert(eq(sz, plx_runtime_note_count(rt), 0), "%s", tu_dump(rt));
     plx_runtime_destroy(&rt);
 }

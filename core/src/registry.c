@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf_check.h"
 #include "internal.h"
 #include "registry.h"
 
@@ -751,6 +753,59 @@ static bool already_loaded(const plx_runtime *rt, const struct stat *st, const c
     return false;
 }
 
+/* True when `path` (as given, or resolved) was rejected or skipped earlier
+ * in this scan: a file is judged once, however often the search path
+ * reaches it. */
+static bool already_judged(const plx_runtime *rt, const char *path) {
+    for (size_t i = 0; i < rt->rejections.count + rt->skipped.count; i++) {
+        const plx_rejection *r = i < rt->rejections.count
+                                     ? rt->rejections.items[i]
+                                     : rt->skipped.items[i - rt->rejections.count];
+        if (r->path && strcmp(r->path, path) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Who can replace the file at `resolved` (st: its stat) and so run code in
+ * this process: NULL when only root and this user can, else why not. The
+ * file and its directory count; a directory's sticky bit does not help, as
+ * anyone may still add a plug-in to it. */
+static const char *writable_by_others(const char *resolved, const struct stat *st, char *buf,
+                                      size_t size) {
+    uid_t me = geteuid();
+    if (st->st_mode & S_IWOTH) {
+        return "the file is world-writable";
+    }
+    if (st->st_uid != 0 && st->st_uid != me) {
+        snprintf(buf, size, "the file is owned by uid %ju, neither root nor this user",
+                 (uintmax_t)st->st_uid);
+        return buf;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(resolved, '/');
+    size_t len = slash ? (size_t)(slash - resolved) : 0;
+    if (len >= sizeof dir) {
+        return NULL;
+    }
+    memcpy(dir, resolved, len);
+    dir[len] = '\0';
+    struct stat dst;
+    if (stat(len ? dir : "/", &dst) != 0) {
+        return NULL;
+    }
+    if (dst.st_mode & S_IWOTH) {
+        return "its directory is world-writable";
+    }
+    if (dst.st_uid != 0 && dst.st_uid != me) {
+        snprintf(buf, size, "its directory is owned by uid %ju, neither root nor this user",
+                 (uintmax_t)dst.st_uid);
+        return buf;
+    }
+    return NULL;
+}
+
 /* Opens one file that passed the file-type checks. */
 static plx_status load_file(plx_runtime *rt, const char *path) {
     char resolved[PATH_MAX];
@@ -770,14 +825,24 @@ static plx_status load_file(plx_runtime *rt, const char *path) {
         return NULL;
     }
     /* Files rejected or skipped earlier in this scan are not retried. */
-    for (size_t i = 0; i < rt->rejections.count + rt->skipped.count; i++) {
-        const plx_rejection *r = i < rt->rejections.count
-                                     ? rt->rejections.items[i]
-                                     : rt->skipped.items[i - rt->rejections.count];
-        if (r->path && strcmp(r->path, resolved) == 0) {
-            plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: already looked at", path);
-            return NULL;
-        }
+    if (already_judged(rt, resolved)) {
+        plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: already looked at", path);
+        return NULL;
+    }
+    char why[256];
+    const char *unsafe = writable_by_others(resolved, &st, why, sizeof why);
+    if (unsafe && getauxval(AT_SECURE)) {
+        return add_rejection(rt, &rt->rejections, resolved, NULL,
+                             "refused in a setuid or setgid process: %s", unsafe);
+    }
+    if (unsafe && !plxi_runtime_note(rt, "plug-in %s: %s: whoever can write it runs code in "
+                                         "this process",
+                                     resolved, unsafe)) {
+        return oom();
+    }
+    /* Before dlopen maps it: a truncated file would fault inside the loader. */
+    if (!plxi_elf_check(resolved, why, sizeof why)) {
+        return add_rejection(rt, &rt->rejections, resolved, NULL, "%s", why);
     }
     const char *base = strrchr(resolved, '/');
     plxi_backend_record *rec = new_record(rt, resolved, base ? base + 1 : resolved);
@@ -834,6 +899,10 @@ static int compare_names(const void *a, const void *b) {
 
 /* Checks one directory entry's type, then loads it. */
 static plx_status consider(plx_runtime *rt, const char *path) {
+    if (already_judged(rt, path)) {
+        plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: already looked at", path);
+        return NULL;
+    }
     struct stat lst, st;
     if (lstat(path, &lst) != 0) {
         return add_rejection(rt, &rt->rejections, path, NULL, "cannot stat: %s",

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <plexus/dynamic.h>
 
@@ -301,7 +303,7 @@ static void expect_acquire_fails(plx_dynamic_model *m, const plx_model_input_sha
     plx_status_free(st);
 }
 
-Test(dynamic, errors_name_what_is_at_fault) {
+Test(dynamic, errors_name_what_is_at_fault, .timeout = 60) {
     plx_runtime *rt = make_runtime();
     plx_dynamic_model *m = open_model(rt, DYNAMIC_BATCH, 2);
     /* No shape for the open dim. */
@@ -341,6 +343,18 @@ Test(dynamic, errors_name_what_is_at_fault) {
     cr_assert_not_null(e);
     cr_expect(eq(int, (int)plx_status_get_code(e), (int)PLX_IO_ERROR));
     plx_status_free(e);
+    /* a FIFO: refused at once, not when the first specialisation reads it */
+    char fifo_dir[] = "/tmp/plexus_test_dynamic_XXXXXX", fifo[64];
+    cr_assert_not_null(mkdtemp(fifo_dir));
+    snprintf(fifo, sizeof fifo, "%s/model.onnx", fifo_dir);
+    cr_assert(eq(int, mkfifo(fifo, 0644), 0));
+    e = plx_dynamic_model_open(rt, fifo, NULL, &m);
+    cr_assert_not_null(e);
+    cr_expect(eq(int, (int)plx_status_get_code(e), (int)PLX_IO_ERROR));
+    cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "not a regular file"))));
+    plx_status_free(e);
+    unlink(fifo);
+    rmdir(fifo_dir);
     e = plx_dynamic_model_open(rt, ONNX_TEST_DIR "/dynamic_batch.weird", NULL, &m);
     cr_assert_not_null(e);
     cr_expect(not(zero(ptr, strstr(plx_status_get_message(e), "format"))));

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -630,6 +632,69 @@ Test(npy, missing_file_and_directory) {
     cr_assert(not(zero(ptr, strstr(err, "nope.npy: cannot open"))), "%s", err);
     cr_assert(not(npy_read(tmp_dir, &a, err, sizeof err)));
     cr_assert(not(zero(ptr, strstr(err, "is a directory"))), "%s", err);
+}
+
+/* Streams that never end are refused from the bytes the header
+ * announces, not read until memory runs out: a character device, and a
+ * pipe whose valid header is followed by endless data. */
+Test(npy, endless_streams, .timeout = 30) {
+    char err[512];
+    npy_array a;
+    cr_assert(not(npy_read("/dev/zero", &a, err, sizeof err)));
+    cr_assert(not(zero(ptr, strstr(err, "/dev/zero: not a .npy file (bad magic"))), "%s", err);
+
+    size_t size;
+    unsigned char *head = make_npy(1, "{" F32_2 ", 'shape': (2, 3), }", NULL, 0, &size);
+    int fds[2];
+    cr_assert(eq(int, pipe(fds), 0));
+    pid_t child = fork();
+    cr_assert(ge(int, child, 0));
+    if (child == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_DFL);
+        static const unsigned char zeros[65536];
+        if (write(fds[1], head, size) != (ssize_t)size) {
+            _exit(2);
+        }
+        for (;;) { /* until the reader closes its end */
+            if (write(fds[1], zeros, sizeof zeros) < 0) {
+                _exit(0);
+            }
+        }
+    }
+    close(fds[1]);
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+    bool ok = npy_read(path, &a, err, sizeof err);
+    close(fds[0]);
+    int status;
+    cr_assert(eq(int, waitpid(child, &status, 0), child));
+    free(head);
+    cr_assert(not(ok));
+    cr_assert(not(zero(ptr, strstr(err, "trailing bytes after the data: shape (2, 3) of float32 "
+                                        "needs 24 bytes, the stream goes on"))),
+              "%s", err);
+}
+
+/* A header that announces far more data than a pipe brings: the data that
+ * came, no more, is read and reported short. */
+Test(npy, short_stream, .timeout = 30) {
+    size_t size;
+    float v[3] = {1, 2, 3};
+    unsigned char *file = make_npy(1, "{" F32_2 ", 'shape': (1000000, 3), }", v, sizeof v, &size);
+    int fds[2];
+    cr_assert(eq(int, pipe(fds), 0));
+    cr_assert(eq(long, (long)write(fds[1], file, size), (long)size));
+    close(fds[1]);
+    free(file);
+    char err[512], path[64];
+    npy_array a;
+    snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+    cr_assert(not(npy_read(path, &a, err, sizeof err)));
+    close(fds[0]);
+    cr_assert(not(zero(ptr, strstr(err, "truncated data: shape (1000000, 3) of float32 needs "
+                                        "12000000 bytes, the file has 12"))),
+              "%s", err);
 }
 
 /* Every prefix of a valid file, and every single-byte corruption of its

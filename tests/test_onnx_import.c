@@ -1973,7 +1973,7 @@ Test(onnx_import, external_data_escaping_the_directory_is_refused) {
     remove_scratch();
 }
 
-Test(onnx_import, external_data_problems_fail) {
+Test(onnx_import, external_data_problems_fail, .timeout = 30) {
     const char *dir = make_scratch();
     /* Too short: 20 bytes, the tensor needs 24 at offset 16. */
     char path[PATH_MAX];
@@ -1983,6 +1983,10 @@ Test(onnx_import, external_data_problems_fail) {
                    "too short");
     /* Missing. */
     EXTERNAL_FAILS(dir, "absent.bin", PLX_IO_ERROR, "initializer 't'", "absent.bin");
+    /* A FIFO: refused at once, where open() waited for a writer forever. */
+    cr_assert(eq(int, mkfifo(join(path, dir, "fifo.bin"), 0644), 0));
+    EXTERNAL_FAILS(dir, "fifo.bin", PLX_INVALID_ARGUMENT, "initializer 't'", "fifo.bin",
+                   "is not a regular file");
     /* A length that does not match the shape. */
     write_weights(dir, "w.bin");
     join(path, dir, "model.onnx");
@@ -2003,6 +2007,17 @@ Test(onnx_import, external_data_problems_fail) {
     write_model(init_model(m, "2,3"), path);
     CALL_FAILS(plx_onnx_import_file(path, NULL, &model), PLX_INVALID_ARGUMENT,
                "initializer 't'", "location");
+    remove_scratch();
+}
+
+/* A model file that is a FIFO is refused at once (no writer ever comes). */
+Test(onnx_import, model_file_fifo_is_refused, .timeout = 30) {
+    const char *dir = make_scratch();
+    char path[PATH_MAX];
+    cr_assert(eq(int, mkfifo(join(path, dir, "model.onnx"), 0644), 0));
+    plx_onnx_model *model = NULL;
+    CALL_FAILS(plx_onnx_import_file(path, NULL, &model), PLX_IO_ERROR, "model.onnx",
+               "not a regular file");
     remove_scratch();
 }
 

@@ -434,8 +434,33 @@ static bool parse_dict(const char *text, size_t len, npy_header *h, const char *
 }
 
 /* Validates a whole in-memory .npy file: header, data length, bool bytes. */
-static bool parse_file(const unsigned char *buf, size_t size, const char *name, npy_header *h,
-                       char *err, size_t err_size) {
+/* The prefix of a .npy file: its length (10 or 12 bytes) and the header
+ * length it announces. False when the first `size` bytes are not a whole,
+ * valid prefix (parse_header then says why). */
+static bool parse_prefix(const unsigned char *buf, size_t size, size_t *prefix,
+                         size_t *header_len) {
+    if (size < NPY_MAGIC_LEN + 2 || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+        return false;
+    }
+    unsigned major = buf[6], minor = buf[7];
+    if (major < 1 || major > 3 || minor != 0) {
+        return false;
+    }
+    *prefix = major == 1 ? 10 : 12;
+    if (size < *prefix) {
+        return false;
+    }
+    *header_len = major == 1 ? (size_t)buf[8] | (size_t)buf[9] << 8
+                             : (size_t)buf[8] | (size_t)buf[9] << 8 |
+                                   (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    return true;
+}
+
+/* The prefix and the header dictionary, from the first `size` bytes of a
+ * file (the whole file, or at least its prefix and header): fills h up to
+ * data_offset and bytes. */
+static bool parse_header(const unsigned char *buf, size_t size, const char *name, npy_header *h,
+                         char *err, size_t err_size) {
     memset(h, 0, sizeof *h);
     if (size == 0) {
         set_err(err, err_size, name, "empty file (not a .npy file)");
@@ -456,14 +481,11 @@ static bool parse_file(const unsigned char *buf, size_t size, const char *name, 
                 "unsupported .npy format version %u.%u (supported: 1.0, 2.0, 3.0)", major, minor);
         return false;
     }
-    size_t prefix = major == 1 ? 10 : 12;
-    if (size < prefix) {
+    size_t prefix, header_len;
+    if (!parse_prefix(buf, size, &prefix, &header_len)) {
         set_err(err, err_size, name, "truncated .npy header (file has only %zu bytes)", size);
         return false;
     }
-    size_t header_len = major == 1 ? (size_t)buf[8] | (size_t)buf[9] << 8
-                                   : (size_t)buf[8] | (size_t)buf[9] << 8 |
-                                         (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
     if (header_len > size - prefix) {
         set_err(err, err_size, name,
                 "header length %zu runs past the end of the file (%zu bytes after the "
@@ -476,20 +498,35 @@ static bool parse_file(const unsigned char *buf, size_t size, const char *name, 
         return false;
     }
     h->data_offset = prefix + header_len;
+    return true;
+}
+
+/* The error for `actual` data bytes where h needs h->bytes (they differ). */
+static void data_size_error(const npy_header *h, size_t actual, const char *name, char *err,
+                            size_t err_size) {
+    char shape[256];
+    format_shape(h->rank, h->dims, shape, sizeof shape);
+    if (actual < h->bytes) {
+        set_err(err, err_size, name,
+                "truncated data: shape %s of %s needs %zu bytes, the file has %zu", shape,
+                plx_dtype_name(h->dtype), h->bytes, actual);
+    } else {
+        set_err(err, err_size, name,
+                "%zu trailing bytes after the data: shape %s of %s needs %zu bytes, the "
+                "file has %zu",
+                actual - h->bytes, shape, plx_dtype_name(h->dtype), h->bytes, actual);
+    }
+}
+
+/* A whole file in memory: the header, then exactly the data it announces. */
+static bool parse_file(const unsigned char *buf, size_t size, const char *name, npy_header *h,
+                       char *err, size_t err_size) {
+    if (!parse_header(buf, size, name, h, err, err_size)) {
+        return false;
+    }
     size_t actual = size - h->data_offset;
     if (actual != h->bytes) {
-        char shape[256];
-        format_shape(h->rank, h->dims, shape, sizeof shape);
-        if (actual < h->bytes) {
-            set_err(err, err_size, name,
-                    "truncated data: shape %s of %s needs %zu bytes, the file has %zu", shape,
-                    plx_dtype_name(h->dtype), h->bytes, actual);
-        } else {
-            set_err(err, err_size, name,
-                    "%zu trailing bytes after the data: shape %s of %s needs %zu bytes, the "
-                    "file has %zu",
-                    actual - h->bytes, shape, plx_dtype_name(h->dtype), h->bytes, actual);
-        }
+        data_size_error(h, actual, name, err, err_size);
         return false;
     }
     if (h->dtype == PLX_DTYPE_BOOL) {
@@ -543,52 +580,90 @@ bool npy_parse(const void *buf, size_t size, const char *name, npy_array *out, c
     return true;
 }
 
-/* Reads the whole stream; the size from fstat is only a first guess, so
- * pipes and files that change while read still work. */
-static bool read_all(FILE *f, const char *path, unsigned char **out_buf, size_t *out_size,
-                     char *err, size_t err_size) {
-    struct stat st;
-    size_t cap = 4096;
-    if (fstat(fileno(f), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            set_err(err, err_size, path, "is a directory");
-            return false;
-        }
-        if (S_ISREG(st.st_mode) && st.st_size > 0 && (uintmax_t)st.st_size < SIZE_MAX) {
-            cap = (size_t)st.st_size + 1; /* +1: EOF is seen without growing */
-        }
-    }
-    unsigned char *buf = malloc(cap);
-    size_t size = 0;
-    for (;;) {
-        if (buf == NULL) {
-            set_err(err, err_size, path, "out of memory reading the file (%zu bytes)", cap);
-            return false;
-        }
-        size_t got = fread(buf + size, 1, cap - size, f);
-        size += got;
-        if (size < cap) {
-            if (ferror(f)) {
-                set_err(err, err_size, path, "read error: %s", strerror(errno));
-                free(buf);
+/* Reads until buf holds `want` bytes or the stream ends, growing buf
+ * (*cap bytes) as it goes, by doubling from what is there: a stream that
+ * ends early costs no more than it held. False on a read error or out of
+ * memory (err set). */
+static bool read_to(FILE *f, const char *path, unsigned char **buf, size_t *cap, size_t *have,
+                    size_t want, char *err, size_t err_size) {
+    while (*have < want) {
+        if (*cap < want) {
+            size_t next = *cap > want / 2 ? want : *cap * 2;
+            unsigned char *bigger = realloc(*buf, next);
+            if (!bigger) {
+                set_err(err, err_size, path, "out of memory reading the file (%zu bytes)", next);
                 return false;
             }
-            break; /* EOF */
+            *buf = bigger;
+            *cap = next;
         }
-        if (cap > SIZE_MAX / 2) {
+        size_t got = fread(*buf + *have, 1, (*cap < want ? *cap : want) - *have, f);
+        *have += got;
+        if (got == 0 || ferror(f)) {
+            if (ferror(f)) {
+                set_err(err, err_size, path, "read error: %s", strerror(errno));
+                return false;
+            }
+            return true; /* EOF */
+        }
+    }
+    return true;
+}
+
+/* Reads a .npy stream header first: the prefix, then the header it
+ * announces, then the data the header's shape and dtype announce and one
+ * byte more (to see trailing data), never more; so a device or pipe that
+ * never ends (/dev/zero) is refused from its first bytes, and a header
+ * that announces more data than arrives costs only what arrived. Regular
+ * files, pipes and character devices alike; `st` is the stream's fstat
+ * (st_size used for regular files only). */
+static bool read_npy(FILE *f, const char *path, const struct stat *st, unsigned char **out_buf,
+                     size_t *out_size, npy_header *h, char *err, size_t err_size) {
+    size_t cap = 4096, have = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        set_err(err, err_size, path, "out of memory reading the file (%zu bytes)", cap);
+        return false;
+    }
+    size_t prefix = 0, header_len = 0;
+    bool ok = read_to(f, path, &buf, &cap, &have, 12, err, err_size);
+    if (ok && parse_prefix(buf, have, &prefix, &header_len)) {
+        ok = read_to(f, path, &buf, &cap, &have, prefix + header_len, err, err_size);
+    }
+    ok = ok && parse_header(buf, have, path, h, err, err_size);
+    if (ok) {
+        size_t end = h->data_offset + h->bytes; /* array_byte_size bounds h->bytes */
+        bool regular = S_ISREG(st->st_mode);
+        if (regular && (uintmax_t)st->st_size != (uintmax_t)end) {
+            /* known from the size: no need to read a byte of it */
+            size_t actual = (uintmax_t)st->st_size > h->data_offset
+                                ? (size_t)((uintmax_t)st->st_size - h->data_offset)
+                                : 0;
+            data_size_error(h, actual, path, err, err_size);
+            ok = false;
+        } else if (end == SIZE_MAX) {
             set_err(err, err_size, path, "file too large");
-            free(buf);
-            return false;
+            ok = false;
+        } else {
+            ok = read_to(f, path, &buf, &cap, &have, end + 1, err, err_size);
+            if (ok && have > end) {
+                char shape[256];
+                format_shape(h->rank, h->dims, shape, sizeof shape);
+                set_err(err, err_size, path,
+                        "trailing bytes after the data: shape %s of %s needs %zu bytes, the "
+                        "stream goes on",
+                        shape, plx_dtype_name(h->dtype), h->bytes);
+                ok = false;
+            }
+            ok = ok && parse_file(buf, have, path, h, err, err_size);
         }
-        cap *= 2;
-        unsigned char *bigger = realloc(buf, cap);
-        if (bigger == NULL) {
-            free(buf);
-        }
-        buf = bigger;
+    }
+    if (!ok) {
+        free(buf);
+        return false;
     }
     *out_buf = buf;
-    *out_size = size;
+    *out_size = have;
     return true;
 }
 
@@ -607,16 +682,23 @@ bool npy_read(const char *path, npy_array *out, char *err, size_t err_size) {
         set_err(err, err_size, path, "cannot open: %s", strerror(errno));
         return false;
     }
-    unsigned char *buf;
-    size_t size;
-    bool ok = read_all(f, path, &buf, &size, err, err_size);
-    fclose(f);
-    if (!ok) {
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        set_err(err, err_size, path, "cannot stat: %s", strerror(errno));
+        fclose(f);
         return false;
     }
+    if (S_ISDIR(st.st_mode)) {
+        set_err(err, err_size, path, "is a directory");
+        fclose(f);
+        return false;
+    }
+    unsigned char *buf;
+    size_t size;
     npy_header h;
-    if (!parse_file(buf, size, path, &h, err, err_size)) {
-        free(buf);
+    bool ok = read_npy(f, path, &st, &buf, &size, &h, err, err_size);
+    fclose(f);
+    if (!ok) {
         return false;
     }
     /* Reuse the file buffer for the data rather than holding two copies. */

@@ -3,6 +3,7 @@
  * Built on the public model, optimiser and loader APIs; one lock guards
  * the cache. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <plexus/dynamic.h>
 
@@ -268,12 +271,18 @@ PLX_API plx_status plx_dynamic_model_open(plx_runtime *runtime, const char *path
     if (st) {
         return st;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         return plxi_status_create(PLX_IO_ERROR, "%s: cannot open the model: %s", path,
                                   strerror(errno));
     }
-    fclose(f);
+    struct stat fst;
+    bool regular = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
+    close(fd);
+    if (!regular) {
+        return plxi_status_create(PLX_IO_ERROR, "%s: not a regular file", path);
+    }
     plx_dynamic_model *m = calloc(1, sizeof *m);
     if (!m) {
         return plxi_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);

@@ -58,7 +58,9 @@ const char *onnxi_dtype_name(int32_t t, char *buf, size_t size) {
 }
 
 plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+     * refused as not a regular file); reads of a regular file ignore it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         return plx_status_create(PLX_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
     }
@@ -140,14 +142,19 @@ static plx_status read_external(const char *what, const char *base_dir, const ch
                                  "'%s' (it resolves to '%s')", what, location, base_real,
                                  file_real);
     }
-    int fd = open(file_real, O_RDONLY | O_CLOEXEC);
+    int fd = open(file_real, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: no wait */
     if (fd < 0) {
         return plx_status_create(PLX_IO_ERROR, "%s: external data file '%s': %s", what,
                                  file_real, strerror(errno));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || offset > (uint64_t)st.st_size ||
-        length > (uint64_t)st.st_size - offset) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return plx_status_create(PLX_INVALID_ARGUMENT,
+                                 "%s: external data file '%s' is not a regular file", what,
+                                 file_real);
+    }
+    if (offset > (uint64_t)st.st_size || length > (uint64_t)st.st_size - offset) {
         close(fd);
         return plx_status_create(PLX_INVALID_ARGUMENT,
                                  "%s: external data file '%s' is too short: needs %zu bytes at "

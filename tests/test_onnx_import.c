@@ -2010,6 +2010,121 @@ Test(onnx_import, external_data_problems_fail, .timeout = 30) {
     remove_scratch();
 }
 
+/* ---- messages nested without bound, written on the wire by hand ---------- */
+
+typedef struct wire {
+    uint8_t *b;
+    size_t n, cap;
+} wire;
+
+static void wire_bytes(wire *w, const void *p, size_t n) {
+    if (w->n + n > w->cap) {
+        w->cap = (w->n + n) * 2 + 64;
+        w->b = realloc(w->b, w->cap);
+        cr_assert(not(zero(ptr, w->b)));
+    }
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+static void wire_varint(wire *w, uint64_t v) {
+    uint8_t t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    wire_bytes(w, t, n);
+}
+
+/* Field `field` of wire type 2 holding `inner` (freed); returns the new
+ * message as a wire. */
+static wire wire_wrap(wire inner, unsigned field, const wire *prefix) {
+    wire w = {0};
+    if (prefix) {
+        wire_bytes(&w, prefix->b, prefix->n);
+    }
+    wire_varint(&w, (uint64_t)field << 3 | 2);
+    wire_varint(&w, inner.n);
+    wire_bytes(&w, inner.b, inner.n);
+    free(inner.b);
+    return w;
+}
+
+/* A ModelProto (ir_version 8, opset 17) around graph bytes `g` (freed). */
+static wire wire_model(wire g) {
+    wire head = {0}, opset = {0};
+    wire_varint(&head, 1 << 3); /* ir_version */
+    wire_varint(&head, 8);
+    wire_varint(&opset, 2 << 3); /* OperatorSetIdProto.version */
+    wire_varint(&opset, 17);
+    wire m = wire_wrap(g, 7, &head);
+    free(head.b);
+    wire o = wire_wrap(opset, 8, NULL);
+    wire_bytes(&m, o.b, o.n);
+    free(o.b);
+    return m;
+}
+
+/* `levels` If nodes, each holding the next graph in its attribute. */
+static wire nested_graphs(size_t levels) {
+    wire g = {0};
+    for (size_t i = 0; i < levels; i++) {
+        wire a = wire_wrap(g, 6, NULL); /* AttributeProto.g */
+        wire n = wire_wrap(a, 5, NULL); /* NodeProto.attribute */
+        g = wire_wrap(n, 1, NULL);      /* GraphProto.node */
+    }
+    return wire_model(g);
+}
+
+/* A graph whose one node has a type attribute: Sequence of Sequence of
+ * ... `levels` deep. The deepest message then sits 4 + 2 levels below the
+ * model: Graph 1, Node 2, Attribute 3, TypeProto 4, then a Sequence and a
+ * TypeProto per level. */
+static wire nested_types(size_t levels) {
+    wire t = {0};
+    for (size_t i = 0; i < levels; i++) {
+        wire seq = wire_wrap(t, 1, NULL); /* Sequence.elem_type */
+        t = wire_wrap(seq, 4, NULL);      /* TypeProto.sequence_type */
+    }
+    wire a = wire_wrap(t, 14, NULL); /* AttributeProto.tp */
+    wire n = wire_wrap(a, 5, NULL);
+    return wire_model(wire_wrap(n, 1, NULL));
+}
+
+static plx_status import_wire(wire w) {
+    plx_onnx_model *model = NULL;
+    plx_status st = plx_onnx_import_memory(w.b, w.n, "nested.onnx", NULL, NULL, &model);
+    plx_onnx_model_destroy(&model);
+    free(w.b);
+    return st;
+}
+
+/* 3,000 nested graph attributes or types (a few kilobytes) overflowed the
+ * stack in libprotobuf-c's recursive decoder: they are refused from the
+ * wire, at protobuf's own limit of 100 nested messages, and a file at the
+ * limit still goes on to the decoder. */
+Test(onnx_import, nesting_is_bounded_before_decoding, .timeout = 60) {
+    CALL_FAILS(import_wire(nested_graphs(3000)), PLX_INVALID_ARGUMENT, "nested.onnx",
+               "messages nested more than 100 deep");
+    CALL_FAILS(import_wire(nested_types(3000)), PLX_INVALID_ARGUMENT, "nested.onnx",
+               "messages nested more than 100 deep");
+    /* 4 + 2 * 49 = 102 levels: refused; 4 + 2 * 48 = 100: decoded (and
+     * then refused for what it is, a graph of one node without an op) */
+    CALL_FAILS(import_wire(nested_types(49)), PLX_INVALID_ARGUMENT, "nested more than 100");
+    plx_status st = import_wire(nested_types(48));
+    cr_assert(not(zero(ptr, st)));
+    cr_assert(zero(ptr, strstr(plx_status_get_message(st), "nested more than")), "%s",
+              plx_status_get_message(st));
+    plx_status_free(st);
+    /* graphs: the innermost of L levels is 1 + 3 L below the model */
+    CALL_FAILS(import_wire(nested_graphs(34)), PLX_INVALID_ARGUMENT, "nested more than 100");
+    st = import_wire(nested_graphs(33));
+    cr_assert(st == NULL || !strstr(plx_status_get_message(st), "nested more than"), "%s",
+              plx_status_get_message(st));
+    plx_status_free(st);
+}
+
 /* A model file that is a FIFO is refused at once (no writer ever comes). */
 Test(onnx_import, model_file_fifo_is_refused, .timeout = 30) {
     const char *dir = make_scratch();

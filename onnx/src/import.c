@@ -1039,6 +1039,10 @@ static plx_status import_model(const void *data, size_t size, const char *name,
             }
         }
     }
+    plx_status deep = onnxi_check_nesting(data, size, name);
+    if (deep) {
+        return deep;
+    }
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, (const uint8_t *)data);
     if (!mp) {
         return plx_status_create(PLX_INVALID_ARGUMENT,

@@ -46,6 +46,21 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
 /* Reads a whole file (at most `max` bytes) into a malloc'd buffer. */
 plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size);
 
+/* ---- nesting.c ----------------------------------------------------------- */
+
+/* The deepest nesting of messages below a ModelProto that the importer
+ * decodes: Google protobuf's default recursion limit. */
+#define ONNXI_MAX_NESTING 100
+
+/* Checks, on the wire and before libprotobuf-c's recursive decoder runs,
+ * that the serialized ModelProto in data[0..size) nests no message more
+ * than ONNXI_MAX_NESTING deep along the fields that can nest without bound
+ * (graph attributes, function and training graphs, sequence, map and
+ * optional types). NULL when it does not, or when the bytes are not valid
+ * protobuf (the decoder reports that); PLX_INVALID_ARGUMENT naming `name`
+ * and the limit otherwise. Allocates nothing. */
+plx_status onnxi_check_nesting(const void *data, size_t size, const char *name);
+
 /* ---- values.c ------------------------------------------------------------ */
 
 /* A malloc'd string printf formats; NULL only when out of memory. */

@@ -1806,6 +1806,73 @@ Test(onnx_import, graph_without_outputs_fails) {
     IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "no outputs");
 }
 
+/* Int attributes that a descriptor holds in 32 bits are range-checked, not
+ * truncated: a Concat axis of INT64_MIN or 2^32 + 1 read as 0 or 1 and the
+ * model ran. */
+Test(onnx_import, int_attributes_out_of_range_are_refused) {
+    const int64_t bad[] = {INT64_MIN, ((int64_t)1 << 32) + 1, (int64_t)INT32_MAX + 1};
+    const char *want[] = {"attribute 'axis' = -9223372036854775808 does not fit in 32 bits",
+                          "attribute 'axis' = 4294967297 does not fit in 32 bits",
+                          "attribute 'axis' = 2147483648 does not fit in 32 bits"};
+    for (size_t i = 0; i < 3; i++) {
+        ob_model *m = new_model(IR, OPSET);
+        ob_graph *g = ob_main(m);
+        ob_input(g, "a", OB_FLOAT, "2,3");
+        ob_input(g, "b", OB_FLOAT, "2,3");
+        ob_output(g, "y", OB_FLOAT, "4,3");
+        ob_attr_i(ob_node_add(g, "Concat", "concat", "a,b", "y"), "axis", bad[i]);
+        IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, FILE_NAME, "node 'concat' (Concat)", want[i]);
+    }
+    /* the last int32 axis is in range, and then out of the rank's */
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "a", OB_FLOAT, "2,3");
+    ob_output(g, "y", OB_FLOAT, "2,3");
+    ob_attr_i(ob_node_add(g, "Softmax", "softmax", "a", "y"), "axis", INT32_MAX);
+    plx_onnx_model *model = NULL;
+    plx_status st = import_mem(m, NULL, &model);
+    live.model = model;
+    free_model(m);
+    cr_assert(not(zero(ptr, st)));
+    cr_assert(zero(ptr, strstr(plx_status_get_message(st), "32 bits")), "%s",
+              plx_status_get_message(st));
+    cr_assert(not(zero(ptr, strstr(plx_status_get_message(st), "2147483647"))), "%s",
+              plx_status_get_message(st));
+    free_status(st);
+}
+
+/* Conv's kernel_shape must be W's spatial dims, for Conv, ConvTranspose and
+ * QLinearConv (whose W is input 3). */
+Test(onnx_import, kernel_shape_must_match_the_weights) {
+    static const float w[2 * 1 * 3 * 3] = {0};
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,6,6");
+    ob_output(g, "y", OB_FLOAT, "1,2,4,4");
+    ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
+    ob_attr_ints(ob_node_add(g, "Conv", "conv", "x,w", "y"), "kernel_shape", OB_DIMS(3, 5));
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'conv'",
+                 "kernel_shape[1] = 5 is not W's dim 3 (3)");
+
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,2,4,4");
+    ob_output(g, "y", OB_FLOAT, "1,1,6,6");
+    ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
+    ob_attr_ints(ob_node_add(g, "ConvTranspose", "deconv", "x,w", "y"), "kernel_shape",
+                 OB_DIMS(2, 3));
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'deconv'",
+                 "kernel_shape[0] = 2 is not W's dim 2 (3)");
+
+    m = new_model(IR, OPSET);
+    g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,6,6");
+    ob_output(g, "y", OB_FLOAT, "1,2,4,4");
+    ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
+    ob_attr_ints(ob_node_add(g, "Conv", "conv", "x,w", "y"), "kernel_shape", OB_DIMS(3, 3, 3));
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "kernel_shape has 3 values");
+}
+
 /* What ONNX's checker refuses: an attribute of another type than the
  * operator gives it, an initializer defined twice, a domain's opset
  * imported twice. */

@@ -84,9 +84,34 @@ static plx_status read_spatial(const onnxi_ctx *c, const onnxi_node *n, spatial_
     return auto_pad(n, &s->auto_pad);
 }
 
-plx_status onnxi_read_conv_desc(const onnxi_ctx *c, const onnxi_node *n, plx_conv_desc *d) {
+/* kernel_shape, when given, must be W's spatial dims (dims 2...): ONNX
+ * infers it from W, and a model that says otherwise is malformed. */
+static plx_status check_kernel_shape(const onnxi_ctx *c, const onnxi_node *n,
+                                     const spatial_attrs *s, size_t w_index) {
+    const plx_tensor_info *w = w_index < n->n_in && n->in[w_index] ? &n->in[w_index]->info : NULL;
+    if (!s->has_kernel || !w) {
+        return NULL;
+    }
+    if (w->rank != s->sp + 2) {
+        return onnxi_invalid(c, n, "W has rank %u, X has %zu spatial dimensions (rank %zu "
+                             "expected)", w->rank, s->sp, s->sp + 2);
+    }
+    for (size_t i = 0; i < s->sp; i++) {
+        if (w->dims[2 + i] >= 0 && s->kernel[i] != w->dims[2 + i]) {
+            return onnxi_invalid(c, n, "kernel_shape[%zu] = %lld is not W's dim %zu (%lld)", i,
+                                 (long long)s->kernel[i], 2 + i, (long long)w->dims[2 + i]);
+        }
+    }
+    return NULL;
+}
+
+plx_status onnxi_read_conv_desc(const onnxi_ctx *c, const onnxi_node *n, size_t w_index,
+                                plx_conv_desc *d) {
     spatial_attrs s;
     plx_status st = read_spatial(c, n, &s);
+    if (!st) {
+        st = check_kernel_shape(c, n, &s, w_index);
+    }
     if (st) {
         return st;
     }
@@ -109,11 +134,11 @@ plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n) {
     uint32_t n_in = onnxi_has_in(n, 2) ? 3 : 2;
     if (!transpose) {
         plx_conv_desc d;
-        st = onnxi_read_conv_desc(c, n, &d);
+        st = onnxi_read_conv_desc(c, n, 1, &d);
         return st ? st : onnxi_emit1(c, n, PLX_OP_CONV, &d, n->in, n_in);
     }
     spatial_attrs s;
-    if ((st = read_spatial(c, n, &s))) {
+    if ((st = read_spatial(c, n, &s)) || (st = check_kernel_shape(c, n, &s, 1))) {
         return st;
     }
     plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;

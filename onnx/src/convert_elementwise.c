@@ -290,7 +290,7 @@ plx_status onnxi_conv_cast(onnxi_ctx *c, onnxi_node *n) {
         d.saturate = onnxi_attr_i(n, "saturate", 1) != 0; /* opset 19: float8 targets */
         return onnxi_emit1(c, n, PLX_OP_CAST, &d, n->in, 1);
     }
-    to = (int32_t)onnxi_attr_i(n, "to", 0);
+    to = onnxi_attr_i32(n, "to", 0);
     plx_dtype dt = onnxi_dtype(to);
     if (dt == PLX_DTYPE_INVALID) {
         char buf[32];
@@ -504,7 +504,7 @@ plx_status onnxi_conv_layer_norm(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     plx_layer_norm_desc d = PLX_LAYER_NORM_DESC_INIT;
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", -1);
+    d.axis = onnxi_attr_i32(n, "axis", -1);
     d.epsilon = onnxi_attr_f(n, "epsilon", 1e-5f);
     if (onnxi_attr_i(n, "stash_type", 1) != 1) {
         return ONNXI_UNSUPPORTED("stash_type other than 1 (float32)");
@@ -527,7 +527,7 @@ plx_status onnxi_conv_softmax(onnxi_ctx *c, onnxi_node *n) {
     int64_t rank = x->info.rank;
     if (c->opset >= 13) {
         plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
-        d.axis = (int32_t)onnxi_attr_i(n, "axis", -1);
+        d.axis = onnxi_attr_i32(n, "axis", -1);
         d.log = log;
         return onnxi_emit1(c, n, PLX_OP_SOFTMAX, &d, &x, 1);
     }
@@ -625,7 +625,7 @@ plx_status onnxi_conv_arg_reduce(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     plx_arg_reduce_desc d = PLX_ARG_REDUCE_DESC_INIT(strcmp(n->proto->op_type, "ArgMin") == 0);
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", 0);
+    d.axis = onnxi_attr_i32(n, "axis", 0);
     d.keepdims = onnxi_attr_i(n, "keepdims", 1) != 0;
     d.select_last_index = onnxi_attr_i(n, "select_last_index", 0) != 0;
     return onnxi_emit1(c, n, PLX_OP_ARG_REDUCE, &d, n->in, 1);
@@ -654,7 +654,7 @@ plx_status onnxi_conv_topk(onnxi_ctx *c, onnxi_node *n) {
         }
         d.k = k[0];
     }
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", -1);
+    d.axis = onnxi_attr_i32(n, "axis", -1);
     d.largest = onnxi_attr_i(n, "largest", 1) != 0;
     d.sorted = onnxi_attr_i(n, "sorted", 1) != 0;
     onnxi_value *outs[2];

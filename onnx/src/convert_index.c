@@ -11,7 +11,7 @@ plx_status onnxi_conv_gather_elements(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 0));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(onnxi_attr_i32(n, "axis", 0));
     return onnxi_emit1(c, n, PLX_OP_GATHER_ELEMENTS, &d, n->in, 2);
 }
 
@@ -52,7 +52,7 @@ plx_status onnxi_conv_scatter_elements(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", 0);
+    d.axis = onnxi_attr_i32(n, "axis", 0);
     return onnxi_emit1(c, n, PLX_OP_SCATTER_ELEMENTS, &d, n->in, 3);
 }
 
@@ -71,6 +71,6 @@ plx_status onnxi_conv_gather_nd(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     plx_gather_nd_desc d = PLX_GATHER_ND_DESC_INIT;
-    d.batch_dims = (int32_t)onnxi_attr_i(n, "batch_dims", 0);
+    d.batch_dims = onnxi_attr_i32(n, "batch_dims", 0);
     return onnxi_emit1(c, n, PLX_OP_GATHER_ND, &d, n->in, 2);
 }

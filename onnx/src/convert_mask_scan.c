@@ -79,7 +79,7 @@ plx_status onnxi_conv_one_hot(onnxi_ctx *c, onnxi_node *n) {
     if (d.depth < 1) {
         return onnxi_invalid(c, n, "depth %lld must be >= 1", (long long)d.depth);
     }
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", -1);
+    d.axis = onnxi_attr_i32(n, "axis", -1);
     onnxi_value *in[2] = {n->in[0], n->in[2]};
     return onnxi_emit1(c, n, PLX_OP_ONE_HOT, &d, in, 2);
 }
@@ -96,7 +96,7 @@ plx_status onnxi_conv_hardmax(onnxi_ctx *c, onnxi_node *n) {
     int64_t rank = x->info.rank;
     plx_axis_desc d = PLX_AXIS_DESC_INIT(-1);
     if (c->opset >= 13) {
-        d.axis = (int32_t)onnxi_attr_i(n, "axis", -1);
+        d.axis = onnxi_attr_i32(n, "axis", -1);
         return onnxi_emit1(c, n, PLX_OP_HARDMAX, &d, &x, 1);
     }
     int64_t axis = onnxi_attr_i(n, "axis", 1);

@@ -44,7 +44,7 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
     /* dequantize makes the scale's dtype */
     plx_dtype out = quant ? q : n->in[1]->info.dtype;
     plx_quantize_desc d = PLX_QUANTIZE_DESC_INIT(out);
-    d.axis = (int32_t)onnxi_attr_i(n, "axis", 1);
+    d.axis = onnxi_attr_i32(n, "axis", 1);
     d.saturate = onnxi_attr_i(n, "saturate", 1) != 0; /* opset 19: float8 outputs */
     d.block_size = onnxi_attr_i(n, "block_size", 0); /* opset 21: blocked */
     return onnxi_emit1(c, n, quant ? PLX_OP_QUANTIZE : PLX_OP_DEQUANTIZE, &d, n->in,
@@ -139,7 +139,7 @@ static plx_status conv_qlinear_conv(onnxi_ctx *c, onnxi_node *n) {
         return st;
     }
     plx_conv_desc d;
-    if ((st = onnxi_read_conv_desc(c, n, &d))) {
+    if ((st = onnxi_read_conv_desc(c, n, 3, &d))) {
         return st;
     }
     onnxi_value *x, *w, *b = NULL, *y;
@@ -206,7 +206,7 @@ static plx_status conv_matmul_integer(onnxi_ctx *c, onnxi_node *n) {
 static plx_status conv_conv_integer(onnxi_ctx *c, onnxi_node *n) {
     plx_status st = onnxi_need_inputs(c, n, 2);
     plx_conv_desc d;
-    if (st || (st = onnxi_read_conv_desc(c, n, &d))) {
+    if (st || (st = onnxi_read_conv_desc(c, n, 1, &d))) {
         return st;
     }
     return conv_integer_product(c, n, PLX_OP_CONV_INTEGER, &d);
@@ -329,7 +329,7 @@ static plx_status conv_qlinear_concat(onnxi_ctx *c, onnxi_node *n) {
             return st;
         }
     }
-    plx_axis_desc d = PLX_AXIS_DESC_INIT(onnxi_attr_i(n, "axis", 0));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(onnxi_attr_i32(n, "axis", 0));
     if ((st = onnxi_emit(c, n, PLX_OP_CONCAT, &d, x, (uint32_t)k, 1, &y))) {
         return st;
     }

@@ -310,7 +310,7 @@ plx_status onnxi_conv_flatten(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 1));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(onnxi_attr_i32(n, "axis", 1));
     return onnxi_emit1(c, n, PLX_OP_FLATTEN, &d, n->in, 1);
 }
 
@@ -348,7 +348,7 @@ plx_status onnxi_conv_concat(onnxi_ctx *c, onnxi_node *n) {
     if (!a || !a->has_i) {
         return onnxi_invalid(c, n, "attribute axis is required");
     }
-    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)a->i);
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(onnxi_attr_i32(n, "axis", 0));
     return onnxi_emit1(c, n, PLX_OP_CONCAT, &d, n->in, (uint32_t)n->n_in);
 }
 
@@ -376,7 +376,7 @@ plx_status onnxi_conv_split(onnxi_ctx *c, onnxi_node *n) {
     if (present && count != n_out) {
         return onnxi_invalid(c, n, "split has %zu sizes for %zu outputs", count, n_out);
     }
-    plx_split_desc d = PLX_SPLIT_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 0));
+    plx_split_desc d = PLX_SPLIT_DESC_INIT(onnxi_attr_i32(n, "axis", 0));
     d.sizes = present ? sizes : NULL;
     onnxi_value *outs[16];
     st = onnxi_emit(c, n, PLX_OP_SPLIT, &d, n->in, 1, (uint32_t)n_out, outs);
@@ -573,7 +573,7 @@ plx_status onnxi_conv_gather(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    plx_axis_desc d = PLX_AXIS_DESC_INIT((int32_t)onnxi_attr_i(n, "axis", 0));
+    plx_axis_desc d = PLX_AXIS_DESC_INIT(onnxi_attr_i32(n, "axis", 0));
     return onnxi_emit1(c, n, PLX_OP_GATHER, &d, n->in, 2);
 }
 

@@ -69,6 +69,20 @@ int64_t onnxi_attr_i(const onnxi_node *n, const char *name, int64_t def) {
     return a && a->has_i ? a->i : def;
 }
 
+int32_t onnxi_attr_i32(const onnxi_node *n, const char *name, int32_t def) {
+    const Onnx__AttributeProto *a = attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    if (!a || !a->has_i) {
+        return def;
+    }
+    if (a->i < INT32_MIN || a->i > INT32_MAX) {
+        if (n->bad_range && !*n->bad_range) {
+            *n->bad_range = a;
+        }
+        return def;
+    }
+    return (int32_t)a->i;
+}
+
 float onnxi_attr_f(const onnxi_node *n, const char *name, float def) {
     const Onnx__AttributeProto *a =
         attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);

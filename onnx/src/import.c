@@ -228,8 +228,9 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
     n.proto = node;
     n.name = name;
     n.all_folded = true;
-    const Onnx__AttributeProto *bad_attribute = NULL;
+    const Onnx__AttributeProto *bad_attribute = NULL, *bad_range = NULL;
     n.bad_attribute = &bad_attribute;
+    n.bad_range = &bad_range;
     plx_status st = NULL;
     bool poisoned = false, reported = false;
     const char *poison_reason = NULL;
@@ -288,6 +289,15 @@ static plx_status import_node(onnxi_ctx *c, const Onnx__NodeProto *node) {
                                        "has type %s, which is not the type %s gives it",
                                        c->file, name, node->op_type, bad_attribute->name,
                                        attr_type_name(bad_attribute->type), node->op_type);
+            }
+            if (bad_range) {
+                /* read as its default, so whatever the converter made of
+                 * the node is void */
+                plx_status_free(st);
+                st = plx_status_create(PLX_INVALID_ARGUMENT, "%s: node '%s' (%s): attribute '%s' "
+                                       "= %lld does not fit in 32 bits",
+                                       c->file, name, node->op_type, bad_range->name,
+                                       (long long)bad_range->i);
             }
             if (st && plx_status_get_code(st) == PLX_UNSUPPORTED) {
                 plx_status reason = st;

@@ -155,6 +155,9 @@ typedef struct onnxi_node {
     /* Where the attribute readers note the first attribute of a type
      * other than the operator's (the node's import then fails). */
     const Onnx__AttributeProto **bad_attribute;
+    /* Where onnxi_attr_i32 notes the first int attribute outside int32's
+     * range (the node's import then fails, whatever the converter said). */
+    const Onnx__AttributeProto **bad_range;
 } onnxi_node;
 
 /* Registers a value with the context (freed with it). NULL: out of memory. */
@@ -220,6 +223,9 @@ plx_status onnxi_alloc_const(const onnxi_ctx *c, const onnxi_node *n,
                              const plx_tensor_info *info, void **out);
 const Onnx__AttributeProto *onnxi_attr(const onnxi_node *n, const char *name);
 int64_t onnxi_attr_i(const onnxi_node *n, const char *name, int64_t def);
+/* An int attribute that a descriptor holds as int32_t (an axis, a dtype):
+ * one outside int32's range is noted in n->bad_range and reads as `def`. */
+int32_t onnxi_attr_i32(const onnxi_node *n, const char *name, int32_t def);
 float onnxi_attr_f(const onnxi_node *n, const char *name, float def);
 const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def, char *buf,
                          size_t size);
@@ -337,8 +343,10 @@ plx_status onnxi_conv_stft(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_window(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_mel_weight_matrix(onnxi_ctx *c, onnxi_node *n);
 /* convert_dense.c: Conv's descriptor from the node's attributes (X is
- * input 0). */
-plx_status onnxi_read_conv_desc(const onnxi_ctx *c, const onnxi_node *n, plx_conv_desc *d);
+ * input 0); kernel_shape, when given, checked against the weights' spatial
+ * dims, W being input w_index (1; 3 for QLinearConv). */
+plx_status onnxi_read_conv_desc(const onnxi_ctx *c, const onnxi_node *n, size_t w_index,
+                                plx_conv_desc *d);
 plx_status onnxi_conv_one_hot(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_hardmax(onnxi_ctx *c, onnxi_node *n);
 plx_status onnxi_conv_cum_sum(onnxi_ctx *c, onnxi_node *n);

@@ -188,3 +188,61 @@ Test(environment, backends_filter_several_ids) {
     cr_assert(eq(sz, plx_runtime_note_count(rt), 0));
     plx_runtime_destroy(&rt);
 }
+
+/* PLEXUS_BACKENDS that names no id once parsed (",,," or blanks: variables
+ * joined while unset) is ignored with a note, not a filter that loads
+ * nothing. */
+Test(environment, backends_filter_naming_nothing_is_noted) {
+    cr_assert(eq(int, setenv("PLEXUS_BACKENDS", ",, ,\t,", 1), 0));
+    plx_runtime *rt = runtime_reading_env(false);
+    cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_good"))), "%s",
+              tu_dump(rt));
+    cr_assert(eq(sz, plx_runtime_skipped_count(rt), 0));
+    cr_assert(tu_has_note(rt, "PLEXUS_BACKENDS=',, ,\\x09,' names no backend: ignored, every "
+                              "backend is loaded"),
+              "%s", tu_dump(rt));
+    plx_runtime_destroy(&rt);
+}
+
+typedef struct captured {
+    char text[512];
+    size_t lines;
+} captured;
+
+static void capture_log(void *user_data, plx_log_level level, const char *source,
+                        const char *message) {
+    (void)level;
+    (void)source;
+    captured *c = user_data;
+    if (strstr(message, "PLEXUS_LOG")) {
+        snprintf(c->text, sizeof c->text, "%s", message);
+        c->lines++;
+    }
+}
+
+/* A PLEXUS_LOG value that is no level is named in the warning escaped and
+ * cut to 32 bytes: 100 KB of it, with an ESC sequence, was echoed raw. */
+Test(environment, log_level_garbage_is_shown_escaped_and_cut) {
+    size_t big = 100000;
+    char *value = malloc(big + 1);
+    cr_assert(not(zero(ptr, value)));
+    memcpy(value, "\x1b[2Jx", 5);
+    memset(value + 5, 'y', big - 5);
+    value[big] = '\0';
+    cr_assert(eq(int, setenv("PLEXUS_LOG", value, 1), 0));
+    free(value);
+    captured c = {{0}, 0};
+    plx_runtime_options o;
+    tu_options(&o);
+    o.log_level = PLX_LOG_LEVEL_DEFAULT;
+    o.log_fn = capture_log;
+    o.log_user_data = &c;
+    plx_runtime *rt = tu_create(&o);
+    plx_runtime_destroy(&rt);
+    unsetenv("PLEXUS_LOG");
+    cr_assert(eq(sz, c.lines, 1));
+    /* 32 bytes shown: ESC, "[2Jx" and 27 y */
+    cr_assert(eq(str, c.text,
+                 "PLEXUS_LOG='\\x1b[2Jxyyyyyyyyyyyyyyyyyyyyyyyyyyy...' is not one of error, "
+                 "warn, info, debug; using warn"));
+}

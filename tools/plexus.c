@@ -340,11 +340,13 @@ static int cmd_info(int argc, char **argv) {
             } else {
                 print_info_text(stdout, rt);
             }
-            plx_runtime_destroy(&rt);
+            /* flushed before the backends' destroy runs: the report is out
+             * even if a plug-in's teardown takes the process down */
             rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
             if (rc != EXIT_OK) {
                 fprintf(stderr, "plexus: cannot write the output: %s\n", strerror(errno));
             }
+            plx_runtime_destroy(&rt);
         }
     }
     runtime_args_free(&a.runtime);

@@ -1,6 +1,7 @@
 /* Logging: a level threshold and a sink, fixed when the runtime is created. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "internal.h"
@@ -50,8 +51,12 @@ void plxi_logger_init(plxi_logger *logger, int level, plx_log_fn fn, void *user_
     if (env && plx_log_level_parse(env, &parsed)) {
         logger->level = parsed;
     } else if (env && *env) {
+        /* shown escaped and cut: the environment is not ours to print raw */
+        char *shown = plxi_sanitize(env, 32);
         plxi_log(logger, PLX_LOG_WARN, "plexus",
-                 "PLEXUS_LOG='%s' is not one of error, warn, info, debug; using warn", env);
+                 "PLEXUS_LOG='%s%s' is not one of error, warn, info, debug; using warn",
+                 shown ? shown : "?", strlen(env) > 32 ? "..." : "");
+        free(shown);
     }
 }
 

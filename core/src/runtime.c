@@ -327,6 +327,21 @@ static plx_status build_search_path(plx_runtime *rt, const plx_runtime_options *
         }
         if (!s && env_filter && *env_filter) {
             s = parse_filter(rt, env_filter);
+            if (!s && rt->filter_count == 0) {
+                /* ",,," or blanks: a mistake (unset variables joined), not
+                 * a wish to load nothing */
+                char *shown = plxi_sanitize(env_filter, 32);
+                free(rt->filter_ids);
+                free(rt->filter_seen);
+                rt->filter_ids = NULL;
+                rt->filter_seen = NULL;
+                if (!shown || !plxi_runtime_note(rt, "PLEXUS_BACKENDS='%s%s' names no backend: "
+                                                     "ignored, every backend is loaded",
+                                                 shown, strlen(env_filter) > 32 ? "..." : "")) {
+                    s = oom();
+                }
+                free(shown);
+            }
         }
         /* A build tree's `meson devenv` sets it, so that what is installed
          * beside the build is not loaded as well (every backend twice). */

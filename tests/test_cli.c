@@ -366,3 +366,62 @@ Test(cli, environment_ignored_when_setuid) {
     json_object_put(doc);
     free(out);
 }
+
+/* Writes a junk plug-in file named `name` into dir. */
+static void junk_plugin(const char *dir, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(not(zero(ptr, f)), "%s: %s", path, strerror(errno));
+    fputs("junk\n", f);
+    fclose(f);
+}
+
+/* Text a model or a plug-in directory controls reaches the terminal with
+ * its control characters escaped and invalid UTF-8 shown as \xNN, and the
+ * JSON document stays valid UTF-8 (json-c parses it; the escapes survive). */
+Test(cli, untrusted_text_is_escaped) {
+    char dir[] = "/tmp/plexus_test_cli_XXXXXX";
+    cr_assert(not(zero(ptr, mkdtemp(dir))));
+    junk_plugin(dir, "red\x1b[31m.so");
+    junk_plugin(dir, "bad\xff\xfe.so");
+    junk_plugin(dir, "ok\xc3\xa9.so"); /* valid UTF-8 is shown as is */
+
+    run_result r = run_cli((const char *[]){"info", "--no-env", "--no-default-dir",
+                                            "--backend-path", dir, NULL},
+                           isolated_env, NULL);
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    cr_assert(zero(ptr, strchr(r.out, '\x1b')), "raw ESC in:\n%s", r.out);
+    cr_assert(zero(ptr, strchr(r.err, '\x1b')), "raw ESC in:\n%s", r.err);
+    cr_assert(not(zero(ptr, strstr(r.out, "red\\x1b[31m.so"))), "%s", r.out);
+    cr_assert(not(zero(ptr, strstr(r.out, "bad\\xff\\xfe.so"))), "%s", r.out);
+    cr_assert(not(zero(ptr, strstr(r.out, "ok\xc3\xa9.so"))), "%s", r.out);
+    free_result(&r);
+
+    r = run_cli((const char *[]){"info", "--json", "--no-env", "--no-default-dir",
+                                 "--backend-path", dir, NULL},
+                isolated_env, NULL);
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    cr_assert(zero(ptr, strchr(r.out, '\x1b')), "raw ESC in:\n%s", r.out);
+    cr_assert(not(zero(ptr, strstr(r.out, "red\\u001b[31m.so"))), "%s", r.out);
+    json_object *doc = json_tokener_parse(r.out);
+    cr_assert(not(zero(ptr, doc)), "not JSON:\n%s", r.out);
+    json_object *rejected;
+    cr_assert(json_object_object_get_ex(doc, "rejected", &rejected), "%s", r.out);
+    bool red = false, bad = false, ok = false;
+    for (size_t i = 0; i < json_object_array_length(rejected); i++) {
+        json_object *file;
+        cr_assert(json_object_object_get_ex(json_object_array_get_idx(rejected, i), "path",
+                                            &file));
+        const char *p = json_object_get_string(file);
+        red = red || strstr(p, "red\x1b[31m.so"); /* \u001b decodes to ESC */
+        bad = bad || strstr(p, "bad\xef\xbf\xbd\xef\xbf\xbd.so"); /* two U+FFFD */
+        ok = ok || strstr(p, "ok\xc3\xa9.so");
+    }
+    cr_assert(red && bad && ok, "%s", r.out);
+    json_object_put(doc);
+    free_result(&r);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert(eq(int, system(cmd), 0));
+}

@@ -2,6 +2,10 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "text_clean.h"
 
 void json_init(json_writer *w, FILE *out) {
     w->out = out;
@@ -46,10 +50,22 @@ void json_end_object(json_writer *w) { close_(w, '}'); }
 void json_begin_array(json_writer *w) { open(w, '['); }
 void json_end_array(json_writer *w) { close_(w, ']'); }
 
+/* A JSON string of untrusted text, always valid UTF-8: control characters
+ * (C0, DEL and C1) escaped as \uXXXX, each byte that does not start a valid
+ * UTF-8 sequence written as U+FFFD (README.md, `--json`). */
 static void write_escaped(FILE *out, const char *s) {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    while (p < end) {
+        uint32_t cp;
+        bool incomplete;
+        size_t n = utf8_sequence(p, (size_t)(end - p), &cp, &incomplete);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            p++;
+            continue;
+        }
+        switch (cp) {
         case '"': fputs("\\\"", out); break;
         case '\\': fputs("\\\\", out); break;
         case '\n': fputs("\\n", out); break;
@@ -58,12 +74,13 @@ static void write_escaped(FILE *out, const char *s) {
         case '\b': fputs("\\b", out); break;
         case '\f': fputs("\\f", out); break;
         default:
-            if (*p < 0x20) {
-                fprintf(out, "\\u%04x", *p);
+            if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+                fprintf(out, "\\u%04x", (unsigned)cp);
             } else {
-                fputc(*p, out);
+                fwrite(p, 1, n, out);
             }
         }
+        p += n;
     }
     fputc('"', out);
 }

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "text_clean.h"
 
 static const char main_usage[] =
     "usage: plexus [--help] [--version] <command> [<args>]\n"
@@ -354,6 +355,12 @@ static int cmd_info(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* before anything is printed: model, plug-in and environment text is
+     * shown with its control characters escaped (text_clean.h) */
+    if (!text_clean_std_streams()) {
+        fputs("plexus: cannot set up the output streams\n", stderr);
+        return EXIT_RUNTIME;
+    }
     if (argc < 2) {
         return usage_error(NULL, main_usage, "no command given");
     }

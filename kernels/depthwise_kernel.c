@@ -62,7 +62,7 @@ static void store_chunk(const plxk_depthwise_plane *p, const float *restrict acc
     const float lo = p->lo, hi = p->hi, slope = p->slope;
     if (p->act == PLXK_ACT_RELU) {
         for (int64_t j = 0; j < n; j++) {
-            y[j] = acc[j] > 0.0f ? acc[j] : 0.0f;
+            y[j] = acc[j] < 0.0f ? 0.0f : acc[j]; /* NaN stays NaN */
         }
     } else if (p->act == PLXK_ACT_CLIP) {
         for (int64_t j = 0; j < n; j++) {

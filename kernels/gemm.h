@@ -57,7 +57,7 @@ bool plxk_gemm_blocking_of(plxk_isa isa, plxk_gemm_blocking *out);
 /* The activation applied last, element by element. */
 typedef enum plxk_activation {
     PLXK_ACT_NONE = 0,
-    PLXK_ACT_RELU = 1, /* max(v, 0) */
+    PLXK_ACT_RELU = 1, /* max(v, 0); NaN stays NaN */
     PLXK_ACT_CLIP = 2, /* min(max(v, lo), hi); relu6 is clip(0, 6) */
     PLXK_ACT_LEAKY = 3, /* v < 0 ? slope * v : v */
 } plxk_activation;

@@ -264,9 +264,9 @@ static void update_row(float *restrict c, const float *restrict acc, float alpha
             memcpy(&x, bias + u * VL, sizeof x);
             v += x;
         }
-        /* as plxk_gemm_activate: relu takes NaN to 0, clip keeps it */
+        /* as plxk_gemm_activate: NaN stays NaN through each */
         if (act == PLXK_ACT_RELU) {
-            v = vselect(v > 0.0f, v, (vfloat){0});
+            v = vselect(v < 0.0f, (vfloat){0}, v);
         } else if (act == PLXK_ACT_CLIP) {
             vfloat vlo = (vfloat){0} + lo, vhi = (vfloat){0} + hi;
             v = vselect(vlo > v, vlo, v);
@@ -326,7 +326,7 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
         }
         if (act == PLXK_ACT_RELU) {
             for (size_t j = 0; j < NR; j++) {
-                v[j] = v[j] > 0.0f ? v[j] : 0.0f;
+                v[j] = v[j] < 0.0f ? 0.0f : v[j];
             }
         } else if (act == PLXK_ACT_CLIP) {
             for (size_t j = 0; j < NR; j++) {

@@ -106,8 +106,8 @@ void plxk_table8_vbmi_avx512(const uint8_t *table, const uint8_t *x, uint8_t *y,
 
 /* The fused activation of g (gemm.h) on one value. */
 static inline float plxk_gemm_activate(const plxk_gemm_args *g, float v) {
-    if (g->act == PLXK_ACT_RELU) {
-        return v > 0.0f ? v : 0.0f;
+    if (g->act == PLXK_ACT_RELU) { /* NaN stays NaN, as the unfused relu keeps it */
+        return v < 0.0f ? 0.0f : v;
     }
     if (g->act == PLXK_ACT_CLIP) {
         return v < g->lo ? g->lo : v > g->hi ? g->hi : v;

@@ -504,11 +504,10 @@ static ALWAYS_INLINE void store_rows_body(const plxk_qgemm_args *g, size_t i0, s
                         x[c] += fb[c];
                     }
                 }
-                /* as plxk_gemm_activate (gemm_kernel.h): relu takes NaN to
-                 * 0, clip keeps it */
+                /* as plxk_gemm_activate (gemm_kernel.h): NaN stays NaN */
                 if (g->act == PLXK_ACT_RELU) {
                     for (size_t c = 0; c < cn; c++) {
-                        x[c] = x[c] > 0.0f ? x[c] : 0.0f;
+                        x[c] = x[c] < 0.0f ? 0.0f : x[c];
                     }
                 } else if (g->act == PLXK_ACT_CLIP) {
                     const float lo = g->lo, hi = g->hi;

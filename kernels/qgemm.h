@@ -44,7 +44,7 @@
  * as ONNX's QLinearConv / QLinearMatMul and ONNX Runtime do. A NaN product
  * (a NaN scale, or an infinite one times 0) counts as 0: the output is
  * out_zero_point; infinities saturate. Then, for FLOAT only, the activation
- * (act, lo, hi, slope as in gemm.h: relu takes NaN to 0, clip keeps it). */
+ * (act, lo, hi, slope as in gemm.h: NaN stays NaN). */
 typedef enum plxk_qgemm_output {
     PLXK_QOUT_INT32 = 0,
     PLXK_QOUT_FLOAT = 1,

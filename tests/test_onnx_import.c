@@ -1841,6 +1841,55 @@ Test(onnx_import, int_attributes_out_of_range_are_refused) {
     free_status(st);
 }
 
+/* NaN goes through a fused activation as through an unfused one (ONNX's
+ * Relu is max(x, 0), which keeps NaN): a pointwise conv + Relu, a
+ * depthwise conv + Clip(0, 6) and a Gemm + Relu on cpu_ref, each fused by
+ * the optimiser, against the input's NaN, infinities and negatives. */
+Test(onnx_import, fused_activations_keep_nan) {
+    /* weights that mix no two inputs (NaN * 0 is NaN) */
+    static const float ones[2] = {1, 1}, pm[2] = {1, -1}, zero2[2] = {0, 0}, six = 6.0f;
+    ob_model *m = new_model(IR, OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, "1,1,2,4");
+    ob_input(g, "xd", OB_FLOAT, "1,2,2,2");
+    ob_input(g, "v", OB_FLOAT, "3,1");
+    ob_output(g, "y1", OB_FLOAT, "1,2,2,4");
+    ob_output(g, "y2", OB_FLOAT, "1,2,2,2");
+    ob_output(g, "y3", OB_FLOAT, "3,2");
+    ob_init_f32(g, "wp", OB_DIMS(2, 1, 1, 1), ones, false);
+    ob_init_f32(g, "wd", OB_DIMS(2, 1, 1, 1), ones, false);
+    ob_init_f32(g, "wg", OB_DIMS(1, 2), pm, false);
+    ob_init_f32(g, "bg", OB_DIMS(2), zero2, false);
+    ob_init_f32(g, "lo", NULL, 0, zero2, false);
+    ob_init_f32(g, "hi", NULL, 0, &six, false);
+    ob_node_add(g, "Conv", "pw", "x,wp", "c1");
+    ob_node_add(g, "Relu", "relu1", "c1", "y1");
+    ob_attr_i(ob_node_add(g, "Conv", "dw", "xd,wd", "c2"), "group", 2);
+    ob_node_add(g, "Clip", "clip", "c2,lo,hi", "y2");
+    ob_node_add(g, "Gemm", "fc", "v,wg,bg", "c3");
+    ob_node_add(g, "Relu", "relu3", "c3", "y3");
+    plx_onnx_model *model = import_ok(m, NULL);
+    const float x[8] = {NAN, -1.0f, INFINITY, -INFINITY, 2.0f, NAN, -0.5f, 7.0f};
+    const float v[3] = {NAN, -3.0f, INFINITY};
+    float y1[16], y2[8], y3[6];
+    run_once(model, (const void *const[]){x, x, v}, (void *const[]){y1, y2, y3});
+    for (size_t i = 0; i < 16; i++) {
+        float xi = x[i % 8], relu = isnan(xi) ? xi : xi < 0 ? 0.0f : xi;
+        cr_assert(isnan(relu) ? isnan(y1[i]) : y1[i] == relu, "relu(%g) = %g", (double)xi,
+                  (double)y1[i]);
+    }
+    for (size_t i = 0; i < 8; i++) {
+        float clip = isnan(x[i]) ? x[i] : x[i] < 0 ? 0.0f : x[i] > 6 ? 6.0f : x[i];
+        cr_assert(isnan(clip) ? isnan(y2[i]) : y2[i] == clip, "clip(%g) = %g", (double)x[i],
+                  (double)y2[i]);
+    }
+    /* rows v * [1, -1], then relu */
+    cr_assert(isnan(y3[0]) && isnan(y3[1]), "%g %g", (double)y3[0], (double)y3[1]);
+    cr_assert(y3[2] == 0.0f && y3[3] == 3.0f, "%g %g", (double)y3[2], (double)y3[3]);
+    cr_assert(y3[4] == INFINITY && y3[5] == 0.0f, "%g %g", (double)y3[4], (double)y3[5]);
+    destroy_model(&model);
+}
+
 /* Conv's kernel_shape must be W's spatial dims, for Conv, ConvTranspose and
  * QLinearConv (whose W is input 3). */
 Test(onnx_import, kernel_shape_must_match_the_weights) {

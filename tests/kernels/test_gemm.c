@@ -331,8 +331,9 @@ Test(gemm, epilogue) {
 
 /* K = 0: C = act(beta * C + bias), A and B never read. */
 /* The fused activations on values that are not finite, in every variant,
- * on full tiles and edges: relu takes -inf and NaN to 0, clip keeps NaN
- * and clamps the infinities, leaky_relu scales -inf (gemm.h). C = A B with
+ * on full tiles and edges: relu takes -inf to 0 and keeps NaN (as the
+ * unfused relu and ONNX's max(x, 0) do), clip keeps NaN and clamps the
+ * infinities, leaky_relu scales -inf (gemm.h). C = A B with
  * K = 1 and B all ones, so C's row i is A's value i. */
 Test(gemm, activations_of_non_finite_values) {
     enum { M = 16, N = 70 };
@@ -359,7 +360,7 @@ Test(gemm, activations_of_non_finite_values) {
             for (size_t i = 0; i < M; i++) {
                 float x = vals[i % 4], want;
                 if (acts[ac] == PLXK_ACT_RELU) {
-                    want = x > 0.0f ? x : 0.0f;
+                    want = isnan(x) ? x : x > 0.0f ? x : 0.0f;
                 } else if (acts[ac] == PLXK_ACT_CLIP) {
                     want = isnan(x) ? x : x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
                 } else {

@@ -16,16 +16,33 @@
 #endif
 
 static _Thread_local bool counting;
-static _Thread_local size_t count;
+static _Thread_local size_t count, fail_at;
 
 void alloc_counter_start(void) {
     count = 0;
+    fail_at = 0;
+    counting = true;
+}
+
+void alloc_counter_fail_at(size_t n) {
+    count = 0;
+    fail_at = n;
     counting = true;
 }
 
 size_t alloc_counter_stop(void) {
     counting = false;
+    fail_at = 0;
     return count;
+}
+
+/* Counts one allocation; true when it is the one to fail. */
+static bool counted_fails(void) {
+    if (!counting) {
+        return false;
+    }
+    count++;
+    return fail_at != 0 && count == fail_at;
 }
 
 #ifdef ALLOC_COUNTER_OFF
@@ -44,17 +61,26 @@ void *__libc_memalign(size_t alignment, size_t size);
 void __libc_free(void *p);
 
 void *malloc(size_t size) {
-    count += counting;
+    if (counted_fails()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return __libc_malloc(size);
 }
 
 void *calloc(size_t n, size_t size) {
-    count += counting;
+    if (counted_fails()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return __libc_calloc(n, size);
 }
 
 void *realloc(void *p, size_t size) {
-    count += counting;
+    if (counted_fails()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return __libc_realloc(p, size);
 }
 
@@ -63,7 +89,9 @@ void free(void *p) {
 }
 
 int posix_memalign(void **out, size_t alignment, size_t size) {
-    count += counting;
+    if (counted_fails()) {
+        return ENOMEM;
+    }
     if (alignment < sizeof(void *) || (alignment & (alignment - 1))) {
         return EINVAL;
     }
@@ -76,7 +104,10 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
 }
 
 void *aligned_alloc(size_t alignment, size_t size) {
-    count += counting;
+    if (counted_fails()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return __libc_memalign(alignment, size);
 }
 #endif

@@ -1,4 +1,5 @@
-/* Counts heap allocations made by the calling thread, by interposing the
+/* Counts heap allocations made by the calling thread, and fails one on
+ * request, by interposing the
  * allocator (malloc, calloc, realloc, posix_memalign, aligned_alloc) in the
  * test executable. Not available under AddressSanitizer, ThreadSanitizer or
  * valgrind, which
@@ -12,7 +13,11 @@
 bool alloc_counter_available(void);
 /* Starts counting on this thread from zero. */
 void alloc_counter_start(void);
-/* Stops counting; returns the allocations seen since start. */
+/* Starts counting on this thread from zero, and makes the n-th allocation
+ * from here (1-based) fail as the allocator does when memory runs out
+ * (NULL and ENOMEM; posix_memalign returns ENOMEM). The others succeed. */
+void alloc_counter_fail_at(size_t n);
+/* Stops counting (and failing); returns the allocations seen since start. */
 size_t alloc_counter_stop(void);
 
 #endif

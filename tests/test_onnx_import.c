@@ -32,6 +32,7 @@
 #include <plexus/plexus.h>
 
 #include "npy.h"
+#include "alloc_counter.h"
 #include "onnx_builder.h"
 #include "rnn_reference.h"
 
@@ -4869,4 +4870,168 @@ Test(onnx_import, training_dropout_zero_ratio) {
         }
         destroy_model(&model);
     }
+}
+
+/* A whole file into a malloc'd buffer; asserts. */
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(not(zero(ptr, f)), "%s", path);
+    cr_assert(eq(int, fseek(f, 0, SEEK_END), 0));
+    long n = ftell(f);
+    cr_assert(gt(long, n, 0));
+    rewind(f);
+    void *b = malloc((size_t)n);
+    cr_assert(not(zero(ptr, b)));
+    cr_assert(eq(sz, fread(b, 1, (size_t)n, f), (size_t)n));
+    fclose(f);
+    *size = (size_t)n;
+    return b;
+}
+
+/* Every allocation of an import failed in turn (the digits model, from
+ * memory): each gives PLX_OUT_OF_MEMORY, or the model when the importer
+ * can do without that allocation; never a crash, a leak (under the
+ * sanitizers' leak check, where the counter is off, the sweep is skipped)
+ * or another error. */
+Test(onnx_import, every_allocation_failure_is_out_of_memory, .timeout = 300) {
+    if (!alloc_counter_available()) {
+        cr_skip_test("the allocator is not interposable in this build");
+    }
+    size_t size;
+    void *data = read_file(DIGITS_DIR "/digits.onnx", &size);
+    plx_onnx_model *model = NULL;
+    alloc_counter_start();
+    plx_status st = plx_onnx_import_memory(data, size, "digits.onnx", NULL, NULL, &model);
+    size_t total = alloc_counter_stop();
+    cr_assert(zero(ptr, st), "%s", plx_status_get_message(st));
+    size_t layers = plx_network_layer_count(plx_onnx_model_network(model));
+    plx_onnx_model_destroy(&model);
+    cr_assert(gt(sz, total, 10));
+    size_t failed = 0;
+    for (size_t k = 1; k <= total; k++) {
+        alloc_counter_fail_at(k);
+        st = plx_onnx_import_memory(data, size, "digits.onnx", NULL, NULL, &model);
+        alloc_counter_stop();
+        if (!st) { /* done without it: the same network */
+            cr_assert(not(zero(ptr, model)));
+            cr_assert(eq(sz, plx_network_layer_count(plx_onnx_model_network(model)), layers),
+                      "allocation %zu", k);
+            plx_onnx_model_destroy(&model);
+            continue;
+        }
+        failed++;
+        cr_assert(zero(ptr, model));
+        cr_assert(eq(int, (int)plx_status_get_code(st), (int)PLX_OUT_OF_MEMORY),
+                  "allocation %zu of %zu: %s: %s", k, total,
+                  plx_status_code_name(plx_status_get_code(st)), plx_status_get_message(st));
+        plx_status_free(st);
+    }
+    cr_assert(gt(sz, failed, 0));
+    fprintf(stderr, "onnx_import.every_allocation_failure: %zu of %zu allocations failed the "
+                    "import with PLX_OUT_OF_MEMORY, the others were done without\n",
+            failed, total);
+    free(data);
+}
+
+/* The whole path of `plexus run` on cpu_ref, every allocation failed in
+ * turn: runtime (discovery, dlopen, create), import, optimise, load,
+ * execute. Each gives PLX_OUT_OF_MEMORY at the step that ran out, or the
+ * right digit. */
+Test(onnx_import, cpu_ref_path_allocation_failures, .timeout = 600) {
+    if (!alloc_counter_available()) {
+        cr_skip_test("the allocator is not interposable in this build");
+    }
+    size_t size;
+    void *data = read_file(DIGITS_DIR "/digits.onnx", &size);
+    float image[64]; /* the digits model's 1x1x8x8 */
+    for (size_t i = 0; i < 64; i++) {
+        image[i] = (float)(i % 7) * 16.0f / 7.0f;
+    }
+    float want[10] = {0};
+    size_t total = 0, failed = 0, done_without = 0;
+    for (size_t k = 0;; k++) {
+        if (k == 0) {
+            alloc_counter_start();
+        } else {
+            alloc_counter_fail_at(k);
+        }
+        const char *step = "runtime";
+        plx_runtime *rt = NULL;
+        plx_onnx_model *model = NULL;
+        plx_optimized_network *on = NULL;
+        plx_loaded_network *ln = NULL;
+        float out[10] = {0};
+        plx_runtime_options o;
+        plx_runtime_options_init(&o);
+        o.ignore_environment = true;
+        o.skip_default_dir = true;
+        o.log_fn = quiet_log;
+        const char *paths[] = {CPU_REF_DIR};
+        o.search_paths = paths;
+        o.search_path_count = 1;
+        plx_status st = plx_runtime_create(&o, &rt);
+        if (!st) {
+            step = "import";
+            st = plx_onnx_import_memory(data, size, "digits.onnx", NULL, NULL, &model);
+        }
+        if (!st) {
+            step = "optimize";
+            plx_optimize_options oo;
+            plx_optimize_options_init(&oo);
+            const char *backends[] = {"cpu_ref"};
+            oo.backends = backends;
+            oo.backend_count = 1;
+            oo.allow_fallback = false;
+            st = plx_optimize(rt, plx_onnx_model_network(model), &oo, &on);
+        }
+        if (!st) {
+            step = "load";
+            st = plx_runtime_load_network(rt, &on, NULL, &ln);
+        }
+        if (!st) {
+            step = "execute";
+            const plx_onnx_io *in = plx_onnx_model_input(model, 0);
+            const plx_onnx_io *res = plx_onnx_model_output(model, 0);
+            plx_tensor_binding bi = {.binding_id = in->binding_id, .data = image,
+                                     .size = sizeof image};
+            plx_tensor_binding bo = {.binding_id = res->binding_id, .data = out,
+                                     .size = sizeof out};
+            plx_execute_args args;
+            plx_execute_args_init(&args);
+            args.inputs = &bi;
+            args.input_count = 1;
+            args.outputs = &bo;
+            args.output_count = 1;
+            st = plx_loaded_network_execute_with(ln, NULL, &args);
+        }
+        size_t seen = alloc_counter_stop();
+        plx_loaded_network_unload(&ln);
+        plx_optimized_network_destroy(&on);
+        plx_onnx_model_destroy(&model);
+        plx_runtime_destroy(&rt);
+        if (k == 0) {
+            cr_assert(zero(ptr, st), "%s: %s", step, plx_status_get_message(st));
+            memcpy(want, out, sizeof want);
+            total = seen;
+            cr_assert(gt(sz, total, 10));
+            continue;
+        }
+        if (!st) {
+            done_without++;
+            cr_assert(eq(int, memcmp(out, want, sizeof out), 0), "allocation %zu: other outputs",
+                      k);
+        } else {
+            failed++;
+            cr_assert(eq(int, (int)plx_status_get_code(st), (int)PLX_OUT_OF_MEMORY),
+                      "allocation %zu of %zu, %s: %s: %s", k, total, step,
+                      plx_status_code_name(plx_status_get_code(st)), plx_status_get_message(st));
+            plx_status_free(st);
+        }
+        if (k == total) {
+            break;
+        }
+    }
+    fprintf(stderr, "onnx_import.cpu_ref_path: %zu allocations; %zu failures gave "
+                    "PLX_OUT_OF_MEMORY, %zu were done without\n", total, failed, done_without);
+    free(data);
 }

@@ -242,6 +242,45 @@ static plx_status reject(plx_runtime *rt, plxi_backend_record *rec, const char *
     return s;
 }
 
+/* What the checks below return when an allocation of their own fails: not
+ * a problem of the plug-in (never freed; reject_with stops the scan). */
+static char oom_problem[] = "out of memory";
+
+/* Rejects the candidate with `problem` (a heap string, freed), or stops
+ * the scan when it is oom_problem. */
+static plx_status reject_with(plx_runtime *rt, plxi_backend_record *rec, char *problem) {
+    if (problem == oom_problem) {
+        plxi_backend_record_destroy(rec);
+        return oom();
+    }
+    plx_status s = reject(rt, rec, "%s", problem);
+    free(problem);
+    return s;
+}
+
+/* The candidate ran out of memory (its create said so, or the dynamic
+ * loader did): not a broken plug-in but the process's state, so the scan
+ * stops with PLX_OUT_OF_MEMORY naming the file, as for the host's own
+ * allocations. Closes what it opened. */
+static plx_status out_of_memory_in(plxi_backend_record *rec, const char *step,
+                                   const char *detail) {
+    plx_status s = plxi_status_create(PLX_OUT_OF_MEMORY,
+                                      "out of memory while loading backends: %s of %s: %s", step,
+                                      rec->info.path ? rec->info.path
+                                                     : (rec->info.id ? rec->info.id : "a static "
+                                                                                      "backend"),
+                                      detail);
+    plxi_backend_record_destroy(rec);
+    return s;
+}
+
+/* Whether the dynamic loader's message is glibc's for a failed allocation
+ * ("cannot allocate memory", as strerror(ENOMEM) words it, in its several
+ * forms; some of its messages name no errno, and dlopen's errno then tells). */
+static bool loader_out_of_memory(const char *err) {
+    return err && (strcasestr(err, "cannot allocate memory") || strstr(err, "out of memory"));
+}
+
 /* Copies and checks the descriptor's option list. NULL reason: fine. */
 static char *copy_options(plxi_backend_record *rec, const plx_backend_descriptor *d) {
     if (d->option_count == 0) {
@@ -280,7 +319,7 @@ static char *copy_options(plxi_backend_record *rec, const plx_backend_descriptor
         opts[i].default_value = o->default_value ? plxi_strdup(o->default_value) : NULL;
         rec->info.option_count = i + 1;
         if (!opts[i].key || !opts[i].description || (o->default_value && !opts[i].default_value)) {
-            return plxi_strdup("out of memory");
+            return oom_problem;
         }
     }
     return NULL;
@@ -301,7 +340,7 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
     }
     plx_capability *copy = calloc(count, sizeof *copy);
     if (!copy) {
-        return plxi_strdup("out of memory");
+        return oom_problem;
     }
     rec->info.capabilities = copy;
     for (size_t i = 0; i < count; i++) {
@@ -312,9 +351,10 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
         size_t len = strnlen(c->key, MAX_KEY_LEN + 1);
         char *shown = plxi_sanitize(c->key, MAX_KEY_LEN);
         if (!shown) {
-            return plxi_strdup("out of memory");
+            return oom_problem;
         }
         char *problem = NULL;
+        bool invalid = true; /* until no check below finds a problem */
         int std_index = len <= MAX_KEY_LEN ? standard_cap(c->key) : -1;
         bool standard = std_index >= 0;
         if (!standard && (len > MAX_KEY_LEN || !is_vendor_cap(c->key, len))) {
@@ -338,15 +378,18 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
                                     shown, c->int_value);
         } else if (c->type == PLX_VALUE_STRING && !c->string_value) {
             problem = plxi_asprintf("invalid capability '%s': string value is NULL", shown);
+        } else {
+            invalid = false;
         }
-        for (size_t j = 0; !problem && j < i; j++) {
+        for (size_t j = 0; !invalid && j < i; j++) {
             if (strcmp(copy[j].key, c->key) == 0) {
                 problem = plxi_asprintf("invalid capability '%s': reported twice", shown);
+                invalid = true;
             }
         }
         free(shown);
-        if (problem) {
-            return problem;
+        if (invalid) {
+            return problem ? problem : oom_problem;
         }
         copy[i].key = plxi_strdup(c->key);
         copy[i].type = c->type;
@@ -357,7 +400,7 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
         }
         rec->info.capability_count = i + 1;
         if (!copy[i].key || (c->type == PLX_VALUE_STRING && !copy[i].string_value)) {
-            return plxi_strdup("out of memory");
+            return oom_problem;
         }
     }
     return NULL;
@@ -413,7 +456,7 @@ static char *collect_options(plx_runtime *rt, plxi_backend_record *rec, plx_opti
     }
     plx_option *opts = calloc(n, sizeof *opts);
     if (!opts) {
-        return plxi_strdup("out of memory");
+        return oom_problem;
     }
     size_t k = 0;
     for (size_t i = 0; i < rt->option_count; i++) {
@@ -438,7 +481,7 @@ static char *collect_options(plx_runtime *rt, plxi_backend_record *rec, plx_opti
             }
             char *accepted = calloc(1, len);
             if (!accepted) {
-                return plxi_strdup("out of memory");
+                return oom_problem;
             }
             for (size_t j = 0; j < rec->info.option_count; j++) {
                 if (j) {
@@ -611,14 +654,11 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         }
     }
     char *problem = copy_options(rec, d);
-    if (problem || (d->option_count && !rec->info.options)) {
-        if (!problem) {
-            plxi_backend_record_destroy(rec);
-            return oom();
-        }
-        plx_status s = reject(rt, rec, "%s", problem);
-        free(problem);
-        return s;
+    if (!problem && d->option_count && !rec->info.options) {
+        problem = oom_problem;
+    }
+    if (problem) {
+        return reject_with(rt, rec, problem);
     }
 
     /* Deliberate exclusions come before duplicate detection, so that a
@@ -642,9 +682,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     size_t opt_count = 0;
     problem = collect_options(rt, rec, &opts, &opt_count);
     if (problem) {
-        plx_status s = reject(rt, rec, "%s", problem);
-        free(problem);
-        return s;
+        return reject_with(rt, rec, problem);
     }
 
     /* R-7: availability. An unavailable backend is listed, not rejected; its
@@ -678,7 +716,9 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         if (instance) {
             rec->functions.destroy(instance);
         }
-        plx_status r = reject(rt, rec, "create failed: %s", plx_status_get_message(s));
+        plx_status r = plx_status_get_code(s) == PLX_OUT_OF_MEMORY
+                           ? out_of_memory_in(rec, "create", plx_status_get_message(s))
+                           : reject(rt, rec, "create failed: %s", plx_status_get_message(s));
         plx_status_free(s);
         return r;
     }
@@ -692,16 +732,17 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         size_t count = 0;
         s = rec->functions.get_capabilities(instance, &caps, &count);
         if (s) {
-            plx_status r = reject(rt, rec, "get_capabilities failed: %s",
-                                  plx_status_get_message(s));
+            plx_status r = plx_status_get_code(s) == PLX_OUT_OF_MEMORY
+                               ? out_of_memory_in(rec, "get_capabilities",
+                                                  plx_status_get_message(s))
+                               : reject(rt, rec, "get_capabilities failed: %s",
+                                        plx_status_get_message(s));
             plx_status_free(s);
             return r;
         }
         problem = copy_capabilities(rec, caps, count);
         if (problem) {
-            plx_status r = reject(rt, rec, "%s", problem);
-            free(problem);
-            return r;
+            return reject_with(rt, rec, problem);
         }
     }
     rec->info.available = true;
@@ -810,6 +851,9 @@ static const char *writable_by_others(const char *resolved, const struct stat *s
 static plx_status load_file(plx_runtime *rt, const char *path) {
     char resolved[PATH_MAX];
     if (!realpath(path, resolved)) {
+        if (errno == ENOMEM) {
+            return oom();
+        }
         return add_rejection(rt, &rt->rejections, path, NULL, "cannot resolve path: %s",
                              strerror(errno));
     }
@@ -852,9 +896,14 @@ static plx_status load_file(plx_runtime *rt, const char *path) {
     rec->file_dev = st.st_dev;
     rec->file_ino = st.st_ino;
     plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "opening %s", resolved);
+    errno = 0;
     rec->dl_handle = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
     if (!rec->dl_handle) {
+        int dl_errno = errno; /* ENOMEM where the loader's allocation failed */
         const char *err = dlerror();
+        if (dl_errno == ENOMEM || loader_out_of_memory(err)) {
+            return out_of_memory_in(rec, "dlopen", err);
+        }
         return reject(rt, rec, "dlopen failed: %s", err ? err : "unknown error");
     }
     dlerror();
@@ -905,11 +954,17 @@ static plx_status consider(plx_runtime *rt, const char *path) {
     }
     struct stat lst, st;
     if (lstat(path, &lst) != 0) {
+        if (errno == ENOMEM) {
+            return oom();
+        }
         return add_rejection(rt, &rt->rejections, path, NULL, "cannot stat: %s",
                              strerror(errno));
     }
     if (stat(path, &st) != 0) {
         int err = errno;
+        if (err == ENOMEM) {
+            return oom();
+        }
         if (S_ISLNK(lst.st_mode) && err == ENOENT) {
             return add_rejection(rt, &rt->rejections, path, NULL, "broken symbolic link");
         }
@@ -931,6 +986,9 @@ static plx_status consider(plx_runtime *rt, const char *path) {
 
 static plx_status scan_directory(plx_runtime *rt, plx_search_entry *entry) {
     DIR *dir = opendir(entry->path);
+    if (!dir && errno == ENOMEM) { /* opendir allocates its buffer */
+        return oom();
+    }
     if (!dir) {
         char *problem = plxi_asprintf("cannot open directory: %s", strerror(errno));
         if (!problem) {

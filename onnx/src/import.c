@@ -1053,7 +1053,13 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     if (deep) {
         return deep;
     }
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, (const uint8_t *)data);
+    onnxi_pb_allocator pa;
+    onnxi_pb_allocator_init(&pa);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa.base, size, (const uint8_t *)data);
+    if (!mp && pa.failed) {
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory while decoding the "
+                                 "model (%zu bytes)", name, size);
+    }
     if (!mp) {
         return plx_status_create(PLX_INVALID_ARGUMENT,
                                  "%s: not an ONNX model: protobuf decoding failed (truncated "
@@ -1138,7 +1144,7 @@ static plx_status import_model(const void *data, size_t size, const char *name,
         }
         plx_onnx_model_destroy(&m);
         ctx_free(&c);
-        onnx__model_proto__free_unpacked(mp, NULL);
+        onnx__model_proto__free_unpacked(mp, &pa.base);
         return st;
     }
     m->net = c.net;
@@ -1154,7 +1160,7 @@ static plx_status import_model(const void *data, size_t size, const char *name,
     m->facts.node_count = c.node_count;
     m->facts.folded_count = c.folded_count;
     ctx_free(&c);
-    onnx__model_proto__free_unpacked(mp, NULL);
+    onnx__model_proto__free_unpacked(mp, &pa.base);
     *out_model = m;
     return NULL;
 }

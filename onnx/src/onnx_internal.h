@@ -43,6 +43,16 @@ plx_status onnxi_tensor_decode(const Onnx__TensorProto *t, const char *what,
                                const char *base_dir, plx_tensor_info *out_info,
                                void **out_data);
 
+/* libprotobuf-c's allocator with a memory: its decoders return NULL both
+ * for malformed bytes and when an allocation fails, and `failed` tells
+ * which. Initialise with onnxi_pb_allocator_init; pass &a.base to the
+ * unpack and free_unpacked calls. */
+typedef struct onnxi_pb_allocator {
+    ProtobufCAllocator base;
+    bool failed;
+} onnxi_pb_allocator;
+void onnxi_pb_allocator_init(onnxi_pb_allocator *a);
+
 /* Reads a whole file (at most `max` bytes) into a malloc'd buffer. */
 plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size);
 

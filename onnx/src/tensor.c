@@ -57,6 +57,24 @@ const char *onnxi_dtype_name(int32_t t, char *buf, size_t size) {
     return buf;
 }
 
+static void *pb_alloc(void *data, size_t size) {
+    void *p = malloc(size);
+    if (!p) {
+        ((onnxi_pb_allocator *)data)->failed = true;
+    }
+    return p;
+}
+
+static void pb_free(void *data, void *p) {
+    (void)data;
+    free(p);
+}
+
+void onnxi_pb_allocator_init(onnxi_pb_allocator *a) {
+    a->base = (ProtobufCAllocator){.alloc = pb_alloc, .free = pb_free, .allocator_data = a};
+    a->failed = false;
+}
+
 plx_status onnxi_read_file(const char *path, size_t max, void **out_data, size_t *out_size) {
     /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
      * refused as not a regular file); reads of a regular file ignore it. */
@@ -410,9 +428,14 @@ PLX_API plx_status plx_onnx_read_tensor_file(const char *path, plx_tensor_info *
     if (st) {
         return st;
     }
-    Onnx__TensorProto *t =
-        onnx__tensor_proto__unpack(NULL, size, (const uint8_t *)buf);
+    onnxi_pb_allocator pa;
+    onnxi_pb_allocator_init(&pa);
+    Onnx__TensorProto *t = onnx__tensor_proto__unpack(&pa.base, size, (const uint8_t *)buf);
     free(buf);
+    if (!t && pa.failed) {
+        return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory while decoding the "
+                                 "tensor (%zu bytes)", path, size);
+    }
     if (!t) {
         return plx_status_create(PLX_INVALID_ARGUMENT,
                                  "%s: not a TensorProto (protobuf decoding failed: truncated or "
@@ -423,14 +446,14 @@ PLX_API plx_status plx_onnx_read_tensor_file(const char *path, plx_tensor_info *
     if (!what || !name) {
         free(what);
         free(name);
-        onnx__tensor_proto__free_unpacked(t, NULL);
+        onnx__tensor_proto__free_unpacked(t, &pa.base);
         return plx_status_create(PLX_OUT_OF_MEMORY, "%s: out of memory", path);
     }
     plx_tensor_info info;
     void *data;
     st = onnxi_tensor_decode(t, what, NULL, &info, &data);
     free(what);
-    onnx__tensor_proto__free_unpacked(t, NULL);
+    onnx__tensor_proto__free_unpacked(t, &pa.base);
     if (st) {
         free(name);
         return st;

@@ -1891,36 +1891,50 @@ Test(onnx_import, fused_activations_keep_nan) {
     destroy_model(&model);
 }
 
-/* Conv's kernel_shape must be W's spatial dims, for Conv, ConvTranspose and
- * QLinearConv (whose W is input 3). */
-Test(onnx_import, kernel_shape_must_match_the_weights) {
+/* A model of one `op` node reading x [xdims] and W [2, 1, 3, 3] (input
+ * w_index; QLinearConv's other inputs are scalar initializers), with
+ * kernel_shape `kernel` (count values). */
+static ob_model *kernel_shape_model(const char *op, const char *xdims, size_t w_index,
+                                    const int64_t *kernel, size_t count) {
     static const float w[2 * 1 * 3 * 3] = {0};
     ob_model *m = new_model(IR, OPSET);
     ob_graph *g = ob_main(m);
-    ob_input(g, "x", OB_FLOAT, "1,1,6,6");
-    ob_output(g, "y", OB_FLOAT, "1,2,4,4");
-    ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
-    ob_attr_ints(ob_node_add(g, "Conv", "conv", "x,w", "y"), "kernel_shape", OB_DIMS(3, 5));
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'conv'",
-                 "kernel_shape[1] = 5 is not W's dim 3 (3)");
+    bool quant = w_index != 1;
+    ob_input(g, "x", quant ? OB_UINT8 : OB_FLOAT, xdims);
+    ob_output(g, "y", quant ? OB_UINT8 : OB_FLOAT, NULL);
+    if (quant) {
+        static const uint8_t wq[18] = {0}, zero = 0;
+        static const float one = 1.0f;
+        Onnx__TensorProto *t = ob_tensor(m, "w", OB_UINT8, OB_DIMS(2, 1, 3, 3));
+        ob_tensor_raw(m, t, wq, sizeof wq);
+        ob_initializer(g, t);
+        ob_init_f32(g, "s", NULL, 0, &one, false);
+        t = ob_tensor(m, "z", OB_UINT8, NULL, 0);
+        ob_tensor_raw(m, t, &zero, 1);
+        ob_initializer(g, t);
+    } else {
+        ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
+    }
+    ob_attr_ints(ob_node_add(g, op, "conv", quant ? "x,s,z,w,s,z,s,z" : "x,w", "y"),
+                 "kernel_shape", kernel, count);
+    return m;
+}
 
-    m = new_model(IR, OPSET);
-    g = ob_main(m);
-    ob_input(g, "x", OB_FLOAT, "1,2,4,4");
-    ob_output(g, "y", OB_FLOAT, "1,1,6,6");
-    ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
-    ob_attr_ints(ob_node_add(g, "ConvTranspose", "deconv", "x,w", "y"), "kernel_shape",
-                 OB_DIMS(2, 3));
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "node 'deconv'",
-                 "kernel_shape[0] = 2 is not W's dim 2 (3)");
-
-    m = new_model(IR, OPSET);
-    g = ob_main(m);
-    ob_input(g, "x", OB_FLOAT, "1,1,6,6");
-    ob_output(g, "y", OB_FLOAT, "1,2,4,4");
-    ob_init_f32(g, "w", OB_DIMS(2, 1, 3, 3), w, false);
-    ob_attr_ints(ob_node_add(g, "Conv", "conv", "x,w", "y"), "kernel_shape", OB_DIMS(3, 3, 3));
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "kernel_shape has 3 values");
+/* Conv's kernel_shape must be W's spatial dims, for Conv, ConvTranspose and
+ * QLinearConv (whose W is input 3). */
+Test(onnx_import, kernel_shape_must_match_the_weights) {
+    IMPORT_FAILS(kernel_shape_model("Conv", "1,1,6,6", 1, OB_DIMS(3, 5)), NULL,
+                 PLX_INVALID_ARGUMENT, "node 'conv'", "kernel_shape[1] = 5 is not W's dim 3 (3)");
+    IMPORT_FAILS(kernel_shape_model("ConvTranspose", "1,2,4,4", 1, OB_DIMS(2, 3)), NULL,
+                 PLX_INVALID_ARGUMENT, "node 'conv'", "kernel_shape[0] = 2 is not W's dim 2 (3)");
+    IMPORT_FAILS(kernel_shape_model("QLinearConv", "1,1,6,6", 3, OB_DIMS(3, 4)), NULL,
+                 PLX_INVALID_ARGUMENT, "node 'conv'", "kernel_shape[1] = 4 is not W's dim 3 (3)");
+    IMPORT_FAILS(kernel_shape_model("Conv", "1,1,6,6", 1, OB_DIMS(3, 3, 3)), NULL,
+                 PLX_INVALID_ARGUMENT, "kernel_shape has 3 values");
+    /* the weights' own kernel_shape imports */
+    plx_onnx_model *model = import_ok(kernel_shape_model("QLinearConv", "1,1,6,6", 3,
+                                                         OB_DIMS(3, 3)), NULL);
+    destroy_model(&model);
 }
 
 /* What ONNX's checker refuses: an attribute of another type than the

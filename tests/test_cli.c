@@ -307,7 +307,8 @@ Test(cli, unknown_option_is_reported) {
  * secure_getenv, so they are ignored, and `plexus info` says so. The test
  * makes a setuid-nobody copy of the CLI and runs it as root, which gives the
  * process different real and effective user ids (AT_SECURE). */
-Test(cli, environment_ignored_when_setuid) {
+/* Skips the test where a setuid copy of the CLI cannot run as one. */
+static void need_setuid(void) {
     if (geteuid() != 0) {
         cr_skip_test("needs root to make a setuid copy of the CLI");
     }
@@ -320,19 +321,24 @@ Test(cli, environment_ignored_when_setuid) {
      * (secure mode ignores it); the plain build runs this test. */
     cr_skip_test("LeakSanitizer cannot run in a setuid process");
 #endif
-    char dir[] = "/tmp/plexus-setuid-XXXXXX";
-    cr_assert(not(zero(ptr, mkdtemp(dir))));
-    cr_assert(eq(int, chmod(dir, 0755), 0));
-    char copy[64];
+}
+
+/* Runs a copy of the CLI that is setuid to uid 65534 with `args` (after
+ * the program name) and `env`; returns its stdout (malloc'd) and asserts
+ * that it exited 0. `dir` (a fresh directory) holds the copy; the caller
+ * removes it. */
+static char *run_setuid_cli(const char *dir, const char *const *args, char *const *env) {
+    char copy[600];
     snprintf(copy, sizeof copy, "%s/plexus", dir);
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chown 65534:65534 '%s' && chmod 4755 '%s'",
              PLEXUS_EXE, copy, copy, copy);
     cr_assert(eq(int, system(cmd), 0), "%s", cmd);
-
-    char *env[] = {"PATH=/usr/bin:/bin", "PLEXUS_BACKEND_PATH=" CPU_REF_DIR,
-                   "PLEXUS_BACKENDS=cpu_ref", NULL};
-    const char *argv[] = {copy, "info", "--json", "--no-default-dir", NULL};
+    const char *argv[16] = {copy};
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert(lt(sz, i + 2, sizeof argv / sizeof argv[0]));
+        argv[i + 1] = args[i];
+    }
     char out_path[] = "/tmp/plexus-setuid-out-XXXXXX";
     int out_fd = mkstemp(out_path);
     cr_assert(ge(int, out_fd, 0));
@@ -348,9 +354,26 @@ Test(cli, environment_ignored_when_setuid) {
     char *out = slurp(out_fd);
     close(out_fd);
     unlink(out_path);
+    cr_assert(eq(int, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, 0), "output: %s", out);
+    return out;
+}
+
+static void remove_dir(const char *dir) {
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert(eq(int, system(cmd), 0));
-    cr_assert(eq(int, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, 0), "output: %s", out);
+}
+
+Test(cli, environment_ignored_when_setuid) {
+    need_setuid();
+    char dir[] = "/tmp/plexus-setuid-XXXXXX";
+    cr_assert(not(zero(ptr, mkdtemp(dir))));
+    cr_assert(eq(int, chmod(dir, 0755), 0));
+    char *env[] = {"PATH=/usr/bin:/bin", "PLEXUS_BACKEND_PATH=" CPU_REF_DIR,
+                   "PLEXUS_BACKENDS=cpu_ref", NULL};
+    char *out = run_setuid_cli(dir, (const char *[]){"info", "--json", "--no-default-dir", NULL},
+                               env);
+    remove_dir(dir);
 
     json_object *doc = json_tokener_parse(out);
     cr_assert(not(zero(ptr, doc)), "not JSON: %s", out);
@@ -363,6 +386,39 @@ Test(cli, environment_ignored_when_setuid) {
                  "privileges (setuid/setgid)"));
     cr_assert(not(zero(ptr, strstr(json_object_get_string(json_object_array_get_idx(notes, 1)),
                                    "PLEXUS_BACKENDS is set but ignored"))));
+    json_object_put(doc);
+    free(out);
+}
+
+/* A plug-in anyone can write is refused in a setuid process (and only
+ * noted in others: tests/test_discovery.c): here a world-writable copy of
+ * cpu_ref named with --backend-path. */
+Test(cli, writable_plugin_refused_when_setuid) {
+    need_setuid();
+    char dir[] = "/tmp/plexus-setuid-XXXXXX";
+    cr_assert(not(zero(ptr, mkdtemp(dir))));
+    cr_assert(eq(int, chmod(dir, 0755), 0));
+    char plugin[600], cmd[2048];
+    snprintf(plugin, sizeof plugin, "%s/cpu_ref.so", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s/cpu_ref.so' '%s' && chmod 0666 '%s'", CPU_REF_DIR, plugin,
+             plugin);
+    cr_assert(eq(int, system(cmd), 0), "%s", cmd);
+    char *out = run_setuid_cli(dir, (const char *[]){"info", "--json", "--no-env",
+                                                     "--no-default-dir", "--backend-path",
+                                                     plugin, NULL},
+                               isolated_env);
+    remove_dir(dir);
+    json_object *doc = json_tokener_parse(out);
+    cr_assert(not(zero(ptr, doc)), "not JSON: %s", out);
+    cr_assert(eq(sz, json_object_array_length(member(doc, "backends", json_type_array)), 0),
+              "%s", out);
+    json_object *rejected = member(doc, "rejected", json_type_array);
+    cr_assert(eq(sz, json_object_array_length(rejected), 1), "%s", out);
+    json_object *reason;
+    cr_assert(json_object_object_get_ex(json_object_array_get_idx(rejected, 0), "reason",
+                                        &reason));
+    cr_assert(eq(str, (char *)json_object_get_string(reason),
+                 "refused in a setuid or setgid process: the file is world-writable"));
     json_object_put(doc);
     free(out);
 }

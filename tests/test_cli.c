@@ -481,3 +481,37 @@ Test(cli, untrusted_text_is_escaped) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert(eq(int, system(cmd), 0));
 }
+
+/* `plexus info` probes plug-ins by default: hostile ones (a crash, an exit,
+ * output on stdout while they load) are listed as rejected with what
+ * happened, the report is whole and valid JSON, and the good plug-in beside
+ * them is listed. With --no-probe the exit in the entry point would end
+ * the process with an empty report. */
+Test(cli, info_survives_hostile_plugins) {
+    const char *args[] = {"info", "--json", "--no-env", "--no-default-dir",
+                          "--backend-path", HOSTILE_PLUGIN_DIR "/crash_in_entry.so",
+                          "--backend-path", HOSTILE_PLUGIN_DIR "/exit_in_entry.so",
+                          "--backend-path", HOSTILE_PLUGIN_DIR "/stdout_in_constructor.so",
+                          "--backend-path", FAKE_PLUGIN_DIR "/fake_good.so", NULL};
+    run_result r = run_cli(args, isolated_env, NULL);
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = json_tokener_parse(r.out);
+    cr_assert(not(zero(ptr, doc)), "not JSON:\n%s", r.out);
+    json_object *rejected = member(doc, "rejected", json_type_array);
+    cr_assert(eq(sz, json_object_array_length(rejected), 3), "%s", r.out);
+    static const char *const reasons[] = {
+        "killed by SIGSEGV in its entry point during the probe",
+        "exited with status 0 in its entry point during the probe",
+        "wrote 21 bytes to stdout during the probe: a plug-in must not write to the host's "
+        "output"};
+    for (size_t i = 0; i < 3; i++) {
+        json_object *reason;
+        cr_assert(json_object_object_get_ex(json_object_array_get_idx(rejected, i), "reason",
+                                            &reason));
+        cr_assert(eq(str, (char *)json_object_get_string(reason), (char *)reasons[i]));
+    }
+    cr_assert(eq(sz, json_object_array_length(member(doc, "backends", json_type_array)), 1),
+              "%s", r.out);
+    json_object_put(doc);
+    free_result(&r);
+}

@@ -1,10 +1,12 @@
 /* What the plexus commands share: usage errors and the options that create
  * a runtime (tools/cli.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <plexus/plexus.h>
 
@@ -72,6 +74,8 @@ int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const cha
         a->rt.ignore_environment = true;
     } else if (strcmp(arg, "--no-default-dir") == 0) {
         a->rt.skip_default_dir = true;
+    } else if (strcmp(arg, "--probe") == 0 || strcmp(arg, "--no-probe") == 0) {
+        a->rt.probe_plugins = strcmp(arg, "--probe") == 0;
     } else if (strcmp(arg, "--backend-path") == 0) {
         if (!has_value || !*argv[*i + 1]) {
             return usage_error(command, usage, "%s needs a non-empty path", arg);
@@ -120,7 +124,28 @@ int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const cha
     return 0;
 }
 
+/* The probe beside this executable (a build tree: tools/), else NULL (the
+ * installed one, which libplexus knows). */
+static const char *probe_beside_exe(char *buf, size_t size) {
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    if (n <= 0 || (size_t)n >= size - 1) {
+        return NULL;
+    }
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    static const char name[] = "plexus-plugin-probe";
+    if (!slash || (size_t)(slash + 1 - buf) + sizeof name > size) {
+        return NULL;
+    }
+    memcpy(slash + 1, name, sizeof name);
+    return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
 bool runtime_args_create(runtime_args *a, const char *prefix, plx_runtime **out_runtime) {
+    char probe[PATH_MAX];
+    if (a->rt.probe_plugins && !a->rt.probe_path) {
+        a->rt.probe_path = probe_beside_exe(probe, sizeof probe);
+    }
     a->rt.search_paths = a->paths;
     a->rt.search_path_count = a->path_count;
     a->rt.backend_options = a->options;
@@ -130,7 +155,9 @@ bool runtime_args_create(runtime_args *a, const char *prefix, plx_runtime **out_
         fprintf(stderr, "%s: cannot create the runtime: %s\n", prefix,
                 plx_status_get_message(s));
         plx_status_free(s);
+        a->rt.probe_path = NULL;
         return false;
     }
+    a->rt.probe_path = NULL; /* pointed into this frame; read during create only */
     return true;
 }

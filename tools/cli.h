@@ -23,6 +23,9 @@ int usage_error(const char *command, const char *usage, const char *fmt, ...)
     "  --no-env               ignore PLEXUS_BACKEND_PATH, PLEXUS_BACKENDS and\n"           \
     "                         PLEXUS_SKIP_DEFAULT_DIR\n"                                    \
     "  --no-default-dir       do not search the installed backend directory\n"             \
+    "  --probe, --no-probe    load each plug-in in a separate process first (the\n"      \
+    "                         probe), and refuse those that crash, exit or hang\n"       \
+    "                         there (default: on for info, off for run)\n"               \
     "  --option ID.KEY=VALUE  pass KEY=VALUE to backend ID when it is created;\n"          \
     "                         may be repeated\n"                                            \
     "  --intra-op-threads N   threads each backend uses within a layer: threads=N\n"       \
@@ -32,7 +35,7 @@ int usage_error(const char *command, const char *usage, const char *fmt, ...)
     "  --log-level LEVEL      error, warn, info or debug (default: PLEXUS_LOG, else warn)\n"
 
 /* How a command creates its runtime: --backend-path PATH (repeated),
- * --no-env, --no-default-dir, --option ID.KEY=VALUE (repeated),
+ * --no-env, --no-default-dir, --probe / --no-probe, --option ID.KEY=VALUE (repeated),
  * --intra-op-threads N, --log-level LEVEL. */
 typedef struct runtime_args {
     const char **paths;

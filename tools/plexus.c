@@ -31,7 +31,7 @@ static const char main_usage[] =
 
 static const char info_usage[] =
     "usage: plexus info [--json] [--backend-path PATH]... [--no-env] [--no-default-dir]\n"
-    "                   [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
+    "                   [--no-probe] [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
     "\n"
     "  --json                 print one JSON document instead of text\n"
     RUNTIME_ARGS_USAGE
@@ -49,6 +49,7 @@ static int parse_info_args(int argc, char **argv, info_args *a) {
     if (!runtime_args_init(&a->runtime, argc)) {
         return EXIT_RUNTIME;
     }
+    a->runtime.rt.probe_plugins = true; /* info survives hostile plug-ins by default */
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {

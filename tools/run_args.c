@@ -24,7 +24,7 @@ static const char run_usage_head[] =
     "                  [--constant NAME=FILE.npy]...\n"
     "                  [--output-dir DIR] [--iterations N] [--warmup N] [--concurrency N]\n"
     "                  [--profile TRACE.json] [--json]\n"
-    "                  [--backend-path PATH]... [--no-env] [--no-default-dir]\n"
+    "                  [--backend-path PATH]... [--no-env] [--no-default-dir] [--probe]\n"
     "                  [--option ID.KEY=VALUE]... [--log-level LEVEL]\n"
     "\n"
     "Imports the model, assigns its layers to backends, loads and runs it, and\n"

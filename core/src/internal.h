@@ -94,6 +94,15 @@ struct plx_runtime {
     size_t option_count;
     /* plx_runtime_options.intra_op_threads in decimal; "" for 0 (none). */
     char intra_op_threads[12];
+    /* The probe (probe.c): on, its executable, its time limit, the cache
+     * file (NULL: none) and its entries (plxi_probe_entry*), loaded at the
+     * first probe and written back when it changed. */
+    bool probe;
+    char *probe_path;
+    uint32_t probe_timeout_ms;
+    char *probe_cache_file;
+    plxi_ptr_vec probe_cache;
+    bool probe_cache_loaded, probe_cache_dirty;
     /* Allocators and strategies per backend id (strings owned). */
     plx_backend_allocator *allocators;
     size_t allocator_count;

@@ -203,14 +203,23 @@ static void free_options(plx_option_info *opts, size_t count) {
     free(opts);
 }
 
+/* Tells the probe (registry.h) which of the plug-in's code runs next. */
+static void phase(const char *what) {
+    if (plxi_probe_phase) {
+        plxi_probe_phase(what);
+    }
+}
+
 void plxi_backend_record_destroy(plxi_backend_record *record) {
     if (!record) {
         return;
     }
     if (record->instance && record->functions.destroy) {
+        phase("destroy");
         record->functions.destroy(record->instance);
     }
     if (record->dl_handle) {
+        phase("its destructors (dlclose)");
         dlclose(record->dl_handle);
     }
     free((char *)record->info.id);
@@ -524,6 +533,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
 
     /* what the entry logs at error level explains a NULL result. */
     rec->capture_errors = true;
+    phase("its entry point");
     const plx_backend_descriptor *d = entry(PLX_ABI_VERSION, &rec->host);
     rec->capture_errors = false;
     if (!d) {
@@ -688,6 +698,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     /* R-7: availability. An unavailable backend is listed, not rejected; its
      * file is closed since nothing of it is used. */
     if (rec->functions.check_available) {
+        phase("check_available");
         plx_status s = rec->functions.check_available(&rec->host);
         if (s) {
             rec->info.available = false;
@@ -710,6 +721,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     }
 
     plx_backend *instance = NULL;
+    phase("create");
     plx_status s = rec->functions.create(&rec->host, opts, opt_count, &instance);
     free(opts);
     if (s) {
@@ -730,6 +742,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     if (rec->functions.get_capabilities) {
         const plx_capability *caps = NULL;
         size_t count = 0;
+        phase("get_capabilities");
         s = rec->functions.get_capabilities(instance, &caps, &count);
         if (s) {
             plx_status r = plx_status_get_code(s) == PLX_OUT_OF_MEMORY
@@ -888,6 +901,16 @@ static plx_status load_file(plx_runtime *rt, const char *path) {
     if (!plxi_elf_check(resolved, why, sizeof why)) {
         return add_rejection(rt, &rt->rejections, resolved, NULL, "%s", why);
     }
+    /* Its code runs in the probe first, when the application asks. */
+    char *probed = NULL;
+    plx_status ps = plxi_probe_plugin(rt, resolved, &st, &probed);
+    if (ps || probed) {
+        if (!ps) {
+            ps = add_rejection(rt, &rt->rejections, resolved, NULL, "%s", probed);
+        }
+        free(probed);
+        return ps;
+    }
     const char *base = strrchr(resolved, '/');
     plxi_backend_record *rec = new_record(rt, resolved, base ? base + 1 : resolved);
     if (!rec) {
@@ -896,6 +919,7 @@ static plx_status load_file(plx_runtime *rt, const char *path) {
     rec->file_dev = st.st_dev;
     rec->file_ino = st.st_ino;
     plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "opening %s", resolved);
+    phase("its constructors (dlopen)");
     errno = 0;
     rec->dl_handle = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
     if (!rec->dl_handle) {

@@ -17,6 +17,8 @@
     PLX_STRUCT_SIZE_UPTO(plx_runtime_options, memory_strategy_count)
 #define RUNTIME_OPTIONS_THREADS_SIZE \
     PLX_STRUCT_SIZE_UPTO(plx_runtime_options, intra_op_threads)
+#define RUNTIME_OPTIONS_PROBE_SIZE \
+    PLX_STRUCT_SIZE_UPTO(plx_runtime_options, probe_cache_dir)
 
 PLX_API const char *plx_version_string(void) {
     return PLX_VERSION_STRING;
@@ -31,7 +33,7 @@ PLX_API void plx_runtime_options_init(plx_runtime_options *options) {
         return;
     }
     memset(options, 0, sizeof *options);
-    options->struct_size = (uint32_t)RUNTIME_OPTIONS_THREADS_SIZE;
+    options->struct_size = (uint32_t)RUNTIME_OPTIONS_PROBE_SIZE;
     options->log_level = PLX_LOG_LEVEL_DEFAULT;
 }
 
@@ -85,6 +87,7 @@ PLX_API void plx_runtime_destroy(plx_runtime **runtime) {
         free(rt->notes.items[i]);
     }
     plxi_ptr_vec_release(&rt->notes);
+    plxi_probe_release(rt);
     for (size_t i = 0; i < rt->filter_count; i++) {
         free(rt->filter_ids[i]);
     }
@@ -199,6 +202,13 @@ static plx_status copy_options(plx_runtime *rt, const plx_runtime_options *o) {
     if (o->struct_size >= RUNTIME_OPTIONS_THREADS_SIZE && o->intra_op_threads > 0) {
         snprintf(rt->intra_op_threads, sizeof rt->intra_op_threads, "%lu",
                  (unsigned long)o->intra_op_threads);
+    }
+    if (o->struct_size >= RUNTIME_OPTIONS_PROBE_SIZE && o->probe_plugins) {
+        plx_status s = plxi_probe_configure(rt, o->probe_path, o->probe_timeout_ms,
+                                            o->probe_cache_dir);
+        if (s) {
+            return s;
+        }
     }
     if (o->backend_option_count == 0) {
         return NULL;
@@ -372,6 +382,9 @@ static plx_status load_everything(plx_runtime *rt, const plx_runtime_options *o)
     }
     for (size_t i = 0; !s && i < rt->search.count; i++) {
         s = plxi_registry_scan(rt, rt->search.items[i]);
+    }
+    if (!s) {
+        s = plxi_probe_cache_save(rt);
     }
     for (size_t i = 0; !s && i < rt->filter_count; i++) {
         if (!rt->filter_seen[i] &&

@@ -23,14 +23,66 @@
  *   FAKE_CAPS_BAD_TYPE        a standard key with the wrong type (R-10)
  *   FAKE_CAPS_UNKNOWN_KEY     a key that is neither standard nor namespaced (R-10)
  *   FAKE_CAPS_BAD_ALIGNMENT   import_alignment that is not a power of two (R-10)
+ *   FAKE_MISBEHAVE=what, FAKE_MISBEHAVE_IN=where
+ *                             a plug-in no in-process host survives (only the
+ *                             probe of docs/backend-abi.md does): `what` is
+ *                             FAKE_CRASH (SIGSEGV), FAKE_ABORT, FAKE_EXIT
+ *                             (exit(0)), FAKE_HANG (sleeps forever) or
+ *                             FAKE_STDOUT (writes to stdout), `where`
+ *                             FAKE_IN_CONSTRUCTOR, FAKE_IN_ENTRY,
+ *                             FAKE_IN_CHECK_AVAILABLE, FAKE_IN_CREATE or
+ *                             FAKE_IN_DESTROY. Built into tests/plugins/hostile
+ *                             only, which in-process tests never scan.
  *
  * Links nothing from libplexus (R-3) and keeps the host table only in the
  * instance (R-14). */
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <plexus/backend.h>
+
+enum { FAKE_CRASH = 1, FAKE_ABORT, FAKE_EXIT, FAKE_HANG, FAKE_STDOUT };
+enum { FAKE_IN_CONSTRUCTOR = 1, FAKE_IN_ENTRY, FAKE_IN_CHECK_AVAILABLE, FAKE_IN_CREATE,
+       FAKE_IN_DESTROY };
+
+/* Does FAKE_MISBEHAVE when `where` is FAKE_MISBEHAVE_IN. */
+__attribute__((unused)) static void misbehave(int where) {
+#ifdef FAKE_MISBEHAVE
+    if (where != FAKE_MISBEHAVE_IN) {
+        return;
+    }
+    switch (FAKE_MISBEHAVE) {
+    case FAKE_CRASH:
+        raise(SIGSEGV);
+        break;
+    case FAKE_ABORT:
+        abort();
+    case FAKE_EXIT:
+        exit(0);
+    case FAKE_HANG:
+        for (;;) {
+            pause();
+        }
+    case FAKE_STDOUT:
+        fputs("hello from a plug-in\n", stdout);
+        fflush(stdout);
+        break;
+    }
+#else
+    (void)where;
+#endif
+}
+
+#if defined(FAKE_MISBEHAVE) && FAKE_MISBEHAVE_IN == FAKE_IN_CONSTRUCTOR
+__attribute__((constructor)) static void fake_constructor(void) {
+    misbehave(FAKE_IN_CONSTRUCTOR);
+}
+#endif
 
 #ifndef FAKE_ID
 #define FAKE_ID "fake_good"
@@ -59,6 +111,7 @@ struct plx_backend {
 };
 
 static plx_status fake_check_available(const plx_host *host) {
+    misbehave(FAKE_IN_CHECK_AVAILABLE);
 #ifdef FAKE_UNAVAILABLE
     return host->status_create(host, PLX_UNAVAILABLE,
                                "no fake accelerator found: /dev/fake0 does not exist");
@@ -70,6 +123,7 @@ static plx_status fake_check_available(const plx_host *host) {
 
 FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_option *options,
                               size_t option_count, plx_backend **out_backend) {
+    misbehave(FAKE_IN_CREATE);
     *out_backend = NULL;
 #ifdef FAKE_CREATE_FAILS
     (void)options;
@@ -138,6 +192,7 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
 }
 
 FAKE_MAYBE_UNUSED static void fake_destroy(plx_backend *backend) {
+    misbehave(FAKE_IN_DESTROY);
     if (backend != NULL) {
         backend->host->free(backend->host, backend);
     }
@@ -204,6 +259,7 @@ FAKE_MAYBE_UNUSED static const plx_backend_descriptor fake_descriptor = {
 };
 
 const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const plx_host *host) {
+    misbehave(FAKE_IN_ENTRY);
 #if defined(FAKE_ENTRY_NULL)
     (void)host_abi_version;
     host->log(host, PLX_LOG_ERROR, "fake_entry_null: needs a fake accelerator driver >= %d.%d", 9,

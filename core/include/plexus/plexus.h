@@ -181,6 +181,28 @@ typedef struct plx_runtime_options {
      * (Added after memory_strategy_count: a struct_size that ends before it
      * reads as 0.) */
     uint32_t intra_op_threads;
+
+    /* (Added after intra_op_threads: a struct_size that ends before them
+     * reads as probe_plugins false.)
+     * true: each plug-in file is first loaded in a separate process, the
+     * probe (docs/backend-abi.md, "The probe"), which runs its constructors,
+     * entry point, check_available, create (without options), destroy and
+     * destructors; a file whose code crashes, aborts, exits, hangs or writes
+     * to stdout there is rejected with what happened and never loaded in this
+     * process. Costs a process start per file, once: results are cached per
+     * user, keyed by the file's path, device, inode, size, mtime and the
+     * host's ABI version. false: plug-ins are loaded in this process only. */
+    bool probe_plugins;
+    /* The probe executable; NULL: the installed one (plexus-plugin-probe in
+     * the library's libexec directory). */
+    const char *probe_path;
+    /* How long the probe of one file may take, in milliseconds; 0: 10,000.
+     * A probe past it is killed and the file rejected as hanging. */
+    uint32_t probe_timeout_ms;
+    /* Directory of the result cache; NULL: $XDG_CACHE_HOME/plexus, else
+     * $HOME/.cache/plexus (none in a setuid or setgid process); "": no
+     * cache. */
+    const char *probe_cache_dir;
 } plx_runtime_options;
 
 /* Sets every field to its default: nothing searched but the environment

@@ -36,14 +36,6 @@ size_t alloc_counter_stop(void) {
     return count;
 }
 
-/* Counts one allocation; true when it is the one to fail. */
-static bool counted_fails(void) {
-    if (!counting) {
-        return false;
-    }
-    count++;
-    return fail_at != 0 && count == fail_at;
-}
 
 #ifdef ALLOC_COUNTER_OFF
 bool alloc_counter_available(void) {
@@ -52,6 +44,15 @@ bool alloc_counter_available(void) {
 #else
 bool alloc_counter_available(void) {
     return getenv("PLEXUS_TEST_VALGRIND") == NULL;
+}
+
+/* Counts one allocation; true when it is the one to fail. */
+static bool counted_fails(void) {
+    if (!counting) {
+        return false;
+    }
+    count++;
+    return fail_at != 0 && count == fail_at;
 }
 
 void *__libc_malloc(size_t size);

@@ -214,8 +214,8 @@ Test(cli_run, help_exits_zero) {
 /* Bad usage: exit 2, the message, the usage on stderr, nothing on stdout. */
 static void expect_usage_error(const char *const *args, const char *message) {
     run_result r = run_raw(args);
-    cr_assert(eq(int, r.status, 2), "exit %d for '%s %s', stderr: %s", r.status, args[1],
-              args[2] ? args[2] : "", r.err);
+    cr_assert(eq(int, r.status, 2), "exit %d for '%s %s', stderr: %s", r.status,
+              args[1] ? args[1] : "", args[1] && args[2] ? args[2] : "", r.err);
     expect_contains(r.err, message, "stderr");
     expect_contains(r.err, "usage: plexus run", "stderr");
     cr_assert(eq(str, r.out, ""));

@@ -2149,6 +2149,9 @@ typedef struct wire {
 } wire;
 
 static void wire_bytes(wire *w, const void *p, size_t n) {
+    if (n == 0) { /* p may be NULL: an empty message */
+        return;
+    }
     if (w->n + n > w->cap) {
         w->cap = (w->n + n) * 2 + 64;
         w->b = realloc(w->b, w->cap);

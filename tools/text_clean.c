@@ -49,6 +49,7 @@ size_t utf8_sequence(const unsigned char *p, size_t avail, uint32_t *cp, bool *i
 typedef struct clean_stream {
     FILE *raw;
     bool keep_cr;
+    bool owned; /* malloc'd by text_clean_open, freed at close */
     unsigned char pending[3]; /* the start of a sequence cut by a write */
     size_t pending_len;
 } clean_stream;
@@ -126,18 +127,21 @@ static int clean_cookie_close(void *cookie) {
         clean_write(s, s->pending, s->pending_len, true);
     }
     int rc = fflush(s->raw) == 0 ? 0 : -1;
-    free(s);
+    if (s->owned) {
+        free(s);
+    }
     return rc;
+}
+
+static FILE *open_on(clean_stream *s, FILE *raw, bool keep_cr, bool owned) {
+    *s = (clean_stream){.raw = raw, .keep_cr = keep_cr, .owned = owned};
+    cookie_io_functions_t io = {.write = clean_cookie_write, .close = clean_cookie_close};
+    return fopencookie(s, "w", io);
 }
 
 FILE *text_clean_open(FILE *raw, bool keep_cr) {
     clean_stream *s = malloc(sizeof *s);
-    if (!s) {
-        return NULL;
-    }
-    *s = (clean_stream){.raw = raw, .keep_cr = keep_cr};
-    cookie_io_functions_t io = {.write = clean_cookie_write, .close = clean_cookie_close};
-    FILE *f = fopencookie(s, "w", io);
+    FILE *f = s ? open_on(s, raw, keep_cr, true) : NULL;
     if (!f) {
         free(s);
     }
@@ -145,8 +149,11 @@ FILE *text_clean_open(FILE *raw, bool keep_cr) {
 }
 
 bool text_clean_std_streams(void) {
-    FILE *out = text_clean_open(stdout, false);
-    FILE *err = out ? text_clean_open(stderr, true) : NULL;
+    /* static: the streams live as long as the process, and glibc keeps
+     * their state where a leak checker does not look for it */
+    static clean_stream std_out, std_err;
+    FILE *out = open_on(&std_out, stdout, false, false);
+    FILE *err = out ? open_on(&std_err, stderr, true, false) : NULL;
     if (!out || !err) {
         if (out) {
             fclose(out);

@@ -145,9 +145,10 @@ Test(probe, missing_probe_is_a_note) {
     size_t hits = 0;
     plx_runtime *rt = probing_runtime(paths, 1, missing, &hits);
     cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_good"))));
+    /* posix_spawn reports the failed exec, or (under valgrind, which runs
+     * the child as a fork) the child exits 127 before it starts */
     char want[PATH_MAX + 64];
-    snprintf(want, sizeof want, "the plug-in probe %s cannot run (No such file or directory)",
-             missing);
+    snprintf(want, sizeof want, "the plug-in probe %s cannot run (", missing);
     cr_assert(tu_has_note(rt, want), "%s", tu_dump(rt));
     plx_runtime_destroy(&rt);
 }

@@ -7,7 +7,8 @@
  * Loads PATH through the registry of the core itself (a runtime whose only
  * search path is PATH, environment ignored, probe off, no options), then
  * destroys that runtime, and reports on file descriptor FD each step before
- * the plug-in's code runs in it ("phase create\n") and "done\n" at the end.
+ * the plug-in's code runs in it ("phase create\n"), after "probe\n" when it
+ * starts and before "done\n" at the end.
  * Prints nothing on stdout: anything there is the plug-in's. Exits 0 when
  * it got to the end, whatever the registry made of the file (a rejection is
  * the in-process load's to report); a plug-in that crashes, aborts, exits or
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
         signal(faults[i], SIG_DFL);
     }
     plxi_probe_phase = report_phase;
+    say("probe\n"); /* started: what follows is the plug-in's doing */
     const char *paths[] = {argv[2]};
     plx_runtime_options o;
     plx_runtime_options_init(&o);

@@ -3,8 +3,8 @@
  *
  * The host starts PLX_PROBE_PATH (tools/plugin_probe.c) with posix_spawn,
  * which loads the one file through this same registry code, with
- * plxi_probe_phase reporting each step on file descriptor 3 ("phase its
- * entry point\n", ..., "done\n"). The host reads that and the probe's stdout
+ * plxi_probe_phase reporting each step on file descriptor 3 ("probe\n" when
+ * it starts, "phase its entry point\n", ..., "done\n"). The host reads that and the probe's stdout
  * until both close or the time limit passes, then reaps it: a probe that was
  * killed by a signal, exited before "done", outlived the limit or printed on
  * stdout rejects the file, with the last step it reached. Results are
@@ -294,6 +294,7 @@ typedef struct probe_run {
     char phase[128]; /* the last step reported, "" before the first */
     char partial[160];
     size_t partial_len;
+    bool started; /* the probe said "probe": it runs */
     bool done;
     size_t stdout_bytes;
     bool timed_out;
@@ -314,6 +315,8 @@ static void take_report(probe_run *r, const char *buf, size_t n) {
             snprintf(r->phase, sizeof r->phase, "%s", r->partial + 6);
         } else if (strcmp(r->partial, "done") == 0) {
             r->done = true;
+        } else if (strcmp(r->partial, "probe") == 0) {
+            r->started = true;
         }
         r->partial_len = 0;
     }
@@ -444,11 +447,20 @@ plx_status plxi_probe_plugin(plx_runtime *rt, const char *resolved, const struct
     probe_run r;
     memset(&r, 0, sizeof r);
     int err = run_probe(rt, resolved, &r);
+    char why_not[96] = "";
     if (err) {
+        snprintf(why_not, sizeof why_not, "%s", strerror(err));
+    } else if (!r.started && !r.timed_out && WIFEXITED(r.status)) {
+        /* where posix_spawn cannot report a failed exec (its child exits
+         * 127), or the probe refused its arguments */
+        snprintf(why_not, sizeof why_not, "it exited with status %d before it started",
+                 WEXITSTATUS(r.status));
+    }
+    if (why_not[0]) {
         rt->probe = false;
         return plxi_runtime_note(rt, "the plug-in probe %s cannot run (%s): plug-ins are loaded "
                                      "in this process without it",
-                                 rt->probe_path, strerror(err))
+                                 rt->probe_path, why_not)
                    ? NULL
                    : oom();
     }

@@ -518,12 +518,10 @@ static void data_size_error(const npy_header *h, size_t actual, const char *name
     }
 }
 
-/* A whole file in memory: the header, then exactly the data it announces. */
-static bool parse_file(const unsigned char *buf, size_t size, const char *name, npy_header *h,
-                       char *err, size_t err_size) {
-    if (!parse_header(buf, size, name, h, err, err_size)) {
-        return false;
-    }
+/* The data after h's header in buf[0..size): exactly the bytes h
+ * announces, and bools 0 or 1. */
+static bool check_data(const npy_header *h, const unsigned char *buf, size_t size,
+                       const char *name, char *err, size_t err_size) {
     size_t actual = size - h->data_offset;
     if (actual != h->bytes) {
         data_size_error(h, actual, name, err, err_size);
@@ -539,6 +537,13 @@ static bool parse_file(const unsigned char *buf, size_t size, const char *name, 
         }
     }
     return true;
+}
+
+/* A whole file in memory: the header, then exactly the data it announces. */
+static bool parse_file(const unsigned char *buf, size_t size, const char *name, npy_header *h,
+                       char *err, size_t err_size) {
+    return parse_header(buf, size, name, h, err, err_size) &&
+           check_data(h, buf, size, name, err, err_size);
 }
 
 static void fill_array(const npy_header *h, void *data, npy_array *out) {
@@ -655,7 +660,7 @@ static bool read_npy(FILE *f, const char *path, const struct stat *st, unsigned 
                         shape, plx_dtype_name(h->dtype), h->bytes);
                 ok = false;
             }
-            ok = ok && parse_file(buf, have, path, h, err, err_size);
+            ok = ok && check_data(h, buf, have, path, err, err_size);
         }
     }
     if (!ok) {

@@ -283,6 +283,17 @@ static plx_status out_of_memory_in(plxi_backend_record *rec, const char *step,
     return s;
 }
 
+/* The candidate's function `step` returned status s (freed here): it ran
+ * out of memory, or it is rejected with "STEP failed: MESSAGE". */
+static plx_status fail_in(plx_runtime *rt, plxi_backend_record *rec, const char *step,
+                          plx_status s) {
+    plx_status r = plx_status_get_code(s) == PLX_OUT_OF_MEMORY
+                       ? out_of_memory_in(rec, step, plx_status_get_message(s))
+                       : reject(rt, rec, "%s failed: %s", step, plx_status_get_message(s));
+    plx_status_free(s);
+    return r;
+}
+
 /* Whether the dynamic loader's message is glibc's for a failed allocation
  * ("cannot allocate memory", as strerror(ENOMEM) words it, in its several
  * forms; some of its messages name no errno, and dlopen's errno then tells). */
@@ -728,11 +739,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         if (instance) {
             rec->functions.destroy(instance);
         }
-        plx_status r = plx_status_get_code(s) == PLX_OUT_OF_MEMORY
-                           ? out_of_memory_in(rec, "create", plx_status_get_message(s))
-                           : reject(rt, rec, "create failed: %s", plx_status_get_message(s));
-        plx_status_free(s);
-        return r;
+        return fail_in(rt, rec, "create", s);
     }
     if (!instance) {
         return reject(rt, rec, "create returned success but no instance");
@@ -745,13 +752,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         phase("get_capabilities");
         s = rec->functions.get_capabilities(instance, &caps, &count);
         if (s) {
-            plx_status r = plx_status_get_code(s) == PLX_OUT_OF_MEMORY
-                               ? out_of_memory_in(rec, "get_capabilities",
-                                                  plx_status_get_message(s))
-                               : reject(rt, rec, "get_capabilities failed: %s",
-                                        plx_status_get_message(s));
-            plx_status_free(s);
-            return r;
+            return fail_in(rt, rec, "get_capabilities", s);
         }
         problem = copy_capabilities(rec, caps, count);
         if (problem) {
@@ -807,17 +808,33 @@ static bool already_loaded(const plx_runtime *rt, const struct stat *st, const c
     return false;
 }
 
-/* True when `path` (as given, or resolved) was rejected or skipped earlier
- * in this scan: a file is judged once, however often the search path
- * reaches it. */
-static bool already_judged(const plx_runtime *rt, const char *path) {
+/* True (logged as `shown`, the path the scan reached) when `path` (as
+ * given, or resolved) was rejected or skipped earlier in this scan: a file
+ * is judged once, however often the search path reaches it. */
+static bool already_judged(const plx_runtime *rt, const char *path, const char *shown) {
     for (size_t i = 0; i < rt->rejections.count + rt->skipped.count; i++) {
         const plx_rejection *r = i < rt->rejections.count
                                      ? rt->rejections.items[i]
                                      : rt->skipped.items[i - rt->rejections.count];
         if (r->path && strcmp(r->path, path) == 0) {
+            plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: already looked at", shown);
             return true;
         }
+    }
+    return false;
+}
+
+/* Whether someone but root and this user can write `what` (st: its stat):
+ * it is world-writable, or another user owns it; the reason goes to buf. */
+static bool others_can_write(const struct stat *st, const char *what, char *buf, size_t size) {
+    if (st->st_mode & S_IWOTH) {
+        snprintf(buf, size, "%s is world-writable", what);
+        return true;
+    }
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(buf, size, "%s is owned by uid %ju, neither root nor this user", what,
+                 (uintmax_t)st->st_uid);
+        return true;
     }
     return false;
 }
@@ -828,13 +845,7 @@ static bool already_judged(const plx_runtime *rt, const char *path) {
  * anyone may still add a plug-in to it. */
 static const char *writable_by_others(const char *resolved, const struct stat *st, char *buf,
                                       size_t size) {
-    uid_t me = geteuid();
-    if (st->st_mode & S_IWOTH) {
-        return "the file is world-writable";
-    }
-    if (st->st_uid != 0 && st->st_uid != me) {
-        snprintf(buf, size, "the file is owned by uid %ju, neither root nor this user",
-                 (uintmax_t)st->st_uid);
+    if (others_can_write(st, "the file", buf, size)) {
         return buf;
     }
     char dir[PATH_MAX];
@@ -846,18 +857,9 @@ static const char *writable_by_others(const char *resolved, const struct stat *s
     memcpy(dir, resolved, len);
     dir[len] = '\0';
     struct stat dst;
-    if (stat(len ? dir : "/", &dst) != 0) {
-        return NULL;
-    }
-    if (dst.st_mode & S_IWOTH) {
-        return "its directory is world-writable";
-    }
-    if (dst.st_uid != 0 && dst.st_uid != me) {
-        snprintf(buf, size, "its directory is owned by uid %ju, neither root nor this user",
-                 (uintmax_t)dst.st_uid);
-        return buf;
-    }
-    return NULL;
+    return stat(len ? dir : "/", &dst) == 0 && others_can_write(&dst, "its directory", buf, size)
+               ? buf
+               : NULL;
 }
 
 /* Opens one file that passed the file-type checks. */
@@ -882,8 +884,7 @@ static plx_status load_file(plx_runtime *rt, const char *path) {
         return NULL;
     }
     /* Files rejected or skipped earlier in this scan are not retried. */
-    if (already_judged(rt, resolved)) {
-        plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: already looked at", path);
+    if (already_judged(rt, resolved, path)) {
         return NULL;
     }
     char why[256];
@@ -972,8 +973,7 @@ static int compare_names(const void *a, const void *b) {
 
 /* Checks one directory entry's type, then loads it. */
 static plx_status consider(plx_runtime *rt, const char *path) {
-    if (already_judged(rt, path)) {
-        plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: already looked at", path);
+    if (already_judged(rt, path, path)) {
         return NULL;
     }
     struct stat lst, st;

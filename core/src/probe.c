@@ -400,28 +400,28 @@ static int run_probe(plx_runtime *rt, const char *path, probe_run *r) {
     return 0;
 }
 
-/* Why the probe's run rejects the file; NULL when it passed. */
-static char *verdict(const probe_run *r, uint32_t timeout_ms) {
+/* Whether the probe's run rejects the file; *why: the reason (heap; NULL
+ * when out of memory). */
+static bool rejects(const probe_run *r, uint32_t timeout_ms, char **why) {
+    *why = NULL;
     const char *where = r->phase[0] ? r->phase : "loading";
     if (r->timed_out) {
-        return plxi_asprintf("hung in %s during the probe: no answer in %" PRIu32
+        *why = plxi_asprintf("hung in %s during the probe: no answer in %" PRIu32
                              " ms, killed", where, timeout_ms);
-    }
-    if (WIFSIGNALED(r->status)) {
-        int sig = WTERMSIG(r->status);
-        const char *name = sigabbrev_np(sig);
-        return plxi_asprintf("killed by SIG%s in %s during the probe", name ? name : "?",
+    } else if (WIFSIGNALED(r->status)) {
+        const char *name = sigabbrev_np(WTERMSIG(r->status));
+        *why = plxi_asprintf("killed by SIG%s in %s during the probe", name ? name : "?",
                              where);
-    }
-    if (!r->done) {
-        return plxi_asprintf("exited with status %d in %s during the probe",
+    } else if (!r->done) {
+        *why = plxi_asprintf("exited with status %d in %s during the probe",
                              WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1, where);
-    }
-    if (r->stdout_bytes) {
-        return plxi_asprintf("wrote %zu bytes to stdout during the probe: a plug-in must not "
+    } else if (r->stdout_bytes) {
+        *why = plxi_asprintf("wrote %zu bytes to stdout during the probe: a plug-in must not "
                              "write to the host's output", r->stdout_bytes);
+    } else {
+        return false;
     }
-    return NULL;
+    return true;
 }
 
 plx_status plxi_probe_plugin(plx_runtime *rt, const char *resolved, const struct stat *st,
@@ -464,9 +464,8 @@ plx_status plxi_probe_plugin(plx_runtime *rt, const char *resolved, const struct
                    ? NULL
                    : oom();
     }
-    char *why = verdict(&r, rt->probe_timeout_ms);
-    bool failed = !r.done || r.timed_out || WIFSIGNALED(r.status) || r.stdout_bytes;
-    if (failed && !why) {
+    char *why;
+    if (rejects(&r, rt->probe_timeout_ms, &why) && !why) {
         return oom();
     }
     plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: probed: %s", resolved,

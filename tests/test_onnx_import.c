@@ -174,17 +174,23 @@ static void quiet_log(void *user_data, plx_log_level level, const char *source,
     }
 }
 
+/* Options of a runtime that sees only the build's cpu_ref, logging
+ * nothing. */
+static void cpu_ref_options(plx_runtime_options *o) {
+    static const char *const paths[] = {CPU_REF_DIR};
+    plx_runtime_options_init(o);
+    o->ignore_environment = true;
+    o->skip_default_dir = true;
+    o->log_fn = quiet_log;
+    o->search_paths = paths;
+    o->search_path_count = 1;
+}
+
 /* A runtime that sees only the build's cpu_ref. */
 static plx_runtime *make_runtime(void) {
     plx_runtime_options o;
-    plx_runtime_options_init(&o);
-    o.ignore_environment = true;
-    o.skip_default_dir = true;
+    cpu_ref_options(&o);
     o.log_level = PLX_LOG_DEBUG;
-    o.log_fn = quiet_log;
-    const char *paths[] = {CPU_REF_DIR};
-    o.search_paths = paths;
-    o.search_path_count = 1;
     plx_runtime *rt = NULL;
     plx_status st = plx_runtime_create(&o, &rt);
     live.st = st;
@@ -4979,13 +4985,7 @@ Test(onnx_import, cpu_ref_path_allocation_failures, .timeout = 600) {
         plx_loaded_network *ln = NULL;
         float out[10] = {0};
         plx_runtime_options o;
-        plx_runtime_options_init(&o);
-        o.ignore_environment = true;
-        o.skip_default_dir = true;
-        o.log_fn = quiet_log;
-        const char *paths[] = {CPU_REF_DIR};
-        o.search_paths = paths;
-        o.search_path_count = 1;
+        cpu_ref_options(&o);
         plx_status st = plx_runtime_create(&o, &rt);
         if (!st) {
             step = "import";

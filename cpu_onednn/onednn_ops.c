@@ -343,11 +343,11 @@ plx_status odn_plan_unary(const odn_context *ctx, const plx_layer_view *l, odn_p
     case PLX_UNARY_ABS: e = (elt){dnnl_eltwise_abs, 0.0f, 0.0f}; break;
     case PLX_UNARY_NEG: e = (elt){dnnl_eltwise_linear, -1.0f, 0.0f}; break;
     case PLX_UNARY_SQRT: e = (elt){dnnl_eltwise_sqrt, 0.0f, 0.0f}; break;
-    case PLX_UNARY_EXP: e = (elt){dnnl_eltwise_exp, 0.0f, 0.0f}; break;
     default: {
         const char *name = plx_unary_func_name(d->func);
-        /* log, round and the rest: oneDNN's results differ from ONNX's at
-         * the edges (negative inputs, halves) or it has no algorithm. */
+        /* exp, log, round and the rest: oneDNN's results differ from
+         * ONNX's at the edges (exp clamps its input first, so NaN gives
+         * inf; log of negatives, halves) or it has no algorithm. */
         return name ? odn_refuse(ctx, "cpu_onednn does not run unary %s (no exact oneDNN 2.6 "
                                   "eltwise algorithm)", name)
                     : odn_refuse(ctx, "cpu_onednn: unknown unary function %d", (int)d->func);

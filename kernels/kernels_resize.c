@@ -324,6 +324,14 @@ static void resize_plane_bytes(const resize_job *j, size_t task) {
     }
 }
 
+/* The weighted sum (1 - r) a + r b of the two taps, b taking no part at
+ * r = 0: an infinity beside a point the output falls on does not make it
+ * NaN (0 * inf), and inf mixed with a finite value stays inf (the form
+ * a + r (b - a) gives NaN there). */
+static inline float lerp(float a, float b, float r) {
+    return r == 0.0f ? a : (1.0f - r) * a + r * b;
+}
+
 /* Plane `task`: linear interpolates along W (the two input rows a output
  * row needs), then along H, in float. */
 static void resize_plane(void *ctx, size_t task, size_t thread) {
@@ -372,9 +380,9 @@ static void resize_plane(void *ctx, size_t task, size_t thread) {
         float rh = th->r;
         for (int64_t ow = 0; ow < ow_n; ow++) {
             const resize_tap *tw = &j->cols[ow];
-            float top = r0[tw->i0] + tw->r * (r0[tw->i1] - r0[tw->i0]);
-            float bot = r1[tw->i0] + tw->r * (r1[tw->i1] - r1[tw->i0]);
-            out[ow] = top + rh * (bot - top);
+            float top = lerp(r0[tw->i0], r0[tw->i1], tw->r);
+            float bot = lerp(r1[tw->i0], r1[tw->i1], tw->r);
+            out[ow] = lerp(top, bot, rh);
         }
     }
 }

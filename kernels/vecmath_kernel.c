@@ -153,7 +153,7 @@ static inline float gelu_erf_one(float x) {
     one_plus = a < 1.0f ? 1.0f + erf_small(a < 1.0f ? u : 0.0f) : one_plus;
     float y = 0.5f * x * one_plus;
     y = x > 10.0f ? x : y;
-    y = x < -14.0f ? 0.0f : y;
+    y = x < -14.0f ? 0.0f * x : y; /* the formula's x * 0: -0, NaN at -inf */
     return x != x ? x : y;
 }
 
@@ -161,7 +161,7 @@ static inline float gelu_erf_one(float x) {
 static inline float gelu_tanh_one(float x) {
     float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
     float y = x * sigmoid_one(2.0f * u);
-    y = x < -14.0f ? 0.0f : y; /* the limit; -inf times 0 would be NaN */
+    y = x < -14.0f ? 0.0f * x : y; /* the formula's x * 0: -0, NaN at -inf */
     return x != x ? x : y;
 }
 

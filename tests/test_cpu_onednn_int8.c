@@ -1365,7 +1365,7 @@ Test(cpu_onednn_int8, quantized_digits) {
  * exact integer sums rescaled in double and rounded half to even; at most
  * one step apart (the scale's float rounding at a tie), most exact. */
 Test(cpu_onednn_int8, quantized_conv_in_3d) {
-    plx_runtime *rt = runtime();
+    plx_runtime *rt = runtime_with_vnni();
     onednn(rt);
     product p;
     memset(&p, 0, sizeof p);

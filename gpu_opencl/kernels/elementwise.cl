@@ -38,11 +38,11 @@ float ocl_activate(int func, float x, float alpha, float beta) {
     }
     case 7: /* tanh */
         return tanh(x);
-    case 8: /* gelu: exact, or the tanh approximation when alpha != 0; 0 below -14
-             * (the limit, where x times the vanishing factor would give
-             * NaN at -inf), as cpu_ref */
+    case 8: /* gelu: exact, or the tanh approximation when alpha != 0; below
+             * -14 the factor beside x is 0 in float, so x * 0 (-0, and NaN
+             * at -inf as ONNX's formula gives), as cpu_ref */
         if (x < -14.0f) {
-            return 0.0f;
+            return 0.0f * x;
         }
         if (alpha != 0.0f) {
             const float k = 0.79788456080286535588f;

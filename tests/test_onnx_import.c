@@ -1936,7 +1936,7 @@ Test(onnx_import, kernel_shape_must_match_the_weights) {
     IMPORT_FAILS(kernel_shape_model("QLinearConv", "1,1,6,6", 3, OB_DIMS(3, 4)), NULL,
                  PLX_INVALID_ARGUMENT, "node 'conv'", "kernel_shape[1] = 4 is not W's dim 3 (3)");
     IMPORT_FAILS(kernel_shape_model("Conv", "1,1,6,6", 1, OB_DIMS(3, 3, 3)), NULL,
-                 PLX_INVALID_ARGUMENT, "kernel_shape has 3 values");
+                 PLX_INVALID_ARGUMENT, "attribute 'kernel_shape' has 3 values; it needs 2");
     /* the weights' own kernel_shape imports */
     plx_onnx_model *model = import_ok(kernel_shape_model("QLinearConv", "1,1,6,6", 3,
                                                          OB_DIMS(3, 3)), NULL);
@@ -4373,7 +4373,8 @@ Test(onnx_import, col2im_pads_strides) {
     ob_init_i64(g, "img", (const int64_t[]){2}, 1, (const int64_t[]){3, 3}, false);
     ob_init_i64(g, "blk", (const int64_t[]){1}, 1, (const int64_t[]){2}, false);
     ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'", "image_shape (2 values) and block_shape (1)");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'",
+                 "input 2 (block_shape) has 1 values; it needs 2 (one per value of image_shape)");
 }
 
 /* AffineGrid: theta [1, 2, 3] = [[1, 0, 0.25], [0, 2, 0]] over size
@@ -4505,14 +4506,16 @@ Test(onnx_import, det_reverse_sequence_max_unpool) {
     ob_init_i64(g, "shape", (const int64_t[]){4}, 1, (const int64_t[]){1, 2, 5, 5}, false);
     n = ob_node_add(g, "MaxUnpool", "u", "x,i,shape", "y");
     ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "output_shape must be [N, C, O1..O2]");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'",
+                 "input 2 (output_shape) must be [N, C, O1..O2]");
     m = new_model(8, 11);
     g = ob_main(m);
     ob_input(g, "x", OB_FLOAT, "1,1,2,2");
     ob_input(g, "i", OB_INT64, "1,1,2,2");
     ob_output(g, "y", OB_FLOAT, NULL);
     ob_node_add(g, "MaxUnpool", "u", "x,i", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "kernel_shape must give one value");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'",
+                 "attribute 'kernel_shape' is required");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -103,11 +103,11 @@ plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n) {
         return onnxi_invalid(c, n, "input has rank %u; EyeLike takes a 2-D tensor", info.rank);
     }
     if (onnxi_attr(n, "dtype")) {
-        int64_t t = onnxi_attr_i(n, "dtype", 0);
-        info.dtype = onnxi_dtype((int32_t)t);
+        int32_t t = onnxi_attr_i32(n, "dtype", 0);
+        info.dtype = onnxi_dtype(t);
         if (info.dtype == PLX_DTYPE_INVALID) {
             char buf[16];
-            return ONNXI_UNSUPPORTED("dtype %s", onnxi_dtype_name((int32_t)t, buf, sizeof buf));
+            return ONNXI_UNSUPPORTED("dtype %s", onnxi_dtype_name(t, buf, sizeof buf));
         }
     }
     info.quant.kind = PLX_QUANT_NONE;

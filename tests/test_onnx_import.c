@@ -2214,6 +2214,12 @@ static const hostile_case hostile_cases[] = {
      .want = "axis 4294967296 is out of range"},
     {"TopK", .x = "2,3", .inputs = "x,k0", .outputs = 2, .k = {{HV(1)}}, .attr = {{"axis", HI(2)}},
      .want = "axis 2 is out of range [-2, 2)"},
+    {"ScatterElements", .x = "2,3", .i = "2,3", .f = {"2,3"}, .inputs = "x,i,f0",
+     .attr = {{"axis", HI(2)}}, .want = "axis 2 is out of range [-2, 2)"},
+    {"GatherND", .x = "2,3", .i = "2,1", .inputs = "x,i", .attr = {{"batch_dims", HI(2)}},
+     .want = "batch_dims 2 is out of range"},
+    {"RoiAlign", .opset = 16, .x = "1,1,4,4", .f = {"1,4"}, .i = "1", .inputs = "x,f0,i",
+     .attr = {{"output_height", HI(0)}}, .want = "output_height 0 and output_width 1 must be >= 1"},
     /* per-channel tensors */
     {"LayerNormalization", .opset = 17, .x = "2,3", .f = {"4"}, .inputs = "x,f0",
      .want = "scale [4] does not broadcast to the normalised dims [3]"},

@@ -1936,11 +1936,388 @@ Test(onnx_import, kernel_shape_must_match_the_weights) {
     IMPORT_FAILS(kernel_shape_model("QLinearConv", "1,1,6,6", 3, OB_DIMS(3, 4)), NULL,
                  PLX_INVALID_ARGUMENT, "node 'conv'", "kernel_shape[1] = 4 is not W's dim 3 (3)");
     IMPORT_FAILS(kernel_shape_model("Conv", "1,1,6,6", 1, OB_DIMS(3, 3, 3)), NULL,
-                 PLX_INVALID_ARGUMENT, "kernel_shape has 3 values");
+                 PLX_INVALID_ARGUMENT, "attribute 'kernel_shape' has 3 values; it needs 2");
     /* the weights' own kernel_shape imports */
     plx_onnx_model *model = import_ok(kernel_shape_model("QLinearConv", "1,1,6,6", 3,
                                                          OB_DIMS(3, 3)), NULL);
     destroy_model(&model);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Attributes against the tensors they describe                              */
+/* ------------------------------------------------------------------------ */
+
+/* HV(1, 2): the values and count of an ints attribute or int64 constant;
+ * HI(3): an int attribute. */
+#define HV(...) {__VA_ARGS__}, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)
+#define HI(v) {(v)}, 0
+
+typedef struct hostile_ints {
+    const char *name; /* NULL: none */
+    int64_t v[8];
+    size_t n;         /* 0: an int attribute of v[0] */
+} hostile_ints;
+
+/* One node named "n" of a hostile model (hostile_model) and what its
+ * refusal must say besides "node 'n' (<op>)". */
+typedef struct hostile_case {
+    const char *op;
+    int64_t opset;        /* 0: OPSET */
+    const char *x;        /* graph input x, float32 of this shape */
+    const char *i;        /* graph input i, int64 of this shape (NULL: none) */
+    const char *f[4];     /* initializers f0..f3, float32 zeros of these shapes */
+    struct {
+        int64_t v[8];
+        size_t n;         /* 0: none */
+    } k[4];               /* initializers k0..k3, int64 [n] */
+    const char *inputs;   /* the node's inputs */
+    size_t outputs;       /* 0: 1 */
+    hostile_ints attr[2];
+    const char *s_name, *s_value; /* a string attribute */
+    const char *want;
+} hostile_case;
+
+/* "2,3" -> dims and rank (at most 8 dims; "" is rank 0). */
+static size_t parse_dims(const char *s, int64_t *dims) {
+    size_t r = 0;
+    while (*s && r < 8) {
+        char *end;
+        dims[r++] = strtoll(s, &end, 10);
+        s = *end == ',' ? end + 1 : end;
+    }
+    return r;
+}
+
+static ob_model *hostile_model(const hostile_case *t) {
+    static const float zeros[128] = {0};
+    ob_model *m = new_model(IR, t->opset ? t->opset : OPSET);
+    ob_graph *g = ob_main(m);
+    ob_input(g, "x", OB_FLOAT, t->x);
+    if (t->i) {
+        ob_input(g, "i", OB_INT64, t->i);
+    }
+    for (size_t j = 0; j < 4; j++) {
+        char name[4] = {'f', (char)('0' + j), 0};
+        int64_t dims[8];
+        if (t->f[j]) {
+            size_t rank = parse_dims(t->f[j], dims), count = 1;
+            for (size_t d = 0; d < rank; d++) {
+                count *= (size_t)dims[d];
+            }
+            cr_assert(le(sz, count, COUNT(zeros)), "f%zu [%s] is too large", j, t->f[j]);
+            ob_init_f32(g, name, dims, rank, zeros, false);
+        }
+        if (t->k[j].n) {
+            name[0] = 'k';
+            ob_init_i64(g, name, OB_DIMS((int64_t)t->k[j].n), t->k[j].v, false);
+        }
+    }
+    ob_node *n = ob_node_add(g, t->op, "n", t->inputs, t->outputs > 1 ? "y0,y1" : "y0");
+    ob_output(g, "y0", OB_FLOAT, NULL);
+    if (t->outputs > 1) {
+        ob_output(g, "y1", OB_FLOAT, NULL);
+    }
+    for (size_t j = 0; j < 2 && t->attr[j].name; j++) {
+        if (t->attr[j].n) {
+            ob_attr_ints(n, t->attr[j].name, t->attr[j].v, t->attr[j].n);
+        } else {
+            ob_attr_i(n, t->attr[j].name, t->attr[j].v[0]);
+        }
+    }
+    if (t->s_name) {
+        ob_attr_s(n, t->s_name, t->s_value);
+    }
+    return m;
+}
+
+#define CONV_2D .x = "1,1,6,6", .f = {"2,1,3,3"}, .inputs = "x,f0"
+#define CONVT_2D .x = "1,2,4,4", .f = {"2,1,3,3"}, .inputs = "x,f0"
+#define POOL_2D .x = "1,1,6,6", .inputs = "x"
+#define UNPOOL_2D .x = "1,1,2,2", .i = "1,1,2,2"
+#define COL2IM .opset = 18, .x = "1,4,9"
+#define DEFORM .opset = 19, .x = "1,1,4,4", .f = {"1,1,2,2", "1,8,3,3"}, .inputs = "x,f0,f1"
+
+/* A malformed model is refused at import naming the node and the attribute
+ * (or the constant input acting as one) that contradicts its tensors;
+ * docs/onnx-import.md lists the checks. */
+static const hostile_case hostile_cases[] = {
+    /* Conv: one value per spatial dim, two for pads; strides, dilations >=
+     * 1; pads >= 0; group dividing the channels and matching W */
+    {"Conv", CONV_2D, .attr = {{"pads", HV(1, 1, 1)}},
+     .want = "attribute 'pads' has 3 values; it needs 4 (two per spatial dim of X)"},
+    {"Conv", CONV_2D, .attr = {{"pads", HV(1, 1, 1, 1, 1, 1, 1)}},
+     .want = "attribute 'pads' has 7 values; it needs 4"},
+    {"Conv", CONV_2D, .attr = {{"strides", HV(1)}},
+     .want = "attribute 'strides' has 1 values; it needs 2 (one per spatial dim of X)"},
+    {"Conv", CONV_2D, .attr = {{"dilations", HV(1, 1, 1)}},
+     .want = "attribute 'dilations' has 3 values; it needs 2"},
+    {"Conv", CONV_2D, .attr = {{"strides", HV(0, 1)}}, .want = "strides[0] = 0 must be >= 1"},
+    {"Conv", CONV_2D, .attr = {{"dilations", HV(1, 0)}}, .want = "dilations[1] = 0 must be >= 1"},
+    {"Conv", CONV_2D, .attr = {{"pads", HV(-1, 0, 0, 0)}},
+     .want = "pads_begin[0] = -1 must be >= 0"},
+    {"Conv", CONV_2D, .attr = {{"group", HI(0)}}, .want = "group 0 must be >= 1"},
+    {"Conv", CONV_2D, .attr = {{"group", HI(2)}}, .want = "not divisible by group 2"},
+    {"Conv", CONV_2D, .attr = {{"group", HI((int64_t)1 << 33)}},
+     .want = "not divisible by group 8589934592"},
+    {"Conv", .x = "1,4,6,6", .f = {"2,4,3,3"}, .inputs = "x,f0", .attr = {{"group", HI(2)}},
+     .want = "W has 4 input channels per group, X has 4 channels and group 2"},
+    {"Conv", .x = "1,2,6,6", .f = {"3,1,3,3"}, .inputs = "x,f0", .attr = {{"group", HI(2)}},
+     .want = "3 output channels, not divisible by group 2"},
+    {"Conv", CONV_2D, .attr = {{"kernel_shape", HV(0, 3)}},
+     .want = "kernel_shape[0] = 0 is not W's dim 2 (3)"},
+    /* ConvTranspose: output_padding and output_shape too */
+    {"ConvTranspose", CONVT_2D, .attr = {{"output_padding", HV(0, 0, 0)}},
+     .want = "attribute 'output_padding' has 3 values; it needs 2"},
+    {"ConvTranspose", CONVT_2D, .attr = {{"output_padding", HV(1)}},
+     .want = "attribute 'output_padding' has 1 values; it needs 2"},
+    {"ConvTranspose", CONVT_2D, .attr = {{"output_padding", HV(-1, 0)}},
+     .want = "output_padding[0] = -1 must be >= 0"},
+    {"ConvTranspose", CONVT_2D, .attr = {{"output_shape", HV(5, 5, 5)}},
+     .want = "attribute 'output_shape' has 3 values"},
+    {"ConvTranspose", CONVT_2D, .attr = {{"strides", HV(1, 0)}},
+     .want = "strides[1] = 0 must be >= 1"},
+    {"ConvTranspose", CONVT_2D, .attr = {{"group", HI(3)}}, .want = "not divisible by group 3"},
+    {"ConvTranspose", CONVT_2D, .attr = {{"pads", HV(0, 0)}},
+     .want = "attribute 'pads' has 2 values; it needs 4"},
+    /* the pools */
+    {"MaxPool", POOL_2D, .want = "attribute 'kernel_shape' is required"},
+    {"MaxPool", POOL_2D, .attr = {{"kernel_shape", HV(0, 2)}}, .want = "kernel[0] = 0 must be >= 1"},
+    {"MaxPool", POOL_2D, .attr = {{"kernel_shape", HV(2, 2, 2)}},
+     .want = "attribute 'kernel_shape' has 3 values; it needs 2"},
+    {"MaxPool", POOL_2D, .attr = {{"kernel_shape", HV(2, 2)}, {"pads", HV(0, 0)}},
+     .want = "attribute 'pads' has 2 values; it needs 4"},
+    {"AveragePool", POOL_2D, .attr = {{"kernel_shape", HV(2, 2)}, {"strides", HV(0, 1)}},
+     .want = "strides[0] = 0 must be >= 1"},
+    {"AveragePool", POOL_2D, .attr = {{"kernel_shape", HV(2, 2)}, {"pads", HV(2, 0, 2, 0)}},
+     .want = "pads 2 + 2 along spatial dim 0 must be smaller than the dilated kernel 2"},
+    {"LpPool", POOL_2D, .attr = {{"kernel_shape", HV(2, 2)}, {"p", HI(0)}},
+     .want = "p = 0 must be at least 1"},
+    {"MaxUnpool", UNPOOL_2D, .inputs = "x,i", .want = "attribute 'kernel_shape' is required"},
+    {"MaxUnpool", UNPOOL_2D, .inputs = "x,i", .attr = {{"kernel_shape", HV(2)}},
+     .want = "attribute 'kernel_shape' has 1 values; it needs 2"},
+    {"MaxUnpool", UNPOOL_2D, .inputs = "x,i",
+     .attr = {{"kernel_shape", HV(2, 2)}, {"strides", HV(2, 2, 2)}},
+     .want = "attribute 'strides' has 3 values; it needs 2"},
+    {"MaxUnpool", UNPOOL_2D, .inputs = "x,i",
+     .attr = {{"kernel_shape", HV(2, 2)}, {"pads", HV(0, 0)}},
+     .want = "attribute 'pads' has 2 values; it needs 4"},
+    {"MaxUnpool", UNPOOL_2D, .inputs = "x,i", .attr = {{"kernel_shape", HV(0, 2)}},
+     .want = "kernel[0] = 0 must be >= 1"},
+    {"MaxUnpool", UNPOOL_2D, .inputs = "x,i,k0", .k = {{HV(1, 1, 4)}},
+     .attr = {{"kernel_shape", HV(2, 2)}},
+     .want = "input 2 (output_shape) has 3 values; it needs 4"},
+    {"Col2Im", COL2IM, .k = {{HV(4, 4)}, {HV(2, 2)}}, .inputs = "x,k0,k1",
+     .attr = {{"strides", HV(1)}}, .want = "attribute 'strides' has 1 values; it needs 2"},
+    {"Col2Im", COL2IM, .k = {{HV(4, 4)}, {HV(2, 2)}}, .inputs = "x,k0,k1",
+     .attr = {{"pads", HV(0, 0, 0)}}, .want = "attribute 'pads' has 3 values; it needs 4"},
+    {"Col2Im", COL2IM, .k = {{HV(4, 4)}, {HV(2, 2)}}, .inputs = "x,k0,k1",
+     .attr = {{"dilations", HV(0, 1)}}, .want = "dilations[0] = 0 must be >= 1"},
+    {"Col2Im", COL2IM, .k = {{HV(4, 4)}, {HV(0, 2)}}, .inputs = "x,k0,k1",
+     .want = "block_shape[0] = 0 must be >= 1"},
+    {"Col2Im", COL2IM, .k = {{HV(4, 4, 4)}, {HV(2, 2)}}, .inputs = "x,k0,k1",
+     .want = "input 2 (block_shape) has 2 values; it needs 3"},
+    {"DeformConv", DEFORM, .attr = {{"strides", HV(1, 1, 1)}},
+     .want = "attribute 'strides' has 3 values; it needs 2"},
+    {"DeformConv", DEFORM, .attr = {{"pads", HV(0, 0)}},
+     .want = "attribute 'pads' has 2 values; it needs 4"},
+    {"DeformConv", DEFORM, .attr = {{"group", HI(0)}}, .want = "group 0 and offset_group 1"},
+    {"DeformConv", DEFORM, .attr = {{"offset_group", HI(2)}},
+     .want = "not divisible by offset_group 2"},
+    /* Transpose: a permutation of 0..rank-1 */
+    {"Transpose", .x = "2,3,4", .inputs = "x", .attr = {{"perm", HV(0, 1)}},
+     .want = "perm has 2 entries, X [2,3,4] has rank 3"},
+    {"Transpose", .x = "2,3,4", .inputs = "x", .attr = {{"perm", HV(0, 0, 1)}},
+     .want = "perm[1] = 0: perm must be a permutation of 0..2"},
+    {"Transpose", .x = "2,3,4", .inputs = "x", .attr = {{"perm", HV(0, 1, 9)}},
+     .want = "perm[2] = 9 is out of range"},
+    {"Transpose", .x = "2,3,4", .inputs = "x", .attr = {{"perm", HV(0, 1, -1)}},
+     .want = "perm[2] = -1 is out of range"},
+    /* axes: in range of the rank, no repeats, never truncated to 32 bits */
+    {"Squeeze", .opset = 11, .x = "1,3,1", .inputs = "x", .attr = {{"axes", HV(5)}},
+     .want = "attribute 'axes' entry 0 = 5 is out of range [-3, 2] for rank 3"},
+    {"Squeeze", .opset = 11, .x = "1,3,1", .inputs = "x", .attr = {{"axes", HV(0, 0)}},
+     .want = "attribute 'axes' entry 1 = 0 repeats axis 0"},
+    {"Squeeze", .opset = 11, .x = "1,3,1", .inputs = "x", .attr = {{"axes", HV((int64_t)1 << 32)}},
+     .want = "attribute 'axes' entry 0 = 4294967296 is out of range"},
+    {"Squeeze", .x = "1,3,1", .inputs = "x,k0", .k = {{HV(((int64_t)1 << 32) + 2)}},
+     .want = "input 1 (axes) entry 0 = 4294967298 is out of range"},
+    {"Squeeze", .x = "1,3,1", .inputs = "x,k0", .k = {{HV(1)}},
+     .want = "axis 1 of X [1,3,1] has size 3, not 1"},
+    {"Unsqueeze", .x = "2,3", .inputs = "x,k0", .k = {{HV(3)}},
+     .want = "input 1 (axes) entry 0 = 3 is out of range [-3, 2] for rank 3"},
+    {"Unsqueeze", .x = "2,3", .inputs = "x,k0", .k = {{HV(0, -4)}},
+     .want = "input 1 (axes) entry 1 = -4 repeats axis 0"},
+    {"Unsqueeze", .x = "2,3", .inputs = "x,k0", .k = {{HV((int64_t)1 << 32)}},
+     .want = "input 1 (axes) entry 0 = 4294967296 is out of range"},
+    {"Unsqueeze", .opset = 11, .x = "2,3", .inputs = "x", .attr = {{"axes", HV(-4)}},
+     .want = "attribute 'axes' entry 0 = -4 is out of range [-3, 2]"},
+    {"ReduceSum", .x = "2,3", .inputs = "x,k0", .k = {{HV(2)}},
+     .want = "input 1 (axes) entry 0 = 2 is out of range [-2, 1] for rank 2"},
+    {"ReduceSum", .x = "2,3", .inputs = "x,k0", .k = {{HV((int64_t)1 << 32)}},
+     .want = "input 1 (axes) entry 0 = 4294967296 is out of range"},
+    {"ReduceSum", .x = "2,3", .inputs = "x,k0", .k = {{HV(0, -2)}},
+     .want = "input 1 (axes) entry 1 = -2 repeats axis 0"},
+    {"ReduceMean", .x = "2,3", .inputs = "x", .attr = {{"axes", HV(1, 1)}},
+     .want = "attribute 'axes' entry 1 = 1 repeats axis 1"},
+    {"ReduceMax", .opset = 18, .x = "2,3", .inputs = "x,k0", .k = {{HV(7)}},
+     .want = "input 1 (axes) entry 0 = 7 is out of range"},
+    {"MeanVarianceNormalization", .x = "1,2,2,2", .inputs = "x",
+     .attr = {{"axes", HV((int64_t)1 << 32)}},
+     .want = "attribute 'axes' entry 0 = 4294967296 is out of range"},
+    {"MeanVarianceNormalization", .x = "1,2,2,2", .inputs = "x", .attr = {{"axes", HV(0, 0)}},
+     .want = "attribute 'axes' entry 1 = 0 repeats axis 0"},
+    /* Slice */
+    {"Slice", .x = "2,3", .inputs = "x,k0,k1,k2", .k = {{HV(0)}, {HV(1)}, {HV((int64_t)1 << 32)}},
+     .want = "input 3 (axes) entry 0 = 4294967296 is out of range"},
+    {"Slice", .x = "2,3", .inputs = "x,k0,k1,k2", .k = {{HV(0, 0)}, {HV(1, 1)}, {HV(0, 0)}},
+     .want = "input 3 (axes) entry 1 = 0 repeats axis 0"},
+    {"Slice", .x = "2,3", .inputs = "x,k0,k1,k2,k3",
+     .k = {{HV(0)}, {HV(1)}, {HV(0)}, {HV(0)}}, .want = "steps[0] is 0"},
+    {"Slice", .x = "2,3", .inputs = "x,k0,k1", .k = {{HV(0, 0)}, {HV(1)}},
+     .want = "input 2 (ends) has 1 values; it needs 2 (one per value of starts)"},
+    {"Slice", .opset = 9, .x = "2,3", .inputs = "x",
+     .attr = {{"starts", HV(0)}, {"ends", HV(1, 1)}},
+     .want = "attribute 'ends' has 2 values; it needs 1 (one per value of starts)"},
+    /* Split */
+    {"Split", .opset = 11, .x = "3,2", .inputs = "x", .outputs = 2, .attr = {{"split", HV(1, 1)}},
+     .want = "sizes sum to 2, but axis 0 of X [3,2] has size 3"},
+    {"Split", .opset = 11, .x = "3,2", .inputs = "x", .outputs = 2, .attr = {{"split", HV(3)}},
+     .want = "attribute 'split' has 1 values; it needs 2 (one per output)"},
+    {"Split", .opset = 11, .x = "3,2", .inputs = "x", .outputs = 2,
+     .attr = {{"split", HV(-1, 4)}}, .want = "sizes[0] = -1 must be >= 0"},
+    {"Split", .x = "3,2", .inputs = "x", .outputs = 2, .attr = {{"axis", HI(2)}},
+     .want = "axis 2 is out of range"},
+    {"Split", .x = "3,2", .inputs = "x,k0", .outputs = 2, .k = {{HV(1, 1, 1)}},
+     .want = "input 1 (split) has 3 values; it needs 2 (one per output)"},
+    /* a single axis */
+    {"Gather", .x = "2,3", .i = "2", .inputs = "x,i", .attr = {{"axis", HI(2)}},
+     .want = "axis 2 is out of range [-2, 2)"},
+    {"GatherElements", .x = "2,3", .i = "2,3", .inputs = "x,i", .attr = {{"axis", HI(-3)}},
+     .want = "axis -3 is out of range [-2, 2)"},
+    {"Concat", .x = "2,3", .inputs = "x,x", .attr = {{"axis", HI(2)}},
+     .want = "axis 2 is out of range [-2, 2)"},
+    {"Softmax", .x = "2,3", .inputs = "x", .attr = {{"axis", HI(2)}},
+     .want = "axis 2 is out of range [-2, 2)"},
+    {"Softmax", .opset = 11, .x = "2,3", .inputs = "x", .attr = {{"axis", HI(3)}},
+     .want = "axis 3 is out of range for rank 2"},
+    {"Flatten", .x = "2,3", .inputs = "x", .attr = {{"axis", HI(3)}},
+     .want = "axis 3 is out of range [-2, 2]"},
+    {"ArgMax", .x = "2,3", .inputs = "x", .attr = {{"axis", HI(2)}},
+     .want = "axis 2 is out of range [-2, 2)"},
+    {"Hardmax", .x = "2,3", .inputs = "x", .attr = {{"axis", HI(-3)}},
+     .want = "axis -3 is out of range [-2, 2)"},
+    {"CumSum", .x = "2,3", .inputs = "x,k0", .k = {{HV(2)}},
+     .want = "axis 2 is out of range [-2, 2) for rank 2"},
+    {"LayerNormalization", .opset = 17, .x = "2,3", .f = {"3"}, .inputs = "x,f0",
+     .attr = {{"axis", HI(2)}}, .want = "axis 2 is out of range [-2, 2)"},
+    {"DFT", .opset = 17, .x = "1,4,1", .inputs = "x", .attr = {{"axis", HI((int64_t)1 << 32)}},
+     .want = "axis 4294967296 is out of range"},
+    {"TopK", .x = "2,3", .inputs = "x,k0", .outputs = 2, .k = {{HV(1)}}, .attr = {{"axis", HI(2)}},
+     .want = "axis 2 is out of range [-2, 2)"},
+    {"ScatterElements", .x = "2,3", .i = "2,3", .f = {"2,3"}, .inputs = "x,i,f0",
+     .attr = {{"axis", HI(2)}}, .want = "axis 2 is out of range [-2, 2)"},
+    {"GatherND", .x = "2,3", .i = "2,1", .inputs = "x,i", .attr = {{"batch_dims", HI(2)}},
+     .want = "batch_dims 2 is out of range"},
+    {"RoiAlign", .opset = 16, .x = "1,1,4,4", .f = {"1,4"}, .i = "1", .inputs = "x,f0,i",
+     .attr = {{"output_height", HI(0)}}, .want = "output_height 0 and output_width 1 must be >= 1"},
+    /* per-channel tensors */
+    {"LayerNormalization", .opset = 17, .x = "2,3", .f = {"4"}, .inputs = "x,f0",
+     .want = "scale [4] does not broadcast to the normalised dims [3]"},
+    {"BatchNormalization", .x = "1,3,2,2", .f = {"2", "3", "3", "3"}, .inputs = "x,f0,f1,f2,f3",
+     .want = "scale [2] must be [3], one value per channel"},
+    {"InstanceNormalization", .x = "1,3,2,2", .f = {"3", "2"}, .inputs = "x,f0,f1",
+     .want = "bias [2] must be [3], one value per channel"},
+    {"GroupNormalization", .opset = 18, .x = "1,3,2,2", .f = {"2", "2"}, .inputs = "x,f0,f1",
+     .attr = {{"num_groups", HI(2)}}, .want = "num_groups = 2 must be >= 1 and divide the 3"},
+    {"LRN", .x = "1,3,2,2", .inputs = "x", .attr = {{"size", HI(0)}}, .want = "size = 0 must be"},
+    /* block sizes */
+    {"DepthToSpace", .x = "1,8,2,2", .inputs = "x", .attr = {{"blocksize", HI(0)}},
+     .want = "block_size 0 must be >= 1"},
+    {"DepthToSpace", .x = "1,8,2,2", .inputs = "x", .attr = {{"blocksize", HI(3)}},
+     .want = "8 channels, not divisible by block_size^2 = 9"},
+    {"SpaceToDepth", .x = "1,1,6,6", .inputs = "x", .attr = {{"blocksize", HI(4)}},
+     .want = "H and W not divisible by block_size 4"},
+    {"SpaceToDepth", .x = "1,1,6,6", .inputs = "x", .want = "block_size 0 must be >= 1"},
+    /* Pad */
+    {"Pad", .x = "2,3", .inputs = "x,k0", .k = {{HV(1, 1, 1)}},
+     .want = "input 1 (pads) has 3 values; it needs 4 (two per dim of X)"},
+    {"Pad", .opset = 7, .x = "2,3", .inputs = "x", .attr = {{"pads", HV(1, 1)}},
+     .want = "attribute 'pads' has 2 values; it needs 4 (two per dim of X)"},
+    {"Pad", .opset = 18, .x = "2,3", .inputs = "x,k0,,k1", .k = {{HV(1, 1)}, {HV(2)}},
+     .want = "input 3 (axes) entry 0 = 2 is out of range [-2, 1]"},
+    {"Pad", .opset = 18, .x = "2,3", .inputs = "x,k0,,k1", .k = {{HV(1, 1, 1, 1)}, {HV(0, -2)}},
+     .want = "input 3 (axes) entry 1 = -2 repeats axis 0"},
+    {"Pad", .opset = 18, .x = "2,3", .inputs = "x,k0,,k1", .k = {{HV(1, 1, 1)}, {HV(0)}},
+     .want = "input 1 (pads) has 3 values; it needs 2 (two per axis)"},
+    /* Tile, Expand, Reshape, TopK's K */
+    {"Tile", .x = "2,3", .inputs = "x,k0", .k = {{HV(1, 1, 1)}},
+     .want = "input 1 (repeats) has 3 values; it needs 2 (one per dim of X)"},
+    {"Tile", .x = "2,3", .inputs = "x,k0", .k = {{HV(-1, 1)}},
+     .want = "repeats[0] = -1 must be >= 0"},
+    {"Expand", .x = "2,3", .inputs = "x,k0", .k = {{HV(-1, 3)}},
+     .want = "dims[0] = -1 must be >= 0"},
+    {"Reshape", .x = "2,3", .inputs = "x,k0", .k = {{HV(-1, -1)}}, .want = "more than one -1"},
+    {"Reshape", .x = "2,3", .inputs = "x,k0", .k = {{HV(-2, -3)}},
+     .want = "dims[0] = -2 must be >= -1"},
+    {"Reshape", .x = "2,3", .inputs = "x,k0", .k = {{HV(0, -1)}}, .attr = {{"allowzero", HI(1)}},
+     .want = "has both -1 and 0 with allow_zero"},
+    {"Reshape", .x = "2,3", .inputs = "x,k0", .k = {{HV(4, 2)}},
+     .want = "X [2,3] has 6 elements, dims [4,2]"},
+    {"TopK", .x = "2,3", .inputs = "x,k0", .outputs = 2, .k = {{HV(4)}},
+     .want = "k 4 is larger than axis 1 of X [2,3] (size 3)"},
+    {"TopK", .x = "2,3", .inputs = "x,k0", .outputs = 2, .k = {{HV(-1)}},
+     .want = "k -1 must be >= 0"},
+    {"TopK", .x = "2,3", .inputs = "x,k0", .outputs = 2, .k = {{HV(1, 1)}},
+     .want = "input 1 (K) has 2 values; it needs 1"},
+    /* Gemm's inner dims after transA / transB */
+    {"Gemm", .x = "2,3", .f = {"3,4"}, .inputs = "x,f0", .attr = {{"transA", HI(1)}},
+     .want = "inner dimensions differ: A [2,3] (transposed) and B [3,4]"},
+    {"Gemm", .x = "2,3", .f = {"3,4"}, .inputs = "x,f0", .attr = {{"transB", HI(1)}},
+     .want = "inner dimensions differ: A [2,3] and B [3,4] (transposed)"},
+    /* dtypes named by int attributes */
+    {"EyeLike", .x = "2,3", .inputs = "x", .attr = {{"dtype", HI(((int64_t)1 << 32) + 1)}},
+     .want = "attribute 'dtype' = 4294967297 does not fit in 32 bits"},
+    {"QuantizeLinear", .opset = 21, .x = "2,3", .f = {""}, .inputs = "x,f0",
+     .attr = {{"output_dtype", HI(((int64_t)1 << 32) + 2)}},
+     .want = "attribute 'output_dtype' = 4294967298 does not fit in 32 bits"},
+    /* Resize and CenterCropPad axes, Einsum's equation */
+    {"Resize", .opset = 18, .x = "1,1,2,2", .inputs = "x,,,k0", .k = {{HV(4, 4)}},
+     .attr = {{"axes", HV(2, -2)}}, .want = "attribute 'axes' entry 1 = -2 repeats axis 2"},
+    {"Resize", .opset = 18, .x = "1,1,2,2", .inputs = "x,,,k0", .k = {{HV(1, 1, 4)}},
+     .want = "input 3 (sizes) has 3 values; it needs 4 (one per axis)"},
+    {"CenterCropPad", .opset = 18, .x = "2,3", .inputs = "x,k0", .k = {{HV(2)}},
+     .attr = {{"axes", HV(5)}}, .want = "attribute 'axes' entry 0 = 5 is out of range"},
+    {"Einsum", .opset = 12, .x = "2,3,4", .f = {"4,5"}, .inputs = "x,f0", .s_name = "equation",
+     .s_value = "ij,jk->ik", .want = "equation: subscript 0 has 2 labels for an input of rank 3"},
+};
+
+Test(onnx_import, attributes_must_agree_with_their_tensors) {
+    size_t bad = 0;
+    for (size_t i = 0; i < COUNT(hostile_cases); i++) {
+        const hostile_case *t = &hostile_cases[i];
+        ob_model *m = hostile_model(t);
+        plx_onnx_model *model = NULL;
+        plx_status st = import_mem(m, NULL, &model);
+        live.model = model;
+        free_model(m);
+        char node[64];
+        snprintf(node, sizeof node, "node 'n' (%s)", t->op);
+        const char *msg = st ? plx_status_get_message(st) : "imported";
+        const char *show = getenv("PLEXUS_TEST_LOG");
+        if (show && *show && strcmp(show, "0") != 0) {
+            fprintf(stderr, "case %zu: %s\n", i, msg);
+        }
+        bool ok = st && plx_status_get_code(st) == PLX_INVALID_ARGUMENT && strstr(msg, node) &&
+                  t->want && strstr(msg, t->want);
+        cr_expect(ok, "case %zu (%s): [%s] %s\n  expected: %s", i, t->op,
+                  st ? plx_status_code_name(plx_status_get_code(st)) : "OK", msg,
+                  t->want ? t->want : "?");
+        bad += !ok;
+        free_status(st);
+        destroy_model(&model);
+    }
+    cr_assert(eq(sz, bad, 0), "%zu of %zu hostile models were not refused as expected", bad,
+              COUNT(hostile_cases));
 }
 
 /* What ONNX's checker refuses: an attribute of another type than the
@@ -3624,16 +4001,16 @@ Test(onnx_import, resize_axes_and_keep_aspect_ratio) {
      * not match the axes */
     m = resize_model(NULL, 0, (const float[]){2, 2}, 2, NULL, 0, &n);
     ob_attr_ints(n, "axes", (const int64_t[]){3, -1}, 2);
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'", "axes[1] = -1 is out of range [-4, 3] or "
-                 "repeated");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'",
+                 "attribute 'axes' entry 1 = -1 repeats axis 3");
     m = resize_model(NULL, 0, NULL, 0, (const int64_t[]){1, 3}, 2, &n);
     ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
     ob_attr_s(n, "keep_aspect_ratio_policy", "fit");
     IMPORT_FAILS(m, NULL, PLX_UNSUPPORTED, "keep_aspect_ratio_policy='fit'");
     m = resize_model(NULL, 0, (const float[]){1, 1, 2, 2}, 4, NULL, 0, &n);
     ob_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'", "scales, sizes or roi has 4, 0 or 0 "
-                 "values for 2 axes");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'rs'",
+                 "input 2 (scales) has 4 values; it needs 2 (one per axis)");
     /* N and C stay */
     m = resize_model(NULL, 0, (const float[]){2}, 1, NULL, 0, &n);
     ob_attr_ints(n, "axes", (const int64_t[]){1}, 1);
@@ -3740,7 +4117,8 @@ Test(onnx_import, center_crop_pad_one_pad_layer) {
     ob_output(g, "y", OB_FLOAT, NULL);
     ob_init_i64(g, "shape", OB_DIMS(3), (const int64_t[]){2, 5, 1}, false);
     ob_node_add(g, "CenterCropPad", "ccp", "x,shape", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ccp'", "shape has 3 values for 2 axes");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'ccp'",
+                 "input 1 (shape) has 3 values; it needs 2 (one per dim of X)");
     m = new_model(8, 17);
     g = ob_main(m);
     ob_input(g, "x", OB_FLOAT, "4,3");
@@ -4373,7 +4751,8 @@ Test(onnx_import, col2im_pads_strides) {
     ob_init_i64(g, "img", (const int64_t[]){2}, 1, (const int64_t[]){3, 3}, false);
     ob_init_i64(g, "blk", (const int64_t[]){1}, 1, (const int64_t[]){2}, false);
     ob_node_add(g, "Col2Im", "c", "x,img,blk", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'", "image_shape (2 values) and block_shape (1)");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'c'",
+                 "input 2 (block_shape) has 1 values; it needs 2 (one per value of image_shape)");
 }
 
 /* AffineGrid: theta [1, 2, 3] = [[1, 0, 0.25], [0, 2, 0]] over size
@@ -4505,14 +4884,16 @@ Test(onnx_import, det_reverse_sequence_max_unpool) {
     ob_init_i64(g, "shape", (const int64_t[]){4}, 1, (const int64_t[]){1, 2, 5, 5}, false);
     n = ob_node_add(g, "MaxUnpool", "u", "x,i,shape", "y");
     ob_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "output_shape must be [N, C, O1..O2]");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'",
+                 "input 2 (output_shape) must be [N, C, O1..O2]");
     m = new_model(8, 11);
     g = ob_main(m);
     ob_input(g, "x", OB_FLOAT, "1,1,2,2");
     ob_input(g, "i", OB_INT64, "1,1,2,2");
     ob_output(g, "y", OB_FLOAT, NULL);
     ob_node_add(g, "MaxUnpool", "u", "x,i", "y");
-    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'", "kernel_shape must give one value");
+    IMPORT_FAILS(m, NULL, PLX_INVALID_ARGUMENT, "'u'",
+                 "attribute 'kernel_shape' is required");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -68,18 +68,15 @@ plx_status onnxi_conv_center_crop_pad(onnxi_ctx *c, onnxi_node *n) {
             axes[i] = (int64_t)i;
         }
     }
-    if (ns != na) {
-        return onnxi_invalid(c, n, "shape has %zu values for %zu axes", ns, na);
+    int32_t norm[PLX_MAX_RANK];
+    if ((st = onnxi_check_count(c, n, "input 1 (shape)", ns, na,
+                                has_axes ? "one per axis" : "one per dim of X")) ||
+        (st = onnxi_axes(c, n, "attribute 'axes'", axes, na, x->rank, norm))) {
+        return st;
     }
     plx_pad_desc d = PLX_PAD_DESC_INIT(PLX_PAD_CONSTANT);
-    bool seen[PLX_MAX_RANK] = {false};
     for (size_t i = 0; i < na; i++) {
-        int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
-        if (a < 0 || a >= (int64_t)x->rank || seen[a]) {
-            return onnxi_invalid(c, n, "axes[%zu] = %lld is out of range or repeated", i,
-                                 (long long)axes[i]);
-        }
-        seen[a] = true;
+        int32_t a = norm[i];
         if (shape[i] < 0) {
             return onnxi_invalid(c, n, "shape[%zu] = %lld is negative", i, (long long)shape[i]);
         }
@@ -106,11 +103,11 @@ plx_status onnxi_conv_eye_like(onnxi_ctx *c, onnxi_node *n) {
         return onnxi_invalid(c, n, "input has rank %u; EyeLike takes a 2-D tensor", info.rank);
     }
     if (onnxi_attr(n, "dtype")) {
-        int64_t t = onnxi_attr_i(n, "dtype", 0);
-        info.dtype = onnxi_dtype((int32_t)t);
+        int32_t t = onnxi_attr_i32(n, "dtype", 0);
+        info.dtype = onnxi_dtype(t);
         if (info.dtype == PLX_DTYPE_INVALID) {
             char buf[16];
-            return ONNXI_UNSUPPORTED("dtype %s", onnxi_dtype_name((int32_t)t, buf, sizeof buf));
+            return ONNXI_UNSUPPORTED("dtype %s", onnxi_dtype_name(t, buf, sizeof buf));
         }
     }
     info.quant.kind = PLX_QUANT_NONE;
@@ -196,8 +193,8 @@ plx_status onnxi_conv_mvn(onnxi_ctx *c, onnxi_node *n) {
     }
     plx_reduce_desc mean = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MEAN);
     mean.axis_count = (uint32_t)na;
-    for (size_t i = 0; i < na; i++) {
-        mean.axes[i] = (int32_t)axes[i];
+    if ((st = onnxi_axes(c, n, "attribute 'axes'", axes, na, x->info.rank, mean.axes))) {
+        return st;
     }
     mean.keepdims = true;
     plx_unary_desc sqrt_d = PLX_UNARY_DESC_INIT(PLX_UNARY_SQRT);

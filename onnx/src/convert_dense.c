@@ -10,6 +10,10 @@
 
 #include "onnx_internal.h"
 
+/* Why the spatial attributes have their lengths (onnxi_check_count). */
+#define ONE_PER_SPATIAL "one per spatial dim of X"
+#define TWO_PER_SPATIAL "two per spatial dim of X"
+
 /* ---- dense -------------------------------------------------------------- */
 
 static plx_status auto_pad(const onnxi_node *n, plx_auto_pad *out) {
@@ -49,33 +53,25 @@ static plx_status read_spatial(const onnxi_ctx *c, const onnxi_node *n, spatial_
     }
     s->sp = x->rank - 2;
     int64_t v[2 * PLX_MAX_SPATIAL];
-    size_t cnt;
     static const char *const names[] = {"kernel_shape", "strides", "dilations"};
     int64_t *dst[] = {s->kernel, s->strides, s->dilations};
     for (int k = 0; k < 3; k++) {
         bool present;
-        plx_status st = onnxi_attr_ints(n, names[k], v, PLX_MAX_SPATIAL, &cnt, &present);
+        plx_status st = onnxi_attr_ints_n(c, n, names[k], v, s->sp, ONE_PER_SPATIAL, &present);
         if (st) {
             return st;
         }
-        if (present && cnt != s->sp) {
-            return onnxi_invalid(c, n, "%s has %zu values, X has %zu spatial dimensions", names[k],
-                                 cnt, s->sp);
-        }
         for (size_t i = 0; i < PLX_MAX_SPATIAL; i++) {
-            dst[k][i] = present && i < cnt ? v[i] : 1;
+            dst[k][i] = present && i < s->sp ? v[i] : 1;
         }
         if (k == 0) {
             s->has_kernel = present;
         }
     }
     bool present;
-    plx_status st = onnxi_attr_ints(n, "pads", v, 2 * PLX_MAX_SPATIAL, &cnt, &present);
+    plx_status st = onnxi_attr_ints_n(c, n, "pads", v, 2 * s->sp, TWO_PER_SPATIAL, &present);
     if (st) {
         return st;
-    }
-    if (present && cnt != 2 * s->sp) {
-        return onnxi_invalid(c, n, "pads has %zu values, expected %zu", cnt, 2 * s->sp);
     }
     for (size_t i = 0; i < PLX_MAX_SPATIAL; i++) {
         s->pads_begin[i] = present && i < s->sp ? v[i] : 0;
@@ -151,8 +147,8 @@ plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n) {
     int64_t v[PLX_MAX_RANK];
     size_t cnt;
     bool present;
-    st = onnxi_attr_ints(n, "output_padding", v, PLX_MAX_SPATIAL, &cnt, &present);
-    for (size_t i = 0; !st && present && i < cnt; i++) {
+    st = onnxi_attr_ints_n(c, n, "output_padding", v, s.sp, ONE_PER_SPATIAL, &present);
+    for (size_t i = 0; !st && present && i < s.sp; i++) {
         d.output_padding[i] = v[i];
     }
     if (!st) {
@@ -162,7 +158,9 @@ plx_status onnxi_conv_conv(onnxi_ctx *c, onnxi_node *n) {
         /* Either the spatial sizes or the full shape. */
         size_t off = cnt == s.sp + 2 ? 2 : 0;
         if (cnt != s.sp && cnt != s.sp + 2) {
-            return onnxi_invalid(c, n, "output_shape has %zu values", cnt);
+            return onnxi_invalid(c, n, "attribute 'output_shape' has %zu values; it needs %zu "
+                                 "(one per spatial dim of X) or %zu (one per dim)", cnt, s.sp,
+                                 s.sp + 2);
         }
         for (size_t i = 0; i < s.sp; i++) {
             d.output_shape[i] = v[off + i];
@@ -195,7 +193,7 @@ plx_status onnxi_read_pool_desc(onnxi_ctx *c, onnxi_node *n, plx_pool_kind kind,
         return st;
     }
     if (!s.has_kernel) {
-        return onnxi_invalid(c, n, "kernel_shape is required");
+        return onnxi_invalid(c, n, "attribute 'kernel_shape' is required");
     }
     plx_pool_desc d =
         PLX_POOL_DESC_INIT(is_max ? PLX_POOL_MAX : is_lp ? PLX_POOL_LP : PLX_POOL_AVERAGE);
@@ -275,17 +273,13 @@ plx_status onnxi_conv_deform_conv(onnxi_ctx *c, onnxi_node *n) {
     static const char *const names[4] = {"strides", "dilations", "pads", "kernel_shape"};
     for (int a = 0; a < 4; a++) {
         int64_t v[4];
-        size_t cnt;
         bool present;
-        if ((st = onnxi_attr_ints(n, names[a], v, 4, &cnt, &present))) {
+        if ((st = onnxi_attr_ints_n(c, n, names[a], v, a == 2 ? 4 : 2,
+                                    a == 2 ? TWO_PER_SPATIAL : ONE_PER_SPATIAL, &present))) {
             return st;
         }
         if (!present) {
             continue;
-        }
-        if (cnt != (a == 2 ? 4u : 2u)) {
-            return onnxi_invalid(c, n, "%s has %zu values, expected %d", names[a], cnt,
-                                 a == 2 ? 4 : 2);
         }
         for (int k = 0; k < 2; k++) {
             switch (a) {
@@ -345,34 +339,33 @@ plx_status onnxi_conv_col2im(onnxi_ctx *c, onnxi_node *n) {
     }
     plx_col2im_desc d = PLX_COL2IM_DESC_INIT;
     int64_t block[PLX_COL2IM_MAX_SPATIAL], pads[2 * PLX_COL2IM_MAX_SPATIAL];
-    size_t r, rb, k;
+    size_t r, rb;
     bool present;
     if ((st = onnxi_const_ints(n, 1, "image_shape", d.image_shape, PLX_COL2IM_MAX_SPATIAL, &r)) ||
         (st = onnxi_const_ints(n, 2, "block_shape", block, PLX_COL2IM_MAX_SPATIAL, &rb))) {
         return st;
     }
-    if (r == 0 || rb != r) {
-        return onnxi_invalid(c, n, "image_shape (%zu values) and block_shape (%zu) must give "
-                             "one value per spatial dim", r, rb);
+    if (r == 0) {
+        return onnxi_invalid(c, n, "input 1 (image_shape) is empty; it needs one value per "
+                             "spatial dim");
+    }
+    if ((st = onnxi_check_count(c, n, "input 2 (block_shape)", rb, r,
+                                "one per value of image_shape"))) {
+        return st;
     }
     d.spatial = (uint32_t)r;
     memcpy(d.block_shape, block, r * sizeof block[0]);
     static const char *const names[2] = {"strides", "dilations"};
     int64_t *fields[2] = {d.strides, d.dilations};
     for (int f = 0; f < 2; f++) {
-        if ((st = onnxi_attr_ints(n, names[f], fields[f], PLX_COL2IM_MAX_SPATIAL, &k,
-                                  &present))) {
+        if ((st = onnxi_attr_ints_n(c, n, names[f], fields[f], r, "one per value of image_shape",
+                                    &present))) {
             return st;
         }
-        if (present && k != r) {
-            return onnxi_invalid(c, n, "%s has %zu values for %zu spatial dims", names[f], k, r);
-        }
     }
-    if ((st = onnxi_attr_ints(n, "pads", pads, 2 * PLX_COL2IM_MAX_SPATIAL, &k, &present))) {
+    if ((st = onnxi_attr_ints_n(c, n, "pads", pads, 2 * r, "two per value of image_shape",
+                                &present))) {
         return st;
-    }
-    if (present && k != 2 * r) {
-        return onnxi_invalid(c, n, "pads has %zu values for %zu spatial dims", k, r);
     }
     for (size_t i = 0; present && i < r; i++) {
         d.pads_begin[i] = pads[i];
@@ -411,40 +404,37 @@ plx_status onnxi_conv_max_unpool(onnxi_ctx *c, onnxi_node *n) {
     int64_t pads[2 * PLX_COL2IM_MAX_SPATIAL], shape[PLX_MAX_RANK];
     size_t k;
     bool present;
-    if ((st = onnxi_attr_ints(n, "kernel_shape", d.kernel, PLX_COL2IM_MAX_SPATIAL, &k,
-                              &present))) {
+    if ((st = onnxi_attr_ints_n(c, n, "kernel_shape", d.kernel, r, ONE_PER_SPATIAL,
+                                &present))) {
         return st;
     }
-    if (!present || k != r) {
-        return onnxi_invalid(c, n, "kernel_shape must give one value per spatial dim (%zu)", r);
+    if (!present) {
+        return onnxi_invalid(c, n, "attribute 'kernel_shape' is required");
     }
-    if ((st = onnxi_attr_ints(n, "strides", d.strides, PLX_COL2IM_MAX_SPATIAL, &k, &present))) {
+    if ((st = onnxi_attr_ints_n(c, n, "strides", d.strides, r, ONE_PER_SPATIAL, &present))) {
         return st;
     }
-    if (present && k != r) {
-        return onnxi_invalid(c, n, "strides has %zu values for %zu spatial dims", k, r);
-    }
-    if ((st = onnxi_attr_ints(n, "pads", pads, 2 * PLX_COL2IM_MAX_SPATIAL, &k, &present))) {
+    if ((st = onnxi_attr_ints_n(c, n, "pads", pads, 2 * r, TWO_PER_SPATIAL, &present))) {
         return st;
-    }
-    if (present && k != 2 * r) {
-        return onnxi_invalid(c, n, "pads has %zu values for %zu spatial dims", k, r);
     }
     for (size_t i = 0; present && i < r; i++) {
         d.pads_begin[i] = pads[i];
         d.pads_end[i] = pads[r + i];
     }
     if (onnxi_has_in(n, 2)) {
-        if ((st = onnxi_const_ints(n, 2, "output_shape", shape, PLX_MAX_RANK, &k))) {
+        if ((st = onnxi_const_ints(n, 2, "output_shape", shape, PLX_MAX_RANK, &k)) ||
+            (st = onnxi_check_count(c, n, "input 2 (output_shape)", k, r + 2,
+                                    "one per dim of X"))) {
             return st;
         }
-        if (k != r + 2 || shape[0] != x->dims[0] || shape[1] != x->dims[1]) {
-            return onnxi_invalid(c, n, "output_shape must be [N, C, O1..O%zu] with X's N and C",
-                                 r);
+        if (shape[0] != x->dims[0] || shape[1] != x->dims[1]) {
+            return onnxi_invalid(c, n, "input 2 (output_shape) must be [N, C, O1..O%zu] with "
+                                 "X's N and C", r);
         }
         for (size_t i = 0; i < r; i++) {
             if (shape[2 + i] < 1) {
-                return onnxi_invalid(c, n, "output_shape's spatial dims must be 1 or more");
+                return onnxi_invalid(c, n, "input 2 (output_shape)'s spatial dims must be 1 or "
+                                     "more");
             }
             d.output_shape[i] = shape[2 + i];
         }

@@ -588,18 +588,17 @@ plx_status onnxi_conv_reduce(onnxi_ctx *c, onnxi_node *n) {
     plx_reduce_desc d = PLX_REDUCE_DESC_INIT(e->func);
     int64_t axes[PLX_MAX_RANK];
     size_t count = 0;
-    if (c->opset >= e->axes_input_opset) {
+    bool input = c->opset >= e->axes_input_opset;
+    if (input) {
         if (onnxi_has_in(n, 1)) {
             st = onnxi_const_ints(n, 1, "axes", axes, PLX_MAX_RANK, &count);
         }
     } else {
         st = onnxi_attr_ints(n, "axes", axes, PLX_MAX_RANK, &count, NULL);
     }
-    if (st) {
+    if (st || (st = onnxi_axes(c, n, input ? "input 1 (axes)" : "attribute 'axes'", axes, count,
+                               n->in[0]->info.rank, d.axes))) {
         return st;
-    }
-    for (size_t i = 0; i < count; i++) {
-        d.axes[i] = (int32_t)axes[i];
     }
     d.axis_count = (uint32_t)count;
     d.keepdims = onnxi_attr_i(n, "keepdims", 1) != 0;
@@ -640,17 +639,14 @@ plx_status onnxi_conv_topk(onnxi_ctx *c, onnxi_node *n) {
     if (c->opset < 10) {
         d.k = onnxi_attr_i(n, "k", -1);
     } else {
-        int64_t k[1];
+        int64_t k[PLX_MAX_RANK];
         size_t cnt;
         st = onnxi_need_inputs(c, n, 2);
         if (!st) {
-            st = onnxi_const_ints(n, 1, "K", k, 1, &cnt);
+            st = onnxi_const_ints(n, 1, "K", k, PLX_MAX_RANK, &cnt);
         }
-        if (st) {
+        if (st || (st = onnxi_check_count(c, n, "input 1 (K)", cnt, 1, "one value"))) {
             return st;
-        }
-        if (cnt != 1) {
-            return onnxi_invalid(c, n, "K must have one element");
         }
         d.k = k[0];
     }

@@ -30,9 +30,9 @@ plx_status onnxi_conv_quantize(onnxi_ctx *c, onnxi_node *n) {
      * dequantizes int32 biases). */
     plx_dtype q = quant ? (onnxi_has_in(n, 2) ? n->in[2]->info.dtype : PLX_DTYPE_UINT8)
                         : n->in[0]->info.dtype;
-    int64_t attr_out = quant ? onnxi_attr_i(n, "output_dtype", 0) : 0; /* opset 21 */
+    int32_t attr_out = quant ? onnxi_attr_i32(n, "output_dtype", 0) : 0; /* opset 21 */
     if (attr_out != 0 && !onnxi_has_in(n, 2)) {
-        q = onnxi_dtype((int32_t)attr_out);
+        q = onnxi_dtype(attr_out);
     }
     bool q_ok = q == PLX_DTYPE_INT8 || q == PLX_DTYPE_UINT8 || q == PLX_DTYPE_INT16 ||
                 q == PLX_DTYPE_UINT16 || q == PLX_DTYPE_INT4 || q == PLX_DTYPE_UINT4 ||

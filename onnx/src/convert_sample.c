@@ -223,15 +223,12 @@ plx_status onnxi_conv_resize(onnxi_ctx *c, onnxi_node *n) {
             axes[i] = (int64_t)i;
         }
     }
-    bool named[4] = {false, false, false, false};
+    int32_t norm[PLX_MAX_RANK];
+    if ((st = onnxi_axes(c, n, "attribute 'axes'", axes, naxes, 4, norm))) {
+        return st;
+    }
     for (size_t i = 0; i < naxes; i++) {
-        int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
-        if (a < 0 || a > 3 || named[a]) {
-            return onnxi_invalid(c, n, "axes[%zu] = %lld is out of range [-4, 3] or repeated", i,
-                                 (long long)axes[i]);
-        }
-        axes[i] = a;
-        named[a] = true;
+        axes[i] = norm[i];
     }
     /* Scales or sizes: attribute (Upsample-7), input 1 (Upsample-9,
      * Resize-10), inputs 2 and 3 (Resize-11+); roi input 1 (Resize-11+). */
@@ -269,9 +266,13 @@ plx_status onnxi_conv_resize(onnxi_ctx *c, onnxi_node *n) {
     if (ns && nz) {
         return onnxi_invalid(c, n, "give scales or sizes, not both");
     }
-    if ((ns && ns != naxes) || (nz && nz != naxes) || (nr && nr != 2 * naxes)) {
-        return onnxi_invalid(c, n, "scales, sizes or roi has %zu, %zu or %zu values for %zu axes",
-                             ns, nz, nr, naxes);
+    const char *scales_what = upsample && c->opset < 9 ? "attribute 'scales'"
+                              : old                       ? "input 1 (scales)"
+                                                          : "input 2 (scales)";
+    if ((ns && (st = onnxi_check_count(c, n, scales_what, ns, naxes, "one per axis"))) ||
+        (nz && (st = onnxi_check_count(c, n, "input 3 (sizes)", nz, naxes, "one per axis"))) ||
+        (nr && (st = onnxi_check_count(c, n, "input 1 (roi)", nr, 2 * naxes, "two per axis")))) {
+        return st;
     }
     /* the four dims' scale, size and roi */
     double scale4[4] = {1, 1, 1, 1}, start4[4] = {0, 0, 0, 0}, end4[4] = {1, 1, 1, 1};

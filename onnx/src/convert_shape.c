@@ -373,8 +373,10 @@ plx_status onnxi_conv_split(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    if (present && count != n_out) {
-        return onnxi_invalid(c, n, "split has %zu sizes for %zu outputs", count, n_out);
+    if (present && (st = onnxi_check_count(c, n, c->opset < 13 ? "attribute 'split'"
+                                                                : "input 1 (split)",
+                                           count, n_out, "one per output"))) {
+        return st;
     }
     plx_split_desc d = PLX_SPLIT_DESC_INIT(onnxi_attr_i32(n, "axis", 0));
     d.sizes = present ? sizes : NULL;
@@ -422,14 +424,22 @@ plx_status onnxi_conv_slice(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    if (ne != ns || (has_axes && na != ns) || (has_steps && nst != ns)) {
-        return onnxi_invalid(c, n, "starts, ends, axes and steps have different lengths");
-    }
+    bool attrs = c->opset < 10;
+    const char *per = "one per value of starts";
     plx_slice_desc d = PLX_SLICE_DESC_INIT;
+    if ((st = onnxi_check_count(c, n, attrs ? "attribute 'ends'" : "input 2 (ends)", ne, ns,
+                                per)) ||
+        (has_axes && (st = onnxi_check_count(c, n, attrs ? "attribute 'axes'" : "input 3 (axes)",
+                                             na, ns, per))) ||
+        (has_steps && (st = onnxi_check_count(c, n, "input 4 (steps)", nst, ns, per))) ||
+        (has_axes && (st = onnxi_axes(c, n, attrs ? "attribute 'axes'" : "input 3 (axes)", axes,
+                                      na, n->in[0]->info.rank, d.axes)))) {
+        return st;
+    }
     for (size_t i = 0; i < ns; i++) {
         d.starts[i] = starts[i];
         d.ends[i] = ends[i];
-        d.axes[i] = (int32_t)(has_axes ? axes[i] : (int64_t)i);
+        d.axes[i] = has_axes ? d.axes[i] : (int32_t)i;
         d.steps[i] = has_steps ? steps[i] : 1;
     }
     d.count = (uint32_t)ns;
@@ -513,26 +523,24 @@ plx_status onnxi_conv_pad(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
+    const char *what = c->opset < 11 ? "attribute 'pads'" : "input 1 (pads)";
     if (na == 0) {
-        if (np != 2 * (size_t)rank) {
-            return onnxi_invalid(c, n, "pads has %zu values for rank %u", np, rank);
+        if ((st = onnxi_check_count(c, n, what, np, 2 * (size_t)rank, "two per dim of X"))) {
+            return st;
         }
         for (uint32_t i = 0; i < rank; i++) {
             d.pads_begin[i] = pads[i];
             d.pads_end[i] = pads[rank + i];
         }
     } else {
-        if (np != 2 * na) {
-            return onnxi_invalid(c, n, "pads has %zu values for %zu axes", np, na);
+        int32_t a[PLX_MAX_RANK];
+        if ((st = onnxi_axes(c, n, "input 3 (axes)", axes, na, rank, a)) ||
+            (st = onnxi_check_count(c, n, what, np, 2 * na, "two per axis"))) {
+            return st;
         }
         for (size_t i = 0; i < na; i++) {
-            int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-            if (a < 0 || a >= (int64_t)rank) {
-                return onnxi_invalid(c, n, "axes[%zu] = %lld is out of range", i,
-                                     (long long)axes[i]);
-            }
-            d.pads_begin[a] = pads[i];
-            d.pads_end[a] = pads[na + i];
+            d.pads_begin[a[i]] = pads[i];
+            d.pads_end[a[i]] = pads[na + i];
         }
     }
     if (m == PLX_PAD_CONSTANT && onnxi_has_in(n, 2) && n->in[2]->kind != ONNXI_CONST) {
@@ -560,9 +568,12 @@ plx_status onnxi_conv_squeeze(onnxi_ctx *c, onnxi_node *n) {
     if (unsqueeze && count == 0) {
         return onnxi_invalid(c, n, "axes is required");
     }
+    /* Unsqueeze's axes index its output */
     plx_axes_desc d = PLX_AXES_DESC_INIT;
-    for (size_t i = 0; i < count; i++) {
-        d.axes[i] = (int32_t)axes[i];
+    uint32_t rank = n->in[0]->info.rank + (unsqueeze ? (uint32_t)count : 0);
+    if ((st = onnxi_axes(c, n, c->opset < 13 ? "attribute 'axes'" : "input 1 (axes)", axes, count,
+                         rank, d.axes))) {
+        return st;
     }
     d.axis_count = (uint32_t)count;
     return onnxi_emit1(c, n, unsqueeze ? PLX_OP_UNSQUEEZE : PLX_OP_SQUEEZE, &d, n->in, 1);
@@ -605,9 +616,9 @@ plx_status onnxi_conv_tile(onnxi_ctx *c, onnxi_node *n) {
     if (st) {
         return st;
     }
-    if (count != n->in[0]->info.rank) {
-        return onnxi_invalid(c, n, "repeats has %zu values, input has rank %u", count,
-                             n->in[0]->info.rank);
+    if ((st = onnxi_check_count(c, n, "input 1 (repeats)", count, n->in[0]->info.rank,
+                                "one per dim of X"))) {
+        return st;
     }
     plx_tile_desc d = PLX_TILE_DESC_INIT;
     for (size_t i = 0; i < count; i++) {

@@ -23,13 +23,13 @@
  * output_datatype (default float32) and bound to output 0. */
 static plx_status bind_values(onnxi_ctx *c, onnxi_node *n, const int64_t *dims, uint32_t rank,
                               float *v) {
-    int64_t onnx_type = onnxi_attr_i(n, "output_datatype", 1);
-    plx_dtype to = onnxi_dtype((int32_t)onnx_type);
+    int32_t onnx_type = onnxi_attr_i32(n, "output_datatype", 1);
+    plx_dtype to = onnxi_dtype(onnx_type);
     if (to == PLX_DTYPE_INVALID || to == PLX_DTYPE_BOOL) {
         free(v);
         char buf[32];
         return ONNXI_UNSUPPORTED("output_datatype %s",
-                                 onnxi_dtype_name((int32_t)onnx_type, buf, sizeof buf));
+                                 onnxi_dtype_name(onnx_type, buf, sizeof buf));
     }
     plx_tensor_info info;
     memset(&info, 0, sizeof info);

@@ -126,6 +126,54 @@ plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, 
     return NULL;
 }
 
+/* ---- attributes against the tensors they describe ------------------------ */
+
+plx_status onnxi_check_count(const onnxi_ctx *c, const onnxi_node *n, const char *what,
+                             size_t count, size_t want, const char *per) {
+    if (count == want) {
+        return NULL;
+    }
+    return onnxi_invalid(c, n, "%s has %zu values; it needs %zu (%s)", what, count, want, per);
+}
+
+plx_status onnxi_attr_ints_n(const onnxi_ctx *c, const onnxi_node *n, const char *name,
+                             int64_t *out, size_t want, const char *per, bool *present) {
+    const Onnx__AttributeProto *a =
+        attr_typed(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    *present = a != NULL;
+    if (!a) {
+        return NULL;
+    }
+    char what[80];
+    snprintf(what, sizeof what, "attribute '%s'", name);
+    plx_status st = onnxi_check_count(c, n, what, a->n_ints, want, per);
+    for (size_t i = 0; !st && i < want; i++) {
+        out[i] = a->ints[i];
+    }
+    return st;
+}
+
+plx_status onnxi_axes(const onnxi_ctx *c, const onnxi_node *n, const char *what,
+                      const int64_t *axes, size_t count, uint32_t rank, int32_t *out) {
+    /* rank is at most an input's rank plus the PLX_MAX_RANK axes that
+     * Unsqueeze may add */
+    bool seen[2 * PLX_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + (int64_t)rank : axes[i];
+        if (a < 0 || a >= (int64_t)rank) {
+            return onnxi_invalid(c, n, "%s entry %zu = %lld is out of range [-%u, %u] for rank %u",
+                                 what, i, (long long)axes[i], rank, rank - 1, rank);
+        }
+        if (seen[a]) {
+            return onnxi_invalid(c, n, "%s entry %zu = %lld repeats axis %lld", what, i,
+                                 (long long)axes[i], (long long)a);
+        }
+        seen[a] = true;
+        out[i] = (int32_t)a;
+    }
+    return NULL;
+}
+
 /* An input that acts as an attribute must be a constant; one that is not
  * is noted in n->needed (the import traces it to graph inputs). */
 plx_status onnxi_need_const(onnxi_node *n, size_t i, const char *role) {

@@ -241,6 +241,21 @@ const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def,
                          size_t size);
 plx_status onnxi_attr_ints(const onnxi_node *n, const char *name, int64_t *out, size_t max,
                            size_t *count, bool *present);
+/* Checks of attributes (and of constant inputs acting as attributes)
+ * against the tensors they describe, refused as PLX_INVALID_ARGUMENT
+ * naming the node and `what` ("attribute 'pads'", "input 1 (axes)"):
+ * onnxi_check_count: `count` values where the tensors need `want`, `per`
+ * saying why ("two per spatial dim of X");
+ * onnxi_attr_ints_n: the ints attribute `name`, checked so when present,
+ * into out (room for `want`);
+ * onnxi_axes: axes each in [-rank, rank - 1], none repeated, written to
+ * out normalised (>= 0). */
+plx_status onnxi_check_count(const onnxi_ctx *c, const onnxi_node *n, const char *what,
+                             size_t count, size_t want, const char *per);
+plx_status onnxi_attr_ints_n(const onnxi_ctx *c, const onnxi_node *n, const char *name,
+                             int64_t *out, size_t want, const char *per, bool *present);
+plx_status onnxi_axes(const onnxi_ctx *c, const onnxi_node *n, const char *what,
+                      const int64_t *axes, size_t count, uint32_t rank, int32_t *out);
 plx_status onnxi_need_const(onnxi_node *n, size_t i, const char *role);
 plx_status onnxi_const_ints(onnxi_node *n, size_t i, const char *role, int64_t *out,
                             size_t max, size_t *count);

@@ -2,9 +2,10 @@
  * aligned_alloc) replaced by wrappers that forward to glibc's __libc_*
  * functions, except for the allocations they are told to fail, which fail
  * as the allocator does when memory runs out (NULL and ENOMEM;
- * posix_memalign returns ENOMEM). Linked into a test program with the file
- * that decides which (alloc_counter.c); the definitions take precedence
- * over libc's for every library in the process. */
+ * posix_memalign returns ENOMEM). Linked, with the file that decides which,
+ * into a test program (alloc_counter.c) or into a module preloaded into the
+ * plexus CLI (alloc_fail_preload.c); the definitions take precedence over
+ * libc's for every library in the process. */
 #ifndef PLEXUS_TEST_ALLOC_INTERPOSE_H
 #define PLEXUS_TEST_ALLOC_INTERPOSE_H
 

@@ -111,7 +111,7 @@ static plx_status cpu_ref_create(const plx_host *host, const plx_option *options
     plx_backend *b = host->alloc(host, sizeof *b, 0);
     if (!b) {
         return host->status_create(host, PLX_OUT_OF_MEMORY,
-                                   "cpu_ref: cannot allocate the backend instance");
+                                   "cpu_ref: out of memory (the backend instance)");
     }
     memset(b, 0, sizeof *b);
     b->host = host;

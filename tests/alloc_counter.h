@@ -1,9 +1,8 @@
 /* Counts heap allocations made by the calling thread, and fails one on
- * request, by interposing the
- * allocator (malloc, calloc, realloc, posix_memalign, aligned_alloc) in the
- * test executable. Not available under AddressSanitizer, ThreadSanitizer or
- * valgrind, which
- * replace the allocator themselves: alloc_counter_available() says so. */
+ * request, through the allocator's wrappers of alloc_interpose.c linked into
+ * the test executable (a test program links both files). Not available under
+ * AddressSanitizer, ThreadSanitizer or valgrind, which replace the allocator
+ * themselves: alloc_counter_available() says so. */
 #ifndef PLEXUS_TEST_ALLOC_COUNTER_H
 #define PLEXUS_TEST_ALLOC_COUNTER_H
 

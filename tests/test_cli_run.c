@@ -2,28 +2,32 @@
  * (missing file, open dimensions, unsupported operators), input checks,
  * the digits example model end to end (predicted class, outputs written as
  * .npy against the reference outputs), the --json document parsed with
- * json-c, the --profile trace, several threads, fallbacks.
+ * json-c, the --profile trace, several threads, fallbacks, and every
+ * allocation of a run failed in turn (tests/alloc_fail_preload.c).
  *
  * Every run is isolated from the system's plug-ins: an environment without
- * PLEXUS_* variables, --no-env, --no-default-dir, and the build tree's
- * backends named with --backend-path. The small models are in
+ * the PLEXUS_* variables Plexus reads, --no-env, --no-default-dir, and the
+ * build tree's backends named with --backend-path. The small models are in
  * tests/data/onnx (make-models.py there describes them). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <json-c/json.h>
 
+#include "alloc_interpose.h"
 #include "npy.h"
 
 extern char **environ;
@@ -33,6 +37,7 @@ extern char **environ;
 
 typedef struct run_result {
     int status; /* exit code, or -1 when killed */
+    int signal; /* the signal that killed it, else 0 */
     char *out;
     char *err;
 } run_result;
@@ -63,8 +68,9 @@ static char *slurp(int fd) {
 /* The isolated environment: no plug-in variables. */
 static char *isolated_env[] = {"PATH=/usr/bin:/bin", NULL};
 
-/* Runs `plexus ARGS...` (NULL-terminated, without argv[0]) as is. */
-static run_result run_raw(const char *const *args) {
+/* Runs `plexus ARGS...` (NULL-terminated, without argv[0]) as is, in the
+ * environment `env`; killed (SIGKILL) after `limit_s` seconds unless 0. */
+static run_result run_in(char *const *env, int limit_s, const char *const *args) {
     char out_path[] = "/tmp/plexus-run-out-XXXXXX";
     char err_path[] = "/tmp/plexus-run-err-XXXXXX";
     int out_fd = mkstemp(out_path);
@@ -85,14 +91,27 @@ static run_result run_raw(const char *const *args) {
     posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
     posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     pid_t pid;
-    int rc = posix_spawn(&pid, PLEXUS_EXE, &fa, NULL, (char *const *)argv, isolated_env);
+    int rc = posix_spawn(&pid, PLEXUS_EXE, &fa, NULL, (char *const *)argv, env);
     posix_spawn_file_actions_destroy(&fa);
     cr_assert(eq(int, rc, 0), "posix_spawn %s: %s", PLEXUS_EXE, strerror(rc));
     int wstatus;
-    cr_assert(eq(int, waitpid(pid, &wstatus, 0), pid));
+    pid_t got;
+    if (!limit_s) {
+        got = waitpid(pid, &wstatus, 0);
+    } else {
+        /* polled every millisecond */
+        for (long polls = 0; (got = waitpid(pid, &wstatus, WNOHANG)) == 0; polls++) {
+            if (polls == limit_s * 1000L) {
+                kill(pid, SIGKILL);
+            }
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+    }
+    cr_assert(eq(int, got, pid));
 
     run_result r;
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    r.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     lseek(out_fd, 0, SEEK_SET);
     lseek(err_fd, 0, SEEK_SET);
     r.out = slurp(out_fd);
@@ -104,9 +123,13 @@ static run_result run_raw(const char *const *args) {
     return r;
 }
 
+static run_result run_raw(const char *const *args) {
+    return run_in(isolated_env, 0, args);
+}
+
 /* Runs `plexus run ARGS... --no-env --no-default-dir --backend-path
- * CPU_REF_DIR`, plus --backend-path TESTDEV_DIR when `testdev`. */
-static run_result run_cmd(bool testdev, const char *const *args) {
+ * CPU_REF_DIR`, plus --backend-path TESTDEV_DIR when `testdev`, as run_in. */
+static run_result run_cmd(bool testdev, char *const *env, int limit_s, const char *const *args) {
     const char *argv[72] = {"run"};
     size_t n = 1;
     for (size_t i = 0; args[i]; i++) {
@@ -122,11 +145,11 @@ static run_result run_cmd(bool testdev, const char *const *args) {
         argv[n++] = TESTDEV_DIR;
     }
     argv[n] = NULL;
-    return run_raw(argv);
+    return run_in(env, limit_s, argv);
 }
 
-#define RUN(...) run_cmd(false, (const char *[]){__VA_ARGS__, NULL})
-#define RUN_TESTDEV(...) run_cmd(true, (const char *[]){__VA_ARGS__, NULL})
+#define RUN(...) run_cmd(false, isolated_env, 0, (const char *[]){__VA_ARGS__, NULL})
+#define RUN_TESTDEV(...) run_cmd(true, isolated_env, 0, (const char *[]){__VA_ARGS__, NULL})
 
 static void free_result(run_result *r) {
     free(r->out);
@@ -980,4 +1003,139 @@ Test(cli_run, input_values_the_model_needs) {
                     "stderr");
     free_result(&r);
     remove_tree(dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocation failures                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A run's limit in the sweep: a run takes milliseconds, so a hang is a bug. */
+#define SWEEP_RUN_LIMIT_S 30
+
+/* The digits example (digit 7) on cpu_ref with --output-dir, and --json
+ * when `json`, with tests/alloc_fail_preload.c preloaded: the count of the
+ * process's allocations written to `count_file` at exit, the `fail_at`-th
+ * (from 1; 0: none) failed. */
+static run_result run_digits_failing(bool json, const char *out_dir, const char *count_file,
+                                     size_t fail_at) {
+    char count_var[160], fail_var[64];
+    snprintf(count_var, sizeof count_var, "PLEXUS_TEST_ALLOC_COUNT_FILE=%s", count_file);
+    snprintf(fail_var, sizeof fail_var, "PLEXUS_TEST_FAIL_ALLOC=%zu", fail_at);
+    char *env[] = {"PATH=/usr/bin:/bin", "LD_PRELOAD=" ALLOC_FAIL_PRELOAD, count_var, fail_var,
+                   NULL};
+    return run_cmd(false, env, SWEEP_RUN_LIMIT_S,
+                   (const char *[]){DIGITS_MODEL, "--input",
+                                    "image=" DIGITS_DIR "/inputs/digit-7.npy", "--output-dir",
+                                    out_dir, "--backends", "cpu_ref", json ? "--json" : NULL,
+                                    NULL});
+}
+
+/* Whether a run's report is whole and predicts 7: one complete --json
+ * document, or the text report through its last line, which names the
+ * output `written`. */
+static bool whole_report_of_7(bool json, const char *out, const char *written) {
+    if (!json) {
+        char last[160];
+        snprintf(last, sizeof last, "\n  probabilities: %s\n", written);
+        size_t n = strlen(out), k = strlen(last);
+        return strstr(out, "probabilities: top-1 class 7 (") && n >= k &&
+               strcmp(out + n - k, last) == 0;
+    }
+    json_tokener *tok = json_tokener_new();
+    cr_assert(not(zero(ptr, tok)));
+    json_object *doc = json_tokener_parse_ex(tok, out, (int)strlen(out));
+    const char *rest = out + json_tokener_get_parse_end(tok);
+    bool whole = json_tokener_get_error(tok) == json_tokener_success &&
+                 strspn(rest, " \n") == strlen(rest);
+    json_tokener_free(tok);
+    json_object *top = NULL, *classes = NULL;
+    bool seven = whole && json_object_object_get_ex(doc, "top_classes", &top) &&
+                 json_object_object_get_ex(top, "classes", &classes) &&
+                 json_object_get_int(json_object_object_get(
+                     json_object_array_get_idx(classes, 0), "class")) == 7;
+    json_object_put(doc);
+    return seven;
+}
+
+/* The allocations a run made (alloc_fail_preload.c's count file). */
+static size_t read_count(const char *path) {
+    FILE *f = fopen(path, "r");
+    cr_assert(not(zero(ptr, f)), "no allocation count in %s: the run did not exit", path);
+    size_t n = 0;
+    cr_assert(eq(int, fscanf(f, "%zu", &n), 1));
+    fclose(f);
+    return n;
+}
+
+/* The whole path of `plexus run` (arguments, the .npy input, the runtime
+ * with cpu_ref, import, optimisation, load, the runs, the .npy output, the
+ * report, teardown) with each allocation of the process failed in turn,
+ * every one of them: a count run first (972 allocations with --json, 971
+ * without, when this was written), then one run per allocation, 4 to 8 s
+ * for each report on two cores, so no bound on the range is needed. Each run ends cleanly: exit 1 with a message that
+ * says "out of memory", the library's words for PLX_OUT_OF_MEMORY, and
+ * nothing on stdout; or exit 0 with the count run's outputs and a whole
+ * report (glibc's stdio, say, works unbuffered without its buffer). Never a
+ * signal, a hang, another error or a truncated report. */
+static void sweep_allocations(bool json) {
+    if (!alloc_interpose_available()) {
+        cr_skip_test("the allocator cannot be interposed in sanitizer builds or under valgrind "
+                     "(tests/alloc_interpose.h)");
+    }
+    char dir[64], out_dir[96], count_file[96], written[128];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    snprintf(count_file, sizeof count_file, "%s/count", dir);
+    snprintf(written, sizeof written, "%s/probabilities.npy", out_dir);
+
+    run_result r = run_digits_failing(json, out_dir, count_file, 0);
+    cr_assert(eq(int, r.status, 0), "exit %d, stderr: %s", r.status, r.err);
+    cr_assert(whole_report_of_7(json, r.out, written), "%s", r.out);
+    free_result(&r);
+    size_t total = read_count(count_file);
+    cr_assert(gt(sz, total, 100));
+    npy_array want;
+    char err[512];
+    cr_assert(npy_read(written, &want, err, sizeof err), "%s", err);
+
+    size_t errors = 0, completed = 0;
+    for (size_t k = 1; k <= total; k++) {
+        unlink(written);
+        r = run_digits_failing(json, out_dir, count_file, k);
+        cr_assert(eq(int, r.signal, 0), "allocation %zu of %zu: killed by signal %d (%s%s); "
+                  "stderr: %s", k, total, r.signal, strsignal(r.signal),
+                  r.signal == SIGKILL ? ": hung" : "", r.err);
+        if (r.status == 0) {
+            completed++;
+            cr_assert(whole_report_of_7(json, r.out, written),
+                      "allocation %zu of %zu: not a whole report:\n%s", k, total, r.out);
+            npy_array got;
+            cr_assert(npy_read(written, &got, err, sizeof err), "allocation %zu of %zu: %s", k,
+                      total, err);
+            bool same = got.dtype == want.dtype && got.bytes == want.bytes &&
+                        memcmp(got.data, want.data, want.bytes) == 0;
+            cr_assert(same, "allocation %zu of %zu: other outputs", k, total);
+            npy_free(&got);
+        } else {
+            errors++;
+            cr_assert(eq(int, r.status, 1), "allocation %zu of %zu: exit %d, stderr: %s", k,
+                      total, r.status, r.err);
+            cr_assert(not(zero(ptr, strstr(r.err, "out of memory"))),
+                      "allocation %zu of %zu: not named out of memory: %s", k, total, r.err);
+            cr_assert(eq(str, r.out, ""), "allocation %zu of %zu: a report on stdout", k, total);
+        }
+        free_result(&r);
+    }
+    npy_free(&want);
+    cr_log_info("%s report: %zu allocations; %zu failures ended in an out-of-memory error, %zu "
+                "runs completed without", json ? "--json" : "text", total, errors, completed);
+    remove_tree(dir);
+}
+
+Test(cli_run, every_allocation_failure_ends_cleanly_json, .timeout = 240) {
+    sweep_allocations(true);
+}
+
+Test(cli_run, every_allocation_failure_ends_cleanly_text, .timeout = 240) {
+    sweep_allocations(false);
 }

@@ -51,7 +51,7 @@ bool runtime_args_init(runtime_args *a, int argc) {
     a->paths = calloc(n, sizeof *a->paths);
     a->options = calloc(n, sizeof *a->options);
     if (!a->paths || !a->options) {
-        fprintf(stderr, "plexus: out of memory\n");
+        fprintf(stderr, "plexus: out of memory while reading the arguments\n");
         runtime_args_free(a);
         return false;
     }

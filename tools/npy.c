@@ -51,6 +51,12 @@ static void set_err(char *err, size_t err_size, const char *name, const char *fm
     va_end(ap);
 }
 
+/* strerror's text, but "out of memory" for ENOMEM, in the words of the
+ * rest of Plexus (fopen fails so when it cannot allocate its FILE). */
+static const char *errno_text(int e) {
+    return e == ENOMEM ? "out of memory" : strerror(e);
+}
+
 static bool host_is_little_endian(void) {
     const uint16_t one = 1;
     unsigned char first;
@@ -606,7 +612,7 @@ static bool read_to(FILE *f, const char *path, unsigned char **buf, size_t *cap,
         *have += got;
         if (got == 0 || ferror(f)) {
             if (ferror(f)) {
-                set_err(err, err_size, path, "read error: %s", strerror(errno));
+                set_err(err, err_size, path, "read error: %s", errno_text(errno));
                 return false;
             }
             return true; /* EOF */
@@ -684,12 +690,12 @@ bool npy_read(const char *path, npy_array *out, char *err, size_t err_size) {
     }
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        set_err(err, err_size, path, "cannot open: %s", strerror(errno));
+        set_err(err, err_size, path, "cannot open: %s", errno_text(errno));
         return false;
     }
     struct stat st;
     if (fstat(fileno(f), &st) != 0) {
-        set_err(err, err_size, path, "cannot stat: %s", strerror(errno));
+        set_err(err, err_size, path, "cannot stat: %s", errno_text(errno));
         fclose(f);
         return false;
     }
@@ -887,7 +893,7 @@ bool npy_write(const char *path, const npy_array *array, char *err, size_t err_s
     }
     FILE *f = fopen(path, "wb");
     if (f == NULL) {
-        set_err(err, err_size, path, "cannot create: %s", strerror(errno));
+        set_err(err, err_size, path, "cannot create: %s", errno_text(errno));
         return false;
     }
     bool ok = fwrite(header, 1, header_len, f) == header_len && write_data(f, array, elem);
@@ -897,7 +903,7 @@ bool npy_write(const char *path, const npy_array *array, char *err, size_t err_s
         saved = errno;
     }
     if (!ok) {
-        set_err(err, err_size, path, "write error: %s", strerror(saved));
+        set_err(err, err_size, path, "write error: %s", errno_text(saved));
         remove(path);
         return false;
     }

@@ -359,7 +359,7 @@ int main(int argc, char **argv) {
     /* before anything is printed: model, plug-in and environment text is
      * shown with its control characters escaped (text_clean.h) */
     if (!text_clean_std_streams()) {
-        fputs("plexus: cannot set up the output streams\n", stderr);
+        fputs("plexus: out of memory while setting up the output streams\n", stderr);
         return EXIT_RUNTIME;
     }
     if (argc < 2) {

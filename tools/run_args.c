@@ -123,7 +123,7 @@ static int parse_backends(run_args *a, const char *text) {
     }
     a->backends = calloc(n, sizeof *a->backends);
     if (!a->backends_text || !a->backends) {
-        fprintf(stderr, PREFIX ": out of memory\n");
+        fprintf(stderr, PREFIX ": out of memory while reading --backends\n");
         return EXIT_RUNTIME;
     }
     char *item = a->backends_text;
@@ -224,7 +224,7 @@ int run_args_parse(int argc, char **argv, run_args *a) {
     a->constants = calloc(n, sizeof *a->constants);
     a->shapes = calloc(n, sizeof *a->shapes);
     if (!a->inputs || !a->constants || !a->shapes) {
-        fprintf(stderr, PREFIX ": out of memory\n");
+        fprintf(stderr, PREFIX ": out of memory while reading the arguments\n");
         return EXIT_RUNTIME;
     }
     for (int i = 0; i < argc; i++) {

@@ -299,8 +299,9 @@ void run_state_free(run_state *s) {
     free(s->probed_names);
 }
 
-static bool oom(void) {
-    fprintf(stderr, PREFIX ": out of memory\n");
+/* "plexus run: out of memory while STAGE"; false. */
+static bool oom(const char *stage) {
+    fprintf(stderr, PREFIX ": out of memory while %s\n", stage);
     return false;
 }
 
@@ -327,7 +328,7 @@ bool run_choose_backends(run_state *s) {
     size_t n = plx_runtime_backend_count(s->rt);
     s->backends = calloc((a->backend_count ? a->backend_count : n) + 1, sizeof *s->backends);
     if (!s->backends) {
-        return oom();
+        return oom("choosing the backends");
     }
     /* The available ones, for messages. */
     char avail[1024] = "";
@@ -382,7 +383,7 @@ static bool read_given_inputs(run_state *s) {
     size_t n = a->input_count;
     s->given = calloc(n ? n : 1, sizeof *s->given);
     if (!s->given) {
-        return oom();
+        return oom("reading the --input files");
     }
     for (size_t k = 0; k < n; k++) {
         given_input *g = &s->given[k];
@@ -604,7 +605,7 @@ bool run_import_model(run_state *s) {
     plx_model_input_shape *data_shapes = calloc(n + 1, sizeof *data_shapes);
     bool ok = arrays && data_shapes;
     if (!ok) {
-        fprintf(stderr, PREFIX ": out of memory\n");
+        oom("importing the model");
     }
     for (size_t i = 0; ok && i < a->constant_count; i++) {
         char err[512];
@@ -623,7 +624,7 @@ bool run_import_model(run_state *s) {
         plx_model_constant_input *grown =
             realloc(constants, (a->constant_count + n + s->probed_count + 1) * sizeof *grown);
         if (!grown) {
-            ok = oom();
+            ok = oom("importing the model");
             break;
         }
         constants = grown;
@@ -729,7 +730,7 @@ bool run_prepare_inputs(run_state *s) {
     s->inputs = calloc(n ? n : 1, sizeof *s->inputs);
     s->in_bindings = calloc(n ? n : 1, sizeof *s->in_bindings);
     if (!s->inputs || !s->in_bindings) {
-        return oom();
+        return oom("preparing the inputs");
     }
     for (size_t i = 0; i < n; i++) {
         const plx_model_io *io = plx_model_input(s->model, i);
@@ -772,7 +773,7 @@ bool run_prepare_inputs(run_state *s) {
             } else {
                 d->data = io_alloc(arr.bytes);
                 if (!d->data) {
-                    return oom();
+                    return oom("preparing the inputs");
                 }
                 memcpy(d->data, arr.data, arr.bytes);
             }
@@ -780,7 +781,7 @@ bool run_prepare_inputs(run_state *s) {
         } else {
             d->data = io_alloc(bytes);
             if (!d->data) {
-                return oom();
+                return oom("preparing the inputs");
             }
             d->bytes = bytes;
             d->seed = (uint64_t)i + 1;
@@ -799,7 +800,7 @@ static bool record_assignment(run_state *s) {
     size_t notes = plx_optimized_network_note_count(o);
     s->notes = calloc(notes ? notes : 1, sizeof *s->notes);
     if (!s->counts || !s->fallbacks || !s->notes) {
-        return oom();
+        return oom("recording the layers' assignment");
     }
     for (size_t i = 0; i < n; i++) {
         const plx_layer_assignment *l = plx_optimized_network_layer(o, i);
@@ -813,7 +814,7 @@ static bool record_assignment(run_state *s) {
             c = &s->counts[s->count_count++];
             c->id = strdup(l->backend_id);
             if (!c->id) {
-                return oom();
+                return oom("recording the layers' assignment");
             }
         }
         if (l->inserted) {
@@ -831,14 +832,14 @@ static bool record_assignment(run_state *s) {
             f->to = strdup(l->backend_id);
             f->reason = strdup(l->refusals[0].reason);
             if (!f->layer || !f->from || !f->to || !f->reason) {
-                return oom();
+                return oom("recording the layers' assignment");
             }
         }
     }
     for (size_t i = 0; i < notes; i++) {
         s->notes[i] = strdup(plx_optimized_network_note(o, i));
         if (!s->notes[i]) {
-            return oom();
+            return oom("recording the layers' assignment");
         }
         s->note_count++;
     }
@@ -922,7 +923,7 @@ bool run_prepare_outputs(run_state *s) {
     s->outputs = calloc(n ? n : 1, sizeof *s->outputs);
     s->out_bindings = calloc(n ? n : 1, sizeof *s->out_bindings);
     if (!s->outputs || !s->out_bindings) {
-        return oom();
+        return oom("preparing the outputs");
     }
     for (size_t i = 0; i < n; i++) {
         output_data *d = &s->outputs[s->output_count++];
@@ -938,7 +939,7 @@ bool run_prepare_outputs(run_state *s) {
         }
         d->data = io_alloc(d->bytes);
         if (!d->data) {
-            return oom();
+            return oom("preparing the outputs");
         }
         s->out_bindings[i] = (plx_tensor_binding){d->io->binding_id, d->data, d->bytes, 0};
     }
@@ -1023,7 +1024,7 @@ static bool run_threads(run_state *s, progress *pg) {
     worker *ws = calloc(n, sizeof *ws);
     workers_shared sh = {.ready = 0, .go = false};
     if (!ws) {
-        return oom();
+        return oom("preparing the threads");
     }
     if (pthread_mutex_init(&sh.lock, NULL) != 0 || pthread_cond_init(&sh.cond, NULL) != 0) {
         free(ws);
@@ -1055,13 +1056,13 @@ static bool run_threads(run_state *s, progress *pg) {
         w->outputs = calloc(s->output_count ? s->output_count : 1, sizeof *w->outputs);
         w->buffers = calloc(s->output_count ? s->output_count : 1, sizeof *w->buffers);
         if (!w->outputs || !w->buffers) {
-            ok = oom();
+            ok = oom("preparing the threads");
             break;
         }
         for (size_t k = 0; ok && k < s->output_count; k++) {
             w->buffers[k] = io_alloc(s->outputs[k].bytes);
             if (!w->buffers[k]) {
-                ok = oom();
+                ok = oom("preparing the threads");
             }
             w->outputs[k] = s->out_bindings[k];
             w->outputs[k].data = w->buffers[k];
@@ -1156,7 +1157,7 @@ bool run_execute_all(run_state *s) {
     s->latency_count = (size_t)s->args->iterations;
     s->latencies = calloc(s->latency_count, sizeof *s->latencies);
     if (!s->latencies) {
-        return oom();
+        return oom("preparing the runs");
     }
     progress pg;
     progress_init(&pg);
@@ -1177,14 +1178,14 @@ bool run_write_outputs(run_state *s) {
         output_data *d = &s->outputs[i];
         char *name = sanitize_name(d->io->name);
         if (!name) {
-            return oom();
+            return oom("writing the outputs");
         }
         /* Two names that sanitise alike: number the later ones. */
         size_t len = strlen(dir) + strlen(name) + 32;
         d->path = malloc(len);
         if (!d->path) {
             free(name);
-            return oom();
+            return oom("writing the outputs");
         }
         snprintf(d->path, len, "%s/%s.npy", dir, name);
         for (unsigned dup = 1;; dup++) {
@@ -1208,7 +1209,7 @@ bool run_write_outputs(run_state *s) {
             size_t count = d->bytes / plx_dtype_size(d->info.dtype);
             converted = malloc(count ? count * sizeof *converted : 1);
             if (!converted) {
-                return oom();
+                return oom("writing the outputs");
             }
             for (size_t k = 0; k < count; k++) {
                 converted[k] = float_at(d->info.dtype, d->data, k);

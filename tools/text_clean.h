@@ -30,8 +30,8 @@ FILE *text_clean_open(FILE *raw, bool keep_cr);
  * by text_clean_open streams over them (carriage return kept on stderr,
  * for progress lines; stdout line-buffered on a terminal). Everything
  * the process prints then goes through it: the CLI's own output, the core's
- * log lines, a plug-in's printf. False (nothing replaced) when a stream
- * cannot be made. */
+ * log lines, a plug-in's printf. False (nothing replaced) when memory runs
+ * out for a stream (fopencookie's only failure). */
 bool text_clean_std_streams(void);
 
 #endif /* PLEXUS_TOOLS_TEXT_CLEAN_H */

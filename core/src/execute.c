@@ -176,8 +176,8 @@ static plx_status stage_if_misaligned(plx_loaded_network *n, handle_slot *h, voi
         if (posix_memalign(&h->stage, align, bytes ? bytes : 1) != 0) {
             h->stage = NULL;
             return plxi_status_create(PLX_OUT_OF_MEMORY,
-                                      "%s: cannot allocate a %zu-byte staging buffer for "
-                                      "memory not aligned to %s's %zu bytes", what, bytes,
+                                      "%s: out of memory (a %zu-byte staging buffer for "
+                                      "memory not aligned to %s's %zu bytes)", what, bytes,
                                       h->backend->info.id, h->import_alignment);
         }
     }

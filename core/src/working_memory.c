@@ -478,8 +478,8 @@ plx_status plxi_working_memory_ensure(plx_working_memory *wm) {
             wm->buffers[base + b] = mem;
             if (!wm->buffers[base + b]) {
                 s = plxi_status_create(PLX_OUT_OF_MEMORY,
-                                       "backend '%s': cannot allocate a planned buffer of %zu "
-                                       "bytes%s", bp->backend->info.id, bp->plan.buffer_sizes[b],
+                                       "backend '%s': out of memory (a planned buffer of %zu "
+                                       "bytes%s)", bp->backend->info.id, bp->plan.buffer_sizes[b],
                                        bp->allocator ? " from the application's allocator" : "");
                 break;
             }

@@ -106,7 +106,7 @@ static inline plx_status plx_host_tensor_allocate(plx_host_tensor *t) {
     t->owned = t->host->alloc(t->host, t->bytes ? t->bytes : 1, t->allocation_alignment);
     if (!t->owned) {
         return t->host->status_create(t->host, PLX_OUT_OF_MEMORY,
-                                      "%s: cannot allocate %zu bytes", t->backend_id, t->bytes);
+                                      "%s: out of memory (%zu bytes)", t->backend_id, t->bytes);
     }
     t->data = t->owned;
     return NULL;

@@ -38,6 +38,7 @@ struct plx_backend {
     int threads;
     bool graph; /* option `graph` */
     bool reference; /* option `reference` (odn_context) */
+    bool exact_nan; /* option `exact_nan` (odn_context) */
     bool vnni;      /* the CPU has VNNI: int8 layers run (odn_context) */
     char version[64];
     char isa[32];
@@ -55,6 +56,11 @@ static const plx_option_info odn_options[] = {
               "their activations", "on"},
     {"reference", "on: layers for which oneDNN offers only its reference implementation (plain "
                   "loops) run here; off: they are refused and go to the next backend",
+     "off"},
+    {"exact_nan", "on: the layers whose oneDNN kernels turn NaN into a number (relu, clip and "
+                  "hard sigmoid, alone or fused; max pooling; max and min reductions and "
+                  "elementwise max and min; softmax and log-softmax) are refused and go to the "
+                  "next backend, so that NaN gives what every backend gives; off: they run here",
      "off"},
 };
 
@@ -139,7 +145,7 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
                              size_t option_count, plx_backend **out_backend) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = cpus < 1 ? 1 : cpus > ODN_MAX_THREADS ? ODN_MAX_THREADS : (int)cpus;
-    bool graph = true, reference = false;
+    bool graph = true, reference = false, exact_nan = false;
     for (size_t i = 0; i < option_count; i++) {
         const char *v = options[i].value ? options[i].value : "";
         if (strcmp(options[i].key, "threads") == 0) {
@@ -148,7 +154,8 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
                 return s;
             }
         } else if (strcmp(options[i].key, "graph") == 0 ||
-                   strcmp(options[i].key, "reference") == 0) {
+                   strcmp(options[i].key, "reference") == 0 ||
+                   strcmp(options[i].key, "exact_nan") == 0) {
             if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
                 return host->status_create(host, PLX_INVALID_ARGUMENT,
                                            "invalid value '%s' for option '%s' of backend "
@@ -157,8 +164,10 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
             bool on = strcmp(v, "on") == 0;
             if (strcmp(options[i].key, "graph") == 0) {
                 graph = on;
-            } else {
+            } else if (strcmp(options[i].key, "reference") == 0) {
                 reference = on;
+            } else {
+                exact_nan = on;
             }
         }
     }
@@ -172,6 +181,7 @@ static plx_status odn_create(const plx_host *host, const plx_option *options,
     b->threads = threads;
     b->graph = graph;
     b->reference = reference;
+    b->exact_nan = exact_nan;
     dnnl_status_t st = dnnl_engine_create(&b->engine, dnnl_cpu, 0);
     if (st != dnnl_success) {
         host->free(host, b);
@@ -264,7 +274,7 @@ static void odn_threads_leave(const plx_backend *b, int prev) {
 /* The planners' context of backend `b` (onednn_internal.h). */
 static odn_context odn_context_of(const plx_backend *b, const plx_host *host) {
     odn_context ctx = {.host = host, .engine = b->engine, .reference = b->reference,
-                       .vnni = b->vnni, .isa = b->isa, .input_mds = NULL};
+                       .exact_nan = b->exact_nan, .vnni = b->vnni, .isa = b->isa, .input_mds = NULL};
     return ctx;
 }
 

@@ -301,6 +301,10 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
     if (d->kind != PLX_POOL_MAX && !avg) {
         return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
     }
+    plx_status nan = avg ? NULL : odn_refuse_nan(ctx, l, "max pooling");
+    if (nan) {
+        return nan;
+    }
     unsigned sp = x->rank - 2;
     for (unsigned i = 0; avg && i < sp; i++) {
         if (d->dilations[i] != 1) {
@@ -357,6 +361,10 @@ plx_status odn_plan_global_pool(const odn_context *ctx, const plx_layer_view *l,
     }
     if (d->kind != PLX_POOL_MAX && d->kind != PLX_POOL_AVERAGE) {
         return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
+    }
+    plx_status nan = d->kind == PLX_POOL_MAX ? odn_refuse_nan(ctx, l, "max pooling") : NULL;
+    if (nan) {
+        return nan;
     }
     dnnl_dims_t strides, kernel, dil, pl, pr;
     for (unsigned i = 0; i < x->rank - 2; i++) {

@@ -152,6 +152,12 @@ typedef struct odn_context {
      * dnnl_query_impl_info_str; plain C loops, often slower than cpu_ref)
      * is refused, so that the layer goes to the next backend. */
     bool reference;
+    /* Option `exact_nan`: when true, the float layers whose oneDNN 2.6
+     * kernels use the processor's max and min instructions (which return
+     * the other operand when one is NaN) are refused: relu, clip and hard
+     * sigmoid (alone, or as a product's post-op), max pooling, reduce max
+     * and min, binary max and min, softmax and log-softmax. */
+    bool exact_nan;
     /* Whether the CPU has VNNI (dnnl_get_effective_cpu_isa, `isa` its
      * name): the int8 planners (onednn_int8.c) refuse without it. */
     bool vnni;
@@ -200,6 +206,10 @@ dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, const int64_t *dims, unsigned
 /* The same of data type `dt` (dnnl_data_type_undef: dnnl_invalid_arguments). */
 dnnl_status_t odn_plain_md_as(dnnl_memory_desc_t *md, const int64_t *dims, unsigned rank,
                               dnnl_data_type_t dt);
+
+/* Under option exact_nan (odn_context), the refusal of float layer `l`
+ * whose oneDNN kernel, `what`, drops NaN; else NULL. */
+plx_status odn_refuse_nan(const odn_context *ctx, const plx_layer_view *l, const char *what);
 
 /* oneDNN's data type for `dtype`: f32, s8, u8, s32; undef for the others. */
 dnnl_data_type_t odn_dtype(plx_dtype dtype);

@@ -200,12 +200,20 @@ static plx_status eltwise_chain(const odn_context *ctx, const plx_layer_view *l,
     return NULL;
 }
 
-/* The eltwise steps (at most 3) that compute activation `d`, or the
- * refusal. */
-static plx_status activation_elts(const odn_context *ctx, const plx_activation_desc *d,
-                                  elt e[3], unsigned *count) {
+/* The eltwise steps (at most 3) that compute activation `d` of layer `l`
+ * (alone, or fused into it), or the refusal. */
+static plx_status activation_elts(const odn_context *ctx, const plx_layer_view *l,
+                                  const plx_activation_desc *d, elt e[3], unsigned *count) {
     float a = d->alpha, b = d->beta;
     unsigned n = 1;
+    /* relu (leaky with slope 0), clip and hard sigmoid's clip are max and
+     * min instructions in oneDNN; the others keep NaN */
+    bool max_min = d->func == PLX_ACT_RELU || d->func == PLX_ACT_CLIP ||
+                   d->func == PLX_ACT_HARD_SIGMOID || (d->func == PLX_ACT_LEAKY_RELU && a == 0.0f);
+    plx_status s = max_min ? odn_refuse_nan(ctx, l, plx_activation_func_name(d->func)) : NULL;
+    if (s) {
+        return s;
+    }
     switch (d->func) {
     case PLX_ACT_RELU: e[0] = (elt){dnnl_eltwise_relu, 0.0f, 0.0f}; break;
     case PLX_ACT_LEAKY_RELU: e[0] = (elt){dnnl_eltwise_relu, a, 0.0f}; break;
@@ -254,7 +262,7 @@ plx_status odn_plan_activation(const odn_context *ctx, const plx_layer_view *l,
                                odn_plan *plan) {
     elt e[3];
     unsigned n = 0;
-    plx_status s = activation_elts(ctx, l->desc, e, &n);
+    plx_status s = activation_elts(ctx, l, l->desc, e, &n);
     return s ? s : eltwise_chain(ctx, l, plan, e, n);
 }
 
@@ -314,7 +322,7 @@ plx_status odn_plan_precompiled(const odn_context *ctx, const plx_layer_view *l,
         }
         elt e[3];
         unsigned k = 0;
-        plx_status s = activation_elts(ctx, act, e, &k);
+        plx_status s = activation_elts(ctx, l, act, e, &k);
         if (s) {
             return s;
         }
@@ -367,11 +375,12 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
     const plx_binary_desc *d = l->desc;
     dnnl_alg_kind_t alg;
     bool commutative = true;
+    const char *nan = NULL;
     switch (d->func) {
     case PLX_BINARY_ADD: alg = dnnl_binary_add; break;
     case PLX_BINARY_MUL: alg = dnnl_binary_mul; break;
-    case PLX_BINARY_MAX: alg = dnnl_binary_max; break;
-    case PLX_BINARY_MIN: alg = dnnl_binary_min; break;
+    case PLX_BINARY_MAX: alg = dnnl_binary_max; nan = "binary max"; break;
+    case PLX_BINARY_MIN: alg = dnnl_binary_min; nan = "binary min"; break;
     case PLX_BINARY_SUB: alg = dnnl_binary_sub; commutative = false; break;
     case PLX_BINARY_DIV: alg = dnnl_binary_div; commutative = false; break;
     default: {
@@ -379,6 +388,10 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
         return name ? odn_refuse(ctx, "cpu_onednn does not run binary %s", name)
                     : odn_refuse(ctx, "cpu_onednn: unknown binary function %d", (int)d->func);
     }
+    }
+    plx_status refused = nan ? odn_refuse_nan(ctx, l, nan) : NULL;
+    if (refused) {
+        return refused;
     }
     const plx_tensor_info *y = &l->outputs[0];
     unsigned r = y->rank ? y->rank : 1;
@@ -473,6 +486,10 @@ plx_status odn_plan_softmax(const odn_context *ctx, const plx_layer_view *l, odn
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank == 0) {
         return odn_refuse(ctx, "cpu_onednn: softmax of a scalar");
+    }
+    plx_status nan = odn_refuse_nan(ctx, l, d->log ? "log-softmax" : "softmax");
+    if (nan) {
+        return nan;
     }
     int axis = 0;
     plx_status s = odn_axis(ctx, "softmax", d->axis, x->rank, &axis);
@@ -609,10 +626,11 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
     const plx_tensor_info *x = &l->inputs[0];
     dnnl_alg_kind_t alg;
     float p = 0.0f;
+    const char *nan = NULL;
     switch (d->func) {
     case PLX_REDUCE_MEAN: alg = dnnl_reduction_mean; break;
-    case PLX_REDUCE_MAX: alg = dnnl_reduction_max; break;
-    case PLX_REDUCE_MIN: alg = dnnl_reduction_min; break;
+    case PLX_REDUCE_MAX: alg = dnnl_reduction_max; nan = "reduce max"; break;
+    case PLX_REDUCE_MIN: alg = dnnl_reduction_min; nan = "reduce min"; break;
     case PLX_REDUCE_SUM: alg = dnnl_reduction_sum; break;
     case PLX_REDUCE_PROD: alg = dnnl_reduction_mul; break;
     case PLX_REDUCE_L1: alg = dnnl_reduction_norm_lp_sum; p = 1.0f; break;
@@ -621,6 +639,10 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
     default:
         return odn_refuse(ctx, "cpu_onednn does not run reduce function %d (log_sum and "
                            "log_sum_exp have no oneDNN 2.6 reduction)", (int)d->func);
+    }
+    plx_status s = nan ? odn_refuse_nan(ctx, l, nan) : NULL;
+    if (s) {
+        return s;
     }
     if (x->rank == 0) {
         return odn_refuse(ctx, "cpu_onednn: reduce of a scalar");

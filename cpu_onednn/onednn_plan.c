@@ -28,6 +28,14 @@ plx_status odn_refuse(const odn_context *ctx, const char *fmt, ...) {
     return ctx->host->status_create(ctx->host, PLX_UNSUPPORTED, "%s", buf);
 }
 
+plx_status odn_refuse_nan(const odn_context *ctx, const plx_layer_view *l, const char *what) {
+    if (!ctx->exact_nan || !odn_view_is_float(l)) {
+        return NULL;
+    }
+    return odn_refuse(ctx, "oneDNN 2.6's %s turns NaN into a number (option exact_nan is on)",
+                      what);
+}
+
 dnnl_data_type_t odn_dtype(plx_dtype dtype) {
     switch (dtype) {
     case PLX_DTYPE_FLOAT32: return dnnl_f32;

@@ -904,6 +904,64 @@ Test(cpu_onednn, reference_implementations_are_refused_unless_asked_for) {
     plx_runtime_destroy(&rt);
 }
 
+/* Option exact_nan: the CNN's relu and max pool (whose oneDNN kernels turn
+ * NaN into a number) go to cpu_ref, the conv and fc stay on cpu_onednn,
+ * and an input pixel of NaN gives NaN as on cpu_ref alone; by default the
+ * relu fused into the conv gives 0 for it. Finite inputs give cpu_ref's
+ * results either way. Bad values of the option reject the backend. */
+Test(cpu_onednn, exact_nan_sends_nan_dropping_layers_to_cpu_ref) {
+    plx_network *n = make_cnn(false);
+    const char *both[] = {"cpu_onednn", "cpu_ref"};
+    for (int exact = 0; exact < 2; exact++) {
+        plx_backend_option opt = {"cpu_onednn", "exact_nan", exact ? "on" : "off"};
+        plx_runtime *rt = runtime_with(&opt, 1);
+        onednn(rt);
+        plx_optimized_network *on = NULL;
+        load(rt, n, both, 2, false, false, &on);
+        const char *summary = plx_optimized_network_summary(on);
+        size_t on_ref = 0;
+        for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+            const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+            bool drops = strcmp(a->layer_name, "relu") == 0 || strcmp(a->layer_name, "pool") == 0;
+            bool inserted = strstr(a->layer_name, " -> ") != NULL; /* a copy between backends */
+            if (strcmp(a->backend_id, "cpu_ref") == 0 && !inserted) {
+                on_ref++;
+                cr_assert(exact && drops, "layer '%s' on cpu_ref: %s", a->layer_name, summary);
+            }
+        }
+        cr_assert(eq(sz, on_ref, exact ? 2 : 0), "%s", summary);
+        if (exact) {
+            cr_assert(not(zero(ptr, strstr(summary, "oneDNN 2.6's relu turns NaN into a number "
+                                                    "(option exact_nan is on)"))),
+                      "%s", summary);
+        }
+        plx_optimized_network_destroy(&on);
+        plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
+        float x[IN_C * IN_H * IN_W], y[CLASSES], want[CLASSES];
+        make_input(x, 4);
+        run(ln, NULL, x, y);
+        reference(rt, n, 4, want);
+        expect_close(y, want, CLASSES);
+        x[IN_W + 1] = NAN; /* channel 0, row 1, column 1 */
+        run(ln, NULL, x, y);
+        for (size_t i = 0; i < CLASSES; i++) {
+            /* the fc mixes every pooled value, NaN or 0 among them */
+            cr_assert(exact ? isnan(y[i]) : isfinite(y[i]), "exact_nan=%s: y[%zu] = %g",
+                      exact ? "on" : "off", i, (double)y[i]);
+        }
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
+    plx_network_destroy(&n);
+    plx_backend_option bad = {"cpu_onednn", "exact_nan", "1"};
+    plx_runtime *rt = runtime_with(&bad, 1);
+    cr_assert(not(zero(ptr, (void *)tu_rejection_containing(
+                                rt, "invalid value '1' for option 'exact_nan' of backend "
+                                    "'cpu_onednn': expected on or off"))),
+              "%s", tu_dump(rt));
+    plx_runtime_destroy(&rt);
+}
+
 /* ---- function values cpu_onednn does not run ----------------------------- */
 
 /* R-19 (3): the values appended to existing operators' enums (unary

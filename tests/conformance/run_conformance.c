@@ -305,11 +305,25 @@ typedef struct options {
     strlist backends;     /* --backends: restrict to these ids */
     strlist filters;      /* --filter: any substring matches */
     const char *expected_failures;
+    plx_backend_option *backend_options; /* --option */
+    size_t backend_option_count;
     bool list_skips;
     bool fork;
     unsigned timeout_s;
     unsigned jobs;
 } options;
+
+static void free_options(options *o) {
+    sl_free(&o->backend_paths);
+    sl_free(&o->backends);
+    sl_free(&o->filters);
+    for (size_t i = 0; i < o->backend_option_count; i++) {
+        free((char *)o->backend_options[i].backend_id);
+        free((char *)o->backend_options[i].key);
+        free((char *)o->backend_options[i].value);
+    }
+    free(o->backend_options);
+}
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -322,6 +336,8 @@ static void usage(FILE *f) {
             "                          environment are never used\n"
             "  --backends A,B          only these backend ids (each must be available)\n"
             "  --filter SUBSTRING      only cases whose name contains SUBSTRING; repeatable\n"
+            "  --option ID.KEY=VALUE   create backend ID with option KEY set to VALUE;\n"
+            "                          repeatable\n"
             "  --list-skips            print skip reasons with counts at the end\n"
             "  --expected-failures F   cases listed in F ('case' or 'case [backend]' per\n"
             "                          line, '#' comments) that fail are TODO, not failures\n"
@@ -357,7 +373,7 @@ static int parse_options(int argc, char **argv, options *o) {
         bool takes = strcmp(a, "--backend-path") == 0 || strcmp(a, "--backends") == 0 ||
                      strcmp(a, "--filter") == 0 || strcmp(a, "--expected-failures") == 0 ||
                      strcmp(a, "--timeout") == 0 || strcmp(a, "--jobs") == 0 ||
-                     strcmp(a, "-j") == 0;
+                     strcmp(a, "-j") == 0 || strcmp(a, "--option") == 0;
         if (takes) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: %s needs a value\n", prog, a);
@@ -389,6 +405,18 @@ static int parse_options(int argc, char **argv, options *o) {
                 fprintf(stderr, "%s: --backends needs at least one id\n", prog);
                 return 2;
             }
+        } else if (strcmp(a, "--option") == 0) {
+            /* ID.KEY=VALUE: the id ends at the first '.', the key at '=' */
+            const char *dot = strchr(val, '.'), *eq = dot ? strchr(dot, '=') : NULL;
+            if (!eq || dot == val || eq == dot + 1) {
+                fprintf(stderr, "%s: bad --option '%s' (ID.KEY=VALUE)\n", prog, val);
+                return 2;
+            }
+            o->backend_options = xrealloc(o->backend_options, (o->backend_option_count + 1) *
+                                                                   sizeof *o->backend_options);
+            o->backend_options[o->backend_option_count++] = (plx_backend_option){
+                xasprintf("%.*s", (int)(dot - val), val),
+                xasprintf("%.*s", (int)(eq - dot - 1), dot + 1), xstrdup(eq + 1)};
         } else if (strcmp(a, "--filter") == 0) {
             sl_push(&o->filters, xstrdup(val));
         } else if (strcmp(a, "--expected-failures") == 0) {
@@ -1777,6 +1805,8 @@ static plx_status make_runtime(const options *opt, plx_runtime **out) {
     plx_runtime_options_init(&ro);
     ro.search_paths = (const char *const *)opt->backend_paths.v;
     ro.search_path_count = opt->backend_paths.n;
+    ro.backend_options = opt->backend_options;
+    ro.backend_option_count = opt->backend_option_count;
     ro.ignore_environment = true;
     ro.skip_default_dir = true;
     ro.log_level = PLX_LOG_WARN;
@@ -1994,9 +2024,7 @@ int main(int argc, char **argv) {
     options opt = {0};
     int rc = parse_options(argc, argv, &opt);
     if (rc) {
-        sl_free(&opt.backend_paths);
-        sl_free(&opt.backends);
-        sl_free(&opt.filters);
+        free_options(&opt);
         return rc;
     }
     struct timespec t0, t1;
@@ -2284,9 +2312,7 @@ out:
     plx_runtime_destroy(&rt);
     sl_free(&case_names);
     sl_free(&backend_ids);
-    sl_free(&opt.backend_paths);
-    sl_free(&opt.backends);
-    sl_free(&opt.filters);
+    free_options(&opt);
     free_expected(&xf);
     return exit_code;
 }

@@ -72,6 +72,8 @@ static const struct {
 };
 #define HOSTILE_COUNT (sizeof hostile / sizeof hostile[0])
 
+/* Every hostile file rejected with its reason; crash_in_create_fast and
+ * fake_good, probed without options, load. */
 static void expect_hostile_rejected(const plx_runtime *rt) {
     for (size_t i = 0; i < HOSTILE_COUNT; i++) {
         char path[PATH_MAX];
@@ -81,9 +83,12 @@ static void expect_hostile_rejected(const plx_runtime *rt) {
         cr_assert(eq(str, (char *)r->reason, (char *)hostile[i].reason), "%s", path);
     }
     cr_assert(eq(sz, plx_runtime_rejection_count(rt), HOSTILE_COUNT), "%s", tu_dump(rt));
-    const plx_backend_info *b = plx_runtime_find_backend(rt, "fake_good");
-    cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
-    cr_assert(b->available);
+    const char *good[] = {"fake_good", "crash_in_create_fast"};
+    for (size_t i = 0; i < 2; i++) {
+        const plx_backend_info *b = plx_runtime_find_backend(rt, good[i]);
+        cr_assert(not(zero(ptr, (void *)b)), "%s", tu_dump(rt));
+        cr_assert(b->available);
+    }
 }
 
 Test(probe, hostile_plugins_are_rejected_and_cached, .timeout = 60) {
@@ -99,8 +104,51 @@ Test(probe, hostile_plugins_are_rejected_and_cached, .timeout = 60) {
      * take its 1.5 s again) */
     rt = probing_runtime(paths, 2, NULL, &hits);
     expect_hostile_rejected(rt);
-    cr_assert(eq(sz, hits, HOSTILE_COUNT + 1));
+    cr_assert(eq(sz, hits, HOSTILE_COUNT + 2));
     plx_runtime_destroy(&rt);
+}
+
+/* The probe creates each backend with the application's options (and
+ * intra-op threads): crash_in_create_fast crashes only when created with
+ * mode=fast, so it passes without the option and is rejected with it, and
+ * the cache keeps both verdicts apart. */
+Test(probe, probe_creates_backends_with_the_applications_options, .timeout = 60) {
+    char crash[PATH_MAX], cache[PATH_MAX];
+    snprintf(crash, sizeof crash, "%s/crash_in_create_fast.so", HOSTILE_PLUGIN_DIR);
+    tu_join(cache, tmp, "cache");
+    const plx_backend_option fast = {"crash_in_create_fast", "mode", "fast"};
+    for (int round = 0; round < 2; round++) {
+        for (int with = 0; with < 2; with++) {
+            plx_runtime_options o;
+            tu_options(&o);
+            const char *paths[] = {crash};
+            o.search_paths = paths;
+            o.search_path_count = 1;
+            o.probe_plugins = true;
+            o.probe_path = PROBE_EXE;
+            o.probe_cache_dir = cache;
+            o.intra_op_threads = 2;
+            o.backend_options = with ? &fast : NULL;
+            o.backend_option_count = with ? 1 : 0;
+            size_t hits = 0;
+            o.log_fn = count_cache_hits;
+            o.log_user_data = &hits;
+            plx_runtime *rt = tu_create(&o);
+            const plx_rejection *r = tu_rejection_at(rt, crash);
+            if (with) {
+                cr_assert(not(zero(ptr, (void *)r)), "%s", tu_dump(rt));
+                cr_assert(eq(str, (char *)r->reason,
+                             "killed by SIGSEGV in create during the probe"));
+            } else {
+                cr_assert(zero(ptr, (void *)r), "%s", tu_dump(rt));
+                cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(
+                                            rt, "crash_in_create_fast"))));
+            }
+            /* the second round: both verdicts from the cache */
+            cr_assert(eq(sz, hits, (size_t)round), "round %d, with=%d", round, with);
+            plx_runtime_destroy(&rt);
+        }
+    }
 }
 
 /* The cache is only a cache: garbage in it is ignored (the files are
@@ -110,9 +158,9 @@ Test(probe, corrupt_cache_is_ignored, .timeout = 60) {
     tu_join(dir, tmp, "cache");
     cr_assert(eq(int, mkdir(dir, 0700), 0));
     static const char garbage[] =
-        "not a cache line\n1\t2\t3\n\t\t\t\t\t\t\t\t\n99999999999999999999999\tx\ty\tz\t1\t2\tok\t/a\t\n"
+        "not a cache line\n1\t2\t3\n\t\t\t\t\t\t\t\t\t\n99999999999999999999999\tx\ty\tz\t1\t2\t3\tok\t/a\t\n"
         "\xff\xfe\n";
-    tu_write_file(dir, "plugin-probe-v1", garbage, sizeof garbage - 1, 0600);
+    tu_write_file(dir, "plugin-probe-v2", garbage, sizeof garbage - 1, 0600);
     tu_copy_file(tu_fake_path(good, "fake_good"), tmp, "good.so");
     char copy[PATH_MAX];
     tu_join(copy, tmp, "good.so");

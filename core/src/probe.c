@@ -35,7 +35,7 @@
 extern char **environ;
 
 #define DEFAULT_TIMEOUT_MS 10000u
-#define CACHE_NAME "plugin-probe-v1"
+#define CACHE_NAME "plugin-probe-v2"
 #define CACHE_MAX_ENTRIES 4096
 
 void (*plxi_probe_phase)(const char *phase) = NULL;
@@ -45,6 +45,7 @@ typedef struct plxi_probe_entry {
     uint64_t dev, ino, size;
     int64_t mtime_s, mtime_ns;
     uint32_t abi;
+    uint64_t options; /* options_key of the run */
     char *reason; /* NULL: passed */
 } plxi_probe_entry;
 
@@ -106,15 +107,16 @@ void plxi_probe_release(plx_runtime *rt) {
 
 /* ---- the cache ----------------------------------------------------------- */
 
-/* One line: abi dev ino size mtime_s mtime_ns ok path reason, tab-separated;
- * path and reason hold no tab or newline (such entries are not cached). */
+/* One line: abi dev ino size mtime_s mtime_ns options ok path reason,
+ * tab-separated; path and reason hold no tab or newline (such entries are
+ * not cached). */
 static plxi_probe_entry *parse_line(char *line) {
-    char *f[9];
+    char *f[10];
     size_t n = 0;
-    for (char *p = line; n < 9; n++) {
+    for (char *p = line; n < 10; n++) {
         f[n] = p;
-        char *tab = n < 8 ? strchr(p, '\t') : NULL;
-        if (n < 8 && !tab) {
+        char *tab = n < 9 ? strchr(p, '\t') : NULL;
+        if (n < 9 && !tab) {
             return NULL;
         }
         if (tab) {
@@ -127,8 +129,8 @@ static plxi_probe_entry *parse_line(char *line) {
         return NULL;
     }
     char *end;
-    unsigned long long v[6];
-    for (int i = 0; i < 6; i++) {
+    unsigned long long v[7];
+    for (int i = 0; i < 7; i++) {
         errno = 0;
         v[i] = strtoull(f[i], &end, 10);
         if (errno || end == f[i] || *end) {
@@ -142,13 +144,14 @@ static plxi_probe_entry *parse_line(char *line) {
     e->size = v[3];
     e->mtime_s = (int64_t)v[4];
     e->mtime_ns = (int64_t)v[5];
-    bool ok = strcmp(f[6], "ok") == 0;
-    if ((!ok && strcmp(f[6], "rejected") != 0) || f[7][0] != '/' || (!ok && !f[8][0])) {
+    e->options = v[6];
+    bool ok = strcmp(f[7], "ok") == 0;
+    if ((!ok && strcmp(f[7], "rejected") != 0) || f[8][0] != '/' || (!ok && !f[9][0])) {
         free(e);
         return NULL;
     }
-    e->path = plxi_strdup(f[7]);
-    e->reason = ok ? NULL : plxi_strdup(f[8]);
+    e->path = plxi_strdup(f[8]);
+    e->reason = ok ? NULL : plxi_strdup(f[9]);
     if (!e->path || (!ok && !e->reason)) {
         free_entry(e);
         return NULL;
@@ -177,16 +180,56 @@ static void load_cache(plx_runtime *rt) {
     fclose(f);
 }
 
-static bool same_file(const plxi_probe_entry *e, const char *path, const struct stat *st) {
-    return strcmp(e->path, path) == 0 && e->abi == PLX_ABI_VERSION &&
+/* The probe's arguments after the file: the options the runtime creates
+ * backends with, so that the probe creates them the same way:
+ * "--threads N" (plx_runtime_options.intra_op_threads), then
+ * "--option ID KEY VALUE" for each backend option. *count: how many. NULL
+ * when out of memory; the strings are the runtime's. */
+static char **probe_options(const plx_runtime *rt, size_t *count) {
+    char **v = calloc(2 + 4 * rt->option_count + 1, sizeof *v);
+    size_t n = 0;
+    if (v && rt->intra_op_threads[0]) {
+        v[n++] = "--threads";
+        v[n++] = (char *)rt->intra_op_threads;
+    }
+    for (size_t i = 0; v && i < rt->option_count; i++) {
+        v[n++] = "--option";
+        v[n++] = (char *)rt->options[i].backend_id;
+        v[n++] = (char *)rt->options[i].key;
+        v[n++] = (char *)rt->options[i].value;
+    }
+    *count = n;
+    return v;
+}
+
+/* A key of those arguments for the cache (64-bit FNV-1a over the strings
+ * and their terminators): a result holds for the options it was probed
+ * with. */
+static uint64_t options_key(char *const *args, size_t count) {
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < count; i++) {
+        for (const char *p = args[i];; p++) {
+            h = (h ^ (unsigned char)*p) * 1099511628211u;
+            if (!*p) {
+                break;
+            }
+        }
+    }
+    return h;
+}
+
+static bool same_file(const plxi_probe_entry *e, const char *path, const struct stat *st,
+                      uint64_t options) {
+    return strcmp(e->path, path) == 0 && e->abi == PLX_ABI_VERSION && e->options == options &&
            e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino &&
            e->size == (uint64_t)st->st_size && e->mtime_s == (int64_t)st->st_mtim.tv_sec &&
            e->mtime_ns == (int64_t)st->st_mtim.tv_nsec;
 }
 
-/* Records the probe's verdict on `path` (replacing the path's older one). */
+/* Records the probe's verdict on `path` with `options` (replacing the older
+ * one of the same path and options). */
 static plx_status remember(plx_runtime *rt, const char *path, const struct stat *st,
-                           const char *reason) {
+                           uint64_t options, const char *reason) {
     if (!rt->probe_cache_file || strpbrk(path, "\t\n") || (reason && strpbrk(reason, "\t\n"))) {
         return NULL;
     }
@@ -198,14 +241,14 @@ static plx_status remember(plx_runtime *rt, const char *path, const struct stat 
                             .ino = (uint64_t)st->st_ino, .size = (uint64_t)st->st_size,
                             .mtime_s = (int64_t)st->st_mtim.tv_sec,
                             .mtime_ns = (int64_t)st->st_mtim.tv_nsec, .abi = PLX_ABI_VERSION,
-                            .reason = reason ? plxi_strdup(reason) : NULL};
+                            .options = options, .reason = reason ? plxi_strdup(reason) : NULL};
     if (!e->path || (reason && !e->reason)) {
         free_entry(e);
         return oom();
     }
     for (size_t i = 0; i < rt->probe_cache.count; i++) {
         plxi_probe_entry *old = rt->probe_cache.items[i];
-        if (strcmp(old->path, path) == 0) {
+        if (strcmp(old->path, path) == 0 && old->options == options) {
             free_entry(old);
             rt->probe_cache.items[i] = e;
             rt->probe_cache_dirty = true;
@@ -257,8 +300,8 @@ plx_status plxi_probe_cache_save(plx_runtime *rt) {
     for (size_t i = 0; ok && i < rt->probe_cache.count; i++) {
         const plxi_probe_entry *e = rt->probe_cache.items[i];
         ok = fprintf(f, "%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64
-                        "\t%" PRId64 "\t%s\t%s\t%s\n",
-                     e->abi, e->dev, e->ino, e->size, e->mtime_s, e->mtime_ns,
+                        "\t%" PRId64 "\t%" PRIu64 "\t%s\t%s\t%s\n",
+                     e->abi, e->dev, e->ino, e->size, e->mtime_s, e->mtime_ns, e->options,
                      e->reason ? "rejected" : "ok", e->path, e->reason ? e->reason : "") > 0;
     }
     if (f) {
@@ -322,17 +365,29 @@ static void take_report(probe_run *r, const char *buf, size_t n) {
     }
 }
 
-/* Spawns the probe on `path` and waits for it (at most the time limit).
- * Returns the spawn's error (0: it ran). */
-static int run_probe(plx_runtime *rt, const char *path, probe_run *r) {
+/* Spawns the probe on `path` with the option arguments `opts` and waits
+ * for it (at most the time limit). Returns the spawn's error (0: it ran). */
+static int run_probe(plx_runtime *rt, const char *path, char *const *opts, size_t opt_count,
+                     probe_run *r) {
+    char **argv = calloc(3 + opt_count + 1, sizeof *argv);
+    if (!argv) {
+        return ENOMEM;
+    }
+    argv[0] = rt->probe_path;
+    argv[1] = "3";
+    argv[2] = (char *)path;
+    memcpy(argv + 3, opts, opt_count * sizeof *opts);
     int report[2], out[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
-        return errno;
+        int err = errno;
+        free(argv);
+        return err;
     }
     if (pipe2(out, O_CLOEXEC) != 0) {
         int err = errno;
         close(report[0]);
         close(report[1]);
+        free(argv);
         return err;
     }
     posix_spawn_file_actions_t fa;
@@ -341,10 +396,10 @@ static int run_probe(plx_runtime *rt, const char *path, probe_run *r) {
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, report[1], 3);
-    char *argv[] = {rt->probe_path, "3", (char *)path, NULL};
     pid_t pid;
     int err = posix_spawn(&pid, rt->probe_path, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    free(argv);
     close(report[1]);
     close(out[1]);
     if (err) {
@@ -433,9 +488,16 @@ plx_status plxi_probe_plugin(plx_runtime *rt, const char *resolved, const struct
     if (!rt->probe_cache_loaded) {
         load_cache(rt);
     }
+    size_t opt_count;
+    char **opts = probe_options(rt, &opt_count);
+    if (!opts) {
+        return oom();
+    }
+    uint64_t key = options_key(opts, opt_count);
     for (size_t i = 0; i < rt->probe_cache.count; i++) {
         const plxi_probe_entry *e = rt->probe_cache.items[i];
-        if (same_file(e, resolved, st)) {
+        if (same_file(e, resolved, st, key)) {
+            free(opts);
             plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: the probe's result from %s",
                      resolved, rt->probe_cache_file);
             if (e->reason && !(*out_reason = plxi_strdup(e->reason))) {
@@ -446,7 +508,11 @@ plx_status plxi_probe_plugin(plx_runtime *rt, const char *resolved, const struct
     }
     probe_run r;
     memset(&r, 0, sizeof r);
-    int err = run_probe(rt, resolved, &r);
+    int err = run_probe(rt, resolved, opts, opt_count, &r);
+    free(opts);
+    if (err == ENOMEM || err == EAGAIN) {
+        return oom();
+    }
     char why_not[96] = "";
     if (err) {
         snprintf(why_not, sizeof why_not, "%s", strerror(err));
@@ -470,7 +536,7 @@ plx_status plxi_probe_plugin(plx_runtime *rt, const char *resolved, const struct
     }
     plxi_log(&rt->logger, PLX_LOG_DEBUG, "plexus", "%s: probed: %s", resolved,
              why ? why : "passed");
-    plx_status s = remember(rt, resolved, st, why);
+    plx_status s = remember(rt, resolved, st, key, why);
     if (s) {
         free(why);
         return s;

@@ -30,8 +30,10 @@
  *                             (exit(0)), FAKE_HANG (sleeps forever) or
  *                             FAKE_STDOUT (writes to stdout), `where`
  *                             FAKE_IN_CONSTRUCTOR, FAKE_IN_ENTRY,
- *                             FAKE_IN_CHECK_AVAILABLE, FAKE_IN_CREATE or
- *                             FAKE_IN_DESTROY. Built into tests/plugins/hostile
+ *                             FAKE_IN_CHECK_AVAILABLE, FAKE_IN_CREATE,
+ *                             FAKE_IN_CREATE_FAST (create with option
+ *                             mode=fast only) or FAKE_IN_DESTROY. Built into
+ *                             tests/plugins/hostile
  *                             only, which in-process tests never scan.
  *
  * Links nothing from libplexus (R-3) and keeps the host table only in the
@@ -48,7 +50,7 @@
 
 enum { FAKE_CRASH = 1, FAKE_ABORT, FAKE_EXIT, FAKE_HANG, FAKE_STDOUT };
 enum { FAKE_IN_CONSTRUCTOR = 1, FAKE_IN_ENTRY, FAKE_IN_CHECK_AVAILABLE, FAKE_IN_CREATE,
-       FAKE_IN_DESTROY };
+       FAKE_IN_CREATE_FAST, FAKE_IN_DESTROY };
 
 /* Does FAKE_MISBEHAVE when `where` is FAKE_MISBEHAVE_IN. */
 __attribute__((unused)) static void misbehave(int where) {
@@ -132,6 +134,9 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
                                "backend '%s': firmware handshake timed out", FAKE_ID);
 #else
     for (size_t i = 0; i < option_count; i++) {
+        if (strcmp(options[i].key, FAKE_MODE_KEY) == 0 && strcmp(options[i].value, "fast") == 0) {
+            misbehave(FAKE_IN_CREATE_FAST);
+        }
         if (strcmp(options[i].key, FAKE_MODE_KEY) == 0 && strcmp(options[i].value, "fast") != 0 &&
             strcmp(options[i].value, "exact") != 0) {
             return host->status_create(host, PLX_INVALID_ARGUMENT,

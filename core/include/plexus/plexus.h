@@ -186,12 +186,13 @@ typedef struct plx_runtime_options {
      * reads as probe_plugins false.)
      * true: each plug-in file is first loaded in a separate process, the
      * probe (docs/backend-abi.md, "The probe"), which runs its constructors,
-     * entry point, check_available, create (without options), destroy and
-     * destructors; a file whose code crashes, aborts, exits, hangs or writes
-     * to stdout there is rejected with what happened and never loaded in this
-     * process. Costs a process start per file, once: results are cached per
-     * user, keyed by the file's path, device, inode, size, mtime and the
-     * host's ABI version. false: plug-ins are loaded in this process only. */
+     * entry point, check_available, create (with backend_options and
+     * intra_op_threads), destroy and destructors; a file whose code
+     * crashes, aborts, exits, hangs or writes to stdout there is rejected
+     * with what happened and never loaded in this process. Costs a process
+     * start per file, once: results are cached per user, keyed by the
+     * file's path, device, inode, size, mtime, the host's ABI version and
+     * those options. false: plug-ins are loaded in this process only. */
     bool probe_plugins;
     /* The probe executable; NULL: the installed one (plexus-plugin-probe in
      * the library's libexec directory). */

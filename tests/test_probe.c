@@ -37,22 +37,27 @@ static void count_cache_hits(void *user_data, plx_log_level level, const char *s
     }
 }
 
-/* A runtime over `paths`, probing with PROBE_EXE (or `probe`), a time limit
+/* Options over `paths`, probing with PROBE_EXE (or `probe`), a time limit
  * of 1.5 s and the cache in tmp/cache; *hits counts cache hits. */
-static plx_runtime *probing_runtime(const char *const *paths, size_t count, const char *probe,
-                                    size_t *hits) {
+static void probing_options(plx_runtime_options *o, const char *const *paths, size_t count,
+                            const char *probe, size_t *hits) {
     static char cache[PATH_MAX];
     tu_join(cache, tmp, "cache");
+    tu_options(o);
+    o->search_paths = paths;
+    o->search_path_count = count;
+    o->probe_plugins = true;
+    o->probe_path = probe ? probe : PROBE_EXE;
+    o->probe_timeout_ms = 1500;
+    o->probe_cache_dir = cache;
+    o->log_fn = count_cache_hits;
+    o->log_user_data = hits;
+}
+
+static plx_runtime *probing_runtime(const char *const *paths, size_t count, const char *probe,
+                                    size_t *hits) {
     plx_runtime_options o;
-    tu_options(&o);
-    o.search_paths = paths;
-    o.search_path_count = count;
-    o.probe_plugins = true;
-    o.probe_path = probe ? probe : PROBE_EXE;
-    o.probe_timeout_ms = 1500;
-    o.probe_cache_dir = cache;
-    o.log_fn = count_cache_hits;
-    o.log_user_data = hits;
+    probing_options(&o, paths, count, probe, hits);
     return tu_create(&o);
 }
 
@@ -113,26 +118,18 @@ Test(probe, hostile_plugins_are_rejected_and_cached, .timeout = 60) {
  * mode=fast, so it passes without the option and is rejected with it, and
  * the cache keeps both verdicts apart. */
 Test(probe, probe_creates_backends_with_the_applications_options, .timeout = 60) {
-    char crash[PATH_MAX], cache[PATH_MAX];
+    char crash[PATH_MAX];
     snprintf(crash, sizeof crash, "%s/crash_in_create_fast.so", HOSTILE_PLUGIN_DIR);
-    tu_join(cache, tmp, "cache");
+    const char *paths[] = {crash};
     const plx_backend_option fast = {"crash_in_create_fast", "mode", "fast"};
     for (int round = 0; round < 2; round++) {
         for (int with = 0; with < 2; with++) {
+            size_t hits = 0;
             plx_runtime_options o;
-            tu_options(&o);
-            const char *paths[] = {crash};
-            o.search_paths = paths;
-            o.search_path_count = 1;
-            o.probe_plugins = true;
-            o.probe_path = PROBE_EXE;
-            o.probe_cache_dir = cache;
+            probing_options(&o, paths, 1, NULL, &hits);
             o.intra_op_threads = 2;
             o.backend_options = with ? &fast : NULL;
             o.backend_option_count = with ? 1 : 0;
-            size_t hits = 0;
-            o.log_fn = count_cache_hits;
-            o.log_user_data = &hits;
             plx_runtime *rt = tu_create(&o);
             const plx_rejection *r = tu_rejection_at(rt, crash);
             if (with) {

@@ -274,7 +274,8 @@ static void odn_threads_leave(const plx_backend *b, int prev) {
 /* The planners' context of backend `b` (onednn_internal.h). */
 static odn_context odn_context_of(const plx_backend *b, const plx_host *host) {
     odn_context ctx = {.host = host, .engine = b->engine, .reference = b->reference,
-                       .exact_nan = b->exact_nan, .vnni = b->vnni, .isa = b->isa, .input_mds = NULL};
+                       .exact_nan = b->exact_nan, .vnni = b->vnni, .isa = b->isa,
+                       .input_mds = NULL};
     return ctx;
 }
 

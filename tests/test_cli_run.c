@@ -1072,7 +1072,8 @@ static size_t read_count(const char *path) {
  * report, teardown) with each allocation of the process failed in turn,
  * every one of them: a count run first (972 allocations with --json, 971
  * without, when this was written), then one run per allocation, 4 to 8 s
- * for each report on two cores, so no bound on the range is needed. Each run ends cleanly: exit 1 with a message that
+ * for each report on two cores, so no bound on the range is needed. Each
+ * run ends cleanly: exit 1 with a message that
  * says "out of memory", the library's words for PLX_OUT_OF_MEMORY, and
  * nothing on stdout; or exit 0 with the count run's outputs and a whole
  * report (glibc's stdio, say, works unbuffered without its buffer). Never a

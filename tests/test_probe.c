@@ -155,7 +155,8 @@ Test(probe, corrupt_cache_is_ignored, .timeout = 60) {
     tu_join(dir, tmp, "cache");
     cr_assert(eq(int, mkdir(dir, 0700), 0));
     static const char garbage[] =
-        "not a cache line\n1\t2\t3\n\t\t\t\t\t\t\t\t\t\n99999999999999999999999\tx\ty\tz\t1\t2\t3\tok\t/a\t\n"
+        "not a cache line\n1\t2\t3\n\t\t\t\t\t\t\t\t\t\n"
+        "99999999999999999999999\tx\ty\tz\t1\t2\t3\tok\t/a\t\n"
         "\xff\xfe\n";
     tu_write_file(dir, "plugin-probe-v2", garbage, sizeof garbage - 1, 0600);
     tu_copy_file(tu_fake_path(good, "fake_good"), tmp, "good.so");

@@ -2289,6 +2289,37 @@ static const hostile_case hostile_cases[] = {
      .attr = {{"axes", HV(5)}}, .want = "attribute 'axes' entry 0 = 5 is out of range"},
     {"Einsum", .opset = 12, .x = "2,3,4", .f = {"4,5"}, .inputs = "x,f0", .s_name = "equation",
      .s_value = "ij,jk->ik", .want = "equation: subscript 0 has 2 labels for an input of rank 3"},
+    /* recurrent layers: hidden_size against W and R */
+    {"LSTM", .x = "2,1,3", .f = {"1,8,3", "1,8,2"}, .inputs = "x,f0,f1", .outputs = 2,
+     .attr = {{"hidden_size", HI(5)}}, .want = "W [1,8,3] must be [1,20,3]"},
+    {"GRU", .x = "2,1,3", .f = {"1,6,3", "1,6,2"}, .inputs = "x,f0,f1", .outputs = 2,
+     .attr = {{"hidden_size", HI(3)}}, .want = "W [1,6,3] must be [1,9,3]"},
+    {"RNN", .x = "2,1,3", .f = {"1,2,3", "1,2,2"}, .inputs = "x,f0,f1", .outputs = 2,
+     .attr = {{"hidden_size", HI(4)}}, .want = "W [1,2,3] must be [1,4,3]"},
+    {"LSTM", .x = "2,1,3", .f = {"1,8,4", "1,8,2"}, .inputs = "x,f0,f1", .outputs = 2,
+     .attr = {{"hidden_size", HI(2)}}, .want = "W [1,8,4] must be [1,8,3]"},
+    /* sampling grids */
+    {"GridSample", .opset = 16, .x = "1,1,4,4", .f = {"1,2,2,3"}, .inputs = "x,f0",
+     .want = "grid [1,2,2,3] must be [N, O1, .., O2, 2]"},
+    {"AffineGrid", .opset = 20, .x = "1,2,3", .inputs = "x,k0", .k = {{HV(1, 1, 4)}},
+     .want = "size has 3 values and theta is rank 3"},
+    /* axes of other operators */
+    {"Flatten", .x = "2,3", .inputs = "x", .attr = {{"axis", HI(3)}},
+     .want = "axis 3 is out of range [-2, 2]"},
+    {"Hardmax", .x = "2,3", .inputs = "x", .attr = {{"axis", HI(-3)}},
+     .want = "axis -3 is out of range [-2, 2)"},
+    {"ReverseSequence", .x = "2,3", .i = "3", .inputs = "x,i", .attr = {{"time_axis", HI(2)}},
+     .want = "batch_axis 1 and time_axis 2 must be 0 and 1"},
+    {"OneHot", .x = "2,3", .f = {"2"}, .k = {{HV(4)}}, .inputs = "x,k0,f0",
+     .attr = {{"axis", HI(3)}}, .want = "axis 3 is out of range [-3, 2]"},
+    {"QuantizeLinear", .opset = 13, .x = "2,3", .f = {"4"}, .inputs = "x,f0",
+     .attr = {{"axis", HI(1)}}, .want = "scale [4] must have one entry per index of axis 1"},
+    {"QuantizeLinear", .opset = 13, .x = "2,3", .f = {"3"}, .inputs = "x,f0",
+     .attr = {{"axis", HI(2)}}, .want = "axis 2 is out of range [-2, 2)"},
+    {"GlobalLpPool", .x = "1,1,2,2", .inputs = "x", .attr = {{"p", HI(0)}},
+     .want = "p = 0 must be at least 1"},
+    {"STFT", .opset = 17, .x = "1,16,1", .k = {{HV(0)}}, .inputs = "x,k0",
+     .want = "frame_step 0 must be a whole number from 1"},
 };
 
 Test(onnx_import, attributes_must_agree_with_their_tensors) {

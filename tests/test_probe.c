@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -113,13 +114,29 @@ Test(probe, hostile_plugins_are_rejected_and_cached, .timeout = 60) {
     plx_runtime_destroy(&rt);
 }
 
+/* The lines of the cache file in tmp/cache. */
+static size_t cache_lines(void) {
+    char dir[PATH_MAX], path[PATH_MAX];
+    tu_join(path, tu_join(dir, tmp, "cache"), "plugin-probe-v2");
+    FILE *f = fopen(path, "r");
+    cr_assert(not(zero(ptr, f)), "no cache file %s", path);
+    size_t n = 0;
+    for (int c; (c = fgetc(f)) != EOF;) {
+        n += c == '\n';
+    }
+    fclose(f);
+    return n;
+}
+
 /* The probe creates each backend with the application's options (and
  * intra-op threads): crash_in_create_fast crashes only when created with
  * mode=fast, so it passes without the option and is rejected with it, and
- * the cache keeps both verdicts apart. */
+ * the cache keeps both verdicts apart, until the file changes. */
 Test(probe, probe_creates_backends_with_the_applications_options, .timeout = 60) {
-    char crash[PATH_MAX];
-    snprintf(crash, sizeof crash, "%s/crash_in_create_fast.so", HOSTILE_PLUGIN_DIR);
+    char src[PATH_MAX], crash[PATH_MAX];
+    snprintf(src, sizeof src, "%s/crash_in_create_fast.so", HOSTILE_PLUGIN_DIR);
+    tu_copy_file(src, tmp, "fast.so");
+    tu_join(crash, tmp, "fast.so");
     const char *paths[] = {crash};
     const plx_backend_option fast = {"crash_in_create_fast", "mode", "fast"};
     for (int round = 0; round < 2; round++) {
@@ -146,6 +163,19 @@ Test(probe, probe_creates_backends_with_the_applications_options, .timeout = 60)
             plx_runtime_destroy(&rt);
         }
     }
+    cr_assert(eq(sz, cache_lines(), 2));
+    /* a new file at the path: probed again, and the older file's two
+     * verdicts give way to the new one */
+    unlink(crash);
+    tu_copy_file(src, tmp, "fast.so");
+    size_t hits = 0;
+    plx_runtime_options o;
+    probing_options(&o, paths, 1, NULL, &hits);
+    o.intra_op_threads = 2;
+    plx_runtime *rt = tu_create(&o);
+    cr_assert(eq(sz, hits, 0));
+    plx_runtime_destroy(&rt);
+    cr_assert(eq(sz, cache_lines(), 1));
 }
 
 /* The cache is only a cache: garbage in it is ignored (the files are

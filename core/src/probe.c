@@ -218,16 +218,22 @@ static uint64_t options_key(char *const *args, size_t count) {
     return h;
 }
 
-static bool same_file(const plxi_probe_entry *e, const char *path, const struct stat *st,
-                      uint64_t options) {
-    return strcmp(e->path, path) == 0 && e->abi == PLX_ABI_VERSION && e->options == options &&
-           e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino &&
-           e->size == (uint64_t)st->st_size && e->mtime_s == (int64_t)st->st_mtim.tv_sec &&
+/* Whether entry `e` was made for the file `st` describes, by this ABI. */
+static bool same_identity(const plxi_probe_entry *e, const struct stat *st) {
+    return e->abi == PLX_ABI_VERSION && e->dev == (uint64_t)st->st_dev &&
+           e->ino == (uint64_t)st->st_ino && e->size == (uint64_t)st->st_size &&
+           e->mtime_s == (int64_t)st->st_mtim.tv_sec &&
            e->mtime_ns == (int64_t)st->st_mtim.tv_nsec;
 }
 
-/* Records the probe's verdict on `path` with `options` (replacing the older
- * one of the same path and options). */
+static bool same_file(const plxi_probe_entry *e, const char *path, const struct stat *st,
+                      uint64_t options) {
+    return strcmp(e->path, path) == 0 && e->options == options && same_identity(e, st);
+}
+
+/* Records the probe's verdict on `path` with `options`, dropping the
+ * path's entries it replaces: the one of the same options, and those made
+ * for an older file at that path. */
 static plx_status remember(plx_runtime *rt, const char *path, const struct stat *st,
                            uint64_t options, const char *reason) {
     if (!rt->probe_cache_file || strpbrk(path, "\t\n") || (reason && strpbrk(reason, "\t\n"))) {
@@ -246,20 +252,22 @@ static plx_status remember(plx_runtime *rt, const char *path, const struct stat 
         free_entry(e);
         return oom();
     }
+    size_t keep = 0;
     for (size_t i = 0; i < rt->probe_cache.count; i++) {
         plxi_probe_entry *old = rt->probe_cache.items[i];
-        if (strcmp(old->path, path) == 0 && old->options == options) {
+        if (strcmp(old->path, path) == 0 &&
+            (old->options == options || !same_identity(old, st))) {
             free_entry(old);
-            rt->probe_cache.items[i] = e;
-            rt->probe_cache_dirty = true;
-            return NULL;
+            continue;
         }
+        rt->probe_cache.items[keep++] = old;
     }
+    rt->probe_cache.count = keep;
+    rt->probe_cache_dirty = true;
     if (rt->probe_cache.count >= CACHE_MAX_ENTRIES || !plxi_ptr_vec_push(&rt->probe_cache, e)) {
         free_entry(e);
         return rt->probe_cache.count >= CACHE_MAX_ENTRIES ? NULL : oom();
     }
-    rt->probe_cache_dirty = true;
     return NULL;
 }
 

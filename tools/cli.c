@@ -11,6 +11,7 @@
 #include <plexus/plexus.h>
 
 #include "cli.h"
+#include "option_arg.h"
 
 /* More intra-op threads than this is a typo, not a machine. */
 #define MAX_INTRA_OP_THREADS 1024
@@ -27,21 +28,6 @@ int usage_error(const char *command, const char *usage, const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\n\n%s", usage);
     return EXIT_USAGE;
-}
-
-/* ID.KEY=VALUE, split in place. */
-static bool parse_option(char *text, plx_backend_option *out) {
-    char *dot = strchr(text, '.');
-    char *eq = dot ? strchr(dot + 1, '=') : NULL;
-    if (!dot || !eq || dot == text || eq == dot + 1) {
-        return false;
-    }
-    *dot = '\0';
-    *eq = '\0';
-    out->backend_id = text;
-    out->key = dot + 1;
-    out->value = eq + 1;
-    return true;
 }
 
 bool runtime_args_init(runtime_args *a, int argc) {
@@ -86,7 +72,7 @@ int runtime_args_parse(runtime_args *a, int argc, char **argv, int *i, const cha
             return usage_error(command, usage, "%s needs ID.KEY=VALUE", arg);
         }
         ++*i;
-        if (!parse_option(argv[*i], &a->options[a->option_count])) {
+        if (!option_arg_parse(argv[*i], &a->options[a->option_count])) {
             return usage_error(command, usage, "bad --option '%s': expected ID.KEY=VALUE",
                                argv[*i]);
         }

@@ -39,6 +39,8 @@
 #include <plexus/onnx.h>
 #include <plexus/plexus.h>
 
+#include "option_arg.h"
+
 /* ONNX's backend-test defaults (onnx/backend/test/loader). */
 #define RTOL 1e-3
 #define ATOL 1e-7
@@ -317,12 +319,7 @@ static void free_options(options *o) {
     sl_free(&o->backend_paths);
     sl_free(&o->backends);
     sl_free(&o->filters);
-    for (size_t i = 0; i < o->backend_option_count; i++) {
-        free((char *)o->backend_options[i].backend_id);
-        free((char *)o->backend_options[i].key);
-        free((char *)o->backend_options[i].value);
-    }
-    free(o->backend_options);
+    free(o->backend_options); /* the strings are argv's */
 }
 
 static void usage(FILE *f) {
@@ -406,17 +403,14 @@ static int parse_options(int argc, char **argv, options *o) {
                 return 2;
             }
         } else if (strcmp(a, "--option") == 0) {
-            /* ID.KEY=VALUE: the id ends at the first '.', the key at '=' */
-            const char *dot = strchr(val, '.'), *eq = dot ? strchr(dot, '=') : NULL;
-            if (!eq || dot == val || eq == dot + 1) {
+            o->backend_options = xrealloc(o->backend_options, (o->backend_option_count + 1) *
+                                                                   sizeof *o->backend_options);
+            /* split in argv itself, which outlives the options */
+            if (!option_arg_parse(argv[i], &o->backend_options[o->backend_option_count])) {
                 fprintf(stderr, "%s: bad --option '%s' (ID.KEY=VALUE)\n", prog, val);
                 return 2;
             }
-            o->backend_options = xrealloc(o->backend_options, (o->backend_option_count + 1) *
-                                                                   sizeof *o->backend_options);
-            o->backend_options[o->backend_option_count++] = (plx_backend_option){
-                xasprintf("%.*s", (int)(dot - val), val),
-                xasprintf("%.*s", (int)(eq - dot - 1), dot + 1), xstrdup(eq + 1)};
+            o->backend_option_count++;
         } else if (strcmp(a, "--filter") == 0) {
             sl_push(&o->filters, xstrdup(val));
         } else if (strcmp(a, "--expected-failures") == 0) {

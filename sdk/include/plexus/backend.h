@@ -58,6 +58,8 @@ typedef enum plx_log_level {
 } plx_log_level;
 
 typedef struct plx_host plx_host;
+/* ABI 1.4: a backend's own profiling event, defined below. */
+typedef struct plx_profile_event plx_profile_event;
 
 /* The table of services the host hands to a backend (R-3: a backend links
  * nothing from libplexus and reaches the host only through this table).
@@ -113,6 +115,48 @@ struct plx_host {
 
     /* Reserved for the host; backends must not read or write it. */
     void *host_data;
+
+    /* ---- ABI 1.4: profiling by backends (R-25) ----------------------------
+     * Present when struct_size reaches them (a 1.3 host has neither): test
+     * with PLX_STRUCT_SIZE_UPTO(plx_host, record_event) before calling. */
+
+    /* The host's clock in nanoseconds (CLOCK_MONOTONIC), the clock of the
+     * host's own trace events. A backend reads it beside a reading of its
+     * device's clock to give record_event a clock mapping. */
+    uint64_t (*now_ns)(const plx_host *host);
+    /* Records one event of the backend's own (a kernel, a transfer) in the
+     * runtime's trace, beside the host's events for the same layers
+     * (R-25). The host copies what it keeps; `event` and its strings are
+     * the backend's and valid during the call only. Dropped at the cost of
+     * one flag read when the runtime records no trace; a malformed event
+     * (NULL, too small, no name) is dropped too. Never fails, never
+     * blocks on anything but the trace's own lock. */
+    void (*record_event)(const plx_host *host, const plx_profile_event *event);
+};
+
+/* A backend's own profiling event, for plx_host.record_event. */
+struct plx_profile_event {
+    /* PLX_STRUCT_SIZE_UPTO(plx_profile_event, <last field the backend knows>). */
+    uint32_t struct_size;
+    /* The loaded network's id (plx_factory_params.network_id, or
+     * plx_queue_params.network_id); 0 when the event belongs to none. */
+    uint32_t network_id;
+    /* What ran: a kernel's or a transfer's name. Not NULL. */
+    const char *name;
+    /* A short kind ("kernel", "transfer", "wait"); NULL reads as "device". */
+    const char *category;
+    /* The layer the work belongs to (plx_enqueue_params.layer_name), or NULL. */
+    const char *layer;
+    /* Start and duration in nanoseconds on the backend's clock. */
+    uint64_t start_ns;
+    uint64_t duration_ns;
+    /* The clock mapping: the backend's clock read `clock_sync_backend_ns`
+     * at the moment the host's clock (now_ns) read `clock_sync_host_ns`.
+     * The host places the event at clock_sync_host_ns + (start_ns -
+     * clock_sync_backend_ns). Both 0: start_ns is on the host's clock
+     * already. */
+    uint64_t clock_sync_backend_ns;
+    uint64_t clock_sync_host_ns;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -188,6 +232,17 @@ typedef struct plx_capability {
  * the copy (R-10). */
 #define PLX_CAP_IMPORT_ALIGNMENT "import_alignment"
 
+/* Standard capability keys of ABI 1.4. */
+/* Boolean: the backend's workloads may be enqueued on a queue per working
+ * memory (create_queue, enqueue_workload) and complete later, signalling a
+ * fence the host waits on; the function group of R-24 is then required. */
+#define PLX_CAP_QUEUED_EXECUTION "queued_execution"
+/* String, non-empty, at most 127 bytes: backends that report the same
+ * domain accept each other's fences in plx_enqueue_params.wait_fences and
+ * wait for them without the host (two OpenCL backends on one context). A
+ * queued backend without it gets only its own fences, never another's. */
+#define PLX_CAP_FENCE_DOMAIN "fence_domain"
+
 /* Memory sources as bit flags, for APIs that take a set of them. */
 typedef enum plx_memory_source {
     PLX_MEMORY_SOURCE_MALLOC = 1u << 0,
@@ -246,6 +301,47 @@ typedef struct plx_tensor_handle_params {
      * then be reachable that way, e.g. host-visible for malloc. 0: none. */
     uint32_t export_sources;
 } plx_tensor_handle_params;
+
+/* ------------------------------------------------------------------------ */
+/* ABI 1.4: queued execution                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A queue runs the workloads enqueued on it in order, after the call that
+ * enqueued them returns; a fence says when the work enqueued before it is
+ * done, and how it ended. Both are defined by the backend; the host only
+ * passes the pointers back. */
+typedef struct plx_queue plx_queue;
+typedef struct plx_fence plx_fence;
+
+/* What the host asks of a queue. Owned by the host; valid during
+ * `create_queue` only. */
+typedef struct plx_queue_params {
+    uint32_t struct_size;
+    /* The loaded network's id, for the backend's logs and events. */
+    uint32_t network_id;
+} plx_queue_params;
+
+/* One workload to enqueue. Owned by the host; valid during
+ * `enqueue_workload` only, except `layer_name` (below). */
+typedef struct plx_enqueue_params {
+    uint32_t struct_size;
+    /* A workload of the queue's factory, of the working memory the queue
+     * serves. */
+    plx_workload *workload;
+    /* Fences the work must not start before: fences this backend created,
+     * or created by a backend reporting the same fence_domain. The host
+     * may destroy them once the call returns; a backend that needs them
+     * longer keeps its own reference (an OpenCL event it retains). */
+    plx_fence *const *wait_fences;
+    uint32_t wait_fence_count;
+    /* The layer's name, valid while the network is loaded: for the error a
+     * fence reports and for profiling events. Not NULL. */
+    const char *layer_name;
+    /* true: the runtime is recording a trace for this execution, and the
+     * backend may record device events for this work (R-25). false: it
+     * should spend nothing on profiling. */
+    bool profile;
+} plx_enqueue_params;
 
 /* ------------------------------------------------------------------------ */
 /* ABI 1.2: graph optimisation by backends                             */
@@ -548,6 +644,52 @@ typedef struct plx_backend_functions {
      * plx_optimize; calls for different networks may be concurrent. */
     plx_status (*optimize_subgraph)(plx_backend *backend, const plx_subgraph_view *subgraph,
                                     const plx_subgraph_editor *editor);
+
+    /* ---- ABI 1.4: queued execution (R-24) --------------------------------
+     * Required, all seven, when the backend reports queued_execution; the
+     * host ignores them otherwise and calls execute_workload, which a
+     * queued backend still provides (constants run through it at load, and
+     * a host older than 1.4 knows nothing else).
+     *
+     * Threads: a queue serves one working memory, so the calls on one
+     * queue, and on the fences it signalled, never overlap, exactly like
+     * the calls on that working memory's handles and workloads (R-20).
+     * Fences of different queues may be waited on concurrently. */
+
+    /* Creates the queue of one working memory (the network's own, or one
+     * the application creates), after that working memory's workloads.
+     * The host destroys it before them, and only when no work enqueued on
+     * it is unwaited. */
+    plx_status (*create_queue)(plx_factory *factory, const plx_queue_params *params,
+                               plx_queue **out_queue);
+    void (*destroy_queue)(plx_queue *queue);
+    /* Enqueues one workload after everything enqueued on `queue` before.
+     * Returns as soon as the work is queued; it may run at any time after,
+     * up to the wait on a fence that covers it. Until then the host does
+     * not map, import or unimport any handle of this factory's working
+     * memory. A status means the work was not enqueued (the host names the
+     * layer and waits for what was enqueued before, then fails the
+     * execution); a failure while running is reported by the fence. Must
+     * not allocate in steady state. */
+    plx_status (*enqueue_workload)(plx_queue *queue, const plx_enqueue_params *params);
+    /* Creates a fence that signals once everything enqueued on `queue` so
+     * far has completed (at once when nothing is pending). A backend that
+     * batches work submits it here at the latest: a fence is always
+     * signalled eventually without any other call. */
+    plx_status (*queue_signal)(plx_queue *queue, plx_fence **out_fence);
+    /* Blocks until `fence` signals. NULL when all the work it covers ran;
+     * otherwise a status for the first failure, naming the layer when the
+     * backend can tell ("layer 'gather_3': index 7 out of range [0, 5)").
+     * Waiting again on a signalled fence returns the same verdict (a new
+     * status each time). After a failure the queue stays usable: work
+     * enqueued later runs as usual. */
+    plx_status (*fence_wait)(plx_fence *fence);
+    /* Says, without blocking, whether `fence` has signalled. A status only
+     * when the query itself fails (a lost device); the work's own verdict
+     * comes from fence_wait. */
+    plx_status (*fence_query)(plx_fence *fence, bool *out_signalled);
+    /* Releases a fence, signalled or not (the work goes on). */
+    void (*destroy_fence)(plx_fence *fence);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

@@ -8,6 +8,7 @@
  * results, plx_loaded_network_wait_count, errors, the trace. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,8 @@
 typedef struct qd_config {
     const char *domain_a; /* queuedev's fence_domain */
     const char *domain_b; /* queuedev_b's */
-    const char *delay_us; /* both builds' */
+    const char *delay_a;  /* queuedev's delay_us */
+    const char *delay_b;  /* queuedev_b's */
 } qd_config;
 
 static plx_runtime *runtime_with(qd_config c) {
@@ -45,9 +47,11 @@ static plx_runtime *runtime_with(qd_config c) {
     if (c.domain_b) {
         opts[n++] = (plx_backend_option){"queuedev_b", "domain", c.domain_b};
     }
-    if (c.delay_us) {
-        opts[n++] = (plx_backend_option){"queuedev", "delay_us", c.delay_us};
-        opts[n++] = (plx_backend_option){"queuedev_b", "delay_us", c.delay_us};
+    if (c.delay_a) {
+        opts[n++] = (plx_backend_option){"queuedev", "delay_us", c.delay_a};
+    }
+    if (c.delay_b) {
+        opts[n++] = (plx_backend_option){"queuedev_b", "delay_us", c.delay_b};
     }
     o.backend_options = opts;
     o.backend_option_count = n;
@@ -255,7 +259,7 @@ static void check_runs(plx_loaded_network *ln, const step *steps, size_t count, 
  * per execution on a network of one queued backend. The constant runs
  * through execute_workload at load. */
 Test(queued, results_wait_for_the_fence) {
-    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US});
+    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"r", RELU}, {"d", DOUBLE}};
     const char *on[] = {"queuedev", "queuedev", "queuedev"};
     for (int import = 0; import < 2; import++) {
@@ -272,7 +276,7 @@ Test(queued, results_wait_for_the_fence) {
  * host waits before the copy (or import) into cpu_ref and at the end; no
  * wait where nothing is pending. */
 Test(queued, mixed_with_a_synchronous_backend) {
-    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US});
+    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"n", NEG}, {"r", RELU}};
     const char *on[] = {"queuedev", "cpu_ref", "queuedev"};
     for (int import = 0; import < 2; import++) {
@@ -292,9 +296,11 @@ Test(queued, mixed_with_a_synchronous_backend) {
 /* R-24: two queued backends of the same fence domain, connected by import
  * layers: the host hands queuedev's fence to queuedev_b's enqueue (and
  * back) instead of waiting, so one wait per execution, at the end; the
- * results show that queuedev_b's worker waited for the fence. */
+ * results show that queuedev_b's worker waited for the fence. The import
+ * layers between the backends read no data: they bind the producer's
+ * memory to the consumer's handle. */
 Test(queued, same_domain_hands_fences_over) {
-    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US});
+    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"r", RELU}};
     const char *on[] = {"queuedev", "queuedev_b", "queuedev"};
     plx_loaded_network *ln = load_chain(rt, steps, 3, on, true, false);
@@ -303,10 +309,138 @@ Test(queued, same_domain_hands_fences_over) {
     plx_runtime_destroy(&rt);
 }
 
+/* Two independent branches: x -> A -> y (binding 0) and z -> B -> y2
+ * (binding 1), A on queuedev, B on queuedev_b (ops RELU or DOUBLE). Nothing
+ * crosses between the two backends, so B's layer comes right after A's
+ * and the host can hand A's fence to B's enqueue without a wait. */
+static plx_loaded_network *load_branches(plx_runtime *rt, step a, step b, bool async) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    const step *st[2] = {&a, &b};
+    const char *in_names[2] = {"x", "z"}, *out_names[2] = {"y", "y2"};
+    for (int k = 0; k < 2; k++) {
+        plx_layer_id in, l, out;
+        OK(plx_network_add_input(n, in_names[k], k, &t, &in));
+        cr_assert(st[k]->op == RELU || st[k]->op == DOUBLE);
+        if (st[k]->op == RELU) {
+            OK(plx_network_add_layer(n, st[k]->name, PLX_OP_ACTIVATION, &relu, 1, 1, &l));
+        } else {
+            OK(plx_network_add_layer(n, st[k]->name, PLX_OP_BINARY, &add, 2, 1, &l));
+            OK(plx_network_connect(n, in, 0, l, 1));
+        }
+        OK(plx_network_connect(n, in, 0, l, 0));
+        OK(plx_network_add_output(n, out_names[k], k, &out));
+        OK(plx_network_connect(n, l, 0, out, 0));
+    }
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *be[] = {"queuedev", "queuedev_b"};
+    oo.backends = be;
+    oo.backend_count = 2;
+    oo.graph_rewrites = false;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_network_destroy(&n);
+    /* The premise: A's layer, then B's, with only inputs and outputs
+     * around them (no copy or import layer). */
+    size_t at[2] = {SIZE_MAX, SIZE_MAX};
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *l = plx_optimized_network_layer(on, i);
+        cr_assert(l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT ||
+                      strcmp(l->layer_name, a.name) == 0 || strcmp(l->layer_name, b.name) == 0,
+                  "unexpected layer %s", l->layer_name);
+        for (int k = 0; k < 2; k++) {
+            if (strcmp(l->layer_name, st[k]->name) == 0) {
+                at[k] = i;
+                cr_assert(eq(str, (char *)l->backend_id, k ? "queuedev_b" : "queuedev"));
+            }
+        }
+    }
+    cr_assert(lt(sz, at[0], at[1]), "%s must come before %s", a.name, b.name);
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.async_execution = async;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    return ln;
+}
+
+static plx_status run_branches(plx_loaded_network *ln, plx_working_memory *wm, const float *x,
+                               const float *z, float *y, float *y2) {
+    plx_tensor_binding in[] = {{0, (void *)x, N * sizeof *x, 0}, {1, (void *)z, N * sizeof *z, 0}};
+    plx_tensor_binding out[] = {{0, y, N * sizeof *y, 0}, {1, y2, N * sizeof *y2, 0}};
+    plx_execute_args args;
+    plx_execute_args_init(&args);
+    args.inputs = in;
+    args.input_count = 2;
+    args.outputs = out;
+    args.output_count = 2;
+    return plx_loaded_network_execute_with(ln, wm, &args);
+}
+
+/* One execution of the branches on seed `seed`; "" when the outputs are
+ * right, else what is wrong (a static buffer). */
+static const char *branches_once(plx_loaded_network *ln, plx_working_memory *wm, step a, step b,
+                                 unsigned seed) {
+    static _Thread_local char why[200];
+    float x[N], z[N], y[N], y2[N], want[N], want2[N];
+    input_for(x, seed);
+    input_for(z, seed + 5);
+    reference(&a, 1, x, want);
+    reference(&b, 1, z, want2);
+    memset(y, 0xff, sizeof y);
+    memset(y2, 0xff, sizeof y2);
+    plx_status s = run_branches(ln, wm, x, z, y, y2);
+    if (s) {
+        snprintf(why, sizeof why, "seed %u: %s", seed, plx_status_get_message(s));
+        plx_status_free(s);
+        return why;
+    }
+    if (!same_floats(y, want) || !same_floats(y2, want2)) {
+        snprintf(why, sizeof why, "seed %u: y[0] %g (want %g), y2[0] %g (want %g)", seed,
+                 (double)y[0], (double)want[0], (double)y2[0], (double)want2[0]);
+        return why;
+    }
+    return "";
+}
+
+/* R-24: layers of two queued backends of one fence domain, one after the
+ * other: the host hands queuedev's fence to queuedev_b's enqueue and waits
+ * once, on queuedev_b, at the end. queuedev is slow (20 ms per workload)
+ * and queuedev_b fast, so queuedev's output is right only because
+ * queuedev_b's work waited for the fence before signalling its own. Of
+ * different domains (or none): the host waits for queuedev first, two
+ * waits. */
+Test(queued, same_domain_hands_fences_over_between_branches) {
+    const struct {
+        qd_config config;
+        uint64_t waits;
+    } cases[] = {{{"plexus.test", "plexus.test", "20000", "0"}, 1},
+                 {{"plexus.one", "plexus.two", "20000", "0"}, 2},
+                 {{NULL, NULL, "20000", "0"}, 2}};
+    const step a = {"a", DOUBLE}, b = {"b@queuedev_b", RELU};
+    for (size_t c = 0; c < 3; c++) {
+        plx_runtime *rt = runtime_with(cases[c].config);
+        plx_loaded_network *ln = load_branches(rt, a, b, false);
+        for (unsigned r = 0; r < 4; r++) {
+            uint64_t before = plx_loaded_network_wait_count(ln);
+            const char *why = branches_once(ln, NULL, a, b, r);
+            cr_assert(eq(str, (char *)why, ""), "case %zu: %s", c, why);
+            cr_assert(eq(u64, plx_loaded_network_wait_count(ln) - before, cases[c].waits),
+                      "case %zu, run %u", c, r);
+        }
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
+}
+
 /* R-24: copy layers read the data on the host, so even within one fence
  * domain the host waits before each copy: three waits. */
 Test(queued, same_domain_copies_wait) {
-    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US});
+    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"r", RELU}};
     const char *on[] = {"queuedev", "queuedev_b", "queuedev"};
     plx_loaded_network *ln = load_chain(rt, steps, 3, on, false, false);
@@ -320,9 +454,9 @@ Test(queued, same_domain_copies_wait) {
  * (queuedev refuses a fence of another domain, so a handed-over fence
  * would fail the execution). */
 Test(queued, different_domains_wait_at_each_crossing) {
-    const qd_config configs[] = {{"plexus.one", "plexus.two", DELAY_US},
-                                 {NULL, NULL, DELAY_US},
-                                 {"plexus.test", NULL, DELAY_US}};
+    const qd_config configs[] = {{"plexus.one", "plexus.two", DELAY_US, DELAY_US},
+                                 {NULL, NULL, DELAY_US, DELAY_US},
+                                 {"plexus.test", NULL, DELAY_US, DELAY_US}};
     const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"r", RELU}};
     const char *on[] = {"queuedev", "queuedev_b", "queuedev"};
     for (size_t c = 0; c < 3; c++) {
@@ -365,7 +499,7 @@ static void debug_check(void *user, const char *layer, plx_op op, const char *ba
 }
 
 Test(queued, debug_callback_sees_finished_outputs) {
-    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US});
+    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"r", RELU}, {"d", DOUBLE}};
     const char *on[] = {"queuedev", "queuedev", "queuedev"};
     plx_loaded_network *ln = load_chain(rt, steps, 3, on, false, false);
@@ -387,22 +521,24 @@ Test(queued, debug_callback_sees_finished_outputs) {
 /* R-24: a workload that fails while running is reported by fence_wait:
  * the execution fails with the backend's message, which names the layer,
  * and its code; the network stays usable. Also when the failing work's
- * fence was handed to queuedev_b and the host waited on queuedev_b's. */
+ * fence was handed to queuedev_b (independent branches, one domain) and
+ * the host waited on queuedev_b's only: the failure travels with the
+ * fence. */
 Test(queued, failure_at_the_wait_names_the_layer) {
-    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US});
+    plx_runtime *rt =
+        runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US, DELAY_US});
     const step steps[] = {{"fail1", RELU}, {"d", DOUBLE}};
     const char *on[] = {"queuedev", "queuedev"};
-    const step handed[] = {{"fail1", RELU}, {"d@queuedev_b", DOUBLE}};
-    const char *on_handed[] = {"queuedev", "queuedev_b"};
+    const step a = {"fail1", RELU}, b = {"d@queuedev_b", DOUBLE};
     for (int variant = 0; variant < 2; variant++) {
         plx_loaded_network *ln = variant == 0 ? load_chain(rt, steps, 2, on, false, false)
-                                              : load_chain(rt, handed, 2, on_handed, true, false);
+                                              : load_branches(rt, a, b, false);
         for (int round = 0; round < 2; round++) {
-            float x[N], y[N];
+            float x[N], y[N], y2[N];
             input_for(x, 1);
             x[0] = -1.0f;
             uint64_t before = plx_loaded_network_wait_count(ln);
-            plx_status s = run(ln, NULL, x, y);
+            plx_status s = variant == 0 ? run(ln, NULL, x, y) : run_branches(ln, NULL, x, x, y, y2);
             cr_assert(not(zero(ptr, s)), "variant %d: a negative input must fail", variant);
             cr_assert(not(zero(ptr, strstr(plx_status_get_message(s),
                                            "layer 'fail1': negative input"))),
@@ -410,15 +546,20 @@ Test(queued, failure_at_the_wait_names_the_layer) {
             cr_assert(eq(int, plx_status_get_code(s), PLX_INVALID_ARGUMENT), "%s",
                       plx_status_get_message(s));
             plx_status_free(s);
-            uint64_t waited = plx_loaded_network_wait_count(ln) - before;
-            if (variant == 0) {
-                cr_assert(eq(u64, waited, 1));
-            } else {
-                cr_assert(ge(u64, waited, 1));
-            }
+            cr_assert(eq(u64, plx_loaded_network_wait_count(ln) - before, 1), "variant %d",
+                      variant);
             /* Positive inputs run as usual afterwards. */
-            first_seed = 10;
-            check_runs(ln, variant == 0 ? steps : handed, 2, 2, 1);
+            if (variant == 0) {
+                first_seed = 10;
+                check_runs(ln, steps, 2, 2, 1);
+            } else {
+                for (unsigned r = 10; r < 12; r++) {
+                    before = plx_loaded_network_wait_count(ln);
+                    const char *why = branches_once(ln, NULL, a, b, r);
+                    cr_assert(eq(str, (char *)why, ""), "%s", why);
+                    cr_assert(eq(u64, plx_loaded_network_wait_count(ln) - before, 1));
+                }
+            }
         }
         plx_loaded_network_unload(&ln);
     }
@@ -430,7 +571,7 @@ Test(queued, failure_at_the_wait_names_the_layer) {
  * the network stays usable: the next execution fails the same way, and
  * unloading destroys the queue with nothing pending. */
 Test(queued, enqueue_failure_names_the_layer) {
-    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US});
+    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"noenq1", RELU}};
     const char *on[] = {"queuedev", "queuedev"};
     plx_loaded_network *ln = load_chain(rt, steps, 2, on, false, false);
@@ -559,7 +700,7 @@ static bool is(const char *a, const char *b) {
  * that execution span; and one "wait" event per host wait. Profiling off:
  * no backend events. */
 Test(queued, profiling_records_backend_events) {
-    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, "2000"});
+    plx_runtime *rt = runtime_with((qd_config){NULL, NULL, "2000", "2000"});
     const step steps[] = {{"a", ADD_BIAS}, {"n", NEG}, {"r", RELU}};
     const char *on[] = {"queuedev", "cpu_ref", "queuedev"};
     plx_loaded_network *ln = load_chain(rt, steps, 3, on, false, false);
@@ -638,8 +779,9 @@ Test(queued, profiling_records_backend_events) {
 typedef struct worker {
     plx_loaded_network *ln;
     plx_working_memory *wm;
-    const step *steps;
+    const step *steps; /* a chain of `count` steps; NULL: the branches a, b */
     size_t count;
+    step a, b;
     unsigned seed;
     int runs;
     int failures;
@@ -649,34 +791,37 @@ typedef struct worker {
 static void *work(void *arg) {
     worker *w = arg;
     for (int i = 0; i < w->runs; i++) {
-        float x[N], y[N], want[N];
-        input_for(x, w->seed + (unsigned)i);
-        reference(w->steps, w->count, x, want);
-        plx_status st = run(w->ln, w->wm, x, y);
-        if ((st || !same_floats(y, want)) && !w->failures++) {
-            snprintf(w->first_failure, sizeof w->first_failure, "run %d: %s", i,
-                     st ? plx_status_get_message(st) : "wrong result");
+        const char *why = "";
+        char buf[200];
+        if (w->steps) {
+            float x[N], y[N], want[N];
+            input_for(x, w->seed + (unsigned)i);
+            reference(w->steps, w->count, x, want);
+            plx_status st = run(w->ln, w->wm, x, y);
+            if (st || !same_floats(y, want)) {
+                snprintf(buf, sizeof buf, "%s", st ? plx_status_get_message(st) : "wrong result");
+                why = buf;
+            }
+            plx_status_free(st);
+        } else {
+            why = branches_once(w->ln, w->wm, w->a, w->b, w->seed + (unsigned)i);
         }
-        plx_status_free(st);
+        if (why[0] && !w->failures++) {
+            snprintf(w->first_failure, sizeof w->first_failure, "run %d: %.180s", i, why);
+        }
     }
     return NULL;
 }
 
-/* R-24, R-20: two working memories of a network loaded for asynchronous
- * execution, each with its own queues, executing at the same time on
- * queuedev, queuedev_b (one fence domain: fences handed over) and cpu_ref:
- * every result is right, and every execution waited twice. */
-Test(queued, concurrent_working_memories, .timeout = 120) {
-    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", "200"});
-    const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"n", NEG}, {"r", RELU}};
-    const char *on[] = {"queuedev", "queuedev_b", "cpu_ref", "queuedev"};
-    plx_loaded_network *ln = load_chain(rt, steps, 4, on, true, true);
-    int runs = tu_under_valgrind() ? 5 : 40;
+/* Runs `runs` executions on each of two new working memories at once. */
+static void run_two_threads(worker proto, int runs) {
     worker w[2];
     pthread_t t[2];
     for (int i = 0; i < 2; i++) {
-        w[i] = (worker){ln, NULL, steps, 4, (unsigned)i * 11u, runs, 0, {0}};
-        OK(plx_loaded_network_create_working_memory(ln, &w[i].wm));
+        w[i] = proto;
+        w[i].seed = (unsigned)i * 11u;
+        w[i].runs = runs;
+        OK(plx_loaded_network_create_working_memory(proto.ln, &w[i].wm));
     }
     for (int i = 0; i < 2; i++) {
         cr_assert(eq(int, pthread_create(&t[i], NULL, work, &w[i]), 0));
@@ -689,7 +834,34 @@ Test(queued, concurrent_working_memories, .timeout = 120) {
                   w[i].failures, w[i].first_failure);
         plx_working_memory_destroy(&w[i].wm);
     }
-    cr_assert(eq(u64, plx_loaded_network_wait_count(ln), (uint64_t)(2 * runs * 2)));
+}
+
+/* R-24, R-20: two working memories of a network loaded for asynchronous
+ * execution, each with its own queues, executing at the same time: a chain
+ * over queuedev, queuedev_b and cpu_ref, and the two branches whose fence
+ * is handed over. Every result is right, and every execution waits as
+ * often as a lone one. */
+Test(queued, concurrent_working_memories, .timeout = 120) {
+    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", "200", "100"});
+    int runs = tu_under_valgrind() ? 5 : 40;
+    const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"n", NEG}, {"r", RELU}};
+    const char *on[] = {"queuedev", "queuedev_b", "cpu_ref", "queuedev"};
+    plx_loaded_network *ln = load_chain(rt, steps, 4, on, true, true);
+    float x[N], y[N], want[N];
+    input_for(x, 20);
+    reference(steps, 4, x, want);
+    OK(run(ln, NULL, x, y));
+    cr_assert(same_floats(y, want));
+    uint64_t lone = plx_loaded_network_wait_count(ln);
+    cr_assert(ge(u64, lone, 2), "at least at the crossing to cpu_ref and at the end");
+    run_two_threads((worker){ln, NULL, steps, 4, {0}, {0}, 0, 0, 0, {0}}, runs);
+    cr_assert(eq(u64, plx_loaded_network_wait_count(ln), lone * (uint64_t)(1 + 2 * runs)));
+    plx_loaded_network_unload(&ln);
+
+    const step a = {"a", DOUBLE}, b = {"b@queuedev_b", RELU};
+    ln = load_branches(rt, a, b, true);
+    run_two_threads((worker){ln, NULL, NULL, 0, a, b, 0, 0, 0, {0}}, runs);
+    cr_assert(eq(u64, plx_loaded_network_wait_count(ln), (uint64_t)(2 * runs)));
     plx_loaded_network_unload(&ln);
     plx_runtime_destroy(&rt);
 }

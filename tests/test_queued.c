@@ -293,22 +293,6 @@ Test(queued, mixed_with_a_synchronous_backend) {
     plx_runtime_destroy(&rt);
 }
 
-/* R-24: two queued backends of the same fence domain, connected by import
- * layers: the host hands queuedev's fence to queuedev_b's enqueue (and
- * back) instead of waiting, so one wait per execution, at the end; the
- * results show that queuedev_b's worker waited for the fence. The import
- * layers between the backends read no data: they bind the producer's
- * memory to the consumer's handle. */
-Test(queued, same_domain_hands_fences_over) {
-    plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US, DELAY_US});
-    const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"r", RELU}};
-    const char *on[] = {"queuedev", "queuedev_b", "queuedev"};
-    plx_loaded_network *ln = load_chain(rt, steps, 3, on, true, false);
-    check_runs(ln, steps, 3, 4, 1);
-    plx_loaded_network_unload(&ln);
-    plx_runtime_destroy(&rt);
-}
-
 /* Two independent branches: x -> A -> y (binding 0) and z -> B -> y2
  * (binding 1), A on queuedev, B on queuedev_b (ops RELU or DOUBLE). Nothing
  * crosses between the two backends, so B's layer comes right after A's
@@ -437,15 +421,21 @@ Test(queued, same_domain_hands_fences_over_between_branches) {
     }
 }
 
-/* R-24: copy layers read the data on the host, so even within one fence
- * domain the host waits before each copy: three waits. */
-Test(queued, same_domain_copies_wait) {
+/* R-24: a tensor that crosses between two backends goes through a copy
+ * layer (the host reads the data) or an import layer (the host maps the
+ * producer's handle for its pointer), so even within one fence domain the
+ * host waits before each: three waits, with import on and off. Fences are
+ * handed over only between layers that do not feed each other (the
+ * branches below). */
+Test(queued, same_domain_copies_and_imports_wait) {
     plx_runtime *rt = runtime_with((qd_config){"plexus.test", "plexus.test", DELAY_US, DELAY_US});
     const step steps[] = {{"a", ADD_BIAS}, {"b@queuedev_b", DOUBLE}, {"r", RELU}};
     const char *on[] = {"queuedev", "queuedev_b", "queuedev"};
-    plx_loaded_network *ln = load_chain(rt, steps, 3, on, false, false);
-    check_runs(ln, steps, 3, 3, 3);
-    plx_loaded_network_unload(&ln);
+    for (int import = 0; import < 2; import++) {
+        plx_loaded_network *ln = load_chain(rt, steps, 3, on, import, false);
+        check_runs(ln, steps, 3, import ? 4 : 3, 3);
+        plx_loaded_network_unload(&ln);
+    }
     plx_runtime_destroy(&rt);
 }
 

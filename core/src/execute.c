@@ -301,7 +301,99 @@ static void layer_event(plx_loaded_network *n, const plxi_layer *l, const char *
                         n->id, start, plxi_now_ns());
 }
 
-static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user) {
+/* R-24: waits until everything enqueued on `q` has run; counts the wait,
+ * and records it when profiling. The status names the backend and keeps
+ * the backend's code and message (which names the layer when it can). */
+static plx_status wait_for(plx_loaded_network *n, wm_queue *q, bool profile) {
+    const plx_backend_functions *fns = &q->backend->functions;
+    uint64_t start = profile ? plxi_now_ns() : 0;
+    plx_fence *fence = NULL;
+    plx_status s = fns->queue_signal(q->queue, &fence);
+    if (!s && !fence) {
+        s = plxi_status_create(PLX_INTERNAL, "queue_signal returned success but no fence");
+    }
+    if (!s) {
+        s = fns->fence_wait(fence);
+        fns->destroy_fence(fence);
+    }
+    atomic_fetch_add_explicit(&n->waits, 1, memory_order_relaxed);
+    if (profile) {
+        char name[96];
+        snprintf(name, sizeof name, "wait for %s", q->backend->info.id);
+        plxi_profile_record(n->runtime, name, "wait", "", q->backend->info.id, n->id, start,
+                            plxi_now_ns());
+    }
+    if (!s) {
+        return NULL;
+    }
+    plx_status r = plxi_status_create(plx_status_get_code(s), "%s (queued on %s)",
+                                      plx_status_get_message(s), q->backend->info.id);
+    plx_status_free(s);
+    return r;
+}
+
+/* Enqueues the workload of `ls` on its queue (R-24). `*pending` is the
+ * queue whose work nobody has waited for yet: when it is another queue of
+ * the same fence domain, its fence is handed to this enqueue; of another
+ * domain, the host waits for it first. On return *pending is this queue,
+ * whose work now covers everything enqueued before; on failure the
+ * caller waits for *pending. */
+static plx_status enqueue(plx_loaded_network *n, layer_state *ls, wm_queue **pending,
+                          bool profile) {
+    const plxi_layer *l = ls->layer;
+    wm_queue *q = ls->queue;
+    wm_queue *before = *pending;
+    plx_fence *handoff = NULL;
+    if (before && before != q) {
+        if (q->domain && before->domain && strcmp(q->domain, before->domain) == 0) {
+            plx_status s = before->backend->functions.queue_signal(before->queue, &handoff);
+            if (!s && !handoff) {
+                s = plxi_status_create(PLX_INTERNAL, "queue_signal returned success but no "
+                                                     "fence");
+            }
+            if (s) {
+                return plxi_ln_at_layer(s, l, "cannot hand the previous backend's fence on");
+            }
+        } else {
+            *pending = NULL;
+            plx_status s = wait_for(n, before, profile);
+            if (s) {
+                return s;
+            }
+            before = NULL;
+        }
+    }
+    uint64_t start = profile ? plxi_now_ns() : 0;
+    plx_enqueue_params ep;
+    memset(&ep, 0, sizeof ep);
+    ep.struct_size = (uint32_t)sizeof ep;
+    ep.workload = ls->workload;
+    ep.wait_fences = handoff ? &handoff : NULL;
+    ep.wait_fence_count = handoff ? 1u : 0u;
+    ep.layer_name = l->name;
+    ep.profile = profile;
+    plx_status s = q->backend->functions.enqueue_workload(q->queue, &ep);
+    if (handoff) {
+        before->backend->functions.destroy_fence(handoff);
+    }
+    if (profile) {
+        layer_event(n, l, "enqueue", start);
+    }
+    if (s) {
+        /* What was enqueued on q before is pending too. */
+        if (before && before != q) {
+            plx_status w = wait_for(n, before, profile);
+            plx_status_free(w);
+        }
+        *pending = q;
+        return plxi_ln_at_layer(s, l, "enqueue failed");
+    }
+    *pending = q;
+    return NULL;
+}
+
+static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user,
+                             wm_queue **pending) {
     plx_loaded_network *n = wm->network;
     /* Read once per execution: with profiling off this is all it costs. */
     bool profile = plxi_profiling(n->runtime);
@@ -312,8 +404,30 @@ static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user
         if (l->op == PLX_OP_CONSTANT || l->op == PLX_OP_INPUT || l->op == PLX_OP_OUTPUT) {
             continue;
         }
+        if (ls->queue) {
+            s = enqueue(n, ls, pending, profile);
+            if (s) {
+                return s;
+            }
+        }
+        if (!fn && (ls->queue || (!ls->workload && l->op != PLX_OP_MEM_COPY &&
+                                  l->op != PLX_OP_MEM_IMPORT))) {
+            continue; /* enqueued, or an in-place concat or split: nothing to run */
+        }
+        /* Everything else reads or writes memory now: what is queued must
+         * have run (R-24). */
+        if (*pending) {
+            wm_queue *q = *pending;
+            *pending = NULL;
+            s = wait_for(n, q, profile);
+            if (s) {
+                return s;
+            }
+        }
         uint64_t start = profile ? plxi_now_ns() : 0;
-        if (ls->workload) {
+        if (ls->queue) {
+            /* Enqueued above; the debug callback shows its outputs. */
+        } else if (ls->workload) {
             s = l->backend->functions.execute_workload(ls->workload);
             if (profile) {
                 layer_event(n, l, "execute", start);
@@ -345,6 +459,23 @@ static plx_status run_layers(plx_working_memory *wm, plx_debug_fn fn, void *user
         }
     }
     return NULL;
+}
+
+/* Runs the layers and, whatever happened, waits for the work still queued,
+ * so that nothing runs on the working memory once this returns (R-24). The
+ * first failure wins. */
+static plx_status run_and_wait(plx_working_memory *wm, plx_debug_fn fn, void *user) {
+    wm_queue *pending = NULL;
+    plx_status s = run_layers(wm, fn, user, &pending);
+    if (pending) {
+        plx_status w = wait_for(wm->network, pending, plxi_profiling(wm->network->runtime));
+        if (s) {
+            plx_status_free(w);
+        } else {
+            s = w;
+        }
+    }
+    return s;
 }
 
 /* Ends every import this execution made: callers' memory and import
@@ -418,7 +549,7 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
         }
     }
     if (!s) {
-        s = run_layers(wm, fn, user);
+        s = run_and_wait(wm, fn, user);
     }
     for (size_t i = 0; !s && i < n->output_count; i++) {
         const io_binding *b = &n->outputs[i];

@@ -105,10 +105,37 @@ static void host_status_free(const plx_host *host, plx_status status) {
     plx_status_free(status);
 }
 
+static uint64_t host_now_ns(const plx_host *host) {
+    (void)host;
+    return plxi_now_ns();
+}
+
+/* R-25: a backend's own event, placed on the host's clock through the
+ * event's clock mapping. */
+static void host_record_event(const plx_host *host, const plx_profile_event *e) {
+    if (!host) {
+        return;
+    }
+    plxi_backend_record *record = record_of(host);
+    plx_runtime *rt = record->runtime;
+    if (!rt || !plxi_profiling(rt) || !e ||
+        e->struct_size < PLX_STRUCT_SIZE_UPTO(plx_profile_event, clock_sync_host_ns) || !e->name) {
+        return;
+    }
+    uint64_t start = e->start_ns;
+    if (e->clock_sync_backend_ns || e->clock_sync_host_ns) {
+        /* host = sync_host + (start - sync_backend), in wrapping unsigned
+         * arithmetic: start may lie before the sync point. */
+        start = e->clock_sync_host_ns + (e->start_ns - e->clock_sync_backend_ns);
+    }
+    plxi_profile_record_device(rt, e->name, e->category ? e->category : "device", e->layer,
+                               record->info.id, e->network_id, start, e->duration_ns);
+}
+
 void plxi_host_init(plxi_backend_record *record) {
     plx_host *h = &record->host;
     memset(h, 0, sizeof *h);
-    h->struct_size = (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_host, host_data);
+    h->struct_size = (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_host, record_event);
     h->abi_version = PLX_ABI_VERSION;
     h->log = host_log;
     h->alloc = host_alloc;
@@ -118,4 +145,6 @@ void plxi_host_init(plxi_backend_record *record) {
     h->status_message = host_status_message;
     h->status_free = host_status_free;
     h->host_data = record;
+    h->now_ns = host_now_ns;
+    h->record_event = host_record_event;
 }

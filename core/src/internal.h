@@ -72,6 +72,7 @@ typedef struct plxi_backend_record {
     char *captured_errors;
     dev_t file_dev;
     ino_t file_ino;
+    plx_runtime *runtime;        /* the runtime holding the record */
 } plxi_backend_record;
 
 /* host.c */
@@ -136,6 +137,13 @@ uint64_t plxi_now_ns(void);
 void plxi_profile_record(plx_runtime *rt, const char *name, const char *category,
                          const char *op, const char *backend, uint32_t network,
                          uint64_t start_ns, uint64_t end_ns);
+/* Records one event a backend reported through its host table (R-25) on
+ * that backend's device track (a trace thread of its own, named
+ * "<backend> device"), with `layer` among the event's arguments. `start_ns`
+ * is on the host's clock already. Same rules as plxi_profile_record. */
+void plxi_profile_record_device(plx_runtime *rt, const char *name, const char *category,
+                                const char *layer, const char *backend, uint32_t network,
+                                uint64_t start_ns, uint64_t duration_ns);
 /* Frees the profiler (runtime destroy). */
 void plxi_profiler_destroy(plx_runtime *rt);
 

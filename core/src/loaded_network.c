@@ -368,6 +368,7 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
         return plxi_ln_oom();
     }
     atomic_init(&n->staged_copies, 0);
+    atomic_init(&n->waits, 0);
     atomic_init(&n->staged_warned, false);
     n->runtime = runtime;
     n->optimized = o;
@@ -446,6 +447,12 @@ PLX_API plx_status plx_runtime_load_network(plx_runtime *runtime,
 
 PLX_API uint64_t plx_loaded_network_staged_copy_count(const plx_loaded_network *loaded) {
     return loaded ? atomic_load_explicit(&((plx_loaded_network *)loaded)->staged_copies,
+                                         memory_order_relaxed)
+                  : 0;
+}
+
+PLX_API uint64_t plx_loaded_network_wait_count(const plx_loaded_network *loaded) {
+    return loaded ? atomic_load_explicit(&((plx_loaded_network *)loaded)->waits,
                                          memory_order_relaxed)
                   : 0;
 }

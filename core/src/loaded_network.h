@@ -48,9 +48,17 @@ typedef struct handle_slot {
     uint32_t block;     /* planned: index of its block in its backend's plan */
 } handle_slot;
 
+/* The queue of one queued backend in one working memory. */
+typedef struct wm_queue {
+    plxi_backend_record *backend;
+    plx_queue *queue;
+    const char *domain;       /* its fence_domain; NULL when it has none */
+} wm_queue;
+
 typedef struct layer_state {
     plxi_layer *layer;
     plx_workload *workload;   /* compute layers (constants: the network's) */
+    wm_queue *queue;          /* non-NULL: the workload is enqueued there */
     handle_slot **outputs;    /* output_count entries */
     handle_slot **inputs;     /* input_count entries: the producers' slots */
 } layer_state;
@@ -69,6 +77,8 @@ struct plx_working_memory {
     plx_loaded_network *network;
     layer_state *layers;      /* in execution order */
     handle_slot *slots;       /* every non-constant output slot */
+    wm_queue *queues;         /* one per queued backend with layers here */
+    size_t queue_count;
     void **buffers;           /* per plan, per buffer */
     bool memory_ready;
     atomic_bool in_use;       /* refuses a second concurrent execution */
@@ -146,6 +156,7 @@ struct plx_loaded_network {
     plx_debug_fn debug_fn;
     void *debug_user_data;
     _Atomic uint64_t staged_copies; /* plx_loaded_network_staged_copy_count */
+    _Atomic uint64_t waits;         /* plx_loaded_network_wait_count */
     atomic_bool staged_warned;      /* the first staged copy logged a warning */
 };
 

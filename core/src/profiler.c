@@ -27,6 +27,9 @@ typedef struct event {
     char category[SHORT_BYTES];
     char op[SHORT_BYTES];
     char backend[NAME_BYTES];
+    /* A backend's own event (R-25): its layer, on the backend's track. */
+    char layer[NAME_BYTES];
+    bool device;
     uint32_t network;
     uint32_t thread;
     uint64_t start_ns;
@@ -81,6 +84,8 @@ static struct plxi_profiler *profiler_of(const plx_runtime *rt) {
     return atomic_load_explicit(&((plx_runtime *)rt)->profiler, memory_order_acquire);
 }
 
+static void store(struct plxi_profiler *p, const event *e);
+
 void plxi_profile_record(plx_runtime *rt, const char *name, const char *category,
                          const char *op, const char *backend, uint32_t network,
                          uint64_t start_ns, uint64_t end_ns) {
@@ -93,10 +98,38 @@ void plxi_profile_record(plx_runtime *rt, const char *name, const char *category
     copy_text(e.category, sizeof e.category, category);
     copy_text(e.op, sizeof e.op, op);
     copy_text(e.backend, sizeof e.backend, backend);
+    e.layer[0] = '\0';
+    e.device = false;
     e.network = network;
     e.thread = thread_number();
     e.start_ns = start_ns;
     e.duration_ns = end_ns > start_ns ? end_ns - start_ns : 0;
+    store(p, &e);
+}
+
+void plxi_profile_record_device(plx_runtime *rt, const char *name, const char *category,
+                                const char *layer, const char *backend, uint32_t network,
+                                uint64_t start_ns, uint64_t duration_ns) {
+    struct plxi_profiler *p = profiler_of(rt);
+    if (!p) {
+        return;
+    }
+    event e;
+    copy_text(e.name, sizeof e.name, name);
+    copy_text(e.category, sizeof e.category, category);
+    e.op[0] = '\0';
+    copy_text(e.backend, sizeof e.backend, backend);
+    copy_text(e.layer, sizeof e.layer, layer);
+    e.device = true;
+    e.network = network;
+    e.thread = 0; /* numbered per backend when the trace is written */
+    e.start_ns = start_ns;
+    e.duration_ns = duration_ns;
+    store(p, &e);
+}
+
+/* Appends an event, or counts it as dropped. */
+static void store(struct plxi_profiler *p, const event *e) {
     pthread_mutex_lock(&p->lock);
     if (p->count == p->capacity) {
         size_t capacity = p->capacity ? p->capacity * 2 : INITIAL_CAPACITY;
@@ -111,7 +144,7 @@ void plxi_profile_record(plx_runtime *rt, const char *name, const char *category
         p->events = grown;
         p->capacity = capacity;
     }
-    p->events[p->count++] = e;
+    p->events[p->count++] = *e;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -201,17 +234,59 @@ static void put_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-static void put_thread_names(FILE *f, const struct plxi_profiler *p) {
+/* Backends with events of their own (R-25), each on a track numbered
+ * after the host's threads. */
+#define MAX_DEVICE_TRACKS 32
+typedef struct device_tracks {
+    const char *backend[MAX_DEVICE_TRACKS];
+    uint32_t count;
+    uint32_t first_tid; /* the first backend's track */
+} device_tracks;
+
+/* The track of a device event: its backend's, or the last one's when
+ * more backends than tracks report events. */
+static uint32_t device_tid(const device_tracks *t, const event *e) {
+    for (uint32_t i = 0; i < t->count; i++) {
+        if (strcmp(t->backend[i], e->backend) == 0) {
+            return t->first_tid + i;
+        }
+    }
+    return t->first_tid + t->count - 1;
+}
+
+static void put_thread_names(FILE *f, const struct plxi_profiler *p, device_tracks *tracks) {
     /* One "thread_name" per thread number seen; numbers are small and
      * dense, so a bitmap over the largest one suffices. */
     uint32_t max = 0;
+    tracks->count = 0;
     for (size_t i = 0; i < p->count; i++) {
-        max = p->events[i].thread > max ? p->events[i].thread : max;
+        const event *e = &p->events[i];
+        if (!e->device) {
+            max = e->thread > max ? e->thread : max;
+            continue;
+        }
+        bool known = false;
+        for (uint32_t k = 0; k < tracks->count && !known; k++) {
+            known = strcmp(tracks->backend[k], e->backend) == 0;
+        }
+        if (!known && tracks->count < MAX_DEVICE_TRACKS) {
+            tracks->backend[tracks->count++] = e->backend;
+        }
+    }
+    tracks->first_tid = max + 1;
+    for (uint32_t k = 0; k < tracks->count; k++) {
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" PRIu32
+                   ",\"args\":{\"name\":",
+                tracks->first_tid + k);
+        char label[NAME_BYTES + 8];
+        snprintf(label, sizeof label, "%s device", tracks->backend[k]);
+        put_string(f, label);
+        fputs("}}", f);
     }
     unsigned char *seen = calloc((size_t)max + 1, 1);
     for (size_t i = 0; i < p->count; i++) {
         uint32_t t = p->events[i].thread;
-        if (seen && seen[t]) {
+        if (p->events[i].device || (seen && seen[t])) {
             continue;
         }
         if (seen) {
@@ -233,7 +308,8 @@ static void put_events(FILE *f, const struct plxi_profiler *p) {
           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
           "\"args\":{\"name\":\"plexus\"}}",
           f);
-    put_thread_names(f, p);
+    device_tracks tracks;
+    put_thread_names(f, p, &tracks);
     for (size_t i = 0; i < p->count; i++) {
         const event *e = &p->events[i];
         uint64_t start = e->start_ns > p->epoch_ns ? e->start_ns - p->epoch_ns : 0;
@@ -244,8 +320,15 @@ static void put_events(FILE *f, const struct plxi_profiler *p) {
         fprintf(f, ",\"ph\":\"X\",\"ts\":%" PRIu64 ".%03u,\"dur\":%" PRIu64 ".%03u", start / 1000,
                 (unsigned)(start % 1000), e->duration_ns / 1000,
                 (unsigned)(e->duration_ns % 1000));
-        fprintf(f, ",\"pid\":1,\"tid\":%" PRIu32 ",\"args\":{\"op\":", e->thread);
-        put_string(f, e->op);
+        uint32_t tid = e->device ? device_tid(&tracks, e) : e->thread;
+        fprintf(f, ",\"pid\":1,\"tid\":%" PRIu32 ",\"args\":{", tid);
+        if (e->device) {
+            fputs("\"layer\":", f);
+            put_string(f, e->layer);
+        } else {
+            fputs("\"op\":", f);
+            put_string(f, e->op);
+        }
         fputs(",\"backend\":", f);
         put_string(f, e->backend);
         fprintf(f, ",\"network\":%" PRIu32 "}}", e->network);

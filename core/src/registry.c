@@ -164,7 +164,12 @@ static const struct {
     {PLX_CAP_EXPORT_DMA_BUF, PLX_VALUE_BOOL},
     {PLX_CAP_EXPORT_DMA_BUF_PROTECTED, PLX_VALUE_BOOL},
     {PLX_CAP_IMPORT_ALIGNMENT, PLX_VALUE_INT},
+    {PLX_CAP_QUEUED_EXECUTION, PLX_VALUE_BOOL},
+    {PLX_CAP_FENCE_DOMAIN, PLX_VALUE_STRING},
 };
+
+/* The longest fence_domain. */
+#define MAX_FENCE_DOMAIN_LEN 127
 
 /* The standard key's entry, or NULL for any other key. */
 static int standard_cap(const char *key) {
@@ -345,6 +350,37 @@ static char *copy_options(plxi_backend_record *rec, const plx_backend_descriptor
     return NULL;
 }
 
+/* R-24: a backend that reports queued_execution provides the whole queued
+ * group (a backend built for an older minor has none of it). NULL: fine. */
+static char *check_queued(const plxi_backend_record *rec) {
+    if (!plx_backend_info_has_capability(&rec->info, PLX_CAP_QUEUED_EXECUTION)) {
+        return NULL;
+    }
+    static const struct {
+        size_t offset;
+        const char *name;
+    } required[] = {
+#define REQ(f) {offsetof(plx_backend_functions, f), #f}
+        REQ(create_queue), REQ(destroy_queue), REQ(enqueue_workload), REQ(queue_signal),
+        REQ(fence_wait),   REQ(fence_query),   REQ(destroy_fence),
+#undef REQ
+    };
+    if (!rec->functions.check_layer) {
+        return plxi_asprintf("capability '%s' but the backend runs no layers (check_layer is "
+                             "NULL)", PLX_CAP_QUEUED_EXECUTION);
+    }
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        void (*fn)(void);
+        memcpy(&fn, (const char *)&rec->functions + required[i].offset, sizeof fn);
+        if (!fn) {
+            return plxi_asprintf("required function '%s' is NULL (the backend reports %s; "
+                                 "ABI 1.4 or later)",
+                                 required[i].name, PLX_CAP_QUEUED_EXECUTION);
+        }
+    }
+    return NULL;
+}
+
 /* Copies and checks the capability list. NULL: fine. */
 static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *caps,
                                size_t count) {
@@ -386,10 +422,11 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
             problem = plxi_asprintf("invalid capability '%s': unknown value type %d", shown,
                                     (int)c->type);
         } else if (standard && c->type != standard_caps[std_index].type) {
+            plx_value_type want = standard_caps[std_index].type;
             problem = plxi_asprintf("invalid capability '%s': must be %s", shown,
-                                    standard_caps[std_index].type == PLX_VALUE_BOOL
-                                        ? "a boolean"
-                                        : "an integer");
+                                    want == PLX_VALUE_BOOL  ? "a boolean"
+                                    : want == PLX_VALUE_INT ? "an integer"
+                                                            : "a string");
         } else if (standard && strcmp(c->key, PLX_CAP_IMPORT_ALIGNMENT) == 0 &&
                    (c->int_value < 1 || c->int_value > 4096 ||
                     (c->int_value & (c->int_value - 1)) != 0)) {
@@ -398,6 +435,11 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
                                     shown, c->int_value);
         } else if (c->type == PLX_VALUE_STRING && !c->string_value) {
             problem = plxi_asprintf("invalid capability '%s': string value is NULL", shown);
+        } else if (standard && strcmp(c->key, PLX_CAP_FENCE_DOMAIN) == 0 &&
+                   (c->string_value[0] == '\0' ||
+                    strnlen(c->string_value, MAX_FENCE_DOMAIN_LEN + 1) > MAX_FENCE_DOMAIN_LEN)) {
+            problem = plxi_asprintf("invalid capability '%s': must be 1 to %d bytes", shown,
+                                    MAX_FENCE_DOMAIN_LEN);
         } else {
             invalid = false;
         }
@@ -759,6 +801,10 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
             return reject_with(rt, rec, problem);
         }
     }
+    problem = check_queued(rec);
+    if (problem) {
+        return reject_with(rt, rec, problem);
+    }
     rec->info.available = true;
     if (!plxi_ptr_vec_push(&rt->backends, rec)) {
         plxi_backend_record_destroy(rec);
@@ -776,6 +822,7 @@ static plxi_backend_record *new_record(plx_runtime *rt, const char *path, const 
         return NULL;
     }
     rec->logger = &rt->logger;
+    rec->runtime = rt;
     rec->log_source = plxi_strdup(source);
     rec->info.path = path ? plxi_strdup(path) : NULL;
     if (!rec->log_source || (path && !rec->info.path)) {

@@ -57,6 +57,14 @@ void plxi_working_memory_free(plx_working_memory *wm) {
         return;
     }
     plx_loaded_network *n = wm->network;
+    /* Queues go before the workloads; every execution waited for what it
+     * enqueued, so none has work pending (R-24). */
+    for (size_t q = 0; q < wm->queue_count; q++) {
+        if (wm->queues[q].queue) {
+            wm->queues[q].backend->functions.destroy_queue(wm->queues[q].queue);
+        }
+    }
+    free(wm->queues);
     for (size_t i = 0; wm->layers && i < n->layer_count; i++) {
         layer_state *ls = &wm->layers[i];
         if (ls->workload && ls->layer->op != PLX_OP_CONSTANT) {
@@ -293,6 +301,49 @@ plx_status plxi_working_memory_lay_out(plx_working_memory *wm, bool *in_place) {
 
 /* Creates one working memory: slots, handles, workloads. The memory itself
  * comes at its first execution. */
+/* R-24: a queue per queued backend that runs a workload of `wm`, made after
+ * the workloads; the layers enqueued there point at it. */
+static plx_status create_queues(plx_working_memory *wm) {
+    plx_loaded_network *n = wm->network;
+    wm->queues = calloc(n->factory_count ? n->factory_count : 1, sizeof *wm->queues);
+    if (!wm->queues) {
+        return plxi_ln_oom();
+    }
+    for (size_t i = 0; i < n->layer_count; i++) {
+        layer_state *ls = &wm->layers[i];
+        plxi_backend_record *b = ls->layer->backend;
+        if (!ls->workload || ls->layer->op == PLX_OP_CONSTANT ||
+            !plx_backend_info_has_capability(&b->info, PLX_CAP_QUEUED_EXECUTION)) {
+            continue;
+        }
+        size_t q = 0;
+        while (q < wm->queue_count && wm->queues[q].backend != b) {
+            q++;
+        }
+        if (q == wm->queue_count) {
+            wm_queue *wq = &wm->queues[wm->queue_count];
+            plx_queue_params qp = {(uint32_t)sizeof qp, n->id};
+            plx_status s = b->functions.create_queue(plxi_ln_factory_of(n, b), &qp, &wq->queue);
+            if (!s && !wq->queue) {
+                s = plxi_status_create(PLX_INTERNAL, "create_queue returned success but no queue");
+            }
+            if (s) {
+                plx_status r = plxi_status_create(plx_status_get_code(s),
+                                                  "backend '%s' cannot create a queue: %s",
+                                                  b->info.id, plx_status_get_message(s));
+                plx_status_free(s);
+                return r;
+            }
+            wq->backend = b;
+            const plx_capability *c = plx_backend_info_capability(&b->info, PLX_CAP_FENCE_DOMAIN);
+            wq->domain = c && c->type == PLX_VALUE_STRING ? c->string_value : NULL;
+            wm->queue_count++;
+        }
+        ls->queue = &wm->queues[q];
+    }
+    return NULL;
+}
+
 plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory **out) {
     plx_optimized_network *o = n->optimized;
     plx_working_memory *wm = calloc(1, sizeof *wm);
@@ -421,6 +472,9 @@ plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory 
         free(out_p);
     }
     free(in_place);
+    if (!s) {
+        s = create_queues(wm);
+    }
     if (s) {
         plxi_working_memory_free(wm);
         return s;

@@ -252,6 +252,17 @@ PLX_API plx_status plx_loaded_network_execute(plx_loaded_network *loaded,
  * are never staged: a misaligned pre-import fails. Thread-safe. */
 PLX_API uint64_t plx_loaded_network_staged_copy_count(const plx_loaded_network *loaded);
 
+/* Layers of a backend that reports queued_execution (docs/backend-abi.md,
+ * R-24) are enqueued, and the host waits for them only where their results
+ * are needed: where a tensor crosses to a backend that cannot wait for
+ * them itself (one without the same fence_domain, a copy or import layer),
+ * before the debug callback, and at the end of the execution. This returns
+ * how many such waits the network's executions made (a synchronous
+ * backend's layers count none: each returned complete). With profiling
+ * on, each wait is a trace event (cat "wait", name "wait for <backend>").
+ * 0 for NULL. Thread-safe. */
+PLX_API uint64_t plx_loaded_network_wait_count(const plx_loaded_network *loaded);
+
 /* ------------------------------------------------------------------------ */
 /* Working memories, pre-imported tensors, concurrent executions              */
 /* ------------------------------------------------------------------------ */

@@ -331,7 +331,10 @@ typedef struct plx_enqueue_params {
     /* Fences the work must not start before: fences this backend created,
      * or created by a backend reporting the same fence_domain. The host
      * may destroy them once the call returns; a backend that needs them
-     * longer keeps its own reference (an OpenCL event it retains). */
+     * longer keeps its own reference (an OpenCL event it retains). When a
+     * wait fence reports a failure, the work that waits on it fails with
+     * that verdict, so that the wait on this queue reports it: the host
+     * waits on the last queue only. */
     plx_fence *const *wait_fences;
     uint32_t wait_fence_count;
     /* The layer's name, valid while the network is loaded: for the error a
@@ -658,8 +661,10 @@ typedef struct plx_backend_functions {
 
     /* Creates the queue of one working memory (the network's own, or one
      * the application creates), after that working memory's workloads.
-     * The host destroys it before them, and only when no work enqueued on
-     * it is unwaited. */
+     * The host destroys it before them, and only when all work enqueued on
+     * it has completed: the host waited on a fence that covers it, its own
+     * or one of a queue that waited for it. (Should queue_signal fail, the
+     * host cannot wait; destroy_queue then waits for the work itself.) */
     plx_status (*create_queue)(plx_factory *factory, const plx_queue_params *params,
                                plx_queue **out_queue);
     void (*destroy_queue)(plx_queue *queue);

@@ -85,6 +85,13 @@ struct plx_queue {
     cl_event *wait_list;
     size_t wait_cap;
 
+    /* A failure a wait fence already reported (R-24: the work waiting on
+     * it fails with its verdict): the next wait covering `carried_seq`
+     * reports it. PLX_OK: none. */
+    plx_status_code carried_code;
+    uint64_t carried_seq;
+    char carried_message[640];
+
     plx_fence *live; /* handed to the host, not destroyed */
     plx_fence *free_fences;
     bool sync_warned; /* a clock_sync failure was logged */
@@ -295,6 +302,48 @@ plx_status ocl_enqueue_workload(plx_queue *q, const plx_enqueue_params *p) {
         return s;
     }
     uint64_t seq = q->seq++;
+    /* R-24: a wait fence's verdict becomes this work's. A fence of another
+     * queue of this instance comes from the same working memory (the host
+     * hands fences on within an execution), so that queue is idle now: its
+     * index checks that the fence covers move here, to be read at this
+     * queue's wait, after the work they cover ran. A failure of the device
+     * reaches this queue's marker through the wait list
+     * (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST). */
+    for (uint32_t i = 0; i < fence_count; i++) {
+        plx_fence *fe = p->wait_fences[i];
+        plx_queue *from = fe->queue;
+        if (fe->waited) {
+            if (fe->code != PLX_OK && q->carried_code == PLX_OK) {
+                q->carried_code = fe->code;
+                q->carried_seq = seq;
+                snprintf(q->carried_message, sizeof q->carried_message, "%s", fe->message);
+            }
+            continue;
+        }
+        if (!from || from == q) {
+            continue;
+        }
+        size_t moved = 0;
+        while (moved < from->check_count && from->checks[moved].seq < fe->seq) {
+            moved++;
+        }
+        if (moved && reserve(host, (void **)&q->checks, &q->check_cap, q->check_count,
+                             q->check_count + moved + 1, sizeof *q->checks)) {
+            for (size_t k = 0; k < moved; k++) {
+                q->checks[q->check_count] = from->checks[k];
+                q->checks[q->check_count++].seq = seq;
+            }
+            from->check_count -= moved;
+            memmove(from->checks, from->checks + moved, from->check_count * sizeof *from->checks);
+        }
+        if (from->carried_code != PLX_OK && from->carried_seq < fe->seq &&
+            q->carried_code == PLX_OK) {
+            q->carried_code = from->carried_code;
+            q->carried_seq = seq;
+            snprintf(q->carried_message, sizeof q->carried_message, "%s", from->carried_message);
+            from->carried_code = PLX_OK;
+        }
+    }
     if (!q->first_layer) {
         q->first_layer = p->layer_name;
     }
@@ -496,6 +545,10 @@ plx_status ocl_fence_wait(plx_fence *f) {
                        qrc == CL_SUCCESS ? ocl_error_name(st, nb2, sizeof nb2) : "unknown");
         }
         plx_queue *q = f->queue;
+        if (q && q->carried_code != PLX_OK && q->carried_seq < f->seq) {
+            fence_fail(f, q->carried_code, "%s", q->carried_message);
+            q->carried_code = PLX_OK;
+        }
         if (q) {
             /* The index checks of the work the fence covers, read now that
              * it ran (after a device failure their flags mean nothing). */

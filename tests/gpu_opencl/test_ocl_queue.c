@@ -519,6 +519,23 @@ Test(ocl_queue, index_error_names_the_layer_at_the_wait) {
             }
         }
     }
+    /* Handed on: the error of work on q, covered by a fence that the work
+     * on q2 waits for, is q2's wait's verdict (the host waits on the last
+     * queue only), and q's next wait does not report it again. */
+    plx_queue *q2 = NULL;
+    OKS(fn->create_queue(f, &qp, &q2));
+    put(hi, bad, sizeof bad);
+    OKS(enqueue(q, ge, "ge", false, NULL, 0));
+    plx_fence *handoff = NULL;
+    OKS(fn->queue_signal(q, &handoff));
+    OKS(enqueue(q2, r, "after", false, &handoff, 1));
+    fn->destroy_fence(handoff);
+    s = wait_all(q2);
+    cr_assert(not(zero(ptr, s)), "the handed-on index error was not reported");
+    cr_assert(not(zero(ptr, strstr(s->message, "layer 'ge': "))), "%s", s->message);
+    free(s);
+    cr_assert(zero(ptr, wait_all(q)));
+    fn->destroy_queue(q2);
     /* The synchronous path says the same without the prefix. */
     put(hi, bad, sizeof bad);
     s = fn->execute_workload(ge);

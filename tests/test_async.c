@@ -809,3 +809,115 @@ Test(preimport, same_id_twice_in_one_run) {
     plx_network_destroy(&n);
     plx_runtime_destroy(&rt);
 }
+
+/* testdev relu x3 with the given memory mode and import option, loaded
+ * with externally managed memory; `counted` (not NULL) is given to the
+ * runtime as testdev's allocator. Runs once on `seed`'s input and checks
+ * the result when the load and run succeed; returns the first failure. */
+static plx_status device_memory_run(const char *memory, const char *import, counting *counted,
+                                    bool *out_ran) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {TESTDEV_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_backend_option opts[] = {{"testdev", "memory", memory}, {"testdev", "import", import}};
+    o.backend_options = opts;
+    o.backend_option_count = 2;
+    plx_backend_allocator a = {"testdev",
+                               {counted, count_alloc, count_free, PLX_MEMORY_SOURCE_MALLOC}};
+    if (counted) {
+        o.allocators = &a;
+        o.allocator_count = 1;
+    }
+    plx_runtime *rt = tu_create(&o);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = vec();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, r1, r2, r3, y;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "r1", PLX_OP_ACTIVATION, &relu, 1, 1, &r1));
+    OK(plx_network_add_layer(n, "r2", PLX_OP_ACTIVATION, &relu, 1, 1, &r2));
+    OK(plx_network_add_layer(n, "r3", PLX_OP_ACTIVATION, &relu, 1, 1, &r3));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, r1, 0));
+    OK(plx_network_connect(n, r1, 0, r2, 0));
+    OK(plx_network_connect(n, r2, 0, r3, 0));
+    OK(plx_network_connect(n, r3, 0, y, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *b[] = {"testdev"};
+    oo.backends = b;
+    oo.backend_count = 1;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = true;
+    plx_loaded_network *ln = NULL;
+    *out_ran = false;
+    plx_status s = plx_runtime_load_network(rt, &on, &lo, &ln);
+    for (int run = 0; !s && run < 2; run++) {
+        float xin[N], yout[N];
+        input_for(xin, 17 + (unsigned)run);
+        plx_tensor_binding in = {0, xin, sizeof xin, 0}, out = {0, yout, sizeof yout, 0};
+        s = plx_loaded_network_execute(ln, &in, 1, &out, 1);
+        for (int i = 0; !s && i < N; i++) {
+            cr_assert(eq(flt, yout[i], xin[i] > 0 ? xin[i] : 0.0f));
+        }
+        *out_ran = !s;
+        if (!s && run == 0) {
+            /* Released and allocated again: freed through the backend too. */
+            plx_loaded_network_release_working_memory(ln);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+    return s;
+}
+
+/* R-26: a backend that reports allocates_planned_memory gets its planned
+ * buffers from itself and its handles bound through
+ * import_external_memory: it loads and runs with externally managed memory
+ * although it imports no malloc memory (which a host-allocated plan
+ * needs), and LeakSanitizer sees every buffer freed through it, after a
+ * release of the working memory too. */
+Test(memory, backend_allocates_its_planned_buffers) {
+    bool ran = false;
+    OK(device_memory_run("device", "none", NULL, &ran));
+    cr_assert(ran);
+    /* Without the capability, the same backend needs malloc import. */
+    FAILS_WITH(device_memory_run("planned", "none", NULL, &ran),
+               "backend 'testdev' reports externally_managed_memory but cannot import malloc "
+               "memory");
+}
+
+/* R-26: the application's allocator for a backend serves host memory
+ * instead of the backend's allocator; it then needs malloc import. */
+Test(memory, application_allocator_wins_over_the_backends) {
+    counting c = {0};
+    bool ran = false;
+    OK(device_memory_run("device", "malloc", &c, &ran));
+    cr_assert(ran);
+    cr_assert(gt(sz, atomic_load(&c.allocations), 0));
+    cr_assert(eq(sz, atomic_load(&c.allocations), atomic_load(&c.frees)));
+    counting d = {0};
+    FAILS_WITH(device_memory_run("device", "none", &d, &ran),
+               "cannot import malloc memory");
+    cr_assert(eq(sz, atomic_load(&d.allocations), 0));
+}
+
+/* R-26: an allocator that fails fails the execution, naming the backend
+ * and keeping its code; nothing leaks. */
+Test(memory, backend_allocator_failure_names_the_backend) {
+    bool ran = true;
+    plx_status s = device_memory_run("device_fail", "none", NULL, &ran);
+    cr_assert(not(ran));
+    cr_assert(eq(int, plx_status_get_code(s), PLX_OUT_OF_MEMORY));
+    cr_assert(eq(str, (char *)plx_status_get_message(s),
+                 "backend 'testdev': cannot allocate a planned buffer of 256 bytes: testdev: "
+                 "device memory full (memory=device_fail)"));
+    plx_status_free(s);
+}

@@ -51,8 +51,8 @@ Test(rejections, whole_directory) {
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 2)->id, "fake_good"));
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 3)->id, "fake_unavailable"));
     cr_assert(zero(ptr, (void *)plx_runtime_backend(rt, 4)));
-    /* 22 fakes: 4 listed, the 18 others rejected, nothing skipped. */
-    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 18), "%s", tu_dump(rt));
+    /* 24 fakes: 4 listed, the 20 others rejected, nothing skipped. */
+    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 20), "%s", tu_dump(rt));
     cr_assert(eq(sz, plx_runtime_skipped_count(rt), 0));
     /* One search entry, the application's, scanned without problem. */
     cr_assert(eq(sz, plx_runtime_search_path_count(rt), 1));
@@ -210,6 +210,24 @@ Test(rejections, capability_bad_import_alignment) {
                  "invalid capability 'import_alignment': 48 is not a power of two from 1 to "
                  "4096"));
     cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_caps_bad_alignment")));
+    tu_assert_good_fakes_loaded(rt);
+}
+
+/* fence_domain (ABI 1.4) is a string of 1 to 127 bytes. */
+Test(rejections, capability_empty_fence_domain) {
+    const plx_rejection *r = tu_fake_rejection(rt, "fake_caps_empty_domain");
+    cr_assert(eq(str, (char *)r->reason,
+                 "invalid capability 'fence_domain': must be 1 to 127 bytes"));
+    cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_caps_empty_domain")));
+    tu_assert_good_fakes_loaded(rt);
+}
+
+/* allocates_planned_memory needs the backend allocator's functions. */
+Test(rejections, allocates_planned_memory_without_its_functions) {
+    const plx_rejection *r = tu_fake_rejection(rt, "fake_caps_allocates");
+    cr_assert(eq(str, (char *)r->reason,
+                 "required function 'allocate_planned_buffer' is NULL (the backend reports "
+                 "allocates_planned_memory; ABI 1.4 or later)"));
     tu_assert_good_fakes_loaded(rt);
 }
 

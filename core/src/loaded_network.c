@@ -144,7 +144,7 @@ static plx_status check_capabilities(plx_loaded_network *n) {
                                           "backend '%s' does not report "
                                           "externally_managed_memory", b->info.id);
             }
-            if (!plxi_ln_imports_malloc(b)) {
+            if (!plxi_ln_imports_malloc(b) && !plxi_ln_backend_allocates(n, b)) {
                 return plxi_status_create(PLX_UNSUPPORTED,
                                           "backend '%s' reports externally_managed_memory but "
                                           "cannot import malloc memory, which the host's plan "

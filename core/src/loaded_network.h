@@ -70,6 +70,9 @@ typedef struct backend_plan {
     const plx_memory_strategy *strategy; /* NULL: the built-in by name */
     plxi_memory_plan plan;
     const plx_allocator *allocator; /* NULL: the host's aligned malloc */
+    /* The backend allocates the buffers itself (R-26): no application
+     * allocator for it, and it sets allocate_planned_buffer. */
+    bool backend_allocates;
     plx_memory_report report;
 } backend_plan;
 
@@ -80,6 +83,9 @@ struct plx_working_memory {
     wm_queue *queues;         /* one per queued backend with layers here */
     size_t queue_count;
     void **buffers;           /* per plan, per buffer */
+    /* Per plan, per buffer, for plans whose backend allocates (R-26): what
+     * it returned; kind NULL when not allocated. */
+    plx_external_memory *device_buffers;
     bool memory_ready;
     atomic_bool in_use;       /* refuses a second concurrent execution */
     /* Per execution: which binding or pre-import filled each input/output. */
@@ -176,6 +182,9 @@ backend_plan *plxi_ln_plan_of(const plx_loaded_network *n, const plxi_backend_re
 
 /* Does backend `b` import malloc memory? */
 bool plxi_ln_imports_malloc(const plxi_backend_record *b);
+/* Does backend `b` allocate its planned buffers in network `n` (R-26: it
+ * can, and the application gave no allocator for it)? */
+bool plxi_ln_backend_allocates(const plx_loaded_network *n, const plxi_backend_record *b);
 /* Allocates a backend-managed handle that has no memory yet; consumes
  * nothing, and names layer `l` on failure. */
 plx_status plxi_ln_allocate(handle_slot *h, const plxi_layer *l);

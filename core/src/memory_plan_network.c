@@ -54,6 +54,7 @@ plx_status plxi_ln_plan_memory(plx_loaded_network *n) {
                 bp->allocator = &rt->allocators[k].allocator;
             }
         }
+        bp->backend_allocates = plxi_ln_backend_allocates(n, bp->backend);
     }
     /* The layout (which slots are planned, which are parts of wholes) is
      * the one every working memory gets; built without handles. */

@@ -166,6 +166,7 @@ static const struct {
     {PLX_CAP_IMPORT_ALIGNMENT, PLX_VALUE_INT},
     {PLX_CAP_QUEUED_EXECUTION, PLX_VALUE_BOOL},
     {PLX_CAP_FENCE_DOMAIN, PLX_VALUE_STRING},
+    {PLX_CAP_ALLOCATES_PLANNED_MEMORY, PLX_VALUE_BOOL},
 };
 
 /* The longest fence_domain. */
@@ -711,6 +712,20 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
                               "it runs layers)", required[i].name);
             }
         }
+        /* the backend allocator's three functions come together. */
+        int allocs = !!rec->functions.allocate_planned_buffer +
+                     !!rec->functions.free_planned_buffer + !!rec->functions.import_external_memory;
+        if (allocs != 0 && allocs != 3) {
+            return reject(rt, rec, "required function '%s' is NULL (allocate_planned_buffer, "
+                                   "free_planned_buffer and import_external_memory go together)",
+                          !rec->functions.allocate_planned_buffer ? "allocate_planned_buffer"
+                          : !rec->functions.free_planned_buffer   ? "free_planned_buffer"
+                                                                  : "import_external_memory");
+        }
+        if (allocs && !rec->functions.unimport_tensor_handle) {
+            return reject(rt, rec, "required function 'unimport_tensor_handle' is NULL (the "
+                                   "backend sets import_external_memory)");
+        }
         if (rec->functions.import_tensor_handle && !rec->functions.unimport_tensor_handle) {
             return reject(rt, rec, "required function 'unimport_tensor_handle' is NULL (the "
                                    "backend sets import_tensor_handle)");
@@ -802,6 +817,11 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         }
     }
     problem = check_queued(rec);
+    if (!problem && plx_backend_info_has_capability(&rec->info, PLX_CAP_ALLOCATES_PLANNED_MEMORY) &&
+        !rec->functions.allocate_planned_buffer) {
+        problem = plxi_asprintf("required function 'allocate_planned_buffer' is NULL (the backend "
+                                "reports %s; ABI 1.4 or later)", PLX_CAP_ALLOCATES_PLANNED_MEMORY);
+    }
     if (problem) {
         return reject_with(rt, rec, problem);
     }

@@ -3,6 +3,7 @@
  * creation and allocated at the first execution; the API that creates,
  * releases and destroys them. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,12 @@ static void release_memory(plx_working_memory *wm) {
     for (size_t p = 0; p < n->plan_count; p++) {
         backend_plan *bp = &n->plans[p];
         for (size_t b = 0; b < bp->plan.buffer_count; b++) {
+            plx_external_memory *dev = wm->device_buffers ? &wm->device_buffers[base + b] : NULL;
+            if (dev && dev->kind) {
+                bp->backend->functions.free_planned_buffer(
+                    plxi_ln_factory_of(n, bp->backend), dev);
+                memset(dev, 0, sizeof *dev);
+            }
             void *mem = wm->buffers ? wm->buffers[base + b] : NULL;
             if (mem) {
                 if (bp->allocator) {
@@ -90,6 +97,7 @@ void plxi_working_memory_free(plx_working_memory *wm) {
     free(wm->layers);
     free(wm->slots);
     free(wm->buffers);
+    free(wm->device_buffers);
     free(wm->input_args);
     free(wm->output_args);
     free(wm->input_pre);
@@ -123,6 +131,19 @@ size_t plxi_ln_consumers(const plx_optimized_network *o, size_t index, uint32_t 
         }
     }
     return n;
+}
+
+bool plxi_ln_backend_allocates(const plx_loaded_network *n, const plxi_backend_record *b) {
+    if (!plx_backend_info_has_capability(&b->info, PLX_CAP_ALLOCATES_PLANNED_MEMORY)) {
+        return false;
+    }
+    const plx_runtime *rt = n->runtime;
+    for (size_t k = 0; k < rt->allocator_count; k++) {
+        if (strcmp(rt->allocators[k].backend_id, b->info.id) == 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool plxi_ln_imports_malloc(const plxi_backend_record *b) {
@@ -359,6 +380,7 @@ plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory 
     wm->layers = calloc(n->layer_count ? n->layer_count : 1, sizeof *wm->layers);
     wm->slots = calloc(n->slot_count ? n->slot_count : 1, sizeof *wm->slots);
     wm->buffers = calloc(buffers ? buffers : 1, sizeof *wm->buffers);
+    wm->device_buffers = calloc(buffers ? buffers : 1, sizeof *wm->device_buffers);
     size_t ins = n->input_layers + 1, outs = n->output_layers + 1;
     wm->input_args = calloc(ins, sizeof *wm->input_args);
     wm->output_args = calloc(outs, sizeof *wm->output_args);
@@ -370,7 +392,8 @@ plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory 
     wm->out_source = calloc(outs, sizeof *wm->out_source);
     bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
     plx_status s = NULL;
-    if (!wm->layers || !wm->slots || !wm->buffers || !wm->input_args || !wm->output_args ||
+    if (!wm->layers || !wm->slots || !wm->buffers || !wm->device_buffers || !wm->input_args ||
+        !wm->output_args ||
         !wm->input_pre || !wm->output_pre || !wm->in_data || !wm->out_data ||
         !wm->in_source || !wm->out_source || !in_place) {
         s = plxi_ln_oom();
@@ -506,6 +529,46 @@ static void *allocate_buffer(const backend_plan *bp, size_t size, size_t alignme
     return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
 }
 
+/* R-26: buffer `b` of plan `bp` from its backend, checked; on failure
+ * *out stays empty. */
+static plx_status allocate_device_buffer(plx_working_memory *wm, const backend_plan *bp,
+                                         size_t b, plx_external_memory *out) {
+    plx_loaded_network *n = wm->network;
+    plx_factory *f = plxi_ln_factory_of(n, bp->backend);
+    plx_planned_buffer_params pp;
+    memset(&pp, 0, sizeof pp);
+    pp.struct_size = (uint32_t)sizeof pp;
+    pp.size = bp->plan.buffer_sizes[b] ? bp->plan.buffer_sizes[b] : 1;
+    pp.alignment = bp->plan.buffer_alignments[b] ? bp->plan.buffer_alignments[b] : 1;
+    pp.network_id = n->id;
+    pp.buffer = (uint32_t)b;
+    plx_external_memory m;
+    memset(&m, 0, sizeof m);
+    m.struct_size = (uint32_t)sizeof m;
+    m.fd = -1;
+    plx_status e = bp->backend->functions.allocate_planned_buffer(f, &pp, &m);
+    if (e) {
+        plx_status r = plxi_status_create(plx_status_get_code(e),
+                                          "backend '%s': cannot allocate a planned buffer of "
+                                          "%" PRIu64 " bytes: %s",
+                                          bp->backend->info.id, pp.size,
+                                          plx_status_get_message(e));
+        plx_status_free(e);
+        return r;
+    }
+    if (!m.kind || m.size < pp.size) {
+        plx_status r = plxi_status_create(
+            PLX_INTERNAL, "backend '%s': allocate_planned_buffer returned %s", bp->backend->info.id,
+            !m.kind ? "memory without a kind" : "less memory than asked");
+        if (m.kind) {
+            bp->backend->functions.free_planned_buffer(f, &m);
+        }
+        return r;
+    }
+    *out = m;
+    return NULL;
+}
+
 /* docs/loaded-network.md, Loading 7 and 8: working memory at the first
  * execution: managed handles from their backends, planned ones from the
  * plan's buffers (imported at their offsets). */
@@ -518,7 +581,13 @@ plx_status plxi_working_memory_ensure(plx_working_memory *wm) {
     size_t base = 0;
     for (size_t p = 0; !s && p < n->plan_count; p++) {
         backend_plan *bp = &n->plans[p];
-        for (size_t b = 0; b < bp->plan.buffer_count; b++) {
+        for (size_t b = 0; b < bp->plan.buffer_count && bp->backend_allocates; b++) {
+            s = allocate_device_buffer(wm, bp, b, &wm->device_buffers[base + b]);
+            if (s) {
+                break;
+            }
+        }
+        for (size_t b = 0; b < bp->plan.buffer_count && !bp->backend_allocates; b++) {
             size_t alignment = bp->plan.buffer_alignments[b];
             void *mem = allocate_buffer(bp, bp->plan.buffer_sizes[b], alignment);
             if (mem && alignment && (uintptr_t)mem % alignment) {
@@ -554,9 +623,20 @@ plx_status plxi_working_memory_ensure(plx_working_memory *wm) {
                     first += n->plans[q].plan.buffer_count;
                 }
                 const plx_memory_placement *pl = &bp->plan.placements[h->block];
-                char *mem = (char *)wm->buffers[first + pl->buffer] + pl->offset;
-                plx_status e = h->backend->functions.import_tensor_handle(
-                    h->handle, mem, h->bytes, PLX_MEMORY_SOURCE_MALLOC);
+                plx_status e;
+                if (bp->backend_allocates) {
+                    /* the block's part of the backend's buffer. */
+                    plx_external_memory part = wm->device_buffers[first + pl->buffer];
+                    part.offset += pl->offset;
+                    part.size = h->bytes;
+                    part.release = NULL;
+                    part.release_data = NULL;
+                    e = h->backend->functions.import_external_memory(h->handle, &part);
+                } else {
+                    char *mem = (char *)wm->buffers[first + pl->buffer] + pl->offset;
+                    e = h->backend->functions.import_tensor_handle(h->handle, mem, h->bytes,
+                                                                   PLX_MEMORY_SOURCE_MALLOC);
+                }
                 if (e) {
                     s = plxi_ln_at_layer(e, ls->layer, "cannot import planned memory");
                 } else {

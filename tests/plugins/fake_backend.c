@@ -23,6 +23,9 @@
  *   FAKE_CAPS_BAD_TYPE        a standard key with the wrong type (R-10)
  *   FAKE_CAPS_UNKNOWN_KEY     a key that is neither standard nor namespaced (R-10)
  *   FAKE_CAPS_BAD_ALIGNMENT   import_alignment that is not a power of two (R-10)
+ *   FAKE_CAPS_EMPTY_DOMAIN    an empty fence_domain (R-10, R-24)
+ *   FAKE_CAPS_ALLOCATES       allocates_planned_memory without the functions
+ *                             it needs (R-26)
  *   FAKE_MISBEHAVE=what, FAKE_MISBEHAVE_IN=where
  *                             a plug-in no in-process host survives (only the
  *                             probe of docs/backend-abi.md does): `what` is
@@ -188,6 +191,18 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
     c[n].key = PLX_CAP_IMPORT_ALIGNMENT;
     c[n].type = PLX_VALUE_INT;
     c[n].int_value = 48;
+    n++;
+#endif
+#ifdef FAKE_CAPS_EMPTY_DOMAIN
+    c[n].key = PLX_CAP_FENCE_DOMAIN;
+    c[n].type = PLX_VALUE_STRING;
+    c[n].string_value = "";
+    n++;
+#endif
+#ifdef FAKE_CAPS_ALLOCATES
+    c[n].key = PLX_CAP_ALLOCATES_PLANNED_MEMORY;
+    c[n].type = PLX_VALUE_BOOL;
+    c[n].bool_value = true;
     n++;
 #endif
     b->capability_count = n;

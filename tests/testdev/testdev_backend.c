@@ -15,7 +15,12 @@
  * - Option `memory` = backend (default) | planned: with planned it reports
  *   externally_managed_memory and offers its own memory strategy
  *   ("testdev_separate": one buffer per tensor), so tests can see a
- *   backend's strategy used, and overridden by the application's.
+ *   backend's strategy used, and overridden by the application's. With
+ *   device it is planned too, and allocates the plan's buffers itself
+ *   (ABI 1.4, R-26): memory of the vendor kind "testdev.block" (host
+ *   memory it hands out as if it were a device's), bound to handles
+ *   through import_external_memory; device_fail is the same with an
+ *   allocation that fails ("device memory full").
  * - Option `subgraph` (ABI 1.2 optimize_subgraph, R-23) = none (default) |
  *   fuse: every add whose only reader is a relu becomes one precompiled
  *   "add+relu" layer | refuse_fused: the same substitutions, but
@@ -39,17 +44,25 @@ static const char *const subgraph_modes[] = {"none",       "fuse",      "refuse_
                                              "give_back",  "bad_output", "bad_input",
                                              "whole",      "fail"};
 
+enum memory_mode { MEM_BACKEND, MEM_PLANNED, MEM_DEVICE, MEM_DEVICE_FAIL };
+static const char *const memory_modes[] = {"backend", "planned", "device", "device_fail"};
+
+/* The vendor kind of testdev's "device" memory (R-26). */
+#define TESTDEV_BLOCK "testdev.block"
+
 struct plx_backend {
     const plx_host *host;
     uint32_t import_sources;
     bool planned;
+    enum memory_mode memory;
     enum subgraph_mode subgraph;
-    plx_capability caps[4];
+    plx_capability caps[5];
 };
 
 struct plx_factory {
     const plx_host *host;
     uint32_t import_sources;
+    enum memory_mode memory;
 };
 
 struct plx_tensor_handle {
@@ -77,7 +90,8 @@ struct plx_workload {
 
 static const plx_option_info options[] = {
     {"import", "memory source handles import: malloc, dma_buf or none", "malloc"},
-    {"memory", "backend (its own allocations) or planned (externally managed)", "backend"},
+    {"memory", "backend (its own allocations), planned (externally managed), device or "
+               "device_fail (planned, in buffers it allocates)", "backend"},
     {"subgraph", "none, fuse, refuse_fused, give_back, bad_output, bad_input, whole or fail",
      "none"},
 };
@@ -109,6 +123,7 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
                          plx_backend **out) {
     uint32_t sources = PLX_MEMORY_SOURCE_MALLOC;
     bool planned = false;
+    enum memory_mode memory = MEM_BACKEND;
     enum subgraph_mode subgraph = SG_NONE;
     for (size_t i = 0; i < count; i++) {
         if (strcmp(opts[i].key, "subgraph") == 0) {
@@ -124,12 +139,18 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
             }
             subgraph = (enum subgraph_mode)m;
         } else if (strcmp(opts[i].key, "memory") == 0) {
-            if (strcmp(opts[i].value, "planned") != 0 && strcmp(opts[i].value, "backend") != 0) {
-                return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                           "testdev: option memory=%s: expected backend or planned",
-                                           opts[i].value);
+            size_t m = 0;
+            while (m < sizeof memory_modes / sizeof memory_modes[0] &&
+                   strcmp(opts[i].value, memory_modes[m]) != 0) {
+                m++;
             }
-            planned = strcmp(opts[i].value, "planned") == 0;
+            if (m == sizeof memory_modes / sizeof memory_modes[0]) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "testdev: option memory=%s: expected backend, planned, "
+                                           "device or device_fail", opts[i].value);
+            }
+            memory = (enum memory_mode)m;
+            planned = memory != MEM_BACKEND;
         } else if (strcmp(opts[i].value, "malloc") == 0) {
             sources = PLX_MEMORY_SOURCE_MALLOC;
         } else if (strcmp(opts[i].value, "dma_buf") == 0) {
@@ -155,7 +176,10 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     b->caps[2] = (plx_capability){PLX_CAP_ASYNC_EXECUTION, PLX_VALUE_BOOL, false, 0, NULL};
     b->caps[3] = (plx_capability){PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_VALUE_BOOL, planned, 0,
                                   NULL};
+    b->caps[4] = (plx_capability){PLX_CAP_ALLOCATES_PLANNED_MEMORY, PLX_VALUE_BOOL,
+                                  memory == MEM_DEVICE || memory == MEM_DEVICE_FAIL, 0, NULL};
     b->planned = planned;
+    b->memory = memory;
     b->subgraph = subgraph;
     *out = b;
     return NULL;
@@ -167,7 +191,7 @@ static void destroy(plx_backend *b) {
 
 static plx_status get_capabilities(plx_backend *b, const plx_capability **out, size_t *count) {
     *out = b->caps;
-    *count = 4;
+    *count = 5;
     return NULL;
 }
 
@@ -232,6 +256,7 @@ static plx_status create_factory(plx_backend *b, const plx_factory_params *p, pl
     }
     f->host = b->host;
     f->import_sources = b->import_sources;
+    f->memory = b->memory;
     *out = f;
     return NULL;
 }
@@ -306,6 +331,49 @@ static plx_status import(plx_tensor_handle *h, void *mem, size_t size, plx_memor
 
 static void unimport(plx_tensor_handle *h) {
     h->data = h->owned;
+}
+
+/* R-26: the plan's buffers, as "device" blocks. */
+static plx_status allocate_planned_buffer(plx_factory *f, const plx_planned_buffer_params *p,
+                                          plx_external_memory *out) {
+    if (f->memory == MEM_DEVICE_FAIL) {
+        return f->host->status_create(f->host, PLX_OUT_OF_MEMORY,
+                                      "testdev: device memory full (memory=device_fail)");
+    }
+    if (f->memory != MEM_DEVICE) {
+        return f->host->status_create(f->host, PLX_FAILED_PRECONDITION,
+                                      "testdev: allocates planned buffers only with memory=device");
+    }
+    void *block = f->host->alloc(f->host, (size_t)p->size, (size_t)p->alignment);
+    if (!block) {
+        return f->host->status_create(f->host, PLX_OUT_OF_MEMORY,
+                                      "testdev: out of memory (%llu bytes)",
+                                      (unsigned long long)p->size);
+    }
+    out->kind = TESTDEV_BLOCK;
+    out->handle = block;
+    out->fd = -1;
+    out->offset = 0;
+    out->size = p->size;
+    return NULL;
+}
+
+static void free_planned_buffer(plx_factory *f, const plx_external_memory *m) {
+    f->host->free(f->host, m->handle);
+}
+
+static plx_status import_external_memory(plx_tensor_handle *h, const plx_external_memory *m) {
+    if (!m->kind || strcmp(m->kind, TESTDEV_BLOCK) != 0) {
+        return h->host->status_create(h->host, PLX_INVALID_ARGUMENT,
+                                      "testdev: cannot import memory of kind '%s'",
+                                      m->kind ? m->kind : "(null)");
+    }
+    if (m->size < h->bytes || m->offset % 4) {
+        return h->host->status_create(h->host, PLX_INVALID_ARGUMENT,
+                                      "testdev: imported block too small or misaligned");
+    }
+    h->data = (char *)m->handle + m->offset;
+    return NULL;
 }
 
 static plx_status create_workload(plx_factory *f, const plx_layer_view *l,
@@ -476,7 +544,7 @@ static plx_status optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
 }
 
 static const plx_backend_functions functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, optimize_subgraph),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, import_external_memory),
     .create = create,
     .destroy = destroy,
     .get_capabilities = get_capabilities,
@@ -496,6 +564,9 @@ static const plx_backend_functions functions = {
     .execute_workload = execute,
     .get_memory_strategy = get_memory_strategy,
     .optimize_subgraph = optimize_subgraph,
+    .allocate_planned_buffer = allocate_planned_buffer,
+    .free_planned_buffer = free_planned_buffer,
+    .import_external_memory = import_external_memory,
 };
 
 static const plx_backend_descriptor descriptor = {

@@ -500,7 +500,14 @@ PLX_API void plx_runtime_counters(const plx_runtime *runtime, plx_counters *out)
  *                  op: its op name, backend: its backend id);
  *   cat "copy":    one per copy layer the host runs between backends
  *                  (backend: the destination's);
- *   cat "import":  one per import-layer binding.
+ *   cat "import":  one per import-layer binding;
+ *   cat "enqueue": one per layer of a queued backend per execution (the
+ *                  time to enqueue it; docs/backend-abi.md, R-24);
+ *   cat "wait":    one per host wait for a queued backend (name "wait for
+ *                  <backend>");
+ *   a backend's own events (R-25: kernels, transfers; its category), on a
+ *                  track named "<backend> device", placed on the host's
+ *                  clock, with the layer among their arguments.
  * Every event carries the loaded network's id. Events are kept, across
  * disable and enable, until plx_runtime_clear_trace or the runtime is
  * destroyed.

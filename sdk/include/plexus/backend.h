@@ -243,6 +243,12 @@ typedef struct plx_capability {
  * queued backend without it gets only its own fences, never another's. */
 #define PLX_CAP_FENCE_DOMAIN "fence_domain"
 
+/* Boolean (R-26): with externally_managed_memory, the buffers of the
+ * backend's memory plan come from its allocate_planned_buffer (device
+ * memory), bound to handles through import_external_memory; the three
+ * functions of R-26 are then required. */
+#define PLX_CAP_ALLOCATES_PLANNED_MEMORY "allocates_planned_memory"
+
 /* Memory sources as bit flags, for APIs that take a set of them. */
 typedef enum plx_memory_source {
     PLX_MEMORY_SOURCE_MALLOC = 1u << 0,
@@ -345,6 +351,55 @@ typedef struct plx_enqueue_params {
      * should spend nothing on profiling. */
     bool profile;
 } plx_enqueue_params;
+
+/* ------------------------------------------------------------------------ */
+/* ABI 1.4: typed external memory and backend allocators               */
+/* ------------------------------------------------------------------------ */
+
+/* Kinds of plx_external_memory. Besides these two, a kind may be a
+ * namespaced vendor kind, `vendor.name` ("gpu_opencl.cl_mem"), which only
+ * the backends that define it interpret. */
+/* `handle` is a host pointer, readable and writable by the host. */
+#define PLX_MEMORY_KIND_HOST "host"
+/* `fd` is a dma-buf file descriptor. */
+#define PLX_MEMORY_KIND_DMA_BUF "dma_buf"
+
+/* A piece of memory described by its kind, for the calls that hand memory
+ * across the boundary. Owned by whoever fills it; the strings and the
+ * callback stay valid as long as the memory. */
+typedef struct plx_external_memory {
+    uint32_t struct_size;
+    /* PLX_MEMORY_KIND_HOST, PLX_MEMORY_KIND_DMA_BUF or a vendor kind. Not NULL. */
+    const char *kind;
+    /* The object: a host pointer (host), a cl_mem or a device pointer
+     * (vendor kinds); NULL for dma_buf. */
+    void *handle;
+    /* The dma-buf's file descriptor; -1 for other kinds. */
+    int fd;
+    /* The memory meant: bytes [offset, offset + size) of the object. */
+    uint64_t offset;
+    uint64_t size;
+    /* Optional: called once when the memory's owner (the side that filled
+     * this) is to give it back; NULL: nothing to call. */
+    void (*release)(void *release_data);
+    void *release_data;
+} plx_external_memory;
+
+/* One buffer of a memory plan the host asks a backend to allocate. Owned
+ * by the host; valid during `allocate_planned_buffer` only. */
+typedef struct plx_planned_buffer_params {
+    uint32_t struct_size;
+    /* Bytes, at least 1. */
+    uint64_t size;
+    /* The largest alignment among the blocks placed in the buffer: each
+     * block lies at a multiple of its own alignment from the buffer's
+     * start, so a buffer at least this aligned aligns them all. */
+    uint64_t alignment;
+    /* The loaded network's id and the buffer's index in the plan, for the
+     * backend's logs. */
+    uint32_t network_id;
+    uint32_t buffer;
+} plx_planned_buffer_params;
 
 /* ------------------------------------------------------------------------ */
 /* ABI 1.2: graph optimisation by backends                             */
@@ -695,6 +750,37 @@ typedef struct plx_backend_functions {
     plx_status (*fence_query)(plx_fence *fence, bool *out_signalled);
     /* Releases a fence, signalled or not (the work goes on). */
     void (*destroy_fence)(plx_fence *fence);
+
+    /* ---- ABI 1.4: backend allocators and typed memory (R-26) -------------
+     * Optional, the three together; required when the backend reports
+     * allocates_planned_memory. Such a backend gets the buffers of its
+     * memory plan from itself (device memory) instead of the host's
+     * malloc, unless the application gave an allocator for it
+     * (plx_runtime_options.allocators), which then serves host memory
+     * imported as before (so the backend must import malloc memory for
+     * that choice to load). */
+
+    /* Allocates one buffer of the plan: fills *out_memory (its struct_size
+     * set by the host; kind, handle or fd, offset, size of at least
+     * params->size; release unused here) with memory aligned to
+     * params->alignment. Called at a working memory's first execution, and
+     * again after a release. A status (PLX_OUT_OF_MEMORY for a full
+     * device) fails that execution naming the backend. */
+    plx_status (*allocate_planned_buffer)(plx_factory *factory,
+                                          const plx_planned_buffer_params *params,
+                                          plx_external_memory *out_memory);
+    /* Frees a buffer from allocate_planned_buffer (the description it
+     * filled), after every handle bound to it was unimported. */
+    void (*free_planned_buffer)(plx_factory *factory, const plx_external_memory *memory);
+    /* Makes bytes [memory->offset, memory->offset + memory->size) of the
+     * described object the storage of an unmanaged handle, until
+     * unimport_tensor_handle, like import_tensor_handle does for a host
+     * pointer. The host passes memory of the kinds the backend's own
+     * allocate_planned_buffer returned, at a block's offset within it and
+     * with the block's size. PLX_INVALID_ARGUMENT, naming the fault, for a
+     * kind it does not take or a size below the handle's. */
+    plx_status (*import_external_memory)(plx_tensor_handle *handle,
+                                         const plx_external_memory *memory);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

@@ -27,6 +27,15 @@
  *     alternating which goes first, so that the machine's noise hits both;
  *     min, median and p90 (nearest rank) per backend, and the ratio of the
  *     medians gpu_opencl/cpu_ref.
+ *   - queued execution (R-24): a third warm runtime runs gpu_opencl with
+ *     its option queued=off (every layer ends with a clFinish, as before
+ *     ABI 1.4), in the same rotation as the two others (each round rotates
+ *     which of the three goes first), with the queued run's assignment;
+ *     reported: both medians, their ratio, and the host waits per
+ *     execution: queued, plx_loaded_network_wait_count's growth over the
+ *     timed runs divided by their number; queued=off, the gpu_opencl
+ *     compute layers (one clFinish each). The outputs of the two agree
+ *     (max |a - b| reported; the kernels are the same, so 0 is expected).
  *   - agreement of the outputs of the last execution: max |a - b| with a
  *     gpu_opencl's and b cpu_ref's, and the check |a - b| <= 1e-4 +
  *     1e-3 * |b| on every element; the argmax of the first output.
@@ -68,7 +77,8 @@
 
 static const char *prog = "plexus-bench-backends";
 static const char *const backend_ids[2] = {"gpu_opencl", "cpu_ref"};
-enum { GPU = 0, CPU = 1 };
+enum { GPU = 0, CPU = 1, SYNC = 2 }; /* SYNC: gpu_opencl with queued=off */
+#define RUNS 3
 
 /* ------------------------------------------------------------------------ */
 /* Errors, memory, time                                                       */
@@ -209,8 +219,8 @@ static void log_sink(void *user_data, plx_log_level level, const char *source,
 
 /* A fresh runtime on the search paths; gpu_opencl gets cache_dir=dir when
  * dir is not NULL. */
-static plx_runtime *make_runtime(const settings *set, const char *dir, log_capture *cap,
-                                 const char *model, const char *backend) {
+static plx_runtime *make_runtime(const settings *set, const char *dir, bool queued_off,
+                                 log_capture *cap, const char *model, const char *backend) {
     plx_runtime_options ro;
     plx_runtime_options_init(&ro);
     ro.search_paths = set->paths;
@@ -220,11 +230,16 @@ static plx_runtime *make_runtime(const settings *set, const char *dir, log_captu
     ro.log_level = PLX_LOG_INFO;
     ro.log_fn = log_sink;
     ro.log_user_data = cap;
-    plx_backend_option opt = {"gpu_opencl", "cache_dir", dir};
+    plx_backend_option opts[2];
+    size_t n = 0;
     if (dir) {
-        ro.backend_options = &opt;
-        ro.backend_option_count = 1;
+        opts[n++] = (plx_backend_option){"gpu_opencl", "cache_dir", dir};
     }
+    if (queued_off) {
+        opts[n++] = (plx_backend_option){"gpu_opencl", "queued", "off"};
+    }
+    ro.backend_options = opts;
+    ro.backend_option_count = n;
     plx_runtime *rt;
     TRY(plx_runtime_create(&ro, &rt), model, backend, "runtime");
     return rt;
@@ -516,6 +531,7 @@ typedef struct load_times {
 
 typedef struct backend_run {
     const char *id;
+    bool queued_off;      /* gpu_opencl with the option queued=off */
     bool fallback;        /* optimised with {gpu_opencl, cpu_ref}, fallback allowed */
     char *refusal;        /* the strict optimisation's error, when fallback was needed */
     char *summary;        /* plx_optimized_network_summary */
@@ -528,6 +544,10 @@ typedef struct backend_run {
     plx_tensor_info *output_infos;
     double *latency;
     double min, median, p90;
+    /* Host waits per timed execution: plx_loaded_network_wait_count's
+     * growth over the timed runs (queued backends), or, for gpu_opencl
+     * with queued=off, its compute layers (each ends with a clFinish). */
+    double waits_per_run;
 } backend_run;
 
 static plx_tensor_binding *input_bindings(const model *m) {
@@ -643,7 +663,8 @@ static void load_once(const settings *set, model *m, backend_run *r, bool warm,
     load_times *t = warm ? &r->warm : &r->cold;
     bool gpu = strcmp(r->id, "gpu_opencl") == 0;
     double t0 = now_ms();
-    plx_runtime *rt = make_runtime(set, gpu ? cache_dir : NULL, &cap, m->name, r->id);
+    plx_runtime *rt = make_runtime(set, gpu ? cache_dir : NULL, r->queued_off, &cap, m->name,
+                                   r->id);
     t->create_ms = now_ms() - t0;
     require_backend(&rt, r->id);
     if (gpu) {
@@ -799,8 +820,9 @@ static agreement compare(const model *m, const backend_run *g, const backend_run
 
 typedef struct result {
     const model *m;
-    backend_run runs[2];
+    backend_run runs[RUNS]; /* GPU, CPU, SYNC */
     agreement agree;
+    agreement sync_agree; /* queued=off (a) against queued (b) */
     double ratio;
 } result;
 
@@ -820,27 +842,41 @@ static void bench_model(const settings *set, model *m, result *res) {
         load_once(set, m, r, false, ib);
         load_once(set, m, r, true, ib);
     }
-    for (int b = 0; b < 2; b++) {
+    /* gpu_opencl again with queued=off (R-24), on the warm cache, with the
+     * queued run's assignment (the same fallback). */
+    backend_run *sync = &res->runs[SYNC];
+    sync->id = "gpu_opencl";
+    sync->queued_off = true;
+    sync->fallback = res->runs[GPU].fallback;
+    load_once(set, m, sync, true, ib);
+    uint64_t waits0[RUNS];
+    for (int b = 0; b < RUNS; b++) {
         for (int i = 0; i < WARMUP; i++) {
             execute(m, &res->runs[b], ib, "warm-up execution");
         }
         res->runs[b].latency = xmalloc((size_t)set->iterations * sizeof(double));
+        waits0[b] = plx_loaded_network_wait_count(res->runs[b].ln);
     }
     for (long i = 0; i < set->iterations; i++) {
-        for (int k = 0; k < 2; k++) {
-            int b = i % 2 ? 1 - k : k; /* alternate which backend goes first */
+        for (int k = 0; k < RUNS; k++) {
+            int b = (int)((i + k) % RUNS); /* rotate which run goes first */
             backend_run *r = &res->runs[b];
             double t0 = now_ms();
             execute(m, r, ib, "execution");
             r->latency[i] = now_ms() - t0;
         }
     }
-    for (int b = 0; b < 2; b++) {
-        stats(&res->runs[b], set->iterations);
+    for (int b = 0; b < RUNS; b++) {
+        backend_run *r = &res->runs[b];
+        stats(r, set->iterations);
+        r->waits_per_run = (double)(plx_loaded_network_wait_count(r->ln) - waits0[b]) /
+                           (double)set->iterations;
     }
+    sync->waits_per_run = (double)(sync->layers - sync->fell_back);
     res->ratio = res->runs[GPU].median / res->runs[CPU].median;
     res->agree = compare(m, &res->runs[GPU], &res->runs[CPU]);
-    for (int b = 0; b < 2; b++) {
+    res->sync_agree = compare(m, &res->runs[SYNC], &res->runs[GPU]);
+    for (int b = 0; b < RUNS; b++) {
         backend_run *r = &res->runs[b];
         free_outputs(r);
         plx_loaded_network_unload(&r->ln);
@@ -851,7 +887,7 @@ static void bench_model(const settings *set, model *m, result *res) {
 }
 
 static void result_free(result *res) {
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < RUNS; b++) {
         free(res->runs[b].refusal);
         free(res->runs[b].summary);
         free(res->runs[b].latency);
@@ -977,7 +1013,25 @@ static void print_json(const settings *set, const device_facts *dev, const resul
             json_number(br->p90);
             printf("}}");
         }
-        printf("}, \"median_ratio_gpu_opencl_over_cpu_ref\": ");
+        const backend_run *q = &r->runs[GPU], *o = &r->runs[SYNC];
+        printf("}, \"gpu_opencl_queued\": {\"on\": {\"median_ms\": ");
+        json_number(q->median);
+        printf(", \"host_waits_per_execution\": ");
+        json_number(q->waits_per_run);
+        printf("}, \"off\": {\"median_ms\": ");
+        json_number(o->median);
+        printf(", \"min_ms\": ");
+        json_number(o->min);
+        printf(", \"p90_ms\": ");
+        json_number(o->p90);
+        printf(", \"host_waits_per_execution\": ");
+        json_number(o->waits_per_run);
+        printf(", \"waits\": \"one clFinish per gpu_opencl layer\"}, \"median_ratio_on_over_off\": ");
+        json_number(q->median / o->median);
+        printf(", \"max_abs_diff_off_vs_on\": ");
+        json_number(r->sync_agree.max_abs);
+        printf("}");
+        printf(", \"median_ratio_gpu_opencl_over_cpu_ref\": ");
         json_number(r->ratio);
         printf(", \"agreement\": {\"elements\": %zu, \"max_abs_diff\": ", r->agree.elements);
         json_number(r->agree.max_abs);
@@ -1021,8 +1075,9 @@ static void print_text(const settings *set, const device_facts *dev, const resul
                        size_t count, const skipped *skips, size_t skip_count) {
     printf("gpu_opencl on '%s' (%s; driver %s); POCL_KERNEL_CACHE=0\n", dev->device,
            dev->platform, dev->driver);
-    printf("latency: %ld timed runs per backend, alternating, after %d warm-up runs; "
-           "all times in ms\n", set->iterations, WARMUP);
+    printf("latency: %ld timed runs per backend (gpu_opencl queued, cpu_ref, gpu_opencl "
+           "queued=off), rotating which goes first, after %d warm-up runs; all times in ms\n",
+           set->iterations, WARMUP);
     printf("load = optimize + load_network in a fresh runtime (runtime creation apart); "
            "cold: empty cache_dir, warm: the same cache_dir again\n\n");
     printf("%-12s %-10s %7s | %9s %9s %-14s | %9s %9s %-14s | %8s %8s %8s\n", "model",
@@ -1052,6 +1107,12 @@ static void print_text(const settings *set, const device_facts *dev, const resul
         if (a->argmax[GPU] >= 0) {
             printf("; argmax %ld / %ld", a->argmax[GPU], a->argmax[CPU]);
         }
+        const backend_run *q = &r->runs[GPU], *o = &r->runs[SYNC];
+        printf("\n  %s: gpu_opencl queued=on median %.3f ms, %.2f host waits per execution; "
+               "queued=off median %.3f ms (min %.3f, p90 %.3f), %.0f waits (a clFinish per "
+               "gpu_opencl layer); on/off %.2f; outputs off vs on: max |a-b| %.3g",
+               r->m->name, q->median, q->waits_per_run, o->median, o->min, o->p90,
+               o->waits_per_run, q->median / o->median, r->sync_agree.max_abs);
         printf("\n  %s: inputs %s", r->m->name, r->m->input_note);
         if (r->m->import_ms >= 0) {
             printf("; ONNX import %.2f ms (%s)", r->m->import_ms, r->m->source);
@@ -1148,7 +1209,7 @@ int main(int argc, char **argv) {
      * before anything is timed. */
     device_facts dev;
     double t0 = now_ms();
-    plx_runtime *rt = make_runtime(&set, NULL, NULL, "probe", NULL);
+    plx_runtime *rt = make_runtime(&set, NULL, false, NULL, "probe", NULL);
     dev.probe_ms = now_ms() - t0;
     require_backend(&rt, "cpu_ref");
     const plx_backend_info *gpu = require_backend(&rt, "gpu_opencl");

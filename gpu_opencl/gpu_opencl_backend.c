@@ -8,9 +8,11 @@
  *
  * Threads (R-14, R-18 (9), R-20): the instance's device description is
  * read-only after create; the program is built once under a lock and then
- * only read. Every workload owns its queue and its plan's kernels (the one
- * OpenCL call that is not thread-safe on a shared object is clSetKernelArg),
- * so workloads of different working memories run concurrently. Maps go
+ * only read. Every workload owns its plan's kernels (the one OpenCL call
+ * that is not thread-safe on a shared object is clSetKernelArg), and runs
+ * on its working memory's queue (queued, R-24: ocl_queue.c) or its own
+ * (queued=off), so workloads of different working memories run
+ * concurrently. Maps go
  * through one queue per factory, which OpenCL makes safe to share; a
  * handle's map state is under the handle's lock, since a constant's handle
  * may be mapped by several executions at once. */
@@ -236,6 +238,7 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
         memcpy(b->cache_dir, o.cache_dir, n + 1);
     }
     bool has_fp16 = d->has_fp16;
+    b->queued = o.queued;
     ocl_device_list_free(host, &l);
 
     cl_int rc = CL_SUCCESS;
@@ -253,6 +256,15 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
     }
 
     add_cap_bool(b, PLX_CAP_ASYNC_EXECUTION, true);
+    if (b->queued) {
+        /* R-24: one in-order queue per working memory (ocl_queue.c). Fences
+         * hold events of this context, so the domain names the context:
+         * only this instance's fences are waited on without the host. */
+        snprintf(b->fence_domain, sizeof b->fence_domain, GPU_OPENCL_ID ":context=%p",
+                 (void *)b->dev.context);
+        add_cap_bool(b, PLX_CAP_QUEUED_EXECUTION, true);
+        add_cap_string(b, PLX_CAP_FENCE_DOMAIN, b->fence_domain);
+    }
     add_cap_bool(b, PLX_CAP_EXTERNALLY_MANAGED_MEMORY, true);
     add_cap_bool(b, PLX_CAP_PREIMPORT_IO_TENSORS, true);
     add_cap_bool(b, PLX_CAP_IMPORT_MALLOC, true);
@@ -340,6 +352,10 @@ static plx_status gpu_opencl_create_factory(plx_backend *b, const plx_factory_pa
     f->dev.program = program;
     f->import_alignment = b->import_alignment;
     f->network_id = params->network_id;
+    f->queued = b->queued;
+    /* device times go to the trace only through a 1.4 host's table. */
+    f->profiling = host->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_host, record_event) &&
+                   host->now_ns && host->record_event;
     cl_int rc = CL_SUCCESS;
     f->map_queue = clCreateCommandQueue(f->dev.context, f->dev.device, 0, &rc);
     if (rc != CL_SUCCESS || !f->map_queue) {
@@ -362,7 +378,7 @@ static plx_status gpu_opencl_create_factory(plx_backend *b, const plx_factory_pa
 /* ------------------------------------------------------------------------ */
 
 static const plx_backend_functions gpu_opencl_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, get_memory_strategy),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, destroy_fence),
     .check_available = gpu_opencl_check_available,
     .create = gpu_opencl_create,
     .destroy = gpu_opencl_destroy,
@@ -385,6 +401,15 @@ static const plx_backend_functions gpu_opencl_functions = {
     .execute_workload = ocl_execute_workload,
     .create_sub_tensor_handle = NULL, /* see struct plx_tensor_handle */
     .get_memory_strategy = NULL,      /* the host's default, greedy */
+    .optimize_subgraph = NULL,
+    /* R-24, used when the option queued is on (ocl_queue.c). */
+    .create_queue = ocl_create_queue,
+    .destroy_queue = ocl_destroy_queue,
+    .enqueue_workload = ocl_enqueue_workload,
+    .queue_signal = ocl_queue_signal,
+    .fence_wait = ocl_fence_wait,
+    .fence_query = ocl_fence_query,
+    .destroy_fence = ocl_destroy_fence,
 };
 
 static const plx_backend_descriptor gpu_opencl_descriptor = {

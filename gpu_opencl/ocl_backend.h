@@ -57,9 +57,10 @@ typedef struct parsed_options {
     type_choice type;
     const char *type_text;
     const char *cache_dir;
+    bool queued; /* option queued: on (default) or off */
 } parsed_options;
 
-#define OCL_OPTION_COUNT 4
+#define OCL_OPTION_COUNT 5
 extern const plx_option_info ocl_options[OCL_OPTION_COUNT];
 
 const char *ocl_device_type_name(cl_device_type t);
@@ -103,6 +104,11 @@ struct plx_backend {
     char driver_version[256];
     char choice[256];
     char devices_text[2048];
+    /* Option queued: on reports queued_execution and fence_domain. */
+    bool queued;
+    /* "gpu_opencl:context=0x...": fences are this instance's own, for its
+     * one context (PLX_CAP_FENCE_DOMAIN). */
+    char fence_domain[64];
 };
 
 
@@ -114,6 +120,8 @@ struct plx_factory {
     cl_mem empty;                /* what tensors of 0 bytes are bound to */
     size_t import_alignment;
     uint32_t network_id;
+    bool queued;    /* the instance's option queued */
+    bool profiling; /* the host can take profiling events */
 };
 
 /* Appends printf output to buf (size bytes, NUL-terminated), truncating
@@ -180,10 +188,54 @@ void ocl_destroy_tensor_handle(plx_tensor_handle *h);
 
 /* ---- workloads (ocl_workload.c) ---- */
 
+/* A workload owns its plan (kernels and auxiliary buffers) and the arrays
+ * a run fills, so that running allocates nothing (R-18 (7)); and, when the
+ * host executes it (execute_workload), its own in-order queue. Queued
+ * (R-24), it runs on its working memory's queue instead (ocl_queue.c). */
+struct plx_workload {
+    plx_factory *factory;
+    cl_command_queue queue; /* execute_workload's; NULL until the first (queued) */
+    ocl_plan plan;
+    bool constant;
+    const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
+    uint32_t input_count, output_count;
+    plx_tensor_handle **inputs;
+    plx_tensor_handle **outputs;
+    cl_mem *input_mems; /* the handles' memory at the last enqueue */
+    cl_mem *output_mems;
+    char error[512];
+};
+
 plx_status ocl_create_workload(plx_factory *f, const plx_layer_view *layer,
                                plx_tensor_handle *const *inputs,
                                plx_tensor_handle *const *outputs, plx_workload **out_workload);
 void ocl_destroy_workload(plx_workload *w);
 plx_status ocl_execute_workload(plx_workload *w);
+/* Reads the handles' memory into input_mems and output_mems; a status when
+ * one has none. */
+plx_status ocl_workload_bind(plx_workload *w);
+/* Binds the workload and enqueues its launches on `queue`, without
+ * waiting; `events` as for ocl_plan_enqueue_events (NULL: none). A
+ * constant's bytes are written without blocking (they live as long as the
+ * network). A status when nothing or only part was enqueued. */
+plx_status ocl_workload_enqueue(plx_workload *w, cl_command_queue queue, cl_event *events);
+/* Whether the workload's kernels flag indices out of range (ocl_plan_check). */
+bool ocl_workload_has_check(const plx_workload *w);
+/* Once its run finished: NULL when no index was out of range, else a
+ * status (PLX_INVALID_ARGUMENT) with the message of ocl_plan_check,
+ * preceded by "layer 'NAME': " when layer_name is given. Blocking reads
+ * on `queue`. */
+plx_status ocl_workload_check(plx_workload *w, cl_command_queue queue, const char *layer_name);
+
+/* ---- queued execution and profiling (ocl_queue.c, R-24, R-25) ---- */
+
+plx_status ocl_create_queue(plx_factory *f, const plx_queue_params *params,
+                            plx_queue **out_queue);
+void ocl_destroy_queue(plx_queue *q);
+plx_status ocl_enqueue_workload(plx_queue *q, const plx_enqueue_params *params);
+plx_status ocl_queue_signal(plx_queue *q, plx_fence **out_fence);
+plx_status ocl_fence_wait(plx_fence *f);
+plx_status ocl_fence_query(plx_fence *f, bool *out_signalled);
+void ocl_destroy_fence(plx_fence *f);
 
 #endif /* GPU_OPENCL_OCL_BACKEND_H */

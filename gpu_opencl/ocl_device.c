@@ -281,6 +281,9 @@ const plx_option_info ocl_options[] = {
                     "device", NULL},
     {"cache_dir", "directory for compiled program binaries (created when missing); unset: no "
                   "cache", NULL},
+    {"queued", "on: report queued_execution, so the host enqueues a working memory's layers on "
+               "one in-order queue and waits only where results leave the device (R-24); off: "
+               "every layer waits for its kernels (clFinish), as before ABI 1.4", "on"},
 };
 
 static plx_status bad_option(const plx_host *host, const char *key, const char *value,
@@ -295,6 +298,7 @@ plx_status ocl_parse_options(const plx_host *host, const plx_option *options, si
     memset(out, 0, sizeof *out);
     out->type = TYPE_DEFAULT;
     out->type_text = "default";
+    out->queued = true;
     for (size_t i = 0; i < count; i++) {
         const char *k = options[i].key, *v = options[i].value ? options[i].value : "";
         if (strcmp(k, "platform") == 0 || strcmp(k, "device") == 0) {
@@ -328,6 +332,14 @@ plx_status ocl_parse_options(const plx_host *host, const plx_option *options, si
                 return bad_option(host, k, v, "a directory (this path is not one)");
             }
             out->cache_dir = v;
+        } else if (strcmp(k, "queued") == 0) {
+            if (equals_nocase(v, "on")) {
+                out->queued = true;
+            } else if (equals_nocase(v, "off")) {
+                out->queued = false;
+            } else {
+                return bad_option(host, k, v, "on or off");
+            }
         }
         /* The host passes declared keys only (R-9 (3)). */
     }

@@ -72,6 +72,10 @@ typedef enum ocl_launch_kind {
 typedef struct ocl_launch {
     ocl_launch_kind kind;
     cl_kernel kernel;       /* owned by the plan */
+    /* What the launch runs, for messages and profiling events (R-25): the
+     * kernel's CL_KERNEL_FUNCTION_NAME, read once when the plan is built;
+     * "copy_buffer" for a copy. */
+    char name[64];
     cl_uint work_dim;       /* 1 to 3 */
     size_t global[3];       /* already rounded up to a multiple of local */
     size_t local[3];
@@ -163,6 +167,15 @@ bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *
  * err. */
 cl_int ocl_plan_enqueue(const ocl_plan *plan, cl_command_queue queue, const cl_mem *inputs,
                         const cl_mem *outputs, char *err, size_t err_size);
+/* ocl_plan_enqueue, keeping each launch's event for profiling (R-25):
+ * `events` has room for OCL_MAX_LAUNCHES; launch i that was enqueued
+ * leaves its event in events[i] (the caller releases it), one that was
+ * skipped (nothing to compute or copy) leaves NULL. With `events` NULL no
+ * event is created, as ocl_plan_enqueue. On failure every event created is
+ * released and the array holds NULL. */
+cl_int ocl_plan_enqueue_events(const ocl_plan *plan, cl_command_queue queue,
+                               const cl_mem *inputs, const cl_mem *outputs, cl_event *events,
+                               char *err, size_t err_size);
 
 /* ---- operators (ocl_ops_*.c) -------------------------------------------- */
 

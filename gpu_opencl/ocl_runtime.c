@@ -125,6 +125,15 @@ bool ocl_plan_kernel(ocl_plan *plan, const ocl_device *dev, const char *kernel_n
     l->kind = OCL_LAUNCH_KERNEL;
     l->kernel = k;
     l->work_dim = 1;
+    /* The name the device knows the kernel by, read once here so that
+     * profiling (R-25) and messages never ask at run time. */
+    size_t got = 0;
+    if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof l->name, l->name, &got) !=
+            CL_SUCCESS ||
+        got == 0) {
+        snprintf(l->name, sizeof l->name, "%s", kernel_name);
+    }
+    l->name[sizeof l->name - 1] = '\0';
     *out_launch = l;
     return true;
 }
@@ -258,6 +267,7 @@ bool ocl_plan_copy(ocl_plan *plan, uint32_t src, uint32_t dst, size_t bytes, cha
     ocl_launch *l = &plan->launches[plan->count++];
     memset(l, 0, sizeof *l);
     l->kind = OCL_LAUNCH_COPY;
+    snprintf(l->name, sizeof l->name, "copy_buffer");
     l->copy_src = src;
     l->copy_dst = dst;
     l->bytes = bytes;
@@ -282,15 +292,6 @@ void ocl_plan_release(ocl_plan *plan) {
 }
 
 /* ---- enqueueing --------------------------------------------------------- */
-
-static const char *kernel_name(cl_kernel k, char *buf, size_t size) {
-    size_t got = 0;
-    if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, buf, &got) != CL_SUCCESS || got == 0) {
-        snprintf(buf, size, "?");
-    }
-    buf[size - 1] = '\0';
-    return buf;
-}
 
 bool ocl_plan_index_check(ocl_plan *plan, const ocl_device *dev, const char *layer,
                           const char *op, uint32_t input, bool is64, uint32_t *out_flag,
@@ -357,9 +358,29 @@ bool ocl_plan_check(const ocl_plan *plan, cl_command_queue queue, const cl_mem *
     return false;
 }
 
+/* Releases the events a failed enqueue created (ocl_plan_enqueue_events). */
+static cl_int drop_events(cl_event *events, cl_int rc) {
+    for (uint32_t i = 0; events && i < OCL_MAX_LAUNCHES; i++) {
+        if (events[i]) {
+            clReleaseEvent(events[i]);
+            events[i] = NULL;
+        }
+    }
+    return rc;
+}
+
 cl_int ocl_plan_enqueue(const ocl_plan *plan, cl_command_queue queue, const cl_mem *inputs,
                         const cl_mem *outputs, char *err, size_t err_size) {
-    char nb[32], kb[96];
+    return ocl_plan_enqueue_events(plan, queue, inputs, outputs, NULL, err, err_size);
+}
+
+cl_int ocl_plan_enqueue_events(const ocl_plan *plan, cl_command_queue queue,
+                               const cl_mem *inputs, const cl_mem *outputs, cl_event *events,
+                               char *err, size_t err_size) {
+    char nb[32];
+    for (uint32_t i = 0; events && i < OCL_MAX_LAUNCHES; i++) {
+        events[i] = NULL;
+    }
     if (plan->check.active && plan->check.flag < plan->aux_count) {
         const cl_int none = CL_INT_MAX;
         cl_int rc = clEnqueueFillBuffer(queue, plan->aux[plan->check.flag], &none, sizeof none, 0,
@@ -377,10 +398,10 @@ cl_int ocl_plan_enqueue(const ocl_plan *plan, cl_command_queue queue, const cl_m
                 continue; /* nothing to copy, or the output aliases the input */
             }
             cl_int rc = clEnqueueCopyBuffer(queue, inputs[l->copy_src], outputs[l->copy_dst], 0, 0,
-                                            l->bytes, 0, NULL, NULL);
+                                            l->bytes, 0, NULL, events ? &events[i] : NULL);
             if (rc != CL_SUCCESS) {
                 set_err(err, err_size, "clEnqueueCopyBuffer: %s", ocl_error_name(rc, nb, sizeof nb));
-                return rc;
+                return drop_events(events, rc);
             }
             continue;
         }
@@ -392,9 +413,9 @@ cl_int ocl_plan_enqueue(const ocl_plan *plan, cl_command_queue queue, const cl_m
             continue; /* nothing to compute (an empty tensor) */
         }
         if (l->arg_count > OCL_MAX_ARGS) {
-            set_err(err, err_size, "clSetKernelArg(%s): more than %d arguments",
-                    kernel_name(l->kernel, kb, sizeof kb), OCL_MAX_ARGS);
-            return CL_INVALID_ARG_INDEX;
+            set_err(err, err_size, "clSetKernelArg(%s): more than %d arguments", l->name,
+                    OCL_MAX_ARGS);
+            return drop_events(events, CL_INVALID_ARG_INDEX);
         }
         for (uint32_t a = 0; a < l->arg_count; a++) {
             const ocl_arg *arg = &l->args[a];
@@ -421,17 +442,17 @@ cl_int ocl_plan_enqueue(const ocl_plan *plan, cl_command_queue queue, const cl_m
             }
             if (rc != CL_SUCCESS) {
                 set_err(err, err_size, "clSetKernelArg(%s, %u): %s",
-                        kernel_name(l->kernel, kb, sizeof kb), (unsigned)a,
-                        ocl_error_name(rc, nb, sizeof nb));
-                return rc;
+                        l->name, (unsigned)a, ocl_error_name(rc, nb, sizeof nb));
+                return drop_events(events, rc);
             }
         }
         cl_int rc = clEnqueueNDRangeKernel(queue, l->kernel, l->work_dim, NULL, l->global,
-                                           l->has_local ? l->local : NULL, 0, NULL, NULL);
+                                           l->has_local ? l->local : NULL, 0, NULL,
+                                           events ? &events[i] : NULL);
         if (rc != CL_SUCCESS) {
-            set_err(err, err_size, "clEnqueueNDRangeKernel(%s): %s", kernel_name(l->kernel, kb, sizeof kb),
+            set_err(err, err_size, "clEnqueueNDRangeKernel(%s): %s", l->name,
                     ocl_error_name(rc, nb, sizeof nb));
-            return rc;
+            return drop_events(events, rc);
         }
     }
     return CL_SUCCESS;

@@ -1,6 +1,8 @@
-/* gpu_opencl: workloads, each running one layer's plan (ocl_ops.h) on its
- * own in-order queue, and constants written once at load; apart so that
- * execution reads on its own. */
+/* gpu_opencl: workloads, each running one layer's plan (ocl_ops.h), either
+ * synchronously on its own in-order queue (execute_workload: constants at
+ * load, and every layer with the option queued=off) or enqueued on a
+ * working memory's queue (ocl_queue.c, R-24); apart so that execution
+ * reads on its own. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -20,23 +22,6 @@
 /* Workloads                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* A workload owns its in-order queue, its plan (kernels and auxiliary
- * buffers) and the arrays execute fills, so that executing allocates
- * nothing (R-18 (7)). */
-struct plx_workload {
-    plx_factory *factory;
-    cl_command_queue queue;
-    ocl_plan plan;
-    bool constant;
-    const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
-    uint32_t input_count, output_count;
-    plx_tensor_handle **inputs;
-    plx_tensor_handle **outputs;
-    cl_mem *input_mems;
-    cl_mem *output_mems;
-    char error[512];
-};
-
 void ocl_destroy_workload(plx_workload *w) {
     const plx_host *host = w->factory->host;
     ocl_plan_release(&w->plan);
@@ -48,6 +33,18 @@ void ocl_destroy_workload(plx_workload *w) {
     host->free(host, w->input_mems);
     host->free(host, w->output_mems);
     host->free(host, w);
+}
+
+/* The workload's own in-order queue, for execute_workload. */
+static plx_status own_queue(plx_workload *w) {
+    plx_factory *f = w->factory;
+    cl_int rc = CL_SUCCESS;
+    w->queue = clCreateCommandQueue(f->dev.context, f->dev.device, 0, &rc);
+    if (rc != CL_SUCCESS || !w->queue) {
+        w->queue = NULL;
+        return ocl_cl_failure(f->host, rc, PLX_INTERNAL, "clCreateCommandQueue");
+    }
+    return NULL;
 }
 
 plx_status ocl_create_workload(plx_factory *f, const plx_layer_view *layer,
@@ -92,12 +89,16 @@ plx_status ocl_create_workload(plx_factory *f, const plx_layer_view *layer,
         ocl_destroy_workload(w);
         return s;
     }
-    cl_int rc = CL_SUCCESS;
-    w->queue = clCreateCommandQueue(f->dev.context, f->dev.device, 0, &rc);
-    if (rc != CL_SUCCESS || !w->queue) {
-        w->queue = NULL;
-        ocl_destroy_workload(w);
-        return ocl_cl_failure(host, rc, PLX_INTERNAL, "clCreateCommandQueue");
+    /* Queued (R-24), a workload runs on its working memory's queue and
+     * needs one of its own only if the host executes it (a constant at
+     * load): created then. With queued=off every workload runs through
+     * execute_workload, so its queue is made here as before. */
+    if (!f->queued) {
+        plx_status s = own_queue(w);
+        if (s) {
+            ocl_destroy_workload(w);
+            return s;
+        }
     }
     /* Each output handle belongs to this layer of this working memory, so
      * nothing else touches these flags now (R-20 (2)). */
@@ -109,9 +110,8 @@ plx_status ocl_create_workload(plx_factory *f, const plx_layer_view *layer,
     return NULL;
 }
 
-plx_status ocl_execute_workload(plx_workload *w) {
-    plx_factory *f = w->factory;
-    const plx_host *host = f->host;
+plx_status ocl_workload_bind(plx_workload *w) {
+    const plx_host *host = w->factory->host;
     for (uint32_t i = 0; i < w->input_count; i++) {
         if (!w->inputs[i]->has_memory) {
             return host->status_create(host, PLX_FAILED_PRECONDITION, "input %u has no memory",
@@ -126,8 +126,77 @@ plx_status ocl_execute_workload(plx_workload *w) {
         }
         w->output_mems[i] = w->outputs[i]->mem;
     }
+    return NULL;
+}
+
+plx_status ocl_workload_enqueue(plx_workload *w, cl_command_queue queue, cl_event *events) {
+    const plx_host *host = w->factory->host;
+    plx_status s = ocl_workload_bind(w);
+    if (s) {
+        return s;
+    }
     cl_int rc;
     if (w->constant) {
+        size_t bytes = w->outputs[0]->bytes;
+        if (bytes == 0) {
+            return NULL;
+        }
+        /* Non-blocking: the data lives as long as the network. */
+        rc = clEnqueueWriteBuffer(queue, w->output_mems[0], CL_FALSE, 0, bytes, w->constant_data,
+                                  0, NULL, NULL);
+        if (rc != CL_SUCCESS) {
+            return ocl_cl_failure(host, rc, PLX_INTERNAL, "clEnqueueWriteBuffer(%zu bytes)", bytes);
+        }
+        return NULL;
+    }
+    w->error[0] = '\0';
+    rc = ocl_plan_enqueue_events(&w->plan, queue, w->input_mems, w->output_mems, events, w->error,
+                                 sizeof w->error);
+    if (rc != CL_SUCCESS) {
+        plx_status_code code = (rc == CL_OUT_OF_HOST_MEMORY || rc == CL_OUT_OF_RESOURCES ||
+                                rc == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+                                   ? PLX_OUT_OF_MEMORY
+                                   : PLX_INTERNAL;
+        char nb[32];
+        return host->status_create(host, code, "%s",
+                                   w->error[0] ? w->error : ocl_error_name(rc, nb, sizeof nb));
+    }
+    return NULL;
+}
+
+bool ocl_workload_has_check(const plx_workload *w) {
+    return !w->constant && w->plan.check.active;
+}
+
+plx_status ocl_workload_check(plx_workload *w, cl_command_queue queue, const char *layer_name) {
+    /* An index out of range, which the kernels flagged (ocl_ops.h,
+     * ocl_index_check): an execution error, as on cpu_ref. */
+    if (ocl_plan_check(&w->plan, queue, w->input_mems, w->error, sizeof w->error)) {
+        return NULL;
+    }
+    const plx_host *host = w->factory->host;
+    if (layer_name) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT, "layer '%s': %s", layer_name,
+                                   w->error);
+    }
+    return host->status_create(host, PLX_INVALID_ARGUMENT, "%s", w->error);
+}
+
+plx_status ocl_execute_workload(plx_workload *w) {
+    plx_factory *f = w->factory;
+    const plx_host *host = f->host;
+    if (!w->queue) {
+        plx_status s = own_queue(w); /* queued: made at the first use */
+        if (s) {
+            return s;
+        }
+    }
+    cl_int rc;
+    if (w->constant) {
+        plx_status s = ocl_workload_bind(w);
+        if (s) {
+            return s;
+        }
         size_t bytes = w->outputs[0]->bytes;
         if (bytes == 0) {
             return NULL;
@@ -139,18 +208,10 @@ plx_status ocl_execute_workload(plx_workload *w) {
         }
         return NULL;
     }
-    w->error[0] = '\0';
-    rc = ocl_plan_enqueue(&w->plan, w->queue, w->input_mems, w->output_mems, w->error,
-                          sizeof w->error);
-    if (rc != CL_SUCCESS) {
+    plx_status s = ocl_workload_enqueue(w, w->queue, NULL);
+    if (s) {
         clFinish(w->queue); /* what was enqueued before the failure */
-        plx_status_code code = (rc == CL_OUT_OF_HOST_MEMORY || rc == CL_OUT_OF_RESOURCES ||
-                                rc == CL_MEM_OBJECT_ALLOCATION_FAILURE)
-                                   ? PLX_OUT_OF_MEMORY
-                                   : PLX_INTERNAL;
-        char nb[32];
-        return host->status_create(host, code, "%s",
-                                   w->error[0] ? w->error : ocl_error_name(rc, nb, sizeof nb));
+        return s;
     }
     /* Synchronous (R-18 (7)): the next layer may run on another queue, or
      * be the host mapping the outputs. */
@@ -158,11 +219,5 @@ plx_status ocl_execute_workload(plx_workload *w) {
     if (rc != CL_SUCCESS) {
         return ocl_cl_failure(host, rc, PLX_INTERNAL, "clFinish");
     }
-    /* An index out of range, which the kernels flagged (ocl_ops.h,
-     * ocl_index_check): an execution error, as on cpu_ref. */
-    if (!ocl_plan_check(&w->plan, w->queue, w->input_mems, w->error, sizeof w->error)) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT, "%s", w->error);
-    }
-    return NULL;
+    return ocl_workload_check(w, w->queue, NULL);
 }
-

@@ -337,15 +337,18 @@ Test(gpu_opencl, loads_and_reports_its_device) {
     plx_runtime *rt = runtime_plain();
     const plx_backend_info *b = require_gpu(&rt);
     cr_assert(eq(str, (char *)b->name, "OpenCL GPU backend"));
-    const char *keys[] = {"platform", "device", "device_type", "cache_dir"};
-    cr_assert(eq(sz, b->option_count, 4));
-    for (size_t i = 0; i < 4; i++) {
+    const char *keys[] = {"platform", "device", "device_type", "cache_dir", "queued"};
+    cr_assert(eq(sz, b->option_count, 5));
+    for (size_t i = 0; i < 5; i++) {
         cr_assert(eq(str, (char *)b->options[i].key, (char *)keys[i]));
     }
     cr_assert(plx_backend_info_has_capability(b, "async_execution"));
     cr_assert(plx_backend_info_has_capability(b, "externally_managed_memory"));
     cr_assert(plx_backend_info_has_capability(b, "memory_import_malloc"));
     cr_assert(plx_backend_info_has_capability(b, "preimport_io_tensors"));
+    /* queued by default, with a fence domain of its own context. */
+    cr_assert(plx_backend_info_has_capability(b, "queued_execution"));
+    cr_assert(not(zero(ptr, strstr(cap_string(b, "fence_domain"), "gpu_opencl:context="))));
     cr_assert(not(plx_backend_info_has_capability(b, "memory_export_malloc")));
     cr_assert(not(plx_backend_info_has_capability(b, "memory_import_dma_buf")));
     const char *device = cap_string(b, "gpu_opencl.device");
@@ -376,6 +379,9 @@ Test(gpu_opencl, bad_option_values_name_the_option) {
         {"platform=", "invalid value '' for option 'platform'"},
         {"cache_dir=", "invalid value '' for option 'cache_dir'"},
         {"cache_dir=/dev/null", "invalid value '/dev/null' for option 'cache_dir'"},
+        /* queued is on or off. */
+        {"queued=maybe", "invalid value 'maybe' for option 'queued'"},
+        {"queued=", "invalid value '' for option 'queued'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *opt[] = {cases[i].option};
@@ -562,8 +568,10 @@ Test(gpu_opencl, chain_runs_on_the_device) {
  * gpu_opencl with its indices a network input; an index out of range fails
  * the execution with an error naming the layer, the index and its element,
  * and the next run with good indices succeeds again. */
-Test(gpu_opencl, index_out_of_range_is_an_execution_error) {
-    plx_runtime *rt = runtime_plain();
+static void index_out_of_range(bool queued) {
+    require_device();
+    const char *opt[] = {queued ? "queued=on" : "queued=off"};
+    plx_runtime *rt = runtime_with(opt, 1);
     require_gpu(&rt);
     plx_network *n;
     OK(plx_network_create(&n));
@@ -613,6 +621,10 @@ Test(gpu_opencl, index_out_of_range_is_an_execution_error) {
             cr_assert(eq(int, plx_status_get_code(st), PLX_INVALID_ARGUMENT), "%s", msg);
             cr_assert(strstr(msg, "layer 'ge' (gather_elements): index 7 (indices element 4) "
                                   "is out of range") != NULL, "%s", msg);
+            /* R-24: queued, the check is read at the host's wait, and the
+             * backend names the layer itself. */
+            cr_assert(eq(int, strstr(msg, "layer 'ge': gpu_opencl: ") != NULL, queued), "%s",
+                      msg);
             plx_status_free(st);
             continue;
         }
@@ -626,6 +638,113 @@ Test(gpu_opencl, index_out_of_range_is_an_execution_error) {
     }
     plx_loaded_network_unload(&ln);
     plx_runtime_destroy(&rt);
+}
+
+/* The same with the option queued=off (every layer waits for its kernels)
+ * and queued=on (R-24: the host waits once, at the end). */
+Test(gpu_opencl, index_out_of_range_is_an_execution_error) {
+    index_out_of_range(false);
+}
+
+Test(gpu_opencl, index_out_of_range_is_reported_at_the_wait) {
+    index_out_of_range(true);
+}
+
+/* The chain (or the mixed network, with cpu_ref between gpu_opencl's
+ * layers) run `rounds` times by a runtime with gpu_opencl's option
+ * queued=on or off: the outputs of the last round, and the host's waits. */
+static uint64_t run_queued(bool queued, bool mixed_net, unsigned rounds, float *y, void *y2,
+                           size_t y2_size) {
+    const char *opt[] = {queued ? "queued=on" : "queued=off"};
+    plx_runtime *rt = runtime_with(opt, 1);
+    require_gpu(&rt);
+    const char *ids[] = {"gpu_opencl", "cpu_ref"};
+    load_cfg cfg = {ids, mixed_net ? 2 : 1, mixed_net, false, false, false};
+    plx_network *n = mixed_net ? mixed() : chain();
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    for (unsigned round = 0; round < rounds; round++) {
+        float x[N];
+        input_for(x, round);
+        OK(run2(ln, NULL, x, y, N * sizeof *y, y2, y2_size));
+    }
+    uint64_t waits = plx_loaded_network_wait_count(ln);
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+    return waits;
+}
+
+/* R-24: queued (the default) and queued=off give identical results on a
+ * multi-layer network, alone on gpu_opencl and with cpu_ref layers between
+ * (copies); queued, the host waits once where results leave the device,
+ * not once per layer: at the end for the chain, and also before the copy
+ * to cpu_ref for the mixed network. */
+Test(gpu_opencl, queued_on_and_off_give_identical_results) {
+    require_device();
+    float y_on[N], y_off[N], s_on[N], s_off[N];
+    cr_assert(eq(u64, run_queued(true, false, 3, y_on, s_on, sizeof s_on), 3));
+    cr_assert(eq(u64, run_queued(false, false, 3, y_off, s_off, sizeof s_off), 0));
+    cr_assert(eq(int, memcmp(y_on, y_off, sizeof y_on), 0));
+    cr_assert(eq(int, memcmp(s_on, s_off, sizeof s_on), 0));
+    uint8_t q_on[N], q_off[N];
+    uint64_t waits = run_queued(true, true, 2, y_on, q_on, sizeof q_on);
+    cr_assert(eq(u64, waits, 4), "%llu waits in 2 executions", (unsigned long long)waits);
+    cr_assert(eq(u64, run_queued(false, true, 2, y_off, q_off, sizeof q_off), 0));
+    cr_assert(eq(int, memcmp(y_on, y_off, sizeof y_on), 0));
+    cr_assert(eq(int, memcmp(q_on, q_off, sizeof q_on), 0));
+}
+
+/* The runtime's trace as text ("" when it cannot be read). */
+static void trace_text(plx_runtime *rt, char *buf, size_t size) {
+    char dir[4096], path[4096];
+    tu_mkdtemp(dir);
+    tu_join(path, dir, "trace.json");
+    OK(plx_runtime_write_trace(rt, path));
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t got = fread(buf, 1, size - 1, f);
+        buf[got] = '\0';
+        fclose(f);
+    }
+    tu_rmtree(dir);
+}
+
+/* R-25: with profiling on, queued, each kernel's device time is in the
+ * trace, category "kernel", on gpu_opencl's device track with its layer's
+ * name, beside the host's wait; queued=off records no device events. */
+Test(gpu_opencl, profiling_traces_kernels_with_their_layers) {
+    require_device();
+    static char text[1 << 20];
+    for (int queued = 1; queued >= 0; queued--) {
+        const char *opt[] = {queued ? "queued=on" : "queued=off"};
+        plx_runtime *rt = runtime_with(opt, 1);
+        require_gpu(&rt);
+        const char *ids[] = {"gpu_opencl"};
+        load_cfg cfg = {ids, 1, false, false, false, false};
+        plx_network *n = chain();
+        plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+        plx_network_destroy(&n);
+        float x[N], y[N], s[N];
+        input_for(x, 1);
+        OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s)); /* unprofiled: no events */
+        OK(plx_runtime_enable_profiling(rt, true));
+        OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s));
+        OK(plx_runtime_enable_profiling(rt, false));
+        trace_text(rt, text, sizeof text);
+        const char *layers[] = {"relu", "add", "sqrt", "mul"};
+        for (size_t i = 0; i < 4; i++) {
+            char needle[96];
+            snprintf(needle, sizeof needle, "\"args\":{\"layer\":\"%s\",\"backend\":\"gpu_opencl\"",
+                     layers[i]);
+            cr_assert(eq(int, strstr(text, needle) != NULL, queued), "queued=%d, %s:\n%.4000s",
+                      queued, needle, text);
+        }
+        cr_assert(eq(int, strstr(text, "\"cat\":\"kernel\"") != NULL, queued), "%.4000s", text);
+        cr_assert(eq(int, strstr(text, "\"cat\":\"wait\"") != NULL, queued), "%.4000s", text);
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
 }
 
 /* R-18 (1), R-19 (3): a layer gpu_opencl refuses (quantize) falls back to

@@ -748,7 +748,9 @@ typedef struct plx_backend_functions {
      * when the query itself fails (a lost device); the work's own verdict
      * comes from fence_wait. */
     plx_status (*fence_query)(plx_fence *fence, bool *out_signalled);
-    /* Releases a fence, signalled or not (the work goes on). */
+    /* Releases a fence, signalled or not (the work goes on). The host
+     * destroys a queue's fences before the queue, and waits on a queue's
+     * fences in the order they were signalled. */
     void (*destroy_fence)(plx_fence *fence);
 
     /* ---- ABI 1.4: backend allocators and typed memory (R-26) -------------

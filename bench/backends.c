@@ -36,6 +36,15 @@
  *     timed runs divided by their number; queued=off, the gpu_opencl
  *     compute layers (one clFinish each). The outputs of the two agree
  *     (max |a - b| reported; the kernels are the same, so 0 is expected).
+ *   - planned memory (R-21, R-26): two more warm gpu_opencl runtimes load
+ *     with plx_load_options.externally_managed_memory, one with the option
+ *     planned_memory=device (the default: the plan's buffers are cl_mem
+ *     buffers of the backend's, planned tensors sub-buffers of them), one
+ *     with planned_memory=host (host memory from the host, wrapped with
+ *     CL_MEM_USE_HOST_PTR), queued, with the queued run's assignment, in
+ *     the same rotation; reported: min, median and p90 of both, the ratio
+ *     of the medians device/host, and max |a - b| of their outputs (0
+ *     expected: the same kernels).
  *   - agreement of the outputs of the last execution: max |a - b| with a
  *     gpu_opencl's and b cpu_ref's, and the check |a - b| <= 1e-4 +
  *     1e-3 * |b| on every element; the argmax of the first output.
@@ -77,8 +86,10 @@
 
 static const char *prog = "plexus-bench-backends";
 static const char *const backend_ids[2] = {"gpu_opencl", "cpu_ref"};
-enum { GPU = 0, CPU = 1, SYNC = 2 }; /* SYNC: gpu_opencl with queued=off */
-#define RUNS 3
+/* SYNC: gpu_opencl with queued=off; PDEV and PHOST: gpu_opencl with
+ * externally managed memory and planned_memory=device or host. */
+enum { GPU = 0, CPU = 1, SYNC = 2, PDEV = 3, PHOST = 4 };
+#define RUNS 5
 
 /* ------------------------------------------------------------------------ */
 /* Errors, memory, time                                                       */
@@ -220,7 +231,8 @@ static void log_sink(void *user_data, plx_log_level level, const char *source,
 /* A fresh runtime on the search paths; gpu_opencl gets cache_dir=dir when
  * dir is not NULL. */
 static plx_runtime *make_runtime(const settings *set, const char *dir, bool queued_off,
-                                 log_capture *cap, const char *model, const char *backend) {
+                                 const char *planned, log_capture *cap, const char *model,
+                                 const char *backend) {
     plx_runtime_options ro;
     plx_runtime_options_init(&ro);
     ro.search_paths = set->paths;
@@ -230,13 +242,16 @@ static plx_runtime *make_runtime(const settings *set, const char *dir, bool queu
     ro.log_level = PLX_LOG_INFO;
     ro.log_fn = log_sink;
     ro.log_user_data = cap;
-    plx_backend_option opts[2];
+    plx_backend_option opts[3];
     size_t n = 0;
     if (dir) {
         opts[n++] = (plx_backend_option){"gpu_opencl", "cache_dir", dir};
     }
     if (queued_off) {
         opts[n++] = (plx_backend_option){"gpu_opencl", "queued", "off"};
+    }
+    if (planned) {
+        opts[n++] = (plx_backend_option){"gpu_opencl", "planned_memory", planned};
     }
     ro.backend_options = opts;
     ro.backend_option_count = n;
@@ -532,6 +547,9 @@ typedef struct load_times {
 typedef struct backend_run {
     const char *id;
     bool queued_off;      /* gpu_opencl with the option queued=off */
+    /* gpu_opencl loaded with externally managed memory and this
+     * planned_memory ("device", "host"); NULL: backend-managed memory. */
+    const char *planned;
     bool fallback;        /* optimised with {gpu_opencl, cpu_ref}, fallback allowed */
     char *refusal;        /* the strict optimisation's error, when fallback was needed */
     char *summary;        /* plx_optimized_network_summary */
@@ -663,8 +681,8 @@ static void load_once(const settings *set, model *m, backend_run *r, bool warm,
     load_times *t = warm ? &r->warm : &r->cold;
     bool gpu = strcmp(r->id, "gpu_opencl") == 0;
     double t0 = now_ms();
-    plx_runtime *rt = make_runtime(set, gpu ? cache_dir : NULL, r->queued_off, &cap, m->name,
-                                   r->id);
+    plx_runtime *rt = make_runtime(set, gpu ? cache_dir : NULL, r->queued_off, r->planned, &cap,
+                                   m->name, r->id);
     t->create_ms = now_ms() - t0;
     require_backend(&rt, r->id);
     if (gpu) {
@@ -674,7 +692,10 @@ static void load_once(const settings *set, model *m, backend_run *r, bool warm,
     count_assignments(r, on);
     t0 = now_ms();
     plx_loaded_network *ln;
-    TRY(plx_runtime_load_network(rt, &on, NULL, &ln), m->name, r->id, "load");
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = r->planned != NULL;
+    TRY(plx_runtime_load_network(rt, &on, &lo, &ln), m->name, r->id, "load");
     t->load_ms = now_ms() - t0;
     r->rt = rt;
     r->ln = ln;
@@ -820,9 +841,10 @@ static agreement compare(const model *m, const backend_run *g, const backend_run
 
 typedef struct result {
     const model *m;
-    backend_run runs[RUNS]; /* GPU, CPU, SYNC */
+    backend_run runs[RUNS]; /* GPU, CPU, SYNC, PDEV, PHOST */
     agreement agree;
     agreement sync_agree; /* queued=off (a) against queued (b) */
+    agreement planned_agree; /* planned_memory=device (a) against host (b) */
     double ratio;
 } result;
 
@@ -849,6 +871,15 @@ static void bench_model(const settings *set, model *m, result *res) {
     sync->queued_off = true;
     sync->fallback = res->runs[GPU].fallback;
     load_once(set, m, sync, true, ib);
+    /* And with externally managed memory, planned on the device and in
+     * host memory (R-26), queued, with the same assignment. */
+    for (int b = PDEV; b <= PHOST; b++) {
+        backend_run *p = &res->runs[b];
+        p->id = "gpu_opencl";
+        p->planned = b == PDEV ? "device" : "host";
+        p->fallback = res->runs[GPU].fallback;
+        load_once(set, m, p, true, ib);
+    }
     uint64_t waits0[RUNS];
     for (int b = 0; b < RUNS; b++) {
         for (int i = 0; i < WARMUP; i++) {
@@ -876,6 +907,7 @@ static void bench_model(const settings *set, model *m, result *res) {
     res->ratio = res->runs[GPU].median / res->runs[CPU].median;
     res->agree = compare(m, &res->runs[GPU], &res->runs[CPU]);
     res->sync_agree = compare(m, &res->runs[SYNC], &res->runs[GPU]);
+    res->planned_agree = compare(m, &res->runs[PDEV], &res->runs[PHOST]);
     for (int b = 0; b < RUNS; b++) {
         backend_run *r = &res->runs[b];
         free_outputs(r);
@@ -1031,6 +1063,24 @@ static void print_json(const settings *set, const device_facts *dev, const resul
         printf(", \"max_abs_diff_off_vs_on\": ");
         json_number(r->sync_agree.max_abs);
         printf("}");
+        printf(", \"gpu_opencl_planned_memory\": {");
+        for (int b = PDEV; b <= PHOST; b++) {
+            const backend_run *p = &r->runs[b];
+            printf("%s\"%s\": {\"min_ms\": ", b == PDEV ? "" : ", ", p->planned);
+            json_number(p->min);
+            printf(", \"median_ms\": ");
+            json_number(p->median);
+            printf(", \"p90_ms\": ");
+            json_number(p->p90);
+            printf(", \"host_waits_per_execution\": ");
+            json_number(p->waits_per_run);
+            printf("}");
+        }
+        printf(", \"median_ratio_device_over_host\": ");
+        json_number(r->runs[PDEV].median / r->runs[PHOST].median);
+        printf(", \"max_abs_diff_device_vs_host\": ");
+        json_number(r->planned_agree.max_abs);
+        printf("}");
         printf(", \"median_ratio_gpu_opencl_over_cpu_ref\": ");
         json_number(r->ratio);
         printf(", \"agreement\": {\"elements\": %zu, \"max_abs_diff\": ", r->agree.elements);
@@ -1076,7 +1126,8 @@ static void print_text(const settings *set, const device_facts *dev, const resul
     printf("gpu_opencl on '%s' (%s; driver %s); POCL_KERNEL_CACHE=0\n", dev->device,
            dev->platform, dev->driver);
     printf("latency: %ld timed runs per backend (gpu_opencl queued, cpu_ref, gpu_opencl "
-           "queued=off), rotating which goes first, after %d warm-up runs; all times in ms\n",
+           "queued=off, gpu_opencl with externally managed memory planned_memory=device and "
+           "host), rotating which goes first, after %d warm-up runs; all times in ms\n",
            set->iterations, WARMUP);
     printf("load = optimize + load_network in a fresh runtime (runtime creation apart); "
            "cold: empty cache_dir, warm: the same cache_dir again\n\n");
@@ -1113,6 +1164,12 @@ static void print_text(const settings *set, const device_facts *dev, const resul
                "gpu_opencl layer); on/off %.2f; outputs off vs on: max |a-b| %.3g",
                r->m->name, q->median, q->waits_per_run, o->median, o->min, o->p90,
                o->waits_per_run, q->median / o->median, r->sync_agree.max_abs);
+        const backend_run *pd = &r->runs[PDEV], *ph = &r->runs[PHOST];
+        printf("\n  %s: gpu_opencl externally managed memory: planned_memory=device median "
+               "%.3f ms (min %.3f, p90 %.3f); planned_memory=host median %.3f ms (min %.3f, "
+               "p90 %.3f); device/host %.2f; outputs device vs host: max |a-b| %.3g",
+               r->m->name, pd->median, pd->min, pd->p90, ph->median, ph->min, ph->p90,
+               pd->median / ph->median, r->planned_agree.max_abs);
         printf("\n  %s: inputs %s", r->m->name, r->m->input_note);
         if (r->m->import_ms >= 0) {
             printf("; ONNX import %.2f ms (%s)", r->m->import_ms, r->m->source);
@@ -1209,7 +1266,7 @@ int main(int argc, char **argv) {
      * before anything is timed. */
     device_facts dev;
     double t0 = now_ms();
-    plx_runtime *rt = make_runtime(&set, NULL, false, NULL, "probe", NULL);
+    plx_runtime *rt = make_runtime(&set, NULL, false, NULL, NULL, "probe", NULL);
     dev.probe_ms = now_ms() - t0;
     require_backend(&rt, "cpu_ref");
     const plx_backend_info *gpu = require_backend(&rt, "gpu_opencl");

@@ -31,9 +31,15 @@
 
 #include "ocl_backend.h"
 
-/* The largest alignment an import may ask for: the host's planned places are
- * 64-byte aligned and a 1.1 backend cannot ask for more (R-21 (5)). */
+/* The alignment asked of imported host memory with planned_memory=host:
+ * the device's base address alignment, capped at 64 bytes.
+ * CL_MEM_USE_HOST_PTR does not require the base alignment (a driver that
+ * wants more copies, correctly), and caller memory aligned to 64 stays
+ * zero copy (R-17 (6)); the host's planned places are then 64-byte
+ * aligned whatever we report (R-21 (5)). */
 #define GPU_OPENCL_MAX_IMPORT_ALIGNMENT 64
+/* The largest import_alignment the ABI lets a backend report (R-10 (3)). */
+#define GPU_OPENCL_MAX_PLANNED_ALIGNMENT 4096
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -197,9 +203,30 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
     b->dev.local_mem_size = d->local_mem;
     b->dev.mem_base_addr_align = d->base_align_bits;
     size_t base_align = d->base_align_bits / 8u;
+    b->base_align = base_align;
     b->import_alignment = base_align < GPU_OPENCL_MAX_IMPORT_ALIGNMENT
                               ? base_align
                               : GPU_OPENCL_MAX_IMPORT_ALIGNMENT;
+    /* planned_memory=device (R-26): a planned tensor is a sub-buffer at its
+     * place, and OpenCL wants a sub-buffer's origin to be a multiple of the
+     * base address alignment (CL_MISALIGNED_SUB_BUFFER_OFFSET otherwise).
+     * The host places planned blocks at multiples of import_alignment when
+     * it is above 64 (R-21 (5)), so the full base alignment is reported
+     * then: every place is a valid origin. The price is that caller memory
+     * must have that alignment to be imported in place (else it is staged,
+     * and reported). A device wanting more than the ABI's 4096 bytes plans
+     * into host memory as with planned_memory=host. */
+    b->planned_device = o.planned_device;
+    if (b->planned_device && base_align > GPU_OPENCL_MAX_PLANNED_ALIGNMENT) {
+        host->log(host, PLX_LOG_WARN,
+                  "gpu_opencl: device '%s' aligns sub-buffers to %zu bytes, more than the %d "
+                  "an import alignment may be: planned_memory=device is not used",
+                  d->name, base_align, GPU_OPENCL_MAX_PLANNED_ALIGNMENT);
+        b->planned_device = false;
+    }
+    if (b->planned_device && base_align > b->import_alignment) {
+        b->import_alignment = base_align;
+    }
     snprintf(b->device_name, sizeof b->device_name, "%s", d->name);
     snprintf(b->platform_name, sizeof b->platform_name, "%s", d->platform_name);
     snprintf(b->platform_version, sizeof b->platform_version, "%s", d->platform_version);
@@ -266,6 +293,10 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
         add_cap_string(b, PLX_CAP_FENCE_DOMAIN, b->fence_domain);
     }
     add_cap_bool(b, PLX_CAP_EXTERNALLY_MANAGED_MEMORY, true);
+    if (b->planned_device) {
+        /* planned buffers are cl_mem buffers of ours (ocl_tensor.c). */
+        add_cap_bool(b, PLX_CAP_ALLOCATES_PLANNED_MEMORY, true);
+    }
     add_cap_bool(b, PLX_CAP_PREIMPORT_IO_TENSORS, true);
     add_cap_bool(b, PLX_CAP_IMPORT_MALLOC, true);
     add_cap_string(b, "gpu_opencl.device", b->device_name);
@@ -278,6 +309,7 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
     add_cap_int(b, PLX_CAP_IMPORT_ALIGNMENT, (int64_t)b->import_alignment);
     add_cap_bool(b, "gpu_opencl.cl_khr_fp16", has_fp16);
     add_cap_string(b, "gpu_opencl.program_cache", b->cache_dir ? b->cache_dir : "off");
+    add_cap_string(b, "gpu_opencl.planned_memory", b->planned_device ? "device" : "host");
     *out_backend = b;
     return NULL;
 }
@@ -353,6 +385,8 @@ static plx_status gpu_opencl_create_factory(plx_backend *b, const plx_factory_pa
     f->import_alignment = b->import_alignment;
     f->network_id = params->network_id;
     f->queued = b->queued;
+    f->planned_device = b->planned_device;
+    f->base_align = b->base_align;
     /* device times go to the trace only through a 1.4 host's table. */
     f->profiling = host->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_host, record_event) &&
                    host->now_ns && host->record_event;
@@ -378,7 +412,7 @@ static plx_status gpu_opencl_create_factory(plx_backend *b, const plx_factory_pa
 /* ------------------------------------------------------------------------ */
 
 static const plx_backend_functions gpu_opencl_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, destroy_fence),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, import_external_memory),
     .check_available = gpu_opencl_check_available,
     .create = gpu_opencl_create,
     .destroy = gpu_opencl_destroy,
@@ -410,6 +444,10 @@ static const plx_backend_functions gpu_opencl_functions = {
     .fence_wait = ocl_fence_wait,
     .fence_query = ocl_fence_query,
     .destroy_fence = ocl_destroy_fence,
+    /* R-26, used when the option planned_memory is device (ocl_tensor.c). */
+    .allocate_planned_buffer = ocl_allocate_planned_buffer,
+    .free_planned_buffer = ocl_free_planned_buffer,
+    .import_external_memory = ocl_import_external_memory,
 };
 
 static const plx_backend_descriptor gpu_opencl_descriptor = {

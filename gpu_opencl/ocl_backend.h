@@ -13,6 +13,10 @@
 
 #define GPU_OPENCL_ID "gpu_opencl"
 
+/* The vendor kind of external memory (R-26) this backend's planned buffers
+ * are described as: `handle` is a cl_mem of the instance's context. */
+#define GPU_OPENCL_CL_MEM_KIND "gpu_opencl.cl_mem"
+
 /* ---- devices and options (ocl_device.c) ---- */
 
 /* One device seen while enumerating, with what makes it usable or not. */
@@ -58,9 +62,10 @@ typedef struct parsed_options {
     const char *type_text;
     const char *cache_dir;
     bool queued; /* option queued: on (default) or off */
+    bool planned_device; /* option planned_memory: device (default) or host */
 } parsed_options;
 
-#define OCL_OPTION_COUNT 5
+#define OCL_OPTION_COUNT 6
 extern const plx_option_info ocl_options[OCL_OPTION_COUNT];
 
 const char *ocl_device_type_name(cl_device_type t);
@@ -109,6 +114,11 @@ struct plx_backend {
     /* "gpu_opencl:context=0x...": fences are this instance's own, for its
      * one context (PLX_CAP_FENCE_DOMAIN). */
     char fence_domain[64];
+    /* Option planned_memory=device (R-26), in effect: reports
+     * allocates_planned_memory, so planned tensors are sub-buffers of
+     * cl_mem buffers of the backend's own (ocl_tensor.c). */
+    bool planned_device;
+    size_t base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
 };
 
 
@@ -122,6 +132,8 @@ struct plx_factory {
     uint32_t network_id;
     bool queued;    /* the instance's option queued */
     bool profiling; /* the host can take profiling events */
+    bool planned_device; /* the instance's planned_memory=device */
+    size_t base_align;   /* the device's base address alignment, bytes */
 };
 
 /* Appends printf output to buf (size bytes, NUL-terminated), truncating
@@ -147,9 +159,12 @@ plx_status ocl_build_program(plx_backend *b);
 /* ---- tensor handles (ocl_tensor.c) ---- */
 
 
-/* A handle's memory is a cl_mem: one it created (managed), or a
+/* A handle's memory is a cl_mem: one it created (managed), a
  * CL_MEM_USE_HOST_PTR wrapper of imported host memory, so that kernels use
- * the caller's (or the host's planned) bytes in place. A tensor of 0 bytes
+ * the caller's (or the host's planned) bytes in place, or, for a planned
+ * tensor with planned_memory=device (R-26), its place in a planned buffer
+ * of the backend's: a sub-buffer, or the buffer itself (retained) at
+ * offset 0. A tensor of 0 bytes
  * is bound to the factory's small `empty` buffer, since OpenCL has no empty
  * buffers; nothing reads or writes it. No sub-tensors: a sub-buffer's origin
  * must be a multiple of the device's base address alignment, which a
@@ -161,7 +176,8 @@ struct plx_tensor_handle {
     bool managed;
     bool has_memory;
     bool owns_mem;      /* mem is released with the memory */
-    bool imported;      /* mem wraps imported host memory */
+    bool imported;      /* mem wraps imported memory (host or external) */
+    bool external;      /* ... bound by import_external_memory: device memory */
     bool written;       /* some workload writes it: unimport copies back */
     bool constant;      /* a constant's output: read-only once computed */
     cl_mem mem;
@@ -185,6 +201,12 @@ void ocl_unimport_tensor_handle(plx_tensor_handle *h);
 plx_status ocl_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
                                     plx_memory_source source);
 void ocl_destroy_tensor_handle(plx_tensor_handle *h);
+/* R-26: planned buffers of kind GPU_OPENCL_CL_MEM_KIND, and the binding of
+ * a planned handle to its place in one. */
+plx_status ocl_allocate_planned_buffer(plx_factory *f, const plx_planned_buffer_params *params,
+                                       plx_external_memory *out_memory);
+void ocl_free_planned_buffer(plx_factory *f, const plx_external_memory *memory);
+plx_status ocl_import_external_memory(plx_tensor_handle *h, const plx_external_memory *memory);
 
 /* ---- workloads (ocl_workload.c) ---- */
 

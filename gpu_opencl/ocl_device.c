@@ -284,6 +284,11 @@ const plx_option_info ocl_options[] = {
     {"queued", "on: report queued_execution, so the host enqueues a working memory's layers on "
                "one in-order queue and waits only where results leave the device (R-24); off: "
                "every layer waits for its kernels (clFinish), as before ABI 1.4", "on"},
+    {"planned_memory", "device: report allocates_planned_memory, so the planned intermediate "
+                       "tensors of externally managed memory live in cl_mem buffers the "
+                       "backend allocates (R-26); host: in host memory the host allocates "
+                       "and the backend wraps (CL_MEM_USE_HOST_PTR), as before ABI 1.4",
+     "device"},
 };
 
 static plx_status bad_option(const plx_host *host, const char *key, const char *value,
@@ -299,6 +304,7 @@ plx_status ocl_parse_options(const plx_host *host, const plx_option *options, si
     out->type = TYPE_DEFAULT;
     out->type_text = "default";
     out->queued = true;
+    out->planned_device = true;
     for (size_t i = 0; i < count; i++) {
         const char *k = options[i].key, *v = options[i].value ? options[i].value : "";
         if (strcmp(k, "platform") == 0 || strcmp(k, "device") == 0) {
@@ -339,6 +345,14 @@ plx_status ocl_parse_options(const plx_host *host, const plx_option *options, si
                 out->queued = false;
             } else {
                 return bad_option(host, k, v, "on or off");
+            }
+        } else if (strcmp(k, "planned_memory") == 0) {
+            if (equals_nocase(v, "device")) {
+                out->planned_device = true;
+            } else if (equals_nocase(v, "host")) {
+                out->planned_device = false;
+            } else {
+                return bad_option(host, k, v, "device or host");
             }
         }
         /* The host passes declared keys only (R-9 (3)). */

@@ -54,6 +54,7 @@ static void drop_memory(plx_tensor_handle *h) {
     h->owns_mem = false;
     h->has_memory = false;
     h->imported = false;
+    h->external = false;
     h->import_ptr = NULL;
     h->map_count = 0;
     h->map_ptr = NULL;
@@ -154,16 +155,18 @@ void ocl_unmap_tensor_handle(plx_tensor_handle *h) {
 }
 
 /* Ends an import: when a workload wrote the handle (an exported output, a
- * planned tensor), maps and unmaps the wrapper first, which is where OpenCL
- * makes a CL_MEM_USE_HOST_PTR buffer's contents visible in the host memory
- * (R-17 (7)); a device that computes in place (PoCL, integrated GPUs) does
- * nothing then. */
+ * planned tensor in host memory), maps and unmaps the wrapper first, which
+ * is where OpenCL makes a CL_MEM_USE_HOST_PTR buffer's contents visible in
+ * the host memory (R-17 (7)); a device that computes in place (PoCL,
+ * integrated GPUs) does nothing then. A binding to a planned device buffer
+ * (R-26) has no host memory to update: its sub-buffer (or retained buffer)
+ * is released, the planned buffer lives on until free_planned_buffer. */
 void ocl_unimport_tensor_handle(plx_tensor_handle *h) {
     plx_factory *f = h->factory;
     if (!h->imported) {
         return;
     }
-    if (h->written && h->bytes > 0 && h->mem) {
+    if (!h->external && h->written && h->bytes > 0 && h->mem) {
         cl_int rc = CL_SUCCESS;
         void *p = clEnqueueMapBuffer(f->map_queue, h->mem, CL_TRUE, CL_MAP_READ, 0, h->bytes, 0,
                                      NULL, NULL, &rc);
@@ -248,3 +251,126 @@ void ocl_destroy_tensor_handle(plx_tensor_handle *h) {
     host->free(host, h);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Planned device memory                                               */
+/* ------------------------------------------------------------------------ */
+
+/* One buffer of the memory plan, with planned_memory=device: a cl_mem of
+ * the plan buffer's size, described as GPU_OPENCL_CL_MEM_KIND at offset 0.
+ * The host binds each planned handle to a place in it
+ * (ocl_import_external_memory). Its places are multiples of the device's
+ * base address alignment, since import_alignment reports it in this mode
+ * (gpu_opencl_backend.c); that, not the buffer's address, is what
+ * params->alignment comes to for a cl_mem, which kernels reach only
+ * through the object. */
+plx_status ocl_allocate_planned_buffer(plx_factory *f, const plx_planned_buffer_params *params,
+                                       plx_external_memory *out_memory) {
+    const plx_host *host = f->host;
+    if (!f->planned_device) {
+        return host->status_create(host, PLX_FAILED_PRECONDITION,
+                                   "gpu_opencl allocates planned buffers only with "
+                                   "planned_memory=device");
+    }
+    if (params->size == 0 || params->size > (uint64_t)SIZE_MAX) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "a planned buffer of %" PRIu64 " bytes cannot be a cl_mem",
+                                   params->size);
+    }
+    size_t size = (size_t)params->size;
+    cl_int rc = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(f->dev.context, CL_MEM_READ_WRITE, size, NULL, &rc);
+    if (rc != CL_SUCCESS || !m) {
+        /* Too large for one allocation of the device is running out of
+         * memory as well; ocl_cl_failure maps the other memory errors. */
+        return ocl_cl_failure(host, rc,
+                              rc == CL_INVALID_BUFFER_SIZE ? PLX_OUT_OF_MEMORY : PLX_INTERNAL,
+                              "clCreateBuffer(%zu bytes, planned buffer %u of network %u)", size,
+                              params->buffer, params->network_id);
+    }
+    out_memory->kind = GPU_OPENCL_CL_MEM_KIND;
+    out_memory->handle = m;
+    out_memory->fd = -1;
+    out_memory->offset = 0;
+    out_memory->size = params->size;
+    out_memory->release = NULL;
+    out_memory->release_data = NULL;
+    return NULL;
+}
+
+void ocl_free_planned_buffer(plx_factory *f, const plx_external_memory *memory) {
+    (void)f;
+    if (memory->kind && strcmp(memory->kind, GPU_OPENCL_CL_MEM_KIND) == 0 && memory->handle) {
+        clReleaseMemObject((cl_mem)memory->handle);
+    }
+}
+
+/* Binds a planned handle to bytes [offset, offset + size) of a planned
+ * buffer: the buffer itself (retained) at offset 0, else a sub-buffer of
+ * the tensor's bytes there. Mapping the handle maps that sub-buffer, as
+ * for a managed handle (ocl_map_tensor_handle); unimport releases it. */
+plx_status ocl_import_external_memory(plx_tensor_handle *h, const plx_external_memory *memory) {
+    plx_factory *f = h->factory;
+    const plx_host *host = f->host;
+    ocl_unimport_tensor_handle(h);
+    if (h->has_memory) {
+        return host->status_create(host, PLX_FAILED_PRECONDITION,
+                                   "cannot import into a tensor that holds allocated memory");
+    }
+    if (!memory->kind || strcmp(memory->kind, GPU_OPENCL_CL_MEM_KIND) != 0) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "gpu_opencl imports external memory of kind '"
+                                   GPU_OPENCL_CL_MEM_KIND "' only, not '%s'",
+                                   memory->kind ? memory->kind : "(null)");
+    }
+    if (!memory->handle) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "external memory of kind '" GPU_OPENCL_CL_MEM_KIND
+                                   "' without a cl_mem");
+    }
+    if (memory->size < h->bytes) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "external memory of %" PRIu64
+                                   " bytes is smaller than the tensor's %zu",
+                                   memory->size, h->bytes);
+    }
+    cl_mem buffer = (cl_mem)memory->handle;
+    if (h->bytes == 0) {
+        h->mem = f->empty;
+        h->owns_mem = false;
+    } else if (memory->offset == 0) {
+        cl_int rc = clRetainMemObject(buffer);
+        if (rc != CL_SUCCESS) {
+            return ocl_cl_failure(host, rc, PLX_INVALID_ARGUMENT,
+                                  "clRetainMemObject(planned buffer %p)", (void *)buffer);
+        }
+        h->mem = buffer;
+        h->owns_mem = true;
+    } else {
+        if (memory->offset > (uint64_t)SIZE_MAX ||
+            (f->base_align > 1 && memory->offset % f->base_align != 0)) {
+            return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                       "external memory at offset %" PRIu64
+                                       " is not a multiple of the device's base address "
+                                       "alignment (%zu bytes), which a sub-buffer's origin "
+                                       "must be",
+                                       memory->offset, f->base_align);
+        }
+        cl_buffer_region region = {(size_t)memory->offset, h->bytes};
+        cl_int rc = CL_SUCCESS;
+        cl_mem m = clCreateSubBuffer(buffer, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                     &region, &rc);
+        if (rc != CL_SUCCESS || !m) {
+            return ocl_cl_failure(host, rc, PLX_INVALID_ARGUMENT,
+                                  "clCreateSubBuffer(offset %zu, %zu bytes)", region.origin,
+                                  region.size);
+        }
+        h->mem = m;
+        h->owns_mem = true;
+    }
+    h->imported = true;
+    h->external = true;
+    h->import_ptr = NULL;
+    h->has_memory = true;
+    return NULL;
+}

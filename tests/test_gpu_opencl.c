@@ -70,9 +70,14 @@ static bool log_has(const char *needle) {
 
 /* A runtime over gpu_opencl and cpu_ref with options for gpu_opencl
  * ("key=value" strings). */
-static plx_runtime *runtime_with(const char *const *options, size_t option_count) {
+static plx_runtime *runtime_with_allocator(const char *const *options, size_t option_count,
+                                           const plx_backend_allocator *allocator) {
     plx_runtime_options o;
     tu_options(&o);
+    if (allocator) {
+        o.allocators = allocator;
+        o.allocator_count = 1;
+    }
     o.log_fn = capture_log;
     const char *paths[] = {GPU_OPENCL_DIR, CPU_REF_DIR};
     o.search_paths = paths;
@@ -91,6 +96,10 @@ static plx_runtime *runtime_with(const char *const *options, size_t option_count
     o.backend_options = opts;
     o.backend_option_count = option_count;
     return tu_create(&o);
+}
+
+static plx_runtime *runtime_with(const char *const *options, size_t option_count) {
+    return runtime_with_allocator(options, option_count, NULL);
 }
 
 static plx_runtime *runtime_plain(void) {
@@ -337,15 +346,20 @@ Test(gpu_opencl, loads_and_reports_its_device) {
     plx_runtime *rt = runtime_plain();
     const plx_backend_info *b = require_gpu(&rt);
     cr_assert(eq(str, (char *)b->name, "OpenCL GPU backend"));
-    const char *keys[] = {"platform", "device", "device_type", "cache_dir", "queued"};
-    cr_assert(eq(sz, b->option_count, 5));
-    for (size_t i = 0; i < 5; i++) {
+    const char *keys[] = {"platform", "device", "device_type", "cache_dir", "queued",
+                          "planned_memory"};
+    cr_assert(eq(sz, b->option_count, 6));
+    for (size_t i = 0; i < 6; i++) {
         cr_assert(eq(str, (char *)b->options[i].key, (char *)keys[i]));
     }
     cr_assert(plx_backend_info_has_capability(b, "async_execution"));
     cr_assert(plx_backend_info_has_capability(b, "externally_managed_memory"));
     cr_assert(plx_backend_info_has_capability(b, "memory_import_malloc"));
     cr_assert(plx_backend_info_has_capability(b, "preimport_io_tensors"));
+    /* R-26: planned_memory=device by default (on a device whose base
+     * alignment is at most 4096 bytes, as every usable one here). */
+    cr_assert(plx_backend_info_has_capability(b, "allocates_planned_memory"));
+    cr_assert(eq(str, (char *)cap_string(b, "gpu_opencl.planned_memory"), "device"));
     /* queued by default, with a fence domain of its own context. */
     cr_assert(plx_backend_info_has_capability(b, "queued_execution"));
     cr_assert(not(zero(ptr, strstr(cap_string(b, "fence_domain"), "gpu_opencl:context="))));
@@ -358,9 +372,12 @@ Test(gpu_opencl, loads_and_reports_its_device) {
     cr_assert(not(zero(ptr, strstr(devices, "[chosen]"))), "%s", devices);
     const char *choice = cap_string(b, "gpu_opencl.choice");
     cr_assert(not(zero(ptr, strstr(choice, "default"))), "%s", choice);
+    /* With planned_memory=device, the device's base address alignment
+     * (sub-buffer origins, R-26); with host, at most 64. */
     const plx_capability *align = plx_backend_info_capability(b, PLX_CAP_IMPORT_ALIGNMENT);
     cr_assert(not(zero(ptr, (void *)align)));
-    cr_assert(le(i64, align->int_value, 64));
+    cr_assert(le(i64, align->int_value, 4096));
+    cr_assert(ge(i64, align->int_value, (int64_t)sizeof(float)));
     cr_assert(eq(str, (char *)cap_string(b, "gpu_opencl.program_cache"), "off"));
     /* The device list is logged at create, the choice with its reason. */
     cr_assert(log_has("gpu_opencl: chose device"), "%s", log_text);
@@ -382,6 +399,9 @@ Test(gpu_opencl, bad_option_values_name_the_option) {
         /* queued is on or off. */
         {"queued=maybe", "invalid value 'maybe' for option 'queued'"},
         {"queued=", "invalid value '' for option 'queued'"},
+        /* planned_memory is device or host. */
+        {"planned_memory=gpu", "invalid value 'gpu' for option 'planned_memory'"},
+        {"planned_memory=", "invalid value '' for option 'planned_memory'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *opt[] = {cases[i].option};
@@ -753,7 +773,8 @@ Test(gpu_opencl, profiling_traces_kernels_with_their_layers) {
 Test(gpu_opencl, mixed_network_falls_back_per_layer) {
     plx_runtime *rt = runtime_plain();
     require_gpu(&rt);
-    /* Aligned for import (gpu_opencl.import_alignment is at most 64). */
+    /* Aligned for import when gpu_opencl.import_alignment is 64 or less;
+     * else (PoCL, planned_memory=device: 128) possibly staged, as correct. */
     _Alignas(64) float x[N];
     _Alignas(64) float y[N];
     _Alignas(64) uint8_t idx[N];
@@ -855,7 +876,9 @@ Test(gpu_opencl, import_layer_stages_misaligned_producer) {
     cr_assert(not(zero(ptr, raw)));
     float *x = (float *)(raw + sizeof(float));
     input_for(x, 9);
-    _Alignas(64) float y[N]; /* exported from relu: aligned, not staged */
+    /* Exported from relu: aligned, not staged. */
+    float *y = aligned_alloc(align > 64 ? align : 64, (align > 64 ? align : 64) * 4);
+    cr_assert(not(zero(ptr, y)));
     uint8_t idx[N], want_idx[N];
     const char *ids[] = {"gpu_opencl", "cpu_ref"};
     for (int import = 0; import < 2; import++) {
@@ -866,7 +889,7 @@ Test(gpu_opencl, import_layer_stages_misaligned_producer) {
         cr_assert(named, "relu is not on gpu_opencl");
         plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
         plx_network_destroy(&n);
-        OK(run2(ln, NULL, x, y, sizeof y, import ? idx : want_idx, sizeof idx));
+        OK(run2(ln, NULL, x, y, N * sizeof *y, import ? idx : want_idx, sizeof idx));
         for (int i = 0; i < N; i++) {
             cr_assert(eq(flt, y[i], x[i] > 0 ? x[i] : 0.0f), "y[%d]", i);
         }
@@ -875,6 +898,7 @@ Test(gpu_opencl, import_layer_stages_misaligned_producer) {
         plx_loaded_network_unload(&ln);
     }
     cr_assert(eq(int, memcmp(idx, want_idx, sizeof idx), 0));
+    free(y);
     free(raw);
     plx_runtime_destroy(&rt);
 }
@@ -888,16 +912,19 @@ Test(gpu_opencl, zero_copy_aligned_and_staged_misaligned) {
     plx_runtime *rt = runtime_plain();
     const plx_backend_info *b = require_gpu(&rt);
     size_t align = plx_backend_info_import_alignment(b);
-    /* The device's base address alignment, capped at 64 (PoCL: 64). */
-    cr_assert(le(sz, align, 64));
+    /* The device's base address alignment (planned_memory=device, the
+     * default: sub-buffer origins, R-26; PoCL: 128). */
+    cr_assert(le(sz, align, 4096));
     cr_assert(ge(sz, align, sizeof(float)));
     float x[N], y0[N], s0[N];
     input_for(x, 7);
     chain_reference(rt, x, y0, s0);
     OK(plx_runtime_enable_profiling(rt, true));
 
-    /* Room for aligned and misaligned copies of x, y and sum. */
-    unsigned char *raw = aligned_alloc(256, 8 * 256 + 3 * N * sizeof(float) + 256);
+    /* Room for aligned and misaligned copies of x, y and sum, each in a
+     * slot of `room` bytes aligned to it. */
+    size_t room = align > 1024 ? align : 1024;
+    unsigned char *raw = aligned_alloc(room, 3 * room);
     cr_assert(not(zero(ptr, raw)));
     const char *ids[] = {"gpu_opencl"};
     for (int misaligned = 0; misaligned < 2; misaligned++) {
@@ -905,8 +932,8 @@ Test(gpu_opencl, zero_copy_aligned_and_staged_misaligned) {
         size_t off = misaligned ? align / 2 : 0;
         bool staged = off % align != 0;
         float *ax = (float *)(raw + off);
-        float *ay = (float *)(raw + 1024 + off);
-        float *as = (float *)(raw + 2048 + off);
+        float *ay = (float *)(raw + room + off);
+        float *as = (float *)(raw + 2 * room + off);
         memcpy(ax, x, sizeof x);
         for (int import = 1; import >= 0; import--) {
             load_cfg cfg = {ids, 1, false, import != 0, false, false};
@@ -1109,6 +1136,191 @@ Test(gpu_opencl, external_memory_and_two_threads) {
         }
         plx_loaded_network_unload(&ln);
     }
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- planned device memory (R-26) ---------------------------------------- */
+
+/* What the chain (y, sum) and the mixed network (y, q) give. */
+typedef struct planned_result {
+    float y[N], s[N];
+    float my[N];
+    uint8_t mq[N];
+} planned_result;
+
+/* The references: both networks on cpu_ref alone. */
+static void planned_reference(const float *x, planned_result *r) {
+    plx_runtime *rt = runtime_plain();
+    require_gpu(&rt);
+    chain_reference(rt, x, r->y, r->s);
+    const char *ids[] = {"cpu_ref"};
+    load_cfg cfg = {ids, 1, false, false, false, false};
+    plx_network *n = mixed();
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    OK(run2(ln, NULL, x, r->my, sizeof r->my, r->mq, sizeof r->mq));
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* Executes `ln` twice, the working memory released between the two (so
+ * its planned buffers are freed and allocated again, R-21 (4), R-26 (3)),
+ * checking each result against the reference; writes the second. */
+static void twice_with_release(plx_loaded_network *ln, const float *x, void *y, void *y2,
+                               size_t y2_size, const void *want_y, const void *want_y2,
+                               bool exact, const char *what) {
+    for (int round = 0; round < 2; round++) {
+        memset(y, 0, N * sizeof(float));
+        memset(y2, 0, y2_size);
+        OK(run2(ln, NULL, x, y, N * sizeof(float), y2, y2_size));
+        if (exact) {
+            cr_assert(eq(int, memcmp(y, want_y, N * sizeof(float)), 0), "%s y, round %d", what,
+                      round);
+        } else {
+            assert_close(y, want_y, N, what);
+        }
+        if (y2_size == N * sizeof(float) && !exact) {
+            assert_close(y2, want_y2, N, what);
+        } else {
+            cr_assert(eq(int, memcmp(y2, want_y2, y2_size), 0), "%s second output, round %d",
+                      what, round);
+        }
+        if (round == 0) {
+            plx_loaded_network_release_working_memory(ln);
+        }
+    }
+}
+
+/* Both networks, loaded with externally managed memory (and async or not)
+ * on a runtime with planned_memory=`mode`, against the reference. */
+static void planned_runs(const char *mode, bool async, const float *x,
+                         const planned_result *want, planned_result *got) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "planned_memory=%s", mode);
+    const char *opts[] = {opt};
+    plx_runtime *rt = runtime_with(opts, 1);
+    const plx_backend_info *b = require_gpu(&rt);
+    bool device = strcmp(mode, "device") == 0;
+    cr_assert(eq(int, plx_backend_info_has_capability(b, "allocates_planned_memory"), device),
+              "%s", mode);
+    cr_assert(eq(str, (char *)cap_string(b, "gpu_opencl.planned_memory"), (char *)mode));
+    if (!device) {
+        /* As before ABI 1.4: caller memory aligned to 64 is imported. */
+        cr_assert(le(sz, plx_backend_info_import_alignment(b), 64));
+    }
+    const char *ids[] = {"gpu_opencl"};
+    load_cfg cfg = {ids, 1, false, false, async, true};
+    plx_network *n = chain();
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    cr_assert(eq(sz, plx_loaded_network_memory_report_count(ln), 1));
+    const plx_memory_report *mr = plx_loaded_network_memory_report(ln, 0);
+    cr_assert(eq(str, (char *)mr->backend_id, "gpu_opencl"));
+    cr_assert(gt(sz, mr->tensor_count, 1));
+    cr_assert(ge(sz, mr->bytes, mr->lower_bound));
+    twice_with_release(ln, x, got->y, got->s, sizeof got->s, want->y, want->s, false, mode);
+    plx_loaded_network_unload(&ln);
+
+    /* Copies (or, with import, an import layer into gpu_opencl) between
+     * gpu_opencl and cpu_ref: the host maps planned handles to copy. */
+    const char *ids2[] = {"gpu_opencl", "cpu_ref"};
+    for (int import = 0; import < 2; import++) {
+        load_cfg cfg2 = {ids2, 2, true, import != 0, async, true};
+        n = mixed();
+        bool named;
+        layers_on(rt, n, &cfg2, "gpu_opencl", "relu", &named);
+        cr_assert(named, "relu is not on gpu_opencl");
+        ln = load(rt, n, &cfg2, NULL, 0);
+        plx_network_destroy(&n);
+        twice_with_release(ln, x, got->my, got->mq, sizeof got->mq, want->my, want->mq, false,
+                           mode);
+        plx_loaded_network_unload(&ln);
+    }
+    plx_runtime_destroy(&rt);
+}
+
+/* R-26, R-21: with planned_memory=device (the default) the planned
+ * intermediate tensors are sub-buffers of cl_mem buffers gpu_opencl
+ * allocates; the results equal cpu_ref's, and, bit for bit, those of
+ * planned_memory=host (host memory wrapped with CL_MEM_USE_HOST_PTR), over
+ * two executions with the working memory released between them, for
+ * synchronous and asynchronous loads, on one backend and mixed with
+ * cpu_ref. */
+Test(gpu_opencl, planned_device_memory_matches_host_and_cpu_ref) {
+    require_device();
+    float x[N];
+    input_for(x, 11);
+    planned_result want, dev, host;
+    planned_reference(x, &want);
+    for (int async = 0; async < 2; async++) {
+        memset(&dev, 0, sizeof dev);
+        memset(&host, 0, sizeof host);
+        planned_runs("device", async != 0, x, &want, &dev);
+        planned_runs("host", async != 0, x, &want, &host);
+        cr_assert(eq(int, memcmp(dev.y, host.y, sizeof dev.y), 0), "async %d", async);
+        cr_assert(eq(int, memcmp(dev.s, host.s, sizeof dev.s), 0), "async %d", async);
+        cr_assert(eq(int, memcmp(dev.my, host.my, sizeof dev.my), 0), "async %d", async);
+        cr_assert(eq(int, memcmp(dev.mq, host.mq, sizeof dev.mq), 0), "async %d", async);
+    }
+}
+
+typedef struct counting_allocator {
+    pthread_mutex_t lock;
+    size_t allocations, frees, smallest_alignment;
+} counting_allocator;
+
+static void *counting_allocate(void *user_data, size_t size, size_t alignment) {
+    counting_allocator *c = user_data;
+    size_t rounded = (size + alignment - 1) / alignment * alignment;
+    void *p = aligned_alloc(alignment, rounded ? rounded : alignment);
+    if (p) {
+        pthread_mutex_lock(&c->lock);
+        c->allocations++;
+        if (!c->smallest_alignment || alignment < c->smallest_alignment) {
+            c->smallest_alignment = alignment;
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    return p;
+}
+
+static void counting_free(void *user_data, void *p) {
+    counting_allocator *c = user_data;
+    pthread_mutex_lock(&c->lock);
+    c->frees++;
+    pthread_mutex_unlock(&c->lock);
+    free(p);
+}
+
+/* R-26 (4): an application allocator given for gpu_opencl wins over its
+ * planned device buffers: the plan is host memory from the allocator,
+ * aligned to gpu_opencl's import alignment and imported as malloc memory,
+ * with the results of device planning; every buffer is freed. */
+Test(gpu_opencl, application_allocator_wins_over_planned_device_memory) {
+    require_device();
+    float x[N];
+    input_for(x, 12);
+    planned_result want;
+    planned_reference(x, &want);
+    counting_allocator c = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+    plx_backend_allocator a = {"gpu_opencl",
+                               {&c, counting_allocate, counting_free, PLX_MEMORY_SOURCE_MALLOC}};
+    plx_runtime *rt = runtime_with_allocator(NULL, 0, &a);
+    const plx_backend_info *b = require_gpu(&rt);
+    cr_assert(plx_backend_info_has_capability(b, "allocates_planned_memory"));
+    size_t align = plx_backend_info_import_alignment(b);
+    const char *ids[] = {"gpu_opencl"};
+    load_cfg cfg = {ids, 1, false, false, true, true};
+    plx_network *n = chain();
+    plx_loaded_network *ln = load(rt, n, &cfg, NULL, 0);
+    plx_network_destroy(&n);
+    float y[N], s[N];
+    twice_with_release(ln, x, y, s, sizeof s, want.y, want.s, false, "allocator");
+    plx_loaded_network_unload(&ln);
+    cr_assert(gt(sz, c.allocations, 1), "the application's allocator was not used");
+    cr_assert(eq(sz, c.allocations, c.frees));
+    cr_assert(ge(sz, c.smallest_alignment, align));
+    cr_assert(ge(sz, c.smallest_alignment, 64));
     plx_runtime_destroy(&rt);
 }
 

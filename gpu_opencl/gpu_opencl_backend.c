@@ -210,22 +210,17 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
     /* planned_memory=device (R-26): a planned tensor is a sub-buffer at its
      * place, and OpenCL wants a sub-buffer's origin to be a multiple of the
      * base address alignment (CL_MISALIGNED_SUB_BUFFER_OFFSET otherwise).
-     * The host places planned blocks at multiples of import_alignment when
-     * it is above 64 (R-21 (5)), so the full base alignment is reported
-     * then: every place is a valid origin. The price is that caller memory
-     * must have that alignment to be imported in place (else it is staged,
-     * and reported). A device wanting more than the ABI's 4096 bytes plans
-     * into host memory as with planned_memory=host. */
+     * planned_alignment asks the host to place planned blocks there, while
+     * import_alignment, which caller memory must meet to be imported in
+     * place, stays as it was. A device wanting more than the ABI's 4096
+     * bytes plans into host memory as with planned_memory=host. */
     b->planned_device = o.planned_device;
     if (b->planned_device && base_align > GPU_OPENCL_MAX_PLANNED_ALIGNMENT) {
         host->log(host, PLX_LOG_WARN,
                   "gpu_opencl: device '%s' aligns sub-buffers to %zu bytes, more than the %d "
-                  "an import alignment may be: planned_memory=device is not used",
+                  "a planned alignment may be: planned_memory=device is not used",
                   d->name, base_align, GPU_OPENCL_MAX_PLANNED_ALIGNMENT);
         b->planned_device = false;
-    }
-    if (b->planned_device && base_align > b->import_alignment) {
-        b->import_alignment = base_align;
     }
     snprintf(b->device_name, sizeof b->device_name, "%s", d->name);
     snprintf(b->platform_name, sizeof b->platform_name, "%s", d->platform_name);
@@ -307,6 +302,9 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
     add_cap_string(b, "gpu_opencl.devices", b->devices_text);
     add_cap_int(b, "gpu_opencl.local_memory_bytes", (int64_t)b->dev.local_mem_size);
     add_cap_int(b, PLX_CAP_IMPORT_ALIGNMENT, (int64_t)b->import_alignment);
+    if (b->planned_device) {
+        add_cap_int(b, PLX_CAP_PLANNED_ALIGNMENT, (int64_t)(b->base_align ? b->base_align : 1));
+    }
     add_cap_bool(b, "gpu_opencl.cl_khr_fp16", has_fp16);
     add_cap_string(b, "gpu_opencl.program_cache", b->cache_dir ? b->cache_dir : "off");
     add_cap_string(b, "gpu_opencl.planned_memory", b->planned_device ? "device" : "host");

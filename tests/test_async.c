@@ -880,7 +880,8 @@ static plx_status device_memory_run(const char *memory, const char *import, coun
 
 /* R-26: a backend that reports allocates_planned_memory gets its planned
  * buffers from itself and its handles bound through
- * import_external_memory: it loads and runs with externally managed memory
+ * import_external_memory, at places aligned to its planned_alignment
+ * (testdev refuses others): it loads and runs with externally managed memory
  * although it imports no malloc memory (which a host-allocated plan
  * needs), and LeakSanitizer sees every buffer freed through it, after a
  * release of the working memory too. */
@@ -917,7 +918,7 @@ Test(memory, backend_allocator_failure_names_the_backend) {
     cr_assert(not(ran));
     cr_assert(eq(int, plx_status_get_code(s), PLX_OUT_OF_MEMORY));
     cr_assert(eq(str, (char *)plx_status_get_message(s),
-                 "backend 'testdev': cannot allocate a planned buffer of 256 bytes: testdev: "
+                 "backend 'testdev': cannot allocate a planned buffer of 512 bytes: testdev: "
                  "device memory full (memory=device_fail)"));
     plx_status_free(s);
 }

@@ -773,8 +773,7 @@ Test(gpu_opencl, profiling_traces_kernels_with_their_layers) {
 Test(gpu_opencl, mixed_network_falls_back_per_layer) {
     plx_runtime *rt = runtime_plain();
     require_gpu(&rt);
-    /* Aligned for import when gpu_opencl.import_alignment is 64 or less;
-     * else (PoCL, planned_memory=device: 128) possibly staged, as correct. */
+    /* Aligned for import: gpu_opencl's import_alignment is 64 or less. */
     _Alignas(64) float x[N];
     _Alignas(64) float y[N];
     _Alignas(64) uint8_t idx[N];
@@ -912,9 +911,9 @@ Test(gpu_opencl, zero_copy_aligned_and_staged_misaligned) {
     plx_runtime *rt = runtime_plain();
     const plx_backend_info *b = require_gpu(&rt);
     size_t align = plx_backend_info_import_alignment(b);
-    /* The device's base address alignment (planned_memory=device, the
-     * default: sub-buffer origins, R-26; PoCL: 128). */
-    cr_assert(le(sz, align, 4096));
+    /* At most 64: sub-buffer origins ask for planned_alignment instead
+     * (R-26), so caller memory aligned to 64 stays zero copy. */
+    cr_assert(le(sz, align, 64));
     cr_assert(ge(sz, align, sizeof(float)));
     float x[N], y0[N], s0[N];
     input_for(x, 7);
@@ -1204,10 +1203,11 @@ static void planned_runs(const char *mode, bool async, const float *x,
     cr_assert(eq(int, plx_backend_info_has_capability(b, "allocates_planned_memory"), device),
               "%s", mode);
     cr_assert(eq(str, (char *)cap_string(b, "gpu_opencl.planned_memory"), (char *)mode));
-    if (!device) {
-        /* As before ABI 1.4: caller memory aligned to 64 is imported. */
-        cr_assert(le(sz, plx_backend_info_import_alignment(b), 64));
-    }
+    /* In both modes caller memory aligned to 64 is imported; device mode
+     * asks planned places at sub-buffer origins (R-26, planned_alignment). */
+    cr_assert(le(sz, plx_backend_info_import_alignment(b), 64));
+    const plx_capability *pa = plx_backend_info_capability(b, "planned_alignment");
+    cr_assert(eq(int, pa != NULL, device), "%s", mode);
     const char *ids[] = {"gpu_opencl"};
     load_cfg cfg = {ids, 1, false, false, async, true};
     plx_network *n = chain();
@@ -1292,7 +1292,7 @@ static void counting_free(void *user_data, void *p) {
     free(p);
 }
 
-/* R-26 (4): an application allocator given for gpu_opencl wins over its
+/* R-26 (5): an application allocator given for gpu_opencl wins over its
  * planned device buffers: the plan is host memory from the allocator,
  * aligned to gpu_opencl's import alignment and imported as malloc memory,
  * with the results of device planning; every buffer is freed. */

@@ -116,14 +116,20 @@ plx_status plxi_ln_plan_memory(plx_loaded_network *n) {
             s = plxi_ln_oom();
             break;
         }
+        /* what the backend's bindings need of a place, if more. */
+        const plx_capability *pa =
+            plx_backend_info_capability(&bp->backend->info, PLX_CAP_PLANNED_ALIGNMENT);
+        size_t planned_alignment =
+            pa && pa->type == PLX_VALUE_INT && pa->int_value > 0 ? (size_t)pa->int_value : 1;
         for (size_t idx = 0; idx < n->slot_count; idx++) {
             handle_slot *h = &layout->slots[idx];
             if (h->backend != bp->backend || !h->planned || h->parent) {
                 continue;
             }
-            /* Both powers of two: the larger is a multiple of the other. */
+            /* All powers of two: the largest is a multiple of the others. */
             size_t align = h->import_alignment > PLAN_ALIGNMENT ? h->import_alignment
                                                                 : PLAN_ALIGNMENT;
+            align = planned_alignment > align ? planned_alignment : align;
             size_t size = (h->bytes + align - 1) / align * align;
             h->block = (uint32_t)n->block_counts[p];
             n->blocks[p][n->block_counts[p]++] = (plx_memory_block){

@@ -167,6 +167,7 @@ static const struct {
     {PLX_CAP_QUEUED_EXECUTION, PLX_VALUE_BOOL},
     {PLX_CAP_FENCE_DOMAIN, PLX_VALUE_STRING},
     {PLX_CAP_ALLOCATES_PLANNED_MEMORY, PLX_VALUE_BOOL},
+    {PLX_CAP_PLANNED_ALIGNMENT, PLX_VALUE_INT},
 };
 
 /* The longest fence_domain. */
@@ -428,7 +429,8 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
                                     want == PLX_VALUE_BOOL  ? "a boolean"
                                     : want == PLX_VALUE_INT ? "an integer"
                                                             : "a string");
-        } else if (standard && strcmp(c->key, PLX_CAP_IMPORT_ALIGNMENT) == 0 &&
+        } else if (standard && (strcmp(c->key, PLX_CAP_IMPORT_ALIGNMENT) == 0 ||
+                                strcmp(c->key, PLX_CAP_PLANNED_ALIGNMENT) == 0) &&
                    (c->int_value < 1 || c->int_value > 4096 ||
                     (c->int_value & (c->int_value - 1)) != 0)) {
             problem = plxi_asprintf("invalid capability '%s': %" PRId64

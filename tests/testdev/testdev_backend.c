@@ -19,8 +19,10 @@
  *   device it is planned too, and allocates the plan's buffers itself
  *   (ABI 1.4, R-26): memory of the vendor kind "testdev.block" (host
  *   memory it hands out as if it were a device's), bound to handles
- *   through import_external_memory; device_fail is the same with an
- *   allocation that fails ("device memory full").
+ *   through import_external_memory, whose places it wants at multiples of
+ *   TESTDEV_PLANNED_ALIGNMENT (planned_alignment; it refuses others);
+ *   device_fail is the same with an allocation that fails ("device memory
+ *   full").
  * - Option `subgraph` (ABI 1.2 optimize_subgraph, R-23) = none (default) |
  *   fuse: every add whose only reader is a relu becomes one precompiled
  *   "add+relu" layer | refuse_fused: the same substitutions, but
@@ -49,6 +51,9 @@ static const char *const memory_modes[] = {"backend", "planned", "device", "devi
 
 /* The vendor kind of testdev's "device" memory (R-26). */
 #define TESTDEV_BLOCK "testdev.block"
+/* Where testdev's device blocks may be bound: beyond the host's 64 bytes
+ * and the tensors' sizes in the tests, so a host that ignored it shows. */
+#define TESTDEV_PLANNED_ALIGNMENT 1024
 
 struct plx_backend {
     const plx_host *host;
@@ -56,7 +61,7 @@ struct plx_backend {
     bool planned;
     enum memory_mode memory;
     enum subgraph_mode subgraph;
-    plx_capability caps[5];
+    plx_capability caps[6];
 };
 
 struct plx_factory {
@@ -116,7 +121,9 @@ static const plx_memory_strategy separate_strategy = {
     PLX_MEMORY_STRATEGY_SIZE_1_0, "testdev_separate", NULL, separate};
 
 static const plx_memory_strategy *get_memory_strategy(plx_backend *b) {
-    return b->planned ? &separate_strategy : NULL;
+    /* memory=device keeps the host's greedy plan, whose shared buffers
+     * put blocks at offsets that planned_alignment must move. */
+    return b->memory == MEM_PLANNED ? &separate_strategy : NULL;
 }
 
 static plx_status create(const plx_host *host, const plx_option *opts, size_t count,
@@ -178,6 +185,8 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
                                   NULL};
     b->caps[4] = (plx_capability){PLX_CAP_ALLOCATES_PLANNED_MEMORY, PLX_VALUE_BOOL,
                                   memory == MEM_DEVICE || memory == MEM_DEVICE_FAIL, 0, NULL};
+    b->caps[5] = (plx_capability){PLX_CAP_PLANNED_ALIGNMENT, PLX_VALUE_INT, false,
+                                  memory == MEM_DEVICE ? TESTDEV_PLANNED_ALIGNMENT : 1, NULL};
     b->planned = planned;
     b->memory = memory;
     b->subgraph = subgraph;
@@ -191,7 +200,7 @@ static void destroy(plx_backend *b) {
 
 static plx_status get_capabilities(plx_backend *b, const plx_capability **out, size_t *count) {
     *out = b->caps;
-    *count = 5;
+    *count = 6;
     return NULL;
 }
 
@@ -368,9 +377,12 @@ static plx_status import_external_memory(plx_tensor_handle *h, const plx_externa
                                       "testdev: cannot import memory of kind '%s'",
                                       m->kind ? m->kind : "(null)");
     }
-    if (m->size < h->bytes || m->offset % 4) {
+    if (m->size < h->bytes || m->offset % TESTDEV_PLANNED_ALIGNMENT) {
         return h->host->status_create(h->host, PLX_INVALID_ARGUMENT,
-                                      "testdev: imported block too small or misaligned");
+                                      "testdev: block at offset %llu of %llu bytes: too small "
+                                      "or not at a multiple of %d",
+                                      (unsigned long long)m->offset,
+                                      (unsigned long long)m->size, TESTDEV_PLANNED_ALIGNMENT);
     }
     h->data = (char *)m->handle + m->offset;
     return NULL;

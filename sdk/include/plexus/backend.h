@@ -248,6 +248,12 @@ typedef struct plx_capability {
  * memory), bound to handles through import_external_memory; the three
  * functions of R-26 are then required. */
 #define PLX_CAP_ALLOCATES_PLANNED_MEMORY "allocates_planned_memory"
+/* Integer (R-26), a power of two from 1 to 4096: the alignment the host
+ * gives the places of the backend's planned tensors within their buffers
+ * (at least 64 and import_alignment in any case), for a backend whose
+ * bindings need more than its caller memory does (an OpenCL sub-buffer's
+ * origin). Absent: 1, no demand beyond those. */
+#define PLX_CAP_PLANNED_ALIGNMENT "planned_alignment"
 
 /* Memory sources as bit flags, for APIs that take a set of them. */
 typedef enum plx_memory_source {

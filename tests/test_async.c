@@ -607,24 +607,9 @@ Test(memory, dma_buf_inputs_and_outputs) {
     plx_runtime_destroy(&rt);
 }
 
-/* A backend's own memory strategy is used unless the application names
- * one for that backend (testdev offers "testdev_separate" when planned). */
-static const char *planned_testdev_strategy(const char *app_choice, size_t *buffers,
-                                            size_t *tensors) {
-    plx_runtime_options o;
-    tu_options(&o);
-    const char *paths[] = {TESTDEV_DIR};
-    o.search_paths = paths;
-    o.search_path_count = 1;
-    plx_backend_option opt = {"testdev", "memory", "planned"};
-    o.backend_options = &opt;
-    o.backend_option_count = 1;
-    plx_backend_memory_strategy m = {"testdev", app_choice, NULL};
-    if (app_choice) {
-        o.memory_strategies = &m;
-        o.memory_strategy_count = 1;
-    }
-    plx_runtime *rt = tu_create(&o);
+/* input -> relu r1 -> r2 -> r3 -> output, optimised for testdev alone;
+ * *out_network gets the network, for the caller to destroy. */
+static plx_optimized_network *testdev_relu3(plx_runtime *rt, plx_network **out_network) {
     plx_network *n;
     OK(plx_network_create(&n));
     plx_tensor_info t = vec();
@@ -646,6 +631,30 @@ static const char *planned_testdev_strategy(const char *app_choice, size_t *buff
     oo.backend_count = 1;
     plx_optimized_network *on;
     OK(plx_optimize(rt, n, &oo, &on));
+    *out_network = n;
+    return on;
+}
+
+/* A backend's own memory strategy is used unless the application names
+ * one for that backend (testdev offers "testdev_separate" when planned). */
+static const char *planned_testdev_strategy(const char *app_choice, size_t *buffers,
+                                            size_t *tensors) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {TESTDEV_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    plx_backend_option opt = {"testdev", "memory", "planned"};
+    o.backend_options = &opt;
+    o.backend_option_count = 1;
+    plx_backend_memory_strategy m = {"testdev", app_choice, NULL};
+    if (app_choice) {
+        o.memory_strategies = &m;
+        o.memory_strategy_count = 1;
+    }
+    plx_runtime *rt = tu_create(&o);
+    plx_network *n = NULL;
+    plx_optimized_network *on = testdev_relu3(rt, &n);
     plx_load_options lo;
     plx_load_options_init(&lo);
     lo.externally_managed_memory = true;
@@ -831,27 +840,8 @@ static plx_status device_memory_run(const char *memory, const char *import, coun
         o.allocator_count = 1;
     }
     plx_runtime *rt = tu_create(&o);
-    plx_network *n;
-    OK(plx_network_create(&n));
-    plx_tensor_info t = vec();
-    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
-    plx_layer_id x, r1, r2, r3, y;
-    OK(plx_network_add_input(n, "x", 0, &t, &x));
-    OK(plx_network_add_layer(n, "r1", PLX_OP_ACTIVATION, &relu, 1, 1, &r1));
-    OK(plx_network_add_layer(n, "r2", PLX_OP_ACTIVATION, &relu, 1, 1, &r2));
-    OK(plx_network_add_layer(n, "r3", PLX_OP_ACTIVATION, &relu, 1, 1, &r3));
-    OK(plx_network_add_output(n, "y", 0, &y));
-    OK(plx_network_connect(n, x, 0, r1, 0));
-    OK(plx_network_connect(n, r1, 0, r2, 0));
-    OK(plx_network_connect(n, r2, 0, r3, 0));
-    OK(plx_network_connect(n, r3, 0, y, 0));
-    plx_optimize_options oo;
-    plx_optimize_options_init(&oo);
-    const char *b[] = {"testdev"};
-    oo.backends = b;
-    oo.backend_count = 1;
-    plx_optimized_network *on;
-    OK(plx_optimize(rt, n, &oo, &on));
+    plx_network *n = NULL;
+    plx_optimized_network *on = testdev_relu3(rt, &n);
     plx_load_options lo;
     plx_load_options_init(&lo);
     lo.externally_managed_memory = true;

@@ -86,9 +86,11 @@ static struct plxi_profiler *profiler_of(const plx_runtime *rt) {
 
 static void store(struct plxi_profiler *p, const event *e);
 
-void plxi_profile_record(plx_runtime *rt, const char *name, const char *category,
-                         const char *op, const char *backend, uint32_t network,
-                         uint64_t start_ns, uint64_t end_ns) {
+/* Fills and stores one event; `op` for the host's, `layer` (and device
+ * true) for a backend's own. */
+static void record(plx_runtime *rt, const char *name, const char *category, const char *op,
+                   const char *layer, const char *backend, uint32_t network, bool device,
+                   uint64_t start_ns, uint64_t duration_ns) {
     struct plxi_profiler *p = profiler_of(rt);
     if (!p) {
         return;
@@ -98,34 +100,28 @@ void plxi_profile_record(plx_runtime *rt, const char *name, const char *category
     copy_text(e.category, sizeof e.category, category);
     copy_text(e.op, sizeof e.op, op);
     copy_text(e.backend, sizeof e.backend, backend);
-    e.layer[0] = '\0';
-    e.device = false;
+    copy_text(e.layer, sizeof e.layer, layer);
+    e.device = device;
     e.network = network;
-    e.thread = thread_number();
+    /* A backend's events are numbered per backend when the trace is
+     * written; the host's carry their thread. */
+    e.thread = device ? 0 : thread_number();
     e.start_ns = start_ns;
-    e.duration_ns = end_ns > start_ns ? end_ns - start_ns : 0;
+    e.duration_ns = duration_ns;
     store(p, &e);
+}
+
+void plxi_profile_record(plx_runtime *rt, const char *name, const char *category,
+                         const char *op, const char *backend, uint32_t network,
+                         uint64_t start_ns, uint64_t end_ns) {
+    record(rt, name, category, op, NULL, backend, network, false, start_ns,
+           end_ns > start_ns ? end_ns - start_ns : 0);
 }
 
 void plxi_profile_record_device(plx_runtime *rt, const char *name, const char *category,
                                 const char *layer, const char *backend, uint32_t network,
                                 uint64_t start_ns, uint64_t duration_ns) {
-    struct plxi_profiler *p = profiler_of(rt);
-    if (!p) {
-        return;
-    }
-    event e;
-    copy_text(e.name, sizeof e.name, name);
-    copy_text(e.category, sizeof e.category, category);
-    e.op[0] = '\0';
-    copy_text(e.backend, sizeof e.backend, backend);
-    copy_text(e.layer, sizeof e.layer, layer);
-    e.device = true;
-    e.network = network;
-    e.thread = 0; /* numbered per backend when the trace is written */
-    e.start_ns = start_ns;
-    e.duration_ns = duration_ns;
-    store(p, &e);
+    record(rt, name, category, NULL, layer, backend, network, true, start_ns, duration_ns);
 }
 
 /* Appends an event, or counts it as dropped. */

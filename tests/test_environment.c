@@ -156,13 +156,14 @@ Test(environment, backends_filter) {
     static const char *const never_created[] = {"fake_create_fails", "fake_caps_bad_type",
                                                 "fake_caps_unknown_key",
                                                 "fake_caps_bad_alignment",
-                                                "fake_caps_empty_domain", "fake_caps_allocates"};
-    for (size_t i = 0; i < 6; i++) {
+                                                "fake_caps_empty_domain", "fake_caps_allocates",
+                                                "fake_caps_exports_dma_buf"};
+    for (size_t i = 0; i < 7; i++) {
         const plx_rejection *s = tu_skipped_id(rt, never_created[i]);
         cr_assert(not(zero(ptr, (void *)s)), "%s was not skipped", never_created[i]);
         cr_assert(eq(str, (char *)s->reason, "not listed in PLEXUS_BACKENDS"));
     }
-    cr_assert(eq(sz, plx_runtime_skipped_count(rt), 9), "%s", tu_dump(rt));
+    cr_assert(eq(sz, plx_runtime_skipped_count(rt), 10), "%s", tu_dump(rt));
     cr_assert(tu_has_note(rt, "fake_missing_id"));
     cr_assert(not(tu_has_note(rt, "'fake_good'")));
     /* Broken plug-ins are still reported. */

@@ -326,6 +326,195 @@ Test(network, copy_layer_when_sources_differ) {
     edge_case("dma_buf", true, PLX_OP_MEM_COPY);
 }
 
+/* How many mappings of testdev's memfds the process holds (testdev names
+ * them "testdev"; /proc/self/maps shows "/memfd:testdev (deleted)"). */
+static int testdev_memfd_mappings(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    cr_assert(not(zero(ptr, f)));
+    char line[512];
+    int count = 0;
+    while (fgets(line, sizeof line, f)) {
+        count += strstr(line, "/memfd:testdev") != NULL;
+    }
+    fclose(f);
+    return count;
+}
+
+typedef struct lend_probe {
+    int mappings_in_abs; /* memfd mappings while cpu_ref's abs runs: -1 not seen */
+} lend_probe;
+
+static void count_mappings(void *user, const char *layer, plx_op op, const char *backend,
+                           uint32_t slot, const plx_tensor_info *info, const void *data) {
+    (void)op;
+    (void)backend;
+    (void)slot;
+    (void)info;
+    (void)data;
+    if (strcmp(layer, "abs") == 0) {
+        ((lend_probe *)user)->mappings_in_abs = testdev_memfd_mappings();
+    }
+}
+
+/* x -> sum = x + x (testdev) -> abs (cpu_ref) -> y, testdev with the given
+ * export option (NULL: none) and importing nothing, so that the testdev ->
+ * cpu_ref edge is an import layer only when testdev lends dma-bufs (R-26)
+ * that cpu_ref imports (R-22). `memory`: testdev's memory option, NULL for
+ * its own allocations. */
+static plx_loaded_network *lend_case(plx_runtime **out_rt, const char *exports,
+                                     const char *memory, plx_op expected,
+                                     plx_network **out_network) {
+    plx_runtime_options ro;
+    tu_options(&ro);
+    const char *paths[] = {CPU_REF_DIR, TESTDEV_DIR};
+    ro.search_paths = paths;
+    ro.search_path_count = 2;
+    plx_backend_option opts[3] = {{"testdev", "import", "none"}};
+    size_t count = 1;
+    if (exports) {
+        opts[count++] = (plx_backend_option){"testdev", "export", exports};
+    }
+    if (memory) {
+        opts[count++] = (plx_backend_option){"testdev", "memory", memory};
+    }
+    ro.backend_options = opts;
+    ro.backend_option_count = count;
+    plx_runtime *rt = tu_create(&ro);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, shape16);
+    plx_layer_id in, sum, abs_, out;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_ABS);
+    OK(plx_network_add_input(n, "x", 0, &t, &in));
+    OK(plx_network_add_layer(n, "sum", PLX_OP_BINARY, &add, 2, 1, &sum));
+    OK(plx_network_add_layer(n, "abs", PLX_OP_UNARY, &ud, 1, 1, &abs_));
+    OK(plx_network_add_output(n, "y", 0, &out));
+    OK(plx_network_connect(n, in, 0, sum, 0));
+    OK(plx_network_connect(n, in, 0, sum, 1));
+    OK(plx_network_connect(n, sum, 0, abs_, 0));
+    OK(plx_network_connect(n, abs_, 0, out, 0));
+    const char *b[] = {"testdev", "cpu_ref"};
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = b;
+    oo.backend_count = 2;
+    oo.import_enabled = true;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    size_t inserted = 0;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        if (a->inserted) {
+            inserted++;
+            cr_assert(eq(int, a->op, expected), "%s", a->layer_name);
+            cr_assert(eq(str, (char *)a->backend_id, "cpu_ref"));
+            cr_assert(eq(str, (char *)a->layer_name,
+                         expected == PLX_OP_MEM_IMPORT ? "sum:0 -> cpu_ref (import, dma_buf)"
+                                                       : "sum:0 -> cpu_ref (copy)"));
+        }
+    }
+    cr_assert(eq(sz, inserted, 1), "%s", plx_optimized_network_summary(on));
+    const char *lent = strstr(plx_optimized_network_summary(on),
+                              "import layer 'sum:0 -> cpu_ref (import, dma_buf)' reads testdev's "
+                              "memory in place on cpu_ref, lent as dma_buf");
+    cr_assert(eq(int, lent != NULL, expected == PLX_OP_MEM_IMPORT), "%s",
+              plx_optimized_network_summary(on));
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = memory != NULL;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    *out_rt = rt;
+    *out_network = n;
+    return ln;
+}
+
+/* Runs the lending network on x (x[i] = (i - 5) * scale) and checks y = |2x|. */
+static void run_lend(plx_loaded_network *ln, float scale) {
+    float x[16], y[16];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)(i - 5) * scale;
+    }
+    x[0] = scale;
+    run1(ln, x, y, 16);
+    for (int i = 0; i < 16; i++) {
+        cr_assert(eq(flt, y[i], fabsf(2 * x[i])), "y[%d]", i);
+    }
+}
+
+/* R-26, R-22: testdev lends the tensor it computes as a dma-buf (a memfd
+ * standing in for one); cpu_ref imports the descriptor and reads testdev's
+ * memory in place, over several executions: while cpu_ref's layer runs,
+ * the process holds two mappings of testdev's memfd (testdev's own and
+ * cpu_ref's import), and one after the execution (cpu_ref unmapped it at
+ * unimport). Also with testdev's memory planned by the host in buffers
+ * testdev allocates (memory=device, R-26; host buffers would need malloc
+ * import): the lent tensor then lives in testdev's own memfd, not in a
+ * planned buffer. */
+Test(network, import_layer_lends_dma_buf) {
+    static const char *const memories[] = {NULL, "device"};
+    for (size_t m = 0; m < 2; m++) {
+        plx_runtime *rt;
+        plx_network *n;
+        plx_loaded_network *ln = lend_case(&rt, "dma_buf", memories[m], PLX_OP_MEM_IMPORT, &n);
+        lend_probe probe = {-1};
+        plx_loaded_network_set_debug_callback(ln, count_mappings, &probe);
+        for (int rep = 1; rep <= 3; rep++) {
+            probe.mappings_in_abs = -1;
+            run_lend(ln, (float)rep);
+            cr_assert(eq(int, probe.mappings_in_abs, 2), "execution %d", rep);
+            cr_assert(eq(int, testdev_memfd_mappings(), 1));
+        }
+        plx_loaded_network_unload(&ln);
+        cr_assert(eq(int, testdev_memfd_mappings(), 0));
+        plx_network_destroy(&n);
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* Without testdev's export option the same edge is a copy layer, and
+ * nothing is a memfd. */
+Test(network, copy_layer_without_dma_buf_export) {
+    plx_runtime *rt;
+    plx_network *n;
+    plx_loaded_network *ln = lend_case(&rt, NULL, NULL, PLX_OP_MEM_COPY, &n);
+    lend_probe probe = {-1};
+    plx_loaded_network_set_debug_callback(ln, count_mappings, &probe);
+    run_lend(ln, 1.0f);
+    cr_assert(eq(int, probe.mappings_in_abs, 0));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-26: a producer whose export_external_memory fails fails the execution,
+ * naming the import layer and the producer's backend; the network stays
+ * usable. */
+Test(network, failed_dma_buf_export_names_the_layer) {
+    plx_runtime *rt;
+    plx_network *n;
+    plx_loaded_network *ln = lend_case(&rt, "dma_buf_fail", NULL, PLX_OP_MEM_IMPORT, &n);
+    run_lend(ln, 1.0f);
+    float x[16], y[16];
+    fill(x, 16, -1.0f);
+    x[0] = -2.0f;
+    plx_tensor_binding ib = {0, x, sizeof x, 0}, ob = {0, y, sizeof y, 0};
+    plx_status s = plx_loaded_network_execute(ln, &ib, 1, &ob, 1);
+    cr_assert(not(zero(ptr, s)));
+    const char *msg = plx_status_get_message(s);
+    cr_assert(not(zero(ptr, strstr(msg, "layer 'sum:0 -> cpu_ref (import, dma_buf)'"))), "%s",
+              msg);
+    cr_assert(not(zero(ptr, strstr(msg, "testdev cannot export the producer's memory as a "
+                                        "dma-buf"))), "%s", msg);
+    cr_assert(not(zero(ptr, strstr(msg, "fails on purpose (export=dma_buf_fail)"))), "%s", msg);
+    plx_status_free(s);
+    run_lend(ln, 2.0f);
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}
+
 Test(network, no_fallback_lists_every_refusal) {
     plx_runtime *rt = runtime_with(NULL);
     plx_network *n;

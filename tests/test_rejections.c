@@ -51,8 +51,8 @@ Test(rejections, whole_directory) {
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 2)->id, "fake_good"));
     cr_assert(eq(str, (char *)plx_runtime_backend(rt, 3)->id, "fake_unavailable"));
     cr_assert(zero(ptr, (void *)plx_runtime_backend(rt, 4)));
-    /* 24 fakes: 4 listed, the 20 others rejected, nothing skipped. */
-    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 20), "%s", tu_dump(rt));
+    /* 25 fakes: 4 listed, the 21 others rejected, nothing skipped. */
+    cr_assert(eq(sz, plx_runtime_rejection_count(rt), 21), "%s", tu_dump(rt));
     cr_assert(eq(sz, plx_runtime_skipped_count(rt), 0));
     /* One search entry, the application's, scanned without problem. */
     cr_assert(eq(sz, plx_runtime_search_path_count(rt), 1));
@@ -228,6 +228,17 @@ Test(rejections, allocates_planned_memory_without_its_functions) {
     cr_assert(eq(str, (char *)r->reason,
                  "required function 'allocate_planned_buffer' is NULL (the backend reports "
                  "allocates_planned_memory; ABI 1.4 or later)"));
+    tu_assert_good_fakes_loaded(rt);
+}
+
+/* R-26: memory_export_dma_buf needs export_external_memory, through which
+ * the host lends the backend's dma-bufs to import layers. */
+Test(rejections, export_dma_buf_without_its_function) {
+    const plx_rejection *r = tu_fake_rejection(rt, "fake_caps_exports_dma_buf");
+    cr_assert(eq(str, (char *)r->reason,
+                 "required function 'export_external_memory' is NULL (the backend reports "
+                 "memory_export_dma_buf; ABI 1.4 or later)"));
+    cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_caps_exports_dma_buf")));
     tu_assert_good_fakes_loaded(rt);
 }
 

@@ -248,11 +248,64 @@ static plx_status copy_between(handle_slot *src, handle_slot *dst, const plxi_la
     return NULL;
 }
 
+/* R-26: binds an import layer that lends its producer's memory as a
+ * dma-buf: the producer's export_external_memory describes the memory (the
+ * fd stays the producer's), and the consumer imports the descriptor
+ * through import_tensor_handle, as it does a caller's dma-buf (R-22). The
+ * producer is a computed tensor, allocated before its layer ran. */
+static plx_status bind_dma_buf(layer_state *ls) {
+    handle_slot *src = ls->inputs[0], *dst = ls->outputs[0];
+    const plxi_layer *l = ls->layer;
+    plx_external_memory m;
+    memset(&m, 0, sizeof m);
+    m.struct_size = (uint32_t)sizeof m;
+    m.fd = -1;
+    plx_status s = src->backend->functions.export_external_memory(
+        src->handle, PLX_MEMORY_SOURCE_DMA_BUF, &m);
+    if (s) {
+        char what[128];
+        snprintf(what, sizeof what, "%s cannot export the producer's memory as a dma-buf",
+                 src->backend->info.id);
+        return plxi_ln_at_layer(s, l, what);
+    }
+    const char *problem = NULL;
+    if (!m.kind || strcmp(m.kind, PLX_MEMORY_KIND_DMA_BUF) != 0) {
+        problem = "of another kind than dma_buf";
+    } else if (m.fd < 0) {
+        problem = "with no file descriptor";
+    } else if (m.offset != 0) {
+        problem = "at a non-zero offset (import_tensor_handle takes whole dma-bufs)";
+    } else if (m.size < src->bytes) {
+        problem = "smaller than the tensor";
+    }
+    if (problem) {
+        return plxi_status_create(PLX_INTERNAL,
+                                  "layer '%s': %s's export_external_memory described memory %s "
+                                  "(kind '%s', fd %d, offset %llu, %llu bytes for a tensor of "
+                                  "%zu)",
+                                  l->name, src->backend->info.id, problem,
+                                  m.kind ? m.kind : "(null)", m.fd,
+                                  (unsigned long long)m.offset, (unsigned long long)m.size,
+                                  src->bytes);
+    }
+    int fd = m.fd;
+    s = dst->backend->functions.import_tensor_handle(dst->handle, &fd, (size_t)m.size,
+                                                     PLX_MEMORY_SOURCE_DMA_BUF);
+    if (s) {
+        return plxi_ln_at_layer(s, l, "import of the producer's dma-buf failed");
+    }
+    dst->bound = true;
+    return NULL;
+}
+
 /* Binds an import layer's handle to its producer's memory, for this
  * execution: the producer may be a zero-copy input, whose memory is the
  * caller's and changes every time. */
 static plx_status bind_import(plx_loaded_network *n, layer_state *ls) {
     handle_slot *src = ls->inputs[0], *dst = ls->outputs[0];
+    if (ls->layer->lend_source == PLX_MEMORY_SOURCE_DMA_BUF) {
+        return bind_dma_buf(ls);
+    }
     void *data = NULL;
     plx_status s = src->backend->functions.map_tensor_handle(src->handle, &data);
     if (s) {

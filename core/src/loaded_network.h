@@ -33,6 +33,7 @@ typedef struct handle_slot {
     bool allocated;     /* managed: allocate_tensor_handle was called */
     bool caller_memory; /* a zero-copy network input or output */
     bool exported;      /* an import layer reads it in place */
+    uint32_t export_sources; /* exported: the sources it is lent through */
     uint32_t import_sources; /* what its backend imports, looked up once */
     size_t import_alignment; /* what its backend imports malloc memory at */
     bool bound;         /* holds an import that the execution must end */

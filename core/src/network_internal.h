@@ -37,6 +37,11 @@ typedef struct plxi_layer {
     /* Set by the optimiser. */
     plxi_backend_record *backend;
     bool inserted;
+    /* An inserted import layer: the memory source through which the
+     * producer's backend lends its memory (PLX_MEMORY_SOURCE_MALLOC: the
+     * host maps the producer's handle; PLX_MEMORY_SOURCE_DMA_BUF: the
+     * producer's export_external_memory describes it, R-26). 0 otherwise. */
+    uint32_t lend_source;
     plx_refusal *refusals;
     size_t refusal_count;
 } plxi_layer;

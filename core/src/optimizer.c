@@ -5,8 +5,9 @@
  * on their first consumer's backend, outputs on their producer's, constants
  * on their first consumer's when it accepts them. Every connection between
  * layers on different backends then gets an import layer (the consumer's
- * handle imports the producer's memory: import enabled, the producer
- * exports malloc memory and the consumer imports it) or a copy layer. */
+ * handle imports the producer's memory: import enabled, and the producer
+ * exports malloc memory that the consumer imports, or, from a computed
+ * tensor, a dma-buf that the consumer imports, R-26) or a copy layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,12 +171,34 @@ static const plxi_layer *first_consumer(plxi_layer *const *layers, size_t count,
     return NULL;
 }
 
-/* The host hands memory from producer to consumer as a mapped host
- * pointer, so in ABI 1.1 the shared source must be malloc. */
-static bool can_import(const plxi_backend_record *producer, const plxi_backend_record *consumer) {
-    return consumer->functions.import_tensor_handle &&
-           (plx_backend_info_export_sources(&producer->info) &
-            plx_backend_info_import_sources(&consumer->info) & PLX_MEMORY_SOURCE_MALLOC) != 0;
+/* The source through which `producer`'s output can be lent to a layer on
+ * `consumer` (an import layer), or 0 (a copy layer). Malloc: the host maps
+ * the producer's handle and imports the pointer, preferred when both
+ * backends share it. dma-buf (R-26): the producer's export_external_memory
+ * describes the handle's memory and the consumer's import_tensor_handle
+ * takes the descriptor (R-22); only for tensors a layer computes, since
+ * the memory of network inputs (the caller's) and of constants (created
+ * before any import layer is known) is not allocated for lending. */
+static uint32_t lend_source(const plxi_layer *producer, const plxi_backend_record *consumer) {
+    const plxi_backend_record *from = producer->backend;
+    if (!consumer->functions.import_tensor_handle) {
+        return 0;
+    }
+    uint32_t shared = plx_backend_info_export_sources(&from->info) &
+                      plx_backend_info_import_sources(&consumer->info);
+    if (shared & PLX_MEMORY_SOURCE_MALLOC) {
+        return PLX_MEMORY_SOURCE_MALLOC;
+    }
+    if ((shared & PLX_MEMORY_SOURCE_DMA_BUF) && from->functions.export_external_memory &&
+        producer->op != PLX_OP_INPUT && producer->op != PLX_OP_CONSTANT) {
+        return PLX_MEMORY_SOURCE_DMA_BUF;
+    }
+    return 0;
+}
+
+/* The name of a memory source an import layer lends through. */
+static const char *source_name(uint32_t source) {
+    return source == PLX_MEMORY_SOURCE_DMA_BUF ? "dma_buf" : "malloc";
 }
 
 /* Inserts copy/import layers on connections between backends and writes
@@ -212,7 +235,8 @@ static plx_status insert_edges(plx_optimized_network *o, plxi_layer **layers, si
                 }
             }
             if (found == PLXI_NO_LAYER) {
-                bool import = o->import_enabled && can_import(src->backend, l->backend);
+                uint32_t lend = o->import_enabled ? lend_source(src, l->backend) : 0;
+                bool import = lend != 0;
                 plxi_layer *ins = calloc(1, sizeof *ins);
                 edge *grown = realloc(edges, (edge_count + 1) * sizeof *edges);
                 if (grown) {
@@ -226,8 +250,12 @@ static plx_status insert_edges(plx_optimized_network *o, plxi_layer **layers, si
                 ins->op = import ? PLX_OP_MEM_IMPORT : PLX_OP_MEM_COPY;
                 ins->input_count = 1;
                 ins->output_count = 1;
-                ins->name = plxi_asprintf("%s:%u -> %s (%s)", src->name, l->inputs[k].slot,
-                                          l->backend->info.id, import ? "import" : "copy");
+                ins->name = import ? plxi_asprintf("%s:%u -> %s (import, %s)", src->name,
+                                                   l->inputs[k].slot, l->backend->info.id,
+                                                   source_name(lend))
+                                   : plxi_asprintf("%s:%u -> %s (copy)", src->name,
+                                                   l->inputs[k].slot, l->backend->info.id);
+                ins->lend_source = lend;
                 ins->inputs = malloc(sizeof *ins->inputs);
                 ins->outputs = malloc(sizeof *ins->outputs);
                 ins->output_given = calloc(1, sizeof *ins->output_given);
@@ -297,6 +325,15 @@ static plx_status build_summary(plx_optimized_network *o) {
         if (inserted) {
             sb_add(&b, " (+%zu inserted cop%s/import%s)", inserted, inserted == 1 ? "y" : "ies",
                    inserted == 1 ? "" : "s");
+        }
+    }
+    /* Import layers: whose memory each reads in place, and how it is lent. */
+    for (size_t i = 0; i < o->layers.count; i++) {
+        const plxi_layer *l = o->layers.items[i];
+        if (l->op == PLX_OP_MEM_IMPORT) {
+            const plxi_layer *src = o->layers.items[l->inputs[0].layer];
+            sb_add(&b, "\nimport layer '%s' reads %s's memory in place on %s, lent as %s", l->name,
+                   src->backend->info.id, l->backend->info.id, source_name(l->lend_source));
         }
     }
     /* A zero-copy input or output whose memory may miss its backend's import

@@ -824,6 +824,14 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         problem = plxi_asprintf("required function 'allocate_planned_buffer' is NULL (the backend "
                                 "reports %s; ABI 1.4 or later)", PLX_CAP_ALLOCATES_PLANNED_MEMORY);
     }
+    /* R-26: a backend lending dma-bufs describes them through
+     * export_external_memory, which the host calls for every import layer
+     * that reads its memory as a dma-buf. */
+    if (!problem && plx_backend_info_has_capability(&rec->info, PLX_CAP_EXPORT_DMA_BUF) &&
+        !rec->functions.export_external_memory) {
+        problem = plxi_asprintf("required function 'export_external_memory' is NULL (the backend "
+                                "reports %s; ABI 1.4 or later)", PLX_CAP_EXPORT_DMA_BUF);
+    }
     if (problem) {
         return reject_with(rt, rec, problem);
     }

@@ -310,8 +310,21 @@ plx_status plxi_working_memory_lay_out(plx_working_memory *wm, bool *in_place) {
         layer_state *ls = &wm->layers[i];
         for (uint32_t k = 0; k < ls->layer->input_count; k++) {
             const plxi_source *src = &ls->layer->inputs[k];
-            ls->inputs[k] = wm->layers[src->layer].outputs[src->slot];
-            ls->inputs[k]->exported |= ls->layer->op == PLX_OP_MEM_IMPORT;
+            handle_slot *h = wm->layers[src->layer].outputs[src->slot];
+            ls->inputs[k] = h;
+            if (ls->layer->op != PLX_OP_MEM_IMPORT) {
+                continue;
+            }
+            h->exported = true;
+            h->export_sources |= ls->layer->lend_source;
+            /* R-26: a tensor lent as a dma-buf lives in memory its backend
+             * allocates as one, not in a host-planned buffer. (The
+             * optimiser lends only computed tensors that way, never caller
+             * memory or constants.) */
+            if ((ls->layer->lend_source & PLX_MEMORY_SOURCE_DMA_BUF) && h->planned) {
+                h->planned = false;
+                h->managed = true;
+            }
         }
     }
     if (!s) {
@@ -421,15 +434,18 @@ plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory 
                                                                        &h->handle);
                 } else {
                     /* Zero-copy handles take what the caller gives, in any
-                     * source the backend imports; the others host memory. */
+                     * source the backend imports; import layers' handles
+                     * the source they lend through (R-26); the others host
+                     * memory. */
                     uint32_t sources =
                         h->managed ? 0u
                         : h->caller_memory
                             ? plx_backend_info_import_sources(&l->backend->info)
-                            : (uint32_t)PLX_MEMORY_SOURCE_MALLOC;
+                        : l->op == PLX_OP_MEM_IMPORT ? l->lend_source
+                                                     : (uint32_t)PLX_MEMORY_SOURCE_MALLOC;
                     plx_tensor_handle_params hp = {
                         (uint32_t)sizeof hp, h->managed, sources,
-                        h->exported ? (uint32_t)PLX_MEMORY_SOURCE_MALLOC : 0u};
+                        h->exported ? h->export_sources : 0u};
                     s = l->backend->functions.create_tensor_handle(f, h->info, &hp, &h->handle);
                 }
                 if (s) {

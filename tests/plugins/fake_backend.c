@@ -25,6 +25,7 @@
  *   FAKE_CAPS_BAD_ALIGNMENT   import_alignment that is not a power of two (R-10)
  *   FAKE_CAPS_EMPTY_DOMAIN    an empty fence_domain (R-10, R-24)
  *   FAKE_CAPS_ALLOCATES       allocates_planned_memory without the functions
+ *   FAKE_CAPS_EXPORTS_DMA_BUF memory_export_dma_buf without export_external_memory
  *                             it needs (R-26)
  *   FAKE_MISBEHAVE=what, FAKE_MISBEHAVE_IN=where
  *                             a plug-in no in-process host survives (only the
@@ -201,6 +202,12 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
 #endif
 #ifdef FAKE_CAPS_ALLOCATES
     c[n].key = PLX_CAP_ALLOCATES_PLANNED_MEMORY;
+    c[n].type = PLX_VALUE_BOOL;
+    c[n].bool_value = true;
+    n++;
+#endif
+#ifdef FAKE_CAPS_EXPORTS_DMA_BUF
+    c[n].key = PLX_CAP_EXPORT_DMA_BUF;
     c[n].type = PLX_VALUE_BOOL;
     c[n].bool_value = true;
     n++;

@@ -9,9 +9,19 @@
  *   first input element is negative, and otherwise works as relu.
  * - Option `import` = malloc (default) | dma_buf | none: the memory source
  *   its handles import, so that tests can steer the optimiser between
- *   import and copy layers. It exports nothing. (Its dma_buf "import" is
- *   only declared, to give the optimiser a source cpu_ref does not export;
- *   importing dma-buf memory for real comes with the memory issue.)
+ *   import and copy layers. (Its dma_buf "import" is only declared, to give
+ *   the optimiser a source cpu_ref does not export; importing dma-buf
+ *   memory for real comes with the memory issue.)
+ * - Option `export` = none (default) | dma_buf | dma_buf_fail: with dma_buf
+ *   it reports memory_export_dma_buf (ABI 1.4, R-26), and a handle created
+ *   with PLX_MEMORY_SOURCE_DMA_BUF in its export_sources allocates its
+ *   memory as a memfd (memfd_create, ftruncate, mmap shared), which
+ *   export_external_memory describes as kind "dma_buf": a memfd stands in
+ *   for a dma-buf, as in the tests of caller dma-bufs (tests/test_async.c,
+ *   memfd_with), since importers only map the descriptor. dma_buf_fail is
+ *   the same, except that export_external_memory fails for a tensor whose
+ *   first element is negative, so that tests see an import layer fail and
+ *   the next execution work.
  * - Option `memory` = backend (default) | planned: with planned it reports
  *   externally_managed_memory and offers its own memory strategy
  *   ("testdev_separate": one buffer per tensor), so tests can see a
@@ -35,8 +45,12 @@
  *   the host refuses makes optimize_subgraph return the host's status.
  * Lives in its own build directory so that registry tests scanning the
  * fake plug-ins do not see it. */
+#define _GNU_SOURCE /* memfd_create */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <plexus/backend.h>
 
@@ -48,6 +62,9 @@ static const char *const subgraph_modes[] = {"none",       "fuse",      "refuse_
 
 enum memory_mode { MEM_BACKEND, MEM_PLANNED, MEM_DEVICE, MEM_DEVICE_FAIL };
 static const char *const memory_modes[] = {"backend", "planned", "device", "device_fail"};
+
+enum export_mode { EXPORT_NONE, EXPORT_DMA_BUF, EXPORT_DMA_BUF_FAIL };
+static const char *const export_modes[] = {"none", "dma_buf", "dma_buf_fail"};
 
 /* The vendor kind of testdev's "device" memory (R-26). */
 #define TESTDEV_BLOCK "testdev.block"
@@ -61,13 +78,15 @@ struct plx_backend {
     bool planned;
     enum memory_mode memory;
     enum subgraph_mode subgraph;
-    plx_capability caps[6];
+    enum export_mode exports;
+    plx_capability caps[7];
 };
 
 struct plx_factory {
     const plx_host *host;
     uint32_t import_sources;
     enum memory_mode memory;
+    enum export_mode exports;
 };
 
 struct plx_tensor_handle {
@@ -76,6 +95,11 @@ struct plx_tensor_handle {
     void *owned;
     void *data;
     uint32_t import_sources;
+    /* export=dma_buf and a handle asked to be lent as a dma-buf: its
+     * memory is `memfd`, mapped at `owned`; -1 otherwise. */
+    bool lends_dma_buf;
+    enum export_mode exports;
+    int memfd;
 };
 
 enum kind { RELU, ADD, CONSTANT, PROBE, FAIL, ADD_RELU };
@@ -99,6 +123,8 @@ static const plx_option_info options[] = {
                "device_fail (planned, in buffers it allocates)", "backend"},
     {"subgraph", "none, fuse, refuse_fused, give_back, bad_output, bad_input, whole or fail",
      "none"},
+    {"export", "none, dma_buf (memfds lent as dma-bufs) or dma_buf_fail (the same, but the "
+               "export of a tensor whose first element is negative fails)", "none"},
 };
 
 /* One buffer per tensor, each at offset 0. */
@@ -132,8 +158,21 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     bool planned = false;
     enum memory_mode memory = MEM_BACKEND;
     enum subgraph_mode subgraph = SG_NONE;
+    enum export_mode exports = EXPORT_NONE;
     for (size_t i = 0; i < count; i++) {
-        if (strcmp(opts[i].key, "subgraph") == 0) {
+        if (strcmp(opts[i].key, "export") == 0) {
+            size_t m = 0;
+            while (m < sizeof export_modes / sizeof export_modes[0] &&
+                   strcmp(opts[i].value, export_modes[m]) != 0) {
+                m++;
+            }
+            if (m == sizeof export_modes / sizeof export_modes[0]) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "testdev: option export=%s: expected none, dma_buf or "
+                                           "dma_buf_fail", opts[i].value);
+            }
+            exports = (enum export_mode)m;
+        } else if (strcmp(opts[i].key, "subgraph") == 0) {
             size_t m = 0;
             while (m < sizeof subgraph_modes / sizeof subgraph_modes[0] &&
                    strcmp(opts[i].value, subgraph_modes[m]) != 0) {
@@ -187,9 +226,12 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
                                   memory == MEM_DEVICE || memory == MEM_DEVICE_FAIL, 0, NULL};
     b->caps[5] = (plx_capability){PLX_CAP_PLANNED_ALIGNMENT, PLX_VALUE_INT, false,
                                   memory == MEM_DEVICE ? TESTDEV_PLANNED_ALIGNMENT : 1, NULL};
+    b->caps[6] = (plx_capability){PLX_CAP_EXPORT_DMA_BUF, PLX_VALUE_BOOL,
+                                  exports != EXPORT_NONE, 0, NULL};
     b->planned = planned;
     b->memory = memory;
     b->subgraph = subgraph;
+    b->exports = exports;
     *out = b;
     return NULL;
 }
@@ -200,7 +242,7 @@ static void destroy(plx_backend *b) {
 
 static plx_status get_capabilities(plx_backend *b, const plx_capability **out, size_t *count) {
     *out = b->caps;
-    *count = 6;
+    *count = sizeof b->caps / sizeof b->caps[0];
     return NULL;
 }
 
@@ -266,6 +308,7 @@ static plx_status create_factory(plx_backend *b, const plx_factory_params *p, pl
     f->host = b->host;
     f->import_sources = b->import_sources;
     f->memory = b->memory;
+    f->exports = b->exports;
     *out = f;
     return NULL;
 }
@@ -276,7 +319,6 @@ static void destroy_factory(plx_factory *f) {
 
 static plx_status create_handle(plx_factory *f, const plx_tensor_info *info,
                                 const plx_tensor_handle_params *p, plx_tensor_handle **out) {
-    (void)p;
     plx_tensor_handle *h = f->host->alloc(f->host, sizeof *h, 0);
     if (!h) {
         return f->host->status_create(f->host, PLX_OUT_OF_MEMORY, "testdev: out of memory");
@@ -285,6 +327,10 @@ static plx_status create_handle(plx_factory *f, const plx_tensor_info *info,
     h->host = f->host;
     plx_tensor_info_byte_size(info, &h->bytes);
     h->import_sources = f->import_sources;
+    h->exports = f->exports;
+    h->lends_dma_buf = f->exports != EXPORT_NONE && p->managed &&
+                       (p->export_sources & PLX_MEMORY_SOURCE_DMA_BUF) != 0;
+    h->memfd = -1;
     *out = h;
     return NULL;
 }
@@ -293,8 +339,43 @@ static void release(plx_tensor_handle *h) {
     if (h->data == h->owned) {
         h->data = NULL;
     }
-    h->host->free(h->host, h->owned);
+    if (h->memfd >= 0) {
+        if (h->owned) {
+            munmap(h->owned, h->bytes ? h->bytes : 1);
+        }
+        close(h->memfd);
+        h->memfd = -1;
+    } else {
+        h->host->free(h->host, h->owned);
+    }
     h->owned = NULL;
+}
+
+/* export=dma_buf: the memory of a handle lent as a dma-buf, a memfd mapped
+ * shared (a memfd stands in for a dma-buf). */
+static plx_status allocate_memfd(plx_tensor_handle *h) {
+    size_t bytes = h->bytes ? h->bytes : 1;
+    int fd = memfd_create("testdev", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        return h->host->status_create(h->host, PLX_OUT_OF_MEMORY,
+                                      "testdev: cannot create a memfd of %zu bytes: %s", bytes,
+                                      strerror(e));
+    }
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        int e = errno;
+        close(fd);
+        return h->host->status_create(h->host, PLX_OUT_OF_MEMORY,
+                                      "testdev: cannot map a memfd of %zu bytes: %s", bytes,
+                                      strerror(e));
+    }
+    h->memfd = fd;
+    h->owned = map;
+    return NULL;
 }
 
 static void destroy_handle(plx_tensor_handle *h) {
@@ -303,6 +384,12 @@ static void destroy_handle(plx_tensor_handle *h) {
 }
 
 static plx_status allocate(plx_tensor_handle *h) {
+    if (!h->owned && h->lends_dma_buf) {
+        plx_status s = allocate_memfd(h);
+        if (s) {
+            return s;
+        }
+    }
     if (!h->owned) {
         h->owned = h->host->alloc(h->host, h->bytes, 16);
         if (!h->owned) {
@@ -385,6 +472,34 @@ static plx_status import_external_memory(plx_tensor_handle *h, const plx_externa
                                       (unsigned long long)m->size, TESTDEV_PLANNED_ALIGNMENT);
     }
     h->data = (char *)m->handle + m->offset;
+    return NULL;
+}
+
+/* R-26: a handle's memfd, described as a dma-buf for an import layer. */
+static plx_status export_external_memory(plx_tensor_handle *h, plx_memory_source source,
+                                         plx_external_memory *out) {
+    if (source != PLX_MEMORY_SOURCE_DMA_BUF || !h->lends_dma_buf) {
+        return h->host->status_create(h->host, PLX_INVALID_ARGUMENT,
+                                      "testdev: handle cannot be lent through memory source %d "
+                                      "(it lends dma-bufs when created for that)", (int)source);
+    }
+    if (h->memfd < 0) {
+        return h->host->status_create(h->host, PLX_FAILED_PRECONDITION,
+                                      "testdev: handle has no memory to export");
+    }
+    if (h->exports == EXPORT_DMA_BUF_FAIL && h->bytes >= sizeof(float) &&
+        ((const float *)h->owned)[0] < 0) {
+        return h->host->status_create(h->host, PLX_INTERNAL,
+                                      "testdev: export of a tensor whose first element is "
+                                      "negative fails on purpose (export=dma_buf_fail)");
+    }
+    out->kind = PLX_MEMORY_KIND_DMA_BUF;
+    out->handle = NULL;
+    out->fd = h->memfd;
+    out->offset = 0;
+    out->size = h->bytes;
+    out->release = NULL;
+    out->release_data = NULL;
     return NULL;
 }
 
@@ -556,7 +671,7 @@ static plx_status optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
 }
 
 static const plx_backend_functions functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, import_external_memory),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, export_external_memory),
     .create = create,
     .destroy = destroy,
     .get_capabilities = get_capabilities,
@@ -579,6 +694,7 @@ static const plx_backend_functions functions = {
     .allocate_planned_buffer = allocate_planned_buffer,
     .free_planned_buffer = free_planned_buffer,
     .import_external_memory = import_external_memory,
+    .export_external_memory = export_external_memory,
 };
 
 static const plx_backend_descriptor descriptor = {
@@ -589,7 +705,7 @@ static const plx_backend_descriptor descriptor = {
     .version = "1.0.0",
     .functions = &functions,
     .options = options,
-    .option_count = 3,
+    .option_count = 4,
 };
 
 const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const plx_host *host) {

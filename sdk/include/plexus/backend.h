@@ -789,6 +789,22 @@ typedef struct plx_backend_functions {
      * kind it does not take or a size below the handle's. */
     plx_status (*import_external_memory)(plx_tensor_handle *handle,
                                          const plx_external_memory *memory);
+
+    /* Optional; required when the backend reports memory_export_dma_buf.
+     * Describes the memory of an allocated handle, one created with
+     * `source` in its params' export_sources, as memory of that source's
+     * kind, so that the host lends it to another backend through an import
+     * layer (R-26): for PLX_MEMORY_SOURCE_DMA_BUF, kind PLX_MEMORY_KIND_DMA_BUF,
+     * fd, offset and size (at least the tensor's byte size), handle NULL,
+     * release NULL. The fd stays owned by the producer and valid while the
+     * handle's memory is allocated; the host and the consumer never close
+     * it. The host passes the fd on to the consumer's import_tensor_handle
+     * (R-22), which takes a whole dma-buf: the offset must be 0. The host
+     * calls it with no work of the handle's backend pending (R-24). A status
+     * (PLX_INVALID_ARGUMENT for a source the handle cannot be lent through)
+     * fails that execution naming the import layer. */
+    plx_status (*export_external_memory)(plx_tensor_handle *handle, plx_memory_source source,
+                                         plx_external_memory *out_memory);
 } plx_backend_functions;
 
 /* Describes a backend. Owned by the backend; it must stay valid and

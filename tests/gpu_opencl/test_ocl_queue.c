@@ -367,16 +367,23 @@ Test(ocl_queue, capabilities_and_the_queued_option) {
     fn->destroy(off);
 }
 
-/* R-24: three layers enqueued on one queue, waited on once, give what
- * execute_workload gives layer by layer, exactly, round after round; with
- * profile switched on and off between layers the order holds. */
-Test(ocl_queue, queued_results_equal_synchronous) {
+/* The backend with default options and the chain3 network on it (relu,
+ * sqrt, mul), the start of the tests below. */
+static plx_backend *chain_backend(chain3 *c) {
     open_backend();
     plx_status s;
     plx_backend *b = create(NULL, NULL, &s);
     cr_assert(zero(ptr, s), "%s", s ? s->message : "");
+    chain_create(b, c);
+    return b;
+}
+
+/* R-24: three layers enqueued on one queue, waited on once, give what
+ * execute_workload gives layer by layer, exactly, round after round; with
+ * profile switched on and off between layers the order holds. */
+Test(ocl_queue, queued_results_equal_synchronous) {
     chain3 c;
-    chain_create(b, &c);
+    plx_backend *b = chain_backend(&c);
     plx_queue_params qp = {sizeof qp, 7};
     plx_queue *q = NULL;
     OKS(fn->create_queue(c.f, &qp, &q));
@@ -407,12 +414,8 @@ Test(ocl_queue, queued_results_equal_synchronous) {
 /* R-24: a fence of one queue in the wait list of another's enqueue orders
  * the second after the first, without a host wait between them. */
 Test(ocl_queue, wait_fences_order_two_queues) {
-    open_backend();
-    plx_status s;
-    plx_backend *b = create(NULL, NULL, &s);
-    cr_assert(zero(ptr, s), "%s", s ? s->message : "");
     chain3 c;
-    chain_create(b, &c);
+    plx_backend *b = chain_backend(&c);
     plx_queue_params qp = {sizeof qp, 7};
     plx_queue *q1 = NULL, *q2 = NULL;
     OKS(fn->create_queue(c.f, &qp, &q1));
@@ -438,6 +441,7 @@ Test(ocl_queue, wait_fences_order_two_queues) {
     cr_assert(eq(int, memcmp(want, got, sizeof got), 0));
     cr_assert(zero(ptr, wait_all(q1)));
     /* A fence that is not this instance's is refused, naming the domain. */
+    plx_status s;
     plx_backend *other = create(NULL, NULL, &s);
     cr_assert(zero(ptr, s));
     chain3 c2;
@@ -560,12 +564,8 @@ Test(ocl_queue, index_error_names_the_layer_at_the_wait) {
  * name and the queue's network id, placed by the clock mapping inside the
  * host's interval around the execution; with profile off, none. */
 Test(ocl_queue, profiling_records_kernel_events) {
-    open_backend();
-    plx_status s;
-    plx_backend *b = create(NULL, NULL, &s);
-    cr_assert(zero(ptr, s), "%s", s ? s->message : "");
     chain3 c;
-    chain_create(b, &c);
+    plx_backend *b = chain_backend(&c);
     plx_queue_params qp = {sizeof qp, 42};
     plx_queue *q = NULL;
     OKS(fn->create_queue(c.f, &qp, &q));
@@ -613,12 +613,8 @@ Test(ocl_queue, profiling_records_kernel_events) {
 /* R-24: a fence outlives its queue (destroy_fence after destroy_queue), and
  * a queue is destroyed with fences unwaited and profiled events pending. */
 Test(ocl_queue, fences_and_queues_in_any_order) {
-    open_backend();
-    plx_status s;
-    plx_backend *b = create(NULL, NULL, &s);
-    cr_assert(zero(ptr, s), "%s", s ? s->message : "");
     chain3 c;
-    chain_create(b, &c);
+    plx_backend *b = chain_backend(&c);
     plx_queue_params qp = {sizeof qp, 1};
     plx_queue *q = NULL;
     OKS(fn->create_queue(c.f, &qp, &q));

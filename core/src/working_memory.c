@@ -406,9 +406,8 @@ plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory 
     bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
     plx_status s = NULL;
     if (!wm->layers || !wm->slots || !wm->buffers || !wm->device_buffers || !wm->input_args ||
-        !wm->output_args ||
-        !wm->input_pre || !wm->output_pre || !wm->in_data || !wm->out_data ||
-        !wm->in_source || !wm->out_source || !in_place) {
+        !wm->output_args || !wm->input_pre || !wm->output_pre || !wm->in_data ||
+        !wm->out_data || !wm->in_source || !wm->out_source || !in_place) {
         s = plxi_ln_oom();
     }
     if (!s) {

@@ -598,7 +598,7 @@ Test(memory, dma_buf_inputs_and_outputs) {
         FAILS_WITH(plx_loaded_network_execute(ln, &wrong, 1, out, 2), "input binding id 0");
         plx_tensor_binding odd = {0, x, sizeof x, (plx_memory_source)8};
         FAILS_WITH(plx_loaded_network_execute(ln, &odd, 1, out, 2),
-                   "input binding id 0: memory source 8 is not one the host reads or writes");
+                   "input binding id 0: memory source 8 is not one the host takes");
         close(xfd);
         close(yfd);
         close(sfd);
@@ -607,9 +607,140 @@ Test(memory, dma_buf_inputs_and_outputs) {
     plx_runtime_destroy(&rt);
 }
 
-/* input -> relu r1 -> r2 -> r3 -> output, optimised for testdev alone;
- * *out_network gets the network, for the caller to destroy. */
-static plx_optimized_network *testdev_relu3(plx_runtime *rt, plx_network **out_network) {
+/* A description of memory of `kind` (R-26): `handle` for host and vendor
+ * kinds, `fd` for dma_buf. */
+static plx_external_memory ext_mem(const char *kind, void *handle, int fd, uint64_t offset,
+                                   uint64_t size) {
+    plx_external_memory m = {sizeof m, kind, handle, fd, offset, size, NULL, NULL};
+    return m;
+}
+
+/* Typed external memory (R-26, docs/memory-and-concurrency.md) bound by
+ * the application to cpu_ref, which imports host and dma-buf memory by
+ * source and lists no import_memory_kinds: host memory at an offset and
+ * dma-bufs at an offset are read and written like the plain bindings,
+ * copied or zero copy; a dma-buf at an offset cannot be zero copy into a
+ * backend that imports whole dma-bufs only; a vendor kind is neither
+ * copied by the host nor imported by cpu_ref; broken descriptions are
+ * refused naming the binding. */
+Test(memory, external_memory_bindings) {
+    plx_runtime *rt = make_runtime(NULL, NULL, NULL);
+    float x[N], y0[N], s0[N];
+    input_for(x, 21);
+    reference(rt, x, y0, s0);
+    long page = sysconf(_SC_PAGESIZE);
+    for (int zero_copy = 0; zero_copy < 2; zero_copy++) {
+        plx_loaded_network *ln = load_chain(rt, false, false, zero_copy);
+        /* Host memory at an offset within a bigger object. */
+        float *host = aligned_alloc(64, 3 * 64 * sizeof(float) + 3 * sizeof x);
+        cr_assert(not(eq(ptr, host, NULL)));
+        memcpy(host + 64, x, sizeof x);
+        plx_external_memory hin = ext_mem(PLX_MEMORY_KIND_HOST, host, -1, 64 * sizeof(float),
+                                          sizeof x);
+        plx_external_memory hy = ext_mem(PLX_MEMORY_KIND_HOST, host, -1,
+                                         2 * 64 * sizeof(float) + sizeof x, sizeof x);
+        plx_external_memory hs = ext_mem(PLX_MEMORY_KIND_HOST, host, -1,
+                                         3 * 64 * sizeof(float) + 2 * sizeof x, sizeof x);
+        plx_tensor_binding in = {0, &hin, sizeof x, PLX_MEMORY_SOURCE_EXTERNAL};
+        plx_tensor_binding out[] = {{0, &hy, sizeof x, PLX_MEMORY_SOURCE_EXTERNAL},
+                                    {1, &hs, sizeof x, PLX_MEMORY_SOURCE_EXTERNAL}};
+        OK(plx_loaded_network_execute(ln, &in, 1, out, 2));
+        cr_assert(eq(int, memcmp((char *)host + hy.offset, y0, sizeof y0), 0), "zc %d",
+                  zero_copy);
+        cr_assert(eq(int, memcmp((char *)host + hs.offset, s0, sizeof s0), 0), "zc %d",
+                  zero_copy);
+        /* A dma-buf as a description, one per tensor: whole (offset 0),
+         * and at an offset within the page (100) and beyond it (a page
+         * and 100). */
+        uint64_t offsets[] = {0, 100, (uint64_t)page + 100};
+        for (size_t k = 0; k < 3; k++) {
+            uint64_t off = offsets[k];
+            int fds[3];
+            plx_external_memory d[3];
+            for (int t = 0; t < 3; t++) {
+                fds[t] = memfd_with(NULL, (size_t)off + sizeof x);
+                d[t] = ext_mem(PLX_MEMORY_KIND_DMA_BUF, NULL, fds[t], off, sizeof x);
+            }
+            cr_assert(eq(sz, (size_t)pwrite(fds[0], x, sizeof x, (off_t)off), sizeof x));
+            in.data = &d[0];
+            out[0].data = &d[1];
+            out[1].data = &d[2];
+            plx_status s = plx_loaded_network_execute(ln, &in, 1, out, 2);
+            if (zero_copy && off) {
+                cr_assert(not(eq(ptr, s, NULL)));
+                cr_assert(eq(int, plx_status_get_code(s), PLX_UNSUPPORTED));
+                cr_assert(eq(str, (char *)plx_status_get_message(s),
+                             "input binding id 0 is zero copy, but backend 'cpu_ref' does not "
+                             "import memory of kind 'dma_buf' at an offset (whole dma-bufs "
+                             "only) (its import_memory_kinds: none)"));
+                plx_status_free(s);
+            } else {
+                OK(s);
+                float y[N], sum[N];
+                cr_assert(eq(sz, (size_t)pread(fds[1], y, sizeof y, (off_t)off), sizeof y));
+                cr_assert(eq(sz, (size_t)pread(fds[2], sum, sizeof sum, (off_t)off),
+                             sizeof sum));
+                cr_assert(eq(int, memcmp(y, y0, sizeof y), 0), "zc %d offset %llu", zero_copy,
+                          (unsigned long long)off);
+                cr_assert(eq(int, memcmp(sum, s0, sizeof sum), 0));
+            }
+            for (int t = 0; t < 3; t++) {
+                close(fds[t]);
+            }
+        }
+        /* A vendor kind: not copied by the host, not imported by cpu_ref;
+         * refused before anything runs. */
+        plx_external_memory vin = ext_mem("acme.device", x, -1, 0, sizeof x);
+        in.data = &vin;
+        out[0].data = &hy;
+        out[1].data = &hs;
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   zero_copy ? "input binding id 0 is zero copy, but backend 'cpu_ref' does not "
+                               "import memory of kind 'acme.device' (its import_memory_kinds: "
+                               "none)"
+                             : "input binding id 0: memory of kind 'acme.device' is not zero "
+                               "copy in this network, and the host cannot copy it");
+        in.data = &hin;
+        out[1].data = &vin; /* sum, which also feeds sqrt, is never zero copy */
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   "output binding id 1: memory of kind 'acme.device' is not zero copy");
+        out[1].data = &hs;
+        out[0].data = &vin;
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   zero_copy ? "output binding id 0 is zero copy, but backend 'cpu_ref' does not "
+                               "import memory of kind 'acme.device'"
+                             : "output binding id 0: memory of kind 'acme.device' is not zero "
+                               "copy");
+        out[0].data = &hy;
+        /* Broken descriptions name the binding and the fault. */
+        plx_external_memory bad = hin;
+        bad.struct_size = 8;
+        in.data = &bad;
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   "input binding id 0: external memory struct_size 8 is too small");
+        bad = hin;
+        bad.kind = NULL;
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   "input binding id 0: external memory kind is NULL");
+        bad = hin;
+        bad.size = sizeof x - 4;
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   "input binding id 0: external memory of kind 'host' holds 252 bytes at "
+                   "offset 256, the tensor needs 256");
+        bad = ext_mem(PLX_MEMORY_KIND_DMA_BUF, NULL, -1, 0, sizeof x);
+        FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, out, 2),
+                   "input binding id 0: dma-buf fd -1 is not a descriptor");
+        free(host);
+        plx_loaded_network_unload(&ln);
+    }
+    plx_runtime_destroy(&rt);
+}
+
+/* input -> relu r1 -> r2 -> r3 -> output, optimised for testdev alone,
+ * with import and export as `import` says; *out_network gets the network,
+ * for the caller to destroy. */
+static plx_optimized_network *testdev_relu3(plx_runtime *rt, bool import,
+                                            plx_network **out_network) {
     plx_network *n;
     OK(plx_network_create(&n));
     plx_tensor_info t = vec();
@@ -629,10 +760,101 @@ static plx_optimized_network *testdev_relu3(plx_runtime *rt, plx_network **out_n
     const char *b[] = {"testdev"};
     oo.backends = b;
     oo.backend_count = 1;
+    oo.import_enabled = import;
+    oo.export_enabled = import;
     plx_optimized_network *on;
     OK(plx_optimize(rt, n, &oo, &on));
     *out_network = n;
     return on;
+}
+
+/* R-26: a backend that lists a vendor kind in import_memory_kinds (testdev:
+ * "testdev.block", host memory the host must treat as a device's) takes
+ * the application's memory of that kind for zero-copy inputs and outputs
+ * and for pre-imports, through import_external_memory: results land in
+ * the caller's block, the pre-import keeps its own copy of the kind, and
+ * the backend's refusal (a block off its alignment) is passed on naming
+ * the binding. */
+Test(memory, vendor_kind_zero_copy_and_preimport) {
+    plx_runtime *rt = tu_runtime_with(TESTDEV_DIR, NULL, 0);
+    plx_network *n = NULL;
+    plx_optimized_network *on = testdev_relu3(rt, true, &n);
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    /* testdev wants its blocks at multiples of 1024 bytes (its
+     * TESTDEV_PLANNED_ALIGNMENT). */
+    float *block = aligned_alloc(1024, 3 * 1024);
+    cr_assert(not(eq(ptr, block, NULL)));
+    float *xin = block + 256, *yout = block + 512;
+    input_for(xin, 23);
+    memset(yout, 0, N * sizeof *yout);
+    char kind[] = "testdev.block";
+    plx_external_memory bin = ext_mem(kind, block, -1, 1024, N * sizeof(float));
+    plx_external_memory bout = ext_mem(kind, block, -1, 2048, N * sizeof(float));
+    plx_tensor_binding in = {0, &bin, N * sizeof(float), PLX_MEMORY_SOURCE_EXTERNAL};
+    plx_tensor_binding out = {0, &bout, N * sizeof(float), PLX_MEMORY_SOURCE_EXTERNAL};
+    OK(plx_loaded_network_execute(ln, &in, 1, &out, 1));
+    for (int i = 0; i < N; i++) {
+        cr_assert(eq(flt, yout[i], xin[i] > 0 ? xin[i] : 0.0f));
+    }
+    cr_assert(eq(u64, plx_loaded_network_staged_copy_count(ln), 0));
+    plx_external_memory off = ext_mem(kind, block, -1, 32, N * sizeof(float));
+    in.data = &off;
+    FAILS_WITH(plx_loaded_network_execute(ln, &in, 1, &out, 1),
+               "input binding id 0: import into testdev failed: testdev: block at offset 32");
+    /* Pre-imported: the descriptions and the kind string may go away. */
+    in.data = &bin;
+    uint32_t in_id, out_id;
+    OK(plx_loaded_network_import_inputs(ln, &in, 1, &in_id));
+    OK(plx_loaded_network_import_outputs(ln, &out, 1, &out_id));
+    memset(&bin, 0, sizeof bin);
+    memset(&bout, 0, sizeof bout);
+    memset(kind, 'x', sizeof kind - 1);
+    input_for(xin, 29);
+    memset(yout, 0, N * sizeof *yout);
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.preimported_inputs = &in_id;
+    a.preimported_input_count = 1;
+    a.preimported_outputs = &out_id;
+    a.preimported_output_count = 1;
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
+    for (int i = 0; i < N; i++) {
+        cr_assert(eq(flt, yout[i], xin[i] > 0 ? xin[i] : 0.0f));
+    }
+    /* A pre-import the backend refuses leaves no id. */
+    off.kind = "testdev.block";
+    in.data = &off;
+    FAILS_WITH(plx_loaded_network_import_inputs(ln, &in, 1, &in_id),
+               "input binding id 0: import into testdev failed");
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+    free(block);
+}
+
+/* R-10, R-26: import_memory_kinds is a list of kinds of 1 to 63 bytes of
+ * [a-z0-9_.], separated by single commas; testdev reports what its option
+ * `kinds` says. */
+Test(memory, memory_kind_lists_are_checked) {
+    const char *good[] = {"testdev.block", "dma_buf,testdev.block", "host,a_1.b"};
+    const char *bad[] = {"", "testdev.block,", ",host", "a,,b", "Acme.device", "acme device",
+                         "a234567890123456789012345678901234567890123456789012345678901234"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0] + sizeof bad / sizeof bad[0]; i++) {
+        bool ok = i < sizeof good / sizeof good[0];
+        const char *value = ok ? good[i] : bad[i - sizeof good / sizeof good[0]];
+        plx_backend_option opt = {"testdev", "kinds", value};
+        plx_runtime *rt = tu_runtime_with(TESTDEV_DIR, &opt, 1);
+        const plx_backend_info *b = plx_runtime_find_backend(rt, "testdev");
+        cr_assert(eq(int, b != NULL, ok), "'%s': %s", value, tu_dump(rt));
+        if (!ok) {
+            cr_assert(not(zero(ptr, (void *)tu_rejection_containing(
+                          rt, "invalid capability 'import_memory_kinds': must be memory kinds "
+                              "of 1 to 63 bytes of [a-z0-9_.], separated by commas"))),
+                      "'%s': %s", value, tu_dump(rt));
+        }
+        plx_runtime_destroy(&rt);
+    }
 }
 
 /* A backend's own memory strategy is used unless the application names
@@ -654,7 +876,7 @@ static const char *planned_testdev_strategy(const char *app_choice, size_t *buff
     }
     plx_runtime *rt = tu_create(&o);
     plx_network *n = NULL;
-    plx_optimized_network *on = testdev_relu3(rt, &n);
+    plx_optimized_network *on = testdev_relu3(rt, false, &n);
     plx_load_options lo;
     plx_load_options_init(&lo);
     lo.externally_managed_memory = true;
@@ -841,7 +1063,7 @@ static plx_status device_memory_run(const char *memory, const char *import, coun
     }
     plx_runtime *rt = tu_create(&o);
     plx_network *n = NULL;
-    plx_optimized_network *on = testdev_relu3(rt, &n);
+    plx_optimized_network *on = testdev_relu3(rt, false, &n);
     plx_load_options lo;
     plx_load_options_init(&lo);
     lo.externally_managed_memory = true;

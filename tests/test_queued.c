@@ -589,17 +589,8 @@ Test(queued, enqueue_failure_names_the_layer) {
 
 /* A runtime over one queuedev build (by path) with an optional domain. */
 static plx_runtime *runtime_of(const char *module, const char *id, const char *domain) {
-    plx_runtime_options o;
-    tu_options(&o);
-    const char *paths[] = {module};
-    o.search_paths = paths;
-    o.search_path_count = 1;
     plx_backend_option opt = {id, "domain", domain};
-    if (domain) {
-        o.backend_options = &opt;
-        o.backend_option_count = 1;
-    }
-    return tu_create(&o);
+    return tu_runtime_with(module, &opt, domain ? 1 : 0);
 }
 
 /* R-24: a backend reporting queued_execution without one of the seven
@@ -633,6 +624,19 @@ Test(queued, missing_function_is_rejected) {
     cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "queuedev"))), "%s",
               tu_dump(rt));
     cr_assert(eq(sz, plx_runtime_rejection_count(rt), 0), "%s", tu_dump(rt));
+    plx_runtime_destroy(&rt);
+}
+
+/* R-26: a backend that reports import_memory_kinds must have
+ * import_external_memory, through which the host hands it such memory. */
+Test(queued, memory_kinds_without_import_external_memory_are_rejected) {
+    plx_backend_option opt = {"queuedev", "kinds", "queuedev.buffer"};
+    plx_runtime *rt = tu_runtime_with(QUEUEDEV_MODULE, &opt, 1);
+    cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "queuedev")), "%s", tu_dump(rt));
+    cr_assert(not(zero(ptr, (void *)tu_rejection_containing(
+                  rt, "required function 'import_external_memory' is NULL (the backend "
+                      "reports import_memory_kinds; ABI 1.4 or later)"))),
+              "%s", tu_dump(rt));
     plx_runtime_destroy(&rt);
 }
 

@@ -430,15 +430,8 @@ Test(rewrite, layer_of_constants_feeding_an_output_stays) {
  * only by an activation runs as one precompiled layer ("conv+relu"), with
  * the values of the two layers it replaces (cpu_ref option fusion=off). */
 static plx_runtime *cpu_ref_with_fusion(const char *value) {
-    plx_runtime_options o;
-    tu_options(&o);
-    const char *paths[] = {CPU_REF_DIR};
-    o.search_paths = paths;
-    o.search_path_count = 1;
     plx_backend_option opt = {"cpu_ref", "fusion", value};
-    o.backend_options = &opt;
-    o.backend_option_count = 1;
-    return tu_create(&o);
+    return tu_runtime_with(CPU_REF_DIR, &opt, 1);
 }
 
 /* x -> base (op, desc; its weights w the constant wt) -> act -> y. */

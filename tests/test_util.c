@@ -51,6 +51,17 @@ plx_runtime *tu_runtime(const char *const *paths, size_t count) {
     return tu_create(&o);
 }
 
+plx_runtime *tu_runtime_with(const char *path, const plx_backend_option *opts, size_t count) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {path};
+    o.search_paths = paths;
+    o.search_path_count = 1;
+    o.backend_options = opts;
+    o.backend_option_count = count;
+    return tu_create(&o);
+}
+
 plx_runtime *tu_fake_runtime(void) {
     const char *paths[] = {FAKE_PLUGIN_DIR};
     return tu_runtime(paths, 1);

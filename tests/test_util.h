@@ -27,6 +27,10 @@ plx_runtime *tu_create(const plx_runtime_options *options);
 /* A runtime over `count` search paths, isolated as tu_options. */
 plx_runtime *tu_runtime(const char *const *paths, size_t count);
 
+/* A runtime over one search path, isolated as tu_options, with `count`
+ * backend options (none when 0). */
+plx_runtime *tu_runtime_with(const char *path, const plx_backend_option *opts, size_t count);
+
 /* A runtime over the directory of fake plug-ins. */
 plx_runtime *tu_fake_runtime(void);
 

@@ -4,10 +4,12 @@
  * order (copy layers by the host, import layers bound to their producer's
  * memory), outputs copied out and every import ended. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "loaded_network.h"
 
@@ -71,13 +73,6 @@ static plx_status match(const char *kind, const io_binding *expected, size_t cou
                                       "needs %zu", kind, b->binding_id, expected[k].layer_name,
                                       b->size, expected[k].bytes);
         }
-        if (b->source != 0 && b->source != PLX_MEMORY_SOURCE_MALLOC &&
-            b->source != PLX_MEMORY_SOURCE_DMA_BUF) {
-            return plxi_status_create(PLX_UNSUPPORTED,
-                                      "%s binding id %d: memory source %d is not one the host "
-                                      "reads or writes (malloc, dma_buf)", kind, b->binding_id,
-                                      (int)b->source);
-        }
         args[k] = b;
     }
     for (size_t i = 0; i < id_count; i++) {
@@ -121,35 +116,128 @@ static plx_status map_slot(handle_slot *h, void **out, const char *what, int32_t
     return r;
 }
 
-plx_memory_source plxi_ln_source_of(plx_memory_source given) {
-    return given ? given : PLX_MEMORY_SOURCE_MALLOC;
-}
-
-/* The caller's memory as host bytes: a host pointer as is, a dma-buf mapped
- * (MAP_SHARED, so writes reach it). Undo with caller_unview. */
-static plx_status caller_view(void *data, plx_memory_source source, size_t bytes, bool write,
-                              int32_t binding, const char *kind, void **out) {
-    if (source != PLX_MEMORY_SOURCE_DMA_BUF) {
-        *out = data;
+plx_status plxi_ln_caller_mem(const plx_tensor_binding *b, size_t bytes, const char *what,
+                              caller_mem *out) {
+    *out = (caller_mem){.source = PLX_MEMORY_SOURCE_MALLOC, .data = b->data};
+    if (b->source == 0 || b->source == PLX_MEMORY_SOURCE_MALLOC ||
+        b->source == PLX_MEMORY_SOURCE_DMA_BUF) {
+        out->source = b->source ? b->source : PLX_MEMORY_SOURCE_MALLOC;
         return NULL;
     }
-    if (bytes == 0) {
-        *out = NULL;
+    if (b->source != PLX_MEMORY_SOURCE_EXTERNAL) {
+        return plxi_status_create(PLX_UNSUPPORTED,
+                                  "%s: memory source %d is not one the host takes (malloc, "
+                                  "dma_buf, external)", what, (int)b->source);
+    }
+    const plx_external_memory *e = b->data;
+    if (e->struct_size < PLX_STRUCT_SIZE_UPTO(plx_external_memory, size)) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: external memory struct_size %u is too small (set it to "
+                                  "sizeof(plx_external_memory))", what, e->struct_size);
+    }
+    if (!e->kind) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: external memory kind is NULL",
+                                  what);
+    }
+    if (e->size < bytes || e->offset > UINT64_MAX - e->size) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s: external memory of kind '%s' holds %" PRIu64
+                                  " bytes at offset %" PRIu64 ", the tensor needs %zu",
+                                  what, e->kind, e->size, e->offset, bytes);
+    }
+    if (strcmp(e->kind, PLX_MEMORY_KIND_HOST) == 0) {
+        if (!e->handle || e->offset > UINTPTR_MAX - (uintptr_t)e->handle) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "%s: host memory handle is NULL or its offset overflows",
+                                      what);
+        }
+        out->data = (char *)e->handle + e->offset;
         return NULL;
     }
-    void *p = mmap(NULL, bytes, PROT_READ | (write ? PROT_WRITE : 0), MAP_SHARED,
-                   *(const int *)data, 0);
-    if (p == MAP_FAILED) {
-        return plxi_status_create(PLX_IO_ERROR, "%s binding id %d: cannot map dma-buf fd %d: %s",
-                                  kind, binding, *(const int *)data, strerror(errno));
+    if (strcmp(e->kind, PLX_MEMORY_KIND_DMA_BUF) == 0 && e->fd < 0) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT, "%s: dma-buf fd %d is not a descriptor",
+                                  what, e->fd);
     }
-    *out = p;
+    out->source = PLX_MEMORY_SOURCE_EXTERNAL;
+    out->data = NULL;
+    /* Copies what this ABI defines; a smaller struct of an older caller
+     * leaves the rest (release) zero. */
+    out->ext = (plx_external_memory){.struct_size = sizeof out->ext, .kind = e->kind,
+                                     .handle = e->handle, .fd = e->fd, .offset = e->offset,
+                                     .size = e->size};
     return NULL;
 }
 
-static void caller_unview(void *view, plx_memory_source source, size_t bytes) {
-    if (source == PLX_MEMORY_SOURCE_DMA_BUF && view) {
-        munmap(view, bytes);
+/* Is `m` a dma-buf: a whole one, or a description of one? */
+static bool is_dma_buf(const caller_mem *m) {
+    return m->source == PLX_MEMORY_SOURCE_DMA_BUF ||
+           (m->source == PLX_MEMORY_SOURCE_EXTERNAL &&
+            strcmp(m->ext.kind, PLX_MEMORY_KIND_DMA_BUF) == 0);
+}
+
+/* A view of caller memory the host maps for a copy. */
+typedef struct view {
+    void *bytes;    /* the tensor's first byte */
+    void *mapping;  /* what to munmap, or NULL */
+    size_t length;
+} view;
+
+/* The caller's memory as host bytes, for a copy: a host pointer as is, a
+ * dma-buf mapped (MAP_SHARED, so writes reach it) from the page holding
+ * its offset. Memory of a vendor kind cannot be read by the host. Undo
+ * with caller_unview. */
+/* Can the host copy to or from `m` (it reads no vendor kind)? */
+static plx_status check_copyable(const caller_mem *m, int32_t binding, const char *kind) {
+    if (m->source != PLX_MEMORY_SOURCE_EXTERNAL || is_dma_buf(m)) {
+        return NULL;
+    }
+    return plxi_status_create(PLX_UNSUPPORTED,
+                              "%s binding id %d: memory of kind '%s' is not zero copy in this "
+                              "network, and the host cannot copy it (bind it to a backend that "
+                              "lists the kind in %s, with %s enabled)",
+                              kind, binding, m->ext.kind, PLX_CAP_IMPORT_MEMORY_KINDS,
+                              strcmp(kind, "input") == 0 ? "import" : "export");
+}
+
+static plx_status caller_view(const caller_mem *m, size_t bytes, bool write, int32_t binding,
+                              const char *kind, view *out) {
+    *out = (view){m->data, NULL, 0};
+    if (m->source == PLX_MEMORY_SOURCE_MALLOC) {
+        return NULL;
+    }
+    plx_status s = check_copyable(m, binding, kind);
+    if (s) {
+        return s;
+    }
+    if (bytes == 0) {
+        out->bytes = NULL;
+        return NULL;
+    }
+    bool whole = m->source == PLX_MEMORY_SOURCE_DMA_BUF;
+    int fd = whole ? *(const int *)m->data : m->ext.fd;
+    uint64_t offset = whole ? 0 : m->ext.offset;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t skip = offset % page;
+    if (offset - skip > (uint64_t)INT64_MAX || skip > SIZE_MAX - bytes) {
+        return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                  "%s binding id %d: dma-buf offset %" PRIu64 " is too large",
+                                  kind, binding, offset);
+    }
+    size_t length = (size_t)skip + bytes;
+    void *p = mmap(NULL, length, PROT_READ | (write ? PROT_WRITE : 0), MAP_SHARED, fd,
+                   (off_t)(offset - skip));
+    if (p == MAP_FAILED) {
+        return plxi_status_create(PLX_IO_ERROR,
+                                  "%s binding id %d: cannot map dma-buf fd %d at offset %" PRIu64
+                                  ": %s", kind, binding, fd, offset, strerror(errno));
+    }
+    *out = (view){(char *)p + skip, p, length};
+    return NULL;
+}
+
+static void caller_unview(const view *v) {
+    if (v->mapping) {
+        munmap(v->mapping, v->length);
     }
 }
 
@@ -201,15 +289,75 @@ static plx_status stage_if_misaligned(plx_loaded_network *n, handle_slot *h, voi
     return NULL;
 }
 
-plx_status plxi_ln_import_caller(plx_loaded_network *n, handle_slot *h, void *data,
-                                plx_memory_source source, int32_t binding, const char *kind) {
-    if (!(h->import_sources & source)) {
+/* Backend b's import_memory_kinds, or NULL. */
+static const char *kinds_of(const plxi_backend_record *b) {
+    const plx_capability *c = plx_backend_info_capability(&b->info, PLX_CAP_IMPORT_MEMORY_KINDS);
+    return c && c->type == PLX_VALUE_STRING ? c->string_value : NULL;
+}
+
+/* Does backend `b` list memory kind `kind` in import_memory_kinds? */
+static bool imports_kind(const plxi_backend_record *b, const char *kind) {
+    const char *list = kinds_of(b);
+    size_t len = strlen(kind);
+    /* The registry checked the list: kinds separated by single commas. */
+    for (const char *p = list ? list : ""; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && memcmp(p, kind, n) == 0) {
+            return true;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    return false;
+}
+
+/* R-26: how caller memory `m` reaches h's backend: by import_tensor_handle
+ * with a source (*out_source, *out_data), by import_external_memory (true
+ * in *out_external), or not at all (a status naming why). */
+static plx_status import_route(const handle_slot *h, const caller_mem *m, int32_t binding,
+                               const char *kind, plx_memory_source *out_source, void **out_data,
+                               bool *out_external) {
+    *out_external = false;
+    *out_source = m->source;
+    *out_data = m->data;
+    if (m->source != PLX_MEMORY_SOURCE_EXTERNAL) {
+        if (h->import_sources & m->source) {
+            return NULL;
+        }
         return plxi_status_create(PLX_UNSUPPORTED,
                                   "%s binding id %d is zero copy, but backend '%s' does not "
                                   "import %s memory", kind, binding, h->backend->info.id,
-                                  source == PLX_MEMORY_SOURCE_DMA_BUF ? "dma_buf" : "this");
+                                  m->source == PLX_MEMORY_SOURCE_DMA_BUF ? "dma_buf" : "this");
     }
-    if (source == PLX_MEMORY_SOURCE_MALLOC) {
+    bool dma = is_dma_buf(m);
+    if (dma && m->ext.offset == 0 && (h->import_sources & PLX_MEMORY_SOURCE_DMA_BUF)) {
+        *out_source = PLX_MEMORY_SOURCE_DMA_BUF;
+        *out_data = (void *)&m->ext.fd; /* read only, during the import */
+        return NULL;
+    }
+    if (imports_kind(h->backend, m->ext.kind)) {
+        *out_external = true;
+        return NULL;
+    }
+    return plxi_status_create(PLX_UNSUPPORTED,
+                              "%s binding id %d is zero copy, but backend '%s' does not import "
+                              "memory of kind '%s'%s (its %s: %s)",
+                              kind, binding, h->backend->info.id, m->ext.kind,
+                              dma && m->ext.offset ? " at an offset (whole dma-bufs only)" : "",
+                              PLX_CAP_IMPORT_MEMORY_KINDS,
+                              kinds_of(h->backend) ? kinds_of(h->backend) : "none");
+}
+
+plx_status plxi_ln_import_caller(plx_loaded_network *n, handle_slot *h, const caller_mem *m,
+                                 bool stage, int32_t binding, const char *kind) {
+    plx_memory_source source;
+    void *data;
+    bool external;
+    plx_status s = import_route(h, m, binding, kind, &source, &data, &external);
+    if (s) {
+        return s;
+    }
+    if (source == PLX_MEMORY_SOURCE_MALLOC && stage) {
         char what[48];
         snprintf(what, sizeof what, "%s binding id %d", kind, (int)binding);
         plx_status e = stage_if_misaligned(n, h, data, h->bytes, strcmp(kind, "input") == 0,
@@ -218,8 +366,8 @@ plx_status plxi_ln_import_caller(plx_loaded_network *n, handle_slot *h, void *da
             return e;
         }
     }
-    plx_status s = h->backend->functions.import_tensor_handle(h->handle, data, h->bytes,
-                                                              source);
+    s = external ? h->backend->functions.import_external_memory(h->handle, &m->ext)
+                 : h->backend->functions.import_tensor_handle(h->handle, data, h->bytes, source);
     if (!s) {
         h->bound = true;
         return NULL;
@@ -544,6 +692,18 @@ static void unbind_all(plx_working_memory *wm) {
     }
 }
 
+/* The memory of one input or output: its pre-import's, or its binding's. */
+static plx_status resolve(const preimport *pre, const plx_tensor_binding *b,
+                          const io_binding *io, const char *kind, caller_mem *out) {
+    if (pre) {
+        *out = pre->mem;
+        return NULL;
+    }
+    char what[48];
+    snprintf(what, sizeof what, "%s binding id %d", kind, (int)b->binding_id);
+    return plxi_ln_caller_mem(b, io->bytes, what, out);
+}
+
 /* Validates an execution's arguments and resolves the memory of every
  * input and output into wm. Reads the pre-imports: the caller holds the
  * network's lock. */
@@ -558,14 +718,11 @@ static plx_status prepare(plx_working_memory *wm, const plx_execute_args *a) {
                   n->pre_output_count, wm->output_args, wm->output_pre);
     }
     for (size_t i = 0; !s && i < n->input_count; i++) {
-        wm->in_data[i] = wm->input_pre[i] ? wm->input_pre[i]->data : wm->input_args[i]->data;
-        wm->in_source[i] = plxi_ln_source_of(wm->input_pre[i] ? wm->input_pre[i]->source
-                                                      : wm->input_args[i]->source);
+        s = resolve(wm->input_pre[i], wm->input_args[i], &n->inputs[i], "input", &wm->in_mem[i]);
     }
     for (size_t i = 0; !s && i < n->output_count; i++) {
-        wm->out_data[i] = wm->output_pre[i] ? wm->output_pre[i]->data : wm->output_args[i]->data;
-        wm->out_source[i] = plxi_ln_source_of(wm->output_pre[i] ? wm->output_pre[i]->source
-                                                        : wm->output_args[i]->source);
+        s = resolve(wm->output_pre[i], wm->output_args[i], &n->outputs[i], "output",
+                    &wm->out_mem[i]);
     }
     return s;
 }
@@ -578,27 +735,29 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
         const io_binding *b = &n->inputs[i];
         handle_slot *h = wm->layers[b->layer].outputs[0];
         if (b->zero_copy) {
-            s = plxi_ln_import_caller(n, h, wm->in_data[i], wm->in_source[i], b->binding_id, "input");
+            s = plxi_ln_import_caller(n, h, &wm->in_mem[i], true, b->binding_id, "input");
             continue;
         }
-        void *mapped = NULL, *view = NULL;
-        s = caller_view(wm->in_data[i], wm->in_source[i], h->bytes, false, b->binding_id, "input",
-                        &view);
+        void *mapped = NULL;
+        view v;
+        s = caller_view(&wm->in_mem[i], h->bytes, false, b->binding_id, "input", &v);
         if (!s) {
             s = map_slot(h, &mapped, "input", b->binding_id);
             if (!s) {
-                memcpy(mapped, view, h->bytes);
+                memcpy(mapped, v.bytes, h->bytes);
                 h->backend->functions.unmap_tensor_handle(h->handle);
             }
-            caller_unview(view, wm->in_source[i], h->bytes);
+            caller_unview(&v);
         }
     }
     for (size_t i = 0; !s && i < n->output_count; i++) {
         const io_binding *b = &n->outputs[i];
         if (b->zero_copy) {
             handle_slot *h = wm->layers[b->layer].outputs[b->slot];
-            s = plxi_ln_import_caller(n, h, wm->out_data[i], wm->out_source[i], b->binding_id,
-                              "output");
+            s = plxi_ln_import_caller(n, h, &wm->out_mem[i], true, b->binding_id, "output");
+        } else {
+            /* Refused before anything runs, not after. */
+            s = check_copyable(&wm->out_mem[i], b->binding_id, "output");
         }
     }
     if (!s) {
@@ -609,23 +768,24 @@ static plx_status execute_on(plx_working_memory *wm, plx_debug_fn fn, void *user
         handle_slot *staged = wm->layers[b->layer].outputs[b->slot];
         if (b->zero_copy && staged->staged) {
             /* Ending the import makes everything written visible in the
-             * stage (backend.h, unimport_tensor_handle). */
+             * stage (backend.h, unimport_tensor_handle). Only host memory
+             * is staged. */
             staged->backend->functions.unimport_tensor_handle(staged->handle);
             staged->bound = false;
-            memcpy(wm->out_data[i], staged->stage, staged->bytes);
+            memcpy(wm->out_mem[i].data, staged->stage, staged->bytes);
         }
         if (!b->zero_copy) {
             handle_slot *h = wm->layers[b->layer].outputs[b->slot];
-            void *mapped = NULL, *view = NULL;
-            s = caller_view(wm->out_data[i], wm->out_source[i], h->bytes, true, b->binding_id,
-                            "output", &view);
+            void *mapped = NULL;
+            view v;
+            s = caller_view(&wm->out_mem[i], h->bytes, true, b->binding_id, "output", &v);
             if (!s) {
                 s = map_slot(h, &mapped, "output", b->binding_id);
                 if (!s) {
-                    memcpy(view, mapped, h->bytes);
+                    memcpy(v.bytes, mapped, h->bytes);
                     h->backend->functions.unmap_tensor_handle(h->handle);
                 }
-                caller_unview(view, wm->out_source[i], h->bytes);
+                caller_unview(&v);
             }
         }
     }

@@ -279,6 +279,12 @@ static void unload(plx_loaded_network *n) {
     free(n->constant_workloads);
     free(n->inputs);
     free(n->outputs);
+    for (size_t i = 0; i < n->pre_input_count; i++) {
+        free(n->pre_inputs[i].kind);
+    }
+    for (size_t i = 0; i < n->pre_output_count; i++) {
+        free(n->pre_outputs[i].kind);
+    }
     free(n->pre_inputs);
     free(n->pre_outputs);
     plx_optimized_network_destroy(&n->optimized);

@@ -95,10 +95,8 @@ struct plx_working_memory {
     const struct preimport **input_pre;
     const struct preimport **output_pre;
     /* The memory each input/output uses in the current execution. */
-    void **in_data;
-    void **out_data;
-    plx_memory_source *in_source;
-    plx_memory_source *out_source;
+    struct caller_mem *in_mem;
+    struct caller_mem *out_mem;
 };
 
 typedef struct io_binding {
@@ -111,11 +109,23 @@ typedef struct io_binding {
     const char *layer_name;
 } io_binding;
 
+/* The caller's memory for one input or output, resolved from its binding
+ * (docs/loaded-network.md, "Executing"): a host pointer (source MALLOC: a
+ * malloc binding, or kind "host" at its offset), a whole dma-buf (source
+ * DMA_BUF, `data` the int holding its fd), or memory described by kind
+ * (source EXTERNAL: a dma-buf description, a vendor kind), whose `ext` is
+ * a copy of the caller's description, its kind borrowed. */
+typedef struct caller_mem {
+    plx_memory_source source;
+    void *data;
+    plx_external_memory ext;
+} caller_mem;
+
 /* A caller tensor imported once for many executions. */
 typedef struct preimport {
     size_t io;                /* index in inputs or outputs */
-    void *data;
-    plx_memory_source source;
+    caller_mem mem;           /* an EXTERNAL one's kind is `kind` */
+    char *kind;               /* owned copy of the kind, or NULL */
     bool cleared;
 } preimport;
 
@@ -197,14 +207,17 @@ size_t plxi_ln_consumers(const plx_optimized_network *o, size_t index, uint32_t 
 /* Executions (execute.c), also used by pre-imports. */
 /* The index of `binding` in `list`; `count` when it is not there. */
 size_t plxi_ln_find_io(const io_binding *list, size_t count, int32_t binding);
-/* A binding's memory source: malloc when it says none. */
-plx_memory_source plxi_ln_source_of(plx_memory_source given);
+/* Resolves binding `b` of a tensor of `bytes` bytes into *out, checking
+ * an external description (`what` names the binding on failure). */
+plx_status plxi_ln_caller_mem(const plx_tensor_binding *b, size_t bytes, const char *what,
+                              caller_mem *out);
 /* Does `data` miss the alignment h's backend imports malloc memory at? */
 bool plxi_ln_misaligned(const handle_slot *h, const void *data);
-/* Imports caller memory `data` into `h` (staged when misaligned), naming
- * `kind` ("input", "output") and `binding` on failure. */
-plx_status plxi_ln_import_caller(plx_loaded_network *n, handle_slot *h, void *data,
-                                 plx_memory_source source, int32_t binding, const char *kind);
+/* Imports caller memory `m` into `h` (staged when misaligned host memory,
+ * never when `stage` is false), naming `kind` ("input", "output") and
+ * `binding` on failure. */
+plx_status plxi_ln_import_caller(plx_loaded_network *n, handle_slot *h, const caller_mem *m,
+                                 bool stage, int32_t binding, const char *kind);
 
 /* Working memories (working_memory.c). */
 /* Fills a working memory's layer states and slots (docs/loaded-network.md,

@@ -48,37 +48,47 @@ static plx_status preimport_set(plx_loaded_network *n, bool inputs,
         }
         const io_binding *io = &list[k];
         handle_slot *h = n->own->layers[io->layer].outputs[io->slot];
+        char what[48];
+        snprintf(what, sizeof what, "%s binding id %d", kind, (int)b->binding_id);
+        preimport p = {.io = k};
         if (!plx_backend_info_has_capability(&h->backend->info, PLX_CAP_PREIMPORT_IO_TENSORS)) {
             s = plxi_status_create(PLX_UNSUPPORTED,
-                                   "%s binding id %d: backend '%s' does not report "
-                                   "preimport_io_tensors", kind, b->binding_id,
+                                   "%s: backend '%s' does not report preimport_io_tensors", what,
                                    h->backend->info.id);
         } else if (!io->zero_copy) {
             s = plxi_status_create(PLX_UNSUPPORTED,
-                                   "%s binding id %d is not zero copy in this network (its "
-                                   "backend cannot import it, or the layer feeding it has "
-                                   "other plxi_ln_consumers)", kind, b->binding_id);
+                                   "%s is not zero copy in this network (its backend cannot "
+                                   "import it, or the layer feeding it has other consumers)",
+                                   what);
         } else if (!b->data || b->size != io->bytes) {
-            s = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                   "%s binding id %d: %s", kind, b->binding_id,
+            s = plxi_status_create(PLX_INVALID_ARGUMENT, "%s: %s", what,
                                    b->data ? "size differs from the tensor's" : "data is NULL");
-        } else if (plxi_ln_source_of(b->source) == PLX_MEMORY_SOURCE_MALLOC &&
-                   plxi_ln_misaligned(h, b->data)) {
+        } else if (!(s = plxi_ln_caller_mem(b, io->bytes, what, &p.mem)) &&
+                   p.mem.source == PLX_MEMORY_SOURCE_MALLOC && plxi_ln_misaligned(h, p.mem.data)) {
             s = plxi_status_create(PLX_INVALID_ARGUMENT,
-                                   "%s binding id %d: memory at %p is not aligned to the %zu "
-                                   "bytes %s imports (a pre-import is never a copy)", kind,
-                                   b->binding_id, b->data, h->import_alignment,
-                                   h->backend->info.id);
-        } else if (!(s = plxi_ln_import_caller(n, h, b->data, plxi_ln_source_of(b->source), b->binding_id,
-                                       kind))) {
+                                   "%s: memory at %p is not aligned to the %zu bytes %s imports "
+                                   "(a pre-import is never a copy)", what, p.mem.data,
+                                   h->import_alignment, h->backend->info.id);
+        } else if (!s && !(s = plxi_ln_import_caller(n, h, &p.mem, false, b->binding_id, kind))) {
             h->backend->functions.unimport_tensor_handle(h->handle);
             h->bound = false;
-            (*pre)[*pre_count] = (preimport){k, b->data, plxi_ln_source_of(b->source), false};
-            (*pre_count)++;
+            /* The description is the caller's: keep a copy of its kind. */
+            if (p.mem.source == PLX_MEMORY_SOURCE_EXTERNAL) {
+                p.kind = strdup(p.mem.ext.kind);
+                if (!p.kind) {
+                    s = plxi_ln_oom();
+                    break;
+                }
+                p.mem.ext.kind = p.kind;
+            }
+            (*pre)[(*pre_count)++] = p;
         }
     }
     if (s) {
-        *pre_count = start; /* rolls back this call's imports */
+        /* Rolls back this call's imports. */
+        while (*pre_count > start) {
+            free((*pre)[--*pre_count].kind);
+        }
         return s;
     }
     for (size_t i = 0; i < count; i++) {

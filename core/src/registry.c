@@ -168,10 +168,36 @@ static const struct {
     {PLX_CAP_FENCE_DOMAIN, PLX_VALUE_STRING},
     {PLX_CAP_ALLOCATES_PLANNED_MEMORY, PLX_VALUE_BOOL},
     {PLX_CAP_PLANNED_ALIGNMENT, PLX_VALUE_INT},
+    {PLX_CAP_IMPORT_MEMORY_KINDS, PLX_VALUE_STRING},
 };
 
 /* The longest fence_domain. */
 #define MAX_FENCE_DOMAIN_LEN 127
+
+/* The longest kind in import_memory_kinds. */
+#define MAX_MEMORY_KIND_LEN 63
+
+/* Is `list` a valid import_memory_kinds value: kinds of 1 to 63 bytes of
+ * [a-z0-9_.], separated by single commas? */
+static bool valid_kind_list(const char *list) {
+    size_t len = 0;
+    for (const char *p = list;; p++) {
+        if (*p == ',' || *p == '\0') {
+            if (len == 0 || len > MAX_MEMORY_KIND_LEN) {
+                return false;
+            }
+            if (*p == '\0') {
+                return true;
+            }
+            len = 0;
+        } else if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+                   *p == '.') {
+            len++;
+        } else {
+            return false;
+        }
+    }
+}
 
 /* The standard key's entry, or NULL for any other key. */
 static int standard_cap(const char *key) {
@@ -443,6 +469,11 @@ static char *copy_capabilities(plxi_backend_record *rec, const plx_capability *c
                     strnlen(c->string_value, MAX_FENCE_DOMAIN_LEN + 1) > MAX_FENCE_DOMAIN_LEN)) {
             problem = plxi_asprintf("invalid capability '%s': must be 1 to %d bytes", shown,
                                     MAX_FENCE_DOMAIN_LEN);
+        } else if (standard && strcmp(c->key, PLX_CAP_IMPORT_MEMORY_KINDS) == 0 &&
+                   !valid_kind_list(c->string_value)) {
+            problem = plxi_asprintf("invalid capability '%s': must be memory kinds of 1 to %d "
+                                    "bytes of [a-z0-9_.], separated by commas",
+                                    shown, MAX_MEMORY_KIND_LEN);
         } else {
             invalid = false;
         }
@@ -714,17 +745,17 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
                               "it runs layers)", required[i].name);
             }
         }
-        /* the backend allocator's three functions come together. */
-        int allocs = !!rec->functions.allocate_planned_buffer +
-                     !!rec->functions.free_planned_buffer + !!rec->functions.import_external_memory;
-        if (allocs != 0 && allocs != 3) {
+        /* R-26: the backend allocator's pair comes with the import that
+         * binds what it allocates; the import may also stand alone. */
+        if (!!rec->functions.allocate_planned_buffer != !!rec->functions.free_planned_buffer ||
+            (rec->functions.allocate_planned_buffer && !rec->functions.import_external_memory)) {
             return reject(rt, rec, "required function '%s' is NULL (allocate_planned_buffer, "
                                    "free_planned_buffer and import_external_memory go together)",
                           !rec->functions.allocate_planned_buffer ? "allocate_planned_buffer"
                           : !rec->functions.free_planned_buffer   ? "free_planned_buffer"
                                                                   : "import_external_memory");
         }
-        if (allocs && !rec->functions.unimport_tensor_handle) {
+        if (rec->functions.import_external_memory && !rec->functions.unimport_tensor_handle) {
             return reject(rt, rec, "required function 'unimport_tensor_handle' is NULL (the "
                                    "backend sets import_external_memory)");
         }
@@ -823,6 +854,12 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         !rec->functions.allocate_planned_buffer) {
         problem = plxi_asprintf("required function 'allocate_planned_buffer' is NULL (the backend "
                                 "reports %s; ABI 1.4 or later)", PLX_CAP_ALLOCATES_PLANNED_MEMORY);
+    }
+    if (!problem && plx_backend_info_capability(&rec->info, PLX_CAP_IMPORT_MEMORY_KINDS) &&
+        !rec->functions.import_external_memory) {
+        problem = plxi_asprintf("required function 'import_external_memory' is NULL (the "
+                                "backend reports %s; ABI 1.4 or later)",
+                                PLX_CAP_IMPORT_MEMORY_KINDS);
     }
     /* R-26: a backend lending dma-bufs describes them through
      * export_external_memory, which the host calls for every import layer

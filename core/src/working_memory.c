@@ -102,10 +102,8 @@ void plxi_working_memory_free(plx_working_memory *wm) {
     free(wm->output_args);
     free(wm->input_pre);
     free(wm->output_pre);
-    free(wm->in_data);
-    free(wm->out_data);
-    free(wm->in_source);
-    free(wm->out_source);
+    free(wm->in_mem);
+    free(wm->out_mem);
     free(wm);
 }
 
@@ -399,15 +397,13 @@ plx_status plxi_working_memory_create(plx_loaded_network *n, plx_working_memory 
     wm->output_args = calloc(outs, sizeof *wm->output_args);
     wm->input_pre = calloc(ins, sizeof *wm->input_pre);
     wm->output_pre = calloc(outs, sizeof *wm->output_pre);
-    wm->in_data = calloc(ins, sizeof *wm->in_data);
-    wm->out_data = calloc(outs, sizeof *wm->out_data);
-    wm->in_source = calloc(ins, sizeof *wm->in_source);
-    wm->out_source = calloc(outs, sizeof *wm->out_source);
+    wm->in_mem = calloc(ins, sizeof *wm->in_mem);
+    wm->out_mem = calloc(outs, sizeof *wm->out_mem);
     bool *in_place = calloc(n->layer_count ? n->layer_count : 1, sizeof *in_place);
     plx_status s = NULL;
     if (!wm->layers || !wm->slots || !wm->buffers || !wm->device_buffers || !wm->input_args ||
-        !wm->output_args || !wm->input_pre || !wm->output_pre || !wm->in_data ||
-        !wm->out_data || !wm->in_source || !wm->out_source || !in_place) {
+        !wm->output_args || !wm->input_pre || !wm->output_pre || !wm->in_mem ||
+        !wm->out_mem || !in_place) {
         s = plxi_ln_oom();
     }
     if (!s) {

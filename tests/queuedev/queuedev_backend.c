@@ -21,6 +21,9 @@
  * - Option `delay_us` (default 0): the worker sleeps this long before each
  *   workload, so that a host that reads a tensor without waiting reads
  *   stale data.
+ * - Option `kinds`: when given, reported as import_memory_kinds (R-26),
+ *   although queuedev has no import_external_memory: the host must reject
+ *   it.
  * - Option `domain`: when given (even empty, to test the host's check),
  *   reported as the fence_domain capability. A wait fence is accepted from
  *   this backend, or from any queuedev build whose domain is the same
@@ -77,8 +80,9 @@ struct plx_backend {
     const plx_host *host;
     bool has_domain;
     char domain[QD_DOMAIN_MAX];
+    char kinds[QD_DOMAIN_MAX]; /* empty: none reported */
     unsigned delay_us;
-    plx_capability caps[6];
+    plx_capability caps[7];
     size_t cap_count;
     /* Guards every queue of this backend and every fence record it owns. */
     pthread_mutex_t mu;
@@ -159,6 +163,8 @@ struct plx_queue {
 static const plx_option_info options[] = {
     {"domain", "the fence_domain to report (absent: none)", NULL},
     {"delay_us", "microseconds the worker sleeps before each workload", "0"},
+    {"kinds", "an import_memory_kinds value to report, although queuedev has no "
+              "import_external_memory (absent: none)", NULL},
 };
 
 /* ---- Fence records ------------------------------------------------------ */
@@ -218,6 +224,7 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
                          plx_backend **out) {
     bool has_domain = false;
     const char *domain = "";
+    const char *kinds = "";
     unsigned long delay = 0;
     for (size_t i = 0; i < count; i++) {
         if (strcmp(opts[i].key, "domain") == 0) {
@@ -228,6 +235,8 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
             }
             has_domain = true;
             domain = opts[i].value;
+        } else if (strcmp(opts[i].key, "kinds") == 0) {
+            kinds = opts[i].value;
         } else { /* delay_us: 0 to 99999999 */
             const char *v = opts[i].value;
             size_t k = 0;
@@ -250,6 +259,7 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     b->host = host;
     b->has_domain = has_domain;
     snprintf(b->domain, sizeof b->domain, "%s", domain);
+    snprintf(b->kinds, sizeof b->kinds, "%s", kinds);
     b->delay_us = (unsigned)delay;
     if (pthread_mutex_init(&b->mu, NULL) != 0) {
         host->free(host, b);
@@ -269,6 +279,10 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     b->caps[n++] = (plx_capability){PLX_CAP_EXPORT_MALLOC, PLX_VALUE_BOOL, true, 0, NULL};
     if (has_domain) {
         b->caps[n++] = (plx_capability){PLX_CAP_FENCE_DOMAIN, PLX_VALUE_STRING, false, 0, b->domain};
+    }
+    if (b->kinds[0]) {
+        b->caps[n++] =
+            (plx_capability){PLX_CAP_IMPORT_MEMORY_KINDS, PLX_VALUE_STRING, false, 0, b->kinds};
     }
     b->cap_count = n;
     *out = b;

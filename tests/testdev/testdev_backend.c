@@ -32,7 +32,13 @@
  *   through import_external_memory, whose places it wants at multiples of
  *   TESTDEV_PLANNED_ALIGNMENT (planned_alignment; it refuses others);
  *   device_fail is the same with an allocation that fails ("device memory
- *   full").
+ *   full"). With every mode it lists "testdev.block" in
+ *   import_memory_kinds: an application's zero-copy input or output, or
+ *   pre-import, may be such a block (a host pointer in `handle`, which the
+ *   host treats as unreadable device memory) at a multiple of
+ *   TESTDEV_PLANNED_ALIGNMENT; option `kinds` reports another value, for
+ *   the host's checks. It reports preimport_io_tensors (an import is a
+ *   pointer swap).
  * - Option `subgraph` (ABI 1.2 optimize_subgraph, R-23) = none (default) |
  *   fuse: every add whose only reader is a relu becomes one precompiled
  *   "add+relu" layer | refuse_fused: the same substitutions, but
@@ -48,6 +54,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -79,7 +86,8 @@ struct plx_backend {
     enum memory_mode memory;
     enum subgraph_mode subgraph;
     enum export_mode exports;
-    plx_capability caps[7];
+    plx_capability caps[9];
+    char kinds[128];
 };
 
 struct plx_factory {
@@ -125,6 +133,7 @@ static const plx_option_info options[] = {
      "none"},
     {"export", "none, dma_buf (memfds lent as dma-bufs) or dma_buf_fail (the same, but the "
                "export of a tensor whose first element is negative fails)", "none"},
+    {"kinds", "the import_memory_kinds value to report (for the host's checks)", TESTDEV_BLOCK},
 };
 
 /* One buffer per tensor, each at offset 0. */
@@ -159,8 +168,11 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
     enum memory_mode memory = MEM_BACKEND;
     enum subgraph_mode subgraph = SG_NONE;
     enum export_mode exports = EXPORT_NONE;
+    const char *kinds = TESTDEV_BLOCK;
     for (size_t i = 0; i < count; i++) {
-        if (strcmp(opts[i].key, "export") == 0) {
+        if (strcmp(opts[i].key, "kinds") == 0) {
+            kinds = opts[i].value;
+        } else if (strcmp(opts[i].key, "export") == 0) {
             size_t m = 0;
             while (m < sizeof export_modes / sizeof export_modes[0] &&
                    strcmp(opts[i].value, export_modes[m]) != 0) {
@@ -228,6 +240,10 @@ static plx_status create(const plx_host *host, const plx_option *opts, size_t co
                                   memory == MEM_DEVICE ? TESTDEV_PLANNED_ALIGNMENT : 1, NULL};
     b->caps[6] = (plx_capability){PLX_CAP_EXPORT_DMA_BUF, PLX_VALUE_BOOL,
                                   exports != EXPORT_NONE, 0, NULL};
+    snprintf(b->kinds, sizeof b->kinds, "%s", kinds);
+    b->caps[7] = (plx_capability){PLX_CAP_IMPORT_MEMORY_KINDS, PLX_VALUE_STRING, false, 0,
+                                  b->kinds};
+    b->caps[8] = (plx_capability){PLX_CAP_PREIMPORT_IO_TENSORS, PLX_VALUE_BOOL, true, 0, NULL};
     b->planned = planned;
     b->memory = memory;
     b->subgraph = subgraph;
@@ -705,7 +721,7 @@ static const plx_backend_descriptor descriptor = {
     .version = "1.0.0",
     .functions = &functions,
     .options = options,
-    .option_count = 4,
+    .option_count = sizeof options / sizeof options[0],
 };
 
 const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version, const plx_host *host) {

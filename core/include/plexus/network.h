@@ -216,9 +216,15 @@ PLX_API uint32_t plx_loaded_network_id(const plx_loaded_network *loaded);
  * `source` says what `data` is: 0 or PLX_MEMORY_SOURCE_MALLOC, a host
  * pointer; PLX_MEMORY_SOURCE_DMA_BUF, a pointer to an int holding a dma-buf
  * (or memfd) file descriptor whose first `size` bytes are the tensor (the
- * caller keeps owning the descriptor). A zero-copy input or output must be
- * in a source its backend imports (else the execution fails, naming it);
- * others are copied, the host mapping a dma-buf for the copy. */
+ * caller keeps owning the descriptor); PLX_MEMORY_SOURCE_EXTERNAL, a
+ * pointer to a plx_external_memory (plexus/backend.h) describing the memory
+ * by kind: "host" (handle + offset), "dma_buf" (fd, at any offset) or a
+ * backend's vendor kind, with a size of at least the tensor's (read during
+ * the call; a pre-import copies it; its release is never called). A
+ * zero-copy input or output must be in a source (or kind) its backend
+ * imports (else the execution fails, naming it); others are copied, the
+ * host mapping a dma-buf for the copy; memory of a vendor kind is never
+ * copied (docs/memory-and-concurrency.md, "Typed external memory"). */
 typedef struct plx_tensor_binding {
     int32_t binding_id;
     void *data;

@@ -254,12 +254,24 @@ typedef struct plx_capability {
  * bindings need more than its caller memory does (an OpenCL sub-buffer's
  * origin). Absent: 1, no demand beyond those. */
 #define PLX_CAP_PLANNED_ALIGNMENT "planned_alignment"
+/* String (R-26): the kinds of plx_external_memory that the backend's
+ * import_external_memory takes as caller memory (zero-copy inputs and
+ * outputs, pre-imports), comma-separated without spaces:
+ * "gpu_opencl.cl_mem", "acme.device_ptr,dma_buf". Each kind is "host",
+ * "dma_buf" or a namespaced vendor kind (`vendor.name`), 1 to 63 bytes of
+ * [a-z0-9_.]. import_external_memory is then required. Absent: the backend
+ * takes caller memory only through import_tensor_handle, by source. */
+#define PLX_CAP_IMPORT_MEMORY_KINDS "import_memory_kinds"
 
 /* Memory sources as bit flags, for APIs that take a set of them. */
 typedef enum plx_memory_source {
     PLX_MEMORY_SOURCE_MALLOC = 1u << 0,
     PLX_MEMORY_SOURCE_DMA_BUF = 1u << 1,
-    PLX_MEMORY_SOURCE_DMA_BUF_PROTECTED = 1u << 2
+    PLX_MEMORY_SOURCE_DMA_BUF_PROTECTED = 1u << 2,
+    /* Only in an application's plx_tensor_binding (plexus/network.h), never
+     * in a backend's source sets: the binding's `data` points to a
+     * plx_external_memory that describes the memory by kind (ABI 1.4). */
+    PLX_MEMORY_SOURCE_EXTERNAL = 1u << 8
 } plx_memory_source;
 
 /* ------------------------------------------------------------------------ */
@@ -760,8 +772,10 @@ typedef struct plx_backend_functions {
     void (*destroy_fence)(plx_fence *fence);
 
     /* ---- ABI 1.4: backend allocators and typed memory (R-26) -------------
-     * Optional, the three together; required when the backend reports
-     * allocates_planned_memory. Such a backend gets the buffers of its
+     * Optional. allocate_planned_buffer and free_planned_buffer go
+     * together, with import_external_memory, and are required when the
+     * backend reports allocates_planned_memory; import_external_memory
+     * alone is required when it reports import_memory_kinds. Such a backend gets the buffers of its
      * memory plan from itself (device memory) instead of the host's
      * malloc, unless the application gave an allocator for it
      * (plx_runtime_options.allocators), which then serves host memory
@@ -785,8 +799,16 @@ typedef struct plx_backend_functions {
      * unimport_tensor_handle, like import_tensor_handle does for a host
      * pointer. The host passes memory of the kinds the backend's own
      * allocate_planned_buffer returned, at a block's offset within it and
-     * with the block's size. PLX_INVALID_ARGUMENT, naming the fault, for a
-     * kind it does not take or a size below the handle's. */
+     * with the block's size; and, for a backend that reports
+     * import_memory_kinds, the application's memory of one of those kinds
+     * for a zero-copy input or output (at the offset and size the
+     * application gave, the size at least the tensor's). The description is
+     * valid during the call only; the object stays valid until the
+     * unimport. PLX_INVALID_ARGUMENT, naming the fault, for a kind it does
+     * not take, an object it cannot use (another device's, another
+     * context's) or a size below the handle's. Optional on its own: set
+     * with the allocator pair, or alone by a backend that reports
+     * import_memory_kinds. */
     plx_status (*import_external_memory)(plx_tensor_handle *handle,
                                          const plx_external_memory *memory);
 

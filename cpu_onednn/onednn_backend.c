@@ -363,7 +363,7 @@ static plx_status new_handle(const plx_host *host, plx_tensor_handle *parent,
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
     plx_status s = parent ? plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset)
-                          : plx_host_tensor_init(&h->t, host, "cpu_onednn", info, ODN_ALIGNMENT);
+                          : plx_host_tensor_init(&h->t, host, info, ODN_ALIGNMENT);
     if (s) {
         host->free(host, h);
         return s;
@@ -390,7 +390,7 @@ static void odn_release_tensor_handle(plx_tensor_handle *h) {
 }
 
 static void odn_destroy_tensor_handle(plx_tensor_handle *h) {
-    plx_host_tensor_release(&h->t);
+    plx_host_tensor_destroy(&h->t);
     h->t.host->free(h->t.host, h);
 }
 
@@ -414,7 +414,7 @@ static plx_status odn_import_tensor_handle(plx_tensor_handle *h, void *memory, s
                                         "cpu_onednn imports malloc memory only, not source %d",
                                         (int)source);
     }
-    return plx_host_tensor_import(&h->t, memory, size);
+    return plx_host_tensor_import(&h->t, memory, size, source);
 }
 
 static void odn_unimport_tensor_handle(plx_tensor_handle *h) {

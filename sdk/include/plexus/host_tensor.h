@@ -328,6 +328,9 @@ static inline void plx_host_tensor_destroy_handle(plx_tensor_handle *handle) {
     host->free(host, t);
 }
 
+/* allocate, release, map, unmap, import and unimport_tensor_handle: the
+ * plx_host_tensor function of the same name on the handle's tensor, with
+ * its contract (above). */
 static inline plx_status plx_host_tensor_allocate_handle(plx_tensor_handle *handle) {
     return plx_host_tensor_allocate(plx_host_tensor_of(handle));
 }
@@ -340,7 +343,7 @@ static inline plx_status plx_host_tensor_map_handle(plx_tensor_handle *handle, v
     return plx_host_tensor_map(plx_host_tensor_of(handle), out_data);
 }
 
-/* unmap_tensor_handle: host memory has nothing to write back. */
+/* (unmap: host memory has nothing to write back.) */
 static inline void plx_host_tensor_unmap_handle(plx_tensor_handle *handle) {
     (void)handle;
 }

@@ -309,7 +309,8 @@ typedef struct odn_packed {
  * working memory runs beside destroy_workload of another (R-18 (4)), so
  * the list is under `lock`. */
 struct plx_factory {
-    const plx_host *host;
+    /* first: what the SDK's tensor-handle functions need (host_tensor.h) */
+    plx_host_tensor_factory tensors;
     plx_backend *backend;
     pthread_mutex_t lock;
     odn_packed *packed;
@@ -323,7 +324,7 @@ static plx_status odn_create_factory(plx_backend *backend, const plx_factory_par
     if (!f) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
     }
-    f->host = host;
+    plx_host_tensor_factory_init(&f->tensors, host, ODN_ALIGNMENT);
     f->backend = backend;
     f->packed = NULL;
     if (pthread_mutex_init(&f->lock, NULL) != 0) {
@@ -337,88 +338,30 @@ static plx_status odn_create_factory(plx_backend *backend, const plx_factory_par
 /* Every workload was destroyed before (R-16 (5)), so nothing is packed. */
 static void odn_destroy_factory(plx_factory *factory) {
     pthread_mutex_destroy(&factory->lock);
-    factory->host->free(factory->host, factory);
+    factory->tensors.host->free(factory->tensors.host, factory);
 }
 
 /* ---- tensor handles ----------------------------------------------------- */
 
-/* Plain host memory (the SDK's plx_host_tensor): owned (managed), imported
- * (malloc), or a range of a parent's (sub-tensors). Always dense row-major:
- * map returns it as is. */
-struct plx_tensor_handle {
-    plx_host_tensor t;
-};
-
-static void *handle_data(const plx_tensor_handle *h) {
-    return plx_host_tensor_data(&h->t);
+/* Plain host memory, the SDK's ready-made handles (plexus/host_tensor.h):
+ * owned (managed), imported (malloc), or a range of a parent's
+ * (sub-tensors). Always dense row-major: map returns it as is. */
+static void *handle_data(plx_tensor_handle *h) {
+    return plx_host_tensor_data(plx_host_tensor_of(h));
 }
 
-/* A new handle for a tensor of `info`: its own (parent NULL), or the range
- * of `parent` at `byte_offset` (a sub-tensor). */
-static plx_status new_handle(const plx_host *host, plx_tensor_handle *parent,
-                             const plx_tensor_info *info, size_t byte_offset,
-                             plx_tensor_handle **out_handle) {
-    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
-    if (!h) {
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
-    }
-    plx_status s = parent ? plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset)
-                          : plx_host_tensor_init(&h->t, host, "cpu_onednn", info, ODN_ALIGNMENT);
-    if (s) {
-        host->free(host, h);
-        return s;
-    }
-    *out_handle = h;
-    return NULL;
-}
-
-static plx_status odn_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
-                                           const plx_tensor_handle_params *params,
-                                           plx_tensor_handle **out_handle) {
-    (void)params;
-    return new_handle(factory->host, NULL, info, 0, out_handle);
-}
-
-static plx_status odn_create_sub_tensor_handle(plx_factory *factory, plx_tensor_handle *parent,
-                                               const plx_tensor_info *info, size_t byte_offset,
-                                               plx_tensor_handle **out_handle) {
-    return new_handle(factory->host, parent, info, byte_offset, out_handle);
-}
-
-static void odn_release_tensor_handle(plx_tensor_handle *h) {
-    plx_host_tensor_release(&h->t);
-}
-
-static void odn_destroy_tensor_handle(plx_tensor_handle *h) {
-    plx_host_tensor_release(&h->t);
-    h->t.host->free(h->t.host, h);
-}
-
-static plx_status odn_allocate_tensor_handle(plx_tensor_handle *h) {
-    return plx_host_tensor_allocate(&h->t);
-}
-
-static plx_status odn_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
-    return plx_host_tensor_map(&h->t, out_data);
-}
-
-static void odn_unmap_tensor_handle(plx_tensor_handle *h) {
-    (void)h; /* plain host memory: nothing to write back */
-}
-
-/* Malloc memory is used in place (zero copy); element alignment suffices. */
+/* Malloc memory is used in place (zero copy); element alignment suffices.
+ * The handles could map dma-bufs too, but cpu_onednn does not report
+ * memory_import_dma_buf (docs/cpu_onednn.md), so it takes malloc only. */
 static plx_status odn_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
                                            plx_memory_source source) {
+    plx_host_tensor *t = plx_host_tensor_of(h);
     if (source != PLX_MEMORY_SOURCE_MALLOC) {
-        return h->t.host->status_create(h->t.host, PLX_INVALID_ARGUMENT,
-                                        "cpu_onednn imports malloc memory only, not source %d",
-                                        (int)source);
+        return t->host->status_create(t->host, PLX_INVALID_ARGUMENT,
+                                      "cpu_onednn imports malloc memory only, not source %d",
+                                      (int)source);
     }
-    return plx_host_tensor_import(&h->t, memory, size);
-}
-
-static void odn_unimport_tensor_handle(plx_tensor_handle *h) {
-    plx_host_tensor_unimport(&h->t);
+    return plx_host_tensor_import(t, memory, size, source);
 }
 
 /* ---- workloads ---------------------------------------------------------- */
@@ -469,8 +412,8 @@ static void release_packed(plx_factory *f, odn_packed *p) {
                 break;
             }
         }
-        f->host->free(f->host, p->buffer);
-        f->host->free(f->host, p);
+        f->tensors.host->free(f->tensors.host, p->buffer);
+        f->tensors.host->free(f->tensors.host, p);
     }
     pthread_mutex_unlock(&f->lock);
 }
@@ -714,7 +657,7 @@ static void *zeroed(const plx_host *host, size_t bytes) {
 static plx_status create_workload(plx_factory *factory, const plx_layer_view *layer,
                                   plx_tensor_handle *const *inputs,
                                   plx_tensor_handle *const *outputs, plx_workload **out_workload) {
-    const plx_host *host = factory->host;
+    const plx_host *host = factory->tensors.host;
     plx_workload *w = host->alloc(host, sizeof *w, 0);
     if (!w) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_onednn: out of memory");
@@ -740,7 +683,7 @@ static plx_status create_workload(plx_factory *factory, const plx_layer_view *la
     if (layer->op == PLX_OP_CONSTANT) {
         const plx_constant_desc *d = layer->desc;
         w->constant_data = d->data; /* valid while the network lives (R-18 (2)) */
-        w->constant_bytes = outputs[0]->t.bytes;
+        w->constant_bytes = plx_host_tensor_of(outputs[0])->bytes;
         *out_workload = w;
         return NULL;
     }
@@ -979,19 +922,19 @@ static const plx_backend_functions odn_functions = {
     .create_factory = odn_create_factory,
     .destroy_factory = odn_destroy_factory,
     .factory_workloads_created = NULL,
-    .create_tensor_handle = odn_create_tensor_handle,
-    .destroy_tensor_handle = odn_destroy_tensor_handle,
-    .allocate_tensor_handle = odn_allocate_tensor_handle,
-    .release_tensor_handle = odn_release_tensor_handle,
-    .map_tensor_handle = odn_map_tensor_handle,
-    .unmap_tensor_handle = odn_unmap_tensor_handle,
+    .create_tensor_handle = plx_host_tensor_create_handle,
+    .destroy_tensor_handle = plx_host_tensor_destroy_handle,
+    .allocate_tensor_handle = plx_host_tensor_allocate_handle,
+    .release_tensor_handle = plx_host_tensor_release_handle,
+    .map_tensor_handle = plx_host_tensor_map_handle,
+    .unmap_tensor_handle = plx_host_tensor_unmap_handle,
     .import_tensor_handle = odn_import_tensor_handle,
-    .unimport_tensor_handle = odn_unimport_tensor_handle,
+    .unimport_tensor_handle = plx_host_tensor_unimport_handle,
     .create_workload = odn_create_workload,
     .destroy_workload = odn_destroy_workload,
     .configure_workload = NULL, /* everything is prepared at creation */
     .execute_workload = odn_execute_workload,
-    .create_sub_tensor_handle = odn_create_sub_tensor_handle,
+    .create_sub_tensor_handle = plx_host_tensor_create_sub_handle,
     .get_memory_strategy = NULL,
     .optimize_subgraph = odn_optimize_subgraph,
 };

@@ -1,15 +1,14 @@
 /* cpu_ref: the CPU backend, as a plug-in built with the SDK alone.
  *
  * The entry point, descriptor and capabilities, and the ABI 1.1 objects:
- * factories, tensor handles in host memory, and workloads that run the
- * kernels of kernels.h. Memory is ordinary host memory, so handles can
- * import caller (malloc) memory and lend theirs to other backends. */
+ * factories, tensor handles in host memory (the SDK's plexus/host_tensor.h,
+ * which imports caller malloc memory and dma-bufs and lends its memory to
+ * other backends), and workloads that run the kernels of kernels.h. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <plexus/backend.h>
 #include <plexus/host_tensor.h>
@@ -36,9 +35,7 @@ static const plx_capability cpu_ref_capabilities[CPU_REF_STANDARD_CAPS] = {
     {.key = PLX_CAP_ASYNC_EXECUTION, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_EXTERNALLY_MANAGED_MEMORY, .type = PLX_VALUE_BOOL, .bool_value = true},
     {.key = PLX_CAP_PREIMPORT_IO_TENSORS, .type = PLX_VALUE_BOOL, .bool_value = true},
-    {.key = PLX_CAP_IMPORT_MALLOC, .type = PLX_VALUE_BOOL, .bool_value = true},
-    {.key = PLX_CAP_IMPORT_DMA_BUF, .type = PLX_VALUE_BOOL, .bool_value = true},
-    {.key = PLX_CAP_EXPORT_MALLOC, .type = PLX_VALUE_BOOL, .bool_value = true},
+    PLX_HOST_TENSOR_CAPABILITIES, /* its handles' (plexus/host_tensor.h) */
 };
 
 /* ---- options (R-9) -------------------------------------------------------- */
@@ -162,10 +159,16 @@ static plx_status cpu_ref_check_layer(plx_backend *backend, const plx_layer_view
     return reason ? host->status_create(host, PLX_UNSUPPORTED, "%s", reason) : NULL;
 }
 
+/* Tensor handles are the SDK's host tensors (plexus/host_tensor.h): owned
+ * memory, imported malloc memory or dma-bufs, sub-tensors; the factory
+ * begins with what they need. */
 struct plx_factory {
-    const plx_host *host;
+    plx_host_tensor_factory tensors;
     const plxk_compute *compute; /* the backend's, valid until it is destroyed */
 };
+
+/* Allocations are aligned for vector loads; kernels need the element size. */
+#define CPU_REF_ALIGNMENT 64
 
 static plx_status cpu_ref_create_factory(plx_backend *backend, const plx_factory_params *params,
                                          plx_factory **out_factory) {
@@ -175,126 +178,14 @@ static plx_status cpu_ref_create_factory(plx_backend *backend, const plx_factory
     if (!f) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
     }
-    f->host = host;
+    plx_host_tensor_factory_init(&f->tensors, host, CPU_REF_ALIGNMENT);
     f->compute = &backend->compute;
     *out_factory = f;
     return NULL;
 }
 
 static void cpu_ref_destroy_factory(plx_factory *factory) {
-    factory->host->free(factory->host, factory);
-}
-
-/* Tensor memory is host memory (the SDK's plx_host_tensor): owned (managed
- * handles), imported, or a range of a parent's (sub-tensors); and an
- * imported dma-buf, mapped here. */
-struct plx_tensor_handle {
-    plx_host_tensor t;
-    void *mapping; /* an imported dma-buf, mapped; unmapped at unimport */
-};
-
-static void *handle_data(const plx_tensor_handle *h) {
-    return plx_host_tensor_data(&h->t);
-}
-
-/* Allocations are aligned for vector loads; kernels need the element size. */
-#define CPU_REF_ALIGNMENT 64
-
-/* A new handle for a tensor of `info`: its own (parent NULL), or the range
- * of `parent` at `byte_offset` (a sub-tensor). */
-static plx_status new_handle(const plx_host *host, plx_tensor_handle *parent,
-                             const plx_tensor_info *info, size_t byte_offset,
-                             plx_tensor_handle **out_handle) {
-    plx_tensor_handle *h = host->alloc(host, sizeof *h, 0);
-    if (!h) {
-        return host->status_create(host, PLX_OUT_OF_MEMORY, "cpu_ref: out of memory");
-    }
-    h->mapping = NULL;
-    plx_status s = parent ? plx_host_tensor_init_sub(&h->t, &parent->t, info, byte_offset)
-                          : plx_host_tensor_init(&h->t, host, CPU_REF_ID, info, CPU_REF_ALIGNMENT);
-    if (s) {
-        host->free(host, h);
-        return s;
-    }
-    *out_handle = h;
-    return NULL;
-}
-
-static plx_status cpu_ref_create_tensor_handle(plx_factory *factory, const plx_tensor_info *info,
-                                               const plx_tensor_handle_params *params,
-                                               plx_tensor_handle **out_handle) {
-    (void)params;
-    return new_handle(factory->host, NULL, info, 0, out_handle);
-}
-
-static plx_status cpu_ref_create_sub_tensor_handle(plx_factory *factory, plx_tensor_handle *parent,
-                                                   const plx_tensor_info *info, size_t byte_offset,
-                                                   plx_tensor_handle **out_handle) {
-    return new_handle(factory->host, parent, info, byte_offset, out_handle);
-}
-
-static void cpu_ref_release_tensor_handle(plx_tensor_handle *h) {
-    plx_host_tensor_release(&h->t);
-}
-
-static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h);
-
-static void cpu_ref_destroy_tensor_handle(plx_tensor_handle *h) {
-    cpu_ref_unimport_tensor_handle(h);
-    plx_host_tensor_release(&h->t);
-    h->t.host->free(h->t.host, h);
-}
-
-static plx_status cpu_ref_allocate_tensor_handle(plx_tensor_handle *h) {
-    return plx_host_tensor_allocate(&h->t);
-}
-
-static plx_status cpu_ref_map_tensor_handle(plx_tensor_handle *h, void **out_data) {
-    return plx_host_tensor_map(&h->t, out_data);
-}
-
-static void cpu_ref_unmap_tensor_handle(plx_tensor_handle *h) {
-    (void)h; /* host memory needs no unmapping */
-}
-
-/* Malloc memory is used in place; a dma-buf (memory points to its file
- * descriptor) is mapped shared, so workloads read and write the buffer. */
-static plx_status cpu_ref_import_tensor_handle(plx_tensor_handle *h, void *memory, size_t size,
-                                               plx_memory_source source) {
-    const plx_host *host = h->t.host;
-    size_t bytes = h->t.bytes;
-    cpu_ref_unimport_tensor_handle(h);
-    if (source == PLX_MEMORY_SOURCE_DMA_BUF) {
-        if (!memory || size < bytes) {
-            return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                       "cpu_ref: dma-buf of %zu bytes is smaller than the "
-                                       "tensor's %zu", memory ? size : 0, bytes);
-        }
-        int fd = *(const int *)memory;
-        void *map = bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
-        if (map == MAP_FAILED) {
-            return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                       "cpu_ref: cannot map dma-buf fd %d (%zu bytes): %s", fd,
-                                       bytes, strerror(errno));
-        }
-        h->mapping = map;
-        h->t.data = map;
-        return NULL;
-    }
-    if (source != PLX_MEMORY_SOURCE_MALLOC) {
-        return host->status_create(host, PLX_INVALID_ARGUMENT,
-                                   "cpu_ref imports malloc and dma_buf memory, not source %d",
-                                   (int)source);
-    }
-    return plx_host_tensor_import(&h->t, memory, size);
-}
-
-static void cpu_ref_unimport_tensor_handle(plx_tensor_handle *h) {
-    if (h->mapping) {
-        munmap(h->mapping, h->t.bytes);
-        h->mapping = NULL;
-    }
-    plx_host_tensor_unimport(&h->t);
+    factory->tensors.host->free(factory->tensors.host, factory);
 }
 
 /* A workload keeps its own copy of the layer view (the host's is valid
@@ -351,7 +242,7 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
     /* The host creates workloads only for layers check_layer accepted, with
      * the same view (docs/backend-abi.md, R-19 (3)): the layer is not
      * checked again here. */
-    const plx_host *host = factory->host;
+    const plx_host *host = factory->tensors.host;
     plxk_check_fn check;
     plxk_run_fn run;
     if (!plxk_kernel_lookup(layer->op, &check, &run)) {
@@ -418,15 +309,17 @@ static plx_status cpu_ref_create_workload(plx_factory *factory, const plx_layer_
 
 static plx_status cpu_ref_execute_workload(plx_workload *w) {
     for (uint32_t i = 0; i < w->view.input_count; i++) {
-        w->in_data[i] = handle_data(w->inputs[i]);
-        if (!w->in_data[i] && w->inputs[i]->t.bytes) {
+        const plx_host_tensor *t = plx_host_tensor_of(w->inputs[i]);
+        w->in_data[i] = plx_host_tensor_data(t);
+        if (!w->in_data[i] && t->bytes) {
             return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
                                           "cpu_ref: input %u has no memory", i);
         }
     }
     for (uint32_t i = 0; i < w->view.output_count; i++) {
-        w->out_data[i] = handle_data(w->outputs[i]);
-        if (!w->out_data[i] && w->outputs[i]->t.bytes) {
+        const plx_host_tensor *t = plx_host_tensor_of(w->outputs[i]);
+        w->out_data[i] = plx_host_tensor_data(t);
+        if (!w->out_data[i] && t->bytes) {
             return w->host->status_create(w->host, PLX_FAILED_PRECONDITION,
                                           "cpu_ref: output %u has no memory", i);
         }
@@ -464,19 +357,11 @@ static const plx_backend_functions cpu_ref_functions = {
     .create_factory = cpu_ref_create_factory,
     .destroy_factory = cpu_ref_destroy_factory,
     .factory_workloads_created = NULL,
-    .create_tensor_handle = cpu_ref_create_tensor_handle,
-    .destroy_tensor_handle = cpu_ref_destroy_tensor_handle,
-    .allocate_tensor_handle = cpu_ref_allocate_tensor_handle,
-    .release_tensor_handle = cpu_ref_release_tensor_handle,
-    .map_tensor_handle = cpu_ref_map_tensor_handle,
-    .unmap_tensor_handle = cpu_ref_unmap_tensor_handle,
-    .import_tensor_handle = cpu_ref_import_tensor_handle,
-    .unimport_tensor_handle = cpu_ref_unimport_tensor_handle,
+    PLX_HOST_TENSOR_FUNCTIONS,
     .create_workload = cpu_ref_create_workload,
     .destroy_workload = cpu_ref_destroy_workload,
     .configure_workload = NULL,
     .execute_workload = cpu_ref_execute_workload,
-    .create_sub_tensor_handle = cpu_ref_create_sub_tensor_handle,
     .get_memory_strategy = NULL,
     .optimize_subgraph = cpu_ref_optimize,
 };

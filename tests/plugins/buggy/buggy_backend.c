@@ -104,8 +104,10 @@ static plx_status refuse(const plx_host *host, const char *what) {
     return host->status_create(host, PLX_UNSUPPORTED, "runs relu and add only, not %s "
                                "(refusal %u)", what, atomic_fetch_add(&calls, 1) + 1);
 #elif defined(BUGGY_REASON_ID)
-    return host->status_create(host, PLX_UNSUPPORTED, BUGGY_ID ": " BUGGY_ID
-                               " runs relu and add only, not %s", what);
+    /* at the start and inside, so that a host that drops a leading id
+     * still shows it */
+    return host->status_create(host, PLX_UNSUPPORTED, BUGGY_ID ": relu and add are all "
+                               BUGGY_ID " runs, not %s", what);
 #elif defined(BUGGY_EMPTY_REASON)
     (void)what;
     return host->status_create(host, PLX_UNSUPPORTED, "%s", "");

@@ -581,9 +581,18 @@ static void check_descriptor(const char *path, conf_report *r, bool *runs_layers
 /* Options                                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Creates a runtime holding the plug-in alone, with `options`. */
+static void log_none(void *user_data, plx_log_level level, const char *source,
+                     const char *message) {
+    (void)user_data;
+    (void)level;
+    (void)source;
+    (void)message;
+}
+
+/* Creates a runtime holding the plug-in alone, with `options`; `quiet`
+ * drops its log (the option checks expect rejections). */
 static plx_status alone(const char *path, const plx_backend_option *options, size_t count,
-                        const plx_allocator *host_allocator, plx_runtime **out) {
+                        const plx_allocator *host_allocator, bool quiet, plx_runtime **out) {
     plx_runtime_options o;
     plx_runtime_options_init(&o);
     const char *paths[1] = {path};
@@ -593,7 +602,7 @@ static plx_status alone(const char *path, const plx_backend_option *options, siz
     o.skip_default_dir = true;
     o.backend_options = options;
     o.backend_option_count = count;
-    o.log_fn = log_quiet;
+    o.log_fn = quiet ? log_none : log_quiet;
     o.host_allocator = host_allocator;
     return plx_runtime_create(&o, out);
 }
@@ -635,7 +644,7 @@ static void check_options(const char *path, const plx_backend_info *b, conf_repo
         }
     }
     plx_runtime *rt = NULL;
-    plx_status s = alone(path, opts, n, NULL, &rt);
+    plx_status s = alone(path, opts, n, NULL, true, &rt);
     const char *why = NULL;
     if (s) {
         conf_add(r, 9, "option defaults accepted", CONF_FAIL, "%s", plx_status_get_message(s));
@@ -659,7 +668,7 @@ static void check_options(const char *path, const plx_backend_info *b, conf_repo
         for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
             plx_backend_option o = {b->id, b->options[i].key, bad[k]};
             rt = NULL;
-            s = alone(path, &o, 1, NULL, &rt);
+            s = alone(path, &o, 1, NULL, true, &rt);
             if (s) {
                 snprintf(fail, sizeof fail, "option '%s': %s", o.key, plx_status_get_message(s));
                 plx_status_free(s);
@@ -899,7 +908,7 @@ int cmd_conformance(int argc, char **argv) {
     atomic_init(&counter.live_bytes, 0);
     plx_allocator counting = conf_counting_allocator(&counter);
     plx_runtime *rt = NULL;
-    plx_status s = alone(path, a.options, a.option_count, &counting, &rt);
+    plx_status s = alone(path, a.options, a.option_count, &counting, false, &rt);
     char *id = NULL;
     if (s) {
         fprintf(stderr, "plexus conformance: cannot create a runtime: %s\n",

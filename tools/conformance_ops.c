@@ -1161,7 +1161,7 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
                  plx_backend_info_has_capability(b, PLX_CAP_ASYNC_EXECUTION)
                      ? "no accepted layer to run"
                      : "the backend does not report async_execution",
-                 "networks, 3 working memories on threads each, results as synchronous");
+                 "networks, 3 working memories on threads each, every result matching the reference");
 
     /* one rerun each. */
     struct {

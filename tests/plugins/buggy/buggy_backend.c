@@ -320,7 +320,7 @@ static plx_status buggy_execute(plx_workload *w) {
 #ifdef BUGGY_WRONG_RESULT
             out[i] = a[i] > -0.5f ? a[i] : 0.0f;
 #else
-            out[i] = a[i] > 0.0f ? a[i] : 0.0f;
+            out[i] = a[i] < 0.0f ? 0.0f : a[i]; /* NaN passes, as ONNX's max(0, x) */
 #endif
         }
     }

@@ -196,6 +196,16 @@ Test(conformance, ignored_import_fails_dma_buf) {
     expect_failures("buggy_import_ignored.so", ONLY("R-22 import dma_buf"));
 }
 
+/* R-2 (1): a second exported symbol. */
+Test(conformance, extra_export_fails_exports) {
+    expect_failures("buggy_exports.so", ONLY("R-2 exports one symbol"));
+}
+
+/* a libplexus function taken from the host process. */
+Test(conformance, libplexus_symbol_fails_links_nothing) {
+    expect_failures("buggy_links_plexus.so", ONLY("R-3 links nothing from libplexus"));
+}
+
 /* cpu_ref, the reference backend, passes everything; text output has one
  * line per check and the summary. */
 Test(conformance, cpu_ref_passes) {

@@ -15,12 +15,16 @@
  * (plx_runtime_options.host_allocator) for the memory checks of R-13 and
  * R-18 (7). Exit status 0 only when no check failed. */
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -578,6 +582,126 @@ static void check_descriptor(const char *path, conf_report *r, bool *runs_layers
 }
 
 /* ------------------------------------------------------------------------ */
+/* Exported and imported symbols (R-2 (1), R-3)                               */
+/* ------------------------------------------------------------------------ */
+
+/* Appends `name` to the list `buf` (", "-separated, cut with "..."). */
+static void list_add(char *buf, size_t size, size_t *count, const char *name) {
+    size_t len = strlen(buf);
+    if (*count < 8 && len + strlen(name) + 3 < size) {
+        snprintf(buf + len, size - len, "%s%s", len ? ", " : "", name);
+    } else if (*count == 8 && len + 5 < size) {
+        snprintf(buf + len, size - len, ", ...");
+    }
+    (*count)++;
+}
+
+/* Reads the file's dynamic symbol table and needed libraries (the section
+ * headers, as `nm -D` and `readelf -d` do; the core has already checked
+ * the ELF header and program headers). A plug-in exports plx_backend_entry
+ * alone (R-2 (1)) and takes nothing from libplexus (R-3 (1)). Symbols
+ * named with a leading "__" (the compiler's and sanitizers' runtime) and
+ * absolute ones (_edata, _end) are not the author's. */
+static void check_symbols(const char *path, conf_report *r) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+        conf_add(r, 2, "exports one symbol", CONF_FAIL, "cannot read %s", path);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+    size_t size = (size_t)st.st_size;
+    const uint8_t *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        conf_add(r, 2, "exports one symbol", CONF_FAIL, "cannot map %s", path);
+        return;
+    }
+    const ElfW(Ehdr) *eh = (const void *)m;
+    const ElfW(Shdr) *sh = NULL;
+    size_t shnum = eh->e_shnum;
+    if (eh->e_shoff && eh->e_shentsize == sizeof *sh && eh->e_shoff < size &&
+        shnum <= (size - eh->e_shoff) / sizeof *sh) {
+        sh = (const void *)(m + eh->e_shoff);
+    }
+    char exported[512] = "", imported[512] = "", needed[256] = "";
+    size_t n_exp = 0, n_imp = 0, n_need = 0;
+    bool entry = false, read_any = false;
+    for (size_t i = 0; sh && i < shnum; i++) {
+        if ((sh[i].sh_type != SHT_DYNSYM && sh[i].sh_type != SHT_DYNAMIC) ||
+            sh[i].sh_link >= shnum) {
+            continue;
+        }
+        const ElfW(Shdr) *strs = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
+            strs->sh_offset > size || strs->sh_size > size - strs->sh_offset) {
+            continue;
+        }
+        const char *str = (const char *)m + strs->sh_offset;
+        size_t str_size = strs->sh_size;
+        if (sh[i].sh_type == SHT_DYNAMIC) {
+            const ElfW(Dyn) *dyn = (const void *)(m + sh[i].sh_offset);
+            for (size_t k = 0; k < sh[i].sh_size / sizeof *dyn && dyn[k].d_tag != DT_NULL; k++) {
+                if (dyn[k].d_tag == DT_NEEDED && dyn[k].d_un.d_val < str_size &&
+                    strncmp(str + dyn[k].d_un.d_val, "libplexus", 9) == 0 &&
+                    memchr(str + dyn[k].d_un.d_val, '\0', str_size - dyn[k].d_un.d_val)) {
+                    list_add(needed, sizeof needed, &n_need, str + dyn[k].d_un.d_val);
+                }
+            }
+            continue;
+        }
+        read_any = true;
+        const ElfW(Sym) *sym = (const void *)(m + sh[i].sh_offset);
+        for (size_t k = 1; k < sh[i].sh_size / sizeof *sym; k++) {
+            if (sym[k].st_name >= str_size ||
+                !memchr(str + sym[k].st_name, '\0', str_size - sym[k].st_name)) {
+                continue;
+            }
+            const char *name = str + sym[k].st_name;
+            unsigned bind = ELF64_ST_BIND(sym[k].st_info);
+            unsigned vis = ELF64_ST_VISIBILITY(sym[k].st_other);
+            if (!name[0] || (name[0] == '_' && name[1] == '_')) {
+                continue;
+            }
+            if (sym[k].st_shndx == SHN_UNDEF) {
+                if (strncmp(name, "plx_", 4) == 0) {
+                    list_add(imported, sizeof imported, &n_imp, name);
+                }
+            } else if (sym[k].st_shndx != SHN_ABS &&
+                       (bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE) &&
+                       (vis == STV_DEFAULT || vis == STV_PROTECTED)) {
+                if (strcmp(name, PLX_BACKEND_ENTRY_SYMBOL) == 0) {
+                    entry = true;
+                } else {
+                    list_add(exported, sizeof exported, &n_exp, name);
+                }
+            }
+        }
+    }
+    munmap((void *)m, size);
+    if (!read_any) {
+        conf_add(r, 2, "exports one symbol", CONF_NA,
+                 "no dynamic symbol table in the section headers (stripped of them?)");
+    } else if (n_exp || !entry) {
+        conf_add(r, 2, "exports one symbol", CONF_FAIL,
+                 "%zu symbols exported besides plx_backend_entry (%s): build with "
+                 "-fvisibility=hidden", n_exp, exported);
+    } else {
+        conf_add(r, 2, "exports one symbol", CONF_PASS, "plx_backend_entry only");
+    }
+    if (n_need || n_imp) {
+        conf_add(r, 3, "links nothing from libplexus", CONF_FAIL, "%s%s%s%s%s",
+                 n_need ? "needs " : "", needed, n_need && n_imp ? "; " : "",
+                 n_imp ? "uses " : "", imported);
+    } else if (read_any) {
+        conf_add(r, 3, "links nothing from libplexus", CONF_PASS,
+                 "no libplexus among its needed libraries, no plx_ symbol taken from outside");
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Options                                                              */
 /* ------------------------------------------------------------------------ */
 
@@ -782,7 +906,7 @@ static void print_text(FILE *out, const conf_report *r, const char *id, const ch
                 c->reason);
     }
     totals t = count(r);
-    fprintf(out, "conformance %s: %zu passed, %zu failed, %zu not applicable (%.1f s)%s\n",
+    fprintf(out, "conformance %s: %zu passed, %zu failed, %zu not applicable (%.2f s)%s\n",
             id ? id : path, t.pass, t.fail, t.na, wall,
             node_rc < 0 ? "" : node_rc == 0 ? "; ONNX node tests passed"
                                             : "; ONNX node tests FAILED");
@@ -942,6 +1066,7 @@ int cmd_conformance(int argc, char **argv) {
             conf_add(&report, 7, "available", CONF_PASS, "created");
             bool runs_layers = false;
             check_descriptor(path, &report, &runs_layers);
+            check_symbols(path, &report);
             check_options(path, b, &report);
             check_capabilities(b, runs_layers, &report);
             conf_target t = {rt, b, &counter, runs_layers, a.tolerance_scale, a.verbose};

@@ -17,9 +17,13 @@
  *   BUGGY_STEADY_ALLOC     every execution allocates through the host (R-18 (7))
  *   BUGGY_IMPORT_IGNORED   a dma-buf import ignores the memory it is given and
  *                          works in a buffer of its own (R-22)
+ *   BUGGY_EXPORTS          a helper exported beside plx_backend_entry (R-2 (1))
+ *   BUGGY_LINKS_PLEXUS     calls libplexus's plx_abi_version, found in the host
+ *                          process (built without -Wl,-z,defs) (R-3)
  *
  * Built in a directory of its own (tests/plugins/buggy/meson.build), which
- * no registry test scans. Links nothing from libplexus (R-3). */
+ * no registry test scans. Links nothing from libplexus (R-3), but for
+ * BUGGY_LINKS_PLEXUS. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -363,11 +367,29 @@ static const plx_backend_descriptor buggy_descriptor = {
     .functions = &buggy_functions,
 };
 
+#ifdef BUGGY_EXPORTS
+/* An exported helper: visible to every other plug-in and the application. */
+PLX_BACKEND_EXPORT int buggy_helper(int x);
+PLX_BACKEND_EXPORT int buggy_helper(int x) {
+    return x + 1;
+}
+#endif
+
+#ifdef BUGGY_LINKS_PLEXUS
+/* The application API, which a backend never calls. */
+uint32_t plx_abi_version(void);
+#endif
+
 PLX_BACKEND_EXPORT const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version,
                                                                    const plx_host *host) {
     if (PLX_ABI_VERSION_GET_MAJOR(host_abi_version) != PLX_ABI_VERSION_MAJOR) {
         host->log(host, PLX_LOG_ERROR, "built for ABI major %u", PLX_ABI_VERSION_MAJOR);
         return NULL;
     }
+#ifdef BUGGY_LINKS_PLEXUS
+    if (plx_abi_version() != host_abi_version) {
+        return NULL;
+    }
+#endif
     return &buggy_descriptor;
 }

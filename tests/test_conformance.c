@@ -196,6 +196,11 @@ Test(conformance, ignored_import_fails_dma_buf) {
     expect_failures("buggy_import_ignored.so", ONLY("R-22 import dma_buf"));
 }
 
+/* a host of another major refused without a word. */
+Test(conformance, silent_refusal_fails_refuses_with_reason) {
+    expect_failures("buggy_silent_refusal.so", ONLY("R-6 refuses another host with a reason"));
+}
+
 /* R-2 (1): a second exported symbol. */
 Test(conformance, extra_export_fails_exports) {
     expect_failures("buggy_exports.so", ONLY("R-2 exports one symbol"));

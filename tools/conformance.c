@@ -507,6 +507,25 @@ static void check_descriptor(const char *path, conf_report *r, bool *runs_layers
         dlclose(h);
         return;
     }
+    /* R-6: a host of another major is refused by returning NULL after
+     * logging why (returning the descriptor leaves it to the host's check
+     * of R-5, which refuses it too). */
+    entry_log log3 = {{0}};
+    plx_host other = host;
+    other.host_data = &log3;
+    other.abi_version = PLX_MAKE_ABI_VERSION(PLX_ABI_VERSION_MAJOR + 1, 0);
+    const plx_backend_descriptor *d3 = entry(other.abi_version, &other);
+    if (!d3 && !log3.text[0]) {
+        conf_add(r, 6, "refuses another host with a reason", CONF_FAIL,
+                 "given a host of ABI %u.0, the entry returned NULL without logging why at "
+                 "error level", PLX_ABI_VERSION_MAJOR + 1);
+    } else {
+        conf_add(r, 6, "refuses another host with a reason", CONF_PASS,
+                 d3 ? "given a host of ABI %u.0, the entry returned its descriptor (the host's "
+                      "version check refuses it, R-5)"
+                    : "given a host of ABI %u.0, the entry returned NULL, logging why",
+                 PLX_ABI_VERSION_MAJOR + 1);
+    }
     bool desc_static = in_file(d, path);
     bool funcs_static = d->functions && in_file(d->functions, path);
     bool opts_static = !d->options || in_file(d->options, path);
@@ -1058,6 +1077,14 @@ int cmd_conformance(int argc, char **argv) {
                  "options (R-9) and capabilities (R-10)", b->id, b->version, b->name,
                  PLX_ABI_VERSION_GET_MAJOR(b->abi_version),
                  PLX_ABI_VERSION_GET_MINOR(b->abi_version));
+        conf_add(&report, 5, "ABI negotiation", CONF_PASS,
+                 "declares ABI %u.%u to a host of %u.%u (checked by the core)",
+                 PLX_ABI_VERSION_GET_MAJOR(b->abi_version),
+                 PLX_ABI_VERSION_GET_MINOR(b->abi_version), PLX_ABI_VERSION_MAJOR,
+                 PLX_ABI_VERSION_MINOR);
+        conf_add(&report, 8, "identity", CONF_PASS,
+                 "id '%s', name '%s', version '%s' (checked by the core)", b->id, b->name,
+                 b->version);
         if (!b->available) {
             conf_add(&report, 7, "available", CONF_NA,
                      "unavailable here: %s (nothing else can be checked on this machine)",

@@ -17,6 +17,7 @@
  *   BUGGY_STEADY_ALLOC     every execution allocates through the host (R-18 (7))
  *   BUGGY_IMPORT_IGNORED   a dma-buf import ignores the memory it is given and
  *                          works in a buffer of its own (R-22)
+ *   BUGGY_SILENT_REFUSAL   refuses a host of another major without logging why (R-6)
  *   BUGGY_EXPORTS          a helper exported beside plx_backend_entry (R-2 (1))
  *   BUGGY_LINKS_PLEXUS     calls libplexus's plx_abi_version, found in the host
  *                          process (built without -Wl,-z,defs) (R-3)
@@ -383,7 +384,11 @@ uint32_t plx_abi_version(void);
 PLX_BACKEND_EXPORT const plx_backend_descriptor *plx_backend_entry(uint32_t host_abi_version,
                                                                    const plx_host *host) {
     if (PLX_ABI_VERSION_GET_MAJOR(host_abi_version) != PLX_ABI_VERSION_MAJOR) {
+#ifdef BUGGY_SILENT_REFUSAL
+        (void)host;
+#else
         host->log(host, PLX_LOG_ERROR, "built for ABI major %u", PLX_ABI_VERSION_MAJOR);
+#endif
         return NULL;
     }
 #ifdef BUGGY_LINKS_PLEXUS

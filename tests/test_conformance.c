@@ -223,6 +223,23 @@ Test(conformance, cpu_ref_passes) {
     free(r.out);
 }
 
+/* A backend id is looked up through the normal discovery
+ * (PLEXUS_BACKEND_PATH here), then loaded alone; an id nothing provides
+ * exits 1. */
+Test(conformance, backend_by_id) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/buggy_good.so", BUGGY_PLUGIN_DIR);
+    cr_assert(eq(int, setenv("PLEXUS_BACKEND_PATH", path, 1), 0));
+    cr_assert(eq(int, setenv("PLEXUS_SKIP_DEFAULT_DIR", "1", 1), 0));
+    run_result r = conformance((const char *[]){"buggy", NULL});
+    cr_assert(eq(int, r.status, 0), "%s", r.out);
+    cr_assert(not(zero(ptr, strstr(r.out, "conformance buggy: "))), "%s", r.out);
+    free(r.out);
+    r = conformance((const char *[]){"no_such_backend", NULL});
+    cr_assert(eq(int, r.status, 1));
+    free(r.out);
+}
+
 /* Usage errors exit 2; a file that is not there exits 1. */
 Test(conformance, bad_usage) {
     run_result r = conformance((const char *[]){NULL});

@@ -2021,7 +2021,10 @@ static void print_case(const case_state *cs, char *const *backend_ids, size_t ba
 
 int node_tests_run(int argc, char **argv, FILE *tap) {
     tap_out = tap;
-    prog = argc > 0 && argv[0] ? argv[0] : "run_conformance";
+    if (argc > 0 && argv[0]) {
+        const char *slash = strrchr(argv[0], '/');
+        prog = slash ? slash + 1 : argv[0];
+    }
     options opt = {0};
     int rc = parse_options(argc, argv, &opt);
     if (rc) {

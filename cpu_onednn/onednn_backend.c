@@ -49,8 +49,8 @@ struct plx_backend {
 };
 
 static const plx_option_info odn_options[] = {
-    {"threads", "threads per execution, 1 to 256 (oneDNN's OpenMP team size)",
-     "all online CPUs"},
+    {"threads", "threads per execution, 1 to 256 (oneDNN's OpenMP team size); unset: all "
+                "online CPUs", NULL},
     {"graph", "on: each subgraph assigned to cpu_onednn runs as one layer, its activations "
               "kept in oneDNN's blocked layouts; off: layer by layer, products fused with "
               "their activations", "on"},

@@ -106,7 +106,7 @@ plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
     const plx_conv_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1], *y = &l->outputs[0];
     if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
-        return odn_refuse(ctx, "cpu_onednn runs %s with 1 to 3 spatial dimensions only",
+        return odn_refuse(ctx, "runs %s with 1 to 3 spatial dimensions only",
                           plx_op_name(l->op));
     }
     unsigned sp = x->rank - 2;
@@ -118,7 +118,7 @@ plx_status odn_conv_geometry(const odn_context *ctx, const plx_layer_view *l,
         if (plx_window_dim(d->auto_pad, x->dims[2 + i], w->dims[2 + i], d->strides[i],
                            d->dilations[i], d->pads_begin[i], d->pads_end[i], false, &pb, &pe,
                            &n) != PLX_WINDOW_OK || n != y->dims[2 + i]) {
-            return odn_refuse(ctx, "cpu_onednn: %s window does not match the output shape",
+            return odn_refuse(ctx, "%s window does not match the output shape",
                               plx_op_name(l->op));
         }
         int64_t dk = (w->dims[2 + i] - 1) * d->dilations[i] + 1;
@@ -195,7 +195,7 @@ plx_status odn_plan_conv_transpose(const odn_context *ctx, const plx_layer_view 
     unsigned sp = x->rank - 2;
     if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
         return odn_refuse(ctx,
-                          "cpu_onednn runs conv_transpose with 1 to 3 spatial dimensions only");
+                          "runs conv_transpose with 1 to 3 spatial dimensions only");
     }
     int64_t g = d->group;
     dnnl_dims_t strides, dil, pl, pr;
@@ -205,7 +205,7 @@ plx_status odn_plan_conv_transpose(const odn_context *ctx, const plx_layer_view 
                                    d->dilations[i], d->output_padding[i], d->output_shape[i],
                                    d->pads_begin[i], d->pads_end[i], &pb,
                                    &out) != PLX_WINDOW_OK || out != y->dims[2 + i]) {
-            return odn_refuse(ctx, "cpu_onednn: conv_transpose geometry does not match the output");
+            return odn_refuse(ctx, "conv_transpose geometry does not match the output");
         }
         int64_t dk = (w->dims[2 + i] - 1) * d->dilations[i] + 1;
         strides[i] = d->strides[i];
@@ -214,7 +214,7 @@ plx_status odn_plan_conv_transpose(const odn_context *ctx, const plx_layer_view 
         pr[i] = (x->dims[2 + i] - 1) * d->strides[i] + dk - pb - out;
         if (pb < 0 || pr[i] < 0) {
             return odn_refuse(ctx,
-                              "cpu_onednn runs conv_transpose only when the output lies within "
+                              "runs conv_transpose only when the output lies within "
                               "the full result (no negative padding: output_padding or "
                               "output_shape extend it)");
         }
@@ -292,14 +292,14 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
     const plx_pool_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (x->rank < 3 || x->rank > 5) {
-        return odn_refuse(ctx, "cpu_onednn runs pool with 1 to 3 spatial dimensions only");
+        return odn_refuse(ctx, "runs pool with 1 to 3 spatial dimensions only");
     }
     bool avg = d->kind == PLX_POOL_AVERAGE;
     if (l->output_count != 1) {
-        return odn_refuse(ctx, "cpu_onednn runs pool without the Indices output only");
+        return odn_refuse(ctx, "runs pool without the Indices output only");
     }
     if (d->kind != PLX_POOL_MAX && !avg) {
-        return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
+        return odn_refuse(ctx, "unknown pool kind %d", (int)d->kind);
     }
     plx_status nan = avg ? NULL : odn_refuse_nan(ctx, l, "max pooling");
     if (nan) {
@@ -308,7 +308,7 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
     unsigned sp = x->rank - 2;
     for (unsigned i = 0; avg && i < sp; i++) {
         if (d->dilations[i] != 1) {
-            return odn_refuse(ctx, "cpu_onednn runs average pool with dilations of 1 only");
+            return odn_refuse(ctx, "runs average pool with dilations of 1 only");
         }
     }
     dnnl_dims_t strides, kernel, dil, pl, pr;
@@ -318,13 +318,13 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
         if (plx_window_dim(d->auto_pad, x->dims[2 + i], k, s, dd, d->pads_begin[i],
                            d->pads_end[i], d->ceil_mode, &pb, &pe, &n) != PLX_WINDOW_OK ||
             n != y->dims[2 + i]) {
-            return odn_refuse(ctx, "cpu_onednn: pool window does not match the output shape");
+            return odn_refuse(ctx, "pool window does not match the output shape");
         }
         int64_t dk = (k - 1) * dd + 1;
         /* oneDNN has no ceil mode: the end padding it needs for n windows. */
         int64_t need = (n - 1) * s + dk - x->dims[2 + i] - pb;
         if (need > pe && avg && d->count_include_pad) {
-            return odn_refuse(ctx, "cpu_onednn cannot run average pool with count_include_pad "
+            return odn_refuse(ctx, "cannot run average pool with count_include_pad "
                                "when ceil_mode adds windows past the end padding (oneDNN "
                                "would count the extra padding)");
         }
@@ -341,7 +341,7 @@ plx_status odn_plan_pool(const odn_context *ctx, const plx_layer_view *l, odn_pl
             pr[i] = 0;
         }
         if (pl[i] >= dk || pr[i] >= dk) {
-            return odn_refuse(ctx, "cpu_onednn: pool padding of %lld or more is not smaller than "
+            return odn_refuse(ctx, "pool padding of %lld or more is not smaller than "
                                "the kernel (%lld), which oneDNN requires",
                           (long long)(pl[i] > pr[i] ? pl[i] : pr[i]), (long long)dk);
         }
@@ -357,10 +357,10 @@ plx_status odn_plan_global_pool(const odn_context *ctx, const plx_layer_view *l,
     const plx_global_pool_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3 || x->rank > 5) {
-        return odn_refuse(ctx, "cpu_onednn runs global_pool with 1 to 3 spatial dimensions only");
+        return odn_refuse(ctx, "runs global_pool with 1 to 3 spatial dimensions only");
     }
     if (d->kind != PLX_POOL_MAX && d->kind != PLX_POOL_AVERAGE) {
-        return odn_refuse(ctx, "cpu_onednn: unknown pool kind %d", (int)d->kind);
+        return odn_refuse(ctx, "unknown pool kind %d", (int)d->kind);
     }
     plx_status nan = d->kind == PLX_POOL_MAX ? odn_refuse_nan(ctx, l, "max pooling") : NULL;
     if (nan) {

@@ -287,7 +287,7 @@ static plx_status add_layer(assembly *a, unsigned k, const plx_layer_view *v,
         memset(&sub, 0, sizeof sub);
         plx_status s = odn_plan_build(ctx, v, NULL, NULL, &sub);
         odn_plan_free(ctx, &sub);
-        return s ? s : odn_refuse(ctx, "cpu_onednn has no oneDNN data type for %s",
+        return s ? s : odn_refuse(ctx, "has no oneDNN data type for %s",
                                   plx_dtype_name(v->outputs[0].dtype));
     }
     if (is_reshape(v->op) && slot < 0) {

@@ -113,7 +113,7 @@ static plx_status integer_weight_zero_point(const odn_context *ctx, const plx_la
         return NULL;
     }
     if (p->conv) {
-        return odn_refuse(ctx, "cpu_onednn runs conv_integer with a constant w_zero_point of "
+        return odn_refuse(ctx, "runs conv_integer with a constant w_zero_point of "
                           "zeros only (oneDNN 2.6's int8 convolution has no weights zero point)");
     }
     if (n != 1) {
@@ -135,7 +135,7 @@ static plx_status check_product(const odn_context *ctx, const plx_layer_view *l,
     const char *op = plx_op_name(l->op);
     *scales = NULL;
     if (!is_q8(x->dtype) || !is_q8(w->dtype)) {
-        return odn_refuse(ctx, "cpu_onednn: %s multiplies int8 and uint8 operands, not %s and %s",
+        return odn_refuse(ctx, "%s multiplies int8 and uint8 operands, not %s and %s",
                           op, plx_dtype_name(x->dtype), plx_dtype_name(w->dtype));
     }
     if (w->dtype != PLX_DTYPE_INT8) {
@@ -144,7 +144,7 @@ static plx_status check_product(const odn_context *ctx, const plx_layer_view *l,
     }
     if (p->integer) {
         if (y->dtype != PLX_DTYPE_INT32) {
-            return odn_refuse(ctx, "cpu_onednn: %s's output must be int32, not %s", op,
+            return odn_refuse(ctx, "%s's output must be int32, not %s", op,
                               plx_dtype_name(y->dtype));
         }
         if (l->input_count > 2) {
@@ -162,17 +162,17 @@ static plx_status check_product(const odn_context *ctx, const plx_layer_view *l,
     }
     if (x->quant.kind != PLX_QUANT_PER_TENSOR || !is_q8(y->dtype) ||
         y->quant.kind != PLX_QUANT_PER_TENSOR || w->quant.kind == PLX_QUANT_NONE) {
-        return odn_refuse(ctx, "cpu_onednn: a quantized %s needs per-tensor parameters on its "
+        return odn_refuse(ctx, "a quantized %s needs per-tensor parameters on its "
                           "input and output and parameters on its weights", op);
     }
     bool per_axis = w->quant.kind == PLX_QUANT_PER_AXIS;
     if (per_axis && (w->quant.axis < 0 || (uint32_t)w->quant.axis >= w->rank ||
                      w->dims[w->quant.axis] != p->channels || !w->quant.scales)) {
-        return odn_refuse(ctx, "cpu_onednn: the weights' per-axis parameters of %s are not per "
+        return odn_refuse(ctx, "the weights' per-axis parameters of %s are not per "
                           "output channel", op);
     }
     if (p->conv && l->input_count > 2 && l->inputs[2].dtype != PLX_DTYPE_INT32) {
-        return odn_refuse(ctx, "cpu_onednn: a quantized conv's bias must be int32, not %s",
+        return odn_refuse(ctx, "a quantized conv's bias must be int32, not %s",
                           plx_dtype_name(l->inputs[2].dtype));
     }
     plx_status s = quantized_weight_zero_point(ctx, l, p);
@@ -258,7 +258,7 @@ static plx_status plan_conv(const odn_context *ctx, const plx_layer_view *l,
         return s;
     }
     if (!odn_is_const(l, 1)) {
-        return odn_refuse(ctx, "cpu_onednn runs %s with constant weights only (oneDNN 2.6 "
+        return odn_refuse(ctx, "runs %s with constant weights only (oneDNN 2.6 "
                           "reorders int8 weights with their compensations, once)",
                           plx_op_name(l->op));
     }
@@ -328,19 +328,19 @@ plx_status odn_plan_int8(const odn_context *ctx, const plx_layer_view *l,
                          const odn_post_ops *po, odn_plan *plan) {
     const char *op = plx_op_name(l->op);
     if (!ctx->vnni) {
-        return odn_refuse(ctx, "cpu_onednn runs int8 layers only on CPUs with VNNI, not on this "
+        return odn_refuse(ctx, "runs int8 layers only on CPUs with VNNI, not on this "
                           "one (%s): without it oneDNN 2.6 adds pairs of 8-bit products in 16 "
                           "bits, which saturate, or halves int8 weights", ctx->isa);
     }
     if (po && po->count) {
-        return odn_refuse(ctx, "cpu_onednn fuses nothing into an int8 %s", op);
+        return odn_refuse(ctx, "fuses nothing into an int8 %s", op);
     }
     int8_product p;
     memset(&p, 0, sizeof p);
     p.integer = l->op == PLX_OP_CONV_INTEGER || l->op == PLX_OP_MATMUL_INTEGER;
     p.conv = l->op == PLX_OP_CONV || l->op == PLX_OP_CONV_INTEGER;
     if (l->input_count < 2) {
-        return odn_refuse(ctx, "cpu_onednn: %s needs two operands", op);
+        return odn_refuse(ctx, "%s needs two operands", op);
     }
     int64_t pa[PLX_MAX_RANK + 1], pb[PLX_MAX_RANK + 1], pd[PLX_MAX_RANK + 1];
     unsigned r = 0;
@@ -352,7 +352,7 @@ plx_status odn_plan_int8(const odn_context *ctx, const plx_layer_view *l,
             return s;
         }
         if (l->inputs[1].rank < 2 && l->inputs[1].quant.kind == PLX_QUANT_PER_AXIS) {
-            return odn_refuse(ctx, "cpu_onednn: per-axis parameters on a 1-D B of %s", op);
+            return odn_refuse(ctx, "per-axis parameters on a 1-D B of %s", op);
         }
         p.channels = pd[r - 1];
     }

@@ -26,7 +26,7 @@ plx_status odn_plan_fully_connected(const odn_context *ctx, const plx_layer_view
     const plx_fully_connected_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
     if (x->rank < 2 || w->rank != 2) {
-        return odn_refuse(ctx, "cpu_onednn runs fully_connected with X of rank 2 or more and "
+        return odn_refuse(ctx, "runs fully_connected with X of rank 2 or more and "
                            "W of rank 2 only");
     }
     int64_t k = x->dims[x->rank - 1], n = 1;
@@ -62,15 +62,15 @@ plx_status odn_plan_gemm(const odn_context *ctx, const plx_layer_view *l,
     const plx_gemm_desc *d = l->desc;
     const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
     if (a->rank != 2 || b->rank != 2 || y->rank != 2) {
-        return odn_refuse(ctx, "cpu_onednn runs gemm on rank-2 A and B only");
+        return odn_refuse(ctx, "runs gemm on rank-2 A and B only");
     }
     bool has_c = l->input_count > 2 && d->beta != 0.0f;
     if (has_c && d->beta != 1.0f) {
-        return odn_refuse(ctx, "cpu_onednn runs gemm with beta 0 or 1 only, not %g",
+        return odn_refuse(ctx, "runs gemm with beta 0 or 1 only, not %g",
                           (double)d->beta);
     }
     if (po_in && po_in->count) {
-        return odn_refuse(ctx, "cpu_onednn: gemm takes no fused post-operations yet");
+        return odn_refuse(ctx, "gemm takes no fused post-operations yet");
     }
     int64_t m = y->dims[0], n = y->dims[1], k = d->trans_a ? a->dims[0] : a->dims[1];
     dnnl_dims_t ad = {m, k}, as, bd = {k, n}, bs;
@@ -119,7 +119,7 @@ plx_status odn_matmul_dims(const odn_context *ctx, const plx_layer_view *l, int6
     int64_t ad[PLX_MAX_RANK + 1], bd[PLX_MAX_RANK + 1];
     unsigned ar = a->rank, br = b->rank;
     if (ar == 0 || br == 0) {
-        return odn_refuse(ctx, "cpu_onednn: %s of a scalar", plx_op_name(l->op));
+        return odn_refuse(ctx, "%s of a scalar", plx_op_name(l->op));
     }
     if (ar == 1) {
         ad[0] = 1;
@@ -233,7 +233,7 @@ static plx_status activation_elts(const odn_context *ctx, const plx_layer_view *
     case PLX_ACT_SOFTPLUS:
         /* soft_relu loses relative accuracy for large negative inputs
          * (ONNX's mish_expanded conformance case fails rtol 1e-3). */
-        return odn_refuse(ctx, "cpu_onednn does not run softplus (oneDNN 2.6's soft_relu is "
+        return odn_refuse(ctx, "does not run softplus (oneDNN 2.6's soft_relu is "
                            "not accurate enough for large negative inputs)");
     case PLX_ACT_SELU:
         e[0] = (elt){dnnl_eltwise_elu, a, 0.0f};
@@ -251,7 +251,7 @@ static plx_status activation_elts(const odn_context *ctx, const plx_layer_view *
     default: {
         const char *name = plx_activation_func_name(d->func);
         return name ? odn_refuse(ctx, "oneDNN 2.6 has no eltwise algorithm for %s", name)
-                    : odn_refuse(ctx, "cpu_onednn: unknown activation %d", (int)d->func);
+                    : odn_refuse(ctx, "unknown activation %d", (int)d->func);
     }
     }
     *count = n;
@@ -281,7 +281,7 @@ plx_status odn_plan_precompiled(const odn_context *ctx, const plx_layer_view *l,
                                 odn_plan *plan) {
     const odn_fused *f = fused_payload(l);
     if (!f) {
-        return odn_refuse(ctx, "cpu_onednn runs only its own precompiled layers");
+        return odn_refuse(ctx, "runs only its own precompiled layers");
     }
     odn_fused_planner_fn planner = f->op == PLX_OP_CONV             ? odn_plan_conv
                                : f->op == PLX_OP_CONV_TRANSPOSE ? odn_plan_conv_transpose
@@ -289,7 +289,7 @@ plx_status odn_plan_precompiled(const odn_context *ctx, const plx_layer_view *l,
                                : f->op == PLX_OP_MATMUL         ? odn_plan_matmul
                                                                 : NULL;
     if (!planner) {
-        return odn_refuse(ctx, "cpu_onednn: precompiled base %s is not fusable",
+        return odn_refuse(ctx, "precompiled base %s is not fusable",
                           plx_op_name(f->op));
     }
     /* The activation, the depthwise convolution, its activation. */
@@ -309,7 +309,7 @@ plx_status odn_plan_precompiled(const odn_context *ctx, const plx_layer_view *l,
                 dw_w->dims[2] != 3 || dw_w->dims[3] != 3 ||
                 (f->dw_bias && (l->inputs[f->dw_slot + 1].rank != 1 ||
                                 l->inputs[f->dw_slot + 1].dims[0] != dw_w->dims[0]))) {
-                return odn_refuse(ctx, "cpu_onednn: malformed depthwise fusion");
+                return odn_refuse(ctx, "malformed depthwise fusion");
             }
             ops[n].kind = ODN_POST_DW;
             ops[n].stride = (unsigned)f->dw.strides[0];
@@ -356,9 +356,9 @@ plx_status odn_plan_unary(const odn_context *ctx, const plx_layer_view *l, odn_p
         /* exp, log, round and the rest: oneDNN's results differ from
          * ONNX's at the edges (exp clamps its input first, so NaN gives
          * inf; log of negatives, halves) or it has no algorithm. */
-        return name ? odn_refuse(ctx, "cpu_onednn does not run unary %s (no exact oneDNN 2.6 "
+        return name ? odn_refuse(ctx, "does not run unary %s (no exact oneDNN 2.6 "
                                   "eltwise algorithm)", name)
-                    : odn_refuse(ctx, "cpu_onednn: unknown unary function %d", (int)d->func);
+                    : odn_refuse(ctx, "unknown unary function %d", (int)d->func);
     }
     }
     return eltwise_chain(ctx, l, plan, &e, 1);
@@ -385,8 +385,8 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
     case PLX_BINARY_DIV: alg = dnnl_binary_div; commutative = false; break;
     default: {
         const char *name = plx_binary_func_name(d->func);
-        return name ? odn_refuse(ctx, "cpu_onednn does not run binary %s", name)
-                    : odn_refuse(ctx, "cpu_onednn: unknown binary function %d", (int)d->func);
+        return name ? odn_refuse(ctx, "does not run binary %s", name)
+                    : odn_refuse(ctx, "unknown binary function %d", (int)d->func);
     }
     }
     plx_status refused = nan ? odn_refuse_nan(ctx, l, nan) : NULL;
@@ -409,7 +409,7 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
     unsigned first = 0;
     if (!a_full) {
         if (!b_full || !commutative) {
-            return odn_refuse(ctx, "cpu_onednn runs binary %s only when the first input has the "
+            return odn_refuse(ctx, "runs binary %s only when the first input has the "
                                "output's shape (oneDNN broadcasts the second input only)",
                           plx_binary_func_name(d->func));
         }
@@ -428,7 +428,7 @@ plx_status odn_plan_binary(const odn_context *ctx, const plx_layer_view *l, odn_
     odn_post_op shift = {.kind = ODN_POST_ELTWISE, .alg = dnnl_eltwise_linear, .alpha = 1.0f};
     if (quantized) {
         if (d->func != PLX_BINARY_ADD && d->func != PLX_BINARY_SUB) {
-            return odn_refuse(ctx, "cpu_onednn runs binary %s on quantized tensors only for add "
+            return odn_refuse(ctx, "runs binary %s on quantized tensors only for add "
                               "and sub (a product's zero points do not fold into oneDNN's "
                               "source scales)", plx_binary_func_name(d->func));
         }
@@ -485,7 +485,7 @@ plx_status odn_plan_softmax(const odn_context *ctx, const plx_layer_view *l, odn
     const plx_softmax_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank == 0) {
-        return odn_refuse(ctx, "cpu_onednn: softmax of a scalar");
+        return odn_refuse(ctx, "softmax of a scalar");
     }
     plx_status nan = odn_refuse_nan(ctx, l, d->log ? "log-softmax" : "softmax");
     if (nan) {
@@ -510,12 +510,12 @@ plx_status odn_plan_batch_norm(const odn_context *ctx, const plx_layer_view *l,
     const plx_batch_norm_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 2 || x->rank > 5) {
-        return odn_refuse(ctx, "cpu_onednn runs batch_norm on tensors of rank 2 to 5 only");
+        return odn_refuse(ctx, "runs batch_norm on tensors of rank 2 to 5 only");
     }
     for (unsigned i = 1; i < 5; i++) {
         size_t n = 0;
         if (!plx_tensor_info_element_count(&l->inputs[i], &n) || (int64_t)n != x->dims[1]) {
-            return odn_refuse(ctx, "cpu_onednn runs batch_norm with [C] scale, bias, mean and "
+            return odn_refuse(ctx, "runs batch_norm with [C] scale, bias, mean and "
                                "variance only");
         }
     }
@@ -541,7 +541,7 @@ plx_status odn_plan_layer_norm(const odn_context *ctx, const plx_layer_view *l,
     const plx_layer_norm_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank == 0) {
-        return odn_refuse(ctx, "cpu_onednn: layer_norm of a scalar");
+        return odn_refuse(ctx, "layer_norm of a scalar");
     }
     int axis = 0;
     plx_status s = odn_axis(ctx, "layer_norm", d->axis, x->rank, &axis);
@@ -561,7 +561,7 @@ plx_status odn_plan_layer_norm(const odn_context *ctx, const plx_layer_view *l,
     for (unsigned i = 1; i < l->input_count; i++) {
         size_t n = 0;
         if (!plx_tensor_info_element_count(&l->inputs[i], &n) || (int64_t)n != inner) {
-            return odn_refuse(ctx, "cpu_onednn runs layer_norm only with a scale%s of the "
+            return odn_refuse(ctx, "runs layer_norm only with a scale%s of the "
                                "normalised shape (no broadcasting)",
                           l->input_count > 2 ? " and bias" : "");
         }
@@ -598,10 +598,10 @@ plx_status odn_plan_concat(const odn_context *ctx, const plx_layer_view *l, odn_
     const plx_axis_desc *d = l->desc;
     const plx_tensor_info *y = &l->outputs[0];
     if (y->rank == 0) {
-        return odn_refuse(ctx, "cpu_onednn: concat of scalars");
+        return odn_refuse(ctx, "concat of scalars");
     }
     if (l->input_count > 64) {
-        return odn_refuse(ctx, "cpu_onednn runs concat of at most 64 inputs, not %u",
+        return odn_refuse(ctx, "runs concat of at most 64 inputs, not %u",
                       l->input_count);
     }
     dnnl_memory_desc_t srcs[64], dst;
@@ -637,7 +637,7 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
     case PLX_REDUCE_L2: alg = dnnl_reduction_norm_lp_sum; p = 2.0f; break;
     case PLX_REDUCE_SUM_SQUARE: alg = dnnl_reduction_norm_lp_power_p_sum; p = 2.0f; break;
     default:
-        return odn_refuse(ctx, "cpu_onednn does not run reduce function %d (log_sum and "
+        return odn_refuse(ctx, "does not run reduce function %d (log_sum and "
                            "log_sum_exp have no oneDNN 2.6 reduction)", (int)d->func);
     }
     plx_status s = nan ? odn_refuse_nan(ctx, l, nan) : NULL;
@@ -645,11 +645,11 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
         return s;
     }
     if (x->rank == 0) {
-        return odn_refuse(ctx, "cpu_onednn: reduce of a scalar");
+        return odn_refuse(ctx, "reduce of a scalar");
     }
     if (d->axis_count == 0 && d->noop_with_empty_axes) {
         return odn_refuse(ctx,
-                          "cpu_onednn: reduce with noop_with_empty_axes and no axes is a copy");
+                          "reduce with noop_with_empty_axes and no axes is a copy");
     }
     int64_t yd[PLX_MAX_RANK];
     memcpy(yd, x->dims, x->rank * sizeof yd[0]);
@@ -671,7 +671,7 @@ plx_status odn_plan_reduce(const odn_context *ctx, const plx_layer_view *l, odn_
     ODN_PLAN_CALL(odn_info_md(&src, x));
     ODN_PLAN_CALL(odn_plain_md(&dst, yd, x->rank));
     if (dnnl_memory_desc_equal(&src, &dst)) {
-        return odn_refuse(ctx, "cpu_onednn: reduce over axes of size 1 only is a copy");
+        return odn_refuse(ctx, "reduce over axes of size 1 only is a copy");
     }
     dnnl_reduction_desc_t rd;
     ODN_PLAN_CALL(dnnl_reduction_desc_init(&rd, alg, &src, &dst, p, 0.0f));
@@ -684,7 +684,7 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
     dnnl_alg_kind_t alg;
     if (d->mode != PLX_RESIZE_NEAREST && d->mode != PLX_RESIZE_LINEAR) {
         const char *name = plx_resize_mode_name(d->mode);
-        return odn_refuse(ctx, "cpu_onednn runs nearest and linear resize only, not %s",
+        return odn_refuse(ctx, "runs nearest and linear resize only, not %s",
                           name ? name : "an unknown mode");
     }
     /* oneDNN maps output index o to input coordinate (o + 0.5) / f - 0.5
@@ -692,7 +692,7 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
      * linear clamps at the edges as ONNX does. */
     if (d->coord != PLX_RESIZE_COORD_HALF_PIXEL &&
         !(d->coord == PLX_RESIZE_COORD_PYTORCH_HALF_PIXEL && y->dims[2] > 1 && y->dims[3] > 1)) {
-        return odn_refuse(ctx, "cpu_onednn runs resize with half_pixel coordinates only (oneDNN's "
+        return odn_refuse(ctx, "runs resize with half_pixel coordinates only (oneDNN's "
                            "only mapping)");
     }
     if (d->mode == PLX_RESIZE_LINEAR) {
@@ -701,15 +701,15 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
                d->nearest == PLX_RESIZE_NEAREST_ROUND_PREFER_CEIL) {
         alg = dnnl_resampling_nearest;
     } else {
-        return odn_refuse(ctx, "cpu_onednn runs nearest resize with round_prefer_ceil only "
+        return odn_refuse(ctx, "runs nearest resize with round_prefer_ceil only "
                            "(oneDNN rounds halves up)");
     }
     if (x->rank != 4) {
-        return odn_refuse(ctx, "cpu_onednn runs resize on rank-4 tensors only");
+        return odn_refuse(ctx, "runs resize on rank-4 tensors only");
     }
     if (alg == dnnl_resampling_linear &&
         (y->dims[2] < x->dims[2] || y->dims[3] < x->dims[3])) {
-        return odn_refuse(ctx, "cpu_onednn runs linear resize for upsampling only (oneDNN's "
+        return odn_refuse(ctx, "runs linear resize for upsampling only (oneDNN's "
                            "downsampling differs from ONNX's)");
     }
     float factors[2];
@@ -720,7 +720,7 @@ plx_status odn_plan_resize(const odn_context *ctx, const plx_layer_view *l, odn_
          * map coordinates by a factor oneDNN would not size Y with */
         if (given && d->sizes[0] != 0 &&
             factors[i] != (float)y->dims[2 + i] / (float)x->dims[2 + i]) {
-            return odn_refuse(ctx, "cpu_onednn runs resize whose scales give its output size "
+            return odn_refuse(ctx, "runs resize whose scales give its output size "
                                    "only");
         }
     }
@@ -746,12 +746,12 @@ plx_status odn_plan_copy(const odn_context *ctx, const plx_layer_view *l, odn_pl
         plx_tensor_info_strides(x, in_strides);
         dnnl_dims_t dims, strides;
         if (y->rank == 0) {
-            return odn_refuse(ctx, "cpu_onednn: transpose of a scalar");
+            return odn_refuse(ctx, "transpose of a scalar");
         }
         for (unsigned i = 0; i < y->rank; i++) {
             unsigned p = d->perm_count ? d->perm[i] : y->rank - 1 - i;
             if (p >= x->rank) {
-                return odn_refuse(ctx, "cpu_onednn: transpose permutation out of range");
+                return odn_refuse(ctx, "transpose permutation out of range");
             }
             dims[i] = y->dims[i];
             strides[i] = in_strides[p];

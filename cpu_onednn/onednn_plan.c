@@ -366,7 +366,7 @@ bool odn_is_const(const plx_layer_view *l, unsigned slot) {
 plx_status odn_axis(const odn_context *ctx, const char *op, int64_t axis, unsigned rank, int *out) {
     uint32_t a = 0;
     if (!plx_axis_normalize(axis, rank, false, &a)) {
-        return odn_refuse(ctx, "cpu_onednn: %s: axis %lld is out of range for rank %u", op,
+        return odn_refuse(ctx, "%s: axis %lld is out of range for rank %u", op,
                           (long long)axis, rank);
     }
     *out = (int)a;
@@ -455,7 +455,7 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
     case PLX_OP_MATMUL_INTEGER: fused = odn_plan_int8; break;
     default:
         /* R-19 (3): also every operator this build does not know. */
-        return odn_refuse(ctx, "cpu_onednn has no oneDNN primitive for %s", plx_op_name(l->op));
+        return odn_refuse(ctx, "has no oneDNN primitive for %s", plx_op_name(l->op));
     }
     /* conv and matmul on quantized tensors: the int8 planner checks their
      * dtypes */
@@ -469,25 +469,25 @@ static plx_status plan_layer(const odn_context *ctx, const plx_layer_view *l,
     for (unsigned i = 0; i < l->input_count; i++) {
         size_t n = 0;
         if (!int8 && l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
-            return odn_refuse(ctx, "cpu_onednn runs %s in float32 only, not %s (input %u)",
+            return odn_refuse(ctx, "runs %s in float32 only, not %s (input %u)",
                           plx_op_name(l->op), plx_dtype_name(l->inputs[i].dtype), i);
         }
         if (!plx_tensor_info_element_count(&l->inputs[i], &n) || n == 0) {
-            return odn_refuse(ctx, "cpu_onednn runs no tensors without elements");
+            return odn_refuse(ctx, "runs no tensors without elements");
         }
     }
     for (unsigned i = 0; i < l->output_count; i++) {
         size_t n = 0;
         if (!int8 && l->outputs[i].dtype != PLX_DTYPE_FLOAT32) {
-            return odn_refuse(ctx, "cpu_onednn runs %s in float32 only, not %s (output %u)",
+            return odn_refuse(ctx, "runs %s in float32 only, not %s (output %u)",
                           plx_op_name(l->op), plx_dtype_name(l->outputs[i].dtype), i);
         }
         if (!plx_tensor_info_element_count(&l->outputs[i], &n) || n == 0) {
-            return odn_refuse(ctx, "cpu_onednn runs no tensors without elements");
+            return odn_refuse(ctx, "runs no tensors without elements");
         }
     }
     if (l->output_count != 1 || l->input_count == 0) {
-        return odn_refuse(ctx, "cpu_onednn runs %s with one output only", plx_op_name(l->op));
+        return odn_refuse(ctx, "runs %s with one output only", plx_op_name(l->op));
     }
     return fused ? fused(ctx, l, post_ops, plan) : plain(ctx, l, plan);
 }

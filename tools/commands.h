@@ -7,4 +7,8 @@
  * arguments after "run". */
 int cmd_run(int argc, char **argv);
 
+/* `plexus conformance`: tools/conformance.c (and conformance_ops.c). argv
+ * holds the arguments after "conformance". */
+int cmd_conformance(int argc, char **argv);
+
 #endif

@@ -26,6 +26,10 @@ static const char main_usage[] =
     "  run     load a model (ONNX), run it on inputs from .npy files (or random\n"
     "          values), and report the backend assignment, load time,\n"
     "          latency, memory plan and outputs\n"
+    "  conformance\n"
+    "          check one backend plug-in (a file or an id) against the backend\n"
+    "          ABI: each requirement a program can check, and every accepted\n"
+    "          layer's results against the reference kernels\n"
     "\n"
     "Run 'plexus <command> --help' for a command's options.\n";
 
@@ -381,6 +385,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "conformance") == 0) {
+        return cmd_conformance(argc - 2, argv + 2);
     }
     return usage_error(NULL, main_usage, "unknown command '%s'", cmd);
 }

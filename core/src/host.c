@@ -53,12 +53,16 @@ static void host_log(const plx_host *host, plx_log_level level, const char *fmt,
 }
 
 static void *host_alloc(const plx_host *host, size_t size, size_t alignment) {
-    (void)host;
     if (alignment == 0) {
         alignment = _Alignof(max_align_t);
     }
     if ((alignment & (alignment - 1)) != 0) {
         return NULL;
+    }
+    const plx_runtime *rt = host ? record_of(host)->runtime : NULL;
+    if (rt && rt->has_host_allocator) {
+        return rt->host_allocator.allocate(rt->host_allocator.user_data, size ? size : 1,
+                                           alignment);
     }
     if (alignment < sizeof(void *)) {
         alignment = sizeof(void *);
@@ -71,7 +75,11 @@ static void *host_alloc(const plx_host *host, size_t size, size_t alignment) {
 }
 
 static void host_free(const plx_host *host, void *ptr) {
-    (void)host;
+    const plx_runtime *rt = host ? record_of(host)->runtime : NULL;
+    if (ptr && rt && rt->has_host_allocator) {
+        rt->host_allocator.free(rt->host_allocator.user_data, ptr);
+        return;
+    }
     free(ptr);
 }
 

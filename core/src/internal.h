@@ -104,6 +104,10 @@ struct plx_runtime {
     char *probe_cache_file;
     plxi_ptr_vec probe_cache;
     bool probe_cache_loaded, probe_cache_dirty;
+    /* plx_runtime_options.host_allocator, when given: what host->alloc and
+     * host->free of every backend call (host.c). */
+    plx_allocator host_allocator;
+    bool has_host_allocator;
     /* Allocators and strategies per backend id (strings owned). */
     plx_backend_allocator *allocators;
     size_t allocator_count;

@@ -19,6 +19,8 @@
     PLX_STRUCT_SIZE_UPTO(plx_runtime_options, intra_op_threads)
 #define RUNTIME_OPTIONS_PROBE_SIZE \
     PLX_STRUCT_SIZE_UPTO(plx_runtime_options, probe_cache_dir)
+#define RUNTIME_OPTIONS_HOST_ALLOCATOR_SIZE \
+    PLX_STRUCT_SIZE_UPTO(plx_runtime_options, host_allocator)
 
 PLX_API const char *plx_version_string(void) {
     return PLX_VERSION_STRING;
@@ -33,7 +35,7 @@ PLX_API void plx_runtime_options_init(plx_runtime_options *options) {
         return;
     }
     memset(options, 0, sizeof *options);
-    options->struct_size = (uint32_t)RUNTIME_OPTIONS_PROBE_SIZE;
+    options->struct_size = (uint32_t)RUNTIME_OPTIONS_HOST_ALLOCATOR_SIZE;
     options->log_level = PLX_LOG_LEVEL_DEFAULT;
 }
 
@@ -202,6 +204,14 @@ static plx_status copy_options(plx_runtime *rt, const plx_runtime_options *o) {
     if (o->struct_size >= RUNTIME_OPTIONS_THREADS_SIZE && o->intra_op_threads > 0) {
         snprintf(rt->intra_op_threads, sizeof rt->intra_op_threads, "%lu",
                  (unsigned long)o->intra_op_threads);
+    }
+    if (o->struct_size >= RUNTIME_OPTIONS_HOST_ALLOCATOR_SIZE && o->host_allocator) {
+        if (!o->host_allocator->allocate || !o->host_allocator->free) {
+            return plxi_status_create(PLX_INVALID_ARGUMENT,
+                                      "host_allocator: allocate and free must be set");
+        }
+        rt->host_allocator = *o->host_allocator;
+        rt->has_host_allocator = true;
     }
     if (o->struct_size >= RUNTIME_OPTIONS_PROBE_SIZE && o->probe_plugins) {
         plx_status s = plxi_probe_configure(rt, o->probe_path, o->probe_timeout_ms,

@@ -204,6 +204,19 @@ typedef struct plx_runtime_options {
      * $HOME/.cache/plexus (none in a setuid or setgid process); "": no
      * cache. */
     const char *probe_cache_dir;
+
+    /* (Added after probe_cache_dir: a struct_size that ends before it
+     * reads as NULL.)
+     * The allocator behind every backend's host->alloc and host->free
+     * (docs/backend-abi.md, R-13): the backends' own state, and tensor
+     * memory a backend takes from the host table. NULL: the host's aligned
+     * malloc. `allocate` receives the alignment the backend asked for (0
+     * replaced by alignof(max_align_t)) and a size of at least 1; `source`
+     * is not read. Its functions and user_data must stay valid until
+     * plx_runtime_destroy returns; they are called from any thread, also
+     * concurrently. `plexus conformance` counts through it (allocations in
+     * steady state, memory a backend leaves allocated). */
+    const plx_allocator *host_allocator;
 } plx_runtime_options;
 
 /* Sets every field to its default: nothing searched but the environment

@@ -5,8 +5,8 @@
 # from the installed share/plexus/sample (found through the staged
 # plexus-backend.pc, as plugins/sample/README.md says), builds the copy
 # against that .pc with pkg-config only, drops the result into a fresh
-# directory, checks that the staged `plexus info` lists it as available, and
-# runs a small model with the staged `plexus run --backends sample,cpu_ref`:
+# directory, checks that the staged `plexus info` lists it as available and
+# that the staged `plexus conformance` passes it, and runs a small model with the staged `plexus run --backends sample,cpu_ref`:
 # the sample runs the Add, the Gather it refuses falls back to cpu_ref with
 # its reason, and the output equals a run on cpu_ref alone.
 #
@@ -66,6 +66,15 @@ if not found or not found[0]["available"]:
 print("check-sample: ok: %s %s loaded from %s" % (found[0]["name"], found[0]["version"], found[0]["path"]))
 '
 "$stage/bin/plexus" info --no-env --no-default-dir --backend-path "$work/drop"
+
+# The vendor's copy passes the staged `plexus conformance`: every check a
+# program can make of the ABI, and its layers' results against the
+# reference kernels (docs/conformance.md, "Checking a backend").
+if ! report=$("$stage/bin/plexus" conformance "$work/drop/sample.so"); then
+  printf '%s\n' "$report" >&2
+  fail "plexus conformance fails the sample built out of tree"
+fi
+printf '%s\n' "$report" | tail -n 1
 
 # The staged cpu_ref (in the default directory) beside the sample's drop.
 model="$src/tests/data/onnx/two_inputs.onnx"

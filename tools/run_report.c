@@ -175,8 +175,8 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
         fprintf(out, "  fallbacks (%zu):\n", s->fallback_count);
         for (size_t i = 0; i < s->fallback_count; i++) {
             const fallback *f = &s->fallbacks[i];
-            fprintf(out, "    '%s' (%s): %s -> %s: %s\n", f->layer, plx_op_name(f->op), f->from,
-                    f->to, f->reason);
+            fprintf(out, "    '%s' (%s): %s -> %s; %s: %s\n", f->layer, plx_op_name(f->op),
+                    f->from, f->to, f->from, f->reason);
         }
     }
     for (size_t i = 0; i < s->note_count; i++) {

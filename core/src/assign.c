@@ -23,6 +23,9 @@ bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) {
 }
 
 const char *plxi_refusal_text(const char *backend_id, const char *reason) {
+    if (!backend_id) {
+        return reason;
+    }
     size_t n = strlen(backend_id);
     if (strncmp(reason, backend_id, n) != 0 || (reason[n] != ':' && reason[n] != ' ')) {
         return reason;
@@ -62,6 +65,7 @@ char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
     plx_layer_view view;
     plxi_layer_view(l, layers, inputs, constants, &view);
     plx_status s = plxi_layer_view_validate(&view);
+    bool backend_said = !s; /* the host's own reasons keep their words */
     if (!s) {
         s = rec->functions.check_layer(rec->instance, &view);
     }
@@ -73,7 +77,10 @@ char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
         return NULL;
     }
     const char *message = plx_status_get_message(s);
-    char *reason = plxi_strdup(message == NULL ? "" : plxi_refusal_text(rec->info.id, message));
+    if (!message) {
+        message = "";
+    }
+    char *reason = plxi_strdup(backend_said ? plxi_refusal_text(rec->info.id, message) : message);
     plx_status_free(s);
     if (!reason) {
         *oom_flag = true;

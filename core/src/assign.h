@@ -14,7 +14,7 @@ bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) PLXI_PR
  * "<backend_id>: " (docs/backend-abi.md, R-18 (1)): without a leading
  * "<backend_id>:" or "<backend_id> " (and the spaces after it), so that the
  * id appears once. Points into `reason`; `reason` itself when it does not
- * start so, or when nothing would be left. */
+ * start so, when nothing would be left, or when backend_id is NULL. */
 const char *plxi_refusal_text(const char *backend_id, const char *reason);
 /* Asks `rec` about `l`: NULL when it accepts, else the reason
  * (heap; *oom_flag set when out of memory). */

@@ -178,8 +178,9 @@ PLX_API const char *plx_optimized_network_layer_fused_from(
 PLX_API size_t plx_optimized_network_note_count(const plx_optimized_network *optimized);
 PLX_API const char *plx_optimized_network_note(const plx_optimized_network *optimized,
                                                size_t index);
-/* One line per backend and per fallback, e.g.
- * "5 layers on cpu_ref; 1 fell back from fake: 'c1' (conv): needs float16". */
+/* One line per backend and per fallback, e.g. "5 layers on cpu_ref" and
+ * "'c1' (conv) fell back from fake to cpu_ref; fake: needs float16" (the
+ * refusal after its backend's id, docs/backend-abi.md R-18 (1)). */
 PLX_API const char *plx_optimized_network_summary(const plx_optimized_network *optimized);
 
 /* ------------------------------------------------------------------------ */

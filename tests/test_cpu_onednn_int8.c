@@ -813,7 +813,7 @@ Test(cpu_onednn_int8, what_onednn_has_no_int8_primitive_for_is_refused) {
 
     p = quantized_conv("weights an input", c, U8, 128, false, true, U8, 128, 44);
     p.constant[1] = false;
-    expect_refused(rt, &p, "cpu_onednn runs conv with constant weights only");
+    expect_refused(rt, &p, "runs conv with constant weights only");
 
     int64_t a2[] = {9, 40}, b2[] = {40, 24};
     p = quantized_matmul("per-column B zero points", 2, a2, 2, b2, U8, 128, true, true, 0, 4, U8,
@@ -840,7 +840,7 @@ Test(cpu_onednn_int8, what_onednn_has_no_int8_primitive_for_is_refused) {
 
     p = integer_product("conv_integer w zero point an input", PLX_OP_CONV_INTEGER, c, U8, 1, 1,
                         50);
-    expect_refused(rt, &p, "cpu_onednn runs conv_integer with a constant w_zero_point of zeros "
+    expect_refused(rt, &p, "runs conv_integer with a constant w_zero_point of zeros "
                            "only");
     plx_runtime_destroy(&rt);
 }
@@ -881,16 +881,16 @@ Test(cpu_onednn_int8, other_dtypes_keep_their_reasons) {
     onednn(rt);
     plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     expect_dtype_refused(rt, PLX_DTYPE_INT64, PLX_OP_BINARY, &add,
-                         "cpu_onednn runs binary in float32 only, not int64 (input 0)");
+                         "cpu_onednn: runs binary in float32 only, not int64 (input 0)");
     plx_binary_desc less = PLX_BINARY_DESC_INIT(PLX_BINARY_LESS);
     expect_dtype_refused(rt, PLX_DTYPE_FLOAT32, PLX_OP_BINARY, &less,
-                         "cpu_onednn runs binary in float32 only, not bool (output 0)");
+                         "cpu_onednn: runs binary in float32 only, not bool (output 0)");
     plx_unary_desc nan = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
     expect_dtype_refused(rt, PLX_DTYPE_FLOAT32, PLX_OP_UNARY, &nan,
-                         "cpu_onednn runs unary in float32 only, not bool (output 0)");
+                         "cpu_onednn: runs unary in float32 only, not bool (output 0)");
     plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
     expect_dtype_refused(rt, PLX_DTYPE_INT64, PLX_OP_ACTIVATION, &relu,
-                         "cpu_onednn runs activation in float32 only, not int64 (input 0)");
+                         "cpu_onednn: runs activation in float32 only, not int64 (input 0)");
     plx_runtime_destroy(&rt);
 }
 
@@ -910,7 +910,7 @@ Test(cpu_onednn_int8, refused_without_vnni) {
     }
     product p = quantized_conv("conv without VNNI", shape(8, 16, 3, 1, 1, 1), PLX_DTYPE_UINT8,
                                128, true, true, PLX_DTYPE_UINT8, 128, 51);
-    snprintf(why, sizeof why, "cpu_onednn runs int8 layers only on CPUs with VNNI, not on this "
+    snprintf(why, sizeof why, "runs int8 layers only on CPUs with VNNI, not on this "
              "one (%s)", isa);
     expect_refused(rt, &p, why);
     int64_t a2[] = {9, 40}, b2[] = {40, 24};
@@ -1057,7 +1057,7 @@ Test(cpu_onednn_int8, quantized_adds_and_subs_match_cpu_ref) {
     compare_with_cpu_ref(rt, &ties);
     product mul = quantized_binary("mul", PLX_BINARY_MUL, U8, 0.02f, 128, U8, 0.02f, 128, false,
                                    96);
-    expect_refused(rt, &mul, "cpu_onednn runs binary mul on quantized tensors only for add and "
+    expect_refused(rt, &mul, "runs binary mul on quantized tensors only for add and "
                              "sub");
     plx_runtime_destroy(&rt);
 }

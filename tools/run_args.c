@@ -45,6 +45,7 @@ static const char run_usage_head[] =
     "                         backends (--json always has the list)\n";
 
 static const char run_usage_load[] =
+    "\n"
     "Load options (by default import and export are enabled, and the host plans\n"
     "the intermediate tensors when every backend used supports it):\n"
     "  --no-import            inputs are copied into the network's memory at each\n"
@@ -72,6 +73,7 @@ static const char run_usage_load[] =
     "counts staged copies and waits for queued backends.\n";
 
 static const char run_usage_tail[] =
+    "\n"
     "Inputs, outputs and runs:\n"
     "  --input NAME=FILE.npy  input NAME from a .npy file (its dtype and shape must be\n"
     "                         the model's; dimensions the model leaves open take the\n"

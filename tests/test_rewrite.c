@@ -1306,6 +1306,7 @@ Test(rewrite, qdq_elementwise_chain_becomes_a_table) {
     cr_assert(not(has_layer(folded, "div")));
     cr_assert(not(has_layer(folded, "six")));
     cr_assert(eq(int, layer_op(folded, "qy"), PLX_OP_GATHER));
+    cr_assert(eq(str, (char *)fused_into(folded, "qy"), "sig, div"));
     cr_assert(eq(int, layer_op(folded, "dqx"), PLX_OP_CONSTANT));
     int distinct = 0;
     for (int i = 0; i < 30; i++) {

@@ -1460,14 +1460,20 @@ static plx_status fold_qdq_table(rewriter *w, uint32_t index, bool *changed) {
     w->layers[index] = table;
     bool failed;
     bool taken = preferred_take(w, gather, &failed);
-    if (!taken || !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u "
+    /* the table keeps the dequantize's name, the lookup the quantize's:
+     * the lookup stands for the chain between them */
+    bool fused = taken;
+    for (uint32_t k = 0; fused && k < n; k++) {
+        fused = plxi_layer_fuse(gather, w->layers[chain[k]]);
+    }
+    if (!fused || !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u "
                                        "elementwise layer%s and quantize run as one lookup of "
                                        "the 256 results", q->name, dq->name, (unsigned)n,
                                        n == 1 ? "" : "s")) {
         w->layers[index] = dq;
         plxi_layer_free(table);
         plxi_layer_free(gather);
-        return failed || taken ? oom() : NULL; /* taken: the note failed */
+        return failed || taken ? oom() : NULL; /* taken: a fuse or the note failed */
     }
     /* the scales and zero points of the dequantize and the quantize, and
      * each link's scalar, lose a reader */

@@ -164,8 +164,10 @@ PLX_API const plx_layer_assignment *plx_optimized_network_layer(
  * for: a batch_norm folded into the conv before it; the layers fused into
  * a hard_swish or a gelu; the quantize a quantized layer absorbs
  * ("dequantize, conv and quantize run as one int8 layer"; the dequantizes
- * may feed other layers too and are not listed); and every layer a
- * backend's optimize_subgraph replaced (R-23). Layers folded into constants
+ * may feed other layers too and are not listed); the elementwise layers
+ * of a quantized chain that runs as one table lookup (the lookup keeps the
+ * quantize's name, the table the dequantize's); and every layer a backend's
+ * optimize_subgraph replaced (R-23). Layers folded into constants
  * and removed identities are only notes. In the order fused; a layer fused
  * into one that was itself fused later is listed after it. 0 / NULL out of
  * range. Pointers valid until destroy. */

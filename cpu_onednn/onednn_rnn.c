@@ -317,7 +317,7 @@ plx_status odn_plan_rnn(const odn_context *ctx, const plx_layer_view *l, odn_pla
         }
         size_t n = 0;
         if (!plx_tensor_info_element_count(&l->inputs[i], &n) || n == 0) {
-            return odn_refuse(ctx, "%s '%s': cpu_onednn runs no tensors without elements "
+            return odn_refuse(ctx, "%s '%s': runs no tensors without elements "
                               "(input %u)", op, name, i);
         }
     }

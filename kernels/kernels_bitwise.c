@@ -46,7 +46,7 @@ const char *plxk_check_unary_funcs(const plx_layer_view *layer, char *buf, size_
     plx_dtype t = layer->inputs[0].dtype;
     bool test = plx_unary_func_is_test(d->func);
     if (test ? !is_float_dtype(t) : !is_int_dtype(t)) {
-        return plxk_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref (%s)", fname,
+        return plxk_refuse(buf, size, "unary %s: dtype %s is not supported (%s)", fname,
                            plx_dtype_name(t), test ? "float types only" : "integer types only");
     }
     plx_dtype want = test ? PLX_DTYPE_BOOL : t;
@@ -142,7 +142,7 @@ const char *plxk_check_binary_bitwise(const plx_layer_view *layer, char *buf, si
     }
     bool shift = d->func == PLX_BINARY_SHIFT_LEFT || d->func == PLX_BINARY_SHIFT_RIGHT;
     if (shift ? !is_unsigned_dtype(t) : !is_int_dtype(t)) {
-        return plxk_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref (%s)", fname,
+        return plxk_refuse(buf, size, "binary %s: dtype %s is not supported (%s)", fname,
                            plx_dtype_name(t), shift ? "unsigned types only" : "integer types only");
     }
     if (layer->outputs[0].dtype != t) {
@@ -285,7 +285,7 @@ const char *plxk_check_shrink(const plx_layer_view *layer, char *buf, size_t siz
     }
     plx_dtype t = layer->inputs[0].dtype;
     if (!is_float_dtype(t) && !is_int_dtype(t)) {
-        return plxk_refuse(buf, size, "activation shrink: dtype %s is not supported by cpu_ref",
+        return plxk_refuse(buf, size, "activation shrink: dtype %s is not supported",
                            plx_dtype_name(t));
     }
     if (isnan(d->alpha) || isnan(d->beta)) {

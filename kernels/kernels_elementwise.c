@@ -220,7 +220,7 @@ const char *plxk_check_activation(const plx_layer_view *layer, char *buf, size_t
               (d->func == PLX_ACT_CLIP &&
                (t == PLX_DTYPE_UINT8 || t == PLX_DTYPE_UINT16 || t == PLX_DTYPE_UINT32));
     if (!ok) {
-        return plxk_refuse(buf, size, "activation %s: dtype %s is not supported by cpu_ref", fname,
+        return plxk_refuse(buf, size, "activation %s: dtype %s is not supported", fname,
                       plx_dtype_name(t));
     }
     if (layer->outputs[0].dtype != t || !plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {
@@ -501,7 +501,7 @@ const char *plxk_check_binary(const plx_layer_view *layer, char *buf, size_t siz
         ok = is_float_dtype(t) || t == PLX_DTYPE_FLOAT64 || is_int_dtype(t);
     }
     if (!ok) {
-        return plxk_refuse(buf, size, "binary %s: dtype %s is not supported by cpu_ref", fname,
+        return plxk_refuse(buf, size, "binary %s: dtype %s is not supported", fname,
                       plx_dtype_name(t));
     }
     plx_dtype want = compare || logical ? PLX_DTYPE_BOOL : t;
@@ -1005,7 +1005,7 @@ const char *plxk_check_unary(const plx_layer_view *layer, char *buf, size_t size
     default: ok = fl; break;
     }
     if (!ok) {
-        return plxk_refuse(buf, size, "unary %s: dtype %s is not supported by cpu_ref", fname,
+        return plxk_refuse(buf, size, "unary %s: dtype %s is not supported", fname,
                       plx_dtype_name(t));
     }
     if (layer->outputs[0].dtype != t || !plxk_same_dims(&layer->inputs[0], &layer->outputs[0])) {

@@ -67,7 +67,7 @@ static const char *qproduct_prepare(const plx_layer_view *l, const char *op, int
     q->integer = l->op == PLX_OP_CONV_INTEGER || l->op == PLX_OP_MATMUL_INTEGER;
     q->channels = channels;
     if (!is_q8(x->dtype) || !is_q8(w->dtype)) {
-        return plxk_refuse(buf, size, "%s: cpu_ref multiplies int8 and uint8 operands, not %s and %s",
+        return plxk_refuse(buf, size, "%s: multiplies int8 and uint8 operands, not %s and %s",
                            op, plx_dtype_name(x->dtype), plx_dtype_name(w->dtype));
     }
     if (q->integer) {
@@ -77,7 +77,7 @@ static const char *qproduct_prepare(const plx_layer_view *l, const char *op, int
         }
         if (l->input_count > 2 && (l->inputs[2].dtype != x->dtype ||
                                    plxk_element_count(&l->inputs[2]) != 1)) {
-            return plxk_refuse(buf, size, "%s: cpu_ref takes one zero point of %s's dtype for the "
+            return plxk_refuse(buf, size, "%s: takes one zero point of %s's dtype for the "
                                "first operand, not %s of %lld values", op,
                                plx_dtype_name(x->dtype), plx_dtype_name(l->inputs[2].dtype),
                                (long long)plxk_element_count(&l->inputs[2]));
@@ -961,7 +961,7 @@ static const char *qgemm_layer_prepare(const plx_layer_view *l, plx_gemm_geom *g
     if (plx_gemm_geom_of(&l->inputs[0], &l->inputs[1], c, d->trans_a, d->trans_b, g) !=
             PLX_GEOM_OK ||
         d->alpha != 1.0f || d->beta != 1.0f || (c && (g->c_sm != 0 || (g->n > 1 && g->c_sn != 1)))) {
-        return plxk_refuse(buf, size, "gemm: cpu_ref runs a quantized gemm with alpha = beta = 1 "
+        return plxk_refuse(buf, size, "gemm: runs a quantized gemm with alpha = beta = 1 "
                            "and a bias per column");
     }
     int64_t dims[2] = {g->m, g->n};
@@ -1095,7 +1095,7 @@ const char *plxk_check_dynamic_quantize(const plx_layer_view *layer, char *buf, 
         layer->outputs[0].dtype != PLX_DTYPE_UINT8 || !plxk_same_dims(x, &layer->outputs[0]) ||
         layer->outputs[1].dtype != PLX_DTYPE_FLOAT32 || plxk_element_count(&layer->outputs[1]) != 1 ||
         layer->outputs[2].dtype != PLX_DTYPE_UINT8 || plxk_element_count(&layer->outputs[2]) != 1) {
-        return plxk_refuse(buf, size, "dynamic_quantize: cpu_ref takes float32 X and gives uint8 Y "
+        return plxk_refuse(buf, size, "dynamic_quantize: takes float32 X and gives uint8 Y "
                            "of X's shape, a float32 scale and a uint8 zero point");
     }
     return NULL;

@@ -186,7 +186,7 @@ static const char *rnn_prepare(const plx_layer_view *l, int64_t gates, rnn_geom 
             if (!rnn_activation_ok(a->func)) {
                 return plxk_refuse(buf, size,
                                       "cpu_ref %s: activations[%lld][%u].func %d is not a recurrent "
-                                      "activation cpu_ref runs",
+                                      "activation it runs",
                                       op, (long long)d, k, (int)a->func);
             }
             if (!isfinite(a->alpha) || !isfinite(a->beta)) {

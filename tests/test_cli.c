@@ -513,3 +513,93 @@ Test(cli, info_survives_hostile_plugins) {
     json_object_put(doc);
     free_result(&r);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Whether each backend runs layers                                    */
+/* ------------------------------------------------------------------------ */
+
+/* `plexus info` over cpu_ref, fake_good (a table ending at
+ * get_capabilities while it reports async_execution: the trap) and the
+ * plug-ins of tests/plugins/layers. */
+static run_result info_of_layer_fakes(bool json) {
+    const char *args[] = {"info", "--no-env", "--no-default-dir", "--backend-path", CPU_REF_DIR,
+                          "--backend-path", FAKE_PLUGIN_DIR "/fake_good.so", "--backend-path",
+                          LAYERS_PLUGIN_DIR, json ? "--json" : NULL, NULL};
+    return run_cli(args, isolated_env, NULL);
+}
+
+/* Text: "runs layers: yes", or "no" with the reason; the warning of the
+ * trap; capabilities of a backend that runs none marked unused. */
+Test(cli, info_text_says_whether_backends_run_layers) {
+    run_result r = info_of_layer_fakes(false);
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    const char *cpu = strstr(r.out, "  cpu_ref: ");
+    const char *good = strstr(r.out, "  fake_good: ");
+    const char *nocl = strstr(r.out, "  fake_no_check_layer: ");
+    const char *vendor = strstr(r.out, "  fake_vendor_caps_only: ");
+    cr_assert(cpu && good && nocl && vendor, "%s", r.out);
+    cr_assert(not(zero(ptr, strstr(cpu, "    runs layers:  yes\n    capabilities:\n"))), "%s",
+              r.out);
+    cr_assert(not(zero(ptr, strstr(good, "    runs layers:  no: its function table ends before "
+                                         "the network functions: struct_size is "))),
+              "%s", r.out);
+    cr_assert(not(zero(ptr, strstr(good, "    warning:      reports capability "
+                                         "'async_execution', which only a backend that runs "
+                                         "layers uses, but it runs none: "))),
+              "%s", r.out);
+    cr_assert(not(zero(ptr, strstr(good, "    capabilities (unused: runs no layers):\n"))), "%s",
+              r.out);
+    cr_assert(not(zero(ptr, strstr(nocl, "    runs layers:  no: its function table leaves "
+                                         "check_layer NULL\n"))),
+              "%s", r.out);
+    /* Nothing says fake_vendor_caps_only meant to run layers: no warning. */
+    const char *vendor_end = strstr(vendor, "    options:");
+    const char *warning = strstr(vendor, "warning:");
+    cr_assert(vendor_end && (!warning || warning > vendor_end), "%s", r.out);
+    /* The warning is logged at discovery too (warn level, stderr). */
+    cr_assert(not(zero(ptr, strstr(r.err, "backend 'fake_good': reports capability "
+                                          "'async_execution'"))),
+              "stderr: %s", r.err);
+    free_result(&r);
+}
+
+/* JSON: runs_layers, no_layers_reason and warning for each backend; the
+ * memory sources of one that runs no layers are empty (none is usable),
+ * its capabilities still as reported. */
+Test(cli, info_json_says_whether_backends_run_layers) {
+    run_result r = info_of_layer_fakes(true);
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = json_tokener_parse(r.out);
+    cr_assert(not(zero(ptr, doc)), "not JSON: %s", r.out);
+    json_object *backends = member(doc, "backends", json_type_array);
+    json_object *cpu = find_backend(backends, "cpu_ref");
+    json_object *good = find_backend(backends, "fake_good");
+    json_object *vendor = find_backend(backends, "fake_vendor_caps_only");
+    cr_assert(cpu && good && vendor, "%s", r.out);
+
+    cr_assert(json_object_get_boolean(member(cpu, "runs_layers", json_type_boolean)));
+    cr_assert(json_object_is_type(json_object_object_get(cpu, "no_layers_reason"),
+                                  json_type_null));
+    cr_assert(json_object_is_type(json_object_object_get(cpu, "warning"), json_type_null));
+    json_object *cpu_import = member(member(cpu, "memory_sources", json_type_object), "import",
+                                     json_type_array);
+    cr_assert(gt(sz, json_object_array_length(cpu_import), 0));
+
+    cr_assert(not(json_object_get_boolean(member(good, "runs_layers", json_type_boolean))));
+    cr_assert(not(zero(ptr, strstr(json_object_get_string(member(good, "no_layers_reason",
+                                                                 json_type_string)),
+                                   "ends before the network functions"))));
+    cr_assert(not(zero(ptr, strstr(json_object_get_string(member(good, "warning",
+                                                                 json_type_string)),
+                                   "reports capability 'async_execution'"))));
+    json_object *sources = member(good, "memory_sources", json_type_object);
+    cr_assert(eq(sz, json_object_array_length(member(sources, "import", json_type_array)), 0));
+    cr_assert(eq(sz, json_object_array_length(member(sources, "export", json_type_array)), 0));
+    cr_assert(json_object_get_boolean(member(member(good, "capabilities", json_type_object),
+                                             "memory_import_malloc", json_type_boolean)));
+
+    cr_assert(not(json_object_get_boolean(member(vendor, "runs_layers", json_type_boolean))));
+    cr_assert(json_object_is_type(json_object_object_get(vendor, "warning"), json_type_null));
+    json_object_put(doc);
+    free_result(&r);
+}

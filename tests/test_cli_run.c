@@ -225,6 +225,13 @@ Test(cli_run, help_exits_zero) {
     expect_contains(r.out, "usage: plexus run MODEL.onnx", "stdout");
     expect_contains(r.out, "--no-fallback", "stdout");
     expect_contains(r.out, "--backend-path PATH", "stdout");
+    /* Every load option is documented. */
+    static const char *const load[] = {"--show-layers", "--no-import", "--no-export",
+                                       "--copy-io", "--preimport", "--backend-memory",
+                                       "Load options", "import_alignment"};
+    for (size_t i = 0; i < sizeof load / sizeof load[0]; i++) {
+        expect_contains(r.out, load[i], "stdout");
+    }
     cr_assert(eq(str, r.err, ""));
     free_result(&r);
 
@@ -283,6 +290,15 @@ Test(cli_run, usage_errors_exit_two) {
     USAGE_ERROR("bad --option 'cpu_ref': expected ID.KEY=VALUE", "m.onnx", "--option",
                 "cpu_ref");
     USAGE_ERROR("--backend-path needs a non-empty path", "m.onnx", "--backend-path", "");
+    /* Pre-imports are zero copy: they need import and export. */
+    USAGE_ERROR("--preimport needs import and export: it cannot go with --copy-io", "m.onnx",
+                "--preimport", "--copy-io");
+    USAGE_ERROR("--preimport needs import and export: it cannot go with --no-import", "m.onnx",
+                "--no-import", "--preimport");
+    USAGE_ERROR("--preimport needs import and export: it cannot go with --no-export", "m.onnx",
+                "--preimport", "--no-export");
+    USAGE_ERROR("--backend-memory cannot go with --concurrency 2", "m.onnx", "--backend-memory",
+                "--concurrency", "2");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -623,6 +639,15 @@ Test(cli_run, json_has_every_key) {
     cr_assert(json_object_is_type(json_object_object_get(doc, "intra_op_threads"),
                                   json_type_null));
     cr_assert(not(json_object_get_boolean(member(doc, "copy_io", json_type_boolean))));
+    json_object *io = member(doc, "io", json_type_object);
+    cr_assert(json_object_get_boolean(member(io, "import_enabled", json_type_boolean)));
+    cr_assert(json_object_get_boolean(member(io, "export_enabled", json_type_boolean)));
+    cr_assert(not(json_object_get_boolean(member(io, "preimport", json_type_boolean))));
+    cr_assert(json_object_get_boolean(member(io, "planned_memory", json_type_boolean)));
+    cr_assert(ge(int, json_object_get_int(member(io, "alignment", json_type_int)), 64));
+    member(io, "staged_copies", json_type_int);
+    member(io, "waits", json_type_int);
+    member(assignment, "per_layer", json_type_array);
     /* Not a classifier: [2,3] is not [1,K]. */
     json_object *top = NULL;
     cr_assert(not(json_object_object_get_ex(doc, "top_classes", &top)));
@@ -1139,4 +1164,250 @@ Test(cli_run, every_allocation_failure_ends_cleanly_json, .timeout = 240) {
 
 Test(cli_run, every_allocation_failure_ends_cleanly_text, .timeout = 240) {
     sweep_allocations(false);
+}
+
+/* ------------------------------------------------------------------------ */
+/* What a backend author looks at: layers, zero copy, pre-imports            */
+/* ------------------------------------------------------------------------ */
+
+/* The entry of per_layer for `layer`; asserts that there is one. */
+static json_object *layer_entry(json_object *per_layer, const char *layer) {
+    for (size_t i = 0; i < json_object_array_length(per_layer); i++) {
+        json_object *l = json_object_array_get_idx(per_layer, i);
+        if (strcmp(string_member(l, "layer"), layer) == 0) {
+            return l;
+        }
+    }
+    cr_fatal("no layer '%s' in per_layer", layer);
+    return NULL;
+}
+
+/* The entries of per_layer whose "inserted" is `kind` ("copy", "import"). */
+static size_t inserted_count(json_object *per_layer, const char *kind) {
+    size_t n = 0;
+    for (size_t i = 0; i < json_object_array_length(per_layer); i++) {
+        json_object *v = NULL;
+        json_object_object_get_ex(json_object_array_get_idx(per_layer, i), "inserted", &v);
+        n += v && json_object_is_type(v, json_type_string) &&
+             strcmp(json_object_get_string(v), kind) == 0;
+    }
+    return n;
+}
+
+/* Asserts that the layer list has a line "  NAME  ..." (--show-layers)
+ * holding each of the NULL-terminated `parts`, columns apart. */
+static void expect_layer_line(const char *text, const char *name, const char *const *parts) {
+    char start[128];
+    snprintf(start, sizeof start, "\n  %s ", name);
+    const char *list = strstr(text, "\nLayers (");
+    cr_assert(not(zero(ptr, (void *)list)), "no layer list in:\n%s", text);
+    const char *line = strstr(list, start);
+    cr_assert(not(zero(ptr, (void *)line)), "no line for layer '%s' in:\n%s", name, text);
+    line++;
+    size_t len = strcspn(line, "\n");
+    const char *at = line;
+    for (size_t i = 0; parts[i]; i++) {
+        const char *p = strstr(at, parts[i]);
+        cr_assert(p && p + strlen(parts[i]) <= line + len, "layer '%s': no '%s' in '%.*s'",
+                  name, parts[i], (int)len, line);
+        at = p + strlen(parts[i]);
+    }
+}
+
+#define LAYER_LINE(text, name, ...) \
+    expect_layer_line(text, name, (const char *const[]){__VA_ARGS__, NULL})
+
+/* --show-layers: every layer with its backend, the fallback and the layer
+ * inserted between the two backends (an import: cpu_ref exports malloc
+ * memory that testdev imports; a copy without import); nothing without it. */
+Test(cli_run, show_layers_lists_every_layer) {
+    run_result r = RUN_TESTDEV(MODEL("two_inputs.onnx"), "--backends", "testdev,cpu_ref",
+                               "--show-layers", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    expect_contains(r.out, "Layers (7, in execution order):\n", "stdout");
+    LAYER_LINE(r.out, "a", " input ", " cpu_ref");
+    LAYER_LINE(r.out, "idx", " input ", " cpu_ref");
+    LAYER_LINE(r.out, "b", " input ", " testdev");
+    LAYER_LINE(r.out, "gather", " gather ", " cpu_ref ", " (fell back from testdev)");
+    LAYER_LINE(r.out, "gather:0 -> testdev (import, malloc)", " mem_import ", " testdev ",
+               " [inserted import]");
+    LAYER_LINE(r.out, "add", " binary ", " testdev");
+    LAYER_LINE(r.out, "y.output", " output ", " testdev");
+    free_result(&r);
+
+    r = RUN_TESTDEV(MODEL("two_inputs.onnx"), "--backends", "testdev,cpu_ref", "--show-layers",
+                    "--no-import", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    LAYER_LINE(r.out, "gather:0 -> testdev (copy)", " mem_copy ", " testdev ",
+               " [inserted copy]");
+    expect_contains(r.out, "inputs copied (--no-import)", "stdout");
+    free_result(&r);
+
+    /* cpu_ref fuses each conv with its relu: the layer names both. */
+    r = RUN(DIGITS_MODEL, "--show-layers", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    LAYER_LINE(r.out, "conv1+relu1", " precompiled ", " cpu_ref ", " fused from: conv1, relu1");
+    free_result(&r);
+
+    r = RUN(DIGITS_MODEL, "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    cr_assert(zero(ptr, strstr(r.out, "Layers (")), "%s", r.out);
+    free_result(&r);
+}
+
+/* --json always lists the layers: layer, op, backend, inserted, fused_from,
+ * fell_back_from; as many as the assignment counts. */
+Test(cli_run, json_lists_every_layer) {
+    run_result r = RUN_TESTDEV(MODEL("two_inputs.onnx"), "--json", "--backends",
+                               "testdev,cpu_ref", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = parse_json(r.out);
+    json_object *assignment = member(doc, "assignment", json_type_object);
+    json_object *per_layer = member(assignment, "per_layer", json_type_array);
+    json_object *counts = member(assignment, "layers", json_type_object);
+    json_object *inserted = member(assignment, "inserted", json_type_object);
+    size_t total = 0;
+    static const char *const ids[] = {"cpu_ref", "testdev"};
+    for (size_t i = 0; i < 2; i++) {
+        total += (size_t)json_object_get_int(member(counts, ids[i], json_type_int)) +
+                 (size_t)json_object_get_int(member(inserted, ids[i], json_type_int));
+    }
+    cr_assert(eq(sz, json_object_array_length(per_layer), total), "%s", r.out);
+    json_object *gather = layer_entry(per_layer, "gather");
+    cr_assert(eq(str, (char *)string_member(gather, "op"), "gather"));
+    cr_assert(eq(str, (char *)string_member(gather, "backend"), "cpu_ref"));
+    cr_assert(eq(str, (char *)string_member(gather, "fell_back_from"), "testdev"));
+    cr_assert(json_object_is_type(json_object_object_get(gather, "inserted"), json_type_null));
+    cr_assert(eq(sz, json_object_array_length(member(gather, "fused_from", json_type_array)), 0));
+    json_object *add = layer_entry(per_layer, "add");
+    cr_assert(eq(str, (char *)string_member(add, "backend"), "testdev"));
+    cr_assert(json_object_is_type(json_object_object_get(add, "fell_back_from"),
+                                  json_type_null));
+    cr_assert(eq(sz, inserted_count(per_layer, "import"), 1), "%s", r.out);
+    cr_assert(eq(sz, inserted_count(per_layer, "copy"), 0), "%s", r.out);
+    json_object_put(doc);
+    free_result(&r);
+
+    r = RUN(DIGITS_MODEL, "--json", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    doc = parse_json(r.out);
+    per_layer = member(member(doc, "assignment", json_type_object), "per_layer",
+                       json_type_array);
+    json_object *fused = member(layer_entry(per_layer, "conv2+relu2"), "fused_from",
+                                json_type_array);
+    cr_assert(eq(sz, json_object_array_length(fused), 2));
+    cr_assert(eq(str, (char *)json_object_get_string(json_object_array_get_idx(fused, 0)),
+                 "conv2"));
+    cr_assert(eq(str, (char *)json_object_get_string(json_object_array_get_idx(fused, 1)),
+                 "relu2"));
+    json_object_put(doc);
+    free_result(&r);
+}
+
+/* The I/O options reach the optimiser: --no-import turns the import layer
+ * into a copy, --no-export only the outputs; aligned buffers are never
+ * staged; --backend-memory plans nothing. */
+Test(cli_run, zero_copy_options) {
+    static const struct {
+        const char *option;
+        bool import, export_;
+        const char *inserted;
+    } cases[] = {{"--iterations", true, true, "import"},
+                 {"--no-import", false, true, "copy"},
+                 {"--no-export", true, false, "import"},
+                 {"--copy-io", false, false, "copy"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool plain = strcmp(cases[i].option, "--iterations") == 0;
+        run_result r = plain ? RUN_TESTDEV(MODEL("two_inputs.onnx"), "--json", "--backends",
+                                           "testdev,cpu_ref", "--iterations", "2")
+                             : RUN_TESTDEV(MODEL("two_inputs.onnx"), "--json", "--backends",
+                                           "testdev,cpu_ref", cases[i].option, "--iterations",
+                                           "2");
+        cr_assert(eq(int, r.status, 0), "%s: stderr: %s", cases[i].option, r.err);
+        json_object *doc = parse_json(r.out);
+        json_object *io = member(doc, "io", json_type_object);
+        cr_assert(eq(int, json_object_get_boolean(member(io, "import_enabled", json_type_boolean)),
+                     cases[i].import), "%s", cases[i].option);
+        cr_assert(eq(int, json_object_get_boolean(member(io, "export_enabled", json_type_boolean)),
+                     cases[i].export_), "%s", cases[i].option);
+        cr_assert(eq(int, json_object_get_int(member(io, "staged_copies", json_type_int)), 0),
+                  "%s", cases[i].option);
+        cr_assert(eq(int, json_object_get_int(member(io, "waits", json_type_int)), 0));
+        json_object *per_layer = member(member(doc, "assignment", json_type_object), "per_layer",
+                                        json_type_array);
+        cr_assert(eq(sz, inserted_count(per_layer, cases[i].inserted), 1), "%s: %s",
+                  cases[i].option, r.out);
+        json_object_put(doc);
+        free_result(&r);
+    }
+
+    run_result r = RUN(DIGITS_MODEL, "--json", "--backend-memory", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = parse_json(r.out);
+    cr_assert(not(json_object_get_boolean(
+        member(member(doc, "io", json_type_object), "planned_memory", json_type_boolean))));
+    cr_assert(eq(int, json_object_object_length(member(doc, "memory", json_type_object)), 0));
+    json_object_put(doc);
+    free_result(&r);
+    r = RUN(DIGITS_MODEL, "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    expect_contains(r.out, "Memory: planned by the host; buffers 64-byte aligned; 0 staged "
+                           "copies, 0 waits for queued backends\n",
+                    "stdout");
+    free_result(&r);
+}
+
+/* --preimport on cpu_ref, which pre-imports: the same outputs as a plain
+ * run, one run at a time and from two threads. */
+Test(cli_run, preimport_gives_the_same_outputs, .timeout = 120) {
+    char out_dir[64];
+    make_temp_dir(out_dir, sizeof out_dir);
+    char arg[600], sub[3][128], written[3][160];
+    snprintf(arg, sizeof arg, "image=%s/inputs/digit-3.npy", DIGITS_DIR);
+    for (int k = 0; k < 3; k++) {
+        snprintf(sub[k], sizeof sub[k], "%s/%d", out_dir, k);
+        run_result r = k == 0   ? RUN(DIGITS_MODEL, "--input", arg, "--output-dir", sub[k],
+                                      "--iterations", "3")
+                       : k == 1 ? RUN(DIGITS_MODEL, "--input", arg, "--output-dir", sub[k],
+                                      "--iterations", "3", "--preimport")
+                                : RUN(DIGITS_MODEL, "--input", arg, "--output-dir", sub[k],
+                                      "--iterations", "4", "--preimport", "--concurrency", "2");
+        cr_assert(eq(int, r.status, 0), "run %d: stderr: %s", k, r.err);
+        if (k) {
+            expect_contains(r.out, "inputs and outputs pre-imported (--preimport)", "stdout");
+        }
+        free_result(&r);
+        snprintf(written[k], sizeof written[k], "%s/probabilities.npy", sub[k]);
+    }
+    npy_array a;
+    char err[512];
+    cr_assert(npy_read(written[0], &a, err, sizeof err), "%s", err);
+    for (int k = 1; k < 3; k++) {
+        npy_array b;
+        cr_assert(npy_read(written[k], &b, err, sizeof err), "%s", err);
+        cr_assert(eq(sz, a.bytes, b.bytes));
+        cr_assert(eq(int, memcmp(a.data, b.data, a.bytes), 0), "run %d", k);
+        npy_free(&b);
+    }
+    npy_free(&a);
+    run_result r = RUN(DIGITS_MODEL, "--json", "--preimport", "--iterations", "1");
+    cr_assert(eq(int, r.status, 0), "stderr: %s", r.err);
+    json_object *doc = parse_json(r.out);
+    cr_assert(json_object_get_boolean(
+        member(member(doc, "io", json_type_object), "preimport", json_type_boolean)));
+    json_object_put(doc);
+    free_result(&r);
+    remove_tree(out_dir);
+}
+
+/* A backend that cannot pre-import (testdev does not report
+ * preimport_io_tensors): the core's error, naming the tensor and the
+ * cause, and exit status 1. */
+Test(cli_run, preimport_refused_names_the_cause) {
+    run_result r = RUN_TESTDEV(MODEL("two_inputs.onnx"), "--backends", "testdev,cpu_ref",
+                               "--preimport");
+    cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
+    expect_contains(r.err, "plexus run: cannot pre-import the inputs (--preimport): ", "stderr");
+    expect_contains(r.err, "backend 'testdev' does not report preimport_io_tensors", "stderr");
+    free_result(&r);
 }

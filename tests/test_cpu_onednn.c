@@ -376,7 +376,7 @@ Test(cpu_onednn, refused_layer_falls_back_to_cpu_ref) {
     const char *summary = plx_optimized_network_summary(on);
     cr_assert(not(zero(ptr, strstr(summary, "fell back from cpu_onednn to cpu_ref"))), "%s",
               summary);
-    cr_assert(not(zero(ptr, strstr(summary, "does not run unary floor"))), "%s",
+    cr_assert(not(zero(ptr, strstr(summary, "cpu_onednn: does not run unary floor"))), "%s",
               summary);
     plx_optimized_network_destroy(&on);
     plx_loaded_network *ln = load(rt, n, both, 2, false, false, NULL);
@@ -1093,13 +1093,13 @@ Test(cpu_onednn, new_operators_are_refused) {
     onednn(rt);
     plx_grid_sample_desc gs = PLX_GRID_SAMPLE_DESC_INIT;
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_GRID_SAMPLE, &gs,
-                         "has no oneDNN primitive for grid_sample");
+                         "cpu_onednn: has no oneDNN primitive for grid_sample");
     /* resize's 1.3 modes; sizes with a scale that does not give them */
     for (int mode = PLX_RESIZE_CUBIC; mode <= PLX_RESIZE_CUBIC_ANTIALIAS; mode++) {
         plx_resize_desc rd = PLX_RESIZE_DESC_INIT((plx_resize_mode)mode);
         rd.scales[0] = rd.scales[1] = 2.0f;
         char needle[80];
-        snprintf(needle, sizeof needle, "runs nearest and linear resize only, not %s",
+        snprintf(needle, sizeof needle, "cpu_onednn: runs nearest and linear resize only, not %s",
                  plx_resize_mode_name((plx_resize_mode)mode));
         expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd, needle);
     }
@@ -1107,10 +1107,10 @@ Test(cpu_onednn, new_operators_are_refused) {
     rd.sizes[0] = rd.sizes[1] = 9;
     rd.scales[0] = rd.scales[1] = 2.0f;
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
-                         "runs resize whose scales give its output size only");
+                         "cpu_onednn: runs resize whose scales give its output size only");
     rd.coord = PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC;
     expect_refused_alone(rt, PLX_DTYPE_FLOAT32, PLX_OP_RESIZE, &rd,
-                         "runs resize with half_pixel coordinates only");
+                         "cpu_onednn: runs resize with half_pixel coordinates only");
     plx_runtime_destroy(&rt);
 }
 
@@ -1121,13 +1121,13 @@ Test(cpu_onednn, abi13_dtypes_are_refused) {
     onednn(rt);
     plx_unary_desc ud = PLX_UNARY_DESC_INIT(PLX_UNARY_EXP);
     expect_refused_alone(rt, PLX_DTYPE_FLOAT64, PLX_OP_UNARY, &ud,
-                         "runs unary in float32 only, not float64");
+                         "cpu_onednn: runs unary in float32 only, not float64");
     plx_binary_desc bd = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     static const plx_dtype types[] = {PLX_DTYPE_FLOAT64, PLX_DTYPE_UINT16, PLX_DTYPE_UINT32,
                                       PLX_DTYPE_UINT64};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         char needle[96];
-        snprintf(needle, sizeof needle, "runs binary in float32 only, not %s",
+        snprintf(needle, sizeof needle, "cpu_onednn: runs binary in float32 only, not %s",
                  plx_dtype_name(types[i]));
         expect_refused_alone(rt, types[i], PLX_OP_BINARY, &bd, needle);
     }

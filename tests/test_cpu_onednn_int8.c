@@ -881,16 +881,16 @@ Test(cpu_onednn_int8, other_dtypes_keep_their_reasons) {
     onednn(rt);
     plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
     expect_dtype_refused(rt, PLX_DTYPE_INT64, PLX_OP_BINARY, &add,
-                         "runs binary in float32 only, not int64 (input 0)");
+                         "cpu_onednn: runs binary in float32 only, not int64 (input 0)");
     plx_binary_desc less = PLX_BINARY_DESC_INIT(PLX_BINARY_LESS);
     expect_dtype_refused(rt, PLX_DTYPE_FLOAT32, PLX_OP_BINARY, &less,
-                         "runs binary in float32 only, not bool (output 0)");
+                         "cpu_onednn: runs binary in float32 only, not bool (output 0)");
     plx_unary_desc nan = PLX_UNARY_DESC_INIT(PLX_UNARY_IS_NAN);
     expect_dtype_refused(rt, PLX_DTYPE_FLOAT32, PLX_OP_UNARY, &nan,
-                         "runs unary in float32 only, not bool (output 0)");
+                         "cpu_onednn: runs unary in float32 only, not bool (output 0)");
     plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
     expect_dtype_refused(rt, PLX_DTYPE_INT64, PLX_OP_ACTIVATION, &relu,
-                         "runs activation in float32 only, not int64 (input 0)");
+                         "cpu_onednn: runs activation in float32 only, not int64 (input 0)");
     plx_runtime_destroy(&rt);
 }
 

@@ -10,6 +10,8 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
+#include <plexus/network.h>
+
 #include "test_util.h"
 
 #define DESC_FULL_SIZE PLX_STRUCT_SIZE_UPTO(plx_backend_descriptor, option_count)
@@ -225,9 +227,15 @@ Test(rejections, capability_empty_fence_domain) {
 /* allocates_planned_memory needs the backend allocator's functions. */
 Test(rejections, allocates_planned_memory_without_its_functions) {
     const plx_rejection *r = tu_fake_rejection(rt, "fake_caps_allocates");
-    cr_assert(eq(str, (char *)r->reason,
-                 "required function 'allocate_planned_buffer' is NULL (the backend reports "
-                 "allocates_planned_memory; ABI 1.4 or later)"));
+    /* The fake's table ends at get_capabilities: the rejection says the
+     * function lies beyond it (R-16). */
+    char want[256];
+    snprintf(want, sizeof want,
+             "required function 'allocate_planned_buffer' is NULL (it lies beyond the function "
+             "table's struct_size, %zu bytes) (the backend reports allocates_planned_memory; ABI 1.4 or "
+             "later)",
+             (size_t)FUNCS_FULL_SIZE);
+    cr_assert(eq(str, (char *)r->reason, want));
     tu_assert_good_fakes_loaded(rt);
 }
 
@@ -235,9 +243,15 @@ Test(rejections, allocates_planned_memory_without_its_functions) {
  * the host lends the backend's dma-bufs to import layers. */
 Test(rejections, export_dma_buf_without_its_function) {
     const plx_rejection *r = tu_fake_rejection(rt, "fake_caps_exports_dma_buf");
-    cr_assert(eq(str, (char *)r->reason,
-                 "required function 'export_external_memory' is NULL (the backend reports "
-                 "memory_export_dma_buf; ABI 1.4 or later)"));
+    /* The fake's table ends at get_capabilities: the rejection says the
+     * function lies beyond it (R-16). */
+    char want[256];
+    snprintf(want, sizeof want,
+             "required function 'export_external_memory' is NULL (it lies beyond the function "
+             "table's struct_size, %zu bytes) (the backend reports memory_export_dma_buf; ABI 1.4 or "
+             "later)",
+             (size_t)FUNCS_FULL_SIZE);
+    cr_assert(eq(str, (char *)r->reason, want));
     cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "fake_caps_exports_dma_buf")));
     tu_assert_good_fakes_loaded(rt);
 }
@@ -282,4 +296,103 @@ Test(rejections, good_backend_info) {
     cr_assert(eq(str, (char *)b->options[0].key, "mode"));
     cr_assert(eq(str, (char *)b->options[0].default_value, "exact"));
     cr_assert(eq(sz, b->capability_count, 5));
+}
+
+/* ------------------------------------------------------------------------ */
+/* whether a backend runs layers, and the table cut short               */
+/* ------------------------------------------------------------------------ */
+
+/* A runtime over the plug-ins that run no layers, fake_good and
+ * fake_abi_1_0 (by file), and cpu_ref. */
+static plx_runtime *layers_runtime(void) {
+    char good[PATH_MAX], abi10[PATH_MAX];
+    const char *paths[] = {LAYERS_PLUGIN_DIR, tu_fake_path(good, "fake_good"),
+                           tu_fake_path(abi10, "fake_abi_1_0"), CPU_REF_MODULE};
+    return tu_runtime(paths, sizeof paths / sizeof paths[0]);
+}
+
+/* Each reason a backend runs no layers, told by the one function the
+ * optimiser asks too; cpu_ref runs layers. NULL is answered. */
+Test(rejections, runs_layers_and_why_not) {
+    plx_runtime *lrt = layers_runtime();
+    const plx_backend_info *cpu = plx_runtime_find_backend(lrt, "cpu_ref");
+    cr_assert(not(zero(ptr, (void *)cpu)), "%s", tu_dump(lrt));
+    cr_assert(plx_backend_info_runs_layers(cpu));
+    cr_assert(zero(ptr, (void *)plx_backend_info_no_layers_reason(cpu)));
+    cr_assert(zero(ptr, (void *)plx_backend_info_table_warning(cpu)));
+
+    const plx_backend_info *good = plx_runtime_find_backend(lrt, "fake_good");
+    cr_assert(not(plx_backend_info_runs_layers(good)));
+    char want[256];
+    snprintf(want, sizeof want,
+             "its function table ends before the network functions: struct_size is %zu bytes, "
+             "check_layer needs at least %zu (set struct_size to sizeof(plx_backend_functions))",
+             (size_t)FUNCS_FULL_SIZE,
+             (size_t)PLX_STRUCT_SIZE_UPTO(plx_backend_functions, check_layer));
+    cr_assert(eq(str, (char *)plx_backend_info_no_layers_reason(good), want));
+
+    const plx_backend_info *nocl = plx_runtime_find_backend(lrt, "fake_no_check_layer");
+    cr_assert(not(zero(ptr, (void *)nocl)), "%s", tu_dump(lrt));
+    cr_assert(not(plx_backend_info_runs_layers(nocl)));
+    cr_assert(eq(str, (char *)plx_backend_info_no_layers_reason(nocl),
+                 "its function table leaves check_layer NULL"));
+
+    const plx_backend_info *old = plx_runtime_find_backend(lrt, "fake_abi_1_0");
+    cr_assert(not(plx_backend_info_runs_layers(old)));
+    cr_assert(not(zero(ptr, strstr(plx_backend_info_no_layers_reason(old),
+                                   "it declares ABI 1.0, which has no network functions"))));
+
+    cr_assert(not(plx_backend_info_runs_layers(NULL)));
+    cr_assert(zero(ptr, (void *)plx_backend_info_no_layers_reason(NULL)));
+    cr_assert(zero(ptr, (void *)plx_backend_info_table_warning(NULL)));
+    plx_runtime_destroy(&lrt);
+}
+
+/* The trap: capabilities that only a backend running layers uses, from a
+ * backend that runs none, are a warning naming the capability and the
+ * reason; a table cut short with nothing that says layers were meant is
+ * not (the host cannot see beyond struct_size). */
+Test(rejections, table_cut_short_is_a_warning) {
+    plx_runtime *lrt = layers_runtime();
+    const plx_backend_info *good = plx_runtime_find_backend(lrt, "fake_good");
+    char want[512];
+    snprintf(want, sizeof want,
+             "reports capability 'async_execution', which only a backend that runs layers "
+             "uses, but it runs none: %s",
+             plx_backend_info_no_layers_reason(good));
+    cr_assert(eq(str, (char *)plx_backend_info_table_warning(good), want));
+    const plx_backend_info *nocl = plx_runtime_find_backend(lrt, "fake_no_check_layer");
+    cr_assert(not(zero(ptr, strstr(plx_backend_info_table_warning(nocl),
+                                   "but it runs none: its function table leaves check_layer "
+                                   "NULL"))));
+    const plx_backend_info *vendor = plx_runtime_find_backend(lrt, "fake_vendor_caps_only");
+    cr_assert(not(zero(ptr, (void *)vendor)), "%s", tu_dump(lrt));
+    cr_assert(not(plx_backend_info_runs_layers(vendor)));
+    cr_assert(zero(ptr, (void *)plx_backend_info_table_warning(vendor)));
+    /* The optimiser leaves such a backend out with the same reason. */
+    plx_network *n = NULL;
+    cr_assert(zero(ptr, plx_network_create(&n)));
+    int64_t dims[] = {4};
+    plx_tensor_info info = tu_f32(1, dims);
+    plx_layer_id in = 0, relu = 0, out = 0;
+    plx_activation_desc d = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    cr_assert(zero(ptr, plx_network_add_input(n, "x", 0, &info, &in)));
+    cr_assert(zero(ptr, plx_network_add_layer(n, "r", PLX_OP_ACTIVATION, &d, 1, 1, &relu)));
+    cr_assert(zero(ptr, plx_network_add_output(n, "y", 0, &out)));
+    cr_assert(zero(ptr, plx_network_connect(n, in, 0, relu, 0)));
+    cr_assert(zero(ptr, plx_network_connect(n, relu, 0, out, 0)));
+    const char *ids[] = {"fake_good", "cpu_ref"};
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    oo.backends = ids;
+    oo.backend_count = 2;
+    plx_optimized_network *on = NULL;
+    cr_assert(zero(ptr, plx_optimize(lrt, n, &oo, &on)));
+    char note[512];
+    snprintf(note, sizeof note, "backend 'fake_good' runs no layers: %s",
+             plx_backend_info_no_layers_reason(good));
+    cr_assert(eq(str, (char *)plx_optimized_network_note(on, 0), note));
+    plx_optimized_network_destroy(&on);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&lrt);
 }

@@ -49,6 +49,29 @@ static bool has_layer(const plx_optimized_network *on, const char *name) {
     return false;
 }
 
+/* The layers fused into layer `name` (plx_optimized_network_layer_fused_from),
+ * joined with ", "; "" when none, "(no layer)" when it is absent. A static
+ * buffer. */
+static const char *fused_into(const plx_optimized_network *on, const char *name) {
+    static char buf[256];
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        if (strcmp(plx_optimized_network_layer(on, i)->layer_name, name) != 0) {
+            continue;
+        }
+        size_t len = 0;
+        buf[0] = '\0';
+        for (size_t k = 0; k < plx_optimized_network_layer_fused_count(on, i); k++) {
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", k ? ", " : "",
+                                    plx_optimized_network_layer_fused_from(on, i, k));
+            cr_assert(lt(sz, len, sizeof buf));
+        }
+        cr_assert(zero(ptr, (void *)plx_optimized_network_layer_fused_from(
+                                on, i, plx_optimized_network_layer_fused_count(on, i))));
+        return buf;
+    }
+    return "(no layer)";
+}
+
 /* Runs the network (one input binding 0, one output binding 0, of any
  * dtype: sizes in bytes). */
 static void run_bytes(plx_network *n, bool rewrites, const void *x, size_t x_bytes, void *y,
@@ -161,6 +184,10 @@ Test(rewrite, batch_norm_folds_into_conv) {
         cr_assert(not(has_layer(folded, "bn")));
         /* Then cpu_ref fuses the conv with the relu it alone feeds now. */
         cr_assert(has_layer(folded, "conv+relu"));
+        /* What it stands for: the conv with the batch_norm folded into it,
+         * then the relu (plx_optimized_network_layer_fused_from). */
+        cr_assert(eq(str, (char *)fused_into(folded, "conv+relu"), "conv, bn, relu"));
+        cr_assert(eq(str, (char *)fused_into(plain, "bn"), ""));
         cr_assert(not(has_layer(folded, "mean")), "an unread constant was kept");
         cr_assert(has_layer(plain, "bn"));
         cr_assert(eq(sz, plx_optimized_network_note_count(plain), 0), "%s",
@@ -595,6 +622,7 @@ Test(rewrite, hard_swish_chain_is_fused) {
         }
         assert_close(y1, y0, 16);
         cr_assert(tu_noted(rw, "fused 'a', 'k', 'h' and 'q' into a hard_swish"));
+        cr_assert(eq(str, (char *)fused_into(rw, "q"), "a, k, h"));
         cr_assert(eq(int, layer_op(rw, "q"), PLX_OP_ACTIVATION));
         cr_assert(eq(int, layer_op(rw, "h"), PLX_OP_INVALID));
         cr_assert(eq(int, layer_op(rw, "k"), PLX_OP_INVALID));
@@ -687,6 +715,7 @@ Test(rewrite, gelu_chain_is_fused) {
         assert_close(y1, y0, 16);
         cr_assert(tu_noted(rw, "fused 'q', 'e', 'o', 'p' and 'g' into a gelu"), "form %d",
                   form);
+        cr_assert(eq(str, (char *)fused_into(rw, "g"), "q, e, o, p"), "form %d", form);
         cr_assert(eq(int, layer_op(rw, "g"), PLX_OP_ACTIVATION));
         for (const char *const *gone = (const char *const[]){"q", "e", "o", "p", NULL}; *gone;
              gone++) {
@@ -805,6 +834,7 @@ Test(rewrite, qdq_conv_becomes_one_int8_layer) {
     cr_assert(tu_noted(folded, "quantized conv 'conv': dequantize, conv and quantize 'qy' run as "
                        "one int8 layer"));
     cr_assert(has_layer(folded, "conv"));
+    cr_assert(eq(str, (char *)fused_into(folded, "conv"), "qy"));
     cr_assert(not(has_layer(folded, "qy")));
     cr_assert(not(has_layer(folded, "dqx")));
     cr_assert(not(has_layer(folded, "dqw")));
@@ -1028,6 +1058,7 @@ Test(rewrite, qdq_add_runs_on_the_quantized_tensors) {
     run(n, false, in, 18, y0, 18, &plain);
     run(n, true, in, 18, y1, 18, &folded);
     cr_assert(tu_noted(folded, "quantized binary 'add': dequantize, add and quantize 'qy'"));
+    cr_assert(eq(str, (char *)fused_into(folded, "add"), "qy"));
     cr_assert(not(has_layer(folded, "da")));
     for (int i = 0; i < 18; i++) {
         cr_assert(eq(flt, y1[i], y0[i]), "[%d]", i);
@@ -1135,6 +1166,7 @@ Test(rewrite, qdq_concat_of_differing_parameters_runs_on_the_quantized_tensors) 
     run(n, true, in, 18, y1, 54, &folded);
     cr_assert(tu_noted(folded, "quantized concat 'cat': 3 dequantizes, concat and quantize 'qy' "
                        "run as one int8 layer"));
+    cr_assert(eq(str, (char *)fused_into(folded, "cat"), "qy"));
     cr_assert(not(has_layer(folded, "da")));
     cr_assert(not(has_layer(folded, "db")));
     cr_assert(not(has_layer(folded, "qy")));
@@ -1267,6 +1299,7 @@ Test(rewrite, qdq_elementwise_chain_becomes_a_table) {
     cr_assert(not(has_layer(folded, "div")));
     cr_assert(not(has_layer(folded, "six")));
     cr_assert(eq(int, layer_op(folded, "qy"), PLX_OP_GATHER));
+    cr_assert(eq(str, (char *)fused_into(folded, "qy"), "sig, div"));
     cr_assert(eq(int, layer_op(folded, "dqx"), PLX_OP_CONSTANT));
     int distinct = 0;
     for (int i = 0; i < 30; i++) {

@@ -151,7 +151,7 @@ Test(subgraph, refused_substitution_is_dropped) {
     cr_assert(not(zero(ptr, (void *)layer(on, "add"))));
     cr_assert(not(zero(ptr, (void *)layer(on, "relu"))));
     cr_assert(not(zero(ptr, strstr(notes(on), "backend 'testdev': substitution 'add+relu' "
-                                               "rejected: its check_layer refused it: testdev "
+                                               "rejected: its check_layer refused it: "
                                                "refuses its own fusions"))),
               "%s", notes(on));
     check_runs(rt, &on);
@@ -169,10 +169,10 @@ Test(subgraph, given_back_layer_falls_back) {
     cr_assert(eq(str, (char *)r->backend_id, "cpu_ref"));
     cr_assert(eq(sz, r->refusal_count, 1));
     cr_assert(eq(str, (char *)r->refusals[0].backend_id, "testdev"));
-    cr_assert(eq(str, (char *)r->refusals[0].reason, "given back: testdev gives relus back"));
+    cr_assert(eq(str, (char *)r->refusals[0].reason, "given back: gives relus back"));
     cr_assert(eq(str, (char *)layer(on, "add")->backend_id, "testdev"));
     cr_assert(not(zero(ptr, strstr(notes(on), "backend 'testdev' gave back layer 'relu': "
-                                               "testdev gives relus back"))));
+                                               "gives relus back"))));
     check_runs(rt, &on);
 
     const char *ids[] = {"testdev", "cpu_ref"};
@@ -186,7 +186,7 @@ Test(subgraph, given_back_layer_falls_back) {
     cr_assert(not(zero(ptr, s)));
     const char *msg = plx_status_get_message(s);
     cr_assert(not(zero(ptr, strstr(msg, "layer 'relu' (activation): testdev: given back: "
-                                        "testdev gives relus back"))),
+                                        "gives relus back"))),
               "%s", msg);
     plx_status_free(s);
     cr_assert(zero(ptr, none));

@@ -281,3 +281,30 @@ Test(validate, fold_skips_invalid_views) {
               "%s", err);
     free(out[0]);
 }
+
+/* R-18 (1): the host shows "<id>: <reason>", so a reason that starts with
+ * the backend's own id ("<id>:" or "<id> ") has it dropped: the id appears
+ * once. Only the whole id followed by ':' or ' ' counts, and a reason that
+ * would be left empty is kept whole. */
+Test(refusal_text, the_backend_id_appears_once) {
+    static const struct {
+        const char *reason, *shown;
+    } cases[] = {
+        {"acme: runs conv in float32 only", "runs conv in float32 only"},
+        {"acme:runs conv", "runs conv"},
+        {"acme runs conv in float32 only", "runs conv in float32 only"},
+        {"acme   runs conv", "runs conv"},
+        {"runs conv in float32 only", "runs conv in float32 only"},
+        {"acme_cpu runs conv", "acme_cpu runs conv"}, /* another id */
+        {"acmeconv: no", "acmeconv: no"},
+        {"Acme: runs conv", "Acme: runs conv"}, /* ids are lower case */
+        {"acme:", "acme:"},
+        {"acme", "acme"},
+        {"acme: ", "acme: "},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *shown = plxi_refusal_text("acme", cases[i].reason);
+        cr_assert_str_eq(shown, cases[i].shown, "'%s' shown as '%s'", cases[i].reason, shown);
+    }
+}

@@ -21,8 +21,9 @@ static const char main_usage[] =
     "\n"
     "Commands:\n"
     "  info    list the model formats built in, the backend search path, the\n"
-    "          backends found, their capabilities, and every plug-in file\n"
-    "          refused with its reason\n"
+    "          backends found, whether each runs layers (and if not, why),\n"
+    "          their capabilities, and every plug-in file refused with its\n"
+    "          reason\n"
     "  run     load a model (ONNX), run it on inputs from .npy files (or random\n"
     "          values), and report the backend assignment, load time,\n"
     "          latency, memory plan and outputs\n"
@@ -146,8 +147,18 @@ static void print_info_text(FILE *out, const plx_runtime *rt) {
         } else {
             fprintf(out, "    available:    no: %s\n", b->reason);
         }
+        bool runs = plx_backend_info_runs_layers(b);
+        if (runs) {
+            fputs("    runs layers:  yes\n", out);
+        } else {
+            fprintf(out, "    runs layers:  no: %s\n", plx_backend_info_no_layers_reason(b));
+        }
+        if (plx_backend_info_table_warning(b)) {
+            fprintf(out, "    warning:      %s\n", plx_backend_info_table_warning(b));
+        }
         if (b->available) {
-            fputs("    capabilities:", out);
+            /* What a backend that runs no layers reports is never acted on. */
+            fprintf(out, "    capabilities%s:", runs ? "" : " (unused: runs no layers)");
             if (b->capability_count == 0) {
                 fputs(" (none)", out);
             }
@@ -278,6 +289,13 @@ static void print_info_json(FILE *out, const plx_runtime *rt) {
         json_bool(&w, b->available);
         json_key(&w, "reason");
         json_string(&w, b->reason);
+        bool runs = plx_backend_info_runs_layers(b);
+        json_key(&w, "runs_layers");
+        json_bool(&w, runs);
+        json_key(&w, "no_layers_reason");
+        json_string(&w, plx_backend_info_no_layers_reason(b));
+        json_key(&w, "warning");
+        json_string(&w, plx_backend_info_table_warning(b));
         json_key(&w, "capabilities");
         json_begin_object(&w);
         for (size_t k = 0; k < b->capability_count; k++) {
@@ -298,10 +316,11 @@ static void print_info_json(FILE *out, const plx_runtime *rt) {
         json_end_object(&w);
         json_key(&w, "memory_sources");
         json_begin_object(&w);
+        /* The sources it can use: none when it runs no layers. */
         json_key(&w, "import");
-        json_memory_sources(&w, plx_backend_info_import_sources(b));
+        json_memory_sources(&w, runs ? plx_backend_info_import_sources(b) : 0);
         json_key(&w, "export");
-        json_memory_sources(&w, plx_backend_info_export_sources(b));
+        json_memory_sources(&w, runs ? plx_backend_info_export_sources(b) : 0);
         json_end_object(&w);
         json_key(&w, "options");
         json_begin_array(&w);

@@ -38,7 +38,15 @@ typedef struct run_args {
     const char **backends; /* into backends_text */
     size_t backend_count;
     bool no_fallback;
-    bool copy_io; /* --copy-io: no import or export of the I/O buffers */
+    /* --no-import (or --copy-io): plx_optimize_options.import_enabled
+     * false: inputs copied in, copy layers instead of import layers
+     * between backends. --no-export (or --copy-io): export_enabled false:
+     * outputs copied out. */
+    bool no_import;
+    bool no_export;
+    bool preimport;      /* --preimport: pre-imported inputs and outputs */
+    bool backend_memory; /* --backend-memory: no externally managed memory */
+    bool show_layers;    /* --show-layers: the per-layer list in the text */
     input_arg *inputs;
     size_t input_count;
     input_arg *constants; /* --constant NAME=FILE.npy */
@@ -99,6 +107,17 @@ typedef struct backend_count {
     size_t inserted;  /* copies and imports the optimiser inserted */
 } backend_count;
 
+/* One layer of the optimised network, as the report lists it. */
+typedef struct layer_row {
+    char *name;
+    plx_op op;
+    char *backend;
+    bool inserted;    /* a copy or import layer the optimiser inserted */
+    char **fused;     /* the layers fused into it */
+    size_t fused_count;
+    char *refused_by; /* the first backend that refused it, or NULL */
+} layer_row;
+
 typedef struct fallback {
     char *layer;
     plx_op op;
@@ -132,11 +151,23 @@ typedef struct run_state {
     size_t output_count;
     plx_tensor_binding *in_bindings;
     plx_tensor_binding *out_bindings;
+    /* The alignment of every input and output buffer: the largest
+     * import_alignment of the backends asked for (at least 64), so that
+     * no zero-copy tensor is staged. */
+    size_t io_alignment;
+    /* --preimport with one run at a time: the ids of the pre-imported
+     * inputs and outputs (NULL otherwise; threads keep their own). */
+    uint32_t *in_ids;
+    uint32_t *out_ids;
+    uint64_t staged_copies; /* plx_loaded_network_staged_copy_count after the runs */
+    uint64_t waits;         /* plx_loaded_network_wait_count after the runs */
 
     backend_count *counts;
     size_t count_count;
     fallback *fallbacks;
     size_t fallback_count;
+    layer_row *layers;
+    size_t layer_count;
     char **notes;
     size_t note_count;
     bool planned; /* loaded with externally managed memory */

@@ -15,11 +15,12 @@
 #define MAX_THREADS 1024L
 
 
-/* In two literals, each within the 4095 characters ISO C requires
+/* In three literals, each within the 4095 characters ISO C requires
  * compilers to support; joined into run_usage by run_args_parse. */
 static const char run_usage_head[] =
     "usage: plexus run MODEL.onnx [--format NAME] [--backends ID,...] [--no-fallback]\n"
-    "                  [--copy-io]\n"
+    "                  [--copy-io] [--no-import] [--no-export] [--preimport]\n"
+    "                  [--backend-memory] [--show-layers]\n"
     "                  [--input NAME=FILE.npy]... [--shape NAME=DIMS]...\n"
     "                  [--constant NAME=FILE.npy]...\n"
     "                  [--output-dir DIR] [--iterations N] [--warmup N] [--concurrency N]\n"
@@ -38,13 +39,42 @@ static const char run_usage_head[] =
     "                         available backend, in registry order)\n"
     "  --no-fallback          every layer must run on the first backend; every\n"
     "                         backend named must be available\n"
-    "  --copy-io              copy the inputs into the network's memory and the\n"
-    "                         outputs out of it at each run (default: the first\n"
-    "                         and last layers read and write this program's buffers\n"
-    "                         where their backends import them, as an application\n"
-    "                         that enables import and export does)\n";
+    "  --show-layers          list every layer after loading: name, op, backend, the\n"
+    "                         layers fused into it, the backend that refused it,\n"
+    "                         and the copy and import layers inserted between\n"
+    "                         backends (--json always has the list)\n";
+
+static const char run_usage_load[] =
+    "\n"
+    "Load options (by default import and export are enabled, and the host plans\n"
+    "the intermediate tensors when every backend used supports it):\n"
+    "  --no-import            inputs are copied into the network's memory at each\n"
+    "                         run, and a tensor crossing to another backend goes\n"
+    "                         through a copy layer (default: zero copy: the first\n"
+    "                         layers read this program's input buffers where their\n"
+    "                         backends import them, and a backend that imports\n"
+    "                         another's memory reads it through an import layer)\n"
+    "  --no-export            outputs are copied out at each run (default: zero\n"
+    "                         copy: the last layers write this program's buffers\n"
+    "                         where their backends import them)\n"
+    "  --copy-io              --no-import and --no-export\n"
+    "  --preimport            register the input and output buffers once\n"
+    "                         (pre-import) and run with their ids; fails, naming\n"
+    "                         the cause, when a backend used cannot pre-import\n"
+    "                         them (it must report preimport_io_tensors, and each\n"
+    "                         tensor must be zero copy)\n"
+    "  --backend-memory       each backend allocates its intermediate tensors\n"
+    "                         (default: the host plans them in a few buffers\n"
+    "                         when every backend used reports\n"
+    "                         externally_managed_memory and imports malloc memory)\n"
+    "  --concurrency N > 1 loads the network for asynchronous execution (below).\n"
+    "Buffers are aligned to the largest import_alignment of the backends asked\n"
+    "for (at least 64 bytes), so no zero-copy tensor is staged; the report\n"
+    "counts staged copies and waits for queued backends.\n";
 
 static const char run_usage_tail[] =
+    "\n"
+    "Inputs, outputs and runs:\n"
     "  --input NAME=FILE.npy  input NAME from a .npy file (its dtype and shape must be\n"
     "                         the model's; dimensions the model leaves open take the\n"
     "                         file's sizes; an input whose value the model needs at\n"
@@ -76,7 +106,8 @@ static const char run_usage_tail[] =
     "\n"
     "Exit status: 0 success, 1 the model cannot be loaded or run, 2 bad usage.\n";
 
-static char run_usage[sizeof run_usage_head + sizeof run_usage_tail - 1];
+static char run_usage[sizeof run_usage_head + sizeof run_usage_load + sizeof run_usage_tail -
+                      2];
 
 void run_args_free(run_args *a) {
     free(a->backends_text);
@@ -211,8 +242,12 @@ static int parse_shape_arg(run_args *a, char *text) {
 
 /* Returns -1 when parsing succeeded, else an exit status. */
 int run_args_parse(int argc, char **argv, run_args *a) {
-    memcpy(run_usage, run_usage_head, sizeof run_usage_head - 1);
-    memcpy(run_usage + sizeof run_usage_head - 1, run_usage_tail, sizeof run_usage_tail);
+    char *p = run_usage;
+    memcpy(p, run_usage_head, sizeof run_usage_head - 1);
+    p += sizeof run_usage_head - 1;
+    memcpy(p, run_usage_load, sizeof run_usage_load - 1);
+    p += sizeof run_usage_load - 1;
+    memcpy(p, run_usage_tail, sizeof run_usage_tail);
     a->iterations = 10;
     a->warmup = 1;
     a->concurrency = 1;
@@ -239,7 +274,18 @@ int run_args_parse(int argc, char **argv, run_args *a) {
         } else if (strcmp(arg, "--no-fallback") == 0) {
             a->no_fallback = true;
         } else if (strcmp(arg, "--copy-io") == 0) {
-            a->copy_io = true;
+            a->no_import = true;
+            a->no_export = true;
+        } else if (strcmp(arg, "--no-import") == 0) {
+            a->no_import = true;
+        } else if (strcmp(arg, "--no-export") == 0) {
+            a->no_export = true;
+        } else if (strcmp(arg, "--preimport") == 0) {
+            a->preimport = true;
+        } else if (strcmp(arg, "--backend-memory") == 0) {
+            a->backend_memory = true;
+        } else if (strcmp(arg, "--show-layers") == 0) {
+            a->show_layers = true;
         } else if (strcmp(arg, "--backends") == 0 || strcmp(arg, "--input") == 0 ||
                    strcmp(arg, "--constant") == 0 ||
                    strcmp(arg, "--shape") == 0 || strcmp(arg, "--output-dir") == 0 ||
@@ -298,6 +344,19 @@ int run_args_parse(int argc, char **argv, run_args *a) {
     }
     if (!a->model) {
         return usage_error("run", run_usage, "no model given");
+    }
+    if (a->preimport && (a->no_import || a->no_export)) {
+        return usage_error("run", run_usage,
+                           "--preimport needs import and export: it cannot go with %s",
+                           a->no_import && a->no_export ? "--copy-io"
+                           : a->no_import                ? "--no-import"
+                                                         : "--no-export");
+    }
+    if (a->backend_memory && a->concurrency > 1) {
+        return usage_error("run", run_usage,
+                           "--backend-memory cannot go with --concurrency %ld: concurrent runs "
+                           "need the memory the host plans",
+                           a->concurrency);
     }
     return -1;
 }

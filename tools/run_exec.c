@@ -286,6 +286,18 @@ void run_state_free(run_state *s) {
         free(s->fallbacks[i].reason);
     }
     free(s->fallbacks);
+    for (size_t i = 0; i < s->layer_count; i++) {
+        free(s->layers[i].name);
+        free(s->layers[i].backend);
+        free(s->layers[i].refused_by);
+        for (size_t k = 0; k < s->layers[i].fused_count; k++) {
+            free(s->layers[i].fused[k]);
+        }
+        free(s->layers[i].fused);
+    }
+    free(s->layers);
+    free(s->in_ids);
+    free(s->out_ids);
     for (size_t i = 0; i < s->note_count; i++) {
         free(s->notes[i]);
     }
@@ -305,23 +317,26 @@ static bool oom(const char *stage) {
     return false;
 }
 
-/* The I/O buffers' alignment: what every first-party backend imports
- * (gpu_opencl's largest import_alignment is 64), so that none is staged. */
-#define IO_ALIGNMENT 64
+/* The least alignment of the I/O buffers: what every first-party backend
+ * imports (gpu_opencl's import_alignment is 64). */
+#define IO_MIN_ALIGNMENT 64
 
-/* A zeroed input or output buffer of `bytes` (at least 1), IO_ALIGNMENT
- * aligned; released with free. NULL when out of memory. */
-static void *io_alloc(size_t bytes) {
-    size_t size = bytes ? (bytes + IO_ALIGNMENT - 1) / IO_ALIGNMENT * IO_ALIGNMENT : IO_ALIGNMENT;
+/* A zeroed input or output buffer of `bytes` (at least 1), aligned to
+ * s->io_alignment; released with free. NULL when out of memory. */
+static void *io_alloc(const run_state *s, size_t bytes) {
+    size_t align = s->io_alignment;
+    size_t size = bytes ? (bytes + align - 1) / align * align : align;
     if (size < bytes) {
         return NULL;
     }
-    void *p = aligned_alloc(IO_ALIGNMENT, size);
+    void *p = aligned_alloc(align, size);
     if (p) {
         memset(p, 0, size);
     }
     return p;
 }
+
+static void choose_io_alignment(run_state *s);
 
 bool run_choose_backends(run_state *s) {
     const run_args *a = s->args;
@@ -357,6 +372,7 @@ bool run_choose_backends(run_state *s) {
             }
         }
         s->backend_count = a->backend_count;
+        choose_io_alignment(s);
         return true;
     }
     s->backends_defaulted = true;
@@ -373,7 +389,23 @@ bool run_choose_backends(run_state *s) {
                 n, plx_runtime_rejection_count(s->rt));
         return false;
     }
+    choose_io_alignment(s);
     return true;
+}
+
+/* The I/O buffers' alignment: the largest import_alignment of the backends
+ * asked for, at least IO_MIN_ALIGNMENT, so that no zero-copy input or
+ * output misses its backend's and is staged (the layers' backends are
+ * known only after the inputs are read; the registry keeps every
+ * import_alignment a power of two of at most 4096). */
+static void choose_io_alignment(run_state *s) {
+    size_t align = IO_MIN_ALIGNMENT;
+    for (size_t i = 0; i < s->backend_count; i++) {
+        const plx_backend_info *b = plx_runtime_find_backend(s->rt, s->backends[i]);
+        size_t need = b ? plx_backend_info_import_alignment(b) : 1;
+        align = need > align ? need : align;
+    }
+    s->io_alignment = align;
 }
 
 /* Reads every --input file into s->given; a file that cannot be read is
@@ -767,11 +799,11 @@ bool run_prepare_inputs(run_state *s) {
                 return false;
             }
             d->bytes = arr.bytes;
-            if ((uintptr_t)arr.data % IO_ALIGNMENT == 0) {
+            if ((uintptr_t)arr.data % s->io_alignment == 0) {
                 d->data = arr.data; /* taken over: released with free */
                 read->array.data = NULL;
             } else {
-                d->data = io_alloc(arr.bytes);
+                d->data = io_alloc(s, arr.bytes);
                 if (!d->data) {
                     return oom("preparing the inputs");
                 }
@@ -779,7 +811,7 @@ bool run_prepare_inputs(run_state *s) {
             }
             d->file = given->file;
         } else {
-            d->data = io_alloc(bytes);
+            d->data = io_alloc(s, bytes);
             if (!d->data) {
                 return oom("preparing the inputs");
             }
@@ -799,11 +831,31 @@ static bool record_assignment(run_state *s) {
     s->fallbacks = calloc(n ? n : 1, sizeof *s->fallbacks);
     size_t notes = plx_optimized_network_note_count(o);
     s->notes = calloc(notes ? notes : 1, sizeof *s->notes);
-    if (!s->counts || !s->fallbacks || !s->notes) {
+    s->layers = calloc(n ? n : 1, sizeof *s->layers);
+    if (!s->counts || !s->fallbacks || !s->notes || !s->layers) {
         return oom("recording the layers' assignment");
     }
     for (size_t i = 0; i < n; i++) {
         const plx_layer_assignment *l = plx_optimized_network_layer(o, i);
+        layer_row *row = &s->layers[s->layer_count++];
+        row->op = l->op;
+        row->inserted = l->inserted;
+        row->name = strdup(l->layer_name);
+        row->backend = strdup(l->backend_id);
+        row->refused_by = l->refusal_count ? strdup(l->refusals[0].backend_id) : NULL;
+        size_t fused = plx_optimized_network_layer_fused_count(o, i);
+        row->fused = calloc(fused ? fused : 1, sizeof *row->fused);
+        if (!row->name || !row->backend || (l->refusal_count && !row->refused_by) ||
+            !row->fused) {
+            return oom("recording the layers' assignment");
+        }
+        for (size_t k = 0; k < fused; k++) {
+            row->fused[k] = strdup(plx_optimized_network_layer_fused_from(o, i, k));
+            if (!row->fused[k]) {
+                return oom("recording the layers' assignment");
+            }
+            row->fused_count++;
+        }
         backend_count *c = NULL;
         for (size_t k = 0; k < s->count_count; k++) {
             if (strcmp(s->counts[k].id, l->backend_id) == 0) {
@@ -884,9 +936,11 @@ bool run_optimize_and_load(run_state *s) {
     oo.allow_fallback = !a->no_fallback;
     /* As an application that enables them: the first layers read the input
      * buffers and the last write the output buffers where their backends
-     * import them (io_alloc aligns them), rather than a copy per run. */
-    oo.import_enabled = !a->copy_io;
-    oo.export_enabled = !a->copy_io;
+     * import them (io_alloc aligns them), rather than a copy per run, and
+     * a backend reads another's memory through an import layer where it
+     * can. */
+    oo.import_enabled = !a->no_import;
+    oo.export_enabled = !a->no_export;
     uint64_t t0 = now_ns();
     plx_status st =
         plx_optimize(s->rt, plx_model_network(s->model), &oo, &s->optimized);
@@ -906,7 +960,7 @@ bool run_optimize_and_load(run_state *s) {
         }
         lo.async_execution = true;
     }
-    s->planned = backends_support(s, false, false);
+    s->planned = !a->backend_memory && backends_support(s, false, false);
     lo.externally_managed_memory = s->planned;
     t0 = now_ns();
     st = plx_runtime_load_network(s->rt, &s->optimized, &lo, &s->loaded);
@@ -937,7 +991,7 @@ bool run_prepare_outputs(run_state *s) {
             fprintf(stderr, PREFIX ": output '%s' has an invalid dtype or shape\n", d->io->name);
             return false;
         }
-        d->data = io_alloc(d->bytes);
+        d->data = io_alloc(s, d->bytes);
         if (!d->data) {
             return oom("preparing the outputs");
         }
@@ -966,19 +1020,62 @@ typedef struct worker {
     plx_working_memory *wm;
     plx_tensor_binding *outputs; /* bindings into buffers (thread 0: the state's) */
     void **buffers;              /* owned, threads > 0 */
+    uint32_t *in_ids, *out_ids;  /* --preimport: its pre-imported tensors */
     double *latencies;           /* its slice of s->latencies */
     size_t count;
     plx_status error;
 } worker;
 
-static plx_status run_once(worker *w) {
+/* One execution in `wm` (NULL: the network's own), of the tensors given
+ * or, with --preimport, of their pre-imported ids. */
+static plx_status execute(const run_state *s, plx_working_memory *wm,
+                          const plx_tensor_binding *outputs, const uint32_t *in_ids,
+                          const uint32_t *out_ids) {
     plx_execute_args ea;
     plx_execute_args_init(&ea);
-    ea.inputs = w->s->in_bindings;
-    ea.input_count = w->s->input_count;
-    ea.outputs = w->outputs;
-    ea.output_count = w->s->output_count;
-    return plx_loaded_network_execute_with(w->s->loaded, w->wm, &ea);
+    if (in_ids) {
+        ea.preimported_inputs = in_ids;
+        ea.preimported_input_count = s->input_count;
+    } else {
+        ea.inputs = s->in_bindings;
+        ea.input_count = s->input_count;
+    }
+    if (out_ids) {
+        ea.preimported_outputs = out_ids;
+        ea.preimported_output_count = s->output_count;
+    } else {
+        ea.outputs = outputs;
+        ea.output_count = s->output_count;
+    }
+    return plx_loaded_network_execute_with(s->loaded, wm, &ea);
+}
+
+/* --preimport: registers the inputs and `outputs` once; their ids go to
+ * *in_ids and *out_ids (heap, NULL when there are none). Prints the core's
+ * error, which names the tensor and the cause, and returns false. */
+static bool preimport(run_state *s, const plx_tensor_binding *outputs, uint32_t **in_ids,
+                      uint32_t **out_ids) {
+    *in_ids = calloc(s->input_count ? s->input_count : 1, sizeof **in_ids);
+    *out_ids = calloc(s->output_count ? s->output_count : 1, sizeof **out_ids);
+    if (!*in_ids || !*out_ids) {
+        return oom("pre-importing the inputs and outputs");
+    }
+    plx_status st = plx_loaded_network_import_inputs(s->loaded, s->in_bindings, s->input_count,
+                                                     *in_ids);
+    if (st) {
+        run_fail_status("cannot pre-import the inputs (--preimport)", st);
+        return false;
+    }
+    st = plx_loaded_network_import_outputs(s->loaded, outputs, s->output_count, *out_ids);
+    if (st) {
+        run_fail_status("cannot pre-import the outputs (--preimport)", st);
+        return false;
+    }
+    return true;
+}
+
+static plx_status run_once(worker *w) {
+    return execute(w->s, w->wm, w->outputs, w->in_ids, w->out_ids);
 }
 
 static void *worker_main(void *arg) {
@@ -1051,21 +1148,24 @@ static bool run_threads(run_state *s, progress *pg) {
         }
         if (t == 0) {
             w->outputs = s->out_bindings;
-            continue;
-        }
-        w->outputs = calloc(s->output_count ? s->output_count : 1, sizeof *w->outputs);
-        w->buffers = calloc(s->output_count ? s->output_count : 1, sizeof *w->buffers);
-        if (!w->outputs || !w->buffers) {
-            ok = oom("preparing the threads");
-            break;
-        }
-        for (size_t k = 0; ok && k < s->output_count; k++) {
-            w->buffers[k] = io_alloc(s->outputs[k].bytes);
-            if (!w->buffers[k]) {
+        } else {
+            w->outputs = calloc(s->output_count ? s->output_count : 1, sizeof *w->outputs);
+            w->buffers = calloc(s->output_count ? s->output_count : 1, sizeof *w->buffers);
+            if (!w->outputs || !w->buffers) {
                 ok = oom("preparing the threads");
+                break;
             }
-            w->outputs[k] = s->out_bindings[k];
-            w->outputs[k].data = w->buffers[k];
+            for (size_t k = 0; ok && k < s->output_count; k++) {
+                w->buffers[k] = io_alloc(s, s->outputs[k].bytes);
+                if (!w->buffers[k]) {
+                    ok = oom("preparing the threads");
+                }
+                w->outputs[k] = s->out_bindings[k];
+                w->outputs[k].data = w->buffers[k];
+            }
+        }
+        if (ok && s->args->preimport) {
+            ok = preimport(s, w->outputs, &w->in_ids, &w->out_ids);
         }
     }
     size_t started = 0;
@@ -1109,6 +1209,8 @@ static bool run_threads(run_state *s, progress *pg) {
             ok = false;
         }
         plx_working_memory_destroy(&w->wm);
+        free(w->in_ids);
+        free(w->out_ids);
         if (t > 0) {
             for (size_t k = 0; w->buffers && k < s->output_count; k++) {
                 free(w->buffers[k]);
@@ -1125,9 +1227,11 @@ static bool run_threads(run_state *s, progress *pg) {
 
 static bool run_single(run_state *s, progress *pg) {
     const run_args *a = s->args;
+    if (a->preimport && !preimport(s, s->out_bindings, &s->in_ids, &s->out_ids)) {
+        return false;
+    }
     for (long i = 0; i < a->warmup; i++) {
-        plx_status st = plx_loaded_network_execute(s->loaded, s->in_bindings, s->input_count,
-                                                   s->out_bindings, s->output_count);
+        plx_status st = execute(s, NULL, s->out_bindings, s->in_ids, s->out_ids);
         if (st) {
             progress_clear(pg);
             run_fail_status("execution failed (warm-up)", st);
@@ -1138,8 +1242,7 @@ static bool run_single(run_state *s, progress *pg) {
     uint64_t start = now_ns();
     for (size_t i = 0; i < s->latency_count; i++) {
         uint64_t t0 = now_ns();
-        plx_status st = plx_loaded_network_execute(s->loaded, s->in_bindings, s->input_count,
-                                                   s->out_bindings, s->output_count);
+        plx_status st = execute(s, NULL, s->out_bindings, s->in_ids, s->out_ids);
         s->latencies[i] = ms_between(t0, now_ns());
         if (st) {
             progress_clear(pg);
@@ -1161,7 +1264,10 @@ bool run_execute_all(run_state *s) {
     }
     progress pg;
     progress_init(&pg);
-    return s->args->concurrency > 1 ? run_threads(s, &pg) : run_single(s, &pg);
+    bool ok = s->args->concurrency > 1 ? run_threads(s, &pg) : run_single(s, &pg);
+    s->staged_copies = plx_loaded_network_staged_copy_count(s->loaded);
+    s->waits = plx_loaded_network_wait_count(s->loaded);
+    return ok;
 }
 
 bool run_write_outputs(run_state *s) {

@@ -82,6 +82,58 @@ static int name_width(const run_state *s) {
     return w > 40 ? 40 : (int)w;
 }
 
+/* How the inputs and outputs reach the network. */
+static const char *io_text(const run_args *a) {
+    if (a->preimport) {
+        return "inputs and outputs pre-imported (--preimport)";
+    }
+    if (a->no_import && a->no_export) {
+        return "inputs and outputs copied (--copy-io)";
+    }
+    if (a->no_import) {
+        return "inputs copied (--no-import), outputs in place where their backends import them";
+    }
+    if (a->no_export) {
+        return "inputs in place where their backends import them, outputs copied (--no-export)";
+    }
+    return "inputs and outputs in place where the backends import them";
+}
+
+/* "copy" or "import" for a layer the optimiser inserted, else NULL. */
+static const char *inserted_kind(const layer_row *l) {
+    if (!l->inserted) {
+        return NULL;
+    }
+    return l->op == PLX_OP_MEM_IMPORT ? "import" : "copy";
+}
+
+/* --show-layers: one line per layer of the optimised network. */
+static void print_layers(FILE *out, const run_state *s) {
+    size_t name_w = 5, op_w = 2;
+    for (size_t i = 0; i < s->layer_count; i++) {
+        size_t n = strlen(s->layers[i].name), o = strlen(plx_op_name(s->layers[i].op));
+        name_w = n > name_w ? n : name_w;
+        op_w = o > op_w ? o : op_w;
+    }
+    name_w = name_w > 40 ? 40 : name_w;
+    fprintf(out, "Layers (%zu, in execution order):\n", s->layer_count);
+    for (size_t i = 0; i < s->layer_count; i++) {
+        const layer_row *l = &s->layers[i];
+        fprintf(out, "  %-*s  %-*s  %s", (int)name_w, l->name, (int)op_w, plx_op_name(l->op),
+                l->backend);
+        if (inserted_kind(l)) {
+            fprintf(out, "  [inserted %s]", inserted_kind(l));
+        }
+        for (size_t k = 0; k < l->fused_count; k++) {
+            fprintf(out, "%s%s", k ? ", " : "  fused from: ", l->fused[k]);
+        }
+        if (l->refused_by) {
+            fprintf(out, "  (fell back from %s)", l->refused_by);
+        }
+        fputc('\n', out);
+    }
+}
+
 void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
     const run_args *a = s->args;
     char buf[256];
@@ -175,12 +227,15 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
         fprintf(out, "  fallbacks (%zu):\n", s->fallback_count);
         for (size_t i = 0; i < s->fallback_count; i++) {
             const fallback *f = &s->fallbacks[i];
-            fprintf(out, "    '%s' (%s): %s -> %s: %s\n", f->layer, plx_op_name(f->op), f->from,
-                    f->to, f->reason);
+            fprintf(out, "    '%s' (%s): %s -> %s; %s: %s\n", f->layer, plx_op_name(f->op),
+                    f->from, f->to, f->from, f->reason);
         }
     }
     for (size_t i = 0; i < s->note_count; i++) {
         fprintf(out, "  note: %s\n", s->notes[i]);
+    }
+    if (a->show_layers) {
+        print_layers(out, s);
     }
 
     char tries[32] = "";
@@ -198,8 +253,12 @@ void run_print_text(FILE *out, const run_state *s, const latency_stats *st) {
     fprintf(out, "Runs: %ld iteration%s after %ld warm-up run%s%s, concurrency %ld%s, %s\n",
             a->iterations, a->iterations == 1 ? "" : "s", a->warmup, a->warmup == 1 ? "" : "s",
             a->concurrency > 1 ? " per concurrent run" : "", a->concurrency, intra,
-            a->copy_io ? "inputs and outputs copied (--copy-io)"
-                       : "inputs and outputs in place where the backends import them");
+            io_text(a));
+    fprintf(out, "Memory: %s; buffers %zu-byte aligned; %" PRIu64 " staged cop%s, %" PRIu64
+                 " wait%s for queued backends\n",
+            s->planned ? "planned by the host" : "each backend its own", s->io_alignment,
+            s->staged_copies, s->staged_copies == 1 ? "y" : "ies", s->waits,
+            s->waits == 1 ? "" : "s");
     /* One unit for the line: microseconds when the median is under 0.1 ms. */
     bool us = st->median < 0.1;
     char t[4][32];
@@ -372,6 +431,30 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
         json_string(&w, s->notes[i]);
     }
     json_end_array(&w);
+    json_key(&w, "per_layer");
+    json_begin_array(&w);
+    for (size_t i = 0; i < s->layer_count; i++) {
+        const layer_row *l = &s->layers[i];
+        json_begin_object(&w);
+        json_key(&w, "layer");
+        json_string(&w, l->name);
+        json_key(&w, "op");
+        json_string(&w, plx_op_name(l->op));
+        json_key(&w, "backend");
+        json_string(&w, l->backend);
+        json_key(&w, "inserted");
+        json_string(&w, inserted_kind(l));
+        json_key(&w, "fused_from");
+        json_begin_array(&w);
+        for (size_t k = 0; k < l->fused_count; k++) {
+            json_string(&w, l->fused[k]);
+        }
+        json_end_array(&w);
+        json_key(&w, "fell_back_from");
+        json_string(&w, l->refused_by);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
     json_end_object(&w);
 
     json_key(&w, "load_ms");
@@ -428,7 +511,24 @@ void run_print_json(FILE *out, const run_state *s, const latency_stats *st) {
         json_null(&w);
     }
     json_key(&w, "copy_io");
-    json_bool(&w, a->copy_io);
+    json_bool(&w, a->no_import && a->no_export);
+    json_key(&w, "io");
+    json_begin_object(&w);
+    json_key(&w, "import_enabled");
+    json_bool(&w, !a->no_import);
+    json_key(&w, "export_enabled");
+    json_bool(&w, !a->no_export);
+    json_key(&w, "preimport");
+    json_bool(&w, a->preimport);
+    json_key(&w, "planned_memory");
+    json_bool(&w, s->planned);
+    json_key(&w, "alignment");
+    json_int(&w, (int64_t)s->io_alignment);
+    json_key(&w, "staged_copies");
+    json_int(&w, (int64_t)s->staged_copies);
+    json_key(&w, "waits");
+    json_int(&w, (int64_t)s->waits);
+    json_end_object(&w);
     json_key(&w, "latency_ms");
     json_begin_object(&w);
     json_key(&w, "min");

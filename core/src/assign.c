@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shape_infer.h"
 #include "validate.h"
@@ -19,6 +20,21 @@ bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) {
         return false;
     }
     return true;
+}
+
+const char *plxi_refusal_text(const char *backend_id, const char *reason) {
+    if (!backend_id) {
+        return reason;
+    }
+    size_t n = strlen(backend_id);
+    if (strncmp(reason, backend_id, n) != 0 || (reason[n] != ':' && reason[n] != ' ')) {
+        return reason;
+    }
+    const char *rest = reason + n + (reason[n] == ':');
+    while (*rest == ' ') {
+        rest++;
+    }
+    return *rest ? rest : reason;
 }
 
 /* Asks `rec` about layer `l`; NULL when it accepts, else the reason (heap).
@@ -49,6 +65,7 @@ char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
     plx_layer_view view;
     plxi_layer_view(l, layers, inputs, constants, &view);
     plx_status s = plxi_layer_view_validate(&view);
+    bool backend_said = !s; /* the host's own reasons keep their words */
     if (!s) {
         s = rec->functions.check_layer(rec->instance, &view);
     }
@@ -59,7 +76,11 @@ char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
     if (!s) {
         return NULL;
     }
-    char *reason = plxi_strdup(plx_status_get_message(s));
+    const char *message = plx_status_get_message(s);
+    if (!message) {
+        message = "";
+    }
+    char *reason = plxi_strdup(backend_said ? plxi_refusal_text(rec->info.id, message) : message);
     plx_status_free(s);
     if (!reason) {
         *oom_flag = true;

@@ -10,6 +10,12 @@
 
 /* Adds a note to the optimised network; false when out of memory. */
 bool plxi_optimizer_note(plx_optimized_network *o, const char *fmt, ...) PLXI_PRINTF(2, 3);
+/* A backend's refusal reason as the host records and shows it, after
+ * "<backend_id>: " (docs/backend-abi.md, R-18 (1)): without a leading
+ * "<backend_id>:" or "<backend_id> " (and the spaces after it), so that the
+ * id appears once. Points into `reason`; `reason` itself when it does not
+ * start so, when nothing would be left, or when backend_id is NULL. */
+const char *plxi_refusal_text(const char *backend_id, const char *reason);
 /* Asks `rec` about `l`: NULL when it accepts, else the reason
  * (heap; *oom_flag set when out of memory). */
 char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,

@@ -73,6 +73,13 @@ typedef struct plxi_backend_record {
     dev_t file_dev;
     ino_t file_ino;
     plx_runtime *runtime;        /* the runtime holding the record */
+    /* R-16 (registry.c, plxi_backend_layers): the function table's
+     * struct_size as the backend gave it; why the backend runs no layers
+     * (heap; NULL when it runs them); and a warning about functions its
+     * capabilities need that its struct_size cuts off (heap, or NULL). */
+    uint32_t functions_size;
+    char *layers_reason;
+    char *table_warning;
 } plxi_backend_record;
 
 /* host.c */

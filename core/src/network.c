@@ -30,7 +30,22 @@ void plxi_layer_free(plxi_layer *l) {
         free((char *)l->refusals[i].reason);
     }
     free(l->refusals);
+    for (size_t i = 0; i < l->fused_from.count; i++) {
+        free(l->fused_from.items[i]);
+    }
+    plxi_ptr_vec_release(&l->fused_from);
     free(l);
+}
+
+bool plxi_layer_fuse(plxi_layer *into, const plxi_layer *from) {
+    for (size_t i = 0; i <= from->fused_from.count; i++) {
+        char *name = plxi_strdup(i ? from->fused_from.items[i - 1] : from->name);
+        if (!name || !plxi_ptr_vec_push(&into->fused_from, name)) {
+            free(name);
+            return false;
+        }
+    }
+    return true;
 }
 
 const void *plxi_constant_data(const plxi_layer *l) {
@@ -92,6 +107,7 @@ plxi_layer *plxi_layer_clone(const plxi_layer *src) {
     memset(&l->owned, 0, sizeof l->owned);
     l->refusals = NULL;
     l->refusal_count = 0;
+    memset(&l->fused_from, 0, sizeof l->fused_from);
     size_t desc_size = plxi_op_desc_size(src->op);
     l->name = plxi_strdup(src->name);
     if (!l->name || (src->desc && !(l->desc = dup_bytes(src->desc, desc_size))) ||
@@ -137,6 +153,14 @@ plxi_layer *plxi_layer_clone(const plxi_layer *src) {
                 plxi_layer_free(l);
                 return NULL;
             }
+        }
+    }
+    for (size_t i = 0; i < src->fused_from.count; i++) {
+        char *name = plxi_strdup(src->fused_from.items[i]);
+        if (!name || !plxi_ptr_vec_push(&l->fused_from, name)) {
+            free(name);
+            plxi_layer_free(l);
+            return NULL;
         }
     }
     return l;

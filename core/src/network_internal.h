@@ -44,6 +44,9 @@ typedef struct plxi_layer {
     uint32_t lend_source;
     plx_refusal *refusals;
     size_t refusal_count;
+    /* Names (char*, owned) of the layers the optimiser fused into this one
+     * (plx_optimized_network_layer_fused_from), in the order fused. */
+    plxi_ptr_vec fused_from;
 } plxi_layer;
 
 struct plx_network {
@@ -63,6 +66,9 @@ plxi_layer *plxi_layer_clone(const plxi_layer *layer);
  * and `constants` input_count pointers; both are filled from `layers`. */
 void plxi_layer_view(const plxi_layer *layer, plxi_layer *const *layers,
                      plx_tensor_info *inputs, const void **constants, plx_layer_view *out_view);
+/* Records that `from` (and whatever was fused into it) is fused into
+ * `into`; false when out of memory. */
+bool plxi_layer_fuse(plxi_layer *into, const plxi_layer *from);
 /* Data of a constant layer. */
 const void *plxi_constant_data(const plxi_layer *layer);
 

@@ -112,10 +112,9 @@ static plx_status resolve_backends(plx_runtime *rt, const plx_optimize_options *
             ok = plxi_optimizer_note(o, "backend '%s' is not loaded", id);
         } else if (!rec->info.available) {
             ok = plxi_optimizer_note(o, "backend '%s' is unavailable: %s", id, rec->info.reason);
-        } else if (!rec->functions.check_layer) {
-            ok = plxi_optimizer_note(o, "backend '%s' runs no layers (it implements ABI %u.%u without "
-                             "check_layer)", id, PLX_ABI_VERSION_GET_MAJOR(rec->info.abi_version),
-                          PLX_ABI_VERSION_GET_MINOR(rec->info.abi_version));
+        } else if (!plx_backend_info_runs_layers(&rec->info)) {
+            ok = plxi_optimizer_note(o, "backend '%s' runs no layers: %s", id,
+                                     plx_backend_info_no_layers_reason(&rec->info));
         } else if (dup) {
             ok = plxi_optimizer_note(o, "backend '%s' is requested twice; the first place counts", id);
         } else {
@@ -139,7 +138,7 @@ static plx_status resolve_backends(plx_runtime *rt, const plx_optimize_options *
         size_t shown = 0;
         for (size_t k = 0; k < rt->backends.count; k++) {
             const plxi_backend_record *r = rt->backends.items[k];
-            if (r->info.available && r->functions.check_layer) {
+            if (plx_backend_info_runs_layers(&r->info)) {
                 sb_add(&b, "%s %s", shown++ ? "," : "", r->info.id);
             }
         }
@@ -357,8 +356,9 @@ static plx_status build_summary(plx_optimized_network *o) {
     for (size_t i = 0; i < o->layers.count; i++) {
         const plxi_layer *l = o->layers.items[i];
         for (size_t r = 0; r < l->refusal_count; r++) {
-            sb_add(&b, "\n'%s' (%s) fell back from %s to %s: %s", l->name, plx_op_name(l->op),
-                   l->refusals[r].backend_id, l->backend->info.id, l->refusals[r].reason);
+            sb_add(&b, "\n'%s' (%s) fell back from %s to %s; %s: %s", l->name,
+                   plx_op_name(l->op), l->refusals[r].backend_id, l->backend->info.id,
+                   l->refusals[r].backend_id, l->refusals[r].reason);
         }
     }
     if (b.failed) {
@@ -540,6 +540,22 @@ PLX_API size_t plx_optimized_network_layer_count(const plx_optimized_network *op
 PLX_API const plx_layer_assignment *plx_optimized_network_layer(
     const plx_optimized_network *optimized, size_t index) {
     return optimized && index < optimized->layers.count ? &optimized->assignments[index] : NULL;
+}
+
+PLX_API size_t plx_optimized_network_layer_fused_count(const plx_optimized_network *optimized,
+                                                       size_t index) {
+    if (!optimized || index >= optimized->layers.count) {
+        return 0;
+    }
+    return ((const plxi_layer *)optimized->layers.items[index])->fused_from.count;
+}
+
+PLX_API const char *plx_optimized_network_layer_fused_from(
+    const plx_optimized_network *optimized, size_t index, size_t k) {
+    if (k >= plx_optimized_network_layer_fused_count(optimized, index)) {
+        return NULL;
+    }
+    return ((const plxi_layer *)optimized->layers.items[index])->fused_from.items[k];
 }
 
 PLX_API size_t plx_optimized_network_note_count(const plx_optimized_network *optimized) {

@@ -264,6 +264,8 @@ void plxi_backend_record_destroy(plxi_backend_record *record) {
     free_options((plx_option_info *)record->info.options, record->info.option_count);
     free(record->log_source);
     free(record->captured_errors);
+    free(record->layers_reason);
+    free(record->table_warning);
     free(record);
 }
 
@@ -378,6 +380,71 @@ static char *copy_options(plxi_backend_record *rec, const plx_backend_descriptor
     return NULL;
 }
 
+/* " (it lies beyond the function table's struct_size, N bytes)" when the
+ * function at `offset` does (the host sees it as NULL, whatever the backend
+ * set there), else "". */
+static const char *beyond_table(const plxi_backend_record *rec, size_t offset, char *buf,
+                                size_t size) {
+    if (offset + sizeof(void (*)(void)) <= rec->functions_size) {
+        return "";
+    }
+    snprintf(buf, size, " (it lies beyond the function table's struct_size, %u bytes)",
+             (unsigned)rec->functions_size);
+    return buf;
+}
+
+/* R-16: whether the backend runs layers, decided once, here, from what it
+ * declared: its ABI minor and its function table as far as its struct_size
+ * goes (the host reads no byte beyond it). Sets rec->layers_reason to why
+ * not, NULL when it runs them. False when out of memory. */
+static bool decide_layers(plxi_backend_record *rec, unsigned minor) {
+    const size_t need = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, check_layer);
+    if (minor < 1) {
+        rec->layers_reason = plxi_strdup("it declares ABI 1.0, which has no network functions "
+                                         "(declare PLX_ABI_VERSION to run layers)");
+    } else if (rec->functions_size < need) {
+        rec->layers_reason = plxi_asprintf(
+            "its function table ends before the network functions: struct_size is %u bytes, "
+            "check_layer needs at least %zu (set struct_size to sizeof(plx_backend_functions))",
+            (unsigned)rec->functions_size, need);
+    } else if (!rec->functions.check_layer) {
+        rec->layers_reason = plxi_strdup("its function table leaves check_layer NULL");
+    } else {
+        return true;
+    }
+    return rec->layers_reason != NULL;
+}
+
+/* A capability that only a backend running layers acts on: every standard
+ * one claimed (a boolean true, or an integer or string given). */
+static bool claims_layer_capability(const plx_capability *c) {
+    return standard_cap(c->key) >= 0 && (c->type != PLX_VALUE_BOOL || c->bool_value);
+}
+
+/* The trap of a function table cut short (R-16): the backend reports a
+ * capability that only a backend running layers acts on, yet runs none
+ * (most often a struct_size that ends before check_layer, which hides the
+ * network functions the backend sets). Sets rec->table_warning (NULL:
+ * nothing found). The host cannot see what a table sets beyond its
+ * struct_size, so the capabilities are the only evidence; the functions a
+ * capability needs after the network group (queued execution, the
+ * backend allocator, dma-buf export) are checked where the capability is,
+ * and their rejections say when the function lies beyond struct_size.
+ * Within the group nothing can be cut alone: a table that ends inside it
+ * lacks execute_workload and is rejected. False when out of memory. */
+static bool find_table_warning(plxi_backend_record *rec) {
+    for (size_t i = 0; rec->layers_reason && i < rec->info.capability_count; i++) {
+        const plx_capability *c = &rec->info.capabilities[i];
+        if (claims_layer_capability(c)) {
+            rec->table_warning = plxi_asprintf("reports capability '%s', which only a backend "
+                                               "that runs layers uses, but it runs none: %s",
+                                               c->key, rec->layers_reason);
+            return rec->table_warning != NULL;
+        }
+    }
+    return true;
+}
+
 /* R-24: a backend that reports queued_execution provides the whole queued
  * group (a backend built for an older minor has none of it). NULL: fine. */
 static char *check_queued(const plxi_backend_record *rec) {
@@ -393,17 +460,20 @@ static char *check_queued(const plxi_backend_record *rec) {
         REQ(fence_wait),   REQ(fence_query),   REQ(destroy_fence),
 #undef REQ
     };
-    if (!rec->functions.check_layer) {
-        return plxi_asprintf("capability '%s' but the backend runs no layers (check_layer is "
-                             "NULL)", PLX_CAP_QUEUED_EXECUTION);
+    if (rec->layers_reason) {
+        return plxi_asprintf("capability '%s' but the backend runs no layers: %s",
+                             PLX_CAP_QUEUED_EXECUTION, rec->layers_reason);
     }
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
         void (*fn)(void);
         memcpy(&fn, (const char *)&rec->functions + required[i].offset, sizeof fn);
         if (!fn) {
-            return plxi_asprintf("required function '%s' is NULL (the backend reports %s; "
+            char buf[96];
+            return plxi_asprintf("required function '%s' is NULL%s (the backend reports %s; "
                                  "ABI 1.4 or later)",
-                                 required[i].name, PLX_CAP_QUEUED_EXECUTION);
+                                 required[i].name,
+                                 beyond_table(rec, required[i].offset, buf, sizeof buf),
+                                 PLX_CAP_QUEUED_EXECUTION);
         }
     }
     return NULL;
@@ -711,6 +781,7 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
     }
     memcpy(&rec->functions, f,
            f->struct_size < sizeof rec->functions ? f->struct_size : sizeof rec->functions);
+    rec->functions_size = f->struct_size;
     if (!rec->functions.create) {
         return reject(rt, rec, "required function 'create' is NULL");
     }
@@ -722,6 +793,10 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
          * table's size says. */
         size_t keep = FUNCTIONS_V1_0_SIZE;
         memset((char *)&rec->functions + keep, 0, sizeof rec->functions - keep);
+    }
+    if (!decide_layers(rec, minor)) {
+        plxi_backend_record_destroy(rec);
+        return oom();
     }
     if (rec->functions.check_layer) {
         /* a backend that runs layers provides the whole group. */
@@ -850,10 +925,15 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
         }
     }
     problem = check_queued(rec);
+    char beyond[96];
     if (!problem && plx_backend_info_has_capability(&rec->info, PLX_CAP_ALLOCATES_PLANNED_MEMORY) &&
         !rec->functions.allocate_planned_buffer) {
-        problem = plxi_asprintf("required function 'allocate_planned_buffer' is NULL (the backend "
-                                "reports %s; ABI 1.4 or later)", PLX_CAP_ALLOCATES_PLANNED_MEMORY);
+        problem = plxi_asprintf("required function 'allocate_planned_buffer' is NULL%s (the "
+                                "backend reports %s; ABI 1.4 or later)",
+                                beyond_table(rec, offsetof(plx_backend_functions,
+                                                           allocate_planned_buffer),
+                                             beyond, sizeof beyond),
+                                PLX_CAP_ALLOCATES_PLANNED_MEMORY);
     }
     if (!problem && plx_backend_info_capability(&rec->info, PLX_CAP_IMPORT_MEMORY_KINDS) &&
         !rec->functions.import_external_memory) {
@@ -866,20 +946,34 @@ static plx_status register_candidate(plx_runtime *rt, plxi_backend_record *rec,
      * that reads its memory as a dma-buf. */
     if (!problem && plx_backend_info_has_capability(&rec->info, PLX_CAP_EXPORT_DMA_BUF) &&
         !rec->functions.export_external_memory) {
-        problem = plxi_asprintf("required function 'export_external_memory' is NULL (the backend "
-                                "reports %s; ABI 1.4 or later)", PLX_CAP_EXPORT_DMA_BUF);
+        problem = plxi_asprintf("required function 'export_external_memory' is NULL%s (the "
+                                "backend reports %s; ABI 1.4 or later)",
+                                beyond_table(rec, offsetof(plx_backend_functions,
+                                                           export_external_memory),
+                                             beyond, sizeof beyond),
+                                PLX_CAP_EXPORT_DMA_BUF);
     }
     if (problem) {
         return reject_with(rt, rec, problem);
+    }
+    if (!find_table_warning(rec)) {
+        plxi_backend_record_destroy(rec);
+        return oom();
+    }
+    if (rec->table_warning) {
+        plxi_log(&rt->logger, PLX_LOG_WARN, "plexus", "backend '%s': %s", rec->info.id,
+                 rec->table_warning);
     }
     rec->info.available = true;
     if (!plxi_ptr_vec_push(&rt->backends, rec)) {
         plxi_backend_record_destroy(rec);
         return oom();
     }
-    plxi_log(&rt->logger, PLX_LOG_INFO, "plexus", "loaded backend '%s' (%s %s) from %s",
+    plxi_log(&rt->logger, PLX_LOG_INFO, "plexus", "loaded backend '%s' (%s %s) from %s%s%s",
              rec->info.id, rec->info.name, rec->info.version,
-             rec->info.path ? rec->info.path : "the application");
+             rec->info.path ? rec->info.path : "the application",
+             rec->layers_reason ? "; it runs no layers: " : "",
+             rec->layers_reason ? rec->layers_reason : "");
     return NULL;
 }
 
@@ -1194,4 +1288,30 @@ plx_status plxi_registry_scan(plx_runtime *rt, plx_search_entry *entry) {
     }
     /* A file named explicitly is loaded whatever its name. */
     return consider(rt, entry->path);
+}
+
+/* The record behind a plx_backend_info the runtime handed out: `info` is
+ * the record's first member. */
+static const plxi_backend_record *record_of(const plx_backend_info *backend) {
+    return (const plxi_backend_record *)(const void *)((const char *)backend -
+                                                        offsetof(plxi_backend_record, info));
+}
+
+PLX_API bool plx_backend_info_runs_layers(const plx_backend_info *backend) {
+    return backend && backend->available && !record_of(backend)->layers_reason;
+}
+
+PLX_API const char *plx_backend_info_no_layers_reason(const plx_backend_info *backend) {
+    if (!backend) {
+        return NULL;
+    }
+    const plxi_backend_record *rec = record_of(backend);
+    if (rec->layers_reason) {
+        return rec->layers_reason;
+    }
+    return backend->available ? NULL : "it is unavailable on this machine";
+}
+
+PLX_API const char *plx_backend_info_table_warning(const plx_backend_info *backend) {
+    return backend ? record_of(backend)->table_warning : NULL;
 }

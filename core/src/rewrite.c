@@ -296,7 +296,8 @@ static plx_status fold_batch_norm(rewriter *w, uint32_t index, bool *changed) {
         conv->inputs[2] = bn->inputs[2];
         conv->input_count = 3;
     }
-    if (!plxi_optimizer_note(w->o, "folded batch_norm '%s' into conv '%s'", bn->name,
+    if (!plxi_layer_fuse(conv, bn) ||
+        !plxi_optimizer_note(w->o, "folded batch_norm '%s' into conv '%s'", bn->name,
                              conv->name)) {
         return oom();
     }
@@ -545,7 +546,8 @@ static plx_status fuse_hard_swish(rewriter *w, uint32_t index, bool *changed) {
         if (!d) {
             return oom();
         }
-        if (!plxi_optimizer_note(w->o, "fused '%s', '%s', '%s' and '%s' into a hard_swish",
+        if (!plxi_layer_fuse(l, add) || !plxi_layer_fuse(l, clip) || !plxi_layer_fuse(l, h) ||
+            !plxi_optimizer_note(w->o, "fused '%s', '%s', '%s' and '%s' into a hard_swish",
                                  add->name, clip->name, h->name, l->name)) {
             free(d);
             return oom();
@@ -671,7 +673,9 @@ static plx_status fuse_gelu(rewriter *w, uint32_t index, bool *changed) {
     if (!d) {
         return oom();
     }
-    if (!plxi_optimizer_note(w->o, "fused '%s', '%s', '%s', '%s' and '%s' into a gelu",
+    if (!plxi_layer_fuse(l, w->layers[chain[2]]) || !plxi_layer_fuse(l, w->layers[chain[1]]) ||
+        !plxi_layer_fuse(l, w->layers[chain[0]]) || !plxi_layer_fuse(l, w->layers[chain[3]]) ||
+        !plxi_optimizer_note(w->o, "fused '%s', '%s', '%s', '%s' and '%s' into a gelu",
                              w->layers[chain[2]]->name, w->layers[chain[1]]->name,
                              w->layers[chain[0]]->name, w->layers[chain[3]]->name, l->name)) {
         free(d);
@@ -1053,7 +1057,8 @@ static plx_status fold_qdq(rewriter *w, uint32_t index, bool *changed) {
         s = failed ? oom() : NULL;
         goto out;
     }
-    if (!plxi_optimizer_note(w->o, "quantized %s '%s': dequantize, %s and quantize '%s' run as "
+    if (!plxi_layer_fuse(cand, mt.q) ||
+        !plxi_optimizer_note(w->o, "quantized %s '%s': dequantize, %s and quantize '%s' run as "
                              "one int8 layer", plx_op_name(l->op), l->name, plx_op_name(l->op),
                              mt.q->name)) {
         plxi_layer_free(cand);
@@ -1124,7 +1129,8 @@ static plx_status fold_qdq_binary(rewriter *w, uint32_t index, bool *changed) {
     cand->outputs[0].quant = yq;
     bool failed;
     bool taken = preferred_take(w, cand, &failed);
-    if (!taken || !plxi_optimizer_note(w->o, "quantized binary '%s': dequantize, %s and quantize "
+    if (!taken || !plxi_layer_fuse(cand, qy) ||
+        !plxi_optimizer_note(w->o, "quantized binary '%s': dequantize, %s and quantize "
                                        "'%s' run as one int8 layer", l->name,
                                        plx_binary_func_name(f), qy->name)) {
         info[1]->quant = old[1];
@@ -1203,7 +1209,8 @@ static plx_status fold_qdq_concat(rewriter *w, uint32_t index, bool *changed) {
     cand->outputs[0].quant = yq;
     bool failed;
     bool taken = preferred_take(w, cand, &failed);
-    if (!taken || !plxi_optimizer_note(w->o, "quantized concat '%s': %u dequantizes, concat and "
+    if (!taken || !plxi_layer_fuse(cand, qy) ||
+        !plxi_optimizer_note(w->o, "quantized concat '%s': %u dequantizes, concat and "
                                        "quantize '%s' run as one int8 layer", l->name,
                                        (unsigned)n, qy->name)) {
         s = failed || taken ? oom() : NULL;
@@ -1453,14 +1460,20 @@ static plx_status fold_qdq_table(rewriter *w, uint32_t index, bool *changed) {
     w->layers[index] = table;
     bool failed;
     bool taken = preferred_take(w, gather, &failed);
-    if (!taken || !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u "
+    /* the table keeps the dequantize's name, the lookup the quantize's:
+     * the lookup stands for the chain between them */
+    bool fused = taken;
+    for (uint32_t k = 0; fused && k < n; k++) {
+        fused = plxi_layer_fuse(gather, w->layers[chain[k]]);
+    }
+    if (!fused || !plxi_optimizer_note(w->o, "quantized table '%s': dequantize '%s', %u "
                                        "elementwise layer%s and quantize run as one lookup of "
                                        "the 256 results", q->name, dq->name, (unsigned)n,
                                        n == 1 ? "" : "s")) {
         w->layers[index] = dq;
         plxi_layer_free(table);
         plxi_layer_free(gather);
-        return failed || taken ? oom() : NULL; /* taken: the note failed */
+        return failed || taken ? oom() : NULL; /* taken: a fuse or the note failed */
     }
     /* the scales and zero points of the dequantize and the quantize, and
      * each link's scalar, lose a reader */

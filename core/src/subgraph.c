@@ -463,6 +463,12 @@ static plxi_layer *new_layer(const offer *of, edit *e) {
         strcat(l->name, i == 0 ? "" : k == i ? "+" : "+...+");
         strcat(l->name, of->layers[of->global[e->layers[k]]]->name);
     }
+    for (uint32_t i = 0; i < e->layer_count; i++) {
+        if (!plxi_layer_fuse(l, of->layers[of->global[e->layers[i]]])) {
+            plxi_layer_free(l);
+            return NULL;
+        }
+    }
     l->op = PLX_OP_PRECOMPILED;
     l->input_count = e->input_count;
     l->output_count = e->output_count;
@@ -577,10 +583,11 @@ static plx_status apply(plx_optimized_network *o, offer *of, plxi_backend_record
             continue;
         }
         plxi_layer *l = of->layers[of->global[e->layers[0]]];
-        char *why = plxi_asprintf("given back: %s", e->kind);
+        const char *reason = plxi_refusal_text(id, e->kind);
+        char *why = plxi_asprintf("given back: %s", reason);
         if (!why || !plxi_optimizer_refusal(l, id, why) ||
             !plxi_optimizer_note(o, "backend '%s' gave back layer '%s': %s", id, l->name,
-                                 e->kind)) {
+                                 reason)) {
             return oom();
         }
         l->backend = NULL;

@@ -27,6 +27,8 @@
  *   FAKE_CAPS_ALLOCATES       allocates_planned_memory without the functions
  *   FAKE_CAPS_EXPORTS_DMA_BUF memory_export_dma_buf without export_external_memory
  *                             it needs (R-26)
+ *   FAKE_CAPS_VENDOR_ONLY     no standard capability, only the vendor ones: nothing
+ *                             says the backend means to run layers (R-16)
  *   FAKE_MISBEHAVE=what, FAKE_MISBEHAVE_IN=where
  *                             a plug-in no in-process host survives (only the
  *                             probe of docs/backend-abi.md does): `what` is
@@ -156,6 +158,7 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
     b->host = host;
     plx_capability *c = b->capabilities;
     size_t n = 0;
+#ifndef FAKE_CAPS_VENDOR_ONLY
     c[n].key = PLX_CAP_ASYNC_EXECUTION;
 #ifdef FAKE_CAPS_BAD_TYPE
     c[n].type = PLX_VALUE_INT; /* standard keys are boolean */
@@ -174,6 +177,7 @@ FAKE_MAYBE_UNUSED static plx_status fake_create(const plx_host *host, const plx_
     c[n].type = PLX_VALUE_BOOL;
     c[n].bool_value = true;
     n++;
+#endif
     c[n].key = "acme.tile_count";
     c[n].type = PLX_VALUE_INT;
     c[n].int_value = 4;

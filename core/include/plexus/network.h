@@ -158,13 +158,31 @@ typedef struct plx_layer_assignment {
 PLX_API size_t plx_optimized_network_layer_count(const plx_optimized_network *optimized);
 PLX_API const plx_layer_assignment *plx_optimized_network_layer(
     const plx_optimized_network *optimized, size_t index);
+/* The layers of the network as built that the optimiser fused into layer
+ * `index` (which keeps its own name, or for a backend's substitution is
+ * named after them, "a+b"); they are absent from the assignment. Recorded
+ * for: a batch_norm folded into the conv before it; the layers fused into
+ * a hard_swish or a gelu; the quantize a quantized layer absorbs
+ * ("dequantize, conv and quantize run as one int8 layer"; the dequantizes
+ * may feed other layers too and are not listed); the elementwise layers
+ * of a quantized chain that runs as one table lookup (the lookup keeps the
+ * quantize's name, the table the dequantize's); and every layer a backend's
+ * optimize_subgraph replaced (R-23). Layers folded into constants
+ * and removed identities are only notes. In the order fused; a layer fused
+ * into one that was itself fused later is listed after it. 0 / NULL out of
+ * range. Pointers valid until destroy. */
+PLX_API size_t plx_optimized_network_layer_fused_count(const plx_optimized_network *optimized,
+                                                       size_t index);
+PLX_API const char *plx_optimized_network_layer_fused_from(
+    const plx_optimized_network *optimized, size_t index, size_t k);
 /* Requested backend ids that were not used because they are not loaded or
  * not available, each with why; and other remarks. */
 PLX_API size_t plx_optimized_network_note_count(const plx_optimized_network *optimized);
 PLX_API const char *plx_optimized_network_note(const plx_optimized_network *optimized,
                                                size_t index);
-/* One line per backend and per fallback, e.g.
- * "5 layers on cpu_ref; 1 fell back from fake: 'c1' (conv): needs float16". */
+/* One line per backend and per fallback, e.g. "5 layers on cpu_ref" and
+ * "'c1' (conv) fell back from fake to cpu_ref; fake: needs float16" (the
+ * refusal after its backend's id, docs/backend-abi.md R-18 (1)). */
 PLX_API const char *plx_optimized_network_summary(const plx_optimized_network *optimized);
 
 /* ------------------------------------------------------------------------ */

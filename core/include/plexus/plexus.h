@@ -300,6 +300,30 @@ PLX_API uint32_t plx_backend_info_export_sources(const plx_backend_info *backend
  * buffer (plx_loaded_network_staged_copy_count). */
 PLX_API size_t plx_backend_info_import_alignment(const plx_backend_info *backend);
 
+/* Whether the backend runs layers (docs/backend-abi.md, R-16): it is
+ * available, declares ABI 1.1 or later, and its function table sets
+ * check_layer within its struct_size. One that does not is loaded and
+ * listed but never assigned a layer, and its capabilities are not used.
+ * `backend` is one this runtime returned (plx_runtime_backend,
+ * plx_runtime_find_backend); false for NULL. */
+PLX_API bool plx_backend_info_runs_layers(const plx_backend_info *backend);
+/* Why the backend runs no layers, one sentence: "it declares ABI 1.0, ...",
+ * "its function table ends before the network functions: struct_size is N
+ * bytes, check_layer needs at least M ...", "its function table leaves
+ * check_layer NULL", or, for a backend whose table allows layers,
+ * "it is unavailable on this machine". NULL when it runs layers, or for
+ * NULL. Owned by the runtime. */
+PLX_API const char *plx_backend_info_no_layers_reason(const plx_backend_info *backend);
+/* A warning found at discovery (and logged then, at warn level), NULL when
+ * none: the backend's capabilities say it means to use functions that its
+ * function table's struct_size cuts off (the host reads nothing beyond
+ * struct_size, so a function set there is absent), or that it means to run
+ * layers although it runs none. Found only for an available backend (the
+ * capabilities are read after create), and only from what it reports: a
+ * table cut short whose backend reports no such capability looks like one
+ * that leaves those functions out on purpose. Owned by the runtime. */
+PLX_API const char *plx_backend_info_table_warning(const plx_backend_info *backend);
+
 /* A file that was looked at and not used, or a backend left out. */
 typedef struct plx_rejection {
     const char *path; /* the file; NULL for a static backend */

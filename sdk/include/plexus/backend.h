@@ -601,9 +601,11 @@ typedef struct plx_backend_functions {
      * INT64_MAX / 8; docs/backend-abi.md, "What the host guarantees about a
      * layer view"). The backend checks only what it supports. NULL: supported.
      * Otherwise a status (PLX_UNSUPPORTED) whose message is the reason,
-     * shown to users as is ("cpu_ref runs conv in float32 only, not
-     * float16"). Must not keep any pointer from `layer`. May be called from
-     * any thread, concurrently. */
+     * shown to users after the backend's id: "runs conv in float32 only,
+     * not float16" reads "cpu_ref: runs conv in float32 only, not float16"
+     * (a reason that starts with the id itself, "cpu_ref: " or "cpu_ref ",
+     * has it dropped; docs/backend-abi.md, R-18 (1)). Must not keep any
+     * pointer from `layer`. May be called from any thread, concurrently. */
     plx_status (*check_layer)(plx_backend *backend, const plx_layer_view *layer);
 
     /* Creates the factory for one loaded network. The factory lives until

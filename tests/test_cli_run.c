@@ -1400,14 +1400,15 @@ Test(cli_run, preimport_gives_the_same_outputs, .timeout = 120) {
     remove_tree(out_dir);
 }
 
-/* A backend that cannot pre-import (testdev does not report
- * preimport_io_tensors): the core's error, naming the tensor and the
- * cause, and exit status 1. */
+/* An input that cannot be pre-imported (testdev with import=none imports
+ * nothing, so its inputs are not zero copy): the core's error, naming the
+ * tensor and the cause, and exit status 1. */
 Test(cli_run, preimport_refused_names_the_cause) {
     run_result r = RUN_TESTDEV(MODEL("two_inputs.onnx"), "--backends", "testdev,cpu_ref",
-                               "--preimport");
+                               "--option", "testdev.import=none", "--preimport");
     cr_assert(eq(int, r.status, 1), "exit %d, stderr: %s", r.status, r.err);
     expect_contains(r.err, "plexus run: cannot pre-import the inputs (--preimport): ", "stderr");
-    expect_contains(r.err, "backend 'testdev' does not report preimport_io_tensors", "stderr");
+    expect_contains(r.err, "is not zero copy in this network (its backend cannot import it",
+                    "stderr");
     free_result(&r);
 }

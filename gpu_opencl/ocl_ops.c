@@ -79,7 +79,7 @@ const char *ocl_check_index_limit(const plx_layer_view *l, char *buf, size_t siz
         bool in = i < l->input_count;
         if (!within_index_limit(in ? &l->inputs[i] : &l->outputs[i - l->input_count])) {
             return ocl_refuse(buf, size,
-                              "gpu_opencl: %s: %s %u has too many elements (2^31 - 2^16 at most)",
+                              "%s: %s %u has too many elements (2^31 - 2^16 at most)",
                               plx_op_name(l->op), in ? "input" : "output",
                               in ? i : i - l->input_count);
         }
@@ -91,7 +91,7 @@ const char *ocl_require_f32(const plx_layer_view *l, char *buf, size_t size) {
     for (uint32_t i = 0; i < l->input_count + l->output_count; i++) {
         const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[i - l->input_count];
         if (t->dtype != PLX_DTYPE_FLOAT32) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s needs float32, got %s", plx_op_name(l->op),
+            return ocl_refuse(buf, size, "%s needs float32, got %s", plx_op_name(l->op),
                               plx_dtype_name(t->dtype));
         }
     }
@@ -106,7 +106,7 @@ const char *ocl_require_shape(const plx_layer_view *l, uint32_t out, uint32_t ra
         same = y->dims[i] == dims[i];
     }
     if (!same) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: output %u's shape disagrees with the inputs",
+        return ocl_refuse(buf, size, "%s: output %u's shape disagrees with the inputs",
                           plx_op_name(l->op), out);
     }
     return NULL;
@@ -350,7 +350,7 @@ const char *ocl_op_check(const ocl_device *dev, const plx_layer_view *layer, cha
                          size_t size) {
     /* The host validated the view (a known op among them). */
     if (!ops[layer->op].check) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s is not implemented", plx_op_name(layer->op));
+        return ocl_refuse(buf, size, "%s is not implemented", plx_op_name(layer->op));
     }
     return ops[layer->op].check(dev, layer, buf, size);
 }

@@ -31,7 +31,7 @@
  * gpu_opencl's prefix. The kernels take slots 0 and 1 in an int16 and the
  * depth in an int8 (depth_geom_arg). */
 static const char *window_refusal(const char *why, char *buf, size_t size) {
-    return why ? ocl_refuse(buf, size, "gpu_opencl: %s", why) : NULL;
+    return why ? ocl_refuse(buf, size, "%s", why) : NULL;
 }
 
 /* The int16 geometry of conv.cl. */
@@ -231,16 +231,16 @@ const char *ocl_check_fully_connected(const ocl_device *dev, const plx_layer_vie
     const plx_fully_connected_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
     if (x->rank < 2 || w->rank != 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: fully_connected takes X of rank >= 2 and W of rank 2");
+        return ocl_refuse(buf, size, "fully_connected takes X of rank >= 2 and W of rank 2");
     }
     int64_t k = x->dims[x->rank - 1];
     int64_t m = desc->weights_transposed ? w->dims[0] : w->dims[1];
     if ((desc->weights_transposed ? w->dims[1] : w->dims[0]) != k) {
-        return ocl_refuse(buf, size, "gpu_opencl: fully_connected: W does not match X's K %lld",
+        return ocl_refuse(buf, size, "fully_connected: W does not match X's K %lld",
                           (long long)k);
     }
     if (l->input_count == 3 && ocl_numel(&l->inputs[2]) != m) {
-        return ocl_refuse(buf, size, "gpu_opencl: fully_connected: B has %lld elements, not %lld",
+        return ocl_refuse(buf, size, "fully_connected: B has %lld elements, not %lld",
                           (long long)ocl_numel(&l->inputs[2]), (long long)m);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -292,14 +292,14 @@ static const char *gemm_geom_of(const plx_layer_view *l, plx_gemm_geom *g, char 
     case PLX_GEOM_OK:
         break;
     case PLX_GEOM_BAD_RANK:
-        return ocl_refuse(buf, size, "gpu_opencl: gemm takes A and B of rank 2, not %u and %u",
+        return ocl_refuse(buf, size, "gemm takes A and B of rank 2, not %u and %u",
                           (unsigned)g->bad[0], (unsigned)g->bad[1]);
     case PLX_GEOM_K_MISMATCH:
-        return ocl_refuse(buf, size, "gpu_opencl: gemm: A' and B' disagree on K");
+        return ocl_refuse(buf, size, "gemm: A' and B' disagree on K");
     case PLX_GEOM_BAD_BIAS_RANK:
-        return ocl_refuse(buf, size, "gpu_opencl: gemm: C has rank %u (0 to 2)", (unsigned)g->bad[0]);
+        return ocl_refuse(buf, size, "gemm: C has rank %u (0 to 2)", (unsigned)g->bad[0]);
     default:
-        return ocl_refuse(buf, size, "gpu_opencl: gemm: C does not broadcast to [%lld,%lld]",
+        return ocl_refuse(buf, size, "gemm: C does not broadcast to [%lld,%lld]",
                           (long long)g->m, (long long)g->n);
     }
     int64_t dims[2] = {g->m, g->n};
@@ -357,12 +357,12 @@ static const char *matmul_geom_of(const plx_layer_view *l, plx_matmul_geom *g, c
     case PLX_GEOM_OK:
         break;
     case PLX_GEOM_BAD_RANK:
-        return ocl_refuse(buf, size, "gpu_opencl: matmul: operands must have rank >= 1");
+        return ocl_refuse(buf, size, "matmul: operands must have rank >= 1");
     case PLX_GEOM_K_MISMATCH:
-        return ocl_refuse(buf, size, "gpu_opencl: matmul: A has K %lld, B has K %lld",
+        return ocl_refuse(buf, size, "matmul: A has K %lld, B has K %lld",
                           (long long)g->bad[0], (long long)g->bad[1]);
     default:
-        return ocl_refuse(buf, size, "gpu_opencl: matmul: batch dims do not broadcast");
+        return ocl_refuse(buf, size, "matmul: batch dims do not broadcast");
     }
     return ocl_require_shape(l, 0, g->rank, g->dims, buf, size);
 }
@@ -438,10 +438,10 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
     const plx_pool_desc *desc = l->desc;
     if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE &&
         desc->kind != PLX_POOL_LP) {
-        return ocl_refuse(buf, size, "gpu_opencl: pool: kind %d is not implemented", (int)desc->kind);
+        return ocl_refuse(buf, size, "pool: kind %d is not implemented", (int)desc->kind);
     }
     if (desc->kind == PLX_POOL_LP && (desc->p < 1 || desc->p > 65536)) {
-        return ocl_refuse(buf, size, "gpu_opencl: pool: lp pooling needs p in [1, 65536], got %lld",
+        return ocl_refuse(buf, size, "pool: lp pooling needs p in [1, 65536], got %lld",
                           (long long)desc->p);
     }
     if (l->output_count > 1) {
@@ -449,14 +449,14 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
         if (desc->kind != PLX_POOL_MAX || ind->dtype != PLX_DTYPE_INT64 ||
             !ocl_same_dims(ind, &l->outputs[0]) || l->inputs[0].dtype != PLX_DTYPE_FLOAT32 ||
             l->outputs[0].dtype != PLX_DTYPE_FLOAT32) {
-            return ocl_refuse(buf, size, "gpu_opencl: pool: Indices come with float32 max pools "
+            return ocl_refuse(buf, size, "pool: Indices come with float32 max pools "
                               "only, int64 of Y's shape");
         }
     } else if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
     if (l->output_count > 1 && desc->indices_column_major && l->inputs[0].rank > 4) {
-        return ocl_refuse(buf, size, "gpu_opencl: pool: column-major Indices are for 1-D and 2-D "
+        return ocl_refuse(buf, size, "pool: column-major Indices are for 1-D and 2-D "
                           "pools, not 3-D");
     }
     char msg[224];
@@ -466,7 +466,7 @@ static const char *pool_geom(const plx_layer_view *l, plx_window_geom *g, char *
 const char *ocl_check_pool(const ocl_device *dev, const plx_layer_view *l, char *buf, size_t size) {
     (void)dev;
     if (l->output_count > 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: pool: %u outputs", l->output_count);
+        return ocl_refuse(buf, size, "pool: %u outputs", l->output_count);
     }
     plx_window_geom g;
     return pool_geom(l, &g, buf, size);
@@ -560,11 +560,11 @@ const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l
     const plx_global_pool_desc *desc = l->desc;
     if (desc->kind != PLX_POOL_MAX && desc->kind != PLX_POOL_AVERAGE &&
         desc->kind != PLX_POOL_LP) {
-        return ocl_refuse(buf, size, "gpu_opencl: global_pool: kind %d is not implemented",
+        return ocl_refuse(buf, size, "global_pool: kind %d is not implemented",
                           (int)desc->kind);
     }
     if (desc->kind == PLX_POOL_LP && desc->p != 1 && desc->p != 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: global_pool: lp with p %lld is not implemented "
+        return ocl_refuse(buf, size, "global_pool: lp with p %lld is not implemented "
                           "(1 or 2)", (long long)desc->p);
     }
     if ((why = ocl_require_f32(l, buf, size))) {
@@ -572,7 +572,7 @@ const char *ocl_check_global_pool(const ocl_device *dev, const plx_layer_view *l
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return ocl_refuse(buf, size, "gpu_opencl: global_pool takes X of rank >= 3, not %u", x->rank);
+        return ocl_refuse(buf, size, "global_pool takes X of rank >= 3, not %u", x->rank);
     }
     int64_t dims[PLX_MAX_RANK];
     for (uint32_t i = 0; i < x->rank; i++) {
@@ -615,11 +615,11 @@ const char *ocl_check_batch_norm(const ocl_device *dev, const plx_layer_view *l,
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: batch_norm takes X of rank >= 2, not %u", x->rank);
+        return ocl_refuse(buf, size, "batch_norm takes X of rank >= 2, not %u", x->rank);
     }
     for (uint32_t i = 1; i < 5; i++) {
         if (ocl_numel(&l->inputs[i]) != x->dims[1]) {
-            return ocl_refuse(buf, size, "gpu_opencl: batch_norm: input %u has %lld elements, X %lld channels",
+            return ocl_refuse(buf, size, "batch_norm: input %u has %lld elements, X %lld channels",
                               i, (long long)ocl_numel(&l->inputs[i]), (long long)x->dims[1]);
         }
     }
@@ -657,10 +657,10 @@ static const char *norm_broadcast(const plx_tensor_info *t, const plx_tensor_inf
     case PLX_GEOM_OK:
         return NULL;
     case PLX_GEOM_BAD_RANK:
-        return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s has rank %u, X %u", name, t->rank,
+        return ocl_refuse(buf, size, "layer_norm: %s has rank %u, X %u", name, t->rank,
                           x->rank);
     default:
-        return ocl_refuse(buf, size, "gpu_opencl: layer_norm: %s does not broadcast to X", name);
+        return ocl_refuse(buf, size, "layer_norm: %s does not broadcast to X", name);
     }
 }
 
@@ -683,7 +683,7 @@ static const char *layer_norm_geom_of(const plx_layer_view *l, layer_norm_geom *
     const plx_tensor_info *x = &l->inputs[0];
     uint32_t axis = 0;
     if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: layer_norm: axis %d is out of range for rank %u",
+        return ocl_refuse(buf, size, "layer_norm: axis %d is out of range for rank %u",
                           desc->axis, x->rank);
     }
     g->axis = axis;
@@ -763,12 +763,12 @@ const char *ocl_check_instance_norm(const ocl_device *dev, const plx_layer_view 
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return ocl_refuse(buf, size, "gpu_opencl: instance_norm takes X of rank >= 3, not %u", x->rank);
+        return ocl_refuse(buf, size, "instance_norm takes X of rank >= 3, not %u", x->rank);
     }
     for (uint32_t i = 1; i < 3; i++) {
         const plx_tensor_info *p = &l->inputs[i];
         if (p->rank != 1 || p->dims[0] != x->dims[1]) {
-            return ocl_refuse(buf, size, "gpu_opencl: instance_norm: input %u must be 1-D with X's %lld channels",
+            return ocl_refuse(buf, size, "instance_norm: input %u must be 1-D with X's %lld channels",
                               i, (long long)x->dims[1]);
         }
     }
@@ -815,7 +815,7 @@ static const char *softmax_geom(const plx_layer_view *l, int64_t *outer, int64_t
     const plx_tensor_info *x = &l->inputs[0];
     uint32_t axis = 0;
     if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: softmax: axis %d is out of range for rank %u",
+        return ocl_refuse(buf, size, "softmax: axis %d is out of range for rank %u",
                           desc->axis, x->rank);
     }
     *outer = ocl_dim_product(x, 0, (uint32_t)axis);
@@ -870,21 +870,21 @@ static const char *reduce_geom_of(const plx_layer_view *l, reduce_geom *g, char 
     const plx_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if ((unsigned)desc->func > PLX_REDUCE_LOG_SUM_EXP) {
-        return ocl_refuse(buf, size, "gpu_opencl: reduce: function %d is not implemented",
+        return ocl_refuse(buf, size, "reduce: function %d is not implemented",
                           (int)desc->func);
     }
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
     if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
-        return ocl_refuse(buf, size, "gpu_opencl: reduce: %u axes for rank %u", desc->axis_count,
+        return ocl_refuse(buf, size, "reduce: %u axes for rank %u", desc->axis_count,
                           x->rank);
     }
     bool reduced[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < desc->axis_count; i++) {
         uint32_t a = 0;
         if (!plx_axis_normalize(desc->axes[i], x->rank, false, &a) || reduced[a]) {
-            return ocl_refuse(buf, size, "gpu_opencl: reduce: axis %d is out of range or repeated",
+            return ocl_refuse(buf, size, "reduce: axis %d is out of range or repeated",
                               desc->axes[i]);
         }
         reduced[a] = true;
@@ -943,23 +943,23 @@ static const char *arg_reduce_geom(const plx_layer_view *l, int64_t *outer, int6
     const plx_arg_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (x->dtype != PLX_DTYPE_FLOAT32) {
-        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce needs float32, got %s",
+        return ocl_refuse(buf, size, "arg_reduce needs float32, got %s",
                           plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != PLX_DTYPE_INT64) {
-        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: the output is %s, not int64",
+        return ocl_refuse(buf, size, "arg_reduce: the output is %s, not int64",
                           plx_dtype_name(l->outputs[0].dtype));
     }
     uint32_t axis = 0;
     if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: axis %d is out of range for rank %u",
+        return ocl_refuse(buf, size, "arg_reduce: axis %d is out of range for rank %u",
                           (int)desc->axis, x->rank);
     }
     *outer = ocl_dim_product(x, 0, axis);
     *len = x->dims[axis];
     *inner = ocl_dim_product(x, axis + 1, x->rank);
     if (*len == 0 && *outer * *inner > 0) {
-        return ocl_refuse(buf, size, "gpu_opencl: arg_reduce: axis %u of X is empty", axis);
+        return ocl_refuse(buf, size, "arg_reduce: axis %u of X is empty", axis);
     }
     int64_t dims[PLX_MAX_RANK];
     uint32_t r = 0;
@@ -1016,12 +1016,12 @@ static const char *resize_geom_of(const plx_layer_view *l, plx_resize_geom *g, c
     const plx_resize_desc *desc = l->desc;
     if (desc->mode != PLX_RESIZE_NEAREST && desc->mode != PLX_RESIZE_LINEAR) {
         const char *name = plx_resize_mode_name(desc->mode);
-        return ocl_refuse(buf, size, "gpu_opencl: resize runs nearest and linear modes only, "
+        return ocl_refuse(buf, size, "resize runs nearest and linear modes only, "
                           "not %s", name ? name : "an unknown mode");
     }
     if ((unsigned)desc->coord > PLX_RESIZE_COORD_TF_HALF_PIXEL_FOR_NN) {
         const char *name = plx_resize_coord_name(desc->coord);
-        return ocl_refuse(buf, size, "gpu_opencl: resize does not run %s coordinates",
+        return ocl_refuse(buf, size, "resize does not run %s coordinates",
                           name ? name : "unknown");
     }
     const char *why = ocl_check_index_limit(l, buf, size);
@@ -1032,10 +1032,10 @@ static const char *resize_geom_of(const plx_layer_view *l, plx_resize_geom *g, c
     plx_geom_status s =
         plx_resize_geom_of(&l->inputs[0], &l->outputs[0], desc->scales, g, &dim);
     if (s == PLX_GEOM_BAD_RANK) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize takes rank-4 (NCHW) X and Y with X's N and C");
+        return ocl_refuse(buf, size, "resize takes rank-4 (NCHW) X and Y with X's N and C");
     }
     if (s != PLX_GEOM_OK) {
-        return ocl_refuse(buf, size, "gpu_opencl: resize: %s (spatial dim %d)", plx_geom_status_text(s),
+        return ocl_refuse(buf, size, "resize: %s (spatial dim %d)", plx_geom_status_text(s),
                         dim);
     }
     return NULL;
@@ -1136,7 +1136,7 @@ const char *ocl_check_deform_conv(const ocl_device *dev, const plx_layer_view *l
         d->offset_group < 1 || d->group > x->dims[1] || d->offset_group > x->dims[1] ||
         x->dims[1] % d->group != 0 || x->dims[1] % d->offset_group != 0 ||
         w->dims[0] % d->group != 0 || w->dims[1] != x->dims[1] / d->group) {
-        return ocl_refuse(buf, size, "gpu_opencl: deform_conv: X, W, offset and Y must be 4-D, "
+        return ocl_refuse(buf, size, "deform_conv: X, W, offset and Y must be 4-D, "
                           "with channels that group and offset_group divide");
     }
     int64_t taps = d->offset_group * w->dims[2] * w->dims[3];
@@ -1147,7 +1147,7 @@ const char *ocl_check_deform_conv(const ocl_device *dev, const plx_layer_view *l
          (l->inputs[4].rank != 4 || l->inputs[4].dims[0] != x->dims[0] ||
           l->inputs[4].dims[1] != taps || l->inputs[4].dims[2] != y->dims[2] ||
           l->inputs[4].dims[3] != y->dims[3]))) {
-        return ocl_refuse(buf, size, "gpu_opencl: deform_conv: Y, offset, B or mask has a shape "
+        return ocl_refuse(buf, size, "deform_conv: Y, offset, B or mask has a shape "
                           "that does not match X and W");
     }
     for (int k = 0; k < 2; k++) {
@@ -1156,12 +1156,12 @@ const char *ocl_check_deform_conv(const ocl_device *dev, const plx_layer_view *l
             d->pads_end[k] < 0 || d->strides[k] > GEOM_LIMIT || d->dilations[k] > GEOM_LIMIT ||
             d->pads_begin[k] > GEOM_LIMIT || d->pads_end[k] > GEOM_LIMIT || kk < 1 ||
             kk > GEOM_LIMIT) {
-            return ocl_refuse(buf, size, "gpu_opencl: deform_conv: strides and dilations must be "
+            return ocl_refuse(buf, size, "deform_conv: strides and dilations must be "
                               ">= 1, pads >= 0, all within the kernels' int range");
         }
         int64_t span = (kk - 1) * d->dilations[k] + 1, padded = in + d->pads_begin[k] + d->pads_end[k];
         if (padded < span || o != (padded - span) / d->strides[k] + 1) {
-            return ocl_refuse(buf, size, "gpu_opencl: deform_conv: the output size does not match "
+            return ocl_refuse(buf, size, "deform_conv: the output size does not match "
                               "the kernel, strides, dilations and pads");
         }
     }
@@ -1267,14 +1267,14 @@ const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char 
         return why;
     }
     if (l->input_count != n_in || l->output_count != n_out) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s needs %u inputs and %u outputs", op, n_in,
+        return ocl_refuse(buf, size, "%s needs %u inputs and %u outputs", op, n_in,
                           n_out);
     }
     for (uint32_t i = 0; i < n_in + n_out; i++) {
         const plx_tensor_info *t = i < n_in ? &l->inputs[i] : &l->outputs[i - n_in];
         plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
         if (t->dtype != want) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s needs float32 (sequence_lens int32), got "
+            return ocl_refuse(buf, size, "%s needs float32 (sequence_lens int32), got "
                               "%s (%s %u)", op, plx_dtype_name(t->dtype),
                               i < n_in ? "input" : "output", i < n_in ? i : i - n_in);
         }
@@ -1283,7 +1283,7 @@ const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char 
     rnn_attrs_of(l, &at);
     if ((unsigned)at.direction > PLX_RNN_BIDIRECTIONAL || at.hidden < 1 ||
         at.hidden > OCL_INDEX_LIMIT / 8 || !(at.clip >= 0.0f) || !isfinite(at.clip)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: direction %d, hidden_size %lld or clip %g "
+        return ocl_refuse(buf, size, "%s: direction %d, hidden_size %lld or clip %g "
                           "is out of range", op, (int)at.direction, (long long)at.hidden,
                           (double)at.clip);
     }
@@ -1292,7 +1292,7 @@ const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char 
         for (uint32_t k = 0; k < at.per; k++) {
             const plx_rnn_activation *a = &at.acts[d * at.per + k];
             if (!rnn_act_ok(a->func) || !isfinite(a->alpha) || !isfinite(a->beta)) {
-                return ocl_refuse(buf, size, "gpu_opencl: %s: activations[%lld][%u] is not a "
+                return ocl_refuse(buf, size, "%s: activations[%lld][%u] is not a "
                                   "recurrent activation with finite alpha and beta", op,
                                   (long long)d, k);
             }
@@ -1300,7 +1300,7 @@ const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char 
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank != 3) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: X must have rank 3, not %u", op, x->rank);
+        return ocl_refuse(buf, size, "%s: X must have rank 3, not %u", op, x->rank);
     }
     int64_t S = x->dims[0], B = x->dims[1], I = x->dims[2], H = at.hidden;
     const int64_t w[3] = {D, gates * H, I}, r[3] = {D, gates * H, H};
@@ -1312,11 +1312,11 @@ const char *ocl_check_lstm(const ocl_device *dev, const plx_layer_view *l, char 
         (lstm && (!rnn_dims_are(&l->inputs[6], state, 3) || !rnn_dims_are(&l->inputs[7], p, 2))) ||
         !rnn_dims_are(&l->outputs[0], y, 4) || !rnn_dims_are(&l->outputs[1], state, 3) ||
         (lstm && !rnn_dims_are(&l->outputs[2], state, 3))) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: an input or output's shape does not match "
+        return ocl_refuse(buf, size, "%s: an input or output's shape does not match "
                           "X and hidden_size", op);
     }
     if (D * B * (gates + 1) * H > OCL_INDEX_LIMIT) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the gate scratch would be too large", op);
+        return ocl_refuse(buf, size, "%s: the gate scratch would be too large", op);
     }
     return NULL;
 }

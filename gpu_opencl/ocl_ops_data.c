@@ -18,12 +18,12 @@ static const char *check_data(const plx_layer_view *l, char *buf, size_t size) {
     }
     plx_dtype t = l->inputs[0].dtype;
     if (!ocl_size_suffix(t)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: dtype %s is not supported", plx_op_name(l->op),
+        return ocl_refuse(buf, size, "%s: dtype %s is not supported", plx_op_name(l->op),
                           plx_dtype_name(t));
     }
     for (uint32_t i = 0; i < l->output_count; i++) {
         if (l->outputs[i].dtype != t) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: output %u is %s, the input %s",
+            return ocl_refuse(buf, size, "%s: output %u is %s, the input %s",
                               plx_op_name(l->op), i, plx_dtype_name(l->outputs[i].dtype),
                               plx_dtype_name(t));
         }
@@ -80,7 +80,7 @@ const char *ocl_check_reshape(const ocl_device *dev, const plx_layer_view *l, ch
         return why;
     }
     if (ocl_numel(&l->inputs[0]) != ocl_numel(&l->outputs[0])) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: input and output sizes differ",
+        return ocl_refuse(buf, size, "%s: input and output sizes differ",
                           plx_op_name(l->op));
     }
     return NULL;
@@ -100,14 +100,14 @@ static const char *transpose_perm(const plx_layer_view *l, uint32_t perm[PLX_MAX
     const plx_transpose_desc *d = l->desc;
     uint32_t rank = l->inputs[0].rank;
     if (d->perm_count != 0 && d->perm_count != rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: transpose: perm has %u entries for rank %u",
+        return ocl_refuse(buf, size, "transpose: perm has %u entries for rank %u",
                           d->perm_count, rank);
     }
     bool seen[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < rank; i++) {
         perm[i] = d->perm_count ? d->perm[i] : rank - 1 - i;
         if (perm[i] >= rank || seen[perm[i]]) {
-            return ocl_refuse(buf, size, "gpu_opencl: transpose: perm is not a permutation");
+            return ocl_refuse(buf, size, "transpose: perm is not a permutation");
         }
         seen[perm[i]] = true;
     }
@@ -156,28 +156,28 @@ static const char *check_parts(const plx_tensor_info *whole, const plx_tensor_in
                                const char *what, char *buf, size_t size) {
     uint32_t axis = 0;
     if (!plx_axis_normalize(axis_in, whole->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: axis %d is out of range for rank %u", what,
+        return ocl_refuse(buf, size, "%s: axis %d is out of range for rank %u", what,
                           (int)axis_in, whole->rank);
     }
     if (count > OCL_MAX_LAUNCHES) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s of %u parts is not implemented (at most %d)",
+        return ocl_refuse(buf, size, "%s of %u parts is not implemented (at most %d)",
                           what, count, OCL_MAX_LAUNCHES);
     }
     int64_t sum = 0;
     for (uint32_t k = 0; k < count; k++) {
         if (parts[k].rank != whole->rank) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: part %u has rank %u, expected %u", what,
+            return ocl_refuse(buf, size, "%s: part %u has rank %u, expected %u", what,
                               k, parts[k].rank, whole->rank);
         }
         for (uint32_t d = 0; d < whole->rank; d++) {
             if (d != axis && parts[k].dims[d] != whole->dims[d]) {
-                return ocl_refuse(buf, size, "gpu_opencl: %s: part %u differs in dim %u", what, k, d);
+                return ocl_refuse(buf, size, "%s: part %u differs in dim %u", what, k, d);
             }
         }
         sum += parts[k].dims[axis];
     }
     if (sum != whole->dims[axis]) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the parts do not add up along axis %u", what,
+        return ocl_refuse(buf, size, "%s: the parts do not add up along axis %u", what,
                           axis);
     }
     *out_axis = axis;
@@ -193,7 +193,7 @@ const char *ocl_check_concat(const ocl_device *dev, const plx_layer_view *l, cha
     }
     for (uint32_t k = 1; k < l->input_count; k++) {
         if (l->inputs[k].dtype != l->inputs[0].dtype) {
-            return ocl_refuse(buf, size, "gpu_opencl: concat: input %u is %s, input 0 %s", k,
+            return ocl_refuse(buf, size, "concat: input %u is %s, input 0 %s", k,
                               plx_dtype_name(l->inputs[k].dtype), plx_dtype_name(l->inputs[0].dtype));
         }
     }
@@ -204,7 +204,7 @@ const char *ocl_check_concat(const ocl_device *dev, const plx_layer_view *l, cha
         const plx_quant_params *q = &l->inputs[k].quant;
         if (l->inputs[k].dtype != l->outputs[0].dtype || q->kind != PLX_QUANT_PER_TENSOR ||
             q->scale != yq->scale || q->zero_point != yq->zero_point) {
-            return ocl_refuse(buf, size, "gpu_opencl: concat: input %u's quantization is not "
+            return ocl_refuse(buf, size, "concat: input %u's quantization is not "
                               "the output's, and requantizing concat is not implemented", k);
         }
     }
@@ -257,7 +257,7 @@ const char *ocl_check_split(const ocl_device *dev, const plx_layer_view *l, char
             want = want < 0 ? 0 : want > chunk ? chunk : want;
         }
         if (l->outputs[k].dims[axis] != want) {
-            return ocl_refuse(buf, size, "gpu_opencl: split: output %u has %lld along axis %u, expected %lld",
+            return ocl_refuse(buf, size, "split: output %u has %lld along axis %u, expected %lld",
                               k, (long long)l->outputs[k].dims[axis], axis, (long long)want);
         }
     }
@@ -295,11 +295,11 @@ static const char *slice_plan(const plx_layer_view *l, int64_t dims[PLX_MAX_RANK
     uint32_t i = 0;
     plx_geom_status s = plx_slice_plan(&l->inputs[0], d, dims, strides, offset, &i);
     if (s == PLX_GEOM_BAD_COUNT) {
-        return ocl_refuse(buf, size, "gpu_opencl: slice: %u entries for rank %u", d->count,
+        return ocl_refuse(buf, size, "slice: %u entries for rank %u", d->count,
                         l->inputs[0].rank);
     }
     if (s != PLX_GEOM_OK) {
-        return ocl_refuse(buf, size, "gpu_opencl: slice: %s on axis %lld", plx_geom_status_text(s),
+        return ocl_refuse(buf, size, "slice: %s on axis %lld", plx_geom_status_text(s),
                         (long long)d->axes[i]);
     }
     return NULL;
@@ -344,12 +344,12 @@ const char *ocl_check_expand(const ocl_device *dev, const plx_layer_view *l, cha
     const plx_shape_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (d->rank > PLX_MAX_RANK) {
-        return ocl_refuse(buf, size, "gpu_opencl: expand: shape of rank %u", d->rank);
+        return ocl_refuse(buf, size, "expand: shape of rank %u", d->rank);
     }
     uint32_t rank = 0, i = 0;
     int64_t dims[PLX_MAX_RANK];
     if (plx_broadcast_dims(x->dims, x->rank, d->dims, d->rank, dims, &rank, &i) != PLX_GEOM_OK) {
-        return ocl_refuse(buf, size, "gpu_opencl: expand: dim %u does not broadcast", i);
+        return ocl_refuse(buf, size, "expand: dim %u does not broadcast", i);
     }
     return ocl_require_shape(l, 0, rank, dims, buf, size);
 }
@@ -380,12 +380,12 @@ const char *ocl_check_tile(const ocl_device *dev, const plx_layer_view *l, char 
     const plx_tile_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (y->rank != x->rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: tile: output rank %u, expected %u", y->rank, x->rank);
+        return ocl_refuse(buf, size, "tile: output rank %u, expected %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         int64_t r = d->repeats[i];
         if (r < 0 || (r > 0 && x->dims[i] > INT64_MAX / r) || y->dims[i] != x->dims[i] * r) {
-            return ocl_refuse(buf, size, "gpu_opencl: tile: output dim %u is not X's times the repeats", i);
+            return ocl_refuse(buf, size, "tile: output dim %u is not X's times the repeats", i);
         }
     }
     return NULL;
@@ -434,24 +434,24 @@ const char *ocl_check_pad(const ocl_device *dev, const plx_layer_view *l, char *
     const plx_pad_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (d->mode == PLX_PAD_WRAP) {
-        return ocl_refuse(buf, size, "gpu_opencl: pad: mode wrap is not implemented");
+        return ocl_refuse(buf, size, "pad: mode wrap is not implemented");
     }
     if (d->mode != PLX_PAD_CONSTANT && d->mode != PLX_PAD_REFLECT && d->mode != PLX_PAD_EDGE) {
-        return ocl_refuse(buf, size, "gpu_opencl: pad: unknown mode %d", (int)d->mode);
+        return ocl_refuse(buf, size, "pad: unknown mode %d", (int)d->mode);
     }
     if (y->rank != x->rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: pad: output rank %u, input rank %u", y->rank, x->rank);
+        return ocl_refuse(buf, size, "pad: output rank %u, input rank %u", y->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         int64_t pb = d->pads_begin[i], pe = d->pads_end[i];
         if (pb < -x->dims[i] || pe < -x->dims[i] || pb > PAD_LIMIT || pe > PAD_LIMIT ||
             x->dims[i] > PAD_LIMIT || y->dims[i] != x->dims[i] + pb + pe) {
-            return ocl_refuse(buf, size, "gpu_opencl: pad: dim %u: output %lld, input %lld padded by %lld, %lld",
+            return ocl_refuse(buf, size, "pad: dim %u: output %lld, input %lld padded by %lld, %lld",
                               i, (long long)y->dims[i], (long long)x->dims[i], (long long)pb,
                               (long long)pe);
         }
         if (d->mode != PLX_PAD_CONSTANT && x->dims[i] == 0 && y->dims[i] > 0) {
-            return ocl_refuse(buf, size, "gpu_opencl: pad: %s mode cannot pad the empty dim %u",
+            return ocl_refuse(buf, size, "pad: %s mode cannot pad the empty dim %u",
                               d->mode == PLX_PAD_REFLECT ? "reflect" : "edge", i);
         }
     }
@@ -507,23 +507,23 @@ const char *ocl_check_gather(const ocl_device *dev, const plx_layer_view *l, cha
     }
     const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1], *y = &l->outputs[0];
     if (!ocl_size_suffix(x->dtype) || y->dtype != x->dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: gather: data %s, output %s",
+        return ocl_refuse(buf, size, "gather: data %s, output %s",
                           plx_dtype_name(x->dtype), plx_dtype_name(y->dtype));
     }
     if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
-        return ocl_refuse(buf, size, "gpu_opencl: gather: indices must be int32 or int64, got %s",
+        return ocl_refuse(buf, size, "gather: indices must be int32 or int64, got %s",
                           plx_dtype_name(ind->dtype));
     }
     uint32_t axis = 0;
     int32_t a = ((const plx_axis_desc *)l->desc)->axis;
     if (!plx_axis_normalize(a, x->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: gather: axis %d is out of range for rank %u",
+        return ocl_refuse(buf, size, "gather: axis %d is out of range for rank %u",
                           (int)a, x->rank);
     }
     int64_t dims[PLX_MAX_RANK];
     uint32_t rank = x->rank - 1 + ind->rank;
     if (rank > PLX_MAX_RANK) {
-        return ocl_refuse(buf, size, "gpu_opencl: gather: output rank %u", rank);
+        return ocl_refuse(buf, size, "gather: output rank %u", rank);
     }
     for (uint32_t i = 0; i < rank; i++) {
         dims[i] = i < axis ? x->dims[i]
@@ -540,7 +540,7 @@ const char *ocl_check_gather(const ocl_device *dev, const plx_layer_view *l, cha
                                                   : ((const int64_t *)data)[j];
         if (v < -dim || v >= dim) {
             return ocl_refuse(buf, size,
-                              "gpu_opencl: gather: index %lld (element %lld) is out of range for "
+                              "gather: index %lld (element %lld) is out of range for "
                               "axis %u of size %lld",
                               (long long)v, (long long)j, axis, (long long)dim);
         }
@@ -607,22 +607,22 @@ static const char *check_depth_space(const plx_layer_view *l, bool to_space, cha
     const plx_tensor_info *x = &l->inputs[0];
     int64_t b = d->block_size;
     if (d->mode != PLX_DEPTH_SPACE_DCR && (d->mode != PLX_DEPTH_SPACE_CRD || !to_space)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: mode %d is not supported", what, (int)d->mode);
+        return ocl_refuse(buf, size, "%s: mode %d is not supported", what, (int)d->mode);
     }
     if (x->rank != 4 || b < 1 || b > 65536) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s needs a rank-4 input and a block size of 1 to 65536",
+        return ocl_refuse(buf, size, "%s needs a rank-4 input and a block size of 1 to 65536",
                           what);
     }
     int64_t want[4];
     if (to_space) {
         if (x->dims[1] % (b * b)) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: channels not divisible by block^2", what);
+            return ocl_refuse(buf, size, "%s: channels not divisible by block^2", what);
         }
         want[0] = x->dims[0], want[1] = x->dims[1] / (b * b);
         want[2] = x->dims[2] * b, want[3] = x->dims[3] * b;
     } else {
         if (x->dims[2] % b || x->dims[3] % b) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: H and W must be divisible by the block", what);
+            return ocl_refuse(buf, size, "%s: H and W must be divisible by the block", what);
         }
         want[0] = x->dims[0], want[1] = x->dims[1] * b * b;
         want[2] = x->dims[2] / b, want[3] = x->dims[3] / b;

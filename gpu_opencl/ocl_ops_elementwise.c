@@ -43,21 +43,21 @@ const char *ocl_check_activation(const ocl_device *dev, const plx_layer_view *l,
     }
     const plx_activation_desc *d = l->desc;
     if (!plx_activation_func_name(d->func)) {
-        return ocl_refuse(buf, size, "gpu_opencl: activation: unknown func %d", (int)d->func);
+        return ocl_refuse(buf, size, "activation: unknown func %d", (int)d->func);
     }
     if (d->func > PLX_ACT_SHRINK) { /* the kernel's switch ends there */
-        return ocl_refuse(buf, size, "gpu_opencl: activation %s is not implemented",
+        return ocl_refuse(buf, size, "activation %s is not implemented",
                           plx_activation_func_name(d->func));
     }
     if ((why = ocl_require_f32(l, buf, size))) {
         return why;
     }
     if (d->func == PLX_ACT_SHRINK && (d->alpha != d->alpha || d->beta != d->beta)) {
-        return ocl_refuse(buf, size, "gpu_opencl: activation shrink: lambd (alpha) and bias "
+        return ocl_refuse(buf, size, "activation shrink: lambd (alpha) and bias "
                           "(beta) must not be NaN");
     }
     if (!ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
-        return ocl_refuse(buf, size, "gpu_opencl: activation %s: the output must have the input's shape",
+        return ocl_refuse(buf, size, "activation %s: the output must have the input's shape",
                           plx_activation_func_name(d->func));
     }
     return NULL;
@@ -91,33 +91,33 @@ const char *ocl_check_unary(const ocl_device *dev, const plx_layer_view *l, char
     }
     const plx_unary_desc *d = l->desc;
     if (!plx_unary_func_name(d->func)) {
-        return ocl_refuse(buf, size, "gpu_opencl: unary: unknown func %d", (int)d->func);
+        return ocl_refuse(buf, size, "unary: unknown func %d", (int)d->func);
     }
     if (plx_unary_func_is_test(d->func)) {
         if (l->inputs[0].dtype != PLX_DTYPE_FLOAT32) {
-            return ocl_refuse(buf, size, "gpu_opencl: unary %s needs float32, got %s",
+            return ocl_refuse(buf, size, "unary %s needs float32, got %s",
                               plx_unary_func_name(d->func), plx_dtype_name(l->inputs[0].dtype));
         }
         if (l->outputs[0].dtype != PLX_DTYPE_BOOL ||
             !ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
-            return ocl_refuse(buf, size, "gpu_opencl: unary %s: the output must be bool of the "
+            return ocl_refuse(buf, size, "unary %s: the output must be bool of the "
                               "input's shape", plx_unary_func_name(d->func));
         }
         return NULL;
     }
     if (d->func > PLX_UNARY_SIGN) { /* the kernel's switch ends there: bitwise_not */
-        return ocl_refuse(buf, size, "gpu_opencl: unary %s is not implemented",
+        return ocl_refuse(buf, size, "unary %s is not implemented",
                           plx_unary_func_name(d->func));
     }
     plx_dtype t = l->inputs[0].dtype;
     plx_dtype want = d->func == PLX_UNARY_NOT ? PLX_DTYPE_BOOL : PLX_DTYPE_FLOAT32;
     if (t != want) {
-        return ocl_refuse(buf, size, "gpu_opencl: unary %s needs %s, got %s", plx_unary_func_name(d->func),
+        return ocl_refuse(buf, size, "unary %s needs %s, got %s", plx_unary_func_name(d->func),
                           plx_dtype_name(want), plx_dtype_name(t));
     }
     if (l->outputs[0].dtype != t || !ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
         return ocl_refuse(buf, size,
-                          "gpu_opencl: unary %s: the output must have the input's dtype and shape",
+                          "unary %s: the output must have the input's dtype and shape",
                           plx_unary_func_name(d->func));
     }
     return NULL;
@@ -156,14 +156,14 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
     const plx_binary_desc *d = l->desc;
     const char *fname = plx_binary_func_name(d->func);
     if (!fname) {
-        return ocl_refuse(buf, size, "gpu_opencl: binary: unknown func %d", (int)d->func);
+        return ocl_refuse(buf, size, "binary: unknown func %d", (int)d->func);
     }
     if (d->func > PLX_BINARY_MOD) { /* the kernels' switches end there: bitwise_and and later */
-        return ocl_refuse(buf, size, "gpu_opencl: binary %s is not implemented", fname);
+        return ocl_refuse(buf, size, "binary %s is not implemented", fname);
     }
     plx_dtype t = l->inputs[0].dtype;
     if (l->inputs[1].dtype != t) {
-        return ocl_refuse(buf, size, "gpu_opencl: binary %s: inputs of different dtypes (%s, %s)",
+        return ocl_refuse(buf, size, "binary %s: inputs of different dtypes (%s, %s)",
                           fname, plx_dtype_name(t), plx_dtype_name(l->inputs[1].dtype));
     }
     bool compare = plx_binary_func_is_compare(d->func), logical = plx_binary_func_is_logical(d->func);
@@ -171,12 +171,12 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
     bool ok = t == PLX_DTYPE_FLOAT32 ? !logical
                                      : t == PLX_DTYPE_BOOL && (logical || d->func == PLX_BINARY_EQUAL);
     if (!ok) {
-        return ocl_refuse(buf, size, "gpu_opencl: binary %s needs %s, got %s", fname,
+        return ocl_refuse(buf, size, "binary %s needs %s, got %s", fname,
                           logical ? "bool" : "float32", plx_dtype_name(t));
     }
     plx_dtype want = compare || logical ? PLX_DTYPE_BOOL : t;
     if (l->outputs[0].dtype != want) {
-        return ocl_refuse(buf, size, "gpu_opencl: binary %s: output dtype %s, expected %s", fname,
+        return ocl_refuse(buf, size, "binary %s: output dtype %s, expected %s", fname,
                           plx_dtype_name(l->outputs[0].dtype), plx_dtype_name(want));
     }
     if (d->func == PLX_BINARY_PRELU) {
@@ -184,7 +184,7 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
         if (!ocl_same_dims(&l->inputs[0], &l->outputs[0]) ||
             !plx_tensor_info_broadcast_strides(&l->inputs[1], &l->outputs[0], strides)) {
             return ocl_refuse(buf, size,
-                              "gpu_opencl: binary prelu: the output must have A's shape and the "
+                              "binary prelu: the output must have A's shape and the "
                               "slope B must broadcast to it");
         }
         return NULL;
@@ -192,7 +192,7 @@ const char *ocl_check_binary(const ocl_device *dev, const plx_layer_view *l, cha
     const plx_tensor_info *ins[2] = {&l->inputs[0], &l->inputs[1]};
     if (!plx_tensor_info_is_broadcast_of(ins, 2, &l->outputs[0])) {
         return ocl_refuse(buf, size,
-                          "gpu_opencl: binary %s: the output shape is not the broadcast of the inputs",
+                          "binary %s: the output shape is not the broadcast of the inputs",
                           fname);
     }
     return NULL;
@@ -230,18 +230,18 @@ const char *ocl_check_where(const ocl_device *dev, const plx_layer_view *l, char
         return why;
     }
     if (l->inputs[0].dtype != PLX_DTYPE_BOOL) {
-        return ocl_refuse(buf, size, "gpu_opencl: where: the condition must be bool, got %s",
+        return ocl_refuse(buf, size, "where: the condition must be bool, got %s",
                           plx_dtype_name(l->inputs[0].dtype));
     }
     plx_dtype t = l->inputs[1].dtype;
     if (l->inputs[2].dtype != t || l->outputs[0].dtype != t || !ocl_size_suffix(t)) {
-        return ocl_refuse(buf, size, "gpu_opencl: where: X, Y and the output must have one dtype (%s, %s, %s)",
+        return ocl_refuse(buf, size, "where: X, Y and the output must have one dtype (%s, %s, %s)",
                           plx_dtype_name(t), plx_dtype_name(l->inputs[2].dtype),
                           plx_dtype_name(l->outputs[0].dtype));
     }
     const plx_tensor_info *ins[3] = {&l->inputs[0], &l->inputs[1], &l->inputs[2]};
     if (!plx_tensor_info_is_broadcast_of(ins, 3, &l->outputs[0])) {
-        return ocl_refuse(buf, size, "gpu_opencl: where: the output shape is not the broadcast of the inputs");
+        return ocl_refuse(buf, size, "where: the output shape is not the broadcast of the inputs");
     }
     return NULL;
 }
@@ -283,17 +283,17 @@ const char *ocl_check_cast(const ocl_device *dev, const plx_layer_view *l, char 
     const plx_cast_desc *d = l->desc;
     plx_dtype from = l->inputs[0].dtype, to = l->outputs[0].dtype;
     if (d->to != to) {
-        return ocl_refuse(buf, size, "gpu_opencl: cast: the output is %s, the descriptor says %s",
+        return ocl_refuse(buf, size, "cast: the output is %s, the descriptor says %s",
                           plx_dtype_name(to), plx_dtype_name(d->to));
     }
     if (!cast_dtype(from) || !cast_dtype(to)) {
         return ocl_refuse(buf, size,
-                          "gpu_opencl: cast from %s to %s is not implemented (float32, "
+                          "cast from %s to %s is not implemented (float32, "
                           "float16, int8, uint8, int32, int64, bool)",
                           plx_dtype_name(from), plx_dtype_name(to));
     }
     if (!ocl_same_dims(&l->inputs[0], &l->outputs[0])) {
-        return ocl_refuse(buf, size, "gpu_opencl: cast: the output must have the input's shape");
+        return ocl_refuse(buf, size, "cast: the output must have the input's shape");
     }
     return NULL;
 }

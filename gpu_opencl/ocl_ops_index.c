@@ -30,15 +30,15 @@ static const char *check_indexing(const plx_layer_view *l, char *buf, size_t siz
     }
     const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1], *y = &l->outputs[0];
     if (!ocl_size_suffix(x->dtype) || x->dtype == PLX_DTYPE_INT4 || x->dtype == PLX_DTYPE_UINT4) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: data of dtype %s is not supported", op,
+        return ocl_refuse(buf, size, "%s: data of dtype %s is not supported", op,
                           plx_dtype_name(x->dtype));
     }
     if (!is_index_dtype(ind->dtype)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: indices must be int32 or int64, got %s", op,
+        return ocl_refuse(buf, size, "%s: indices must be int32 or int64, got %s", op,
                           plx_dtype_name(ind->dtype));
     }
     if (y->dtype != x->dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the output is %s, data %s", op,
+        return ocl_refuse(buf, size, "%s: the output is %s, data %s", op,
                           plx_dtype_name(y->dtype), plx_dtype_name(x->dtype));
     }
     return NULL;
@@ -50,21 +50,21 @@ static const char *check_reduction(const plx_layer_view *l, char *buf, size_t si
     const plx_scatter_desc *d = l->desc;
     const char *op = plx_op_name(l->op);
     if (!plx_scatter_reduction_name(d->reduction)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: reduction %d is not supported", op,
+        return ocl_refuse(buf, size, "%s: reduction %d is not supported", op,
                           (int)d->reduction);
     }
     if (d->reduction != PLX_SCATTER_NONE && l->inputs[0].dtype != PLX_DTYPE_FLOAT32) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: reduction %s needs float32, got %s", op,
+        return ocl_refuse(buf, size, "%s: reduction %s needs float32, got %s", op,
                           plx_scatter_reduction_name(d->reduction),
                           plx_dtype_name(l->inputs[0].dtype));
     }
     const plx_tensor_info *u = &l->inputs[2];
     if (u->dtype != l->inputs[0].dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: updates are %s, data %s", op,
+        return ocl_refuse(buf, size, "%s: updates are %s, data %s", op,
                           plx_dtype_name(u->dtype), plx_dtype_name(l->inputs[0].dtype));
     }
     if (!ocl_same_dims(&l->outputs[0], &l->inputs[0])) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the output's shape is not data's", op);
+        return ocl_refuse(buf, size, "%s: the output's shape is not data's", op);
     }
     return NULL;
 }
@@ -122,16 +122,16 @@ static const char *check_elements(const plx_layer_view *l, int32_t a, uint32_t *
     const char *op = plx_op_name(l->op);
     const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1];
     if (!plx_axis_normalize(a, x->rank, false, axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: axis %d is out of range for rank %u", op,
+        return ocl_refuse(buf, size, "%s: axis %d is out of range for rank %u", op,
                           (int)a, x->rank);
     }
     if (ind->rank != x->rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: indices rank %u, data rank %u", op,
+        return ocl_refuse(buf, size, "%s: indices rank %u, data rank %u", op,
                           ind->rank, x->rank);
     }
     for (uint32_t i = 0; i < x->rank; i++) {
         if (i != *axis && ind->dims[i] > x->dims[i]) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: indices dim %u is %lld, more than "
+            return ocl_refuse(buf, size, "%s: indices dim %u is %lld, more than "
                               "data's %lld", op, i, (long long)ind->dims[i],
                               (long long)x->dims[i]);
         }
@@ -191,7 +191,7 @@ const char *ocl_check_scatter_elements(const ocl_device *dev, const plx_layer_vi
         return why;
     }
     if (!ocl_same_dims(&l->inputs[2], &l->inputs[1])) {
-        return ocl_refuse(buf, size, "gpu_opencl: scatter_elements: updates must have indices' "
+        return ocl_refuse(buf, size, "scatter_elements: updates must have indices' "
                           "shape");
     }
     uint32_t axis;
@@ -275,18 +275,18 @@ static const char *check_nd(const plx_layer_view *l, uint32_t b, int64_t kmin,
     const char *op = plx_op_name(l->op);
     const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1];
     if (x->rank < 1 || ind->rank < 1 || b >= x->rank || b >= ind->rank) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: data rank %u and indices rank %u with %u "
+        return ocl_refuse(buf, size, "%s: data rank %u and indices rank %u with %u "
                           "batch dims", op, x->rank, ind->rank, b);
     }
     for (uint32_t i = 0; i < b; i++) {
         if (ind->dims[i] != x->dims[i]) {
-            return ocl_refuse(buf, size, "gpu_opencl: %s: indices and data differ in batch dim %u",
+            return ocl_refuse(buf, size, "%s: indices and data differ in batch dim %u",
                               op, i);
         }
     }
     int64_t k = ind->dims[ind->rank - 1];
     if (k < kmin || k > (int64_t)(x->rank - b)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the last dim of indices is %lld, data "
+        return ocl_refuse(buf, size, "%s: the last dim of indices is %lld, data "
                           "rank %u", op, (long long)k, x->rank);
     }
     uint32_t r = ind->rank - 1 + x->rank - b - (uint32_t)k;
@@ -296,7 +296,7 @@ static const char *check_nd(const plx_layer_view *l, uint32_t b, int64_t kmin,
                                                  : x->dims[b + (uint32_t)k + i - (ind->rank - 1)]);
     }
     if (!ok) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the %s's dtype or shape does not match "
+        return ocl_refuse(buf, size, "%s: the %s's dtype or shape does not match "
                           "data and indices", op, want == &l->outputs[0] ? "output" : "updates");
     }
     return NULL;
@@ -311,7 +311,7 @@ const char *ocl_check_gather_nd(const ocl_device *dev, const plx_layer_view *l, 
         return why;
     }
     if (b < 0) {
-        return ocl_refuse(buf, size, "gpu_opencl: gather_nd: batch_dims %d is negative", (int)b);
+        return ocl_refuse(buf, size, "gather_nd: batch_dims %d is negative", (int)b);
     }
     return check_nd(l, (uint32_t)b, 1, &l->outputs[0], buf, size);
 }
@@ -363,7 +363,7 @@ const char *ocl_check_scatter_nd(const ocl_device *dev, const plx_layer_view *l,
         return why;
     }
     if (d->axis != 0) {
-        return ocl_refuse(buf, size, "gpu_opencl: scatter_nd: axis %d is not supported",
+        return ocl_refuse(buf, size, "scatter_nd: axis %d is not supported",
                           (int)d->axis);
     }
     return check_nd(l, 0, 0, &l->inputs[2], buf, size);
@@ -418,15 +418,15 @@ const char *ocl_check_trilu(const ocl_device *dev, const plx_layer_view *l, char
     }
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (!ocl_size_suffix(x->dtype) || x->dtype == PLX_DTYPE_INT4 || x->dtype == PLX_DTYPE_UINT4) {
-        return ocl_refuse(buf, size, "gpu_opencl: trilu: dtype %s is not supported",
+        return ocl_refuse(buf, size, "trilu: dtype %s is not supported",
                           plx_dtype_name(x->dtype));
     }
     if (x->rank < 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: trilu: X has rank %u, expected 2 or more",
+        return ocl_refuse(buf, size, "trilu: X has rank %u, expected 2 or more",
                           x->rank);
     }
     if (y->dtype != x->dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: trilu: the output is %s, X %s",
+        return ocl_refuse(buf, size, "trilu: the output is %s, X %s",
                           plx_dtype_name(y->dtype), plx_dtype_name(x->dtype));
     }
     return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
@@ -468,28 +468,28 @@ static const char *one_hot_geom(const plx_layer_view *l, int64_t *outer, int64_t
     const plx_tensor_info *ind = &l->inputs[0], *vals = &l->inputs[1], *y = &l->outputs[0];
     if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64 &&
         ind->dtype != PLX_DTYPE_FLOAT32) {
-        return ocl_refuse(buf, size, "gpu_opencl: one_hot: indices of dtype %s are not supported "
+        return ocl_refuse(buf, size, "one_hot: indices of dtype %s are not supported "
                           "(int32, int64 or float32)", plx_dtype_name(ind->dtype));
     }
     if (!ocl_size_suffix(vals->dtype) || vals->dtype == PLX_DTYPE_INT4 ||
         vals->dtype == PLX_DTYPE_UINT4) {
-        return ocl_refuse(buf, size, "gpu_opencl: one_hot: values of dtype %s are not supported",
+        return ocl_refuse(buf, size, "one_hot: values of dtype %s are not supported",
                           plx_dtype_name(vals->dtype));
     }
     if (vals->rank != 1 || vals->dims[0] != 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: one_hot: values must have 2 elements");
+        return ocl_refuse(buf, size, "one_hot: values must have 2 elements");
     }
     if (y->dtype != vals->dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: one_hot: the output is %s, values %s",
+        return ocl_refuse(buf, size, "one_hot: the output is %s, values %s",
                           plx_dtype_name(y->dtype), plx_dtype_name(vals->dtype));
     }
     if (d->depth < 1 || d->depth > OCL_INDEX_LIMIT || ind->rank >= PLX_MAX_RANK) {
-        return ocl_refuse(buf, size, "gpu_opencl: one_hot: depth %lld or indices' rank %u is out "
+        return ocl_refuse(buf, size, "one_hot: depth %lld or indices' rank %u is out "
                           "of range", (long long)d->depth, ind->rank);
     }
     uint32_t axis = 0;
     if (!plx_axis_normalize(d->axis, ind->rank + 1, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: one_hot: axis %d is out of range for rank %u",
+        return ocl_refuse(buf, size, "one_hot: axis %d is out of range for rank %u",
                           (int)d->axis, ind->rank + 1);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -544,11 +544,11 @@ static const char *line_geom(const plx_layer_view *l, int32_t a, int64_t *outer,
     const char *op = plx_op_name(l->op);
     uint32_t axis = 0;
     if (!plx_axis_normalize(a, x->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: axis %d is out of range for rank %u", op,
+        return ocl_refuse(buf, size, "%s: axis %d is out of range for rank %u", op,
                           (int)a, x->rank);
     }
     if (y->dtype != x->dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: %s: the output is %s, X %s", op,
+        return ocl_refuse(buf, size, "%s: the output is %s, X %s", op,
                           plx_dtype_name(y->dtype), plx_dtype_name(x->dtype));
     }
     *outer = ocl_dim_product(x, 0, axis);
@@ -603,7 +603,7 @@ const char *ocl_check_cum_sum(const ocl_device *dev, const plx_layer_view *l, ch
     plx_dtype t = l->inputs[0].dtype;
     if (t != PLX_DTYPE_FLOAT32 && t != PLX_DTYPE_INT32 && t != PLX_DTYPE_INT64 &&
         t != PLX_DTYPE_UINT32 && t != PLX_DTYPE_UINT64) {
-        return ocl_refuse(buf, size, "gpu_opencl: cum_sum: dtype %s is not supported (float32 "
+        return ocl_refuse(buf, size, "cum_sum: dtype %s is not supported (float32 "
                           "or 32- and 64-bit integers)", plx_dtype_name(t));
     }
     int64_t outer, len, inner;
@@ -646,16 +646,16 @@ const char *ocl_check_topk(const ocl_device *dev, const plx_layer_view *l, char 
     const plx_tensor_info *x = &l->inputs[0];
     if (x->dtype != PLX_DTYPE_FLOAT32 || l->output_count != 2 ||
         l->outputs[0].dtype != PLX_DTYPE_FLOAT32 || l->outputs[1].dtype != PLX_DTYPE_INT64) {
-        return ocl_refuse(buf, size, "gpu_opencl: topk needs float32 X and values and int64 "
+        return ocl_refuse(buf, size, "topk needs float32 X and values and int64 "
                           "indices, got %s", plx_dtype_name(x->dtype));
     }
     uint32_t axis = 0;
     if (!plx_axis_normalize(d->axis, x->rank, false, &axis)) {
-        return ocl_refuse(buf, size, "gpu_opencl: topk: axis %d is out of range for rank %u",
+        return ocl_refuse(buf, size, "topk: axis %d is out of range for rank %u",
                           (int)d->axis, x->rank);
     }
     if (d->k < 0 || d->k > x->dims[axis]) {
-        return ocl_refuse(buf, size, "gpu_opencl: topk: k %lld is out of range [0, %lld]",
+        return ocl_refuse(buf, size, "topk: k %lld is out of range [0, %lld]",
                           (long long)d->k, (long long)x->dims[axis]);
     }
     int64_t dims[PLX_MAX_RANK];

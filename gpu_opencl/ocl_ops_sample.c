@@ -20,26 +20,26 @@ static const char *grid_sample_geom(const plx_layer_view *l, int64_t *points, ch
     }
     if ((unsigned)d->mode > PLX_GRID_SAMPLE_CUBIC ||
         (unsigned)d->padding > PLX_GRID_SAMPLE_REFLECTION) {
-        return ocl_refuse(buf, size, "gpu_opencl: grid_sample: mode %d or padding %d is unknown",
+        return ocl_refuse(buf, size, "grid_sample: mode %d or padding %d is unknown",
                           (int)d->mode, (int)d->padding);
     }
     if (x->rank < 3 || grid->rank != x->rank || y->rank != x->rank ||
         grid->dims[0] != x->dims[0] || grid->dims[x->rank - 1] != (int64_t)(x->rank - 2) ||
         y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return ocl_refuse(buf, size, "gpu_opencl: grid_sample: X, grid and Y must be [N, C, "
+        return ocl_refuse(buf, size, "grid_sample: X, grid and Y must be [N, C, "
                           "D1..Dr], [N, O1..Or, r] and [N, C, O1..Or]");
     }
     uint32_t r = x->rank - 2;
     *points = 1;
     for (uint32_t k = 0; k < r; k++) {
         if (y->dims[2 + k] != grid->dims[1 + k]) {
-            return ocl_refuse(buf, size, "gpu_opencl: grid_sample: Y's spatial dims must be "
+            return ocl_refuse(buf, size, "grid_sample: Y's spatial dims must be "
                               "grid's");
         }
         *points *= y->dims[2 + k];
     }
     if (ocl_dim_product(x, 2, x->rank) == 0 && ocl_numel(y) > 0) {
-        return ocl_refuse(buf, size, "gpu_opencl: grid_sample: X has an empty spatial dim to "
+        return ocl_refuse(buf, size, "grid_sample: X has an empty spatial dim to "
                           "sample from");
     }
     return NULL;
@@ -96,21 +96,21 @@ const char *ocl_check_reverse_sequence(const ocl_device *dev, const plx_layer_vi
     const plx_tensor_info *x = &l->inputs[0], *lens = &l->inputs[1], *y = &l->outputs[0];
     if (!ocl_size_suffix(x->dtype) || x->dtype == PLX_DTYPE_INT4 || x->dtype == PLX_DTYPE_UINT4 ||
         y->dtype != x->dtype) {
-        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: X %s and Y %s",
+        return ocl_refuse(buf, size, "reverse_sequence: X %s and Y %s",
                           plx_dtype_name(x->dtype), plx_dtype_name(y->dtype));
     }
     if (lens->dtype != PLX_DTYPE_INT32 && lens->dtype != PLX_DTYPE_INT64) {
-        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: sequence_lens must be int32 "
+        return ocl_refuse(buf, size, "reverse_sequence: sequence_lens must be int32 "
                           "or int64, got %s", plx_dtype_name(lens->dtype));
     }
     if (x->rank < 2 || !((d->batch_axis == 0 && d->time_axis == 1) ||
                          (d->batch_axis == 1 && d->time_axis == 0))) {
-        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: X of rank %u with batch axis "
+        return ocl_refuse(buf, size, "reverse_sequence: X of rank %u with batch axis "
                           "%d and time axis %d (rank >= 2, axes 0 and 1)", x->rank,
                           (int)d->batch_axis, (int)d->time_axis);
     }
     if (lens->rank != 1 || lens->dims[0] != x->dims[d->batch_axis]) {
-        return ocl_refuse(buf, size, "gpu_opencl: reverse_sequence: sequence_lens must be "
+        return ocl_refuse(buf, size, "reverse_sequence: sequence_lens must be "
                           "[batch]");
     }
     return ocl_require_shape(l, 0, x->rank, x->dims, buf, size);
@@ -167,7 +167,7 @@ static const char *unpool_geom(const plx_layer_view *l, int64_t full[PLX_MAX_RAN
         ind->dtype != PLX_DTYPE_INT64 || !ocl_same_dims(x, ind) || y->dtype != x->dtype ||
         !ocl_size_suffix(x->dtype) || x->dtype == PLX_DTYPE_INT4 || x->dtype == PLX_DTYPE_UINT4 ||
         y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return ocl_refuse(buf, size, "gpu_opencl: max_unpool: X [N, C, D1..Dr], I (int64, X's "
+        return ocl_refuse(buf, size, "max_unpool: X [N, C, D1..Dr], I (int64, X's "
                           "shape) and Y [N, C, O1..Or] of X's dtype expected");
     }
     *full_count = x->dims[0] * x->dims[1];
@@ -178,12 +178,12 @@ static const char *unpool_geom(const plx_layer_view *l, int64_t full[PLX_MAX_RAN
                     d->pads_begin[i] - d->pads_end[i];
         if (d->kernel[i] < 1 || d->strides[i] < 1 || f < 1 || f > OCL_INDEX_LIMIT ||
             y->dims[2 + i] < 1) {
-            return ocl_refuse(buf, size, "gpu_opencl: max_unpool: dim %u of the pool's input is "
+            return ocl_refuse(buf, size, "max_unpool: dim %u of the pool's input is "
                               "empty or too large", (unsigned)i);
         }
         full[2 + i] = f;
         if (*full_count > OCL_INDEX_LIMIT / f) {
-            return ocl_refuse(buf, size, "gpu_opencl: max_unpool: the pool's input has too many "
+            return ocl_refuse(buf, size, "max_unpool: the pool's input has too many "
                               "elements (2^31 - 2^16 at most)");
         }
         *full_count *= f;
@@ -260,7 +260,7 @@ static const char *col2im_geom(const plx_layer_view *l, int64_t nblk[PLX_MAX_RAN
     }
     uint32_t r = d->spatial;
     if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL || x->rank != 3 || y->rank != r + 2) {
-        return ocl_refuse(buf, size, "gpu_opencl: col2im: X must be [N, C * block, L] and Y "
+        return ocl_refuse(buf, size, "col2im: X must be [N, C * block, L] and Y "
                           "[N, C, image...] over 1 to %d spatial dims", PLX_COL2IM_MAX_SPATIAL);
     }
     *block = 1;
@@ -272,7 +272,7 @@ static const char *col2im_geom(const plx_layer_view *l, int64_t nblk[PLX_MAX_RAN
             d->dilations[i] < 1 || d->pads_begin[i] < 0 || d->pads_end[i] < 0 ||
             padded < span || y->dims[2 + i] != d->image_shape[i] ||
             padded > OCL_INDEX_LIMIT || span > OCL_INDEX_LIMIT) {
-            return ocl_refuse(buf, size, "gpu_opencl: col2im: the geometry of dim %u does not "
+            return ocl_refuse(buf, size, "col2im: the geometry of dim %u does not "
                               "match Y", (unsigned)i);
         }
         nblk[i] = (padded - span) / d->strides[i] + 1;
@@ -280,7 +280,7 @@ static const char *col2im_geom(const plx_layer_view *l, int64_t nblk[PLX_MAX_RAN
         *blocks *= nblk[i];
     }
     if (y->dims[0] != x->dims[0] || x->dims[1] != y->dims[1] * *block || x->dims[2] != *blocks) {
-        return ocl_refuse(buf, size, "gpu_opencl: col2im: X's dims are not Y's channels times "
+        return ocl_refuse(buf, size, "col2im: X's dims are not Y's channels times "
                           "the block and the block count");
     }
     return NULL;
@@ -339,11 +339,11 @@ static const char *det_geom(const plx_layer_view *l, int64_t *count, int64_t *m,
         return why;
     }
     if (x->rank < 2 || y->rank != x->rank - 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
-        return ocl_refuse(buf, size, "gpu_opencl: det: X must be [.., M, M] and Y [..]");
+        return ocl_refuse(buf, size, "det: X must be [.., M, M] and Y [..]");
     }
     *m = x->dims[x->rank - 1];
     if (*m > DET_MAX_M) {
-        return ocl_refuse(buf, size, "gpu_opencl: det: matrices of %lld x %lld are not "
+        return ocl_refuse(buf, size, "det: matrices of %lld x %lld are not "
                           "implemented (M up to %d)", (long long)*m, (long long)*m, DET_MAX_M);
     }
     *count = ocl_dim_product(x, 0, x->rank - 2);
@@ -397,7 +397,7 @@ const char *ocl_check_roi_align(const ocl_device *dev, const plx_layer_view *l, 
     if ((unsigned)d->mode > PLX_ROI_ALIGN_MAX || d->output_height < 1 || d->output_width < 1 ||
         d->sampling_ratio < 0 || d->sampling_ratio > ((int64_t)1 << 24) ||
         !isfinite(d->spatial_scale)) {
-        return ocl_refuse(buf, size, "gpu_opencl: roi_align: the descriptor is invalid (mode %d, "
+        return ocl_refuse(buf, size, "roi_align: the descriptor is invalid (mode %d, "
                           "output %lld x %lld, sampling_ratio %lld)", (int)d->mode,
                           (long long)d->output_height, (long long)d->output_width,
                           (long long)d->sampling_ratio);
@@ -405,7 +405,7 @@ const char *ocl_check_roi_align(const ocl_device *dev, const plx_layer_view *l, 
     if (x->dtype != PLX_DTYPE_FLOAT32 || rois->dtype != PLX_DTYPE_FLOAT32 ||
         y->dtype != PLX_DTYPE_FLOAT32 ||
         (bi->dtype != PLX_DTYPE_INT32 && bi->dtype != PLX_DTYPE_INT64)) {
-        return ocl_refuse(buf, size, "gpu_opencl: roi_align needs float32 X, rois and Y and int32 "
+        return ocl_refuse(buf, size, "roi_align needs float32 X, rois and Y and int32 "
                           "or int64 batch_indices, got %s, %s, %s and %s",
                           plx_dtype_name(x->dtype), plx_dtype_name(rois->dtype),
                           plx_dtype_name(y->dtype), plx_dtype_name(bi->dtype));
@@ -414,11 +414,11 @@ const char *ocl_check_roi_align(const ocl_device *dev, const plx_layer_view *l, 
         bi->dims[0] != rois->dims[0] || y->rank != 4 || y->dims[0] != rois->dims[0] ||
         y->dims[1] != x->dims[1] || y->dims[2] != d->output_height ||
         y->dims[3] != d->output_width) {
-        return ocl_refuse(buf, size, "gpu_opencl: roi_align: X, rois, batch_indices and Y must be "
+        return ocl_refuse(buf, size, "roi_align: X, rois, batch_indices and Y must be "
                           "[N, C, H, W], [R, 4], [R] and [R, C, output_height, output_width]");
     }
     if ((x->dims[2] == 0 || x->dims[3] == 0) && ocl_numel(y) > 0) {
-        return ocl_refuse(buf, size, "gpu_opencl: roi_align: X has an empty plane to sample "
+        return ocl_refuse(buf, size, "roi_align: X has an empty plane to sample "
                           "from");
     }
     return NULL;
@@ -484,7 +484,7 @@ static const char *dft_geom_of(const plx_layer_view *l, dft_geom *g, char *buf, 
     if (r < 2 || axis < 0 || axis >= (int64_t)r - 1 || y->rank != r ||
         (x->dims[r - 1] != 1 && x->dims[r - 1] != 2) || y->dims[r - 1] != 2 ||
         (d->inverse && d->onesided)) {
-        return ocl_refuse(buf, size, "gpu_opencl: dft: X %u-D with axis %d, inverse %d and "
+        return ocl_refuse(buf, size, "dft: X %u-D with axis %d, inverse %d and "
                           "onesided %d is not a transform it runs", (unsigned)r, (int)d->axis,
                           (int)d->inverse, (int)d->onesided);
     }
@@ -492,7 +492,7 @@ static const char *dft_geom_of(const plx_layer_view *l, dft_geom *g, char *buf, 
     g->inner = 1;
     for (int64_t i = 0; i < (int64_t)r - 1; i++) {
         if (i != axis && y->dims[i] != x->dims[i]) {
-            return ocl_refuse(buf, size, "gpu_opencl: dft: Y's dims must be X's but along axis");
+            return ocl_refuse(buf, size, "dft: Y's dims must be X's but along axis");
         }
         if (i < axis) {
             outer *= x->dims[i];
@@ -505,7 +505,7 @@ static const char *dft_geom_of(const plx_layer_view *l, dft_geom *g, char *buf, 
     g->len = d->length ? d->length : n;
     g->out = d->onesided ? g->len / 2 + 1 : g->len;
     if (g->len < 1 || g->len > OCL_INDEX_LIMIT || y->dims[axis] != g->out) {
-        return ocl_refuse(buf, size, "gpu_opencl: dft: the length along axis is not Y's");
+        return ocl_refuse(buf, size, "dft: the length along axis is not Y's");
     }
     g->take = n < g->len ? n : g->len;
     g->lines = outer;
@@ -527,14 +527,14 @@ static const char *stft_geom_of(const plx_layer_view *l, dft_geom *g, char *buf,
     if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2) || d->frame_step < 1 ||
         d->frame_length < 1 || d->frame_length > x->dims[1] ||
         (w && (w->rank != 1 || w->dims[0] != d->frame_length))) {
-        return ocl_refuse(buf, size, "gpu_opencl: stft: signal must be [B, len, 1 or 2] with 1 <= "
+        return ocl_refuse(buf, size, "stft: signal must be [B, len, 1 or 2] with 1 <= "
                           "frame_length <= len, window [frame_length], frame_step >= 1");
     }
     int64_t frames = 1 + (x->dims[1] - d->frame_length) / d->frame_step;
     g->out = d->onesided ? d->frame_length / 2 + 1 : d->frame_length;
     if (y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != frames ||
         y->dims[2] != g->out || y->dims[3] != 2 || d->frame_step > OCL_INDEX_LIMIT) {
-        return ocl_refuse(buf, size, "gpu_opencl: stft: Y must be [B, frames, bins, 2]");
+        return ocl_refuse(buf, size, "stft: Y must be [B, frames, bins, 2]");
     }
     g->comp = x->dims[2];
     g->len = g->take = d->frame_length;

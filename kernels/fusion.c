@@ -61,14 +61,14 @@ static void split_views(const plx_layer_view *l, const plxk_fused *f, plx_layer_
 const char *plxk_check_precompiled(const plx_layer_view *layer, char *buf, size_t size) {
     const plxk_fused *f = payload(layer);
     if (!f) {
-        return plxk_refuse(buf, size, "cpu_ref runs only its own precompiled layers");
+        return plxk_refuse(buf, size, "runs only its own precompiled layers");
     }
     plx_layer_view base, act;
     split_views(layer, f, &base, &act);
     plxk_check_fn check;
     plxk_run_fn run;
     if (!plxk_kernel_lookup(f->op, &check, &run)) {
-        return plxk_refuse(buf, size, "cpu_ref has no kernel for %s", plx_op_name(f->op));
+        return plxk_refuse(buf, size, "has no kernel for %s", plx_op_name(f->op));
     }
     const char *why = check(&base, buf, size);
     return why ? why : plxk_check_activation(&act, buf, size);

@@ -21,7 +21,7 @@ bool plxk_fail(const plxk_kernel_args *args, const char *fmt, ...) {
 
 const char *plxk_refuse(char *buf, size_t size, const char *fmt, ...) {
     if (!buf || size == 0) {
-        return "cpu_ref cannot run this layer";
+        return "no reference kernel runs this layer";
     }
     va_list ap;
     va_start(ap, fmt);
@@ -73,7 +73,7 @@ bool plxk_kernel_run_once(plxk_run_fn run, const plxk_kernel_args *args) {
     if (a.workspace_size > SIZE_MAX - 64 ||
         (a.workspace_size &&
          !(a.workspace = aligned_alloc(64, (a.workspace_size + 63) / 64 * 64)))) {
-        return plxk_fail(args, "cpu_ref: cannot allocate a workspace of %zu bytes",
+        return plxk_fail(args, "cannot allocate a workspace of %zu bytes",
                             a.workspace_size);
     }
     bool ok = run(&a);

@@ -29,12 +29,12 @@ static const char *c2i_prepare(const plx_layer_view *l, c2i_geom *g, char *buf, 
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if ((x->dtype != PLX_DTYPE_FLOAT32 && x->dtype != PLX_DTYPE_FLOAT64) ||
         y->dtype != x->dtype) {
-        return plxk_refuse(buf, size, "cpu_ref col2im: X of dtype %s (float32 and float64 only)",
+        return plxk_refuse(buf, size, "col2im: X of dtype %s (float32 and float64 only)",
                            plx_dtype_name(x->dtype));
     }
     const uint32_t r = d->spatial;
     if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL || x->rank != 3 || y->rank != r + 2) {
-        return plxk_refuse(buf, size, "cpu_ref col2im: X must be [N, C * block, L] and Y "
+        return plxk_refuse(buf, size, "col2im: X must be [N, C * block, L] and Y "
                            "[N, C, image...] over 1 to %d spatial dims", PLX_COL2IM_MAX_SPATIAL);
     }
     g->r = r;
@@ -47,7 +47,7 @@ static const char *c2i_prepare(const plx_layer_view *l, c2i_geom *g, char *buf, 
         if (d->image_shape[i] < 1 || d->block_shape[i] < 1 || d->strides[i] < 1 ||
             d->dilations[i] < 1 || d->pads_begin[i] < 0 || d->pads_end[i] < 0 ||
             padded < span || y->dims[2 + i] != d->image_shape[i]) {
-            return plxk_refuse(buf, size, "cpu_ref col2im: the geometry of dim %u does not "
+            return plxk_refuse(buf, size, "col2im: the geometry of dim %u does not "
                                "match Y", (unsigned)i);
         }
         g->image[i] = d->image_shape[i];
@@ -60,7 +60,7 @@ static const char *c2i_prepare(const plx_layer_view *l, c2i_geom *g, char *buf, 
     g->n = x->dims[0];
     g->c = y->dims[1];
     if (y->dims[0] != g->n || x->dims[1] != g->c * g->block || x->dims[2] != g->blocks) {
-        return plxk_refuse(buf, size, "cpu_ref col2im: X's dims are not Y's channels times the "
+        return plxk_refuse(buf, size, "col2im: X's dims are not Y's channels times the "
                            "block and the block count");
     }
     return NULL;
@@ -143,7 +143,7 @@ static const char *unpool_prepare(const plx_layer_view *l, unpool_geom *g, char 
     if (r < 1 || r > PLX_COL2IM_MAX_SPATIAL || x->rank != r + 2 || y->rank != r + 2 ||
         ind->dtype != PLX_DTYPE_INT64 || !plxk_same_dims(x, ind) || y->dtype != x->dtype ||
         plx_dtype_size(x->dtype) == 0 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return plxk_refuse(buf, size, "cpu_ref max_unpool: X [N, C, D1..Dr], I (int64, X's "
+        return plxk_refuse(buf, size, "max_unpool: X [N, C, D1..Dr], I (int64, X's "
                            "shape) and Y [N, C, O1..Or] of X's dtype expected");
     }
     g->rank = r + 2;
@@ -154,7 +154,7 @@ static const char *unpool_prepare(const plx_layer_view *l, unpool_geom *g, char 
         const int64_t full = (x->dims[2 + i] > 0 ? x->dims[2 + i] - 1 : 0) * d->strides[i] +
                              d->kernel[i] - d->pads_begin[i] - d->pads_end[i];
         if (d->kernel[i] < 1 || d->strides[i] < 1 || full < 1 || y->dims[2 + i] < 1) {
-            return plxk_refuse(buf, size, "cpu_ref max_unpool: dim %u of the pool's input is "
+            return plxk_refuse(buf, size, "max_unpool: dim %u of the pool's input is "
                                "empty", (unsigned)i);
         }
         g->full[2 + i] = full;

@@ -40,7 +40,7 @@ bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t
                      const char *op) {
     plxk_set_epilogue(a->activation, g);
     if (!plxk_gemm(plxk_isa_of(a->compute), plxk_pool_of(a->compute), g, ws, left)) {
-        return plxk_fail(a, "cpu_ref %s: the matrix product could not run (workspace of "
+        return plxk_fail(a, "%s: the matrix product could not run (workspace of "
                                "%zu bytes too small for %zu x %zu x %zu?)",
                             op, left, g->m, g->n, g->k);
     }
@@ -52,7 +52,7 @@ const char *plxk_require_float32(const plx_layer_view *l, const char *op, char *
     for (uint32_t i = 0; i <= l->input_count; i++) {
         const plx_tensor_info *t = i < l->input_count ? &l->inputs[i] : &l->outputs[0];
         if (t->dtype != PLX_DTYPE_FLOAT32) {
-            return plxk_refuse(buf, size, "cpu_ref runs %s in float32 only, not %s (%s %u)", op,
+            return plxk_refuse(buf, size, "runs %s in float32 only, not %s (%s %u)", op,
                        plx_dtype_name(t->dtype), i < l->input_count ? "input" : "output",
                        i < l->input_count ? i : 0);
         }
@@ -73,14 +73,14 @@ const char *plxk_require_output_shape(const plx_layer_view *l, const char *op, u
             p += snprintf(p, (size_t)(want + sizeof want - p), "%s%lld", i ? "," : "",
                           (long long)dims[i]);
         }
-        return plxk_refuse(buf, size, "cpu_ref %s: the output info disagrees with the inputs (expected [%s])",
+        return plxk_refuse(buf, size, "%s: the output info disagrees with the inputs (expected [%s])",
                    op, want);
     }
     return NULL;
 }
 
 const char *plxk_window_refusal(const char *why, char *buf, size_t size) {
-    return why ? plxk_refuse(buf, size, "cpu_ref %s", why) : NULL;
+    return why ? plxk_refuse(buf, size, "%s", why) : NULL;
 }
 
 enum { SUM_LANES = 16, SUM_BLOCK = 1024 };
@@ -143,7 +143,7 @@ bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x
                       size_t n, const char *op) {
     plxk_isa isa = args->compute ? args->compute->isa : plxk_isa_best();
     if (!plxk_isa_supported(isa)) {
-        return plxk_fail(args, "cpu_ref %s: the %s variant does not run on this CPU", op,
+        return plxk_fail(args, "%s: the %s variant does not run on this CPU", op,
                          plxk_isa_name(isa));
     }
     vmap_job job = {isa, f, x, y, n};

@@ -315,13 +315,13 @@ static void conv_slab(void *ctx, size_t task, size_t thread) {
  * task of one run on the pool, so the threads meet once per conv. */
 static bool run_conv_slabs(const plxk_kernel_args *args, conv_run *r) {
     if (!plxk_isa_supported(r->isa)) {
-        return plxk_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+        return plxk_fail(args, "conv: the %s variant does not run on this CPU",
                             plxk_isa_name(r->isa));
     }
     size_t left;
     r->ws = plxk_ws_at(args, 0, &left);
     if (!r->ws || left < r->slabs.slice) {
-        return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+        return plxk_fail(args, "conv: a workspace of %zu bytes is too small for "
                                   "a slab's %zu", args->workspace_size, r->slabs.slice);
     }
     plxk_pool *pool = plxk_pool_of(args->compute);
@@ -332,7 +332,7 @@ static bool run_conv_slabs(const plxk_kernel_args *args, conv_run *r) {
                      (double)(r->g->m / r->g->group) / 32.0; /* the GEMMs' */
     plxk_pool_run(pool, r->slabs.tasks, cost_ns, conv_slab, r);
     if (__atomic_load_n(&r->failed, __ATOMIC_RELAXED)) {
-        return plxk_fail(args, "cpu_ref conv: the GEMM of a slab refused its arguments");
+        return plxk_fail(args, "conv: the GEMM of a slab refused its arguments");
     }
     return true;
 }
@@ -360,7 +360,7 @@ static bool run_conv_shared(const plxk_kernel_args *args, conv_run *r) {
     r->col = col_bytes ? plxk_ws_at(args, 0, &left) : NULL;
     void *ws = plxk_ws_at(args, col_bytes, &left);
     if (col_bytes && (!r->col || col_bytes > args->workspace_size)) {
-        return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+        return plxk_fail(args, "conv: a workspace of %zu bytes is too small for "
                                   "im2col's %zu", args->workspace_size, col_bytes);
     }
     for (int64_t n = 0; n < g->n; n++) {
@@ -416,7 +416,7 @@ static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g
                           const float *x, const float *w, const float *b, float *y) {
     depthwise_job job = {g, x, w, b, y, plxk_isa_of(args->compute), {0}, NULL, depthwise_slice(g)};
     if (!plxk_isa_supported(job.isa)) {
-        return plxk_fail(args, "cpu_ref conv: the %s variant does not run on this CPU",
+        return plxk_fail(args, "conv: the %s variant does not run on this CPU",
                             plxk_isa_name(job.isa));
     }
     plxk_set_epilogue(args->activation, &job.epilogue);
@@ -425,7 +425,7 @@ static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g
     if (job.slice) {
         job.scratch = plxk_ws_at(args, 0, &left);
         if (!job.scratch || left < job.slice) {
-            return plxk_fail(args, "cpu_ref conv: a workspace of %zu bytes is too small for "
+            return plxk_fail(args, "conv: a workspace of %zu bytes is too small for "
                                       "the depthwise kernel's %zu",
                                 args->workspace_size, job.slice);
         }
@@ -601,13 +601,13 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     }
     convt_plan plan;
     if (!convt_plan_of(&g, plxk_isa_of(args->compute), &plan)) {
-        return plxk_fail(args, "cpu_ref conv_transpose: the %s variant was not compiled in",
+        return plxk_fail(args, "conv_transpose: the %s variant was not compiled in",
                             plxk_isa_name(plxk_isa_of(args->compute)));
     }
     size_t left;
     float *col = plxk_ws_at(args, 0, &left);
     if (!col || left < plan.col) {
-        return plxk_fail(args, "cpu_ref conv_transpose: a workspace of %zu bytes is too small "
+        return plxk_fail(args, "conv_transpose: a workspace of %zu bytes is too small "
                                   "for a slab's %zu", args->workspace_size, plan.col);
     }
     void *ws = plxk_ws_at(args, plan.col, &left);

@@ -939,7 +939,7 @@ const char *plxk_check_reverse_sequence(const plx_layer_view *layer, char *buf, 
         plx_dtype_size(x->dtype) == 0 ||
         (len->dtype != PLX_DTYPE_INT32 && len->dtype != PLX_DTYPE_INT64) || len->rank != 1 ||
         len->dims[0] != x->dims[d->batch_axis]) {
-        return plxk_refuse(buf, size, "cpu_ref reverse_sequence: X [B, T, ..] or [T, B, ..], "
+        return plxk_refuse(buf, size, "reverse_sequence: X [B, T, ..] or [T, B, ..], "
                            "sequence_lens [B] (int32 or int64) and Y of X's tensor expected");
     }
     return NULL;

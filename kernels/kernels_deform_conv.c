@@ -20,24 +20,24 @@ static const char *dc_prepare(const plx_layer_view *l, dc_geom *g, char *buf, si
     const plx_tensor_info *y = &l->outputs[0];
     for (uint32_t i = 0; i < l->input_count; i++) {
         if (l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
-            return plxk_refuse(buf, size, "cpu_ref runs deform_conv in float32 only, not %s "
+            return plxk_refuse(buf, size, "runs deform_conv in float32 only, not %s "
                                "(input %u)", plx_dtype_name(l->inputs[i].dtype), i);
         }
     }
     if (y->dtype != PLX_DTYPE_FLOAT32) {
-        return plxk_refuse(buf, size, "cpu_ref runs deform_conv in float32 only, not %s (Y)",
+        return plxk_refuse(buf, size, "runs deform_conv in float32 only, not %s (Y)",
                            plx_dtype_name(y->dtype));
     }
     if (x->rank != 4 || w->rank != 4 || off->rank != 4 || y->rank != 4 || d->group < 1 ||
         d->offset_group < 1 || x->dims[1] % d->group != 0 || x->dims[1] % d->offset_group != 0 ||
         w->dims[0] % d->group != 0 || w->dims[1] != x->dims[1] / d->group) {
-        return plxk_refuse(buf, size, "cpu_ref deform_conv: X, W, offset and Y must be 4-D, "
+        return plxk_refuse(buf, size, "deform_conv: X, W, offset and Y must be 4-D, "
                            "with channels that group and offset_group divide");
     }
     for (int k = 0; k < 2; k++) {
         if (d->strides[k] < 1 || d->dilations[k] < 1 || d->pads_begin[k] < 0 ||
             d->pads_end[k] < 0) {
-            return plxk_refuse(buf, size, "cpu_ref deform_conv: strides and dilations must be "
+            return plxk_refuse(buf, size, "deform_conv: strides and dilations must be "
                                ">= 1, pads >= 0");
         }
     }
@@ -53,7 +53,7 @@ static const char *dc_prepare(const plx_layer_view *l, dc_geom *g, char *buf, si
          (l->inputs[4].rank != 4 || l->inputs[4].dims[0] != g->n ||
           l->inputs[4].dims[1] != taps || l->inputs[4].dims[2] != g->oh ||
           l->inputs[4].dims[3] != g->ow))) {
-        return plxk_refuse(buf, size, "cpu_ref deform_conv: Y, offset, B or mask has a shape "
+        return plxk_refuse(buf, size, "deform_conv: Y, offset, B or mask has a shape "
                            "that does not match X and W");
     }
     for (int k = 0; k < 2; k++) {
@@ -61,7 +61,7 @@ static const char *dc_prepare(const plx_layer_view *l, dc_geom *g, char *buf, si
         int64_t span = (kk - 1) * d->dilations[k] + 1;
         int64_t padded = in + d->pads_begin[k] + d->pads_end[k];
         if (kk < 1 || padded < span || o != (padded - span) / d->strides[k] + 1) {
-            return plxk_refuse(buf, size, "cpu_ref deform_conv: the output size does not match "
+            return plxk_refuse(buf, size, "deform_conv: the output size does not match "
                                "the kernel, strides, dilations and pads");
         }
     }

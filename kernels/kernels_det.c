@@ -37,19 +37,19 @@ static const char *det_prepare(const plx_layer_view *l, int64_t *count, int64_t 
                                size_t size) {
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (!det_is_float(x->dtype) || y->dtype != x->dtype) {
-        return plxk_refuse(buf, size, "cpu_ref det: X %s and Y %s must be of one float type",
+        return plxk_refuse(buf, size, "det: X %s and Y %s must be of one float type",
                            plx_dtype_name(x->dtype), plx_dtype_name(y->dtype));
     }
     if (x->rank < 2 || x->rank > PLX_MAX_RANK || y->rank != x->rank - 2 ||
         x->dims[x->rank - 1] != x->dims[x->rank - 2] ||
         x->dims[x->rank - 1] > ((int64_t)1 << 15)) {
-        return plxk_refuse(buf, size, "cpu_ref det: X must be [.., M, M] (M up to 32768) and Y "
+        return plxk_refuse(buf, size, "det: X must be [.., M, M] (M up to 32768) and Y "
                            "[..]");
     }
     *count = 1;
     for (uint32_t i = 0; i + 2 < x->rank; i++) {
         if (y->dims[i] != x->dims[i]) {
-            return plxk_refuse(buf, size, "cpu_ref det: Y's dims must be X's leading dims");
+            return plxk_refuse(buf, size, "det: Y's dims must be X's leading dims");
         }
         *count *= x->dims[i];
     }
@@ -83,7 +83,7 @@ bool plxk_run_det(const plxk_kernel_args *args) {
         return true;
     }
     if (need > 0 && (!args->workspace || args->workspace_size < need)) {
-        return plxk_fail(args, "cpu_ref det: a workspace of %zu bytes is needed, got %zu", need,
+        return plxk_fail(args, "det: a workspace of %zu bytes is needed, got %zu", need,
                          args->workspace ? args->workspace_size : (size_t)0);
     }
     const plx_dtype dt = l->inputs[0].dtype;

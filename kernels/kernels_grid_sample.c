@@ -39,11 +39,11 @@ static const char *gs_prepare(const plx_layer_view *l, gs_geom *g, char *buf, si
     const plx_tensor_info *x = &l->inputs[0], *grid = &l->inputs[1], *y = &l->outputs[0];
     if ((unsigned)d->mode > PLX_GRID_SAMPLE_CUBIC ||
         (unsigned)d->padding > PLX_GRID_SAMPLE_REFLECTION) {
-        return plxk_refuse(buf, size, "cpu_ref grid_sample: mode %d or padding %d is unknown",
+        return plxk_refuse(buf, size, "grid_sample: mode %d or padding %d is unknown",
                            (int)d->mode, (int)d->padding);
     }
     if (!gs_is_float(x->dtype) || !gs_is_float(grid->dtype) || y->dtype != x->dtype) {
-        return plxk_refuse(buf, size, "cpu_ref grid_sample: X %s, grid %s and Y %s must be "
+        return plxk_refuse(buf, size, "grid_sample: X %s, grid %s and Y %s must be "
                            "float32, float16 or bfloat16, Y X's",
                            plx_dtype_name(x->dtype), plx_dtype_name(grid->dtype),
                            plx_dtype_name(y->dtype));
@@ -51,7 +51,7 @@ static const char *gs_prepare(const plx_layer_view *l, gs_geom *g, char *buf, si
     if (x->rank < 3 || grid->rank != x->rank || y->rank != x->rank ||
         grid->dims[0] != x->dims[0] || grid->dims[x->rank - 1] != (int64_t)(x->rank - 2) ||
         y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) {
-        return plxk_refuse(buf, size, "cpu_ref grid_sample: X, grid and Y must be [N, C, D1..Dr], "
+        return plxk_refuse(buf, size, "grid_sample: X, grid and Y must be [N, C, D1..Dr], "
                            "[N, O1..Or, r] and [N, C, O1..Or]");
     }
     g->r = x->rank - 2;
@@ -61,7 +61,7 @@ static const char *gs_prepare(const plx_layer_view *l, gs_geom *g, char *buf, si
     g->points = 1;
     for (uint32_t k = g->r; k-- > 0;) {
         if (y->dims[2 + k] != grid->dims[1 + k]) {
-            return plxk_refuse(buf, size, "cpu_ref grid_sample: Y's spatial dims must be grid's");
+            return plxk_refuse(buf, size, "grid_sample: Y's spatial dims must be grid's");
         }
         g->in[k] = x->dims[2 + k];
         g->stride[k] = g->plane;
@@ -69,7 +69,7 @@ static const char *gs_prepare(const plx_layer_view *l, gs_geom *g, char *buf, si
         g->points *= y->dims[2 + k];
     }
     if (g->plane == 0 && g->n * g->c * g->points > 0) {
-        return plxk_refuse(buf, size, "cpu_ref grid_sample: X has an empty spatial dim to "
+        return plxk_refuse(buf, size, "grid_sample: X has an empty spatial dim to "
                            "sample from");
     }
     return NULL;

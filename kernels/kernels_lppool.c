@@ -18,18 +18,18 @@ static const char *lp_dtype(const plx_layer_view *l, const char *op, plx_pool_ki
                             char *buf, size_t size) {
     plx_dtype dt = l->inputs[0].dtype;
     if (kind != PLX_POOL_LP) {
-        return plxk_refuse(buf, size, "cpu_ref %s: pool kind %d has no kernel here", op, (int)kind);
+        return plxk_refuse(buf, size, "%s: pool kind %d has no kernel here", op, (int)kind);
     }
     if (p < 1) {
-        return plxk_refuse(buf, size, "cpu_ref %s: lp pooling needs p >= 1, got %lld", op,
+        return plxk_refuse(buf, size, "%s: lp pooling needs p >= 1, got %lld", op,
                            (long long)p);
     }
     if (dt != PLX_DTYPE_FLOAT32 && dt != PLX_DTYPE_FLOAT16 && dt != PLX_DTYPE_BFLOAT16) {
-        return plxk_refuse(buf, size, "cpu_ref runs lp %s in float32, float16 and bfloat16 only, not %s",
+        return plxk_refuse(buf, size, "runs lp %s in float32, float16 and bfloat16 only, not %s",
                            op, plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt) {
-        return plxk_refuse(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
+        return plxk_refuse(buf, size, "%s: X is %s but Y is %s", op, plx_dtype_name(dt),
                            plx_dtype_name(l->outputs[0].dtype));
     }
     return NULL;
@@ -157,7 +157,7 @@ static const char *global_lp_prepare(const plx_layer_view *l, int64_t *outer, in
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return plxk_refuse(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
+        return plxk_refuse(buf, size, "global_pool takes X of rank >= 3, not %u", x->rank);
     }
     int64_t dims[PLX_MAX_RANK];
     for (uint32_t i = 0; i < x->rank; i++) {

@@ -21,7 +21,7 @@
 static const char *require_output_dtype(const plx_layer_view *l, const char *op, plx_dtype dt,
                                         char *buf, size_t size) {
     if (l->outputs[0].dtype != dt) {
-        return plxk_refuse(buf, size, "cpu_ref %s: the output is %s, expected %s", op,
+        return plxk_refuse(buf, size, "%s: the output is %s, expected %s", op,
                            plx_dtype_name(l->outputs[0].dtype), plx_dtype_name(dt));
     }
     return NULL;
@@ -35,7 +35,7 @@ static const char *axis_split(const plx_layer_view *l, const char *op, int64_t a
     const plx_tensor_info *x = &l->inputs[0];
     uint32_t axis = 0;
     if (!plx_axis_normalize(axis_in, x->rank, false, &axis)) {
-        return plxk_refuse(buf, size, "cpu_ref %s: axis %lld is out of range for rank %u", op,
+        return plxk_refuse(buf, size, "%s: axis %lld is out of range for rank %u", op,
                            (long long)axis_in, x->rank);
     }
     *outer = plxk_dim_product(x, 0, axis);
@@ -63,7 +63,7 @@ static const char *trilu_prepare(const plx_layer_view *l, trilu_geom *g, char *b
                                  size_t size) {
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 2) {
-        return plxk_refuse(buf, size, "cpu_ref trilu: X has rank %u, expected 2 or more",
+        return plxk_refuse(buf, size, "trilu: X has rank %u, expected 2 or more",
                            x->rank);
     }
     const char *why = require_same_as_input(l, "trilu", buf, size);
@@ -137,19 +137,19 @@ static const char *one_hot_prepare(const plx_layer_view *l, one_hot_geom *g, cha
     case PLX_DTYPE_INT64:
     case PLX_DTYPE_UINT64: break;
     default:
-        return plxk_refuse(buf, size, "cpu_ref one_hot: indices of dtype %s are not supported",
+        return plxk_refuse(buf, size, "one_hot: indices of dtype %s are not supported",
                            plx_dtype_name(ind->dtype));
     }
     if (vals->rank != 1 || vals->dims[0] != 2) {
-        return plxk_refuse(buf, size, "cpu_ref one_hot: values must have 2 elements");
+        return plxk_refuse(buf, size, "one_hot: values must have 2 elements");
     }
     if (d->depth < 1 || ind->rank >= PLX_MAX_RANK) {
-        return plxk_refuse(buf, size, "cpu_ref one_hot: depth %lld or indices' rank %u is out "
+        return plxk_refuse(buf, size, "one_hot: depth %lld or indices' rank %u is out "
                            "of range", (long long)d->depth, ind->rank);
     }
     uint32_t axis = 0;
     if (!plx_axis_normalize(d->axis, ind->rank + 1, false, &axis)) {
-        return plxk_refuse(buf, size, "cpu_ref one_hot: axis %d is out of range for rank %u",
+        return plxk_refuse(buf, size, "one_hot: axis %d is out of range for rank %u",
                            (int)d->axis, ind->rank + 1);
     }
     const char *why = require_output_dtype(l, "one_hot", vals->dtype, buf, size);
@@ -286,7 +286,7 @@ static const char *hardmax_prepare(const plx_layer_view *l, line_geom *g, char *
                                    size_t size) {
     const plx_tensor_info *x = &l->inputs[0];
     if (!is_float_dtype(x->dtype)) {
-        return plxk_refuse(buf, size, "cpu_ref hardmax: dtype %s is not supported",
+        return plxk_refuse(buf, size, "hardmax: dtype %s is not supported",
                            plx_dtype_name(x->dtype));
     }
     const plx_axis_desc *d = l->desc;
@@ -368,7 +368,7 @@ static const char *cum_sum_prepare(const plx_layer_view *l, line_geom *g, char *
     const plx_tensor_info *x = &l->inputs[0];
     if (!is_float_dtype(x->dtype) && !plxk_is_int_dtype(x->dtype) &&
         x->dtype != PLX_DTYPE_UINT32 && x->dtype != PLX_DTYPE_UINT64) {
-        return plxk_refuse(buf, size, "cpu_ref cum_sum: dtype %s is not supported",
+        return plxk_refuse(buf, size, "cum_sum: dtype %s is not supported",
                            plx_dtype_name(x->dtype));
     }
     const plx_cum_sum_desc *d = l->desc;
@@ -479,7 +479,7 @@ bool plxk_run_cum_sum(const plxk_kernel_args *args) {
     default: {
         size_t need = (size_t)g.inner * sizeof(float);
         if (!args->workspace || args->workspace_size < need) {
-            return plxk_fail(args, "cpu_ref cum_sum: a workspace of %zu bytes is needed, got %zu",
+            return plxk_fail(args, "cum_sum: a workspace of %zu bytes is needed, got %zu",
                              need, args->workspace ? args->workspace_size : (size_t)0);
         }
         cum_sum_half(x, y, &g, d->exclusive, d->reverse,

@@ -63,7 +63,7 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     const plx_fully_connected_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *w = &l->inputs[1];
     if (x->rank < 2 || w->rank != 2) {
-        return plxk_refuse(buf, size, "cpu_ref fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
+        return plxk_refuse(buf, size, "fully_connected takes X of rank >= 2 and W of rank 2, not %u and %u",
                    x->rank, w->rank);
     }
     g->transposed = desc->weights_transposed;
@@ -73,12 +73,12 @@ static const char *fc_prepare(const plx_layer_view *l, fc_geom *g, char *buf, si
     g->w_rs = g->transposed ? 1 : (ptrdiff_t)g->m;
     g->w_cs = g->transposed ? (ptrdiff_t)g->k : 1;
     if ((g->transposed ? w->dims[1] : w->dims[0]) != g->k) {
-        return plxk_refuse(buf, size, "cpu_ref fully_connected: W [%lld,%lld]%s does not match X's K %lld",
+        return plxk_refuse(buf, size, "fully_connected: W [%lld,%lld]%s does not match X's K %lld",
                    (long long)w->dims[0], (long long)w->dims[1],
                    g->transposed ? " (transposed)" : "", (long long)g->k);
     }
     if (l->input_count == 3 && plxk_numel(&l->inputs[2]) != g->m) {
-        return plxk_refuse(buf, size, "cpu_ref fully_connected: B has %lld elements, not %lld",
+        return plxk_refuse(buf, size, "fully_connected: B has %lld elements, not %lld",
                    (long long)plxk_numel(&l->inputs[2]), (long long)g->m);
     }
     int64_t dims[PLX_MAX_RANK];
@@ -150,15 +150,15 @@ static const char *gemm_prepare(const plx_layer_view *l, plx_gemm_geom *g, char 
     case PLX_GEOM_OK:
         break;
     case PLX_GEOM_BAD_RANK:
-        return plxk_refuse(buf, size, "cpu_ref gemm takes A and B of rank 2, not %u and %u",
+        return plxk_refuse(buf, size, "gemm takes A and B of rank 2, not %u and %u",
                    (unsigned)g->bad[0], (unsigned)g->bad[1]);
     case PLX_GEOM_K_MISMATCH:
-        return plxk_refuse(buf, size, "cpu_ref gemm: A' has K %lld, B' has K %lld", (long long)g->bad[0],
+        return plxk_refuse(buf, size, "gemm: A' has K %lld, B' has K %lld", (long long)g->bad[0],
                    (long long)g->bad[1]);
     case PLX_GEOM_BAD_BIAS_RANK:
-        return plxk_refuse(buf, size, "cpu_ref gemm: C has rank %u (0 to 2)", (unsigned)g->bad[0]);
+        return plxk_refuse(buf, size, "gemm: C has rank %u (0 to 2)", (unsigned)g->bad[0]);
     default:
-        return plxk_refuse(buf, size, "cpu_ref gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
+        return plxk_refuse(buf, size, "gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
                    (long long)g->bad[0], (long long)g->bad[1], (long long)g->m, (long long)g->n);
     }
     int64_t dims[2] = {g->m, g->n};
@@ -254,24 +254,24 @@ static const char *matmul_prepare(const plx_layer_view *l, plx_matmul_geom *g, c
     if (a->dtype != PLX_DTYPE_FLOAT32 && a->dtype != PLX_DTYPE_FLOAT64 &&
         !plxk_is_int_dtype(a->dtype)) {
         return plxk_refuse(buf, size,
-                   "cpu_ref runs matmul in float32, float64, int32 and int64 only, not %s",
+                   "runs matmul in float32, float64, int32 and int64 only, not %s",
                    plx_dtype_name(a->dtype));
     }
     if (b->dtype != a->dtype || y->dtype != a->dtype) {
-        return plxk_refuse(buf, size, "cpu_ref matmul: A is %s, B is %s, Y is %s (all must match)",
+        return plxk_refuse(buf, size, "matmul: A is %s, B is %s, Y is %s (all must match)",
                    plx_dtype_name(a->dtype), plx_dtype_name(b->dtype), plx_dtype_name(y->dtype));
     }
     switch (plx_matmul_geom_of(a, b, g)) {
     case PLX_GEOM_OK:
         break;
     case PLX_GEOM_BAD_RANK:
-        return plxk_refuse(buf, size, "cpu_ref matmul: operands must have rank >= 1, not %u and %u",
+        return plxk_refuse(buf, size, "matmul: operands must have rank >= 1, not %u and %u",
                    a->rank, b->rank);
     case PLX_GEOM_K_MISMATCH:
-        return plxk_refuse(buf, size, "cpu_ref matmul: A has K %lld, B has K %lld", (long long)g->bad[0],
+        return plxk_refuse(buf, size, "matmul: A has K %lld, B has K %lld", (long long)g->bad[0],
                    (long long)g->bad[1]);
     default:
-        return plxk_refuse(buf, size, "cpu_ref matmul: batch dims %lld and %lld do not broadcast",
+        return plxk_refuse(buf, size, "matmul: batch dims %lld and %lld do not broadcast",
                    (long long)g->bad[0], (long long)g->bad[1]);
     }
     return plxk_require_output_shape(l, "matmul", g->rank, g->dims, buf, size);

@@ -28,12 +28,12 @@ static const char *batch_norm_prepare(const plx_layer_view *l, char *buf, size_t
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 2) {
-        return plxk_refuse(buf, size, "cpu_ref batch_norm takes X of rank >= 2, not %u", x->rank);
+        return plxk_refuse(buf, size, "batch_norm takes X of rank >= 2, not %u", x->rank);
     }
     static const char *const names[5] = {"X", "scale", "bias", "mean", "var"};
     for (uint32_t i = 1; i < 5; i++) {
         if (plxk_numel(&l->inputs[i]) != x->dims[1]) {
-            return plxk_refuse(buf, size, "cpu_ref batch_norm: %s has %lld elements, X has %lld channels",
+            return plxk_refuse(buf, size, "batch_norm: %s has %lld elements, X has %lld channels",
                        names[i], (long long)plxk_numel(&l->inputs[i]), (long long)x->dims[1]);
         }
     }
@@ -85,10 +85,10 @@ static const char *broadcast_strides(const plx_tensor_info *t, const plx_tensor_
     case PLX_GEOM_OK:
         return NULL;
     case PLX_GEOM_BAD_RANK:
-        return plxk_refuse(buf, size, "cpu_ref %s: %s has rank %u, X has rank %u", op, name, t->rank,
+        return plxk_refuse(buf, size, "%s: %s has rank %u, X has rank %u", op, name, t->rank,
                    x->rank);
     default:
-        return plxk_refuse(buf, size, "cpu_ref %s: %s does not broadcast to X (dim %u is %lld, not %lld)",
+        return plxk_refuse(buf, size, "%s: %s does not broadcast to X (dim %u is %lld, not %lld)",
                    op, name, i, (long long)t->dims[i - (x->rank - t->rank)],
                    (long long)x->dims[i]);
     }
@@ -104,7 +104,7 @@ static const char *layer_norm_prepare(const plx_layer_view *l, layer_norm_geom *
     const plx_tensor_info *x = &l->inputs[0];
     uint32_t axis = 0;
     if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
-        return plxk_refuse(buf, size, "cpu_ref layer_norm: axis %d is out of range for rank %u",
+        return plxk_refuse(buf, size, "layer_norm: axis %d is out of range for rank %u",
                    desc->axis, x->rank);
     }
     g->rank = x->rank;
@@ -209,7 +209,7 @@ static const char *instance_norm_prepare(const plx_layer_view *l, char *buf, siz
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return plxk_refuse(buf, size, "cpu_ref instance_norm takes X of rank >= 3, not %u",
+        return plxk_refuse(buf, size, "instance_norm takes X of rank >= 3, not %u",
                               x->rank);
     }
     static const char *const names[3] = {"X", "scale", "bias"};
@@ -217,7 +217,7 @@ static const char *instance_norm_prepare(const plx_layer_view *l, char *buf, siz
         const plx_tensor_info *p = &l->inputs[i];
         if (p->rank != 1 || p->dims[0] != x->dims[1]) {
             return plxk_refuse(buf, size,
-                                  "cpu_ref instance_norm: %s must be 1-D with %lld entries (X's channels)",
+                                  "instance_norm: %s must be 1-D with %lld entries (X's channels)",
                                   names[i], (long long)x->dims[1]);
         }
     }
@@ -270,7 +270,7 @@ static const char *softmax_prepare(const plx_layer_view *l, int64_t *outer, int6
     const plx_tensor_info *x = &l->inputs[0];
     uint32_t axis = 0;
     if (!plx_axis_normalize(desc->axis, x->rank, false, &axis)) {
-        return plxk_refuse(buf, size, "cpu_ref softmax: axis %d is out of range for rank %u", desc->axis,
+        return plxk_refuse(buf, size, "softmax: axis %d is out of range for rank %u", desc->axis,
                    x->rank);
     }
     *outer = plxk_dim_product(x, 0, (uint32_t)axis);
@@ -311,7 +311,7 @@ bool plxk_run_softmax(const plxk_kernel_args *args) {
                 yr[i] = xr[i] - mx;
             }
             if (!plxk_vmap(isa, PLXK_VEXP, yr, yr, (size_t)len)) {
-                return plxk_fail(args, "cpu_ref softmax: the %s variant does not run on this CPU",
+                return plxk_fail(args, "softmax: the %s variant does not run on this CPU",
                                  plxk_isa_name(isa));
             }
             double sum = 0.0;

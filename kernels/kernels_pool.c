@@ -49,19 +49,19 @@ static const char *pool_dtype(const plx_layer_view *l, const char *op, plx_pool_
                               char *buf, size_t size) {
     plx_dtype dt = l->inputs[0].dtype;
     if (kind != PLX_POOL_MAX && kind != PLX_POOL_AVERAGE) {
-        return plxk_refuse(buf, size, "cpu_ref %s: pool kind %d is not implemented", op, (int)kind);
+        return plxk_refuse(buf, size, "%s: pool kind %d is not implemented", op, (int)kind);
     }
     bool ok = dt == PLX_DTYPE_FLOAT32 ||
               (kind == PLX_POOL_MAX && (dt == PLX_DTYPE_INT8 || dt == PLX_DTYPE_UINT8));
     if (!ok) {
-        return plxk_refuse(buf, size, "cpu_ref runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
+        return plxk_refuse(buf, size, "runs %s %s in %s only, not %s", kind == PLX_POOL_MAX ? "max" : "average",
                    op, kind == PLX_POOL_MAX ? "float32, int8 and uint8"
                                    : "float32 (int8 and uint8 with per-tensor quantization on "
                                      "X and Y)",
                    plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt) {
-        return plxk_refuse(buf, size, "cpu_ref %s: X is %s but Y is %s", op, plx_dtype_name(dt),
+        return plxk_refuse(buf, size, "%s: X is %s but Y is %s", op, plx_dtype_name(dt),
                    plx_dtype_name(l->outputs[0].dtype));
     }
     return NULL;
@@ -108,11 +108,11 @@ static const char *pool_prepare(const plx_layer_view *l, plx_window_geom *g, cha
         }
         if (desc->kind != PLX_POOL_MAX || l->inputs[0].dtype != PLX_DTYPE_FLOAT32 ||
             ind->dtype != PLX_DTYPE_INT64 || !same) {
-            return plxk_refuse(buf, size, "cpu_ref pool: Indices come with float32 max pools "
+            return plxk_refuse(buf, size, "pool: Indices come with float32 max pools "
                                "only, int64 of Y's shape");
         }
         if (desc->indices_column_major && l->inputs[0].rank > 4) {
-            return plxk_refuse(buf, size, "cpu_ref pool: column-major Indices are for 1-D and "
+            return plxk_refuse(buf, size, "pool: column-major Indices are for 1-D and "
                                "2-D pools, not 3-D");
         }
     }
@@ -381,7 +381,7 @@ static const char *global_pool_prepare(const plx_layer_view *l, int64_t *outer, 
     }
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank < 3) {
-        return plxk_refuse(buf, size, "cpu_ref global_pool takes X of rank >= 3, not %u", x->rank);
+        return plxk_refuse(buf, size, "global_pool takes X of rank >= 3, not %u", x->rank);
     }
     int64_t dims[PLX_MAX_RANK];
     for (uint32_t i = 0; i < x->rank; i++) {

@@ -38,29 +38,29 @@ static const char *reduce_prepare(const plx_layer_view *l, reduce_geom *g, char 
     const plx_tensor_info *x = &l->inputs[0];
     bool fl = x->dtype == PLX_DTYPE_FLOAT32 || x->dtype == PLX_DTYPE_FLOAT64;
     if (!fl && !plxk_is_int_dtype(x->dtype)) {
-        return plxk_refuse(buf, size, "cpu_ref runs reduce in float32, float64, int32 and int64 "
+        return plxk_refuse(buf, size, "runs reduce in float32, float64, int32 and int64 "
                            "only, not %s", plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != x->dtype) {
-        return plxk_refuse(buf, size, "cpu_ref reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
+        return plxk_refuse(buf, size, "reduce: X is %s but Y is %s", plx_dtype_name(x->dtype),
                    plx_dtype_name(l->outputs[0].dtype));
     }
     if ((unsigned)desc->func > PLX_REDUCE_LOG_SUM_EXP) {
-        return plxk_refuse(buf, size, "cpu_ref reduce: function %d is not implemented", (int)desc->func);
+        return plxk_refuse(buf, size, "reduce: function %d is not implemented", (int)desc->func);
     }
     if (!fl && (desc->func == PLX_REDUCE_L2 || desc->func == PLX_REDUCE_LOG_SUM ||
                 desc->func == PLX_REDUCE_LOG_SUM_EXP)) {
-        return plxk_refuse(buf, size, "cpu_ref runs reduce l2, log_sum and log_sum_exp in float32 "
+        return plxk_refuse(buf, size, "runs reduce l2, log_sum and log_sum_exp in float32 "
                            "and float64 only, not %s", plx_dtype_name(x->dtype));
     }
     if (desc->axis_count > x->rank || desc->axis_count > PLX_MAX_RANK) {
-        return plxk_refuse(buf, size, "cpu_ref reduce: %u axes for rank %u", desc->axis_count, x->rank);
+        return plxk_refuse(buf, size, "reduce: %u axes for rank %u", desc->axis_count, x->rank);
     }
     bool reduced[PLX_MAX_RANK] = {false};
     for (uint32_t i = 0; i < desc->axis_count; i++) {
         int64_t a = desc->axes[i] < 0 ? (int64_t)desc->axes[i] + x->rank : desc->axes[i];
         if (a < 0 || a >= (int64_t)x->rank || reduced[a]) {
-            return plxk_refuse(buf, size, "cpu_ref reduce: axis %d is out of range or repeated (rank %u)",
+            return plxk_refuse(buf, size, "reduce: axis %d is out of range or repeated (rank %u)",
                        desc->axes[i], x->rank);
         }
         reduced[a] = true;
@@ -329,7 +329,7 @@ bool plxk_run_reduce(const plxk_kernel_args *args) {
     }
     bool is_float = dt == PLX_DTYPE_FLOAT32 || dt == PLX_DTYPE_FLOAT64;
     if (!is_float && desc->func == PLX_REDUCE_MEAN && g.count == 0 && plxk_numel(&args->layer->outputs[0])) {
-        return plxk_fail(args, "cpu_ref reduce: integer mean over an empty set");
+        return plxk_fail(args, "reduce: integer mean over an empty set");
     }
     int64_t int_min = dt == PLX_DTYPE_INT32 ? INT32_MIN : INT64_MIN;
     int64_t int_max = dt == PLX_DTYPE_INT32 ? INT32_MAX : INT64_MAX;
@@ -491,7 +491,7 @@ static const char *axis_layout(const plx_layer_view *l, const char *op, int64_t 
     const plx_tensor_info *x = &l->inputs[0];
     int64_t a = axis_in < 0 ? axis_in + (int64_t)x->rank : axis_in;
     if (a < 0 || a >= (int64_t)x->rank) {
-        return plxk_refuse(buf, size, "cpu_ref %s: axis %lld is out of range for rank %u", op,
+        return plxk_refuse(buf, size, "%s: axis %lld is out of range for rank %u", op,
                               (long long)axis_in, x->rank);
     }
     *axis = (uint32_t)a;
@@ -511,11 +511,11 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
     const plx_arg_reduce_desc *desc = l->desc;
     const plx_tensor_info *x = &l->inputs[0];
     if (!is_numeric_dtype(x->dtype)) {
-        return plxk_refuse(buf, size, "cpu_ref arg_reduce: dtype %s is not supported",
+        return plxk_refuse(buf, size, "arg_reduce: dtype %s is not supported",
                               plx_dtype_name(x->dtype));
     }
     if (l->outputs[0].dtype != PLX_DTYPE_INT64) {
-        return plxk_refuse(buf, size, "cpu_ref arg_reduce: the output is %s, not int64",
+        return plxk_refuse(buf, size, "arg_reduce: the output is %s, not int64",
                               plx_dtype_name(l->outputs[0].dtype));
     }
     const char *why = axis_layout(l, "arg_reduce", desc->axis, &g->axis, &g->outer, &g->len,
@@ -524,7 +524,7 @@ static const char *arg_reduce_prepare(const plx_layer_view *l, axis_geom *g, cha
         return why;
     }
     if (g->len == 0 && g->outer * g->inner > 0) {
-        return plxk_refuse(buf, size, "cpu_ref arg_reduce: axis %u of X is empty", g->axis);
+        return plxk_refuse(buf, size, "arg_reduce: axis %u of X is empty", g->axis);
     }
     int64_t dims[PLX_MAX_RANK];
     uint32_t r = 0;
@@ -581,11 +581,11 @@ static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf
     const plx_topk_desc *desc = l->desc;
     plx_dtype dt = l->inputs[0].dtype;
     if (!is_numeric_dtype(dt)) {
-        return plxk_refuse(buf, size, "cpu_ref topk: dtype %s is not supported",
+        return plxk_refuse(buf, size, "topk: dtype %s is not supported",
                               plx_dtype_name(dt));
     }
     if (l->outputs[0].dtype != dt || l->outputs[1].dtype != PLX_DTYPE_INT64) {
-        return plxk_refuse(buf, size, "cpu_ref topk: outputs %s and %s, expected %s and int64",
+        return plxk_refuse(buf, size, "topk: outputs %s and %s, expected %s and int64",
                               plx_dtype_name(l->outputs[0].dtype),
                               plx_dtype_name(l->outputs[1].dtype), plx_dtype_name(dt));
     }
@@ -595,7 +595,7 @@ static const char *topk_prepare(const plx_layer_view *l, axis_geom *g, char *buf
         return why;
     }
     if (desc->k < 0 || desc->k > g->len) {
-        return plxk_refuse(buf, size, "cpu_ref topk: k %lld is out of range [0, %lld]",
+        return plxk_refuse(buf, size, "topk: k %lld is out of range [0, %lld]",
                               (long long)desc->k, (long long)g->len);
     }
     int64_t dims[PLX_MAX_RANK];

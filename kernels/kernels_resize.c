@@ -99,22 +99,22 @@ static const char *resize_prepare(const plx_layer_view *l, const plxk_compute *c
     }
     if ((unsigned)desc->mode > PLX_RESIZE_CUBIC_ANTIALIAS ||
         (unsigned)desc->coord > PLX_RESIZE_COORD_TF_CROP_AND_RESIZE) {
-        return plxk_refuse(buf, size, "cpu_ref resize: mode %d or coordinate transformation %d "
+        return plxk_refuse(buf, size, "resize: mode %d or coordinate transformation %d "
                            "is unknown", (int)desc->mode, (int)desc->coord);
     }
     int dim = 0;
     plx_geom_status s =
         plx_resize_geom_of(&l->inputs[0], &l->outputs[0], desc->scales, &p->g, &dim);
     if (s == PLX_GEOM_BAD_RANK) {
-        return plxk_refuse(buf, size, "cpu_ref resize takes rank-4 (NCHW) X and Y with X's N and C");
+        return plxk_refuse(buf, size, "resize takes rank-4 (NCHW) X and Y with X's N and C");
     }
     if (s != PLX_GEOM_OK) {
-        return plxk_refuse(buf, size, "cpu_ref resize: %s (spatial dim %d)", plx_geom_status_text(s),
+        return plxk_refuse(buf, size, "resize: %s (spatial dim %d)", plx_geom_status_text(s),
                         dim);
     }
     p->spans = resize_uses_spans(desc);
     if (bytes && p->spans) {
-        return plxk_refuse(buf, size, "cpu_ref resize: %s with tf_crop_and_resize runs in float32 "
+        return plxk_refuse(buf, size, "resize: %s with tf_crop_and_resize runs in float32 "
                            "only", plx_dtype_name(xt));
     }
     p->threads = plxk_pool_threads(plxk_pool_of(compute));
@@ -126,7 +126,7 @@ static const char *resize_prepare(const plx_layer_view *l, const plxk_compute *c
         double taps = resize_footprint(desc->mode, p->g.scale[d]);
         int64_t in = p->g.in[d];
         if (p->g.out[d] > 0 && !(taps <= 4.0 * (double)in + 8.0)) {
-            return plxk_refuse(buf, size, "cpu_ref resize: the antialiased filter along spatial "
+            return plxk_refuse(buf, size, "resize: the antialiased filter along spatial "
                                "dim %d spans %g input points, more than 4 times its %lld (scale "
                                "%g)", d, taps, (long long)in, p->g.scale[d]);
         }
@@ -442,7 +442,7 @@ static bool resize_run_spans(const plxk_kernel_args *args, const resize_plan *p)
     size_t left;
     char *ws = plxk_ws_at(args, 0, &left);
     if (!ws || left < resize_ws_bytes(p)) {
-        return plxk_fail(args, "cpu_ref resize: a workspace of %zu bytes is too small for the "
+        return plxk_fail(args, "resize: a workspace of %zu bytes is too small for the "
                                "spans' %zu", args->workspace_size, resize_ws_bytes(p));
     }
     resize_span *spans = (resize_span *)(void *)ws;
@@ -494,7 +494,7 @@ bool plxk_run_resize(const plxk_kernel_args *args) {
     size_t left;
     resize_tap *taps = plxk_ws_at(args, 0, &left);
     if (!taps || left < resize_taps_bytes(&g)) {
-        return plxk_fail(args, "cpu_ref resize: a workspace of %zu bytes is too small for the "
+        return plxk_fail(args, "resize: a workspace of %zu bytes is too small for the "
                                "taps' %zu", args->workspace_size, resize_taps_bytes(&g));
     }
     const plx_resize_desc *desc = args->layer->desc;

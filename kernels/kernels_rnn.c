@@ -119,7 +119,7 @@ static const char *require_shape(const char *op, const char *role, const plx_ten
     }
     char got[200], want[200];
     uint32_t rank = t->rank <= PLX_MAX_RANK ? t->rank : 0;
-    return plxk_refuse(buf, size, "cpu_ref %s: %s %s must be %s", op, role,
+    return plxk_refuse(buf, size, "%s: %s %s must be %s", op, role,
                           shape_text(t->dims, rank, got, sizeof got),
                           shape_text(dims, r, want, sizeof want));
 }
@@ -139,7 +139,7 @@ static const char *rnn_prepare(const plx_layer_view *l, int64_t gates, rnn_geom 
         const char *role = i < n_in ? roles[i] : out_roles[i - n_in];
         plx_dtype want = i == 4 ? PLX_DTYPE_INT32 : PLX_DTYPE_FLOAT32;
         if (t->dtype != want) {
-            return plxk_refuse(buf, size, "cpu_ref runs %s with %s %s, not %s", op, role,
+            return plxk_refuse(buf, size, "runs %s with %s %s, not %s", op, role,
                                   plx_dtype_name(want), plx_dtype_name(t->dtype));
         }
     }
@@ -167,16 +167,16 @@ static const char *rnn_prepare(const plx_layer_view *l, int64_t gates, rnn_geom 
         at->acts[1] = d->activations[1];
     }
     if ((unsigned)at->direction > PLX_RNN_BIDIRECTIONAL) {
-        return plxk_refuse(buf, size, "cpu_ref %s: direction %d is not a plx_rnn_direction", op,
+        return plxk_refuse(buf, size, "%s: direction %d is not a plx_rnn_direction", op,
                               (int)at->direction);
     }
     /* The bound keeps 8 * hidden_size in int64_t; the shapes bound it further. */
     if (at->hidden < 1 || at->hidden > INT64_MAX / 8) {
-        return plxk_refuse(buf, size, "cpu_ref %s: hidden_size %lld is out of range", op,
+        return plxk_refuse(buf, size, "%s: hidden_size %lld is out of range", op,
                               (long long)at->hidden);
     }
     if (!(at->clip >= 0.0f) || !isfinite(at->clip)) {
-        return plxk_refuse(buf, size, "cpu_ref %s: clip %g must be finite and >= 0", op,
+        return plxk_refuse(buf, size, "%s: clip %g must be finite and >= 0", op,
                               (double)at->clip);
     }
     int64_t dirs = at->direction == PLX_RNN_BIDIRECTIONAL ? 2 : 1;
@@ -185,13 +185,13 @@ static const char *rnn_prepare(const plx_layer_view *l, int64_t gates, rnn_geom 
             const plx_rnn_activation *a = &at->acts[d][k];
             if (!rnn_activation_ok(a->func)) {
                 return plxk_refuse(buf, size,
-                                      "cpu_ref %s: activations[%lld][%u].func %d is not a recurrent "
+                                      "%s: activations[%lld][%u].func %d is not a recurrent "
                                       "activation it runs",
                                       op, (long long)d, k, (int)a->func);
             }
             if (!isfinite(a->alpha) || !isfinite(a->beta)) {
                 return plxk_refuse(buf, size,
-                                      "cpu_ref %s: activations[%lld][%u] needs a finite alpha and beta",
+                                      "%s: activations[%lld][%u] needs a finite alpha and beta",
                                       op, (long long)d, k);
             }
         }
@@ -199,7 +199,7 @@ static const char *rnn_prepare(const plx_layer_view *l, int64_t gates, rnn_geom 
     const plx_tensor_info *x = &l->inputs[0];
     if (x->rank != 3) {
         return plxk_refuse(buf, size,
-                              "cpu_ref %s: X must have rank 3 ([seq_length, batch, input_size]), "
+                              "%s: X must have rank 3 ([seq_length, batch, input_size]), "
                               "not %u",
                               op, x->rank);
     }

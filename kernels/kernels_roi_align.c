@@ -22,7 +22,7 @@ static const char *ra_prepare(const plx_layer_view *l, char *buf, size_t size) {
     const plx_tensor_info *y = &l->outputs[0];
     if ((unsigned)d->mode > PLX_ROI_ALIGN_MAX || d->output_height < 1 || d->output_width < 1 ||
         d->sampling_ratio < 0 || !isfinite(d->spatial_scale)) {
-        return plxk_refuse(buf, size, "cpu_ref roi_align: the descriptor is invalid (mode %d, "
+        return plxk_refuse(buf, size, "roi_align: the descriptor is invalid (mode %d, "
                            "output %lld x %lld, sampling_ratio %lld)", (int)d->mode,
                            (long long)d->output_height, (long long)d->output_width,
                            (long long)d->sampling_ratio);
@@ -30,7 +30,7 @@ static const char *ra_prepare(const plx_layer_view *l, char *buf, size_t size) {
     if (x->dtype != PLX_DTYPE_FLOAT32 || rois->dtype != PLX_DTYPE_FLOAT32 ||
         y->dtype != PLX_DTYPE_FLOAT32 ||
         (bi->dtype != PLX_DTYPE_INT32 && bi->dtype != PLX_DTYPE_INT64)) {
-        return plxk_refuse(buf, size, "cpu_ref runs roi_align with float32 X, rois and Y and "
+        return plxk_refuse(buf, size, "runs roi_align with float32 X, rois and Y and "
                            "int32 or int64 batch_indices, not %s, %s, %s and %s",
                            plx_dtype_name(x->dtype), plx_dtype_name(rois->dtype),
                            plx_dtype_name(y->dtype), plx_dtype_name(bi->dtype));
@@ -39,11 +39,11 @@ static const char *ra_prepare(const plx_layer_view *l, char *buf, size_t size) {
         bi->dims[0] != rois->dims[0] || y->rank != 4 || y->dims[0] != rois->dims[0] ||
         y->dims[1] != x->dims[1] || y->dims[2] != d->output_height ||
         y->dims[3] != d->output_width) {
-        return plxk_refuse(buf, size, "cpu_ref roi_align: X, rois, batch_indices and Y must be "
+        return plxk_refuse(buf, size, "roi_align: X, rois, batch_indices and Y must be "
                            "[N, C, H, W], [R, 4], [R] and [R, C, output_height, output_width]");
     }
     if ((x->dims[2] == 0 || x->dims[3] == 0) && y->dims[0] * y->dims[1] > 0) {
-        return plxk_refuse(buf, size, "cpu_ref roi_align: X has an empty plane to sample from");
+        return plxk_refuse(buf, size, "roi_align: X has an empty plane to sample from");
     }
     return NULL;
 }

@@ -210,7 +210,7 @@ static size_t sig_workspace(int64_t n) {
 
 static bool sig_need_workspace(const plxk_kernel_args *args, const char *op, size_t need) {
     if (!args->workspace || args->workspace_size < need) {
-        return plxk_fail(args, "cpu_ref %s: a workspace of %zu bytes is needed, got %zu", op, need,
+        return plxk_fail(args, "%s: a workspace of %zu bytes is needed, got %zu", op, need,
                          args->workspace ? args->workspace_size : (size_t)0);
     }
     return true;
@@ -229,7 +229,7 @@ static const char *dft_prepare(const plx_layer_view *l, dft_geom *g, char *buf, 
     const plx_dft_desc *d = l->desc;
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     if (!sig_is_float(x->dtype) || y->dtype != x->dtype) {
-        return plxk_refuse(buf, size, "cpu_ref dft: X %s and Y %s must be of one float type",
+        return plxk_refuse(buf, size, "dft: X %s and Y %s must be of one float type",
                            plx_dtype_name(x->dtype), plx_dtype_name(y->dtype));
     }
     const uint32_t r = x->rank;
@@ -237,7 +237,7 @@ static const char *dft_prepare(const plx_layer_view *l, dft_geom *g, char *buf, 
     if (r < 2 || r > PLX_MAX_RANK || axis < 0 || axis >= (int64_t)r - 1 || y->rank != r ||
         (x->dims[r - 1] != 1 && x->dims[r - 1] != 2) || y->dims[r - 1] != 2 ||
         (d->inverse && d->onesided)) {
-        return plxk_refuse(buf, size, "cpu_ref dft: X %u-D with axis %d, inverse %d and "
+        return plxk_refuse(buf, size, "dft: X %u-D with axis %d, inverse %d and "
                            "onesided %d is not a transform it runs", (unsigned)r, (int)d->axis,
                            (int)d->inverse, (int)d->onesided);
     }
@@ -245,7 +245,7 @@ static const char *dft_prepare(const plx_layer_view *l, dft_geom *g, char *buf, 
     g->inner = 1;
     for (int64_t i = 0; i < (int64_t)r - 1; i++) {
         if (i != axis && y->dims[i] != x->dims[i]) {
-            return plxk_refuse(buf, size, "cpu_ref dft: Y's dims must be X's but along axis");
+            return plxk_refuse(buf, size, "dft: Y's dims must be X's but along axis");
         }
         if (i < axis) {
             g->outer *= x->dims[i];
@@ -258,7 +258,7 @@ static const char *dft_prepare(const plx_layer_view *l, dft_geom *g, char *buf, 
     g->len = d->length ? d->length : g->n;
     g->out = d->onesided ? g->len / 2 + 1 : g->len;
     if (g->len < 1 || y->dims[axis] != g->out || sig_workspace(g->len) == 0) {
-        return plxk_refuse(buf, size, "cpu_ref dft: the length along axis is not Y's");
+        return plxk_refuse(buf, size, "dft: the length along axis is not Y's");
     }
     return NULL;
 }
@@ -331,14 +331,14 @@ static const char *stft_prepare(const plx_layer_view *l, stft_geom *g, char *buf
     const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
     const plx_tensor_info *w = l->input_count > 1 ? &l->inputs[1] : NULL;
     if (!sig_is_float(x->dtype) || y->dtype != x->dtype || (w && w->dtype != x->dtype)) {
-        return plxk_refuse(buf, size, "cpu_ref stft: signal %s, window and Y %s must be of one "
+        return plxk_refuse(buf, size, "stft: signal %s, window and Y %s must be of one "
                            "float type", plx_dtype_name(x->dtype), plx_dtype_name(y->dtype));
     }
     if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2) || d->frame_step < 1 ||
         d->frame_length < 1 || d->frame_length > x->dims[1] ||
         sig_workspace(d->frame_length) == 0 || (w && (w->rank != 1 ||
                                                       w->dims[0] != d->frame_length))) {
-        return plxk_refuse(buf, size, "cpu_ref stft: signal must be [B, len, 1 or 2] with "
+        return plxk_refuse(buf, size, "stft: signal must be [B, len, 1 or 2] with "
                            "1 <= frame_length <= len, window [frame_length], frame_step >= 1");
     }
     g->batch = x->dims[0];
@@ -348,7 +348,7 @@ static const char *stft_prepare(const plx_layer_view *l, stft_geom *g, char *buf
     g->bins = d->onesided ? d->frame_length / 2 + 1 : d->frame_length;
     if (y->rank != 4 || y->dims[0] != g->batch || y->dims[1] != g->frames ||
         y->dims[2] != g->bins || y->dims[3] != 2) {
-        return plxk_refuse(buf, size, "cpu_ref stft: Y must be [B, frames, bins, 2]");
+        return plxk_refuse(buf, size, "stft: Y must be [B, frames, bins, 2]");
     }
     return NULL;
 }

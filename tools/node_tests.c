@@ -1747,13 +1747,13 @@ static void finish_child(slot *sl, case_state *cs, size_t backend_count, unsigne
     cs->finished = true;
 }
 
-/* Starts the child for case `index`. */
-static bool start_child(slot *sl, size_t index, const options *opt, case_state *cases,
-                        char *const *backend_ids, size_t backend_count) {
-    int fds[2];
+/* Forks a child that writes to a pipe: in the child returns 0 with
+ * fds[1] its end (SIGPIPE default again); in the parent the pid with fds[0]
+ * its end; -1 (reported) when the pipe or the fork fails. */
+static pid_t fork_with_pipe(int fds[2]) {
     if (pipe(fds) != 0) {
         fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
-        return false;
+        return -1;
     }
     fflush(NULL);
     pid_t pid = fork();
@@ -1761,11 +1761,26 @@ static bool start_child(slot *sl, size_t index, const options *opt, case_state *
         fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
         close(fds[0]);
         close(fds[1]);
-        return false;
+        return -1;
     }
     if (pid == 0) {
         close(fds[0]);
         signal(SIGPIPE, SIG_DFL);
+    } else {
+        close(fds[1]);
+    }
+    return pid;
+}
+
+/* Starts the child for case `index`. */
+static bool start_child(slot *sl, size_t index, const options *opt, case_state *cases,
+                        char *const *backend_ids, size_t backend_count) {
+    int fds[2];
+    pid_t pid = fork_with_pipe(fds);
+    if (pid < 0) {
+        return false;
+    }
+    if (pid == 0) {
         if (opt->timeout_s) {
             alarm(opt->timeout_s);
         }
@@ -1776,7 +1791,6 @@ static bool start_child(slot *sl, size_t index, const options *opt, case_state *
         plx_runtime_destroy(&rt);
         exit(0);
     }
-    close(fds[1]);
     sl->pid = pid;
     sl->fd = fds[0];
     sl->case_index = index;
@@ -1844,21 +1858,11 @@ static char *list_backends(plx_runtime *rt, const options *opt) {
  * runtime it cannot create is a "# " line with the reason and no backend. */
 static bool probe_backends(const options *opt, char **out) {
     int fds[2];
-    if (pipe(fds) != 0) {
-        fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
-        return false;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = fork_with_pipe(fds);
     if (pid < 0) {
-        fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
         return false;
     }
     if (pid == 0) {
-        close(fds[0]);
-        signal(SIGPIPE, SIG_DFL);
         plx_runtime *rt = NULL;
         plx_status s = make_runtime(opt, &rt);
         char *text;
@@ -1874,7 +1878,6 @@ static bool probe_backends(const options *opt, char **out) {
         plx_runtime_destroy(&rt);
         exit(0);
     }
-    close(fds[1]);
     strbuf b = {0};
     char buf[4096];
     for (;;) {

@@ -422,14 +422,14 @@ Test(grid_sample, empty_and_refusals) {
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 2));
     y = info(PLX_DTYPE_FLOAT32, SHAPE(1, 2, 1, 4));
     cr_assert(eq(str, (char *)plxk_check_grid_sample(&l, buf, sizeof buf),
-                 "cpu_ref grid_sample: X has an empty spatial dim to sample from"));
+                 "grid_sample: X has an empty spatial dim to sample from"));
     cr_assert(not(run_layer(plxk_run_grid_sample, &l, in_ptrs, outs)));
-    cr_assert(eq(str, g_err, "cpu_ref grid_sample: X has an empty spatial dim to sample from"));
+    cr_assert(eq(str, g_err, "grid_sample: X has an empty spatial dim to sample from"));
     /* dtypes: integers, and Y not of X's */
     ins[0] = info(PLX_DTYPE_INT32, SHAPE(1, 2, 3, 3));
     y = info(PLX_DTYPE_INT32, SHAPE(1, 2, 1, 4));
     cr_assert(eq(str, (char *)plxk_check_grid_sample(&l, buf, sizeof buf),
-                 "cpu_ref grid_sample: X int32, grid float32 and Y int32 must be float32, "
+                 "grid_sample: X int32, grid float32 and Y int32 must be float32, "
                  "float16 or bfloat16, Y X's"));
     ins[0] = info(PLX_DTYPE_FLOAT16, SHAPE(1, 2, 3, 3));
     cr_assert(not(zero(ptr, (void *)plxk_check_grid_sample(&l, buf, sizeof buf))));
@@ -438,17 +438,17 @@ Test(grid_sample, empty_and_refusals) {
     /* shapes: the grid's last dim must be the spatial rank, N must agree */
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 3));
     cr_assert(eq(str, (char *)plxk_check_grid_sample(&l, buf, sizeof buf),
-                 "cpu_ref grid_sample: X, grid and Y must be [N, C, D1..Dr], [N, O1..Or, r] and "
+                 "grid_sample: X, grid and Y must be [N, C, D1..Dr], [N, O1..Or, r] and "
                  "[N, C, O1..Or]"));
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(2, 1, 4, 2));
     cr_assert(not(zero(ptr, (void *)plxk_check_grid_sample(&l, buf, sizeof buf))));
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 5, 2));
     cr_assert(eq(str, (char *)plxk_check_grid_sample(&l, buf, sizeof buf),
-                 "cpu_ref grid_sample: Y's spatial dims must be grid's"));
+                 "grid_sample: Y's spatial dims must be grid's"));
     ins[1] = info(PLX_DTYPE_FLOAT32, SHAPE(1, 1, 4, 2));
     d.mode = (plx_grid_sample_mode)3;
     cr_assert(eq(str, (char *)plxk_check_grid_sample(&l, buf, sizeof buf),
-                 "cpu_ref grid_sample: mode 3 or padding 0 is unknown"));
+                 "grid_sample: mode 3 or padding 0 is unknown"));
 }
 
 /* ---- resize: the ABI 1.3 modes and coordinates ------------------------ */
@@ -599,11 +599,11 @@ Test(resize, nearest_on_8_bit_matches_float32) {
     plx_layer_view l = layer_of(PLX_OP_RESIZE, &d, &x, 1, &y, 1);
     char buf[160];
     cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
-                 "cpu_ref runs resize in float32 only, not uint8 (input 0)"));
+                 "runs resize in float32 only, not uint8 (input 0)"));
     d.mode = PLX_RESIZE_NEAREST;
     d.coord = PLX_RESIZE_COORD_TF_CROP_AND_RESIZE;
     cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
-                 "cpu_ref resize: uint8 with tf_crop_and_resize runs in float32 only"));
+                 "resize: uint8 with tf_crop_and_resize runs in float32 only"));
 }
 
 /* Sizes with one scale (ONNX's keep_aspect_ratio_policy not_smaller on
@@ -856,7 +856,7 @@ Test(resize, span_refusals_and_workspace) {
     d.sizes[0] = d.sizes[1] = 4;
     d.scales[0] = d.scales[1] = 0.001f;
     cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
-                 "cpu_ref resize: the antialiased filter along spatial dim 0 spans 2000 input "
+                 "resize: the antialiased filter along spatial dim 0 spans 2000 input "
                  "points, more than 4 times its 4 (scale 0.001)"));
     cr_assert(eq(sz, plxk_kernel_workspace(&l, NULL), 0));
     d.scales[0] = d.scales[1] = 0.0f;
@@ -872,7 +872,7 @@ Test(resize, span_refusals_and_workspace) {
     cr_assert(not(zero(ptr, strstr(g_err, "too small for the spans"))), "%s", g_err);
     d.mode = (plx_resize_mode)5;
     cr_assert(eq(str, (char *)plxk_check_resize(&l, buf, sizeof buf),
-                 "cpu_ref resize: mode 5 or coordinate transformation 0 is unknown"));
+                 "resize: mode 5 or coordinate transformation 0 is unknown"));
 }
 
 /* ---- roi_align ------------------------------------------------------------ */

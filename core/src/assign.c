@@ -90,14 +90,16 @@ char *plxi_optimizer_ask(plxi_backend_record *rec, const plxi_layer *l,
 
 bool plxi_optimizer_refusal(plxi_layer *l, const char *backend_id, char *reason) {
     plx_refusal *r = realloc(l->refusals, (l->refusal_count + 1) * sizeof *r);
-    char *id = plxi_strdup(backend_id);
-    if (!r || !id) {
-        free(r == l->refusals ? NULL : r);
-        free(id);
+    if (r) {
+        /* The grown array replaces the old one (which realloc may have
+         * freed) whether or not the id can be copied. */
+        l->refusals = r;
+    }
+    char *id = r ? plxi_strdup(backend_id) : NULL;
+    if (!id) {
         free(reason);
         return false;
     }
-    l->refusals = r;
     r[l->refusal_count].backend_id = id;
     r[l->refusal_count].reason = reason;
     l->refusal_count++;

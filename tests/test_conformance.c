@@ -196,6 +196,11 @@ Test(conformance, ignored_import_fails_dma_buf) {
     expect_failures("buggy_import_ignored.so", ONLY("R-22 import dma_buf"));
 }
 
+/* R-17 (6): pre-imported inputs read from a copy of their first values. */
+Test(conformance, stale_preimport_fails_preimported_io) {
+    expect_failures("buggy_preimport_stale.so", ONLY("R-17 pre-imported inputs and outputs"));
+}
+
 /* a host of another major refused without a word. */
 Test(conformance, silent_refusal_fails_refuses_with_reason) {
     expect_failures("buggy_silent_refusal.so", ONLY("R-6 refuses another host with a reason"));

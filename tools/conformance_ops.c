@@ -12,7 +12,8 @@
  * as the backend's capabilities allow: in several working memories on
  * threads (async_execution), in host-planned memory
  * (externally_managed_memory), zero copy through malloc and dma-buf (memfd)
- * imports, and queued. docs/conformance.md lists the cases and the
+ * imports, queued, and with pre-imported inputs and outputs
+ * (preimport_io_tensors). docs/conformance.md lists the cases and the
  * tolerances. */
 #include "conformance.h"
 
@@ -787,6 +788,111 @@ static char *load_and_run(const conf_target *t, instance *x, const plx_load_opti
 }
 
 /* ------------------------------------------------------------------------ */
+/* Pre-imported inputs and outputs (R-17 (6), (7))                           */
+/* ------------------------------------------------------------------------ */
+
+/* Loads `x` zero copy, pre-imports its inputs and output once from buffers
+ * of its own (plx_loaded_network_import_inputs, _outputs), runs it with the
+ * ids, then writes other inputs (seed 2) into the same buffers and runs it
+ * again: both results must match the reference (docs/backend-abi.md,
+ * "Pre-imported inputs and outputs": importing the same memory again gives
+ * the same result as a fresh import). NULL on success, else what went
+ * wrong (malloc'd). */
+static char *run_preimported(const conf_target *t, instance *x) {
+    plx_optimized_network *on = NULL;
+    char *reason = NULL;
+    char *msg = NULL;
+    if (optimize(t, x, true, &on, &reason) != OPT_ACCEPTED) {
+        if (asprintf(&msg, "%s: refused where the plain run was accepted: %s", x->label,
+                     reason ? reason : "") < 0) {
+            msg = NULL;
+        }
+        free(reason);
+        plx_optimized_network_destroy(&on);
+        return msg;
+    }
+    plx_loaded_network *ln = NULL;
+    plx_status s = plx_runtime_load_network(t->rt, &on, NULL, &ln);
+    void *buf[MAX_INPUTS] = {NULL};
+    plx_tensor_binding in[MAX_INPUTS], out;
+    uint32_t in_ids[MAX_INPUTS], out_id = 0;
+    size_t n = 0;
+    void *got = alloc_output(x->out_bytes);
+    bool oom = !got;
+    for (uint32_t i = 0; !s && !oom && i < x->c->input_count; i++) {
+        if (x->c->in[i].constant) {
+            continue;
+        }
+        buf[i] = alloc_output(x->in_bytes[i]);
+        oom = !buf[i];
+        if (buf[i]) {
+            memcpy(buf[i], x->in_data[i], x->in_bytes[i]);
+            in[n++] = (plx_tensor_binding){(int32_t)i, buf[i], x->in_bytes[i],
+                                           PLX_MEMORY_SOURCE_MALLOC};
+        }
+    }
+    const char *phase = "load";
+    if (!s && !oom) {
+        phase = "pre-import of the inputs";
+        s = plx_loaded_network_import_inputs(ln, in, n, in_ids);
+    }
+    if (!s && !oom) {
+        phase = "pre-import of the output";
+        out = (plx_tensor_binding){100, got, x->out_bytes, PLX_MEMORY_SOURCE_MALLOC};
+        s = plx_loaded_network_import_outputs(ln, &out, 1, &out_id);
+    }
+    for (int round = 0; round < 2 && !s && !oom && !msg; round++) {
+        if (round == 1) {
+            /* Other values in the same memory, the ids unchanged. */
+            msg = generate(x, 2);
+            for (uint32_t i = 0; !msg && i < x->c->input_count; i++) {
+                if (buf[i]) {
+                    memcpy(buf[i], x->in_data[i], x->in_bytes[i]);
+                }
+            }
+            memset(got, 0xA5, x->out_bytes);
+            if (msg) {
+                break;
+            }
+        }
+        phase = round == 0 ? "first execution" : "second execution";
+        plx_execute_args args;
+        plx_execute_args_init(&args);
+        args.preimported_inputs = in_ids;
+        args.preimported_input_count = n;
+        args.preimported_outputs = &out_id;
+        args.preimported_output_count = 1;
+        s = plx_loaded_network_execute_with(ln, NULL, &args);
+        char *diff = s ? NULL : compare(&x->out_info, got, x->want, t->tolerance_scale);
+        if (diff) {
+            if (asprintf(&msg, "%s: %s: %s", x->label,
+                         round == 0 ? "first execution"
+                                    : "second execution, other inputs written into the same "
+                                      "pre-imported memory",
+                         diff) < 0) {
+                msg = NULL;
+            }
+            free(diff);
+        }
+    }
+    if (s) {
+        if (asprintf(&msg, "%s: %s: %s", x->label, phase, plx_status_get_message(s)) < 0) {
+            msg = NULL;
+        }
+        plx_status_free(s);
+    } else if (oom && !msg) {
+        msg = strdup("out of memory");
+    }
+    /* Unloading forgets the ids; the memory stays valid until then. */
+    plx_loaded_network_unload(&ln);
+    for (uint32_t i = 0; i < MAX_INPUTS; i++) {
+        free(buf[i]);
+    }
+    free(got);
+    return msg;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Concurrent executions                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -985,6 +1091,7 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
         conf_add(r, 22, "import malloc", CONF_NA, "%s", why);
         conf_add(r, 22, "import dma_buf", CONF_NA, "%s", why);
         conf_add(r, 24, "queued execution", CONF_NA, "%s", why);
+        conf_add(r, 17, "pre-imported inputs and outputs", CONF_NA, "%s", why);
         return;
     }
     op_case cases[64];
@@ -1245,4 +1352,37 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
                                                    "output, results unchanged";
         tally_report(r, reruns[k].req, reruns[k].name, &tl, n, na, pass);
     }
+
+    /* R-17 (6), (7): pre-imported inputs and outputs. They are zero copy,
+     * which needs malloc import. */
+    bool preimports = plx_backend_info_has_capability(b, PLX_CAP_PREIMPORT_IO_TENSORS);
+    bool malloc_import = plx_backend_info_has_capability(b, PLX_CAP_IMPORT_MALLOC);
+    tally pre = {0};
+    size_t pre_tried = 0;
+    for (size_t i = 0; preimports && malloc_import && i < picked; i++, pre_tried++) {
+        instance x;
+        if (!instance_build(&x, pick[i].c, pick[i].dtype)) {
+            tally_fail(&pre, strdup("cannot build the network again"));
+            continue;
+        }
+        char *msg = run_preimported(t, &x);
+        if (msg) {
+            tally_fail(&pre, msg);
+        } else {
+            pre.ok++;
+        }
+        instance_free(&x);
+    }
+    char na[160];
+    if (!preimports) {
+        snprintf(na, sizeof na, "the backend does not report %s", PLX_CAP_PREIMPORT_IO_TENSORS);
+    } else if (!malloc_import) {
+        snprintf(na, sizeof na, "the backend does not report %s, so no input or output is "
+                 "zero copy", PLX_CAP_IMPORT_MALLOC);
+    } else {
+        snprintf(na, sizeof na, "the backend accepted no layer of the generated set");
+    }
+    tally_report(r, 17, "pre-imported inputs and outputs", &pre, pre_tried, na,
+                 "networks run twice with pre-imported inputs and output, other inputs "
+                 "written into the same memory the second time, results matching");
 }

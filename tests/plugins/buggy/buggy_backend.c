@@ -2,8 +2,9 @@
  * of `plexus conformance` can fail (tests/test_conformance.c,
  * docs/conformance.md). Without a switch it is a correct backend that runs
  * relu and same-shape add in float32, in host memory, refuses every other
- * layer with a reason, reports async_execution, externally_managed_memory
- * and malloc and dma-buf import, and passes every check. Each switch breaks
+ * layer with a reason, reports async_execution, externally_managed_memory,
+ * malloc and dma-buf import and preimport_io_tensors, and passes every
+ * check. Each switch breaks
  * one requirement of docs/backend-abi.md:
  *
  *   BUGGY_WRONG_RESULT     relu lets small negatives through (R-19)
@@ -17,6 +18,10 @@
  *   BUGGY_STEADY_ALLOC     every execution allocates through the host (R-18 (7))
  *   BUGGY_IMPORT_IGNORED   a dma-buf import ignores the memory it is given and
  *                          works in a buffer of its own (R-22)
+ *   BUGGY_PREIMPORT_STALE  an input imported again at the same address is read
+ *                          from a copy of its first values, as if importing
+ *                          the same memory again could skip the reading
+ *                          (R-17 (6), pre-imported inputs)
  *   BUGGY_SILENT_REFUSAL   refuses a host of another major without logging why (R-6)
  *   BUGGY_EXPORTS          a helper exported beside plx_backend_entry (R-2 (1))
  *   BUGGY_LINKS_PLEXUS     calls libplexus's plx_abi_version, found in the host
@@ -61,6 +66,10 @@ struct plx_workload {
     plx_op op;
     plx_tensor_handle *a, *b, *y;
     size_t count;
+#ifdef BUGGY_PREIMPORT_STALE
+    const void *stale_of; /* the address whose first values `stale` holds */
+    float stale[256];
+#endif
 };
 
 static const plx_capability caps[] = {
@@ -72,6 +81,7 @@ static const plx_capability caps[] = {
     {PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_VALUE_BOOL, .bool_value = true},
     {PLX_CAP_IMPORT_MALLOC, PLX_VALUE_BOOL, .bool_value = true},
     {PLX_CAP_IMPORT_DMA_BUF, PLX_VALUE_BOOL, .bool_value = true},
+    {PLX_CAP_PREIMPORT_IO_TENSORS, PLX_VALUE_BOOL, .bool_value = true},
 };
 
 static plx_status buggy_create(const plx_host *host, const plx_option *options,
@@ -300,6 +310,9 @@ static plx_status buggy_create_workload(plx_factory *factory, const plx_layer_vi
     w->b = layer->op == PLX_OP_BINARY ? inputs[1] : NULL;
     w->y = outputs[0];
     w->count = outputs[0]->bytes / sizeof(float);
+#ifdef BUGGY_PREIMPORT_STALE
+    w->stale_of = NULL;
+#endif
     *out_workload = w;
     return NULL;
 }
@@ -324,6 +337,15 @@ static plx_status buggy_execute(plx_workload *w) {
 #ifdef BUGGY_STEADY_ALLOC
     void *tmp = w->host->alloc(w->host, 64, 0);
     w->host->free(w->host, tmp);
+#endif
+#ifdef BUGGY_PREIMPORT_STALE
+    if (w->count <= sizeof w->stale / sizeof w->stale[0]) {
+        if (a != w->stale_of) {
+            memcpy(w->stale, a, w->count * sizeof *a);
+            w->stale_of = a;
+        }
+        a = w->stale;
+    }
 #endif
 #ifdef BUGGY_SHARED_SCRATCH
     float *out = w->count <= sizeof scratch / sizeof scratch[0] ? scratch : y;

@@ -201,6 +201,11 @@ Test(conformance, stale_preimport_fails_preimported_io) {
     expect_failures("buggy_preimport_stale.so", ONLY("R-17 pre-imported inputs and outputs"));
 }
 
+/* R-26 (3): planned buffers kept at each release, until the factory goes. */
+Test(conformance, kept_planned_buffers_fail_released_planned_memory) {
+    expect_failures("buggy_planned_kept.so", ONLY("R-26 backend-allocated planned memory"));
+}
+
 /* a host of another major refused without a word. */
 Test(conformance, silent_refusal_fails_refuses_with_reason) {
     expect_failures("buggy_silent_refusal.so", ONLY("R-6 refuses another host with a reason"));

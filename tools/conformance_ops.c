@@ -12,8 +12,9 @@
  * as the backend's capabilities allow: in several working memories on
  * threads (async_execution), in host-planned memory
  * (externally_managed_memory), zero copy through malloc and dma-buf (memfd)
- * imports, queued, and with pre-imported inputs and outputs
- * (preimport_io_tensors). docs/conformance.md lists the cases and the
+ * imports, queued, with pre-imported inputs and outputs
+ * (preimport_io_tensors), and in planned memory of the backend's, released
+ * and allocated again (allocates_planned_memory). docs/conformance.md lists the cases and the
  * tolerances. */
 #include "conformance.h"
 
@@ -893,6 +894,90 @@ static char *run_preimported(const conf_target *t, instance *x) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Backend-allocated planned memory, released (R-26 (3))                     */
+/* ------------------------------------------------------------------------ */
+
+/* Release cycles of the R-26 check: executions, each after a release but
+ * the first. */
+#define RELEASE_RUNS 3
+
+/* Loads `x` with externally managed memory (a backend that reports
+ * allocates_planned_memory then allocates the plan's buffers), runs it,
+ * releases the working memory (plx_loaded_network_release_working_memory:
+ * free_planned_buffer for each buffer) and runs it again on other inputs,
+ * RELEASE_RUNS times, every result matching the reference. The host
+ * allocations left after the second release must be no more than after the
+ * first: buffers the backend takes through host->alloc go back at each
+ * release (what it takes from a driver is not counted). NULL on success,
+ * else what went wrong (malloc'd). */
+static char *run_released(const conf_target *t, instance *x) {
+    plx_optimized_network *on = NULL;
+    char *reason = NULL;
+    char *msg = NULL;
+    if (optimize(t, x, false, &on, &reason) != OPT_ACCEPTED) {
+        if (asprintf(&msg, "%s: refused where the plain run was accepted: %s", x->label,
+                     reason ? reason : "") < 0) {
+            msg = NULL;
+        }
+        free(reason);
+        plx_optimized_network_destroy(&on);
+        return msg;
+    }
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = true;
+    plx_loaded_network *ln = NULL;
+    plx_status s = plx_runtime_load_network(t->rt, &on, &lo, &ln);
+    void *got = alloc_output(x->out_bytes);
+    size_t live_released[RELEASE_RUNS] = {0};
+    for (int k = 0; !s && got && !msg && k < RELEASE_RUNS; k++) {
+        if (k > 0) {
+            plx_loaded_network_release_working_memory(ln);
+            live_released[k] = conf_alloc_live(t->counter);
+            msg = generate(x, 1 + (uint64_t)k);
+            if (msg) {
+                break;
+            }
+        }
+        s = execute(ln, NULL, x, x->in_data, got, BIND_MALLOC);
+        char *diff = s ? NULL : compare(&x->out_info, got, x->want, t->tolerance_scale);
+        if (diff) {
+            if (asprintf(&msg, "%s: execution %d of %d (%s): %s", x->label, k + 1, RELEASE_RUNS,
+                         k == 0 ? "the first" : "after a release, on other inputs", diff) < 0) {
+                msg = NULL;
+            }
+            free(diff);
+        } else if (s) {
+            if (asprintf(&msg, "%s: execution %d of %d%s: %s", x->label, k + 1, RELEASE_RUNS,
+                         k == 0 ? "" : " (after a release)", plx_status_get_message(s)) < 0) {
+                msg = NULL;
+            }
+            plx_status_free(s);
+            s = NULL;
+        }
+    }
+    if (!s && !msg && got && live_released[RELEASE_RUNS - 1] > live_released[1]) {
+        if (asprintf(&msg, "%s: %zu more host allocations live after the second release of "
+                     "the working memory than after the first (a release gives the planned "
+                     "buffers back through free_planned_buffer)", x->label,
+                     live_released[RELEASE_RUNS - 1] - live_released[1]) < 0) {
+            msg = NULL;
+        }
+    }
+    if (s) {
+        if (asprintf(&msg, "%s: %s", x->label, plx_status_get_message(s)) < 0) {
+            msg = NULL;
+        }
+        plx_status_free(s);
+    } else if (!got && !msg) {
+        msg = strdup("out of memory");
+    }
+    plx_loaded_network_unload(&ln);
+    free(got);
+    return msg;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Concurrent executions                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -1092,6 +1177,7 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
         conf_add(r, 22, "import dma_buf", CONF_NA, "%s", why);
         conf_add(r, 24, "queued execution", CONF_NA, "%s", why);
         conf_add(r, 17, "pre-imported inputs and outputs", CONF_NA, "%s", why);
+        conf_add(r, 26, "backend-allocated planned memory", CONF_NA, "%s", why);
         return;
     }
     op_case cases[64];
@@ -1352,6 +1438,31 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
                                                    "output, results unchanged";
         tally_report(r, reruns[k].req, reruns[k].name, &tl, n, na, pass);
     }
+
+    /* R-26 (3): the backend's planned buffers, released and allocated
+     * again. */
+    bool allocates = plx_backend_info_has_capability(b, PLX_CAP_ALLOCATES_PLANNED_MEMORY);
+    tally rel = {0};
+    size_t rel_tried = 0;
+    for (size_t i = 0; allocates && i < picked; i++, rel_tried++) {
+        instance x;
+        if (!instance_build(&x, pick[i].c, pick[i].dtype)) {
+            tally_fail(&rel, strdup("cannot build the network again"));
+            continue;
+        }
+        char *msg = run_released(t, &x);
+        if (msg) {
+            tally_fail(&rel, msg);
+        } else {
+            rel.ok++;
+        }
+        instance_free(&x);
+    }
+    tally_report(r, 26, "backend-allocated planned memory", &rel, rel_tried,
+                 allocates ? "the backend accepted no layer of the generated set"
+                           : "the backend does not report " PLX_CAP_ALLOCATES_PLANNED_MEMORY,
+                 "networks in planned memory of the backend's, released and run again twice "
+                 "on other inputs, results matching, nothing kept through host->alloc");
 
     /* R-17 (6), (7): pre-imported inputs and outputs. They are zero copy,
      * which needs malloc import. */

@@ -3,8 +3,9 @@
  * docs/conformance.md). Without a switch it is a correct backend that runs
  * relu and same-shape add in float32, in host memory, refuses every other
  * layer with a reason, reports async_execution, externally_managed_memory,
- * malloc and dma-buf import and preimport_io_tensors, and passes every
- * check. Each switch breaks
+ * malloc and dma-buf import, preimport_io_tensors and
+ * allocates_planned_memory (its planned buffers host->alloc'd), and passes
+ * every check. Each switch breaks
  * one requirement of docs/backend-abi.md:
  *
  *   BUGGY_WRONG_RESULT     relu lets small negatives through (R-19)
@@ -22,6 +23,9 @@
  *                          from a copy of its first values, as if importing
  *                          the same memory again could skip the reading
  *                          (R-17 (6), pre-imported inputs)
+ *   BUGGY_PLANNED_KEPT     free_planned_buffer keeps the buffer until the factory
+ *                          is destroyed, so every release of a working memory
+ *                          leaves its planned buffers allocated (R-26 (3))
  *   BUGGY_SILENT_REFUSAL   refuses a host of another major without logging why (R-6)
  *   BUGGY_EXPORTS          a helper exported beside plx_backend_entry (R-2 (1))
  *   BUGGY_LINKS_PLEXUS     calls libplexus's plx_abi_version, found in the host
@@ -49,6 +53,10 @@ struct plx_backend {
 
 struct plx_factory {
     const plx_host *host;
+#ifdef BUGGY_PLANNED_KEPT
+    void *kept[64]; /* "freed" planned buffers, given back at destroy_factory */
+    size_t kept_count;
+#endif
 };
 
 struct plx_tensor_handle {
@@ -82,6 +90,7 @@ static const plx_capability caps[] = {
     {PLX_CAP_IMPORT_MALLOC, PLX_VALUE_BOOL, .bool_value = true},
     {PLX_CAP_IMPORT_DMA_BUF, PLX_VALUE_BOOL, .bool_value = true},
     {PLX_CAP_PREIMPORT_IO_TENSORS, PLX_VALUE_BOOL, .bool_value = true},
+    {PLX_CAP_ALLOCATES_PLANNED_MEMORY, PLX_VALUE_BOOL, .bool_value = true},
 };
 
 static plx_status buggy_create(const plx_host *host, const plx_option *options,
@@ -160,6 +169,9 @@ static plx_status buggy_create_factory(plx_backend *backend, const plx_factory_p
         return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory");
     }
     f->host = host;
+#ifdef BUGGY_PLANNED_KEPT
+    f->kept_count = 0;
+#endif
     *out_factory = f;
     return NULL;
 }
@@ -174,6 +186,11 @@ static atomic_uint graves;
 #endif
 
 static void buggy_destroy_factory(plx_factory *factory) {
+#ifdef BUGGY_PLANNED_KEPT
+    for (size_t i = 0; i < factory->kept_count; i++) {
+        factory->host->free(factory->host, factory->kept[i]);
+    }
+#endif
 #ifdef BUGGY_LEAK
     unsigned i = atomic_fetch_add(&graves, 1);
     if (i < sizeof graveyard / sizeof graveyard[0]) {
@@ -295,6 +312,57 @@ static plx_status buggy_import(plx_tensor_handle *h, void *memory, size_t size,
 #endif
 }
 
+/* R-26 (3): a planned buffer, host memory from the host table. */
+static plx_status buggy_allocate_planned_buffer(plx_factory *factory,
+                                                const plx_planned_buffer_params *params,
+                                                plx_external_memory *out_memory) {
+    const plx_host *host = factory->host;
+    size_t alignment = params->alignment > 64 ? (size_t)params->alignment : 64;
+    if (params->size != (uint64_t)(size_t)params->size) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "planned buffer too large");
+    }
+    void *p = host->alloc(host, (size_t)params->size, alignment);
+    if (!p) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory (%llu bytes)",
+                                   (unsigned long long)params->size);
+    }
+    out_memory->kind = PLX_MEMORY_KIND_HOST;
+    out_memory->handle = p;
+    out_memory->fd = -1;
+    out_memory->offset = 0;
+    out_memory->size = params->size;
+    return NULL;
+}
+
+static void buggy_free_planned_buffer(plx_factory *factory, const plx_external_memory *memory) {
+#ifdef BUGGY_PLANNED_KEPT
+    if (factory->kept_count < sizeof factory->kept / sizeof factory->kept[0]) {
+        factory->kept[factory->kept_count++] = memory->handle;
+        return;
+    }
+#endif
+    factory->host->free(factory->host, memory->handle);
+}
+
+/* Binds part of a planned buffer (host memory) to an unmanaged handle. */
+static plx_status buggy_import_external_memory(plx_tensor_handle *h,
+                                               const plx_external_memory *memory) {
+    const plx_host *host = h->host;
+    if (!memory->kind || strcmp(memory->kind, PLX_MEMORY_KIND_HOST) != 0 || !memory->handle) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "takes host memory only, not kind '%s'",
+                                   memory->kind ? memory->kind : "(none)");
+    }
+    if (memory->size < h->bytes) {
+        return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                   "%llu bytes imported for a tensor of %zu",
+                                   (unsigned long long)memory->size, h->bytes);
+    }
+    buggy_unimport(h);
+    h->data = (char *)memory->handle + memory->offset;
+    return NULL;
+}
+
 static plx_status buggy_create_workload(plx_factory *factory, const plx_layer_view *layer,
                                         plx_tensor_handle *const *inputs,
                                         plx_tensor_handle *const *outputs,
@@ -373,7 +441,7 @@ static plx_status buggy_execute(plx_workload *w) {
 }
 
 static const plx_backend_functions buggy_functions = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, execute_workload),
+    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_backend_functions, import_external_memory),
     .create = buggy_create,
     .destroy = buggy_destroy,
     .get_capabilities = buggy_get_capabilities,
@@ -391,6 +459,9 @@ static const plx_backend_functions buggy_functions = {
     .create_workload = buggy_create_workload,
     .destroy_workload = buggy_destroy_workload,
     .execute_workload = buggy_execute,
+    .allocate_planned_buffer = buggy_allocate_planned_buffer,
+    .free_planned_buffer = buggy_free_planned_buffer,
+    .import_external_memory = buggy_import_external_memory,
 };
 
 static const plx_backend_descriptor buggy_descriptor = {

@@ -206,6 +206,11 @@ Test(conformance, kept_planned_buffers_fail_released_planned_memory) {
     expect_failures("buggy_planned_kept.so", ONLY("R-26 backend-allocated planned memory"));
 }
 
+/* R-25 (3): profiling events on a clock of the backend's, unmapped. */
+Test(conformance, unmapped_event_clock_fails_profiling_events) {
+    expect_failures("buggy_event_clock.so", ONLY("R-25 profiling events"));
+}
+
 /* a host of another major refused without a word. */
 Test(conformance, silent_refusal_fails_refuses_with_reason) {
     expect_failures("buggy_silent_refusal.so", ONLY("R-6 refuses another host with a reason"));

@@ -65,6 +65,7 @@ typedef struct conf_target {
  * concurrent executions (R-20), planned memory (R-21), imports (R-22),
  * queued execution (R-24), pre-imported inputs and outputs (R-17),
  * backend-allocated planned memory released and run again (R-26 (3)),
+ * the backend's profiling events (R-25),
  * steady-state allocations (R-18 (7), R-20 (6)), and host memory freed at
  * unload (R-13). */
 void conf_run_network_checks(const conf_target *t, conf_report *r);

@@ -14,7 +14,8 @@
  * (externally_managed_memory), zero copy through malloc and dma-buf (memfd)
  * imports, queued, with pre-imported inputs and outputs
  * (preimport_io_tensors), and in planned memory of the backend's, released
- * and allocated again (allocates_planned_memory). docs/conformance.md lists the cases and the
+ * and allocated again (allocates_planned_memory); and with profiling on,
+ * the backend's own trace events checked against the host's. docs/conformance.md lists the cases and the
  * tolerances. */
 #include "conformance.h"
 
@@ -978,6 +979,249 @@ static char *run_released(const conf_target *t, instance *x) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Backend profiling events (R-25)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A case and dtype the backend accepted. */
+typedef struct accepted {
+    const op_case *c;
+    plx_dtype dtype;
+} accepted;
+
+
+/* How far (microseconds) a backend's event may lie outside the host's
+ * events of its network: clock mappings taken from a driver are not exact,
+ * but an unmapped clock is off by far more. */
+#define EVENT_SLACK_US 5000.0
+#define TRACE_TEXT 80
+
+/* One event line of a trace written by plx_runtime_write_trace: the
+ * format plexus/network.h gives, one event a line. */
+typedef struct trace_event {
+    bool device; /* a backend's own event (args "layer"), else the host's ("op") */
+    char name[TRACE_TEXT], cat[TRACE_TEXT], layer[TRACE_TEXT];
+    double ts, dur;
+    uint32_t network;
+} trace_event;
+
+/* Reads the JSON string at `p` (its opening quote) into `out`, escapes
+ * resolved as far as comparing names needs; returns the character after
+ * its closing quote, or NULL. */
+static const char *read_string(const char *p, char *out, size_t cap) {
+    if (*p != '"') {
+        return NULL;
+    }
+    size_t n = 0;
+    for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+        }
+        if (n + 1 < cap) {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *expect(const char *p, const char *text) {
+    size_t n = strlen(text);
+    return p && strncmp(p, text, n) == 0 ? p + n : NULL;
+}
+
+/* false for a line that is no complete event (the header, metadata). */
+static bool parse_event(const char *line, trace_event *e) {
+    char backend[TRACE_TEXT];
+    char *end;
+    const char *p = expect(line, "{\"name\":");
+    p = p ? read_string(p, e->name, sizeof e->name) : NULL;
+    p = expect(p, ",\"cat\":");
+    p = p ? read_string(p, e->cat, sizeof e->cat) : NULL;
+    p = expect(p, ",\"ph\":\"X\",\"ts\":");
+    if (!p) {
+        return false;
+    }
+    e->ts = strtod(p, &end);
+    p = expect(end, ",\"dur\":");
+    if (!p) {
+        return false;
+    }
+    e->dur = strtod(p, &end);
+    p = strstr(end, ",\"args\":{");
+    if (!p) {
+        return false;
+    }
+    p += strlen(",\"args\":{");
+    e->device = strncmp(p, "\"layer\":", 8) == 0;
+    p = expect(p, e->device ? "\"layer\":" : "\"op\":");
+    p = p ? read_string(p, e->layer, sizeof e->layer) : NULL;
+    p = expect(p, ",\"backend\":");
+    p = p ? read_string(p, backend, sizeof backend) : NULL;
+    p = expect(p, ",\"network\":");
+    if (!p) {
+        return false;
+    }
+    e->network = (uint32_t)strtoul(p, &end, 10);
+    return end != p;
+}
+
+/* The host's events of one network: when they begin and end, and the
+ * layers it executed or enqueued (each name once; the first few kept,
+ * enough for the one-layer networks here and their constants). */
+typedef struct net_window {
+    uint32_t id;
+    double begin, end;
+    char layers[MAX_INPUTS + 1][TRACE_TEXT];
+    size_t layer_count;
+} net_window;
+
+/* Checks the backend's events in the trace at `path` against the host's
+ * (R-25 (3), (4)): each on a network that ran (or none, 0), within that
+ * network's host events give or take EVENT_SLACK_US (its clock mapped to
+ * the host's), and naming one of its layers or none. Counts them in
+ * *out_events. NULL when all are well formed, else the first fault. */
+static char *check_trace(const char *path, size_t *out_events) {
+    *out_events = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return strdup("cannot read the trace back");
+    }
+    net_window nets[CAPABILITY_CASES * 2];
+    size_t net_count = 0;
+    double all_begin = INFINITY, all_end = -INFINITY;
+    char *line = NULL, *msg = NULL;
+    size_t cap = 0;
+    trace_event e;
+    for (int pass = 0; pass < 2 && !msg; pass++) {
+        rewind(f);
+        while (!msg && getline(&line, &cap, f) > 0) {
+            if (!parse_event(line, &e) || e.device != (pass == 1)) {
+                continue;
+            }
+            if (pass == 0) {
+                all_begin = fmin(all_begin, e.ts);
+                all_end = fmax(all_end, e.ts + e.dur);
+                size_t k = 0;
+                while (k < net_count && nets[k].id != e.network) {
+                    k++;
+                }
+                if (k == net_count) {
+                    if (net_count == COUNT(nets)) {
+                        continue;
+                    }
+                    nets[net_count++] = (net_window){e.network, e.ts, e.ts + e.dur, {{0}}, 0};
+                }
+                nets[k].begin = fmin(nets[k].begin, e.ts);
+                nets[k].end = fmax(nets[k].end, e.ts + e.dur);
+                /* a layer run ("execute") or queued ("enqueue", R-24) */
+                bool layer = strcmp(e.cat, "execute") == 0 || strcmp(e.cat, "enqueue") == 0;
+                for (size_t q = 0; layer && q < nets[k].layer_count; q++) {
+                    layer = strcmp(nets[k].layers[q], e.name) != 0;
+                }
+                if (layer && nets[k].layer_count < COUNT(nets[k].layers)) {
+                    memcpy(nets[k].layers[nets[k].layer_count++], e.name, sizeof e.name);
+                }
+                continue;
+            }
+            (*out_events)++;
+            const net_window *w = NULL;
+            for (size_t k = 0; k < net_count; k++) {
+                w = nets[k].id == e.network ? &nets[k] : w;
+            }
+            double begin = w ? w->begin : all_begin, end = w ? w->end : all_end;
+            bool layer_known = !e.layer[0] || !w;
+            for (size_t k = 0; w && k < w->layer_count; k++) {
+                layer_known |= strcmp(w->layers[k], e.layer) == 0;
+            }
+            int n = 0;
+            if (e.network && !w) {
+                n = asprintf(&msg, "event '%s' names network %" PRIu32 ", which ran nothing "
+                             "(plx_factory_params.network_id is the one to give)", e.name,
+                             e.network);
+            } else if (e.ts < begin - EVENT_SLACK_US || e.ts + e.dur > end + EVENT_SLACK_US) {
+                n = asprintf(&msg, "event '%s' placed at %.3f us for %.3f us, outside its "
+                             "network's host events (%.3f to %.3f us): its clock is not mapped "
+                             "to the host's (clock_sync_backend_ns, clock_sync_host_ns)",
+                             e.name, e.ts, e.dur, begin, end);
+            } else if (!layer_known) {
+                n = asprintf(&msg, "event '%s' names layer '%s', which network %" PRIu32
+                             " did not execute", e.name, e.layer, e.network);
+            }
+            if (n < 0) {
+                msg = strdup("out of memory");
+            }
+        }
+    }
+    free(line);
+    fclose(f);
+    return msg;
+}
+
+/* With profiling on, runs the picked cases (results compared) and checks
+ * the backend's events in the trace (check_trace). */
+static void check_profiling(const conf_target *t, const accepted *pick, size_t picked,
+                            conf_report *r) {
+    const char *name = "profiling events";
+    if (picked == 0) {
+        conf_add(r, 25, name, CONF_NA, "the backend accepted no layer of the generated set");
+        return;
+    }
+    plx_runtime_clear_trace(t->rt);
+    plx_status s = plx_runtime_enable_profiling(t->rt, true);
+    if (s) {
+        conf_add(r, 25, name, CONF_FAIL, "cannot enable profiling: %s",
+                 plx_status_get_message(s));
+        plx_status_free(s);
+        return;
+    }
+    char *msg = NULL;
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    for (size_t i = 0; i < picked && !msg; i++) {
+        instance x;
+        if (!instance_build(&x, pick[i].c, pick[i].dtype)) {
+            msg = strdup("cannot build the network again");
+            break;
+        }
+        msg = load_and_run(t, &x, &lo, false, BIND_MALLOC, 2, NULL);
+        instance_free(&x);
+    }
+    s = plx_runtime_enable_profiling(t->rt, false);
+    plx_status_free(s);
+    char path[] = "/tmp/plexus-conformance-trace-XXXXXX";
+    int fd = msg ? -1 : mkstemp(path);
+    size_t events = 0;
+    if (!msg && fd < 0) {
+        msg = strdup("cannot create a temporary file for the trace");
+    }
+    if (fd >= 0) {
+        close(fd);
+        s = plx_runtime_write_trace(t->rt, path);
+        if (s) {
+            if (asprintf(&msg, "cannot write the trace: %s", plx_status_get_message(s)) < 0) {
+                msg = NULL;
+            }
+            plx_status_free(s);
+        } else {
+            msg = check_trace(path, &events);
+        }
+        unlink(path);
+    }
+    plx_runtime_clear_trace(t->rt);
+    if (msg) {
+        conf_add(r, 25, name, CONF_FAIL, "%s", msg);
+    } else if (events == 0) {
+        conf_add(r, 25, name, CONF_NA, "the backend recorded no events (%zu networks run "
+                 "twice with profiling on)", picked);
+    } else {
+        conf_add(r, 25, name, CONF_PASS, "%zu events of the backend's in %zu networks run "
+                 "twice with profiling on, each on its network's layers and within its host "
+                 "events (the clock mapped to the host's)", events, picked);
+    }
+    free(msg);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Concurrent executions (R-20)                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -1116,11 +1360,6 @@ static bool blank(const char *s) {
     return true;
 }
 
-typedef struct accepted {
-    const op_case *c;
-    plx_dtype dtype;
-} accepted;
-
 /* The first failure kept for a line that sums many cases. */
 typedef struct tally {
     size_t ok, failed;
@@ -1178,6 +1417,7 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
         conf_add(r, 24, "queued execution", CONF_NA, "%s", why);
         conf_add(r, 17, "pre-imported inputs and outputs", CONF_NA, "%s", why);
         conf_add(r, 26, "backend-allocated planned memory", CONF_NA, "%s", why);
+        conf_add(r, 25, "profiling events", CONF_NA, "%s", why);
         return;
     }
     op_case cases[64];
@@ -1463,6 +1703,9 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
                            : "the backend does not report " PLX_CAP_ALLOCATES_PLANNED_MEMORY,
                  "networks in planned memory of the backend's, released and run again twice "
                  "on other inputs, results matching, nothing kept through host->alloc");
+
+    /* R-25 */
+    check_profiling(t, pick, picked, r);
 
     /* R-17 (6), (7): pre-imported inputs and outputs. They are zero copy,
      * which needs malloc import. */

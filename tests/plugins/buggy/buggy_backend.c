@@ -4,8 +4,8 @@
  * relu and same-shape add in float32, in host memory, refuses every other
  * layer with a reason, reports async_execution, externally_managed_memory,
  * malloc and dma-buf import, preimport_io_tensors and
- * allocates_planned_memory (its planned buffers host->alloc'd), and passes
- * every check. Each switch breaks
+ * allocates_planned_memory (its planned buffers host->alloc'd), records
+ * one profiling event per execution (R-25), and passes every check. Each switch breaks
  * one requirement of docs/backend-abi.md:
  *
  *   BUGGY_WRONG_RESULT     relu lets small negatives through (R-19)
@@ -26,6 +26,8 @@
  *   BUGGY_PLANNED_KEPT     free_planned_buffer keeps the buffer until the factory
  *                          is destroyed, so every release of a working memory
  *                          leaves its planned buffers allocated (R-26 (3))
+ *   BUGGY_EVENT_CLOCK      profiling events timed on CLOCK_REALTIME without the
+ *                          clock mapping to the host's (R-25 (3))
  *   BUGGY_SILENT_REFUSAL   refuses a host of another major without logging why (R-6)
  *   BUGGY_EXPORTS          a helper exported beside plx_backend_entry (R-2 (1))
  *   BUGGY_LINKS_PLEXUS     calls libplexus's plx_abi_version, found in the host
@@ -39,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -53,6 +56,7 @@ struct plx_backend {
 
 struct plx_factory {
     const plx_host *host;
+    uint32_t network_id;
 #ifdef BUGGY_PLANNED_KEPT
     void *kept[64]; /* "freed" planned buffers, given back at destroy_factory */
     size_t kept_count;
@@ -74,6 +78,8 @@ struct plx_workload {
     plx_op op;
     plx_tensor_handle *a, *b, *y;
     size_t count;
+    uint32_t network_id;
+    char layer[64]; /* the layer's name, for profiling events */
 #ifdef BUGGY_PREIMPORT_STALE
     const void *stale_of; /* the address whose first values `stale` holds */
     float stale[256];
@@ -162,13 +168,13 @@ static plx_status buggy_check_layer(plx_backend *backend, const plx_layer_view *
 
 static plx_status buggy_create_factory(plx_backend *backend, const plx_factory_params *params,
                                        plx_factory **out_factory) {
-    (void)params;
     const plx_host *host = backend->host;
     plx_factory *f = host->alloc(host, sizeof *f, 0);
     if (!f) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory");
     }
     f->host = host;
+    f->network_id = params->network_id;
 #ifdef BUGGY_PLANNED_KEPT
     f->kept_count = 0;
 #endif
@@ -378,6 +384,8 @@ static plx_status buggy_create_workload(plx_factory *factory, const plx_layer_vi
     w->b = layer->op == PLX_OP_BINARY ? inputs[1] : NULL;
     w->y = outputs[0];
     w->count = outputs[0]->bytes / sizeof(float);
+    w->network_id = factory->network_id;
+    snprintf(w->layer, sizeof w->layer, "%s", layer->name ? layer->name : "");
 #ifdef BUGGY_PREIMPORT_STALE
     w->stale_of = NULL;
 #endif
@@ -396,7 +404,27 @@ static void buggy_destroy_workload(plx_workload *w) {
 static float scratch[4096];
 #endif
 
+/* R-25: one event per execution, when the host table has record_event
+ * (ABI 1.4); the host drops it at once while it records no trace. */
+static bool can_record(const plx_host *host) {
+    return host->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_host, record_event) && host->now_ns &&
+           host->record_event;
+}
+
+static uint64_t event_clock(const plx_host *host) {
+#ifdef BUGGY_EVENT_CLOCK
+    /* a clock of its own, given without the mapping to the host's */
+    (void)host;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+    return host->now_ns(host);
+#endif
+}
+
 static plx_status buggy_execute(plx_workload *w) {
+    uint64_t start = can_record(w->host) ? event_clock(w->host) : 0;
     const float *a = w->a->data, *b = w->b ? w->b->data : NULL;
     float *y = w->y->data;
     if (!a || !y || (w->b && !b)) {
@@ -437,6 +465,18 @@ static plx_status buggy_execute(plx_workload *w) {
         memcpy(y, out, w->count * sizeof *y);
     }
 #endif
+    if (can_record(w->host)) {
+        plx_profile_event e;
+        memset(&e, 0, sizeof e);
+        e.struct_size = PLX_STRUCT_SIZE_UPTO(plx_profile_event, clock_sync_host_ns);
+        e.network_id = w->network_id;
+        e.name = w->op == PLX_OP_BINARY ? "buggy_add" : "buggy_relu";
+        e.category = "kernel";
+        e.layer = w->layer;
+        e.start_ns = start;
+        e.duration_ns = event_clock(w->host) - start;
+        w->host->record_event(w->host, &e); /* both clock_sync fields 0: host time */
+    }
     return NULL;
 }
 

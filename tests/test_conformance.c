@@ -211,6 +211,11 @@ Test(conformance, unmapped_event_clock_fails_profiling_events) {
     expect_failures("buggy_event_clock.so", ONLY("R-25 profiling events"));
 }
 
+/* the add and relu it substitutes lose the relu. */
+Test(conformance, fusion_without_relu_fails_substitutions) {
+    expect_failures("buggy_fusion_no_relu.so", ONLY("R-23 substitutions"));
+}
+
 /* a host of another major refused without a word. */
 Test(conformance, silent_refusal_fails_refuses_with_reason) {
     expect_failures("buggy_silent_refusal.so", ONLY("R-6 refuses another host with a reason"));

@@ -456,9 +456,11 @@ static bool in_file(const void *p, const char *path) {
  * this file's (as a second and third runtime would, R-2 (2)); the file is
  * already loaded by the runtime, so dlopen only takes a reference.
  * *runs_layers says whether the table sets check_layer within its size
- * (R-16 (1)). */
-static void check_descriptor(const char *path, conf_report *r, bool *runs_layers) {
+ * (R-16 (1)), *optimizes whether it sets optimize_subgraph (R-23). */
+static void check_descriptor(const char *path, conf_report *r, bool *runs_layers,
+                             bool *optimizes) {
     *runs_layers = false;
+    *optimizes = false;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) {
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -597,6 +599,9 @@ static void check_descriptor(const char *path, conf_report *r, bool *runs_layers
     }
     *runs_layers = minor >= 1 && fs >= PLX_STRUCT_SIZE_UPTO(plx_backend_functions, check_layer) &&
                    f->check_layer != NULL;
+    *optimizes = *runs_layers && minor >= 2 &&
+                 fs >= PLX_STRUCT_SIZE_UPTO(plx_backend_functions, optimize_subgraph) &&
+                 f->optimize_subgraph != NULL;
     dlclose(h);
 }
 
@@ -1091,12 +1096,13 @@ int cmd_conformance(int argc, char **argv) {
                      b->reason ? b->reason : "");
         } else {
             conf_add(&report, 7, "available", CONF_PASS, "created");
-            bool runs_layers = false;
-            check_descriptor(path, &report, &runs_layers);
+            bool runs_layers = false, optimizes = false;
+            check_descriptor(path, &report, &runs_layers, &optimizes);
             check_symbols(path, &report);
             check_options(path, b, &report);
             check_capabilities(b, runs_layers, &report);
-            conf_target t = {rt, b, &counter, runs_layers, a.tolerance_scale, a.verbose};
+            conf_target t = {rt,          b, &counter, runs_layers, optimizes,
+                             a.tolerance_scale, a.verbose};
             conf_run_network_checks(&t, &report);
         }
     }

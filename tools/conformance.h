@@ -54,6 +54,8 @@ typedef struct conf_target {
     const plx_backend_info *info;
     conf_alloc_counter *counter;
     bool runs_layers;
+    /* The function table sets optimize_subgraph. */
+    bool optimizes_subgraphs;
     /* Tolerance scale for float results (--tolerance-scale): 1 by default. */
     double tolerance_scale;
     /* Print each network case as it runs (--verbose), on stderr. */
@@ -65,7 +67,8 @@ typedef struct conf_target {
  * concurrent executions (R-20), planned memory (R-21), imports (R-22),
  * queued execution (R-24), pre-imported inputs and outputs (R-17),
  * backend-allocated planned memory released and run again (R-26 (3)),
- * the backend's profiling events (R-25),
+ * the backend's profiling events (R-25), substitutions of optimize_subgraph
+ * (R-23),
  * steady-state allocations (R-18 (7), R-20 (6)), and host memory freed at
  * unload (R-13). */
 void conf_run_network_checks(const conf_target *t, conf_report *r);

@@ -15,7 +15,8 @@
  * imports, queued, with pre-imported inputs and outputs
  * (preimport_io_tensors), and in planned memory of the backend's, released
  * and allocated again (allocates_planned_memory); and with profiling on,
- * the backend's own trace events checked against the host's. docs/conformance.md lists the cases and the
+ * the backend's own trace events checked against the host's; and, followed
+ * by a relu, where the backend's optimize_subgraph replaces layers. docs/conformance.md lists the cases and the
  * tolerances. */
 #include "conformance.h"
 
@@ -460,6 +461,9 @@ typedef struct instance {
     size_t out_bytes;
     void *want; /* the reference's output for in_data */
     plx_network *net;
+    /* A relu layer "relu" after the case's layer (the R-23 check): the
+     * network's output is its output. */
+    bool relu_after;
 } instance;
 
 static void instance_free(instance *x) {
@@ -520,19 +524,36 @@ static char *generate(instance *x, uint64_t seed) {
         return msg;
     }
     x->want = out[0];
+    if (x->relu_after) {
+        plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+        const void *in[1] = {x->want};
+        plx_layer_view rv = {sizeof rv, "relu", PLX_OP_ACTIVATION, &relu, &x->out_info, 1,
+                             &x->out_info, 1, in};
+        out[0] = NULL;
+        fr = plx_fold_layer(&rv, SIZE_MAX, out, err, sizeof err);
+        free(x->want);
+        x->want = fr == PLX_FOLDED ? out[0] : NULL;
+        if (!x->want) {
+            return strdup("the reference kernels cannot evaluate the relu after it");
+        }
+    }
     return NULL;
 }
 
-/* Builds the network of case `c` for `dtype`. false when the host refuses
- * the layer for that dtype (not an element type the operator allows). */
-static bool instance_build(instance *x, const op_case *c, plx_dtype dtype) {
+/* Builds the network of case `c` for `dtype`, with a relu after its layer
+ * when `relu_after`. false when the host refuses the layer for that dtype
+ * (not an element type the operator allows). */
+static bool instance_build_chain(instance *x, const op_case *c, plx_dtype dtype,
+                                 bool relu_after) {
     memset(x, 0, sizeof *x);
     x->c = c;
     x->dtype = dtype;
+    x->relu_after = relu_after;
     if (case_has_dtype(c)) {
-        snprintf(x->label, sizeof x->label, "%s %s", c->name, plx_dtype_name(dtype));
+        snprintf(x->label, sizeof x->label, "%s %s%s", c->name, plx_dtype_name(dtype),
+                 relu_after ? " then relu" : "");
     } else {
-        snprintf(x->label, sizeof x->label, "%s", c->name);
+        snprintf(x->label, sizeof x->label, "%s%s", c->name, relu_after ? " then relu" : "");
     }
     for (uint32_t i = 0; i < c->input_count; i++) {
         x->in_info[i] = spec_info(&c->in[i], dtype);
@@ -552,7 +573,7 @@ static bool instance_build(instance *x, const op_case *c, plx_dtype dtype) {
         instance_free(x);
         return false;
     }
-    plx_layer_id ids[MAX_INPUTS], layer, out;
+    plx_layer_id ids[MAX_INPUTS], layer, relu = 0, out;
     s = plx_network_create(&x->net);
     for (uint32_t i = 0; !s && i < c->input_count; i++) {
         char name[16];
@@ -570,11 +591,18 @@ static bool instance_build(instance *x, const op_case *c, plx_dtype dtype) {
     for (uint32_t i = 0; !s && i < c->input_count; i++) {
         s = plx_network_connect(x->net, ids[i], 0, layer, i);
     }
+    if (!s && relu_after) {
+        plx_activation_desc rd = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+        s = plx_network_add_layer(x->net, "relu", PLX_OP_ACTIVATION, &rd, 1, 1, &relu);
+        if (!s) {
+            s = plx_network_connect(x->net, layer, 0, relu, 0);
+        }
+    }
     if (!s) {
         s = plx_network_add_output(x->net, "y", 100, &out);
     }
     if (!s) {
-        s = plx_network_connect(x->net, layer, 0, out, 0);
+        s = plx_network_connect(x->net, relu_after ? relu : layer, 0, out, 0);
     }
     if (!s) {
         s = plx_network_validate(x->net);
@@ -585,6 +613,10 @@ static bool instance_build(instance *x, const op_case *c, plx_dtype dtype) {
         return false;
     }
     return true;
+}
+
+static bool instance_build(instance *x, const op_case *c, plx_dtype dtype) {
+    return instance_build_chain(x, c, dtype, false);
 }
 
 typedef enum opt_result { OPT_ACCEPTED, OPT_REFUSED, OPT_ERROR } opt_result;
@@ -1400,6 +1432,70 @@ static bool new_op(const accepted *acc, size_t n, const op_case *c) {
     return true;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Substitutions of optimize_subgraph                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Each picked case followed by a relu (the fusion backends make most,
+ * a product or an elementwise layer with its activation), optimised for
+ * the backend alone: where its optimize_subgraph replaced layers (the
+ * optimised network has a layer fused from others, graph rewrites being
+ * off), the network is loaded and run, and its results must match the
+ * reference of the two layers. Networks it leaves alone, or refuses, are
+ * only counted. */
+static void check_substitutions(const conf_target *t, const accepted *pick, size_t picked,
+                                conf_report *r) {
+    const char *name = "substitutions";
+    if (!t->optimizes_subgraphs) {
+        conf_add(r, 23, name, CONF_NA, "the backend does not set optimize_subgraph");
+        return;
+    }
+    tally tl = {0};
+    size_t substituted = 0, tried = 0;
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    for (size_t i = 0; i < picked; i++) {
+        instance x;
+        if (!instance_build_chain(&x, pick[i].c, pick[i].dtype, true)) {
+            continue; /* no relu of this dtype */
+        }
+        tried++;
+        plx_optimized_network *on = NULL;
+        char *reason = NULL;
+        const char *fused = NULL;
+        if (optimize(t, &x, false, &on, &reason) == OPT_ACCEPTED) {
+            for (size_t k = 0; k < plx_optimized_network_layer_count(on) && !fused; k++) {
+                if (plx_optimized_network_layer_fused_count(on, k) > 0) {
+                    fused = plx_optimized_network_layer(on, k)->layer_name;
+                }
+            }
+        }
+        free(reason);
+        if (fused) {
+            substituted++;
+            char *msg = load_and_run(t, &x, &lo, false, BIND_MALLOC, 2, NULL);
+            if (msg) {
+                char *m = NULL;
+                tally_fail(&tl, asprintf(&m, "layers replaced by '%s': %s", fused, msg) < 0
+                                    ? NULL : m);
+                free(msg);
+            } else {
+                tl.ok++;
+            }
+        }
+        plx_optimized_network_destroy(&on);
+        instance_free(&x);
+    }
+    char na[160];
+    snprintf(na, sizeof na, "the backend replaced no layer in %zu networks of an accepted layer "
+             "and a relu", tried);
+    char pass[200];
+    snprintf(pass, sizeof pass, "networks of a layer and a relu in which optimize_subgraph "
+             "replaced layers, results matching the reference (%zu more left as they were or "
+             "refused)", tried - substituted);
+    tally_report(r, 23, name, &tl, substituted, na, pass);
+}
+
 void conf_run_network_checks(const conf_target *t, conf_report *r) {
     const char *id = t->info->id;
     if (!t->runs_layers) {
@@ -1418,6 +1514,7 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
         conf_add(r, 17, "pre-imported inputs and outputs", CONF_NA, "%s", why);
         conf_add(r, 26, "backend-allocated planned memory", CONF_NA, "%s", why);
         conf_add(r, 25, "profiling events", CONF_NA, "%s", why);
+        conf_add(r, 23, "substitutions", CONF_NA, "%s", why);
         return;
     }
     op_case cases[64];
@@ -1706,6 +1803,9 @@ void conf_run_network_checks(const conf_target *t, conf_report *r) {
 
     /* */
     check_profiling(t, pick, picked, r);
+
+    /* */
+    check_substitutions(t, pick, picked, r);
 
     /* R-17 (6), (7): pre-imported inputs and outputs. They are zero copy,
      * which needs malloc import. */

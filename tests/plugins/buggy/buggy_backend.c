@@ -5,7 +5,9 @@
  * layer with a reason, reports async_execution, externally_managed_memory,
  * malloc and dma-buf import, preimport_io_tensors and
  * allocates_planned_memory (its planned buffers host->alloc'd), records
- * one profiling event per execution (R-25), and passes every check. Each switch breaks
+ * one profiling event per execution (R-25), replaces an add whose only
+ * reader is a relu by one layer of its own (optimize_subgraph, R-23), and
+ * passes every check. Each switch breaks
  * one requirement of docs/backend-abi.md:
  *
  *   BUGGY_WRONG_RESULT     relu lets small negatives through (R-19)
@@ -19,15 +21,17 @@
  *   BUGGY_STEADY_ALLOC     every execution allocates through the host (R-18 (7))
  *   BUGGY_IMPORT_IGNORED   a dma-buf import ignores the memory it is given and
  *                          works in a buffer of its own (R-22)
- *   BUGGY_PREIMPORT_STALE  an input imported again at the same address is read
- *                          from a copy of its first values, as if importing
- *                          the same memory again could skip the reading
- *                          (R-17 (6), pre-imported inputs)
+ *   BUGGY_PREIMPORT_STALE  caller memory (a malloc import) imported again at the
+ *                          same address is read from a copy of its first
+ *                          values, as if importing the same memory again
+ *                          could skip the reading (R-17 (6), pre-imported
+ *                          inputs)
  *   BUGGY_PLANNED_KEPT     free_planned_buffer keeps the buffer until the factory
  *                          is destroyed, so every release of a working memory
  *                          leaves its planned buffers allocated (R-26 (3))
  *   BUGGY_EVENT_CLOCK      profiling events timed on CLOCK_REALTIME without the
  *                          clock mapping to the host's (R-25 (3))
+ *   BUGGY_FUSION_NO_RELU   the add and relu it substitutes run as the add alone (R-23)
  *   BUGGY_SILENT_REFUSAL   refuses a host of another major without logging why (R-6)
  *   BUGGY_EXPORTS          a helper exported beside plx_backend_entry (R-2 (1))
  *   BUGGY_LINKS_PLEXUS     calls libplexus's plx_abi_version, found in the host
@@ -71,6 +75,7 @@ struct plx_tensor_handle {
     void *own;      /* host->alloc'd: managed memory, or a buggy import's */
     void *mapped;   /* an imported dma-buf's mapping */
     size_t mapped_bytes;
+    bool caller;    /* imported caller memory (malloc source) */
 };
 
 struct plx_workload {
@@ -146,6 +151,9 @@ static plx_status refuse(const plx_host *host, const char *what) {
 #endif
 }
 
+/* The kind of the layer buggy_optimize_subgraph makes of an add and a relu. */
+#define ADD_RELU_KIND "buggy.add_relu"
+
 static plx_status buggy_check_layer(plx_backend *backend, const plx_layer_view *layer) {
     const plx_host *host = backend->host;
     for (uint32_t i = 0; i < layer->input_count; i++) {
@@ -156,6 +164,15 @@ static plx_status buggy_check_layer(plx_backend *backend, const plx_layer_view *
     if (layer->op == PLX_OP_ACTIVATION && layer->input_count == 1 &&
         ((const plx_activation_desc *)layer->desc)->func == PLX_ACT_RELU) {
         return NULL;
+    }
+    if (layer->op == PLX_OP_PRECOMPILED && layer->input_count == 2) {
+        const plx_precompiled_desc *d = layer->desc;
+        if (!d || !d->kind || strcmp(d->kind, ADD_RELU_KIND) != 0) {
+            return refuse(host, "precompiled layers of other backends");
+        }
+        return plx_tensor_info_same_shape(&layer->inputs[0], &layer->inputs[1])
+                   ? NULL
+                   : refuse(host, "broadcasting add");
     }
     if (layer->op == PLX_OP_BINARY && layer->input_count == 2 &&
         ((const plx_binary_desc *)layer->desc)->func == PLX_BINARY_ADD) {
@@ -277,6 +294,7 @@ static void buggy_unimport(plx_tensor_handle *h) {
         h->own = NULL;
     }
     h->data = NULL;
+    h->caller = false;
 }
 
 /* R-17 (6), R-22: malloc memory used in place; a dma-buf mapped shared. */
@@ -290,6 +308,7 @@ static plx_status buggy_import(plx_tensor_handle *h, void *memory, size_t size,
     buggy_unimport(h);
     if (source == PLX_MEMORY_SOURCE_MALLOC) {
         h->data = memory;
+        h->caller = true;
         return NULL;
     }
     if (source != PLX_MEMORY_SOURCE_DMA_BUF) {
@@ -381,7 +400,7 @@ static plx_status buggy_create_workload(plx_factory *factory, const plx_layer_vi
     w->host = host;
     w->op = layer->op;
     w->a = inputs[0];
-    w->b = layer->op == PLX_OP_BINARY ? inputs[1] : NULL;
+    w->b = layer->input_count > 1 ? inputs[1] : NULL;
     w->y = outputs[0];
     w->count = outputs[0]->bytes / sizeof(float);
     w->network_id = factory->network_id;
@@ -435,7 +454,7 @@ static plx_status buggy_execute(plx_workload *w) {
     w->host->free(w->host, tmp);
 #endif
 #ifdef BUGGY_PREIMPORT_STALE
-    if (w->count <= sizeof w->stale / sizeof w->stale[0]) {
+    if (w->a->caller && w->count <= sizeof w->stale / sizeof w->stale[0]) {
         if (a != w->stale_of) {
             memcpy(w->stale, a, w->count * sizeof *a);
             w->stale_of = a;
@@ -451,6 +470,13 @@ static plx_status buggy_execute(plx_workload *w) {
     for (size_t i = 0; i < w->count; i++) {
         if (w->op == PLX_OP_BINARY) {
             out[i] = a[i] + b[i];
+        } else if (w->op == PLX_OP_PRECOMPILED) {
+            float v = a[i] + b[i];
+#ifdef BUGGY_FUSION_NO_RELU
+            out[i] = v;
+#else
+            out[i] = v < 0.0f ? 0.0f : v;
+#endif
         } else {
 #ifdef BUGGY_WRONG_RESULT
             out[i] = a[i] > -0.5f ? a[i] : 0.0f;
@@ -470,12 +496,51 @@ static plx_status buggy_execute(plx_workload *w) {
         memset(&e, 0, sizeof e);
         e.struct_size = PLX_STRUCT_SIZE_UPTO(plx_profile_event, clock_sync_host_ns);
         e.network_id = w->network_id;
-        e.name = w->op == PLX_OP_BINARY ? "buggy_add" : "buggy_relu";
+        e.name = w->op == PLX_OP_BINARY        ? "buggy_add"
+                 : w->op == PLX_OP_PRECOMPILED ? "buggy_add_relu"
+                                               : "buggy_relu";
         e.category = "kernel";
         e.layer = w->layer;
         e.start_ns = start;
         e.duration_ns = event_clock(w->host) - start;
         w->host->record_event(w->host, &e); /* both clock_sync fields 0: host time */
+    }
+    return NULL;
+}
+
+/* R-23: an add whose output only a relu reads becomes one precompiled
+ * layer of kind ADD_RELU_KIND, reading the add's two inputs. */
+static plx_status buggy_optimize_subgraph(plx_backend *backend, const plx_subgraph_view *g,
+                                          const plx_subgraph_editor *editor) {
+    (void)backend;
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        const plx_subgraph_layer *add = &g->layers[a];
+        if (add->view.op != PLX_OP_BINARY || add->view.input_count != 2 ||
+            (add->inputs[0].layer == add->inputs[1].layer &&
+             add->inputs[0].slot == add->inputs[1].slot)) {
+            continue;
+        }
+        uint32_t r = plx_subgraph_sole_reader(g, a, NULL);
+        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
+            ((const plx_activation_desc *)g->layers[r].view.desc)->func != PLX_ACT_RELU) {
+            continue;
+        }
+        uint32_t layers[2] = {a, r};
+        plx_subgraph_source out = {r, 0};
+        plx_substitution sub = {
+            .struct_size = sizeof sub,
+            .layers = layers,
+            .layer_count = 2,
+            .inputs = add->inputs,
+            .input_count = 2,
+            .outputs = &out,
+            .output_count = 1,
+            .kind = ADD_RELU_KIND,
+        };
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            return s;
+        }
     }
     return NULL;
 }
@@ -499,6 +564,7 @@ static const plx_backend_functions buggy_functions = {
     .create_workload = buggy_create_workload,
     .destroy_workload = buggy_destroy_workload,
     .execute_workload = buggy_execute,
+    .optimize_subgraph = buggy_optimize_subgraph,
     .allocate_planned_buffer = buggy_allocate_planned_buffer,
     .free_planned_buffer = buggy_free_planned_buffer,
     .import_external_memory = buggy_import_external_memory,

@@ -149,6 +149,41 @@ Test(conformance, correct_backend_passes) {
     expect_failures("buggy_good.so", NONE);
 }
 
+/* The checks of the capabilities and functions the correct backend has
+ * run on it and pass, rather than being not applicable: the planted bugs
+ * below then fail a check that runs. */
+Test(conformance, correct_backend_runs_the_capability_checks) {
+    static const char *const ran[][2] = {
+        {"R-17", "pre-imported inputs and outputs"}, {"R-20", "concurrent executions"},
+        {"R-21", "planned memory"},                  {"R-22", "import malloc"},
+        {"R-22", "import dma_buf"},                  {"R-23", "substitutions"},
+        {"R-25", "profiling events"},                {"R-26", "backend-allocated planned memory"},
+    };
+    char path[4096];
+    snprintf(path, sizeof path, "%s/buggy_good.so", BUGGY_PLUGIN_DIR);
+    run_result r = conformance((const char *[]){"--json", path, NULL});
+    json_object *doc = json_tokener_parse(r.out), *checks = NULL;
+    cr_assert(not(zero(ptr, doc)), "not JSON: %s", r.out);
+    cr_assert(json_object_object_get_ex(doc, "checks", &checks));
+    for (size_t k = 0; k < sizeof ran / sizeof ran[0]; k++) {
+        const char *result = NULL;
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+            json_object *c = json_object_array_get_idx(checks, i), *req, *name, *v;
+            cr_assert(json_object_object_get_ex(c, "requirement", &req));
+            cr_assert(json_object_object_get_ex(c, "name", &name));
+            cr_assert(json_object_object_get_ex(c, "result", &v));
+            if (strcmp(json_object_get_string(req), ran[k][0]) == 0 &&
+                strcmp(json_object_get_string(name), ran[k][1]) == 0) {
+                result = json_object_get_string(v);
+            }
+        }
+        cr_assert(not(zero(ptr, (void *)result)), "no check '%s %s'", ran[k][0], ran[k][1]);
+        cr_assert(eq(str, (char *)result, "pass"), "%s %s: %s", ran[k][0], ran[k][1], result);
+    }
+    json_object_put(doc);
+    free(r.out);
+}
+
 /* relu lets small negatives through. */
 Test(conformance, wrong_result_fails_results) {
     expect_failures("buggy_wrong_result.so", ONLY("R-19 results relu"));

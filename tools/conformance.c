@@ -1101,7 +1101,7 @@ int cmd_conformance(int argc, char **argv) {
             check_symbols(path, &report);
             check_options(path, b, &report);
             check_capabilities(b, runs_layers, &report);
-            conf_target t = {rt,          b, &counter, runs_layers, optimizes,
+            conf_target t = {rt, b, &counter, runs_layers, optimizes,
                              a.tolerance_scale, a.verbose};
             conf_run_network_checks(&t, &report);
         }

@@ -14,10 +14,10 @@
  * (externally_managed_memory), zero copy through malloc and dma-buf (memfd)
  * imports, queued, with pre-imported inputs and outputs
  * (preimport_io_tensors), and in planned memory of the backend's, released
- * and allocated again (allocates_planned_memory); and with profiling on,
- * the backend's own trace events checked against the host's; and, followed
- * by a relu, where the backend's optimize_subgraph replaces layers. docs/conformance.md lists the cases and the
- * tolerances. */
+ * and allocated again (allocates_planned_memory); with profiling on, the
+ * backend's own trace events checked against the host's; and, followed by
+ * a relu, where the backend's optimize_subgraph replaces layers.
+ * docs/conformance.md lists the cases and the tolerances. */
 #include "conformance.h"
 
 #include <inttypes.h>

@@ -757,8 +757,8 @@ static int model_open_static(ModelObject *self, const char *path, plx_model_opti
     return 0;
 }
 
-/* Opens a dynamic model: the backends that may run it are those named, or
- * every available one that runs layers. */
+/* Opens a dynamic model: the backends that may run it are those named
+ * that run layers. */
 static int model_open_dynamic(ModelObject *self, const char *path, const plx_model_options *mo,
                               const plx_optimize_options *oo, size_t cache_capacity) {
     plx_runtime *rt = self->runtime->rt;
@@ -769,26 +769,16 @@ static int model_open_dynamic(ModelObject *self, const char *path, const plx_mod
     if (cache_capacity) {
         d.cache_capacity = cache_capacity;
     }
-    size_t count = plx_runtime_backend_count(rt);
-    const char **ids = PyMem_Calloc(count ? count : 1, sizeof *ids);
+    const char **ids = PyMem_Calloc(oo->backend_count ? oo->backend_count : 1, sizeof *ids);
     if (!ids) {
         PyErr_NoMemory();
         return -1;
     }
     size_t n = 0;
-    if (oo->backend_count) {
-        for (size_t i = 0; i < oo->backend_count; i++) {
-            const plx_backend_info *b = plx_runtime_find_backend(rt, oo->backends[i]);
-            if (b && plx_backend_info_runs_layers(b) && n < count) {
-                ids[n++] = b->id;
-            }
-        }
-    } else {
-        for (size_t i = 0; i < count; i++) {
-            const plx_backend_info *b = plx_runtime_backend(rt, i);
-            if (plx_backend_info_runs_layers(b)) {
-                ids[n++] = b->id;
-            }
+    for (size_t i = 0; i < oo->backend_count; i++) {
+        const plx_backend_info *b = plx_runtime_find_backend(rt, oo->backends[i]);
+        if (b && plx_backend_info_runs_layers(b)) {
+            ids[n++] = b->id;
         }
     }
     d.load.externally_managed_memory = backends_support(rt, ids, n, false, &self->alignment);
@@ -852,6 +842,25 @@ static plx_model_input_shape *input_shapes(PyObject *shapes, size_t *out_count) 
     return out;
 }
 
+/* The ids of the runtime's backends that run layers, in its order: the
+ * preference when none is named, as `plexus run` without --backends. */
+static const char **runs_layers_backends(const plx_runtime *rt, Py_ssize_t *count) {
+    size_t n = plx_runtime_backend_count(rt);
+    const char **ids = PyMem_Calloc(n ? n : 1, sizeof *ids);
+    if (!ids) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const plx_backend_info *b = plx_runtime_backend(rt, i);
+        if (plx_backend_info_runs_layers(b)) {
+            ids[(*count)++] = b->id;
+        }
+    }
+    return ids;
+}
+
 static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"runtime",  "path",   "backends",       "allow_fallback",
                              "dynamic",  "shapes", "cache_capacity", "format", NULL};
@@ -887,9 +896,11 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds) {
     self->alignment = alignof(max_align_t);
     if (backends && backends != Py_None) {
         backend_ids = string_array(backends, "backends", &backends_fast, &backend_count);
-        if (!backend_ids) {
-            goto done;
-        }
+    } else {
+        backend_ids = runs_layers_backends(runtime->rt, &backend_count);
+    }
+    if (!backend_ids) {
+        goto done;
     }
     if (shapes && shapes != Py_None) {
         shape_entries = input_shapes(shapes, &shape_count);

@@ -112,7 +112,8 @@ class Runtime:
         try:
             self._rt.write_trace(path)
             with open(path, encoding="utf-8") as f:
-                return json.load(f)
+                document: Dict[str, Any] = json.load(f)
+                return document
         finally:
             os.unlink(path)
 
@@ -194,6 +195,9 @@ class Model:
                                 None if shapes is None else
                                 {k: list(v) for k, v in shapes.items()},
                                 cache_capacity, format)
+        self._alignment: int = self._m.alignment
+        declared = self._m.outputs  # None for a dynamic model
+        self._output_names = None if declared is None else [o[0] for o in declared]
 
     @property
     def dynamic(self) -> bool:
@@ -266,23 +270,24 @@ class Model:
         raises :class:`InvalidArgumentError` naming it. The GIL is released
         while the model executes: threads may run the same model at once.
         """
-        alignment = self._m.alignment
+        alignment = self._alignment
         bound = [(name, _prepare_input(value, alignment)) for name, value in inputs.items()]
-        given = dict(outputs or {})
-        if given and not self._m.dynamic:
-            names = [o[0] for o in self._m.outputs]
+        if not outputs:
+            return dict(self._m.run(bound, self._new_output))
+        given = dict(outputs)
+        if self._output_names is not None:  # a dynamic model's are checked after the run
             for name in given:
-                if name not in names:
+                if name not in self._output_names:
                     raise InvalidArgumentError(
                         f"'{name}' is not an output of the model (its outputs: "
-                        f"{', '.join(names)})")
+                        f"{', '.join(self._output_names)})")
         used = set()
 
         def alloc(name: str, dtype: str, shape: Tuple[int, ...]) -> np.ndarray:
             if name in given:
                 used.add(name)
                 return given[name]
-            return _aligned_empty(shape, _numpy_dtype("output", name, dtype), alignment)
+            return self._new_output(name, dtype, shape)
 
         result = dict(self._m.run(bound, alloc))
         unknown = [name for name in given if name not in used]
@@ -290,6 +295,10 @@ class Model:
             raise InvalidArgumentError(f"'{unknown[0]}' is not an output of the model (its "
                                        f"outputs: {', '.join(result)})")
         return result
+
+    def _new_output(self, name: str, dtype: str, shape: Tuple[int, ...]) -> np.ndarray:
+        """The array that output ``name`` is written to: new, aligned."""
+        return _aligned_empty(shape, _numpy_dtype("output", name, dtype), self._alignment)
 
 
 _default_lock = threading.Lock()

@@ -77,3 +77,21 @@ def test_docstrings():
     public += [getattr(plexus.Model, n) for n in vars(plexus.Model) if not n.startswith("_")]
     for obj in public:
         assert (obj.__doc__ or "").strip(), obj
+
+
+def test_stubs_match_the_extension():
+    """python/plexus/_plexus.pyi names what the extension module has."""
+    import ast
+    import pathlib
+
+    stub = ast.parse((pathlib.Path(plexus._plexus.__file__).parent / "_plexus.pyi").read_text())
+    classes = {n.name: n for n in stub.body if isinstance(n, ast.ClassDef)}
+    assert set(classes) == {"Runtime", "Model"}
+    for name, node in classes.items():
+        real = getattr(plexus._plexus, name)
+        members = [m.name for m in node.body if isinstance(m, ast.FunctionDef)]
+        members += [m.target.id for m in node.body if isinstance(m, ast.AnnAssign)]
+        for member in members:
+            assert hasattr(real, member), f"{name}.{member}"
+        public = {m for m in dir(real) if not m.startswith("_")}
+        assert public <= set(members), f"{name}: {public - set(members)} not in the stub"

@@ -5,17 +5,40 @@ tests/conformance/expected_failures.txt and docs/conformance.md).
 
 Reads each meson JSON test log given (BUILD/meson-logs/testlog.json, or
 the LOGBASE.json of `meson test --logbase LOGBASE`). A TAP test (Criterion
-suites) counts each of its TAP results; any other test counts once.
-usage: count-tests.py LOG.json [LOG.json...]
+suites) counts each of its TAP results; any other test counts once. A log
+whose name ends in .xml is a JUnit XML report (pytest --junitxml, the Python
+package's tests): each testcase counts once, as failed when it has a
+failure or error, skipped when skipped.
+usage: count-tests.py LOG.json|REPORT.xml [LOG.json|REPORT.xml...]
 """
 import json
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 TAP_LINE = re.compile(r"^(not ok|ok)\b(.*)$")
 
 
+def count_junit(path, totals):
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as e:
+        print(f"count-tests: {path}: {e}; counted as one failure", file=sys.stderr)
+        totals["failed"] += 1
+        return
+    for case in root.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            totals["failed"] += 1
+        elif case.find("skipped") is not None:
+            totals["skipped"] += 1
+        else:
+            totals["passed"] += 1
+
+
 def count(path, totals):
+    if path.endswith(".xml"):
+        count_junit(path, totals)
+        return
     try:
         f = open(path, encoding="utf-8", errors="replace")
     except OSError as e:

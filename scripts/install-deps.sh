@@ -11,6 +11,7 @@ packages="
   pkg-config
   python3
   python3-venv
+  python3-dev
   protobuf-c-compiler
   libprotobuf-c-dev
   libonnx-dev

@@ -14,6 +14,7 @@ import pathlib
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -46,7 +47,8 @@ def plexus_env(build):
 
 def make_backend_dir(build, where):
     """<where>/plexus/libtriton_plexus.so (a link to the build's) and
-    <where>/python (the wheel's python backend)."""
+    <where>/python (the wheel's python backend, with the stub for this
+    Python)."""
     where = pathlib.Path(where)
     (where / "plexus").mkdir(parents=True, exist_ok=True)
     link = where / "plexus" / "libtriton_plexus.so"
@@ -54,7 +56,13 @@ def make_backend_dir(build, where):
         link.symlink_to(pathlib.Path(build).resolve() / "triton" / "libtriton_plexus.so")
     python = where / "python"
     if not python.exists():
-        python.symlink_to(tritonserver_dir() / "backends" / "python")
+        python.mkdir()
+        for f in (tritonserver_dir() / "backends" / "python").iterdir():
+            (python / f.name).symlink_to(f)
+        # The stub process that runs model.py, for this Python's version.
+        stub = (tritonserver_dir() / "python_backend_stubs" /
+                f"{sys.version_info[0]}.{sys.version_info[1]}" / "triton_python_backend_stub")
+        (python / stub.name).symlink_to(stub)
     return where
 
 

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,14 +350,19 @@ plx_status tpx_config_parse(const char *json, size_t size, tpx_config *out) {
     if (!tok) {
         return oom();
     }
-    json_object *root = json_tokener_parse_ex(tok, json, (int)size);
+    json_object *root = size <= INT_MAX ? json_tokener_parse_ex(tok, json, (int)size) : NULL;
     enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
     json_tokener_free(tok);
-    if (!root || jerr != json_tokener_success || !json_object_is_type(root, json_type_object)) {
+    if (!root || jerr != json_tokener_success || end != size ||
+        !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
         return plx_status_create(PLX_INVALID_ARGUMENT,
                                  "model configuration: not a JSON object (%s)",
-                                 json_tokener_error_desc(jerr));
+                                 !root && jerr == json_tokener_continue ? "it ends early"
+                                 : root && end != size                  ? "text after its end"
+                                 : root ? "another JSON value"
+                                        : json_tokener_error_desc(jerr));
     }
     plx_status st = parse_root(root, out);
     json_object_put(root);

@@ -995,8 +995,12 @@ static void run_group(instance_state *s, TRITONBACKEND_Request **requests, size_
         }
         rst = respond(s, requests[i], response, pm, row, s->batch_sizes[i], total);
         bool success = rst == NULL;
-        TRITONSERVER_Error *e = TRITONBACKEND_ResponseSend(
-            response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, to_triton(rst));
+        TRITONSERVER_Error *error = to_triton(rst);
+        TRITONSERVER_Error *e =
+            TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, error);
+        if (error) {
+            TRITONSERVER_ErrorDelete(error); /* sending does not take it */
+        }
         if (e) {
             log_line(TRITONSERVER_LOG_ERROR, "model '%s': sending a response: %s", c->name,
                      TRITONSERVER_ErrorMessage(e));
@@ -1023,9 +1027,12 @@ static void respond_error(const tpx_config *c, TRITONBACKEND_Request *request, p
     TRITONBACKEND_Response *response = NULL;
     TRITONSERVER_Error *e = TRITONBACKEND_ResponseNew(&response, request);
     if (!e) {
-        e = TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL,
-                                       to_triton(error));
+        TRITONSERVER_Error *sent = to_triton(error);
         error = NULL;
+        e = TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, sent);
+        if (sent) {
+            TRITONSERVER_ErrorDelete(sent); /* sending does not take it */
+        }
     }
     if (e) {
         log_line(TRITONSERVER_LOG_ERROR, "model '%s': cannot send an error response: %s",

@@ -100,7 +100,8 @@ typedef enum TRITONBACKEND_ArtifactType {
 
 /* Errors and messages. A function returning TRITONSERVER_Error * returns
  * NULL on success; an error the server returns is the caller's to delete,
- * one the backend returns or passes to ResponseSend becomes the server's. */
+ * one the backend returns from an entry point becomes the server's, and
+ * one it passes to ResponseSend stays the backend's to delete. */
 TRITONSERVER_Error *TRITONSERVER_ErrorNew(TRITONSERVER_Error_Code code, const char *msg);
 void TRITONSERVER_ErrorDelete(TRITONSERVER_Error *error);
 TRITONSERVER_Error_Code TRITONSERVER_ErrorCode(TRITONSERVER_Error *error);

@@ -472,25 +472,20 @@ static plx_status check_io(const model_state *m, const char *what, const tpx_io 
     return NULL;
 }
 
-/* Loads the specialisation for a batch of 1 (or the configured shapes)
- * when config.pbtxt fixes every dim, and checks that the model's inputs
- * and outputs are the configuration's: a model the backends cannot run,
- * or a configuration that does not describe it, fails the load. */
-static plx_status instance_warm_up(instance_state *s) {
+/* Loads the specialisation for a batch of `batch_size` (when
+ * max_batch_size > 0; else for the configured shapes) when config.pbtxt
+ * fixes every dim, and checks that the model's inputs and outputs are the
+ * configuration's: a model the backends cannot run, or a configuration
+ * that does not describe it, fails the load. */
+static plx_status instance_warm_up(instance_state *s, int64_t batch_size) {
     const model_state *m = s->model;
     const tpx_config *c = &m->config;
     uint32_t batch = c->max_batch_size > 0;
     for (size_t i = 0; i < c->input_count; i++) {
         plx_model_input_shape *sh = &s->shapes[i];
-        if (c->inputs[i].rank + batch > PLX_MAX_RANK) {
-            return plx_status_create(PLX_INVALID_ARGUMENT,
-                                     "model '%s': input '%s' has more than %d dims with the batch "
-                                     "dim",
-                                     c->name, c->inputs[i].name, PLX_MAX_RANK);
-        }
         sh->name = c->inputs[i].name;
         sh->rank = c->inputs[i].rank + batch;
-        sh->dims[0] = 1;
+        sh->dims[0] = batch_size;
         for (uint32_t d = 0; d < c->inputs[i].rank; d++) {
             if (c->inputs[i].dims[d] < 0) {
                 return NULL; /* checked at the first request of each shape */
@@ -502,10 +497,13 @@ static plx_status instance_warm_up(instance_state *s) {
     plx_specialization *spec = NULL;
     plx_status st = acquire(s, &sig, &spec);
     if (st) {
+        char what[64] = "";
+        if (batch) {
+            snprintf(what, sizeof what, " and a batch of %lld", (long long)batch_size);
+        }
         plx_status wrapped = plx_status_create(plx_status_get_code(st),
                                                "model '%s': with the shapes of config.pbtxt%s: %s",
-                                               c->name, batch ? " (a batch of 1)" : "",
-                                               plx_status_get_message(st));
+                                               c->name, what, plx_status_get_message(st));
         plx_status_free(st);
         return wrapped;
     }
@@ -560,7 +558,22 @@ static plx_status instance_open(instance_state *s) {
         !s->output_bindings) {
         return plx_status_create(PLX_OUT_OF_MEMORY, "model '%s': out of memory", c->name);
     }
-    return instance_warm_up(s);
+    /* Request shapes are copied into s->shapes: their rank must fit. */
+    for (size_t i = 0; i < c->input_count; i++) {
+        if (c->inputs[i].rank + (c->max_batch_size > 0) > PLX_MAX_RANK) {
+            return plx_status_create(PLX_INVALID_ARGUMENT,
+                                     "model '%s': input '%s' has more than %d dims with the batch "
+                                     "dim",
+                                     c->name, c->inputs[i].name, PLX_MAX_RANK);
+        }
+    }
+    /* A batch of 1, and the largest batch, which also proves that the
+     * model's batch dim is open. */
+    st = instance_warm_up(s, 1);
+    if (!st && c->max_batch_size > 1) {
+        st = instance_warm_up(s, c->max_batch_size);
+    }
+    return st;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance *instance) {

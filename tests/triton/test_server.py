@@ -67,6 +67,8 @@ BAD_MODELS = {
     "bad_option": ('parameters { key: "backend_options" value: { string_value: "cpu_ref.no_such_key=1" } }',
                    "no_such_key"),
     "bad_dims": (None, "with the shapes of config.pbtxt: "),
+    # The fixed-batch model cannot take the batches max_batch_size allows.
+    "bad_batch": (None, "with the shapes of config.pbtxt and a batch of 4: "),
     "bad_dtype": (None, "is FP64 in config.pbtxt but FP32"),
 }
 
@@ -77,11 +79,15 @@ def bad_config(name, parameters):
         dims = "1, 1, 8, 9"
     if name == "bad_dtype":
         dtype = "TYPE_FP64"
+    batch, out_dims = 0, "1, 10"
+    if name == "bad_batch":
+        batch, dims, out_dims = 4, "1, 8, 8", "10"
     return f"""
 name: "{name}"
 backend: "plexus"
+max_batch_size: {batch}
 input [ {{ name: "image" data_type: {dtype} dims: [ {dims} ] }} ]
-output [ {{ name: "probabilities" data_type: TYPE_FP32 dims: [ 1, 10 ] }} ]
+output [ {{ name: "probabilities" data_type: TYPE_FP32 dims: [ {out_dims} ] }} ]
 {parameters or ''}
 """
 

@@ -271,8 +271,9 @@ static const char *gemm_shape(const plx_layer_view *l, cuda_gemm_shape *s, int *
             snprintf(buf, size, "runs fully_connected on X of rank 2 or more and W of rank 2");
             return buf;
         }
-        s->m = element_count(a) / (a->dims[a->rank - 1] ? a->dims[a->rank - 1] : 1);
+        s->m = 1;
         for (uint32_t i = 0; i + 1 < a->rank; i++) {
+            s->m *= a->dims[i];
             if (a->dims[i] != y->dims[i]) {
                 snprintf(buf, size, "fully_connected's Y does not keep X's leading dims");
                 return buf;
@@ -299,7 +300,6 @@ static const char *gemm_shape(const plx_layer_view *l, cuda_gemm_shape *s, int *
             snprintf(buf, size, "fully_connected's Y is not [..., M]");
             return buf;
         }
-        return NULL;
     } else { /* matmul */
         if (a->rank < 2 || b->rank < 2 || y->rank < 2) {
             snprintf(buf, size, "runs matmul on operands of rank 2 or more only, not rank %u x "
@@ -328,8 +328,17 @@ static const char *gemm_shape(const plx_layer_view *l, cuda_gemm_shape *s, int *
         s->stride_b = bb == 1 ? 0 : s->k * s->n;
         s->stride_y = s->m * s->n;
     }
-    if (y->dims[y->rank - 2] != s->m || y->dims[y->rank - 1] != s->n) {
+    if (l->op != PLX_OP_FULLY_CONNECTED &&
+        (y->dims[y->rank - 2] != s->m || y->dims[y->rank - 1] != s->n)) {
         snprintf(buf, size, "%s's output is not [M, N]", plx_op_name(l->op));
+        return buf;
+    }
+    /* cuBLASLt takes no matrix with a dim of 0; an empty K would need the
+     * output filled with the bias alone. */
+    if (s->m == 0 || s->n == 0 || s->k == 0 || s->batch == 0) {
+        snprintf(buf, size, "runs no %s with an empty dim (M %lld, N %lld, K %lld, batch %lld)",
+                 plx_op_name(l->op), (long long)s->m, (long long)s->n, (long long)s->k,
+                 (long long)s->batch);
         return buf;
     }
     if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX || s->batch > INT32_MAX) {

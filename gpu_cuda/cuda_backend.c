@@ -351,7 +351,7 @@ static const plx_backend_functions gpu_cuda_functions = {
     .execute_workload = gpu_cuda_execute_workload,
     .create_sub_tensor_handle = NULL,
     .get_memory_strategy = NULL, /* the host's default, greedy */
-    .optimize_subgraph = NULL,
+    .optimize_subgraph = gpu_cuda_optimize_subgraph,
     /* Queued execution (R-24) is not implemented yet: the host runs each
      * workload through execute_workload, which waits for its stream. */
     .create_queue = NULL,

@@ -118,6 +118,7 @@ typedef struct cuda_gemm_shape {
     float alpha, beta;
     bool has_c;    /* C of Y's shape [m, n], scaled by beta */
     bool has_bias; /* a bias of n elements, added to every row */
+    bool relu;     /* max(0, .) of the result, in cuBLASLt's epilogue */
 } cuda_gemm_shape;
 
 /* The cuBLASLt objects of one product, planned once at create_workload:
@@ -152,6 +153,10 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *layer,
                                     plx_tensor_handle *const *outputs,
                                     plx_workload **out_workload);
 void gpu_cuda_destroy_workload(plx_workload *w);
+/* R-23: a product whose only reader is an activation becomes one
+ * precompiled layer (cuda_workload.c). */
+plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *subgraph,
+                                      const plx_subgraph_editor *editor);
 plx_status gpu_cuda_execute_workload(plx_workload *w);
 
 #endif /* GPU_CUDA_CUDA_BACKEND_H */

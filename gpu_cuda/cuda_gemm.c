@@ -151,8 +151,10 @@ plx_status cuda_gemm_plan_create(plx_factory *f, const cuda_gemm_shape *shape,
         st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
                                             sizeof op_second);
     }
-    if (st == CUBLAS_STATUS_SUCCESS && shape->has_bias) {
-        cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    if (st == CUBLAS_STATUS_SUCCESS && (shape->has_bias || shape->relu)) {
+        cublasLtEpilogue_t epilogue = !shape->relu    ? CUBLASLT_EPILOGUE_BIAS
+                                      : shape->has_bias ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                        : CUBLASLT_EPILOGUE_RELU;
         call = "cublasLtMatmulDescSetAttribute(EPILOGUE)";
         st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                             sizeof epilogue);

@@ -8,7 +8,14 @@
  * host runs the layers of one working memory one after another, and those
  * of different working memories concurrently, each on its own workloads'
  * streams. The plan (broadcast strides, reduction geometry, the cuBLASLt
- * algorithm) is made once at create_workload, so a run allocates nothing. */
+ * algorithm) is made once at create_workload, so a run allocates nothing.
+ *
+ * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected or
+ * matmul whose only reader is an activation becomes one precompiled layer
+ * ("gemm+relu") whose payload is a cuda_fused. Relu is cuBLASLt's epilogue
+ * (with the bias, RELU_BIAS); any other activation runs as the pointwise
+ * kernel on the product's output, in place, on the same stream, so the
+ * layer is one wait instead of two. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -45,7 +52,43 @@ struct plx_workload {
     ck_reduce_geometry reduce_geometry;
     cuda_gemm_plan gemm;
     int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
+    bool post_activation;  /* a fused activation after the product: `pointwise` */
 };
+
+/* The payload of a precompiled layer of gpu_cuda's (see the top). */
+#define GPU_CUDA_FUSED_MAGIC 0x31414347u /* "GCA1" */
+typedef struct cuda_fused {
+    uint32_t magic;
+    plx_op op; /* gemm, fully_connected or matmul */
+    union {
+        plx_fully_connected_desc fc;
+        plx_gemm_desc gemm;
+    } desc;
+    plx_activation_desc activation;
+} cuda_fused;
+
+static bool fusable_base(plx_op op) {
+    return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL;
+}
+
+/* The payload of a precompiled layer, or NULL when it is not gpu_cuda's. */
+static const cuda_fused *fused_payload(const plx_layer_view *l) {
+    const plx_precompiled_desc *d = l->desc;
+    if (!d || d->size != sizeof(cuda_fused) || !d->data) {
+        return NULL;
+    }
+    const cuda_fused *f = d->data;
+    return f->magic == GPU_CUDA_FUSED_MAGIC && fusable_base(f->op) && l->output_count == 1 ? f
+                                                                                         : NULL;
+}
+
+/* The product's own view of a fused layer: the same tensors, the base op
+ * and its descriptor (in the payload, valid while the network lives). */
+static void base_view(const plx_layer_view *l, const cuda_fused *f, plx_layer_view *base) {
+    *base = *l;
+    base->op = f->op;
+    base->desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
+}
 
 /* ------------------------------------------------------------------------ */
 /* What runs                                                                  */
@@ -349,6 +392,21 @@ static const char *gemm_shape(const plx_layer_view *l, cuda_gemm_shape *s, int *
 }
 
 const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
+    if (l->op == PLX_OP_PRECOMPILED) {
+        const cuda_fused *f = fused_payload(l);
+        ck_pointwise pw;
+        if (!f) {
+            snprintf(buf, size, "runs only its own precompiled layers");
+            return buf;
+        }
+        if (!activation_func(&f->activation, &pw)) {
+            snprintf(buf, size, "runs no activation function %d", (int)f->activation.func);
+            return buf;
+        }
+        plx_layer_view base;
+        base_view(l, f, &base);
+        return gpu_cuda_op_check(&base, buf, size);
+    }
     switch (l->op) {
     case PLX_OP_UNARY:
     case PLX_OP_ACTIVATION:
@@ -573,9 +631,21 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         }
         break;
     }
-    default: {
+    default: { /* the products, fused with an activation or not */
+        const cuda_fused *fused = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
+        plx_layer_view base = *l;
+        if (fused) {
+            base_view(l, fused, &base);
+        }
         cuda_gemm_shape s;
-        gemm_shape(l, &s, &w->c_slot, &w->bias_slot, buf, sizeof buf);
+        gemm_shape(&base, &s, &w->c_slot, &w->bias_slot, buf, sizeof buf);
+        if (fused) {
+            s.relu = fused->activation.func == PLX_ACT_RELU;
+            w->post_activation = !s.relu;
+            activation_func(&fused->activation, &w->pointwise);
+            w->alpha = fused->activation.alpha;
+            w->beta = fused->activation.beta;
+        }
         w->kind = WK_GEMM;
         plx_status st = cuda_gemm_plan_create(f, &s, &w->gemm);
         if (st) {
@@ -649,6 +719,10 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
         if (s) {
             return s;
         }
+        if (w->post_activation) {
+            rc = ck_pointwise_launch(w->stream, w->pointwise, w->alpha, w->beta, out, out,
+                                     w->count);
+        }
         break;
     }
     }
@@ -661,6 +735,51 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
     }
     if (w->kind == WK_CONSTANT) {
         w->output->constant = true;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fusion                                                              */
+/* ------------------------------------------------------------------------ */
+
+plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
+                                      const plx_subgraph_editor *editor) {
+    const plx_host *host = b->host;
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        const plx_subgraph_layer *base = &g->layers[a];
+        if (!fusable_base(base->view.op) || base->view.output_count != 1) {
+            continue;
+        }
+        uint32_t r = plx_subgraph_sole_reader(g, a, NULL);
+        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
+            g->layers[r].view.input_count != 1) {
+            continue;
+        }
+        cuda_fused f;
+        memset(&f, 0, sizeof f);
+        f.magic = GPU_CUDA_FUSED_MAGIC;
+        f.op = base->view.op;
+        if (f.op == PLX_OP_GEMM) {
+            f.desc.gemm = *(const plx_gemm_desc *)base->view.desc;
+        } else if (f.op == PLX_OP_FULLY_CONNECTED) {
+            f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
+        }
+        f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+        const char *act = plx_activation_func_name(f.activation.func);
+        char kind[64];
+        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(f.op), act ? act : "activation");
+        uint32_t set[2] = {a, r};
+        plx_subgraph_source out = {r, 0};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, 2, base->inputs,
+                                base->view.input_count, &out, 1, kind, &f, sizeof f};
+        /* The host checks the new layer with check_layer (float32, shapes,
+         * the activation) and keeps the two layers when it is refused; a
+         * substitution it rejects outright leaves the others to fuse. */
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            host->status_free(host, s);
+        }
     }
     return NULL;
 }

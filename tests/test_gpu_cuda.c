@@ -198,12 +198,8 @@ static plx_tensor_info f32(uint32_t rank, int64_t d0, int64_t d1) {
     return tu_f32(rank, dims);
 }
 
-/* x [ROWS, IN] -> fully_connected(w1, b1) -> gelu -> matmul(w2) -> add(b2,
- * broadcast) -> softmax -> y, and reduce_mean of the matmul's rows as a
- * second output: cuBLASLt with and without its bias epilogue, pointwise,
- * broadcast, softmax and reduce kernels, several intermediate tensors in
- * planned device memory, four constants. */
-static plx_network *mlp(void) {
+/* The MLP's weights: small values in a fixed pattern. */
+static void mlp_weights(void) {
     for (int i = 0; i < IN * HID; i++) {
         w1[i] = (float)((i * 37) % 23 - 11) / 40.0f;
     }
@@ -216,6 +212,15 @@ static plx_network *mlp(void) {
     for (int i = 0; i < OUT; i++) {
         b2[i] = 0.1f * (float)i - 0.5f;
     }
+}
+
+/* x [ROWS, IN] -> fully_connected(w1, b1) -> gelu -> matmul(w2) -> add(b2,
+ * broadcast) -> softmax -> y, and reduce_mean of the matmul's rows as a
+ * second output: cuBLASLt with and without its bias epilogue, pointwise,
+ * broadcast, softmax and reduce kernels, several intermediate tensors in
+ * planned device memory, four constants. */
+static plx_network *mlp(void) {
+    mlp_weights();
     plx_network *n;
     OK(plx_network_create(&n));
     plx_tensor_info xt = f32(2, ROWS, IN), w1t = f32(2, IN, HID), b1t = f32(1, HID, 0),
@@ -258,8 +263,10 @@ static plx_network *mlp(void) {
 }
 
 /* Optimises the network for `id` alone (no fallback: every layer must go
- * there) and loads it with externally managed (planned) memory. */
-static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *id, bool async) {
+ * there) and loads it with externally managed (planned) memory; the
+ * optimiser's summary into `summary` when it is not NULL. */
+static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *id, bool async,
+                                   char *summary, size_t summary_size) {
     plx_optimize_options oo;
     plx_optimize_options_init(&oo);
     const char *ids[] = {id};
@@ -268,6 +275,9 @@ static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *
     oo.allow_fallback = false;
     plx_optimized_network *on;
     OK(plx_optimize(rt, n, &oo, &on));
+    if (summary) {
+        snprintf(summary, summary_size, "%s", plx_optimized_network_summary(on));
+    }
     plx_load_options lo;
     plx_load_options_init(&lo);
     lo.externally_managed_memory = true;
@@ -323,8 +333,11 @@ Test(gpu_cuda, mlp_matches_cpu_ref_in_each_precision) {
         plx_runtime *rt = runtime_with(opt, 1);
         require_gpu(&rt);
         plx_network *n = mlp();
-        plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false);
-        plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false);
+        char summary[4096];
+        plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false, summary, sizeof summary);
+        plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false, NULL, 0);
+        /* fc and its gelu are one layer: the product, then gelu in place. */
+        cr_assert(not(zero(ptr, strstr(summary, "fully_connected+gelu"))), "%s", summary);
         plx_network_destroy(&n);
         for (unsigned round = 0; round < 3; round++) {
             float x[ROWS * IN], y[ROWS * OUT], m[ROWS], y0[ROWS * OUT], m0[ROWS];
@@ -350,7 +363,7 @@ Test(gpu_cuda, second_working_memory_gives_the_same_results) {
     plx_runtime *rt = runtime_with(NULL, 0);
     require_gpu(&rt);
     plx_network *n = mlp();
-    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", true);
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", true, NULL, 0);
     plx_network_destroy(&n);
     plx_working_memory *wm;
     OK(plx_loaded_network_create_working_memory(ln, &wm));
@@ -362,6 +375,56 @@ Test(gpu_cuda, second_working_memory_gives_the_same_results) {
     cr_assert(eq(int, memcmp(m, m2, sizeof m), 0));
     plx_working_memory_destroy(&wm);
     plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* x [ROWS, IN] -> gemm(w1 transposed, C = b1 [HID]) -> relu -> y: one
+ * precompiled layer, gemm+relu, that cuBLASLt runs with its RELU_BIAS
+ * epilogue; alpha 0.5 scales the product, not the bias. Against cpu_ref. */
+Test(gpu_cuda, gemm_relu_epilogue_matches_cpu_ref) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    mlp_weights();
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xt = f32(2, ROWS, IN), wt = f32(2, HID, IN), bt = f32(1, HID, 0);
+    plx_gemm_desc gd = PLX_GEMM_DESC_INIT;
+    gd.trans_b = true;
+    gd.alpha = 0.5f;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, w, b, gm, r, y;
+    OK(plx_network_add_input(n, "x", 0, &xt, &x));
+    OK(plx_network_add_constant(n, "w", &wt, w1, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_constant(n, "b", &bt, b1, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_layer(n, "gemm", PLX_OP_GEMM, &gd, 3, 1, &gm));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, gm, 0));
+    OK(plx_network_connect(n, w, 0, gm, 1));
+    OK(plx_network_connect(n, b, 0, gm, 2));
+    OK(plx_network_connect(n, gm, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    char summary[4096];
+    plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false, summary, sizeof summary);
+    plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false, NULL, 0);
+    plx_network_destroy(&n);
+    cr_assert(not(zero(ptr, strstr(summary, "gemm+relu"))), "%s", summary);
+    float xv[ROWS * IN], yv[ROWS * HID], y0[ROWS * HID];
+    input_for(xv, 3);
+    plx_tensor_binding in = {0, xv, sizeof xv, 0}, out = {0, yv, sizeof yv, 0},
+                       out0 = {0, y0, sizeof y0, 0};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = &out;
+    a.output_count = 1;
+    OK(plx_loaded_network_execute_with(gpu, NULL, &a));
+    a.outputs = &out0;
+    OK(plx_loaded_network_execute_with(ref, NULL, &a));
+    assert_close(yv, y0, ROWS * HID, 1e-5, "gemm+relu");
+    plx_loaded_network_unload(&gpu);
+    plx_loaded_network_unload(&ref);
     plx_runtime_destroy(&rt);
 }
 

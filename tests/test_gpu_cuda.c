@@ -15,6 +15,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <cuda_runtime_api.h>
 #include <plexus/network.h>
 
 #include "test_util.h"
@@ -263,8 +264,9 @@ static plx_network *mlp(void) {
 }
 
 /* Optimises the network for `id` alone (no fallback: every layer must go
- * there) and loads it with externally managed (planned) memory; the
- * optimiser's summary into `summary` when it is not NULL. */
+ * there), with zero copy of inputs and outputs, and loads it with
+ * externally managed (planned) memory; the optimiser's summary into
+ * `summary` when it is not NULL. */
 static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *id, bool async,
                                    char *summary, size_t summary_size) {
     plx_optimize_options oo;
@@ -273,6 +275,8 @@ static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *
     oo.backends = ids;
     oo.backend_count = 1;
     oo.allow_fallback = false;
+    oo.import_enabled = true;
+    oo.export_enabled = true;
     plx_optimized_network *on;
     OK(plx_optimize(rt, n, &oo, &on));
     if (summary) {
@@ -425,6 +429,81 @@ Test(gpu_cuda, gemm_relu_epilogue_matches_cpu_ref) {
     assert_close(yv, y0, ROWS * HID, 1e-5, "gemm+relu");
     plx_loaded_network_unload(&gpu);
     plx_loaded_network_unload(&ref);
+    plx_runtime_destroy(&rt);
+}
+
+/* A device pointer as a plx_external_memory of gpu_cuda's kind. */
+static plx_external_memory device_memory(void *ptr, uint64_t offset, uint64_t size) {
+    plx_external_memory m = {sizeof m, "gpu_cuda.device_ptr", ptr, -1, offset, size, NULL, NULL};
+    return m;
+}
+
+/* The application's device memory as the MLP's input and outputs, zero copy
+ * (import_memory_kinds, R-26 (8)), at offsets within bigger allocations:
+ * the same results as host bindings. A host pointer or an offset that
+ * misaligns the floats is refused by gpu_cuda, too small a size by the
+ * host, each naming the fault. */
+Test(gpu_cuda, device_pointers_bind_zero_copy) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_network *n = mlp();
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
+    plx_network_destroy(&n);
+    float x[ROWS * IN], y0[ROWS * OUT], m0[ROWS], y[ROWS * OUT], m[ROWS];
+    input_for(x, 5);
+    OK(run(ln, NULL, x, y0, m0));
+
+    const uint64_t off = 256;
+    void *dx = NULL, *dy = NULL, *dm = NULL;
+    cr_assert(eq(int, cudaMalloc(&dx, off + sizeof x), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc(&dy, off + sizeof y), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc(&dm, off + sizeof m), cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy((char *)dx + off, x, sizeof x, cudaMemcpyHostToDevice),
+                 cudaSuccess));
+    plx_external_memory ex = device_memory(dx, off, sizeof x),
+                        ey = device_memory(dy, off, sizeof y),
+                        em = device_memory(dm, off, sizeof m);
+    plx_tensor_binding in = {0, &ex, sizeof x, PLX_MEMORY_SOURCE_EXTERNAL};
+    plx_tensor_binding out[] = {{0, &ey, sizeof y, PLX_MEMORY_SOURCE_EXTERNAL},
+                                {1, &em, sizeof m, PLX_MEMORY_SOURCE_EXTERNAL}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
+    cr_assert(eq(int, cudaMemcpy(y, (char *)dy + off, sizeof y, cudaMemcpyDeviceToHost),
+                 cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy(m, (char *)dm + off, sizeof m, cudaMemcpyDeviceToHost),
+                 cudaSuccess));
+    cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
+    cr_assert(eq(int, memcmp(m, m0, sizeof m), 0));
+
+    static float host[ROWS * IN];
+    static const struct {
+        int which; /* 0: a host pointer, 1: a misaligned offset, 2: too small */
+        const char *needle;
+    } bad[] = {{0, "is not device memory of CUDA device"},
+               {1, "is not aligned to 4 bytes"},
+               {2, "the tensor needs"}}; /* the host's own check */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ex = bad[i].which == 0   ? device_memory(host, 0, sizeof host)
+             : bad[i].which == 1 ? device_memory(dx, 2, sizeof x)
+                                 : device_memory(dx, 0, sizeof x - 4);
+        plx_status st = plx_loaded_network_execute_with(ln, NULL, &a);
+        cr_assert(not(zero(ptr, st)), "case %zu ran", i);
+        cr_assert(not(zero(ptr, strstr(plx_status_get_message(st), bad[i].needle))), "%s",
+                  plx_status_get_message(st));
+        plx_status_free(st);
+    }
+    /* The network stays usable. */
+    ex = device_memory(dx, off, sizeof x);
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dm);
+    plx_loaded_network_unload(&ln);
     plx_runtime_destroy(&rt);
 }
 

@@ -12,9 +12,10 @@
  * every function that calls the CUDA runtime on the instance's device
  * first makes it current (cudaSetDevice, which is cheap once the context
  * exists). The instance is read-only after create. Every workload owns its
- * stream, cuBLASLt handle and workspace, so workloads of different working
- * memories run concurrently (async_execution); a factory's copy stream is
- * shared by its handles' maps, which CUDA makes safe. */
+ * stream, cuBLASLt handle and workspace, and queued (R-24) runs on its
+ * working memory's stream, so workloads of different working memories run
+ * concurrently (async_execution); a factory's copy stream is shared by its
+ * handles' maps, which CUDA makes safe. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
@@ -104,6 +105,8 @@ static const plx_option_info gpu_cuda_options[] = {
                "prints it)", "0"},
     {"precision", "compute type of the float32 matrix products: fp32, tf32, fp16 or bf16 "
                   "(inputs and outputs stay float32)", "fp32"},
+    {"queued", "on: layers are enqueued on a CUDA stream per working memory, with CUDA events "
+               "as fences; off: every layer waits for its own stream", "on"},
 };
 #define GPU_CUDA_OPTION_COUNT (sizeof gpu_cuda_options / sizeof gpu_cuda_options[0])
 
@@ -172,6 +175,7 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
                                   size_t option_count, plx_backend **out_backend) {
     const char *device_text = NULL;
     cuda_precision precision = CUDA_PRECISION_FP32;
+    bool queued = true;
     for (size_t i = 0; i < option_count; i++) {
         if (strcmp(options[i].key, "device") == 0) {
             device_text = options[i].value;
@@ -187,6 +191,13 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
                                            options[i].value);
             }
             precision = (cuda_precision)p;
+        } else if (strcmp(options[i].key, "queued") == 0) {
+            if (strcmp(options[i].value, "on") != 0 && strcmp(options[i].value, "off") != 0) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "option queued: '%s' is not on or off",
+                                           options[i].value);
+            }
+            queued = strcmp(options[i].value, "on") == 0;
         }
     }
     int count = 0;
@@ -233,6 +244,7 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
     b->host = host;
     b->device = device;
     b->precision = precision;
+    b->queued = queued;
     snprintf(b->device_name, sizeof b->device_name, "%s", p.name);
     format_uuid(&p.uuid, b->uuid, sizeof b->uuid);
     snprintf(b->compute_capability, sizeof b->compute_capability, "%d.%d", p.major, p.minor);
@@ -248,6 +260,13 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
               device, b->device_name, b->uuid, b->compute_capability, b->versions);
 
     add_cap(b, PLX_CAP_ASYNC_EXECUTION, PLX_VALUE_BOOL, true, 0, NULL);
+    if (queued) {
+        /* R-24: fences hold CUDA events of this instance's device; the
+         * domain names the instance, so only its own are waited on. */
+        snprintf(b->fence_domain, sizeof b->fence_domain, GPU_CUDA_ID ":instance=%p", (void *)b);
+        add_cap(b, PLX_CAP_QUEUED_EXECUTION, PLX_VALUE_BOOL, true, 0, NULL);
+        add_cap(b, PLX_CAP_FENCE_DOMAIN, PLX_VALUE_STRING, false, 0, b->fence_domain);
+    }
     /* R-21, R-26: intermediate tensors are planned by the host into device
      * buffers the backend allocates (cuda_tensor.c). */
     add_cap(b, PLX_CAP_EXTERNALLY_MANAGED_MEMORY, PLX_VALUE_BOOL, true, 0, NULL);
@@ -352,15 +371,14 @@ static const plx_backend_functions gpu_cuda_functions = {
     .create_sub_tensor_handle = NULL,
     .get_memory_strategy = NULL, /* the host's default, greedy */
     .optimize_subgraph = gpu_cuda_optimize_subgraph,
-    /* Queued execution (R-24) is not implemented yet: the host runs each
-     * workload through execute_workload, which waits for its stream. */
-    .create_queue = NULL,
-    .destroy_queue = NULL,
-    .enqueue_workload = NULL,
-    .queue_signal = NULL,
-    .fence_wait = NULL,
-    .fence_query = NULL,
-    .destroy_fence = NULL,
+    /* R-24, used when the option queued is on (cuda_queue.c). */
+    .create_queue = gpu_cuda_create_queue,
+    .destroy_queue = gpu_cuda_destroy_queue,
+    .enqueue_workload = gpu_cuda_enqueue_workload,
+    .queue_signal = gpu_cuda_queue_signal,
+    .fence_wait = gpu_cuda_fence_wait,
+    .fence_query = gpu_cuda_fence_query,
+    .destroy_fence = gpu_cuda_destroy_fence,
     .allocate_planned_buffer = gpu_cuda_allocate_planned_buffer,
     .free_planned_buffer = gpu_cuda_free_planned_buffer,
     .import_external_memory = gpu_cuda_import_external_memory,

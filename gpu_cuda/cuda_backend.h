@@ -37,6 +37,9 @@ struct plx_backend {
     const plx_host *host; /* valid until destroy (backend.h, plx_host) */
     int device;           /* the CUDA device's index */
     cuda_precision precision;
+    bool queued; /* option queued: queued execution (R-24, cuda_queue.c) */
+    /* "gpu_cuda:instance=0x...": fences are this instance's own. */
+    char fence_domain[64];
     plx_capability caps[GPU_CUDA_MAX_CAPS];
     size_t cap_count;
     /* Capability strings, alive until destroy. */
@@ -158,5 +161,19 @@ void gpu_cuda_destroy_workload(plx_workload *w);
 plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *subgraph,
                                       const plx_subgraph_editor *editor);
 plx_status gpu_cuda_execute_workload(plx_workload *w);
+/* Enqueues the workload's launches on `stream` without waiting: a status
+ * when nothing was enqueued (a launch error, a handle without memory). */
+plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream);
+
+/* ---- queued execution (cuda_queue.c, R-24) ---- */
+
+plx_status gpu_cuda_create_queue(plx_factory *f, const plx_queue_params *params,
+                                 plx_queue **out_queue);
+void gpu_cuda_destroy_queue(plx_queue *q);
+plx_status gpu_cuda_enqueue_workload(plx_queue *q, const plx_enqueue_params *params);
+plx_status gpu_cuda_queue_signal(plx_queue *q, plx_fence **out_fence);
+plx_status gpu_cuda_fence_wait(plx_fence *fence);
+plx_status gpu_cuda_fence_query(plx_fence *fence, bool *out_signalled);
+void gpu_cuda_destroy_fence(plx_fence *fence);
 
 #endif /* GPU_CUDA_CUDA_BACKEND_H */

@@ -7,7 +7,8 @@
  * enqueues its kernels or its cuBLASLt product, and then waits for it: the
  * host runs the layers of one working memory one after another, and those
  * of different working memories concurrently, each on its own workloads'
- * streams. The plan (broadcast strides, reduction geometry, the cuBLASLt
+ * streams. Queued (R-24, cuda_queue.c), the same launches go on the
+ * working memory's stream instead, and nothing waits. The plan (broadcast strides, reduction geometry, the cuBLASLt
  * algorithm) is made once at create_workload, so a run allocates nothing.
  *
  * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected or
@@ -667,7 +668,7 @@ static bool device_ptr(const plx_tensor_handle *h, const void **out) {
     return h->dev || h->bytes == 0;
 }
 
-plx_status gpu_cuda_execute_workload(plx_workload *w) {
+plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     plx_factory *f = w->factory;
     const plx_host *host = f->host;
     const void *in[3] = {NULL, NULL, NULL};
@@ -693,45 +694,49 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
     case WK_CONSTANT:
         what = "cudaMemcpyAsync (constant to device)";
         rc = cudaMemcpyAsync(out, w->constant_data, w->output->bytes, cudaMemcpyHostToDevice,
-                             w->stream);
+                             stream);
         break;
     case WK_COPY:
         what = "cudaMemcpyAsync (device to device)";
-        rc = cudaMemcpyAsync(out, in[0], w->output->bytes, cudaMemcpyDeviceToDevice, w->stream);
+        rc = cudaMemcpyAsync(out, in[0], w->output->bytes, cudaMemcpyDeviceToDevice, stream);
         break;
     case WK_POINTWISE:
-        rc = ck_pointwise_launch(w->stream, w->pointwise, w->alpha, w->beta, in[0], out,
-                                 w->count);
+        rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, in[0], out, w->count);
         break;
     case WK_BINARY:
-        rc = ck_binary_launch(w->stream, w->binary, in[0], in[1], out, w->count, &w->broadcast);
+        rc = ck_binary_launch(stream, w->binary, in[0], in[1], out, w->count, &w->broadcast);
         break;
     case WK_SOFTMAX:
-        rc = ck_softmax_launch(w->stream, in[0], out, w->outer, w->axis_n, w->inner, w->log);
+        rc = ck_softmax_launch(stream, in[0], out, w->outer, w->axis_n, w->inner, w->log);
         break;
     case WK_REDUCE:
-        rc = ck_reduce_launch(w->stream, w->reduce, in[0], out, &w->reduce_geometry);
+        rc = ck_reduce_launch(stream, w->reduce, in[0], out, &w->reduce_geometry);
         break;
     case WK_GEMM: {
-        plx_status s = cuda_gemm_run(f, &w->gemm, w->stream, in[0], in[1],
+        plx_status s = cuda_gemm_run(f, &w->gemm, stream, in[0], in[1],
                                      w->c_slot >= 0 ? in[w->c_slot] : NULL,
                                      w->bias_slot >= 0 ? in[w->bias_slot] : NULL, out);
         if (s) {
             return s;
         }
         if (w->post_activation) {
-            rc = ck_pointwise_launch(w->stream, w->pointwise, w->alpha, w->beta, out, out,
+            rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, out, out,
                                      w->count);
         }
         break;
     }
     }
-    if (rc == cudaSuccess) {
-        what = "cudaStreamSynchronize";
-        rc = cudaStreamSynchronize(w->stream);
+    return rc == cudaSuccess ? NULL : gpu_cuda_failure(host, rc, PLX_INTERNAL, "%s", what);
+}
+
+plx_status gpu_cuda_execute_workload(plx_workload *w) {
+    plx_status s = gpu_cuda_workload_enqueue(w, w->stream);
+    if (s) {
+        return s;
     }
+    cudaError_t rc = cudaStreamSynchronize(w->stream);
     if (rc != cudaSuccess) {
-        return gpu_cuda_failure(host, rc, PLX_INTERNAL, "%s", what);
+        return gpu_cuda_failure(w->factory->host, rc, PLX_INTERNAL, "cudaStreamSynchronize");
     }
     if (w->kind == WK_CONSTANT) {
         w->output->constant = true;

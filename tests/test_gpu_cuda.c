@@ -143,6 +143,7 @@ Test(gpu_cuda, bad_options_name_the_option) {
         {"device=-1", "option device: '-1' is neither a device index"},
         {"device=", "option device: '' is neither a device index"},
         {"device=GPU-00000000-0000-0000-0000-000000000000", "option device: no CUDA device has UUID"},
+        {"queued=maybe", "option queued: 'maybe' is not on or off"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *opt[] = {cases[i].option};
@@ -358,6 +359,32 @@ Test(gpu_cuda, mlp_matches_cpu_ref_in_each_precision) {
         plx_loaded_network_unload(&ref);
         plx_runtime_destroy(&rt);
     }
+}
+
+/* Queued (R-24: the working memory's stream, events as fences) and not
+ * (each layer waits for its own stream): the same kernels, so the same
+ * bits; and queued reports its capabilities. */
+Test(gpu_cuda, queued_on_and_off_give_identical_results) {
+    float x[ROWS * IN], y[2][ROWS * OUT], m[2][ROWS];
+    input_for(x, 11);
+    static const char *const modes[] = {"queued=on", "queued=off"};
+    for (int q = 0; q < 2; q++) {
+        const char *opt[] = {modes[q]};
+        plx_runtime *rt = runtime_with(opt, 1);
+        const plx_backend_info *b = require_gpu(&rt);
+        cr_assert(eq(int, plx_backend_info_has_capability(b, PLX_CAP_QUEUED_EXECUTION), q == 0),
+                  "%s", modes[q]);
+        plx_network *n = mlp();
+        plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
+        plx_network_destroy(&n);
+        for (int round = 0; round < 2; round++) {
+            OK(run(ln, NULL, x, y[q], m[q]));
+        }
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
+    cr_assert(eq(int, memcmp(y[0], y[1], sizeof y[0]), 0));
+    cr_assert(eq(int, memcmp(m[0], m[1], sizeof m[0]), 0));
 }
 
 /* Two working memories of one network (async_execution) each run on their

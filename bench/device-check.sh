@@ -43,10 +43,13 @@ build=${2:-build-devcheck}
 targets=(tests/test_gpu_cuda tests/test_ops_network tools/plexus
          gpu_cuda/gpu_cuda.so cpu_ref/cpu_ref.so)
 
-# Libraries the GPU machine has of its own: the C library's and CUDA's.
+# Libraries the GPU machine has of its own, never replaced by older
+# copies from here (the directory is on LD_LIBRARY_PATH, searched before
+# the system's): the C and C++ runtimes and CUDA's.
 is_system_lib() {
   case "$1" in
     linux-vdso.so.*|ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;;
+    libstdc++.so.*|libgcc_s.so.*) return 0 ;;
     libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*) return 0 ;;
   esac
   return 1

@@ -49,6 +49,7 @@ targets=(tests/test_gpu_cuda tests/test_ops_network tools/plexus
 is_system_lib() {
   case "$1" in
     linux-vdso.so.*|ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;;
+    libresolv.so.*|libanl.so.*|libutil.so.*|libnsl.so.*|libnss_*) return 0 ;; # glibc's too
     libstdc++.so.*|libgcc_s.so.*) return 0 ;;
     libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*) return 0 ;;
   esac

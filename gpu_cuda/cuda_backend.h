@@ -138,7 +138,9 @@ typedef struct cuda_gemm_plan {
     cuda_gemm_shape shape;
 } cuda_gemm_plan;
 
-/* NULL, or a reason (into why) that the shape cannot be planned. */
+/* Plans the product (cuBLASLt objects, algorithms, workspace) on the
+ * factory's device; a status naming the failing call, or PLX_UNSUPPORTED
+ * when cuBLASLt has no algorithm for it. */
 plx_status cuda_gemm_plan_create(plx_factory *f, const cuda_gemm_shape *shape,
                                  cuda_gemm_plan *out_plan);
 void cuda_gemm_plan_destroy(cuda_gemm_plan *plan);

@@ -12,8 +12,9 @@
  * reason. Another backend may refuse an operator or type it does not cover:
  * the test is then skipped with the backend's reason, and what it accepts
  * must agree with the same references within the same tolerances. Without
- * the backend (gpu_opencl on a machine with no OpenCL platform) every test
- * skips with the reason, or fails when PLEXUS_REQUIRE_OPENCL=1.
+ * the backend (gpu_opencl on a machine with no OpenCL platform, gpu_cuda
+ * without a CUDA device) every test skips with the reason, or fails when
+ * PLEXUS_REQUIRE_OPENCL=1 (PLEXUS_REQUIRE_CUDA=1 for gpu_cuda).
  *
  * input, output, mem_copy and mem_import are exercised by every network
  * (the last two only when the optimiser inserts them; here it must not). */
@@ -152,6 +153,11 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
         paths[o.search_path_count++] = GPU_OPENCL_DIR;
     }
 #endif
+#ifdef GPU_CUDA_DIR
+    if (strcmp(backend, "gpu_cuda") == 0) {
+        paths[o.search_path_count++] = GPU_CUDA_DIR;
+    }
+#endif
 #ifdef CPU_ONEDNN_DIR
     /* cpu_onednn's planners are tested whatever implementation oneDNN
      * picks: reference=on (its refusal of reference implementations is
@@ -173,9 +179,13 @@ static void run_op(plx_op op, const void *desc, const targ *ins, uint32_t n_in, 
         snprintf(reason, sizeof reason, "%s", bi->reason ? bi->reason : "(no reason)");
         plx_runtime_destroy(&rt);
         live.rt = NULL;
-        const char *req = getenv("PLEXUS_REQUIRE_OPENCL");
-        cr_assert(not(req && strcmp(req, "1") == 0 && strcmp(backend, "gpu_opencl") == 0),
-                  "PLEXUS_REQUIRE_OPENCL=1, but gpu_opencl is unavailable: %s", reason);
+        /* The GPU backends' variables make a missing device a failure. */
+        const char *var = strcmp(backend, "gpu_opencl") == 0 ? "PLEXUS_REQUIRE_OPENCL"
+                          : strcmp(backend, "gpu_cuda") == 0 ? "PLEXUS_REQUIRE_CUDA"
+                                                             : NULL;
+        const char *req = var ? getenv(var) : NULL;
+        cr_assert(not(req && strcmp(req, "1") == 0), "%s=1, but %s is unavailable: %s", var,
+                  backend, reason);
         cr_skip_test("%s is unavailable: %s", backend, reason);
     }
 

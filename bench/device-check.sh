@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The gpu_cuda device check (docs/gpu_cuda.md, "Checking on a GPU"): one
+# script, in two steps, for a GPU machine on which nothing can be installed.
+#
+#   bench/device-check.sh prepare [BUILD]   here, where the CUDA toolkit and
+#       the project's dependencies are: configures and builds BUILD
+#       (default build-devcheck, which .gitignore's /build*/ ignores) with
+#       gpu_cuda required and only what the check runs, then copies into
+#       BUILD/devcheck-lib the shared libraries those programs link that are
+#       neither the C library's nor CUDA's (found with ldd), so that the
+#       directory travels on its own. Prints its size.
+#
+#   bench/device-check.sh run [BUILD] [REPORT_DIR]   on the GPU machine,
+#       from the repository root, with BUILD carried there: finds the CUDA
+#       runtime and cuBLAS(Lt) libraries of that machine (the toolkit's, or
+#       the nvidia-* Python packages'), then, with PLEXUS_REQUIRE_CUDA=1 so
+#       that a missing device fails instead of skipping:
+#         1. nvidia-smi -L and `plexus info` (gpu_cuda available, its
+#            capabilities);
+#         2. test_gpu_cuda (tests/test_gpu_cuda.c);
+#         3. test_ops_network on gpu_cuda (every operator against the
+#            suite's references; what gpu_cuda refuses is skipped with its
+#            reason);
+#         4. `plexus conformance` on gpu_cuda.so;
+#         5. `plexus run` of the digits model on gpu_cuda,cpu_ref and on
+#            cpu_ref alone (same top classes), for the fallback and the
+#            latency it prints (a smoke figure, not a benchmark).
+#       Each step's output goes to REPORT_DIR (default $OUT when set, else
+#       BUILD/devcheck-report) and report.txt ends with one line per step and
+#       'device-check: N passed, N failed'. Exit status 1 when a step failed.
+#
+# The build directory's programs name their plug-in directories by absolute
+# path (the tests' CPU_REF_DIR, GPU_CUDA_DIR): when BUILD lies elsewhere on
+# the GPU machine, `run` links the path it was built at to where it is.
+# shellcheck disable=SC2016 # the sh -c scripts expand their own arguments
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+mode=${1:-}
+build=${2:-build-devcheck}
+
+# What the check runs: the tests, the CLI and the two plug-ins.
+targets=(tests/test_gpu_cuda tests/test_ops_network tools/plexus
+         gpu_cuda/gpu_cuda.so cpu_ref/cpu_ref.so)
+
+# Libraries the GPU machine has of its own, never replaced by older
+# copies from here (the directory is on LD_LIBRARY_PATH, searched before
+# the system's): the C and C++ runtimes and CUDA's.
+is_system_lib() {
+  case "$1" in
+    linux-vdso.so.*|ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;;
+    libresolv.so.*|libanl.so.*|libutil.so.*|libnsl.so.*|libnss_*) return 0 ;; # glibc's too
+    libstdc++.so.*|libgcc_s.so.*) return 0 ;;
+    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*) return 0 ;;
+  esac
+  return 1
+}
+
+prepare() {
+  if [ ! -d "$build" ]; then
+    meson setup "$build" -Dcuda=enabled -Dopencl=disabled -Donednn=disabled || return 1
+  fi
+  ninja -C "$build" -j2 "${targets[@]}" || return 1
+  mkdir -p "$build/devcheck-lib"
+  local t lib path
+  for t in "${targets[@]}"; do
+    while read -r lib _ path _; do
+      if [ -n "${path:-}" ] && [ -f "$path" ] && ! is_system_lib "$lib" &&
+         case "$path" in "$root"/*) false ;; *) true ;; esac; then
+        cp -Lu "$path" "$build/devcheck-lib/$lib"
+      fi
+    done < <(ldd "$build/$t" | grep '=>')
+  done
+  # Where it was built, for `run` (see the top of the file).
+  printf '%s\n' "$root/$build" > "$build/devcheck-origin"
+  echo "device-check: prepared $build ($(du -sh "$build" | cut -f1); libraries:" \
+       "$(cd "$build/devcheck-lib" && echo *))"
+}
+
+# The directories holding the machine's libcudart.so.13 and libcublasLt.so.13.
+cuda_lib_dirs() {
+  local dirs="" d
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu; do
+    [ -e "$d/libcublasLt.so.13" ] && dirs="$dirs:$d"
+  done
+  local py
+  py=$(python3 -c 'import nvidia, os; print(os.pathsep.join(nvidia.__path__))' 2>/dev/null) || py=""
+  local base
+  for base in ${py//:/ }; do
+    for d in "$base"/*/lib "$base"/cu13/lib; do
+      { [ -e "$d/libcudart.so.13" ] || [ -e "$d/libcublasLt.so.13" ]; } && dirs="$dirs:$d"
+    done
+  done
+  printf '%s' "${dirs#:}"
+}
+
+run_checks() {
+  local report=${3:-${OUT:-$build/devcheck-report}}
+  mkdir -p "$report"
+  local origin
+  origin=$(cat "$build/devcheck-origin" 2>/dev/null) || { echo "no $build/devcheck-origin: run prepare first"; return 1; }
+  if [ "$origin" != "$root/$build" ] && [ ! -e "$origin" ]; then
+    mkdir -p "$(dirname "$origin")" && ln -s "$root/$build" "$origin"
+  fi
+  local cuda_dirs
+  cuda_dirs=$(cuda_lib_dirs)
+  # The machine's own libraries first; the carried ones fill the gaps.
+  export LD_LIBRARY_PATH="${cuda_dirs:+$cuda_dirs:}${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$root/$build/devcheck-lib"
+  export PLEXUS_REQUIRE_CUDA=1 PLEXUS_BACKENDS='' PLEXUS_SKIP_DEFAULT_DIR=1
+  local backends="$root/$build/gpu_cuda:$root/$build/cpu_ref"
+  local summary="$report/report.txt" passed=0 failed=0
+  {
+    echo "gpu_cuda device check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+    echo "CUDA library directories: ${cuda_dirs:-none found}"
+    if command -v nvidia-smi > /dev/null; then nvidia-smi -L 2>&1; else echo "no nvidia-smi"; fi
+  } > "$summary"
+  step() { # step NAME COMMAND...: its output to NAME.log, its verdict to the report
+    local name=$1
+    shift
+    local start=$SECONDS
+    if "$@" > "$report/$name.log" 2>&1; then
+      passed=$((passed + 1))
+      echo "PASS $name ($((SECONDS - start)) s)" >> "$summary"
+    else
+      failed=$((failed + 1))
+      echo "FAIL $name ($((SECONDS - start)) s): see $name.log" >> "$summary"
+    fi
+    # An empty log is left out: $OUT brings back at most 8 files.
+    [ -s "$report/$name.log" ] || rm -f "$report/$name.log"
+  }
+  step info sh -c 'PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus info &&
+                   PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus info | grep -A2 "^  gpu_cuda:" |
+                   grep -q "available: *yes"' sh "$backends" "$build"
+  step test_gpu_cuda env PLEXUS_BACKEND_PATH= "$build/tests/test_gpu_cuda" --tap=-
+  step ops_gpu_cuda env PLEXUS_BACKEND_PATH= PLEXUS_TEST_OPS_BACKEND=gpu_cuda \
+    "$build/tests/test_ops_network" --tap=-
+  # Passing on an unavailable backend checks nothing: it must be available.
+  step conformance sh -c 'out=$("$1"/tools/plexus conformance "$1"/gpu_cuda/gpu_cuda.so); rc=$?
+                          printf "%s\n" "$out"
+                          [ $rc -eq 0 ] && ! printf "%s\n" "$out" | grep -q "unavailable here"' \
+    sh "$build"
+  # gpu_cuda must run some of the model's layers (the rest fall back).
+  step digits_gpu_cuda sh -c 'out=$(PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus run \
+                                    onnx/models/digits/digits.onnx \
+                                    --input image=onnx/models/digits/inputs/digit-7.npy \
+                                    --backends gpu_cuda,cpu_ref --show-layers \
+                                    --iterations 100 2>&1); rc=$?
+                              printf "%s\n" "$out"
+                              [ $rc -eq 0 ] &&
+                                printf "%s\n" "$out" | grep -q "^  gpu_cuda: [1-9][0-9]* layers"' \
+    sh "$backends" "$build"
+  step digits_cpu_ref env PLEXUS_BACKEND_PATH="$backends" "$build/tools/plexus" run \
+    onnx/models/digits/digits.onnx --input image=onnx/models/digits/inputs/digit-7.npy \
+    --backends cpu_ref --iterations 100
+  # The same top classes on both (the lines of the classifier's report).
+  step digits_agree sh -c 'a=$(grep "top-1" "$1/digits_gpu_cuda.log") &&
+                           b=$(grep "top-1" "$1/digits_cpu_ref.log") && [ "$a" = "$b" ]' \
+    sh "$report"
+  grep -h "^ok\|^not ok" "$report/test_gpu_cuda.log" "$report/ops_gpu_cuda.log" |
+    grep -c "# SKIP" | sed 's/^/tests skipped (refused operators): /' >> "$summary"
+  grep -h "^conformance \|Latency" "$report"/*.log >> "$summary"
+  echo "device-check: $passed passed, $failed failed" >> "$summary"
+  cat "$summary"
+  [ "$failed" -eq 0 ]
+}
+
+case "$mode" in
+  prepare) prepare ;;
+  run) run_checks "$@" ;;
+  *) echo "usage: $0 prepare [BUILD] | run [BUILD] [REPORT_DIR]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,790 @@
+/* gpu_cuda's operators: what the backend runs (gpu_cuda_op_check), and the
+ * workloads that run it (cuda_backend.h). Every layer but a constant is
+ * float32 in and out; what is not listed here is refused with the reason,
+ * so that the optimiser gives it to the next backend (cpu_ref).
+ *
+ * A workload owns a non-blocking stream, on which execute_workload
+ * enqueues its kernels or its cuBLASLt product, and then waits for it: the
+ * host runs the layers of one working memory one after another, and those
+ * of different working memories concurrently, each on its own workloads'
+ * streams. Queued (R-24, cuda_queue.c), the same launches go on the
+ * working memory's stream instead, and nothing waits. The plan (broadcast strides, reduction geometry, the cuBLASLt
+ * algorithm) is made once at create_workload, so a run allocates nothing.
+ *
+ * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected or
+ * matmul whose only reader is an activation becomes one precompiled layer
+ * ("gemm+relu") whose payload is a cuda_fused. Relu is cuBLASLt's epilogue
+ * (with the bias, RELU_BIAS); any other activation runs as the pointwise
+ * kernel on the product's output, in place, on the same stream, so the
+ * layer is one wait instead of two. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+typedef enum workload_kind {
+    WK_CONSTANT,
+    WK_POINTWISE,
+    WK_BINARY,
+    WK_SOFTMAX,
+    WK_REDUCE,
+    WK_COPY, /* reduce with noop_with_empty_axes and no axes: the input as it is */
+    WK_GEMM
+} workload_kind;
+
+struct plx_workload {
+    plx_factory *factory;
+    workload_kind kind;
+    cudaStream_t stream;
+    uint32_t input_count;
+    plx_tensor_handle *inputs[3];
+    plx_tensor_handle *output;
+    const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
+    int64_t count;             /* output elements */
+    ck_pointwise pointwise;
+    float alpha, beta;
+    ck_binary binary;
+    ck_broadcast broadcast;
+    int64_t outer, axis_n, inner;
+    bool log;
+    ck_reduce reduce;
+    ck_reduce_geometry reduce_geometry;
+    cuda_gemm_plan gemm;
+    int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
+    bool post_activation;  /* a fused activation after the product: `pointwise` */
+};
+
+/* The payload of a precompiled layer of gpu_cuda's (see the top). */
+#define GPU_CUDA_FUSED_MAGIC 0x31414347u /* "GCA1" */
+typedef struct cuda_fused {
+    uint32_t magic;
+    plx_op op; /* gemm, fully_connected or matmul */
+    union {
+        plx_fully_connected_desc fc;
+        plx_gemm_desc gemm;
+    } desc;
+    plx_activation_desc activation;
+} cuda_fused;
+
+static bool fusable_base(plx_op op) {
+    return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL;
+}
+
+/* The payload of a precompiled layer, or NULL when it is not gpu_cuda's. */
+static const cuda_fused *fused_payload(const plx_layer_view *l) {
+    const plx_precompiled_desc *d = l->desc;
+    if (!d || d->size != sizeof(cuda_fused) || !d->data) {
+        return NULL;
+    }
+    const cuda_fused *f = d->data;
+    return f->magic == GPU_CUDA_FUSED_MAGIC && fusable_base(f->op) && l->output_count == 1 ? f
+                                                                                         : NULL;
+}
+
+/* The product's own view of a fused layer: the same tensors, the base op
+ * and its descriptor (in the payload, valid while the network lives). */
+static void base_view(const plx_layer_view *l, const cuda_fused *f, plx_layer_view *base) {
+    *base = *l;
+    base->op = f->op;
+    base->desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What runs                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int64_t element_count(const plx_tensor_info *t) {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+static bool same_dims(const plx_tensor_info *a, const plx_tensor_info *b) {
+    if (a->rank != b->rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->dims[i] != b->dims[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool unary_func(plx_unary_func f, ck_pointwise *out) {
+    static const struct {
+        plx_unary_func plx;
+        ck_pointwise ck;
+    } map[] = {
+        {PLX_UNARY_ABS, CK_ABS},     {PLX_UNARY_NEG, CK_NEG},     {PLX_UNARY_SQRT, CK_SQRT},
+        {PLX_UNARY_RECIPROCAL, CK_RECIPROCAL}, {PLX_UNARY_EXP, CK_EXP}, {PLX_UNARY_LOG, CK_LOG},
+        {PLX_UNARY_ERF, CK_ERF},     {PLX_UNARY_FLOOR, CK_FLOOR}, {PLX_UNARY_CEIL, CK_CEIL},
+        {PLX_UNARY_SIN, CK_SIN},     {PLX_UNARY_COS, CK_COS},     {PLX_UNARY_TAN, CK_TAN},
+        {PLX_UNARY_ASIN, CK_ASIN},   {PLX_UNARY_ACOS, CK_ACOS},   {PLX_UNARY_ATAN, CK_ATAN},
+        {PLX_UNARY_SINH, CK_SINH},   {PLX_UNARY_COSH, CK_COSH},   {PLX_UNARY_ASINH, CK_ASINH},
+        {PLX_UNARY_ACOSH, CK_ACOSH}, {PLX_UNARY_ATANH, CK_ATANH}, {PLX_UNARY_ROUND, CK_ROUND},
+        {PLX_UNARY_SIGN, CK_SIGN},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        if (map[i].plx == f) {
+            *out = map[i].ck;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool activation_func(const plx_activation_desc *d, ck_pointwise *out) {
+    switch (d->func) {
+    case PLX_ACT_RELU: *out = CK_RELU; return true;
+    case PLX_ACT_CLIP: *out = CK_CLIP; return true;
+    case PLX_ACT_LEAKY_RELU: *out = CK_LEAKY_RELU; return true;
+    case PLX_ACT_ELU: *out = CK_ELU; return true;
+    case PLX_ACT_SIGMOID: *out = CK_SIGMOID; return true;
+    case PLX_ACT_HARD_SIGMOID: *out = CK_HARD_SIGMOID; return true;
+    case PLX_ACT_HARD_SWISH: *out = CK_HARD_SWISH; return true;
+    case PLX_ACT_TANH: *out = CK_TANH; return true;
+    case PLX_ACT_GELU: *out = d->alpha != 0.0f ? CK_GELU_TANH : CK_GELU; return true;
+    case PLX_ACT_SOFTPLUS: *out = CK_SOFTPLUS; return true;
+    case PLX_ACT_SELU: *out = CK_SELU; return true;
+    case PLX_ACT_MISH: *out = CK_MISH; return true;
+    case PLX_ACT_SOFTSIGN: *out = CK_SOFTSIGN; return true;
+    case PLX_ACT_THRESHOLDED_RELU: *out = CK_THRESHOLDED_RELU; return true;
+    case PLX_ACT_CELU: *out = CK_CELU; return true;
+    case PLX_ACT_AFFINE: *out = CK_AFFINE; return true;
+    case PLX_ACT_SCALED_TANH: *out = CK_SCALED_TANH; return true;
+    case PLX_ACT_SHRINK: *out = CK_SHRINK; return true;
+    }
+    return false;
+}
+
+static bool binary_func(plx_binary_func f, ck_binary *out) {
+    switch (f) {
+    case PLX_BINARY_ADD: *out = CK_ADD; return true;
+    case PLX_BINARY_SUB: *out = CK_SUB; return true;
+    case PLX_BINARY_MUL: *out = CK_MUL; return true;
+    case PLX_BINARY_DIV: *out = CK_DIV; return true;
+    case PLX_BINARY_POW: *out = CK_POW; return true;
+    case PLX_BINARY_MAX: *out = CK_MAX; return true;
+    case PLX_BINARY_MIN: *out = CK_MIN; return true;
+    case PLX_BINARY_PRELU: *out = CK_PRELU; return true;
+    case PLX_BINARY_MOD: *out = CK_MOD; return true;
+    default: return false;
+    }
+}
+
+/* The strides (in elements) with which input `x` is read along each of the
+ * output's dims (numpy broadcasting); false when x does not broadcast to y. */
+static bool broadcast_strides(const plx_tensor_info *x, const plx_tensor_info *y,
+                              int64_t *strides) {
+    if (x->rank > y->rank) {
+        return false;
+    }
+    uint32_t lead = y->rank - x->rank;
+    int64_t stride = 1;
+    for (uint32_t d = y->rank; d-- > 0;) {
+        if (d < lead) {
+            strides[d] = 0;
+            continue;
+        }
+        int64_t dim = x->dims[d - lead];
+        if (dim != y->dims[d] && dim != 1) {
+            return false;
+        }
+        strides[d] = dim == 1 ? 0 : stride;
+        stride *= dim;
+    }
+    return true;
+}
+
+/* The reduction's geometry from the input's shape and the descriptor;
+ * NULL, or why not (into buf). */
+static const char *reduce_geometry(const plx_reduce_desc *d, const plx_tensor_info *x,
+                                   ck_reduce_geometry *g, char *buf, size_t size) {
+    bool reduced[PLX_MAX_RANK] = {false};
+    if (d->axis_count > PLX_MAX_RANK) {
+        snprintf(buf, size, "reduce with %u axes", d->axis_count);
+        return buf;
+    }
+    for (uint32_t i = 0; i < d->axis_count; i++) {
+        int32_t a = d->axes[i] < 0 ? d->axes[i] + (int32_t)x->rank : d->axes[i];
+        if (a < 0 || a >= (int32_t)x->rank) {
+            snprintf(buf, size, "reduce axis %d is out of range for rank %u", d->axes[i],
+                     x->rank);
+            return buf;
+        }
+        reduced[a] = true;
+    }
+    memset(g, 0, sizeof *g);
+    int64_t strides[PLX_MAX_RANK];
+    int64_t stride = 1;
+    for (uint32_t i = x->rank; i-- > 0;) {
+        strides[i] = stride;
+        stride *= x->dims[i];
+    }
+    g->outputs = 1;
+    g->reduced = 1;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (reduced[i] || d->axis_count == 0) {
+            g->red_dims[g->red_rank] = x->dims[i];
+            g->red_strides[g->red_rank++] = strides[i];
+            g->reduced *= x->dims[i];
+        } else {
+            g->kept_dims[g->kept_rank] = x->dims[i];
+            g->kept_strides[g->kept_rank++] = strides[i];
+            g->outputs *= x->dims[i];
+        }
+    }
+    if (g->reduced == 0 && g->outputs > 0) {
+        snprintf(buf, size, "runs no reduction over an empty set of elements");
+        return buf;
+    }
+    return NULL;
+}
+
+/* The product of the leading (batch) dims of a rank >= 2 tensor, and
+ * whether they equal the output's batch dims (right-aligned, missing dims
+ * counting as 1). */
+static int64_t batch_of(const plx_tensor_info *x, const plx_tensor_info *y, bool *matches) {
+    int64_t b = 1;
+    *matches = true;
+    uint32_t yb = y->rank - 2, xb = x->rank - 2;
+    for (uint32_t i = 0; i < yb; i++) {
+        int64_t xd = i + xb >= yb ? x->dims[i + xb - yb] : 1;
+        if (xd != y->dims[i]) {
+            *matches = false;
+        }
+    }
+    for (uint32_t i = 0; i < xb; i++) {
+        b *= x->dims[i];
+    }
+    return b;
+}
+
+/* The product a layer asks for, as a cuBLASLt shape; NULL, or why not. */
+static const char *gemm_shape(const plx_layer_view *l, cuda_gemm_shape *s, int *c_slot,
+                              int *bias_slot, char *buf, size_t size) {
+    const plx_tensor_info *a = &l->inputs[0], *b = &l->inputs[1], *y = &l->outputs[0];
+    memset(s, 0, sizeof *s);
+    s->batch = 1;
+    s->alpha = 1.0f;
+    *c_slot = -1;
+    *bias_slot = -1;
+    if (l->op == PLX_OP_GEMM) {
+        const plx_gemm_desc *d = l->desc;
+        if (a->rank != 2 || b->rank != 2 || y->rank != 2) {
+            snprintf(buf, size, "runs gemm on rank-2 A, B and Y only");
+            return buf;
+        }
+        s->trans_a = d->trans_a;
+        s->trans_b = d->trans_b;
+        s->m = d->trans_a ? a->dims[1] : a->dims[0];
+        s->k = d->trans_a ? a->dims[0] : a->dims[1];
+        s->n = d->trans_b ? b->dims[0] : b->dims[1];
+        if ((d->trans_b ? b->dims[1] : b->dims[0]) != s->k) {
+            snprintf(buf, size, "gemm's A and B do not agree on K");
+            return buf;
+        }
+        s->alpha = d->alpha;
+        s->beta = d->beta;
+        if (l->input_count > 2) {
+            const plx_tensor_info *c = &l->inputs[2];
+            if (c->rank == 2 && c->dims[0] == s->m && c->dims[1] == s->n) {
+                s->has_c = true;
+                *c_slot = 2;
+            } else if (((c->rank == 1 && c->dims[0] == s->n) ||
+                        (c->rank == 2 && c->dims[0] == 1 && c->dims[1] == s->n)) &&
+                       d->beta == 1.0f) {
+                s->has_bias = true;
+                *bias_slot = 2;
+            } else {
+                snprintf(buf, size,
+                         "runs gemm with C of shape [M, N], or [N] or [1, N] with beta 1 "
+                         "(a bias), not C of rank %u with beta %g",
+                         c->rank, (double)d->beta);
+                return buf;
+            }
+        }
+    } else if (l->op == PLX_OP_FULLY_CONNECTED) {
+        const plx_fully_connected_desc *d = l->desc;
+        if (a->rank < 2 || b->rank != 2 || y->rank != a->rank) {
+            snprintf(buf, size, "runs fully_connected on X of rank 2 or more and W of rank 2");
+            return buf;
+        }
+        s->m = 1;
+        for (uint32_t i = 0; i + 1 < a->rank; i++) {
+            s->m *= a->dims[i];
+            if (a->dims[i] != y->dims[i]) {
+                snprintf(buf, size, "fully_connected's Y does not keep X's leading dims");
+                return buf;
+            }
+        }
+        s->k = a->dims[a->rank - 1];
+        s->trans_b = d->weights_transposed;
+        s->n = d->weights_transposed ? b->dims[0] : b->dims[1];
+        if ((d->weights_transposed ? b->dims[1] : b->dims[0]) != s->k) {
+            snprintf(buf, size, "fully_connected's X and W do not agree on K");
+            return buf;
+        }
+        if (l->input_count > 2) {
+            const plx_tensor_info *bias = &l->inputs[2];
+            if (element_count(bias) != s->n || bias->rank < 1 ||
+                bias->dims[bias->rank - 1] != s->n) {
+                snprintf(buf, size, "runs fully_connected with a bias of [M] only");
+                return buf;
+            }
+            s->has_bias = true;
+            *bias_slot = 2;
+        }
+        if (y->dims[y->rank - 1] != s->n) {
+            snprintf(buf, size, "fully_connected's Y is not [..., M]");
+            return buf;
+        }
+    } else { /* matmul */
+        if (a->rank < 2 || b->rank < 2 || y->rank < 2) {
+            snprintf(buf, size, "runs matmul on operands of rank 2 or more only, not rank %u x "
+                     "rank %u", a->rank, b->rank);
+            return buf;
+        }
+        s->m = a->dims[a->rank - 2];
+        s->k = a->dims[a->rank - 1];
+        s->n = b->dims[b->rank - 1];
+        if (b->dims[b->rank - 2] != s->k) {
+            snprintf(buf, size, "matmul's A and B do not agree on K");
+            return buf;
+        }
+        bool a_matches, b_matches;
+        int64_t ba = batch_of(a, y, &a_matches), bb = batch_of(b, y, &b_matches);
+        for (uint32_t i = 0; i + 2 < y->rank; i++) {
+            s->batch *= y->dims[i];
+        }
+        if (!(a_matches || ba == 1) || !(b_matches || bb == 1) || a->rank > y->rank ||
+            b->rank > y->rank) {
+            snprintf(buf, size, "runs matmul when each operand's batch dims equal the output's "
+                     "or hold one matrix, not a broadcast within them");
+            return buf;
+        }
+        s->stride_a = ba == 1 ? 0 : s->m * s->k;
+        s->stride_b = bb == 1 ? 0 : s->k * s->n;
+        s->stride_y = s->m * s->n;
+    }
+    if (l->op != PLX_OP_FULLY_CONNECTED &&
+        (y->dims[y->rank - 2] != s->m || y->dims[y->rank - 1] != s->n)) {
+        snprintf(buf, size, "%s's output is not [M, N]", plx_op_name(l->op));
+        return buf;
+    }
+    /* cuBLASLt takes no matrix with a dim of 0; an empty K would need the
+     * output filled with the bias alone. */
+    if (s->m == 0 || s->n == 0 || s->k == 0 || s->batch == 0) {
+        snprintf(buf, size, "runs no %s with an empty dim (M %lld, N %lld, K %lld, batch %lld)",
+                 plx_op_name(l->op), (long long)s->m, (long long)s->n, (long long)s->k,
+                 (long long)s->batch);
+        return buf;
+    }
+    if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX || s->batch > INT32_MAX) {
+        snprintf(buf, size, "runs products with dims up to 2^31 - 1 only");
+        return buf;
+    }
+    return NULL;
+}
+
+const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
+    if (l->op == PLX_OP_PRECOMPILED) {
+        const cuda_fused *f = fused_payload(l);
+        ck_pointwise pw;
+        if (!f) {
+            snprintf(buf, size, "runs only its own precompiled layers");
+            return buf;
+        }
+        if (!activation_func(&f->activation, &pw)) {
+            snprintf(buf, size, "runs no activation function %d", (int)f->activation.func);
+            return buf;
+        }
+        plx_layer_view base;
+        base_view(l, f, &base);
+        return gpu_cuda_op_check(&base, buf, size);
+    }
+    switch (l->op) {
+    case PLX_OP_UNARY:
+    case PLX_OP_ACTIVATION:
+    case PLX_OP_BINARY:
+    case PLX_OP_SOFTMAX:
+    case PLX_OP_REDUCE:
+    case PLX_OP_MATMUL:
+    case PLX_OP_GEMM:
+    case PLX_OP_FULLY_CONNECTED:
+        break;
+    default:
+        snprintf(buf, size, "runs no %s yet (docs/gpu_cuda.md)", plx_op_name(l->op));
+        return buf;
+    }
+    for (uint32_t i = 0; i < l->input_count; i++) {
+        if (l->inputs[i].dtype != PLX_DTYPE_FLOAT32) {
+            snprintf(buf, size, "runs %s in float32 only, not input %u of %s", plx_op_name(l->op),
+                     i, plx_dtype_name(l->inputs[i].dtype));
+            return buf;
+        }
+    }
+    if (l->output_count != 1 || l->outputs[0].dtype != PLX_DTYPE_FLOAT32) {
+        snprintf(buf, size, "runs %s with one float32 output only", plx_op_name(l->op));
+        return buf;
+    }
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    ck_pointwise pw;
+    switch (l->op) {
+    case PLX_OP_UNARY: {
+        const plx_unary_desc *d = l->desc;
+        if (!unary_func(d->func, &pw)) {
+            const char *name = plx_unary_func_name(d->func);
+            snprintf(buf, size, "runs no unary %s on float32", name ? name : "(unknown)");
+            return buf;
+        }
+        break;
+    }
+    case PLX_OP_ACTIVATION:
+        if (!activation_func(l->desc, &pw)) {
+            snprintf(buf, size, "runs no activation function %d", (int)((const plx_activation_desc *)l->desc)->func);
+            return buf;
+        }
+        break;
+    case PLX_OP_BINARY: {
+        const plx_binary_desc *d = l->desc;
+        ck_binary f;
+        int64_t strides[PLX_MAX_RANK];
+        if (!binary_func(d->func, &f)) {
+            const char *name = plx_binary_func_name(d->func);
+            snprintf(buf, size, "runs no binary %s on float32", name ? name : "(unknown)");
+            return buf;
+        }
+        if (l->input_count != 2 || !broadcast_strides(&l->inputs[0], y, strides) ||
+            !broadcast_strides(&l->inputs[1], y, strides)) {
+            snprintf(buf, size, "binary's inputs do not broadcast to its output");
+            return buf;
+        }
+        return NULL;
+    }
+    case PLX_OP_SOFTMAX: {
+        const plx_softmax_desc *d = l->desc;
+        int32_t axis = d->axis < 0 ? d->axis + (int32_t)x->rank : d->axis;
+        if (x->rank == 0 || axis < 0 || axis >= (int32_t)x->rank) {
+            snprintf(buf, size, "softmax axis %d is out of range for rank %u", d->axis, x->rank);
+            return buf;
+        }
+        break;
+    }
+    case PLX_OP_REDUCE: {
+        const plx_reduce_desc *d = l->desc;
+        if ((unsigned)d->func > PLX_REDUCE_LOG_SUM_EXP) {
+            snprintf(buf, size, "runs no reduce function %d", (int)d->func);
+            return buf;
+        }
+        if (d->axis_count == 0 && d->noop_with_empty_axes) {
+            break;
+        }
+        ck_reduce_geometry g;
+        const char *why = reduce_geometry(d, x, &g, buf, size);
+        if (why) {
+            return why;
+        }
+        if (g.outputs != element_count(y)) {
+            snprintf(buf, size, "reduce's output does not hold one element per kept index");
+            return buf;
+        }
+        return NULL;
+    }
+    default: { /* the products */
+        cuda_gemm_shape s;
+        int c_slot, bias_slot;
+        return gemm_shape(l, &s, &c_slot, &bias_slot, buf, size);
+    }
+    }
+    /* The pointwise operators, softmax and reduce's identity: Y is X's shape. */
+    if (!same_dims(x, y)) {
+        snprintf(buf, size, "%s's output does not have its input's shape", plx_op_name(l->op));
+        return buf;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workloads                                                                  */
+/* ------------------------------------------------------------------------ */
+
+void gpu_cuda_destroy_workload(plx_workload *w) {
+    if (!w) {
+        return;
+    }
+    cudaSetDevice(w->factory->device);
+    if (w->kind == WK_GEMM) {
+        cuda_gemm_plan_destroy(&w->gemm);
+    }
+    if (w->stream) {
+        cudaStreamDestroy(w->stream);
+    }
+    w->factory->host->free(w->factory->host, w);
+}
+
+plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
+                                    plx_tensor_handle *const *inputs,
+                                    plx_tensor_handle *const *outputs,
+                                    plx_workload **out_workload) {
+    const plx_host *host = f->host;
+    char buf[256];
+    if (l->op != PLX_OP_CONSTANT) {
+        const char *why = gpu_cuda_op_check(l, buf, sizeof buf);
+        if (why) {
+            return host->status_create(host, PLX_UNSUPPORTED, "%s", why);
+        }
+    }
+    if (l->input_count > 3 || l->output_count != 1) {
+        return host->status_create(host, PLX_UNSUPPORTED, "%u inputs and %u outputs",
+                                   l->input_count, l->output_count);
+    }
+    plx_workload *w = host->alloc(host, sizeof *w, 0);
+    if (!w) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory");
+    }
+    memset(w, 0, sizeof *w);
+    w->factory = f;
+    w->input_count = l->input_count;
+    for (uint32_t i = 0; i < l->input_count; i++) {
+        w->inputs[i] = inputs[i];
+    }
+    w->output = outputs[0];
+    w->count = element_count(&l->outputs[0]);
+    w->c_slot = -1;
+    w->bias_slot = -1;
+    cudaError_t rc = cudaSetDevice(f->device);
+    if (rc == cudaSuccess) {
+        rc = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
+    }
+    if (rc != cudaSuccess) {
+        w->stream = NULL;
+        gpu_cuda_destroy_workload(w);
+        return gpu_cuda_failure(host, rc, PLX_INTERNAL, "cudaStreamCreateWithFlags");
+    }
+    const plx_tensor_info *x = l->input_count ? &l->inputs[0] : NULL;
+    switch (l->op) {
+    case PLX_OP_CONSTANT:
+        w->kind = WK_CONSTANT;
+        w->constant_data = ((const plx_constant_desc *)l->desc)->data;
+        break;
+    case PLX_OP_UNARY:
+        w->kind = WK_POINTWISE;
+        unary_func(((const plx_unary_desc *)l->desc)->func, &w->pointwise);
+        break;
+    case PLX_OP_ACTIVATION: {
+        const plx_activation_desc *d = l->desc;
+        w->kind = WK_POINTWISE;
+        activation_func(d, &w->pointwise);
+        w->alpha = d->alpha;
+        w->beta = d->beta;
+        break;
+    }
+    case PLX_OP_BINARY: {
+        const plx_tensor_info *y = &l->outputs[0];
+        w->kind = WK_BINARY;
+        binary_func(((const plx_binary_desc *)l->desc)->func, &w->binary);
+        if (same_dims(&l->inputs[0], y) && same_dims(&l->inputs[1], y)) {
+            /* No broadcast: one flat dim. */
+            w->broadcast.rank = 1;
+            w->broadcast.dims[0] = w->count;
+            w->broadcast.a_strides[0] = 1;
+            w->broadcast.b_strides[0] = 1;
+        } else {
+            w->broadcast.rank = (int)y->rank;
+            for (uint32_t i = 0; i < y->rank; i++) {
+                w->broadcast.dims[i] = y->dims[i];
+            }
+            broadcast_strides(&l->inputs[0], y, w->broadcast.a_strides);
+            broadcast_strides(&l->inputs[1], y, w->broadcast.b_strides);
+        }
+        break;
+    }
+    case PLX_OP_SOFTMAX: {
+        const plx_softmax_desc *d = l->desc;
+        uint32_t axis = (uint32_t)(d->axis < 0 ? d->axis + (int32_t)x->rank : d->axis);
+        w->kind = WK_SOFTMAX;
+        w->outer = 1;
+        w->inner = 1;
+        for (uint32_t i = 0; i < axis; i++) {
+            w->outer *= x->dims[i];
+        }
+        for (uint32_t i = axis + 1; i < x->rank; i++) {
+            w->inner *= x->dims[i];
+        }
+        w->axis_n = x->dims[axis];
+        w->log = d->log;
+        break;
+    }
+    case PLX_OP_REDUCE: {
+        const plx_reduce_desc *d = l->desc;
+        if (d->axis_count == 0 && d->noop_with_empty_axes) {
+            w->kind = WK_COPY;
+        } else {
+            w->kind = WK_REDUCE;
+            w->reduce = (ck_reduce)d->func;
+            reduce_geometry(d, x, &w->reduce_geometry, buf, sizeof buf);
+        }
+        break;
+    }
+    default: { /* the products, fused with an activation or not */
+        const cuda_fused *fused = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
+        plx_layer_view base = *l;
+        if (fused) {
+            base_view(l, fused, &base);
+        }
+        cuda_gemm_shape s;
+        gemm_shape(&base, &s, &w->c_slot, &w->bias_slot, buf, sizeof buf);
+        if (fused) {
+            s.relu = fused->activation.func == PLX_ACT_RELU;
+            w->post_activation = !s.relu;
+            activation_func(&fused->activation, &w->pointwise);
+            w->alpha = fused->activation.alpha;
+            w->beta = fused->activation.beta;
+        }
+        w->kind = WK_GEMM;
+        plx_status st = cuda_gemm_plan_create(f, &s, &w->gemm);
+        if (st) {
+            w->kind = WK_COPY; /* nothing of the plan to destroy */
+            gpu_cuda_destroy_workload(w);
+            return st;
+        }
+        break;
+    }
+    }
+    *out_workload = w;
+    return NULL;
+}
+
+/* The device pointer of a handle; false when it holds no memory though it
+ * has bytes. */
+static bool device_ptr(const plx_tensor_handle *h, const void **out) {
+    *out = h->dev;
+    return h->dev || h->bytes == 0;
+}
+
+plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
+    plx_factory *f = w->factory;
+    const plx_host *host = f->host;
+    const void *in[3] = {NULL, NULL, NULL};
+    const void *out_c;
+    for (uint32_t i = 0; i < w->input_count; i++) {
+        if (!device_ptr(w->inputs[i], &in[i])) {
+            return host->status_create(host, PLX_INTERNAL, "input %u has no memory", i);
+        }
+    }
+    if (!device_ptr(w->output, &out_c)) {
+        return host->status_create(host, PLX_INTERNAL, "the output has no memory");
+    }
+    float *out = (float *)(uintptr_t)out_c;
+    if (w->output->bytes == 0) {
+        return NULL; /* nothing to compute */
+    }
+    cudaError_t rc = cudaSetDevice(f->device);
+    if (rc != cudaSuccess) {
+        return gpu_cuda_failure(host, rc, PLX_INTERNAL, "cudaSetDevice(%d)", f->device);
+    }
+    const char *what = "launch";
+    switch (w->kind) {
+    case WK_CONSTANT:
+        what = "cudaMemcpyAsync (constant to device)";
+        rc = cudaMemcpyAsync(out, w->constant_data, w->output->bytes, cudaMemcpyHostToDevice,
+                             stream);
+        break;
+    case WK_COPY:
+        what = "cudaMemcpyAsync (device to device)";
+        rc = cudaMemcpyAsync(out, in[0], w->output->bytes, cudaMemcpyDeviceToDevice, stream);
+        break;
+    case WK_POINTWISE:
+        rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, in[0], out, w->count);
+        break;
+    case WK_BINARY:
+        rc = ck_binary_launch(stream, w->binary, in[0], in[1], out, w->count, &w->broadcast);
+        break;
+    case WK_SOFTMAX:
+        rc = ck_softmax_launch(stream, in[0], out, w->outer, w->axis_n, w->inner, w->log);
+        break;
+    case WK_REDUCE:
+        rc = ck_reduce_launch(stream, w->reduce, in[0], out, &w->reduce_geometry);
+        break;
+    case WK_GEMM: {
+        plx_status s = cuda_gemm_run(f, &w->gemm, stream, in[0], in[1],
+                                     w->c_slot >= 0 ? in[w->c_slot] : NULL,
+                                     w->bias_slot >= 0 ? in[w->bias_slot] : NULL, out);
+        if (s) {
+            return s;
+        }
+        if (w->post_activation) {
+            rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, out, out,
+                                     w->count);
+        }
+        break;
+    }
+    }
+    return rc == cudaSuccess ? NULL : gpu_cuda_failure(host, rc, PLX_INTERNAL, "%s", what);
+}
+
+plx_status gpu_cuda_execute_workload(plx_workload *w) {
+    plx_status s = gpu_cuda_workload_enqueue(w, w->stream);
+    if (s) {
+        return s;
+    }
+    cudaError_t rc = cudaStreamSynchronize(w->stream);
+    if (rc != cudaSuccess) {
+        return gpu_cuda_failure(w->factory->host, rc, PLX_INTERNAL, "cudaStreamSynchronize");
+    }
+    if (w->kind == WK_CONSTANT) {
+        w->output->constant = true;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fusion                                                              */
+/* ------------------------------------------------------------------------ */
+
+plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
+                                      const plx_subgraph_editor *editor) {
+    const plx_host *host = b->host;
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        const plx_subgraph_layer *base = &g->layers[a];
+        if (!fusable_base(base->view.op) || base->view.output_count != 1) {
+            continue;
+        }
+        uint32_t r = plx_subgraph_sole_reader(g, a, NULL);
+        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
+            g->layers[r].view.input_count != 1) {
+            continue;
+        }
+        cuda_fused f;
+        memset(&f, 0, sizeof f);
+        f.magic = GPU_CUDA_FUSED_MAGIC;
+        f.op = base->view.op;
+        if (f.op == PLX_OP_GEMM) {
+            f.desc.gemm = *(const plx_gemm_desc *)base->view.desc;
+        } else if (f.op == PLX_OP_FULLY_CONNECTED) {
+            f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
+        }
+        f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+        const char *act = plx_activation_func_name(f.activation.func);
+        char kind[64];
+        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(f.op), act ? act : "activation");
+        uint32_t set[2] = {a, r};
+        plx_subgraph_source out = {r, 0};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, 2, base->inputs,
+                                base->view.input_count, &out, 1, kind, &f, sizeof f};
+        /* The host checks the new layer with check_layer (float32, shapes,
+         * the activation) and keeps the two layers when it is refused; a
+         * substitution it rejects outright leaves the others to fuse. */
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            host->status_free(host, s);
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,602 @@
+/* gpu_cuda, the CUDA backend, end to end: the plug-in loads everywhere it
+ * is built, and without a CUDA device it is unavailable with the driver's
+ * reason; with one, its options, capabilities, a small network of its
+ * operators against cpu_ref (planned device memory, each precision), a
+ * second working memory, and the fallback of what it refuses.
+ *
+ * Without a device the tests that need one skip with the reason, unless
+ * PLEXUS_REQUIRE_CUDA=1 is set, which makes that a failure. Runtimes see
+ * only the build's gpu_cuda and cpu_ref, never the system's. The
+ * operators one by one are test_ops_network's (ops_gpu_cuda). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <cuda_runtime_api.h>
+#include <plexus/network.h>
+
+#include "test_util.h"
+
+#ifndef GPU_CUDA_DIR
+#error "GPU_CUDA_DIR must be defined by the build"
+#endif
+#ifndef CPU_REF_DIR
+#error "CPU_REF_DIR must be defined by the build"
+#endif
+
+/* ---- runtimes ------------------------------------------------------------ */
+
+/* A runtime over gpu_cuda and cpu_ref with options for gpu_cuda
+ * ("key=value" strings). */
+static plx_runtime *runtime_with(const char *const *options, size_t option_count) {
+    plx_runtime_options o;
+    tu_options(&o);
+    const char *paths[] = {GPU_CUDA_DIR, CPU_REF_DIR};
+    o.search_paths = paths;
+    o.search_path_count = 2;
+    plx_backend_option opts[4];
+    char keys[4][64];
+    cr_assert(le(sz, option_count, 4));
+    for (size_t i = 0; i < option_count; i++) {
+        const char *eq = strchr(options[i], '=');
+        cr_assert(not(zero(ptr, (void *)eq)), "option '%s' has no '='", options[i]);
+        snprintf(keys[i], sizeof keys[i], "%.*s", (int)(eq - options[i]), options[i]);
+        opts[i].backend_id = "gpu_cuda";
+        opts[i].key = keys[i];
+        opts[i].value = eq + 1;
+    }
+    o.backend_options = opts;
+    o.backend_option_count = option_count;
+    return tu_create(&o);
+}
+
+static bool cuda_required(void) {
+    const char *v = getenv("PLEXUS_REQUIRE_CUDA");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* gpu_cuda of a runtime: available, or the test skips with the backend's
+ * reason (fails with PLEXUS_REQUIRE_CUDA=1). The runtime is destroyed
+ * before skipping, so that nothing leaks. */
+static const plx_backend_info *require_gpu(plx_runtime **rt) {
+    const plx_backend_info *b = plx_runtime_find_backend(*rt, "gpu_cuda");
+    cr_assert(not(zero(ptr, (void *)b)), "gpu_cuda was not loaded: %s", tu_dump(*rt));
+    if (!b->available) {
+        char reason[1024];
+        snprintf(reason, sizeof reason, "%s", b->reason ? b->reason : "(no reason)");
+        plx_runtime_destroy(rt);
+        if (cuda_required()) {
+            cr_fatal("PLEXUS_REQUIRE_CUDA=1, but gpu_cuda is unavailable: %s", reason);
+        }
+        cr_skip_test("gpu_cuda is unavailable: %s", reason);
+    }
+    return b;
+}
+
+static void require_device(void) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_runtime_destroy(&rt);
+}
+
+static const plx_capability *cap(const plx_backend_info *b, const char *key,
+                                 plx_value_type type) {
+    const plx_capability *c = plx_backend_info_capability(b, key);
+    cr_assert(not(zero(ptr, (void *)c)), "no capability %s", key);
+    cr_assert(eq(int, c->type, type), "%s is not of type %d", key, (int)type);
+    return c;
+}
+
+/* ---- availability: runs everywhere ---------------------------------------- */
+
+/* The plug-in loads (ABI, descriptor, options) wherever it was built. On a
+ * machine without a driver or device it is listed unavailable with a reason
+ * that says so (the driver's own words after "no CUDA device: "), as
+ * `plexus info` shows it; with one, it reports its device and the memory
+ * capabilities of docs/gpu_cuda.md. */
+Test(gpu_cuda, loads_and_reports_availability) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    const plx_backend_info *b = plx_runtime_find_backend(rt, "gpu_cuda");
+    cr_assert(not(zero(ptr, (void *)b)), "gpu_cuda was not loaded: %s", tu_dump(rt));
+    cr_assert(eq(str, (char *)b->name, "CUDA GPU backend"));
+    if (!b->available) {
+        cr_assert(not(zero(ptr, (void *)b->reason)));
+        cr_assert(not(zero(ptr, strstr(b->reason, "no CUDA device"))), "%s", b->reason);
+        cr_assert(not(cuda_required()), "PLEXUS_REQUIRE_CUDA=1, but gpu_cuda is unavailable: %s",
+                  b->reason);
+        /* cpu_ref is not affected. */
+        const plx_backend_info *ref = plx_runtime_find_backend(rt, "cpu_ref");
+        cr_assert(not(zero(ptr, (void *)ref)));
+        cr_assert(ref->available);
+        plx_runtime_destroy(&rt);
+        return;
+    }
+    cr_assert(plx_backend_info_has_capability(b, PLX_CAP_EXTERNALLY_MANAGED_MEMORY));
+    cr_assert(plx_backend_info_has_capability(b, PLX_CAP_ALLOCATES_PLANNED_MEMORY));
+    cr_assert(plx_backend_info_has_capability(b, PLX_CAP_ASYNC_EXECUTION));
+    cr_assert(not(plx_backend_info_has_capability(b, PLX_CAP_IMPORT_MALLOC)));
+    cr_assert(eq(str, (char *)cap(b, PLX_CAP_IMPORT_MEMORY_KINDS, PLX_VALUE_STRING)->string_value,
+                 "gpu_cuda.device_ptr"));
+    cr_assert(eq(str, (char *)cap(b, "gpu_cuda.precision", PLX_VALUE_STRING)->string_value,
+                 "fp32"));
+    const char *uuid = cap(b, "gpu_cuda.uuid", PLX_VALUE_STRING)->string_value;
+    cr_assert(eq(int, strncmp(uuid, "GPU-", 4), 0), "%s", uuid);
+    cr_assert(gt(i64, cap(b, "gpu_cuda.memory_bytes", PLX_VALUE_INT)->int_value, 0));
+    plx_runtime_destroy(&rt);
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+/* A bad option fails create, naming the option; cpu_ref is not affected. */
+Test(gpu_cuda, bad_options_name_the_option) {
+    require_device();
+    static const struct {
+        const char *option;
+        const char *needle;
+    } cases[] = {
+        {"precision=fp64", "option precision: 'fp64' is not fp32, tf32, fp16 or bf16"},
+        {"precision=", "option precision: '' is not"},
+        {"device=99", "option device: '99' is neither a device index"},
+        {"device=-1", "option device: '-1' is neither a device index"},
+        {"device=", "option device: '' is neither a device index"},
+        {"device=GPU-00000000-0000-0000-0000-000000000000", "option device: no CUDA device has UUID"},
+        {"queued=maybe", "option queued: 'maybe' is not on or off"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *opt[] = {cases[i].option};
+        plx_runtime *rt = runtime_with(opt, 1);
+        cr_assert(zero(ptr, (void *)plx_runtime_find_backend(rt, "gpu_cuda")), "%s",
+                  cases[i].option);
+        cr_assert(not(zero(ptr, (void *)tu_rejection_containing(rt, cases[i].needle))), "%s: %s",
+                  cases[i].option, tu_dump(rt));
+        cr_assert(not(zero(ptr, (void *)plx_runtime_find_backend(rt, "cpu_ref"))));
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* The device by index and by the UUID it reports, and each precision. */
+Test(gpu_cuda, device_by_index_and_uuid_and_precisions) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    const plx_backend_info *b = require_gpu(&rt);
+    char uuid[64], option[80];
+    snprintf(uuid, sizeof uuid, "%s", cap(b, "gpu_cuda.uuid", PLX_VALUE_STRING)->string_value);
+    plx_runtime_destroy(&rt);
+    snprintf(option, sizeof option, "device=%s", uuid);
+    const char *by_uuid[] = {option};
+    rt = runtime_with(by_uuid, 1);
+    b = require_gpu(&rt);
+    cr_assert(eq(str, (char *)cap(b, "gpu_cuda.uuid", PLX_VALUE_STRING)->string_value, uuid));
+    plx_runtime_destroy(&rt);
+    const char *by_index[] = {"device=0"};
+    rt = runtime_with(by_index, 1);
+    require_gpu(&rt);
+    plx_runtime_destroy(&rt);
+    static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(option, sizeof option, "precision=%s", precisions[i]);
+        const char *opt[] = {option};
+        rt = runtime_with(opt, 1);
+        b = require_gpu(&rt);
+        cr_assert(eq(str, (char *)cap(b, "gpu_cuda.precision", PLX_VALUE_STRING)->string_value,
+                     (char *)precisions[i]));
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* ---- a network against cpu_ref ---------------------------------------------- */
+
+#define ROWS 6
+#define IN 40
+#define HID 24
+#define OUT 10
+
+static float w1[IN * HID], b1[HID], w2[HID * OUT], b2[OUT];
+
+static plx_tensor_info f32(uint32_t rank, int64_t d0, int64_t d1) {
+    int64_t dims[2] = {d0, d1};
+    return tu_f32(rank, dims);
+}
+
+/* The MLP's weights: small values in a fixed pattern. */
+static void mlp_weights(void) {
+    for (int i = 0; i < IN * HID; i++) {
+        w1[i] = (float)((i * 37) % 23 - 11) / 40.0f;
+    }
+    for (int i = 0; i < HID * OUT; i++) {
+        w2[i] = (float)((i * 29) % 19 - 9) / 20.0f;
+    }
+    for (int i = 0; i < HID; i++) {
+        b1[i] = 0.05f * (float)(i % 7) - 0.15f;
+    }
+    for (int i = 0; i < OUT; i++) {
+        b2[i] = 0.1f * (float)i - 0.5f;
+    }
+}
+
+/* x [ROWS, IN] -> fully_connected(w1, b1) -> gelu -> matmul(w2) -> add(b2,
+ * broadcast) -> softmax -> y, and reduce_mean of the matmul's rows as a
+ * second output: cuBLASLt with and without its bias epilogue, pointwise,
+ * broadcast, softmax and reduce kernels, several intermediate tensors in
+ * planned device memory, four constants. */
+static plx_network *mlp(void) {
+    mlp_weights();
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xt = f32(2, ROWS, IN), w1t = f32(2, IN, HID), b1t = f32(1, HID, 0),
+                    w2t = f32(2, HID, OUT), b2t = f32(1, OUT, 0);
+    plx_fully_connected_desc fc = PLX_FULLY_CONNECTED_DESC_INIT;
+    plx_activation_desc gelu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_softmax_desc sm = PLX_SOFTMAX_DESC_INIT;
+    plx_reduce_desc mean = PLX_REDUCE_DESC_INIT(PLX_REDUCE_MEAN);
+    mean.axes[0] = 1;
+    mean.axis_count = 1;
+    mean.keepdims = false;
+    plx_layer_id x, cw1, cb1, cw2, cb2, l1, g, mm, a, s, r, y, y2;
+    OK(plx_network_add_input(n, "x", 0, &xt, &x));
+    OK(plx_network_add_constant(n, "w1", &w1t, w1, PLX_CONSTANT_BORROW, &cw1));
+    OK(plx_network_add_constant(n, "b1", &b1t, b1, PLX_CONSTANT_BORROW, &cb1));
+    OK(plx_network_add_constant(n, "w2", &w2t, w2, PLX_CONSTANT_BORROW, &cw2));
+    OK(plx_network_add_constant(n, "b2", &b2t, b2, PLX_CONSTANT_BORROW, &cb2));
+    OK(plx_network_add_layer(n, "fc", PLX_OP_FULLY_CONNECTED, &fc, 3, 1, &l1));
+    OK(plx_network_add_layer(n, "gelu", PLX_OP_ACTIVATION, &gelu, 1, 1, &g));
+    OK(plx_network_add_layer(n, "matmul", PLX_OP_MATMUL, NULL, 2, 1, &mm));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &a));
+    OK(plx_network_add_layer(n, "softmax", PLX_OP_SOFTMAX, &sm, 1, 1, &s));
+    OK(plx_network_add_layer(n, "mean", PLX_OP_REDUCE, &mean, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_add_output(n, "mean", 1, &y2));
+    OK(plx_network_connect(n, x, 0, l1, 0));
+    OK(plx_network_connect(n, cw1, 0, l1, 1));
+    OK(plx_network_connect(n, cb1, 0, l1, 2));
+    OK(plx_network_connect(n, l1, 0, g, 0));
+    OK(plx_network_connect(n, g, 0, mm, 0));
+    OK(plx_network_connect(n, cw2, 0, mm, 1));
+    OK(plx_network_connect(n, mm, 0, a, 0));
+    OK(plx_network_connect(n, cb2, 0, a, 1));
+    OK(plx_network_connect(n, a, 0, s, 0));
+    OK(plx_network_connect(n, mm, 0, r, 0));
+    OK(plx_network_connect(n, s, 0, y, 0));
+    OK(plx_network_connect(n, r, 0, y2, 0));
+    return n;
+}
+
+/* Optimises the network for `id` alone (no fallback: every layer must go
+ * there), with zero copy of inputs and outputs, and loads it with
+ * externally managed (planned) memory; the optimiser's summary into
+ * `summary` when it is not NULL. */
+static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *id, bool async,
+                                   char *summary, size_t summary_size) {
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *ids[] = {id};
+    oo.backends = ids;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    oo.import_enabled = true;
+    oo.export_enabled = true;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    if (summary) {
+        snprintf(summary, summary_size, "%s", plx_optimized_network_summary(on));
+    }
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    lo.externally_managed_memory = true;
+    lo.async_execution = async;
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    return ln;
+}
+
+static void input_for(float *x, unsigned seed) {
+    for (int i = 0; i < ROWS * IN; i++) {
+        x[i] = (float)((seed * 31u + (unsigned)i * 7u) % 97u) / 24.0f - 2.0f;
+    }
+}
+
+static plx_status run(plx_loaded_network *ln, plx_working_memory *wm, const float *x, float *y,
+                      float *mean) {
+    plx_tensor_binding in = {0, (void *)x, ROWS * IN * sizeof *x, 0};
+    plx_tensor_binding out[] = {{0, y, ROWS * OUT * sizeof *y, 0},
+                                {1, mean, ROWS * sizeof *mean, 0}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    return plx_loaded_network_execute_with(ln, wm, &a);
+}
+
+static void assert_close(const float *got, const float *want, size_t count, double tolerance,
+                         const char *what) {
+    for (size_t i = 0; i < count; i++) {
+        double err = fabs((double)got[i] - (double)want[i]);
+        cr_assert(le(dbl, err, tolerance * (1.0 + fabs((double)want[i]))),
+                  "%s[%zu]: %g, cpu_ref %g", what, i, (double)got[i], (double)want[i]);
+    }
+}
+
+/* The MLP on gpu_cuda matches cpu_ref: in float32 closely, in tf32, fp16
+ * and bf16 products as their mantissas allow (10, 10 and 7 bits: the
+ * tolerance is a few units of the last of them over K = 40 products). A
+ * release of the working memory frees the planned device buffers, and the
+ * next run allocates them again. */
+Test(gpu_cuda, mlp_matches_cpu_ref_in_each_precision) {
+    require_device();
+    static const struct {
+        const char *precision;
+        double tolerance;
+    } cases[] = {{"precision=fp32", 1e-5}, {"precision=tf32", 2e-2},
+                 {"precision=fp16", 2e-2}, {"precision=bf16", 1e-1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *opt[] = {cases[c].precision};
+        plx_runtime *rt = runtime_with(opt, 1);
+        require_gpu(&rt);
+        plx_network *n = mlp();
+        char summary[4096];
+        plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false, summary, sizeof summary);
+        plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false, NULL, 0);
+        /* fc and its gelu are one layer: the product, then gelu in place. */
+        cr_assert(not(zero(ptr, strstr(summary, "fully_connected+gelu"))), "%s", summary);
+        plx_network_destroy(&n);
+        for (unsigned round = 0; round < 3; round++) {
+            float x[ROWS * IN], y[ROWS * OUT], m[ROWS], y0[ROWS * OUT], m0[ROWS];
+            input_for(x, round);
+            OK(run(gpu, NULL, x, y, m));
+            OK(run(ref, NULL, x, y0, m0));
+            assert_close(y, y0, ROWS * OUT, cases[c].tolerance, cases[c].precision);
+            assert_close(m, m0, ROWS, cases[c].tolerance, cases[c].precision);
+            if (round == 1) {
+                plx_loaded_network_release_working_memory(gpu);
+            }
+        }
+        plx_loaded_network_unload(&gpu);
+        plx_loaded_network_unload(&ref);
+        plx_runtime_destroy(&rt);
+    }
+}
+
+/* Queued (R-24: the working memory's stream, events as fences) and not
+ * (each layer waits for its own stream): the same kernels, so the same
+ * bits; and queued reports its capabilities. */
+Test(gpu_cuda, queued_on_and_off_give_identical_results) {
+    float x[ROWS * IN], y[2][ROWS * OUT], m[2][ROWS];
+    input_for(x, 11);
+    static const char *const modes[] = {"queued=on", "queued=off"};
+    for (int q = 0; q < 2; q++) {
+        const char *opt[] = {modes[q]};
+        plx_runtime *rt = runtime_with(opt, 1);
+        const plx_backend_info *b = require_gpu(&rt);
+        cr_assert(eq(int, plx_backend_info_has_capability(b, PLX_CAP_QUEUED_EXECUTION), q == 0),
+                  "%s", modes[q]);
+        plx_network *n = mlp();
+        plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
+        plx_network_destroy(&n);
+        for (int round = 0; round < 2; round++) {
+            OK(run(ln, NULL, x, y[q], m[q]));
+        }
+        plx_loaded_network_unload(&ln);
+        plx_runtime_destroy(&rt);
+    }
+    cr_assert(eq(int, memcmp(y[0], y[1], sizeof y[0]), 0));
+    cr_assert(eq(int, memcmp(m[0], m[1], sizeof m[0]), 0));
+}
+
+/* Two working memories of one network (async_execution) each run on their
+ * own streams and planned buffers, and give the same results as the
+ * network's own. */
+Test(gpu_cuda, second_working_memory_gives_the_same_results) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_network *n = mlp();
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", true, NULL, 0);
+    plx_network_destroy(&n);
+    plx_working_memory *wm;
+    OK(plx_loaded_network_create_working_memory(ln, &wm));
+    float x[ROWS * IN], y[ROWS * OUT], m[ROWS], y2[ROWS * OUT], m2[ROWS];
+    input_for(x, 7);
+    OK(run(ln, NULL, x, y, m));
+    OK(run(ln, wm, x, y2, m2));
+    cr_assert(eq(int, memcmp(y, y2, sizeof y), 0));
+    cr_assert(eq(int, memcmp(m, m2, sizeof m), 0));
+    plx_working_memory_destroy(&wm);
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* x [ROWS, IN] -> gemm(w1 transposed, C = b1 [HID]) -> relu -> y: one
+ * precompiled layer, gemm+relu, that cuBLASLt runs with its RELU_BIAS
+ * epilogue; alpha 0.5 scales the product, not the bias. Against cpu_ref. */
+Test(gpu_cuda, gemm_relu_epilogue_matches_cpu_ref) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    mlp_weights();
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xt = f32(2, ROWS, IN), wt = f32(2, HID, IN), bt = f32(1, HID, 0);
+    plx_gemm_desc gd = PLX_GEMM_DESC_INIT;
+    gd.trans_b = true;
+    gd.alpha = 0.5f;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, w, b, gm, r, y;
+    OK(plx_network_add_input(n, "x", 0, &xt, &x));
+    OK(plx_network_add_constant(n, "w", &wt, w1, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_constant(n, "b", &bt, b1, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_layer(n, "gemm", PLX_OP_GEMM, &gd, 3, 1, &gm));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, gm, 0));
+    OK(plx_network_connect(n, w, 0, gm, 1));
+    OK(plx_network_connect(n, b, 0, gm, 2));
+    OK(plx_network_connect(n, gm, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    char summary[4096];
+    plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false, summary, sizeof summary);
+    plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false, NULL, 0);
+    plx_network_destroy(&n);
+    cr_assert(not(zero(ptr, strstr(summary, "gemm+relu"))), "%s", summary);
+    float xv[ROWS * IN], yv[ROWS * HID], y0[ROWS * HID];
+    input_for(xv, 3);
+    plx_tensor_binding in = {0, xv, sizeof xv, 0}, out = {0, yv, sizeof yv, 0},
+                       out0 = {0, y0, sizeof y0, 0};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = &out;
+    a.output_count = 1;
+    OK(plx_loaded_network_execute_with(gpu, NULL, &a));
+    a.outputs = &out0;
+    OK(plx_loaded_network_execute_with(ref, NULL, &a));
+    assert_close(yv, y0, ROWS * HID, 1e-5, "gemm+relu");
+    plx_loaded_network_unload(&gpu);
+    plx_loaded_network_unload(&ref);
+    plx_runtime_destroy(&rt);
+}
+
+/* A device pointer as a plx_external_memory of gpu_cuda's kind. */
+static plx_external_memory device_memory(void *ptr, uint64_t offset, uint64_t size) {
+    plx_external_memory m = {sizeof m, "gpu_cuda.device_ptr", ptr, -1, offset, size, NULL, NULL};
+    return m;
+}
+
+/* The application's device memory as the MLP's input and outputs, zero copy
+ * (import_memory_kinds, R-26 (8)), at offsets within bigger allocations:
+ * the same results as host bindings. A host pointer or an offset that
+ * misaligns the floats is refused by gpu_cuda, too small a size by the
+ * host, each naming the fault. */
+Test(gpu_cuda, device_pointers_bind_zero_copy) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_network *n = mlp();
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
+    plx_network_destroy(&n);
+    float x[ROWS * IN], y0[ROWS * OUT], m0[ROWS], y[ROWS * OUT], m[ROWS];
+    input_for(x, 5);
+    OK(run(ln, NULL, x, y0, m0));
+
+    const uint64_t off = 256;
+    void *dx = NULL, *dy = NULL, *dm = NULL;
+    cr_assert(eq(int, cudaMalloc(&dx, off + sizeof x), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc(&dy, off + sizeof y), cudaSuccess));
+    cr_assert(eq(int, cudaMalloc(&dm, off + sizeof m), cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy((char *)dx + off, x, sizeof x, cudaMemcpyHostToDevice),
+                 cudaSuccess));
+    plx_external_memory ex = device_memory(dx, off, sizeof x),
+                        ey = device_memory(dy, off, sizeof y),
+                        em = device_memory(dm, off, sizeof m);
+    plx_tensor_binding in = {0, &ex, sizeof x, PLX_MEMORY_SOURCE_EXTERNAL};
+    plx_tensor_binding out[] = {{0, &ey, sizeof y, PLX_MEMORY_SOURCE_EXTERNAL},
+                                {1, &em, sizeof m, PLX_MEMORY_SOURCE_EXTERNAL}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
+    cr_assert(eq(int, cudaMemcpy(y, (char *)dy + off, sizeof y, cudaMemcpyDeviceToHost),
+                 cudaSuccess));
+    cr_assert(eq(int, cudaMemcpy(m, (char *)dm + off, sizeof m, cudaMemcpyDeviceToHost),
+                 cudaSuccess));
+    cr_assert(eq(int, memcmp(y, y0, sizeof y), 0));
+    cr_assert(eq(int, memcmp(m, m0, sizeof m), 0));
+
+    static float host[ROWS * IN];
+    static const struct {
+        int which; /* 0: a host pointer, 1: a misaligned offset, 2: too small */
+        const char *needle;
+    } bad[] = {{0, "is not device memory of CUDA device"},
+               {1, "is not aligned to 4 bytes"},
+               {2, "the tensor needs"}}; /* the host's own check */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ex = bad[i].which == 0   ? device_memory(host, 0, sizeof host)
+             : bad[i].which == 1 ? device_memory(dx, 2, sizeof x)
+                                 : device_memory(dx, 0, sizeof x - 4);
+        plx_status st = plx_loaded_network_execute_with(ln, NULL, &a);
+        cr_assert(not(zero(ptr, st)), "case %zu ran", i);
+        cr_assert(not(zero(ptr, strstr(plx_status_get_message(st), bad[i].needle))), "%s",
+                  plx_status_get_message(st));
+        plx_status_free(st);
+    }
+    /* The network stays usable. */
+    ex = device_memory(dx, off, sizeof x);
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dm);
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* What gpu_cuda does not run goes to cpu_ref with gpu_cuda's reason. */
+Test(gpu_cuda, refused_layers_fall_back_with_the_reason) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info t = f32(2, 4, 4);
+    plx_transpose_desc td = PLX_TRANSPOSE_DESC_INIT;
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, tr, r, y;
+    OK(plx_network_add_input(n, "x", 0, &t, &x));
+    OK(plx_network_add_layer(n, "transpose", PLX_OP_TRANSPOSE, &td, 1, 1, &tr));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, x, 0, tr, 0));
+    OK(plx_network_connect(n, tr, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y, 0));
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *ids[] = {"gpu_cuda", "cpu_ref"};
+    oo.backends = ids;
+    oo.backend_count = 2;
+    oo.allow_fallback = true;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    bool transpose_seen = false, relu_seen = false;
+    for (size_t i = 0; i < plx_optimized_network_layer_count(on); i++) {
+        const plx_layer_assignment *a = plx_optimized_network_layer(on, i);
+        if (strcmp(a->layer_name, "transpose") == 0) {
+            transpose_seen = true;
+            cr_assert(eq(str, (char *)a->backend_id, "cpu_ref"));
+            cr_assert(eq(sz, a->refusal_count, 1));
+            cr_assert(not(zero(ptr, strstr(a->refusals[0].reason, "runs no transpose yet"))),
+                      "%s", a->refusals[0].reason);
+        } else if (strcmp(a->layer_name, "relu") == 0) {
+            relu_seen = true;
+            cr_assert(eq(str, (char *)a->backend_id, "gpu_cuda"));
+        }
+    }
+    cr_assert(transpose_seen && relu_seen, "%s", plx_optimized_network_summary(on));
+    plx_loaded_network *ln;
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    float xv[16], yv[16];
+    for (int i = 0; i < 16; i++) {
+        xv[i] = (float)i - 7.5f;
+    }
+    plx_tensor_binding in = {0, xv, sizeof xv, 0}, out = {0, yv, sizeof yv, 0};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = &out;
+    a.output_count = 1;
+    OK(plx_loaded_network_execute_with(ln, NULL, &a));
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 4; j++) {
+            float want = xv[j * 4 + i] > 0.0f ? xv[j * 4 + i] : 0.0f;
+            cr_assert(eq(flt, yv[i * 4 + j], want), "y[%d][%d]", i, j);
+        }
+    }
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+    plx_runtime_destroy(&rt);
+}

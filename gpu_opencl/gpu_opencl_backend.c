@@ -157,7 +157,9 @@ static void gpu_opencl_destroy(plx_backend *b) {
         clReleaseProgram(b->program);
     }
     if (b->dev.context) {
+        ocl_platform_lock();
         clReleaseContext(b->dev.context);
+        ocl_platform_unlock();
     }
     pthread_mutex_destroy(&b->program_lock);
     host->free(host, b->cache_dir);
@@ -268,7 +270,9 @@ static plx_status gpu_opencl_create(const plx_host *host, const plx_option *opti
                                      0};
     /* No notification callback: errors reach the caller through each call's
      * return code, and a driver thread must not log after destroy. */
+    ocl_platform_lock();
     b->dev.context = clCreateContext(props, 1, &b->dev.device, NULL, NULL, &rc);
+    ocl_platform_unlock();
     if (rc != CL_SUCCESS || !b->dev.context) {
         b->dev.context = NULL;
         s = ocl_cl_failure(host, rc, PLX_UNAVAILABLE, "clCreateContext(device '%s')",

@@ -70,8 +70,17 @@ extern const plx_option_info ocl_options[OCL_OPTION_COUNT];
 
 const char *ocl_device_type_name(cl_device_type t);
 void ocl_device_list_free(const plx_host *host, device_list *l);
-/* Every platform's devices, each with why it is unusable, if it is. */
+/* Every platform's devices, each with why it is unusable, if it is.
+ * Takes the platform lock itself. */
 plx_status ocl_enumerate_devices(const plx_host *host, device_list *out);
+/* The process-wide platform lock: held around device enumeration, context
+ * creation and context release. An OpenCL implementation may tear its
+ * devices down when their last context is released and set them up again
+ * at the next query (PoCL does: two runtimes created and destroyed on two
+ * threads at once crashed inside clGetDeviceInfo), so these calls from
+ * different backend instances, one per runtime, must not overlap. */
+void ocl_platform_lock(void);
+void ocl_platform_unlock(void);
 plx_status ocl_parse_options(const plx_host *host, const plx_option *options, size_t count,
                              parsed_options *out);
 /* Chooses the device: writes its index and why, or returns a status naming

@@ -207,9 +207,18 @@ static void no_platform_reason(char *buf, size_t size, cl_int rc) {
     }
 }
 
-/* Every device of every platform, in platform order then device order.
- * Returns NULL, or a PLX_UNAVAILABLE / PLX_OUT_OF_MEMORY status. */
-plx_status ocl_enumerate_devices(const plx_host *host, device_list *out) {
+static pthread_mutex_t platform_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ocl_platform_lock(void) {
+    pthread_mutex_lock(&platform_lock);
+}
+
+void ocl_platform_unlock(void) {
+    pthread_mutex_unlock(&platform_lock);
+}
+
+/* ocl_enumerate_devices without the lock. */
+static plx_status enumerate_devices(const plx_host *host, device_list *out) {
     memset(out, 0, sizeof *out);
     cl_uint np = 0;
     cl_int rc = clGetPlatformIDs(0, NULL, &np);
@@ -266,6 +275,15 @@ plx_status ocl_enumerate_devices(const plx_host *host, device_list *out) {
         }
     }
     return NULL;
+}
+
+/* Every device of every platform, in platform order then device order.
+ * Returns NULL, or a PLX_UNAVAILABLE / PLX_OUT_OF_MEMORY status. */
+plx_status ocl_enumerate_devices(const plx_host *host, device_list *out) {
+    ocl_platform_lock();
+    plx_status s = enumerate_devices(host, out);
+    ocl_platform_unlock();
+    return s;
 }
 
 /* ------------------------------------------------------------------------ */

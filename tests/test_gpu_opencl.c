@@ -384,6 +384,58 @@ Test(gpu_opencl, loads_and_reports_its_device) {
     plx_runtime_destroy(&rt);
 }
 
+/* Runtimes created and destroyed on several threads at once, each with a
+ * gpu_opencl instance of its own: the platform lock (ocl_backend.h) keeps
+ * the OpenCL implementation's device set-up and teardown apart (without
+ * it, PoCL crashed in clGetDeviceInfo within a few rounds). Each thread
+ * counts what went wrong; the asserts are on the test's thread. */
+#define CREATE_THREADS 4
+#define CREATE_ROUNDS 6
+
+static void *create_and_destroy_runtimes(void *arg) {
+    int *failures = arg;
+    for (int i = 0; i < CREATE_ROUNDS; i++) {
+        plx_runtime_options o;
+        tu_options(&o);
+        const char *paths[] = {GPU_OPENCL_DIR};
+        o.search_paths = paths;
+        o.search_path_count = 1;
+        plx_runtime *rt = NULL;
+        plx_status st = plx_runtime_create(&o, &rt);
+        if (st) {
+            plx_status_free(st);
+            (*failures)++;
+            continue;
+        }
+        const plx_backend_info *b = plx_runtime_find_backend(rt, "gpu_opencl");
+        if (!b || !b->available) {
+            (*failures)++;
+        }
+        plx_runtime_destroy(&rt);
+    }
+    return NULL;
+}
+
+Test(gpu_opencl, runtimes_created_on_several_threads_at_once) {
+    /* No runtime before the threads: the first set-up of the OpenCL
+     * implementation is among what they race on. Whether there is a
+     * device at all is asked after them. */
+    pthread_t threads[CREATE_THREADS];
+    int failures[CREATE_THREADS] = {0};
+    for (int t = 0; t < CREATE_THREADS; t++) {
+        cr_assert(eq(int, pthread_create(&threads[t], NULL, create_and_destroy_runtimes,
+                                         &failures[t]), 0));
+    }
+    for (int t = 0; t < CREATE_THREADS; t++) {
+        pthread_join(threads[t], NULL);
+    }
+    require_device();
+    for (int t = 0; t < CREATE_THREADS; t++) {
+        cr_expect(eq(int, failures[t], 0), "thread %d: %d of %d runtimes without gpu_opencl",
+                  t, failures[t], CREATE_ROUNDS);
+    }
+}
+
 /* a malformed value is a rejection naming the option and the value. */
 Test(gpu_opencl, bad_option_values_name_the_option) {
     require_device();

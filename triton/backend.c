@@ -318,12 +318,8 @@ static plx_status model_find_file(TRITONBACKEND_Model *model, model_state *m) {
     return st;
 }
 
-/* Triton loads models from several threads at once; runtimes are created
- * one at a time, because a runtime's creation initialises the backends'
- * devices, and PoCL's OpenCL platform (gpu_opencl's) crashed in
- * clGetDeviceInfo when two runtimes enumerated its devices at once. */
-static pthread_mutex_t runtime_create_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* Triton loads models from several threads at once: each model's runtime
+ * is created on the thread that loads it. */
 static plx_status model_create_runtime(model_state *m) {
     const tpx_config *c = &m->config;
     plx_runtime_options ro;
@@ -335,9 +331,7 @@ static plx_status model_create_runtime(model_state *m) {
     ro.intra_op_threads = c->threads;
     ro.log_fn = runtime_log;
     ro.log_user_data = m;
-    pthread_mutex_lock(&runtime_create_lock);
     plx_status st = plx_runtime_create(&ro, &m->runtime);
-    pthread_mutex_unlock(&runtime_create_lock);
     return st ? st : check_backends(m);
 }
 

@@ -75,7 +75,11 @@ def main():
         name, _, path = spec.partition("=")
         feeds[name] = np.load(path)
     backends = args.backends.split(",") if args.backends else None
-    model = plexus.load(args.model, backends)
+    # One intra-op thread on both sides (every backend's `threads` option,
+    # ONNX Runtime's intra_op_num_threads); open dims take the inputs' sizes.
+    runtime = plexus.Runtime(intra_op_threads=1)
+    model = runtime.load(args.model, backends,
+                         shapes={name: array.shape for name, array in feeds.items()})
     print(f"model {args.model}; {model.assignment['summary'].splitlines()[0]}; "
           f"concurrent {model.concurrent}")
     report("plexus Model.run", latencies(lambda: model.run(feeds), args.iterations, args.warmup))

@@ -107,6 +107,8 @@ static const plx_option_info gpu_cuda_options[] = {
                   "(inputs and outputs stay float32)", "fp32"},
     {"queued", "on: layers are enqueued on a CUDA stream per working memory, with CUDA events "
                "as fences; off: every layer waits for its own stream", "on"},
+    {"graphs", "on: with queued on, the layers a working memory runs between two waits are "
+               "captured once as a CUDA graph and replayed; off: launched one by one", "on"},
 };
 #define GPU_CUDA_OPTION_COUNT (sizeof gpu_cuda_options / sizeof gpu_cuda_options[0])
 
@@ -176,6 +178,7 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
     const char *device_text = NULL;
     cuda_precision precision = CUDA_PRECISION_FP32;
     bool queued = true;
+    bool graphs = true;
     for (size_t i = 0; i < option_count; i++) {
         if (strcmp(options[i].key, "device") == 0) {
             device_text = options[i].value;
@@ -198,6 +201,13 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
                                            options[i].value);
             }
             queued = strcmp(options[i].value, "on") == 0;
+        } else if (strcmp(options[i].key, "graphs") == 0) {
+            if (strcmp(options[i].value, "on") != 0 && strcmp(options[i].value, "off") != 0) {
+                return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                           "option graphs: '%s' is not on or off",
+                                           options[i].value);
+            }
+            graphs = strcmp(options[i].value, "on") == 0;
         }
     }
     int count = 0;
@@ -245,6 +255,7 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
     b->device = device;
     b->precision = precision;
     b->queued = queued;
+    b->graphs = graphs;
     snprintf(b->device_name, sizeof b->device_name, "%s", p.name);
     format_uuid(&p.uuid, b->uuid, sizeof b->uuid);
     snprintf(b->compute_capability, sizeof b->compute_capability, "%d.%d", p.major, p.minor);
@@ -279,6 +290,7 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
     add_cap(b, "gpu_cuda.versions", PLX_VALUE_STRING, false, 0, b->versions);
     add_cap(b, "gpu_cuda.choice", PLX_VALUE_STRING, false, 0, b->choice);
     add_cap(b, "gpu_cuda.precision", PLX_VALUE_STRING, false, 0, precision_names[precision]);
+    add_cap(b, "gpu_cuda.graphs", PLX_VALUE_BOOL, queued && graphs, 0, NULL);
     add_cap(b, "gpu_cuda.memory_bytes", PLX_VALUE_INT, false, (int64_t)p.totalGlobalMem, NULL);
     *out_backend = b;
     return NULL;
@@ -328,6 +340,8 @@ static plx_status gpu_cuda_create_factory(plx_backend *b, const plx_factory_para
     f->device = b->device;
     f->precision = b->precision;
     f->network_id = params->network_id;
+    f->profiling = host->struct_size >= PLX_STRUCT_SIZE_UPTO(plx_host, record_event) &&
+                   host->now_ns && host->record_event;
     cudaError_t rc = cudaSetDevice(f->device);
     if (rc == cudaSuccess) {
         rc = cudaStreamCreateWithFlags(&f->copy_stream, cudaStreamNonBlocking);

@@ -31,13 +31,14 @@ typedef enum cuda_precision {
     CUDA_PRECISION_BF16      /* CUBLAS_COMPUTE_32F_FAST_16BF */
 } cuda_precision;
 
-#define GPU_CUDA_MAX_CAPS 16
+#define GPU_CUDA_MAX_CAPS 24
 
 struct plx_backend {
     const plx_host *host; /* valid until destroy (backend.h, plx_host) */
     int device;           /* the CUDA device's index */
     cuda_precision precision;
     bool queued; /* option queued: queued execution (R-24, cuda_queue.c) */
+    bool graphs; /* option graphs: queued segments replayed as CUDA graphs (cuda_queue.c) */
     /* "gpu_cuda:instance=0x...": fences are this instance's own. */
     char fence_domain[64];
     plx_capability caps[GPU_CUDA_MAX_CAPS];
@@ -56,6 +57,9 @@ struct plx_factory {
     int device;
     cuda_precision precision;
     uint32_t network_id;
+    /* The host has now_ns and record_event (R-25): profiled executions
+     * time their launches (cuda_queue.c). */
+    bool profiling;
     /* Copies between handles and their pinned staging (map, unmap), for
      * every handle of the factory: a non-blocking stream, so that it never
      * waits for the legacy default stream. */
@@ -164,8 +168,18 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *s
                                       const plx_subgraph_editor *editor);
 plx_status gpu_cuda_execute_workload(plx_workload *w);
 /* Enqueues the workload's launches on `stream` without waiting: a status
- * when nothing was enqueued (a launch error, a handle without memory). */
+ * when nothing was enqueued (a launch error, a handle without memory).
+ * What it enqueues depends only on the workload and the device pointers
+ * gpu_cuda_workload_pointers gives, so that it can be captured into a
+ * CUDA graph and replayed while those pointers stay the same. */
 plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream);
+/* The device pointers the workload's launches use now (its inputs' and
+ * outputs' memory, in a fixed order), written to out[0 .. cap); returns how
+ * many there are, which may exceed cap (then out holds the first cap). */
+uint32_t gpu_cuda_workload_pointers(const plx_workload *w, const void **out, uint32_t cap);
+/* What the workload runs, for profiling events ("gemm (cuBLASLt)",
+ * "binary", ...): a static string. */
+const char *gpu_cuda_workload_name(const plx_workload *w);
 
 /* ---- queued execution (cuda_queue.c, R-24) ---- */
 

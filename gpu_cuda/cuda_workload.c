@@ -729,6 +729,32 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     return rc == cudaSuccess ? NULL : gpu_cuda_failure(host, rc, PLX_INTERNAL, "%s", what);
 }
 
+uint32_t gpu_cuda_workload_pointers(const plx_workload *w, const void **out, uint32_t cap) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < w->input_count; i++, n++) {
+        if (n < cap) {
+            out[n] = w->inputs[i]->dev;
+        }
+    }
+    if (n < cap) {
+        out[n] = w->output->dev;
+    }
+    return n + 1;
+}
+
+const char *gpu_cuda_workload_name(const plx_workload *w) {
+    switch (w->kind) {
+    case WK_CONSTANT: return "constant (copy to device)";
+    case WK_COPY: return "copy (device to device)";
+    case WK_POINTWISE: return "pointwise";
+    case WK_BINARY: return "binary";
+    case WK_SOFTMAX: return "softmax";
+    case WK_REDUCE: return "reduce";
+    case WK_GEMM: return w->post_activation ? "gemm (cuBLASLt) + activation" : "gemm (cuBLASLt)";
+    }
+    return "kernel";
+}
+
 plx_status gpu_cuda_execute_workload(plx_workload *w) {
     plx_status s = gpu_cuda_workload_enqueue(w, w->stream);
     if (s) {

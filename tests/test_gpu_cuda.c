@@ -361,30 +361,133 @@ Test(gpu_cuda, mlp_matches_cpu_ref_in_each_precision) {
     }
 }
 
-/* Queued (R-24: the working memory's stream, events as fences) and not
- * (each layer waits for its own stream): the same kernels, so the same
- * bits; and queued reports its capabilities. */
-Test(gpu_cuda, queued_on_and_off_give_identical_results) {
-    float x[ROWS * IN], y[2][ROWS * OUT], m[2][ROWS];
-    input_for(x, 11);
-    static const char *const modes[] = {"queued=on", "queued=off"};
-    for (int q = 0; q < 2; q++) {
-        const char *opt[] = {modes[q]};
-        plx_runtime *rt = runtime_with(opt, 1);
+/* The application's device memory, for zero-copy bindings. */
+static plx_external_memory device_memory(void *ptr, uint64_t offset, uint64_t size) {
+    plx_external_memory m = {sizeof m, "gpu_cuda.device_ptr", ptr, -1, offset, size, NULL, NULL};
+    return m;
+}
+
+/* Queued with CUDA graphs (the default), queued launching layer by layer,
+ * and not queued give the same bits, run after run with changing inputs:
+ * the graph is captured at the second run and replayed after. */
+Test(gpu_cuda, graphs_layer_by_layer_and_unqueued_give_identical_results) {
+    enum { MODES = 3, ROUNDS = 4 };
+    static float y[MODES][ROUNDS][ROWS * OUT], m[MODES][ROUNDS][ROWS];
+    static const char *const modes[MODES][2] = {
+        {"queued=on", "graphs=on"}, {"queued=on", "graphs=off"}, {"queued=off", "graphs=on"}};
+    for (int q = 0; q < MODES; q++) {
+        plx_runtime *rt = runtime_with(modes[q], 2);
         const plx_backend_info *b = require_gpu(&rt);
-        cr_assert(eq(int, plx_backend_info_has_capability(b, PLX_CAP_QUEUED_EXECUTION), q == 0),
-                  "%s", modes[q]);
+        cr_assert(eq(int, plx_backend_info_has_capability(b, PLX_CAP_QUEUED_EXECUTION), q < 2),
+                  "%s", modes[q][0]);
+        const plx_capability *graphs = cap(b, "gpu_cuda.graphs", PLX_VALUE_BOOL);
+        cr_assert(eq(int, graphs->bool_value, q == 0), "%s %s", modes[q][0], modes[q][1]);
         plx_network *n = mlp();
         plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
         plx_network_destroy(&n);
-        for (int round = 0; round < 2; round++) {
-            OK(run(ln, NULL, x, y[q], m[q]));
+        for (int round = 0; round < ROUNDS; round++) {
+            float x[ROWS * IN];
+            input_for(x, 11u + (unsigned)round);
+            OK(run(ln, NULL, x, y[q][round], m[q][round]));
         }
         plx_loaded_network_unload(&ln);
         plx_runtime_destroy(&rt);
     }
-    cr_assert(eq(int, memcmp(y[0], y[1], sizeof y[0]), 0));
-    cr_assert(eq(int, memcmp(m[0], m[1], sizeof m[0]), 0));
+    for (int q = 1; q < MODES; q++) {
+        for (int round = 0; round < ROUNDS; round++) {
+            cr_assert(eq(int, memcmp(y[0][round], y[q][round], sizeof y[0][round]), 0),
+                      "mode %d, run %d", q, round);
+            cr_assert(eq(int, memcmp(m[0][round], m[q][round], sizeof m[0][round]), 0),
+                      "mode %d, run %d", q, round);
+        }
+    }
+}
+
+/* A replayed graph follows the application's device memory: inputs and
+ * outputs bound to two sets of buffers in turn (each switch captures the
+ * segment again and updates the executable graph) give each set its own
+ * results, those of host bindings. */
+Test(gpu_cuda, graphs_follow_rebound_device_memory) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_network *n = mlp();
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
+    plx_network_destroy(&n);
+    float x[2][ROWS * IN], want_y[2][ROWS * OUT], want_m[2][ROWS];
+    void *dx[2], *dy[2], *dm[2];
+    for (int k = 0; k < 2; k++) {
+        input_for(x[k], 40u + (unsigned)k);
+        OK(run(ln, NULL, x[k], want_y[k], want_m[k]));
+        cr_assert(eq(int, cudaMalloc(&dx[k], sizeof x[k]), cudaSuccess));
+        cr_assert(eq(int, cudaMalloc(&dy[k], sizeof want_y[k]), cudaSuccess));
+        cr_assert(eq(int, cudaMalloc(&dm[k], sizeof want_m[k]), cudaSuccess));
+        cr_assert(eq(int, cudaMemcpy(dx[k], x[k], sizeof x[k], cudaMemcpyHostToDevice),
+                     cudaSuccess));
+    }
+    for (int round = 0; round < 8; round++) {
+        int k = round / 2 % 2; /* A A B B A A B B: replays and switches */
+        plx_external_memory ex = device_memory(dx[k], 0, sizeof x[k]),
+                            ey = device_memory(dy[k], 0, sizeof want_y[k]),
+                            em = device_memory(dm[k], 0, sizeof want_m[k]);
+        plx_tensor_binding in = {0, &ex, sizeof x[k], PLX_MEMORY_SOURCE_EXTERNAL};
+        plx_tensor_binding out[] = {{0, &ey, sizeof want_y[k], PLX_MEMORY_SOURCE_EXTERNAL},
+                                    {1, &em, sizeof want_m[k], PLX_MEMORY_SOURCE_EXTERNAL}};
+        plx_execute_args a;
+        plx_execute_args_init(&a);
+        a.inputs = &in;
+        a.input_count = 1;
+        a.outputs = out;
+        a.output_count = 2;
+        cr_assert(eq(int, cudaMemset(dy[k], 0, sizeof want_y[k]), cudaSuccess));
+        OK(plx_loaded_network_execute_with(ln, NULL, &a));
+        float y[ROWS * OUT], m[ROWS];
+        cr_assert(eq(int, cudaMemcpy(y, dy[k], sizeof y, cudaMemcpyDeviceToHost), cudaSuccess));
+        cr_assert(eq(int, cudaMemcpy(m, dm[k], sizeof m, cudaMemcpyDeviceToHost), cudaSuccess));
+        cr_assert(eq(int, memcmp(y, want_y[k], sizeof y), 0), "run %d (set %d)", round, k);
+        cr_assert(eq(int, memcmp(m, want_m[k], sizeof m), 0), "run %d (set %d)", round, k);
+    }
+    for (int k = 0; k < 2; k++) {
+        cudaFree(dx[k]);
+        cudaFree(dy[k]);
+        cudaFree(dm[k]);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
+}
+
+/* R-25: a profiled execution (after the graph was captured) traces each
+ * launch as a "kernel" event under its layer on gpu_cuda's device track;
+ * unprofiled runs before and after give the same results. */
+Test(gpu_cuda, profiling_traces_kernels_with_their_layers) {
+    static char text[1 << 20];
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    plx_network *n = mlp();
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
+    plx_network_destroy(&n);
+    float x[ROWS * IN], y[3][ROWS * OUT], m[3][ROWS];
+    input_for(x, 3);
+    OK(run(ln, NULL, x, y[0], m[0]));
+    OK(run(ln, NULL, x, y[0], m[0])); /* captured */
+    OK(plx_runtime_enable_profiling(rt, true));
+    OK(run(ln, NULL, x, y[1], m[1]));
+    OK(plx_runtime_enable_profiling(rt, false));
+    OK(run(ln, NULL, x, y[2], m[2])); /* replayed */
+    tu_trace_text(rt, text, sizeof text);
+    cr_assert(not(zero(ptr, strstr(text, "\"cat\":\"kernel\""))), "%.4000s", text);
+    const char *layers[] = {"add", "softmax", "mean"};
+    for (size_t i = 0; i < 3; i++) {
+        char needle[96];
+        snprintf(needle, sizeof needle, "\"args\":{\"layer\":\"%s\",\"backend\":\"gpu_cuda\"",
+                 layers[i]);
+        cr_assert(not(zero(ptr, strstr(text, needle))), "%s:\n%.4000s", needle, text);
+    }
+    for (int k = 1; k < 3; k++) {
+        cr_assert(eq(int, memcmp(y[0], y[k], sizeof y[0]), 0), "run %d", k);
+        cr_assert(eq(int, memcmp(m[0], m[k], sizeof m[0]), 0), "run %d", k);
+    }
+    plx_loaded_network_unload(&ln);
+    plx_runtime_destroy(&rt);
 }
 
 /* Two working memories of one network (async_execution) each run on their
@@ -460,10 +563,6 @@ Test(gpu_cuda, gemm_relu_epilogue_matches_cpu_ref) {
 }
 
 /* A device pointer as a plx_external_memory of gpu_cuda's kind. */
-static plx_external_memory device_memory(void *ptr, uint64_t offset, uint64_t size) {
-    plx_external_memory m = {sizeof m, "gpu_cuda.device_ptr", ptr, -1, offset, size, NULL, NULL};
-    return m;
-}
 
 /* The application's device memory as the MLP's input and outputs, zero copy
  * (import_memory_kinds, R-26 (8)), at offsets within bigger allocations:

@@ -766,22 +766,6 @@ Test(gpu_opencl, queued_on_and_off_give_identical_results) {
     cr_assert(eq(int, memcmp(q_on, q_off, sizeof q_on), 0));
 }
 
-/* The runtime's trace as text ("" when it cannot be read). */
-static void trace_text(plx_runtime *rt, char *buf, size_t size) {
-    char dir[4096], path[4096];
-    tu_mkdtemp(dir);
-    tu_join(path, dir, "trace.json");
-    OK(plx_runtime_write_trace(rt, path));
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (f) {
-        size_t got = fread(buf, 1, size - 1, f);
-        buf[got] = '\0';
-        fclose(f);
-    }
-    tu_rmtree(dir);
-}
-
 /* R-25: with profiling on, queued, each kernel's device time is in the
  * trace, category "kernel", on gpu_opencl's device track with its layer's
  * name, beside the host's wait; queued=off records no device events. */
@@ -803,7 +787,7 @@ Test(gpu_opencl, profiling_traces_kernels_with_their_layers) {
         OK(plx_runtime_enable_profiling(rt, true));
         OK(run2(ln, NULL, x, y, sizeof y, s, sizeof s));
         OK(plx_runtime_enable_profiling(rt, false));
-        trace_text(rt, text, sizeof text);
+        tu_trace_text(rt, text, sizeof text);
         const char *layers[] = {"relu", "add", "sqrt", "mul"};
         for (size_t i = 0; i < 4; i++) {
             char needle[96];

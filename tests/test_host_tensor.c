@@ -15,79 +15,7 @@
 #include <criterion/new/assert.h>
 #include <plexus/host_tensor.h>
 
-/* ---- a host table: counted allocations, statuses with code and message ---- */
-
-struct plx_status_object {
-    plx_status_code code;
-    char message[512];
-};
-
-static int live_allocations;
-
-static void test_log(const plx_host *host, plx_log_level level, const char *fmt, ...) {
-    (void)host;
-    (void)level;
-    (void)fmt;
-}
-
-static void *test_alloc(const plx_host *host, size_t size, size_t alignment) {
-    (void)host;
-    void *p = NULL;
-    if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                       size ? size : 1) != 0) {
-        return NULL;
-    }
-    live_allocations++;
-    return p;
-}
-
-static void test_free(const plx_host *host, void *ptr) {
-    (void)host;
-    if (ptr) {
-        live_allocations--;
-        free(ptr);
-    }
-}
-
-static plx_status test_status_create(const plx_host *host, plx_status_code code, const char *fmt,
-                                     ...) {
-    (void)host;
-    plx_status s = calloc(1, sizeof *s);
-    cr_assert(not(zero(ptr, s)));
-    s->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->message, sizeof s->message, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static plx_status_code test_status_code(const plx_host *host, plx_status s) {
-    (void)host;
-    return s ? s->code : PLX_OK;
-}
-
-static const char *test_status_message(const plx_host *host, plx_status s) {
-    (void)host;
-    return s ? s->message : "OK";
-}
-
-static void test_status_free(const plx_host *host, plx_status s) {
-    (void)host;
-    free(s);
-}
-
-static const plx_host host = {
-    .struct_size = (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_host, host_data),
-    .abi_version = PLX_ABI_VERSION,
-    .log = test_log,
-    .alloc = test_alloc,
-    .free = test_free,
-    .status_create = test_status_create,
-    .status_code = test_status_code,
-    .status_message = test_status_message,
-    .status_free = test_status_free,
-};
+#include "test_host_table.h"
 
 #define OK(expr)                                                                     \
     do {                                                                             \
@@ -129,7 +57,7 @@ static int memfd_with(const void *data, size_t bytes) {
 }
 
 static void check_no_leak(void) {
-    cr_assert(eq(int, live_allocations, 0), "%d allocations left", live_allocations);
+    cr_assert(eq(int, th_live_allocations, 0), "%d allocations left", th_live_allocations);
 }
 
 TestSuite(host_tensor, .init = NULL, .fini = check_no_leak);
@@ -141,23 +69,23 @@ TestSuite(host_tensor, .init = NULL, .fini = check_no_leak);
 Test(host_tensor, owned_memory) {
     plx_host_tensor t;
     plx_tensor_info info = f32(2, 3);
-    OK(plx_host_tensor_init(&t, &host, &info, 64));
+    OK(plx_host_tensor_init(&t, &th_host, &info, 64));
     cr_assert(eq(sz, t.bytes, 24));
     void *data = NULL;
     FAILS(plx_host_tensor_map(&t, &data), PLX_FAILED_PRECONDITION, "the tensor has no memory");
     OK(plx_host_tensor_allocate(&t));
     OK(plx_host_tensor_allocate(&t)); /* again: nothing to do */
-    cr_assert(eq(int, live_allocations, 1));
+    cr_assert(eq(int, th_live_allocations, 1));
     OK(plx_host_tensor_map(&t, &data));
     cr_assert(eq(ptr, data, t.owned));
     cr_assert(eq(u64, (uintptr_t)data % 64, 0));
     plx_host_tensor_release(&t);
     cr_assert(zero(ptr, plx_host_tensor_data(&t)));
-    cr_assert(eq(int, live_allocations, 0));
+    cr_assert(eq(int, th_live_allocations, 0));
 
     plx_tensor_info bad = f32(2, 3);
     bad.dtype = (plx_dtype)999;
-    FAILS(plx_host_tensor_init(&t, &host, &bad, 64), PLX_INVALID_ARGUMENT,
+    FAILS(plx_host_tensor_init(&t, &th_host, &bad, 64), PLX_INVALID_ARGUMENT,
           "invalid tensor info (dtype 999, rank 2)");
 }
 
@@ -167,7 +95,7 @@ Test(host_tensor, owned_memory) {
 Test(host_tensor, malloc_import) {
     plx_host_tensor t;
     plx_tensor_info info = f32(2, 3);
-    OK(plx_host_tensor_init(&t, &host, &info, 64));
+    OK(plx_host_tensor_init(&t, &th_host, &info, 64));
     float buf[7];
     void *data = NULL;
     OK(plx_host_tensor_import(&t, buf, sizeof buf, PLX_MEMORY_SOURCE_MALLOC));
@@ -197,7 +125,7 @@ Test(host_tensor, malloc_import) {
 Test(host_tensor, dma_buf_import) {
     plx_host_tensor t;
     plx_tensor_info info = f32(2, 3);
-    OK(plx_host_tensor_init(&t, &host, &info, 64));
+    OK(plx_host_tensor_init(&t, &th_host, &info, 64));
     const float in[6] = {1, 2, 3, 4, 5, 6};
     int fd = memfd_with(in, sizeof in);
     OK(plx_host_tensor_import(&t, &fd, sizeof in, PLX_MEMORY_SOURCE_DMA_BUF));
@@ -251,7 +179,7 @@ Test(host_tensor, dma_buf_import) {
 
     /* A tensor of no bytes needs no mapping, but has an address. */
     plx_tensor_info empty = f32(0, 3);
-    OK(plx_host_tensor_init(&t, &host, &empty, 64));
+    OK(plx_host_tensor_init(&t, &th_host, &empty, 64));
     int none = memfd_with(NULL, 0);
     OK(plx_host_tensor_import(&t, &none, 0, PLX_MEMORY_SOURCE_DMA_BUF));
     cr_assert(not(zero(ptr, plx_host_tensor_data(&t))));
@@ -265,7 +193,7 @@ Test(host_tensor, dma_buf_import) {
 Test(host_tensor, other_sources_are_refused) {
     plx_host_tensor t;
     plx_tensor_info info = f32(2, 3);
-    OK(plx_host_tensor_init(&t, &host, &info, 64));
+    OK(plx_host_tensor_init(&t, &th_host, &info, 64));
     float buf[6];
     FAILS(plx_host_tensor_import(&t, buf, sizeof buf, PLX_MEMORY_SOURCE_DMA_BUF_PROTECTED),
           PLX_INVALID_ARGUMENT, "memory source 4 (dma_buf_protected) is not imported");
@@ -279,7 +207,7 @@ Test(host_tensor, other_sources_are_refused) {
 Test(host_tensor, sub_tensors) {
     plx_host_tensor parent, sub;
     plx_tensor_info whole = f32(2, 3), row = f32(1, 3);
-    OK(plx_host_tensor_init(&parent, &host, &whole, 64));
+    OK(plx_host_tensor_init(&parent, &th_host, &whole, 64));
     OK(plx_host_tensor_init_sub(&sub, &parent, &row, 12));
     cr_assert(zero(ptr, plx_host_tensor_data(&sub)));
     OK(plx_host_tensor_allocate(&parent));
@@ -339,7 +267,7 @@ Test(host_tensor, table_fragment_fills_the_handle_entries) {
  * dma-buf, and destroy freeing all of it. */
 Test(host_tensor, handles_through_the_table) {
     struct plx_factory factory;
-    plx_host_tensor_factory_init(&factory.tensors, &host, 128);
+    plx_host_tensor_factory_init(&factory.tensors, &th_host, 128);
     factory.backend_state = 7;
     plx_factory *f = &factory;
     plx_tensor_info info = f32(2, 3), row = f32(1, 3);
@@ -350,7 +278,7 @@ Test(host_tensor, handles_through_the_table) {
     OK(table.create_tensor_handle(f, &info, &managed, &h));
     OK(table.create_sub_tensor_handle(f, h, &row, 12, &part));
     OK(table.create_tensor_handle(f, &info, &unmanaged, &in));
-    cr_assert(eq(int, live_allocations, 3));
+    cr_assert(eq(int, th_live_allocations, 3));
     void *data = NULL;
     FAILS(table.map_tensor_handle(h, &data), PLX_FAILED_PRECONDITION, "no memory");
     OK(table.allocate_tensor_handle(h));
@@ -400,7 +328,7 @@ Test(host_tensor, handles_through_the_table) {
     table.release_tensor_handle(h);
     table.destroy_tensor_handle(part);
     table.destroy_tensor_handle(h);
-    cr_assert(eq(int, live_allocations, 0));
+    cr_assert(eq(int, th_live_allocations, 0));
     cr_assert(eq(int, factory.backend_state, 7));
     close(fd);
 }

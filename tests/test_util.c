@@ -355,6 +355,22 @@ void tu_copy_file(const char *src, const char *dir, const char *name) {
     free(data);
 }
 
+void tu_trace_text(plx_runtime *rt, char *buf, size_t size) {
+    char dir[4096], path[4096];
+    tu_mkdtemp(dir);
+    tu_join(path, dir, "trace.json");
+    plx_status s = plx_runtime_write_trace(rt, path);
+    cr_assert(zero(ptr, s), "plx_runtime_write_trace: %s", plx_status_get_message(s));
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t got = fread(buf, 1, size - 1, f);
+        buf[got] = '\0';
+        fclose(f);
+    }
+    tu_rmtree(dir);
+}
+
 bool tu_under_asan(void) {
 #if defined(__SANITIZE_ADDRESS__)
     return true;

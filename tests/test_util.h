@@ -106,6 +106,10 @@ void tu_copy_file(const char *src, const char *dir, const char *name);
     } while (0)
 
 /* true when built with AddressSanitizer. */
+/* The runtime's trace (plx_runtime_write_trace) as text in buf ("" when it
+ * cannot be read back), through a temporary file. */
+void tu_trace_text(plx_runtime *rt, char *buf, size_t size);
+
 bool tu_under_asan(void);
 /* true when the test setup runs the tests under valgrind. */
 bool tu_under_valgrind(void);

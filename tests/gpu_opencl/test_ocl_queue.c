@@ -13,127 +13,17 @@
 #include <criterion/new/assert.h>
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <plexus/backend.h>
+
+#include "../test_host_table.h"
 
 #ifndef GPU_OPENCL_DIR
 #error "GPU_OPENCL_DIR must be defined by the build"
 #endif
-
-/* ---- the host table ----------------------------------------------------- */
-
-struct plx_status_object {
-    plx_status_code code;
-    char message[1024];
-};
-
-static void host_log(const plx_host *host, plx_log_level level, const char *fmt, ...) {
-    (void)host;
-    const char *show = getenv("PLEXUS_TEST_LOG");
-    if (show && *show && strcmp(show, "0") != 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "[%d] ", (int)level);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
-
-static void *host_alloc(const plx_host *host, size_t size, size_t alignment) {
-    (void)host;
-    if (alignment < sizeof(void *) * 2) {
-        alignment = sizeof(void *) * 2;
-    }
-    void *p = NULL;
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
-}
-
-static void host_free(const plx_host *host, void *p) {
-    (void)host;
-    free(p);
-}
-
-static plx_status host_status_create(const plx_host *host, plx_status_code code, const char *fmt,
-                                     ...) {
-    (void)host;
-    plx_status s = malloc(sizeof *s);
-    cr_assert(not(zero(ptr, s)));
-    s->code = code == PLX_OK ? PLX_INTERNAL : code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->message, sizeof s->message, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static plx_status_code host_status_code(const plx_host *host, plx_status s) {
-    (void)host;
-    return s ? s->code : PLX_OK;
-}
-
-static const char *host_status_message(const plx_host *host, plx_status s) {
-    (void)host;
-    return s ? s->message : "OK";
-}
-
-static void host_status_free(const plx_host *host, plx_status s) {
-    (void)host;
-    free(s);
-}
-
-static uint64_t host_now_ns(const plx_host *host) {
-    (void)host;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The events record_event received, on the host's clock. */
-typedef struct got_event {
-    char name[64], category[32], layer[64];
-    uint32_t network_id;
-    uint64_t host_start_ns, duration_ns;
-} got_event;
-static got_event events[256];
-static size_t event_count;
-
-static void host_record_event(const plx_host *host, const plx_profile_event *e) {
-    (void)host;
-    cr_assert(ge(u32, e->struct_size,
-                 (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_profile_event, clock_sync_host_ns)));
-    if (event_count >= sizeof events / sizeof events[0]) {
-        return;
-    }
-    got_event *g = &events[event_count++];
-    snprintf(g->name, sizeof g->name, "%s", e->name ? e->name : "");
-    snprintf(g->category, sizeof g->category, "%s", e->category ? e->category : "");
-    snprintf(g->layer, sizeof g->layer, "%s", e->layer ? e->layer : "");
-    g->network_id = e->network_id;
-    g->host_start_ns = e->clock_sync_host_ns + (e->start_ns - e->clock_sync_backend_ns);
-    g->duration_ns = e->duration_ns;
-    cr_assert(not(zero(u64, e->clock_sync_backend_ns)), "no clock mapping");
-}
-
-static const plx_host host = {
-    .struct_size = PLX_STRUCT_SIZE_UPTO(plx_host, record_event),
-    .abi_version = PLX_MAKE_ABI_VERSION(PLX_ABI_VERSION_MAJOR, PLX_ABI_VERSION_MINOR),
-    .log = host_log,
-    .alloc = host_alloc,
-    .free = host_free,
-    .status_create = host_status_create,
-    .status_code = host_status_code,
-    .status_message = host_status_message,
-    .status_free = host_status_free,
-    .host_data = NULL,
-    .now_ns = host_now_ns,
-    .record_event = host_record_event,
-};
 
 /* ---- the backend -------------------------------------------------------- */
 
@@ -158,12 +48,12 @@ static void open_backend(void) {
      * -Wpedantic quiet, as core/src/registry.c does). */
     plx_backend_entry_fn entry;
     memcpy(&entry, &sym, sizeof entry);
-    const plx_backend_descriptor *d = entry(host.abi_version, &host);
+    const plx_backend_descriptor *d = entry(th_host.abi_version, &th_host);
     cr_assert(not(zero(ptr, (void *)d)));
     fn = d->functions;
     cr_assert(ge(u32, fn->struct_size,
                  (uint32_t)PLX_STRUCT_SIZE_UPTO(plx_backend_functions, destroy_fence)));
-    plx_status s = fn->check_available(&host);
+    plx_status s = fn->check_available(&th_host);
     if (s) {
         char why[1100];
         snprintf(why, sizeof why, "gpu_opencl is unavailable: %s", s->message);
@@ -177,7 +67,7 @@ static void open_backend(void) {
 static plx_backend *create(const char *key, const char *value, plx_status *out_status) {
     plx_option o = {key, value};
     plx_backend *b = NULL;
-    *out_status = fn->create(&host, &o, key ? 1 : 0, &b);
+    *out_status = fn->create(&th_host, &o, key ? 1 : 0, &b);
     return *out_status ? NULL : b;
 }
 
@@ -572,25 +462,26 @@ Test(ocl_queue, profiling_records_kernel_events) {
     float x[N];
     input(x, 1);
     put(c.x, x, sizeof x);
-    event_count = 0;
+    th_event_count = 0;
     for (int i = 0; i < 3; i++) {
         OKS(enqueue(q, c.w[i], c.names[i], false, NULL, 0));
     }
     OKS(wait_all(q));
-    cr_assert(eq(sz, event_count, 0), "events without profile");
+    cr_assert(eq(sz, th_event_count, 0), "events without profile");
     for (int round = 0; round < 2; round++) {
-        event_count = 0;
-        uint64_t t0 = host_now_ns(&host);
+        th_event_count = 0;
+        uint64_t t0 = th_host.now_ns(&th_host);
         for (int i = 0; i < 3; i++) {
             OKS(enqueue(q, c.w[i], c.names[i], true, NULL, 0));
         }
         OKS(wait_all(q));
-        uint64_t t1 = host_now_ns(&host);
-        cr_assert(ge(sz, event_count, 3), "%zu events", event_count);
+        uint64_t t1 = th_host.now_ns(&th_host);
+        cr_assert(ge(sz, th_event_count, 3), "%zu events", th_event_count);
         size_t next_layer = 0; /* the layers' events come in enqueue order */
-        for (size_t e = 0; e < event_count; e++) {
-            const got_event *g = &events[e];
+        for (size_t e = 0; e < th_event_count; e++) {
+            const th_event *g = &th_events[e];
             cr_assert(eq(str, (char *)g->category, "kernel"));
+            cr_assert(not(zero(u64, g->clock_sync_backend_ns)), "no clock mapping");
             while (next_layer < 3 && strcmp(g->layer, c.names[next_layer]) != 0) {
                 next_layer++;
             }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gpu_cuda device check (docs/gpu_cuda.md, "Checking on a GPU"): one
-# script, in two steps, for a GPU machine on which nothing can be installed.
+# script, in steps, for a GPU machine on which nothing can be installed.
 #
 #   bench/device-check.sh prepare [BUILD]   here, where the CUDA toolkit and
 #       the project's dependencies are: configures and builds BUILD
@@ -12,9 +12,10 @@
 #
 #   bench/device-check.sh run [BUILD] [REPORT_DIR]   on the GPU machine,
 #       from the repository root, with BUILD carried there: finds the CUDA
-#       runtime and cuBLAS(Lt) libraries of that machine (the toolkit's, or
-#       the nvidia-* Python packages'), then, with PLEXUS_REQUIRE_CUDA=1 so
-#       that a missing device fails instead of skipping:
+#       runtime, cuBLAS(Lt) and cuDNN libraries of that machine (the
+#       toolkit's, or the nvidia-* Python packages'), then, with
+#       PLEXUS_REQUIRE_CUDA=1 so that a missing device fails instead of
+#       skipping:
 #         1. nvidia-smi -L and `plexus info` (gpu_cuda available, its
 #            capabilities);
 #         2. test_gpu_cuda (tests/test_gpu_cuda.c);
@@ -23,11 +24,24 @@
 #            reason);
 #         4. `plexus conformance` on gpu_cuda.so;
 #         5. `plexus run` of the digits model on gpu_cuda,cpu_ref and on
-#            cpu_ref alone (same top classes), for the fallback and the
-#            latency it prints (a smoke figure, not a benchmark).
-#       Each step's output goes to REPORT_DIR (default $OUT when set, else
-#       BUILD/devcheck-report) and report.txt ends with one line per step and
-#       'device-check: N passed, N failed'. Exit status 1 when a step failed.
+#            cpu_ref alone (same top classes);
+#         6. bench/cuda_vs_torch.py with the machine's python3 (PyTorch):
+#            ResNet-18, MobileNet-v2 and a BERT-base-sized encoder at batch
+#            1 and 32 in fp32, tf32 and fp16, gpu_cuda against PyTorch eager
+#            on the same exported weights, and the GEMM's TFLOP/s
+#            (plexus-bench-cuda-gemm) beside torch.matmul. torch.compile is
+#            left to the next mode: each compilation takes tens of seconds.
+#
+#   bench/device-check.sh bench-compile [BUILD] [REPORT_DIR]   on the GPU
+#       machine, after `run` (a second call, when device time is left):
+#       bench/cuda_vs_torch.py again with torch.compile in fp16 and fp32.
+#
+#   Each step's output goes to a log; REPORT_DIR (default $OUT when set,
+#   else BUILD/devcheck-report) receives report.txt, which ends with one
+#   line per step and 'device-check: N passed, N failed', the benchmark's
+#   tables (bench.txt) and JSON (bench.json), and every log in logs.tar.gz
+#   (the device tool brings back few files). Exit status 1 when a step
+#   failed.
 #
 # The build directory's programs name their plug-in directories by absolute
 # path (the tests' CPU_REF_DIR, GPU_CUDA_DIR): when BUILD lies elsewhere on
@@ -41,7 +55,7 @@ build=${2:-build-devcheck}
 
 # What the check runs: the tests, the CLI and the two plug-ins.
 targets=(tests/test_gpu_cuda tests/test_ops_network tools/plexus
-         gpu_cuda/gpu_cuda.so cpu_ref/cpu_ref.so)
+         gpu_cuda/gpu_cuda.so cpu_ref/cpu_ref.so bench/plexus-bench-cuda-gemm)
 
 # Libraries the GPU machine has of its own, never replaced by older
 # copies from here (the directory is on LD_LIBRARY_PATH, searched before
@@ -51,7 +65,7 @@ is_system_lib() {
     linux-vdso.so.*|ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;;
     libresolv.so.*|libanl.so.*|libutil.so.*|libnsl.so.*|libnss_*) return 0 ;; # glibc's too
     libstdc++.so.*|libgcc_s.so.*) return 0 ;;
-    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*) return 0 ;;
+    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so*) return 0 ;;
   esac
   return 1
 }
@@ -94,23 +108,40 @@ cuda_lib_dirs() {
   printf '%s' "${dirs#:}"
 }
 
-run_checks() {
-  local report=${3:-${OUT:-$build/devcheck-report}}
-  mkdir -p "$report"
+# Sets up the environment of the checks on the GPU machine: the link from
+# where BUILD was built, the library path, PLEXUS_REQUIRE_CUDA=1.
+setup_run() {
   local origin
   origin=$(cat "$build/devcheck-origin" 2>/dev/null) || { echo "no $build/devcheck-origin: run prepare first"; return 1; }
   if [ "$origin" != "$root/$build" ] && [ ! -e "$origin" ]; then
     mkdir -p "$(dirname "$origin")" && ln -s "$root/$build" "$origin"
   fi
-  local cuda_dirs
   cuda_dirs=$(cuda_lib_dirs)
   # The machine's own libraries first; the carried ones fill the gaps.
   export LD_LIBRARY_PATH="${cuda_dirs:+$cuda_dirs:}${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$root/$build/devcheck-lib"
   export PLEXUS_REQUIRE_CUDA=1 PLEXUS_BACKENDS='' PLEXUS_SKIP_DEFAULT_DIR=1
-  local backends="$root/$build/gpu_cuda:$root/$build/cpu_ref"
-  local summary="$report/report.txt" passed=0 failed=0
+  backends="$root/$build/gpu_cuda:$root/$build/cpu_ref"
+}
+
+# The benchmark (bench/cuda_vs_torch.py) with the machine's python3; extra
+# arguments after the first two go to the script.
+run_bench() {
+  local logs=$1 name=$2
+  shift 2
+  python3 "$root/bench/cuda_vs_torch.py" --plexus "$root/$build/tools/plexus" \
+    --backend-path "$root/$build/gpu_cuda" --backend-path "$root/$build/cpu_ref" \
+    --work "$logs/$name-models" --json "$logs/$name.json" "$@"
+}
+
+run_checks() {
+  local what=$1 report=${4:-${OUT:-$build/devcheck-report}}
+  mkdir -p "$report"
+  local logs cuda_dirs backends
+  logs=$(mktemp -d)
+  setup_run || return 1
+  local summary="$report/report${what:+-$what}.txt" passed=0 failed=0
   {
-    echo "gpu_cuda device check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "gpu_cuda device check${what:+ ($what)}, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
     echo "CUDA library directories: ${cuda_dirs:-none found}"
     if command -v nvidia-smi > /dev/null; then nvidia-smi -L 2>&1; else echo "no nvidia-smi"; fi
@@ -119,54 +150,70 @@ run_checks() {
     local name=$1
     shift
     local start=$SECONDS
-    if "$@" > "$report/$name.log" 2>&1; then
+    if "$@" > "$logs/$name.log" 2>&1; then
       passed=$((passed + 1))
       echo "PASS $name ($((SECONDS - start)) s)" >> "$summary"
     else
       failed=$((failed + 1))
-      echo "FAIL $name ($((SECONDS - start)) s): see $name.log" >> "$summary"
+      echo "FAIL $name ($((SECONDS - start)) s): see $name.log in logs.tar.gz" >> "$summary"
+      tail -n 5 "$logs/$name.log" | sed 's/^/    /' >> "$summary"
     fi
-    # An empty log is left out: $OUT brings back at most 8 files.
-    [ -s "$report/$name.log" ] || rm -f "$report/$name.log"
   }
-  step info sh -c 'PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus info &&
-                   PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus info | grep -A2 "^  gpu_cuda:" |
-                   grep -q "available: *yes"' sh "$backends" "$build"
-  step test_gpu_cuda env PLEXUS_BACKEND_PATH= "$build/tests/test_gpu_cuda" --tap=-
-  step ops_gpu_cuda env PLEXUS_BACKEND_PATH= PLEXUS_TEST_OPS_BACKEND=gpu_cuda \
-    "$build/tests/test_ops_network" --tap=-
-  # Passing on an unavailable backend checks nothing: it must be available.
-  step conformance sh -c 'out=$("$1"/tools/plexus conformance "$1"/gpu_cuda/gpu_cuda.so); rc=$?
-                          printf "%s\n" "$out"
-                          [ $rc -eq 0 ] && ! printf "%s\n" "$out" | grep -q "unavailable here"' \
-    sh "$build"
-  # gpu_cuda must run some of the model's layers (the rest fall back).
-  step digits_gpu_cuda sh -c 'out=$(PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus run \
-                                    onnx/models/digits/digits.onnx \
-                                    --input image=onnx/models/digits/inputs/digit-7.npy \
-                                    --backends gpu_cuda,cpu_ref --show-layers \
-                                    --iterations 100 2>&1); rc=$?
-                              printf "%s\n" "$out"
-                              [ $rc -eq 0 ] &&
-                                printf "%s\n" "$out" | grep -q "^  gpu_cuda: [1-9][0-9]* layers"' \
-    sh "$backends" "$build"
-  step digits_cpu_ref env PLEXUS_BACKEND_PATH="$backends" "$build/tools/plexus" run \
-    onnx/models/digits/digits.onnx --input image=onnx/models/digits/inputs/digit-7.npy \
-    --backends cpu_ref --iterations 100
-  # The same top classes on both (the lines of the classifier's report).
-  step digits_agree sh -c 'a=$(grep "top-1" "$1/digits_gpu_cuda.log") &&
-                           b=$(grep "top-1" "$1/digits_cpu_ref.log") && [ "$a" = "$b" ]' \
-    sh "$report"
-  grep -h "^ok\|^not ok" "$report/test_gpu_cuda.log" "$report/ops_gpu_cuda.log" |
-    grep -c "# SKIP" | sed 's/^/tests skipped (refused operators): /' >> "$summary"
-  grep -h "^conformance \|Latency" "$report"/*.log >> "$summary"
-  echo "device-check: $passed passed, $failed failed" >> "$summary"
+  if [ "$what" = "" ]; then
+    step info sh -c 'PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus info &&
+                     PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus info | grep -A2 "^  gpu_cuda:" |
+                     grep -q "available: *yes"' sh "$backends" "$build"
+    step test_gpu_cuda env PLEXUS_BACKEND_PATH= "$build/tests/test_gpu_cuda" --tap=-
+    step ops_gpu_cuda env PLEXUS_BACKEND_PATH= PLEXUS_TEST_OPS_BACKEND=gpu_cuda \
+      "$build/tests/test_ops_network" --tap=-
+    # Passing on an unavailable backend checks nothing: it must be available.
+    step conformance sh -c 'out=$("$1"/tools/plexus conformance "$1"/gpu_cuda/gpu_cuda.so); rc=$?
+                            printf "%s\n" "$out"
+                            [ $rc -eq 0 ] && ! printf "%s\n" "$out" | grep -q "unavailable here"' \
+      sh "$build"
+    # gpu_cuda must run some of the model's layers (the rest fall back).
+    step digits_gpu_cuda sh -c 'out=$(PLEXUS_BACKEND_PATH="$1" "$2"/tools/plexus run \
+                                      onnx/models/digits/digits.onnx \
+                                      --input image=onnx/models/digits/inputs/digit-7.npy \
+                                      --backends gpu_cuda,cpu_ref --show-layers \
+                                      --iterations 100 2>&1); rc=$?
+                                printf "%s\n" "$out"
+                                [ $rc -eq 0 ] &&
+                                  printf "%s\n" "$out" | grep -q "^  gpu_cuda: [1-9][0-9]* layers"' \
+      sh "$backends" "$build"
+    step digits_cpu_ref env PLEXUS_BACKEND_PATH="$backends" "$build/tools/plexus" run \
+      onnx/models/digits/digits.onnx --input image=onnx/models/digits/inputs/digit-7.npy \
+      --backends cpu_ref --iterations 100
+    # The same top classes on both (the lines of the classifier's report).
+    step digits_agree sh -c 'a=$(grep "top-1" "$1/digits_gpu_cuda.log") &&
+                             b=$(grep "top-1" "$1/digits_cpu_ref.log") && [ "$a" = "$b" ]' \
+      sh "$logs"
+    step bench run_bench "$logs" bench --compile-precisions none \
+      --gemm-bench "$root/$build/bench/plexus-bench-cuda-gemm"
+    grep -h "^ok\|^not ok" "$logs/test_gpu_cuda.log" "$logs/ops_gpu_cuda.log" |
+      grep -c "# SKIP" | sed 's/^/tests skipped (refused operators): /' >> "$summary"
+    grep -h "^conformance \|Latency" "$logs"/*.log >> "$summary"
+  else
+    step bench-compile run_bench "$logs" bench-compile --precisions fp16,fp32 \
+      --compile-precisions fp16,fp32
+  fi
+  # The benchmark's tables and JSON on their own; everything in one archive.
+  local b
+  for b in bench bench-compile; do
+    [ -f "$logs/$b.log" ] && grep -v "^\[torch.onnx\]" "$logs/$b.log" > "$report/$b.txt"
+    [ -f "$logs/$b.json" ] && cp "$logs/$b.json" "$report/"
+  done
+  echo "device-check${what:+ ($what)}: $passed passed, $failed failed" >> "$summary"
+  tar -czf "$report/logs${what:+-$what}.tar.gz" -C "$logs" --exclude='*-models' .
+  rm -rf "$logs"
   cat "$summary"
   [ "$failed" -eq 0 ]
 }
 
 case "$mode" in
   prepare) prepare ;;
-  run) run_checks "$@" ;;
-  *) echo "usage: $0 prepare [BUILD] | run [BUILD] [REPORT_DIR]" >&2; exit 2 ;;
+  run) run_checks "" "$@" ;;
+  bench-compile) run_checks bench-compile "$@" ;;
+  *) echo "usage: $0 prepare [BUILD] | run [BUILD] [REPORT_DIR] | bench-compile [BUILD] [REPORT_DIR]" >&2
+     exit 2 ;;
 esac

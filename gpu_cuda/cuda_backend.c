@@ -30,23 +30,6 @@
  * sm_90 machine code and compute_90 PTX). */
 #define GPU_CUDA_MIN_MAJOR 9
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-plx_status gpu_cuda_failure(const plx_host *host, cudaError_t rc, plx_status_code code,
-                            const char *call_fmt, ...) {
-    char call[256];
-    va_list ap;
-    va_start(ap, call_fmt);
-    vsnprintf(call, sizeof call, call_fmt, ap);
-    va_end(ap);
-    if (rc == cudaErrorMemoryAllocation) {
-        code = PLX_OUT_OF_MEMORY;
-    }
-    return host->status_create(host, code, "%s: %s (%s)", call, cudaGetErrorString(rc),
-                               cudaGetErrorName(rc));
-}
-
 /* ------------------------------------------------------------------------ */
 /* Availability                                                         */
 /* ------------------------------------------------------------------------ */

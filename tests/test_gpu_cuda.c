@@ -292,10 +292,30 @@ static plx_loaded_network *load_on(plx_runtime *rt, plx_network *n, const char *
     return ln;
 }
 
+/* The MLP loaded on gpu_cuda alone (load_on). */
+static plx_loaded_network *mlp_on_gpu(plx_runtime *rt, bool async) {
+    plx_network *n = mlp();
+    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", async, NULL, 0);
+    plx_network_destroy(&n);
+    return ln;
+}
+
 static void input_for(float *x, unsigned seed) {
     for (int i = 0; i < ROWS * IN; i++) {
         x[i] = (float)((seed * 31u + (unsigned)i * 7u) % 97u) / 24.0f - 2.0f;
     }
+}
+
+/* Runs the MLP with its input and its two outputs bound as given. */
+static plx_status run_bound(plx_loaded_network *ln, plx_working_memory *wm,
+                            const plx_tensor_binding *in, const plx_tensor_binding *out) {
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    return plx_loaded_network_execute_with(ln, wm, &a);
 }
 
 static plx_status run(plx_loaded_network *ln, plx_working_memory *wm, const float *x, float *y,
@@ -303,13 +323,7 @@ static plx_status run(plx_loaded_network *ln, plx_working_memory *wm, const floa
     plx_tensor_binding in = {0, (void *)x, ROWS * IN * sizeof *x, 0};
     plx_tensor_binding out[] = {{0, y, ROWS * OUT * sizeof *y, 0},
                                 {1, mean, ROWS * sizeof *mean, 0}};
-    plx_execute_args a;
-    plx_execute_args_init(&a);
-    a.inputs = &in;
-    a.input_count = 1;
-    a.outputs = out;
-    a.output_count = 2;
-    return plx_loaded_network_execute_with(ln, wm, &a);
+    return run_bound(ln, wm, &in, out);
 }
 
 static void assert_close(const float *got, const float *want, size_t count, double tolerance,
@@ -382,9 +396,7 @@ Test(gpu_cuda, graphs_layer_by_layer_and_unqueued_give_identical_results) {
                   "%s", modes[q][0]);
         const plx_capability *graphs = cap(b, "gpu_cuda.graphs", PLX_VALUE_BOOL);
         cr_assert(eq(int, graphs->bool_value, q == 0), "%s %s", modes[q][0], modes[q][1]);
-        plx_network *n = mlp();
-        plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
-        plx_network_destroy(&n);
+        plx_loaded_network *ln = mlp_on_gpu(rt, false);
         for (int round = 0; round < ROUNDS; round++) {
             float x[ROWS * IN];
             input_for(x, 11u + (unsigned)round);
@@ -410,9 +422,7 @@ Test(gpu_cuda, graphs_layer_by_layer_and_unqueued_give_identical_results) {
 Test(gpu_cuda, graphs_follow_rebound_device_memory) {
     plx_runtime *rt = runtime_with(NULL, 0);
     require_gpu(&rt);
-    plx_network *n = mlp();
-    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
-    plx_network_destroy(&n);
+    plx_loaded_network *ln = mlp_on_gpu(rt, false);
     float x[2][ROWS * IN], want_y[2][ROWS * OUT], want_m[2][ROWS];
     void *dx[2], *dy[2], *dm[2];
     for (int k = 0; k < 2; k++) {
@@ -432,14 +442,8 @@ Test(gpu_cuda, graphs_follow_rebound_device_memory) {
         plx_tensor_binding in = {0, &ex, sizeof x[k], PLX_MEMORY_SOURCE_EXTERNAL};
         plx_tensor_binding out[] = {{0, &ey, sizeof want_y[k], PLX_MEMORY_SOURCE_EXTERNAL},
                                     {1, &em, sizeof want_m[k], PLX_MEMORY_SOURCE_EXTERNAL}};
-        plx_execute_args a;
-        plx_execute_args_init(&a);
-        a.inputs = &in;
-        a.input_count = 1;
-        a.outputs = out;
-        a.output_count = 2;
         cr_assert(eq(int, cudaMemset(dy[k], 0, sizeof want_y[k]), cudaSuccess));
-        OK(plx_loaded_network_execute_with(ln, NULL, &a));
+        OK(run_bound(ln, NULL, &in, out));
         float y[ROWS * OUT], m[ROWS];
         cr_assert(eq(int, cudaMemcpy(y, dy[k], sizeof y, cudaMemcpyDeviceToHost), cudaSuccess));
         cr_assert(eq(int, cudaMemcpy(m, dm[k], sizeof m, cudaMemcpyDeviceToHost), cudaSuccess));
@@ -462,9 +466,7 @@ Test(gpu_cuda, profiling_traces_kernels_with_their_layers) {
     static char text[1 << 20];
     plx_runtime *rt = runtime_with(NULL, 0);
     require_gpu(&rt);
-    plx_network *n = mlp();
-    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
-    plx_network_destroy(&n);
+    plx_loaded_network *ln = mlp_on_gpu(rt, false);
     float x[ROWS * IN], y[3][ROWS * OUT], m[3][ROWS];
     input_for(x, 3);
     OK(run(ln, NULL, x, y[0], m[0]));
@@ -496,9 +498,7 @@ Test(gpu_cuda, profiling_traces_kernels_with_their_layers) {
 Test(gpu_cuda, second_working_memory_gives_the_same_results) {
     plx_runtime *rt = runtime_with(NULL, 0);
     require_gpu(&rt);
-    plx_network *n = mlp();
-    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", true, NULL, 0);
-    plx_network_destroy(&n);
+    plx_loaded_network *ln = mlp_on_gpu(rt, true);
     plx_working_memory *wm;
     OK(plx_loaded_network_create_working_memory(ln, &wm));
     float x[ROWS * IN], y[ROWS * OUT], m[ROWS], y2[ROWS * OUT], m2[ROWS];
@@ -572,9 +572,7 @@ Test(gpu_cuda, gemm_relu_epilogue_matches_cpu_ref) {
 Test(gpu_cuda, device_pointers_bind_zero_copy) {
     plx_runtime *rt = runtime_with(NULL, 0);
     require_gpu(&rt);
-    plx_network *n = mlp();
-    plx_loaded_network *ln = load_on(rt, n, "gpu_cuda", false, NULL, 0);
-    plx_network_destroy(&n);
+    plx_loaded_network *ln = mlp_on_gpu(rt, false);
     float x[ROWS * IN], y0[ROWS * OUT], m0[ROWS], y[ROWS * OUT], m[ROWS];
     input_for(x, 5);
     OK(run(ln, NULL, x, y0, m0));

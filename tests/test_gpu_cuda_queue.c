@@ -274,14 +274,14 @@ const char *gpu_cuda_workload_name(const plx_workload *w) {
     return "model kernel";
 }
 
-plx_status gpu_cuda_failure(const plx_host *host, cudaError_t rc, plx_status_code code,
-                            const char *call_fmt, ...) {
-    char call[256];
-    va_list ap;
-    va_start(ap, call_fmt);
-    vsnprintf(call, sizeof call, call_fmt, ap);
-    va_end(ap);
-    return host->status_create(host, code, "%s: CUDA error %d", call, (int)rc);
+const char *cudaGetErrorString(cudaError_t rc) {
+    return rc == cudaSuccess ? "no error" : "the model's error";
+}
+
+const char *cudaGetErrorName(cudaError_t rc) {
+    static char name[32];
+    snprintf(name, sizeof name, "error %d", (int)rc);
+    return name;
 }
 
 /* ---- fixtures --------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* gpu_cuda internals shared by the backend's files (cuda_backend.c,
- * cuda_tensor.c, cuda_workload.c, cuda_gemm.c): the instance, factory,
+ * cuda_tensor.c, cuda_workload.c, cuda_gemm.c, cuda_conv.c): the instance, factory,
  * tensor handle and workload, and the functions one file calls in another.
  * Not exported. */
 #ifndef GPU_CUDA_CUDA_BACKEND_H
@@ -12,6 +12,7 @@
 
 #include <plexus/backend.h>
 
+#include "cuda_conv_geom.h"
 #include "cuda_kernels.h"
 
 #define GPU_CUDA_ID "gpu_cuda"
@@ -149,6 +150,26 @@ plx_status cuda_gemm_run(plx_factory *f, const cuda_gemm_plan *plan, cudaStream_
                          const float *a, const float *b, const float *c, const float *bias,
                          float *y);
 
+/* ---- convolutions through cuDNN (cuda_conv.c) ---- */
+
+/* A conv layer's cuDNN plan, made once at create_workload (its handle,
+ * execution plan, workspace; opaque outside cuda_conv.c). */
+typedef struct cuda_conv_plan cuda_conv_plan;
+
+/* Plans conv layer `l` (its own view: op PLX_OP_CONV), with the bias in
+ * cuDNN's graph, and with activation `act` (NULL: none) when cuDNN runs it
+ * there: *out_act_in_graph says whether it does, else the caller runs the
+ * activation on Y after cuda_conv_run. PLX_UNSUPPORTED with the reason
+ * when cuDNN has no engine for it; a status naming the failing call. */
+plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
+                                 const plx_activation_desc *act, bool *out_act_in_graph,
+                                 cuda_conv_plan **out_plan);
+void cuda_conv_plan_destroy(cuda_conv_plan *plan, const plx_host *host);
+/* Enqueues the convolution (and the bias, when the layer has one) on
+ * `stream`; bias NULL when the layer has none. */
+plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *plan, cudaStream_t stream,
+                         const void *x, const void *w, const void *bias, float *y);
+
 /* ---- workloads (cuda_workload.c) ---- */
 
 /* NULL when gpu_cuda runs the layer; else why not, written into buf. */
@@ -158,8 +179,8 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *layer,
                                     plx_tensor_handle *const *outputs,
                                     plx_workload **out_workload);
 void gpu_cuda_destroy_workload(plx_workload *w);
-/* R-23: a product whose only reader is an activation becomes one
- * precompiled layer (cuda_workload.c). */
+/* R-23: a product or a convolution whose only reader is an activation
+ * becomes one precompiled layer (cuda_workload.c). */
 plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *subgraph,
                                       const plx_subgraph_editor *editor);
 plx_status gpu_cuda_execute_workload(plx_workload *w);

@@ -11,12 +11,14 @@
  * working memory's stream instead, and nothing waits. The plan (broadcast strides, reduction geometry, the cuBLASLt
  * algorithm) is made once at create_workload, so a run allocates nothing.
  *
- * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected or
- * matmul whose only reader is an activation becomes one precompiled layer
- * ("gemm+relu") whose payload is a cuda_fused. Relu is cuBLASLt's epilogue
- * (with the bias, RELU_BIAS); any other activation runs as the pointwise
- * kernel on the product's output, in place, on the same stream, so the
- * layer is one wait instead of two. */
+ * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected,
+ * matmul or conv whose only reader is an activation becomes one
+ * precompiled layer ("gemm+relu", "conv+relu") whose payload is a
+ * cuda_fused. Relu is cuBLASLt's epilogue (with the bias, RELU_BIAS); a
+ * conv's activation is a pointwise operation of its cuDNN graph where
+ * cuDNN runs it there (cuda_conv.c); any other activation runs as the
+ * pointwise kernel on the layer's output, in place, on the same stream, so
+ * the layer is one wait instead of two. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -31,7 +33,8 @@ typedef enum workload_kind {
     WK_SOFTMAX,
     WK_REDUCE,
     WK_COPY, /* reduce with noop_with_empty_axes and no axes: the input as it is */
-    WK_GEMM
+    WK_GEMM,
+    WK_CONV /* cuDNN (cuda_conv.c) */
 } workload_kind;
 
 struct plx_workload {
@@ -53,23 +56,26 @@ struct plx_workload {
     ck_reduce_geometry reduce_geometry;
     cuda_gemm_plan gemm;
     int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
-    bool post_activation;  /* a fused activation after the product: `pointwise` */
+    bool post_activation;  /* a fused activation after the product or conv: `pointwise` */
+    cuda_conv_plan *conv;
 };
 
 /* The payload of a precompiled layer of gpu_cuda's (see the top). */
 #define GPU_CUDA_FUSED_MAGIC 0x31414347u /* "GCA1" */
 typedef struct cuda_fused {
     uint32_t magic;
-    plx_op op; /* gemm, fully_connected or matmul */
+    plx_op op; /* gemm, fully_connected, matmul or conv */
     union {
         plx_fully_connected_desc fc;
         plx_gemm_desc gemm;
+        plx_conv_desc conv;
     } desc;
     plx_activation_desc activation;
 } cuda_fused;
 
 static bool fusable_base(plx_op op) {
-    return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL;
+    return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL ||
+           op == PLX_OP_CONV;
 }
 
 /* The payload of a precompiled layer, or NULL when it is not gpu_cuda's. */
@@ -418,6 +424,10 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
     case PLX_OP_GEMM:
     case PLX_OP_FULLY_CONNECTED:
         break;
+    case PLX_OP_CONV: {
+        cuda_conv_geom g;
+        return cuda_conv_geometry(l, &g, buf, size);
+    }
     default:
         snprintf(buf, size, "runs no %s yet (docs/gpu_cuda.md)", plx_op_name(l->op));
         return buf;
@@ -521,6 +531,9 @@ void gpu_cuda_destroy_workload(plx_workload *w) {
     cudaSetDevice(w->factory->device);
     if (w->kind == WK_GEMM) {
         cuda_gemm_plan_destroy(&w->gemm);
+    }
+    if (w->kind == WK_CONV) {
+        cuda_conv_plan_destroy(w->conv, w->factory->host);
     }
     if (w->stream) {
         cudaStreamDestroy(w->stream);
@@ -632,20 +645,32 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         }
         break;
     }
-    default: { /* the products, fused with an activation or not */
+    default: { /* the products and convolutions, fused with an activation or not */
         const cuda_fused *fused = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
         plx_layer_view base = *l;
         if (fused) {
             base_view(l, fused, &base);
+            activation_func(&fused->activation, &w->pointwise);
+            w->alpha = fused->activation.alpha;
+            w->beta = fused->activation.beta;
+        }
+        if (base.op == PLX_OP_CONV) {
+            bool act_in_graph = false;
+            plx_status st = cuda_conv_plan_create(f, &base, fused ? &fused->activation : NULL,
+                                                  &act_in_graph, &w->conv);
+            if (st) {
+                gpu_cuda_destroy_workload(w);
+                return st;
+            }
+            w->kind = WK_CONV;
+            w->post_activation = fused && !act_in_graph;
+            break;
         }
         cuda_gemm_shape s;
         gemm_shape(&base, &s, &w->c_slot, &w->bias_slot, buf, sizeof buf);
         if (fused) {
             s.relu = fused->activation.func == PLX_ACT_RELU;
             w->post_activation = !s.relu;
-            activation_func(&fused->activation, &w->pointwise);
-            w->alpha = fused->activation.alpha;
-            w->beta = fused->activation.beta;
         }
         w->kind = WK_GEMM;
         plx_status st = cuda_gemm_plan_create(f, &s, &w->gemm);
@@ -719,12 +744,20 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
         if (s) {
             return s;
         }
-        if (w->post_activation) {
-            rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, out, out,
-                                     w->count);
+        break;
+    }
+    case WK_CONV: {
+        plx_status s = cuda_conv_run(f, w->conv, stream, in[0], in[1],
+                                     w->input_count > 2 ? in[2] : NULL, out);
+        if (s) {
+            return s;
         }
         break;
     }
+    }
+    /* A fused activation cuBLASLt or cuDNN did not run: in place on Y. */
+    if (rc == cudaSuccess && w->post_activation) {
+        rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, out, out, w->count);
     }
     return rc == cudaSuccess ? NULL : gpu_cuda_failure(host, rc, PLX_INTERNAL, "%s", what);
 }
@@ -769,6 +802,8 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
             f.desc.gemm = *(const plx_gemm_desc *)base->view.desc;
         } else if (f.op == PLX_OP_FULLY_CONNECTED) {
             f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
+        } else if (f.op == PLX_OP_CONV) {
+            f.desc.conv = *(const plx_conv_desc *)base->view.desc;
         }
         f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
         const char *act = plx_activation_func_name(f.activation.func);

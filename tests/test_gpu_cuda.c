@@ -534,6 +534,149 @@ Test(gpu_cuda, device_pointers_bind_zero_copy) {
     plx_runtime_destroy(&rt);
 }
 
+/* ---- convolutions through cuDNN ------------------------------------------ */
+
+typedef struct conv_case {
+    const char *name;
+    uint32_t rank; /* X's and W's */
+    int64_t x[5], w[5];
+    bool bias;
+    plx_conv_desc desc;
+} conv_case;
+
+static size_t numel(const plx_tensor_info *t) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= (size_t)t->dims[i];
+    }
+    return n;
+}
+
+static void fill(float *v, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (float)((seed * 131u + (unsigned)i * 37u) % 61u) / 30.0f - 1.0f;
+    }
+}
+
+/* The conv (then `act`, when not NULL) on gpu_cuda alone with gpu_cuda's
+ * options, against cpu_ref; the optimiser's summary must name `kind`
+ * (the fused layer) when it is not NULL. */
+static void conv_against_cpu_ref(const conv_case *cc, const plx_activation_desc *act,
+                                 const char *const *options, size_t option_count,
+                                 double tolerance, const char *kind) {
+    plx_tensor_info infos[3] = {tu_f32(cc->rank, cc->x), tu_f32(cc->rank, cc->w),
+                                tu_f32(1, &cc->w[0])};
+    size_t nx = numel(&infos[0]), nw = numel(&infos[1]), nb = (size_t)cc->w[0];
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(nb * sizeof *b);
+    cr_assert(x && w && b);
+    fill(x, nx, 1);
+    fill(w, nw, 2);
+    fill(b, nb, 3);
+    const void *data[3] = {NULL, w, b};
+    plx_tensor_info yi;
+    plx_network *n =
+        tu_layer_network(PLX_OP_CONV, &cc->desc, infos, data, cc->bias ? 3 : 2, act, &yi);
+    size_t ny = numel(&yi);
+    float *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
+    cr_assert(want && got);
+    plx_runtime *rt = runtime_with(options, option_count);
+    require_gpu(&rt);
+    char summary[4096];
+    tu_run_network_on(rt, n, "cpu_ref", x, nx * sizeof *x, want, ny * sizeof *want, NULL, 0);
+    tu_run_network_on(rt, n, "gpu_cuda", x, nx * sizeof *x, got, ny * sizeof *got, summary,
+                      sizeof summary);
+    if (kind) {
+        cr_assert(not(zero(ptr, strstr(summary, kind))), "%s: %s", cc->name, summary);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%s (%s)", cc->name, option_count ? options[0] : "defaults");
+    assert_close(got, want, ny, tolerance, what);
+    plx_runtime_destroy(&rt);
+    plx_network_destroy(&n);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+    free(got);
+}
+
+static conv_case conv_cases[5];
+
+static void make_conv_cases(void) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    conv_case c2 = {"conv2d grouped, strided, dilated, asymmetric pads", 4, {2, 4, 9, 8},
+                    {6, 2, 3, 2}, true, d};
+    c2.desc.group = 2;
+    c2.desc.strides[0] = 2;
+    c2.desc.dilations[1] = 2;
+    c2.desc.pads_begin[0] = 1;
+    c2.desc.pads_end[0] = 2;
+    c2.desc.pads_end[1] = 1;
+    conv_case dw = {"depthwise same_upper stride 2", 4, {1, 8, 10, 9}, {8, 1, 3, 3}, true, d};
+    dw.desc.group = 8;
+    dw.desc.strides[0] = 2;
+    dw.desc.strides[1] = 2;
+    dw.desc.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    conv_case c1 = {"conv1d grouped, strided, dilated", 3, {2, 4, 17}, {4, 2, 3}, true, d};
+    c1.desc.group = 2;
+    c1.desc.strides[0] = 2;
+    c1.desc.dilations[0] = 2;
+    c1.desc.pads_begin[0] = 1;
+    c1.desc.pads_end[0] = 2;
+    conv_case c3 = {"conv3d same_lower", 5, {1, 3, 5, 6, 7}, {4, 3, 2, 3, 2}, false, d};
+    c3.desc.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    c3.desc.strides[2] = 2;
+    conv_case big = {"conv2d 3x3, 32 to 64 channels", 4, {2, 32, 20, 20}, {64, 32, 3, 3}, true,
+                     d};
+    big.desc.pads_begin[0] = big.desc.pads_begin[1] = 1;
+    big.desc.pads_end[0] = big.desc.pads_end[1] = 1;
+    conv_cases[0] = c2;
+    conv_cases[1] = dw;
+    conv_cases[2] = c1;
+    conv_cases[3] = c3;
+    conv_cases[4] = big;
+}
+
+/* Each case in each precision: float32 (no engine with tensor cores or
+ * down-conversion) closely; tf32, fp16 and bf16 as their mantissas allow
+ * (10, 10 and 7 bits, over up to 288 products of values within [-1, 1]). */
+Test(gpu_cuda, conv_matches_cpu_ref_in_each_precision) {
+    require_device();
+    make_conv_cases();
+    static const struct {
+        const char *precision;
+        double tolerance;
+    } precisions[] = {{"precision=fp32", 1e-4}, {"precision=tf32", 2e-2},
+                      {"precision=fp16", 2e-2}, {"precision=bf16", 1e-1}};
+    for (size_t p = 0; p < sizeof precisions / sizeof precisions[0]; p++) {
+        for (size_t c = 0; c < sizeof conv_cases / sizeof conv_cases[0]; c++) {
+            const char *opt[] = {precisions[p].precision};
+            conv_against_cpu_ref(&conv_cases[c], NULL, opt, 1, precisions[p].tolerance, NULL);
+        }
+    }
+}
+
+/* A conv read only by an activation becomes one layer, "conv+relu": relu
+ * in cuDNN's graph with the bias where cuDNN has an engine for it (else
+ * the bias and relu kernels after the convolution), leaky_relu always as
+ * the kernel after it. */
+Test(gpu_cuda, conv_fused_with_its_activation_matches_cpu_ref) {
+    require_device();
+    make_conv_cases();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_activation_desc leaky = PLX_ACTIVATION_DESC_INIT(PLX_ACT_LEAKY_RELU);
+    plx_activation_desc gelu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
+    static const char *const precisions[] = {"precision=fp32", "precision=tf32"};
+    for (size_t p = 0; p < 2; p++) {
+        const char *opt[] = {precisions[p]};
+        double tolerance = p == 0 ? 1e-4 : 2e-2;
+        conv_against_cpu_ref(&conv_cases[4], &relu, opt, 1, tolerance, "conv+relu");
+        conv_against_cpu_ref(&conv_cases[0], &relu, opt, 1, tolerance, "conv+relu");
+        conv_against_cpu_ref(&conv_cases[3], &gelu, opt, 1, tolerance, "conv+gelu");
+        conv_against_cpu_ref(&conv_cases[1], &leaky, opt, 1, tolerance, "conv+leaky_relu");
+    }
+}
+
 /* What gpu_cuda does not run goes to cpu_ref with gpu_cuda's reason. */
 Test(gpu_cuda, refused_layers_fall_back_with_the_reason) {
     plx_runtime *rt = runtime_with(NULL, 0);

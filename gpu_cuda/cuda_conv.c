@@ -1,0 +1,629 @@
+/* gpu_cuda's convolutions through cuDNN's graph (backend) API
+ * (cuda_backend.h, cuda_conv_plan; docs/gpu_cuda.md, "Convolutions").
+ *
+ * A conv layer (1-D, 2-D or 3-D, grouped, strided, dilated, with any
+ * pads; cuda_conv_geom.c turns it into cuDNN's tensors) becomes, at
+ * create_workload, one operation graph of packed NCHW (NCDHW) float32
+ * tensors: the convolution forward operation, then, in the same graph,
+ * the bias as a pointwise add ([1, M, 1, 1] broadcast) and a fused
+ * activation as a pointwise operation (relu, tanh, sigmoid, gelu and its
+ * tanh form), on virtual intermediate tensors: cuDNN's runtime fusion.
+ * The engine configurations cuDNN's heuristics give (mode A, then the
+ * fallback list) are tried in order, those whose numerical notes the
+ * option precision excludes skipped (precision_allows), and the first
+ * whose execution plan finalises is kept with its workspace. When none
+ * does for the fused graph, the convolution alone is planned, and the
+ * bias add and the activation run as this backend's own kernels after it
+ * on the same stream (the bias here, the activation in cuda_workload.c);
+ * when none does for the convolution alone, the layer is refused with
+ * the reason.
+ *
+ * Each run sets the plan's handle to the run's stream and executes it with
+ * a variant pack of the tensors' device pointers and the workspace. The
+ * pack is made once and kept while the pointers stay the same (planned
+ * memory does; an application's zero-copy binding may change them, and
+ * then the pack is made again), so a run allocates nothing.
+ *
+ * Threads: every plan owns its cuDNN handle, as every product owns its
+ * cuBLASLt handle (cuda_gemm.c): a workload belongs to one working memory,
+ * whose executions the host runs one at a time, so no handle is used by
+ * two threads at once, and working memories run concurrently. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cudnn.h>
+
+#include "cuda_backend.h"
+
+/* The tensors' unique ids in the graph and the variant pack. */
+enum { UID_X = 1, UID_W, UID_B, UID_Y, UID_CONV_OUT, UID_BIAS_OUT };
+
+/* Every pointer given to cuDNN is aligned to this many bytes (cudaMalloc
+ * gives 256, the host places planned blocks at multiples of 64); a run
+ * refuses others (an application's binding at an odd offset). */
+#define CONV_ALIGNMENT 16
+
+/* At most: 6 tensors, 2 pointwise descriptors, the convolution, 3
+ * operations, the graph, 2 heuristics and the engine configuration. */
+#define CONV_MAX_DESCRIPTORS 24
+
+struct cuda_conv_plan {
+    cudnnHandle_t handle;
+    cudnnBackendDescriptor_t descriptors[CONV_MAX_DESCRIPTORS]; /* destroyed with the plan */
+    int descriptor_count;
+    cudnnBackendDescriptor_t plan;
+    void *workspace;
+    int64_t workspace_size;
+    cuda_conv_geom geom;
+    bool bias_in_graph; /* else ck_binary adds it after the convolution */
+    ck_broadcast bias_broadcast;
+    int64_t count; /* Y's elements */
+    /* The variant pack, for the pointers it holds (X, W, B, Y). */
+    cudnnBackendDescriptor_t pack;
+    const void *pack_pointers[4];
+};
+
+static plx_status dnn_failure(const plx_host *host, cudnnStatus_t st, const char *call) {
+    char detail[512] = "";
+    cudnnGetLastErrorString(detail, sizeof detail);
+    plx_status_code code = st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+                                   st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED
+                               ? PLX_OUT_OF_MEMORY
+                               : PLX_INTERNAL;
+    return host->status_create(host, code, "%s: %s (%d)%s%s", call, cudnnGetErrorString(st),
+                               (int)st, detail[0] ? ": " : "", detail);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Building the graph                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* The first failure of a sequence of cuDNN calls, and which call it was. */
+typedef struct builder {
+    cuda_conv_plan *p;
+    cudnnStatus_t st;
+    const char *call;
+} builder;
+
+static cudnnBackendDescriptor_t create(builder *b, cudnnBackendDescriptorType_t type,
+                                       const char *call) {
+    cudnnBackendDescriptor_t d = NULL;
+    if (b->st != CUDNN_STATUS_SUCCESS) {
+        return NULL;
+    }
+    if (b->p->descriptor_count == CONV_MAX_DESCRIPTORS) {
+        b->st = CUDNN_STATUS_NOT_SUPPORTED;
+        b->call = "gpu_cuda's descriptor table (CONV_MAX_DESCRIPTORS)";
+        return NULL;
+    }
+    b->st = cudnnBackendCreateDescriptor(type, &d);
+    if (b->st != CUDNN_STATUS_SUCCESS) {
+        b->call = call;
+        return NULL;
+    }
+    b->p->descriptors[b->p->descriptor_count++] = d;
+    return d;
+}
+
+static void set(builder *b, cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                cudnnBackendAttributeType_t type, int64_t count, const void *value,
+                const char *call) {
+    if (b->st == CUDNN_STATUS_SUCCESS) {
+        b->st = cudnnBackendSetAttribute(d, name, type, count, value);
+        if (b->st != CUDNN_STATUS_SUCCESS) {
+            b->call = call;
+        }
+    }
+}
+
+static void finalize(builder *b, cudnnBackendDescriptor_t d, const char *call) {
+    if (b->st == CUDNN_STATUS_SUCCESS) {
+        b->st = cudnnBackendFinalize(d);
+        if (b->st != CUDNN_STATUS_SUCCESS) {
+            b->call = call;
+        }
+    }
+}
+
+#define SET(b, d, NAME, TYPE, count, value)                                                   \
+    set((b), (d), CUDNN_ATTR_##NAME, CUDNN_TYPE_##TYPE, (count), (value),                     \
+        "cudnnBackendSetAttribute(" #NAME ")")
+
+/* A float32 tensor of the geometry's rank; virtual: an intermediate of
+ * the graph that never reaches memory. */
+static cudnnBackendDescriptor_t tensor(builder *b, int64_t uid, const int64_t *dims,
+                                       const int64_t *strides, bool is_virtual) {
+    cudnnBackendDescriptor_t t =
+        create(b, CUDNN_BACKEND_TENSOR_DESCRIPTOR, "cudnnBackendCreateDescriptor(TENSOR)");
+    cudnnDataType_t type = CUDNN_DATA_FLOAT;
+    int64_t alignment = CONV_ALIGNMENT, n = b->p->geom.nb_dims;
+    SET(b, t, TENSOR_DATA_TYPE, DATA_TYPE, 1, &type);
+    SET(b, t, TENSOR_DIMENSIONS, INT64, n, dims);
+    SET(b, t, TENSOR_STRIDES, INT64, n, strides);
+    SET(b, t, TENSOR_UNIQUE_ID, INT64, 1, &uid);
+    SET(b, t, TENSOR_BYTE_ALIGNMENT, INT64, 1, &alignment);
+    SET(b, t, TENSOR_IS_VIRTUAL, BOOLEAN, 1, &is_virtual);
+    finalize(b, t, "cudnnBackendFinalize(TENSOR)");
+    return t;
+}
+
+/* A pointwise operation y = mode(x) or y = x + b (mode ADD) in float32. */
+static cudnnBackendDescriptor_t pointwise(builder *b, cudnnPointwiseMode_t mode,
+                                          cudnnBackendDescriptor_t x,
+                                          cudnnBackendDescriptor_t bias,
+                                          cudnnBackendDescriptor_t y) {
+    cudnnBackendDescriptor_t pw = create(b, CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
+                                         "cudnnBackendCreateDescriptor(POINTWISE)");
+    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    SET(b, pw, POINTWISE_MODE, POINTWISE_MODE, 1, &mode);
+    SET(b, pw, POINTWISE_MATH_PREC, DATA_TYPE, 1, &prec);
+    finalize(b, pw, "cudnnBackendFinalize(POINTWISE)");
+    cudnnBackendDescriptor_t op =
+        create(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+               "cudnnBackendCreateDescriptor(OPERATION_POINTWISE)");
+    SET(b, op, OPERATION_POINTWISE_PW_DESCRIPTOR, BACKEND_DESCRIPTOR, 1, &pw);
+    SET(b, op, OPERATION_POINTWISE_XDESC, BACKEND_DESCRIPTOR, 1, &x);
+    if (bias) {
+        SET(b, op, OPERATION_POINTWISE_BDESC, BACKEND_DESCRIPTOR, 1, &bias);
+    }
+    SET(b, op, OPERATION_POINTWISE_YDESC, BACKEND_DESCRIPTOR, 1, &y);
+    finalize(b, op, "cudnnBackendFinalize(OPERATION_POINTWISE)");
+    return op;
+}
+
+/* The operation graph: the convolution X, W -> Y, or with the bias and/or
+ * the activation in the graph X, W -> conv -> (+ B) -> (act) -> Y. */
+static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool with_act,
+                                                cudnnPointwiseMode_t act) {
+    const cuda_conv_geom *g = &b->p->geom;
+    cudnnBackendDescriptor_t x = tensor(b, UID_X, g->x, g->x_strides, false);
+    cudnnBackendDescriptor_t w = tensor(b, UID_W, g->w, g->w_strides, false);
+    cudnnBackendDescriptor_t y = tensor(b, UID_Y, g->y, g->y_strides, false);
+    cudnnBackendDescriptor_t conv_out =
+        with_bias || with_act ? tensor(b, UID_CONV_OUT, g->y, g->y_strides, true) : y;
+
+    cudnnBackendDescriptor_t conv = create(b, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR,
+                                           "cudnnBackendCreateDescriptor(CONVOLUTION)");
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    int64_t spatial = g->spatial;
+    SET(b, conv, CONVOLUTION_COMP_TYPE, DATA_TYPE, 1, &comp);
+    SET(b, conv, CONVOLUTION_CONV_MODE, CONVOLUTION_MODE, 1, &mode);
+    SET(b, conv, CONVOLUTION_SPATIAL_DIMS, INT64, 1, &spatial);
+    SET(b, conv, CONVOLUTION_DILATIONS, INT64, spatial, g->dilation);
+    SET(b, conv, CONVOLUTION_FILTER_STRIDES, INT64, spatial, g->stride);
+    SET(b, conv, CONVOLUTION_PRE_PADDINGS, INT64, spatial, g->pre_pad);
+    SET(b, conv, CONVOLUTION_POST_PADDINGS, INT64, spatial, g->post_pad);
+    finalize(b, conv, "cudnnBackendFinalize(CONVOLUTION)");
+
+    cudnnBackendDescriptor_t ops[3];
+    int op_count = 0;
+    ops[op_count] = create(b, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                           "cudnnBackendCreateDescriptor(OPERATION_CONVOLUTION_FORWARD)");
+    float alpha = 1.0f, beta = 0.0f;
+    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_X, BACKEND_DESCRIPTOR, 1, &x);
+    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_W, BACKEND_DESCRIPTOR, 1, &w);
+    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_Y, BACKEND_DESCRIPTOR, 1, &conv_out);
+    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_CONV_DESC, BACKEND_DESCRIPTOR, 1, &conv);
+    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_ALPHA, FLOAT, 1, &alpha);
+    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_BETA, FLOAT, 1, &beta);
+    finalize(b, ops[op_count], "cudnnBackendFinalize(OPERATION_CONVOLUTION_FORWARD)");
+    op_count++;
+
+    cudnnBackendDescriptor_t last = conv_out;
+    if (with_bias) {
+        cudnnBackendDescriptor_t bias = tensor(b, UID_B, g->b, g->b_strides, false);
+        cudnnBackendDescriptor_t out =
+            with_act ? tensor(b, UID_BIAS_OUT, g->y, g->y_strides, true) : y;
+        ops[op_count++] = pointwise(b, CUDNN_POINTWISE_ADD, last, bias, out);
+        last = out;
+    }
+    if (with_act) {
+        ops[op_count++] = pointwise(b, act, last, NULL, y);
+    }
+
+    cudnnBackendDescriptor_t graph = create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+                                            "cudnnBackendCreateDescriptor(OPERATIONGRAPH)");
+    SET(b, graph, OPERATIONGRAPH_HANDLE, HANDLE, 1, &b->p->handle);
+    SET(b, graph, OPERATIONGRAPH_OPS, BACKEND_DESCRIPTOR, op_count, ops);
+    finalize(b, graph, "cudnnBackendFinalize(OPERATIONGRAPH)");
+    return graph;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engines and the plan                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Option precision on cuDNN's numerical notes of an engine: fp32 admits
+ * no engine that uses tensor cores (on float32 data that is TF32), down-
+ * converts its inputs or reduces in reduced precision; tf32 admits tensor
+ * cores, not the other two; fp16 and bf16 admit every engine, those that
+ * down-convert the inputs to a 16-bit type included (the notes do not say
+ * which 16-bit type: the two options are the same here). */
+static bool precision_allows(cuda_precision precision, const cudnnBackendNumericalNote_t *notes,
+                             int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        switch (notes[i]) {
+        case CUDNN_NUMERICAL_NOTE_TENSOR_CORE:
+            if (precision == CUDA_PRECISION_FP32) {
+                return false;
+            }
+            break;
+        case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS:
+        case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
+            if (precision == CUDA_PRECISION_FP32 || precision == CUDA_PRECISION_TF32) {
+                return false;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
+/* The engine of a configuration: whether the precision admits it, and its
+ * global index (for the log). False when its notes cannot be read. */
+static bool engine_admitted(cudnnBackendDescriptor_t cfg, cuda_precision precision,
+                            int64_t *out_index) {
+    cudnnBackendDescriptor_t engine = NULL;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) !=
+        CUDNN_STATUS_SUCCESS) {
+        return false;
+    }
+    int64_t n = 0, note_count = 0;
+    cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    bool ok = cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &engine) ==
+                  CUDNN_STATUS_SUCCESS &&
+              cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                       CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
+                                       &note_count, notes) == CUDNN_STATUS_SUCCESS;
+    *out_index = -1;
+    if (ok) {
+        cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                                 out_index);
+    }
+    cudnnBackendDestroyDescriptor(engine);
+    return ok && precision_allows(precision, notes, note_count);
+}
+
+/* The first engine configuration of heuristics `mode` for the graph that
+ * the precision admits and whose execution plan finalises: the plan into
+ * p->plan (and the configuration into p's descriptors), true. False when
+ * none does; b->st set only for a failure of the heuristics' own calls. */
+static bool plan_from_heuristics(builder *b, cudnnBackendDescriptor_t graph,
+                                 cudnnBackendHeurMode_t mode, cuda_precision precision,
+                                 int64_t *out_engine) {
+    cuda_conv_plan *p = b->p;
+    cudnnBackendDescriptor_t heur = create(b, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+                                           "cudnnBackendCreateDescriptor(ENGINEHEUR)");
+    SET(b, heur, ENGINEHEUR_OPERATION_GRAPH, BACKEND_DESCRIPTOR, 1, &graph);
+    SET(b, heur, ENGINEHEUR_MODE, HEUR_MODE, 1, &mode);
+    finalize(b, heur, "cudnnBackendFinalize(ENGINEHEUR)");
+    int64_t count = 0;
+    if (b->st == CUDNN_STATUS_SUCCESS) {
+        b->st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, NULL);
+        if (b->st != CUDNN_STATUS_SUCCESS) {
+            b->call = "cudnnBackendGetAttribute(ENGINEHEUR_RESULTS, count)";
+        }
+    }
+    if (b->st != CUDNN_STATUS_SUCCESS || count <= 0) {
+        return false;
+    }
+    /* The configurations, into descriptors of ours. */
+    cudnnBackendDescriptor_t *cfgs = calloc((size_t)count, sizeof *cfgs);
+    if (!cfgs) {
+        b->st = CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+        b->call = "the engine configuration list";
+        return false;
+    }
+    int64_t created = 0;
+    for (; created < count; created++) {
+        if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[created]) !=
+            CUDNN_STATUS_SUCCESS) {
+            break;
+        }
+    }
+    int64_t got = 0;
+    bool found = false;
+    if (created == count &&
+        cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs) ==
+            CUDNN_STATUS_SUCCESS) {
+        for (int64_t i = 0; i < got && !found && p->descriptor_count < CONV_MAX_DESCRIPTORS;
+             i++) {
+            int64_t engine;
+            if (!engine_admitted(cfgs[i], precision, &engine)) {
+                continue;
+            }
+            cudnnBackendDescriptor_t plan = NULL;
+            if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
+                CUDNN_STATUS_SUCCESS) {
+                continue;
+            }
+            if (cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                                         CUDNN_TYPE_HANDLE, 1, &p->handle) ==
+                    CUDNN_STATUS_SUCCESS &&
+                cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) ==
+                    CUDNN_STATUS_SUCCESS &&
+                cudnnBackendFinalize(plan) == CUDNN_STATUS_SUCCESS) {
+                /* Kept with the plan: the configuration and the plan. */
+                p->descriptors[p->descriptor_count++] = cfgs[i];
+                cfgs[i] = NULL;
+                p->plan = plan;
+                *out_engine = engine;
+                found = true;
+            } else {
+                cudnnBackendDestroyDescriptor(plan);
+            }
+        }
+    }
+    for (int64_t i = 0; i < created; i++) {
+        if (cfgs[i]) {
+            cudnnBackendDestroyDescriptor(cfgs[i]);
+        }
+    }
+    free(cfgs);
+    return found;
+}
+
+/* The activations that run inside the graph, as a pointwise operation of
+ * cuDNN's with no parameter; the others run as the pointwise kernel after
+ * the graph (cuda_workload.c). */
+static bool graph_activation(const plx_activation_desc *a, cudnnPointwiseMode_t *mode) {
+    switch (a->func) {
+    case PLX_ACT_RELU: *mode = CUDNN_POINTWISE_RELU_FWD; return true;
+    case PLX_ACT_TANH: *mode = CUDNN_POINTWISE_TANH_FWD; return true;
+    case PLX_ACT_SIGMOID: *mode = CUDNN_POINTWISE_SIGMOID_FWD; return true;
+    case PLX_ACT_GELU:
+        *mode = a->alpha != 0.0f ? CUDNN_POINTWISE_GELU_APPROX_TANH_FWD : CUDNN_POINTWISE_GELU_FWD;
+        return true;
+    default: return false;
+    }
+}
+
+/* Destroys the plan and the graph's descriptors (a plan made again). */
+static void reset(cuda_conv_plan *p) {
+    if (p->plan) {
+        cudnnBackendDestroyDescriptor(p->plan);
+        p->plan = NULL;
+    }
+    while (p->descriptor_count > 0) {
+        cudnnBackendDestroyDescriptor(p->descriptors[--p->descriptor_count]);
+    }
+}
+
+void cuda_conv_plan_destroy(cuda_conv_plan *p, const plx_host *host) {
+    if (!p) {
+        return;
+    }
+    if (p->pack) {
+        cudnnBackendDestroyDescriptor(p->pack);
+    }
+    reset(p);
+    if (p->workspace) {
+        cudaFree(p->workspace);
+    }
+    if (p->handle) {
+        cudnnDestroy(p->handle);
+    }
+    host->free(host, p);
+}
+
+/* Builds one graph and plans it from heuristics mode A, then the fallback
+ * list: true when planned. False with b->st set when a call failed (the
+ * graph's, or the last of the heuristics' when neither mode gave a plan),
+ * and without when no engine the precision admits has a plan. */
+static bool plan_graph(builder *b, bool with_bias, bool with_act, cudnnPointwiseMode_t act,
+                       cuda_precision precision, int64_t *out_engine) {
+    cudnnBackendDescriptor_t graph = operation_graph(b, with_bias, with_act, act);
+    if (b->st != CUDNN_STATUS_SUCCESS) {
+        return false;
+    }
+    static const cudnnBackendHeurMode_t modes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
+    cudnnStatus_t heur_st = CUDNN_STATUS_SUCCESS;
+    const char *heur_call = NULL;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (plan_from_heuristics(b, graph, modes[i], precision, out_engine)) {
+            return true;
+        }
+        if (b->st != CUDNN_STATUS_SUCCESS) {
+            heur_st = b->st;
+            heur_call = b->call;
+            b->st = CUDNN_STATUS_SUCCESS;
+        }
+    }
+    b->st = heur_st;
+    b->call = heur_call;
+    return false;
+}
+
+plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
+                                 const plx_activation_desc *act, bool *out_act_in_graph,
+                                 cuda_conv_plan **out_plan) {
+    const plx_host *host = f->host;
+    char buf[256];
+    cuda_conv_plan *p = host->alloc(host, sizeof *p, 0);
+    if (!p) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory");
+    }
+    memset(p, 0, sizeof *p);
+    const char *why = cuda_conv_geometry(l, &p->geom, buf, sizeof buf);
+    if (why) {
+        cuda_conv_plan_destroy(p, host);
+        return host->status_create(host, PLX_UNSUPPORTED, "%s", why);
+    }
+    const cuda_conv_geom *g = &p->geom;
+    /* The bias added by the kernel: Y as [N, M, spatial] and B as [1, M, 1]. */
+    p->bias_broadcast.rank = 3;
+    p->bias_broadcast.dims[0] = g->y[0];
+    p->bias_broadcast.dims[1] = g->y[1];
+    p->bias_broadcast.dims[2] = g->y_strides[1];
+    p->bias_broadcast.a_strides[0] = g->y_strides[0];
+    p->bias_broadcast.a_strides[1] = g->y_strides[1];
+    p->bias_broadcast.a_strides[2] = 1;
+    p->bias_broadcast.b_strides[1] = 1;
+    p->count = g->y[0] * g->y_strides[0];
+
+    cudnnStatus_t st = cudnnCreate(&p->handle);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        p->handle = NULL;
+        plx_status s = dnn_failure(host, st, "cudnnCreate");
+        cuda_conv_plan_destroy(p, host);
+        return s;
+    }
+    builder b = {p, CUDNN_STATUS_SUCCESS, NULL};
+    cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_FWD;
+    bool act_in_graph = act && graph_activation(act, &mode);
+    bool fused = false;
+    int64_t engine = -1;
+    if (g->has_bias || act_in_graph) {
+        fused = plan_graph(&b, g->has_bias, act_in_graph, mode, f->precision, &engine);
+        if (!fused) {
+            host->log(host, PLX_LOG_DEBUG,
+                      "gpu_cuda: conv '%s': cuDNN does not run it fused with its %s (%s%s%s); "
+                      "the convolution alone, then gpu_cuda's kernels",
+                      l->name ? l->name : "", g->has_bias ? "bias" : "activation",
+                      b.st ? b.call : "no engine the option precision admits",
+                      b.st ? ": " : "", b.st ? cudnnGetErrorString(b.st) : "");
+            reset(p);
+            b.st = CUDNN_STATUS_SUCCESS;
+        }
+    }
+    if (!fused && !plan_graph(&b, false, false, mode, f->precision, &engine)) {
+        plx_status s =
+            b.st ? dnn_failure(host, b.st, b.call)
+                 : host->status_create(host, PLX_UNSUPPORTED,
+                                       "cuDNN has no engine for this %dD convolution that the "
+                                       "option precision admits",
+                                       g->spatial);
+        cuda_conv_plan_destroy(p, host);
+        return s;
+    }
+    p->bias_in_graph = fused && g->has_bias;
+    *out_act_in_graph = fused && act_in_graph;
+    int64_t n = 0;
+    st = cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                  CUDNN_TYPE_INT64, 1, &n, &p->workspace_size);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        plx_status s =
+            dnn_failure(host, st, "cudnnBackendGetAttribute(EXECUTION_PLAN_WORKSPACE_SIZE)");
+        cuda_conv_plan_destroy(p, host);
+        return s;
+    }
+    if (p->workspace_size > 0) {
+        cudaError_t rc = cudaMalloc(&p->workspace, (size_t)p->workspace_size);
+        if (rc != cudaSuccess) {
+            p->workspace = NULL;
+            plx_status s = gpu_cuda_failure(host, rc, PLX_OUT_OF_MEMORY,
+                                            "cudaMalloc(%lld bytes of cuDNN workspace)",
+                                            (long long)p->workspace_size);
+            cuda_conv_plan_destroy(p, host);
+            return s;
+        }
+    }
+    host->log(host, PLX_LOG_DEBUG,
+              "gpu_cuda: conv '%s': cuDNN engine %lld, %s, workspace %lld bytes",
+              l->name ? l->name : "", (long long)engine,
+              !fused                   ? "the convolution alone"
+              : !act_in_graph          ? "convolution and bias in one graph"
+              : g->has_bias            ? "convolution, bias and activation in one graph"
+                                       : "convolution and activation in one graph",
+              (long long)p->workspace_size);
+    *out_plan = p;
+    return NULL;
+}
+
+/* The variant pack for these pointers (X, W, B or NULL, Y), made when they
+ * differ from the last run's. */
+static plx_status variant_pack(const plx_host *host, cuda_conv_plan *p,
+                               const void *const pointers[4]) {
+    if (p->pack && memcmp(pointers, p->pack_pointers, sizeof p->pack_pointers) == 0) {
+        return NULL;
+    }
+    if (p->pack) {
+        cudnnBackendDestroyDescriptor(p->pack);
+        p->pack = NULL;
+    }
+    static const int64_t all_uids[4] = {UID_X, UID_W, UID_B, UID_Y};
+    int64_t uids[4];
+    void *data[4];
+    int64_t count = 0;
+    for (int i = 0; i < 4; i++) {
+        if (pointers[i]) {
+            uids[count] = all_uids[i];
+            data[count++] = (void *)(uintptr_t)pointers[i];
+        }
+    }
+    cudnnBackendDescriptor_t pack = NULL;
+    cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+    const char *call = "cudnnBackendCreateDescriptor(VARIANT_PACK)";
+    if (st == CUDNN_STATUS_SUCCESS) {
+        call = "cudnnBackendSetAttribute(VARIANT_PACK_UNIQUE_IDS)";
+        st = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                                      count, uids);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        call = "cudnnBackendSetAttribute(VARIANT_PACK_DATA_POINTERS)";
+        st = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                      CUDNN_TYPE_VOID_PTR, count, data);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        call = "cudnnBackendSetAttribute(VARIANT_PACK_WORKSPACE)";
+        st = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                      CUDNN_TYPE_VOID_PTR, 1, &p->workspace);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        call = "cudnnBackendFinalize(VARIANT_PACK)";
+        st = cudnnBackendFinalize(pack);
+    }
+    if (st != CUDNN_STATUS_SUCCESS) {
+        if (pack) {
+            cudnnBackendDestroyDescriptor(pack);
+        }
+        return dnn_failure(host, st, call);
+    }
+    p->pack = pack;
+    memcpy(p->pack_pointers, pointers, sizeof p->pack_pointers);
+    return NULL;
+}
+
+plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *p, cudaStream_t stream, const void *x,
+                         const void *w, const void *bias, float *y) {
+    const plx_host *host = f->host;
+    const void *pointers[4] = {x, w, p->bias_in_graph ? bias : NULL, y};
+    static const char *const names[4] = {"X", "W", "B", "Y"};
+    for (int i = 0; i < 4; i++) {
+        if (((uintptr_t)pointers[i] & (CONV_ALIGNMENT - 1)) != 0) {
+            return host->status_create(host, PLX_INVALID_ARGUMENT,
+                                       "cuDNN's plan takes tensors aligned to %d bytes, and "
+                                       "conv's %s is not",
+                                       CONV_ALIGNMENT, names[i]);
+        }
+    }
+    plx_status s = variant_pack(host, p, pointers);
+    if (s) {
+        return s;
+    }
+    cudnnStatus_t st = cudnnSetStream(p->handle, stream);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        return dnn_failure(host, st, "cudnnSetStream");
+    }
+    st = cudnnBackendExecute(p->handle, p->plan, p->pack);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        return dnn_failure(host, st, "cudnnBackendExecute");
+    }
+    if (p->geom.has_bias && !p->bias_in_graph) {
+        cudaError_t rc = ck_binary_launch(stream, CK_ADD, y, bias, y, p->count, &p->bias_broadcast);
+        if (rc != cudaSuccess) {
+            return gpu_cuda_failure(host, rc, PLX_INTERNAL, "launch (conv's bias)");
+        }
+    }
+    return NULL;
+}

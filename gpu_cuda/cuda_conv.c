@@ -1,10 +1,11 @@
 /* gpu_cuda's convolutions through cuDNN's graph (backend) API
  * (cuda_backend.h, cuda_conv_plan; docs/gpu_cuda.md, "Convolutions").
  *
- * A conv layer (1-D, 2-D or 3-D, grouped, strided, dilated, with any
- * pads; cuda_conv_geom.c turns it into cuDNN's tensors) becomes, at
- * create_workload, one operation graph of packed NCHW (NCDHW) float32
- * tensors: the convolution forward operation, then, in the same graph,
+ * A conv or conv_transpose layer (1-D, 2-D or 3-D, grouped, strided,
+ * dilated, with any pads; cuda_conv_geom.c turns it into cuDNN's tensors)
+ * becomes, at create_workload, one operation graph of packed NCHW (NCDHW)
+ * float32 tensors: the convolution forward operation (conv_transpose: the
+ * convolution's backward data), then, in the same graph,
  * the bias as a pointwise add ([1, M, 1, 1] broadcast) and a fused
  * activation as a pointwise operation (relu, tanh, sigmoid, gelu and its
  * tanh form), on virtual intermediate tensors: cuDNN's runtime fusion.
@@ -174,8 +175,9 @@ static cudnnBackendDescriptor_t pointwise(builder *b, cudnnPointwiseMode_t mode,
     return op;
 }
 
-/* The operation graph: the convolution X, W -> Y, or with the bias and/or
- * the activation in the graph X, W -> conv -> (+ B) -> (act) -> Y. */
+/* The operation graph: the convolution (conv_transpose: its backward data)
+ * X, W -> Y, or with the bias and/or the activation in the graph X, W ->
+ * conv -> (+ B) -> (act) -> Y. */
 static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool with_act,
                                                 cudnnPointwiseMode_t act) {
     const cuda_conv_geom *g = &b->p->geom;
@@ -201,16 +203,34 @@ static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool
 
     cudnnBackendDescriptor_t ops[3];
     int op_count = 0;
-    ops[op_count] = create(b, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-                           "cudnnBackendCreateDescriptor(OPERATION_CONVOLUTION_FORWARD)");
     float alpha = 1.0f, beta = 0.0f;
-    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_X, BACKEND_DESCRIPTOR, 1, &x);
-    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_W, BACKEND_DESCRIPTOR, 1, &w);
-    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_Y, BACKEND_DESCRIPTOR, 1, &conv_out);
-    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_CONV_DESC, BACKEND_DESCRIPTOR, 1, &conv);
-    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_ALPHA, FLOAT, 1, &alpha);
-    SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_BETA, FLOAT, 1, &beta);
-    finalize(b, ops[op_count], "cudnnBackendFinalize(OPERATION_CONVOLUTION_FORWARD)");
+    if (!g->transpose) {
+        ops[op_count] = create(b, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                               "cudnnBackendCreateDescriptor(OPERATION_CONVOLUTION_FORWARD)");
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_X, BACKEND_DESCRIPTOR, 1, &x);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_W, BACKEND_DESCRIPTOR, 1, &w);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_Y, BACKEND_DESCRIPTOR, 1, &conv_out);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_CONV_DESC, BACKEND_DESCRIPTOR, 1,
+            &conv);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_ALPHA, FLOAT, 1, &alpha);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_BETA, FLOAT, 1, &beta);
+        finalize(b, ops[op_count], "cudnnBackendFinalize(OPERATION_CONVOLUTION_FORWARD)");
+    } else {
+        /* conv_transpose: the backward data of the convolution from Y to X
+         * (cuda_conv_geom.h), X its DY and Y its DX. */
+        ops[op_count] =
+            create(b, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                   "cudnnBackendCreateDescriptor(OPERATION_CONVOLUTION_BACKWARD_DATA)");
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_DY, BACKEND_DESCRIPTOR, 1, &x);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_W, BACKEND_DESCRIPTOR, 1, &w);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_DX, BACKEND_DESCRIPTOR, 1,
+            &conv_out);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, BACKEND_DESCRIPTOR, 1,
+            &conv);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_ALPHA, FLOAT, 1, &alpha);
+        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_BETA, FLOAT, 1, &beta);
+        finalize(b, ops[op_count], "cudnnBackendFinalize(OPERATION_CONVOLUTION_BACKWARD_DATA)");
+    }
     op_count++;
 
     cudnnBackendDescriptor_t last = conv_out;
@@ -500,9 +520,11 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
         plx_status s =
             b.st ? dnn_failure(host, b.st, b.call)
                  : host->status_create(host, PLX_UNSUPPORTED,
-                                       "cuDNN has no engine for this %dD convolution that the "
-                                       "option precision admits",
-                                       g->spatial);
+                                       "cuDNN has no engine for this %dD %s that the option "
+                                       "precision admits",
+                                       g->spatial,
+                                       g->transpose ? "transposed convolution (backward data)"
+                                                    : "convolution");
         cuda_conv_plan_destroy(p, host);
         return s;
     }

@@ -1,6 +1,6 @@
 /* gpu_cuda's convolution geometry in plain C (no CUDA, no cuDNN): what a
- * conv layer asks for, checked, and turned into the tensor and convolution
- * attributes cuDNN's graph API takes (cuda_conv.c). Kept apart so that a
+ * conv or conv_transpose layer asks for, checked, and turned into the
+ * tensor and convolution attributes cuDNN's graph API takes (cuda_conv.c). Kept apart so that a
  * host test (tests/test_gpu_cuda_conv.c) runs the same translation on a
  * machine without a GPU and checks it against cpu_ref's results. */
 #ifndef GPU_CUDA_CUDA_CONV_GEOM_H
@@ -21,17 +21,28 @@
 #define CUDA_CONV_MAX_ELEMENTS INT32_MAX
 #define CUDA_CONV_DIM_LIMIT ((int64_t)1 << 30)
 
-/* A conv layer as cuDNN runs it: packed (row-major) float32 tensors of
- * nb_dims dims, X [N, C, spatial...], W [M, C / group, kernel...], Y [N, M,
- * out...] and the bias [1, M, 1, ...]; per spatial dim (spatial =
- * nb_dims - 2, in the tensors' order) the padding before and after
- * (auto_pad resolved as the host resolves it), the stride and the
- * dilation. cuDNN's convolution is a cross-correlation, grouped when W's
- * second dim is a fraction of X's channels: output channel m of group
- * m / (M / group) reads input channels [g * C / group, (g + 1) * C / group). */
+/* A conv or conv_transpose layer as cuDNN runs it: packed (row-major)
+ * float32 tensors of nb_dims dims, the layer's input X [N, C, spatial...],
+ * its weights W, its output Y [N, M, out...] and the bias [1, M, 1, ...];
+ * and the convolution (per spatial dim, spatial = nb_dims - 2, in the
+ * tensors' order: the padding before and after, with auto_pad resolved as
+ * the host resolves it, the stride and the dilation). cuDNN's convolution
+ * is a cross-correlation, grouped when W's second dim is a fraction of its
+ * input's channels.
+ *
+ * conv (transpose false): the convolution runs from X to Y, W [M, C /
+ * group, kernel...]; output channel m of group m / (M / group) reads input
+ * channels [g * C / group, (g + 1) * C / group).
+ *
+ * conv_transpose (transpose true): the convolution runs from Y to X, W [C,
+ * M / group, kernel...], and the layer is its backward data: Y position o
+ * receives X position i through kernel tap t when i * stride - pre_pad +
+ * t * dilation == o. Its padding after is what makes that convolution's
+ * output X's size (never negative). */
 typedef struct cuda_conv_geom {
     int nb_dims;
     int spatial;
+    bool transpose;
     int64_t group;
     bool has_bias;
     int64_t x[CUDA_CONV_MAX_DIMS], w[CUDA_CONV_MAX_DIMS], y[CUDA_CONV_MAX_DIMS],
@@ -43,11 +54,15 @@ typedef struct cuda_conv_geom {
 } cuda_conv_geom;
 
 /* The geometry of a conv layer (PLX_OP_CONV: X, W, [B] -> Y, a
- * plx_conv_desc), or NULL filled into g; else why gpu_cuda does not run
+ * plx_conv_desc) or a conv_transpose layer (PLX_OP_CONV_TRANSPOSE, a
+ * plx_conv_transpose_desc): NULL, g filled; else why gpu_cuda does not run
  * it, written into buf: a dtype other than float32, a rank other than 3 to
  * 5, an inconsistent shape or descriptor (plexus/window.h's checks, in
  * its words: "conv: ..."), an empty tensor, or one larger than
- * CUDA_CONV_MAX_ELEMENTS. Pure (thread-safe). */
+ * CUDA_CONV_MAX_ELEMENTS; for conv_transpose also a padding
+ * that cuDNN's convolution cannot express (negative before, or an
+ * output_padding beyond what the padding after absorbs). Pure
+ * (thread-safe). */
 const char *cuda_conv_geometry(const plx_layer_view *l, cuda_conv_geom *g, char *buf,
                                size_t size);
 

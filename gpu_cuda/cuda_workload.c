@@ -12,13 +12,13 @@
  * algorithm) is made once at create_workload, so a run allocates nothing.
  *
  * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected,
- * matmul or conv whose only reader is an activation becomes one
- * precompiled layer ("gemm+relu", "conv+relu") whose payload is a
- * cuda_fused. Relu is cuBLASLt's epilogue (with the bias, RELU_BIAS); a
- * conv's activation is a pointwise operation of its cuDNN graph where
- * cuDNN runs it there (cuda_conv.c); any other activation runs as the
- * pointwise kernel on the layer's output, in place, on the same stream, so
- * the layer is one wait instead of two. */
+ * matmul, conv or conv_transpose whose only reader is an activation
+ * becomes one precompiled layer ("gemm+relu", "conv+relu") whose payload
+ * is a cuda_fused. Relu is cuBLASLt's epilogue (with the bias, RELU_BIAS);
+ * a convolution's activation is a pointwise operation of its cuDNN graph
+ * where cuDNN runs it there (cuda_conv.c); any other activation runs as
+ * the pointwise kernel on the layer's output, in place, on the same
+ * stream, so the layer is one wait instead of two. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -64,18 +64,19 @@ struct plx_workload {
 #define GPU_CUDA_FUSED_MAGIC 0x31414347u /* "GCA1" */
 typedef struct cuda_fused {
     uint32_t magic;
-    plx_op op; /* gemm, fully_connected, matmul or conv */
+    plx_op op; /* gemm, fully_connected, matmul, conv or conv_transpose */
     union {
         plx_fully_connected_desc fc;
         plx_gemm_desc gemm;
         plx_conv_desc conv;
+        plx_conv_transpose_desc conv_transpose;
     } desc;
     plx_activation_desc activation;
 } cuda_fused;
 
 static bool fusable_base(plx_op op) {
     return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL ||
-           op == PLX_OP_CONV;
+           op == PLX_OP_CONV || op == PLX_OP_CONV_TRANSPOSE;
 }
 
 /* The payload of a precompiled layer, or NULL when it is not gpu_cuda's. */
@@ -424,7 +425,8 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
     case PLX_OP_GEMM:
     case PLX_OP_FULLY_CONNECTED:
         break;
-    case PLX_OP_CONV: {
+    case PLX_OP_CONV:
+    case PLX_OP_CONV_TRANSPOSE: {
         cuda_conv_geom g;
         return cuda_conv_geometry(l, &g, buf, size);
     }
@@ -654,7 +656,7 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
             w->alpha = fused->activation.alpha;
             w->beta = fused->activation.beta;
         }
-        if (base.op == PLX_OP_CONV) {
+        if (base.op == PLX_OP_CONV || base.op == PLX_OP_CONV_TRANSPOSE) {
             bool act_in_graph = false;
             plx_status st = cuda_conv_plan_create(f, &base, fused ? &fused->activation : NULL,
                                                   &act_in_graph, &w->conv);
@@ -804,6 +806,8 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
             f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
         } else if (f.op == PLX_OP_CONV) {
             f.desc.conv = *(const plx_conv_desc *)base->view.desc;
+        } else if (f.op == PLX_OP_CONV_TRANSPOSE) {
+            f.desc.conv_transpose = *(const plx_conv_transpose_desc *)base->view.desc;
         }
         f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
         const char *act = plx_activation_func_name(f.activation.func);

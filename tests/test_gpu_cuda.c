@@ -542,6 +542,9 @@ typedef struct conv_case {
     int64_t x[5], w[5];
     bool bias;
     plx_conv_desc desc;
+    /* conv_transpose when set (desc unused), with its output channels. */
+    const plx_conv_transpose_desc *transpose;
+    int64_t transpose_m;
 } conv_case;
 
 static size_t numel(const plx_tensor_info *t) {
@@ -564,9 +567,9 @@ static void fill(float *v, size_t n, unsigned seed) {
 static void conv_against_cpu_ref(const conv_case *cc, const plx_activation_desc *act,
                                  const char *const *options, size_t option_count,
                                  double tolerance, const char *kind) {
-    plx_tensor_info infos[3] = {tu_f32(cc->rank, cc->x), tu_f32(cc->rank, cc->w),
-                                tu_f32(1, &cc->w[0])};
-    size_t nx = numel(&infos[0]), nw = numel(&infos[1]), nb = (size_t)cc->w[0];
+    const int64_t *m = cc->transpose ? &cc->transpose_m : &cc->w[0];
+    plx_tensor_info infos[3] = {tu_f32(cc->rank, cc->x), tu_f32(cc->rank, cc->w), tu_f32(1, m)};
+    size_t nx = numel(&infos[0]), nw = numel(&infos[1]), nb = (size_t)*m;
     float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(nb * sizeof *b);
     cr_assert(x && w && b);
     fill(x, nx, 1);
@@ -574,8 +577,9 @@ static void conv_against_cpu_ref(const conv_case *cc, const plx_activation_desc 
     fill(b, nb, 3);
     const void *data[3] = {NULL, w, b};
     plx_tensor_info yi;
-    plx_network *n =
-        tu_layer_network(PLX_OP_CONV, &cc->desc, infos, data, cc->bias ? 3 : 2, act, &yi);
+    plx_network *n = tu_layer_network(cc->transpose ? PLX_OP_CONV_TRANSPOSE : PLX_OP_CONV,
+                                      cc->transpose ? (const void *)cc->transpose : &cc->desc,
+                                      infos, data, cc->bias ? 3 : 2, act, &yi);
     size_t ny = numel(&yi);
     float *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
     cr_assert(want && got);
@@ -600,46 +604,67 @@ static void conv_against_cpu_ref(const conv_case *cc, const plx_activation_desc 
     free(got);
 }
 
-static conv_case conv_cases[5];
+static conv_case conv_cases[7];
+static plx_conv_transpose_desc transpose_2d, transpose_3d;
 
 static void make_conv_cases(void) {
     plx_conv_desc d = PLX_CONV_DESC_INIT;
     conv_case c2 = {"conv2d grouped, strided, dilated, asymmetric pads", 4, {2, 4, 9, 8},
-                    {6, 2, 3, 2}, true, d};
+                    {6, 2, 3, 2}, true, d, NULL, 0};
     c2.desc.group = 2;
     c2.desc.strides[0] = 2;
     c2.desc.dilations[1] = 2;
     c2.desc.pads_begin[0] = 1;
     c2.desc.pads_end[0] = 2;
     c2.desc.pads_end[1] = 1;
-    conv_case dw = {"depthwise same_upper stride 2", 4, {1, 8, 10, 9}, {8, 1, 3, 3}, true, d};
+    conv_case dw = {"depthwise same_upper stride 2", 4, {1, 8, 10, 9}, {8, 1, 3, 3}, true, d, NULL,
+                    0};
     dw.desc.group = 8;
     dw.desc.strides[0] = 2;
     dw.desc.strides[1] = 2;
     dw.desc.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
-    conv_case c1 = {"conv1d grouped, strided, dilated", 3, {2, 4, 17}, {4, 2, 3}, true, d};
+    conv_case c1 = {"conv1d grouped, strided, dilated", 3, {2, 4, 17}, {4, 2, 3}, true, d,
+                    NULL, 0};
     c1.desc.group = 2;
     c1.desc.strides[0] = 2;
     c1.desc.dilations[0] = 2;
     c1.desc.pads_begin[0] = 1;
     c1.desc.pads_end[0] = 2;
-    conv_case c3 = {"conv3d same_lower", 5, {1, 3, 5, 6, 7}, {4, 3, 2, 3, 2}, false, d};
+    conv_case c3 = {"conv3d same_lower", 5, {1, 3, 5, 6, 7}, {4, 3, 2, 3, 2}, false, d,
+                    NULL, 0};
     c3.desc.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
     c3.desc.strides[2] = 2;
     conv_case big = {"conv2d 3x3, 32 to 64 channels", 4, {2, 32, 20, 20}, {64, 32, 3, 3}, true,
-                     d};
+                     d, NULL, 0};
     big.desc.pads_begin[0] = big.desc.pads_begin[1] = 1;
     big.desc.pads_end[0] = big.desc.pads_end[1] = 1;
+    plx_conv_transpose_desc td = PLX_CONV_TRANSPOSE_DESC_INIT;
+    transpose_2d = td;
+    transpose_2d.group = 2;
+    transpose_2d.strides[0] = transpose_2d.strides[1] = 2;
+    transpose_2d.pads_begin[0] = 1;
+    transpose_2d.output_padding[0] = 1;
+    transpose_2d.output_padding[1] = 1;
+    conv_case t2 = {"conv_transpose2d grouped, stride 2, output_padding", 4, {2, 4, 6, 5},
+                    {4, 3, 3, 3}, true, d, &transpose_2d, 6};
+    transpose_3d = td;
+    transpose_3d.strides[2] = 2;
+    transpose_3d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    conv_case t3 = {"conv_transpose3d same_upper", 5, {1, 2, 3, 4, 5}, {2, 3, 2, 3, 2}, false, d,
+                    &transpose_3d, 3};
     conv_cases[0] = c2;
     conv_cases[1] = dw;
     conv_cases[2] = c1;
     conv_cases[3] = c3;
     conv_cases[4] = big;
+    conv_cases[5] = t2;
+    conv_cases[6] = t3;
 }
 
-/* Each case in each precision: float32 (no engine with tensor cores or
- * down-conversion) closely; tf32, fp16 and bf16 as their mantissas allow
- * (10, 10 and 7 bits, over up to 288 products of values within [-1, 1]). */
+/* Each case (conv, and conv_transpose as cuDNN's backward data) in each
+ * precision: float32 (no engine with tensor cores or down-conversion)
+ * closely; tf32, fp16 and bf16 as their mantissas allow (10, 10 and 7
+ * bits, over up to 288 products of values within [-1, 1]). */
 Test(gpu_cuda, conv_matches_cpu_ref_in_each_precision) {
     require_device();
     make_conv_cases();
@@ -674,6 +699,7 @@ Test(gpu_cuda, conv_fused_with_its_activation_matches_cpu_ref) {
         conv_against_cpu_ref(&conv_cases[0], &relu, opt, 1, tolerance, "conv+relu");
         conv_against_cpu_ref(&conv_cases[3], &gelu, opt, 1, tolerance, "conv+gelu");
         conv_against_cpu_ref(&conv_cases[1], &leaky, opt, 1, tolerance, "conv+leaky_relu");
+        conv_against_cpu_ref(&conv_cases[5], &relu, opt, 1, tolerance, "conv_transpose+relu");
     }
 }
 

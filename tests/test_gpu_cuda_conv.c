@@ -1,12 +1,13 @@
 /* gpu_cuda's convolution geometry (gpu_cuda/cuda_conv_geom.c), on the
- * host: what cuDNN is told about a conv layer (its tensors' dims and
- * strides, the pads before and after, strides, dilations, the group) must
- * compute what cpu_ref computes. For each case a one-layer network runs on
- * cpu_ref, and a direct cross-correlation that reads nothing but the
- * geometry, over every output element, must match it; the output size
- * cuDNN derives from the pads after must be the layer's. And what the
- * geometry refuses, it refuses with the reason. Runs everywhere: no CUDA
- * is called. */
+ * host: what cuDNN is told about a conv or conv_transpose layer (its
+ * tensors' dims and strides, the pads before and after, strides,
+ * dilations, the group) must compute what cpu_ref computes. For each case
+ * a one-layer network runs on cpu_ref, and a direct cross-correlation (for
+ * conv_transpose, its backward data) that reads nothing but the geometry,
+ * over every element, must match it; the output size cuDNN derives from
+ * the pads after must be the one it is given. And what the geometry
+ * refuses, it refuses with the reason. Runs everywhere: no CUDA is
+ * called. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,51 @@ static void conv_from_geometry(const cuda_conv_geom *g, const float *x, const fl
     }
 }
 
+/* Y of conv_transpose as cuDNN's backward data of the convolution from Y
+ * to X computes it, from the geometry alone: each X element scattered
+ * through the kernel into Y, then the bias. */
+static void conv_transpose_from_geometry(const cuda_conv_geom *g, const float *x, const float *w,
+                                         const float *b, float *y) {
+    int nd = g->nb_dims, sp = g->spatial;
+    int64_t cpg = g->x[1] / g->group, mpg = g->w[1], kcount = 1;
+    for (int s = 0; s < sp; s++) {
+        kcount *= g->w[2 + s];
+    }
+    int64_t ny = g->y[0] * g->y_strides[0], nx = g->x[0] * g->x_strides[0];
+    double *acc = calloc((size_t)ny, sizeof *acc);
+    cr_assert(not(zero(ptr, acc)));
+    for (int64_t i = 0; i < nx; i++) {
+        int64_t idx[CUDA_CONV_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            idx[d] = i / g->x_strides[d] % g->x[d];
+        }
+        int64_t n = idx[0], c = idx[1], grp = c / cpg;
+        for (int64_t mm = 0; mm < mpg; mm++) {
+            for (int64_t k = 0; k < kcount; k++) {
+                int64_t yo = n * g->y_strides[0] + (grp * mpg + mm) * g->y_strides[1];
+                int64_t wo = c * g->w_strides[0] + mm * g->w_strides[1];
+                bool inside = true;
+                int64_t rest = k;
+                for (int s = sp - 1; s >= 0; s--) {
+                    int64_t kp = rest % g->w[2 + s];
+                    rest /= g->w[2 + s];
+                    int64_t pos = idx[2 + s] * g->stride[s] - g->pre_pad[s] + kp * g->dilation[s];
+                    inside = inside && pos >= 0 && pos < g->y[2 + s];
+                    yo += pos * g->y_strides[2 + s];
+                    wo += kp * g->w_strides[2 + s];
+                }
+                if (inside) {
+                    acc[yo] += (double)x[i] * (double)w[wo];
+                }
+            }
+        }
+    }
+    for (int64_t i = 0; i < ny; i++) {
+        y[i] = (float)(acc[i] + (b ? b[i / g->y_strides[1] % g->y[1]] : 0.0));
+    }
+    free(acc);
+}
+
 static size_t numel(const plx_tensor_info *t) {
     size_t n = 1;
     for (uint32_t i = 0; i < t->rank; i++) {
@@ -88,11 +134,29 @@ typedef struct conv_case {
     plx_conv_desc desc;
 } conv_case;
 
+typedef struct layer_case {
+    const char *name;
+    plx_op op;
+    const void *desc;
+    uint32_t rank;
+    const int64_t *x, *w;
+    int64_t m; /* output channels: the bias's size */
+    bool bias;
+} layer_case;
+
+static void check_layer(const layer_case *cc);
+
 /* The case on cpu_ref against the geometry's cross-correlation. */
 static void check_case(const conv_case *cc) {
+    layer_case lc = {cc->name, PLX_OP_CONV, &cc->desc, cc->rank, cc->x, cc->w, cc->w[0],
+                     cc->bias};
+    check_layer(&lc);
+}
+
+static void check_layer(const layer_case *cc) {
     plx_tensor_info infos[3] = {info_of(cc->rank, cc->x), info_of(cc->rank, cc->w),
-                                info_of(1, &cc->w[0])};
-    size_t nx = numel(&infos[0]), nw = numel(&infos[1]), nb = (size_t)cc->w[0];
+                                info_of(1, &cc->m)};
+    size_t nx = numel(&infos[0]), nw = numel(&infos[1]), nb = (size_t)cc->m;
     float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(nb * sizeof *b);
     cr_assert(x && w && b);
     fill(x, nx, 1);
@@ -101,14 +165,14 @@ static void check_case(const conv_case *cc) {
     const void *data[3] = {NULL, w, b};
     uint32_t inputs = cc->bias ? 3 : 2;
     plx_tensor_info yi;
-    plx_network *n = tu_layer_network(PLX_OP_CONV, &cc->desc, infos, data, inputs, NULL, &yi);
+    plx_network *n = tu_layer_network(cc->op, cc->desc, infos, data, inputs, NULL, &yi);
 
     plx_layer_view l;
     memset(&l, 0, sizeof l);
     l.struct_size = sizeof l;
     l.name = cc->name;
-    l.op = PLX_OP_CONV;
-    l.desc = &cc->desc;
+    l.op = cc->op;
+    l.desc = cc->desc;
     l.inputs = infos;
     l.input_count = inputs;
     l.outputs = &yi;
@@ -129,11 +193,17 @@ static void check_case(const conv_case *cc) {
     for (int d = 0; d < g.nb_dims; d++) {
         cr_assert(eq(i64, g.y[d], want_y[d]), "%s: Y dim %d", cc->name, d);
     }
-    /* cuDNN derives each output size from both pads: it must be the layer's. */
+    /* cuDNN derives the convolution's output size from both pads (never
+     * negative): it must be Y's (conv_transpose: the convolution runs from
+     * Y to X, and X's). */
+    bool tr = cc->op == PLX_OP_CONV_TRANSPOSE;
     for (int s = 0; s < g.spatial; s++) {
         int64_t dk = (g.w[2 + s] - 1) * g.dilation[s] + 1;
-        int64_t out = (g.x[2 + s] + g.pre_pad[s] + g.post_pad[s] - dk) / g.stride[s] + 1;
-        cr_assert(eq(i64, out, g.y[2 + s]), "%s: spatial dim %d", cc->name, s);
+        int64_t in = tr ? g.y[2 + s] : g.x[2 + s], want = tr ? g.x[2 + s] : g.y[2 + s];
+        int64_t out = (in + g.pre_pad[s] + g.post_pad[s] - dk) / g.stride[s] + 1;
+        cr_assert(eq(i64, out, want), "%s: spatial dim %d", cc->name, s);
+        cr_assert(ge(i64, g.pre_pad[s], 0), "%s", cc->name);
+        cr_assert(ge(i64, g.post_pad[s], 0), "%s", cc->name);
     }
 
     float *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
@@ -141,7 +211,11 @@ static void check_case(const conv_case *cc) {
     const char *paths[] = {CPU_REF_DIR};
     plx_runtime *rt = tu_runtime(paths, 1);
     tu_run_network_on(rt, n, "cpu_ref", x, nx * sizeof *x, want, ny * sizeof *want, NULL, 0);
-    conv_from_geometry(&g, x, w, cc->bias ? b : NULL, got);
+    if (tr) {
+        conv_transpose_from_geometry(&g, x, w, cc->bias ? b : NULL, got);
+    } else {
+        conv_from_geometry(&g, x, w, cc->bias ? b : NULL, got);
+    }
     for (size_t i = 0; i < ny; i++) {
         cr_assert(le(dbl, fabs((double)got[i] - (double)want[i]),
                      1e-4 * (1.0 + fabs((double)want[i]))),
@@ -219,6 +293,51 @@ Test(gpu_cuda_conv, conv3d_asymmetric_pads_and_same_lower) {
     check_case(&same);
 }
 
+/* ---- conv_transpose ----------------------------------------------------------- */
+
+Test(gpu_cuda_conv, conv_transpose2d_grouped_strided_output_padding) {
+    plx_conv_transpose_desc d = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d.group = 2;
+    d.strides[0] = 2;
+    d.strides[1] = 3;
+    d.dilations[0] = 2;
+    d.pads_begin[0] = 1;
+    d.pads_end[1] = 2;
+    d.output_padding[0] = 1;
+    d.output_padding[1] = 2;
+    int64_t x[] = {2, 4, 3, 4}, w[] = {4, 3, 3, 4};
+    layer_case lc = {"conv_transpose2d", PLX_OP_CONV_TRANSPOSE, &d, 4, x, w, 6, true};
+    check_layer(&lc);
+}
+
+Test(gpu_cuda_conv, conv_transpose1d_and_3d_and_output_shape) {
+    plx_conv_transpose_desc d1 = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d1.strides[0] = 3;
+    d1.pads_begin[0] = 2;
+    d1.pads_end[0] = 1;
+    int64_t x1[] = {2, 3, 5}, w1[] = {3, 2, 4};
+    layer_case c1 = {"conv_transpose1d", PLX_OP_CONV_TRANSPOSE, &d1, 3, x1, w1, 2, true};
+    check_layer(&c1);
+
+    plx_conv_transpose_desc d3 = PLX_CONV_TRANSPOSE_DESC_INIT;
+    d3.strides[0] = 2;
+    d3.strides[2] = 2;
+    d3.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    int64_t x3[] = {1, 2, 3, 2, 3}, w3[] = {2, 3, 3, 2, 3};
+    layer_case c3 = {"conv_transpose3d same_upper", PLX_OP_CONV_TRANSPOSE, &d3, 5, x3, w3, 3,
+                     false};
+    check_layer(&c3);
+
+    plx_conv_transpose_desc ds = PLX_CONV_TRANSPOSE_DESC_INIT;
+    ds.strides[0] = ds.strides[1] = 2;
+    ds.output_shape[0] = 9;
+    ds.output_shape[1] = 7;
+    int64_t xs[] = {1, 2, 4, 4}, ws[] = {2, 2, 3, 3};
+    layer_case cs = {"conv_transpose output_shape", PLX_OP_CONV_TRANSPOSE, &ds, 4, xs, ws, 2,
+                     true};
+    check_layer(&cs);
+}
+
 /* ---- what the geometry refuses ---------------------------------------------- */
 
 static const char *refusal(const plx_tensor_info *infos, uint32_t input_count,
@@ -289,4 +408,32 @@ Test(gpu_cuda_conv, refusals_name_the_reason) {
     REFUSED(big, 2, &ybig, &d, "up to 2^31 - 1 elements (cuDNN's limit), and X");
 
     REFUSED(ok, 1, &y, &d, "not 1 inputs");
+
+    /* conv_transpose with SAME_UPPER and a stride beyond the kernel: its
+     * padding before is negative, which cuDNN's convolution cannot take. */
+    plx_conv_transpose_desc td = PLX_CONV_TRANSPOSE_DESC_INIT;
+    td.strides[0] = td.strides[1] = 3;
+    td.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    int64_t tx[] = {1, 1, 2, 2}, tw[] = {1, 1, 1, 1}, ty[] = {1, 1, 6, 6};
+    plx_tensor_info tin[2] = {info_of(4, tx), info_of(4, tw)};
+    plx_tensor_info tout = info_of(4, ty);
+    plx_layer_view l;
+    memset(&l, 0, sizeof l);
+    l.struct_size = sizeof l;
+    l.name = "conv_transpose";
+    l.op = PLX_OP_CONV_TRANSPOSE;
+    l.desc = &td;
+    l.inputs = tin;
+    l.input_count = 2;
+    l.outputs = &tout;
+    l.output_count = 1;
+    cuda_conv_geom g;
+    const char *why = cuda_conv_geometry(&l, &g, buf, sizeof buf);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "is no convolution without negative padding"))), "%s",
+              why);
+    tin[0].dtype = PLX_DTYPE_INT8;
+    why = cuda_conv_geometry(&l, &g, buf, sizeof buf);
+    cr_assert(not(zero(ptr, (void *)why)));
+    cr_assert(not(zero(ptr, strstr(why, "runs conv_transpose in float32 only"))), "%s", why);
 }

@@ -157,19 +157,21 @@ plx_status cuda_gemm_run(plx_factory *f, const cuda_gemm_plan *plan, cudaStream_
 typedef struct cuda_conv_plan cuda_conv_plan;
 
 /* Plans conv or conv_transpose layer `l` (its own view: op PLX_OP_CONV or
- * PLX_OP_CONV_TRANSPOSE), with the bias in
- * cuDNN's graph, and with activation `act` (NULL: none) when cuDNN runs it
- * there: *out_act_in_graph says whether it does, else the caller runs the
- * activation on Y after cuda_conv_run. PLX_UNSUPPORTED with the reason
- * when cuDNN has no engine for it; a status naming the failing call. */
+ * PLX_OP_CONV_TRANSPOSE), with the bias and, when `residual`, the add of a
+ * tensor of Y's shape after it in cuDNN's graph, and with activation `act`
+ * (NULL: none) when cuDNN runs it there: *out_act_in_graph says whether it
+ * does, else the caller runs the activation on Y after cuda_conv_run.
+ * PLX_UNSUPPORTED with the reason when cuDNN has no engine for it; a
+ * status naming the failing call. */
 plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
-                                 const plx_activation_desc *act, bool *out_act_in_graph,
-                                 cuda_conv_plan **out_plan);
+                                 const plx_activation_desc *act, bool residual,
+                                 bool *out_act_in_graph, cuda_conv_plan **out_plan);
 void cuda_conv_plan_destroy(cuda_conv_plan *plan, const plx_host *host);
-/* Enqueues the (transposed) convolution (and the bias, when the layer has one) on
- * `stream`; bias NULL when the layer has none. */
+/* Enqueues the (transposed) convolution, the bias and the residual add on
+ * `stream`; bias NULL when the layer has none, z NULL without a residual. */
 plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *plan, cudaStream_t stream,
-                         const void *x, const void *w, const void *bias, float *y);
+                         const void *x, const void *w, const void *bias, const void *z,
+                         float *y);
 
 /* ---- workloads (cuda_workload.c) ---- */
 

@@ -5,17 +5,19 @@
  * dilated, with any pads; cuda_conv_geom.c turns it into cuDNN's tensors)
  * becomes, at create_workload, one operation graph of packed NCHW (NCDHW)
  * float32 tensors: the convolution forward operation (conv_transpose: the
- * convolution's backward data), then, in the same graph,
- * the bias as a pointwise add ([1, M, 1, 1] broadcast) and a fused
- * activation as a pointwise operation (relu, tanh, sigmoid, gelu and its
- * tanh form), on virtual intermediate tensors: cuDNN's runtime fusion.
+ * convolution's backward data), then, in the same graph, the bias as a
+ * pointwise add ([1, M, 1, 1] broadcast), a residual (a fused
+ * conv+add+activation layer's tensor of Y's shape) as another add, and a
+ * fused activation as a pointwise operation (relu, tanh, sigmoid, gelu and
+ * its tanh form), on virtual intermediate tensors: cuDNN's runtime fusion.
  * The engine configurations cuDNN's heuristics give (mode A, then the
  * fallback list) are tried in order, those whose numerical notes the
  * option precision excludes skipped (precision_allows), and the first
  * whose execution plan finalises is kept with its workspace. When none
  * does for the fused graph, the convolution alone is planned, and the
- * bias add and the activation run as this backend's own kernels after it
- * on the same stream (the bias here, the activation in cuda_workload.c);
+ * bias add, the residual add and the activation run as this backend's own
+ * kernels after it on the same stream (the adds here, the activation in
+ * cuda_workload.c);
  * when none does for the convolution alone, the layer is refused with
  * the reason.
  *
@@ -40,14 +42,14 @@
 #include "cuda_backend.h"
 
 /* The tensors' unique ids in the graph and the variant pack. */
-enum { UID_X = 1, UID_W, UID_B, UID_Y, UID_CONV_OUT, UID_BIAS_OUT };
+enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_CONV_OUT, UID_BIAS_OUT, UID_ADD_OUT };
 
 /* Every pointer given to cuDNN is aligned to this many bytes (cudaMalloc
  * gives 256, the host places planned blocks at multiples of 64); a run
  * refuses others (an application's binding at an odd offset). */
 #define CONV_ALIGNMENT 16
 
-/* At most: 6 tensors, 2 pointwise descriptors, the convolution, 3
+/* At most: 8 tensors, 3 pointwise descriptors, the convolution, 4
  * operations, the graph, 2 heuristics and the engine configuration. */
 #define CONV_MAX_DESCRIPTORS 24
 
@@ -61,10 +63,13 @@ struct cuda_conv_plan {
     cuda_conv_geom geom;
     bool bias_in_graph; /* else ck_binary adds it after the convolution */
     ck_broadcast bias_broadcast;
+    bool residual;          /* an add of Z, Y's shape, after the bias */
+    bool residual_in_graph; /* else ck_binary adds it after the bias */
+    ck_broadcast flat;      /* Y and Z as one flat dim */
     int64_t count; /* Y's elements */
-    /* The variant pack, for the pointers it holds (X, W, B, Y). */
+    /* The variant pack, for the pointers it holds (X, W, B, Z, Y). */
     cudnnBackendDescriptor_t pack;
-    const void *pack_pointers[4];
+    const void *pack_pointers[5];
 };
 
 static plx_status dnn_failure(const plx_host *host, cudnnStatus_t st, const char *call) {
@@ -176,16 +181,17 @@ static cudnnBackendDescriptor_t pointwise(builder *b, cudnnPointwiseMode_t mode,
 }
 
 /* The operation graph: the convolution (conv_transpose: its backward data)
- * X, W -> Y, or with the bias and/or the activation in the graph X, W ->
- * conv -> (+ B) -> (act) -> Y. */
-static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool with_act,
-                                                cudnnPointwiseMode_t act) {
+ * X, W -> Y, or with the bias, the residual and/or the activation in the
+ * graph X, W -> conv -> (+ B) -> (+ Z) -> (act) -> Y. */
+static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool with_residual,
+                                                bool with_act, cudnnPointwiseMode_t act) {
     const cuda_conv_geom *g = &b->p->geom;
     cudnnBackendDescriptor_t x = tensor(b, UID_X, g->x, g->x_strides, false);
     cudnnBackendDescriptor_t w = tensor(b, UID_W, g->w, g->w_strides, false);
     cudnnBackendDescriptor_t y = tensor(b, UID_Y, g->y, g->y_strides, false);
+    bool more = with_bias || with_residual || with_act;
     cudnnBackendDescriptor_t conv_out =
-        with_bias || with_act ? tensor(b, UID_CONV_OUT, g->y, g->y_strides, true) : y;
+        more ? tensor(b, UID_CONV_OUT, g->y, g->y_strides, true) : y;
 
     cudnnBackendDescriptor_t conv = create(b, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR,
                                            "cudnnBackendCreateDescriptor(CONVOLUTION)");
@@ -201,7 +207,7 @@ static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool
     SET(b, conv, CONVOLUTION_POST_PADDINGS, INT64, spatial, g->post_pad);
     finalize(b, conv, "cudnnBackendFinalize(CONVOLUTION)");
 
-    cudnnBackendDescriptor_t ops[3];
+    cudnnBackendDescriptor_t ops[4];
     int op_count = 0;
     float alpha = 1.0f, beta = 0.0f;
     if (!g->transpose) {
@@ -236,9 +242,17 @@ static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool
     cudnnBackendDescriptor_t last = conv_out;
     if (with_bias) {
         cudnnBackendDescriptor_t bias = tensor(b, UID_B, g->b, g->b_strides, false);
-        cudnnBackendDescriptor_t out =
-            with_act ? tensor(b, UID_BIAS_OUT, g->y, g->y_strides, true) : y;
+        cudnnBackendDescriptor_t out = with_residual || with_act
+                                           ? tensor(b, UID_BIAS_OUT, g->y, g->y_strides, true)
+                                           : y;
         ops[op_count++] = pointwise(b, CUDNN_POINTWISE_ADD, last, bias, out);
+        last = out;
+    }
+    if (with_residual) {
+        cudnnBackendDescriptor_t z = tensor(b, UID_Z, g->y, g->y_strides, false);
+        cudnnBackendDescriptor_t out =
+            with_act ? tensor(b, UID_ADD_OUT, g->y, g->y_strides, true) : y;
+        ops[op_count++] = pointwise(b, CUDNN_POINTWISE_ADD, last, z, out);
         last = out;
     }
     if (with_act) {
@@ -440,9 +454,9 @@ void cuda_conv_plan_destroy(cuda_conv_plan *p, const plx_host *host) {
  * list: true when planned. False with b->st set when a call failed (the
  * graph's, or the last of the heuristics' when neither mode gave a plan),
  * and without when no engine the precision admits has a plan. */
-static bool plan_graph(builder *b, bool with_bias, bool with_act, cudnnPointwiseMode_t act,
-                       cuda_precision precision, int64_t *out_engine) {
-    cudnnBackendDescriptor_t graph = operation_graph(b, with_bias, with_act, act);
+static bool plan_graph(builder *b, bool with_bias, bool with_residual, bool with_act,
+                       cudnnPointwiseMode_t act, cuda_precision precision, int64_t *out_engine) {
+    cudnnBackendDescriptor_t graph = operation_graph(b, with_bias, with_residual, with_act, act);
     if (b->st != CUDNN_STATUS_SUCCESS) {
         return false;
     }
@@ -465,8 +479,8 @@ static bool plan_graph(builder *b, bool with_bias, bool with_act, cudnnPointwise
 }
 
 plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
-                                 const plx_activation_desc *act, bool *out_act_in_graph,
-                                 cuda_conv_plan **out_plan) {
+                                 const plx_activation_desc *act, bool residual,
+                                 bool *out_act_in_graph, cuda_conv_plan **out_plan) {
     const plx_host *host = f->host;
     char buf[256];
     cuda_conv_plan *p = host->alloc(host, sizeof *p, 0);
@@ -490,6 +504,11 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
     p->bias_broadcast.a_strides[2] = 1;
     p->bias_broadcast.b_strides[1] = 1;
     p->count = g->y[0] * g->y_strides[0];
+    p->residual = residual;
+    p->flat.rank = 1;
+    p->flat.dims[0] = p->count;
+    p->flat.a_strides[0] = 1;
+    p->flat.b_strides[0] = 1;
 
     cudnnStatus_t st = cudnnCreate(&p->handle);
     if (st != CUDNN_STATUS_SUCCESS) {
@@ -503,20 +522,21 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
     bool act_in_graph = act && graph_activation(act, &mode);
     bool fused = false;
     int64_t engine = -1;
-    if (g->has_bias || act_in_graph) {
-        fused = plan_graph(&b, g->has_bias, act_in_graph, mode, f->precision, &engine);
+    if (g->has_bias || residual || act_in_graph) {
+        fused = plan_graph(&b, g->has_bias, residual, act_in_graph, mode, f->precision, &engine);
         if (!fused) {
             host->log(host, PLX_LOG_DEBUG,
-                      "gpu_cuda: conv '%s': cuDNN does not run it fused with its %s (%s%s%s); "
+                      "gpu_cuda: conv '%s': cuDNN does not run it fused with its %s%s%s (%s%s%s); "
                       "the convolution alone, then gpu_cuda's kernels",
-                      l->name ? l->name : "", g->has_bias ? "bias" : "activation",
+                      l->name ? l->name : "", g->has_bias ? "bias " : "",
+                      residual ? "residual " : "", act_in_graph ? "activation" : "",
                       b.st ? b.call : "no engine the option precision admits",
                       b.st ? ": " : "", b.st ? cudnnGetErrorString(b.st) : "");
             reset(p);
             b.st = CUDNN_STATUS_SUCCESS;
         }
     }
-    if (!fused && !plan_graph(&b, false, false, mode, f->precision, &engine)) {
+    if (!fused && !plan_graph(&b, false, false, false, mode, f->precision, &engine)) {
         plx_status s =
             b.st ? dnn_failure(host, b.st, b.call)
                  : host->status_create(host, PLX_UNSUPPORTED,
@@ -529,6 +549,7 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
         return s;
     }
     p->bias_in_graph = fused && g->has_bias;
+    p->residual_in_graph = fused && residual;
     *out_act_in_graph = fused && act_in_graph;
     int64_t n = 0;
     st = cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
@@ -553,19 +574,16 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
     host->log(host, PLX_LOG_DEBUG,
               "gpu_cuda: conv '%s': cuDNN engine %lld, %s, workspace %lld bytes",
               l->name ? l->name : "", (long long)engine,
-              !fused                   ? "the convolution alone"
-              : !act_in_graph          ? "convolution and bias in one graph"
-              : g->has_bias            ? "convolution, bias and activation in one graph"
-                                       : "convolution and activation in one graph",
+              !fused ? "the convolution alone" : "one graph with what follows it",
               (long long)p->workspace_size);
     *out_plan = p;
     return NULL;
 }
 
-/* The variant pack for these pointers (X, W, B or NULL, Y), made when they
- * differ from the last run's. */
+/* The variant pack for these pointers (X, W, B or NULL, Z or NULL, Y),
+ * made when they differ from the last run's. */
 static plx_status variant_pack(const plx_host *host, cuda_conv_plan *p,
-                               const void *const pointers[4]) {
+                               const void *const pointers[5]) {
     if (p->pack && memcmp(pointers, p->pack_pointers, sizeof p->pack_pointers) == 0) {
         return NULL;
     }
@@ -573,11 +591,11 @@ static plx_status variant_pack(const plx_host *host, cuda_conv_plan *p,
         cudnnBackendDestroyDescriptor(p->pack);
         p->pack = NULL;
     }
-    static const int64_t all_uids[4] = {UID_X, UID_W, UID_B, UID_Y};
-    int64_t uids[4];
-    void *data[4];
+    static const int64_t all_uids[5] = {UID_X, UID_W, UID_B, UID_Z, UID_Y};
+    int64_t uids[5];
+    void *data[5];
     int64_t count = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if (pointers[i]) {
             uids[count] = all_uids[i];
             data[count++] = (void *)(uintptr_t)pointers[i];
@@ -617,11 +635,12 @@ static plx_status variant_pack(const plx_host *host, cuda_conv_plan *p,
 }
 
 plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *p, cudaStream_t stream, const void *x,
-                         const void *w, const void *bias, float *y) {
+                         const void *w, const void *bias, const void *z, float *y) {
     const plx_host *host = f->host;
-    const void *pointers[4] = {x, w, p->bias_in_graph ? bias : NULL, y};
-    static const char *const names[4] = {"X", "W", "B", "Y"};
-    for (int i = 0; i < 4; i++) {
+    const void *pointers[5] = {x, w, p->bias_in_graph ? bias : NULL,
+                               p->residual_in_graph ? z : NULL, y};
+    static const char *const names[5] = {"X", "W", "B", "the residual", "Y"};
+    for (int i = 0; i < 5; i++) {
         if (((uintptr_t)pointers[i] & (CONV_ALIGNMENT - 1)) != 0) {
             return host->status_create(host, PLX_INVALID_ARGUMENT,
                                        "cuDNN's plan takes tensors aligned to %d bytes, and "
@@ -645,6 +664,12 @@ plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *p, cudaStream_t stream,
         cudaError_t rc = ck_binary_launch(stream, CK_ADD, y, bias, y, p->count, &p->bias_broadcast);
         if (rc != cudaSuccess) {
             return gpu_cuda_failure(host, rc, PLX_INTERNAL, "launch (conv's bias)");
+        }
+    }
+    if (p->residual && !p->residual_in_graph) {
+        cudaError_t rc = ck_binary_launch(stream, CK_ADD, y, z, y, p->count, &p->flat);
+        if (rc != cudaSuccess) {
+            return gpu_cuda_failure(host, rc, PLX_INTERNAL, "launch (conv's residual add)");
         }
     }
     return NULL;

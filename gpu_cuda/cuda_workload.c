@@ -14,11 +14,14 @@
  * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected,
  * matmul, conv or conv_transpose whose only reader is an activation
  * becomes one precompiled layer ("gemm+relu", "conv+relu") whose payload
- * is a cuda_fused. Relu is cuBLASLt's epilogue (with the bias, RELU_BIAS);
- * a convolution's activation is a pointwise operation of its cuDNN graph
- * where cuDNN runs it there (cuda_conv.c); any other activation runs as
- * the pointwise kernel on the layer's output, in place, on the same
- * stream, so the layer is one wait instead of two. */
+ * is a cuda_fused; so does a conv or conv_transpose whose only reader adds
+ * a tensor of its shape (a residual) that only an activation reads
+ * ("conv+add+relu", the residual being the layer's last input). Relu is
+ * cuBLASLt's epilogue (with the bias, RELU_BIAS); a convolution's residual
+ * add and activation are pointwise operations of its cuDNN graph where
+ * cuDNN runs them there (cuda_conv.c); any other activation runs as the
+ * pointwise kernel on the layer's output, in place, on the same stream, so
+ * the layer is one wait instead of two. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -42,7 +45,7 @@ struct plx_workload {
     workload_kind kind;
     cudaStream_t stream;
     uint32_t input_count;
-    plx_tensor_handle *inputs[3];
+    plx_tensor_handle *inputs[4];
     plx_tensor_handle *output;
     const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
     int64_t count;             /* output elements */
@@ -58,6 +61,7 @@ struct plx_workload {
     int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
     bool post_activation;  /* a fused activation after the product or conv: `pointwise` */
     cuda_conv_plan *conv;
+    bool residual; /* conv + add of the last input (cuda_fused) */
 };
 
 /* The payload of a precompiled layer of gpu_cuda's (see the top). */
@@ -72,6 +76,9 @@ typedef struct cuda_fused {
         plx_conv_transpose_desc conv_transpose;
     } desc;
     plx_activation_desc activation;
+    /* A conv or conv_transpose, then the add of a tensor of its output's
+     * shape (a residual: the layer's last input), then the activation. */
+    bool residual;
 } cuda_fused;
 
 static bool fusable_base(plx_op op) {
@@ -94,6 +101,9 @@ static const cuda_fused *fused_payload(const plx_layer_view *l) {
  * and its descriptor (in the payload, valid while the network lives). */
 static void base_view(const plx_layer_view *l, const cuda_fused *f, plx_layer_view *base) {
     *base = *l;
+    if (f->residual && base->input_count > 0) {
+        base->input_count--; /* the residual is not the product's */
+    }
     base->op = f->op;
     base->desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
 }
@@ -411,6 +421,16 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
             snprintf(buf, size, "runs no activation function %d", (int)f->activation.func);
             return buf;
         }
+        if (f->residual) {
+            const plx_tensor_info *z = l->input_count >= 3 ? &l->inputs[l->input_count - 1] : NULL;
+            if ((f->op != PLX_OP_CONV && f->op != PLX_OP_CONV_TRANSPOSE) || !z ||
+                l->output_count != 1 || z->dtype != PLX_DTYPE_FLOAT32 ||
+                !same_dims(z, &l->outputs[0])) {
+                snprintf(buf, size, "runs a residual add after a conv or conv_transpose only, "
+                         "of a float32 tensor of the output's shape");
+                return buf;
+            }
+        }
         plx_layer_view base;
         base_view(l, f, &base);
         return gpu_cuda_op_check(&base, buf, size);
@@ -555,7 +575,7 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
             return host->status_create(host, PLX_UNSUPPORTED, "%s", why);
         }
     }
-    if (l->input_count > 3 || l->output_count != 1) {
+    if (l->input_count > 4 || l->output_count != 1) {
         return host->status_create(host, PLX_UNSUPPORTED, "%u inputs and %u outputs",
                                    l->input_count, l->output_count);
     }
@@ -658,8 +678,9 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         }
         if (base.op == PLX_OP_CONV || base.op == PLX_OP_CONV_TRANSPOSE) {
             bool act_in_graph = false;
+            w->residual = fused && fused->residual;
             plx_status st = cuda_conv_plan_create(f, &base, fused ? &fused->activation : NULL,
-                                                  &act_in_graph, &w->conv);
+                                                  w->residual, &act_in_graph, &w->conv);
             if (st) {
                 gpu_cuda_destroy_workload(w);
                 return st;
@@ -698,7 +719,7 @@ static bool device_ptr(const plx_tensor_handle *h, const void **out) {
 plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     plx_factory *f = w->factory;
     const plx_host *host = f->host;
-    const void *in[3] = {NULL, NULL, NULL};
+    const void *in[4] = {NULL, NULL, NULL, NULL};
     const void *out_c;
     for (uint32_t i = 0; i < w->input_count; i++) {
         if (!device_ptr(w->inputs[i], &in[i])) {
@@ -749,8 +770,9 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
         break;
     }
     case WK_CONV: {
-        plx_status s = cuda_conv_run(f, w->conv, stream, in[0], in[1],
-                                     w->input_count > 2 ? in[2] : NULL, out);
+        uint32_t own = w->input_count - (w->residual ? 1 : 0); /* X, W, [B] */
+        plx_status s = cuda_conv_run(f, w->conv, stream, in[0], in[1], own > 2 ? in[2] : NULL,
+                                     w->residual ? in[own] : NULL, out);
         if (s) {
             return s;
         }
@@ -783,6 +805,20 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
 /* Fusion                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Whether layer r, which reads conv-like layer a's output in input slot
+ * `slot`, adds to it a float32 tensor of its shape (a residual). */
+static bool residual_add(const plx_subgraph_view *g, uint32_t a, uint32_t r, uint32_t slot) {
+    const plx_layer_view *base = &g->layers[a].view, *add = &g->layers[r].view;
+    if ((base->op != PLX_OP_CONV && base->op != PLX_OP_CONV_TRANSPOSE) ||
+        add->op != PLX_OP_BINARY || add->input_count != 2 || add->output_count != 1 ||
+        ((const plx_binary_desc *)add->desc)->func != PLX_BINARY_ADD || slot > 1) {
+        return false;
+    }
+    const plx_tensor_info *z = &add->inputs[1 - slot];
+    return z->dtype == PLX_DTYPE_FLOAT32 && same_dims(z, &base->outputs[0]) &&
+           same_dims(&add->outputs[0], &base->outputs[0]);
+}
+
 plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
                                       const plx_subgraph_editor *editor) {
     const plx_host *host = b->host;
@@ -791,13 +827,26 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
         if (!fusable_base(base->view.op) || base->view.output_count != 1) {
             continue;
         }
-        uint32_t r = plx_subgraph_sole_reader(g, a, NULL);
+        uint32_t add_input = 0;
+        uint32_t r = plx_subgraph_sole_reader(g, a, &add_input);
+        /* A conv's residual: an add of a tensor of its output's shape, read
+         * only by the activation. */
+        uint32_t add = UINT32_MAX;
+        plx_subgraph_source inputs[4];
+        uint32_t input_count = base->view.input_count;
+        memcpy(inputs, base->inputs, input_count * sizeof inputs[0]);
+        if (r != UINT32_MAX && residual_add(g, a, r, add_input) && input_count < 4) {
+            add = r;
+            inputs[input_count++] = g->layers[add].inputs[1 - add_input];
+            r = plx_subgraph_sole_reader(g, add, NULL);
+        }
         if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
             g->layers[r].view.input_count != 1) {
             continue;
         }
         cuda_fused f;
         memset(&f, 0, sizeof f);
+        f.residual = add != UINT32_MAX;
         f.magic = GPU_CUDA_FUSED_MAGIC;
         f.op = base->view.op;
         if (f.op == PLX_OP_GEMM) {
@@ -812,11 +861,12 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
         f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
         const char *act = plx_activation_func_name(f.activation.func);
         char kind[64];
-        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(f.op), act ? act : "activation");
-        uint32_t set[2] = {a, r};
+        snprintf(kind, sizeof kind, "%s+%s%s", plx_op_name(f.op), f.residual ? "add+" : "",
+                 act ? act : "activation");
+        uint32_t set[3] = {a, f.residual ? add : r, r};
         plx_subgraph_source out = {r, 0};
-        plx_substitution sub = {(uint32_t)sizeof sub, set, 2, base->inputs,
-                                base->view.input_count, &out, 1, kind, &f, sizeof f};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, f.residual ? 3 : 2, inputs,
+                                input_count, &out, 1, kind, &f, sizeof f};
         /* The host checks the new layer with check_layer (float32, shapes,
          * the activation) and keeps the two layers when it is refused; a
          * substitution it rejects outright leaves the others to fuse. */

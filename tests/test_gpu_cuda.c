@@ -703,6 +703,60 @@ Test(gpu_cuda, conv_fused_with_its_activation_matches_cpu_ref) {
     }
 }
 
+/* x -> conv (3x3, pads 1, bias) -> add(z, a constant of its shape) ->
+ * relu -> y, a residual block's tail: one layer, "conv+add+relu", that
+ * cuDNN runs as one graph where it has an engine for it (else the
+ * convolution, then the bias, residual and relu kernels). */
+Test(gpu_cuda, conv_add_relu_residual_matches_cpu_ref) {
+    require_device();
+    enum { N = 2, C = 16, H = 12, W = 10 };
+    static float x[N * C * H * W], w[C * C * 9], b[C], z[N * C * H * W], want[N * C * H * W],
+        got[N * C * H * W];
+    fill(x, sizeof x / sizeof x[0], 1);
+    fill(w, sizeof w / sizeof w[0], 2);
+    fill(b, C, 3);
+    fill(z, sizeof z / sizeof z[0], 4);
+    int64_t xd[] = {N, C, H, W}, wd[] = {C, C, 3, 3}, bd[] = {C};
+    plx_tensor_info xt = tu_f32(4, xd), wt = tu_f32(4, wd), bt = tu_f32(1, bd);
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id xi, cw, cb, cz, conv, sum, act, y;
+    OK(plx_network_add_input(n, "x", 0, &xt, &xi));
+    OK(plx_network_add_constant(n, "w", &wt, w, PLX_CONSTANT_BORROW, &cw));
+    OK(plx_network_add_constant(n, "b", &bt, b, PLX_CONSTANT_BORROW, &cb));
+    OK(plx_network_add_constant(n, "z", &xt, z, PLX_CONSTANT_BORROW, &cz));
+    OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &cd, 3, 1, &conv));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &sum));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &act));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, xi, 0, conv, 0));
+    OK(plx_network_connect(n, cw, 0, conv, 1));
+    OK(plx_network_connect(n, cb, 0, conv, 2));
+    OK(plx_network_connect(n, cz, 0, sum, 0));
+    OK(plx_network_connect(n, conv, 0, sum, 1));
+    OK(plx_network_connect(n, sum, 0, act, 0));
+    OK(plx_network_connect(n, act, 0, y, 0));
+    static const char *const precisions[] = {"precision=fp32", "precision=tf32"};
+    for (size_t p = 0; p < 2; p++) {
+        const char *opt[] = {precisions[p]};
+        plx_runtime *rt = runtime_with(opt, 1);
+        require_gpu(&rt);
+        char summary[4096];
+        tu_run_network_on(rt, n, "cpu_ref", x, sizeof x, want, sizeof want, NULL, 0);
+        tu_run_network_on(rt, n, "gpu_cuda", x, sizeof x, got, sizeof got, summary,
+                          sizeof summary);
+        cr_assert(not(zero(ptr, strstr(summary, "conv+add+relu"))), "%s", summary);
+        assert_close(got, want, sizeof got / sizeof got[0], p == 0 ? 1e-4 : 2e-2,
+                     precisions[p]);
+        plx_runtime_destroy(&rt);
+    }
+    plx_network_destroy(&n);
+}
+
 /* What gpu_cuda does not run goes to cpu_ref with gpu_cuda's reason. */
 Test(gpu_cuda, refused_layers_fall_back_with_the_reason) {
     plx_runtime *rt = runtime_with(NULL, 0);

@@ -526,9 +526,9 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
         fused = plan_graph(&b, g->has_bias, residual, act_in_graph, mode, f->precision, &engine);
         if (!fused) {
             host->log(host, PLX_LOG_DEBUG,
-                      "gpu_cuda: conv '%s': cuDNN does not run it fused with its %s%s%s (%s%s%s); "
+                      "gpu_cuda: %s '%s': cuDNN does not run it fused with its %s%s%s (%s%s%s); "
                       "the convolution alone, then gpu_cuda's kernels",
-                      l->name ? l->name : "", g->has_bias ? "bias " : "",
+                      plx_op_name(l->op), l->name ? l->name : "", g->has_bias ? "bias " : "",
                       residual ? "residual " : "", act_in_graph ? "activation" : "",
                       b.st ? b.call : "no engine the option precision admits",
                       b.st ? ": " : "", b.st ? cudnnGetErrorString(b.st) : "");
@@ -542,7 +542,7 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
                  : host->status_create(host, PLX_UNSUPPORTED,
                                        "cuDNN has no engine for this %dD %s that the option "
                                        "precision admits",
-                                       g->spatial,
+                                       (int)l->inputs[0].rank - 2,
                                        g->transpose ? "transposed convolution (backward data)"
                                                     : "convolution");
         cuda_conv_plan_destroy(p, host);
@@ -572,8 +572,8 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
         }
     }
     host->log(host, PLX_LOG_DEBUG,
-              "gpu_cuda: conv '%s': cuDNN engine %lld, %s, workspace %lld bytes",
-              l->name ? l->name : "", (long long)engine,
+              "gpu_cuda: %s '%s': cuDNN engine %lld, %s, workspace %lld bytes",
+              plx_op_name(l->op), l->name ? l->name : "", (long long)engine,
               !fused ? "the convolution alone" : "one graph with what follows it",
               (long long)p->workspace_size);
     *out_plan = p;

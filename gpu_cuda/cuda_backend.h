@@ -49,6 +49,10 @@ struct plx_backend {
     char compute_capability[16];
     char versions[96];        /* runtime, driver, cuBLASLt */
     char choice[320];
+    /* check_layer's cuDNN handle (cuda_conv_probe), made at the first
+     * probe; both under conv_lock, since check_layer may run concurrently. */
+    pthread_mutex_t conv_lock;
+    struct cudnnContext *cudnn; /* a cudnnHandle_t */
 };
 
 struct plx_factory {
@@ -167,6 +171,13 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
                                  const plx_activation_desc *act, bool residual,
                                  bool *out_act_in_graph, cuda_conv_plan **out_plan);
 void cuda_conv_plan_destroy(cuda_conv_plan *plan, const plx_host *host);
+/* For check_layer: whether cuDNN has an engine the option precision admits
+ * for conv or conv_transpose layer `l`'s convolution alone (what
+ * cuda_conv_plan_create falls back to), planned with the instance's handle
+ * and thrown away. NULL, or why not (written into buf). */
+const char *cuda_conv_probe(plx_backend *b, const plx_layer_view *l, char *buf, size_t size);
+/* The instance's cuDNN handle, when a probe made one. */
+void cuda_conv_probe_release(plx_backend *b);
 /* Enqueues the (transposed) convolution, the bias and the residual add on
  * `stream`; bias NULL when the layer has none, z NULL without a residual. */
 plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *plan, cudaStream_t stream,
@@ -177,6 +188,11 @@ plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *plan, cudaStream_t stre
 
 /* NULL when gpu_cuda runs the layer; else why not, written into buf. */
 const char *gpu_cuda_op_check(const plx_layer_view *layer, char *buf, size_t size);
+/* What only the device can say, after gpu_cuda_op_check passed: for a
+ * convolution (plain or fused), whether cuDNN has an engine for it
+ * (cuda_conv_probe). NULL, or why not (into buf). */
+const char *gpu_cuda_device_check(plx_backend *b, const plx_layer_view *layer, char *buf,
+                                  size_t size);
 plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *layer,
                                     plx_tensor_handle *const *inputs,
                                     plx_tensor_handle *const *outputs,

@@ -27,6 +27,11 @@
  * memory does; an application's zero-copy binding may change them, and
  * then the pack is made again), so a run allocates nothing.
  *
+ * check_layer probes the convolution alone the same way, with the
+ * instance's handle under its lock, and throws the plan away
+ * (cuda_conv_probe): what cuDNN has no engine for is refused there, with
+ * the reason, and goes to the next backend, rather than failing the load.
+ *
  * Threads: every plan owns its cuDNN handle, as every product owns its
  * cuBLASLt handle (cuda_gemm.c): a workload belongs to one working memory,
  * whose executions the host runs one at a time, so no handle is used by
@@ -478,6 +483,65 @@ static bool plan_graph(builder *b, bool with_bias, bool with_residual, bool with
     return false;
 }
 
+/* Why a layer has no plan when cuDNN has no engine for it. */
+static const char *no_engine(const plx_layer_view *l, char *buf, size_t size) {
+    snprintf(buf, size, "cuDNN has no engine for this %dD %s that the option precision admits",
+             (int)l->inputs[0].rank - 2,
+             l->op == PLX_OP_CONV_TRANSPOSE ? "transposed convolution (backward data)"
+                                            : "convolution");
+    return buf;
+}
+
+const char *cuda_conv_probe(plx_backend *b, const plx_layer_view *l, char *buf, size_t size) {
+    cuda_conv_plan p;
+    memset(&p, 0, sizeof p);
+    const char *why = cuda_conv_geometry(l, &p.geom, buf, size);
+    if (why) {
+        return why;
+    }
+    pthread_mutex_lock(&b->conv_lock);
+    cudaError_t rc = cudaSetDevice(b->device);
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    if (rc == cudaSuccess && !b->cudnn) {
+        st = cudnnCreate(&b->cudnn);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            b->cudnn = NULL;
+        }
+    }
+    bool planned = false;
+    builder bd = {&p, CUDNN_STATUS_SUCCESS, NULL};
+    if (rc == cudaSuccess && st == CUDNN_STATUS_SUCCESS) {
+        int64_t engine;
+        p.handle = b->cudnn;
+        planned = plan_graph(&bd, false, false, false, CUDNN_POINTWISE_RELU_FWD, b->precision,
+                             &engine);
+        reset(&p);
+    }
+    pthread_mutex_unlock(&b->conv_lock);
+    if (planned) {
+        return NULL;
+    }
+    if (rc != cudaSuccess) {
+        snprintf(buf, size, "cudaSetDevice(%d): %s", b->device, cudaGetErrorString(rc));
+    } else if (st != CUDNN_STATUS_SUCCESS) {
+        snprintf(buf, size, "cudnnCreate: %s", cudnnGetErrorString(st));
+    } else if (bd.st != CUDNN_STATUS_SUCCESS) {
+        snprintf(buf, size, "cuDNN refuses the convolution: %s: %s", bd.call,
+                 cudnnGetErrorString(bd.st));
+    } else {
+        no_engine(l, buf, size);
+    }
+    return buf;
+}
+
+void cuda_conv_probe_release(plx_backend *b) {
+    if (b->cudnn) {
+        cudaSetDevice(b->device);
+        cudnnDestroy(b->cudnn);
+        b->cudnn = NULL;
+    }
+}
+
 plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
                                  const plx_activation_desc *act, bool residual,
                                  bool *out_act_in_graph, cuda_conv_plan **out_plan) {
@@ -537,14 +601,9 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
         }
     }
     if (!fused && !plan_graph(&b, false, false, false, mode, f->precision, &engine)) {
-        plx_status s =
-            b.st ? dnn_failure(host, b.st, b.call)
-                 : host->status_create(host, PLX_UNSUPPORTED,
-                                       "cuDNN has no engine for this %dD %s that the option "
-                                       "precision admits",
-                                       (int)l->inputs[0].rank - 2,
-                                       g->transpose ? "transposed convolution (backward data)"
-                                                    : "convolution");
+        plx_status s = b.st ? dnn_failure(host, b.st, b.call)
+                            : host->status_create(host, PLX_UNSUPPORTED, "%s",
+                                                  no_engine(l, buf, sizeof buf));
         cuda_conv_plan_destroy(p, host);
         return s;
     }

@@ -542,6 +542,19 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
     return NULL;
 }
 
+const char *gpu_cuda_device_check(plx_backend *b, const plx_layer_view *l, char *buf,
+                                  size_t size) {
+    plx_layer_view base = *l;
+    const cuda_fused *f = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
+    if (f) {
+        base_view(l, f, &base);
+    }
+    if (base.op != PLX_OP_CONV && base.op != PLX_OP_CONV_TRANSPOSE) {
+        return NULL;
+    }
+    return cuda_conv_probe(b, &base, buf, size);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Workloads                                                                  */
 /* ------------------------------------------------------------------------ */

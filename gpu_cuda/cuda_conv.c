@@ -45,23 +45,11 @@
 #include <cudnn.h>
 
 #include "cuda_backend.h"
-
-/* The tensors' unique ids in the graph and the variant pack. */
-enum { UID_X = 1, UID_W, UID_B, UID_Z, UID_Y, UID_CONV_OUT, UID_BIAS_OUT, UID_ADD_OUT };
-
-/* Every pointer given to cuDNN is aligned to this many bytes (cudaMalloc
- * gives 256, the host places planned blocks at multiples of 64); a run
- * refuses others (an application's binding at an odd offset). */
-#define CONV_ALIGNMENT 16
-
-/* At most: 8 tensors, 3 pointwise descriptors, the convolution, 4
- * operations, the graph, 2 heuristics and the engine configuration. */
-#define CONV_MAX_DESCRIPTORS 24
+#include "cuda_conv_graph.h"
 
 struct cuda_conv_plan {
     cudnnHandle_t handle;
-    cudnnBackendDescriptor_t descriptors[CONV_MAX_DESCRIPTORS]; /* destroyed with the plan */
-    int descriptor_count;
+    cuda_conv_graph graph; /* the graph's descriptors and the engine configuration */
     cudnnBackendDescriptor_t plan;
     void *workspace;
     int64_t workspace_size;
@@ -86,190 +74,6 @@ static plx_status dnn_failure(const plx_host *host, cudnnStatus_t st, const char
                                : PLX_INTERNAL;
     return host->status_create(host, code, "%s: %s (%d)%s%s", call, cudnnGetErrorString(st),
                                (int)st, detail[0] ? ": " : "", detail);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Building the graph                                                         */
-/* ------------------------------------------------------------------------ */
-
-/* The first failure of a sequence of cuDNN calls, and which call it was. */
-typedef struct builder {
-    cuda_conv_plan *p;
-    cudnnStatus_t st;
-    const char *call;
-} builder;
-
-static cudnnBackendDescriptor_t create(builder *b, cudnnBackendDescriptorType_t type,
-                                       const char *call) {
-    cudnnBackendDescriptor_t d = NULL;
-    if (b->st != CUDNN_STATUS_SUCCESS) {
-        return NULL;
-    }
-    if (b->p->descriptor_count == CONV_MAX_DESCRIPTORS) {
-        b->st = CUDNN_STATUS_NOT_SUPPORTED;
-        b->call = "gpu_cuda's descriptor table (CONV_MAX_DESCRIPTORS)";
-        return NULL;
-    }
-    b->st = cudnnBackendCreateDescriptor(type, &d);
-    if (b->st != CUDNN_STATUS_SUCCESS) {
-        b->call = call;
-        return NULL;
-    }
-    b->p->descriptors[b->p->descriptor_count++] = d;
-    return d;
-}
-
-static void set(builder *b, cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
-                cudnnBackendAttributeType_t type, int64_t count, const void *value,
-                const char *call) {
-    if (b->st == CUDNN_STATUS_SUCCESS) {
-        b->st = cudnnBackendSetAttribute(d, name, type, count, value);
-        if (b->st != CUDNN_STATUS_SUCCESS) {
-            b->call = call;
-        }
-    }
-}
-
-static void finalize(builder *b, cudnnBackendDescriptor_t d, const char *call) {
-    if (b->st == CUDNN_STATUS_SUCCESS) {
-        b->st = cudnnBackendFinalize(d);
-        if (b->st != CUDNN_STATUS_SUCCESS) {
-            b->call = call;
-        }
-    }
-}
-
-#define SET(b, d, NAME, TYPE, count, value)                                                   \
-    set((b), (d), CUDNN_ATTR_##NAME, CUDNN_TYPE_##TYPE, (count), (value),                     \
-        "cudnnBackendSetAttribute(" #NAME ")")
-
-/* A float32 tensor of the geometry's rank; virtual: an intermediate of
- * the graph that never reaches memory. */
-static cudnnBackendDescriptor_t tensor(builder *b, int64_t uid, const int64_t *dims,
-                                       const int64_t *strides, bool is_virtual) {
-    cudnnBackendDescriptor_t t =
-        create(b, CUDNN_BACKEND_TENSOR_DESCRIPTOR, "cudnnBackendCreateDescriptor(TENSOR)");
-    cudnnDataType_t type = CUDNN_DATA_FLOAT;
-    int64_t alignment = CONV_ALIGNMENT, n = b->p->geom.nb_dims;
-    SET(b, t, TENSOR_DATA_TYPE, DATA_TYPE, 1, &type);
-    SET(b, t, TENSOR_DIMENSIONS, INT64, n, dims);
-    SET(b, t, TENSOR_STRIDES, INT64, n, strides);
-    SET(b, t, TENSOR_UNIQUE_ID, INT64, 1, &uid);
-    SET(b, t, TENSOR_BYTE_ALIGNMENT, INT64, 1, &alignment);
-    SET(b, t, TENSOR_IS_VIRTUAL, BOOLEAN, 1, &is_virtual);
-    finalize(b, t, "cudnnBackendFinalize(TENSOR)");
-    return t;
-}
-
-/* A pointwise operation y = mode(x) or y = x + b (mode ADD) in float32. */
-static cudnnBackendDescriptor_t pointwise(builder *b, cudnnPointwiseMode_t mode,
-                                          cudnnBackendDescriptor_t x,
-                                          cudnnBackendDescriptor_t bias,
-                                          cudnnBackendDescriptor_t y) {
-    cudnnBackendDescriptor_t pw = create(b, CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
-                                         "cudnnBackendCreateDescriptor(POINTWISE)");
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    SET(b, pw, POINTWISE_MODE, POINTWISE_MODE, 1, &mode);
-    SET(b, pw, POINTWISE_MATH_PREC, DATA_TYPE, 1, &prec);
-    finalize(b, pw, "cudnnBackendFinalize(POINTWISE)");
-    cudnnBackendDescriptor_t op =
-        create(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
-               "cudnnBackendCreateDescriptor(OPERATION_POINTWISE)");
-    SET(b, op, OPERATION_POINTWISE_PW_DESCRIPTOR, BACKEND_DESCRIPTOR, 1, &pw);
-    SET(b, op, OPERATION_POINTWISE_XDESC, BACKEND_DESCRIPTOR, 1, &x);
-    if (bias) {
-        SET(b, op, OPERATION_POINTWISE_BDESC, BACKEND_DESCRIPTOR, 1, &bias);
-    }
-    SET(b, op, OPERATION_POINTWISE_YDESC, BACKEND_DESCRIPTOR, 1, &y);
-    finalize(b, op, "cudnnBackendFinalize(OPERATION_POINTWISE)");
-    return op;
-}
-
-/* The operation graph: the convolution (conv_transpose: its backward data)
- * X, W -> Y, or with the bias, the residual and/or the activation in the
- * graph X, W -> conv -> (+ B) -> (+ Z) -> (act) -> Y. */
-static cudnnBackendDescriptor_t operation_graph(builder *b, bool with_bias, bool with_residual,
-                                                bool with_act, cudnnPointwiseMode_t act) {
-    const cuda_conv_geom *g = &b->p->geom;
-    cudnnBackendDescriptor_t x = tensor(b, UID_X, g->x, g->x_strides, false);
-    cudnnBackendDescriptor_t w = tensor(b, UID_W, g->w, g->w_strides, false);
-    cudnnBackendDescriptor_t y = tensor(b, UID_Y, g->y, g->y_strides, false);
-    bool more = with_bias || with_residual || with_act;
-    cudnnBackendDescriptor_t conv_out =
-        more ? tensor(b, UID_CONV_OUT, g->y, g->y_strides, true) : y;
-
-    cudnnBackendDescriptor_t conv = create(b, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR,
-                                           "cudnnBackendCreateDescriptor(CONVOLUTION)");
-    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t spatial = g->spatial;
-    SET(b, conv, CONVOLUTION_COMP_TYPE, DATA_TYPE, 1, &comp);
-    SET(b, conv, CONVOLUTION_CONV_MODE, CONVOLUTION_MODE, 1, &mode);
-    SET(b, conv, CONVOLUTION_SPATIAL_DIMS, INT64, 1, &spatial);
-    SET(b, conv, CONVOLUTION_DILATIONS, INT64, spatial, g->dilation);
-    SET(b, conv, CONVOLUTION_FILTER_STRIDES, INT64, spatial, g->stride);
-    SET(b, conv, CONVOLUTION_PRE_PADDINGS, INT64, spatial, g->pre_pad);
-    SET(b, conv, CONVOLUTION_POST_PADDINGS, INT64, spatial, g->post_pad);
-    finalize(b, conv, "cudnnBackendFinalize(CONVOLUTION)");
-
-    cudnnBackendDescriptor_t ops[4];
-    int op_count = 0;
-    float alpha = 1.0f, beta = 0.0f;
-    if (!g->transpose) {
-        ops[op_count] = create(b, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-                               "cudnnBackendCreateDescriptor(OPERATION_CONVOLUTION_FORWARD)");
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_X, BACKEND_DESCRIPTOR, 1, &x);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_W, BACKEND_DESCRIPTOR, 1, &w);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_Y, BACKEND_DESCRIPTOR, 1, &conv_out);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_CONV_DESC, BACKEND_DESCRIPTOR, 1,
-            &conv);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_ALPHA, FLOAT, 1, &alpha);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_FORWARD_BETA, FLOAT, 1, &beta);
-        finalize(b, ops[op_count], "cudnnBackendFinalize(OPERATION_CONVOLUTION_FORWARD)");
-    } else {
-        /* conv_transpose: the backward data of the convolution from Y to X
-         * (cuda_conv_geom.h), X its DY and Y its DX. */
-        ops[op_count] =
-            create(b, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
-                   "cudnnBackendCreateDescriptor(OPERATION_CONVOLUTION_BACKWARD_DATA)");
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_DY, BACKEND_DESCRIPTOR, 1, &x);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_W, BACKEND_DESCRIPTOR, 1, &w);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_DX, BACKEND_DESCRIPTOR, 1,
-            &conv_out);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, BACKEND_DESCRIPTOR, 1,
-            &conv);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_ALPHA, FLOAT, 1, &alpha);
-        SET(b, ops[op_count], OPERATION_CONVOLUTION_BWD_DATA_BETA, FLOAT, 1, &beta);
-        finalize(b, ops[op_count], "cudnnBackendFinalize(OPERATION_CONVOLUTION_BACKWARD_DATA)");
-    }
-    op_count++;
-
-    cudnnBackendDescriptor_t last = conv_out;
-    if (with_bias) {
-        cudnnBackendDescriptor_t bias = tensor(b, UID_B, g->b, g->b_strides, false);
-        cudnnBackendDescriptor_t out = with_residual || with_act
-                                           ? tensor(b, UID_BIAS_OUT, g->y, g->y_strides, true)
-                                           : y;
-        ops[op_count++] = pointwise(b, CUDNN_POINTWISE_ADD, last, bias, out);
-        last = out;
-    }
-    if (with_residual) {
-        cudnnBackendDescriptor_t z = tensor(b, UID_Z, g->y, g->y_strides, false);
-        cudnnBackendDescriptor_t out =
-            with_act ? tensor(b, UID_ADD_OUT, g->y, g->y_strides, true) : y;
-        ops[op_count++] = pointwise(b, CUDNN_POINTWISE_ADD, last, z, out);
-        last = out;
-    }
-    if (with_act) {
-        ops[op_count++] = pointwise(b, act, last, NULL, y);
-    }
-
-    cudnnBackendDescriptor_t graph = create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
-                                            "cudnnBackendCreateDescriptor(OPERATIONGRAPH)");
-    SET(b, graph, OPERATIONGRAPH_HANDLE, HANDLE, 1, &b->p->handle);
-    SET(b, graph, OPERATIONGRAPH_OPS, BACKEND_DESCRIPTOR, op_count, ops);
-    finalize(b, graph, "cudnnBackendFinalize(OPERATIONGRAPH)");
-    return graph;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -332,17 +136,18 @@ static bool engine_admitted(cudnnBackendDescriptor_t cfg, cuda_precision precisi
 
 /* The first engine configuration of heuristics `mode` for the graph that
  * the precision admits and whose execution plan finalises: the plan into
- * p->plan (and the configuration into p's descriptors), true. False when
- * none does; b->st set only for a failure of the heuristics' own calls. */
-static bool plan_from_heuristics(builder *b, cudnnBackendDescriptor_t graph,
+ * p->plan (and the configuration into p->graph's table), true. False when
+ * none does; p->graph.st set only for a failure of the heuristics' own
+ * calls. */
+static bool plan_from_heuristics(cuda_conv_plan *p, cudnnBackendDescriptor_t graph,
                                  cudnnBackendHeurMode_t mode, cuda_precision precision,
                                  int64_t *out_engine) {
-    cuda_conv_plan *p = b->p;
-    cudnnBackendDescriptor_t heur = create(b, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
-                                           "cudnnBackendCreateDescriptor(ENGINEHEUR)");
-    SET(b, heur, ENGINEHEUR_OPERATION_GRAPH, BACKEND_DESCRIPTOR, 1, &graph);
-    SET(b, heur, ENGINEHEUR_MODE, HEUR_MODE, 1, &mode);
-    finalize(b, heur, "cudnnBackendFinalize(ENGINEHEUR)");
+    cuda_conv_graph *b = &p->graph;
+    cudnnBackendDescriptor_t heur = cuda_conv_graph_create(
+        b, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, "cudnnBackendCreateDescriptor(ENGINEHEUR)");
+    CUDA_CONV_SET(b, heur, ENGINEHEUR_OPERATION_GRAPH, BACKEND_DESCRIPTOR, 1, &graph);
+    CUDA_CONV_SET(b, heur, ENGINEHEUR_MODE, HEUR_MODE, 1, &mode);
+    cuda_conv_graph_finalize(b, heur, "cudnnBackendFinalize(ENGINEHEUR)");
     int64_t count = 0;
     if (b->st == CUDNN_STATUS_SUCCESS) {
         b->st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
@@ -374,7 +179,7 @@ static bool plan_from_heuristics(builder *b, cudnnBackendDescriptor_t graph,
         cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs) ==
             CUDNN_STATUS_SUCCESS) {
-        for (int64_t i = 0; i < got && !found && p->descriptor_count < CONV_MAX_DESCRIPTORS;
+        for (int64_t i = 0; i < got && !found && b->count < CUDA_CONV_MAX_DESCRIPTORS;
              i++) {
             int64_t engine;
             if (!engine_admitted(cfgs[i], precision, &engine)) {
@@ -393,7 +198,7 @@ static bool plan_from_heuristics(builder *b, cudnnBackendDescriptor_t graph,
                     CUDNN_STATUS_SUCCESS &&
                 cudnnBackendFinalize(plan) == CUDNN_STATUS_SUCCESS) {
                 /* Kept with the plan: the configuration and the plan. */
-                p->descriptors[p->descriptor_count++] = cfgs[i];
+                b->descriptors[b->count++] = cfgs[i];
                 cfgs[i] = NULL;
                 p->plan = plan;
                 *out_engine = engine;
@@ -433,9 +238,7 @@ static void reset(cuda_conv_plan *p) {
         cudnnBackendDestroyDescriptor(p->plan);
         p->plan = NULL;
     }
-    while (p->descriptor_count > 0) {
-        cudnnBackendDestroyDescriptor(p->descriptors[--p->descriptor_count]);
-    }
+    cuda_conv_graph_reset(&p->graph);
 }
 
 void cuda_conv_plan_destroy(cuda_conv_plan *p, const plx_host *host) {
@@ -455,21 +258,25 @@ void cuda_conv_plan_destroy(cuda_conv_plan *p, const plx_host *host) {
     host->free(host, p);
 }
 
-/* Builds one graph and plans it from heuristics mode A, then the fallback
- * list: true when planned. False with b->st set when a call failed (the
- * graph's, or the last of the heuristics' when neither mode gave a plan),
- * and without when no engine the precision admits has a plan. */
-static bool plan_graph(builder *b, bool with_bias, bool with_residual, bool with_act,
+/* Builds one graph with p's handle and plans it from heuristics mode A,
+ * then the fallback list: true when planned. False with p->graph.st set
+ * when a call failed (the graph's, or the last of the heuristics' when
+ * neither mode gave a plan), and without when no engine the precision
+ * admits has a plan. */
+static bool plan_graph(cuda_conv_plan *p, bool with_bias, bool with_residual, bool with_act,
                        cudnnPointwiseMode_t act, cuda_precision precision, int64_t *out_engine) {
-    cudnnBackendDescriptor_t graph = operation_graph(b, with_bias, with_residual, with_act, act);
-    if (b->st != CUDNN_STATUS_SUCCESS) {
+    cuda_conv_graph *b = &p->graph;
+    b->geom = &p->geom;
+    cudnnBackendDescriptor_t graph =
+        cuda_conv_graph_build(b, p->handle, with_bias, with_residual, with_act, act);
+    if (!graph) {
         return false;
     }
     static const cudnnBackendHeurMode_t modes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
     cudnnStatus_t heur_st = CUDNN_STATUS_SUCCESS;
     const char *heur_call = NULL;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-        if (plan_from_heuristics(b, graph, modes[i], precision, out_engine)) {
+        if (plan_from_heuristics(p, graph, modes[i], precision, out_engine)) {
             return true;
         }
         if (b->st != CUDNN_STATUS_SUCCESS) {
@@ -509,12 +316,15 @@ const char *cuda_conv_probe(plx_backend *b, const plx_layer_view *l, char *buf, 
         }
     }
     bool planned = false;
-    builder bd = {&p, CUDNN_STATUS_SUCCESS, NULL};
+    cudnnStatus_t graph_st = CUDNN_STATUS_SUCCESS;
+    const char *graph_call = NULL;
     if (rc == cudaSuccess && st == CUDNN_STATUS_SUCCESS) {
         int64_t engine;
         p.handle = b->cudnn;
-        planned = plan_graph(&bd, false, false, false, CUDNN_POINTWISE_RELU_FWD, b->precision,
+        planned = plan_graph(&p, false, false, false, CUDNN_POINTWISE_RELU_FWD, b->precision,
                              &engine);
+        graph_st = p.graph.st;
+        graph_call = p.graph.call;
         reset(&p);
     }
     pthread_mutex_unlock(&b->conv_lock);
@@ -525,9 +335,9 @@ const char *cuda_conv_probe(plx_backend *b, const plx_layer_view *l, char *buf, 
         snprintf(buf, size, "cudaSetDevice(%d): %s", b->device, cudaGetErrorString(rc));
     } else if (st != CUDNN_STATUS_SUCCESS) {
         snprintf(buf, size, "cudnnCreate: %s", cudnnGetErrorString(st));
-    } else if (bd.st != CUDNN_STATUS_SUCCESS) {
-        snprintf(buf, size, "cuDNN refuses the convolution: %s: %s", bd.call,
-                 cudnnGetErrorString(bd.st));
+    } else if (graph_st != CUDNN_STATUS_SUCCESS) {
+        snprintf(buf, size, "cuDNN refuses the convolution: %s: %s", graph_call,
+                 cudnnGetErrorString(graph_st));
     } else {
         no_engine(l, buf, size);
     }
@@ -581,27 +391,26 @@ plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
         cuda_conv_plan_destroy(p, host);
         return s;
     }
-    builder b = {p, CUDNN_STATUS_SUCCESS, NULL};
+    const cuda_conv_graph *b = &p->graph;
     cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_FWD;
     bool act_in_graph = act && graph_activation(act, &mode);
     bool fused = false;
     int64_t engine = -1;
     if (g->has_bias || residual || act_in_graph) {
-        fused = plan_graph(&b, g->has_bias, residual, act_in_graph, mode, f->precision, &engine);
+        fused = plan_graph(p, g->has_bias, residual, act_in_graph, mode, f->precision, &engine);
         if (!fused) {
             host->log(host, PLX_LOG_DEBUG,
                       "gpu_cuda: %s '%s': cuDNN does not run it fused with its %s%s%s (%s%s%s); "
                       "the convolution alone, then gpu_cuda's kernels",
                       plx_op_name(l->op), l->name ? l->name : "", g->has_bias ? "bias " : "",
                       residual ? "residual " : "", act_in_graph ? "activation" : "",
-                      b.st ? b.call : "no engine the option precision admits",
-                      b.st ? ": " : "", b.st ? cudnnGetErrorString(b.st) : "");
+                      b->st ? b->call : "no engine the option precision admits",
+                      b->st ? ": " : "", b->st ? cudnnGetErrorString(b->st) : "");
             reset(p);
-            b.st = CUDNN_STATUS_SUCCESS;
         }
     }
-    if (!fused && !plan_graph(&b, false, false, false, mode, f->precision, &engine)) {
-        plx_status s = b.st ? dnn_failure(host, b.st, b.call)
+    if (!fused && !plan_graph(p, false, false, false, mode, f->precision, &engine)) {
+        plx_status s = b->st ? dnn_failure(host, b->st, b->call)
                             : host->status_create(host, PLX_UNSUPPORTED, "%s",
                                                   no_engine(l, buf, sizeof buf));
         cuda_conv_plan_destroy(p, host);
@@ -650,7 +459,7 @@ static plx_status variant_pack(const plx_host *host, cuda_conv_plan *p,
         cudnnBackendDestroyDescriptor(p->pack);
         p->pack = NULL;
     }
-    static const int64_t all_uids[5] = {UID_X, UID_W, UID_B, UID_Z, UID_Y};
+    static const int64_t all_uids[5] = {CUDA_CONV_UID_X, CUDA_CONV_UID_W, CUDA_CONV_UID_B, CUDA_CONV_UID_Z, CUDA_CONV_UID_Y};
     int64_t uids[5];
     void *data[5];
     int64_t count = 0;
@@ -700,11 +509,11 @@ plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *p, cudaStream_t stream,
                                p->residual_in_graph ? z : NULL, y};
     static const char *const names[5] = {"X", "W", "B", "the residual", "Y"};
     for (int i = 0; i < 5; i++) {
-        if (((uintptr_t)pointers[i] & (CONV_ALIGNMENT - 1)) != 0) {
+        if (((uintptr_t)pointers[i] & (CUDA_CONV_ALIGNMENT - 1)) != 0) {
             return host->status_create(host, PLX_INVALID_ARGUMENT,
                                        "cuDNN's plan takes tensors aligned to %d bytes, and "
                                        "conv's %s is not",
-                                       CONV_ALIGNMENT, names[i]);
+                                       CUDA_CONV_ALIGNMENT, names[i]);
         }
     }
     plx_status s = variant_pack(host, p, pointers);

@@ -7,7 +7,14 @@
  * over every element, must match it; the output size cuDNN derives from
  * the pads after must be the one it is given. And what the geometry
  * refuses, it refuses with the reason. Runs everywhere: no CUDA is
- * called. */
+ * called.
+ *
+ * Built a second time with GPU_CUDA_CONV_CUDNN (test gpu_cuda_conv_cudnn,
+ * where gpu_cuda is built), it also has cuDNN itself check each case: the
+ * operations gpu_cuda/cuda_conv_graph.c makes of the geometry (the
+ * convolution alone, and with bias, residual and activation) must
+ * finalise, which needs no handle and no device; and a geometry off by one
+ * must not. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +26,40 @@
 
 #include "cuda_conv_geom.h"
 #include "test_util.h"
+
+#ifdef GPU_CUDA_CONV_CUDNN
+#include "cuda_conv_graph.h"
+
+/* The operations of each graph gpu_cuda may make of g, built and finalised
+ * by cuDNN without a handle: the status and the failing call. */
+static cudnnStatus_t cudnn_check(const cuda_conv_geom *g, bool bias, bool residual, bool act,
+                                 const char **call) {
+    cuda_conv_graph cg;
+    memset(&cg, 0, sizeof cg);
+    cg.geom = g;
+    cr_assert(zero(ptr, cuda_conv_graph_build(&cg, NULL, bias, residual, act,
+                                              CUDNN_POINTWISE_RELU_FWD)));
+    cudnnStatus_t st = cg.st;
+    *call = cg.call;
+    cuda_conv_graph_reset(&cg);
+    return st;
+}
+
+static void cudnn_accepts(const cuda_conv_geom *g, const char *name) {
+    static const struct {
+        bool bias, residual, act;
+    } graphs[] = {{false, false, false}, {true, false, false}, {false, false, true},
+                  {true, true, true}};
+    for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
+        const char *call = NULL;
+        cudnnStatus_t st = cudnn_check(g, graphs[i].bias, graphs[i].residual, graphs[i].act, &call);
+        char detail[512] = "";
+        cudnnGetLastErrorString(detail, sizeof detail);
+        cr_assert(eq(int, (int)st, (int)CUDNN_STATUS_SUCCESS), "%s (graph %zu): %s: %s: %s", name,
+                  i, call ? call : "", cudnnGetErrorString(st), detail);
+    }
+}
+#endif
 
 #ifndef CPU_REF_DIR
 #error "CPU_REF_DIR must be defined by the build"
@@ -181,6 +222,9 @@ static void check_layer(const layer_case *cc) {
     char buf[256];
     const char *why = cuda_conv_geometry(&l, &g, buf, sizeof buf);
     cr_assert(zero(ptr, (void *)why), "%s: %s", cc->name, why);
+#ifdef GPU_CUDA_CONV_CUDNN
+    cudnn_accepts(&g, cc->name);
+#endif
 
     /* The layer's output, as cuDNN's dims: 1-D layers gain a height of 1. */
     size_t ny = numel(&yi);
@@ -337,6 +381,46 @@ Test(gpu_cuda_conv, conv_transpose1d_and_3d_and_output_shape) {
                      true};
     check_layer(&cs);
 }
+
+#ifdef GPU_CUDA_CONV_CUDNN
+/* cuDNN's checks can fail: an output one wider than the convolution gives,
+ * or a W whose channels do not divide X's, is refused at the operation. */
+Test(gpu_cuda_conv, cudnn_refuses_a_geometry_off_by_one) {
+    int64_t xd[] = {1, 4, 6, 6}, wd[] = {6, 2, 3, 3}, yd[] = {1, 6, 4, 4};
+    plx_tensor_info in[2] = {info_of(4, xd), info_of(4, wd)}, y = info_of(4, yd);
+    plx_conv_desc d = conv_desc();
+    d.group = 2;
+    plx_layer_view l;
+    memset(&l, 0, sizeof l);
+    l.struct_size = sizeof l;
+    l.name = "conv";
+    l.op = PLX_OP_CONV;
+    l.desc = &d;
+    l.inputs = in;
+    l.input_count = 2;
+    l.outputs = &y;
+    l.output_count = 1;
+    cuda_conv_geom g;
+    char buf[256];
+    cr_assert(zero(ptr, (void *)cuda_conv_geometry(&l, &g, buf, sizeof buf)), "%s", buf);
+    cudnn_accepts(&g, "conv");
+    const char *call = NULL;
+    cuda_conv_geom wide = g;
+    wide.y[3] += 1;
+    wide.y_strides[2] = wide.y[3];
+    wide.y_strides[1] = wide.y[2] * wide.y[3];
+    wide.y_strides[0] = wide.y[1] * wide.y_strides[1];
+    cr_assert(not(eq(int, (int)cudnn_check(&wide, false, false, false, &call),
+                     (int)CUDNN_STATUS_SUCCESS)));
+    cr_assert(not(zero(ptr, strstr(call, "OPERATION_CONVOLUTION_FORWARD"))), "%s", call);
+    cuda_conv_geom groups = g;
+    groups.w[1] = 3;
+    groups.w_strides[0] = 3 * 9;
+    cr_assert(not(eq(int, (int)cudnn_check(&groups, false, false, false, &call),
+                     (int)CUDNN_STATUS_SUCCESS)));
+    cr_assert(not(zero(ptr, strstr(call, "OPERATION_CONVOLUTION_FORWARD"))), "%s", call);
+}
+#endif
 
 /* ---- what the geometry refuses ---------------------------------------------- */
 

@@ -33,26 +33,35 @@
 /* The operations of each graph gpu_cuda may make of g, built and finalised
  * by cuDNN without a handle: the status and the failing call. */
 static cudnnStatus_t cudnn_check(const cuda_conv_geom *g, bool bias, bool residual, bool act,
-                                 const char **call) {
+                                 cudnnPointwiseMode_t mode, const char **call) {
     cuda_conv_graph cg;
     memset(&cg, 0, sizeof cg);
     cg.geom = g;
-    cr_assert(zero(ptr, cuda_conv_graph_build(&cg, NULL, bias, residual, act,
-                                              CUDNN_POINTWISE_RELU_FWD)));
+    cr_assert(zero(ptr, cuda_conv_graph_build(&cg, NULL, bias, residual, act, mode)));
     cudnnStatus_t st = cg.st;
     *call = cg.call;
     cuda_conv_graph_reset(&cg);
     return st;
 }
 
+/* Every graph gpu_cuda may make: the convolution alone, with the bias,
+ * with each activation cuda_conv.c puts in the graph, with all three. */
 static void cudnn_accepts(const cuda_conv_geom *g, const char *name) {
     static const struct {
         bool bias, residual, act;
-    } graphs[] = {{false, false, false}, {true, false, false}, {false, false, true},
-                  {true, true, true}};
+        cudnnPointwiseMode_t mode;
+    } graphs[] = {{false, false, false, CUDNN_POINTWISE_RELU_FWD},
+                  {true, false, false, CUDNN_POINTWISE_RELU_FWD},
+                  {false, false, true, CUDNN_POINTWISE_RELU_FWD},
+                  {false, false, true, CUDNN_POINTWISE_TANH_FWD},
+                  {false, false, true, CUDNN_POINTWISE_SIGMOID_FWD},
+                  {false, false, true, CUDNN_POINTWISE_GELU_FWD},
+                  {false, false, true, CUDNN_POINTWISE_GELU_APPROX_TANH_FWD},
+                  {true, true, true, CUDNN_POINTWISE_RELU_FWD}};
     for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
         const char *call = NULL;
-        cudnnStatus_t st = cudnn_check(g, graphs[i].bias, graphs[i].residual, graphs[i].act, &call);
+        cudnnStatus_t st = cudnn_check(g, graphs[i].bias, graphs[i].residual, graphs[i].act,
+                                       graphs[i].mode, &call);
         char detail[512] = "";
         cudnnGetLastErrorString(detail, sizeof detail);
         cr_assert(eq(int, (int)st, (int)CUDNN_STATUS_SUCCESS), "%s (graph %zu): %s: %s: %s", name,
@@ -410,14 +419,16 @@ Test(gpu_cuda_conv, cudnn_refuses_a_geometry_off_by_one) {
     wide.y_strides[2] = wide.y[3];
     wide.y_strides[1] = wide.y[2] * wide.y[3];
     wide.y_strides[0] = wide.y[1] * wide.y_strides[1];
-    cr_assert(not(eq(int, (int)cudnn_check(&wide, false, false, false, &call),
-                     (int)CUDNN_STATUS_SUCCESS)));
+    cudnnStatus_t st_wide =
+        cudnn_check(&wide, false, false, false, CUDNN_POINTWISE_RELU_FWD, &call);
+    cr_assert(not(eq(int, (int)st_wide, (int)CUDNN_STATUS_SUCCESS)));
     cr_assert(not(zero(ptr, strstr(call, "OPERATION_CONVOLUTION_FORWARD"))), "%s", call);
     cuda_conv_geom groups = g;
     groups.w[1] = 3;
     groups.w_strides[0] = 3 * 9;
-    cr_assert(not(eq(int, (int)cudnn_check(&groups, false, false, false, &call),
-                     (int)CUDNN_STATUS_SUCCESS)));
+    cudnnStatus_t st_groups =
+        cudnn_check(&groups, false, false, false, CUDNN_POINTWISE_RELU_FWD, &call);
+    cr_assert(not(eq(int, (int)st_groups, (int)CUDNN_STATUS_SUCCESS)));
     cr_assert(not(zero(ptr, strstr(call, "OPERATION_CONVOLUTION_FORWARD"))), "%s", call);
 }
 #endif

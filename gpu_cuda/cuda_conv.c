@@ -1,5 +1,6 @@
 /* gpu_cuda's convolutions through cuDNN's graph (backend) API
- * (cuda_backend.h, cuda_conv_plan; docs/gpu_cuda.md, "Convolutions").
+ * (cuda_backend.h, cuda_conv_plan; docs/gpu_cuda.md, "Convolutions"):
+ * plans and runs; the graph's descriptors are cuda_conv_graph.c's.
  *
  * A conv or conv_transpose layer (1-D, 2-D or 3-D, grouped, strided,
  * dilated, with any pads; cuda_conv_geom.c turns it into cuDNN's tensors)
@@ -17,9 +18,8 @@
  * does for the fused graph, the convolution alone is planned, and the
  * bias add, the residual add and the activation run as this backend's own
  * kernels after it on the same stream (the adds here, the activation in
- * cuda_workload.c);
- * when none does for the convolution alone, the layer is refused with
- * the reason.
+ * cuda_workload.c); when none does for the convolution alone, the layer
+ * is refused with the reason.
  *
  * Each run sets the plan's handle to the run's stream and executes it with
  * a variant pack of the tensors' device pointers and the workspace. The

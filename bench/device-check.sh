@@ -12,9 +12,10 @@
 #
 #   bench/device-check.sh run [BUILD] [REPORT_DIR]   on the GPU machine,
 #       from the repository root, with BUILD carried there: finds the CUDA
-#       runtime, cuBLAS(Lt) and cuDNN libraries of that machine (the
-#       toolkit's, or the nvidia-* Python packages'), then, with
-#       PLEXUS_REQUIRE_CUDA=1 so that a missing device fails instead of
+#       runtime, cuBLAS(Lt), cuDNN 9 and NVRTC (which cuDNN's runtime-
+#       compiled engines load) libraries of that machine (the toolkit's, or
+#       the nvidia-* Python packages': nvidia/cudnn/lib for cuDNN), then,
+#       with PLEXUS_REQUIRE_CUDA=1 so that a missing device fails instead of
 #       skipping:
 #         1. nvidia-smi -L and `plexus info` (gpu_cuda available, its
 #            capabilities);
@@ -59,13 +60,14 @@ targets=(tests/test_gpu_cuda tests/test_ops_network tools/plexus
 
 # Libraries the GPU machine has of its own, never replaced by older
 # copies from here (the directory is on LD_LIBRARY_PATH, searched before
-# the system's): the C and C++ runtimes and CUDA's.
+# the system's): the C and C++ runtimes, CUDA's and cuDNN's.
 is_system_lib() {
   case "$1" in
     linux-vdso.so.*|ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;;
     libresolv.so.*|libanl.so.*|libutil.so.*|libnsl.so.*|libnss_*) return 0 ;; # glibc's too
     libstdc++.so.*|libgcc_s.so.*) return 0 ;;
-    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so*) return 0 ;;
+    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*) return 0 ;;
+    libcudnn*.so*|libnvrtc*.so*) return 0 ;;
   esac
   return 1
 }
@@ -91,18 +93,26 @@ prepare() {
        "$(cd "$build/devcheck-lib" && echo *))"
 }
 
-# The directories holding the machine's libcudart.so.13 and libcublasLt.so.13.
+# The directories holding the machine's libcudart.so.13, libcublasLt.so.13,
+# libcudnn.so.9 (which loads its sub-libraries from its own directory) and
+# libnvrtc.so.13.
+has_cuda_lib() {
+  [ -e "$1/libcudart.so.13" ] || [ -e "$1/libcublasLt.so.13" ] || [ -e "$1/libcudnn.so.9" ] ||
+    [ -e "$1/libnvrtc.so.13" ]
+}
+
 cuda_lib_dirs() {
   local dirs="" d
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu; do
-    [ -e "$d/libcublasLt.so.13" ] && dirs="$dirs:$d"
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda-*/lib64 /usr/local/cuda-*/lib \
+           /usr/lib/x86_64-linux-gnu; do
+    if has_cuda_lib "$d"; then dirs="$dirs:$d"; fi
   done
   local py
   py=$(python3 -c 'import nvidia, os; print(os.pathsep.join(nvidia.__path__))' 2>/dev/null) || py=""
   local base
   for base in ${py//:/ }; do
     for d in "$base"/*/lib "$base"/cu13/lib; do
-      { [ -e "$d/libcudart.so.13" ] || [ -e "$d/libcublasLt.so.13" ]; } && dirs="$dirs:$d"
+      if has_cuda_lib "$d"; then dirs="$dirs:$d"; fi
     done
   done
   printf '%s' "${dirs#:}"

@@ -11,11 +11,13 @@
  * per-thread setting, and the host calls a backend from any thread, so
  * every function that calls the CUDA runtime on the instance's device
  * first makes it current (cudaSetDevice, which is cheap once the context
- * exists). The instance is read-only after create. Every workload owns its
- * stream, cuBLASLt handle and workspace, and queued (R-24) runs on its
- * working memory's stream, so workloads of different working memories run
- * concurrently (async_execution); a factory's copy stream is shared by its
- * handles' maps, which CUDA makes safe. */
+ * exists). The instance is read-only after create, but for check_layer's
+ * cuDNN handle, made and used under its lock (cuda_conv_probe). Every
+ * workload owns its stream, cuBLASLt or cuDNN handle and workspace, and
+ * queued (R-24) runs on its working memory's stream, so workloads of
+ * different working memories run concurrently (async_execution); a
+ * factory's copy stream is shared by its handles' maps, which CUDA makes
+ * safe. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
@@ -152,6 +154,8 @@ static void add_cap(plx_backend *b, const char *key, plx_value_type type, bool b
 
 static void gpu_cuda_destroy(plx_backend *b) {
     if (b) {
+        cuda_conv_probe_release(b);
+        pthread_mutex_destroy(&b->conv_lock);
         b->host->free(b->host, b);
     }
 }
@@ -234,6 +238,10 @@ static plx_status gpu_cuda_create(const plx_host *host, const plx_option *option
                                    "cannot allocate the backend instance");
     }
     memset(b, 0, sizeof *b);
+    if (pthread_mutex_init(&b->conv_lock, NULL) != 0) {
+        host->free(host, b);
+        return host->status_create(host, PLX_INTERNAL, "pthread_mutex_init failed");
+    }
     b->host = host;
     b->device = device;
     b->precision = precision;
@@ -299,6 +307,9 @@ static plx_status gpu_cuda_check_layer(plx_backend *b, const plx_layer_view *lay
     }
     char buf[256];
     const char *reason = gpu_cuda_op_check(layer, buf, sizeof buf);
+    if (!reason) {
+        reason = gpu_cuda_device_check(b, layer, buf, sizeof buf);
+    }
     return reason ? b->host->status_create(b->host, PLX_UNSUPPORTED, "%s", reason) : NULL;
 }
 

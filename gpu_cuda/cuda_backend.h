@@ -1,5 +1,5 @@
 /* gpu_cuda internals shared by the backend's files (cuda_backend.c,
- * cuda_tensor.c, cuda_workload.c, cuda_gemm.c): the instance, factory,
+ * cuda_tensor.c, cuda_workload.c, cuda_gemm.c, cuda_conv.c): the instance, factory,
  * tensor handle and workload, and the functions one file calls in another.
  * Not exported. */
 #ifndef GPU_CUDA_CUDA_BACKEND_H
@@ -12,6 +12,7 @@
 
 #include <plexus/backend.h>
 
+#include "cuda_conv_geom.h"
 #include "cuda_kernels.h"
 
 #define GPU_CUDA_ID "gpu_cuda"
@@ -49,6 +50,10 @@ struct plx_backend {
     char compute_capability[16];
     char versions[96];        /* runtime, driver, cuBLASLt */
     char choice[320];
+    /* check_layer's cuDNN handle (cuda_conv_probe), made at the first
+     * probe; both under conv_lock, since check_layer may run concurrently. */
+    pthread_mutex_t conv_lock;
+    struct cudnnContext *cudnn; /* a cudnnHandle_t */
 };
 
 struct plx_factory {
@@ -153,17 +158,52 @@ plx_status cuda_gemm_run(plx_factory *f, const cuda_gemm_plan *plan, cudaStream_
                          const float *a, const float *b, const float *c, const float *bias,
                          float *y);
 
+/* ---- convolutions through cuDNN (cuda_conv.c) ---- */
+
+/* A conv layer's cuDNN plan, made once at create_workload (its handle,
+ * execution plan, workspace; opaque outside cuda_conv.c). */
+typedef struct cuda_conv_plan cuda_conv_plan;
+
+/* Plans conv or conv_transpose layer `l` (its own view: op PLX_OP_CONV or
+ * PLX_OP_CONV_TRANSPOSE), with the bias and, when `residual`, the add of a
+ * tensor of Y's shape after it in cuDNN's graph, and with activation `act`
+ * (NULL: none) when cuDNN runs it there: *out_act_in_graph says whether it
+ * does, else the caller runs the activation on Y after cuda_conv_run.
+ * PLX_UNSUPPORTED with the reason when cuDNN has no engine for it; a
+ * status naming the failing call. */
+plx_status cuda_conv_plan_create(plx_factory *f, const plx_layer_view *l,
+                                 const plx_activation_desc *act, bool residual,
+                                 bool *out_act_in_graph, cuda_conv_plan **out_plan);
+void cuda_conv_plan_destroy(cuda_conv_plan *plan, const plx_host *host);
+/* For check_layer: whether cuDNN has an engine the option precision admits
+ * for conv or conv_transpose layer `l`'s convolution alone (what
+ * cuda_conv_plan_create falls back to), planned with the instance's handle
+ * and thrown away. NULL, or why not (written into buf). */
+const char *cuda_conv_probe(plx_backend *b, const plx_layer_view *l, char *buf, size_t size);
+/* The instance's cuDNN handle, when a probe made one. */
+void cuda_conv_probe_release(plx_backend *b);
+/* Enqueues the (transposed) convolution, the bias and the residual add on
+ * `stream`; bias NULL when the layer has none, z NULL without a residual. */
+plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *plan, cudaStream_t stream,
+                         const void *x, const void *w, const void *bias, const void *z,
+                         float *y);
+
 /* ---- workloads (cuda_workload.c) ---- */
 
 /* NULL when gpu_cuda runs the layer; else why not, written into buf. */
 const char *gpu_cuda_op_check(const plx_layer_view *layer, char *buf, size_t size);
+/* What only the device can say, after gpu_cuda_op_check passed: for a
+ * convolution (plain or fused), whether cuDNN has an engine for it
+ * (cuda_conv_probe). NULL, or why not (into buf). */
+const char *gpu_cuda_device_check(plx_backend *b, const plx_layer_view *layer, char *buf,
+                                  size_t size);
 plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *layer,
                                     plx_tensor_handle *const *inputs,
                                     plx_tensor_handle *const *outputs,
                                     plx_workload **out_workload);
 void gpu_cuda_destroy_workload(plx_workload *w);
-/* R-23: a product whose only reader is an activation becomes one
- * precompiled layer (cuda_workload.c). */
+/* R-23: a product or a convolution whose only reader is an activation
+ * becomes one precompiled layer (cuda_workload.c). */
 plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *subgraph,
                                       const plx_subgraph_editor *editor);
 plx_status gpu_cuda_execute_workload(plx_workload *w);

@@ -11,12 +11,17 @@
  * working memory's stream instead, and nothing waits. The plan (broadcast strides, reduction geometry, the cuBLASLt
  * algorithm) is made once at create_workload, so a run allocates nothing.
  *
- * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected or
- * matmul whose only reader is an activation becomes one precompiled layer
- * ("gemm+relu") whose payload is a cuda_fused. Relu is cuBLASLt's epilogue
- * (with the bias, RELU_BIAS); any other activation runs as the pointwise
- * kernel on the product's output, in place, on the same stream, so the
- * layer is one wait instead of two. */
+ * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected,
+ * matmul, conv or conv_transpose whose only reader is an activation
+ * becomes one precompiled layer ("gemm+relu", "conv+relu") whose payload
+ * is a cuda_fused; so does a conv or conv_transpose whose only reader adds
+ * a tensor of its shape (a residual) that only an activation reads
+ * ("conv+add+relu", the residual being the layer's last input). Relu is
+ * cuBLASLt's epilogue (with the bias, RELU_BIAS); a convolution's residual
+ * add and activation are pointwise operations of its cuDNN graph where
+ * cuDNN runs them there (cuda_conv.c); any other activation runs as the
+ * pointwise kernel on the layer's output, in place, on the same stream, so
+ * the layer is one wait instead of two. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -31,7 +36,8 @@ typedef enum workload_kind {
     WK_SOFTMAX,
     WK_REDUCE,
     WK_COPY, /* reduce with noop_with_empty_axes and no axes: the input as it is */
-    WK_GEMM
+    WK_GEMM,
+    WK_CONV /* cuDNN (cuda_conv.c) */
 } workload_kind;
 
 struct plx_workload {
@@ -39,7 +45,7 @@ struct plx_workload {
     workload_kind kind;
     cudaStream_t stream;
     uint32_t input_count;
-    plx_tensor_handle *inputs[3];
+    plx_tensor_handle *inputs[4];
     plx_tensor_handle *output;
     const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
     int64_t count;             /* output elements */
@@ -53,23 +59,31 @@ struct plx_workload {
     ck_reduce_geometry reduce_geometry;
     cuda_gemm_plan gemm;
     int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
-    bool post_activation;  /* a fused activation after the product: `pointwise` */
+    bool post_activation;  /* a fused activation after the product or conv: `pointwise` */
+    cuda_conv_plan *conv;
+    bool residual; /* conv + add of the last input (cuda_fused) */
 };
 
 /* The payload of a precompiled layer of gpu_cuda's (see the top). */
 #define GPU_CUDA_FUSED_MAGIC 0x31414347u /* "GCA1" */
 typedef struct cuda_fused {
     uint32_t magic;
-    plx_op op; /* gemm, fully_connected or matmul */
+    plx_op op; /* gemm, fully_connected, matmul, conv or conv_transpose */
     union {
         plx_fully_connected_desc fc;
         plx_gemm_desc gemm;
+        plx_conv_desc conv;
+        plx_conv_transpose_desc conv_transpose;
     } desc;
     plx_activation_desc activation;
+    /* A conv or conv_transpose, then the add of a tensor of its output's
+     * shape (a residual: the layer's last input), then the activation. */
+    bool residual;
 } cuda_fused;
 
 static bool fusable_base(plx_op op) {
-    return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL;
+    return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL ||
+           op == PLX_OP_CONV || op == PLX_OP_CONV_TRANSPOSE;
 }
 
 /* The payload of a precompiled layer, or NULL when it is not gpu_cuda's. */
@@ -87,6 +101,9 @@ static const cuda_fused *fused_payload(const plx_layer_view *l) {
  * and its descriptor (in the payload, valid while the network lives). */
 static void base_view(const plx_layer_view *l, const cuda_fused *f, plx_layer_view *base) {
     *base = *l;
+    if (f->residual && base->input_count > 0) {
+        base->input_count--; /* the residual is not the product's */
+    }
     base->op = f->op;
     base->desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
 }
@@ -404,6 +421,16 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
             snprintf(buf, size, "runs no activation function %d", (int)f->activation.func);
             return buf;
         }
+        if (f->residual) {
+            const plx_tensor_info *z = l->input_count >= 3 ? &l->inputs[l->input_count - 1] : NULL;
+            if ((f->op != PLX_OP_CONV && f->op != PLX_OP_CONV_TRANSPOSE) || !z ||
+                l->output_count != 1 || z->dtype != PLX_DTYPE_FLOAT32 ||
+                !same_dims(z, &l->outputs[0])) {
+                snprintf(buf, size, "runs a residual add after a conv or conv_transpose only, "
+                         "of a float32 tensor of the output's shape");
+                return buf;
+            }
+        }
         plx_layer_view base;
         base_view(l, f, &base);
         return gpu_cuda_op_check(&base, buf, size);
@@ -418,6 +445,11 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
     case PLX_OP_GEMM:
     case PLX_OP_FULLY_CONNECTED:
         break;
+    case PLX_OP_CONV:
+    case PLX_OP_CONV_TRANSPOSE: {
+        cuda_conv_geom g;
+        return cuda_conv_geometry(l, &g, buf, size);
+    }
     default:
         snprintf(buf, size, "runs no %s yet (docs/gpu_cuda.md)", plx_op_name(l->op));
         return buf;
@@ -510,6 +542,19 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
     return NULL;
 }
 
+const char *gpu_cuda_device_check(plx_backend *b, const plx_layer_view *l, char *buf,
+                                  size_t size) {
+    plx_layer_view base = *l;
+    const cuda_fused *f = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
+    if (f) {
+        base_view(l, f, &base);
+    }
+    if (base.op != PLX_OP_CONV && base.op != PLX_OP_CONV_TRANSPOSE) {
+        return NULL;
+    }
+    return cuda_conv_probe(b, &base, buf, size);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Workloads                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -521,6 +566,9 @@ void gpu_cuda_destroy_workload(plx_workload *w) {
     cudaSetDevice(w->factory->device);
     if (w->kind == WK_GEMM) {
         cuda_gemm_plan_destroy(&w->gemm);
+    }
+    if (w->kind == WK_CONV) {
+        cuda_conv_plan_destroy(w->conv, w->factory->host);
     }
     if (w->stream) {
         cudaStreamDestroy(w->stream);
@@ -540,7 +588,7 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
             return host->status_create(host, PLX_UNSUPPORTED, "%s", why);
         }
     }
-    if (l->input_count > 3 || l->output_count != 1) {
+    if (l->input_count > 4 || l->output_count != 1) {
         return host->status_create(host, PLX_UNSUPPORTED, "%u inputs and %u outputs",
                                    l->input_count, l->output_count);
     }
@@ -632,20 +680,33 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         }
         break;
     }
-    default: { /* the products, fused with an activation or not */
+    default: { /* the products and convolutions, fused with an activation or not */
         const cuda_fused *fused = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
         plx_layer_view base = *l;
         if (fused) {
             base_view(l, fused, &base);
+            activation_func(&fused->activation, &w->pointwise);
+            w->alpha = fused->activation.alpha;
+            w->beta = fused->activation.beta;
+        }
+        if (base.op == PLX_OP_CONV || base.op == PLX_OP_CONV_TRANSPOSE) {
+            bool act_in_graph = false;
+            w->residual = fused && fused->residual;
+            plx_status st = cuda_conv_plan_create(f, &base, fused ? &fused->activation : NULL,
+                                                  w->residual, &act_in_graph, &w->conv);
+            if (st) {
+                gpu_cuda_destroy_workload(w);
+                return st;
+            }
+            w->kind = WK_CONV;
+            w->post_activation = fused && !act_in_graph;
+            break;
         }
         cuda_gemm_shape s;
         gemm_shape(&base, &s, &w->c_slot, &w->bias_slot, buf, sizeof buf);
         if (fused) {
             s.relu = fused->activation.func == PLX_ACT_RELU;
             w->post_activation = !s.relu;
-            activation_func(&fused->activation, &w->pointwise);
-            w->alpha = fused->activation.alpha;
-            w->beta = fused->activation.beta;
         }
         w->kind = WK_GEMM;
         plx_status st = cuda_gemm_plan_create(f, &s, &w->gemm);
@@ -671,7 +732,7 @@ static bool device_ptr(const plx_tensor_handle *h, const void **out) {
 plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     plx_factory *f = w->factory;
     const plx_host *host = f->host;
-    const void *in[3] = {NULL, NULL, NULL};
+    const void *in[4] = {NULL, NULL, NULL, NULL};
     const void *out_c;
     for (uint32_t i = 0; i < w->input_count; i++) {
         if (!device_ptr(w->inputs[i], &in[i])) {
@@ -719,12 +780,21 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
         if (s) {
             return s;
         }
-        if (w->post_activation) {
-            rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, out, out,
-                                     w->count);
+        break;
+    }
+    case WK_CONV: {
+        uint32_t own = w->input_count - (w->residual ? 1 : 0); /* X, W, [B] */
+        plx_status s = cuda_conv_run(f, w->conv, stream, in[0], in[1], own > 2 ? in[2] : NULL,
+                                     w->residual ? in[own] : NULL, out);
+        if (s) {
+            return s;
         }
         break;
     }
+    }
+    /* A fused activation cuBLASLt or cuDNN did not run: in place on Y. */
+    if (rc == cudaSuccess && w->post_activation) {
+        rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, out, out, w->count);
     }
     return rc == cudaSuccess ? NULL : gpu_cuda_failure(host, rc, PLX_INTERNAL, "%s", what);
 }
@@ -751,6 +821,7 @@ const char *gpu_cuda_workload_name(const plx_workload *w) {
     case WK_SOFTMAX: return "softmax";
     case WK_REDUCE: return "reduce";
     case WK_GEMM: return w->post_activation ? "gemm (cuBLASLt) + activation" : "gemm (cuBLASLt)";
+    case WK_CONV: return w->post_activation ? "conv (cuDNN) + activation" : "conv (cuDNN graph)";
     }
     return "kernel";
 }
@@ -774,6 +845,20 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
 /* Fusion                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Whether layer r, which reads conv-like layer a's output in input slot
+ * `slot`, adds to it a float32 tensor of its shape (a residual). */
+static bool residual_add(const plx_subgraph_view *g, uint32_t a, uint32_t r, uint32_t slot) {
+    const plx_layer_view *base = &g->layers[a].view, *add = &g->layers[r].view;
+    if ((base->op != PLX_OP_CONV && base->op != PLX_OP_CONV_TRANSPOSE) ||
+        add->op != PLX_OP_BINARY || add->input_count != 2 || add->output_count != 1 ||
+        ((const plx_binary_desc *)add->desc)->func != PLX_BINARY_ADD || slot > 1) {
+        return false;
+    }
+    const plx_tensor_info *z = &add->inputs[1 - slot];
+    return z->dtype == PLX_DTYPE_FLOAT32 && same_dims(z, &base->outputs[0]) &&
+           same_dims(&add->outputs[0], &base->outputs[0]);
+}
+
 plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g,
                                       const plx_subgraph_editor *editor) {
     const plx_host *host = b->host;
@@ -782,28 +867,46 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
         if (!fusable_base(base->view.op) || base->view.output_count != 1) {
             continue;
         }
-        uint32_t r = plx_subgraph_sole_reader(g, a, NULL);
+        uint32_t add_input = 0;
+        uint32_t r = plx_subgraph_sole_reader(g, a, &add_input);
+        /* A conv's residual: an add of a tensor of its output's shape, read
+         * only by the activation. */
+        uint32_t add = UINT32_MAX;
+        plx_subgraph_source inputs[4];
+        uint32_t input_count = base->view.input_count;
+        memcpy(inputs, base->inputs, input_count * sizeof inputs[0]);
+        if (r != UINT32_MAX && residual_add(g, a, r, add_input) && input_count < 4) {
+            add = r;
+            inputs[input_count++] = g->layers[add].inputs[1 - add_input];
+            r = plx_subgraph_sole_reader(g, add, NULL);
+        }
         if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
             g->layers[r].view.input_count != 1) {
             continue;
         }
         cuda_fused f;
         memset(&f, 0, sizeof f);
+        f.residual = add != UINT32_MAX;
         f.magic = GPU_CUDA_FUSED_MAGIC;
         f.op = base->view.op;
         if (f.op == PLX_OP_GEMM) {
             f.desc.gemm = *(const plx_gemm_desc *)base->view.desc;
         } else if (f.op == PLX_OP_FULLY_CONNECTED) {
             f.desc.fc = *(const plx_fully_connected_desc *)base->view.desc;
+        } else if (f.op == PLX_OP_CONV) {
+            f.desc.conv = *(const plx_conv_desc *)base->view.desc;
+        } else if (f.op == PLX_OP_CONV_TRANSPOSE) {
+            f.desc.conv_transpose = *(const plx_conv_transpose_desc *)base->view.desc;
         }
         f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
         const char *act = plx_activation_func_name(f.activation.func);
         char kind[64];
-        snprintf(kind, sizeof kind, "%s+%s", plx_op_name(f.op), act ? act : "activation");
-        uint32_t set[2] = {a, r};
+        snprintf(kind, sizeof kind, "%s+%s%s", plx_op_name(f.op), f.residual ? "add+" : "",
+                 act ? act : "activation");
+        uint32_t set[3] = {a, f.residual ? add : r, r};
         plx_subgraph_source out = {r, 0};
-        plx_substitution sub = {(uint32_t)sizeof sub, set, 2, base->inputs,
-                                base->view.input_count, &out, 1, kind, &f, sizeof f};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, f.residual ? 3 : 2, inputs,
+                                input_count, &out, 1, kind, &f, sizeof f};
         /* The host checks the new layer with check_layer (float32, shapes,
          * the activation) and keeps the two layers when it is refused; a
          * substitution it rejects outright leaves the others to fuse. */

@@ -631,6 +631,229 @@ Test(gpu_cuda, device_pointers_bind_zero_copy) {
     plx_runtime_destroy(&rt);
 }
 
+/* ---- convolutions through cuDNN ------------------------------------------ */
+
+typedef struct conv_case {
+    const char *name;
+    uint32_t rank; /* X's and W's */
+    int64_t x[5], w[5];
+    bool bias;
+    plx_conv_desc desc;
+    /* conv_transpose when set (desc unused), with its output channels. */
+    const plx_conv_transpose_desc *transpose;
+    int64_t transpose_m;
+} conv_case;
+
+static size_t numel(const plx_tensor_info *t) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        n *= (size_t)t->dims[i];
+    }
+    return n;
+}
+
+static void fill(float *v, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (float)((seed * 131u + (unsigned)i * 37u) % 61u) / 30.0f - 1.0f;
+    }
+}
+
+/* The conv (then `act`, when not NULL) on gpu_cuda alone with gpu_cuda's
+ * options, against cpu_ref; the optimiser's summary must name `kind`
+ * (the fused layer) when it is not NULL. */
+static void conv_against_cpu_ref(const conv_case *cc, const plx_activation_desc *act,
+                                 const char *const *options, size_t option_count,
+                                 double tolerance, const char *kind) {
+    const int64_t *m = cc->transpose ? &cc->transpose_m : &cc->w[0];
+    plx_tensor_info infos[3] = {tu_f32(cc->rank, cc->x), tu_f32(cc->rank, cc->w), tu_f32(1, m)};
+    size_t nx = numel(&infos[0]), nw = numel(&infos[1]), nb = (size_t)*m;
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(nb * sizeof *b);
+    cr_assert(x && w && b);
+    fill(x, nx, 1);
+    fill(w, nw, 2);
+    fill(b, nb, 3);
+    const void *data[3] = {NULL, w, b};
+    plx_tensor_info yi;
+    plx_network *n = tu_layer_network(cc->transpose ? PLX_OP_CONV_TRANSPOSE : PLX_OP_CONV,
+                                      cc->transpose ? (const void *)cc->transpose : &cc->desc,
+                                      infos, data, cc->bias ? 3 : 2, act, &yi);
+    size_t ny = numel(&yi);
+    float *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
+    cr_assert(want && got);
+    plx_runtime *rt = runtime_with(options, option_count);
+    require_gpu(&rt);
+    char summary[4096];
+    tu_run_network_on(rt, n, "cpu_ref", x, nx * sizeof *x, want, ny * sizeof *want, NULL, 0);
+    tu_run_network_on(rt, n, "gpu_cuda", x, nx * sizeof *x, got, ny * sizeof *got, summary,
+                      sizeof summary);
+    if (kind) {
+        cr_assert(not(zero(ptr, strstr(summary, kind))), "%s: %s", cc->name, summary);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%s (%s)", cc->name, option_count ? options[0] : "defaults");
+    assert_close(got, want, ny, tolerance, what);
+    plx_runtime_destroy(&rt);
+    plx_network_destroy(&n);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+    free(got);
+}
+
+static conv_case conv_cases[7];
+static plx_conv_transpose_desc transpose_2d, transpose_3d;
+
+static void make_conv_cases(void) {
+    plx_conv_desc d = PLX_CONV_DESC_INIT;
+    conv_case c2 = {"conv2d grouped, strided, dilated, asymmetric pads", 4, {2, 4, 9, 8},
+                    {6, 2, 3, 2}, true, d, NULL, 0};
+    c2.desc.group = 2;
+    c2.desc.strides[0] = 2;
+    c2.desc.dilations[1] = 2;
+    c2.desc.pads_begin[0] = 1;
+    c2.desc.pads_end[0] = 2;
+    c2.desc.pads_end[1] = 1;
+    conv_case dw = {"depthwise same_upper stride 2", 4, {1, 8, 10, 9}, {8, 1, 3, 3}, true, d, NULL,
+                    0};
+    dw.desc.group = 8;
+    dw.desc.strides[0] = 2;
+    dw.desc.strides[1] = 2;
+    dw.desc.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    conv_case c1 = {"conv1d grouped, strided, dilated", 3, {2, 4, 17}, {4, 2, 3}, true, d,
+                    NULL, 0};
+    c1.desc.group = 2;
+    c1.desc.strides[0] = 2;
+    c1.desc.dilations[0] = 2;
+    c1.desc.pads_begin[0] = 1;
+    c1.desc.pads_end[0] = 2;
+    conv_case c3 = {"conv3d same_lower", 5, {1, 3, 5, 6, 7}, {4, 3, 2, 3, 2}, false, d,
+                    NULL, 0};
+    c3.desc.auto_pad = PLX_AUTO_PAD_SAME_LOWER;
+    c3.desc.strides[2] = 2;
+    conv_case big = {"conv2d 3x3, 32 to 64 channels", 4, {2, 32, 20, 20}, {64, 32, 3, 3}, true,
+                     d, NULL, 0};
+    big.desc.pads_begin[0] = big.desc.pads_begin[1] = 1;
+    big.desc.pads_end[0] = big.desc.pads_end[1] = 1;
+    plx_conv_transpose_desc td = PLX_CONV_TRANSPOSE_DESC_INIT;
+    transpose_2d = td;
+    transpose_2d.group = 2;
+    transpose_2d.strides[0] = transpose_2d.strides[1] = 2;
+    transpose_2d.pads_begin[0] = 1;
+    transpose_2d.output_padding[0] = 1;
+    transpose_2d.output_padding[1] = 1;
+    conv_case t2 = {"conv_transpose2d grouped, stride 2, output_padding", 4, {2, 4, 6, 5},
+                    {4, 3, 3, 3}, true, d, &transpose_2d, 6};
+    transpose_3d = td;
+    transpose_3d.strides[2] = 2;
+    transpose_3d.auto_pad = PLX_AUTO_PAD_SAME_UPPER;
+    conv_case t3 = {"conv_transpose3d same_upper", 5, {1, 2, 3, 4, 5}, {2, 3, 2, 3, 2}, false, d,
+                    &transpose_3d, 3};
+    conv_cases[0] = c2;
+    conv_cases[1] = dw;
+    conv_cases[2] = c1;
+    conv_cases[3] = c3;
+    conv_cases[4] = big;
+    conv_cases[5] = t2;
+    conv_cases[6] = t3;
+}
+
+/* Each case (conv, and conv_transpose as cuDNN's backward data) in each
+ * precision: float32 (no engine with tensor cores or down-conversion)
+ * closely; tf32, fp16 and bf16 as their mantissas allow (10, 10 and 7
+ * bits, over up to 288 products of values within [-1, 1]). */
+Test(gpu_cuda, conv_matches_cpu_ref_in_each_precision) {
+    require_device();
+    make_conv_cases();
+    static const struct {
+        const char *precision;
+        double tolerance;
+    } precisions[] = {{"precision=fp32", 1e-4}, {"precision=tf32", 2e-2},
+                      {"precision=fp16", 2e-2}, {"precision=bf16", 1e-1}};
+    for (size_t p = 0; p < sizeof precisions / sizeof precisions[0]; p++) {
+        for (size_t c = 0; c < sizeof conv_cases / sizeof conv_cases[0]; c++) {
+            const char *opt[] = {precisions[p].precision};
+            conv_against_cpu_ref(&conv_cases[c], NULL, opt, 1, precisions[p].tolerance, NULL);
+        }
+    }
+}
+
+/* A conv read only by an activation becomes one layer, "conv+relu": relu
+ * in cuDNN's graph with the bias where cuDNN has an engine for it (else
+ * the bias and relu kernels after the convolution), leaky_relu always as
+ * the kernel after it. */
+Test(gpu_cuda, conv_fused_with_its_activation_matches_cpu_ref) {
+    require_device();
+    make_conv_cases();
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_activation_desc leaky = PLX_ACTIVATION_DESC_INIT(PLX_ACT_LEAKY_RELU);
+    plx_activation_desc gelu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_GELU);
+    static const char *const precisions[] = {"precision=fp32", "precision=tf32"};
+    for (size_t p = 0; p < 2; p++) {
+        const char *opt[] = {precisions[p]};
+        double tolerance = p == 0 ? 1e-4 : 2e-2;
+        conv_against_cpu_ref(&conv_cases[4], &relu, opt, 1, tolerance, "conv+relu");
+        conv_against_cpu_ref(&conv_cases[0], &relu, opt, 1, tolerance, "conv+relu");
+        conv_against_cpu_ref(&conv_cases[3], &gelu, opt, 1, tolerance, "conv+gelu");
+        conv_against_cpu_ref(&conv_cases[1], &leaky, opt, 1, tolerance, "conv+leaky_relu");
+        conv_against_cpu_ref(&conv_cases[5], &relu, opt, 1, tolerance, "conv_transpose+relu");
+    }
+}
+
+/* x -> conv (3x3, pads 1, bias) -> add(z, a constant of its shape) ->
+ * relu -> y, a residual block's tail: one layer, "conv+add+relu", that
+ * cuDNN runs as one graph where it has an engine for it (else the
+ * convolution, then the bias, residual and relu kernels). */
+Test(gpu_cuda, conv_add_relu_residual_matches_cpu_ref) {
+    require_device();
+    enum { N = 2, C = 16, H = 12, W = 10 };
+    static float x[N * C * H * W], w[C * C * 9], b[C], z[N * C * H * W], want[N * C * H * W],
+        got[N * C * H * W];
+    fill(x, sizeof x / sizeof x[0], 1);
+    fill(w, sizeof w / sizeof w[0], 2);
+    fill(b, C, 3);
+    fill(z, sizeof z / sizeof z[0], 4);
+    int64_t xd[] = {N, C, H, W}, wd[] = {C, C, 3, 3}, bd[] = {C};
+    plx_tensor_info xt = tu_f32(4, xd), wt = tu_f32(4, wd), bt = tu_f32(1, bd);
+    plx_conv_desc cd = PLX_CONV_DESC_INIT;
+    cd.pads_begin[0] = cd.pads_begin[1] = cd.pads_end[0] = cd.pads_end[1] = 1;
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id xi, cw, cb, cz, conv, sum, act, y;
+    OK(plx_network_add_input(n, "x", 0, &xt, &xi));
+    OK(plx_network_add_constant(n, "w", &wt, w, PLX_CONSTANT_BORROW, &cw));
+    OK(plx_network_add_constant(n, "b", &bt, b, PLX_CONSTANT_BORROW, &cb));
+    OK(plx_network_add_constant(n, "z", &xt, z, PLX_CONSTANT_BORROW, &cz));
+    OK(plx_network_add_layer(n, "conv", PLX_OP_CONV, &cd, 3, 1, &conv));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &sum));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &act));
+    OK(plx_network_add_output(n, "y", 0, &y));
+    OK(plx_network_connect(n, xi, 0, conv, 0));
+    OK(plx_network_connect(n, cw, 0, conv, 1));
+    OK(plx_network_connect(n, cb, 0, conv, 2));
+    OK(plx_network_connect(n, cz, 0, sum, 0));
+    OK(plx_network_connect(n, conv, 0, sum, 1));
+    OK(plx_network_connect(n, sum, 0, act, 0));
+    OK(plx_network_connect(n, act, 0, y, 0));
+    static const char *const precisions[] = {"precision=fp32", "precision=tf32"};
+    for (size_t p = 0; p < 2; p++) {
+        const char *opt[] = {precisions[p]};
+        plx_runtime *rt = runtime_with(opt, 1);
+        require_gpu(&rt);
+        char summary[4096];
+        tu_run_network_on(rt, n, "cpu_ref", x, sizeof x, want, sizeof want, NULL, 0);
+        tu_run_network_on(rt, n, "gpu_cuda", x, sizeof x, got, sizeof got, summary,
+                          sizeof summary);
+        cr_assert(not(zero(ptr, strstr(summary, "conv+add+relu"))), "%s", summary);
+        assert_close(got, want, sizeof got / sizeof got[0], p == 0 ? 1e-4 : 2e-2,
+                     precisions[p]);
+        plx_runtime_destroy(&rt);
+    }
+    plx_network_destroy(&n);
+}
+
 /* What gpu_cuda does not run goes to cpu_ref with gpu_cuda's reason. */
 Test(gpu_cuda, refused_layers_fall_back_with_the_reason) {
     plx_runtime *rt = runtime_with(NULL, 0);

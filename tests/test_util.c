@@ -389,3 +389,61 @@ bool tu_under_valgrind(void) {
     const char *v = getenv("PLEXUS_TEST_VALGRIND");
     return v && *v && strcmp(v, "0") != 0;
 }
+
+plx_network *tu_layer_network(plx_op op, const void *desc, const plx_tensor_info *infos,
+                              const void *const *data, uint32_t input_count,
+                              const plx_activation_desc *act, plx_tensor_info *out_y) {
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id layer, y, x, a;
+    OK(plx_network_add_input(n, "x", 0, &infos[0], &x));
+    OK(plx_network_add_layer(n, "layer", op, desc, input_count, 1, &layer));
+    OK(plx_network_connect(n, x, 0, layer, 0));
+    for (uint32_t i = 1; i < input_count; i++) {
+        char name[16];
+        plx_layer_id c;
+        snprintf(name, sizeof name, "const%u", i);
+        OK(plx_network_add_constant(n, name, &infos[i], data[i], PLX_CONSTANT_BORROW, &c));
+        OK(plx_network_connect(n, c, 0, layer, i));
+    }
+    OK(plx_network_add_output(n, "y", 0, &y));
+    if (act) {
+        OK(plx_network_add_layer(n, "activation", PLX_OP_ACTIVATION, act, 1, 1, &a));
+        OK(plx_network_connect(n, layer, 0, a, 0));
+        OK(plx_network_connect(n, a, 0, y, 0));
+    } else {
+        OK(plx_network_connect(n, layer, 0, y, 0));
+    }
+    OK(plx_network_validate(n));
+    OK(plx_network_output_info(n, layer, 0, out_y));
+    return n;
+}
+
+void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const float *x,
+                       size_t x_bytes, float *y, size_t y_bytes, char *summary,
+                       size_t summary_size) {
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *ids[] = {id};
+    oo.backends = ids;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on;
+    OK(plx_optimize(rt, n, &oo, &on));
+    if (summary) {
+        snprintf(summary, summary_size, "%s", plx_optimized_network_summary(on));
+    }
+    plx_load_options lo;
+    plx_load_options_init(&lo);
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    plx_tensor_binding in = {0, (void *)x, x_bytes, 0}, out = {0, y, y_bytes, 0};
+    plx_execute_args args;
+    plx_execute_args_init(&args);
+    args.inputs = &in;
+    args.input_count = 1;
+    args.outputs = &out;
+    args.output_count = 1;
+    OK(plx_loaded_network_execute_with(ln, NULL, &args));
+    plx_loaded_network_unload(&ln);
+}

@@ -105,6 +105,26 @@ void tu_copy_file(const char *src, const char *dir, const char *name);
         plx_status_free(st_);                                                          \
     } while (0)
 
+/* A validated network of one layer `op` (descriptor `desc`) for running
+ * an operator on its own: its input slot 0 is the network's input "x"
+ * (binding 0, of infos[0]), slots 1 to input_count - 1 are constants of
+ * infos[i] holding data[i] (borrowed: they must outlive the network and
+ * what is optimised and loaded from it), and its output goes to the
+ * network's output "y" (binding 0), through an activation layer when
+ * `act` is not NULL. The inferred info of the layer's output into *out_y.
+ * Asserts. */
+plx_network *tu_layer_network(plx_op op, const void *desc, const plx_tensor_info *infos,
+                              const void *const *data, uint32_t input_count,
+                              const plx_activation_desc *act, plx_tensor_info *out_y);
+
+/* Optimises `n` for backend `id` alone (no fallback: every layer must run
+ * there), loads it and runs it once, x (float32, x_bytes) in and y
+ * (y_bytes) out; the optimiser's summary into `summary` (summary_size
+ * bytes) when it is not NULL. Asserts. */
+void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const float *x,
+                       size_t x_bytes, float *y, size_t y_bytes, char *summary,
+                       size_t summary_size);
+
 /* true when built with AddressSanitizer. */
 /* The runtime's trace (plx_runtime_write_trace) as text in buf ("" when it
  * cannot be read back), through a temporary file. */

@@ -149,7 +149,68 @@ plx_status cuda_gemm_run(plx_factory *f, const cuda_gemm_plan *plan, cudaStream_
                          const float *a, const float *b, const float *c, const float *bias,
                          float *y);
 
-/* ---- workloads (cuda_workload.c) ---- */
+/* ---- workloads (cuda_workload.c, cuda_ops.c) ---- */
+
+typedef enum workload_kind {
+    WK_CONSTANT,
+    WK_POINTWISE,
+    WK_BINARY,
+    WK_SOFTMAX,
+    WK_REDUCE,
+    WK_COPY, /* the input's bytes as they are: reduce's identity, reshape and the like */
+    WK_GEMM,
+    /* cuda_ops.c's */
+    WK_VIEWS, /* strided copies: transpose, slice, concat, split, ... */
+    WK_PAD,
+    WK_GATHER,
+    WK_WHERE,
+    WK_CAST,
+    WK_POOL,
+    WK_NORM, /* layer_norm, instance_norm */
+    WK_BATCH_NORM
+} workload_kind;
+
+/* A layer's plan, made once at create_workload so that a run allocates
+ * nothing. The handles and views live in the workload's own allocation
+ * (host->alloc), after the struct. */
+struct plx_workload {
+    plx_factory *factory;
+    workload_kind kind;
+    cudaStream_t stream;
+    plx_tensor_handle **inputs;
+    uint32_t input_count;
+    plx_tensor_handle **outputs;
+    uint32_t output_count;
+    const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
+    int64_t count;             /* output 0's elements */
+    ck_pointwise pointwise;
+    float alpha, beta;
+    ck_binary binary;
+    ck_broadcast broadcast;
+    int64_t outer, axis_n, inner;
+    bool log;
+    ck_reduce reduce;
+    ck_reduce_geometry reduce_geometry;
+    cuda_gemm_plan gemm;
+    int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
+    bool post_activation;  /* a fused activation after the product: `pointwise` */
+    /* cuda_ops.c's plans */
+    size_t elem; /* the copies' element size */
+    ck_view *views;
+    uint32_t view_count;
+    union {
+        ck_pad pad;
+        ck_gather gather;
+        ck_where where;
+        ck_pool pool;
+        ck_norm norm;
+        ck_batch_norm batch_norm;
+    } geom;
+    ck_dtype cast_from, cast_to;
+    int *bad;         /* gather: device flag of an index out of range */
+    int gather_axis;  /* gather: the descriptor's axis, for the message */
+};
+
 
 /* NULL when gpu_cuda runs the layer; else why not, written into buf. */
 const char *gpu_cuda_op_check(const plx_layer_view *layer, char *buf, size_t size);
@@ -166,6 +227,23 @@ plx_status gpu_cuda_execute_workload(plx_workload *w);
 /* Enqueues the workload's launches on `stream` without waiting: a status
  * when nothing was enqueued (a launch error, a handle without memory). */
 plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream);
+
+/* ---- data movement, pooling, normalisation (cuda_ops.c) ---- */
+
+/* Whether the op is one of cuda_ops.c's. */
+bool gpu_cuda_ops_runs(plx_op op);
+/* NULL when gpu_cuda runs the layer (an op gpu_cuda_ops_runs names);
+ * else why not, written into buf. */
+const char *gpu_cuda_ops_check(const plx_layer_view *layer, char *buf, size_t size);
+/* How many views (ck_view) the layer's workload holds. */
+uint32_t gpu_cuda_ops_view_count(const plx_layer_view *layer);
+/* Plans the layer into w (handles, views and stream already set). */
+plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *layer);
+/* Enqueues w's launches on `stream`; *what names a failing call other
+ * than a launch. Every handle holds memory (the caller checked). */
+cudaError_t gpu_cuda_ops_enqueue(plx_workload *w, cudaStream_t stream, const char **what);
+/* After the wait of execute_workload: gather's index check. */
+plx_status gpu_cuda_ops_after_wait(plx_workload *w);
 
 /* ---- queued execution (cuda_queue.c, R-24) ---- */
 

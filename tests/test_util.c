@@ -373,3 +373,67 @@ bool tu_under_valgrind(void) {
     const char *v = getenv("PLEXUS_TEST_VALGRIND");
     return v && *v && strcmp(v, "0") != 0;
 }
+
+void tu_run_layer(plx_runtime *rt, const char *backend, plx_op op, const void *desc,
+                  const tu_input *ins, uint32_t n_in, uint32_t n_out, plx_tensor_info *infos,
+                  void **outs) {
+    enum { MAX_SLOTS = 16 };
+    cr_assert(le(u32, n_in, MAX_SLOTS));
+    cr_assert(le(u32, n_out, MAX_SLOTS));
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id layer;
+    OK(plx_network_add_layer(n, "op", op, desc, n_in, n_out, &layer));
+    plx_tensor_binding bind_in[MAX_SLOTS], bind_out[MAX_SLOTS];
+    memset(bind_in, 0, sizeof bind_in);
+    memset(bind_out, 0, sizeof bind_out);
+    for (uint32_t i = 0; i < n_in; i++) {
+        plx_tensor_info t;
+        memset(&t, 0, sizeof t);
+        t.dtype = ins[i].dtype;
+        t.rank = ins[i].rank;
+        for (uint32_t k = 0; k < t.rank; k++) {
+            t.dims[k] = ins[i].dims[k];
+        }
+        char name[16];
+        snprintf(name, sizeof name, "in%u", i);
+        plx_layer_id id;
+        OK(plx_network_add_input(n, name, (int32_t)i, &t, &id));
+        OK(plx_network_connect(n, id, 0, layer, i));
+        size_t bytes = 0;
+        cr_assert(plx_tensor_info_byte_size(&t, &bytes));
+        bind_in[i].binding_id = (int32_t)i;
+        bind_in[i].data = (void *)ins[i].data;
+        bind_in[i].size = bytes;
+    }
+    for (uint32_t j = 0; j < n_out; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "out%u", j);
+        plx_layer_id id;
+        OK(plx_network_add_output(n, name, (int32_t)j, &id));
+        OK(plx_network_connect(n, layer, j, id, 0));
+    }
+    plx_optimize_options oo;
+    plx_optimize_options_init(&oo);
+    const char *backends[] = {backend};
+    oo.backends = backends;
+    oo.backend_count = 1;
+    oo.allow_fallback = false;
+    plx_optimized_network *on = NULL;
+    OK(plx_optimize(rt, n, &oo, &on));
+    plx_loaded_network *ln;
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    for (uint32_t j = 0; j < n_out; j++) {
+        OK(plx_loaded_network_output_info(ln, (int32_t)j, &infos[j]));
+        size_t bytes = 0;
+        cr_assert(plx_tensor_info_byte_size(&infos[j], &bytes));
+        outs[j] = malloc(bytes ? bytes : 1);
+        cr_assert(not(zero(ptr, outs[j])));
+        bind_out[j].binding_id = (int32_t)j;
+        bind_out[j].data = outs[j];
+        bind_out[j].size = bytes;
+    }
+    OK(plx_loaded_network_execute(ln, bind_in, n_in, bind_out, n_out));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
+}

@@ -105,6 +105,22 @@ void tu_copy_file(const char *src, const char *dir, const char *name);
         plx_status_free(st_);                                                          \
     } while (0)
 
+/* One input of tu_run_layer: a network input holding `data`. */
+typedef struct tu_input {
+    plx_dtype dtype;
+    uint32_t rank;
+    const int64_t *dims;
+    const void *data;
+} tu_input;
+
+/* Runs one layer: inputs -> `op` (`desc`) -> n_out network outputs,
+ * optimised for `backend` of `rt` alone without fallback, loaded and
+ * executed once; asserts every step. Output j's info goes to infos[j] and
+ * its data, malloc'd (free it), to outs[j]. */
+void tu_run_layer(plx_runtime *rt, const char *backend, plx_op op, const void *desc,
+                  const tu_input *ins, uint32_t n_in, uint32_t n_out, plx_tensor_info *infos,
+                  void **outs);
+
 /* true when built with AddressSanitizer. */
 bool tu_under_asan(void);
 /* true when the test setup runs the tests under valgrind. */

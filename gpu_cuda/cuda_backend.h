@@ -166,6 +166,7 @@ typedef enum workload_kind {
     WK_WHERE,
     WK_CAST,
     WK_POOL,
+    WK_RESIZE,
     WK_NORM, /* layer_norm, instance_norm */
     WK_BATCH_NORM
 } workload_kind;
@@ -203,11 +204,13 @@ struct plx_workload {
         ck_gather gather;
         ck_where where;
         ck_pool pool;
+        ck_resize resize;
         ck_norm norm;
         ck_batch_norm batch_norm;
     } geom;
     ck_dtype cast_from, cast_to;
     int *bad;         /* gather: device flag of an index out of range */
+    ck_resize_tap *taps; /* resize: device memory, the output rows' then columns' */
     int gather_axis;  /* gather: the descriptor's axis, for the message */
 };
 

@@ -9,6 +9,7 @@
 
 #include "cuda_geometry.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -510,7 +511,6 @@ const char *ck_geom_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t 
             g->pb[i] = w.pb[s];
             g->pe[i] = w.pe[s];
         }
-        g->planes = w.n * w.c;
         g->is_max = d->kind == PLX_POOL_MAX;
         g->count_include_pad = d->count_include_pad;
         g->column_major = d->indices_column_major;
@@ -644,6 +644,106 @@ const char *ck_geom_cast(const plx_layer_view *l, char *buf, size_t size) {
     }
     if (!same_dims(x->dims, x->rank, y->dims, y->rank)) {
         return refuse(buf, size, "cast: the output has not the input's shape");
+    }
+    return NULL;
+}
+
+/* Keys' cubic convolution kernel of `a` at distance t. */
+static double keys(double t, double a) {
+    t = fabs(t);
+    if (t <= 1.0) {
+        return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    }
+    if (t < 2.0) {
+        return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    }
+    return 0.0;
+}
+
+/* The taps of output coordinate o along a dim of `in` points resized by
+ * `scale` to `out` (plexus/ops.h, plx_resize_desc: the points nearest the
+ * coordinate, the lower on ties; points past an edge read the edge, or
+ * with exclude_outside weigh 0, the others divided by their sum). */
+static void resize_taps(const plx_resize_desc *d, int64_t o, double scale, int64_t in,
+                        int64_t out, ck_resize_tap *t) {
+    double c;
+    if (d->coord == PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC) {
+        double out_len = scale * (double)in;
+        c = (double)in / 2.0 * (1.0 - (double)out / out_len) + ((double)o + 0.5) / scale - 0.5;
+        c = !(c > -2.0) ? -2.0 : c > (double)in + 1.0 ? (double)in + 1.0 : c;
+    } else {
+        c = plx_resize_coordinate(d->coord, o, scale, in);
+    }
+    memset(t, 0, sizeof *t);
+    if (d->mode == PLX_RESIZE_NEAREST) {
+        t->at[0] = plx_resize_nearest_index(d->nearest, c, in);
+        t->w[0] = 1.0f;
+    } else if (d->mode == PLX_RESIZE_LINEAR) {
+        double r = plx_resize_linear_taps(c, in, &t->at[0], &t->at[1]);
+        t->w[0] = (float)(1.0 - r);
+        t->w[1] = (float)r;
+    } else { /* cubic: 4 points from ceil(c) - 2, r = c - (ceil(c) - 1) in (0, 1] */
+        double f = ceil(c) - 1.0, r = c - f, w[4], kept = 0.0;
+        int64_t first = (int64_t)f - 1;
+        for (int j = 0; j < 4; j++) {
+            int64_t i = first + j;
+            w[j] = keys((double)(j - 1) - r, (double)d->cubic_coeff_a);
+            if (d->exclude_outside && (i < 0 || i >= in)) {
+                w[j] = 0.0;
+            }
+            kept += w[j];
+            t->at[j] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+        }
+        for (int j = 0; j < 4; j++) {
+            t->w[j] = (float)(d->exclude_outside && kept != 0.0 ? w[j] / kept : w[j]);
+        }
+    }
+}
+
+const char *ck_geom_resize(const plx_layer_view *l, ck_resize *g, ck_resize_tap *taps, char *buf,
+                           size_t size) {
+    const plx_resize_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    if (x->dtype != PLX_DTYPE_FLOAT32 || y->dtype != PLX_DTYPE_FLOAT32) {
+        return refuse(buf, size, "runs resize on float32 only");
+    }
+    if (d->mode != PLX_RESIZE_NEAREST && d->mode != PLX_RESIZE_LINEAR &&
+        d->mode != PLX_RESIZE_CUBIC) {
+        const char *name = plx_resize_mode_name(d->mode);
+        return refuse(buf, size, "runs nearest, linear and cubic resize, not %s",
+                      name ? name : "(unknown)");
+    }
+    if ((unsigned)d->coord > PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC ||
+        (unsigned)d->nearest > PLX_RESIZE_NEAREST_CEIL) {
+        const char *name = plx_resize_coord_name(d->coord);
+        return refuse(buf, size, "runs no resize with the coordinate transformation %s or "
+                      "nearest mode %d", name ? name : "(unknown)", (int)d->nearest);
+    }
+    plx_resize_geom rg;
+    int dim = 0;
+    plx_geom_status s = plx_resize_geom_of(x, y, d->scales, &rg, &dim);
+    if (s == PLX_GEOM_BAD_RANK) {
+        return refuse(buf, size, "resize takes rank-4 (NCHW) X and Y with X's N and C");
+    }
+    if (s != PLX_GEOM_OK) {
+        return refuse(buf, size, "resize: %s (spatial dim %d)", plx_geom_status_text(s), dim);
+    }
+    if (g) {
+        memset(g, 0, sizeof *g);
+        g->in_h = rg.in[0];
+        g->in_w = rg.in[1];
+        g->out_h = rg.out[0];
+        g->out_w = rg.out[1];
+        g->count = count_of(y);
+        g->taps = d->mode == PLX_RESIZE_NEAREST ? 1 : d->mode == PLX_RESIZE_LINEAR ? 2 : 4;
+    }
+    if (taps) {
+        for (int k = 0; k < 2; k++) {
+            for (int64_t o = 0; o < rg.out[k]; o++) {
+                resize_taps(d, o, rg.scale[k], rg.in[k], rg.out[k],
+                            &taps[(k ? rg.out[0] : 0) + o]);
+            }
+        }
     }
     return NULL;
 }

@@ -34,6 +34,11 @@ const char *ck_geom_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t 
 const char *ck_geom_norm(const plx_layer_view *l, ck_norm *g, char *buf, size_t size);
 const char *ck_geom_batch_norm(const plx_layer_view *l, ck_batch_norm *g, char *buf,
                                size_t size);
+/* resize: nearest, linear and cubic, every coordinate transformation but
+ * tf_crop_and_resize, float32. taps (NULL: only checks) receives the
+ * taps of the output's rows, then of its columns: out_h + out_w entries. */
+const char *ck_geom_resize(const plx_layer_view *l, ck_resize *g, ck_resize_tap *taps, char *buf,
+                           size_t size);
 /* cast between float32, float16, int32, int64 and bool. */
 const char *ck_geom_cast(const plx_layer_view *l, char *buf, size_t size);
 

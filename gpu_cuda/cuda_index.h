@@ -156,9 +156,8 @@ CK_HD void ck_where_offsets(const ck_where *g, int64_t i, int64_t *c, int64_t *x
 
 /* A max or average pool over up to three spatial dims, in the order
  * depth, height, width (a pool of fewer dims has trivial leading ones:
- * in, out, k, s, d 1, pads 0). planes is N * C. */
+ * in, out, k, s, d 1, pads 0); the planes (N * C) follow from count. */
 typedef struct ck_pool {
-    int64_t planes;
     int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
     bool is_max;
     bool count_include_pad;
@@ -223,6 +222,40 @@ CK_HD float ck_pool_value(const ck_pool *g, const float *x, int64_t i, int64_t *
         return best;
     }
     return count ? sum / (float)count : NAN;
+}
+
+/* Resize of the last two dims of NCHW, separable: output row oy reads the
+ * input rows rows[oy].at[0..taps-1] with weights rows[oy].w, and output
+ * column ox the columns cols[ox]; nearest takes 1 tap (weight 1), linear
+ * 2 and cubic 4. The taps are planned on the host (cuda_geometry.c) from
+ * the SDK's coordinate rules, so that the kernel only weighs. */
+#define CK_RESIZE_MAX_TAPS 4
+typedef struct ck_resize_tap {
+    int64_t at[CK_RESIZE_MAX_TAPS];
+    float w[CK_RESIZE_MAX_TAPS];
+} ck_resize_tap;
+
+typedef struct ck_resize {
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t count; /* output elements */
+    int taps;
+} ck_resize;
+
+CK_HD float ck_resize_value(const ck_resize *g, const ck_resize_tap *rows,
+                            const ck_resize_tap *cols, const float *x, int64_t i) {
+    int64_t ox = i % g->out_w, r = i / g->out_w;
+    int64_t oy = r % g->out_h, plane = r / g->out_h;
+    const float *xp = x + plane * g->in_h * g->in_w;
+    const ck_resize_tap *ty = &rows[oy], *tx = &cols[ox];
+    float acc = 0.0f;
+    for (int a = 0; a < g->taps; a++) {
+        float row = 0.0f;
+        for (int b = 0; b < g->taps; b++) {
+            row += tx->w[b] * xp[ty->at[a] * g->in_w + tx->at[b]];
+        }
+        acc += ty->w[a] * row;
+    }
+    return acc;
 }
 
 /* The normalisations over rows: layer_norm (a row is the dims from the

@@ -103,6 +103,10 @@ cudaError_t ck_cast_launch(cudaStream_t stream, ck_dtype from, ck_dtype to, cons
 cudaError_t ck_pool_launch(cudaStream_t stream, const float *x, float *y, int64_t *indices,
                            const ck_pool *geometry);
 
+/* taps: the output rows' then the output columns' (device memory). */
+cudaError_t ck_resize_launch(cudaStream_t stream, const float *x, float *y,
+                             const ck_resize_tap *taps, const ck_resize *geometry);
+
 /* ---- normalisation (cuda_kernels_norm.cu) ---- */
 
 /* layer_norm and instance_norm; bias NULL when the geometry has none. */

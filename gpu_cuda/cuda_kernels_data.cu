@@ -1,5 +1,5 @@
 // gpu_cuda's data-movement and pooling kernels (cuda_kernels.h): strided
-// copies (ck_view), pad, gather, where, cast and pool. The copies move
+// copies (ck_view), pad, gather, where, cast, pool and resize. The copies move
 // elements of 1, 2, 4 or 8 bytes as unsigned integers of that size, so
 // one kernel serves every dtype. What each output element reads is
 // cuda_index.h's arithmetic; grids stride over their work, so any size
@@ -169,6 +169,12 @@ __global__ void pool_kernel(const float *x, float *y, int64_t *indices, ck_pool 
     }
 }
 
+__global__ void resize_kernel(const float *x, float *y, const ck_resize_tap *taps, ck_resize g) {
+    CK_GRID_STRIDE(i, g.count) {
+        y[i] = ck_resize_value(&g, taps, taps + g.out_h, x, i);
+    }
+}
+
 } // namespace
 
 extern "C" cudaError_t ck_view_launch(cudaStream_t stream, const void *src, void *dst, size_t elem,
@@ -209,6 +215,14 @@ extern "C" cudaError_t ck_cast_launch(cudaStream_t stream, ck_dtype from, ck_dty
                                       const void *x, void *y, int64_t n) {
     if (n > 0) {
         cast_kernel<<<grid_for(n), kThreads, 0, stream>>>(from, to, x, y, n);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ck_resize_launch(cudaStream_t stream, const float *x, float *y,
+                                        const ck_resize_tap *taps, const ck_resize *geometry) {
+    if (geometry->count > 0) {
+        resize_kernel<<<grid_for(geometry->count), kThreads, 0, stream>>>(x, y, taps, *geometry);
     }
     return cudaGetLastError();
 }

@@ -37,6 +37,7 @@ bool gpu_cuda_ops_runs(plx_op op) {
     case PLX_OP_CAST:
     case PLX_OP_POOL:
     case PLX_OP_GLOBAL_POOL:
+    case PLX_OP_RESIZE:
     case PLX_OP_LAYER_NORM:
     case PLX_OP_INSTANCE_NORM:
     case PLX_OP_BATCH_NORM:
@@ -127,6 +128,7 @@ const char *gpu_cuda_ops_check(const plx_layer_view *l, char *buf, size_t size) 
     case PLX_OP_WHERE: return ck_geom_where(l, NULL, buf, size);
     case PLX_OP_CAST: return ck_geom_cast(l, buf, size);
     case PLX_OP_POOL: return ck_geom_pool(l, NULL, buf, size);
+    case PLX_OP_RESIZE: return ck_geom_resize(l, NULL, NULL, buf, size);
     case PLX_OP_GLOBAL_POOL: {
         ck_reduce f;
         ck_reduce_geometry g;
@@ -147,6 +149,38 @@ static ck_dtype cast_dtype(plx_dtype t) {
     case PLX_DTYPE_BOOL: return CK_DT_BOOL;
     default: return CK_DT_F32;
     }
+}
+
+/* resize's taps, planned on the host and copied to the device once. */
+static plx_status resize_plan(plx_workload *w, const plx_layer_view *l) {
+    const plx_host *host = w->factory->host;
+    char buf[256];
+    const char *why = ck_geom_resize(l, &w->geom.resize, NULL, buf, sizeof buf);
+    if (why) {
+        return host->status_create(host, PLX_UNSUPPORTED, "%s", why);
+    }
+    size_t bytes = (size_t)(w->geom.resize.out_h + w->geom.resize.out_w) * sizeof(ck_resize_tap);
+    if (bytes == 0) {
+        return NULL;
+    }
+    ck_resize_tap *taps = host->alloc(host, bytes, 0);
+    if (!taps) {
+        return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory (resize's taps)");
+    }
+    ck_geom_resize(l, &w->geom.resize, taps, buf, sizeof buf);
+    cudaError_t rc = cudaMalloc((void **)&w->taps, bytes);
+    const char *call = "cudaMalloc (resize's taps)";
+    if (rc == cudaSuccess) {
+        call = "cudaMemcpy (resize's taps)";
+        rc = cudaMemcpy(w->taps, taps, bytes, cudaMemcpyHostToDevice);
+    } else {
+        w->taps = NULL;
+    }
+    host->free(host, taps);
+    return rc == cudaSuccess ? NULL
+                             : gpu_cuda_failure(host, rc, rc == cudaErrorMemoryAllocation
+                                                              ? PLX_OUT_OF_MEMORY
+                                                              : PLX_INTERNAL, "%s", call);
 }
 
 plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *l) {
@@ -173,7 +207,7 @@ plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *l) {
             w->bad = NULL;
             return gpu_cuda_failure(host, rc, PLX_OUT_OF_MEMORY, "cudaMalloc (gather's flag)");
         }
-        w->gather_axis = l->inputs[0].rank ? ((const plx_axis_desc *)l->desc)->axis : 0;
+        w->gather_axis = ((const plx_axis_desc *)l->desc)->axis;
         break;
     }
     case PLX_OP_WHERE:
@@ -189,6 +223,9 @@ plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *l) {
         w->kind = WK_POOL;
         why = ck_geom_pool(l, &w->geom.pool, buf, sizeof buf);
         break;
+    case PLX_OP_RESIZE:
+        w->kind = WK_RESIZE;
+        return resize_plan(w, l);
     case PLX_OP_GLOBAL_POOL:
         w->kind = WK_REDUCE;
         why = global_pool_geometry(l, &w->reduce, &w->reduce_geometry, buf, sizeof buf);
@@ -238,17 +275,11 @@ cudaError_t gpu_cuda_ops_enqueue(plx_workload *w, cudaStream_t stream, const cha
     case WK_WHERE:
         return ck_where_launch(stream, x, w->inputs[1]->dev, w->inputs[2]->dev, y, w->elem,
                                &w->geom.where);
-    case WK_CAST: {
-        size_t in_size = w->cast_from == CK_DT_F16 ? 2
-                         : w->cast_from == CK_DT_BOOL ? 1
-                         : w->cast_from == CK_DT_I64 ? 8
-                                                      : 4;
-        return ck_cast_launch(stream, w->cast_from, w->cast_to, x, y,
-                              (int64_t)(w->inputs[0]->bytes / in_size));
-    }
+    case WK_CAST: return ck_cast_launch(stream, w->cast_from, w->cast_to, x, y, w->count);
     case WK_POOL:
         return ck_pool_launch(stream, x, y, w->output_count > 1 ? w->outputs[1]->dev : NULL,
                               &w->geom.pool);
+    case WK_RESIZE: return ck_resize_launch(stream, x, y, w->taps, &w->geom.resize);
     case WK_NORM:
         return ck_norm_launch(stream, x, w->inputs[1]->dev,
                               w->geom.norm.has_bias ? w->inputs[2]->dev : NULL, y,

@@ -498,6 +498,9 @@ void gpu_cuda_destroy_workload(plx_workload *w) {
     if (w->bad) {
         cudaFree(w->bad);
     }
+    if (w->taps) {
+        cudaFree(w->taps);
+    }
     if (w->stream) {
         cudaStreamDestroy(w->stream);
     }

@@ -7,6 +7,7 @@
  * can check. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,4 +542,61 @@ Test(gpu_cuda_index, batch_norm_channels) {
     free(s);
     free(b);
     free(m);
+}
+
+/* ---- resize --------------------------------------------------------------- */
+
+static void check_resize(plx_resize_mode mode, plx_resize_coord coord, plx_resize_nearest nearest,
+                         const int64_t *in, const int64_t *out, float sh, float sw, bool exclude) {
+    const int64_t dims[] = {1, 2, in[0], in[1]};
+    float *x = ramp(numel(dims, 4), -2.0f);
+    plx_resize_desc d = PLX_RESIZE_DESC_INIT(mode);
+    d.coord = coord;
+    d.nearest = nearest;
+    d.scales[0] = sh;
+    d.scales[1] = sw;
+    d.sizes[0] = out[0];
+    d.sizes[1] = out[1];
+    d.exclude_outside = exclude;
+    layer l = {.op = PLX_OP_RESIZE, .desc = &d, .n_in = 1, .n_out = 1};
+    l.ins[0] = (tu_input){F32, 4, dims, x};
+    run(&l);
+    ck_resize g;
+    ck_resize_tap taps[64];
+    char buf[256];
+    cr_assert(le(i64, out[0] + out[1], (int64_t)COUNT(taps)));
+    const char *why = ck_geom_resize(&l.view, &g, taps, buf, sizeof buf);
+    cr_assert(zero(ptr, (void *)why), "resize refused: %s", why);
+    cr_assert(eq(i64, g.count, out_count(&l, 0)));
+    const float *y = l.outs[0];
+    for (int64_t i = 0; i < g.count; i++) {
+        float v = ck_resize_value(&g, taps, taps + g.out_h, x, i);
+        char what[64];
+        snprintf(what, sizeof what, "resize %s %s", plx_resize_mode_name(mode),
+                 plx_resize_coord_name(coord));
+        expect_near(v, y[i], 1e-5f, what, i);
+    }
+    done(&l);
+    free(x);
+}
+
+Test(gpu_cuda_index, resize_coordinates) {
+    const int64_t in[] = {3, 4}, up[] = {7, 9}, down[] = {2, 3};
+    for (int c = PLX_RESIZE_COORD_HALF_PIXEL; c <= PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC; c++) {
+        for (int n = PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR; n <= PLX_RESIZE_NEAREST_CEIL; n++) {
+            check_resize(PLX_RESIZE_NEAREST, (plx_resize_coord)c, (plx_resize_nearest)n, in, up,
+                         0.0f, 0.0f, false);
+            check_resize(PLX_RESIZE_NEAREST, (plx_resize_coord)c, (plx_resize_nearest)n, in, down,
+                         0.0f, 0.0f, false);
+        }
+        check_resize(PLX_RESIZE_LINEAR, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, false);
+        check_resize(PLX_RESIZE_LINEAR, (plx_resize_coord)c, 0, in, down, 0.0f, 0.0f, false);
+        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, false);
+        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, true);
+        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, down, 0.0f, 0.0f, true);
+    }
+    /* explicit scales that do not divide the sizes */
+    const int64_t odd[] = {7, 10};
+    check_resize(PLX_RESIZE_LINEAR, PLX_RESIZE_COORD_ALIGN_CORNERS, 0, in, odd, 2.5f, 2.6f, false);
+    check_resize(PLX_RESIZE_NEAREST, PLX_RESIZE_COORD_ASYMMETRIC, 0, in, odd, 2.5f, 2.6f, false);
 }

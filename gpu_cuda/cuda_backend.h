@@ -212,6 +212,7 @@ struct plx_workload {
     int *bad;         /* gather: device flag of an index out of range */
     ck_resize_tap *taps; /* resize: device memory, the output rows' then columns' */
     int gather_axis;  /* gather: the descriptor's axis, for the message */
+    char layer_name[64]; /* for messages at execution */
 };
 
 

@@ -307,7 +307,8 @@ plx_status gpu_cuda_ops_after_wait(plx_workload *w) {
     if (bad) {
         return w->factory->host->status_create(
             w->factory->host, PLX_INVALID_ARGUMENT,
-            "gather: an index is out of range for axis %d of size %lld", w->gather_axis,
+            "layer '%s' (gather): an index is out of range for axis %d of size %lld",
+            w->layer_name, w->gather_axis,
             (long long)w->geom.gather.axis_dim);
     }
     return NULL;

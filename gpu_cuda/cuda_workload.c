@@ -546,6 +546,7 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         w->outputs[j] = outputs[j];
     }
     w->count = element_count(&l->outputs[0]);
+    snprintf(w->layer_name, sizeof w->layer_name, "%s", l->name ? l->name : "");
     w->c_slot = -1;
     w->bias_slot = -1;
     cudaError_t rc = cudaSetDevice(f->device);

@@ -535,26 +535,21 @@ static const char *require_float32(const plx_layer_view *l, char *buf, size_t si
     return NULL;
 }
 
-/* Whether layer_norm's parameter t reads one value per position of a row
- * (the row's shape, leading 1s allowed), or one value (*scalar). */
+/* The strides at which layer_norm's parameter t is read over the row's
+ * dims (X's from the axis on), broadcast; false when t does not broadcast
+ * to X or varies along a dim before the axis. */
 static bool along_row(const plx_tensor_info *t, const plx_tensor_info *x, uint32_t axis,
-                      bool *scalar) {
-    int64_t st[PLX_MAX_RANK], dense[PLX_MAX_RANK];
+                      int64_t *row_strides) {
+    int64_t st[PLX_MAX_RANK];
     if (plx_broadcast_strides(t->dims, t->rank, x->dims, x->rank, st, NULL) != PLX_GEOM_OK) {
         return false;
     }
-    *scalar = count_of(t) == 1;
-    if (*scalar) {
-        return true;
-    }
-    int64_t s = 1;
-    for (uint32_t i = x->rank; i-- > axis;) {
-        dense[i] = x->dims[i] == 1 ? 0 : s;
-        s *= x->dims[i];
-    }
     for (uint32_t i = 0; i < x->rank; i++) {
-        if (st[i] != (i < axis ? 0 : dense[i])) {
+        if (i < axis && st[i] != 0) {
             return false;
+        }
+        if (i >= axis) {
+            row_strides[i - axis] = st[i];
         }
     }
     return true;
@@ -576,10 +571,14 @@ const char *ck_geom_norm(const plx_layer_view *l, ck_norm *g, char *buf, size_t 
             return refuse(buf, size, "layer_norm: axis %d is out of range for rank %u", d->axis,
                           x->rank);
         }
-        if (!along_row(&l->inputs[1], x, axis, &n.scale_scalar) ||
-            (n.has_bias && !along_row(&l->inputs[2], x, axis, &n.bias_scalar))) {
-            return refuse(buf, size, "runs layer_norm with a scale and a bias of the normalised "
-                          "dims' shape or of one element only");
+        if (!along_row(&l->inputs[1], x, axis, n.scale_strides) ||
+            (n.has_bias && !along_row(&l->inputs[2], x, axis, n.bias_strides))) {
+            return refuse(buf, size, "layer_norm: scale and bias must broadcast to the "
+                          "normalised dims");
+        }
+        n.row_rank = (int)(x->rank - axis);
+        for (uint32_t i = axis; i < x->rank; i++) {
+            n.row_dims[i - axis] = x->dims[i];
         }
         n.rows = product(x, 0, axis);
         n.n = product(x, axis, x->rank);

@@ -259,25 +259,32 @@ CK_HD float ck_resize_value(const ck_resize *g, const ck_resize_tap *rows,
 }
 
 /* The normalisations over rows: layer_norm (a row is the dims from the
- * axis on; scale and bias per position in the row, or one value) and
- * instance_norm (a row is one channel of one image; scale and bias per
- * channel). */
+ * axis on, row_dims; scale and bias broadcast over them, read at their
+ * strides) and instance_norm (a row is one channel of one image; scale
+ * and bias per channel). */
 typedef struct ck_norm {
     int64_t rows, n;    /* rows of n elements */
     int64_t channels;   /* instance_norm: C; layer_norm: 0 */
-    bool scale_scalar;  /* layer_norm: one scale for every position */
+    int row_rank;       /* layer_norm */
+    int64_t row_dims[CK_INDEX_MAX_RANK];
+    int64_t scale_strides[CK_INDEX_MAX_RANK];
+    int64_t bias_strides[CK_INDEX_MAX_RANK];
     bool has_bias;
-    bool bias_scalar;
     float epsilon;
 } ck_norm;
 
-/* The element of scale (or bias: `scalar` its flag) that element j of
- * row `row` uses. */
-CK_HD int64_t ck_norm_param(const ck_norm *g, int64_t row, int64_t j, bool scalar) {
+/* The element of scale or bias (its strides) that element j of row `row`
+ * uses. */
+CK_HD int64_t ck_norm_param(const ck_norm *g, int64_t row, int64_t j, const int64_t *strides) {
     if (g->channels > 0) {
         return row % g->channels;
     }
-    return scalar ? 0 : j;
+    int64_t off = 0;
+    for (int k = g->row_rank - 1; k >= 0; k--) {
+        off += (j % g->row_dims[k]) * strides[k];
+        j /= g->row_dims[k];
+    }
+    return off;
 }
 
 /* batch_norm (inference): X as [N, channels, inner]. */

@@ -65,9 +65,9 @@ __global__ void norm_kernel(const float *x, const float *scale, const float *bia
         }
         float inv = 1.0f / sqrtf(block_sum(q, shared) / (float)g.n + g.epsilon);
         for (int64_t j = threadIdx.x; j < g.n; j += blockDim.x) {
-            float v = (xr[j] - mean) * inv * scale[ck_norm_param(&g, row, j, g.scale_scalar)];
+            float v = (xr[j] - mean) * inv * scale[ck_norm_param(&g, row, j, g.scale_strides)];
             if (g.has_bias) {
-                v += bias[ck_norm_param(&g, row, j, g.bias_scalar)];
+                v += bias[ck_norm_param(&g, row, j, g.bias_strides)];
             }
             yr[j] = v;
         }

@@ -122,6 +122,30 @@ static void view_permuted(ck_view *v, int rank, const int64_t *dims, const uint3
     view_into_dense(v, rank, od, os, 0);
 }
 
+/* The same copy over fewer dims, so that each element costs fewer
+ * divisions: dims of size 1 dropped, and a dim merged into the one before
+ * it where both the source and the destination walk them as one. */
+static void view_coalesce(ck_view *v) {
+    int r = 0;
+    for (int k = 0; k < v->rank; k++) {
+        if (v->dims[k] == 1) {
+            continue;
+        }
+        if (r > 0 && v->src_strides[r - 1] == v->src_strides[k] * v->dims[k] &&
+            v->dst_strides[r - 1] == v->dst_strides[k] * v->dims[k]) {
+            v->dims[r - 1] *= v->dims[k];
+            v->src_strides[r - 1] = v->src_strides[k];
+            v->dst_strides[r - 1] = v->dst_strides[k];
+            continue;
+        }
+        v->dims[r] = v->dims[k];
+        v->src_strides[r] = v->src_strides[k];
+        v->dst_strides[r] = v->dst_strides[k];
+        r++;
+    }
+    v->rank = r;
+}
+
 uint32_t ck_view_count(const plx_layer_view *l) {
     return l->op == PLX_OP_CONCAT ? l->input_count
            : l->op == PLX_OP_SPLIT ? l->output_count
@@ -329,16 +353,20 @@ const char *ck_geom_views(const plx_layer_view *l, ck_view *views, char *buf, si
         return why;
     }
     switch (l->op) {
-    case PLX_OP_TRANSPOSE: return geom_transpose(l, views, buf, size);
-    case PLX_OP_SLICE: return geom_slice(l, views, buf, size);
-    case PLX_OP_EXPAND: return geom_expand(l, views, buf, size);
-    case PLX_OP_TILE: return geom_tile(l, views, buf, size);
+    case PLX_OP_TRANSPOSE: why = geom_transpose(l, views, buf, size); break;
+    case PLX_OP_SLICE: why = geom_slice(l, views, buf, size); break;
+    case PLX_OP_EXPAND: why = geom_expand(l, views, buf, size); break;
+    case PLX_OP_TILE: why = geom_tile(l, views, buf, size); break;
     case PLX_OP_CONCAT:
-    case PLX_OP_SPLIT: return geom_concat_split(l, views, buf, size);
+    case PLX_OP_SPLIT: why = geom_concat_split(l, views, buf, size); break;
     case PLX_OP_DEPTH_TO_SPACE:
-    case PLX_OP_SPACE_TO_DEPTH: return geom_depth_space(l, views, buf, size);
+    case PLX_OP_SPACE_TO_DEPTH: why = geom_depth_space(l, views, buf, size); break;
     default: return refuse(buf, size, "runs no %s as a copy", plx_op_name(l->op));
     }
+    for (uint32_t i = 0; !why && views && i < ck_view_count(l); i++) {
+        view_coalesce(&views[i]);
+    }
+    return why;
 }
 
 const char *ck_geom_same_bytes(const plx_layer_view *l, char *buf, size_t size) {

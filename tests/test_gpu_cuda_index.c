@@ -160,6 +160,14 @@ Test(gpu_cuda_index, transpose) {
     one_view(PLX_OP_TRANSPOSE, &d, (const int64_t[]){2, 3, 4}, 3);
     plx_transpose_desc rev = PLX_TRANSPOSE_DESC_INIT; /* the reverse */
     one_view(PLX_OP_TRANSPOSE, &rev, (const int64_t[]){2, 1, 3, 2}, 4);
+    /* two pairs of dims swapped: each pair is copied as one dim */
+    plx_transpose_desc pairs = PLX_TRANSPOSE_DESC_INIT;
+    pairs.perm_count = 4;
+    pairs.perm[0] = 2;
+    pairs.perm[1] = 3;
+    pairs.perm[2] = 0;
+    pairs.perm[3] = 1;
+    one_view(PLX_OP_TRANSPOSE, &pairs, (const int64_t[]){2, 3, 4, 5}, 4);
 }
 
 Test(gpu_cuda_index, slice_with_negative_steps) {

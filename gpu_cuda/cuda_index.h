@@ -52,6 +52,65 @@ CK_HD void ck_view_offsets(const ck_view *v, int64_t i, int64_t *src, int64_t *d
     *dst = d;
 }
 
+/* A view whose two innermost dims are swapped between the source and the
+ * destination (the source walks the next-to-last one contiguously, the
+ * destination the last one) is copied in square tiles of CK_TILE x
+ * CK_TILE elements through shared memory, so that both the reads and the
+ * writes of a warp are contiguous: a thread block loads a tile with its
+ * threads along the source's contiguous dim, and stores it with them
+ * along the destination's. Tiles are numbered over the outer dims, then
+ * the tiles of the next-to-last dim, then of the last. Thread (lx, r) of
+ * a tile, lx and r in [0, CK_TILE), loads the element at (row r, column
+ * lx) of the tile's [last dim][next-to-last dim] storage, and stores the
+ * one at (row lx, column r). */
+#define CK_TILE 32
+
+CK_HD bool ck_view_tiled(const ck_view *v) {
+    return v->rank >= 2 && v->src_strides[v->rank - 2] == 1 && v->dst_strides[v->rank - 1] == 1 &&
+           v->src_strides[v->rank - 1] != 1 && v->dims[v->rank - 2] >= 8 &&
+           v->dims[v->rank - 1] >= 8;
+}
+
+CK_HD int64_t ck_tile_count(const ck_view *v) {
+    int64_t a = v->dims[v->rank - 2], b = v->dims[v->rank - 1];
+    return v->count / (a * b) * ((a + CK_TILE - 1) / CK_TILE) * ((b + CK_TILE - 1) / CK_TILE);
+}
+
+/* Offsets of element (i, j) of the two innermost dims of tile `tile`'s
+ * outer index; false when (i, j) lies past the view. */
+CK_HD bool ck_tile_element(const ck_view *v, int64_t tile, int64_t di, int64_t dj, int64_t *src,
+                           int64_t *dst) {
+    int n = v->rank;
+    int64_t a = v->dims[n - 2], b = v->dims[n - 1];
+    int64_t ta = (a + CK_TILE - 1) / CK_TILE, tb = (b + CK_TILE - 1) / CK_TILE;
+    int64_t i = (tile / tb) % ta * CK_TILE + di, j = tile % tb * CK_TILE + dj;
+    if (i >= a || j >= b) {
+        return false;
+    }
+    int64_t o = tile / (ta * tb), s = v->src_base, d = v->dst_base;
+    for (int k = n - 3; k >= 0; k--) {
+        int64_t c = o % v->dims[k];
+        o /= v->dims[k];
+        s += c * v->src_strides[k];
+        d += c * v->dst_strides[k];
+    }
+    *src = s + i * v->src_strides[n - 2] + j * v->src_strides[n - 1];
+    *dst = d + i * v->dst_strides[n - 2] + j * v->dst_strides[n - 1];
+    return true;
+}
+
+/* Thread (lx, r)'s load: the source element for storage [r][lx]. */
+CK_HD bool ck_tile_load(const ck_view *v, int64_t tile, int lx, int r, int64_t *src) {
+    int64_t dst;
+    return ck_tile_element(v, tile, lx, r, src, &dst);
+}
+
+/* Thread (lx, r)'s store: the destination of storage [lx][r]. */
+CK_HD bool ck_tile_store(const ck_view *v, int64_t tile, int lx, int r, int64_t *dst) {
+    int64_t src;
+    return ck_tile_element(v, tile, r, lx, &src, dst);
+}
+
 /* Pad modes, the values of plx_pad_mode. */
 enum { CK_PAD_CONSTANT = 0, CK_PAD_REFLECT = 1, CK_PAD_EDGE = 2, CK_PAD_WRAP = 3 };
 

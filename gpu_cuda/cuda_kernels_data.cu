@@ -37,6 +37,30 @@ __global__ void view_kernel(const T *src, T *dst, ck_view v) {
     }
 }
 
+// One tile per block iteration, CK_TILE x 8 threads (cuda_index.h).
+constexpr int kTileRows = 8;
+
+template <typename T>
+__global__ void tiled_view_kernel(const T *src, T *dst, ck_view v, int64_t tiles) {
+    __shared__ T tile[CK_TILE][CK_TILE + 1]; // +1: no bank conflicts on the column reads
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        for (int r = threadIdx.y; r < CK_TILE; r += kTileRows) {
+            int64_t s;
+            if (ck_tile_load(&v, t, threadIdx.x, r, &s)) {
+                tile[r][threadIdx.x] = src[s];
+            }
+        }
+        __syncthreads();
+        for (int r = threadIdx.y; r < CK_TILE; r += kTileRows) {
+            int64_t d;
+            if (ck_tile_store(&v, t, threadIdx.x, r, &d)) {
+                dst[d] = tile[threadIdx.x][r];
+            }
+        }
+        __syncthreads(); // the tile is reloaded by the next iteration
+    }
+}
+
 template <typename T>
 __global__ void pad_kernel(const T *x, T *y, ck_pad g, T value) {
     CK_GRID_STRIDE(i, g.count) {
@@ -85,7 +109,14 @@ cudaError_t launch_sized(size_t elem, Args... args) {
 
 template <typename T> struct ViewLaunch {
     static void run(cudaStream_t s, const void *src, void *dst, const ck_view *v) {
-        view_kernel<T><<<grid_for(v->count), kThreads, 0, s>>>((const T *)src, (T *)dst, *v);
+        if (ck_view_tiled(v)) {
+            int64_t tiles = ck_tile_count(v);
+            unsigned grid = (unsigned)(tiles < kMaxBlocks ? tiles : kMaxBlocks);
+            tiled_view_kernel<T><<<grid, dim3(CK_TILE, kTileRows), 0, s>>>(
+                (const T *)src, (T *)dst, *v, tiles);
+        } else {
+            view_kernel<T><<<grid_for(v->count), kThreads, 0, s>>>((const T *)src, (T *)dst, *v);
+        }
     }
 };
 

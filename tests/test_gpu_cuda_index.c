@@ -97,6 +97,46 @@ static void expect_near(float got, float want, float tol, const char *what, int6
 
 /* ---- strided copies ------------------------------------------------------ */
 
+/* The tiled copy of a view as its kernel's threads run it: every tile's
+ * loads into the shared tile, then its stores from it. */
+static int tiled_views_seen;
+
+static void check_tiles(const layer *l, const ck_view *v) {
+    tiled_views_seen++;
+    const float *src = l->ins[v->src_slot].data;
+    const float *dst = l->outs[v->dst_slot];
+    int64_t n = out_count(l, v->dst_slot);
+    unsigned char *seen = calloc((size_t)n + 1, 1);
+    float tile[CK_TILE][CK_TILE + 1];
+    for (int64_t t = 0; t < ck_tile_count(v); t++) {
+        for (int r = 0; r < CK_TILE; r++) {
+            for (int lx = 0; lx < CK_TILE; lx++) {
+                int64_t s;
+                tile[r][lx] = ck_tile_load(v, t, lx, r, &s) ? src[s] : NAN;
+            }
+        }
+        for (int r = 0; r < CK_TILE; r++) {
+            for (int lx = 0; lx < CK_TILE; lx++) {
+                int64_t d;
+                if (!ck_tile_store(v, t, lx, r, &d)) {
+                    continue;
+                }
+                cr_assert(ge(i64, d, 0));
+                cr_assert(lt(i64, d, n));
+                cr_assert(eq(u8, seen[d], 0), "tiled: element %lld stored twice", (long long)d);
+                seen[d] = 1;
+                cr_assert(eq(flt, tile[lx][r], dst[d]), "tiled: tile %lld thread (%d, %d) "
+                          "stores %g to element %lld, cpu_ref has %g", (long long)t, lx, r,
+                          (double)tile[lx][r], (long long)d, (double)dst[d]);
+            }
+        }
+    }
+    for (int64_t d = 0; d < v->count; d++) {
+        cr_assert(eq(u8, seen[d], 1), "tiled: element %lld never stored", (long long)d);
+    }
+    free(seen);
+}
+
 /* The layer's views, run over every element: each output element written
  * once, with the input element cpu_ref put there. */
 static void check_views(layer *l) {
@@ -139,6 +179,11 @@ static void check_views(layer *l) {
         }
         free(seen[j]);
     }
+    for (uint32_t v = 0; v < nv; v++) {
+        if (ck_view_tiled(&views[v])) {
+            check_tiles(l, &views[v]);
+        }
+    }
 }
 
 static void one_view(plx_op op, const void *desc, const int64_t *dims, uint32_t rank) {
@@ -168,6 +213,27 @@ Test(gpu_cuda_index, transpose) {
     pairs.perm[2] = 0;
     pairs.perm[3] = 1;
     one_view(PLX_OP_TRANSPOSE, &pairs, (const int64_t[]){2, 3, 4, 5}, 4);
+}
+
+/* The last two dims swapped: the tiled kernel, partial tiles included. */
+Test(gpu_cuda_index, transpose_in_tiles) {
+    tiled_views_seen = 0;
+    plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+    d.perm_count = 3;
+    d.perm[0] = 0;
+    d.perm[1] = 2;
+    d.perm[2] = 1;
+    one_view(PLX_OP_TRANSPOSE, &d, (const int64_t[]){3, 40, 36}, 3);
+    plx_transpose_desc rev = PLX_TRANSPOSE_DESC_INIT;
+    one_view(PLX_OP_TRANSPOSE, &rev, (const int64_t[]){64, 8}, 2);
+    plx_transpose_desc e = PLX_TRANSPOSE_DESC_INIT; /* [2, 3, 9, 33] -> [2, 3, 33, 9] */
+    e.perm_count = 4;
+    e.perm[0] = 0;
+    e.perm[1] = 1;
+    e.perm[2] = 3;
+    e.perm[3] = 2;
+    one_view(PLX_OP_TRANSPOSE, &e, (const int64_t[]){2, 3, 9, 33}, 4);
+    cr_assert(eq(int, tiled_views_seen, 3));
 }
 
 Test(gpu_cuda_index, slice_with_negative_steps) {

@@ -502,9 +502,11 @@ const char *ck_geom_where(const plx_layer_view *l, ck_where *g, char *buf, size_
 
 const char *ck_geom_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t size) {
     const plx_pool_desc *d = l->desc;
-    if (d->kind != PLX_POOL_MAX && d->kind != PLX_POOL_AVERAGE) {
-        return refuse(buf, size, "runs max and average pools only, not kind %d (lp)",
-                      (int)d->kind);
+    if ((unsigned)d->kind > PLX_POOL_LP) {
+        return refuse(buf, size, "runs no pool kind %d", (int)d->kind);
+    }
+    if (d->kind == PLX_POOL_LP && d->p < 1) {
+        return refuse(buf, size, "pool: lp pooling needs p >= 1, not %lld", (long long)d->p);
     }
     if (l->inputs[0].dtype != PLX_DTYPE_FLOAT32 || l->outputs[0].dtype != PLX_DTYPE_FLOAT32) {
         return refuse(buf, size, "runs pool on float32 only");
@@ -539,10 +541,57 @@ const char *ck_geom_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t 
             g->pb[i] = w.pb[s];
             g->pe[i] = w.pe[s];
         }
-        g->is_max = d->kind == PLX_POOL_MAX;
+        g->kind = (int)d->kind;
+        g->p = (float)d->p;
         g->count_include_pad = d->count_include_pad;
         g->column_major = d->indices_column_major;
         g->count = count_of(&l->outputs[0]);
+    }
+    return NULL;
+}
+
+const char *ck_geom_global_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t size) {
+    const plx_global_pool_desc *d = l->desc;
+    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
+    if (x->dtype != PLX_DTYPE_FLOAT32 || y->dtype != PLX_DTYPE_FLOAT32) {
+        return refuse(buf, size, "runs global_pool on float32 only");
+    }
+    if ((unsigned)d->kind > PLX_POOL_LP || (d->kind == PLX_POOL_LP && d->p < 1)) {
+        return refuse(buf, size, "runs no global_pool of kind %d with p %lld", (int)d->kind,
+                      (long long)d->p);
+    }
+    if (x->rank < 3 || y->rank != x->rank || y->dims[0] != x->dims[0] ||
+        y->dims[1] != x->dims[1]) {
+        return refuse(buf, size, "global_pool: X [N, C, ...] of rank 3 or more to Y [N, C, 1, "
+                      "...]");
+    }
+    for (uint32_t i = 2; i < x->rank; i++) {
+        if (y->dims[i] != 1) {
+            return refuse(buf, size, "global_pool: Y's spatial dims are not 1");
+        }
+    }
+    if (product(x, 2, x->rank) == 0 && x->dims[0] * x->dims[1] > 0) {
+        return refuse(buf, size, "global_pool: pools no spatial element");
+    }
+    if (g) {
+        uint32_t spatial = x->rank - 2;
+        if (spatial > 3) {
+            return refuse(buf, size, "runs global lp pools with p other than 1 and 2 over 3 "
+                          "spatial dims at most, not %u", spatial);
+        }
+        memset(g, 0, sizeof *g);
+        for (int i = 0; i < 3; i++) {
+            /* the spatial dims at the end of depth, height, width */
+            int k = i - (3 - (int)spatial);
+            g->in[i] = k < 0 ? 1 : x->dims[2 + k];
+            g->out[i] = 1;
+            g->k[i] = g->in[i];
+            g->s[i] = 1;
+            g->d[i] = 1;
+        }
+        g->kind = (int)d->kind;
+        g->p = (float)d->p;
+        g->count = count_of(y);
     }
     return NULL;
 }

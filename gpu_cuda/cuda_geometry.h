@@ -30,6 +30,9 @@ const char *ck_geom_gather(const plx_layer_view *l, ck_gather *g, char *buf, siz
 const char *ck_geom_where(const plx_layer_view *l, ck_where *g, char *buf, size_t size);
 /* pool: max (with its Indices output or without) and average, float32. */
 const char *ck_geom_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t size);
+/* global_pool, float32: checks the shapes and the kind; with g, the pool
+ * as one window over the whole input (3 spatial dims at most). */
+const char *ck_geom_global_pool(const plx_layer_view *l, ck_pool *g, char *buf, size_t size);
 /* layer_norm and instance_norm, float32. */
 const char *ck_geom_norm(const plx_layer_view *l, ck_norm *g, char *buf, size_t size);
 const char *ck_geom_batch_norm(const plx_layer_view *l, ck_batch_norm *g, char *buf,

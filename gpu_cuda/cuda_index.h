@@ -213,12 +213,17 @@ CK_HD void ck_where_offsets(const ck_where *g, int64_t i, int64_t *c, int64_t *x
     *y = oy;
 }
 
-/* A max or average pool over up to three spatial dims, in the order
+/* Pool kinds, the values of plx_pool_kind. */
+enum { CK_POOL_MAX = 0, CK_POOL_AVERAGE = 1, CK_POOL_LP = 2 };
+
+/* A max, average or lp pool over up to three spatial dims, in the order
  * depth, height, width (a pool of fewer dims has trivial leading ones:
- * in, out, k, s, d 1, pads 0); the planes (N * C) follow from count. */
+ * in, out, k, s, d 1, pads 0); the planes (N * C) follow from count. A
+ * global pool is one window of the whole input. */
 typedef struct ck_pool {
     int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-    bool is_max;
+    int kind;
+    float p; /* lp */
     bool count_include_pad;
     bool column_major; /* Indices of 1-D and 2-D pools: h + w * H */
     int64_t count;     /* output elements */
@@ -234,7 +239,8 @@ CK_HD int64_t ck_pool_tap(const ck_pool *g, int dim, int64_t o, int64_t t) {
  * -inf and index -1 for a window with nothing inside X) with its position
  * in X flattened into *index (when not NULL), or its average over the taps
  * inside X (and, with count_include_pad, those in the padding but not
- * past it); NaN for an average of nothing. */
+ * past it; NaN for an average of nothing), or (sum of |x|^p)^(1/p) over
+ * the taps inside X (padding adds nothing: 0 for a window of padding). */
 CK_HD float ck_pool_value(const ck_pool *g, const float *x, int64_t i, int64_t *index) {
     int64_t o[3];
     int64_t r = i;
@@ -257,12 +263,15 @@ CK_HD float ck_pool_value(const ck_pool *g, const float *x, int64_t i, int64_t *
                 int64_t iw = ck_pool_tap(g, 2, o[2], tw);
                 if (h_in && iw >= 0 && iw < g->in[2]) {
                     float v = x[plane + (id * g->in[1] + ih) * g->in[2] + iw];
-                    if (g->is_max) {
+                    if (g->kind == CK_POOL_MAX) {
                         if (at < 0 || (v > best && !isnan(best)) || (isnan(v) && !isnan(best))) {
                             best = v;
                             at = plane + (g->column_major ? ih + iw * g->in[1]
                                                           : (id * g->in[1] + ih) * g->in[2] + iw);
                         }
+                    } else if (g->kind == CK_POOL_LP) {
+                        float a = fabsf(v);
+                        sum += g->p == 1.0f ? a : g->p == 2.0f ? a * a : powf(a, g->p);
                     } else {
                         sum += v;
                     }
@@ -277,8 +286,11 @@ CK_HD float ck_pool_value(const ck_pool *g, const float *x, int64_t i, int64_t *
     if (index) {
         *index = at;
     }
-    if (g->is_max) {
+    if (g->kind == CK_POOL_MAX) {
         return best;
+    }
+    if (g->kind == CK_POOL_LP) {
+        return g->p == 1.0f ? sum : g->p == 2.0f ? sqrtf(sum) : powf(sum, 1.0f / g->p);
     }
     return count ? sum / (float)count : NAN;
 }

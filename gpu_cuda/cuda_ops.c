@@ -63,46 +63,28 @@ uint32_t gpu_cuda_ops_view_count(const plx_layer_view *l) {
     }
 }
 
-/* global_pool as a reduction of X [N, C, spatial...] over the spatial
- * dims: N * C outputs of the spatial product each. */
-static const char *global_pool_geometry(const plx_layer_view *l, ck_reduce *func,
-                                        ck_reduce_geometry *g, char *buf, size_t size) {
+/* Whether a global_pool runs as a reduction over the spatial dims (the
+ * reduce kernel, a thread block per output): average, max, and lp with p 1
+ * or 2; else (lp with another p) as one pool window per output. */
+static bool global_pool_reduces(const plx_layer_view *l, ck_reduce *func) {
     const plx_global_pool_desc *d = l->desc;
-    const plx_tensor_info *x = &l->inputs[0], *y = &l->outputs[0];
-    if (x->dtype != PLX_DTYPE_FLOAT32 || y->dtype != PLX_DTYPE_FLOAT32) {
-        snprintf(buf, size, "runs global_pool on float32 only");
-        return buf;
-    }
     switch (d->kind) {
-    case PLX_POOL_AVERAGE: *func = CK_R_MEAN; break;
-    case PLX_POOL_MAX: *func = CK_R_MAX; break;
-    case PLX_POOL_LP:
-        if (d->p == 1 || d->p == 2) {
-            *func = d->p == 1 ? CK_R_L1 : CK_R_L2;
-            break;
-        }
-        snprintf(buf, size, "runs global lp pools with p 1 or 2 only, not %lld", (long long)d->p);
-        return buf;
+    case PLX_POOL_AVERAGE: *func = CK_R_MEAN; return true;
+    case PLX_POOL_MAX: *func = CK_R_MAX; return true;
     default:
-        snprintf(buf, size, "runs no global_pool kind %d", (int)d->kind);
-        return buf;
+        *func = d->p == 1 ? CK_R_L1 : CK_R_L2;
+        return d->p == 1 || d->p == 2;
     }
-    if (x->rank < 3 || y->rank != x->rank || y->dims[0] != x->dims[0] ||
-        y->dims[1] != x->dims[1]) {
-        snprintf(buf, size, "global_pool: X [N, C, ...] of rank 3 or more to Y [N, C, 1, ...]");
-        return buf;
-    }
+}
+
+/* global_pool as a reduction of X [N, C, spatial...] over the spatial
+ * dims (ck_geom_global_pool checked it): N * C outputs of the spatial
+ * product each. */
+static void global_pool_geometry(const plx_layer_view *l, ck_reduce_geometry *g) {
+    const plx_tensor_info *x = &l->inputs[0];
     int64_t spatial = 1;
     for (uint32_t i = 2; i < x->rank; i++) {
         spatial *= x->dims[i];
-        if (y->dims[i] != 1) {
-            snprintf(buf, size, "global_pool: Y's spatial dims are not 1");
-            return buf;
-        }
-    }
-    if (spatial == 0 && x->dims[0] * x->dims[1] > 0) {
-        snprintf(buf, size, "global_pool: pools no spatial element");
-        return buf;
     }
     memset(g, 0, sizeof *g);
     g->kept_rank = 1;
@@ -113,7 +95,6 @@ static const char *global_pool_geometry(const plx_layer_view *l, ck_reduce *func
     g->red_strides[0] = 1;
     g->outputs = g->kept_dims[0];
     g->reduced = spatial;
-    return NULL;
 }
 
 const char *gpu_cuda_ops_check(const plx_layer_view *l, char *buf, size_t size) {
@@ -131,8 +112,8 @@ const char *gpu_cuda_ops_check(const plx_layer_view *l, char *buf, size_t size) 
     case PLX_OP_RESIZE: return ck_geom_resize(l, NULL, NULL, buf, size);
     case PLX_OP_GLOBAL_POOL: {
         ck_reduce f;
-        ck_reduce_geometry g;
-        return global_pool_geometry(l, &f, &g, buf, size);
+        ck_pool g;
+        return ck_geom_global_pool(l, global_pool_reduces(l, &f) ? NULL : &g, buf, size);
     }
     case PLX_OP_LAYER_NORM:
     case PLX_OP_INSTANCE_NORM: return ck_geom_norm(l, NULL, buf, size);
@@ -227,8 +208,14 @@ plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *l) {
         w->kind = WK_RESIZE;
         return resize_plan(w, l);
     case PLX_OP_GLOBAL_POOL:
-        w->kind = WK_REDUCE;
-        why = global_pool_geometry(l, &w->reduce, &w->reduce_geometry, buf, sizeof buf);
+        if (global_pool_reduces(l, &w->reduce)) {
+            w->kind = WK_REDUCE;
+            why = ck_geom_global_pool(l, NULL, buf, sizeof buf);
+            global_pool_geometry(l, &w->reduce_geometry);
+        } else {
+            w->kind = WK_POOL;
+            why = ck_geom_global_pool(l, &w->geom.pool, buf, sizeof buf);
+        }
         break;
     case PLX_OP_LAYER_NORM:
     case PLX_OP_INSTANCE_NORM:

@@ -421,25 +421,29 @@ Test(gpu_cuda_index, where_broadcasts) {
 
 /* ---- pool ----------------------------------------------------------------- */
 
-static void check_pool(const plx_pool_desc *d, const int64_t *dims, uint32_t rank,
-                       bool indices) {
+/* The pool (or, with `global`, a global_pool) over x of dims: its
+ * geometry and ck_pool_value against cpu_ref. */
+static void check_pool_of(plx_op op, const void *d, const int64_t *dims, uint32_t rank,
+                          bool indices, bool nan) {
     float *x = ramp(numel(dims, rank), -4.0f);
-    /* a NaN and ties, to test which maximum a window keeps */
-    x[3] = NAN;
-    x[7] = x[8];
-    layer l = {.op = PLX_OP_POOL, .desc = d, .n_in = 1, .n_out = indices ? 2u : 1u};
+    if (nan) { /* a NaN and ties, to test which maximum a window keeps */
+        x[3] = NAN;
+        x[7] = x[8];
+    }
+    layer l = {.op = op, .desc = d, .n_in = 1, .n_out = indices ? 2u : 1u};
     l.ins[0] = (tu_input){F32, rank, dims, x};
     run(&l);
     ck_pool g;
     char buf[256];
-    const char *why = ck_geom_pool(&l.view, &g, buf, sizeof buf);
+    const char *why = op == PLX_OP_POOL ? ck_geom_pool(&l.view, &g, buf, sizeof buf)
+                                        : ck_geom_global_pool(&l.view, &g, buf, sizeof buf);
     cr_assert(zero(ptr, (void *)why), "pool refused: %s", why);
     cr_assert(eq(i64, g.count, out_count(&l, 0)));
     const float *y = l.outs[0];
     for (int64_t i = 0; i < g.count; i++) {
         int64_t at = 0;
         float v = ck_pool_value(&g, x, i, &at);
-        expect_near(v, y[i], 1e-6f, "pool", i);
+        expect_near(v, y[i], 1e-5f, plx_op_name(op), i);
         if (indices) {
             cr_assert(eq(i64, at, ((const int64_t *)l.outs[1])[i]), "Indices element %lld",
                       (long long)i);
@@ -447,6 +451,11 @@ static void check_pool(const plx_pool_desc *d, const int64_t *dims, uint32_t ran
     }
     done(&l);
     free(x);
+}
+
+static void check_pool(const plx_pool_desc *d, const int64_t *dims, uint32_t rank,
+                       bool indices) {
+    check_pool_of(PLX_OP_POOL, d, dims, rank, indices, d->kind != PLX_POOL_LP);
 }
 
 Test(gpu_cuda_index, pool_windows) {
@@ -498,6 +507,25 @@ Test(gpu_cuda_index, pool_windows) {
     o.pads_begin[0] = 2;
     o.pads_end[0] = 1;
     check_pool(&o, (const int64_t[]){2, 3, 9}, 3, true);
+    /* lp, p 2 and 3, padded */
+    plx_pool_desc lp = PLX_POOL_DESC_INIT(PLX_POOL_LP);
+    lp.kernel[0] = 2;
+    lp.kernel[1] = 3;
+    lp.strides[1] = 2;
+    lp.pads_begin[1] = 1;
+    lp.pads_end[0] = 1;
+    check_pool(&lp, (const int64_t[]){1, 2, 4, 5}, 4, false);
+    lp.p = 3;
+    check_pool(&lp, (const int64_t[]){1, 2, 4, 5}, 4, false);
+}
+
+/* global lp of a p other than 1 and 2: one window over the whole input. */
+Test(gpu_cuda_index, global_lp_pool) {
+    plx_global_pool_desc d = PLX_GLOBAL_POOL_DESC_INIT(PLX_POOL_LP);
+    d.p = 3;
+    check_pool_of(PLX_OP_GLOBAL_POOL, &d, (const int64_t[]){2, 3, 4, 5}, 4, false, false);
+    check_pool_of(PLX_OP_GLOBAL_POOL, &d, (const int64_t[]){2, 3, 7}, 3, false, false);
+    check_pool_of(PLX_OP_GLOBAL_POOL, &d, (const int64_t[]){1, 2, 2, 3, 4}, 5, false, false);
 }
 
 /* ---- normalisation -------------------------------------------------------- */

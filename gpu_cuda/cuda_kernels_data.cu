@@ -1,5 +1,6 @@
 // gpu_cuda's data-movement and pooling kernels (cuda_kernels.h): strided
-// copies (ck_view), pad, gather, where, cast, pool and resize. The copies move
+// copies (ck_view; in shared-memory tiles where they swap the two innermost
+// dims), pad, gather, where, cast, pool and resize. The copies move
 // elements of 1, 2, 4 or 8 bytes as unsigned integers of that size, so
 // one kernel serves every dtype. What each output element reads is
 // cuda_index.h's arithmetic; grids stride over their work, so any size

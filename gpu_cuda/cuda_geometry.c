@@ -429,9 +429,10 @@ const char *ck_geom_gather(const plx_layer_view *l, ck_gather *g, char *buf, siz
         return refuse(buf, size, "gather with data and indices to one output only");
     }
     const plx_tensor_info *x = &l->inputs[0], *ind = &l->inputs[1], *y = &l->outputs[0];
-    if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64) {
-        return refuse(buf, size, "runs gather with int32 or int64 indices only, not %s",
-                      plx_dtype_name(ind->dtype));
+    if (ind->dtype != PLX_DTYPE_INT32 && ind->dtype != PLX_DTYPE_INT64 &&
+        ind->dtype != PLX_DTYPE_INT8 && ind->dtype != PLX_DTYPE_UINT8) {
+        return refuse(buf, size, "runs gather with int8, uint8, int32 or int64 indices only, "
+                      "not %s", plx_dtype_name(ind->dtype));
     }
     if (ck_copy_size(x->dtype) == 0 || y->dtype != x->dtype) {
         return refuse(buf, size, "gather: data of %s to an output of %s",
@@ -462,7 +463,8 @@ const char *ck_geom_gather(const plx_layer_view *l, ck_gather *g, char *buf, siz
         g->inner = product(x, axis + 1, x->rank);
         g->index_count = count_of(ind);
         g->count = count_of(y);
-        g->index_bytes = ind->dtype == PLX_DTYPE_INT64 ? 8 : 4;
+        g->index_bytes = (int)plx_dtype_size(ind->dtype);
+        g->index_unsigned = ind->dtype == PLX_DTYPE_UINT8;
     }
     return NULL;
 }
@@ -736,21 +738,34 @@ static double keys(double t, double a) {
     return 0.0;
 }
 
-/* The taps of output coordinate o along a dim of `in` points resized by
- * `scale` to `out` (plexus/ops.h, plx_resize_desc: the points nearest the
+/* The taps of output coordinate o along spatial dim `dim` (0: H, 1: W) of
+ * `in` points resized by `scale` to `out` (plexus/ops.h, plx_resize_desc:
+ * the coordinate transformation, then the points nearest the
  * coordinate, the lower on ties; points past an edge read the edge, or
  * with exclude_outside weigh 0, the others divided by their sum). */
-static void resize_taps(const plx_resize_desc *d, int64_t o, double scale, int64_t in,
+static void resize_taps(const plx_resize_desc *d, int dim, int64_t o, double scale, int64_t in,
                         int64_t out, ck_resize_tap *t) {
     double c;
-    if (d->coord == PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC) {
+    memset(t, 0, sizeof *t);
+    if (d->coord == PLX_RESIZE_COORD_TF_CROP_AND_RESIZE) {
+        /* start * (in - 1) + o * (end - start) * (in - 1) / (out_len - 1), or
+         * the middle of the crop when out_len is 1; outside [0, in - 1]:
+         * the extrapolation value */
+        double start = d->roi_start[dim], end = d->roi_end[dim], span = (double)in - 1.0;
+        double out_len = scale * (double)in;
+        c = start * span + (out_len == 1.0 ? (end - start) * span / 2.0
+                                           : (double)o * (end - start) * span / (out_len - 1.0));
+        if (!(c >= 0.0 && c <= span)) { /* NaN too */
+            t->outside = true;
+            return;
+        }
+    } else if (d->coord == PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC) {
         double out_len = scale * (double)in;
         c = (double)in / 2.0 * (1.0 - (double)out / out_len) + ((double)o + 0.5) / scale - 0.5;
         c = !(c > -2.0) ? -2.0 : c > (double)in + 1.0 ? (double)in + 1.0 : c;
     } else {
         c = plx_resize_coordinate(d->coord, o, scale, in);
     }
-    memset(t, 0, sizeof *t);
     if (d->mode == PLX_RESIZE_NEAREST) {
         t->at[0] = plx_resize_nearest_index(d->nearest, c, in);
         t->w[0] = 1.0f;
@@ -789,7 +804,7 @@ const char *ck_geom_resize(const plx_layer_view *l, ck_resize *g, ck_resize_tap 
         return refuse(buf, size, "runs nearest, linear and cubic resize, not %s",
                       name ? name : "(unknown)");
     }
-    if ((unsigned)d->coord > PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC ||
+    if ((unsigned)d->coord > PLX_RESIZE_COORD_TF_CROP_AND_RESIZE ||
         (unsigned)d->nearest > PLX_RESIZE_NEAREST_CEIL) {
         const char *name = plx_resize_coord_name(d->coord);
         return refuse(buf, size, "runs no resize with the coordinate transformation %s or "
@@ -812,11 +827,12 @@ const char *ck_geom_resize(const plx_layer_view *l, ck_resize *g, ck_resize_tap 
         g->out_w = rg.out[1];
         g->count = count_of(y);
         g->taps = d->mode == PLX_RESIZE_NEAREST ? 1 : d->mode == PLX_RESIZE_LINEAR ? 2 : 4;
+        g->extrapolation = d->extrapolation_value;
     }
     if (taps) {
         for (int k = 0; k < 2; k++) {
             for (int64_t o = 0; o < rg.out[k]; o++) {
-                resize_taps(d, o, rg.scale[k], rg.in[k], rg.out[k],
+                resize_taps(d, k, o, rg.scale[k], rg.in[k], rg.out[k],
                             &taps[(k ? rg.out[0] : 0) + o]);
             }
         }

@@ -37,8 +37,8 @@ const char *ck_geom_global_pool(const plx_layer_view *l, ck_pool *g, char *buf, 
 const char *ck_geom_norm(const plx_layer_view *l, ck_norm *g, char *buf, size_t size);
 const char *ck_geom_batch_norm(const plx_layer_view *l, ck_batch_norm *g, char *buf,
                                size_t size);
-/* resize: nearest, linear and cubic, every coordinate transformation but
- * tf_crop_and_resize, float32. taps (NULL: only checks) receives the
+/* resize: nearest, linear and cubic with every coordinate transformation,
+ * float32. taps (NULL: only checks) receives the
  * taps of the output's rows, then of its columns: out_h + out_w entries. */
 const char *ck_geom_resize(const plx_layer_view *l, ck_resize *g, ck_resize_tap *taps, char *buf,
                            size_t size);

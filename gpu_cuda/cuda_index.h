@@ -168,8 +168,20 @@ CK_HD int64_t ck_pad_source(const ck_pad *g, int64_t i) {
 typedef struct ck_gather {
     int64_t outer, axis_dim, inner, index_count;
     int64_t count; /* output elements */
-    int index_bytes; /* 4: int32, 8: int64 */
+    int index_bytes; /* 1: int8 or uint8, 4: int32, 8: int64 */
+    bool index_unsigned; /* uint8 */
 } ck_gather;
+
+/* The index at position `at` of the indices. */
+CK_HD int64_t ck_gather_index(const ck_gather *g, const void *indices, int64_t at) {
+    switch (g->index_bytes) {
+    case 1:
+        return g->index_unsigned ? (int64_t)((const uint8_t *)indices)[at]
+                                 : (int64_t)((const int8_t *)indices)[at];
+    case 4: return ((const int32_t *)indices)[at];
+    default: return ((const int64_t *)indices)[at];
+    }
+}
 
 /* The position in the indices of the index output element i reads through. */
 CK_HD int64_t ck_gather_index_at(const ck_gather *g, int64_t i) {
@@ -304,12 +316,14 @@ CK_HD float ck_pool_value(const ck_pool *g, const float *x, int64_t i, int64_t *
 typedef struct ck_resize_tap {
     int64_t at[CK_RESIZE_MAX_TAPS];
     float w[CK_RESIZE_MAX_TAPS];
+    bool outside; /* tf_crop_and_resize: the extrapolation value */
 } ck_resize_tap;
 
 typedef struct ck_resize {
     int64_t in_h, in_w, out_h, out_w;
     int64_t count; /* output elements */
     int taps;
+    float extrapolation;
 } ck_resize;
 
 CK_HD float ck_resize_value(const ck_resize *g, const ck_resize_tap *rows,
@@ -318,11 +332,21 @@ CK_HD float ck_resize_value(const ck_resize *g, const ck_resize_tap *rows,
     int64_t oy = r % g->out_h, plane = r / g->out_h;
     const float *xp = x + plane * g->in_h * g->in_w;
     const ck_resize_tap *ty = &rows[oy], *tx = &cols[ox];
+    if (ty->outside || tx->outside) {
+        return g->extrapolation;
+    }
+    /* Taps of weight 0 take no part, so that an infinity beside the point
+     * the output falls on does not make it NaN (0 * inf). */
     float acc = 0.0f;
     for (int a = 0; a < g->taps; a++) {
+        if (ty->w[a] == 0.0f) {
+            continue;
+        }
         float row = 0.0f;
         for (int b = 0; b < g->taps; b++) {
-            row += tx->w[b] * xp[ty->at[a] * g->in_w + tx->at[b]];
+            if (tx->w[b] != 0.0f) {
+                row += tx->w[b] * xp[ty->at[a] * g->in_w + tx->at[b]];
+            }
         }
         acc += ty->w[a] * row;
     }

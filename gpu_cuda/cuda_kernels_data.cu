@@ -73,10 +73,7 @@ __global__ void pad_kernel(const T *x, T *y, ck_pad g, T value) {
 template <typename T>
 __global__ void gather_kernel(const T *data, const void *indices, T *y, ck_gather g, int *bad) {
     CK_GRID_STRIDE(i, g.count) {
-        int64_t at = ck_gather_index_at(&g, i);
-        int64_t index = g.index_bytes == 8 ? ((const int64_t *)indices)[at]
-                                           : (int64_t)((const int32_t *)indices)[at];
-        int64_t s = ck_gather_source(&g, i, index);
+        int64_t s = ck_gather_source(&g, i, ck_gather_index(&g, indices, ck_gather_index_at(&g, i)));
         if (s < 0) {
             *bad = 1;
             y[i] = T(0);

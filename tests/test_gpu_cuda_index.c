@@ -370,10 +370,7 @@ static void check_gather(int32_t axis, plx_dtype index_dtype, const void *indice
     cr_assert(eq(i64, g.count, out_count(&l, 0)));
     const float *y = l.outs[0];
     for (int64_t i = 0; i < g.count; i++) {
-        int64_t at = ck_gather_index_at(&g, i);
-        int64_t index = g.index_bytes == 8 ? ((const int64_t *)indices)[at]
-                                           : ((const int32_t *)indices)[at];
-        int64_t s = ck_gather_source(&g, i, index);
+        int64_t s = ck_gather_source(&g, i, ck_gather_index(&g, indices, ck_gather_index_at(&g, i)));
         cr_assert(ge(i64, s, 0));
         cr_assert(eq(flt, y[i], x[s]), "gather element %lld reads %lld", (long long)i,
                   (long long)s);
@@ -392,6 +389,10 @@ Test(gpu_cuda_index, gather_negative_indices) {
     check_gather(0, PLX_DTYPE_INT32, i32, (const int64_t[]){3}, 1);
     const int64_t last[] = {1, -2, 0};
     check_gather(-1, PLX_DTYPE_INT64, last, (const int64_t[]){3}, 1);
+    const int8_t i8[] = {-1, 3, -4, 0};
+    check_gather(1, PLX_DTYPE_INT8, i8, (const int64_t[]){4}, 1);
+    const uint8_t u8[] = {2, 0, 1, 2};
+    check_gather(0, PLX_DTYPE_UINT8, u8, (const int64_t[]){2, 2}, 2);
 }
 
 Test(gpu_cuda_index, where_broadcasts) {
@@ -641,7 +642,8 @@ Test(gpu_cuda_index, batch_norm_channels) {
 /* ---- resize --------------------------------------------------------------- */
 
 static void check_resize(plx_resize_mode mode, plx_resize_coord coord, plx_resize_nearest nearest,
-                         const int64_t *in, const int64_t *out, float sh, float sw, bool exclude) {
+                         const int64_t *in, const int64_t *out, float sh, float sw, bool exclude,
+                         const float *roi) {
     const int64_t dims[] = {1, 2, in[0], in[1]};
     float *x = ramp(numel(dims, 4), -2.0f);
     plx_resize_desc d = PLX_RESIZE_DESC_INIT(mode);
@@ -652,6 +654,13 @@ static void check_resize(plx_resize_mode mode, plx_resize_coord coord, plx_resiz
     d.sizes[0] = out[0];
     d.sizes[1] = out[1];
     d.exclude_outside = exclude;
+    if (roi) { /* tf_crop_and_resize's crop of H and W, partly outside the input */
+        d.roi_start[0] = roi[0];
+        d.roi_start[1] = roi[1];
+        d.roi_end[0] = roi[2];
+        d.roi_end[1] = roi[3];
+        d.extrapolation_value = 9.5f;
+    }
     layer l = {.op = PLX_OP_RESIZE, .desc = &d, .n_in = 1, .n_out = 1};
     l.ins[0] = (tu_input){F32, 4, dims, x};
     run(&l);
@@ -676,21 +685,25 @@ static void check_resize(plx_resize_mode mode, plx_resize_coord coord, plx_resiz
 
 Test(gpu_cuda_index, resize_coordinates) {
     const int64_t in[] = {3, 4}, up[] = {7, 9}, down[] = {2, 3};
-    for (int c = PLX_RESIZE_COORD_HALF_PIXEL; c <= PLX_RESIZE_COORD_HALF_PIXEL_SYMMETRIC; c++) {
+    const float roi[4] = {-0.2f, 0.1f, 0.9f, 1.3f};
+    for (int c = PLX_RESIZE_COORD_HALF_PIXEL; c <= PLX_RESIZE_COORD_TF_CROP_AND_RESIZE; c++) {
+        const float *r = c == PLX_RESIZE_COORD_TF_CROP_AND_RESIZE ? roi : NULL;
         for (int n = PLX_RESIZE_NEAREST_ROUND_PREFER_FLOOR; n <= PLX_RESIZE_NEAREST_CEIL; n++) {
             check_resize(PLX_RESIZE_NEAREST, (plx_resize_coord)c, (plx_resize_nearest)n, in, up,
-                         0.0f, 0.0f, false);
+                         0.0f, 0.0f, false, r);
             check_resize(PLX_RESIZE_NEAREST, (plx_resize_coord)c, (plx_resize_nearest)n, in, down,
-                         0.0f, 0.0f, false);
+                         0.0f, 0.0f, false, r);
         }
-        check_resize(PLX_RESIZE_LINEAR, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, false);
-        check_resize(PLX_RESIZE_LINEAR, (plx_resize_coord)c, 0, in, down, 0.0f, 0.0f, false);
-        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, false);
-        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, true);
-        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, down, 0.0f, 0.0f, true);
+        check_resize(PLX_RESIZE_LINEAR, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, false, r);
+        check_resize(PLX_RESIZE_LINEAR, (plx_resize_coord)c, 0, in, down, 0.0f, 0.0f, false, r);
+        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, false, r);
+        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, up, 0.0f, 0.0f, true, r);
+        check_resize(PLX_RESIZE_CUBIC, (plx_resize_coord)c, 0, in, down, 0.0f, 0.0f, true, r);
     }
     /* explicit scales that do not divide the sizes */
     const int64_t odd[] = {7, 10};
-    check_resize(PLX_RESIZE_LINEAR, PLX_RESIZE_COORD_ALIGN_CORNERS, 0, in, odd, 2.5f, 2.6f, false);
-    check_resize(PLX_RESIZE_NEAREST, PLX_RESIZE_COORD_ASYMMETRIC, 0, in, odd, 2.5f, 2.6f, false);
+    check_resize(PLX_RESIZE_LINEAR, PLX_RESIZE_COORD_ALIGN_CORNERS, 0, in, odd, 2.5f, 2.6f, false,
+                 NULL);
+    check_resize(PLX_RESIZE_NEAREST, PLX_RESIZE_COORD_ASYMMETRIC, 0, in, odd, 2.5f, 2.6f, false,
+                 NULL);
 }

@@ -1,11 +1,13 @@
-/* gpu_cuda's data-movement, pooling and normalisation layers: what runs
- * (the geometry of cuda_geometry.c), the workloads' plans and their
- * launches (cuda_kernels_data.cu, cuda_kernels_norm.cu). cuda_workload.c
- * dispatches to these for the ops gpu_cuda_ops_runs names.
+/* gpu_cuda's data-movement, pooling, resize and normalisation layers:
+ * what runs (the geometry of cuda_geometry.c), the workloads' plans and
+ * their launches (cuda_kernels_data.cu, cuda_kernels_norm.cu).
+ * cuda_workload.c dispatches to these for the ops gpu_cuda_ops_runs names.
  *
  * reshape, flatten, squeeze and unsqueeze copy the bytes (nothing when the
  * output is the input's memory); global_pool is a reduction over the
- * spatial dims (the reduce kernel). A gather index out of range is an
+ * spatial dims (the reduce kernel), but for lp of a p other than 1 and 2,
+ * one pool window; resize's taps are planned on the host and copied to
+ * the device at create_workload. A gather index out of range is an
  * execution error: the kernel raises a flag in device memory, which
  * execute_workload reads after its wait; queued (cuda_queue.c), where
  * nothing waits, such an index reads zero bytes instead. */

@@ -188,7 +188,7 @@ plx_status cuda_conv_run(plx_factory *f, cuda_conv_plan *plan, cudaStream_t stre
                          const void *x, const void *w, const void *bias, const void *z,
                          float *y);
 
-/* ---- workloads (cuda_workload.c) ---- */
+/* ---- workloads (cuda_workload.c, cuda_ops.c; the struct: cuda_workload.h) ---- */
 
 /* NULL when gpu_cuda runs the layer; else why not, written into buf. */
 const char *gpu_cuda_op_check(const plx_layer_view *layer, char *buf, size_t size);
@@ -220,6 +220,23 @@ uint32_t gpu_cuda_workload_pointers(const plx_workload *w, const void **out, uin
 /* What the workload runs, for profiling events ("gemm (cuBLASLt)",
  * "binary", ...): a static string. */
 const char *gpu_cuda_workload_name(const plx_workload *w);
+
+/* ---- data movement, pooling, normalisation (cuda_ops.c) ---- */
+
+/* Whether the op is one of cuda_ops.c's. */
+bool gpu_cuda_ops_runs(plx_op op);
+/* NULL when gpu_cuda runs the layer (an op gpu_cuda_ops_runs names);
+ * else why not, written into buf. */
+const char *gpu_cuda_ops_check(const plx_layer_view *layer, char *buf, size_t size);
+/* How many views (ck_view) the layer's workload holds. */
+uint32_t gpu_cuda_ops_view_count(const plx_layer_view *layer);
+/* Plans the layer into w (handles, views and stream already set). */
+plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *layer);
+/* Enqueues w's launches on `stream`; *what names a failing call other
+ * than a launch. Every handle holds memory (the caller checked). */
+cudaError_t gpu_cuda_ops_enqueue(plx_workload *w, cudaStream_t stream, const char **what);
+/* After the wait of execute_workload: gather's index check. */
+plx_status gpu_cuda_ops_after_wait(plx_workload *w);
 
 /* ---- queued execution (cuda_queue.c, R-24) ---- */
 

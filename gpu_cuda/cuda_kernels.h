@@ -1,7 +1,10 @@
-/* gpu_cuda's own CUDA kernels (cuda_kernels.cu), as C-callable launchers
- * for the workloads (cuda_workload.c). Every launcher only enqueues on the
- * given stream and returns the launch's error (cudaGetLastError), never
- * waiting. Tensors are float32, dense and row-major. Not exported. */
+/* gpu_cuda's own CUDA kernels (cuda_kernels.cu, cuda_kernels_data.cu,
+ * cuda_kernels_norm.cu), as C-callable launchers for the workloads
+ * (cuda_workload.c, cuda_ops.c). Every launcher only enqueues on the given
+ * stream and returns the launch's error (cudaGetLastError), never waiting.
+ * Tensors are dense and row-major, float32 unless a launcher says
+ * otherwise; the data-movement kernels copy elements of 1, 2, 4 or 8 bytes
+ * of any dtype. Their index arithmetic is cuda_index.h's. Not exported. */
 #ifndef GPU_CUDA_CUDA_KERNELS_H
 #define GPU_CUDA_CUDA_KERNELS_H
 
@@ -10,6 +13,8 @@
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
+
+#include "cuda_index.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +79,42 @@ cudaError_t ck_softmax_launch(cudaStream_t stream, const float *x, float *y, int
                               int64_t n, int64_t inner, bool log);
 cudaError_t ck_reduce_launch(cudaStream_t stream, ck_reduce func, const float *x, float *y,
                              const ck_reduce_geometry *geometry);
+
+/* ---- data movement (cuda_kernels_data.cu); elem: the element size ---- */
+
+/* One strided copy (cuda_index.h, ck_view) from src to dst. */
+cudaError_t ck_view_launch(cudaStream_t stream, const void *src, void *dst, size_t elem,
+                           const ck_view *view);
+cudaError_t ck_pad_launch(cudaStream_t stream, const void *x, void *y, size_t elem,
+                          const ck_pad *geometry);
+/* An index out of range sets *bad (device memory) to 1 and gives zero
+ * bytes for the elements it would have read. */
+cudaError_t ck_gather_launch(cudaStream_t stream, const void *data, const void *indices, void *y,
+                             size_t elem, const ck_gather *geometry, int *bad);
+cudaError_t ck_where_launch(cudaStream_t stream, const unsigned char *cond, const void *x,
+                            const void *y, void *z, size_t elem, const ck_where *geometry);
+
+/* The dtypes cast converts between. */
+typedef enum ck_dtype { CK_DT_F32, CK_DT_F16, CK_DT_I32, CK_DT_I64, CK_DT_BOOL } ck_dtype;
+/* Float to integer truncates toward zero, anything to bool is x != 0. */
+cudaError_t ck_cast_launch(cudaStream_t stream, ck_dtype from, ck_dtype to, const void *x, void *y,
+                           int64_t n);
+/* indices: NULL, or int64 of y's shape (max pools). */
+cudaError_t ck_pool_launch(cudaStream_t stream, const float *x, float *y, int64_t *indices,
+                           const ck_pool *geometry);
+
+/* taps: the output rows' then the output columns' (device memory). */
+cudaError_t ck_resize_launch(cudaStream_t stream, const float *x, float *y,
+                             const ck_resize_tap *taps, const ck_resize *geometry);
+
+/* ---- normalisation (cuda_kernels_norm.cu) ---- */
+
+/* layer_norm and instance_norm; bias NULL when the geometry has none. */
+cudaError_t ck_norm_launch(cudaStream_t stream, const float *x, const float *scale,
+                           const float *bias, float *y, const ck_norm *geometry);
+cudaError_t ck_batch_norm_launch(cudaStream_t stream, const float *x, const float *scale,
+                                 const float *bias, const float *mean, const float *var, float *y,
+                                 const ck_batch_norm *geometry);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 /* gpu_cuda's operators: what the backend runs (gpu_cuda_op_check), and the
- * workloads that run it (cuda_backend.h). Every layer but a constant is
- * float32 in and out; what is not listed here is refused with the reason,
- * so that the optimiser gives it to the next backend (cpu_ref).
+ * workloads that run it (cuda_backend.h). The layers here (pointwise,
+ * binary, softmax, reduce, the products) are float32 in and out; the
+ * data-movement, pooling and normalisation layers are cuda_ops.c's, to
+ * which this file dispatches. What neither runs is refused with the
+ * reason, so that the optimiser gives it to the next backend (cpu_ref).
  *
  * A workload owns a non-blocking stream, on which execute_workload
  * enqueues its kernels or its cuBLASLt product, and then waits for it: the
@@ -27,42 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda_backend.h"
-
-typedef enum workload_kind {
-    WK_CONSTANT,
-    WK_POINTWISE,
-    WK_BINARY,
-    WK_SOFTMAX,
-    WK_REDUCE,
-    WK_COPY, /* reduce with noop_with_empty_axes and no axes: the input as it is */
-    WK_GEMM,
-    WK_CONV /* cuDNN (cuda_conv.c) */
-} workload_kind;
-
-struct plx_workload {
-    plx_factory *factory;
-    workload_kind kind;
-    cudaStream_t stream;
-    uint32_t input_count;
-    plx_tensor_handle *inputs[4];
-    plx_tensor_handle *output;
-    const void *constant_data; /* plx_constant_desc.data: valid while the network lives */
-    int64_t count;             /* output elements */
-    ck_pointwise pointwise;
-    float alpha, beta;
-    ck_binary binary;
-    ck_broadcast broadcast;
-    int64_t outer, axis_n, inner;
-    bool log;
-    ck_reduce reduce;
-    ck_reduce_geometry reduce_geometry;
-    cuda_gemm_plan gemm;
-    int c_slot, bias_slot; /* input slots of gemm's C and of the bias; -1: none */
-    bool post_activation;  /* a fused activation after the product or conv: `pointwise` */
-    cuda_conv_plan *conv;
-    bool residual; /* conv + add of the last input (cuda_fused) */
-};
+#include "cuda_workload.h"
 
 /* The payload of a precompiled layer of gpu_cuda's (see the top). */
 #define GPU_CUDA_FUSED_MAGIC 0x31414347u /* "GCA1" */
@@ -435,6 +402,9 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
         base_view(l, f, &base);
         return gpu_cuda_op_check(&base, buf, size);
     }
+    if (gpu_cuda_ops_runs(l->op)) {
+        return gpu_cuda_ops_check(l, buf, size);
+    }
     switch (l->op) {
     case PLX_OP_UNARY:
     case PLX_OP_ACTIVATION:
@@ -570,6 +540,12 @@ void gpu_cuda_destroy_workload(plx_workload *w) {
     if (w->kind == WK_CONV) {
         cuda_conv_plan_destroy(w->conv, w->factory->host);
     }
+    if (w->bad) {
+        cudaFree(w->bad);
+    }
+    if (w->taps) {
+        cudaFree(w->taps);
+    }
     if (w->stream) {
         cudaStreamDestroy(w->stream);
     }
@@ -588,22 +564,34 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
             return host->status_create(host, PLX_UNSUPPORTED, "%s", why);
         }
     }
-    if (l->input_count > 4 || l->output_count != 1) {
-        return host->status_create(host, PLX_UNSUPPORTED, "%u inputs and %u outputs",
-                                   l->input_count, l->output_count);
+    if (l->output_count < 1) {
+        return host->status_create(host, PLX_UNSUPPORTED, "%s without an output",
+                                   plx_op_name(l->op));
     }
-    plx_workload *w = host->alloc(host, sizeof *w, 0);
+    /* The struct, then the views, the input and the output handles. */
+    uint32_t views = gpu_cuda_ops_runs(l->op) ? gpu_cuda_ops_view_count(l) : 0;
+    size_t bytes = sizeof(plx_workload) + views * sizeof(ck_view) +
+                   (l->input_count + l->output_count) * sizeof(plx_tensor_handle *);
+    plx_workload *w = host->alloc(host, bytes, 0);
     if (!w) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "out of memory");
     }
-    memset(w, 0, sizeof *w);
+    memset(w, 0, bytes);
     w->factory = f;
+    w->views = views ? (ck_view *)(void *)(w + 1) : NULL;
+    w->view_count = views;
+    w->inputs = (plx_tensor_handle **)(void *)((char *)(w + 1) + views * sizeof(ck_view));
     w->input_count = l->input_count;
+    w->outputs = w->inputs + l->input_count;
+    w->output_count = l->output_count;
     for (uint32_t i = 0; i < l->input_count; i++) {
         w->inputs[i] = inputs[i];
     }
-    w->output = outputs[0];
+    for (uint32_t j = 0; j < l->output_count; j++) {
+        w->outputs[j] = outputs[j];
+    }
     w->count = element_count(&l->outputs[0]);
+    snprintf(w->layer_name, sizeof w->layer_name, "%s", l->name ? l->name : "");
     w->c_slot = -1;
     w->bias_slot = -1;
     cudaError_t rc = cudaSetDevice(f->device);
@@ -616,6 +604,15 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         return gpu_cuda_failure(host, rc, PLX_INTERNAL, "cudaStreamCreateWithFlags");
     }
     const plx_tensor_info *x = l->input_count ? &l->inputs[0] : NULL;
+    if (gpu_cuda_ops_runs(l->op)) {
+        plx_status st = gpu_cuda_ops_create(w, l);
+        if (st) {
+            gpu_cuda_destroy_workload(w);
+            return st;
+        }
+        *out_workload = w;
+        return NULL;
+    }
     switch (l->op) {
     case PLX_OP_CONSTANT:
         w->kind = WK_CONSTANT;
@@ -732,20 +729,27 @@ static bool device_ptr(const plx_tensor_handle *h, const void **out) {
 plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     plx_factory *f = w->factory;
     const plx_host *host = f->host;
-    const void *in[4] = {NULL, NULL, NULL, NULL};
-    const void *out_c;
+    const void *in[4] = {NULL, NULL, NULL, NULL}; /* the first four, for the kinds here */
+    const void *p;
     for (uint32_t i = 0; i < w->input_count; i++) {
-        if (!device_ptr(w->inputs[i], &in[i])) {
+        if (!device_ptr(w->inputs[i], &p)) {
             return host->status_create(host, PLX_INTERNAL, "input %u has no memory", i);
         }
+        if (i < 4) {
+            in[i] = p;
+        }
     }
-    if (!device_ptr(w->output, &out_c)) {
-        return host->status_create(host, PLX_INTERNAL, "the output has no memory");
+    size_t out_bytes = 0;
+    for (uint32_t j = 0; j < w->output_count; j++) {
+        if (!device_ptr(w->outputs[j], &p)) {
+            return host->status_create(host, PLX_INTERNAL, "output %u has no memory", j);
+        }
+        out_bytes += w->outputs[j]->bytes;
     }
-    float *out = (float *)(uintptr_t)out_c;
-    if (w->output->bytes == 0) {
+    if (out_bytes == 0) {
         return NULL; /* nothing to compute */
     }
+    float *out = w->outputs[0]->dev;
     cudaError_t rc = cudaSetDevice(f->device);
     if (rc != cudaSuccess) {
         return gpu_cuda_failure(host, rc, PLX_INTERNAL, "cudaSetDevice(%d)", f->device);
@@ -754,12 +758,15 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     switch (w->kind) {
     case WK_CONSTANT:
         what = "cudaMemcpyAsync (constant to device)";
-        rc = cudaMemcpyAsync(out, w->constant_data, w->output->bytes, cudaMemcpyHostToDevice,
-                             stream);
+        rc = cudaMemcpyAsync(out, w->constant_data, w->outputs[0]->bytes,
+                             cudaMemcpyHostToDevice, stream);
         break;
     case WK_COPY:
+        /* Nothing to copy when the output is the input's memory. */
         what = "cudaMemcpyAsync (device to device)";
-        rc = cudaMemcpyAsync(out, in[0], w->output->bytes, cudaMemcpyDeviceToDevice, stream);
+        rc = (const void *)out == in[0] ? cudaSuccess
+                                        : cudaMemcpyAsync(out, in[0], w->outputs[0]->bytes,
+                                                          cudaMemcpyDeviceToDevice, stream);
         break;
     case WK_POINTWISE:
         rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, in[0], out, w->count);
@@ -791,6 +798,9 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
         }
         break;
     }
+    default:
+        rc = gpu_cuda_ops_enqueue(w, stream, &what);
+        break;
     }
     /* A fused activation cuBLASLt or cuDNN did not run: in place on Y. */
     if (rc == cudaSuccess && w->post_activation) {
@@ -806,10 +816,12 @@ uint32_t gpu_cuda_workload_pointers(const plx_workload *w, const void **out, uin
             out[n] = w->inputs[i]->dev;
         }
     }
-    if (n < cap) {
-        out[n] = w->output->dev;
+    for (uint32_t j = 0; j < w->output_count; j++, n++) {
+        if (n < cap) {
+            out[n] = w->outputs[j]->dev;
+        }
     }
-    return n + 1;
+    return n;
 }
 
 const char *gpu_cuda_workload_name(const plx_workload *w) {
@@ -822,6 +834,15 @@ const char *gpu_cuda_workload_name(const plx_workload *w) {
     case WK_REDUCE: return "reduce";
     case WK_GEMM: return w->post_activation ? "gemm (cuBLASLt) + activation" : "gemm (cuBLASLt)";
     case WK_CONV: return w->post_activation ? "conv (cuDNN) + activation" : "conv (cuDNN graph)";
+    case WK_VIEWS: return "strided copy";
+    case WK_PAD: return "pad";
+    case WK_GATHER: return "gather";
+    case WK_WHERE: return "where";
+    case WK_CAST: return "cast";
+    case WK_POOL: return "pool";
+    case WK_RESIZE: return "resize";
+    case WK_NORM: return "normalisation";
+    case WK_BATCH_NORM: return "batch_norm";
     }
     return "kernel";
 }
@@ -836,9 +857,9 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
         return gpu_cuda_failure(w->factory->host, rc, PLX_INTERNAL, "cudaStreamSynchronize");
     }
     if (w->kind == WK_CONSTANT) {
-        w->output->constant = true;
+        w->outputs[0]->constant = true;
     }
-    return NULL;
+    return gpu_cuda_ops_after_wait(w);
 }
 
 /* ------------------------------------------------------------------------ */

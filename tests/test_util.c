@@ -419,9 +419,8 @@ plx_network *tu_layer_network(plx_op op, const void *desc, const plx_tensor_info
     return n;
 }
 
-void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const float *x,
-                       size_t x_bytes, float *y, size_t y_bytes, char *summary,
-                       size_t summary_size) {
+plx_loaded_network *tu_load_on(plx_runtime *rt, plx_network *n, const char *id, char *summary,
+                               size_t summary_size) {
     plx_optimize_options oo;
     plx_optimize_options_init(&oo);
     const char *ids[] = {id};
@@ -433,10 +432,15 @@ void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const fl
     if (summary) {
         snprintf(summary, summary_size, "%s", plx_optimized_network_summary(on));
     }
-    plx_load_options lo;
-    plx_load_options_init(&lo);
     plx_loaded_network *ln;
-    OK(plx_runtime_load_network(rt, &on, &lo, &ln));
+    OK(plx_runtime_load_network(rt, &on, NULL, &ln));
+    return ln;
+}
+
+void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const float *x,
+                       size_t x_bytes, float *y, size_t y_bytes, char *summary,
+                       size_t summary_size) {
+    plx_loaded_network *ln = tu_load_on(rt, n, id, summary, summary_size);
     plx_tensor_binding in = {0, (void *)x, x_bytes, 0}, out = {0, y, y_bytes, 0};
     plx_execute_args args;
     plx_execute_args_init(&args);
@@ -446,4 +450,59 @@ void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const fl
     args.output_count = 1;
     OK(plx_loaded_network_execute_with(ln, NULL, &args));
     plx_loaded_network_unload(&ln);
+}
+
+void tu_run_layer(plx_runtime *rt, const char *backend, plx_op op, const void *desc,
+                  const tu_input *ins, uint32_t n_in, uint32_t n_out, plx_tensor_info *infos,
+                  void **outs) {
+    enum { MAX_SLOTS = 16 };
+    cr_assert(le(u32, n_in, MAX_SLOTS));
+    cr_assert(le(u32, n_out, MAX_SLOTS));
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_layer_id layer;
+    OK(plx_network_add_layer(n, "op", op, desc, n_in, n_out, &layer));
+    plx_tensor_binding bind_in[MAX_SLOTS], bind_out[MAX_SLOTS];
+    memset(bind_in, 0, sizeof bind_in);
+    memset(bind_out, 0, sizeof bind_out);
+    for (uint32_t i = 0; i < n_in; i++) {
+        plx_tensor_info t;
+        memset(&t, 0, sizeof t);
+        t.dtype = ins[i].dtype;
+        t.rank = ins[i].rank;
+        for (uint32_t k = 0; k < t.rank; k++) {
+            t.dims[k] = ins[i].dims[k];
+        }
+        char name[16];
+        snprintf(name, sizeof name, "in%u", i);
+        plx_layer_id id;
+        OK(plx_network_add_input(n, name, (int32_t)i, &t, &id));
+        OK(plx_network_connect(n, id, 0, layer, i));
+        size_t bytes = 0;
+        cr_assert(plx_tensor_info_byte_size(&t, &bytes));
+        bind_in[i].binding_id = (int32_t)i;
+        bind_in[i].data = (void *)ins[i].data;
+        bind_in[i].size = bytes;
+    }
+    for (uint32_t j = 0; j < n_out; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "out%u", j);
+        plx_layer_id id;
+        OK(plx_network_add_output(n, name, (int32_t)j, &id));
+        OK(plx_network_connect(n, layer, j, id, 0));
+    }
+    plx_loaded_network *ln = tu_load_on(rt, n, backend, NULL, 0);
+    for (uint32_t j = 0; j < n_out; j++) {
+        OK(plx_loaded_network_output_info(ln, (int32_t)j, &infos[j]));
+        size_t bytes = 0;
+        cr_assert(plx_tensor_info_byte_size(&infos[j], &bytes));
+        outs[j] = malloc(bytes ? bytes : 1);
+        cr_assert(not(zero(ptr, outs[j])));
+        bind_out[j].binding_id = (int32_t)j;
+        bind_out[j].data = outs[j];
+        bind_out[j].size = bytes;
+    }
+    OK(plx_loaded_network_execute(ln, bind_in, n_in, bind_out, n_out));
+    plx_loaded_network_unload(&ln);
+    plx_network_destroy(&n);
 }

@@ -118,12 +118,33 @@ plx_network *tu_layer_network(plx_op op, const void *desc, const plx_tensor_info
                               const plx_activation_desc *act, plx_tensor_info *out_y);
 
 /* Optimises `n` for backend `id` alone (no fallback: every layer must run
- * there), loads it and runs it once, x (float32, x_bytes) in and y
+ * there) and loads it; the optimiser's summary into `summary`
+ * (summary_size bytes) when it is not NULL. Asserts. */
+plx_loaded_network *tu_load_on(plx_runtime *rt, plx_network *n, const char *id, char *summary,
+                               size_t summary_size);
+
+/* tu_load_on, then runs the network once, x (float32, x_bytes) in and y
  * (y_bytes) out; the optimiser's summary into `summary` (summary_size
  * bytes) when it is not NULL. Asserts. */
 void tu_run_network_on(plx_runtime *rt, plx_network *n, const char *id, const float *x,
                        size_t x_bytes, float *y, size_t y_bytes, char *summary,
                        size_t summary_size);
+
+/* One input of tu_run_layer: a network input holding `data`. */
+typedef struct tu_input {
+    plx_dtype dtype;
+    uint32_t rank;
+    const int64_t *dims;
+    const void *data;
+} tu_input;
+
+/* Runs one layer: inputs -> `op` (`desc`) -> n_out network outputs,
+ * optimised for `backend` of `rt` alone without fallback, loaded and
+ * executed once; asserts every step. Output j's info goes to infos[j] and
+ * its data, malloc'd (free it), to outs[j]. */
+void tu_run_layer(plx_runtime *rt, const char *backend, plx_op op, const void *desc,
+                  const tu_input *ins, uint32_t n_in, uint32_t n_out, plx_tensor_info *infos,
+                  void **outs);
 
 /* true when built with AddressSanitizer. */
 /* The runtime's trace (plx_runtime_write_trace) as text in buf ("" when it

@@ -10,16 +10,22 @@
  * host runs the layers of one working memory one after another, and those
  * of different working memories concurrently, each on its own workloads'
  * streams. Queued (R-24, cuda_queue.c), the same launches go on the
- * working memory's stream instead, and nothing waits. The plan (broadcast strides, reduction geometry, the cuBLASLt
- * algorithm) is made once at create_workload, so a run allocates nothing.
+ * working memory's stream instead, and nothing waits. The plan
+ * (broadcast strides, reduction geometry, the cuBLASLt algorithm) is made
+ * once at create_workload, so a run allocates nothing.
  *
  * Fusion (R-23, gpu_cuda_optimize_subgraph): a gemm, fully_connected,
  * matmul, conv or conv_transpose whose only reader is an activation
  * becomes one precompiled layer ("gemm+relu", "conv+relu") whose payload
  * is a cuda_fused; so does a conv or conv_transpose whose only reader adds
  * a tensor of its shape (a residual) that only an activation reads
- * ("conv+add+relu", the residual being the layer's last input). Relu is
- * cuBLASLt's epilogue (with the bias, RELU_BIAS); a convolution's residual
+ * ("conv+add+relu", the residual being the layer's last input); and so
+ * does a gemm, fully_connected or matmul without a bias of its own whose
+ * only reader adds a bias of N elements, with the activation that alone
+ * reads the sum or without ("matmul+add", "matmul+add+relu": a linear
+ * layer as ONNX exporters write it, the bias being the last input). The
+ * bias is cuBLASLt's BIAS epilogue, relu its RELU epilogue (RELU_BIAS with
+ * a bias); a convolution's residual
  * add and activation are pointwise operations of its cuDNN graph where
  * cuDNN runs them there (cuda_conv.c); any other activation runs as the
  * pointwise kernel on the layer's output, in place, on the same stream, so
@@ -43,9 +49,13 @@ typedef struct cuda_fused {
         plx_conv_transpose_desc conv_transpose;
     } desc;
     plx_activation_desc activation;
+    bool has_activation; /* false: the layer ends before `activation` */
     /* A conv or conv_transpose, then the add of a tensor of its output's
      * shape (a residual: the layer's last input), then the activation. */
     bool residual;
+    /* A product without a bias of its own, then the add of a bias of N
+     * elements (the layer's last input): cuBLASLt's bias epilogue. */
+    bool bias_add;
 } cuda_fused;
 
 static bool fusable_base(plx_op op) {
@@ -68,8 +78,8 @@ static const cuda_fused *fused_payload(const plx_layer_view *l) {
  * and its descriptor (in the payload, valid while the network lives). */
 static void base_view(const plx_layer_view *l, const cuda_fused *f, plx_layer_view *base) {
     *base = *l;
-    if (f->residual && base->input_count > 0) {
-        base->input_count--; /* the residual is not the product's */
+    if ((f->residual || f->bias_add) && base->input_count > 0) {
+        base->input_count--; /* the residual or bias is not the product's */
     }
     base->op = f->op;
     base->desc = f->op == PLX_OP_MATMUL ? NULL : (const void *)&f->desc;
@@ -355,6 +365,15 @@ static const char *gemm_shape(const plx_layer_view *l, cuda_gemm_shape *s, int *
         s->stride_a = ba == 1 ? 0 : s->m * s->k;
         s->stride_b = bb == 1 ? 0 : s->k * s->n;
         s->stride_y = s->m * s->n;
+        if (s->batch > 1 && bb == 1 && ba == s->batch) {
+            /* One B for every matrix of A (a linear layer over a sequence):
+             * A's rows, contiguous across its batch, are one [batch * m, k]
+             * matrix, and Y one [batch * m, n]: a single product, which
+             * cuBLASLt tiles better than a batch of thin ones. */
+            s->m *= s->batch;
+            s->batch = 1;
+            s->stride_a = s->stride_b = s->stride_y = 0;
+        }
     }
     if (l->op != PLX_OP_FULLY_CONNECTED &&
         (y->dims[y->rank - 2] != s->m || y->dims[y->rank - 1] != s->n)) {
@@ -384,9 +403,22 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
             snprintf(buf, size, "runs only its own precompiled layers");
             return buf;
         }
-        if (!activation_func(&f->activation, &pw)) {
+        if (f->has_activation && !activation_func(&f->activation, &pw)) {
             snprintf(buf, size, "runs no activation function %d", (int)f->activation.func);
             return buf;
+        }
+        if (f->bias_add) {
+            const plx_tensor_info *bias = &l->inputs[l->input_count - 1];
+            const plx_tensor_info *y = &l->outputs[0];
+            if (f->residual || (f->op != PLX_OP_MATMUL && f->op != PLX_OP_GEMM &&
+                                f->op != PLX_OP_FULLY_CONNECTED) ||
+                l->input_count != 3 || bias->dtype != PLX_DTYPE_FLOAT32 || y->rank < 1 ||
+                bias->rank < 1 || element_count(bias) != y->dims[y->rank - 1] ||
+                bias->dims[bias->rank - 1] != y->dims[y->rank - 1]) {
+                snprintf(buf, size, "runs a bias add after a product without a bias only, of "
+                         "a float32 bias of the output's last dim");
+                return buf;
+            }
         }
         if (f->residual) {
             const plx_tensor_info *z = l->input_count >= 3 ? &l->inputs[l->input_count - 1] : NULL;
@@ -680,29 +712,37 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
     default: { /* the products and convolutions, fused with an activation or not */
         const cuda_fused *fused = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
         plx_layer_view base = *l;
+        const plx_activation_desc *act = fused && fused->has_activation ? &fused->activation
+                                                                        : NULL;
         if (fused) {
             base_view(l, fused, &base);
-            activation_func(&fused->activation, &w->pointwise);
-            w->alpha = fused->activation.alpha;
-            w->beta = fused->activation.beta;
+        }
+        if (act) {
+            activation_func(act, &w->pointwise);
+            w->alpha = act->alpha;
+            w->beta = act->beta;
         }
         if (base.op == PLX_OP_CONV || base.op == PLX_OP_CONV_TRANSPOSE) {
             bool act_in_graph = false;
             w->residual = fused && fused->residual;
-            plx_status st = cuda_conv_plan_create(f, &base, fused ? &fused->activation : NULL,
-                                                  w->residual, &act_in_graph, &w->conv);
+            plx_status st = cuda_conv_plan_create(f, &base, act, w->residual, &act_in_graph,
+                                                  &w->conv);
             if (st) {
                 gpu_cuda_destroy_workload(w);
                 return st;
             }
             w->kind = WK_CONV;
-            w->post_activation = fused && !act_in_graph;
+            w->post_activation = act && !act_in_graph;
             break;
         }
         cuda_gemm_shape s;
         gemm_shape(&base, &s, &w->c_slot, &w->bias_slot, buf, sizeof buf);
-        if (fused) {
-            s.relu = fused->activation.func == PLX_ACT_RELU;
+        if (fused && fused->bias_add) {
+            s.has_bias = true;
+            w->bias_slot = (int)l->input_count - 1;
+        }
+        if (act) {
+            s.relu = act->func == PLX_ACT_RELU;
             w->post_activation = !s.relu;
         }
         w->kind = WK_GEMM;
@@ -866,6 +906,25 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
 /* Fusion                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Whether layer r, which reads product a's output in input slot `slot`,
+ * adds to it a float32 bias of the output's last dim (N elements, as [N]
+ * or [1, ..., 1, N]), and a has no bias or C of its own. */
+static bool bias_add(const plx_subgraph_view *g, uint32_t a, uint32_t r, uint32_t slot) {
+    const plx_layer_view *base = &g->layers[a].view, *add = &g->layers[r].view;
+    if ((base->op != PLX_OP_MATMUL && base->op != PLX_OP_GEMM &&
+         base->op != PLX_OP_FULLY_CONNECTED) ||
+        base->input_count != 2 || add->op != PLX_OP_BINARY || add->input_count != 2 ||
+        add->output_count != 1 || ((const plx_binary_desc *)add->desc)->func != PLX_BINARY_ADD ||
+        slot > 1) {
+        return false;
+    }
+    const plx_tensor_info *y = &base->outputs[0], *bias = &add->inputs[1 - slot];
+    return bias->dtype == PLX_DTYPE_FLOAT32 && y->rank >= 1 && bias->rank >= 1 &&
+           element_count(bias) == y->dims[y->rank - 1] &&
+           bias->dims[bias->rank - 1] == y->dims[y->rank - 1] &&
+           same_dims(&add->outputs[0], y);
+}
+
 /* Whether layer r, which reads conv-like layer a's output in input slot
  * `slot`, adds to it a float32 tensor of its shape (a residual). */
 static bool residual_add(const plx_subgraph_view *g, uint32_t a, uint32_t r, uint32_t slot) {
@@ -890,24 +949,32 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
         }
         uint32_t add_input = 0;
         uint32_t r = plx_subgraph_sole_reader(g, a, &add_input);
-        /* A conv's residual: an add of a tensor of its output's shape, read
-         * only by the activation. */
+        /* The add the base's output goes to alone: a conv's residual (a
+         * tensor of its output's shape; fused only with the activation that
+         * alone reads the sum) or a product's bias (N elements; fused with
+         * or without such an activation). */
         uint32_t add = UINT32_MAX;
         plx_subgraph_source inputs[4];
         uint32_t input_count = base->view.input_count;
         memcpy(inputs, base->inputs, input_count * sizeof inputs[0]);
-        if (r != UINT32_MAX && residual_add(g, a, r, add_input) && input_count < 4) {
+        bool residual = false, bias = false;
+        if (r != UINT32_MAX && input_count < 4 &&
+            ((residual = residual_add(g, a, r, add_input)) ||
+             (bias = bias_add(g, a, r, add_input)))) {
             add = r;
             inputs[input_count++] = g->layers[add].inputs[1 - add_input];
             r = plx_subgraph_sole_reader(g, add, NULL);
         }
-        if (r == UINT32_MAX || g->layers[r].view.op != PLX_OP_ACTIVATION ||
-            g->layers[r].view.input_count != 1) {
+        bool activation = r != UINT32_MAX && g->layers[r].view.op == PLX_OP_ACTIVATION &&
+                          g->layers[r].view.input_count == 1;
+        if (!activation && !bias) {
             continue;
         }
         cuda_fused f;
         memset(&f, 0, sizeof f);
-        f.residual = add != UINT32_MAX;
+        f.residual = residual;
+        f.bias_add = bias;
+        f.has_activation = activation;
         f.magic = GPU_CUDA_FUSED_MAGIC;
         f.op = base->view.op;
         if (f.op == PLX_OP_GEMM) {
@@ -919,14 +986,24 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
         } else if (f.op == PLX_OP_CONV_TRANSPOSE) {
             f.desc.conv_transpose = *(const plx_conv_transpose_desc *)base->view.desc;
         }
-        f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
-        const char *act = plx_activation_func_name(f.activation.func);
+        const char *act = NULL;
+        if (activation) {
+            f.activation = *(const plx_activation_desc *)g->layers[r].view.desc;
+            act = plx_activation_func_name(f.activation.func);
+        }
         char kind[64];
-        snprintf(kind, sizeof kind, "%s+%s%s", plx_op_name(f.op), f.residual ? "add+" : "",
-                 act ? act : "activation");
-        uint32_t set[3] = {a, f.residual ? add : r, r};
-        plx_subgraph_source out = {r, 0};
-        plx_substitution sub = {(uint32_t)sizeof sub, set, f.residual ? 3 : 2, inputs,
+        snprintf(kind, sizeof kind, "%s%s%s%s", plx_op_name(f.op), add != UINT32_MAX ? "+add" : "",
+                 activation ? "+" : "", activation ? (act ? act : "activation") : "");
+        uint32_t set[3], set_count = 0;
+        set[set_count++] = a;
+        if (add != UINT32_MAX) {
+            set[set_count++] = add;
+        }
+        if (activation) {
+            set[set_count++] = r;
+        }
+        plx_subgraph_source out = {set[set_count - 1], 0};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, set_count, inputs,
                                 input_count, &out, 1, kind, &f, sizeof f};
         /* The host checks the new layer with check_layer (float32, shapes,
          * the activation) and keeps the two layers when it is refused; a

@@ -562,7 +562,69 @@ Test(gpu_cuda, gemm_relu_epilogue_matches_cpu_ref) {
     plx_runtime_destroy(&rt);
 }
 
-/* A device pointer as a plx_external_memory of gpu_cuda's kind. */
+/* Linear layers as ONNX exporters write them, a batched matmul by a shared
+ * weight and the add of a bias, with a relu after or without: each becomes
+ * one cuBLASLt product with its bias epilogue ("matmul+add+relu",
+ * "matmul+add"), the batch folded into M, and matches cpu_ref. */
+Test(gpu_cuda, linear_layers_fuse_their_bias_add) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    mlp_weights();
+    plx_network *n;
+    OK(plx_network_create(&n));
+    const int64_t x_dims[3] = {2, ROWS, IN}; /* two sequences */
+    plx_tensor_info xt = tu_f32(3, x_dims), wt = f32(2, IN, HID), bt = f32(1, HID, 0);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU);
+    plx_layer_id x, w, b, mm[2], ad[2], r, y[2];
+    OK(plx_network_add_input(n, "x", 0, &xt, &x));
+    OK(plx_network_add_constant(n, "w", &wt, w1, PLX_CONSTANT_BORROW, &w));
+    OK(plx_network_add_constant(n, "b", &bt, b1, PLX_CONSTANT_BORROW, &b));
+    for (int k = 0; k < 2; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "matmul%d", k);
+        OK(plx_network_add_layer(n, name, PLX_OP_MATMUL, NULL, 2, 1, &mm[k]));
+        snprintf(name, sizeof name, "add%d", k);
+        OK(plx_network_add_layer(n, name, PLX_OP_BINARY, &add, 2, 1, &ad[k]));
+        snprintf(name, sizeof name, "y%d", k);
+        OK(plx_network_add_output(n, name, k, &y[k]));
+        OK(plx_network_connect(n, x, 0, mm[k], 0));
+        OK(plx_network_connect(n, w, 0, mm[k], 1));
+        OK(plx_network_connect(n, mm[k], 0, ad[k], 0));
+        OK(plx_network_connect(n, b, 0, ad[k], 1));
+    }
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_connect(n, ad[0], 0, r, 0));
+    OK(plx_network_connect(n, r, 0, y[0], 0));
+    OK(plx_network_connect(n, ad[1], 0, y[1], 0));
+    char summary[4096];
+    plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false, summary, sizeof summary);
+    plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false, NULL, 0);
+    plx_network_destroy(&n);
+    cr_assert(not(zero(ptr, strstr(summary, "(matmul+add+relu)"))), "%s", summary);
+    cr_assert(not(zero(ptr, strstr(summary, "(matmul+add)"))), "%s", summary);
+    float xv[2 * ROWS * IN], got[2][2 * ROWS * HID], want[2][2 * ROWS * HID];
+    input_for(xv, 7);
+    input_for(xv + ROWS * IN, 8);
+    plx_tensor_binding in = {0, xv, sizeof xv, 0};
+    plx_tensor_binding out[] = {{0, got[0], sizeof got[0], 0}, {1, got[1], sizeof got[1], 0}};
+    plx_tensor_binding out0[] = {{0, want[0], sizeof want[0], 0},
+                                 {1, want[1], sizeof want[1], 0}};
+    plx_execute_args a;
+    plx_execute_args_init(&a);
+    a.inputs = &in;
+    a.input_count = 1;
+    a.outputs = out;
+    a.output_count = 2;
+    OK(plx_loaded_network_execute_with(gpu, NULL, &a));
+    a.outputs = out0;
+    OK(plx_loaded_network_execute_with(ref, NULL, &a));
+    assert_close(got[0], want[0], 2 * ROWS * HID, 1e-5, "matmul+add+relu");
+    assert_close(got[1], want[1], 2 * ROWS * HID, 1e-5, "matmul+add");
+    plx_loaded_network_unload(&gpu);
+    plx_loaded_network_unload(&ref);
+    plx_runtime_destroy(&rt);
+}
 
 /* The application's device memory as the MLP's input and outputs, zero copy
  * (import_memory_kinds, R-26 (8)), at offsets within bigger allocations:

@@ -220,6 +220,12 @@ uint32_t gpu_cuda_workload_pointers(const plx_workload *w, const void **out, uin
 /* What the workload runs, for profiling events ("gemm (cuBLASLt)",
  * "binary", ...): a static string. */
 const char *gpu_cuda_workload_name(const plx_workload *w);
+/* Whether the workload's launches raise a device flag that must be read
+ * once they completed (gather's index check), and reading it: NULL, or
+ * the failure, naming the layer. Queued, the wait on the fence that
+ * covers the launches reads it (cuda_queue.c); else execute_workload. */
+bool gpu_cuda_workload_has_check(const plx_workload *w);
+plx_status gpu_cuda_workload_check(plx_workload *w);
 
 /* ---- data movement, pooling, normalisation (cuda_ops.c) ---- */
 
@@ -235,7 +241,8 @@ plx_status gpu_cuda_ops_create(plx_workload *w, const plx_layer_view *layer);
 /* Enqueues w's launches on `stream`; *what names a failing call other
  * than a launch. Every handle holds memory (the caller checked). */
 cudaError_t gpu_cuda_ops_enqueue(plx_workload *w, cudaStream_t stream, const char **what);
-/* After the wait of execute_workload: gather's index check. */
+/* Once the launches completed: gather's index check
+ * (gpu_cuda_workload_check). */
 plx_status gpu_cuda_ops_after_wait(plx_workload *w);
 
 /* ---- queued execution (cuda_queue.c, R-24) ---- */

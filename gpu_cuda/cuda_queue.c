@@ -47,6 +47,12 @@
  * the latency of that one wait (microseconds). Without profile no event is
  * created per launch.
  *
+ * Checks: a workload whose launches raise a device flag to be read once
+ * they complete (gpu_cuda_workload_has_check: gather's index out of
+ * range) is noted at its enqueue; the wait on a fence that covers it
+ * reads the flag, and the first failure, naming the layer, is the fence's
+ * verdict, the same on every wait.
+ *
  * Nothing allocates in the steady state: the arrays grow in the first
  * executions only, and fences come from the queue's free list. A fence
  * whose queue was destroyed first (R-24 (4) says the host destroys fences
@@ -57,6 +63,7 @@
  * names the last layer enqueued before it. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cuda_backend.h"
@@ -87,12 +94,18 @@ typedef struct timed_launch {
 
 struct plx_fence {
     plx_queue *queue;     /* NULL once orphaned */
+    /* The verdict of the checks it covers, once waited on (R-24 (4): the
+     * same on every wait). */
+    bool waited;
+    plx_status_code verdict;
+    char verdict_message[512];
     plx_backend *backend; /* whose fence: enqueue_workload takes only its own */
     const plx_host *host;
     int device;
     cudaEvent_t event;
     const char *last_layer; /* the last layer enqueued before it, or NULL */
     uint32_t timed_upto;    /* the queue's timed launches it covers: [0, timed_upto) */
+    uint32_t checks_upto;   /* the queue's checked workloads it covers */
     plx_fence *next, *prev; /* the queue's live list, or next in its free list */
 };
 
@@ -119,6 +132,11 @@ struct plx_queue {
     uint64_t segment_clock;
     const void **scratch; /* the pointers of a segment, compared before a replay */
     uint32_t scratch_cap;
+
+    /* Workloads enqueued since the last wait whose device flag the wait
+     * reads (gpu_cuda_workload_has_check: gather's index check). */
+    plx_workload **checks;
+    uint32_t check_count, check_cap;
 
     /* Profiling: launches timed since the last report. */
     timed_launch *timed;
@@ -230,6 +248,7 @@ void gpu_cuda_destroy_queue(plx_queue *q) {
     cudaStreamDestroy(q->stream);
     host->free(host, q->pending);
     host->free(host, q->scratch);
+    host->free(host, q->checks);
     host->free(host, q->timed);
     host->free(host, q);
 }
@@ -538,7 +557,10 @@ plx_status gpu_cuda_enqueue_workload(plx_queue *q, const plx_enqueue_params *p) 
                                        i);
         }
     }
-    if (!grow(host, (void **)&q->pending, &q->cap, q->count + 1, sizeof *q->pending)) {
+    bool checked = gpu_cuda_workload_has_check(p->workload);
+    if (!grow(host, (void **)&q->pending, &q->cap, q->count + 1, sizeof *q->pending) ||
+        (checked && !grow(host, (void **)&q->checks, &q->check_cap, q->check_count + 1,
+                          sizeof *q->checks))) {
         return host->status_create(host, PLX_OUT_OF_MEMORY, "cannot allocate the queue's list");
     }
     if (q->count == 0) {
@@ -564,6 +586,9 @@ plx_status gpu_cuda_enqueue_workload(plx_queue *q, const plx_enqueue_params *p) 
     q->pending[q->count].workload = p->workload;
     q->pending[q->count].layer = p->layer_name;
     q->count++;
+    if (checked) {
+        q->checks[q->check_count++] = p->workload;
+    }
     q->last_layer = p->layer_name;
     return NULL;
 }
@@ -623,6 +648,8 @@ plx_status gpu_cuda_queue_signal(plx_queue *q, plx_fence **out_fence) {
     fence->device = f->device;
     fence->last_layer = q->last_layer;
     fence->timed_upto = q->timed_count;
+    fence->checks_upto = q->check_count;
+    fence->waited = false;
     rc = cudaEventRecord(fence->event, q->stream);
     if (rc != cudaSuccess) {
         fence->next = q->spare;
@@ -703,16 +730,55 @@ static void report_timed(plx_queue *q, uint32_t upto) {
     }
 }
 
+/* Reads the flags of the checked workloads the fence covers, now
+ * complete, into the fence's verdict (the first failure), and forgets
+ * them. */
+static void read_checks(plx_queue *q, plx_fence *fence) {
+    const plx_host *host = q->factory->host;
+    uint32_t upto = fence->checks_upto;
+    for (uint32_t i = 0; i < upto; i++) {
+        plx_status s = gpu_cuda_workload_check(q->checks[i]);
+        if (s && fence->verdict == PLX_OK) {
+            fence->verdict = host->status_code(host, s);
+            snprintf(fence->verdict_message, sizeof fence->verdict_message, "%s",
+                     host->status_message(host, s));
+        }
+        if (s) {
+            host->status_free(host, s);
+        }
+    }
+    uint32_t rest = q->check_count - upto;
+    memmove(q->checks, q->checks + upto, rest * sizeof *q->checks);
+    q->check_count = rest;
+    for (plx_fence *f = q->live; f; f = f->next) {
+        f->checks_upto = f->checks_upto > upto ? f->checks_upto - upto : 0;
+    }
+}
+
 plx_status gpu_cuda_fence_wait(plx_fence *fence) {
+    if (fence->waited) {
+        return fence->verdict == PLX_OK
+                   ? NULL
+                   : fence->host->status_create(fence->host, fence->verdict, "%s",
+                                                fence->verdict_message);
+    }
     cudaError_t rc = cudaSetDevice(fence->device);
     if (rc == cudaSuccess) {
         rc = cudaEventSynchronize(fence->event);
     }
     if (rc == cudaSuccess) {
+        fence->waited = true;
+        fence->verdict = PLX_OK;
         if (fence->queue && fence->timed_upto) {
             report_timed(fence->queue, fence->timed_upto);
         }
-        return NULL;
+        if (fence->queue && fence->checks_upto) {
+            read_checks(fence->queue, fence);
+        }
+        return fence->verdict == PLX_OK
+                   ? NULL
+                   : fence->host->status_create(fence->host, fence->verdict, "%s",
+                                                fence->verdict_message);
     }
     if (fence->last_layer) {
         return gpu_cuda_failure(fence->host, rc, PLX_INTERNAL,

@@ -887,6 +887,14 @@ const char *gpu_cuda_workload_name(const plx_workload *w) {
     return "kernel";
 }
 
+bool gpu_cuda_workload_has_check(const plx_workload *w) {
+    return w->bad != NULL;
+}
+
+plx_status gpu_cuda_workload_check(plx_workload *w) {
+    return gpu_cuda_ops_after_wait(w);
+}
+
 plx_status gpu_cuda_execute_workload(plx_workload *w) {
     plx_status s = gpu_cuda_workload_enqueue(w, w->stream);
     if (s) {
@@ -899,7 +907,7 @@ plx_status gpu_cuda_execute_workload(plx_workload *w) {
     if (w->kind == WK_CONSTANT) {
         w->outputs[0]->constant = true;
     }
-    return gpu_cuda_ops_after_wait(w);
+    return gpu_cuda_workload_check(w);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -75,9 +75,12 @@ static void note(char *log, const char *fmt, ...) {
     va_end(ap);
 }
 
+static void launched(int id); /* the workload's own effect: its flag */
+
 static void run_launch(int id, const void *ptr) {
     note(ran, "%d:%p ", id, ptr);
     device_clock += 1000;
+    launched(id);
 }
 
 cudaError_t cudaSetDevice(int device) {
@@ -238,6 +241,9 @@ struct plx_workload {
     const void *ptr;
     bool refuses_capture; /* like a library call that cannot be captured */
     bool fails;           /* its launch fails */
+    bool checked;         /* it raises a flag read after the wait */
+    bool flag;            /* the flag, as the last launch left it */
+    bool flag_next;       /* what its next launch leaves in the flag */
 };
 
 plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
@@ -260,6 +266,22 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
     }
     run_launch(w->id, w->ptr);
     return NULL;
+}
+
+static plx_workload *model_workloads; /* the fixtures' work[] */
+
+static void launched(int id) {
+    model_workloads[id].flag = model_workloads[id].flag_next;
+}
+
+bool gpu_cuda_workload_has_check(const plx_workload *w) {
+    return w->checked;
+}
+
+plx_status gpu_cuda_workload_check(plx_workload *w) {
+    return w->flag ? th_host.status_create(&th_host, PLX_INVALID_ARGUMENT,
+                                           "layer 'l%d': an index is out of range", w->id)
+                   : NULL;
 }
 
 uint32_t gpu_cuda_workload_pointers(const plx_workload *w, const void **out, uint32_t cap) {
@@ -302,6 +324,7 @@ static void setup(void) {
     factory.host = &th_host;
     factory.network_id = 7;
     factory.profiling = true;
+    model_workloads = work;
     for (int i = 0; i < 8; i++) {
         memset(&work[i], 0, sizeof work[i]);
         work[i].id = i;
@@ -649,4 +672,38 @@ Test(gpu_cuda_queue, fences_and_queues_in_any_order) {
     OKS(gpu_cuda_fence_wait(f2)); /* orphaned: waits, reports nothing */
     cr_assert(eq(sz, th_event_count, 2));
     gpu_cuda_destroy_fence(f2);
+}
+
+/* A workload's device flag (gather's index check) is read by the wait on
+ * the fence covering it, replayed or not: its failure is the fence's
+ * verdict, the same on a second wait, and the next execution is clean. */
+Test(gpu_cuda_queue, checks_are_read_by_the_wait_that_covers_them) {
+    work[1].checked = true;
+    plx_queue *q = make_queue();
+    for (int round = 0; round < 4; round++) { /* direct, captured, replayed */
+        work[1].flag_next = round == 3;
+        for (int i = 0; i < 3; i++) {
+            OKS(enqueue_ex(q, i, false, NULL, 0));
+        }
+        plx_fence *fence = NULL;
+        OKS(gpu_cuda_queue_signal(q, &fence));
+        plx_status s = gpu_cuda_fence_wait(fence);
+        if (round < 3) {
+            cr_assert(zero(ptr, s), "round %d: %s", round, s ? s->message : "");
+        } else {
+            cr_assert(not(zero(ptr, s)), "a raised flag went unseen");
+            cr_assert(eq(int, (int)s->code, (int)PLX_INVALID_ARGUMENT));
+            cr_assert(not(zero(ptr, strstr(s->message, "layer 'l1'"))), "%s", s->message);
+            free(s);
+            s = gpu_cuda_fence_wait(fence); /* the same verdict */
+            cr_assert(not(zero(ptr, s)));
+            cr_assert(not(zero(ptr, strstr(s->message, "layer 'l1'"))), "%s", s->message);
+            free(s);
+        }
+        gpu_cuda_destroy_fence(fence);
+    }
+    cr_assert(eq(str, calls, "B E I G G G "), "%s", calls);
+    work[1].flag_next = false;
+    run_segment(q, false, abc);
+    gpu_cuda_destroy_queue(q);
 }

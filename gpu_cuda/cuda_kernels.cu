@@ -1,5 +1,6 @@
-// gpu_cuda's own kernels (cuda_kernels.h): pointwise functions, binary
-// functions with broadcasting, softmax and reductions, on float32. Each
+// gpu_cuda's own kernels (cuda_kernels.h): pointwise functions (one, or a
+// fused chain of them), binary functions with broadcasting (and a chain
+// after them), softmax and reductions, on float32. Each
 // launcher enqueues one kernel on the caller's stream and returns the
 // launch error; grids stride over their work, so any size launches with a
 // bounded grid.
@@ -76,11 +77,17 @@ __device__ float pointwise(ck_pointwise f, float x, float alpha, float beta) {
     return x;
 }
 
-__global__ void pointwise_kernel(ck_pointwise f, float alpha, float beta, const float *x, float *y,
-                                 int64_t n) {
+__device__ float apply_chain(const ck_chain &c, float v) {
+    for (int k = 0; k < c.count; k++) {
+        v = pointwise(c.f[k], v, c.alpha[k], c.beta[k]);
+    }
+    return v;
+}
+
+__global__ void pointwise_kernel(ck_chain c, const float *x, float *y, int64_t n) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        y[i] = pointwise(f, x[i], alpha, beta);
+        y[i] = apply_chain(c, x[i]);
     }
 }
 
@@ -101,7 +108,7 @@ __device__ float binary(ck_binary f, float a, float b) {
 }
 
 __global__ void binary_kernel(ck_binary f, const float *a, const float *b, float *y, int64_t n,
-                              ck_broadcast g) {
+                              ck_broadcast g, ck_chain tail) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         int64_t rest = i, ia = 0, ib = 0;
@@ -111,7 +118,7 @@ __global__ void binary_kernel(ck_binary f, const float *a, const float *b, float
             ia += c * g.a_strides[d];
             ib += c * g.b_strides[d];
         }
-        y[i] = binary(f, a[ia], b[ib]);
+        y[i] = apply_chain(tail, binary(f, a[ia], b[ib]));
     }
 }
 
@@ -234,11 +241,31 @@ __global__ void reduce_kernel(ck_reduce f, const float *x, float *y, ck_reduce_g
 
 } // namespace
 
+extern "C" cudaError_t ck_chain_launch(cudaStream_t stream, const ck_chain *chain,
+                                       const float *x, float *y, int64_t n) {
+    if (n > 0) {
+        pointwise_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(*chain, x, y, n);
+    }
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t ck_pointwise_launch(cudaStream_t stream, ck_pointwise func, float alpha,
                                            float beta, const float *x, float *y, int64_t n) {
+    ck_chain one = {};
+    one.count = 1;
+    one.f[0] = func;
+    one.alpha[0] = alpha;
+    one.beta[0] = beta;
+    return ck_chain_launch(stream, &one, x, y, n);
+}
+
+extern "C" cudaError_t ck_binary_chain_launch(cudaStream_t stream, ck_binary func,
+                                              const float *a, const float *b, float *y,
+                                              int64_t n, const ck_broadcast *geometry,
+                                              const ck_chain *tail) {
     if (n > 0) {
-        pointwise_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(func, alpha, beta, x, y,
-                                                                         n);
+        binary_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(func, a, b, y, n,
+                                                                      *geometry, *tail);
     }
     return cudaGetLastError();
 }
@@ -246,11 +273,8 @@ extern "C" cudaError_t ck_pointwise_launch(cudaStream_t stream, ck_pointwise fun
 extern "C" cudaError_t ck_binary_launch(cudaStream_t stream, ck_binary func, const float *a,
                                         const float *b, float *y, int64_t n,
                                         const ck_broadcast *geometry) {
-    if (n > 0) {
-        binary_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(func, a, b, y, n,
-                                                                      *geometry);
-    }
-    return cudaGetLastError();
+    ck_chain none = {};
+    return ck_binary_chain_launch(stream, func, a, b, y, n, geometry, &none);
 }
 
 extern "C" cudaError_t ck_softmax_launch(cudaStream_t stream, const float *x, float *y,

@@ -70,8 +70,24 @@ typedef struct ck_reduce_geometry {
     int64_t reduced; /* product of red_dims, at least 1 */
 } ck_reduce_geometry;
 
+/* Pointwise steps applied one after another to each element (a fused
+ * chain of unary and activation layers, cuda_workload.c). */
+#define CK_CHAIN_MAX 4
+typedef struct ck_chain {
+    int count; /* 0 to CK_CHAIN_MAX */
+    ck_pointwise f[CK_CHAIN_MAX];
+    float alpha[CK_CHAIN_MAX], beta[CK_CHAIN_MAX];
+} ck_chain;
+
 cudaError_t ck_pointwise_launch(cudaStream_t stream, ck_pointwise func, float alpha, float beta,
                                 const float *x, float *y, int64_t n);
+/* y = the chain's steps applied to x, in one pass. */
+cudaError_t ck_chain_launch(cudaStream_t stream, const ck_chain *chain, const float *x, float *y,
+                            int64_t n);
+/* y = the chain's steps applied to func(a, b), in one pass. */
+cudaError_t ck_binary_chain_launch(cudaStream_t stream, ck_binary func, const float *a,
+                                   const float *b, float *y, int64_t n,
+                                   const ck_broadcast *geometry, const ck_chain *tail);
 cudaError_t ck_binary_launch(cudaStream_t stream, ck_binary func, const float *a, const float *b,
                              float *y, int64_t n, const ck_broadcast *geometry);
 /* Softmax (log: log-softmax) of x viewed as [outer, n, inner] along n. */

@@ -29,7 +29,13 @@
  * add and activation are pointwise operations of its cuDNN graph where
  * cuDNN runs them there (cuda_conv.c); any other activation runs as the
  * pointwise kernel on the layer's output, in place, on the same stream, so
- * the layer is one wait instead of two. */
+ * the layer is one wait instead of two. Last, pointwise chains: a binary,
+ * unary or activation layer and up to CK_CHAIN_MAX unary or activation
+ * layers after it, each the sole reader of the one before, become one
+ * precompiled layer ("add+relu+sigmoid") run as one kernel that applies
+ * the steps to each element in registers (ck_chain): one pass over memory
+ * instead of one per layer, which neither cuBLASLt nor cuDNN can do for
+ * layers that are not theirs. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -47,6 +53,9 @@ typedef struct cuda_fused {
         plx_gemm_desc gemm;
         plx_conv_desc conv;
         plx_conv_transpose_desc conv_transpose;
+        plx_binary_desc binary;
+        plx_unary_desc unary;
+        plx_activation_desc head; /* an activation heading a chain */
     } desc;
     plx_activation_desc activation;
     bool has_activation; /* false: the layer ends before `activation` */
@@ -56,11 +65,27 @@ typedef struct cuda_fused {
     /* A product without a bias of its own, then the add of a bias of N
      * elements (the layer's last input): cuBLASLt's bias epilogue. */
     bool bias_add;
+    /* A binary, unary or activation layer (op, desc), then unary or
+     * activation layers that each alone read the one before: one kernel
+     * (ck_chain), the layer's output the last step's. */
+    uint32_t step_count;
+    struct cuda_fused_step {
+        plx_op op; /* unary or activation */
+        union {
+            plx_unary_desc unary;
+            plx_activation_desc activation;
+        } d;
+    } steps[CK_CHAIN_MAX];
 } cuda_fused;
 
 static bool fusable_base(plx_op op) {
     return op == PLX_OP_GEMM || op == PLX_OP_FULLY_CONNECTED || op == PLX_OP_MATMUL ||
            op == PLX_OP_CONV || op == PLX_OP_CONV_TRANSPOSE;
+}
+
+/* The layers that head a chain of pointwise steps. */
+static bool chain_head(plx_op op) {
+    return op == PLX_OP_BINARY || op == PLX_OP_UNARY || op == PLX_OP_ACTIVATION;
 }
 
 /* The payload of a precompiled layer, or NULL when it is not gpu_cuda's. */
@@ -70,8 +95,9 @@ static const cuda_fused *fused_payload(const plx_layer_view *l) {
         return NULL;
     }
     const cuda_fused *f = d->data;
-    return f->magic == GPU_CUDA_FUSED_MAGIC && fusable_base(f->op) && l->output_count == 1 ? f
-                                                                                         : NULL;
+    bool known = fusable_base(f->op) ||
+                 (chain_head(f->op) && f->step_count > 0 && f->step_count <= CK_CHAIN_MAX);
+    return f->magic == GPU_CUDA_FUSED_MAGIC && known && l->output_count == 1 ? f : NULL;
 }
 
 /* The product's own view of a fused layer: the same tensors, the base op
@@ -169,6 +195,23 @@ static bool binary_func(plx_binary_func f, ck_binary *out) {
     case PLX_BINARY_MOD: *out = CK_MOD; return true;
     default: return false;
     }
+}
+
+/* A chain's step as a pointwise function with its parameters; false when
+ * gpu_cuda has no kernel for it. */
+static bool step_func(const struct cuda_fused_step *st, ck_pointwise *f, float *alpha,
+                      float *beta) {
+    *alpha = 0.0f;
+    *beta = 0.0f;
+    if (st->op == PLX_OP_UNARY) {
+        return unary_func(st->d.unary.func, f);
+    }
+    if (st->op == PLX_OP_ACTIVATION && activation_func(&st->d.activation, f)) {
+        *alpha = st->d.activation.alpha;
+        *beta = st->d.activation.beta;
+        return true;
+    }
+    return false;
 }
 
 /* The strides (in elements) with which input `x` is read along each of the
@@ -405,6 +448,17 @@ const char *gpu_cuda_op_check(const plx_layer_view *l, char *buf, size_t size) {
         }
         if (f->has_activation && !activation_func(&f->activation, &pw)) {
             snprintf(buf, size, "runs no activation function %d", (int)f->activation.func);
+            return buf;
+        }
+        for (uint32_t k = 0; k < f->step_count; k++) {
+            float alpha, beta;
+            if (!step_func(&f->steps[k], &pw, &alpha, &beta)) {
+                snprintf(buf, size, "runs no pointwise step %u of that kind in a chain", k);
+                return buf;
+            }
+        }
+        if (f->step_count > 0 && f->op != PLX_OP_BINARY && f->step_count >= CK_CHAIN_MAX) {
+            snprintf(buf, size, "runs chains of at most %d pointwise functions", CK_CHAIN_MAX);
             return buf;
         }
         if (f->bias_add) {
@@ -645,6 +699,15 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         *out_workload = w;
         return NULL;
     }
+    /* A fused chain: its head's workload, then its steps. */
+    const cuda_fused *chain = l->op == PLX_OP_PRECOMPILED ? fused_payload(l) : NULL;
+    plx_layer_view head;
+    if (chain && chain->step_count > 0) {
+        base_view(l, chain, &head);
+        l = &head;
+    } else {
+        chain = NULL;
+    }
     switch (l->op) {
     case PLX_OP_CONSTANT:
         w->kind = WK_CONSTANT;
@@ -755,6 +818,16 @@ plx_status gpu_cuda_create_workload(plx_factory *f, const plx_layer_view *l,
         break;
     }
     }
+    if (w->kind == WK_POINTWISE) {
+        w->chain.count = 1;
+        w->chain.f[0] = w->pointwise;
+        w->chain.alpha[0] = w->alpha;
+        w->chain.beta[0] = w->beta;
+    }
+    for (uint32_t k = 0; chain && k < chain->step_count; k++) {
+        int at = w->chain.count++;
+        step_func(&chain->steps[k], &w->chain.f[at], &w->chain.alpha[at], &w->chain.beta[at]);
+    }
     *out_workload = w;
     return NULL;
 }
@@ -809,10 +882,11 @@ plx_status gpu_cuda_workload_enqueue(plx_workload *w, cudaStream_t stream) {
                                                           cudaMemcpyDeviceToDevice, stream);
         break;
     case WK_POINTWISE:
-        rc = ck_pointwise_launch(stream, w->pointwise, w->alpha, w->beta, in[0], out, w->count);
+        rc = ck_chain_launch(stream, &w->chain, in[0], out, w->count);
         break;
     case WK_BINARY:
-        rc = ck_binary_launch(stream, w->binary, in[0], in[1], out, w->count, &w->broadcast);
+        rc = ck_binary_chain_launch(stream, w->binary, in[0], in[1], out, w->count,
+                                    &w->broadcast, &w->chain);
         break;
     case WK_SOFTMAX:
         rc = ck_softmax_launch(stream, in[0], out, w->outer, w->axis_n, w->inner, w->log);
@@ -868,8 +942,8 @@ const char *gpu_cuda_workload_name(const plx_workload *w) {
     switch (w->kind) {
     case WK_CONSTANT: return "constant (copy to device)";
     case WK_COPY: return "copy (device to device)";
-    case WK_POINTWISE: return "pointwise";
-    case WK_BINARY: return "binary";
+    case WK_POINTWISE: return w->chain.count > 1 ? "pointwise chain" : "pointwise";
+    case WK_BINARY: return w->chain.count > 0 ? "binary + pointwise chain" : "binary";
     case WK_SOFTMAX: return "softmax";
     case WK_REDUCE: return "reduce";
     case WK_GEMM: return w->post_activation ? "gemm (cuBLASLt) + activation" : "gemm (cuBLASLt)";
@@ -1016,6 +1090,79 @@ plx_status gpu_cuda_optimize_subgraph(plx_backend *b, const plx_subgraph_view *g
         /* The host checks the new layer with check_layer (float32, shapes,
          * the activation) and keeps the two layers when it is refused; a
          * substitution it rejects outright leaves the others to fuse. */
+        plx_status s = editor->substitute(editor, &sub);
+        if (s) {
+            host->status_free(host, s);
+        }
+    }
+    /* Pointwise chains: a binary, unary or activation layer, then the unary
+     * and activation layers that each alone read the one before, as one
+     * kernel (one pass over memory instead of one per layer). What the
+     * loop above fused is not taken again (the editor refuses a layer
+     * twice). */
+    for (uint32_t a = 0; a < g->layer_count; a++) {
+        const plx_subgraph_layer *first = &g->layers[a];
+        char why[256];
+        if (!chain_head(first->view.op) || first->view.output_count != 1 ||
+            gpu_cuda_op_check(&first->view, why, sizeof why)) {
+            continue;
+        }
+        cuda_fused f;
+        memset(&f, 0, sizeof f);
+        f.magic = GPU_CUDA_FUSED_MAGIC;
+        f.op = first->view.op;
+        if (f.op == PLX_OP_BINARY) {
+            f.desc.binary = *(const plx_binary_desc *)first->view.desc;
+        } else if (f.op == PLX_OP_UNARY) {
+            f.desc.unary = *(const plx_unary_desc *)first->view.desc;
+        } else {
+            f.desc.head = *(const plx_activation_desc *)first->view.desc;
+        }
+        uint32_t most = f.op == PLX_OP_BINARY ? CK_CHAIN_MAX : CK_CHAIN_MAX - 1;
+        uint32_t set[CK_CHAIN_MAX + 1];
+        uint32_t set_count = 0;
+        set[set_count++] = a;
+        char kind[96];
+        const char *name = f.op == PLX_OP_BINARY  ? plx_binary_func_name(f.desc.binary.func)
+                           : f.op == PLX_OP_UNARY ? plx_unary_func_name(f.desc.unary.func)
+                                                  : plx_activation_func_name(f.desc.head.func);
+        snprintf(kind, sizeof kind, "%s", name ? name : plx_op_name(f.op));
+        for (uint32_t last = a; f.step_count < most;) {
+            uint32_t r = plx_subgraph_sole_reader(g, last, NULL);
+            if (r == UINT32_MAX) {
+                break;
+            }
+            const plx_layer_view *v = &g->layers[r].view;
+            struct cuda_fused_step *st = &f.steps[f.step_count];
+            if (v->input_count != 1 || v->output_count != 1 ||
+                (v->op != PLX_OP_UNARY && v->op != PLX_OP_ACTIVATION)) {
+                break;
+            }
+            st->op = v->op;
+            if (v->op == PLX_OP_UNARY) {
+                st->d.unary = *(const plx_unary_desc *)v->desc;
+            } else {
+                st->d.activation = *(const plx_activation_desc *)v->desc;
+            }
+            ck_pointwise pw;
+            float alpha, beta;
+            if (!step_func(st, &pw, &alpha, &beta) || gpu_cuda_op_check(v, why, sizeof why)) {
+                break;
+            }
+            name = v->op == PLX_OP_UNARY ? plx_unary_func_name(st->d.unary.func)
+                                         : plx_activation_func_name(st->d.activation.func);
+            size_t len = strlen(kind);
+            snprintf(kind + len, sizeof kind - len, "+%s", name ? name : plx_op_name(v->op));
+            f.step_count++;
+            set[set_count++] = r;
+            last = r;
+        }
+        if (f.step_count == 0) {
+            continue;
+        }
+        plx_subgraph_source out = {set[set_count - 1], 0};
+        plx_substitution sub = {(uint32_t)sizeof sub, set, set_count, first->inputs,
+                                first->view.input_count, &out, 1, kind, &f, sizeof f};
         plx_status s = editor->substitute(editor, &sub);
         if (s) {
             host->status_free(host, s);

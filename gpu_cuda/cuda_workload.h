@@ -43,6 +43,9 @@ struct plx_workload {
     int64_t count;             /* output 0's elements */
     ck_pointwise pointwise;
     float alpha, beta;
+    /* WK_POINTWISE: its function then the fused steps after it; WK_BINARY:
+     * the fused steps after the binary function (count 0: none). */
+    ck_chain chain;
     ck_binary binary;
     ck_broadcast broadcast;
     int64_t outer, axis_n, inner;

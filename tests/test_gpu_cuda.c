@@ -306,7 +306,7 @@ static void input_for(float *x, unsigned seed) {
     }
 }
 
-/* Runs the MLP with its input and its two outputs bound as given. */
+/* Runs a network of one input and two outputs (the MLP, ...) bound as given. */
 static plx_status run_bound(plx_loaded_network *ln, plx_working_memory *wm,
                             const plx_tensor_binding *in, const plx_tensor_binding *out) {
     plx_execute_args a;
@@ -621,6 +621,62 @@ Test(gpu_cuda, linear_layers_fuse_their_bias_add) {
     OK(plx_loaded_network_execute_with(ref, NULL, &a));
     assert_close(got[0], want[0], 2 * ROWS * HID, 1e-5, "matmul+add+relu");
     assert_close(got[1], want[1], 2 * ROWS * HID, 1e-5, "matmul+add");
+    plx_loaded_network_unload(&gpu);
+    plx_loaded_network_unload(&ref);
+    plx_runtime_destroy(&rt);
+}
+
+/* Pointwise chains: a broadcast add, then relu and sigmoid, each alone
+ * reading the one before, and a tanh then an erf, become one kernel each
+ * ("add+relu+sigmoid", "tanh+erf") and match cpu_ref. */
+Test(gpu_cuda, pointwise_chains_run_as_one_kernel) {
+    plx_runtime *rt = runtime_with(NULL, 0);
+    require_gpu(&rt);
+    mlp_weights();
+    plx_network *n;
+    OK(plx_network_create(&n));
+    plx_tensor_info xt = f32(2, ROWS, HID), bt = f32(1, HID, 0);
+    plx_binary_desc add = PLX_BINARY_DESC_INIT(PLX_BINARY_ADD);
+    plx_activation_desc relu = PLX_ACTIVATION_DESC_INIT(PLX_ACT_RELU),
+                        sigmoid = PLX_ACTIVATION_DESC_INIT(PLX_ACT_SIGMOID),
+                        tanh_act = PLX_ACTIVATION_DESC_INIT(PLX_ACT_TANH);
+    plx_unary_desc erf = PLX_UNARY_DESC_INIT(PLX_UNARY_ERF);
+    plx_layer_id x, b, ad, r, sg, th, ef, y[2];
+    OK(plx_network_add_input(n, "x", 0, &xt, &x));
+    OK(plx_network_add_constant(n, "b", &bt, b1, PLX_CONSTANT_BORROW, &b));
+    OK(plx_network_add_layer(n, "add", PLX_OP_BINARY, &add, 2, 1, &ad));
+    OK(plx_network_add_layer(n, "relu", PLX_OP_ACTIVATION, &relu, 1, 1, &r));
+    OK(plx_network_add_layer(n, "sigmoid", PLX_OP_ACTIVATION, &sigmoid, 1, 1, &sg));
+    OK(plx_network_add_layer(n, "tanh", PLX_OP_ACTIVATION, &tanh_act, 1, 1, &th));
+    OK(plx_network_add_layer(n, "erf", PLX_OP_UNARY, &erf, 1, 1, &ef));
+    OK(plx_network_add_output(n, "y0", 0, &y[0]));
+    OK(plx_network_add_output(n, "y1", 1, &y[1]));
+    OK(plx_network_connect(n, x, 0, ad, 0));
+    OK(plx_network_connect(n, b, 0, ad, 1));
+    OK(plx_network_connect(n, ad, 0, r, 0));
+    OK(plx_network_connect(n, r, 0, sg, 0));
+    OK(plx_network_connect(n, sg, 0, y[0], 0));
+    OK(plx_network_connect(n, x, 0, th, 0));
+    OK(plx_network_connect(n, th, 0, ef, 0));
+    OK(plx_network_connect(n, ef, 0, y[1], 0));
+    char summary[4096];
+    plx_loaded_network *gpu = load_on(rt, n, "gpu_cuda", false, summary, sizeof summary);
+    plx_loaded_network *ref = load_on(rt, n, "cpu_ref", false, NULL, 0);
+    plx_network_destroy(&n);
+    cr_assert(not(zero(ptr, strstr(summary, "(add+relu+sigmoid)"))), "%s", summary);
+    cr_assert(not(zero(ptr, strstr(summary, "(tanh+erf)"))), "%s", summary);
+    float xv[ROWS * HID], got[2][ROWS * HID], want[2][ROWS * HID];
+    for (int i = 0; i < ROWS * HID; i++) {
+        xv[i] = (float)(i % 23) / 5.0f - 2.0f;
+    }
+    plx_tensor_binding in = {0, xv, sizeof xv, 0};
+    plx_tensor_binding out[] = {{0, got[0], sizeof got[0], 0}, {1, got[1], sizeof got[1], 0}};
+    plx_tensor_binding out0[] = {{0, want[0], sizeof want[0], 0},
+                                 {1, want[1], sizeof want[1], 0}};
+    OK(run_bound(gpu, NULL, &in, out));
+    OK(run_bound(ref, NULL, &in, out0));
+    assert_close(got[0], want[0], ROWS * HID, 1e-5, "add+relu+sigmoid");
+    assert_close(got[1], want[1], ROWS * HID, 1e-5, "tanh+erf");
     plx_loaded_network_unload(&gpu);
     plx_loaded_network_unload(&ref);
     plx_runtime_destroy(&rt);

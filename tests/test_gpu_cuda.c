@@ -610,15 +610,8 @@ Test(gpu_cuda, linear_layers_fuse_their_bias_add) {
     plx_tensor_binding out[] = {{0, got[0], sizeof got[0], 0}, {1, got[1], sizeof got[1], 0}};
     plx_tensor_binding out0[] = {{0, want[0], sizeof want[0], 0},
                                  {1, want[1], sizeof want[1], 0}};
-    plx_execute_args a;
-    plx_execute_args_init(&a);
-    a.inputs = &in;
-    a.input_count = 1;
-    a.outputs = out;
-    a.output_count = 2;
-    OK(plx_loaded_network_execute_with(gpu, NULL, &a));
-    a.outputs = out0;
-    OK(plx_loaded_network_execute_with(ref, NULL, &a));
+    OK(run_bound(gpu, NULL, &in, out));
+    OK(run_bound(ref, NULL, &in, out0));
     assert_close(got[0], want[0], 2 * ROWS * HID, 1e-5, "matmul+add+relu");
     assert_close(got[1], want[1], 2 * ROWS * HID, 1e-5, "matmul+add");
     plx_loaded_network_unload(&gpu);

@@ -38,16 +38,8 @@ static plx_runtime *runtime_with(const char *const *options, size_t option_count
     o.search_paths = paths;
     o.search_path_count = 2;
     plx_backend_option opts[4];
-    char keys[4][64];
-    cr_assert(le(sz, option_count, 4));
-    for (size_t i = 0; i < option_count; i++) {
-        const char *eq = strchr(options[i], '=');
-        cr_assert(not(zero(ptr, (void *)eq)), "option '%s' has no '='", options[i]);
-        snprintf(keys[i], sizeof keys[i], "%.*s", (int)(eq - options[i]), options[i]);
-        opts[i].backend_id = "gpu_cuda";
-        opts[i].key = keys[i];
-        opts[i].value = eq + 1;
-    }
+    tu_option_key keys[4];
+    tu_backend_options("gpu_cuda", options, option_count, opts, keys, 4);
     o.backend_options = opts;
     o.backend_option_count = option_count;
     return tu_create(&o);
@@ -59,21 +51,9 @@ static bool cuda_required(void) {
 }
 
 /* gpu_cuda of a runtime: available, or the test skips with the backend's
- * reason (fails with PLEXUS_REQUIRE_CUDA=1). The runtime is destroyed
- * before skipping, so that nothing leaks. */
+ * reason (fails with PLEXUS_REQUIRE_CUDA=1). */
 static const plx_backend_info *require_gpu(plx_runtime **rt) {
-    const plx_backend_info *b = plx_runtime_find_backend(*rt, "gpu_cuda");
-    cr_assert(not(zero(ptr, (void *)b)), "gpu_cuda was not loaded: %s", tu_dump(*rt));
-    if (!b->available) {
-        char reason[1024];
-        snprintf(reason, sizeof reason, "%s", b->reason ? b->reason : "(no reason)");
-        plx_runtime_destroy(rt);
-        if (cuda_required()) {
-            cr_fatal("PLEXUS_REQUIRE_CUDA=1, but gpu_cuda is unavailable: %s", reason);
-        }
-        cr_skip_test("gpu_cuda is unavailable: %s", reason);
-    }
-    return b;
+    return tu_require_backend(rt, "gpu_cuda", "PLEXUS_REQUIRE_CUDA");
 }
 
 static void require_device(void) {

@@ -83,16 +83,8 @@ static plx_runtime *runtime_with_allocator(const char *const *options, size_t op
     o.search_paths = paths;
     o.search_path_count = 2;
     plx_backend_option opts[8];
-    char keys[8][64];
-    cr_assert(le(sz, option_count, 8));
-    for (size_t i = 0; i < option_count; i++) {
-        const char *eq = strchr(options[i], '=');
-        cr_assert(not(zero(ptr, (void *)eq)), "option '%s' has no '='", options[i]);
-        snprintf(keys[i], sizeof keys[i], "%.*s", (int)(eq - options[i]), options[i]);
-        opts[i].backend_id = "gpu_opencl";
-        opts[i].key = keys[i];
-        opts[i].value = eq + 1;
-    }
+    tu_option_key keys[8];
+    tu_backend_options("gpu_opencl", options, option_count, opts, keys, 8);
     o.backend_options = opts;
     o.backend_option_count = option_count;
     return tu_create(&o);
@@ -106,27 +98,10 @@ static plx_runtime *runtime_plain(void) {
     return runtime_with(NULL, 0);
 }
 
-static bool opencl_required(void) {
-    const char *v = getenv("PLEXUS_REQUIRE_OPENCL");
-    return v && strcmp(v, "1") == 0;
-}
-
 /* gpu_opencl of a runtime created without options: available, or the test
- * skips with the backend's reason (fails with PLEXUS_REQUIRE_OPENCL=1). The
- * runtime is destroyed before skipping, so that nothing leaks. */
+ * skips with the backend's reason (fails with PLEXUS_REQUIRE_OPENCL=1). */
 static const plx_backend_info *require_gpu(plx_runtime **rt) {
-    const plx_backend_info *b = plx_runtime_find_backend(*rt, "gpu_opencl");
-    cr_assert(not(zero(ptr, (void *)b)), "gpu_opencl was not loaded: %s", tu_dump(*rt));
-    if (!b->available) {
-        char reason[1024];
-        snprintf(reason, sizeof reason, "%s", b->reason ? b->reason : "(no reason)");
-        plx_runtime_destroy(rt);
-        if (opencl_required()) {
-            cr_fatal("PLEXUS_REQUIRE_OPENCL=1, but gpu_opencl is unavailable: %s", reason);
-        }
-        cr_skip_test("gpu_opencl is unavailable: %s", reason);
-    }
-    return b;
+    return tu_require_backend(rt, "gpu_opencl", "PLEXUS_REQUIRE_OPENCL");
 }
 
 /* A device is there: a runtime with options must then decide by itself. */

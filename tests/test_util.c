@@ -355,6 +355,36 @@ void tu_copy_file(const char *src, const char *dir, const char *name) {
     free(data);
 }
 
+void tu_backend_options(const char *id, const char *const *options, size_t count,
+                        plx_backend_option *opts, tu_option_key *keys, size_t max) {
+    cr_assert(le(sz, count, max));
+    for (size_t i = 0; i < count; i++) {
+        const char *eq = strchr(options[i], '=');
+        cr_assert(not(zero(ptr, (void *)eq)), "option '%s' has no '='", options[i]);
+        snprintf(keys[i], sizeof keys[i], "%.*s", (int)(eq - options[i]), options[i]);
+        opts[i].backend_id = id;
+        opts[i].key = keys[i];
+        opts[i].value = eq + 1;
+    }
+}
+
+const plx_backend_info *tu_require_backend(plx_runtime **rt, const char *id,
+                                           const char *require_var) {
+    const plx_backend_info *b = plx_runtime_find_backend(*rt, id);
+    cr_assert(not(zero(ptr, (void *)b)), "%s was not loaded: %s", id, tu_dump(*rt));
+    if (!b->available) {
+        char reason[1024];
+        snprintf(reason, sizeof reason, "%s", b->reason ? b->reason : "(no reason)");
+        plx_runtime_destroy(rt);
+        const char *v = getenv(require_var);
+        if (v && strcmp(v, "1") == 0) {
+            cr_fatal("%s=1, but %s is unavailable: %s", require_var, id, reason);
+        }
+        cr_skip_test("%s is unavailable: %s", id, reason);
+    }
+    return b;
+}
+
 void tu_trace_text(plx_runtime *rt, char *buf, size_t size) {
     char dir[4096], path[4096];
     tu_mkdtemp(dir);

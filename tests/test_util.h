@@ -147,6 +147,19 @@ void tu_run_layer(plx_runtime *rt, const char *backend, plx_op op, const void *d
                   void **outs);
 
 /* true when built with AddressSanitizer. */
+/* "key=value" strings as options of backend `id`: opts[i] points into
+ * options[i] and into keys[i] (the key, copied); at most `max`. Asserts. */
+typedef char tu_option_key[64];
+void tu_backend_options(const char *id, const char *const *options, size_t count,
+                        plx_backend_option *opts, tu_option_key *keys, size_t max);
+
+/* Backend `id` of *rt when it is available. When it is not, *rt is
+ * destroyed (nothing leaks) and the test skips with the backend's reason,
+ * or fails when the environment variable `require_var` is "1" (a machine
+ * that must have the device: PLEXUS_REQUIRE_OPENCL, PLEXUS_REQUIRE_CUDA). */
+const plx_backend_info *tu_require_backend(plx_runtime **rt, const char *id,
+                                           const char *require_var);
+
 /* The runtime's trace (plx_runtime_write_trace) as text in buf ("" when it
  * cannot be read back), through a temporary file. */
 void tu_trace_text(plx_runtime *rt, char *buf, size_t size);

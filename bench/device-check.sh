@@ -37,6 +37,11 @@
 #       machine, after `run` (a second call, when device time is left):
 #       bench/cuda_vs_torch.py again with torch.compile in fp16 and fp32.
 #
+#   bench/device-check.sh sanitize [BUILD] [REPORT_DIR]   on the GPU
+#       machine, when device time is left: test_gpu_cuda under
+#       compute-sanitizer's memcheck (out-of-bounds and misaligned device
+#       accesses, leaks of device memory), for the kernels' first runs.
+#
 #   Each step's output goes to a log; REPORT_DIR (default $OUT when set,
 #   else BUILD/devcheck-report) receives report.txt, which ends with one
 #   line per step and 'device-check: N passed, N failed', the benchmark's
@@ -203,6 +208,14 @@ run_checks() {
     grep -h "^ok\|^not ok" "$logs/test_gpu_cuda.log" "$logs/ops_gpu_cuda.log" |
       grep -c "# SKIP" | sed 's/^/tests skipped (refused operators): /' >> "$summary"
     grep -h "^conformance \|Latency" "$logs"/*.log >> "$summary"
+  elif [ "$what" = sanitize ]; then
+    if command -v compute-sanitizer > /dev/null; then
+      step memcheck env PLEXUS_BACKEND_PATH= compute-sanitizer --tool memcheck \
+        --leak-check full --error-exitcode 1 "$build/tests/test_gpu_cuda" --tap=- -j1
+    else
+      echo "no compute-sanitizer on this machine: nothing checked" >> "$summary"
+      failed=$((failed + 1))
+    fi
   else
     step bench-compile run_bench "$logs" bench-compile --precisions fp16,fp32 \
       --compile-precisions fp16,fp32
@@ -224,6 +237,7 @@ case "$mode" in
   prepare) prepare ;;
   run) run_checks "" "$@" ;;
   bench-compile) run_checks bench-compile "$@" ;;
-  *) echo "usage: $0 prepare [BUILD] | run [BUILD] [REPORT_DIR] | bench-compile [BUILD] [REPORT_DIR]" >&2
+  sanitize) run_checks sanitize "$@" ;;
+  *) echo "usage: $0 prepare [BUILD] | run|bench-compile|sanitize [BUILD] [REPORT_DIR]" >&2
      exit 2 ;;
 esac

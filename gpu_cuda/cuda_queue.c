@@ -328,7 +328,8 @@ static plx_status launch_all(plx_queue *q) {
 
 static queue_segment *segment_starting_with(plx_queue *q, const plx_workload *w) {
     for (uint32_t i = 0; i < q->segment_count; i++) {
-        if (q->segments[i].workloads[0] == w && !q->segments[i].uncapturable) {
+        if (q->segments[i].count > 0 && q->segments[i].workloads[0] == w &&
+            !q->segments[i].uncapturable) {
             return &q->segments[i];
         }
     }
@@ -369,7 +370,7 @@ static queue_segment *remember_segment(plx_queue *q) {
     }
     s->workloads = host->alloc(host, q->count * sizeof *s->workloads, 0);
     if (!s->workloads) {
-        return NULL;
+        return NULL; /* an empty slot (count 0), which nothing matches */
     }
     for (uint32_t i = 0; i < q->count; i++) {
         s->workloads[i] = q->pending[i].workload;

@@ -406,19 +406,14 @@ static bool collect_pointers(const plx_host *host, plx_workload *const *workload
 }
 
 /* Whether the segment's workloads use the pointers it was captured with
- * (read into the queue's scratch list, as long as the capture's). */
+ * (read into the queue's scratch list, grown at the capture to hold them,
+ * so that this allocates nothing). */
 static bool pointers_unchanged(plx_queue *q, const queue_segment *s) {
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < s->count; i++) {
-        uint32_t room = q->scratch_cap - k;
-        uint32_t used = gpu_cuda_workload_pointers(s->workloads[i], q->scratch + k, room);
-        if (used > room) {
-            return false;
-        }
-        k += used;
-    }
-    return k == s->pointer_count &&
-           memcmp(q->scratch, s->pointers, k * sizeof *q->scratch) == 0;
+    uint32_t count = 0;
+    return collect_pointers(q->factory->host, s->workloads, s->count, &q->scratch, &count,
+                            &q->scratch_cap) &&
+           count == s->pointer_count &&
+           memcmp(q->scratch, s->pointers, count * sizeof *q->scratch) == 0;
 }
 
 /* Captures the segment's launches into a graph and makes or updates its
@@ -756,12 +751,16 @@ static void read_checks(plx_queue *q, plx_fence *fence) {
     }
 }
 
+/* The verdict of a fence that was waited on, as a new status (or NULL). */
+static plx_status fence_verdict(const plx_fence *fence) {
+    return fence->verdict == PLX_OK ? NULL
+                                    : fence->host->status_create(fence->host, fence->verdict,
+                                                                 "%s", fence->verdict_message);
+}
+
 plx_status gpu_cuda_fence_wait(plx_fence *fence) {
     if (fence->waited) {
-        return fence->verdict == PLX_OK
-                   ? NULL
-                   : fence->host->status_create(fence->host, fence->verdict, "%s",
-                                                fence->verdict_message);
+        return fence_verdict(fence);
     }
     cudaError_t rc = cudaSetDevice(fence->device);
     if (rc == cudaSuccess) {
@@ -776,10 +775,7 @@ plx_status gpu_cuda_fence_wait(plx_fence *fence) {
         if (fence->queue && fence->checks_upto) {
             read_checks(fence->queue, fence);
         }
-        return fence->verdict == PLX_OK
-                   ? NULL
-                   : fence->host->status_create(fence->host, fence->verdict, "%s",
-                                                fence->verdict_message);
+        return fence_verdict(fence);
     }
     if (fence->last_layer) {
         return gpu_cuda_failure(fence->host, rc, PLX_INTERNAL,

@@ -98,7 +98,9 @@ const char *onnxi_attr_s(const onnxi_node *n, const char *name, const char *def,
         return def;
     }
     size_t len = a->s.len < size - 1 ? a->s.len : size - 1;
-    memcpy(buf, a->s.data, len);
+    if (len > 0) { /* an empty string's data may be NULL, which memcpy must not get */
+        memcpy(buf, a->s.data, len);
+    }
     buf[len] = '\0';
     return buf;
 }

@@ -18,7 +18,9 @@
  * product: BLAS has no epilogue, so it does less work on the conv rows).
  *
  * usage: plexus-bench-gemm [--json] [--runs N] [--isa NAME] [--threads N]
- * (--isa and --threads restrict the runs to one variant, one count). */
+ *                          [--shape TEXT]
+ * (--isa and --threads restrict the runs to one variant, one count;
+ * --shape to the shapes whose name contains TEXT). */
 #define _GNU_SOURCE /* clock_gettime */
 #include <pthread.h>
 #include <stdbool.h>
@@ -271,6 +273,7 @@ int main(int argc, char **argv) {
     bool json = false;
     int runs = 5;
     int only_isa = -1, only_threads = 0;
+    const char *only_shape = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
@@ -284,9 +287,11 @@ int main(int argc, char **argv) {
             only_isa = (int)isa;
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             only_threads = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            only_shape = argv[++i];
         } else {
             fprintf(stderr, "usage: plexus-bench-gemm [--json] [--runs N] [--isa NAME] "
-                            "[--threads N]\n");
+                            "[--threads N] [--shape TEXT]\n");
             return 2;
         }
     }
@@ -328,6 +333,9 @@ int main(int argc, char **argv) {
                        "GFLOP/s", "% peak", "OpenBLAS", "% peak");
             }
             for (size_t s = 0; s < SHAPE_COUNT; s++) {
+                if (only_shape && !strstr(shapes[s].name, only_shape)) {
+                    continue;
+                }
                 double blas;
                 double gf = time_gemm(isa, pool, threads, &shapes[s], runs, &blas);
                 char blas_json[96] = "null, \"openblas_percent_of_peak\": null";

@@ -238,7 +238,10 @@ static plan largest_plan(const plxk_gemm_blocking *b, size_t m, size_t n, size_t
     plan p;
     set_parts(&p, b, m, n, 1, ceil_div(n, b->nc));
     p.kc = min_size(b->kc, k);
-    p.slice_a = align_floats(min_size(p.rows, b->mc) * p.kc);
+    /* all of a region's rows when they fit one MC x KC block (rows is a
+     * multiple of MR) */
+    size_t block = b->mc * b->kc;
+    p.slice_a = align_floats(p.rows <= block / p.kc ? p.rows * p.kc : block);
     p.slice_b = align_floats(p.nc * p.kc);
     return p;
 }

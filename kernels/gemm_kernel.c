@@ -16,6 +16,10 @@
 
 #include "gemm_kernel.h"
 
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
+
 /* Block sizes. MR x NR accumulators must fit the vector registers (AVX-512:
  * 8 x 2 zmm of 32; AVX2: 6 x 2 ymm of 16; SSE2: 4 x 2 xmm of 16); a KC x NR
  * panel of B stays in L1, the MC x KC block of A in L2, and the KC x NC
@@ -180,11 +184,12 @@ static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, siz
  * register width of the ISA; GNU vector extensions, which compile to the
  * same instructions as the vectoriser would), because GCC does not keep a
  * plain float acc[MR][NR] in registers across the K loop: it stores it to
- * the stack on every step. Other compilers get the plain loop. */
+ * the stack on every step. Other compilers get the plain loop. Inlined
+ * into its callers, so that acc stays in registers after the loop too. */
 #if defined(__GNUC__)
-static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                         ptrdiff_t ldb, float acc_out[MR][NR]) {
-    vfloat acc[MR][NV];
+static inline __attribute__((always_inline)) void
+k_loop(size_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
+       vfloat acc[MR][NV]) {
     for (size_t i = 0; i < MR; i++) {
         for (size_t v = 0; v < NV; v++) {
             acc[i][v] = (vfloat){0};
@@ -205,6 +210,12 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
             }
         }
     }
+}
+
+static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
+                         ptrdiff_t ldb, float acc_out[MR][NR]) {
+    vfloat acc[MR][NV];
+    k_loop(kc, a, b, ldb, acc);
     for (size_t i = 0; i < MR; i++) {
         for (size_t v = 0; v < NV; v++) {
             memcpy(&acc_out[i][v * VL], &acc[i][v], sizeof acc[i][v]);
@@ -244,6 +255,35 @@ static inline vfloat vselect(vint m, vfloat a, vfloat b) {
     return (vfloat)((m & (vint)a) | (~m & (vint)b));
 }
 
+/* max(lo, x) and min(hi, x) per lane, NaN kept, as plxk_gemm_activate's
+ * relu and clip. On x86, maxps and minps return their second operand when
+ * either is NaN: one instruction each, where the select takes three (a
+ * compare and two logic operations), which with a small K made the
+ * epilogue a fifth of the time. */
+static inline vfloat vmax_of(vfloat lo, vfloat x) {
+#if defined(__AVX512F__) && VL == 16
+    return (vfloat)_mm512_max_ps((__m512)lo, (__m512)x);
+#elif defined(__AVX__) && VL == 8
+    return (vfloat)_mm256_max_ps((__m256)lo, (__m256)x);
+#elif defined(__SSE__) && VL == 4
+    return (vfloat)_mm_max_ps((__m128)lo, (__m128)x);
+#else
+    return vselect(lo > x, lo, x);
+#endif
+}
+
+static inline vfloat vmin_of(vfloat hi, vfloat x) {
+#if defined(__AVX512F__) && VL == 16
+    return (vfloat)_mm512_min_ps((__m512)hi, (__m512)x);
+#elif defined(__AVX__) && VL == 8
+    return (vfloat)_mm256_min_ps((__m256)hi, (__m256)x);
+#elif defined(__SSE__) && VL == 4
+    return (vfloat)_mm_min_ps((__m128)hi, (__m128)x);
+#else
+    return vselect(hi < x, hi, x);
+#endif
+}
+
 /* One full row of a tile, C contiguous (the common case), in vector
  * operations: in the AVX2 build, GCC left the scalar loops below scalar,
  * and the epilogue then cost more than the product at small K. */
@@ -266,11 +306,9 @@ static void update_row(float *restrict c, const float *restrict acc, float alpha
         }
         /* as plxk_gemm_activate: NaN stays NaN through each */
         if (act == PLXK_ACT_RELU) {
-            v = vselect(v < 0.0f, (vfloat){0}, v);
+            v = vmax_of((vfloat){0}, v);
         } else if (act == PLXK_ACT_CLIP) {
-            vfloat vlo = (vfloat){0} + lo, vhi = (vfloat){0} + hi;
-            v = vselect(vlo > v, vlo, v);
-            v = vselect(vhi < v, vhi, v);
+            v = vmin_of((vfloat){0} + hi, vmax_of((vfloat){0} + lo, v));
         } else if (act == PLXK_ACT_LEAKY) {
             v = vselect(v < 0.0f, slope * v, v);
         }
@@ -349,6 +387,58 @@ static void update_c(const plxk_gemm_problem *pr, float acc[MR][NR], size_t i0, 
     }
 }
 
+#if defined(__GNUC__)
+/* A full MR x NR tile of C with contiguous rows (C's row stride ldc):
+ * the product and update_c's epilogue while the accumulators are still in
+ * registers, without the round trip through memory that update_c's
+ * interface costs (with a small K, as a pointwise conv's, that round trip
+ * and update_c's per-row branches took as long as the product). beta is
+ * this pass's (update_c's), bias NULL but on the last pass, where it
+ * points at the tile's first row and column (bias_cs 0 or 1). */
+static inline __attribute__((always_inline)) void
+full_tile(size_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
+          float *restrict c, ptrdiff_t ldc, float alpha, float beta, const float *restrict bias,
+          ptrdiff_t bias_rs, ptrdiff_t bias_cs, plxk_activation act, float lo, float hi,
+          float slope) {
+    vfloat acc[MR][NV];
+    k_loop(kc, a, b, ldb, acc);
+    /* each step a loop over the whole tile, its condition outside: with
+     * the conditions per vector, GCC kept the tile in registers but
+     * branched ten times per vector */
+#define TILE_LOOP(body)                                                                   \
+    _Pragma("GCC unroll 16") for (size_t i = 0; i < MR; i++) {                            \
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < NV; v++) {                         \
+            body;                                                                         \
+        }                                                                                 \
+    }
+    vfloat y;
+    if (alpha != 1.0f) {
+        TILE_LOOP(acc[i][v] *= alpha)
+    }
+    if (beta != 0.0f) {
+        TILE_LOOP(memcpy(&y, c + (ptrdiff_t)i * ldc + (ptrdiff_t)(v * VL), sizeof y);
+                  acc[i][v] += beta * y)
+    }
+    if (bias && bias_cs == 0) {
+        TILE_LOOP(acc[i][v] += bias[(ptrdiff_t)i * bias_rs])
+    } else if (bias) {
+        TILE_LOOP(memcpy(&y, bias + (ptrdiff_t)i * bias_rs + (ptrdiff_t)(v * VL), sizeof y);
+                  acc[i][v] += y)
+    }
+    /* as plxk_gemm_activate: NaN stays NaN through each */
+    const vfloat vlo = (vfloat){0} + lo, vhi = (vfloat){0} + hi;
+    if (act == PLXK_ACT_RELU) {
+        TILE_LOOP(acc[i][v] = vmax_of((vfloat){0}, acc[i][v]))
+    } else if (act == PLXK_ACT_CLIP) {
+        TILE_LOOP(acc[i][v] = vmin_of(vhi, vmax_of(vlo, acc[i][v])))
+    } else if (act == PLXK_ACT_LEAKY) {
+        TILE_LOOP(acc[i][v] = vselect(acc[i][v] < 0.0f, slope * acc[i][v], acc[i][v]))
+    }
+    TILE_LOOP(memcpy(c + (ptrdiff_t)i * ldc + (ptrdiff_t)(v * VL), &acc[i][v], sizeof y))
+#undef TILE_LOOP
+}
+#endif
+
 /* Asks for the rows of C's mr x nr block at (i0, j0) ahead of update_c,
  * so that they arrive while the micro-kernel runs: the rows are ldc apart
  * (kilobytes) and no prefetcher follows them. In a profile of square
@@ -377,53 +467,123 @@ static inline void prefetch_c(const plxk_gemm_problem *pr, size_t i0, size_t j0,
  * few dozen tokens: the copy cost as much as the product). */
 #define DIRECT_B_PANELS 4
 
+static size_t round_up_size(size_t v, size_t to) {
+    return (v + to - 1) / to * to;
+}
+
+/* When all of the region's rows of op(A) fit one MC x KC block (a small
+ * K lets more than MC rows in), op(B) is packed a chunk of at most
+ * CHUNK_B_BYTES at a time (at least one panel), each chunk multiplied
+ * before the next is packed, so that the chunk is written and read back in
+ * L1. Packed whole, a pass of B is written out to L2 (a line fill for
+ * every store) and read back from there: with a pointwise conv's small K
+ * that copy took a seventh of the product's time. */
+#define CHUNK_B_BYTES (16 * 1024)
+
+/* What one KC pass of region() multiplies. */
+typedef struct pass {
+    const plxk_gemm_problem *pr;
+    size_t i0, j0;   /* the region's first row and column */
+    size_t p0, kc;   /* the pass's rows of op(B) */
+    bool first, last;
+    size_t full;     /* columns [0, full) of the region read in place */
+    bool in_registers;
+} pass;
+
+/* The tiles of rows [ic, ic + mc) (packed at pack_a) by the region's
+ * columns [jlo, jhi): panel c of B (columns jlo + c NR ...) at panels + c
+ * panel_floats, rows NR floats apart, except the columns below `full`. */
+static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *pack_a, size_t jlo,
+                       size_t jhi, const float *panels, size_t panel_floats) {
+    const plxk_gemm_problem *pr = ps->pr;
+    const plxk_gemm_args *g = &pr->args;
+    size_t kc = ps->kc;
+    for (size_t jr = jlo; jr < jhi; jr += NR) {
+        const float *bp = panels + (jr - jlo) / NR * panel_floats;
+        ptrdiff_t ldb = NR;
+        if (jr < ps->full) {
+            bp = g->b + (ptrdiff_t)ps->p0 * g->b_rs + (ptrdiff_t)(ps->j0 + jr);
+            ldb = g->b_rs;
+        }
+        for (size_t ir = 0; ir < mc; ir += MR) {
+            size_t i = ps->i0 + ic + ir, j = ps->j0 + jr;
+            size_t mr = min_size(MR, mc - ir), nr = min_size(NR, jhi - jr);
+            prefetch_c(pr, i, j, mr, nr);
+#if defined(__GNUC__)
+            if (ps->in_registers && mr == MR && nr == NR) {
+                full_tile(kc, pack_a + ir * kc, bp, ldb,
+                          g->c + (ptrdiff_t)i * pr->c_rs + (ptrdiff_t)j, pr->c_rs, g->alpha,
+                          ps->first ? g->beta : 1.0f,
+                          ps->last && g->bias ? g->bias + (ptrdiff_t)i * g->bias_rs +
+                                                    (ptrdiff_t)j * g->bias_cs
+                                              : NULL,
+                          g->bias_rs, g->bias_cs, ps->last ? g->act : PLXK_ACT_NONE, g->lo,
+                          g->hi, g->slope);
+                continue;
+            }
+#endif
+            float acc[MR][NR];
+            micro_kernel(kc, pack_a + ir * kc, bp, ldb, acc);
+            update_c(pr, acc, i, j, mr, nr, ps->first, ps->last);
+        }
+    }
+}
+
 /* plxk_gemm_impl.region, in the loop order of Goto's GEMM: for each KC
  * pass, op(B)'s kc x nc block is packed once and serves every MC block of
  * the region's rows; each MC block of op(A) is packed and multiplied by
  * every NR panel of B (kc x NR, which stays in L1) against every MR panel
  * of A (in L2). A pre-packed op(B) (plxk_gemm_args.packed_b) is read where
- * it is instead. */
+ * it is instead; with A in one block, B is packed by chunks (CHUNK_B_BYTES). */
 static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, size_t nc,
                    float *pack_a_buf, float *pack_b_buf) {
     const plxk_gemm_args *g = &pr->args;
     bool direct = !g->packed_b && g->b_cs == 1 && m <= DIRECT_B_PANELS * MR;
-    size_t full = direct ? nc / NR * NR : 0; /* columns read in place */
+    pass ps = {.pr = pr, .i0 = i0, .j0 = j0,
+               .full = direct ? nc / NR * NR : 0, /* columns read in place */
+               /* full tiles go through full_tile when C's rows are contiguous */
+               .in_registers = pr->c_cs == 1 &&
+                               (!g->bias || g->bias_cs == 0 || g->bias_cs == 1)};
     for (size_t p0 = 0; p0 < g->k; p0 += KC) {
         size_t kc = min_size(KC, g->k - p0);
-        bool first = p0 == 0, last = p0 + kc == g->k;
-        /* this pass's B panels: panel c (columns j0 + c NR ...) at
-         * panels + c panel_floats, rows NR floats apart */
-        const float *panels = pack_b_buf;
-        size_t panel_floats = NR * kc;
+        ps.p0 = p0;
+        ps.kc = kc;
+        ps.first = p0 == 0;
+        ps.last = p0 + kc == g->k;
         if (g->packed_b) {
             /* pre-packed (plxk_gemm_pack_b): panels of all of K; j0 is a
              * multiple of NR */
-            panels = g->packed_b + j0 * g->k + p0 * NR;
-            panel_floats = NR * g->k;
-        } else if (full < nc) {
-            /* packed panels; with `direct`, only the edge, padded with
-             * zeros, at its usual place */
-            pack_b(g, p0, kc, j0 + full, nc - full, pack_b_buf + full * kc);
+            for (size_t ic = 0; ic < m; ic += MC) {
+                size_t mc = min_size(MC, m - ic);
+                pack_a(g, i0 + ic, mc, p0, kc, pack_a_buf);
+                pass_tiles(&ps, ic, mc, pack_a_buf, 0, nc, g->packed_b + j0 * g->k + p0 * NR,
+                           NR * g->k);
+            }
+            continue;
+        }
+        if (round_up_size(m, MR) * kc <= MC * KC && ps.full < nc) {
+            size_t chunk = CHUNK_B_BYTES / sizeof(float) / kc / NR * NR;
+            chunk = chunk < NR ? NR : chunk;
+            pack_a(g, i0, m, p0, kc, pack_a_buf);
+            for (size_t jc = ps.full; jc < nc; jc += chunk) {
+                size_t jend = min_size(nc, jc + chunk);
+                pack_b(g, p0, kc, j0 + jc, jend - jc, pack_b_buf);
+                pass_tiles(&ps, 0, m, pack_a_buf, jc, jend, pack_b_buf, NR * kc);
+            }
+            if (ps.full > 0) {
+                pass_tiles(&ps, 0, m, pack_a_buf, 0, ps.full, pack_b_buf, NR * kc);
+            }
+            continue;
+        }
+        /* packed panels; with `direct`, only the edge, padded with zeros,
+         * at its usual place */
+        if (ps.full < nc) {
+            pack_b(g, p0, kc, j0 + ps.full, nc - ps.full, pack_b_buf + ps.full * kc);
         }
         for (size_t ic = 0; ic < m; ic += MC) {
             size_t mc = min_size(MC, m - ic);
             pack_a(g, i0 + ic, mc, p0, kc, pack_a_buf);
-            for (size_t jr = 0; jr < nc; jr += NR) {
-                const float *bp = panels + jr / NR * panel_floats;
-                ptrdiff_t ldb = NR;
-                if (jr < full) {
-                    bp = g->b + (ptrdiff_t)p0 * g->b_rs + (ptrdiff_t)(j0 + jr);
-                    ldb = g->b_rs;
-                }
-                for (size_t ir = 0; ir < mc; ir += MR) {
-                    float acc[MR][NR];
-                    prefetch_c(pr, i0 + ic + ir, j0 + jr, min_size(MR, mc - ir),
-                               min_size(NR, nc - jr));
-                    micro_kernel(kc, pack_a_buf + ir * kc, bp, ldb, acc);
-                    update_c(pr, acc, i0 + ic + ir, j0 + jr, min_size(MR, mc - ir),
-                             min_size(NR, nc - jr), first, last);
-                }
-            }
+            pass_tiles(&ps, ic, mc, pack_a_buf, 0, nc, pack_b_buf, NR * kc);
         }
     }
 }

@@ -38,8 +38,8 @@ typedef struct plxk_gemm_impl {
     /* Computes the region rows [i0, i0+m) x columns [j0, j0+nc) of C
      * over the whole of K (k > 0), epilogue included: op(B)'s columns are
      * packed once per KC pass and serve all m rows, taken MC at a time.
-     * nc <= blocks.nc; pack_a holds round_up(min(m, blocks.mc), MR) *
-     * min(KC, k) floats and pack_b round_up(nc, NR) * min(KC, k), both
+     * nc <= blocks.nc; pack_a holds min(round_up(m, MR) * min(KC, k),
+     * MC * KC) floats and pack_b round_up(nc, NR) * min(KC, k), both
      * 64-byte aligned. */
     void (*region)(const plxk_gemm_problem *problem, size_t i0, size_t m, size_t j0, size_t nc,
                    float *pack_a, float *pack_b);

@@ -219,6 +219,7 @@ Test(gemm, shapes_and_strides) {
         {3, 1, 300},   {300, 1, 64},  {1, 300, 64},  {4, 8, 16},    {5, 9, 17},
         {6, 16, 256},  {7, 17, 257},  {8, 32, 255},  {9, 33, 513},  {13, 31, 100},
         {121, 33, 20}, {129, 65, 30}, {127, 2049, 3}, {64, 2050, 9}, {300, 500, 400},
+        {100, 300, 600}, {200, 700, 40},
     };
     pools ps = make_pools();
     size_t checked = 0;
@@ -304,10 +305,13 @@ Test(gemm, pre_packed_b_is_read) {
 /* alpha, beta, every kind of bias, every activation. */
 Test(gemm, epilogue) {
     /* ... the matrix-vector rows: 3 rows; 3 columns of 40 rows, run
-     * transposed; 2 rows of more than one chunk; and B read in place by
-     * a tile of few rows, with an edge panel and two passes over K */
-    static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1},   {50, 1, 20},
-                                       {3, 70, 300}, {40, 3, 50},  {2, 1100, 9}, {20, 70, 300}};
+     * transposed; 2 rows of more than one chunk; B read in place by a
+     * tile of few rows, with an edge panel and two passes over K; and, with
+     * a small K, more rows than one MC block packed at once, multiplied by
+     * B in several chunks and an edge */
+    static const size_t shapes[][3] = {{7, 13, 29}, {33, 70, 300}, {1, 1, 1},    {50, 1, 20},
+                                       {3, 70, 300}, {40, 3, 50},  {2, 1100, 9}, {20, 70, 300},
+                                       {136, 300, 40}};
     static const float alphas[][2] = {{1.0f, 0.0f}, {0.5f, 1.0f}, {-2.0f, 0.25f}, {0.0f, -1.0f}};
     static const plxk_activation acts[] = {PLXK_ACT_NONE, PLXK_ACT_RELU, PLXK_ACT_CLIP,
                                            PLXK_ACT_LEAKY};

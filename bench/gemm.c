@@ -89,19 +89,24 @@ static void *peak_thread(void *arg) {
     return NULL;
 }
 
-/* GFLOP/s of `threads` threads running the peak loop at once (~0.2 s). */
-static double measure_peak(peak_fn fn, int threads) {
+/* Iterations of `fn` that take about `seconds` on one thread. */
+static size_t calibrate_peak(peak_fn fn, double seconds) {
     size_t iterations = 1000;
-    for (;;) { /* calibrate on one thread */
+    for (;;) {
         peak_job j = {fn, iterations, 0, 0};
         double t0 = now_s();
         peak_thread(&j);
-        if (now_s() - t0 > 0.02) {
-            iterations = (size_t)((double)iterations * 0.2 / (now_s() - t0));
-            break;
+        double took = now_s() - t0;
+        if (took > 0.02) {
+            return (size_t)((double)iterations * seconds / took) + 1;
         }
         iterations *= 4;
     }
+}
+
+/* GFLOP/s of `threads` threads running `iterations` of the peak loop at
+ * once. */
+static double measure_peak(peak_fn fn, size_t iterations, int threads) {
     peak_job jobs[2];
     pthread_t tids[2];
     for (int t = 0; t < threads; t++) {
@@ -118,6 +123,17 @@ static double measure_peak(peak_fn fn, int threads) {
     }
     return total;
 }
+
+/* The peak, read again beside every timed run: the clock of this kind of
+ * machine (a VM, turbo) moves by a fifth from one minute to the next, so a
+ * percentage against one reading taken at the start says as much about
+ * the clock as about the GEMM. Each run's percentage is of the reading
+ * taken right after it (about 20 ms of the peak loop). */
+typedef struct peak_probe {
+    peak_fn fn;
+    size_t iterations; /* ~20 ms on one thread */
+    int threads;
+} peak_probe;
 
 /* ---- GEMM ------------------------------------------------------------------ */
 
@@ -163,20 +179,21 @@ static float *random_matrix(size_t count) {
     return p;
 }
 
-/* Median GFLOP/s of `runs` timed runs of `one` (rows of results[32]), each
- * repeating it for at least ~20 ms. */
+/* Median GFLOP/s of `runs` timed runs of `one`, each repeating it for at
+ * least ~20 ms, and in *percent the median of each run's GFLOP/s as a
+ * percentage of the peak read right after it. */
 typedef struct timed {
     void (*one)(struct timed *t);
     double flops;
 } timed;
 
-static double median_gflops(timed *t, int runs) {
+static double median_gflops(timed *t, int runs, const peak_probe *peak, double *percent) {
     t->one(t); /* warm up, and count repetitions */
     double t0 = now_s();
     t->one(t);
     double once = now_s() - t0;
     size_t reps = once > 0.02 ? 1 : (size_t)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
-    double results[32];
+    double results[32], shares[32];
     if (runs > 32) {
         runs = 32;
     }
@@ -186,8 +203,11 @@ static double median_gflops(timed *t, int runs) {
             t->one(t);
         }
         results[r] = t->flops * (double)reps / (now_s() - t0) * 1e-9;
+        shares[r] = 100.0 * results[r] / measure_peak(peak->fn, peak->iterations, peak->threads);
     }
     qsort(results, (size_t)runs, sizeof results[0], cmp_double);
+    qsort(shares, (size_t)runs, sizeof shares[0], cmp_double);
+    *percent = shares[runs / 2];
     return results[runs / 2];
 }
 
@@ -223,10 +243,17 @@ static void blas_once(timed *t) {
 }
 #endif
 
-/* GFLOP/s of cpu_ref's GEMM on shape `s`, and of OpenBLAS with `threads`
- * threads into *blas (-1 without it). */
-static double time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape *s, int runs,
-                        double *blas) {
+/* One shape's figures: GFLOP/s and percentage of the peak (median_gflops)
+ * of cpu_ref's GEMM and of OpenBLAS's (blas -1 without it). */
+typedef struct figures {
+    double gflops, percent;
+    double blas, blas_percent;
+} figures;
+
+/* cpu_ref's GEMM on shape `s`, and OpenBLAS with `threads` threads. */
+static figures time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape *s, int runs,
+                         const peak_probe *peak) {
+    figures f = {0, 0, -1.0, 0};
     float *a = random_matrix(s->m * s->k), *b = random_matrix(s->k * s->n);
     float *c = random_matrix(s->m * s->n), *bias = random_matrix(s->m);
     size_t ws_size = plxk_gemm_workspace_size(isa, s->m, s->n, s->k,
@@ -247,12 +274,11 @@ static double time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape 
     }
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     gemm_run gr = {{gemm_once, flops}, isa, pool, g, ws, ws_size};
-    double gf = median_gflops(&gr.t, runs);
-    *blas = -1.0;
+    f.gflops = median_gflops(&gr.t, runs, peak, &f.percent);
 #if defined(BENCH_GEMM_OPENBLAS)
     openblas_set_num_threads(threads);
     blas_run br = {{blas_once, flops}, s, a, b, c};
-    *blas = median_gflops(&br.t, runs);
+    f.blas = median_gflops(&br.t, runs, peak, &f.blas_percent);
     /* OpenBLAS's threads spin for a while after a call (about 2^28
      * cycles) before they sleep; on a machine with as many cores as
      * threads they would take a core from the next shape's timing. */
@@ -266,7 +292,7 @@ static double time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape 
     free(c);
     free(bias);
     free(ws);
-    return gf;
+    return f;
 }
 
 int main(int argc, char **argv) {
@@ -312,13 +338,15 @@ int main(int argc, char **argv) {
             }
             continue;
         }
-        double peak1 = measure_peak(peak_of(isa), 1);
+        size_t iterations = calibrate_peak(peak_of(isa), 0.02);
+        double peak1 = measure_peak(peak_of(isa), iterations * 10, 1);
         for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
             int threads = thread_counts[t];
             if (only_threads > 0 && threads != only_threads) {
                 continue;
             }
-            double peak = threads == 1 ? peak1 : measure_peak(peak_of(isa), threads);
+            double peak = threads == 1 ? peak1 : measure_peak(peak_of(isa), iterations * 10, threads);
+            peak_probe probe = {peak_of(isa), iterations, threads};
             char err[256];
             plxk_pool *pool = plxk_pool_create((size_t)threads, err, sizeof err);
             if (!pool) {
@@ -326,7 +354,8 @@ int main(int argc, char **argv) {
             }
             if (!json) {
                 printf("%s (MR %zu, NR %zu, KC %zu, MC %zu, NC %zu), %d thread%s: peak %.1f "
-                       "GFLOP/s per thread, %.1f for %d\n",
+                       "GFLOP/s per thread, %.1f for %d at the start (each %% is of the "
+                       "peak read beside its run)\n",
                        plxk_isa_name(isa), blk.mr, blk.nr, blk.kc, blk.mc, blk.nc, threads,
                        threads == 1 ? "" : "s", peak1, peak, threads);
                 printf("  %-28s %6s %6s %6s %9s %7s %9s %7s\n", "shape", "M", "N", "K",
@@ -336,16 +365,15 @@ int main(int argc, char **argv) {
                 if (only_shape && !strstr(shapes[s].name, only_shape)) {
                     continue;
                 }
-                double blas;
-                double gf = time_gemm(isa, pool, threads, &shapes[s], runs, &blas);
+                figures f = time_gemm(isa, pool, threads, &shapes[s], runs, &probe);
                 char blas_json[96] = "null, \"openblas_percent_of_peak\": null";
                 char blas_text[32] = "        -       -";
-                if (blas >= 0) {
+                if (f.blas >= 0) {
                     snprintf(blas_json, sizeof blas_json,
-                             "%.2f, \"openblas_percent_of_peak\": %.1f", blas,
-                             100.0 * blas / peak);
-                    snprintf(blas_text, sizeof blas_text, "%9.1f %6.1f%%", blas,
-                             100.0 * blas / peak);
+                             "%.2f, \"openblas_percent_of_peak\": %.1f", f.blas,
+                             f.blas_percent);
+                    snprintf(blas_text, sizeof blas_text, "%9.1f %6.1f%%", f.blas,
+                             f.blas_percent);
                 }
                 if (json) {
                     printf("%s\n  {\"isa\": \"%s\", \"threads\": %d, \"shape\": \"%s\", "
@@ -353,12 +381,12 @@ int main(int argc, char **argv) {
                            "\"peak_gflops_per_thread\": %.2f, \"peak_gflops\": %.2f, "
                            "\"percent_of_peak\": %.1f, \"openblas_gflops\": %s}",
                            first ? "" : ",", plxk_isa_name(isa), threads, shapes[s].name,
-                           shapes[s].m, shapes[s].n, shapes[s].k, gf, peak1, peak,
-                           100.0 * gf / peak, blas_json);
+                           shapes[s].m, shapes[s].n, shapes[s].k, f.gflops, peak1, peak,
+                           f.percent, blas_json);
                     first = false;
                 } else {
                     printf("  %-28s %6zu %6zu %6zu %9.1f %6.1f%% %s\n", shapes[s].name,
-                           shapes[s].m, shapes[s].n, shapes[s].k, gf, 100.0 * gf / peak,
+                           shapes[s].m, shapes[s].n, shapes[s].k, f.gflops, f.percent,
                            blas_text);
                 }
                 fflush(stdout);

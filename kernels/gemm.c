@@ -376,13 +376,16 @@ static bool runs_transposed(const plxk_gemm_impl *impl, size_t m, size_t n) {
     return n < impl->blocks.nr && m > n;
 }
 
-/* A few rows (after the transposition: a few output columns, as a strided
- * 1-D convolution's) run as one matrix-vector product per row, reading
- * op(B) where it is, when the loop can run along contiguous memory
- * (gemv_rows). Packing op(B) pays for itself when MR rows reuse each panel,
- * not for one to four. */
+/* One row, or a few rows (after the transposition: a few output columns,
+ * as a strided 1-D convolution's) whose op(B) has contiguous columns, run
+ * as one matrix-vector product per row, reading op(B) where it is
+ * (gemv_rows): packing op(B) would not pay for itself. A few rows with
+ * contiguous rows of op(B) go to the tiles, which read B in place too
+ * (region's `direct`) and read it once for all rows where gemv_rows reads
+ * it once per row: 84 against 8 GFLOP/s for 8 x 12544 x 32 (AVX-512, one
+ * thread), 24 against 9 for 2 rows. */
 static bool runs_by_rows(size_t m, size_t k, ptrdiff_t b_rs, ptrdiff_t b_cs) {
-    return m == 1 || (m <= GEMV_ROWS && (b_cs == 1 || (b_rs == 1 && k <= GEMV_MAX_K)));
+    return m == 1 || (m <= GEMV_ROWS && b_cs != 1 && b_rs == 1 && k <= GEMV_MAX_K);
 }
 
 bool plxk_gemm_reads_packed_b(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,

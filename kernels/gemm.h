@@ -146,9 +146,9 @@ bool plxk_gemm_pack_b(plxk_isa isa, const plxk_gemm_args *args, float *out, size
  * not supported (plxk_isa_supported), or a workspace smaller than one
  * slice (plxk_gemm_workspace_size with threads = 1). A product with M or
  * N of 1, or with at most 8 rows (M, or N when that is below NR and M
- * larger: it then runs transposed) and an op(B) whose rows or columns are
- * contiguous, runs matrix-vector loops instead, on the pool by rows, and
- * needs no workspace. Allocates nothing. */
+ * larger: it then runs transposed) and an op(B) whose columns are
+ * contiguous (b_rs = 1, K at most 4096), runs matrix-vector loops instead,
+ * on the pool by rows, and needs no workspace. Allocates nothing. */
 bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
                   void *workspace, size_t workspace_size);
 

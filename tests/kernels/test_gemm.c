@@ -433,7 +433,14 @@ Test(gemm, refusals) {
     char *odd = malloc(ws_size + 1);
     cr_assert(plxk_gemm(isa, NULL, &g, odd + 1, ws_size));
     free(odd);
+    /* Two rows by an op(B) with contiguous rows go to the tiles, which
+     * need the workspace; with contiguous columns (B read transposed: the
+     * identity is its own transpose) they are dot products, which do not. */
     c[0] = c[3] = 9.0f;
+    cr_assert(not(plxk_gemm(isa, NULL, &g, NULL, 0)));
+    cr_assert(eq(flt, c[0], 9.0f));
+    g.b_rs = 1;
+    g.b_cs = 2;
     cr_assert(plxk_gemm(isa, NULL, &g, NULL, 0), "two rows run without a workspace");
     cr_assert(eq(flt, c[0], 1.0f));
     cr_assert(eq(flt, c[3], 4.0f));

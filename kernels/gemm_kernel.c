@@ -472,13 +472,19 @@ static size_t round_up_size(size_t v, size_t to) {
 }
 
 /* When all of the region's rows of op(A) fit one MC x KC block (a small
- * K lets more than MC rows in), op(B) is packed a chunk of at most
- * CHUNK_B_BYTES at a time (at least one panel), each chunk multiplied
+ * K lets more than MC rows in), op(B) is packed a chunk of about
+ * CHUNK_B_BYTES at a time, each chunk multiplied
  * before the next is packed, so that the chunk is written and read back in
  * L1. Packed whole, a pass of B is written out to L2 (a line fill for
  * every store) and read back from there: with a pointwise conv's small K
  * that copy took a seventh of the product's time. */
 #define CHUNK_B_BYTES (16 * 1024)
+/* ... but at least this many columns (a multiple of NR): a chunk reads
+ * that much of each row of B, and with only a panel's 128 bytes per row
+ * the hardware prefetchers did not follow (a 3x3 conv's K = 576: 53% of
+ * the peak against 60% with a chunk of 256). With a large K the chunk
+ * then sits in L2 rather than L1. */
+#define CHUNK_B_MIN_COLUMNS 256
 
 /* What one KC pass of region() multiplies. */
 typedef struct pass {
@@ -563,7 +569,7 @@ static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, 
         }
         if (round_up_size(m, MR) * kc <= MC * KC && ps.full < nc) {
             size_t chunk = CHUNK_B_BYTES / sizeof(float) / kc / NR * NR;
-            chunk = chunk < NR ? NR : chunk;
+            chunk = chunk < CHUNK_B_MIN_COLUMNS ? CHUNK_B_MIN_COLUMNS : chunk;
             pack_a(g, i0, m, p0, kc, pack_a_buf);
             for (size_t jc = ps.full; jc < nc; jc += chunk) {
                 size_t jend = min_size(nc, jc + chunk);

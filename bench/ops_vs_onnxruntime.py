@@ -339,6 +339,19 @@ def _(np, rng):
                 {"x": randn(np, rng, [1, 64, 40, 40])})
 
 
+# the audio embedding network's (openWakeWord): small planes, 1x2 windows
+@case("maxpool/2x2 s2 1x24x72x32")
+def _(np, rng):
+    return spec([("MaxPool", ["x"], ["y"], {"kernel_shape": [2, 2], "strides": [2, 2]})],
+                {"x": randn(np, rng, [1, 24, 72, 32])})
+
+
+@case("maxpool/1x2 s1,2 1x48x32x16")
+def _(np, rng):
+    return spec([("MaxPool", ["x"], ["y"], {"kernel_shape": [1, 2], "strides": [1, 2]})],
+                {"x": randn(np, rng, [1, 48, 32, 16])})
+
+
 @case("averagepool/2x2 s2 1x64x80x80")
 def _(np, rng):
     return spec([("AveragePool", ["x"], ["y"], {"kernel_shape": [2, 2], "strides": [2, 2]})],

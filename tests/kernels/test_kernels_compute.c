@@ -1147,6 +1147,24 @@ Test(pool, hand_ceil_mode) {
     expect_close(y2, wdrop, 2, TOL, "drop");
 }
 
+Test(pool, max_nan_only_in_its_plane) {
+    /* 2 channels of 2 x 4, k 2 x 2, stride 2: channel 0 holds a NaN in its
+     * second window, which its output keeps; channel 1, without one, takes
+     * the plain maximum (each plane is checked for NaN on its own). */
+    float x[16] = {1, 5, 2, 3, -1, 0, NAN, 4, /* channel 1: */ -3, -2, 8, 7, -4, -5, 6, 9};
+    float y[4];
+    plx_pool_desc d = PLX_POOL_DESC_INIT(PLX_POOL_MAX);
+    d.kernel[0] = d.kernel[1] = 2;
+    d.strides[0] = d.strides[1] = 2;
+    plx_tensor_info in[1] = {F32(1, 2, 2, 4)}, out = F32(1, 2, 1, 2);
+    plx_layer_view v = mkview(PLX_OP_POOL, &d, in, 1, &out);
+    RUN(pool, &v, y, x);
+    cr_assert(eq(flt, y[0], 5.0f));
+    cr_assert(isnan(y[1]));
+    cr_assert(eq(flt, y[2], -2.0f));
+    cr_assert(eq(flt, y[3], 9.0f));
+}
+
 Test(pool, hand_dilated_same_int8) {
     /* int8 X = [3,-1,4,-1,5,-9,2,6], k 2, dilation 2, stride 1, SAME_UPPER:
      * out 8, total pad = 7 + 3 - 8 = 2, begin 1, end 1; window o covers o-1 and o+1:

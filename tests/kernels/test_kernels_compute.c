@@ -1294,6 +1294,11 @@ Test(pool, random) {
         /* ResNet's stem pool (3x3, stride 2, pads 1), and windows wholly in padding (-inf) */
         {2, PLX_POOL_MAX, 2, 3, {16, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, false, false},
         {2, PLX_POOL_MAX, 1, 2, {4, 5}, {2, 2}, {1, 3}, {1, 1}, {3, 2}, {3, 4}, PLX_AUTO_PAD_NOTSET, false, false},
+        /* average rows wide enough for an inner run of whole windows between
+         * the edges, column strides 1, 2 and 3 */
+        {2, PLX_POOL_AVERAGE, 1, 2, {12, 40}, {2, 3}, {2, 1}, {1, 1}, {0, 1}, {0, 1}, PLX_AUTO_PAD_NOTSET, false, false},
+        {2, PLX_POOL_AVERAGE, 2, 2, {12, 41}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true, true},
+        {2, PLX_POOL_AVERAGE, 1, 3, {9, 50}, {2, 4}, {1, 3}, {1, 2}, {1, 2}, {0, 3}, PLX_AUTO_PAD_NOTSET, true, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pool_random(&cases[i], 700 + (uint32_t)i);

@@ -1091,13 +1091,12 @@ bool plxk_run_unary(const plxk_kernel_args *args) {
         switch (f) {
         case PLX_UNARY_EXP:
         case PLX_UNARY_ERF:
-            return plxk_vmap_pooled(args, f == PLX_UNARY_EXP ? PLXK_VEXP : PLXK_VERF, xf, yf,
-                                    n, "unary");
         case PLX_UNARY_SQRT:
-            for (size_t i = 0; i < n; i++) {
-                yf[i] = sqrtf(xf[i]);
-            }
-            return true;
+            return plxk_vmap_pooled(args,
+                                    f == PLX_UNARY_EXP   ? PLXK_VEXP
+                                    : f == PLX_UNARY_ERF ? PLXK_VERF
+                                                         : PLXK_VSQRT,
+                                    xf, yf, n, "unary");
         case PLX_UNARY_NEG:
             for (size_t i = 0; i < n; i++) {
                 yf[i] = -xf[i];

@@ -1,7 +1,7 @@
 /* cpu_ref's vector math: float32 functions over whole arrays, the
  * transcendental activations of real models (the sigmoid and tanh of
  * recurrent gates and of hard-swish-free mobile nets, GELU's erf, softmax's
- * exp) at vector speed.
+ * exp, and the square root of normalisations) at vector speed.
  *
  * Like the GEMM's micro-kernel, the source (vecmath_kernel.c) is compiled
  * once per instruction set and gemm.c dispatches on the backend's `isa`:
@@ -25,8 +25,9 @@ typedef enum plxk_vfunc {
     PLXK_VERF = 3,       /* erf x */
     PLXK_VGELU_ERF = 4,  /* x / 2 (1 + erf(x / sqrt 2)) */
     PLXK_VGELU_TANH = 5, /* x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+    PLXK_VSQRT = 6,      /* the square root, correctly rounded (the instruction) */
 } plxk_vfunc;
-#define PLXK_VFUNC_COUNT 6
+#define PLXK_VFUNC_COUNT 7
 
 /* y[i] = f(x[i]) for i < n in variant `isa`. false, touching nothing, for
  * an unknown function or a variant that is not supported. */

@@ -179,5 +179,8 @@ void PLXK_ISA_SYMBOL(plxk_vmap_)(plxk_vfunc f, const float *x, float *y, size_t 
     case PLXK_VERF: VMAP_LOOP(erf_one(v)); break;
     case PLXK_VGELU_ERF: VMAP_LOOP(gelu_erf_one(v)); break;
     case PLXK_VGELU_TANH: VMAP_LOOP(gelu_tanh_one(v)); break;
+    /* sqrtps: meson builds these files with -fno-math-errno, without
+     * which a call that may set errno is never vectorised */
+    case PLXK_VSQRT: VMAP_LOOP(sqrtf(v)); break;
     }
 }

@@ -43,43 +43,135 @@ static const char *same_dtype(const plx_layer_view *layer, const char *what, cha
     return NULL;
 }
 
-/* Copies a dense output of `rank` dims from src (row by row when the last
- * dim is contiguous in src, else element by element), whose
- * element for output index (i0, .., ir-1) is at base + sum(i_d * strides[d]). */
+/* dst[i * dst_rs + j] = src[i + j * src_cs] for i < rows, j < cols, in
+ * square tiles, so that both the reads (along i) and the writes (along j)
+ * stay within a few cache lines per tile; one loop per element size, so
+ * that each element is one load and one store. */
+enum { COPY_TILE = 16 };
+#define TRANSPOSE_BLOCK(type)                                                                    \
+    do {                                                                                         \
+        type *d_ = (type *)(void *)dst;                                                          \
+        const type *s_ = (const type *)(const void *)src;                                        \
+        for (int64_t i0 = 0; i0 < rows; i0 += COPY_TILE) {                                      \
+            int64_t i1 = i0 + COPY_TILE < rows ? i0 + COPY_TILE : rows;                           \
+            for (int64_t j0 = 0; j0 < cols; j0 += COPY_TILE) {                                  \
+                int64_t j1 = j0 + COPY_TILE < cols ? j0 + COPY_TILE : cols;                       \
+                for (int64_t i = i0; i < i1; i++) {                                             \
+                    for (int64_t j = j0; j < j1; j++) {                                         \
+                        d_[i * dst_rs + j] = s_[i + j * src_cs];                                 \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
+
+static void transpose_block(uint8_t *dst, const uint8_t *src, size_t es, int64_t rows,
+                            int64_t cols, int64_t dst_rs, int64_t src_cs) {
+    switch (es) {
+    case 1: TRANSPOSE_BLOCK(uint8_t); return;
+    case 2: TRANSPOSE_BLOCK(uint16_t); return;
+    case 4: TRANSPOSE_BLOCK(uint32_t); return;
+    case 8: TRANSPOSE_BLOCK(uint64_t); return;
+    default: break;
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            memcpy(dst + (size_t)(i * dst_rs + j) * es, src + (size_t)(i + j * src_cs) * es, es);
+        }
+    }
+}
+#undef TRANSPOSE_BLOCK
+
+/* dst[j] = src[j * stride] for j < n, one loop per element size. */
+static void gather_row(uint8_t *dst, const uint8_t *src, size_t es, int64_t n, int64_t stride) {
+#define GATHER_ROW(type)                                                                         \
+    do {                                                                                         \
+        type *d_ = (type *)(void *)dst;                                                          \
+        const type *s_ = (const type *)(const void *)src;                                        \
+        for (int64_t j = 0; j < n; j++) {                                                        \
+            d_[j] = s_[j * stride];                                                              \
+        }                                                                                        \
+    } while (0)
+    switch (es) {
+    case 1: GATHER_ROW(uint8_t); return;
+    case 2: GATHER_ROW(uint16_t); return;
+    case 4: GATHER_ROW(uint32_t); return;
+    case 8: GATHER_ROW(uint64_t); return;
+    default: break;
+    }
+#undef GATHER_ROW
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(dst + (size_t)j * es, src + (size_t)(j * stride) * es, es);
+    }
+}
+
+/* Copies a dense output of `rank` dims from src, whose element for output
+ * index (i0, .., ir-1) is at base + sum(i_d * strides[d]):
+ * - the last dim contiguous in src (a slice of channels, a concat's part):
+ *   one memcpy per row;
+ * - else, when another dim a is contiguous in src (a transpose that moves
+ *   the innermost dim, NCHW to NHWC), as 2-D transposes of dims a and
+ *   last, tile by tile (transpose_block): element by element along the last
+ *   dim, the reads were strides apart, one cache line per element, 4.4
+ *   times ONNX Runtime's time on 1x64x80x80 to NHWC;
+ * - else row by row along the last dim (gather_row).
+ * The dims other than those the inner copy takes are counted out with an
+ * odometer. */
 static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t rank,
                          const int64_t *dims, const int64_t *strides, int64_t base) {
     size_t n = 1;
     for (uint32_t d = 0; d < rank; d++) {
         n *= (size_t)dims[d];
     }
-    int64_t idx[PLX_MAX_RANK] = {0};
-    int64_t off = base;
-    if (rank > 0 && strides[rank - 1] == 1 && dims[rank - 1] > 1) {
-        /* contiguous rows (a slice of channels, a concat's part): one copy
-         * per row, the rows counted out by the dims before */
-        size_t row = (size_t)dims[rank - 1];
-        for (size_t i = 0; i < n; i += row) {
-            memcpy(dst + i * es, src + (size_t)off * es, row * es);
-            for (uint32_t d = rank - 1; d-- > 0;) {
-                if (++idx[d] < dims[d]) {
-                    off += strides[d];
-                    break;
-                }
-                idx[d] = 0;
-                off -= strides[d] * (dims[d] - 1);
-            }
-        }
+    if (n == 0) {
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        memcpy(dst + i * es, src + (size_t)off * es, es);
+    while (rank > 1 && dims[rank - 1] == 1) {
+        rank--; /* a trailing dim of 1 moves nothing; the output stays dense */
+    }
+    if (rank == 0) {
+        memcpy(dst, src + (size_t)base * es, es);
+        return;
+    }
+    uint32_t last = rank - 1, a = last;
+    if (strides[last] != 1 || dims[last] == 1) {
+        for (uint32_t d = 0; d < last; d++) {
+            if (strides[d] == 1 && dims[d] > 1 && dims[last] > 1) {
+                a = d;
+            }
+        }
+    }
+    int64_t dst_stride[PLX_MAX_RANK], odo[PLX_MAX_RANK];
+    dst_stride[last] = 1;
+    for (uint32_t d = last; d-- > 0;) {
+        dst_stride[d] = dst_stride[d + 1] * dims[d + 1];
+    }
+    /* the odometer's dims: all but the last, and a */
+    for (uint32_t d = 0; d < rank; d++) {
+        odo[d] = d == last || d == a ? 1 : dims[d];
+    }
+    size_t inner = (size_t)dims[last] * (a == last ? 1 : (size_t)dims[a]);
+    int64_t idx[PLX_MAX_RANK] = {0};
+    int64_t off = base, at = 0;
+    for (size_t done = 0; done < n; done += inner) {
+        if (a != last) {
+            transpose_block(dst + (size_t)at * es, src + (size_t)off * es, es, dims[a],
+                            dims[last], dst_stride[a], strides[last]);
+        } else if (strides[last] == 1) {
+            memcpy(dst + (size_t)at * es, src + (size_t)off * es, (size_t)dims[last] * es);
+        } else {
+            gather_row(dst + (size_t)at * es, src + (size_t)off * es, es, dims[last],
+                       strides[last]);
+        }
         for (uint32_t d = rank; d-- > 0;) {
-            if (++idx[d] < dims[d]) {
+            if (++idx[d] < odo[d]) {
                 off += strides[d];
+                at += dst_stride[d];
                 break;
             }
             idx[d] = 0;
-            off -= strides[d] * (dims[d] - 1);
+            off -= strides[d] * (odo[d] - 1);
+            at -= dst_stride[d] * (odo[d] - 1);
         }
     }
 }

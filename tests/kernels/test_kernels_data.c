@@ -148,6 +148,46 @@ Test(transpose, random_perms_up_to_rank6) {
     }
 }
 
+/* Dims wider than the copy's 16 x 16 tiles, with partial tiles at both
+ * edges, in every element size: the NCHW <-> NHWC moves and a full
+ * reversal (the tiled path), and a trailing dim of 1. */
+Test(transpose, tiles_of_wide_dims) {
+    static const struct {
+        uint32_t rank;
+        int64_t dims[4];
+        uint32_t perm[4];
+    } cases[] = {
+        {3, {3, 37, 50}, {0, 2, 1}},      {4, {2, 19, 5, 33}, {0, 2, 3, 1}},
+        {4, {2, 33, 7, 18}, {0, 3, 1, 2}}, {3, {30, 17, 31}, {2, 1, 0}},
+        {3, {40, 1, 35}, {2, 0, 1}},      {2, {1, 300}, {1, 0}},
+    };
+    static const plx_dtype types[] = {PLX_DTYPE_INT8, PLX_DTYPE_FLOAT16, PLX_DTYPE_FLOAT32,
+                                      PLX_DTYPE_INT64};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+            uint32_t rank = cases[c].rank;
+            size_t es = plx_dtype_size(types[ti]);
+            plx_transpose_desc d = PLX_TRANSPOSE_DESC_INIT;
+            d.perm_count = rank;
+            memcpy(d.perm, cases[c].perm, rank * sizeof *d.perm);
+            plx_tensor_info tx = info(types[ti], cases[c].dims, rank), ty = tx;
+            for (uint32_t i = 0; i < rank; i++) ty.dims[i] = cases[c].dims[d.perm[i]];
+            size_t n = numel(&tx);
+            cr_assert(le(sz, n, (size_t)BIG));
+            fill_bytes(g_x, n * es);
+            cr_assert(run1(plxk_run_transpose, PLX_OP_TRANSPOSE, &d, &tx, &ty, g_x, g_y), "%s",
+                      g_err);
+            for (size_t i = 0; i < n; i++) {
+                int64_t oc[8], ic[8];
+                unravel(&ty, i, oc);
+                for (uint32_t k = 0; k < rank; k++) ic[d.perm[k]] = oc[k];
+                cr_assert(zero(int, memcmp(g_y + i * es, g_x + ravel(&tx, ic) * es, es)),
+                          "case %zu, %zu-byte elements, element %zu", c, es, i);
+            }
+        }
+    }
+}
+
 /* ---- concat / split ----------------------------------------------------- */
 
 Test(concat, hand_and_negative_axis) {

@@ -38,36 +38,44 @@ typedef struct plxk_depthwise_plane {
     float *scratch;
 } plxk_depthwise_plane;
 
-/* The most floats of padded input plane the unit-stride path uses: 1 MiB,
- * so that it stays in L2 while the taps read it. */
+/* The most floats of scratch the phase path uses: 1 MiB, so that it stays
+ * in L2 while the taps read it. */
 #define PLXK_DEPTHWISE_SCRATCH_MAX ((int64_t)1 << 18)
+/* The largest stride the phase path takes (it copies stride_h x stride_w
+ * phases of the input, of which a small window reads few). */
+#define PLXK_DEPTHWISE_PHASE_STRIDE_MAX 4
 
-/* The padded plane of the unit-stride path (see depthwise_kernel.c): its
- * rows and columns, each of the input's plus the padding the windows
- * reach. The caller sizes the scratch with it, the kernel lays it out. */
-static inline void plxk_depthwise_padded(const plxk_depthwise_plane *p, int64_t *rows,
-                                            int64_t *cols) {
-    int64_t below = (p->out_h - 1) + (p->k_h - 1) * p->dil_h - p->pad_top - (p->in_h - 1);
-    int64_t right = (p->out_w - 1) + (p->k_w - 1) * p->dil_w - p->pad_left - (p->in_w - 1);
-    *rows = p->pad_top + p->in_h + (below > 0 ? below : 0);
-    *cols = p->pad_left + p->in_w + (right > 0 ? right : 0);
+/* The phase planes of the flat-run path (see depthwise_kernel.c): the
+ * input zero-padded as far as the windows reach, split by the strides into
+ * stride_h x stride_w planes (phase (ph, pw) holds the padded rows ph,
+ * ph + stride_h, ... and the columns pw, pw + stride_w, ...), each of
+ * *rows x *cols floats. The caller sizes the scratch with it, the kernel
+ * lays it out. */
+static inline void plxk_depthwise_phases(const plxk_depthwise_plane *p, int64_t *rows,
+                                         int64_t *cols) {
+    int64_t reach_h = (p->out_h - 1) * p->stride_h + (p->k_h - 1) * p->dil_h + 1;
+    int64_t reach_w = (p->out_w - 1) * p->stride_w + (p->k_w - 1) * p->dil_w + 1;
+    *rows = (reach_h + p->stride_h - 1) / p->stride_h;
+    *cols = (reach_w + p->stride_w - 1) / p->stride_w;
 }
 
-/* Floats of scratch a plane needs: the padded plane when both strides are 1
- * and it is at most PLXK_DEPTHWISE_SCRATCH_MAX floats, else 0 (the
- * kernel then works row by row on the input itself). Needs only the sizes,
- * strides, dilations and pads. */
+/* Floats of scratch a plane needs: the phase planes when both strides are
+ * at most PLXK_DEPTHWISE_PHASE_STRIDE_MAX and they take at most
+ * PLXK_DEPTHWISE_SCRATCH_MAX floats, else 0 (the kernel then works row by
+ * row on the input itself). Needs only the sizes, strides, dilations and
+ * pads. */
 static inline int64_t plxk_depthwise_scratch(const plxk_depthwise_plane *p) {
-    if (p->stride_h != 1 || p->stride_w != 1 || p->out_h < 1 || p->out_w < 1) {
+    if (p->stride_h > PLXK_DEPTHWISE_PHASE_STRIDE_MAX ||
+        p->stride_w > PLXK_DEPTHWISE_PHASE_STRIDE_MAX || p->out_h < 1 || p->out_w < 1) {
         return 0;
     }
-    int64_t rows, cols;
-    plxk_depthwise_padded(p, &rows, &cols);
+    int64_t rows, cols, phases = p->stride_h * p->stride_w;
+    plxk_depthwise_phases(p, &rows, &cols);
     if (rows > PLXK_DEPTHWISE_SCRATCH_MAX || cols > PLXK_DEPTHWISE_SCRATCH_MAX ||
-        rows * cols > PLXK_DEPTHWISE_SCRATCH_MAX) {
+        rows * cols > PLXK_DEPTHWISE_SCRATCH_MAX / phases) {
         return 0;
     }
-    return rows * cols;
+    return phases * rows * cols;
 }
 
 /* The outputs [*lo, *hi) of [0, out) of a row whose input column

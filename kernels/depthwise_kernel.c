@@ -9,13 +9,19 @@
  * the whole plane, the output would go through L2 once per tap.) The runs
  * must be long for the vectors to fill, so there are two paths:
  *
- * - unit strides (the 3x3 stride-1 convs of MobileNet): the input is first
- *   copied into a zero-padded plane (the caller's scratch), in which every
- *   tap is one constant shift: output (oh, ow) at flat index oh * cols + ow
- *   reads padded[oh * cols + ow + kh * dil_h * cols + kw * dil_w]. So each
- *   tap is a single run over the whole plane, whatever its width (a 7x7
- *   plane is one run of 7 * cols), and the columns past out_w, computed
- *   from the next row's data, are simply not stored;
+ * - strides up to PLXK_DEPTHWISE_PHASE_STRIDE_MAX (MobileNet's 3x3 and
+ *   5x5, stride 1 or 2): the input is first copied, zero-padded, into
+ *   stride_h x stride_w phase planes (the caller's scratch;
+ *   plxk_depthwise_phases), phase (ph, pw) holding the padded rows ph,
+ *   ph + stride_h, ... and columns pw, pw + stride_w, ... In its phase
+ *   every tap is one constant shift: output (oh, ow), at flat index
+ *   oh * cols + ow, reads for tap (kh, kw), with r = kh dil_h and
+ *   c = kw dil_w, phase (r % stride_h, c % stride_w) at that index plus
+ *   (r / stride_h) cols + c / stride_w. So each tap is a single unit-stride
+ *   run over the whole plane, whatever its width (a 7x7 plane is one run of
+ *   7 * cols), and the columns past out_w, computed from the next row's
+ *   data, are simply not stored. (Row by row with stride 2, a 40x40 plane's
+ *   5x5 taps were 25 runs of 20 per row: 3.5 times ONNX Runtime's time.)
  * - otherwise, row by row on the input itself: each tap adds only to the
  *   outputs whose input column lies inside the row, and skips input rows
  *   outside the plane. */
@@ -111,22 +117,53 @@ static void by_rows(const plxk_depthwise_plane *p) {
     }
 }
 
-/* Unit strides, through the zero-padded copy of the input in p->scratch
- * (rows x cols, plxk_depthwise_padded). */
-static void padded(const plxk_depthwise_plane *p) {
+/* add_tap(acc, x, 1, w, n), never inlined: the taps of several phases
+ * (below) address them with divisions, which are not affine in the tap
+ * loop, and GCC, inlining, moved that loop inside the loop over outputs,
+ * which then ran scalar (a 5x5 conv of 20x20 planes four times slower). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void add_run(float *restrict acc, const float *restrict x, float w, int64_t n) {
+    add_tap(acc, x, 1, w, n);
+}
+
+/* Through the phase planes in p->scratch (rows x cols each,
+ * plxk_depthwise_phases). */
+static void phased(const plxk_depthwise_plane *p) {
     int64_t rows, cols;
-    plxk_depthwise_padded(p, &rows, &cols);
-    float *xp = p->scratch;
-    int64_t right = cols - p->pad_left - p->in_w;
-    memset(xp, 0, (size_t)(p->pad_top * cols) * sizeof *xp);
-    for (int64_t ih = 0; ih < p->in_h; ih++) {
-        float *row = xp + (p->pad_top + ih) * cols;
-        memset(row, 0, (size_t)p->pad_left * sizeof *row);
-        memcpy(row + p->pad_left, p->x + ih * p->in_w, (size_t)p->in_w * sizeof *row);
-        memset(row + p->pad_left + p->in_w, 0, (size_t)right * sizeof *row);
+    plxk_depthwise_phases(p, &rows, &cols);
+    const int64_t sh = p->stride_h, sw = p->stride_w, plane = rows * cols;
+    for (int64_t ph = 0; ph < sh; ph++) {
+        for (int64_t pw = 0; pw < sw; pw++) {
+            float *xp = p->scratch + (ph * sw + pw) * plane;
+            /* the phase's columns c whose input column c sw + off is in X */
+            int64_t off = pw - p->pad_left, lo, hi;
+            plxk_window_columns(off, sw, p->in_w, cols, &lo, &hi);
+            for (int64_t r = 0; r < rows; r++) {
+                float *row = xp + r * cols;
+                int64_t ih = r * sh + ph - p->pad_top;
+                if (ih < 0 || ih >= p->in_h) {
+                    memset(row, 0, (size_t)cols * sizeof *row);
+                    continue;
+                }
+                const float *restrict xr = p->x + ih * p->in_w;
+                memset(row, 0, (size_t)lo * sizeof *row);
+                if (sw == 1) {
+                    memcpy(row + lo, xr + lo + off, (size_t)(hi - lo) * sizeof *row);
+                } else if (sw == 2) { /* a constant stride, which vectorises */
+                    for (int64_t c = lo; c < hi; c++) {
+                        row[c] = xr[2 * c + off];
+                    }
+                } else {
+                    for (int64_t c = lo; c < hi; c++) {
+                        row[c] = xr[c * sw + off];
+                    }
+                }
+                memset(row + hi, 0, (size_t)(cols - hi) * sizeof *row);
+            }
+        }
     }
-    int64_t below = p->pad_top + p->in_h;
-    memset(xp + below * cols, 0, (size_t)((rows - below) * cols) * sizeof *xp);
     /* Flat outputs [0, end): the last one is (out_h - 1, out_w - 1). */
     int64_t end = (p->out_h - 1) * cols + p->out_w;
     for (int64_t q0 = 0; q0 < end; q0 += CHUNK) {
@@ -136,9 +173,17 @@ static void padded(const plxk_depthwise_plane *p) {
             acc[j] = p->bias;
         }
         for (int64_t kh = 0; kh < p->k_h; kh++) {
+            int64_t r = kh * p->dil_h;
             for (int64_t kw = 0; kw < p->k_w; kw++) {
-                add_tap(acc, xp + q0 + kh * p->dil_h * cols + kw * p->dil_w, 1,
-                        p->w[kh * p->k_w + kw], n);
+                int64_t c = kw * p->dil_w;
+                float w = p->w[kh * p->k_w + kw];
+                if (sh == 1 && sw == 1) { /* one phase: affine, inlined */
+                    add_tap(acc, p->scratch + q0 + r * cols + c, 1, w, n);
+                } else {
+                    add_run(acc, p->scratch + ((r % sh) * sw + c % sw) * plane + q0 +
+                                     (r / sh) * cols + c / sw,
+                            w, n);
+                }
             }
         }
         /* Store the chunk's part of each output row it spans. */
@@ -153,7 +198,7 @@ static void padded(const plxk_depthwise_plane *p) {
 
 void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *p) {
     if (p->scratch && plxk_depthwise_scratch(p) > 0) {
-        padded(p);
+        phased(p);
     } else {
         by_rows(p);
     }

@@ -22,6 +22,26 @@
 /* conv                                                                */
 /* ------------------------------------------------------------------ */
 
+/* A 2-D conv along H only (X and the kernel one column wide, no padding
+ * along W: openWakeWord's 3x1 convs over 76x1 planes) is, with the same
+ * memory layout of X, W and Y, the conv along W of the transposed planes:
+ * the geometry's two slots are swapped, so that im2col copies runs of the
+ * output's height instead of one value per output row (a 3x1 conv of
+ * 1x32x76x1 took 2.5 times ONNX Runtime's time, four fifths of it in
+ * im2col's per-run work). */
+static void conv_rows_as_columns(plx_window_geom *g) {
+    if (g->spatial_rank != 2 || g->in[1] != 1 || g->k[1] != 1 || g->pb[1] != 0 ||
+        g->pe[1] != 0 || g->in[0] == 1) {
+        return;
+    }
+    int64_t *slots[] = {g->in, g->out, g->k, g->s, g->d, g->pb, g->pe};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        int64_t t = slots[i][0];
+        slots[i][0] = slots[i][1];
+        slots[i][1] = t;
+    }
+}
+
 static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, char *buf,
                                 size_t size) {
     const char *why = plxk_require_float32(l, "conv", buf, size);
@@ -29,8 +49,12 @@ static const char *conv_prepare(const plx_layer_view *l, plx_window_geom *g, cha
         return why;
     }
     char msg[224];
-    return plxk_window_refusal(plx_window_geom_conv_nd(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg),
-                               buf, size);
+    why = plxk_window_refusal(plx_window_geom_conv_nd(l, PLXK_ATTR_LIMIT, g, msg, sizeof msg),
+                              buf, size);
+    if (!why) {
+        conv_rows_as_columns(g);
+    }
+    return why;
 }
 
 const char *plxk_check_conv(const plx_layer_view *layer, char *buf, size_t size) {

@@ -359,6 +359,13 @@ Test(conv, random_2d) {
         {2, 1, 1, 1, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
         {2, 1, 2, 2, 1, {3, 3}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, PLX_AUTO_PAD_NOTSET, false},
         {2, 0, 2, 2, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        /* along H only, one column wide (run as a conv along W): padded,
+         * strided and dilated, grouped, and depthwise; and a row of W 1
+         * with padding along W, which stays as it is */
+        {2, 2, 4, 6, 1, {30, 1}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 4, 4, 2, {31, 1}, {5, 1}, {2, 3}, {2, 1}, {3, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false},
+        {2, 1, 3, 3, 3, {20, 1}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 2, 3, 1, {12, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         conv_random(&cases[i], 100 + (uint32_t)i);

@@ -180,20 +180,22 @@ static float *random_matrix(size_t count) {
 }
 
 /* Median GFLOP/s of `runs` timed runs of `one`, each repeating it for at
- * least ~20 ms, and in *percent the median of each run's GFLOP/s as a
- * percentage of the peak read right after it. */
+ * least ~20 ms. With a probe, also the median of each run's GFLOP/s as a
+ * percentage of the peak read right after it (*percent) and the median of
+ * those readings (*peak_read). */
 typedef struct timed {
     void (*one)(struct timed *t);
     double flops;
 } timed;
 
-static double median_gflops(timed *t, int runs, const peak_probe *peak, double *percent) {
+static double median_gflops(timed *t, int runs, const peak_probe *peak, double *percent,
+                            double *peak_read) {
     t->one(t); /* warm up, and count repetitions */
     double t0 = now_s();
     t->one(t);
     double once = now_s() - t0;
     size_t reps = once > 0.02 ? 1 : (size_t)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
-    double results[32], shares[32];
+    double results[32], shares[32], peaks[32];
     if (runs > 32) {
         runs = 32;
     }
@@ -203,11 +205,18 @@ static double median_gflops(timed *t, int runs, const peak_probe *peak, double *
             t->one(t);
         }
         results[r] = t->flops * (double)reps / (now_s() - t0) * 1e-9;
-        shares[r] = 100.0 * results[r] / measure_peak(peak->fn, peak->iterations, peak->threads);
+        if (peak) {
+            peaks[r] = measure_peak(peak->fn, peak->iterations, peak->threads);
+            shares[r] = 100.0 * results[r] / peaks[r];
+        }
     }
     qsort(results, (size_t)runs, sizeof results[0], cmp_double);
-    qsort(shares, (size_t)runs, sizeof shares[0], cmp_double);
-    *percent = shares[runs / 2];
+    if (peak) {
+        qsort(shares, (size_t)runs, sizeof shares[0], cmp_double);
+        qsort(peaks, (size_t)runs, sizeof peaks[0], cmp_double);
+        *percent = shares[runs / 2];
+        *peak_read = peaks[runs / 2];
+    }
     return results[runs / 2];
 }
 
@@ -244,7 +253,10 @@ static void blas_once(timed *t) {
 #endif
 
 /* One shape's figures: GFLOP/s and percentage of the peak (median_gflops)
- * of cpu_ref's GEMM and of OpenBLAS's (blas -1 without it). */
+ * of cpu_ref's GEMM and of OpenBLAS's (blas -1 without it). OpenBLAS's
+ * percentage is of the median peak read beside cpu_ref's runs: read right
+ * after OpenBLAS's, the peak would lose a core to its threads, which spin
+ * on after each call. */
 typedef struct figures {
     double gflops, percent;
     double blas, blas_percent;
@@ -274,11 +286,13 @@ static figures time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape
     }
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     gemm_run gr = {{gemm_once, flops}, isa, pool, g, ws, ws_size};
-    f.gflops = median_gflops(&gr.t, runs, peak, &f.percent);
+    double peak_read = 0.0;
+    f.gflops = median_gflops(&gr.t, runs, peak, &f.percent, &peak_read);
 #if defined(BENCH_GEMM_OPENBLAS)
     openblas_set_num_threads(threads);
     blas_run br = {{blas_once, flops}, s, a, b, c};
-    f.blas = median_gflops(&br.t, runs, peak, &f.blas_percent);
+    f.blas = median_gflops(&br.t, runs, NULL, NULL, NULL);
+    f.blas_percent = 100.0 * f.blas / peak_read;
     /* OpenBLAS's threads spin for a while after a call (about 2^28
      * cycles) before they sleep; on a machine with as many cores as
      * threads they would take a core from the next shape's timing. */

@@ -253,11 +253,14 @@ static int64_t taps_within(int64_t start, int64_t taps, int64_t d, int64_t lo, i
     return end > first ? end - first : 0;
 }
 
+/* An average pool's planes: float32 (average_plane) or quantized
+ * (q_average_plane, which reads the layer's quantization). */
 typedef struct average_job {
     const plx_window_geom *g;
+    const plx_layer_view *layer;
     bool count_include_pad;
-    const float *x;
-    float *y;
+    const void *x;
+    void *y;
 } average_job;
 
 /* One output plane (task = n * C + c) of a float32 1-D or 2-D average
@@ -273,8 +276,8 @@ static void average_plane(void *ctx, size_t task, size_t thread) {
     (void)thread;
     const average_job *job = ctx;
     const plx_window_geom *g = job->g;
-    const float *x = job->x + (size_t)task * (size_t)(g->in[0] * g->in[1]);
-    float *y = job->y + (size_t)task * (size_t)(g->out[0] * g->out[1]);
+    const float *x = (const float *)job->x + (size_t)task * (size_t)(g->in[0] * g->in[1]);
+    float *y = (float *)job->y + (size_t)task * (size_t)(g->out[0] * g->out[1]);
     int64_t lo_w = job->count_include_pad ? -g->pb[1] : 0;
     int64_t hi_w = job->count_include_pad ? g->in[1] + g->pe[1] : g->in[1];
     int64_t lo_h = job->count_include_pad ? -g->pb[0] : 0;
@@ -332,14 +335,6 @@ static void average_plane(void *ctx, size_t task, size_t thread) {
     }
 }
 
-typedef struct q_average_job {
-    const plx_window_geom *g;
-    const plx_layer_view *layer;
-    bool count_include_pad;
-    const void *x;
-    void *y;
-} q_average_job;
-
 /* One output plane (task = n * C + c) of an int8/uint8 average pool: per
  * window the exact integer sum of the taps inside X, and the taps counted
  * as the float kernel counts them (below), requantized once
@@ -348,7 +343,7 @@ typedef struct q_average_job {
  * odometer over each window's taps. */
 static void q_average_plane(void *ctx, size_t task, size_t thread) {
     (void)thread;
-    const q_average_job *job = ctx;
+    const average_job *job = ctx;
     const plx_window_geom *g = job->g;
     enum { SLOTS = 3 };
     static const int slot_of[SLOTS] = {2, 0, 1}; /* D, H, W */
@@ -416,7 +411,7 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
         return true;
     }
     if (quantized_average_of(args->layer, desc->kind)) {
-        q_average_job job = {&g, args->layer, desc->count_include_pad, x, y};
+        average_job job = {&g, args->layer, desc->count_include_pad, x, y};
         double cost_ns = (double)(g.n * g.c) * (double)plxk_geom_out_plane(&g) *
                          (double)plxk_geom_taps(&g);
         plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns,
@@ -436,7 +431,7 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
         return true;
     }
     if (!is_max && g.spatial_rank < 3 && dt == PLX_DTYPE_FLOAT32) {
-        average_job job = {&g, desc->count_include_pad, x, y};
+        average_job job = {&g, args->layer, desc->count_include_pad, x, y};
         double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
                          (double)(g.k[0] * g.k[1]) / 4.0;
         plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c), cost_ns, average_plane,

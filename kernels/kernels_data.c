@@ -46,7 +46,8 @@ static const char *same_dtype(const plx_layer_view *layer, const char *what, cha
 /* dst[i * dst_rs + j] = src[i + j * src_cs] for i < rows, j < cols, in
  * square tiles, so that both the reads (along i) and the writes (along j)
  * stay within a few cache lines per tile; one loop per element size, so
- * that each element is one load and one store. */
+ * that each element is one load and one store. With one row, a strided
+ * row copy. */
 enum { COPY_TILE = 16 };
 #define TRANSPOSE_BLOCK(type)                                                                    \
     do {                                                                                         \
@@ -82,29 +83,6 @@ static void transpose_block(uint8_t *dst, const uint8_t *src, size_t es, int64_t
 }
 #undef TRANSPOSE_BLOCK
 
-/* dst[j] = src[j * stride] for j < n, one loop per element size. */
-static void gather_row(uint8_t *dst, const uint8_t *src, size_t es, int64_t n, int64_t stride) {
-#define GATHER_ROW(type)                                                                         \
-    do {                                                                                         \
-        type *d_ = (type *)(void *)dst;                                                          \
-        const type *s_ = (const type *)(const void *)src;                                        \
-        for (int64_t j = 0; j < n; j++) {                                                        \
-            d_[j] = s_[j * stride];                                                              \
-        }                                                                                        \
-    } while (0)
-    switch (es) {
-    case 1: GATHER_ROW(uint8_t); return;
-    case 2: GATHER_ROW(uint16_t); return;
-    case 4: GATHER_ROW(uint32_t); return;
-    case 8: GATHER_ROW(uint64_t); return;
-    default: break;
-    }
-#undef GATHER_ROW
-    for (int64_t j = 0; j < n; j++) {
-        memcpy(dst + (size_t)j * es, src + (size_t)(j * stride) * es, es);
-    }
-}
-
 /* Copies a dense output of `rank` dims from src, whose element for output
  * index (i0, .., ir-1) is at base + sum(i_d * strides[d]):
  * - the last dim contiguous in src (a slice of channels, a concat's part):
@@ -114,7 +92,7 @@ static void gather_row(uint8_t *dst, const uint8_t *src, size_t es, int64_t n, i
  *   last, tile by tile (transpose_block): element by element along the last
  *   dim, the reads were strides apart, one cache line per element, 4.4
  *   times ONNX Runtime's time on 1x64x80x80 to NHWC;
- * - else row by row along the last dim (gather_row).
+ * - else row by row along the last dim (transpose_block of one row).
  * The dims other than those the inner copy takes are counted out with an
  * odometer. */
 static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t rank,
@@ -160,8 +138,8 @@ static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, uint32_t r
         } else if (strides[last] == 1) {
             memcpy(dst + (size_t)at * es, src + (size_t)off * es, (size_t)dims[last] * es);
         } else {
-            gather_row(dst + (size_t)at * es, src + (size_t)off * es, es, dims[last],
-                       strides[last]);
+            transpose_block(dst + (size_t)at * es, src + (size_t)off * es, es, 1, dims[last], 0,
+                            strides[last]);
         }
         for (uint32_t d = rank; d-- > 0;) {
             if (++idx[d] < odo[d]) {

@@ -260,29 +260,30 @@ static inline vfloat vselect(vint m, vfloat a, vfloat b) {
  * either is NaN: one instruction each, where the select takes three (a
  * compare and two logic operations), which with a small K made the
  * epilogue a fifth of the time. */
-static inline vfloat vmax_of(vfloat lo, vfloat x) {
 #if defined(__AVX512F__) && VL == 16
-    return (vfloat)_mm512_max_ps((__m512)lo, (__m512)x);
+#define VMINMAX(op, a, b) (vfloat) _mm512_##op##_ps((__m512)(a), (__m512)(b))
 #elif defined(__AVX__) && VL == 8
-    return (vfloat)_mm256_max_ps((__m256)lo, (__m256)x);
+#define VMINMAX(op, a, b) (vfloat) _mm256_##op##_ps((__m256)(a), (__m256)(b))
 #elif defined(__SSE__) && VL == 4
-    return (vfloat)_mm_max_ps((__m128)lo, (__m128)x);
+#define VMINMAX(op, a, b) (vfloat) _mm_##op##_ps((__m128)(a), (__m128)(b))
+#endif
+
+static inline vfloat vmax_of(vfloat lo, vfloat x) {
+#if defined(VMINMAX)
+    return VMINMAX(max, lo, x);
 #else
     return vselect(lo > x, lo, x);
 #endif
 }
 
 static inline vfloat vmin_of(vfloat hi, vfloat x) {
-#if defined(__AVX512F__) && VL == 16
-    return (vfloat)_mm512_min_ps((__m512)hi, (__m512)x);
-#elif defined(__AVX__) && VL == 8
-    return (vfloat)_mm256_min_ps((__m256)hi, (__m256)x);
-#elif defined(__SSE__) && VL == 4
-    return (vfloat)_mm_min_ps((__m128)hi, (__m128)x);
+#if defined(VMINMAX)
+    return VMINMAX(min, hi, x);
 #else
     return vselect(hi < x, hi, x);
 #endif
 }
+#undef VMINMAX
 
 /* One full row of a tile, C contiguous (the common case), in vector
  * operations: in the AVX2 build, GCC left the scalar loops below scalar,

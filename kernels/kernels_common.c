@@ -120,23 +120,40 @@ double plxk_sum_floats(const float *x, size_t n, float shift, bool square) {
     return total;
 }
 
-/* Elements per task of plxk_vmap_pooled: a multiple of every vector width,
+/* Elements per task of plxk_map_pooled: a multiple of every vector width,
  * and large enough that a task costs several microseconds. */
-enum { VMAP_CHUNK = 16384 };
+enum { MAP_CHUNK = 16384 };
 
-typedef struct vmap_job {
-    plxk_isa isa;
-    plxk_vfunc f;
+typedef struct map_job {
+    plxk_float_map fn;
+    const void *ctx;
     const float *x;
     float *y;
     size_t n;
-} vmap_job;
+} map_job;
 
-static void vmap_chunk(void *ctx, size_t task, size_t thread) {
+static void map_chunk(void *ctx, size_t task, size_t thread) {
     (void)thread;
-    const vmap_job *j = ctx;
-    size_t at = task * VMAP_CHUNK, n = j->n - at < VMAP_CHUNK ? j->n - at : VMAP_CHUNK;
-    (void)plxk_vmap(j->isa, j->f, j->x + at, j->y + at, n); /* isa checked by the caller */
+    const map_job *j = ctx;
+    size_t at = task * MAP_CHUNK, n = j->n - at < MAP_CHUNK ? j->n - at : MAP_CHUNK;
+    j->fn(j->ctx, j->x + at, j->y + at, n);
+}
+
+void plxk_map_pooled(plxk_pool *pool, plxk_float_map fn, const void *ctx, const float *x,
+                     float *y, size_t n, double ns_per_element) {
+    map_job job = {fn, ctx, x, y, n};
+    plxk_pool_run(pool, (n + MAP_CHUNK - 1) / MAP_CHUNK, (double)n * ns_per_element, map_chunk,
+                  &job);
+}
+
+typedef struct vmap_params {
+    plxk_isa isa;
+    plxk_vfunc f;
+} vmap_params;
+
+static void vmap_run(const void *ctx, const float *x, float *y, size_t n) {
+    const vmap_params *p = ctx;
+    (void)plxk_vmap(p->isa, p->f, x, y, n); /* isa checked by plxk_vmap_pooled */
 }
 
 bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
@@ -146,10 +163,9 @@ bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x
         return plxk_fail(args, "%s: the %s variant does not run on this CPU", op,
                          plxk_isa_name(isa));
     }
-    vmap_job job = {isa, f, x, y, n};
+    vmap_params p = {isa, f};
     /* about a nanosecond an element for the costlier functions (erf, GELU) */
-    plxk_pool_run(plxk_pool_of(args->compute), (n + VMAP_CHUNK - 1) / VMAP_CHUNK, (double)n,
-                  vmap_chunk, &job);
+    plxk_map_pooled(plxk_pool_of(args->compute), vmap_run, &p, x, y, n, 1.0);
     return true;
 }
 

@@ -113,9 +113,18 @@ bool plxk_product(const plxk_kernel_args *a, plxk_gemm_args *g, void *ws, size_t
  * block's total added to a double, which keeps long runs accurate. */
 double plxk_sum_floats(const float *x, size_t n, float shift, bool square);
 
+/* A function over a run of floats, y[0 .. n) from x[0 .. n), with its
+ * parameters in ctx; y may be x. */
+typedef void (*plxk_float_map)(const void *ctx, const float *x, float *y, size_t n);
+
+/* fn over x[0 .. n) into y, in chunks of 16K elements spread over the
+ * pool (NULL: the calling thread), costing about ns_per_element each. */
+void plxk_map_pooled(plxk_pool *pool, plxk_float_map fn, const void *ctx, const float *x,
+                     float *y, size_t n, double ns_per_element);
+
 /* y[i] = f(x[i]) for i < n (plxk_vmap in the layer's instruction-set
- * variant), in chunks spread over the layer's pool; fails args naming `op`
- * when that variant does not run on this CPU. */
+ * variant), through plxk_map_pooled; fails args naming `op` when that
+ * variant does not run on this CPU. */
 bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
                       size_t n, const char *op);
 

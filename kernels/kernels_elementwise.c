@@ -337,12 +337,13 @@ static double activate_double(const plx_activation_desc *d, double v) {
     return v;
 }
 
-/* y[0 .. n) = activation of x[0 .. n) in float32: the common functions as
- * loops of their own, parameters in locals, so that they vectorise (same
- * results as activate(), NaN passing through); the others through
- * activate(). */
-static void activate_floats(const plx_activation_desc *d, const float *restrict xf,
-                            float *restrict yf, size_t n) {
+/* y[0 .. n) = activation of x[0 .. n) in float32, ctx the layer's
+ * plx_activation_desc (a plxk_float_map): the common functions as loops of
+ * their own, parameters in locals, so that they vectorise (same results as
+ * activate(), NaN passing through); the others through activate(). */
+static void activate_floats(const void *ctx, const float *restrict xf, float *restrict yf,
+                            size_t n) {
+    const plx_activation_desc *d = ctx;
     const float alpha = d->alpha, beta = d->beta;
     switch (d->func) {
     case PLX_ACT_RELU:
@@ -384,27 +385,6 @@ static void activate_floats(const plx_activation_desc *d, const float *restrict 
     }
 }
 
-/* A float32 activation shared among the pool's threads in chunks of
- * ACTIVATION_CHUNK elements (on the calling thread alone, relu and
- * hard-sigmoid of 1M elements took 1.4 and 2.8 times ONNX Runtime's time
- * at two threads). */
-enum { ACTIVATION_CHUNK = 16384 };
-
-typedef struct activation_job {
-    const plx_activation_desc *d;
-    const float *x;
-    float *y;
-    size_t n;
-} activation_job;
-
-static void activation_chunk(void *ctx, size_t task, size_t thread) {
-    (void)thread;
-    const activation_job *j = ctx;
-    size_t at = task * ACTIVATION_CHUNK;
-    size_t n = j->n - at < ACTIVATION_CHUNK ? j->n - at : ACTIVATION_CHUNK;
-    activate_floats(j->d, j->x + at, j->y + at, n);
-}
-
 bool plxk_run_activation(const plxk_kernel_args *args) {
     RUN_CHECK(activation, args);
     const plx_layer_view *layer = args->layer;
@@ -428,15 +408,14 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
                                                        : PLXK_VGELU_ERF;
             return plxk_vmap_pooled(args, vf, x, y, n, "activation");
         }
-        default: {
-            activation_job job = {d, x, y, n};
-            /* a few tenths of a nanosecond an element: the loops are as fast
-             * as memory for the common functions */
-            plxk_pool_run(plxk_pool_of(args->compute),
-                          (n + ACTIVATION_CHUNK - 1) / ACTIVATION_CHUNK, (double)n * 0.3,
-                          activation_chunk, &job);
+        default:
+            /* on the pool's threads (on the calling thread alone, relu and
+             * hard-sigmoid of 1M elements took 1.4 and 2.8 times ONNX
+             * Runtime's time at two threads); a few tenths of a nanosecond
+             * an element: the common functions' loops are as fast as
+             * memory */
+            plxk_map_pooled(plxk_pool_of(args->compute), activate_floats, d, x, y, n, 0.3);
             return true;
-        }
         }
     }
     if (t == PLX_DTYPE_FLOAT64) {

@@ -138,7 +138,9 @@ typedef struct peak_probe {
 /* ---- GEMM ------------------------------------------------------------------ */
 
 /* conv: the epilogue of a fused conv+relu6 (a bias per row, clip(0, 6)),
- * which costs as much as the product itself when K is small. */
+ * which costs as much as the product itself when K is small, and A (the
+ * weights) packed ahead (plxk_gemm_pack_a), as cpu_ref's conv packs its
+ * constant weights when the workload is created. */
 typedef struct shape {
     const char *name;
     size_t m, n, k;
@@ -278,11 +280,18 @@ static figures time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape
                            .a = a, .a_rs = (ptrdiff_t)s->k, .a_cs = 1,
                            .b = b, .b_rs = (ptrdiff_t)s->n, .b_cs = 1,
                            .c = c, .ldc = s->n};
+    float *packed = NULL;
     if (s->conv) {
         g.bias = bias;
         g.bias_rs = 1;
         g.act = PLXK_ACT_CLIP;
         g.hi = 6.0f;
+        size_t packed_size = plxk_gemm_packed_a_size(isa, s->m, s->k);
+        packed = malloc(packed_size);
+        if (!packed || !plxk_gemm_pack_a(isa, &g, packed, packed_size)) {
+            die("could not pack A");
+        }
+        g.packed_a = packed;
     }
     double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     gemm_run gr = {{gemm_once, flops}, isa, pool, g, ws, ws_size};
@@ -305,6 +314,7 @@ static figures time_gemm(plxk_isa isa, plxk_pool *pool, int threads, const shape
     free(b);
     free(c);
     free(bias);
+    free(packed);
     free(ws);
     return f;
 }

@@ -206,7 +206,7 @@ static double time_float(plxk_isa isa, plxk_pool *pool, const shape *s, int runs
                            .a_cs = 1, .b = b, .b_rs = (ptrdiff_t)n, .b_cs = 1, .c = c,
                            .ldc = n, .bias = bias, .bias_rs = 0, .bias_cs = 1};
     float *packed = NULL;
-    if (plxk_gemm_reads_packed_b(isa, m, n, k, r.g.b_rs, r.g.b_cs)) {
+    if (plxk_gemm_reads_packed(isa, m, n, k, r.g.b_rs, r.g.b_cs)) {
         size_t packed_size = plxk_gemm_packed_b_size(isa, n, k);
         packed = xalloc(packed_size);
         if (!plxk_gemm_pack_b(isa, &r.g, packed, packed_size)) {

@@ -388,23 +388,49 @@ static bool runs_by_rows(size_t m, size_t k, ptrdiff_t b_rs, ptrdiff_t b_cs) {
     return m == 1 || (m <= GEMV_ROWS && b_cs != 1 && b_rs == 1 && k <= GEMV_MAX_K);
 }
 
-bool plxk_gemm_reads_packed_b(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,
+bool plxk_gemm_reads_packed(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,
                               ptrdiff_t b_cs) {
     const plxk_gemm_impl *impl = impl_of(isa);
     return impl && m > 0 && n > 0 && k > 0 && !runs_transposed(impl, m, n) &&
            !runs_by_rows(m, k, b_rs, b_cs);
 }
 
-size_t plxk_gemm_packed_b_size(plxk_isa isa, size_t n, size_t k) {
-    const plxk_gemm_impl *impl = impl_of(isa);
-    if (!impl || n == 0 || k == 0) {
+/* Bytes of `rows` x k floats, rows rounded up to `block`: a packed
+ * operand's panels. */
+static size_t panels_size(size_t rows, size_t block, size_t k) {
+    if (rows == 0 || k == 0) {
         return 0;
     }
-    size_t cols = round_up(n, impl->blocks.nr);
-    if (cols < n || k > SIZE_MAX / sizeof(float) / cols) {
+    size_t padded = round_up(rows, block);
+    if (padded < rows || k > SIZE_MAX / sizeof(float) / padded) {
         return SIZE_MAX;
     }
-    return cols * k * sizeof(float);
+    return padded * k * sizeof(float);
+}
+
+size_t plxk_gemm_packed_b_size(plxk_isa isa, size_t n, size_t k) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    return impl ? panels_size(n, impl->blocks.nr, k) : 0;
+}
+
+size_t plxk_gemm_packed_a_size(plxk_isa isa, size_t m, size_t k) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    return impl ? panels_size(m, impl->blocks.mr, k) : 0;
+}
+
+bool plxk_gemm_pack_a(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !args || !args->a || !out) {
+        return false;
+    }
+    size_t need = plxk_gemm_packed_a_size(isa, args->m, args->k);
+    if (need == SIZE_MAX || size < need) {
+        return false;
+    }
+    if (need) {
+        impl->pack_a(args, 0, args->m, 0, args->k, out);
+    }
+    return true;
 }
 
 bool plxk_gemm_pack_b(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size) {
@@ -459,7 +485,8 @@ bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,
         t->b_cs = g->a_rs;
         t->bias_rs = g->bias_cs;
         t->bias_cs = g->bias_rs;
-        t->packed_b = NULL; /* B is now the left operand */
+        t->packed_a = NULL; /* the operands changed places */
+        t->packed_b = NULL;
         pr.c_rs = 1;
         pr.c_cs = (ptrdiff_t)g->ldc;
         g = t;

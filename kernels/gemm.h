@@ -99,6 +99,10 @@ typedef struct plxk_gemm_args {
      * matrix-vector paths read it. For a constant operand (a layer's
      * weights), packed once when the workload is created. */
     const float *packed_b;
+    /* NULL, or op(A) as plxk_gemm_pack_a packed it for the same variant,
+     * M and K, read in place of a on the packed path (a must still be
+     * valid, as b for packed_b): a conv's weights, packed once. */
+    const float *packed_a;
 } plxk_gemm_args;
 
 /* Where a kernel runs its GEMMs: the variant and the backend's pool (NULL:
@@ -118,11 +122,11 @@ typedef struct plxk_compute {
  * variant was not compiled in; SIZE_MAX if the size overflows. */
 size_t plxk_gemm_workspace_size(plxk_isa isa, size_t m, size_t n, size_t k, size_t threads);
 
-/* true when plxk_gemm, in variant `isa`, reads packed_b for an M x N x K
- * product with op(B)'s strides b_rs, b_cs (the packed path); false when it
- * runs it on matrix-vector loops, which read b where it is, so that
- * packing it would only take memory. */
-bool plxk_gemm_reads_packed_b(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,
+/* true when plxk_gemm, in variant `isa`, reads packed_a and packed_b for
+ * an M x N x K product with op(B)'s strides b_rs, b_cs (the packed path);
+ * false when it runs it transposed or on matrix-vector loops, which read a
+ * and b where they are, so that packing them would only take memory. */
+bool plxk_gemm_reads_packed(plxk_isa isa, size_t m, size_t n, size_t k, ptrdiff_t b_rs,
                               ptrdiff_t b_cs);
 
 /* Bytes that plxk_gemm_pack_b writes for an op(B) of K x N in variant
@@ -136,6 +140,18 @@ size_t plxk_gemm_packed_b_size(plxk_isa isa, size_t n, size_t k);
  * plxk_gemm_args.packed_b. false, writing nothing, when the variant was
  * not compiled in, b is NULL or the size is short. */
 bool plxk_gemm_pack_b(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size);
+
+/* Bytes that plxk_gemm_pack_a writes for an op(A) of M x K in variant
+ * `isa`: M rounded up to the micro-kernel's MR, times K floats. 0 when M or
+ * K is 0 or the variant was not compiled in; SIZE_MAX on overflow. */
+size_t plxk_gemm_packed_a_size(plxk_isa isa, size_t m, size_t k);
+
+/* Packs op(A) of `args` (a, a_rs, a_cs, m, k; nothing else is read) into
+ * `out` (size bytes, at least plxk_gemm_packed_a_size) as the GEMM's
+ * MR-row panels of all of K, zero-padded past M, for
+ * plxk_gemm_args.packed_a. false, writing nothing, when the variant was
+ * not compiled in, a is NULL or the size is short. */
+bool plxk_gemm_pack_a(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size);
 
 /* Runs one multiply with variant `isa`, splitting it into tiles that the
  * pool's threads share (NULL pool: the calling thread). When the workspace

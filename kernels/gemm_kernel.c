@@ -55,6 +55,7 @@ static size_t min_size(size_t a, size_t b) {
 
 /* Packs op(A) rows [i0, i0+mc) x K [p0, p0+kc) as MR-row panels: panel r
  * holds, for p = 0..kc-1, the MR values of column p (rows past mc are 0).
+ * With i0 = p0 = 0, mc = M and kc = K, the layout of plxk_gemm_pack_a.
  * A row-major A (a_cs = 1) is transposed in blocks of MR rows x PACK_A_BLOCK
  * columns, read as contiguous rows into a local block first: in that form
  * the compiler turns the transposition into vector shuffles, about three
@@ -497,11 +498,28 @@ typedef struct pass {
     bool in_registers;
 } pass;
 
-/* The tiles of rows [ic, ic + mc) (packed at pack_a) by the region's
- * columns [jlo, jhi): panel c of B (columns jlo + c NR ...) at panels + c
- * panel_floats, rows NR floats apart, except the columns below `full`. */
-static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *pack_a, size_t jlo,
-                       size_t jhi, const float *panels, size_t panel_floats) {
+/* The MR-row panels of op(A) for the region's rows [ic, ic + mc) in this
+ * pass: packed into buf, or, from a pre-packed op(A) (plxk_gemm_pack_a,
+ * panels of all of K), found where they are. *stride is the distance
+ * between two panels, in floats. */
+static const float *a_panels(const pass *ps, size_t ic, size_t mc, float *buf, size_t *stride) {
+    const plxk_gemm_args *g = &ps->pr->args;
+    if (g->packed_a) {
+        /* the region's first row and MC are multiples of MR */
+        *stride = MR * g->k;
+        return g->packed_a + (ps->i0 + ic) * g->k + ps->p0 * MR;
+    }
+    pack_a(g, ps->i0 + ic, mc, ps->p0, ps->kc, buf);
+    *stride = MR * ps->kc;
+    return buf;
+}
+
+/* The tiles of rows [ic, ic + mc) (their panels of A at a, a_stride floats
+ * apart) by the region's columns [jlo, jhi): panel c of B (columns jlo + c
+ * NR ...) at panels + c panel_floats, rows NR floats apart, except the
+ * columns below `full`. */
+static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *a, size_t a_stride,
+                       size_t jlo, size_t jhi, const float *panels, size_t panel_floats) {
     const plxk_gemm_problem *pr = ps->pr;
     const plxk_gemm_args *g = &pr->args;
     size_t kc = ps->kc;
@@ -518,7 +536,7 @@ static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *pack_a
             prefetch_c(pr, i, j, mr, nr);
 #if defined(__GNUC__)
             if (ps->in_registers && mr == MR && nr == NR) {
-                full_tile(kc, pack_a + ir * kc, bp, ldb,
+                full_tile(kc, a + ir / MR * a_stride, bp, ldb,
                           g->c + (ptrdiff_t)i * pr->c_rs + (ptrdiff_t)j, pr->c_rs, g->alpha,
                           ps->first ? g->beta : 1.0f,
                           ps->last && g->bias ? g->bias + (ptrdiff_t)i * g->bias_rs +
@@ -530,7 +548,7 @@ static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *pack_a
             }
 #endif
             float acc[MR][NR];
-            micro_kernel(kc, pack_a + ir * kc, bp, ldb, acc);
+            micro_kernel(kc, a + ir / MR * a_stride, bp, ldb, acc);
             update_c(pr, acc, i, j, mr, nr, ps->first, ps->last);
         }
     }
@@ -540,8 +558,9 @@ static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *pack_a
  * pass, op(B)'s kc x nc block is packed once and serves every MC block of
  * the region's rows; each MC block of op(A) is packed and multiplied by
  * every NR panel of B (kc x NR, which stays in L1) against every MR panel
- * of A (in L2). A pre-packed op(B) (plxk_gemm_args.packed_b) is read where
- * it is instead; with A in one block, B is packed by chunks (CHUNK_B_BYTES). */
+ * of A (in L2). A pre-packed op(B) or op(A) (plxk_gemm_args.packed_b,
+ * packed_a) is read where it is instead; with A in one block, B is packed
+ * by chunks (CHUNK_B_BYTES). */
 static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, size_t nc,
                    float *pack_a_buf, float *pack_b_buf) {
     const plxk_gemm_args *g = &pr->args;
@@ -561,24 +580,24 @@ static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, 
             /* pre-packed (plxk_gemm_pack_b): panels of all of K; j0 is a
              * multiple of NR */
             for (size_t ic = 0; ic < m; ic += MC) {
-                size_t mc = min_size(MC, m - ic);
-                pack_a(g, i0 + ic, mc, p0, kc, pack_a_buf);
-                pass_tiles(&ps, ic, mc, pack_a_buf, 0, nc, g->packed_b + j0 * g->k + p0 * NR,
+                size_t mc = min_size(MC, m - ic), a_stride;
+                const float *a = a_panels(&ps, ic, mc, pack_a_buf, &a_stride);
+                pass_tiles(&ps, ic, mc, a, a_stride, 0, nc, g->packed_b + j0 * g->k + p0 * NR,
                            NR * g->k);
             }
             continue;
         }
         if (round_up_size(m, MR) * kc <= MC * KC && ps.full < nc) {
-            size_t chunk = CHUNK_B_BYTES / sizeof(float) / kc / NR * NR;
+            size_t chunk = CHUNK_B_BYTES / sizeof(float) / kc / NR * NR, a_stride;
             chunk = chunk < CHUNK_B_MIN_COLUMNS ? CHUNK_B_MIN_COLUMNS : chunk;
-            pack_a(g, i0, m, p0, kc, pack_a_buf);
+            const float *a = a_panels(&ps, 0, m, pack_a_buf, &a_stride);
             for (size_t jc = ps.full; jc < nc; jc += chunk) {
                 size_t jend = min_size(nc, jc + chunk);
                 pack_b(g, p0, kc, j0 + jc, jend - jc, pack_b_buf);
-                pass_tiles(&ps, 0, m, pack_a_buf, jc, jend, pack_b_buf, NR * kc);
+                pass_tiles(&ps, 0, m, a, a_stride, jc, jend, pack_b_buf, NR * kc);
             }
             if (ps.full > 0) {
-                pass_tiles(&ps, 0, m, pack_a_buf, 0, ps.full, pack_b_buf, NR * kc);
+                pass_tiles(&ps, 0, m, a, a_stride, 0, ps.full, pack_b_buf, NR * kc);
             }
             continue;
         }
@@ -588,9 +607,9 @@ static void region(const plxk_gemm_problem *pr, size_t i0, size_t m, size_t j0, 
             pack_b(g, p0, kc, j0 + ps.full, nc - ps.full, pack_b_buf + ps.full * kc);
         }
         for (size_t ic = 0; ic < m; ic += MC) {
-            size_t mc = min_size(MC, m - ic);
-            pack_a(g, i0 + ic, mc, p0, kc, pack_a_buf);
-            pass_tiles(&ps, ic, mc, pack_a_buf, 0, nc, pack_b_buf, NR * kc);
+            size_t mc = min_size(MC, m - ic), a_stride;
+            const float *a = a_panels(&ps, ic, mc, pack_a_buf, &a_stride);
+            pass_tiles(&ps, ic, mc, a, a_stride, 0, nc, pack_b_buf, NR * kc);
         }
     }
 }
@@ -688,6 +707,7 @@ static void gemv(const plxk_gemm_args *g, size_t count, const float *mat, ptrdif
 const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .blocks = {.mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC},
     .region = region,
+    .pack_a = pack_a,
     .pack_b = pack_b,
     .depthwise = PLXK_ISA_SYMBOL(plxk_depthwise_),
     .gemv = gemv,

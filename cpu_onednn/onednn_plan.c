@@ -174,6 +174,21 @@ plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_de
     return odn_add_step_quant(ctx, plan, desc, post_ops, NULL);
 }
 
+/* What a slow implementation that oneDNN chose is (for the refusal), or
+ * NULL for one worth running: its reference implementation ("ref:...",
+ * plain loops), and its batch normalisation on plain layouts
+ * ("ncsp_bnorm", C++ loops: 0.42 ms on 1x64x80x80 at one thread, where
+ * cpu_ref takes 0.06 and ONNX Runtime 0.05, Zen 4). */
+static const char *slow_implementation(const char *impl) {
+    if (strncmp(impl, "ref:", 4) == 0) {
+        return "its reference implementation";
+    }
+    if (strncmp(impl, "ncsp_bnorm", 10) == 0) {
+        return "a slow batch normalisation on this layout";
+    }
+    return NULL;
+}
+
 /* Sets the output scales and zero points of `q` on `attr`. */
 static dnnl_status_t set_quant_attr(dnnl_primitive_attr_t attr, const odn_quant_attr *q) {
     static const int32_t runtime = DNNL_RUNTIME_S32_VAL;
@@ -260,14 +275,14 @@ plx_status odn_add_step_quant(const odn_context *ctx, odn_plan *plan,
         return odn_refuse(ctx, "oneDNN has no implementation for this layer "
                            "(dnnl_primitive_desc_create: %s)", dnnl_status2str(st));
     }
-    const char *impl = NULL;
+    const char *impl = NULL, *slow = NULL;
     if (!ctx->reference &&
         dnnl_primitive_desc_query(s->pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-        impl && strncmp(impl, "ref:", 4) == 0) {
+        impl && (slow = slow_implementation(impl)) != NULL) {
         dnnl_primitive_desc_destroy(s->pd);
         s->pd = NULL;
-        return odn_refuse(ctx, "oneDNN offers only its reference implementation (%s) for this "
-                          "layer (option reference=on runs it)", impl);
+        return odn_refuse(ctx, "oneDNN offers only %s (%s) for this layer (option "
+                          "reference=on runs it)", slow, impl);
     }
     plan->step_count++;
     return NULL;

@@ -44,6 +44,31 @@ const char *plxk_check_batch_norm(const plx_layer_view *layer, char *buf, size_t
     return batch_norm_prepare(layer, buf, size);
 }
 
+/* One plane (image, channel) of a batch_norm: y = x a + b. */
+typedef struct batch_norm_job {
+    const float *x, *scale, *bias, *mean, *var;
+    float *y;
+    float epsilon;
+    int64_t c, inner;
+} batch_norm_job;
+
+/* a = scale / sqrt(var + epsilon) and b = bias - mean a per channel, in
+ * double, so that each element takes one multiply-add: (x - mean) / denom
+ * * scale + bias, a division per element, took 1.8 times ONNX Runtime's
+ * time on 1x64x80x80 (one thread), which folds it the same way. */
+static void batch_norm_plane(void *ctx, size_t task, size_t thread) {
+    (void)thread;
+    const batch_norm_job *j = ctx;
+    int64_t ch = (int64_t)task % j->c, base = (int64_t)task * j->inner;
+    double ad = (double)j->scale[ch] / sqrt((double)j->var[ch] + (double)j->epsilon);
+    const float a = (float)ad, b = (float)((double)j->bias[ch] - (double)j->mean[ch] * ad);
+    const float *restrict x = j->x + base;
+    float *restrict y = j->y + base;
+    for (int64_t i = 0; i < j->inner; i++) {
+        y[i] = x[i] * a + b;
+    }
+}
+
 bool plxk_run_batch_norm(const plxk_kernel_args *args) {
     char why[256];
     if (batch_norm_prepare(args->layer, why, sizeof why)) {
@@ -51,19 +76,13 @@ bool plxk_run_batch_norm(const plxk_kernel_args *args) {
     }
     const plx_batch_norm_desc *desc = args->layer->desc;
     const plx_tensor_info *xi = &args->layer->inputs[0];
-    const float *x = args->inputs[0], *scale = args->inputs[1], *bias = args->inputs[2],
-                *mean = args->inputs[3], *var = args->inputs[4];
-    float *y = args->outputs[0];
-    int64_t n = xi->dims[0], c = xi->dims[1], inner = plxk_dim_product(xi, 2, xi->rank);
-    for (int64_t b = 0; b < n; b++) {
-        for (int64_t ch = 0; ch < c; ch++) {
-            float denom = sqrtf(var[ch] + desc->epsilon);
-            int64_t base = (b * c + ch) * inner;
-            for (int64_t i = 0; i < inner; i++) {
-                y[base + i] = (x[base + i] - mean[ch]) / denom * scale[ch] + bias[ch];
-            }
-        }
-    }
+    batch_norm_job j = {.x = args->inputs[0], .scale = args->inputs[1], .bias = args->inputs[2],
+                        .mean = args->inputs[3], .var = args->inputs[4], .y = args->outputs[0],
+                        .epsilon = desc->epsilon, .c = xi->dims[1],
+                        .inner = plxk_dim_product(xi, 2, xi->rank)};
+    size_t planes = (size_t)(xi->dims[0] * j.c);
+    plxk_pool_run(plxk_pool_of(args->compute), planes, (double)planes * (double)j.inner * 0.2,
+                  batch_norm_plane, &j);
     return true;
 }
 

@@ -417,9 +417,11 @@ Test(conv, random_1d) {
 /* Depthwise convs (group = C, one or more output channels per input
  * channel), which run their own kernel: strides up to 4 through phase
  * planes of the padded input, with any pads and dilations, and planes wider
- * than its 512-output chunks, so that rows straddle chunks; stride 5 (row
- * by row); padding larger than the kernel, windows that miss the input
- * entirely, 1-D, and the fused relu and clip. */
+ * than its 512-output chunks, so that rows straddle chunks; sums in
+ * registers for blocks of outputs and the rest of the plane by chunks, and
+ * a 9x9 kernel (81 taps), by chunks only; stride 5 (row by row); padding
+ * larger than the kernel, windows that miss the input entirely, 1-D, and
+ * the fused relu and clip. */
 Test(conv, random_depthwise) {
     const conv_case cases[] = {
         /* nsp n c m g   in      k      s      d      pb     pe     auto_pad  bias */
@@ -440,6 +442,7 @@ Test(conv, random_depthwise) {
         {2, 1, 2, 2, 2, {40, 40}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}, PLX_AUTO_PAD_NOTSET, true},
         {2, 1, 2, 2, 2, {16, 17}, {3, 3}, {5, 1}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, true},
         {2, 1, 2, 2, 2, {13, 14}, {3, 3}, {4, 3}, {2, 1}, {2, 0}, {0, 2}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 2, 2, 2, {20, 21}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}, PLX_AUTO_PAD_NOTSET, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         conv_random(&cases[i], 300 + (uint32_t)i);

@@ -418,34 +418,33 @@ size_t plxk_gemm_packed_a_size(plxk_isa isa, size_t m, size_t k) {
     return impl ? panels_size(m, impl->blocks.mr, k) : 0;
 }
 
-bool plxk_gemm_pack_a(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size) {
+/* plxk_gemm_pack_a (left) or plxk_gemm_pack_b: op(A)'s rows or op(B)'s
+ * columns as panels of all of K. */
+static bool pack_operand(plxk_isa isa, const plxk_gemm_args *args, bool left, float *out,
+                         size_t size) {
     const plxk_gemm_impl *impl = impl_of(isa);
-    if (!impl || !args || !args->a || !out) {
+    if (!impl || !args || !(left ? args->a : args->b) || !out) {
         return false;
     }
-    size_t need = plxk_gemm_packed_a_size(isa, args->m, args->k);
+    size_t need = left ? panels_size(args->m, impl->blocks.mr, args->k)
+                       : panels_size(args->n, impl->blocks.nr, args->k);
     if (need == SIZE_MAX || size < need) {
         return false;
     }
-    if (need) {
+    if (need && left) {
         impl->pack_a(args, 0, args->m, 0, args->k, out);
+    } else if (need) {
+        impl->pack_b(args, 0, args->k, 0, args->n, out);
     }
     return true;
 }
 
+bool plxk_gemm_pack_a(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size) {
+    return pack_operand(isa, args, true, out, size);
+}
+
 bool plxk_gemm_pack_b(plxk_isa isa, const plxk_gemm_args *args, float *out, size_t size) {
-    const plxk_gemm_impl *impl = impl_of(isa);
-    if (!impl || !args || !args->b || !out) {
-        return false;
-    }
-    size_t need = plxk_gemm_packed_b_size(isa, args->n, args->k);
-    if (need == SIZE_MAX || size < need) {
-        return false;
-    }
-    if (need) {
-        impl->pack_b(args, 0, args->k, 0, args->n, out);
-    }
-    return true;
+    return pack_operand(isa, args, false, out, size);
 }
 
 bool plxk_gemm(plxk_isa isa, plxk_pool *pool, const plxk_gemm_args *args,

@@ -306,40 +306,39 @@ Test(gemm, pre_packed_operands_are_read) {
         void *ws = malloc(ws_size);
         cr_assert(not(zero(ptr, ws)));
         cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
-        size_t bytes = plxk_gemm_packed_b_size(isas[ii], n, k);
-        cr_assert(ge(sz, bytes, n * k * sizeof(float)));
-        float *packed = aligned_alloc(64, (bytes + 63) / 64 * 64);
-        cr_assert(not(zero(ptr, packed)));
-        cr_assert(not(plxk_gemm_pack_b(isas[ii], &g, packed, bytes - 1)), "a short buffer");
-        cr_assert(plxk_gemm_pack_b(isas[ii], &g, packed, bytes));
-        float *other = random_buffer(k * n); /* B changed after packing */
-        g.b = other;
-        g.packed_b = packed;
-        g.c = c;
-        cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
-        for (size_t i = 0; i < m * n; i++) {
-            cr_assert(eq(flt, c[i], want[i]), "%s: C[%zu] = %g from the panels, %g from B",
-                      plxk_isa_name(isas[ii]), i, c[i], want[i]);
+        /* B packed, then A packed too */
+        float *packed[2], *other[2];
+        for (int left = 0; left < 2; left++) {
+            size_t rows = left ? m : n;
+            size_t bytes = left ? plxk_gemm_packed_a_size(isas[ii], m, k)
+                                : plxk_gemm_packed_b_size(isas[ii], n, k);
+            bool (*pack)(plxk_isa, const plxk_gemm_args *, float *, size_t) =
+                left ? plxk_gemm_pack_a : plxk_gemm_pack_b;
+            cr_assert(ge(sz, bytes, rows * k * sizeof(float)));
+            packed[left] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+            cr_assert(not(zero(ptr, packed[left])));
+            cr_assert(not(pack(isas[ii], &g, packed[left], bytes - 1)), "a short buffer");
+            cr_assert(pack(isas[ii], &g, packed[left], bytes));
+            other[left] = random_buffer(rows * k); /* the operand changed after packing */
+            if (left) {
+                g.a = other[left];
+                g.packed_a = packed[left];
+            } else {
+                g.b = other[left];
+                g.packed_b = packed[left];
+            }
+            g.c = c;
+            memset(c, 0, m * n * sizeof *c);
+            cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
+            for (size_t i = 0; i < m * n; i++) {
+                cr_assert(eq(flt, c[i], want[i]), "%s: C[%zu] = %g from %s's panels, %g before",
+                          plxk_isa_name(isas[ii]), i, c[i], left ? "A" : "B", want[i]);
+            }
         }
-        bytes = plxk_gemm_packed_a_size(isas[ii], m, k);
-        cr_assert(ge(sz, bytes, m * k * sizeof(float)));
-        float *packed_a = malloc(bytes);
-        cr_assert(not(zero(ptr, packed_a)));
-        cr_assert(not(plxk_gemm_pack_a(isas[ii], &g, packed_a, bytes - 1)), "a short buffer");
-        cr_assert(plxk_gemm_pack_a(isas[ii], &g, packed_a, bytes));
-        float *other_a = random_buffer(m * k); /* A changed after packing */
-        g.a = other_a;
-        g.packed_a = packed_a;
-        memset(c, 0, m * n * sizeof *c);
-        cr_assert(plxk_gemm(isas[ii], NULL, &g, ws, ws_size));
-        for (size_t i = 0; i < m * n; i++) {
-            cr_assert(eq(flt, c[i], want[i]), "%s: C[%zu] = %g from A's panels, %g from A",
-                      plxk_isa_name(isas[ii]), i, c[i], want[i]);
+        for (int left = 0; left < 2; left++) {
+            free(packed[left]);
+            free(other[left]);
         }
-        free(other_a);
-        free(packed_a);
-        free(other);
-        free(packed);
         free(ws);
     }
     free(a);

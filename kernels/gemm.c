@@ -120,6 +120,16 @@ bool plxk_vmap(plxk_isa isa, plxk_vfunc f, const float *x, float *y, size_t n) {
     return true;
 }
 
+bool plxk_vhard_sigmoid(plxk_isa isa, float alpha, float beta, bool times_x, const float *x,
+                        float *y, size_t n) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    if (!impl || !plxk_isa_supported(isa)) {
+        return false;
+    }
+    impl->vhard_sigmoid(alpha, beta, times_x, x, y, n);
+    return true;
+}
+
 bool plxk_qbinary(plxk_isa isa, plxk_qfunc f, unsigned types, const void *a, bool da,
                   const void *b, bool db, void *y, size_t n, const plxk_qbin_params *p) {
     const plxk_gemm_impl *impl = impl_of(isa);

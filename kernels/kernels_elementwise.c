@@ -340,7 +340,9 @@ static double activate_double(const plx_activation_desc *d, double v) {
 /* y[0 .. n) = activation of x[0 .. n) in float32, ctx the layer's
  * plx_activation_desc (a plxk_float_map): the common functions as loops of
  * their own, parameters in locals, so that they vectorise (same results as
- * activate(), NaN passing through); the others through activate(). */
+ * activate(), NaN passing through); the others through activate().
+ * Hard-sigmoid and hard-swish go to the vector math instead
+ * (hard_sigmoid_run). */
 static void activate_floats(const void *ctx, const float *restrict xf, float *restrict yf,
                             size_t n) {
     const plx_activation_desc *d = ctx;
@@ -361,28 +363,24 @@ static void activate_floats(const void *ctx, const float *restrict xf, float *re
             yf[i] = xf[i] < 0 ? alpha * xf[i] : xf[i];
         }
         return;
-    case PLX_ACT_HARD_SIGMOID:
-    case PLX_ACT_HARD_SWISH: {
-        /* the clip's shape of loop (two selects, bounds in locals), which
-         * the vectoriser takes; hard-swish is x hard_sigmoid(x) with
-         * ONNX's alpha 1/6 and beta 0.5 */
-        const bool swish = d->func == PLX_ACT_HARD_SWISH;
-        const float a = swish ? 1.0f / 6.0f : alpha, b = swish ? 0.5f : beta;
-        const float lo = 0.0f, hi = 1.0f;
-        for (size_t i = 0; i < n; i++) {
-            float v = a * xf[i] + b;
-            v = v < lo ? lo : v;
-            v = v > hi ? hi : v;
-            yf[i] = swish ? xf[i] * v : v;
-        }
-        return;
-    }
     default:
         for (size_t i = 0; i < n; i++) {
             yf[i] = activate(d, xf[i]);
         }
         return;
     }
+}
+
+/* plxk_vhard_sigmoid over a chunk (a plxk_float_map). */
+typedef struct hard_sigmoid_params {
+    plxk_isa isa;
+    float alpha, beta;
+    bool times_x;
+} hard_sigmoid_params;
+
+static void hard_sigmoid_run(const void *ctx, const float *x, float *y, size_t n) {
+    const hard_sigmoid_params *h = ctx;
+    (void)plxk_vhard_sigmoid(h->isa, h->alpha, h->beta, h->times_x, x, y, n); /* isa checked */
 }
 
 bool plxk_run_activation(const plxk_kernel_args *args) {
@@ -407,6 +405,22 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
                           : d->alpha != 0              ? PLXK_VGELU_TANH
                                                        : PLXK_VGELU_ERF;
             return plxk_vmap_pooled(args, vf, x, y, n, "activation");
+        }
+        case PLX_ACT_HARD_SIGMOID:
+        case PLX_ACT_HARD_SWISH: {
+            /* in the backend's ISA variant, on the pool's threads;
+             * hard-swish is x hard_sigmoid(x) with ONNX's alpha 1/6 and
+             * beta 0.5 */
+            const bool swish = d->func == PLX_ACT_HARD_SWISH;
+            hard_sigmoid_params h = {args->compute ? args->compute->isa : plxk_isa_best(),
+                                     swish ? 1.0f / 6.0f : d->alpha, swish ? 0.5f : d->beta,
+                                     swish};
+            if (!plxk_isa_supported(h.isa)) {
+                return plxk_fail(args, "activation: the %s variant does not run on this CPU",
+                                 plxk_isa_name(h.isa));
+            }
+            plxk_map_pooled(plxk_pool_of(args->compute), hard_sigmoid_run, &h, x, y, n, 0.3);
+            return true;
         }
         default:
             /* on the pool's threads (on the calling thread alone, relu and

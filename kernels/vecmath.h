@@ -33,4 +33,11 @@ typedef enum plxk_vfunc {
  * an unknown function or a variant that is not supported. */
 bool plxk_vmap(plxk_isa isa, plxk_vfunc f, const float *x, float *y, size_t n);
 
+/* y[i] = min(max(alpha x[i] + beta, 0), 1), times x[i] when times_x, for
+ * i < n in variant `isa`: ONNX HardSigmoid, and HardSwish with alpha 1/6,
+ * beta 1/2 and times_x. NaN stays NaN. false, touching nothing, for a
+ * variant that is not supported. */
+bool plxk_vhard_sigmoid(plxk_isa isa, float alpha, float beta, bool times_x, const float *x,
+                        float *y, size_t n);
+
 #endif /* PLXK_VECMATH_H */

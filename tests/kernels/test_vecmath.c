@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -144,6 +145,62 @@ Test(vecmath, every_variant_against_libm) {
         }
     }
     cr_expect(ge(int, ran, 1), "the portable variant always runs");
+}
+
+/* Hard-sigmoid (ONNX's default alpha 0.2, beta 0.5, and another pair) and
+ * hard-swish in every variant, against the formula in double: within the
+ * roundings of a x + b and of the product (a variant may fuse the
+ * multiply-add), exact in the flat parts and at infinity, NaN staying NaN, over more values than a vector so that
+ * the vector loop and its remainder both run, and in place. */
+Test(vecmath, hard_sigmoid_and_hard_swish) {
+    enum { N = 203 };
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(i - 101) / 16.0f; /* -6.3 .. 6.3, the corners included */
+    }
+    x[0] = NAN;
+    x[1] = -INFINITY;
+    x[2] = INFINITY;
+    x[3] = -0.0f;
+    static const float params[][3] = {{0.2f, 0.5f, 0}, {0.125f, -0.25f, 0},
+                                      {1.0f / 6.0f, 0.5f, 1}};
+    for (int v = 0; v < PLXK_ISA_COUNT; v++) {
+        if (!plxk_isa_supported((plxk_isa)v)) {
+            continue;
+        }
+        for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
+            float a = params[k][0], b = params[k][1];
+            bool swish = params[k][2] != 0;
+            cr_assert(plxk_vhard_sigmoid((plxk_isa)v, a, b, swish, x, y, N));
+            for (int i = 0; i < N; i++) {
+                double h = (double)a * x[i] + b;
+                h = h < 0 ? 0 : h > 1 ? 1 : h;
+                double want = swish ? x[i] * h : h;
+                if (isnan(x[i]) || (swish && isinf(x[i]) && h == 0)) {
+                    cr_expect(isnan(y[i]), "%s: NaN expected at x=%g, got %g",
+                              plxk_isa_name((plxk_isa)v), (double)x[i], (double)y[i]);
+                    continue;
+                }
+                if (isinf(want)) {
+                    cr_expect(eq(dbl, (double)y[i], want), "%s: f(%g) = %g",
+                              plxk_isa_name((plxk_isa)v), (double)x[i], (double)y[i]);
+                    continue;
+                }
+                /* a x + b rounds twice without a fused multiply-add: an
+                 * ulp of each term, then of the product with x */
+                double terms = (fabs((double)a * x[i]) + fabs((double)b)) * (swish ? fabs(x[i]) : 1);
+                cr_expect(le(dbl, fabs(y[i] - want), 1.2e-7 * (2.0 * terms + fabs(want))),
+                          "%s k=%zu: f(%g) = %.9g, want %.9g", plxk_isa_name((plxk_isa)v), k,
+                          (double)x[i], (double)y[i], want);
+            }
+        }
+        float z[N];
+        memcpy(z, x, sizeof z);
+        cr_assert(plxk_vhard_sigmoid((plxk_isa)v, 0.2f, 0.5f, false, z, z, N));
+        cr_assert(plxk_vhard_sigmoid((plxk_isa)v, 0.2f, 0.5f, false, x, y, N));
+        cr_expect(eq(int, memcmp(z, y, sizeof z), 0), "in place");
+    }
+    cr_expect(not(plxk_vhard_sigmoid((plxk_isa)PLXK_ISA_COUNT, 0.2f, 0.5f, false, x, y, N)));
 }
 
 Test(vecmath, in_place_and_empty) {

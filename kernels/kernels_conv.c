@@ -119,8 +119,9 @@ static size_t conv_col_bytes(const plx_window_geom *g) {
 
 /* The narrowest slab, in NR-wide panels of the GEMM. Unless the weights
  * are packed ahead (plxk_prepare_conv), each slab's GEMM packs all of W_g
- * again, and that copy is paid back only over enough panels: with ResNet's last stage (K = 4608) in slabs of one panel, the
- * convs ran 1.5 times slower than on the whole col. A large K thus gets
+ * again, and that copy is paid back only over enough panels: with
+ * ResNet's last stage (K = 4608) in slabs of one panel, the convs ran 1.5
+ * times slower than on the whole col. A large K thus gets
  * slabs wider than CONV_SLAB_BYTES asks for. */
 #define CONV_SLAB_MIN_PANELS 8
 
@@ -507,10 +508,8 @@ bool plxk_run_conv(const plxk_kernel_args *args) {
     conv_run r = {.g = &g, .x = x, .w = w, .b = b, .y = y,
                   .k = g.c / g.group * plxk_geom_taps(&g), .n = plxk_geom_out_plane(&g),
                   .isa = plxk_isa_of(args->compute)};
-    if (args->prepared) {
-        r.packed_w = args->prepared;
-        r.packed_group = conv_packed_group_bytes(&g, r.isa);
-    }
+    r.packed_group = args->prepared ? conv_packed_group_bytes(&g, r.isa) : 0;
+    r.packed_w = r.packed_group ? args->prepared : NULL; /* as plxk_prepare_conv laid it out */
     plxk_set_epilogue(args->activation, &r.epilogue);
     if (conv_slab_plan(&g, r.isa, plxk_pool_threads(plxk_pool_of(args->compute)), &r.slabs)) {
         return run_conv_slabs(args, &r);

@@ -75,7 +75,7 @@ static void add_tap(float *restrict acc, const float *restrict x, int64_t stride
 /* The activation and the store of one chunk. The bounds are locals so that
  * the loops vectorise (see update_c in gemm_kernel.c). */
 SHORT_RUNS static void store_chunk(const plxk_depthwise_plane *p, const float *restrict acc,
-                        float *restrict y, int64_t n) {
+                                   float *restrict y, int64_t n) {
     const float lo = p->lo, hi = p->hi, slope = p->slope;
     if (p->act == PLXK_ACT_RELU) {
         for (int64_t j = 0; j < n; j++) {

@@ -158,7 +158,7 @@ static void vmap_run(const void *ctx, const float *x, float *y, size_t n) {
 
 bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
                       size_t n, const char *op) {
-    plxk_isa isa = args->compute ? args->compute->isa : plxk_isa_best();
+    plxk_isa isa = plxk_isa_of(args->compute);
     if (!plxk_isa_supported(isa)) {
         return plxk_fail(args, "%s: the %s variant does not run on this CPU", op,
                          plxk_isa_name(isa));

@@ -412,9 +412,8 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
              * hard-swish is x hard_sigmoid(x) with ONNX's alpha 1/6 and
              * beta 0.5 */
             const bool swish = d->func == PLX_ACT_HARD_SWISH;
-            hard_sigmoid_params h = {args->compute ? args->compute->isa : plxk_isa_best(),
-                                     swish ? 1.0f / 6.0f : d->alpha, swish ? 0.5f : d->beta,
-                                     swish};
+            hard_sigmoid_params h = {plxk_isa_of(args->compute), swish ? 1.0f / 6.0f : d->alpha,
+                                     swish ? 0.5f : d->beta, swish};
             if (!plxk_isa_supported(h.isa)) {
                 return plxk_fail(args, "activation: the %s variant does not run on this CPU",
                                  plxk_isa_name(h.isa));
@@ -423,11 +422,10 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
             return true;
         }
         default:
-            /* on the pool's threads (on the calling thread alone, relu and
-             * hard-sigmoid of 1M elements took 1.4 and 2.8 times ONNX
-             * Runtime's time at two threads); a few tenths of a nanosecond
-             * an element: the common functions' loops are as fast as
-             * memory */
+            /* on the pool's threads (on the calling thread alone, relu of
+             * 1M elements took 1.4 times ONNX Runtime's time at two
+             * threads); a few tenths of a nanosecond an element: the common
+             * functions' loops are as fast as memory */
             plxk_map_pooled(plxk_pool_of(args->compute), activate_floats, d, x, y, n, 0.3);
             return true;
         }

@@ -76,8 +76,8 @@ static inline float exp_one(float x) {
  * Both polynomials have positive coefficients, so Q has no zero. One
  * division, where sign(x) (1 - 2 / (e^2|x| + 1)) took an exp and a
  * division and the small arguments a polynomial of degree 15 besides: on
- * AVX-512, 0.54 -> 0.36 ns per value on Zen 4. The result is kept within [-1, 1],
- * which the fit may pass by an ulp near |x| = 9. */
+ * AVX-512, 0.54 -> 0.36 ns per value on Zen 4. The result is kept within
+ * [-1, 1], which the fit may pass by an ulp near |x| = 9. */
 static inline float tanh_one(float x) {
     float xc = x < -9.0f ? -9.0f : x > 9.0f ? 9.0f : x;
     float z = xc * xc;

@@ -61,6 +61,7 @@ static size_t min_size(size_t a, size_t b) {
  * the compiler turns the transposition into vector shuffles, about three
  * times faster than copying value by value. */
 #define PACK_A_BLOCK 16
+#define NV (NR / VL) /* vectors per row of the tile */
 
 static void pack_a(const plxk_gemm_args *g, size_t i0, size_t mc, size_t p0, size_t kc,
                    float *restrict out) {
@@ -103,7 +104,6 @@ static void pack_a(const plxk_gemm_args *g, size_t i0, size_t mc, size_t p0, siz
  * call to memmove (or a rep movs) per row. */
 #if defined(__GNUC__)
 typedef float vfloat __attribute__((vector_size(VL * sizeof(float))));
-#define NV (NR / VL) /* vectors per row of the tile */
 
 static inline void copy_nr(float *restrict dst, const float *restrict src) {
     for (size_t v = 0; v < NV; v++) {
@@ -188,17 +188,19 @@ static void pack_b(const plxk_gemm_args *g, size_t p0, size_t kc, size_t j0, siz
  * the stack on every step. Other compilers get the plain loop. Inlined
  * into its callers, so that acc stays in registers after the loop too. */
 #if defined(__GNUC__)
+_Static_assert(NV == 2, "micro_kernel's narrow form computes one vector of the two");
+
 static inline __attribute__((always_inline)) void
 k_loop(size_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ldb,
-       vfloat acc[MR][NV]) {
+       vfloat acc[MR][NV], size_t nv) {
     for (size_t i = 0; i < MR; i++) {
-        for (size_t v = 0; v < NV; v++) {
+        for (size_t v = 0; v < nv; v++) {
             acc[i][v] = (vfloat){0};
         }
     }
     for (size_t p = 0; p < kc; p++) {
         vfloat bv[NV];
-        for (size_t v = 0; v < NV; v++) {
+        for (size_t v = 0; v < nv; v++) {
             /* NR is a multiple of VL; packed panels are 64-byte aligned,
              * rows of B read in place need not be */
             memcpy(&bv[v], b + (ptrdiff_t)p * ldb + (ptrdiff_t)(v * VL), sizeof bv[v]);
@@ -206,26 +208,32 @@ k_loop(size_t kc, const float *restrict a, const float *restrict b, ptrdiff_t ld
         const float *ap = a + p * MR;
         for (size_t i = 0; i < MR; i++) {
             vfloat ai = ap[i] - (vfloat){0}; /* broadcast; x - 0 is exactly x */
-            for (size_t v = 0; v < NV; v++) {
+            for (size_t v = 0; v < nv; v++) {
                 acc[i][v] += ai * bv[v];
             }
         }
     }
 }
 
+/* The first nv * VL columns of the tile (nv is 1 or NV); the others are
+ * left as they are. */
 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                         ptrdiff_t ldb, float acc_out[MR][NR]) {
+                         ptrdiff_t ldb, float acc_out[MR][NR], size_t nv) {
     vfloat acc[MR][NV];
-    k_loop(kc, a, b, ldb, acc);
+    if (nv == NV) {
+        k_loop(kc, a, b, ldb, acc, NV);
+    } else {
+        k_loop(kc, a, b, ldb, acc, 1);
+    }
     for (size_t i = 0; i < MR; i++) {
-        for (size_t v = 0; v < NV; v++) {
+        for (size_t v = 0; v < nv; v++) {
             memcpy(&acc_out[i][v * VL], &acc[i][v], sizeof acc[i][v]);
         }
     }
 }
 #else
 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                         ptrdiff_t ldb, float acc_out[MR][NR]) {
+                         ptrdiff_t ldb, float acc_out[MR][NR], size_t nv) {
     float acc[MR][NR] = {{0}};
     for (size_t p = 0; p < kc; p++) {
         for (size_t i = 0; i < MR; i++) {
@@ -235,7 +243,9 @@ static void micro_kernel(size_t kc, const float *restrict a, const float *restri
             }
         }
     }
-    memcpy(acc_out, acc, sizeof acc);
+    for (size_t i = 0; i < MR; i++) {
+        memcpy(acc_out[i], acc[i], nv * VL * sizeof acc[i][0]);
+    }
 }
 #endif
 
@@ -403,7 +413,7 @@ full_tile(size_t kc, const float *restrict a, const float *restrict b, ptrdiff_t
           ptrdiff_t bias_rs, ptrdiff_t bias_cs, plxk_activation act, float lo, float hi,
           float slope) {
     vfloat acc[MR][NV];
-    k_loop(kc, a, b, ldb, acc);
+    k_loop(kc, a, b, ldb, acc, NV);
     /* each step a loop over the whole tile, its condition outside: with
      * the conditions per vector, GCC kept the tile in registers but
      * branched ten times per vector */
@@ -514,6 +524,130 @@ static const float *a_panels(const pass *ps, size_t ic, size_t mc, float *buf, s
     return buf;
 }
 
+/* The region's last panel of B when it is narrower than NR: the conv
+ * shapes of 7 x 7 feature maps have N = 49, which padded to whole panels
+ * left a quarter of the multiply-adds on zeros (AVX-512: 64 columns for
+ * 49). The tiles there compute only the vectors they need (nv of VL
+ * columns) and take up to EDGE_COLUMNS further columns one at a time
+ * (column_sums), whose multiply-adds use a vector over a panel's MR rows:
+ * 49 on AVX-512 is one vector of 16 and one column of the 32-column
+ * panel, on AVX2 one column of the 16. */
+#define EDGE_COLUMNS (VL / 4)
+/* ... for this many panels of A at once: their sums are independent, so
+ * that the multiply-adds overlap (one accumulator waits for the previous
+ * multiply-add's result). */
+#define EDGE_PANELS 8
+
+/* acc[q][i][col] = the kc-long product of row i of A panel q (of
+ * `panels`, a_stride floats apart) and the column of B at b (rows ldb
+ * apart), for q < panels, each summed over p in order as a lane of k_loop
+ * sums. A panel's MR values of one p make one vector (MR_LANES,
+ * zero-padded when MR is less, as AVX2's 6). */
+#if defined(__GNUC__)
+#define MR_LANES (MR > 4 ? 8 : 4)
+typedef float vrow __attribute__((vector_size(MR_LANES * sizeof(float))));
+
+static inline __attribute__((always_inline)) vrow load_row(const float *src) {
+#if MR == MR_LANES
+    vrow x;
+    memcpy(&x, src, sizeof x);
+    return x;
+#elif defined(__AVX__) && MR_LANES == 8
+    /* a masked load of MR lanes: a copy of MR floats into a zeroed vector
+     * kept the sums in memory */
+    const __m256i mask = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, MR > 6 ? -1 : 0, 0);
+    return (vrow)_mm256_maskload_ps(src, mask);
+#else
+    vrow x = {0};
+    memcpy(&x, src, MR * sizeof(float));
+    return x;
+#endif
+}
+
+/* Not inlined: inlined into edge_tiles, in the AVX2 build, the N = 49
+ * shape (plexus-bench-gemm) ran at 40% of the peak instead of 80%. */
+static __attribute__((noinline)) void column_sums(size_t kc, const float *restrict a,
+                                                  size_t a_stride, size_t panels,
+                                                  const float *restrict b, ptrdiff_t ldb,
+                                                  float acc[][MR][NR], size_t col) {
+    vrow s[EDGE_PANELS];
+    for (size_t q = 0; q < EDGE_PANELS; q++) {
+        s[q] = (vrow){0};
+    }
+    if (panels == EDGE_PANELS) {
+        /* constant bounds, so that s lives in registers */
+        for (size_t p = 0; p < kc; p++) {
+            vrow bp = b[(ptrdiff_t)p * ldb] - (vrow){0};
+            for (size_t q = 0; q < EDGE_PANELS; q++) {
+                s[q] += load_row(a + q * a_stride + p * MR) * bp;
+            }
+        }
+    } else {
+        for (size_t q = 0; q < panels; q++) {
+            vrow t = {0};
+            for (size_t p = 0; p < kc; p++) {
+                t += load_row(a + q * a_stride + p * MR) * (b[(ptrdiff_t)p * ldb] - (vrow){0});
+            }
+            s[q] = t;
+        }
+    }
+    for (size_t q = 0; q < panels; q++) {
+        for (size_t i = 0; i < MR; i++) {
+            acc[q][i][col] = s[q][i];
+        }
+    }
+}
+#else
+static void column_sums(size_t kc, const float *restrict a, size_t a_stride, size_t panels,
+                        const float *restrict b, ptrdiff_t ldb, float acc[][MR][NR],
+                        size_t col) {
+    for (size_t q = 0; q < panels; q++) {
+        for (size_t i = 0; i < MR; i++) {
+            float t = 0.0f;
+            for (size_t p = 0; p < kc; p++) {
+                t += a[q * a_stride + p * MR + i] * b[(ptrdiff_t)p * ldb];
+            }
+            acc[q][i][col] = t;
+        }
+    }
+}
+#endif
+
+/* The tiles of rows [ic, ic + mc) by the region's last nr < NR columns,
+ * at j of C: panel of B at bp, rows ldb apart. */
+static void edge_tiles(const pass *ps, size_t ic, size_t mc, const float *a, size_t a_stride,
+                       const float *bp, ptrdiff_t ldb, size_t j, size_t nr) {
+    size_t nv = nr / VL, cols = nr % VL;
+    if (cols > EDGE_COLUMNS) {
+        nv++;
+        cols = 0;
+    }
+    for (size_t ir = 0; ir < mc; ir += EDGE_PANELS * MR) {
+        size_t panels = min_size(EDGE_PANELS, (mc - ir + MR - 1) / MR);
+        const float *ap = a + ir / MR * a_stride;
+        float acc[EDGE_PANELS][MR][NR];
+        for (size_t q = 0; q < panels; q++) {
+            prefetch_c(ps->pr, ps->i0 + ic + ir + q * MR, j,
+                       min_size(MR, mc - ir - q * MR), nr);
+            if (nv > 0) {
+                micro_kernel(ps->kc, ap + q * a_stride, bp, ldb, acc[q], nv);
+            }
+        }
+        for (size_t c = 0; c < cols; c++) {
+            column_sums(ps->kc, ap, a_stride, panels, bp + nv * VL + c, ldb, acc, nv * VL + c);
+        }
+        for (size_t q = 0; q < panels; q++) {
+            /* update_c reads all NR columns and stores nr: the rest are
+             * zeros, not left undefined */
+            for (size_t i = 0; i < MR; i++) {
+                memset(&acc[q][i][nr], 0, (NR - nr) * sizeof acc[q][i][0]);
+            }
+            update_c(ps->pr, acc[q], ps->i0 + ic + ir + q * MR, j,
+                     min_size(MR, mc - ir - q * MR), nr, ps->first, ps->last);
+        }
+    }
+}
+
 /* The tiles of rows [ic, ic + mc) (their panels of A at a, a_stride floats
  * apart) by the region's columns [jlo, jhi): panel c of B (columns jlo + c
  * NR ...) at panels + c panel_floats, rows NR floats apart, except the
@@ -530,12 +664,16 @@ static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *a, siz
             bp = g->b + (ptrdiff_t)ps->p0 * g->b_rs + (ptrdiff_t)(ps->j0 + jr);
             ldb = g->b_rs;
         }
+        if (jhi - jr < NR) {
+            edge_tiles(ps, ic, mc, a, a_stride, bp, ldb, ps->j0 + jr, jhi - jr);
+            continue;
+        }
         for (size_t ir = 0; ir < mc; ir += MR) {
             size_t i = ps->i0 + ic + ir, j = ps->j0 + jr;
-            size_t mr = min_size(MR, mc - ir), nr = min_size(NR, jhi - jr);
-            prefetch_c(pr, i, j, mr, nr);
+            size_t mr = min_size(MR, mc - ir);
+            prefetch_c(pr, i, j, mr, NR);
 #if defined(__GNUC__)
-            if (ps->in_registers && mr == MR && nr == NR) {
+            if (ps->in_registers && mr == MR) {
                 full_tile(kc, a + ir / MR * a_stride, bp, ldb,
                           g->c + (ptrdiff_t)i * pr->c_rs + (ptrdiff_t)j, pr->c_rs, g->alpha,
                           ps->first ? g->beta : 1.0f,
@@ -548,8 +686,8 @@ static void pass_tiles(const pass *ps, size_t ic, size_t mc, const float *a, siz
             }
 #endif
             float acc[MR][NR];
-            micro_kernel(kc, a + ir / MR * a_stride, bp, ldb, acc);
-            update_c(pr, acc, i, j, mr, nr, ps->first, ps->last);
+            micro_kernel(kc, a + ir / MR * a_stride, bp, ldb, acc, NV);
+            update_c(pr, acc, i, j, mr, NR, ps->first, ps->last);
         }
     }
 }

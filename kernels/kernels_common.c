@@ -156,12 +156,20 @@ static void vmap_run(const void *ctx, const float *x, float *y, size_t n) {
     (void)plxk_vmap(p->isa, p->f, x, y, n); /* isa checked by plxk_vmap_pooled */
 }
 
+bool plxk_require_isa(const plxk_kernel_args *args, const char *op, plxk_isa *isa) {
+    *isa = plxk_isa_of(args->compute);
+    if (!plxk_isa_supported(*isa)) {
+        return plxk_fail(args, "%s: the %s variant does not run on this CPU", op,
+                         plxk_isa_name(*isa));
+    }
+    return true;
+}
+
 bool plxk_vmap_pooled(const plxk_kernel_args *args, plxk_vfunc f, const float *x, float *y,
                       size_t n, const char *op) {
-    plxk_isa isa = plxk_isa_of(args->compute);
-    if (!plxk_isa_supported(isa)) {
-        return plxk_fail(args, "%s: the %s variant does not run on this CPU", op,
-                         plxk_isa_name(isa));
+    plxk_isa isa;
+    if (!plxk_require_isa(args, op, &isa)) {
+        return false;
     }
     vmap_params p = {isa, f};
     /* about a nanosecond an element for the costlier functions (erf, GELU) */

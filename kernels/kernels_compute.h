@@ -122,6 +122,10 @@ typedef void (*plxk_float_map)(const void *ctx, const float *x, float *y, size_t
 void plxk_map_pooled(plxk_pool *pool, plxk_float_map fn, const void *ctx, const float *x,
                      float *y, size_t n, double ns_per_element);
 
+/* *isa = the layer's instruction-set variant (plxk_isa_of); fails args
+ * naming `op` when that variant does not run on this CPU. */
+bool plxk_require_isa(const plxk_kernel_args *args, const char *op, plxk_isa *isa);
+
 /* y[i] = f(x[i]) for i < n (plxk_vmap in the layer's instruction-set
  * variant), through plxk_map_pooled; fails args naming `op` when that
  * variant does not run on this CPU. */

@@ -359,9 +359,8 @@ static void conv_slab(void *ctx, size_t task, size_t thread) {
 /* The slab path (conv_slab_plan): every slab of every image and group is a
  * task of one run on the pool, so the threads meet once per conv. */
 static bool run_conv_slabs(const plxk_kernel_args *args, conv_run *r) {
-    if (!plxk_isa_supported(r->isa)) {
-        return plxk_fail(args, "conv: the %s variant does not run on this CPU",
-                            plxk_isa_name(r->isa));
+    if (!plxk_require_isa(args, "conv", &r->isa)) {
+        return false;
     }
     size_t left;
     r->ws = plxk_ws_at(args, 0, &left);
@@ -459,10 +458,9 @@ static void depthwise_plane(void *ctx, size_t task, size_t thread) {
  * with its slice of the workspace (plxk_workspace_conv). */
 static bool run_depthwise(const plxk_kernel_args *args, const plx_window_geom *g,
                           const float *x, const float *w, const float *b, float *y) {
-    depthwise_job job = {g, x, w, b, y, plxk_isa_of(args->compute), {0}, NULL, depthwise_slice(g)};
-    if (!plxk_isa_supported(job.isa)) {
-        return plxk_fail(args, "conv: the %s variant does not run on this CPU",
-                            plxk_isa_name(job.isa));
+    depthwise_job job = {g, x, w, b, y, PLXK_ISA_PORTABLE, {0}, NULL, depthwise_slice(g)};
+    if (!plxk_require_isa(args, "conv", &job.isa)) {
+        return false;
     }
     plxk_set_epilogue(args->activation, &job.epilogue);
     plxk_pool *pool = plxk_pool_of(args->compute);

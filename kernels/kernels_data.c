@@ -462,10 +462,9 @@ bool plxk_run_concat(const plxk_kernel_args *args) {
     const plx_layer_view *layer = args->layer;
     const plx_tensor_info *y = &layer->outputs[0];
     concat_job j = {args, 0, 0, 0, 0, concat_requantizes(layer)};
-    plxk_isa isa = plxk_isa_of(args->compute);
-    if (j.requantize && !plxk_isa_supported(isa)) {
-        return plxk_fail(args, "concat: the %s variant does not run on this CPU",
-                         plxk_isa_name(isa));
+    plxk_isa isa;
+    if (j.requantize && !plxk_require_isa(args, "concat", &isa)) {
+        return false;
     }
     plx_axis_normalize(((const plx_axis_desc *)layer->desc)->axis, y->rank, false, &j.axis);
     split_layout(y, j.axis, &j.outer, &j.row);
@@ -771,10 +770,9 @@ bool plxk_run_gather(const plxk_kernel_args *args) {
         /* a table of 256 bytes looked up by 8-bit values: every index is
          * in range, and an int8's raw byte is its index from the end */
         table_job job = {args->inputs[0], args->inputs[1], args->outputs[0], ni,
-                         plxk_isa_of(args->compute)};
-        if (!plxk_isa_supported(job.isa)) {
-            return plxk_fail(args, "gather: the %s variant does not run on this CPU",
-                             plxk_isa_name(job.isa));
+                         PLXK_ISA_PORTABLE};
+        if (!plxk_require_isa(args, "gather", &job.isa)) {
+            return false;
         }
         plxk_pool_run(plxk_pool_of(args->compute), (ni + TABLE_CHUNK - 1) / TABLE_CHUNK,
                       (double)ni / 8.0, table_chunk, &job);

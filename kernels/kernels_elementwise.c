@@ -412,11 +412,10 @@ bool plxk_run_activation(const plxk_kernel_args *args) {
              * hard-swish is x hard_sigmoid(x) with ONNX's alpha 1/6 and
              * beta 0.5 */
             const bool swish = d->func == PLX_ACT_HARD_SWISH;
-            hard_sigmoid_params h = {plxk_isa_of(args->compute), swish ? 1.0f / 6.0f : d->alpha,
+            hard_sigmoid_params h = {PLXK_ISA_PORTABLE, swish ? 1.0f / 6.0f : d->alpha,
                                      swish ? 0.5f : d->beta, swish};
-            if (!plxk_isa_supported(h.isa)) {
-                return plxk_fail(args, "activation: the %s variant does not run on this CPU",
-                                 plxk_isa_name(h.isa));
+            if (!plxk_require_isa(args, "activation", &h.isa)) {
+                return false;
             }
             plxk_map_pooled(plxk_pool_of(args->compute), hard_sigmoid_run, &h, x, y, n, 0.3);
             return true;
@@ -909,10 +908,9 @@ static bool run_quantized_binary(const plxk_kernel_args *args) {
     bool dense[2];
     uint32_t d = 0;
     int64_t run = plxk_broadcast_run(shape.rank, shape.dims, (const int64_t(*)[PLX_MAX_RANK])shape.strides, dense, &d);
-    plxk_isa isa = plxk_isa_of(args->compute);
-    if (!plxk_isa_supported(isa)) {
-        return plxk_fail(args, "binary: the %s variant does not run on this CPU",
-                         plxk_isa_name(isa));
+    plxk_isa isa;
+    if (!plxk_require_isa(args, "binary", &isa)) {
+        return false;
     }
     qbin_job j = {isa,
                   f == PLX_BINARY_ADD ? PLXK_QADD : f == PLX_BINARY_SUB ? PLXK_QSUB : PLXK_QMUL,
@@ -1521,15 +1519,15 @@ bool plxk_run_quantize(const plxk_kernel_args *args) {
         m.kind != QP_BLOCKED) {
         /* runs of one scale: the whole tensor, or each run along the axis */
         const float *xf = x, *sf = scale;
-        plxk_isa isa = plxk_isa_of(args->compute);
+        plxk_isa isa;
+        if (!plxk_require_isa(args, "quantize", &isa)) {
+            return false;
+        }
         size_t len = m.kind == QP_AXIS ? m.inner : n;
         for (size_t i = 0; len && i < n; i += len) {
             size_t c = qparam_index(&m, i);
-            if (!plxk_quantize8(isa, yt == PLX_DTYPE_UINT8, xf + i, (char *)args->outputs[0] + i,
-                                len, sf[c], zp ? (int32_t)load_int(yt, zp, c) : 0)) {
-                return plxk_fail(args, "quantize: the %s variant does not run on this CPU",
-                                 plxk_isa_name(isa));
-            }
+            (void)plxk_quantize8(isa, yt == PLX_DTYPE_UINT8, xf + i, (char *)args->outputs[0] + i,
+                                 len, sf[c], zp ? (int32_t)load_int(yt, zp, c) : 0);
         }
         return true;
     }
@@ -1582,16 +1580,16 @@ bool plxk_run_dequantize(const plxk_kernel_args *args) {
     if (yt == PLX_DTYPE_FLOAT32 && (xt == PLX_DTYPE_INT8 || xt == PLX_DTYPE_UINT8) &&
         m.kind != QP_BLOCKED) {
         const float *sf = scale;
-        plxk_isa isa = plxk_isa_of(args->compute);
+        plxk_isa isa;
+        if (!plxk_require_isa(args, "dequantize", &isa)) {
+            return false;
+        }
         size_t len = m.kind == QP_AXIS ? m.inner : n;
         for (size_t i = 0; len && i < n; i += len) {
             size_t c = qparam_index(&m, i);
-            if (!plxk_dequantize8(isa, xt == PLX_DTYPE_UINT8, (const char *)args->inputs[0] + i,
-                                  (float *)y + i, len, sf[c],
-                                  zp ? (int32_t)load_int(xt, zp, c) : 0)) {
-                return plxk_fail(args, "dequantize: the %s variant does not run on this CPU",
-                                 plxk_isa_name(isa));
-            }
+            (void)plxk_dequantize8(isa, xt == PLX_DTYPE_UINT8, (const char *)args->inputs[0] + i,
+                                   (float *)y + i, len, sf[c],
+                                   zp ? (int32_t)load_int(xt, zp, c) : 0);
         }
         return true;
     }

@@ -419,10 +419,9 @@ bool plxk_run_pool(const plxk_kernel_args *args) {
         return true;
     }
     if (is_max && g.spatial_rank < 3) {
-        max_pool_job job = {&g, plxk_isa_of(args->compute), dt, x, y};
-        if (!plxk_isa_supported(job.isa)) {
-            return plxk_fail(args, "pool: the %s variant does not run on this CPU",
-                             plxk_isa_name(job.isa));
+        max_pool_job job = {&g, PLXK_ISA_PORTABLE, dt, x, y};
+        if (!plxk_require_isa(args, "pool", &job.isa)) {
+            return false;
         }
         double cost_ns = (double)(g.n * g.c) * (double)(g.out[0] * g.out[1]) *
                          (double)(g.k[0] * g.k[1]) / 4.0;

@@ -679,11 +679,9 @@ static bool run_qconv(const plxk_kernel_args *args) {
             return plxk_fail(args, "%s: layer '%s': workspace of %zu bytes is short",
                              plx_op_name(l->op), plxk_layer_name(l), left);
         }
-        qdw_job job = {&g, args, &q, scales, zps, plxk_isa_of(args->compute),
-                       ws, slice};
-        if (!plxk_isa_supported(job.isa)) {
-            return plxk_fail(args, "%s: the %s variant does not run on this CPU",
-                             plx_op_name(l->op), plxk_isa_name(job.isa));
+        qdw_job job = {&g, args, &q, scales, zps, PLXK_ISA_PORTABLE, ws, slice};
+        if (!plxk_require_isa(args, plx_op_name(l->op), &job.isa)) {
+            return false;
         }
         plxk_pool_run(plxk_pool_of(args->compute), (size_t)(g.n * g.c),
                       (double)(g.n * g.m * g.out[0] * g.out[1] * g.k[0] * g.k[1]), qdw_channel,
@@ -1112,13 +1110,13 @@ bool plxk_run_dynamic_quantize(const plxk_kernel_args *args) {
     }
     const float *x = args->inputs[0];
     size_t n = plxk_element_count(&args->layer->inputs[0]);
-    plxk_isa isa = plxk_isa_of(args->compute);
+    plxk_isa isa;
     float lo = 0.0f, hi = 0.0f;
     bool finite = true;
-    if (!plxk_float_range(isa, x, n, &lo, &hi, &finite)) {
-        return plxk_fail(args, "dynamic_quantize: the %s variant does not run on this CPU",
-                         plxk_isa_name(isa));
+    if (!plxk_require_isa(args, "dynamic_quantize", &isa)) {
+        return false;
     }
+    (void)plxk_float_range(isa, x, n, &lo, &hi, &finite); /* isa checked above */
     if (!finite) {
         return plxk_fail(args, "dynamic_quantize: layer '%s': X holds NaN or infinity, which has "
                          "no uint8 quantization", plxk_layer_name(args->layer));

@@ -450,11 +450,8 @@ static bool rnn_start(const plxk_kernel_args *args, int64_t gates, rnn_geom *g, 
                          layer_name(args->layer), rnn_op_name(gates),
                          args->workspace_size);
     }
-    if (!plxk_isa_supported(plxk_isa_of(args->compute))) {
-        return plxk_fail(args, "layer '%s': the %s variant does not run on this CPU",
-                         layer_name(args->layer), plxk_isa_name(plxk_isa_of(args->compute)));
-    }
-    return true;
+    plxk_isa isa;
+    return plxk_require_isa(args, rnn_op_name(gates), &isa);
 }
 
 /* ---- lstm ----------------------------------------------------------------- */

@@ -41,6 +41,10 @@ typedef struct plxk_depthwise_plane {
 /* The most floats of scratch the phase path uses: 1 MiB, so that it stays
  * in L2 while the taps read it. */
 #define PLXK_DEPTHWISE_SCRATCH_MAX ((int64_t)1 << 18)
+/* Floats past the phase planes that the kernel's last block of sums may
+ * read (8 vectors of 16 floats, AVX-512's, starting at the last output);
+ * it zeroes them, and the sums they feed are not stored. */
+#define PLXK_DEPTHWISE_SCRATCH_SLACK 128
 /* The largest stride the phase path takes (it copies stride_h x stride_w
  * phases of the input, of which a small window reads few). */
 #define PLXK_DEPTHWISE_PHASE_STRIDE_MAX 4
@@ -75,7 +79,7 @@ static inline int64_t plxk_depthwise_scratch(const plxk_depthwise_plane *p) {
         rows * cols > PLXK_DEPTHWISE_SCRATCH_MAX / phases) {
         return 0;
     }
-    return phases * rows * cols;
+    return phases * rows * cols + PLXK_DEPTHWISE_SCRATCH_SLACK;
 }
 
 /* The outputs [*lo, *hi) of [0, out) of a row whose input column

@@ -55,8 +55,9 @@ static const plx_option_info odn_options[] = {
               "kept in oneDNN's blocked layouts; off: layer by layer, products fused with "
               "their activations", "on"},
     {"reference", "on: layers for which oneDNN offers only its reference implementation (plain "
-                  "loops), or its plain-layout batch norm (ncsp_bnorm), run here; off: they "
-                  "are refused and go to the next backend",
+                  "loops), its plain-layout batch norm (ncsp_bnorm) or its element-by-element "
+                  "concat (simple:any), run here; off: they are refused and go to the next "
+                  "backend",
      "off"},
     {"exact_nan", "on: the layers whose oneDNN kernels turn NaN into a number (relu, clip and "
                   "hard sigmoid, alone or fused; max pooling; max and min reductions and "

@@ -176,17 +176,39 @@ plx_status odn_add_step(const odn_context *ctx, odn_plan *plan, const_dnnl_op_de
 
 /* What a slow implementation that oneDNN chose is (for the refusal), or
  * NULL for one worth running: its reference implementation ("ref:...",
- * plain loops), and its batch normalisation on plain layouts
- * ("ncsp_bnorm", C++ loops: 0.42 ms on 1x64x80x80 at one thread, where
- * cpu_ref takes 0.06 and ONNX Runtime 0.05, Zen 4). */
-static const char *slow_implementation(const char *impl) {
+ * plain loops), its batch normalisation on plain layouts ("ncsp_bnorm",
+ * C++ loops: 0.42 ms on 1x64x80x80 at one thread, where cpu_ref takes 0.06
+ * and ONNX Runtime 0.05, Zen 4), and its simple concat ("simple:any",
+ * which in oneDNN 2.6 copies element by element through a function call:
+ * 0.75 ms for 4 x 1x64x40x40 at one thread, where cpu_ref takes 0.03,
+ * Zen 5; the plan's concat is always of plain layouts). */
+static const char *slow_implementation(const char *impl, bool concat) {
     if (strncmp(impl, "ref:", 4) == 0) {
         return "its reference implementation";
     }
     if (strncmp(impl, "ncsp_bnorm", 10) == 0) {
         return "a slow batch normalisation on this layout";
     }
+    if (concat && strncmp(impl, "simple:", 7) == 0) {
+        return "a concat that copies element by element";
+    }
     return NULL;
+}
+
+/* NULL when *pd is worth running; else destroys it (*pd NULL) and refuses
+ * the layer, naming the implementation, unless option reference=on. */
+static plx_status refuse_slow(const odn_context *ctx, dnnl_primitive_desc_t *pd, bool concat) {
+    const char *impl = NULL, *slow = NULL;
+    if (ctx->reference ||
+        dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+        !impl || (slow = slow_implementation(impl, concat)) == NULL) {
+        return NULL;
+    }
+    plx_status s = odn_refuse(ctx, "oneDNN offers only %s (%s) for this layer (option "
+                              "reference=on runs it)", slow, impl);
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = NULL;
+    return s;
 }
 
 /* Sets the output scales and zero points of `q` on `attr`. */
@@ -275,14 +297,9 @@ plx_status odn_add_step_quant(const odn_context *ctx, odn_plan *plan,
         return odn_refuse(ctx, "oneDNN has no implementation for this layer "
                            "(dnnl_primitive_desc_create: %s)", dnnl_status2str(st));
     }
-    const char *impl = NULL, *slow = NULL;
-    if (!ctx->reference &&
-        dnnl_primitive_desc_query(s->pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-        impl && (slow = slow_implementation(impl)) != NULL) {
-        dnnl_primitive_desc_destroy(s->pd);
-        s->pd = NULL;
-        return odn_refuse(ctx, "oneDNN offers only %s (%s) for this layer (option "
-                          "reference=on runs it)", slow, impl);
+    plx_status slow = refuse_slow(ctx, &s->pd, false);
+    if (slow) {
+        return slow;
     }
     plan->step_count++;
     return NULL;
@@ -406,7 +423,8 @@ plx_status odn_push_direct(const odn_context *ctx, odn_plan *plan, bool concat,
     if (st != dnnl_success) {
         return odn_refuse(ctx, "oneDNN cannot %s (%s: %s)", what, call, dnnl_status2str(st));
     }
-    return push_pd(ctx, plan, pd);
+    plx_status slow = concat ? refuse_slow(ctx, &pd, true) : NULL;
+    return slow ? slow : push_pd(ctx, plan, pd);
 }
 
 plx_status odn_plan_reorder(const odn_context *ctx, odn_plan *plan, int from, int to) {

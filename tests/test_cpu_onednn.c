@@ -524,9 +524,12 @@ Test(cpu_onednn, zero_copy_import_unaligned) {
 }
 
 /* A concat of more sources than a small per-step argument table holds:
- * every source lands in its place (cpu_ref's result). */
+ * every source lands in its place (cpu_ref's result). oneDNN's concat is
+ * refused by default (reference_implementations_are_refused_unless_asked_for),
+ * so option reference=on makes cpu_onednn run it. */
 Test(cpu_onednn, concat_of_many_inputs) {
-    plx_runtime *rt = runtime_with(NULL, 0);
+    plx_backend_option ref = {"cpu_onednn", "reference", "on"};
+    plx_runtime *rt = runtime_with(&ref, 1);
     onednn(rt);
     enum { K = 12, L = 5 };
     plx_network *n;
@@ -888,8 +891,9 @@ static void expect_slow_refused(plx_network *n, const char *name, const char *ne
 
 /* A sum over the middle axis of [2,16,384] (a sentence embedding's mean
  * pooling), for which oneDNN 2.6 offers only its reference
- * implementation, and a batch norm of NCHW on its own, for which it offers
- * only C++ loops seven times slower than cpu_ref's (ncsp_bnorm): refused by
+ * implementation, a batch norm of NCHW on its own, for which it offers
+ * only C++ loops seven times slower than cpu_ref's (ncsp_bnorm), and a
+ * concat, which it copies element by element (simple:any): refused by
  * default, naming the implementation, so that cpu_ref runs them; run with
  * reference=on. Bad values of the option reject the backend. */
 Test(cpu_onednn, reference_implementations_are_refused_unless_asked_for) {
@@ -926,6 +930,18 @@ Test(cpu_onednn, reference_implementations_are_refused_unless_asked_for) {
     OK(plx_network_connect(n, bn, 0, o, 0));
     expect_slow_refused(n, "bn", "oneDNN offers only a slow batch normalisation on this "
                                  "layout (ncsp_bnorm");
+    plx_network_destroy(&n);
+
+    OK(plx_network_create(&n));
+    xi = tu_f32(4, (int64_t[]){1, 8, 4, 4});
+    OK(plx_network_add_input(n, "x", 0, &xi, &x));
+    plx_axis_desc cd = PLX_AXIS_DESC_INIT(1);
+    plx_layer_id both[2] = {x, x};
+    plx_layer_id cat = layer(n, "cat", PLX_OP_CONCAT, &cd, both, 2);
+    OK(plx_network_add_output(n, "y", 0, &o));
+    OK(plx_network_connect(n, cat, 0, o, 0));
+    expect_slow_refused(n, "cat", "oneDNN offers only a concat that copies element by element "
+                                  "(simple:");
     plx_network_destroy(&n);
     expect_on_off_rejected("reference", "yes");
 }

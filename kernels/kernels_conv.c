@@ -244,6 +244,40 @@ IM2COL_INLINE static inline void im2col_zero(float *dst, int64_t n) {
  * an output row, so it goes output row by output row, each run split into
  * its padding on the left, its inside and its padding on the right. x is
  * the group's first input channel of one image. */
+
+/* im2col_row of a 2-D conv with both strides 1 whose output rows are as
+ * wide as its input rows (openWakeWord's 1x3 and 3x1 convs, ResNet's 3x3
+ * ones with padding 1): output pixel p = oh * W + ow of the row (tap (i,
+ * j) of channel c) reads X's pixel p + shift of the channel, so the
+ * columns [j0, j1) within the output rows whose input row lies in X are
+ * one copy of X; then the columns outside [lo, hi) of those rows, which
+ * the copy filled from the neighbouring row (or left), are zeroed. Row by
+ * row, narrow rows made tens of thousands of runs per conv, and im2col
+ * took longer than the GEMM. */
+IM2COL_INLINE static void im2col_flat_row(const plx_window_geom *g, const float *xc, int64_t i,
+                                          int64_t off, int64_t lo, int64_t hi, int64_t j0,
+                                          int64_t j1, float *out) {
+    const int64_t w = g->out[1], h = g->in[0], dh = i * g->d[0] - g->pb[0];
+    const int64_t shift = dh * w + off;
+    /* the pixels of the output rows whose input row oh + dh is in X */
+    int64_t plo = plxk_clamp_i64((dh < 0 ? -dh : 0) * w, j0, j1);
+    int64_t phi = plxk_clamp_i64((h - dh) * w, plo, j1);
+    im2col_zero(out, plo - j0);
+    int64_t clo = plxk_clamp_i64(-shift, plo, phi), chi = plxk_clamp_i64(h * w - shift, clo, phi);
+    im2col_copy(out + (clo - j0), xc + clo + shift, chi - clo);
+    im2col_zero(out + (phi - j0), j1 - phi);
+    if (lo == 0 && hi == w) {
+        return; /* [plo, clo) and [chi, phi) are then empty */
+    }
+    for (int64_t row = plo - plo % w; row < phi; row += w) {
+        int64_t a = plxk_clamp_i64(row, plo, phi), b = plxk_clamp_i64(row + lo, a, phi);
+        im2col_zero(out + (a - j0), b - a);
+        a = plxk_clamp_i64(row + hi, plo, phi);
+        b = plxk_clamp_i64(row + w, a, phi);
+        im2col_zero(out + (a - j0), b - a);
+    }
+}
+
 IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, int64_t r,
                                      int64_t j0, int64_t j1, float *out) {
     int64_t ow_n = g->out[1], s1 = g->s[1];
@@ -251,6 +285,11 @@ IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, i
     int64_t i = r / g->k[1] % g->k[0], j = r % g->k[1];
     int64_t off = j * g->d[1] - g->pb[1], lo, hi;
     plxk_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
+    if (s1 == 1 && g->s[0] == 1 && g->in[1] == ow_n && g->in[2] == 1 && g->out[2] == 1 &&
+        g->k[2] == 1) {
+        im2col_flat_row(g, x + c * g->in[0] * g->in[1], i, off, lo, hi, j0, j1, out);
+        return;
+    }
     /* the run [a, e) of output row q = od * OH + oh; after the first,
      * whole rows */
     int64_t q = j0 / ow_n, a = j0 % ow_n;

@@ -278,11 +278,11 @@ IM2COL_INLINE static void im2col_flat_row(const plx_window_geom *g, const float 
     }
 }
 
-IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, int64_t r,
-                                     int64_t j0, int64_t j1, float *out) {
+/* Row (c, t, i, j) of col: channel c, tap (t, i, j). */
+IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, int64_t c,
+                                     int64_t t, int64_t i, int64_t j, int64_t j0, int64_t j1,
+                                     float *out) {
     int64_t ow_n = g->out[1], s1 = g->s[1];
-    int64_t c = r / plxk_geom_taps(g), t = r / (g->k[0] * g->k[1]) % g->k[2];
-    int64_t i = r / g->k[1] % g->k[0], j = r % g->k[1];
     int64_t off = j * g->d[1] - g->pb[1], lo, hi;
     plxk_window_columns(off, s1, g->in[1], ow_n, &lo, &hi);
     if (s1 == 1 && g->s[0] == 1 && g->in[1] == ow_n && g->in[2] == 1 && g->out[2] == 1 &&
@@ -293,9 +293,9 @@ IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, i
     /* the run [a, e) of output row q = od * OH + oh; after the first,
      * whole rows */
     int64_t q = j0 / ow_n, a = j0 % ow_n;
-    for (int64_t p = j0; p < j1; q++, a = 0) {
+    int64_t od = q / g->out[0], oh = q % g->out[0];
+    for (int64_t p = j0; p < j1; a = 0) {
         int64_t e = j1 - p < ow_n - a ? a + (j1 - p) : ow_n;
-        int64_t od = q / g->out[0], oh = q % g->out[0];
         int64_t id = od * g->s[2] - g->pb[2] + t * g->d[2];
         int64_t ih = oh * g->s[0] - g->pb[0] + i * g->d[0];
         if (ih < 0 || ih >= g->in[0] || id < 0 || id >= g->in[2]) {
@@ -315,6 +315,35 @@ IM2COL_INLINE static void im2col_row(const plx_window_geom *g, const float *x, i
         }
         out += e - a;
         p += e - a;
+        if (++oh == g->out[0]) {
+            oh = 0;
+            od++;
+        }
+    }
+}
+
+/* Rows [r0, r1) of col, restricted to its columns [j0, j1), each into
+ * out (rows `stride` floats apart): the row's channel and tap counted
+ * along (a conv of a 1-D signal, openWakeWord's mel front end, has
+ * 512-row cols of 5 columns, whose per-row divisions took a fifth of
+ * the model). */
+IM2COL_INLINE static void im2col_rows(const plx_window_geom *g, const float *x, int64_t r0,
+                                      int64_t r1, int64_t j0, int64_t j1, float *out,
+                                      int64_t stride) {
+    int64_t c = r0 / plxk_geom_taps(g), t = r0 / (g->k[0] * g->k[1]) % g->k[2];
+    int64_t i = r0 / g->k[1] % g->k[0], j = r0 % g->k[1];
+    for (int64_t r = r0; r < r1; r++, out += stride) {
+        im2col_row(g, x, c, t, i, j, j0, j1, out);
+        if (++j == g->k[1]) {
+            j = 0;
+            if (++i == g->k[0]) {
+                i = 0;
+                if (++t == g->k[2]) {
+                    t = 0;
+                    c++;
+                }
+            }
+        }
     }
 }
 
@@ -383,9 +412,7 @@ static void conv_slab(void *ctx, size_t task, size_t thread) {
     char *slice = r->ws + thread * s->slice;
     float *col = (float *)(void *)slice;
     const float *x = conv_group_input(r, img, gi);
-    for (int64_t row = 0; row < r->k; row++) {
-        im2col_row(r->g, x, row, j0, j0 + cols, col + row * cols);
-    }
+    im2col_rows(r->g, x, 0, r->k, j0, j0 + cols, col, cols);
     plxk_gemm_args ga = conv_gemm_args(r, img, gi, j0, cols, col, cols);
     /* run_conv_slabs checked the variant and the slice holds a one-thread
      * GEMM's workspace after the slab, so this is a bug if it happens; it
@@ -425,12 +452,18 @@ typedef struct im2col_job {
     const float *x; /* the group's first input channel of one image */
 } im2col_job;
 
-/* Row `task` of the shared path's col, all its columns. */
-static void im2col_whole_row(void *ctx, size_t task, size_t thread) {
+/* Rows of col per task of the shared path's im2col. */
+#define IM2COL_TASK_ROWS 16
+
+/* Rows [task, task + 1) x IM2COL_TASK_ROWS of the shared path's col, all
+ * their columns. */
+static void im2col_task(void *ctx, size_t task, size_t thread) {
     (void)thread;
     const im2col_job *job = ctx;
     const conv_run *r = job->r;
-    im2col_row(r->g, job->x, (int64_t)task, 0, r->n, r->col + (int64_t)task * r->n);
+    int64_t r0 = (int64_t)task * IM2COL_TASK_ROWS;
+    int64_t r1 = r0 + IM2COL_TASK_ROWS < r->k ? r0 + IM2COL_TASK_ROWS : r->k;
+    im2col_rows(r->g, job->x, r0, r1, 0, r->n, r->col + r0 * r->n, r->n);
 }
 
 /* The shared path: a pointwise conv (X is col), or an output too small to
@@ -451,8 +484,9 @@ static bool run_conv_shared(const plxk_kernel_args *args, conv_run *r) {
             const float *xg = conv_group_input(r, n, gi);
             if (r->col) {
                 im2col_job job = {r, xg};
-                plxk_pool_run(plxk_pool_of(args->compute), (size_t)r->k,
-                                 (double)r->k * (double)r->n / 2.0, im2col_whole_row, &job);
+                plxk_pool_run(plxk_pool_of(args->compute),
+                              (size_t)((r->k + IM2COL_TASK_ROWS - 1) / IM2COL_TASK_ROWS),
+                              (double)r->k * (double)r->n / 2.0, im2col_task, &job);
             }
             plxk_gemm_args ga = conv_gemm_args(r, n, gi, 0, r->n, r->col ? r->col : xg, r->n);
             if (!plxk_product(args, &ga, ws, left, "conv")) {

@@ -164,6 +164,18 @@ void PLXK_ISA_SYMBOL(plxk_dequantize8_)(bool u8, const void *restrict x, float *
  * same. int8/uint8 serve quantized tensors: max commutes with
  * dequantizing, scales being > 0. */
 enum { POOL_COLUMNS_KEPT = 16 };
+
+/* Whether output pixel p = oh OW + ow of every tap (kh, kw) reads input
+ * pixel p s1 + (kh d0 - pb0) IW + kw d1, so that a tap is one run over
+ * the whole plane (rows outside X excepted): the windows step down one
+ * row at a time, and along a row they do not overlap, need no padding and
+ * tile the row exactly (openWakeWord's 1x2 pools of stride (1, 2), whose
+ * rows of 8 or 2 outputs, a run per row, were short of a vector). */
+static bool pool_is_flat(const plx_window_geom *g) {
+    return g->s[0] == 1 && g->pb[1] == 0 && g->in[1] == g->out[1] * g->s[1] &&
+           (g->k[1] - 1) * g->d[1] < g->s[1];
+}
+
 #define MAX_POOL_PLANE(name, type, lowest, take)                                         \
     static void name(const plx_window_geom *g, const void *px, void *py) {              \
         const type *x = px;                                                              \
@@ -174,6 +186,40 @@ enum { POOL_COLUMNS_KEPT = 16 };
         for (int64_t kw = 0; kw < g->k[1] && kw < POOL_COLUMNS_KEPT; kw++) {             \
             plxk_window_columns(kw * g->d[1] - g->pb[1], g->s[1], g->in[1], g->out[1],   \
                                 &lo_of[kw], &hi_of[kw]);                                 \
+        }                                                                                \
+        if (pool_is_flat(g)) {                                                           \
+            /* the whole plane as one run per tap (pool_is_flat) */                      \
+            type *restrict yr = y;                                                       \
+            const int64_t n = g->out[0] * g->out[1], s1 = g->s[1];                       \
+            for (int64_t ow = 0; ow < n; ow++) {                                         \
+                yr[ow] = (lowest);                                                       \
+            }                                                                            \
+            for (int64_t kh = 0; kh < g->k[0]; kh++) {                                   \
+                int64_t dh = kh * g->d[0] - g->pb[0], lo, hi;                            \
+                plxk_window_columns(dh, 1, g->in[0], g->out[0], &lo, &hi);               \
+                lo *= g->out[1];                                                         \
+                hi *= g->out[1];                                                         \
+                for (int64_t kw = 0; kw < g->k[1]; kw++) {                               \
+                    const type *restrict xr = x + dh * g->in[1] + kw * g->d[1];          \
+                    if (s1 == 1) {                                                       \
+                        for (int64_t ow = lo; ow < hi; ow++) {                           \
+                            type v = xr[ow];                                             \
+                            yr[ow] = (take) ? v : yr[ow];                                \
+                        }                                                                \
+                    } else if (s1 == 2) {                                                \
+                        for (int64_t ow = lo; ow < hi; ow++) {                           \
+                            type v = xr[2 * ow];                                         \
+                            yr[ow] = (take) ? v : yr[ow];                                \
+                        }                                                                \
+                    } else {                                                             \
+                        for (int64_t ow = lo; ow < hi; ow++) {                           \
+                            type v = xr[ow * s1];                                        \
+                            yr[ow] = (take) ? v : yr[ow];                                \
+                        }                                                                \
+                    }                                                                    \
+                }                                                                        \
+            }                                                                            \
+            return;                                                                      \
         }                                                                                \
         for (int64_t oh = 0; oh < g->out[0]; oh++) {                                     \
             type *restrict yr = y + oh * g->out[1]; /* restrict: the taps vectorise */   \

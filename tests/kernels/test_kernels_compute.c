@@ -1337,6 +1337,12 @@ Test(pool, random) {
         /* ResNet's stem pool (3x3, stride 2, pads 1), and windows wholly in padding (-inf) */
         {2, PLX_POOL_MAX, 2, 3, {16, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, PLX_AUTO_PAD_NOTSET, false, false},
         {2, PLX_POOL_MAX, 1, 2, {4, 5}, {2, 2}, {1, 3}, {1, 1}, {3, 2}, {3, 4}, PLX_AUTO_PAD_NOTSET, false, false},
+        /* windows that step one row down and tile each row: a run per tap
+         * over the whole plane (openWakeWord's 1x2 pools of stride (1, 2);
+         * dilated and padded rows; 1-D windows narrower than the stride) */
+        {2, PLX_POOL_MAX, 2, 3, {6, 16}, {1, 2}, {1, 2}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false, false},
+        {2, PLX_POOL_MAX, 1, 2, {7, 12}, {3, 3}, {1, 3}, {2, 1}, {2, 0}, {1, 0}, PLX_AUTO_PAD_NOTSET, false, false},
+        {1, PLX_POOL_MAX, 1, 2, {12}, {2}, {3}, {1}, {0}, {0}, PLX_AUTO_PAD_NOTSET, false, false},
         /* average rows wide enough for an inner run of whole windows between
          * the edges, column strides 1, 2 and 3 */
         {2, PLX_POOL_AVERAGE, 1, 2, {12, 40}, {2, 3}, {2, 1}, {1, 1}, {0, 1}, {0, 1}, PLX_AUTO_PAD_NOTSET, false, false},

@@ -120,6 +120,12 @@ bool plxk_vmap(plxk_isa isa, plxk_vfunc f, const float *x, float *y, size_t n) {
     return true;
 }
 
+bool plxk_vbinary(plxk_isa isa, plx_binary_func f, const float *a, bool sa, const float *b,
+                  bool sb, float *y, size_t n) {
+    const plxk_gemm_impl *impl = impl_of(isa);
+    return impl && plxk_isa_supported(isa) && impl->vbinary(f, a, sa, b, sb, y, n);
+}
+
 bool plxk_vhard_sigmoid(plxk_isa isa, float alpha, float beta, bool times_x, const float *x,
                         float *y, size_t n) {
     const plxk_gemm_impl *impl = impl_of(isa);

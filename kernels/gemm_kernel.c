@@ -851,6 +851,7 @@ const plxk_gemm_impl PLXK_ISA_SYMBOL(plxk_gemm_impl_) = {
     .gemv = gemv,
     .vmap = PLXK_ISA_SYMBOL(plxk_vmap_),
     .vhard_sigmoid = PLXK_ISA_SYMBOL(plxk_vhard_sigmoid_),
+    .vbinary = PLXK_ISA_SYMBOL(plxk_vbinary_),
     .qbinary = PLXK_ISA_SYMBOL(plxk_qbinary_),
     .quantize8 = PLXK_ISA_SYMBOL(plxk_quantize8_),
     .dequantize8 = PLXK_ISA_SYMBOL(plxk_dequantize8_),

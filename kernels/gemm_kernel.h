@@ -74,6 +74,9 @@ typedef struct plxk_gemm_impl {
     /* plxk_vhard_sigmoid in this variant (vecmath_kernel.c). */
     void (*vhard_sigmoid)(float alpha, float beta, bool times_x, const float *x, float *y,
                           size_t n);
+    /* plxk_vbinary in this variant (vecmath_kernel.c). */
+    bool (*vbinary)(plx_binary_func f, const float *a, bool sa, const float *b, bool sb,
+                    float *y, size_t n);
     /* plxk_qbinary, plxk_quantize8 and plxk_dequantize8 in this variant
      * (qmap_kernel.c). */
     void (*qbinary)(plxk_qfunc f, unsigned types, const void *a, bool da, const void *b,
@@ -97,6 +100,8 @@ void PLXK_ISA_SYMBOL(plxk_depthwise_)(const plxk_depthwise_plane *plane);
 void PLXK_ISA_SYMBOL(plxk_vmap_)(plxk_vfunc f, const float *x, float *y, size_t n);
 void PLXK_ISA_SYMBOL(plxk_vhard_sigmoid_)(float alpha, float beta, bool times_x, const float *x,
                                           float *y, size_t n);
+bool PLXK_ISA_SYMBOL(plxk_vbinary_)(plx_binary_func f, const float *a, bool sa, const float *b,
+                                    bool sb, float *y, size_t n);
 /* qmap_kernel.c's. */
 void PLXK_ISA_SYMBOL(plxk_qbinary_)(plxk_qfunc f, unsigned types, const void *a, bool da,
                                     const void *b, bool db, void *y, size_t n,

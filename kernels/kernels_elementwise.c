@@ -586,71 +586,6 @@ static double binary_double(plx_binary_func f, double a, double b) {
     }
 }
 
-/* One float32 operation over a run of n outputs, each operand advancing
- * by one element (step 1) or staying on one (step 0): four loops per
- * operation, so that each vectorises. */
-#define BINARY_RUN(EXPR)                                                                   \
-    do {                                                                                   \
-        if (sa && sb) {                                                                    \
-            for (size_t i = 0; i < n; i++) {                                               \
-                float x = a[i], z = b[i];                                                  \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else if (sa) {                                                                   \
-            const float z = b[0];                                                          \
-            for (size_t i = 0; i < n; i++) {                                               \
-                float x = a[i];                                                            \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else if (sb) {                                                                   \
-            const float x = a[0];                                                          \
-            for (size_t i = 0; i < n; i++) {                                               \
-                float z = b[i];                                                            \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else {                                                                           \
-            const float x = a[0], z = b[0];                                                \
-            const float v = (EXPR);                                                        \
-            for (size_t i = 0; i < n; i++) {                                               \
-                y[i] = v;                                                                  \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
-
-/* y[0..n) = a op b over one run (BINARY_RUN); false for a function with
- * no such loop. Results as binary_float's. */
-static bool binary_run(plx_binary_func f, const float *restrict a, bool sa,
-                       const float *restrict b, bool sb, float *restrict y, size_t n) {
-    switch (f) {
-    case PLX_BINARY_ADD: BINARY_RUN(x + z); return true;
-    case PLX_BINARY_SUB: BINARY_RUN(x - z); return true;
-    case PLX_BINARY_MUL: BINARY_RUN(x * z); return true;
-    case PLX_BINARY_DIV: BINARY_RUN(x / z); return true;
-    /* numpy's maximum/minimum: a NaN in either operand gives NaN */
-    case PLX_BINARY_MAX: BINARY_RUN(x != x || z != z ? NAN : x > z ? x : z); return true;
-    case PLX_BINARY_MIN: BINARY_RUN(x != x || z != z ? NAN : x < z ? x : z); return true;
-    case PLX_BINARY_PRELU: BINARY_RUN(x < 0 ? z * x : x); return true;
-    case PLX_BINARY_POW:
-        /* x^2 (a squared magnitude, a variance): the product, which is the
-         * correctly rounded square that pow gives too */
-        if (sb || b[0] != 2.0f) {
-            return false;
-        }
-        if (sa) {
-            for (size_t i = 0; i < n; i++) {
-                y[i] = a[i] * a[i];
-            }
-        } else {
-            const float v = a[0] * a[0];
-            for (size_t i = 0; i < n; i++) {
-                y[i] = v;
-            }
-        }
-        return true;
-    default: return false;
-    }
-}
-
 /* A float32 binary layer over broadcast operands as runs: the trailing
  * dims in which each operand is either dense or broadcast throughout merge
  * into one run (a [1,C,H,W] by [1,C,1,1] product runs H*W at a time, a
@@ -658,6 +593,7 @@ static bool binary_run(plx_binary_func f, const float *restrict a, bool sa,
  * are counted out. */
 typedef struct bcast_runs {
     plx_binary_func f;
+    plxk_isa isa;     /* plxk_vbinary's variant */
     const nd_iter *shape;
     const float *a, *b;
     float *y;
@@ -705,8 +641,8 @@ static bool bcast_some_runs(const bcast_runs *r, size_t r0, size_t r1) {
     int64_t idx[PLX_MAX_RANK] = {0}, oa, ob;
     bcast_start(shape, r->d, r0, idx, &oa, &ob);
     for (size_t k = r0; k < r1; k++) {
-        if (!binary_run(r->f, r->a + oa, r->sa, r->b + ob, r->sb, r->y + k * (size_t)r->run,
-                        (size_t)r->run)) {
+        if (!plxk_vbinary(r->isa, r->f, r->a + oa, r->sa, r->b + ob, r->sb,
+                          r->y + k * (size_t)r->run, (size_t)r->run)) {
             return false;
         }
         bcast_next(shape, r->d, idx, &oa, &ob);
@@ -722,13 +658,13 @@ static void bcast_task(void *ctx, size_t task, size_t thread) {
         size_t n = (size_t)r->run - q < BCAST_TASK ? (size_t)r->run - q : BCAST_TASK;
         int64_t idx[PLX_MAX_RANK], oa, ob;
         bcast_start(r->shape, r->d, k, idx, &oa, &ob);
-        (void)binary_run(r->f, r->a + oa + (r->sa ? (int64_t)q : 0), r->sa,
-                         r->b + ob + (r->sb ? (int64_t)q : 0), r->sb,
-                         r->y + k * (size_t)r->run + q, n);
+        (void)plxk_vbinary(r->isa, r->f, r->a + oa + (r->sa ? (int64_t)q : 0), r->sa,
+                           r->b + ob + (r->sb ? (int64_t)q : 0), r->sb,
+                           r->y + k * (size_t)r->run + q, n);
         return;
     }
     size_t r0 = task * r->per_task, r1 = r0 + r->per_task < r->runs ? r0 + r->per_task : r->runs;
-    (void)bcast_some_runs(r, r0, r1); /* binary_run cannot refuse these functions */
+    (void)bcast_some_runs(r, r0, r1); /* plxk_vbinary cannot refuse these functions */
 }
 
 /* Runs the layer; false when the function has no run loop (or, for pow, an
@@ -745,8 +681,11 @@ static bool binary_broadcast_f32(const plxk_kernel_args *args, plx_binary_func f
     if (run == 0 || total == 0) {
         return true;
     }
-    bcast_runs r = {f, shape, a, b, y, run, d, dense[0], dense[1],
+    bcast_runs r = {f, PLXK_ISA_PORTABLE, shape, a, b, y, run, d, dense[0], dense[1],
                     total / (size_t)run, 1, 1};
+    if (!plxk_require_isa(args, "binary", &r.isa)) {
+        return false;
+    }
     if (f == PLX_BINARY_POW) { /* may refuse part-way: on this thread */
         return bcast_some_runs(&r, 0, r.runs);
     }

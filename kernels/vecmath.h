@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <plexus/ops.h>
+
 #include "gemm.h"
 
 typedef enum plxk_vfunc {
@@ -39,5 +41,14 @@ bool plxk_vmap(plxk_isa isa, plxk_vfunc f, const float *x, float *y, size_t n);
  * variant that is not supported. */
 bool plxk_vhard_sigmoid(plxk_isa isa, float alpha, float beta, bool times_x, const float *x,
                         float *y, size_t n);
+
+/* y[0 .. n) = a op b over one run, operand a stepping one element at a
+ * time when sa (dense) and staying on a[0] otherwise, b likewise with sb,
+ * in variant `isa`: ONNX Add, Sub, Mul, Div, Max and Min (a NaN in either
+ * operand gives NaN, as numpy's maximum), PRelu (a < 0 ? b a : a), and Pow
+ * by one exponent of 2 (a a). false, touching nothing, for another
+ * function, a Pow by anything else, or a variant that is not supported. */
+bool plxk_vbinary(plxk_isa isa, plx_binary_func f, const float *a, bool sa, const float *b,
+                  bool sb, float *y, size_t n);
 
 #endif /* PLXK_VECMATH_H */

@@ -222,3 +222,72 @@ void PLXK_ISA_SYMBOL(plxk_vhard_sigmoid_)(float alpha, float beta, bool times_x,
         y[i] = v > hi ? hi : v;
     }
 }
+
+/* One float32 operation over a run of n outputs, each operand advancing
+ * by one element (step 1) or staying on one (step 0): four loops per
+ * operation, so that each vectorises. */
+#define BINARY_RUN(EXPR)                                                                   \
+    do {                                                                                   \
+        if (sa && sb) {                                                                    \
+            for (size_t i = 0; i < n; i++) {                                               \
+                float x = a[i], z = b[i];                                                  \
+                y[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else if (sa) {                                                                   \
+            const float z = b[0];                                                          \
+            for (size_t i = 0; i < n; i++) {                                               \
+                float x = a[i];                                                            \
+                y[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else if (sb) {                                                                   \
+            const float x = a[0];                                                          \
+            for (size_t i = 0; i < n; i++) {                                               \
+                float z = b[i];                                                            \
+                y[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else {                                                                           \
+            const float x = a[0], z = b[0];                                                \
+            const float v = (EXPR);                                                        \
+            for (size_t i = 0; i < n; i++) {                                               \
+                y[i] = v;                                                                  \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+/* plxk_vbinary in this variant: one loop per operand form (BINARY_RUN).
+ * In the baseline SSE2 build, where it was, numpy's max against a scalar
+ * (openWakeWord's, a compare, a NaN test and a blend per element) took 2.1
+ * times ONNX Runtime's time on 1M elements. */
+bool PLXK_ISA_SYMBOL(plxk_vbinary_)(plx_binary_func f, const float *restrict a, bool sa,
+                                    const float *restrict b, bool sb, float *restrict y,
+                                    size_t n) {
+    switch (f) {
+    case PLX_BINARY_ADD: BINARY_RUN(x + z); return true;
+    case PLX_BINARY_SUB: BINARY_RUN(x - z); return true;
+    case PLX_BINARY_MUL: BINARY_RUN(x * z); return true;
+    case PLX_BINARY_DIV: BINARY_RUN(x / z); return true;
+    /* numpy's maximum/minimum: a NaN in either operand gives NaN */
+    case PLX_BINARY_MAX: BINARY_RUN(x != x || z != z ? NAN : x > z ? x : z); return true;
+    case PLX_BINARY_MIN: BINARY_RUN(x != x || z != z ? NAN : x < z ? x : z); return true;
+    case PLX_BINARY_PRELU: BINARY_RUN(x < 0 ? z * x : x); return true;
+    case PLX_BINARY_POW:
+        /* x^2 (a squared magnitude, a variance): the product, which is the
+         * correctly rounded square that pow gives too */
+        if (sb || b[0] != 2.0f) {
+            return false;
+        }
+        if (sa) {
+            for (size_t i = 0; i < n; i++) {
+                y[i] = a[i] * a[i];
+            }
+        } else {
+            const float v = a[0] * a[0];
+            for (size_t i = 0; i < n; i++) {
+                y[i] = v;
+            }
+        }
+        return true;
+    default: return false;
+    }
+}
+#undef BINARY_RUN

@@ -193,6 +193,55 @@ static inline void block_sums(const float *const *taps, const float *w, int64_t 
 }
 #endif
 
+#if defined(__GNUC__)
+typedef int block_vint __attribute__((vector_size(BLOCK_VL * sizeof(int))));
+
+/* dst[c] = src[stride c] for c < n, stride 1 or 2, a vector at a time
+ * (for stride 2 from two loads and a shuffle) and the last vector
+ * overlapping the one before, which leaves no scalar remainder and reads
+ * nothing past src[stride (n - 1)]. A phase plane's rows are short (40
+ * columns for an 80-wide input at stride 2), and the compiler's own loop
+ * left 8 of each 40 to scalar code: the copy then took half of a
+ * stride-2 3x3 conv. */
+static inline void copy_columns(float *restrict dst, const float *restrict src, int64_t n,
+                                int64_t stride) {
+    if (n <= BLOCK_VL) {
+        for (int64_t c = 0; c < n; c++) {
+            dst[c] = src[c * stride];
+        }
+        return;
+    }
+    block_vfloat a, b;
+    if (stride == 1) {
+        for (int64_t c = 0; c < n; c += BLOCK_VL) {
+            c = c + BLOCK_VL > n ? n - BLOCK_VL : c; /* the last overlaps */
+            memcpy(&a, src + c, sizeof a);
+            memcpy(dst + c, &a, sizeof a);
+        }
+        return;
+    }
+    block_vint even, odd;
+    for (int i = 0; i < BLOCK_VL; i++) {
+        even[i] = 2 * i;
+        odd[i] = 2 * i + 1;
+    }
+    int64_t c = 0;
+    for (; c + BLOCK_VL < n; c += BLOCK_VL) { /* reads up to src[2 c + 2 VL - 1] */
+        memcpy(&a, src + 2 * c, sizeof a);
+        memcpy(&b, src + 2 * c + BLOCK_VL, sizeof b);
+        a = __builtin_shuffle(a, b, even);
+        memcpy(dst + c, &a, sizeof a);
+    }
+    /* the last vector from src[2 c - 1 .. 2 n - 2], c = n - VL >= 1: its
+     * values at the odd places */
+    c = n - BLOCK_VL;
+    memcpy(&a, src + 2 * c - 1, sizeof a);
+    memcpy(&b, src + 2 * c - 1 + BLOCK_VL, sizeof b);
+    a = __builtin_shuffle(a, b, odd);
+    memcpy(dst + c, &a, sizeof a);
+}
+#endif
+
 /* Through the phase planes in p->scratch (rows x cols each,
  * plxk_depthwise_phases). */
 SHORT_RUNS static void phased(const plxk_depthwise_plane *p) {
@@ -216,6 +265,11 @@ SHORT_RUNS static void phased(const plxk_depthwise_plane *p) {
                 for (int64_t c = 0; c < lo; c++) {
                     row[c] = 0.0f;
                 }
+#if defined(__GNUC__)
+                if (sw <= 2) {
+                    copy_columns(row + lo, xr + lo * sw + off, hi - lo, sw);
+                } else
+#endif
                 if (sw == 1) {
                     for (int64_t c = lo; c < hi; c++) {
                         row[c] = xr[c + off];

@@ -303,9 +303,70 @@ const char *plxk_check_softmax(const plx_layer_view *layer, char *buf, size_t si
     return softmax_prepare(layer, &o, &n, &i, buf, size);
 }
 
+/* Softmax (or log_softmax) over the middle axis of [outer, len, inner],
+ * inner > 1: SOFTMAX_CHUNK positions of the inner axis at a time, every
+ * step along the softmax axis a contiguous run of them, whose
+ * exponentials come from the vector math (with one scalar double exp per
+ * value, strided, a softmax over axis 1 of 2x12x16x16 took 1.4 times ONNX
+ * Runtime's time). The sums are in double. y may be x: each value of x is
+ * read before the same place of y is written, and the exponentials of the
+ * log form go to a buffer of their own. */
+enum { SOFTMAX_CHUNK = 256 };
+
+static void softmax_across(plxk_isa isa, bool log_form, const float *x, float *y,
+                           int64_t outer, int64_t len, int64_t inner) {
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t j0 = 0; j0 < inner; j0 += SOFTMAX_CHUNK) {
+            int64_t n = inner - j0 < SOFTMAX_CHUNK ? inner - j0 : SOFTMAX_CHUNK;
+            const float *xb = x + o * len * inner + j0;
+            float *yb = y + o * len * inner + j0;
+            float mx[SOFTMAX_CHUNK], e[SOFTMAX_CHUNK], last[SOFTMAX_CHUNK];
+            double sum[SOFTMAX_CHUNK];
+            for (int64_t j = 0; j < n; j++) {
+                mx[j] = -INFINITY;
+                sum[j] = 0.0;
+            }
+            for (int64_t i = 0; i < len; i++) {
+                const float *xr = xb + i * inner;
+                for (int64_t j = 0; j < n; j++) {
+                    mx[j] = xr[j] > mx[j] || isnan(xr[j]) ? xr[j] : mx[j];
+                }
+            }
+            for (int64_t i = 0; i < len; i++) {
+                const float *xr = xb + i * inner;
+                float *t = log_form ? e : yb + i * inner;
+                for (int64_t j = 0; j < n; j++) {
+                    t[j] = xr[j] - mx[j];
+                }
+                (void)plxk_vmap(isa, PLXK_VEXP, t, t, (size_t)n); /* isa checked */
+                for (int64_t j = 0; j < n; j++) {
+                    sum[j] += t[j];
+                }
+            }
+            for (int64_t j = 0; j < n; j++) { /* log(sum), or 1 / sum */
+                last[j] = log_form ? (float)log(sum[j]) : (float)(1.0 / sum[j]);
+            }
+            for (int64_t i = 0; i < len; i++) {
+                const float *xr = xb + i * inner;
+                float *yr = yb + i * inner;
+                if (log_form) {
+                    for (int64_t j = 0; j < n; j++) {
+                        yr[j] = (xr[j] - mx[j]) - last[j];
+                    }
+                } else {
+                    for (int64_t j = 0; j < n; j++) {
+                        yr[j] *= last[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* Subtracts the max before exponentiating; the sum of exponentials is kept
- * in double (it is the one long accumulation here). Along the last axis the
- * exponentials come from the vector math (vecmath.h). */
+ * in double (it is the one long accumulation here). The exponentials come
+ * from the vector math (vecmath.h), but for log_softmax along the last
+ * axis. */
 bool plxk_run_softmax(const plxk_kernel_args *args) {
     char why[256];
     int64_t outer = 0, len = 0, inner = 0;
@@ -315,53 +376,64 @@ bool plxk_run_softmax(const plxk_kernel_args *args) {
     bool log_form = ((const plx_softmax_desc *)args->layer->desc)->log;
     const float *x = args->inputs[0];
     float *y = args->outputs[0];
-    if (!log_form && inner == 1) {
+    plxk_isa isa;
+    if (!plxk_require_isa(args, "softmax", &isa)) {
+        return false;
+    }
+    if (inner > 1) {
+        softmax_across(isa, log_form, x, y, outer, len, inner);
+        return true;
+    }
+    if (!log_form) {
         /* along the last axis (attention's): the exponentials on the
-         * vector math, in the output row, then scaled */
-        plxk_isa isa;
-        if (!plxk_require_isa(args, "softmax", &isa)) {
-            return false;
-        }
-        for (int64_t o = 0; o < outer; o++) {
-            const float *xr = x + o * len;
-            float *yr = y + o * len;
-            float mx = -INFINITY;
-            for (int64_t i = 0; i < len; i++) {
-                mx = xr[i] > mx || isnan(xr[i]) ? xr[i] : mx;
+         * vector math, in the output rows, then scaled; short rows a block
+         * of them per call of the vector math (attention's rows of 16
+         * tokens, one call each, took 1.3 to 2 times ONNX Runtime's time) */
+        int64_t block = len < SOFTMAX_CHUNK ? SOFTMAX_CHUNK / len : 1;
+        for (int64_t o0 = 0; o0 < outer; o0 += block) {
+            int64_t rows = outer - o0 < block ? outer - o0 : block;
+            for (int64_t o = o0; o < o0 + rows; o++) {
+                const float *xr = x + o * len;
+                float *yr = y + o * len;
+                float mx = -INFINITY;
+                for (int64_t i = 0; i < len; i++) {
+                    mx = xr[i] > mx || isnan(xr[i]) ? xr[i] : mx;
+                }
+                for (int64_t i = 0; i < len; i++) {
+                    yr[i] = xr[i] - mx;
+                }
             }
-            for (int64_t i = 0; i < len; i++) {
-                yr[i] = xr[i] - mx;
-            }
-            (void)plxk_vmap(isa, PLXK_VEXP, yr, yr, (size_t)len); /* isa checked above */
-            double sum = 0.0;
-            for (int64_t i = 0; i < len; i++) {
-                sum += yr[i];
-            }
-            float scale = (float)(1.0 / sum);
-            for (int64_t i = 0; i < len; i++) {
-                yr[i] *= scale;
+            (void)plxk_vmap(isa, PLXK_VEXP, y + o0 * len, y + o0 * len,
+                            (size_t)(rows * len)); /* isa checked above */
+            for (int64_t o = o0; o < o0 + rows; o++) {
+                float *yr = y + o * len;
+                double sum = 0.0;
+                for (int64_t i = 0; i < len; i++) {
+                    sum += yr[i];
+                }
+                float scale = (float)(1.0 / sum);
+                for (int64_t i = 0; i < len; i++) {
+                    yr[i] *= scale;
+                }
             }
         }
         return true;
     }
+    /* log_softmax along the last axis */
     for (int64_t o = 0; o < outer; o++) {
-        for (int64_t in = 0; in < inner; in++) {
-            int64_t base = o * len * inner + in;
-            float mx = -INFINITY;
-            for (int64_t i = 0; i < len; i++) {
-                float v = x[base + i * inner];
-                mx = v > mx || isnan(v) ? v : mx;
-            }
-            double sum = 0.0;
-            for (int64_t i = 0; i < len; i++) {
-                sum += exp((double)(x[base + i * inner] - mx));
-            }
-            float log_sum = (float)log(sum);
-            for (int64_t i = 0; i < len; i++) {
-                float shifted = x[base + i * inner] - mx;
-                y[base + i * inner] =
-                    log_form ? shifted - log_sum : (float)(exp((double)shifted) / sum);
-            }
+        const float *xr = x + o * len;
+        float *yr = y + o * len;
+        float mx = -INFINITY;
+        for (int64_t i = 0; i < len; i++) {
+            mx = xr[i] > mx || isnan(xr[i]) ? xr[i] : mx;
+        }
+        double sum = 0.0;
+        for (int64_t i = 0; i < len; i++) {
+            sum += exp((double)(xr[i] - mx));
+        }
+        float log_sum = (float)log(sum);
+        for (int64_t i = 0; i < len; i++) {
+            yr[i] = (xr[i] - mx) - log_sum;
         }
     }
     return true;

@@ -1570,44 +1570,66 @@ Test(softmax, hand) {
     expect_close(yb, wbig, 2, TOL, "stable");
 }
 
+/* Softmax of x (dims, axis) by a reference that walks each element's own
+ * line along the axis (O(n*len)); in place (y = x) when asked. */
+static void softmax_random(const int64_t dims[3], int32_t axis_attr, bool lg, bool in_place,
+                           uint32_t seed) {
+    rng_seed(seed);
+    plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
+    d.axis = axis_attr;
+    d.log = lg;
+    plx_tensor_info xin = F32(dims[0], dims[1], dims[2]);
+    size_t nx = count_of(&xin);
+    float *x = rand_buf(nx), *y = zbuf(nx), *w = zbuf(nx);
+    for (size_t i = 0; i < nx; i++) {
+        x[i] *= 20.0f;
+    }
+    int axis = d.axis < 0 ? d.axis + 3 : d.axis;
+    size_t stride = 1;
+    for (int i = axis + 1; i < 3; i++) {
+        stride *= (size_t)dims[i];
+    }
+    size_t len = (size_t)dims[axis];
+    for (size_t i = 0; i < nx; i++) {
+        size_t pos = (i / stride) % len, first = i - pos * stride;
+        double mx = -INFINITY, sum = 0.0;
+        for (size_t j = 0; j < len; j++) {
+            mx = fmax(mx, x[first + j * stride]);
+        }
+        for (size_t j = 0; j < len; j++) {
+            sum += exp(x[first + j * stride] - mx);
+        }
+        w[i] = lg ? (float)(x[i] - mx - log(sum)) : (float)(exp(x[i] - mx) / sum);
+    }
+    plx_layer_view v = mkview(PLX_OP_SOFTMAX, &d, &xin, 1, &xin);
+    if (in_place) {
+        RUN(softmax, &v, x, x);
+        expect_close(x, w, nx, TOL, "softmax in place");
+    } else {
+        RUN(softmax, &v, y, x);
+        expect_close(y, w, nx, TOL, "softmax");
+    }
+    free(x), free(y), free(w);
+}
+
 Test(softmax, random_axes) {
-    /* Reference: for every element, walk its own line along the axis (O(n*len)). */
     const int32_t axes[] = {-1, 0, 1, -2, 2};
     const int64_t dims[3] = {3, 4, 5};
     for (int ai = 0; ai < 5; ai++) {
         for (int lg = 0; lg < 2; lg++) {
-            rng_seed(1100 + (uint32_t)(ai * 2 + lg));
-            plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;
-            d.axis = axes[ai];
-            d.log = lg;
-            plx_tensor_info xin = F32(3, 4, 5);
-            size_t nx = count_of(&xin);
-            float *x = rand_buf(nx), *y = zbuf(nx), *w = zbuf(nx);
-            for (size_t i = 0; i < nx; i++) {
-                x[i] *= 20.0f;
-            }
-            plx_layer_view v = mkview(PLX_OP_SOFTMAX, &d, &xin, 1, &xin);
-            RUN(softmax, &v, y, x);
-            int axis = d.axis < 0 ? d.axis + 3 : d.axis;
-            size_t stride = 1;
-            for (int i = axis + 1; i < 3; i++) {
-                stride *= (size_t)dims[i];
-            }
-            size_t len = (size_t)dims[axis];
-            for (size_t i = 0; i < nx; i++) {
-                size_t pos = (i / stride) % len, first = i - pos * stride;
-                double mx = -INFINITY, sum = 0.0;
-                for (size_t j = 0; j < len; j++) {
-                    mx = fmax(mx, x[first + j * stride]);
-                }
-                for (size_t j = 0; j < len; j++) {
-                    sum += exp(x[first + j * stride] - mx);
-                }
-                w[i] = lg ? (float)(x[i] - mx - log(sum)) : (float)(exp(x[i] - mx) / sum);
-            }
-            expect_close(y, w, nx, TOL, "softmax");
-            free(x), free(y), free(w);
+            softmax_random(dims, axes[ai], lg, false, 1100 + (uint32_t)(ai * 2 + lg));
         }
+    }
+    /* an inner axis longer than the kernel's chunk of 256, rows along the
+     * last axis longer than it and shorter (several per call of the vector
+     * math), in place too */
+    const int64_t wide[3] = {2, 3, 300}, narrow[3] = {5, 7, 16};
+    for (int lg = 0; lg < 2; lg++) {
+        softmax_random(wide, 1, lg, false, 1120 + (uint32_t)lg);
+        softmax_random(wide, 1, lg, true, 1122 + (uint32_t)lg);
+        softmax_random(wide, -1, lg, true, 1124 + (uint32_t)lg);
+        softmax_random(narrow, -1, lg, false, 1126 + (uint32_t)lg);
+        softmax_random(narrow, -1, lg, true, 1128 + (uint32_t)lg);
     }
     /* empty along a non-axis dim: nothing to do, still accepted */
     plx_softmax_desc d = PLX_SOFTMAX_DESC_INIT;

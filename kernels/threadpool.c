@@ -2,16 +2,23 @@
  *
  * One run at a time owns the workers: the caller takes `busy` (trylock; a
  * caller that cannot runs its tasks inline), publishes the run under
- * `lock`, bumps `generation` and wakes the workers. Everyone, the caller
- * included, claims tasks from the atomic counter `next` until none are left;
- * each worker then checks out (`running`), and the caller waits until every
- * worker has, so the run's fields are never changed under a worker's feet
- * and the tasks' writes are visible to the caller (the check-out's release
- * and the caller's acquire order them).
+ * `lock`, bumps `generation` and wakes the workers. A worker that sees the
+ * new generation joins the run under `lock` (`joined`) unless the run is
+ * already `closed`. Everyone, the caller included, claims tasks from the
+ * atomic counter `next` until none are left; the caller then closes the
+ * run and waits only for the workers that joined it to leave, so the run's
+ * fields are never changed under a worker's feet and the tasks' writes are
+ * visible to the caller (the leaving's release and the caller's acquire
+ * order them). A worker that wakes late (a core taken by another process,
+ * a virtual CPU the host has not scheduled) finds the run closed and never
+ * touches it: the caller does not wait for it. When every worker had to
+ * check out of every run, such a worker held the caller up: openWakeWord's
+ * mel front end, whose runs are tens of microseconds, read 0.94 ms at two
+ * threads against 0.11 at one on a shared 2-core VM.
  *
- * Waiting spins first, then sleeps: a worker that has checked out watches
+ * Waiting spins first, then sleeps: a worker between runs watches
  * `generation` for PLXK_POOL_SPIN_NS before it waits on `wake`, and the
- * caller watches `running` as long before it waits on `done`. A network's
+ * caller watches `joined` as long before it waits on `done`. A network's
  * layers follow each other within microseconds, so the workers are still
  * awake for the next one; a futex wake-up and a context switch (10 to 15
  * us here) per layer made two threads slower than one on models of small
@@ -41,9 +48,10 @@ struct plxk_pool {
     pthread_mutex_t busy; /* held by the caller whose run owns the workers */
     pthread_mutex_t lock; /* protects everything below but `next` */
     pthread_cond_t wake;  /* workers wait here for a new run or stop */
-    pthread_cond_t done;  /* the caller waits here for running == 0 */
+    pthread_cond_t done;  /* the caller waits here for joined == 0 */
     atomic_ulong generation;  /* bumped for every run, under `lock` */
-    atomic_ulong running;     /* workers that have not checked out of the run */
+    atomic_ulong joined;      /* workers in the run (changed under `lock`) */
+    bool closed;              /* the caller has run out of tasks: nobody joins */
     bool stop;
     plxk_pool_task_fn fn;
     void *ctx;
@@ -104,13 +112,18 @@ static void *worker_main(void *arg) {
             break;
         }
         seen = atomic_load_explicit(&p->generation, memory_order_relaxed);
+        if (p->closed) { /* done without us */
+            pthread_mutex_unlock(&p->lock);
+            continue;
+        }
+        atomic_fetch_add_explicit(&p->joined, 1, memory_order_relaxed);
         plxk_pool_task_fn fn = p->fn;
         void *ctx = p->ctx;
         size_t count = p->task_count;
         pthread_mutex_unlock(&p->lock);
         run_tasks(p, fn, ctx, count, w->index);
         pthread_mutex_lock(&p->lock);
-        if (atomic_fetch_sub_explicit(&p->running, 1, memory_order_release) == 1) {
+        if (atomic_fetch_sub_explicit(&p->joined, 1, memory_order_release) == 1 && p->closed) {
             pthread_cond_signal(&p->done);
         }
         pthread_mutex_unlock(&p->lock);
@@ -156,7 +169,7 @@ plxk_pool *plxk_pool_create(size_t threads, char *err, size_t err_size) {
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->next, 0);
     atomic_init(&p->generation, 0);
-    atomic_init(&p->running, 0);
+    atomic_init(&p->joined, 0);
     for (size_t i = 0; i + 1 < threads; i++) {
         workers[i].pool = p;
         workers[i].index = i + 1;
@@ -207,8 +220,8 @@ void plxk_pool_run(plxk_pool *pool, size_t task_count, double cost_ns,
     pool->fn = fn;
     pool->ctx = ctx;
     pool->task_count = task_count;
+    pool->closed = false;
     atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool->running, pool->threads - 1, memory_order_relaxed);
     /* release: a spinning worker that sees the new generation sees the run */
     atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
@@ -216,13 +229,17 @@ void plxk_pool_run(plxk_pool *pool, size_t task_count, double cost_ns,
 
     run_tasks(pool, fn, ctx, task_count, 0);
 
-    unsigned long left = atomic_load_explicit(&pool->running, memory_order_acquire);
-    while (left > 0 && spin_ulong(&pool->running, left)) {
-        left = atomic_load_explicit(&pool->running, memory_order_acquire);
+    /* every task is claimed: close the run, then wait for those who joined */
+    pthread_mutex_lock(&pool->lock);
+    pool->closed = true;
+    unsigned long left = atomic_load_explicit(&pool->joined, memory_order_acquire);
+    pthread_mutex_unlock(&pool->lock);
+    while (left > 0 && spin_ulong(&pool->joined, left)) {
+        left = atomic_load_explicit(&pool->joined, memory_order_acquire);
     }
     if (left > 0) {
         pthread_mutex_lock(&pool->lock);
-        while (atomic_load_explicit(&pool->running, memory_order_acquire) > 0) {
+        while (atomic_load_explicit(&pool->joined, memory_order_acquire) > 0) {
             pthread_cond_wait(&pool->done, &pool->lock);
         }
         pthread_mutex_unlock(&pool->lock);

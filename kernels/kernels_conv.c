@@ -657,35 +657,72 @@ size_t plxk_workspace_conv_transpose(const plx_layer_view *layer, const plxk_com
     return gemm == SIZE_MAX || p.col > SIZE_MAX - gemm ? SIZE_MAX : p.col + gemm;
 }
 
+/* The input pixels iw whose output column iw * s1 + off_w lies inside
+ * the output row: [*lo, *hi). */
+static void convt_columns(const plx_window_geom *g, int64_t off_w, int64_t *lo, int64_t *hi) {
+    int64_t s1 = g->s[1], out_w = g->out[1];
+    *lo = off_w >= 0 ? 0 : (-off_w + s1 - 1) / s1;
+    *hi = out_w - off_w <= 0 ? 0 : (out_w - off_w + s1 - 1) / s1;
+    *hi = *hi < g->in[1] ? *hi : g->in[1];
+}
+
+/* dst[iw * s1] += src[iw] for iw in [l, h) (dst and src at iw = 0). */
+static void convt_add(float *dst, const float *src, int64_t s1, int64_t l, int64_t h) {
+    if (s1 == 1) {
+        for (int64_t iw = l; iw < h; iw++) {
+            dst[iw] += src[iw];
+        }
+    } else {
+        for (int64_t iw = l; iw < h; iw++) {
+            dst[iw * s1] += src[iw];
+        }
+    }
+}
+
 /* Adds row `row` of a slab of col (input pixels [j0, j0 + cols) of the
  * group's image) into output channel plane y through tap `tap` = (t * kh
- * + i) * kw + j (t the depth tap, 0 but in a 3-D layer). */
-static void convt_scatter_row(const plx_window_geom *g, const float *row, int64_t tap,
-                              int64_t j0, int64_t cols, float *y) {
+ * + i) * kw + j (t the depth tap, 0 but in a 3-D layer); with `next` (not
+ * NULL), the row of tap + 1 too, which must be tap (t, i, j + 1) of a
+ * layer with column stride 2 and dilation 1: the two land on the
+ * neighbouring columns 2 iw + off_w and 2 iw + off_w + 1, added in one
+ * loop whose stores are contiguous. (Alone, each added every other float
+ * of the output row, which the compiler left scalar: a 2x2 stride-2
+ * ConvTranspose spent half its time there.) */
+static void convt_scatter_row(const plx_window_geom *g, const float *row, const float *next,
+                              int64_t tap, int64_t j0, int64_t cols, float *y) {
     int64_t t = tap / (g->k[0] * g->k[1]), i = tap / g->k[1] % g->k[0], j = tap % g->k[1];
     int64_t off_d = t * g->d[2] - g->pb[2];
     int64_t off_h = i * g->d[0] - g->pb[0], off_w = j * g->d[1] - g->pb[1];
     int64_t s1 = g->s[1], in_w = g->in[1], out_w = g->out[1];
-    /* iw in [lo, hi) lands inside the output row: 0 <= iw * s1 + off_w < out_w */
-    int64_t lo = off_w >= 0 ? 0 : (-off_w + s1 - 1) / s1;
-    int64_t hi = out_w - off_w <= 0 ? 0 : (out_w - off_w + s1 - 1) / s1;
-    hi = hi < in_w ? hi : in_w;
+    int64_t lo, hi, lo1 = 0, hi1 = 0;
+    convt_columns(g, off_w, &lo, &hi);
+    if (next) {
+        convt_columns(g, off_w + 1, &lo1, &hi1);
+    }
     for (int64_t p = j0; p < j0 + cols;) {
         int64_t q = p / in_w, a = p % in_w; /* input row q = id * H + ih */
         int64_t e = j0 + cols - p < in_w - a ? a + (j0 + cols - p) : in_w;
         int64_t od = q / g->in[0] * g->s[2] + off_d, oh = q % g->in[0] * g->s[0] + off_h;
         if (oh >= 0 && oh < g->out[0] && od >= 0 && od < g->out[2]) {
+            /* at iw = 0 of this input row */
+            const float *src = row + (p - j0) - a;
+            float *dst = y + (od * g->out[0] + oh) * out_w + off_w;
             int64_t l = plxk_clamp_i64(lo, a, e), h = plxk_clamp_i64(hi, l, e);
-            const float *src = row + (p - j0) + (l - a);
-            float *dst = y + (od * g->out[0] + oh) * out_w + l * s1 + off_w;
-            if (s1 == 1) {
-                for (int64_t iw = 0; iw < h - l; iw++) {
-                    dst[iw] += src[iw];
-                }
+            if (!next) {
+                convt_add(dst, src, s1, l, h);
             } else {
-                for (int64_t iw = 0; iw < h - l; iw++) {
-                    dst[iw * s1] += src[iw];
+                /* tap j + 1's column is one further right, so its pixels
+                 * start and end no later: l1 <= l and h1 <= h. Both on
+                 * [l, h1), j + 1 alone on [l1, l), j alone on [h1, h). */
+                const float *src1 = next + (p - j0) - a;
+                int64_t l1 = plxk_clamp_i64(lo1, a, e), h1 = plxk_clamp_i64(hi1, l1, e);
+                int64_t both = h1 > l ? h1 : l;
+                for (int64_t iw = l; iw < both; iw++) {
+                    dst[2 * iw] += src[iw];
+                    dst[2 * iw + 1] += src1[iw];
                 }
+                convt_add(dst + 1, src1, 2, l1, l < h1 ? l : h1);
+                convt_add(dst, src, 2, both, h);
             }
         }
         p += e - a;
@@ -704,10 +741,14 @@ typedef struct convt_scatter_job {
 static void convt_scatter_channel(void *ctx, size_t task, size_t thread) {
     (void)thread;
     const convt_scatter_job *job = ctx;
-    for (int64_t t = 0; t < job->taps; t++) {
+    const plx_window_geom *g = job->g;
+    /* taps (t, i, j) and (t, i, j + 1) in pairs at column stride 2 */
+    bool pairs = g->s[1] == 2 && g->d[1] == 1 && g->k[1] % 2 == 0;
+    for (int64_t t = 0; t < job->taps; t += pairs ? 2 : 1) {
         int64_t r = (int64_t)task * job->taps + t;
-        convt_scatter_row(job->g, job->col + r * job->cols, t, job->j0, job->cols,
-                          job->yg + (int64_t)task * job->plane);
+        convt_scatter_row(g, job->col + r * job->cols, pairs ? job->col + (r + 1) * job->cols
+                                                             : NULL,
+                          t, job->j0, job->cols, job->yg + (int64_t)task * job->plane);
     }
 }
 

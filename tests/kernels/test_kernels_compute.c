@@ -677,6 +677,14 @@ Test(conv_transpose, random) {
          * overlapping taps (3x3 at stride 2), two groups, two slabs of
          * input pixels */
         {2, 2, 8, 12, 2, {60, 60}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {1, 1}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        /* column stride 2 and an even kernel width: taps added in pairs
+         * (2x2 upsampling; 4x4 with pads, where the pair's columns leave
+         * the row at different pixels; odd pads and an output padding; on
+         * the pool) */
+        {2, 1, 3, 4, 1, {5, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 2, 3, 1, {4, 5}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, false},
+        {2, 2, 2, 2, 2, {3, 7}, {2, 4}, {1, 2}, {1, 1}, {0, 1}, {0, 2}, {0, 1}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
+        {2, 1, 8, 6, 1, {40, 40}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, PLX_AUTO_PAD_NOTSET, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         convt_random(&cases[i], 300 + (uint32_t)i);

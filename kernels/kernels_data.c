@@ -22,6 +22,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static bool byte_size(const plx_tensor_info *t, size_t *out) {
@@ -66,12 +70,59 @@ enum { COPY_TILE = 16 };
         }                                                                                        \
     } while (0)
 
+#if defined(__SSE2__)
+/* TRANSPOSE_BLOCK of 4-byte elements, 4 x 4 at a time in registers: four
+ * loads along i, the transposition, four stores along j (element by
+ * element, the reads along j were scalar: a 1x64x80x80 tensor to NHWC took
+ * 1.8 times ONNX Runtime's time); the edges of the tiles element by
+ * element. */
+static void transpose_block4(uint32_t *d_, const uint32_t *s_, int64_t rows, int64_t cols,
+                             int64_t dst_rs, int64_t src_cs) {
+    for (int64_t i0 = 0; i0 < rows; i0 += COPY_TILE) {
+        int64_t i1 = i0 + COPY_TILE < rows ? i0 + COPY_TILE : rows;
+        for (int64_t j0 = 0; j0 < cols; j0 += COPY_TILE) {
+            int64_t j1 = j0 + COPY_TILE < cols ? j0 + COPY_TILE : cols;
+            int64_t i4 = i0 + (i1 - i0) / 4 * 4, j4 = j0 + (j1 - j0) / 4 * 4;
+            for (int64_t i = i0; i < i4; i += 4) {
+                for (int64_t j = j0; j < j4; j += 4) {
+                    __m128 r0 = _mm_loadu_ps((const float *)(s_ + i + j * src_cs));
+                    __m128 r1 = _mm_loadu_ps((const float *)(s_ + i + (j + 1) * src_cs));
+                    __m128 r2 = _mm_loadu_ps((const float *)(s_ + i + (j + 2) * src_cs));
+                    __m128 r3 = _mm_loadu_ps((const float *)(s_ + i + (j + 3) * src_cs));
+                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                    _mm_storeu_ps((float *)(d_ + i * dst_rs + j), r0);
+                    _mm_storeu_ps((float *)(d_ + (i + 1) * dst_rs + j), r1);
+                    _mm_storeu_ps((float *)(d_ + (i + 2) * dst_rs + j), r2);
+                    _mm_storeu_ps((float *)(d_ + (i + 3) * dst_rs + j), r3);
+                }
+            }
+            for (int64_t i = i0; i < i1; i++) {
+                for (int64_t j = i < i4 ? j4 : j0; j < j1; j++) {
+                    d_[i * dst_rs + j] = s_[i + j * src_cs];
+                }
+            }
+        }
+    }
+}
+#endif
+
 static void transpose_block(uint8_t *dst, const uint8_t *src, size_t es, int64_t rows,
                             int64_t cols, int64_t dst_rs, int64_t src_cs) {
     switch (es) {
     case 1: TRANSPOSE_BLOCK(uint8_t); return;
     case 2: TRANSPOSE_BLOCK(uint16_t); return;
+#if defined(__SSE2__)
+    case 4:
+        if (rows >= 4 && cols >= 4) {
+            transpose_block4((uint32_t *)(void *)dst, (const uint32_t *)(const void *)src, rows,
+                             cols, dst_rs, src_cs);
+            return;
+        }
+        TRANSPOSE_BLOCK(uint32_t);
+        return;
+#else
     case 4: TRANSPOSE_BLOCK(uint32_t); return;
+#endif
     case 8: TRANSPOSE_BLOCK(uint64_t); return;
     default: break;
     }

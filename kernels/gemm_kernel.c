@@ -7,9 +7,10 @@
  * A region of C (any number of rows, at most NC columns) is computed over
  * K in passes of KC: pack op(B)'s KC x NC block as NR-wide column panels,
  * then, for each MC block of rows, op(A)'s MC x KC block as MR-high row
- * panels (zero-padded at the edges, so the micro-kernel always computes a
- * full MR x NR), and for every NR panel of B and every MR panel of A run
- * the micro-kernel and fold its MR x NR result into C. */
+ * panels (zero-padded at the edges), and for every NR panel of B and every
+ * MR panel of A run the micro-kernel and fold its MR x NR result into C;
+ * the last panel of B, when narrower than NR, only as wide as it is
+ * (edge_tiles). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>

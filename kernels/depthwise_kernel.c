@@ -193,7 +193,10 @@ static inline void block_sums(const float *const *taps, const float *w, int64_t 
 }
 #endif
 
-#if defined(__GNUC__)
+/* copy_columns' two-operand shuffle is GCC's __builtin_shuffle (Clang
+ * has only constant-index shuffles); other compilers take the loops. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define COPY_COLUMNS 1
 typedef int block_vint __attribute__((vector_size(BLOCK_VL * sizeof(int))));
 
 /* dst[c] = src[stride c] for c < n, stride 1 or 2, a vector at a time
@@ -265,7 +268,7 @@ SHORT_RUNS static void phased(const plxk_depthwise_plane *p) {
                 for (int64_t c = 0; c < lo; c++) {
                     row[c] = 0.0f;
                 }
-#if defined(__GNUC__)
+#if defined(COPY_COLUMNS)
                 if (sw <= 2) {
                     copy_columns(row + lo, xr + lo * sw + off, hi - lo, sw);
                 } else
